@@ -1,0 +1,21 @@
+"""gradtool: a gradient checker and autograd-graph inspector, on a bundled numpy autograd
+engine with torch.autograd's names and semantics (`import gradtool as torch` works for the
+features gradtool has)."""
+from . import autograd
+from .autograd.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
+                                full_like, linspace, manual_seed, ones, ones_like, rand,
+                                rand_like, randint, randn, randn_like, randperm, tensor, zeros,
+                                zeros_like)
+from .autograd.dtypes import (bool_ as bool, dtype, float16, float32, float64, int8, int16,
+                              int32, int64, uint8)
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .autograd.ops import api as _api
+from .autograd.tensor import Size, Tensor, cat, concat, matmul, maximum, minimum, stack, where
+
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+
+globals().update(_api.FUNCTIONS)
+
+__version__ = "0.1.0"

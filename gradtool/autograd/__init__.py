@@ -1,0 +1,11 @@
+"""gradtool.autograd: torch.autograd's API on the numpy engine."""
+from . import graph
+from .engine import backward, grad
+from .function import Function, FunctionCtx, once_differentiable
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                        is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .tensor import Tensor
+
+__all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "graph",
+           "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled", "Tensor"]

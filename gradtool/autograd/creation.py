@@ -1,0 +1,147 @@
+"""Factory functions. As in torch, they honour requires_grad= even under no_grad."""
+import numbers
+
+import numpy as np
+
+from . import dtypes
+from .tensor import Tensor, _shape
+
+_generator = np.random.default_rng()
+
+
+def manual_seed(seed):
+    """Seed every random factory (rand, randn, randint, ..., and nn's initialisers)."""
+    global _generator
+    _generator = np.random.default_rng(int(seed))
+    return _generator
+
+
+def generator():
+    return _generator
+
+
+def _finish(array, requires_grad):
+    t = Tensor._wrap(array)
+    if requires_grad:
+        t.requires_grad_(True)  # raises torch's error for integer dtypes
+    return t
+
+
+def _np_dtype(dtype, default=dtypes.DEFAULT_FLOAT):
+    return default if dtype is None else dtypes.to_numpy_dtype(dtype)
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of data. Python floats become float32, as in torch."""
+    if isinstance(data, Tensor):
+        array = data._data.copy()
+    elif isinstance(data, np.ndarray):
+        array = data.copy()
+    else:
+        array = np.array(_unwrap_nested(data))
+        if array.dtype == np.float64:
+            array = array.astype(dtypes.DEFAULT_FLOAT)
+        elif array.dtype.kind in "iu":
+            array = array.astype(np.int64)
+        elif array.dtype.kind not in "fb":
+            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if dtype is not None:
+        array = array.astype(dtypes.to_numpy_dtype(dtype))
+    dtypes.from_numpy_dtype(array.dtype)  # refuse dtypes gradtool does not have
+    return _finish(array, requires_grad)
+
+
+def _unwrap_nested(data):
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_unwrap_nested(d) for d in data]
+    return data
+
+
+def as_tensor(data, dtype=None):
+    if isinstance(data, Tensor) and dtype is None:
+        return data
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(array):
+    """A tensor sharing memory with the numpy array."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    dtypes.from_numpy_dtype(array.dtype)
+    return Tensor._wrap(array)
+
+
+def zeros(*size, dtype=None, requires_grad=False):
+    return _finish(np.zeros(_shape(size), _np_dtype(dtype)), requires_grad)
+
+
+def ones(*size, dtype=None, requires_grad=False):
+    return _finish(np.ones(_shape(size), _np_dtype(dtype)), requires_grad)
+
+
+def empty(*size, dtype=None, requires_grad=False):
+    return _finish(np.empty(_shape(size), _np_dtype(dtype)), requires_grad)
+
+
+def full(size, fill_value, dtype=None, requires_grad=False):
+    if dtype is None:
+        dtype = (dtypes.bool_ if isinstance(fill_value, bool) else
+                 dtypes.int64 if isinstance(fill_value, numbers.Integral) else None)
+    return _finish(np.full(_shape((size,)), fill_value, _np_dtype(dtype)), requires_grad)
+
+
+def eye(n, m=None, dtype=None, requires_grad=False):
+    return _finish(np.eye(n, m, dtype=_np_dtype(dtype)), requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    is_int = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+    default = np.dtype(np.int64) if is_int else dtypes.DEFAULT_FLOAT
+    return _finish(np.arange(start, end, step).astype(_np_dtype(dtype, default)), requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, requires_grad=False):
+    return _finish(np.linspace(start, end, steps).astype(_np_dtype(dtype)), requires_grad)
+
+
+def rand(*size, dtype=None, requires_grad=False):
+    return _finish(_generator.random(_shape(size)).astype(_np_dtype(dtype)), requires_grad)
+
+
+def randn(*size, dtype=None, requires_grad=False):
+    return _finish(_generator.standard_normal(_shape(size)).astype(_np_dtype(dtype)),
+                   requires_grad)
+
+
+def randint(low, high=None, size=(), dtype=None, requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    array = _generator.integers(low, high, _shape((size,)))
+    return _finish(array.astype(_np_dtype(dtype, np.dtype(np.int64))), requires_grad)
+
+
+def randperm(n, dtype=None):
+    return _finish(_generator.permutation(n).astype(_np_dtype(dtype, np.dtype(np.int64))), False)
+
+
+def _like(fn):
+    def like(input, dtype=None, requires_grad=False, **kwargs):
+        return fn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, **kwargs)
+    like.__name__ = fn.__name__ + "_like"
+    like.__doc__ = f"{fn.__name__}() with the shape (and by default the dtype) of input."
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+rand_like = _like(rand)
+randn_like = _like(randn)
+
+
+def full_like(input, fill_value, dtype=None, requires_grad=False):
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad)

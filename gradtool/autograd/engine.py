@@ -1,0 +1,275 @@
+"""backward() and grad(): one iterative scheduler over the graph.
+
+Everything ops share happens here once: checking each returned gradient's shape and dtype
+against the input it belongs to, summing broadcast gradients back to that input's shape,
+adding up gradients that reach a node along several paths, and accumulating into leaves.
+"""
+import warnings
+
+import numpy as np
+
+from . import grad_mode
+from .node import AccumulateGrad, GraphRoot, accumulator_of
+from .walk import count_dependencies, topological_order
+
+
+def _tensor_cls():
+    from .tensor import Tensor
+    return Tensor
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    if isinstance(x, (list, tuple)):
+        return tuple(x)
+    return (x,)
+
+
+def gradient_edge(t):
+    """Where t's gradient enters the graph: (its grad_fn, output_nr), or its AccumulateGrad."""
+    if t._grad_fn is not None:
+        return (t._grad_fn, t._output_nr)
+    return (accumulator_of(t), 0)
+
+
+def _root_grads(outputs, grad_outputs, create_graph):
+    Tensor = _tensor_cls()
+    grads = list(_as_tuple(grad_outputs)) or [None] * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(grads)} gradients for {len(outputs)} outputs")
+    result = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"outputs[{i}] must be a Tensor, got {type(out).__name__}")
+        if not out._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               f"have a grad_fn")
+        if g is None:
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = Tensor._wrap(np.ones_like(out._data))
+        elif not isinstance(g, Tensor):
+            g = Tensor._wrap(np.asarray(g, dtype=out._data.dtype))
+        elif g._data.shape != out._data.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{_size(g._data.shape)} and output[{i}] has a shape of "
+                               f"{_size(out._data.shape)}.")
+        if not create_graph:
+            g = g.detach()
+        result.append(g)
+    return result
+
+
+def _size(shape):
+    return f"gradtool.Size({list(shape)})"
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Sum the gradients of `tensors` (weighted by grad_tensors) into the leaves' .grad."""
+    outputs = _as_tuple(tensors)
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    inputs = _as_tuple(inputs)
+    if inputs and any(not t._requires_grad for t in inputs):
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    retain = create_graph if retain_graph is None else retain_graph
+    grads = _root_grads(outputs, grad_tensors, create_graph)
+    captured = run(outputs, grads, retain, create_graph, inputs or None, accumulate=True)
+    for t, g in zip(inputs, captured):  # non-leaf inputs= get .grad, as in torch
+        if t._grad_fn is not None and g is not None:
+            t._grad = g if t._grad is None else t._grad + g
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of outputs with respect to inputs, returned (not accumulated)."""
+    Tensor = _tensor_cls()
+    outputs = _as_tuple(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("grad requires non-empty inputs.")
+    if is_grads_batched:
+        raise RuntimeError("is_grads_batched=True is not supported by gradtool")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if materialize_grads and not allow_unused:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"inputs must be Tensors, got {type(t).__name__}")
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    retain = create_graph if retain_graph is None else retain_graph
+    grads = _root_grads(outputs, grad_outputs, create_graph)
+    result = run(outputs, grads, retain, create_graph, inputs, accumulate=False)
+    for i, g in enumerate(result):
+        if g is None:
+            if materialize_grads:
+                result[i] = Tensor._wrap(np.zeros_like(inputs[i]._data))
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+    return tuple(result)
+
+
+def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate):
+    """Execute the graph from `outputs`. With `inputs`, run only what leads to them and return
+    the gradient reaching each; with accumulate, sum into leaves (only `inputs`' if given)."""
+    root_edges = [gradient_edge(t) for t in outputs]
+    root = GraphRoot(root_edges, root_grads, [(t._data.shape, t._data.dtype) for t in outputs])
+    counts = count_dependencies([root])
+
+    captures = None  # (node, output_nr) -> positions in `inputs`
+    needed = None    # with inputs: the nodes from which some input is reachable
+    if inputs is not None:
+        captures = {}
+        for i, t in enumerate(inputs):
+            captures.setdefault(gradient_edge(t), []).append(i)
+        capture_nodes = {node for node, _ in captures}
+        needed = set()
+        for node in reversed(topological_order([root])):
+            if node in capture_nodes or any(c in needed for c, _ in node.next_functions):
+                needed.add(node)
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+
+    buffers = {}
+    ready = [root]
+    prev_mode = grad_mode.state.grad_enabled
+    grad_mode.state.grad_enabled = create_graph
+    try:
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None) or []
+            hooks = node._hooks
+            if hooks is not None:
+                grads = _run_pre_hooks(node, hooks, grads)
+            if type(node) is AccumulateGrad:
+                grads = _run_leaf_hooks(node.variable, grads)
+            if captures is not None:
+                for nr, g in enumerate(grads):
+                    for i in captures.get((node, nr), ()):
+                        captured[i] = g
+            if type(node) is AccumulateGrad:
+                if accumulate and grads and grads[0] is not None and (
+                        captures is None or (node, 0) in captures):
+                    accumulate_into_leaf(node.variable, grads[0], create_graph)
+                continue
+            if needed is not None and node not in needed:
+                continue
+            if node is root or any(g is not None for g in grads):
+                out = node.apply(grads)
+                if len(out) != len(node.next_functions):
+                    raise RuntimeError(f"function {node.name()} returned an incorrect number of "
+                                       f"gradients (expected {len(node.next_functions)}, got "
+                                       f"{len(out)})")
+                if hooks is not None and hooks.post:
+                    out = _run_post_hooks(node, hooks, out, grads)
+            else:
+                out = None
+            if not retain_graph:
+                node.release_saved()
+            for i, (child, nr) in enumerate(node.next_functions):
+                if child is None:
+                    continue
+                if out is not None and out[i] is not None:
+                    g = _validate(node, i, out[i])
+                    buf = buffers.get(child)
+                    if buf is None:
+                        buf = buffers[child] = []
+                    while len(buf) <= nr:
+                        buf.append(None)
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                left = counts[child] - 1
+                counts[child] = left
+                if left == 0 and (needed is None or child in needed):
+                    ready.append(child)
+    finally:
+        grad_mode.state.grad_enabled = prev_mode
+    return captured
+
+
+def _validate(node, i, g):
+    """Check a returned gradient against input i's shape and dtype; unbroadcast and cast."""
+    Tensor = _tensor_cls()
+    if not isinstance(g, Tensor):
+        raise TypeError(f"function {node.name()} returned a gradient of type "
+                        f"{type(g).__name__} at index {i}, expected a Tensor or None")
+    shape, dtype = node._input_meta[i]
+    data = g._data
+    if data.shape != shape:
+        if not _expandable(shape, data.shape):
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
+                               f"{i} - got {list(data.shape)} but expected shape compatible "
+                               f"with {list(shape)}")
+        from .ops.formulas import sum_to
+        g = sum_to(g, shape)
+    if g._data.dtype != dtype:
+        if dtype.kind != "f" or g._data.dtype.kind != "f":
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
+                               f"{i} - expected dtype {dtype} but got {g._data.dtype}")
+        g = g.to(dtype)
+    return g
+
+
+def _expandable(shape, target):
+    if len(shape) > len(target):
+        return False
+    return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
+
+
+def accumulate_into_leaf(leaf, g, create_graph):
+    """leaf.grad += g. Out of place, so no earlier .grad someone kept is changed under them."""
+    if not create_graph:
+        g = g.detach()
+    leaf._grad = g if leaf._grad is None else leaf._grad + g
+
+
+def _run_pre_hooks(node, hooks, grads):
+    for nr, fns in hooks.tensor_pre.items():
+        if nr < len(grads) and grads[nr] is not None:
+            for fn in list(fns):
+                new = fn(grads[nr])
+                if new is not None:
+                    grads[nr] = new
+    for nr, ref in hooks.retains_grad.items():
+        t = ref()
+        if t is not None and nr < len(grads) and grads[nr] is not None:
+            g = grads[nr] if grad_mode.state.grad_enabled else grads[nr].detach()
+            t._grad = g.clone() if t._grad is None else t._grad + g
+    for fn in list(hooks.pre):
+        new = fn(tuple(grads))
+        if new is not None:
+            grads = list(new)
+    return grads
+
+
+def _run_leaf_hooks(leaf, grads):
+    fns = leaf._hooks
+    if fns and grads and grads[0] is not None:
+        for fn in list(fns):
+            new = fn(grads[0])
+            if new is not None:
+                grads = [new]
+    return grads
+
+
+def _run_post_hooks(node, hooks, grad_inputs, grad_outputs):
+    for fn in list(hooks.post):
+        new = fn(tuple(grad_inputs), tuple(grad_outputs))
+        if new is not None:
+            grad_inputs = list(new)
+    return grad_inputs
+
+
+def warn_non_leaf_grad():
+    warnings.warn(
+        "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+        "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+        "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf "
+        "Tensor. If you access the non-leaf Tensor by mistake, make sure you access the leaf "
+        "Tensor instead.", UserWarning, stacklevel=3)

@@ -1,0 +1,203 @@
+"""Custom autograd Functions: torch.autograd.Function's API on the engine's Node.
+
+As in torch, the ctx a Function's forward receives *is* its backward node (`y.grad_fn`),
+named `<ClassName>Backward`."""
+import functools
+
+import numpy as np
+
+from . import grad_mode
+from .engine import gradient_edge
+from .node import Node, SavedTensor
+from .tensor import Tensor
+
+
+class FunctionCtx:
+    """What forward (or setup_context) may call on ctx."""
+
+    def save_for_backward(self, *tensors):
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} "
+                                f"is of type {type(t).__name__}")
+        self._to_save = tensors
+
+    def mark_dirty(self, *tensors):
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        self._materialize_grads = bool(value)
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node (and ctx) of one custom Function call. Has a __dict__: users store
+    non-tensor values on ctx (ctx.dim = dim)."""
+
+    _forward_cls = None
+
+    def __init__(self):
+        super().__init__()
+        self._to_save = ()
+        self._dirty = ()
+        self._non_differentiable = ()
+        self._materialize_grads = True
+        self._output_meta = ()
+        self._input_is_tensor = ()
+        self.needs_input_grad = ()
+
+    @property
+    def saved_tensors(self):
+        saved = self._saved
+        if saved is None:
+            return tuple(self._to_save)  # never recorded (no input required grad)
+        return tuple(None if v is None else v.unpack(self) for v in saved.values())
+
+    def apply(self, grad_outputs):
+        cls = self._forward_cls
+        grads = list(grad_outputs) + [None] * (len(self._output_meta) - len(grad_outputs))
+        if self._materialize_grads:
+            grads = [Tensor._wrap(np.zeros(*meta)) if g is None and meta else g
+                     for g, meta in zip(grads, self._output_meta)]
+        result = cls.backward(self, *grads)
+        result = list(result) if isinstance(result, tuple) else [result]
+        expected = len(self.next_functions)
+        if len(result) > expected and all(r is None for r in result[expected:]):
+            result = result[:expected]
+        if len(result) != expected:
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                               f"gradients (expected {expected}, got {len(result)})")
+        for i, (g, is_tensor) in enumerate(zip(result, self._input_is_tensor)):
+            if g is not None and not is_tensor:
+                raise RuntimeError(f"function {self.name()} returned a gradient different than "
+                                   f"None at position {i + 1}, but the corresponding forward "
+                                   f"input was not a Variable")
+        return result
+
+
+class Function:
+    """Subclass with static forward(ctx, *args) and backward(ctx, *grads) (or forward(*args)
+    plus setup_context(ctx, inputs, output)); call it with `.apply(*args)`."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(cls.__name__ + "Backward", (BackwardCFunction,),
+                                 {"_forward_cls": cls})
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is "
+                           "deprecated. Please use new-style autograd function with static "
+                           "forward method.")
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode "
+                                  "AD.")
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = cls._backward_cls()
+        needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        ctx.needs_input_grad = needs
+        ctx._input_is_tensor = tuple(isinstance(a, Tensor) for a in args)
+        record = grad_mode.state.grad_enabled and any(needs)
+        with grad_mode.no_grad():
+            if cls.setup_context is not Function.setup_context:
+                outputs = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, outputs)
+            else:
+                outputs = cls.forward(ctx, *args, **kwargs)
+        if not record:
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = [outputs] if single else list(outputs)
+        ctx.next_functions = tuple(gradient_edge(a) if need else (None, 0)
+                                   for a, need in zip(args, needs))
+        ctx._input_meta = tuple((a._data.shape, a._data.dtype) if need else None
+                                for a, need in zip(args, needs))
+        _wire_outputs(ctx, args, outs)
+        saved = {}
+        for i, t in enumerate(ctx._to_save):
+            is_output = any(t is o for o in outs)
+            saved[str(i)] = None if t is None else SavedTensor(t, is_output=is_output)
+        ctx._saved = saved
+        ctx._to_save = ()
+        return outs[0] if single else tuple(outs)
+
+
+def _wire_outputs(ctx, args, outs):
+    """Make each float output a result of ctx (output_nr = its position)."""
+    non_diff = ctx._non_differentiable
+    dirty = ctx._dirty
+    meta = []
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            meta.append(None)
+            continue
+        is_dirty = any(o is d for d in dirty)
+        if is_dirty and o._requires_grad and o._grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
+                               "operation.")
+        if not is_dirty and any(o is a for a in args):
+            o = outs[i] = o.detach()  # an input returned as is: a new tensor, as in torch
+        if any(o is n for n in non_diff) or o._data.dtype.kind != "f":
+            meta.append((o._data.shape, o._data.dtype))
+            continue
+        o._requires_grad, o._grad_fn, o._output_nr = True, ctx, i
+        meta.append((o._data.shape, o._data.dtype))
+    ctx._output_meta = tuple(meta)
+
+
+class DelayedError(Node):
+    """Stands in for a backward computed by a once_differentiable function: differentiating
+    through it again raises."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message, edges, metas):
+        super().__init__(tuple(edges), tuple(metas))
+        self.message = message
+
+    def apply(self, grad_outputs):
+        raise RuntimeError(self.message)
+
+
+def once_differentiable(backward):
+    """Run backward without recording it; a double backward through it raises."""
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        with grad_mode.no_grad():
+            result = backward(ctx, *grads)
+        if not grad_mode.state.grad_enabled:
+            return result
+        needs = [g for g in grads if isinstance(g, Tensor) and g._requires_grad]
+        if not needs:
+            return result
+        node = DelayedError("trying to differentiate twice a function that was marked with "
+                            "@once_differentiable",
+                            [gradient_edge(g) for g in needs],
+                            [(g._data.shape, g._data.dtype) for g in needs])
+        single = not isinstance(result, tuple)
+        wrapped = []
+        for r in ([result] if single else result):
+            if isinstance(r, Tensor) and r._data.dtype.kind == "f":
+                r = r.detach()
+                r._requires_grad, r._grad_fn = True, node
+            wrapped.append(r)
+        return wrapped[0] if single else tuple(wrapped)
+    return wrapper
+

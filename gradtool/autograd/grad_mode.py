@@ -1,0 +1,99 @@
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode. Thread-local."""
+import functools
+import threading
+
+
+class _ModeState(threading.local):
+    # Class attributes are each new thread's starting values: grad mode on.
+    grad_enabled = True
+    inference = False
+
+
+state = _ModeState()
+
+
+def is_grad_enabled():
+    return state.grad_enabled
+
+
+def is_inference_mode_enabled():
+    return state.inference
+
+
+class _ModeContext:
+    """A context manager that is also a decorator, with or without parentheses."""
+
+    def __new__(cls, *args, **kwargs):
+        # `@no_grad` (no parentheses) passes the function itself.
+        if cls._bare_decorator_ok and len(args) == 1 and callable(args[0]) and not kwargs:
+            return cls()(args[0])
+        return super().__new__(cls)
+
+    _bare_decorator_ok = True
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return type(self)()
+
+    def __enter__(self):
+        self._prev = (state.grad_enabled, state.inference)
+        self._apply()
+
+    def __exit__(self, *exc):
+        state.grad_enabled, state.inference = self._prev
+        return False
+
+
+class no_grad(_ModeContext):
+    """Operations inside record nothing; their results do not require grad."""
+
+    def _apply(self):
+        state.grad_enabled = False
+
+
+class enable_grad(_ModeContext):
+    """Re-enable recording inside no_grad (not inside inference_mode's tensors' rules)."""
+
+    def _apply(self):
+        state.grad_enabled = True
+
+
+class set_grad_enabled(_ModeContext):
+    """Set grad mode on or off; works as a plain call, a context manager and a decorator."""
+
+    _bare_decorator_ok = False
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+        # As in torch, the mode takes effect at construction, so a plain call works.
+        self._prev = (state.grad_enabled, state.inference)
+        state.grad_enabled = self.mode
+
+    def clone(self):
+        return type(self)(self.mode)
+
+    def __enter__(self):
+        pass
+
+
+class inference_mode(_ModeContext):
+    """no_grad, plus: tensors made inside are inference tensors that autograd refuses later."""
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
+
+    def clone(self):
+        return type(self)(self.mode)
+
+    def _apply(self):
+        if self.mode:
+            state.grad_enabled = False
+            state.inference = True
+        else:
+            state.inference = False

@@ -1,0 +1,262 @@
+"""Graph nodes (torch's grad_fn objects) and the values they save for backward."""
+import weakref
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+class RemovableHandle:
+    """Returned by every register_* call; .remove() takes the hook out again."""
+
+    __slots__ = ("_hooks", "_fn")
+
+    def __init__(self, hooks, fn):
+        self._hooks, self._fn = hooks, fn
+
+    def remove(self):
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class NodeHooks:
+    """The hooks of one node, allocated only when the first one is registered."""
+
+    __slots__ = ("pre", "post", "tensor_pre", "retains_grad")
+
+    def __init__(self):
+        self.pre = []          # fn(grad_outputs) -> new grad_outputs or None
+        self.post = []         # fn(grad_inputs, grad_outputs) -> new grad_inputs or None
+        self.tensor_pre = {}   # output_nr -> [fn(grad) -> new grad or None] (Tensor.register_hook)
+        self.retains_grad = {}  # output_nr -> weakref to the non-leaf tensor that retains grad
+
+
+class Node:
+    """A function of the backward graph: maps gradients of its outputs to gradients of its
+    inputs. `next_functions[i]` is the (node, output_nr) that receives input i's gradient."""
+
+    __slots__ = ("next_functions", "_input_meta", "_saved", "_hooks", "_metadata",
+                 "_anomaly_trace", "__weakref__")
+
+    def __init__(self, next_functions=(), input_meta=()):
+        self.next_functions = next_functions
+        self._input_meta = input_meta  # (shape, numpy dtype) per edge: what each input expects
+        self._saved = None
+        self._hooks = None
+        self._metadata = None
+        self._anomaly_trace = None
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    @property
+    def metadata(self):
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def apply(self, grad_outputs):
+        """Gradients of the inputs (one per next_functions edge) from those of the outputs."""
+        raise NotImplementedError(f"{self.name()} defines no backward")
+
+    def __call__(self, *grad_outputs):
+        return tuple(self.apply(list(grad_outputs)))
+
+    # -- saved values: _saved_<name> and _raw_saved_<name>, as torch exposes them --
+    def __getattr__(self, attr):
+        saved = object.__getattribute__(self, "_saved")
+        if saved is not None:
+            if attr.startswith("_saved_") and attr[7:] in saved:
+                value = saved[attr[7:]]
+                return value.unpack(self) if isinstance(value, SavedTensor) else value
+            if attr.startswith("_raw_saved_") and isinstance(saved.get(attr[11:]), SavedTensor):
+                return saved[attr[11:]]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def __dir__(self):
+        names = list(super().__dir__())
+        for key, value in (self._saved or {}).items():
+            names.append("_saved_" + key)
+            if isinstance(value, SavedTensor):
+                names.append("_raw_saved_" + key)
+        return names
+
+    def saved_values(self):
+        """{name: SavedTensor or plain value}: what this node keeps for backward."""
+        return dict(self._saved or {})
+
+    def release_saved(self):
+        """Free saved tensors after backward (non-tensor values stay readable, as in torch)."""
+        if self._saved:
+            for value in self._saved.values():
+                if isinstance(value, SavedTensor):
+                    value.release()
+
+    # -- hooks --
+    def _node_hooks(self):
+        if self._hooks is None:
+            self._hooks = NodeHooks()
+        return self._hooks
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) runs after this node; may return new grad_inputs."""
+        hooks = self._node_hooks().post
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    def register_prehook(self, fn):
+        """fn(grad_outputs) runs before this node; may return new grad_outputs."""
+        hooks = self._node_hooks().pre
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+
+class GraphRoot(Node):
+    """The engine's entry point: hands the initial gradients to the roots."""
+
+    __slots__ = ("grads",)
+
+    def __init__(self, edges, grads, metas):
+        super().__init__(tuple(edges), tuple(metas))
+        self.grads = grads
+
+    def apply(self, grad_outputs):
+        return list(self.grads)
+
+
+class AccumulateGrad(Node):
+    """The node behind a leaf tensor that requires grad; backward sums into `.variable.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+
+    def apply(self, grad_outputs):  # the engine accumulates; see engine.accumulate_into_leaf
+        return []
+
+
+def accumulator_of(leaf):
+    """The leaf's AccumulateGrad, shared by every op that uses the leaf while it lives.
+    The leaf holds it weakly (the node holds the leaf strongly), so no cycle."""
+    ref = leaf._accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(leaf)
+        leaf._accumulator = weakref.ref(node)
+    return node
+
+
+class SavedTensor:
+    """A tensor a node keeps for backward (torch's SavedVariable): remembers the version it was
+    saved at, is freed after backward, and may be packed by saved-tensor hooks.
+    An op's own output is kept as data only (no reference to the node), so no cycle."""
+
+    __slots__ = ("_tensor", "_data", "_version_counter", "saved_version", "is_output",
+                 "_requires_grad", "_output_nr", "_freed", "_packed", "_unpack_hook",
+                 "_node_name", "_graph_edge")
+
+    def __init__(self, tensor, is_output=False, node_name=None):
+        self.is_output = is_output
+        self.saved_version = tensor._version_counter[0]
+        self._version_counter = tensor._version_counter
+        self._node_name = node_name
+        self._freed = False
+        self._packed = None
+        self._unpack_hook = None
+        if is_output:
+            self._tensor = None
+            self._data = tensor._data
+            self._requires_grad = tensor._requires_grad
+            self._output_nr = tensor._output_nr
+        else:
+            self._tensor = tensor
+            self._data = None
+
+    def release(self):
+        self._freed = True
+        self._tensor = self._data = self._packed = None
+
+    @property
+    def version_now(self):
+        return self._version_counter[0]
+
+    @property
+    def shape(self):
+        return self._array().shape
+
+    @property
+    def dtype(self):
+        return self._array().dtype
+
+    def _array(self):
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        return self._tensor._data if self._tensor is not None else self._data
+
+    def unpack(self, owner=None):
+        """The saved tensor, after checking nobody modified it in place since it was saved."""
+        from .tensor import Tensor, version_error  # tensor imports node: bind late
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        if self._version_counter[0] != self.saved_version:
+            raise RuntimeError(version_error(self, owner))
+        if self._tensor is not None:
+            return self._tensor
+        if self._unpack_hook is not None:
+            data = _as_array(self._unpack_hook(self._packed), self._unpack_hook)
+        else:
+            data = self._data
+        out = Tensor._wrap(data)
+        if self._requires_grad:
+            out._requires_grad = True
+            if self.is_output:
+                out._grad_fn, out._output_nr = owner, self._output_nr
+            else:  # rebuilt from a pack hook: reconnect to the original's place in the graph
+                out._grad_fn, out._output_nr = self._graph_edge
+                if out._grad_fn is None:
+                    out._accumulator = self._graph_edge[2]
+        return out
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Replace the stored tensor by pack_hook(tensor); backward calls unpack_hook on it."""
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        if self._unpack_hook is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already "
+                               "been set. Hint: only one pair of hooks is allowed at a time.")
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError("register_hooks expects two callables: pack_hook, unpack_hook")
+        tensor = self._tensor
+        if tensor is None:
+            from .tensor import Tensor
+            tensor = Tensor._wrap(self._data)
+        else:
+            self._requires_grad = tensor._requires_grad
+            leaf_acc = (weakref.ref(accumulator_of(tensor))
+                        if tensor._requires_grad and tensor._grad_fn is None else None)
+            self._graph_edge = (tensor._grad_fn, tensor._output_nr, leaf_acc)
+        self._packed = pack_hook(tensor)
+        self._unpack_hook = unpack_hook
+        self._tensor = self._data = None
+
+
+def _as_array(unpacked, hook):
+    from .tensor import Tensor
+    if not isinstance(unpacked, Tensor):
+        raise TypeError(f"Output of saved tensor unpack_hook {getattr(hook, '__name__', hook)!r} "
+                        f"must be a Tensor, got {type(unpacked).__name__}")
+    return unpacked._data

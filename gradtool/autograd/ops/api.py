@@ -1,0 +1,25 @@
+"""torch's free functions that are Tensor methods too: gradtool.exp(x) is x.exp()."""
+from ..tensor import Tensor
+
+_METHODS = ("abs neg exp log log1p expm1 sqrt rsqrt sin cos tan tanh sigmoid relu sign clamp "
+            "clip sum mean var std prod max min amax amin logsumexp softmax log_softmax norm "
+            "mm bmm mv dot reshape flatten squeeze unsqueeze transpose t permute split chunk "
+            "unbind gather scatter scatter_add masked_fill argmax argmin all any isnan isinf "
+            "isfinite clone detach numel eq ne lt le gt ge add sub mul div pow").split()
+
+
+def _function(name):
+    method = getattr(Tensor, name)
+
+    def fn(input, *args, **kwargs):
+        return method(input, *args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"gradtool.{name}(input, ...) is input.{name}(...)."
+    return fn
+
+
+FUNCTIONS = {name: _function(name) for name in _METHODS}
+FUNCTIONS["negative"] = FUNCTIONS["neg"]
+FUNCTIONS["equal"] = lambda a, b: a.equal(b)
+FUNCTIONS["allclose"] = lambda a, b, **kw: a.allclose(b, **kw)
+FUNCTIONS["is_tensor"] = lambda obj: isinstance(obj, Tensor)

@@ -1,0 +1,336 @@
+"""Every built-in op in one table: its forward (numpy) and one derivative per input.
+
+As in PyTorch's derivatives.yaml, a formula's parameter names say what it needs, and so what
+the node saves in the forward pass:
+  grad / grads      the gradient of the output (of every output, for multi-output ops)
+  self, other, ...  tensor inputs, saved as `_saved_self`, `_saved_other`, ...
+  result            the op's output, saved as `_saved_result` (kept without a reference cycle)
+  dim, keepdim, ... the op's non-tensor arguments, saved as `_saved_dim`, ...
+  self_sym_sizes, self_sym_numel, self_scalar_type, tensors_args_sizes
+                    facts about an input, recorded at forward time
+A node saves only what the formulas of inputs that require grad need (as torch does).
+Formulas are written with gradtool ops, so gradients of gradients come for free.
+Inputs that are not differentiable are declared so with NON_DIFFERENTIABLE.
+"""
+import inspect
+
+import numpy as np
+
+from ..node import Node, SavedTensor
+from . import formulas as F
+from . import kernels as K
+
+NON_DIFFERENTIABLE = "non_differentiable"
+MANY = "many"  # an op returning a sequence of outputs whose length depends on its arguments
+_DERIVED = ("_sym_sizes", "_sym_numel", "_scalar_type", "_args_sizes")
+
+
+class OpNode(Node):
+    """The grad_fn of a built-in op: evaluates its spec's formulas on the saved values."""
+
+    __slots__ = ("_output_meta",)
+    spec = None
+
+    def apply(self, grads):
+        spec = self.spec
+        if spec.multi_output:
+            grads = F.materialize(grads, self._output_meta)
+        if spec.variadic:  # one formula gives the gradients of every tensor in the list
+            all_grads = self._evaluate(spec.formula_list[0], grads)
+            return [g if child is not None else None
+                    for g, (child, _) in zip(all_grads, self.next_functions)]
+        return [None if child is None else self._evaluate(formula, grads)
+                for (child, _), formula in zip(self.next_functions, spec.formula_list)]
+
+    def _evaluate(self, formula, grads):
+        fn, params = formula
+        saved = self._saved
+        args = []
+        for p in params:
+            if p == "grad":
+                args.append(grads[0])
+            elif p == "grads":
+                args.append(grads)
+            else:
+                v = saved[p]
+                args.append(v.unpack(self) if type(v) is SavedTensor else v)
+        return fn(*args)
+
+
+class OpSpec:
+    """One row of the table. `inputs` (keyword arguments, in order) are the tensor inputs,
+    each a formula or NON_DIFFERENTIABLE; `args` the non-tensor arguments."""
+
+    # `spec`, not `self`: "self" is the name of most ops' first input, passed by keyword
+    def __init__(spec, name, node_name, forward, *, args=(), outputs=("result",),
+                 nondiff_outputs=(), variadic=False, promotes_dtype=True, **inputs):
+        spec.name = name
+        spec.promotes_dtype = promotes_dtype  # int inputs give float32 results, as in torch
+        spec.forward = forward
+        spec.args = tuple(args)
+        spec.outputs = outputs
+        spec.multi_output = outputs == MANY or len(outputs) > 1
+        spec.nondiff_outputs = tuple(nondiff_outputs)
+        spec.variadic = variadic
+        spec.inputs = tuple(inputs)
+        spec.formulas = {}
+        for input_name, formula in inputs.items():
+            if formula is NON_DIFFERENTIABLE:
+                continue
+            params = tuple(inspect.signature(formula).parameters)
+            for p in params:
+                if spec._source(p) is None:
+                    raise TypeError(f"{node_name}: formula for {input_name!r} uses unknown "
+                                    f"name {p!r}")
+            spec.formulas[input_name] = (formula, params)
+        spec.diff_inputs = tuple(n for n in spec.inputs if n in spec.formulas)
+        spec.diff_positions = tuple(spec.inputs.index(n) for n in spec.diff_inputs)
+        spec.formula_list = tuple(spec.formulas[n] for n in spec.diff_inputs)
+        spec.node_class = type(node_name, (OpNode,), {"__slots__": (), "spec": spec})
+        spec._plans = {}
+
+    def __repr__(self):
+        return f"<op {self.name} -> {self.node_class.__name__}>"
+
+    def _source(self, name):
+        """Where a formula parameter's value comes from: (kind, detail) or None if unknown."""
+        if name in ("grad", "grads"):
+            return ("grad", None)
+        if name in self.inputs:
+            return ("input", self.inputs.index(name))
+        if name in self.args:
+            return ("arg", self.args.index(name))
+        if name == "result" or (self.outputs != MANY and name in self.outputs):
+            return ("output", 0 if name == "result" else self.outputs.index(name))
+        for suffix in _DERIVED:
+            if name.endswith(suffix) and name[:-len(suffix)] in self.inputs:
+                return ("derived", (self.inputs.index(name[:-len(suffix)]), suffix))
+        return None
+
+    def saved_names(self, mask):
+        """The names to save when the diff inputs flagged in `mask` require grad (cached)."""
+        plan = self._plans.get(mask)
+        if plan is None:
+            names = []
+            for bit, (fn, params) in enumerate(self.formula_list):
+                if mask >> bit & 1:
+                    names.extend(p for p in params if p not in ("grad", "grads"))
+            plan = self._plans[mask] = tuple(
+                (n, self._source(n)) for n in dict.fromkeys(names))
+        return plan
+
+
+def derived(value, suffix):
+    """A fact about an input recorded at forward time (value is the input's array(s))."""
+    if suffix == "_sym_sizes":
+        return value.shape
+    if suffix == "_sym_numel":
+        return value.size
+    if suffix == "_scalar_type":
+        return value.dtype
+    return [a.shape for a in value]  # _args_sizes of a list input
+
+
+op = OpSpec
+ND = NON_DIFFERENTIABLE
+
+# ======================= elementwise, one input =======================
+NEG = op("neg", "NegBackward0", np.negative, self=lambda grad: -grad)
+ABS = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sign())
+SIGN = op("sign", "SignBackward0", np.sign, self=lambda grad: F.zeros_like(grad))
+EXP = op("exp", "ExpBackward0", np.exp, self=lambda grad, result: grad * result)
+LOG = op("log", "LogBackward0", np.log, self=lambda grad, self: grad / self)
+LOG1P = op("log1p", "Log1PBackward0", np.log1p, self=lambda grad, self: grad / (self + 1))
+EXPM1 = op("expm1", "Expm1Backward0", np.expm1, self=lambda grad, result: grad * (result + 1))
+SQRT = op("sqrt", "SqrtBackward0", np.sqrt, self=lambda grad, result: grad / (2 * result))
+RSQRT = op("rsqrt", "RsqrtBackward0", K.rsqrt,
+           self=lambda grad, result: -0.5 * grad * result ** 3)
+SIN = op("sin", "SinBackward0", np.sin, self=lambda grad, self: grad * self.cos())
+COS = op("cos", "CosBackward0", np.cos, self=lambda grad, self: -grad * self.sin())
+TAN = op("tan", "TanBackward0", np.tan, self=lambda grad, result: grad * (1 + result * result))
+TANH = op("tanh", "TanhBackward0", np.tanh,
+          self=lambda grad, result: grad * (1 - result * result))
+SIGMOID = op("sigmoid", "SigmoidBackward0", K.sigmoid,
+             self=lambda grad, result: grad * result * (1 - result))
+# relu'(0) = 0: the gradient passes only where the output is positive.
+RELU = op("relu", "ReluBackward0", K.relu, self=lambda grad, result: F.where(result > 0, grad, 0))
+# clamp passes the gradient at the bounds themselves (torch: min <= x <= max).
+CLAMP = op("clamp", "ClampBackward1", K.clamp, args=("min", "max"),
+           self=lambda grad, self, min, max: F.clamp_backward(grad, self, min, max))
+CLONE = op("clone", "CloneBackward0", K.clone, self=lambda grad: grad)
+TO_COPY = op("to", "ToCopyBackward0", K.to_dtype, args=("dtype",), promotes_dtype=False,
+             self=lambda grad, self_scalar_type: grad.to(self_scalar_type))
+
+# ======================= elementwise, two inputs (broadcasting) =======================
+# Gradients come back in the broadcast shape; the engine sums them to each input's shape.
+ADD = op("add", "AddBackward0", K.add, args=("alpha",),
+         self=lambda grad: grad,
+         other=lambda grad, alpha: F.scale(grad, alpha))
+SUB = op("sub", "SubBackward0", K.sub, args=("alpha",),
+         self=lambda grad: grad,
+         other=lambda grad, alpha: F.scale(grad, -alpha))
+RSUB = op("rsub", "RsubBackward1", K.rsub, args=("other",), self=lambda grad: -grad)
+MUL = op("mul", "MulBackward0", np.multiply,
+         self=lambda grad, other: grad * other,
+         other=lambda grad, self: grad * self)
+DIV = op("div", "DivBackward0", np.true_divide,
+         self=lambda grad, other: grad / other,
+         other=lambda grad, self, other: -grad * self / (other * other))
+POW = op("pow", "PowBackward0", np.power, args=("exponent",),
+         self=lambda grad, self, exponent: F.pow_backward(grad, self, exponent))
+POW_TENSOR = op("pow", "PowBackward1", np.power,
+                self=lambda grad, self, exponent: F.pow_backward_self(grad, self, exponent),
+                exponent=lambda grad, self, exponent, result:
+                    F.pow_backward_exponent(grad, self, exponent, result))
+POW_SCALAR_BASE = op("pow", "PowBackward2", K.pow_scalar_base, args=("self",),
+                     exponent=lambda grad, self, exponent, result:
+                         F.pow_backward_exponent(grad, self, exponent, result))
+# Ties split the gradient in half between the two inputs, as torch does.
+MAXIMUM = op("maximum", "MaximumBackward0", np.maximum,
+             self=lambda grad, self, other: F.tie_split(grad, self, other, self < other),
+             other=lambda grad, self, other: F.tie_split(grad, self, other, self > other))
+MINIMUM = op("minimum", "MinimumBackward0", np.minimum,
+             self=lambda grad, self, other: F.tie_split(grad, self, other, self > other),
+             other=lambda grad, self, other: F.tie_split(grad, self, other, self < other))
+WHERE = op("where", "WhereBackward0", K.where,
+           condition=ND,
+           self=lambda grad, condition: F.where(condition, grad, 0),
+           other=lambda grad, condition: F.where(condition, 0, grad))
+MASKED_FILL = op("masked_fill", "MaskedFillBackward0", K.masked_fill, args=("value",),
+                 self=lambda grad, mask: grad.masked_fill(mask, 0),
+                 mask=ND)
+
+# ======================= matrix products =======================
+MM = op("mm", "MmBackward0", np.matmul,
+        self=lambda grad, mat2: grad.mm(mat2.t()),
+        mat2=lambda grad, self: self.t().mm(grad))
+MV = op("mv", "MvBackward0", np.matmul,
+        self=lambda grad, vec: grad.unsqueeze(1) * vec,
+        vec=lambda grad, self: self.t().mv(grad))
+DOT = op("dot", "DotBackward0", np.dot,
+         self=lambda grad, tensor: grad * tensor,
+         tensor=lambda grad, self: grad * self)
+BMM = op("bmm", "BmmBackward0", np.matmul,
+         self=lambda grad, mat2: grad.bmm(mat2.transpose(1, 2)),
+         mat2=lambda grad, self: self.transpose(1, 2).bmm(grad))
+# Every other shape combination (batch broadcasting, 1-D promotion) in one node.
+MATMUL = op("matmul", "MatmulBackward0", np.matmul,
+            self=lambda grad, self, other: F.matmul_backward_self(grad, self, other),
+            other=lambda grad, self, other: F.matmul_backward_other(grad, self, other))
+
+# ======================= reductions =======================
+SUM = op("sum", "SumBackward0", K.sum_all,
+         self=lambda grad, self_sym_sizes: grad.expand(self_sym_sizes))
+SUM_DIM = op("sum", "SumBackward1", K.sum_dim, args=("dim", "keepdim"),
+             self=lambda grad, self_sym_sizes, dim, keepdim:
+                 F.sum_backward(grad, self_sym_sizes, dim, keepdim))
+MEAN = op("mean", "MeanBackward0", K.mean_all,
+          self=lambda grad, self_sym_sizes, self_sym_numel:
+              grad.expand(self_sym_sizes) / self_sym_numel)
+MEAN_DIM = op("mean", "MeanBackward1", K.mean_dim, args=("dim", "keepdim"),
+              self=lambda grad, self_sym_sizes, dim, keepdim:
+                  F.mean_backward(grad, self_sym_sizes, dim, keepdim))
+VAR = op("var", "VarBackward0", K.var, args=("dim", "correction", "keepdim"),
+         self=lambda grad, self, dim, correction, keepdim:
+             F.var_backward(grad, self, dim, correction, keepdim))
+STD = op("std", "StdBackward0", K.std, args=("dim", "correction", "keepdim"),
+         self=lambda grad, self, dim, correction, keepdim, result:
+             F.std_backward(grad, self, dim, correction, keepdim, result))
+PROD = op("prod", "ProdBackward0", K.prod_all,
+          self=lambda grad, self, result: F.prod_backward(grad, self, result, None, False))
+PROD_DIM = op("prod", "ProdBackward1", K.prod_dim, args=("dim", "keepdim"),
+              self=lambda grad, self, dim, keepdim, result:
+                  F.prod_backward(grad, self, result, dim, keepdim))
+# Full reductions spread the gradient evenly over ties; max(dim) sends it to the returned index.
+MAX = op("max", "MaxBackward1", K.max_all,
+         self=lambda grad, self, result: F.evenly_distribute_backward(grad, self, result))
+MIN = op("min", "MinBackward1", K.min_all,
+         self=lambda grad, self, result: F.evenly_distribute_backward(grad, self, result))
+MAX_DIM = op("max", "MaxBackward0", K.max_dim, args=("dim", "keepdim"),
+             outputs=("result", "indices"), nondiff_outputs=("indices",),
+             self=lambda grad, dim, indices, keepdim, self_sym_sizes:
+                 F.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim))
+MIN_DIM = op("min", "MinBackward0", K.min_dim, args=("dim", "keepdim"),
+             outputs=("result", "indices"), nondiff_outputs=("indices",),
+             self=lambda grad, dim, indices, keepdim, self_sym_sizes:
+                 F.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim))
+AMAX = op("amax", "AmaxBackward0", K.amax, args=("dim", "keepdim"),
+          self=lambda grad, self, dim, keepdim, result:
+              F.amax_backward(grad, self, result, dim, keepdim))
+AMIN = op("amin", "AminBackward0", K.amin, args=("dim", "keepdim"),
+          self=lambda grad, self, dim, keepdim, result:
+              F.amax_backward(grad, self, result, dim, keepdim))
+LOGSUMEXP = op("logsumexp", "LogsumexpBackward0", K.logsumexp, args=("dim", "keepdim"),
+               self=lambda grad, self, dim, keepdim, result:
+                   F.logsumexp_backward(grad, self, result, dim, keepdim))
+NORM = op("norm", "NormBackward1", K.norm, args=("dim", "keepdim"),
+          self=lambda grad, self, dim, keepdim, result:
+              F.norm_backward(grad, self, result, dim, keepdim))
+SOFTMAX = op("softmax", "SoftmaxBackward0", K.softmax, args=("dim",),
+             self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, True)))
+LOG_SOFTMAX = op("log_softmax", "LogSoftmaxBackward0", K.log_softmax, args=("dim",),
+                 self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, True))
+
+# ======================= shapes =======================
+VIEW = op("view", "ViewBackward0", K.view, args=("size",),
+          self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+UNSAFE_VIEW = op("reshape", "UnsafeViewBackward0", K.reshape, args=("size",),
+                 self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+SQUEEZE = op("squeeze", "SqueezeBackward0", K.squeeze, args=("dim",),
+             self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+SQUEEZE_DIM = op("squeeze", "SqueezeBackward1", K.squeeze, args=("dim",),
+                 self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+UNSQUEEZE = op("unsqueeze", "UnsqueezeBackward0", K.unsqueeze, args=("dim",),
+               self=lambda grad, dim: grad.squeeze(dim))
+TRANSPOSE = op("transpose", "TransposeBackward0", K.transpose, args=("dim0", "dim1"),
+               self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1))
+T = op("t", "TBackward0", np.transpose, self=lambda grad: grad.t())
+PERMUTE = op("permute", "PermuteBackward0", K.permute, args=("dims",),
+             self=lambda grad, dims: grad.permute(tuple(np.argsort(dims))))
+EXPAND = op("expand", "ExpandBackward0", K.expand, args=("size",),
+            self=lambda grad, self_sym_sizes: F.sum_to(grad, self_sym_sizes))
+
+# ======================= indexing, joining, splitting =======================
+SELECT = op("select", "SelectBackward0", K.select, args=("dim", "index"),
+            self=lambda grad, self_sym_sizes, dim, index:
+                F.select_backward(grad, self_sym_sizes, dim, index))
+SLICE = op("slice", "SliceBackward0", K.slice_, args=("dim", "start", "end", "step"),
+           self=lambda grad, self_sym_sizes, dim, start, end, step:
+               F.slice_backward(grad, self_sym_sizes, dim, start, end, step))
+INDEX = op("index", "IndexBackward0", K.index, args=("indices",),
+           self=lambda grad, self_sym_sizes, indices:
+               F.index_backward(grad, self_sym_sizes, indices))
+SELECT_BACKWARD = op("select_backward", "SelectBackwardBackward0", K.select_backward,
+                     args=("input_sizes", "dim", "index"),
+                     grad_output=lambda grad, dim, index: grad.select(dim, index))
+SLICE_BACKWARD = op("slice_backward", "SliceBackwardBackward0", K.slice_backward,
+                    args=("input_sizes", "dim", "start", "end", "step"),
+                    grad_output=lambda grad, dim, start, end, step:
+                        F.slice(grad, dim, start, end, step))
+INDEX_BACKWARD = op("index_backward", "IndexBackwardBackward0", K.index_backward,
+                    args=("input_sizes", "indices"),
+                    grad_output=lambda grad, indices: F.index(grad, indices))
+GATHER = op("gather", "GatherBackward0", K.gather, args=("dim",),
+            self=lambda grad, self_sym_sizes, dim, index:
+                F.scatter_add(F.zeros(self_sym_sizes, grad), dim, index, grad),
+            index=ND)
+SCATTER = op("scatter", "ScatterBackward0", K.scatter, args=("dim",),
+             self=lambda grad, dim, index: grad.scatter(dim, index, 0),
+             index=ND,
+             src=lambda grad, dim, index: grad.gather(dim, index))
+SCATTER_ADD = op("scatter_add", "ScatterAddBackward0", K.scatter_add, args=("dim",),
+                 self=lambda grad: grad,
+                 index=ND,
+                 src=lambda grad, dim, index: grad.gather(dim, index))
+CAT = op("cat", "CatBackward0", K.cat, args=("dim",), variadic=True,
+         tensors=lambda grad, tensors_args_sizes, dim:
+             F.cat_backward(grad, tensors_args_sizes, dim))
+STACK = op("stack", "StackBackward0", K.stack, args=("dim",), variadic=True,
+           tensors=lambda grad, dim: [grad.select(dim, i) for i in range(grad.shape[dim])])
+SPLIT = op("split", "SplitBackward0", K.split, args=("split_size", "dim"), outputs=MANY,
+           self=lambda grads, dim: F.cat(grads, dim))
+SPLIT_WITH_SIZES = op("split_with_sizes", "SplitWithSizesBackward0", K.split_with_sizes,
+                      args=("split_sizes", "dim"), outputs=MANY,
+                      self=lambda grads, dim: F.cat(grads, dim))
+
+TABLE = {name: value for name, value in globals().items() if isinstance(value, OpSpec)}

@@ -1,0 +1,202 @@
+"""Derivative formulas that need local variables, named after torch's (FunctionsManual.cpp).
+All are written with gradtool ops on Tensors, so they are themselves differentiable."""
+import numpy as np
+
+from .. import tensor as T  # bound late: tensor.py imports the table that imports this module
+
+
+def where(condition, x, y):
+    return T.where(condition, x, y)
+
+
+def zeros_like(t):
+    return T.Tensor._wrap(np.zeros_like(t._data))
+
+
+def zeros(shape, like):
+    return T.Tensor._wrap(np.zeros(shape, dtype=like._data.dtype))
+
+
+def cat(tensors, dim):
+    return T.cat(tensors, dim)
+
+
+def slice(t, dim, start, end, step):
+    return T.call(T.D.SLICE, (t,), (dim, start, end, step))
+
+
+def index(t, indices):
+    return T.call(T.D.INDEX, (t,), (indices,))
+
+
+def scatter_add(t, dim, index, src):
+    return T.call(T.D.SCATTER_ADD, (t, index, src), (dim,))
+
+
+def scale(grad, alpha):
+    return grad if alpha == 1 else grad * alpha
+
+
+def materialize(grads, output_meta):
+    """Zeros for the outputs that received no gradient (multi-output ops)."""
+    grads = list(grads) + [None] * (len(output_meta) - len(grads))
+    return [g if g is not None or meta is None else T.Tensor._wrap(np.zeros(*meta))
+            for g, meta in zip(grads, output_meta)]
+
+
+def sum_to(grad, shape):
+    """Sum a broadcast gradient back down to `shape`: the one place broadcasting is undone."""
+    shape = tuple(shape)
+    gshape = grad._data.shape
+    if gshape == shape:
+        return grad
+    lead = len(gshape) - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    return grad.reshape(shape) if lead else grad
+
+
+def restore_reduced_dims(t, dim, keepdim):
+    """Re-insert the reduced dims (size 1) so `t` broadcasts against the input."""
+    if keepdim:
+        return t
+    for d in sorted(dim):
+        t = t.unsqueeze(d)
+    return t
+
+
+def sum_backward(grad, sizes, dim, keepdim):
+    return restore_reduced_dims(grad, dim, keepdim).expand(sizes)
+
+
+def mean_backward(grad, sizes, dim, keepdim):
+    count = int(np.prod([sizes[d] for d in dim]))
+    return sum_backward(grad, sizes, dim, keepdim) / count
+
+
+def var_backward(grad, self, dim, correction, keepdim):
+    # d var / dx = 2 (x - mean) / (N - correction)
+    n = int(np.prod([self.shape[d] for d in dim]))
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    return (2.0 / (n - correction)) * grad * (self - self.mean(dim, keepdim=True))
+
+
+def std_backward(grad, self, dim, correction, keepdim, result):
+    # d std = d var / (2 std); zero where std == 0, as torch
+    grad_var = (grad / (2 * result)).masked_fill(result == 0, 0)
+    return var_backward(grad_var, self, dim, correction, keepdim)
+
+
+def prod_backward(grad, self, result, dim, keepdim):
+    """d prod / dx_i = product of the others; exact when some x are zero (no 0/0)."""
+    if dim is None:
+        dim, keepdim = tuple(range(self.dim())), False
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    result = restore_reduced_dims(result, dim, keepdim)
+    is_zero = self == 0
+    safe_self = where(is_zero, 1, self)
+    zeros_in_slice = is_zero.sum(dim, keepdim=True)
+    # where x_i is the only zero, the product of the others is the product of the nonzeros
+    prod_nonzero = safe_self.prod(dim, keepdim=True) if is_zero.any().item() else result
+    others = where(is_zero, where(zeros_in_slice == 1, prod_nonzero, 0), result / safe_self)
+    return grad * others
+
+
+def evenly_distribute_backward(grad, self, result):
+    mask = self == result
+    return where(mask, grad / mask.sum(), 0).expand(self.shape)
+
+
+def amax_backward(grad, self, result, dim, keepdim):
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    mask = self == restore_reduced_dims(result, dim, keepdim)
+    return where(mask, grad / mask.sum(dim, keepdim=True), 0)
+
+
+def value_selecting_backward(grad, dim, indices, sizes, keepdim):
+    if not keepdim:
+        grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
+    return zeros(sizes, grad).scatter(dim, indices, grad)
+
+
+def logsumexp_backward(grad, self, result, dim, keepdim):
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    result = restore_reduced_dims(result, dim, keepdim)
+    return grad * (self - result).exp()
+
+
+def norm_backward(grad, self, result, dim, keepdim):
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    result = restore_reduced_dims(result, dim, keepdim)
+    # the subgradient at x = 0 is 0, as torch
+    return where(result == 0, 0, grad * self / where(result == 0, 1, result))
+
+
+def clamp_backward(grad, self, min, max):
+    mask = None
+    if min is not None:
+        mask = self >= min
+    if max is not None:
+        mask = (self <= max) if mask is None else mask & (self <= max)
+    return grad if mask is None else where(mask, grad, 0)
+
+
+def tie_split(grad, self, other, loses):
+    """maximum/minimum: the full gradient to the winner, half to each at a tie."""
+    return where(self == other, grad / 2, grad).masked_fill(loses, 0)
+
+
+def pow_backward(grad, self, exponent):
+    if exponent == 0:
+        return zeros_like(self) * grad
+    return grad * exponent * self ** (exponent - 1)
+
+
+def pow_backward_self(grad, self, exponent):
+    return where(exponent == 0, 0, grad * exponent * self ** (exponent - 1))
+
+
+def pow_backward_exponent(grad, self, exponent, result):
+    # d/de b^e = b^e log b; defined as 0 where b == 0 and e >= 0 (torch's convention)
+    if not isinstance(self, T.Tensor):  # a Python number as the base
+        return grad * result * float(np.log(self)) if self != 0 else zeros_like(grad)
+    at_zero = (self == 0) & (exponent >= 0)
+    return where(at_zero, 0, grad * result * where(at_zero, 1, self).log())
+
+
+def matmul_backward_self(grad, self, other):
+    if other.dim() == 1:
+        return grad.unsqueeze(-1) * other
+    if self.dim() == 1:
+        return grad.unsqueeze(-2).matmul(other.transpose(-1, -2))
+    return grad.matmul(other.transpose(-1, -2))
+
+
+def matmul_backward_other(grad, self, other):
+    if self.dim() == 1:
+        return self.unsqueeze(-1) * grad.unsqueeze(-2)
+    if other.dim() == 1:
+        return self * grad.unsqueeze(-1)
+    return self.transpose(-1, -2).matmul(grad)
+
+
+def select_backward(grad, sizes, dim, index):
+    return T.call(T.D.SELECT_BACKWARD, (grad,), (sizes, dim, index))
+
+
+def slice_backward(grad, sizes, dim, start, end, step):
+    return T.call(T.D.SLICE_BACKWARD, (grad,), (sizes, dim, start, end, step))
+
+
+def index_backward(grad, sizes, indices):
+    return T.call(T.D.INDEX_BACKWARD, (grad,), (sizes, indices))
+
+
+def cat_backward(grad, sizes, dim):
+    grads, start = [], 0
+    for shape in sizes:
+        grads.append(slice(grad, dim, start, start + shape[dim], 1))
+        start += shape[dim]
+    return grads

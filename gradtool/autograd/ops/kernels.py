@@ -1,0 +1,259 @@
+"""Forward computations on numpy arrays that need more than one numpy call.
+Each takes the op's tensor inputs (as arrays) then its other arguments, in the table's order,
+and returns arrays; dims arrive normalised (non-negative, tuples for multi-dim reductions)."""
+import numpy as np
+
+
+def add(self, other, alpha):
+    return self + other if alpha == 1 else self + other * alpha
+
+
+def sub(self, other, alpha):
+    return self - other if alpha == 1 else self - other * alpha
+
+
+def rsub(self, other):
+    return other - self
+
+
+def relu(self):
+    return np.maximum(self, 0).astype(self.dtype, copy=False)
+
+
+def sigmoid(self):
+    # 1/(1+exp(-x)) overflows in exp for very negative x; the two-branch form does not.
+    e = np.exp(-np.abs(self))
+    return np.where(self >= 0, 1 / (1 + e), e / (1 + e)).astype(self.dtype, copy=False)
+
+
+def rsqrt(self):
+    return 1 / np.sqrt(self)
+
+
+def clamp(self, min, max):
+    out = self
+    if min is not None:
+        out = np.maximum(out, min)
+    if max is not None:
+        out = np.minimum(out, max)
+    return out.astype(self.dtype, copy=False)
+
+
+def masked_fill(self, mask, value):
+    return np.where(mask, np.asarray(value, dtype=self.dtype), self)
+
+
+def pow_scalar_base(exponent, self):
+    return np.power(self, exponent)
+
+
+def split(self, split_size, dim):
+    n = self.shape[dim]
+    return split_with_sizes(self, [min(split_size, n - i) for i in range(0, n, split_size)] or [0], dim)
+
+
+def where(condition, self, other):
+    return np.where(condition, self, other)
+
+
+# ---- reductions ----
+def sum_all(self):
+    return np.sum(self)
+
+
+def sum_dim(self, dim, keepdim):
+    return np.sum(self, axis=dim, keepdims=keepdim)
+
+
+def mean_all(self):
+    return np.mean(self)
+
+
+def mean_dim(self, dim, keepdim):
+    return np.mean(self, axis=dim, keepdims=keepdim)
+
+
+def var(self, dim, correction, keepdim):
+    return np.var(self, axis=dim, ddof=correction, keepdims=keepdim)
+
+
+def std(self, dim, correction, keepdim):
+    return np.std(self, axis=dim, ddof=correction, keepdims=keepdim)
+
+
+def prod_all(self):
+    return np.prod(self)
+
+
+def prod_dim(self, dim, keepdim):
+    return np.prod(self, axis=dim, keepdims=keepdim)
+
+
+def max_all(self):
+    return np.max(self)
+
+
+def min_all(self):
+    return np.min(self)
+
+
+def max_dim(self, dim, keepdim):
+    indices = np.expand_dims(np.argmax(self, axis=dim), dim)
+    values = np.take_along_axis(self, indices, axis=dim)
+    return _squeeze_unless(values, dim, keepdim), _squeeze_unless(indices, dim, keepdim)
+
+
+def min_dim(self, dim, keepdim):
+    indices = np.expand_dims(np.argmin(self, axis=dim), dim)
+    values = np.take_along_axis(self, indices, axis=dim)
+    return _squeeze_unless(values, dim, keepdim), _squeeze_unless(indices, dim, keepdim)
+
+
+def _squeeze_unless(a, dim, keepdim):
+    return a if keepdim else np.squeeze(a, axis=dim)
+
+
+def amax(self, dim, keepdim):
+    return np.amax(self, axis=dim, keepdims=keepdim)
+
+
+def amin(self, dim, keepdim):
+    return np.amin(self, axis=dim, keepdims=keepdim)
+
+
+def logsumexp(self, dim, keepdim):
+    m = np.amax(self, axis=dim, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)  # rows of all -inf (or inf) need no shift, as torch
+    out = np.log(np.sum(np.exp(self - m), axis=dim, keepdims=True)) + m
+    return out if keepdim else np.squeeze(out, axis=dim)
+
+
+def softmax(self, dim):
+    e = np.exp(self - np.amax(self, axis=dim, keepdims=True))
+    return e / np.sum(e, axis=dim, keepdims=True)
+
+
+def log_softmax(self, dim):
+    shifted = self - np.amax(self, axis=dim, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+
+
+def norm(self, dim, keepdim):
+    return np.sqrt(np.sum(self * self, axis=dim, keepdims=keepdim))
+
+
+# ---- shapes ----
+def view(self, size):
+    try:
+        return np.reshape(self, size, copy=False)
+    except ValueError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.") from None
+
+
+def reshape(self, size):
+    return np.reshape(self, size)
+
+
+def squeeze(self, dim):
+    if dim is None:
+        return np.squeeze(self)
+    dims = tuple(d for d in dim if self.shape[d] == 1)  # torch ignores dims of size != 1
+    return np.squeeze(self, axis=dims) if dims else self.view()
+
+
+def unsqueeze(self, dim):
+    return np.expand_dims(self, dim)
+
+
+def transpose(self, dim0, dim1):
+    return np.swapaxes(self, dim0, dim1)
+
+
+def permute(self, dims):
+    return np.transpose(self, dims)
+
+
+def expand(self, size):
+    return np.broadcast_to(self, size)
+
+
+def to_dtype(self, dtype):
+    return self.astype(dtype)
+
+
+def clone(self):
+    return self.copy()
+
+
+# ---- indexing ----
+def select(self, dim, index):
+    return self[(slice(None),) * dim + (index,)]
+
+
+def slice_(self, dim, start, end, step):
+    return self[(slice(None),) * dim + (slice(start, end, step),)]
+
+
+def index(self, indices):
+    return self[indices]
+
+
+def select_backward(grad_output, input_sizes, dim, index):
+    out = np.zeros(input_sizes, dtype=grad_output.dtype)
+    out[(slice(None),) * dim + (index,)] = grad_output
+    return out
+
+
+def slice_backward(grad_output, input_sizes, dim, start, end, step):
+    out = np.zeros(input_sizes, dtype=grad_output.dtype)
+    out[(slice(None),) * dim + (slice(start, end, step),)] = grad_output
+    return out
+
+
+def index_backward(grad_output, input_sizes, indices):
+    out = np.zeros(input_sizes, dtype=grad_output.dtype)
+    np.add.at(out, indices, grad_output)  # repeated indices add up
+    return out
+
+
+def gather(self, index, dim):
+    return np.take_along_axis(self, index, axis=dim)
+
+
+def _scatter_index(index, dim):
+    """Full index tuple addressing, for each element of `index`, its target along `dim`."""
+    grids = list(np.indices(index.shape, sparse=True))
+    grids[dim] = index
+    return tuple(grids)
+
+
+def scatter(self, index, src, dim):
+    out = self.copy()
+    out[_scatter_index(index, dim)] = src
+    return out
+
+
+def scatter_add(self, index, src, dim):
+    out = self.copy()
+    np.add.at(out, _scatter_index(index, dim), src[tuple(slice(0, n) for n in index.shape)])
+    return out
+
+
+def cat(tensors, dim):
+    return np.concatenate(tensors, axis=dim)
+
+
+def stack(tensors, dim):
+    return np.stack(tensors, axis=dim)
+
+
+def split_with_sizes(self, split_sizes, dim):
+    bounds = np.cumsum(split_sizes)[:-1]
+    return tuple(np.split(self, bounds, axis=dim))
+
+
+# ---- matrix products ----
+def matmul(self, other):
+    return np.matmul(self, other)

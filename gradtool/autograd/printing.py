@@ -1,0 +1,129 @@
+"""repr(tensor) laid out as torch lays it out (torch/_tensor_str.py): 4 decimals, scientific
+notation when magnitudes span more than 1000x, integer-valued floats as `1.`, 80 columns."""
+import math
+
+import numpy as np
+
+PRECISION = 4
+LINEWIDTH = 80
+THRESHOLD = 1000
+EDGEITEMS = 3
+_DEFAULT_DTYPES = ("float32", "int64", "bool")
+
+
+class _Formatter:
+    def __init__(self, values):
+        self.floating = values.dtype.kind == "f"
+        self.int_mode, self.sci_mode, self.width = True, False, 1
+        flat = values.ravel()
+        if not self.floating:
+            self.width = max((len(_plain(v)) for v in flat.tolist()), default=1)
+            return
+        finite = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
+        if finite.size == 0:
+            self.width = max((len(_plain(v)) for v in flat.tolist()), default=1)
+            return
+        lo, hi = np.abs(finite).min(), np.abs(finite).max()
+        self.int_mode = bool(np.all(finite == np.ceil(finite)))
+        if self.int_mode:
+            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
+        else:
+            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+        fmt = (f"{{:.{PRECISION}e}}" if self.sci_mode else
+               "{:.0f}." if self.int_mode else f"{{:.{PRECISION}f}}")
+        self.width = max(len(fmt.format(v)) for v in finite.tolist())
+        if not np.all(np.isfinite(flat)):
+            self.width = max(self.width, max(len(f"{v}") for v in flat[~np.isfinite(flat)]))
+
+    def format(self, value):
+        if not self.floating:
+            text = _plain(value)
+        elif self.sci_mode:
+            text = f"{value:{self.width}.{PRECISION}e}"
+        elif self.int_mode:
+            text = f"{value:.0f}" + ("" if math.isinf(value) or math.isnan(value) else ".")
+        else:
+            text = f"{value:.{PRECISION}f}"
+        return " " * (self.width - len(text)) + text
+
+
+def _plain(v):
+    return str(v) if not isinstance(v, bool) else ("True" if v else "False")
+
+
+def _vector(values, indent, summarize, fmt):
+    per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
+    items = values.tolist()
+    if summarize and len(items) > 2 * EDGEITEMS:
+        data = [fmt.format(v) for v in items[:EDGEITEMS]] + [" ..."] + \
+               [fmt.format(v) for v in items[-EDGEITEMS:]]
+    else:
+        data = [fmt.format(v) for v in items]
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _nested(values, indent, summarize, fmt):
+    if values.ndim == 0:
+        return fmt.format(values.item())
+    if values.ndim == 1:
+        return _vector(values, indent, summarize, fmt)
+    n = values.shape[0]
+    if summarize and n > 2 * EDGEITEMS:
+        rows = ([_nested(values[i], indent + 1, summarize, fmt) for i in range(EDGEITEMS)] +
+                ["..."] +
+                [_nested(values[i], indent + 1, summarize, fmt) for i in range(n - EDGEITEMS, n)])
+    else:
+        rows = [_nested(values[i], indent + 1, summarize, fmt) for i in range(n)]
+    return "[" + ("," + "\n" * (values.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
+
+
+def _summarized(values):
+    """Only the elements that will be shown, so the formatter sizes columns for them."""
+    if values.ndim == 0:
+        return values
+    if values.shape[0] > 2 * EDGEITEMS:
+        values = np.concatenate([values[:EDGEITEMS], values[-EDGEITEMS:]])
+    return np.stack([_summarized(v) for v in values]) if values.ndim > 1 else values
+
+
+def array_str(values, indent):
+    if values.size == 0:
+        return "[]"
+    summarize = values.size > THRESHOLD
+    fmt = _Formatter(_summarized(values) if summarize else values)
+    return _nested(values, indent, summarize, fmt)
+
+
+def tensor_repr(t, prefix="tensor("):
+    values = t._data
+    indent = len(prefix)
+    suffixes = []
+    if values.size == 0:
+        if values.ndim != 1:
+            suffixes.append(f"size={tuple(values.shape)}")
+        if values.dtype.name != "float32":
+            suffixes.append(f"dtype={t.dtype}")
+        body = "[]"
+    else:
+        if values.dtype.name not in _DEFAULT_DTYPES:
+            suffixes.append(f"dtype={t.dtype}")
+        body = array_str(values, indent)
+    if t._grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(t._grad_fn).__name__}>")
+    elif t._requires_grad:
+        suffixes.append("requires_grad=True")
+    return _with_suffixes(prefix + body, suffixes, indent)
+
+
+def _with_suffixes(text, suffixes, indent):
+    parts = [text]
+    last_line = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line + len(suffix) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line += len(suffix) + 2
+    return "".join(parts) + ")"

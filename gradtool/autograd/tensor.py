@@ -1,0 +1,1017 @@
+"""Tensor, and `call`: the one dispatch every op goes through (forward, then recording)."""
+import collections
+import numbers
+
+import numpy as np
+
+from . import dtypes, engine, grad_mode
+from .node import RemovableHandle, SavedTensor, accumulator_of
+
+_state = grad_mode.state
+_FLOAT64 = np.dtype(np.float64)
+_FLOAT32 = np.dtype(np.float32)
+_NO_EDGE = (None, 0)
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as torch.Size does."""
+
+    def __repr__(self):
+        return f"gradtool.Size({list(self)})"
+
+    def numel(self):
+        return int(np.prod(self))
+
+
+MaxResult = collections.namedtuple("max", ["values", "indices"])
+MinResult = collections.namedtuple("min", ["values", "indices"])
+
+
+def call(spec, inputs, args=()):
+    """Run op `spec` on `inputs` (tensors or numbers) and record it in the graph when grad
+    mode is on and an input requires grad. The engine's hot path: keep it lean."""
+    if spec.variadic:
+        arrays = ([t._data for t in inputs[0]],)
+    else:
+        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    try:
+        out = spec.forward(*arrays, *args)
+    except ValueError as e:
+        raise RuntimeError(_shape_error(spec, arrays, e)) from None
+    if spec.multi_output:
+        outs = tuple(_as_result(o, arrays, spec) for o in out)
+    else:
+        out = _as_result(out, arrays, spec)
+    if not _state.grad_enabled:
+        return tuple(map(Tensor._wrap, outs)) if spec.multi_output else Tensor._wrap(out)
+
+    # Which differentiable inputs require grad: one bit each, and the graph edge to each.
+    mask = 0
+    edges = []
+    metas = []
+    tensors = inputs[0] if spec.variadic else [inputs[p] for p in spec.diff_positions]
+    for bit, x in enumerate(tensors):
+        if isinstance(x, Tensor) and x._requires_grad:
+            mask |= 1 << (0 if spec.variadic else bit)
+            edges.append((x._grad_fn, x._output_nr) if x._grad_fn is not None
+                         else (accumulator_of(x), 0))
+            metas.append((x._data.shape, x._data.dtype))
+        else:
+            edges.append(_NO_EDGE)
+            metas.append(None)
+    if not mask:
+        return tuple(map(Tensor._wrap, outs)) if spec.multi_output else Tensor._wrap(out)
+
+    node = spec.node_class(tuple(edges), tuple(metas))
+    if spec.multi_output:
+        results = []
+        output_meta = []
+        for i, o in enumerate(outs):
+            r = Tensor._wrap(o)
+            if o.dtype.kind == "f" and (spec.outputs == "many" or
+                                        spec.outputs[i] not in spec.nondiff_outputs):
+                r._requires_grad, r._grad_fn, r._output_nr = True, node, i
+                output_meta.append((o.shape, o.dtype))
+            else:
+                output_meta.append(None)
+            results.append(r)
+        node._output_meta = output_meta
+    else:
+        r = Tensor._wrap(out)
+        if out.dtype.kind != "f":  # integer and bool results never require grad
+            return r
+        r._requires_grad, r._grad_fn = True, node
+        results = (r,)
+
+    saved = {}
+    for name, (kind, where) in spec.saved_names(mask):
+        if kind == "input":
+            v = inputs[where]
+            saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
+        elif kind == "arg":
+            saved[name] = args[where]
+        elif kind == "output":
+            saved[name] = SavedTensor(results[where], is_output=True)
+        else:
+            index, suffix = where
+            saved[name] = _derived(arrays[index], suffix)
+    node._saved = saved
+    return tuple(results) if spec.multi_output else r
+
+
+def _as_result(out, arrays, spec):
+    """numpy gives scalars for 0-d results and float64 where torch keeps float32 (int inputs,
+    NumPy scalars): make it an array of torch's dtype."""
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    if out.dtype is _FLOAT64 and spec.promotes_dtype and not any(
+            isinstance(a, np.ndarray) and a.dtype is _FLOAT64 for a in _flat(arrays)):
+        out = out.astype(_FLOAT32)
+    return out
+
+
+def _flat(arrays):
+    for a in arrays:
+        if isinstance(a, list):
+            yield from a
+        else:
+            yield a
+
+
+def _derived(value, suffix):
+    from .ops.derivatives import derived
+    return derived(value, suffix)
+
+
+def _shape_error(spec, arrays, error):
+    shapes = [np.shape(a) for a in _flat(arrays) if isinstance(a, np.ndarray)]
+    if len(shapes) == 2 and spec.name in _BROADCASTING_OPS:
+        a, b = shapes
+        for i in range(1, max(len(a), len(b)) + 1):
+            sa = a[-i] if i <= len(a) else 1
+            sb = b[-i] if i <= len(b) else 1
+            if sa != sb and sa != 1 and sb != 1:
+                return (f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) "
+                        f"at non-singleton dimension {max(len(a), len(b)) - i}")
+    return f"{spec.name}: {error} (shapes {', '.join(str(list(s)) for s in shapes)})"
+
+
+_BROADCASTING_OPS = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "where",
+                     "masked_fill", "rsub"}
+
+
+_LEGACY_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
+                      "int64": "Long", "int32": "Int", "bool": "Bool"}
+
+
+def version_error(saved, owner):
+    """torch's in-place error, for a saved tensor whose version moved since it was saved."""
+    array = saved._data if saved._tensor is None else saved._tensor._data
+    what = ("[gradtool.Tensor]" if array is None else
+            f"[gradtool.{_LEGACY_TYPE_NAMES.get(array.dtype.name, '')}Tensor {list(array.shape)}]")
+    if saved.is_output and owner is not None:
+        what += f", which is output {saved._output_nr} of {owner.name()},"
+    elif saved._tensor is not None and saved._tensor._grad_fn is not None:
+        t = saved._tensor
+        what += f", which is output {t._output_nr} of {t._grad_fn.name()},"
+    return ("one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: {what} is at version {saved._version_counter[0]}; expected "
+            f"version {saved.saved_version} instead. Hint: enable anomaly detection to find "
+            "the operation that failed to compute its gradient, with "
+            "gradtool.autograd.set_detect_anomaly(True).")
+
+
+def _dim(d, ndim):
+    """A dim index made non-negative, with torch's error when out of range."""
+    lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if not isinstance(d, numbers.Integral) or isinstance(d, bool):
+        raise TypeError(f"dim must be an int, got {type(d).__name__}")
+    if not lo <= d <= hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], "
+                         f"but got {d})")
+    return d % ndim if ndim else 0
+
+
+def _dims(dim, ndim):
+    """Reduction dims as a tuple of non-negative ints; None (or ()) means all dims."""
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return tuple(range(ndim))
+    if isinstance(dim, (tuple, list)):
+        return tuple(_dim(d, ndim) for d in dim)
+    return (_dim(dim, ndim),)
+
+
+def _shape(args):
+    """view(2, 3), view((2, 3)) and view([2, 3]) all mean the shape (2, 3)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
+        args = args[0]
+    return tuple(int(a) for a in args)
+
+
+class Tensor:
+    """An n-dimensional array that can record the operations applied to it."""
+
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad",
+                 "_version_counter", "_accumulator", "_hooks", "_base", "_is_inference",
+                 "__weakref__")
+    __array_ufunc__ = None  # numpy defers to our reflected operators: np.float64(2) * t
+    __hash__ = object.__hash__
+
+    def __init__(self, data=None, *, requires_grad=False):
+        from .creation import tensor
+        t = tensor([] if data is None else data, requires_grad=requires_grad)
+        _copy_state(t, self)
+
+    @classmethod
+    def _wrap(cls, array):
+        t = object.__new__(cls)
+        t._data = array
+        t._requires_grad = False
+        t._grad_fn = None
+        t._output_nr = 0
+        t._grad = None
+        t._version_counter = [0]
+        t._accumulator = None
+        t._hooks = None
+        t._base = None
+        t._is_inference = _state.inference
+        return t
+
+    # ---------------- attributes ----------------
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_dim(dim, self._data.ndim)]
+
+    def dim(self):
+        return self._data.ndim
+
+    ndim = property(dim)
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return dtypes.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def is_floating_point_(self):
+        return self._data.dtype.kind == "f"
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f"
+
+    @property
+    def device(self):
+        return "cpu"
+
+    @property
+    def data(self):
+        """The same values, detached from the graph (as torch's .data)."""
+        return Tensor._wrap(self._data)
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        requires_grad = bool(requires_grad)
+        if self._grad_fn is not None and not requires_grad:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
+                               "you want to use a computed variable in a subgraph that doesn't "
+                               "require differentiation use var_no_grad = var.detach().")
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        self._requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self.retains_grad:
+            engine.warn_non_leaf_grad()
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        node = self._grad_fn
+        return bool(node is not None and node._hooks is not None
+                    and self._output_nr in node._hooks.retains_grad)
+
+    def retain_grad(self):
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is not None:
+            import weakref
+            self._grad_fn._node_hooks().retains_grad[self._output_nr] = weakref.ref(self)
+
+    def register_hook(self, hook):
+        """hook(grad) runs when this tensor's gradient is computed; may return a new one."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self._grad_fn is None:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        else:
+            hooks = self._grad_fn._node_hooks().tensor_pre.setdefault(self._output_nr, [])
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    @property
+    def _version(self):
+        return self._version_counter[0]
+
+    def is_inference(self):
+        return self._is_inference
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into every leaf's .grad (weighted by `gradient`)."""
+        engine.backward((self,), None if gradient is None else (gradient,),
+                        retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        t = Tensor._wrap(self._data)
+        t._version_counter = self._version_counter  # same memory, same version counter
+        return t
+
+    def detach_(self):
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # ---------------- conversion ----------------
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               f"to Scalar")
+        return self._data.item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def __repr__(self):
+        from .printing import tensor_repr
+        return tensor_repr(self)
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data)
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def to(self, dtype, *args, **kwargs):
+        if isinstance(dtype, str) or dtype is None:  # .to("cpu"): the only device
+            return self
+        if isinstance(dtype, Tensor):
+            dtype = dtype.dtype
+        np_dtype = dtypes.to_numpy_dtype(dtype)
+        if np_dtype == self._data.dtype:
+            return self
+        return call(_D.TO_COPY, (self,), (np_dtype,))
+
+    def type(self, dtype=None):
+        return self.dtype if dtype is None else self.to(dtype)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    def float(self):
+        return self.to(dtypes.float32)
+
+    def double(self):
+        return self.to(dtypes.float64)
+
+    def half(self):
+        return self.to(dtypes.float16)
+
+    def long(self):
+        return self.to(dtypes.int64)
+
+    def int(self):
+        return self.to(dtypes.int32)
+
+    def bool(self):
+        return self.to(dtypes.bool_)
+
+    def cpu(self):
+        return self
+
+    def clone(self):
+        return call(_D.CLONE, (self,))
+
+    def contiguous(self):
+        return self if self._data.flags.c_contiguous else self.clone()
+
+    def is_contiguous(self):
+        return self._data.flags.c_contiguous
+
+    def equal(self, other):
+        return self._data.shape == other._data.shape and bool(np.all(self._data == other._data))
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return bool(np.allclose(self._data, _array(other), rtol, atol, equal_nan))
+
+    # ---------------- arithmetic ----------------
+    def __add__(self, other):
+        return call(_D.ADD, (self, other), (1,))
+
+    __radd__ = __add__
+
+    def add(self, other, *, alpha=1):
+        return call(_D.ADD, (self, other), (alpha,))
+
+    def __sub__(self, other):
+        return call(_D.SUB, (self, other), (1,))
+
+    def sub(self, other, *, alpha=1):
+        return call(_D.SUB, (self, other), (alpha,))
+
+    def __rsub__(self, other):
+        return call(_D.RSUB, (self,), (other,))
+
+    def __mul__(self, other):
+        return call(_D.MUL, (self, other))
+
+    __rmul__ = __mul__
+    mul = __mul__
+
+    def __truediv__(self, other):
+        return call(_D.DIV, (self, other))
+
+    div = divide = __truediv__
+
+    def __rtruediv__(self, other):
+        return call(_D.DIV, (other, self))
+
+    def __pow__(self, exponent):
+        if isinstance(exponent, Tensor):
+            return call(_D.POW_TENSOR, (self, exponent))
+        return call(_D.POW, (self,), (exponent,))
+
+    pow = __pow__
+
+    def __rpow__(self, base):
+        return call(_D.POW_SCALAR_BASE, (self,), (base,))
+
+    def __neg__(self):
+        return call(_D.NEG, (self,))
+
+    neg = negative = __neg__
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return call(_D.ABS, (self,))
+
+    abs = __abs__
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    matmul = __matmul__
+
+    def mm(self, mat2):
+        _check_matrix("mm", self, 2, "self")
+        _check_matrix("mm", mat2, 2, "mat2")
+        return matmul(self, mat2)
+
+    def bmm(self, mat2):
+        _check_matrix("bmm", self, 3, "batch1")
+        _check_matrix("bmm", mat2, 3, "batch2")
+        return matmul(self, mat2)
+
+    def mv(self, vec):
+        _check_matrix("mv", self, 2, "self")
+        _check_matrix("mv", vec, 1, "vec")
+        return matmul(self, vec)
+
+    def dot(self, other):
+        _check_matrix("dot", self, 1, "self")
+        _check_matrix("dot", other, 1, "tensor")
+        return matmul(self, other)
+
+    # ---------------- comparisons and logic (never differentiable) ----------------
+    def __eq__(self, other):
+        return Tensor._wrap(np.asarray(self._data == _array(other)))
+
+    def __ne__(self, other):
+        return Tensor._wrap(np.asarray(self._data != _array(other)))
+
+    def __lt__(self, other):
+        return Tensor._wrap(np.asarray(self._data < _array(other)))
+
+    def __le__(self, other):
+        return Tensor._wrap(np.asarray(self._data <= _array(other)))
+
+    def __gt__(self, other):
+        return Tensor._wrap(np.asarray(self._data > _array(other)))
+
+    def __ge__(self, other):
+        return Tensor._wrap(np.asarray(self._data >= _array(other)))
+
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+
+    def __and__(self, other):
+        return Tensor._wrap(np.asarray(self._data & _array(other)))
+
+    def __or__(self, other):
+        return Tensor._wrap(np.asarray(self._data | _array(other)))
+
+    def __xor__(self, other):
+        return Tensor._wrap(np.asarray(self._data ^ _array(other)))
+
+    def __invert__(self):
+        return Tensor._wrap(np.asarray(~self._data))
+
+    logical_not = __invert__
+
+    def all(self, dim=None, keepdim=False):
+        axis = None if dim is None else _dims(dim, self._data.ndim)
+        return Tensor._wrap(np.asarray(np.all(self._data, axis=axis, keepdims=keepdim)))
+
+    def any(self, dim=None, keepdim=False):
+        axis = None if dim is None else _dims(dim, self._data.ndim)
+        return Tensor._wrap(np.asarray(np.any(self._data, axis=axis, keepdims=keepdim)))
+
+    def isnan(self):
+        return Tensor._wrap(np.isnan(self._data))
+
+    def isinf(self):
+        return Tensor._wrap(np.isinf(self._data))
+
+    def isfinite(self):
+        return Tensor._wrap(np.isfinite(self._data))
+
+    def argmax(self, dim=None, keepdim=False):
+        return _arg_reduce(np.argmax, self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        return _arg_reduce(np.argmin, self, dim, keepdim)
+
+    # ---------------- elementwise math ----------------
+    def exp(self):
+        return call(_D.EXP, (self,))
+
+    def log(self):
+        return call(_D.LOG, (self,))
+
+    def log1p(self):
+        return call(_D.LOG1P, (self,))
+
+    def expm1(self):
+        return call(_D.EXPM1, (self,))
+
+    def sqrt(self):
+        return call(_D.SQRT, (self,))
+
+    def rsqrt(self):
+        return call(_D.RSQRT, (self,))
+
+    def sin(self):
+        return call(_D.SIN, (self,))
+
+    def cos(self):
+        return call(_D.COS, (self,))
+
+    def tan(self):
+        return call(_D.TAN, (self,))
+
+    def tanh(self):
+        return call(_D.TANH, (self,))
+
+    def sigmoid(self):
+        return call(_D.SIGMOID, (self,))
+
+    def relu(self):
+        return call(_D.RELU, (self,))
+
+    def sign(self):
+        return call(_D.SIGN, (self,))
+
+    def clamp(self, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            out = self if min is None else maximum(self, _like(min, self))
+            return out if max is None else minimum(out, _like(max, self))
+        return call(_D.CLAMP, (self,), (min, max))
+
+    clip = clamp
+
+    def clamp_min(self, min):
+        return self.clamp(min=min)
+
+    def clamp_max(self, max):
+        return self.clamp(max=max)
+
+    def maximum(self, other):
+        return maximum(self, other)
+
+    def minimum(self, other):
+        return minimum(self, other)
+
+    def where(self, condition, other):
+        return where(condition, self, other)
+
+    def masked_fill(self, mask, value):
+        mask = _as_tensor(mask)
+        if mask._data.dtype != np.bool_:
+            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
+                               f"dtype {mask.dtype}")
+        if np.broadcast_shapes(mask._data.shape, self._data.shape) != self._data.shape:
+            raise RuntimeError(f"The size of the mask {list(mask._data.shape)} must be "
+                               f"broadcastable to the tensor {list(self._data.shape)}")
+        if isinstance(value, Tensor):
+            value = value.item()
+        return call(_D.MASKED_FILL, (self, mask), (value,))
+
+    # ---------------- reductions ----------------
+    def sum(self, dim=None, keepdim=False, *, dtype=None):
+        t = self if dtype is None else self.to(dtype)
+        if dim is None:
+            return call(_D.SUM, (t,))
+        return call(_D.SUM_DIM, (t,), (_dims(dim, t._data.ndim), keepdim))
+
+    def mean(self, dim=None, keepdim=False, *, dtype=None):
+        t = self if dtype is None else self.to(dtype)
+        if t._data.dtype.kind != "f":
+            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
+                               f"either a floating point or complex dtype. Got: "
+                               f"{t.dtype.name.capitalize()}")
+        if dim is None:
+            return call(_D.MEAN, (t,))
+        return call(_D.MEAN_DIM, (t,), (_dims(dim, t._data.ndim), keepdim))
+
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return call(_D.VAR, (self,), _var_args(self, dim, unbiased, keepdim, correction))
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return call(_D.STD, (self,), _var_args(self, dim, unbiased, keepdim, correction))
+
+    def prod(self, dim=None, keepdim=False, *, dtype=None):
+        t = self if dtype is None else self.to(dtype)
+        if dim is None:
+            return call(_D.PROD, (t,))
+        return call(_D.PROD_DIM, (t,), (_dim(dim, t._data.ndim), keepdim))
+
+    def max(self, dim=None, keepdim=False):
+        if isinstance(dim, Tensor):
+            return maximum(self, dim)
+        if dim is None:
+            _check_nonempty(self, "max")
+            return call(_D.MAX, (self,))
+        return MaxResult(*call(_D.MAX_DIM, (self,), (_dim(dim, self._data.ndim), keepdim)))
+
+    def min(self, dim=None, keepdim=False):
+        if isinstance(dim, Tensor):
+            return minimum(self, dim)
+        if dim is None:
+            _check_nonempty(self, "min")
+            return call(_D.MIN, (self,))
+        return MinResult(*call(_D.MIN_DIM, (self,), (_dim(dim, self._data.ndim), keepdim)))
+
+    def amax(self, dim=(), keepdim=False):
+        return call(_D.AMAX, (self,), (_dims(dim, self._data.ndim), keepdim))
+
+    def amin(self, dim=(), keepdim=False):
+        return call(_D.AMIN, (self,), (_dims(dim, self._data.ndim), keepdim))
+
+    def logsumexp(self, dim, keepdim=False):
+        return call(_D.LOGSUMEXP, (self,), (_dims(dim, self._data.ndim), keepdim))
+
+    def softmax(self, dim):
+        return call(_D.SOFTMAX, (self,), (_dim(dim, self._data.ndim),))
+
+    def log_softmax(self, dim):
+        return call(_D.LOG_SOFTMAX, (self,), (_dim(dim, self._data.ndim),))
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        if p not in ("fro", 2, 2.0):
+            raise NotImplementedError(f"norm: only p=2 ('fro') is supported, got p={p!r}")
+        return call(_D.NORM, (self,), (_dims(dim, self._data.ndim), keepdim))
+
+    # ---------------- shapes ----------------
+    def view(self, *shape):
+        if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, Size)):
+            return self.to(shape[0])  # view(dtype) reinterprets in torch; a copy here
+        return call(_D.VIEW, (self,), (_shape(shape),))
+
+    def view_as(self, other):
+        return self.view(other.shape)
+
+    def reshape(self, *shape):
+        shape = _shape(shape)
+        try:
+            return call(_D.VIEW, (self,), (shape,))
+        except RuntimeError as e:  # not viewable: copy, as torch (CloneBackward0)
+            if "view size is not compatible" not in str(e):
+                raise
+            return call(_D.UNSAFE_VIEW, (self.clone(),), (shape,))
+
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        nd = self._data.ndim
+        if nd == 0:
+            return self.reshape(1)
+        s, e = _dim(start_dim, nd), _dim(end_dim, nd)
+        shape = self._data.shape
+        return self.reshape(shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:])
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            return call(_D.SQUEEZE, (self,), (None,))
+        return call(_D.SQUEEZE_DIM, (self,), (_dims(dim, self._data.ndim),))
+
+    def unsqueeze(self, dim):
+        return call(_D.UNSQUEEZE, (self,), (_dim(dim, self._data.ndim + 1),))
+
+    def transpose(self, dim0, dim1):
+        nd = self._data.ndim
+        return call(_D.TRANSPOSE, (self,), (_dim(dim0, nd), _dim(dim1, nd)))
+
+    swapaxes = transpose
+
+    def t(self):
+        if self._data.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self._data.ndim}D")
+        return call(_D.T, (self,))
+
+    @property
+    def T(self):
+        return self.permute(tuple(reversed(range(self._data.ndim))))
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    def permute(self, *dims):
+        dims = _shape(dims)
+        nd = self._data.ndim
+        if len(dims) != nd:
+            raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input "
+                               f"does not match the length of the desired ordering of "
+                               f"dimensions i.e. input.dim() = {nd} is not equal to "
+                               f"len(dims) = {len(dims)}")
+        return call(_D.PERMUTE, (self,), (tuple(_dim(d, nd) for d in dims),))
+
+    def expand(self, *sizes):
+        sizes = _shape(sizes)
+        lead = len(sizes) - self._data.ndim
+        if lead < 0:
+            raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be "
+                               f"greater or equal to the number of dimensions in the tensor "
+                               f"({self._data.ndim})")
+        sizes = tuple(self._data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        return call(_D.EXPAND, (self,), (sizes,))
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
+
+    def __getitem__(self, index):
+        return _getitem(self, index)
+
+    def split(self, split_size, dim=0):
+        dim = _dim(dim, self._data.ndim)
+        if isinstance(split_size, (list, tuple)):
+            return call(_D.SPLIT_WITH_SIZES, (self,), (tuple(split_size), dim))
+        return call(_D.SPLIT, (self,), (int(split_size), dim))
+
+    def chunk(self, chunks, dim=0):
+        n = self.size(dim)
+        return self.split(max(1, -(-n // chunks)), dim)
+
+    def unbind(self, dim=0):
+        dim = _dim(dim, self._data.ndim)
+        return tuple(call(_D.SELECT, (self,), (dim, i)) for i in range(self._data.shape[dim]))
+
+    def gather(self, dim, index):
+        return call(_D.GATHER, (self, index), (_dim(dim, self._data.ndim),))
+
+    def scatter(self, dim, index, src):
+        return call(_D.SCATTER, (self, index, src), (_dim(dim, self._data.ndim),))
+
+    def scatter_add(self, dim, index, src):
+        return call(_D.SCATTER_ADD, (self, index, src), (_dim(dim, self._data.ndim),))
+
+
+def _copy_state(src, dst):
+    for name in Tensor.__slots__:
+        if name != "__weakref__":
+            setattr(dst, name, getattr(src, name))
+
+
+def _array(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _as_tensor(x):
+    return x if isinstance(x, Tensor) else Tensor._wrap(np.asarray(x))
+
+
+def _like(x, ref):
+    return x if isinstance(x, Tensor) else Tensor._wrap(np.asarray(x, dtype=ref._data.dtype))
+
+
+def _check_matrix(op_name, t, ndim, arg):
+    if t.dim() != ndim:
+        raise RuntimeError(f"{op_name}: {arg} must be a {ndim}D tensor, got {t.dim()}D")
+
+
+def _check_nonempty(t, name):
+    if t._data.size == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                           f"== 0. Specify the reduction dim with the 'dim' argument.")
+
+
+def _arg_reduce(fn, t, dim, keepdim):
+    if dim is None:
+        return Tensor._wrap(np.asarray(fn(t._data)))
+    return Tensor._wrap(np.asarray(fn(t._data, axis=_dim(dim, t._data.ndim), keepdims=keepdim)))
+
+
+def _var_args(t, dim, unbiased, keepdim, correction):
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    if isinstance(dim, bool):  # torch's legacy var(unbiased) positional form
+        correction, dim = (1 if dim else 0), None
+    return (_dims(dim, t._data.ndim), correction, keepdim)
+
+
+def _getitem(t, index):
+    """Basic indexing as torch does it: a chain of select / slice / unsqueeze views.
+    Anything with a tensor, list or array in it is advanced indexing (IndexBackward0)."""
+    items = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(i, (Tensor, list, np.ndarray)) or isinstance(i, bool) for i in items):
+        converted = tuple(_index_array(i) for i in items)
+        return call(_D.INDEX, (t,), (converted if isinstance(index, tuple) else converted[0],))
+    specified = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if specified > t._data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {t._data.ndim}")
+    out, dim = t, 0
+    for item in items:
+        if item is Ellipsis:
+            dim += t._data.ndim - specified
+        elif item is None:
+            out = call(_D.UNSQUEEZE, (out,), (dim,))
+            dim += 1
+        elif isinstance(item, numbers.Integral):
+            size = out._data.shape[dim]
+            if not -size <= item < size:
+                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size "
+                                 f"{size}")
+            out = call(_D.SELECT, (out,), (dim, int(item) % size))
+        elif isinstance(item, slice):
+            if item.step is not None and item.step <= 0:
+                raise ValueError("step must be greater than zero")
+            size = out._data.shape[dim]
+            start, stop, step = item.indices(size)
+            if (start, stop, step) != (0, size, 1):
+                out = call(_D.SLICE, (out,), (dim, start, max(start, stop), step))
+            dim += 1
+        else:
+            raise TypeError(f"indices must be ints, slices, None, Ellipsis or tensors, "
+                            f"not {type(item).__name__}")
+    if out is t:  # t[:] or t[...]: still a new tensor, as in torch
+        out = call(_D.VIEW, (t,), (t._data.shape,))
+    return out
+
+
+def _index_array(i):
+    if isinstance(i, Tensor):
+        return i._data
+    if isinstance(i, list):
+        return np.asarray(i)
+    return i
+
+
+# ---------------- the functional API (gradtool.where, gradtool.cat, ...) ----------------
+def where(condition, input=None, other=None):
+    condition = _as_tensor(condition)
+    if input is None and other is None:
+        return tuple(Tensor._wrap(a) for a in np.nonzero(condition._data))
+    return call(_D.WHERE, (condition, input, other))
+
+
+def maximum(input, other):
+    return call(_D.MAXIMUM, (input, _as_tensor(other)))
+
+
+def minimum(input, other):
+    return call(_D.MINIMUM, (input, _as_tensor(other)))
+
+
+def matmul(input, other):
+    """torch's matmul; exact torch node names for the mm, mv, dot and bmm shapes."""
+    a, b = input.dim(), other.dim()
+    if a == 0 or b == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{a}D and {b}D")
+    k_a = input.shape[-1]
+    k_b = other.shape[-2] if b >= 2 else other.shape[0]
+    if k_a != k_b:
+        if a == 1 and b == 1:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{k_a}] and src "
+                               f"[{k_b}] to have the same number of elements, but got {k_a} and "
+                               f"{k_b} elements respectively")
+        rows = int(np.prod(input.shape[:-1])) if a > 1 else 1
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k_a} and "
+                           f"{k_b}x{other.shape[-1] if b > 1 else 1})")
+    if a == 2 and b == 2:
+        spec = _D.MM
+    elif a == 1 and b == 1:
+        spec = _D.DOT
+    elif a == 2 and b == 1:
+        spec = _D.MV
+    elif a == 3 and b == 3 and input.shape[0] == other.shape[0]:
+        spec = _D.BMM
+    else:
+        spec = _D.MATMUL
+    return call(spec, (input, other))
+
+
+def cat(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    return call(_D.CAT, (tensors,), (_dim(dim, tensors[0].dim()),))
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shapes = {t.shape for t in tensors}
+    if len(shapes) > 1:
+        raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                           f"{list(tensors[0].shape)} at entry 0 and "
+                           f"{list(next(t.shape for t in tensors if t.shape != tensors[0].shape))}"
+                           f" at entry 1")
+    return call(_D.STACK, (tensors,), (_dim(dim, tensors[0].dim() + 1),))
+
+
+from .ops import derivatives as _D  # noqa: E402  (the table's formulas use Tensor: import last)
+D = _D

@@ -1,0 +1,36 @@
+"""The one traversal of the backward graph. Iterative, so graphs of any depth work."""
+
+
+def count_dependencies(roots):
+    """{node: number of edges pointing at it} over every node reachable from roots."""
+    counts = {}
+    stack = list(roots)
+    seen = set(stack)
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is None:
+                continue
+            counts[child] = counts.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return counts
+
+
+def topological_order(roots):
+    """Every node reachable from roots, each after all the nodes that point at it
+    (Kahn's algorithm over count_dependencies): the order backward runs them in."""
+    counts = count_dependencies(roots)
+    order = []
+    ready = [r for r in dict.fromkeys(roots) if r not in counts]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            left = counts[child] - 1
+            counts[child] = left
+            if left == 0:
+                ready.append(child)
+    return order
