@@ -9,13 +9,9 @@ import warnings
 import numpy as np
 
 from . import grad_mode
+from . import tensor as T  # tensor.py imports this module too: use T.Tensor at call time only
 from .node import AccumulateGrad, GraphRoot, accumulator_of
 from .walk import count_dependencies, topological_order
-
-
-def _tensor_cls():
-    from .tensor import Tensor
-    return Tensor
 
 
 def _as_tuple(x):
@@ -34,7 +30,7 @@ def gradient_edge(t):
 
 
 def _root_grads(outputs, grad_outputs, create_graph):
-    Tensor = _tensor_cls()
+    Tensor = T.Tensor
     grads = list(_as_tuple(grad_outputs)) or [None] * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(f"got {len(grads)} gradients for {len(outputs)} outputs")
@@ -85,7 +81,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of outputs with respect to inputs, returned (not accumulated)."""
-    Tensor = _tensor_cls()
+    Tensor = T.Tensor
     outputs = _as_tuple(outputs)
     single = isinstance(inputs, Tensor)
     inputs = _as_tuple(inputs)
@@ -122,80 +118,91 @@ def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate):
     the gradient reaching each; with accumulate, sum into leaves (only `inputs`' if given)."""
     root_edges = [gradient_edge(t) for t in outputs]
     root = GraphRoot(root_edges, root_grads, [(t._data.shape, t._data.dtype) for t in outputs])
-    counts = count_dependencies([root])
-
-    captures = None  # (node, output_nr) -> positions in `inputs`
-    needed = None    # with inputs: the nodes from which some input is reachable
+    captures = needed = None
     if inputs is not None:
-        captures = {}
-        for i, t in enumerate(inputs):
-            captures.setdefault(gradient_edge(t), []).append(i)
-        capture_nodes = {node for node, _ in captures}
-        needed = set()
-        for node in reversed(topological_order([root])):
-            if node in capture_nodes or any(c in needed for c, _ in node.next_functions):
-                needed.add(node)
-    captured = [None] * (len(inputs) if inputs is not None else 0)
-
-    buffers = {}
-    ready = [root]
+        captures, needed = _plan_captures(root, inputs)
     prev_mode = grad_mode.state.grad_enabled
-    grad_mode.state.grad_enabled = create_graph
+    grad_mode.state.grad_enabled = create_graph  # backward formulas record only if asked
     try:
-        while ready:
-            node = ready.pop()
-            grads = buffers.pop(node, None) or []
-            hooks = node._hooks
-            if hooks is not None:
-                grads = _run_pre_hooks(node, hooks, grads)
-            if type(node) is AccumulateGrad:
-                grads = _run_leaf_hooks(node.variable, grads)
-            if captures is not None:
-                for nr, g in enumerate(grads):
-                    for i in captures.get((node, nr), ()):
-                        captured[i] = g
-            if type(node) is AccumulateGrad:
-                if accumulate and grads and grads[0] is not None and (
-                        captures is None or (node, 0) in captures):
-                    accumulate_into_leaf(node.variable, grads[0], create_graph)
-                continue
-            if needed is not None and node not in needed:
-                continue
-            if node is root or any(g is not None for g in grads):
-                out = node.apply(grads)
-                if len(out) != len(node.next_functions):
-                    raise RuntimeError(f"function {node.name()} returned an incorrect number of "
-                                       f"gradients (expected {len(node.next_functions)}, got "
-                                       f"{len(out)})")
-                if hooks is not None and hooks.post:
-                    out = _run_post_hooks(node, hooks, out, grads)
-            else:
-                out = None
-            if not retain_graph:
-                node.release_saved()
-            for i, (child, nr) in enumerate(node.next_functions):
-                if child is None:
-                    continue
-                if out is not None and out[i] is not None:
-                    g = _validate(node, i, out[i])
-                    buf = buffers.get(child)
-                    if buf is None:
-                        buf = buffers[child] = []
-                    while len(buf) <= nr:
-                        buf.append(None)
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
-                left = counts[child] - 1
-                counts[child] = left
-                if left == 0 and (needed is None or child in needed):
-                    ready.append(child)
+        # Documented conventions such as sqrt'(0) = inf are results, not accidents: no warnings.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return _execute(root, needed, captures, len(inputs or ()), retain_graph,
+                            create_graph, accumulate)
     finally:
         grad_mode.state.grad_enabled = prev_mode
+
+
+def _plan_captures(root, inputs):
+    """Where each input's gradient is read, and the nodes that lead there (the rest is
+    skipped, as torch does for autograd.grad)."""
+    captures = {}  # (node, output_nr) -> positions in inputs
+    for i, t in enumerate(inputs):
+        captures.setdefault(gradient_edge(t), []).append(i)
+    capture_nodes = {node for node, _ in captures}
+    needed = set()
+    for node in reversed(topological_order([root])):
+        if node in capture_nodes or any(c in needed for c, _ in node.next_functions):
+            needed.add(node)
+    return captures, needed
+
+
+def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accumulate):
+    counts = count_dependencies([root])
+    captured = [None] * n_inputs
+    buffers = {}          # node -> gradients of its outputs, summed as they arrive
+    given_to_leaves = set()  # ids of arrays already stored as some leaf's .grad
+    ready = [root]
+    while ready:
+        node = ready.pop()
+        grads = buffers.pop(node, None) or []
+        hooks = node._hooks
+        if hooks is not None:
+            grads = _run_pre_hooks(node, hooks, grads)
+        is_leaf = type(node) is AccumulateGrad
+        if is_leaf:
+            grads = _run_leaf_hooks(node.variable, grads)
+        if captures is not None:
+            for nr, g in enumerate(grads):
+                for i in captures.get((node, nr), ()):
+                    captured[i] = g
+        if is_leaf:
+            if accumulate and grads and grads[0] is not None and (
+                    captures is None or (node, 0) in captures):
+                accumulate_into_leaf(node.variable, grads[0], create_graph, given_to_leaves)
+            continue
+        if node is root or any(g is not None for g in grads):
+            out = node.apply(grads)
+            if len(out) != len(node.next_functions):
+                raise RuntimeError(f"function {node.name()} returned an incorrect number of "
+                                   f"gradients (expected {len(node.next_functions)}, got "
+                                   f"{len(out)})")
+            if hooks is not None and hooks.post:
+                out = _run_post_hooks(hooks, out, grads)
+        else:
+            out = None
+        if not retain_graph:
+            node.release_saved()
+        for i, (child, nr) in enumerate(node.next_functions):
+            if child is None:
+                continue
+            if out is not None and out[i] is not None:
+                g = _validate(node, i, out[i])
+                buf = buffers.get(child)
+                if buf is None:
+                    buf = buffers[child] = []
+                while len(buf) <= nr:
+                    buf.append(None)
+                buf[nr] = g if buf[nr] is None else buf[nr] + g
+            left = counts[child] - 1
+            counts[child] = left
+            if left == 0 and (needed is None or child in needed):
+                ready.append(child)
     return captured
 
 
 def _validate(node, i, g):
     """Check a returned gradient against input i's shape and dtype; unbroadcast and cast."""
-    Tensor = _tensor_cls()
+    Tensor = T.Tensor
     if not isinstance(g, Tensor):
         raise TypeError(f"function {node.name()} returned a gradient of type "
                         f"{type(g).__name__} at index {i}, expected a Tensor or None")
@@ -222,11 +229,19 @@ def _expandable(shape, target):
     return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
 
 
-def accumulate_into_leaf(leaf, g, create_graph):
-    """leaf.grad += g. Out of place, so no earlier .grad someone kept is changed under them."""
+def accumulate_into_leaf(leaf, g, create_graph, given_to_leaves):
+    """leaf.grad += g, out of place, so no .grad someone kept is changed under them. A new
+    .grad never shares memory with another leaf's or with a read-only broadcast view."""
     if not create_graph:
         g = g.detach()
-    leaf._grad = g if leaf._grad is None else leaf._grad + g
+    if leaf._grad is not None:
+        leaf._grad = leaf._grad + g
+        return
+    data = g._data
+    if id(data) in given_to_leaves or not data.flags.writeable or data.base is not None:
+        g = g.clone() if create_graph else T.Tensor._wrap(data.copy())
+    given_to_leaves.add(id(g._data))
+    leaf._grad = g
 
 
 def _run_pre_hooks(node, hooks, grads):
@@ -258,7 +273,7 @@ def _run_leaf_hooks(leaf, grads):
     return grads
 
 
-def _run_post_hooks(node, hooks, grad_inputs, grad_outputs):
+def _run_post_hooks(hooks, grad_inputs, grad_outputs):
     for fn in list(hooks.post):
         new = fn(tuple(grad_inputs), tuple(grad_outputs))
         if new is not None:

@@ -20,8 +20,7 @@ class _Formatter:
             self.width = max((len(_plain(v)) for v in flat.tolist()), default=1)
             return
         finite = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
-        if finite.size == 0:
-            self.width = max((len(_plain(v)) for v in flat.tolist()), default=1)
+        if finite.size == 0:  # all zeros, nan or inf: torch keeps width 1
             return
         lo, hi = np.abs(finite).min(), np.abs(finite).max()
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
@@ -32,8 +31,6 @@ class _Formatter:
         fmt = (f"{{:.{PRECISION}e}}" if self.sci_mode else
                "{:.0f}." if self.int_mode else f"{{:.{PRECISION}f}}")
         self.width = max(len(fmt.format(v)) for v in finite.tolist())
-        if not np.all(np.isfinite(flat)):
-            self.width = max(self.width, max(len(f"{v}") for v in flat[~np.isfinite(flat)]))
 
     def format(self, value):
         if not self.floating:

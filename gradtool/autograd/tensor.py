@@ -831,6 +831,18 @@ class Tensor:
     def __getitem__(self, index):
         return _getitem(self, index)
 
+    def select(self, dim, index):
+        dim = _dim(dim, self._data.ndim)
+        size = self._data.shape[dim]
+        if not -size <= index < size:
+            raise IndexError(f"select(): index {index} out of range for tensor of size "
+                             f"{list(self._data.shape)} at dimension {dim}")
+        return call(_D.SELECT, (self,), (dim, index % size))
+
+    def narrow(self, dim, start, length):
+        dim = _dim(dim, self._data.ndim)
+        return call(_D.SLICE, (self,), (dim, start, start + length, 1))
+
     def split(self, split_size, dim=0):
         dim = _dim(dim, self._data.ndim)
         if isinstance(split_size, (list, tuple)):

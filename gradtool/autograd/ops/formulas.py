@@ -93,13 +93,16 @@ def prod_backward(grad, self, result, dim, keepdim):
     """d prod / dx_i = product of the others; exact when some x are zero (no 0/0)."""
     if dim is None:
         dim, keepdim = tuple(range(self.dim())), False
+    elif isinstance(dim, int):
+        dim = (dim,)
     grad = restore_reduced_dims(grad, dim, keepdim)
     result = restore_reduced_dims(result, dim, keepdim)
     is_zero = self == 0
     safe_self = where(is_zero, 1, self)
     zeros_in_slice = is_zero.sum(dim, keepdim=True)
     # where x_i is the only zero, the product of the others is the product of the nonzeros
-    prod_nonzero = safe_self.prod(dim, keepdim=True) if is_zero.any().item() else result
+    prod_nonzero = (T.call(T.D.PROD_DIM, (safe_self,), (dim, True)) if is_zero.any().item()
+                    else result)
     others = where(is_zero, where(zeros_in_slice == 1, prod_nonzero, 0), result / safe_self)
     return grad * others
 
