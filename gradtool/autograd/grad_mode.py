@@ -78,6 +78,11 @@ class set_grad_enabled(_ModeContext):
     def clone(self):
         return type(self)(self.mode)
 
+    def __call__(self, func):
+        # Used as a decorator, the mode set at construction is undone: it applies per call.
+        state.grad_enabled = self._prev[0]
+        return super().__call__(func)
+
     def __enter__(self):
         pass
 

@@ -1,0 +1,295 @@
+"""Custom autograd.Function: torch's ctx API, and errors that name the Function and input."""
+import numpy as np
+import pytest
+
+import gradtool as gt
+from gradtool.autograd import Function, once_differentiable
+
+from gradcheck_util import check_grads
+
+
+class Cube(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 3 * x ** 2
+
+
+class MulAdd(Function):
+    """x * y + c with a non-tensor argument c."""
+
+    @staticmethod
+    def forward(ctx, x, y, c):
+        ctx.save_for_backward(x, y)
+        ctx.c = c
+        return x * y + c
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        return (grad * y if ctx.needs_input_grad[0] else None,
+                grad * x if ctx.needs_input_grad[1] else None,
+                None)
+
+
+def test_node_is_named_after_the_function_and_is_the_ctx():
+    x = gt.randn(3, dtype=gt.float64, requires_grad=True)
+    y = Cube.apply(x)
+    assert y.grad_fn.name() == "CubeBackward"
+    assert type(y.grad_fn).__name__ == "CubeBackward"
+    assert y.grad_fn.next_functions[0][0].variable is x
+
+
+def test_custom_function_gradients_are_right_to_second_order():
+    x = gt.randn(4, dtype=gt.float64, requires_grad=True)
+    check_grads(Cube.apply, [x], order=2)
+    y = gt.randn(4, dtype=gt.float64, requires_grad=True)
+    check_grads(lambda a, b: MulAdd.apply(a, b, 2.0), [x, y], order=2)
+
+
+def test_forward_runs_without_recording():
+    class Probe(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.recorded = (x * 2).requires_grad
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+    x = gt.randn(2, requires_grad=True)
+    y = Probe.apply(x)
+    assert y.grad_fn.recorded is False and y.requires_grad
+
+
+def test_needs_input_grad_and_none_for_inputs_without_grad():
+    x = gt.randn(3, dtype=gt.float64, requires_grad=True)
+    y = gt.randn(3, dtype=gt.float64)
+    out = MulAdd.apply(x, y, 1.0)
+    assert out.grad_fn.needs_input_grad == (True, False, False)
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), y.numpy())
+
+
+def test_no_input_requires_grad_means_no_node():
+    out = Cube.apply(gt.randn(3))
+    assert out.grad_fn is None and not out.requires_grad
+
+
+def test_wrong_number_of_gradients_names_the_function():
+    class TooFew(Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+    x = gt.randn(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"function TooFewBackward returned an incorrect number "
+                                           r"of gradients \(expected 2, got 1\)"):
+        TooFew.apply(x, x).sum().backward()
+
+
+def test_gradient_of_the_wrong_shape_names_the_function_and_input_index():
+    class BadShape(Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, gt.ones(5)
+    x = gt.randn(2, requires_grad=True)
+    y = gt.randn(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Function BadShapeBackward returned an invalid "
+                                           r"gradient at index 1 - got \[5\] but expected shape "
+                                           r"compatible with \[2\]"):
+        BadShape.apply(x, y).sum().backward()
+
+
+def test_gradient_that_is_not_a_tensor_names_the_function_and_index():
+    class BadType(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return np.ones(2)
+    x = gt.randn(2, requires_grad=True)
+    with pytest.raises(TypeError, match="BadTypeBackward returned a gradient of type ndarray at "
+                                        "index 0"):
+        BadType.apply(x).sum().backward()
+
+
+def test_gradient_for_a_non_tensor_input_is_refused():
+    class GradForNumber(Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, grad
+    x = gt.randn(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="returned a gradient different than None at position "
+                                           "2, but the corresponding forward input was not a "
+                                           "Variable"):
+        GradForNumber.apply(x, 3.0).sum().backward()
+
+
+def test_broadcastable_gradient_is_summed_to_the_input_shape():
+    class Expand(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad.expand(3, 2)  # broadcastable to x's (2,): summed, as torch
+    x = gt.randn(2, requires_grad=True)
+    Expand.apply(x).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_mark_non_differentiable_outputs():
+    class SortWithIndex(Function):
+        @staticmethod
+        def forward(ctx, x):
+            order = gt.tensor(np.argsort(x.detach().numpy()))
+            values = x[order]
+            ctx.mark_non_differentiable(order)
+            ctx.save_for_backward(order)
+            return values, order
+
+        @staticmethod
+        def backward(ctx, grad_values, grad_order):
+            (order,) = ctx.saved_tensors
+            return gt.zeros_like(grad_values).scatter(0, order, grad_values)
+    x = gt.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    values, order = SortWithIndex.apply(x)
+    assert values.requires_grad and not order.requires_grad
+    (values * gt.tensor([1.0, 10.0, 100.0])).sum().backward()
+    assert x.grad.tolist() == [100.0, 1.0, 10.0]
+
+
+def test_materialize_grads():
+    seen = {}
+
+    class Two(Function):
+        @staticmethod
+        def forward(ctx, x, materialize):
+            ctx.set_materialize_grads(materialize)
+            return x * 1, x * 2
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            seen["gb"] = gb
+            return ga + (0 if gb is None else gb * 2), None
+    x = gt.randn(2, requires_grad=True)
+    a, _ = Two.apply(x, True)
+    a.sum().backward()
+    assert isinstance(seen["gb"], gt.Tensor) and seen["gb"].tolist() == [0.0, 0.0]
+    a, _ = Two.apply(x, False)
+    a.sum().backward()
+    assert seen["gb"] is None
+
+
+def test_setup_context_style():
+    class Square(Function):
+        @staticmethod
+        def forward(x):
+            return x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            ctx.save_for_backward(x)
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+    x = gt.tensor([3.0], requires_grad=True)
+    Square.apply(x).backward()
+    assert x.grad.item() == 6.0
+
+
+def test_saving_the_output_and_returning_an_input():
+    class ExpKeep(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return grad * y
+
+    class Identity(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+    x = gt.randn(3, dtype=gt.float64, requires_grad=True)
+    check_grads(ExpKeep.apply, [x], order=2)
+    y = Identity.apply(x)
+    assert y is not x and y.grad_fn.name() == "IdentityBackward"
+
+
+def test_once_differentiable_refuses_double_backward():
+    class Sq(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+    x = gt.tensor([3.0], requires_grad=True)
+    # the incoming gradient 2*y requires grad, so the backward's result must be guarded
+    (g,) = gt.autograd.grad((Sq.apply(x) ** 2).sum(), x, create_graph=True)
+    assert g.item() == 2 * 9.0 * 6.0
+    with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was "
+                                           "marked with @once_differentiable"):
+        g.sum().backward()
+    x.grad = None
+    Sq.apply(x).sum().backward()  # a single backward is fine
+    assert x.grad.item() == 6.0
+
+
+def test_save_for_backward_refuses_non_tensors():
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(3)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+    with pytest.raises(TypeError, match="save_for_backward can only save variables, but argument "
+                                        "0 is of type int"):
+        Bad.apply(gt.randn(2, requires_grad=True))
+
+
+def test_saved_tensors_are_freed_after_backward():
+    x = gt.randn(2, requires_grad=True)
+    y = Cube.apply(x)
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.grad_fn.saved_tensors
