@@ -23,7 +23,10 @@ def generator():
 def _finish(array, requires_grad):
     t = Tensor._wrap(array)
     if requires_grad:
-        t.requires_grad_(True)  # raises torch's error for integer dtypes
+        if array.dtype.kind != "f":  # torch's factory wording (requires_grad_ has its own)
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        t._requires_grad = True
     return t
 
 
