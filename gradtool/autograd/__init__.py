@@ -1,11 +1,15 @@
 """gradtool.autograd: torch.autograd's API on the numpy engine."""
-from . import graph
+from . import graph, profiler
+from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                      set_detect_anomaly)
 from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .tensor import Tensor
 
-__all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "graph",
+__all__ = ["backward", "grad", "profiler", "detect_anomaly", "set_detect_anomaly",
+           "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "Function", "FunctionCtx",
+           "once_differentiable", "graph",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "Tensor"]

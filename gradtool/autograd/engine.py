@@ -8,7 +8,9 @@ import warnings
 
 import numpy as np
 
-from . import grad_mode
+import threading
+
+from . import anomaly, grad_mode
 from . import tensor as T  # tensor.py imports this module too: use T.Tensor at call time only
 from .node import AccumulateGrad, GraphRoot, accumulator_of
 from .walk import count_dependencies, topological_order
@@ -22,8 +24,35 @@ def _as_tuple(x):
     return (x,)
 
 
+class _Running(threading.local):
+    tasks = ()  # the backward passes running on this thread, innermost last
+
+
+_running = _Running()
+observer = None  # the profiler's fn(node, seconds) while it records
+
+
+class _Task:
+    """One backward pass: what queue_callback adds runs when it finishes."""
+
+    def __init__(self):
+        self.callbacks = []
+
+
+def current_task():
+    return _running.tasks[-1] if _running.tasks else None
+
+
+def queue_callback(fn):
+    """Run fn() when the current backward pass finishes (torch's engine.queue_callback)."""
+    if not _running.tasks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _running.tasks[-1].callbacks.append(fn)
+
+
 def gradient_edge(t):
     """Where t's gradient enters the graph: (its grad_fn, output_nr), or its AccumulateGrad."""
+    T.sync_view(t)
     if t._grad_fn is not None:
         return (t._grad_fn, t._output_nr)
     return (accumulator_of(t), 0)
@@ -123,12 +152,18 @@ def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate):
         captures, needed = _plan_captures(root, inputs)
     prev_mode = grad_mode.state.grad_enabled
     grad_mode.state.grad_enabled = create_graph  # backward formulas record only if asked
+    task = _Task()
+    _running.tasks = _running.tasks + (task,)
     try:
         # Documented conventions such as sqrt'(0) = inf are results, not accidents: no warnings.
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return _execute(root, needed, captures, len(inputs or ()), retain_graph,
-                            create_graph, accumulate)
+            captured = _execute(root, needed, captures, len(inputs or ()), retain_graph,
+                                create_graph, accumulate)
+        for callback in task.callbacks:
+            callback()
+        return captured
     finally:
+        _running.tasks = _running.tasks[:-1]
         grad_mode.state.grad_enabled = prev_mode
 
 
@@ -171,7 +206,12 @@ def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accum
                 accumulate_into_leaf(node.variable, grads[0], create_graph, given_to_leaves)
             continue
         if node is root or any(g is not None for g in grads):
-            out = node.apply(grads)
+            if observer is None:
+                out = node.apply(grads)
+            else:
+                out = observer(node, grads)
+            if anomaly.enabled and anomaly.check_nan:
+                anomaly.check_gradients(node, out)
             if len(out) != len(node.next_functions):
                 raise RuntimeError(f"function {node.name()} returned an incorrect number of "
                                    f"gradients (expected {len(node.next_functions)}, got "

@@ -7,6 +7,8 @@ class _ModeState(threading.local):
     # Class attributes are each new thread's starting values: grad mode on.
     grad_enabled = True
     inference = False
+    saved_tensors_hooks = ()  # stack of (pack, unpack) pairs; the innermost applies
+    saved_tensors_hooks_disabled = None  # an error message while disabled
 
 
 state = _ModeState()
@@ -97,8 +99,6 @@ class inference_mode(_ModeContext):
         return type(self)(self.mode)
 
     def _apply(self):
-        if self.mode:
-            state.grad_enabled = False
-            state.inference = True
-        else:
-            state.inference = False
+        # as torch: inference_mode(False) re-enables grad mode inside inference mode
+        state.grad_enabled = not self.mode
+        state.inference = self.mode

@@ -1,6 +1,8 @@
 """Graph nodes (torch's grad_fn objects) and the values they save for backward."""
 import weakref
 
+from . import grad_mode
+
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -170,6 +172,10 @@ class SavedTensor:
                  "_node_name", "_graph_edge")
 
     def __init__(self, tensor, is_output=False, node_name=None):
+        if tensor._is_inference and not is_output:
+            raise RuntimeError("Inference tensors cannot be saved for backward. To work around "
+                               "you can make a clone to get a normal tensor and use it in "
+                               "autograd.")
         self.is_output = is_output
         self.saved_version = tensor._version_counter[0]
         self._version_counter = tensor._version_counter
@@ -185,6 +191,9 @@ class SavedTensor:
         else:
             self._tensor = tensor
             self._data = None
+        hooks = grad_mode.state.saved_tensors_hooks
+        if hooks:  # the innermost saved_tensors_hooks pair packs every tensor saved inside it
+            self.register_hooks(*hooks[-1])
 
     def release(self):
         self._freed = True
@@ -225,10 +234,8 @@ class SavedTensor:
             out._requires_grad = True
             if self.is_output:
                 out._grad_fn, out._output_nr = owner, self._output_nr
-            else:  # rebuilt from a pack hook: reconnect to the original's place in the graph
-                out._grad_fn, out._output_nr = self._graph_edge
-                if out._grad_fn is None:
-                    out._accumulator = self._graph_edge[2]
+            else:  # a copy (pack hook, in-place snapshot): reconnect to the original's graph
+                out._grad_fn, out._output_nr, out._accumulator = self._graph_edge
         return out
 
     def register_hooks(self, pack_hook, unpack_hook):
@@ -245,13 +252,26 @@ class SavedTensor:
             from .tensor import Tensor
             tensor = Tensor._wrap(self._data)
         else:
-            self._requires_grad = tensor._requires_grad
-            leaf_acc = (weakref.ref(accumulator_of(tensor))
-                        if tensor._requires_grad and tensor._grad_fn is None else None)
-            self._graph_edge = (tensor._grad_fn, tensor._output_nr, leaf_acc)
+            self._remember_graph_edge(tensor)
         self._packed = pack_hook(tensor)
         self._unpack_hook = unpack_hook
         self._tensor = self._data = None
+
+    def snapshot(self):
+        """Keep a copy of the data instead of the tensor, which an in-place op is about to
+        overwrite (torch saves `original_self` the same way)."""
+        tensor = self._tensor
+        self._remember_graph_edge(tensor)
+        self._data = tensor._data.copy()
+        self._version_counter = [0, None]
+        self.saved_version = 0
+        self._tensor = None
+
+    def _remember_graph_edge(self, tensor):
+        self._requires_grad = tensor._requires_grad
+        leaf_accumulator = (weakref.ref(accumulator_of(tensor))
+                            if tensor._requires_grad and tensor._grad_fn is None else None)
+        self._graph_edge = (tensor._grad_fn, tensor._output_nr, leaf_accumulator)
 
 
 def _as_array(unpacked, hook):

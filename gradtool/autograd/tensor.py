@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-from . import dtypes, engine, grad_mode
+from . import anomaly, dtypes, engine, grad_mode
 from .node import RemovableHandle, SavedTensor, accumulator_of
 
 _state = grad_mode.state
@@ -30,6 +30,50 @@ MinResult = collections.namedtuple("min", ["values", "indices"])
 def call(spec, inputs, args=()):
     """Run op `spec` on `inputs` (tensors or numbers) and record it in the graph when grad
     mode is on and an input requires grad. The engine's hot path: keep it lean."""
+    arrays, out = _forward(spec, inputs, args)
+    node, mask = _make_node(spec, inputs) if _state.grad_enabled else (None, 0)
+    if spec.multi_output:
+        results = tuple(_wrap_output(spec, o, node, i) for i, o in enumerate(out))
+        if node is not None:
+            node._output_meta = [(r._data.shape, r._data.dtype) if r._grad_fn is node else None
+                                 for r in results]
+    else:
+        results = (_wrap_output(spec, out, node, 0),)
+    if spec.view:
+        _share_base(inputs[0], results)
+    if node is not None and results[0]._grad_fn is node:
+        node._saved = _save(spec, mask, inputs, args, arrays, results, ("input", "arg",
+                                                                        "derived", "output"))
+    return results if spec.multi_output else results[0]
+
+
+def call_inplace(spec, inputs, args=()):
+    """Op `spec` writing its result into inputs[0] (add_, mul_, copy_, __setitem__, ...):
+    checked before anything is written, bumps the version counter, and rewrites the
+    target's history (through its base, if it is a view: torch's CopySlices)."""
+    target = inputs[0]
+    _check_inplace(target)
+    arrays, out = _forward(spec, inputs, args)
+    _check_writable(target, out)
+    node, mask = _make_node(spec, inputs) if _state.grad_enabled else (None, 0)
+    if node is not None:  # inputs are saved as they were before the write
+        saved = _save(spec, mask, inputs, args, arrays, None, ("input", "arg", "derived"))
+        for value in saved.values():
+            if type(value) is SavedTensor and value._tensor is target:
+                value.snapshot()
+    np.copyto(target._data, out, casting="same_kind")
+    counter = target._version_counter
+    counter[0] += 1
+    counter[1] = anomaly.user_site()  # named in the error if a saved tensor was overwritten
+    if node is not None:
+        from . import views
+        views.rebase_history(target, node)
+        saved.update(_save(spec, mask, inputs, args, arrays, (target,), ("output",)))
+        node._saved = saved
+    return target
+
+
+def _forward(spec, inputs, args):
     if spec.variadic:
         arrays = ([t._data for t in inputs[0]],)
     else:
@@ -39,52 +83,51 @@ def call(spec, inputs, args=()):
     except ValueError as e:
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
     if spec.multi_output:
-        outs = tuple(_as_result(o, arrays, spec) for o in out)
-    else:
-        out = _as_result(out, arrays, spec)
-    if not _state.grad_enabled:
-        return tuple(map(Tensor._wrap, outs)) if spec.multi_output else Tensor._wrap(out)
+        return arrays, tuple(_as_result(o, arrays, spec) for o in out)
+    return arrays, _as_result(out, arrays, spec)
 
-    # Which differentiable inputs require grad: one bit each, and the graph edge to each.
+
+def _make_node(spec, inputs):
+    """The op's backward node, with one edge per differentiable input, or (None, 0) when no
+    input requires grad. `mask` has a bit set for each differentiable input that does."""
     mask = 0
     edges = []
     metas = []
     tensors = inputs[0] if spec.variadic else [inputs[p] for p in spec.diff_positions]
     for bit, x in enumerate(tensors):
-        if isinstance(x, Tensor) and x._requires_grad:
-            mask |= 1 << (0 if spec.variadic else bit)
-            edges.append((x._grad_fn, x._output_nr) if x._grad_fn is not None
-                         else (accumulator_of(x), 0))
-            metas.append((x._data.shape, x._data.dtype))
-        else:
-            edges.append(_NO_EDGE)
-            metas.append(None)
+        if isinstance(x, Tensor):
+            if x._base is not None and x._base_grad_fn is not x._base._grad_fn:
+                _refresh_view(x)
+            if x._requires_grad:
+                mask |= 1 << (0 if spec.variadic else bit)
+                edges.append((x._grad_fn, x._output_nr) if x._grad_fn is not None
+                             else (accumulator_of(x), 0))
+                metas.append((x._data.shape, x._data.dtype))
+                continue
+        edges.append(_NO_EDGE)
+        metas.append(None)
     if not mask:
-        return tuple(map(Tensor._wrap, outs)) if spec.multi_output else Tensor._wrap(out)
-
+        return None, 0
     node = spec.node_class(tuple(edges), tuple(metas))
-    if spec.multi_output:
-        results = []
-        output_meta = []
-        for i, o in enumerate(outs):
-            r = Tensor._wrap(o)
-            if o.dtype.kind == "f" and (spec.outputs == "many" or
-                                        spec.outputs[i] not in spec.nondiff_outputs):
-                r._requires_grad, r._grad_fn, r._output_nr = True, node, i
-                output_meta.append((o.shape, o.dtype))
-            else:
-                output_meta.append(None)
-            results.append(r)
-        node._output_meta = output_meta
-    else:
-        r = Tensor._wrap(out)
-        if out.dtype.kind != "f":  # integer and bool results never require grad
-            return r
-        r._requires_grad, r._grad_fn = True, node
-        results = (r,)
+    if anomaly.enabled:
+        node._anomaly_trace = anomaly.user_site()
+    return node, mask
 
+
+def _wrap_output(spec, array, node, i):
+    r = Tensor._wrap(array)
+    # integer and bool results (and declared non-differentiable outputs) never require grad
+    if node is not None and array.dtype.kind == "f" and (
+            spec.outputs == "many" or spec.outputs[i] not in spec.nondiff_outputs):
+        r._requires_grad, r._grad_fn, r._output_nr = True, node, i
+    return r
+
+
+def _save(spec, mask, inputs, args, arrays, results, kinds):
     saved = {}
     for name, (kind, where) in spec.saved_names(mask):
+        if kind not in kinds:
+            continue
         if kind == "input":
             v = inputs[where]
             saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
@@ -95,8 +138,62 @@ def call(spec, inputs, args=()):
         else:
             index, suffix = where
             saved[name] = _derived(arrays[index], suffix)
-    node._saved = saved
-    return tuple(results) if spec.multi_output else r
+    return saved
+
+
+def _share_base(source, views):
+    """Results of view ops share memory and the version counter with the root base."""
+    base = source._base if source._base is not None else source
+    for v in views:
+        v._base = base
+        v._base_grad_fn = base._grad_fn
+        v._version_counter = base._version_counter
+        v._is_inference = base._is_inference
+
+
+def _refresh_view(view):
+    """An in-place op changed the base's history since this view was made: the view's own
+    history is regenerated from the base's (torch replays the view the same way)."""
+    from . import views
+    views.regenerate(view)
+
+
+def sync_view(t):
+    """Bring a view's history up to date before anyone reads it."""
+    if t._base is not None and t._base_grad_fn is not t._base._grad_fn:
+        _refresh_view(t)
+
+
+def _check_inplace(target):
+    if target._is_inference and not _state.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                           "allowed.You can make a clone to get a normal tensor before doing "
+                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
+                           "details.")
+    if not _state.grad_enabled:
+        return
+    base = target._base
+    if base is None and target._requires_grad and target._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if base is not None and base._requires_grad and base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def _check_writable(target, out):
+    shape = target._data.shape
+    if out.shape != shape:
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(out.shape)}")
+    if not np.can_cast(out.dtype, target._data.dtype, casting="same_kind"):
+        raise RuntimeError(f"result type {_LEGACY_TYPE_NAMES.get(out.dtype.name)} can't be cast "
+                           f"to the desired output type "
+                           f"{_LEGACY_TYPE_NAMES.get(target._data.dtype.name)}")
+    if not target._data.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the tensor "
+                           "before performing the operation.")
 
 
 def _as_result(out, arrays, spec):
@@ -154,10 +251,14 @@ def version_error(saved, owner):
     elif saved._tensor is not None and saved._tensor._grad_fn is not None:
         t = saved._tensor
         what += f", which is output {t._output_nr} of {t._grad_fn.name()},"
+    counter = saved._version_counter
+    beyond_torch = (f" It was saved for backward by {owner.name()}" if owner is not None
+                    else " It was saved for backward") + \
+        f"; the last in-place operation on it ran at {anomaly.format_site(counter[1])}."
     return ("one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: {what} is at version {saved._version_counter[0]}; expected "
-            f"version {saved.saved_version} instead. Hint: enable anomaly detection to find "
-            "the operation that failed to compute its gradient, with "
+            f"inplace operation: {what} is at version {counter[0]}; expected "
+            f"version {saved.saved_version} instead." + beyond_torch + " Hint: enable anomaly "
+            "detection to find the operation that failed to compute its gradient, with "
             "gradtool.autograd.set_detect_anomaly(True).")
 
 
@@ -192,8 +293,8 @@ class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad",
-                 "_version_counter", "_accumulator", "_hooks", "_base", "_is_inference",
-                 "__weakref__")
+                 "_version_counter", "_accumulator", "_hooks", "_base", "_base_grad_fn",
+                 "_is_inference", "__weakref__")
     __array_ufunc__ = None  # numpy defers to our reflected operators: np.float64(2) * t
     __hash__ = object.__hash__
 
@@ -210,10 +311,11 @@ class Tensor:
         t._grad_fn = None
         t._output_nr = 0
         t._grad = None
-        t._version_counter = [0]
+        t._version_counter = [0, None]  # [version, where the last in-place op ran]
         t._accumulator = None
         t._hooks = None
-        t._base = None
+        t._base = None  # for views: the tensor that owns the memory
+        t._base_grad_fn = None  # for views: the base's grad_fn when this view's history was set
         t._is_inference = _state.inference
         return t
 
@@ -263,6 +365,7 @@ class Tensor:
 
     @property
     def requires_grad(self):
+        sync_view(self)
         return self._requires_grad
 
     @requires_grad.setter
@@ -278,15 +381,20 @@ class Tensor:
         if requires_grad and self._data.dtype.kind != "f":
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                "gradients")
+        if requires_grad and self._is_inference and not _state.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._requires_grad = requires_grad
         return self
 
     @property
     def grad_fn(self):
+        sync_view(self)
         return self._grad_fn
 
     @property
     def is_leaf(self):
+        sync_view(self)
         return self._grad_fn is None
 
     @property
@@ -672,16 +780,95 @@ class Tensor:
         return where(condition, self, other)
 
     def masked_fill(self, mask, value):
-        mask = _as_tensor(mask)
-        if mask._data.dtype != np.bool_:
-            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
-                               f"dtype {mask.dtype}")
-        if np.broadcast_shapes(mask._data.shape, self._data.shape) != self._data.shape:
-            raise RuntimeError(f"The size of the mask {list(mask._data.shape)} must be "
-                               f"broadcastable to the tensor {list(self._data.shape)}")
-        if isinstance(value, Tensor):
-            value = value.item()
-        return call(_D.MASKED_FILL, (self, mask), (value,))
+        return call(_D.MASKED_FILL, (self, _checked_mask(self, mask)), (_scalar(value),))
+
+    # ---------------- in place: checked first, then written, version bumped ----------------
+    def add_(self, other, *, alpha=1):
+        return call_inplace(_D.ADD, (self, other), (alpha,))
+
+    def sub_(self, other, *, alpha=1):
+        return call_inplace(_D.SUB, (self, other), (alpha,))
+
+    def mul_(self, other):
+        return call_inplace(_D.MUL, (self, other))
+
+    def div_(self, other):
+        return call_inplace(_D.DIV, (self, other))
+
+    def pow_(self, exponent):
+        if isinstance(exponent, Tensor):
+            return call_inplace(_D.POW_TENSOR, (self, exponent))
+        return call_inplace(_D.POW, (self,), (exponent,))
+
+    __iadd__, __isub__, __imul__, __itruediv__, __ipow__ = add_, sub_, mul_, div_, pow_
+
+    def neg_(self):
+        return call_inplace(_D.NEG, (self,))
+
+    def abs_(self):
+        return call_inplace(_D.ABS, (self,))
+
+    def exp_(self):
+        return call_inplace(_D.EXP, (self,))
+
+    def log_(self):
+        return call_inplace(_D.LOG, (self,))
+
+    def sqrt_(self):
+        return call_inplace(_D.SQRT, (self,))
+
+    def tanh_(self):
+        return call_inplace(_D.TANH, (self,))
+
+    def sigmoid_(self):
+        return call_inplace(_D.SIGMOID, (self,))
+
+    def relu_(self):
+        return call_inplace(_D.RELU, (self,))
+
+    def clamp_(self, min=None, max=None):
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            return self.copy_(self.clamp(min, max))
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        return call_inplace(_D.CLAMP, (self,), (min, max))
+
+    clip_ = clamp_
+
+    def masked_fill_(self, mask, value):
+        return call_inplace(_D.MASKED_FILL, (self, _checked_mask(self, mask)), (_scalar(value),))
+
+    def zero_(self):
+        return call_inplace(_D.ZERO, (self,))
+
+    def fill_(self, value):
+        return call_inplace(_D.FILL, (self,), (_scalar(value),))
+
+    def copy_(self, src):
+        return call_inplace(_D.COPY, (self, src))
+
+    def normal_(self, mean=0.0, std=1.0):
+        from .creation import generator
+        return call_inplace(_D.NORMAL, (self,), (mean, std, generator()))
+
+    def uniform_(self, a=0.0, b=1.0):
+        from .creation import generator
+        return call_inplace(_D.UNIFORM, (self,), (a, b, generator()))
+
+    def __setitem__(self, index, value):
+        items = index if isinstance(index, tuple) else (index,)
+        if _is_advanced(items):
+            converted = tuple(_index_array(i) for i in items)
+            call_inplace(_D.INDEX_PUT, (self, value),
+                         (converted if isinstance(index, tuple) else converted[0], False))
+        else:
+            view = _getitem(self, index)
+            if isinstance(value, Tensor) and value.dim() > view.dim():
+                # as torch: leading size-1 dims of the value are dropped (x[0] = t[None])
+                lead = value.dim() - view.dim()
+                if all(n == 1 for n in value.shape[:lead]):
+                    value = value.reshape(value.shape[lead:])
+            view.copy_(value)
 
     # ---------------- reductions ----------------
     def sum(self, dim=None, keepdim=False, *, dtype=None):
@@ -914,7 +1101,7 @@ def _getitem(t, index):
     """Basic indexing as torch does it: a chain of select / slice / unsqueeze views.
     Anything with a tensor, list or array in it is advanced indexing (IndexBackward0)."""
     items = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(i, (Tensor, list, np.ndarray)) or isinstance(i, bool) for i in items):
+    if _is_advanced(items):
         converted = tuple(_index_array(i) for i in items)
         return call(_D.INDEX, (t,), (converted if isinstance(index, tuple) else converted[0],))
     specified = sum(1 for i in items if i is not None and i is not Ellipsis)
@@ -947,6 +1134,25 @@ def _getitem(t, index):
     if out is t:  # t[:] or t[...]: still a new tensor, as in torch
         out = call(_D.VIEW, (t,), (t._data.shape,))
     return out
+
+
+def _is_advanced(items):
+    return any(isinstance(i, (Tensor, list, np.ndarray, bool)) for i in items)
+
+
+def _checked_mask(t, mask):
+    mask = _as_tensor(mask)
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{mask.dtype}")
+    if np.broadcast_shapes(mask._data.shape, t._data.shape) != t._data.shape:
+        raise RuntimeError(f"The size of the mask {list(mask._data.shape)} must be "
+                           f"broadcastable to the tensor {list(t._data.shape)}")
+    return mask
+
+
+def _scalar(value):
+    return value.item() if isinstance(value, Tensor) else value
 
 
 def _index_array(i):

@@ -63,8 +63,10 @@ class OpSpec:
 
     # `spec`, not `self`: "self" is the name of most ops' first input, passed by keyword
     def __init__(spec, name, node_name, forward, *, args=(), outputs=("result",),
-                 nondiff_outputs=(), variadic=False, promotes_dtype=True, **inputs):
+                 nondiff_outputs=(), variadic=False, promotes_dtype=True, view=False,
+                 **inputs):
         spec.name = name
+        spec.view = view  # the output shares memory (and the version counter) with input 0
         spec.promotes_dtype = promotes_dtype  # int inputs give float32 results, as in torch
         spec.forward = forward
         spec.args = tuple(args)
@@ -158,6 +160,16 @@ RELU = op("relu", "ReluBackward0", K.relu, self=lambda grad, result: F.where(res
 CLAMP = op("clamp", "ClampBackward1", K.clamp, args=("min", "max"),
            self=lambda grad, self, min, max: F.clamp_backward(grad, self, min, max))
 CLONE = op("clone", "CloneBackward0", K.clone, self=lambda grad: grad)
+# Ops that overwrite their input entirely (used in place): no gradient flows to what was there.
+COPY = op("copy_", "CopyBackwards", K.copy,
+          self=lambda grad: F.zeros_like(grad),
+          src=lambda grad: grad)
+FILL = op("fill_", "FillBackward0", K.fill, args=("value",), self=lambda grad: F.zeros_like(grad))
+ZERO = op("zero_", "ZeroBackward0", K.zero, self=lambda grad: F.zeros_like(grad))
+NORMAL = op("normal_", "NormalBackward0", K.normal, args=("mean", "std", "generator"),
+            self=lambda grad: F.zeros_like(grad))
+UNIFORM = op("uniform_", "UniformBackward0", K.uniform, args=("low", "high", "generator"),
+             self=lambda grad: F.zeros_like(grad))
 TO_COPY = op("to", "ToCopyBackward0", K.to_dtype, args=("dtype",), promotes_dtype=False,
              self=lambda grad, self_scalar_type: grad.to(self_scalar_type))
 
@@ -272,31 +284,35 @@ LOG_SOFTMAX = op("log_softmax", "LogSoftmaxBackward0", K.log_softmax, args=("dim
                  self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, True))
 
 # ======================= shapes =======================
-VIEW = op("view", "ViewBackward0", K.view, args=("size",),
+VIEW = op("view", "ViewBackward0", K.view, view=True, args=("size",),
           self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
 UNSAFE_VIEW = op("reshape", "UnsafeViewBackward0", K.reshape, args=("size",),
                  self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
-SQUEEZE = op("squeeze", "SqueezeBackward0", K.squeeze, args=("dim",),
+SQUEEZE = op("squeeze", "SqueezeBackward0", K.squeeze, view=True, args=("dim",),
              self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
-SQUEEZE_DIM = op("squeeze", "SqueezeBackward1", K.squeeze, args=("dim",),
+SQUEEZE_DIM = op("squeeze", "SqueezeBackward1", K.squeeze, view=True, args=("dim",),
                  self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
-UNSQUEEZE = op("unsqueeze", "UnsqueezeBackward0", K.unsqueeze, args=("dim",),
+UNSQUEEZE = op("unsqueeze", "UnsqueezeBackward0", K.unsqueeze, view=True, args=("dim",),
                self=lambda grad, dim: grad.squeeze(dim))
-TRANSPOSE = op("transpose", "TransposeBackward0", K.transpose, args=("dim0", "dim1"),
+TRANSPOSE = op("transpose", "TransposeBackward0", K.transpose, view=True, args=("dim0", "dim1"),
                self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1))
-T = op("t", "TBackward0", np.transpose, self=lambda grad: grad.t())
-PERMUTE = op("permute", "PermuteBackward0", K.permute, args=("dims",),
+T = op("t", "TBackward0", np.transpose, view=True, self=lambda grad: grad.t())
+PERMUTE = op("permute", "PermuteBackward0", K.permute, view=True, args=("dims",),
              self=lambda grad, dims: grad.permute(tuple(np.argsort(dims))))
-EXPAND = op("expand", "ExpandBackward0", K.expand, args=("size",),
+EXPAND = op("expand", "ExpandBackward0", K.expand, view=True, args=("size",),
             self=lambda grad, self_sym_sizes: F.sum_to(grad, self_sym_sizes))
 
 # ======================= indexing, joining, splitting =======================
-SELECT = op("select", "SelectBackward0", K.select, args=("dim", "index"),
+SELECT = op("select", "SelectBackward0", K.select, view=True, args=("dim", "index"),
             self=lambda grad, self_sym_sizes, dim, index:
                 F.select_backward(grad, self_sym_sizes, dim, index))
-SLICE = op("slice", "SliceBackward0", K.slice_, args=("dim", "start", "end", "step"),
+SLICE = op("slice", "SliceBackward0", K.slice_, view=True, args=("dim", "start", "end", "step"),
            self=lambda grad, self_sym_sizes, dim, start, end, step:
                F.slice_backward(grad, self_sym_sizes, dim, start, end, step))
+AS_STRIDED = op("as_strided", "AsStridedBackward0", K.take_flat, args=("size", "flat_indices"),
+                self=lambda grad, self_sym_sizes, self_sym_numel, flat_indices:
+                    F.index_backward(grad, (self_sym_numel,), (flat_indices,))
+                    .reshape(self_sym_sizes))
 INDEX = op("index", "IndexBackward0", K.index, args=("indices",),
            self=lambda grad, self_sym_sizes, indices:
                F.index_backward(grad, self_sym_sizes, indices))
@@ -310,6 +326,10 @@ SLICE_BACKWARD = op("slice_backward", "SliceBackwardBackward0", K.slice_backward
 INDEX_BACKWARD = op("index_backward", "IndexBackwardBackward0", K.index_backward,
                     args=("input_sizes", "indices"),
                     grad_output=lambda grad, indices: F.index(grad, indices))
+INDEX_PUT = op("index_put", "IndexPutBackward0", K.index_put, args=("indices", "accumulate"),
+               self=lambda grad, indices, accumulate:
+                   grad if accumulate else F.index_put(grad, indices, 0),
+               values=lambda grad, indices: F.index(grad, indices))
 GATHER = op("gather", "GatherBackward0", K.gather, args=("dim",),
             self=lambda grad, self_sym_sizes, dim, index:
                 F.scatter_add(F.zeros(self_sym_sizes, grad), dim, index, grad),
@@ -327,9 +347,9 @@ CAT = op("cat", "CatBackward0", K.cat, args=("dim",), variadic=True,
              F.cat_backward(grad, tensors_args_sizes, dim))
 STACK = op("stack", "StackBackward0", K.stack, args=("dim",), variadic=True,
            tensors=lambda grad, dim: [grad.select(dim, i) for i in range(grad.shape[dim])])
-SPLIT = op("split", "SplitBackward0", K.split, args=("split_size", "dim"), outputs=MANY,
+SPLIT = op("split", "SplitBackward0", K.split, view=True, args=("split_size", "dim"), outputs=MANY,
            self=lambda grads, dim: F.cat(grads, dim))
-SPLIT_WITH_SIZES = op("split_with_sizes", "SplitWithSizesBackward0", K.split_with_sizes,
+SPLIT_WITH_SIZES = op("split_with_sizes", "SplitWithSizesBackward0", K.split_with_sizes, view=True,
                       args=("split_sizes", "dim"), outputs=MANY,
                       self=lambda grads, dim: F.cat(grads, dim))
 

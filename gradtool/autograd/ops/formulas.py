@@ -29,6 +29,10 @@ def index(t, indices):
     return T.call(T.D.INDEX, (t,), (indices,))
 
 
+def index_put(t, indices, values):
+    return T.call(T.D.INDEX_PUT, (t, values), (indices, False))
+
+
 def scatter_add(t, dim, index, src):
     return T.call(T.D.SCATTER_ADD, (t, index, src), (dim,))
 

@@ -23,7 +23,8 @@ def relu(self):
 def sigmoid(self):
     # 1/(1+exp(-x)) overflows in exp for very negative x; the two-branch form does not.
     e = np.exp(-np.abs(self))
-    return np.where(self >= 0, 1 / (1 + e), e / (1 + e)).astype(self.dtype, copy=False)
+    out = np.where(self >= 0, 1 / (1 + e), e / (1 + e))
+    return out.astype(self.dtype, copy=False) if self.dtype.kind == "f" else out
 
 
 def rsqrt(self):
@@ -187,9 +188,42 @@ def clone(self):
     return self.copy()
 
 
+def copy(self, src):
+    return np.broadcast_to(src, self.shape).astype(self.dtype)
+
+
+def fill(self, value):
+    return np.full_like(self, value)
+
+
+def zero(self):
+    return np.zeros_like(self)
+
+
+def normal(self, mean, std, generator):
+    return generator.normal(mean, std, self.shape).astype(self.dtype)
+
+
+def uniform(self, low, high, generator):
+    return generator.uniform(low, high, self.shape).astype(self.dtype)
+
+
 # ---- indexing ----
+def take_flat(self, size, flat_indices):
+    return self.reshape(-1)[flat_indices]
+
+
+def index_put(self, values, indices, accumulate):
+    out = self.copy()
+    if accumulate:
+        np.add.at(out, indices, values)
+    else:
+        out[indices] = values
+    return out
+
+
 def select(self, dim, index):
-    return self[(slice(None),) * dim + (index,)]
+    return self[(slice(None),) * dim + (index, Ellipsis)]  # Ellipsis: a 0-d view, not a copy
 
 
 def slice_(self, dim, start, end, step):

@@ -1,0 +1,101 @@
+"""Anomaly detection: a NaN produced by a backward node raises, naming the node and the line
+of user code whose forward call created it. Forward call sites are recorded only while the
+mode is on, so normal runs pay one flag check per op."""
+import os
+import sys
+
+from .grad_mode import _ModeContext
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+enabled = False
+check_nan = True
+
+
+def is_anomaly_enabled():
+    return enabled
+
+
+def is_anomaly_check_nan_enabled():
+    return enabled and check_nan
+
+
+def user_site(depth_limit=50):
+    """(filename, lineno, function) of the innermost caller outside gradtool, or None."""
+    frame = sys._getframe(1)
+    for _ in range(depth_limit):
+        if frame is None:
+            return None
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep):
+            return (filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None
+
+
+def format_site(site):
+    if site is None:
+        return "an unknown location"
+    filename, lineno, function = site
+    return f"{filename}:{lineno} (in {function})"
+
+
+class set_detect_anomaly(_ModeContext):
+    """Turn anomaly detection on or off: a plain call, a context manager or a decorator."""
+
+    _bare_decorator_ok = False
+
+    def __init__(self, mode, check_nan=True):
+        global enabled
+        self.mode, self.check_nan = bool(mode), bool(check_nan)
+        self._prev_anomaly = (enabled, globals()["check_nan"])
+        _set(self.mode, self.check_nan)
+
+    def clone(self):
+        return type(self)(self.mode, self.check_nan)
+
+    def __call__(self, func):
+        _set(*self._prev_anomaly)
+        return super().__call__(func)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _set(*self._prev_anomaly)
+        return False
+
+
+class detect_anomaly(_ModeContext):
+    """Context manager (and decorator) turning anomaly detection on inside."""
+
+    _bare_decorator_ok = False
+
+    def __init__(self, check_nan=True):
+        self.check_nan = bool(check_nan)
+
+    def clone(self):
+        return type(self)(self.check_nan)
+
+    def __enter__(self):
+        self._prev_anomaly = (enabled, check_nan)
+        _set(True, self.check_nan)
+
+    def __exit__(self, *exc):
+        _set(*self._prev_anomaly)
+        return False
+
+
+def _set(mode, nan):
+    global enabled, check_nan
+    enabled, check_nan = mode, nan
+
+
+def check_gradients(node, grads):
+    """Raise if a backward node produced NaN, naming it and where its forward ran."""
+    import numpy as np
+    for i, g in enumerate(grads):
+        if g is not None and np.isnan(g._data).any():
+            trace = getattr(node, "_anomaly_trace", None)
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               f"output. It was created by the forward call at "
+                               f"{format_site(trace)}.")
