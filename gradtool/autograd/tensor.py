@@ -303,6 +303,9 @@ class Tensor:
         t = tensor([] if data is None else data, requires_grad=requires_grad)
         _copy_state(t, self)
 
+    def __reduce__(self):  # pickling (gradtool.save, copy.deepcopy) keeps data and the flag
+        return (_rebuild, (self._data, self._requires_grad))
+
     @classmethod
     def _wrap(cls, array):
         t = object.__new__(cls)
@@ -1052,6 +1055,12 @@ class Tensor:
 
     def scatter_add(self, dim, index, src):
         return call(_D.SCATTER_ADD, (self, index, src), (_dim(dim, self._data.ndim),))
+
+
+def _rebuild(data, requires_grad):
+    t = Tensor._wrap(data.copy())
+    t._requires_grad = requires_grad
+    return t
 
 
 def _copy_state(src, dst):

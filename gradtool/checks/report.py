@@ -1,0 +1,172 @@
+"""GradcheckReport: everything one gradcheck found, for the CLI to print and `--json` to dump.
+
+Jacobians are kept in torch's layout (the one its error messages print): one row per input
+element, one column per output element."""
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+SCHEMA_VERSION = 1
+SMALL_JACOBIAN = 400   # entries; larger Jacobians go to JSON as their differing entries only
+MAX_DIFFERING = 50     # differing entries listed per pair
+
+
+@dataclass
+class Diagnosis:
+    """Why a check failed, or a hazard it did not catch.
+
+    severity: "error" explains a failure of this check; "warning" is a hazard the verdict
+    does not reflect (torch would pass it too); "info" is context (e.g. a kink at which the
+    check happens to pass)."""
+    kind: str
+    severity: str
+    message: str
+    details: dict = field(default_factory=dict)
+
+    def to_dict(self):
+        return {"kind": self.kind, "severity": self.severity, "message": self.message,
+                "details": _jsonable(self.details)}
+
+
+@dataclass
+class Failure:
+    """One failed check, worded as torch words it (GradcheckError shows the first one)."""
+    kind: str
+    message: str
+    output_index: int = None
+    input_index: int = None
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class PairResult:
+    """The comparison of one (differentiable output, input requiring grad) pair.
+
+    Indices count differentiable outputs and inputs requiring grad, as torch's messages do;
+    `*_position` is the place in the function's inputs / outputs tuple."""
+    output_index: int
+    input_index: int
+    output_position: int
+    input_position: int
+    mode: str                        # "full" (whole Jacobians) or "fast" (random projections)
+    passed: bool
+    max_abs_error: float
+    max_rel_error: float
+    worst: dict = None               # the entry furthest outside atol + rtol * |numerical|
+    numerical: np.ndarray = None     # full mode: (input numel, output numel), float64
+    analytical: np.ndarray = None
+    differing: list = field(default_factory=list)   # worst MAX_DIFFERING differing entries
+    n_differing: int = 0
+    projections: list = field(default_factory=list)  # fast mode: one dict per projection
+    recheck: "PairResult" = None     # fast mode: this pair redone in full mode
+
+    def to_dict(self):
+        d = {k: getattr(self, k) for k in (
+            "output_index", "input_index", "output_position", "input_position", "mode",
+            "passed", "max_abs_error", "max_rel_error", "worst", "n_differing", "differing",
+            "projections")}
+        if self.numerical is not None:
+            small = self.numerical.size <= SMALL_JACOBIAN
+            d["jacobian_shape"] = list(self.numerical.shape)
+            d["numerical"] = self.numerical if small else None
+            d["analytical"] = self.analytical if small else None
+        d["recheck"] = None if self.recheck is None else self.recheck.to_dict()
+        return _jsonable(d)
+
+
+@dataclass
+class GradcheckReport:
+    """The outcome of gradcheck / gradgradcheck: `passed` is torch's verdict; `pairs`,
+    `failures` and `diagnoses` say where and why."""
+    order: int
+    mode: str
+    options: dict
+    inputs: list                     # one dict per input: position, label, shape, dtype, ...
+    outputs: list
+    pairs: list = field(default_factory=list)
+    failures: list = field(default_factory=list)
+    diagnoses: list = field(default_factory=list)
+    evaluations: dict = field(default_factory=dict)  # calls of func, by phase, and "total"
+    exception: BaseException = None  # an error raised by the user's code (torch lets it out)
+
+    @property
+    def passed(self):
+        return not self.failures and self.exception is None
+
+    def diagnoses_of(self, kind):
+        return [d for d in self.diagnoses if d.kind == kind]
+
+    def message(self):
+        """The text of the GradcheckError: torch's message for the first failure, then every
+        diagnosis that explains it."""
+        head = (self.failures[0].message if self.failures else
+                f"{type(self.exception).__name__}: {self.exception}" if self.exception else
+                "gradcheck passed")
+        lines = [f"  - [{d.severity}] {d.kind}: {d.message}" for d in self.diagnoses
+                 if d.severity != "info"]
+        if lines:
+            head = head.rstrip("\n") + "\n\ngradtool diagnosis:\n" + "\n".join(lines) + "\n"
+        return head
+
+    def to_dict(self):
+        return _jsonable({
+            "schema_version": SCHEMA_VERSION,
+            "passed": self.passed, "order": self.order, "mode": self.mode,
+            "options": self.options, "inputs": self.inputs, "outputs": self.outputs,
+            "pairs": [p.to_dict() for p in self.pairs],
+            "failures": [f.to_dict() for f in self.failures],
+            "diagnoses": [d.to_dict() for d in self.diagnoses],
+            "evaluations": self.evaluations,
+            "error": None if self.exception is None else
+            f"{type(self.exception).__name__}: {self.exception}",
+        })
+
+
+def compare(numerical, analytical, atol, rtol):
+    """Errors of analytical against numerical under torch.allclose's rule
+    |a - n| <= atol + rtol * |n|: (passed, max abs error, max rel error, worst entry's flat
+    index, boolean mask of the differing entries). NaN anywhere counts as differing."""
+    diff = np.abs(analytical - numerical)
+    violation = diff / (atol + rtol * np.abs(numerical))
+    violation[np.isnan(violation)] = np.inf
+    mask = violation > 1
+    nonzero = numerical != 0
+    rel = diff[nonzero] / np.abs(numerical[nonzero])
+    max_abs = float(np.nanmax(diff, initial=0.0)) if not np.isnan(diff).any() else math.nan
+    max_rel = float(np.max(rel, initial=0.0)) if not np.isnan(rel).any() else math.nan
+    worst = int(np.argmax(violation)) if violation.size else None
+    return not mask.any(), max_abs, max_rel, worst, mask
+
+
+def entry(flat, jac_shape, input_shape, output_shape, numerical, analytical):
+    """A Jacobian entry (flat index into the (n_in, n_out) matrix) as a readable dict."""
+    k, m = np.unravel_index(flat, jac_shape)
+    return {"input_element": _index(k, input_shape), "output_element": _index(m, output_shape),
+            "numerical": float(numerical.flat[flat]), "analytical": float(analytical.flat[flat])}
+
+
+def _index(flat, shape):
+    return tuple(int(i) for i in np.unravel_index(int(flat), shape)) if shape else ()
+
+
+def _jsonable(value):
+    """numpy arrays and scalars to lists and floats; non-finite floats to strings, so that
+    the document is strict JSON."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else str(value)
+    return value

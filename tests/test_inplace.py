@@ -1,0 +1,241 @@
+"""In-place ops, views and version counters: torch's semantics and its in-place
+correctness checks, with messages that also say where the in-place op ran."""
+import numpy as np
+import pytest
+
+import gradtool as gt
+
+from gradcheck_util import check_grads
+
+
+def f64(*shape, requires_grad=True, seed=0):
+    rng = np.random.default_rng(seed)
+    return gt.tensor(rng.standard_normal(shape), dtype=gt.float64, requires_grad=requires_grad)
+
+
+INPLACE = {  # method -> (args, out-of-place equivalent)
+    "add_": ((2.0,), lambda t: t + 2.0),
+    "sub_": ((2.0,), lambda t: t - 2.0),
+    "mul_": ((3.0,), lambda t: t * 3.0),
+    "div_": ((4.0,), lambda t: t / 4.0),
+    "pow_": ((2,), lambda t: t ** 2),
+    "exp_": ((), lambda t: t.exp()),
+    "clamp_": ((-0.5, 0.5), lambda t: t.clamp(-0.5, 0.5)),
+    "relu_": ((), lambda t: t.relu()),
+    "zero_": ((), lambda t: t * 0),
+    "fill_": ((7.0,), lambda t: t * 0 + 7.0),
+    "masked_fill_": ((None, 1.5), None),
+    "copy_": ((None,), None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE))
+def test_inplace_op_bumps_version_and_matches_out_of_place(name):
+    args, reference = INPLACE[name]
+    x = f64(4, requires_grad=False)
+    before = x.clone()
+    if name == "masked_fill_":
+        args = (before > 0, 1.5)
+        reference = lambda t: t.masked_fill(before > 0, 1.5)  # noqa: E731
+    if name == "copy_":
+        src = f64(4, requires_grad=False, seed=1)
+        args, reference = (src,), (lambda t: src)
+    assert x._version == 0
+    out = getattr(x, name)(*args)
+    assert out is x and x._version == 1
+    np.testing.assert_allclose(x.numpy(), reference(before).numpy())
+
+
+@pytest.mark.parametrize("name", ["add_", "mul_", "div_", "pow_", "exp_", "clamp_", "relu_",
+                                  "sub_"])
+def test_inplace_on_a_non_leaf_gives_the_right_gradient(name):
+    args, reference = INPLACE[name]
+
+    def inplace(x):
+        y = x * 1.5
+        getattr(y, name)(*args)
+        return y
+    x = f64(5)
+    check_grads(inplace, [x], order=2)
+    np.testing.assert_allclose(inplace(x).detach().numpy(), reference(x * 1.5).detach().numpy())
+
+
+def test_augmented_assignment_is_in_place():
+    x = f64(3)
+    y = x * 2
+    ref = id(y)
+    y += 1
+    y *= 3
+    y -= 1
+    y /= 2
+    assert id(y) == ref and y._version == 4
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0, 3.0]
+
+
+def test_node_names_of_inplace_ops_are_torchs():
+    x = f64(3) * 1
+    assert x.add_(1).grad_fn.name() == "AddBackward0"
+    assert x.exp_().grad_fn.name() == "ExpBackward0"
+    assert x.zero_().grad_fn.name() == "ZeroBackward0"
+    assert x.copy_(f64(3)).grad_fn.name() == "CopyBackwards"
+
+
+def test_inplace_on_a_leaf_that_requires_grad_raises_before_writing():
+    x = f64(3)
+    before = x.detach().clone()
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in "
+                                           "an in-place operation."):
+        x.add_(1)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being "
+                                           "used in an in-place operation."):
+        x[0].mul_(2)
+    assert x.detach().equal(before) and x._version == 0
+
+
+def test_inplace_on_a_leaf_under_no_grad_is_allowed():
+    x = f64(3)
+    with gt.no_grad():
+        x.mul_(2)
+    assert x._version == 1 and x.is_leaf and x.requires_grad
+
+
+def test_illegal_inplace_ops_leave_the_tensor_unchanged():
+    i = gt.tensor([1, 2, 3])
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output "
+                                           "type Long"):
+        i.add_(0.5)
+    assert i.tolist() == [1, 2, 3] and i._version == 0
+    x = gt.zeros(3)
+    with pytest.raises(RuntimeError, match=r"output with shape \[3\] doesn't match the broadcast "
+                                           r"shape \[2, 3\]"):
+        x.add_(gt.ones(2, 3))
+    e = gt.zeros(3).expand(2, 3)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers "
+                                           "to a single memory location"):
+        e.add_(1)
+    assert x.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_modifying_a_saved_tensor_makes_backward_raise_torchs_message_and_more():
+    a = f64(3)
+    b = a.exp()          # ExpBackward0 saves its result b
+    b.add_(1)            # in-place on b: version 0 -> 1
+    line = test_modifying_a_saved_tensor_makes_backward_raise_torchs_message_and_more \
+        .__code__.co_firstlineno + 3
+    with pytest.raises(RuntimeError) as info:
+        b.sum().backward()
+    message = str(info.value)
+    assert ("one of the variables needed for gradient computation has been modified by an "
+            "inplace operation: [gradtool.DoubleTensor [3]], which is output 0 of ExpBackward0, "
+            "is at version 1; expected version 0 instead.") in message
+    assert "saved for backward by ExpBackward0" in message
+    assert f"test_inplace.py:{line}" in message
+
+
+def test_modifying_a_saved_input_raises_too():
+    x = f64(3)
+    y = x * 1
+    z = y * y  # saves y twice
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="is at version 1; expected version 0 instead"):
+        z.sum().backward()
+
+
+def test_inplace_on_an_input_saved_by_its_own_op_is_safe():
+    # mul_ needs the old value of y for the other input's gradient: it keeps a copy
+    x = f64(3)
+    w = f64(3, seed=1)
+    y = x * 1
+    y.mul_(w)
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), x.detach().numpy())
+    np.testing.assert_allclose(x.grad.numpy(), w.detach().numpy())
+
+
+def test_views_share_memory_and_version_counter():
+    x = gt.zeros(2, 3)
+    views = [x[0], x[:, 1:], x.view(6), x.t(), x.transpose(0, 1), x.unsqueeze(0), x.squeeze(),
+             x.reshape(3, 2), x.permute(1, 0), x.expand(4, 2, 3), x.split(1)[1], x.T]
+    for v in views:
+        assert v._base is x and v._version_counter is x._version_counter
+    x.add_(1)
+    assert all(v._version == 1 for v in views)
+    x[1] = 5.0
+    assert views[0]._version == 2 and views[-1].tolist() == [[1.0, 5.0]] * 3
+    views[0].mul_(3)  # a write through a view is visible in the base
+    assert x[0].tolist() == [3.0, 3.0, 3.0]
+
+
+def test_inplace_through_a_view_of_a_non_leaf_rewrites_the_base_history():
+    def through_view(x):
+        base = x * 2
+        base[1:].mul_(x[:2])  # CopySlices: the view's region goes through MulBackward0
+        return base
+    x = f64(3)
+    out = through_view(x)
+    assert out.grad_fn.name() == "CopySlices"
+    check_grads(through_view, [x], order=2)
+
+
+def test_setitem_builds_gradients_like_torch():
+    w = f64(2)
+
+    def fill(w):
+        buf = gt.zeros(4, dtype=gt.float64)
+        buf[1] = w[0] * 3
+        buf[2:] = w.exp()
+        return buf
+    out = fill(w)
+    assert out.grad_fn.name() == "CopySlices"
+    check_grads(fill, [w], order=2)
+
+    def put(w):
+        buf = w * 1
+        buf[gt.tensor([0])] = w[1:] * 5  # advanced index: index_put_
+        return buf
+    assert put(w).grad_fn.name() == "IndexPutBackward0"
+    check_grads(put, [w], order=2)
+
+
+def test_views_regenerate_history_after_base_is_modified():
+    x = f64(3)
+    base = x * 1
+    v = base[0]
+    base.mul_(10)  # v was made before: its history now comes from the new base
+    assert v.grad_fn.name() == "AsStridedBackward0"
+    v.backward()
+    assert x.grad.tolist() == [10.0, 0.0, 0.0]
+
+
+def test_inference_tensors():
+    with gt.inference_mode():
+        t = gt.ones(3)
+        assert t.is_inference() and gt.is_inference_mode_enabled() and not gt.is_grad_enabled()
+    assert not gt.ones(3).is_inference()
+    w = gt.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward. To "
+                                           "work around you can make a clone"):
+        (t * w).sum()
+    (t + w).sum().backward()  # nothing saved: allowed, as in torch
+    with pytest.raises(RuntimeError, match="Setting requires_grad=True on inference tensor "
+                                           "outside InferenceMode is not allowed."):
+        t.requires_grad_()
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside "
+                                           "InferenceMode is not allowed"):
+        t.add_(1)
+    c = t.clone()
+    assert not c.is_inference()
+    c.add_(1)
+    with gt.inference_mode():
+        t.add_(1)  # inside the mode it is fine
+        with gt.inference_mode(False):
+            assert gt.is_grad_enabled() and not gt.is_inference_mode_enabled()
+
+
+def test_inference_mode_as_decorator():
+    @gt.inference_mode()
+    def f(x):
+        return x * 2
+    out = f(gt.ones(2, requires_grad=True))
+    assert not out.requires_grad and out.is_inference()

@@ -1,0 +1,1086 @@
+"""The sweep over the op table: every OpSpec in gradtool.autograd.ops.derivatives.TABLE is
+proved right
+
+* against central differences (tests/gradcheck_util.py), first and second order;
+* against its closed-form derivative written directly in numpy (the vector-Jacobian product
+  for a random cotangent);
+* in float32 (grads keep the input's dtype);
+* over random shapes with hypothesis (broadcasting, reduction dims, matmul shapes);
+
+plus torch's conventions at kinks and its dtype rules. `test_every_table_op_is_covered`
+proves that the case table reaches every row of TABLE (it runs every case itself, with
+`tensor.call` and `OpNode.apply` wrapped to record what ran).
+"""
+import contextlib
+import dataclasses
+from typing import Callable, Optional
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import mutually_broadcastable_shapes
+
+import gradtool as gt
+from gradtool.autograd import tensor as tensor_module
+from gradtool.autograd.ops import derivatives as D
+from gradcheck_util import check_grads
+
+HYPOTHESIS = settings(max_examples=25, deadline=None, derandomize=True,
+                      suppress_health_check=[HealthCheck.too_slow])
+
+
+# ============================ numpy helpers for the closed forms ============================
+def unbroadcast(g, shape):
+    """Sum a gradient of the broadcast shape back to `shape` (numpy, independent of gradtool)."""
+    g = np.asarray(g)
+    lead = g.ndim - len(shape)
+    if lead:
+        g = g.sum(axis=tuple(range(lead)))
+    dims = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if dims:
+        g = g.sum(axis=dims, keepdims=True)
+    return g.reshape(shape)
+
+
+def norm_dims(dims, ndim):
+    if dims is None:
+        return tuple(range(ndim))
+    if isinstance(dims, int):
+        dims = (dims,)
+    return tuple(sorted(d % ndim for d in dims))
+
+
+def restore(v, shape, dims, keepdim):
+    """The reduced gradient v re-expanded to the input's shape."""
+    dims = norm_dims(dims, len(shape))
+    v = np.asarray(v)
+    if not keepdim:
+        v = np.expand_dims(v, dims)
+    return np.broadcast_to(v, shape)
+
+
+def np_logsumexp(x, dims, keepdims=True):
+    m = np.max(x, axis=dims, keepdims=True)
+    out = m + np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True))
+    return out if keepdims else np.squeeze(out, axis=dims)
+
+
+def np_softmax(x, dim):
+    return np.exp(x - np_logsumexp(x, (dim,)))
+
+
+def matmul_vjp(v, a, b):
+    """d(a @ b) with numpy's (= torch's) 1-D promotion and batch broadcasting."""
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    v2 = np.asarray(v)
+    if a.ndim == 1:
+        v2 = np.expand_dims(v2, -2 if v2.ndim else 0)
+    if b.ndim == 1:
+        v2 = np.expand_dims(v2, -1)
+    ga = v2 @ np.swapaxes(b2, -1, -2)
+    gb = np.swapaxes(a2, -1, -2) @ v2
+    return [unbroadcast(ga, a2.shape).reshape(a.shape),
+            unbroadcast(gb, b2.shape).reshape(b.shape)]
+
+
+def at_index(shape, dim, index, values, assign=False):
+    """Zeros of `shape` with values[pos] added at (pos with pos[dim] = index[pos]), one
+    element at a time: the adjoint of gather (and, with assign, the forward of scatter)."""
+    out = np.zeros(shape)
+    for pos in np.ndindex(index.shape):
+        target = list(pos)
+        target[dim] = index[pos]
+        if assign:
+            out[tuple(target)] = values[pos]
+        else:
+            out[tuple(target)] += values[pos]
+    return out
+
+
+def gather_np(v, dim, index):
+    out = np.empty(index.shape)
+    for pos in np.ndindex(index.shape):
+        target = list(pos)
+        target[dim] = index[pos]
+        out[pos] = v[tuple(target)]
+    return out
+
+
+def away_from(rng, shape, points=(0.0,), margin=0.2, scale=1.0):
+    """Standard normal values (times scale), resampled until none is within margin of a kink."""
+    x = rng.standard_normal(shape) * scale
+    for _ in range(100):
+        close = np.zeros(x.shape, bool)
+        for p in points:
+            close |= np.abs(x - p) < margin
+        if not close.any():
+            return x
+        x[close] = rng.standard_normal(int(close.sum())) * scale
+    raise AssertionError("could not sample away from the kinks")
+
+
+def signed(rng, shape, lo=0.5, hi=1.5):
+    """Values with |x| in [lo, hi] and random signs: away from 0, for div, prod."""
+    return rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+def dyadic(rng, shape, bits=8):
+    return np.round(rng.standard_normal(shape) * 2.0 ** bits) / 2.0 ** bits
+
+
+# ====================================== the case table ======================================
+@dataclasses.dataclass(frozen=True)
+class Const:
+    """An input that is not differentiated: an index/mask array (passed as a Tensor without
+    grad) or any Python value (passed as is)."""
+    value: object
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    id: str
+    covers: tuple          # TABLE names this case is responsible for
+    fn: Callable           # (*inputs) -> Tensor or tuple of Tensors
+    make: Callable         # rng -> list of float64 arrays (differentiated) or Const
+    vjp: Callable          # (cotangent(s), *input arrays) -> numpy grads, one per float input
+    order2: Optional[str] = "plain"  # second-order check of fn ("plain") or of fn's outputs
+    #                                  squared ("square": for linear ops, whose backward's own
+    #                                  derivative is only reached when the cotangent depends on x)
+    eps: float = 1e-6
+    cotangent_bits: Optional[int] = None
+
+
+CASES = []
+
+
+def case(id, covers, fn, make, vjp, **kw):
+    covers = (covers,) if isinstance(covers, str) else tuple(covers)
+    CASES.append(Case(id, covers, fn, make, vjp, **kw))
+
+
+def normal(*shape):
+    return lambda r: [r.standard_normal(shape)]
+
+
+def normals(*shapes):
+    return lambda r: [r.standard_normal(s) for s in shapes]
+
+
+S = (3, 4)
+
+# ------------------------------ elementwise, one input ------------------------------
+case("neg", "NEG", lambda x: -x, normal(*S), lambda v, x: [-v], order2="square")
+case("abs", "ABS", lambda x: x.abs(), lambda r: [away_from(r, S)],
+     lambda v, x: [v * np.sign(x)])
+case("sign", "SIGN", lambda x: x.sign(), lambda r: [away_from(r, S)],
+     lambda v, x: [np.zeros_like(x)])
+case("exp", "EXP", lambda x: x.exp(), normal(*S), lambda v, x: [v * np.exp(x)])
+case("log", "LOG", lambda x: x.log(), lambda r: [r.uniform(0.5, 2.0, S)],
+     lambda v, x: [v / x])
+case("log1p", "LOG1P", lambda x: x.log1p(), lambda r: [r.uniform(-0.5, 2.0, S)],
+     lambda v, x: [v / (1 + x)])
+case("expm1", "EXPM1", lambda x: x.expm1(), normal(*S), lambda v, x: [v * np.exp(x)])
+case("sqrt", "SQRT", lambda x: x.sqrt(), lambda r: [r.uniform(0.5, 2.0, S)],
+     lambda v, x: [v / (2 * np.sqrt(x))])
+case("rsqrt", "RSQRT", lambda x: x.rsqrt(), lambda r: [r.uniform(0.5, 2.0, S)],
+     lambda v, x: [-0.5 * v * x ** -1.5])
+case("sin", "SIN", lambda x: x.sin(), normal(*S), lambda v, x: [v * np.cos(x)])
+case("cos", "COS", lambda x: x.cos(), normal(*S), lambda v, x: [-v * np.sin(x)])
+case("tan", "TAN", lambda x: x.tan(), lambda r: [r.uniform(-1.2, 1.2, S)],
+     lambda v, x: [v / np.cos(x) ** 2])
+case("tanh", "TANH", lambda x: x.tanh(), normal(*S), lambda v, x: [v * (1 - np.tanh(x) ** 2)])
+case("sigmoid", "SIGMOID", lambda x: x.sigmoid(), lambda r: [2 * r.standard_normal(S)],
+     lambda v, x: [v * np.exp(-x) / (1 + np.exp(-x)) ** 2])
+case("relu", "RELU", lambda x: x.relu(), lambda r: [away_from(r, S)],
+     lambda v, x: [v * (x > 0)])
+case("clamp", "CLAMP", lambda x: x.clamp(-0.5, 0.5),
+     lambda r: [away_from(r, S, (-0.5, 0.5), 0.1)],
+     lambda v, x: [v * ((x >= -0.5) & (x <= 0.5))])
+case("clamp_min", "CLAMP", lambda x: x.clamp(min=-0.3), lambda r: [away_from(r, S, (-0.3,), 0.1)],
+     lambda v, x: [v * (x >= -0.3)])
+case("clamp_max", "CLAMP", lambda x: gt.clamp(x, max=0.4),
+     lambda r: [away_from(r, S, (0.4,), 0.1)], lambda v, x: [v * (x <= 0.4)])
+case("clone", "CLONE", lambda x: x.clone(), normal(*S), lambda v, x: [v], order2="square")
+# a cast to float32 and back is exact on dyadic inputs with a power-of-two step
+case("to_float32", "TO_COPY", lambda x: x.to(gt.float32), lambda r: [dyadic(r, S)],
+     lambda v, x: [v.astype(np.float64)], order2="square", eps=2.0 ** -6, cotangent_bits=8)
+
+# ------------------------------ elementwise, two inputs ------------------------------
+case("add", "ADD", lambda x, y: x + y, normals((3, 1), (4,)),
+     lambda v, x, y: [unbroadcast(v, x.shape), unbroadcast(v, y.shape)], order2="square")
+case("add_alpha", "ADD", lambda x, y: x.add(y, alpha=2.5), normals((2, 3, 4), (3, 1)),
+     lambda v, x, y: [unbroadcast(v, x.shape), unbroadcast(2.5 * v, y.shape)],
+     order2="square")
+case("add_scalar", "ADD", lambda x: 1.5 + x, normal(*S), lambda v, x: [v], order2="square")
+case("sub", "SUB", lambda x, y: x - y, normals((4,), (3, 1)),
+     lambda v, x, y: [unbroadcast(v, x.shape), unbroadcast(-v, y.shape)], order2="square")
+case("sub_alpha", "SUB", lambda x, y: gt.sub(x, y, alpha=3.0), normals(S, S),
+     lambda v, x, y: [v, -3.0 * v], order2="square")
+case("rsub", "RSUB", lambda x: 2.0 - x, normal(*S), lambda v, x: [-v], order2="square")
+case("mul", "MUL", lambda x, y: x * y, normals((3, 1), (2, 1, 4)),
+     lambda v, x, y: [unbroadcast(v * y, x.shape), unbroadcast(v * x, y.shape)])
+case("mul_scalar", "MUL", lambda x: x * 3.0, normal(*S), lambda v, x: [3.0 * v],
+     order2="square")
+case("div", "DIV", lambda x, y: x / y, lambda r: [r.standard_normal((3, 4)), signed(r, (4,))],
+     lambda v, x, y: [unbroadcast(v / y, x.shape), unbroadcast(-v * x / y ** 2, y.shape)])
+case("rdiv", "DIV", lambda y: 2.0 / y, lambda r: [signed(r, S)], lambda v, y: [-2.0 * v / y ** 2])
+case("pow", "POW", lambda x: x ** 2.5, lambda r: [r.uniform(0.5, 2.0, S)],
+     lambda v, x: [v * 2.5 * x ** 1.5])
+case("pow_int", "POW", lambda x: x.pow(3), normal(*S), lambda v, x: [v * 3 * x ** 2])
+case("pow_negative", "POW", lambda x: x ** -1.5, lambda r: [r.uniform(0.5, 2.0, S)],
+     lambda v, x: [v * -1.5 * x ** -2.5])
+case("pow_zero", "POW", lambda x: x ** 0, normal(*S), lambda v, x: [np.zeros_like(x)])
+case("pow_tensor", "POW_TENSOR", lambda x, y: x ** y,
+     lambda r: [r.uniform(0.5, 2.0, (3, 4)), r.standard_normal((4,))],
+     lambda v, x, y: [unbroadcast(v * y * x ** (y - 1), x.shape),
+                      unbroadcast(v * x ** y * np.log(x), y.shape)])
+case("pow_scalar_base", "POW_SCALAR_BASE", lambda x: 2.0 ** x, normal(*S),
+     lambda v, x: [v * 2.0 ** x * np.log(2.0)])
+case("maximum", "MAXIMUM", lambda x, y: gt.maximum(x, y), normals((3, 4), (4,)),
+     lambda v, x, y: [unbroadcast(v * (x > y), x.shape), unbroadcast(v * (y > x), y.shape)])
+case("minimum", "MINIMUM", lambda x, y: x.minimum(y), normals((3, 1), (3, 4)),
+     lambda v, x, y: [unbroadcast(v * (x < y), x.shape), unbroadcast(v * (y < x), y.shape)])
+case("where", "WHERE", lambda c, x, y: gt.where(c, x, y),
+     lambda r: [Const(r.random(S) < 0.5), r.standard_normal((3, 1)), r.standard_normal((4,))],
+     lambda v, c, x, y: [unbroadcast(v * c, x.shape), unbroadcast(v * ~c, y.shape)],
+     order2="square")
+case("where_scalar", "WHERE", lambda c, x: gt.where(c, x, 0.0),
+     lambda r: [Const(r.random(S) < 0.5), r.standard_normal(S)],
+     lambda v, c, x: [v * c], order2="square")
+case("masked_fill", "MASKED_FILL", lambda x, m: x.masked_fill(m, 3.0),
+     lambda r: [r.standard_normal(S), Const(np.array([True, False, True, False]))],
+     lambda v, x, m: [v * ~m], order2="square")
+
+# ------------------------------ matrix products ------------------------------
+case("mm", "MM", lambda a, b: a.mm(b), normals((3, 4), (4, 2)),
+     lambda v, a, b: [v @ b.T, a.T @ v])
+case("mv", "MV", lambda a, b: gt.mv(a, b), normals((3, 4), (4,)),
+     lambda v, a, b: [np.outer(v, b), a.T @ v])
+case("dot", "DOT", lambda a, b: a.dot(b), normals((4,), (4,)), lambda v, a, b: [v * b, v * a])
+case("bmm", "BMM", lambda a, b: a.bmm(b), normals((2, 3, 4), (2, 4, 2)),
+     lambda v, a, b: [v @ np.swapaxes(b, 1, 2), np.swapaxes(a, 1, 2) @ v])
+case("matmul_batch_broadcast", "MATMUL", lambda a, b: a @ b, normals((2, 1, 3, 4), (3, 4, 2)),
+     matmul_vjp)
+case("matmul_vec_batch", "MATMUL", lambda a, b: gt.matmul(a, b), normals((4,), (2, 4, 3)),
+     matmul_vjp)
+case("matmul_batch_vec", "MATMUL", lambda a, b: a.matmul(b), normals((2, 3, 4), (4,)),
+     matmul_vjp)
+case("matmul_mat_batch", "MATMUL", lambda a, b: a @ b, normals((3, 4), (2, 4, 2)), matmul_vjp)
+
+# ------------------------------ reductions ------------------------------
+S3 = (2, 3, 4)
+case("sum", "SUM", lambda x: x.sum(), normal(*S3), lambda v, x: [np.broadcast_to(v, x.shape)],
+     order2="square")
+case("sum_dim", "SUM_DIM", lambda x: x.sum((0, 2)), normal(*S3),
+     lambda v, x: [restore(v, x.shape, (0, 2), False)], order2="square")
+case("sum_dim_keepdim", "SUM_DIM", lambda x: gt.sum(x, -1, keepdim=True), normal(*S3),
+     lambda v, x: [restore(v, x.shape, -1, True)], order2="square")
+case("mean", "MEAN", lambda x: x.mean(), normal(*S3), lambda v, x: [np.full(x.shape, v / 24)],
+     order2="square")
+case("mean_dim", "MEAN_DIM", lambda x: x.mean(1), normal(*S3),
+     lambda v, x: [restore(v, x.shape, 1, False) / 3], order2="square")
+case("mean_dims_keepdim", "MEAN_DIM", lambda x: x.mean((0, -1), keepdim=True), normal(*S3),
+     lambda v, x: [restore(v, x.shape, (0, 2), True) / 8], order2="square")
+case("var", "VAR", lambda x: x.var(), normal(*S),
+     lambda v, x: [v * 2 * (x - x.mean()) / (x.size - 1)])
+case("var_dim", "VAR", lambda x: x.var(1), normal(*S3),
+     lambda v, x: [restore(v, x.shape, 1, False) * 2 * (x - x.mean(1, keepdims=True)) / 2])
+case("var_dims_correction0", "VAR", lambda x: x.var((0, 2), correction=0, keepdim=True),
+     normal(*S3),
+     lambda v, x: [v * 2 * (x - x.mean((0, 2), keepdims=True)) / 8])
+case("std", "STD", lambda x: x.std(), normal(*S),
+     lambda v, x: [v * (x - x.mean()) / ((x.size - 1) * x.std(ddof=1))])
+case("std_dim", "STD", lambda x: x.std(2, keepdim=True, unbiased=False), normal(*S3),
+     lambda v, x: [v * (x - x.mean(2, keepdims=True)) / (4 * x.std(2, keepdims=True))])
+case("prod", "PROD", lambda x: x.prod(), lambda r: [signed(r, S)],
+     lambda v, x: [v * np.prod(x) / x])
+case("prod_dim", "PROD_DIM", lambda x: x.prod(1), lambda r: [signed(r, S3)],
+     lambda v, x: [restore(v, x.shape, 1, False) * np.prod(x, 1, keepdims=True) / x])
+case("prod_dim_keepdim", "PROD_DIM", lambda x: gt.prod(x, -1, keepdim=True),
+     lambda r: [signed(r, S3)], lambda v, x: [v * np.prod(x, -1, keepdims=True) / x])
+
+
+def _one_hot_at(x, flat_index, v):
+    g = np.zeros(x.size)
+    g[flat_index] = v
+    return g.reshape(x.shape)
+
+
+case("max", "MAX", lambda x: x.max(), normal(*S), lambda v, x: [_one_hot_at(x, x.argmax(), v)])
+case("min", "MIN", lambda x: gt.min(x), normal(*S), lambda v, x: [_one_hot_at(x, x.argmin(), v)])
+
+
+def _select_vjp(arg):
+    def vjp(v, x, dim, keepdim):
+        idx = np.expand_dims(arg(x, axis=dim), dim)
+        g = np.zeros_like(x)
+        np.put_along_axis(g, idx, v if keepdim else np.expand_dims(v, dim), dim)
+        return [g]
+    return vjp
+
+
+case("max_dim", "MAX_DIM", lambda x: x.max(1).values, normal(*S3),
+     lambda v, x: _select_vjp(np.argmax)(v, x, 1, False))
+case("max_dim_keepdim", "MAX_DIM", lambda x: gt.max(x, -1, keepdim=True)[0], normal(*S3),
+     lambda v, x: _select_vjp(np.argmax)(v, x, 2, True))
+case("min_dim", "MIN_DIM", lambda x: x.min(0).values, normal(*S3),
+     lambda v, x: _select_vjp(np.argmin)(v, x, 0, False))
+
+
+def _amax_vjp(fn, dims, keepdim):
+    def vjp(v, x):
+        m = restore(fn(x, axis=norm_dims(dims, x.ndim), keepdims=keepdim), x.shape, dims,
+                    keepdim)
+        mask = x == m
+        count = mask.sum(axis=norm_dims(dims, x.ndim), keepdims=True)
+        return [restore(v, x.shape, dims, keepdim) * mask / count]
+    return vjp
+
+
+case("amax", "AMAX", lambda x: x.amax(1), normal(*S3), _amax_vjp(np.amax, 1, False))
+case("amax_all", "AMAX", lambda x: x.amax(), normal(*S), _amax_vjp(np.amax, None, False))
+case("amin", "AMIN", lambda x: x.amin((0, 2), keepdim=True), normal(*S3),
+     _amax_vjp(np.amin, (0, 2), True))
+case("logsumexp", "LOGSUMEXP", lambda x: x.logsumexp(1), normal(*S3),
+     lambda v, x: [restore(v, x.shape, 1, False) * np.exp(x - np_logsumexp(x, (1,)))])
+case("logsumexp_dims", "LOGSUMEXP", lambda x: gt.logsumexp(x, (0, 2), keepdim=True),
+     normal(*S3), lambda v, x: [v * np.exp(x - np_logsumexp(x, (0, 2)))])
+case("norm", "NORM", lambda x: x.norm(), normal(*S), lambda v, x: [v * x / np.sqrt((x * x).sum())])
+case("norm_dim", "NORM", lambda x: x.norm(dim=1), normal(*S3),
+     lambda v, x: [restore(v, x.shape, 1, False) * x / np.sqrt((x * x).sum(1, keepdims=True))])
+case("softmax", "SOFTMAX", lambda x: x.softmax(1), normal(*S3),
+     lambda v, x: [np_softmax(x, 1) * (v - (v * np_softmax(x, 1)).sum(1, keepdims=True))])
+case("softmax_last", "SOFTMAX", lambda x: gt.softmax(x, -1), normal(*S),
+     lambda v, x: [np_softmax(x, 1) * (v - (v * np_softmax(x, 1)).sum(1, keepdims=True))])
+case("log_softmax", "LOG_SOFTMAX", lambda x: x.log_softmax(0), normal(*S3),
+     lambda v, x: [v - np_softmax(x, 0) * v.sum(0, keepdims=True)])
+
+# ------------------------------ shapes ------------------------------
+case("view", "VIEW", lambda x: x.view(4, 3), normal(*S), lambda v, x: [v.reshape(x.shape)],
+     order2="square")
+case("view_infer", "VIEW", lambda x: x.view(-1), normal(*S3), lambda v, x: [v.reshape(x.shape)],
+     order2="square")
+case("flatten", "VIEW", lambda x: x.flatten(1), normal(*S3), lambda v, x: [v.reshape(x.shape)],
+     order2="square")
+case("reshape_copy", ("T", "CLONE", "UNSAFE_VIEW"), lambda x: x.t().reshape(-1), normal(*S),
+     lambda v, x: [v.reshape(x.T.shape).T], order2="square")
+case("squeeze", "SQUEEZE", lambda x: x.squeeze(), normal(3, 1, 4, 1),
+     lambda v, x: [v.reshape(x.shape)], order2="square")
+case("squeeze_dim", "SQUEEZE_DIM", lambda x: x.squeeze(1), normal(3, 1, 4),
+     lambda v, x: [v.reshape(x.shape)], order2="square")
+case("unsqueeze", "UNSQUEEZE", lambda x: x.unsqueeze(1), normal(*S),
+     lambda v, x: [v.squeeze(1)], order2="square")
+case("getitem_none", "UNSQUEEZE", lambda x: x[:, None], normal(*S),
+     lambda v, x: [v[:, 0]], order2="square")
+case("transpose", "TRANSPOSE", lambda x: x.transpose(0, 2), normal(*S3),
+     lambda v, x: [np.swapaxes(v, 0, 2)], order2="square")
+case("mT", "TRANSPOSE", lambda x: x.mT, normal(*S3),
+     lambda v, x: [np.swapaxes(v, -1, -2)], order2="square")
+case("t", "T", lambda x: x.t(), normal(*S), lambda v, x: [v.T], order2="square")
+case("permute", "PERMUTE", lambda x: x.permute(2, 0, 1), normal(*S3),
+     lambda v, x: [np.transpose(v, (1, 2, 0))], order2="square")
+case("T_property", "PERMUTE", lambda x: x.T, normal(*S3),
+     lambda v, x: [np.transpose(v, (2, 1, 0))], order2="square")
+case("expand", "EXPAND", lambda x: x.expand(2, 3, 4), normal(3, 1),
+     lambda v, x: [unbroadcast(v, x.shape)], order2="square")
+case("expand_minus_one", "EXPAND", lambda x: x.expand(2, -1, 4), normal(1, 3, 1),
+     lambda v, x: [unbroadcast(v, x.shape)], order2="square")
+
+# ------------------------------ indexing, joining, splitting ------------------------------
+
+
+def _placed(shape, index, v):
+    g = np.zeros(shape)
+    g[index] = v
+    return g
+
+
+def _added(shape, index, v):
+    g = np.zeros(shape)
+    np.add.at(g, index, v)
+    return g
+
+
+# the backward-of-backward ops (SELECT_BACKWARD, ...) are reached by the second-order check
+# of the squared output: the first backward then builds them with create_graph
+case("select", ("SELECT", "SELECT_BACKWARD"), lambda x: x.select(1, 2), normal(*S),
+     lambda v, x: [_placed(x.shape, (slice(None), 2), v)], order2="square")
+case("getitem_int", "SELECT", lambda x: x[1], normal(*S3),
+     lambda v, x: [_placed(x.shape, 1, v)], order2="square")
+case("getitem_negative_int", "SELECT", lambda x: x[:, -1], normal(*S3),
+     lambda v, x: [_placed(x.shape, (slice(None), -1), v)], order2="square")
+case("unbind", "SELECT", lambda x: x.unbind(1), normal(*S),
+     lambda v, x: [np.stack(v, axis=1)], order2="square")
+case("slice", ("SLICE", "SLICE_BACKWARD"), lambda x: x[1:3], normal(*S),
+     lambda v, x: [_placed(x.shape, slice(1, 3), v)], order2="square")
+case("slice_step", "SLICE", lambda x: x[:, ::2], normal(*S3),
+     lambda v, x: [_placed(x.shape, (slice(None), slice(None, None, 2)), v)], order2="square")
+case("narrow", "SLICE", lambda x: x.narrow(-1, 1, 2), normal(*S),
+     lambda v, x: [_placed(x.shape, (slice(None), slice(1, 3)), v)], order2="square")
+case("index_list", ("INDEX", "INDEX_BACKWARD"), lambda x: x[[0, 2, 0]], normal(*S),
+     lambda v, x: [_added(x.shape, np.array([0, 2, 0]), v)], order2="square")
+case("index_tensor_2d", "INDEX", lambda x, i: x[i], lambda r: [
+    r.standard_normal((4, 3)), Const(np.array([[0, 3], [3, 3]]))],
+     lambda v, x, i: [_added(x.shape, i, v)], order2="square")
+case("index_mixed_slice", "INDEX", lambda x: x[:, [1, 1, 2]], normal(*S3),
+     lambda v, x: [_added(x.shape, (slice(None), np.array([1, 1, 2])), v)], order2="square")
+case("index_pairs", "INDEX", lambda x: x[[0, 1, 0], [2, 2, 2]], normal(*S),
+     lambda v, x: [_added(x.shape, (np.array([0, 1, 0]), np.array([2, 2, 2])), v)],
+     order2="square")
+case("index_bool_mask", "INDEX", lambda x, m: x[m],
+     lambda r: [r.standard_normal(S), Const(r.random(S) < 0.5)],
+     lambda v, x, m: [_placed(x.shape, m, v)], order2="square")
+# the three backward ops as functions of their own (the gradient they spread out)
+case("select_backward_op", "SELECT_BACKWARD",
+     lambda g: tensor_module.call(D.SELECT_BACKWARD, (g,), ((3, 4), 1, 2)), normal(3),
+     lambda v, g: [v[:, 2]], order2="square")
+case("slice_backward_op", "SLICE_BACKWARD",
+     lambda g: tensor_module.call(D.SLICE_BACKWARD, (g,), ((3, 5), 1, 0, 5, 2)), normal(3, 3),
+     lambda v, g: [v[:, 0:5:2]], order2="square")
+case("index_backward_op", "INDEX_BACKWARD",
+     lambda g: tensor_module.call(D.INDEX_BACKWARD, (g,), ((3, 4), (np.array([2, 0, 2]),))),
+     normal(3, 4), lambda v, g: [v[np.array([2, 0, 2])]], order2="square")
+
+GATHER_INDEX = np.array([[0, 3, 3, 1, 0], [2, 2, 2, 2, 1], [1, 0, 3, 1, 3]])
+case("gather", "GATHER", lambda x, i: x.gather(1, i), lambda r: [r.standard_normal(S),
+                                                              Const(GATHER_INDEX)],
+     lambda v, x, i: [at_index(x.shape, 1, i, v)], order2="square")
+case("gather_dim0", "GATHER", lambda x, i: gt.gather(x, 0, i),
+     lambda r: [r.standard_normal(S), Const(np.array([[2, 0, 1, 2], [0, 0, 2, 1]]))],
+     lambda v, x, i: [at_index(x.shape, 0, i, v)], order2="square")
+SCATTER_INDEX = np.array([[3, 0], [1, 2], [0, 3]])  # distinct within each row
+
+
+def _scatter_vjp(v, x, i, src):
+    written = at_index(x.shape, 1, i, np.ones(i.shape), assign=True).astype(bool)
+    return [np.where(written, 0, v), gather_np(v, 1, i)]
+
+
+case("scatter", "SCATTER", lambda x, i, s: x.scatter(1, i, s),
+     lambda r: [r.standard_normal(S), Const(SCATTER_INDEX), r.standard_normal((3, 2))],
+     _scatter_vjp, order2="square")
+case("scatter_add", "SCATTER_ADD", lambda x, i, s: x.scatter_add(1, i, s),
+     lambda r: [r.standard_normal(S), Const(np.array([[3, 3], [1, 2], [0, 3]])),
+                r.standard_normal((3, 2))],
+     lambda v, x, i, s: [v, gather_np(v, 1, i)], order2="square")
+case("cat", "CAT", lambda a, b, c: gt.cat([a, b, c], dim=1), normals((3, 1), (3, 4), (3, 2)),
+     lambda v, a, b, c: [v[:, :1], v[:, 1:5], v[:, 5:]], order2="square")
+case("cat_dim0", "CAT", lambda a, b: gt.cat((a, b)), normals((2, 3), (1, 3)),
+     lambda v, a, b: [v[:2], v[2:]], order2="square")
+case("stack", "STACK", lambda a, b: gt.stack([a, b], dim=1), normals(S, S),
+     lambda v, a, b: [v[:, 0], v[:, 1]], order2="square")
+case("stack_last", "STACK", lambda a, b, c: gt.stack([a, b, c], -1), normals(S, S, S),
+     lambda v, a, b, c: [v[..., 0], v[..., 1], v[..., 2]], order2="square")
+case("split", "SPLIT", lambda x: x.split(2, dim=1), normal(3, 5),
+     lambda v, x: [np.concatenate(v, axis=1)], order2="square")
+case("split_one_output_used", "SPLIT", lambda x: x.split(2, dim=1)[1], normal(3, 5),
+     lambda v, x: [_placed(x.shape, (slice(None), slice(2, 4)), v)], order2="square")
+case("chunk", "SPLIT", lambda x: x.chunk(3), normal(5, 2),
+     lambda v, x: [np.concatenate(v, axis=0)], order2="square")
+case("split_with_sizes", "SPLIT_WITH_SIZES", lambda x: gt.split(x, [1, 3], dim=-1), normal(*S),
+     lambda v, x: [np.concatenate(v, axis=1)], order2="square")
+
+
+
+# ------------------------------ in place (call_inplace), views, setitem ------------------------------
+# In-place ops write into a non-leaf (a leaf that requires grad may not be written to) whose
+# producer did not save its output (sin, mul by a number); what was overwritten gets zero.
+def _seeded(fn):
+    """The random in-place fills made deterministic, so central differences see one function."""
+    def wrapped(*xs):
+        gt.manual_seed(1234)
+        return fn(*xs)
+    return wrapped
+
+
+case("mul_", "MUL", lambda x, y: (x * 1.0).mul_(y), normals(S, (4,)),
+     lambda v, x, y: [v * y, unbroadcast(v * x, y.shape)])
+case("add_alpha_", "ADD", lambda x, y: x.sin().add_(y, alpha=2.0), normals(S, (3, 1)),
+     lambda v, x, y: [v * np.cos(x), unbroadcast(2.0 * v, y.shape)])
+case("div_", "DIV", lambda x, y: x.sin().div_(y), lambda r: [r.standard_normal(S),
+                                                          signed(r, S)],
+     lambda v, x, y: [v * np.cos(x) / y, -v * np.sin(x) / y ** 2])
+case("pow_", "POW", lambda x: (x * x + 1).pow_(1.5), normal(*S),
+     lambda v, x: [v * 1.5 * np.sqrt(x * x + 1) * 2 * x])
+case("exp_", "EXP", lambda x: x.sin().exp_(), normal(*S),
+     lambda v, x: [v * np.exp(np.sin(x)) * np.cos(x)])
+case("tanh_", "TANH", lambda x: (x * 2.0).tanh_(), normal(*S),
+     lambda v, x: [2.0 * v * (1 - np.tanh(2 * x) ** 2)])
+case("relu_", "RELU", lambda x: (x * 1.0).relu_(), lambda r: [away_from(r, S)],
+     lambda v, x: [v * (x > 0)])
+case("clamp_", "CLAMP", lambda x: (x * 1.0).clamp_(-0.5, 0.5),
+     lambda r: [away_from(r, S, (-0.5, 0.5), 0.1)],
+     lambda v, x: [v * ((x >= -0.5) & (x <= 0.5))])
+case("masked_fill_", "MASKED_FILL", lambda x, m: x.sin().masked_fill_(m, 0.0),
+     lambda r: [r.standard_normal(S), Const(r.random(S) < 0.5)],
+     lambda v, x, m: [v * np.cos(x) * ~m])
+case("zero_", "ZERO", lambda x: x.sin().zero_().add_(x), normal(*S), lambda v, x: [v],
+     order2="square")
+case("fill_", "FILL", lambda x: x.sin().fill_(2.0) * x, normal(*S), lambda v, x: [2.0 * v],
+     order2="square")
+case("copy_", "COPY", lambda x, y: x.sin().copy_(y) + x, normals(S, (4,)),
+     lambda v, x, y: [v, unbroadcast(v, y.shape)], order2="square")
+def _filled(method, *args):
+    """The values the seeded random fill writes (d(fill(y) * x)/dx is v times them)."""
+    def values(shape):
+        with gt.no_grad():
+            return _seeded(lambda: getattr(gt.zeros(shape, dtype=gt.float64), method)(*args))()
+    return values
+
+
+case("normal_", "NORMAL", _seeded(lambda x: x.sin().normal_(0.5, 2.0) * x), normal(*S),
+     lambda v, x: [v * _filled("normal_", 0.5, 2.0)(x.shape)._data], order2="square")
+case("uniform_", "UNIFORM", _seeded(lambda x: x.sin().uniform_(-1.0, 3.0) * x), normal(*S),
+     lambda v, x: [v * _filled("uniform_", -1.0, 3.0)(x.shape)._data], order2="square")
+
+
+def _setitem_basic(x, z):
+    y = x * 1.0
+    y[1] = z
+    return y
+
+
+def _setitem_advanced(x, z):
+    y = x * 1.0
+    y[[2, 0]] = z
+    return y
+
+
+def _through_view(x, w):
+    y = x.sin()
+    r = y[:, 1:3]
+    r.mul_(w)  # through a view: y's history is rewritten (CopySlices), r's regenerated
+    return y, r * 1.0
+
+
+def _through_view_vjp(v, x, w):
+    (v1, v2), s, c = v, np.sin(x), np.cos(x)
+    gx = v1 * c
+    gx[:, 1:3] = (v1[:, 1:3] + v2) * w * c[:, 1:3]
+    return [gx, unbroadcast((v1[:, 1:3] + v2) * s[:, 1:3], w.shape)]
+
+
+case("setitem_basic", "COPY", _setitem_basic, normals(S, (4,)),
+     lambda v, x, z: [v * (np.arange(3) != 1)[:, None], v[1]],
+     order2="square")
+case("setitem_advanced", "INDEX_PUT", _setitem_advanced, normals(S, (4,)),
+     lambda v, x, z: [v * (np.arange(3) == 1)[:, None], v[[2, 0]].sum(0)], order2="square")
+case("inplace_through_view", ("AS_STRIDED", "MUL"), _through_view, normals(S, (3, 1)),
+     _through_view_vjp)
+# index_put with accumulate (repeated indices add up) and as_strided, as functions of their own
+case("index_put_accumulate_op", "INDEX_PUT",
+     lambda x, z: tensor_module.call(D.INDEX_PUT, (x, z), ((np.array([1, 1, 0]),), True)),
+     normals(S, (4,)), lambda v, x, z: [v, unbroadcast(v[[1, 1, 0]], z.shape)],
+     order2="square")
+AS_STRIDED_INDICES = np.array([[0, 5, 5], [11, 2, 0]])
+case("as_strided_op", "AS_STRIDED",
+     lambda x: tensor_module.call(D.AS_STRIDED, (x,), ((2, 3), AS_STRIDED_INDICES)),
+     normal(*S), lambda v, x: [_added((12,), AS_STRIDED_INDICES, v).reshape(x.shape)],
+     order2="square")
+
+CASE_IDS = [c.id for c in CASES]
+assert len(set(CASE_IDS)) == len(CASE_IDS), "duplicate case ids"
+
+
+# ======================================== running a case ========================================
+def _outputs(out):
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return [o for o in outs if o.dtype.is_floating_point]
+
+
+def build(case, rng, dtype=np.float64):
+    """The case's inputs as gradtool values, and as numpy arrays for the closed form."""
+    inputs, arrays = [], []
+    for item in case.make(rng):
+        if isinstance(item, Const):
+            value = item.value
+            arrays.append(value)
+            inputs.append(gt.tensor(value) if isinstance(value, np.ndarray) else value)
+        else:
+            a = np.asarray(item, dtype=dtype)
+            arrays.append(a)
+            inputs.append(gt.tensor(a, requires_grad=True))
+    return inputs, arrays
+
+
+def diff_inputs(inputs):
+    return [x for x in inputs if isinstance(x, gt.Tensor) and x.requires_grad]
+
+
+def squared(fn):
+    def fn2(*xs):
+        out = fn(*xs)
+        if isinstance(out, (tuple, list)):
+            return tuple(o * o for o in out)
+        return out * out
+    return fn2
+
+
+def order2_fn(case):
+    return squared(case.fn) if case.order2 == "square" else case.fn
+
+
+def engine_vjp(case, inputs, rng):
+    outs = _outputs(case.fn(*inputs))
+    cots = [rng.standard_normal(o.shape).astype(o._data.dtype) for o in outs]
+    grads = gt.autograd.grad(outs, diff_inputs(inputs),
+                             grad_outputs=[gt.tensor(c) for c in cots], allow_unused=True)
+    return cots, grads
+
+
+def closed_form(case, cots, arrays):
+    v = cots[0] if len(cots) == 1 else [c.astype(np.float64) for c in cots]
+    if len(cots) == 1 and v.dtype != np.float64 and case.id != "to_float32":
+        v = v.astype(np.float64)
+    return case.vjp(v, *arrays)
+
+
+# ========================================= the sweeps =========================================
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_matches_closed_form(case):
+    """The engine's vector-Jacobian product for a random cotangent equals the derivative
+    written by hand in numpy."""
+    rng = np.random.default_rng(1)
+    inputs, arrays = build(case, rng)
+    cots, grads = engine_vjp(case, inputs, rng)
+    expected = closed_form(case, cots, arrays)
+    diff = diff_inputs(inputs)
+    assert len(expected) == len(diff) == len(grads)
+    for k, (x, g, e) in enumerate(zip(diff, grads, expected)):
+        assert g is not None, f"input {k} got no gradient"
+        assert g.shape == x.shape, f"input {k}: grad shape {g.shape} != input {x.shape}"
+        assert g.dtype == x.dtype
+        np.testing.assert_allclose(g._data, e, rtol=1e-10, atol=1e-12,
+                                   err_msg=f"{case.id}: input {k} vs closed form")
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_first_order_central_differences(case):
+    inputs, _ = build(case, np.random.default_rng(2))
+    check_grads(case.fn, inputs, order=1, eps=case.eps, cotangent_bits=case.cotangent_bits)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.order2], ids=[
+    c.id for c in CASES if c.order2])
+def test_second_order_central_differences(case):
+    """Gradients of gradients (create_graph=True) against central differences of the
+    gradient: for linear ops of the squared output, so that the backward formula's own
+    derivative is exercised."""
+    inputs, _ = build(case, np.random.default_rng(3))
+    check_grads(order2_fn(case), inputs, order=2, eps=case.eps,
+                cotangent_bits=case.cotangent_bits)
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_float32_grads(case):
+    """float32 inputs give float32 gradients (of each input's shape), close to the closed
+    form."""
+    rng = np.random.default_rng(4)
+    inputs, arrays = build(case, rng, dtype=np.float32)
+    cots, grads = engine_vjp(case, inputs, rng)
+    expected = closed_form(case, cots, [a.astype(np.float64) if isinstance(a, np.ndarray)
+                                        and a.dtype == np.float32 else a for a in arrays])
+    for k, (x, g, e) in enumerate(zip(diff_inputs(inputs), grads, expected)):
+        assert g.dtype == gt.float32, f"input {k}: {g.dtype}"
+        assert g.shape == x.shape
+        np.testing.assert_allclose(g._data, e, rtol=2e-3, atol=2e-4)
+
+
+# ========================================= coverage =========================================
+class Recorder:
+    def __init__(self):
+        self.created = set()   # specs whose forward ran and built a graph node
+        self.applied = set()   # specs whose backward formulas ran
+
+    def reset(self):
+        self.created, self.applied = set(), set()
+
+
+@contextlib.contextmanager
+def recording():
+    """Wrap `tensor.call` and `tensor.call_inplace` (every op's dispatch, out of place and in
+    place) and `OpNode.apply` (every op's backward)."""
+    rec = Recorder()
+    real_call, real_inplace = tensor_module.call, tensor_module.call_inplace
+    real_apply = D.OpNode.apply
+
+    def call(spec, inputs, args=()):
+        out = real_call(spec, inputs, args)
+        for o in (out if isinstance(out, tuple) else (out,)):
+            if isinstance(o, gt.Tensor) and isinstance(o.grad_fn, spec.node_class):
+                rec.created.add(spec)
+        return out
+
+    def call_inplace(spec, inputs, args=()):
+        target = real_inplace(spec, inputs, args)
+        node = target._grad_fn if target._base is None else target._base._grad_fn
+        node = getattr(node, "fn", node)  # through a view: the base's CopySlices wraps it
+        if isinstance(node, spec.node_class):
+            rec.created.add(spec)
+        return target
+
+    def apply(node, grads):
+        rec.applied.add(type(node).spec)
+        return real_apply(node, grads)
+
+    tensor_module.call, tensor_module.call_inplace = call, call_inplace
+    D.OpNode.apply = apply
+    try:
+        yield rec
+    finally:
+        tensor_module.call, tensor_module.call_inplace = real_call, real_inplace
+        D.OpNode.apply = real_apply
+
+
+def exercise(case):
+    """Forward, backward with create_graph, and the backward of that backward."""
+    inputs, _ = build(case, np.random.default_rng(5))
+    fn = order2_fn(case) if case.order2 else case.fn
+    outs = _outputs(fn(*inputs))
+    diff = diff_inputs(inputs)
+    grads = gt.autograd.grad(outs, diff, grad_outputs=[gt.ones_like(o) for o in outs],
+                             create_graph=True, allow_unused=True)
+    total = None
+    for g in grads:
+        if g is not None and g.requires_grad:
+            total = g.sin().sum() if total is None else total + g.sin().sum()
+    if total is not None:
+        gt.autograd.grad(total, diff, allow_unused=True)
+
+
+def test_every_table_op_is_covered():
+    """Every row of TABLE is reached by the cases above: its forward builds a node and the
+    node's backward formulas run. Runs every case itself, so pytest's order and selection do
+    not matter, and each case must reach the rows it claims (so dropping the only case for a
+    row fails)."""
+    table = set(D.TABLE.values())
+    assert table and all(isinstance(s, D.OpSpec) for s in table)
+    declared = {name for c in CASES for name in c.covers}
+    assert declared <= set(D.TABLE), f"unknown TABLE names: {declared - set(D.TABLE)}"
+    assert declared == set(D.TABLE), f"no case for: {sorted(set(D.TABLE) - declared)}"
+
+    created, applied, missing = set(), set(), []
+    with recording() as rec:
+        for c in CASES:
+            rec.reset()
+            exercise(c)
+            for name in c.covers:
+                spec = D.TABLE[name]
+                if spec not in rec.created or spec not in rec.applied:
+                    missing.append(f"{c.id}: {name} (node built: {spec in rec.created}, "
+                                   f"backward ran: {spec in rec.applied})")
+            created |= rec.created
+            applied |= rec.applied
+    assert not missing, "cases that do not reach what they claim:\n" + "\n".join(missing)
+    assert created == table, f"never built: {sorted(s.name for s in table - created)}"
+    assert applied == table, f"backward never ran: {sorted(repr(s) for s in table - applied)}"
+
+
+# ========================================= hypothesis =========================================
+def _binary_setup(name, rng, sa, sb):
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    if name == "pow":
+        a = rng.uniform(0.5, 2.0, sa)
+    if name == "div":
+        b = signed(rng, sb)
+    return a, b
+
+
+BINARY = {
+    "add": (lambda x, y: x + y, lambda v, a, b: (v, v)),
+    "sub": (lambda x, y: x - y, lambda v, a, b: (v, -v)),
+    "mul": (lambda x, y: x * y, lambda v, a, b: (v * b, v * a)),
+    "div": (lambda x, y: x / y, lambda v, a, b: (v / b, -v * a / b ** 2)),
+    "pow": (lambda x, y: x ** y, lambda v, a, b: (v * b * a ** (b - 1), v * a ** b * np.log(a))),
+    "maximum": (gt.maximum, lambda v, a, b: (v * (a > b), v * (b > a))),
+    "minimum": (gt.minimum, lambda v, a, b: (v * (a < b), v * (b < a))),
+    "where": (lambda x, y: gt.where(x > 0, x, y), lambda v, a, b: (v * (a > 0), v * (a <= 0))),
+}
+
+
+@HYPOTHESIS
+@given(name=st.sampled_from(sorted(BINARY)),
+       shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3),
+       seed=st.integers(0, 2 ** 16))
+def test_binary_broadcasting(name, shapes, seed):
+    sa, sb = shapes.input_shapes
+    rng = np.random.default_rng(seed)
+    a, b = _binary_setup(name, rng, sa, sb)
+    if name == "where":
+        a = away_from(rng, sa, margin=0.05) if sa else np.asarray(signed(rng, ()))
+    x, y = gt.tensor(a, requires_grad=True), gt.tensor(b, requires_grad=True)
+    fn, vjp = BINARY[name]
+    out = fn(x, y)
+    assert out.shape == shapes.result_shape
+    v = rng.standard_normal(shapes.result_shape)
+    ga, gb = gt.autograd.grad(out, [x, y], gt.tensor(v))
+    assert ga.shape == sa and gb.shape == sb  # summed back to each input's own shape
+    a_b, b_b = np.broadcast_arrays(a, b)
+    ea, eb = vjp(v, a_b, b_b)
+    np.testing.assert_allclose(ga._data, unbroadcast(ea, sa), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gb._data, unbroadcast(eb, sb), rtol=1e-10, atol=1e-12)
+    check_grads(fn, [x, y], order=1, seed=seed)
+
+
+def _multi_dim_reduction(np_fn):
+    return lambda x, dims, keepdim: np_fn(x, axis=dims, keepdims=keepdim)
+
+
+def _red_vjp(kind):
+    def vjp(v, x, dims, keepdim, correction):
+        n = int(np.prod([x.shape[d] for d in dims]))
+        if kind in ("softmax", "log_softmax"):  # not reductions: v has the input's shape
+            s = np_softmax(x, dims[0])
+            if kind == "softmax":
+                return s * (v - (v * s).sum(dims[0], keepdims=True))
+            return v - s * v.sum(dims[0], keepdims=True)
+        rv = restore(v, x.shape, dims, keepdim)
+        mean = x.mean(dims, keepdims=True)
+        if kind == "sum":
+            return rv
+        if kind == "mean":
+            return rv / n
+        if kind == "var":
+            return rv * 2 * (x - mean) / (n - correction)
+        if kind == "std":
+            std = np.sqrt(((x - mean) ** 2).sum(dims, keepdims=True) / (n - correction))
+            return rv * (x - mean) / ((n - correction) * std)
+        if kind in ("amax", "amin"):
+            m = (np.amax if kind == "amax" else np.amin)(x, axis=dims, keepdims=True)
+            return rv * (x == m) / (x == m).sum(dims, keepdims=True)
+        if kind == "logsumexp":
+            return rv * np.exp(x - np_logsumexp(x, dims))
+        if kind == "norm":
+            return rv * x / np.sqrt((x * x).sum(dims, keepdims=True))
+        (d,) = dims
+        if kind == "prod":
+            return rv * np.prod(x, d, keepdims=True) / x
+        if kind in ("max", "min"):
+            idx = np.expand_dims((np.argmax if kind == "max" else np.argmin)(x, axis=d), d)
+            g = np.zeros_like(x)
+            np.put_along_axis(g, idx, np.expand_dims(v, d) if not keepdim else v, d)
+            return g
+        raise AssertionError(kind)
+    return vjp
+
+
+REDUCTIONS = {
+    "sum": lambda x, dims, keepdim, c: x.sum(dims, keepdim=keepdim),
+    "mean": lambda x, dims, keepdim, c: x.mean(dims, keepdim=keepdim),
+    "var": lambda x, dims, keepdim, c: x.var(dims, keepdim=keepdim, correction=c),
+    "std": lambda x, dims, keepdim, c: x.std(dims, keepdim=keepdim, correction=c),
+    "amax": lambda x, dims, keepdim, c: x.amax(dims, keepdim=keepdim),
+    "amin": lambda x, dims, keepdim, c: x.amin(dims, keepdim=keepdim),
+    "logsumexp": lambda x, dims, keepdim, c: x.logsumexp(dims, keepdim=keepdim),
+    "norm": lambda x, dims, keepdim, c: x.norm(dim=dims, keepdim=keepdim),
+    "prod": lambda x, dims, keepdim, c: x.prod(dims[0], keepdim=keepdim),
+    "max": lambda x, dims, keepdim, c: x.max(dims[0], keepdim=keepdim).values,
+    "min": lambda x, dims, keepdim, c: x.min(dims[0], keepdim=keepdim).values,
+    "softmax": lambda x, dims, keepdim, c: x.softmax(dims[0]),
+    "log_softmax": lambda x, dims, keepdim, c: x.log_softmax(dims[0]),
+}
+SINGLE_DIM = {"prod", "max", "min", "softmax", "log_softmax"}
+
+
+@st.composite
+def reduction_args(draw):
+    name = draw(st.sampled_from(sorted(REDUCTIONS)))
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+    nd = len(shape)
+    if name in SINGLE_DIM:
+        dims = (draw(st.integers(-nd, nd - 1)),)
+    else:
+        dims = tuple(draw(st.lists(st.integers(-nd, nd - 1), min_size=1, max_size=nd,
+                                   unique_by=lambda d: d % nd)))
+    keepdim = draw(st.booleans())
+    n = int(np.prod([shape[d] for d in dims]))
+    correction = draw(st.sampled_from([0, 1] if n > 1 else [0]))
+    return name, shape, dims, keepdim, correction
+
+
+@HYPOTHESIS
+@given(args=reduction_args(), seed=st.integers(0, 2 ** 16))
+def test_reductions_over_dims(args, seed):
+    name, shape, dims, keepdim, correction = args
+    rng = np.random.default_rng(seed)
+    a = signed(rng, shape) if name == "prod" else rng.standard_normal(shape)
+    x = gt.tensor(a, requires_grad=True)
+
+    def fn(t):
+        return REDUCTIONS[name](t, dims, keepdim, correction)
+    out = fn(x)
+    v = rng.standard_normal(out.shape)
+    (g,) = gt.autograd.grad(out, [x], gt.tensor(v))
+    assert g.shape == x.shape
+    pos = norm_dims(dims, len(shape))
+    expected = _red_vjp(name)(v, a, pos, keepdim, correction)
+    np.testing.assert_allclose(g._data, expected, rtol=1e-9, atol=1e-12)
+    check_grads(fn, [x], order=1, seed=seed)
+
+
+@st.composite
+def matmul_shapes(draw):
+    a_vec, b_vec = draw(st.booleans()), draw(st.booleans())
+    batches = draw(mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=2,
+                                                 max_side=3)).input_shapes
+    n, k, m = draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    sa = (k,) if a_vec else batches[0] + (n, k)
+    sb = (k,) if b_vec else batches[1] + (k, m)
+    return sa, sb
+
+
+@HYPOTHESIS
+@given(shapes=matmul_shapes(), seed=st.integers(0, 2 ** 16))
+def test_matmul_shapes(shapes, seed):
+    sa, sb = shapes
+    rng = np.random.default_rng(seed)
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    x, y = gt.tensor(a, requires_grad=True), gt.tensor(b, requires_grad=True)
+    out = x @ y
+    assert out.shape == np.matmul(a, b).shape
+    np.testing.assert_allclose(out._data, np.matmul(a, b), rtol=1e-12, atol=1e-12)
+    v = rng.standard_normal(out.shape)
+    ga, gb = gt.autograd.grad(out, [x, y], gt.tensor(v))
+    assert ga.shape == sa and gb.shape == sb
+    ea, eb = matmul_vjp(v, a, b)
+    np.testing.assert_allclose(ga._data, ea, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gb._data, eb, rtol=1e-10, atol=1e-12)
+    check_grads(lambda p, q: p @ q, [x, y], order=2 if seed % 4 == 0 else 1, seed=seed)
+
+
+# ====================================== kink conventions ======================================
+def grad_of(fn, values, dtype=gt.float64):
+    x = gt.tensor(values, dtype=dtype, requires_grad=True)
+    fn(x).sum().backward()
+    return x.grad.tolist()
+
+
+def test_relu_at_zero():
+    assert grad_of(gt.relu, [-1.0, 0.0, 2.0]) == [0.0, 0.0, 1.0]
+
+
+def test_abs_at_zero():
+    assert grad_of(gt.abs, [-2.0, 0.0, 3.0]) == [-1.0, 0.0, 1.0]
+
+
+def test_sqrt_at_zero_is_inf():
+    assert grad_of(gt.sqrt, [0.0, 4.0]) == [float("inf"), 0.25]
+
+
+def test_clamp_passes_gradient_at_the_bounds():
+    values = [-1.0, -0.5, 0.0, 0.5, 1.0]
+    assert grad_of(lambda x: x.clamp(-0.5, 0.5), values) == [0.0, 1.0, 1.0, 1.0, 0.0]
+    assert grad_of(lambda x: x.clamp(min=-0.5), values) == [0.0, 1.0, 1.0, 1.0, 1.0]
+    assert grad_of(lambda x: x.clamp(max=0.5), values) == [1.0, 1.0, 1.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize("reduce", [lambda x: x.max(), lambda x: x.amax(),
+                                    lambda x: x.amax((0, 1))], ids=["max", "amax", "amax_dims"])
+def test_full_max_ties_split_evenly(reduce):
+    assert grad_of(reduce, [[1.0, 3.0], [3.0, 3.0]]) == [[0.0, 1 / 3], [1 / 3, 1 / 3]]
+
+
+@pytest.mark.parametrize("reduce", [lambda x: x.min(), lambda x: x.amin()], ids=["min", "amin"])
+def test_full_min_ties_split_evenly(reduce):
+    assert grad_of(reduce, [2.0, -1.0, 5.0, -1.0]) == [0.0, 0.5, 0.0, 0.5]
+
+
+def test_amax_dim_ties_split_evenly_per_slice():
+    assert grad_of(lambda x: x.amax(1), [[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]) == [
+        [0.0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]]
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_dim_sends_gradient_to_the_returned_index_only(op):
+    x = gt.tensor([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0], [0.0, 5.0, -1.0]], dtype=gt.float64,
+                  requires_grad=True)
+    values, indices = getattr(x if op == "max" else -x, op)(1)
+    values.backward(gt.tensor([1.0, 2.0, 3.0], dtype=gt.float64))
+    expected = np.zeros((3, 3))
+    expected[np.arange(3), indices.numpy()] = [1.0, 2.0, 3.0]
+    if op == "min":
+        expected = -expected
+    assert x.grad.tolist() == expected.tolist()
+    assert (np.count_nonzero(x.grad._data, axis=1) == 1).all()
+
+
+def test_maximum_minimum_ties_give_each_input_half():
+    x = gt.tensor([1.0, 2.0, 3.0], dtype=gt.float64, requires_grad=True)
+    y = gt.tensor([1.0, 0.0, 3.0], dtype=gt.float64, requires_grad=True)
+    gt.maximum(x, y).sum().backward()
+    assert x.grad.tolist() == [0.5, 1.0, 0.5] and y.grad.tolist() == [0.5, 0.0, 0.5]
+    x.grad = y.grad = None
+    gt.minimum(x, y).sum().backward()
+    assert x.grad.tolist() == [0.5, 0.0, 0.5] and y.grad.tolist() == [0.5, 1.0, 0.5]
+
+
+def test_prod_with_one_zero_and_two_zeros():
+    assert grad_of(lambda x: x.prod(), [2.0, 0.0, 3.0]) == [0.0, 6.0, 0.0]
+    assert grad_of(lambda x: x.prod(), [2.0, 0.0, 0.0, 3.0]) == [0.0, 0.0, 0.0, 0.0]
+    # per slice: no zero, one zero, two zeros
+    assert grad_of(lambda x: x.prod(1), [[2.0, 4.0, 3.0], [2.0, 0.0, 3.0],
+                                         [0.0, 5.0, 0.0]]) == [
+        [12.0, 6.0, 8.0], [0.0, 6.0, 0.0], [0.0, 0.0, 0.0]]
+    assert grad_of(lambda x: x.prod(0, keepdim=True), [[0.0, 1.0], [7.0, 0.0], [2.0, 0.0]]) == [
+        [14.0, 0.0], [0.0, 0.0], [0.0, 0.0]]
+
+
+def test_prod_with_a_zero_second_order():
+    """With create_graph the zero-aware prod backward is itself differentiable: d2/dx_i dx_j
+    of x0*x1*x2 at x = (2, 0, 3) is x_k for the third index k."""
+    x = gt.tensor([2.0, 0.0, 3.0], dtype=gt.float64, requires_grad=True)
+    (g,) = gt.autograd.grad(x.prod(), [x], create_graph=True)
+    assert g.tolist() == [0.0, 6.0, 0.0]
+    (h,) = gt.autograd.grad(g[1], [x])
+    assert h.tolist() == [3.0, 0.0, 2.0]
+
+
+# ========================================== dtypes ==========================================
+FLOAT_UNARY = {"exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1,
+               "sqrt": np.sqrt, "rsqrt": lambda a: 1 / np.sqrt(a), "sin": np.sin,
+               "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
+               "sigmoid": lambda a: 1 / (1 + np.exp(-a))}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT_UNARY))
+def test_int_input_to_float_unary_gives_float32(name):
+    """torch's unary float ops promote integer inputs to the default float dtype."""
+    x = gt.tensor([1, 2, 3])
+    assert x.dtype == gt.int64
+    out = getattr(x, name)()
+    assert out.dtype == gt.float32
+    np.testing.assert_allclose(out._data, FLOAT_UNARY[name](np.array([1.0, 2.0, 3.0])),
+                               rtol=1e-6)
+
+
+def test_int_division_gives_float32():
+    a, b = gt.tensor([1, 2, 3]), gt.tensor([2, 4, 4])
+    assert (a / b).dtype == gt.float32 and (a / b).tolist() == [0.5, 0.5, 0.75]
+    assert (a / 2).dtype == gt.float32
+    assert (3 / b).dtype == gt.float32
+    assert gt.div(a, b).dtype == gt.float32
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "maximum", "minimum", "where",
+                                  "pow"])
+def test_mixed_float32_float64_broadcast_grads_keep_each_input_dtype(name):
+    rng = np.random.default_rng(7)
+    x = gt.tensor(rng.uniform(0.5, 2.0, (3, 1)), dtype=gt.float32, requires_grad=True)
+    y = gt.tensor(rng.uniform(0.5, 2.0, (4,)), dtype=gt.float64, requires_grad=True)
+    fn = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+          "div": lambda a, b: a / b, "maximum": gt.maximum, "minimum": gt.minimum,
+          "where": lambda a, b: gt.where(a > 1, a, b), "pow": lambda a, b: a ** b}[name]
+    out = fn(x, y)
+    assert out.dtype == gt.float64 and out.shape == (3, 4)
+    out.sum().backward()
+    assert x.grad.dtype == gt.float32 and x.grad.shape == (3, 1)
+    assert y.grad.dtype == gt.float64 and y.grad.shape == (4,)
+
+
+def test_float32_leaf_cast_to_float64_gets_float32_grad():
+    x = gt.tensor([1.0, 2.0], requires_grad=True)
+    assert x.dtype == gt.float32
+    (x.double() * gt.tensor([3.0, 4.0], dtype=gt.float64)).sum().backward()
+    assert x.grad.dtype == gt.float32 and x.grad.tolist() == [3.0, 4.0]
