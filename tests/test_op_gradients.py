@@ -7,12 +7,18 @@ proved right
 * in float32 (grads keep the input's dtype);
 * over random shapes with hypothesis (broadcasting, reduction dims, matmul shapes);
 
-plus torch's conventions at kinks and its dtype rules. `test_every_table_op_is_covered`
-proves that the case table reaches every row of TABLE (it runs every case itself, with
-`tensor.call` and `OpNode.apply` wrapped to record what ran).
+plus torch's conventions at kinks and at the edges of each op's domain, and its dtype rules.
+In-place ops (call_inplace), writes through views (CopySlices / AsStridedBackward0) and
+__setitem__ are cases of the sweep too.
+
+`test_every_table_op_is_covered` proves that the case table reaches every row of TABLE: it
+runs every case itself (so pytest's order and selection do not matter) with `tensor.call`,
+`tensor.call_inplace` and `OpNode.apply` wrapped to record which specs built a node and whose
+backward ran, and each case must reach the rows it declares in `covers`.
 """
 import contextlib
 import dataclasses
+import warnings
 from typing import Callable, Optional
 
 import numpy as np
@@ -483,8 +489,7 @@ case("split_with_sizes", "SPLIT_WITH_SIZES", lambda x: gt.split(x, [1, 3], dim=-
      lambda v, x: [np.concatenate(v, axis=1)], order2="square")
 
 
-
-# ------------------------------ in place (call_inplace), views, setitem ------------------------------
+# ------------------------- in place (call_inplace), views, setitem -------------------------
 # In-place ops write into a non-leaf (a leaf that requires grad may not be written to) whose
 # producer did not save its output (sin, mul by a number); what was overwritten gets zero.
 def _seeded(fn):
@@ -1035,6 +1040,54 @@ def test_prod_with_a_zero_second_order():
     assert g.tolist() == [0.0, 6.0, 0.0]
     (h,) = gt.autograd.grad(g[1], [x])
     assert h.tolist() == [3.0, 0.0, 2.0]
+
+
+INF, NAN = float("inf"), float("nan")
+# (function, input, torch's output, torch's gradient of output.sum()), float64, from torch 2.x
+DOMAIN_EDGES = {
+    "log_at_0": (gt.log, [0.0, 1.0], [-INF, 0.0], [INF, 1.0]),
+    "log1p_at_-1": (gt.log1p, [-1.0], [-INF], [INF]),
+    "sqrt_negative": (gt.sqrt, [-1.0, 0.0], [NAN, 0.0], [NAN, INF]),
+    "rsqrt_at_0": (gt.rsqrt, [0.0, 4.0], [INF, 0.5], [-INF, -0.0625]),
+    "exp_overflow": (gt.exp, [1000.0], [INF], [INF]),
+    "reciprocal_at_0": (lambda x: 1 / x, [0.0, 2.0], [INF, 0.5], [-INF, -0.25]),
+    "0/0": (lambda x: x / x, [0.0], [NAN], [NAN]),
+    "pow_half_at_0": (lambda x: x ** 0.5, [0.0, 4.0], [0.0, 2.0], [INF, 0.25]),
+    "pow_0_at_0": (lambda x: x ** 0, [0.0, 2.0], [1.0, 1.0], [0.0, 0.0]),
+    "sign_at_0": (gt.sign, [0.0, 1.0], [0.0, 1.0], [0.0, 0.0]),
+    "norm_of_zeros": (lambda x: x.norm(), [0.0, 0.0, 0.0], 0.0, [0.0, 0.0, 0.0]),
+    "std_of_constant": (lambda x: x.std(), [1.0, 1.0, 1.0], 0.0, [0.0, 0.0, 0.0]),
+    "logsumexp_all_-inf": (lambda x: x.logsumexp(0), [-INF, -INF], -INF, [NAN, NAN]),
+    # the classic NaN leak: the unselected branch's NaN gradient times 0 is NaN (as torch)
+    "where_sqrt_negative": (lambda x: gt.where(x > 0, x.sqrt(), 0.0), [-1.0, 4.0],
+                            [0.0, 2.0], [NAN, 0.25]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DOMAIN_EDGES))
+def test_domain_edges_as_torch_without_warnings(name):
+    """At the edges of an op's domain torch returns inf/nan silently, forward and backward
+    (gradtool's pytest config turns its RuntimeWarnings into errors: it must not warn)."""
+    fn, values, out_expected, grad_expected = DOMAIN_EDGES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = gt.tensor(values, dtype=gt.float64, requires_grad=True)
+        out = fn(x)
+        out.sum().backward()
+    np.testing.assert_array_equal(out.detach().numpy(), out_expected)
+    np.testing.assert_array_equal(x.grad.numpy(), grad_expected)
+
+
+def test_pow_tensor_exponent_gradient_at_zero_base():
+    """d(b**e)/de = b**e log b, taken as 0 where b == 0 and e >= 0 (torch's convention)."""
+    b = gt.tensor([0.0, 2.0], dtype=gt.float64, requires_grad=True)
+    e = gt.tensor([2.0, 0.0], dtype=gt.float64, requires_grad=True)
+    (b ** e).sum().backward()
+    assert b.grad.tolist() == [0.0, 0.0]
+    np.testing.assert_allclose(e.grad.numpy(), [0.0, np.log(2.0)], rtol=1e-15)
+    e = gt.tensor([1.0, 2.0], dtype=gt.float64, requires_grad=True)
+    (0.0 ** e).sum().backward()
+    assert e.grad.tolist() == [0.0, 0.0]
 
 
 # ========================================== dtypes ==========================================

@@ -1,0 +1,226 @@
+"""Parity with PyTorch: every case of the op sweep (tests/test_op_gradients.py) run through
+gradtool and through torch on the same float64 inputs and cotangents, comparing outputs,
+gradients and gradients of gradients; plus torch's conventions at kinks and domain edges, and
+random broadcasting/reduction/matmul shapes. Skipped when torch is not installed (it is not a
+dependency of gradtool)."""
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import gradtool as gt  # noqa: E402
+import test_op_gradients as sweep  # noqa: E402
+
+pytestmark = pytest.mark.parity
+HYPOTHESIS = settings(max_examples=20, deadline=None, derandomize=True)
+
+# Cases that call gradtool's internal dispatch: the same math with torch's public ops.
+TORCH_EQUIVALENTS = {
+    "select_backward_op": lambda g: torch.ops.aten.select_backward(g, [3, 4], 1, 2),
+    "slice_backward_op": lambda g: torch.ops.aten.slice_backward(g, [3, 5], 1, 0, 5, 2),
+    "index_backward_op": lambda g: torch.zeros(3, 4, dtype=g.dtype).index_put(
+        (torch.tensor([2, 0, 2]),), g, accumulate=True),
+    "index_put_accumulate_op": lambda x, z: torch.index_put(
+        x, (torch.tensor([1, 1, 0]),), z, accumulate=True),
+    "as_strided_op": lambda x: x.reshape(-1)[torch.from_numpy(sweep.AS_STRIDED_INDICES)],
+}
+# normal_/uniform_ fill with random numbers: torch's generator draws other values.
+NOT_COMPARABLE = {"normal_", "uniform_"}
+CASES = [c for c in sweep.CASES if c.id not in NOT_COMPARABLE]
+
+
+def as_torch(fn):
+    """The case's function with `gt` bound to torch: code written for one runs on the other."""
+    return types.FunctionType(fn.__code__, {**fn.__globals__, "gt": torch}, fn.__name__,
+                              fn.__defaults__, fn.__closure__)
+
+
+def build_both(case, rng):
+    gt_inputs, torch_inputs = [], []
+    for item in case.make(rng):
+        if isinstance(item, sweep.Const):
+            value = item.value
+            if isinstance(value, np.ndarray):
+                gt_inputs.append(gt.tensor(value))
+                torch_inputs.append(torch.from_numpy(value.copy()))
+            else:
+                gt_inputs.append(value)
+                torch_inputs.append(value)
+        else:
+            a = np.asarray(item, dtype=np.float64)
+            gt_inputs.append(gt.tensor(a, requires_grad=True))
+            torch_inputs.append(torch.tensor(a, requires_grad=True))
+    return gt_inputs, torch_inputs
+
+
+def floats(out, lib):
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return [o for o in outs if o.dtype.is_floating_point]
+
+
+def to_numpy(t):
+    return None if t is None else t.detach().numpy(force=True)  # force: torch's ZeroTensor
+
+
+def grads_both(fn_gt, fn_torch, gt_inputs, torch_inputs, rng, order):
+    """(outputs, first-order grads, second-order grads) for each library, same cotangents."""
+    results = []
+    outs_shapes = None
+    cots = ws = None
+    for lib, fn, inputs in ((gt, fn_gt, gt_inputs), (torch, fn_torch, torch_inputs)):
+        diff = [x for x in inputs if isinstance(x, lib.Tensor) and x.requires_grad]
+        outs = floats(fn(*inputs), lib)
+        if cots is None:
+            outs_shapes = [tuple(o.shape) for o in outs]
+            cots = [rng.standard_normal(s) for s in outs_shapes]
+            ws = [rng.standard_normal(tuple(x.shape)) for x in diff]
+        assert [tuple(o.shape) for o in outs] == outs_shapes
+        grads = lib.autograd.grad(
+            outs, diff, grad_outputs=[lib.tensor(c).to(o.dtype) for c, o in zip(cots, outs)],
+            create_graph=order >= 2, allow_unused=True)
+        second = [None] * len(diff)
+        if order >= 2:
+            total = None
+            for g, w in zip(grads, ws):
+                if g is not None and g.requires_grad:
+                    term = (g * lib.tensor(w).to(g.dtype)).sum()
+                    total = term if total is None else total + term
+            if total is not None:
+                second = lib.autograd.grad(total, diff, allow_unused=True)
+        results.append(([to_numpy(o) for o in outs], [to_numpy(g) for g in grads],
+                         [to_numpy(g) for g in second], [str(g.dtype).split(".")[-1]
+                                                         if g is not None else None
+                                                         for g in grads]))
+    return results
+
+
+def assert_same(a, b, what, rtol=1e-10, atol=1e-12):
+    if a is None or b is None:
+        a = np.zeros_like(b) if a is None and b is not None else a
+        b = np.zeros_like(a) if b is None and a is not None else b
+        if a is None:
+            return
+    assert a.shape == b.shape, f"{what}: shape {a.shape} (gradtool) != {b.shape} (torch)"
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=what)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_case_matches_torch(case):
+    rng = np.random.default_rng(11)
+    gt_inputs, torch_inputs = build_both(case, rng)
+    fn_torch = TORCH_EQUIVALENTS.get(case.id) or as_torch(case.fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch's x.T-on-3-D deprecation
+        mine, theirs = grads_both(case.fn, fn_torch, gt_inputs, torch_inputs, rng, order=2)
+    for k, (a, b) in enumerate(zip(mine[0], theirs[0])):
+        assert_same(a, b, f"output {k}")
+    for k, (a, b) in enumerate(zip(mine[1], theirs[1])):
+        assert_same(a, b, f"grad of input {k}")
+    assert mine[3] == theirs[3], f"grad dtypes {mine[3]} (gradtool) != {theirs[3]} (torch)"
+    for k, (a, b) in enumerate(zip(mine[2], theirs[2])):
+        assert_same(a, b, f"second-order grad of input {k}", rtol=1e-9, atol=1e-11)
+
+
+# ---------------------------------- kinks and domain edges ----------------------------------
+PROBES = {
+    "relu_at_0": (lambda x: x.relu(), [-1.0, 0.0, 2.0]),
+    "abs_at_0": (lambda x: x.abs(), [-1.0, 0.0, 2.0]),
+    "sqrt_at_0": (lambda x: x.sqrt(), [0.0, 4.0]),
+    "clamp_bounds": (lambda x: x.clamp(-0.5, 0.5), [-1.0, -0.5, 0.0, 0.5, 1.0]),
+    "clamp_min_bound": (lambda x: x.clamp(min=0.0), [-1.0, 0.0, 1.0]),
+    "max_ties": (lambda x: x.max(), [[1.0, 3.0], [3.0, 3.0]]),
+    "min_ties": (lambda x: x.min(), [2.0, -1.0, 5.0, -1.0]),
+    "amax_ties": (lambda x: x.amax(), [[1.0, 3.0], [3.0, 3.0]]),
+    "amax_dim_ties": (lambda x: x.amax(1), [[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]),
+    "amin_dim_ties": (lambda x: x.amin(0), [[1.0, 3.0, 3.0], [1.0, 2.0, 3.0]]),
+    "max_dim_ties": (lambda x: x.max(1).values, [[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]),
+    "min_dim_ties": (lambda x: x.min(0).values, [[1.0, 3.0], [1.0, 3.0]]),
+    "maximum_ties": (lambda x: x.maximum(x.detach() * 0 + 1.0), [1.0, 2.0, 0.0]),
+    "minimum_ties": (lambda x: x.minimum(x.detach() * 0 + 1.0), [1.0, 2.0, 0.0]),
+    "prod_one_zero": (lambda x: x.prod(), [2.0, 0.0, 3.0]),
+    "prod_two_zeros": (lambda x: x.prod(), [2.0, 0.0, 0.0, 3.0]),
+    "prod_dim_zeros": (lambda x: x.prod(1), [[2.0, 4.0, 3.0], [2.0, 0.0, 3.0], [0.0, 5.0, 0.0]]),
+    "norm_zero": (lambda x: x.norm(), [0.0, 0.0]),
+    "std_constant": (lambda x: x.std(1), [[1.0, 1.0, 1.0], [1.0, 2.0, 3.0]]),
+    "log_at_0": (lambda x: x.log(), [0.0, 1.0]),
+    "rsqrt_at_0": (lambda x: x.rsqrt(), [0.0, 4.0]),
+    "pow_half_at_0": (lambda x: x ** 0.5, [0.0, 4.0]),
+    "pow_0_at_0": (lambda x: x ** 0, [0.0, 2.0]),
+    "where_nan_leak": (lambda x: gt.where(x > 0, x.sqrt(), 0.0), [-1.0, 4.0]),
+    "logsumexp_-inf": (lambda x: x.logsumexp(0), [-np.inf, -np.inf]),
+    "softmax_-inf": (lambda x: x.softmax(0), [-np.inf, 0.0, 1.0]),
+    "sigmoid_large": (lambda x: x.sigmoid(), [-800.0, 0.0, 800.0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_kinks_and_edges_match_torch(name):
+    fn, values = PROBES[name]
+    results = []
+    for lib, f in ((gt, fn), (torch, as_torch(fn))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # gradtool's own warning policy is tested elsewhere
+            x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+            out = f(x)
+            out.backward(lib.ones_like(out))
+        results.append((out.detach().numpy().copy(), x.grad.numpy().copy()))
+    (out_gt, grad_gt), (out_torch, grad_torch) = results
+    # equal up to rounding; inf and nan in the same places
+    np.testing.assert_allclose(out_gt, out_torch, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(grad_gt, grad_torch, rtol=1e-14, atol=0)
+
+
+def test_max_dim_returns_torch_indices_on_ties():
+    values = [[1.0, 3.0, 3.0], [2.0, 2.0, 2.0], [0.0, 5.0, -1.0]]
+    for op in ("max", "min"):
+        mine = getattr(gt.tensor(values, dtype=gt.float64), op)(1).indices.tolist()
+        theirs = getattr(torch.tensor(values, dtype=torch.float64), op)(1).indices.tolist()
+        assert mine == theirs, op
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sin", "tanh", "sigmoid", "rsqrt"])
+def test_int_promotion_matches_torch(name):
+    assert str(getattr(gt.tensor([1, 2, 3]), name)().dtype).split(".")[-1] == \
+        str(getattr(torch.tensor([1, 2, 3]), name)().dtype).split(".")[-1]
+
+
+# ---------------------------------- random shapes ----------------------------------
+@HYPOTHESIS
+@given(args=sweep.reduction_args(), seed=st.integers(0, 2 ** 16))
+def test_reductions_match_torch(args, seed):
+    name, shape, dims, keepdim, correction = args
+    rng = np.random.default_rng(seed)
+    a = sweep.signed(rng, shape) if name == "prod" else rng.standard_normal(shape)
+    fn = sweep.REDUCTIONS[name]
+    grads = []
+    for lib in (gt, torch):
+        x = lib.tensor(a, requires_grad=True)
+        out = fn(x, dims, keepdim, correction)
+        v = np.random.default_rng(seed + 1).standard_normal(tuple(out.shape))
+        (g,) = lib.autograd.grad(out, [x], lib.tensor(v))
+        grads.append((out.detach().numpy(), g.numpy()))
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-10, atol=1e-12)
+
+
+@HYPOTHESIS
+@given(shapes=sweep.matmul_shapes(), seed=st.integers(0, 2 ** 16))
+def test_matmul_matches_torch(shapes, seed):
+    sa, sb = shapes
+    rng = np.random.default_rng(seed)
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    results = []
+    for lib in (gt, torch):
+        x, y = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        out = lib.matmul(x, y)
+        v = np.random.default_rng(seed + 1).standard_normal(tuple(out.shape))
+        gx, gy = lib.autograd.grad(out, [x, y], lib.tensor(v))
+        results.append([out.detach().numpy(), gx.numpy(), gy.numpy()])
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
