@@ -1,0 +1,3 @@
+from gradtool.cli import main
+
+main()

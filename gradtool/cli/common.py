@@ -1,0 +1,28 @@
+"""What every command shares: its options, error printing, exit codes."""
+import typer
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
+
+FILE_ARG = typer.Argument(..., metavar="FILE[::NAME]",
+                          help="A Python file, optionally ::NAME to pick one target.")
+SEED = typer.Option(0, "--seed", help="Seed for every generated input (reproducible runs).")
+SHAPE = typer.Option("3", "--shape", help="Shape of generated inputs, e.g. 3 or 2,3.")
+JSON = typer.Option(False, "--json", help="One JSON document on stdout, nothing else there.")
+NO_COLOR = typer.Option(False, "--no-color", help="Plain text, no colours.")
+
+
+def fail(error, no_color=False):
+    """Print a GradtoolError as one short paragraph (plus the user's frames) and exit 2."""
+    from ..report.text import console
+    con = console(no_color=no_color, stderr=True)
+    con.print(f"[bold red]gradtool: error:[/] {error}", markup=True, highlight=False)
+    details = getattr(error, "details", "")
+    if details:
+        con.print("Traceback (your code only):\n" + details.rstrip(), style="dim",
+                  markup=False)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def run_app(app):
+    """Run the typer app (standalone: usage errors exit 2, as documented)."""
+    app()

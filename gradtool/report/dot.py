@@ -1,0 +1,211 @@
+"""The backward DAG as Graphviz, in torchviz's colour language: grey backward nodes, blue
+leaves, green outputs, orange saved tensors. Gradients flow upwards in the picture's
+opposite direction: edges go from an input's node to the node that consumes it, as torchviz
+draws them. Large graphs are grouped (modules, folded chains) rather than cut."""
+import os
+import shutil
+import subprocess
+import sysconfig
+
+import graphviz
+
+from ..errors import GradtoolError
+from .text import fmt_bytes, fmt_shape
+
+COLORS = {"op": "lightgrey", "custom": "lightgrey", "copy_slices": "lightgrey",
+          "other": "lightgrey", "leaf": "lightblue", "output": "darkolivegreen1",
+          "saved": "orange", "group": "lightgoldenrod1"}
+READABLE_NODES = 300   # beyond this, graphs are grouped unless --expand
+CHAIN_FOLD = 6
+FORMATS = ("svg", "png", "pdf", "dot")
+
+
+class RendererNotFound(GradtoolError):
+    pass
+
+
+def build(snapshot, show_saved=False, expand=False, title=None):
+    """A graphviz.Digraph of the snapshot."""
+    g = graphviz.Digraph("backward", node_attr={"style": "filled", "shape": "box",
+                                                "align": "left", "fontsize": "10",
+                                                "ranksep": "0.1", "height": "0.2",
+                                                "fontname": "monospace"},
+                         graph_attr={"size": "12,12"})
+    if title:
+        g.attr(label=title, labelloc="t", fontsize="12")
+    groups = _groups(snapshot, expand)  # node id -> representative id
+    drawn = set()
+    clusters = {}
+    for node in snapshot.nodes:
+        rep = groups.get(node.id, node.id)
+        if rep in drawn:
+            continue
+        drawn.add(rep)
+        if rep != node.id:
+            continue  # a group's box is drawn from its summary below
+        target = g
+        if node.module:
+            target = clusters.setdefault(node.module, graphviz.Digraph(
+                f"cluster_{len(clusters)}", graph_attr={"label": node.module,
+                                                        "style": "dashed", "color": "gray50"}))
+        target.node(node.id, _label(node), fillcolor=COLORS.get(node.kind, "lightgrey"),
+                    tooltip=node.name)
+    for summary_id, (label, members) in _group_summaries(snapshot, groups).items():
+        g.node(summary_id, label, fillcolor=COLORS["group"], shape="box3d")
+    for cluster in clusters.values():
+        g.subgraph(cluster)
+    edges = set()
+    for node in snapshot.nodes:
+        src_parent = groups.get(node.id, node.id)
+        for child, _ in node.edges:
+            if child is None:
+                continue
+            src = groups.get(child, child)
+            if src != src_parent and (src, src_parent) not in edges:
+                edges.add((src, src_parent))
+                g.edge(src, src_parent)
+    for out in snapshot.outputs:
+        if out.node is None:
+            continue
+        out_id = f"out{out.index}"
+        label = (out.name or f"output {out.index}") + "\n" + fmt_shape(out.shape, out.dtype)
+        g.node(out_id, label, fillcolor=COLORS["output"])
+        g.edge(groups.get(out.node, out.node), out_id)
+    if show_saved:
+        _draw_saved(g, snapshot, groups)
+    return g
+
+
+def combine(named_graphs):
+    """Several targets' graphs in one drawing, each in its own frame."""
+    g = graphviz.Digraph("targets", node_attr={"style": "filled", "shape": "box",
+                                               "fontsize": "10", "fontname": "monospace"})
+    for i, (name, sub) in enumerate(named_graphs):
+        frame = graphviz.Digraph(f"cluster_target{i}", graph_attr={"label": name})
+        frame.body.extend(line.replace('"', '"', 1) for line in _prefixed(sub, f"t{i}_"))
+        g.subgraph(frame)
+    return g
+
+
+def _prefixed(sub, prefix):
+    """The body lines of a digraph with node ids made unique across targets."""
+    import re
+    pattern = re.compile(r'\b((?:n|out|saved|chain_n)\d+)\b')
+    return [pattern.sub(lambda m: prefix + m.group(1), line) for line in sub.body]
+
+
+def _label(node):
+    lines = [node.name]
+    if node.label:
+        lines.insert(0 if node.kind == "leaf" else 1, node.label)
+    if node.kind == "leaf":
+        lines.append(fmt_shape(node.leaf.shape, node.leaf.dtype))
+    elif 0 in node.outputs:
+        lines.append(fmt_shape(*node.outputs[0]))
+    return "\n".join(lines)
+
+
+def _draw_saved(g, snapshot, groups):
+    """Saved tensors as their own nodes, one per tensor (the same memory saved by several
+    nodes is one node with several edges)."""
+    seen = {}
+    for node in snapshot.nodes:
+        owner = groups.get(node.id, node.id)
+        for s in node.saved:
+            if not s.is_tensor:
+                continue
+            key = s.array_id if s.array_id is not None else f"{node.id}:{s.name}"
+            if key not in seen:
+                seen[key] = f"saved{len(seen)}"
+                shape = fmt_shape(s.shape, s.dtype) if s.state == "live" else s.state
+                extra = f"\n{fmt_bytes(s.nbytes)}" if s.state == "live" else ""
+                g.node(seen[key], f"{s.name}\n{shape}{extra}", fillcolor=COLORS["saved"],
+                       shape="note")
+            g.edge(seen[key], owner, style="dashed", arrowhead="none", color="darkorange")
+
+
+def _groups(snapshot, expand):
+    """node id -> id of the box standing for it, when the graph is too large to read:
+    long single-path chains fold into one box."""
+    if expand or len(snapshot.nodes) <= READABLE_NODES:
+        return {}
+    groups = {}
+    for node in snapshot.nodes:
+        if node.id in groups:
+            continue
+        run = [node]
+        current = node
+        while True:
+            children = [c for c, _ in current.edges if c is not None]
+            if len(children) != 1:
+                break
+            child = snapshot.by_id[children[0]]
+            if child.n_parents != 1 or child.kind == "leaf" or child.id in groups:
+                break
+            run.append(child)
+            current = child
+        if len(run) > CHAIN_FOLD:
+            summary = f"chain_{node.id}"
+            for member in run:
+                groups[member.id] = summary
+    return groups
+
+
+def _group_summaries(snapshot, groups):
+    members = {}
+    for node in snapshot.nodes:
+        rep = groups.get(node.id)
+        if rep is not None:
+            members.setdefault(rep, []).append(node)
+    out = {}
+    for rep, nodes in members.items():
+        counts = {}
+        for n in nodes:
+            counts[n.name] = counts.get(n.name, 0) + 1
+        kinds = "\n".join(f"{name} ×{count:,}" for name, count in counts.items())
+        out[rep] = (f"chain of {len(nodes):,} nodes\n{kinds}\n({nodes[0].id} … {nodes[-1].id})",
+                    nodes)
+    return out
+
+
+def find_renderer(choice="auto", fmt="svg"):
+    """The path of the program that lays the graph out. graphviz-pure (a pip dependency,
+    found in this Python environment's scripts folder) first, else `dot` on PATH; PDF needs
+    the system `dot`."""
+    pure = os.path.join(sysconfig.get_path("scripts"), "graphviz-pure")
+    pure = pure if os.path.exists(pure) else shutil.which("graphviz-pure")
+    system = shutil.which("dot")
+    if choice == "graphviz-pure":
+        candidates = [pure]
+    elif choice == "dot":
+        candidates = [system]
+    else:
+        candidates = [system] if fmt == "pdf" else [pure, system]
+    for path in candidates:
+        if path:
+            if fmt == "pdf" and path == pure:
+                raise RendererNotFound("graphviz-pure cannot write PDF: install Graphviz's "
+                                       "`dot` (e.g. apt-get install graphviz) and use "
+                                       "--renderer dot, or choose --format svg or png.")
+            return path
+    raise RendererNotFound(
+        "No Graphviz renderer found: "
+        + ("graphviz-pure is not installed in this environment (pip install graphviz-pure)"
+           if choice != "dot" else "")
+        + (" and " if choice == "auto" else "")
+        + ("`dot` is not on PATH (install Graphviz, e.g. apt-get install graphviz)"
+           if choice != "graphviz-pure" else "")
+        + ". --format dot writes the graph's source without any renderer.")
+
+
+def render(digraph, fmt, renderer_path, timeout=120):
+    """Lay out and draw: the rendered bytes."""
+    try:
+        done = subprocess.run([renderer_path, f"-T{fmt}"], input=digraph.source.encode(),
+                              capture_output=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise GradtoolError(f"the renderer {renderer_path} failed: {e}") from None
+    if done.returncode != 0:
+        raise GradtoolError(f"the renderer {renderer_path} failed (exit {done.returncode}): "
+                            f"{done.stderr.decode(errors='replace').strip()[:500]}")
+    return done.stdout

@@ -1,0 +1,212 @@
+"""Terminal reports (rich). Everything here reads snapshots and check reports; nothing
+computes."""
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+CHAIN_FOLD = 8        # a linear chain longer than this shows its ends and a count
+MAX_TREE_LINES = 400  # beyond this the tree is cut with a note (the JSON has everything)
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+SEVERITY_MARK = {"error": "✗", "warning": "!", "info": "i"}
+
+
+def console(no_color=False, stderr=False):
+    con = Console(no_color=no_color, stderr=stderr, highlight=False, soft_wrap=False)
+    if not con.is_terminal:  # pipes and CI logs: wide enough for the tables
+        con = Console(no_color=no_color, stderr=stderr, highlight=False, soft_wrap=False,
+                      width=120)
+    return con
+
+
+def fmt_shape(shape, dtype):
+    return f"{dtype}[{', '.join(str(n) for n in shape)}]"
+
+
+def fmt_bytes(n):
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def fmt_num(x):
+    if x is None:
+        return ""
+    return f"{x:.4g}"
+
+
+def node_title(node):
+    text = Text(node.name, style="bold" if node.kind != "leaf" else "bold blue")
+    if node.label:
+        text.append(f" ({node.label})", style="green")
+    if node.module:
+        text.append(f" [{node.module}]", style="magenta")
+    out = node.outputs.get(0)
+    if out is not None:
+        text.append(f"  {fmt_shape(*out)}", style="dim")
+    return text
+
+
+def tree_lines(snapshot):
+    """The backward DAG as (prefix, node, note) lines, depth first from the outputs, each
+    node shown once (later references say where it was), long chains folded. Iterative."""
+    lines = []
+    shown = set()
+    roots = []
+    for out in snapshot.outputs:
+        if out.node is not None and out.node not in roots:
+            roots.append(out.node)
+    stack = [(snapshot.by_id[r], "", "", True) for r in reversed(roots)]
+    while stack:
+        if len(lines) >= MAX_TREE_LINES:
+            lines.append(("", None, f"… tree cut at {MAX_TREE_LINES} lines; --json has every node"))
+            break
+        node, prefix, branch, is_root = stack.pop()
+        if node.id in shown:
+            lines.append((prefix + branch, node, f"↑ shared: {node.id}, shown above"))
+            continue
+        shown.add(node.id)
+        node, folded = _fold_chain(snapshot, node, shown)
+        if folded:
+            lines.append((prefix + branch, None, folded))
+            prefix = prefix + ("" if is_root else ("    " if branch.startswith("└") else "│   "))
+            branch = "└── "
+        note = f"{node.id}" + (f", used {node.n_parents}x" if node.n_parents > 1 else "")
+        lines.append((prefix + branch, node, note))
+        children = [snapshot.by_id[c] for c, _ in node.edges if c is not None]
+        child_prefix = prefix + ("" if is_root and not branch else
+                                 ("    " if branch.startswith("└") else "│   "))
+        for i, child in reversed(list(enumerate(children))):
+            last = i == len(children) - 1
+            stack.append((child, child_prefix, "└── " if last else "├── ", False))
+    return lines
+
+
+def _fold_chain(snapshot, node, shown):
+    """Skip through a run of single-input, single-use nodes longer than CHAIN_FOLD."""
+    run = [node]
+    current = node
+    while True:
+        children = [c for c, _ in current.edges if c is not None]
+        if len(children) != 1:
+            break
+        child = snapshot.by_id[children[0]]
+        if child.n_parents != 1 or child.kind == "leaf" or child.id in shown:
+            break
+        run.append(child)
+        current = child
+    if len(run) <= CHAIN_FOLD:
+        return node, None
+    skipped = run[:-1]
+    shown.update(n.id for n in skipped)
+    counts = {}
+    for n in skipped:
+        counts[n.name] = counts.get(n.name, 0) + 1
+    summary = ", ".join(f"{name} ×{count:,}" for name, count in counts.items())
+    return run[-1], f"… a chain of {len(skipped):,} nodes from {node.id} ({summary})"
+
+
+def print_inspect(con, capture, show_saved_values=True):
+    snap = capture.snapshot
+    target = capture.target
+    con.print(Text(f"{target.name}", style="bold underline") +
+              Text(f"  {target.kind} at {_rel(target.filename)}:{target.lineno}", style="dim"))
+    con.print(_io_table("inputs", [(n, v) for n, v in capture.inputs]))
+    con.print(_io_table("outputs", [(o.name or f"output {o.index}", t)
+                                    for o, t in zip(snap.outputs, capture.outputs)]))
+    if not snap.nodes:
+        con.print(Text("No backward graph: no output requires grad.", style="yellow"))
+    else:
+        con.print(Text(f"Backward graph: {len(snap.nodes):,} nodes (backward runs them from "
+                       f"the top)", style="bold"))
+        for prefix, node, note in tree_lines(snap):
+            line = Text(prefix, style="dim")
+            if node is None:
+                line.append(note, style="dim italic")
+            else:
+                line.append_text(node_title(node))
+                line.append(f"  {note}", style="dim")
+            con.print(line)
+        con.print(saved_table(snap))
+        con.print(leaves_table(snap))
+    print_diagnostics(con, capture.diagnostics)
+
+
+def _io_table(title, pairs):
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
+    for column in ("name", "value", "requires_grad", "grad_fn"):
+        table.add_column(column)
+    for name, value in pairs:
+        if hasattr(value, "shape"):
+            fn = value.grad_fn
+            table.add_row(name, fmt_shape(tuple(value.shape), value.dtype.name),
+                          str(value.requires_grad), fn.name() if fn is not None else "")
+        else:
+            table.add_row(name, repr(value), "", "")
+    return table
+
+
+def saved_table(snap):
+    table = Table(title="saved for backward", title_justify="left", box=box.SIMPLE_HEAD,
+                  show_edge=False)
+    for column in ("node", "name", "value", "output", "version saved/now", "bytes", "min",
+                   "mean", "max"):
+        table.add_column(column, no_wrap=True,
+                         justify="right" if column in ("bytes", "min", "mean", "max") else "left")
+    rows = 0
+    for node in snap.nodes:
+        for s in node.saved:
+            rows += 1
+            if rows > 200:
+                continue
+            if s.is_tensor:
+                value = (fmt_shape(s.shape, s.dtype) if s.state == "live" else s.state)
+                version = f"{s.version_saved}/{s.version_now}"
+                style = "bold red" if s.modified else None
+                table.add_row(f"{node.id} {node.name}", s.name, value,
+                              "yes" if s.is_output else "", Text(version, style=style),
+                              fmt_bytes(s.nbytes) if s.state == "live" else "",
+                              fmt_num(s.min), fmt_num(s.mean), fmt_num(s.max))
+            else:
+                table.add_row(f"{node.id} {node.name}", s.name, s.value, "", "", "", "", "", "")
+    if rows > 200:
+        table.add_row(f"… {rows - 200:,} more rows in --json", "", "", "", "", "", "", "", "")
+    table.caption = f"total saved-tensor memory: {fmt_bytes(snap.saved_total_bytes)}"
+    table.caption_justify = "left"
+    return table
+
+
+def leaves_table(snap):
+    table = Table(title="leaves", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
+    for column in ("node", "name", "value", "requires_grad", "grad norm"):
+        table.add_column(column)
+    for node in snap.leaves:
+        leaf = node.leaf
+        norm = "none" if leaf.grad_norm is None else fmt_num(leaf.grad_norm)
+        table.add_row(node.id, leaf.name or "", fmt_shape(leaf.shape, leaf.dtype),
+                      str(leaf.requires_grad), norm)
+    return table
+
+
+def print_diagnostics(con, diagnostics):
+    if not diagnostics:
+        con.print(Text("✓ no diagnostics", style="green"))
+        return
+    con.print(Text("diagnostics", style="bold"))
+    for d in diagnostics:
+        line = Text(f" {SEVERITY_MARK[d.severity]} ", style=SEVERITY_STYLE[d.severity])
+        line.append(d.message)
+        if d.location:
+            line.append(f"  ({d.location})", style="dim")
+        con.print(line)
+        con.print(Text(f"   → {d.advice}", style="dim"))
+
+
+def _rel(path):
+    import os
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return path

@@ -1,0 +1,197 @@
+"""A frozen picture of one backward graph, taken with the engine's one traversal
+(autograd.walk): nodes with stable ids in the order backward runs them, their edges, output
+shapes, saved values and leaves. Reports (text, dot, json) and diagnostics read only this."""
+import dataclasses
+from typing import Optional
+
+import numpy as np
+
+from ..autograd.function import BackwardCFunction
+from ..autograd.node import AccumulateGrad, SavedTensor
+from ..autograd.views import CopySlices
+from ..autograd.walk import topological_order
+
+
+@dataclasses.dataclass
+class SavedInfo:
+    """One value a node keeps for backward (`_saved_<name>` / `saved_tensors[i]`)."""
+    name: str
+    is_tensor: bool
+    state: str = "live"            # live | freed | packed (saved-tensor hooks hold it)
+    shape: Optional[tuple] = None
+    dtype: Optional[str] = None
+    is_output: bool = False        # the node's own result (kept without a reference cycle)
+    version_saved: Optional[int] = None
+    version_now: Optional[int] = None
+    modified_at: Optional[tuple] = None  # site of the in-place op that bumped the version
+    nbytes: int = 0
+    min: Optional[float] = None
+    mean: Optional[float] = None
+    max: Optional[float] = None
+    value: Optional[str] = None    # repr of a non-tensor value (dim, exponent, ...)
+    array_id: Optional[int] = None  # the same memory saved twice is counted once
+
+    @property
+    def modified(self):
+        return self.is_tensor and self.version_now != self.version_saved
+
+
+@dataclasses.dataclass
+class LeafInfo:
+    name: Optional[str]
+    shape: tuple
+    dtype: str
+    requires_grad: bool
+    is_inference: bool
+    grad_norm: Optional[float] = None   # filled in after backward
+    grad_finite: Optional[bool] = None
+
+
+@dataclasses.dataclass
+class NodeInfo:
+    id: str
+    name: str                 # MulBackward0, AccumulateGrad, MyFunctionBackward, CopySlices
+    kind: str                 # op | custom | leaf | copy_slices | other
+    edges: list               # (child id or None, output_nr) per next_functions entry
+    outputs: dict             # output_nr -> (shape, dtype) of the tensor it is the grad_fn of
+    saved: list
+    n_parents: int = 0
+    label: Optional[str] = None   # the user's variable name for its result, if known
+    module: Optional[str] = None  # the nn.Module that ran it, if any
+    leaf: Optional[LeafInfo] = None
+
+
+@dataclasses.dataclass
+class OutputInfo:
+    index: int
+    name: Optional[str]
+    shape: tuple
+    dtype: str
+    requires_grad: bool
+    is_inference: bool
+    node: Optional[str]       # id of its grad_fn (or of its AccumulateGrad, for a leaf)
+    output_nr: int
+    finite: bool
+
+
+@dataclasses.dataclass
+class GraphSnapshot:
+    nodes: list
+    outputs: list
+
+    def __post_init__(self):
+        self.by_id = {n.id: n for n in self.nodes}
+
+    @property
+    def leaves(self):
+        return [n for n in self.nodes if n.leaf is not None]
+
+    @property
+    def saved_total_bytes(self):
+        """Memory held by saved tensors, each array counted once."""
+        seen = {}
+        for node in self.nodes:
+            for s in node.saved:
+                if s.is_tensor and s.state != "freed":
+                    seen[s.array_id if s.array_id is not None else id(s)] = s.nbytes
+        return sum(seen.values())
+
+
+def take_snapshot(outputs, named=None):
+    """Picture the graph behind `outputs` (Tensors). `named` maps the user's variable names
+    to tensors, for labels."""
+    from ..autograd.engine import gradient_edge
+    named = named or {}
+    name_of = {id(t): name for name, t in named.items()}
+    roots = [gradient_edge(t)[0] for t in outputs if t.requires_grad]
+    order = topological_order(roots)
+    ids = {node: f"n{i}" for i, node in enumerate(order)}
+    by_node = {node: _node_info(node, ids[node], ids) for node in order}
+    for node in order:
+        for (child, nr), meta in zip(node.next_functions, node._input_meta):
+            if child is not None:
+                by_node[child].n_parents += 1
+                if meta is not None:
+                    by_node[child].outputs.setdefault(nr, (tuple(meta[0]), str(meta[1])))
+    for name, t in named.items():
+        info = by_node.get(t._grad_fn)
+        if info is not None and info.label is None:
+            info.label = name + ("" if t._output_nr == 0 else f"[{t._output_nr}]")
+    for node, info in by_node.items():
+        if info.leaf is not None:
+            info.label = info.leaf.name = name_of.get(id(node.variable))
+    output_infos = []
+    for i, t in enumerate(outputs):
+        node_id, nr = None, t._output_nr
+        if t.requires_grad:
+            node, nr = gradient_edge(t)
+            node_id = ids[node]
+            by_node[node].outputs.setdefault(nr, (tuple(t.shape), t.dtype.name))
+        finite = bool(np.all(np.isfinite(t._data))) if t._data.dtype.kind == "f" else True
+        output_infos.append(OutputInfo(i, name_of.get(id(t)), tuple(t.shape), t.dtype.name,
+                                       t.requires_grad, t.is_inference(), node_id, nr, finite))
+    snapshot = GraphSnapshot(list(by_node.values()), output_infos)
+    # the live leaf tensors, aligned with snapshot.leaves, so a runner can read their grads
+    snapshot.leaf_tensors = [n.variable for n in order if isinstance(n, AccumulateGrad)]
+    return snapshot
+
+
+def _node_info(node, node_id, ids):
+    edges = [(ids.get(child) if child is not None else None, nr)
+             for child, nr in node.next_functions]
+    if isinstance(node, AccumulateGrad):
+        v = node.variable
+        leaf = LeafInfo(None, tuple(v.shape), v.dtype.name, v.requires_grad, v.is_inference())
+        return NodeInfo(node_id, node.name(), "leaf", edges, {}, [], leaf=leaf)
+    kind = ("custom" if isinstance(node, BackwardCFunction) else
+            "copy_slices" if isinstance(node, CopySlices) else
+            "op" if hasattr(type(node), "spec") else "other")
+    saved = [_saved_info(_saved_label(node, name), value)
+             for name, value in node.saved_values().items()]
+    meta = node._metadata or {}
+    return NodeInfo(node_id, node.name(), kind, edges, {}, saved, module=_module_name(meta))
+
+
+def _saved_label(node, name):
+    if isinstance(node, BackwardCFunction):
+        return f"saved_tensors[{name}]"
+    return "_saved_" + name
+
+
+def _module_name(metadata):
+    module = metadata.get("module")
+    if module is None or isinstance(module, str):
+        return module
+    return metadata.get("module_name") or type(module).__name__
+
+
+def _saved_info(name, value):
+    if value is None:
+        return SavedInfo(name, False, value="None")
+    if not isinstance(value, SavedTensor):
+        return SavedInfo(name, False, value=_short_repr(value))
+    info = SavedInfo(name, True, is_output=value.is_output, version_saved=value.saved_version,
+                     version_now=value.version_now)
+    if info.modified:
+        info.modified_at = value._version_counter[1]
+    if value._freed:
+        info.state = "freed"
+        return info
+    if value._unpack_hook is not None:
+        info.state = "packed"  # reading it would run the user's unpack hook: we do not
+        return info
+    array = value._array()
+    info.shape, info.dtype, info.nbytes = tuple(array.shape), array.dtype.name, array.nbytes
+    info.array_id = id(array.base if array.base is not None else array)
+    if array.size and array.dtype.kind in "fiub":
+        with np.errstate(all="ignore"):
+            values = array.astype(np.float64, copy=False)
+            info.min, info.mean, info.max = (float(np.nanmin(values)), float(np.nanmean(values)),
+                                             float(np.nanmax(values))) \
+                if not np.all(np.isnan(values)) else (float("nan"),) * 3
+    return info
+
+
+def _short_repr(value, limit=60):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
