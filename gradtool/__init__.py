@@ -21,3 +21,5 @@ short, int, long = int16, int32, int64
 globals().update(_api.FUNCTIONS)
 
 __version__ = "0.1.0"
+
+from . import nn, optim  # noqa: E402  (they build on the engine imported above)

@@ -13,6 +13,7 @@ import threading
 from . import anomaly, grad_mode
 from . import tensor as T  # tensor.py imports this module too: use T.Tensor at call time only
 from .node import AccumulateGrad, GraphRoot, accumulator_of
+from .ops import formulas as F
 from .walk import count_dependencies, topological_order
 
 
@@ -156,9 +157,12 @@ def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate):
     _running.tasks = _running.tasks + (task,)
     try:
         # Documented conventions such as sqrt'(0) = inf are results, not accidents: no warnings.
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        quiet = T.ERRSTATE.set(T.QUIET)
+        try:
             captured = _execute(root, needed, captures, len(inputs or ()), retain_graph,
                                 create_graph, accumulate)
+        finally:
+            T.ERRSTATE.reset(quiet)
         for callback in task.callbacks:
             callback()
         return captured
@@ -189,55 +193,67 @@ def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accum
     ready = [root]
     while ready:
         node = ready.pop()
-        grads = buffers.pop(node, None) or []
+        grads = buffers.pop(node, None)  # only nodes some gradient reached have a buffer
         hooks = node._hooks
         if hooks is not None:
-            grads = _run_pre_hooks(node, hooks, grads)
-        is_leaf = type(node) is AccumulateGrad
-        if is_leaf:
-            grads = _run_leaf_hooks(node.variable, grads)
-        if captures is not None:
-            for nr, g in enumerate(grads):
-                for i in captures.get((node, nr), ()):
-                    captured[i] = g
-        if is_leaf:
-            if accumulate and grads and grads[0] is not None and (
-                    captures is None or (node, 0) in captures):
-                accumulate_into_leaf(node.variable, grads[0], create_graph, given_to_leaves)
+            grads = _run_pre_hooks(node, hooks, grads or [])
+            if not any(g is not None for g in grads):
+                grads = None
+        if type(node) is AccumulateGrad:
+            if grads is not None:
+                grads = _run_leaf_hooks(node.variable, grads)
+                if captures is not None:
+                    _capture(captures, captured, node, grads)
+                if accumulate and grads[0] is not None and (
+                        captures is None or (node, 0) in captures):
+                    accumulate_into_leaf(node.variable, grads[0], create_graph,
+                                         given_to_leaves)
             continue
-        if node is root or any(g is not None for g in grads):
-            if observer is None:
-                out = node.apply(grads)
-            else:
-                out = observer(node, grads)
+        if captures is not None and grads is not None:
+            _capture(captures, captured, node, grads)
+        edges = node.next_functions
+        if grads is not None or node is root:
+            out = node.apply(grads or []) if observer is None else observer(node, grads or [])
             if anomaly.enabled and anomaly.check_nan:
                 anomaly.check_gradients(node, out)
-            if len(out) != len(node.next_functions):
+            if len(out) != len(edges):
                 raise RuntimeError(f"function {node.name()} returned an incorrect number of "
-                                   f"gradients (expected {len(node.next_functions)}, got "
-                                   f"{len(out)})")
+                                   f"gradients (expected {len(edges)}, got {len(out)})")
             if hooks is not None and hooks.post:
-                out = _run_post_hooks(hooks, out, grads)
+                out = _run_post_hooks(hooks, out, grads or [])
         else:
             out = None
         if not retain_graph:
             node.release_saved()
-        for i, (child, nr) in enumerate(node.next_functions):
+        Tensor = T.Tensor
+        for i, (child, nr) in enumerate(edges):
             if child is None:
                 continue
-            if out is not None and out[i] is not None:
-                g = _validate(node, i, out[i])
+            g = None if out is None else out[i]
+            if g is not None:
+                shape, dtype = node._input_meta[i]
+                data = g._data if type(g) is Tensor else None
+                if data is None or data.shape != shape or data.dtype is not dtype:
+                    g = _validate(node, i, g)
                 buf = buffers.get(child)
                 if buf is None:
-                    buf = buffers[child] = []
-                while len(buf) <= nr:
-                    buf.append(None)
-                buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    buffers[child] = [g] if nr == 0 else [None] * nr + [g]
+                elif nr >= len(buf):
+                    buf.extend([None] * (nr - len(buf)) + [g])
+                else:
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
             left = counts[child] - 1
             counts[child] = left
             if left == 0 and (needed is None or child in needed):
                 ready.append(child)
     return captured
+
+
+def _capture(captures, captured, node, grads):
+    """autograd.grad's inputs: keep the gradient arriving at each one's edge."""
+    for nr, g in enumerate(grads):
+        for i in captures.get((node, nr), ()):
+            captured[i] = g
 
 
 def _validate(node, i, g):
@@ -253,8 +269,7 @@ def _validate(node, i, g):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
                                f"{i} - got {list(data.shape)} but expected shape compatible "
                                f"with {list(shape)}")
-        from .ops.formulas import sum_to
-        g = sum_to(g, shape)
+        g = F.sum_to(g, shape)
     if g._data.dtype != dtype:
         if dtype.kind != "f" or g._data.dtype.kind != "f":
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "

@@ -2,6 +2,7 @@
 import weakref
 
 from . import grad_mode
+from . import tensor as T  # tensor.py imports this module too: use T.Tensor at call time only
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -218,18 +219,17 @@ class SavedTensor:
 
     def unpack(self, owner=None):
         """The saved tensor, after checking nobody modified it in place since it was saved."""
-        from .tensor import Tensor, version_error  # tensor imports node: bind late
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
         if self._version_counter[0] != self.saved_version:
-            raise RuntimeError(version_error(self, owner))
+            raise RuntimeError(T.version_error(self, owner))
         if self._tensor is not None:
             return self._tensor
         if self._unpack_hook is not None:
             data = _as_array(self._unpack_hook(self._packed), self._unpack_hook)
         else:
             data = self._data
-        out = Tensor._wrap(data)
+        out = T.Tensor._wrap(data)
         if self._requires_grad:
             out._requires_grad = True
             if self.is_output:
@@ -249,8 +249,7 @@ class SavedTensor:
             raise TypeError("register_hooks expects two callables: pack_hook, unpack_hook")
         tensor = self._tensor
         if tensor is None:
-            from .tensor import Tensor
-            tensor = Tensor._wrap(self._data)
+            tensor = T.Tensor._wrap(self._data)
         else:
             self._remember_graph_edge(tensor)
         self._packed = pack_hook(tensor)
@@ -275,8 +274,7 @@ class SavedTensor:
 
 
 def _as_array(unpacked, hook):
-    from .tensor import Tensor
-    if not isinstance(unpacked, Tensor):
+    if not isinstance(unpacked, T.Tensor):
         raise TypeError(f"Output of saved tensor unpack_hook {getattr(hook, '__name__', hook)!r} "
                         f"must be a Tensor, got {type(unpacked).__name__}")
     return unpacked._data

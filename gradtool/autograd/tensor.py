@@ -10,14 +10,19 @@ from .node import RemovableHandle, SavedTensor, accumulator_of
 _state = grad_mode.state
 try:  # numpy 2 keeps its error state in a context variable: setting it directly is ~5x
     # cheaper than np.errstate, which matters on the per-op path
-    from numpy._core._ufunc_config import _extobj_contextvar as _NUMPY_ERRSTATE
+    from numpy._core._ufunc_config import _extobj_contextvar as ERRSTATE
     from numpy._core.umath import _make_extobj
-    _QUIET = _make_extobj(all="ignore")
-except ImportError:  # pragma: no cover - a numpy that moved its internals
-    _NUMPY_ERRSTATE = None
+    QUIET = _make_extobj(all="ignore")
+except ImportError:  # pragma: no cover - a numpy that moved its internals: the public way
+    class ERRSTATE:
+        get = staticmethod(np.geterr)
+        set = staticmethod(lambda quiet: np.seterr(all="ignore"))
+        reset = staticmethod(lambda old: np.seterr(**old))
+    QUIET = None
 _FLOAT64 = np.dtype(np.float64)
 _FLOAT32 = np.dtype(np.float32)
 _NO_EDGE = (None, 0)
+_NO_NODE = (None, 0)
 
 
 class Size(tuple):
@@ -37,20 +42,28 @@ MinResult = collections.namedtuple("min", ["values", "indices"])
 def call(spec, inputs, args=()):
     """Run op `spec` on `inputs` (tensors or numbers) and record it in the graph when grad
     mode is on and an input requires grad. The engine's hot path: keep it lean."""
-    arrays, out = _forward(spec, inputs, args)
-    node, mask = _make_node(spec, inputs) if _state.grad_enabled else (None, 0)
+    if spec.variadic:
+        arrays = ([t._data for t in inputs[0]],)
+    else:
+        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    out = _forward(spec, arrays, args)
+    node, mask = _make_node(spec, inputs) if _state.grad_enabled else _NO_NODE
     if spec.multi_output:
         results = tuple(_wrap_output(spec, o, node, i) for i, o in enumerate(out))
         if node is not None:
             node._output_meta = [(r._data.shape, r._data.dtype) if r._grad_fn is node else None
                                  for r in results]
     else:
-        results = (_wrap_output(spec, out, node, 0),)
+        result = Tensor._wrap(out)
+        # integer and bool results (and declared non-differentiable ones) never require grad
+        if node is not None and spec.result_differentiable and out.dtype.kind == "f":
+            result._requires_grad = True
+            result._grad_fn = node
+        results = (result,)
     if spec.view:
         _share_base(inputs[0], results)
     if node is not None and results[0]._grad_fn is node:
-        node._saved = _save(spec, mask, inputs, args, arrays, results, ("input", "arg",
-                                                                        "derived", "output"))
+        node._saved = _save(spec.save_plans[mask], inputs, args, arrays, results)
     return results if spec.multi_output else results[0]
 
 
@@ -60,11 +73,13 @@ def call_inplace(spec, inputs, args=()):
     target's history (through its base, if it is a view: torch's CopySlices)."""
     target = inputs[0]
     _check_inplace(target)
-    arrays, out = _forward(spec, inputs, args)
+    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    out = _forward(spec, arrays, args)
     _check_writable(target, out)
-    node, mask = _make_node(spec, inputs) if _state.grad_enabled else (None, 0)
+    node, mask = _make_node(spec, inputs) if _state.grad_enabled else _NO_NODE
     if node is not None:  # inputs are saved as they were before the write
-        saved = _save(spec, mask, inputs, args, arrays, None, ("input", "arg", "derived"))
+        plan = spec.save_plans[mask]
+        saved = _save([e for e in plan if e[1] != "output"], inputs, args, arrays, None)
         for value in saved.values():
             if type(value) is SavedTensor and value._tensor is target:
                 value.snapshot()
@@ -75,32 +90,27 @@ def call_inplace(spec, inputs, args=()):
     if node is not None:
         from . import views
         views.rebase_history(target, node)
-        saved.update(_save(spec, mask, inputs, args, arrays, (target,), ("output",)))
+        saved.update(_save([e for e in plan if e[1] == "output"], inputs, args, arrays,
+                           (target,)))
         node._saved = saved
     return target
 
 
-def _forward(spec, inputs, args):
-    if spec.variadic:
-        arrays = ([t._data for t in inputs[0]],)
-    else:
-        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+def _forward(spec, arrays, args):
+    """spec.forward on the input arrays, with torch's dtype for the result."""
     # As torch, inf and nan are results, not warnings (log(0), 0/0, exp(1000), ...).
-    token = _NUMPY_ERRSTATE.set(_QUIET) if _NUMPY_ERRSTATE is not None else None
+    # Backward already runs quiet: ops it runs find the state set and leave it.
+    token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
     try:
-        if token is None:
-            with np.errstate(all="ignore"):
-                out = spec.forward(*arrays, *args)
-        else:
-            out = spec.forward(*arrays, *args)
+        out = spec.forward(*arrays, *args)
     except ValueError as e:
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
     finally:
         if token is not None:
-            _NUMPY_ERRSTATE.reset(token)
+            ERRSTATE.reset(token)
     if spec.multi_output:
-        return arrays, tuple(_as_result(o, arrays, spec) for o in out)
-    return arrays, _as_result(out, arrays, spec)
+        return tuple(_as_result(o, arrays, spec) for o in out)
+    return _as_result(out, arrays, spec)
 
 
 def _make_node(spec, inputs):
@@ -109,21 +119,29 @@ def _make_node(spec, inputs):
     mask = 0
     edges = []
     metas = []
-    tensors = inputs[0] if spec.variadic else [inputs[p] for p in spec.diff_positions]
+    if spec.variadic:
+        tensors = inputs[0]
+    elif spec.all_differentiable:
+        tensors = inputs
+    else:
+        tensors = [inputs[p] for p in spec.diff_positions]
     for bit, x in enumerate(tensors):
         if isinstance(x, Tensor):
             if x._base is not None and x._base_grad_fn is not x._base._grad_fn:
                 _refresh_view(x)
             if x._requires_grad:
-                mask |= 1 << (0 if spec.variadic else bit)
-                edges.append((x._grad_fn, x._output_nr) if x._grad_fn is not None
-                             else (accumulator_of(x), 0))
-                metas.append((x._data.shape, x._data.dtype))
+                mask |= 1 << bit
+                fn = x._grad_fn
+                edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
+                data = x._data
+                metas.append((data.shape, data.dtype))
                 continue
         edges.append(_NO_EDGE)
         metas.append(None)
     if not mask:
-        return None, 0
+        return _NO_NODE
+    if spec.variadic:  # one formula gives the gradients of the whole list
+        mask = 1
     node = spec.node_class(tuple(edges), tuple(metas))
     if anomaly.enabled:
         node._anomaly_trace = anomaly.user_site()
@@ -139,11 +157,11 @@ def _wrap_output(spec, array, node, i):
     return r
 
 
-def _save(spec, mask, inputs, args, arrays, results, kinds):
+def _save(plan, inputs, args, arrays, results):
+    """What the node's formulas read, by name (torch's `_saved_<name>`); `plan` is the
+    spec's (name, kind, where) list for the inputs that require grad."""
     saved = {}
-    for name, (kind, where) in spec.saved_names(mask):
-        if kind not in kinds:
-            continue
+    for name, kind, where in plan:
         if kind == "input":
             v = inputs[where]
             saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v

@@ -88,8 +88,12 @@ class OpSpec:
         spec.diff_inputs = tuple(n for n in spec.inputs if n in spec.formulas)
         spec.diff_positions = tuple(spec.inputs.index(n) for n in spec.diff_inputs)
         spec.formula_list = tuple(spec.formulas[n] for n in spec.diff_inputs)
+        spec.all_differentiable = spec.diff_inputs == spec.inputs
+        spec.result_differentiable = outputs == MANY or outputs[0] not in nondiff_outputs
         spec.node_class = type(node_name, (OpNode,), {"__slots__": (), "spec": spec})
-        spec._plans = {}
+        # what to save, for each mask of the differentiable inputs that require grad
+        spec.save_plans = tuple(spec._save_plan(mask)
+                                for mask in range(1 << len(spec.formula_list)))
 
     def __repr__(self):
         return f"<op {self.name} -> {self.node_class.__name__}>"
@@ -109,17 +113,14 @@ class OpSpec:
                 return ("derived", (self.inputs.index(name[:-len(suffix)]), suffix))
         return None
 
-    def saved_names(self, mask):
-        """The names to save when the diff inputs flagged in `mask` require grad (cached)."""
-        plan = self._plans.get(mask)
-        if plan is None:
-            names = []
-            for bit, (fn, params) in enumerate(self.formula_list):
-                if mask >> bit & 1:
-                    names.extend(p for p in params if p not in ("grad", "grads"))
-            plan = self._plans[mask] = tuple(
-                (n, self._source(n)) for n in dict.fromkeys(names))
-        return plan
+    def _save_plan(self, mask):
+        """(name, kind, where) of each value to save when the differentiable inputs flagged
+        in `mask` require grad: only what their formulas read, as torch."""
+        names = []
+        for bit, (fn, params) in enumerate(self.formula_list):
+            if mask >> bit & 1:
+                names.extend(p for p in params if p not in ("grad", "grads"))
+        return tuple((n,) + self._source(n) for n in dict.fromkeys(names))
 
 
 def derived(value, suffix):

@@ -1,0 +1,14 @@
+"""The correct counterpart of broken_wrong_gradient.py: d(x^3)/dx = 3x^2."""
+import gradtool as gt
+
+
+class Cube(gt.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 3 * x ** 2

@@ -1,0 +1,366 @@
+"""torch.autograd.functional: jacobian, hessian, vjp, jvp, hvp, vhp.
+
+Same arguments, results, output structure (a Tensor for a Tensor, tuples for tuples, a
+tuple of tuples for tuple outputs and inputs) and strict-mode errors as torch. jvp and hvp
+use the double-backward trick, as torch's do. `vectorize=True` gives the same result as
+`vectorize=False` (gradtool has no vmap: rows are computed one by one either way), and
+strategy="forward-mode" is computed in reverse mode (gradtool has no forward-mode AD)."""
+import numpy as np
+
+from . import grad_mode
+from .engine import grad as _grad
+from .tensor import Tensor, stack
+
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
+
+
+# ---------------- shared steps (as torch names them) ----------------
+def _as_tuple(inp, arg_name, fn_name):
+    """(whether inp was a tuple, inp as a tuple of Tensors)."""
+    is_tuple = isinstance(inp, tuple)
+    items = inp if is_tuple else (inp,)
+    for i, el in enumerate(items):
+        if not isinstance(el, Tensor):
+            where = (f"the value at index {i} has type {type(el)}" if is_tuple
+                     else f"the given {arg_name} has type {type(el)}")
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a "
+                            f"tuple of Tensors but {where}.")
+    return is_tuple, items
+
+
+def _tuple_postprocess(res, to_unpack):
+    """Undo _as_tuple on a result: unwrap the levels that were not tuples."""
+    if isinstance(to_unpack, tuple):
+        if not to_unpack[1]:
+            res = tuple(el[0] for el in res)
+        if not to_unpack[0]:
+            res = res[0]
+    elif not to_unpack:
+        res = res[0]
+    return res
+
+
+def _grad_preprocess(inputs, create_graph, need_graph):
+    """New tensor objects for the inputs: differentiable views with create_graph (gradients
+    then flow back to the originals), detached copies of the reference otherwise."""
+    return tuple(inp.view_as(inp) if create_graph and inp.requires_grad
+                 else inp.detach().requires_grad_(need_graph) for inp in inputs)
+
+
+def _grad_postprocess(inputs, create_graph):
+    if isinstance(inputs[0], Tensor):
+        return inputs if create_graph else tuple(inp.detach() for inp in inputs)
+    return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
+
+
+def _validate_v(v, other, is_other_tuple):
+    if len(other) != len(v):
+        if is_other_tuple:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but "
+                               f"got {len(v)}.")
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for idx, (el_v, el_other) in enumerate(zip(v, other)):
+        if el_v.size() != el_other.size():
+            prepend = f"Entry {idx} in " if is_other_tuple else ""
+            raise RuntimeError(f"{prepend}v has invalid size: should be {el_other.size()} but "
+                               f"got {el_v.size()}.")
+
+
+_REQUIRES_GRAD_MESSAGES = {
+    "outputs": ("Output {i} of the user-provided function does not require gradients. The "
+                "outputs must be computed in a differentiable manner from the input when "
+                "running in strict mode."),
+    "grad_inputs": ("The gradient with respect to input {i} is independent of the inputs of "
+                    "the user-provided function. This is not allowed in strict mode."),
+    "jacobian": ("While computing the hessian, found that the jacobian of the user-provided "
+                 "function with respect to input {i} is independent of the input. This is not "
+                 "allowed in strict mode. You should ensure that your function is twice "
+                 "differentiable and that the jacobian depends on the inputs (this would be "
+                 "violated by a linear function for example)."),
+    "hessian": ("The hessian of the user-provided function with respect to input {i} is "
+                "independent of the input. This is not allowed in strict mode. You should "
+                "ensure that your function is thrice differentiable and that the hessian "
+                "depends on the inputs."),
+}
+
+
+def _check_requires_grad(inputs, input_type, strict):
+    if not strict:
+        return
+    for i, inp in enumerate(inputs):
+        if inp is None:
+            raise RuntimeError(f"The output of the user-provided function is independent of "
+                               f"input {i}. This is not allowed in strict mode.")
+        if not inp.requires_grad:
+            raise RuntimeError(_REQUIRES_GRAD_MESSAGES[input_type].format(i=i))
+
+
+def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+    """autograd.grad that skips outputs which are None or do not require grad (no output
+    left: no gradient at all) and never complains about unused inputs."""
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    kept = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
+    if not kept:
+        return (None,) * len(inputs)
+    return _grad([o for o, _ in kept], list(inputs), [g for _, g in kept],
+                 retain_graph=retain_graph, create_graph=create_graph, allow_unused=True)
+
+
+_ZERO_FILL_MESSAGES = {
+    "back": ("The output of the user-provided function is independent of input {i}. This is "
+             "not allowed in strict mode."),
+    "back_trick": ("The gradient with respect to the input is independent of entry {i} in the "
+                   "grad_outputs when using the double backward trick to compute forward mode "
+                   "gradients. This is not allowed in strict mode."),
+    "double_back": ("The jacobian of the user-provided function is independent of input {i}. "
+                    "This is not allowed in strict mode."),
+    "double_back_trick": ("The hessian of the user-provided function is independent of entry "
+                          "{i} in the grad_jacobian. This is not allowed in strict mode as it "
+                          "prevents from using the double backward trick to replace forward "
+                          "mode AD."),
+}
+
+
+def _fill_in_zeros(grads, refs, strict, create_graph, stage):
+    """None gradients become zeros of the reference's shape (or, when strict, an error)."""
+    res = ()
+    for i, g in enumerate(grads):
+        if g is None:
+            if strict:
+                raise RuntimeError(_ZERO_FILL_MESSAGES[stage].format(i=i))
+            g = _zeros_like(refs[i])
+        elif strict and create_graph and not g.requires_grad:
+            what = "hessian" if "double" in stage else "jacobian"
+            raise RuntimeError(f"The {what} of the user-provided function is independent of "
+                               f"input {i}. This is not allowed in strict mode when "
+                               f"create_graph=True.")
+        res += (g,)
+    return res
+
+
+def _zeros_like(t, requires_grad=False):
+    z = Tensor._wrap(np.zeros_like(t._data))
+    return z.requires_grad_() if requires_grad else z
+
+
+def _v_or_default(v, inputs_or_outputs, is_tuple, create_graph, what, fn_name):
+    if v is not None:
+        _, v = _as_tuple(v, "v", fn_name)
+        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+        _validate_v(v, inputs_or_outputs, is_tuple)
+        return v
+    if len(inputs_or_outputs) != 1 or inputs_or_outputs[0].numel() != 1:
+        raise RuntimeError(f"The vector v can only be None if {what} a single Tensor with a "
+                           f"single element.")
+    return None
+
+
+def _single_output(outputs, is_outputs_tuple, fn_name):
+    if is_outputs_tuple or not isinstance(outputs[0], Tensor):
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+    if outputs[0].numel() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should "
+                           f"contain a single element")
+
+
+# ---------------- the public functions ----------------
+def vjp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), v^T J): the vector-Jacobian product at `inputs`, shaped like the
+    inputs. v may be omitted when func returns a single element."""
+    with grad_mode.enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                              "vjp")
+        _check_requires_grad(outputs, "outputs", strict=strict)
+        v = _v_or_default(v, outputs, is_outputs_tuple, create_graph,
+                          "the user-provided function returns", "vjp")
+    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
+        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(result, is_inputs_tuple))
+
+
+def jvp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), J v): the Jacobian-vector product, shaped like the outputs, by the
+    double-backward trick (backward u -> J^T u is linear, and its gradient with respect to
+    u, weighted by v, is J v). v may be omitted when the input is a single element."""
+    with grad_mode.enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        v = _v_or_default(v, inputs, is_inputs_tuple, create_graph,
+                          "the input to the user-provided function is", "jvp")
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                              "jvp")
+        _check_requires_grad(outputs, "outputs", strict=strict)
+        # backward is linear in grad_outputs, so their value does not matter (zeros are safe)
+        grad_outputs = tuple(_zeros_like(out, requires_grad=True) for out in outputs)
+        grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
+        _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
+    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
+        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(result, is_outputs_tuple))
+
+
+def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
+             strategy="reverse-mode"):
+    """The Jacobian of func at inputs: for output i and input j a tensor of shape
+    out_i.shape + in_j.shape; a Tensor, a tuple (one level tupled) or a tuple of tuples
+    indexed [output][input], as torch returns it."""
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".'
+                             ' Hint: If your function has more outputs than inputs, '
+                             '"forward-mode" tends to be more performant. Otherwise, prefer to '
+                             'use "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` '
+                                      'and `strategy="forward-mode"` are not supported '
+                                      'together (yet). Please either set `create_graph=False` '
+                                      'or `strategy="reverse-mode"`.')
+        if strict:
+            raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and '
+                               '`strategy="forward-mode"` are not supported together (yet). '
+                               'Please either set `strict=False` or '
+                               '`strategy="reverse-mode"`.')
+        if not vectorize:
+            raise NotImplementedError("Computing Jacobian using forward-AD or "
+                                      "forward-over-reverse Hessian is only implemented for "
+                                      "`vectorize=True`.")
+    if vectorize and strict:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                           "`vectorized=True` are not supported together. Please either set "
+                           "`strict=False` or `vectorize=False`.")
+    with grad_mode.enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                              "jacobian")
+        _check_requires_grad(outputs, "outputs", strict=strict)
+        jac = tuple(_jacobian_of_output(i, out, inputs, create_graph, strict)
+                    for i, out in enumerate(outputs))
+        jac = _grad_postprocess(jac, create_graph)
+        return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
+
+
+def _jacobian_of_output(i, out, inputs, create_graph, strict):
+    """Rows of d out / d inputs, one backward per output element (one-hot grad_output)."""
+    rows = tuple([] for _ in inputs)
+    basis = np.zeros(out.numel(), dtype=out._data.dtype)
+    for j in range(out.numel()):
+        basis[j] = 1
+        onehot = Tensor._wrap(basis.reshape(out.shape).copy())
+        basis[j] = 0
+        vj = _autograd_grad((out,), inputs, (onehot,), retain_graph=True,
+                            create_graph=create_graph)
+        for el_idx, (row, g, inp) in enumerate(zip(rows, vj, inputs)):
+            if g is None:
+                if strict:
+                    raise RuntimeError(f"Output {i} of the user-provided function is "
+                                       f"independent of input {el_idx}. This is not allowed in "
+                                       f"strict mode.")
+                g = _zeros_like(inp)
+            elif strict and create_graph and not g.requires_grad:
+                raise RuntimeError(f"The jacobian of the user-provided function is independent "
+                                   f"of input {i}. This is not allowed in strict mode when "
+                                   f"create_graph=True.")
+            row.append(g)
+    return tuple((stack(row, 0) if row else _empty_rows(inp)).view(
+        tuple(out.shape) + tuple(inp.shape)) for row, inp in zip(rows, inputs))
+
+
+def _empty_rows(inp):
+    return Tensor._wrap(np.zeros((0,) + tuple(inp.shape), dtype=inp._data.dtype))
+
+
+def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
+            outer_jacobian_strategy="reverse-mode"):
+    """The Hessian of a scalar function: a Tensor of shape in.shape + in.shape, or for
+    tuple inputs a tuple of tuples indexed [i][j]."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+
+    def ensure_single_output_function(*inp):
+        out = func(*inp)
+        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
+        _check_requires_grad(t_out, "outputs", strict=strict)
+        if is_out_tuple or not isinstance(out, Tensor):
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if out.numel() != 1:
+            raise RuntimeError("The Tensor returned by the function given to hessian should "
+                               "contain a single element")
+        return out.squeeze()
+
+    def jac_func(*inp):
+        if outer_jacobian_strategy == "forward-mode":
+            inp = tuple(t.requires_grad_(True) for t in inp)
+        jac = jacobian(ensure_single_output_function, inp, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict=strict)
+        return jac
+
+    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict,
+                   vectorize=vectorize, strategy=outer_jacobian_strategy)
+    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
+
+
+def vhp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), v^T H) for a scalar function, shaped like the inputs."""
+    with grad_mode.enable_grad():
+        is_inputs_tuple, inputs, outputs, is_outputs_tuple, v = _scalar_setup(
+            func, inputs, v, create_graph, strict, "vhp")
+        jac = _autograd_grad(outputs, inputs, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict=strict)
+    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
+        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(result, is_inputs_tuple))
+
+
+def hvp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), H v) for a scalar function, shaped like the inputs, by the
+    double-backward trick (for a symmetric Hessian it equals vhp)."""
+    with grad_mode.enable_grad():
+        is_inputs_tuple, inputs, outputs, is_outputs_tuple, v = _scalar_setup(
+            func, inputs, v, create_graph, strict, "hvp")
+        jac = _autograd_grad(outputs, inputs, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict=strict)
+        grad_jac = tuple(_zeros_like(inp, requires_grad=True) for inp in inputs)
+        double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
+        _check_requires_grad(jac, "hessian", strict=strict)
+    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
+        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(result, is_inputs_tuple))
+
+
+def _scalar_setup(func, inputs, v, create_graph, strict, fn_name):
+    """vhp and hvp's common start: inputs prepared, v checked, func run and its single
+    scalar output checked."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+    v = _v_or_default(v, inputs, is_inputs_tuple, create_graph,
+                      "the input to the user-provided function is", fn_name)
+    outputs = func(*inputs)
+    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                          fn_name)
+    _check_requires_grad(outputs, "outputs", strict=strict)
+    _single_output(outputs, is_outputs_tuple, fn_name)
+    return is_inputs_tuple, inputs, outputs, is_outputs_tuple, v

@@ -1,0 +1,55 @@
+"""The analytical side: vector-Jacobian products from the engine, on one retained graph."""
+import numpy as np
+
+from ..autograd import engine
+from ..autograd.tensor import Tensor
+
+
+def vjp(outputs, diff_inputs, grad_outputs):
+    """autograd.grad of `outputs` weighted by `grad_outputs` (numpy arrays, one per output):
+    one gradient per input, None where the graph does not reach it."""
+    # copies: an identity backward returns grad_output itself, which callers then reuse
+    grads = [Tensor._wrap(np.array(g, dtype=o._data.dtype).reshape(o._data.shape))
+             for o, g in zip(outputs, grad_outputs)]
+    return engine.grad(list(outputs), list(diff_inputs), grads, retain_graph=True,
+                       allow_unused=True)
+
+
+def jacobian_rows(output, diff_inputs):
+    """The Jacobians of one output with respect to each input, built row by row from
+    vjp(e_m) (torch's layout: (input numel, output numel)), and whether every returned
+    gradient had its input's shape and dtype."""
+    n_out = output.numel()
+    jacobians = [np.zeros((x.numel(), n_out)) for x in diff_inputs]
+    sizes_ok = types_ok = True
+    basis = np.zeros(n_out)
+    for m in range(n_out):
+        basis[m] = 1.0
+        grads = vjp((output,), diff_inputs, (basis,))
+        basis[m] = 0.0
+        for jac, g, x in zip(jacobians, grads, diff_inputs):
+            if g is None:
+                continue
+            if g.shape != x.shape:
+                sizes_ok = False
+                continue
+            types_ok &= g.dtype == x.dtype
+            jac[:, m] = g._data.ravel()
+    return jacobians, sizes_ok, types_ok
+
+
+def as_arrays(grads, diff_inputs):
+    """Gradients as float64 arrays of their input's shape (zeros for None)."""
+    return [np.zeros(x.shape) if g is None else np.asarray(g._data, dtype=np.float64)
+            for g, x in zip(grads, diff_inputs)]
+
+
+def max_difference(a, b):
+    """Largest absolute difference between two lists of arrays (NaN never counts, as in
+    torch's reentrancy check where NaN > tol is False)."""
+    worst = 0.0
+    for x, y in zip(a, b):
+        if x.size:
+            d = np.nanmax(np.abs(x - y)) if not np.isnan(x - y).all() else 0.0
+            worst = max(worst, float(d))
+    return worst

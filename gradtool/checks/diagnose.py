@@ -1,0 +1,220 @@
+"""The diagnoses: why a gradcheck failed, beyond torch's verdict.
+
+Run after every check stage, on the check's state (see gradcheck._Check): float32 precision
+(redo the numerical side in float64), non-differentiable points (five-point stencils at the
+worst entries), a backward that cannot be differentiated twice (gradgradcheck), and else a
+wrong formula. Each costs evaluations of func only when there is something to explain."""
+import numpy as np
+
+from ..autograd import grad_mode
+from ..autograd.tensor import Tensor
+from . import hazards, kinks
+from . import numerical as N
+from .report import Diagnosis, compare, element_index
+
+# Hazards torch passes silently; when the check fails they are likely part of why.
+_EXPLAIN_FAILURES = {"grad_none_for_input", "grad_wrong_dtype", "grad_wrong_shape",
+                     "input_modified_in_forward", "nonlinear_in_grad_output",
+                     "nondeterministic_backward"}
+
+
+class Diagnoses:
+    """The diagnosing half of gradcheck._Check (a mixin: it reads the check's state)."""
+
+    def _diagnose(self):
+        """Explain the verdict. Diagnosis costs evaluations only when there is something to
+        explain; a diagnosis that itself fails is skipped, never reported as the verdict."""
+        self.ev.phase = "diagnosis"
+        r = self.report
+        failing = [p.recheck if p.mode == "fast" and p.recheck is not None else p
+                   for p in r.pairs if not p.passed]
+        failing = [p for p in failing if p is not None and p.numerical is not None]
+        explained = set()
+        for step in (lambda: self._precision(failing, explained),
+                     lambda: self._second_order(explained),
+                     lambda: self._kinks(failing, explained)):
+            try:
+                step()
+            except Exception:  # noqa: BLE001 - diagnosis is best effort
+                pass
+        # a root cause found earlier explains the mismatches it produces
+        modified = {d.details["input"] for d in r.diagnoses_of("input_modified_in_forward")}
+        ignores = bool(r.diagnoses_of("ignores_grad_output"))
+        explained.update((p.output_index, p.input_index) for p in failing
+                         if ignores or p.input_position in modified)
+        for p in failing:
+            if (p.output_index, p.input_index) not in explained:
+                w = p.worst
+                r.diagnoses.append(Diagnosis(
+                    "wrong_gradient", "error",
+                    f"the analytical gradient of output {p.output_index} with respect to "
+                    f"input {p.input_index} is wrong where the function is smooth: at input "
+                    f"element {list(w['input_element'])}, output element "
+                    f"{list(w['output_element'])} it is {w['analytical']:.6g}, central "
+                    f"differences give {w['numerical']:.6g} ({p.n_differing} entries differ).",
+                    {"output_index": p.output_index, "input_index": p.input_index, **w}))
+        if not r.passed:
+            for d in r.diagnoses:
+                if d.kind in _EXPLAIN_FAILURES and d.severity == "warning":
+                    d.severity = "error"
+        r.diagnoses.sort(key=lambda d: {"error": 0, "warning": 1, "info": 2}[d.severity])
+
+    def _precision(self, failing, explained):
+        """Non-float64 inputs or outputs: redo the numerical side on float64 copies of the
+        inputs (and, if func still computes in low precision, with the step suited to that
+        precision, eps^(1/3)) to tell rounding from a wrong formula."""
+        low_in = [f"{self.labels[p]} is {x.dtype.name}"
+                  for p, x in zip(self.diff_positions, self.diff_inputs)
+                  if x.dtype.name != "float64"]
+        low_out = [f"output {i} is {t.dtype.name}" for i, t in zip(self.out_positions,
+                                                                    self.outputs)
+                   if t.dtype.name != "float64"]
+        if not low_in and not low_out:
+            return
+        what = ", ".join(low_in or low_out)
+        details = {"inputs": low_in, "outputs": low_out}
+        if not failing:
+            self.report.diagnoses.append(Diagnosis(
+                "precision", "warning",
+                f"{what}: gradcheck's tolerances assume float64, so this check passes or "
+                f"fails by the luck of rounding. Check with float64 inputs.", details))
+            return
+        inputs64 = N.float64_inputs(self.inputs)
+        eps, how = self.opts.eps, "With the inputs in float64"
+        worst = self._recheck_on(inputs64, failing, eps)
+        low = [d for d in self.ev.last_dtypes if d != np.float64]
+        if worst is None and low:  # func computes in low precision whatever its inputs
+            eps = float(np.finfo(min(low, key=lambda d: d.itemsize)).eps) ** (1 / 3)
+            how = (f"With the inputs in float64 and a step of {eps:.1e} suited to "
+                   f"{low[0]} arithmetic")
+            worst = self._recheck_on(inputs64, failing, eps)
+        if worst is None:
+            self.report.diagnoses.append(Diagnosis(
+                "precision", "warning",
+                f"{what}, but the mismatch remains with the inputs in float64: it is not (only) "
+                f"rounding.", details))
+            return
+        explained.update((p.output_index, p.input_index) for p in failing)
+        self.report.diagnoses.append(Diagnosis(
+            "precision", "error",
+            f"{what}: precision, not the formula, limits this check. {how} the numerical "
+            f"Jacobians agree with the analytical ones (max abs error {worst:.3g}). Check "
+            f"with float64 inputs and float64 arithmetic.",
+            {**details, "eps": eps, "max_abs_error": worst}))
+
+    def _recheck_on(self, inputs, failing, eps):
+        """Max abs error of the failing pairs' analytical Jacobians against central
+        differences of func at `inputs`, or None if any pair still fails."""
+        base = self.ev.values(inputs)
+        worst = 0.0
+        numerical = {}
+        for p in failing:
+            pos = self.diff_positions[p.input_index]
+            if pos not in numerical:
+                numerical[pos] = N.jacobian_wrt(self.ev, inputs, pos, eps, base)[0]
+            ok, max_abs, _, _ = compare(numerical[pos][self.out_positions[p.output_index]],
+                                        p.analytical, self.opts.atol, self.opts.rtol)
+            if not ok:
+                return None
+            worst = max(worst, max_abs)
+        return worst
+
+    def _kinks(self, failing, explained):
+        """Probe the worst mismatched input elements (and, for passing float64 checks, the
+        elements whose second differences look like a kink) with the five-point stencil. A
+        failing pair is explained when every probed mismatch in it is a kink."""
+        o = self.opts
+        all_float64 = all(x.dtype.name == "float64" for x in self.diff_inputs)
+        probe_inputs = self.inputs if all_float64 else N.float64_inputs(self.inputs)
+        elements = {}  # (input index, element) -> whether a failing pair mismatches there
+        for p in failing:
+            if (p.output_index, p.input_index) in explained:
+                continue
+            viol = np.abs(p.analytical - p.numerical) / (o.atol + o.rtol * np.abs(p.numerical))
+            per_element = np.nan_to_num(viol, nan=np.inf).max(axis=1)
+            for k in np.argsort(-per_element)[:kinks.MAX_PROBED_ELEMENTS]:
+                if per_element[k] > 1:
+                    elements[(p.input_index, int(k))] = True
+        float64_out = all(t.dtype.name == "float64" for t in self.outputs)
+        if all_float64 and float64_out and not self.opts.fast_mode:
+            for j, ks in self._kink_suspects().items():
+                for k in ks:
+                    elements.setdefault((j, k), False)
+        points, info_points, unexplained = [], [], set()
+        for (j, k), failing_here in sorted(elements.items()):
+            pos = self.diff_positions[j]
+            values = N.stencil_wrt(self.ev, probe_inputs, pos, k, o.eps)
+            if any(d != np.float64 for d in self.ev.last_dtypes):
+                return  # func computes in low precision: stencils would show only rounding
+            for i, opos in enumerate(self.out_positions):
+                if i not in self.rows or pos not in self.numerical:
+                    continue
+                est = kinks.one_sided({s: v[opos].ravel() for s, v in values.items()}, o.eps)
+                analytical = self.rows[i][j][k]
+                # on float64 copies, the stencil's own central difference is the reference
+                numerical = (self.numerical[pos][opos][k] if probe_inputs is self.inputs
+                             else est["central"])
+                kink, side = kinks.classify(est, analytical, o.atol, o.rtol)
+                bad = ~(np.abs(analytical - numerical) <= o.atol + o.rtol * np.abs(numerical))
+                if failing_here and np.any(bad & ~kink):
+                    unexplained.add((i, j))
+                for m in np.flatnonzero(kink):
+                    point = {"output_index": i, "input_index": j,
+                             "input_element": element_index(k, self.diff_inputs[j].shape),
+                             "output_element": element_index(m, self.outputs[i].shape),
+                             "left": float(est["left"][m]), "right": float(est["right"][m]),
+                             "numerical": float(numerical[m]),
+                             "analytical": float(analytical[m]), "side": str(side[m])}
+                    (points if failing_here and bad[m] else info_points).append(point)
+        if points:
+            explained.update({(p["output_index"], p["input_index"]) for p in points}
+                             - unexplained)
+            self.report.diagnoses.append(Diagnosis(
+                "non_differentiable_point", "error", kinks.describe(points),
+                {"points": points}))
+        if info_points:
+            self.report.diagnoses.append(Diagnosis(
+                "non_differentiable_point", "info",
+                "the check passes, but " + kinks.describe(info_points).replace(
+                    "the mismatch is at a non-differentiable point: ", ""),
+                {"points": info_points}))
+
+    def _kink_suspects(self):
+        """Full-mode elements whose second differences exceed what smoothness allows."""
+        o = self.opts
+        suspects = {}
+        for j, p in enumerate(self.diff_positions):
+            second = self.second.get(p)
+            if second is None or not second.size:
+                continue
+            scale = max((np.abs(m).max(axis=1) for m in self.numerical[p] if m is not None
+                         and m.size), key=len, default=np.zeros_like(second))
+            score = second / (o.atol + o.rtol * scale)
+            ks = [int(k) for k in np.argsort(-score)[:kinks.MAX_PROBED_ELEMENTS]
+                  if score[k] > 1]
+            if ks:
+                suspects[j] = ks
+        return suspects
+
+    def _second_order(self, explained):
+        """gradgradcheck failed: look at the custom Functions of the differentiated function
+        for a backward that is @once_differentiable or detaches (which explains the pairs
+        whose analytical Jacobian is all zero)."""
+        r = self.report
+        if self.order != 2 or r.passed:
+            return
+        func, inputs = self.first_order
+        with grad_mode.enable_grad():
+            self.ev.counts["diagnosis"] += 1
+            outs = [o for o in N.as_tuple(func(*inputs)) if isinstance(o, Tensor)]
+        zero_jacobian = (any(f.kind == "nonzero_numerical" for f in r.failures) or
+                         any(not p.passed and p.analytical is not None and
+                             not np.any(p.analytical) for p in r.pairs))
+        for node in hazards.custom_nodes(outs):
+            for d in hazards.double_backward_findings(node):
+                if d.kind == "once_differentiable" or zero_jacobian or \
+                        "inputs" in d.details:
+                    r.diagnoses.append(d)
+                    explained.update((p.output_index, p.input_index) for p in r.pairs
+                                     if not p.passed and p.analytical is not None
+                                     and not np.any(p.analytical))

@@ -1,0 +1,228 @@
+"""Custom-Function hazards that torch never warns about, found by looking at the graph.
+
+Each custom Function's backward is called directly (node.apply, with grads we choose) so a
+finding names the Function and the input, not just "the Jacobian is wrong somewhere"."""
+import numpy as np
+
+from ..autograd import engine, grad_mode
+from ..autograd.function import BackwardCFunction, once_differentiable
+from ..autograd.tensor import Tensor
+from ..autograd.walk import topological_order
+from .report import Diagnosis
+
+_CTX_OWN_ATTRIBUTES = frozenset(vars(BackwardCFunction()))  # what gradtool keeps on ctx
+_ONCE_DIFFERENTIABLE_CODE = once_differentiable(lambda ctx: None).__code__
+_PROBE_SEED = 20240
+
+
+def custom_nodes(outputs):
+    """The custom Function nodes (ctx objects) in the graph behind `outputs`."""
+    roots = [o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None]
+    return [n for n in topological_order(roots) if isinstance(n, BackwardCFunction)]
+
+
+def function_name(node):
+    return node._forward_cls.__name__
+
+
+def stored_on_ctx(node):
+    """Diagnoses for tensors kept as ctx attributes instead of through save_for_backward."""
+    names = [name for name, value in vars(node).items()
+             if name not in _CTX_OWN_ATTRIBUTES and _holds_tensor(value)]
+    if not names:
+        return []
+    attrs = ", ".join(f"ctx.{n}" for n in names)
+    return [Diagnosis(
+        "ctx_stored_tensor", "warning",
+        f"{function_name(node)}.forward keeps tensors on ctx directly ({attrs}) instead of "
+        f"ctx.save_for_backward(...): an in-place change to them before backward then goes "
+        f"unnoticed (saved tensors raise torch's 'modified by an inplace operation' error), "
+        f"they are not freed after backward, and an output kept this way holds its own graph "
+        f"alive.", {"function": function_name(node), "attributes": names})]
+
+
+def _holds_tensor(value):
+    if isinstance(value, Tensor):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(isinstance(v, Tensor) for v in value)
+    if isinstance(value, dict):
+        return any(isinstance(v, Tensor) for v in value.values())
+    return False
+
+
+def _random_grads(node, rng, scale=1.0, requires_grad=False):
+    grads = []
+    for meta in node._output_meta:
+        if meta is None or np.dtype(meta[1]).kind != "f":
+            grads.append(None)
+            continue
+        g = Tensor._wrap((scale * rng.standard_normal(meta[0])).astype(meta[1]))
+        grads.append(g.requires_grad_() if requires_grad else g)
+    return grads
+
+
+def _sums_to(shape, grad_shape):
+    """Whether the engine can sum a gradient of grad_shape down to shape (broadcasting)."""
+    if len(shape) > len(grad_shape):
+        return False
+    return all(s == 1 or s == g for s, g in zip(reversed(shape), reversed(grad_shape)))
+
+
+def _arrays(result):
+    return [None if not isinstance(g, Tensor) else np.asarray(g._data, dtype=np.float64)
+            for g in result]
+
+
+def probe_backward(node, atol, rtol, nondet_tol):
+    """Call the Function's backward with random grad_outputs g (twice), 2g and 0, and check
+    what it returns: a gradient (not None) for every input that needs one, of the input's
+    shape and dtype, linear in grad_output, and the same twice. Diagnoses, one per finding."""
+    name = function_name(node)
+    rng = np.random.default_rng(_PROBE_SEED)
+    g = _random_grads(node, rng)
+    try:
+        with grad_mode.no_grad():
+            r1 = list(node.apply(g))
+            r1b = list(node.apply(g))
+            r2 = list(node.apply([None if x is None else x * 2 for x in g]))
+            r0 = list(node.apply([None if x is None else x * 0 for x in g]))
+    except Exception:  # the check itself will meet (and report) whatever went wrong here
+        return []
+    found = []
+    for i, ((child, _), meta, res) in enumerate(zip(node.next_functions, node._input_meta, r1)):
+        if child is None:
+            continue
+        where = {"function": name, "input": i}
+        if res is None:
+            found.append(Diagnosis(
+                "grad_none_for_input", "warning",
+                f"{name}.backward returns None for input {i}, which requires grad: the engine "
+                f"treats it as a zero gradient, which is right only if the outputs do not "
+                f"depend on that input.", where))
+            continue
+        shape, dtype = meta
+        if res.shape != tuple(shape):
+            summed = _sums_to(tuple(shape), tuple(res.shape))
+            found.append(Diagnosis(
+                "grad_wrong_shape", "warning" if summed else "error",
+                f"{name}.backward returns a gradient of shape {list(res.shape)} for input {i} "
+                f"of shape {list(shape)}: " + (
+                    "the engine sums it down to the input's shape (as torch does), which hides "
+                    "a backward that broadcasts by mistake." if summed else
+                    "the engine rejects it."),
+                {**where, "shape": list(res.shape), "expected": list(shape)}))
+        if res._data.dtype != dtype:
+            found.append(Diagnosis(
+                "grad_wrong_dtype", "warning",
+                f"{name}.backward returns a {res._data.dtype} gradient for input {i}, which is "
+                f"{np.dtype(dtype)}: the engine casts it silently (as torch does), and any "
+                f"precision lost on the way is lost for good.",
+                {**where, "dtype": str(res._data.dtype), "expected": str(np.dtype(dtype))}))
+    found += _linearity(name, _arrays(r1), _arrays(r1b), _arrays(r2), _arrays(r0),
+                        atol, rtol, nondet_tol)
+    return found
+
+
+def _linearity(name, r1, r1b, r2, r0, atol, rtol, nondet_tol):
+    pairs = [(a, b, c, d) for a, b, c, d in zip(r1, r1b, r2, r0) if a is not None]
+    if not pairs:
+        return []
+    close = lambda x, y: x.shape == y.shape and np.allclose(x, y, rtol, atol)  # noqa: E731
+    nonzero_at_zero = any(np.any(d != 0) for *_, d in pairs)
+    ignores = all(close(a, c) for a, _, c, _ in pairs) and any(np.any(a != 0) for a, *_ in pairs)
+    found = []
+    if ignores:
+        found.append(Diagnosis(
+            "ignores_grad_output", "error",
+            f"{name}.backward ignores grad_output: it returns the same gradients for "
+            f"grad_output g and 2g (and nonzero ones for g = 0). It must return "
+            f"grad_output times the local derivative (the vector-Jacobian product).",
+            {"function": name}))
+    elif nonzero_at_zero or not all(close(2 * a, c) for a, _, c, _ in pairs):
+        found.append(Diagnosis(
+            "nonlinear_in_grad_output", "warning",
+            f"{name}.backward is not linear in grad_output: backward(2g) != 2 backward(g)"
+            + (" and backward(0) != 0" if nonzero_at_zero else "") + ". A vector-Jacobian "
+            f"product is linear in the vector.", {"function": name}))
+    spread = max(float(np.max(np.abs(a - b), initial=0.0)) for a, b, *_ in pairs)
+    if spread > nondet_tol:
+        found.append(Diagnosis(
+            "nondeterministic_backward", "warning",
+            f"{name}.backward returns different gradients for the same grad_output (they "
+            f"differ by up to {spread:.3g}; nondet_tol is {nondet_tol}).",
+            {"function": name, "max_difference": spread}))
+    return found
+
+
+def modified_inputs(inputs, versions_before, nodes):
+    """Diagnoses for inputs whose version moved while func ran: modified in place, which no
+    Function may do to a leaf without ctx.mark_dirty (and then torch refuses), and which
+    makes every later evaluation of func start from a different point."""
+    found = []
+    for position, (x, before) in enumerate(zip(inputs, versions_before)):
+        if before is None or x._version == before:
+            continue
+        culprits = []
+        if x.requires_grad:
+            edge = engine.gradient_edge(x)[0]
+            culprits = [n for n in nodes if any(c is edge for c, _ in n.next_functions)
+                        and not any(d is x for d in n._dirty)]
+        who = (" and ".join(f"{function_name(n)}.forward" for n in culprits) if culprits
+               else "func")
+        found.append(Diagnosis(
+            "input_modified_in_forward", "warning",
+            f"{who} modified input {position} in place (its version went from {before} to "
+            f"{x._version}) without ctx.mark_dirty: autograd does not know the input changed, "
+            f"and each evaluation of func starts from a different point, so finite "
+            f"differences are meaningless.",
+            {"input": position, "functions": [function_name(n) for n in culprits],
+             "version_before": before, "version_after": x._version}))
+    return found
+
+
+def is_once_differentiable(node):
+    backward = node._forward_cls.backward
+    return getattr(backward, "__code__", None) is _ONCE_DIFFERENTIABLE_CODE
+
+
+def double_backward_findings(node):
+    """Why the gradient computed by this Function's backward cannot be differentiated again:
+    @once_differentiable, a result that does not require grad under create_graph, or a
+    saved tensor the result's graph never reaches (detached inside backward)."""
+    name = function_name(node)
+    if is_once_differentiable(node):
+        return [Diagnosis(
+            "once_differentiable", "error",
+            f"{name}.backward is decorated @once_differentiable: it runs without recording a "
+            f"graph, so its result cannot be differentiated again and gradgradcheck cannot "
+            f"pass. Write backward with differentiable gradtool ops and drop the decorator.",
+            {"function": name})]
+    rng = np.random.default_rng(_PROBE_SEED)
+    try:
+        with grad_mode.enable_grad():
+            result = list(node.apply(_random_grads(node, rng, requires_grad=True)))
+            saved = [t for t in node.saved_tensors if isinstance(t, Tensor) and t.requires_grad]
+    except Exception:
+        return []
+    found = []
+    detached = [i for i, ((child, _), r) in enumerate(zip(node.next_functions, result))
+                if child is not None and isinstance(r, Tensor) and not r.requires_grad]
+    if detached:
+        found.append(Diagnosis(
+            "backward_detaches", "error",
+            f"{name}.backward returns gradients that do not require grad for input(s) "
+            f"{detached} even when asked for a graph (create_graph=True): it computes them "
+            f"outside autograd (.detach(), .data, .numpy(), no_grad), so their own gradient "
+            f"is taken as zero.", {"function": name, "inputs": detached}))
+    roots = [r.grad_fn for r in result if isinstance(r, Tensor) and r.grad_fn is not None]
+    reached = set(topological_order(roots))
+    lost = [k for k, t in enumerate(saved) if engine.gradient_edge(t)[0] not in reached]
+    if lost and not detached:
+        found.append(Diagnosis(
+            "backward_detaches", "error",
+            f"{name}.backward does not differentiate through saved tensor(s) {lost}: the "
+            f"gradient it returns does not depend on them in the graph (a .detach(), .data or "
+            f"no_grad inside backward), so second derivatives through them come out as zero.",
+            {"function": name, "saved_tensors": lost}))
+    return found

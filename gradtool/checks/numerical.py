@@ -1,0 +1,145 @@
+"""The numerical side: calling the user's function (counted) and finite differences.
+
+Inputs are perturbed in place through their arrays, as torch perturbs `input.data`: the
+function sees the very tensors it was given (closures and gradgradcheck rely on that), and
+no version counter moves. Every value read back is copied to float64."""
+import collections
+
+import numpy as np
+
+from ..autograd import grad_mode
+from ..autograd.creation import tensor as _new_tensor
+from ..autograd.tensor import Tensor
+
+
+def as_tuple(x):
+    if isinstance(x, tuple):
+        return x
+    if isinstance(x, list):
+        return tuple(x)
+    return (x,)
+
+
+def is_float_tensor(x):
+    return isinstance(x, Tensor) and x.is_floating_point()
+
+
+class Evaluator:
+    """Calls func(*inputs), counting the calls by phase ("base", "numerical", ...)."""
+
+    def __init__(self, func, inputs):
+        self.func = func
+        self.inputs = inputs
+        self.counts = collections.Counter()
+        self.phase = "base"
+        # Finite differences need no graph, and building one doubles their cost: they run
+        # under no_grad unless the first one shows that func needs grad mode itself (it
+        # calls autograd.grad, as gradgradcheck's function does).
+        self._needs_grad = None
+        self.last_dtypes = ()  # numpy dtypes of the float outputs of the last evaluation
+
+    def call(self, inputs=None):
+        """func's raw result, under the caller's grad mode."""
+        self.counts[self.phase] += 1
+        return self.func(*(self.inputs if inputs is None else inputs))
+
+    def values(self, inputs=None):
+        """func's outputs as float64 arrays (None for outputs that are not float tensors),
+        without building a graph when func allows it."""
+        if self._needs_grad:
+            out = self.call(inputs)
+        elif self._needs_grad is False:
+            with grad_mode.no_grad():
+                out = self.call(inputs)
+        else:
+            try:
+                with grad_mode.no_grad():
+                    out = self.call(inputs)
+                self._needs_grad = False
+            except RuntimeError:
+                out = self.call(inputs)
+                self._needs_grad = True
+        out = as_tuple(out)
+        self.last_dtypes = tuple(o._data.dtype for o in out if is_float_tensor(o))
+        return tuple(as_float64(o) for o in out)
+
+    def totals(self):
+        return {**self.counts, "total": sum(self.counts.values())}
+
+
+def as_float64(o):
+    """A float tensor's values as a new float64 array (a copy: o may alias an input that
+    is about to be perturbed); None for anything else."""
+    if not is_float_tensor(o):
+        return None
+    return np.array(o._data, dtype=np.float64)
+
+
+def _check_same(a, b, eps, idx=None):
+    """torch's neighbourhood check: perturbing an input must not change outputs' shapes."""
+    on_index = f"on index {idx} " if idx is not None else ""
+    for x, y in zip(a, b):
+        if (x is None) != (y is None) or (x is not None and x.shape != y.shape):
+            raise AssertionError(
+                f"Expected `func` to return outputs with the same shape when inputs are "
+                f"perturbed {on_index}by {eps}, but got: shapes "
+                f"{None if x is None else list(x.shape)} and "
+                f"{None if y is None else list(y.shape)}.")
+
+
+def jacobian_wrt(ev, inputs, position, eps, base):
+    """Central differences with respect to inputs[position], one element at a time
+    (2 * numel evaluations): one (numel, output numel) matrix per output of `base` (the
+    outputs at the unperturbed point; None for outputs that are not float). Also, per input
+    element, the second differences |f(x+h) + f(x-h) - 2 f(x)| / h (max over outputs): zero
+    up to rounding where f is smooth and h * f'' small, large at a kink."""
+    data = inputs[position]._data
+    n = data.size
+    jacobians = [None if f0 is None else np.empty((n, f0.size)) for f0 in base]
+    second = np.zeros(n)
+    for k in range(n):
+        orig = data.flat[k]
+        data.flat[k] = orig - eps
+        a = ev.values(inputs)
+        data.flat[k] = orig + eps
+        b = ev.values(inputs)
+        data.flat[k] = orig
+        _check_same(a, b, eps, np.unravel_index(k, data.shape) if data.ndim else ())
+        for jac, x, y, f0 in zip(jacobians, a, b, base):
+            if jac is not None:
+                jac[k] = ((y - x) / (2 * eps)).ravel()
+                second[k] = max(second[k], np.max(np.abs(x + y - 2 * f0), initial=0.0) / eps)
+    return jacobians, second
+
+
+def directional_wrt(ev, inputs, position, u, eps):
+    """Central difference along direction u (unit norm, input's shape) of inputs[position]:
+    J u for every output, from 2 evaluations whatever the input's size."""
+    data = inputs[position]._data
+    orig = data.copy()
+    data[...] = orig - eps * u
+    a = ev.values(inputs)
+    data[...] = orig + eps * u
+    b = ev.values(inputs)
+    data[...] = orig
+    _check_same(a, b, eps)
+    return [None if x is None else ((y - x) / (2 * eps)).ravel() for x, y in zip(a, b)]
+
+
+def stencil_wrt(ev, inputs, position, k, h):
+    """f at x + s * h * e_k for s = -2..2 (5 evaluations): {s: outputs}."""
+    data = inputs[position]._data
+    orig = data.flat[k]
+    values = {}
+    for s in (-2, -1, 0, 1, 2):
+        data.flat[k] = orig + s * h
+        values[s] = ev.values(inputs)
+    data.flat[k] = orig
+    return values
+
+
+def float64_inputs(inputs):
+    """The inputs with every float tensor replaced by a float64 copy (same requires_grad):
+    the point the function is checked at, free of float32 rounding."""
+    return tuple(_new_tensor(x._data.astype(np.float64), requires_grad=x.requires_grad)
+                 if is_float_tensor(x) else x for x in inputs)

@@ -1,0 +1,92 @@
+"""Sequential and ModuleList."""
+import collections
+import operator
+
+from .module import Module
+
+
+def _key(modules, index):
+    """The name of the module at position `index` (negative counts from the end)."""
+    size = len(modules)
+    index = operator.index(index)
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of range")
+    return list(modules)[index % size]
+
+
+class Sequential(Module):
+    """Calls its modules in order, each on the previous one's output. Built from modules
+    (named "0", "1", ...) or from an ordered dict of name -> module."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], collections.OrderedDict):
+            for name, module in args[0].items():
+                self.add_module(name, module)
+        else:
+            for index, module in enumerate(args):
+                self.add_module(str(index), module)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return type(self)(collections.OrderedDict(list(self._modules.items())[index]))
+        return self._modules[_key(self._modules, index)]
+
+    def __setitem__(self, index, module):
+        setattr(self, _key(self._modules, index), module)
+
+    def __delitem__(self, index):
+        if isinstance(index, slice):
+            keys = list(self._modules)[index]
+        else:
+            keys = [_key(self._modules, index)]
+        for key in keys:
+            delattr(self, key)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def forward(self, input):
+        for module in self:
+            input = module(input)
+        return input
+
+
+class ModuleList(Module):
+    """A list of modules, registered (so their parameters are the container's) under the
+    names "0", "1", ...; it has no forward of its own."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return type(self)(list(self._modules.values())[index])
+        return self._modules[_key(self._modules, index)]
+
+    def __setitem__(self, index, module):
+        setattr(self, _key(self._modules, index), module)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for module in modules:
+            self.append(module)
+        return self

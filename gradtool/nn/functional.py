@@ -1,0 +1,256 @@
+"""nn.functional: layers and losses as functions, each a composition of the engine's ops, so
+their gradients (and gradients of gradients) come from the op table and their graphs show
+the ops they are made of (torch fuses some into one node, e.g. NllLossBackward0)."""
+import warnings
+
+import numpy as np
+
+from ..autograd import creation
+from ..autograd.grad_mode import no_grad
+from ..autograd.tensor import where
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+# ---------------- layers ----------------
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias, with weight of shape (out_features, in_features)."""
+    out = input.matmul(weight.t())
+    return out if bias is None else out + bias
+
+
+def relu(input, inplace=False):
+    return input.relu_() if inplace else input.relu()
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def softmax(input, dim=None, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    return input.softmax(_softmax_dim("softmax", input, dim))
+
+
+def log_softmax(input, dim=None, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    return input.log_softmax(_softmax_dim("log_softmax", input, dim))
+
+
+def _softmax_dim(name, input, dim):
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  f"to include dim=X as an argument.", stacklevel=3)
+    return 0 if input.dim() in (0, 1, 3) else 1
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """In training, zero each element with probability p and scale the rest by 1 / (1 - p)
+    (so the expected value is unchanged); otherwise return the input itself.
+    The mask is drawn from gradtool.manual_seed's generator."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if p == 1.0:
+        scale = np.zeros(tuple(input.shape), input._data.dtype)
+    else:
+        keep = creation.generator().random(tuple(input.shape)) >= p
+        scale = (keep / (1.0 - p)).astype(input._data.dtype)
+    mask = creation.from_numpy(scale)
+    return input.mul_(mask) if inplace else input * mask
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the last len(normalized_shape) dims (biased variance), then scale and
+    shift elementwise."""
+    shape = _as_shape(normalized_shape)
+    if tuple(input.shape[input.dim() - len(shape):]) != shape or input.dim() < len(shape):
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    dims = tuple(range(-len(shape), 0))
+    out = _normalize(input, input.mean(dims, keepdim=True),
+                     input.var(dims, keepdim=True, correction=0), eps)
+    if weight is not None:
+        out = out * weight
+    return out if bias is None else out + bias
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Normalise each channel (dim 1) of an (N, C) or (N, C, L) input. In training, with
+    the batch's statistics (biased variance), and running_mean/running_var, when given, are
+    updated in place: new = (1 - momentum) * old + momentum * batch statistic, the variance
+    unbiased. Otherwise with running_mean and running_var."""
+    channels = input.shape[1]
+    dims = (0,) + tuple(range(2, input.dim()))
+    shape = (1, channels) + (1,) * (input.dim() - 2)
+    if training:
+        n = input.numel() // channels
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {input.shape}")
+        mean = input.mean(dims, keepdim=True)
+        var = input.var(dims, keepdim=True, correction=0)
+        if running_mean is not None and running_var is not None:
+            with no_grad():  # state, not part of the computation
+                running_mean.mul_(1 - momentum).add_(mean.reshape(channels), alpha=momentum)
+                running_var.mul_(1 - momentum).add_(var.reshape(channels),
+                                                    alpha=momentum * n / (n - 1))
+    else:
+        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
+    out = _normalize(input, mean, var, eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    return out if bias is None else out + bias.reshape(shape)
+
+
+def _normalize(input, mean, var, eps):
+    return (input - mean) * (var + eps).rsqrt()
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of weight picked by the integer tensor input: weight[input] (advanced indexing,
+    whose backward scatter-adds into the picked rows). The padding_idx row gets no
+    gradient, as in torch."""
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
+                                  "supported")
+    if input._data.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got {input.dtype} instead "
+                           f"(while checking arguments for embedding)")
+    indices = input._data
+    if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
+        raise IndexError("index out of range in self")
+    out = weight[input]
+    if padding_idx is not None:
+        if padding_idx < 0:
+            padding_idx += weight.shape[0]
+        pad = (input == padding_idx).unsqueeze(-1)
+        out = where(pad, out.detach(), out)  # same values; the padding row's gradient is cut
+    return out
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 (..., num_classes) with a 1 at each index (not differentiable)."""
+    indices = tensor._data
+    if num_classes == -1:
+        num_classes = int(indices.max()) + 1 if indices.size else 0
+    return creation.from_numpy((indices[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+# ---------------- losses ----------------
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _check_reduction(reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def mse_loss(input, target, reduction="mean"):
+    """(input - target) ** 2, averaged (or summed, or not reduced)."""
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
+                      f"size ({input.shape}). This will likely lead to incorrect results due to "
+                      f"broadcasting. Please ensure they have the same size.", stacklevel=2)
+    return _reduce((input - target) ** 2, reduction)
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """-input[i, target[i]] (input holds log-probabilities, classes on dim 1), weighted by
+    weight[target[i]]; the mean divides by the sum of the weights of the targets that are
+    not ignore_index."""
+    _check_reduction(reduction)
+    class_dim = 0 if input.dim() == 1 else 1
+    if target._data.dtype.kind not in "iu":
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
+    labels = target._data
+    expected = tuple(s for d, s in enumerate(input.shape) if d != class_dim)
+    if labels.shape != expected:
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(labels.shape)}")
+    ignored = labels == ignore_index
+    n_classes = input.shape[class_dim]
+    valid = labels[~ignored]
+    if valid.size and (valid.min() < 0 or valid.max() >= n_classes):
+        bad = valid[(valid < 0) | (valid >= n_classes)][0]
+        raise IndexError(f"Target {bad} is out of bounds.")
+    safe = creation.from_numpy(np.where(ignored, 0, labels))
+    picked = input.gather(class_dim, safe.unsqueeze(class_dim)).squeeze(class_dim)
+    if weight is None and not ignored.any():
+        return _reduce(-picked, reduction)
+    # per-target weights, 0 where ignored: constants, as torch gives weight no gradient
+    w = np.ones(labels.shape) if weight is None else weight._data[safe._data]
+    w = creation.from_numpy(np.where(ignored, 0, w).astype(input._data.dtype))
+    loss = -(picked * w)
+    if reduction == "mean":
+        return loss.sum() / w.sum()
+    return _reduce(loss, reduction)
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0):
+    """Cross entropy between softmax(input) over the classes (dim 1, or 0 for one sample)
+    and the target: class indices (an integer tensor, see nll_loss) or class probabilities
+    (a float tensor shaped like input). label_smoothing mixes the target with the uniform
+    distribution, with torch's formulas."""
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    class_dim = 0 if input.dim() == 1 else 1
+    n_classes = input.shape[class_dim]
+    logp = input.log_softmax(class_dim)
+    w = None if weight is None else weight.detach().reshape(
+        tuple(n_classes if d == class_dim else 1 for d in range(input.dim())))
+    if target.is_floating_point():
+        if target.shape != input.shape:
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got "
+                               f"{list(target.shape)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        terms = logp * target if w is None else logp * target * w
+        if reduction == "none":
+            return -terms.sum(class_dim)
+        total = -terms.sum()
+        return total / (input.numel() / n_classes) if reduction == "mean" else total
+    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    if label_smoothing == 0:
+        return nll
+    # the uniform part: -sum_c w_c log p_c per sample, reduced as nll_loss reduces
+    ignored = target == ignore_index
+    smooth = -(logp if w is None else logp * w).sum(class_dim)
+    if ignored._data.any():
+        smooth = smooth.masked_fill(ignored, 0.0)
+    if reduction == "mean":
+        labels = target._data[~ignored._data]
+        denom = labels.size if weight is None else weight._data[labels].sum()
+        smooth = smooth.sum() / float(denom)
+    else:
+        smooth = _reduce(smooth, reduction)
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+
+
+def _as_shape(shape):
+    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+
+
+__all__ = ["linear", "relu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout",
+           "layer_norm", "batch_norm", "embedding", "one_hot", "mse_loss", "nll_loss",
+           "cross_entropy"]

@@ -1,0 +1,128 @@
+"""nn.init: fill a tensor in place, under no_grad, so that parameters (leaves that require
+grad, on which in-place ops are otherwise refused) can be (re)initialised without the fill
+being recorded. Random fills draw from gradtool.manual_seed's generator. As torch.nn.init."""
+import math
+import warnings
+
+from ..autograd import creation
+from ..autograd.grad_mode import no_grad
+
+
+def calculate_gain(nonlinearity, param=None):
+    """The recommended gain for a nonlinearity (1 for linear/sigmoid, 5/3 for tanh, sqrt(2)
+    for relu, sqrt(2 / (1 + slope**2)) for leaky_relu, 3/4 for selu)."""
+    if nonlinearity in ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                        "conv_transpose2d", "conv_transpose3d", "sigmoid"):
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, (int, float)) and not isinstance(param, bool):
+            slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _calculate_fan_in_and_fan_out(tensor):
+    if tensor.dim() < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
+                         "dimensions")
+    receptive_field = 1
+    for s in tensor.shape[2:]:
+        receptive_field *= s
+    return tensor.size(1) * receptive_field, tensor.size(0) * receptive_field
+
+
+def _calculate_correct_fan(tensor, mode):
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor, a=0.0, b=1.0):
+    """Fill with values drawn from U(a, b)."""
+    with no_grad():
+        return tensor.uniform_(a, b)
+
+
+def normal_(tensor, mean=0.0, std=1.0):
+    """Fill with values drawn from N(mean, std**2)."""
+    with no_grad():
+        return tensor.normal_(mean, std)
+
+
+def constant_(tensor, val):
+    with no_grad():
+        return tensor.fill_(val)
+
+
+def ones_(tensor):
+    return constant_(tensor, 1.0)
+
+
+def zeros_(tensor):
+    with no_grad():
+        return tensor.zero_()
+
+
+def eye_(tensor):
+    """Fill a 2-D tensor with the identity matrix."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    with no_grad():
+        return tensor.copy_(creation.eye(*tensor.shape))
+
+
+def xavier_uniform_(tensor, gain=1.0):
+    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    a = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return uniform_(tensor, -a, a)
+
+
+def xavier_normal_(tensor, gain=1.0):
+    """N(0, std**2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+    """U(-bound, bound) with bound = gain * sqrt(3 / fan) (He et al., 2015). Linear's default
+    weight initialisation is kaiming_uniform_(w, a=sqrt(5)): bound = 1 / sqrt(fan_in)."""
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+    """N(0, std**2) with std = gain / sqrt(fan)."""
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
+    return normal_(tensor, 0.0, std)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
+    """N(mean, std**2) restricted to [a, b] (redrawn where it falls outside)."""
+    rng = creation.generator()
+    values = rng.normal(mean, std, tuple(tensor.shape))
+    outside = (values < a) | (values > b)
+    while outside.any():
+        values[outside] = rng.normal(mean, std, int(outside.sum()))
+        outside = (values < a) | (values > b)
+    with no_grad():
+        return tensor.copy_(creation.from_numpy(values))

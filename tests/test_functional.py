@@ -1,0 +1,192 @@
+"""gradtool.autograd.functional: torch's jacobian, hessian, vjp, jvp, hvp and vhp, checked
+against closed forms, torch's output structure and strict-mode errors, and torch itself."""
+import numpy as np
+import pytest
+
+import gradtool as gt
+from gradtool.autograd import functional as F
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((2, 3))
+X = RNG.standard_normal(3)
+Y = RNG.standard_normal(3)
+
+
+def t(data, requires_grad=False):
+    return gt.tensor(np.asarray(data), dtype=gt.float64, requires_grad=requires_grad)
+
+
+def close(tensor, expected):
+    np.testing.assert_allclose(tensor.detach().numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
+# ---------------- closed forms ----------------
+def test_jacobian_of_a_linear_map_is_its_matrix():
+    jac = F.jacobian(lambda x: t(A) @ x, t(X))
+    assert isinstance(jac, gt.Tensor) and jac.shape == (2, 3)
+    close(jac, A)
+
+
+def test_jacobian_shape_is_output_shape_then_input_shape():
+    jac = F.jacobian(lambda m: m.exp(), t(A))
+    assert jac.shape == (2, 3, 2, 3)
+    expected = np.zeros((2, 3, 2, 3))
+    for i in np.ndindex(2, 3):
+        expected[i + i] = np.exp(A[i])
+    close(jac, expected)
+
+
+def test_jacobian_structure_follows_tuples_of_inputs_and_outputs():
+    def f(x, y):
+        return x * y, (x * y).sum()
+
+    one_in = F.jacobian(lambda x: x * t(Y), t(X))
+    tuple_in = F.jacobian(lambda x, y: x * y, (t(X), t(Y)))
+    tuple_out = F.jacobian(lambda x: (x.sin(), x.sum()), t(X))
+    both = F.jacobian(f, (t(X), t(Y)))
+    assert isinstance(one_in, gt.Tensor)
+    assert isinstance(tuple_in, tuple) and len(tuple_in) == 2
+    assert isinstance(tuple_out, tuple) and tuple_out[1].shape == (3,)
+    assert [[j.shape for j in row] for row in both] == [[(3, 3), (3, 3)], [(3,), (3,)]]
+    close(tuple_in[0], np.diag(Y))
+    close(tuple_in[1], np.diag(X))
+    close(both[1][0], Y)
+    close(tuple_out[0], np.diag(np.cos(X)))
+
+
+def test_jacobian_with_create_graph_is_differentiable():
+    x = t(X, requires_grad=True)
+    jac = F.jacobian(lambda x: x ** 3, x, create_graph=True)
+    assert jac.requires_grad
+    (second,) = gt.autograd.grad(jac.sum(), x)
+    close(second, 6 * X)
+    assert not F.jacobian(lambda x: x ** 3, x).requires_grad
+
+
+def test_jacobian_vectorize_and_forward_strategy_give_the_same_result():
+    f = lambda x: (t(A) @ x).tanh()  # noqa: E731
+    plain = F.jacobian(f, t(X))
+    close(F.jacobian(f, t(X), vectorize=True), plain.numpy())
+    close(F.jacobian(f, t(X), vectorize=True, strategy="forward-mode"), plain.numpy())
+    with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
+        F.jacobian(f, t(X), strategy="forward-mode")
+
+
+def test_hessian_closed_forms():
+    close(F.hessian(lambda x: (x ** 3).sum(), t(X)), np.diag(6 * X))
+    hess = F.hessian(lambda x, y: (x * y).sum(), (t(X), t(Y)))
+    assert [[h.shape for h in row] for row in hess] == [[(3, 3), (3, 3)], [(3, 3), (3, 3)]]
+    close(hess[0][0], np.zeros((3, 3)))
+    close(hess[0][1], np.eye(3))
+    close(hess[1][0], np.eye(3))
+    with pytest.raises(RuntimeError, match="should contain a single element"):
+        F.hessian(lambda x: x ** 2, t(X))
+
+
+def test_vjp_and_jvp_closed_forms():
+    v = RNG.standard_normal(2)
+    out, vjp = F.vjp(lambda x: t(A) @ x, t(X), t(v))
+    close(out, A @ X)
+    close(vjp, v @ A)
+    out, jvp = F.jvp(lambda x: t(A) @ x, t(X), t(Y))
+    close(jvp, A @ Y)
+    _, (gx, gy) = F.vjp(lambda x, y: (x * y).sum(), (t(X), t(Y)))  # v=None: scalar output
+    close(gx, Y)
+    close(gy, X)
+    _, (j1, j2) = F.jvp(lambda x: (x.exp(), x.sum()), t(X), t(Y))
+    close(j1, np.exp(X) * Y)
+    close(j2, Y.sum())
+
+
+def test_hvp_and_vhp_closed_forms():
+    v = RNG.standard_normal(3)
+    f = lambda x: (x ** 3).sum()  # noqa: E731  H = diag(6x)
+    out, hvp = F.hvp(f, t(X), t(v))
+    close(out, (X ** 3).sum())
+    close(hvp, 6 * X * v)
+    close(F.vhp(f, t(X), t(v))[1], 6 * X * v)
+    g = lambda x, y: (x * x * y).sum()  # noqa: E731  H = [[2 diag(y), 2 diag(x)], [2 diag(x), 0]]
+    _, (hx, hy) = F.hvp(g, (t(X), t(Y)), (t(v), t(v)))
+    close(hx, 2 * Y * v + 2 * X * v)
+    close(hy, 2 * X * v)
+
+
+def test_results_are_detached_unless_create_graph():
+    x = t(X, requires_grad=True)
+    out, vjp = F.vjp(lambda x: x.exp().sum(), x)
+    assert not out.requires_grad and not vjp.requires_grad
+    out, vjp = F.vjp(lambda x: x.exp().sum(), x, create_graph=True)
+    assert out.requires_grad and vjp.requires_grad
+    (g,) = gt.autograd.grad(vjp.sum(), x)
+    close(g, np.exp(X))
+
+
+def test_inputs_independent_of_the_output_get_zeros_or_a_strict_error():
+    _, (gx, gy) = F.vjp(lambda x, y: (x * 2).sum(), (t(X), t(Y)))
+    close(gy, np.zeros(3))
+    with pytest.raises(RuntimeError, match="independent of input 1. This is not allowed in "
+                                           "strict mode"):
+        F.vjp(lambda x, y: (x * 2).sum(), (t(X), t(Y)), strict=True)
+    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function is "
+                                           "independent of input 1"):
+        F.jacobian(lambda x, y: x * 2, (t(X), t(Y)), strict=True)
+    with pytest.raises(RuntimeError, match="jacobian of the user-provided function with "
+                                           "respect to input 0 is independent of the input"):
+        F.hessian(lambda x: (x * 2).sum(), t(X), strict=True)
+
+
+def test_argument_errors_as_torch():
+    with pytest.raises(RuntimeError, match="v can only be None if the user-provided function "
+                                           "returns a single Tensor with a single element"):
+        F.vjp(lambda x: x * 2, t(X))
+    with pytest.raises(RuntimeError, match="v has invalid size: should be"):
+        F.vjp(lambda x: x * 2, t(X), t([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="v is a tuple of invalid length: should be 2"):
+        F.jvp(lambda x, y: x * y, (t(X), t(Y)), (t(X),))
+    with pytest.raises(TypeError, match="must be either a Tensor or a tuple of Tensors"):
+        F.jacobian(lambda x: x, [t(X)])
+    with pytest.raises(RuntimeError, match="should return a single Tensor"):
+        F.vhp(lambda x: (x.sum(), x.sum()), t(X), t(X))
+
+
+# ---------------- against torch ----------------
+def _cases(T):
+    def f(x, y):
+        return (x * y).tanh(), x.sin() @ y
+
+    def s(x, y):
+        return (x.exp() @ y.cos()).sum() + (x ** 3).sum()
+
+    return f, s
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_every_function_matches_torch(create_graph):
+    torch = pytest.importorskip("torch")
+    results = {}
+    for T in (gt, torch):
+        f, s = _cases(T)
+        x, y, v2 = (T.tensor(a, dtype=T.float64) for a in (X, Y, X + 1))
+        fn = T.autograd.functional
+        kw = {"create_graph": create_graph}
+        results[T] = [
+            fn.jacobian(f, (x, y), **kw), fn.jacobian(lambda x: f(x, y)[0], x, **kw),
+            fn.hessian(s, (x, y), **kw), fn.hessian(lambda x: s(x, y), x, **kw),
+            fn.vjp(f, (x, y), (v2, T.tensor(2.0, dtype=T.float64)), **kw),
+            fn.jvp(f, (x, y), (v2, y), **kw), fn.hvp(s, (x, y), (v2, y), **kw),
+            fn.vhp(s, (x, y), (v2, y), **kw), fn.vjp(lambda x: s(x, y), x, **kw),
+        ]
+    _assert_same(results[gt], results[torch])
+
+
+def _assert_same(ours, theirs, path="result"):
+    if isinstance(theirs, (tuple, list)):
+        assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs), path
+        for k, (a, b) in enumerate(zip(ours, theirs)):
+            _assert_same(a, b, f"{path}[{k}]")
+        return
+    assert tuple(ours.shape) == tuple(theirs.shape), path
+    assert ours.requires_grad == theirs.requires_grad, path
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10,
+                               atol=1e-12, err_msg=path)
