@@ -42,12 +42,13 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         array = data.copy()
     else:
         array = np.array(_unwrap_nested(data))
-        if array.dtype == np.float64:
-            array = array.astype(dtypes.DEFAULT_FLOAT)
-        elif array.dtype.kind in "iu":
-            array = array.astype(np.int64)
-        elif array.dtype.kind not in "fb":
+        if array.dtype.kind not in "iufb":
             raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        if dtype is None:  # Python floats default to float32 and ints to int64, as in torch
+            if array.dtype == np.float64:
+                array = array.astype(dtypes.DEFAULT_FLOAT)
+            elif array.dtype.kind in "iu":
+                array = array.astype(np.int64)
     if dtype is not None:
         array = array.astype(dtypes.to_numpy_dtype(dtype))
     dtypes.from_numpy_dtype(array.dtype)  # refuse dtypes gradtool does not have

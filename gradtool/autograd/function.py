@@ -177,27 +177,36 @@ class DelayedError(Node):
 
 
 def once_differentiable(backward):
-    """Run backward without recording it; a double backward through it raises."""
+    """Run backward without recording it; differentiating its result again raises."""
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
         with grad_mode.no_grad():
             result = backward(ctx, *grads)
         if not grad_mode.state.grad_enabled:
             return result
-        needs = [g for g in grads if isinstance(g, Tensor) and g._requires_grad]
-        if not needs:
+        if not any(isinstance(g, Tensor) and g._requires_grad for g in grads):
             return result
+        # As torch: the results hang off an error node whose inputs are fresh leaves, so a
+        # double backward through them raises, and reaches nothing else.
+        single = not isinstance(result, tuple)
+        results = [result] if single else list(result)
+        stand_ins = []
+        for r in results:
+            if isinstance(r, Tensor) and r._data.dtype.kind == "f":
+                leaf = r.detach()
+                leaf._requires_grad = True
+                stand_ins.append(leaf)
         node = DelayedError("trying to differentiate twice a function that was marked with "
                             "@once_differentiable",
-                            [gradient_edge(g) for g in needs],
-                            [(g._data.shape, g._data.dtype) for g in needs])
-        single = not isinstance(result, tuple)
+                            [gradient_edge(leaf) for leaf in stand_ins],
+                            [(leaf._data.shape, leaf._data.dtype) for leaf in stand_ins])
         wrapped = []
-        for r in ([result] if single else result):
+        nr = 0
+        for r in results:
             if isinstance(r, Tensor) and r._data.dtype.kind == "f":
                 r = r.detach()
-                r._requires_grad, r._grad_fn = True, node
+                r._requires_grad, r._grad_fn, r._output_nr = True, node, nr
+                nr += 1
             wrapped.append(r)
         return wrapped[0] if single else tuple(wrapped)
     return wrapper
-

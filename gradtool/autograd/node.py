@@ -238,6 +238,13 @@ class SavedTensor:
                 out._grad_fn, out._output_nr, out._accumulator = self._graph_edge
         return out
 
+    def unpack_array(self, owner=None):
+        """unpack()'s array, for formulas that run on arrays: the same checks, no Tensor."""
+        if self._unpack_hook is None and not self._freed and (
+                self._version_counter[0] == self.saved_version):
+            return self._data if self._tensor is None else self._tensor._data
+        return self.unpack(owner)._data  # raises unpack()'s errors, or runs the unpack hook
+
     def register_hooks(self, pack_hook, unpack_hook):
         """Replace the stored tensor by pack_hook(tensor); backward calls unpack_hook on it."""
         if self._freed:

@@ -15,7 +15,9 @@ from .text import fmt_bytes, fmt_shape
 COLORS = {"op": "lightgrey", "custom": "lightgrey", "copy_slices": "lightgrey",
           "other": "lightgrey", "leaf": "lightblue", "output": "darkolivegreen1",
           "saved": "orange", "group": "lightgoldenrod1"}
-READABLE_NODES = 300   # beyond this, graphs are grouped unless --expand
+READABLE_NODES = 150   # beyond this, graphs are grouped unless --expand (layout is
+                       # superlinear: graphviz-pure takes seconds on a few hundred tangled nodes)
+MIN_GROUP = 4          # a module call or a line of code with this many nodes becomes one box
 CHAIN_FOLD = 6
 FORMATS = ("svg", "png", "pdf", "dot")
 
@@ -125,11 +127,25 @@ def _draw_saved(g, snapshot, groups):
 
 
 def _groups(snapshot, expand):
-    """node id -> id of the box standing for it, when the graph is too large to read:
-    long single-path chains fold into one box."""
+    """node id -> id of the box standing for it, when the graph is too large to read (and not
+    --expand): the nodes of one nn.Module call form a box, so do the many nodes one line of
+    the user's code made (a loop body), and long single-path chains fold into one box.
+    Leaves stay visible."""
     if expand or len(snapshot.nodes) <= READABLE_NODES:
         return {}
     groups = {}
+    per_key = {}
+    for node in snapshot.nodes:
+        if node.kind == "leaf":
+            continue
+        key = f"module {node.module}" if node.module else (f"line {node.site}" if node.site
+                                                             else None)
+        if key is not None:
+            per_key.setdefault(key, []).append(node)
+    for i, (key, members) in enumerate(per_key.items()):
+        if len(members) >= MIN_GROUP:
+            for member in members:
+                groups[member.id] = f"group{i}"
     for node in snapshot.nodes:
         if node.id in groups:
             continue
@@ -145,9 +161,8 @@ def _groups(snapshot, expand):
             run.append(child)
             current = child
         if len(run) > CHAIN_FOLD:
-            summary = f"chain_{node.id}"
             for member in run:
-                groups[member.id] = summary
+                groups[member.id] = f"chain_{node.id}"
     return groups
 
 
@@ -162,9 +177,14 @@ def _group_summaries(snapshot, groups):
         counts = {}
         for n in nodes:
             counts[n.name] = counts.get(n.name, 0) + 1
-        kinds = "\n".join(f"{name} ×{count:,}" for name, count in counts.items())
-        out[rep] = (f"chain of {len(nodes):,} nodes\n{kinds}\n({nodes[0].id} … {nodes[-1].id})",
-                    nodes)
+        top = sorted(counts.items(), key=lambda kv: -kv[1])
+        kinds = "\n".join(f"{name} ×{count:,}" for name, count in top[:4])
+        if len(top) > 4:
+            kinds += f"\n… {len(top) - 4} more kinds"
+        first = nodes[0]
+        title = (f"module {first.module}" if first.module and rep.startswith("group") else
+                 f"line {first.site}" if rep.startswith("group") else "chain")
+        out[rep] = (f"{title}\n{len(nodes):,} nodes\n{kinds}", nodes)
     return out
 
 

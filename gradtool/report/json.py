@@ -41,6 +41,7 @@ def snapshot_dict(snap):
     for n in snap.nodes:
         nodes.append({
             "id": n.id, "name": n.name, "kind": n.kind, "label": n.label, "module": n.module,
+            "site": n.site,
             "parents": n.n_parents,
             "next_functions": [{"node": c, "output_nr": nr} for c, nr in n.edges],
             "outputs": {str(k): {"shape": list(v[0]), "dtype": v[1]}

@@ -75,7 +75,7 @@ def capture(target, seed=0, shape=(3,)):
             inputs, outputs = run_forward(target, seed, shape)
     named = {name: value for name, value in inputs if isinstance(value, Tensor)}
     named.update({name: t for t, name in _names_from_trace(trace)})
-    snapshot = take_snapshot(outputs, named)
+    snapshot = take_snapshot(outputs, named, trace.site_of_node)
     result = Capture(target, inputs, outputs, snapshot, trace, list(caught))
     _backward(result)
     result.diagnostics = diagnostics.diagnose(result)

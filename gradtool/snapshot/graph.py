@@ -2,6 +2,7 @@
 (autograd.walk): nodes with stable ids in the order backward runs them, their edges, output
 shapes, saved values and leaves. Reports (text, dot, json) and diagnostics read only this."""
 import dataclasses
+import os
 from typing import Optional
 
 import numpy as np
@@ -58,6 +59,7 @@ class NodeInfo:
     n_parents: int = 0
     label: Optional[str] = None   # the user's variable name for its result, if known
     module: Optional[str] = None  # the nn.Module that ran it, if any
+    site: Optional[str] = None    # file:line of the user's code whose forward call made it
     leaf: Optional[LeafInfo] = None
 
 
@@ -97,9 +99,9 @@ class GraphSnapshot:
         return sum(seen.values())
 
 
-def take_snapshot(outputs, named=None):
+def take_snapshot(outputs, named=None, sites=None):
     """Picture the graph behind `outputs` (Tensors). `named` maps the user's variable names
-    to tensors, for labels."""
+    to tensors, for labels; `sites` maps nodes to the (file, line, function) that made them."""
     from ..autograd.engine import gradient_edge
     named = named or {}
     name_of = {id(t): name for name, t in named.items()}
@@ -113,6 +115,9 @@ def take_snapshot(outputs, named=None):
                 by_node[child].n_parents += 1
                 if meta is not None:
                     by_node[child].outputs.setdefault(nr, (tuple(meta[0]), str(meta[1])))
+    for node, site in (sites or {}).items():
+        if node in by_node and site is not None:
+            by_node[node].site = f"{os.path.relpath(site[0])}:{site[1]}"
     for name, t in named.items():
         info = by_node.get(t._grad_fn)
         if info is not None and info.label is None:

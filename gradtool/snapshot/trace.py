@@ -34,6 +34,7 @@ class ForwardTrace:
         self.events = []
         self.made_by = {}     # id(tensor) -> OpEvent that produced it
         self.detached = {}    # id(tensor) -> site of the detach() that made it
+        self.site_of_node = {}  # grad_fn -> site of the forward call that created it
         self._keep = []
         self._target_code = target_code
         self._target_frame = None  # kept: a returned frame still holds its final locals
@@ -93,3 +94,5 @@ class ForwardTrace:
         self._keep.extend(outputs)
         for o in outputs:
             self.made_by[id(o)] = event
+            if o._grad_fn is not None:
+                self.site_of_node.setdefault(o._grad_fn, event.site)

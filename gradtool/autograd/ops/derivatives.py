@@ -6,23 +6,32 @@ the node saves in the forward pass:
   self, other, ...  tensor inputs, saved as `_saved_self`, `_saved_other`, ...
   result            the op's output, saved as `_saved_result` (kept without a reference cycle)
   dim, keepdim, ... the op's non-tensor arguments, saved as `_saved_dim`, ...
-  self_sym_sizes, self_sym_numel, self_scalar_type, tensors_args_sizes
+  self_sym_sizes, self_sym_numel, self_sym_strides, self_scalar_type, tensors_args_sizes
                     facts about an input, recorded at forward time
 A node saves only what the formulas of inputs that require grad need (as torch does).
 Formulas are written with gradtool ops, so gradients of gradients come for free.
 Inputs that are not differentiable are declared so with NON_DIFFERENTIABLE.
+
+A backward that records nothing (no create_graph) needs no Tensors: a row may declare
+`on_arrays`, formulas that run on the numpy arrays directly, with the same parameters and the
+same math: `True` when its formulas are plain arithmetic and run unchanged on arrays, or
+{input: formula} spelled for arrays. The op sweep checks both: first order on arrays, second
+order through the Tensor formulas.
 """
 import inspect
 
 import numpy as np
 
+from .. import grad_mode
+from .. import tensor as T  # bound late: tensor.py imports this table
 from ..node import Node, SavedTensor
 from . import formulas as F
 from . import kernels as K
 
 NON_DIFFERENTIABLE = "non_differentiable"
 MANY = "many"  # an op returning a sequence of outputs whose length depends on its arguments
-_DERIVED = ("_sym_sizes", "_sym_numel", "_scalar_type", "_args_sizes")
+_DERIVED = ("_sym_sizes", "_sym_numel", "_sym_strides", "_scalar_type", "_args_sizes")
+_state = grad_mode.state
 
 
 class OpNode(Node):
@@ -39,6 +48,10 @@ class OpNode(Node):
             all_grads = self._evaluate(spec.formula_list[0], grads)
             return [g if child is not None else None
                     for g, (child, _) in zip(all_grads, self.next_functions)]
+        if spec.array_formulas is not None and not _state.grad_enabled:
+            return [None if child is None else
+                    T.Tensor._wrap(_as_array(self._evaluate_on_arrays(formula, grads)))
+                    for (child, _), formula in zip(self.next_functions, spec.array_formulas)]
         return [None if child is None else self._evaluate(formula, grads)
                 for (child, _), formula in zip(self.next_functions, spec.formula_list)]
 
@@ -56,6 +69,25 @@ class OpNode(Node):
                 args.append(v.unpack(self) if type(v) is SavedTensor else v)
         return fn(*args)
 
+    def _evaluate_on_arrays(self, formula, grads):
+        fn, params = formula
+        saved = self._saved
+        args = []
+        for p in params:
+            if p == "grad":
+                args.append(grads[0]._data)
+            elif p == "grads":
+                args.append([None if g is None else g._data for g in grads])
+            else:
+                v = saved[p]
+                args.append(v.unpack_array(self) if type(v) is SavedTensor else v)
+        return fn(*args)
+
+
+def _as_array(value):
+    """A formula on 0-d arrays returns a numpy scalar: make it an array again."""
+    return value if type(value) is np.ndarray else np.asarray(value)
+
 
 class OpSpec:
     """One row of the table. `inputs` (keyword arguments, in order) are the tensor inputs,
@@ -64,7 +96,7 @@ class OpSpec:
     # `spec`, not `self`: "self" is the name of most ops' first input, passed by keyword
     def __init__(spec, name, node_name, forward, *, args=(), outputs=("result",),
                  nondiff_outputs=(), variadic=False, promotes_dtype=True, view=False,
-                 **inputs):
+                 on_arrays=None, **inputs):
         spec.name = name
         spec.view = view  # the output shares memory (and the version counter) with input 0
         spec.promotes_dtype = promotes_dtype  # int inputs give float32 results, as in torch
@@ -88,6 +120,7 @@ class OpSpec:
         spec.diff_inputs = tuple(n for n in spec.inputs if n in spec.formulas)
         spec.diff_positions = tuple(spec.inputs.index(n) for n in spec.diff_inputs)
         spec.formula_list = tuple(spec.formulas[n] for n in spec.diff_inputs)
+        spec.array_formulas = spec._array_formulas(node_name, on_arrays)
         spec.all_differentiable = spec.diff_inputs == spec.inputs
         spec.result_differentiable = outputs == MANY or outputs[0] not in nondiff_outputs
         spec.node_class = type(node_name, (OpNode,), {"__slots__": (), "spec": spec})
@@ -97,6 +130,24 @@ class OpSpec:
 
     def __repr__(self):
         return f"<op {self.name} -> {self.node_class.__name__}>"
+
+    def _array_formulas(self, node_name, on_arrays):
+        """The row's formulas for arrays, aligned with formula_list, or None."""
+        if on_arrays is None:
+            return None
+        if on_arrays is True:  # plain arithmetic: the formulas themselves
+            return self.formula_list
+        if self.variadic or set(on_arrays) != set(self.diff_inputs):
+            raise TypeError(f"{node_name}: on_arrays needs a formula for each of "
+                            f"{self.diff_inputs}")
+        formulas = []
+        for input_name, (_, params) in zip(self.diff_inputs, self.formula_list):
+            fn = on_arrays[input_name]
+            if tuple(inspect.signature(fn).parameters) != params:
+                raise TypeError(f"{node_name}: the array formula for {input_name!r} must take "
+                                f"the Tensor formula's parameters {params}")
+            formulas.append((fn, params))
+        return tuple(formulas)
 
     def _source(self, name):
         """Where a formula parameter's value comes from: (kind, detail) or None if unknown."""
@@ -129,6 +180,8 @@ def derived(value, suffix):
         return value.shape
     if suffix == "_sym_numel":
         return value.size
+    if suffix == "_sym_strides":  # in elements, as torch's
+        return tuple(s // value.itemsize for s in value.strides)
     if suffix == "_scalar_type":
         return value.dtype
     return [a.shape for a in value]  # _args_sizes of a list input

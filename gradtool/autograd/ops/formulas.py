@@ -105,10 +105,29 @@ def prod_backward(grad, self, result, dim, keepdim):
     safe_self = where(is_zero, 1, self)
     zeros_in_slice = is_zero.sum(dim, keepdim=True)
     # where x_i is the only zero, the product of the others is the product of the nonzeros
+    if T.grad_mode.state.grad_enabled and (zeros_in_slice > 1).any().item():
+        # building a double-backward graph: with several zeros in a slice, the product of
+        # the others is 0 but its derivative is not, so form it exactly (as torch does)
+        return grad * _prod_of_others(self, dim)
     prod_nonzero = (T.call(T.D.PROD_DIM, (safe_self,), (dim, True)) if is_zero.any().item()
                     else result)
     others = where(is_zero, where(zeros_in_slice == 1, prod_nonzero, 0), result / safe_self)
     return grad * others
+
+
+def _prod_of_others(self, dim):
+    """For each element, the product of the other elements of its slice along `dim`:
+    the slice laid out n times with a 1 on the diagonal, then multiplied out. O(n^2)."""
+    keep = tuple(d for d in range(self.dim()) if d not in dim)
+    perm = keep + tuple(dim)
+    moved = self.permute(perm)
+    kept_shape = moved.shape[:len(keep)]
+    n = int(np.prod(moved.shape[len(keep):]))
+    flat = moved.reshape(kept_shape + (n,))
+    rows = flat.unsqueeze(-2).expand(kept_shape + (n, n))
+    diagonal = T.Tensor._wrap(np.eye(n, dtype=bool))
+    others = where(diagonal, 1, rows).prod(-1)
+    return others.reshape(moved.shape).permute(tuple(np.argsort(perm)))
 
 
 def evenly_distribute_backward(grad, self, result):
