@@ -79,3 +79,17 @@ def inspect_document(file_spec, seed, shape, captures):
 
 def dumps(document):
     return json.dumps(document, indent=2, allow_nan=False)
+
+
+def gradcheck_document(file_spec, seed, shape, results):
+    return clean({
+        "schema": GRADCHECK_SCHEMA,
+        "file": file_spec, "seed": seed, "shape": list(shape),
+        "passed": all(r.passed for _, r in results),
+        "targets": [{
+            "name": t.name, "kind": t.kind, "location": f"{t.filename}:{t.lineno}",
+            "input_names": getattr(r, "input_names", []),
+            "passed": r.passed,
+            "report": r.to_dict(),
+        } for t, r in results],
+    })

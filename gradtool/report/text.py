@@ -1,5 +1,6 @@
 """Terminal reports (rich). Everything here reads snapshots and check reports; nothing
 computes."""
+import numpy as np
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -210,3 +211,117 @@ def _rel(path):
         return os.path.relpath(path)
     except ValueError:
         return path
+
+
+# ---------------------------------- gradcheck ----------------------------------
+JACOBIAN_SIDE_BY_SIDE = 8   # Jacobians up to this many rows and columns are shown whole
+
+
+class evaluation_progress:
+    """A progress bar on stderr for long checks; `tick()` advances it by one evaluation."""
+
+    def __init__(self, total, description, enabled, no_color=False):
+        self.total, self.description, self.enabled = total, description, enabled
+        self.no_color = no_color
+
+    def __enter__(self):
+        if not self.enabled:
+            return lambda: None
+        from rich.progress import Progress
+        self._progress = Progress(console=console(self.no_color, stderr=True), transient=True)
+        self._progress.start()
+        task = self._progress.add_task(self.description, total=self.total)
+        return lambda: self._progress.advance(task)
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            self._progress.stop()
+        return False
+
+
+def print_gradcheck(con, target, report):
+    verdict = Text(" PASS ", style="bold black on green") if report.passed else \
+        Text(" FAIL ", style="bold white on red")
+    title = Text(f"{target.name}", style="bold underline") + Text(
+        f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim") + verdict
+    con.print(title)
+    mode = f"{'gradgradcheck' if report.order == 2 else 'gradcheck'}, {report.mode} mode"
+    opts = report.options
+    con.print(Text(f"{mode}, eps={opts.get('eps')}, atol={opts.get('atol')}, "
+                   f"rtol={opts.get('rtol')}; {report.evaluations.get('total', '?')} "
+                   f"evaluations", style="dim"))
+    names = getattr(report, "input_names", [])
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    for column in ("output", "input", "max abs error", "max rel error", "worst element",
+                   "result"):
+        table.add_column(column, no_wrap=True,
+                         justify="right" if "error" in column else "left")
+    for pair in report.pairs:
+        shown = pair.recheck or pair
+        worst = shown.worst or {}
+        where = ""
+        if worst:
+            where = (f"in{list(worst.get('input_element', ()))} → "
+                     f"out{list(worst.get('output_element', ()))}: "
+                     f"{fmt_num(worst.get('numerical'))} vs {fmt_num(worst.get('analytical'))}")
+        table.add_row(_output_label(report, pair), _input_label(report, pair, names),
+                      fmt_num(shown.max_abs_error), fmt_num(shown.max_rel_error), where,
+                      Text("ok", style="green") if shown.passed else Text("FAIL", style="red"))
+    con.print(table)
+    if report.exception is not None:
+        con.print(Text(f"backward raised {type(report.exception).__name__}: "
+                       f"{report.exception}", style="red"))
+    for pair in report.pairs:
+        shown = pair.recheck or pair
+        if not shown.passed and shown.numerical is not None:
+            con.print(Text(f"Jacobian of output {shown.output_index} w.r.t. "
+                           f"{_input_label(report, shown, names)}: numerical | analytical, "
+                           f"{shown.n_differing} differing entries in red", style="bold"))
+            con.print(_jacobians(report, shown))
+    for d in report.diagnoses:
+        line = Text(f" {SEVERITY_MARK.get(d.severity, '-')} ",
+                    style=SEVERITY_STYLE.get(d.severity, ""))
+        line.append(f"{d.kind}: ", style="bold")
+        line.append(d.message)
+        con.print(line)
+
+
+def _output_label(report, pair):
+    return f"output {pair.output_index}"
+
+
+def _input_label(report, pair, names):
+    label = names[pair.input_index] if pair.input_index < len(names) else None
+    info = next((i for i in report.inputs if i.get("position") == pair.input_position), {})
+    shape = info.get("shape")
+    text = label or info.get("label") or f"input {pair.input_index}"
+    return f"{text} {fmt_shape(shape, info.get('dtype', ''))}" if shape is not None else text
+
+
+def _jacobians(report, pair):
+    """Numerical and analytical Jacobians side by side (rows: input elements, columns:
+    output elements), differing entries in red; large ones as their differing entries."""
+    num, ana = pair.numerical, pair.analytical
+    violation = np.abs(ana - num) > report.options["atol"] + report.options["rtol"] * np.abs(num)
+    violation |= np.isnan(ana) != np.isnan(num)
+    if num.shape[0] <= JACOBIAN_SIDE_BY_SIDE and num.shape[1] <= JACOBIAN_SIDE_BY_SIDE:
+        table = Table(box=box.SIMPLE, show_edge=False)
+        table.add_column("in \\ out")
+        for j in range(num.shape[1]):
+            table.add_column(str(j), justify="right", no_wrap=True)
+        for i in range(num.shape[0]):
+            cells = []
+            for j in range(num.shape[1]):
+                style = "bold red" if violation[i, j] else None
+                cells.append(Text(f"{num[i, j]:.4g} | {ana[i, j]:.4g}", style=style))
+            table.add_row(str(i), *cells)
+        return table
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    for column in ("input element", "output element", "numerical", "analytical"):
+        table.add_column(column, justify="right")
+    for e in pair.differing[:20]:
+        table.add_row(str(list(e["input_element"])), str(list(e["output_element"])),
+                      fmt_num(e["numerical"]), Text(fmt_num(e["analytical"]), style="red"))
+    if pair.n_differing > 20:
+        table.add_row(f"… {pair.n_differing - 20:,} more in --json", "", "", "")
+    return table

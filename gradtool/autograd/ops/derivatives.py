@@ -23,7 +23,7 @@ import inspect
 import numpy as np
 
 from .. import grad_mode
-from .. import tensor as T  # bound late: tensor.py imports this table
+from .. import tensor as _tensor  # bound late: tensor.py imports this table
 from ..node import Node, SavedTensor
 from . import formulas as F
 from . import kernels as K
@@ -50,7 +50,7 @@ class OpNode(Node):
                     for g, (child, _) in zip(all_grads, self.next_functions)]
         if spec.array_formulas is not None and not _state.grad_enabled:
             return [None if child is None else
-                    T.Tensor._wrap(_as_array(self._evaluate_on_arrays(formula, grads)))
+                    _tensor.Tensor._wrap(_as_array(self._evaluate_on_arrays(formula, grads)))
                     for (child, _), formula in zip(self.next_functions, spec.array_formulas)]
         return [None if child is None else self._evaluate(formula, grads)
                 for (child, _), formula in zip(self.next_functions, spec.formula_list)]
@@ -191,29 +191,36 @@ op = OpSpec
 ND = NON_DIFFERENTIABLE
 
 # ======================= elementwise, one input =======================
-NEG = op("neg", "NegBackward0", np.negative, self=lambda grad: -grad)
+NEG = op("neg", "NegBackward0", np.negative, on_arrays=True, self=lambda grad: -grad)
 ABS = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sign())
 SIGN = op("sign", "SignBackward0", np.sign, self=lambda grad: F.zeros_like(grad))
-EXP = op("exp", "ExpBackward0", np.exp, self=lambda grad, result: grad * result)
-LOG = op("log", "LogBackward0", np.log, self=lambda grad, self: grad / self)
-LOG1P = op("log1p", "Log1PBackward0", np.log1p, self=lambda grad, self: grad / (self + 1))
-EXPM1 = op("expm1", "Expm1Backward0", np.expm1, self=lambda grad, result: grad * (result + 1))
-SQRT = op("sqrt", "SqrtBackward0", np.sqrt, self=lambda grad, result: grad / (2 * result))
-RSQRT = op("rsqrt", "RsqrtBackward0", K.rsqrt,
+EXP = op("exp", "ExpBackward0", np.exp, on_arrays=True,
+         self=lambda grad, result: grad * result)
+LOG = op("log", "LogBackward0", np.log, on_arrays=True, self=lambda grad, self: grad / self)
+LOG1P = op("log1p", "Log1PBackward0", np.log1p, on_arrays=True,
+           self=lambda grad, self: grad / (self + 1))
+EXPM1 = op("expm1", "Expm1Backward0", np.expm1, on_arrays=True,
+           self=lambda grad, result: grad * (result + 1))
+SQRT = op("sqrt", "SqrtBackward0", np.sqrt, on_arrays=True,
+          self=lambda grad, result: grad / (2 * result))
+RSQRT = op("rsqrt", "RsqrtBackward0", K.rsqrt, on_arrays=True,
            self=lambda grad, result: -0.5 * grad * result ** 3)
 SIN = op("sin", "SinBackward0", np.sin, self=lambda grad, self: grad * self.cos())
 COS = op("cos", "CosBackward0", np.cos, self=lambda grad, self: -grad * self.sin())
-TAN = op("tan", "TanBackward0", np.tan, self=lambda grad, result: grad * (1 + result * result))
-TANH = op("tanh", "TanhBackward0", np.tanh,
+TAN = op("tan", "TanBackward0", np.tan, on_arrays=True,
+         self=lambda grad, result: grad * (1 + result * result))
+TANH = op("tanh", "TanhBackward0", np.tanh, on_arrays=True,
           self=lambda grad, result: grad * (1 - result * result))
-SIGMOID = op("sigmoid", "SigmoidBackward0", K.sigmoid,
+SIGMOID = op("sigmoid", "SigmoidBackward0", K.sigmoid, on_arrays=True,
              self=lambda grad, result: grad * result * (1 - result))
 # relu'(0) = 0: the gradient passes only where the output is positive.
-RELU = op("relu", "ReluBackward0", K.relu, self=lambda grad, result: F.where(result > 0, grad, 0))
+RELU = op("relu", "ReluBackward0", K.relu,
+           self=lambda grad, result: F.where(result > 0, grad, 0),
+           on_arrays=dict(self=lambda grad, result: K.where(result > 0, grad, 0)))
 # clamp passes the gradient at the bounds themselves (torch: min <= x <= max).
 CLAMP = op("clamp", "ClampBackward1", K.clamp, args=("min", "max"),
            self=lambda grad, self, min, max: F.clamp_backward(grad, self, min, max))
-CLONE = op("clone", "CloneBackward0", K.clone, self=lambda grad: grad)
+CLONE = op("clone", "CloneBackward0", K.clone, on_arrays=True, self=lambda grad: grad)
 # Ops that overwrite their input entirely (used in place): no gradient flows to what was there.
 COPY = op("copy_", "CopyBackwards", K.copy,
           self=lambda grad: F.zeros_like(grad),
@@ -229,17 +236,18 @@ TO_COPY = op("to", "ToCopyBackward0", K.to_dtype, args=("dtype",), promotes_dtyp
 
 # ======================= elementwise, two inputs (broadcasting) =======================
 # Gradients come back in the broadcast shape; the engine sums them to each input's shape.
-ADD = op("add", "AddBackward0", K.add, args=("alpha",),
+ADD = op("add", "AddBackward0", K.add, args=("alpha",), on_arrays=True,
          self=lambda grad: grad,
          other=lambda grad, alpha: F.scale(grad, alpha))
-SUB = op("sub", "SubBackward0", K.sub, args=("alpha",),
+SUB = op("sub", "SubBackward0", K.sub, args=("alpha",), on_arrays=True,
          self=lambda grad: grad,
          other=lambda grad, alpha: F.scale(grad, -alpha))
-RSUB = op("rsub", "RsubBackward1", K.rsub, args=("other",), self=lambda grad: -grad)
-MUL = op("mul", "MulBackward0", np.multiply,
+RSUB = op("rsub", "RsubBackward1", K.rsub, args=("other",), on_arrays=True,
+           self=lambda grad: -grad)
+MUL = op("mul", "MulBackward0", np.multiply, on_arrays=True,
          self=lambda grad, other: grad * other,
          other=lambda grad, self: grad * self)
-DIV = op("div", "DivBackward0", np.true_divide,
+DIV = op("div", "DivBackward0", np.true_divide, on_arrays=True,
          self=lambda grad, other: grad / other,
          other=lambda grad, self, other: -grad * self / (other * other))
 POW = op("pow", "PowBackward0", np.power, args=("exponent",),
