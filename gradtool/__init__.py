@@ -1,25 +1,25 @@
 """gradtool: a gradient checker and autograd-graph inspector, on a bundled numpy autograd
 engine with torch.autograd's names and semantics (`import gradtool as torch` works for the
 features gradtool has)."""
-from . import autograd
-from .autograd.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
-                                full_like, linspace, manual_seed, ones, ones_like, rand,
-                                rand_like, randint, randn, randn_like, randperm, tensor, zeros,
-                                zeros_like)
-from .autograd.dtypes import (bool_ as bool, dtype, float16, float32, float64, int8, int16,
-                              int32, int64, uint8)
-from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
-                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
-from .autograd.ops import api as _api
-from .autograd.tensor import Size, Tensor, cat, concat, matmul, maximum, minimum, stack, where
-from .loader import example
-from .serialization import load, save
-
-half, float, double = float16, float32, float64
-short, int, long = int16, int32, int64
-
-globals().update(_api.FUNCTIONS)
+import importlib
 
 __version__ = "0.1.0"
 
-from . import nn, optim  # noqa: E402  (they build on the engine imported above)
+
+def __getattr__(name):
+    # The engine (and numpy) load on first use of the namespace, so `gradtool --help` and
+    # the CLI's start stay fast; gradtool/api.py holds the names.
+    if name.startswith("__") or name == "api":
+        raise AttributeError(f"module 'gradtool' has no attribute {name!r}")
+    api = importlib.import_module("gradtool.api")
+    try:
+        value = getattr(api, name)
+    except AttributeError:
+        raise AttributeError(f"module 'gradtool' has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    api = importlib.import_module("gradtool.api")
+    return sorted(set(globals()) | {n for n in dir(api) if not n.startswith("_")})

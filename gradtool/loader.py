@@ -4,7 +4,8 @@ The file is executed as Python code, the way pytest executes test files. Targets
 source order:
   1. functions decorated @gradtool.example(*args): one target per example;
   2. autograd.Function subclasses defined in the file, applied to generated inputs;
-  3. other public functions defined in the file, every parameter a generated tensor.
+  3. other public functions defined in the file that take positional parameters without
+     defaults, each such parameter a generated tensor.
 Generated inputs are float64 `randn` tensors that require grad, seeded, shaped by --shape.
 Everything that goes wrong in the user's code becomes a UserCodeError naming its file and line.
 """
@@ -173,6 +174,8 @@ def find_targets(module, path):
             params = [p.name for p in inspect.signature(obj).parameters.values()
                       if p.default is inspect.Parameter.empty
                       and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            if not params:  # nothing to generate inputs for (main(), helpers, ...)
+                continue
             targets.append(Target(name, "function", obj, tuple(GENERATED for _ in params), {},
                                   params, path, lineno))
     targets.sort(key=lambda t: t.lineno)  # source order (a function's examples keep theirs)

@@ -1,6 +1,5 @@
 """Terminal reports (rich). Everything here reads snapshots and check reports; nothing
 computes."""
-import numpy as np
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -276,7 +275,7 @@ def print_gradcheck(con, target, report):
         if not shown.passed and shown.numerical is not None:
             con.print(Text(f"Jacobian of output {shown.output_index} w.r.t. "
                            f"{_input_label(report, shown, names)}: numerical | analytical, "
-                           f"{shown.n_differing} differing entries in red", style="bold"))
+                           f"{shown.n_differing} differing entries marked ≠", style="bold"))
             con.print(_jacobians(report, shown))
     for d in report.diagnoses:
         line = Text(f" {SEVERITY_MARK.get(d.severity, '-')} ",
@@ -301,6 +300,7 @@ def _input_label(report, pair, names):
 def _jacobians(report, pair):
     """Numerical and analytical Jacobians side by side (rows: input elements, columns:
     output elements), differing entries in red; large ones as their differing entries."""
+    import numpy as np
     num, ana = pair.numerical, pair.analytical
     violation = np.abs(ana - num) > report.options["atol"] + report.options["rtol"] * np.abs(num)
     violation |= np.isnan(ana) != np.isnan(num)
@@ -312,8 +312,9 @@ def _jacobians(report, pair):
         for i in range(num.shape[0]):
             cells = []
             for j in range(num.shape[1]):
-                style = "bold red" if violation[i, j] else None
-                cells.append(Text(f"{num[i, j]:.4g} | {ana[i, j]:.4g}", style=style))
+                differs = violation[i, j]  # marked in the text too, for --no-color
+                cells.append(Text(f"{num[i, j]:.4g} {'≠' if differs else '|'} {ana[i, j]:.4g}",
+                                  style="bold red" if differs else None))
             table.add_row(str(i), *cells)
         return table
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)

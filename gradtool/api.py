@@ -1,0 +1,22 @@
+"""The torch-like namespace `import gradtool as torch` gives: tensors, factories, dtypes,
+grad modes, free functions, autograd, nn, optim. gradtool/__init__.py serves it lazily."""
+from . import autograd
+from .autograd.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
+                                full_like, linspace, manual_seed, ones, ones_like, rand,
+                                rand_like, randint, randn, randn_like, randperm, tensor, zeros,
+                                zeros_like)
+from .autograd.dtypes import (bool_ as bool, dtype, float16, float32, float64, int8, int16,
+                              int32, int64, uint8)
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .autograd.ops import api as _api
+from .autograd.tensor import Size, Tensor, cat, concat, matmul, maximum, minimum, stack, where
+from .loader import example
+from .serialization import load, save
+
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+
+globals().update(_api.FUNCTIONS)
+
+from . import nn, optim  # noqa: E402  (they build on the engine imported above)
