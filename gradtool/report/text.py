@@ -16,7 +16,7 @@ def console(no_color=False, stderr=False):
     con = Console(no_color=no_color, stderr=stderr, highlight=False, soft_wrap=False)
     if not con.is_terminal:  # pipes and CI logs: wide enough for the tables
         con = Console(no_color=no_color, stderr=stderr, highlight=False, soft_wrap=False,
-                      width=120)
+                      width=150)
     return con
 
 
@@ -42,7 +42,7 @@ def node_title(node):
     if node.label:
         text.append(f" ({node.label})", style="green")
     if node.module:
-        text.append(f" [{node.module}]", style="magenta")
+        text.append(f" in {node.module}", style="magenta")
     out = node.outputs.get(0)
     if out is not None:
         text.append(f"  {fmt_shape(*out)}", style="dim")
@@ -151,7 +151,7 @@ def _io_table(title, pairs):
 def saved_table(snap):
     table = Table(title="saved for backward", title_justify="left", box=box.SIMPLE_HEAD,
                   show_edge=False)
-    for column in ("node", "name", "value", "output", "version saved/now", "bytes", "min",
+    for column in ("node", "name", "value", "output", "version", "bytes", "min",
                    "mean", "max"):
         table.add_column(column, no_wrap=True,
                          justify="right" if column in ("bytes", "min", "mean", "max") else "left")
@@ -173,7 +173,8 @@ def saved_table(snap):
                 table.add_row(f"{node.id} {node.name}", s.name, s.value, "", "", "", "", "", "")
     if rows > 200:
         table.add_row(f"… {rows - 200:,} more rows in --json", "", "", "", "", "", "", "", "")
-    table.caption = f"total saved-tensor memory: {fmt_bytes(snap.saved_total_bytes)}"
+    table.caption = (f"version: when saved / now (they differ: modified in place); total "
+                     f"saved-tensor memory: {fmt_bytes(snap.saved_total_bytes)}")
     table.caption_justify = "left"
     return table
 

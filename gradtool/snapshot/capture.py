@@ -73,13 +73,27 @@ def capture(target, seed=0, shape=(3,)):
         warnings.simplefilter("always")
         with trace:
             inputs, outputs = run_forward(target, seed, shape)
-    named = {name: value for name, value in inputs if isinstance(value, Tensor)}
+    named = _module_parameters(target)
+    named.update({name: value for name, value in inputs if isinstance(value, Tensor)})
     named.update({name: t for t, name in _names_from_trace(trace)})
     snapshot = take_snapshot(outputs, named, trace.site_of_node)
     result = Capture(target, inputs, outputs, snapshot, trace, list(caught))
     _backward(result)
     result.diagnostics = diagnostics.diagnose(result)
     return result
+
+
+def _module_parameters(target):
+    """Parameters of the nn.Modules in the target's file, by their qualified names
+    (model.0.weight), so leaves are labelled as the user knows them."""
+    from ..nn import Module
+    fn = target.obj.forward if target.kind == "Function" else inspect.unwrap(target.obj)
+    names = {}
+    for var, value in getattr(fn, "__globals__", {}).items():
+        if isinstance(value, Module) and not var.startswith("_"):
+            for pname, p in value.named_parameters():
+                names.setdefault(f"{var}.{pname}", p)
+    return names
 
 
 def _names_from_trace(trace):

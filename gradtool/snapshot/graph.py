@@ -164,10 +164,16 @@ def _saved_label(node, name):
 
 
 def _module_name(metadata):
-    module = metadata.get("module")
-    if module is None or isinstance(module, str):
-        return module
-    return metadata.get("module_name") or type(module).__name__
+    """'2 (Linear)' for a submodule, 'CrossEntropyLoss' for a module called on its own."""
+    name, kind = metadata.get("module"), metadata.get("module_type")
+    if name is None:
+        return None
+    if not isinstance(name, str):  # a module object
+        return type(name).__name__
+    kind = getattr(kind, "__name__", kind)
+    if not name:
+        return kind
+    return f"{name} ({kind})" if kind else name
 
 
 def _saved_info(name, value):
