@@ -14,7 +14,9 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	touch $@
 
 demo: $(VENV)/.installed
-	$(BIN)/python examples/demo.py
+	$(BIN)/gradtool inspect examples/basics.py::weighted_loss
+	$(BIN)/gradtool gradcheck examples/basics.py
+	$(BIN)/gradtool render examples/basics.py::weighted_loss --show-saved -o demo.svg
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q
