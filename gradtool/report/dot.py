@@ -149,17 +149,7 @@ def _groups(snapshot, expand):
     for node in snapshot.nodes:
         if node.id in groups:
             continue
-        run = [node]
-        current = node
-        while True:
-            children = [c for c, _ in current.edges if c is not None]
-            if len(children) != 1:
-                break
-            child = snapshot.by_id[children[0]]
-            if child.n_parents != 1 or child.kind == "leaf" or child.id in groups:
-                break
-            run.append(child)
-            current = child
+        run = snapshot.chain_from(node, groups)
         if len(run) > CHAIN_FOLD:
             for member in run:
                 groups[member.id] = f"chain_{node.id}"

@@ -86,17 +86,7 @@ def tree_lines(snapshot):
 
 def _fold_chain(snapshot, node, shown):
     """Skip through a run of single-input, single-use nodes longer than CHAIN_FOLD."""
-    run = [node]
-    current = node
-    while True:
-        children = [c for c, _ in current.edges if c is not None]
-        if len(children) != 1:
-            break
-        child = snapshot.by_id[children[0]]
-        if child.n_parents != 1 or child.kind == "leaf" or child.id in shown:
-            break
-        run.append(child)
-        current = child
+    run = snapshot.chain_from(node, shown)
     if len(run) <= CHAIN_FOLD:
         return node, None
     skipped = run[:-1]

@@ -88,6 +88,19 @@ class GraphSnapshot:
     def leaves(self):
         return [n for n in self.nodes if n.leaf is not None]
 
+    def chain_from(self, node, taken=()):
+        """The run of nodes from `node` down a single path (each next node has one input
+        edge and is used once), stopping at leaves and at nodes in `taken`."""
+        run = [node]
+        while True:
+            children = [c for c, _ in run[-1].edges if c is not None]
+            if len(children) != 1:
+                return run
+            child = self.by_id[children[0]]
+            if child.n_parents != 1 or child.kind == "leaf" or child.id in taken:
+                return run
+            run.append(child)
+
     @property
     def saved_total_bytes(self):
         """Memory held by saved tensors, each array counted once."""
