@@ -257,10 +257,14 @@ def print_gradcheck(con, target, report):
         table.add_row(_output_label(report, pair), _input_label(report, pair, names),
                       fmt_num(shown.max_abs_error), fmt_num(shown.max_rel_error), where,
                       Text("ok", style="green") if shown.passed else Text("FAIL", style="red"))
-    con.print(table)
+    if report.pairs:
+        con.print(table)
     if report.exception is not None:
         con.print(Text(f"backward raised {type(report.exception).__name__}: "
                        f"{report.exception}", style="red"))
+    for failure in report.failures:
+        if failure.kind != "jacobian_mismatch":  # mismatches are shown as Jacobians below
+            con.print(Text(f"✗ {failure.message.strip()}", style="red"))
     for pair in report.pairs:
         shown = pair.recheck or pair
         if not shown.passed and shown.numerical is not None:
