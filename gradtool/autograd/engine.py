@@ -14,6 +14,7 @@ from . import anomaly, grad_mode
 from . import tensor as T  # tensor.py imports this module too: use T.Tensor at call time only
 from .node import AccumulateGrad, GraphRoot, accumulator_of
 from .ops import formulas as F
+from .ops import kernels as K
 from .walk import count_dependencies, topological_order
 
 
@@ -186,6 +187,11 @@ def _plan_captures(root, inputs):
 
 
 def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accumulate):
+    Tensor = T.Tensor
+    # Recording nothing, gradients travel as numpy arrays between the nodes that take them
+    # (ops with array formulas): a Tensor is made only where one is handed out (hooks,
+    # other nodes, leaves, autograd.grad's results).
+    on_arrays = not create_graph and not anomaly.enabled
     counts = count_dependencies([root])
     captured = [None] * n_inputs
     buffers = {}          # node -> gradients of its outputs, summed as they arrive
@@ -196,12 +202,12 @@ def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accum
         grads = buffers.pop(node, None)  # only nodes some gradient reached have a buffer
         hooks = node._hooks
         if hooks is not None:
-            grads = _run_pre_hooks(node, hooks, grads or [])
+            grads = _run_pre_hooks(node, hooks, _as_tensors(grads or []))
             if not any(g is not None for g in grads):
                 grads = None
         if type(node) is AccumulateGrad:
             if grads is not None:
-                grads = _run_leaf_hooks(node.variable, grads)
+                grads = _run_leaf_hooks(node.variable, _as_tensors(grads))
                 if captures is not None:
                     _capture(captures, captured, node, grads)
                 if accumulate and grads[0] is not None and (
@@ -213,35 +219,44 @@ def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accum
             _capture(captures, captured, node, grads)
         edges = node.next_functions
         if grads is not None or node is root:
-            out = node.apply(grads or []) if observer is None else observer(node, grads or [])
+            grads = grads or []
+            if on_arrays and not node.takes_arrays:
+                grads = _as_tensors(grads)
+            out = node.apply(grads) if observer is None else observer(node, grads)
             if anomaly.enabled and anomaly.check_nan:
                 anomaly.check_gradients(node, out)
             if len(out) != len(edges):
                 raise RuntimeError(f"function {node.name()} returned an incorrect number of "
                                    f"gradients (expected {len(edges)}, got {len(out)})")
             if hooks is not None and hooks.post:
-                out = _run_post_hooks(hooks, out, grads or [])
-        else:
-            out = None
+                out = _run_post_hooks(hooks, out, grads)
+        else:  # no gradient reached it: its inputs get none from it
+            out = [None] * len(edges)
         if not retain_graph:
             node.release_saved()
-        Tensor = T.Tensor
-        for i, (child, nr) in enumerate(edges):
+        metas = node._input_meta
+        takes_arrays = node.takes_arrays
+        for i, ((child, nr), g) in enumerate(zip(edges, out)):
             if child is None:
                 continue
-            g = None if out is None else out[i]
             if g is not None:
-                shape, dtype = node._input_meta[i]
-                data = g._data if type(g) is Tensor else None
+                data = (g._data if type(g) is Tensor else
+                        g if takes_arrays and type(g) is np.ndarray else None)
+                shape, dtype = metas[i]
                 if data is None or data.shape != shape or data.dtype is not dtype:
                     g = _validate(node, i, g)
+                    data = g if type(g) is np.ndarray else g._data
+                if on_arrays:
+                    g = data
+                elif type(g) is not Tensor:
+                    g = Tensor._wrap(g)
                 buf = buffers.get(child)
                 if buf is None:
                     buffers[child] = [g] if nr == 0 else [None] * nr + [g]
                 elif nr >= len(buf):
                     buf.extend([None] * (nr - len(buf)) + [g])
                 else:
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
             left = counts[child] - 1
             counts[child] = left
             if left == 0 and (needed is None or child in needed):
@@ -249,32 +264,47 @@ def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accum
     return captured
 
 
+def _add(a, b):
+    """The sum of two gradients of one output (Tensors, or arrays: 0-d arrays add up to a
+    numpy scalar, made an array again)."""
+    total = a + b
+    return np.asarray(total) if isinstance(total, np.generic) else total
+
+
+def _as_tensors(grads):
+    """Gradients as Tensors, for everything that is not a node taking arrays."""
+    wrap = T.Tensor._wrap
+    return [wrap(g) if type(g) is np.ndarray else g for g in grads]
+
+
 def _capture(captures, captured, node, grads):
     """autograd.grad's inputs: keep the gradient arriving at each one's edge."""
     for nr, g in enumerate(grads):
         for i in captures.get((node, nr), ()):
-            captured[i] = g
+            captured[i] = T.Tensor._wrap(g) if type(g) is np.ndarray else g
 
 
 def _validate(node, i, g):
-    """Check a returned gradient against input i's shape and dtype; unbroadcast and cast."""
-    Tensor = T.Tensor
-    if not isinstance(g, Tensor):
+    """Check a returned gradient (a Tensor, or an array from a node taking arrays) against
+    input i's shape and dtype; unbroadcast and cast."""
+    on_array = type(g) is np.ndarray and node.takes_arrays
+    if not on_array and not isinstance(g, T.Tensor):
         raise TypeError(f"function {node.name()} returned a gradient of type "
                         f"{type(g).__name__} at index {i}, expected a Tensor or None")
     shape, dtype = node._input_meta[i]
-    data = g._data
+    data = g if on_array else g._data
     if data.shape != shape:
         if not _expandable(shape, data.shape):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
                                f"{i} - got {list(data.shape)} but expected shape compatible "
                                f"with {list(shape)}")
-        g = F.sum_to(g, shape)
-    if g._data.dtype != dtype:
-        if dtype.kind != "f" or g._data.dtype.kind != "f":
+        g = K.sum_to(g, shape) if on_array else F.sum_to(g, shape)
+        data = g if on_array else g._data
+    if data.dtype != dtype:
+        if dtype.kind != "f" or data.dtype.kind != "f":
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
-                               f"{i} - expected dtype {dtype} but got {g._data.dtype}")
-        g = g.to(dtype)
+                               f"{i} - expected dtype {dtype} but got {data.dtype}")
+        g = g.astype(dtype) if on_array else g.to(dtype)
     return g
 
 

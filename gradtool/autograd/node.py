@@ -49,6 +49,7 @@ class Node:
 
     __slots__ = ("next_functions", "_input_meta", "_saved", "_hooks", "_metadata",
                  "_anomaly_trace", "__weakref__")
+    takes_arrays = False  # apply() also maps numpy arrays to arrays (the engine's fast path)
 
     def __init__(self, next_functions=(), input_meta=()):
         self.next_functions = next_functions

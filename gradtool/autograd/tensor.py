@@ -45,7 +45,9 @@ def call(spec, inputs, args=()):
     if spec.variadic:
         arrays = ([t._data for t in inputs[0]],)
     else:
-        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+        arrays = []
+        for x in inputs:  # (a plain loop: a list comprehension is a function call in 3.11)
+            arrays.append(x._data if isinstance(x, Tensor) else x)
     out = _forward(spec, arrays, args)
     node, mask = _make_node(spec, inputs) if _state.grad_enabled else _NO_NODE
     if spec.multi_output:
@@ -63,7 +65,8 @@ def call(spec, inputs, args=()):
     if spec.view:
         _share_base(inputs[0], results)
     if node is not None and results[0]._grad_fn is node:
-        node._saved = _save(spec.save_plans[mask], inputs, args, arrays, results)
+        plan = spec.save_plans[mask]
+        node._saved = _save(plan, inputs, args, arrays, results) if plan else {}
     return results if spec.multi_output else results[0]
 
 
@@ -102,7 +105,7 @@ def _forward(spec, arrays, args):
     # Backward already runs quiet: ops it runs find the state set and leave it.
     token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
     try:
-        out = spec.forward(*arrays, *args)
+        out = spec.forward(*arrays, *args) if args else spec.forward(*arrays)
     except ValueError as e:
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
     finally:
@@ -110,34 +113,39 @@ def _forward(spec, arrays, args):
             ERRSTATE.reset(token)
     if spec.multi_output:
         return tuple(_as_result(o, arrays, spec) for o in out)
-    return _as_result(out, arrays, spec)
+    if type(out) is not np.ndarray or out.dtype is _FLOAT64:
+        out = _as_result(out, arrays, spec)
+    return out
 
 
 def _make_node(spec, inputs):
     """The op's backward node, with one edge per differentiable input, or (None, 0) when no
     input requires grad. `mask` has a bit set for each differentiable input that does."""
-    mask = 0
-    edges = []
-    metas = []
     if spec.variadic:
         tensors = inputs[0]
     elif spec.all_differentiable:
         tensors = inputs
     else:
         tensors = [inputs[p] for p in spec.diff_positions]
-    for bit, x in enumerate(tensors):
+    mask = 0
+    bit = 1
+    edges = []
+    metas = []
+    for x in tensors:
         if isinstance(x, Tensor):
             if x._base is not None and x._base_grad_fn is not x._base._grad_fn:
                 _refresh_view(x)
             if x._requires_grad:
-                mask |= 1 << bit
+                mask |= bit
                 fn = x._grad_fn
                 edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
                 data = x._data
                 metas.append((data.shape, data.dtype))
+                bit <<= 1
                 continue
         edges.append(_NO_EDGE)
         metas.append(None)
+        bit <<= 1
     if not mask:
         return _NO_NODE
     if spec.variadic:  # one formula gives the gradients of the whole list

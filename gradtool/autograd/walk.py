@@ -5,15 +5,17 @@ def count_dependencies(roots):
     """{node: number of edges pointing at it} over every node reachable from roots."""
     counts = {}
     stack = list(roots)
-    seen = set(stack)
+    roots = set(stack)
     while stack:
         for child, _ in stack.pop().next_functions:
             if child is None:
                 continue
-            counts[child] = counts.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
+            if child in counts:
+                counts[child] += 1
+            else:  # first seen: walk on below it (roots are walked already)
+                counts[child] = 1
+                if child not in roots:
+                    stack.append(child)
     return counts
 
 

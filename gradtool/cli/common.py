@@ -1,4 +1,7 @@
 """What every command shares: its options, error printing, exit codes."""
+import contextlib
+import sys
+
 import typer
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
@@ -26,3 +29,9 @@ def fail(error, no_color=False):
 def run_app(app):
     """Run the typer app (standalone: usage errors exit 2, as documented)."""
     app()
+
+
+def user_prints_to_stderr(json_output):
+    """Under --json, whatever the user's code prints goes to stderr: stdout holds the one
+    JSON document and nothing else."""
+    return contextlib.redirect_stdout(sys.stderr) if json_output else contextlib.nullcontext()

@@ -27,9 +27,10 @@ def gradcheck(
     from ..loader import load, parse_shape
     try:
         shape_tuple = parse_shape(shape)
-        targets = load(file)
-        results = [_check(t, seed, shape_tuple, eps, atol, rtol, fast, order, json_, no_color)
-                   for t in targets]
+        with common.user_prints_to_stderr(json_):
+            targets = load(file)
+            results = [_check(t, seed, shape_tuple, eps, atol, rtol, fast, order, json_,
+                              no_color) for t in targets]
     except GradtoolError as e:
         common.fail(e, no_color)
     if json_:
@@ -52,12 +53,12 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color):
     import gradtool as gt
 
     from ..checks import gradcheck_report, gradgradcheck_report
-    from ..loader import make_inputs, user_error
+    from ..loader import UserCodeError, make_inputs, user_error
+    from ..snapshot.capture import flatten_outputs
     gt.manual_seed(seed)
     args, kwargs = make_inputs(target, seed, shape)
     positions = [i for i, a in enumerate(args) if isinstance(a, gt.Tensor)]
     if not any(args[i].requires_grad for i in positions):
-        from ..loader import UserCodeError
         raise UserCodeError(f"target {target.name} ({target.filename}:{target.lineno}) has no "
                             f"input that requires grad: nothing to check.")
 
@@ -67,6 +68,14 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color):
             call_args[i] = t
         return target.call(*call_args, **kwargs)
     inputs = tuple(args[i] for i in positions)
+    try:
+        first = func(*inputs)
+    except (Exception, SystemExit) as e:  # the user's forward raised (or exited)
+        raise user_error(e, f"target {target.name}") from None
+    if not flatten_outputs(first):
+        raise UserCodeError(f"target {target.name} ({target.filename}:{target.lineno}) "
+                            f"returned {type(first).__name__}, not a tensor: gradtool needs a "
+                            f"tensor (or tensors) to differentiate.")
     n = sum(t.numel() for t in inputs if t.requires_grad)
     with text.evaluation_progress(2 * n + 1, f"{target.name}: {2 * n + 1:,} evaluations",
                                   enabled=not quiet and not fast and n >= 200,
@@ -75,7 +84,7 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color):
         check = gradgradcheck_report if order == 2 else gradcheck_report
         try:
             report = check(counted, inputs, eps=eps, atol=atol, rtol=rtol, fast_mode=fast)
-        except Exception as e:  # noqa: BLE001 - the user's forward raised
+        except (Exception, SystemExit) as e:  # the user's forward raised (or exited)
             raise user_error(e, f"target {target.name}") from None
     report.input_names = [target.param_names[i] if i < len(target.param_names) else f"arg{i}"
                           for i in positions]

@@ -20,9 +20,10 @@ def inspect(
     from ..report import text
     try:
         shape_tuple = parse_shape(shape)
-        targets = load(file)
-        from ..snapshot import capture
-        captures = [capture(t, seed, shape_tuple) for t in targets]
+        with common.user_prints_to_stderr(json_):
+            targets = load(file)
+            from ..snapshot import capture
+            captures = [capture(t, seed, shape_tuple) for t in targets]
     except GradtoolError as e:
         common.fail(e, no_color)
     if json_:

@@ -42,8 +42,8 @@ def render(
         if len(captures) == 1:
             graph = dot.build(captures[0].snapshot, show_saved, expand)
         else:
-            graph = dot.combine([(c.target.name, dot.build(c.snapshot, show_saved, expand))
-                                 for c in captures])
+            graph = dot.combine([(c.target.name, c.snapshot) for c in captures],
+                                show_saved, expand)
         data = graph.source.encode() if fmt == "dot" else dot.render(graph, fmt, renderer_path)
         _write_atomically(output, data)
     except GradtoolError as e:
@@ -62,6 +62,9 @@ def _write_atomically(path, data):
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".gradtool-")
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as a plain open() would have made it
         os.replace(tmp, path)
     except OSError as e:
         raise GradtoolError(f"cannot write {path}: {e.strerror}") from None

@@ -26,31 +26,45 @@ class RendererNotFound(GradtoolError):
     pass
 
 
-def build(snapshot, show_saved=False, expand=False, title=None):
+NODE_ATTR = {"style": "filled", "shape": "box", "align": "left", "fontsize": "10",
+             "ranksep": "0.1", "height": "0.2", "fontname": "monospace"}
+
+
+def build(snapshot, show_saved=False, expand=False):
     """A graphviz.Digraph of the snapshot."""
-    g = graphviz.Digraph("backward", node_attr={"style": "filled", "shape": "box",
-                                                "align": "left", "fontsize": "10",
-                                                "ranksep": "0.1", "height": "0.2",
-                                                "fontname": "monospace"},
-                         graph_attr={"size": "12,12"})
-    if title:
-        g.attr(label=title, labelloc="t", fontsize="12")
-    groups = _groups(snapshot, expand)  # node id -> representative id
+    g = graphviz.Digraph("backward", node_attr=NODE_ATTR, graph_attr={"size": "12,12"})
+    draw(g, snapshot, show_saved, expand)
+    return g
+
+
+def combine(named_snapshots, show_saved=False, expand=False):
+    """Several targets in one drawing, each in its own frame, ids kept apart by a prefix."""
+    g = graphviz.Digraph("targets", node_attr=NODE_ATTR)
+    for i, (name, snapshot) in enumerate(named_snapshots):
+        frame = graphviz.Digraph(f"cluster_target{i}", graph_attr={"label": name})
+        draw(frame, snapshot, show_saved, expand, prefix=f"t{i}_")
+        g.subgraph(frame)
+    return g
+
+
+def draw(g, snapshot, show_saved=False, expand=False, prefix=""):
+    """Add the snapshot's nodes and edges to `g`; every id gets `prefix`."""
+    groups = {k: prefix + v for k, v in _groups(snapshot, expand).items()}
+
+    def box(node_id):  # the id of what stands for a node in the drawing
+        return groups.get(node_id, prefix + node_id)
     drawn = set()
     clusters = {}
     for node in snapshot.nodes:
-        rep = groups.get(node.id, node.id)
-        if rep in drawn:
-            continue
-        drawn.add(rep)
-        if rep != node.id:
+        if node.id in groups or box(node.id) in drawn:
             continue  # a group's box is drawn from its summary below
+        drawn.add(box(node.id))
         target = g
         if node.module:
             target = clusters.setdefault(node.module, graphviz.Digraph(
-                f"cluster_{len(clusters)}", graph_attr={"label": node.module,
-                                                        "style": "dashed", "color": "gray50"}))
-        target.node(node.id, _label(node), fillcolor=COLORS.get(node.kind, "lightgrey"),
+                f"cluster_{prefix}{len(clusters)}",
+                graph_attr={"label": node.module, "style": "dashed", "color": "gray50"}))
+        target.node(box(node.id), _label(node), fillcolor=COLORS.get(node.kind, "lightgrey"),
                     tooltip=node.name)
     for summary_id, (label, members) in _group_summaries(snapshot, groups).items():
         g.node(summary_id, label, fillcolor=COLORS["group"], shape="box3d")
@@ -58,42 +72,19 @@ def build(snapshot, show_saved=False, expand=False, title=None):
         g.subgraph(cluster)
     edges = set()
     for node in snapshot.nodes:
-        src_parent = groups.get(node.id, node.id)
+        parent = box(node.id)
         for child, _ in node.edges:
-            if child is None:
-                continue
-            src = groups.get(child, child)
-            if src != src_parent and (src, src_parent) not in edges:
-                edges.add((src, src_parent))
-                g.edge(src, src_parent)
+            if child is not None and box(child) != parent and (box(child), parent) not in edges:
+                edges.add((box(child), parent))
+                g.edge(box(child), parent)
     for out in snapshot.outputs:
         if out.node is None:
             continue
-        out_id = f"out{out.index}"
         label = (out.name or f"output {out.index}") + "\n" + fmt_shape(out.shape, out.dtype)
-        g.node(out_id, label, fillcolor=COLORS["output"])
-        g.edge(groups.get(out.node, out.node), out_id)
+        g.node(f"{prefix}out{out.index}", label, fillcolor=COLORS["output"])
+        g.edge(box(out.node), f"{prefix}out{out.index}")
     if show_saved:
-        _draw_saved(g, snapshot, groups)
-    return g
-
-
-def combine(named_graphs):
-    """Several targets' graphs in one drawing, each in its own frame."""
-    g = graphviz.Digraph("targets", node_attr={"style": "filled", "shape": "box",
-                                               "fontsize": "10", "fontname": "monospace"})
-    for i, (name, sub) in enumerate(named_graphs):
-        frame = graphviz.Digraph(f"cluster_target{i}", graph_attr={"label": name})
-        frame.body.extend(line.replace('"', '"', 1) for line in _prefixed(sub, f"t{i}_"))
-        g.subgraph(frame)
-    return g
-
-
-def _prefixed(sub, prefix):
-    """The body lines of a digraph with node ids made unique across targets."""
-    import re
-    pattern = re.compile(r'\b((?:n|out|saved|chain_n)\d+)\b')
-    return [pattern.sub(lambda m: prefix + m.group(1), line) for line in sub.body]
+        _draw_saved(g, snapshot, box, prefix)
 
 
 def _label(node):
@@ -107,18 +98,18 @@ def _label(node):
     return "\n".join(lines)
 
 
-def _draw_saved(g, snapshot, groups):
+def _draw_saved(g, snapshot, box, prefix):
     """Saved tensors as their own nodes, one per tensor (the same memory saved by several
     nodes is one node with several edges)."""
     seen = {}
     for node in snapshot.nodes:
-        owner = groups.get(node.id, node.id)
+        owner = box(node.id)
         for s in node.saved:
             if not s.is_tensor:
                 continue
             key = s.array_id if s.array_id is not None else f"{node.id}:{s.name}"
             if key not in seen:
-                seen[key] = f"saved{len(seen)}"
+                seen[key] = f"{prefix}saved{len(seen)}"
                 shape = fmt_shape(s.shape, s.dtype) if s.state == "live" else s.state
                 extra = f"\n{fmt_bytes(s.nbytes)}" if s.state == "live" else ""
                 g.node(seen[key], f"{s.name}\n{shape}{extra}", fillcolor=COLORS["saved"],
@@ -172,8 +163,10 @@ def _group_summaries(snapshot, groups):
         if len(top) > 4:
             kinds += f"\n… {len(top) - 4} more kinds"
         first = nodes[0]
-        title = (f"module {first.module}" if first.module and rep.startswith("group") else
-                 f"line {first.site}" if rep.startswith("group") else "chain")
+        title = (f"module {first.module}" if all(n.module == first.module for n in nodes)
+                 and first.module else
+                 f"line {first.site}" if all(n.site == first.site for n in nodes)
+                 and first.site else "chain")
         out[rep] = (f"{title}\n{len(nodes):,} nodes\n{kinds}", nodes)
     return out
 
@@ -191,12 +184,12 @@ def find_renderer(choice="auto", fmt="svg"):
         candidates = [system]
     else:
         candidates = [system] if fmt == "pdf" else [pure, system]
+    if fmt == "pdf" and choice != "dot" and not system:
+        raise RendererNotFound("PDF needs Graphviz's own `dot`, which is not on PATH (install "
+                               "Graphviz, e.g. apt-get install graphviz); graphviz-pure writes "
+                               "svg and png, and --format dot needs no renderer.")
     for path in candidates:
         if path:
-            if fmt == "pdf" and path == pure:
-                raise RendererNotFound("graphviz-pure cannot write PDF: install Graphviz's "
-                                       "`dot` (e.g. apt-get install graphviz) and use "
-                                       "--renderer dot, or choose --format svg or png.")
             return path
     raise RendererNotFound(
         "No Graphviz renderer found: "

@@ -13,10 +13,12 @@ SEVERITY_MARK = {"error": "✗", "warning": "!", "info": "i"}
 
 
 def console(no_color=False, stderr=False):
-    con = Console(no_color=no_color, stderr=stderr, highlight=False, soft_wrap=False)
+    # --no-color means plain text: no colours and no bold, dim or underline either
+    plain = {"color_system": None} if no_color else {}
+    con = Console(no_color=no_color, stderr=stderr, highlight=False, soft_wrap=False, **plain)
     if not con.is_terminal:  # pipes and CI logs: wide enough for the tables
         con = Console(no_color=no_color, stderr=stderr, highlight=False, soft_wrap=False,
-                      width=150)
+                      width=150, **plain)
     return con
 
 

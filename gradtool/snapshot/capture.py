@@ -53,7 +53,7 @@ def run_forward(target, seed, shape, trace=None):
     args, kwargs = loader.make_inputs(target, seed, shape)
     try:
         result = target.call(*args, **kwargs)
-    except Exception as e:  # noqa: BLE001 - whatever the user's code raises
+    except (Exception, SystemExit) as e:  # whatever the user's code raises, sys.exit() too
         raise loader.user_error(e, f"target {target.name}") from None
     outputs = flatten_outputs(result)
     if not outputs:

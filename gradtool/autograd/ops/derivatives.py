@@ -41,6 +41,8 @@ class OpNode(Node):
     spec = None
 
     def apply(self, grads):
+        """The inputs' gradients from the outputs': Tensors from Tensors, or, recording
+        nothing, arrays from arrays (the engine's path: see `takes_arrays`)."""
         spec = self.spec
         if spec.multi_output:
             grads = F.materialize(grads, self._output_meta)
@@ -48,12 +50,32 @@ class OpNode(Node):
             all_grads = self._evaluate(spec.formula_list[0], grads)
             return [g if child is not None else None
                     for g, (child, _) in zip(all_grads, self.next_functions)]
-        if spec.array_formulas is not None and not _state.grad_enabled:
-            return [None if child is None else
-                    _tensor.Tensor._wrap(_as_array(self._evaluate_on_arrays(formula, grads)))
-                    for (child, _), formula in zip(self.next_functions, spec.array_formulas)]
-        return [None if child is None else self._evaluate(formula, grads)
-                for (child, _), formula in zip(self.next_functions, spec.formula_list)]
+        if spec.array_formulas is None or _state.grad_enabled:
+            return [None if child is None else self._evaluate(formula, grads)
+                    for (child, _), formula in zip(self.next_functions, spec.formula_list)]
+        # Recording nothing: the row's array formulas, on the arrays
+        as_arrays = type(grads[0]) is np.ndarray
+        grad = grads[0] if as_arrays else grads[0]._data
+        saved = self._saved
+        out = []
+        for (child, _), (fn, params) in zip(self.next_functions, spec.array_formulas):
+            if child is None:
+                out.append(None)
+                continue
+            args = []
+            for p in params:
+                if p == "grad":
+                    args.append(grad)
+                elif p == "grads":
+                    args.append([None if g is None else g._data for g in grads])
+                else:
+                    v = saved[p]
+                    args.append(v.unpack_array(self) if type(v) is SavedTensor else v)
+            g = fn(*args)
+            if type(g) is not np.ndarray:  # a numpy scalar, from 0-d arrays
+                g = np.asarray(g)
+            out.append(g if as_arrays else _tensor.Tensor._wrap(g))
+        return out
 
     def _evaluate(self, formula, grads):
         fn, params = formula
@@ -68,25 +90,6 @@ class OpNode(Node):
                 v = saved[p]
                 args.append(v.unpack(self) if type(v) is SavedTensor else v)
         return fn(*args)
-
-    def _evaluate_on_arrays(self, formula, grads):
-        fn, params = formula
-        saved = self._saved
-        args = []
-        for p in params:
-            if p == "grad":
-                args.append(grads[0]._data)
-            elif p == "grads":
-                args.append([None if g is None else g._data for g in grads])
-            else:
-                v = saved[p]
-                args.append(v.unpack_array(self) if type(v) is SavedTensor else v)
-        return fn(*args)
-
-
-def _as_array(value):
-    """A formula on 0-d arrays returns a numpy scalar: make it an array again."""
-    return value if type(value) is np.ndarray else np.asarray(value)
 
 
 class OpSpec:
@@ -123,7 +126,9 @@ class OpSpec:
         spec.array_formulas = spec._array_formulas(node_name, on_arrays)
         spec.all_differentiable = spec.diff_inputs == spec.inputs
         spec.result_differentiable = outputs == MANY or outputs[0] not in nondiff_outputs
-        spec.node_class = type(node_name, (OpNode,), {"__slots__": (), "spec": spec})
+        spec.node_class = type(node_name, (OpNode,), {
+            "__slots__": (), "spec": spec,
+            "takes_arrays": spec.array_formulas is not None and not spec.multi_output})
         # what to save, for each mask of the differentiable inputs that require grad
         spec.save_plans = tuple(spec._save_plan(mask)
                                 for mask in range(1 << len(spec.formula_list)))
@@ -192,7 +197,8 @@ ND = NON_DIFFERENTIABLE
 
 # ======================= elementwise, one input =======================
 NEG = op("neg", "NegBackward0", np.negative, on_arrays=True, self=lambda grad: -grad)
-ABS = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sign())
+ABS = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sign(),
+         on_arrays=dict(self=lambda grad, self: grad * np.sign(self)))
 SIGN = op("sign", "SignBackward0", np.sign, self=lambda grad: F.zeros_like(grad))
 EXP = op("exp", "ExpBackward0", np.exp, on_arrays=True,
          self=lambda grad, result: grad * result)
@@ -205,8 +211,10 @@ SQRT = op("sqrt", "SqrtBackward0", np.sqrt, on_arrays=True,
           self=lambda grad, result: grad / (2 * result))
 RSQRT = op("rsqrt", "RsqrtBackward0", K.rsqrt, on_arrays=True,
            self=lambda grad, result: -0.5 * grad * result ** 3)
-SIN = op("sin", "SinBackward0", np.sin, self=lambda grad, self: grad * self.cos())
-COS = op("cos", "CosBackward0", np.cos, self=lambda grad, self: -grad * self.sin())
+SIN = op("sin", "SinBackward0", np.sin, self=lambda grad, self: grad * self.cos(),
+         on_arrays=dict(self=lambda grad, self: grad * np.cos(self)))
+COS = op("cos", "CosBackward0", np.cos, self=lambda grad, self: -grad * self.sin(),
+         on_arrays=dict(self=lambda grad, self: -grad * np.sin(self)))
 TAN = op("tan", "TanBackward0", np.tan, on_arrays=True,
          self=lambda grad, result: grad * (1 + result * result))
 TANH = op("tanh", "TanhBackward0", np.tanh, on_arrays=True,
@@ -251,7 +259,8 @@ DIV = op("div", "DivBackward0", np.true_divide, on_arrays=True,
          self=lambda grad, other: grad / other,
          other=lambda grad, self, other: -grad * self / (other * other))
 POW = op("pow", "PowBackward0", np.power, args=("exponent",),
-         self=lambda grad, self, exponent: F.pow_backward(grad, self, exponent))
+         self=lambda grad, self, exponent: F.pow_backward(grad, self, exponent),
+         on_arrays=dict(self=lambda grad, self, exponent: K.pow_backward(grad, self, exponent)))
 POW_TENSOR = op("pow", "PowBackward1", np.power,
                 self=lambda grad, self, exponent: F.pow_backward_self(grad, self, exponent),
                 exponent=lambda grad, self, exponent, result:
@@ -276,8 +285,15 @@ MASKED_FILL = op("masked_fill", "MaskedFillBackward0", K.masked_fill, args=("val
 
 # ======================= matrix products =======================
 MM = op("mm", "MmBackward0", np.matmul,
-        self=lambda grad, mat2: grad.mm(mat2.t()),
-        mat2=lambda grad, self: self.t().mm(grad))
+        self=lambda grad, mat2, self_sym_sizes, self_sym_strides:
+            F.mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides),
+        mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides:
+            F.mm_mat2_backward(grad, self, mat2_sym_sizes, mat2_sym_strides),
+        on_arrays=dict(
+            self=lambda grad, mat2, self_sym_sizes, self_sym_strides:
+                K.mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides),
+            mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides:
+                K.mm_mat2_backward(grad, self, mat2_sym_sizes, mat2_sym_strides)))
 MV = op("mv", "MvBackward0", np.matmul,
         self=lambda grad, vec: grad.unsqueeze(1) * vec,
         vec=lambda grad, self: self.t().mv(grad))
@@ -294,16 +310,24 @@ MATMUL = op("matmul", "MatmulBackward0", np.matmul,
 
 # ======================= reductions =======================
 SUM = op("sum", "SumBackward0", K.sum_all,
-         self=lambda grad, self_sym_sizes: grad.expand(self_sym_sizes))
+         self=lambda grad, self_sym_sizes: grad.expand(self_sym_sizes),
+         on_arrays=dict(self=lambda grad, self_sym_sizes: np.broadcast_to(grad, self_sym_sizes)))
 SUM_DIM = op("sum", "SumBackward1", K.sum_dim, args=("dim", "keepdim"),
              self=lambda grad, self_sym_sizes, dim, keepdim:
-                 F.sum_backward(grad, self_sym_sizes, dim, keepdim))
+                 F.sum_backward(grad, self_sym_sizes, dim, keepdim),
+             on_arrays=dict(self=lambda grad, self_sym_sizes, dim, keepdim:
+                 K.sum_backward(grad, self_sym_sizes, dim, keepdim)))
+# (the array formula divides before broadcasting: the same quotients, one pass fewer)
 MEAN = op("mean", "MeanBackward0", K.mean_all,
           self=lambda grad, self_sym_sizes, self_sym_numel:
-              grad.expand(self_sym_sizes) / self_sym_numel)
+              grad.expand(self_sym_sizes) / self_sym_numel,
+          on_arrays=dict(self=lambda grad, self_sym_sizes, self_sym_numel:
+              np.broadcast_to(grad / self_sym_numel, self_sym_sizes)))
 MEAN_DIM = op("mean", "MeanBackward1", K.mean_dim, args=("dim", "keepdim"),
               self=lambda grad, self_sym_sizes, dim, keepdim:
-                  F.mean_backward(grad, self_sym_sizes, dim, keepdim))
+                  F.mean_backward(grad, self_sym_sizes, dim, keepdim),
+              on_arrays=dict(self=lambda grad, self_sym_sizes, dim, keepdim:
+                  K.mean_backward(grad, self_sym_sizes, dim, keepdim)))
 VAR = op("var", "VarBackward0", K.var, args=("dim", "correction", "keepdim"),
          self=lambda grad, self, dim, correction, keepdim:
              F.var_backward(grad, self, dim, correction, keepdim))
@@ -341,28 +365,36 @@ NORM = op("norm", "NormBackward1", K.norm, args=("dim", "keepdim"),
           self=lambda grad, self, dim, keepdim, result:
               F.norm_backward(grad, self, result, dim, keepdim))
 SOFTMAX = op("softmax", "SoftmaxBackward0", K.softmax, args=("dim",),
-             self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, True)))
+             self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, True)),
+             on_arrays=dict(self=lambda grad, result, dim:
+                 result * (grad - (grad * result).sum(dim, keepdims=True))))
 LOG_SOFTMAX = op("log_softmax", "LogSoftmaxBackward0", K.log_softmax, args=("dim",),
-                 self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, True))
+                 self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, True),
+                 on_arrays=dict(self=lambda grad, result, dim:
+                     grad - np.exp(result) * grad.sum(dim, keepdims=True)))
 
 # ======================= shapes =======================
-VIEW = op("view", "ViewBackward0", K.view, view=True, args=("size",),
+VIEW = op("view", "ViewBackward0", K.view, view=True, args=("size",), on_arrays=True,
           self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
-UNSAFE_VIEW = op("reshape", "UnsafeViewBackward0", K.reshape, args=("size",),
+UNSAFE_VIEW = op("reshape", "UnsafeViewBackward0", K.reshape, args=("size",), on_arrays=True,
                  self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
 SQUEEZE = op("squeeze", "SqueezeBackward0", K.squeeze, view=True, args=("dim",),
-             self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+             on_arrays=True, self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
 SQUEEZE_DIM = op("squeeze", "SqueezeBackward1", K.squeeze, view=True, args=("dim",),
-                 self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+                 on_arrays=True, self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
 UNSQUEEZE = op("unsqueeze", "UnsqueezeBackward0", K.unsqueeze, view=True, args=("dim",),
-               self=lambda grad, dim: grad.squeeze(dim))
+               on_arrays=True, self=lambda grad, dim: grad.squeeze(dim))
 TRANSPOSE = op("transpose", "TransposeBackward0", K.transpose, view=True, args=("dim0", "dim1"),
-               self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1))
-T = op("t", "TBackward0", np.transpose, view=True, self=lambda grad: grad.t())
+               self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1),
+               on_arrays=dict(self=lambda grad, dim0, dim1: np.swapaxes(grad, dim0, dim1)))
+T = op("t", "TBackward0", np.transpose, view=True, self=lambda grad: grad.t(),
+       on_arrays=dict(self=lambda grad: grad.T))
 PERMUTE = op("permute", "PermuteBackward0", K.permute, view=True, args=("dims",),
-             self=lambda grad, dims: grad.permute(tuple(np.argsort(dims))))
+             self=lambda grad, dims: grad.permute(tuple(np.argsort(dims))),
+             on_arrays=dict(self=lambda grad, dims: np.transpose(grad, np.argsort(dims))))
 EXPAND = op("expand", "ExpandBackward0", K.expand, view=True, args=("size",),
-            self=lambda grad, self_sym_sizes: F.sum_to(grad, self_sym_sizes))
+            self=lambda grad, self_sym_sizes: F.sum_to(grad, self_sym_sizes),
+            on_arrays=dict(self=lambda grad, self_sym_sizes: K.sum_to(grad, self_sym_sizes)))
 
 # ======================= indexing, joining, splitting =======================
 SELECT = op("select", "SelectBackward0", K.select, view=True, args=("dim", "index"),

@@ -3,6 +3,7 @@ All are written with gradtool ops on Tensors, so they are themselves differentia
 import numpy as np
 
 from .. import tensor as T  # bound late: tensor.py imports the table that imports this module
+from . import kernels as K
 
 
 def where(condition, x, y):
@@ -190,6 +191,22 @@ def pow_backward_exponent(grad, self, exponent, result):
         return grad * result * float(np.log(self)) if self != 0 else zeros_like(grad)
     at_zero = (self == 0) & (exponent >= 0)
     return where(at_zero, 0, grad * result * where(at_zero, 1, self).log())
+
+
+def mm_mat1_backward(grad, mat2, sizes, strides):
+    """grad @ mat2^T, computed transposed when the input was column-major (a transposed
+    weight), so its gradient comes back in the same layout, as torch's."""
+    if K.is_column_major(sizes, strides):
+        return mat2.mm(grad.t()).t()
+    return grad.mm(mat2.t())
+
+
+def mm_mat2_backward(grad, mat1, sizes, strides):
+    """mat1^T @ grad, computed transposed when the input was column-major (x @ w.t(): w's
+    gradient is then contiguous in w's own layout, with no copy), as torch's."""
+    if K.is_column_major(sizes, strides):
+        return grad.t().mm(mat1).t()
+    return mat1.t().mm(grad)
 
 
 def matmul_backward_self(grad, self, other):
