@@ -107,6 +107,8 @@ def measure(case, backends, sample_s=0.01, warmup_s=0.05, log=None):
     for b in backends:
         try:
             p = case.setup(b)
+            if p is None:  # no counterpart on this backend
+                continue
             gc.collect()
             t0 = perf()
             p.run(_noop)

@@ -476,6 +476,8 @@ def all_cases(quick=False, use_nn=False, deep=100_000):
     cases.append(_chain_case(f"W3/depth{deep}", "W3", f"W3 chain {deep:,} ops", deep,
                              budget=3.0, min_repeats=3, max_repeats=7, precall=False))
     cases.append(_mlp_case(use_nn))
+    from check_workloads import check_cases  # W4 gradcheck, W5 hessian
+    cases.extend(check_cases())
     if quick:
         for c in cases:
             c.budget /= 3
