@@ -171,9 +171,9 @@ class SavedTensor:
 
     __slots__ = ("_tensor", "_data", "_version_counter", "saved_version", "is_output",
                  "_requires_grad", "_output_nr", "_freed", "_packed", "_unpack_hook",
-                 "_node_name", "_graph_edge")
+                 "_graph_edge")
 
-    def __init__(self, tensor, is_output=False, node_name=None):
+    def __init__(self, tensor, is_output=False):
         if tensor._is_inference and not is_output:
             raise RuntimeError("Inference tensors cannot be saved for backward. To work around "
                                "you can make a clone to get a normal tensor and use it in "
@@ -181,7 +181,6 @@ class SavedTensor:
         self.is_output = is_output
         self.saved_version = tensor._version_counter[0]
         self._version_counter = tensor._version_counter
-        self._node_name = node_name
         self._freed = False
         self._packed = None
         self._unpack_hook = None

@@ -388,10 +388,6 @@ class Tensor:
     def dtype(self):
         return dtypes.from_numpy_dtype(self._data.dtype)
 
-    @property
-    def is_floating_point_(self):
-        return self._data.dtype.kind == "f"
-
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
 

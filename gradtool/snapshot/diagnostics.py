@@ -4,8 +4,6 @@ import dataclasses
 import os
 from typing import Optional
 
-from ..autograd.anomaly import format_site
-
 NON_LEAF_GRAD_WARNING = "is not a leaf Tensor is being accessed"
 
 
@@ -179,5 +177,3 @@ def _precision(capture):
                        f"numerical gradient checks are limited by precision there",
                        "use dtype=float64 inputs when checking gradients", None)]
 
-
-__all__ = ["Diagnostic", "diagnose", "format_site"]
