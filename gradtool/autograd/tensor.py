@@ -48,15 +48,26 @@ def call(spec, inputs, args=()):
         arrays = []
         for x in inputs:  # (a plain loop: a list comprehension is a function call in 3.11)
             arrays.append(x._data if isinstance(x, Tensor) else x)
-    out = _forward(spec, arrays, args)
+    # _forward, inlined: as torch, inf and nan are results, not warnings (log(0), 0/0, ...)
+    token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
+    try:
+        out = spec.forward(*arrays, *args) if args else spec.forward(*arrays)
+    except ValueError as e:
+        raise RuntimeError(_shape_error(spec, arrays, e)) from None
+    finally:
+        if token is not None:
+            ERRSTATE.reset(token)
     node, mask = _make_node(spec, inputs) if _state.grad_enabled else _NO_NODE
     if spec.multi_output:
-        results = tuple(_wrap_output(spec, o, node, i) for i, o in enumerate(out))
+        results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
+                        for i, o in enumerate(out))
         if node is not None:
             node._output_meta = [(r._data.shape, r._data.dtype) if r._grad_fn is node else None
                                  for r in results]
     else:
-        result = Tensor._wrap(out)
+        if type(out) is not np.ndarray or out.dtype is _FLOAT64:
+            out = _as_result(out, arrays, spec)
+        result = _new_tensor(Tensor, out)
         # integer and bool results (and declared non-differentiable ones) never require grad
         if node is not None and spec.result_differentiable and out.dtype.kind == "f":
             result._requires_grad = True
@@ -113,9 +124,7 @@ def _forward(spec, arrays, args):
             ERRSTATE.reset(token)
     if spec.multi_output:
         return tuple(_as_result(o, arrays, spec) for o in out)
-    if type(out) is not np.ndarray or out.dtype is _FLOAT64:
-        out = _as_result(out, arrays, spec)
-    return out
+    return _as_result(out, arrays, spec)
 
 
 def _make_node(spec, inputs):
@@ -331,6 +340,23 @@ def _shape(args):
     return tuple(int(a) for a in args)
 
 
+def _new_tensor(cls, array):
+    """Tensor._wrap (called directly on the hot path: no classmethod to bind)."""
+    t = object.__new__(cls)
+    t._data = array
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._version_counter = [0, None]  # [version, where the last in-place op ran]
+    t._accumulator = None
+    t._hooks = None
+    t._base = None  # for views: the tensor that owns the memory
+    t._base_grad_fn = None  # for views: the base's grad_fn when this view's history was set
+    t._is_inference = _state.inference
+    return t
+
+
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
@@ -348,21 +374,7 @@ class Tensor:
     def __reduce__(self):  # pickling (gradtool.save, copy.deepcopy) keeps data and the flag
         return (_rebuild, (self._data, self._requires_grad))
 
-    @classmethod
-    def _wrap(cls, array):
-        t = object.__new__(cls)
-        t._data = array
-        t._requires_grad = False
-        t._grad_fn = None
-        t._output_nr = 0
-        t._grad = None
-        t._version_counter = [0, None]  # [version, where the last in-place op ran]
-        t._accumulator = None
-        t._hooks = None
-        t._base = None  # for views: the tensor that owns the memory
-        t._base_grad_fn = None  # for views: the base's grad_fn when this view's history was set
-        t._is_inference = _state.inference
-        return t
+    _wrap = classmethod(_new_tensor)  # a Tensor around a numpy array, nothing else set
 
     # ---------------- attributes ----------------
     @property

@@ -50,28 +50,27 @@ class OpNode(Node):
             all_grads = self._evaluate(spec.formula_list[0], grads)
             return [g if child is not None else None
                     for g, (child, _) in zip(all_grads, self.next_functions)]
-        if spec.array_formulas is None or _state.grad_enabled:
+        # Arrays come from the engine recording nothing; Tensors, from anyone
+        as_arrays = type(grads[0]) is np.ndarray
+        if not as_arrays and (spec.array_formulas is None or _state.grad_enabled):
             return [None if child is None else self._evaluate(formula, grads)
                     for (child, _), formula in zip(self.next_functions, spec.formula_list)]
         # Recording nothing: the row's array formulas, on the arrays
-        as_arrays = type(grads[0]) is np.ndarray
         grad = grads[0] if as_arrays else grads[0]._data
         saved = self._saved
         out = []
-        for (child, _), (fn, params) in zip(self.next_functions, spec.array_formulas):
+        for (child, _), (fn, names) in zip(self.next_functions, spec.array_formulas):
             if child is None:
                 out.append(None)
                 continue
-            args = []
-            for p in params:
-                if p == "grad":
-                    args.append(grad)
-                elif p == "grads":
-                    args.append([None if g is None else g._data for g in grads])
-                else:
-                    v = saved[p]
+            if names:  # what it reads after grad, saved tensors as their arrays
+                args = [grad]
+                for name in names:
+                    v = saved[name]
                     args.append(v.unpack_array(self) if type(v) is SavedTensor else v)
-            g = fn(*args)
+                g = fn(*args)
+            else:
+                g = fn(grad)
             if type(g) is not np.ndarray:  # a numpy scalar, from 0-d arrays
                 g = np.asarray(g)
             out.append(g if as_arrays else _tensor.Tensor._wrap(g))
@@ -137,21 +136,23 @@ class OpSpec:
         return f"<op {self.name} -> {self.node_class.__name__}>"
 
     def _array_formulas(self, node_name, on_arrays):
-        """The row's formulas for arrays, aligned with formula_list, or None."""
+        """The row's formulas for arrays, aligned with formula_list, as (fn, the names it
+        reads after `grad`), or None."""
         if on_arrays is None:
             return None
-        if on_arrays is True:  # plain arithmetic: the formulas themselves
-            return self.formula_list
-        if self.variadic or set(on_arrays) != set(self.diff_inputs):
+        if self.variadic or (on_arrays is not True and set(on_arrays) != set(self.diff_inputs)):
             raise TypeError(f"{node_name}: on_arrays needs a formula for each of "
                             f"{self.diff_inputs}")
         formulas = []
-        for input_name, (_, params) in zip(self.diff_inputs, self.formula_list):
-            fn = on_arrays[input_name]
-            if tuple(inspect.signature(fn).parameters) != params:
-                raise TypeError(f"{node_name}: the array formula for {input_name!r} must take "
-                                f"the Tensor formula's parameters {params}")
-            formulas.append((fn, params))
+        for input_name, (fn, params) in zip(self.diff_inputs, self.formula_list):
+            if on_arrays is not True:  # spelled for arrays, reading the same values
+                fn = on_arrays[input_name]
+                if tuple(inspect.signature(fn).parameters) != params:
+                    raise TypeError(f"{node_name}: the array formula for {input_name!r} must "
+                                    f"take the Tensor formula's parameters {params}")
+            if params[0] != "grad" or "grads" in params:
+                raise TypeError(f"{node_name}: array formulas take `grad` first (one output)")
+            formulas.append((fn, params[1:]))
         return tuple(formulas)
 
     def _source(self, name):
