@@ -232,13 +232,15 @@ def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accum
                 out = _run_post_hooks(hooks, out, grads)
         else:  # no gradient reached it: its inputs get none from it
             out = [None] * len(edges)
-        if not retain_graph:
+        saved = node._saved  # {}: nothing to free; None: a node may keep them elsewhere
+        if not retain_graph and (saved or saved is None):
             node.release_saved()
         metas = node._input_meta
         takes_arrays = node.takes_arrays
-        for i, ((child, nr), g) in enumerate(zip(edges, out)):
+        for i, (child, nr) in enumerate(edges):
             if child is None:
                 continue
+            g = out[i]
             if g is not None:
                 data = (g._data if type(g) is Tensor else
                         g if takes_arrays and type(g) is np.ndarray else None)
@@ -248,8 +250,6 @@ def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accum
                     data = g if type(g) is np.ndarray else g._data
                 if on_arrays:
                     g = data
-                elif type(g) is not Tensor:
-                    g = Tensor._wrap(g)
                 buf = buffers.get(child)
                 if buf is None:
                     buffers[child] = [g] if nr == 0 else [None] * nr + [g]

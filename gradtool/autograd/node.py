@@ -105,7 +105,7 @@ class Node:
         """Free saved tensors after backward (non-tensor values stay readable, as in torch)."""
         if self._saved:
             for value in self._saved.values():
-                if isinstance(value, SavedTensor):
+                if type(value) is SavedTensor:
                     value.release()
 
     # -- hooks --
@@ -178,9 +178,9 @@ class SavedTensor:
             raise RuntimeError("Inference tensors cannot be saved for backward. To work around "
                                "you can make a clone to get a normal tensor and use it in "
                                "autograd.")
+        counter = self._version_counter = tensor._version_counter
+        self.saved_version = counter[0]
         self.is_output = is_output
-        self.saved_version = tensor._version_counter[0]
-        self._version_counter = tensor._version_counter
         self._freed = False
         self._packed = None
         self._unpack_hook = None

@@ -59,26 +59,33 @@ def call(spec, inputs, args=()):
             ERRSTATE.reset(token)
     node, mask = _make_node(spec, inputs) if _state.grad_enabled else _NO_NODE
     if spec.multi_output:
-        results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
-                        for i, o in enumerate(out))
-        if node is not None:
-            node._output_meta = [(r._data.shape, r._data.dtype) if r._grad_fn is node else None
-                                 for r in results]
-    else:
-        if type(out) is not np.ndarray or out.dtype is _FLOAT64:
-            out = _as_result(out, arrays, spec)
-        result = _new_tensor(Tensor, out)
-        # integer and bool results (and declared non-differentiable ones) never require grad
-        if node is not None and spec.result_differentiable and out.dtype.kind == "f":
-            result._requires_grad = True
-            result._grad_fn = node
-        results = (result,)
+        return _multi_output(spec, inputs, args, arrays, out, node, mask)
+    if type(out) is not np.ndarray or out.dtype is _FLOAT64:
+        out = _as_result(out, arrays, spec)
+    result = _new_tensor(Tensor, out)
+    if spec.view:
+        _share_base(inputs[0], (result,))
+    # integer and bool results (and declared non-differentiable ones) never require grad
+    if node is not None and spec.result_differentiable and out.dtype.kind == "f":
+        result._requires_grad = True
+        result._grad_fn = node
+        plan = spec.save_plans[mask]
+        node._saved = _save(plan, inputs, args, arrays, (result,)) if plan else {}
+    return result
+
+
+def _multi_output(spec, inputs, args, arrays, outs, node, mask):
+    """call's ending for ops with several outputs (max(dim), split, ...)."""
+    results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
+                    for i, o in enumerate(outs))
     if spec.view:
         _share_base(inputs[0], results)
-    if node is not None and results[0]._grad_fn is node:
-        plan = spec.save_plans[mask]
-        node._saved = _save(plan, inputs, args, arrays, results) if plan else {}
-    return results if spec.multi_output else results[0]
+    if node is not None:
+        node._output_meta = [(r._data.shape, r._data.dtype) if r._grad_fn is node else None
+                             for r in results]
+        if results[0]._grad_fn is node:
+            node._saved = _save(spec.save_plans[mask], inputs, args, arrays, results)
+    return results
 
 
 def call_inplace(spec, inputs, args=()):
@@ -188,7 +195,7 @@ def _save(plan, inputs, args, arrays, results):
             saved[name] = SavedTensor(results[where], is_output=True)
         else:
             index, suffix = where
-            saved[name] = _derived(arrays[index], suffix)
+            saved[name] = _D.derived(arrays[index], suffix)
     return saved
 
 
@@ -264,11 +271,6 @@ def _flat(arrays):
             yield from a
         else:
             yield a
-
-
-def _derived(value, suffix):
-    from .ops.derivatives import derived
-    return derived(value, suffix)
 
 
 def _shape_error(spec, arrays, error):
