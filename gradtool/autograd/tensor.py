@@ -192,7 +192,7 @@ def _save(plan, inputs, args, arrays, results):
         elif kind == "arg":
             saved[name] = args[where]
         elif kind == "output":
-            saved[name] = SavedTensor(results[where], is_output=True)
+            saved[name] = SavedTensor(results[where], True)  # is_output (a keyword costs more)
         else:
             index, suffix = where
             saved[name] = _D.derived(arrays[index], suffix)
