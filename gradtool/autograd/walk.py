@@ -5,16 +5,16 @@ def count_dependencies(roots):
     """{node: number of edges pointing at it} over every node reachable from roots."""
     counts = {}
     stack = list(roots)
-    roots = set(stack)
+    on_stack = set(stack)  # the roots: walked from the start
     while stack:
         for child, _ in stack.pop().next_functions:
             if child is None:
                 continue
             if child in counts:
                 counts[child] += 1
-            else:  # first seen: walk on below it (roots are walked already)
+            else:  # first seen: walk on below it
                 counts[child] = 1
-                if child not in roots:
+                if child not in on_stack:
                     stack.append(child)
     return counts
 
