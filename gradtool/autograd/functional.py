@@ -180,10 +180,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
         grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(result, is_inputs_tuple))
+    return _returned(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -203,13 +200,9 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         grad_outputs = tuple(_zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(result, is_outputs_tuple))
+    result = _undo_trick(grad_inputs, grad_outputs, v, outputs, strict, create_graph,
+                         "back_trick")
+    return _returned(outputs, result, create_graph, is_outputs_tuple, is_outputs_tuple)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
@@ -325,10 +318,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(result, is_inputs_tuple))
+    return _returned(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -342,13 +332,24 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         grad_jac = tuple(_zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
+    result = _undo_trick(double_back, grad_jac, v, inputs, strict, create_graph,
+                         "double_back_trick")
+    return _returned(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
+
+
+def _undo_trick(grads, dummies, v, like, strict, create_graph, stage):
+    """The second half of the (double-)backward trick: the gradient of `grads` (linear in
+    the dummy grad_outputs) with respect to those dummies, along v."""
     with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
-        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
+        grad_res = _autograd_grad(grads, dummies, v, create_graph=create_graph)
+        return _fill_in_zeros(grad_res, like, strict, create_graph, stage)
+
+
+def _returned(outputs, result, create_graph, outputs_tuple, result_tuple):
     outputs = _grad_postprocess(outputs, create_graph)
     result = _grad_postprocess(result, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(result, is_inputs_tuple))
+    return (_tuple_postprocess(outputs, outputs_tuple),
+            _tuple_postprocess(result, result_tuple))
 
 
 def _scalar_setup(func, inputs, v, create_graph, strict, fn_name):

@@ -359,6 +359,14 @@ def _new_tensor(cls, array):
     return t
 
 
+def _cast(dtype):
+    """x.float(), x.long(), ...: x.to(dtype)."""
+    def cast(self):
+        return self.to(dtype)
+    cast.__name__ = dtype.name
+    return cast
+
+
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
@@ -592,23 +600,8 @@ class Tensor:
     def type_as(self, other):
         return self.to(other.dtype)
 
-    def float(self):
-        return self.to(dtypes.float32)
-
-    def double(self):
-        return self.to(dtypes.float64)
-
-    def half(self):
-        return self.to(dtypes.float16)
-
-    def long(self):
-        return self.to(dtypes.int64)
-
-    def int(self):
-        return self.to(dtypes.int32)
-
-    def bool(self):
-        return self.to(dtypes.bool_)
+    float, double, half = _cast(dtypes.float32), _cast(dtypes.float64), _cast(dtypes.float16)
+    long, int, bool = _cast(dtypes.int64), _cast(dtypes.int32), _cast(dtypes.bool_)
 
     def cpu(self):
         return self
