@@ -3,9 +3,10 @@
 W4: gradcheck in full mode on f(x) = sum(sin(x) * x) with N = 10, 100, 1,000 float64 input
 elements, and fast mode at N = 1,000. numpy's column is the same work by hand: 2N evaluations
 of f for central differences and the closed-form gradient, compared as gradcheck compares.
-W5: the Hessian of g(x) = sum(sin(x) * cos(x)) + sum(x^2)^2 over a 50-element float64 vector;
-torch is timed as functional.hessian with vectorize=True (its fastest; gradtool accepts the
-flag and computes row by row), numpy's column is the closed form.
+W5: the Hessian of g(x) = sum(sin(x) * cos(x)) + sum(x^2)^2 over a 50-element float64 vector,
+as functional.hessian with vectorize=True on both frameworks (torch: vmap; gradtool: one
+backward pass over the batch of one-hot rows, autograd.grad's is_grads_batched); numpy's
+column is the closed form.
 """
 import numpy as np
 

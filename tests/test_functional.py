@@ -161,8 +161,9 @@ def _cases(T):
 
 
 @pytest.mark.parity
+@pytest.mark.parametrize("vectorize", [False, True])
 @pytest.mark.parametrize("create_graph", [False, True])
-def test_every_function_matches_torch(create_graph):
+def test_every_function_matches_torch(create_graph, vectorize):
     torch = pytest.importorskip("torch")
     results = {}
     for T in (gt, torch):
@@ -170,9 +171,10 @@ def test_every_function_matches_torch(create_graph):
         x, y, v2 = (T.tensor(a, dtype=T.float64) for a in (X, Y, X + 1))
         fn = T.autograd.functional
         kw = {"create_graph": create_graph}
+        vec = {"create_graph": create_graph, "vectorize": vectorize}
         results[T] = [
-            fn.jacobian(f, (x, y), **kw), fn.jacobian(lambda x: f(x, y)[0], x, **kw),
-            fn.hessian(s, (x, y), **kw), fn.hessian(lambda x: s(x, y), x, **kw),
+            fn.jacobian(f, (x, y), **vec), fn.jacobian(lambda x: f(x, y)[0], x, **vec),
+            fn.hessian(s, (x, y), **vec), fn.hessian(lambda x: s(x, y), x, **vec),
             fn.vjp(f, (x, y), (v2, T.tensor(2.0, dtype=T.float64)), **kw),
             fn.jvp(f, (x, y), (v2, y), **kw), fn.hvp(s, (x, y), (v2, y), **kw),
             fn.vhp(s, (x, y), (v2, y), **kw), fn.vjp(lambda x: s(x, y), x, **kw),
@@ -190,3 +192,103 @@ def _assert_same(ours, theirs, path="result"):
     assert ours.requires_grad == theirs.requires_grad, path
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10,
                                atol=1e-12, err_msg=path)
+
+
+# ---------------- vectorize=True: all rows in one batched backward pass ----------------
+def _jacobians(f, inputs, **kw):
+    return F.jacobian(f, inputs, **kw), F.jacobian(f, inputs, vectorize=True, **kw)
+
+
+class Cube(gt.autograd.Function):
+    """A custom Function: no batched formula, so it takes part one element at a time."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 3 * g * x ** 2
+
+
+@pytest.mark.parametrize("name, f, inputs", [
+    ("tuples, an unused input", lambda x, y, z: (x * y, (x.sin() * y).sum()),
+     lambda: (t(X), t(Y), t(Y))),
+    ("matrices and reductions", lambda m, x: (m @ x).softmax(0) + m.mean(1) * x.sum(),
+     lambda: (t(A), t(X))),
+    ("shape ops", lambda m: m.t().reshape(6).unsqueeze(0).expand(2, 6).transpose(0, 1),
+     lambda: t(A)),
+    ("a custom Function", lambda x: Cube.apply(x.exp()) * x, lambda: t(X)),
+    ("indexing (one element at a time)", lambda m: m[:, 1:] * m[0, 1:], lambda: t(A)),
+])
+def test_vectorized_jacobian_equals_row_by_row(name, f, inputs):
+    plain, vectorized = _jacobians(f, inputs())
+    _assert_same(vectorized, plain)
+
+
+def test_vectorized_jacobian_with_hooks_or_create_graph_goes_one_row_at_a_time():
+    seen = []
+
+    def f(x):
+        y = x * x
+        y.register_hook(lambda g: seen.append(tuple(g.shape)))
+        return y.sin()
+
+    plain, vectorized = _jacobians(f, t(X))
+    _assert_same(vectorized, plain)
+    assert seen == [(3,)] * 6, "hooks see one gradient at a time, as with vectorize=False"
+    x = t(X, requires_grad=True)
+    jac = F.jacobian(lambda x: x ** 3, x, create_graph=True, vectorize=True)
+    (second,) = gt.autograd.grad(jac.sum(), x)
+    close(second, 6 * X)
+
+
+def test_vectorized_hessian_matches_its_closed_form():
+    x0 = np.random.default_rng(5).standard_normal(50)
+    s = np.sum(x0 * x0)
+    expected = np.diag(-2 * np.sin(2 * x0)) + 4 * s * np.eye(50) + 8 * np.outer(x0, x0)
+    hess = F.hessian(lambda x: (x.sin() * x.cos()).sum() + (x * x).sum() ** 2, t(x0),
+                     vectorize=True)
+    np.testing.assert_allclose(hess.numpy(), expected, rtol=1e-10, atol=1e-10)
+
+
+# ---------------- autograd.grad(is_grads_batched=True) ----------------
+def test_batched_grads_are_one_vector_jacobian_product_per_row():
+    m = t(A, requires_grad=True)
+    out = (m * m).sum(1)
+    vs = RNG.standard_normal((4, 2))
+    (g,) = gt.autograd.grad(out, m, t(vs), is_grads_batched=True)
+    close(g, vs[:, :, None] * 2 * A)
+    assert not m.grad_fn and m.grad is None  # returned, not accumulated
+
+
+def test_batched_grads_errors_and_options_follow_torch():
+    x = t(X, requires_grad=True)
+    y = x * 2
+    with pytest.raises(RuntimeError, match=r"If `is_grads_batched=True`, we interpret the first "
+                       r"dimension .* grad_output\[0\] has a shape of gradtool.Size\(\[2\]\) "
+                       r"and output\[0\] has a shape of gradtool.Size\(\[3\]\)"):
+        gt.autograd.grad(y, x, t(np.ones((3, 2))), is_grads_batched=True, retain_graph=True)
+    with pytest.raises(ValueError, match="same size in the mapped dimension"):
+        gt.autograd.grad((y, y.sum()), x, (t(np.ones((2, 3))), t(np.ones(5))),
+                         is_grads_batched=True, retain_graph=True)
+    unused = t(Y, requires_grad=True)
+    g, zeros = gt.autograd.grad(y, (x, unused), t(np.eye(3)), is_grads_batched=True,
+                                materialize_grads=True)
+    close(g, 2 * np.eye(3))
+    close(zeros, np.zeros((3, 3)))
+
+
+@pytest.mark.parity
+def test_batched_grads_match_torch():
+    torch = pytest.importorskip("torch")
+    vs = RNG.standard_normal((5, 2))
+    results = []
+    for T in (gt, torch):
+        m = T.tensor(A, dtype=T.float64, requires_grad=True)
+        x = T.tensor(X, dtype=T.float64, requires_grad=True)
+        out = (m @ x.tanh()).softmax(0) * m.sum(1)
+        results.append(T.autograd.grad(out, (m, x), T.tensor(vs), is_grads_batched=True))
+    _assert_same(*results)

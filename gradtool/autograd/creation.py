@@ -38,8 +38,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of data. Python floats become float32, as in torch."""
     if isinstance(data, Tensor):
         array = data._data.copy()
-    elif isinstance(data, np.ndarray):
-        array = data.copy()
+    elif isinstance(data, (np.ndarray, np.generic)):  # numpy scalars keep their dtype too
+        array = np.array(data)
     else:
         array = np.array(_unwrap_nested(data))
         if array.dtype.kind not in "iufb":

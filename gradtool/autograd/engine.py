@@ -60,11 +60,14 @@ def gradient_edge(t):
     return (accumulator_of(t), 0)
 
 
-def _root_grads(outputs, grad_outputs, create_graph):
+def _root_grads(outputs, grad_outputs, create_graph, batched=False):
+    """The gradients backward starts from, checked against the outputs; `batched`: each
+    a batch of them (a leading batch dim)."""
     Tensor = T.Tensor
     grads = list(_as_tuple(grad_outputs)) or [None] * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(f"got {len(grads)} gradients for {len(outputs)} outputs")
+    batch = _batch_size(grads) if batched else None
     result = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if not isinstance(out, Tensor):
@@ -75,9 +78,21 @@ def _root_grads(outputs, grad_outputs, create_graph):
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = Tensor._wrap(np.ones_like(out._data))
+            ones = np.ones_like(out._data)
+            g = Tensor._wrap(ones if batch is None else
+                             np.broadcast_to(ones, (batch,) + ones.shape).copy())
         elif not isinstance(g, Tensor):
             g = Tensor._wrap(np.asarray(g, dtype=out._data.dtype))
+        if batch is not None:
+            if g._data.shape[1:] != out._data.shape:
+                raise RuntimeError(
+                    f"If `is_grads_batched=True`, we interpret the first dimension of each "
+                    f"grad_output as the batch dimension. The sizes of the remaining dimensions "
+                    f"are expected to match the shape of corresponding output, but a mismatch "
+                    f"was detected: grad_output[{i}] has a shape of "
+                    f"{_size(g._data.shape[1:])} and output[{i}] has a shape of "
+                    f"{_size(out._data.shape)}. If you only want some tensors in `grad_output` "
+                    f"to be considered batched, consider using vmap.")
         elif g._data.shape != out._data.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                f"{_size(g._data.shape)} and output[{i}] has a shape of "
@@ -86,6 +101,21 @@ def _root_grads(outputs, grad_outputs, create_graph):
             g = g.detach()
         result.append(g)
     return result
+
+
+def _batch_size(grads):
+    """The batch size of batched grad_outputs (None stands for a batch of ones)."""
+    sizes = {g.shape[0] if g.dim() else None for g in grads if g is not None}
+    if not sizes:
+        raise RuntimeError("If `is_grads_batched=True`, grad_outputs must give a batch of "
+                           "gradients for at least one output.")
+    if None in sizes:
+        raise RuntimeError("If `is_grads_batched=True`, each grad_output needs a batch "
+                           "dimension, but a 0-d grad_output was given.")
+    if len(sizes) > 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sorted(sizes)} for the mapped dimension")
+    return sizes.pop()
 
 
 def _size(shape):
@@ -118,8 +148,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("grad requires non-empty inputs.")
-    if is_grads_batched:
-        raise RuntimeError("is_grads_batched=True is not supported by gradtool")
     if allow_unused is None:
         allow_unused = materialize_grads
     if materialize_grads and not allow_unused:
@@ -131,12 +159,19 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     retain = create_graph if retain_graph is None else retain_graph
-    grads = _root_grads(outputs, grad_outputs, create_graph)
-    result = run(outputs, grads, retain, create_graph, inputs, accumulate=False)
+    if is_grads_batched:
+        grads = _root_grads(outputs, grad_outputs, create_graph, batched=True)
+        result = _batched_grad(outputs, grads, inputs, retain, create_graph)
+    else:
+        grads = _root_grads(outputs, grad_outputs, create_graph)
+        result = run(outputs, grads, retain, create_graph, inputs, accumulate=False)
     for i, g in enumerate(result):
         if g is None:
             if materialize_grads:
-                result[i] = Tensor._wrap(np.zeros_like(inputs[i]._data))
+                zeros = np.zeros_like(inputs[i]._data)
+                if is_grads_batched:
+                    zeros = np.zeros((grads[0].shape[0],) + zeros.shape, zeros.dtype)
+                result[i] = Tensor._wrap(zeros)
             elif not allow_unused:
                 raise RuntimeError("One of the differentiated Tensors appears to not have been "
                                    "used in the graph. Set allow_unused=True if this is the "
@@ -144,9 +179,39 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
-def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate):
+def _batched_grad(outputs, grads, inputs, retain_graph, create_graph):
+    """grad() for a batch of grad_outputs: each input's gradients, stacked. One backward pass
+    over batched arrays (nodes without batched formulas take one element at a time) when
+    nothing needs to see single gradients or record; otherwise one pass per element."""
+    batch = grads[0].shape[0]
+    if not (create_graph or anomaly.enabled or observer is not None or _has_hooks(outputs)):
+        return run(outputs, [g._data for g in grads], retain_graph, False, inputs,
+                   accumulate=False, batch=batch)
+    per_element = [run(outputs, [g[b] for g in grads], retain_graph or b < batch - 1,
+                       create_graph, inputs, accumulate=False) for b in range(batch)]
+    return [_stack_batch(column, inp, batch) for column, inp in zip(zip(*per_element), inputs)]
+
+
+def _stack_batch(grads, inp, batch):
+    if batch == 0 or all(g is None for g in grads):
+        return None
+    zeros = T.Tensor._wrap(np.zeros_like(inp._data))
+    return T.stack([zeros if g is None else g for g in grads])
+
+
+def _has_hooks(outputs):
+    """Whether a hook (or retain_grad) is set anywhere in the graph behind outputs."""
+    for node in topological_order([t._grad_fn or accumulator_of(t) for t in outputs]):
+        if node._hooks is not None or (type(node) is AccumulateGrad and node.variable._hooks):
+            return True
+    return False
+
+
+def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate, batch=None):
     """Execute the graph from `outputs`. With `inputs`, run only what leads to them and return
-    the gradient reaching each; with accumulate, sum into leaves (only `inputs`' if given)."""
+    the gradient reaching each; with accumulate, sum into leaves (only `inputs`' if given).
+    With `batch`, root_grads are arrays with a leading batch dim of that size, and so is every
+    gradient on the way (no hooks, no recording: see _batched_grad)."""
     root_edges = [gradient_edge(t) for t in outputs]
     root = GraphRoot(root_edges, root_grads, [(t._data.shape, t._data.dtype) for t in outputs])
     captures = needed = None
@@ -161,7 +226,7 @@ def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate):
         quiet = T.ERRSTATE.set(T.QUIET)
         try:
             captured = _execute(root, needed, captures, len(inputs or ()), retain_graph,
-                                create_graph, accumulate)
+                                create_graph, accumulate, batch)
         finally:
             T.ERRSTATE.reset(quiet)
         for callback in task.callbacks:
@@ -186,7 +251,7 @@ def _plan_captures(root, inputs):
     return captures, needed
 
 
-def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accumulate):
+def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accumulate, batch):
     Tensor = T.Tensor
     # Recording nothing, gradients travel as numpy arrays between the nodes that take them
     # (ops with array formulas): a Tensor is made only where one is handed out (hooks,
@@ -220,14 +285,17 @@ def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accum
         edges = node.next_functions
         if grads is not None or node is root:
             grads = grads or []
-            if on_arrays and not node.takes_arrays:
-                grads = _as_tensors(grads)
-            out = node.apply(grads) if observer is None else observer(node, grads)
+            if batch is not None:
+                out = (node.apply_batched(grads) if node.batches else
+                       _apply_per_element(node, grads, batch))
+            else:
+                if on_arrays and not node.takes_arrays:
+                    grads = _as_tensors(grads)
+                out = node.apply(grads) if observer is None else observer(node, grads)
             if anomaly.enabled and anomaly.check_nan:
                 anomaly.check_gradients(node, out)
             if len(out) != len(edges):
-                raise RuntimeError(f"function {node.name()} returned an incorrect number of "
-                                   f"gradients (expected {len(edges)}, got {len(out)})")
+                _wrong_count(node, out)
             if hooks is not None and hooks.post:
                 out = _run_post_hooks(hooks, out, grads)
         else:  # no gradient reached it: its inputs get none from it
@@ -245,8 +313,10 @@ def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accum
                 data = (g._data if type(g) is Tensor else
                         g if takes_arrays and type(g) is np.ndarray else None)
                 shape, dtype = metas[i]
+                if batch is not None:
+                    shape = (batch,) + shape
                 if data is None or data.shape != shape or data.dtype is not dtype:
-                    g = _validate(node, i, g)
+                    g = _validate(node, i, g, batch)
                     data = g if type(g) is np.ndarray else g._data
                 if on_arrays:
                     g = data
@@ -284,21 +354,52 @@ def _capture(captures, captured, node, grads):
             captured[i] = T.Tensor._wrap(g) if type(g) is np.ndarray else g
 
 
-def _validate(node, i, g):
+def _wrong_count(node, out):
+    n = len(node.next_functions)
+    raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                       f"(expected {n}, got {len(out)})")
+
+
+def _apply_per_element(node, grads, batch):
+    """A node with no batched formulas, in a batched backward: applied to each element of the
+    batch in turn, its gradients checked and stacked."""
+    Tensor = T.Tensor
+    per_element = []
+    for b in range(batch):
+        out = node.apply([None if g is None else Tensor._wrap(g[b, ...]) for g in grads])
+        if len(out) != len(node.next_functions):
+            _wrong_count(node, out)
+        per_element.append([None if g is None else _data(_validate(node, i, g))
+                            for i, g in enumerate(out)])
+    stacked = []
+    for column in zip(*per_element):
+        given = next((g for g in column if g is not None), None)
+        stacked.append(None if given is None else np.stack(
+            [np.zeros_like(given) if g is None else g for g in column]))
+    return stacked if per_element else [None] * len(node.next_functions)
+
+
+def _data(g):
+    return g if type(g) is np.ndarray else g._data
+
+
+def _validate(node, i, g, batch=None):
     """Check a returned gradient (a Tensor, or an array from a node taking arrays) against
-    input i's shape and dtype; unbroadcast and cast."""
-    on_array = type(g) is np.ndarray and node.takes_arrays
+    input i's shape and dtype; unbroadcast and cast. With `batch`, g is a batch of them."""
+    on_array = type(g) is np.ndarray and (node.takes_arrays or batch is not None)
     if not on_array and not isinstance(g, T.Tensor):
         raise TypeError(f"function {node.name()} returned a gradient of type "
                         f"{type(g).__name__} at index {i}, expected a Tensor or None")
     shape, dtype = node._input_meta[i]
     data = g if on_array else g._data
-    if data.shape != shape:
-        if not _expandable(shape, data.shape):
+    got = data.shape if batch is None else data.shape[1:]
+    if got != shape:
+        if not _expandable(shape, got):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
-                               f"{i} - got {list(data.shape)} but expected shape compatible "
+                               f"{i} - got {list(got)} but expected shape compatible "
                                f"with {list(shape)}")
-        g = K.sum_to(g, shape) if on_array else F.sum_to(g, shape)
+        g = (K.sum_to(g, shape, batched=batch is not None) if on_array else
+             F.sum_to(g, shape))
         data = g if on_array else g._data
     if data.dtype != dtype:
         if dtype.kind != "f" or data.dtype.kind != "f":

@@ -2,8 +2,8 @@
 
 Same arguments, results, output structure (a Tensor for a Tensor, tuples for tuples, a
 tuple of tuples for tuple outputs and inputs) and strict-mode errors as torch. jvp and hvp
-use the double-backward trick, as torch's do. `vectorize=True` gives the same result as
-`vectorize=False` (gradtool has no vmap: rows are computed one by one either way), and
+use the double-backward trick, as torch's do. `vectorize=True` computes all the rows of a
+Jacobian in one backward pass (autograd.grad with is_grads_batched=True), and
 strategy="forward-mode" is computed in reverse mode (gradtool has no forward-mode AD)."""
 import numpy as np
 
@@ -95,7 +95,8 @@ def _check_requires_grad(inputs, input_type, strict):
             raise RuntimeError(_REQUIRES_GRAD_MESSAGES[input_type].format(i=i))
 
 
-def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None,
+                   is_grads_batched=False):
     """autograd.grad that skips outputs which are None or do not require grad (no output
     left: no gradient at all) and never complains about unused inputs."""
     if grad_outputs is None:
@@ -104,7 +105,8 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
     if not kept:
         return (None,) * len(inputs)
     return _grad([o for o, _ in kept], list(inputs), [g for _, g in kept],
-                 retain_graph=retain_graph, create_graph=create_graph, allow_unused=True)
+                 retain_graph=retain_graph, create_graph=create_graph, allow_unused=True,
+                 is_grads_batched=is_grads_batched)
 
 
 _ZERO_FILL_MESSAGES = {
@@ -241,7 +243,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
                                               "jacobian")
         _check_requires_grad(outputs, "outputs", strict=strict)
-        jac = tuple(_jacobian_of_output(i, out, inputs, create_graph, strict)
+        of_output = _vectorized_jacobian_of_output if vectorize else _jacobian_of_output
+        jac = tuple(of_output(i, out, inputs, create_graph, strict)
                     for i, out in enumerate(outputs))
         jac = _grad_postprocess(jac, create_graph)
         return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
@@ -269,8 +272,28 @@ def _jacobian_of_output(i, out, inputs, create_graph, strict):
                                    f"of input {i}. This is not allowed in strict mode when "
                                    f"create_graph=True.")
             row.append(g)
-    return tuple((stack(row, 0) if row else _empty_rows(inp)).view(
-        tuple(out.shape) + tuple(inp.shape)) for row, inp in zip(rows, inputs))
+    return tuple(_rows(row, inp).view(tuple(out.shape) + tuple(inp.shape))
+                 for row, inp in zip(rows, inputs))
+
+
+def _rows(row, inp):
+    if len(row) == 1:  # a scalar output (hessian's inner jacobian): no stack to go through
+        return row[0]
+    return stack(row, 0) if row else _empty_rows(inp)
+
+
+def _vectorized_jacobian_of_output(i, out, inputs, create_graph, strict):
+    """All the rows of d out / d inputs in one backward pass: the one-hot grad_outputs as one
+    batch (the identity matrix)."""
+    n = out.numel()
+    if n == 0:
+        return _jacobian_of_output(i, out, inputs, create_graph, strict)
+    basis = Tensor._wrap(np.eye(n, dtype=out._data.dtype).reshape((n,) + tuple(out.shape)))
+    vjs = _autograd_grad((out,), inputs, (basis,), retain_graph=True,
+                         create_graph=create_graph, is_grads_batched=True)
+    return tuple((Tensor._wrap(np.zeros((n,) + inp._data.shape, inp._data.dtype)) if g is None
+                  else g).view(tuple(out.shape) + tuple(inp.shape))
+                 for g, inp in zip(vjs, inputs))
 
 
 def _empty_rows(inp):

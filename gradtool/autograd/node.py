@@ -50,6 +50,7 @@ class Node:
     __slots__ = ("next_functions", "_input_meta", "_saved", "_hooks", "_metadata",
                  "_anomaly_trace", "__weakref__")
     takes_arrays = False  # apply() also maps numpy arrays to arrays (the engine's fast path)
+    batches = False  # apply_batched() maps batches of gradients (see engine._batched_grad)
 
     def __init__(self, next_functions=(), input_meta=()):
         self.next_functions = next_functions
@@ -136,8 +137,12 @@ class GraphRoot(Node):
         super().__init__(tuple(edges), tuple(metas))
         self.grads = grads
 
+    batches = True
+
     def apply(self, grad_outputs):
         return list(self.grads)
+
+    apply_batched = apply
 
 
 class AccumulateGrad(Node):

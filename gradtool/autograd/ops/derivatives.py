@@ -17,6 +17,13 @@ A backward that records nothing (no create_graph) needs no Tensors: a row may de
 same math: `True` when its formulas are plain arithmetic and run unchanged on arrays, or
 {input: formula} spelled for arrays. The op sweep checks both: first order on arrays, second
 order through the Tensor formulas.
+
+autograd.grad(..., is_grads_batched=True) runs a batch of gradients through the graph at once
+(it makes functional.jacobian/hessian with vectorize=True one backward pass): a row may declare
+`on_batches`, array formulas whose `grad` has a leading batch dim (sizes and dims are still
+one element's): `True` when its array formulas broadcast over it unchanged (elementwise
+rows), or {input: formula}. Nodes of other rows take part one batch element at a time. The
+op sweep checks these against the array formulas, element by element.
 """
 import inspect
 
@@ -56,10 +63,19 @@ class OpNode(Node):
             return [None if child is None else self._evaluate(formula, grads)
                     for (child, _), formula in zip(self.next_functions, spec.formula_list)]
         # Recording nothing: the row's array formulas, on the arrays
-        grad = grads[0] if as_arrays else grads[0]._data
+        out = self._apply_arrays(spec.array_formulas, grads[0] if as_arrays else grads[0]._data)
+        return out if as_arrays else [None if g is None else _tensor.Tensor._wrap(g)
+                                      for g in out]
+
+    def apply_batched(self, grads):
+        """apply() for a batch of gradients (arrays with a leading batch dim), recording
+        nothing: the engine calls it for rows with `on_batches`."""
+        return self._apply_arrays(self.spec.batch_formulas, grads[0])
+
+    def _apply_arrays(self, formulas, grad):
         saved = self._saved
         out = []
-        for (child, _), (fn, names) in zip(self.next_functions, spec.array_formulas):
+        for (child, _), (fn, names) in zip(self.next_functions, formulas):
             if child is None:
                 out.append(None)
                 continue
@@ -71,9 +87,8 @@ class OpNode(Node):
                 g = fn(*args)
             else:
                 g = fn(grad)
-            if type(g) is not np.ndarray:  # a numpy scalar, from 0-d arrays
-                g = np.asarray(g)
-            out.append(g if as_arrays else _tensor.Tensor._wrap(g))
+            # a numpy scalar, from 0-d arrays, is made an array again
+            out.append(g if type(g) is np.ndarray else np.asarray(g))
         return out
 
     def _evaluate(self, formula, grads):
@@ -98,7 +113,7 @@ class OpSpec:
     # `spec`, not `self`: "self" is the name of most ops' first input, passed by keyword
     def __init__(spec, name, node_name, forward, *, args=(), outputs=("result",),
                  nondiff_outputs=(), variadic=False, promotes_dtype=True, view=False,
-                 on_arrays=None, **inputs):
+                 on_arrays=None, on_batches=None, **inputs):
         spec.name = name
         spec.view = view  # the output shares memory (and the version counter) with input 0
         spec.promotes_dtype = promotes_dtype  # int inputs give float32 results, as in torch
@@ -122,12 +137,17 @@ class OpSpec:
         spec.diff_inputs = tuple(n for n in spec.inputs if n in spec.formulas)
         spec.diff_positions = tuple(spec.inputs.index(n) for n in spec.diff_inputs)
         spec.formula_list = tuple(spec.formulas[n] for n in spec.diff_inputs)
-        spec.array_formulas = spec._array_formulas(node_name, on_arrays)
+        spec.array_formulas = spec._array_formulas(node_name, on_arrays, "on_arrays")
+        spec.batch_formulas = (spec.array_formulas if on_batches is True else
+                               spec._array_formulas(node_name, on_batches, "on_batches"))
+        if on_batches is not None and (spec.array_formulas is None or spec.multi_output):
+            raise TypeError(f"{node_name}: on_batches needs on_arrays and one output")
         spec.all_differentiable = spec.diff_inputs == spec.inputs
         spec.result_differentiable = outputs == MANY or outputs[0] not in nondiff_outputs
         spec.node_class = type(node_name, (OpNode,), {
             "__slots__": (), "spec": spec,
-            "takes_arrays": spec.array_formulas is not None and not spec.multi_output})
+            "takes_arrays": spec.array_formulas is not None and not spec.multi_output,
+            "batches": spec.batch_formulas is not None})
         # what to save, for each mask of the differentiable inputs that require grad
         spec.save_plans = tuple(spec._save_plan(mask)
                                 for mask in range(1 << len(spec.formula_list)))
@@ -135,21 +155,21 @@ class OpSpec:
     def __repr__(self):
         return f"<op {self.name} -> {self.node_class.__name__}>"
 
-    def _array_formulas(self, node_name, on_arrays):
-        """The row's formulas for arrays, aligned with formula_list, as (fn, the names it
-        reads after `grad`), or None."""
-        if on_arrays is None:
+    def _array_formulas(self, node_name, spelled, option):
+        """The row's formulas for arrays (`on_arrays`) or batches of them (`on_batches`),
+        aligned with formula_list, as (fn, the names it reads after `grad`), or None."""
+        if spelled is None:
             return None
-        if self.variadic or (on_arrays is not True and set(on_arrays) != set(self.diff_inputs)):
-            raise TypeError(f"{node_name}: on_arrays needs a formula for each of "
+        if self.variadic or (spelled is not True and set(spelled) != set(self.diff_inputs)):
+            raise TypeError(f"{node_name}: {option} needs a formula for each of "
                             f"{self.diff_inputs}")
         formulas = []
         for input_name, (fn, params) in zip(self.diff_inputs, self.formula_list):
-            if on_arrays is not True:  # spelled for arrays, reading the same values
-                fn = on_arrays[input_name]
+            if spelled is not True:  # spelled for arrays, reading the same values
+                fn = spelled[input_name]
                 if tuple(inspect.signature(fn).parameters) != params:
-                    raise TypeError(f"{node_name}: the array formula for {input_name!r} must "
-                                    f"take the Tensor formula's parameters {params}")
+                    raise TypeError(f"{node_name}: the {option} formula for {input_name!r} "
+                                    f"must take the Tensor formula's parameters {params}")
             if params[0] != "grad" or "grads" in params:
                 raise TypeError(f"{node_name}: array formulas take `grad` first (one output)")
             formulas.append((fn, params[1:]))
@@ -197,39 +217,43 @@ op = OpSpec
 ND = NON_DIFFERENTIABLE
 
 # ======================= elementwise, one input =======================
-NEG = op("neg", "NegBackward0", np.negative, on_arrays=True, self=lambda grad: -grad)
+NEG = op("neg", "NegBackward0", np.negative, on_arrays=True, on_batches=True,
+         self=lambda grad: -grad)
 ABS = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sign(),
-         on_arrays=dict(self=lambda grad, self: grad * np.sign(self)))
+         on_batches=True, on_arrays=dict(self=lambda grad, self: grad * np.sign(self)))
 SIGN = op("sign", "SignBackward0", np.sign, self=lambda grad: F.zeros_like(grad))
-EXP = op("exp", "ExpBackward0", np.exp, on_arrays=True,
+EXP = op("exp", "ExpBackward0", np.exp, on_arrays=True, on_batches=True,
          self=lambda grad, result: grad * result)
-LOG = op("log", "LogBackward0", np.log, on_arrays=True, self=lambda grad, self: grad / self)
-LOG1P = op("log1p", "Log1PBackward0", np.log1p, on_arrays=True,
+LOG = op("log", "LogBackward0", np.log, on_arrays=True, on_batches=True,
+         self=lambda grad, self: grad / self)
+LOG1P = op("log1p", "Log1PBackward0", np.log1p, on_arrays=True, on_batches=True,
            self=lambda grad, self: grad / (self + 1))
-EXPM1 = op("expm1", "Expm1Backward0", np.expm1, on_arrays=True,
+EXPM1 = op("expm1", "Expm1Backward0", np.expm1, on_arrays=True, on_batches=True,
            self=lambda grad, result: grad * (result + 1))
-SQRT = op("sqrt", "SqrtBackward0", np.sqrt, on_arrays=True,
+SQRT = op("sqrt", "SqrtBackward0", np.sqrt, on_arrays=True, on_batches=True,
           self=lambda grad, result: grad / (2 * result))
-RSQRT = op("rsqrt", "RsqrtBackward0", K.rsqrt, on_arrays=True,
+RSQRT = op("rsqrt", "RsqrtBackward0", K.rsqrt, on_arrays=True, on_batches=True,
            self=lambda grad, result: -0.5 * grad * result ** 3)
 SIN = op("sin", "SinBackward0", np.sin, self=lambda grad, self: grad * self.cos(),
-         on_arrays=dict(self=lambda grad, self: grad * np.cos(self)))
+         on_batches=True, on_arrays=dict(self=lambda grad, self: grad * np.cos(self)))
 COS = op("cos", "CosBackward0", np.cos, self=lambda grad, self: -grad * self.sin(),
-         on_arrays=dict(self=lambda grad, self: -grad * np.sin(self)))
-TAN = op("tan", "TanBackward0", np.tan, on_arrays=True,
+         on_batches=True, on_arrays=dict(self=lambda grad, self: -grad * np.sin(self)))
+TAN = op("tan", "TanBackward0", np.tan, on_arrays=True, on_batches=True,
          self=lambda grad, result: grad * (1 + result * result))
-TANH = op("tanh", "TanhBackward0", np.tanh, on_arrays=True,
+TANH = op("tanh", "TanhBackward0", np.tanh, on_arrays=True, on_batches=True,
           self=lambda grad, result: grad * (1 - result * result))
-SIGMOID = op("sigmoid", "SigmoidBackward0", K.sigmoid, on_arrays=True,
+SIGMOID = op("sigmoid", "SigmoidBackward0", K.sigmoid, on_arrays=True, on_batches=True,
              self=lambda grad, result: grad * result * (1 - result))
 # relu'(0) = 0: the gradient passes only where the output is positive.
 RELU = op("relu", "ReluBackward0", K.relu,
            self=lambda grad, result: F.where(result > 0, grad, 0),
-           on_arrays=dict(self=lambda grad, result: K.where(result > 0, grad, 0)))
+           on_arrays=dict(self=lambda grad, result: K.where(result > 0, grad, 0)),
+           on_batches=True)
 # clamp passes the gradient at the bounds themselves (torch: min <= x <= max).
 CLAMP = op("clamp", "ClampBackward1", K.clamp, args=("min", "max"),
            self=lambda grad, self, min, max: F.clamp_backward(grad, self, min, max))
-CLONE = op("clone", "CloneBackward0", K.clone, on_arrays=True, self=lambda grad: grad)
+CLONE = op("clone", "CloneBackward0", K.clone, on_arrays=True, on_batches=True,
+           self=lambda grad: grad)
 # Ops that overwrite their input entirely (used in place): no gradient flows to what was there.
 COPY = op("copy_", "CopyBackwards", K.copy,
           self=lambda grad: F.zeros_like(grad),
@@ -245,23 +269,24 @@ TO_COPY = op("to", "ToCopyBackward0", K.to_dtype, args=("dtype",), promotes_dtyp
 
 # ======================= elementwise, two inputs (broadcasting) =======================
 # Gradients come back in the broadcast shape; the engine sums them to each input's shape.
-ADD = op("add", "AddBackward0", K.add, args=("alpha",), on_arrays=True,
+ADD = op("add", "AddBackward0", K.add, args=("alpha",), on_arrays=True, on_batches=True,
          self=lambda grad: grad,
          other=lambda grad, alpha: F.scale(grad, alpha))
-SUB = op("sub", "SubBackward0", K.sub, args=("alpha",), on_arrays=True,
+SUB = op("sub", "SubBackward0", K.sub, args=("alpha",), on_arrays=True, on_batches=True,
          self=lambda grad: grad,
          other=lambda grad, alpha: F.scale(grad, -alpha))
-RSUB = op("rsub", "RsubBackward1", K.rsub, args=("other",), on_arrays=True,
+RSUB = op("rsub", "RsubBackward1", K.rsub, args=("other",), on_arrays=True, on_batches=True,
            self=lambda grad: -grad)
-MUL = op("mul", "MulBackward0", np.multiply, on_arrays=True,
+MUL = op("mul", "MulBackward0", np.multiply, on_arrays=True, on_batches=True,
          self=lambda grad, other: grad * other,
          other=lambda grad, self: grad * self)
-DIV = op("div", "DivBackward0", np.true_divide, on_arrays=True,
+DIV = op("div", "DivBackward0", np.true_divide, on_arrays=True, on_batches=True,
          self=lambda grad, other: grad / other,
          other=lambda grad, self, other: -grad * self / (other * other))
 POW = op("pow", "PowBackward0", np.power, args=("exponent",),
          self=lambda grad, self, exponent: F.pow_backward(grad, self, exponent),
-         on_arrays=dict(self=lambda grad, self, exponent: K.pow_backward(grad, self, exponent)))
+         on_arrays=dict(self=lambda grad, self, exponent: K.pow_backward(grad, self, exponent)),
+         on_batches=True)
 POW_TENSOR = op("pow", "PowBackward1", np.power,
                 self=lambda grad, self, exponent: F.pow_backward_self(grad, self, exponent),
                 exponent=lambda grad, self, exponent, result:
@@ -279,7 +304,10 @@ MINIMUM = op("minimum", "MinimumBackward0", np.minimum,
 WHERE = op("where", "WhereBackward0", K.where,
            condition=ND,
            self=lambda grad, condition: F.where(condition, grad, 0),
-           other=lambda grad, condition: F.where(condition, 0, grad))
+           other=lambda grad, condition: F.where(condition, 0, grad),
+           on_arrays=dict(self=lambda grad, condition: K.where(condition, grad, 0),
+                          other=lambda grad, condition: K.where(condition, 0, grad)),
+           on_batches=True)
 MASKED_FILL = op("masked_fill", "MaskedFillBackward0", K.masked_fill, args=("value",),
                  self=lambda grad, mask: grad.masked_fill(mask, 0),
                  mask=ND)
@@ -294,7 +322,10 @@ MM = op("mm", "MmBackward0", np.matmul,
             self=lambda grad, mat2, self_sym_sizes, self_sym_strides:
                 K.mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides),
             mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides:
-                K.mm_mat2_backward(grad, self, mat2_sym_sizes, mat2_sym_strides)))
+                K.mm_mat2_backward(grad, self, mat2_sym_sizes, mat2_sym_strides)),
+        on_batches=dict(  # matmul broadcasts over the batch dim
+            self=lambda grad, mat2, self_sym_sizes, self_sym_strides: grad @ mat2.T,
+            mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides: self.T @ grad))
 MV = op("mv", "MvBackward0", np.matmul,
         self=lambda grad, vec: grad.unsqueeze(1) * vec,
         vec=lambda grad, self: self.t().mv(grad))
@@ -312,23 +343,30 @@ MATMUL = op("matmul", "MatmulBackward0", np.matmul,
 # ======================= reductions =======================
 SUM = op("sum", "SumBackward0", K.sum_all,
          self=lambda grad, self_sym_sizes: grad.expand(self_sym_sizes),
-         on_arrays=dict(self=lambda grad, self_sym_sizes: np.broadcast_to(grad, self_sym_sizes)))
+         on_arrays=dict(self=lambda grad, self_sym_sizes: np.broadcast_to(grad, self_sym_sizes)),
+         on_batches=dict(self=lambda grad, self_sym_sizes: K.expand_batch(grad, self_sym_sizes)))
 SUM_DIM = op("sum", "SumBackward1", K.sum_dim, args=("dim", "keepdim"),
              self=lambda grad, self_sym_sizes, dim, keepdim:
                  F.sum_backward(grad, self_sym_sizes, dim, keepdim),
              on_arrays=dict(self=lambda grad, self_sym_sizes, dim, keepdim:
-                 K.sum_backward(grad, self_sym_sizes, dim, keepdim)))
+                 K.sum_backward(grad, self_sym_sizes, dim, keepdim)),
+             on_batches=dict(self=lambda grad, self_sym_sizes, dim, keepdim: K.sum_backward(
+                 grad, K.batch_sizes(grad, self_sym_sizes), K.batch_dims(dim), keepdim)))
 # (the array formula divides before broadcasting: the same quotients, one pass fewer)
 MEAN = op("mean", "MeanBackward0", K.mean_all,
           self=lambda grad, self_sym_sizes, self_sym_numel:
               grad.expand(self_sym_sizes) / self_sym_numel,
           on_arrays=dict(self=lambda grad, self_sym_sizes, self_sym_numel:
-              np.broadcast_to(grad / self_sym_numel, self_sym_sizes)))
+              np.broadcast_to(grad / self_sym_numel, self_sym_sizes)),
+          on_batches=dict(self=lambda grad, self_sym_sizes, self_sym_numel:
+              K.expand_batch(grad / self_sym_numel, self_sym_sizes)))
 MEAN_DIM = op("mean", "MeanBackward1", K.mean_dim, args=("dim", "keepdim"),
               self=lambda grad, self_sym_sizes, dim, keepdim:
                   F.mean_backward(grad, self_sym_sizes, dim, keepdim),
               on_arrays=dict(self=lambda grad, self_sym_sizes, dim, keepdim:
-                  K.mean_backward(grad, self_sym_sizes, dim, keepdim)))
+                  K.mean_backward(grad, self_sym_sizes, dim, keepdim)),
+              on_batches=dict(self=lambda grad, self_sym_sizes, dim, keepdim: K.mean_backward(
+                  grad, K.batch_sizes(grad, self_sym_sizes), K.batch_dims(dim), keepdim)))
 VAR = op("var", "VarBackward0", K.var, args=("dim", "correction", "keepdim"),
          self=lambda grad, self, dim, correction, keepdim:
              F.var_backward(grad, self, dim, correction, keepdim))
@@ -368,34 +406,53 @@ NORM = op("norm", "NormBackward1", K.norm, args=("dim", "keepdim"),
 SOFTMAX = op("softmax", "SoftmaxBackward0", K.softmax, args=("dim",),
              self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, True)),
              on_arrays=dict(self=lambda grad, result, dim:
-                 result * (grad - (grad * result).sum(dim, keepdims=True))))
+                 result * (grad - (grad * result).sum(dim, keepdims=True))),
+             on_batches=dict(self=lambda grad, result, dim:
+                 result * (grad - (grad * result).sum(dim + 1, keepdims=True))))
 LOG_SOFTMAX = op("log_softmax", "LogSoftmaxBackward0", K.log_softmax, args=("dim",),
                  self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, True),
                  on_arrays=dict(self=lambda grad, result, dim:
-                     grad - np.exp(result) * grad.sum(dim, keepdims=True)))
+                     grad - np.exp(result) * grad.sum(dim, keepdims=True)),
+                 on_batches=dict(self=lambda grad, result, dim:
+                     grad - np.exp(result) * grad.sum(dim + 1, keepdims=True)))
 
 # ======================= shapes =======================
+# for a batch of gradients: reshape to a batch of the input's sizes
+_RESHAPE_BATCH = dict(self=lambda grad, self_sym_sizes:
+                      grad.reshape(K.batch_sizes(grad, self_sym_sizes)))
 VIEW = op("view", "ViewBackward0", K.view, view=True, args=("size",), on_arrays=True,
+          on_batches=_RESHAPE_BATCH,
           self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
 UNSAFE_VIEW = op("reshape", "UnsafeViewBackward0", K.reshape, args=("size",), on_arrays=True,
+                 on_batches=_RESHAPE_BATCH,
                  self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
 SQUEEZE = op("squeeze", "SqueezeBackward0", K.squeeze, view=True, args=("dim",),
-             on_arrays=True, self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+             on_arrays=True, on_batches=_RESHAPE_BATCH,
+             self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
 SQUEEZE_DIM = op("squeeze", "SqueezeBackward1", K.squeeze, view=True, args=("dim",),
-                 on_arrays=True, self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+                 on_arrays=True, on_batches=_RESHAPE_BATCH,
+                 self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
 UNSQUEEZE = op("unsqueeze", "UnsqueezeBackward0", K.unsqueeze, view=True, args=("dim",),
-               on_arrays=True, self=lambda grad, dim: grad.squeeze(dim))
+               on_arrays=True, on_batches=dict(self=lambda grad, dim: grad.squeeze(dim + 1)),
+               self=lambda grad, dim: grad.squeeze(dim))
 TRANSPOSE = op("transpose", "TransposeBackward0", K.transpose, view=True, args=("dim0", "dim1"),
                self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1),
-               on_arrays=dict(self=lambda grad, dim0, dim1: np.swapaxes(grad, dim0, dim1)))
+               on_arrays=dict(self=lambda grad, dim0, dim1: np.swapaxes(grad, dim0, dim1)),
+               on_batches=dict(self=lambda grad, dim0, dim1:
+                   np.swapaxes(grad, dim0 + 1, dim1 + 1)))
 T = op("t", "TBackward0", np.transpose, view=True, self=lambda grad: grad.t(),
-       on_arrays=dict(self=lambda grad: grad.T))
+       on_arrays=dict(self=lambda grad: grad.T),
+       on_batches=dict(self=lambda grad: K.transpose_batch(grad)))
 PERMUTE = op("permute", "PermuteBackward0", K.permute, view=True, args=("dims",),
              self=lambda grad, dims: grad.permute(tuple(np.argsort(dims))),
-             on_arrays=dict(self=lambda grad, dims: np.transpose(grad, np.argsort(dims))))
+             on_arrays=dict(self=lambda grad, dims: np.transpose(grad, np.argsort(dims))),
+             on_batches=dict(self=lambda grad, dims:
+                 np.transpose(grad, (0, *(np.argsort(dims) + 1)))))
 EXPAND = op("expand", "ExpandBackward0", K.expand, view=True, args=("size",),
             self=lambda grad, self_sym_sizes: F.sum_to(grad, self_sym_sizes),
-            on_arrays=dict(self=lambda grad, self_sym_sizes: K.sum_to(grad, self_sym_sizes)))
+            on_arrays=dict(self=lambda grad, self_sym_sizes: K.sum_to(grad, self_sym_sizes)),
+            on_batches=dict(self=lambda grad, self_sym_sizes:
+                K.sum_to(grad, self_sym_sizes, batched=True)))
 
 # ======================= indexing, joining, splitting =======================
 SELECT = op("select", "SelectBackward0", K.select, view=True, args=("dim", "index"),

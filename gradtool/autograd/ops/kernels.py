@@ -316,17 +316,20 @@ def pow_backward(grad, self, exponent):
     return grad * exponent * self ** (exponent - 1)
 
 
-def sum_to(grad, shape):
-    """Sum a broadcast gradient back down to `shape`."""
+def sum_to(grad, shape, batched=False):
+    """Sum a broadcast gradient back down to `shape`; `batched`: grad is a batch of them (a
+    leading batch dim, which stays)."""
     shape = tuple(shape)
-    if grad.shape == shape:
+    keep = 1 if batched else 0
+    if grad.shape[keep:] == shape:
         return grad
-    lead = grad.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1)
+    lead = grad.ndim - keep - len(shape)
+    dims = tuple(range(keep, keep + lead)) + tuple(
+        keep + lead + i for i, n in enumerate(shape)
+        if n == 1 and grad.shape[keep + lead + i] != 1)
     if dims:
         grad = np.sum(grad, axis=dims, keepdims=True)
-    return grad.reshape(shape) if lead else grad
+    return grad.reshape(grad.shape[:keep] + shape) if lead else grad
 
 
 def sum_backward(grad, sizes, dim, keepdim):
@@ -336,6 +339,27 @@ def sum_backward(grad, sizes, dim, keepdim):
 def mean_backward(grad, sizes, dim, keepdim):
     count = int(np.prod([sizes[d] for d in dim]))
     return sum_backward(grad, sizes, dim, keepdim) / count
+
+
+# ---- batches of gradients (autograd.grad's is_grads_batched: the table's `on_batches`):
+# grad has a leading batch dim; sizes and dims of the op are those of one element ----
+def batch_sizes(grad, sizes):
+    return grad.shape[:1] + tuple(sizes)
+
+
+def batch_dims(dims):
+    return tuple(d + 1 for d in dims)
+
+
+def expand_batch(grad, sizes):
+    """Each element of a batch of scalars, broadcast to `sizes`."""
+    return np.broadcast_to(grad.reshape(grad.shape[:1] + (1,) * len(sizes)),
+                           batch_sizes(grad, sizes))
+
+
+def transpose_batch(grad):
+    """t() of each element of a batch (of 0-, 1- or 2-d tensors)."""
+    return grad.transpose(0, *range(grad.ndim - 1, 0, -1))
 
 
 # ---- matrix products ----
