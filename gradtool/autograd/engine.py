@@ -105,7 +105,7 @@ def _root_grads(outputs, grad_outputs, create_graph, batched=False):
 
 def _batch_size(grads):
     """The batch size of batched grad_outputs (None stands for a batch of ones)."""
-    sizes = {g.shape[0] if g.dim() else None for g in grads if g is not None}
+    sizes = {np.shape(g)[0] if np.ndim(g) else None for g in grads if g is not None}
     if not sizes:
         raise RuntimeError("If `is_grads_batched=True`, grad_outputs must give a batch of "
                            "gradients for at least one output.")

@@ -70,7 +70,13 @@ class OpNode(Node):
     def apply_batched(self, grads):
         """apply() for a batch of gradients (arrays with a leading batch dim), recording
         nothing: the engine calls it for rows with `on_batches`."""
-        return self._apply_arrays(self.spec.batch_formulas, grads[0])
+        spec = self.spec
+        if spec.variadic:  # one formula: the gradients of every tensor in the list
+            (fn, names), = spec.batch_formulas
+            all_grads = fn(grads[0], *(self._saved[name] for name in names))
+            return [g if child is not None else None
+                    for g, (child, _) in zip(all_grads, self.next_functions)]
+        return self._apply_arrays(spec.batch_formulas, grads[0])
 
     def _apply_arrays(self, formulas, grad):
         saved = self._saved
@@ -140,8 +146,10 @@ class OpSpec:
         spec.array_formulas = spec._array_formulas(node_name, on_arrays, "on_arrays")
         spec.batch_formulas = (spec.array_formulas if on_batches is True else
                                spec._array_formulas(node_name, on_batches, "on_batches"))
-        if on_batches is not None and (spec.array_formulas is None or spec.multi_output):
-            raise TypeError(f"{node_name}: on_batches needs on_arrays and one output")
+        if spec.multi_output and on_batches is not None or (
+                on_batches is True and spec.array_formulas is None):
+            raise TypeError(f"{node_name}: on_batches needs one output, and on_arrays to "
+                            f"reuse (True)")
         spec.all_differentiable = spec.diff_inputs == spec.inputs
         spec.result_differentiable = outputs == MANY or outputs[0] not in nondiff_outputs
         spec.node_class = type(node_name, (OpNode,), {
@@ -160,7 +168,8 @@ class OpSpec:
         aligned with formula_list, as (fn, the names it reads after `grad`), or None."""
         if spelled is None:
             return None
-        if self.variadic or (spelled is not True and set(spelled) != set(self.diff_inputs)):
+        if (self.variadic and option == "on_arrays") or (
+                spelled is not True and set(spelled) != set(self.diff_inputs)):
             raise TypeError(f"{node_name}: {option} needs a formula for each of "
                             f"{self.diff_inputs}")
         formulas = []
@@ -495,9 +504,12 @@ SCATTER_ADD = op("scatter_add", "ScatterAddBackward0", K.scatter_add, args=("dim
                  index=ND,
                  src=lambda grad, dim, index: grad.gather(dim, index))
 CAT = op("cat", "CatBackward0", K.cat, args=("dim",), variadic=True,
+         on_batches=dict(tensors=lambda grad, tensors_args_sizes, dim: np.split(
+             grad, np.cumsum([s[dim] for s in tensors_args_sizes])[:-1], axis=dim + 1)),
          tensors=lambda grad, tensors_args_sizes, dim:
              F.cat_backward(grad, tensors_args_sizes, dim))
 STACK = op("stack", "StackBackward0", K.stack, args=("dim",), variadic=True,
+           on_batches=dict(tensors=lambda grad, dim: list(np.moveaxis(grad, dim + 1, 0))),
            tensors=lambda grad, dim: [grad.select(dim, i) for i in range(grad.shape[dim])])
 SPLIT = op("split", "SplitBackward0", K.split, view=True, args=("split_size", "dim"), outputs=MANY,
            self=lambda grads, dim: F.cat(grads, dim))
