@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/profile_w1.py                 # cProfile, top functions
     .venv/bin/python benchmarks/profile_w1.py --sort cumulative --top 40
     .venv/bin/python benchmarks/profile_w1.py --breakdown     # timed experiments, no profiler
+    .venv/bin/python benchmarks/profile_w1.py --gc 100000     # GC: objects per op, collections
     .venv/bin/py-spy record -r 2000 -f speedscope -o w1.json -- \\
         .venv/bin/python benchmarks/profile_w1.py --loop 10   # sampling, no cProfile overhead
 
@@ -94,6 +95,53 @@ def breakdown():
           f"  numpy forward alone              {numpy_fwd:6.2f}")
 
 
+def gc_report(depth):
+    """What the cyclic GC costs a chain of `depth` ops: the GC-tracked objects each recorded op
+    leaves alive (by type), and the collections per generation during forward and backward."""
+    import collections
+    x, g = make()
+    step(x, g)
+    gc.collect()
+    gc.freeze()  # as the benchmark: the import-time heap is not scanned
+    before = {id(o) for o in gc.get_objects()}
+    y = chain(gt, x, depth)
+    fresh = [o for o in gc.get_objects() if id(o) not in before]
+    kinds = collections.Counter(type(o).__name__ for o in fresh)
+    print(f"GC-tracked objects alive per op after the forward: {len(fresh) / depth:.2f}")
+    for name, n in kinds.most_common(8):
+        print(f"  {n / depth:5.2f}  {name}")
+    del fresh, y
+    stats = {}
+    started = [0.0]
+
+    def callback(phase, info):
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            s = stats.setdefault((where[0], info["generation"]), [0, 0.0])
+            s[0] += 1
+            s[1] += time.perf_counter() - started[0]
+    where = ["fwd"]
+    x.grad = None
+    gc.collect()
+    gc.callbacks.append(callback)
+    try:
+        t0 = time.perf_counter()
+        y = chain(gt, x, depth)
+        t1 = time.perf_counter()
+        where[0] = "bwd"
+        y.backward(g)
+        del y
+        t2 = time.perf_counter()
+    finally:
+        gc.callbacks.remove(callback)
+        gc.unfreeze()
+    print(f"fwd {(t1 - t0) / depth * 1e6:.2f} µs/op, bwd (with freeing) "
+          f"{(t2 - t1) / depth * 1e6:.2f} µs/op; collections:")
+    for (phase, gen), (n, sec) in sorted(stats.items()):
+        print(f"  {phase} gen{gen}: {n:4d} collections, {sec / depth * 1e6:.2f} µs/op")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sort", default="tottime")
@@ -102,9 +150,14 @@ def main():
     p.add_argument("--loop", type=int, default=0,
                    help="just run the chain for N seconds (for py-spy), no cProfile")
     p.add_argument("--breakdown", action="store_true")
+    p.add_argument("--gc", type=int, metavar="DEPTH", default=0,
+                   help="GC-tracked objects per op and collections per generation at DEPTH")
     args = p.parse_args()
     if args.breakdown:
         breakdown()
+        return
+    if args.gc:
+        gc_report(args.gc)
         return
     x, g = make()
     step(x, g)

@@ -4,6 +4,7 @@ import weakref
 from . import grad_mode
 from . import tensor as T  # tensor.py imports this module too: use T.Tensor at call time only
 
+_state = grad_mode.state
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -104,8 +105,9 @@ class Node:
 
     def release_saved(self):
         """Free saved tensors after backward (non-tensor values stay readable, as in torch)."""
-        if self._saved:
-            for value in self._saved.values():
+        saved = self._saved
+        if saved:
+            for value in saved.values():
                 if type(value) is SavedTensor:
                     value.release()
 
@@ -179,7 +181,7 @@ class SavedTensor:
                  "_graph_edge")
 
     def __init__(self, tensor, is_output=False):
-        if tensor._is_inference and not is_output:
+        if not is_output and tensor._is_inference:
             raise RuntimeError("Inference tensors cannot be saved for backward. To work around "
                                "you can make a clone to get a normal tensor and use it in "
                                "autograd.")
@@ -187,8 +189,7 @@ class SavedTensor:
         self.saved_version = counter[0]
         self.is_output = is_output
         self._freed = False
-        self._packed = None
-        self._unpack_hook = None
+        self._packed = self._unpack_hook = None
         if is_output:
             self._tensor = None
             self._data = tensor._data
@@ -197,7 +198,7 @@ class SavedTensor:
         else:
             self._tensor = tensor
             self._data = None
-        hooks = grad_mode.state.saved_tensors_hooks
+        hooks = _state.saved_tensors_hooks
         if hooks:  # the innermost saved_tensors_hooks pair packs every tensor saved inside it
             self.register_hooks(*hooks[-1])
 

@@ -1,5 +1,6 @@
 """Tensor, and `call`: the one dispatch every op goes through (forward, then recording)."""
 import collections
+import contextvars
 import numbers
 
 import numpy as np
@@ -19,10 +20,38 @@ except ImportError:  # pragma: no cover - a numpy that moved its internals: the 
         set = staticmethod(lambda quiet: np.seterr(all="ignore"))
         reset = staticmethod(lambda old: np.seterr(**old))
     QUIET = None
+
+
+def _quiet_context():
+    """A context for running forwards, where numpy's error state is QUIET: Context.run costs
+    a fraction of setting and resetting the state around each op (each set allocates)."""
+    if QUIET is None:  # pragma: no cover - the public way, set and reset around each call
+        return _SetErrRunner()
+    ctx = contextvars.copy_context()
+    ctx.run(ERRSTATE.set, QUIET)
+    return ctx
+
+
+class _SetErrRunner:  # pragma: no cover - numpy without the context variable
+    @staticmethod
+    def run(fn, *args):
+        old = np.seterr(all="ignore")
+        try:
+            return fn(*args)
+        finally:
+            np.seterr(**old)
+
+
+# A Context is entered by one thread at a time, and not twice: call() uses this shared one,
+# and when it is busy (another thread's forward runs in it, or a forward came back to call),
+# the thread's own one (_forward_elsewhere).
+_QUIET = _quiet_context()
+
+
 _FLOAT64 = np.dtype(np.float64)
 _FLOAT32 = np.dtype(np.float32)
 _NO_EDGE = (None, 0)
-_NO_NODE = (None, 0)
+_new_object = object.__new__
 
 
 class Size(tuple):
@@ -49,42 +78,49 @@ def call(spec, inputs, args=()):
         for x in inputs:  # (a plain loop: a list comprehension is a function call in 3.11)
             arrays.append(x._data if isinstance(x, Tensor) else x)
     # _forward, inlined: as torch, inf and nan are results, not warnings (log(0), 0/0, ...)
-    token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
+    forward = spec.forward
     try:
-        out = spec.forward(*arrays, *args) if args else spec.forward(*arrays)
+        out = _QUIET.run(forward, *arrays, *args) if args else _QUIET.run(forward, *arrays)
     except ValueError as e:
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
-    finally:
-        if token is not None:
-            ERRSTATE.reset(token)
-    node, mask = _make_node(spec, inputs) if _state.grad_enabled else _NO_NODE
+    except RuntimeError as e:  # (raised by Context.run, before the forward, if _QUIET is busy)
+        if not str(e).startswith("cannot enter context"):
+            raise
+        out = _forward_elsewhere(spec, arrays, args)
     if spec.multi_output:
-        return _multi_output(spec, inputs, args, arrays, out, node, mask)
+        return _multi_output(spec, inputs, args, arrays, out)
     if type(out) is not np.ndarray or out.dtype is _FLOAT64:
         out = _as_result(out, arrays, spec)
     result = _new_tensor(Tensor, out)
     if spec.view:
         _share_base(inputs[0], (result,))
-    # integer and bool results (and declared non-differentiable ones) never require grad
-    if node is not None and spec.result_differentiable and out.dtype.kind == "f":
-        result._requires_grad = True
-        result._grad_fn = node
-        plan = spec.save_plans[mask]
-        node._saved = _save(plan, inputs, args, arrays, (result,)) if plan else {}
+    # integer and bool results (and declared non-differentiable ones) never require grad,
+    # so their op records nothing
+    if _state.grad_enabled and spec.result_differentiable and (
+            out.dtype is _FLOAT32 or out.dtype.kind == "f"):
+        node = _make_node(spec, inputs)
+        if node is not None:
+            result._requires_grad = True
+            result._grad_fn = node
+            plan = node._saved
+            node._saved = _save(plan, inputs, args, arrays, (result,)) if plan else {}
     return result
 
 
-def _multi_output(spec, inputs, args, arrays, outs, node, mask):
+def _multi_output(spec, inputs, args, arrays, outs):
     """call's ending for ops with several outputs (max(dim), split, ...)."""
+    node = _make_node(spec, inputs) if _state.grad_enabled else None
     results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
                     for i, o in enumerate(outs))
     if spec.view:
         _share_base(inputs[0], results)
     if node is not None:
+        plan = node._saved
+        node._saved = None
         node._output_meta = [(r._data.shape, r._data.dtype) if r._grad_fn is node else None
                              for r in results]
         if results[0]._grad_fn is node:
-            node._saved = _save(spec.save_plans[mask], inputs, args, arrays, results)
+            node._saved = _save(plan, inputs, args, arrays, results)
     return results
 
 
@@ -97,10 +133,11 @@ def call_inplace(spec, inputs, args=()):
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     out = _forward(spec, arrays, args)
     _check_writable(target, out)
-    node, mask = _make_node(spec, inputs) if _state.grad_enabled else _NO_NODE
+    node = _make_node(spec, inputs) if _state.grad_enabled else None
     if node is not None:  # inputs are saved as they were before the write
-        plan = spec.save_plans[mask]
-        saved = _save([e for e in plan if e[1] != "output"], inputs, args, arrays, None)
+        plan = node._saved
+        saved = node._saved = _save([e for e in plan if e[1] != "output"], inputs, args,
+                                    arrays, None)
         for value in saved.values():
             if type(value) is SavedTensor and value._tensor is target:
                 value.snapshot()
@@ -113,7 +150,6 @@ def call_inplace(spec, inputs, args=()):
         views.rebase_history(target, node)
         saved.update(_save([e for e in plan if e[1] == "output"], inputs, args, arrays,
                            (target,)))
-        node._saved = saved
     return target
 
 
@@ -134,10 +170,31 @@ def _forward(spec, arrays, args):
     return _as_result(out, arrays, spec)
 
 
+def _forward_elsewhere(spec, arrays, args):
+    """call's forward when _QUIET is busy: in this thread's own quiet context, or as it is if
+    that one is busy too (a forward that came back to call() runs in it already)."""
+    quiet = _state.quiet_context
+    if quiet is None:
+        quiet = _state.quiet_context = _quiet_context()
+    try:
+        return quiet.run(spec.forward, *arrays, *args)
+    except ValueError as e:
+        raise RuntimeError(_shape_error(spec, arrays, e)) from None
+    except RuntimeError as e:
+        if not str(e).startswith("cannot enter context"):
+            raise
+    try:
+        return spec.forward(*arrays, *args)
+    except ValueError as e:
+        raise RuntimeError(_shape_error(spec, arrays, e)) from None
+
+
 def _make_node(spec, inputs):
-    """The op's backward node, with one edge per differentiable input, or (None, 0) when no
-    input requires grad. `mask` has a bit set for each differentiable input that does."""
-    if spec.variadic:
+    """The op's backward node, with one edge per differentiable input, or None when no input
+    requires grad. Its `_saved` holds what to save (the spec's plan for the inputs that
+    require grad) until the caller replaces it by the saved values."""
+    variadic = spec.variadic
+    if variadic:
         tensors = inputs[0]
     elif spec.all_differentiable:
         tensors = inputs
@@ -156,20 +213,40 @@ def _make_node(spec, inputs):
                 fn = x._grad_fn
                 edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
                 data = x._data
-                metas.append((data.shape, data.dtype))
+                shape = data.shape
+                meta = _METAS.get(shape)
+                if meta is None or meta[1] is not data.dtype:
+                    meta = _shared_meta(shape, data.dtype)
+                metas.append(meta)
                 bit <<= 1
                 continue
         edges.append(_NO_EDGE)
         metas.append(None)
         bit <<= 1
     if not mask:
-        return _NO_NODE
-    if spec.variadic:  # one formula gives the gradients of the whole list
-        mask = 1
-    node = spec.node_class(tuple(edges), tuple(metas))
-    if anomaly.enabled:
-        node._anomaly_trace = anomaly.user_site()
-    return node, mask
+        return None
+    # Node.__init__'s fields, set here: no __init__ frame on the hot path
+    node = _new_object(spec.node_class)
+    node.next_functions = tuple(edges)
+    node._input_meta = tuple(metas)
+    # (variadic: one formula gives the gradients of the whole list)
+    node._saved = spec.save_plans[1 if variadic else mask]
+    node._hooks = node._metadata = None
+    node._anomaly_trace = anomaly.user_site() if anomaly.enabled else None
+    return node
+
+
+# The (shape, dtype) pairs of the nodes' _input_meta, one per shape (with the last dtype
+# seen): a pair (and its shape tuple) per recorded input would be two more GC-tracked
+# allocations per op, which long graphs pay for in every collection that scans them.
+_METAS = {}
+
+
+def _shared_meta(shape, dtype):
+    if len(_METAS) >= 4096:  # bounded: shapes that keep changing must not pile up
+        _METAS.clear()
+    meta = _METAS[shape] = (shape, dtype)
+    return meta
 
 
 def _wrap_output(spec, array, node, i):
@@ -189,10 +266,10 @@ def _save(plan, inputs, args, arrays, results):
         if kind == "input":
             v = inputs[where]
             saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
-        elif kind == "arg":
-            saved[name] = args[where]
         elif kind == "output":
             saved[name] = SavedTensor(results[where], True)  # is_output (a keyword costs more)
+        elif kind == "arg":
+            saved[name] = args[where]
         else:
             index, suffix = where
             saved[name] = _D.derived(arrays[index], suffix)
@@ -344,15 +421,12 @@ def _shape(args):
 
 def _new_tensor(cls, array):
     """Tensor._wrap (called directly on the hot path: no classmethod to bind)."""
-    t = object.__new__(cls)
+    t = _new_object(cls)
     t._data = array
     t._requires_grad = False
-    t._grad_fn = None
     t._output_nr = 0
-    t._grad = None
+    t._grad_fn = t._grad = t._accumulator = t._hooks = None
     t._version_counter = [0, None]  # [version, where the last in-place op ran]
-    t._accumulator = None
-    t._hooks = None
     t._base = None  # for views: the tensor that owns the memory
     t._base_grad_fn = None  # for views: the base's grad_fn when this view's history was set
     t._is_inference = _state.inference

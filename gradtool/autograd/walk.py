@@ -5,17 +5,17 @@ def count_dependencies(roots):
     """{node: number of edges pointing at it} over every node reachable from roots."""
     counts = {}
     stack = list(roots)
-    on_stack = set(stack)  # the roots: walked from the start
+    # the roots are walked from the start; a single root is no node's descendant (a DAG)
+    on_stack = set(stack) if len(stack) > 1 else ()
     while stack:
         for child, _ in stack.pop().next_functions:
-            if child is None:
-                continue
-            if child in counts:
-                counts[child] += 1
-            else:  # first seen: walk on below it
-                counts[child] = 1
-                if child not in on_stack:
-                    stack.append(child)
+            if child is not None:
+                if child in counts:
+                    counts[child] += 1
+                else:  # first seen: walk on below it
+                    counts[child] = 1
+                    if child not in on_stack:
+                        stack.append(child)
     return counts
 
 
