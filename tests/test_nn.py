@@ -489,9 +489,10 @@ def test_nodes_are_tagged_with_the_innermost_module_by_qualified_name():
     assert ("SumBackward0", "") in tags  # the root's own op
     assert ("MulBackward0", "encoder") in tags  # Block.forward's own op
     assert ("ReluBackward0", "encoder.act") in tags
-    assert {("MmBackward0", "encoder.fc1"), ("MmBackward0", "head")} <= tags
-    assert {("TBackward0", "encoder.fc1"), ("AddBackward0", "head")} <= tags
-    mm = next(n for n in nodes(out) if n.name() == "MmBackward0" and module_of(n) == "encoder.fc1")
+    assert {("AddmmBackward0", "encoder.fc1"), ("AddmmBackward0", "head")} <= tags
+    assert {("TBackward0", "encoder.fc1"), ("TBackward0", "head")} <= tags
+    mm = next(n for n in nodes(out)
+              if n.name() == "AddmmBackward0" and module_of(n) == "encoder.fc1")
     assert mm.metadata["module_type"] == "Linear"
     assert [name for name, _ in mm.metadata["nn_module_stack"]] == ["", "encoder", "encoder.fc1"]
     assert mm.metadata["nn_module_stack"][-1][1] is model.encoder.fc1
@@ -533,7 +534,7 @@ def test_the_inputs_history_is_not_tagged():
     out = model(x)
     tags = {n.name(): module_of(n) for n in nodes(out)}
     assert tags["MulBackward0"] is None
-    assert tags["ReluBackward0"] == "1" and tags["AddBackward0"] == "0"
+    assert tags["ReluBackward0"] == "1" and tags["AddmmBackward0"] == "0"
     assert "2" not in tags.values() and "3" not in tags.values()  # they returned their input
 
 

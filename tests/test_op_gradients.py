@@ -262,6 +262,14 @@ case("masked_fill", "MASKED_FILL", lambda x, m: x.masked_fill(m, 3.0),
 # ------------------------------ matrix products ------------------------------
 case("mm", "MM", lambda a, b: a.mm(b), normals((3, 4), (4, 2)),
      lambda v, a, b: [v @ b.T, a.T @ v])
+case("addmm", "ADDMM", lambda c, a, b: c.addmm(a, b), normals((3, 2), (3, 4), (4, 2)),
+     lambda v, c, a, b: [v, v @ b.T, a.T @ v])
+case("addmm_scaled_bias_row", "ADDMM",
+     lambda c, a, b: gt.addmm(c, a, b, beta=0.5, alpha=-2.0), normals((2,), (3, 4), (4, 2)),
+     lambda v, c, a, b: [0.5 * v.sum(0), -2.0 * v @ b.T, -2.0 * a.T @ v])
+case("linear_transposed_weight", "ADDMM",  # nn.Linear: the weight enters transposed
+     lambda x, w, c: gt.nn.functional.linear(x, w, c), normals((3, 4), (2, 4), (2,)),
+     lambda v, x, w, c: [v @ w, v.T @ x, v.sum(0)])
 case("mv", "MV", lambda a, b: gt.mv(a, b), normals((3, 4), (4,)),
      lambda v, a, b: [np.outer(v, b), a.T @ v])
 case("dot", "DOT", lambda a, b: a.dot(b), normals((4,), (4,)), lambda v, a, b: [v * b, v * a])

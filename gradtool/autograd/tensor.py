@@ -368,7 +368,8 @@ _BROADCASTING_OPS = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "w
 
 
 _LEGACY_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
-                      "int64": "Long", "int32": "Int", "bool": "Bool"}
+                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                      "uint8": "Byte", "bool": "Bool"}
 
 
 def version_error(saved, owner):
@@ -762,6 +763,28 @@ class Tensor:
         _check_matrix("mm", self, 2, "self")
         _check_matrix("mm", mat2, 2, "mat2")
         return matmul(self, mat2)
+
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        """beta * self + alpha * (mat1 @ mat2), one AddmmBackward0 node (Linear's)."""
+        for name, m in (("mat1", mat1), ("mat2", mat2)):
+            if m.dim() != 2:
+                raise RuntimeError(f"{name} must be a matrix, got {m.dim()}-D tensor")
+        if mat1.shape[1] != mat2.shape[0]:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                               f"({mat1.shape[0]}x{mat1.shape[1]} and "
+                               f"{mat2.shape[0]}x{mat2.shape[1]})")
+        for name, m in (("mat1", mat1), ("mat2", mat2)):
+            if m.dtype != self.dtype:
+                raise RuntimeError(f"self and {name} must have the same dtype, but got "
+                                   f"{_LEGACY_TYPE_NAMES.get(self._data.dtype.name)} and "
+                                   f"{_LEGACY_TYPE_NAMES.get(m._data.dtype.name)}")
+        size = (mat1.shape[0], mat2.shape[1])
+        if not _broadcastable(tuple(self.shape), size):
+            raise RuntimeError(f"The expanded size of the tensor ({size[-1]}) must match the "
+                               f"existing size ({self.shape[-1]}) at non-singleton dimension "
+                               f"{len(size) - 1}.  Target sizes: {list(size)}.  Tensor sizes: "
+                               f"{list(self.shape)}")
+        return call(_D.ADDMM, (self, mat1, mat2), (beta, alpha))
 
     def bmm(self, mat2):
         _check_matrix("bmm", self, 3, "batch1")
@@ -1198,6 +1221,11 @@ def _as_tensor(x):
 
 def _like(x, ref):
     return x if isinstance(x, Tensor) else Tensor._wrap(np.asarray(x, dtype=ref._data.dtype))
+
+
+def _broadcastable(shape, target):
+    return len(shape) <= len(target) and all(
+        s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
 
 
 def _check_matrix(op_name, t, ndim, arg):

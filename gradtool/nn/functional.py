@@ -14,9 +14,15 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 # ---------------- layers ----------------
 def linear(input, weight, bias=None):
-    """input @ weight.T + bias, with weight of shape (out_features, in_features)."""
-    out = input.matmul(weight.t())
-    return out if bias is None else out + bias
+    """input @ weight.T + bias, with weight of shape (out_features, in_features): with a
+    bias, one AddmmBackward0 node on the input's rows (viewed as a matrix), as torch."""
+    if bias is None:
+        return input.matmul(weight.t())
+    if input.dim() == 2:
+        return bias.addmm(input, weight.t())
+    rows = input.reshape(-1, input.shape[-1]) if input.dim() else input
+    out = bias.addmm(rows, weight.t())
+    return out.view(*input.shape[:-1], weight.shape[0])
 
 
 def relu(input, inplace=False):

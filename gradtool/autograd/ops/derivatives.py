@@ -335,6 +335,25 @@ MM = op("mm", "MmBackward0", np.matmul,
         on_batches=dict(  # matmul broadcasts over the batch dim
             self=lambda grad, mat2, self_sym_sizes, self_sym_strides: grad @ mat2.T,
             mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides: self.T @ grad))
+# Linear's node: bias + input @ weight.t(), the product's backward as mm's
+ADDMM = op("addmm", "AddmmBackward0", K.addmm, args=("beta", "alpha"),
+           self=lambda grad, beta: F.scale(grad, beta),
+           mat1=lambda grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha: F.scale(
+               F.mm_mat1_backward(grad, mat2, mat1_sym_sizes, mat1_sym_strides), alpha),
+           mat2=lambda grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha: F.scale(
+               F.mm_mat2_backward(grad, mat1, mat2_sym_sizes, mat2_sym_strides), alpha),
+           on_arrays=dict(
+               self=lambda grad, beta: F.scale(grad, beta),
+               mat1=lambda grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha: F.scale(
+                   K.mm_mat1_backward(grad, mat2, mat1_sym_sizes, mat1_sym_strides), alpha),
+               mat2=lambda grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha: F.scale(
+                   K.mm_mat2_backward(grad, mat1, mat2_sym_sizes, mat2_sym_strides), alpha)),
+           on_batches=dict(
+               self=lambda grad, beta: F.scale(grad, beta),
+               mat1=lambda grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha:
+                   F.scale(grad @ mat2.T, alpha),
+               mat2=lambda grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha:
+                   F.scale(mat1.T @ grad, alpha)))
 MV = op("mv", "MvBackward0", np.matmul,
         self=lambda grad, vec: grad.unsqueeze(1) * vec,
         vec=lambda grad, self: self.t().mv(grad))

@@ -367,6 +367,17 @@ def matmul(self, other):
     return np.matmul(self, other)
 
 
+def addmm(self, mat1, mat2, beta, alpha):
+    """beta * self + alpha * (mat1 @ mat2), adding into the product (no second buffer);
+    beta = 0 ignores self, NaNs included, as torch."""
+    out = np.matmul(mat1, mat2)
+    if alpha != 1:
+        out *= alpha
+    if beta != 0:
+        out += self if beta == 1 else beta * self
+    return out
+
+
 def is_column_major(sizes, strides):
     """A matrix stored transposed (weight.t()): torch's test in mm's backward."""
     return strides[0] == 1 and strides[1] == sizes[0]
