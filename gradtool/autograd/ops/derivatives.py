@@ -267,7 +267,7 @@ CLONE = op("clone", "CloneBackward0", K.clone, on_arrays=True, on_batches=True,
 COPY = op("copy_", "CopyBackwards", K.copy,
           self=lambda grad: F.zeros_like(grad),
           src=lambda grad: grad)
-FILL = op("fill_", "FillBackward0", K.fill, args=("value",), self=lambda grad: F.zeros_like(grad))
+FILL = op("fill_", "FillBackward2", K.fill, args=("value",), self=lambda grad: F.zeros_like(grad))
 ZERO = op("zero_", "ZeroBackward0", K.zero, self=lambda grad: F.zeros_like(grad))
 NORMAL = op("normal_", "NormalBackward0", K.normal, args=("mean", "std", "generator"),
             self=lambda grad: F.zeros_like(grad))
