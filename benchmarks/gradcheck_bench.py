@@ -6,7 +6,8 @@ A full-mode check of f at N input elements evaluates f 2N times (central differe
 once with a graph, and runs 2N backward passes (the analytical Jacobian, twice, as torch
 does, to catch nondeterminism). The floor for the numerical half is plain numpy evaluating
 the same f 2N times, perturbing one element each time. Printed: the median of --repeats runs
-of each, and torch.autograd.gradcheck on the same function when torch is importable.
+of each, and torch.autograd.gradcheck (full and fast mode) on the same function when torch
+is importable.
 """
 import argparse
 import os
@@ -107,6 +108,10 @@ def main():
             return (t.sin() * t).exp()
         rows.append(("torch.autograd.gradcheck, full mode",
                      median_time(lambda: torch.autograd.gradcheck(f_torch, (tx,)),
+                                 args.repeats)))
+        rows.append(("torch.autograd.gradcheck, fast mode",
+                     median_time(lambda: torch.autograd.gradcheck(f_torch, (tx,),
+                                                                  fast_mode=True),
                                  args.repeats)))
     except ImportError:
         pass

@@ -12,6 +12,7 @@ Evaluations of func: full mode 1 (with a graph, for the analytical side) + 2 per
 element; fast mode 1 + 2 per projection per input, whatever the inputs' sizes. Only a
 failure costs more (a full-mode recheck, the float64 and kink probes)."""
 import dataclasses
+import functools
 import sys
 import warnings
 
@@ -37,6 +38,8 @@ FAST_SEED = 67280421310721  # fixed, as torch's own generator: checks are reprod
 # wrong entry in a large Jacobian is diluted by the projections and can hide well below 1.
 NEAR_PASS = 1e-3
 _PROBE_SEED = 1234
+_ONE = np.ones(1)  # fast mode's v for an output of one element
+_CACHED_ELEMENTS = 1 << 16  # fast-mode directions kept for sizes up to this (512 KiB)
 
 _NOT_REENTRANT = (
     "Backward is not reentrant, i.e., running backward with same input and grad_output "
@@ -175,6 +178,10 @@ class _Check(Diagnoses):
         self.numerical = {}              # input position -> [per output: (n_in, n_out)]
         self.second = {}                 # input position -> second differences per element
         self.rows = {}                   # output index -> [per diff input: (n_in, n_out)]
+        # One output of one element (a scalar loss): the stages run backward with grad_output
+        # 1 twice, which is what the grad_output probe would run for w = 1; they keep the two
+        # results (arrays per diff input) here for it.
+        self.unit_grads = None
 
     # ---------------- stages ----------------
     def run(self):
@@ -189,7 +196,7 @@ class _Check(Diagnoses):
         self.outputs = [outs[i] for i in self.out_positions]
         self.report = report = GradcheckReport(
             order=self.order, mode="fast" if o.fast_mode else "full",
-            options=dataclasses.asdict(o), inputs=self._describe(self.inputs, self.labels),
+            options=dict(vars(o)), inputs=self._describe(self.inputs, self.labels),
             outputs=self._describe(outs, [f"output {i}" for i in range(len(outs))]))
         self._probe_hazards(versions)
         self.ev.phase = "numerical"
@@ -227,6 +234,9 @@ class _Check(Diagnoses):
             again, _, _ = self._backward(A.jacobian_rows, out, self.diff_inputs)
             self.rows[i] = rows
             self._attributes(i, sizes_ok, types_ok, A.max_difference(rows, again))
+            if sizes_ok and self._scalar_loss():
+                self.unit_grads = [[r.reshape(x.shape) for r, x in zip(rs, self.diff_inputs)]
+                                   for rs in (rows, again)]
             for j, p in enumerate(self.diff_positions):
                 pair = self._pair(i, j, self.numerical[p][opos], rows[j])
                 self.report.pairs.append(pair)
@@ -255,33 +265,28 @@ class _Check(Diagnoses):
                 {"output_index": i, "max_difference": spread}))
 
     def _fast(self):
+        """torch's fast mode with fast_projections (u, v) pairs: per projection, J u from 2
+        evaluations per input and v^T J from one backward per output (one for all
+        projections when the output has one element); torch's checks of the analytical side
+        on the first."""
         o = self.opts
-        rng = np.random.default_rng(FAST_SEED)
         projections = {}
-        reentrant_failed = set()
-        for _ in range(o.fast_projections):
-            us = [_unit(rng.standard_normal(x.numel())) for x in self.diff_inputs]
-            vs = [_unit(rng.standard_normal(out.numel())) for out in self.outputs]
+        grads = {}  # output index -> v^T J per diff input, as arrays
+        directions = _fast_directions(tuple(x.numel() for x in self.diff_inputs),
+                                      tuple(out.numel() for out in self.outputs),
+                                      o.fast_projections)
+        for k, (us, vs) in enumerate(directions):
+            us_l1 = [np.abs(u).sum() for u in us]
             jus = [N.directional_wrt(self.ev, self.inputs, p, u.reshape(x.shape), o.eps)
                    for p, u, x in zip(self.diff_positions, us, self.diff_inputs)]
             for i, (opos, out, v) in enumerate(zip(self.out_positions, self.outputs, vs)):
-                g = self._backward(A.vjp, (out,), self.diff_inputs, (v,))
-                again = self._backward(A.vjp, (out,), self.diff_inputs, (v,))
-                sizes_ok = all(x is None or x.shape == d.shape
-                               for x, d in zip(g, self.diff_inputs))
-                types_ok = all(x is None or x.dtype == d.dtype
-                               for x, d in zip(g, self.diff_inputs))
-                g, again = A.as_arrays(g, self.diff_inputs), A.as_arrays(again,
-                                                                          self.diff_inputs)
-                spread = A.max_difference(g, again)
-                if i not in reentrant_failed and (spread > o.nondet_tol or not sizes_ok or
-                                                  (not types_ok and o.check_grad_dtypes)):
-                    reentrant_failed.add(i)
-                    self._attributes(i, sizes_ok, types_ok, spread)
-                for j, (u, ju) in enumerate(zip(us, jus)):
+                if i not in grads or v is not _ONE:  # one backward per v (_fast_directions)
+                    grads[i] = self._fast_vjp(i, v, reentrancy=k == 0)
+                v_l1 = np.abs(v).sum()
+                for j, (u, u_l1, ju) in enumerate(zip(us, us_l1, jus)):
                     n = float(v @ ju[opos])
-                    a = float(g[j].ravel() @ u)
-                    tol = o.atol * np.abs(u).sum() * np.abs(v).sum() + o.rtol * abs(n)
+                    a = float(grads[i][j].ravel() @ u)
+                    tol = o.atol * u_l1 * v_l1 + o.rtol * abs(n)
                     ratio = abs(a - n) / tol if tol else (0.0 if a == n else np.inf)
                     projections.setdefault((i, j), []).append(
                         {"numerical": n, "analytical": a, "tolerance": float(tol),
@@ -290,6 +295,27 @@ class _Check(Diagnoses):
         for j in range(len(self.diff_inputs)):
             for i in range(len(self.outputs)):
                 self._fast_pair(i, j, projections[(i, j)])
+
+    def _fast_vjp(self, i, v, reentrancy):
+        """v^T J of output i, as arrays. With reentrancy, backward runs twice and the result
+        is checked as torch checks its one projection: sizes, dtypes, the same twice."""
+        o, xs = self.opts, self.diff_inputs
+        g = self._backward(A.vjp, (self.outputs[i],), xs, (v,))
+        arrays = A.as_arrays(g, xs)
+        if reentrancy:
+            again = A.as_arrays(self._backward(A.vjp, (self.outputs[i],), xs, (v,)), xs)
+            sizes_ok = all(x is None or x.shape == d.shape for x, d in zip(g, xs))
+            types_ok = all(x is None or x.dtype == d.dtype for x, d in zip(g, xs))
+            spread = A.max_difference(arrays, again)
+            if spread > o.nondet_tol or not sizes_ok or (not types_ok and o.check_grad_dtypes):
+                self._attributes(i, sizes_ok, types_ok, spread)
+            if sizes_ok and self._scalar_loss():
+                self.unit_grads = [arrays, again]
+        return arrays
+
+    def _scalar_loss(self):
+        """One differentiable output, of one element."""
+        return len(self.outputs) == 1 and self.outputs[0].numel() == 1
 
     def _fast_pair(self, i, j, projections):
         worst = max(projections, key=lambda p: p["ratio"])
@@ -326,10 +352,9 @@ class _Check(Diagnoses):
         o = self.opts
         nonzero = False
         if o.fast_mode:
-            rng = np.random.default_rng(FAST_SEED)
-            for p, x in zip(self.diff_positions, self.diff_inputs):
-                u = _unit(rng.standard_normal(x.numel())).reshape(x.shape)
-                ju = N.directional_wrt(self.ev, self.inputs, p, u, o.eps)
+            [(us, _)] = _fast_directions(tuple(x.numel() for x in self.diff_inputs), (), 1)
+            for p, x, u in zip(self.diff_positions, self.diff_inputs, us):
+                ju = N.directional_wrt(self.ev, self.inputs, p, u.reshape(x.shape), o.eps)
                 nonzero |= any(j is not None and j.size and np.abs(j).max() > o.nondet_tol
                                for j in ju)
         else:
@@ -343,29 +368,32 @@ class _Check(Diagnoses):
 
     def _grad_output_checks(self):
         """torch's test that backward is multiplied by grad_output (zero in, zero out), and
-        gradtool's with a non-unit grad_output w: backward(2w) = 2 backward(w), the same
-        twice."""
+        gradtool's with a grad_output w (random, or 1 for a scalar loss): backward(2w) =
+        2 backward(w), the same twice."""
         if not self.outputs:
             return
         o, outs, xs = self.opts, self.outputs, self.diff_inputs
         zero = self._backward(A.vjp, outs, xs, [np.zeros(t.shape) for t in outs])
+        at_zero = any(g is not None and g._data.any() for g in zero)
         for g, x in zip(zero, xs):
             if g is None:
                 continue
-            problem = ("backward not multiplied by grad_output" if not np.all(g._data == 0)
+            problem = ("backward not multiplied by grad_output" if g._data.any()
                        else "grad is incorrect type" if g.dtype != x.dtype
                        else "grad is incorrect size" if g.shape != x.shape else None)
             if problem:
                 self._fail("grad_output", problem)
                 break
-        rng = np.random.default_rng(_PROBE_SEED)
-        w = [rng.uniform(0.5, 1.5, t.shape) * rng.choice((-1.0, 1.0), t.shape) for t in outs]
-        g1 = A.as_arrays(self._backward(A.vjp, outs, xs, w), xs)
-        g1b = A.as_arrays(self._backward(A.vjp, outs, xs, w), xs)
+        if self.unit_grads is not None:  # w = 1, already run twice by the stage
+            w, (g1, g1b) = [np.ones(outs[0].shape)], self.unit_grads
+        else:
+            rng = np.random.default_rng(_PROBE_SEED)
+            w = [rng.uniform(0.5, 1.5, t.shape) * rng.choice((-1.0, 1.0), t.shape)
+                 for t in outs]
+            g1 = A.as_arrays(self._backward(A.vjp, outs, xs, w), xs)
+            g1b = A.as_arrays(self._backward(A.vjp, outs, xs, w), xs)
         g2 = A.as_arrays(self._backward(A.vjp, outs, xs, [2 * x for x in w]), xs)
-        close = lambda a, b: all(np.allclose(x, y, o.rtol, o.atol)  # noqa: E731
-                                 for x, y in zip(a, b))
-        at_zero = any(g is not None and np.any(g._data != 0) for g in zero)
+        close = lambda a, b: _all_close(a, b, o.rtol, o.atol)  # noqa: E731
         found = {d.kind for d in self.report.diagnoses}
         if at_zero and close(g1, g2) and "ignores_grad_output" not in found:
             self.report.diagnoses.append(Diagnosis(
@@ -378,7 +406,7 @@ class _Check(Diagnoses):
             self.report.diagnoses.append(Diagnosis(
                 "nonlinear_in_grad_output", "warning",
                 "backward is not linear in grad_output: backward(2w) != 2 backward(w) for a "
-                "random w.", {}))
+                "grad_output w.", {}))
         spread = A.max_difference(g1, g1b)
         if spread > o.nondet_tol and not found & {"nondeterministic_backward"}:
             self.report.diagnoses.append(Diagnosis(
@@ -582,6 +610,42 @@ def _random_grad_output(out):
     dtype = out._data.dtype if out.is_floating_point() else np.dtype(np.float64)
     values = generator().uniform(-1.0, 1.0, out.shape).astype(dtype)
     return Tensor._wrap(values).requires_grad_()
+
+
+def _all_close(xs, ys, rtol, atol):
+    """np.allclose(x, y) for every pair (its rule: |x - y| <= atol + rtol * |y| where y is
+    finite, else x == y), without its overhead, which this small check would pay per call."""
+    with np.errstate(invalid="ignore"):  # inf - inf
+        return all(((np.abs(x - y) <= atol + rtol * np.abs(y)) & np.isfinite(y) | (x == y))
+                   .all() for x, y in zip(xs, ys))
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_directions(in_sizes, out_sizes, count):
+    return _draw_directions(in_sizes, out_sizes, count)
+
+
+def _fast_directions(in_sizes, out_sizes, count):
+    """Fast mode's random directions for inputs and outputs of these sizes: per projection,
+    (a unit u per input, a unit v per output). An output of one element has one unit
+    direction up to sign: its v is 1 in every projection (torch's v is positive too), so
+    its v^T J is the same in all of them and one backward serves them all. The directions
+    are fixed by FAST_SEED, so for small sizes they are drawn once and kept (drawing them
+    costs as much as a backward pass of a small function)."""
+    small = (sum(in_sizes) + sum(out_sizes)) * count <= _CACHED_ELEMENTS
+    return (_cached_directions if small else _draw_directions)(in_sizes, out_sizes, count)
+
+
+def _draw_directions(in_sizes, out_sizes, count):
+    rng = np.random.default_rng(FAST_SEED)
+    directions = []
+    for _ in range(count):
+        us = tuple(_unit(rng.standard_normal(n)) for n in in_sizes)
+        vs = tuple(_ONE if n == 1 else _unit(rng.standard_normal(n)) for n in out_sizes)
+        for a in us + vs:
+            a.flags.writeable = False  # shared by every check of these sizes
+        directions.append((us, vs))
+    return tuple(directions)
 
 
 def _unit(v):
