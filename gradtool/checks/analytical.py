@@ -16,25 +16,25 @@ def vjp(outputs, diff_inputs, grad_outputs):
 
 
 def jacobian_rows(output, diff_inputs):
-    """The Jacobians of one output with respect to each input, built row by row from
-    vjp(e_m) (torch's layout: (input numel, output numel)), and whether every returned
-    gradient had its input's shape and dtype."""
+    """The Jacobians of one output with respect to each input, built from vjp(e_m) for every
+    output element m, all in one batched backward pass (torch's layout: (input numel, output
+    numel)), and whether every returned gradient had its input's shape and dtype."""
     n_out = output.numel()
     jacobians = [np.zeros((x.numel(), n_out)) for x in diff_inputs]
+    if n_out == 0:
+        return jacobians, True, True
+    basis = np.eye(n_out, dtype=output._data.dtype).reshape((n_out,) + output._data.shape)
+    grads = engine.grad([output], list(diff_inputs), [Tensor._wrap(basis)], retain_graph=True,
+                        allow_unused=True, is_grads_batched=True)
     sizes_ok = types_ok = True
-    basis = np.zeros(n_out)
-    for m in range(n_out):
-        basis[m] = 1.0
-        grads = vjp((output,), diff_inputs, (basis,))
-        basis[m] = 0.0
-        for jac, g, x in zip(jacobians, grads, diff_inputs):
-            if g is None:
-                continue
-            if g.shape != x.shape:
-                sizes_ok = False
-                continue
-            types_ok &= g.dtype == x.dtype
-            jac[:, m] = g._data.ravel()
+    for jac, g, x in zip(jacobians, grads, diff_inputs):
+        if g is None:
+            continue
+        if g.shape[1:] != x.shape:
+            sizes_ok = False
+            continue
+        types_ok &= g.dtype == x.dtype
+        jac[:] = g._data.reshape(n_out, -1).T
     return jacobians, sizes_ok, types_ok
 
 
