@@ -1078,7 +1078,8 @@ class Tensor:
     def norm(self, p="fro", dim=None, keepdim=False):
         if p not in ("fro", 2, 2.0):
             raise NotImplementedError(f"norm: only p=2 ('fro') is supported, got p={p!r}")
-        return call(_D.NORM, (self,), (_dims(dim, self._data.ndim), keepdim))
+        return call(_D.NORM, (self,),
+                    (2, None if dim is None else _dims(dim, self._data.ndim), keepdim))
 
     # ---------------- shapes ----------------
     def view(self, *shape):

@@ -428,8 +428,9 @@ AMIN = op("amin", "AminBackward0", K.amin, args=("dim", "keepdim"),
 LOGSUMEXP = op("logsumexp", "LogsumexpBackward0", K.logsumexp, args=("dim", "keepdim"),
                self=lambda grad, self, dim, keepdim, result:
                    F.logsumexp_backward(grad, self, result, dim, keepdim))
-NORM = op("norm", "NormBackward1", K.norm, args=("dim", "keepdim"),
-          self=lambda grad, self, dim, keepdim, result:
+# torch 2's norm is linalg.vector_norm: it saves ord (always 2 here) and dim (None: all)
+NORM = op("norm", "LinalgVectorNormBackward0", K.norm, args=("ord", "dim", "keepdim"),
+          self=lambda grad, self, ord, dim, keepdim, result:
               F.norm_backward(grad, self, result, dim, keepdim))
 SOFTMAX = op("softmax", "SoftmaxBackward0", K.softmax, args=("dim",),
              self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, True)),

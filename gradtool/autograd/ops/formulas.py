@@ -155,6 +155,7 @@ def logsumexp_backward(grad, self, result, dim, keepdim):
 
 
 def norm_backward(grad, self, result, dim, keepdim):
+    dim = range(self.dim()) if dim is None else dim
     grad = restore_reduced_dims(grad, dim, keepdim)
     result = restore_reduced_dims(result, dim, keepdim)
     # the subgradient at x = 0 is 0, as torch

@@ -159,7 +159,7 @@ def log_softmax(self, dim):
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
 
-def norm(self, dim, keepdim):
+def norm(self, ord, dim, keepdim):  # ord: 2 (the only one gradtool has)
     return np.sqrt(np.sum(self * self, axis=dim, keepdims=keepdim))
 
 
