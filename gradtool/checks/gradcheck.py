@@ -90,9 +90,12 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     GradcheckError (with raise_exception, else False). The error's message is torch's
     (the failing output/input pair with both Jacobians) followed by gradtool's diagnosis,
     and its `.report` holds the whole GradcheckReport. Use float64 inputs: the defaults
-    assume them. `check_batched_grad` and `masked` are accepted (gradtool has neither vmap
-    nor sparse tensors, so there is nothing more to check); forward-mode AD does not exist
-    here, so `check_forward_ad=True` raises NotImplementedError."""
+    assume them. `check_batched_grad` and `masked` are accepted with nothing more to check:
+    gradtool's batched backward (is_grads_batched) runs the nodes it has no batched formula
+    for, a custom Function's included, one element at a time, so no backward can break it
+    (the op table's batched formulas are checked by gradtool's own tests), and there are no
+    sparse tensors. Forward-mode AD does not exist here, so `check_forward_ad=True` raises
+    NotImplementedError."""
     _forward_ad_flags(check_forward_ad, check_backward_ad, check_batched_grad,
                       check_batched_forward_grad)
     report = gradcheck_report(
