@@ -244,6 +244,35 @@ def test_leaf_grads_never_share_memory():
     assert z.grad.tolist() == [5.0, 1.0]
 
 
+@pytest.mark.parametrize("through", [lambda x: x, lambda x: x * 1, lambda x: x + 0,
+                                     lambda x: x.view(2, 1)[:, 0]])
+def test_leaf_grad_never_shares_memory_with_the_callers_grad_output(through):
+    """As torch: x.grad is not the grad_output passed to backward (or a view of it)."""
+    x, g = f64(1.0, 2.0), f64(1.0, 1.0).detach()
+    through(x).backward(g)
+    g.add_(1)
+    assert x.grad.tolist() == [1.0, 1.0]
+
+
+def test_leaf_grad_keeps_a_fresh_buffer_without_copying_it():
+    """A gradient the engine alone holds (here a transposed view of mm's result) becomes
+    .grad as it is, as torch steals a buffer whose use count is 1: no copy per weight."""
+    from gradtool.autograd import engine
+    w, x = gt.randn(4, 3, requires_grad=True), gt.randn(5, 3)
+    arrived = []
+    real = engine.accumulate_into_leaf
+
+    def spy(leaf, g, *args):
+        arrived.append(g._data)
+        return real(leaf, g, *args)
+    engine.accumulate_into_leaf = spy
+    try:
+        (x @ w.t()).relu().sum().backward()
+    finally:
+        engine.accumulate_into_leaf = real
+    assert arrived[0].base is not None and np.shares_memory(w.grad.numpy(), arrived[0])
+
+
 def test_chain_of_100000_ops_backward_is_iterative():
     x = gt.tensor(1.0, dtype=gt.float64, requires_grad=True)
     y = x

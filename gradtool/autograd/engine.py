@@ -4,6 +4,7 @@ Everything ops share happens here once: checking each returned gradient's shape 
 against the input it belongs to, summing broadcast gradients back to that input's shape,
 adding up gradients that reach a node along several paths, and accumulating into leaves.
 """
+import sys
 import warnings
 
 import numpy as np
@@ -260,7 +261,9 @@ def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accum
     counts = count_dependencies([root])
     captured = [None] * n_inputs
     buffers = {}          # node -> gradients of its outputs, summed as they arrive
-    given_to_leaves = set()  # ids of arrays already stored as some leaf's .grad
+    # ids of arrays a leaf must not keep as they are: the caller's grad_outputs, and those
+    # already stored as some leaf's .grad
+    given_to_leaves = {id(_data(g)) for g in root.grads if g is not None}
     ready = [root]
     while ready:
         node = ready.pop()
@@ -417,14 +420,16 @@ def _expandable(shape, target):
 
 def accumulate_into_leaf(leaf, g, create_graph, given_to_leaves):
     """leaf.grad += g, out of place, so no .grad someone kept is changed under them. A new
-    .grad never shares memory with another leaf's or with a read-only broadcast view."""
+    .grad never shares memory with the caller's grad_outputs, another leaf's .grad or a
+    read-only broadcast view."""
     if not create_graph:
         g = g.detach()
     if leaf._grad is not None:
         leaf._grad = leaf._grad + g
         return
     data = g._data
-    if id(data) in given_to_leaves or not data.flags.writeable or data.base is not None:
+    if (id(data) in given_to_leaves or not data.flags.writeable or
+            (data.base is not None and sys.getrefcount(data.base) > 2)):
         g = g.clone() if create_graph else T.Tensor._wrap(data.copy())
     given_to_leaves.add(id(g._data))
     leaf._grad = g
