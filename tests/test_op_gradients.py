@@ -873,13 +873,20 @@ def test_binary_broadcasting(name, shapes, seed):
     out = fn(x, y)
     assert out.shape == shapes.result_shape
     v = rng.standard_normal(shapes.result_shape)
-    ga, gb = gt.autograd.grad(out, [x, y], gt.tensor(v))
+    ga, gb = gt.autograd.grad(out, [x, y], gt.tensor(v), retain_graph=True)
     assert ga.shape == sa and gb.shape == sb  # summed back to each input's own shape
     a_b, b_b = np.broadcast_arrays(a, b)
     ea, eb = vjp(v, a_b, b_b)
     np.testing.assert_allclose(ga._data, unbroadcast(ea, sa), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(gb._data, unbroadcast(eb, sb), rtol=1e-10, atol=1e-12)
     check_grads(fn, [x, y], order=1, seed=seed)
+    # a batch of cotangents at once: each input's gradients summed back batch by batch
+    vs = rng.standard_normal((3,) + shapes.result_shape)
+    ga, gb = gt.autograd.grad(out, [x, y], gt.tensor(vs), is_grads_batched=True)
+    for k, v in enumerate(vs):
+        ea, eb = vjp(v, a_b, b_b)
+        np.testing.assert_allclose(ga._data[k], unbroadcast(ea, sa), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(gb._data[k], unbroadcast(eb, sb), rtol=1e-10, atol=1e-12)
 
 
 def _multi_dim_reduction(np_fn):
