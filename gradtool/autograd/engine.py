@@ -215,9 +215,10 @@ def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate, bat
     gradient on the way (no hooks, no recording: see _batched_grad)."""
     root_edges = [gradient_edge(t) for t in outputs]
     root = GraphRoot(root_edges, root_grads, [(t._data.shape, t._data.dtype) for t in outputs])
+    counts = count_dependencies([root])
     captures = needed = None
     if inputs is not None:
-        captures, needed = _plan_captures(root, inputs)
+        captures, needed = _plan_captures(root, inputs, dict(counts))
     prev_mode = grad_mode.state.grad_enabled
     grad_mode.state.grad_enabled = create_graph  # backward formulas record only if asked
     task = _Task()
@@ -226,8 +227,8 @@ def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate, bat
         # Documented conventions such as sqrt'(0) = inf are results, not accidents: no warnings.
         quiet = T.ERRSTATE.set(T.QUIET)
         try:
-            captured = _execute(root, needed, captures, len(inputs or ()), retain_graph,
-                                create_graph, accumulate, batch)
+            captured = _execute(root, counts, needed, captures, len(inputs or ()),
+                                retain_graph, create_graph, accumulate, batch)
         finally:
             T.ERRSTATE.reset(quiet)
         for callback in task.callbacks:
@@ -238,27 +239,28 @@ def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate, bat
         grad_mode.state.grad_enabled = prev_mode
 
 
-def _plan_captures(root, inputs):
+def _plan_captures(root, inputs, counts):
     """Where each input's gradient is read, and the nodes that lead there (the rest is
-    skipped, as torch does for autograd.grad)."""
+    skipped, as torch does for autograd.grad). Uses up `counts` (the graph's dependency
+    counts)."""
     captures = {}  # (node, output_nr) -> positions in inputs
     for i, t in enumerate(inputs):
         captures.setdefault(gradient_edge(t), []).append(i)
     capture_nodes = {node for node, _ in captures}
     needed = set()
-    for node in reversed(topological_order([root])):
+    for node in reversed(topological_order([root], counts)):
         if node in capture_nodes or any(c in needed for c, _ in node.next_functions):
             needed.add(node)
     return captures, needed
 
 
-def _execute(root, needed, captures, n_inputs, retain_graph, create_graph, accumulate, batch):
+def _execute(root, counts, needed, captures, n_inputs, retain_graph, create_graph, accumulate,
+             batch):
     Tensor = T.Tensor
     # Recording nothing, gradients travel as numpy arrays between the nodes that take them
     # (ops with array formulas): a Tensor is made only where one is handed out (hooks,
     # other nodes, leaves, autograd.grad's results).
     on_arrays = not create_graph and not anomaly.enabled
-    counts = count_dependencies([root])
     captured = [None] * n_inputs
     buffers = {}          # node -> gradients of its outputs, summed as they arrive
     # ids of arrays a leaf must not keep as they are: the caller's grad_outputs, and those

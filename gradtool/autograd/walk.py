@@ -19,10 +19,12 @@ def count_dependencies(roots):
     return counts
 
 
-def topological_order(roots):
+def topological_order(roots, counts=None):
     """Every node reachable from roots, each after all the nodes that point at it
-    (Kahn's algorithm over count_dependencies): the order backward runs them in."""
-    counts = count_dependencies(roots)
+    (Kahn's algorithm over count_dependencies(roots), or `counts` if the caller has them:
+    they are used up): the order backward runs them in."""
+    if counts is None:
+        counts = count_dependencies(roots)
     order = []
     ready = [r for r in dict.fromkeys(roots) if r not in counts]
     while ready:
