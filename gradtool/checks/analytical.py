@@ -15,26 +15,32 @@ def vjp(outputs, diff_inputs, grad_outputs):
                        allow_unused=True)
 
 
+# One-hot rows per batched backward pass: the passes' fixed cost is shared by this many rows,
+# while the memory a pass needs (each gradient on the way, times the rows) stays bounded.
+ROWS_PER_PASS = 64
+
+
 def jacobian_rows(output, diff_inputs):
     """The Jacobians of one output with respect to each input, built from vjp(e_m) for every
-    output element m, all in one batched backward pass (torch's layout: (input numel, output
-    numel)), and whether every returned gradient had its input's shape and dtype."""
+    output element m, ROWS_PER_PASS rows per batched backward pass (torch's layout: (input
+    numel, output numel)), and whether every returned gradient had its input's shape and
+    dtype."""
     n_out = output.numel()
     jacobians = [np.zeros((x.numel(), n_out)) for x in diff_inputs]
-    if n_out == 0:
-        return jacobians, True, True
-    basis = np.eye(n_out, dtype=output._data.dtype).reshape((n_out,) + output._data.shape)
-    grads = engine.grad([output], list(diff_inputs), [Tensor._wrap(basis)], retain_graph=True,
-                        allow_unused=True, is_grads_batched=True)
     sizes_ok = types_ok = True
-    for jac, g, x in zip(jacobians, grads, diff_inputs):
-        if g is None:
-            continue
-        if g.shape[1:] != x.shape:
-            sizes_ok = False
-            continue
-        types_ok &= g.dtype == x.dtype
-        jac[:] = g._data.reshape(n_out, -1).T
+    for start in range(0, n_out, ROWS_PER_PASS):
+        rows = np.eye(min(ROWS_PER_PASS, n_out - start), n_out, start, output._data.dtype)
+        basis = Tensor._wrap(rows.reshape((len(rows),) + output._data.shape))
+        grads = engine.grad([output], list(diff_inputs), [basis], retain_graph=True,
+                            allow_unused=True, is_grads_batched=True)
+        for jac, g, x in zip(jacobians, grads, diff_inputs):
+            if g is None:
+                continue
+            if g.shape[1:] != x.shape:
+                sizes_ok = False
+                continue
+            types_ok &= g.dtype == x.dtype
+            jac[:, start:start + len(rows)] = g._data.reshape(len(rows), -1).T
     return jacobians, sizes_ok, types_ok
 
 
