@@ -279,6 +279,9 @@ def test_batched_grads_errors_and_options_follow_torch():
                                 materialize_grads=True)
     close(g, 2 * np.eye(3))
     close(zeros, np.zeros((3, 3)))
+    (empty,) = gt.autograd.grad(y, x, t(np.zeros((0, 3))), is_grads_batched=True,
+                                retain_graph=True)
+    assert empty.shape == (0, 3)
 
 
 @pytest.mark.parity

@@ -185,16 +185,19 @@ def _batched_grad(outputs, grads, inputs, retain_graph, create_graph):
     over batched arrays (nodes without batched formulas take one element at a time) when
     nothing needs to see single gradients or record; otherwise one pass per element."""
     batch = grads[0].shape[0]
+    if batch == 0:  # an empty batch of gradients
+        return [T.Tensor._wrap(np.zeros((0,) + inp._data.shape, inp._data.dtype))
+                for inp in inputs]
     if not (create_graph or anomaly.enabled or observer is not None or _has_hooks(outputs)):
         return run(outputs, [g._data for g in grads], retain_graph, False, inputs,
                    accumulate=False, batch=batch)
     per_element = [run(outputs, [g[b] for g in grads], retain_graph or b < batch - 1,
                        create_graph, inputs, accumulate=False) for b in range(batch)]
-    return [_stack_batch(column, inp, batch) for column, inp in zip(zip(*per_element), inputs)]
+    return [_stack_batch(column, inp) for column, inp in zip(zip(*per_element), inputs)]
 
 
-def _stack_batch(grads, inp, batch):
-    if batch == 0 or all(g is None for g in grads):
+def _stack_batch(grads, inp):
+    if all(g is None for g in grads):
         return None
     zeros = T.Tensor._wrap(np.zeros_like(inp._data))
     return T.stack([zeros if g is None else g for g in grads])
