@@ -231,7 +231,10 @@ case("mul_scalar", "MUL", lambda x: x * 3.0, normal(*S), lambda v, x: [3.0 * v],
      order2="square")
 case("div", "DIV", lambda x, y: x / y, lambda r: [r.standard_normal((3, 4)), signed(r, (4,))],
      lambda v, x, y: [unbroadcast(v / y, x.shape), unbroadcast(-v * x / y ** 2, y.shape)])
-case("rdiv", "DIV", lambda y: 2.0 / y, lambda r: [signed(r, S)], lambda v, y: [-2.0 * v / y ** 2])
+case("rdiv", ("RECIPROCAL", "MUL"), lambda y: 2.0 / y, lambda r: [signed(r, S)],
+     lambda v, y: [-2.0 * v / y ** 2])
+case("reciprocal", "RECIPROCAL", lambda y: y.reciprocal(), lambda r: [signed(r, S)],
+     lambda v, y: [-v / y ** 2])
 case("pow", "POW", lambda x: x ** 2.5, lambda r: [r.uniform(0.5, 2.0, S)],
      lambda v, x: [v * 2.5 * x ** 1.5])
 case("pow_int", "POW", lambda x: x.pow(3), normal(*S), lambda v, x: [v * 3 * x ** 2])
@@ -425,7 +428,7 @@ case("getitem_int", "SELECT", lambda x: x[1], normal(*S3),
      lambda v, x: [_placed(x.shape, 1, v)], order2="square")
 case("getitem_negative_int", "SELECT", lambda x: x[:, -1], normal(*S3),
      lambda v, x: [_placed(x.shape, (slice(None), -1), v)], order2="square")
-case("unbind", "SELECT", lambda x: x.unbind(1), normal(*S),
+case("unbind", "UNBIND", lambda x: x.unbind(1), normal(*S),
      lambda v, x: [np.stack(v, axis=1)], order2="square")
 case("slice", ("SLICE", "SLICE_BACKWARD"), lambda x: x[1:3], normal(*S),
      lambda v, x: [_placed(x.shape, slice(1, 3), v)], order2="square")

@@ -128,11 +128,11 @@ def test_case_matches_torch(case):
 
 
 # Where gradtool's node differs from torch's (README, "Where gradtool differs from torch"):
-# general matmul is one node; unbind gives select nodes; 2 / x divides;
+# general matmul is one node;
 # the internal-dispatch cases call other ops in torch.
 KNOWN_NAME_DIFFERENCES = {
-    "rdiv", "matmul_batch_broadcast", "matmul_vec_batch", "matmul_batch_vec",
-    "matmul_mat_batch", "unbind", "index_backward_op", "as_strided_op"}
+    "matmul_batch_broadcast", "matmul_vec_batch", "matmul_batch_vec", "matmul_mat_batch",
+    "index_backward_op", "as_strided_op"}
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id not in KNOWN_NAME_DIFFERENCES],

@@ -725,8 +725,14 @@ class Tensor:
 
     div = divide = __truediv__
 
-    def __rtruediv__(self, other):
-        return call(_D.DIV, (other, self))
+    def __rtruediv__(self, other):  # as torch: other * (1 / self)
+        return call(_D.MUL, (self.reciprocal(), other))
+
+    def reciprocal(self):
+        return call(_D.RECIPROCAL, (self,))
+
+    def reciprocal_(self):
+        return call_inplace(_D.RECIPROCAL, (self,))
 
     def __pow__(self, exponent):
         if isinstance(exponent, Tensor):
@@ -1187,8 +1193,7 @@ class Tensor:
         return self.split(max(1, -(-n // chunks)), dim)
 
     def unbind(self, dim=0):
-        dim = _dim(dim, self._data.ndim)
-        return tuple(call(_D.SELECT, (self,), (dim, i)) for i in range(self._data.shape[dim]))
+        return call(_D.UNBIND, (self,), (_dim(dim, self._data.ndim),))
 
     def gather(self, dim, index):
         return call(_D.GATHER, (self, index), (_dim(dim, self._data.ndim),))

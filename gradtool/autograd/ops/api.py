@@ -1,8 +1,8 @@
 """torch's free functions that are Tensor methods too: gradtool.exp(x) is x.exp()."""
 from ..tensor import Tensor
 
-_METHODS = ("abs neg exp log log1p expm1 sqrt rsqrt sin cos tan tanh sigmoid relu sign clamp "
-            "clip sum mean var std prod max min amax amin logsumexp softmax log_softmax norm "
+_METHODS = ("abs neg reciprocal exp log log1p expm1 sqrt rsqrt sin cos tan tanh sigmoid relu "
+            "sign clamp clip sum mean var std prod max min amax amin logsumexp softmax log_softmax norm "
             "mm addmm bmm mv dot reshape flatten squeeze unsqueeze transpose t permute split chunk "
             "unbind gather scatter scatter_add masked_fill argmax argmin all any isnan isinf "
             "isfinite clone detach numel eq ne lt le gt ge add sub mul div pow").split()

@@ -241,6 +241,8 @@ EXPM1 = op("expm1", "Expm1Backward0", np.expm1, on_arrays=True, on_batches=True,
            self=lambda grad, result: grad * (result + 1))
 SQRT = op("sqrt", "SqrtBackward0", np.sqrt, on_arrays=True, on_batches=True,
           self=lambda grad, result: grad / (2 * result))
+RECIPROCAL = op("reciprocal", "ReciprocalBackward0", K.reciprocal, on_arrays=True,
+                on_batches=True, self=lambda grad, result: -grad * result * result)
 RSQRT = op("rsqrt", "RsqrtBackward0", K.rsqrt, on_arrays=True, on_batches=True,
            self=lambda grad, result: -0.5 * grad * result ** 3)
 SIN = op("sin", "SinBackward0", np.sin, self=lambda grad, self: grad * self.cos(),
@@ -531,6 +533,8 @@ CAT = op("cat", "CatBackward0", K.cat, args=("dim",), variadic=True,
 STACK = op("stack", "StackBackward0", K.stack, args=("dim",), variadic=True,
            on_batches=dict(tensors=lambda grad, dim: list(np.moveaxis(grad, dim + 1, 0))),
            tensors=lambda grad, dim: [grad.select(dim, i) for i in range(grad.shape[dim])])
+UNBIND = op("unbind", "UnbindBackward0", K.unbind, view=True, args=("dim",), outputs=MANY,
+            self=lambda grads, dim: F.stack(grads, dim))
 SPLIT = op("split", "SplitBackward0", K.split, view=True, args=("split_size", "dim"), outputs=MANY,
            self=lambda grads, dim: F.cat(grads, dim))
 SPLIT_WITH_SIZES = op("split_with_sizes", "SplitWithSizesBackward0", K.split_with_sizes, view=True,

@@ -22,6 +22,10 @@ def cat(tensors, dim):
     return T.cat(tensors, dim)
 
 
+def stack(tensors, dim):
+    return T.stack(tensors, dim)
+
+
 def slice(t, dim, start, end, step):
     return T.call(T.D.SLICE, (t,), (dim, start, end, step))
 

@@ -48,6 +48,14 @@ def pow_scalar_base(exponent, self):
     return np.power(self, exponent)
 
 
+def unbind(self, dim):
+    return tuple(np.moveaxis(self, dim, 0))
+
+
+def reciprocal(self):
+    return 1.0 / self  # (np.reciprocal of an int array would divide in ints)
+
+
 def split(self, split_size, dim):
     n = self.shape[dim]
     return split_with_sizes(self, [min(split_size, n - i) for i in range(0, n, split_size)] or [0], dim)
