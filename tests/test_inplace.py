@@ -167,6 +167,18 @@ def test_views_share_memory_and_version_counter():
     assert x[0].tolist() == [3.0, 3.0, 3.0]
 
 
+@pytest.mark.parametrize("views", [lambda t: t.split(2), lambda t: t.chunk(2),
+                                   lambda t: t.unbind(0)])
+def test_inplace_on_an_output_of_a_multi_view_op(views):
+    """torch refuses this; gradtool allows it (README) and its gradient is right."""
+    def fn(x):
+        base = x * 1.5
+        first, *rest = views(base)
+        first.mul_(x[0])
+        return sum(r.sum() for r in rest) + first.sum() + base.sum()
+    check_grads(fn, [f64(4)], order=2)
+
+
 def test_inplace_through_a_view_of_a_non_leaf_rewrites_the_base_history():
     def through_view(x):
         base = x * 2

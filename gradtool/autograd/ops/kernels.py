@@ -49,7 +49,8 @@ def pow_scalar_base(exponent, self):
 
 
 def unbind(self, dim):
-    return tuple(np.moveaxis(self, dim, 0))
+    moved = np.moveaxis(self, dim, 0)
+    return tuple(moved[i, ...] for i in range(len(moved)))  # views, 0-d ones included
 
 
 def reciprocal(self):
