@@ -560,3 +560,28 @@ def test_backward_runs_formulas_without_recording_unless_create_graph():
     x.register_hook(lambda g: seen.append(g.requires_grad))
     (x * x).backward()
     assert seen == [False]
+
+
+# torch's dtypes for nested data: Python floats are float32, ints int64; numpy scalars and
+# Tensors keep theirs; a float type wins over an int type.
+INFERRED_DTYPES = [
+    ("[1, 2.0]", "float32"), ("[[1, 2], [3, 4.5]]", "float32"), ("3", "int64"),
+    ("[True, False]", "bool"), ("[]", "float32"), ("np.float64(1.0)", "float64"),
+    ("[np.float64(1.0), 2.0]", "float64"), ("[np.float32(1.0), 2.0]", "float32"),
+    ("[np.int32(1), 2]", "int64"), ("[np.int32(1), np.int32(2)]", "int32"),
+    ("[np.float16(1), 2]", "float16"), ("[M.tensor(1.0, dtype=M.float64)]", "float64"),
+    ("[np.uint8(1), True]", "uint8")]
+
+
+@pytest.mark.parametrize("data, dtype", INFERRED_DTYPES)
+def test_tensor_infers_torchs_dtype(data, dtype):
+    assert gt.tensor(eval(data, {"np": np, "M": gt})).dtype == getattr(gt, dtype)
+
+
+@pytest.mark.parity
+def test_tensor_dtype_inference_matches_torch():
+    torch = pytest.importorskip("torch")
+    for data, _ in INFERRED_DTYPES:
+        ours = gt.tensor(eval(data, {"np": np, "M": gt})).dtype
+        theirs = torch.tensor(eval(data, {"np": np, "M": torch})).dtype
+        assert str(ours).split(".")[1] == str(theirs).split(".")[1], data

@@ -41,18 +41,40 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     elif isinstance(data, (np.ndarray, np.generic)):  # numpy scalars keep their dtype too
         array = np.array(data)
     else:
-        array = np.array(_unwrap_nested(data))
+        array = np.array(_unwrap_nested(data),
+                         dtype=_inferred_dtype(data) if dtype is None else None)
         if array.dtype.kind not in "iufb":
             raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-        if dtype is None:  # Python floats default to float32 and ints to int64, as in torch
-            if array.dtype == np.float64:
-                array = array.astype(dtypes.DEFAULT_FLOAT)
-            elif array.dtype.kind in "iu":
-                array = array.astype(np.int64)
     if dtype is not None:
         array = array.astype(dtypes.to_numpy_dtype(dtype))
     dtypes.from_numpy_dtype(array.dtype)  # refuse dtypes gradtool does not have
     return _finish(array, requires_grad)
+
+
+def _inferred_dtype(data):
+    """torch's dtype for nested Python data: Python floats are float32 (the default dtype),
+    ints int64, bools bool; numpy scalars and arrays and Tensors keep theirs; the elements'
+    types promote as torch promotes them (a float type wins over any int type)."""
+    if isinstance(data, Tensor):
+        return data._data.dtype
+    if isinstance(data, (np.ndarray, np.generic)):
+        return data.dtype
+    if isinstance(data, (list, tuple)):
+        kinds = {_inferred_dtype(d) for d in data} or {np.dtype(dtypes.DEFAULT_FLOAT)}
+        if None in kinds:
+            return None
+        for group in ("fc", "iu", "b"):
+            same = [d for d in kinds if d.kind in group]
+            if same:
+                return np.result_type(*same)
+        return None
+    if isinstance(data, bool):
+        return np.dtype(np.bool_)
+    if isinstance(data, numbers.Integral):
+        return np.dtype(np.int64)
+    if isinstance(data, numbers.Real):
+        return np.dtype(dtypes.DEFAULT_FLOAT)
+    return None  # not a number: np.array decides, and the caller refuses what is not one
 
 
 def _unwrap_nested(data):
