@@ -35,7 +35,8 @@ def _np_dtype(dtype, default=dtypes.DEFAULT_FLOAT):
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
-    """A new tensor holding a copy of data. Python floats become float32, as in torch."""
+    """A new tensor holding a copy of data, with torch's dtype: Python floats become float32,
+    numpy scalars and Tensors keep their dtype."""
     if isinstance(data, Tensor):
         array = data._data.copy()
     elif isinstance(data, (np.ndarray, np.generic)):  # numpy scalars keep their dtype too
