@@ -5,6 +5,7 @@ import pytest
 
 import gradtool as gt
 from gradtool.autograd import functional as F
+from test_gradcheck import Cube
 
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((2, 3))
@@ -199,20 +200,6 @@ def _jacobians(f, inputs, **kw):
     return F.jacobian(f, inputs, **kw), F.jacobian(f, inputs, vectorize=True, **kw)
 
 
-class Cube(gt.autograd.Function):
-    """A custom Function: no batched formula, so it takes part one element at a time."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x ** 3
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return 3 * g * x ** 2
-
-
 @pytest.mark.parametrize("name, f, inputs", [
     ("tuples, an unused input", lambda x, y, z: (x * y, (x.sin() * y).sum()),
      lambda: (t(X), t(Y), t(Y))),
@@ -220,6 +207,7 @@ class Cube(gt.autograd.Function):
      lambda: (t(A), t(X))),
     ("shape ops", lambda m: m.t().reshape(6).unsqueeze(0).expand(2, 6).transpose(0, 1),
      lambda: t(A)),
+    # a custom Function has no batched formula: it takes part one element at a time
     ("a custom Function", lambda x: Cube.apply(x.exp()) * x, lambda: t(X)),
     ("indexing (one element at a time)", lambda m: m[:, 1:] * m[0, 1:], lambda: t(A)),
 ])
