@@ -12,6 +12,7 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 from .autograd.ops import api as _api
 from .autograd.tensor import Size, Tensor, cat, concat, matmul, maximum, minimum, stack, where
 from .loader import example
+from . import serialization
 from .serialization import load, save
 
 half, float, double = float16, float32, float64
