@@ -5,16 +5,16 @@ Exit codes: 0 all good, 1 a check failed (a gradient mismatch, or a diagnostic u
 --strict), 2 usage or user-code error."""
 import typer
 
-from . import common, gradcheck_cmd, inspect_cmd, render_cmd
+from . import common, gradcheck_cmd, inspect_cmd, interrupts, render_cmd
 
 app = typer.Typer(
     name="gradtool", add_completion=False, no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Check gradients and inspect autograd graphs of the functions and custom "
          "autograd.Functions in a Python file. The file is executed as Python code.")
-app.command("inspect")(inspect_cmd.inspect)
-app.command("gradcheck")(gradcheck_cmd.gradcheck)
-app.command("render")(render_cmd.render)
+app.command("inspect")(interrupts.ends_cleanly(inspect_cmd.inspect))
+app.command("gradcheck")(interrupts.ends_cleanly(gradcheck_cmd.gradcheck))
+app.command("render")(interrupts.ends_cleanly(render_cmd.render))
 
 
 @app.callback(invoke_without_command=True)

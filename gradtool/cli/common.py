@@ -1,5 +1,6 @@
 """What every command shares: its options, error printing, exit codes."""
 import contextlib
+import os
 import sys
 
 import typer
@@ -28,10 +29,34 @@ def fail(error, no_color=False):
 
 def run_app(app):
     """Run the typer app (standalone: usage errors exit 2, as documented)."""
+    from . import interrupts
+    sys.dont_write_bytecode = True  # the user's file (and what it imports) gets no __pycache__
+    interrupts.install()
     app()
+
+
+_json_stdout = None  # the real stdout, kept for the one JSON document
 
 
 def user_prints_to_stderr(json_output):
     """Under --json, whatever the user's code prints goes to stderr: stdout holds the one
-    JSON document and nothing else."""
-    return contextlib.redirect_stdout(sys.stderr) if json_output else contextlib.nullcontext()
+    JSON document (print_json) and nothing else. From here to the process's end, atexit
+    handlers, threads and C code included: file descriptor 1 itself is pointed at stderr."""
+    global _json_stdout
+    if json_output and _json_stdout is None:
+        sys.stdout.flush()
+        try:
+            _json_stdout = os.fdopen(os.dup(1), "w", encoding="utf-8")
+            os.dup2(2, 1)
+        except OSError:  # stdout closed: nothing to protect
+            pass
+    return contextlib.nullcontext()
+
+
+def print_json(text):
+    """The --json document, on the real stdout."""
+    if _json_stdout is None:
+        print(text)
+    else:
+        _json_stdout.write(text + "\n")
+        _json_stdout.flush()

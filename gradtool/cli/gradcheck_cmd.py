@@ -35,7 +35,7 @@ def gradcheck(
         common.fail(e, no_color)
     if json_:
         from ..report.json import dumps, gradcheck_document
-        typer.echo(dumps(gradcheck_document(file, seed, shape_tuple, results)))
+        common.print_json(dumps(gradcheck_document(file, seed, shape_tuple, results)))
     else:
         con = text.console(no_color=no_color)
         for i, (target, report) in enumerate(results):

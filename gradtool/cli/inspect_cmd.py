@@ -28,7 +28,7 @@ def inspect(
         common.fail(e, no_color)
     if json_:
         from ..report.json import dumps, inspect_document
-        typer.echo(dumps(inspect_document(file, seed, shape_tuple, captures)))
+        common.print_json(dumps(inspect_document(file, seed, shape_tuple, captures)))
     else:
         con = text.console(no_color=no_color)
         for i, c in enumerate(captures):

@@ -1,6 +1,5 @@
 """gradtool render: the backward DAG drawn with Graphviz."""
 import os
-import tempfile
 
 import typer
 
@@ -26,7 +25,7 @@ def render(
     green, saved tensors orange."""
     from ..errors import GradtoolError
     from ..loader import load, parse_shape
-    from ..report import dot
+    from ..report import dot, output as output_file
     try:
         fmt = (fmt or os.path.splitext(output)[1].lstrip(".") or "svg").lower()
         if fmt not in dot.FORMATS:
@@ -36,6 +35,7 @@ def render(
                                 f"{renderer!r})")
         renderer_path = None if fmt == "dot" else dot.find_renderer(renderer, fmt)
         shape_tuple = parse_shape(shape)
+        output_path = output_file.resolve(output)  # before the user's code can chdir
         targets = load(file)
         from ..snapshot import capture
         captures = [capture(t, seed, shape_tuple) for t in targets]
@@ -45,7 +45,7 @@ def render(
             graph = dot.combine([(c.target.name, c.snapshot) for c in captures],
                                 show_saved, expand)
         data = graph.source.encode() if fmt == "dot" else dot.render(graph, fmt, renderer_path)
-        _write_atomically(output, data)
+        output_file.write_atomically(output_path, data)
     except GradtoolError as e:
         common.fail(e, no_color)
     from ..report.text import console
@@ -53,18 +53,3 @@ def render(
     console(no_color=no_color, stderr=True).print(
         f"wrote {output} ({fmt}, {nodes:,} graph nodes)")
 
-
-def _write_atomically(path, data):
-    """Nothing half-written: the file appears whole or not at all."""
-    from ..errors import GradtoolError
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".gradtool-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as a plain open() would have made it
-        os.replace(tmp, path)
-    except OSError as e:
-        raise GradtoolError(f"cannot write {path}: {e.strerror}") from None

@@ -211,4 +211,7 @@ def render(digraph, fmt, renderer_path, timeout=120):
     if done.returncode != 0:
         raise GradtoolError(f"the renderer {renderer_path} failed (exit {done.returncode}): "
                             f"{done.stderr.decode(errors='replace').strip()[:500]}")
+    if not done.stdout:  # never replace a drawing with an empty file
+        raise GradtoolError(f"the renderer {renderer_path} exited 0 but wrote nothing "
+                            f"(format {fmt}); no file written")
     return done.stdout
