@@ -81,8 +81,9 @@ def split_spec(spec):
 def load(spec):
     """Import the file named by `spec` (FILE or FILE::NAME) and return its targets."""
     path, wanted = split_spec(spec)
+    full_path = os.path.abspath(path)  # before the file runs: it may chdir
     module = import_user_file(path)
-    targets = find_targets(module, os.path.abspath(path))
+    targets = find_targets(module, full_path)
     if not targets:
         raise UserCodeError(
             f"No targets found in {path}: define a function decorated with "
