@@ -149,7 +149,8 @@ def test_sigterm_ends_the_renderer_child_with_gradtool(tmp_path):
 
 # ------------------------------------------------------------------ the user's file
 
-def test_no_pycache_is_written_beside_the_users_files(tmp_path):
+def test_no_pycache_is_written_beside_the_users_files(tmp_path, monkeypatch):
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)  # as on a user's machine
     (tmp_path / "helper.py").write_text("def square(x):\n    return x * x\n")
     user = tmp_path / "user.py"
     user.write_text("from helper import square\n\n\ndef f(x):\n    return square(x).sum()\n")
