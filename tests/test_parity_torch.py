@@ -31,7 +31,7 @@ TORCH_EQUIVALENTS = {
     "as_strided_op": lambda x: x.reshape(-1)[torch.from_numpy(sweep.AS_STRIDED_INDICES)],
 }
 # normal_/uniform_ fill with random numbers: torch's generator draws other values.
-NOT_COMPARABLE = {"normal_", "uniform_"}
+NOT_COMPARABLE = {"normal_", "uniform_", "bernoulli"}
 CASES = [c for c in sweep.CASES if c.id not in NOT_COMPARABLE]
 
 
@@ -129,10 +129,12 @@ def test_case_matches_torch(case):
 
 # Where gradtool's node differs from torch's (README, "Where gradtool differs from torch"):
 # general matmul is one node;
-# the internal-dispatch cases call other ops in torch.
+# the internal-dispatch cases call other ops in torch;
+# einsum contracts with permute/reshape/matmul/sum as torch does, but not the same sequence.
 KNOWN_NAME_DIFFERENCES = {
     "matmul_batch_broadcast", "matmul_vec_batch", "matmul_batch_vec", "matmul_mat_batch",
-    "index_backward_op", "as_strided_op"}
+    "index_backward_op", "as_strided_op"} | {c.id for c in sweep.CASES
+                                             if c.id.startswith("einsum_")}
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id not in KNOWN_NAME_DIFFERENCES],

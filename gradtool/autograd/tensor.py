@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from . import anomaly, dtypes, engine, grad_mode
+from . import device as _device
 from .node import RemovableHandle, SavedTensor, accumulator_of
 
 _state = grad_mode.state
@@ -65,6 +66,8 @@ class Size(tuple):
 
 
 MaxResult = collections.namedtuple("max", ["values", "indices"])
+SortResult = collections.namedtuple("sort", ["values", "indices"])
+TopkResult = collections.namedtuple("topk", ["values", "indices"])
 MinResult = collections.namedtuple("min", ["values", "indices"])
 
 
@@ -490,7 +493,10 @@ class Tensor:
 
     @property
     def device(self):
-        return "cpu"
+        return _device.CPU
+
+    is_cuda = False
+    is_cpu = True
 
     @property
     def data(self):
@@ -659,15 +665,15 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._data.shape[0]))
 
-    def to(self, dtype, *args, **kwargs):
-        if isinstance(dtype, str) or dtype is None:  # .to("cpu"): the only device
-            return self
-        if isinstance(dtype, Tensor):
-            dtype = dtype.dtype
-        np_dtype = dtypes.to_numpy_dtype(dtype)
-        if np_dtype == self._data.dtype:
-            return self
-        return call(_D.TO_COPY, (self,), (np_dtype,))
+    def to(self, *args, **kwargs):
+        """to(dtype), to(device, dtype), to(other), with copy=: the device must be the CPU."""
+        if len(args) == 1 and not kwargs and isinstance(args[0], (dtypes.dtype, np.dtype)):
+            dtype, copy = args[0], False  # the common case, and the formulas'
+        else:
+            dtype, copy = _device.parse_to(args, kwargs)
+        if dtype is None or dtypes.to_numpy_dtype(dtype) == self._data.dtype:
+            return self.clone() if copy else self
+        return call(_D.TO_COPY, (self,), (dtypes.to_numpy_dtype(dtype),))
 
     def type(self, dtype=None):
         return self.dtype if dtype is None else self.to(dtype)
@@ -679,6 +685,10 @@ class Tensor:
     long, int, bool = _cast(dtypes.int64), _cast(dtypes.int32), _cast(dtypes.bool_)
 
     def cpu(self):
+        return self
+
+    def cuda(self, device=None, non_blocking=False):
+        _device.check("cuda" if device is None else device)
         return self
 
     def clone(self):
@@ -905,6 +915,9 @@ class Tensor:
     def sign(self):
         return call(_D.SIGN, (self,))
 
+    def erf(self):
+        return call(_D.ERF, (self,))
+
     def clamp(self, min=None, max=None):
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -916,7 +929,9 @@ class Tensor:
     clip = clamp
 
     def clamp_min(self, min):
-        return self.clamp(min=min)
+        if isinstance(min, Tensor):
+            return self.clamp(min=min)
+        return call(_D.CLAMP_MIN, (self,), (min, None))
 
     def clamp_max(self, max):
         return self.clamp(max=max)
@@ -976,6 +991,65 @@ class Tensor:
 
     def relu_(self):
         return call_inplace(_D.RELU, (self,))
+
+    def sin_(self):
+        return call_inplace(_D.SIN, (self,))
+
+    def cos_(self):
+        return call_inplace(_D.COS, (self,))
+
+    def tan_(self):
+        return call_inplace(_D.TAN, (self,))
+
+    def log1p_(self):
+        return call_inplace(_D.LOG1P, (self,))
+
+    def expm1_(self):
+        return call_inplace(_D.EXPM1, (self,))
+
+    def rsqrt_(self):
+        return call_inplace(_D.RSQRT, (self,))
+
+    def sign_(self):
+        return call_inplace(_D.SIGN, (self,))
+
+    def erf_(self):
+        return call_inplace(_D.ERF, (self,))
+
+    negative_ = neg_
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return call_inplace(_D.INDEX_ADD, (self, index, source),
+                            _index_add_args(self, dim, index, source, alpha))
+
+    def bernoulli_(self, p=0.5):
+        """Each element set to 1 with probability p (a number or a tensor), else 0."""
+        from .creation import generator
+        probs = p._data if isinstance(p, Tensor) else p
+        return self.copy_(Tensor._wrap((generator().random(self._data.shape) < probs)
+                                       .astype(self._data.dtype)))
+
+    def transpose_(self, dim0, dim1):
+        """Transposes this tensor itself (its shape changes): a TransposeBackward1 node."""
+        nd = self._data.ndim
+        _check_inplace(self)
+        if self._base is not None:
+            raise RuntimeError("transpose_: in-place transposing of a view is not supported "
+                               "by gradtool; use transpose()")
+        out = call(_D.TRANSPOSE_, (self,), (_dim(dim0, nd), _dim(dim1, nd)))
+        self._data = out._data
+        if out._grad_fn is not None:
+            self._grad_fn, self._requires_grad = out._grad_fn, True
+        self._version_counter[0] += 1
+        return self
+
+    swapaxes_ = transpose_
+
+    def t_(self):
+        if self._data.ndim > 2:
+            raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self._data.ndim}D")
+        return self.transpose_(0, -1) if self._data.ndim == 2 else self
 
     def clamp_(self, min=None, max=None):
         if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -1204,6 +1278,128 @@ class Tensor:
     def scatter_add(self, dim, index, src):
         return call(_D.SCATTER_ADD, (self, index, src), (_dim(dim, self._data.ndim),))
 
+    def index_select(self, dim, index):
+        dim = _dim(dim, self._data.ndim)
+        _check_index(index, "index_select")
+        return call(_D.INDEX_SELECT, (self, index), (dim,))
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        return call(_D.INDEX_ADD, (self, index, source),
+                    _index_add_args(self, dim, index, source, alpha))
+
+    def sort(self, dim=-1, descending=False, stable=False):
+        """(values, indices) along dim; ties keep their order (as stable=True)."""
+        if self._data.ndim == 0:
+            return SortResult(self.clone(), Tensor._wrap(np.zeros((), np.int64)))
+        return SortResult(*call(_D.SORT, (self,), (_dim(dim, self._data.ndim), descending)))
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return self.sort(dim, descending)[1]
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        dim = _dim(dim, self._data.ndim)
+        size = self._data.shape[dim] if self._data.ndim else 1
+        if not 0 <= k <= size:
+            raise RuntimeError("selected index k out of range")
+        return TopkResult(*call(_D.TOPK, (self,), (k, dim, largest, sorted)))
+
+    # ---------------- scans, reordering, repeating ----------------
+    def cumsum(self, dim, *, dtype=None):
+        t = self if dtype is None else self.to(dtype)
+        if t._data.dtype.kind in "biu":  # as torch: integer sums are int64
+            t = t.to(dtypes.int64)
+        return call(_D.CUMSUM, (t,), (_dim(dim, t._data.ndim),))
+
+    def cumprod(self, dim, *, dtype=None):
+        t = self if dtype is None else self.to(dtype)
+        if t._data.dtype.kind in "biu":
+            t = t.to(dtypes.int64)
+        return call(_D.CUMPROD, (t,), (_dim(dim, t._data.ndim),))
+
+    def flip(self, *dims):
+        dims = _shape(dims) if dims else ()
+        return call(_D.FLIP, (self,), (tuple(_dim(d, self._data.ndim) for d in dims),))
+
+    def fliplr(self):
+        return self.flip(1)
+
+    def flipud(self):
+        return self.flip(0)
+
+    def roll(self, shifts, dims=None):
+        shifts = (shifts,) if isinstance(shifts, numbers.Integral) else tuple(shifts)
+        if dims is None:
+            dims = ()
+        elif isinstance(dims, numbers.Integral):
+            dims = (dims,)
+        dims = tuple(dims)
+        if dims and len(dims) != len(shifts):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                               f"dims:{len(dims)}")
+        if not dims and len(shifts) != 1:
+            raise RuntimeError("roll: shifts must be one number when dims is not given")
+        return call(_D.ROLL, (self,), (shifts, tuple(_dim(d, self._data.ndim) for d in dims)))
+
+    def repeat(self, *repeats):
+        repeats = _shape(repeats)
+        if len(repeats) < self._data.ndim:
+            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
+                               "number of dimensions of tensor")
+        return call(_D.REPEAT, (self,), (repeats,))
+
+    def tile(self, *dims):
+        dims = _shape(dims)
+        return self.repeat((1,) * (self._data.ndim - len(dims)) + dims)
+
+    def triu(self, diagonal=0):
+        _check_matrix_like(self, "triu")
+        return call(_D.TRIU, (self,), (int(diagonal),))
+
+    def tril(self, diagonal=0):
+        _check_matrix_like(self, "tril")
+        return call(_D.TRIL, (self,), (int(diagonal),))
+
+    def outer(self, vec2):
+        """self as a column times vec2 (as torch: a view then MulBackward0)."""
+        _check_matrix("outer", self, 1, "self")
+        _check_matrix("outer", vec2, 1, "vec2")
+        return self.reshape(-1, 1) * vec2
+
+    ger = outer
+
+    def bernoulli(self, p=None, *, generator=None):
+        """0/1 samples with this tensor's values as probabilities (p: one probability)."""
+        from .creation import generator as default_generator
+        if p is not None:
+            return self.detach().clone().bernoulli_(p)
+        _check_probabilities(self)
+        return call(_D.BERNOULLI, (self,), (generator or default_generator(),))
+
+    # ---------------- new tensors like this one (never part of the graph) ----------------
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        from .creation import tensor
+        _check_device(device)
+        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.zeros, size, dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.ones, size, dtype, device, requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.empty, size, dtype, device, requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        return self._new(lambda shape, dt: np.full(shape, fill_value, dt), (size,), dtype,
+                         device, requires_grad)
+
+    def _new(self, make, size, dtype, device, requires_grad):
+        from .creation import _finish
+        _check_device(device)
+        np_dtype = self._data.dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
+        return _finish(make(_shape(size), np_dtype), requires_grad)
+
 
 def _rebuild(data, requires_grad):
     t = Tensor._wrap(data.copy())
@@ -1237,6 +1433,38 @@ def _broadcastable(shape, target):
 def _check_matrix(op_name, t, ndim, arg):
     if t.dim() != ndim:
         raise RuntimeError(f"{op_name}: {arg} must be a {ndim}D tensor, got {t.dim()}D")
+
+
+def _check_device(where):
+    _device.check(where)
+
+
+def _check_matrix_like(t, name):
+    if t._data.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+
+
+def _check_index(index, name):
+    if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    if index._data.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+
+
+def _index_add_args(t, dim, index, source, alpha):
+    dim = _dim(dim, t._data.ndim)
+    _check_index(index, "index_add")
+    if source.dim() and source.shape[dim if source.dim() > 1 else 0] != index.numel():
+        raise IndexError("index_add_(): Number of indices should be equal to source.size(dim)")
+    return (dim, alpha)
+
+
+def _check_probabilities(t):
+    data = t._data
+    if data.dtype.kind != "f":
+        raise RuntimeError("bernoulli: expected a floating point tensor of probabilities")
+    if data.size and not ((data >= 0) & (data <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
 
 
 def _check_nonempty(t, name):
@@ -1368,6 +1596,20 @@ def matmul(input, other):
     else:
         spec = _D.MATMUL
     return call(spec, (input, other))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) in one VarMeanBackward0 node."""
+    return call(_D.VAR_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) in one StdMeanBackward0 node."""
+    return call(_D.STD_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+
+
+def is_inference(input):
+    return input.is_inference()
 
 
 def cat(tensors, dim=0):

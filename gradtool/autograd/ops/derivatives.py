@@ -6,7 +6,8 @@ the node saves in the forward pass:
   self, other, ...  tensor inputs, saved as `_saved_self`, `_saved_other`, ...
   result            the op's output, saved as `_saved_result` (kept without a reference cycle)
   dim, keepdim, ... the op's non-tensor arguments, saved as `_saved_dim`, ...
-  self_sym_sizes, self_sym_numel, self_sym_strides, self_scalar_type, tensors_args_sizes
+  self_sym_sizes, self_sym_numel, self_sym_strides, self_scalar_type, tensors_args_sizes,
+  source_dim
                     facts about an input, recorded at forward time
 A node saves only what the formulas of inputs that require grad need (as torch does).
 Formulas are written with gradtool ops, so gradients of gradients come for free.
@@ -37,7 +38,8 @@ from . import kernels as K
 
 NON_DIFFERENTIABLE = "non_differentiable"
 MANY = "many"  # an op returning a sequence of outputs whose length depends on its arguments
-_DERIVED = ("_sym_sizes", "_sym_numel", "_sym_strides", "_scalar_type", "_args_sizes")
+_DERIVED = ("_sym_sizes", "_sym_numel", "_sym_strides", "_scalar_type", "_args_sizes",
+            "_dim")
 _state = grad_mode.state
 
 
@@ -219,6 +221,8 @@ def derived(value, suffix):
         return tuple(s // value.itemsize for s in value.strides)
     if suffix == "_scalar_type":
         return value.dtype
+    if suffix == "_dim":
+        return value.ndim
     return [a.shape for a in value]  # _args_sizes of a list input
 
 
@@ -263,6 +267,8 @@ RELU = op("relu", "ReluBackward0", K.relu,
 # clamp passes the gradient at the bounds themselves (torch: min <= x <= max).
 CLAMP = op("clamp", "ClampBackward1", K.clamp, args=("min", "max"),
            self=lambda grad, self, min, max: F.clamp_backward(grad, self, min, max))
+CLAMP_MIN = op("clamp_min", "ClampMinBackward0", K.clamp, args=("min", "max"),
+               self=lambda grad, self, min: F.clamp_backward(grad, self, min, None))
 CLONE = op("clone", "CloneBackward0", K.clone, on_arrays=True, on_batches=True,
            self=lambda grad: grad)
 # Ops that overwrite their input entirely (used in place): no gradient flows to what was there.
@@ -540,5 +546,141 @@ SPLIT = op("split", "SplitBackward0", K.split, view=True, args=("split_size", "d
 SPLIT_WITH_SIZES = op("split_with_sizes", "SplitWithSizesBackward0", K.split_with_sizes, view=True,
                       args=("split_sizes", "dim"), outputs=MANY,
                       self=lambda grads, dim: F.cat(grads, dim))
+
+# ======================= activations =======================
+ERF = op("erf", "ErfBackward0", K.erf, self=lambda grad, self: F.erf_backward(grad, self),
+         on_arrays=dict(self=lambda grad, self:
+             grad * (2 / np.sqrt(np.pi)) * np.exp(-self * self)), on_batches=True)
+GELU = op("gelu", "GeluBackward0", K.gelu, args=("approximate",),
+          self=lambda grad, self, approximate: F.gelu_backward(grad, self, approximate))
+SILU = op("silu", "SiluBackward0", K.silu, self=lambda grad, self: F.silu_backward(grad, self))
+SOFTPLUS = op("softplus", "SoftplusBackward0", K.softplus, args=("beta", "threshold"),
+              self=lambda grad, self, beta, threshold:
+                  F.softplus_backward(grad, self, beta, threshold))
+# leaky_relu'(0) = negative_slope: the gradient passes whole only where x > 0 (as torch)
+LEAKY_RELU = op("leaky_relu", "LeakyReluBackward0", K.leaky_relu, args=("negative_slope",),
+                self=lambda grad, self, negative_slope:
+                    F.where(self > 0, grad, grad * negative_slope))
+# in place, the input is gone: the output's sign says which side it was on
+LEAKY_RELU_ = op("leaky_relu_", "LeakyReluBackward1", K.leaky_relu, args=("negative_slope",),
+                 self=lambda grad, result, negative_slope:
+                     F.where(result > 0, grad, grad * negative_slope))
+ELU = op("elu", "EluBackward0", K.elu, args=("alpha", "scale", "input_scale"),
+         self=lambda grad, self, alpha, scale, input_scale:
+             F.elu_backward(grad, alpha, scale, input_scale, self=self))
+ELU_ = op("elu_", "EluBackward1", K.elu, args=("alpha", "scale", "input_scale"),
+          self=lambda grad, result, alpha, scale, input_scale:
+              F.elu_backward(grad, alpha, scale, input_scale, result=result))
+BERNOULLI = op("bernoulli", "BernoulliBackward0", K.bernoulli, args=("generator",),
+               self=lambda grad: F.zeros_like(grad))
+
+# ======================= losses (one node each, as torch's) =======================
+# reduction is torch's enum: 0 none, 1 mean, 2 sum
+MSE_LOSS = op("mse_loss", "MseLossBackward0", K.mse_loss, args=("reduction",),
+              self=lambda grad, self, target, reduction:
+                  F.mse_loss_backward(grad, self, target, reduction),
+              target=lambda grad, self, target, reduction:
+                  -F.mse_loss_backward(grad, self, target, reduction))
+SMOOTH_L1_LOSS = op("smooth_l1_loss", "SmoothL1LossBackward0", K.smooth_l1_loss,
+                    args=("reduction", "beta"),
+                    self=lambda grad, self, target, reduction, beta:
+                        F.smooth_l1_loss_backward(grad, self, target, reduction, beta),
+                    target=lambda grad, self, target, reduction, beta:
+                        -F.smooth_l1_loss_backward(grad, self, target, reduction, beta))
+HUBER_LOSS = op("huber_loss", "HuberLossBackward0", K.huber_loss, args=("reduction", "delta"),
+                self=lambda grad, self, target, reduction, delta:
+                    F.huber_loss_backward(grad, self, target, reduction, delta),
+                target=lambda grad, self, target, reduction, delta:
+                    -F.huber_loss_backward(grad, self, target, reduction, delta))
+BINARY_CROSS_ENTROPY = op(
+    "binary_cross_entropy", "BinaryCrossEntropyBackward0", K.binary_cross_entropy,
+    args=("reduction",),
+    self=lambda grad, self, target, weight, reduction:
+        F.binary_cross_entropy_backward(grad, self, target, weight, reduction),
+    target=lambda grad, self, target, weight, reduction:
+        F.binary_cross_entropy_target_backward(grad, self, target, weight, reduction),
+    weight=ND)
+BINARY_CROSS_ENTROPY_WITH_LOGITS = op(
+    "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
+    K.binary_cross_entropy_with_logits, args=("reduction",),
+    self=lambda grad, self, target, weight, pos_weight, reduction:
+        F.bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction),
+    target=lambda grad, self, target, weight, pos_weight, reduction:
+        F.bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction),
+    weight=ND, pos_weight=ND)
+# nll_loss's second output is the total weight the mean divides by (saved, as torch)
+_NLL = dict(args=("reduction", "ignore_index"), outputs=("result", "total_weight"),
+            nondiff_outputs=("total_weight",),
+            self=lambda grad, self, target, weight, reduction, ignore_index, total_weight:
+                F.nll_loss_backward(grad, self, target, weight, reduction, ignore_index,
+                                    total_weight),
+            target=ND, weight=ND)  # (inputs in the forward's order)
+NLL_LOSS = op("nll_loss", "NllLossBackward0", K.nll_loss, **_NLL)
+NLL_LOSS2D = op("nll_loss2d", "NllLoss2DBackward0", K.nll_loss, **_NLL)  # (N, C, H, W) inputs
+# mean (result1) and 1/std (result2) are outputs, saved; the formulas use them
+NATIVE_LAYER_NORM = op(
+    "native_layer_norm", "NativeLayerNormBackward0", K.native_layer_norm,
+    args=("normalized_shape", "eps"), outputs=("result", "result1", "result2"),
+    nondiff_outputs=("result1", "result2"),
+    input=lambda grad, input, weight, normalized_shape, result1, result2:
+        F.layer_norm_backward_input(grad, input, weight, normalized_shape, result1, result2),
+    weight=lambda grad, input, normalized_shape, result1, result2:
+        F.layer_norm_backward_weight(grad, input, normalized_shape, result1, result2),
+    bias=lambda grad, normalized_shape, bias: F.sum_to(grad, bias.shape))
+
+# ======================= reductions with two results, scans =======================
+VAR_MEAN = op("var_mean", "VarMeanBackward0", K.var_mean, args=("dim", "correction", "keepdim"),
+              outputs=("result0", "result1"),
+              self=lambda grads, self, dim, correction, keepdim:
+                  F.var_mean_backward(grads, self, dim, correction, keepdim))
+STD_MEAN = op("std_mean", "StdMeanBackward0", K.std_mean, args=("dim", "correction", "keepdim"),
+              outputs=("result0", "result1"),
+              self=lambda grads, self, dim, correction, keepdim, result0:
+                  F.std_mean_backward(grads, self, dim, correction, keepdim, result0))
+CUMSUM = op("cumsum", "CumsumBackward0", K.cumsum, args=("dim",),
+            self=lambda grad, dim: F.reverse_cumsum(grad, dim),
+            on_arrays=dict(self=lambda grad, dim: K.reverse_cumsum(grad, dim)),
+            on_batches=dict(self=lambda grad, dim: K.reverse_cumsum(grad, dim + 1)))
+CUMPROD = op("cumprod", "CumprodBackward0", K.cumprod, args=("dim",),
+             self=lambda grad, self, dim, result: F.cumprod_backward(grad, self, dim, result))
+
+# ======================= reordering, repeating =======================
+FLIP = op("flip", "FlipBackward0", K.flip, args=("dims",),
+          self=lambda grad, dims: grad.flip(dims),
+          on_arrays=dict(self=lambda grad, dims: np.flip(grad, dims)),
+          on_batches=dict(self=lambda grad, dims: np.flip(grad, K.batch_dims(dims))))
+ROLL = op("roll", "RollBackward0", K.roll, args=("shifts", "dims"),
+          self=lambda grad, shifts, dims: grad.roll(tuple(-s for s in shifts), dims))
+REPEAT = op("repeat", "RepeatBackward0", K.repeat, args=("repeats",),
+            self=lambda grad, repeats, self_sym_sizes:
+                F.repeat_backward(grad, repeats, self_sym_sizes))
+TRIU = op("triu", "TriuBackward0", K.triu, args=("diagonal",), on_batches=True,
+          self=lambda grad, diagonal: grad.triu(diagonal),
+          on_arrays=dict(self=lambda grad, diagonal: np.triu(grad, diagonal)))
+TRIL = op("tril", "TrilBackward0", K.tril, args=("diagonal",), on_batches=True,
+          self=lambda grad, diagonal: grad.tril(diagonal),
+          on_arrays=dict(self=lambda grad, diagonal: np.tril(grad, diagonal)))
+# transpose_ changes the tensor's own shape (see Tensor.transpose_)
+TRANSPOSE_ = op("transpose_", "TransposeBackward1", K.transpose, args=("dim0", "dim1"),
+                self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1))
+
+# ======================= selecting, sorting =======================
+SORT = op("sort", "SortBackward0", K.sort, args=("dim", "descending"),
+          outputs=("values", "indices"), nondiff_outputs=("indices",),
+          self=lambda grad, dim, indices, self_sym_sizes:
+              F.value_selecting_backward(grad, dim, indices, self_sym_sizes, True))
+TOPK = op("topk", "TopkBackward0", K.topk, args=("k", "dim", "largest", "sorted"),
+          outputs=("values", "indices"), nondiff_outputs=("indices",),
+          self=lambda grad, dim, indices, self_sym_sizes:
+              F.value_selecting_backward(grad, dim, indices, self_sym_sizes, True))
+INDEX_SELECT = op("index_select", "IndexSelectBackward0", K.index_select, args=("dim",),
+                  self=lambda grad, self_sym_sizes, dim, index:
+                      F.index_select_backward(grad, self_sym_sizes, dim, index),
+                  index=ND)
+INDEX_ADD = op("index_add", "IndexAddBackward0", K.index_add, args=("dim", "alpha"),
+               self=lambda grad: grad,
+               index=ND,
+               source=lambda grad, dim, index, source, source_dim, alpha:
+                   F.index_add_source_backward(grad, dim, index, source, alpha))
 
 TABLE = {name: value for name, value in globals().items() if isinstance(value, OpSpec)}

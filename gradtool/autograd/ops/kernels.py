@@ -404,3 +404,194 @@ def mm_mat2_backward(grad, mat1, sizes, strides):
     if is_column_major(sizes, strides):
         return (grad.T @ mat1).T
     return mat1.T @ grad
+
+
+# ---- activations ----
+_ERF = np.frompyfunc(__import__("math").erf, 1, 1)  # numpy has no erf; math's is exact
+
+
+def erf(self):
+    out = _ERF(self).astype(np.float64)
+    return out.astype(self.dtype) if self.dtype.kind == "f" else out
+
+
+def gelu(self, approximate):
+    if approximate == "tanh":
+        inner = np.sqrt(2 / np.pi) * (self + 0.044715 * self ** 3)
+        return 0.5 * self * (1 + np.tanh(inner))
+    return 0.5 * self * (1 + erf(self / np.sqrt(2)))
+
+
+def silu(self):
+    return self * sigmoid(self)
+
+
+def softplus(self, beta, threshold):
+    scaled = self * beta
+    # log1p(exp(z)) / beta without overflow; linear above the threshold, as torch
+    smooth = (np.maximum(scaled, 0) + np.log1p(np.exp(-np.abs(scaled)))) / beta
+    return np.where(scaled > threshold, self, smooth).astype(self.dtype, copy=False)
+
+
+def leaky_relu(self, negative_slope):
+    return np.where(self > 0, self, self * negative_slope).astype(self.dtype, copy=False)
+
+
+def elu(self, alpha, scale, input_scale):
+    negative = alpha * scale * np.expm1(np.minimum(self, 0) * input_scale)
+    return np.where(self > 0, self * scale, negative).astype(self.dtype, copy=False)
+
+
+# ---- losses (reduction: 0 none, 1 mean, 2 sum, torch's enum) ----
+def reduce(loss, reduction):
+    if reduction == 1:
+        return np.mean(loss)
+    return np.sum(loss) if reduction == 2 else loss
+
+
+def mse_loss(self, target, reduction):
+    diff = self - target
+    return reduce(diff * diff, reduction)
+
+
+def smooth_l1_loss(self, target, reduction, beta):
+    diff = np.abs(self - target)
+    if beta == 0:
+        return reduce(diff, reduction)
+    return reduce(np.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta), reduction)
+
+
+def huber_loss(self, target, reduction, delta):
+    diff = np.abs(self - target)
+    return reduce(np.where(diff <= delta, 0.5 * diff * diff, delta * (diff - 0.5 * delta)),
+                  reduction)
+
+
+def binary_cross_entropy(self, target, weight, reduction):
+    # torch clamps each log at -100, so probabilities of exactly 0 or 1 give finite losses
+    loss = -(target * np.maximum(np.log(self), -100)
+             + (1 - target) * np.maximum(np.log1p(-self), -100))
+    return reduce(loss if weight is None else loss * weight, reduction)
+
+
+def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction):
+    softplus_neg = np.maximum(-self, 0) + np.log1p(np.exp(-np.abs(self)))  # -log sigmoid(x)
+    if pos_weight is None:
+        loss = (1 - target) * self + softplus_neg
+    else:
+        loss = (1 - target) * self + (1 + (pos_weight - 1) * target) * softplus_neg
+    return reduce(loss if weight is None else loss * weight, reduction)
+
+
+def nll_loss_weights(self, target, weight, ignore_index):
+    """Each target's class weight (0 where ignored), and the target with ignored entries
+    replaced by a valid class, so it can index."""
+    ignored = target == ignore_index
+    safe = np.where(ignored, 0, target)
+    w = np.ones(target.shape, self.dtype) if weight is None else weight[safe].astype(self.dtype)
+    return np.where(ignored, 0, w).astype(self.dtype, copy=False), safe
+
+
+def nll_loss(self, target, weight, reduction, ignore_index):
+    """-self[n, target[n]] * weight[target[n]] (classes on dim 1, or 0 for one sample), and
+    the total weight the mean divides by (torch's second output)."""
+    class_dim = 0 if self.ndim == 1 else 1
+    w, safe = nll_loss_weights(self, target, weight, ignore_index)
+    picked = np.squeeze(np.take_along_axis(self, np.expand_dims(safe, class_dim), class_dim),
+                        class_dim)
+    loss = -picked * w
+    total_weight = np.sum(w)
+    if reduction == 0:
+        return loss, np.asarray(0, self.dtype)
+    return (np.sum(loss) / total_weight if reduction == 1 else np.sum(loss)), total_weight
+
+
+def native_layer_norm(input, weight, bias, normalized_shape, eps):
+    dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    mean = np.mean(input, axis=dims, keepdims=True)
+    rstd = 1 / np.sqrt(np.var(input, axis=dims, keepdims=True) + eps)
+    out = (input - mean) * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out, mean, rstd
+
+
+# ---- reductions and scans ----
+def var_mean(self, dim, correction, keepdim):
+    return (np.var(self, axis=dim, ddof=correction, keepdims=keepdim),
+            np.mean(self, axis=dim, keepdims=keepdim))
+
+
+def std_mean(self, dim, correction, keepdim):
+    return (np.std(self, axis=dim, ddof=correction, keepdims=keepdim),
+            np.mean(self, axis=dim, keepdims=keepdim))
+
+
+def cumsum(self, dim):
+    return np.cumsum(self, axis=dim)
+
+
+def cumprod(self, dim):
+    return np.cumprod(self, axis=dim)
+
+
+def reverse_cumsum(grad, dim):
+    return np.flip(np.cumsum(np.flip(grad, dim), axis=dim), dim)
+
+
+# ---- reordering ----
+def flip(self, dims):
+    return np.flip(self, dims).copy()  # a copy, as torch's flip
+
+
+def roll(self, shifts, dims):
+    if not dims:  # rolled as if flattened, then the shape restored
+        return np.roll(self.reshape(-1), shifts).reshape(self.shape)
+    return np.roll(self, shifts, dims)
+
+
+def repeat(self, repeats):
+    lead = len(repeats) - self.ndim
+    return np.tile(self.reshape((1,) * lead + self.shape), repeats)
+
+
+def triu(self, diagonal):
+    return np.triu(self, diagonal)
+
+
+def tril(self, diagonal):
+    return np.tril(self, diagonal)
+
+
+def sort(self, dim, descending):
+    # stable, so ties keep their order (torch's stable=True); descending reverses the keys
+    keys = -self if descending and self.dtype.kind != "b" else self
+    indices = np.argsort(keys, axis=dim, kind="stable")
+    if descending and self.dtype.kind == "b":
+        indices = np.flip(np.argsort(self, axis=dim, kind="stable"), dim)
+    return np.take_along_axis(self, indices, dim), indices
+
+
+def topk(self, k, dim, largest, sorted):
+    values, indices = sort(self, dim, largest)
+    index = (slice(None),) * dim + (slice(0, k),)
+    return values[index].copy(), indices[index].copy()
+
+
+def index_select(self, index, dim):
+    return np.take(self, index, axis=dim)
+
+
+def index_add(self, index, source, dim, alpha):
+    out = self.copy()
+    source = source if alpha == 1 else source * alpha
+    if np.ndim(source) == 0:
+        source = np.reshape(source, (1,))
+    np.add.at(out, (slice(None),) * dim + (index,), source)
+    return out
+
+
+def bernoulli(self, generator):
+    return (generator.random(self.shape) < self).astype(self.dtype)
