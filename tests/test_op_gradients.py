@@ -450,6 +450,10 @@ case("index_pairs", "INDEX", lambda x: x[[0, 1, 0], [2, 2, 2]], normal(*S),
 case("index_bool_mask", "INDEX", lambda x, m: x[m],
      lambda r: [r.standard_normal(S), Const(r.random(S) < 0.5)],
      lambda v, x, m: [_placed(x.shape, m, v)], order2="square")
+case("alias", "ALIAS", lambda x: x[...], normal(*S), lambda v, x: [v], order2="square")
+# torch's rule: the int is a select, so the list's dim stays in place ((3, 2), not numpy's (2, 3))
+case("index_int_slice_list", "INDEX", lambda x: x[0, :, [1, 0]], normal(2, 3, 4),
+     lambda v, x: [_added(x.shape, (0, slice(None), np.array([1, 0])), v.T)], order2="square")
 # the three backward ops as functions of their own (the gradient they spread out)
 case("select_backward_op", "SELECT_BACKWARD",
      lambda g: tensor_module.call(D.SELECT_BACKWARD, (g,), ((3, 4), 1, 2)), normal(3),
@@ -457,6 +461,10 @@ case("select_backward_op", "SELECT_BACKWARD",
 case("slice_backward_op", "SLICE_BACKWARD",
      lambda g: tensor_module.call(D.SLICE_BACKWARD, (g,), ((3, 5), 1, 0, 5, 2)), normal(3, 3),
      lambda v, g: [v[:, 0:5:2]], order2="square")
+case("threshold_backward_op", "THRESHOLD_BACKWARD",
+     lambda g, r: tensor_module.call(D.THRESHOLD_BACKWARD, (g, r), (0,)),
+     lambda r: [r.standard_normal(S), away_from(r, S)],
+     lambda v, g, r: [v * (r > 0), np.zeros_like(r)], order2="square")
 case("index_backward_op", "INDEX_BACKWARD",
      lambda g: tensor_module.call(D.INDEX_BACKWARD, (g,), ((3, 4), (np.array([2, 0, 2]),))),
      normal(3, 4), lambda v, g: [v[np.array([2, 0, 2])]], order2="square")
@@ -537,6 +545,8 @@ case("zero_", "ZERO", lambda x: x.sin().zero_().add_(x), normal(*S), lambda v, x
      order2="square")
 case("fill_", "FILL", lambda x: x.sin().fill_(2.0) * x, normal(*S), lambda v, x: [2.0 * v],
      order2="square")
+case("fill_tensor", "FILL_TENSOR", lambda x, y: x.sin().fill_(y.sum()) * x, normals(S, (2,)),
+     lambda v, x, y: [y.sum() * v, np.full(y.shape, (v * x).sum())], order2="square")
 case("copy_", "COPY", lambda x, y: x.sin().copy_(y) + x, normals(S, (4,)),
      lambda v, x, y: [v, unbroadcast(v, y.shape)], order2="square")
 def _filled(method, *args):

@@ -202,6 +202,15 @@ class SavedTensor:
         if hooks:  # the innermost saved_tensors_hooks pair packs every tensor saved inside it
             self.register_hooks(*hooks[-1])
 
+    @classmethod
+    def released(cls):
+        """A saved value already freed: reading it raises the freed error."""
+        saved = cls.__new__(cls)
+        saved._tensor = saved._data = saved._packed = saved._unpack_hook = None
+        saved._version_counter, saved.saved_version, saved.is_output = [0, None], 0, False
+        saved._requires_grad, saved._output_nr, saved._freed = False, 0, True
+        return saved
+
     def release(self):
         self._freed = True
         self._tensor = self._data = self._packed = None

@@ -141,9 +141,13 @@ def call_inplace(spec, inputs, args=()):
         plan = node._saved
         saved = node._saved = _save([e for e in plan if e[1] != "output"], inputs, args,
                                     arrays, None)
-        for value in saved.values():
-            if type(value) is SavedTensor and value._tensor is target:
-                value.snapshot()
+        for name, kind, where in plan:  # the target as input 0 is kept as it was (torch's
+            # original_self); saved as another input it is the tensor itself, and so is
+            # seen as modified in backward (m.mul_(m) fails there, as in torch)
+            if kind == "input" and where == 0 and name in saved:
+                value = saved[name]
+                if type(value) is SavedTensor and value._tensor is target:
+                    value.snapshot()
     np.copyto(target._data, out, casting="same_kind")
     counter = target._version_counter
     counter[0] += 1
@@ -328,7 +332,9 @@ def _check_writable(target, out):
         raise RuntimeError(f"result type {_LEGACY_TYPE_NAMES.get(out.dtype.name)} can't be cast "
                            f"to the desired output type "
                            f"{_LEGACY_TYPE_NAMES.get(target._data.dtype.name)}")
-    if not target._data.flags.writeable:
+    data = target._data
+    if not data.flags.writeable or 0 in data.strides and any(
+            s == 0 and n > 1 for s, n in zip(data.strides, shape)):  # torch's internal overlap
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the tensor "
                            "before performing the operation.")
@@ -1067,7 +1073,12 @@ class Tensor:
         return call_inplace(_D.ZERO, (self,))
 
     def fill_(self, value):
-        return call_inplace(_D.FILL, (self,), (_scalar(value),))
+        if isinstance(value, Tensor):  # torch's fill_.Tensor: the value gets the gradient
+            if value._data.ndim:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got "
+                                   f"tensor with {value._data.ndim} dimensions.")
+            return call_inplace(_D.FILL_TENSOR, (self, value))
+        return call_inplace(_D.FILL, (self,), (value,))
 
     def copy_(self, src):
         return call_inplace(_D.COPY, (self, src))
@@ -1081,19 +1092,7 @@ class Tensor:
         return call_inplace(_D.UNIFORM, (self,), (a, b, generator()))
 
     def __setitem__(self, index, value):
-        items = index if isinstance(index, tuple) else (index,)
-        if _is_advanced(items):
-            converted = tuple(_index_array(i) for i in items)
-            call_inplace(_D.INDEX_PUT, (self, value),
-                         (converted if isinstance(index, tuple) else converted[0], False))
-        else:
-            view = _getitem(self, index)
-            if isinstance(value, Tensor) and value.dim() > view.dim():
-                # as torch: leading size-1 dims of the value are dropped (x[0] = t[None])
-                lead = value.dim() - view.dim()
-                if all(n == 1 for n in value.shape[:lead]):
-                    value = value.reshape(value.shape[lead:])
-            view.copy_(value)
+        _setitem(self, index, value)
 
     # ---------------- reductions ----------------
     def sum(self, dim=None, keepdim=False, *, dtype=None):
@@ -1487,22 +1486,43 @@ def _var_args(t, dim, unbiased, keepdim, correction):
     return (_dims(dim, t._data.ndim), correction, keepdim)
 
 
-def _getitem(t, index):
-    """Basic indexing as torch does it: a chain of select / slice / unsqueeze views.
-    Anything with a tensor, list or array in it is advanced indexing (IndexBackward0)."""
-    items = index if isinstance(index, tuple) else (index,)
-    if _is_advanced(items):
-        converted = tuple(_index_array(i) for i in items)
-        return call(_D.INDEX, (t,), (converted if isinstance(index, tuple) else converted[0],))
-    specified = sum(1 for i in items if i is not None and i is not Ellipsis)
-    if specified > t._data.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {t._data.ndim}")
-    out, dim = t, 0
+def _index_items(index):
+    """The items of an index, read as torch reads it: a tuple, or a short list holding a
+    slice, None, Ellipsis, a tensor or a sequence (numpy's heuristic), is several items."""
+    if isinstance(index, tuple):
+        return index
+    if isinstance(index, list) and len(index) < 32 and any(
+            i is None or i is Ellipsis or isinstance(i, (slice, Tensor, list, tuple, np.ndarray))
+            for i in index):
+        return tuple(index)
+    return (index,)
+
+
+def _apply_basic(t, items, skip_full_slices):
+    """torch's applySlicing: ints, slices, None, Ellipsis and bools become views of `t`
+    (select, slice, unsqueeze), one dim at a time; the tensor indices are kept for a single
+    advanced indexing after them, at the dims they address in that view: so an int next to
+    a tensor index is a select (x[0, :, [1, 0]] of a (2, 3, 4) tensor is (3, 2), not
+    numpy's (2, 3)). Returns (view, {dim: index array})."""
+    ndim = t._data.ndim
+    specified = 0
     for item in items:
+        if isinstance(item, Tensor):
+            specified += item._data.ndim if item._data.dtype == np.bool_ else 1
+        elif not (item is None or item is Ellipsis or isinstance(item, (bool, np.bool_))):
+            specified += 1
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    out, dim, advanced = t, 0, {}
+    for item in items:
+        if isinstance(item, Tensor) and item._data.ndim == 0:
+            item = item._data.item()  # a 0-d tensor indexes as the number it holds
         if item is Ellipsis:
-            dim += t._data.ndim - specified
-        elif item is None:
+            dim += ndim - specified
+        elif item is None or isinstance(item, (bool, np.bool_)):
             out = call(_D.UNSQUEEZE, (out,), (dim,))
+            if item is not None:  # True: the new dim, kept; False: emptied
+                advanced[dim] = np.zeros(1 if item else 0, dtype=np.int64)
             dim += 1
         elif isinstance(item, numbers.Integral):
             size = out._data.shape[dim]
@@ -1511,23 +1531,90 @@ def _getitem(t, index):
                                  f"{size}")
             out = call(_D.SELECT, (out,), (dim, int(item) % size))
         elif isinstance(item, slice):
-            if item.step is not None and item.step <= 0:
-                raise ValueError("step must be greater than zero")
-            size = out._data.shape[dim]
-            start, stop, step = item.indices(size)
-            if (start, stop, step) != (0, size, 1):
-                out = call(_D.SLICE, (out,), (dim, start, max(start, stop), step))
+            out = _slice(out, dim, item, skip_full_slices)
             dim += 1
+        elif isinstance(item, (Tensor, list, tuple, np.ndarray)):
+            array = _index_array(item)
+            advanced[dim] = array
+            dim += array.ndim if array.dtype == np.bool_ else 1
         else:
-            raise TypeError(f"indices must be ints, slices, None, Ellipsis or tensors, "
-                            f"not {type(item).__name__}")
-    if out is t:  # t[:] or t[...]: still a new tensor, as in torch
-        out = call(_D.VIEW, (t,), (t._data.shape,))
+            raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
+                            f"byte Variables are valid indices (got {type(item).__name__})")
+    return out, advanced
+
+
+def _slice(t, dim, item, skip_full):
+    """t[..., start:stop:step] along dim; torch skips a slice from 0 to the end in steps of 1
+    inside a tuple index (x[:, :] is an alias of x), never alone (x[:] is a SliceBackward0)."""
+    step = 1 if item.step is None else _as_int(item.step)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    size = t._data.shape[dim]
+    start, stop, _ = item.indices(size)
+    if skip_full and item.start in (None, 0) and step == 1 and stop == size:
+        return t
+    return call(_D.SLICE, (t,), (dim, start, max(start, stop), step))
+
+
+def _as_int(i):
+    return int(i._data.item()) if isinstance(i, Tensor) else int(i)
+
+
+def _index_array(item):
+    """A tensor index as an int64 or bool array (an empty list is an empty int index)."""
+    array = item._data if isinstance(item, Tensor) else np.asarray(
+        [_index_array(i) if isinstance(i, Tensor) else i for i in item]
+        if isinstance(item, (list, tuple)) else item)
+    if array.dtype.kind not in "iub" and not (array.size == 0 and array.dtype.kind == "f"):
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return array if array.dtype.kind in "ib" else array.astype(np.int64)
+
+
+def _advanced_index(advanced):
+    """The numpy index for the tensor indices found by _apply_basic: numpy's rules then
+    agree with torch's (indexed dims stay in place when adjacent, else go first)."""
+    return tuple(advanced.get(d, slice(None)) for d in range(max(advanced) + 1))
+
+
+def _getitem(t, index):
+    """Indexing as torch does it: views for ints, slices and None, then IndexBackward0 for
+    tensor and list indices."""
+    items = _index_items(index)
+    if len(items) == 1 and isinstance(items[0], slice) and not isinstance(index, tuple):
+        return _slice(t, 0, items[0], skip_full=False)
+    out, advanced = _apply_basic(t, items, skip_full_slices=True)
+    if advanced:
+        return call(_D.INDEX, (out,), (_advanced_index(advanced),))
+    if out is t:  # t[...] or t[:, :]: still a new tensor, as in torch
+        out = call(_D.ALIAS, (t,))
     return out
 
 
-def _is_advanced(items):
-    return any(isinstance(i, (Tensor, list, np.ndarray, bool)) for i in items)
+def _setitem(t, index, value):
+    """torch's set_item: the view the basic items select is filled (fill_), copied into
+    (copy_), or index_put_ where tensor indices follow."""
+    items = _index_items(index)
+    if len(items) == 1 and (items[0] is False or items[0] is True):
+        if items[0] is False:
+            return  # nothing selected
+        items = (None,)
+    view, advanced = _apply_basic(t, items, skip_full_slices=True)
+    if isinstance(value, Tensor) and value._data.ndim:  # as torch: leading 1s are dropped
+        shape = value._data.shape
+        lead = 0
+        while lead < len(shape) and shape[lead] == 1:
+            lead += 1
+        if lead:
+            value = value.reshape(shape[lead:])
+    if advanced:
+        value = value if isinstance(value, Tensor) else Tensor._wrap(
+            np.asarray(value, dtype=t._data.dtype))
+        call_inplace(_D.INDEX_PUT, (view, value), (_advanced_index(advanced), False))
+    elif not isinstance(value, Tensor) or value._data.ndim == 0:
+        view.fill_(value if isinstance(value, Tensor) else Tensor._wrap(
+            np.asarray(value, dtype=t._data.dtype)))
+    else:
+        view.copy_(value)
 
 
 def _checked_mask(t, mask):
@@ -1543,14 +1630,6 @@ def _checked_mask(t, mask):
 
 def _scalar(value):
     return value.item() if isinstance(value, Tensor) else value
-
-
-def _index_array(i):
-    if isinstance(i, Tensor):
-        return i._data
-    if isinstance(i, list):
-        return np.asarray(i)
-    return i
 
 
 # ---------------- the functional API (gradtool.where, gradtool.cat, ...) ----------------

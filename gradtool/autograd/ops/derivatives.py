@@ -69,6 +69,17 @@ class OpNode(Node):
         return out if as_arrays else [None if g is None else _tensor.Tensor._wrap(g)
                                       for g in out]
 
+    def release_saved(self):
+        """Free the saved tensors; a number saved in a tensor input's place (x * 2's `other`)
+        is a tensor to torch (a wrapped number), freed too, so a second backward fails."""
+        saved = self._saved
+        inputs = self.spec.inputs
+        for name, value in saved.items():
+            if type(value) is SavedTensor:
+                value.release()
+            elif name in inputs:
+                saved[name] = SavedTensor.released()
+
     def apply_batched(self, grads):
         """apply() for a batch of gradients (arrays with a leading batch dim), recording
         nothing: the engine calls it for rows with `on_batches`."""
@@ -259,9 +270,11 @@ TANH = op("tanh", "TanhBackward0", np.tanh, on_arrays=True, on_batches=True,
           self=lambda grad, result: grad * (1 - result * result))
 SIGMOID = op("sigmoid", "SigmoidBackward0", K.sigmoid, on_arrays=True, on_batches=True,
              self=lambda grad, result: grad * result * (1 - result))
-# relu'(0) = 0: the gradient passes only where the output is positive.
+# relu'(0) = 0: the gradient passes only where the output is positive; through
+# threshold_backward, as torch, so the gradient is differentiable (in `result`, with
+# derivative zero) and a second order gives zeros, not an error.
 RELU = op("relu", "ReluBackward0", K.relu,
-           self=lambda grad, result: F.where(result > 0, grad, 0),
+           self=lambda grad, result: F.threshold_backward(grad, result, 0),
            on_arrays=dict(self=lambda grad, result: K.where(result > 0, grad, 0)),
            on_batches=True)
 # clamp passes the gradient at the bounds themselves (torch: min <= x <= max).
@@ -276,6 +289,8 @@ COPY = op("copy_", "CopyBackwards", K.copy,
           self=lambda grad: F.zeros_like(grad),
           src=lambda grad: grad)
 FILL = op("fill_", "FillBackward2", K.fill, args=("value",), self=lambda grad: F.zeros_like(grad))
+FILL_TENSOR = op("fill_", "FillBackward3", K.fill_tensor, self=lambda grad: F.zeros_like(grad),
+                 value=lambda grad: grad.sum())
 ZERO = op("zero_", "ZeroBackward0", K.zero, self=lambda grad: F.zeros_like(grad))
 NORMAL = op("normal_", "NormalBackward0", K.normal, args=("mean", "std", "generator"),
             self=lambda grad: F.zeros_like(grad))
@@ -492,6 +507,9 @@ EXPAND = op("expand", "ExpandBackward0", K.expand, view=True, args=("size",),
                 K.sum_to(grad, self_sym_sizes, batched=True)))
 
 # ======================= indexing, joining, splitting =======================
+# x[...] and x[:, :]: a new tensor on the same memory, as torch
+ALIAS = op("alias", "AliasBackward0", K.alias, view=True, on_arrays=True, on_batches=True,
+           self=lambda grad: grad)
 SELECT = op("select", "SelectBackward0", K.select, view=True, args=("dim", "index"),
             self=lambda grad, self_sym_sizes, dim, index:
                 F.select_backward(grad, self_sym_sizes, dim, index))
@@ -505,6 +523,11 @@ AS_STRIDED = op("as_strided", "AsStridedBackward0", K.take_flat, args=("size", "
 INDEX = op("index", "IndexBackward0", K.index, args=("indices",),
            self=lambda grad, self_sym_sizes, indices:
                F.index_backward(grad, self_sym_sizes, indices))
+THRESHOLD_BACKWARD = op("threshold_backward", "ThresholdBackwardBackward0", K.threshold_backward,
+                        args=("threshold",),
+                        grad_output=lambda grad, self, threshold:
+                            F.threshold_backward(grad, self, threshold),
+                        self=lambda grad: F.zeros_like(grad))
 SELECT_BACKWARD = op("select_backward", "SelectBackwardBackward0", K.select_backward,
                      args=("input_sizes", "dim", "index"),
                      grad_output=lambda grad, dim, index: grad.select(dim, index))

@@ -238,6 +238,10 @@ def slice_backward(grad, sizes, dim, start, end, step):
     return T.call(T.D.SLICE_BACKWARD, (grad,), (sizes, dim, start, end, step))
 
 
+def threshold_backward(grad, self, threshold):
+    return T.call(T.D.THRESHOLD_BACKWARD, (grad, self), (threshold,))
+
+
 def index_backward(grad, sizes, indices):
     return T.call(T.D.INDEX_BACKWARD, (grad,), (sizes, indices))
 

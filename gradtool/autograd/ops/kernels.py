@@ -158,13 +158,13 @@ def logsumexp(self, dim, keepdim):
     return out if keepdim else np.squeeze(out, axis=dim)
 
 
-def softmax(self, dim):
-    e = np.exp(self - np.amax(self, axis=dim, keepdims=True))
+def softmax(self, dim):  # (initial: an empty dim has no max, and needs none)
+    e = np.exp(self - np.amax(self, axis=dim, keepdims=True, initial=-np.inf))
     return e / np.sum(e, axis=dim, keepdims=True)
 
 
 def log_softmax(self, dim):
-    shifted = self - np.amax(self, axis=dim, keepdims=True)
+    shifted = self - np.amax(self, axis=dim, keepdims=True, initial=-np.inf)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
 
@@ -206,7 +206,9 @@ def permute(self, dims):
 
 
 def expand(self, size):
-    return np.broadcast_to(self, size)
+    # writeable, as torch's: writes that would overlap are refused when made (_check_writable)
+    out = np.broadcast_to(self, size)
+    return np.lib.stride_tricks.as_strided(self, out.shape, out.strides, writeable=True)
 
 
 def to_dtype(self, dtype):
@@ -223,6 +225,14 @@ def copy(self, src):
 
 def fill(self, value):
     return np.full_like(self, value)
+
+
+def fill_tensor(self, value):
+    return np.full_like(self, value)
+
+
+def threshold_backward(grad_output, self, threshold):
+    return np.where(self > threshold, grad_output, 0).astype(grad_output.dtype, copy=False)
 
 
 def zero(self):
@@ -261,6 +271,10 @@ def slice_(self, dim, start, end, step):
 
 def index(self, indices):
     return self[indices]
+
+
+def alias(self):
+    return self.view()
 
 
 def select_backward(grad_output, input_sizes, dim, index):
