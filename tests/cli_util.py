@@ -107,7 +107,7 @@ def assert_clean_user_error(result, *mentions):
 
 def check_inspect_document(doc, file_spec=None):
     """The invariants every `inspect --json` document keeps; returns {target name: target}."""
-    assert doc["schema"] == "gradtool.inspect/1"
+    assert doc["schema"] == "gradtool.inspect/2"
     if file_spec is not None:
         assert doc["file"] == file_spec
     assert isinstance(doc["seed"], int)
@@ -116,6 +116,7 @@ def check_inspect_document(doc, file_spec=None):
     names = [t["name"] for t in doc["targets"]]
     assert len(names) == len(set(names)), f"target names repeat: {names}"
     for t in doc["targets"]:
+        assert t["error"] is None, f"target {t['name']} raised: {t['error']}"
         for key in ("name", "kind", "location", "inputs", "outputs", "graph", "diagnostics"):
             assert key in t, f"target {t.get('name')} lacks {key!r}"
         assert t["kind"] in ("example", "function", "Function")
@@ -143,7 +144,8 @@ def check_inspect_document(doc, file_spec=None):
             assert all(o["node"] in known for o in graph["outputs"] if o["requires_grad"])
         for d in t["diagnostics"]:
             assert d["severity"] in ("error", "warning", "info")
-            assert d["code"] and d["message"] and d["advice"]
+            assert re.fullmatch(r"[a-z_]+", d["kind"]), d["kind"]  # snake_case, as gradcheck's
+            assert d["message"] and d["advice"]
     return {t["name"]: t for t in doc["targets"]}
 
 

@@ -10,7 +10,7 @@ from ..autograd import grad_mode
 from ..autograd.tensor import Tensor
 from . import hazards, kinks
 from . import numerical as N
-from .report import Diagnosis, compare, element_index
+from .result import Diagnosis, compare, element_index
 
 # Hazards torch passes silently; when the check fails they are likely part of why.
 _EXPLAIN_FAILURES = {"grad_none_for_input", "grad_wrong_dtype", "grad_wrong_shape",
@@ -30,7 +30,8 @@ class Diagnoses:
                    for p in r.pairs if not p.passed]
         failing = [p for p in failing if p is not None and p.numerical is not None]
         explained = set()
-        for step in (lambda: self._precision(failing, explained),
+        for step in (lambda: self._cuts(failing, explained),
+                     lambda: self._precision(failing, explained),
                      lambda: self._second_order(explained),
                      lambda: self._kinks(failing, explained)):
             try:
@@ -48,7 +49,8 @@ class Diagnoses:
                 r.diagnoses.append(Diagnosis(
                     "wrong_gradient", "error",
                     f"the analytical gradient of output {p.output_index} with respect to "
-                    f"input {p.input_index} is wrong where the function is smooth: at input "
+                    f"{self.labels[p.input_position]} is wrong where the function is smooth: "
+                    f"at input "
                     f"element {list(w['input_element'])}, output element "
                     f"{list(w['output_element'])} it is {w['analytical']:.6g}, central "
                     f"differences give {w['numerical']:.6g} ({p.n_differing} entries differ).",
@@ -58,6 +60,23 @@ class Diagnoses:
                 if d.kind in _EXPLAIN_FAILURES and d.severity == "warning":
                     d.severity = "error"
         r.diagnoses.sort(key=lambda d: {"error": 0, "warning": 1, "info": 2}[d.severity])
+
+    def _cuts(self, failing, explained):
+        """A failing pair whose input's path was cut in the forward (no_grad, detach(),
+        .item(), numpy, .data): the analytical gradient misses that path. Order 1 only."""
+        if self.order != 1:
+            return
+        for cause in self.causes:
+            if cause.kind != "gradient_cut":
+                continue
+            cut = {(p.output_index, p.input_index) for p in failing
+                   if self.labels[p.input_position] in cause.details.get("inputs", ())}
+            if cut - explained:
+                explained.update(cut)
+                self.report.diagnoses.append(Diagnosis(
+                    cause.kind, "error", cause.message + " (the analytical gradient leaves "
+                    "that path out; central differences see it)", cause.details, cause.advice,
+                    cause.location))
 
     def _precision(self, failing, explained):
         """Non-float64 inputs or outputs: redo the numerical side on float64 copies of the
@@ -130,8 +149,7 @@ class Diagnoses:
         for p in failing:
             if (p.output_index, p.input_index) in explained:
                 continue
-            viol = np.abs(p.analytical - p.numerical) / (o.atol + o.rtol * np.abs(p.numerical))
-            per_element = np.nan_to_num(viol, nan=np.inf).max(axis=1)
+            per_element = compare(p.numerical, p.analytical, o.atol, o.rtol)[3].max(axis=1)
             for k in np.argsort(-per_element)[:kinks.MAX_PROBED_ELEMENTS]:
                 if per_element[k] > 1:
                     elements[(p.input_index, int(k))] = True
@@ -189,7 +207,8 @@ class Diagnoses:
                 continue
             scale = max((np.abs(m).max(axis=1) for m in self.numerical[p] if m is not None
                          and m.size), key=len, default=np.zeros_like(second))
-            score = second / (o.atol + o.rtol * scale)
+            with np.errstate(divide="ignore", invalid="ignore"):  # zero tolerances
+                score = np.nan_to_num(second / (o.atol + o.rtol * scale), nan=0.0)
             ks = [int(k) for k in np.argsort(-score)[:kinks.MAX_PROBED_ELEMENTS]
                   if score[k] > 1]
             if ks:
@@ -210,6 +229,14 @@ class Diagnoses:
         zero_jacobian = (any(f.kind == "nonzero_numerical" for f in r.failures) or
                          any(not p.passed and p.analytical is not None and
                              not np.any(p.analytical) for p in r.pairs))
+        detached = [c for c in self.causes if c.kind == "saved_detached"]
+        if zero_jacobian and detached:
+            for c in detached:
+                r.diagnoses.append(Diagnosis(c.kind, "error", c.message, c.details, c.advice,
+                                             c.location))
+            explained.update((p.output_index, p.input_index) for p in r.pairs
+                             if not p.passed and p.analytical is not None
+                             and not np.any(p.analytical))
         for node in hazards.custom_nodes(outs):
             for d in hazards.double_backward_findings(node):
                 if d.kind == "once_differentiable" or zero_jacobian or \

@@ -8,7 +8,7 @@ from ..autograd import engine, grad_mode
 from ..autograd.function import BackwardCFunction, once_differentiable
 from ..autograd.tensor import Tensor
 from ..autograd.walk import topological_order
-from .report import Diagnosis
+from .result import Diagnosis
 
 _CTX_OWN_ATTRIBUTES = frozenset(vars(BackwardCFunction()))  # what gradtool keeps on ctx
 _ONCE_DIFFERENTIABLE_CODE = once_differentiable(lambda ctx: None).__code__

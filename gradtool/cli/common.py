@@ -1,10 +1,11 @@
 """What every command shares: its options, error printing, exit codes."""
 import contextlib
+import dataclasses
 import sys
 
 import typer
 
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 FILE_ARG = typer.Argument(..., metavar="FILE[::NAME]",
                           help="A Python file, optionally ::NAME to pick one target.")
@@ -24,6 +25,42 @@ def fail(error, no_color=False):
         con.print("Traceback (your code only):\n" + details.rstrip(), style="dim",
                   markup=False)
     raise typer.Exit(EXIT_USAGE)
+
+
+@dataclasses.dataclass
+class TargetError:
+    """A target whose run raised in the user's code: reported in its place, the others go
+    on (exit 2 at the end)."""
+    target: object
+    error: Exception
+
+
+def run_each(targets, check, no_color=False):
+    """check(target) for every target, in order; a UserCodeError of one target becomes its
+    TargetError. Ctrl-C names the target that was running and exits 130."""
+    from ..loader import UserCodeError
+    results = []
+    for target in targets:
+        try:
+            results.append(check(target))
+        except UserCodeError as e:
+            results.append(TargetError(target, e))
+        except KeyboardInterrupt:
+            from ..report.text import console
+            console(no_color=no_color, stderr=True).print(
+                f"gradtool: interrupted while running target {target.name} "
+                f"({target.filename}:{target.lineno})", markup=False, highlight=False)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+    return results
+
+
+def exit_code(results, failed, warned, strict):
+    """The worst of all targets: 2 a target raised, 1 a check failed (or warned, under
+    --strict), else 0. failed/warned: predicates of a target's result."""
+    codes = [EXIT_USAGE if isinstance(r, TargetError) else
+             EXIT_CHECK_FAILED if failed(r) or (strict and warned(r)) else EXIT_OK
+             for r in results]
+    return max(codes, default=EXIT_OK)
 
 
 def run_app(app):

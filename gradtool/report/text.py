@@ -231,12 +231,27 @@ class evaluation_progress:
         return False
 
 
-def print_gradcheck(con, target, report):
+def print_target_error(con, target, error):
+    """A target that raised, in its place among the others: the paragraph and the user's
+    frames."""
+    con.print(Text(f"{target.name}", style="bold underline") +
+              Text(f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim")
+              + Text(" ERROR ", style="bold white on red"))
+    con.print(Text(f"✗ {error}", style="red"))
+    details = getattr(error, "details", "")
+    if details:
+        con.print(Text("Traceback (your code only):\n" + details.rstrip(), style="dim"))
+
+
+def print_gradcheck(con, target, report, heading=True):
+    """One GradcheckReport of a target; heading=False for the second order after the
+    first (the target's name is already shown)."""
     verdict = Text(" PASS ", style="bold black on green") if report.passed else \
         Text(" FAIL ", style="bold white on red")
-    title = Text(f"{target.name}", style="bold underline") + Text(
-        f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim") + verdict
-    con.print(title)
+    if heading:
+        con.print(Text(f"{target.name}", style="bold underline") + Text(
+            f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim"))
+    con.print(Text(f"order {report.order}: ", style="bold") + verdict)
     mode = f"{'gradgradcheck' if report.order == 2 else 'gradcheck'}, {report.mode} mode"
     opts = report.options
     con.print(Text(f"{mode}, eps={opts.get('eps')}, atol={opts.get('atol')}, "
@@ -244,10 +259,10 @@ def print_gradcheck(con, target, report):
                    f"evaluations", style="dim"))
     names = getattr(report, "input_names", [])
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    for column in ("output", "input", "max abs error", "max rel error", "worst element",
-                   "result"):
-        table.add_column(column, no_wrap=True,
-                         justify="right" if "error" in column else "left")
+    for column in ("output", "input", "max abs error", "max rel error",
+                   "at max abs error: numerical vs analytical", "result"):
+        table.add_column(column, no_wrap=column == "result",
+                         justify="right" if column.startswith("max") else "left")
     for pair in report.pairs:
         shown = pair.recheck or pair
         worst = shown.worst or {}
@@ -262,8 +277,11 @@ def print_gradcheck(con, target, report):
     if report.pairs:
         con.print(table)
     if report.exception is not None:
-        con.print(Text(f"backward raised {type(report.exception).__name__}: "
-                       f"{report.exception}", style="red"))
+        error = getattr(report, "user_error", None)
+        con.print(Text(f"✗ {error or report.exception}", style="red"))
+        if error is not None and error.details:
+            con.print(Text("Traceback (your code only):\n" + error.details.rstrip(),
+                           style="dim"))
     for failure in report.failures:
         if failure.kind != "jacobian_mismatch":  # mismatches are shown as Jacobians below
             con.print(Text(f"✗ {failure.message.strip()}", style="red"))
@@ -279,6 +297,8 @@ def print_gradcheck(con, target, report):
                     style=SEVERITY_STYLE.get(d.severity, ""))
         line.append(f"{d.kind}: ", style="bold")
         line.append(d.message)
+        if d.location:
+            line.append(f"  ({d.location})", style="dim")
         con.print(line)
 
 
@@ -287,10 +307,9 @@ def _output_label(report, pair):
 
 
 def _input_label(report, pair, names):
-    label = names[pair.input_index] if pair.input_index < len(names) else None
     info = next((i for i in report.inputs if i.get("position") == pair.input_position), {})
     shape = info.get("shape")
-    text = label or info.get("label") or f"input {pair.input_index}"
+    text = info.get("label") or f"input {pair.input_index}"
     return f"{text} {fmt_shape(shape, info.get('dtype', ''))}" if shape is not None else text
 
 
@@ -321,5 +340,8 @@ def _jacobians(report, pair):
         table.add_row(str(list(e["input_element"])), str(list(e["output_element"])),
                       fmt_num(e["numerical"]), Text(fmt_num(e["analytical"]), style="red"))
     if pair.n_differing > 20:
-        table.add_row(f"… {pair.n_differing - 20:,} more in --json", "", "", "")
+        listed = len(pair.differing)  # what --json lists; it says how many it leaves out
+        table.add_row(f"… {pair.n_differing - 20:,} more" + (
+            " in --json" if listed == pair.n_differing else
+            f"; --json lists the {listed} largest"), "", "", "")
     return table
