@@ -103,6 +103,30 @@ def assert_clean_user_error(result, *mentions):
     return message
 
 
+def assert_target_error(result, name, *mentions):
+    """Contract §4: a target that raises is reported in its place and the others still are;
+    exit 2. With --json, stdout is the one document and the target's "error" holds the
+    paragraph; else the paragraph is in the text report. Never gradtool's own traceback.
+    Returns the error's text (whitespace collapsed)."""
+    assert_exit(result, 2)
+    both = result.stdout + result.stderr
+    assert "Traceback (most recent call last)" not in both, f"a raw traceback\n{result}"
+    assert PACKAGE_DIR + os.sep not in both, f"gradtool's internal frames leak\n{result}"
+    if "--json" in result.args:
+        doc = result.json()
+        [target] = [t for t in doc["targets"] if t["name"] == name]
+        error = target["error"]
+        assert error and error["message"], f"{name}: no error in the document\n{result}"
+        text = flat(error["message"] + " " + (error["location"] or "") + " " +
+                    (error["traceback"] or ""))
+    else:
+        text = flat(result.stdout)
+        assert name in text
+    for m in mentions:
+        assert flat(str(m)) in text, f"the error does not mention {m!r}\n{result}"
+    return text
+
+
 # ------------------------------------------------------------------ JSON documents
 
 def check_inspect_document(doc, file_spec=None):

@@ -125,8 +125,9 @@ def test_every_example_is_covered_by_a_classification():
 @pytest.mark.parametrize("name", TARGET_EXAMPLES)
 def test_inspect_json_on_every_example(sweep, name):
     r = sweep[("inspect", "--json", ex(name))]
-    assert_exit(r, 0)
     targets = cu.check_inspect_document(r.json(), ex(name))
+    errors = [d for t in targets.values() for d in t["diagnostics"] if d["severity"] == "error"]
+    assert_exit(r, 1 if errors else 0)  # an error (✗) is a failed check
     for t in targets.values():
         path, _, line = t["location"].rpartition(":")
         assert os.path.samefile(path if os.path.isabs(path) else os.path.join(REPO, path),
@@ -168,7 +169,7 @@ def test_gradcheck_diagnoses_every_broken_example(sweep, name):
     r = sweep[args]
     doc = r.json()
     assert doc["schema"] == "gradtool.gradcheck/2"
-    kinds = {d["kind"] for t in doc["targets"] for d in t["reports"][-1]["diagnoses"]}
+    kinds = {d["kind"] for t in doc["targets"] for rep in t["reports"] for d in rep["diagnoses"]}
     assert b["kind"] in kinds, f"{name}: diagnosis {b['kind']} missing (got {kinds})\n{r}"
     if b["fails"]:
         assert_exit(r, 1)
@@ -511,7 +512,7 @@ def test_inspect_grad_modes_diagnostics(sweep):
 def test_inspect_inplace_trouble_diagnostics(sweep):
     path = os.path.join(EXAMPLES, "inplace_trouble.py")
     r = sweep[("inspect", "--json", ex("inplace_trouble.py"))]
-    assert_exit(r, 0)
+    assert_exit(r, 1)  # backward fails: an error
     t = cu.check_inspect_document(r.json())
     line = cu.source_line(path, "y += 1")
     bad = t["overwrites_saved_output"]
@@ -534,9 +535,11 @@ def test_inspect_inplace_trouble_diagnostics(sweep):
 
 
 def test_inspect_strict(sweep):
-    for name, code in (("grad_modes.py", 1), ("inplace_trouble.py", 1), ("basics.py", 0)):
-        assert_exit(sweep[("inspect", "--strict", "--no-color", ex(name))], code)
-        assert_exit(sweep[("inspect", "--json", ex(name))], 0)
+    """Warnings (!) exit 1 only under --strict; errors (✗) always."""
+    for name, strict, plain in (("grad_modes.py", 1, 0), ("inplace_trouble.py", 1, 1),
+                                ("basics.py", 0, 0)):
+        assert_exit(sweep[("inspect", "--strict", "--no-color", ex(name))], strict)
+        assert_exit(sweep[("inspect", "--json", ex(name))], plain)
 
 
 def test_inspect_text_report(sweep):
@@ -578,7 +581,7 @@ def test_inspect_other_diagnostics(tmp_path):
         """))
     r, strict = cu.run_many([["inspect", "--json", user], ["inspect", "--strict", user]],
                             cwd=tmp_path)
-    assert_exit(r, 0)
+    assert_exit(r, 1)  # NaN in an output is an error
     assert_exit(strict, 1)
     t = cu.check_inspect_document(r.json())
     [d] = _diags(t["logs"], "non_finite_output")
@@ -685,14 +688,27 @@ def test_target_that_raises(tmp_path):
     out = tmp_path / "g.svg"
     out.write_text("<svg>an older drawing</svg>")
     runs = cu.run_many([["inspect", user], ["inspect", "--json", user],
-                        ["gradcheck", "--json", user], ["render", user, "-o", out],
+                        ["gradcheck", "--json", user], ["gradcheck", user],
+                        ["render", user, "-o", out],
                         ["inspect", f"{user}::bad_reshape"],
-                        ["gradcheck", f"{user}::bad_reshape"]])
-    for r in runs[:4]:
-        assert_clean_user_error(r, "explodes", f"{user}:12", "RuntimeError", "target exploded")
-        assert 'line 12, in explodes' in r.stderr
-    for r in runs[4:]:
-        assert_clean_user_error(r, "bad_reshape", f"{user}:17", "reshape")
+                        ["gradcheck", "--json", f"{user}::bad_reshape"]])
+    inspect_text, inspect_json, gradcheck_json, gradcheck_text, render, *only = runs
+    # every target is reported, the failing ones in their place, as pytest goes on
+    for r in (inspect_text, inspect_json, gradcheck_json, gradcheck_text):
+        cu.assert_target_error(r, "explodes", f"{user}:12", "RuntimeError",
+                               "target exploded", "line 12, in explodes")
+        cu.assert_target_error(r, "bad_reshape", f"{user}:17", "reshape")
+    assert [t["error"] is None for t in inspect_json.json()["targets"]] == [True, False, False]
+    doc = gradcheck_json.json()
+    assert [t["passed"] for t in doc["targets"]] == [True, False, False]
+    assert doc["passed"] is False
+    assert "PASS" in gradcheck_text.stdout and "fine" in gradcheck_text.stdout
+    # render draws all or nothing
+    assert_clean_user_error(render, "explodes", f"{user}:12", "RuntimeError",
+                            "target exploded")
+    assert 'line 12, in explodes' in render.stderr
+    for r in only:
+        cu.assert_target_error(r, "bad_reshape", f"{user}:17", "reshape")
     assert out.read_text() == "<svg>an older drawing</svg>"  # nothing half-written
     assert sorted(os.listdir(tmp_path)) == ["g.svg", "target_raises.py"]
 
@@ -710,8 +726,8 @@ def test_target_that_calls_sys_exit(tmp_path):
         def quits(x):
             sys.exit(3)
         """))
-    for r in cu.run_many([["inspect", user], ["gradcheck", user]]):
-        assert_clean_user_error(r, "quits", f"{user}:8")
+    for r in cu.run_many([["inspect", user], ["gradcheck", "--json", user]]):
+        cu.assert_target_error(r, "quits", f"{user}:8", "SystemExit")
 
 
 def test_target_returning_no_tensor(tmp_path):
@@ -724,9 +740,11 @@ def test_target_returning_no_tensor(tmp_path):
         def forgot_return(x):
             x.sum()
         """))
-    for r in cu.run_many([["inspect", user], ["gradcheck", user],
-                          ["render", user, "-o", tmp_path / "g.svg"]]):
-        assert_clean_user_error(r, "forgot_return", "returns_none.py")
+    inspect, gradcheck, render = cu.run_many([["inspect", user], ["gradcheck", "--json", user],
+                                              ["render", user, "-o", tmp_path / "g.svg"]])
+    for r in (inspect, gradcheck):
+        cu.assert_target_error(r, "forgot_return", "returns_none.py", "not a tensor")
+    assert_clean_user_error(render, "forgot_return", "returns_none.py")
 
 
 def test_unknown_target_name():
