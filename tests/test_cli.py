@@ -38,10 +38,13 @@ BROKEN = {
     "broken_none_grad.py": dict(kind="grad_none_for_input", order=1, fails=True),
     "broken_once_differentiable.py": dict(kind="once_differentiable", order=2, fails=True),
     "broken_wrong_gradient.py": dict(kind="wrong_gradient", order=1, fails=True),
+    "broken_gradient_cut.py": dict(kind="gradient_cut", order=1, fails=True),
+    "broken_saved_detached.py": dict(kind="saved_detached", order=2, fails=True),
 }
 PASSING = sorted([f for f in ALL_EXAMPLES if f.endswith("_ok.py")]
                  + ["basics.py", "model.py", "higher_order.py", "saved_hooks.py"])
-ORDER2_PASSING = ["detached_backward_ok.py", "once_differentiable_ok.py", "higher_order.py"]
+ORDER2_PASSING = ["detached_backward_ok.py", "once_differentiable_ok.py", "higher_order.py",
+                  "saved_detached_ok.py"]
 
 
 def ex(name):

@@ -9,7 +9,8 @@ EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 FILE_ARG = typer.Argument(..., metavar="FILE[::NAME]",
                           help="A Python file, optionally ::NAME to pick one target.")
-SEED = typer.Option(0, "--seed", help="Seed for every generated input (reproducible runs).")
+SEED = typer.Option(0, "--seed", min=0, max=2**63 - 1,
+                    help="Seed for every generated input (reproducible runs).")
 SHAPE = typer.Option("3", "--shape", help="Shape of generated inputs, e.g. 3 or 2,3.")
 JSON = typer.Option(False, "--json", help="One JSON document on stdout, nothing else there.")
 NO_COLOR = typer.Option(False, "--no-color", help="Plain text, no colours.")

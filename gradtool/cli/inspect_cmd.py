@@ -12,6 +12,10 @@ def inspect(
     no_color: bool = common.NO_COLOR,
     strict: bool = typer.Option(False, "--strict",
                                 help="Exit 1 on warning diagnostics too."),
+    all_saved: bool = typer.Option(False, "--all-saved",
+                                   help="Show sizes and constants nodes save, too."),
+    max_depth: int = typer.Option(None, "--max-depth", min=0,
+                                  help="Show the tree this many nodes deep."),
 ):
     """Run each target forward and backward; print its graph, every saved tensor, its leaves
     and what looks wrong (grad modes, cut gradients, in-place changes, NaN, precision).
@@ -39,7 +43,7 @@ def inspect(
             if isinstance(c, common.TargetError):
                 text.print_target_error(con, c.target, c.error)
             else:
-                text.print_inspect(con, c)
+                text.print_inspect(con, c, all_saved, max_depth)
     raise typer.Exit(common.exit_code(
         results, lambda c: any(d.severity == "error" for d in c.diagnostics),
         lambda c: any(d.severity == "warning" for d in c.diagnostics), strict))
