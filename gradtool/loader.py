@@ -101,9 +101,12 @@ def _numel(shape):
 
 
 def split_spec(spec):
-    """'path/file.py::name' -> (path, name or None)."""
-    path, sep, name = spec.partition("::")
-    return path, (name or None) if sep else None
+    """'path/file.py::name' -> (path, name or None). The name follows the last `::` (a
+    folder's name may hold one); a spec that is an existing file has no name."""
+    if os.path.isfile(spec):
+        return spec, None
+    path, sep, name = spec.rpartition("::")
+    return (path, name or None) if sep else (spec, None)
 
 
 def load(spec):
@@ -128,8 +131,10 @@ def load(spec):
 def import_user_file(path):
     if not os.path.exists(path):
         raise UserCodeError(f"No such file: {path}")
-    if not path.endswith(".py") or os.path.isdir(path):
-        raise UserCodeError(f"Not a Python file: {path}")
+    if not path.endswith(".py") or not os.path.isfile(path):  # a folder, a FIFO, a device
+        raise UserCodeError(f"Not a Python file: {path}" + (
+            "" if os.path.isfile(path) or not path.endswith(".py") else
+            " (not a regular file)"))
     path = os.path.abspath(path)
     folder = os.path.dirname(path)
     if folder not in sys.path:
@@ -140,8 +145,14 @@ def import_user_file(path):
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except SyntaxError as e:
+    except (SyntaxError, ValueError) as e:
+        if not isinstance(e, SyntaxError) and "null bytes" not in str(e):
+            sys.modules.pop(name, None)
+            raise user_error(e, f"importing {os.path.basename(path)}") from None
         sys.modules.pop(name, None)
+        if getattr(e, "lineno", None) is None:  # null bytes: Python gives no line
+            raise UserCodeError(f"{path} cannot be compiled: {describe_exception(e)}",
+                                location=(path, 1)) from None
         where = f"{e.filename}:{e.lineno}"
         pointer = ""
         if e.text:
@@ -460,6 +471,11 @@ def _forward_error(target, exc):
     """The user's forward raised: their line, and when gradtool made up the inputs, what it
     made and how to give others."""
     error = user_error(exc, f"target {target.name}")
+    if error.location is None:  # raised where gradtool called it: wrong arguments, ...
+        error.location = (target.filename, target.lineno)
+        error.args = (error.args[0].replace(
+            f"target {target.name} raised",
+            f"target {target.name} ({target.filename}:{target.lineno}) raised", 1),)
     generated = [n for n, spec in zip(target.param_names, target.arg_specs)
                  if spec is GENERATED or spec is NUMBER]
     if generated:

@@ -30,8 +30,10 @@ class Diagnoses:
                    for p in r.pairs if not p.passed]
         failing = [p for p in failing if p is not None and p.numerical is not None]
         explained = set()
-        for step in (lambda: self._cuts(failing, explained),
+        for step in (lambda: self._non_finite(failing, explained),
+                     lambda: self._cuts(failing, explained),
                      lambda: self._precision(failing, explained),
+                     lambda: self._round_off(failing, explained),
                      lambda: self._second_order(explained),
                      lambda: self._kinks(failing, explained)):
             try:
@@ -60,6 +62,52 @@ class Diagnoses:
                 if d.kind in _EXPLAIN_FAILURES and d.severity == "warning":
                     d.severity = "error"
         r.diagnoses.sort(key=lambda d: {"error": 0, "warning": 1, "info": 2}[d.severity])
+
+    def _non_finite(self, failing, explained):
+        """NaN or Inf made by the forward (log of a negative number, ...): the mismatches
+        where either side is not finite come from there, not from a wrong formula."""
+        causes = [c for c in self.causes if c.kind == "non_finite_output"]
+        bad = {(p.output_index, p.input_index) for p in failing
+               if not (np.all(np.isfinite(p.numerical)) and np.all(np.isfinite(p.analytical)))}
+        if causes and bad:
+            explained.update(bad)
+            for c in causes:
+                self.report.diagnoses.append(Diagnosis(
+                    c.kind, "error", c.message + ": gradients there are NaN or Inf, so the "
+                    "check cannot pass at this point", c.details, c.advice, c.location))
+
+    def _round_off(self, failing, explained):
+        """Floating-point round-off: where the outputs are large next to the change a step
+        of eps makes (x.sum() + 1e9), central differences keep few digits. A failing pair is
+        explained when each mismatch lies within that rounding noise."""
+        eps = self.opts.eps
+        found = []
+        for p in failing:
+            if (p.output_index, p.input_index) in explained:
+                continue
+            f0 = self.base[self.out_positions[p.output_index]]
+            dtype = self.outputs[p.output_index]._data.dtype
+            # |f| * machine epsilon on each of f(x+h) and f(x-h), divided by 2h
+            noise = 2 * np.finfo(dtype).eps * np.abs(f0).ravel() / (2 * eps)
+            allowed = self.opts.atol + self.opts.rtol * np.abs(p.numerical)
+            diff = np.abs(p.analytical - p.numerical)
+            differs = diff > allowed
+            if not differs.any() or not np.all(diff[differs] <= 4 * noise[None, :].repeat(
+                    diff.shape[0], 0)[differs] + allowed[differs]):
+                continue
+            explained.add((p.output_index, p.input_index))
+            found.append((p, float(np.abs(f0).max())))
+        if found:
+            p, size = max(found, key=lambda x: x[1])
+            self.report.diagnoses.append(Diagnosis(
+                "round_off", "error",
+                f"floating-point round-off, not the formula: output {p.output_index} is as "
+                f"large as {size:.3g}, and a step of {eps:g} changes it by less than its own "
+                f"rounding error ({np.finfo(np.float64).eps * size:.2g}), so central "
+                f"differences lose their digits. Check with a larger --eps (e.g. "
+                f"{min(1e-2, eps * 1e3):g}), with float64 throughout, or without the large "
+                f"constant offset.",
+                {"output_index": p.output_index, "max_abs_output": size, "eps": eps}))
 
     def _cuts(self, failing, explained):
         """A failing pair whose input's path was cut in the forward (no_grad, detach(),

@@ -36,16 +36,53 @@ class TargetError:
     error: Exception
 
 
-def run_each(targets, check, no_color=False):
+TIMEOUT = typer.Option(None, "--timeout", min=0.001, metavar="SECONDS",
+                       help="Stop a target that runs longer than this (an error, exit 2).")
+
+
+class TargetTimeout(KeyboardInterrupt):
+    """Raised into the user's code when --timeout expires: like Ctrl-C, nothing the user's
+    `except Exception` catches, and nothing gradtool reports as the user's own error."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Raise TargetTimeout after `seconds` of wall time (SIGALRM: Unix, main thread)."""
+    import signal
+    if not seconds or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise TargetTimeout()
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_each(targets, check, no_color=False, timeout=None):
     """check(target) for every target, in order; a UserCodeError of one target becomes its
-    TargetError. Ctrl-C names the target that was running and exits 130."""
-    from ..loader import UserCodeError
+    TargetError, and so does running past `timeout` seconds. Ctrl-C names the target that
+    was running and exits 130."""
+    from ..loader import UserCodeError, user_frames
     results = []
     for target in targets:
         try:
-            results.append(check(target))
+            with time_limit(timeout):
+                results.append(check(target))
         except UserCodeError as e:
             results.append(TargetError(target, e))
+        except TargetTimeout as e:
+            frames = user_frames(e.__traceback__)
+            where = f"; it was at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+            results.append(TargetError(target, UserCodeError(
+                f"target {target.name} ({target.filename}:{target.lineno}) did not finish "
+                f"within --timeout {timeout:g} s{where}",
+                location=(frames[-1].filename, frames[-1].lineno) if frames else None)))
         except KeyboardInterrupt:
             from ..report.text import console
             console(no_color=no_color, stderr=True).print(

@@ -34,6 +34,7 @@ def gradcheck(
     shape: str = common.SHAPE,
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
+    timeout: float = common.TIMEOUT,
 ):
     """Compare central differences with the analytic gradients of each target, per input and
     output; on a failure, show both Jacobians and say why they differ."""
@@ -46,7 +47,7 @@ def gradcheck(
             targets = load(file)
             results = common.run_each(
                 targets, lambda t: _check(t, seed, shape_tuple, eps, atol, rtol, fast, order,
-                                          json_, no_color), no_color)
+                                          json_, no_color), no_color, timeout)
     except GradtoolError as e:
         common.fail(e, no_color)
     if json_:

@@ -10,6 +10,7 @@ def inspect(
     shape: str = common.SHAPE,
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
+    timeout: float = common.TIMEOUT,
     strict: bool = typer.Option(False, "--strict",
                                 help="Exit 1 on warning diagnostics too."),
     all_saved: bool = typer.Option(False, "--all-saved",
@@ -29,7 +30,7 @@ def inspect(
             targets = load(file)
             from ..snapshot import capture
             results = common.run_each(targets, lambda t: capture(t, seed, shape_tuple),
-                                      no_color)
+                                      no_color, timeout)
     except GradtoolError as e:
         common.fail(e, no_color)
     if json_:

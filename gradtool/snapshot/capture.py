@@ -66,6 +66,7 @@ def capture(target, seed=0, shape=(3,)):
                          result.leaf_names}
     result.causes = diagnostics.gradient_cuts(result) + saved
     result.diagnostics = diagnostics.diagnose(result)
+    result.causes += [d for d in result.diagnostics if d.kind == "non_finite_output"]
     return result
 
 
