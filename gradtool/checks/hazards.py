@@ -8,7 +8,7 @@ from ..autograd import engine, grad_mode
 from ..autograd.function import BackwardCFunction, once_differentiable
 from ..autograd.tensor import Tensor
 from ..autograd.walk import topological_order
-from .report import Diagnosis
+from .result import Diagnosis
 
 _CTX_OWN_ATTRIBUTES = frozenset(vars(BackwardCFunction()))  # what gradtool keeps on ctx
 _ONCE_DIFFERENTIABLE_CODE = once_differentiable(lambda ctx: None).__code__
@@ -89,6 +89,8 @@ def probe_backward(node, atol, rtol, nondet_tol):
             r0 = list(node.apply([None if x is None else x * 0 for x in g]))
     except Exception:  # the check itself will meet (and report) whatever went wrong here
         return []
+    if not all(r is None or isinstance(r, Tensor) for r in r1 + r1b + r2 + r0):
+        return []  # not gradients at all (an array, a string): the engine says so
     found = []
     for i, ((child, _), meta, res) in enumerate(zip(node.next_functions, node._input_meta, r1)):
         if child is None:

@@ -8,7 +8,7 @@ import typer
 from . import common, gradcheck_cmd, inspect_cmd, interrupts, render_cmd
 
 app = typer.Typer(
-    name="gradtool", add_completion=False, no_args_is_help=True,
+    name="gradtool", add_completion=True, no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Check gradients and inspect autograd graphs of the functions and custom "
          "autograd.Functions in a Python file. The file is executed as Python code.")

@@ -1,5 +1,6 @@
 """What every command shares: its options, error printing, exit codes."""
 import contextlib
+import dataclasses
 import os
 import sys
 
@@ -9,7 +10,8 @@ EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
 
 FILE_ARG = typer.Argument(..., metavar="FILE[::NAME]",
                           help="A Python file, optionally ::NAME to pick one target.")
-SEED = typer.Option(0, "--seed", help="Seed for every generated input (reproducible runs).")
+SEED = typer.Option(0, "--seed", min=0, max=2**63 - 1,
+                    help="Seed for every generated input (reproducible runs).")
 SHAPE = typer.Option("3", "--shape", help="Shape of generated inputs, e.g. 3 or 2,3.")
 JSON = typer.Option(False, "--json", help="One JSON document on stdout, nothing else there.")
 NO_COLOR = typer.Option(False, "--no-color", help="Plain text, no colours.")
@@ -25,6 +27,75 @@ def fail(error, no_color=False):
         con.print("Traceback (your code only):\n" + details.rstrip(), style="dim",
                   markup=False)
     raise typer.Exit(EXIT_USAGE)
+
+
+@dataclasses.dataclass
+class TargetError:
+    """A target whose run raised in the user's code: reported in its place, the others go
+    on (exit 2 at the end)."""
+    target: object
+    error: Exception
+
+
+TIMEOUT = typer.Option(None, "--timeout", min=0.001, metavar="SECONDS",
+                       help="Stop a target that runs longer than this (an error, exit 2).")
+
+
+class TargetTimeout(KeyboardInterrupt):
+    """Raised into the user's code when --timeout expires: like Ctrl-C, nothing the user's
+    `except Exception` catches, and nothing gradtool reports as the user's own error."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Raise TargetTimeout after `seconds` of wall time (SIGALRM: Unix, main thread)."""
+    import signal
+    if not seconds or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise TargetTimeout()
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_each(targets, check, no_color=False, timeout=None):
+    """check(target) for every target, in order; a UserCodeError of one target becomes its
+    TargetError, and so does running past `timeout` seconds. An interrupt is labelled with
+    the running target (cli/interrupts.py reports it and exits 128 + the signal)."""
+    from ..loader import UserCodeError, user_frames
+    from . import interrupts
+    results = []
+    for target in targets:
+        try:
+            with interrupts.running(f"target {target.name} ({target.filename}:{target.lineno})"), \
+                    time_limit(timeout):
+                results.append(check(target))
+        except UserCodeError as e:
+            results.append(TargetError(target, e))
+        except TargetTimeout as e:
+            frames = user_frames(e.__traceback__)
+            where = f"; it was at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+            results.append(TargetError(target, UserCodeError(
+                f"target {target.name} ({target.filename}:{target.lineno}) did not finish "
+                f"within --timeout {timeout:g} s{where}",
+                location=(frames[-1].filename, frames[-1].lineno) if frames else None)))
+    return results
+
+
+def exit_code(results, failed, warned, strict):
+    """The worst of all targets: 2 a target raised, 1 a check failed (or warned, under
+    --strict), else 0. failed/warned: predicates of a target's result."""
+    codes = [EXIT_USAGE if isinstance(r, TargetError) else
+             EXIT_CHECK_FAILED if failed(r) or (strict and warned(r)) else EXIT_OK
+             for r in results]
+    return max(codes, default=EXIT_OK)
 
 
 def run_app(app):

@@ -1,36 +1,53 @@
 """gradtool gradcheck: numerical against analytic gradients for every target."""
+import dataclasses
+
 import typer
 
 from ..report import text
 from . import common
 
 
+@dataclasses.dataclass
+class GradcheckResult:
+    """One target's checks: a GradcheckReport per order checked (1, then 2 with --order 2)."""
+    target: object
+    reports: list
+    input_names: list
+
+    @property
+    def passed(self):
+        return all(r.passed for r in self.reports)
+
+
 def gradcheck(
     file: str = common.FILE_ARG,
-    eps: float = typer.Option(1e-6, "--eps", help="Step of the central differences."),
-    atol: float = typer.Option(1e-5, "--atol", help="Absolute tolerance."),
-    rtol: float = typer.Option(1e-3, "--rtol", help="Relative tolerance."),
+    eps: float = typer.Option(1e-6, "--eps", help="Step of the central differences (> 0)."),
+    atol: float = typer.Option(1e-5, "--atol", help="Absolute tolerance (>= 0)."),
+    rtol: float = typer.Option(1e-3, "--rtol", help="Relative tolerance (>= 0)."),
     fast: bool = typer.Option(False, "--fast", help="torch's fast mode: random projections "
                                                     "(failures are rechecked in full)."),
     order: int = typer.Option(1, "--order", min=1, max=2,
-                              help="1: gradcheck; 2: gradgradcheck (second derivatives)."),
+                              help="1: gradcheck; 2: gradgradcheck too (second derivatives)."),
     strict: bool = typer.Option(False, "--strict",
                                 help="Exit 1 on warnings too (hazards torch lets pass)."),
     seed: int = common.SEED,
     shape: str = common.SHAPE,
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
+    timeout: float = common.TIMEOUT,
 ):
     """Compare central differences with the analytic gradients of each target, per input and
     output; on a failure, show both Jacobians and say why they differ."""
     from ..errors import GradtoolError
     from ..loader import load, parse_shape
     try:
+        _check_tolerances(eps, atol, rtol)
         shape_tuple = parse_shape(shape)
         with common.user_prints_to_stderr(json_):
             targets = load(file)
-            results = [_check(t, seed, shape_tuple, eps, atol, rtol, fast, order, json_,
-                              no_color) for t in targets]
+            results = common.run_each(
+                targets, lambda t: _check(t, seed, shape_tuple, eps, atol, rtol, fast, order,
+                                          json_, no_color), no_color, timeout)
     except GradtoolError as e:
         common.fail(e, no_color)
     if json_:
@@ -38,57 +55,95 @@ def gradcheck(
         common.print_json(dumps(gradcheck_document(file, seed, shape_tuple, results)))
     else:
         con = text.console(no_color=no_color)
-        for i, (target, report) in enumerate(results):
+        for i, r in enumerate(results):
             if i:
                 con.print()
-            text.print_gradcheck(con, target, report)
-    failed = any(not r.passed for _, r in results)
-    warned = any(d.severity == "warning" for _, r in results for d in r.diagnoses)
-    raise typer.Exit(common.EXIT_CHECK_FAILED if failed or (strict and warned)
-                     else common.EXIT_OK)
+            if isinstance(r, common.TargetError):
+                text.print_target_error(con, r.target, r.error)
+                continue
+            for k, report in enumerate(r.reports):
+                text.print_gradcheck(con, r.target, report, heading=k == 0)
+    raise typer.Exit(common.exit_code(
+        results, lambda r: not r.passed,
+        lambda r: any(d.severity == "warning" for rep in r.reports for d in rep.diagnoses),
+        strict))
+
+
+def _check_tolerances(eps, atol, rtol):
+    from ..errors import GradtoolError
+    for option, value, ok, rule in (("--eps", eps, eps > 0, "> 0"),
+                                    ("--atol", atol, atol >= 0, ">= 0"),
+                                    ("--rtol", rtol, rtol >= 0, ">= 0")):
+        if not ok or value != value or value == float("inf"):
+            raise GradtoolError(f"{option} must be a finite number {rule} (got {value})")
 
 
 def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color):
-    """One target's GradcheckReport. The user's forward raising is a user-code error."""
-    import gradtool as gt
-
+    """One target's GradcheckResult: its forward (and backward) run once by the snapshot's
+    capture, whose findings (cut gradients, detached saved tensors) explain failures; then
+    gradcheck of every tensor input and every module parameter it reaches."""
     from ..checks import gradcheck_report, gradgradcheck_report
-    from ..loader import UserCodeError, make_inputs, user_error
-    from ..snapshot.capture import flatten_outputs
-    gt.manual_seed(seed)
-    args, kwargs = make_inputs(target, seed, shape)
-    positions = [i for i, a in enumerate(args) if isinstance(a, gt.Tensor)]
-    if not any(args[i].requires_grad for i in positions):
+    from ..loader import UserCodeError, user_error
+    from ..snapshot import capture
+    c = capture(target, seed, shape)
+    inputs = c.run.tensor_inputs + c.parameters
+    names = [n for n, _ in inputs]
+    tensors = tuple(t for _, t in inputs)
+    if not any(t.requires_grad for t in tensors):
         raise UserCodeError(f"target {target.name} ({target.filename}:{target.lineno}) has no "
-                            f"input that requires grad: nothing to check.")
+                            f"input that requires grad: nothing to check.",
+                            location=(target.filename, target.lineno))
+    n_args = len(c.run.tensor_inputs)
+    call = c.run.function()
 
-    def func(*tensors):
-        call_args = list(args)
-        for i, t in zip(positions, tensors):
-            call_args[i] = t
-        return target.call(*call_args, **kwargs)
-    inputs = tuple(args[i] for i in positions)
-    try:
-        first = func(*inputs)
-    except (Exception, SystemExit) as e:  # the user's forward raised (or exited)
-        raise user_error(e, f"target {target.name}") from None
-    if not flatten_outputs(first):
-        raise UserCodeError(f"target {target.name} ({target.filename}:{target.lineno}) "
-                            f"returned {type(first).__name__}, not a tensor: gradtool needs a "
-                            f"tensor (or tensors) to differentiate.")
-    n = sum(t.numel() for t in inputs if t.requires_grad)
-    with text.evaluation_progress(2 * n + 1, f"{target.name}: {2 * n + 1:,} evaluations",
+    def func(*ts):  # parameters are checked in place: the module holds them
+        return call(*ts[:n_args])
+    output_names = [o.name or f"output {o.index}" for o in c.snapshot.outputs
+                    if o.requires_grad]
+    n = sum(t.numel() for t in tensors if t.requires_grad)
+    options = dict(eps=eps, atol=atol, rtol=rtol, fast_mode=fast, names=names,
+                   causes=c.causes)
+    reports = []
+    with text.evaluation_progress(order * (2 * n + 1),
+                                  f"{target.name}: {order * (2 * n + 1):,} evaluations",
                                   enabled=not quiet and not fast and n >= 200,
                                   no_color=no_color) as tick:
         counted = _counting(func, tick)
-        check = gradgradcheck_report if order == 2 else gradcheck_report
         try:
-            report = check(counted, inputs, eps=eps, atol=atol, rtol=rtol, fast_mode=fast)
-        except (Exception, SystemExit) as e:  # the user's forward raised (or exited)
+            reports.append(gradcheck_report(counted, tensors, **options))
+            _needs_example(target, reports[0])
+            if order == 2:
+                reports.append(gradgradcheck_report(counted, tensors,
+                                                    output_names=output_names, **options))
+        except UserCodeError:
+            raise
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001 - the user's forward raised (or exited)
             raise user_error(e, f"target {target.name}") from None
-    report.input_names = [target.param_names[i] if i < len(target.param_names) else f"arg{i}"
-                          for i in positions]
-    return target, report
+    for report in reports:
+        if report.exception is not None:
+            report.user_error = user_error(report.exception, "backward")
+    return GradcheckResult(target, reports, names)
+
+
+def _needs_example(target, report):
+    """A Function's backward returns None for an input gradtool generated as a tensor: the
+    user meant a number there, which gradtool cannot guess."""
+    from ..loader import GENERATED, UserCodeError, example_hint
+    if target.kind != "Function":
+        return
+    for d in report.diagnoses_of("grad_none_for_input"):
+        i = d.details.get("input")
+        if i is not None and i < len(target.arg_specs) and target.arg_specs[i] is GENERATED:
+            name = target.param_names[i]
+            raise UserCodeError(
+                f"{target.name}.backward returns None for `{name}`, which gradtool generated "
+                f"as a tensor that requires grad: if `{name}` is a number, give it with "
+                f"{example_hint(target, number=name)} on {target.name} (or annotate it "
+                f"`{name}: float`); "
+                f"gradtool does not check a guess.",
+                location=(target.filename, target.lineno))
 
 
 def _counting(func, tick):
@@ -96,4 +151,3 @@ def _counting(func, tick):
         tick()
         return func(*a)
     return counted
-

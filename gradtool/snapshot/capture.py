@@ -25,18 +25,16 @@ class Capture:
     warnings: list            # warnings.WarningMessage raised by the user's code
     backward_error: Optional[str] = None
     backward_location: Optional[tuple] = None
+    backward_details: str = ""  # the user's frames of the backward error's traceback
     diagnostics: list = dataclasses.field(default_factory=list)
+    run: Optional["loader.Run"] = None
+    leaf_names: dict = dataclasses.field(default_factory=dict)  # id(leaf) -> user's name
+    leaf_grads: dict = dataclasses.field(default_factory=dict)  # id(leaf) -> grad after backward
+    parameters: list = dataclasses.field(default_factory=list)  # (name, Parameter) reached
+    causes: list = dataclasses.field(default_factory=list)  # Diagnoses gradcheck can cite
 
 
-def flatten_outputs(result):
-    """The tensors a target returned: a tensor, or tensors in tuples, lists and dicts."""
-    if isinstance(result, Tensor):
-        return [result]
-    if isinstance(result, dict):
-        result = list(result.values())
-    if isinstance(result, (tuple, list)):
-        return [t for item in result for t in flatten_outputs(item)]
-    return []
+flatten_outputs = loader.flatten_outputs  # kept: other modules import it from here
 
 
 def target_code(target):
@@ -45,45 +43,41 @@ def target_code(target):
     return getattr(fn, "__code__", None)
 
 
-def run_forward(target, seed, shape, trace=None):
-    """Call the target on its seeded inputs; errors in the user's code become
-    UserCodeError. Returns (inputs as (name, value) pairs, output tensors)."""
-    import gradtool as gt
-    gt.manual_seed(seed)
-    args, kwargs = loader.make_inputs(target, seed, shape)
-    try:
-        result = target.call(*args, **kwargs)
-    except (Exception, SystemExit) as e:  # whatever the user's code raises, sys.exit() too
-        raise loader.user_error(e, f"target {target.name}") from None
-    outputs = flatten_outputs(result)
-    if not outputs:
-        raise loader.UserCodeError(
-            f"target {target.name} ({target.filename}:{target.lineno}) returned "
-            f"{type(result).__name__}, not a tensor: gradtool needs a tensor (or tensors) to "
-            f"differentiate.", location=(target.filename, target.lineno))
-    names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
-                                                                    len(args))]
-    inputs = list(zip(names, args)) + list(kwargs.items())
-    return inputs, outputs
-
-
 def capture(target, seed=0, shape=(3,)):
+    """Run the target (loader.run_target) under the forward trace, picture its graph, run
+    backward and read the diagnostics. The user's errors raise UserCodeError."""
     trace = ForwardTrace(target_code(target))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with trace:
-            inputs, outputs = run_forward(target, seed, shape)
-    named = _module_parameters(target)
-    named.update({name: value for name, value in inputs if isinstance(value, Tensor)})
+        run = loader.run_target(target, seed, shape, observe=trace)
+    named = module_parameters(target)
+    named.update({name: value for name, value in run.inputs if isinstance(value, Tensor)})
     named.update({name: t for t, name in _names_from_trace(trace)})
-    snapshot = take_snapshot(outputs, named, trace.site_of_node)
-    result = Capture(target, inputs, outputs, snapshot, trace, list(caught))
+    snapshot = take_snapshot(run.outputs, named, trace.site_of_node)
+    result = Capture(target, run.inputs, run.outputs, snapshot, trace, list(caught), run=run)
+    result.leaf_names = {id(t): name for name, t in named.items()
+                         if t.is_leaf and t.requires_grad}
+    result.parameters = [(name, t) for name, t in named.items()
+                         if id(t) in {id(v) for v in snapshot.leaf_tensors}
+                         and not any(t is v for _, v in run.inputs)]
+    saved = diagnostics.saved_detached(trace, _custom_nodes(run.outputs))
     _backward(result)
+    result.leaf_grads = {id(t): t.grad for name, t in named.items() if id(t) in
+                         result.leaf_names}
+    result.causes = diagnostics.gradient_cuts(result) + saved
     result.diagnostics = diagnostics.diagnose(result)
+    result.causes += [d for d in result.diagnostics if d.kind == "non_finite_output"]
     return result
 
 
-def _module_parameters(target):
+def _custom_nodes(outputs):
+    from ..autograd.function import BackwardCFunction
+    from ..autograd.walk import topological_order
+    roots = [t.grad_fn for t in outputs if t.grad_fn is not None]
+    return [n for n in topological_order(roots) if isinstance(n, BackwardCFunction)]
+
+
+def module_parameters(target):
     """Parameters of the nn.Modules in the target's file, by their qualified names
     (model.0.weight), so leaves are labelled as the user knows them."""
     from ..nn import Module
@@ -115,10 +109,13 @@ def _backward(result):
             warnings.simplefilter("always")
             try:
                 engine.backward(differentiable, [gt.ones_like(t) for t in differentiable])
-            except Exception as e:  # noqa: BLE001 - a version error, a user hook, ...
+            except KeyboardInterrupt:
+                raise
+            except BaseException as e:  # noqa: BLE001 - a version error, a user hook, ...
                 err = loader.user_error(e, "backward")
-                result.backward_error = f"{type(e).__name__}: {e}"
+                result.backward_error = loader.describe_exception(e)
                 result.backward_location = err.location
+                result.backward_details = err.details
         result.warnings.extend(caught)
     for info, tensor in zip(result.snapshot.leaves, leaves):
         if tensor.grad is not None:
