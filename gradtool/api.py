@@ -19,4 +19,4 @@ short, int, long = int16, int32, int64
 
 globals().update(_api.FUNCTIONS)
 
-from . import nn, optim  # noqa: E402  (they build on the engine imported above)
+from . import nn, optim, testing  # noqa: E402  (they build on the engine imported above)

@@ -17,6 +17,7 @@ import sys
 import traceback
 
 from .errors import GradtoolError
+from .torch_alias import lacks_message, missing_torch_name, torch_is_gradtool
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -111,7 +112,8 @@ def import_user_file(path):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        with torch_is_gradtool():  # the file's `import torch` gives gradtool
+            spec.loader.exec_module(module)
     except SyntaxError as e:
         sys.modules.pop(name, None)
         where = f"{e.filename}:{e.lineno}"
@@ -146,6 +148,9 @@ def user_error(exc, doing):
     location = (frames[-1].filename, frames[-1].lineno) if frames else None
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
     message = f"{doing} raised {type(exc).__name__}{where}: {exc}"
+    missing = missing_torch_name(exc)
+    if missing is not None:  # a torch feature gradtool lacks: say so, not "AttributeError"
+        message = f"{doing} failed{where}: {lacks_message(missing)}"
     details = "".join(traceback.format_list(frames)) if frames else ""
     return UserCodeError(message, details, location)
 

@@ -25,9 +25,10 @@ def gradcheck(
     output; on a failure, show both Jacobians and say why they differ."""
     from ..errors import GradtoolError
     from ..loader import load, parse_shape
+    from ..torch_alias import torch_is_gradtool
     try:
         shape_tuple = parse_shape(shape)
-        with common.user_prints_to_stderr(json_):
+        with common.user_prints_to_stderr(json_), torch_is_gradtool():
             targets = load(file)
             results = [_check(t, seed, shape_tuple, eps, atol, rtol, fast, order, json_,
                               no_color) for t in targets]

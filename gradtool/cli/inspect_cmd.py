@@ -17,10 +17,11 @@ def inspect(
     and what looks wrong (grad modes, in-place changes, NaN, precision)."""
     from ..errors import GradtoolError
     from ..loader import load, parse_shape
+    from ..torch_alias import torch_is_gradtool
     from ..report import text
     try:
         shape_tuple = parse_shape(shape)
-        with common.user_prints_to_stderr(json_):
+        with common.user_prints_to_stderr(json_), torch_is_gradtool():
             targets = load(file)
             from ..snapshot import capture
             captures = [capture(t, seed, shape_tuple) for t in targets]

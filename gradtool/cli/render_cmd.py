@@ -26,6 +26,7 @@ def render(
     green, saved tensors orange."""
     from ..errors import GradtoolError
     from ..loader import load, parse_shape
+    from ..torch_alias import torch_is_gradtool
     from ..report import dot
     try:
         fmt = (fmt or os.path.splitext(output)[1].lstrip(".") or "svg").lower()
@@ -36,9 +37,10 @@ def render(
                                 f"{renderer!r})")
         renderer_path = None if fmt == "dot" else dot.find_renderer(renderer, fmt)
         shape_tuple = parse_shape(shape)
-        targets = load(file)
         from ..snapshot import capture
-        captures = [capture(t, seed, shape_tuple) for t in targets]
+        with torch_is_gradtool():  # the user's code runs here: its `import torch` is gradtool
+            targets = load(file)
+            captures = [capture(t, seed, shape_tuple) for t in targets]
         if len(captures) == 1:
             graph = dot.build(captures[0].snapshot, show_saved, expand)
         else:

@@ -10,3 +10,8 @@ from .parameter import Parameter
 __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleList", "Identity",
            "Linear", "ReLU", "Tanh", "Sigmoid", "Dropout", "Embedding", "BatchNorm1d",
            "LayerNorm", "MSELoss", "NLLLoss", "CrossEntropyLoss"]
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -260,3 +260,8 @@ def _as_shape(shape):
 __all__ = ["linear", "relu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout",
            "layer_norm", "batch_norm", "embedding", "one_hot", "mse_loss", "nll_loss",
            "cross_entropy"]
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
