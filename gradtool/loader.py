@@ -17,6 +17,7 @@ import sys
 import traceback
 
 from .errors import GradtoolError
+from .torch_alias import lacks_message, missing_torch_name, torch_is_gradtool
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -145,7 +146,8 @@ def import_user_file(path):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        with torch_is_gradtool():  # the file's `import torch` gives gradtool
+            spec.loader.exec_module(module)
     except (SyntaxError, ValueError) as e:
         if not isinstance(e, SyntaxError) and "null bytes" not in str(e):
             sys.modules.pop(name, None)
@@ -211,6 +213,9 @@ def user_error(exc, doing):
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
     name, _, text = describe_exception(exc).partition(": ")
     message = f"{doing} raised {name}{where}" + (f": {text}" if text else "")
+    missing = missing_torch_name(exc)
+    if missing is not None:  # a torch feature gradtool lacks: say so, not "AttributeError"
+        message = f"{doing} failed{where}: {lacks_message(missing)}"
     details = "".join(traceback.format_list(frames)) if frames else ""
     return UserCodeError(message, details, location)
 

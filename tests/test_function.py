@@ -293,3 +293,25 @@ def test_saved_tensors_are_freed_after_backward():
     y.sum().backward()
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         y.grad_fn.saved_tensors
+
+
+def test_graph_walk_visits_a_node_once_when_two_outputs_of_it_are_roots():
+    """The PyTorch docs' MyCube returns (x ** 3, 3 x ** 2) from one node: a walk from both
+    outputs must still reach the leaf (counting the node twice left it waiting forever)."""
+    from gradtool.autograd.walk import topological_order
+
+    class CubeAndDerivative(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3, 3 * x ** 2
+
+        @staticmethod
+        def backward(ctx, grad, grad_dx):
+            (x,) = ctx.saved_tensors
+            return grad * 3 * x ** 2 + grad_dx * 6 * x
+
+    x = gt.randn(3, dtype=gt.float64, requires_grad=True)
+    result, dx = CubeAndDerivative.apply(x)
+    order = topological_order([result.grad_fn, dx.grad_fn])
+    assert order == [result.grad_fn, result.grad_fn.next_functions[0][0]]

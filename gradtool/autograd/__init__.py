@@ -7,6 +7,7 @@ from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .tensor import Tensor
+from ..errors import missing_attribute
 from . import functional  # noqa: E402
 
 __all__ = ["backward", "grad", "profiler", "detect_anomaly", "set_detect_anomaly",
@@ -21,4 +22,7 @@ def __getattr__(name):
     if name in ("gradcheck", "gradgradcheck", "GradcheckError"):
         from .. import checks
         return getattr(checks, name)
-    raise AttributeError(f"module 'gradtool.autograd' has no attribute {name!r}")
+    _missing_attribute(name)
+
+
+_missing_attribute = missing_attribute(__name__)

@@ -117,3 +117,8 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
 
     return _MultiHandle([t.register_hook(make_hook(i))
                          for i, t in enumerate(tensors) if t.requires_grad])
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -40,10 +40,11 @@ def gradcheck(
     output; on a failure, show both Jacobians and say why they differ."""
     from ..errors import GradtoolError
     from ..loader import load, parse_shape
+    from ..torch_alias import torch_is_gradtool
     try:
         _check_tolerances(eps, atol, rtol)
         shape_tuple = parse_shape(shape)
-        with common.user_prints_to_stderr(json_):
+        with common.user_prints_to_stderr(json_), torch_is_gradtool():
             targets = load(file)
             results = common.run_each(
                 targets, lambda t: _check(t, seed, shape_tuple, eps, atol, rtol, fast, order,

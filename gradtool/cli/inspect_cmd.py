@@ -23,10 +23,11 @@ def inspect(
     Exit 1 when an error (✗) is found."""
     from ..errors import GradtoolError
     from ..loader import load, parse_shape
+    from ..torch_alias import torch_is_gradtool
     from ..report import text
     try:
         shape_tuple = parse_shape(shape)
-        with common.user_prints_to_stderr(json_):
+        with common.user_prints_to_stderr(json_), torch_is_gradtool():
             targets = load(file)
             from ..snapshot import capture
             results = common.run_each(targets, lambda t: capture(t, seed, shape_tuple),

@@ -26,6 +26,7 @@ def render(
     from ..errors import GradtoolError
     from ..loader import load, parse_shape
     from ..report import dot, output as output_file
+    from ..torch_alias import torch_is_gradtool
     try:
         fmt = _format(fmt, output, dot.FORMATS)
         if renderer not in ("auto", "graphviz-pure", "dot"):
@@ -34,9 +35,10 @@ def render(
         renderer_path = None if fmt == "dot" else dot.find_renderer(renderer, fmt)
         shape_tuple = parse_shape(shape)
         output_path = output_file.resolve(output)  # before the user's code can chdir
-        targets = load(file)
         from ..snapshot import capture
-        captures = [capture(t, seed, shape_tuple) for t in targets]
+        with torch_is_gradtool():  # the user's code runs here: its `import torch` is gradtool
+            targets = load(file)
+            captures = [capture(t, seed, shape_tuple) for t in targets]
         if len(captures) == 1:
             graph = dot.build(captures[0].snapshot, show_saved, expand)
         else:

@@ -14,3 +14,8 @@ __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleLis
            "Softplus", "Softmax", "LogSoftmax", "Flatten", "Dropout", "Embedding",
            "BatchNorm1d", "LayerNorm", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
            "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "CrossEntropyLoss"]
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
