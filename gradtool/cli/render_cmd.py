@@ -9,14 +9,17 @@ from . import common
 def render(
     file: str = common.FILE_ARG,
     output: str = typer.Option(..., "-o", "--output", help="The file to write."),
-    fmt: str = typer.Option(None, "--format", help="svg, png, pdf or dot (default: from the "
-                                                   "-o suffix, else svg)."),
+    fmt: str = typer.Option(None, "--format", help="svg, png, pdf, dot or html (default: from "
+                                                   "the -o suffix, else svg)."),
     renderer: str = typer.Option("auto", "--renderer",
                                  help="auto, graphviz-pure or dot (the system Graphviz)."),
     show_saved: bool = typer.Option(False, "--show-saved",
                                     help="Draw saved tensors as their own nodes."),
     expand: bool = typer.Option(False, "--expand",
                                 help="Draw every node, even in graphs too large to read."),
+    depth: int = typer.Option(None, "--depth", min=0,
+                              help="Open module boxes down to this nesting (0: every top-level "
+                                   "module call is one box); deeper ones collapse."),
     seed: int = common.SEED,
     shape: str = common.SHAPE,
     no_color: bool = common.NO_COLOR,
@@ -39,12 +42,18 @@ def render(
         with torch_is_gradtool():  # the user's code runs here: its `import torch` is gradtool
             targets = load(file)
             captures = [capture(t, seed, shape_tuple) for t in targets]
-        if len(captures) == 1:
-            graph = dot.build(captures[0].snapshot, show_saved, expand)
+        if fmt == "html":
+            from ..report import html
+            data = html.page(captures, renderer_path, show_saved, expand, depth)
+        elif len(captures) == 1:
+            graph = dot.build(captures[0].snapshot, show_saved, expand, depth,
+                              captures[0].diagnostics)
         else:
-            graph = dot.combine([(c.target.name, c.snapshot) for c in captures],
-                                show_saved, expand)
-        data = graph.source.encode() if fmt == "dot" else dot.render(graph, fmt, renderer_path)
+            graph = dot.combine([(c.target.name, c.snapshot, c.diagnostics) for c in captures],
+                                show_saved, expand, depth)
+        if fmt != "html":
+            data = graph.source.encode() if fmt == "dot" else dot.render(graph, fmt,
+                                                                         renderer_path)
         output_file.write_atomically(output_path, data)
     except GradtoolError as e:
         common.fail(e, no_color)

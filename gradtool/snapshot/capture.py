@@ -50,10 +50,12 @@ def capture(target, seed=0, shape=(3,)):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run = loader.run_target(target, seed, shape, observe=trace)
-    named = module_parameters(target)
+    modules = _global_modules(target)
+    named = _module_parameters(modules)
     named.update({name: value for name, value in run.inputs if isinstance(value, Tensor)})
     named.update({name: t for t, name in _names_from_trace(trace)})
-    snapshot = take_snapshot(run.outputs, named, trace.site_of_node)
+    snapshot = take_snapshot(run.outputs, named, trace.site_of_node,
+                             {id(m): var for var, m in reversed(modules.items())})
     result = Capture(target, run.inputs, run.outputs, snapshot, trace, list(caught), run=run)
     result.leaf_names = {id(t): name for name, t in named.items()
                          if t.is_leaf and t.requires_grad}
@@ -77,16 +79,31 @@ def _custom_nodes(outputs):
     return [n for n in topological_order(roots) if isinstance(n, BackwardCFunction)]
 
 
-def module_parameters(target):
-    """Parameters of the nn.Modules in the target's file, by their qualified names
-    (model.0.weight), so leaves are labelled as the user knows them."""
+def _global_modules(target):
+    """The nn.Modules of the target's file and their submodules by the names the user knows
+    (model, model.3.attn, blocks[2] for a list of modules), the first name of each first."""
     from ..nn import Module
     fn = target.obj.forward if target.kind == "Function" else inspect.unwrap(target.obj)
-    names = {}
+    found = {}
     for var, value in getattr(fn, "__globals__", {}).items():
-        if isinstance(value, Module) and not var.startswith("_"):
-            for pname, p in value.named_parameters():
-                names.setdefault(f"{var}.{pname}", p)
+        if var.startswith("_"):
+            continue
+        tops = [(var, value)] if isinstance(value, Module) else [
+            (f"{var}[{i}]", v) for i, v in enumerate(value) if isinstance(v, Module)] \
+            if isinstance(value, (list, tuple)) else []
+        for top, module in tops:
+            for sub, m in module.named_modules():
+                found.setdefault(f"{top}.{sub}" if sub else top, m)
+    return found
+
+
+def _module_parameters(modules):
+    """Parameters of those modules by their qualified names (model.0.weight), so leaves are
+    labelled as the user knows them."""
+    names = {}
+    for var, module in modules.items():
+        for pname, p in module.named_parameters(recurse=False):
+            names.setdefault(f"{var}.{pname}", p)
     return names
 
 
