@@ -214,3 +214,68 @@ def test_save_on_disk_files_are_private_and_removed(tmp_path):
     del y
     gc.collect()
     assert list(tmp_path.iterdir()) == [], "a graph dropped without backward left its files"
+
+
+# ------------------------------------------------------------------ Ctrl-C and --timeout
+
+_LOOPS = """\
+import pathlib
+
+import gradtool
+
+
+@gradtool.example((3,))
+def quick(x):
+    return (x * 2).sum()
+
+
+@gradtool.example((3,))
+def forever(x):
+    pathlib.Path(__file__).with_name("started").touch()
+    while True:
+        x = x * 1.0  # the loop
+"""
+
+
+def test_ctrl_c_names_the_running_target_and_exits_130(tmp_path):
+    user = tmp_path / "loops.py"
+    user.write_text(_LOOPS)
+    proc = subprocess.Popen(  # SIGINT as a terminal delivers it (not ignored, as in `cmd &`)
+        [GRADTOOL, "inspect", user], cwd=REPO, env=cu.env(), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        for _ in range(1200):  # until the loop runs (a poll, not a timing assertion)
+            if (tmp_path / "started").exists() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert (tmp_path / "started").exists(), proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, (proc.returncode, stderr)
+    line = cu.source_line(user, "# the loop")
+    said = cu.flat(stderr)
+    assert "SIGINT received while running target forever (loops.py:" in said, stderr
+    assert f") at {user}:{line}; stopped." in said, stderr
+    assert "Traceback" not in stderr and "Aborted" not in stderr, stderr
+
+
+def test_timeout_stops_a_target_that_loops_forever(tmp_path):
+    user = tmp_path / "loops.py"
+    user.write_text(_LOOPS)
+    stuck, quick, zero, nan = cu.run_many([
+        ["gradcheck", "--timeout", "2", user], ["inspect", "--timeout", "60", f"{user}::quick"],
+        ["inspect", "--timeout", "0", user], ["render", user, "-o", tmp_path / "g.svg",
+                                              "--timeout", "nan"]])
+    line = cu.source_line(user, "# the loop")
+    message = assert_clean_user_error(stuck, "target forever (loops.py:", "did not finish "
+                                             f"within 2 s (--timeout); it was at {user}:{line}")
+    assert f'File "{user}", line {line}, in forever' in stuck.stderr, stuck
+    assert "dataclasses" not in message and "numpy" not in message, stuck
+    assert_exit(quick, 0)
+    assert_clean_user_error(zero, "--timeout must be a positive number of seconds")
+    assert_clean_user_error(nan, "--timeout must be a positive number of seconds")

@@ -13,6 +13,8 @@ SEED = typer.Option(0, "--seed", help="Seed for every generated input (reproduci
 SHAPE = typer.Option("3", "--shape", help="Shape of generated inputs, e.g. 3 or 2,3.")
 JSON = typer.Option(False, "--json", help="One JSON document on stdout, nothing else there.")
 NO_COLOR = typer.Option(False, "--no-color", help="Plain text, no colours.")
+TIMEOUT = typer.Option(None, "--timeout", metavar="SECONDS",
+                       help="Stop a target that runs longer than this (exit 2).")
 
 
 def fail(error, no_color=False):

@@ -2,7 +2,7 @@
 import typer
 
 from ..report import text
-from . import common
+from . import common, interrupts
 
 
 def gradcheck(
@@ -20,6 +20,7 @@ def gradcheck(
     shape: str = common.SHAPE,
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
+    timeout: float = common.TIMEOUT,
 ):
     """Compare central differences with the analytic gradients of each target, per input and
     output; on a failure, show both Jacobians and say why they differ."""
@@ -27,10 +28,12 @@ def gradcheck(
     from ..loader import load, parse_shape
     try:
         shape_tuple = parse_shape(shape)
+        interrupts.check_timeout(timeout)
         with common.user_prints_to_stderr(json_):
             targets = load(file)
-            results = [_check(t, seed, shape_tuple, eps, atol, rtol, fast, order, json_,
-                              no_color) for t in targets]
+            results = [interrupts.run_target(t, _check, t, seed, shape_tuple, eps, atol, rtol,
+                                             fast, order, json_, no_color, timeout=timeout)
+                       for t in targets]
     except GradtoolError as e:
         common.fail(e, no_color)
     if json_:

@@ -1,7 +1,7 @@
 """gradtool inspect: the backward DAG, saved tensors, leaves and diagnostics of each target."""
 import typer
 
-from . import common
+from . import common, interrupts
 
 
 def inspect(
@@ -12,6 +12,7 @@ def inspect(
     no_color: bool = common.NO_COLOR,
     strict: bool = typer.Option(False, "--strict",
                                 help="Exit 1 when any warning or error diagnostic is found."),
+    timeout: float = common.TIMEOUT,
 ):
     """Run each target forward and backward; print its graph, every saved tensor, its leaves
     and what looks wrong (grad modes, in-place changes, NaN, precision)."""
@@ -20,10 +21,12 @@ def inspect(
     from ..report import text
     try:
         shape_tuple = parse_shape(shape)
+        interrupts.check_timeout(timeout)
         with common.user_prints_to_stderr(json_):
             targets = load(file)
             from ..snapshot import capture
-            captures = [capture(t, seed, shape_tuple) for t in targets]
+            captures = [interrupts.run_target(t, capture, t, seed, shape_tuple, timeout=timeout)
+                        for t in targets]
     except GradtoolError as e:
         common.fail(e, no_color)
     if json_:

@@ -3,7 +3,7 @@ import os
 
 import typer
 
-from . import common
+from . import common, interrupts
 
 
 def render(
@@ -20,6 +20,7 @@ def render(
     seed: int = common.SEED,
     shape: str = common.SHAPE,
     no_color: bool = common.NO_COLOR,
+    timeout: float = common.TIMEOUT,
 ):
     """Draw the backward graph of the target(s): leaves blue, backward nodes grey, outputs
     green, saved tensors orange."""
@@ -35,10 +36,12 @@ def render(
                                 f"{renderer!r})")
         renderer_path = None if fmt == "dot" else dot.find_renderer(renderer, fmt)
         shape_tuple = parse_shape(shape)
+        interrupts.check_timeout(timeout)
         output_path = output_file.resolve(output)  # before the user's code can chdir
         targets = load(file)
         from ..snapshot import capture
-        captures = [capture(t, seed, shape_tuple) for t in targets]
+        captures = [interrupts.run_target(t, capture, t, seed, shape_tuple, timeout=timeout)
+                    for t in targets]
         if len(captures) == 1:
             graph = dot.build(captures[0].snapshot, show_saved, expand)
         else:
