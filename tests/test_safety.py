@@ -57,7 +57,7 @@ def test_render_writes_through_a_symlink_to_its_target(tmp_path):
     assert not _leftovers(tmp_path) and not _leftovers(target.parent)
 
 
-def test_render_refuses_a_directory_or_fifo_before_running_the_users_file(tmp_path):
+def test_render_refuses_a_directory_a_fifo_or_the_users_file_before_running_it(tmp_path):
     user = tmp_path / "user.py"
     user.write_text(textwrap.dedent(f"""\
         import pathlib
@@ -73,10 +73,16 @@ def test_render_refuses_a_directory_or_fifo_before_running_the_users_file(tmp_pa
     os.mkfifo(fifo)
     fifo_link = tmp_path / "to_pipe.svg"
     fifo_link.symlink_to(fifo)
-    results = cu.run_many([["render", user, "-o", path, "--format", "dot"]
-                           for path in (folder, fifo, fifo_link)], timeout=120)
+    user_link = tmp_path / "user_link.py"
+    user_link.symlink_to(user)
+    source = user.read_text()
+    *results, itself = cu.run_many([["render", user, "-o", path, "--format", "dot"]
+                                    for path in (folder, fifo, fifo_link, user_link)],
+                                   timeout=120)
     for r, kind in zip(results, ("a directory", "a FIFO", "a FIFO")):
         assert_clean_user_error(r, "refusing to write", kind, "not a regular file")
+    assert_clean_user_error(itself, "refusing to write", "it is the file being run")
+    assert user.read_text() == source
     assert not (tmp_path / "ran").exists(), "the user's file ran although -o was refused"
     assert folder.is_dir() and os.listdir(folder) == []
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and fifo_link.is_symlink()
@@ -279,3 +285,15 @@ def test_timeout_stops_a_target_that_loops_forever(tmp_path):
     assert_exit(quick, 0)
     assert_clean_user_error(zero, "--timeout must be a positive number of seconds")
     assert_clean_user_error(nan, "--timeout must be a positive number of seconds")
+
+
+def test_signals_the_caller_ignores_stay_ignored():
+    """Under nohup (SIGHUP ignored) gradtool must not start dying on a hang-up."""
+    import sys
+    probe = ("import signal; from gradtool.cli import interrupts; interrupts.install(); "
+             "print(signal.getsignal(signal.SIGHUP) is signal.SIG_IGN, "
+             "signal.getsignal(signal.SIGTERM) is interrupts._raise_terminated)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, preexec_fn=lambda: signal.signal(signal.SIGHUP,
+                                                                        signal.SIG_IGN))
+    assert done.stdout.split() == ["True", "True"], done

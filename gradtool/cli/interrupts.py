@@ -26,9 +26,11 @@ class Terminated(KeyboardInterrupt):
 
 def install():
     """Raise Terminated in the main thread on SIGTERM and SIGHUP (their default kills the
-    process at once, orphaning a renderer child and leaving temporary files)."""
+    process at once, orphaning a renderer child and leaving temporary files). A signal the
+    caller ignores (nohup ignores SIGHUP) stays ignored."""
     for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _raise_terminated)
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _raise_terminated)
 
 
 def _raise_terminated(signum, frame):

@@ -25,7 +25,7 @@ def render(
     """Draw the backward graph of the target(s): leaves blue, backward nodes grey, outputs
     green, saved tensors orange."""
     from ..errors import GradtoolError
-    from ..loader import load, parse_shape
+    from ..loader import load, parse_shape, split_spec
     from ..report import dot, output as output_file
     try:
         fmt = (fmt or os.path.splitext(output)[1].lstrip(".") or "svg").lower()
@@ -37,7 +37,8 @@ def render(
         renderer_path = None if fmt == "dot" else dot.find_renderer(renderer, fmt)
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
-        output_path = output_file.resolve(output)  # before the user's code can chdir
+        # before the user's code can chdir
+        output_path = output_file.resolve(output, keep=[split_spec(file)[0]])
         targets = load(file)
         from ..snapshot import capture
         captures = [interrupts.run_target(t, capture, t, seed, shape_tuple, timeout=timeout)
