@@ -57,7 +57,7 @@ def test_render_writes_through_a_symlink_to_its_target(tmp_path):
     assert not _leftovers(tmp_path) and not _leftovers(target.parent)
 
 
-def test_render_refuses_a_directory_or_fifo_before_running_the_users_file(tmp_path):
+def test_render_refuses_a_directory_a_fifo_or_the_users_file_before_running_it(tmp_path):
     user = tmp_path / "user.py"
     user.write_text(textwrap.dedent(f"""\
         import pathlib
@@ -73,10 +73,16 @@ def test_render_refuses_a_directory_or_fifo_before_running_the_users_file(tmp_pa
     os.mkfifo(fifo)
     fifo_link = tmp_path / "to_pipe.svg"
     fifo_link.symlink_to(fifo)
-    results = cu.run_many([["render", user, "-o", path, "--format", "dot"]
-                           for path in (folder, fifo, fifo_link)], timeout=120)
+    user_link = tmp_path / "user_link.py"
+    user_link.symlink_to(user)
+    source = user.read_text()
+    *results, itself = cu.run_many([["render", user, "-o", path, "--format", "dot"]
+                                    for path in (folder, fifo, fifo_link, user_link)],
+                                   timeout=120)
     for r, kind in zip(results, ("a directory", "a FIFO", "a FIFO")):
         assert_clean_user_error(r, "refusing to write", kind, "not a regular file")
+    assert_clean_user_error(itself, "refusing to write", "it is the file being run")
+    assert user.read_text() == source
     assert not (tmp_path / "ran").exists(), "the user's file ran although -o was refused"
     assert folder.is_dir() and os.listdir(folder) == []
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and fifo_link.is_symlink()
@@ -214,3 +220,80 @@ def test_save_on_disk_files_are_private_and_removed(tmp_path):
     del y
     gc.collect()
     assert list(tmp_path.iterdir()) == [], "a graph dropped without backward left its files"
+
+
+# ------------------------------------------------------------------ Ctrl-C and --timeout
+
+_LOOPS = """\
+import pathlib
+
+import gradtool
+
+
+@gradtool.example((3,))
+def quick(x):
+    return (x * 2).sum()
+
+
+@gradtool.example((3,))
+def forever(x):
+    pathlib.Path(__file__).with_name("started").touch()
+    while True:
+        x = x * 1.0  # the loop
+"""
+
+
+def test_ctrl_c_names_the_running_target_and_exits_130(tmp_path):
+    user = tmp_path / "loops.py"
+    user.write_text(_LOOPS)
+    proc = subprocess.Popen(  # SIGINT as a terminal delivers it (not ignored, as in `cmd &`)
+        [GRADTOOL, "inspect", user], cwd=REPO, env=cu.env(), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        for _ in range(1200):  # until the loop runs (a poll, not a timing assertion)
+            if (tmp_path / "started").exists() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert (tmp_path / "started").exists(), proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, (proc.returncode, stderr)
+    line = cu.source_line(user, "# the loop")
+    said = cu.flat(stderr)
+    assert "SIGINT received while running target forever (loops.py:" in said, stderr
+    assert f") at {user}:{line}; stopped." in said, stderr
+    assert "Traceback" not in stderr and "Aborted" not in stderr, stderr
+
+
+def test_timeout_stops_a_target_that_loops_forever(tmp_path):
+    user = tmp_path / "loops.py"
+    user.write_text(_LOOPS)
+    stuck, quick, zero, nan = cu.run_many([
+        ["gradcheck", "--timeout", "2", user], ["inspect", "--timeout", "60", f"{user}::quick"],
+        ["inspect", "--timeout", "0", user], ["render", user, "-o", tmp_path / "g.svg",
+                                              "--timeout", "nan"]])
+    line = cu.source_line(user, "# the loop")
+    message = assert_clean_user_error(stuck, "target forever (loops.py:", "did not finish "
+                                             f"within 2 s (--timeout); it was at {user}:{line}")
+    assert f'File "{user}", line {line}, in forever' in stuck.stderr, stuck
+    assert "dataclasses" not in message and "numpy" not in message, stuck
+    assert_exit(quick, 0)
+    assert_clean_user_error(zero, "--timeout must be a positive number of seconds")
+    assert_clean_user_error(nan, "--timeout must be a positive number of seconds")
+
+
+def test_signals_the_caller_ignores_stay_ignored():
+    """Under nohup (SIGHUP ignored) gradtool must not start dying on a hang-up."""
+    import sys
+    probe = ("import signal; from gradtool.cli import interrupts; interrupts.install(); "
+             "print(signal.getsignal(signal.SIGHUP) is signal.SIG_IGN, "
+             "signal.getsignal(signal.SIGTERM) is interrupts._raise_terminated)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, preexec_fn=lambda: signal.signal(signal.SIGHUP,
+                                                                        signal.SIG_IGN))
+    assert done.stdout.split() == ["True", "True"], done

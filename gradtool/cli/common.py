@@ -15,6 +15,8 @@ SEED = typer.Option(0, "--seed", min=0, max=2**63 - 1,
 SHAPE = typer.Option("3", "--shape", help="Shape of generated inputs, e.g. 3 or 2,3.")
 JSON = typer.Option(False, "--json", help="One JSON document on stdout, nothing else there.")
 NO_COLOR = typer.Option(False, "--no-color", help="Plain text, no colours.")
+TIMEOUT = typer.Option(None, "--timeout", metavar="SECONDS",
+                       help="Stop a target that runs longer than this (exit 2).")
 
 
 def fail(error, no_color=False):
@@ -37,55 +39,18 @@ class TargetError:
     error: Exception
 
 
-TIMEOUT = typer.Option(None, "--timeout", min=0.001, metavar="SECONDS",
-                       help="Stop a target that runs longer than this (an error, exit 2).")
-
-
-class TargetTimeout(KeyboardInterrupt):
-    """Raised into the user's code when --timeout expires: like Ctrl-C, nothing the user's
-    `except Exception` catches, and nothing gradtool reports as the user's own error."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds):
-    """Raise TargetTimeout after `seconds` of wall time (SIGALRM: Unix, main thread)."""
-    import signal
-    if not seconds or not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def expire(signum, frame):
-        raise TargetTimeout()
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def run_each(targets, check, no_color=False, timeout=None):
     """check(target) for every target, in order; a UserCodeError of one target becomes its
     TargetError, and so does running past `timeout` seconds. An interrupt is labelled with
     the running target (cli/interrupts.py reports it and exits 128 + the signal)."""
-    from ..loader import UserCodeError, user_frames
+    from ..loader import UserCodeError
     from . import interrupts
     results = []
     for target in targets:
         try:
-            with interrupts.running(f"target {target.name} ({target.filename}:{target.lineno})"), \
-                    time_limit(timeout):
-                results.append(check(target))
+            results.append(interrupts.run_target(target, check, target, timeout=timeout))
         except UserCodeError as e:
             results.append(TargetError(target, e))
-        except TargetTimeout as e:
-            frames = user_frames(e.__traceback__)
-            where = f"; it was at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-            results.append(TargetError(target, UserCodeError(
-                f"target {target.name} ({target.filename}:{target.lineno}) did not finish "
-                f"within --timeout {timeout:g} s{where}",
-                location=(frames[-1].filename, frames[-1].lineno) if frames else None)))
     return results
 
 

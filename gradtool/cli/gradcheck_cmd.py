@@ -4,7 +4,7 @@ import dataclasses
 import typer
 
 from ..report import text
-from . import common
+from . import common, interrupts
 
 
 @dataclasses.dataclass
@@ -44,6 +44,7 @@ def gradcheck(
     try:
         _check_tolerances(eps, atol, rtol)
         shape_tuple = parse_shape(shape)
+        interrupts.check_timeout(timeout)
         with common.user_prints_to_stderr(json_), torch_is_gradtool():
             targets = load(file)
             results = common.run_each(

@@ -1,7 +1,7 @@
 """gradtool inspect: the backward DAG, saved tensors, leaves and diagnostics of each target."""
 import typer
 
-from . import common
+from . import common, interrupts
 
 
 def inspect(
@@ -27,6 +27,7 @@ def inspect(
     from ..report import text
     try:
         shape_tuple = parse_shape(shape)
+        interrupts.check_timeout(timeout)
         with common.user_prints_to_stderr(json_), torch_is_gradtool():
             targets = load(file)
             from ..snapshot import capture

@@ -3,7 +3,7 @@ import os
 
 import typer
 
-from . import common
+from . import common, interrupts
 
 
 def render(
@@ -23,11 +23,12 @@ def render(
     seed: int = common.SEED,
     shape: str = common.SHAPE,
     no_color: bool = common.NO_COLOR,
+    timeout: float = common.TIMEOUT,
 ):
     """Draw the backward graph of the target(s): leaves blue, backward nodes grey, outputs
     green, saved tensors orange."""
     from ..errors import GradtoolError
-    from ..loader import load, parse_shape
+    from ..loader import load, parse_shape, split_spec
     from ..report import dot, output as output_file
     from ..torch_alias import torch_is_gradtool
     try:
@@ -37,11 +38,14 @@ def render(
                                 f"{renderer!r})")
         renderer_path = None if fmt == "dot" else dot.find_renderer(renderer, fmt)
         shape_tuple = parse_shape(shape)
-        output_path = output_file.resolve(output)  # before the user's code can chdir
+        interrupts.check_timeout(timeout)
+        # before the user's code can chdir
+        output_path = output_file.resolve(output, keep=[split_spec(file)[0]])
         from ..snapshot import capture
         with torch_is_gradtool():  # the user's code runs here: its `import torch` is gradtool
             targets = load(file)
-            captures = [capture(t, seed, shape_tuple) for t in targets]
+            captures = [interrupts.run_target(t, capture, t, seed, shape_tuple, timeout=timeout)
+                        for t in targets]
         if fmt == "html":
             from ..report import html
             data = html.page(captures, renderer_path, show_saved, expand, depth)

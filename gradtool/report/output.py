@@ -13,10 +13,11 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISSOCK, "a socket"))
 
 
-def resolve(path):
+def resolve(path, keep=()):
     """The absolute path of the regular file `path` names (through symlinks), checked to be
-    writable as a whole file. Call it before the user's code runs: a chdir there must not
-    move the output, and a wrong -o must fail before any work is done."""
+    writable as a whole file and not one of the files in `keep` (the user's own file). Call
+    it before the user's code runs: a chdir there must not move the output, and a wrong -o
+    must fail before any work is done."""
     try:
         st = os.stat(path)  # follows symlinks: what a write would land on
     except FileNotFoundError:
@@ -28,6 +29,8 @@ def resolve(path):
         raise GradtoolError(f"refusing to write {path}: it is {kind}, not a regular file. "
                             f"Name a new or existing regular file.")
     real = os.path.realpath(path)
+    if st is not None and any(os.path.realpath(k) == real for k in keep):
+        raise GradtoolError(f"refusing to write {path}: it is the file being run.")
     if not os.path.isdir(os.path.dirname(real)):
         raise GradtoolError(f"cannot write {path}: No such file or directory "
                             f"({os.path.dirname(real)} does not exist)")
