@@ -136,7 +136,9 @@ def gradcheck_report_dict(report):
         "failures": [dataclasses.asdict(f) for f in report.failures],
         "diagnoses": [diagnosis_dict(d) for d in report.diagnoses],
         "evaluations": report.evaluations,
-        "error": None if report.exception is None else describe(report.exception),
+        # a backward that raised: with the user's line when the CLI found it
+        "error": None if report.exception is None else
+        str(getattr(report, "user_error", None) or describe(report.exception)),
     })
 
 
