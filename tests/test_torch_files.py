@@ -74,6 +74,7 @@ def test_nn_model_file_with_local_module_and_lazy_torch_import(runs):
 UNSUPPORTED = {
     "attribute_in_a_target": ("import torch\n\n\ndef f(x):\n"
                               "    return torch.fft.rfft(x).abs().sum()\n", 5, "torch.fft"),
+    "tensor_method": ("def f(x):\n    return x.stft(4).abs().sum()\n", 2, "torch.Tensor.stft"),
     "import_submodule": ("import torch\nimport torch.fft\n\n\ndef f(x):\n    return x.sum()\n",
                          2, "torch.fft"),
     "from_torch_import": ("from torch import fft\n\n\ndef f(x):\n    return x.sum()\n",
