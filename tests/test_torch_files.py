@@ -33,9 +33,14 @@ RUNS = {
 
 
 @pytest.fixture(scope="module")
-def runs():
-    """Each file through the real CLI, once, in parallel: {key: Result}."""
-    return dict(zip(RUNS, cu.run_many(list(RUNS.values()))))
+def runs(tmp_path_factory):
+    """Each file through the real CLI, once, in parallel: {key: Result}; "render" wrote the
+    DOT file at runs["render_path"]."""
+    out = tmp_path_factory.mktemp("render") / "model.dot"
+    commands = {**RUNS, "render": ("render", tf("nn_model.py::loss_of"), "-o", out)}
+    results = dict(zip(commands, cu.run_many(list(commands.values()))))
+    results["render_path"] = out
+    return results
 
 
 def _passed_targets(result):
@@ -68,6 +73,12 @@ def test_tutorial_function_file_trains_at_import_then_passes_gradcheck(runs):
 def test_nn_model_file_with_local_module_and_lazy_torch_import(runs):
     # lazy_softmax_loss imports torch.nn.functional when gradtool calls it, after the load
     assert set(_passed_targets(runs["model"])) == {"loss_of", "lazy_softmax_loss"}
+
+
+def test_render_draws_a_torch_files_graph(runs):
+    assert_exit(runs["render"], 0)
+    source = runs["render_path"].read_text()
+    assert "TanhBackward0" in source and "fc1.weight" in source
 
 
 # names gradtool lacks, each used the way real files use them: (file text, line, name)
