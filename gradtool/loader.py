@@ -5,7 +5,7 @@ source order:
   1. functions decorated @gradtool.example(*args): one target per example;
   2. autograd.Function subclasses defined in the file, applied to generated inputs;
   3. other public functions defined in the file that take positional parameters without
-     defaults, each such parameter a generated tensor.
+     defaults, each such parameter a generated tensor (not pytest's test* functions).
 Generated inputs are float64 `randn` tensors that require grad, seeded, shaped by --shape.
 Everything that goes wrong in the user's code becomes a UserCodeError naming its file and line.
 """
@@ -247,6 +247,8 @@ def find_targets(module, path):
                       if p.default is inspect.Parameter.empty
                       and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
             if not params:  # nothing to generate inputs for (main(), helpers, ...)
+                continue
+            if name.startswith("test"):  # pytest's test function: its parameters are fixtures
                 continue
             targets.append(Target(name, "function", obj, tuple(GENERATED for _ in params), {},
                                   params, path, lineno))

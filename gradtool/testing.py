@@ -245,42 +245,49 @@ def _assert_check(check, fn, inputs, extra, options):
     try:
         check(fn, inputs, *extra, raise_exception=True, **options)
     except GradcheckError as e:
-        raise GradcheckAssertionError(render_report(fn, inputs, e.report), e.report) from None
+        _name_inputs(e.report, fn, inputs)
+        raise GradcheckAssertionError(render_report(e.report, Checked.of(fn)),
+                                      e.report) from None
 
 
-def render_report(fn, inputs, report):
-    """The text `gradtool gradcheck` prints for this report of fn, as a plain string."""
+def render_report(report, checked):
+    """The text `gradtool gradcheck` prints for a GradcheckReport, as a plain string.
+    `checked` says what was checked: `.name`, `.kind`, `.filename`, `.lineno`."""
     from .report import text
+    buffer = io.StringIO()
+    con = text.Console(file=buffer, width=150, no_color=True, color_system=None,
+                       highlight=False, soft_wrap=False)
+    text.print_gradcheck(con, checked, report)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip().splitlines())
+
+
+class Checked:
+    """What a report shows of the thing checked: name, kind and where it is defined."""
+
+    def __init__(self, name, kind, filename, lineno):
+        self.name, self.kind, self.filename, self.lineno = name, kind, filename, lineno
+
+    @classmethod
+    def of(cls, fn):
+        """A function, or the .apply of an autograd.Function subclass."""
+        function_class = _function_class(fn)
+        kind = "Function" if function_class is not None else "function"
+        obj = function_class or inspect.unwrap(fn)
+        name = getattr(obj, "__name__", type(obj).__name__)
+        try:
+            return cls(name, kind, inspect.getsourcefile(obj) or "<unknown>",
+                       inspect.getsourcelines(obj)[1])
+        except (TypeError, OSError):
+            return cls(name, kind, "<unknown>", 0)
+
+
+def _name_inputs(report, fn, inputs):
+    """Label the report's inputs with fn's parameter names, as the CLI does."""
     inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
     params = _parameter_names(fn)
     report.input_names = [params[i] if i < len(params) else f"input {i}"
                           for i, x in enumerate(inputs)
                           if isinstance(x, Tensor) and x.requires_grad]
-    buffer = io.StringIO()
-    con = text.Console(file=buffer, width=150, no_color=True, color_system=None,
-                       highlight=False, soft_wrap=False)
-    text.print_gradcheck(con, _Checked.of(fn), report)
-    return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip().splitlines())
-
-
-class _Checked:
-    """What print_gradcheck shows of a checked callable: name, kind and where it is defined."""
-
-    def __init__(self, name, kind, obj):
-        self.name, self.kind = name, kind
-        try:
-            self.filename = inspect.getsourcefile(obj) or "<unknown>"
-            self.lineno = inspect.getsourcelines(obj)[1]
-        except (TypeError, OSError):
-            self.filename, self.lineno = "<unknown>", 0
-
-    @classmethod
-    def of(cls, fn):
-        function_class = _function_class(fn)
-        if function_class is not None:
-            return cls(function_class.__name__, "Function", function_class)
-        return cls(getattr(fn, "__qualname__", type(fn).__name__), "function",
-                   inspect.unwrap(fn) if callable(fn) else fn)
 
 
 def _function_class(fn):

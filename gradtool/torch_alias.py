@@ -70,10 +70,14 @@ _CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '(gradtool(?:\.\w+
 
 def missing_torch_name(exc):
     """The torch name behind an error, when it is a name gradtool's engine lacks: `torch.fft`,
-    `import torch.fft`, or `from torch.nn.functional import conv2d` (which Python reports as
-    a plain ImportError that names gradtool's module). None for any other error."""
+    `import torch.fft`, `x.stft()`, or `from torch.nn.functional import conv2d` (which Python
+    reports as a plain ImportError that names gradtool's module). None for any other error."""
     if isinstance(exc, NotInEngineError):
         return exc.torch_name
+    if isinstance(exc, AttributeError) and not (exc.name or "_").startswith("_"):
+        from .autograd.tensor import Tensor
+        if isinstance(exc.obj, Tensor):  # x.stft(...): a Tensor method gradtool lacks
+            return f"torch.Tensor.{exc.name}"
     if isinstance(exc, ImportError):
         found = _CANNOT_IMPORT.search(str(exc))
         if found:

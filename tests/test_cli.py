@@ -42,7 +42,8 @@ BROKEN = {
     "broken_saved_detached.py": dict(kind="saved_detached", order=2, fails=True),
 }
 PASSING = sorted([f for f in ALL_EXAMPLES if f.endswith("_ok.py")]
-                 + ["basics.py", "model.py", "higher_order.py", "saved_hooks.py"])
+                 + ["basics.py", "model.py", "higher_order.py", "saved_hooks.py",
+                    "test_my_functions.py"])
 ORDER2_PASSING = ["detached_backward_ok.py", "once_differentiable_ok.py", "higher_order.py",
                   "saved_detached_ok.py"]
 
@@ -239,6 +240,13 @@ def test_gallery_scripts_have_no_targets(sweep, name):
     for cmd in ("inspect", "gradcheck"):
         r = sweep[(cmd, "--json", ex(name))]
         assert_clean_user_error(r, "No targets found", ex(name))
+
+
+def test_pytest_test_functions_are_not_targets(sweep):
+    """examples/test_my_functions.py is a pytest file: its Function and helper are targets,
+    its test functions (whose parameters are fixtures) are not."""
+    doc = sweep[("inspect", "--json", ex("test_my_functions.py"))].json()
+    assert [t["name"] for t in doc["targets"]] == ["SmoothAbs", "smooth_l1"]
 
 
 # ---------------------------------------------------------------- render

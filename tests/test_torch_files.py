@@ -33,9 +33,14 @@ RUNS = {
 
 
 @pytest.fixture(scope="module")
-def runs():
-    """Each file through the real CLI, once, in parallel: {key: Result}."""
-    return dict(zip(RUNS, cu.run_many(list(RUNS.values()))))
+def runs(tmp_path_factory):
+    """Each file through the real CLI, once, in parallel: {key: Result}; "render" wrote the
+    DOT file at runs["render_path"]."""
+    out = tmp_path_factory.mktemp("render") / "model.dot"
+    commands = {**RUNS, "render": ("render", tf("nn_model.py::loss_of"), "-o", out)}
+    results = dict(zip(commands, cu.run_many(list(commands.values()))))
+    results["render_path"] = out
+    return results
 
 
 def _passed_targets(result):
@@ -70,10 +75,17 @@ def test_nn_model_file_with_local_module_and_lazy_torch_import(runs):
     assert set(_passed_targets(runs["model"])) == {"loss_of", "lazy_softmax_loss"}
 
 
+def test_render_draws_a_torch_files_graph(runs):
+    assert_exit(runs["render"], 0)
+    source = runs["render_path"].read_text()
+    assert "TanhBackward0" in source and "fc1.weight" in source
+
+
 # names gradtool lacks, each used the way real files use them: (file text, line, name)
 UNSUPPORTED = {
     "attribute_in_a_target": ("import torch\n\n\ndef f(x):\n"
                               "    return torch.fft.rfft(x).abs().sum()\n", 5, "torch.fft"),
+    "tensor_method": ("def f(x):\n    return x.stft(4).abs().sum()\n", 2, "torch.Tensor.stft"),
     "import_submodule": ("import torch\nimport torch.fft\n\n\ndef f(x):\n    return x.sum()\n",
                          2, "torch.fft"),
     "from_torch_import": ("from torch import fft\n\n\ndef f(x):\n    return x.sum()\n",
