@@ -274,3 +274,49 @@ def test_html_page_is_self_contained_and_carries_saved_values():
     assert addmm["module"].startswith("model") and addmm["site"].startswith("examples/")
     for n in data["nodes"].values():  # every node's element is in the view it names
         assert f'id="{n["el"]}"' in text
+
+
+# ---------------------------------------------------------------- through the CLI
+def _pngs(text):
+    """(width, height) of every inline PNG of a page."""
+    import base64
+    import struct
+    sizes = []
+    for b64 in re.findall(r'src="data:image/png;base64,([^"]+)"', text):
+        data = base64.b64decode(b64)
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        sizes.append(struct.unpack(">II", data[16:24]))
+    return sizes
+
+
+def test_cli_gradcheck_html_draws_three_heatmaps_per_pair_with_worst_and_diagnoses(tmp_path):
+    import cli_util as cu
+    page_path = tmp_path / "report.html"
+    (tmp_path / "two.py").write_text(
+        "import gradtool\n\n\n@gradtool.example((4,), (3,))\n"
+        "def outer(x, y):\n    return x[:, None] * y[None, :]\n")
+    failing, passing = cu.run_many([
+        ["gradcheck", ex("broken_wrong_gradient.py"), "--html", page_path],
+        ["gradcheck", tmp_path / "two.py", "--html", tmp_path / "two.html"]])
+    assert failing.returncode == 1, str(failing)  # the verdict is unchanged by --html
+    text = page_path.read_text()
+    assert _pngs(text) == [(3, 3)] * 3  # numerical, analytical, difference: one pixel each
+    assert "wrong_gradient" in text and "central differences give 1.23042" in text
+    # the worst entry (input 2, output 2) ringed in each map
+    assert text.count('<rect x="2" y="2" width="1" height="1"') == 3
+    assert "http" not in text.replace("http-equiv", "")
+    assert passing.returncode == 0, str(passing)
+    two = (tmp_path / "two.html").read_text()
+    # one pair per input: rows are the input's elements, columns the output's
+    assert _pngs(two) == [(12, 4)] * 3 + [(12, 3)] * 3
+    assert "output 0 w.r.t. x" in two and "output 0 w.r.t. y" in two
+
+
+def test_cli_render_html_writes_one_page(tmp_path):
+    import cli_util as cu
+    r = cu.run("render", ex("model.py"), "-o", tmp_path / "g.html")
+    assert r.returncode == 0 and r.stdout == "", str(r)
+    assert "wrote" in r.stderr and "(html," in r.stderr
+    text = (tmp_path / "g.html").read_text()
+    assert text.startswith("<!DOCTYPE html>") and text.count("<svg") >= 1
+    assert os.listdir(tmp_path) == ["g.html"]

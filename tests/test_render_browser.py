@@ -131,3 +131,24 @@ def test_screenshot_of_the_page(open_page, tmp_path):
     open_page.page.screenshot(path=str(path))
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+def test_gradcheck_heatmap_page_reads_an_entry_under_the_mouse(browser, tmp_path):
+    path = tmp_path / "report.html"
+    r = cu.run("gradcheck", os.path.join(cu.EXAMPLES, "broken_wrong_gradient.py"), "--html", path)
+    assert r.returncode == 1, str(r)
+    p = Page(browser, path)
+    try:
+        maps = p.page.locator(".map")
+        assert maps.count() == 3
+        box = maps.first.bounding_box()
+        # the bottom-right entry: input element 2, output element 2
+        p.page.mouse.move(box["x"] + box["width"] * 5 / 6, box["y"] + box["height"] * 5 / 6)
+        hover = p.page.inner_text(".hover")
+        assert "input element 2, output element 2" in hover
+        assert "numerical 1.23042" in hover and "analytical 0.820282" in hover
+        for img in p.page.locator(".map img").all():  # the inline PNGs decoded
+            assert img.evaluate("i => i.naturalWidth") == 3
+        assert p.errors == [] and p.requests == [p.url]
+    finally:
+        p.page.close()

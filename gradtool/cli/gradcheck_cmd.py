@@ -16,6 +16,8 @@ def gradcheck(
                               help="1: gradcheck; 2: gradgradcheck (second derivatives)."),
     strict: bool = typer.Option(False, "--strict",
                                 help="Exit 1 on warnings too (hazards torch lets pass)."),
+    html: str = typer.Option(None, "--html", help="Also write a page of Jacobian heatmaps "
+                                                  "(numerical, analytical, difference)."),
     seed: int = common.SEED,
     shape: str = common.SHAPE,
     json_: bool = common.JSON,
@@ -31,6 +33,10 @@ def gradcheck(
             targets = load(file)
             results = [_check(t, seed, shape_tuple, eps, atol, rtol, fast, order, json_,
                               no_color) for t in targets]
+        if html:
+            from ..report import heatmap
+            from .render_cmd import _write_atomically
+            _write_atomically(html, heatmap.page(file, results))
     except GradtoolError as e:
         common.fail(e, no_color)
     if json_:
