@@ -30,6 +30,8 @@ def gradcheck(
                               help="1: gradcheck; 2: gradgradcheck too (second derivatives)."),
     strict: bool = typer.Option(False, "--strict",
                                 help="Exit 1 on warnings too (hazards torch lets pass)."),
+    html: str = typer.Option(None, "--html", help="Also write a page of Jacobian heatmaps "
+                                                  "(numerical, analytical, difference)."),
     seed: int = common.SEED,
     shape: str = common.SHAPE,
     json_: bool = common.JSON,
@@ -40,16 +42,21 @@ def gradcheck(
     output; on a failure, show both Jacobians and say why they differ."""
     from ..errors import GradtoolError
     from ..loader import load, parse_shape
+    from ..report import output as output_file
     from ..torch_alias import torch_is_gradtool
     try:
         _check_tolerances(eps, atol, rtol)
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
+        html_path = html and output_file.resolve(html)  # before the user's code can chdir
         with common.user_prints_to_stderr(json_), torch_is_gradtool():
             targets = load(file)
             results = common.run_each(
                 targets, lambda t: _check(t, seed, shape_tuple, eps, atol, rtol, fast, order,
                                           json_, no_color), no_color, timeout)
+        if html:
+            from ..report import heatmap
+            output_file.write_atomically(html_path, heatmap.page(file, results))
     except GradtoolError as e:
         common.fail(e, no_color)
     if json_:

@@ -57,12 +57,12 @@ def combine(named_snapshots, show_saved=False, expand=False, depth=None):
 
 
 def draw(g, snapshot, show_saved=False, expand=False, prefix="", depth=None, diagnoses=(),
-         plan=None, within=None):
+         plan=None, within=None, failing=None):
     """Add the snapshot's nodes and edges to `g` (every id gets `prefix`): open boxes as
     frames, collapsed boxes as one node each. `within`: draw only that box's inside."""
     plan = plan or layout.make_plan(snapshot, depth, expand)
     within = within or plan.root
-    failing = failing_nodes(snapshot)
+    failing = failing_nodes(snapshot) if failing is None else failing
 
     def ident(item):
         if isinstance(item, tuple):  # a node outside the view: ("in"/"out", node id)
@@ -181,7 +181,8 @@ def _draw_cuts(g, snapshot, plan, ident, prefix, diagnoses):
             at_site.setdefault(node.site, []).append(node.id)
     for i, (kind, message, location) in enumerate(cut_diagnoses(diagnoses)):
         marker = f"{prefix}cut{i}"
-        g.node(marker, "✂ " + textwrap.fill(message.split(":")[0], 40)
+        text = message if len(message) <= 120 else message[:117] + "..."
+        g.node(marker, "✂ " + textwrap.fill(text, 44)
                + (f"\n{location}" if location else ""), shape="note", fillcolor="white",
                color=FAIL_COLOR, fontcolor=FAIL_COLOR, style="filled,dashed", id=marker)
         heads = {ident(plan.visible(n)) for n in at_site.get(location, ())} if location else set()

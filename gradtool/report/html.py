@@ -3,8 +3,10 @@ Graphviz lays out every view at render time (one run for all of them): the top v
 static drawing groups it, and one view per collapsed box, opened. The page only shows SVG,
 pans, zooms, switches views and reads the node data embedded as JSON: no layout library, no
 network."""
+import concurrent.futures
 import html
 import json
+import os
 import re
 
 import graphviz
@@ -14,6 +16,9 @@ from .text import fmt_bytes, fmt_num, fmt_shape
 
 _SVG = re.compile(rb"<svg\b.*?</svg>", re.S)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
+_LINK = re.compile(r'<g id="a_[^"]*"><a xlink:title="[^"]*">\n')  # tooltips: the side panel says more
+_LINK_END = re.compile(r"</a>\n</g>\n(?=</g>)")
+_FONT_ATTRS = ' font-family="Helvetica,sans-Serif" font-size="10.00"' 
 
 
 def page(captures, renderer_path, show_saved=False, expand=False, depth=None):
@@ -32,7 +37,7 @@ def page(captures, renderer_path, show_saved=False, expand=False, depth=None):
             g = graphviz.Digraph(f"v{v}", graph_attr=dot.GRAPH_ATTR, node_attr=dot.NODE_ATTR,
                                  edge_attr=dot.EDGE_ATTR)
             dot.draw(g, snap, show_saved, prefix=prefix, plan=plan, within=box,
-                     diagnoses=cap.diagnostics)
+                     diagnoses=cap.diagnostics, failing=failing)
             sources.append(g.source)
             parent = box.parent
             while parent is not None and parent not in opens:
@@ -82,13 +87,18 @@ def _shown(plan, box, within):
 
 
 def _layout_all(sources, renderer_path):
-    """Every view's SVG from one run of the renderer (several graphs in one input)."""
-    raw = dot.render(_Source("\n".join(sources)), "svg", renderer_path)
-    svgs = [m.group(0).decode() for m in _SVG.finditer(raw)]
+    """Every view's SVG, from one run of the renderer per core (several graphs per input)."""
+    runs = max(1, min(os.cpu_count() or 1, 4, len(sources) // 20))
+    share = -(-len(sources) // runs)
+    batches = [_Source("\n".join(sources[i:i + share])) for i in range(0, len(sources), share)]
+    with concurrent.futures.ThreadPoolExecutor(len(batches)) as pool:
+        raws = list(pool.map(lambda b: dot.render(b, "svg", renderer_path), batches))
+    svgs = [m.group(0).decode() for raw in raws for m in _SVG.finditer(raw)]
     if len(svgs) != len(sources):
         raise dot.GradtoolError(f"the renderer returned {len(svgs)} drawings for "
                                 f"{len(sources)} views")
-    return [_COMMENT.sub("", s) for s in svgs]
+    return [_LINK_END.sub("", _LINK.sub("", _COMMENT.sub("", s))).replace(_FONT_ATTRS, "")
+            for s in svgs]
 
 
 class _Source:
@@ -149,7 +159,7 @@ body{margin:0;font:13px Helvetica,Arial,sans-serif;display:flex;height:100vh;ove
 #stage{transform-origin:0 0;position:absolute}
 #side{width:320px;border-left:1px solid #ccc;padding:8px;overflow:auto}
 #side table{border-collapse:collapse;width:100%}#side td{border-top:1px solid #eee;padding:2px 4px;vertical-align:top}
-.node,.cluster{cursor:pointer}.hit polygon,.hit path{stroke:#e00;stroke-width:4}
+.node text{font:10px Helvetica,sans-serif}.node,.cluster{cursor:pointer}.hit polygon,.hit path{stroke:#e00;stroke-width:4}
 .folded>polygon{fill:#ffeaa0}.gone{display:none}.bad{color:#c00}
 </style></head><body>
 <div id="main"><div id="bar"><span id="crumbs"></span><span style="flex:1"></span>

@@ -158,7 +158,8 @@ def _forward_order(nodes, inputs, paths):
     order the forward made them. Nodes without inputs (leaves) are placed afterwards, just
     before their first use."""
     index = {n.id: i for i, n in enumerate(nodes)}
-    key = {n.id: (n.seq if n.seq is not None else len(nodes) + index[n.id], -index[n.id])
+    # creation order where the trace knows it, else the reverse of backward's order
+    key = {n.id: (n.seq if n.seq is not None else 2 * len(nodes) - index[n.id], -index[n.id])
            for n in nodes}
     waiting = {nid: len(tails) for nid, tails in inputs.items()}
     consumers = {nid: [] for nid in inputs}

@@ -132,11 +132,14 @@ def take_snapshot(outputs, named=None, sites=None, module_names=None):
                 by_node[child].n_parents += 1
                 if meta is not None:
                     by_node[child].outputs.setdefault(nr, (tuple(meta[0]), str(meta[1])))
+    relative = {}  # relpath is slow and the files are few
     for seq, (node, site) in enumerate((sites or {}).items()):
         if node in by_node:
             by_node[node].seq = seq
             if site is not None:
-                by_node[node].site = f"{os.path.relpath(site[0])}:{site[1]}"
+                if site[0] not in relative:
+                    relative[site[0]] = os.path.relpath(site[0])
+                by_node[node].site = f"{relative[site[0]]}:{site[1]}"
     for name, t in named.items():
         info = by_node.get(t._grad_fn)
         if info is not None and info.label is None:
