@@ -592,6 +592,19 @@ class Tensor:
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) runs after backward has accumulated this leaf's .grad (as torch: for
+        a step per parameter, e.g. an optimizer that updates as gradients arrive)."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        hooks = engine.post_accumulate_hooks_of(self)
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
     @property
     def _version(self):
         return self._version_counter[0]
