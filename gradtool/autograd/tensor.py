@@ -1391,7 +1391,7 @@ class Tensor:
     # ---------------- new tensors like this one (never part of the graph) ----------------
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         from .creation import tensor
-        _check_device(device)
+        _device.check(device)
         return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
@@ -1409,7 +1409,7 @@ class Tensor:
 
     def _new(self, make, size, dtype, device, requires_grad):
         from .creation import _finish
-        _check_device(device)
+        _device.check(device)
         np_dtype = self._data.dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
         return _finish(make(_shape(size), np_dtype), requires_grad)
 
@@ -1446,10 +1446,6 @@ def _broadcastable(shape, target):
 def _check_matrix(op_name, t, ndim, arg):
     if t.dim() != ndim:
         raise RuntimeError(f"{op_name}: {arg} must be a {ndim}D tensor, got {t.dim()}D")
-
-
-def _check_device(where):
-    _device.check(where)
 
 
 def _check_matrix_like(t, name):
