@@ -150,8 +150,8 @@ def randn(*size, dtype=None, device=None, requires_grad=False):
 
 
 def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
-    if high is None:
-        low, high = 0, low
+    if high is None or isinstance(high, (tuple, list)):  # randint(high, size), as torch
+        low, high, size = 0, low, size if high is None else high
     array = _generator.integers(low, high, _shape((size,)))
     return _finish(array.astype(_np_dtype(dtype, np.dtype(np.int64))), requires_grad, device)
 

@@ -72,7 +72,6 @@ def check(where):
 def parse_to(args, kwargs):
     """Tensor.to / Module.to's arguments, torch's three forms: to(dtype), to(device, dtype),
     to(other): returns (dtype or None, copy) after checking any device named."""
-    from .dtypes import dtype as dtype_type
     from .tensor import Tensor
     dtype, copy = kwargs.pop("dtype", None), kwargs.pop("copy", False)
     if "device" in kwargs:
@@ -91,8 +90,6 @@ def parse_to(args, kwargs):
             flags.append(a)  # non_blocking, copy
         elif a is not None:
             dtype = a  # a dtype (or a numpy dtype or Python type)
-        if dtype is not None and not isinstance(dtype, dtype_type) and isinstance(dtype, str):
-            raise TypeError(f"to() received an invalid dtype {dtype!r}")
     if len(flags) > 1:
         copy = copy or flags[1]
     return dtype, copy

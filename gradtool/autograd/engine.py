@@ -6,6 +6,7 @@ adding up gradients that reach a node along several paths, and accumulating into
 """
 import sys
 import warnings
+import weakref
 
 import numpy as np
 
@@ -287,6 +288,8 @@ def _execute(root, counts, needed, captures, n_inputs, retain_graph, create_grap
                         captures is None or (node, 0) in captures):
                     accumulate_into_leaf(node.variable, grads[0], create_graph,
                                          given_to_leaves)
+                    if POST_ACCUMULATE_HOOKS:
+                        _run_post_accumulate_hooks(node.variable)
             continue
         if captures is not None and grads is not None:
             _capture(captures, captured, node, grads)
@@ -467,6 +470,24 @@ def _run_leaf_hooks(leaf, grads):
             if new is not None:
                 grads = [new]
     return grads
+
+
+# id(leaf) -> [hook(leaf)] run after its .grad was accumulated
+# (Tensor.register_post_accumulate_grad_hook); an entry goes when its leaf does
+POST_ACCUMULATE_HOOKS = {}
+
+
+def post_accumulate_hooks_of(leaf):
+    hooks = POST_ACCUMULATE_HOOKS.get(id(leaf))
+    if hooks is None:
+        hooks = POST_ACCUMULATE_HOOKS[id(leaf)] = []
+        weakref.finalize(leaf, POST_ACCUMULATE_HOOKS.pop, id(leaf), None)
+    return hooks
+
+
+def _run_post_accumulate_hooks(leaf):
+    for fn in list(POST_ACCUMULATE_HOOKS.get(id(leaf), ())):
+        fn(leaf)
 
 
 def _run_post_hooks(hooks, grad_inputs, grad_outputs):

@@ -598,6 +598,19 @@ class Tensor:
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) runs after backward has accumulated this leaf's .grad (as torch: for
+        a step per parameter, e.g. an optimizer that updates as gradients arrive)."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        hooks = engine.post_accumulate_hooks_of(self)
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
     @property
     def _version(self):
         return self._version_counter[0]
@@ -1377,7 +1390,7 @@ class Tensor:
     # ---------------- new tensors like this one (never part of the graph) ----------------
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         from .creation import tensor
-        _check_device(device)
+        _device.check(device)
         return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
@@ -1395,7 +1408,7 @@ class Tensor:
 
     def _new(self, make, size, dtype, device, requires_grad):
         from .creation import _finish
-        _check_device(device)
+        _device.check(device)
         np_dtype = self._data.dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
         return _finish(make(_shape(size), np_dtype), requires_grad)
 
@@ -1432,10 +1445,6 @@ def _broadcastable(shape, target):
 def _check_matrix(op_name, t, ndim, arg):
     if t.dim() != ndim:
         raise RuntimeError(f"{op_name}: {arg} must be a {ndim}D tensor, got {t.dim()}D")
-
-
-def _check_device(where):
-    _device.check(where)
 
 
 def _check_matrix_like(t, name):

@@ -225,6 +225,8 @@ def _reduction(size_average, reduce, reduction):
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduction = ("mean" if size_average else "sum") if reduce in (None, True) else "none"
+        warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                      f"reduction='{reduction}' instead.", stacklevel=3)
     _check_reduction(reduction)
     return reduction
 

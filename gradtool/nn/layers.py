@@ -2,6 +2,7 @@
 import math
 
 from ..autograd import creation
+from ..autograd.device import check as check_device
 from ..autograd.grad_mode import no_grad
 from . import functional as F
 from . import init
@@ -25,6 +26,7 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
+        check_device(device)  # the CPU, the only device
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(creation.empty((out_features, in_features), dtype=dtype))
@@ -205,6 +207,7 @@ class Embedding(Module):
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, device=None, dtype=None):
         super().__init__()
+        check_device(device)  # the CPU, the only device
         if max_norm is not None or scale_grad_by_freq or sparse:
             raise NotImplementedError("Embedding: max_norm, scale_grad_by_freq and sparse are "
                                       "not supported")

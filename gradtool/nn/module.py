@@ -292,13 +292,10 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        """to(dtype) converts floating point parameters and buffers; devices are all "cpu"."""
-        dtype = kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype = a.dtype
-            elif not isinstance(a, str) and a is not None:
-                dtype = a
+        """to(dtype), to(device, dtype), to(tensor): converts floating point parameters and
+        buffers; the device must be the CPU (the only one gradtool has)."""
+        from ..autograd.device import parse_to
+        dtype, _ = parse_to(args, dict(kwargs))
         if dtype is None:
             return self
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
@@ -316,6 +313,11 @@ class Module:
         return self.to(float16)
 
     def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        from ..autograd.device import check
+        check("cuda" if device is None else device)
         return self
 
     # ---------------- state_dict ----------------
