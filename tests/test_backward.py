@@ -67,8 +67,33 @@ def test_a_node_saves_only_what_inputs_that_require_grad_need():
     c = gt.randn(3)
     y = x * c  # only x requires grad: its formula needs `other`, not `self`
     assert y.grad_fn._saved_other is c
-    with pytest.raises(AttributeError):
-        y.grad_fn._saved_self
+    # as torch: the attribute exists on every MulBackward0, None when not saved this time
+    assert y.grad_fn._saved_self is None and y.grad_fn._raw_saved_self is None
+    assert y.grad_fn.saved_values().keys() == {"other"}
+
+
+def test_a_node_lists_every_saved_attribute_of_its_class_and_no_other():
+    x = gt.randn(3, requires_grad=True)
+    node = (x * gt.randn(3)).grad_fn
+    assert sorted(a for a in dir(node) if a.startswith(("_saved", "_raw_saved"))) == [
+        "_raw_saved_other", "_raw_saved_self", "_saved_other", "_saved_self"]
+    assert not any(a.startswith("_saved") for a in dir(x.exp().sum().grad_fn)
+                   if a != "_saved_self_sym_sizes")
+    # gradtool's own bookkeeping has no _saved name: cat's input sizes, to()'s dtype
+    cat = gt.cat([x, x]).grad_fn
+    assert [a for a in dir(cat) if a.startswith("_saved")] == ["_saved_dim"]
+    assert [a for a in dir(x.to(gt.float64).grad_fn) if a.startswith("_saved")] == []
+
+
+def test_a_node_saves_scalars_and_outputs_whichever_inputs_require_grad():
+    x, y = gt.randn(3, requires_grad=True), gt.randn(3)
+    assert (x + y).grad_fn._saved_alpha == 1  # read by other's formula only
+    assert (y.sub(x, alpha=2)).grad_fn._saved_alpha == 2
+    assert (2 - x).grad_fn._saved_alpha == 1  # RsubBackward1
+    mm = gt.randn(2, 3) @ gt.randn(3, 4, requires_grad=True)
+    assert mm.grad_fn._saved_self_sym_sizes == (2, 3)
+    assert mm.grad_fn._saved_self_sym_strides == ()  # strides: saved for the input's formula
+    assert mm.grad_fn._saved_mat2 is None
 
 
 def test_saving_an_output_makes_no_reference_cycle():

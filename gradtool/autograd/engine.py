@@ -308,7 +308,7 @@ def _execute(root, counts, needed, captures, n_inputs, retain_graph, create_grap
                 out = _run_post_hooks(hooks, out, grads)
         else:  # no gradient reached it: its inputs get none from it
             out = [None] * len(edges)
-        saved = node._saved  # {}: nothing to free; None: a node may keep them elsewhere
+        saved = node._kept  # {}: nothing to free; None: a node may keep them elsewhere
         if not retain_graph and (saved or saved is None):
             node.release_saved()
         metas = node._input_meta
