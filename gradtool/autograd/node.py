@@ -1,4 +1,5 @@
 """Graph nodes (torch's grad_fn objects) and the values they save for backward."""
+import threading
 import weakref
 
 from . import grad_mode
@@ -164,14 +165,22 @@ class AccumulateGrad(Node):
         return []
 
 
+_making_accumulator = threading.Lock()
+
+
 def accumulator_of(leaf):
     """The leaf's AccumulateGrad, shared by every op that uses the leaf while it lives.
-    The leaf holds it weakly (the node holds the leaf strongly), so no cycle."""
+    The leaf holds it weakly (the node holds the leaf strongly), so no cycle. Made under a
+    lock (checked again inside it): two threads never give one leaf two accumulators."""
     ref = leaf._accumulator
     node = ref() if ref is not None else None
     if node is None:
-        node = AccumulateGrad(leaf)
-        leaf._accumulator = weakref.ref(node)
+        with _making_accumulator:
+            ref = leaf._accumulator
+            node = ref() if ref is not None else None
+            if node is None:
+                node = AccumulateGrad(leaf)
+                leaf._accumulator = weakref.ref(node)
     return node
 
 
