@@ -388,6 +388,8 @@ case("squeeze", "SQUEEZE", lambda x: x.squeeze(), normal(3, 1, 4, 1),
      lambda v, x: [v.reshape(x.shape)], order2="square")
 case("squeeze_dim", "SQUEEZE_DIM", lambda x: x.squeeze(1), normal(3, 1, 4),
      lambda v, x: [v.reshape(x.shape)], order2="square")
+case("squeeze_dims", "SQUEEZE_DIMS", lambda x: x.squeeze((1, 3)), normal(3, 1, 4, 1),
+     lambda v, x: [v.reshape(x.shape)], order2="square")
 case("unsqueeze", "UNSQUEEZE", lambda x: x.unsqueeze(1), normal(*S),
      lambda v, x: [v.squeeze(1)], order2="square")
 case("getitem_none", "UNSQUEEZE", lambda x: x[:, None], normal(*S),

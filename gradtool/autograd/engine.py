@@ -311,7 +311,7 @@ def _execute(root, counts, needed, captures, n_inputs, retain_graph, create_grap
                 out = _run_post_hooks(hooks, out, grads)
         else:  # no gradient reached it: its inputs get none from it
             out = [None] * len(edges)
-        saved = node._saved  # {}: nothing to free; None: a node may keep them elsewhere
+        saved = node._kept  # {}: nothing to free; None: a node may keep them elsewhere
         if not retain_graph and (saved or saved is None):
             node.release_saved()
         metas = node._input_meta
@@ -426,21 +426,45 @@ def _expandable(shape, target):
     return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
 
 
+# One lock for every leaf's .grad: threads backpropagating into a shared leaf (or making its
+# AccumulateGrad) see each other's sums, as torch's per-node mutex gives.
+leaf_lock = threading.Lock()
+
+
 def accumulate_into_leaf(leaf, g, create_graph, given_to_leaves):
-    """leaf.grad += g, out of place, so no .grad someone kept is changed under them. A new
-    .grad never shares memory with the caller's grad_outputs, another leaf's .grad or a
-    read-only broadcast view."""
-    if not create_graph:
-        g = g.detach()
-    if leaf._grad is not None:
-        leaf._grad = leaf._grad + g
-        return
-    data = g._data
-    if (id(data) in given_to_leaves or not data.flags.writeable or
-            (data.base is not None and sys.getrefcount(data.base) > 2)):
-        g = g.clone() if create_graph else T.Tensor._wrap(data.copy())
-    given_to_leaves.add(id(g._data))
-    leaf._grad = g
+    """leaf.grad += g, as torch's AccumulateGrad: into the existing .grad in place, so a
+    reference taken to it sees the sum; under create_graph a new, differentiable tensor
+    (AddBackward0 over the old .grad; the first one a copy, CopyBackwards). A first .grad never
+    shares memory with the caller's grad_outputs, another leaf's .grad or a read-only view."""
+    with leaf_lock:
+        old = leaf._grad
+        if old is not None:
+            data = old._data
+            if create_graph or not _owns(data):
+                leaf._grad = old + (g if create_graph else g.detach())
+            else:
+                np.add(data, g._data, out=data, casting="same_kind")
+                old._version_counter[0] += 1
+            return
+        if create_graph:
+            if g._requires_grad:
+                leaf._grad = T.Tensor._wrap(np.empty_like(g._data)).copy_(g)
+                return
+            g = g.detach()
+        data = g._data
+        if (id(data) in given_to_leaves or not data.flags.writeable or
+                (data.base is not None and sys.getrefcount(data.base) > 2)):
+            data = data.copy()
+        given_to_leaves.add(id(data))
+        leaf._grad = T.Tensor._wrap(data)
+
+
+def _owns(data):
+    """Whether the .grad tensor alone refers to `data` (4 references: its _data, the
+    caller's and this function's names, getrefcount's argument), so writing into it changes
+    no one else's tensor (a hook's, a Function's): torch's use_count check."""
+    return (data.flags.writeable and sys.getrefcount(data) <= 4 and
+            (data.base is None or sys.getrefcount(data.base) <= 2))
 
 
 def _run_pre_hooks(node, hooks, grads):

@@ -105,8 +105,8 @@ def call(spec, inputs, args=()):
         if node is not None:
             result._requires_grad = True
             result._grad_fn = node
-            plan = node._saved
-            node._saved = _save(plan, inputs, args, arrays, (result,)) if plan else {}
+            plan = node._kept
+            node._kept = _save(plan, inputs, args, arrays, (result,)) if plan else {}
     return result
 
 
@@ -118,12 +118,12 @@ def _multi_output(spec, inputs, args, arrays, outs):
     if spec.view:
         _share_base(inputs[0], results)
     if node is not None:
-        plan = node._saved
-        node._saved = None
+        plan = node._kept
+        node._kept = None
         node._output_meta = [(r._data.shape, r._data.dtype) if r._grad_fn is node else None
                              for r in results]
         if results[0]._grad_fn is node:
-            node._saved = _save(plan, inputs, args, arrays, results)
+            node._kept = _save(plan, inputs, args, arrays, results)
     return results
 
 
@@ -138,8 +138,8 @@ def call_inplace(spec, inputs, args=()):
     _check_writable(target, out)
     node = _make_node(spec, inputs) if _state.grad_enabled else None
     if node is not None:  # inputs are saved as they were before the write
-        plan = node._saved
-        saved = node._saved = _save([e for e in plan if e[1] != "output"], inputs, args,
+        plan = node._kept
+        saved = node._kept = _save([e for e in plan if e[1] != "output"], inputs, args,
                                     arrays, None)
         for name, kind, where in plan:  # the target as input 0 is kept as it was (torch's
             # original_self); saved as another input it is the tensor itself, and so is
@@ -198,7 +198,7 @@ def _forward_elsewhere(spec, arrays, args):
 
 def _make_node(spec, inputs):
     """The op's backward node, with one edge per differentiable input, or None when no input
-    requires grad. Its `_saved` holds what to save (the spec's plan for the inputs that
+    requires grad. Its `_kept` holds what to save (the spec's plan for the inputs that
     require grad) until the caller replaces it by the saved values."""
     variadic = spec.variadic
     if variadic:
@@ -237,7 +237,7 @@ def _make_node(spec, inputs):
     node.next_functions = tuple(edges)
     node._input_meta = tuple(metas)
     # (variadic: one formula gives the gradients of the whole list)
-    node._saved = spec.save_plans[1 if variadic else mask]
+    node._kept = spec.save_plans[1 if variadic else mask]
     node._hooks = node._metadata = None
     node._anomaly_trace = anomaly.user_site() if anomaly.enabled else None
     return node
@@ -741,7 +741,7 @@ class Tensor:
         return call(_D.SUB, (self, other), (alpha,))
 
     def __rsub__(self, other):
-        return call(_D.RSUB, (self,), (other,))
+        return call(_D.RSUB, (self,), (other, 1))
 
     def __mul__(self, other):
         return call(_D.MUL, (self, other))
@@ -1205,7 +1205,9 @@ class Tensor:
     def squeeze(self, dim=None):
         if dim is None:
             return call(_D.SQUEEZE, (self,), (None,))
-        return call(_D.SQUEEZE_DIM, (self,), (_dims(dim, self._data.ndim),))
+        if isinstance(dim, (tuple, list)):
+            return call(_D.SQUEEZE_DIMS, (self,), (_dims(dim, self._data.ndim),))
+        return call(_D.SQUEEZE_DIM, (self,), (_dim(dim, self._data.ndim),))
 
     def unsqueeze(self, dim):
         return call(_D.UNSQUEEZE, (self,), (_dim(dim, self._data.ndim + 1),))
@@ -1281,8 +1283,8 @@ class Tensor:
     def unbind(self, dim=0):
         return call(_D.UNBIND, (self,), (_dim(dim, self._data.ndim),))
 
-    def gather(self, dim, index):
-        return call(_D.GATHER, (self, index), (_dim(dim, self._data.ndim),))
+    def gather(self, dim, index, *, sparse_grad=False):
+        return call(_D.GATHER, (self, index), (_dim(dim, self._data.ndim), bool(sparse_grad)))
 
     def scatter(self, dim, index, src):
         return call(_D.SCATTER, (self, index, src), (_dim(dim, self._data.ndim),))

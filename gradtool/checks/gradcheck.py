@@ -20,7 +20,7 @@ import numpy as np
 
 from ..autograd import engine, grad_mode
 from ..autograd.creation import generator
-from ..autograd.function import DelayedError
+from ..autograd.function import Error as OnceDifferentiableError
 from ..autograd.tensor import Tensor
 from ..autograd.walk import topological_order
 from ..errors import GradtoolError
@@ -618,7 +618,7 @@ def _cut_once_differentiable(grads):
     Jacobian mismatch, all zero) for gradgradcheck."""
     roots = [g.grad_fn for g in grads if g.grad_fn is not None]
     for node in topological_order(roots):
-        if isinstance(node, DelayedError):
+        if isinstance(node, OnceDifferentiableError):
             node.next_functions = tuple((None, 0) for _ in node.next_functions)
 
 

@@ -95,6 +95,7 @@ def probe_backward(node, atol, rtol, nondet_tol):
     for i, ((child, _), meta, res) in enumerate(zip(node.next_functions, node._input_meta, r1)):
         if child is None:
             continue
+        i = node._arg_positions[i]  # edges are tensor arguments: name the argument
         where = {"function": name, "input": i}
         if res is None:
             found.append(Diagnosis(
@@ -208,7 +209,8 @@ def double_backward_findings(node):
     except Exception:
         return []
     found = []
-    detached = [i for i, ((child, _), r) in enumerate(zip(node.next_functions, result))
+    detached = [node._arg_positions[i]
+                for i, ((child, _), r) in enumerate(zip(node.next_functions, result))
                 if child is not None and isinstance(r, Tensor) and not r.requires_grad]
     if detached:
         found.append(Diagnosis(

@@ -40,6 +40,7 @@ NON_DIFFERENTIABLE = "non_differentiable"
 MANY = "many"  # an op returning a sequence of outputs whose length depends on its arguments
 _DERIVED = ("_sym_sizes", "_sym_numel", "_sym_strides", "_scalar_type", "_args_sizes",
             "_dim")
+_UNEXPOSED = ("_scalar_type", "_args_sizes")  # facts torch's nodes keep without a _saved_ name
 _state = grad_mode.state
 
 
@@ -86,13 +87,13 @@ class OpNode(Node):
         spec = self.spec
         if spec.variadic:  # one formula: the gradients of every tensor in the list
             (fn, names), = spec.batch_formulas
-            all_grads = fn(grads[0], *(self._saved[name] for name in names))
+            all_grads = fn(grads[0], *(self._kept[name] for name in names))
             return [g if child is not None else None
                     for g, (child, _) in zip(all_grads, self.next_functions)]
         return self._apply_arrays(spec.batch_formulas, grads[0])
 
     def _apply_arrays(self, formulas, grad):
-        saved = self._saved
+        saved = self._kept
         out = []
         for (child, _), (fn, names) in zip(self.next_functions, formulas):
             if child is None:
@@ -112,7 +113,7 @@ class OpNode(Node):
 
     def _evaluate(self, formula, grads):
         fn, params = formula
-        saved = self._saved
+        saved = self._kept
         args = []
         for p in params:
             if p == "grad":
@@ -132,7 +133,7 @@ class OpSpec:
     # `spec`, not `self`: "self" is the name of most ops' first input, passed by keyword
     def __init__(spec, name, node_name, forward, *, args=(), outputs=("result",),
                  nondiff_outputs=(), variadic=False, promotes_dtype=True, view=False,
-                 on_arrays=None, on_batches=None, **inputs):
+                 on_arrays=None, on_batches=None, hidden=(), **inputs):
         spec.name = name
         spec.view = view  # the output shares memory (and the version counter) with input 0
         spec.promotes_dtype = promotes_dtype  # int inputs give float32 results, as in torch
@@ -165,8 +166,15 @@ class OpSpec:
                             f"reuse (True)")
         spec.all_differentiable = spec.diff_inputs == spec.inputs
         spec.result_differentiable = outputs == MANY or outputs[0] not in nondiff_outputs
+        # torch's node exposes each value its formulas read as _saved_<name>, None (strides:
+        # ()) when this call did not save it; gradtool's own helpers (`hidden`) stay private
+        names = dict.fromkeys(p for _, params in spec.formula_list for p in params
+                              if p not in ("grad", "grads"))
+        exposed = {n: () if n.endswith("_sym_strides") else None for n in names
+                   if n not in hidden and not n.endswith(_UNEXPOSED)}
         spec.node_class = type(node_name, (OpNode,), {
-            "__slots__": (), "spec": spec,
+            "__slots__": (), "spec": spec, "_exposed": exposed,
+            "_exposed_tensors": frozenset(n for n in exposed if spec._is_tensor(n)),
             "takes_arrays": spec.array_formulas is not None and not spec.multi_output,
             "batches": spec.batch_formulas is not None})
         # what to save, for each mask of the differentiable inputs that require grad
@@ -212,13 +220,19 @@ class OpSpec:
                 return ("derived", (self.inputs.index(name[:-len(suffix)]), suffix))
         return None
 
+    def _is_tensor(self, name):
+        """Saved as a tensor by torch (index ops keep their indices as a list of tensors)."""
+        return self._source(name)[0] in ("input", "output") or name == "indices"
+
     def _save_plan(self, mask):
         """(name, kind, where) of each value to save when the differentiable inputs flagged
-        in `mask` require grad: only what their formulas read, as torch."""
+        in `mask` require grad. As torch: inputs (and their strides) only if a formula of
+        those inputs reads them; outputs, other facts and arguments always."""
         names = []
         for bit, (fn, params) in enumerate(self.formula_list):
-            if mask >> bit & 1:
-                names.extend(p for p in params if p not in ("grad", "grads"))
+            names.extend(p for p in params if p not in ("grad", "grads") and (
+                mask >> bit & 1 or not (self._source(p)[0] == "input" or
+                                        p.endswith("_sym_strides"))))
         return tuple((n,) + self._source(n) for n in dict.fromkeys(names))
 
 
@@ -307,8 +321,8 @@ ADD = op("add", "AddBackward0", K.add, args=("alpha",), on_arrays=True, on_batch
 SUB = op("sub", "SubBackward0", K.sub, args=("alpha",), on_arrays=True, on_batches=True,
          self=lambda grad: grad,
          other=lambda grad, alpha: F.scale(grad, -alpha))
-RSUB = op("rsub", "RsubBackward1", K.rsub, args=("other",), on_arrays=True, on_batches=True,
-           self=lambda grad: -grad)
+RSUB = op("rsub", "RsubBackward1", K.rsub, args=("other", "alpha"), on_arrays=True,
+           on_batches=True, self=lambda grad, alpha: F.scale(grad, -alpha))
 MUL = op("mul", "MulBackward0", np.multiply, on_arrays=True, on_batches=True,
          self=lambda grad, other: grad * other,
          other=lambda grad, self: grad * self)
@@ -411,13 +425,15 @@ MEAN = op("mean", "MeanBackward0", K.mean_all,
               np.broadcast_to(grad / self_sym_numel, self_sym_sizes)),
           on_batches=dict(self=lambda grad, self_sym_sizes, self_sym_numel:
               K.expand_batch(grad / self_sym_numel, self_sym_sizes)))
+# (self_sym_numel: torch's mean_backward reads it for an empty dim list; saved as torch does)
 MEAN_DIM = op("mean", "MeanBackward1", K.mean_dim, args=("dim", "keepdim"),
-              self=lambda grad, self_sym_sizes, dim, keepdim:
+              self=lambda grad, self_sym_sizes, dim, self_sym_numel, keepdim:
                   F.mean_backward(grad, self_sym_sizes, dim, keepdim),
-              on_arrays=dict(self=lambda grad, self_sym_sizes, dim, keepdim:
+              on_arrays=dict(self=lambda grad, self_sym_sizes, dim, self_sym_numel, keepdim:
                   K.mean_backward(grad, self_sym_sizes, dim, keepdim)),
-              on_batches=dict(self=lambda grad, self_sym_sizes, dim, keepdim: K.mean_backward(
-                  grad, K.batch_sizes(grad, self_sym_sizes), K.batch_dims(dim), keepdim)))
+              on_batches=dict(self=lambda grad, self_sym_sizes, dim, self_sym_numel, keepdim:
+                  K.mean_backward(grad, K.batch_sizes(grad, self_sym_sizes),
+                                  K.batch_dims(dim), keepdim)))
 VAR = op("var", "VarBackward0", K.var, args=("dim", "correction", "keepdim"),
          self=lambda grad, self, dim, correction, keepdim:
              F.var_backward(grad, self, dim, correction, keepdim))
@@ -472,6 +488,8 @@ LOG_SOFTMAX = op("log_softmax", "LogSoftmaxBackward0", K.log_softmax, args=("dim
 # for a batch of gradients: reshape to a batch of the input's sizes
 _RESHAPE_BATCH = dict(self=lambda grad, self_sym_sizes:
                       grad.reshape(K.batch_sizes(grad, self_sym_sizes)))
+_RESHAPE_DIM_BATCH = dict(self=lambda grad, self_sym_sizes, dim:
+                          grad.reshape(K.batch_sizes(grad, self_sym_sizes)))
 VIEW = op("view", "ViewBackward0", K.view, view=True, args=("size",), on_arrays=True,
           on_batches=_RESHAPE_BATCH,
           self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
@@ -481,9 +499,13 @@ UNSAFE_VIEW = op("reshape", "UnsafeViewBackward0", K.reshape, args=("size",), on
 SQUEEZE = op("squeeze", "SqueezeBackward0", K.squeeze, view=True, args=("dim",),
              on_arrays=True, on_batches=_RESHAPE_BATCH,
              self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+# squeeze(int) and squeeze(tuple) save their dim (an int, a tuple) as torch's nodes do
 SQUEEZE_DIM = op("squeeze", "SqueezeBackward1", K.squeeze, view=True, args=("dim",),
-                 on_arrays=True, on_batches=_RESHAPE_BATCH,
-                 self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+                 on_arrays=True, on_batches=_RESHAPE_DIM_BATCH,
+                 self=lambda grad, self_sym_sizes, dim: grad.reshape(self_sym_sizes))
+SQUEEZE_DIMS = op("squeeze", "SqueezeBackward2", K.squeeze, view=True, args=("dim",),
+                  on_arrays=True, on_batches=_RESHAPE_DIM_BATCH,
+                  self=lambda grad, self_sym_sizes, dim: grad.reshape(self_sym_sizes))
 UNSQUEEZE = op("unsqueeze", "UnsqueezeBackward0", K.unsqueeze, view=True, args=("dim",),
                on_arrays=True, on_batches=dict(self=lambda grad, dim: grad.squeeze(dim + 1)),
                self=lambda grad, dim: grad.squeeze(dim))
@@ -517,6 +539,7 @@ SLICE = op("slice", "SliceBackward0", K.slice_, view=True, args=("dim", "start",
            self=lambda grad, self_sym_sizes, dim, start, end, step:
                F.slice_backward(grad, self_sym_sizes, dim, start, end, step))
 AS_STRIDED = op("as_strided", "AsStridedBackward0", K.take_flat, args=("size", "flat_indices"),
+                hidden=("self_sym_sizes", "self_sym_numel", "flat_indices"),
                 self=lambda grad, self_sym_sizes, self_sym_numel, flat_indices:
                     F.index_backward(grad, (self_sym_numel,), (flat_indices,))
                     .reshape(self_sym_sizes))
@@ -542,9 +565,9 @@ INDEX_PUT = op("index_put", "IndexPutBackward0", K.index_put, args=("indices", "
                self=lambda grad, indices, accumulate:
                    grad if accumulate else F.index_put(grad, indices, 0),
                values=lambda grad, indices: F.index(grad, indices))
-GATHER = op("gather", "GatherBackward0", K.gather, args=("dim",),
-            self=lambda grad, self_sym_sizes, dim, index:
-                F.scatter_add(F.zeros(self_sym_sizes, grad), dim, index, grad),
+GATHER = op("gather", "GatherBackward0", K.gather, args=("dim", "sparse_grad"),
+            self=lambda grad, self, dim, index, sparse_grad:
+                F.scatter_add(F.zeros(self.shape, grad), dim, index, grad),
             index=ND)
 SCATTER = op("scatter", "ScatterBackward0", K.scatter, args=("dim",),
              self=lambda grad, dim, index: grad.scatter(dim, index, 0),
@@ -565,10 +588,10 @@ STACK = op("stack", "StackBackward0", K.stack, args=("dim",), variadic=True,
 UNBIND = op("unbind", "UnbindBackward0", K.unbind, view=True, args=("dim",), outputs=MANY,
             self=lambda grads, dim: F.stack(grads, dim))
 SPLIT = op("split", "SplitBackward0", K.split, view=True, args=("split_size", "dim"), outputs=MANY,
-           self=lambda grads, dim: F.cat(grads, dim))
+           self=lambda grads, self_sym_sizes, split_size, dim: F.cat(grads, dim))
 SPLIT_WITH_SIZES = op("split_with_sizes", "SplitWithSizesBackward0", K.split_with_sizes, view=True,
                       args=("split_sizes", "dim"), outputs=MANY,
-                      self=lambda grads, dim: F.cat(grads, dim))
+                      self=lambda grads, self_sym_sizes, split_sizes, dim: F.cat(grads, dim))
 
 # ======================= activations =======================
 ERF = op("erf", "ErfBackward0", K.erf, self=lambda grad, self: F.erf_backward(grad, self),

@@ -12,8 +12,8 @@ def sub(self, other, alpha):
     return self - other if alpha == 1 else self - other * alpha
 
 
-def rsub(self, other):
-    return other - self
+def rsub(self, other, alpha):
+    return other - self if alpha == 1 else other - self * alpha
 
 
 def relu(self):
@@ -189,6 +189,7 @@ def reshape(self, size):
 def squeeze(self, dim):
     if dim is None:
         return np.squeeze(self)
+    dim = (dim,) if isinstance(dim, int) else dim
     dims = tuple(d for d in dim if self.shape[d] == 1)  # torch ignores dims of size != 1
     return np.squeeze(self, axis=dims) if dims else self.view()
 
@@ -295,7 +296,7 @@ def index_backward(grad_output, input_sizes, indices):
     return out
 
 
-def gather(self, index, dim):
+def gather(self, index, dim, sparse_grad=False):
     return np.take_along_axis(self, index, axis=dim)
 
 
