@@ -73,7 +73,9 @@ class OpNode(Node):
     def release_saved(self):
         """Free the saved tensors; a number saved in a tensor input's place (x * 2's `other`)
         is a tensor to torch (a wrapped number), freed too, so a second backward fails."""
-        saved = self._saved
+        saved = self._kept
+        if not saved:
+            return
         inputs = self.spec.inputs
         for name, value in saved.items():
             if type(value) is SavedTensor:
