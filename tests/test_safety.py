@@ -306,3 +306,15 @@ def test_signals_the_caller_ignores_stay_ignored():
                           timeout=120, preexec_fn=lambda: signal.signal(signal.SIGHUP,
                                                                         signal.SIG_IGN))
     assert done.stdout.split() == ["True", "True"], done
+
+
+def test_render_refuses_a_character_device(tmp_path):
+    """A private copy of /dev/null (mknod needs root; /dev/null itself is never risked)."""
+    device = tmp_path / "null"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("making a device node needs root")
+    r = run("render", BASICS, "-o", device, "--format", "dot")
+    assert_clean_user_error(r, "refusing to write", "a character device")
+    assert stat.S_ISCHR(os.stat(device).st_mode) and not _leftovers(tmp_path)
