@@ -68,6 +68,23 @@ def test_weights_only_round_trip_keeps_tensors_parameters_containers_and_numbers
     np.testing.assert_array_equal(fresh.weight.detach().numpy(), model.weight.detach().numpy())
 
 
+def test_a_training_checkpoint_loads_under_weights_only():
+    model = gt.nn.Sequential(gt.nn.Linear(2, 3), gt.nn.BatchNorm1d(3))
+    opt = gt.optim.Adam(model.parameters(), lr=0.1)
+    model(gt.randn(4, 2)).sum().backward()
+    opt.step()
+    loaded = _roundtrip({"model": model.state_dict(), "optim": opt.state_dict()},
+                        map_location="cpu")
+    fresh_opt = gt.optim.Adam(model.parameters(), lr=0.1)
+    fresh_opt.load_state_dict(loaded["optim"])
+    model.load_state_dict(loaded["model"])
+    assert fresh_opt.state_dict()["param_groups"] == opt.state_dict()["param_groups"]
+    for mine, theirs in zip(fresh_opt.state.values(), opt.state.values()):
+        assert mine.keys() == theirs.keys()
+        for key in mine:
+            np.testing.assert_array_equal(mine[key].numpy(), theirs[key].numpy())
+
+
 def test_loaded_tensors_own_writable_memory():
     loaded = _roundtrip({"w": gt.ones(3)})
     loaded["w"].add_(1)
