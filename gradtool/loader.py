@@ -199,7 +199,6 @@ def describe_exception(exc):
         text = str(exc)
     except BaseException:  # noqa: BLE001 - the user's __str__ may raise anything
         text = f"<{type(exc).__name__}.__str__ raised>"
-    text = text.replace("\0", "\\0")
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

@@ -136,6 +136,16 @@ FILES = {
                 return grad_output * ctx.constant, None
 
 
+        class MulTimes(Function):
+            @staticmethod
+            def forward(ctx, tensor, times: int):
+                return tensor * times
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                return grad_output, None
+
+
         @gradtool.example((3,), 2.5)
         class MulExample(Function):
             @staticmethod
@@ -538,7 +548,8 @@ def test_functions_taking_numbers_never_fail_when_correct(runs):
     targets = _targets(r)
     for name in ("MulFloat", "MulDefault", "MulExample", "LinearExample"):
         assert targets[name]["passed"] is True and targets[name]["error"] is None, name
-    for name in ("MulConstant", "Linear"):
+    assert "`times` is annotated int" in targets["MulTimes"]["error"]["message"]
+    for name in ("MulConstant", "Linear", "MulTimes"):
         assert "reports" not in targets[name]
         assert "@gradtool.example(" in targets[name]["error"]["message"], name
     assert "`constant`" in targets["MulConstant"]["error"]["message"]

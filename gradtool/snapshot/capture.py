@@ -34,9 +34,6 @@ class Capture:
     causes: list = dataclasses.field(default_factory=list)  # Diagnoses gradcheck can cite
 
 
-flatten_outputs = loader.flatten_outputs  # kept: other modules import it from here
-
-
 def target_code(target):
     fn = target.obj.forward if target.kind == "Function" else target.obj
     fn = inspect.unwrap(fn)
@@ -57,9 +54,9 @@ def capture(target, seed=0, shape=(3,)):
     result = Capture(target, run.inputs, run.outputs, snapshot, trace, list(caught), run=run)
     result.leaf_names = {id(t): name for name, t in named.items()
                          if t.is_leaf and t.requires_grad}
-    result.parameters = [(name, t) for name, t in named.items()
-                         if id(t) in {id(v) for v in snapshot.leaf_tensors}
-                         and not any(t is v for _, v in run.inputs)]
+    reached = {id(v) for v in snapshot.leaf_tensors} - {id(v) for _, v in run.inputs}
+    result.parameters = [(name, t) for name, t in module_parameters(target).items()
+                         if id(t) in reached]
     saved = diagnostics.saved_detached(trace, _custom_nodes(run.outputs))
     _backward(result)
     result.leaf_grads = {id(t): t.grad for name, t in named.items() if id(t) in
