@@ -659,7 +659,10 @@ def test_each_user_error_names_the_users_line(runs):
     assert f"user_errors.py:{line}" in cu.flat(runs["user_errors_text"].stdout)
     for name in ("BackwardArray", "BackwardString"):
         assert targets[name]["passed"] is False
-        assert "expected a Tensor or None" in targets[name]["reports"][0]["error"]
+        error = targets[name]["reports"][0]["error"]
+        assert "expected a Tensor or None" in error
+        line = _line(folder, "user_errors.py", f"class {name}(") + 6  # its def backward
+        assert f"user_errors.py:{line}" in error, error
     inspected = _targets(runs["user_errors_inspect"])
     assert inspected["BackwardArray"]["backward_error"]
 

@@ -85,6 +85,7 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color):
     from ..checks import gradcheck_report, gradgradcheck_report
     from ..loader import UserCodeError, user_error
     from ..snapshot import capture
+    from ..snapshot.capture import backward_named_in
     c = capture(target, seed, shape)
     inputs = c.run.tensor_inputs + c.parameters
     names = [n for n, _ in inputs]
@@ -123,7 +124,11 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color):
             raise user_error(e, f"target {target.name}") from None
     for report in reports:
         if report.exception is not None:
-            report.user_error = user_error(report.exception, "backward")
+            error = report.user_error = user_error(report.exception, "backward")
+            where = error.location or backward_named_in(str(error), c.custom_nodes)
+            if error.location is None and where is not None:  # the engine refused its result
+                error.location = where
+                error.args = (f"{error.args[0]} ({where[0]}:{where[1]})",)
     return GradcheckResult(target, reports, names)
 
 
