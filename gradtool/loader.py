@@ -133,10 +133,10 @@ def load(spec):
 def import_user_file(path):
     if not os.path.exists(path):
         raise UserCodeError(f"No such file: {path}")
-    if not path.endswith(".py") or not os.path.isfile(path):  # a folder, a FIFO, a device
-        raise UserCodeError(f"Not a Python file: {path}" + (
-            "" if os.path.isfile(path) or not path.endswith(".py") else
-            " (not a regular file)"))
+    if not path.endswith(".py"):
+        raise UserCodeError(f"Not a Python file: {path}")
+    if not os.path.isfile(path):  # reading a FIFO would hang
+        raise UserCodeError(f"{path} is not a regular file (a folder, a FIFO or a device)")
     path = os.path.abspath(path)
     folder = os.path.dirname(path)
     if folder not in sys.path:
@@ -148,12 +148,9 @@ def import_user_file(path):
     try:
         with torch_is_gradtool():  # the file's `import torch` gives gradtool
             spec.loader.exec_module(module)
-    except (SyntaxError, ValueError) as e:
-        if not isinstance(e, SyntaxError) and "null bytes" not in str(e):
-            sys.modules.pop(name, None)
-            raise user_error(e, f"importing {os.path.basename(path)}") from None
+    except SyntaxError as e:
         sys.modules.pop(name, None)
-        if getattr(e, "lineno", None) is None:  # null bytes: Python gives no line
+        if e.lineno is None:  # null bytes: Python gives no line
             raise UserCodeError(f"{path} cannot be compiled: {describe_exception(e)}",
                                 location=(path, 1)) from None
         where = f"{e.filename}:{e.lineno}"
@@ -202,7 +199,6 @@ def describe_exception(exc):
         text = str(exc)
     except BaseException:  # noqa: BLE001 - the user's __str__ may raise anything
         text = f"<{type(exc).__name__}.__str__ raised>"
-    text = text.replace("\0", "\\0")
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

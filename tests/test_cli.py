@@ -1002,9 +1002,9 @@ def test_version_and_python_m(sweep):
 HELP = {
     None: ["--version", "--help", "inspect", "gradcheck", "render"],
     "inspect": ["--seed", "--shape", "--json", "--no-color", "--strict", "--help",
-                "FILE[::NAME]"],
+                "--timeout", "--all-saved", "--max-depth", "FILE[::NAME]"],
     "gradcheck": ["--eps", "--atol", "--rtol", "--fast", "--order", "--strict", "--seed",
-                  "--shape", "--json", "--no-color", "--help", "FILE[::NAME]"],
+                  "--shape", "--json", "--no-color", "--timeout", "--help", "FILE[::NAME]"],
     "render": ["--output", "-o", "--format", "--renderer", "--show-saved", "--expand",
                "--seed", "--shape", "--no-color", "--help", "FILE[::NAME]"],
 }

@@ -136,6 +136,16 @@ FILES = {
                 return grad_output * ctx.constant, None
 
 
+        class MulTimes(Function):
+            @staticmethod
+            def forward(ctx, tensor, times: int):
+                return tensor * times
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                return grad_output, None
+
+
         @gradtool.example((3,), 2.5)
         class MulExample(Function):
             @staticmethod
@@ -538,7 +548,8 @@ def test_functions_taking_numbers_never_fail_when_correct(runs):
     targets = _targets(r)
     for name in ("MulFloat", "MulDefault", "MulExample", "LinearExample"):
         assert targets[name]["passed"] is True and targets[name]["error"] is None, name
-    for name in ("MulConstant", "Linear"):
+    assert "`times` is annotated int" in targets["MulTimes"]["error"]["message"]
+    for name in ("MulConstant", "Linear", "MulTimes"):
         assert "reports" not in targets[name]
         assert "@gradtool.example(" in targets[name]["error"]["message"], name
     assert "`constant`" in targets["MulConstant"]["error"]["message"]
@@ -648,7 +659,10 @@ def test_each_user_error_names_the_users_line(runs):
     assert f"user_errors.py:{line}" in cu.flat(runs["user_errors_text"].stdout)
     for name in ("BackwardArray", "BackwardString"):
         assert targets[name]["passed"] is False
-        assert "expected a Tensor or None" in targets[name]["reports"][0]["error"]
+        error = targets[name]["reports"][0]["error"]
+        assert "expected a Tensor or None" in error
+        line = _line(folder, "user_errors.py", f"class {name}(") + 6  # its def backward
+        assert f"user_errors.py:{line}" in error, error
     inspected = _targets(runs["user_errors_inspect"])
     assert inspected["BackwardArray"]["backward_error"]
 

@@ -1,8 +1,9 @@
 """The gradtool command: one thin module per command. Commands parse options, call the
 library, print, and choose the exit code; the library raises GradtoolError and never prints.
 
-Exit codes: 0 all good, 1 a check failed (a gradient mismatch, or a diagnostic under
---strict), 2 usage or user-code error."""
+Exit codes: 0 all good, 1 a check failed (a gradient mismatch, an error diagnostic, or a
+warning under --strict), 2 usage or user-code error (the worst over all targets), 130
+interrupted."""
 import typer
 
 from . import common, gradcheck_cmd, inspect_cmd, interrupts, render_cmd

@@ -94,6 +94,7 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color):
     from ..checks import gradcheck_report, gradgradcheck_report
     from ..loader import UserCodeError, user_error
     from ..snapshot import capture
+    from ..snapshot.capture import backward_named_in
     c = capture(target, seed, shape)
     inputs = c.run.tensor_inputs + c.parameters
     names = [n for n, _ in inputs]
@@ -120,7 +121,7 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color):
         counted = _counting(func, tick)
         try:
             reports.append(gradcheck_report(counted, tensors, **options))
-            _needs_example(target, reports[0])
+            _needs_example(target, reports[0], c.run)
             if order == 2:
                 reports.append(gradgradcheck_report(counted, tensors,
                                                     output_names=output_names, **options))
@@ -132,19 +133,28 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color):
             raise user_error(e, f"target {target.name}") from None
     for report in reports:
         if report.exception is not None:
-            report.user_error = user_error(report.exception, "backward")
+            error = report.user_error = user_error(report.exception, "backward")
+            where = error.location or backward_named_in(str(error), c.custom_nodes)
+            if error.location is None and where is not None:  # the engine refused its result
+                error.location = where
+                error.args = (f"{error.args[0]} ({where[0]}:{where[1]})",)
     return GradcheckResult(target, reports, names)
 
 
-def _needs_example(target, report):
-    """A Function's backward returns None for an input gradtool generated as a tensor: the
-    user meant a number there, which gradtool cannot guess."""
+def _needs_example(target, report, run):
+    """A Function's backward returns None for an input gradtool generated as a tensor, and
+    forward kept that input as a plain ctx attribute (ctx.constant = constant), not through
+    save_for_backward: the user meant a number there, which gradtool cannot guess. (A
+    backward returning None for a tensor it saved is a real bug: grad_none_for_input.)"""
     from ..loader import GENERATED, UserCodeError, example_hint
-    if target.kind != "Function":
+    ctx = run.outputs[0].grad_fn if run.outputs else None
+    if target.kind != "Function" or ctx is None:
         return
+    kept = list(vars(ctx).values())
     for d in report.diagnoses_of("grad_none_for_input"):
         i = d.details.get("input")
-        if i is not None and i < len(target.arg_specs) and target.arg_specs[i] is GENERATED:
+        if i is not None and i < len(target.arg_specs) and target.arg_specs[i] is GENERATED \
+                and any(v is run.args[i] for v in kept):
             name = target.param_names[i]
             raise UserCodeError(
                 f"{target.name}.backward returns None for `{name}`, which gradtool generated "

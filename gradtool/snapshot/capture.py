@@ -32,9 +32,7 @@ class Capture:
     leaf_grads: dict = dataclasses.field(default_factory=dict)  # id(leaf) -> grad after backward
     parameters: list = dataclasses.field(default_factory=list)  # (name, Parameter) reached
     causes: list = dataclasses.field(default_factory=list)  # Diagnoses gradcheck can cite
-
-
-flatten_outputs = loader.flatten_outputs  # kept: other modules import it from here
+    custom_nodes: list = dataclasses.field(default_factory=list)  # custom Functions' nodes
 
 
 def target_code(target):
@@ -59,11 +57,12 @@ def capture(target, seed=0, shape=(3,)):
     result = Capture(target, run.inputs, run.outputs, snapshot, trace, list(caught), run=run)
     result.leaf_names = {id(t): name for name, t in named.items()
                          if t.is_leaf and t.requires_grad}
-    result.parameters = [(name, t) for name, t in named.items()
-                         if id(t) in {id(v) for v in snapshot.leaf_tensors}
-                         and not any(t is v for _, v in run.inputs)]
-    saved = diagnostics.saved_detached(trace, _custom_nodes(run.outputs))
-    _backward(result)
+    reached = {id(v) for v in snapshot.leaf_tensors} - {id(v) for _, v in run.inputs}
+    result.parameters = [(name, t) for name, t in module_parameters(target).items()
+                         if id(t) in reached]
+    custom = result.custom_nodes = _custom_nodes(run.outputs)
+    saved = diagnostics.saved_detached(trace, custom)
+    _backward(result, custom)
     result.leaf_grads = {id(t): t.grad for name, t in named.items() if id(t) in
                          result.leaf_names}
     result.causes = diagnostics.gradient_cuts(result) + saved
@@ -113,9 +112,10 @@ def _names_from_trace(trace):
             if isinstance(v, Tensor) and not k.startswith("_")]
 
 
-def _backward(result):
+def _backward(result, custom_nodes=()):
     """Backward from every output that requires grad (gradient of ones), then record each
-    leaf's gradient. An error is recorded for the diagnostics, not raised."""
+    leaf's gradient. An error is recorded for the diagnostics, not raised; one the engine
+    raises about a custom Function's result points at that Function's backward."""
     import gradtool as gt
     differentiable = [t for t in result.outputs if t.requires_grad]
     leaves = result.snapshot.leaf_tensors
@@ -131,7 +131,8 @@ def _backward(result):
             except BaseException as e:  # noqa: BLE001 - a version error, a user hook, ...
                 err = loader.user_error(e, "backward")
                 result.backward_error = loader.describe_exception(e)
-                result.backward_location = err.location
+                result.backward_location = err.location or backward_named_in(
+                    result.backward_error, custom_nodes)
                 result.backward_details = err.details
         result.warnings.extend(caught)
     for info, tensor in zip(result.snapshot.leaves, leaves):
@@ -139,3 +140,22 @@ def _backward(result):
             data = tensor.grad._data.astype(np.float64)
             info.leaf.grad_finite = bool(np.all(np.isfinite(data)))
             info.leaf.grad_norm = float(np.sqrt(np.nansum(data * data)))
+
+
+def backward_named_in(message, custom_nodes):
+    """(file, line) of the backward of the custom Function the engine's message names."""
+    for node in custom_nodes:
+        if f"{node.name()} " in message + " ":
+            code = getattr(inspect.unwrap(node._forward_cls.backward), "__code__", None)
+            if code is not None:
+                return (code.co_filename, _def_line(code))
+    return None
+
+
+def _def_line(code):
+    """The `def` line of a function (co_firstlineno is its first decorator's)."""
+    import linecache
+    line = code.co_firstlineno
+    while linecache.getline(code.co_filename, line).strip().startswith("@"):
+        line += 1
+    return line

@@ -7,7 +7,7 @@ from ..diagnosis import Diagnosis
 NON_LEAF_GRAD_WARNING = "is not a leaf Tensor is being accessed"
 
 
-def _found(kind, severity, message, advice, location=None, details=None):  # noqa: N802
+def _found(kind, severity, message, advice, location=None, details=None):
     """A Diagnosis of inspect (which always has advice, and a location where it can)."""
     return Diagnosis(kind, severity, message, details or {}, advice, location)
 
