@@ -42,6 +42,9 @@ def test_the_cpu_is_accepted_wherever_torch_takes_a_device():
     assert not x.is_cuda and x.is_cpu
     model = nn.Linear(2, 2, device="cpu").to(cpu)
     assert model.to(cpu, gt.float64).weight.dtype == gt.float64
+    gt.set_default_device("cpu")
+    with gt.device("cpu"):
+        assert gt.get_default_device() == cpu
 
 
 def test_device_agnostic_code_takes_its_cpu_path():
@@ -58,9 +61,10 @@ def test_device_agnostic_code_takes_its_cpu_path():
     lambda: gt.ones(2).to("cuda"), lambda: gt.ones(2).to(gt.device("mps")),
     lambda: gt.ones(2).cuda(), lambda: nn.Linear(2, 2).cuda(),
     lambda: nn.Linear(2, 2).to("cuda"), lambda: nn.Linear(2, 2, device="cuda"),
-    lambda: gt.ones(2).new_zeros(3, device="cuda")],
+    lambda: gt.ones(2).new_zeros(3, device="cuda"), lambda: gt.set_default_device("cuda"),
+    lambda: gt.device("cuda").__enter__()],
     ids=["factory", "tensor", "to", "to_device", "Tensor.cuda", "Module.cuda", "Module.to",
-         "Linear", "new_zeros"])
+         "Linear", "new_zeros", "set_default_device", "with_device"])
 def test_any_other_device_is_a_clear_error(use):
     with pytest.raises(RuntimeError, match="gradtool runs on the CPU only: device '(cuda|mps)"):
         use()
