@@ -225,6 +225,13 @@ def test_legacy_size_average_and_reduce_pick_the_reduction():
     assert l1(x, t).item() == pytest.approx(np.abs(x._data - t._data).mean())
 
 
+def test_nll_loss_with_every_target_ignored_is_nan_with_zero_gradient():
+    x = f64(3, 4)
+    out = F.nll_loss(x, gt.tensor([1, 1, 1]), ignore_index=1)
+    out.backward()
+    assert np.isnan(out.item()) and x.grad.tolist() == [[0.0] * 4] * 3
+
+
 def test_nll_loss_of_many_dims_is_viewed_as_2d_as_torch():
     x = f64(2, 3, 2, 2, 2)
     t = gt.tensor(np.random.default_rng(3).integers(0, 3, (2, 2, 2, 2)))

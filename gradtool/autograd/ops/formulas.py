@@ -350,6 +350,8 @@ def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total
     coef = T.Tensor._wrap(-w)
     g = grad * coef if reduction == 0 else (
         grad / total_weight if reduction == 1 else grad) * coef
+    if reduction == 1 and not w.all():  # ignored targets get 0, even when all are (0/0)
+        g = where(T.Tensor._wrap(w != 0), g, 0)
     index = T.Tensor._wrap(np.expand_dims(safe, class_dim))
     return scatter_add(zeros(self.shape, g), class_dim, index, g.unsqueeze(class_dim))
 
