@@ -251,8 +251,8 @@ def cat_backward(grad, sizes, dim):
 
 
 # ---- activations ----
-def call(spec_name, inputs, args=()):
-    return T.call(getattr(T.D, spec_name), inputs, args)
+def softplus(t, beta=1, threshold=20):
+    return T.call(T.D.SOFTPLUS, (t,), (beta, threshold))
 
 
 def erf_backward(grad, self):
@@ -337,7 +337,7 @@ def bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction):
 
 def bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction):
     g = -self if pos_weight is None else (
-        -self + (pos_weight - 1) * call("SOFTPLUS", (-self,), (1, 20)))
+        -self + (pos_weight - 1) * softplus(-self))
     g = grad * g if weight is None else grad * g * weight
     return per_element(g, reduction, _numel(self.shape, target.shape))
 
