@@ -40,8 +40,9 @@ BROKEN = {
     "broken_wrong_gradient.py": dict(kind="wrong_gradient", order=1, fails=True),
 }
 PASSING = sorted([f for f in ALL_EXAMPLES if f.endswith("_ok.py")]
-                 + ["basics.py", "model.py", "higher_order.py", "saved_hooks.py"])
-ORDER2_PASSING = ["detached_backward_ok.py", "once_differentiable_ok.py", "higher_order.py"]
+                 + ["basics.py", "model.py", "higher_order.py", "saved_hooks.py", "attention.py"])
+ORDER2_PASSING = ["detached_backward_ok.py", "once_differentiable_ok.py", "higher_order.py",
+                  "attention.py"]
 
 
 def ex(name):
