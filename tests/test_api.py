@@ -436,3 +436,23 @@ def test_new_tensor_dtypes_match_torch():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert gt.ones(2).new_tensor([1.5]).dtype == gt.float32
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("equation, shapes", [
+    ("ij,jk", ((2, 3), (3, 4))), ("ij,jk,k->i", ((2, 3), (3, 4), (4,))),
+    ("bhqd,bhkd->bhqk", ((2, 2, 3, 4), (2, 2, 5, 4))), ("...i,...i->...", ((2, 3, 4), (3, 4))),
+    ("ijk->kji", ((2, 3, 4),)), ("i,i", ((3,), (3,))), ("ij,kl->ijkl", ((2, 1), (3, 2)))])
+def test_einsum_matches_torch(equation, shapes):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    results = []
+    for lib in (gt, torch):
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = lib.einsum(equation, *xs)
+        v = lib.tensor(np.random.default_rng(5).standard_normal(tuple(out.shape)))
+        grads = lib.autograd.grad(out, xs, v)
+        results.append([out.detach().numpy()] + [g.numpy() for g in grads])
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
