@@ -698,6 +698,6 @@ INDEX_ADD = op("index_add", "IndexAddBackward0", K.index_add, args=("dim", "alph
                self=lambda grad: grad,
                index=ND,
                source=lambda grad, dim, index, source, source_dim, alpha:
-                   F.index_add_source_backward(grad, dim, index, source, alpha))
+                   F.index_add_source_backward(grad, dim, index, source, source_dim, alpha))
 
 TABLE = {name: value for name, value in globals().items() if isinstance(value, OpSpec)}

@@ -428,6 +428,6 @@ def index_select_backward(grad, sizes, dim, index):
     return index_add(zeros(sizes, grad), dim, index, grad)
 
 
-def index_add_source_backward(grad, dim, index, source, alpha):
+def index_add_source_backward(grad, dim, index, source, source_dim, alpha):
     g = scale(grad.index_select(dim, index), alpha)
-    return g.reshape(source.shape) if source.dim() == 0 else g
+    return g.reshape(source.shape) if source_dim == 0 else g  # a 0-d source: one element
