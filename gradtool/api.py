@@ -5,7 +5,7 @@ from .autograd.creation import (arange, as_tensor, empty, empty_like, eye, from_
                                 full_like, linspace, manual_seed, ones, ones_like, rand,
                                 rand_like, randint, randn, randn_like, randperm, tensor, zeros,
                                 zeros_like)
-from .autograd.device import device
+from .autograd.device import device, get_default_device, set_default_device
 from .autograd.dtypes import (bool_ as bool, dtype, float16, float32, float64, int8, int16,
                               int32, int64, uint8)
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,

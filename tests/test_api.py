@@ -42,6 +42,9 @@ def test_the_cpu_is_accepted_wherever_torch_takes_a_device():
     assert not x.is_cuda and x.is_cpu
     model = nn.Linear(2, 2, device="cpu").to(cpu)
     assert model.to(cpu, gt.float64).weight.dtype == gt.float64
+    gt.set_default_device("cpu")
+    with gt.device("cpu"):
+        assert gt.get_default_device() == cpu
 
 
 def test_device_agnostic_code_takes_its_cpu_path():
@@ -58,9 +61,10 @@ def test_device_agnostic_code_takes_its_cpu_path():
     lambda: gt.ones(2).to("cuda"), lambda: gt.ones(2).to(gt.device("mps")),
     lambda: gt.ones(2).cuda(), lambda: nn.Linear(2, 2).cuda(),
     lambda: nn.Linear(2, 2).to("cuda"), lambda: nn.Linear(2, 2, device="cuda"),
-    lambda: gt.ones(2).new_zeros(3, device="cuda")],
+    lambda: gt.ones(2).new_zeros(3, device="cuda"), lambda: gt.set_default_device("cuda"),
+    lambda: gt.device("cuda").__enter__()],
     ids=["factory", "tensor", "to", "to_device", "Tensor.cuda", "Module.cuda", "Module.to",
-         "Linear", "new_zeros"])
+         "Linear", "new_zeros", "set_default_device", "with_device"])
 def test_any_other_device_is_a_clear_error(use):
     with pytest.raises(RuntimeError, match="gradtool runs on the CPU only: device '(cuda|mps)"):
         use()
@@ -219,6 +223,13 @@ def test_legacy_size_average_and_reduce_pick_the_reduction():
     with pytest.warns(UserWarning, match="please use reduction='mean' instead"):
         l1 = nn.L1Loss(size_average=True)
     assert l1(x, t).item() == pytest.approx(np.abs(x._data - t._data).mean())
+
+
+def test_nll_loss_with_every_target_ignored_is_nan_with_zero_gradient():
+    x = f64(3, 4)
+    out = F.nll_loss(x, gt.tensor([1, 1, 1]), ignore_index=1)
+    out.backward()
+    assert np.isnan(out.item()) and x.grad.tolist() == [[0.0] * 4] * 3
 
 
 def test_nll_loss_of_many_dims_is_viewed_as_2d_as_torch():
@@ -425,3 +436,23 @@ def test_new_tensor_dtypes_match_torch():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert gt.ones(2).new_tensor([1.5]).dtype == gt.float32
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("equation, shapes", [
+    ("ij,jk", ((2, 3), (3, 4))), ("ij,jk,k->i", ((2, 3), (3, 4), (4,))),
+    ("bhqd,bhkd->bhqk", ((2, 2, 3, 4), (2, 2, 5, 4))), ("...i,...i->...", ((2, 3, 4), (3, 4))),
+    ("ijk->kji", ((2, 3, 4),)), ("i,i", ((3,), (3,))), ("ij,kl->ijkl", ((2, 1), (3, 2)))])
+def test_einsum_matches_torch(equation, shapes):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    results = []
+    for lib in (gt, torch):
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = lib.einsum(equation, *xs)
+        v = lib.tensor(np.random.default_rng(5).standard_normal(tuple(out.shape)))
+        grads = lib.autograd.grad(out, xs, v)
+        results.append([out.detach().numpy()] + [g.numpy() for g in grads])
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)

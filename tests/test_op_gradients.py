@@ -1516,3 +1516,46 @@ def test_float32_leaf_cast_to_float64_gets_float32_grad():
     assert x.dtype == gt.float32
     (x.double() * gt.tensor([3.0, 4.0], dtype=gt.float64)).sum().backward()
     assert x.grad.dtype == gt.float32 and x.grad.tolist() == [3.0, 4.0]
+
+
+# ops that move, scan or pick elements along a dim, over random shapes and dims
+def _np_sorted_vjp(v, x, dim, descending, k):
+    idx = np.argsort(-x if descending else x, axis=dim, kind="stable")
+    idx = np.take(idx, range(k), axis=dim)
+    g = np.zeros_like(x)
+    np.put_along_axis(g, idx, v, dim)
+    return g
+
+
+ALONG_A_DIM = {
+    "cumsum": (lambda x, d, k: x.cumsum(d),
+               lambda v, x, d, k: np.flip(np.cumsum(np.flip(v, d), d), d)),
+    "cumprod": (lambda x, d, k: x.cumprod(d), None),  # central differences only
+    "flip": (lambda x, d, k: x.flip(d), lambda v, x, d, k: np.flip(v, d)),
+    "roll": (lambda x, d, k: x.roll(k, d), lambda v, x, d, k: np.roll(v, -k, d)),
+    "sort": (lambda x, d, k: x.sort(d, descending=k % 2 == 1).values,
+             lambda v, x, d, k: _np_sorted_vjp(v, x, d, k % 2 == 1, x.shape[d])),
+    "topk": (lambda x, d, k: x.topk(min(k, x.shape[d]), d).values,
+             lambda v, x, d, k: _np_sorted_vjp(v, x, d, True, min(k, x.shape[d]))),
+    "index_select": (lambda x, d, k: x.index_select(d, gt.tensor([k % x.shape[d], 0])),
+                     lambda v, x, d, k: _added(x.shape, (slice(None),) * d
+                                               + (np.array([k % x.shape[d], 0]),), v)),
+}
+
+
+@HYPOTHESIS
+@given(name=st.sampled_from(sorted(ALONG_A_DIM)),
+       shape=st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple),
+       dim=st.integers(-3, 2), k=st.integers(1, 5), seed=st.integers(0, 2 ** 16))
+def test_ops_along_a_dim_over_shapes(name, shape, dim, k, seed):
+    dim %= len(shape)
+    rng = np.random.default_rng(seed)
+    a = signed(rng, shape) if name == "cumprod" else rng.standard_normal(shape)
+    x = gt.tensor(a, requires_grad=True)
+    fn, vjp = ALONG_A_DIM[name]
+    out = fn(x, dim, k)
+    if vjp is not None:
+        v = rng.standard_normal(out.shape)
+        (g,) = gt.autograd.grad(out, [x], gt.tensor(v))
+        np.testing.assert_allclose(g._data, vjp(v, a, dim, k), rtol=1e-10, atol=1e-12)
+    check_grads(lambda t: fn(t, dim, k), [x], order=1, seed=seed)

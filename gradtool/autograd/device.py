@@ -52,6 +52,13 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
+    def __enter__(self):  # `with device("cpu"):` sets the default device: the CPU already
+        check(self)
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
 
 CPU = device("cpu")
 
@@ -93,3 +100,11 @@ def parse_to(args, kwargs):
     if len(flags) > 1:
         copy = copy or flags[1]
     return dtype, copy
+
+
+def set_default_device(where):
+    check(where)
+
+
+def get_default_device():
+    return CPU

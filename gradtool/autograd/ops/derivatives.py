@@ -599,26 +599,39 @@ SPLIT_WITH_SIZES = op("split_with_sizes", "SplitWithSizesBackward0", K.split_wit
 ERF = op("erf", "ErfBackward0", K.erf, self=lambda grad, self: F.erf_backward(grad, self),
          on_arrays=dict(self=lambda grad, self:
              grad * (2 / np.sqrt(np.pi)) * np.exp(-self * self)), on_batches=True)
-GELU = op("gelu", "GeluBackward0", K.gelu, args=("approximate",),
-          self=lambda grad, self, approximate: F.gelu_backward(grad, self, approximate))
-SILU = op("silu", "SiluBackward0", K.silu, self=lambda grad, self: F.silu_backward(grad, self))
+GELU = op("gelu", "GeluBackward0", K.gelu, args=("approximate",), on_batches=True,
+          self=lambda grad, self, approximate: F.gelu_backward(grad, self, approximate),
+          on_arrays=dict(self=lambda grad, self, approximate:
+              K.gelu_backward(grad, self, approximate)))
+SILU = op("silu", "SiluBackward0", K.silu, self=lambda grad, self: F.silu_backward(grad, self),
+          on_arrays=dict(self=lambda grad, self: K.silu_backward(grad, self)), on_batches=True)
 SOFTPLUS = op("softplus", "SoftplusBackward0", K.softplus, args=("beta", "threshold"),
               self=lambda grad, self, beta, threshold:
-                  F.softplus_backward(grad, self, beta, threshold))
+                  F.softplus_backward(grad, self, beta, threshold),
+              on_arrays=dict(self=lambda grad, self, beta, threshold:
+                  K.softplus_backward(grad, self, beta, threshold)), on_batches=True)
 # leaky_relu'(0) = negative_slope: the gradient passes whole only where x > 0 (as torch)
 LEAKY_RELU = op("leaky_relu", "LeakyReluBackward0", K.leaky_relu, args=("negative_slope",),
                 self=lambda grad, self, negative_slope:
-                    F.where(self > 0, grad, grad * negative_slope))
+                    F.where(self > 0, grad, grad * negative_slope),
+                on_arrays=dict(self=lambda grad, self, negative_slope:
+                    np.where(self > 0, grad, grad * negative_slope)), on_batches=True)
 # in place, the input is gone: the output's sign says which side it was on
 LEAKY_RELU_ = op("leaky_relu_", "LeakyReluBackward1", K.leaky_relu, args=("negative_slope",),
                  self=lambda grad, result, negative_slope:
-                     F.where(result > 0, grad, grad * negative_slope))
+                     F.where(result > 0, grad, grad * negative_slope),
+                 on_arrays=dict(self=lambda grad, result, negative_slope:
+                     np.where(result > 0, grad, grad * negative_slope)), on_batches=True)
 ELU = op("elu", "EluBackward0", K.elu, args=("alpha", "scale", "input_scale"),
          self=lambda grad, self, alpha, scale, input_scale:
-             F.elu_backward(grad, alpha, scale, input_scale, self=self))
+             F.elu_backward(grad, alpha, scale, input_scale, self=self),
+         on_arrays=dict(self=lambda grad, self, alpha, scale, input_scale:
+             K.elu_backward(grad, alpha, scale, input_scale, self=self)), on_batches=True)
 ELU_ = op("elu_", "EluBackward1", K.elu, args=("alpha", "scale", "input_scale"),
           self=lambda grad, result, alpha, scale, input_scale:
-              F.elu_backward(grad, alpha, scale, input_scale, result=result))
+              F.elu_backward(grad, alpha, scale, input_scale, result=result),
+          on_arrays=dict(self=lambda grad, result, alpha, scale, input_scale:
+              K.elu_backward(grad, alpha, scale, input_scale, result=result)), on_batches=True)
 BERNOULLI = op("bernoulli", "BernoulliBackward0", K.bernoulli, args=("generator",),
                self=lambda grad: F.zeros_like(grad))
 
@@ -628,7 +641,11 @@ MSE_LOSS = op("mse_loss", "MseLossBackward0", K.mse_loss, args=("reduction",),
               self=lambda grad, self, target, reduction:
                   F.mse_loss_backward(grad, self, target, reduction),
               target=lambda grad, self, target, reduction:
-                  -F.mse_loss_backward(grad, self, target, reduction))
+                  -F.mse_loss_backward(grad, self, target, reduction),
+              on_arrays=dict(self=lambda grad, self, target, reduction:
+                                 K.mse_loss_backward(grad, self, target, reduction),
+                             target=lambda grad, self, target, reduction:
+                                 -K.mse_loss_backward(grad, self, target, reduction)))
 SMOOTH_L1_LOSS = op("smooth_l1_loss", "SmoothL1LossBackward0", K.smooth_l1_loss,
                     args=("reduction", "beta"),
                     self=lambda grad, self, target, reduction, beta:
@@ -729,6 +746,6 @@ INDEX_ADD = op("index_add", "IndexAddBackward0", K.index_add, args=("dim", "alph
                self=lambda grad: grad,
                index=ND,
                source=lambda grad, dim, index, source, source_dim, alpha:
-                   F.index_add_source_backward(grad, dim, index, source, alpha))
+                   F.index_add_source_backward(grad, dim, index, source, source_dim, alpha))
 
 TABLE = {name: value for name, value in globals().items() if isinstance(value, OpSpec)}

@@ -255,8 +255,8 @@ def cat_backward(grad, sizes, dim):
 
 
 # ---- activations ----
-def call(spec_name, inputs, args=()):
-    return T.call(getattr(T.D, spec_name), inputs, args)
+def softplus(t, beta=1, threshold=20):
+    return T.call(T.D.SOFTPLUS, (t,), (beta, threshold))
 
 
 def erf_backward(grad, self):
@@ -341,7 +341,7 @@ def bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction):
 
 def bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction):
     g = -self if pos_weight is None else (
-        -self + (pos_weight - 1) * call("SOFTPLUS", (-self,), (1, 20)))
+        -self + (pos_weight - 1) * softplus(-self))
     g = grad * g if weight is None else grad * g * weight
     return per_element(g, reduction, _numel(self.shape, target.shape))
 
@@ -354,6 +354,8 @@ def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total
     coef = T.Tensor._wrap(-w)
     g = grad * coef if reduction == 0 else (
         grad / total_weight if reduction == 1 else grad) * coef
+    if reduction == 1 and not w.all():  # ignored targets get 0, even when all are (0/0)
+        g = where(T.Tensor._wrap(w != 0), g, 0)
     index = T.Tensor._wrap(np.expand_dims(safe, class_dim))
     return scatter_add(zeros(self.shape, g), class_dim, index, g.unsqueeze(class_dim))
 
@@ -430,6 +432,6 @@ def index_select_backward(grad, sizes, dim, index):
     return index_add(zeros(sizes, grad), dim, index, grad)
 
 
-def index_add_source_backward(grad, dim, index, source, alpha):
+def index_add_source_backward(grad, dim, index, source, source_dim, alpha):
     g = scale(grad.index_select(dim, index), alpha)
-    return g.reshape(source.shape) if source.dim() == 0 else g
+    return g.reshape(source.shape) if source_dim == 0 else g  # a 0-d source: one element

@@ -610,3 +610,36 @@ def index_add(self, index, source, dim, alpha):
 
 def bernoulli(self, generator):
     return (generator.random(self.shape) < self).astype(self.dtype)
+
+
+# ---- activations' backward on arrays (the table's `on_arrays`; formulas.py has the Tensor
+# formulas with the same names) ----
+def gelu_backward(grad, self, approximate):
+    if approximate == "tanh":
+        k = np.sqrt(2 / np.pi)
+        t = np.tanh(k * (self + 0.044715 * self ** 3))
+        slope = k * (1 + 3 * 0.044715 * self * self)
+        return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * slope)
+    cdf = 0.5 * (1 + erf(self / np.sqrt(2)))
+    return grad * (cdf + self * np.exp(-0.5 * self * self) / np.sqrt(2 * np.pi))
+
+
+def silu_backward(grad, self):
+    s = sigmoid(self)
+    return grad * s * (1 + self * (1 - s))
+
+
+def softplus_backward(grad, self, beta, threshold):
+    return np.where(self * beta > threshold, grad, grad * sigmoid(self * beta))
+
+
+def elu_backward(grad, alpha, scale, input_scale, self=None, result=None):
+    if result is not None:
+        return np.where(result > 0, grad * scale, grad * input_scale * (result + alpha * scale))
+    negative = grad * (input_scale * alpha * scale) * np.exp(self * input_scale)
+    return np.where(self > 0, grad * scale, negative)
+
+
+def mse_loss_backward(grad, self, target, reduction):
+    diff = self - target
+    return 2 * diff * (grad / diff.size if reduction == 1 else grad)
