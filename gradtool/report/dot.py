@@ -115,6 +115,8 @@ def _draw_items(g, box, snapshot, ident, failing):
                 g.node(ident(item), label, shape="box3d", tooltip=item.title, id=ident(item),
                        fillcolor=COLORS["fails"] if fails else COLORS["group"],
                        **({"color": FAIL_COLOR, "fontcolor": FAIL_COLOR} if fails else {}))
+            elif item.kind == "repeat":  # open, it is only its members
+                _draw_items(g, item, snapshot, ident, failing)
             else:
                 frame = graphviz.Digraph(f"cluster_{ident(item)}", graph_attr={
                     "label": item.title, "style": "dashed,rounded", "color": "gray50",
