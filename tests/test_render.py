@@ -278,7 +278,8 @@ def test_html_page_is_self_contained_and_carries_saved_values():
     assert saved["_saved_mat1"]["dtype"] == "float64" and "mean" in saved["_saved_mat1"]["stats"]
     assert addmm["module"].startswith("model") and addmm["site"].startswith("examples/")
     for n in data["nodes"].values():  # every node's element is in the view it names
-        assert f'id="{n["el"]}"' in text
+        view = text[text.index(f'<div class="view" id="view{n["view"]}"'):]
+        assert f'<title>{n["el"]}</title>' in view[:view.index("</svg>")]
 
 
 # ---------------------------------------------------------------- through the CLI
