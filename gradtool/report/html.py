@@ -186,11 +186,11 @@ function fit() {
 function show(v) {
   document.getElementById(`view${current}`).hidden = true;
   current = v; document.getElementById(`view${v}`).hidden = false;
-  const trail = [];
+  const trail = [], link = p => `<a data-view="${p}">${esc(D.views[p].title)}</a>`;
   for (let p = v; p !== null; p = D.views[p].parent) trail.unshift(p);
-  if (D.roots.length > 1) trail.splice(0, 1, ...D.roots.map(r => r));  // every target's top
-  document.getElementById("crumbs").innerHTML = trail.map(p =>
-    `<a data-view="${p}">${esc(D.views[p].title)}</a>`).join(" › ");
+  const targets = D.roots.length > 1 ?  // every target's top, the current one in bold
+    D.roots.map(r => r === trail[0] ? `<b>${link(r)}</b>` : link(r)).join(" | ") : link(trail[0]);
+  document.getElementById("crumbs").innerHTML = [targets, ...trail.slice(1).map(link)].join(" › ");
   fit();
 }
 function details(key) {
