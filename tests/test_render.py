@@ -151,6 +151,7 @@ def test_each_module_call_is_its_own_box_nested_with_parameters_inside():
                                            for k, m in model.named_modules()})
     plan = layout.make_plan(snapshot, expand=True)
     titles = [b.title for b in plan.root.boxes()]
+    assert "model.block (Block) calls 1–2 ×2" in titles  # identical calls: summarised
     assert titles.count("model (Twice)") == 1
     assert "model.block (Block) call 1/2" in titles and "model.block (Block) call 2/2" in titles
     assert "model.block.fc (Linear) call 1/2" in titles
@@ -159,7 +160,8 @@ def test_each_module_call_is_its_own_box_nested_with_parameters_inside():
     box = plan.box_of[weight.id]
     assert box.title == "model.block.fc (Linear) call 1/2"
     assert box.parent.title == "model.block (Block) call 1/2"
-    assert box.parent.parent.title == "model (Twice)"
+    assert box.parent.parent.title == "model.block (Block) calls 1–2 ×2"
+    assert box.parent.parent.parent.title == "model (Twice)"
 
 
 def test_depth_collapses_deeper_module_calls_and_expand_opens_everything():
@@ -169,7 +171,7 @@ def test_depth_collapses_deeper_module_calls_and_expand_opens_everything():
     one = layout.make_plan(cap.snapshot, depth=1)
     collapsed = [b.title for b in layout.collapsed_within(one.root)]
     assert "model.blocks (Sequential)" in collapsed and "model.head (Linear)" in collapsed
-    assert "model.cell (Cell) call 3/3" in collapsed
+    assert "model.cell (Cell) calls 1–3 ×3" in collapsed  # three calls, the same nodes
     full = layout.make_plan(cap.snapshot, expand=True)
     assert not layout.collapsed_within(full.root)
     source = dot.build(cap.snapshot, depth=1).source
@@ -266,14 +268,18 @@ def test_html_page_is_self_contained_and_carries_saved_values():
     data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>',
                                 text, re.S).group(1))
     assert data["views"][0]["parent"] is None
-    assert len(data["views"]) > 5  # each collapsed box has a view of its own
+    opened = [w for view in data["views"] for w in view["collapsed"].values()]
+    assert sorted(opened) == list(range(1, len(data["views"])))  # each box its own view
+    for v, view in enumerate(data["views"]):
+        assert all(data["views"][w]["parent"] == v for w in view["collapsed"].values())
     addmm = next(n for n in data["nodes"].values() if n["name"] == "AddmmBackward0")
     saved = {s["name"]: s for s in addmm["saved"]}
     assert saved["_saved_mat1"]["version"] == "0 / 0" or "/" in saved["_saved_mat1"]["version"]
     assert saved["_saved_mat1"]["dtype"] == "float64" and "mean" in saved["_saved_mat1"]["stats"]
     assert addmm["module"].startswith("model") and addmm["site"].startswith("examples/")
     for n in data["nodes"].values():  # every node's element is in the view it names
-        assert f'id="{n["el"]}"' in text
+        view = text[text.index(f'<div class="view" id="view{n["view"]}"'):]
+        assert f'<title>{n["el"]}</title>' in view[:view.index("</svg>")]
 
 
 # ---------------------------------------------------------------- through the CLI

@@ -30,7 +30,7 @@ class RendererNotFound(GradtoolError):
 GRAPH_ATTR = {"fontname": FONT, "fontsize": "11", "nodesep": "0.25", "ranksep": "0.35",
               "pad": "0.2"}
 NODE_ATTR = {"style": "filled", "shape": "box", "fontname": FONT, "fontsize": "10",
-             "margin": "0.12,0.06", "height": "0.3"}
+             "margin": "0.12,0.06", "height": "0.3", "fillcolor": COLORS["op"]}
 EDGE_ATTR = {"fontname": FONT, "fontsize": "9", "arrowsize": "0.7", "color": "gray35"}
 
 
@@ -57,7 +57,7 @@ def combine(named_snapshots, show_saved=False, expand=False, depth=None):
 
 
 def draw(g, snapshot, show_saved=False, expand=False, prefix="", depth=None, diagnoses=(),
-         plan=None, within=None, failing=None):
+         plan=None, within=None, failing=None, tooltips=True):
     """Add the snapshot's nodes and edges to `g` (every id gets `prefix`): open boxes as
     frames, collapsed boxes as one node each. `within`: draw only that box's inside."""
     plan = plan or layout.make_plan(snapshot, depth, expand)
@@ -68,7 +68,7 @@ def draw(g, snapshot, show_saved=False, expand=False, prefix="", depth=None, dia
         if isinstance(item, tuple):  # a node outside the view: ("in"/"out", node id)
             return f"{prefix}{item[0]}_{item[1]}"
         return prefix + (item.key if isinstance(item, layout.Box) else item)
-    _draw_items(g, within, snapshot, ident, failing)
+    _draw_items(g, within, snapshot, ident, failing, tooltips)
     stubs = set()
     for tail, head in plan.edges(within):
         for end in (tail, head):
@@ -104,7 +104,7 @@ def _site(site):
     return f"{os.path.relpath(site[0])}:{site[1]}"
 
 
-def _draw_items(g, box, snapshot, ident, failing):
+def _draw_items(g, box, snapshot, ident, failing, tooltips):
     sources = []
     for item in box.items:
         if isinstance(item, layout.Box):
@@ -112,24 +112,28 @@ def _draw_items(g, box, snapshot, ident, failing):
                 fails = sum(1 for n in item.node_ids() if n in failing)
                 label = layout.summary(item) + (f"\n✗ {fails} will fail in backward"
                                                  if fails else "")
-                g.node(ident(item), label, shape="box3d", tooltip=item.title, id=ident(item),
+                g.node(ident(item), label, shape="box3d",
                        fillcolor=COLORS["fails"] if fails else COLORS["group"],
                        **({"color": FAIL_COLOR, "fontcolor": FAIL_COLOR} if fails else {}))
+            elif item.kind == "repeat":  # open, it is only its members
+                _draw_items(g, item, snapshot, ident, failing, tooltips)
             else:
                 frame = graphviz.Digraph(f"cluster_{ident(item)}", graph_attr={
                     "label": item.title, "style": "dashed,rounded", "color": "gray50",
-                    "id": ident(item), "margin": "10"})
-                _draw_items(frame, item, snapshot, ident, failing)
+                    "margin": "10"})
+                _draw_items(frame, item, snapshot, ident, failing, tooltips)
                 g.subgraph(frame)
             continue
         node = snapshot.by_id[item]
-        attrs = {"fillcolor": COLORS.get(node.kind, "lightgrey")}
+        fill = COLORS.get(node.kind, COLORS["op"])
+        attrs = {} if fill == COLORS["op"] else {"fillcolor": fill}  # grey is the default
         lines = failing.get(item, [])
         if lines:
             attrs.update(fillcolor=COLORS["fails"], color=FAIL_COLOR, penwidth="2",
                          fontcolor=FAIL_COLOR)
-        g.node(ident(item), "\n".join([_label(node)] + lines), tooltip=node.name,
-               id=ident(item), **attrs)
+        if tooltips:
+            attrs["tooltip"] = node.name
+        g.node(ident(item), "\n".join([_label(node)] + lines), **attrs)
         if node.kind == "leaf":
             sources.append(ident(item))
     # a long row of leaves becomes rows of WRAP_LEAVES (invisible edges stack them)
@@ -153,10 +157,9 @@ def _draw_outputs(g, snapshot, plan, ident, prefix):
         label = (out.name or f"output {out.index}") + "\n" + fmt_shape(out.shape, out.dtype)
         if out.node is None:  # cut off from the graph: drawn so its cut can point at it
             g.node(f"{prefix}out{out.index}", label + "\nno grad", fillcolor="white",
-                   style="dashed", id=f"{prefix}out{out.index}")
+                   style="dashed")
             continue
-        g.node(f"{prefix}out{out.index}", label, fillcolor=COLORS["output"],
-               id=f"{prefix}out{out.index}")
+        g.node(f"{prefix}out{out.index}", label, fillcolor=COLORS["output"])
         g.edge(ident(plan.visible(out.node)), f"{prefix}out{out.index}")
 
 
@@ -184,7 +187,7 @@ def _draw_cuts(g, snapshot, plan, ident, prefix, diagnoses):
         text = message if len(message) <= 120 else message[:117] + "..."
         g.node(marker, "✂ " + textwrap.fill(text, 44)
                + (f"\n{location}" if location else ""), shape="note", fillcolor="white",
-               color=FAIL_COLOR, fontcolor=FAIL_COLOR, style="filled,dashed", id=marker)
+               color=FAIL_COLOR, fontcolor=FAIL_COLOR, style="filled,dashed")
         heads = {ident(plan.visible(n)) for n in at_site.get(location, ())} if location else set()
         if not heads:
             heads = {f"{prefix}out{o.index}" for o in snapshot.outputs if o.node is None} or \

@@ -16,8 +16,6 @@ from .text import fmt_bytes, fmt_num, fmt_shape
 
 _SVG = re.compile(rb"<svg\b.*?</svg>", re.S)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
-_LINK = re.compile(r'<g id="a_[^"]*"><a xlink:title="[^"]*">\n')  # tooltips: the side panel says more
-_LINK_END = re.compile(r"</a>\n</g>\n(?=</g>)")
 _FONT_ATTRS = ' font-family="Helvetica,sans-Serif" font-size="10.00"' 
 
 
@@ -37,7 +35,7 @@ def page(captures, renderer_path, show_saved=False, expand=False, depth=None):
             g = graphviz.Digraph(f"v{v}", graph_attr=dot.GRAPH_ATTR, node_attr=dot.NODE_ATTR,
                                  edge_attr=dot.EDGE_ATTR)
             dot.draw(g, snap, show_saved, prefix=prefix, plan=plan, within=box,
-                     diagnoses=cap.diagnostics, failing=failing)
+                     diagnoses=cap.diagnostics, failing=failing, tooltips=False)
             sources.append(g.source)
             parent = box.parent
             while parent is not None and parent not in opens:
@@ -97,8 +95,7 @@ def _layout_all(sources, renderer_path):
     if len(svgs) != len(sources):
         raise dot.GradtoolError(f"the renderer returned {len(svgs)} drawings for "
                                 f"{len(sources)} views")
-    return [_LINK_END.sub("", _LINK.sub("", _COMMENT.sub("", s))).replace(_FONT_ATTRS, "")
-            for s in svgs]
+    return [_COMMENT.sub("", s).replace(_FONT_ATTRS, "") for s in svgs]
 
 
 class _Source:
@@ -172,6 +169,8 @@ a dashed frame to fold it; drag to pan, wheel to zoom.</div>
 <script>
 "use strict";
 const D = JSON.parse(document.getElementById("data").textContent);
+for (const g of document.querySelectorAll(".node,.cluster"))  // Graphviz titles them by id
+  g.id = g.querySelector("title").textContent.replace(/^cluster_/, "");
 const byEl = {};  // SVG element id -> node key
 for (const k in D.nodes) byEl[D.nodes[k].el] = k;
 let current = 0, scale = 1, x = 0, y = 0;
@@ -187,11 +186,11 @@ function fit() {
 function show(v) {
   document.getElementById(`view${current}`).hidden = true;
   current = v; document.getElementById(`view${v}`).hidden = false;
-  const trail = [];
+  const trail = [], link = p => `<a data-view="${p}">${esc(D.views[p].title)}</a>`;
   for (let p = v; p !== null; p = D.views[p].parent) trail.unshift(p);
-  if (D.roots.length > 1) trail.splice(0, 1, ...D.roots.map(r => r));  // every target's top
-  document.getElementById("crumbs").innerHTML = trail.map(p =>
-    `<a data-view="${p}">${esc(D.views[p].title)}</a>`).join(" › ");
+  const targets = D.roots.length > 1 ?  // every target's top, the current one in bold
+    D.roots.map(r => r === trail[0] ? `<b>${link(r)}</b>` : link(r)).join(" | ") : link(trail[0]);
+  document.getElementById("crumbs").innerHTML = [targets, ...trail.slice(1).map(link)].join(" › ");
   fit();
 }
 function details(key) {

@@ -107,6 +107,7 @@ def make_plan(snapshot, depth=None, expand=False, readable=READABLE):
     inputs = {n.id: list(dict.fromkeys(c for c, _ in n.edges if c is not None)) for n in nodes}
     order = _forward_order(nodes, inputs, paths)
     root = _box_tree(order, paths, names, snapshot.by_id)
+    _group_repeats(root)
     if not expand:
         for box in [root, *root.boxes()]:
             _chunk(box, readable, snapshot.by_id)
@@ -268,6 +269,8 @@ def _box_tree(order, paths, names, by_id):
         calls_of_name.setdefault(names[call][0], []).append(call)
     for call, boxes in runs.items():
         name, kind = names[call]
+        for box in boxes:
+            box.module = (name, kind, calls_of_name[name].index(call) + 1)
         same = calls_of_name[name]
         title = name + (f" ({kind})" if kind != name else "")
         if len(same) > 1:
@@ -280,6 +283,53 @@ def _box_tree(order, paths, names, by_id):
 
 
 
+
+
+def _group_repeats(root):
+    """Runs of two or more sibling module calls that made the same nodes (the blocks of a
+    stack, the steps of a loop) get a box of their own, "model.blocks.0–23 (Block) ×24":
+    collapsed, it stands for all of them; open, it is drawn as its members."""
+    for box in [root, *root.boxes()]:
+        items, out, i = box.items, [], 0
+        while i < len(items):
+            j = i + 1
+            if isinstance(items[i], Box):
+                sig = _signature(items[i])
+                while j < len(items) and sig is not None and _signature(items[j]) == sig:
+                    j += 1
+            if j - i < 2:
+                out.append(items[i])
+                i += 1
+                continue
+            members = items[i:j]
+            group = Box(f"{members[0].key}r", "repeat", _repeat_title(members),
+                        members[0].depth, items=members, parent=box)
+            for m in members:
+                m.parent = group
+                group.n_nodes += m.n_nodes
+                for name, count in m.names.items():
+                    group.names[name] = group.names.get(name, 0) + count
+            group.sites = members[0].sites
+            out.append(group)
+            i = j
+        box.items = out
+
+
+def _signature(item):
+    if not isinstance(item, Box) or item.kind != "module":
+        return None
+    # parameters shared by the calls sit in the first one: not part of the likeness
+    return item.module[1], tuple(sorted((k, v) for k, v in item.names.items()
+                                        if k != "AccumulateGrad"))
+
+
+def _repeat_title(members):
+    (first, kind, n1), (last, _, n2) = members[0].module, members[-1].module
+    if first == last:  # one module called again and again
+        return f"{first} ({kind}) calls {n1}–{n2} ×{len(members)}"
+    head, _, _ = first.rpartition(".")
+    tail = last[len(head) + 1:] if head and last.startswith(head + ".") else last
+    return f"{first}–{tail} ({kind}) ×{len(members)}"
 
 
 def _chunk(box, readable, by_id):
@@ -327,6 +377,8 @@ def _collapse(box, depth, readable):
         for b in inner:
             b.collapsed = b.kind == "chunk" or b.depth > depth
         return
+    for b in inner:
+        b.collapsed = False
     if not inner or box.n_nodes <= readable and not any(b.kind == "chunk" for b in inner):
         return
     levels = sorted({_level(b, box) for b in inner})
@@ -360,7 +412,7 @@ def _count_visible(box, level):
     return count
 
 
-def summary(box, limit=4):
+def summary(box, limit=3):
     """The text of a collapsed box: title, node count, its most common node kinds."""
     lines = [box.title, f"{box.n_nodes:,} nodes"]
     top = sorted(box.names.items(), key=lambda kv: -kv[1])
