@@ -89,8 +89,20 @@ def call(spec, inputs, args=()):
         out = _forward_elsewhere(spec, arrays, args)
     if spec.multi_output:
         return _multi_output(spec, inputs, args, arrays, out)
-    if type(out) is not np.ndarray or out.dtype is _FLOAT64:
-        out = _as_result(out, arrays, spec)
+    promotion = spec.promotion
+    if type(out) is not np.ndarray or (out.dtype is _FLOAT64 and promotion is None):
+        out = _as_result(out, arrays, spec, args)
+    elif promotion is not None:
+        # operands of several dtypes, a scalar argument with an integer result: numpy's
+        # promotion may not be torch's
+        dtype = out.dtype
+        if spec.promoted_args and dtype.kind != "f":
+            out = _promoted(out, arrays, spec, args)
+        else:
+            for a in (arrays[0] if spec.variadic else arrays):
+                if type(a) is np.ndarray and a.dtype is not dtype:
+                    out = _promoted(out, arrays, spec, args)
+                    break
     result = _new_tensor(Tensor, out)
     if spec.view:
         _share_base(inputs[0], (result,))
@@ -167,7 +179,7 @@ def _forward(spec, arrays, args):
             ERRSTATE.reset(token)
     if spec.multi_output:
         return tuple(_as_result(o, arrays, spec) for o in out)
-    return _as_result(out, arrays, spec)
+    return _as_result(out, arrays, spec, args)
 
 
 def _forward_elsewhere(spec, arrays, args):
@@ -331,15 +343,46 @@ def _check_writable(target, out):
                            "before performing the operation.")
 
 
-def _as_result(out, arrays, spec):
+def _as_result(out, arrays, spec, args=()):
     """numpy gives scalars for 0-d results and float64 where torch keeps float32 (int inputs,
     NumPy scalars): make it an array of torch's dtype."""
     if type(out) is not np.ndarray:
         out = np.asarray(out)
+    if spec.promotion is not None:
+        return _promoted(out, arrays, spec, args)
     if out.dtype is _FLOAT64 and spec.promotes_dtype and not any(
             isinstance(a, np.ndarray) and a.dtype is _FLOAT64 for a in _flat(arrays)):
         out = out.astype(_FLOAT32)
     return out
+
+
+def _promoted(out, arrays, spec, args):
+    """The op's result in torch's dtype (dtypes.result_type of its operands): where numpy's
+    promotion differs (0-d arrays and NumPy scalars count fully in numpy, integer true
+    division gives float64, ...), computed again on operands cast to that dtype."""
+    operands = list(arrays[0]) if spec.variadic else [arrays[p] for p in spec.diff_positions]
+    operands += [args[i] for i in spec.promoted_args]
+    want = dtypes.result_type(*operands)
+    if spec.promotion == "float" and want.kind != "f":
+        want = dtypes.DEFAULT_FLOAT
+    if out.dtype == want:
+        return out
+    if spec.variadic:
+        cast = ([a.astype(want, copy=False) for a in arrays[0]],)
+    else:
+        cast = list(arrays)
+        for p in spec.diff_positions:
+            if isinstance(cast[p], (np.ndarray, np.generic)):
+                cast[p] = cast[p].astype(want, copy=False)
+    args = tuple(want.type(a) if i in spec.promoted_args and isinstance(a, np.generic) else a
+                 for i, a in enumerate(args))
+    token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
+    try:
+        out = np.asarray(spec.forward(*cast, *args))
+    finally:
+        if token is not None:
+            ERRSTATE.reset(token)
+    return out if out.dtype == want else out.astype(want)
 
 
 def _flat(arrays):
@@ -367,6 +410,8 @@ _BROADCASTING_OPS = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "w
                      "masked_fill", "rsub"}
 
 
+_C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
+                 "int64": "long int", "int32": "int", "bool": "bool"}
 _LEGACY_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
                       "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
                       "uint8": "Byte", "bool": "Bool"}
@@ -588,6 +633,8 @@ class Tensor:
 
     @property
     def _version(self):
+        if self._is_inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter[0]
 
     def is_inference(self):
@@ -604,6 +651,13 @@ class Tensor:
         return t
 
     def detach_(self):
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self._grad_fn = None
         self._requires_grad = False
         return self
@@ -619,7 +673,7 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, *, force=False):
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and _state.grad_enabled:  # as torch
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._data
@@ -1349,6 +1403,10 @@ def matmul(input, other):
     if a == 0 or b == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{a}D and {b}D")
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_C_TYPE_NAMES.get(input._data.dtype.name)} != "
+                           f"{_C_TYPE_NAMES.get(other._data.dtype.name)}")
     k_a = input.shape[-1]
     k_b = other.shape[-2] if b >= 2 else other.shape[0]
     if k_a != k_b:

@@ -124,6 +124,8 @@ class OpSpec:
         spec.name = name
         spec.view = view  # the output shares memory (and the version counter) with input 0
         spec.promotes_dtype = promotes_dtype  # int inputs give float32 results, as in torch
+        spec.promotion = None  # or "promote"/"float": see _promoting below
+        spec.promoted_args = ()
         spec.forward = forward
         spec.args = tuple(args)
         spec.outputs = outputs
@@ -563,5 +565,24 @@ SPLIT = op("split", "SplitBackward0", K.split, view=True, args=("split_size", "d
 SPLIT_WITH_SIZES = op("split_with_sizes", "SplitWithSizesBackward0", K.split_with_sizes, view=True,
                       args=("split_sizes", "dim"), outputs=MANY,
                       self=lambda grads, self_sym_sizes, split_sizes, dim: F.cat(grads, dim))
+
+
+
+# ======================= type promotion =======================
+def _promoting(kind, *specs, args=()):
+    """torch's type promotion (dtypes.result_type) gives these ops' result dtype from their
+    differentiable inputs and the scalar arguments `args`: "promote"; "float" also makes an
+    integer result the default float dtype (true division, exp, ...)."""
+    for spec in specs:
+        spec.promotion, spec.promoted_args = kind, tuple(spec.args.index(a) for a in args)
+
+
+_promoting("promote", ADD, SUB, MUL, MAXIMUM, MINIMUM, WHERE, POW_TENSOR, CAT, STACK)
+_promoting("promote", RSUB, args=("other",))
+_promoting("promote", POW, args=("exponent",))
+_promoting("promote", POW_SCALAR_BASE, args=("self",))
+_promoting("promote", CLAMP, args=("min", "max"))
+_promoting("float", DIV, EXP, LOG, LOG1P, EXPM1, SQRT, RSQRT, RECIPROCAL, SIN, COS, TAN, TANH,
+           SIGMOID)
 
 TABLE = {name: value for name, value in globals().items() if isinstance(value, OpSpec)}
