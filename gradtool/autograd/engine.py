@@ -175,9 +175,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 result[i] = Tensor._wrap(zeros)
                 result[i]._requires_grad = create_graph  # so a higher order can go on
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   f"been used in the graph. Set allow_unused=True if this is "
+                                   f"the desired behavior.")
     return tuple(result)
 
 
@@ -289,10 +289,11 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
             _capture(captures, captured, node, grads)
         if needed is not None and node not in needed:
             continue  # an input of autograd.grad: its gradient is read, its node does not run
-        if hooks is not None and hooks.pre:
-            grads = _run_node_pre_hooks(hooks, _as_tensors(grads or []))
-        if grads is not None and not any(g is not None for g in grads):
-            grads = None
+        if hooks is not None:
+            if hooks.pre:
+                grads = _run_node_pre_hooks(hooks, _as_tensors(grads or []))
+            if grads is not None and not any(g is not None for g in grads):
+                grads = None
         if is_leaf:
             if accumulate and grads is not None and grads[0] is not None:
                 accumulate_into_leaf(node.variable, grads[0], create_graph, given_to_leaves)
@@ -318,7 +319,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
         else:  # no gradient reached it: its inputs get none from it
             out = [None] * len(edges)
         saved = node._kept  # {}: nothing to free; None: a node may keep them elsewhere
-        if not retain_graph and (saved or saved is None):
+        if not retain_graph and node.saves_tensors and (saved or saved is None):
             node.release_saved()
         metas = node._input_meta
         takes_arrays = node.takes_arrays

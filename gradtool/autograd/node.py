@@ -53,6 +53,7 @@ class Node:
                  "_anomaly_trace", "__weakref__")
     takes_arrays = False  # apply() also maps numpy arrays to arrays (the engine's fast path)
     batches = False  # apply_batched() maps batches of gradients (see engine._batched_grad)
+    saves_tensors = True  # False: what it keeps needs no freeing after backward (scalars)
     # The values torch's node class exposes as `_saved_<name>`: {name: what reads when this
     # node did not save it}; the tensors among them are also `_raw_saved_<name>`.
     _exposed = {}

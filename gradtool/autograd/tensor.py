@@ -562,7 +562,7 @@ class Tensor:
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
         if requires_grad and self._data.dtype.kind != "f":
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+            raise RuntimeError("only Tensors of floating point dtype can require "
                                "gradients")
         if requires_grad and self._is_inference and not _state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
@@ -849,11 +849,19 @@ class Tensor:
     def bmm(self, mat2):
         _check_matrix("bmm", self, 3, "batch1")
         _check_matrix("bmm", mat2, 3, "batch2")
+        want = [self._data.shape[0], self._data.shape[2]]
+        if list(mat2._data.shape[:2]) != want:
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"{want} but got: {list(mat2._data.shape[:2])}.")
         return matmul(self, mat2)
 
     def mv(self, vec):
         _check_matrix("mv", self, 2, "self")
         _check_matrix("mv", vec, 1, "vec")
+        rows, cols = self._data.shape
+        if vec._data.shape[0] != cols:
+            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{cols}), vec "
+                               f"({vec._data.shape[0]})")
         return matmul(self, vec)
 
     def dot(self, other):
@@ -1087,7 +1095,7 @@ class Tensor:
         if t._data.dtype.kind != "f":
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
                                f"either a floating point or complex dtype. Got: "
-                               f"{t.dtype.name.capitalize()}")
+                               f"{_LEGACY_TYPE_NAMES.get(t._data.dtype.name)}")
         if dim is None:
             return call(_D.MEAN, (t,))
         return call(_D.MEAN_DIM, (t,), (_dims(dim, t._data.ndim), keepdim))
@@ -1145,13 +1153,13 @@ class Tensor:
     def view(self, *shape):
         if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, Size)):
             return self.to(shape[0])  # view(dtype) reinterprets in torch; a copy here
-        return call(_D.VIEW, (self,), (_shape(shape),))
+        return call(_D.VIEW, (self,), (_checked_shape(self, _shape(shape)),))
 
     def view_as(self, other):
         return self.view(other.shape)
 
     def reshape(self, *shape):
-        shape = _shape(shape)
+        shape = _checked_shape(self, _shape(shape))
         try:
             return call(_D.VIEW, (self,), (shape,))
         except RuntimeError as e:  # not viewable: copy, as torch (CloneBackward0)
@@ -1218,6 +1226,12 @@ class Tensor:
                                f"greater or equal to the number of dimensions in the tensor "
                                f"({self._data.ndim})")
         sizes = tuple(self._data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        for i, n in enumerate(self._data.shape):
+            if n != 1 and n != sizes[lead + i]:
+                raise RuntimeError(f"The expanded size of the tensor ({sizes[lead + i]}) must "
+                                   f"match the existing size ({n}) at non-singleton dimension "
+                                   f"{lead + i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                                   f"{list(self._data.shape)}")
         return call(_D.EXPAND, (self,), (sizes,))
 
     def expand_as(self, other):
@@ -1236,15 +1250,24 @@ class Tensor:
 
     def narrow(self, dim, start, length):
         dim = _dim(dim, self._data.ndim)
+        if start + length > self._data.shape[dim]:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                               f"({self._data.shape[dim]}).")
         return call(_D.SLICE, (self,), (dim, start, start + length, 1))
 
     def split(self, split_size, dim=0):
         dim = _dim(dim, self._data.ndim)
         if isinstance(split_size, (list, tuple)):
+            if sum(split_size) != self._data.shape[dim]:
+                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
+                                   f"{self._data.shape[dim]} (input tensor's size at dimension "
+                                   f"{dim}), but got split_sizes={list(split_size)}")
             return call(_D.SPLIT_WITH_SIZES, (self,), (tuple(split_size), dim))
         return call(_D.SPLIT, (self,), (int(split_size), dim))
 
     def chunk(self, chunks, dim=0):
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
         n = self.size(dim)
         return self.split(max(1, -(-n // chunks)), dim)
 
@@ -1252,6 +1275,8 @@ class Tensor:
         return call(_D.UNBIND, (self,), (_dim(dim, self._data.ndim),))
 
     def gather(self, dim, index, *, sparse_grad=False):
+        if index._data.dtype.kind not in "iu":
+            raise RuntimeError("gather(): Expected dtype int32/int64 for index")
         return call(_D.GATHER, (self, index), (_dim(dim, self._data.ndim), bool(sparse_grad)))
 
     def scatter(self, dim, index, src):
@@ -1288,6 +1313,21 @@ def _like(x, ref):
 def _broadcastable(shape, target):
     return len(shape) <= len(target) and all(
         s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
+
+
+def _checked_shape(t, shape):
+    """view/reshape's target shape, -1 inferred, with torch's errors when it cannot be."""
+    numel = t._data.size
+    if list(shape).count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = int(np.prod([n for n in shape if n != -1]))
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        return tuple(numel // known if n == -1 else n for n in shape)
+    if known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
 
 
 def _check_matrix(op_name, t, ndim, arg):
@@ -1362,7 +1402,7 @@ def _checked_mask(t, mask):
     mask = _as_tensor(mask)
     if mask._data.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype}")
+                           f"{_C_TYPE_NAMES.get(mask._data.dtype.name)}")
     if np.broadcast_shapes(mask._data.shape, t._data.shape) != t._data.shape:
         raise RuntimeError(f"The size of the mask {list(mask._data.shape)} must be "
                            f"broadcastable to the tensor {list(t._data.shape)}")
@@ -1433,8 +1473,20 @@ def matmul(input, other):
 def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    return call(_D.CAT, (tensors,), (_dim(dim, tensors[0].dim()),))
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    first = tensors[0]._data.shape
+    dim = _dim(dim, len(first))
+    for k, t in enumerate(tensors[1:], 1):
+        shape = t._data.shape
+        if len(shape) != len(first):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(first)} "
+                               f"and {len(shape)}")
+        for d, (a, b) in enumerate(zip(first, shape)):
+            if d != dim and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. "
+                                   f"Expected size {a} but got size {b} for tensor number {k} "
+                                   f"in the list.")
+    return call(_D.CAT, (tensors,), (dim,))
 
 
 concat = concatenate = cat

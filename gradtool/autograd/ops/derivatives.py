@@ -164,6 +164,7 @@ class OpSpec:
         spec.node_class = type(node_name, (OpNode,), {
             "__slots__": (), "spec": spec, "_exposed": exposed,
             "_exposed_tensors": frozenset(n for n in exposed if spec._is_tensor(n)),
+            "saves_tensors": any(spec._source(n)[0] in ("input", "output") for n in names),
             "takes_arrays": spec.array_formulas is not None and not spec.multi_output,
             "batches": spec.batch_formulas is not None})
         # what to save, for each mask of the differentiable inputs that require grad
