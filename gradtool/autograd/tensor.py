@@ -89,20 +89,16 @@ def call(spec, inputs, args=()):
         out = _forward_elsewhere(spec, arrays, args)
     if spec.multi_output:
         return _multi_output(spec, inputs, args, arrays, out)
-    promotion = spec.promotion
-    if type(out) is not np.ndarray or (out.dtype is _FLOAT64 and promotion is None):
+    check = spec.dtype_check
+    if type(out) is not np.ndarray or (out.dtype is _FLOAT64 and not check):
         out = _as_result(out, arrays, spec, args)
-    elif promotion is not None:
-        # operands of several dtypes, a scalar argument with an integer result: numpy's
-        # promotion may not be torch's
+    elif check:
+        # numpy's dtype is torch's when every tensor operand has it (scalars never upcast)
         dtype = out.dtype
-        if spec.promoted_args and dtype.kind != "f":
+        first = arrays[0]
+        if check == 3 or type(first) is not np.ndarray or first.dtype is not dtype or (
+                check == 2 and type(arrays[1]) is np.ndarray and arrays[1].dtype is not dtype):
             out = _promoted(out, arrays, spec, args)
-        else:
-            for a in (arrays[0] if spec.variadic else arrays):
-                if type(a) is np.ndarray and a.dtype is not dtype:
-                    out = _promoted(out, arrays, spec, args)
-                    break
     result = _new_tensor(Tensor, out)
     if spec.view:
         _share_base(inputs[0], (result,))
@@ -110,7 +106,7 @@ def call(spec, inputs, args=()):
     # so their op records nothing
     if _state.grad_enabled and spec.result_differentiable and (
             out.dtype is _FLOAT32 or out.dtype.kind == "f"):
-        node = _make_node(spec, inputs)
+        node = _make_node(spec, inputs, args)
         if node is not None:
             result._requires_grad = True
             result._grad_fn = node
@@ -121,7 +117,7 @@ def call(spec, inputs, args=()):
 
 def _multi_output(spec, inputs, args, arrays, outs):
     """call's ending for ops with several outputs (max(dim), split, ...)."""
-    node = _make_node(spec, inputs) if _state.grad_enabled else None
+    node = _make_node(spec, inputs, args) if _state.grad_enabled else None
     results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
                     for i, o in enumerate(outs))
     if spec.view:
@@ -145,7 +141,7 @@ def call_inplace(spec, inputs, args=()):
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     out = _forward(spec, arrays, args)
     _check_writable(target, out)
-    node = _make_node(spec, inputs) if _state.grad_enabled else None
+    node = _make_node(spec, inputs, args) if _state.grad_enabled else None
     if node is not None:  # inputs are saved as they were before the write
         plan = node._kept
         saved = node._kept = _save([e for e in plan if e[1] != "output"], inputs, args,
@@ -201,7 +197,7 @@ def _forward_elsewhere(spec, arrays, args):
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
 
 
-def _make_node(spec, inputs):
+def _make_node(spec, inputs, args=()):
     """The op's backward node, with one edge per differentiable input, or None when no input
     requires grad. Its `_kept` holds what to save (the spec's plan for the inputs that
     require grad) until the caller replaces it by the saved values."""
@@ -244,6 +240,7 @@ def _make_node(spec, inputs):
     # (variadic: one formula gives the gradients of the whole list)
     node._kept = spec.save_plans[1 if variadic else mask]
     node._hooks = node._metadata = None
+    node._args = args  # its non-tensor arguments: torch exposes each as _saved_<name>
     node._anomaly_trace = anomaly.user_site() if anomaly.enabled else None
     return node
 
