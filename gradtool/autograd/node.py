@@ -53,10 +53,12 @@ class Node:
                  "_anomaly_trace", "__weakref__")
     takes_arrays = False  # apply() also maps numpy arrays to arrays (the engine's fast path)
     batches = False  # apply_batched() maps batches of gradients (see engine._batched_grad)
+    saves_tensors = True  # False: what it keeps needs no freeing after backward (scalars)
     # The values torch's node class exposes as `_saved_<name>`: {name: what reads when this
     # node did not save it}; the tensors among them are also `_raw_saved_<name>`.
     _exposed = {}
     _exposed_tensors = frozenset()
+    _arg_index = {}  # exposed names that are arguments: their position in the node's _args
 
     def __init__(self, next_functions=(), input_meta=()):
         self.next_functions = next_functions
@@ -91,8 +93,11 @@ class Node:
         if attr.startswith("_saved_") and attr[7:] in exposed:
             name = attr[7:]
             kept = self._kept
-            value = kept.get(name, exposed[name]) if kept else exposed[name]
-            return value.unpack(self) if type(value) is SavedTensor else value
+            if kept and name in kept:
+                value = kept[name]
+                return value.unpack(self) if type(value) is SavedTensor else value
+            index = type(self)._arg_index.get(name)
+            return exposed[name] if index is None else self._args[index]
         if attr.startswith("_raw_saved_") and attr[11:] in type(self)._exposed_tensors:
             value = (self._kept or {}).get(attr[11:])
             return value if type(value) is SavedTensor else None

@@ -92,8 +92,16 @@ def call(spec, inputs, args=()):
         out = _forward_elsewhere(spec, arrays, args)
     if spec.multi_output:
         return _multi_output(spec, inputs, args, arrays, out)
-    if type(out) is not np.ndarray or out.dtype is _FLOAT64:
-        out = _as_result(out, arrays, spec)
+    check = spec.dtype_check
+    if type(out) is not np.ndarray or (out.dtype is _FLOAT64 and not check):
+        out = _as_result(out, arrays, spec, args)
+    elif check:
+        # numpy's dtype is torch's when every tensor operand has it (scalars never upcast)
+        dtype = out.dtype
+        first = arrays[0]
+        if check == 3 or type(first) is not np.ndarray or first.dtype is not dtype or (
+                check == 2 and type(arrays[1]) is np.ndarray and arrays[1].dtype is not dtype):
+            out = _promoted(out, arrays, spec, args)
     result = _new_tensor(Tensor, out)
     if spec.view:
         _share_base(inputs[0], (result,))
@@ -101,7 +109,7 @@ def call(spec, inputs, args=()):
     # so their op records nothing
     if _state.grad_enabled and spec.result_differentiable and (
             out.dtype is _FLOAT32 or out.dtype.kind == "f"):
-        node = _make_node(spec, inputs)
+        node = _make_node(spec, inputs, args)
         if node is not None:
             result._requires_grad = True
             result._grad_fn = node
@@ -112,7 +120,7 @@ def call(spec, inputs, args=()):
 
 def _multi_output(spec, inputs, args, arrays, outs):
     """call's ending for ops with several outputs (max(dim), split, ...)."""
-    node = _make_node(spec, inputs) if _state.grad_enabled else None
+    node = _make_node(spec, inputs, args) if _state.grad_enabled else None
     results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
                     for i, o in enumerate(outs))
     if spec.view:
@@ -136,7 +144,7 @@ def call_inplace(spec, inputs, args=()):
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     out = _forward(spec, arrays, args)
     _check_writable(target, out)
-    node = _make_node(spec, inputs) if _state.grad_enabled else None
+    node = _make_node(spec, inputs, args) if _state.grad_enabled else None
     if node is not None:  # inputs are saved as they were before the write
         plan = node._kept
         saved = node._kept = _save([e for e in plan if e[1] != "output"], inputs, args,
@@ -174,7 +182,7 @@ def _forward(spec, arrays, args):
             ERRSTATE.reset(token)
     if spec.multi_output:
         return tuple(_as_result(o, arrays, spec) for o in out)
-    return _as_result(out, arrays, spec)
+    return _as_result(out, arrays, spec, args)
 
 
 def _forward_elsewhere(spec, arrays, args):
@@ -196,7 +204,7 @@ def _forward_elsewhere(spec, arrays, args):
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
 
 
-def _make_node(spec, inputs):
+def _make_node(spec, inputs, args=()):
     """The op's backward node, with one edge per differentiable input, or None when no input
     requires grad. Its `_kept` holds what to save (the spec's plan for the inputs that
     require grad) until the caller replaces it by the saved values."""
@@ -239,6 +247,7 @@ def _make_node(spec, inputs):
     # (variadic: one formula gives the gradients of the whole list)
     node._kept = spec.save_plans[1 if variadic else mask]
     node._hooks = node._metadata = None
+    node._args = args  # its non-tensor arguments: torch exposes each as _saved_<name>
     node._anomaly_trace = anomaly.user_site() if anomaly.enabled else None
     return node
 
@@ -340,15 +349,46 @@ def _check_writable(target, out):
                            "before performing the operation.")
 
 
-def _as_result(out, arrays, spec):
+def _as_result(out, arrays, spec, args=()):
     """numpy gives scalars for 0-d results and float64 where torch keeps float32 (int inputs,
     NumPy scalars): make it an array of torch's dtype."""
     if type(out) is not np.ndarray:
         out = np.asarray(out)
+    if spec.promotion is not None:
+        return _promoted(out, arrays, spec, args)
     if out.dtype is _FLOAT64 and spec.promotes_dtype and not any(
             isinstance(a, np.ndarray) and a.dtype is _FLOAT64 for a in _flat(arrays)):
         out = out.astype(_FLOAT32)
     return out
+
+
+def _promoted(out, arrays, spec, args):
+    """The op's result in torch's dtype (dtypes.result_type of its operands): where numpy's
+    promotion differs (0-d arrays and NumPy scalars count fully in numpy, integer true
+    division gives float64, ...), computed again on operands cast to that dtype."""
+    operands = list(arrays[0]) if spec.variadic else [arrays[p] for p in spec.diff_positions]
+    operands += [args[i] for i in spec.promoted_args]
+    want = dtypes.result_type(*operands)
+    if spec.promotion == "float" and want.kind != "f":
+        want = dtypes.DEFAULT_FLOAT
+    if out.dtype == want:
+        return out
+    if spec.variadic:
+        cast = ([a.astype(want, copy=False) for a in arrays[0]],)
+    else:
+        cast = list(arrays)
+        for p in spec.diff_positions:
+            if isinstance(cast[p], (np.ndarray, np.generic)):
+                cast[p] = cast[p].astype(want, copy=False)
+    args = tuple(want.type(a) if i in spec.promoted_args and isinstance(a, np.generic) else a
+                 for i, a in enumerate(args))
+    token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
+    try:
+        out = np.asarray(spec.forward(*cast, *args))
+    finally:
+        if token is not None:
+            ERRSTATE.reset(token)
+    return out if out.dtype == want else out.astype(want)
 
 
 def _flat(arrays):
@@ -376,6 +416,8 @@ _BROADCASTING_OPS = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "w
                      "masked_fill", "rsub"}
 
 
+_C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
+                 "int64": "long int", "int32": "int", "bool": "bool"}
 _LEGACY_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
                       "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
                       "uint8": "Byte", "bool": "Bool"}
@@ -529,7 +571,7 @@ class Tensor:
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
         if requires_grad and self._data.dtype.kind != "f":
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+            raise RuntimeError("only Tensors of floating point dtype can require "
                                "gradients")
         if requires_grad and self._is_inference and not _state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
@@ -613,6 +655,8 @@ class Tensor:
 
     @property
     def _version(self):
+        if self._is_inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter[0]
 
     def is_inference(self):
@@ -629,6 +673,13 @@ class Tensor:
         return t
 
     def detach_(self):
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self._grad_fn = None
         self._requires_grad = False
         return self
@@ -644,7 +695,7 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, *, force=False):
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and _state.grad_enabled:  # as torch
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._data
@@ -824,11 +875,19 @@ class Tensor:
     def bmm(self, mat2):
         _check_matrix("bmm", self, 3, "batch1")
         _check_matrix("bmm", mat2, 3, "batch2")
+        want = [self._data.shape[0], self._data.shape[2]]
+        if list(mat2._data.shape[:2]) != want:
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"{want} but got: {list(mat2._data.shape[:2])}.")
         return matmul(self, mat2)
 
     def mv(self, vec):
         _check_matrix("mv", self, 2, "self")
         _check_matrix("mv", vec, 1, "vec")
+        rows, cols = self._data.shape
+        if vec._data.shape[0] != cols:
+            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{cols}), vec "
+                               f"({vec._data.shape[0]})")
         return matmul(self, vec)
 
     def dot(self, other):
@@ -1119,7 +1178,7 @@ class Tensor:
         if t._data.dtype.kind != "f":
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
                                f"either a floating point or complex dtype. Got: "
-                               f"{t.dtype.name.capitalize()}")
+                               f"{_LEGACY_TYPE_NAMES.get(t._data.dtype.name)}")
         if dim is None:
             return call(_D.MEAN, (t,))
         return call(_D.MEAN_DIM, (t,), (_dims(dim, t._data.ndim), keepdim))
@@ -1177,13 +1236,13 @@ class Tensor:
     def view(self, *shape):
         if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, Size)):
             return self.to(shape[0])  # view(dtype) reinterprets in torch; a copy here
-        return call(_D.VIEW, (self,), (_shape(shape),))
+        return call(_D.VIEW, (self,), (_checked_shape(self, _shape(shape)),))
 
     def view_as(self, other):
         return self.view(other.shape)
 
     def reshape(self, *shape):
-        shape = _shape(shape)
+        shape = _checked_shape(self, _shape(shape))
         try:
             return call(_D.VIEW, (self,), (shape,))
         except RuntimeError as e:  # not viewable: copy, as torch (CloneBackward0)
@@ -1250,6 +1309,12 @@ class Tensor:
                                f"greater or equal to the number of dimensions in the tensor "
                                f"({self._data.ndim})")
         sizes = tuple(self._data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        for i, n in enumerate(self._data.shape):
+            if n != 1 and n != sizes[lead + i]:
+                raise RuntimeError(f"The expanded size of the tensor ({sizes[lead + i]}) must "
+                                   f"match the existing size ({n}) at non-singleton dimension "
+                                   f"{lead + i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                                   f"{list(self._data.shape)}")
         return call(_D.EXPAND, (self,), (sizes,))
 
     def expand_as(self, other):
@@ -1268,15 +1333,24 @@ class Tensor:
 
     def narrow(self, dim, start, length):
         dim = _dim(dim, self._data.ndim)
+        if start + length > self._data.shape[dim]:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                               f"({self._data.shape[dim]}).")
         return call(_D.SLICE, (self,), (dim, start, start + length, 1))
 
     def split(self, split_size, dim=0):
         dim = _dim(dim, self._data.ndim)
         if isinstance(split_size, (list, tuple)):
+            if sum(split_size) != self._data.shape[dim]:
+                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
+                                   f"{self._data.shape[dim]} (input tensor's size at dimension "
+                                   f"{dim}), but got split_sizes={list(split_size)}")
             return call(_D.SPLIT_WITH_SIZES, (self,), (tuple(split_size), dim))
         return call(_D.SPLIT, (self,), (int(split_size), dim))
 
     def chunk(self, chunks, dim=0):
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
         n = self.size(dim)
         return self.split(max(1, -(-n // chunks)), dim)
 
@@ -1284,6 +1358,8 @@ class Tensor:
         return call(_D.UNBIND, (self,), (_dim(dim, self._data.ndim),))
 
     def gather(self, dim, index, *, sparse_grad=False):
+        if index._data.dtype.kind not in "iu":
+            raise RuntimeError("gather(): Expected dtype int32/int64 for index")
         return call(_D.GATHER, (self, index), (_dim(dim, self._data.ndim), bool(sparse_grad)))
 
     def scatter(self, dim, index, src):
@@ -1442,6 +1518,21 @@ def _like(x, ref):
 def _broadcastable(shape, target):
     return len(shape) <= len(target) and all(
         s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
+
+
+def _checked_shape(t, shape):
+    """view/reshape's target shape, -1 inferred, with torch's errors when it cannot be."""
+    numel = t._data.size
+    if list(shape).count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = int(np.prod([n for n in shape if n != -1]))
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        return tuple(numel // known if n == -1 else n for n in shape)
+    if known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
 
 
 def _check_matrix(op_name, t, ndim, arg):
@@ -1632,7 +1723,7 @@ def _checked_mask(t, mask):
     mask = _as_tensor(mask)
     if mask._data.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype}")
+                           f"{_C_TYPE_NAMES.get(mask._data.dtype.name)}")
     if np.broadcast_shapes(mask._data.shape, t._data.shape) != t._data.shape:
         raise RuntimeError(f"The size of the mask {list(mask._data.shape)} must be "
                            f"broadcastable to the tensor {list(t._data.shape)}")
@@ -1665,6 +1756,10 @@ def matmul(input, other):
     if a == 0 or b == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{a}D and {b}D")
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_C_TYPE_NAMES.get(input._data.dtype.name)} != "
+                           f"{_C_TYPE_NAMES.get(other._data.dtype.name)}")
     k_a = input.shape[-1]
     k_b = other.shape[-2] if b >= 2 else other.shape[0]
     if k_a != k_b:
@@ -1705,8 +1800,20 @@ def is_inference(input):
 def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    return call(_D.CAT, (tensors,), (_dim(dim, tensors[0].dim()),))
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    first = tensors[0]._data.shape
+    dim = _dim(dim, len(first))
+    for k, t in enumerate(tensors[1:], 1):
+        shape = t._data.shape
+        if len(shape) != len(first):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(first)} "
+                               f"and {len(shape)}")
+        for d, (a, b) in enumerate(zip(first, shape)):
+            if d != dim and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. "
+                                   f"Expected size {a} but got size {b} for tensor number {k} "
+                                   f"in the list.")
+    return call(_D.CAT, (tensors,), (dim,))
 
 
 concat = concatenate = cat

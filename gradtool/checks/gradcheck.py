@@ -201,7 +201,7 @@ class _Check(Diagnoses):
         o = self.opts
         self.diff_positions = _check_inputs(self.inputs)
         self.diff_inputs = [self.inputs[p] for p in self.diff_positions]
-        versions = [x._version if isinstance(x, Tensor) else None for x in self.inputs]
+        versions = [x._version_counter[0] if isinstance(x, Tensor) else None for x in self.inputs]
         outs = N.as_tuple(self.ev.call())
         self.base = tuple(N.as_float64(x) for x in outs)
         self.out_positions = [i for i, x in enumerate(outs)

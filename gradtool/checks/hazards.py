@@ -164,7 +164,7 @@ def modified_inputs(inputs, versions_before, nodes):
     makes every later evaluation of func start from a different point."""
     found = []
     for position, (x, before) in enumerate(zip(inputs, versions_before)):
-        if before is None or x._version == before:
+        if before is None or x._version_counter[0] == before:
             continue
         culprits = []
         if x.requires_grad:
@@ -176,11 +176,11 @@ def modified_inputs(inputs, versions_before, nodes):
         found.append(Diagnosis(
             "input_modified_in_forward", "warning",
             f"{who} modified input {position} in place (its version went from {before} to "
-            f"{x._version}) without ctx.mark_dirty: autograd does not know the input changed, "
+            f"{x._version_counter[0]}) without ctx.mark_dirty: autograd does not know the input changed, "
             f"and each evaluation of func starts from a different point, so finite "
             f"differences are meaningless.",
             {"input": position, "functions": [function_name(n) for n in culprits],
-             "version_before": before, "version_after": x._version}))
+             "version_before": before, "version_after": x._version_counter[0]}))
     return found
 
 

@@ -47,7 +47,7 @@ _state = grad_mode.state
 class OpNode(Node):
     """The grad_fn of a built-in op: evaluates its spec's formulas on the saved values."""
 
-    __slots__ = ("_output_meta",)
+    __slots__ = ("_output_meta", "_args")
     spec = None
 
     def apply(self, grads):
@@ -139,6 +139,9 @@ class OpSpec:
         spec.name = name
         spec.view = view  # the output shares memory (and the version counter) with input 0
         spec.promotes_dtype = promotes_dtype  # int inputs give float32 results, as in torch
+        spec.promotion = None  # or "promote"/"float": see _promoting below
+        spec.promoted_args = ()
+        spec.dtype_check = 0
         spec.forward = forward
         spec.args = tuple(args)
         spec.outputs = outputs
@@ -177,6 +180,8 @@ class OpSpec:
         spec.node_class = type(node_name, (OpNode,), {
             "__slots__": (), "spec": spec, "_exposed": exposed,
             "_exposed_tensors": frozenset(n for n in exposed if spec._is_tensor(n)),
+            "saves_tensors": any(spec._source(n)[0] in ("input", "output") for n in names),
+            "_arg_index": {n: i for i, n in enumerate(spec.args) if n in exposed},
             "takes_arrays": spec.array_formulas is not None and not spec.multi_output,
             "batches": spec.batch_formulas is not None})
         # what to save, for each mask of the differentiable inputs that require grad
@@ -228,13 +233,14 @@ class OpSpec:
 
     def _save_plan(self, mask):
         """(name, kind, where) of each value to save when the differentiable inputs flagged
-        in `mask` require grad. As torch: inputs (and their strides) only if a formula of
-        those inputs reads them; outputs, other facts and arguments always."""
+        in `mask` require grad: what their formulas read, and (as torch) outputs and facts
+        about the inputs other than strides whichever inputs require grad. (Arguments torch
+        saves always are read from the node's `_args` when not saved here.)"""
         names = []
         for bit, (fn, params) in enumerate(self.formula_list):
             names.extend(p for p in params if p not in ("grad", "grads") and (
-                mask >> bit & 1 or not (self._source(p)[0] == "input" or
-                                        p.endswith("_sym_strides"))))
+                mask >> bit & 1 or self._source(p)[0] == "output" or (
+                    self._source(p)[0] == "derived" and not p.endswith("_sym_strides"))))
         return tuple((n,) + self._source(n) for n in dict.fromkeys(names))
 
 
@@ -747,5 +753,28 @@ INDEX_ADD = op("index_add", "IndexAddBackward0", K.index_add, args=("dim", "alph
                index=ND,
                source=lambda grad, dim, index, source, source_dim, alpha:
                    F.index_add_source_backward(grad, dim, index, source, source_dim, alpha))
+
+
+# ======================= type promotion =======================
+def _promoting(kind, *specs, args=(), always=False):
+    """torch's type promotion (dtypes.result_type) gives these ops' result dtype from their
+    differentiable inputs and the scalar arguments `args`: "promote"; "float" also makes an
+    integer result the default float dtype (true division, exp, ...). The forward asks for
+    it when an operand's dtype is not numpy's result's (`dtype_check` 1 or 2: the first one
+    or two inputs), or `always` (3: variadic, three inputs, arguments that promote an
+    integer result numpy keeps)."""
+    for spec in specs:
+        spec.promotion, spec.promoted_args = kind, tuple(spec.args.index(a) for a in args)
+        n = len(spec.diff_positions)
+        spec.dtype_check = 3 if always or spec.variadic or n > 2 or spec.diff_positions[0] else n
+
+
+_promoting("promote", ADD, SUB, MUL, MAXIMUM, MINIMUM, WHERE, POW_TENSOR, CAT, STACK)
+_promoting("promote", CLAMP, args=("min", "max"), always=True)
+_promoting("promote", RSUB, args=("other",))
+_promoting("promote", POW, args=("exponent",))
+_promoting("promote", POW_SCALAR_BASE, args=("self",))
+_promoting("float", DIV, EXP, LOG, LOG1P, EXPM1, SQRT, RSQRT, RECIPROCAL, SIN, COS, TAN, TANH,
+           SIGMOID)
 
 TABLE = {name: value for name, value in globals().items() if isinstance(value, OpSpec)}
