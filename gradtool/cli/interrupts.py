@@ -69,7 +69,7 @@ def run_target(target, fn, *args, timeout=None):
         except _TimedOut as e:
             frames = _own_frames(e.__traceback__)
             at = (frames[-1].filename, frames[-1].lineno) if frames else None
-            raise UserCodeError(f"{label} did not finish within {timeout:g} s (--timeout)"
+            raise UserCodeError(f"{label} did not finish within --timeout {timeout:g} s"
                                 + (f"; it was at {at[0]}:{at[1]}" if at else "") + ".",
                                 "".join(traceback.format_list(frames)), at) from None
         finally:

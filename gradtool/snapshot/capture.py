@@ -58,7 +58,7 @@ def capture(target, seed=0, shape=(3,)):
     result.leaf_names = {id(t): name for name, t in named.items()
                          if t.is_leaf and t.requires_grad}
     reached = {id(v) for v in snapshot.leaf_tensors} - {id(v) for _, v in run.inputs}
-    result.parameters = [(name, t) for name, t in module_parameters(target).items()
+    result.parameters = [(name, t) for name, t in _module_parameters(modules).items()
                          if id(t) in reached]
     custom = result.custom_nodes = _custom_nodes(run.outputs)
     saved = diagnostics.saved_detached(trace, custom)
