@@ -36,7 +36,8 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
     mappings of them, compared element-wise with |actual - expected| <= atol + rtol *
     |expected|. rtol and atol default to the dtype's (float32: 1.3e-6 and 1e-5, float64: 1e-7
     and 1e-7, integers and bool: exact); give both or neither. Raises AssertionError with
-    torch's message; `msg` replaces it (a string) or rewrites it (a callable)."""
+    torch's message; `msg` replaces it (a string) or rewrites it (a callable). check_device,
+    check_layout and check_stride are accepted and not compared (one device, one layout)."""
     if (rtol is None) != (atol is None):
         raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got "
                          f"no {'rtol' if rtol is None else 'atol'}.")
@@ -115,8 +116,8 @@ def _compare_tensors(actual, expected, path, opts):
               f"{_dtype(expected)}.", path)
     rtol, atol = opts["rtol"], opts["atol"]
     if rtol is None:  # the looser of the two dtypes' defaults, as torch
-        rtol = max(_DEFAULT_TOLERANCES.get(_dtype_name(x), (0.0, 0.0))[0] for x in (a, e))
-        atol = max(_DEFAULT_TOLERANCES.get(_dtype_name(x), (0.0, 0.0))[1] for x in (a, e))
+        rtol = max(_DEFAULT_TOLERANCES.get(x.dtype.name, (0.0, 0.0))[0] for x in (a, e))
+        atol = max(_DEFAULT_TOLERANCES.get(x.dtype.name, (0.0, 0.0))[1] for x in (a, e))
     common = np.promote_types(a.dtype, e.dtype)
     if common.kind in "biu":  # integer differences cannot overflow in int64
         common = np.dtype(np.int64)
@@ -196,10 +197,6 @@ def _scalar_message(actual, expected, rtol, atol):
 
 def _array(x):
     return x.detach().numpy() if isinstance(x, Tensor) else np.asarray(x)
-
-
-def _dtype_name(array):
-    return array.dtype.name
 
 
 def _shape(x):
