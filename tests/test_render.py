@@ -326,3 +326,17 @@ def test_cli_render_html_writes_one_page(tmp_path):
     text = (tmp_path / "g.html").read_text()
     assert text.startswith("<!DOCTYPE html>") and text.count("<svg") >= 1
     assert os.listdir(tmp_path) == ["g.html"]
+
+
+def test_page_carries_a_nodes_own_metadata_beside_its_module():
+    from types import SimpleNamespace
+    x = gt.randn(3, requires_grad=True)
+    y = x.exp()
+    y.grad_fn.metadata["note"] = "set by the user"
+    cap = SimpleNamespace(snapshot=take_snapshot([y.sum()]), diagnostics=[],
+                          target=SimpleNamespace(name="f"))
+    text = html.page([cap], dot.find_renderer("auto", "svg")).decode()
+    data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>',
+                                text, re.S).group(1))
+    exp = next(n for n in data["nodes"].values() if n["name"] == "ExpBackward0")
+    assert exp["metadata"] == {"note": "'set by the user'"}

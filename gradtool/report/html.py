@@ -126,7 +126,7 @@ def _node_data(node, view, element, fails):
             "module": " › ".join(name for _, name, _ in node.module_path) or None,
             "site": node.site, "view": view, "el": element, "saved": saved,
             "outputs": [fmt_shape(*node.outputs[k]) for k in sorted(node.outputs)],
-            "fails": list(fails)}
+            "metadata": node.metadata, "fails": list(fails)}
     if node.leaf is not None:
         leaf = node.leaf
         data["leaf"] = {"shape": fmt_shape(leaf.shape, leaf.dtype),
@@ -200,6 +200,7 @@ function details(key) {
   row("variable", n.label); row("module", n.module); row("line", n.site);
   row("output", n.outputs.join(", ")); row("id", n.id);
   if (n.leaf) for (const k in n.leaf) row(k, n.leaf[k]);
+  for (const k in n.metadata) row(`metadata[${k}]`, n.metadata[k]);
   h += "</table>";
   for (const f of n.fails) h += `<p class="bad">${esc(f)}</p>`;
   if (n.saved.length) {

@@ -59,6 +59,8 @@ class Plan:
     root: Box
     order: list              # node ids in forward order
     box_of: dict             # node id -> innermost Box holding it (root if none)
+    inputs: dict             # node id -> ids of the nodes it takes input from
+    consumers: dict          # node id -> ids of the nodes that take its output
 
     def visible(self, node_id, within=None):
         """What stands for a node in the view of `within` (root by default): the node itself,
@@ -105,7 +107,11 @@ def make_plan(snapshot, depth=None, expand=False, readable=READABLE):
     paths = {n.id: tuple(call for call, _, _ in n.module_path) for n in nodes}
     names = {call: (name, kind) for n in nodes for call, name, kind in n.module_path}
     inputs = {n.id: list(dict.fromkeys(c for c, _ in n.edges if c is not None)) for n in nodes}
-    order = _forward_order(nodes, inputs, paths)
+    consumers = {n.id: [] for n in nodes}
+    for head, tails in inputs.items():
+        for tail in tails:
+            consumers[tail].append(head)
+    order = _forward_order(nodes, inputs, consumers, paths)
     root = _box_tree(order, paths, names, snapshot.by_id)
     _group_repeats(root)
     if not expand:
@@ -117,13 +123,7 @@ def make_plan(snapshot, depth=None, expand=False, readable=READABLE):
         for item in box.items:
             if not isinstance(item, Box):
                 box_of[item] = box
-    plan = Plan(root, order, box_of)
-    plan.inputs = inputs
-    plan.consumers = {n.id: [] for n in nodes}
-    for head, tails in inputs.items():
-        for tail in tails:
-            plan.consumers[tail].append(head)
-    return plan
+    return Plan(root, order, box_of, inputs, consumers)
 
 
 def views(plan):
@@ -153,7 +153,7 @@ def collapsed_within(box):
     return out
 
 
-def _forward_order(nodes, inputs, paths):
+def _forward_order(nodes, inputs, consumers, paths):
     """Node ids, each after its inputs, the nodes of one module call kept together: Kahn's
     algorithm that takes the next ready node from the innermost module call it is in, in the
     order the forward made them. Nodes without inputs (leaves) are placed afterwards, just
@@ -163,10 +163,6 @@ def _forward_order(nodes, inputs, paths):
     key = {n.id: (n.seq if n.seq is not None else 2 * len(nodes) - index[n.id], -index[n.id])
            for n in nodes}
     waiting = {nid: len(tails) for nid, tails in inputs.items()}
-    consumers = {nid: [] for nid in inputs}
-    for head, tails in inputs.items():
-        for tail in tails:
-            consumers[tail].append(head)
     sources = [n.id for n in nodes if not inputs[n.id]]
     ready = {}  # path prefix -> heap of (key, id) of ready nodes under it
 

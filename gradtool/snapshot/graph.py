@@ -61,6 +61,7 @@ class NodeInfo:
     module: Optional[str] = None  # the nn.Module that ran it, if any
     module_path: tuple = ()       # (call id, name, type) per module call, outermost first
     seq: Optional[int] = None     # when the forward made it (creation order), if known
+    metadata: dict = dataclasses.field(default_factory=dict)  # node.metadata's own entries, as text
     site: Optional[str] = None    # file:line of the user's code whose forward call made it
     leaf: Optional[LeafInfo] = None
 
@@ -179,7 +180,9 @@ def _node_info(node, node_id, ids, module_names):
              for name, value in node.saved_values().items()]
     meta = node._metadata or {}
     return NodeInfo(node_id, node.name(), kind, edges, {}, saved, module=_module_name(meta),
-                    module_path=_module_path(meta, module_names))
+                    module_path=_module_path(meta, module_names),
+                    metadata={str(k): _short_repr(v) for k, v in meta.items()
+                              if k not in _MODULE_KEYS})
 
 
 def _saved_label(node, name):
@@ -199,6 +202,9 @@ def _module_name(metadata):
     if not name:
         return kind
     return f"{name} ({kind})" if kind else name
+
+
+_MODULE_KEYS = ("module", "module_type", "nn_module_stack", "module_calls")  # nn's, shown apart
 
 
 def _module_path(metadata, module_names):
