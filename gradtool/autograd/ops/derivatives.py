@@ -469,6 +469,9 @@ _RESHAPE_BATCH = dict(self=lambda grad, self_sym_sizes:
 VIEW = op("view", "ViewBackward0", K.view, view=True, args=("size",), on_arrays=True,
           on_batches=_RESHAPE_BATCH,
           self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+RESHAPE_ALIAS = op("reshape", "ReshapeAliasBackward0", K.view, view=True, args=("size",),
+                   on_arrays=True, on_batches=_RESHAPE_BATCH,
+                   self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
 UNSAFE_VIEW = op("reshape", "UnsafeViewBackward0", K.reshape, args=("size",), on_arrays=True,
                  on_batches=_RESHAPE_BATCH,
                  self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))

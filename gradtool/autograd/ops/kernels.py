@@ -152,7 +152,7 @@ def amin(self, dim, keepdim):
 
 
 def logsumexp(self, dim, keepdim):
-    m = np.amax(self, axis=dim, keepdims=True)
+    m = np.amax(self, axis=dim, keepdims=True, initial=-np.inf)  # (-inf for an empty dim)
     m = np.where(np.isfinite(m), m, 0)  # rows of all -inf (or inf) need no shift, as torch
     out = np.log(np.sum(np.exp(self - m), axis=dim, keepdims=True)) + m
     return out if keepdim else np.squeeze(out, axis=dim)
