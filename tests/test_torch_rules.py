@@ -409,3 +409,50 @@ def test_in_place_on_itself_and_empty_softmax_match_torch(mark):
             out.append(tuple(lib.zeros(*shape).log_softmax(dim).shape))
         return out
     assert run(gt) == run(torch)
+
+
+# ------------------------------ memory layout of results ------------------------------
+def test_elementwise_result_keeps_a_permuted_inputs_layout_so_view_fails_as_in_torch():
+    x = gt.randn(2, 3)
+    for result in (x.t().exp(), x.t() + 1, x.t() * gt.randn(3, 2), x.t().clone()):
+        assert not result.is_contiguous()
+        with pytest.raises(RuntimeError, match="view size is not compatible"):
+            result.view(-1)
+    assert (gt.randn(3, 2) + x.t()).view(-1).shape == (6,)  # the first operand decides
+
+
+def test_reductions_softmax_and_contiguous_give_contiguous_results():
+    x = gt.randn(2, 3, 4).permute(2, 0, 1)
+    for result in (x.sum(1), x.sum(1, keepdim=True), x.amax(2), x.var(2), x.logsumexp(2),
+                   x.softmax(1), x.log_softmax(1), x.masked_fill(x > 0, 0.0), x.contiguous()):
+        assert result.is_contiguous()
+        result.view(-1)
+
+
+LAYOUTS = ["x.permute(2, 0, 1).exp()", "x.permute(2, 0, 1) + y", "y + x.permute(2, 0, 1)",
+           "x.permute(2, 0, 1) * x.transpose(0, 2).transpose(1, 2)",
+           "x.permute(2, 0, 1) / y[:, :1, :1]", "lib.maximum(x.permute(2, 0, 1), y)",
+           "x.permute(2, 0, 1).sum(1)", "x.permute(2, 0, 1).sum(1, keepdim=True)",
+           "x.permute(2, 0, 1).amax(2)", "x.permute(2, 0, 1).var(2)",
+           "x.permute(2, 0, 1).softmax(1)", "x.permute(2, 0, 1).clone()",
+           "x.permute(2, 0, 1).contiguous()", "x.permute(2, 0, 1).relu()",
+           "x.permute(2, 0, 1).masked_fill(x.permute(2, 0, 1) > 0, 0.0)",
+           "x[:, ::2].exp()", "x[:, :1].expand(2, 3, 4) + x", "1 - x.permute(2, 0, 1)",
+           "x.permute(2, 0, 1).sub(y, alpha=2)", "x.transpose(1, 2).sigmoid()"]
+
+
+def view_outcome(lib, code):
+    x = lib.tensor(np.arange(24.0).reshape(2, 3, 4))
+    y = lib.tensor(np.arange(24.0).reshape(4, 2, 3))
+    result = eval(code, {"lib": lib, "x": x, "y": y})
+    try:
+        flat = result.view(-1).tolist()
+    except RuntimeError as e:
+        flat = str(e)[:40]
+    return result.is_contiguous(), flat
+
+
+@pytest.mark.parametrize("code", LAYOUTS)
+@pytest.mark.parametrize("mark", [pytest.param(None, marks=parity)], ids=[""])
+def test_view_of_a_result_succeeds_or_fails_as_in_torch(code, mark):
+    assert view_outcome(gt, code) == view_outcome(torch, code)

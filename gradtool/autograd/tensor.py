@@ -757,7 +757,7 @@ class Tensor:
         return call(_D.CLONE, (self,))
 
     def contiguous(self):
-        return self if self._data.flags.c_contiguous else self.clone()
+        return self if self._data.flags.c_contiguous else call(_D.CLONE, (self,), ("contiguous",))
 
     def is_contiguous(self):
         return self._data.flags.c_contiguous
