@@ -452,6 +452,9 @@ case("index_pairs", "INDEX", lambda x: x[[0, 1, 0], [2, 2, 2]], normal(*S),
 case("index_bool_mask", "INDEX", lambda x, m: x[m],
      lambda r: [r.standard_normal(S), Const(r.random(S) < 0.5)],
      lambda v, x, m: [_placed(x.shape, m, v)], order2="square")
+# a viewable reshape of a non-contiguous tensor is torch's _reshape_alias
+case("reshape_alias", "RESHAPE_ALIAS", lambda x: x[:, :1].reshape(3), normal(*S),
+     lambda v, x: [_placed(x.shape, (slice(None), 0), v)], order2="square")
 case("alias", "ALIAS", lambda x: x[...], normal(*S), lambda v, x: [v], order2="square")
 # torch's rule: the int is a select, so the list's dim stays in place ((3, 2), not numpy's (2, 3))
 case("index_int_slice_list", "INDEX", lambda x: x[0, :, [1, 0]], normal(2, 3, 4),

@@ -143,7 +143,7 @@ def call_inplace(spec, inputs, args=()):
     _check_inplace(target)
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     out = _forward(spec, arrays, args)
-    _check_writable(target, out)
+    _check_writable(spec, target, out, inputs, args)
     node = _make_node(spec, inputs, args) if _state.grad_enabled else None
     if node is not None:  # inputs are saved as they were before the write
         plan = node._kept
@@ -156,15 +156,23 @@ def call_inplace(spec, inputs, args=()):
                 value = saved[name]
                 if type(value) is SavedTensor and value._tensor is target:
                     value.snapshot()
-    np.copyto(target._data, out, casting="same_kind")
+    if _internal_overlap(target._data):  # only elements written: others alias them
+        np.copyto(target._data, out, casting="same_kind", where=out != target._data)
+    else:
+        np.copyto(target._data, out, casting="same_kind")
     counter = target._version_counter
     counter[0] += 1
     counter[1] = anomaly.user_site()  # named in the error if a saved tensor was overwritten
     if node is not None:
         from . import views
         views.rebase_history(target, node)
-        saved.update(_save([e for e in plan if e[1] == "output"], inputs, args, arrays,
-                           (target,)))
+        outputs = _save([e for e in plan if e[1] == "output"], inputs, args, arrays, (target,))
+        if target._base is not None:  # as torch, the saved output of a write through a view
+            # unpacks onto the view's new history (over CopySlices), not onto this node
+            for value in outputs.values():
+                value.is_output = False
+                value._graph_edge = (target._grad_fn, target._output_nr, None)
+        saved.update(outputs)
     return target
 
 
@@ -332,21 +340,79 @@ def _check_inplace(target):
                            "in-place operation.")
 
 
-def _check_writable(target, out):
-    shape = target._data.shape
+def _check_writable(spec, target, out, inputs, args):
+    """torch's memory-overlap checks: no write to a tensor whose elements share memory (an
+    expand; fill_, zero_, masked_fill_ and index_put_ may), nor from an input that overlaps
+    the target partly (index_put_: at all)."""
+    data = target._data
+    shape = data.shape
     if out.shape != shape:
         raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
                            f"{list(out.shape)}")
-    if not np.can_cast(out.dtype, target._data.dtype, casting="same_kind"):
+    if not np.can_cast(out.dtype, data.dtype, casting="same_kind"):
         raise RuntimeError(f"result type {_LEGACY_TYPE_NAMES.get(out.dtype.name)} can't be cast "
                            f"to the desired output type "
-                           f"{_LEGACY_TYPE_NAMES.get(target._data.dtype.name)}")
-    data = target._data
-    if not data.flags.writeable or 0 in data.strides and any(
-            s == 0 and n > 1 for s, n in zip(data.strides, shape)):  # torch's internal overlap
+                           f"{_LEGACY_TYPE_NAMES.get(data.dtype.name)}")
+    if spec is _D.COPY and isinstance(inputs[1], Tensor) and _same_data(data, inputs[1]._data):
+        return  # a copy onto itself: torch writes nothing, so checks nothing
+    if not data.flags.writeable or (spec not in _WRITES_OVERLAPPING and _internal_overlap(data)):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the tensor "
                            "before performing the operation.")
+    counter = target._version_counter
+    if spec is _D.FILL_TENSOR or spec is _D.INDEX_PUT and _is_masked_fill(inputs[1], args[0]):
+        return  # torch fills with the value's number (index_put_ of one element through a
+        # mask is its masked_fill_): nothing read overlaps
+    for x in inputs[1:]:  # (tensors on the same memory share the version counter)
+        if isinstance(x, Tensor) and x._version_counter is counter and (
+                _overlap(data, x._data, full_allowed=spec is not _D.INDEX_PUT)
+                if x is not target else spec is _D.INDEX_PUT):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and "
+                               "the written-to tensor refer to a single memory location. Please "
+                               "clone() the tensor before performing the operation.")
+
+
+def _is_masked_fill(value, indices):
+    masks = [i for i in indices if isinstance(i, np.ndarray)]
+    return (isinstance(value, Tensor) and value._data.size == 1 and value._data.ndim == 0
+            and len(masks) == 1 and masks[0].dtype == np.bool_)
+
+
+def _internal_overlap(a):
+    return 0 in a.strides and a.size > 1 and any(
+        s == 0 and n > 1 for s, n in zip(a.strides, a.shape))
+
+
+def _dense(a):
+    """torch's is_non_overlapping_and_dense: some order of the dims is C-contiguous."""
+    expected = a.itemsize
+    for stride, n in sorted(zip(a.strides, a.shape)):
+        if n == 1:
+            continue
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _same_data(a, b):
+    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+            and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype)
+
+
+def _layout(a):
+    return [(n, s) for n, s in zip(a.shape, a.strides) if n != 1]
+
+
+def _overlap(a, b, full_allowed):
+    """Whether a and b overlap in a way torch refuses: partly (or at all, unless
+    full_allowed); decided, as torch, only when both are dense (otherwise too hard: allowed)."""
+    if a.size == 0 or b.size == 0 or not (_dense(a) and _dense(b)):
+        return False
+    start_a, start_b = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    if start_a == start_b and a.shape == b.shape and _layout(a) == _layout(b):
+        return not full_allowed  # (the strides of size-1 dims aside: numpy's expand differs)
+    return start_a < start_b + b.size * b.itemsize and start_b < start_a + a.size * a.itemsize
 
 
 def _as_result(out, arrays, spec, args=()):
@@ -765,7 +831,7 @@ class Tensor:
         return call(_D.CLONE, (self,))
 
     def contiguous(self):
-        return self if self._data.flags.c_contiguous else self.clone()
+        return self if self._data.flags.c_contiguous else call(_D.CLONE, (self,), ("contiguous",))
 
     def is_contiguous(self):
         return self._data.flags.c_contiguous
@@ -1201,7 +1267,9 @@ class Tensor:
         if dim is None:
             _check_nonempty(self, "max")
             return call(_D.MAX, (self,))
-        return MaxResult(*call(_D.MAX_DIM, (self,), (_dim(dim, self._data.ndim), keepdim)))
+        d = _dim(dim, self._data.ndim)
+        _check_reduced_sizes(self, "max", (d,), (d,))
+        return MaxResult(*call(_D.MAX_DIM, (self,), (d, keepdim)))
 
     def min(self, dim=None, keepdim=False):
         if isinstance(dim, Tensor):
@@ -1209,13 +1277,19 @@ class Tensor:
         if dim is None:
             _check_nonempty(self, "min")
             return call(_D.MIN, (self,))
-        return MinResult(*call(_D.MIN_DIM, (self,), (_dim(dim, self._data.ndim), keepdim)))
+        d = _dim(dim, self._data.ndim)
+        _check_reduced_sizes(self, "min", (d,), (d,))
+        return MinResult(*call(_D.MIN_DIM, (self,), (d, keepdim)))
 
     def amax(self, dim=(), keepdim=False):
-        return call(_D.AMAX, (self,), (_dims(dim, self._data.ndim), keepdim))
+        dims = _dims(dim, self._data.ndim)
+        _check_reduced_sizes(self, "amax", dims, dim)
+        return call(_D.AMAX, (self,), (dims, keepdim))
 
     def amin(self, dim=(), keepdim=False):
-        return call(_D.AMIN, (self,), (_dims(dim, self._data.ndim), keepdim))
+        dims = _dims(dim, self._data.ndim)
+        _check_reduced_sizes(self, "amin", dims, dim)
+        return call(_D.AMIN, (self,), (dims, keepdim))
 
     def logsumexp(self, dim, keepdim=False):
         return call(_D.LOGSUMEXP, (self,), (_dims(dim, self._data.ndim), keepdim))
@@ -1243,8 +1317,9 @@ class Tensor:
 
     def reshape(self, *shape):
         shape = _checked_shape(self, _shape(shape))
-        try:
-            return call(_D.VIEW, (self,), (shape,))
+        try:  # a view when it can be: of a non-contiguous tensor, torch's _reshape_alias
+            return call(_D.VIEW if self._data.flags.c_contiguous else _D.RESHAPE_ALIAS,
+                        (self,), (shape,))
         except RuntimeError as e:  # not viewable: copy, as torch (CloneBackward0)
             if "view size is not compatible" not in str(e):
                 raise
@@ -1258,6 +1333,8 @@ class Tensor:
         if nd == 0:
             return self.reshape(1)
         s, e = _dim(start_dim, nd), _dim(end_dim, nd)
+        if s == e:  # nothing to flatten: the tensor itself, as torch
+            return self
         shape = self._data.shape
         return self.reshape(shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:])
 
@@ -1568,6 +1645,15 @@ def _check_probabilities(t):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
 
 
+def _check_reduced_sizes(t, name, dims, given):
+    """max/min reductions have no value over an empty dim (torch's IndexError)."""
+    shape = t._data.shape
+    given = tuple(given) if isinstance(given, (tuple, list)) else (given,)
+    for d, g in zip(dims, given if len(given) == len(dims) else dims):  # (named as given)
+        if shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {g} to have non-zero size.")
+
+
 def _check_nonempty(t, name):
     if t._data.size == 0:
         raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
@@ -1653,7 +1739,8 @@ def _slice(t, dim, item, skip_full):
         raise ValueError("step must be greater than zero")
     size = t._data.shape[dim]
     start, stop, _ = item.indices(size)
-    if skip_full and item.start in (None, 0) and step == 1 and stop == size:
+    if skip_full and item.start in (None, 0) and step == 1 and (
+            item.stop is None or _as_int(item.stop) >= size):
         return t
     return call(_D.SLICE, (t,), (dim, start, max(start, stop), step))
 
@@ -1696,27 +1783,34 @@ def _setitem(t, index, value):
     """torch's set_item: the view the basic items select is filled (fill_), copied into
     (copy_), or index_put_ where tensor indices follow."""
     items = _index_items(index)
-    if len(items) == 1 and (items[0] is False or items[0] is True):
-        if items[0] is False:
-            return  # nothing selected
+    if index is False:
+        return  # nothing selected
+    if index is True:  # (alone, not in a tuple: a plain new dim)
         items = (None,)
     view, advanced = _apply_basic(t, items, skip_full_slices=True)
-    if isinstance(value, Tensor) and value._data.ndim:  # as torch: leading 1s are dropped
-        shape = value._data.shape
-        lead = 0
-        while lead < len(shape) and shape[lead] == 1:
-            lead += 1
-        if lead:
-            value = value.reshape(shape[lead:])
-    if advanced:
-        value = value if isinstance(value, Tensor) else Tensor._wrap(
-            np.asarray(value, dtype=t._data.dtype))
-        call_inplace(_D.INDEX_PUT, (view, value), (_advanced_index(advanced), False))
-    elif not isinstance(value, Tensor) or value._data.ndim == 0:
-        view.fill_(value if isinstance(value, Tensor) else Tensor._wrap(
-            np.asarray(value, dtype=t._data.dtype)))
-    else:
+    if not isinstance(value, Tensor):  # a number is a 0-d tensor of t's dtype
+        value = Tensor._wrap(np.asarray(value, dtype=t._data.dtype))
+    if not advanced and value._data.shape == view._data.shape:
         view.copy_(value)
+        return
+    if not advanced and value._data.ndim == 0:
+        view.fill_(value)
+        return
+    shape = value._data.shape
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:  # as torch: leading 1s are dropped
+        lead += 1
+    if lead:
+        value = call(_D.VIEW, (value,), (shape[lead:],))  # (a view always can: torch views)
+    if advanced:
+        if value._data.dtype != t._data.dtype:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, "
+                               f"got {_LEGACY_TYPE_NAMES.get(t._data.dtype.name)} for the "
+                               f"destination and {_LEGACY_TYPE_NAMES.get(value._data.dtype.name)}"
+                               f" for the source.")
+        call_inplace(_D.INDEX_PUT, (view, value), (_advanced_index(advanced), False))
+    else:  # broadcast first, as torch (so a value on the view's own memory overlaps fully)
+        view.copy_(value.expand(view._data.shape))
 
 
 def _checked_mask(t, mask):
@@ -1834,3 +1928,4 @@ def stack(tensors, dim=0):
 
 from .ops import derivatives as _D  # noqa: E402  (the table's formulas use Tensor: import last)
 D = _D
+_WRITES_OVERLAPPING = {_D.FILL, _D.ZERO, _D.MASKED_FILL, _D.INDEX_PUT}  # (not fill_.Tensor)

@@ -304,7 +304,8 @@ CLAMP = op("clamp", "ClampBackward1", K.clamp, args=("min", "max"),
            self=lambda grad, self, min, max: F.clamp_backward(grad, self, min, max))
 CLAMP_MIN = op("clamp_min", "ClampMinBackward0", K.clamp, args=("min", "max"),
                self=lambda grad, self, min: F.clamp_backward(grad, self, min, None))
-CLONE = op("clone", "CloneBackward0", K.clone, on_arrays=True, on_batches=True,
+CLONE = op("clone", "CloneBackward0", K.clone, args=("memory_format",), on_arrays=True,
+           on_batches=True,
            self=lambda grad: grad)
 # Ops that overwrite their input entirely (used in place): no gradient flows to what was there.
 COPY = op("copy_", "CopyBackwards", K.copy,
@@ -331,10 +332,10 @@ SUB = op("sub", "SubBackward0", K.sub, args=("alpha",), on_arrays=True, on_batch
          other=lambda grad, alpha: F.scale(grad, -alpha))
 RSUB = op("rsub", "RsubBackward1", K.rsub, args=("other", "alpha"), on_arrays=True,
            on_batches=True, self=lambda grad, alpha: F.scale(grad, -alpha))
-MUL = op("mul", "MulBackward0", np.multiply, on_arrays=True, on_batches=True,
+MUL = op("mul", "MulBackward0", K.mul, on_arrays=True, on_batches=True,
          self=lambda grad, other: grad * other,
          other=lambda grad, self: grad * self)
-DIV = op("div", "DivBackward0", np.true_divide, on_arrays=True, on_batches=True,
+DIV = op("div", "DivBackward0", K.div, on_arrays=True, on_batches=True,
          self=lambda grad, other: grad / other,
          other=lambda grad, self, other: -grad * self / (other * other))
 POW = op("pow", "PowBackward0", np.power, args=("exponent",),
@@ -349,10 +350,10 @@ POW_SCALAR_BASE = op("pow", "PowBackward2", K.pow_scalar_base, args=("self",),
                      exponent=lambda grad, self, exponent, result:
                          F.pow_backward_exponent(grad, self, exponent, result))
 # Ties split the gradient in half between the two inputs, as torch does.
-MAXIMUM = op("maximum", "MaximumBackward0", np.maximum,
+MAXIMUM = op("maximum", "MaximumBackward0", K.maximum,
              self=lambda grad, self, other: F.tie_split(grad, self, other, self < other),
              other=lambda grad, self, other: F.tie_split(grad, self, other, self > other))
-MINIMUM = op("minimum", "MinimumBackward0", np.minimum,
+MINIMUM = op("minimum", "MinimumBackward0", K.minimum,
              self=lambda grad, self, other: F.tie_split(grad, self, other, self > other),
              other=lambda grad, self, other: F.tie_split(grad, self, other, self < other))
 WHERE = op("where", "WhereBackward0", K.where,
@@ -501,6 +502,9 @@ _RESHAPE_DIM_BATCH = dict(self=lambda grad, self_sym_sizes, dim:
 VIEW = op("view", "ViewBackward0", K.view, view=True, args=("size",), on_arrays=True,
           on_batches=_RESHAPE_BATCH,
           self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+RESHAPE_ALIAS = op("reshape", "ReshapeAliasBackward0", K.view, view=True, args=("size",),
+                   on_arrays=True, on_batches=_RESHAPE_BATCH,
+                   self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
 UNSAFE_VIEW = op("reshape", "UnsafeViewBackward0", K.reshape, args=("size",), on_arrays=True,
                  on_batches=_RESHAPE_BATCH,
                  self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))

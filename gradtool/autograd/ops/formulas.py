@@ -89,7 +89,8 @@ def var_backward(grad, self, dim, correction, keepdim):
     # d var / dx = 2 (x - mean) / (N - correction)
     n = int(np.prod([self.shape[d] for d in dim]))
     grad = restore_reduced_dims(grad, dim, keepdim)
-    return (2.0 / (n - correction)) * grad * (self - self.mean(dim, keepdim=True))
+    scale = 2.0 / (n - correction) if n != correction else float("inf")  # (nan, as torch)
+    return scale * grad * (self - self.mean(dim, keepdim=True))
 
 
 def std_backward(grad, self, dim, correction, keepdim, result):

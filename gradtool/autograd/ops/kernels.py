@@ -5,11 +5,83 @@ import numpy as np
 
 
 def add(self, other, alpha):
-    return self + other if alpha == 1 else self + other * alpha
+    out = self + other if alpha == 1 else self + other * alpha
+    return out if _c_ordered(self) else torch_layout(out, self, other)
 
 
 def sub(self, other, alpha):
-    return self - other if alpha == 1 else self - other * alpha
+    out = self - other if alpha == 1 else self - other * alpha
+    return out if _c_ordered(self) else torch_layout(out, self, other)
+
+
+def mul(self, other):
+    out = np.multiply(self, other)
+    return out if _c_ordered(self) else torch_layout(out, self, other)
+
+
+def div(self, other):
+    out = np.true_divide(self, other)
+    return out if _c_ordered(self) else torch_layout(out, self, other)
+
+
+def maximum(self, other):
+    out = np.maximum(self, other)
+    return out if _c_ordered(self) else torch_layout(out, self, other)
+
+
+def minimum(self, other):
+    out = np.minimum(self, other)
+    return out if _c_ordered(self) else torch_layout(out, self, other)
+
+
+def _contiguous(a):
+    # (np.ascontiguousarray makes a 0-d array 1-d)
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+def _c_ordered(a):
+    # a C-ordered first operand: numpy's layout is torch's (the rare other case is checked)
+    return type(a) is not np.ndarray or a.flags.c_contiguous
+
+
+def torch_layout(out, *operands):
+    """`out` laid out as torch's elementwise ops lay theirs out (TensorIterator): its dims
+    ordered by the operands' strides, the first operand that orders a pair of dims deciding
+    (numpy's K order falls back to C order when the operands disagree). So .view() succeeds
+    or fails on the result as it does in torch."""
+    if out.ndim < 2:
+        return out
+    shape = out.shape
+    strides = [np.broadcast_to(a, shape).strides for a in operands
+               if type(a) is np.ndarray and a.ndim]
+
+    def should_swap(d0, d1):
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:  # broadcast in one of them: the next operand decides
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+    perm = list(range(out.ndim - 1, -1, -1))  # fastest-varying dim first
+    for i in range(1, out.ndim):  # torch's insertion sort, ambiguous pairs left in place
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            order = should_swap(perm[dim0], perm[dim1])
+            if order > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif order < 0:
+                break
+    slowest_first = perm[::-1]
+    result = np.empty([shape[d] for d in slowest_first], dtype=out.dtype).transpose(
+        np.argsort(slowest_first))
+    if result.strides == out.strides:
+        return out
+    result[...] = out
+    return result
 
 
 def rsub(self, other, alpha):
@@ -40,8 +112,8 @@ def clamp(self, min, max):
     return out.astype(self.dtype, copy=False)
 
 
-def masked_fill(self, mask, value):
-    return np.where(mask, np.asarray(value, dtype=self.dtype), self)
+def masked_fill(self, mask, value):  # (contiguous, as torch's: a clone, then filled)
+    return _contiguous(np.where(mask, np.asarray(value, dtype=self.dtype), self))
 
 
 def pow_scalar_base(exponent, self):
@@ -91,8 +163,9 @@ def sum_all(self):
     return np.sum(self)
 
 
+# reductions give contiguous results, as torch's (numpy's follow the input's layout)
 def sum_dim(self, dim, keepdim):
-    return np.sum(self, axis=dim, keepdims=keepdim)
+    return _contiguous(np.sum(self, axis=dim, keepdims=keepdim))
 
 
 def mean_all(self):
@@ -100,15 +173,15 @@ def mean_all(self):
 
 
 def mean_dim(self, dim, keepdim):
-    return np.mean(self, axis=dim, keepdims=keepdim)
+    return _contiguous(np.mean(self, axis=dim, keepdims=keepdim))
 
 
 def var(self, dim, correction, keepdim):
-    return np.var(self, axis=dim, ddof=correction, keepdims=keepdim)
+    return _contiguous(np.var(self, axis=dim, ddof=correction, keepdims=keepdim))
 
 
 def std(self, dim, correction, keepdim):
-    return np.std(self, axis=dim, ddof=correction, keepdims=keepdim)
+    return _contiguous(np.std(self, axis=dim, ddof=correction, keepdims=keepdim))
 
 
 def prod_all(self):
@@ -116,7 +189,7 @@ def prod_all(self):
 
 
 def prod_dim(self, dim, keepdim):
-    return np.prod(self, axis=dim, keepdims=keepdim)
+    return _contiguous(np.prod(self, axis=dim, keepdims=keepdim))
 
 
 def max_all(self):
@@ -144,32 +217,33 @@ def _squeeze_unless(a, dim, keepdim):
 
 
 def amax(self, dim, keepdim):
-    return np.amax(self, axis=dim, keepdims=keepdim)
+    return _contiguous(np.amax(self, axis=dim, keepdims=keepdim))
 
 
 def amin(self, dim, keepdim):
-    return np.amin(self, axis=dim, keepdims=keepdim)
+    return _contiguous(np.amin(self, axis=dim, keepdims=keepdim))
 
 
 def logsumexp(self, dim, keepdim):
-    m = np.amax(self, axis=dim, keepdims=True)
+    m = np.amax(self, axis=dim, keepdims=True, initial=-np.inf)  # (-inf for an empty dim)
     m = np.where(np.isfinite(m), m, 0)  # rows of all -inf (or inf) need no shift, as torch
     out = np.log(np.sum(np.exp(self - m), axis=dim, keepdims=True)) + m
-    return out if keepdim else np.squeeze(out, axis=dim)
+    return _contiguous(out if keepdim else np.squeeze(out, axis=dim))
 
 
 def softmax(self, dim):  # (initial: an empty dim has no max, and needs none)
     e = np.exp(self - np.amax(self, axis=dim, keepdims=True, initial=-np.inf))
-    return e / np.sum(e, axis=dim, keepdims=True)
+    return _contiguous(e / np.sum(e, axis=dim, keepdims=True))
 
 
 def log_softmax(self, dim):
     shifted = self - np.amax(self, axis=dim, keepdims=True, initial=-np.inf)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+    return _contiguous(shifted - np.log(np.sum(np.exp(shifted), axis=dim,
+                                                        keepdims=True)))
 
 
 def norm(self, ord, dim, keepdim):  # ord: 2 (the only one gradtool has)
-    return np.sqrt(np.sum(self * self, axis=dim, keepdims=keepdim))
+    return _contiguous(np.sqrt(np.sum(self * self, axis=dim, keepdims=keepdim)))
 
 
 # ---- shapes ----
@@ -216,8 +290,8 @@ def to_dtype(self, dtype):
     return self.astype(dtype)
 
 
-def clone(self):
-    return self.copy()
+def clone(self, memory_format="preserve"):  # preserve: the input's order of dims, as torch
+    return self.copy(order="K" if memory_format == "preserve" else "C")
 
 
 def copy(self, src):
