@@ -50,6 +50,7 @@ _QUIET = _quiet_context()
 
 
 _FLOAT64 = np.dtype(np.float64)
+_ndarray = np.ndarray
 _FLOAT32 = np.dtype(np.float32)
 _NO_EDGE = (None, 0)
 _new_object = object.__new__
@@ -92,23 +93,27 @@ def call(spec, inputs, args=()):
         out = _forward_elsewhere(spec, arrays, args)
     if spec.multi_output:
         return _multi_output(spec, inputs, args, arrays, out)
-    check = spec.dtype_check
-    if type(out) is not np.ndarray or (out.dtype is _FLOAT64 and not check):
+    if type(out) is not _ndarray:
         out = _as_result(out, arrays, spec, args)
-    elif check:
+    dtype = out.dtype
+    check = spec.dtype_check
+    if check:
         # numpy's dtype is torch's when every tensor operand has it (scalars never upcast)
-        dtype = out.dtype
         first = arrays[0]
-        if check == 3 or type(first) is not np.ndarray or first.dtype is not dtype or (
-                check == 2 and type(arrays[1]) is np.ndarray and arrays[1].dtype is not dtype):
+        if check == 3 or type(first) is not _ndarray or first.dtype is not dtype or (
+                check == 2 and type(arrays[1]) is _ndarray and arrays[1].dtype is not dtype):
             out = _promoted(out, arrays, spec, args)
+            dtype = out.dtype
+    elif dtype is _FLOAT64:
+        out = _as_result(out, arrays, spec, args)
+        dtype = out.dtype
     result = _new_tensor(Tensor, out)
     if spec.view:
         _share_base(inputs[0], (result,))
     # integer and bool results (and declared non-differentiable ones) never require grad,
     # so their op records nothing
     if _state.grad_enabled and spec.result_differentiable and (
-            out.dtype is _FLOAT32 or out.dtype.kind == "f"):
+            dtype is _FLOAT32 or dtype.kind == "f"):
         node = _make_node(spec, inputs, args)
         if node is not None:
             result._requires_grad = True
