@@ -330,7 +330,8 @@ OVERLAP_WRITES = [
     "x.expand(3, 4)[[0]] = 1.0", "x.expand(3, 4)[:, 0].exp_()", "x.expand(3, 1).mul_(2)",
     "x.expand(3, 4)[1, 2].add_(1)", "x.view(3)[1:].add_(x.view(3)[:-1])", "x.add_(x)",
     "x.view(3)[[0, 1]] = x.view(3)[1:]", "x.view(3)[1:].copy_(x.view(3)[:-1])",
-    "x.expand(3, 4).copy_(x.expand(3, 4))", "x[None] = x", "x[0:1, :].copy_(x[0])"]
+    "x.expand(3, 4).copy_(x.expand(3, 4))", "x[None] = x", "x[0:1, :].copy_(x[0])",
+    "x.view(3)[:1][-2:3:3] = x.view(3)[:1]", "x[None] = x.permute(1, 0)[:, :1]"]
 
 
 def run_write(lib, code):
@@ -438,7 +439,10 @@ LAYOUTS = ["x.permute(2, 0, 1).exp()", "x.permute(2, 0, 1) + y", "y + x.permute(
            "x.permute(2, 0, 1).contiguous()", "x.permute(2, 0, 1).relu()",
            "x.permute(2, 0, 1).masked_fill(x.permute(2, 0, 1) > 0, 0.0)",
            "x[:, ::2].exp()", "x[:, :1].expand(2, 3, 4) + x", "1 - x.permute(2, 0, 1)",
-           "x.permute(2, 0, 1).sub(y, alpha=2)", "x.transpose(1, 2).sigmoid()"]
+           "x.permute(2, 0, 1).sub(y, alpha=2)", "x.transpose(1, 2).sigmoid()",
+           "x.permute(2, 0, 1)[:, [0, 1]]", "x[:, [[0], [1]]]", "x[:, 0, [[0], [1]]]",
+           "x.transpose(0, 1)[:, [0, 1], [1, 2]]", "x.permute(1, 2, 0)[[[0], [1]], :, [0, 1]]",
+           "x.transpose(0, 2)[:, x[:, :, 0].t() > 5]"]
 
 
 def view_outcome(lib, code):
