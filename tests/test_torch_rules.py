@@ -261,6 +261,12 @@ def test_max_and_amax_over_an_empty_dim_raise_index_error():
         gt.zeros(2, 0).max(-1)
 
 
+def test_amax_gradient_spreads_a_nan_to_every_element_as_torch():
+    x = gt.tensor([1.0, 3.0, 2.0], requires_grad=True)
+    x.amax(0).backward(gt.tensor(float("nan")))
+    assert np.isnan(x.grad.numpy()).all()
+
+
 def test_flatten_of_a_one_dim_tensor_is_the_tensor_itself():
     x = gt.ones(3)
     assert x.flatten() is x
