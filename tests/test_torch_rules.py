@@ -74,6 +74,13 @@ def test_index_put_of_another_dtype_is_refused():
     assert y.tolist() == [1.0, 0.0, 0.0]
 
 
+def test_out_of_range_index_is_refused_unless_nothing_is_read():
+    x = gt.ones(1, 4, 3)
+    assert x[0, 6:, None, ..., [3, -2]].shape == (0, 1, 2)  # an empty result reads nothing
+    with pytest.raises(IndexError):
+        x[0, :, [3]]
+
+
 def test_float_index_tensor_is_refused():
     with pytest.raises(IndexError, match="tensors used as indices must be long"):
         gt.ones(3)[gt.tensor([0.0])]

@@ -358,7 +358,17 @@ def slice_(self, dim, start, end, step):
 
 
 def index(self, indices):
-    out = self[indices]
+    try:
+        out = self[indices]
+    except IndexError:  # torch checks the indices it reads: none when the result is empty
+        safe = tuple(np.zeros_like(i) if type(i) is np.ndarray and i.dtype != np.bool_ else i
+                     for i in indices)
+        try:
+            out = self[safe]
+        except IndexError:
+            out = None
+        if out is None or out.size:
+            raise
     return out if out.ndim < 2 else _index_layout(out, self, indices)
 
 
