@@ -265,8 +265,42 @@ def op_inplace(rng, shapes):
         lambda lib, x, y: x.__setitem__(make_index(lib, index), y)
 
 
+def op_misc(rng, shapes):
+    a = pick(rng, shapes)
+    s, nd = shapes[a], len(shapes[a])
+    kind = str(rng.choice(["cat", "stack", "pow", "clamp", "where", "masked_fill", "gather",
+                           "std", "norm", "mean", "to32"]))
+    if kind in ("cat", "stack"):
+        b = pick(rng, shapes, lambda t: t == s)
+        d = int(rng.integers(0, nd + (kind == "stack"))) if nd or kind == "stack" else None
+        if d is None:
+            return None
+        return f"{kind}([t{a}, t{b}], {d})", (a, b),             lambda lib, x, y: getattr(lib, kind)([x, y], d)
+    if kind == "pow":
+        e = float(rng.choice([2.0, 3.0, 0.5, -1.0]))
+        return f"t{a} ** {e}", (a,), lambda lib, x: x ** e
+    if kind == "clamp":
+        return f"t{a}.clamp(-0.5, 0.5)", (a,), lambda lib, x: x.clamp(-0.5, 0.5)
+    if kind == "where":
+        b = broadcast_partner(rng, shapes, a)
+        return f"where(t{a} > 0, t{a}, t{b})", (a, b), lambda lib, x, y: lib.where(x > 0, x, y)
+    if kind == "masked_fill":
+        return f"t{a}.masked_fill(t{a} > 0, 0.)", (a,), lambda lib, x: x.masked_fill(x > 0, 0.0)
+    if kind == "gather" and nd and all(s):
+        index = rng.integers(0, s[-1], size=s)
+        return f"t{a}.gather(-1, {index.tolist()})", (a,),             lambda lib, x: x.gather(-1, lib.tensor(index))
+    if kind in ("std", "norm") and nd:
+        d = int(rng.integers(-nd, nd))
+        return f"t{a}.{kind}(dim={d})", (a,), lambda lib, x: getattr(x, kind)(dim=d)
+    if kind == "mean":
+        return f"t{a}.mean()", (a,), lambda lib, x: x.mean()
+    if kind == "to32":
+        return f"t{a}.to(float32).to(float64)", (a,),             lambda lib, x: x.to(lib.float32).to(lib.float64)
+    return None
+
+
 MAKERS = [(op_unary, 3), (op_binary, 3), (op_reduce, 2), (op_view, 4), (op_getitem, 3),
-          (op_matmul, 1), (op_inplace, 4)]
+          (op_matmul, 1), (op_inplace, 4), (op_misc, 2)]
 
 
 # ------------------------------ running a program on both ------------------------------

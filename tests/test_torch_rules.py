@@ -74,6 +74,13 @@ def test_index_put_of_another_dtype_is_refused():
     assert y.tolist() == [1.0, 0.0, 0.0]
 
 
+def test_out_of_range_index_is_refused_unless_nothing_is_read():
+    x = gt.ones(1, 4, 3)
+    assert x[0, 6:, None, ..., [3, -2]].shape == (0, 1, 2)  # an empty result reads nothing
+    with pytest.raises(IndexError):
+        x[0, :, [3]]
+
+
 def test_float_index_tensor_is_refused():
     with pytest.raises(IndexError, match="tensors used as indices must be long"):
         gt.ones(3)[gt.tensor([0.0])]
@@ -261,6 +268,12 @@ def test_max_and_amax_over_an_empty_dim_raise_index_error():
         gt.zeros(2, 0).max(-1)
 
 
+def test_amax_gradient_spreads_a_nan_to_every_element_as_torch():
+    x = gt.tensor([1.0, 3.0, 2.0], requires_grad=True)
+    x.amax(0).backward(gt.tensor(float("nan")))
+    assert np.isnan(x.grad.numpy()).all()
+
+
 def test_flatten_of_a_one_dim_tensor_is_the_tensor_itself():
     x = gt.ones(3)
     assert x.flatten() is x
@@ -330,7 +343,8 @@ OVERLAP_WRITES = [
     "x.expand(3, 4)[[0]] = 1.0", "x.expand(3, 4)[:, 0].exp_()", "x.expand(3, 1).mul_(2)",
     "x.expand(3, 4)[1, 2].add_(1)", "x.view(3)[1:].add_(x.view(3)[:-1])", "x.add_(x)",
     "x.view(3)[[0, 1]] = x.view(3)[1:]", "x.view(3)[1:].copy_(x.view(3)[:-1])",
-    "x.expand(3, 4).copy_(x.expand(3, 4))", "x[None] = x", "x[0:1, :].copy_(x[0])"]
+    "x.expand(3, 4).copy_(x.expand(3, 4))", "x[None] = x", "x[0:1, :].copy_(x[0])",
+    "x.view(3)[:1][-2:3:3] = x.view(3)[:1]", "x[None] = x.permute(1, 0)[:, :1]"]
 
 
 def run_write(lib, code):
@@ -438,7 +452,10 @@ LAYOUTS = ["x.permute(2, 0, 1).exp()", "x.permute(2, 0, 1) + y", "y + x.permute(
            "x.permute(2, 0, 1).contiguous()", "x.permute(2, 0, 1).relu()",
            "x.permute(2, 0, 1).masked_fill(x.permute(2, 0, 1) > 0, 0.0)",
            "x[:, ::2].exp()", "x[:, :1].expand(2, 3, 4) + x", "1 - x.permute(2, 0, 1)",
-           "x.permute(2, 0, 1).sub(y, alpha=2)", "x.transpose(1, 2).sigmoid()"]
+           "x.permute(2, 0, 1).sub(y, alpha=2)", "x.transpose(1, 2).sigmoid()",
+           "x.permute(2, 0, 1)[:, [0, 1]]", "x[:, [[0], [1]]]", "x[:, 0, [[0], [1]]]",
+           "x.transpose(0, 1)[:, [0, 1], [1, 2]]", "x.permute(1, 2, 0)[[[0], [1]], :, [0, 1]]",
+           "x.transpose(0, 2)[:, x[:, :, 0].t() > 5]"]
 
 
 def view_outcome(lib, code):

@@ -405,18 +405,14 @@ def _same_data(a, b):
             and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype)
 
 
-def _layout(a):
-    return [(n, s) for n, s in zip(a.shape, a.strides) if n != 1]
-
-
 def _overlap(a, b, full_allowed):
     """Whether a and b overlap in a way torch refuses: partly (or at all, unless
     full_allowed); decided, as torch, only when both are dense (otherwise too hard: allowed)."""
     if a.size == 0 or b.size == 0 or not (_dense(a) and _dense(b)):
         return False
     start_a, start_b = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
-    if start_a == start_b and a.shape == b.shape and _layout(a) == _layout(b):
-        return not full_allowed  # (the strides of size-1 dims aside: numpy's expand differs)
+    if start_a == start_b and a.shape == b.shape and a.strides == b.strides:
+        return not full_allowed
     return start_a < start_b + b.size * b.itemsize and start_b < start_a + a.size * a.itemsize
 
 

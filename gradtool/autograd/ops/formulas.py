@@ -144,7 +144,7 @@ def evenly_distribute_backward(grad, self, result):
 def amax_backward(grad, self, result, dim, keepdim):
     grad = restore_reduced_dims(grad, dim, keepdim)
     mask = self == restore_reduced_dims(result, dim, keepdim)
-    return where(mask, grad / mask.sum(dim, keepdim=True), 0)
+    return grad / mask.sum(dim, keepdim=True) * mask  # (a product: nan reaches all, as torch)
 
 
 def value_selecting_backward(grad, dim, indices, sizes, keepdim):

@@ -51,9 +51,13 @@ def torch_layout(out, *operands):
     or fails on the result as it does in torch."""
     if out.ndim < 2:
         return out
+    return _laid_out(out, [np.broadcast_to(a, out.shape).strides for a in operands
+                           if type(a) is np.ndarray and a.ndim])
+
+
+def _laid_out(out, strides):
+    """`out` in the order of dims TensorIterator gives operands of these strides."""
     shape = out.shape
-    strides = [np.broadcast_to(a, shape).strides for a in operands
-               if type(a) is np.ndarray and a.ndim]
 
     def should_swap(d0, d1):
         for st in strides:
@@ -281,9 +285,19 @@ def permute(self, dims):
 
 
 def expand(self, size):
-    # writeable, as torch's: writes that would overlap are refused when made (_check_writable)
-    out = np.broadcast_to(self, size)
-    return np.lib.stride_tricks.as_strided(self, out.shape, out.strides, writeable=True)
+    """A writeable view, as torch's (writes that would overlap are refused when made), with
+    torch's strides: 0 where a dim is expanded, and for new dims of size 1 the stride a
+    contiguous layout would give them (numpy gives 0), which decides full vs partial overlap."""
+    np.broadcast_to(self, size)  # (numpy's error for sizes that cannot be broadcast)
+    lead = len(size) - self.ndim
+    strides = [0] * len(size)
+    for i in range(len(size) - 1, -1, -1):
+        if i >= lead:
+            n, stride = self.shape[i - lead], self.strides[i - lead]
+        else:
+            n, stride = 1, size[i + 1] * strides[i + 1] if i + 1 < len(size) else self.itemsize
+        strides[i] = stride if n == size[i] else 0
+    return np.lib.stride_tricks.as_strided(self, tuple(size), strides, writeable=True)
 
 
 def to_dtype(self, dtype):
@@ -345,7 +359,41 @@ def slice_(self, dim, start, end, step):
 
 
 def index(self, indices):
-    return self[indices]
+    try:
+        out = self[indices]
+    except IndexError:  # torch checks the indices it reads: none when the result is empty
+        safe = tuple(np.zeros_like(i) if type(i) is np.ndarray and i.dtype != np.bool_ else i
+                     for i in indices)
+        try:
+            out = self[safe]
+        except IndexError:
+            out = None
+        if out is None or out.size:
+            raise
+    return out if out.ndim < 2 else _index_layout(out, self, indices)
+
+
+def _index_layout(out, self, indices):
+    """torch's layout for an advanced-indexing result: TensorIterator over self restrided
+    (the indexed dims replaced by the indices' shape, stride 0; moved to the front first
+    when not adjacent) and the indices."""
+    items = []
+    for item in indices:  # a bool mask is the indices of its True elements, one per dim
+        items.extend(np.nonzero(item) if getattr(item, "dtype", None) == np.bool_ else [item])
+    strides = list(self.strides) + [0] * max(0, len(items) - self.ndim)
+    items += [slice(None)] * (self.ndim - len(items))
+    advanced = [d for d, item in enumerate(items) if type(item) is np.ndarray]
+    if advanced != list(range(advanced[0], advanced[-1] + 1)):  # torch's transposeToFront
+        order = advanced + [d for d in range(len(items)) if d not in advanced]
+        items, strides = [items[d] for d in order], [strides[d] for d in order]
+        advanced = list(range(len(advanced)))
+    shape = np.broadcast_shapes(*(items[d].shape for d in advanced))
+    before, after = advanced[0], len(items) - advanced[-1] - 1
+    operands = [tuple(strides[:before]) + (0,) * len(shape) + tuple(strides[advanced[-1] + 1:])]
+    for d in advanced:
+        inner = np.broadcast_to(items[d], shape).strides
+        operands.append((0,) * before + inner + (0,) * after)
+    return _laid_out(out, operands)
 
 
 def alias(self):
