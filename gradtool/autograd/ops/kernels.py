@@ -290,12 +290,12 @@ def expand(self, size):
     contiguous layout would give them (numpy gives 0), which decides full vs partial overlap."""
     np.broadcast_to(self, size)  # (numpy's error for sizes that cannot be broadcast)
     lead = len(size) - self.ndim
-    strides = [0] * len(size)
+    strides = [0] * len(size)  # (a 0-d tensor's are all 0, as torch's)
     for i in range(len(size) - 1, -1, -1):
         if i >= lead:
             n, stride = self.shape[i - lead], self.strides[i - lead]
         else:
-            n, stride = 1, size[i + 1] * strides[i + 1] if i + 1 < len(size) else self.itemsize
+            n, stride = 1, size[i + 1] * strides[i + 1] if i + 1 < len(size) else 0
         strides[i] = stride if n == size[i] else 0
     return np.lib.stride_tricks.as_strided(self, tuple(size), strides, writeable=True)
 
