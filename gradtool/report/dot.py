@@ -65,21 +65,24 @@ def draw(g, snapshot, show_saved=False, expand=False, prefix="", depth=None, dia
     failing = failing_nodes(snapshot) if failing is None else failing
 
     def ident(item):
-        if isinstance(item, tuple):  # a node outside the view: ("in"/"out", node id)
-            return f"{prefix}{item[0]}_{item[1]}"
         return prefix + (item.key if isinstance(item, layout.Box) else item)
     _draw_items(g, within, snapshot, ident, failing, tooltips)
-    stubs = set()
     for tail, head in plan.edges(within):
-        for end in (tail, head):
-            if isinstance(end, tuple) and end not in stubs:
-                stubs.add(end)
-                outside = plan.visible(end[1])
-                title = outside.title if isinstance(outside, layout.Box) else \
-                    snapshot.by_id[end[1]].name
-                g.node(ident(end), ("from " if end[0] == "in" else "to ") + title,
-                       shape="plaintext", style="", fontcolor="gray30")
-        g.edge(ident(tail), ident(head))
+        names = []
+        for end, other in ((tail, head), (head, tail)):
+            if not isinstance(end, tuple):
+                names.append(ident(end))
+                continue
+            # a node outside the view: a label beside each end inside, so that no edge
+            # crosses the whole view (many consumers of one input, as an RNN's steps)
+            stub = f"{prefix}{end[0]}_{end[1]}_{ident(other)}"
+            outside = plan.visible(end[1])
+            title = outside.title if isinstance(outside, layout.Box) else \
+                snapshot.by_id[end[1]].name
+            g.node(stub, ("from " if end[0] == "in" else "to ") + title, shape="plaintext",
+                   style="", fontcolor="gray30")
+            names.append(stub)
+        g.edge(names[0], names[1])
     if within is plan.root:
         _draw_outputs(g, snapshot, plan, ident, prefix)
         _draw_cuts(g, snapshot, plan, ident, prefix, diagnoses)

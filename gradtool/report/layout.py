@@ -385,6 +385,9 @@ def _collapse(box, depth, readable):
         chosen = level
     for b in inner:
         b.collapsed = _level(b, box) >= chosen
+    for b in reversed(inner):  # N collapsed calls alike read better as one box ×N
+        if b.kind == "repeat" and all(m.collapsed for m in b.items):
+            b.collapsed = True
 
 
 def _level(b, within):
