@@ -48,6 +48,7 @@ class _SetErrRunner:  # pragma: no cover - numpy without the context variable
 _QUIET = _quiet_context()
 
 
+_dual_level = None  # forward_ad's active level: ops compute tangents only while one is set
 _FLOAT64 = np.dtype(np.float64)
 _FLOAT32 = np.dtype(np.float32)
 _NO_EDGE = (None, 0)
@@ -104,6 +105,8 @@ def call(spec, inputs, args=()):
             result._grad_fn = node
             plan = node._saved
             node._saved = _save(plan, inputs, args, arrays, (result,)) if plan else {}
+    if _dual_level is not None:
+        _forward_ad.propagate(spec, inputs, args, arrays, (result,))
     return result
 
 
@@ -121,6 +124,8 @@ def _multi_output(spec, inputs, args, arrays, outs):
                              for r in results]
         if results[0]._grad_fn is node:
             node._saved = _save(plan, inputs, args, arrays, results)
+    if _dual_level is not None:
+        _forward_ad.propagate(spec, inputs, args, arrays, results)
     return results
 
 
@@ -133,6 +138,8 @@ def call_inplace(spec, inputs, args=()):
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     out = _forward(spec, arrays, args)
     _check_writable(target, out)
+    tangent = (_forward_ad.inplace_tangent(spec, inputs, args, arrays, out)
+               if _dual_level is not None else None)
     node = _make_node(spec, inputs) if _state.grad_enabled else None
     if node is not None:  # inputs are saved as they were before the write
         plan = node._saved
@@ -150,6 +157,8 @@ def call_inplace(spec, inputs, args=()):
         views.rebase_history(target, node)
         saved.update(_save([e for e in plan if e[1] == "output"], inputs, args, arrays,
                            (target,)))
+    if tangent is not None:
+        _forward_ad.write_inplace_tangent(target, tangent)
     return target
 
 
@@ -447,7 +456,7 @@ class Tensor:
 
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad",
                  "_version_counter", "_accumulator", "_hooks", "_base", "_base_grad_fn",
-                 "_is_inference", "__weakref__")
+                 "_is_inference", "_fw_grad", "__weakref__")
     __array_ufunc__ = None  # numpy defers to our reflected operators: np.float64(2) * t
     __hash__ = object.__hash__
 
@@ -1394,4 +1403,5 @@ def stack(tensors, dim=0):
 
 
 from .ops import derivatives as _D  # noqa: E402  (the table's formulas use Tensor: import last)
+from . import forward_ad as _forward_ad  # noqa: E402
 D = _D
