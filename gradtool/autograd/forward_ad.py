@@ -190,9 +190,18 @@ def _input_tangents(spec, inputs):
 def _save_tangent(result, tangent):
     """An output its node saved keeps its tangent for backward (forward-over-reverse)."""
     node = result._grad_fn
-    saved = node._saved if node is not None else None
-    if saved:
-        for value in saved.values():
-            if type(value) is T.SavedTensor and value.is_output and (
-                    value._data is result._data):
-                value._fw_grad = (T._dual_level, tangent)
+    if node is not None and node._saved:
+        save_output_tangent(node._saved, result._data, tangent)
+
+
+def save_output_tangent(saved, data, tangent):
+    for value in saved.values():
+        if type(value) is T.SavedTensor and value.is_output and value._data is data:
+            value._fw_grad = (T._dual_level, tangent)
+
+
+def snapshot_tangent(saved, tensor):
+    """A saved input about to be overwritten in place keeps a copy of its tangent too."""
+    tangent = tangent_of(tensor)
+    if tangent is not None:
+        saved._fw_grad = (T._dual_level, _untracked(tangent.clone))

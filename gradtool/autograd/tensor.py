@@ -147,6 +147,8 @@ def call_inplace(spec, inputs, args=()):
                                     arrays, None)
         for value in saved.values():
             if type(value) is SavedTensor and value._tensor is target:
+                if _dual_level is not None:
+                    _forward_ad.snapshot_tangent(value, target)
                 value.snapshot()
     np.copyto(target._data, out, casting="same_kind")
     counter = target._version_counter
@@ -159,6 +161,8 @@ def call_inplace(spec, inputs, args=()):
                            (target,)))
     if tangent is not None:
         _forward_ad.write_inplace_tangent(target, tangent)
+        if node is not None:
+            _forward_ad.save_output_tangent(saved, target._data, tangent)
     return target
 
 
