@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from ..autograd import engine, grad_mode
+from ..autograd import engine, forward_ad, grad_mode
 from ..autograd.creation import generator
 from ..autograd.function import DelayedError
 from ..autograd.tensor import Tensor
@@ -72,6 +72,8 @@ class Options:
     check_grad_dtypes: bool = False
     fast_mode: bool = False
     fast_projections: int = FAST_PROJECTIONS
+    check_forward_ad: bool = False
+    check_backward_ad: bool = True
 
 
 class _Stop(Exception):
@@ -94,14 +96,17 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     gradtool's batched backward (is_grads_batched) runs the nodes it has no batched formula
     for, a custom Function's included, one element at a time, so no backward can break it
     (the op table's batched formulas are checked by gradtool's own tests), and there are no
-    sparse tensors. Forward-mode AD does not exist here, so `check_forward_ad=True` raises
-    NotImplementedError."""
+    sparse tensors. `check_forward_ad` checks the Jacobian computed in forward mode (one jvp
+    per input element, as torch) against the same central differences, after the backward
+    checks (only it, with check_backward_ad=False). `check_batched_forward_grad` is accepted
+    with nothing more to check: gradtool has no vmap, so tangents are never batched."""
     _forward_ad_flags(check_forward_ad, check_backward_ad, check_batched_grad,
                       check_batched_forward_grad)
     report = gradcheck_report(
         func, inputs, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol,
         check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
-        fast_mode=fast_mode)
+        fast_mode=fast_mode, check_forward_ad=check_forward_ad,
+        check_backward_ad=check_backward_ad)
     return _verdict(report, raise_exception)
 
 
@@ -114,36 +119,38 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     autograd.grad(func(inputs), inputs, grad_outputs, create_graph=True), as torch's
     gradgradcheck does. grad_outputs default to random tensors in [-1, 1) drawn from
     gradtool's generator (seed it with gradtool.manual_seed). Same verdicts as torch;
-    the diagnosis names a backward that is @once_differentiable or detaches."""
+    the diagnosis names a backward that is @once_differentiable or detaches.
+    `check_fwd_over_rev` checks that function's Jacobian in forward mode: dual tensors
+    through autograd.grad(create_graph=True)."""
     if not (check_fwd_over_rev or check_rev_over_rev):
         raise AssertionError("Expected at least one of check_fwd_over_rev or "
                              "check_rev_over_rev to be True")
     if check_undefined_grad and not check_rev_over_rev:
         raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev "
                              "to be True")
-    if check_fwd_over_rev:
-        raise NotImplementedError("gradtool has no forward-mode AD: check_fwd_over_rev=True "
-                                  "is not supported")
     report = gradgradcheck_report(
         func, inputs, grad_outputs, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol,
         check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
-        fast_mode=fast_mode)
+        fast_mode=fast_mode, check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev)
     return _verdict(report, raise_exception)
 
 
 def gradcheck_report(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, nondet_tol=0.0,
                      check_undefined_grad=True, check_grad_dtypes=False, fast_mode=False,
-                     fast_projections=FAST_PROJECTIONS):
+                     fast_projections=FAST_PROJECTIONS, check_forward_ad=False,
+                     check_backward_ad=True):
     """gradcheck's work, returned as a GradcheckReport instead of a verdict. Errors of the
-    user's forward propagate; an error of a backward is kept in `report.exception`."""
+    user's forward propagate; an error of a backward (or jvp) is kept in `report.exception`."""
     opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
-                   fast_mode, fast_projections)
+                   fast_mode, fast_projections, check_forward_ad, check_backward_ad)
     return _Check(func, inputs, opts).run()
 
 
 def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                          nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
-                         fast_mode=False, fast_projections=FAST_PROJECTIONS):
+                         fast_mode=False, fast_projections=FAST_PROJECTIONS,
+                         check_forward_ad=False, check_backward_ad=True):
     """gradgradcheck's work as a GradcheckReport (order 2). Its inputs are func's inputs
     followed by the grad_outputs, labelled so."""
     inputs = N.as_tuple(inputs)
@@ -155,7 +162,7 @@ def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5
         grad_outputs = tuple(_random_grad_output(o) for o in outputs)
     grad_outputs = N.as_tuple(grad_outputs)
     opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
-                   fast_mode, fast_projections)
+                   fast_mode, fast_projections, check_forward_ad, check_backward_ad)
     labels = ([f"input {i}" for i in range(len(inputs))] +
               [f"grad_output {i}" for i in range(len(grad_outputs))])
     check = _Check(_first_order(func, inputs, grad_outputs), inputs + grad_outputs, opts,
@@ -206,12 +213,15 @@ class _Check(Diagnoses):
         try:
             if not self.outputs:
                 self._no_differentiable_outputs()
-            elif o.fast_mode:
-                self._fast()
-            else:
-                self._full()
-            self._grad_output_checks()
-            self._undefined_grad_checks()
+            elif o.check_backward_ad:
+                if o.fast_mode:
+                    self._fast()
+                else:
+                    self._full()
+                self._grad_output_checks()
+                self._undefined_grad_checks()
+            if self.outputs and o.check_forward_ad:
+                self._forward_mode()
         except _Stop:
             pass
         self._diagnose()
@@ -245,6 +255,45 @@ class _Check(Diagnoses):
                 self.report.pairs.append(pair)
                 if not pair.passed:
                     self._fail("jacobian_mismatch", self._mismatch(pair), i, j)
+
+    def _forward_mode(self):
+        """torch's check_forward_ad: the Jacobian from one jvp per input element (the other
+        inputs without tangent), against the central differences, input by input."""
+        o = self.opts
+        for j, p in enumerate(self.diff_positions):
+            if p not in self.numerical:
+                self.numerical[p], self.second[p] = N.jacobian_wrt(
+                    self.ev, self.inputs, p, o.eps, self.base)
+            columns = self._backward(self._jvp_columns, p)
+            for i, opos in enumerate(self.out_positions):
+                pair = self._pair(i, j, self.numerical[p][opos], columns[i])
+                pair.ad = "forward"
+                self.report.pairs.append(pair)
+                if not pair.passed:
+                    self._fail("jacobian_mismatch", self._mismatch(pair), i, j)
+
+    def _jvp_columns(self, p):
+        """d outputs / d inputs[p] in forward mode, in torch's (input numel, output numel)
+        layout, one array per differentiable output."""
+        x = self.inputs[p]
+        detached = [t.detach() if isinstance(t, Tensor) else t for t in self.inputs]
+        rows = [np.zeros((x.numel(), out.numel())) for out in self.outputs]
+        basis = np.zeros(x.numel(), dtype=x._data.dtype)
+        phase, self.ev.phase = self.ev.phase, "forward_ad"
+        for k in range(x.numel()):
+            basis[k] = 1
+            with forward_ad.dual_level():
+                duals = list(detached)
+                duals[p] = forward_ad.make_dual(detached[p], Tensor._wrap(
+                    basis.reshape(x._data.shape).copy()))
+                outs = N.as_tuple(self.ev.call(duals))
+                for row, opos in zip(rows, self.out_positions):
+                    t = forward_ad.tangent_of(outs[opos])
+                    if t is not None:
+                        row[k] = np.asarray(t._data, dtype=np.float64).reshape(-1)
+            basis[k] = 0
+        self.ev.phase = phase
+        return rows
 
     def _attributes(self, i, sizes_ok, types_ok, spread):
         """torch's checks of the analytical side of output i, in torch's order."""
@@ -476,8 +525,9 @@ class _Check(Diagnoses):
         out, x = self.outputs[pair.output_index], self.diff_inputs[pair.input_index]
         numerical = Tensor._wrap(pair.numerical.astype(out._data.dtype))
         analytical = Tensor._wrap(pair.analytical.astype(x._data.dtype))
-        head = (f"Jacobian mismatch for output {pair.output_index:d} with respect to input "
-                f"{pair.input_index:d}")
+        mode = "computed with forward mode " if pair.ad == "forward" else ""
+        head = (f"Jacobian {mode}mismatch for output {pair.output_index:d} with respect to "
+                f"input {pair.input_index:d}")
         if found_by:
             head += f" (found by {found_by})"
         return f"{head},\nnumerical:{numerical!r}\nanalytical:{analytical!r}\n"
@@ -569,9 +619,6 @@ def _forward_ad_flags(check_forward_ad, check_backward_ad, check_batched_grad,
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError("Setting check_batched_forward_grad=True requires "
                              "check_forward_ad to be True")
-    if check_forward_ad:
-        raise NotImplementedError("gradtool has no forward-mode AD: check_forward_ad=True is "
-                                  "not supported")
 
 
 def _first_order(func, inputs, grad_outputs):

@@ -63,10 +63,11 @@ class PairResult:
     n_differing: int = 0
     projections: list = field(default_factory=list)  # fast mode: one dict per projection
     recheck: "PairResult" = None     # fast mode: this pair redone in full mode
+    ad: str = "reverse"              # the analytical side: "reverse" (backward) or "forward" (jvp)
 
     def to_dict(self):
         d = {k: getattr(self, k) for k in (
-            "output_index", "input_index", "output_position", "input_position", "mode",
+            "output_index", "input_index", "output_position", "input_position", "mode", "ad",
             "passed", "max_abs_error", "max_rel_error", "worst", "n_differing", "differing",
             "projections")}
         if self.numerical is not None:
