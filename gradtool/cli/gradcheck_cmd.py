@@ -1,4 +1,6 @@
 """gradtool gradcheck: numerical against analytic gradients for every target."""
+import enum
+
 import typer
 
 from ..report import text
@@ -14,6 +16,10 @@ def gradcheck(
                                                     "(failures are rechecked in full)."),
     order: int = typer.Option(1, "--order", min=1, max=2,
                               help="1: gradcheck; 2: gradgradcheck (second derivatives)."),
+    mode: "Mode" = typer.Option(None, "--mode", case_sensitive=False,
+                             help="forward|reverse|both: which analytical Jacobian is checked "
+                                  "(backward, jvp, or both). Default: reverse; both for an "
+                                  "autograd.Function that defines jvp."),
     strict: bool = typer.Option(False, "--strict",
                                 help="Exit 1 on warnings too (hazards torch lets pass)."),
     seed: int = common.SEED,
@@ -30,7 +36,7 @@ def gradcheck(
         with common.user_prints_to_stderr(json_):
             targets = load(file)
             results = [_check(t, seed, shape_tuple, eps, atol, rtol, fast, order, json_,
-                              no_color) for t in targets]
+                              no_color, _modes(t, mode)) for t in targets]
     except GradtoolError as e:
         common.fail(e, no_color)
     if json_:
@@ -48,7 +54,26 @@ def gradcheck(
                      else common.EXIT_OK)
 
 
-def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color):
+class Mode(str, enum.Enum):
+    forward = "forward"
+    reverse = "reverse"
+    both = "both"
+
+
+_MODES = {"reverse": (False, True), "forward": (True, False), "both": (True, True)}
+
+
+def _modes(target, mode):
+    """(check_forward_ad, check_backward_ad) for a target: as asked, else reverse, and both
+    for a custom Function that defines its own jvp."""
+    if mode is None:
+        from ..autograd.function import Function
+        own_jvp = target.kind == "Function" and target.obj.jvp is not Function.jvp
+        mode = "both" if own_jvp else "reverse"
+    return _MODES[mode.value if isinstance(mode, Mode) else mode]
+
+
+def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color, modes):
     """One target's GradcheckReport. The user's forward raising is a user-code error."""
     import gradtool as gt
 
@@ -83,7 +108,8 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color):
         counted = _counting(func, tick)
         check = gradgradcheck_report if order == 2 else gradcheck_report
         try:
-            report = check(counted, inputs, eps=eps, atol=atol, rtol=rtol, fast_mode=fast)
+            report = check(counted, inputs, eps=eps, atol=atol, rtol=rtol, fast_mode=fast,
+                           check_forward_ad=modes[0], check_backward_ad=modes[1])
         except (Exception, SystemExit) as e:  # the user's forward raised (or exited)
             raise user_error(e, f"target {target.name}") from None
     report.input_names = [target.param_names[i] if i < len(target.param_names) else f"arg{i}"

@@ -270,7 +270,8 @@ def print_gradcheck(con, target, report):
     for pair in report.pairs:
         shown = pair.recheck or pair
         if not shown.passed and shown.numerical is not None:
-            con.print(Text(f"Jacobian of output {shown.output_index} w.r.t. "
+            by = " (forward mode: jvp)" if pair.ad == "forward" else ""
+            con.print(Text(f"Jacobian{by} of output {shown.output_index} w.r.t. "
                            f"{_input_label(report, shown, names)}: numerical | analytical, "
                            f"{shown.n_differing} differing entries marked ≠", style="bold"))
             con.print(_jacobians(report, shown))
@@ -283,6 +284,9 @@ def print_gradcheck(con, target, report):
 
 
 def _output_label(report, pair):
+    """With both modes checked, each row names its analytical side: backward or jvp."""
+    if any(p.ad == "forward" for p in report.pairs):
+        return f"output {pair.output_index} ({'jvp' if pair.ad == 'forward' else 'backward'})"
     return f"output {pair.output_index}"
 
 
