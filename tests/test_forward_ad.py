@@ -325,3 +325,22 @@ def test_forward_ad_errors_match_torch():
         messages[T] = got
     # (dtypes print as gradtool.int64 / torch.int64)
     assert [(k, m.replace("gradtool.", "torch.")) for k, m in messages[gt]] == messages[torch]
+
+
+def test_check_batched_forward_grad_catches_a_jvp_that_differs_when_batched():
+    """A jvp with a little noise (1e-6: within gradcheck's tolerance) gives a batch of
+    tangents that differs from the same tangents one at a time: torch's batched-forward
+    message."""
+    class Noisy(Cube):
+        @staticmethod
+        def jvp(ctx, x_t):
+            (x,) = ctx.saved_tensors
+            return x_t * 3 * x ** 2 + gt.randn(x_t.shape, dtype=gt.float64) * 1e-6
+
+    x = t(X, requires_grad=True)
+    assert gt.autograd.gradcheck(Noisy.apply, (x,), check_forward_ad=True)
+    with pytest.raises(gt.autograd.GradcheckError,
+                       match="For output 0 and input 0:\n\ngradcheck failed while testing "
+                             "batched gradient computation with forward-mode AD"):
+        gt.autograd.gradcheck(Noisy.apply, (x,), check_forward_ad=True,
+                              check_batched_forward_grad=True)

@@ -23,10 +23,11 @@ class UnpackedDualTensor(collections.namedtuple("UnpackedDualTensor", ["primal",
 class _Level:
     """One dual level (torch numbers them; only level 0 exists, nesting is refused)."""
 
-    __slots__ = ("index",)
+    __slots__ = ("index", "batch")
 
-    def __init__(self, index):
+    def __init__(self, index, batch=None):
         self.index = index
+        self.batch = batch  # B: every tangent holds B tangents (a leading dim), see batched()
 
 
 def enter_dual_level():
@@ -41,6 +42,26 @@ def exit_dual_level(*, level=None):
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
                            "was created. This is not supported.")
     T._dual_level = None
+
+
+class batched:
+    """A dual level whose tangents carry a leading batch dim of `size` tangents: a forward
+    pass computes `size` Jacobian-vector products at once (torch gets this from vmap over
+    make_dual). gradtool's own: functional.jacobian(strategy="forward-mode", vectorize=True)
+    and gradcheck's check_batched_forward_grad use it; make_dual then takes a tangent of
+    shape (size, *tensor.shape)."""
+
+    def __init__(self, size):
+        self.size = size
+
+    def __enter__(self):
+        enter_dual_level()
+        T._dual_level.batch = self.size
+        return 0
+
+    def __exit__(self, *exc):
+        exit_dual_level()
+        return False
 
 
 class dual_level:
@@ -68,7 +89,9 @@ def make_dual(tensor, tangent, *, level=None):
     if tangent._data.dtype.kind != "f":
         raise ValueError(f"Expected tangent to be floating point or complex, but got: "
                          f"{tangent.dtype}")
-    if tangent._data.shape != tensor._data.shape:
+    expected = tensor._data.shape if current.batch is None else (
+        (current.batch,) + tensor._data.shape)
+    if tangent._data.shape != expected:
         raise RuntimeError(f"Trying to set a forward gradient that has a different size than "
                            f"that of the original Tensor, this is not supported. Tensor is of "
                            f"size {list(tensor._data.shape)} while the given forward gradient "
@@ -111,7 +134,7 @@ def tangent_of(t):
     if level is T._dual_level:
         return tangent
     base = t._base
-    if base is not None:
+    if base is not None and T._dual_level.batch is None:
         try:
             level, base_tangent = base._fw_grad
         except AttributeError:
@@ -140,7 +163,8 @@ def propagate(spec, inputs, args, arrays, results):
     tangents = _input_tangents(spec, inputs)
     if tangents is None:
         return
-    out = _untracked(spec.tangent, inputs, args, arrays, results, tangents)
+    out = _untracked(spec.tangent, inputs, args, arrays, results, tangents,
+                     T._dual_level.batch)
     if spec.multi_output:
         out = out if isinstance(out, (list, tuple)) else [out]
         for r, t in zip(results, out):
@@ -159,7 +183,8 @@ def inplace_tangent(spec, inputs, args, arrays, out):
     if tangents is None:
         return None
     result = T.Tensor._wrap(out)
-    return _untracked(spec.tangent, inputs, args, arrays, (result,), tangents)
+    return _untracked(spec.tangent, inputs, args, arrays, (result,), tangents,
+                      T._dual_level.batch)
 
 
 def write_inplace_tangent(target, tangent):
@@ -169,6 +194,10 @@ def write_inplace_tangent(target, tangent):
     if base is None:
         _set(target, tangent)
         return
+    if T._dual_level.batch is not None:
+        raise NotImplementedError("an in-place write through a view with batched tangents "
+                                  "(a forward-mode Jacobian): compute it out of place, or "
+                                  "use vectorize=False")
     current = tangent_of(target)
     if current is None:  # the base gets a zero tangent, and the view a view of it
         base_tangent = T.Tensor._wrap(np.zeros_like(base._data))

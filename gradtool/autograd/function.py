@@ -166,15 +166,23 @@ def _tangents(args):
     tangents = [forward_ad.tangent_of(a) if isinstance(a, Tensor) else None for a in args]
     if all(t is None for t in tangents):
         return None
+    batch = T._dual_level.batch
     return [t if t is not None or not isinstance(a, Tensor) else
-            Tensor._wrap(np.zeros_like(a._data)) for a, t in zip(args, tangents)]
+            Tensor._wrap(np.zeros(a._data.shape if batch is None else (batch,) + a._data.shape,
+                                  a._data.dtype)) for a, t in zip(args, tangents)]
 
 
 def _forward_tangents(cls, ctx, args, outputs, tangents):
     """Function.jvp(ctx, *tangents): the outputs' tangents, attached to them."""
+    batch = T._dual_level.batch
     ctx._in_jvp = True
     try:
-        result = forward_ad._untracked(cls.jvp, ctx, *tangents)
+        if batch is None:
+            result = forward_ad._untracked(cls.jvp, ctx, *tangents)
+        else:  # batched tangents: the user's jvp sees one tangent at a time, as under vmap
+            result = _stacked([forward_ad._untracked(
+                cls.jvp, ctx, *(t if t is None else t[b] for t in tangents))
+                for b in range(batch)])
     finally:
         ctx._in_jvp = False
         ctx._to_save_forward = ()
@@ -187,11 +195,19 @@ def _forward_tangents(cls, ctx, args, outputs, tangents):
     for i, (o, t) in enumerate(zip(outs, results)):
         if t is None or not isinstance(o, Tensor) or o._data.dtype.kind != "f":
             continue
-        if not isinstance(t, Tensor) or t._data.shape != o._data.shape:
+        shape = o._data.shape if batch is None else (batch,) + o._data.shape
+        if not isinstance(t, Tensor) or t._data.shape != shape:
             raise RuntimeError(f"{cls.__name__}.jvp: the tangent of output {i} must be a Tensor "
                                f"of the output's shape {list(o._data.shape)}, got "
                                f"{list(t.shape) if isinstance(t, Tensor) else type(t).__name__}")
         forward_ad._set(o, t)
+
+
+def _stacked(results):
+    """Per-element jvp results (a tangent or a tuple of them) stacked on a batch dim."""
+    if isinstance(results[0], (tuple, list)):
+        return tuple(None if r[0] is None else T.stack(list(r), 0) for r in zip(*results))
+    return None if results[0] is None else T.stack(results, 0)
 
 
 def _wire_outputs(ctx, args, outs):

@@ -5,8 +5,8 @@ tuple of tuples for tuple outputs and inputs) and strict-mode errors as torch. j
 forward mode (dual tensors; strict=True, or a dual level already active, takes torch's
 double-backward trick instead); hvp uses the double-backward trick, as torch's does.
 `vectorize=True` computes all the rows of a reverse-mode Jacobian in one backward pass
-(autograd.grad with is_grads_batched=True); strategy="forward-mode" computes its columns by
-one jvp per input element (torch batches them with vmap, which gradtool does not have)."""
+(autograd.grad with is_grads_batched=True), and all the columns of a forward-mode one in one
+forward pass per input (forward_ad.batched: tangents with a batch dim, where torch uses vmap)."""
 import numpy as np
 
 from . import forward_ad, grad_mode
@@ -331,31 +331,39 @@ def _vectorized_jacobian_of_output(i, out, inputs, create_graph, strict):
 
 
 def _forward_jacobian(func, inputs, outputs):
-    """The Jacobian's columns by forward mode: one jvp per input element (one-hot tangent),
-    with no graph recorded (as torch, create_graph is refused with forward mode)."""
+    """The Jacobian's columns by forward mode, one forward pass per input: its one-hot
+    tangents as one batch (forward_ad.batched), with no graph recorded (as torch,
+    create_graph is refused with forward mode)."""
     inputs = tuple(inp.detach() for inp in inputs)
-    columns = [[[] for _ in inputs] for _ in outputs]
+    jac = [[None] * len(inputs) for _ in outputs]
     with grad_mode.no_grad():
         for j, inp in enumerate(inputs):
-            basis = np.zeros(inp.numel(), dtype=inp._data.dtype)
-            for k in range(inp.numel()):
-                basis[k] = 1
-                tangents = [Tensor._wrap(basis.reshape(inp.shape).copy()) if i == j else
-                            _zeros_like(x) for i, x in enumerate(inputs)]
-                basis[k] = 0
-                _, result, _ = _forward_mode(func, inputs, tangents)
-                for i, t in enumerate(result):
-                    columns[i][j].append(t._data)
-    return tuple(tuple(_columns(cols, out, inp) for cols, inp in zip(per_output, inputs))
-                 for per_output, out in zip(columns, outputs))
+            n = inp.numel()
+            for i, cols in enumerate(batched_jvp(func, inputs, j, n and np.eye(
+                    n, dtype=inp._data.dtype).reshape((n,) + tuple(inp.shape)))):
+                out = outputs[i]._data
+                cols = np.zeros((0,) + out.shape, out.dtype) if cols is None else cols
+                jac[i][j] = Tensor._wrap(np.ascontiguousarray(np.moveaxis(
+                    cols.reshape((n,) + out.shape), 0, -1)).reshape(out.shape + inp._data.shape))
+    return tuple(tuple(row) for row in jac)
 
 
-def _columns(cols, out, inp):
-    """Columns (one per input element) as a tensor of shape out.shape + inp.shape."""
-    jac = (np.stack(cols, axis=-1) if cols else
-           np.zeros(out._data.shape + (0,), out._data.dtype))
-    return Tensor._wrap(np.ascontiguousarray(jac).reshape(
-        tuple(out.shape) + tuple(inp.shape)))
+def batched_jvp(func, inputs, j, tangents):
+    """J v for each v in `tangents` (a batch along dim 0, of inputs[j]'s shape), by one
+    forward pass with batched tangents: per output of func, an array (batch,) + its shape."""
+    if not len(tangents):
+        return [None] * len(_as_outputs(func(*inputs)))
+    with forward_ad.batched(len(tangents)):
+        duals = list(inputs)
+        duals[j] = forward_ad.make_dual(inputs[j], Tensor._wrap(tangents))
+        outputs = _as_outputs(func(*duals))
+        result = [forward_ad.tangent_of(o) for o in outputs]
+    return [np.zeros((len(tangents),) + o._data.shape, o._data.dtype) if t is None
+            else t._data for o, t in zip(outputs, result)]
+
+
+def _as_outputs(out):
+    return out if isinstance(out, tuple) else (out,)
 
 
 def _empty_rows(inp):

@@ -208,10 +208,17 @@ class OpSpec:
                 raise TypeError(f"{node_name}: jvp uses unknown name {p!r}")
         return jvp, params
 
-    def tangent(self, inputs, args, arrays, results, tangents):
+    def tangent(self, inputs, args, arrays, results, tangents, batch=None):
         """The output's tangent (a list of them for MANY outputs) from the inputs' `tangents`
-        (aligned with `inputs`; None where an input has none), by the row's jvp."""
+        (aligned with `inputs`; None where an input has none), by the row's jvp. With `batch`
+        B, each tangent has a leading dim of B tangents (forward-mode Jacobians): elementwise
+        and reduction rows broadcast over it, other rows take one tangent at a time."""
         fn, params = self.jvp
+        if batch is not None and fn not in ("elementwise", "reduction"):
+            out = (_batched_linear(self, tangents[0], results[0], args) if fn == "linear"
+                   and not self.variadic and len(tangents) == 1 else None)
+            return out if out is not None else _one_at_a_time(
+                self, inputs, args, arrays, results, tangents, batch)
         if fn == "linear":
             return _tensor.call(self, self._with_tangents(inputs, tangents, zeros=True), args)
         if fn == "bilinear":
@@ -225,16 +232,22 @@ class OpSpec:
         value = _Values(self, inputs, args, arrays, results)
         if fn == "elementwise":
             total = None
+            ndim = results[0]._data.ndim
             for name, formula in zip(self.diff_inputs, self.formula_list):
                 t = tangents[self.inputs.index(name)]
                 if t is not None:
+                    if batch is not None:  # the batch dim first, the input's dims right-aligned
+                        t = t.reshape((batch,) + (1,) * (ndim + 1 - t._data.ndim)
+                                      + t._data.shape[1:])
                     total = _add(total, value.call(formula, t))
-            return _like(total, results[0])
+            return _like(total, results[0], batch)
         if fn == "reduction":  # one differentiable input, `self`
             ones = F.ones_like(results[0])
             dim = value.get("dim") if "dim" in self.args else None
             ndim = arrays[0].ndim
             dim = tuple(range(ndim)) if dim is None else dim
+            if batch is not None:  # counted from the end: the batch dim stays out of it
+                dim = tuple(d % ndim - ndim for d in ((dim,) if isinstance(dim, int) else dim))
             keepdim = bool(value.get("keepdim")) if "keepdim" in self.args else False
             g = value.call(self.formula_list[0], ones)
             return (g * tangents[0]).sum(dim, keepdim=keepdim)
@@ -316,13 +329,53 @@ def _add(total, t):
     return t if total is None else total + t
 
 
-def _like(t, result):
-    """A tangent in its output's shape and dtype (a broadcast input's tangent is expanded)."""
+def _like(t, result, batch=None):
+    """A tangent in its output's shape and dtype (a broadcast input's tangent is expanded),
+    after `batch` tangents' leading dim when batched."""
     if not isinstance(t, _tensor.Tensor):
         t = F.zeros_like(result) + t
     if t._data.dtype != result._data.dtype:
         t = t.to(result._data.dtype)
-    return t if t._data.shape == result._data.shape else t.expand(result._data.shape)
+    shape = result._data.shape if batch is None else (batch,) + result._data.shape
+    return t if t._data.shape == shape else t.expand(shape)
+
+
+def _batched_linear(spec, t, result, args):
+    """The shape ops and sums, on a batch of tangents at once (None for the others)."""
+    name, shape, ndim = spec.name, (t._data.shape[0],) + result._data.shape, t._data.ndim - 1
+    if name in ("view", "reshape", "squeeze", "unsqueeze"):
+        return t.reshape(shape)
+    if name in ("sum", "mean"):  # all dims, or `dim` counted from the end
+        dims = args[0] if args else range(ndim)
+        return getattr(t, name)(tuple(d % ndim - ndim for d in dims),
+                                keepdim=bool(args and args[1]))
+    if name == "expand":  # the input's dims right-aligned, after the batch dim
+        return t.reshape((shape[0],) + (1,) * (len(shape) - 1 - ndim) + t._data.shape[1:]
+                         ).expand(shape)
+    if name == "t" and ndim < 2:
+        return t
+    if name in ("transpose", "permute", "t"):
+        dims = {"t": (1, 0)}.get(name) or (
+            args[0] if name == "permute" else _swapped(ndim, *args))
+        return t.permute((0,) + tuple(d % ndim + 1 for d in dims))
+    return None
+
+
+def _swapped(ndim, dim0, dim1):
+    dims = list(range(ndim))
+    dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
+    return dims
+
+
+def _one_at_a_time(spec, inputs, args, arrays, results, tangents, batch):
+    """A batched tangent for a row that cannot broadcast over the batch: each of the `batch`
+    tangents by itself, stacked."""
+    outs = [spec.tangent(inputs, args, arrays, results,
+                         [None if t is None else t[b] for t in tangents])
+            for b in range(batch)]
+    if isinstance(outs[0], (list, tuple)):  # several outputs: stack each one's tangents
+        return [None if o[0] is None else _tensor.stack(list(o), 0) for o in zip(*outs)]
+    return _tensor.stack(outs, 0)
 
 
 def derived(value, suffix):
