@@ -20,3 +20,12 @@ class Cube(gt.autograd.Function):
     def jvp(ctx, x_t):
         (x,) = ctx.saved_tensors
         return x_t * 3 * x ** 2
+
+
+@gt.example((3,))
+def directional_derivative(x):
+    """x^3 along v = 1, in forward mode: `gradtool inspect` shows the output's tangent."""
+    fwAD = gt.autograd.forward_ad
+    with fwAD.dual_level():
+        y = Cube.apply(fwAD.make_dual(x, gt.ones_like(x)))
+    return y

@@ -1129,3 +1129,18 @@ def test_gradcheck_mode_rejects_an_unknown_mode():
     r = run("gradcheck", "--mode", "sideways", ex("jvp_ok.py"))
     assert_exit(r, 2)
     assert "sideways" in r.stderr
+
+
+def test_inspect_shows_the_tangent_of_a_dual_output(sweep):
+    """jvp_ok.py's directional_derivative returns a dual tensor: inspect reports its tangent
+    (shape, dtype, norm) next to the output; outputs of other targets have none."""
+    r = sweep[("inspect", "--json", ex("jvp_ok.py"))]
+    assert_exit(r, 0)
+    targets = {t["name"]: t for t in r.json()["targets"]}
+    (out,) = targets["directional_derivative"]["graph"]["outputs"]
+    assert out["tangent"]["shape"] == [3] and out["tangent"]["dtype"] == "float64"
+    assert out["tangent"]["norm"] > 0
+    assert targets["Cube"]["graph"]["outputs"][0]["tangent"] is None
+    text_out = run("inspect", "--no-color", ex("jvp_ok.py") + "::directional_derivative")
+    assert_exit(text_out, 0)
+    assert "tangent" in text_out.stdout and "|t|=" in text_out.stdout

@@ -146,6 +146,14 @@ def tangent_of(t):
     return None
 
 
+def last_tangent(t):
+    """The tangent t was last given, at any level (for reports, after the level exited)."""
+    try:
+        return t._fw_grad[1]
+    except AttributeError:
+        return None
+
+
 def _same_view(base_tangent, base, view):
     """The view of `base_tangent` that `view` is of `base` (they share a layout)."""
     offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0])
