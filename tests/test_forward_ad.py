@@ -344,3 +344,11 @@ def test_check_batched_forward_grad_catches_a_jvp_that_differs_when_batched():
                              "batched gradient computation with forward-mode AD"):
         gt.autograd.gradcheck(Noisy.apply, (x,), check_forward_ad=True,
                               check_batched_forward_grad=True)
+
+
+def test_tensor_constructor_and_parameters_unaffected_by_the_tangent_slot():
+    """Tensor(data) copies the new tensor's state: the tangent slot, unset, is left out."""
+    assert gt.Tensor([1.0, 2.0]).tolist() == [1.0, 2.0]
+    assert gt.nn.Parameter(gt.ones(2)).requires_grad
+    with fwAD.dual_level():
+        assert fwAD.unpack_dual(gt.Tensor([1.0])).tangent is None

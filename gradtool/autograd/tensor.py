@@ -1226,7 +1226,7 @@ def _rebuild(data, requires_grad):
 
 def _copy_state(src, dst):
     for name in Tensor.__slots__:
-        if name != "__weakref__":
+        if name != "__weakref__" and hasattr(src, name):  # (_fw_grad is set only when dual)
             setattr(dst, name, getattr(src, name))
 
 

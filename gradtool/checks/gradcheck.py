@@ -311,8 +311,8 @@ class _Check(Diagnoses):
             x = self.inputs[p]
             tangents = rng.standard_normal((2,) + tuple(x.shape)).astype(x._data.dtype)
             batched = self._backward(batched_jvp, self.ev.call_with, detached, p, tangents)
-            singles = [self._backward(batched_jvp, self.ev.call_with, detached, p, tangents[b:b + 1])
-                       for b in range(2)]
+            singles = [self._backward(batched_jvp, self.ev.call_with, detached, p,
+                                      tangents[b:b + 1]) for b in range(2)]
             for opos in self.out_positions:
                 expected = np.concatenate([s[opos] for s in singles])
                 if not np.allclose(batched[opos], expected, rtol=1e-5, atol=1e-8):

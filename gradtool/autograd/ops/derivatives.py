@@ -397,7 +397,8 @@ ND = NON_DIFFERENTIABLE
 # ======================= elementwise, one input =======================
 NEG = op("neg", "NegBackward0", np.negative, jvp="elementwise", on_arrays=True, on_batches=True,
          self=lambda grad: -grad)
-ABS = op("abs", "AbsBackward0", np.abs, jvp="elementwise", self=lambda grad, self: grad * self.sign(),
+ABS = op("abs", "AbsBackward0", np.abs, jvp="elementwise",
+         self=lambda grad, self: grad * self.sign(),
          on_batches=True, on_arrays=dict(self=lambda grad, self: grad * np.sign(self)))
 SIGN = op("sign", "SignBackward0", np.sign, jvp="elementwise", self=lambda grad: F.zeros_like(grad))
 EXP = op("exp", "ExpBackward0", np.exp, jvp="elementwise", on_arrays=True, on_batches=True,
@@ -410,19 +411,23 @@ EXPM1 = op("expm1", "Expm1Backward0", np.expm1, jvp="elementwise", on_arrays=Tru
            self=lambda grad, result: grad * (result + 1))
 SQRT = op("sqrt", "SqrtBackward0", np.sqrt, jvp="elementwise", on_arrays=True, on_batches=True,
           self=lambda grad, result: grad / (2 * result))
-RECIPROCAL = op("reciprocal", "ReciprocalBackward0", K.reciprocal, jvp="elementwise", on_arrays=True,
+RECIPROCAL = op("reciprocal", "ReciprocalBackward0", K.reciprocal, jvp="elementwise",
+                on_arrays=True,
                 on_batches=True, self=lambda grad, result: -grad * result * result)
 RSQRT = op("rsqrt", "RsqrtBackward0", K.rsqrt, jvp="elementwise", on_arrays=True, on_batches=True,
            self=lambda grad, result: -0.5 * grad * result ** 3)
-SIN = op("sin", "SinBackward0", np.sin, jvp="elementwise", self=lambda grad, self: grad * self.cos(),
+SIN = op("sin", "SinBackward0", np.sin, jvp="elementwise",
+         self=lambda grad, self: grad * self.cos(),
          on_batches=True, on_arrays=dict(self=lambda grad, self: grad * np.cos(self)))
-COS = op("cos", "CosBackward0", np.cos, jvp="elementwise", self=lambda grad, self: -grad * self.sin(),
+COS = op("cos", "CosBackward0", np.cos, jvp="elementwise",
+         self=lambda grad, self: -grad * self.sin(),
          on_batches=True, on_arrays=dict(self=lambda grad, self: -grad * np.sin(self)))
 TAN = op("tan", "TanBackward0", np.tan, jvp="elementwise", on_arrays=True, on_batches=True,
          self=lambda grad, result: grad * (1 + result * result))
 TANH = op("tanh", "TanhBackward0", np.tanh, jvp="elementwise", on_arrays=True, on_batches=True,
           self=lambda grad, result: grad * (1 - result * result))
-SIGMOID = op("sigmoid", "SigmoidBackward0", K.sigmoid, jvp="elementwise", on_arrays=True, on_batches=True,
+SIGMOID = op("sigmoid", "SigmoidBackward0", K.sigmoid, jvp="elementwise",
+             on_arrays=True, on_batches=True,
              self=lambda grad, result: grad * result * (1 - result))
 # relu'(0) = 0: the gradient passes only where the output is positive.
 RELU = op("relu", "ReluBackward0", K.relu, jvp="elementwise",
@@ -438,24 +443,31 @@ CLONE = op("clone", "CloneBackward0", K.clone, jvp="linear", on_arrays=True, on_
 COPY = op("copy_", "CopyBackwards", K.copy, jvp="elementwise",
           self=lambda grad: F.zeros_like(grad),
           src=lambda grad: grad)
-FILL = op("fill_", "FillBackward2", K.fill, jvp="elementwise", args=("value",), self=lambda grad: F.zeros_like(grad))
+FILL = op("fill_", "FillBackward2", K.fill, jvp="elementwise",
+          args=("value",), self=lambda grad: F.zeros_like(grad))
 ZERO = op("zero_", "ZeroBackward0", K.zero, jvp="elementwise", self=lambda grad: F.zeros_like(grad))
-NORMAL = op("normal_", "NormalBackward0", K.normal, jvp="elementwise", args=("mean", "std", "generator"),
+NORMAL = op("normal_", "NormalBackward0", K.normal, jvp="elementwise",
+            args=("mean", "std", "generator"),
             self=lambda grad: F.zeros_like(grad))
-UNIFORM = op("uniform_", "UniformBackward0", K.uniform, jvp="elementwise", args=("low", "high", "generator"),
+UNIFORM = op("uniform_", "UniformBackward0", K.uniform, jvp="elementwise",
+             args=("low", "high", "generator"),
              self=lambda grad: F.zeros_like(grad))
-TO_COPY = op("to", "ToCopyBackward0", K.to_dtype, jvp="linear", args=("dtype",), promotes_dtype=False,
+TO_COPY = op("to", "ToCopyBackward0", K.to_dtype, jvp="linear",
+             args=("dtype",), promotes_dtype=False,
              self=lambda grad, self_scalar_type: grad.to(self_scalar_type))
 
 # ======================= elementwise, two inputs (broadcasting) =======================
 # Gradients come back in the broadcast shape; the engine sums them to each input's shape.
-ADD = op("add", "AddBackward0", K.add, jvp="elementwise", args=("alpha",), on_arrays=True, on_batches=True,
+ADD = op("add", "AddBackward0", K.add, jvp="elementwise",
+         args=("alpha",), on_arrays=True, on_batches=True,
          self=lambda grad: grad,
          other=lambda grad, alpha: F.scale(grad, alpha))
-SUB = op("sub", "SubBackward0", K.sub, jvp="elementwise", args=("alpha",), on_arrays=True, on_batches=True,
+SUB = op("sub", "SubBackward0", K.sub, jvp="elementwise",
+         args=("alpha",), on_arrays=True, on_batches=True,
          self=lambda grad: grad,
          other=lambda grad, alpha: F.scale(grad, -alpha))
-RSUB = op("rsub", "RsubBackward1", K.rsub, jvp="elementwise", args=("other",), on_arrays=True, on_batches=True,
+RSUB = op("rsub", "RsubBackward1", K.rsub, jvp="elementwise",
+          args=("other",), on_arrays=True, on_batches=True,
            self=lambda grad: -grad)
 MUL = op("mul", "MulBackward0", np.multiply, jvp="elementwise", on_arrays=True, on_batches=True,
          self=lambda grad, other: grad * other,
@@ -488,7 +500,8 @@ WHERE = op("where", "WhereBackward0", K.where, jvp="elementwise",
            on_arrays=dict(self=lambda grad, condition: K.where(condition, grad, 0),
                           other=lambda grad, condition: K.where(condition, 0, grad)),
            on_batches=True)
-MASKED_FILL = op("masked_fill", "MaskedFillBackward0", K.masked_fill, jvp="elementwise", args=("value",),
+MASKED_FILL = op("masked_fill", "MaskedFillBackward0", K.masked_fill, jvp="elementwise",
+                 args=("value",),
                  self=lambda grad, mask: grad.masked_fill(mask, 0),
                  mask=ND)
 
@@ -507,8 +520,9 @@ MM = op("mm", "MmBackward0", np.matmul, jvp="bilinear",
             self=lambda grad, mat2, self_sym_sizes, self_sym_strides: grad @ mat2.T,
             mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides: self.T @ grad))
 # Linear's node: bias + input @ weight.t(), the product's backward as mm's
-ADDMM = op("addmm", "AddmmBackward0", K.addmm, jvp=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta, alpha:
-               F.scale(self_t, beta) + F.scale(mat1_t.mm(mat2) + mat1.mm(mat2_t), alpha), args=("beta", "alpha"),
+ADDMM = op("addmm", "AddmmBackward0", K.addmm, args=("beta", "alpha"),
+           jvp=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta, alpha: F.scale(self_t, beta)
+               + F.scale(mat1_t.mm(mat2) + mat1.mm(mat2_t), alpha),
            self=lambda grad, beta: F.scale(grad, beta),
            mat1=lambda grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha: F.scale(
                F.mm_mat1_backward(grad, mat2, mat1_sym_sizes, mat1_sym_strides), alpha),
@@ -597,22 +611,24 @@ AMAX = op("amax", "AmaxBackward0", K.amax, jvp="reduction", args=("dim", "keepdi
 AMIN = op("amin", "AminBackward0", K.amin, jvp="reduction", args=("dim", "keepdim"),
           self=lambda grad, self, dim, keepdim, result:
               F.amax_backward(grad, self, result, dim, keepdim))
-LOGSUMEXP = op("logsumexp", "LogsumexpBackward0", K.logsumexp, jvp="reduction", args=("dim", "keepdim"),
+LOGSUMEXP = op("logsumexp", "LogsumexpBackward0", K.logsumexp, jvp="reduction",
+               args=("dim", "keepdim"),
                self=lambda grad, self, dim, keepdim, result:
                    F.logsumexp_backward(grad, self, result, dim, keepdim))
 # torch 2's norm is linalg.vector_norm: it saves ord (always 2 here) and dim (None: all)
-NORM = op("norm", "LinalgVectorNormBackward0", K.norm, jvp="reduction", args=("ord", "dim", "keepdim"),
+NORM = op("norm", "LinalgVectorNormBackward0", K.norm, jvp="reduction",
+          args=("ord", "dim", "keepdim"),
           self=lambda grad, self, ord, dim, keepdim, result:
               F.norm_backward(grad, self, result, dim, keepdim))
-SOFTMAX = op("softmax", "SoftmaxBackward0", K.softmax, jvp=lambda self_t, result, dim:
-                 result * (self_t - (self_t * result).sum(dim, True)), args=("dim",),
+SOFTMAX = op("softmax", "SoftmaxBackward0", K.softmax, args=("dim",),
+             jvp=lambda self_t, result, dim: result * (self_t - (self_t * result).sum(dim, True)),
              self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, True)),
              on_arrays=dict(self=lambda grad, result, dim:
                  result * (grad - (grad * result).sum(dim, keepdims=True))),
              on_batches=dict(self=lambda grad, result, dim:
                  result * (grad - (grad * result).sum(dim + 1, keepdims=True))))
-LOG_SOFTMAX = op("log_softmax", "LogSoftmaxBackward0", K.log_softmax, jvp=lambda self_t, result, dim:
-                     self_t - (self_t * result.exp()).sum(dim, True), args=("dim",),
+LOG_SOFTMAX = op("log_softmax", "LogSoftmaxBackward0", K.log_softmax, args=("dim",),
+                 jvp=lambda self_t, result, dim: self_t - (self_t * result.exp()).sum(dim, True),
                  self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, True),
                  on_arrays=dict(self=lambda grad, result, dim:
                      grad - np.exp(result) * grad.sum(dim, keepdims=True)),
@@ -626,7 +642,8 @@ _RESHAPE_BATCH = dict(self=lambda grad, self_sym_sizes:
 VIEW = op("view", "ViewBackward0", K.view, jvp="linear", view=True, args=("size",), on_arrays=True,
           on_batches=_RESHAPE_BATCH,
           self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
-UNSAFE_VIEW = op("reshape", "UnsafeViewBackward0", K.reshape, jvp="linear", args=("size",), on_arrays=True,
+UNSAFE_VIEW = op("reshape", "UnsafeViewBackward0", K.reshape, jvp="linear",
+                 args=("size",), on_arrays=True,
                  on_batches=_RESHAPE_BATCH,
                  self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
 SQUEEZE = op("squeeze", "SqueezeBackward0", K.squeeze, jvp="linear", view=True, args=("dim",),
@@ -635,10 +652,12 @@ SQUEEZE = op("squeeze", "SqueezeBackward0", K.squeeze, jvp="linear", view=True, 
 SQUEEZE_DIM = op("squeeze", "SqueezeBackward1", K.squeeze, jvp="linear", view=True, args=("dim",),
                  on_arrays=True, on_batches=_RESHAPE_BATCH,
                  self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
-UNSQUEEZE = op("unsqueeze", "UnsqueezeBackward0", K.unsqueeze, jvp="linear", view=True, args=("dim",),
+UNSQUEEZE = op("unsqueeze", "UnsqueezeBackward0", K.unsqueeze, jvp="linear",
+               view=True, args=("dim",),
                on_arrays=True, on_batches=dict(self=lambda grad, dim: grad.squeeze(dim + 1)),
                self=lambda grad, dim: grad.squeeze(dim))
-TRANSPOSE = op("transpose", "TransposeBackward0", K.transpose, jvp="linear", view=True, args=("dim0", "dim1"),
+TRANSPOSE = op("transpose", "TransposeBackward0", K.transpose, jvp="linear",
+               view=True, args=("dim0", "dim1"),
                self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1),
                on_arrays=dict(self=lambda grad, dim0, dim1: np.swapaxes(grad, dim0, dim1)),
                on_batches=dict(self=lambda grad, dim0, dim1:
@@ -661,10 +680,12 @@ EXPAND = op("expand", "ExpandBackward0", K.expand, jvp="linear", view=True, args
 SELECT = op("select", "SelectBackward0", K.select, jvp="linear", view=True, args=("dim", "index"),
             self=lambda grad, self_sym_sizes, dim, index:
                 F.select_backward(grad, self_sym_sizes, dim, index))
-SLICE = op("slice", "SliceBackward0", K.slice_, jvp="linear", view=True, args=("dim", "start", "end", "step"),
+SLICE = op("slice", "SliceBackward0", K.slice_, jvp="linear",
+           view=True, args=("dim", "start", "end", "step"),
            self=lambda grad, self_sym_sizes, dim, start, end, step:
                F.slice_backward(grad, self_sym_sizes, dim, start, end, step))
-AS_STRIDED = op("as_strided", "AsStridedBackward0", K.take_flat, jvp="linear", args=("size", "flat_indices"),
+AS_STRIDED = op("as_strided", "AsStridedBackward0", K.take_flat, jvp="linear",
+                args=("size", "flat_indices"),
                 self=lambda grad, self_sym_sizes, self_sym_numel, flat_indices:
                     F.index_backward(grad, (self_sym_numel,), (flat_indices,))
                     .reshape(self_sym_sizes))
@@ -681,7 +702,8 @@ SLICE_BACKWARD = op("slice_backward", "SliceBackwardBackward0", K.slice_backward
 INDEX_BACKWARD = op("index_backward", "IndexBackwardBackward0", K.index_backward, jvp="linear",
                     args=("input_sizes", "indices"),
                     grad_output=lambda grad, indices: F.index(grad, indices))
-INDEX_PUT = op("index_put", "IndexPutBackward0", K.index_put, jvp="linear", args=("indices", "accumulate"),
+INDEX_PUT = op("index_put", "IndexPutBackward0", K.index_put, jvp="linear",
+               args=("indices", "accumulate"),
                self=lambda grad, indices, accumulate:
                    grad if accumulate else F.index_put(grad, indices, 0),
                values=lambda grad, indices: F.index(grad, indices))
@@ -705,11 +727,14 @@ CAT = op("cat", "CatBackward0", K.cat, jvp="linear", args=("dim",), variadic=Tru
 STACK = op("stack", "StackBackward0", K.stack, jvp="linear", args=("dim",), variadic=True,
            on_batches=dict(tensors=lambda grad, dim: list(np.moveaxis(grad, dim + 1, 0))),
            tensors=lambda grad, dim: [grad.select(dim, i) for i in range(grad.shape[dim])])
-UNBIND = op("unbind", "UnbindBackward0", K.unbind, jvp="linear", view=True, args=("dim",), outputs=MANY,
+UNBIND = op("unbind", "UnbindBackward0", K.unbind, jvp="linear",
+            view=True, args=("dim",), outputs=MANY,
             self=lambda grads, dim: F.stack(grads, dim))
-SPLIT = op("split", "SplitBackward0", K.split, jvp="linear", view=True, args=("split_size", "dim"), outputs=MANY,
+SPLIT = op("split", "SplitBackward0", K.split, jvp="linear",
+           view=True, args=("split_size", "dim"), outputs=MANY,
            self=lambda grads, dim: F.cat(grads, dim))
-SPLIT_WITH_SIZES = op("split_with_sizes", "SplitWithSizesBackward0", K.split_with_sizes, jvp="linear", view=True,
+SPLIT_WITH_SIZES = op("split_with_sizes", "SplitWithSizesBackward0", K.split_with_sizes,
+                      jvp="linear", view=True,
                       args=("split_sizes", "dim"), outputs=MANY,
                       self=lambda grads, dim: F.cat(grads, dim))
 
