@@ -353,3 +353,14 @@ def test_tensor_constructor_and_parameters_unaffected_by_the_tangent_slot():
     assert gt.nn.Parameter(gt.ones(2)).requires_grad
     with fwAD.dual_level():
         assert fwAD.unpack_dual(gt.Tensor([1.0])).tangent is None
+
+
+def test_writing_into_a_result_never_changes_the_input_tangent():
+    """y = x + 1 has x's tangent as its own value, not x's tangent itself: writing through a
+    view of y leaves x's tangent alone."""
+    with fwAD.dual_level():
+        x = fwAD.make_dual(t(X), t(V))
+        y = x + 1
+        y[0].mul_(2)
+        assert fwAD.unpack_dual(x).tangent.tolist() == V
+        assert fwAD.unpack_dual(y).tangent.tolist() == [2 * V[0]] + V[1:]

@@ -240,6 +240,8 @@ class OpSpec:
                         t = t.reshape((batch,) + (1,) * (ndim + 1 - t._data.ndim)
                                       + t._data.shape[1:])
                     total = _add(total, value.call(formula, t))
+            if any(total is t for t in tangents):  # (x + 1): its own tangent, not x's
+                total = total.clone()
             return _like(total, results[0], batch)
         if fn == "reduction":  # one differentiable input, `self`
             ones = F.ones_like(results[0])
