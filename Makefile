@@ -11,6 +11,7 @@ $(BIN)/python:
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/python -m compileall -q gradtool  # the CLI writes no bytecode itself
 	touch $@
 
 demo: $(VENV)/.installed

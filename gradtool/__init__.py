@@ -15,7 +15,8 @@ def __getattr__(name):
     try:
         value = getattr(api, name)
     except AttributeError:
-        raise AttributeError(f"module 'gradtool' has no attribute {name!r}") from None
+        from .errors import missing_attribute
+        missing_attribute(__name__)(name)  # raises, naming torch.<name>
     globals()[name] = value
     return value
 

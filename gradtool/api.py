@@ -5,13 +5,17 @@ from .autograd.creation import (arange, as_tensor, empty, empty_like, eye, from_
                                 full_like, linspace, manual_seed, ones, ones_like, rand,
                                 rand_like, randint, randn, randn_like, randperm, tensor, zeros,
                                 zeros_like)
+from .autograd.device import device, get_default_device, set_default_device
 from .autograd.dtypes import (bool_ as bool, dtype, float16, float32, float64, int8, int16,
                               int32, int64, uint8)
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .autograd.einsum import einsum
 from .autograd.ops import api as _api
-from .autograd.tensor import Size, Tensor, cat, concat, matmul, maximum, minimum, stack, where
+from .autograd.tensor import (Size, Tensor, cat, concat, is_inference, matmul, maximum, minimum,
+                              stack, std_mean, var_mean, where)
 from .loader import example
+from . import serialization
 from .serialization import load, save
 
 half, float, double = float16, float32, float64
@@ -19,4 +23,4 @@ short, int, long = int16, int32, int64
 
 globals().update(_api.FUNCTIONS)
 
-from . import nn, optim  # noqa: E402  (they build on the engine imported above)
+from . import backends, cuda, nn, optim, testing  # noqa: E402  (they build on the engine above)

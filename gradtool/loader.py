@@ -5,7 +5,7 @@ source order:
   1. functions decorated @gradtool.example(*args): one target per example;
   2. autograd.Function subclasses defined in the file, applied to generated inputs;
   3. other public functions defined in the file that take positional parameters without
-     defaults, each such parameter a generated tensor.
+     defaults, each such parameter a generated tensor (not pytest's test* functions).
 Generated inputs are float64 `randn` tensors that require grad, seeded, shaped by --shape.
 Everything that goes wrong in the user's code becomes a UserCodeError naming its file and line.
 """
@@ -17,6 +17,7 @@ import sys
 import traceback
 
 from .errors import GradtoolError
+from .torch_alias import lacks_message, missing_torch_name, torch_is_gradtool
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -35,11 +36,25 @@ def example(*args, **kwargs):
     """Mark a function as a gradtool target, called with these arguments. Each argument is a
     Tensor, a number, or a shape tuple (which becomes a seeded float64 randn that requires
     grad). Stack several to check several cases; they run in source order."""
+    _check_example_args(args, kwargs)
+
     def decorate(fn):
-        # decorators apply bottom-up: prepend so the topmost example comes first
-        fn.__dict__.setdefault("__gradtool_examples__", []).insert(0, (args, kwargs))
+        # decorators apply bottom-up: prepend so the topmost example comes first; a class's
+        # own list (a subclass does not inherit its base's examples)
+        if "__gradtool_examples__" not in vars(fn):
+            setattr(fn, "__gradtool_examples__", [])
+        fn.__gradtool_examples__.insert(0, (args, kwargs))
         return fn
     return decorate
+
+
+def _check_example_args(args, kwargs):
+    """A shape tuple must hold sizes >= 0: say so where @example is written."""
+    for value in list(args) + list(kwargs.values()):
+        if isinstance(value, tuple) and value and all(isinstance(n, int) for n in value) \
+                and any(n < 0 for n in value):
+            raise ValueError(f"@gradtool.example: the shape {value} has a negative size; a "
+                             f"shape tuple holds sizes >= 0, like (2, 3)")
 
 
 @dataclasses.dataclass
@@ -63,26 +78,44 @@ class Target:
 GENERATED = object()  # an argument gradtool generates from --shape
 
 
+MAX_GENERATED_ELEMENTS = 10_000_000  # 80 MB of float64 per generated input
+
+
 def parse_shape(text):
-    """'3', '2,3' or '2x3' -> a shape tuple. Parsed, never evaluated."""
-    parts = [p for p in text.replace("x", ",").replace(" ", "").split(",") if p != ""]
-    if not parts or not all(p.isdigit() for p in parts):
-        raise GradtoolError(f"--shape must be sizes separated by commas, like 3 or 2,3 "
-                            f"(got {text!r})")
-    return tuple(int(p) for p in parts)
+    """'3' or '2,3' -> a shape tuple of positive sizes. Parsed, never evaluated."""
+    parts = text.split(",")
+    if not all(p.isascii() and p.isdigit() and int(p) > 0 for p in parts):
+        raise GradtoolError(f"--shape must be positive sizes separated by commas, like 3 or "
+                            f"2,3 (got {text!r})")
+    shape = tuple(int(p) for p in parts)
+    if _numel(shape) > MAX_GENERATED_ELEMENTS:
+        raise GradtoolError(f"--shape {text} asks for {_numel(shape):,} elements per input; "
+                            f"gradtool generates at most {MAX_GENERATED_ELEMENTS:,}")
+    return shape
+
+
+def _numel(shape):
+    n = 1
+    for size in shape:
+        n *= size
+    return n
 
 
 def split_spec(spec):
-    """'path/file.py::name' -> (path, name or None)."""
-    path, sep, name = spec.partition("::")
-    return path, (name or None) if sep else None
+    """'path/file.py::name' -> (path, name or None). The name follows the last `::` (a
+    folder's name may hold one); a spec that is an existing file has no name."""
+    if os.path.isfile(spec):
+        return spec, None
+    path, sep, name = spec.rpartition("::")
+    return (path, name or None) if sep else (spec, None)
 
 
 def load(spec):
     """Import the file named by `spec` (FILE or FILE::NAME) and return its targets."""
     path, wanted = split_spec(spec)
+    full_path = os.path.abspath(path)  # before the file runs: it may chdir
     module = import_user_file(path)
-    targets = find_targets(module, os.path.abspath(path))
+    targets = find_targets(module, full_path)
     if not targets:
         raise UserCodeError(
             f"No targets found in {path}: define a function decorated with "
@@ -100,8 +133,10 @@ def load(spec):
 def import_user_file(path):
     if not os.path.exists(path):
         raise UserCodeError(f"No such file: {path}")
-    if not path.endswith(".py") or os.path.isdir(path):
+    if not path.endswith(".py"):
         raise UserCodeError(f"Not a Python file: {path}")
+    if not os.path.isfile(path):  # reading a FIFO would hang
+        raise UserCodeError(f"{path} is not a regular file (a folder, a FIFO or a device)")
     path = os.path.abspath(path)
     folder = os.path.dirname(path)
     if folder not in sys.path:
@@ -111,9 +146,13 @@ def import_user_file(path):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        with torch_is_gradtool():  # the file's `import torch` gives gradtool
+            spec.loader.exec_module(module)
     except SyntaxError as e:
         sys.modules.pop(name, None)
+        if e.lineno is None:  # null bytes: Python gives no line
+            raise UserCodeError(f"{path} cannot be compiled: {describe_exception(e)}",
+                                location=(path, 1)) from None
         where = f"{e.filename}:{e.lineno}"
         pointer = ""
         if e.text:
@@ -129,15 +168,38 @@ def import_user_file(path):
     return module
 
 
+def _library_dirs():
+    """Folders whose frames are not the user's: gradtool, the standard library and installed
+    packages (numpy's frames too)."""
+    import sysconfig
+    dirs = {_PACKAGE_DIR}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            dirs.add(os.path.abspath(path))
+    return tuple(d + os.sep for d in dirs)
+
+
 def user_frames(tb):
-    """The traceback's frames that belong to the user's code (not gradtool, not importlib)."""
+    """The traceback's frames that belong to the user's code (not gradtool, not numpy or
+    another installed package, not the standard library)."""
+    library = _library_dirs()
     frames = []
     for frame in traceback.extract_tb(tb):
         filename = os.path.abspath(frame.filename) if not frame.filename.startswith("<") else ""
-        if not filename or filename.startswith(_PACKAGE_DIR + os.sep):
+        if not filename or filename.startswith(library):
             continue
         frames.append(frame)
     return frames
+
+
+def describe_exception(exc):
+    """`Type: message`, even for an exception whose __str__ itself raises."""
+    try:
+        text = str(exc)
+    except BaseException:  # noqa: BLE001 - the user's __str__ may raise anything
+        text = f"<{type(exc).__name__}.__str__ raised>"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def user_error(exc, doing):
@@ -145,7 +207,11 @@ def user_error(exc, doing):
     frames = user_frames(exc.__traceback__)
     location = (frames[-1].filename, frames[-1].lineno) if frames else None
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    message = f"{doing} raised {type(exc).__name__}{where}: {exc}"
+    name, _, text = describe_exception(exc).partition(": ")
+    message = f"{doing} raised {name}{where}" + (f": {text}" if text else "")
+    missing = missing_torch_name(exc)
+    if missing is not None:  # a torch feature gradtool lacks: say so, not "AttributeError"
+        message = f"{doing} failed{where}: {lacks_message(missing)}"
     details = "".join(traceback.format_list(frames)) if frames else ""
     return UserCodeError(message, details, location)
 
@@ -155,26 +221,30 @@ def find_targets(module, path):
     for name, obj in vars(module).items():
         if name.startswith("_"):
             continue
-        source = _defined_here(obj, path)
-        if source is None:
+        lineno = _defined_here(obj, path)
+        if lineno is None:
             continue
-        lineno = source
-        examples = getattr(obj, "__gradtool_examples__", None) if callable(obj) else None
+        examples = vars(obj).get("__gradtool_examples__") if callable(obj) else None
+        is_function_class = inspect.isclass(obj) and _is_function_class(obj)
+        kind = "Function" if is_function_class else "example"
         if examples is not None:
-            params = _param_names(obj)
+            params = _forward_params(obj) if is_function_class else _param_names(obj)
             for i, (args, kwargs) in enumerate(examples):
                 label = f"{name}[{i}]" if len(examples) > 1 else name
-                targets.append(Target(label, "example", obj, tuple(args), dict(kwargs), params,
-                                      path, lineno))
-        elif inspect.isclass(obj) and _is_function_class(obj):
+                targets.append(Target(label, kind, obj, tuple(args), dict(kwargs),
+                                      [p.name for p in params] if is_function_class
+                                      else params, path, lineno))
+        elif is_function_class:
             params = _forward_params(obj)
-            targets.append(Target(name, "Function", obj, tuple(GENERATED for _ in params), {},
-                                  params, path, lineno))
+            targets.append(Target(name, "Function", obj, tuple(_generated(p) for p in params),
+                                  {}, [p.name for p in params], path, lineno))
         elif inspect.isfunction(obj):
             params = [p.name for p in inspect.signature(obj).parameters.values()
                       if p.default is inspect.Parameter.empty
                       and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
             if not params:  # nothing to generate inputs for (main(), helpers, ...)
+                continue
+            if name.startswith("test"):  # pytest's test function: its parameters are fixtures
                 continue
             targets.append(Target(name, "function", obj, tuple(GENERATED for _ in params), {},
                                   params, path, lineno))
@@ -183,17 +253,40 @@ def find_targets(module, path):
 
 
 def _defined_here(obj, path):
-    """The line where obj is defined if it is a function or class of this very file."""
+    """The line where obj is defined if it is a function or class of this very file. A name
+    bound twice (a class redefined) is the definition the module finally binds."""
     if not (inspect.isfunction(obj) or inspect.isclass(obj)):
         return None
     try:
         source_file = inspect.getsourcefile(obj)
-        lines = inspect.getsourcelines(obj)
-    except (TypeError, OSError):
+    except TypeError:
         return None
     if source_file is None or os.path.abspath(source_file) != path:
         return None
-    return lines[1]
+    if inspect.isfunction(obj):
+        return inspect.unwrap(obj).__code__.co_firstlineno
+    return _class_line(obj, path)
+
+
+def _class_line(cls, path):
+    """The line of the `class` statement that made cls: among the file's classes of that
+    name, the one whose body holds cls's own methods (inspect finds the first of them)."""
+    import ast
+    methods = [inspect.unwrap(f.__func__ if isinstance(f, (staticmethod, classmethod)) else f)
+               for f in vars(cls).values()
+               if isinstance(f, (staticmethod, classmethod)) or inspect.isfunction(f)]
+    lines = {f.__code__.co_firstlineno for f in methods if hasattr(f, "__code__")}
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return 1
+    found = [n for n in ast.walk(tree)
+             if isinstance(n, ast.ClassDef) and n.name == cls.__name__]
+    for node in found:
+        if any(node.lineno <= line <= node.end_lineno for line in lines):
+            return (node.decorator_list[0].lineno if node.decorator_list else node.lineno)
+    return found[-1].lineno if found else 1
 
 
 def _is_function_class(cls):
@@ -202,13 +295,40 @@ def _is_function_class(cls):
 
 
 def _forward_params(cls):
+    """forward's parameters after ctx (all of them when setup_context is separate), without
+    *args/**kwargs."""
     from .autograd.function import Function
     params = list(inspect.signature(cls.forward).parameters.values())
     if cls.setup_context is Function.setup_context:
         params = params[1:]  # forward(ctx, ...)
-    return [p.name for p in params
-            if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY,
-                                                                   p.POSITIONAL_OR_KEYWORD)]
+    return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+NUMBER_ANNOTATIONS = ("float", "int", "bool", "complex", "Optional[float]", "float | None")
+
+
+def _generated(param):
+    """What a Function's forward gets for this parameter: its default if it has one, a number
+    if it is annotated as one, else a generated tensor."""
+    if param.default is not inspect.Parameter.empty:
+        return param.default
+    annotation = param.annotation
+    name = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    if name in ("float", "complex"):
+        return NUMBER
+    if name in ("int", "bool"):
+        return Unknown(param.name, name)
+    return GENERATED
+
+
+class Unknown:
+    """A parameter gradtool cannot make up (an int, a bool): the user must give it."""
+
+    def __init__(self, name, annotation):
+        self.name, self.annotation = name, annotation
+
+
+NUMBER = object()  # a float parameter: gradtool draws a seeded number
 
 
 def _param_names(fn):
@@ -226,14 +346,144 @@ def make_inputs(target, seed, shape):
     import gradtool as gt
     rng = np.random.default_rng(seed)
 
-    def build(spec):
+    def build(name, spec):
         if spec is GENERATED:
             spec = shape
+        if spec is NUMBER:
+            return round(float(rng.uniform(0.5, 2.0)), 4)
+        if isinstance(spec, Unknown):
+            raise UserCodeError(
+                f"{target.name}.forward's parameter `{name}` is annotated {spec.annotation}: "
+                f"gradtool cannot make one up. Give it with @gradtool.example(...) on "
+                f"{target.name}, e.g. {example_hint(target)}.",
+                location=(target.filename, target.lineno))
         if isinstance(spec, gt.Tensor):
             return spec.detach().clone().requires_grad_(spec.requires_grad)
         if isinstance(spec, tuple) and all(isinstance(n, int) for n in spec):
-            return gt.tensor(rng.standard_normal(spec), dtype=gt.float64, requires_grad=True)
+            try:
+                return gt.tensor(rng.standard_normal(spec), dtype=gt.float64,
+                                 requires_grad=True)
+            except (MemoryError, ValueError) as e:
+                raise UserCodeError(f"target {target.name} ({_rel(target.filename)}:"
+                                    f"{target.lineno}): cannot make an input of shape {spec}: "
+                                    f"{e}", location=(target.filename, target.lineno)) from None
         return spec
-    args = [build(a) for a in target.arg_specs]
-    kwargs = {k: build(v) for k, v in target.kwarg_specs.items()}
+    names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
+                                                                    len(target.arg_specs))]
+    args = [build(n, a) for n, a in zip(names, target.arg_specs)]
+    kwargs = {k: build(k, v) for k, v in target.kwarg_specs.items()}
     return args, kwargs
+
+
+def example_hint(target, number=None):
+    """How to write an example for this target, e.g. `@gradtool.example((3,), 2.0)`: a
+    shape for each tensor parameter, a number for `number` and the numeric ones; parameters
+    with defaults left out."""
+    hints = []
+    for name, spec in zip(target.param_names, target.arg_specs):
+        if spec is GENERATED and name != number:
+            hints.append("(3,)")
+        elif spec is NUMBER or isinstance(spec, Unknown) or name == number:
+            hints.append("2.0")
+    return "@gradtool.example(" + ", ".join(hints) + ")"
+
+
+def _rel(path):
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return path
+
+
+# ------------------------------------------------------------------ running a target
+
+def flatten_outputs(result):
+    """The tensors a target returned: a tensor, or tensors in tuples, lists and dicts."""
+    from .autograd.tensor import Tensor
+    if isinstance(result, Tensor):
+        return [result]
+    if isinstance(result, dict):
+        result = list(result.values())
+    if isinstance(result, (tuple, list)):
+        return [t for item in result for t in flatten_outputs(item)]
+    return []
+
+
+@dataclasses.dataclass
+class Run:
+    """A target called once on its seeded inputs: what every command starts from."""
+    target: Target
+    inputs: list      # (name, value) per argument, as the target received it
+    outputs: list     # the tensors it returned
+    args: list
+    kwargs: dict
+
+    @property
+    def tensor_inputs(self):
+        """(name, tensor) of the arguments that are tensors: what gradcheck varies."""
+        from .autograd.tensor import Tensor
+        return [(n, v) for n, v in self.inputs if isinstance(v, Tensor)]
+
+    def function(self):
+        """The target as a function of its tensor arguments (in tensor_inputs' order), the
+        other arguments fixed: the function gradcheck checks."""
+        from .autograd.tensor import Tensor
+        slots = [("arg", i) for i, a in enumerate(self.args) if isinstance(a, Tensor)] + \
+            [("kw", k) for k, v in self.kwargs.items() if isinstance(v, Tensor)]
+        target, args, kwargs = self.target, self.args, self.kwargs
+
+        def target_function(*tensors):
+            call_args, call_kwargs = list(args), dict(kwargs)
+            for (where, key), t in zip(slots, tensors):
+                if where == "arg":
+                    call_args[key] = t
+                else:
+                    call_kwargs[key] = t
+            return target.call(*call_args, **call_kwargs)
+        return target_function
+
+
+def run_target(target, seed, shape, observe=None):
+    """Build the target's inputs (seeded) and call it once, inside the context manager
+    `observe` if given (the forward trace). Whatever the user's code raises becomes a
+    UserCodeError naming their line."""
+    import contextlib
+
+    import gradtool as gt
+    gt.manual_seed(seed)
+    args, kwargs = make_inputs(target, seed, shape)
+    try:
+        with observe if observe is not None else contextlib.nullcontext():
+            result = target.call(*args, **kwargs)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 - whatever the user's code raises, exit() too
+        raise _forward_error(target, e) from None
+    outputs = flatten_outputs(result)
+    if not outputs:
+        raise UserCodeError(
+            f"target {target.name} ({_rel(target.filename)}:{target.lineno}) returned "
+            f"{type(result).__name__}, not a tensor: gradtool needs a tensor (or tensors) to "
+            f"differentiate.", location=(target.filename, target.lineno))
+    names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
+                                                                    len(args))]
+    inputs = list(zip(names, args)) + list(kwargs.items())
+    return Run(target, inputs, outputs, args, kwargs)
+
+
+def _forward_error(target, exc):
+    """The user's forward raised: their line, and when gradtool made up the inputs, what it
+    made and how to give others."""
+    error = user_error(exc, f"target {target.name}")
+    if error.location is None:  # raised where gradtool called it: wrong arguments, ...
+        error.location = (target.filename, target.lineno)
+        error.args = (error.args[0].replace(
+            f"target {target.name} raised",
+            f"target {target.name} ({target.filename}:{target.lineno}) raised", 1),)
+    generated = [n for n, spec in zip(target.param_names, target.arg_specs)
+                 if spec is GENERATED or spec is NUMBER]
+    if generated:
+        error.args = (f"{error.args[0]} (gradtool called it with generated inputs for "
+                      f"{', '.join(generated)}; if it needs others, give them with "
+                      f"{example_hint(target)} on {target.name})",)
+    return error

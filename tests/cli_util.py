@@ -103,11 +103,35 @@ def assert_clean_user_error(result, *mentions):
     return message
 
 
+def assert_target_error(result, name, *mentions):
+    """Contract §4: a target that raises is reported in its place and the others still are;
+    exit 2. With --json, stdout is the one document and the target's "error" holds the
+    paragraph; else the paragraph is in the text report. Never gradtool's own traceback.
+    Returns the error's text (whitespace collapsed)."""
+    assert_exit(result, 2)
+    both = result.stdout + result.stderr
+    assert "Traceback (most recent call last)" not in both, f"a raw traceback\n{result}"
+    assert PACKAGE_DIR + os.sep not in both, f"gradtool's internal frames leak\n{result}"
+    if "--json" in result.args:
+        doc = result.json()
+        [target] = [t for t in doc["targets"] if t["name"] == name]
+        error = target["error"]
+        assert error and error["message"], f"{name}: no error in the document\n{result}"
+        text = flat(error["message"] + " " + (error["location"] or "") + " " +
+                    (error["traceback"] or ""))
+    else:
+        text = flat(result.stdout)
+        assert name in text
+    for m in mentions:
+        assert flat(str(m)) in text, f"the error does not mention {m!r}\n{result}"
+    return text
+
+
 # ------------------------------------------------------------------ JSON documents
 
 def check_inspect_document(doc, file_spec=None):
     """The invariants every `inspect --json` document keeps; returns {target name: target}."""
-    assert doc["schema"] == "gradtool.inspect/1"
+    assert doc["schema"] == "gradtool.inspect/2"
     if file_spec is not None:
         assert doc["file"] == file_spec
     assert isinstance(doc["seed"], int)
@@ -116,6 +140,7 @@ def check_inspect_document(doc, file_spec=None):
     names = [t["name"] for t in doc["targets"]]
     assert len(names) == len(set(names)), f"target names repeat: {names}"
     for t in doc["targets"]:
+        assert t["error"] is None, f"target {t['name']} raised: {t['error']}"
         for key in ("name", "kind", "location", "inputs", "outputs", "graph", "diagnostics"):
             assert key in t, f"target {t.get('name')} lacks {key!r}"
         assert t["kind"] in ("example", "function", "Function")
@@ -143,7 +168,8 @@ def check_inspect_document(doc, file_spec=None):
             assert all(o["node"] in known for o in graph["outputs"] if o["requires_grad"])
         for d in t["diagnostics"]:
             assert d["severity"] in ("error", "warning", "info")
-            assert d["code"] and d["message"] and d["advice"]
+            assert re.fullmatch(r"[a-z_]+", d["kind"]), d["kind"]  # snake_case, as gradcheck's
+            assert d["message"] and d["advice"]
     return {t["name"]: t for t in doc["targets"]}
 
 

@@ -293,3 +293,124 @@ def test_saved_tensors_are_freed_after_backward():
     y.sum().backward()
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         y.grad_fn.saved_tensors
+
+
+def test_graph_walk_visits_a_node_once_when_two_outputs_of_it_are_roots():
+    """The PyTorch docs' MyCube returns (x ** 3, 3 x ** 2) from one node: a walk from both
+    outputs must still reach the leaf (counting the node twice left it waiting forever)."""
+    from gradtool.autograd.walk import topological_order
+
+    class CubeAndDerivative(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3, 3 * x ** 2
+
+        @staticmethod
+        def backward(ctx, grad, grad_dx):
+            (x,) = ctx.saved_tensors
+            return grad * 3 * x ** 2 + grad_dx * 6 * x
+
+    x = gt.randn(3, dtype=gt.float64, requires_grad=True)
+    result, dx = CubeAndDerivative.apply(x)
+    order = topological_order([result.grad_fn, dx.grad_fn])
+    assert order == [result.grad_fn, result.grad_fn.next_functions[0][0]]
+
+
+class ScaleShift(Function):
+    """x * k + y: a non-tensor argument between two tensors."""
+
+    @staticmethod
+    def forward(ctx, x, k, y):
+        ctx.save_for_backward(x, y)
+        ctx.k = k
+        return x * k + y
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.k, None, grad
+
+
+class ScaleShiftSetup(Function):
+    @staticmethod
+    def forward(x, k, y):
+        return x * k + y
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.k = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.k, None, grad
+
+
+@pytest.mark.parametrize("fn", [ScaleShift, ScaleShiftSetup], ids=["ctx", "setup_context"])
+def test_custom_node_has_an_edge_per_tensor_argument_only(fn):
+    x = gt.randn(3, dtype=gt.float64, requires_grad=True)
+    y = gt.randn(3, dtype=gt.float64)
+    node = fn.apply(x, 2.0, y).grad_fn
+    # the int argument has no edge; y, which needs no grad, has (None, 0)
+    assert len(node.next_functions) == 2
+    assert node.next_functions[0][0].variable is x and node.next_functions[1] == (None, 0)
+    assert node.needs_input_grad == (True, False, False)
+    y.requires_grad_()
+    fn.apply(x, 2.0, y).sum().backward()
+    assert x.grad.tolist() == [2.0] * 3 and y.grad.tolist() == [1.0] * 3
+
+
+def test_custom_node_exposes_saved_tensors_and_ctx_attributes_not_saved_names():
+    x = gt.randn(3, dtype=gt.float64, requires_grad=True)
+    y = gt.randn(3, dtype=gt.float64)
+    node = ScaleShift.apply(x, 2.0, y).grad_fn
+    assert node.saved_tensors[0] is x and node.saved_tensors[1] is y
+    assert node.k == 2.0
+    assert len(node._raw_saved_tensors) == 2
+    assert not any(a.startswith("_saved") for a in dir(node))
+    with pytest.raises(AttributeError):
+        node._saved_0
+
+
+def test_custom_node_repr_has_torchs_form_with_gradtools_module():
+    x = gt.randn(3, requires_grad=True)
+    node = Cube.apply(x).grad_fn
+    assert repr(node) == f"<gradtool.autograd.function.CubeBackward object at {id(node):#x}>"
+
+
+def test_a_gradient_for_an_input_that_needs_none_is_ignored():
+    class Both(Function):  # returns both gradients whatever needs_input_grad says
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, y = ctx.saved_tensors
+            return grad * y, grad * x
+    x = gt.randn(3, dtype=gt.float64, requires_grad=True)
+    y = gt.randn(3, dtype=gt.float64)
+    assert gt.autograd.gradcheck(Both.apply, (x, y))
+    Both.apply(x, y).sum().backward()
+    assert x.grad.equal(y) and y.grad is None
+
+
+def test_once_differentiable_results_hang_off_an_error_node_of_fresh_leaves():
+    class Pair(Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, grad):
+            return grad * 2, None
+    x = gt.tensor([3.0], requires_grad=True)
+    y = Pair.apply(x, 2)
+    (g,) = gt.autograd.grad((y * y).sum(), x, create_graph=True)
+    node = g.grad_fn
+    assert type(node).__name__ == "Error" and node.name() == "Error"
+    # one edge per result of backward: a fresh leaf for the gradient, None for the None
+    assert len(node.next_functions) == 2 and node.next_functions[1] == (None, 0)
+    leaf = node.next_functions[0][0].variable
+    assert leaf.is_leaf and leaf.equal(g) and leaf is not g

@@ -5,6 +5,7 @@ import os
 import threading
 import tracemalloc
 import uuid
+import warnings
 
 import numpy as np
 import pytest
@@ -255,3 +256,62 @@ def test_graph_is_freed_by_reference_counting_alone():
     finally:
         gc.enable()
     assert after - before < 16_000  # the graph held two 40 kB arrays (exp and sin results)
+
+
+def test_a_leafs_tensor_hooks_run_before_its_accumulate_grad_pre_hooks():
+    order = []
+    x = torch.randn(3, requires_grad=True)
+    y = x * 2
+    acc = y.grad_fn.next_functions[0][0]
+    acc.register_prehook(lambda grads: order.append("node pre-hook"))
+    x.register_hook(lambda g: order.append("tensor hook"))
+    acc.register_hook(lambda gi, go: order.append("node post-hook"))
+    y.sum().backward()
+    assert order == ["tensor hook", "node pre-hook", "node post-hook"]
+
+
+def test_grad_with_respect_to_a_non_leaf_does_not_run_its_node():
+    ran = []
+    a = torch.randn(3, requires_grad=True)
+    b = a * 2
+    c = (b * b).sum()
+    b.register_hook(lambda g: ran.append("b's tensor hook"))  # reads the gradient: runs
+    b.grad_fn.register_prehook(lambda go: ran.append("b's node pre-hook"))
+    b.grad_fn.register_hook(lambda gi, go: ran.append("b's node post-hook"))
+    (g,) = torch.autograd.grad(c, b, retain_graph=True)
+    assert g.allclose(2 * b.detach())
+    assert ran == ["b's tensor hook"] and a.grad is None
+    # still runs when it leads to another input
+    ran.clear()
+    torch.autograd.grad(c, [b, a])
+    assert ran == ["b's tensor hook", "b's node pre-hook", "b's node post-hook"]
+
+
+def test_grad_of_a_leaf_runs_no_accumulate_grad_hooks_and_accumulates_nothing():
+    ran = []
+    x = torch.randn(3, requires_grad=True)
+    y = x * 2
+    y.grad_fn.next_functions[0][0].register_prehook(lambda go: ran.append("pre"))
+    torch.autograd.grad(y.sum(), x)
+    assert ran == [] and x.grad is None
+
+
+def test_backward_inputs_non_leaf_retains_its_grad_without_a_warning():
+    a = torch.randn(3, requires_grad=True)
+    b = a * 2
+    (b * b).sum().backward(inputs=[b])
+    assert b.retains_grad and a.grad is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert b.grad.allclose(2 * b.detach())
+
+
+def test_materialized_zeros_require_grad_under_create_graph():
+    x, unused = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    _, z = torch.autograd.grad((x * x).sum(), [x, unused], materialize_grads=True,
+                            create_graph=True)
+    assert z.requires_grad and z.tolist() == [0.0] * 3
+    (zz,) = torch.autograd.grad(z.sum(), unused, allow_unused=True, materialize_grads=True)
+    assert zz.tolist() == [0.0] * 3  # a higher order goes on
+    _, z = torch.autograd.grad((x * x).sum(), [x, unused], materialize_grads=True)
+    assert not z.requires_grad

@@ -498,6 +498,17 @@ def test_nodes_are_tagged_with_the_innermost_module_by_qualified_name():
     assert mm.metadata["nn_module_stack"][-1][1] is model.encoder.fc1
 
 
+def test_each_call_of_a_module_is_its_own_instance_nested_in_its_callers_call():
+    block = Block()
+    x = gt.randn(2, 3, requires_grad=True)
+    out = block(block(x))
+    calls = {n.metadata["module_calls"] for n in nodes(out) if "module_calls" in n.metadata}
+    outer = {c[:1] for c in calls}
+    assert len(outer) == 2  # two calls of one module: two instances, not one merged box
+    assert {len(c) for c in calls} == {1, 2}  # fc1 and act nested inside each call
+    assert all(c[:1] in outer for c in calls)
+
+
 def test_parameter_leaves_belong_to_their_module_and_input_leaves_to_none():
     model = Model()
     x = gt.randn(2, 3, requires_grad=True)

@@ -18,6 +18,7 @@ backward ran, and each case must reach the rows it declares in `covers`.
 """
 import contextlib
 import dataclasses
+import math
 import warnings
 from typing import Callable, Optional
 
@@ -387,6 +388,8 @@ case("squeeze", "SQUEEZE", lambda x: x.squeeze(), normal(3, 1, 4, 1),
      lambda v, x: [v.reshape(x.shape)], order2="square")
 case("squeeze_dim", "SQUEEZE_DIM", lambda x: x.squeeze(1), normal(3, 1, 4),
      lambda v, x: [v.reshape(x.shape)], order2="square")
+case("squeeze_dims", "SQUEEZE_DIMS", lambda x: x.squeeze((1, 3)), normal(3, 1, 4, 1),
+     lambda v, x: [v.reshape(x.shape)], order2="square")
 case("unsqueeze", "UNSQUEEZE", lambda x: x.unsqueeze(1), normal(*S),
      lambda v, x: [v.squeeze(1)], order2="square")
 case("getitem_none", "UNSQUEEZE", lambda x: x[:, None], normal(*S),
@@ -449,6 +452,13 @@ case("index_pairs", "INDEX", lambda x: x[[0, 1, 0], [2, 2, 2]], normal(*S),
 case("index_bool_mask", "INDEX", lambda x, m: x[m],
      lambda r: [r.standard_normal(S), Const(r.random(S) < 0.5)],
      lambda v, x, m: [_placed(x.shape, m, v)], order2="square")
+# a viewable reshape of a non-contiguous tensor is torch's _reshape_alias
+case("reshape_alias", "RESHAPE_ALIAS", lambda x: x[:, :1].reshape(3), normal(*S),
+     lambda v, x: [_placed(x.shape, (slice(None), 0), v)], order2="square")
+case("alias", "ALIAS", lambda x: x[...], normal(*S), lambda v, x: [v], order2="square")
+# torch's rule: the int is a select, so the list's dim stays in place ((3, 2), not numpy's (2, 3))
+case("index_int_slice_list", "INDEX", lambda x: x[0, :, [1, 0]], normal(2, 3, 4),
+     lambda v, x: [_added(x.shape, (0, slice(None), np.array([1, 0])), v.T)], order2="square")
 # the three backward ops as functions of their own (the gradient they spread out)
 case("select_backward_op", "SELECT_BACKWARD",
      lambda g: tensor_module.call(D.SELECT_BACKWARD, (g,), ((3, 4), 1, 2)), normal(3),
@@ -456,6 +466,10 @@ case("select_backward_op", "SELECT_BACKWARD",
 case("slice_backward_op", "SLICE_BACKWARD",
      lambda g: tensor_module.call(D.SLICE_BACKWARD, (g,), ((3, 5), 1, 0, 5, 2)), normal(3, 3),
      lambda v, g: [v[:, 0:5:2]], order2="square")
+case("threshold_backward_op", "THRESHOLD_BACKWARD",
+     lambda g, r: tensor_module.call(D.THRESHOLD_BACKWARD, (g, r), (0,)),
+     lambda r: [r.standard_normal(S), away_from(r, S)],
+     lambda v, g, r: [v * (r > 0), np.zeros_like(r)], order2="square")
 case("index_backward_op", "INDEX_BACKWARD",
      lambda g: tensor_module.call(D.INDEX_BACKWARD, (g,), ((3, 4), (np.array([2, 0, 2]),))),
      normal(3, 4), lambda v, g: [v[np.array([2, 0, 2])]], order2="square")
@@ -536,6 +550,8 @@ case("zero_", "ZERO", lambda x: x.sin().zero_().add_(x), normal(*S), lambda v, x
      order2="square")
 case("fill_", "FILL", lambda x: x.sin().fill_(2.0) * x, normal(*S), lambda v, x: [2.0 * v],
      order2="square")
+case("fill_tensor", "FILL_TENSOR", lambda x, y: x.sin().fill_(y.sum()) * x, normals(S, (2,)),
+     lambda v, x, y: [y.sum() * v, np.full(y.shape, (v * x).sum())], order2="square")
 case("copy_", "COPY", lambda x, y: x.sin().copy_(y) + x, normals(S, (4,)),
      lambda v, x, y: [v, unbroadcast(v, y.shape)], order2="square")
 def _filled(method, *args):
@@ -595,6 +611,309 @@ case("as_strided_op", "AS_STRIDED",
      lambda x: tensor_module.call(D.AS_STRIDED, (x,), ((2, 3), AS_STRIDED_INDICES)),
      normal(*S), lambda v, x: [_added((12,), AS_STRIDED_INDICES, v).reshape(x.shape)],
      order2="square")
+
+
+# ------------------------- activations (nn.functional's single nodes) -------------------------
+_erf = np.vectorize(math.erf)
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _gelu_tanh_grad(x):
+    k, c = np.sqrt(2 / np.pi), 0.044715
+    t = np.tanh(k * (x + c * x ** 3))
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x)
+
+
+case("erf", "ERF", lambda x: x.erf(), normal(*S),
+     lambda v, x: [v * 2 / np.sqrt(np.pi) * np.exp(-x * x)])
+case("gelu", "GELU", lambda x: gt.nn.functional.gelu(x), normal(*S),
+     lambda v, x: [v * (0.5 * (1 + _erf(x / np.sqrt(2))) + x * np.exp(-x * x / 2)
+                        / np.sqrt(2 * np.pi))])
+case("gelu_tanh", "GELU", lambda x: gt.nn.functional.gelu(x, approximate="tanh"), normal(*S),
+     lambda v, x: [v * _gelu_tanh_grad(x)])
+case("silu", "SILU", lambda x: gt.nn.functional.silu(x), normal(*S),
+     lambda v, x: [v * _sigmoid(x) * (1 + x * (1 - _sigmoid(x)))])
+case("softplus", "SOFTPLUS", lambda x: gt.nn.functional.softplus(x, beta=2, threshold=3),
+     lambda r: [away_from(r, S, (1.5,), 0.1)],
+     lambda v, x: [np.where(2 * x > 3, v, v * _sigmoid(2 * x))])
+case("leaky_relu", "LEAKY_RELU", lambda x: gt.nn.functional.leaky_relu(x, 0.2),
+     lambda r: [away_from(r, S)],
+     lambda v, x: [v * np.where(x > 0, 1, 0.2)])
+case("leaky_relu_inplace", "LEAKY_RELU_",
+     lambda x: gt.nn.functional.leaky_relu(x * 1.0, 0.2, inplace=True),
+     lambda r: [away_from(r, S)], lambda v, x: [v * np.where(x > 0, 1, 0.2)])
+case("elu", "ELU", lambda x: gt.nn.functional.elu(x, 1.5), lambda r: [away_from(r, S)],
+     lambda v, x: [v * np.where(x > 0, 1, 1.5 * np.exp(x))])
+case("elu_inplace", "ELU_", lambda x: gt.nn.functional.elu(x * 1.0, 1.5, inplace=True),
+     lambda r: [away_from(r, S)], lambda v, x: [v * np.where(x > 0, 1, 1.5 * np.exp(x))])
+case("clamp_min_method", "CLAMP_MIN", lambda x: x.clamp_min(0.1),
+     lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x >= 0.1)])
+case("bernoulli", "BERNOULLI", _seeded(lambda p: gt.bernoulli(p) * p),
+     lambda r: [r.uniform(0.1, 0.9, S)],
+     lambda v, p: [v * _seeded(lambda: gt.bernoulli(gt.tensor(p)))()._data])
+
+
+# in-place forms of the unary ops: the input as it was before the write is saved
+def _inplace(name):
+    return lambda x: getattr(x * 1.0, name + "_")()
+
+
+for _name, _make, _vjp in [
+        ("sin", normal(*S), lambda v, x: [v * np.cos(x)]),
+        ("cos", normal(*S), lambda v, x: [-v * np.sin(x)]),
+        ("tan", lambda r: [r.uniform(-1.2, 1.2, S)], lambda v, x: [v / np.cos(x) ** 2]),
+        ("log1p", lambda r: [r.uniform(-0.5, 2.0, S)], lambda v, x: [v / (1 + x)]),
+        ("expm1", normal(*S), lambda v, x: [v * np.exp(x)]),
+        ("rsqrt", lambda r: [r.uniform(0.5, 2.0, S)], lambda v, x: [-0.5 * v * x ** -1.5]),
+        ("sqrt", lambda r: [r.uniform(0.5, 2.0, S)], lambda v, x: [v / (2 * np.sqrt(x))]),
+        ("log", lambda r: [r.uniform(0.5, 2.0, S)], lambda v, x: [v / x]),
+        ("sigmoid", normal(*S), lambda v, x: [v * _sigmoid(x) * (1 - _sigmoid(x))]),
+        ("neg", normal(*S), lambda v, x: [-v]),
+        ("abs", lambda r: [away_from(r, S)], lambda v, x: [v * np.sign(x)]),
+        ("sign", lambda r: [away_from(r, S)], lambda v, x: [np.zeros_like(x)]),
+        ("erf", normal(*S), lambda v, x: [v * 2 / np.sqrt(np.pi) * np.exp(-x * x)]),
+        ("reciprocal", lambda r: [signed(r, S)], lambda v, x: [-v / x ** 2])]:
+    case(_name + "_", _name.upper(), _inplace(_name), _make, _vjp,
+         order2="square" if _name in ("neg", "sign") else "plain")
+
+# ------------------------------ losses (one node each) ------------------------------
+LABELS = np.array([0, 3, 2, 1, 2])
+
+
+def _loss_grads(slope, reduction):
+    """d(loss)/d(input) and d/d(target) for an elementwise loss of d = input - target."""
+    def vjp(v, x, t):
+        g = slope(x - t) * (v / x.size if reduction == "mean" else v)
+        return [g, -g]
+    return vjp
+
+
+def _apart(*kinks):
+    """input and target whose difference stays away from the loss's kinks."""
+    return lambda r: (lambda x: [x, x - away_from(r, S, kinks, 0.1)])(r.standard_normal(S))
+
+
+case("mse_loss", "MSE_LOSS", lambda x, t: gt.nn.functional.mse_loss(x, t), normals(S, S),
+     _loss_grads(lambda d: 2 * d, "mean"))
+case("mse_loss_sum", "MSE_LOSS", lambda x, t: gt.nn.functional.mse_loss(x, t, reduction="sum"),
+     normals(S, S), _loss_grads(lambda d: 2 * d, "sum"))
+case("mse_loss_none", "MSE_LOSS", lambda x, t: gt.nn.MSELoss(reduction="none")(x, t),
+     normals(S, S), _loss_grads(lambda d: 2 * d, "none"))
+case("l1_loss", ("SUB", "ABS", "MEAN"), lambda x, t: gt.nn.functional.l1_loss(x, t), _apart(0.0),
+     _loss_grads(np.sign, "mean"))
+case("smooth_l1_loss", "SMOOTH_L1_LOSS",
+     lambda x, t: gt.nn.functional.smooth_l1_loss(x, t, beta=0.5),
+     _apart(-0.5, 0.0, 0.5),
+     _loss_grads(lambda d: np.where(np.abs(d) < 0.5, d / 0.5, np.sign(d)), "mean"))
+case("smooth_l1_loss_none", "SMOOTH_L1_LOSS",
+     lambda x, t: gt.nn.SmoothL1Loss(reduction="none")(x, t), _apart(-1.0, 0.0, 1.0),
+     _loss_grads(lambda d: np.where(np.abs(d) < 1, d, np.sign(d)), "none"))
+case("huber_loss", "HUBER_LOSS",
+     lambda x, t: gt.nn.functional.huber_loss(x, t, reduction="sum", delta=0.7),
+     _apart(-0.7, 0.0, 0.7),
+     _loss_grads(lambda d: np.where(np.abs(d) <= 0.7, d, 0.7 * np.sign(d)), "sum"))
+case("binary_cross_entropy", "BINARY_CROSS_ENTROPY",
+     lambda x, t: gt.nn.functional.binary_cross_entropy(x, t),
+     lambda r: [r.uniform(0.1, 0.9, S), r.uniform(0, 1, S)],
+     lambda v, x, t: [v * (x - t) / (x * (1 - x)) / x.size,
+                      v * (np.log1p(-x) - np.log(x)) / x.size])
+BCE_WEIGHT = np.array([0.5, 2.0, 1.0, 1.5])
+case("binary_cross_entropy_weight", "BINARY_CROSS_ENTROPY",
+     lambda x, t, w: gt.nn.BCELoss(weight=w, reduction="sum")(x, t),
+     lambda r: [r.uniform(0.1, 0.9, S), r.uniform(0, 1, S), Const(BCE_WEIGHT)],
+     lambda v, x, t, w: [v * w * (x - t) / (x * (1 - x)), v * w * (np.log1p(-x) - np.log(x))])
+case("bce_with_logits", "BINARY_CROSS_ENTROPY_WITH_LOGITS",
+     lambda x, t: gt.nn.functional.binary_cross_entropy_with_logits(x, t),
+     lambda r: [2 * r.standard_normal(S), r.uniform(0, 1, S)],
+     lambda v, x, t: [v * (_sigmoid(x) - t) / x.size, -v * x / x.size])
+case("bce_with_logits_weights", "BINARY_CROSS_ENTROPY_WITH_LOGITS",
+     lambda x, t, w, pw: gt.nn.BCEWithLogitsLoss(w, reduction="none", pos_weight=pw)(x, t),
+     lambda r: [2 * r.standard_normal(S), r.uniform(0, 1, S), Const(BCE_WEIGHT),
+                Const(np.array([1.0, 3.0, 0.5, 2.0]))],
+     lambda v, x, t, w, pw: [
+         v * w * (_sigmoid(x) - t - (pw - 1) * t * (1 - _sigmoid(x))),
+         v * w * (-x + (pw - 1) * np.logaddexp(0, -x))])
+
+
+def _nll_vjp(weight=None, ignore=None, reduction="mean"):
+    def vjp(v, x, t):
+        w = np.ones(x.shape[1]) if weight is None else weight
+        wt = np.where(t == ignore, 0.0, w[np.where(t == ignore, 0, t)])
+        scale = v / wt.sum() if reduction == "mean" else v
+        g = np.zeros_like(x)
+        np.put_along_axis(g, np.where(t == ignore, 0, t)[:, None], (-scale * wt)[:, None], 1)
+        return [g]
+    return vjp
+
+
+case("nll_loss", "NLL_LOSS", lambda x, t: gt.nn.functional.nll_loss(x, t),
+     lambda r: [r.standard_normal((5, 4)), Const(LABELS)], _nll_vjp())
+case("nll_loss_weight_ignore", "NLL_LOSS",
+     lambda x, t, w: gt.nn.NLLLoss(weight=w, ignore_index=2)(x, t),
+     lambda r: [r.standard_normal((5, 4)), Const(LABELS), Const(BCE_WEIGHT)],
+     lambda v, x, t, w: _nll_vjp(w, 2)(v, x, t))
+case("nll_loss_none", "NLL_LOSS", lambda x, t: gt.nn.functional.nll_loss(x, t, reduction="none"),
+     lambda r: [r.standard_normal((5, 4)), Const(LABELS)],
+     lambda v, x, t: _nll_vjp(reduction="none")(v, x, t))
+case("cross_entropy", ("LOG_SOFTMAX", "NLL_LOSS"),
+     lambda x, t: gt.nn.functional.cross_entropy(x, t),
+     lambda r: [r.standard_normal((5, 4)), Const(LABELS)],
+     lambda v, x, t: [(np_softmax(x, 1) - np.eye(4)[t]) * v / 5])
+NLL2D_LABELS = np.array([[[0, 2], [1, 1]], [[2, 0], [0, 1]]])
+
+
+def _nll2d_vjp(v, x, t):
+    g = np.zeros_like(x)
+    v = np.broadcast_to(v, t.shape)
+    for n, h, w in np.ndindex(t.shape):
+        g[n, t[n, h, w], h, w] = -v[n, h, w]
+    return [g]
+
+
+case("nll_loss2d", "NLL_LOSS2D", lambda x, t: gt.nn.functional.nll_loss(x, t, reduction="none"),
+     lambda r: [r.standard_normal((2, 3, 2, 2)), Const(NLL2D_LABELS)], _nll2d_vjp)
+case("nll_loss_3d_input", ("VIEW", "NLL_LOSS2D"),
+     lambda x, t: gt.nn.functional.nll_loss(x, t, reduction="sum"),
+     lambda r: [r.standard_normal((2, 3, 4)), Const(NLL2D_LABELS.reshape(2, 4))],
+     lambda v, x, t: [_nll2d_vjp(v, x[:, :, None], t[:, None])[0][:, :, 0]])
+
+
+def _layer_norm_vjp(v, x, w=None, b=None, dims=(-1,)):
+    mean = x.mean(dims, keepdims=True)
+    rstd = 1 / np.sqrt(x.var(dims, keepdims=True) + 1e-5)
+    xhat = (x - mean) * rstd
+    g = v if w is None else v * w
+    dx = rstd * (g - g.mean(dims, keepdims=True) - xhat * (g * xhat).mean(dims, keepdims=True))
+    lead = tuple(range(x.ndim - len(dims)))
+    return [dx] + ([] if w is None else [(v * xhat).sum(lead), v.sum(lead)])
+
+
+case("layer_norm", "NATIVE_LAYER_NORM", lambda x, w, b: gt.nn.functional.layer_norm(x, (4,), w, b),
+     normals(S, (4,), (4,)), _layer_norm_vjp)
+case("layer_norm_2d_shape", "NATIVE_LAYER_NORM", lambda x: gt.nn.functional.layer_norm(x, (3, 4)),
+     normal(*S3), lambda v, x: _layer_norm_vjp(v, x, dims=(-2, -1)))
+
+# ------------------------------ reductions with two results, scans ------------------------------
+case("var_mean", "VAR_MEAN", lambda x: gt.var_mean(x, 1), normal(*S3),
+     lambda v, x: [restore(v[0], x.shape, 1, False) * (x - x.mean(1, keepdims=True))
+                   + restore(v[1], x.shape, 1, False) / 3])
+case("std_mean", "STD_MEAN", lambda x: gt.std_mean(x, (0, 2), keepdim=True), normal(*S3),
+     lambda v, x: [v[0] * (x - x.mean((0, 2), keepdims=True))
+                   / (7 * x.std((0, 2), ddof=1, keepdims=True)) + v[1] / 8])
+case("cumsum", "CUMSUM", lambda x: x.cumsum(1), normal(*S3),
+     lambda v, x: [np.flip(np.cumsum(np.flip(v, 1), 1), 1)], order2="square")
+
+
+def _cumprod_vjp(v, x):
+    """d out_k / d x_i = prod_{j <= k, j != i} x_j (i <= k), along the last dim."""
+    g = np.zeros_like(x)
+    n = x.shape[-1]
+    for idx in np.ndindex(x.shape[:-1]):
+        for i in range(n):
+            for k in range(i, n):
+                g[idx + (i,)] += v[idx + (k,)] * np.prod(np.delete(x[idx][:k + 1], i))
+    return [g]
+
+
+case("cumprod", "CUMPROD", lambda x: x.cumprod(-1), lambda r: [signed(r, S)], _cumprod_vjp)
+case("cumprod_with_zeros", "CUMPROD", lambda x: gt.cumprod(x, 1),
+     lambda r: [signed(r, S) * (np.arange(4) % 3 != 1)], _cumprod_vjp)
+
+# ------------------------------ reordering, repeating ------------------------------
+case("flip", "FLIP", lambda x: x.flip(0, 2), normal(*S3), lambda v, x: [np.flip(v, (0, 2))],
+     order2="square")
+case("roll", "ROLL", lambda x: x.roll((1, -2), (0, 1)), normal(*S),
+     lambda v, x: [np.roll(v, (-1, 2), (0, 1))], order2="square")
+case("roll_flat", "ROLL", lambda x: gt.roll(x, 5), normal(*S),
+     lambda v, x: [np.roll(v.reshape(-1), -5).reshape(x.shape)], order2="square")
+
+
+def _repeat_vjp(reps):
+    def vjp(v, x):
+        padded = (1,) * (len(reps) - x.ndim) + x.shape
+        split = [n for pair in zip(reps, padded) for n in pair]
+        return [v.reshape(split).sum(tuple(range(0, len(split), 2))).reshape(x.shape)]
+    return vjp
+
+
+case("repeat", "REPEAT", lambda x: x.repeat(2, 1, 3), normal(*S), _repeat_vjp((2, 1, 3)),
+     order2="square")
+case("tile", "REPEAT", lambda x: gt.tile(x, (2,)), normal(*S), _repeat_vjp((1, 2)),
+     order2="square")
+case("triu", "TRIU", lambda x: x.triu(1), normal(*S3), lambda v, x: [np.triu(v, 1)],
+     order2="square")
+case("tril", "TRIL", lambda x: gt.tril(x, -1), normal(*S), lambda v, x: [np.tril(v, -1)],
+     order2="square")
+case("transpose_", "TRANSPOSE_", lambda x: (x * 1.0).transpose_(0, 1), normal(*S),
+     lambda v, x: [v.T], order2="square")
+
+# ------------------------------ selecting, sorting ------------------------------
+
+
+def _sorted_vjp(dim, descending=False, k=None):
+    def vjp(v, x):
+        idx = np.argsort(-x if descending else x, axis=dim, kind="stable")
+        if k is not None:
+            idx = np.take(idx, range(k), axis=dim)
+        g = np.zeros_like(x)
+        np.put_along_axis(g, idx, v, dim)
+        return [g]
+    return vjp
+
+
+case("sort", "SORT", lambda x: x.sort(1).values, normal(*S3), _sorted_vjp(1), order2="square")
+case("sort_descending", "SORT", lambda x: gt.sort(x, 0, descending=True)[0], normal(*S),
+     _sorted_vjp(0, True), order2="square")
+case("topk", "TOPK", lambda x: x.topk(2).values, normal(*S), _sorted_vjp(1, True, 2),
+     order2="square")
+case("topk_smallest_dim0", "TOPK", lambda x: gt.topk(x, 2, dim=0, largest=False)[0],
+     normal(*S), _sorted_vjp(0, False, 2), order2="square")
+case("index_select", ("INDEX_SELECT", "INDEX_ADD"),
+     lambda x, i: x.index_select(1, i),
+     lambda r: [r.standard_normal(S), Const(np.array([0, 2, 2]))],
+     lambda v, x, i: [_added(x.shape, (slice(None), i), v)], order2="square")
+case("index_add", "INDEX_ADD", lambda x, i, s: x.index_add(0, i, s),
+     lambda r: [r.standard_normal(S), Const(np.array([0, 2, 0])), r.standard_normal((3, 4))],
+     lambda v, x, i, s: [v, v[i]], order2="square")
+case("index_add_inplace_alpha", "INDEX_ADD",
+     lambda x, i, s: x.sin().index_add_(1, i, s, alpha=2.0),
+     lambda r: [r.standard_normal(S), Const(np.array([3, 1])), r.standard_normal((3, 2))],
+     lambda v, x, i, s: [v * np.cos(x), 2.0 * v[:, i]])
+
+# --------------------------- compositions torch records the same way ---------------------------
+case("outer", "MUL", lambda a, b: gt.outer(a, b), normals((3,), (4,)),
+     lambda v, a, b: [v @ b, a @ v])
+case("normalize", ("NORM", "CLAMP_MIN", "DIV"), lambda x: gt.nn.functional.normalize(x), normal(*S),
+     lambda v, x: (lambda n: [(v - x / n * ((x / n) * v).sum(1, keepdims=True)) / n])(
+         np.sqrt((x * x).sum(1, keepdims=True))))
+for _eq, _shapes in [("ij,kj->ik", ((3, 4), (2, 4))), ("bij,bjk->bik", ((2, 3, 4), (2, 4, 2))),
+                     ("ij->j", ((3, 4),)), ("i,j->ij", ((3,), (4,))),
+                     ("...ij,jk->...ik", ((2, 3, 4), (4, 2))), ("ij,ij->", ((3, 4), (3, 4)))]:
+    def _einsum_vjp(v, *xs, eq=_eq):
+        lhs, out = eq.split("->")
+        subs = lhs.split(",")
+        if "..." in eq:  # spelled out for numpy's einsum of the gradient
+            subs = [s.replace("...", "Z") for s in subs]
+            out = out.replace("...", "Z")
+        grads = []
+        for k, s in enumerate(subs):
+            others = [x for j, x in enumerate(xs) if j != k]
+            other_subs = [t for j, t in enumerate(subs) if j != k]
+            g = np.einsum(",".join([out] + other_subs) + "->" + s, v, *others) if (
+                set(s) <= set(out + "".join(other_subs))) else None
+            if g is None:  # a letter summed away in this operand alone
+                kept = "".join(c for c in s if c in out + "".join(other_subs))
+                g = np.einsum(",".join([out] + other_subs) + "->" + kept, v, *others)
+                g = np.broadcast_to(np.expand_dims(g, [s.index(c) for c in s if c not in kept]),
+                                    xs[k].shape)
+            grads.append(g)
+        return grads
+    case("einsum_" + _eq, "SUM_DIM" if len(_shapes) == 1 else (),
+         (lambda eq: lambda *xs: gt.einsum(eq, *xs))(_eq), normals(*_shapes), _einsum_vjp,
+         order2="square")
 
 CASE_IDS = [c.id for c in CASES]
 assert len(set(CASE_IDS)) == len(CASE_IDS), "duplicate case ids"
@@ -1412,3 +1731,44 @@ def test_batched_jvp_matches_one_at_a_time(case):
             np.testing.assert_allclose(
                 g._data, np.stack([s[k]._data for s in singles]), rtol=1e-12, atol=1e-14,
                 err_msg=f"{case.id}: output {k}, batch {batch}")
+# ops that move, scan or pick elements along a dim, over random shapes and dims
+def _np_sorted_vjp(v, x, dim, descending, k):
+    idx = np.argsort(-x if descending else x, axis=dim, kind="stable")
+    idx = np.take(idx, range(k), axis=dim)
+    g = np.zeros_like(x)
+    np.put_along_axis(g, idx, v, dim)
+    return g
+
+
+ALONG_A_DIM = {
+    "cumsum": (lambda x, d, k: x.cumsum(d),
+               lambda v, x, d, k: np.flip(np.cumsum(np.flip(v, d), d), d)),
+    "cumprod": (lambda x, d, k: x.cumprod(d), None),  # central differences only
+    "flip": (lambda x, d, k: x.flip(d), lambda v, x, d, k: np.flip(v, d)),
+    "roll": (lambda x, d, k: x.roll(k, d), lambda v, x, d, k: np.roll(v, -k, d)),
+    "sort": (lambda x, d, k: x.sort(d, descending=k % 2 == 1).values,
+             lambda v, x, d, k: _np_sorted_vjp(v, x, d, k % 2 == 1, x.shape[d])),
+    "topk": (lambda x, d, k: x.topk(min(k, x.shape[d]), d).values,
+             lambda v, x, d, k: _np_sorted_vjp(v, x, d, True, min(k, x.shape[d]))),
+    "index_select": (lambda x, d, k: x.index_select(d, gt.tensor([k % x.shape[d], 0])),
+                     lambda v, x, d, k: _added(x.shape, (slice(None),) * d
+                                               + (np.array([k % x.shape[d], 0]),), v)),
+}
+
+
+@HYPOTHESIS
+@given(name=st.sampled_from(sorted(ALONG_A_DIM)),
+       shape=st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple),
+       dim=st.integers(-3, 2), k=st.integers(1, 5), seed=st.integers(0, 2 ** 16))
+def test_ops_along_a_dim_over_shapes(name, shape, dim, k, seed):
+    dim %= len(shape)
+    rng = np.random.default_rng(seed)
+    a = signed(rng, shape) if name == "cumprod" else rng.standard_normal(shape)
+    x = gt.tensor(a, requires_grad=True)
+    fn, vjp = ALONG_A_DIM[name]
+    out = fn(x, dim, k)
+    if vjp is not None:
+        v = rng.standard_normal(out.shape)
+        (g,) = gt.autograd.grad(out, [x], gt.tensor(v))
+        np.testing.assert_allclose(g._data, vjp(v, a, dim, k), rtol=1e-10, atol=1e-12)
+    check_grads(lambda t: fn(t, dim, k), [x], order=1, seed=seed)

@@ -29,9 +29,10 @@ TORCH_EQUIVALENTS = {
     "index_put_accumulate_op": lambda x, z: torch.index_put(
         x, (torch.tensor([1, 1, 0]),), z, accumulate=True),
     "as_strided_op": lambda x: x.reshape(-1)[torch.from_numpy(sweep.AS_STRIDED_INDICES)],
+    "threshold_backward_op": lambda g, r: torch.ops.aten.threshold_backward(g, r, 0),
 }
 # normal_/uniform_ fill with random numbers: torch's generator draws other values.
-NOT_COMPARABLE = {"normal_", "uniform_"}
+NOT_COMPARABLE = {"normal_", "uniform_", "bernoulli"}
 CASES = [c for c in sweep.CASES if c.id not in NOT_COMPARABLE]
 
 
@@ -129,10 +130,12 @@ def test_case_matches_torch(case):
 
 # Where gradtool's node differs from torch's (README, "Where gradtool differs from torch"):
 # general matmul is one node;
-# the internal-dispatch cases call other ops in torch.
+# the internal-dispatch cases call other ops in torch;
+# einsum contracts with permute/reshape/matmul/sum as torch does, but not the same sequence.
 KNOWN_NAME_DIFFERENCES = {
     "matmul_batch_broadcast", "matmul_vec_batch", "matmul_batch_vec", "matmul_mat_batch",
-    "index_backward_op", "as_strided_op"}
+    "index_backward_op", "as_strided_op"} | {c.id for c in sweep.CASES
+                                             if c.id.startswith("einsum_")}
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id not in KNOWN_NAME_DIFFERENCES],
@@ -253,3 +256,72 @@ def test_matmul_matches_torch(shapes, seed):
         results.append([out.detach().numpy(), gx.numpy(), gy.numpy()])
     for mine, theirs in zip(*results):
         np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------- saved values ----------------------------------
+# Values gradtool stores in another (equivalent) form than torch: dims made non-negative
+# (torch keeps -1, shown as 2**64 - 1), a slice's end clamped to the size, reductions over
+# all dims saved as the dims (torch: None / ()), the default correction saved as 1.
+KNOWN_SAVED_VALUE_FORMS = {
+    ("sum_dim_keepdim", "dim"), ("mean_dims_keepdim", "dim"), ("prod_dim_keepdim", "dim"),
+    ("max_dim_keepdim", "dim"), ("softmax_last", "dim"), ("mT", "dim0"), ("mT", "dim1"),
+    ("getitem_negative_int", "index"), ("narrow", "dim"), ("stack_last", "dim"),
+    ("split_with_sizes", "dim"), ("slice_step", "end"), ("var", "dim"), ("std", "dim"),
+    ("var", "correction"), ("std", "correction"), ("amax_all", "dim")}
+
+
+def _saved_form(v):
+    """A saved value, comparable across the two libraries (tensors and index arrays as
+    lists; torch's scalars wrapped as 0-d tensors as numbers)."""
+    if isinstance(v, (gt.Tensor, torch.Tensor)):
+        return np.asarray(v.detach().numpy()).tolist()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (tuple, list)):
+        return tuple(_saved_form(x) for x in v)
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _first_grad_fns(case, only_first_input):
+    gt_inputs, torch_inputs = build_both(case, np.random.default_rng(11))
+    if only_first_input:  # the other inputs need no grad: their formulas' tensors are not saved
+        diff = [i for i, x in enumerate(gt_inputs) if isinstance(x, gt.Tensor) and x.requires_grad]
+        for i in diff[1:]:
+            gt_inputs[i].requires_grad_(False)
+            torch_inputs[i].requires_grad_(False)
+    fn_torch = TORCH_EQUIVALENTS.get(case.id) or as_torch(case.fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        mine, theirs = case.fn(*gt_inputs), fn_torch(*torch_inputs)
+    first = [o if not isinstance(o, (tuple, list)) else o[0] for o in (mine, theirs)]
+    return first[0].grad_fn, first[1].grad_fn
+
+
+@pytest.mark.parametrize("only_first_input", [False, True], ids=["all_inputs", "first_input"])
+@pytest.mark.parametrize("case", [c for c in CASES if c.id not in KNOWN_NAME_DIFFERENCES],
+                         ids=[c.id for c in CASES if c.id not in KNOWN_NAME_DIFFERENCES])
+def test_case_node_has_torchs_saved_attributes_and_values(case, only_first_input):
+    """Every `_saved_*` / `_raw_saved_*` name of torch's node and no other, each with torch's
+    value: None where torch saved nothing this time."""
+    mine, theirs = _first_grad_fns(case, only_first_input)
+    if theirs is None:
+        assert mine is None
+        return
+
+    def names(node):
+        return sorted(a for a in dir(node) if a.startswith(("_saved", "_raw_saved")))
+    assert names(mine) == names(theirs)
+    for attr in (a for a in names(theirs) if a.startswith("_saved_")):
+        value = getattr(mine, attr)
+        if attr == "_saved_indices" and not isinstance(value, gt.Tensor):  # numpy's index
+            value = tuple(None if isinstance(i, slice) else i
+                          for i in (value if isinstance(value, tuple) else (value,)))
+        a, b = _saved_form(value), _saved_form(getattr(theirs, attr))
+        if (case.id, attr[7:]) in KNOWN_SAVED_VALUE_FORMS:
+            continue
+        if isinstance(b, list) or (isinstance(b, float) and isinstance(a, float)):
+            np.testing.assert_allclose(a, b, rtol=1e-14, err_msg=attr)
+        else:
+            assert a == b, attr

@@ -7,13 +7,29 @@ from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .tensor import Tensor
+from ..errors import missing_attribute
 from . import functional  # noqa: E402
+
+
+class _VariableType(type):
+    def __instancecheck__(cls, obj):  # isinstance(t, Variable) holds for every tensor
+        return isinstance(obj, Tensor)
+
+
+class Variable(metaclass=_VariableType):
+    """The legacy wrapper, merged into Tensor (as in torch since 0.4): Variable(t) is a
+    tensor sharing t's data, detached, with requires_grad as given."""
+
+    def __new__(cls, data=None, requires_grad=False, volatile=False):
+        from .creation import tensor
+        t = tensor([]) if data is None else data.detach()
+        return t.requires_grad_(requires_grad) if requires_grad else t
 
 __all__ = ["backward", "grad", "profiler", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "Function", "FunctionCtx",
            "once_differentiable", "graph", "forward_ad",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "Tensor"]
+           "is_inference_mode_enabled", "Tensor", "Variable"]
 
 
 def __getattr__(name):
@@ -21,4 +37,7 @@ def __getattr__(name):
     if name in ("gradcheck", "gradgradcheck", "GradcheckError"):
         from .. import checks
         return getattr(checks, name)
-    raise AttributeError(f"module 'gradtool.autograd' has no attribute {name!r}")
+    _missing_attribute(name)
+
+
+_missing_attribute = missing_attribute(__name__)

@@ -4,6 +4,7 @@ import numbers
 import numpy as np
 
 from . import dtypes
+from .device import check as check_device
 from .tensor import Tensor, _shape
 
 _generator = np.random.default_rng()
@@ -20,7 +21,9 @@ def generator():
     return _generator
 
 
-def _finish(array, requires_grad):
+def _finish(array, requires_grad, device=None):
+    if device is not None:
+        check_device(device)
     t = Tensor._wrap(array)
     if requires_grad:
         if array.dtype.kind != "f":  # torch's factory wording (requires_grad_ has its own)
@@ -34,7 +37,7 @@ def _np_dtype(dtype, default=dtypes.DEFAULT_FLOAT):
     return default if dtype is None else dtypes.to_numpy_dtype(dtype)
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False):
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of data, with torch's dtype: Python floats become float32,
     numpy scalars and Tensors keep their dtype."""
     if isinstance(data, Tensor):
@@ -49,7 +52,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     if dtype is not None:
         array = array.astype(dtypes.to_numpy_dtype(dtype))
     dtypes.from_numpy_dtype(array.dtype)  # refuse dtypes gradtool does not have
-    return _finish(array, requires_grad)
+    return _finish(array, requires_grad, device)
 
 
 def _inferred_dtype(data):
@@ -86,10 +89,11 @@ def _unwrap_nested(data):
     return data
 
 
-def as_tensor(data, dtype=None):
+def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor) and dtype is None:
+        check_device(device)
         return data
-    return tensor(data, dtype=dtype)
+    return tensor(data, dtype=dtype, device=device)
 
 
 def from_numpy(array):
@@ -100,59 +104,61 @@ def from_numpy(array):
     return Tensor._wrap(array)
 
 
-def zeros(*size, dtype=None, requires_grad=False):
-    return _finish(np.zeros(_shape(size), _np_dtype(dtype)), requires_grad)
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(np.zeros(_shape(size), _np_dtype(dtype)), requires_grad, device)
 
 
-def ones(*size, dtype=None, requires_grad=False):
-    return _finish(np.ones(_shape(size), _np_dtype(dtype)), requires_grad)
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(np.ones(_shape(size), _np_dtype(dtype)), requires_grad, device)
 
 
-def empty(*size, dtype=None, requires_grad=False):
-    return _finish(np.empty(_shape(size), _np_dtype(dtype)), requires_grad)
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(np.empty(_shape(size), _np_dtype(dtype)), requires_grad, device)
 
 
-def full(size, fill_value, dtype=None, requires_grad=False):
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = (dtypes.bool_ if isinstance(fill_value, bool) else
                  dtypes.int64 if isinstance(fill_value, numbers.Integral) else None)
-    return _finish(np.full(_shape((size,)), fill_value, _np_dtype(dtype)), requires_grad)
+    return _finish(np.full(_shape((size,)), fill_value, _np_dtype(dtype)), requires_grad, device)
 
 
-def eye(n, m=None, dtype=None, requires_grad=False):
-    return _finish(np.eye(n, m, dtype=_np_dtype(dtype)), requires_grad)
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    return _finish(np.eye(n, m, dtype=_np_dtype(dtype)), requires_grad, device)
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad=False):
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
     is_int = all(isinstance(v, numbers.Integral) for v in (start, end, step))
     default = np.dtype(np.int64) if is_int else dtypes.DEFAULT_FLOAT
-    return _finish(np.arange(start, end, step).astype(_np_dtype(dtype, default)), requires_grad)
+    return _finish(np.arange(start, end, step).astype(_np_dtype(dtype, default)),
+                   requires_grad, device)
 
 
-def linspace(start, end, steps, dtype=None, requires_grad=False):
-    return _finish(np.linspace(start, end, steps).astype(_np_dtype(dtype)), requires_grad)
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    return _finish(np.linspace(start, end, steps).astype(_np_dtype(dtype)), requires_grad, device)
 
 
-def rand(*size, dtype=None, requires_grad=False):
-    return _finish(_generator.random(_shape(size)).astype(_np_dtype(dtype)), requires_grad)
+def rand(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(_generator.random(_shape(size)).astype(_np_dtype(dtype)), requires_grad, device)
 
 
-def randn(*size, dtype=None, requires_grad=False):
+def randn(*size, dtype=None, device=None, requires_grad=False):
     return _finish(_generator.standard_normal(_shape(size)).astype(_np_dtype(dtype)),
-                   requires_grad)
+                   requires_grad, device)
 
 
-def randint(low, high=None, size=(), dtype=None, requires_grad=False):
-    if high is None:
-        low, high = 0, low
+def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
+    if high is None or isinstance(high, (tuple, list)):  # randint(high, size), as torch
+        low, high, size = 0, low, size if high is None else high
     array = _generator.integers(low, high, _shape((size,)))
-    return _finish(array.astype(_np_dtype(dtype, np.dtype(np.int64))), requires_grad)
+    return _finish(array.astype(_np_dtype(dtype, np.dtype(np.int64))), requires_grad, device)
 
 
-def randperm(n, dtype=None):
-    return _finish(_generator.permutation(n).astype(_np_dtype(dtype, np.dtype(np.int64))), False)
+def randperm(n, dtype=None, device=None):
+    return _finish(_generator.permutation(n).astype(_np_dtype(dtype, np.dtype(np.int64))), False,
+                   device)
 
 
 def _like(fn):
@@ -170,5 +176,6 @@ rand_like = _like(rand)
 randn_like = _like(randn)
 
 
-def full_like(input, fill_value, dtype=None, requires_grad=False):
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad)
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device,
+                requires_grad=requires_grad)

@@ -60,3 +60,57 @@ def to_numpy_dtype(d):
     if d is bool:
         return np.dtype(np.bool_)
     return from_numpy_dtype(np.dtype(d)).numpy
+
+
+# ---------------- type promotion: torch's rules, in one place ----------------
+# Categories rank bool < integer < floating. Operands are dimensioned tensors, 0-d tensors and
+# Python (or NumPy) scalars: the result is the promotion of the highest-priority group, a lower
+# group counting only where it is of a higher category (so float32 tensor * 0-d float64 tensor
+# is float32, an int tensor * 2.5 the default float dtype, an int32 tensor + 7 int32).
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+_BOOL, _INT64 = np.dtype(np.bool_), np.dtype(np.int64)
+
+
+def promote_types(a, b):
+    """torch.promote_types on numpy dtypes: the smallest dtype both convert to safely, except
+    that a float type absorbs any integer (int64 + float16 is float16)."""
+    a, b = np.dtype(a), np.dtype(b)
+    if a == b:
+        return a
+    ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
+    if ca != cb:
+        return a if ca > cb else b
+    return np.promote_types(a, b)
+
+
+def _combine(higher, lower):
+    """torch's combine_categories: `lower` counts only if of a higher category."""
+    if higher is None:
+        return lower
+    if lower is None or higher.kind == "f":
+        return higher
+    if higher.kind == "b" or lower.kind == "f":
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands):
+    """The dtype torch gives an op on these operands (numpy arrays, tensors, Python or NumPy
+    scalars; None is skipped)."""
+    groups = [None, None, None]  # dimensioned, 0-d, scalars
+    for x in operands:
+        if x is None:
+            continue
+        data = getattr(x, "_data", x)
+        if isinstance(data, np.ndarray):
+            g, d = (0 if data.ndim else 1), data.dtype
+        elif isinstance(data, (bool, np.bool_)):
+            g, d = 2, _BOOL
+        elif isinstance(data, (int, np.integer)):
+            g, d = 2, _INT64
+        elif isinstance(data, (float, np.floating)):
+            g, d = 2, DEFAULT_FLOAT
+        else:
+            continue
+        groups[g] = d if groups[g] is None else promote_types(groups[g], d)
+    return _combine(groups[0], _combine(groups[1], groups[2]))

@@ -6,6 +6,7 @@ adding up gradients that reach a node along several paths, and accumulating into
 """
 import sys
 import warnings
+import weakref
 
 import numpy as np
 
@@ -134,10 +135,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         raise RuntimeError("One of the differentiated Tensors does not require grad")
     retain = create_graph if retain_graph is None else retain_graph
     grads = _root_grads(outputs, grad_tensors, create_graph)
-    captured = run(outputs, grads, retain, create_graph, inputs or None, accumulate=True)
-    for t, g in zip(inputs, captured):  # non-leaf inputs= get .grad, as in torch
-        if t._grad_fn is not None and g is not None:
-            t._grad = g if t._grad is None else t._grad + g
+    for t in inputs:  # as torch: a non-leaf in inputs= retains its grad, which fills .grad
+        if not t.is_leaf:
+            t.retain_grad()
+    run(outputs, grads, retain, create_graph, inputs or None, accumulate=True)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -173,10 +174,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 if is_grads_batched:
                     zeros = np.zeros((grads[0].shape[0],) + zeros.shape, zeros.dtype)
                 result[i] = Tensor._wrap(zeros)
+                result[i]._requires_grad = create_graph  # so a higher order can go on
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   f"been used in the graph. Set allow_unused=True if this is "
+                                   f"the desired behavior.")
     return tuple(result)
 
 
@@ -219,9 +221,9 @@ def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate, bat
     root_edges = [gradient_edge(t) for t in outputs]
     root = GraphRoot(root_edges, root_grads, [(t._data.shape, t._data.dtype) for t in outputs])
     counts = count_dependencies([root])
-    captures = needed = None
+    captures = needed = reached = None
     if inputs is not None:
-        captures, needed = _plan_captures(root, inputs, dict(counts))
+        captures, needed, reached = _plan(root, inputs, dict(counts), accumulate)
     prev_mode = grad_mode.state.grad_enabled
     grad_mode.state.grad_enabled = create_graph  # backward formulas record only if asked
     task = _Task()
@@ -230,7 +232,7 @@ def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate, bat
         # Documented conventions such as sqrt'(0) = inf are results, not accidents: no warnings.
         quiet = T.ERRSTATE.set(T.QUIET)
         try:
-            captured = _execute(root, counts, needed, captures, len(inputs or ()),
+            captured = _execute(root, counts, needed, reached, captures, len(inputs or ()),
                                 retain_graph, create_graph, accumulate, batch)
         finally:
             T.ERRSTATE.reset(quiet)
@@ -242,23 +244,26 @@ def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate, bat
         grad_mode.state.grad_enabled = prev_mode
 
 
-def _plan_captures(root, inputs, counts):
-    """Where each input's gradient is read, and the nodes that lead there (the rest is
-    skipped, as torch does for autograd.grad). Uses up `counts` (the graph's dependency
-    counts)."""
-    captures = {}  # (node, output_nr) -> positions in inputs
+def _plan(root, inputs, counts, accumulate):
+    """What runs when only `inputs` matter, as torch's engine decides: the nodes leading to
+    them run (`needed`; backward(inputs=) runs the inputs' own nodes too); autograd.grad
+    only reads the gradient reaching each input's node (`captures`: (node, output_nr) ->
+    positions in inputs), after its tensor hooks, and does not run that node. `reached`:
+    every node the pass visits. Uses up `counts` (the graph's dependency counts)."""
+    captures = {}
     for i, t in enumerate(inputs):
         captures.setdefault(gradient_edge(t), []).append(i)
-    capture_nodes = {node for node, _ in captures}
+    targets = {node for node, _ in captures}
     needed = set()
     for node in reversed(topological_order([root], counts)):
-        if node in capture_nodes or any(c in needed for c, _ in node.next_functions):
+        if (accumulate and node in targets) or any(
+                c in needed or c in targets for c, _ in node.next_functions):
             needed.add(node)
-    return captures, needed
+    return (None if accumulate else captures), needed, needed | targets
 
 
-def _execute(root, counts, needed, captures, n_inputs, retain_graph, create_graph, accumulate,
-             batch):
+def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, create_graph,
+             accumulate, batch):
     Tensor = T.Tensor
     # Recording nothing, gradients travel as numpy arrays between the nodes that take them
     # (ops with array formulas): a Tensor is made only where one is handed out (hooks,
@@ -274,22 +279,30 @@ def _execute(root, counts, needed, captures, n_inputs, retain_graph, create_grap
         node = ready.pop()
         grads = buffers.pop(node, None)  # only nodes some gradient reached have a buffer
         hooks = node._hooks
-        if hooks is not None:
-            grads = _run_pre_hooks(node, hooks, _as_tensors(grads or []))
-            if not any(g is not None for g in grads):
-                grads = None
-        if type(node) is AccumulateGrad:
-            if grads is not None:
+        is_leaf = type(node) is AccumulateGrad
+        # hooks on the tensor first (a leaf's, or a non-leaf's and retain_grad), then the node's
+        if is_leaf:
+            if grads is not None and node.variable._hooks:
                 grads = _run_leaf_hooks(node.variable, _as_tensors(grads))
-                if captures is not None:
-                    _capture(captures, captured, node, grads)
-                if accumulate and grads[0] is not None and (
-                        captures is None or (node, 0) in captures):
-                    accumulate_into_leaf(node.variable, grads[0], create_graph,
-                                         given_to_leaves)
-            continue
+        elif hooks is not None and (hooks.tensor_pre or hooks.retains_grad):
+            grads = _run_tensor_pre_hooks(hooks, _as_tensors(grads or []))
         if captures is not None and grads is not None:
             _capture(captures, captured, node, grads)
+        if needed is not None and node not in needed:
+            continue  # an input of autograd.grad: its gradient is read, its node does not run
+        if hooks is not None:
+            if hooks.pre:
+                grads = _run_node_pre_hooks(hooks, _as_tensors(grads or []))
+            if grads is not None and not any(g is not None for g in grads):
+                grads = None
+        if is_leaf:
+            if accumulate and grads is not None and grads[0] is not None:
+                accumulate_into_leaf(node.variable, grads[0], create_graph, given_to_leaves)
+                if POST_ACCUMULATE_HOOKS:
+                    _run_post_accumulate_hooks(node.variable)
+            if hooks is not None and hooks.post and grads is not None:
+                _run_post_hooks(hooks, [], _as_tensors(grads))
+            continue
         edges = node.next_functions
         if grads is not None or node is root:
             grads = grads or []
@@ -308,8 +321,8 @@ def _execute(root, counts, needed, captures, n_inputs, retain_graph, create_grap
                 out = _run_post_hooks(hooks, out, grads)
         else:  # no gradient reached it: its inputs get none from it
             out = [None] * len(edges)
-        saved = node._saved  # {}: nothing to free; None: a node may keep them elsewhere
-        if not retain_graph and (saved or saved is None):
+        saved = node._kept  # {}: nothing to free; None: a node may keep them elsewhere
+        if not retain_graph and node.saves_tensors and (saved or saved is None):
             node.release_saved()
         metas = node._input_meta
         takes_arrays = node.takes_arrays
@@ -337,7 +350,7 @@ def _execute(root, counts, needed, captures, n_inputs, retain_graph, create_grap
                     buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
             left = counts[child] - 1
             counts[child] = left
-            if left == 0 and (needed is None or child in needed):
+            if left == 0 and (reached is None or child in reached):
                 ready.append(child)
     return captured
 
@@ -423,24 +436,62 @@ def _expandable(shape, target):
     return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
 
 
+# One lock for every leaf's .grad: threads backpropagating into a shared leaf (or making its
+# AccumulateGrad) see each other's sums, as torch's per-node mutex gives.
+leaf_lock = threading.Lock()
+
+
 def accumulate_into_leaf(leaf, g, create_graph, given_to_leaves):
-    """leaf.grad += g, out of place, so no .grad someone kept is changed under them. A new
-    .grad never shares memory with the caller's grad_outputs, another leaf's .grad or a
-    read-only broadcast view."""
-    if not create_graph:
-        g = g.detach()
-    if leaf._grad is not None:
-        leaf._grad = leaf._grad + g
-        return
-    data = g._data
-    if (id(data) in given_to_leaves or not data.flags.writeable or
-            (data.base is not None and sys.getrefcount(data.base) > 2)):
-        g = g.clone() if create_graph else T.Tensor._wrap(data.copy())
-    given_to_leaves.add(id(g._data))
-    leaf._grad = g
+    """leaf.grad += g (a Tensor, or an array when nothing records), as torch's AccumulateGrad:
+    into the existing .grad in place, so a reference taken to it sees the sum; under
+    create_graph a new, differentiable tensor (AddBackward0 over the old .grad; the first one
+    a copy, CopyBackwards). A first .grad never shares memory with the caller's grad_outputs,
+    another leaf's .grad or a read-only view."""
+    data = g if type(g) is np.ndarray else g._data
+    with leaf_lock:
+        old = leaf._grad
+        if create_graph and g._requires_grad:
+            leaf._grad = (T.Tensor._wrap(np.empty_like(data)).copy_(g) if old is None
+                          else old + g)
+        elif old is None:
+            if (id(data) in given_to_leaves or not data.flags.writeable or
+                    (data.base is not None and sys.getrefcount(data.base) > 2)):
+                data = data.copy()
+            given_to_leaves.add(id(data))
+            leaf._grad = T.Tensor._wrap(data)
+        elif create_graph or not _owns(old._data):
+            leaf._grad = old + T.Tensor._wrap(data)
+        else:
+            np.add(old._data, data, out=old._data, casting="same_kind")
+            old._version_counter[0] += 1
 
 
-def _run_pre_hooks(node, hooks, grads):
+def _owns(data):
+    """Whether one tensor alone refers to `data` (called as _owns(tensor._data)), so writing
+    into it changes no one else's tensor (a hook's, a Function's): torch's use_count check
+    before it updates a gradient in place."""
+    own, base = _ref_counts(data)
+    return data.flags.writeable and own <= _SOLE[0] and base <= _SOLE[1]
+
+
+def _ref_counts(data):
+    return sys.getrefcount(data), 0 if data.base is None else sys.getrefcount(data.base)
+
+
+class _Holder:
+    __slots__ = ("data",)
+
+
+# the counts _owns sees for an array one object holds (a view whose base it alone holds):
+# measured, since they differ between Python versions
+_holder = _Holder()
+_holder.data = np.empty(2)[1:]
+_SOLE = (lambda data: _ref_counts(data))(_holder.data)
+del _holder
+
+
+def _run_tensor_pre_hooks(hooks, grads):
+    """A non-leaf tensor's hooks (register_hook), then retain_grad's copy of the result."""
     for nr, fns in hooks.tensor_pre.items():
         if nr < len(grads) and grads[nr] is not None:
             for fn in list(fns):
@@ -452,6 +503,10 @@ def _run_pre_hooks(node, hooks, grads):
         if t is not None and nr < len(grads) and grads[nr] is not None:
             g = grads[nr] if grad_mode.state.grad_enabled else grads[nr].detach()
             t._grad = g.clone() if t._grad is None else t._grad + g
+    return grads
+
+
+def _run_node_pre_hooks(hooks, grads):
     for fn in list(hooks.pre):
         new = fn(tuple(grads))
         if new is not None:
@@ -467,6 +522,24 @@ def _run_leaf_hooks(leaf, grads):
             if new is not None:
                 grads = [new]
     return grads
+
+
+# id(leaf) -> [hook(leaf)] run after its .grad was accumulated
+# (Tensor.register_post_accumulate_grad_hook); an entry goes when its leaf does
+POST_ACCUMULATE_HOOKS = {}
+
+
+def post_accumulate_hooks_of(leaf):
+    hooks = POST_ACCUMULATE_HOOKS.get(id(leaf))
+    if hooks is None:
+        hooks = POST_ACCUMULATE_HOOKS[id(leaf)] = []
+        weakref.finalize(leaf, POST_ACCUMULATE_HOOKS.pop, id(leaf), None)
+    return hooks
+
+
+def _run_post_accumulate_hooks(leaf):
+    for fn in list(POST_ACCUMULATE_HOOKS.get(id(leaf), ())):
+        fn(leaf)
 
 
 def _run_post_hooks(hooks, grad_inputs, grad_outputs):

@@ -227,13 +227,14 @@ def _input_tangents(spec, inputs):
 def _save_tangent(result, tangent):
     """An output its node saved keeps its tangent for backward (forward-over-reverse)."""
     node = result._grad_fn
-    if node is not None and node._saved:
-        save_output_tangent(node._saved, result._data, tangent)
+    if node is not None and node._kept:
+        save_output_tangent(node._kept, result._data, tangent)
 
 
 def save_output_tangent(saved, data, tangent):
     for value in saved.values():
-        if type(value) is T.SavedTensor and value.is_output and value._data is data:
+        # (an output kept as data: is_output, or the output of a write through a view)
+        if type(value) is T.SavedTensor and value._tensor is None and value._data is data:
             value._fw_grad = (T._dual_level, tangent)
 
 

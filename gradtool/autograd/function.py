@@ -43,7 +43,8 @@ class FunctionCtx:
 
 class BackwardCFunction(Node, FunctionCtx):
     """The node (and ctx) of one custom Function call. Has a __dict__: users store
-    non-tensor values on ctx (ctx.dim = dim)."""
+    non-tensor values on ctx (ctx.dim = dim). As torch's, it has one next_functions edge per
+    tensor argument of forward, and exposes what it saved as `saved_tensors` (no _saved_*)."""
 
     _forward_cls = None
 
@@ -54,19 +55,32 @@ class BackwardCFunction(Node, FunctionCtx):
         self._non_differentiable = ()
         self._materialize_grads = True
         self._output_meta = ()
-        self._input_is_tensor = ()
+        self._arg_positions = ()  # the forward argument behind each next_functions edge
         self.needs_input_grad = ()
         self._to_save_forward = ()
         self._in_jvp = False
+
+    def __repr__(self):  # torch's form, gradtool's module: <torch.autograd.function.XBackward ...>
+        return f"<{__name__}.{self.name()} object at {id(self):#x}>"
 
     @property
     def saved_tensors(self):
         if self._in_jvp:
             return tuple(self._to_save_forward)
-        saved = self._saved
+        saved = self._kept
         if saved is None:
             return tuple(self._to_save)  # never recorded (no input required grad)
         return tuple(None if v is None else v.unpack(self) for v in saved.values())
+
+    saved_variables = saved_tensors
+
+    @property
+    def _raw_saved_tensors(self):
+        return tuple((self._kept or {}).values())
+
+    def saved_values(self):
+        """{index: SavedTensor}: inspect shows them as saved_tensors[index]."""
+        return dict(self._kept or {})
 
     def apply(self, grad_outputs):
         cls = self._forward_cls
@@ -76,18 +90,21 @@ class BackwardCFunction(Node, FunctionCtx):
                      for g, meta in zip(grads, self._output_meta)]
         result = cls.backward(self, *grads)
         result = list(result) if isinstance(result, tuple) else [result]
-        expected = len(self.next_functions)
+        expected = len(self.needs_input_grad)  # one per forward argument
         if len(result) > expected and all(r is None for r in result[expected:]):
             result = result[:expected]
         if len(result) != expected:
             raise RuntimeError(f"function {self.name()} returned an incorrect number of "
                                f"gradients (expected {expected}, got {len(result)})")
-        for i, (g, is_tensor) in enumerate(zip(result, self._input_is_tensor)):
-            if g is not None and not is_tensor:
+        positions = self._arg_positions
+        for i, g in enumerate(result):
+            if g is not None and i not in positions:
                 raise RuntimeError(f"function {self.name()} returned a gradient different than "
                                    f"None at position {i + 1}, but the corresponding forward "
                                    f"input was not a Variable")
-        return result
+        # as torch: a gradient for a tensor that needs none is dropped, not checked
+        return [result[p] if child is not None else None
+                for p, (child, _) in zip(positions, self.next_functions)]
 
 
 class Function:
@@ -131,7 +148,7 @@ class Function:
         ctx = cls._backward_cls()
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         ctx.needs_input_grad = needs
-        ctx._input_is_tensor = tuple(isinstance(a, Tensor) for a in args)
+        ctx._arg_positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         record = grad_mode.state.grad_enabled and any(needs)
         tangents = _tangents(args) if T._dual_level is not None else None
         with grad_mode.no_grad():  # (and, with dual inputs, no tangents: jvp gives them)
@@ -146,16 +163,17 @@ class Function:
             return outputs
         single = not isinstance(outputs, tuple)
         outs = [outputs] if single else list(outputs)
-        ctx.next_functions = tuple(gradient_edge(a) if need else (None, 0)
-                                   for a, need in zip(args, needs))
-        ctx._input_meta = tuple((a._data.shape, a._data.dtype) if need else None
-                                for a, need in zip(args, needs))
+        tensors = [args[i] for i in ctx._arg_positions]
+        ctx.next_functions = tuple(gradient_edge(a) if a._requires_grad else (None, 0)
+                                   for a in tensors)
+        ctx._input_meta = tuple((a._data.shape, a._data.dtype) if a._requires_grad else None
+                                for a in tensors)
         _wire_outputs(ctx, args, outs)
         saved = {}
         for i, t in enumerate(ctx._to_save):
             is_output = any(t is o for o in outs)
             saved[str(i)] = None if t is None else SavedTensor(t, is_output=is_output)
-        ctx._saved = saved
+        ctx._kept = saved
         ctx._to_save = ()
         return outs[0] if single else tuple(outs)
 
@@ -233,9 +251,9 @@ def _wire_outputs(ctx, args, outs):
     ctx._output_meta = tuple(meta)
 
 
-class DelayedError(Node):
+class Error(Node):
     """Stands in for a backward computed by a once_differentiable function: differentiating
-    through it again raises."""
+    through it again raises (torch's torch::autograd::Error, made by DelayedError)."""
 
     __slots__ = ("message",)
 
@@ -257,27 +275,28 @@ def once_differentiable(backward):
             return result
         if not any(isinstance(g, Tensor) and g._requires_grad for g in grads):
             return result
-        # As torch: the results hang off an error node whose inputs are fresh leaves, so a
-        # double backward through them raises, and reaches nothing else.
+        # As torch: the results hang off one error node, an input per result (None: no
+        # edge), each a fresh leaf, so a double backward through them raises, and reaches
+        # nothing else.
         single = not isinstance(result, tuple)
         results = [result] if single else list(result)
         stand_ins = []
         for r in results:
+            leaf = None
             if isinstance(r, Tensor) and r._data.dtype.kind == "f":
                 leaf = r.detach()
                 leaf._requires_grad = True
-                stand_ins.append(leaf)
-        node = DelayedError("trying to differentiate twice a function that was marked with "
-                            "@once_differentiable",
-                            [gradient_edge(leaf) for leaf in stand_ins],
-                            [(leaf._data.shape, leaf._data.dtype) for leaf in stand_ins])
+            stand_ins.append(leaf)
+        node = Error("trying to differentiate twice a function that was marked with "
+                     "@once_differentiable",
+                     [(None, 0) if leaf is None else gradient_edge(leaf) for leaf in stand_ins],
+                     [None if leaf is None else (leaf._data.shape, leaf._data.dtype)
+                      for leaf in stand_ins])
         wrapped = []
-        nr = 0
-        for r in results:
-            if isinstance(r, Tensor) and r._data.dtype.kind == "f":
+        for nr, (r, leaf) in enumerate(zip(results, stand_ins)):
+            if leaf is not None:
                 r = r.detach()
                 r._requires_grad, r._grad_fn, r._output_nr = True, node, nr
-                nr += 1
             wrapped.append(r)
         return wrapped[0] if single else tuple(wrapped)
     return wrapper

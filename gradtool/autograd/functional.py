@@ -458,3 +458,8 @@ def _scalar_setup(func, inputs, v, create_graph, strict, fn_name):
     _check_requires_grad(outputs, "outputs", strict=strict)
     _single_output(outputs, is_outputs_tuple, fn_name)
     return is_inputs_tuple, inputs, outputs, is_outputs_tuple, v
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -1,5 +1,6 @@
 """Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode. Thread-local."""
 import functools
+import inspect
 import threading
 
 
@@ -35,6 +36,9 @@ class _ModeContext:
     _bare_decorator_ok = True
 
     def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            return _wrap_generator(self.clone, func)
+
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             with self.clone():
@@ -103,3 +107,30 @@ class inference_mode(_ModeContext):
         # as torch: inference_mode(False) re-enables grad mode inside inference mode
         state.grad_enabled = not self.mode
         state.inference = self.mode
+
+
+def _wrap_generator(mode, func):
+    """A generator function run in `mode()` each time its body runs (to each yield), and in
+    the caller's mode between yields, as torch's decorators do."""
+    @functools.wraps(func)
+    def generator(*args, **kwargs):
+        gen = func(*args, **kwargs)
+        try:
+            with mode():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with mode():
+                        gen.close()
+                    raise
+                except BaseException as e:
+                    with mode():
+                        response = gen.throw(e)
+                else:
+                    with mode():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+    return generator

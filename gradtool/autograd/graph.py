@@ -9,8 +9,8 @@ from . import engine
 from .grad_mode import state
 from .node import Node, RemovableHandle
 
-__all__ = ["Node", "saved_tensors_hooks", "save_on_disk", "disable_saved_tensors_hooks",
-           "register_multi_grad_hook"]
+__all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "save_on_disk",
+           "disable_saved_tensors_hooks", "register_multi_grad_hook"]
 
 
 class saved_tensors_hooks:
@@ -48,6 +48,14 @@ class _SpilledTensor:
             os.remove(self.path)
         except OSError:
             pass
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """torch's save_on_cpu: saved tensors kept in CPU memory. Every gradtool tensor is there
+    already, so they are kept as they are (pin_memory and device_type change nothing)."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        super().__init__(lambda t: t, lambda t: t)
 
 
 class save_on_disk(saved_tensors_hooks):
@@ -117,3 +125,8 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
 
     return _MultiHandle([t.register_hook(make_hook(i))
                          for i, t in enumerate(tensors) if t.requires_grad])
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -1,4 +1,5 @@
 """Graph nodes (torch's grad_fn objects) and the values they save for backward."""
+import threading
 import weakref
 
 from . import grad_mode
@@ -48,15 +49,21 @@ class Node:
     """A function of the backward graph: maps gradients of its outputs to gradients of its
     inputs. `next_functions[i]` is the (node, output_nr) that receives input i's gradient."""
 
-    __slots__ = ("next_functions", "_input_meta", "_saved", "_hooks", "_metadata",
+    __slots__ = ("next_functions", "_input_meta", "_kept", "_hooks", "_metadata",
                  "_anomaly_trace", "__weakref__")
     takes_arrays = False  # apply() also maps numpy arrays to arrays (the engine's fast path)
     batches = False  # apply_batched() maps batches of gradients (see engine._batched_grad)
+    saves_tensors = True  # False: what it keeps needs no freeing after backward (scalars)
+    # The values torch's node class exposes as `_saved_<name>`: {name: what reads when this
+    # node did not save it}; the tensors among them are also `_raw_saved_<name>`.
+    _exposed = {}
+    _exposed_tensors = frozenset()
+    _arg_index = {}  # exposed names that are arguments: their position in the node's _args
 
     def __init__(self, next_functions=(), input_meta=()):
         self.next_functions = next_functions
         self._input_meta = input_meta  # (shape, numpy dtype) per edge: what each input expects
-        self._saved = None
+        self._kept = None  # {name: SavedTensor or plain value}: what backward reads
         self._hooks = None
         self._metadata = None
         self._anomaly_trace = None
@@ -82,32 +89,35 @@ class Node:
 
     # -- saved values: _saved_<name> and _raw_saved_<name>, as torch exposes them --
     def __getattr__(self, attr):
-        saved = object.__getattribute__(self, "_saved")
-        if saved is not None:
-            if attr.startswith("_saved_") and attr[7:] in saved:
-                value = saved[attr[7:]]
-                return value.unpack(self) if isinstance(value, SavedTensor) else value
-            if attr.startswith("_raw_saved_") and isinstance(saved.get(attr[11:]), SavedTensor):
-                return saved[attr[11:]]
+        exposed = type(self)._exposed
+        if attr.startswith("_saved_") and attr[7:] in exposed:
+            name = attr[7:]
+            kept = self._kept
+            if kept and name in kept:
+                value = kept[name]
+                return value.unpack(self) if type(value) is SavedTensor else value
+            index = type(self)._arg_index.get(name)
+            return exposed[name] if index is None else self._args[index]
+        if attr.startswith("_raw_saved_") and attr[11:] in type(self)._exposed_tensors:
+            value = (self._kept or {}).get(attr[11:])
+            return value if type(value) is SavedTensor else None
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def __dir__(self):
-        names = list(super().__dir__())
-        for key, value in (self._saved or {}).items():
-            names.append("_saved_" + key)
-            if isinstance(value, SavedTensor):
-                names.append("_raw_saved_" + key)
-        return names
+        cls = type(self)
+        return (list(super().__dir__()) + ["_saved_" + name for name in cls._exposed] +
+                ["_raw_saved_" + name for name in cls._exposed_tensors])
 
     def saved_values(self):
-        """{name: SavedTensor or plain value}: what this node keeps for backward."""
-        return dict(self._saved or {})
+        """{name: SavedTensor or plain value}: what this node saved of torch's `_saved_*`."""
+        exposed = type(self)._exposed
+        return {name: v for name, v in (self._kept or {}).items() if name in exposed}
 
     def release_saved(self):
         """Free saved tensors after backward (non-tensor values stay readable, as in torch)."""
-        saved = self._saved
-        if saved:
-            for value in saved.values():
+        kept = self._kept
+        if kept:
+            for value in kept.values():
                 if type(value) is SavedTensor:
                     value.release()
 
@@ -160,14 +170,22 @@ class AccumulateGrad(Node):
         return []
 
 
+_making_accumulator = threading.Lock()
+
+
 def accumulator_of(leaf):
     """The leaf's AccumulateGrad, shared by every op that uses the leaf while it lives.
-    The leaf holds it weakly (the node holds the leaf strongly), so no cycle."""
+    The leaf holds it weakly (the node holds the leaf strongly), so no cycle. Made under a
+    lock (checked again inside it): two threads never give one leaf two accumulators."""
     ref = leaf._accumulator
     node = ref() if ref is not None else None
     if node is None:
-        node = AccumulateGrad(leaf)
-        leaf._accumulator = weakref.ref(node)
+        with _making_accumulator:
+            ref = leaf._accumulator
+            node = ref() if ref is not None else None
+            if node is None:
+                node = AccumulateGrad(leaf)
+                leaf._accumulator = weakref.ref(node)
     return node
 
 
@@ -201,6 +219,15 @@ class SavedTensor:
         hooks = _state.saved_tensors_hooks
         if hooks:  # the innermost saved_tensors_hooks pair packs every tensor saved inside it
             self.register_hooks(*hooks[-1])
+
+    @classmethod
+    def released(cls):
+        """A saved value already freed: reading it raises the freed error."""
+        saved = cls.__new__(cls)
+        saved._tensor = saved._data = saved._packed = saved._unpack_hook = None
+        saved._version_counter, saved.saved_version, saved.is_output = [0, None], 0, False
+        saved._requires_grad, saved._output_nr, saved._freed = False, 0, True
+        return saved
 
     def release(self):
         self._freed = True

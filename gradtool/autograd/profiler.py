@@ -12,12 +12,20 @@ _active = []
 
 
 class FunctionEventAvg:
-    """One row: an op's forward (e.g. "mul") or a backward node (e.g. "MulBackward0")."""
+    """One row: an op's forward (e.g. "mul") or a backward node (e.g. "MulBackward0").
+    Times in microseconds; self time leaves out the ops it called. No device, no memory
+    tracking: those of torch's columns are 0."""
 
-    __slots__ = ("key", "count", "cpu_time_total")
+    __slots__ = ("key", "count", "cpu_time_total", "self_cpu_time_total")
+    cuda_time = cuda_time_total = self_cuda_time_total = 0.0
+    device_time = device_time_total = self_device_time_total = 0.0
+    cpu_memory_usage = self_cpu_memory_usage = 0
+    cuda_memory_usage = self_cuda_memory_usage = 0
+    device_memory_usage = self_device_memory_usage = 0
 
     def __init__(self, key):
-        self.key, self.count, self.cpu_time_total = key, 0, 0.0
+        self.key, self.count = key, 0
+        self.cpu_time_total = self.self_cpu_time_total = 0.0
 
     @property
     def cpu_time(self):
@@ -26,18 +34,49 @@ class FunctionEventAvg:
 
     def __repr__(self):
         return (f"<FunctionEventAvg key={self.key} count={self.count} "
-                f"cpu_time_total={self.cpu_time_total:.1f}us>")
+                f"cpu_time_total={self.cpu_time_total:.1f}us "
+                f"self_cpu_time_total={self.self_cpu_time_total:.1f}us>")
+
+
+# torch's sort keys for table(sort_by=...)
+SORT_KEYS = ("cpu_time", "cuda_time", "device_time", "cpu_time_total", "cuda_time_total",
+             "device_time_total", "self_cpu_time_total", "self_cuda_time_total",
+             "self_device_time_total", "cpu_memory_usage", "cuda_memory_usage",
+             "device_memory_usage", "self_cpu_memory_usage", "self_cuda_memory_usage",
+             "self_device_memory_usage", "count")
+
+
+def _time(us):
+    if us >= 1e6:
+        return f"{us / 1e6:.3f}s"
+    return f"{us / 1e3:.3f}ms" if us >= 1e3 else f"{us:.3f}us"
 
 
 class EventList(list):
-    def table(self, sort_by="cpu_time_total", row_limit=100):
-        rows = sorted(self, key=lambda e: getattr(e, sort_by), reverse=True)[:row_limit]
-        width = max([len("Name")] + [len(e.key) for e in rows])
-        lines = [f"{'Name':<{width}}  {'Calls':>8}  {'Total (us)':>12}  {'Avg (us)':>10}"]
-        lines.append("-" * len(lines[0]))
+    def table(self, sort_by=None, row_limit=100, max_name_column_width=55, **kwargs):
+        """torch's table: Name, Self CPU %, Self CPU, CPU total %, CPU total, CPU time avg,
+        # of Calls; sorted (descending) by one of torch's keys (SORT_KEYS)."""
+        if sort_by is not None and sort_by not in SORT_KEYS:
+            raise AttributeError(f"'FunctionEventAvg' object has no attribute '{sort_by}' "
+                                 f"(sort_by is one of {', '.join(SORT_KEYS)})")
+        rows = list(self)
+        if sort_by is not None:
+            rows.sort(key=lambda e: getattr(e, sort_by), reverse=True)
+        if row_limit is not None and row_limit > 0:
+            rows = rows[:row_limit]
+        total = sum(e.self_cpu_time_total for e in self) or 1.0
+        width = min(max([len("Name")] + [len(e.key) for e in rows]), max_name_column_width)
+        heads = ("Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg",
+                 "# of Calls")
+        rule = "-" * width + "".join("  " + "-" * 12 for _ in heads)
+        lines = [rule, f"{'Name':>{width}}" + "".join(f"  {h:>12}" for h in heads), rule]
         for e in rows:
-            lines.append(f"{e.key:<{width}}  {e.count:>8}  {e.cpu_time_total:>12.1f}  "
-                         f"{e.cpu_time:>10.2f}")
+            cells = (f"{100 * e.self_cpu_time_total / total:.2f}%",
+                     _time(e.self_cpu_time_total),
+                     f"{100 * e.cpu_time_total / total:.2f}%", _time(e.cpu_time_total),
+                     _time(e.cpu_time), str(e.count))
+            lines.append(f"{e.key[:width]:>{width}}" + "".join(f"  {c:>12}" for c in cells))
+        lines += [rule, f"Self CPU time total: {_time(sum(e.self_cpu_time_total for e in self))}"]
         return "\n".join(lines)
 
     def __str__(self):
@@ -45,18 +84,31 @@ class EventList(list):
 
 
 class profile:
-    """with profile() as prof: ...; print(prof.key_averages().table())"""
+    """with profile() as prof: ...;
+    print(prof.key_averages().table(sort_by="self_cpu_time_total"))"""
 
     def __init__(self, enabled=True, **kwargs):
         self.enabled = enabled
         self.events = collections.OrderedDict()
+        self._children = []  # per open event: the time spent in the events it opened
 
-    def _event(self, key, seconds):
-        event = self.events.get(key)
-        if event is None:
-            event = self.events[key] = FunctionEventAvg(key)
-        event.count += 1
-        event.cpu_time_total += seconds * 1e6
+    def _timed(self, key, fn, *args):
+        """fn(*args), its time counted under key (its self time without nested events')."""
+        self._children.append(0.0)
+        start = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            elapsed = (time.perf_counter() - start) * 1e6
+            nested = self._children.pop()
+            if self._children:
+                self._children[-1] += elapsed
+            event = self.events.get(key)
+            if event is None:
+                event = self.events[key] = FunctionEventAvg(key)
+            event.count += 1
+            event.cpu_time_total += elapsed
+            event.self_cpu_time_total += elapsed - nested
 
     def __enter__(self):
         if not self.enabled:
@@ -71,19 +123,11 @@ class profile:
             def wrapper(spec, inputs, args=()):
                 if engine.current_task() is not None:  # ops run by backward formulas
                     return dispatch(spec, inputs, args)
-                start = time.perf_counter()
-                try:
-                    return dispatch(spec, inputs, args)
-                finally:
-                    self._event(spec.name + suffix, time.perf_counter() - start)
+                return self._timed(spec.name + suffix, dispatch, spec, inputs, args)
             return wrapper
 
         def observe(node, grads):
-            start = time.perf_counter()
-            try:
-                return node.apply(grads)
-            finally:
-                self._event(node.name(), time.perf_counter() - start)
+            return self._timed(node.name(), node.apply, grads)
 
         T.call, T.call_inplace = timed(call, ""), timed(call_inplace, "_")
         engine.observer = observe

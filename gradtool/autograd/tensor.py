@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from . import anomaly, dtypes, engine, grad_mode
+from . import device as _device
 from .node import RemovableHandle, SavedTensor, accumulator_of
 
 _state = grad_mode.state
@@ -66,6 +67,8 @@ class Size(tuple):
 
 
 MaxResult = collections.namedtuple("max", ["values", "indices"])
+SortResult = collections.namedtuple("sort", ["values", "indices"])
+TopkResult = collections.namedtuple("topk", ["values", "indices"])
 MinResult = collections.namedtuple("min", ["values", "indices"])
 
 
@@ -90,8 +93,16 @@ def call(spec, inputs, args=()):
         out = _forward_elsewhere(spec, arrays, args)
     if spec.multi_output:
         return _multi_output(spec, inputs, args, arrays, out)
-    if type(out) is not np.ndarray or out.dtype is _FLOAT64:
-        out = _as_result(out, arrays, spec)
+    check = spec.dtype_check
+    if type(out) is not np.ndarray or (out.dtype is _FLOAT64 and not check):
+        out = _as_result(out, arrays, spec, args)
+    elif check:
+        # numpy's dtype is torch's when every tensor operand has it (scalars never upcast)
+        dtype = out.dtype
+        first = arrays[0]
+        if check == 3 or type(first) is not np.ndarray or first.dtype is not dtype or (
+                check == 2 and type(arrays[1]) is np.ndarray and arrays[1].dtype is not dtype):
+            out = _promoted(out, arrays, spec, args)
     result = _new_tensor(Tensor, out)
     if spec.view:
         _share_base(inputs[0], (result,))
@@ -99,12 +110,12 @@ def call(spec, inputs, args=()):
     # so their op records nothing
     if _state.grad_enabled and spec.result_differentiable and (
             out.dtype is _FLOAT32 or out.dtype.kind == "f"):
-        node = _make_node(spec, inputs)
+        node = _make_node(spec, inputs, args)
         if node is not None:
             result._requires_grad = True
             result._grad_fn = node
-            plan = node._saved
-            node._saved = _save(plan, inputs, args, arrays, (result,)) if plan else {}
+            plan = node._kept
+            node._kept = _save(plan, inputs, args, arrays, (result,)) if plan else {}
     if _dual_level is not None:
         _forward_ad.propagate(spec, inputs, args, arrays, (result,))
     return result
@@ -112,18 +123,18 @@ def call(spec, inputs, args=()):
 
 def _multi_output(spec, inputs, args, arrays, outs):
     """call's ending for ops with several outputs (max(dim), split, ...)."""
-    node = _make_node(spec, inputs) if _state.grad_enabled else None
+    node = _make_node(spec, inputs, args) if _state.grad_enabled else None
     results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
                     for i, o in enumerate(outs))
     if spec.view:
         _share_base(inputs[0], results)
     if node is not None:
-        plan = node._saved
-        node._saved = None
+        plan = node._kept
+        node._kept = None
         node._output_meta = [(r._data.shape, r._data.dtype) if r._grad_fn is node else None
                              for r in results]
         if results[0]._grad_fn is node:
-            node._saved = _save(plan, inputs, args, arrays, results)
+            node._kept = _save(plan, inputs, args, arrays, results)
     if _dual_level is not None:
         _forward_ad.propagate(spec, inputs, args, arrays, results)
     return results
@@ -137,28 +148,40 @@ def call_inplace(spec, inputs, args=()):
     _check_inplace(target)
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     out = _forward(spec, arrays, args)
-    _check_writable(target, out)
+    _check_writable(spec, target, out, inputs, args)
     tangent = (_forward_ad.inplace_tangent(spec, inputs, args, arrays, out)
                if _dual_level is not None else None)
-    node = _make_node(spec, inputs) if _state.grad_enabled else None
+    node = _make_node(spec, inputs, args) if _state.grad_enabled else None
     if node is not None:  # inputs are saved as they were before the write
-        plan = node._saved
-        saved = node._saved = _save([e for e in plan if e[1] != "output"], inputs, args,
+        plan = node._kept
+        saved = node._kept = _save([e for e in plan if e[1] != "output"], inputs, args,
                                     arrays, None)
-        for value in saved.values():
-            if type(value) is SavedTensor and value._tensor is target:
-                if _dual_level is not None:
-                    _forward_ad.snapshot_tangent(value, target)
-                value.snapshot()
-    np.copyto(target._data, out, casting="same_kind")
+        for name, kind, where in plan:  # the target as input 0 is kept as it was (torch's
+            # original_self); saved as another input it is the tensor itself, and so is
+            # seen as modified in backward (m.mul_(m) fails there, as in torch)
+            if kind == "input" and where == 0 and name in saved:
+                value = saved[name]
+                if type(value) is SavedTensor and value._tensor is target:
+                    if _dual_level is not None:
+                        _forward_ad.snapshot_tangent(value, target)
+                    value.snapshot()
+    if _internal_overlap(target._data):  # only elements written: others alias them
+        np.copyto(target._data, out, casting="same_kind", where=out != target._data)
+    else:
+        np.copyto(target._data, out, casting="same_kind")
     counter = target._version_counter
     counter[0] += 1
     counter[1] = anomaly.user_site()  # named in the error if a saved tensor was overwritten
     if node is not None:
         from . import views
         views.rebase_history(target, node)
-        saved.update(_save([e for e in plan if e[1] == "output"], inputs, args, arrays,
-                           (target,)))
+        outputs = _save([e for e in plan if e[1] == "output"], inputs, args, arrays, (target,))
+        if target._base is not None:  # as torch, the saved output of a write through a view
+            # unpacks onto the view's new history (over CopySlices), not onto this node
+            for value in outputs.values():
+                value.is_output = False
+                value._graph_edge = (target._grad_fn, target._output_nr, None)
+        saved.update(outputs)
     if tangent is not None:
         _forward_ad.write_inplace_tangent(target, tangent)
         if node is not None:
@@ -180,7 +203,7 @@ def _forward(spec, arrays, args):
             ERRSTATE.reset(token)
     if spec.multi_output:
         return tuple(_as_result(o, arrays, spec) for o in out)
-    return _as_result(out, arrays, spec)
+    return _as_result(out, arrays, spec, args)
 
 
 def _forward_elsewhere(spec, arrays, args):
@@ -202,9 +225,9 @@ def _forward_elsewhere(spec, arrays, args):
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
 
 
-def _make_node(spec, inputs):
+def _make_node(spec, inputs, args=()):
     """The op's backward node, with one edge per differentiable input, or None when no input
-    requires grad. Its `_saved` holds what to save (the spec's plan for the inputs that
+    requires grad. Its `_kept` holds what to save (the spec's plan for the inputs that
     require grad) until the caller replaces it by the saved values."""
     variadic = spec.variadic
     if variadic:
@@ -243,8 +266,9 @@ def _make_node(spec, inputs):
     node.next_functions = tuple(edges)
     node._input_meta = tuple(metas)
     # (variadic: one formula gives the gradients of the whole list)
-    node._saved = spec.save_plans[1 if variadic else mask]
+    node._kept = spec.save_plans[1 if variadic else mask]
     node._hooks = node._metadata = None
+    node._args = args  # its non-tensor arguments: torch exposes each as _saved_<name>
     node._anomaly_trace = anomaly.user_site() if anomaly.enabled else None
     return node
 
@@ -329,30 +353,121 @@ def _check_inplace(target):
                            "in-place operation.")
 
 
-def _check_writable(target, out):
-    shape = target._data.shape
+def _check_writable(spec, target, out, inputs, args):
+    """torch's memory-overlap checks: no write to a tensor whose elements share memory (an
+    expand; fill_, zero_, masked_fill_ and index_put_ may), nor from an input that overlaps
+    the target partly (index_put_: at all)."""
+    data = target._data
+    shape = data.shape
     if out.shape != shape:
         raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
                            f"{list(out.shape)}")
-    if not np.can_cast(out.dtype, target._data.dtype, casting="same_kind"):
+    if not np.can_cast(out.dtype, data.dtype, casting="same_kind"):
         raise RuntimeError(f"result type {_LEGACY_TYPE_NAMES.get(out.dtype.name)} can't be cast "
                            f"to the desired output type "
-                           f"{_LEGACY_TYPE_NAMES.get(target._data.dtype.name)}")
-    if not target._data.flags.writeable:
+                           f"{_LEGACY_TYPE_NAMES.get(data.dtype.name)}")
+    if spec is _D.COPY and isinstance(inputs[1], Tensor) and _same_data(data, inputs[1]._data):
+        return  # a copy onto itself: torch writes nothing, so checks nothing
+    if not data.flags.writeable or (spec not in _WRITES_OVERLAPPING and _internal_overlap(data)):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the tensor "
                            "before performing the operation.")
+    counter = target._version_counter
+    if spec is _D.FILL_TENSOR or spec is _D.INDEX_PUT and _is_masked_fill(inputs[1], args[0]):
+        return  # torch fills with the value's number (index_put_ of one element through a
+        # mask is its masked_fill_): nothing read overlaps
+    for x in inputs[1:]:  # (tensors on the same memory share the version counter)
+        if isinstance(x, Tensor) and x._version_counter is counter and (
+                _overlap(data, x._data, full_allowed=spec is not _D.INDEX_PUT)
+                if x is not target else spec is _D.INDEX_PUT):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and "
+                               "the written-to tensor refer to a single memory location. Please "
+                               "clone() the tensor before performing the operation.")
 
 
-def _as_result(out, arrays, spec):
+def _is_masked_fill(value, indices):
+    masks = [i for i in indices if isinstance(i, np.ndarray)]
+    return (isinstance(value, Tensor) and value._data.size == 1 and value._data.ndim == 0
+            and len(masks) == 1 and masks[0].dtype == np.bool_)
+
+
+def _internal_overlap(a):
+    return 0 in a.strides and a.size > 1 and any(
+        s == 0 and n > 1 for s, n in zip(a.strides, a.shape))
+
+
+def _dense(a):
+    """torch's is_non_overlapping_and_dense: some order of the dims is C-contiguous."""
+    expected = a.itemsize
+    for stride, n in sorted(zip(a.strides, a.shape)):
+        if n == 1:
+            continue
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _same_data(a, b):
+    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+            and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype)
+
+
+def _layout(a):
+    return [(n, s) for n, s in zip(a.shape, a.strides) if n != 1]
+
+
+def _overlap(a, b, full_allowed):
+    """Whether a and b overlap in a way torch refuses: partly (or at all, unless
+    full_allowed); decided, as torch, only when both are dense (otherwise too hard: allowed)."""
+    if a.size == 0 or b.size == 0 or not (_dense(a) and _dense(b)):
+        return False
+    start_a, start_b = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    if start_a == start_b and a.shape == b.shape and _layout(a) == _layout(b):
+        return not full_allowed  # (the strides of size-1 dims aside: numpy's expand differs)
+    return start_a < start_b + b.size * b.itemsize and start_b < start_a + a.size * a.itemsize
+
+
+def _as_result(out, arrays, spec, args=()):
     """numpy gives scalars for 0-d results and float64 where torch keeps float32 (int inputs,
     NumPy scalars): make it an array of torch's dtype."""
     if type(out) is not np.ndarray:
         out = np.asarray(out)
+    if spec.promotion is not None:
+        return _promoted(out, arrays, spec, args)
     if out.dtype is _FLOAT64 and spec.promotes_dtype and not any(
             isinstance(a, np.ndarray) and a.dtype is _FLOAT64 for a in _flat(arrays)):
         out = out.astype(_FLOAT32)
     return out
+
+
+def _promoted(out, arrays, spec, args):
+    """The op's result in torch's dtype (dtypes.result_type of its operands): where numpy's
+    promotion differs (0-d arrays and NumPy scalars count fully in numpy, integer true
+    division gives float64, ...), computed again on operands cast to that dtype."""
+    operands = list(arrays[0]) if spec.variadic else [arrays[p] for p in spec.diff_positions]
+    operands += [args[i] for i in spec.promoted_args]
+    want = dtypes.result_type(*operands)
+    if spec.promotion == "float" and want.kind != "f":
+        want = dtypes.DEFAULT_FLOAT
+    if out.dtype == want:
+        return out
+    if spec.variadic:
+        cast = ([a.astype(want, copy=False) for a in arrays[0]],)
+    else:
+        cast = list(arrays)
+        for p in spec.diff_positions:
+            if isinstance(cast[p], (np.ndarray, np.generic)):
+                cast[p] = cast[p].astype(want, copy=False)
+    args = tuple(want.type(a) if i in spec.promoted_args and isinstance(a, np.generic) else a
+                 for i, a in enumerate(args))
+    token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
+    try:
+        out = np.asarray(spec.forward(*cast, *args))
+    finally:
+        if token is not None:
+            ERRSTATE.reset(token)
+    return out if out.dtype == want else out.astype(want)
 
 
 def _flat(arrays):
@@ -380,6 +495,8 @@ _BROADCASTING_OPS = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "w
                      "masked_fill", "rsub"}
 
 
+_C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
+                 "int64": "long int", "int32": "int", "bool": "bool"}
 _LEGACY_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
                       "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
                       "uint8": "Byte", "bool": "Bool"}
@@ -503,7 +620,10 @@ class Tensor:
 
     @property
     def device(self):
-        return "cpu"
+        return _device.CPU
+
+    is_cuda = False
+    is_cpu = True
 
     @property
     def data(self):
@@ -530,7 +650,7 @@ class Tensor:
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
         if requires_grad and self._data.dtype.kind != "f":
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+            raise RuntimeError("only Tensors of floating point dtype can require "
                                "gradients")
         if requires_grad and self._is_inference and not _state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
@@ -599,8 +719,23 @@ class Tensor:
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) runs after backward has accumulated this leaf's .grad (as torch: for
+        a step per parameter, e.g. an optimizer that updates as gradients arrive)."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        hooks = engine.post_accumulate_hooks_of(self)
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
     @property
     def _version(self):
+        if self._is_inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter[0]
 
     def is_inference(self):
@@ -617,6 +752,13 @@ class Tensor:
         return t
 
     def detach_(self):
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self._grad_fn = None
         self._requires_grad = False
         return self
@@ -632,7 +774,7 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, *, force=False):
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and _state.grad_enabled:  # as torch
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._data
@@ -672,15 +814,15 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._data.shape[0]))
 
-    def to(self, dtype, *args, **kwargs):
-        if isinstance(dtype, str) or dtype is None:  # .to("cpu"): the only device
-            return self
-        if isinstance(dtype, Tensor):
-            dtype = dtype.dtype
-        np_dtype = dtypes.to_numpy_dtype(dtype)
-        if np_dtype == self._data.dtype:
-            return self
-        return call(_D.TO_COPY, (self,), (np_dtype,))
+    def to(self, *args, **kwargs):
+        """to(dtype), to(device, dtype), to(other), with copy=: the device must be the CPU."""
+        if len(args) == 1 and not kwargs and isinstance(args[0], (dtypes.dtype, np.dtype)):
+            dtype, copy = args[0], False  # the common case, and the formulas'
+        else:
+            dtype, copy = _device.parse_to(args, kwargs)
+        if dtype is None or dtypes.to_numpy_dtype(dtype) == self._data.dtype:
+            return self.clone() if copy else self
+        return call(_D.TO_COPY, (self,), (dtypes.to_numpy_dtype(dtype),))
 
     def type(self, dtype=None):
         return self.dtype if dtype is None else self.to(dtype)
@@ -694,11 +836,15 @@ class Tensor:
     def cpu(self):
         return self
 
+    def cuda(self, device=None, non_blocking=False):
+        _device.check("cuda" if device is None else device)
+        return self
+
     def clone(self):
         return call(_D.CLONE, (self,))
 
     def contiguous(self):
-        return self if self._data.flags.c_contiguous else self.clone()
+        return self if self._data.flags.c_contiguous else call(_D.CLONE, (self,), ("contiguous",))
 
     def is_contiguous(self):
         return self._data.flags.c_contiguous
@@ -725,7 +871,7 @@ class Tensor:
         return call(_D.SUB, (self, other), (alpha,))
 
     def __rsub__(self, other):
-        return call(_D.RSUB, (self,), (other,))
+        return call(_D.RSUB, (self,), (other, 1))
 
     def __mul__(self, other):
         return call(_D.MUL, (self, other))
@@ -808,11 +954,19 @@ class Tensor:
     def bmm(self, mat2):
         _check_matrix("bmm", self, 3, "batch1")
         _check_matrix("bmm", mat2, 3, "batch2")
+        want = [self._data.shape[0], self._data.shape[2]]
+        if list(mat2._data.shape[:2]) != want:
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"{want} but got: {list(mat2._data.shape[:2])}.")
         return matmul(self, mat2)
 
     def mv(self, vec):
         _check_matrix("mv", self, 2, "self")
         _check_matrix("mv", vec, 1, "vec")
+        rows, cols = self._data.shape
+        if vec._data.shape[0] != cols:
+            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{cols}), vec "
+                               f"({vec._data.shape[0]})")
         return matmul(self, vec)
 
     def dot(self, other):
@@ -918,6 +1072,9 @@ class Tensor:
     def sign(self):
         return call(_D.SIGN, (self,))
 
+    def erf(self):
+        return call(_D.ERF, (self,))
+
     def clamp(self, min=None, max=None):
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -929,7 +1086,9 @@ class Tensor:
     clip = clamp
 
     def clamp_min(self, min):
-        return self.clamp(min=min)
+        if isinstance(min, Tensor):
+            return self.clamp(min=min)
+        return call(_D.CLAMP_MIN, (self,), (min, None))
 
     def clamp_max(self, max):
         return self.clamp(max=max)
@@ -990,6 +1149,67 @@ class Tensor:
     def relu_(self):
         return call_inplace(_D.RELU, (self,))
 
+    def sin_(self):
+        return call_inplace(_D.SIN, (self,))
+
+    def cos_(self):
+        return call_inplace(_D.COS, (self,))
+
+    def tan_(self):
+        return call_inplace(_D.TAN, (self,))
+
+    def log1p_(self):
+        return call_inplace(_D.LOG1P, (self,))
+
+    def expm1_(self):
+        return call_inplace(_D.EXPM1, (self,))
+
+    def rsqrt_(self):
+        return call_inplace(_D.RSQRT, (self,))
+
+    def sign_(self):
+        return call_inplace(_D.SIGN, (self,))
+
+    def erf_(self):
+        return call_inplace(_D.ERF, (self,))
+
+    negative_ = neg_
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return call_inplace(_D.INDEX_ADD, (self, index, source),
+                            _index_add_args(self, dim, index, source, alpha))
+
+    def bernoulli_(self, p=0.5):
+        """Each element set to 1 with probability p (a number or a tensor), else 0."""
+        from .creation import generator
+        probs = p._data if isinstance(p, Tensor) else p
+        return self.copy_(Tensor._wrap((generator().random(self._data.shape) < probs)
+                                       .astype(self._data.dtype)))
+
+    def transpose_(self, dim0, dim1):
+        """Transposes this tensor itself (its shape changes): a TransposeBackward1 node."""
+        nd = self._data.ndim
+        _check_inplace(self)
+        if self._base is not None:
+            raise RuntimeError("transpose_: in-place transposing of a view is not supported "
+                               "by gradtool; use transpose()")
+        out = call(_D.TRANSPOSE_, (self,), (_dim(dim0, nd), _dim(dim1, nd)))
+        self._data = out._data
+        if out._grad_fn is not None:
+            self._grad_fn, self._requires_grad = out._grad_fn, True
+        if _dual_level is not None and hasattr(out, "_fw_grad"):  # its tangent, transposed
+            self._fw_grad = out._fw_grad
+        self._version_counter[0] += 1
+        return self
+
+    swapaxes_ = transpose_
+
+    def t_(self):
+        if self._data.ndim > 2:
+            raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self._data.ndim}D")
+        return self.transpose_(0, -1) if self._data.ndim == 2 else self
+
     def clamp_(self, min=None, max=None):
         if isinstance(min, Tensor) or isinstance(max, Tensor):
             return self.copy_(self.clamp(min, max))
@@ -1006,7 +1226,12 @@ class Tensor:
         return call_inplace(_D.ZERO, (self,))
 
     def fill_(self, value):
-        return call_inplace(_D.FILL, (self,), (_scalar(value),))
+        if isinstance(value, Tensor):  # torch's fill_.Tensor: the value gets the gradient
+            if value._data.ndim:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got "
+                                   f"tensor with {value._data.ndim} dimensions.")
+            return call_inplace(_D.FILL_TENSOR, (self, value))
+        return call_inplace(_D.FILL, (self,), (value,))
 
     def copy_(self, src):
         return call_inplace(_D.COPY, (self, src))
@@ -1020,19 +1245,7 @@ class Tensor:
         return call_inplace(_D.UNIFORM, (self,), (a, b, generator()))
 
     def __setitem__(self, index, value):
-        items = index if isinstance(index, tuple) else (index,)
-        if _is_advanced(items):
-            converted = tuple(_index_array(i) for i in items)
-            call_inplace(_D.INDEX_PUT, (self, value),
-                         (converted if isinstance(index, tuple) else converted[0], False))
-        else:
-            view = _getitem(self, index)
-            if isinstance(value, Tensor) and value.dim() > view.dim():
-                # as torch: leading size-1 dims of the value are dropped (x[0] = t[None])
-                lead = value.dim() - view.dim()
-                if all(n == 1 for n in value.shape[:lead]):
-                    value = value.reshape(value.shape[lead:])
-            view.copy_(value)
+        _setitem(self, index, value)
 
     # ---------------- reductions ----------------
     def sum(self, dim=None, keepdim=False, *, dtype=None):
@@ -1046,7 +1259,7 @@ class Tensor:
         if t._data.dtype.kind != "f":
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
                                f"either a floating point or complex dtype. Got: "
-                               f"{t.dtype.name.capitalize()}")
+                               f"{_LEGACY_TYPE_NAMES.get(t._data.dtype.name)}")
         if dim is None:
             return call(_D.MEAN, (t,))
         return call(_D.MEAN_DIM, (t,), (_dims(dim, t._data.ndim), keepdim))
@@ -1069,7 +1282,9 @@ class Tensor:
         if dim is None:
             _check_nonempty(self, "max")
             return call(_D.MAX, (self,))
-        return MaxResult(*call(_D.MAX_DIM, (self,), (_dim(dim, self._data.ndim), keepdim)))
+        d = _dim(dim, self._data.ndim)
+        _check_reduced_sizes(self, "max", (d,), (d,))
+        return MaxResult(*call(_D.MAX_DIM, (self,), (d, keepdim)))
 
     def min(self, dim=None, keepdim=False):
         if isinstance(dim, Tensor):
@@ -1077,13 +1292,19 @@ class Tensor:
         if dim is None:
             _check_nonempty(self, "min")
             return call(_D.MIN, (self,))
-        return MinResult(*call(_D.MIN_DIM, (self,), (_dim(dim, self._data.ndim), keepdim)))
+        d = _dim(dim, self._data.ndim)
+        _check_reduced_sizes(self, "min", (d,), (d,))
+        return MinResult(*call(_D.MIN_DIM, (self,), (d, keepdim)))
 
     def amax(self, dim=(), keepdim=False):
-        return call(_D.AMAX, (self,), (_dims(dim, self._data.ndim), keepdim))
+        dims = _dims(dim, self._data.ndim)
+        _check_reduced_sizes(self, "amax", dims, dim)
+        return call(_D.AMAX, (self,), (dims, keepdim))
 
     def amin(self, dim=(), keepdim=False):
-        return call(_D.AMIN, (self,), (_dims(dim, self._data.ndim), keepdim))
+        dims = _dims(dim, self._data.ndim)
+        _check_reduced_sizes(self, "amin", dims, dim)
+        return call(_D.AMIN, (self,), (dims, keepdim))
 
     def logsumexp(self, dim, keepdim=False):
         return call(_D.LOGSUMEXP, (self,), (_dims(dim, self._data.ndim), keepdim))
@@ -1104,15 +1325,16 @@ class Tensor:
     def view(self, *shape):
         if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, Size)):
             return self.to(shape[0])  # view(dtype) reinterprets in torch; a copy here
-        return call(_D.VIEW, (self,), (_shape(shape),))
+        return call(_D.VIEW, (self,), (_checked_shape(self, _shape(shape)),))
 
     def view_as(self, other):
         return self.view(other.shape)
 
     def reshape(self, *shape):
-        shape = _shape(shape)
-        try:
-            return call(_D.VIEW, (self,), (shape,))
+        shape = _checked_shape(self, _shape(shape))
+        try:  # a view when it can be: of a non-contiguous tensor, torch's _reshape_alias
+            return call(_D.VIEW if self._data.flags.c_contiguous else _D.RESHAPE_ALIAS,
+                        (self,), (shape,))
         except RuntimeError as e:  # not viewable: copy, as torch (CloneBackward0)
             if "view size is not compatible" not in str(e):
                 raise
@@ -1126,13 +1348,17 @@ class Tensor:
         if nd == 0:
             return self.reshape(1)
         s, e = _dim(start_dim, nd), _dim(end_dim, nd)
+        if s == e:  # nothing to flatten: the tensor itself, as torch
+            return self
         shape = self._data.shape
         return self.reshape(shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:])
 
     def squeeze(self, dim=None):
         if dim is None:
             return call(_D.SQUEEZE, (self,), (None,))
-        return call(_D.SQUEEZE_DIM, (self,), (_dims(dim, self._data.ndim),))
+        if isinstance(dim, (tuple, list)):
+            return call(_D.SQUEEZE_DIMS, (self,), (_dims(dim, self._data.ndim),))
+        return call(_D.SQUEEZE_DIM, (self,), (_dim(dim, self._data.ndim),))
 
     def unsqueeze(self, dim):
         return call(_D.UNSQUEEZE, (self,), (_dim(dim, self._data.ndim + 1),))
@@ -1175,6 +1401,12 @@ class Tensor:
                                f"greater or equal to the number of dimensions in the tensor "
                                f"({self._data.ndim})")
         sizes = tuple(self._data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        for i, n in enumerate(self._data.shape):
+            if n != 1 and n != sizes[lead + i]:
+                raise RuntimeError(f"The expanded size of the tensor ({sizes[lead + i]}) must "
+                                   f"match the existing size ({n}) at non-singleton dimension "
+                                   f"{lead + i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                                   f"{list(self._data.shape)}")
         return call(_D.EXPAND, (self,), (sizes,))
 
     def expand_as(self, other):
@@ -1193,29 +1425,162 @@ class Tensor:
 
     def narrow(self, dim, start, length):
         dim = _dim(dim, self._data.ndim)
+        if start + length > self._data.shape[dim]:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                               f"({self._data.shape[dim]}).")
         return call(_D.SLICE, (self,), (dim, start, start + length, 1))
 
     def split(self, split_size, dim=0):
         dim = _dim(dim, self._data.ndim)
         if isinstance(split_size, (list, tuple)):
+            if sum(split_size) != self._data.shape[dim]:
+                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
+                                   f"{self._data.shape[dim]} (input tensor's size at dimension "
+                                   f"{dim}), but got split_sizes={list(split_size)}")
             return call(_D.SPLIT_WITH_SIZES, (self,), (tuple(split_size), dim))
         return call(_D.SPLIT, (self,), (int(split_size), dim))
 
     def chunk(self, chunks, dim=0):
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
         n = self.size(dim)
         return self.split(max(1, -(-n // chunks)), dim)
 
     def unbind(self, dim=0):
         return call(_D.UNBIND, (self,), (_dim(dim, self._data.ndim),))
 
-    def gather(self, dim, index):
-        return call(_D.GATHER, (self, index), (_dim(dim, self._data.ndim),))
+    def gather(self, dim, index, *, sparse_grad=False):
+        if index._data.dtype.kind not in "iu":
+            raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+        return call(_D.GATHER, (self, index), (_dim(dim, self._data.ndim), bool(sparse_grad)))
 
     def scatter(self, dim, index, src):
         return call(_D.SCATTER, (self, index, src), (_dim(dim, self._data.ndim),))
 
     def scatter_add(self, dim, index, src):
         return call(_D.SCATTER_ADD, (self, index, src), (_dim(dim, self._data.ndim),))
+
+    def index_select(self, dim, index):
+        dim = _dim(dim, self._data.ndim)
+        _check_index(index, "index_select")
+        return call(_D.INDEX_SELECT, (self, index), (dim,))
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        return call(_D.INDEX_ADD, (self, index, source),
+                    _index_add_args(self, dim, index, source, alpha))
+
+    def sort(self, dim=-1, descending=False, stable=False):
+        """(values, indices) along dim; ties keep their order (as stable=True)."""
+        if self._data.ndim == 0:
+            return SortResult(self.clone(), Tensor._wrap(np.zeros((), np.int64)))
+        return SortResult(*call(_D.SORT, (self,), (_dim(dim, self._data.ndim), descending)))
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return self.sort(dim, descending)[1]
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        dim = _dim(dim, self._data.ndim)
+        size = self._data.shape[dim] if self._data.ndim else 1
+        if not 0 <= k <= size:
+            raise RuntimeError("selected index k out of range")
+        return TopkResult(*call(_D.TOPK, (self,), (k, dim, largest, sorted)))
+
+    # ---------------- scans, reordering, repeating ----------------
+    def cumsum(self, dim, *, dtype=None):
+        t = self if dtype is None else self.to(dtype)
+        if t._data.dtype.kind in "biu":  # as torch: integer sums are int64
+            t = t.to(dtypes.int64)
+        return call(_D.CUMSUM, (t,), (_dim(dim, t._data.ndim),))
+
+    def cumprod(self, dim, *, dtype=None):
+        t = self if dtype is None else self.to(dtype)
+        if t._data.dtype.kind in "biu":
+            t = t.to(dtypes.int64)
+        return call(_D.CUMPROD, (t,), (_dim(dim, t._data.ndim),))
+
+    def flip(self, *dims):
+        dims = _shape(dims) if dims else ()
+        return call(_D.FLIP, (self,), (tuple(_dim(d, self._data.ndim) for d in dims),))
+
+    def fliplr(self):
+        return self.flip(1)
+
+    def flipud(self):
+        return self.flip(0)
+
+    def roll(self, shifts, dims=None):
+        shifts = (shifts,) if isinstance(shifts, numbers.Integral) else tuple(shifts)
+        if dims is None:
+            dims = ()
+        elif isinstance(dims, numbers.Integral):
+            dims = (dims,)
+        dims = tuple(dims)
+        if dims and len(dims) != len(shifts):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                               f"dims:{len(dims)}")
+        if not dims and len(shifts) != 1:
+            raise RuntimeError("roll: shifts must be one number when dims is not given")
+        return call(_D.ROLL, (self,), (shifts, tuple(_dim(d, self._data.ndim) for d in dims)))
+
+    def repeat(self, *repeats):
+        repeats = _shape(repeats)
+        if len(repeats) < self._data.ndim:
+            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
+                               "number of dimensions of tensor")
+        return call(_D.REPEAT, (self,), (repeats,))
+
+    def tile(self, *dims):
+        dims = _shape(dims)
+        return self.repeat((1,) * (self._data.ndim - len(dims)) + dims)
+
+    def triu(self, diagonal=0):
+        _check_matrix_like(self, "triu")
+        return call(_D.TRIU, (self,), (int(diagonal),))
+
+    def tril(self, diagonal=0):
+        _check_matrix_like(self, "tril")
+        return call(_D.TRIL, (self,), (int(diagonal),))
+
+    def outer(self, vec2):
+        """self as a column times vec2 (as torch: a view then MulBackward0)."""
+        _check_matrix("outer", self, 1, "self")
+        _check_matrix("outer", vec2, 1, "vec2")
+        return self.reshape(-1, 1) * vec2
+
+    ger = outer
+
+    def bernoulli(self, p=None, *, generator=None):
+        """0/1 samples with this tensor's values as probabilities (p: one probability)."""
+        from .creation import generator as default_generator
+        if p is not None:
+            return self.detach().clone().bernoulli_(p)
+        _check_probabilities(self)
+        return call(_D.BERNOULLI, (self,), (generator or default_generator(),))
+
+    # ---------------- new tensors like this one (never part of the graph) ----------------
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        from .creation import tensor
+        _device.check(device)
+        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.zeros, size, dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.ones, size, dtype, device, requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.empty, size, dtype, device, requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        return self._new(lambda shape, dt: np.full(shape, fill_value, dt), (size,), dtype,
+                         device, requires_grad)
+
+    def _new(self, make, size, dtype, device, requires_grad):
+        from .creation import _finish
+        _device.check(device)
+        np_dtype = self._data.dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
+        return _finish(make(_shape(size), np_dtype), requires_grad)
 
 
 def _rebuild(data, requires_grad):
@@ -1247,9 +1612,61 @@ def _broadcastable(shape, target):
         s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
 
 
+def _checked_shape(t, shape):
+    """view/reshape's target shape, -1 inferred, with torch's errors when it cannot be."""
+    numel = t._data.size
+    if list(shape).count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = int(np.prod([n for n in shape if n != -1]))
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        return tuple(numel // known if n == -1 else n for n in shape)
+    if known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
 def _check_matrix(op_name, t, ndim, arg):
     if t.dim() != ndim:
         raise RuntimeError(f"{op_name}: {arg} must be a {ndim}D tensor, got {t.dim()}D")
+
+
+def _check_matrix_like(t, name):
+    if t._data.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+
+
+def _check_index(index, name):
+    if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    if index._data.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+
+
+def _index_add_args(t, dim, index, source, alpha):
+    dim = _dim(dim, t._data.ndim)
+    _check_index(index, "index_add")
+    if source.dim() and source.shape[dim if source.dim() > 1 else 0] != index.numel():
+        raise IndexError("index_add_(): Number of indices should be equal to source.size(dim)")
+    return (dim, alpha)
+
+
+def _check_probabilities(t):
+    data = t._data
+    if data.dtype.kind != "f":
+        raise RuntimeError("bernoulli: expected a floating point tensor of probabilities")
+    if data.size and not ((data >= 0) & (data <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+
+
+def _check_reduced_sizes(t, name, dims, given):
+    """max/min reductions have no value over an empty dim (torch's IndexError)."""
+    shape = t._data.shape
+    given = tuple(given) if isinstance(given, (tuple, list)) else (given,)
+    for d, g in zip(dims, given if len(given) == len(dims) else dims):  # (named as given)
+        if shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {g} to have non-zero size.")
 
 
 def _check_nonempty(t, name):
@@ -1272,22 +1689,43 @@ def _var_args(t, dim, unbiased, keepdim, correction):
     return (_dims(dim, t._data.ndim), correction, keepdim)
 
 
-def _getitem(t, index):
-    """Basic indexing as torch does it: a chain of select / slice / unsqueeze views.
-    Anything with a tensor, list or array in it is advanced indexing (IndexBackward0)."""
-    items = index if isinstance(index, tuple) else (index,)
-    if _is_advanced(items):
-        converted = tuple(_index_array(i) for i in items)
-        return call(_D.INDEX, (t,), (converted if isinstance(index, tuple) else converted[0],))
-    specified = sum(1 for i in items if i is not None and i is not Ellipsis)
-    if specified > t._data.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {t._data.ndim}")
-    out, dim = t, 0
+def _index_items(index):
+    """The items of an index, read as torch reads it: a tuple, or a short list holding a
+    slice, None, Ellipsis, a tensor or a sequence (numpy's heuristic), is several items."""
+    if isinstance(index, tuple):
+        return index
+    if isinstance(index, list) and len(index) < 32 and any(
+            i is None or i is Ellipsis or isinstance(i, (slice, Tensor, list, tuple, np.ndarray))
+            for i in index):
+        return tuple(index)
+    return (index,)
+
+
+def _apply_basic(t, items, skip_full_slices):
+    """torch's applySlicing: ints, slices, None, Ellipsis and bools become views of `t`
+    (select, slice, unsqueeze), one dim at a time; the tensor indices are kept for a single
+    advanced indexing after them, at the dims they address in that view: so an int next to
+    a tensor index is a select (x[0, :, [1, 0]] of a (2, 3, 4) tensor is (3, 2), not
+    numpy's (2, 3)). Returns (view, {dim: index array})."""
+    ndim = t._data.ndim
+    specified = 0
     for item in items:
+        if isinstance(item, Tensor):
+            specified += item._data.ndim if item._data.dtype == np.bool_ else 1
+        elif not (item is None or item is Ellipsis or isinstance(item, (bool, np.bool_))):
+            specified += 1
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    out, dim, advanced = t, 0, {}
+    for item in items:
+        if isinstance(item, Tensor) and item._data.ndim == 0:
+            item = item._data.item()  # a 0-d tensor indexes as the number it holds
         if item is Ellipsis:
-            dim += t._data.ndim - specified
-        elif item is None:
+            dim += ndim - specified
+        elif item is None or isinstance(item, (bool, np.bool_)):
             out = call(_D.UNSQUEEZE, (out,), (dim,))
+            if item is not None:  # True: the new dim, kept; False: emptied
+                advanced[dim] = np.zeros(1 if item else 0, dtype=np.int64)
             dim += 1
         elif isinstance(item, numbers.Integral):
             size = out._data.shape[dim]
@@ -1296,30 +1734,105 @@ def _getitem(t, index):
                                  f"{size}")
             out = call(_D.SELECT, (out,), (dim, int(item) % size))
         elif isinstance(item, slice):
-            if item.step is not None and item.step <= 0:
-                raise ValueError("step must be greater than zero")
-            size = out._data.shape[dim]
-            start, stop, step = item.indices(size)
-            if (start, stop, step) != (0, size, 1):
-                out = call(_D.SLICE, (out,), (dim, start, max(start, stop), step))
+            out = _slice(out, dim, item, skip_full_slices)
             dim += 1
+        elif isinstance(item, (Tensor, list, tuple, np.ndarray)):
+            array = _index_array(item)
+            advanced[dim] = array
+            dim += array.ndim if array.dtype == np.bool_ else 1
         else:
-            raise TypeError(f"indices must be ints, slices, None, Ellipsis or tensors, "
-                            f"not {type(item).__name__}")
-    if out is t:  # t[:] or t[...]: still a new tensor, as in torch
-        out = call(_D.VIEW, (t,), (t._data.shape,))
+            raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
+                            f"byte Variables are valid indices (got {type(item).__name__})")
+    return out, advanced
+
+
+def _slice(t, dim, item, skip_full):
+    """t[..., start:stop:step] along dim; torch skips a slice from 0 to the end in steps of 1
+    inside a tuple index (x[:, :] is an alias of x), never alone (x[:] is a SliceBackward0)."""
+    step = 1 if item.step is None else _as_int(item.step)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    size = t._data.shape[dim]
+    start, stop, _ = item.indices(size)
+    if skip_full and item.start in (None, 0) and step == 1 and (
+            item.stop is None or _as_int(item.stop) >= size):
+        return t
+    return call(_D.SLICE, (t,), (dim, start, max(start, stop), step))
+
+
+def _as_int(i):
+    return int(i._data.item()) if isinstance(i, Tensor) else int(i)
+
+
+def _index_array(item):
+    """A tensor index as an int64 or bool array (an empty list is an empty int index)."""
+    array = item._data if isinstance(item, Tensor) else np.asarray(
+        [_index_array(i) if isinstance(i, Tensor) else i for i in item]
+        if isinstance(item, (list, tuple)) else item)
+    if array.dtype.kind not in "iub" and not (array.size == 0 and array.dtype.kind == "f"):
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return array if array.dtype.kind in "ib" else array.astype(np.int64)
+
+
+def _advanced_index(advanced):
+    """The numpy index for the tensor indices found by _apply_basic: numpy's rules then
+    agree with torch's (indexed dims stay in place when adjacent, else go first)."""
+    return tuple(advanced.get(d, slice(None)) for d in range(max(advanced) + 1))
+
+
+def _getitem(t, index):
+    """Indexing as torch does it: views for ints, slices and None, then IndexBackward0 for
+    tensor and list indices."""
+    items = _index_items(index)
+    if len(items) == 1 and isinstance(items[0], slice) and not isinstance(index, tuple):
+        return _slice(t, 0, items[0], skip_full=False)
+    out, advanced = _apply_basic(t, items, skip_full_slices=True)
+    if advanced:
+        return call(_D.INDEX, (out,), (_advanced_index(advanced),))
+    if out is t:  # t[...] or t[:, :]: still a new tensor, as in torch
+        out = call(_D.ALIAS, (t,))
     return out
 
 
-def _is_advanced(items):
-    return any(isinstance(i, (Tensor, list, np.ndarray, bool)) for i in items)
+def _setitem(t, index, value):
+    """torch's set_item: the view the basic items select is filled (fill_), copied into
+    (copy_), or index_put_ where tensor indices follow."""
+    items = _index_items(index)
+    if index is False:
+        return  # nothing selected
+    if index is True:  # (alone, not in a tuple: a plain new dim)
+        items = (None,)
+    view, advanced = _apply_basic(t, items, skip_full_slices=True)
+    if not isinstance(value, Tensor):  # a number is a 0-d tensor of t's dtype
+        value = Tensor._wrap(np.asarray(value, dtype=t._data.dtype))
+    if not advanced and value._data.shape == view._data.shape:
+        view.copy_(value)
+        return
+    if not advanced and value._data.ndim == 0:
+        view.fill_(value)
+        return
+    shape = value._data.shape
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:  # as torch: leading 1s are dropped
+        lead += 1
+    if lead:
+        value = call(_D.VIEW, (value,), (shape[lead:],))  # (a view always can: torch views)
+    if advanced:
+        if value._data.dtype != t._data.dtype:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, "
+                               f"got {_LEGACY_TYPE_NAMES.get(t._data.dtype.name)} for the "
+                               f"destination and {_LEGACY_TYPE_NAMES.get(value._data.dtype.name)}"
+                               f" for the source.")
+        call_inplace(_D.INDEX_PUT, (view, value), (_advanced_index(advanced), False))
+    else:  # broadcast first, as torch (so a value on the view's own memory overlaps fully)
+        view.copy_(value.expand(view._data.shape))
 
 
 def _checked_mask(t, mask):
     mask = _as_tensor(mask)
     if mask._data.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype}")
+                           f"{_C_TYPE_NAMES.get(mask._data.dtype.name)}")
     if np.broadcast_shapes(mask._data.shape, t._data.shape) != t._data.shape:
         raise RuntimeError(f"The size of the mask {list(mask._data.shape)} must be "
                            f"broadcastable to the tensor {list(t._data.shape)}")
@@ -1328,14 +1841,6 @@ def _checked_mask(t, mask):
 
 def _scalar(value):
     return value.item() if isinstance(value, Tensor) else value
-
-
-def _index_array(i):
-    if isinstance(i, Tensor):
-        return i._data
-    if isinstance(i, list):
-        return np.asarray(i)
-    return i
 
 
 # ---------------- the functional API (gradtool.where, gradtool.cat, ...) ----------------
@@ -1360,6 +1865,10 @@ def matmul(input, other):
     if a == 0 or b == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{a}D and {b}D")
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_C_TYPE_NAMES.get(input._data.dtype.name)} != "
+                           f"{_C_TYPE_NAMES.get(other._data.dtype.name)}")
     k_a = input.shape[-1]
     k_b = other.shape[-2] if b >= 2 else other.shape[0]
     if k_a != k_b:
@@ -1383,11 +1892,37 @@ def matmul(input, other):
     return call(spec, (input, other))
 
 
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) in one VarMeanBackward0 node."""
+    return call(_D.VAR_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) in one StdMeanBackward0 node."""
+    return call(_D.STD_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+
+
+def is_inference(input):
+    return input.is_inference()
+
+
 def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    return call(_D.CAT, (tensors,), (_dim(dim, tensors[0].dim()),))
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    first = tensors[0]._data.shape
+    dim = _dim(dim, len(first))
+    for k, t in enumerate(tensors[1:], 1):
+        shape = t._data.shape
+        if len(shape) != len(first):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(first)} "
+                               f"and {len(shape)}")
+        for d, (a, b) in enumerate(zip(first, shape)):
+            if d != dim and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. "
+                                   f"Expected size {a} but got size {b} for tensor number {k} "
+                                   f"in the list.")
+    return call(_D.CAT, (tensors,), (dim,))
 
 
 concat = concatenate = cat
@@ -1409,3 +1944,4 @@ def stack(tensors, dim=0):
 from .ops import derivatives as _D  # noqa: E402  (the table's formulas use Tensor: import last)
 from . import forward_ad as _forward_ad  # noqa: E402
 D = _D
+_WRITES_OVERLAPPING = {_D.FILL, _D.ZERO, _D.MASKED_FILL, _D.INDEX_PUT}  # (not fill_.Tensor)

@@ -34,13 +34,14 @@ def view_indices(base, view):
 class CopySlices(Node):
     """The base's grad_fn after an in-place op through one of its views."""
 
-    __slots__ = ("fn", "indices", "base_shape")
+    __slots__ = ("fn", "indices", "base_shape", "view_overlaps")
 
-    def __init__(self, base_edge, base_meta, fn, indices):
+    def __init__(self, base_edge, base_meta, fn, indices, view_overlaps=False):
         super().__init__((base_edge,) + fn.next_functions[1:], (base_meta,) + fn._input_meta[1:])
         self.fn = fn
         self.indices = indices
         self.base_shape = base_meta[0]
+        self.view_overlaps = view_overlaps  # (an expand: torch cannot write its gradient)
 
     def apply(self, grad_outputs):
         flat = grad_outputs[0].reshape(-1)
@@ -48,6 +49,10 @@ class CopySlices(Node):
         grads = self.fn.apply([region])
         inside = grads[0]
         if inside is not None:
+            if self.view_overlaps:  # torch copies it into the view's elements, which overlap
+                raise RuntimeError("unsupported operation: more than one element of the "
+                                   "written-to tensor refers to a single memory location. "
+                                   "Please clone() the tensor before performing the operation.")
             inside = _validate(self.fn, 0, inside)
         base_grad = T.call(T.D.INDEX_PUT, (flat, 0 if inside is None else inside),
                            ((self.indices,), False))
@@ -68,7 +73,8 @@ def rebase_history(target, node):
         return
     base_edge = gradient_edge(base) if base._requires_grad else (None, 0)
     base_meta = (base._data.shape, base._data.dtype)
-    base._grad_fn = CopySlices(base_edge, base_meta, node, view_indices(base._data, target._data))
+    base._grad_fn = CopySlices(base_edge, base_meta, node, view_indices(base._data, target._data),
+                               T._internal_overlap(target._data))
     base._requires_grad, base._output_nr = True, 0
     regenerate(target)
 

@@ -4,7 +4,7 @@
 def count_dependencies(roots):
     """{node: number of edges pointing at it} over every node reachable from roots."""
     counts = {}
-    stack = list(roots)
+    stack = list(dict.fromkeys(roots))  # two outputs of one node: walk below it once
     # the roots are walked from the start; a single root is no node's descendant (a DAG)
     on_stack = set(stack) if len(stack) > 1 else ()
     while stack:

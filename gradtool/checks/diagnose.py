@@ -10,7 +10,7 @@ from ..autograd import grad_mode
 from ..autograd.tensor import Tensor
 from . import hazards, kinks
 from . import numerical as N
-from .report import Diagnosis, compare, element_index
+from .result import Diagnosis, compare, element_index
 
 # Hazards torch passes silently; when the check fails they are likely part of why.
 _EXPLAIN_FAILURES = {"grad_none_for_input", "grad_wrong_dtype", "grad_wrong_shape",
@@ -30,7 +30,10 @@ class Diagnoses:
                    for p in r.pairs if not p.passed]
         failing = [p for p in failing if p is not None and p.numerical is not None]
         explained = set()
-        for step in (lambda: self._precision(failing, explained),
+        for step in (lambda: self._non_finite(failing, explained),
+                     lambda: self._cuts(failing, explained),
+                     lambda: self._precision(failing, explained),
+                     lambda: self._round_off(failing, explained),
                      lambda: self._second_order(explained),
                      lambda: self._kinks(failing, explained)):
             try:
@@ -50,7 +53,8 @@ class Diagnoses:
                     "wrong_jvp" if forward else "wrong_gradient", "error",
                     f"the {'forward-mode (jvp)' if forward else 'analytical'} gradient of "
                     f"output {p.output_index} with respect to "
-                    f"input {p.input_index} is wrong where the function is smooth: at input "
+                    f"{self.labels[p.input_position]} is wrong where the function is smooth: "
+                    f"at input "
                     f"element {list(w['input_element'])}, output element "
                     f"{list(w['output_element'])} it is {w['analytical']:.6g}, central "
                     f"differences give {w['numerical']:.6g} ({p.n_differing} entries differ).",
@@ -60,6 +64,69 @@ class Diagnoses:
                 if d.kind in _EXPLAIN_FAILURES and d.severity == "warning":
                     d.severity = "error"
         r.diagnoses.sort(key=lambda d: {"error": 0, "warning": 1, "info": 2}[d.severity])
+
+    def _non_finite(self, failing, explained):
+        """NaN or Inf made by the forward (log of a negative number, ...): the mismatches
+        where either side is not finite come from there, not from a wrong formula."""
+        causes = [c for c in self.causes if c.kind == "non_finite_output"]
+        bad = {(p.output_index, p.input_index) for p in failing
+               if not (np.all(np.isfinite(p.numerical)) and np.all(np.isfinite(p.analytical)))}
+        if causes and bad:
+            explained.update(bad)
+            for c in causes:
+                self.report.diagnoses.append(Diagnosis(
+                    c.kind, "error", c.message + ": gradients there are NaN or Inf, so the "
+                    "check cannot pass at this point", c.details, c.advice, c.location))
+
+    def _round_off(self, failing, explained):
+        """Floating-point round-off: where the outputs are large next to the change a step
+        of eps makes (x.sum() + 1e9), central differences keep few digits. A failing pair is
+        explained when each mismatch lies within that rounding noise."""
+        eps = self.opts.eps
+        found = []
+        for p in failing:
+            if (p.output_index, p.input_index) in explained:
+                continue
+            f0 = self.base[self.out_positions[p.output_index]]
+            dtype = self.outputs[p.output_index]._data.dtype
+            # |f| * machine epsilon on each of f(x+h) and f(x-h), divided by 2h
+            noise = 2 * np.finfo(dtype).eps * np.abs(f0).ravel() / (2 * eps)
+            allowed = self.opts.atol + self.opts.rtol * np.abs(p.numerical)
+            diff = np.abs(p.analytical - p.numerical)
+            differs = diff > allowed
+            if not differs.any() or not np.all(diff[differs] <= 4 * noise[None, :].repeat(
+                    diff.shape[0], 0)[differs] + allowed[differs]):
+                continue
+            explained.add((p.output_index, p.input_index))
+            found.append((p, float(np.abs(f0).max())))
+        if found:
+            p, size = max(found, key=lambda x: x[1])
+            self.report.diagnoses.append(Diagnosis(
+                "round_off", "error",
+                f"floating-point round-off, not the formula: output {p.output_index} is as "
+                f"large as {size:.3g}, and a step of {eps:g} changes it by less than its own "
+                f"rounding error ({np.finfo(np.float64).eps * size:.2g}), so central "
+                f"differences lose their digits. Check with a larger --eps (e.g. "
+                f"{min(1e-2, eps * 1e3):g}), with float64 throughout, or without the large "
+                f"constant offset.",
+                {"output_index": p.output_index, "max_abs_output": size, "eps": eps}))
+
+    def _cuts(self, failing, explained):
+        """A failing pair whose input's path was cut in the forward (no_grad, detach(),
+        .item(), numpy, .data): the analytical gradient misses that path. Order 1 only."""
+        if self.order != 1:
+            return
+        for cause in self.causes:
+            if cause.kind != "gradient_cut":
+                continue
+            cut = {(p.output_index, p.input_index) for p in failing
+                   if self.labels[p.input_position] in cause.details.get("inputs", ())}
+            if cut - explained:
+                explained.update(cut)
+                self.report.diagnoses.append(Diagnosis(
+                    cause.kind, "error", cause.message + " (the analytical gradient leaves "
+                    "that path out; central differences see it)", cause.details, cause.advice,
+                    cause.location))
 
     def _precision(self, failing, explained):
         """Non-float64 inputs or outputs: redo the numerical side on float64 copies of the
@@ -132,8 +199,7 @@ class Diagnoses:
         for p in failing:
             if (p.output_index, p.input_index) in explained:
                 continue
-            viol = np.abs(p.analytical - p.numerical) / (o.atol + o.rtol * np.abs(p.numerical))
-            per_element = np.nan_to_num(viol, nan=np.inf).max(axis=1)
+            per_element = compare(p.numerical, p.analytical, o.atol, o.rtol)[3].max(axis=1)
             for k in np.argsort(-per_element)[:kinks.MAX_PROBED_ELEMENTS]:
                 if per_element[k] > 1:
                     elements[(p.input_index, int(k))] = True
@@ -191,7 +257,8 @@ class Diagnoses:
                 continue
             scale = max((np.abs(m).max(axis=1) for m in self.numerical[p] if m is not None
                          and m.size), key=len, default=np.zeros_like(second))
-            score = second / (o.atol + o.rtol * scale)
+            with np.errstate(divide="ignore", invalid="ignore"):  # zero tolerances
+                score = np.nan_to_num(second / (o.atol + o.rtol * scale), nan=0.0)
             ks = [int(k) for k in np.argsort(-score)[:kinks.MAX_PROBED_ELEMENTS]
                   if score[k] > 1]
             if ks:
@@ -212,6 +279,14 @@ class Diagnoses:
         zero_jacobian = (any(f.kind == "nonzero_numerical" for f in r.failures) or
                          any(not p.passed and p.analytical is not None and
                              not np.any(p.analytical) for p in r.pairs))
+        detached = [c for c in self.causes if c.kind == "saved_detached"]
+        if zero_jacobian and detached:
+            for c in detached:
+                r.diagnoses.append(Diagnosis(c.kind, "error", c.message, c.details, c.advice,
+                                             c.location))
+            explained.update((p.output_index, p.input_index) for p in r.pairs
+                             if not p.passed and p.analytical is not None
+                             and not np.any(p.analytical))
         for node in hazards.custom_nodes(outs):
             for d in hazards.double_backward_findings(node):
                 if d.kind == "once_differentiable" or zero_jacobian or \

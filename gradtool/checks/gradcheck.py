@@ -20,7 +20,7 @@ import numpy as np
 
 from ..autograd import engine, forward_ad, grad_mode
 from ..autograd.creation import generator
-from ..autograd.function import DelayedError
+from ..autograd.function import Error as OnceDifferentiableError
 from ..autograd.tensor import Tensor
 from ..autograd.walk import topological_order
 from ..errors import GradtoolError
@@ -28,7 +28,7 @@ from . import analytical as A
 from . import hazards
 from . import numerical as N
 from .diagnose import Diagnoses
-from .report import (MAX_DIFFERING, Diagnosis, Failure, GradcheckReport, PairResult, compare,
+from .result import (MAX_DIFFERING, Diagnosis, Failure, GradcheckReport, PairResult, compare,
                      entry)
 
 FAST_PROJECTIONS = 3       # random (u, v) pairs in fast mode; torch uses one
@@ -164,21 +164,27 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 def gradcheck_report(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, nondet_tol=0.0,
                      check_undefined_grad=True, check_grad_dtypes=False, fast_mode=False,
                      fast_projections=FAST_PROJECTIONS, check_forward_ad=False,
-                     check_backward_ad=True, check_batched_forward_grad=False):
+                     check_backward_ad=True, check_batched_forward_grad=False, names=None,
+                     causes=()):
     """gradcheck's work, returned as a GradcheckReport instead of a verdict. Errors of the
-    user's forward propagate; an error of a backward (or jvp) is kept in `report.exception`."""
+    user's forward propagate; an error of a backward (or jvp) is kept in `report.exception`.
+    `names`: the inputs' names for the diagnoses (default "input i"); `causes`: Diagnoses
+    found in the forward (gradient_cut, saved_detached) that explain a failure better than
+    "wrong gradient" does."""
     opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
                    fast_mode, fast_projections, check_forward_ad, check_backward_ad,
                    check_batched_forward_grad)
-    return _Check(func, inputs, opts).run()
+    return _Check(func, inputs, opts, labels=names, causes=causes).run()
 
 
 def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                          nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
                          fast_mode=False, fast_projections=FAST_PROJECTIONS,
-                         check_forward_ad=False, check_backward_ad=True):
+                         check_forward_ad=False, check_backward_ad=True, names=None,
+                         output_names=None, causes=()):
     """gradgradcheck's work as a GradcheckReport (order 2). Its inputs are func's inputs
-    followed by the grad_outputs, labelled so."""
+    followed by the grad_outputs, labelled `grad of <output>` (output_names default to
+    "output i")."""
     inputs = N.as_tuple(inputs)
     setup_calls = 0
     if grad_outputs is None:
@@ -189,10 +195,12 @@ def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5
     grad_outputs = N.as_tuple(grad_outputs)
     opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
                    fast_mode, fast_projections, check_forward_ad, check_backward_ad)
-    labels = ([f"input {i}" for i in range(len(inputs))] +
-              [f"grad_output {i}" for i in range(len(grad_outputs))])
+    output_names = list(output_names or [])
+    output_names += [f"output {i}" for i in range(len(output_names), len(grad_outputs))]
+    labels = (list(names or [f"input {i}" for i in range(len(inputs))]) +
+              [f"grad of {output_names[i]}" for i in range(len(grad_outputs))])
     check = _Check(_first_order(func, inputs, grad_outputs), inputs + grad_outputs, opts,
-                   order=2, labels=labels, first_order=(func, inputs))
+                   order=2, labels=labels, first_order=(func, inputs), causes=causes)
     report = check.run()
     if setup_calls:
         report.evaluations = {"setup": setup_calls, **report.evaluations,
@@ -204,11 +212,14 @@ def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5
 class _Check(Diagnoses):
     """One gradcheck: its state, its stages (torch's order), then its diagnoses."""
 
-    def __init__(self, func, inputs, opts, *, order=1, labels=None, first_order=None):
+    def __init__(self, func, inputs, opts, *, order=1, labels=None, first_order=None,
+                 causes=()):
         self.opts = opts
         self.order = order
         self.inputs = N.as_tuple(inputs)
-        self.labels = labels or [f"input {i}" for i in range(len(self.inputs))]
+        self.labels = list(labels or [])
+        self.labels += [f"input {i}" for i in range(len(self.labels), len(self.inputs))]
+        self.causes = list(causes)
         self.first_order = first_order   # gradgradcheck: the (func, inputs) differentiated
         self.ev = N.Evaluator(func, self.inputs)
         self.numerical = {}              # input position -> [per output: (n_in, n_out)]
@@ -224,7 +235,7 @@ class _Check(Diagnoses):
         o = self.opts
         self.diff_positions = _check_inputs(self.inputs)
         self.diff_inputs = [self.inputs[p] for p in self.diff_positions]
-        versions = [x._version if isinstance(x, Tensor) else None for x in self.inputs]
+        versions = [x._version_counter[0] if isinstance(x, Tensor) else None for x in self.inputs]
         outs = N.as_tuple(self.ev.call())
         self.base = tuple(N.as_float64(x) for x in outs)
         self.out_positions = [i for i, x in enumerate(outs)
@@ -563,9 +574,12 @@ class _Check(Diagnoses):
         describe = lambda k: entry(k, numerical.shape, *shapes, numerical, analytical)  # noqa
         order = np.argsort(-violation, axis=None, kind="stable")
         n_diff = int((violation > 1).sum())
+        # the worst element is the one with the table's "max abs error" (NaN counts as worst)
+        abs_error = np.nan_to_num(np.abs(analytical - numerical), nan=np.inf)
+        worst = int(np.argmax(abs_error)) if abs_error.size else None
         return PairResult(
             i, j, self.out_positions[i], self.diff_positions[j], "full", ok, max_abs, max_rel,
-            worst=describe(order[0]) if violation.size else None, numerical=numerical,
+            worst=describe(worst) if worst is not None else None, numerical=numerical,
             analytical=analytical, differing=[describe(k) for k in order[:min(n_diff, MAX_DIFFERING)]],
             n_differing=n_diff)
 
@@ -701,7 +715,7 @@ def _cut_once_differentiable(grads):
     Jacobian mismatch, all zero) for gradgradcheck."""
     roots = [g.grad_fn for g in grads if g.grad_fn is not None]
     for node in topological_order(roots):
-        if isinstance(node, DelayedError):
+        if isinstance(node, OnceDifferentiableError):
             node.next_functions = tuple((None, 0) for _ in node.next_functions)
 
 

@@ -8,7 +8,7 @@ from ..autograd import engine, grad_mode
 from ..autograd.function import BackwardCFunction, once_differentiable
 from ..autograd.tensor import Tensor
 from ..autograd.walk import topological_order
-from .report import Diagnosis
+from .result import Diagnosis
 
 _CTX_OWN_ATTRIBUTES = frozenset(vars(BackwardCFunction()))  # what gradtool keeps on ctx
 _ONCE_DIFFERENTIABLE_CODE = once_differentiable(lambda ctx: None).__code__
@@ -89,10 +89,13 @@ def probe_backward(node, atol, rtol, nondet_tol):
             r0 = list(node.apply([None if x is None else x * 0 for x in g]))
     except Exception:  # the check itself will meet (and report) whatever went wrong here
         return []
+    if not all(r is None or isinstance(r, Tensor) for r in r1 + r1b + r2 + r0):
+        return []  # not gradients at all (an array, a string): the engine says so
     found = []
     for i, ((child, _), meta, res) in enumerate(zip(node.next_functions, node._input_meta, r1)):
         if child is None:
             continue
+        i = node._arg_positions[i]  # edges are tensor arguments: name the argument
         where = {"function": name, "input": i}
         if res is None:
             found.append(Diagnosis(
@@ -161,7 +164,7 @@ def modified_inputs(inputs, versions_before, nodes):
     makes every later evaluation of func start from a different point."""
     found = []
     for position, (x, before) in enumerate(zip(inputs, versions_before)):
-        if before is None or x._version == before:
+        if before is None or x._version_counter[0] == before:
             continue
         culprits = []
         if x.requires_grad:
@@ -173,11 +176,11 @@ def modified_inputs(inputs, versions_before, nodes):
         found.append(Diagnosis(
             "input_modified_in_forward", "warning",
             f"{who} modified input {position} in place (its version went from {before} to "
-            f"{x._version}) without ctx.mark_dirty: autograd does not know the input changed, "
+            f"{x._version_counter[0]}) without ctx.mark_dirty: autograd does not know the input changed, "
             f"and each evaluation of func starts from a different point, so finite "
             f"differences are meaningless.",
             {"input": position, "functions": [function_name(n) for n in culprits],
-             "version_before": before, "version_after": x._version}))
+             "version_before": before, "version_after": x._version_counter[0]}))
     return found
 
 
@@ -206,7 +209,8 @@ def double_backward_findings(node):
     except Exception:
         return []
     found = []
-    detached = [i for i, ((child, _), r) in enumerate(zip(node.next_functions, result))
+    detached = [node._arg_positions[i]
+                for i, ((child, _), r) in enumerate(zip(node.next_functions, result))
                 if child is not None and isinstance(r, Tensor) and not r.requires_grad]
     if detached:
         found.append(Diagnosis(

@@ -1,5 +1,7 @@
 """What every command shares: its options, error printing, exit codes."""
 import contextlib
+import dataclasses
+import os
 import sys
 
 import typer
@@ -8,10 +10,13 @@ EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
 
 FILE_ARG = typer.Argument(..., metavar="FILE[::NAME]",
                           help="A Python file, optionally ::NAME to pick one target.")
-SEED = typer.Option(0, "--seed", help="Seed for every generated input (reproducible runs).")
+SEED = typer.Option(0, "--seed", min=0, max=2**63 - 1,
+                    help="Seed for every generated input (reproducible runs).")
 SHAPE = typer.Option("3", "--shape", help="Shape of generated inputs, e.g. 3 or 2,3.")
 JSON = typer.Option(False, "--json", help="One JSON document on stdout, nothing else there.")
 NO_COLOR = typer.Option(False, "--no-color", help="Plain text, no colours.")
+TIMEOUT = typer.Option(None, "--timeout", metavar="SECONDS",
+                       help="Stop a target that runs longer than this (exit 2).")
 
 
 def fail(error, no_color=False):
@@ -26,12 +31,68 @@ def fail(error, no_color=False):
     raise typer.Exit(EXIT_USAGE)
 
 
+@dataclasses.dataclass
+class TargetError:
+    """A target whose run raised in the user's code: reported in its place, the others go
+    on (exit 2 at the end)."""
+    target: object
+    error: Exception
+
+
+def run_each(targets, check, no_color=False, timeout=None):
+    """check(target) for every target, in order; a UserCodeError of one target becomes its
+    TargetError, and so does running past `timeout` seconds. An interrupt is labelled with
+    the running target (cli/interrupts.py reports it and exits 128 + the signal)."""
+    from ..loader import UserCodeError
+    from . import interrupts
+    results = []
+    for target in targets:
+        try:
+            results.append(interrupts.run_target(target, check, target, timeout=timeout))
+        except UserCodeError as e:
+            results.append(TargetError(target, e))
+    return results
+
+
+def exit_code(results, failed, warned, strict):
+    """The worst of all targets: 2 a target raised, 1 a check failed (or warned, under
+    --strict), else 0. failed/warned: predicates of a target's result."""
+    codes = [EXIT_USAGE if isinstance(r, TargetError) else
+             EXIT_CHECK_FAILED if failed(r) or (strict and warned(r)) else EXIT_OK
+             for r in results]
+    return max(codes, default=EXIT_OK)
+
+
 def run_app(app):
     """Run the typer app (standalone: usage errors exit 2, as documented)."""
+    from . import interrupts
+    sys.dont_write_bytecode = True  # the user's file (and what it imports) gets no __pycache__
+    interrupts.install()
     app()
+
+
+_json_stdout = None  # the real stdout, kept for the one JSON document
 
 
 def user_prints_to_stderr(json_output):
     """Under --json, whatever the user's code prints goes to stderr: stdout holds the one
-    JSON document and nothing else."""
-    return contextlib.redirect_stdout(sys.stderr) if json_output else contextlib.nullcontext()
+    JSON document (print_json) and nothing else. From here to the process's end, atexit
+    handlers, threads and C code included: file descriptor 1 itself is pointed at stderr."""
+    global _json_stdout
+    if json_output and _json_stdout is None:
+        sys.stdout.flush()
+        try:
+            _json_stdout = os.fdopen(os.dup(1), "w", encoding="utf-8")
+            os.dup2(2, 1)
+        except OSError:  # stdout closed: nothing to protect
+            pass
+    return contextlib.nullcontext()
+
+
+def print_json(text):
+    """The --json document, on the real stdout."""
+    if _json_stdout is None:
+        print(text)
+    else:
+        _json_stdout.write(text + "\n")
+        _json_stdout.flush()

@@ -1,7 +1,7 @@
 """gradtool inspect: the backward DAG, saved tensors, leaves and diagnostics of each target."""
 import typer
 
-from . import common
+from . import common, interrupts
 
 
 def inspect(
@@ -10,30 +10,43 @@ def inspect(
     shape: str = common.SHAPE,
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
+    timeout: float = common.TIMEOUT,
     strict: bool = typer.Option(False, "--strict",
-                                help="Exit 1 when any warning or error diagnostic is found."),
+                                help="Exit 1 on warning diagnostics too."),
+    all_saved: bool = typer.Option(False, "--all-saved",
+                                   help="Show sizes and constants nodes save, too."),
+    max_depth: int = typer.Option(None, "--max-depth", min=0,
+                                  help="Show the tree this many nodes deep."),
 ):
     """Run each target forward and backward; print its graph, every saved tensor, its leaves
-    and what looks wrong (grad modes, in-place changes, NaN, precision)."""
+    and what looks wrong (grad modes, cut gradients, in-place changes, NaN, precision).
+    Exit 1 when an error (✗) is found."""
     from ..errors import GradtoolError
     from ..loader import load, parse_shape
+    from ..torch_alias import torch_is_gradtool
     from ..report import text
     try:
         shape_tuple = parse_shape(shape)
-        with common.user_prints_to_stderr(json_):
+        interrupts.check_timeout(timeout)
+        with common.user_prints_to_stderr(json_), torch_is_gradtool():
             targets = load(file)
             from ..snapshot import capture
-            captures = [capture(t, seed, shape_tuple) for t in targets]
+            results = common.run_each(targets, lambda t: capture(t, seed, shape_tuple),
+                                      no_color, timeout)
     except GradtoolError as e:
         common.fail(e, no_color)
     if json_:
         from ..report.json import dumps, inspect_document
-        typer.echo(dumps(inspect_document(file, seed, shape_tuple, captures)))
+        common.print_json(dumps(inspect_document(file, seed, shape_tuple, results)))
     else:
         con = text.console(no_color=no_color)
-        for i, c in enumerate(captures):
+        for i, c in enumerate(results):
             if i:
                 con.print()
-            text.print_inspect(con, c)
-    flagged = any(d.severity in ("warning", "error") for c in captures for d in c.diagnostics)
-    raise typer.Exit(common.EXIT_CHECK_FAILED if strict and flagged else common.EXIT_OK)
+            if isinstance(c, common.TargetError):
+                text.print_target_error(con, c.target, c.error)
+            else:
+                text.print_inspect(con, c, all_saved, max_depth)
+    raise typer.Exit(common.exit_code(
+        results, lambda c: any(d.severity == "error" for d in c.diagnostics),
+        lambda c: any(d.severity == "warning" for d in c.diagnostics), strict))

@@ -1,51 +1,64 @@
 """gradtool render: the backward DAG drawn with Graphviz."""
 import os
-import tempfile
 
 import typer
 
-from . import common
+from . import common, interrupts
 
 
 def render(
     file: str = common.FILE_ARG,
     output: str = typer.Option(..., "-o", "--output", help="The file to write."),
-    fmt: str = typer.Option(None, "--format", help="svg, png, pdf or dot (default: from the "
-                                                   "-o suffix, else svg)."),
+    fmt: str = typer.Option(None, "--format", help="svg, png, pdf, dot or html (default: from "
+                                                   "the -o suffix, else svg)."),
     renderer: str = typer.Option("auto", "--renderer",
                                  help="auto, graphviz-pure or dot (the system Graphviz)."),
     show_saved: bool = typer.Option(False, "--show-saved",
                                     help="Draw saved tensors as their own nodes."),
     expand: bool = typer.Option(False, "--expand",
                                 help="Draw every node, even in graphs too large to read."),
+    depth: int = typer.Option(None, "--depth", min=0,
+                              help="Open module boxes down to this nesting (0: every top-level "
+                                   "module call is one box); deeper ones collapse."),
     seed: int = common.SEED,
     shape: str = common.SHAPE,
     no_color: bool = common.NO_COLOR,
+    timeout: float = common.TIMEOUT,
 ):
     """Draw the backward graph of the target(s): leaves blue, backward nodes grey, outputs
     green, saved tensors orange."""
     from ..errors import GradtoolError
-    from ..loader import load, parse_shape
-    from ..report import dot
+    from ..loader import load, parse_shape, split_spec
+    from ..report import dot, output as output_file
+    from ..torch_alias import torch_is_gradtool
     try:
-        fmt = (fmt or os.path.splitext(output)[1].lstrip(".") or "svg").lower()
-        if fmt not in dot.FORMATS:
-            raise GradtoolError(f"--format must be one of {', '.join(dot.FORMATS)} (got {fmt!r})")
+        fmt = _format(fmt, output, dot.FORMATS)
         if renderer not in ("auto", "graphviz-pure", "dot"):
             raise GradtoolError(f"--renderer must be auto, graphviz-pure or dot (got "
                                 f"{renderer!r})")
         renderer_path = None if fmt == "dot" else dot.find_renderer(renderer, fmt)
         shape_tuple = parse_shape(shape)
-        targets = load(file)
+        interrupts.check_timeout(timeout)
+        # before the user's code can chdir
+        output_path = output_file.resolve(output, keep=[split_spec(file)[0]])
         from ..snapshot import capture
-        captures = [capture(t, seed, shape_tuple) for t in targets]
-        if len(captures) == 1:
-            graph = dot.build(captures[0].snapshot, show_saved, expand)
+        with torch_is_gradtool():  # the user's code runs here: its `import torch` is gradtool
+            targets = load(file)
+            captures = [interrupts.run_target(t, capture, t, seed, shape_tuple, timeout=timeout)
+                        for t in targets]
+        if fmt == "html":
+            from ..report import html
+            data = html.page(captures, renderer_path, show_saved, expand, depth)
+        elif len(captures) == 1:
+            graph = dot.build(captures[0].snapshot, show_saved, expand, depth,
+                              captures[0].diagnostics)
         else:
-            graph = dot.combine([(c.target.name, c.snapshot) for c in captures],
-                                show_saved, expand)
-        data = graph.source.encode() if fmt == "dot" else dot.render(graph, fmt, renderer_path)
-        _write_atomically(output, data)
+            graph = dot.combine([(c.target.name, c.snapshot, c.diagnostics) for c in captures],
+                                show_saved, expand, depth)
+        if fmt != "html":
+            data = graph.source.encode() if fmt == "dot" else dot.render(graph, fmt,
+                                                                         renderer_path)
+        output_file.write_atomically(output_path, data)
     except GradtoolError as e:
         common.fail(e, no_color)
     from ..report.text import console
@@ -54,17 +67,21 @@ def render(
         f"wrote {output} ({fmt}, {nodes:,} graph nodes)")
 
 
-def _write_atomically(path, data):
-    """Nothing half-written: the file appears whole or not at all."""
+def _format(fmt, output, formats):
+    """--format, else the -o suffix, else svg; an error names the option that is wrong."""
     from ..errors import GradtoolError
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".gradtool-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as a plain open() would have made it
-        os.replace(tmp, path)
-    except OSError as e:
-        raise GradtoolError(f"cannot write {path}: {e.strerror}") from None
+    suffix = os.path.splitext(output)[1].lstrip(".").lower()
+    if fmt is not None:
+        fmt = fmt.lower()
+        if fmt not in formats:
+            raise GradtoolError(f"--format must be one of {', '.join(formats)} (got {fmt!r})")
+        if suffix in formats and suffix != fmt:
+            raise GradtoolError(f"--format {fmt} contradicts -o {output} (a .{suffix} file): "
+                                f"drop --format, or name the file .{fmt}")
+        return fmt
+    if suffix and suffix not in formats:
+        raise GradtoolError(f"-o {output}: gradtool cannot tell the format from .{suffix}; "
+                            f"name the file .svg, .png, .pdf or .dot, or give --format (one "
+                            f"of {', '.join(formats)})")
+    return suffix or "svg"
+

@@ -1,12 +1,21 @@
 """gradtool.nn: torch.nn's modules, layers and losses on the gradtool engine."""
 from . import functional, init
-from .container import ModuleList, Sequential
-from .layers import Dropout, Embedding, Identity, Linear, ReLU, Sigmoid, Tanh
-from .loss import CrossEntropyLoss, MSELoss, NLLLoss
+from .container import ModuleDict, ModuleList, Sequential
+from .layers import (ELU, GELU, Dropout, Embedding, Flatten, Identity, LeakyReLU, Linear,
+                     LogSoftmax, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh)
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
+                   NLLLoss, SmoothL1Loss)
 from .module import Module
 from .normalization import BatchNorm1d, LayerNorm
 from .parameter import Parameter
 
-__all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleList", "Identity",
-           "Linear", "ReLU", "Tanh", "Sigmoid", "Dropout", "Embedding", "BatchNorm1d",
-           "LayerNorm", "MSELoss", "NLLLoss", "CrossEntropyLoss"]
+__all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleList", "ModuleDict",
+           "Identity", "Linear", "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "ELU",
+           "Softplus", "Softmax", "LogSoftmax", "Flatten", "Dropout", "Embedding",
+           "BatchNorm1d", "LayerNorm", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
+           "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "CrossEntropyLoss"]
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

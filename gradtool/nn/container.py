@@ -1,4 +1,4 @@
-"""Sequential and ModuleList."""
+"""Sequential, ModuleList and ModuleDict."""
 import collections
 import operator
 
@@ -90,3 +90,52 @@ class ModuleList(Module):
         for module in modules:
             self.append(module)
         return self
+
+
+class ModuleDict(Module):
+    """A dict of modules, registered under their keys, in insertion order; no forward."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def pop(self, key):
+        module = self[key]
+        del self[key]
+        return module
+
+    def clear(self):
+        self._modules.clear()
+
+    def update(self, modules):
+        items = modules.items() if hasattr(modules, "items") else modules
+        for key, module in items:
+            self[key] = module

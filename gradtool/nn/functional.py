@@ -1,12 +1,15 @@
-"""nn.functional: layers and losses as functions, each a composition of the engine's ops, so
-their gradients (and gradients of gradients) come from the op table and their graphs show
-the ops they are made of (torch fuses some into one node, e.g. NllLossBackward0)."""
+"""nn.functional: layers and losses as functions. Where torch records one node (the losses,
+gelu, layer_norm, ...), so does gradtool, with the op table's row for it; the others are
+compositions of the engine's ops, as in torch. Either way gradients of any order come from
+the op table."""
 import warnings
 
 import numpy as np
 
 from ..autograd import creation
 from ..autograd.grad_mode import no_grad
+from ..autograd.ops import derivatives as D
+from ..autograd import tensor as T  # T.call: the dispatch the profiler observes
 from ..autograd.tensor import where
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -35,6 +38,45 @@ def tanh(input):
 
 def sigmoid(input):
     return input.sigmoid()
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x), Phi the standard normal CDF; approximate="tanh": torch's tanh formula."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return T.call(D.GELU, (input,), (approximate,))
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x)."""
+    return (T.call_inplace if inplace else T.call)(D.SILU, (input,))
+
+
+def softplus(input, beta=1, threshold=20):
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
+    return T.call(D.SOFTPLUS, (input,), (beta, threshold))
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x where x > 0, else negative_slope * x."""
+    if inplace:
+        return T.call_inplace(D.LEAKY_RELU_, (input,), (negative_slope,))
+    return T.call(D.LEAKY_RELU, (input,), (negative_slope,))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x where x > 0, else alpha * (exp(x) - 1)."""
+    if inplace:
+        return T.call_inplace(D.ELU_, (input,), (alpha, 1, 1))
+    return T.call(D.ELU, (input,), (alpha, 1, 1))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p over dim, eps), as torch composes it."""
+    if out is not None:
+        raise NotImplementedError("normalize: out= is not supported")
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
 
 
 def softmax(input, dim=None, dtype=None):
@@ -76,18 +118,18 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the last len(normalized_shape) dims (biased variance), then scale and
-    shift elementwise."""
+    shift elementwise: one NativeLayerNormBackward0 node, as torch."""
     shape = _as_shape(normalized_shape)
     if tuple(input.shape[input.dim() - len(shape):]) != shape or input.dim() < len(shape):
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
                            f"{list(input.shape)}")
-    dims = tuple(range(-len(shape), 0))
-    out = _normalize(input, input.mean(dims, keepdim=True),
-                     input.var(dims, keepdim=True, correction=0), eps)
-    if weight is not None:
-        out = out * weight
-    return out if bias is None else out + bias
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {list(t.shape)} and normalized_shape = "
+                               f"{list(shape)}")
+    return T.call(D.NATIVE_LAYER_NORM, (input, weight, bias), (shape, eps))[0]
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -150,12 +192,21 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 def one_hot(tensor, num_classes=-1):
     """int64 (..., num_classes) with a 1 at each index (not differentiable)."""
     indices = tensor._data
+    if indices.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if indices.size and indices.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
     if num_classes == -1:
         num_classes = int(indices.max()) + 1 if indices.size else 0
+    elif indices.size and indices.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
     return creation.from_numpy((indices[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
 # ---------------- losses ----------------
+_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}  # what torch's loss nodes save
+
+
 def _reduce(loss, reduction):
     if reduction == "mean":
         return loss.mean()
@@ -169,21 +220,92 @@ def _check_reduction(reduction):
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def mse_loss(input, target, reduction="mean"):
-    """(input - target) ** 2, averaged (or summed, or not reduced)."""
+def _reduction(size_average, reduce, reduction):
+    """torch's legacy size_average/reduce flags, when given, decide the reduction."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduction = ("mean" if size_average else "sum") if reduce in (None, True) else "none"
+        warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                      f"reduction='{reduction}' instead.", stacklevel=3)
     _check_reduction(reduction)
+    return reduction
+
+
+def _warn_if_broadcast(input, target):
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
                       f"size ({input.shape}). This will likely lead to incorrect results due to "
-                      f"broadcasting. Please ensure they have the same size.", stacklevel=2)
-    return _reduce((input - target) ** 2, reduction)
+                      f"broadcasting. Please ensure they have the same size.", stacklevel=3)
 
 
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
-    """-input[i, target[i]] (input holds log-probabilities, classes on dim 1), weighted by
-    weight[target[i]]; the mean divides by the sum of the weights of the targets that are
-    not ignore_index."""
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """(input - target) ** 2, averaged (or summed, or not reduced): one MseLossBackward0."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _warn_if_broadcast(input, target)
+    return T.call(D.MSE_LOSS, (input, target), (_REDUCTION_ENUM[reduction],))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """|input - target|, reduced; composed of sub, abs and the reduction, as torch."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _warn_if_broadcast(input, target)
+    return _reduce((input - target).abs(), reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _warn_if_broadcast(input, target)
+    return T.call(D.SMOOTH_L1_LOSS, (input, target), (_REDUCTION_ENUM[reduction], beta))
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """0.5 d^2 where |d| <= delta, else delta (|d| - 0.5 delta) (d = input - target)."""
     _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _warn_if_broadcast(input, target)
+    return T.call(D.HUBER_LOSS, (input, target), (_REDUCTION_ENUM[reduction], delta))
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """-w (t log x + (1 - t) log(1 - x)) for probabilities x, each log clamped at -100."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the "
+                         f"input size ({input.shape}) is deprecated. Please ensure they have "
+                         f"the same size.")
+    data = input._data
+    if data.size and not ((data >= 0) & (data <= 1)).all():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if weight is not None:
+        weight = weight.expand(target.shape)
+    return T.call(D.BINARY_CROSS_ENTROPY, (input, target, weight), (_REDUCTION_ENUM[reduction],))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
+    """binary_cross_entropy(sigmoid(input), target), computed stably from the logits;
+    pos_weight weighs the positive term."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    return T.call(D.BINARY_CROSS_ENTROPY_WITH_LOGITS, (input, target, weight, pos_weight),
+                (_REDUCTION_ENUM[reduction],))
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """-input[n, target[n]] (input holds log-probabilities, classes on dim 1), weighted by
+    weight[target[n]]; the mean divides by the sum of the weights of the targets that are
+    not ignore_index. One NllLossBackward0 node (NllLoss2DBackward0 for more than 2 dims)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     class_dim = 0 if input.dim() == 1 else 1
     if target._data.dtype.kind not in "iu":
         raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
@@ -191,32 +313,35 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     expected = tuple(s for d, s in enumerate(input.shape) if d != class_dim)
     if labels.shape != expected:
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(labels.shape)}")
-    ignored = labels == ignore_index
     n_classes = input.shape[class_dim]
-    valid = labels[~ignored]
+    if weight is not None and tuple(weight.shape) != (n_classes,):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+    valid = labels[labels != ignore_index]
     if valid.size and (valid.min() < 0 or valid.max() >= n_classes):
         bad = valid[(valid < 0) | (valid >= n_classes)][0]
         raise IndexError(f"Target {bad} is out of bounds.")
-    safe = creation.from_numpy(np.where(ignored, 0, labels))
-    picked = input.gather(class_dim, safe.unsqueeze(class_dim)).squeeze(class_dim)
-    if weight is None and not ignored.any():
-        return _reduce(-picked, reduction)
-    # per-target weights, 0 where ignored: constants, as torch gives weight no gradient
-    w = np.ones(labels.shape) if weight is None else weight._data[safe._data]
-    w = creation.from_numpy(np.where(ignored, 0, w).astype(input._data.dtype))
-    loss = -(picked * w)
-    if reduction == "mean":
-        return loss.sum() / w.sum()
-    return _reduce(loss, reduction)
+    args = (_REDUCTION_ENUM[reduction], ignore_index)
+    if input.dim() <= 2:
+        return T.call(D.NLL_LOSS, (input, target, weight), args)[0]
+    if input.dim() == 4:
+        return T.call(D.NLL_LOSS2D, (input, target, weight), args)[0]
+    # other dims: viewed as (N, C, 1, rest), as torch does
+    n = input.shape[0]
+    out = T.call(D.NLL_LOSS2D, (input.reshape(n, n_classes, 1, -1), target.reshape(n, 1, -1),
+                              weight), args)[0]
+    return out.reshape(target.shape) if reduction == "none" else out
 
 
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
-                  label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
     """Cross entropy between softmax(input) over the classes (dim 1, or 0 for one sample)
     and the target: class indices (an integer tensor, see nll_loss) or class probabilities
     (a float tensor shaped like input). label_smoothing mixes the target with the uniform
-    distribution, with torch's formulas."""
-    _check_reduction(reduction)
+    distribution, with torch's formulas. For class indices: log_softmax then nll_loss (a
+    NllLossBackward0 over a LogSoftmaxBackward0, as torch)."""
+    reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
@@ -236,7 +361,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
             return -terms.sum(class_dim)
         total = -terms.sum()
         return total / (input.numel() / n_classes) if reduction == "mean" else total
-    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0:
         return nll
     # the uniform part: -sum_c w_c log p_c per sample, reduced as nll_loss reduces
@@ -257,6 +382,13 @@ def _as_shape(shape):
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
 
 
-__all__ = ["linear", "relu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout",
-           "layer_norm", "batch_norm", "embedding", "one_hot", "mse_loss", "nll_loss",
+__all__ = ["linear", "relu", "tanh", "sigmoid", "gelu", "silu", "softplus", "leaky_relu", "elu",
+           "softmax", "log_softmax", "dropout", "layer_norm", "batch_norm", "normalize",
+           "embedding", "one_hot", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
            "cross_entropy"]
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -126,3 +126,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
         outside = (values < a) | (values > b)
     with no_grad():
         return tensor.copy_(creation.from_numpy(values))
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -1,7 +1,8 @@
-"""Linear, Identity, activations, Dropout and Embedding modules."""
+"""Linear, Identity, activations, Softmax, Flatten, Dropout and Embedding modules."""
 import math
 
 from ..autograd import creation
+from ..autograd.device import check as check_device
 from ..autograd.grad_mode import no_grad
 from . import functional as F
 from . import init
@@ -25,6 +26,7 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
+        check_device(device)  # the CPU, the only device
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(creation.empty((out_features, in_features), dtype=dtype))
@@ -73,6 +75,111 @@ class Sigmoid(Module):
         return input.sigmoid()
 
 
+class GELU(Module):
+    """x * Phi(x); approximate="tanh" for torch's tanh formula."""
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
+
+
+class SiLU(Module):
+    """x * sigmoid(x)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.silu(input, inplace=self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class LeakyReLU(Module):
+    """x where x > 0, else negative_slope * x."""
+
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__()
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class ELU(Module):
+    """x where x > 0, else alpha * (exp(x) - 1)."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class Softplus(Module):
+    """log(1 + exp(beta x)) / beta (linear above threshold)."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Softmax(Module):
+    """softmax over dim."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmax(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    """log_softmax over dim."""
+
+    def forward(self, input):
+        return F.log_softmax(input, self.dim)
+
+
+class Flatten(Module):
+    """Flattens dims start_dim..end_dim (by default all but the batch dim)."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
 class Dropout(Module):
     """In training mode, zero each element with probability p and scale the others by
     1 / (1 - p); in eval mode, the identity. Which mode is set by train()/eval(), not by
@@ -100,6 +207,7 @@ class Embedding(Module):
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, device=None, dtype=None):
         super().__init__()
+        check_device(device)  # the CPU, the only device
         if max_norm is not None or scale_grad_by_freq or sparse:
             raise NotImplementedError("Embedding: max_norm, scale_grad_by_freq and sparse are "
                                       "not supported")

@@ -2,6 +2,7 @@
 eval modes, state_dict, forward hooks; and the link from graph nodes back to the module whose
 forward created them (`node.metadata["module"]`), which lets the CLI group a graph by module."""
 import collections
+import itertools
 import threading
 
 from ..autograd.grad_mode import no_grad
@@ -291,13 +292,10 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        """to(dtype) converts floating point parameters and buffers; devices are all "cpu"."""
-        dtype = kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype = a.dtype
-            elif not isinstance(a, str) and a is not None:
-                dtype = a
+        """to(dtype), to(device, dtype), to(tensor): converts floating point parameters and
+        buffers; the device must be the CPU (the only one gradtool has)."""
+        from ..autograd.device import parse_to
+        dtype, _ = parse_to(args, dict(kwargs))
         if dtype is None:
             return self
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
@@ -315,6 +313,11 @@ class Module:
         return self.to(float16)
 
     def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        from ..autograd.device import check
+        check("cuda" if device is None else device)
         return self
 
     # ---------------- state_dict ----------------
@@ -450,10 +453,11 @@ class _Frame:
     """One module call in progress. Its qualified name is the module's name in the outermost
     module being called (the model), worked out only when a node needs tagging."""
 
-    __slots__ = ("module", "parent", "jumps", "_root_names", "_tag")
+    __slots__ = ("module", "parent", "call_id", "jumps", "_root_names", "_tag")
 
     def __init__(self, module, parent):
         self.module, self.parent = module, parent
+        self.call_id = next(_call_ids)  # tells two calls of one module apart; increases with time
         self.jumps = None  # {inner call's output node: where that call's walk stopped}
         self._root_names = None  # only the root frame's: {id(module): qualified name}
         self._tag = None
@@ -461,10 +465,12 @@ class _Frame:
     def tag(self):
         """The metadata entries for nodes this call creates (built once per call)."""
         if self._tag is None:
-            outer = self.parent.tag()["nn_module_stack"] if self.parent is not None else ()
+            outer = self.parent.tag() if self.parent is not None else {}
             name = self._name()
             self._tag = {"module": name, "module_type": type(self.module).__name__,
-                         "nn_module_stack": outer + ((name, self.module),)}
+                         "nn_module_stack": outer.get("nn_module_stack", ())
+                         + ((name, self.module),),
+                         "module_calls": outer.get("module_calls", ()) + (self.call_id,)}
         return self._tag
 
     def _name(self):
@@ -484,6 +490,9 @@ class _Frame:
         name = root._root_names.get(id(self.module))
         # else it was called from a forward without being registered in the model
         return name if name is not None else prefix + type(self.module).__name__
+
+
+_call_ids = itertools.count()
 
 
 class _CallStack(threading.local):

@@ -1,5 +1,6 @@
 """BatchNorm1d and LayerNorm."""
 from ..autograd import creation, dtypes
+from ..autograd.device import check as check_device
 from . import functional as F
 from . import init
 from .module import Module
@@ -16,6 +17,7 @@ class BatchNorm1d(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
+        check_device(device)  # the CPU, the only device
         self.num_features = num_features
         self.eps = eps
         self.momentum = momentum
@@ -79,6 +81,7 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
         super().__init__()
+        check_device(device)  # the CPU, the only device
         self.normalized_shape = F._as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine

@@ -4,3 +4,8 @@ from .optimizer import Optimizer
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -1,90 +1,144 @@
 """The backward DAG as Graphviz, in torchviz's colour language: grey backward nodes, blue
 leaves, green outputs, orange saved tensors. Gradients flow upwards in the picture's
 opposite direction: edges go from an input's node to the node that consumes it, as torchviz
-draws them. Large graphs are grouped (modules, folded chains) rather than cut."""
+draws them. Nodes are grouped by module call (layout.py); large graphs collapse boxes rather than shrink."""
 import os
 import shutil
 import subprocess
 import sysconfig
+import textwrap
 
 import graphviz
 
 from ..errors import GradtoolError
+from . import layout
 from .text import fmt_bytes, fmt_shape
 
 COLORS = {"op": "lightgrey", "custom": "lightgrey", "copy_slices": "lightgrey",
           "other": "lightgrey", "leaf": "lightblue", "output": "darkolivegreen1",
-          "saved": "orange", "group": "lightgoldenrod1"}
-READABLE_NODES = 150   # beyond this, graphs are grouped unless --expand (layout is
-                       # superlinear: graphviz-pure takes seconds on a few hundred tangled nodes)
-MIN_GROUP = 4          # a module call or a line of code with this many nodes becomes one box
-CHAIN_FOLD = 6
-FORMATS = ("svg", "png", "pdf", "dot")
+          "saved": "orange", "group": "lightgoldenrod1", "fails": "#ffc0c0"}
+FAIL_COLOR = "red3"
+FONT = "Helvetica"     # one family for every label, clusters and edges included
+FORMATS = ("svg", "png", "pdf", "dot", "html")
+WRAP_LEAVES = 8        # more leaves than this side by side are wrapped into rows of this many
 
 
 class RendererNotFound(GradtoolError):
     pass
 
 
-NODE_ATTR = {"style": "filled", "shape": "box", "align": "left", "fontsize": "10",
-             "ranksep": "0.1", "height": "0.2", "fontname": "monospace"}
+GRAPH_ATTR = {"fontname": FONT, "fontsize": "11", "nodesep": "0.25", "ranksep": "0.35",
+              "pad": "0.2"}
+NODE_ATTR = {"style": "filled", "shape": "box", "fontname": FONT, "fontsize": "10",
+             "margin": "0.12,0.06", "height": "0.3", "fillcolor": COLORS["op"]}
+EDGE_ATTR = {"fontname": FONT, "fontsize": "9", "arrowsize": "0.7", "color": "gray35"}
 
 
-def build(snapshot, show_saved=False, expand=False):
-    """A graphviz.Digraph of the snapshot."""
-    g = graphviz.Digraph("backward", node_attr=NODE_ATTR, graph_attr={"size": "12,12"})
-    draw(g, snapshot, show_saved, expand)
+def build(snapshot, show_saved=False, expand=False, depth=None, diagnoses=()):
+    """A graphviz.Digraph of the snapshot, grouped by module call (see layout.py); never
+    scaled down: Graphviz draws it at its natural size."""
+    g = graphviz.Digraph("backward", graph_attr=GRAPH_ATTR, node_attr=NODE_ATTR,
+                         edge_attr=EDGE_ATTR)
+    draw(g, snapshot, show_saved, expand, depth=depth, diagnoses=diagnoses)
     return g
 
 
-def combine(named_snapshots, show_saved=False, expand=False):
-    """Several targets in one drawing, each in its own frame, ids kept apart by a prefix."""
-    g = graphviz.Digraph("targets", node_attr=NODE_ATTR)
-    for i, (name, snapshot) in enumerate(named_snapshots):
+def combine(named_snapshots, show_saved=False, expand=False, depth=None):
+    """Several targets in one drawing, each in its own frame, ids kept apart by a prefix.
+    `named_snapshots`: (name, snapshot) or (name, snapshot, diagnoses)."""
+    g = graphviz.Digraph("targets", graph_attr=GRAPH_ATTR, node_attr=NODE_ATTR,
+                         edge_attr=EDGE_ATTR)
+    for i, (name, snapshot, *diagnoses) in enumerate(named_snapshots):
         frame = graphviz.Digraph(f"cluster_target{i}", graph_attr={"label": name})
-        draw(frame, snapshot, show_saved, expand, prefix=f"t{i}_")
+        draw(frame, snapshot, show_saved, expand, prefix=f"t{i}_", depth=depth,
+             diagnoses=diagnoses[0] if diagnoses else ())
         g.subgraph(frame)
     return g
 
 
-def draw(g, snapshot, show_saved=False, expand=False, prefix=""):
-    """Add the snapshot's nodes and edges to `g`; every id gets `prefix`."""
-    groups = {k: prefix + v for k, v in _groups(snapshot, expand).items()}
+def draw(g, snapshot, show_saved=False, expand=False, prefix="", depth=None, diagnoses=(),
+         plan=None, within=None, failing=None, tooltips=True):
+    """Add the snapshot's nodes and edges to `g` (every id gets `prefix`): open boxes as
+    frames, collapsed boxes as one node each. `within`: draw only that box's inside."""
+    plan = plan or layout.make_plan(snapshot, depth, expand)
+    within = within or plan.root
+    failing = failing_nodes(snapshot) if failing is None else failing
 
-    def box(node_id):  # the id of what stands for a node in the drawing
-        return groups.get(node_id, prefix + node_id)
-    drawn = set()
-    clusters = {}
-    for node in snapshot.nodes:
-        if node.id in groups or box(node.id) in drawn:
-            continue  # a group's box is drawn from its summary below
-        drawn.add(box(node.id))
-        target = g
-        if node.module:
-            target = clusters.setdefault(node.module, graphviz.Digraph(
-                f"cluster_{prefix}{len(clusters)}",
-                graph_attr={"label": node.module, "style": "dashed", "color": "gray50"}))
-        target.node(box(node.id), _label(node), fillcolor=COLORS.get(node.kind, "lightgrey"),
-                    tooltip=node.name)
-    for summary_id, (label, members) in _group_summaries(snapshot, groups).items():
-        g.node(summary_id, label, fillcolor=COLORS["group"], shape="box3d")
-    for cluster in clusters.values():
-        g.subgraph(cluster)
-    edges = set()
-    for node in snapshot.nodes:
-        parent = box(node.id)
-        for child, _ in node.edges:
-            if child is not None and box(child) != parent and (box(child), parent) not in edges:
-                edges.add((box(child), parent))
-                g.edge(box(child), parent)
-    for out in snapshot.outputs:
-        if out.node is None:
-            continue
-        label = (out.name or f"output {out.index}") + "\n" + fmt_shape(out.shape, out.dtype)
-        g.node(f"{prefix}out{out.index}", label, fillcolor=COLORS["output"])
-        g.edge(box(out.node), f"{prefix}out{out.index}")
+    def ident(item):
+        if isinstance(item, tuple):  # a node outside the view: ("in"/"out", node id)
+            return f"{prefix}{item[0]}_{item[1]}"
+        return prefix + (item.key if isinstance(item, layout.Box) else item)
+    _draw_items(g, within, snapshot, ident, failing, tooltips)
+    stubs = set()
+    for tail, head in plan.edges(within):
+        for end in (tail, head):
+            if isinstance(end, tuple) and end not in stubs:
+                stubs.add(end)
+                outside = plan.visible(end[1])
+                title = outside.title if isinstance(outside, layout.Box) else \
+                    snapshot.by_id[end[1]].name
+                g.node(ident(end), ("from " if end[0] == "in" else "to ") + title,
+                       shape="plaintext", style="", fontcolor="gray30")
+        g.edge(ident(tail), ident(head))
+    if within is plan.root:
+        _draw_outputs(g, snapshot, plan, ident, prefix)
+        _draw_cuts(g, snapshot, plan, ident, prefix, diagnoses)
     if show_saved:
-        _draw_saved(g, snapshot, box, prefix)
+        _draw_saved(g, snapshot, plan, within, ident, prefix)
+    return plan
+
+
+def failing_nodes(snapshot):
+    """node id -> the lines saying why backward through it will fail (a saved tensor was
+    modified in place after it was saved)."""
+    out = {}
+    for node in snapshot.nodes:
+        for s in node.saved:
+            if s.modified:
+                where = f" at {_site(s.modified_at)}" if s.modified_at else ""
+                out.setdefault(node.id, []).append(f"✗ {s.name} modified in place{where}")
+    return out
+
+
+def _site(site):
+    return f"{os.path.relpath(site[0])}:{site[1]}"
+
+
+def _draw_items(g, box, snapshot, ident, failing, tooltips):
+    sources = []
+    for item in box.items:
+        if isinstance(item, layout.Box):
+            if item.collapsed:
+                fails = sum(1 for n in item.node_ids() if n in failing)
+                label = layout.summary(item) + (f"\n✗ {fails} will fail in backward"
+                                                 if fails else "")
+                g.node(ident(item), label, shape="box3d",
+                       fillcolor=COLORS["fails"] if fails else COLORS["group"],
+                       **({"color": FAIL_COLOR, "fontcolor": FAIL_COLOR} if fails else {}))
+            elif item.kind == "repeat":  # open, it is only its members
+                _draw_items(g, item, snapshot, ident, failing, tooltips)
+            else:
+                frame = graphviz.Digraph(f"cluster_{ident(item)}", graph_attr={
+                    "label": item.title, "style": "dashed,rounded", "color": "gray50",
+                    "margin": "10"})
+                _draw_items(frame, item, snapshot, ident, failing, tooltips)
+                g.subgraph(frame)
+            continue
+        node = snapshot.by_id[item]
+        fill = COLORS.get(node.kind, COLORS["op"])
+        attrs = {} if fill == COLORS["op"] else {"fillcolor": fill}  # grey is the default
+        lines = failing.get(item, [])
+        if lines:
+            attrs.update(fillcolor=COLORS["fails"], color=FAIL_COLOR, penwidth="2",
+                         fontcolor=FAIL_COLOR)
+        if tooltips:
+            attrs["tooltip"] = node.name
+        g.node(ident(item), "\n".join([_label(node)] + lines), **attrs)
+        if node.kind == "leaf":
+            sources.append(ident(item))
+    # a long row of leaves becomes rows of WRAP_LEAVES (invisible edges stack them)
+    for a, b in zip(sources, sources[WRAP_LEAVES:]):
+        g.edge(a, b, style="invis")
 
 
 def _label(node):
@@ -98,77 +152,75 @@ def _label(node):
     return "\n".join(lines)
 
 
-def _draw_saved(g, snapshot, box, prefix):
-    """Saved tensors as their own nodes, one per tensor (the same memory saved by several
-    nodes is one node with several edges)."""
-    seen = {}
+def _draw_outputs(g, snapshot, plan, ident, prefix):
+    for out in snapshot.outputs:
+        label = (out.name or f"output {out.index}") + "\n" + fmt_shape(out.shape, out.dtype)
+        if out.node is None:  # cut off from the graph: drawn so its cut can point at it
+            g.node(f"{prefix}out{out.index}", label + "\nno grad", fillcolor="white",
+                   style="dashed")
+            continue
+        g.node(f"{prefix}out{out.index}", label, fillcolor=COLORS["output"])
+        g.edge(ident(plan.visible(out.node)), f"{prefix}out{out.index}")
+
+
+def cut_diagnoses(diagnoses):
+    """The diagnoses that report a cut in the graph (no_grad, detach, inference_mode, an
+    input without gradient), read by kind whatever the spelling (output-no-grad, grad_cut)."""
+    out = []
+    for d in diagnoses:
+        get = d.get if isinstance(d, dict) else (lambda k, d=d: getattr(d, k, None))
+        kind = str(get("kind") or get("code") or "").replace("_", "-")
+        if "no-grad" in kind or "cut" in kind or "detach" in kind:
+            out.append((kind, str(get("message") or ""), get("location")))
+    return out
+
+
+def _draw_cuts(g, snapshot, plan, ident, prefix, diagnoses):
+    """Each cut as a marker with a dashed red edge to what lost its gradient there: the nodes
+    made at the cut's line, else the outputs without grad (or the first output)."""
+    at_site = {}
     for node in snapshot.nodes:
-        owner = box(node.id)
-        for s in node.saved:
+        if node.site:
+            at_site.setdefault(node.site, []).append(node.id)
+    for i, (kind, message, location) in enumerate(cut_diagnoses(diagnoses)):
+        marker = f"{prefix}cut{i}"
+        text = message if len(message) <= 120 else message[:117] + "..."
+        g.node(marker, "✂ " + textwrap.fill(text, 44)
+               + (f"\n{location}" if location else ""), shape="note", fillcolor="white",
+               color=FAIL_COLOR, fontcolor=FAIL_COLOR, style="filled,dashed")
+        heads = {ident(plan.visible(n)) for n in at_site.get(location, ())} if location else set()
+        if not heads:
+            heads = {f"{prefix}out{o.index}" for o in snapshot.outputs if o.node is None} or \
+                {f"{prefix}out{o.index}" for o in snapshot.outputs[:1]}
+        for head in sorted(heads):
+            g.edge(marker, head, style="dashed", color=FAIL_COLOR, fontcolor=FAIL_COLOR,
+                   label="cut")
+
+
+def _draw_saved(g, snapshot, plan, within, ident, prefix):
+    """Saved tensors of the visible nodes as their own nodes, one per tensor (the same memory
+    saved by several nodes is one node with several edges)."""
+    seen = {}
+    for node_id in within.node_ids():
+        owner = plan.visible(node_id, within)
+        if isinstance(owner, layout.Box):
+            continue
+        for s in snapshot.by_id[node_id].saved:
             if not s.is_tensor:
                 continue
-            key = s.array_id if s.array_id is not None else f"{node.id}:{s.name}"
+            key = s.array_id if s.array_id is not None else f"{node_id}:{s.name}"
             if key not in seen:
                 seen[key] = f"{prefix}saved{len(seen)}"
                 shape = fmt_shape(s.shape, s.dtype) if s.state == "live" else s.state
                 extra = f"\n{fmt_bytes(s.nbytes)}" if s.state == "live" else ""
-                g.node(seen[key], f"{s.name}\n{shape}{extra}", fillcolor=COLORS["saved"],
-                       shape="note")
-            g.edge(seen[key], owner, style="dashed", arrowhead="none", color="darkorange")
-
-
-def _groups(snapshot, expand):
-    """node id -> id of the box standing for it, when the graph is too large to read (and not
-    --expand): the nodes of one nn.Module call form a box, so do the many nodes one line of
-    the user's code made (a loop body), and long single-path chains fold into one box.
-    Leaves stay visible."""
-    if expand or len(snapshot.nodes) <= READABLE_NODES:
-        return {}
-    groups = {}
-    per_key = {}
-    for node in snapshot.nodes:
-        if node.kind == "leaf":
-            continue
-        key = f"module {node.module}" if node.module else (f"line {node.site}" if node.site
-                                                             else None)
-        if key is not None:
-            per_key.setdefault(key, []).append(node)
-    for i, (key, members) in enumerate(per_key.items()):
-        if len(members) >= MIN_GROUP:
-            for member in members:
-                groups[member.id] = f"group{i}"
-    for node in snapshot.nodes:
-        if node.id in groups:
-            continue
-        run = snapshot.chain_from(node, groups)
-        if len(run) > CHAIN_FOLD:
-            for member in run:
-                groups[member.id] = f"chain_{node.id}"
-    return groups
-
-
-def _group_summaries(snapshot, groups):
-    members = {}
-    for node in snapshot.nodes:
-        rep = groups.get(node.id)
-        if rep is not None:
-            members.setdefault(rep, []).append(node)
-    out = {}
-    for rep, nodes in members.items():
-        counts = {}
-        for n in nodes:
-            counts[n.name] = counts.get(n.name, 0) + 1
-        top = sorted(counts.items(), key=lambda kv: -kv[1])
-        kinds = "\n".join(f"{name} ×{count:,}" for name, count in top[:4])
-        if len(top) > 4:
-            kinds += f"\n… {len(top) - 4} more kinds"
-        first = nodes[0]
-        title = (f"module {first.module}" if all(n.module == first.module for n in nodes)
-                 and first.module else
-                 f"line {first.site}" if all(n.site == first.site for n in nodes)
-                 and first.site else "chain")
-        out[rep] = (f"{title}\n{len(nodes):,} nodes\n{kinds}", nodes)
-    return out
+                red = {"color": FAIL_COLOR, "penwidth": "2", "fontcolor": FAIL_COLOR,
+                       "fillcolor": COLORS["fails"]} if s.modified else {}
+                where = f"\n✗ modified in place at {_site(s.modified_at)}" \
+                    if s.modified and s.modified_at else ""
+                g.node(seen[key], f"{s.name}\n{shape}{extra}{where}",
+                       **{"fillcolor": COLORS["saved"], "shape": "note", **red})
+            g.edge(seen[key], ident(owner), style="dashed", arrowhead="none",
+                   color="darkorange")
 
 
 def find_renderer(choice="auto", fmt="svg"):
@@ -211,4 +263,7 @@ def render(digraph, fmt, renderer_path, timeout=120):
     if done.returncode != 0:
         raise GradtoolError(f"the renderer {renderer_path} failed (exit {done.returncode}): "
                             f"{done.stderr.decode(errors='replace').strip()[:500]}")
+    if not done.stdout:  # never replace a drawing with an empty file
+        raise GradtoolError(f"the renderer {renderer_path} exited 0 but wrote nothing "
+                            f"(format {fmt}); no file written")
     return done.stdout

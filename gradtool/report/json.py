@@ -1,15 +1,24 @@
-"""The --json documents. Versioned: `schema` names the document type and its version; fields
-are only ever added within a version."""
+"""The --json documents, and the one encoder every JSON gradtool writes goes through.
+
+Versioned: `schema` names the document type and its version (README, "JSON"); fields are only
+ever added within a version. Version 2: diagnostics of inspect and gradcheck share one shape
+({kind, severity, message, advice, location, details}, snake_case kinds); a target that raises
+is reported in its place ({..., "error": {...}}); gradcheck targets carry "reports", one per
+order checked; pairs say how many differing entries they leave out."""
 import dataclasses
 import json
 import math
 
-INSPECT_SCHEMA = "gradtool.inspect/1"
-GRADCHECK_SCHEMA = "gradtool.gradcheck/1"
+INSPECT_SCHEMA = "gradtool.inspect/2"
+GRADCHECK_SCHEMA = "gradtool.gradcheck/2"
+SMALL_JACOBIAN = 400   # entries; larger Jacobians go to JSON as their differing entries only
 
 
 def clean(value):
-    """JSON has no NaN or Inf: they become the strings "nan", "inf", "-inf"."""
+    """Anything gradtool reports as strict JSON values: dataclasses as dicts, numpy arrays as
+    lists, numpy scalars as numbers, NaN and Inf as the strings "nan", "inf", "-inf"."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
@@ -22,9 +31,13 @@ def clean(value):
         return [clean(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return clean(dataclasses.asdict(value))
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return clean(value.item())
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays and scalars
+        return clean(value.tolist())
     return value
+
+
+def dumps(document):
+    return json.dumps(clean(document), indent=2, allow_nan=False)
 
 
 def _tensor_summary(name, value):
@@ -47,49 +60,106 @@ def snapshot_dict(snap):
             "outputs": {str(k): {"shape": list(v[0]), "dtype": v[1]}
                         for k, v in sorted(n.outputs.items())},
             "saved": [_saved_dict(s) for s in n.saved],
-            "leaf": clean(n.leaf) if n.leaf else None,
+            "leaf": n.leaf,
         })
-    return {"nodes": nodes, "outputs": clean(snap.outputs),
+    return {"nodes": nodes, "outputs": snap.outputs,
             "saved_total_bytes": snap.saved_total_bytes}
 
 
 def _saved_dict(s):
-    d = clean(s)
+    d = dataclasses.asdict(s)
     d.pop("array_id", None)
     d["modified"] = s.modified
     return d
 
 
-def inspect_document(file_spec, seed, shape, captures):
-    return clean({
-        "schema": INSPECT_SCHEMA,
-        "file": file_spec, "seed": seed, "shape": list(shape),
-        "targets": [{
-            "name": c.target.name, "kind": c.target.kind,
-            "location": f"{c.target.filename}:{c.target.lineno}",
+def diagnosis_dict(d):
+    return {"kind": d.kind, "severity": d.severity, "message": d.message,
+            "advice": d.advice, "location": d.location, "details": d.details}
+
+
+def target_head(target):
+    return {"name": target.name, "kind": target.kind,
+            "location": f"{target.filename}:{target.lineno}"}
+
+
+def error_dict(error):
+    """A target that raised (a UserCodeError): the paragraph, the user's line and frames."""
+    location = getattr(error, "location", None)
+    return {"message": str(error),
+            "location": f"{location[0]}:{location[1]}" if location else None,
+            "traceback": getattr(error, "details", "") or None}
+
+
+def inspect_document(file_spec, seed, shape, results):
+    """results: per target, a Capture or a TargetError."""
+    targets = []
+    for c in results:
+        if hasattr(c, "error"):
+            targets.append({**target_head(c.target), "error": error_dict(c.error)})
+            continue
+        targets.append({
+            **target_head(c.target),
             "inputs": [_tensor_summary(n, v) for n, v in c.inputs],
             "outputs": [_tensor_summary(o.name or f"output {o.index}", t)
                         for o, t in zip(c.snapshot.outputs, c.outputs)],
             "graph": snapshot_dict(c.snapshot),
             "backward_error": c.backward_error,
-            "diagnostics": [d.to_dict() for d in c.diagnostics],
-        } for c in captures],
+            "diagnostics": [diagnosis_dict(d) for d in c.diagnostics],
+            "error": None,
+        })
+    return clean({"schema": INSPECT_SCHEMA, "file": file_spec, "seed": seed,
+                  "shape": list(shape), "targets": targets})
+
+
+def pair_dict(pair):
+    d = {k: getattr(pair, k) for k in (
+        "output_index", "input_index", "output_position", "input_position", "mode", "ad",
+        "passed", "max_abs_error", "max_rel_error", "worst", "n_differing", "differing",
+        "projections")}
+    d["differing_omitted"] = pair.n_differing - len(pair.differing)
+    if pair.numerical is not None:
+        small = pair.numerical.size <= SMALL_JACOBIAN
+        d["jacobian_shape"] = list(pair.numerical.shape)
+        d["numerical"] = pair.numerical if small else None
+        d["analytical"] = pair.analytical if small else None
+    d["recheck"] = None if pair.recheck is None else pair_dict(pair.recheck)
+    return clean(d)
+
+
+def gradcheck_report_dict(report):
+    """A GradcheckReport as JSON values."""
+    return clean({
+        "passed": report.passed, "order": report.order, "mode": report.mode,
+        "options": report.options, "inputs": report.inputs, "outputs": report.outputs,
+        "pairs": [pair_dict(p) for p in report.pairs],
+        "failures": [dataclasses.asdict(f) for f in report.failures],
+        "diagnoses": [diagnosis_dict(d) for d in report.diagnoses],
+        "evaluations": report.evaluations,
+        # a backward that raised: with the user's line when the CLI found it
+        "error": None if report.exception is None else
+        str(getattr(report, "user_error", None) or describe(report.exception)),
     })
 
 
-def dumps(document):
-    return json.dumps(document, indent=2, allow_nan=False)
+def describe(exc):
+    from ..loader import describe_exception
+    return describe_exception(exc)
 
 
 def gradcheck_document(file_spec, seed, shape, results):
-    return clean({
-        "schema": GRADCHECK_SCHEMA,
-        "file": file_spec, "seed": seed, "shape": list(shape),
-        "passed": all(r.passed for _, r in results),
-        "targets": [{
-            "name": t.name, "kind": t.kind, "location": f"{t.filename}:{t.lineno}",
-            "input_names": getattr(r, "input_names", []),
-            "passed": r.passed,
-            "report": r.to_dict(),
-        } for t, r in results],
-    })
+    """results: per target, a GradcheckResult (its reports, one per order) or a
+    TargetError."""
+    targets = []
+    for r in results:
+        if hasattr(r, "error"):
+            targets.append({**target_head(r.target), "passed": False,
+                            "error": error_dict(r.error)})
+            continue
+        targets.append({
+            **target_head(r.target), "input_names": r.input_names, "passed": r.passed,
+            "reports": [gradcheck_report_dict(rep) for rep in r.reports], "error": None,
+        })
+    return clean({"schema": GRADCHECK_SCHEMA, "file": file_spec, "seed": seed,
+                  "shape": list(shape),
+                  "passed": all(t["passed"] for t in targets), "targets": targets})

@@ -13,12 +13,16 @@ SEVERITY_MARK = {"error": "✗", "warning": "!", "info": "i"}
 
 
 def console(no_color=False, stderr=False):
-    # --no-color means plain text: no colours and no bold, dim or underline either
-    plain = {"color_system": None} if no_color else {}
-    con = Console(no_color=no_color, stderr=stderr, highlight=False, soft_wrap=False, **plain)
-    if not con.is_terminal:  # pipes and CI logs: wide enough for the tables
-        con = Console(no_color=no_color, stderr=stderr, highlight=False, soft_wrap=False,
-                      width=150, **plain)
+    """A rich Console. --no-color means plain text: no colours and no bold, dim or underline
+    either; without it, rich's own detection decides (NO_COLOR, FORCE_COLOR, a terminal).
+    Pipes and CI logs get 150 columns unless COLUMNS says otherwise."""
+    import os
+    options = dict(stderr=stderr, highlight=False, soft_wrap=False)
+    if no_color:
+        options.update(no_color=True, color_system=None)
+    con = Console(**options)
+    if not con.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
+        con = Console(width=150, **options)
     return con
 
 
@@ -51,21 +55,25 @@ def node_title(node):
     return text
 
 
-def tree_lines(snapshot):
+def tree_lines(snapshot, max_depth=None):
     """The backward DAG as (prefix, node, note) lines, depth first from the outputs, each
-    node shown once (later references say where it was), long chains folded. Iterative."""
+    node shown once (later references say where it was), long chains folded, nothing below
+    max_depth (the outputs' nodes are depth 0). Iterative."""
     lines = []
     shown = set()
     roots = []
     for out in snapshot.outputs:
         if out.node is not None and out.node not in roots:
             roots.append(out.node)
-    stack = [(snapshot.by_id[r], "", "", True) for r in reversed(roots)]
+    stack = [(snapshot.by_id[r], "", "", True, 0) for r in reversed(roots)]
     while stack:
         if len(lines) >= MAX_TREE_LINES:
             lines.append(("", None, f"… tree cut at {MAX_TREE_LINES} lines; --json has every node"))
             break
-        node, prefix, branch, is_root = stack.pop()
+        node, prefix, branch, is_root, depth = stack.pop()
+        if max_depth is not None and depth > max_depth:
+            lines.append((prefix + branch, None, f"… more below (--max-depth {max_depth})"))
+            continue
         if node.id in shown:
             lines.append((prefix + branch, node, f"↑ shared: {node.id}, shown above"))
             continue
@@ -82,7 +90,7 @@ def tree_lines(snapshot):
                                  ("    " if branch.startswith("└") else "│   "))
         for i, child in reversed(list(enumerate(children))):
             last = i == len(children) - 1
-            stack.append((child, child_prefix, "└── " if last else "├── ", False))
+            stack.append((child, child_prefix, "└── " if last else "├── ", False, depth + 1))
     return lines
 
 
@@ -100,7 +108,7 @@ def _fold_chain(snapshot, node, shown):
     return run[-1], f"… a chain of {len(skipped):,} nodes from {node.id} ({summary})"
 
 
-def print_inspect(con, capture, show_saved_values=True):
+def print_inspect(con, capture, all_saved=False, max_depth=None):
     snap = capture.snapshot
     target = capture.target
     con.print(Text(f"{target.name}", style="bold underline") +
@@ -114,7 +122,7 @@ def print_inspect(con, capture, show_saved_values=True):
     else:
         con.print(Text(f"Backward graph: {len(snap.nodes):,} nodes (backward runs them from "
                        f"the top)", style="bold"))
-        for prefix, node, note in tree_lines(snap):
+        for prefix, node, note in tree_lines(snap, max_depth):
             line = Text(prefix, style="dim")
             if node is None:
                 line.append(note, style="dim italic")
@@ -122,7 +130,7 @@ def print_inspect(con, capture, show_saved_values=True):
                 line.append_text(node_title(node))
                 line.append(f"  {note}", style="dim")
             con.print(line)
-        con.print(saved_table(snap))
+        con.print(saved_table(snap, all_saved))
         con.print(leaves_table(snap))
     print_diagnostics(con, capture.diagnostics)
 
@@ -149,16 +157,28 @@ def _io_table(title, pairs, tangents=None):
     return table
 
 
-def saved_table(snap):
+def is_bookkeeping(saved):
+    """Sizes, strides and alpha/beta of 1 that nodes keep: hidden unless --all-saved."""
+    name = saved.name
+    return not saved.is_tensor and (
+        name.endswith(("_sym_sizes", "_sym_strides", "_sizes", "_strides", "_sym_numel",
+                       "_options")) or (name in ("_saved_alpha", "_saved_beta")
+                                        and saved.value == "1"))
+
+
+def saved_table(snap, all_saved=False):
     table = Table(title="saved for backward", title_justify="left", box=box.SIMPLE_HEAD,
                   show_edge=False)
     for column in ("node", "name", "value", "output", "version", "bytes", "min",
                    "mean", "max"):
-        table.add_column(column, no_wrap=True,
-                         justify="right" if column in ("bytes", "min", "mean", "max") else "left")
-    rows = 0
+        table.add_column(column, justify="right" if column in ("bytes", "min", "mean", "max")
+                         else "left", min_width=len(column), overflow="fold")
+    rows = hidden = 0
     for node in snap.nodes:
         for s in node.saved:
+            if not all_saved and is_bookkeeping(s):
+                hidden += 1
+                continue
             rows += 1
             if rows > 200:
                 continue
@@ -174,8 +194,10 @@ def saved_table(snap):
                 table.add_row(f"{node.id} {node.name}", s.name, s.value, "", "", "", "", "", "")
     if rows > 200:
         table.add_row(f"… {rows - 200:,} more rows in --json", "", "", "", "", "", "", "", "")
-    table.caption = (f"version: when saved / now (they differ: modified in place); total "
-                     f"saved-tensor memory: {fmt_bytes(snap.saved_total_bytes)}")
+    table.caption = (f"version: the tensor's version when saved / now (different: it was "
+                     f"modified in place after being saved); total saved-tensor memory: "
+                     f"{fmt_bytes(snap.saved_total_bytes)}" +
+                     (f"; {hidden} sizes and constants hidden (--all-saved)" if hidden else ""))
     table.caption_justify = "left"
     return table
 
@@ -240,12 +262,27 @@ class evaluation_progress:
         return False
 
 
-def print_gradcheck(con, target, report):
+def print_target_error(con, target, error):
+    """A target that raised, in its place among the others: the paragraph and the user's
+    frames."""
+    con.print(Text(f"{target.name}", style="bold underline") +
+              Text(f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim")
+              + Text(" ERROR ", style="bold white on red"))
+    con.print(Text(f"✗ {error}", style="red"))
+    details = getattr(error, "details", "")
+    if details:
+        con.print(Text("Traceback (your code only):\n" + details.rstrip(), style="dim"))
+
+
+def print_gradcheck(con, target, report, heading=True):
+    """One GradcheckReport of a target; heading=False for the second order after the
+    first (the target's name is already shown)."""
     verdict = Text(" PASS ", style="bold black on green") if report.passed else \
         Text(" FAIL ", style="bold white on red")
-    title = Text(f"{target.name}", style="bold underline") + Text(
-        f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim") + verdict
-    con.print(title)
+    if heading:
+        con.print(Text(f"{target.name}", style="bold underline") + Text(
+            f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim"))
+    con.print(Text(f"order {report.order}: ", style="bold") + verdict)
     mode = f"{'gradgradcheck' if report.order == 2 else 'gradcheck'}, {report.mode} mode"
     opts = report.options
     con.print(Text(f"{mode}, eps={opts.get('eps')}, atol={opts.get('atol')}, "
@@ -253,10 +290,12 @@ def print_gradcheck(con, target, report):
                    f"evaluations", style="dim"))
     names = getattr(report, "input_names", [])
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    for column in ("output", "input", "max abs error", "max rel error", "worst element",
-                   "result"):
-        table.add_column(column, no_wrap=True,
-                         justify="right" if "error" in column else "left")
+    for column in ("output", "input", "max abs error", "max rel error",
+                   "there: numerical vs analytical", "result"):
+        # narrow terminals wrap cells, never cut them (nor the verdict)
+        table.add_column(column, no_wrap=column == "result", overflow="fold",
+                         min_width=min(len(column), 8),
+                         justify="right" if column.startswith("max") else "left")
     for pair in report.pairs:
         shown = pair.recheck or pair
         worst = shown.worst or {}
@@ -271,8 +310,11 @@ def print_gradcheck(con, target, report):
     if report.pairs:
         con.print(table)
     if report.exception is not None:
-        con.print(Text(f"backward raised {type(report.exception).__name__}: "
-                       f"{report.exception}", style="red"))
+        error = getattr(report, "user_error", None)
+        con.print(Text(f"✗ {error or report.exception}", style="red"))
+        if error is not None and error.details:
+            con.print(Text("Traceback (your code only):\n" + error.details.rstrip(),
+                           style="dim"))
     for failure in report.failures:
         if failure.kind != "jacobian_mismatch":  # mismatches are shown as Jacobians below
             con.print(Text(f"✗ {failure.message.strip()}", style="red"))
@@ -289,6 +331,8 @@ def print_gradcheck(con, target, report):
                     style=SEVERITY_STYLE.get(d.severity, ""))
         line.append(f"{d.kind}: ", style="bold")
         line.append(d.message)
+        if d.location:
+            line.append(f"  ({d.location})", style="dim")
         con.print(line)
 
 
@@ -300,10 +344,9 @@ def _output_label(report, pair):
 
 
 def _input_label(report, pair, names):
-    label = names[pair.input_index] if pair.input_index < len(names) else None
     info = next((i for i in report.inputs if i.get("position") == pair.input_position), {})
     shape = info.get("shape")
-    text = label or info.get("label") or f"input {pair.input_index}"
+    text = info.get("label") or f"input {pair.input_index}"
     return f"{text} {fmt_shape(shape, info.get('dtype', ''))}" if shape is not None else text
 
 
@@ -334,5 +377,8 @@ def _jacobians(report, pair):
         table.add_row(str(list(e["input_element"])), str(list(e["output_element"])),
                       fmt_num(e["numerical"]), Text(fmt_num(e["analytical"]), style="red"))
     if pair.n_differing > 20:
-        table.add_row(f"… {pair.n_differing - 20:,} more in --json", "", "", "")
+        listed = len(pair.differing)  # what --json lists; it says how many it leaves out
+        table.add_row(f"… {pair.n_differing - 20:,} more" + (
+            " in --json" if listed == pair.n_differing else
+            f"; --json lists the {listed} largest"), "", "", "")
     return table

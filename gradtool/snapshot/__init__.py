@@ -1,6 +1,5 @@
 """A frozen picture of one backward graph, and the diagnostics read from it."""
 from .capture import Capture, capture
-from .diagnostics import Diagnostic
 from .graph import GraphSnapshot, take_snapshot
 
-__all__ = ["Capture", "capture", "Diagnostic", "GraphSnapshot", "take_snapshot"]
+__all__ = ["Capture", "capture", "GraphSnapshot", "take_snapshot"]

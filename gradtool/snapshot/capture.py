@@ -25,18 +25,14 @@ class Capture:
     warnings: list            # warnings.WarningMessage raised by the user's code
     backward_error: Optional[str] = None
     backward_location: Optional[tuple] = None
+    backward_details: str = ""  # the user's frames of the backward error's traceback
     diagnostics: list = dataclasses.field(default_factory=list)
-
-
-def flatten_outputs(result):
-    """The tensors a target returned: a tensor, or tensors in tuples, lists and dicts."""
-    if isinstance(result, Tensor):
-        return [result]
-    if isinstance(result, dict):
-        result = list(result.values())
-    if isinstance(result, (tuple, list)):
-        return [t for item in result for t in flatten_outputs(item)]
-    return []
+    run: Optional["loader.Run"] = None
+    leaf_names: dict = dataclasses.field(default_factory=dict)  # id(leaf) -> user's name
+    leaf_grads: dict = dataclasses.field(default_factory=dict)  # id(leaf) -> grad after backward
+    parameters: list = dataclasses.field(default_factory=list)  # (name, Parameter) reached
+    causes: list = dataclasses.field(default_factory=list)  # Diagnoses gradcheck can cite
+    custom_nodes: list = dataclasses.field(default_factory=list)  # custom Functions' nodes
 
 
 def target_code(target):
@@ -45,54 +41,68 @@ def target_code(target):
     return getattr(fn, "__code__", None)
 
 
-def run_forward(target, seed, shape, trace=None):
-    """Call the target on its seeded inputs; errors in the user's code become
-    UserCodeError. Returns (inputs as (name, value) pairs, output tensors)."""
-    import gradtool as gt
-    gt.manual_seed(seed)
-    args, kwargs = loader.make_inputs(target, seed, shape)
-    try:
-        result = target.call(*args, **kwargs)
-    except (Exception, SystemExit) as e:  # whatever the user's code raises, sys.exit() too
-        raise loader.user_error(e, f"target {target.name}") from None
-    outputs = flatten_outputs(result)
-    if not outputs:
-        raise loader.UserCodeError(
-            f"target {target.name} ({target.filename}:{target.lineno}) returned "
-            f"{type(result).__name__}, not a tensor: gradtool needs a tensor (or tensors) to "
-            f"differentiate.", location=(target.filename, target.lineno))
-    names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
-                                                                    len(args))]
-    inputs = list(zip(names, args)) + list(kwargs.items())
-    return inputs, outputs
-
-
 def capture(target, seed=0, shape=(3,)):
+    """Run the target (loader.run_target) under the forward trace, picture its graph, run
+    backward and read the diagnostics. The user's errors raise UserCodeError."""
     trace = ForwardTrace(target_code(target))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with trace:
-            inputs, outputs = run_forward(target, seed, shape)
-    named = _module_parameters(target)
-    named.update({name: value for name, value in inputs if isinstance(value, Tensor)})
+        run = loader.run_target(target, seed, shape, observe=trace)
+    modules = _global_modules(target)
+    named = _module_parameters(modules)
+    named.update({name: value for name, value in run.inputs if isinstance(value, Tensor)})
     named.update({name: t for t, name in _names_from_trace(trace)})
-    snapshot = take_snapshot(outputs, named, trace.site_of_node)
-    result = Capture(target, inputs, outputs, snapshot, trace, list(caught))
-    _backward(result)
+    snapshot = take_snapshot(run.outputs, named, trace.site_of_node,
+                             {id(m): var for var, m in reversed(modules.items())})
+    result = Capture(target, run.inputs, run.outputs, snapshot, trace, list(caught), run=run)
+    result.leaf_names = {id(t): name for name, t in named.items()
+                         if t.is_leaf and t.requires_grad}
+    reached = {id(v) for v in snapshot.leaf_tensors} - {id(v) for _, v in run.inputs}
+    result.parameters = [(name, t) for name, t in _module_parameters(modules).items()
+                         if id(t) in reached]
+    custom = result.custom_nodes = _custom_nodes(run.outputs)
+    saved = diagnostics.saved_detached(trace, custom)
+    _backward(result, custom)
+    result.leaf_grads = {id(t): t.grad for name, t in named.items() if id(t) in
+                         result.leaf_names}
+    result.causes = diagnostics.gradient_cuts(result) + saved
     result.diagnostics = diagnostics.diagnose(result)
+    result.causes += [d for d in result.diagnostics if d.kind == "non_finite_output"]
     return result
 
 
-def _module_parameters(target):
-    """Parameters of the nn.Modules in the target's file, by their qualified names
-    (model.0.weight), so leaves are labelled as the user knows them."""
+def _custom_nodes(outputs):
+    from ..autograd.function import BackwardCFunction
+    from ..autograd.walk import topological_order
+    roots = [t.grad_fn for t in outputs if t.grad_fn is not None]
+    return [n for n in topological_order(roots) if isinstance(n, BackwardCFunction)]
+
+
+def _global_modules(target):
+    """The nn.Modules of the target's file and their submodules by the names the user knows
+    (model, model.3.attn, blocks[2] for a list of modules), the first name of each first."""
     from ..nn import Module
     fn = target.obj.forward if target.kind == "Function" else inspect.unwrap(target.obj)
-    names = {}
+    found = {}
     for var, value in getattr(fn, "__globals__", {}).items():
-        if isinstance(value, Module) and not var.startswith("_"):
-            for pname, p in value.named_parameters():
-                names.setdefault(f"{var}.{pname}", p)
+        if var.startswith("_"):
+            continue
+        tops = [(var, value)] if isinstance(value, Module) else [
+            (f"{var}[{i}]", v) for i, v in enumerate(value) if isinstance(v, Module)] \
+            if isinstance(value, (list, tuple)) else []
+        for top, module in tops:
+            for sub, m in module.named_modules():
+                found.setdefault(f"{top}.{sub}" if sub else top, m)
+    return found
+
+
+def _module_parameters(modules):
+    """Parameters of those modules by their qualified names (model.0.weight), so leaves are
+    labelled as the user knows them."""
+    names = {}
+    for var, module in modules.items():
+        for pname, p in module.named_parameters(recurse=False):
+            names.setdefault(f"{var}.{pname}", p)
     return names
 
 
@@ -102,9 +112,10 @@ def _names_from_trace(trace):
             if isinstance(v, Tensor) and not k.startswith("_")]
 
 
-def _backward(result):
+def _backward(result, custom_nodes=()):
     """Backward from every output that requires grad (gradient of ones), then record each
-    leaf's gradient. An error is recorded for the diagnostics, not raised."""
+    leaf's gradient. An error is recorded for the diagnostics, not raised; one the engine
+    raises about a custom Function's result points at that Function's backward."""
     import gradtool as gt
     differentiable = [t for t in result.outputs if t.requires_grad]
     leaves = result.snapshot.leaf_tensors
@@ -115,13 +126,36 @@ def _backward(result):
             warnings.simplefilter("always")
             try:
                 engine.backward(differentiable, [gt.ones_like(t) for t in differentiable])
-            except Exception as e:  # noqa: BLE001 - a version error, a user hook, ...
+            except KeyboardInterrupt:
+                raise
+            except BaseException as e:  # noqa: BLE001 - a version error, a user hook, ...
                 err = loader.user_error(e, "backward")
-                result.backward_error = f"{type(e).__name__}: {e}"
-                result.backward_location = err.location
+                result.backward_error = loader.describe_exception(e)
+                result.backward_location = err.location or backward_named_in(
+                    result.backward_error, custom_nodes)
+                result.backward_details = err.details
         result.warnings.extend(caught)
     for info, tensor in zip(result.snapshot.leaves, leaves):
         if tensor.grad is not None:
             data = tensor.grad._data.astype(np.float64)
             info.leaf.grad_finite = bool(np.all(np.isfinite(data)))
             info.leaf.grad_norm = float(np.sqrt(np.nansum(data * data)))
+
+
+def backward_named_in(message, custom_nodes):
+    """(file, line) of the backward of the custom Function the engine's message names."""
+    for node in custom_nodes:
+        if f"{node.name()} " in message + " ":
+            code = getattr(inspect.unwrap(node._forward_cls.backward), "__code__", None)
+            if code is not None:
+                return (code.co_filename, _def_line(code))
+    return None
+
+
+def _def_line(code):
+    """The `def` line of a function (co_firstlineno is its first decorator's)."""
+    import linecache
+    line = code.co_firstlineno
+    while linecache.getline(code.co_filename, line).strip().startswith("@"):
+        line += 1
+    return line

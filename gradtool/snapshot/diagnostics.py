@@ -1,22 +1,15 @@
 """What `gradtool inspect` warns about, each with a line of advice. Reads a Capture: the graph
 snapshot, the forward trace, the warnings the user's code raised and the backward's outcome."""
-import dataclasses
 import os
-from typing import Optional
+
+from ..diagnosis import Diagnosis
 
 NON_LEAF_GRAD_WARNING = "is not a leaf Tensor is being accessed"
 
 
-@dataclasses.dataclass
-class Diagnostic:
-    code: str
-    severity: str          # error | warning | info
-    message: str
-    advice: str
-    location: Optional[str] = None   # file:line in the user's code
-
-    def to_dict(self):
-        return dataclasses.asdict(self)
+def _found(kind, severity, message, advice, location=None, details=None):
+    """A Diagnosis of inspect (which always has advice, and a location where it can)."""
+    return Diagnosis(kind, severity, message, details or {}, advice, location)
 
 
 def diagnose(capture):
@@ -24,15 +17,96 @@ def diagnose(capture):
     found += _outputs_without_grad(capture)
     found += _saved_modified_in_place(capture)
     if capture.backward_error:
-        found.append(Diagnostic(
-            "backward-failed", "error", f"backward raised {capture.backward_error}",
+        found.append(_found(
+            "backward_failed", "error", f"backward raised {capture.backward_error}",
             "fix the cause above; with an in-place error, use the out-of-place op "
             "(y = y + 1, not y += 1) or clone() the tensor before modifying it",
             _where(capture.backward_location)))
     found += _inputs_without_grad(capture)
+    found += [d for d in capture.causes if d.kind != "gradient_cut" or d.details["partial"]]
     found += _non_leaf_grad_reads(capture)
     found += _non_finite(capture)
     found += _precision(capture)
+    return found
+
+
+_CUT_WORDS = {
+    "detach": "`.detach()` takes {what} out of the graph",
+    "data": "`.data` takes {what} out of the graph",
+    "item": "`.item()` turns {what} into a Python number",
+    "tolist": "`.tolist()` turns {what} into Python numbers",
+    "numpy": "a numpy round-trip (`{op}`) takes {what} out of the graph",
+    "no_grad": "`{op}` ran with grad mode off (no_grad()) on {what}",
+}
+
+
+def gradient_cuts(capture):
+    """Every place the forward took a value out of the graph from a tensor that requires
+    grad and descends from the target's inputs (or module parameters): kind gradient_cut,
+    details {cut, op, inputs: the names whose path it cuts, partial: whether they still get
+    a gradient by another path}. Cuts whose result never reaches an output are left out."""
+    trace, names = capture.trace, capture.leaf_names
+    reaching = _ancestors(trace, [id(t) for t in capture.outputs])
+    found = []
+    for cut in trace.cuts:
+        if cut.result is not None and cut.kind != "numpy" and cut.result not in reaching:
+            continue  # e.g. a detached copy only printed
+        ids = _ancestors(trace, [cut.source])
+        inputs = [name for tid, name in names.items() if tid in ids]
+        if not inputs:
+            continue
+        partial = any(grad is not None for tid, grad in capture.leaf_grads.items()
+                      if tid in ids)
+        what = (names[cut.source] if cut.source in names else
+                f"a tensor computed from {', '.join(inputs)}")
+        message = (_CUT_WORDS[cut.kind].format(what=what, op=cut.op) +
+                   ": gradients do not flow back through it, so "
+                   + ("that path's contribution is missing from the gradient of " if partial
+                      else "no gradient reaches ") + ", ".join(inputs))
+        found.append(_found(
+            "gradient_cut", "warning", message,
+            "keep it a tensor computation outside no_grad() (no .item(), .detach(), .data or "
+            "numpy) if gradients should flow through it",
+            _site(cut.site), {"cut": cut.kind, "op": cut.op, "inputs": inputs,
+                              "partial": partial}))
+    return found
+
+
+def _ancestors(trace, ids):
+    """ids of the tensors the given ones were computed from (themselves included)."""
+    seen, stack = set(), list(ids)
+    while stack:
+        tid = stack.pop()
+        if tid in seen:
+            continue
+        seen.add(tid)
+        event = trace.made_by.get(tid)
+        if event is not None:
+            stack.extend(event.inputs)
+        cut = trace.detached_from.get(tid)
+        if cut is not None:
+            stack.append(cut.source)
+    return seen
+
+
+def saved_detached(trace, nodes):
+    """Custom Functions that save a detached tensor (ctx.save_for_backward(x.detach())):
+    first derivatives are fine, but backward cannot be differentiated through it."""
+    found = []
+    for node in nodes:
+        for k, saved in (getattr(node, "_saved", None) or {}).items():
+            tensor = getattr(saved, "_tensor", None)
+            site = trace.detached.get(id(tensor)) if tensor is not None else None
+            if site is None:
+                continue
+            name = node._forward_cls.__name__
+            found.append(_found(
+                "saved_detached", "info",
+                f"{name} saves a detached tensor (saved_tensors[{k}]): its backward cannot be "
+                f"differentiated through it, so second derivatives (gradcheck --order 2) that "
+                f"depend on it come out as zero",
+                "save the tensor itself (ctx.save_for_backward(x)); detach only what must "
+                "not be differentiated", _site(site), {"function": name, "saved_tensor": k}))
     return found
 
 
@@ -55,7 +129,7 @@ def _outputs_without_grad(capture):
             continue
         name = info.name or f"output {info.index}"
         reason, advice, where = _why_no_grad(capture, tensor, inputs_require_grad)
-        found.append(Diagnostic("output-no-grad", "warning",
+        found.append(_found("output_no_grad", "warning",
                                 f"{name} does not require grad: {reason}", advice, where))
     return found
 
@@ -103,8 +177,8 @@ def _saved_modified_in_place(capture):
     for node in capture.snapshot.nodes:
         for saved in node.saved:
             if saved.modified:
-                found.append(Diagnostic(
-                    "saved-modified-in-place", "error",
+                found.append(_found(
+                    "saved_modified_in_place", "error",
                     f"{saved.name} of {node.name} ({node.id}) was saved at version "
                     f"{saved.version_saved} and an in-place op moved it to version "
                     f"{saved.version_now}: backward through {node.name} will fail",
@@ -128,7 +202,7 @@ def _inputs_without_grad(capture):
                 where = _site(used_under[0].site)
             else:
                 reason, where = "the target never uses it", None
-            found.append(Diagnostic("input-no-grad", "warning",
+            found.append(_found("input_no_grad", "warning",
                                     f"input {name} requires grad but gets no gradient: {reason}",
                                     "check that the output really depends on it", where))
     return found
@@ -138,8 +212,8 @@ def _non_leaf_grad_reads(capture):
     found = []
     for w in capture.warnings:
         if NON_LEAF_GRAD_WARNING in str(w.message):
-            found.append(Diagnostic(
-                "non-leaf-grad", "warning",
+            found.append(_found(
+                "non_leaf_grad", "warning",
                 ".grad was read on a tensor that is not a leaf: it is always None there",
                 "call .retain_grad() on that tensor before backward, or read the leaf's .grad",
                 f"{os.path.relpath(w.filename)}:{w.lineno}"))
@@ -153,14 +227,14 @@ def _non_finite(capture):
         if not info.finite:
             where = _site(first.site) if first else None
             origin = f"; the first NaN/Inf came from `{first.op}`" if first else ""
-            found.append(Diagnostic("non-finite-output", "error",
+            found.append(_found("non_finite_output", "error",
                                     f"{info.name or f'output {info.index}'} contains NaN or "
                                     f"Inf{origin}",
                                     "check the inputs' domain at that line (log of <= 0, "
                                     "division by 0, overflow in exp)", where))
     for leaf in capture.snapshot.leaves:
         if leaf.leaf.grad_finite is False:
-            found.append(Diagnostic("non-finite-grad", "error",
+            found.append(_found("non_finite_grad", "error",
                                     f"the gradient of {leaf.label or leaf.id} contains NaN or Inf",
                                     "run with gradtool.autograd.detect_anomaly() to find the "
                                     "backward node that produced it", None))
@@ -172,7 +246,7 @@ def _precision(capture):
            if leaf.leaf.dtype in ("float16", "float32")]
     if not low:
         return []
-    return [Diagnostic("low-precision", "info",
+    return [_found("precision", "info",
                        f"{', '.join(low)} {'is' if len(low) == 1 else 'are'} not float64: "
                        f"numerical gradient checks are limited by precision there",
                        "use dtype=float64 inputs when checking gradients", None)]

@@ -60,6 +60,9 @@ class NodeInfo:
     n_parents: int = 0
     label: Optional[str] = None   # the user's variable name for its result, if known
     module: Optional[str] = None  # the nn.Module that ran it, if any
+    module_path: tuple = ()       # (call id, name, type) per module call, outermost first
+    seq: Optional[int] = None     # when the forward made it (creation order), if known
+    metadata: dict = dataclasses.field(default_factory=dict)  # node.metadata's own entries, as text
     site: Optional[str] = None    # file:line of the user's code whose forward call made it
     leaf: Optional[LeafInfo] = None
 
@@ -114,25 +117,32 @@ class GraphSnapshot:
         return sum(seen.values())
 
 
-def take_snapshot(outputs, named=None, sites=None):
+def take_snapshot(outputs, named=None, sites=None, module_names=None):
     """Picture the graph behind `outputs` (Tensors). `named` maps the user's variable names
-    to tensors, for labels; `sites` maps nodes to the (file, line, function) that made them."""
+    to tensors, for labels; `sites` maps nodes to the (file, line, function) that made them,
+    in the order the forward made them; `module_names` maps id(module) to the name the user
+    knows it by (model.3.attn)."""
     from ..autograd.engine import gradient_edge
     named = named or {}
     name_of = {id(t): name for name, t in named.items()}
     roots = [gradient_edge(t)[0] for t in outputs if t.requires_grad]
     order = topological_order(roots)
     ids = {node: f"n{i}" for i, node in enumerate(order)}
-    by_node = {node: _node_info(node, ids[node], ids) for node in order}
+    by_node = {node: _node_info(node, ids[node], ids, module_names or {}) for node in order}
     for node in order:
         for (child, nr), meta in zip(node.next_functions, node._input_meta):
             if child is not None:
                 by_node[child].n_parents += 1
                 if meta is not None:
                     by_node[child].outputs.setdefault(nr, (tuple(meta[0]), str(meta[1])))
-    for node, site in (sites or {}).items():
-        if node in by_node and site is not None:
-            by_node[node].site = f"{os.path.relpath(site[0])}:{site[1]}"
+    relative = {}  # relpath is slow and the files are few
+    for seq, (node, site) in enumerate((sites or {}).items()):
+        if node in by_node:
+            by_node[node].seq = seq
+            if site is not None:
+                if site[0] not in relative:
+                    relative[site[0]] = os.path.relpath(site[0])
+                by_node[node].site = f"{relative[site[0]]}:{site[1]}"
     for name, t in named.items():
         info = by_node.get(t._grad_fn)
         if info is not None and info.label is None:
@@ -166,20 +176,25 @@ def _tangent_info(t):
             "norm": float(np.linalg.norm(np.asarray(tangent._data, dtype=np.float64)))}
 
 
-def _node_info(node, node_id, ids):
+def _node_info(node, node_id, ids, module_names):
     edges = [(ids.get(child) if child is not None else None, nr)
              for child, nr in node.next_functions]
     if isinstance(node, AccumulateGrad):
         v = node.variable
         leaf = LeafInfo(None, tuple(v.shape), v.dtype.name, v.requires_grad, v.is_inference())
-        return NodeInfo(node_id, node.name(), "leaf", edges, {}, [], leaf=leaf)
+        meta = node._metadata or {}
+        return NodeInfo(node_id, node.name(), "leaf", edges, {}, [], leaf=leaf,
+                        module=_module_name(meta), module_path=_module_path(meta, module_names))
     kind = ("custom" if isinstance(node, BackwardCFunction) else
             "copy_slices" if isinstance(node, CopySlices) else
             "op" if hasattr(type(node), "spec") else "other")
     saved = [_saved_info(_saved_label(node, name), value)
              for name, value in node.saved_values().items()]
     meta = node._metadata or {}
-    return NodeInfo(node_id, node.name(), kind, edges, {}, saved, module=_module_name(meta))
+    return NodeInfo(node_id, node.name(), kind, edges, {}, saved, module=_module_name(meta),
+                    module_path=_module_path(meta, module_names),
+                    metadata={str(k): _short_repr(v) for k, v in meta.items()
+                              if k not in _MODULE_KEYS})
 
 
 def _saved_label(node, name):
@@ -199,6 +214,19 @@ def _module_name(metadata):
     if not name:
         return kind
     return f"{name} ({kind})" if kind else name
+
+
+_MODULE_KEYS = ("module", "module_type", "nn_module_stack", "module_calls")  # nn's, shown apart
+
+
+def _module_path(metadata, module_names):
+    """The module calls a node was made in, outermost first: (call id, name, type) each,
+    named as the user knows the module where we can tell (model.3.attn)."""
+    stack, calls = metadata.get("nn_module_stack"), metadata.get("module_calls")
+    if not stack or not calls or len(stack) != len(calls):
+        return ()
+    return tuple((call, module_names.get(id(module)) or name or type(module).__name__,
+                  type(module).__name__) for call, (name, module) in zip(calls, stack))
 
 
 def _saved_info(name, value):

@@ -2,6 +2,7 @@
 which op made it, in which grad mode, at which line of the user's code, and whether a
 detach() or an input without requires_grad cut it off."""
 import dataclasses
+import os
 import sys
 
 import numpy as np
@@ -22,6 +23,40 @@ class OpEvent:
     made_nonfinite: bool = False  # finite inputs, but NaN or Inf in the result
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_DISPATCH_DIR = os.path.join(_PACKAGE_DIR, "autograd", "")
+_FUNCTION_PY = os.path.join(_DISPATCH_DIR, "function.py")
+
+
+def _called_by_user():
+    """Whether the op being recorded is the user's own doing: reached from their code
+    through the engine's dispatch only, not from a library function (nn, optim, ...) that
+    cuts on purpose, nor inside a custom Function's forward (which runs under no_grad)."""
+    frame, user_seen = sys._getframe(1), False
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename == _FUNCTION_PY and frame.f_code.co_name == "apply":
+            return False
+        if not user_seen and filename != __file__:  # (skip the trace's own wrappers)
+            if not filename.startswith(_PACKAGE_DIR):
+                user_seen = True
+            elif not filename.startswith(_DISPATCH_DIR):
+                return False
+        frame = frame.f_back
+    return user_seen
+
+
+@dataclasses.dataclass
+class Cut:
+    """A value taken out of the graph from a tensor that requires grad, with grad mode on:
+    gradients do not flow back through it."""
+    kind: str             # detach | data | item | tolist | numpy | no_grad
+    op: str               # what the user called: "detach()", ".item()", "mul" (under no_grad)
+    source: int           # id of the tensor that required grad
+    result: object        # id of the tensor it made (None for a Python number or list)
+    site: tuple
+
+
 def _finite(t):
     return t._data.dtype.kind != "f" or bool(np.all(np.isfinite(t._data)))
 
@@ -35,6 +70,8 @@ class ForwardTrace:
         self.made_by = {}     # id(tensor) -> OpEvent that produced it
         self.detached = {}    # id(tensor) -> site of the detach() that made it
         self.site_of_node = {}  # grad_fn -> site of the forward call that created it
+        self.cuts = []        # Cut, in the order they happened
+        self.detached_from = {}  # id(tensor) -> the Cut that made it
         self._keep = []
         self._target_code = target_code
         self._target_frame = None  # kept: a returned frame still holds its final locals
@@ -48,8 +85,23 @@ class ForwardTrace:
 
     def __enter__(self):
         self._saved = (T.call, T.call_inplace, T.Tensor.detach)
+        self._saved_methods = {name: vars(T.Tensor)[name]
+                               for name in ("item", "tolist", "numpy", "data")}
         call, call_inplace, detach = self._saved
         trace = self
+
+        def cutting(name, kind, method):
+            def wrapper(tensor, *args, **kwargs):
+                out = method(tensor, *args, **kwargs)
+                trace._cut(kind, name, tensor, out)
+                return out
+            return wrapper
+        methods = self._saved_methods
+        T.Tensor.item = cutting(".item()", "item", methods["item"])
+        T.Tensor.tolist = cutting(".tolist()", "tolist", methods["tolist"])
+        T.Tensor.numpy = cutting(".numpy()", "numpy", methods["numpy"])
+        T.Tensor.data = property(cutting(".data", "data", methods["data"].fget),
+                                 methods["data"].fset)
 
         def traced(dispatch, suffix):
             def wrapper(spec, inputs, args=()):
@@ -62,6 +114,7 @@ class ForwardTrace:
             out = detach(tensor)
             trace._keep.append(out)
             trace.detached[id(out)] = anomaly.user_site()
+            trace._cut("detach", ".detach()", tensor, out)
             return out
 
         T.call, T.call_inplace = traced(call, ""), traced(call_inplace, "_")
@@ -70,7 +123,29 @@ class ForwardTrace:
 
     def __exit__(self, *exc):
         T.call, T.call_inplace, T.Tensor.detach = self._saved
+        for name, method in self._saved_methods.items():
+            setattr(T.Tensor, name, method)
         return False
+
+    def _cut(self, kind, op, tensor, out):
+        from ..autograd.engine import current_task
+        if current_task() is not None or not grad_mode.state.grad_enabled \
+                or not _called_by_user():
+            return
+        source = self.detached_from.get(id(tensor))
+        if kind == "numpy" and source is not None:  # x.detach().numpy(): one round-trip
+            source.kind, source.op = "numpy", source.op + ".numpy()"
+            return
+        if not tensor._requires_grad:
+            return
+        result = out if isinstance(out, T.Tensor) else None
+        cut = Cut(kind, op, id(tensor), id(result) if result is not None else None,
+                  anomaly.user_site())
+        self.cuts.append(cut)
+        self._keep.append(tensor)
+        if result is not None:
+            self._keep.append(result)
+            self.detached_from[id(result)] = cut
 
     def _record(self, name, inputs, result):
         from ..autograd.engine import current_task
@@ -85,6 +160,10 @@ class ForwardTrace:
                         any(x._requires_grad for x in tensors), anomaly.user_site(),
                         not all(_finite(o) for o in outputs) and all(_finite(x) for x in tensors))
         self.events.append(event)
+        if not event.grad_enabled and not event.inference and event.any_input_requires_grad \
+                and _called_by_user():
+            source = next(x for x in tensors if x._requires_grad)
+            self.cuts.append(Cut("no_grad", name, id(source), id(outputs[0]), event.site))
         if self._target_frame is None and self._target_code is not None:
             frame = sys._getframe(1)
             while frame is not None and frame.f_code is not self._target_code:

@@ -5,7 +5,9 @@ _METHODS = ("abs neg reciprocal exp log log1p expm1 sqrt rsqrt sin cos tan tanh 
             "sign clamp clip sum mean var std prod max min amax amin logsumexp softmax log_softmax norm "
             "mm addmm bmm mv dot reshape flatten squeeze unsqueeze transpose t permute split chunk "
             "unbind gather scatter scatter_add masked_fill argmax argmin all any isnan isinf "
-            "isfinite clone detach numel eq ne lt le gt ge add sub mul div pow").split()
+            "isfinite clone detach numel eq ne lt le gt ge add sub mul div pow erf cumsum cumprod "
+            "flip fliplr flipud roll tile triu tril sort argsort topk index_select index_add "
+            "outer ger bernoulli").split()
 
 
 def _function(name):

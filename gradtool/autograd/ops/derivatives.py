@@ -6,7 +6,8 @@ the node saves in the forward pass:
   self, other, ...  tensor inputs, saved as `_saved_self`, `_saved_other`, ...
   result            the op's output, saved as `_saved_result` (kept without a reference cycle)
   dim, keepdim, ... the op's non-tensor arguments, saved as `_saved_dim`, ...
-  self_sym_sizes, self_sym_numel, self_sym_strides, self_scalar_type, tensors_args_sizes
+  self_sym_sizes, self_sym_numel, self_sym_strides, self_scalar_type, tensors_args_sizes,
+  source_dim
                     facts about an input, recorded at forward time
 A node saves only what the formulas of inputs that require grad need (as torch does).
 Formulas are written with gradtool ops, so gradients of gradients come for free.
@@ -49,14 +50,16 @@ from . import kernels as K
 
 NON_DIFFERENTIABLE = "non_differentiable"
 MANY = "many"  # an op returning a sequence of outputs whose length depends on its arguments
-_DERIVED = ("_sym_sizes", "_sym_numel", "_sym_strides", "_scalar_type", "_args_sizes")
+_DERIVED = ("_sym_sizes", "_sym_numel", "_sym_strides", "_scalar_type", "_args_sizes",
+            "_dim")
+_UNEXPOSED = ("_scalar_type", "_args_sizes")  # facts torch's nodes keep without a _saved_ name
 _state = grad_mode.state
 
 
 class OpNode(Node):
     """The grad_fn of a built-in op: evaluates its spec's formulas on the saved values."""
 
-    __slots__ = ("_output_meta",)
+    __slots__ = ("_output_meta", "_args")
     spec = None
 
     def apply(self, grads):
@@ -79,19 +82,32 @@ class OpNode(Node):
         return out if as_arrays else [None if g is None else _tensor.Tensor._wrap(g)
                                       for g in out]
 
+    def release_saved(self):
+        """Free the saved tensors; a number saved in a tensor input's place (x * 2's `other`)
+        is a tensor to torch (a wrapped number), freed too, so a second backward fails."""
+        saved = self._kept
+        if not saved:
+            return
+        inputs = self.spec.inputs
+        for name, value in saved.items():
+            if type(value) is SavedTensor:
+                value.release()
+            elif name in inputs:
+                saved[name] = SavedTensor.released()
+
     def apply_batched(self, grads):
         """apply() for a batch of gradients (arrays with a leading batch dim), recording
         nothing: the engine calls it for rows with `on_batches`."""
         spec = self.spec
         if spec.variadic:  # one formula: the gradients of every tensor in the list
             (fn, names), = spec.batch_formulas
-            all_grads = fn(grads[0], *(self._saved[name] for name in names))
+            all_grads = fn(grads[0], *(self._kept[name] for name in names))
             return [g if child is not None else None
                     for g, (child, _) in zip(all_grads, self.next_functions)]
         return self._apply_arrays(spec.batch_formulas, grads[0])
 
     def _apply_arrays(self, formulas, grad):
-        saved = self._saved
+        saved = self._kept
         out = []
         for (child, _), (fn, names) in zip(self.next_functions, formulas):
             if child is None:
@@ -111,7 +127,7 @@ class OpNode(Node):
 
     def _evaluate(self, formula, grads):
         fn, params = formula
-        saved = self._saved
+        saved = self._kept
         args = []
         for p in params:
             if p == "grad":
@@ -131,10 +147,13 @@ class OpSpec:
     # `spec`, not `self`: "self" is the name of most ops' first input, passed by keyword
     def __init__(spec, name, node_name, forward, *, args=(), outputs=("result",),
                  nondiff_outputs=(), variadic=False, promotes_dtype=True, view=False,
-                 on_arrays=None, on_batches=None, jvp=None, **inputs):
+                 on_arrays=None, on_batches=None, jvp=None, hidden=(), **inputs):
         spec.name = name
         spec.view = view  # the output shares memory (and the version counter) with input 0
         spec.promotes_dtype = promotes_dtype  # int inputs give float32 results, as in torch
+        spec.promotion = None  # or "promote"/"float": see _promoting below
+        spec.promoted_args = ()
+        spec.dtype_check = 0
         spec.forward = forward
         spec.args = tuple(args)
         spec.outputs = outputs
@@ -164,8 +183,17 @@ class OpSpec:
                             f"reuse (True)")
         spec.all_differentiable = spec.diff_inputs == spec.inputs
         spec.result_differentiable = outputs == MANY or outputs[0] not in nondiff_outputs
+        # torch's node exposes each value its formulas read as _saved_<name>, None (strides:
+        # ()) when this call did not save it; gradtool's own helpers (`hidden`) stay private
+        names = dict.fromkeys(p for _, params in spec.formula_list for p in params
+                              if p not in ("grad", "grads"))
+        exposed = {n: () if n.endswith("_sym_strides") else None for n in names
+                   if n not in hidden and not n.endswith(_UNEXPOSED)}
         spec.node_class = type(node_name, (OpNode,), {
-            "__slots__": (), "spec": spec,
+            "__slots__": (), "spec": spec, "_exposed": exposed,
+            "_exposed_tensors": frozenset(n for n in exposed if spec._is_tensor(n)),
+            "saves_tensors": any(spec._source(n)[0] in ("input", "output") for n in names),
+            "_arg_index": {n: i for i, n in enumerate(spec.args) if n in exposed},
             "takes_arrays": spec.array_formulas is not None and not spec.multi_output,
             "batches": spec.batch_formulas is not None})
         spec.jvp = spec._jvp_formula(node_name, jvp)
@@ -220,7 +248,11 @@ class OpSpec:
             return out if out is not None else _one_at_a_time(
                 self, inputs, args, arrays, results, tangents, batch)
         if fn == "linear":
-            return _tensor.call(self, self._with_tangents(inputs, tangents, zeros=True), args)
+            out = _tensor.call(self, self._with_tangents(inputs, tangents, zeros=True), args)
+            if self.nondiff_outputs:  # (nll_loss's total_weight): no tangent
+                return [None if name in self.nondiff_outputs else o
+                        for name, o in zip(self.outputs, out)]
+            return out
         if fn == "bilinear":
             total = None
             for i, t in enumerate(tangents):
@@ -255,7 +287,10 @@ class OpSpec:
             return (g * tangents[0]).sum(dim, keepdim=keepdim)
         for name in self.diff_inputs:  # a formula: zeros for the inputs without a tangent
             value.known[name + "_t"] = tangents[self.inputs.index(name)]
-        return _like(fn(*(value.get(p) for p in params)), results[0])
+        out = fn(*(value.get(p) for p in params))
+        if isinstance(out, list):  # one tangent per output (var_mean, ...)
+            return [None if o is None else _like(o, r) for o, r in zip(out, results)]
+        return _like(out, results[0])
 
     def _with_tangents(self, inputs, tangents, zeros):
         """`inputs` with each differentiable input swapped for its tangent (or zeros)."""
@@ -285,13 +320,20 @@ class OpSpec:
                 return ("derived", (self.inputs.index(name[:-len(suffix)]), suffix))
         return None
 
+    def _is_tensor(self, name):
+        """Saved as a tensor by torch (index ops keep their indices as a list of tensors)."""
+        return self._source(name)[0] in ("input", "output") or name == "indices"
+
     def _save_plan(self, mask):
         """(name, kind, where) of each value to save when the differentiable inputs flagged
-        in `mask` require grad: only what their formulas read, as torch."""
+        in `mask` require grad: what their formulas read, and (as torch) outputs and facts
+        about the inputs other than strides whichever inputs require grad. (Arguments torch
+        saves always are read from the node's `_args` when not saved here.)"""
         names = []
         for bit, (fn, params) in enumerate(self.formula_list):
-            if mask >> bit & 1:
-                names.extend(p for p in params if p not in ("grad", "grads"))
+            names.extend(p for p in params if p not in ("grad", "grads") and (
+                mask >> bit & 1 or self._source(p)[0] == "output" or (
+                    self._source(p)[0] == "derived" and not p.endswith("_sym_strides"))))
         return tuple((n,) + self._source(n) for n in dict.fromkeys(names))
 
 
@@ -390,6 +432,8 @@ def derived(value, suffix):
         return tuple(s // value.itemsize for s in value.strides)
     if suffix == "_scalar_type":
         return value.dtype
+    if suffix == "_dim":
+        return value.ndim
     return [a.shape for a in value]  # _args_sizes of a list input
 
 
@@ -431,25 +475,37 @@ TANH = op("tanh", "TanhBackward0", np.tanh, jvp="elementwise", on_arrays=True, o
 SIGMOID = op("sigmoid", "SigmoidBackward0", K.sigmoid, jvp="elementwise",
              on_arrays=True, on_batches=True,
              self=lambda grad, result: grad * result * (1 - result))
-# relu'(0) = 0: the gradient passes only where the output is positive.
-RELU = op("relu", "ReluBackward0", K.relu, jvp="elementwise",
-           self=lambda grad, result: F.where(result > 0, grad, 0),
+# relu'(0) = 0: the gradient passes only where the output is positive; through
+# threshold_backward, as torch, so the gradient is differentiable (in `result`, with
+# derivative zero) and a second order gives zeros, not an error.
+RELU = op("relu", "ReluBackward0", K.relu,
+          jvp="elementwise",
+           self=lambda grad, result: F.threshold_backward(grad, result, 0),
            on_arrays=dict(self=lambda grad, result: K.where(result > 0, grad, 0)),
            on_batches=True)
 # clamp passes the gradient at the bounds themselves (torch: min <= x <= max).
 CLAMP = op("clamp", "ClampBackward1", K.clamp, jvp="elementwise", args=("min", "max"),
            self=lambda grad, self, min, max: F.clamp_backward(grad, self, min, max))
-CLONE = op("clone", "CloneBackward0", K.clone, jvp="linear", on_arrays=True, on_batches=True,
+CLAMP_MIN = op("clamp_min", "ClampMinBackward0", K.clamp,
+               jvp="elementwise", args=("min", "max"),
+               self=lambda grad, self, min: F.clamp_backward(grad, self, min, None))
+CLONE = op("clone", "CloneBackward0", K.clone,
+           jvp="linear", args=("memory_format",), on_arrays=True,
+           on_batches=True,
            self=lambda grad: grad)
 # Ops that overwrite their input entirely (used in place): no gradient flows to what was there.
 COPY = op("copy_", "CopyBackwards", K.copy, jvp="elementwise",
           self=lambda grad: F.zeros_like(grad),
           src=lambda grad: grad)
-FILL = op("fill_", "FillBackward2", K.fill, jvp="elementwise",
-          args=("value",), self=lambda grad: F.zeros_like(grad))
-ZERO = op("zero_", "ZeroBackward0", K.zero, jvp="elementwise", self=lambda grad: F.zeros_like(grad))
-NORMAL = op("normal_", "NormalBackward0", K.normal, jvp="elementwise",
-            args=("mean", "std", "generator"),
+FILL = op("fill_", "FillBackward2", K.fill,
+          jvp="elementwise", args=("value",), self=lambda grad: F.zeros_like(grad))
+FILL_TENSOR = op("fill_", "FillBackward3", K.fill_tensor,
+                 jvp=lambda value_t: value_t, self=lambda grad: F.zeros_like(grad),
+                 value=lambda grad: grad.sum())
+ZERO = op("zero_", "ZeroBackward0", K.zero,
+          jvp="elementwise", self=lambda grad: F.zeros_like(grad))
+NORMAL = op("normal_", "NormalBackward0", K.normal,
+            jvp="elementwise", args=("mean", "std", "generator"),
             self=lambda grad: F.zeros_like(grad))
 UNIFORM = op("uniform_", "UniformBackward0", K.uniform, jvp="elementwise",
              args=("low", "high", "generator"),
@@ -468,13 +524,15 @@ SUB = op("sub", "SubBackward0", K.sub, jvp="elementwise",
          args=("alpha",), on_arrays=True, on_batches=True,
          self=lambda grad: grad,
          other=lambda grad, alpha: F.scale(grad, -alpha))
-RSUB = op("rsub", "RsubBackward1", K.rsub, jvp="elementwise",
-          args=("other",), on_arrays=True, on_batches=True,
-           self=lambda grad: -grad)
-MUL = op("mul", "MulBackward0", np.multiply, jvp="elementwise", on_arrays=True, on_batches=True,
+RSUB = op("rsub", "RsubBackward1", K.rsub,
+          jvp="elementwise", args=("other", "alpha"), on_arrays=True,
+           on_batches=True, self=lambda grad, alpha: F.scale(grad, -alpha))
+MUL = op("mul", "MulBackward0", K.mul,
+         jvp="elementwise", on_arrays=True, on_batches=True,
          self=lambda grad, other: grad * other,
          other=lambda grad, self: grad * self)
-DIV = op("div", "DivBackward0", np.true_divide, jvp="elementwise", on_arrays=True, on_batches=True,
+DIV = op("div", "DivBackward0", K.div,
+         jvp="elementwise", on_arrays=True, on_batches=True,
          self=lambda grad, other: grad / other,
          other=lambda grad, self, other: -grad * self / (other * other))
 POW = op("pow", "PowBackward0", np.power, jvp="elementwise", args=("exponent",),
@@ -489,10 +547,12 @@ POW_SCALAR_BASE = op("pow", "PowBackward2", K.pow_scalar_base, jvp="elementwise"
                      exponent=lambda grad, self, exponent, result:
                          F.pow_backward_exponent(grad, self, exponent, result))
 # Ties split the gradient in half between the two inputs, as torch does.
-MAXIMUM = op("maximum", "MaximumBackward0", np.maximum, jvp="elementwise",
+MAXIMUM = op("maximum", "MaximumBackward0", K.maximum,
+             jvp="elementwise",
              self=lambda grad, self, other: F.tie_split(grad, self, other, self < other),
              other=lambda grad, self, other: F.tie_split(grad, self, other, self > other))
-MINIMUM = op("minimum", "MinimumBackward0", np.minimum, jvp="elementwise",
+MINIMUM = op("minimum", "MinimumBackward0", K.minimum,
+             jvp="elementwise",
              self=lambda grad, self, other: F.tie_split(grad, self, other, self > other),
              other=lambda grad, self, other: F.tie_split(grad, self, other, self < other))
 WHERE = op("where", "WhereBackward0", K.where, jvp="elementwise",
@@ -576,14 +636,18 @@ MEAN = op("mean", "MeanBackward0", K.mean_all, jvp="linear",
               np.broadcast_to(grad / self_sym_numel, self_sym_sizes)),
           on_batches=dict(self=lambda grad, self_sym_sizes, self_sym_numel:
               K.expand_batch(grad / self_sym_numel, self_sym_sizes)))
-MEAN_DIM = op("mean", "MeanBackward1", K.mean_dim, jvp="linear", args=("dim", "keepdim"),
-              self=lambda grad, self_sym_sizes, dim, keepdim:
+# (self_sym_numel: torch's mean_backward reads it for an empty dim list; saved as torch does)
+MEAN_DIM = op("mean", "MeanBackward1", K.mean_dim,
+              jvp="linear", args=("dim", "keepdim"),
+              self=lambda grad, self_sym_sizes, dim, self_sym_numel, keepdim:
                   F.mean_backward(grad, self_sym_sizes, dim, keepdim),
-              on_arrays=dict(self=lambda grad, self_sym_sizes, dim, keepdim:
+              on_arrays=dict(self=lambda grad, self_sym_sizes, dim, self_sym_numel, keepdim:
                   K.mean_backward(grad, self_sym_sizes, dim, keepdim)),
-              on_batches=dict(self=lambda grad, self_sym_sizes, dim, keepdim: K.mean_backward(
-                  grad, K.batch_sizes(grad, self_sym_sizes), K.batch_dims(dim), keepdim)))
-VAR = op("var", "VarBackward0", K.var, jvp="reduction", args=("dim", "correction", "keepdim"),
+              on_batches=dict(self=lambda grad, self_sym_sizes, dim, self_sym_numel, keepdim:
+                  K.mean_backward(grad, K.batch_sizes(grad, self_sym_sizes),
+                                  K.batch_dims(dim), keepdim)))
+VAR = op("var", "VarBackward0", K.var,
+         jvp="reduction", args=("dim", "correction", "keepdim"),
          self=lambda grad, self, dim, correction, keepdim:
              F.var_backward(grad, self, dim, correction, keepdim))
 STD = op("std", "StdBackward0", K.std, jvp="reduction", args=("dim", "correction", "keepdim"),
@@ -641,21 +705,34 @@ LOG_SOFTMAX = op("log_softmax", "LogSoftmaxBackward0", K.log_softmax, args=("dim
 # for a batch of gradients: reshape to a batch of the input's sizes
 _RESHAPE_BATCH = dict(self=lambda grad, self_sym_sizes:
                       grad.reshape(K.batch_sizes(grad, self_sym_sizes)))
-VIEW = op("view", "ViewBackward0", K.view, jvp="linear", view=True, args=("size",), on_arrays=True,
+_RESHAPE_DIM_BATCH = dict(self=lambda grad, self_sym_sizes, dim:
+                          grad.reshape(K.batch_sizes(grad, self_sym_sizes)))
+VIEW = op("view", "ViewBackward0", K.view,
+          jvp="linear", view=True, args=("size",), on_arrays=True,
           on_batches=_RESHAPE_BATCH,
           self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
-UNSAFE_VIEW = op("reshape", "UnsafeViewBackward0", K.reshape, jvp="linear",
-                 args=("size",), on_arrays=True,
+RESHAPE_ALIAS = op("reshape", "ReshapeAliasBackward0", K.view,
+                   jvp="linear", view=True, args=("size",),
+                   on_arrays=True, on_batches=_RESHAPE_BATCH,
+                   self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+UNSAFE_VIEW = op("reshape", "UnsafeViewBackward0", K.reshape,
+                 jvp="linear", args=("size",), on_arrays=True,
                  on_batches=_RESHAPE_BATCH,
                  self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
 SQUEEZE = op("squeeze", "SqueezeBackward0", K.squeeze, jvp="linear", view=True, args=("dim",),
              on_arrays=True, on_batches=_RESHAPE_BATCH,
              self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
-SQUEEZE_DIM = op("squeeze", "SqueezeBackward1", K.squeeze, jvp="linear", view=True, args=("dim",),
-                 on_arrays=True, on_batches=_RESHAPE_BATCH,
-                 self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
-UNSQUEEZE = op("unsqueeze", "UnsqueezeBackward0", K.unsqueeze, jvp="linear",
-               view=True, args=("dim",),
+# squeeze(int) and squeeze(tuple) save their dim (an int, a tuple) as torch's nodes do
+SQUEEZE_DIM = op("squeeze", "SqueezeBackward1", K.squeeze,
+                 jvp="linear", view=True, args=("dim",),
+                 on_arrays=True, on_batches=_RESHAPE_DIM_BATCH,
+                 self=lambda grad, self_sym_sizes, dim: grad.reshape(self_sym_sizes))
+SQUEEZE_DIMS = op("squeeze", "SqueezeBackward2", K.squeeze,
+                  jvp="linear", view=True, args=("dim",),
+                  on_arrays=True, on_batches=_RESHAPE_DIM_BATCH,
+                  self=lambda grad, self_sym_sizes, dim: grad.reshape(self_sym_sizes))
+UNSQUEEZE = op("unsqueeze", "UnsqueezeBackward0", K.unsqueeze,
+               jvp="linear", view=True, args=("dim",),
                on_arrays=True, on_batches=dict(self=lambda grad, dim: grad.squeeze(dim + 1)),
                self=lambda grad, dim: grad.squeeze(dim))
 TRANSPOSE = op("transpose", "TransposeBackward0", K.transpose, jvp="linear",
@@ -679,22 +756,35 @@ EXPAND = op("expand", "ExpandBackward0", K.expand, jvp="linear", view=True, args
                 K.sum_to(grad, self_sym_sizes, batched=True)))
 
 # ======================= indexing, joining, splitting =======================
-SELECT = op("select", "SelectBackward0", K.select, jvp="linear", view=True, args=("dim", "index"),
+# x[...] and x[:, :]: a new tensor on the same memory, as torch
+ALIAS = op("alias", "AliasBackward0", K.alias,
+           jvp="linear", view=True, on_arrays=True, on_batches=True,
+           self=lambda grad: grad)
+SELECT = op("select", "SelectBackward0", K.select,
+            jvp="linear", view=True, args=("dim", "index"),
             self=lambda grad, self_sym_sizes, dim, index:
                 F.select_backward(grad, self_sym_sizes, dim, index))
 SLICE = op("slice", "SliceBackward0", K.slice_, jvp="linear",
            view=True, args=("dim", "start", "end", "step"),
            self=lambda grad, self_sym_sizes, dim, start, end, step:
                F.slice_backward(grad, self_sym_sizes, dim, start, end, step))
-AS_STRIDED = op("as_strided", "AsStridedBackward0", K.take_flat, jvp="linear",
-                args=("size", "flat_indices"),
+AS_STRIDED = op("as_strided", "AsStridedBackward0", K.take_flat,
+                jvp="linear", args=("size", "flat_indices"),
+                hidden=("self_sym_sizes", "self_sym_numel", "flat_indices"),
                 self=lambda grad, self_sym_sizes, self_sym_numel, flat_indices:
                     F.index_backward(grad, (self_sym_numel,), (flat_indices,))
                     .reshape(self_sym_sizes))
 INDEX = op("index", "IndexBackward0", K.index, jvp="linear", args=("indices",),
            self=lambda grad, self_sym_sizes, indices:
                F.index_backward(grad, self_sym_sizes, indices))
-SELECT_BACKWARD = op("select_backward", "SelectBackwardBackward0", K.select_backward, jvp="linear",
+THRESHOLD_BACKWARD = op("threshold_backward", "ThresholdBackwardBackward0", K.threshold_backward,
+                        jvp="elementwise",
+                        args=("threshold",),
+                        grad_output=lambda grad, self, threshold:
+                            F.threshold_backward(grad, self, threshold),
+                        self=lambda grad: F.zeros_like(grad))
+SELECT_BACKWARD = op("select_backward", "SelectBackwardBackward0", K.select_backward,
+                     jvp="linear",
                      args=("input_sizes", "dim", "index"),
                      grad_output=lambda grad, dim, index: grad.select(dim, index))
 SLICE_BACKWARD = op("slice_backward", "SliceBackwardBackward0", K.slice_backward, jvp="linear",
@@ -709,9 +799,10 @@ INDEX_PUT = op("index_put", "IndexPutBackward0", K.index_put, jvp="linear",
                self=lambda grad, indices, accumulate:
                    grad if accumulate else F.index_put(grad, indices, 0),
                values=lambda grad, indices: F.index(grad, indices))
-GATHER = op("gather", "GatherBackward0", K.gather, jvp="linear", args=("dim",),
-            self=lambda grad, self_sym_sizes, dim, index:
-                F.scatter_add(F.zeros(self_sym_sizes, grad), dim, index, grad),
+GATHER = op("gather", "GatherBackward0", K.gather,
+            jvp="linear", args=("dim", "sparse_grad"),
+            self=lambda grad, self, dim, index, sparse_grad:
+                F.scatter_add(F.zeros(self.shape, grad), dim, index, grad),
             index=ND)
 SCATTER = op("scatter", "ScatterBackward0", K.scatter, jvp="linear", args=("dim",),
              self=lambda grad, dim, index: grad.scatter(dim, index, 0),
@@ -732,12 +823,233 @@ STACK = op("stack", "StackBackward0", K.stack, jvp="linear", args=("dim",), vari
 UNBIND = op("unbind", "UnbindBackward0", K.unbind, jvp="linear",
             view=True, args=("dim",), outputs=MANY,
             self=lambda grads, dim: F.stack(grads, dim))
-SPLIT = op("split", "SplitBackward0", K.split, jvp="linear",
-           view=True, args=("split_size", "dim"), outputs=MANY,
-           self=lambda grads, dim: F.cat(grads, dim))
+SPLIT = op("split", "SplitBackward0", K.split,
+           jvp="linear", view=True, args=("split_size", "dim"), outputs=MANY,
+           self=lambda grads, self_sym_sizes, split_size, dim: F.cat(grads, dim))
 SPLIT_WITH_SIZES = op("split_with_sizes", "SplitWithSizesBackward0", K.split_with_sizes,
                       jvp="linear", view=True,
                       args=("split_sizes", "dim"), outputs=MANY,
-                      self=lambda grads, dim: F.cat(grads, dim))
+                      self=lambda grads, self_sym_sizes, split_sizes, dim: F.cat(grads, dim))
+
+# ======================= activations =======================
+ERF = op("erf", "ErfBackward0", K.erf,
+         jvp="elementwise", self=lambda grad, self: F.erf_backward(grad, self),
+         on_arrays=dict(self=lambda grad, self:
+             grad * (2 / np.sqrt(np.pi)) * np.exp(-self * self)), on_batches=True)
+GELU = op("gelu", "GeluBackward0", K.gelu,
+          jvp="elementwise", args=("approximate",), on_batches=True,
+          self=lambda grad, self, approximate: F.gelu_backward(grad, self, approximate),
+          on_arrays=dict(self=lambda grad, self, approximate:
+              K.gelu_backward(grad, self, approximate)))
+SILU = op("silu", "SiluBackward0", K.silu,
+          jvp="elementwise", self=lambda grad, self: F.silu_backward(grad, self),
+          on_arrays=dict(self=lambda grad, self: K.silu_backward(grad, self)), on_batches=True)
+SOFTPLUS = op("softplus", "SoftplusBackward0", K.softplus,
+              jvp="elementwise", args=("beta", "threshold"),
+              self=lambda grad, self, beta, threshold:
+                  F.softplus_backward(grad, self, beta, threshold),
+              on_arrays=dict(self=lambda grad, self, beta, threshold:
+                  K.softplus_backward(grad, self, beta, threshold)), on_batches=True)
+# leaky_relu'(0) = negative_slope: the gradient passes whole only where x > 0 (as torch)
+LEAKY_RELU = op("leaky_relu", "LeakyReluBackward0", K.leaky_relu,
+                jvp="elementwise", args=("negative_slope",),
+                self=lambda grad, self, negative_slope:
+                    F.where(self > 0, grad, grad * negative_slope),
+                on_arrays=dict(self=lambda grad, self, negative_slope:
+                    np.where(self > 0, grad, grad * negative_slope)), on_batches=True)
+# in place, the input is gone: the output's sign says which side it was on
+LEAKY_RELU_ = op("leaky_relu_", "LeakyReluBackward1", K.leaky_relu,
+                 jvp="elementwise", args=("negative_slope",),
+                 self=lambda grad, result, negative_slope:
+                     F.where(result > 0, grad, grad * negative_slope),
+                 on_arrays=dict(self=lambda grad, result, negative_slope:
+                     np.where(result > 0, grad, grad * negative_slope)), on_batches=True)
+ELU = op("elu", "EluBackward0", K.elu,
+         jvp="elementwise", args=("alpha", "scale", "input_scale"),
+         self=lambda grad, self, alpha, scale, input_scale:
+             F.elu_backward(grad, alpha, scale, input_scale, self=self),
+         on_arrays=dict(self=lambda grad, self, alpha, scale, input_scale:
+             K.elu_backward(grad, alpha, scale, input_scale, self=self)), on_batches=True)
+ELU_ = op("elu_", "EluBackward1", K.elu,
+          jvp="elementwise", args=("alpha", "scale", "input_scale"),
+          self=lambda grad, result, alpha, scale, input_scale:
+              F.elu_backward(grad, alpha, scale, input_scale, result=result),
+          on_arrays=dict(self=lambda grad, result, alpha, scale, input_scale:
+              K.elu_backward(grad, alpha, scale, input_scale, result=result)), on_batches=True)
+BERNOULLI = op("bernoulli", "BernoulliBackward0", K.bernoulli,
+               jvp="elementwise", args=("generator",),
+               self=lambda grad: F.zeros_like(grad))
+
+# ======================= losses (one node each, as torch's) =======================
+# reduction is torch's enum: 0 none, 1 mean, 2 sum
+MSE_LOSS = op("mse_loss", "MseLossBackward0", K.mse_loss, args=("reduction",),
+              jvp=lambda self_t, target_t, self, target, reduction: F.reduce_loss(
+                  F.mse_loss_backward(1, self, target, 0) * (self_t - target_t), reduction),
+              self=lambda grad, self, target, reduction:
+                  F.mse_loss_backward(grad, self, target, reduction),
+              target=lambda grad, self, target, reduction:
+                  -F.mse_loss_backward(grad, self, target, reduction),
+              on_arrays=dict(self=lambda grad, self, target, reduction:
+                                 K.mse_loss_backward(grad, self, target, reduction),
+                             target=lambda grad, self, target, reduction:
+                                 -K.mse_loss_backward(grad, self, target, reduction)))
+SMOOTH_L1_LOSS = op("smooth_l1_loss", "SmoothL1LossBackward0", K.smooth_l1_loss,
+                    jvp=lambda self_t, target_t, self, target, reduction, beta: F.reduce_loss(
+                        F.smooth_l1_loss_backward(1, self, target, 0, beta) * (self_t - target_t),
+                        reduction),
+                    args=("reduction", "beta"),
+                    self=lambda grad, self, target, reduction, beta:
+                        F.smooth_l1_loss_backward(grad, self, target, reduction, beta),
+                    target=lambda grad, self, target, reduction, beta:
+                        -F.smooth_l1_loss_backward(grad, self, target, reduction, beta))
+HUBER_LOSS = op("huber_loss", "HuberLossBackward0", K.huber_loss, args=("reduction", "delta"),
+                jvp=lambda self_t, target_t, self, target, reduction, delta: F.reduce_loss(
+                    F.huber_loss_backward(1, self, target, 0, delta) * (self_t - target_t),
+                    reduction),
+                self=lambda grad, self, target, reduction, delta:
+                    F.huber_loss_backward(grad, self, target, reduction, delta),
+                target=lambda grad, self, target, reduction, delta:
+                    -F.huber_loss_backward(grad, self, target, reduction, delta))
+BINARY_CROSS_ENTROPY = op(
+    "binary_cross_entropy", "BinaryCrossEntropyBackward0", K.binary_cross_entropy,
+    jvp=lambda self_t, target_t, self, target, weight, reduction: F.reduce_loss(
+        F.binary_cross_entropy_backward(self_t, self, target, weight, 0)
+        + F.binary_cross_entropy_target_backward(target_t, self, target, weight, 0), reduction),
+    args=("reduction",),
+    self=lambda grad, self, target, weight, reduction:
+        F.binary_cross_entropy_backward(grad, self, target, weight, reduction),
+    target=lambda grad, self, target, weight, reduction:
+        F.binary_cross_entropy_target_backward(grad, self, target, weight, reduction),
+    weight=ND)
+BINARY_CROSS_ENTROPY_WITH_LOGITS = op(
+    "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
+    K.binary_cross_entropy_with_logits, args=("reduction",),
+    jvp=lambda self_t, target_t, self, target, weight, pos_weight, reduction: F.reduce_loss(
+        F.bce_with_logits_backward(self_t, self, target, weight, pos_weight, 0)
+        + F.bce_with_logits_target_backward(target_t, self, target, weight, pos_weight, 0),
+        reduction),
+    self=lambda grad, self, target, weight, pos_weight, reduction:
+        F.bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction),
+    target=lambda grad, self, target, weight, pos_weight, reduction:
+        F.bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction),
+    weight=ND, pos_weight=ND)
+# nll_loss's second output is the total weight the mean divides by (saved, as torch)
+_NLL = dict(jvp="linear", args=("reduction", "ignore_index"), outputs=("result", "total_weight"),
+            nondiff_outputs=("total_weight",),
+            self=lambda grad, self, target, weight, reduction, ignore_index, total_weight:
+                F.nll_loss_backward(grad, self, target, weight, reduction, ignore_index,
+                                    total_weight),
+            target=ND, weight=ND)  # (inputs in the forward's order)
+NLL_LOSS = op("nll_loss", "NllLossBackward0", K.nll_loss, **_NLL)
+NLL_LOSS2D = op("nll_loss2d", "NllLoss2DBackward0", K.nll_loss, **_NLL)  # (N, C, H, W) inputs
+# mean (result1) and 1/std (result2) are outputs, saved; the formulas use them
+NATIVE_LAYER_NORM = op(
+    "native_layer_norm", "NativeLayerNormBackward0", K.native_layer_norm,
+    jvp=lambda input_t, weight_t, bias_t, input, weight, normalized_shape, result1, result2:
+        F.layer_norm_jvp(input_t, weight_t, bias_t, input, weight, normalized_shape, result1,
+                         result2),
+    args=("normalized_shape", "eps"), outputs=("result", "result1", "result2"),
+    nondiff_outputs=("result1", "result2"),
+    input=lambda grad, input, weight, normalized_shape, result1, result2:
+        F.layer_norm_backward_input(grad, input, weight, normalized_shape, result1, result2),
+    weight=lambda grad, input, normalized_shape, result1, result2:
+        F.layer_norm_backward_weight(grad, input, normalized_shape, result1, result2),
+    bias=lambda grad, normalized_shape, bias: F.sum_to(grad, bias.shape))
+
+# ======================= reductions with two results, scans =======================
+VAR_MEAN = op("var_mean", "VarMeanBackward0", K.var_mean, args=("dim", "correction", "keepdim"),
+              jvp=lambda self_t, self, dim, correction, keepdim, result0:
+                  F.var_mean_jvp(self_t, self, dim, correction, keepdim, result0),
+              outputs=("result0", "result1"),
+              self=lambda grads, self, dim, correction, keepdim:
+                  F.var_mean_backward(grads, self, dim, correction, keepdim))
+STD_MEAN = op("std_mean", "StdMeanBackward0", K.std_mean, args=("dim", "correction", "keepdim"),
+              jvp=lambda self_t, self, dim, correction, keepdim, result0:
+                  F.var_mean_jvp(self_t, self, dim, correction, keepdim, result0, std=True),
+              outputs=("result0", "result1"),
+              self=lambda grads, self, dim, correction, keepdim, result0:
+                  F.std_mean_backward(grads, self, dim, correction, keepdim, result0))
+CUMSUM = op("cumsum", "CumsumBackward0", K.cumsum,
+            jvp="linear", args=("dim",),
+            self=lambda grad, dim: F.reverse_cumsum(grad, dim),
+            on_arrays=dict(self=lambda grad, dim: K.reverse_cumsum(grad, dim)),
+            on_batches=dict(self=lambda grad, dim: K.reverse_cumsum(grad, dim + 1)))
+CUMPROD = op("cumprod", "CumprodBackward0", K.cumprod,
+             args=("dim",),
+             jvp=lambda self_t, self, dim, result: F.cumprod_jvp(self_t, self, dim, result),
+             self=lambda grad, self, dim, result: F.cumprod_backward(grad, self, dim, result))
+
+# ======================= reordering, repeating =======================
+FLIP = op("flip", "FlipBackward0", K.flip,
+          jvp="linear", args=("dims",),
+          self=lambda grad, dims: grad.flip(dims),
+          on_arrays=dict(self=lambda grad, dims: np.flip(grad, dims)),
+          on_batches=dict(self=lambda grad, dims: np.flip(grad, K.batch_dims(dims))))
+ROLL = op("roll", "RollBackward0", K.roll,
+          jvp="linear", args=("shifts", "dims"),
+          self=lambda grad, shifts, dims: grad.roll(tuple(-s for s in shifts), dims))
+REPEAT = op("repeat", "RepeatBackward0", K.repeat,
+            jvp="linear", args=("repeats",),
+            self=lambda grad, repeats, self_sym_sizes:
+                F.repeat_backward(grad, repeats, self_sym_sizes))
+TRIU = op("triu", "TriuBackward0", K.triu,
+          jvp="linear", args=("diagonal",), on_batches=True,
+          self=lambda grad, diagonal: grad.triu(diagonal),
+          on_arrays=dict(self=lambda grad, diagonal: np.triu(grad, diagonal)))
+TRIL = op("tril", "TrilBackward0", K.tril,
+          jvp="linear", args=("diagonal",), on_batches=True,
+          self=lambda grad, diagonal: grad.tril(diagonal),
+          on_arrays=dict(self=lambda grad, diagonal: np.tril(grad, diagonal)))
+# transpose_ changes the tensor's own shape (see Tensor.transpose_)
+TRANSPOSE_ = op("transpose_", "TransposeBackward1", K.transpose,
+                jvp=lambda self_t, dim0, dim1: self_t.transpose(dim0, dim1), args=("dim0", "dim1"),
+                self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1))
+
+# ======================= selecting, sorting =======================
+SORT = op("sort", "SortBackward0", K.sort,
+          jvp=lambda self_t, dim, indices: self_t.gather(dim, indices), args=("dim", "descending"),
+          outputs=("values", "indices"), nondiff_outputs=("indices",),
+          self=lambda grad, dim, indices, self_sym_sizes:
+              F.value_selecting_backward(grad, dim, indices, self_sym_sizes, True))
+TOPK = op("topk", "TopkBackward0", K.topk,
+          args=("k", "dim", "largest", "sorted"),
+          jvp=lambda self_t, dim, indices: self_t.gather(dim, indices),
+          outputs=("values", "indices"), nondiff_outputs=("indices",),
+          self=lambda grad, dim, indices, self_sym_sizes:
+              F.value_selecting_backward(grad, dim, indices, self_sym_sizes, True))
+INDEX_SELECT = op("index_select", "IndexSelectBackward0", K.index_select,
+                  jvp="linear", args=("dim",),
+                  self=lambda grad, self_sym_sizes, dim, index:
+                      F.index_select_backward(grad, self_sym_sizes, dim, index),
+                  index=ND)
+INDEX_ADD = op("index_add", "IndexAddBackward0", K.index_add,
+               jvp="linear", args=("dim", "alpha"),
+               self=lambda grad: grad,
+               index=ND,
+               source=lambda grad, dim, index, source, source_dim, alpha:
+                   F.index_add_source_backward(grad, dim, index, source, source_dim, alpha))
+
+
+# ======================= type promotion =======================
+def _promoting(kind, *specs, args=(), always=False):
+    """torch's type promotion (dtypes.result_type) gives these ops' result dtype from their
+    differentiable inputs and the scalar arguments `args`: "promote"; "float" also makes an
+    integer result the default float dtype (true division, exp, ...). The forward asks for
+    it when an operand's dtype is not numpy's result's (`dtype_check` 1 or 2: the first one
+    or two inputs), or `always` (3: variadic, three inputs, arguments that promote an
+    integer result numpy keeps)."""
+    for spec in specs:
+        spec.promotion, spec.promoted_args = kind, tuple(spec.args.index(a) for a in args)
+        n = len(spec.diff_positions)
+        spec.dtype_check = 3 if always or spec.variadic or n > 2 or spec.diff_positions[0] else n
+
+
+_promoting("promote", ADD, SUB, MUL, MAXIMUM, MINIMUM, WHERE, POW_TENSOR, CAT, STACK)
+_promoting("promote", CLAMP, args=("min", "max"), always=True)
+_promoting("promote", RSUB, args=("other",))
+_promoting("promote", POW, args=("exponent",))
+_promoting("promote", POW_SCALAR_BASE, args=("self",))
+_promoting("float", DIV, EXP, LOG, LOG1P, EXPM1, SQRT, RSQRT, RECIPROCAL, SIN, COS, TAN, TANH,
+           SIGMOID)
 
 TABLE = {name: value for name, value in globals().items() if isinstance(value, OpSpec)}

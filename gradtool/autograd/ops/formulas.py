@@ -89,7 +89,8 @@ def var_backward(grad, self, dim, correction, keepdim):
     # d var / dx = 2 (x - mean) / (N - correction)
     n = int(np.prod([self.shape[d] for d in dim]))
     grad = restore_reduced_dims(grad, dim, keepdim)
-    return (2.0 / (n - correction)) * grad * (self - self.mean(dim, keepdim=True))
+    scale = 2.0 / (n - correction) if n != correction else float("inf")  # (nan, as torch)
+    return scale * grad * (self - self.mean(dim, keepdim=True))
 
 
 def std_backward(grad, self, dim, correction, keepdim, result):
@@ -238,6 +239,10 @@ def slice_backward(grad, sizes, dim, start, end, step):
     return T.call(T.D.SLICE_BACKWARD, (grad,), (sizes, dim, start, end, step))
 
 
+def threshold_backward(grad, self, threshold):
+    return T.call(T.D.THRESHOLD_BACKWARD, (grad, self), (threshold,))
+
+
 def index_backward(grad, sizes, indices):
     return T.call(T.D.INDEX_BACKWARD, (grad,), (sizes, indices))
 
@@ -252,3 +257,224 @@ def cat_backward(grad, sizes, dim):
 
 def ones_like(t):
     return T.Tensor._wrap(np.ones_like(t._data))
+# ---- activations ----
+def softplus(t, beta=1, threshold=20):
+    return T.call(T.D.SOFTPLUS, (t,), (beta, threshold))
+
+
+def erf_backward(grad, self):
+    return grad * (2 / np.sqrt(np.pi)) * (-self * self).exp()
+
+
+def gelu_backward(grad, self, approximate):
+    if approximate == "tanh":
+        k = np.sqrt(2 / np.pi)
+        t = (k * (self + 0.044715 * self ** 3)).tanh()
+        slope = k * (1 + 3 * 0.044715 * self * self)  # d(inner)/dx
+        return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * slope)
+    cdf = 0.5 * (1 + (self * (1 / np.sqrt(2))).erf())
+    pdf = (-0.5 * self * self).exp() * (1 / np.sqrt(2 * np.pi))
+    return grad * (cdf + self * pdf)
+
+
+def silu_backward(grad, self):
+    s = self.sigmoid()
+    return grad * s * (1 + self * (1 - s))
+
+
+def softplus_backward(grad, self, beta, threshold):
+    return where(self * beta > threshold, grad, grad * (self * beta).sigmoid())
+
+
+def elu_backward(grad, alpha, scale, input_scale, self=None, result=None):
+    """From the input (EluBackward0) or, in place, from the output (EluBackward1)."""
+    if result is not None:  # exp(x s) alpha scale = result + alpha scale where x <= 0
+        return where(result > 0, grad * scale, grad * input_scale * (result + alpha * scale))
+    negative = grad * (input_scale * alpha * scale) * (self * input_scale).exp()
+    return where(self > 0, grad * scale, negative)
+
+
+# ---- losses (reduction: 0 none, 1 mean, 2 sum) ----
+def per_element(grad, reduction, numel):
+    """The gradient of each element's loss: grad itself (none), or the reduced loss's grad
+    spread over the elements (divided by their number for the mean)."""
+    return grad / numel if reduction == 1 else grad
+
+
+def mse_loss_backward(grad, self, target, reduction):
+    diff = self - target
+    return 2 * diff * per_element(grad, reduction, diff.numel())
+
+
+def smooth_l1_loss_backward(grad, self, target, reduction, beta):
+    diff = self - target
+    slope = diff.sign() if beta == 0 else where(diff.abs() < beta, diff / beta, diff.sign())
+    return slope * per_element(grad, reduction, diff.numel())
+
+
+def huber_loss_backward(grad, self, target, reduction, delta):
+    diff = self - target
+    slope = where(diff.abs() <= delta, diff, diff.sign() * delta)
+    return slope * per_element(grad, reduction, diff.numel())
+
+
+def _numel(*shapes):
+    return int(np.prod(np.broadcast_shapes(*shapes)))
+
+
+def binary_cross_entropy_backward(grad, self, target, weight, reduction):
+    # (x - t) / (x (1 - x)), the denominator kept off 0 as torch (EPSILON = 1e-12)
+    g = grad * (self - target) / ((1 - self) * self).clamp(min=1e-12)
+    g = g if weight is None else g * weight
+    return per_element(g, reduction, _numel(self.shape, target.shape))
+
+
+def binary_cross_entropy_target_backward(grad, self, target, weight, reduction):
+    g = grad * ((-self).log1p() - self.log())
+    g = g if weight is None else g * weight
+    return per_element(g, reduction, _numel(self.shape, target.shape))
+
+
+def bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction):
+    s = self.sigmoid()
+    g = s - target if pos_weight is None else s - target - (pos_weight - 1) * target * (1 - s)
+    g = grad * g if weight is None else grad * g * weight
+    return per_element(g, reduction, _numel(self.shape, target.shape))
+
+
+def bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction):
+    g = -self if pos_weight is None else (
+        -self + (pos_weight - 1) * softplus(-self))
+    g = grad * g if weight is None else grad * g * weight
+    return per_element(g, reduction, _numel(self.shape, target.shape))
+
+
+def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight):
+    """-grad * weight[target] at each target's class, 0 elsewhere (linear in grad)."""
+    class_dim = 0 if self.dim() == 1 else 1
+    w, safe = K.nll_loss_weights(self._data, target._data, None if weight is None else
+                                 weight._data, ignore_index)
+    coef = T.Tensor._wrap(-w)
+    g = grad * coef if reduction == 0 else (
+        grad / total_weight if reduction == 1 else grad) * coef
+    if reduction == 1 and not w.all():  # ignored targets get 0, even when all are (0/0)
+        g = where(T.Tensor._wrap(w != 0), g, 0)
+    index = T.Tensor._wrap(np.expand_dims(safe, class_dim))
+    return scatter_add(zeros(self.shape, g), class_dim, index, g.unsqueeze(class_dim))
+
+
+def layer_norm_stats(input, normalized_shape, result1, result2):
+    """mean and 1/std over the normalized dims. Building a double-backward graph, they are
+    functions of input (so their derivatives are in it): 1/std from the saved one, as
+    (var(x) - var(x0) + rstd0^-2)^(-1/2), since eps is not saved (as torch)."""
+    if not T.grad_mode.state.grad_enabled:
+        return result1, result2
+    dims = tuple(range(-len(normalized_shape), 0))
+    var = input.var(dims, correction=0, keepdim=True)
+    rstd = (var - var.detach() + result2 ** -2) ** -0.5
+    return input.mean(dims, keepdim=True), rstd
+
+
+def layer_norm_backward_input(grad, input, weight, normalized_shape, result1, result2):
+    mean, rstd = layer_norm_stats(input, normalized_shape, result1, result2)
+    dims = tuple(range(-len(normalized_shape), 0))
+    xhat = (input - mean) * rstd
+    g = grad if weight is None else grad * weight
+    return rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
+
+
+def reduce_loss(loss, reduction):
+    """Each element's loss reduced as the loss was (the jvp of a loss from its elements')."""
+    return loss if reduction == 0 else (loss.mean() if reduction == 1 else loss.sum())
+
+
+def layer_norm_jvp(input_t, weight_t, bias_t, input, weight, normalized_shape, result1,
+                   result2):
+    """x_hat's tangent (the projection its backward applies, which is symmetric), then the
+    affine part: d(x_hat w + b) = dx_hat w + x_hat dw + db."""
+    dims = tuple(range(-len(normalized_shape), 0))
+    xhat = (input - result1) * result2
+    xhat_t = result2 * (input_t - input_t.mean(dims, keepdim=True)
+                        - xhat * (input_t * xhat).mean(dims, keepdim=True))
+    out = xhat_t if weight is None else xhat_t * weight + xhat * weight_t
+    return out + bias_t  # (0 without a bias)
+
+
+def layer_norm_backward_weight(grad, input, normalized_shape, result1, result2):
+    mean, rstd = layer_norm_stats(input, normalized_shape, result1, result2)
+    return sum_to(grad * ((input - mean) * rstd), normalized_shape)
+
+
+# ---- reductions and scans ----
+def var_mean_backward(grads, self, dim, correction, keepdim):
+    grad_var, grad_mean = grads
+    return (var_backward(grad_var, self, dim, correction, keepdim)
+            + mean_backward(grad_mean, self.shape, dim, keepdim))
+
+
+def std_mean_backward(grads, self, dim, correction, keepdim, result0):
+    grad_std, grad_mean = grads
+    return (std_backward(grad_std, self, dim, correction, keepdim, result0)
+            + mean_backward(grad_mean, self.shape, dim, keepdim))
+
+
+def var_mean_jvp(self_t, self, dim, correction, keepdim, result0, std=False):
+    """[tangent of var (or std), tangent of mean]: each reads one slice along `dim`."""
+    ones = ones_like(result0)
+    d = (std_backward(ones, self, dim, correction, keepdim, result0) if std else
+         var_backward(ones, self, dim, correction, keepdim))
+    return [(d * self_t).sum(dim, keepdim=keepdim), self_t.mean(dim, keepdim=keepdim)]
+
+
+def reverse_cumsum(grad, dim):
+    return grad.flip(dim).cumsum(dim).flip(dim)
+
+
+def cumprod_backward(grad, self, dim, result):
+    """sum over k >= i of grad_k * result_k / x_i; with a zero in the slice, the products of
+    the others are formed directly (O(n^2), as prod's backward does)."""
+    if not (self == 0).any().item():
+        return reverse_cumsum(grad * result, dim) / self
+    n = self.shape[dim]
+    moved = self.transpose(dim, -1)
+    rows = moved.unsqueeze(-2).expand(tuple(moved.shape[:-1]) + (n, n))  # row i: x, x_i -> 1
+    eye = T.Tensor._wrap(np.eye(n, dtype=bool))
+    upper = T.Tensor._wrap(np.triu(np.ones((n, n), dtype=bool)))  # k >= i
+    partial = where(eye, 1, rows).cumprod(-1)  # [.., i, k]: prod_{j <= k, j != i} x_j
+    g = grad.transpose(dim, -1).unsqueeze(-2)
+    return where(upper, partial * g, 0).sum(-1).transpose(-1, dim)
+
+
+def cumprod_jvp(self_t, self, dim, result):
+    """sum over i <= k of t_i * prod_{j <= k, j != i} x_j: result * cumsum(t / x) without a
+    zero in x, else the products of the others formed directly (as cumprod_backward)."""
+    if not (self == 0).any().item():
+        return result * (self_t / self).cumsum(dim)
+    n = self.shape[dim]
+    moved = self.transpose(dim, -1)
+    rows = moved.unsqueeze(-2).expand(tuple(moved.shape[:-1]) + (n, n))  # row i: x, x_i -> 1
+    eye = T.Tensor._wrap(np.eye(n, dtype=bool))
+    upper = T.Tensor._wrap(np.triu(np.ones((n, n), dtype=bool)))  # k >= i
+    partial = where(eye, 1, rows).cumprod(-1)  # [.., i, k]: prod_{j <= k, j != i} x_j
+    t = self_t.transpose(dim, -1).unsqueeze(-1)
+    return where(upper, partial * t, 0).sum(-2).transpose(-1, dim)
+
+
+def repeat_backward(grad, repeats, sizes):
+    """Each copy's gradient summed back: grad viewed as (r0, s0, r1, s1, ...)."""
+    padded = (1,) * (len(repeats) - len(sizes)) + tuple(sizes)
+    split = [n for pair in zip(repeats, padded) for n in pair]
+    return grad.reshape(split).sum(tuple(range(0, len(split), 2))).reshape(sizes)
+
+
+def index_add(t, dim, index, source, alpha=1):
+    return T.call(T.D.INDEX_ADD, (t, index, source), (dim, alpha))
+
+
+def index_select_backward(grad, sizes, dim, index):
+    return index_add(zeros(sizes, grad), dim, index, grad)
+
+
+def index_add_source_backward(grad, dim, index, source, source_dim, alpha):
+    g = scale(grad.index_select(dim, index), alpha)
+    return g.reshape(source.shape) if source_dim == 0 else g  # a 0-d source: one element

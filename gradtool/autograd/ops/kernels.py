@@ -5,15 +5,87 @@ import numpy as np
 
 
 def add(self, other, alpha):
-    return self + other if alpha == 1 else self + other * alpha
+    out = self + other if alpha == 1 else self + other * alpha
+    return out if _c_ordered(self) else torch_layout(out, self, other)
 
 
 def sub(self, other, alpha):
-    return self - other if alpha == 1 else self - other * alpha
+    out = self - other if alpha == 1 else self - other * alpha
+    return out if _c_ordered(self) else torch_layout(out, self, other)
 
 
-def rsub(self, other):
-    return other - self
+def mul(self, other):
+    out = np.multiply(self, other)
+    return out if _c_ordered(self) else torch_layout(out, self, other)
+
+
+def div(self, other):
+    out = np.true_divide(self, other)
+    return out if _c_ordered(self) else torch_layout(out, self, other)
+
+
+def maximum(self, other):
+    out = np.maximum(self, other)
+    return out if _c_ordered(self) else torch_layout(out, self, other)
+
+
+def minimum(self, other):
+    out = np.minimum(self, other)
+    return out if _c_ordered(self) else torch_layout(out, self, other)
+
+
+def _contiguous(a):
+    # (np.ascontiguousarray makes a 0-d array 1-d)
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+def _c_ordered(a):
+    # a C-ordered first operand: numpy's layout is torch's (the rare other case is checked)
+    return type(a) is not np.ndarray or a.flags.c_contiguous
+
+
+def torch_layout(out, *operands):
+    """`out` laid out as torch's elementwise ops lay theirs out (TensorIterator): its dims
+    ordered by the operands' strides, the first operand that orders a pair of dims deciding
+    (numpy's K order falls back to C order when the operands disagree). So .view() succeeds
+    or fails on the result as it does in torch."""
+    if out.ndim < 2:
+        return out
+    shape = out.shape
+    strides = [np.broadcast_to(a, shape).strides for a in operands
+               if type(a) is np.ndarray and a.ndim]
+
+    def should_swap(d0, d1):
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:  # broadcast in one of them: the next operand decides
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+    perm = list(range(out.ndim - 1, -1, -1))  # fastest-varying dim first
+    for i in range(1, out.ndim):  # torch's insertion sort, ambiguous pairs left in place
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            order = should_swap(perm[dim0], perm[dim1])
+            if order > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif order < 0:
+                break
+    slowest_first = perm[::-1]
+    result = np.empty([shape[d] for d in slowest_first], dtype=out.dtype).transpose(
+        np.argsort(slowest_first))
+    if result.strides == out.strides:
+        return out
+    result[...] = out
+    return result
+
+
+def rsub(self, other, alpha):
+    return other - self if alpha == 1 else other - self * alpha
 
 
 def relu(self):
@@ -40,8 +112,8 @@ def clamp(self, min, max):
     return out.astype(self.dtype, copy=False)
 
 
-def masked_fill(self, mask, value):
-    return np.where(mask, np.asarray(value, dtype=self.dtype), self)
+def masked_fill(self, mask, value):  # (contiguous, as torch's: a clone, then filled)
+    return _contiguous(np.where(mask, np.asarray(value, dtype=self.dtype), self))
 
 
 def pow_scalar_base(exponent, self):
@@ -91,8 +163,9 @@ def sum_all(self):
     return np.sum(self)
 
 
+# reductions give contiguous results, as torch's (numpy's follow the input's layout)
 def sum_dim(self, dim, keepdim):
-    return np.sum(self, axis=dim, keepdims=keepdim)
+    return _contiguous(np.sum(self, axis=dim, keepdims=keepdim))
 
 
 def mean_all(self):
@@ -100,15 +173,15 @@ def mean_all(self):
 
 
 def mean_dim(self, dim, keepdim):
-    return np.mean(self, axis=dim, keepdims=keepdim)
+    return _contiguous(np.mean(self, axis=dim, keepdims=keepdim))
 
 
 def var(self, dim, correction, keepdim):
-    return np.var(self, axis=dim, ddof=correction, keepdims=keepdim)
+    return _contiguous(np.var(self, axis=dim, ddof=correction, keepdims=keepdim))
 
 
 def std(self, dim, correction, keepdim):
-    return np.std(self, axis=dim, ddof=correction, keepdims=keepdim)
+    return _contiguous(np.std(self, axis=dim, ddof=correction, keepdims=keepdim))
 
 
 def prod_all(self):
@@ -116,7 +189,7 @@ def prod_all(self):
 
 
 def prod_dim(self, dim, keepdim):
-    return np.prod(self, axis=dim, keepdims=keepdim)
+    return _contiguous(np.prod(self, axis=dim, keepdims=keepdim))
 
 
 def max_all(self):
@@ -144,32 +217,33 @@ def _squeeze_unless(a, dim, keepdim):
 
 
 def amax(self, dim, keepdim):
-    return np.amax(self, axis=dim, keepdims=keepdim)
+    return _contiguous(np.amax(self, axis=dim, keepdims=keepdim))
 
 
 def amin(self, dim, keepdim):
-    return np.amin(self, axis=dim, keepdims=keepdim)
+    return _contiguous(np.amin(self, axis=dim, keepdims=keepdim))
 
 
 def logsumexp(self, dim, keepdim):
-    m = np.amax(self, axis=dim, keepdims=True)
+    m = np.amax(self, axis=dim, keepdims=True, initial=-np.inf)  # (-inf for an empty dim)
     m = np.where(np.isfinite(m), m, 0)  # rows of all -inf (or inf) need no shift, as torch
     out = np.log(np.sum(np.exp(self - m), axis=dim, keepdims=True)) + m
-    return out if keepdim else np.squeeze(out, axis=dim)
+    return _contiguous(out if keepdim else np.squeeze(out, axis=dim))
 
 
-def softmax(self, dim):
-    e = np.exp(self - np.amax(self, axis=dim, keepdims=True))
-    return e / np.sum(e, axis=dim, keepdims=True)
+def softmax(self, dim):  # (initial: an empty dim has no max, and needs none)
+    e = np.exp(self - np.amax(self, axis=dim, keepdims=True, initial=-np.inf))
+    return _contiguous(e / np.sum(e, axis=dim, keepdims=True))
 
 
 def log_softmax(self, dim):
-    shifted = self - np.amax(self, axis=dim, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+    shifted = self - np.amax(self, axis=dim, keepdims=True, initial=-np.inf)
+    return _contiguous(shifted - np.log(np.sum(np.exp(shifted), axis=dim,
+                                                        keepdims=True)))
 
 
 def norm(self, ord, dim, keepdim):  # ord: 2 (the only one gradtool has)
-    return np.sqrt(np.sum(self * self, axis=dim, keepdims=keepdim))
+    return _contiguous(np.sqrt(np.sum(self * self, axis=dim, keepdims=keepdim)))
 
 
 # ---- shapes ----
@@ -189,6 +263,7 @@ def reshape(self, size):
 def squeeze(self, dim):
     if dim is None:
         return np.squeeze(self)
+    dim = (dim,) if isinstance(dim, int) else dim
     dims = tuple(d for d in dim if self.shape[d] == 1)  # torch ignores dims of size != 1
     return np.squeeze(self, axis=dims) if dims else self.view()
 
@@ -206,15 +281,17 @@ def permute(self, dims):
 
 
 def expand(self, size):
-    return np.broadcast_to(self, size)
+    # writeable, as torch's: writes that would overlap are refused when made (_check_writable)
+    out = np.broadcast_to(self, size)
+    return np.lib.stride_tricks.as_strided(self, out.shape, out.strides, writeable=True)
 
 
 def to_dtype(self, dtype):
     return self.astype(dtype)
 
 
-def clone(self):
-    return self.copy()
+def clone(self, memory_format="preserve"):  # preserve: the input's order of dims, as torch
+    return self.copy(order="K" if memory_format == "preserve" else "C")
 
 
 def copy(self, src):
@@ -223,6 +300,14 @@ def copy(self, src):
 
 def fill(self, value):
     return np.full_like(self, value)
+
+
+def fill_tensor(self, value):
+    return np.full_like(self, value)
+
+
+def threshold_backward(grad_output, self, threshold):
+    return np.where(self > threshold, grad_output, 0).astype(grad_output.dtype, copy=False)
 
 
 def zero(self):
@@ -263,6 +348,10 @@ def index(self, indices):
     return self[indices]
 
 
+def alias(self):
+    return self.view()
+
+
 def select_backward(grad_output, input_sizes, dim, index):
     out = np.zeros(input_sizes, dtype=grad_output.dtype)
     out[(slice(None),) * dim + (index,)] = grad_output
@@ -281,7 +370,7 @@ def index_backward(grad_output, input_sizes, indices):
     return out
 
 
-def gather(self, index, dim):
+def gather(self, index, dim, sparse_grad=False):
     return np.take_along_axis(self, index, axis=dim)
 
 
@@ -404,3 +493,227 @@ def mm_mat2_backward(grad, mat1, sizes, strides):
     if is_column_major(sizes, strides):
         return (grad.T @ mat1).T
     return mat1.T @ grad
+
+
+# ---- activations ----
+_ERF = np.frompyfunc(__import__("math").erf, 1, 1)  # numpy has no erf; math's is exact
+
+
+def erf(self):
+    out = _ERF(self).astype(np.float64)
+    return out.astype(self.dtype) if self.dtype.kind == "f" else out
+
+
+def gelu(self, approximate):
+    if approximate == "tanh":
+        inner = np.sqrt(2 / np.pi) * (self + 0.044715 * self ** 3)
+        return 0.5 * self * (1 + np.tanh(inner))
+    return 0.5 * self * (1 + erf(self / np.sqrt(2)))
+
+
+def silu(self):
+    return self * sigmoid(self)
+
+
+def softplus(self, beta, threshold):
+    scaled = self * beta
+    # log1p(exp(z)) / beta without overflow; linear above the threshold, as torch
+    smooth = (np.maximum(scaled, 0) + np.log1p(np.exp(-np.abs(scaled)))) / beta
+    return np.where(scaled > threshold, self, smooth).astype(self.dtype, copy=False)
+
+
+def leaky_relu(self, negative_slope):
+    return np.where(self > 0, self, self * negative_slope).astype(self.dtype, copy=False)
+
+
+def elu(self, alpha, scale, input_scale):
+    negative = alpha * scale * np.expm1(np.minimum(self, 0) * input_scale)
+    return np.where(self > 0, self * scale, negative).astype(self.dtype, copy=False)
+
+
+# ---- losses (reduction: 0 none, 1 mean, 2 sum, torch's enum) ----
+def reduce(loss, reduction):
+    if reduction == 1:
+        return np.mean(loss)
+    return np.sum(loss) if reduction == 2 else loss
+
+
+def mse_loss(self, target, reduction):
+    diff = self - target
+    return reduce(diff * diff, reduction)
+
+
+def smooth_l1_loss(self, target, reduction, beta):
+    diff = np.abs(self - target)
+    if beta == 0:
+        return reduce(diff, reduction)
+    return reduce(np.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta), reduction)
+
+
+def huber_loss(self, target, reduction, delta):
+    diff = np.abs(self - target)
+    return reduce(np.where(diff <= delta, 0.5 * diff * diff, delta * (diff - 0.5 * delta)),
+                  reduction)
+
+
+def binary_cross_entropy(self, target, weight, reduction):
+    # torch clamps each log at -100, so probabilities of exactly 0 or 1 give finite losses
+    loss = -(target * np.maximum(np.log(self), -100)
+             + (1 - target) * np.maximum(np.log1p(-self), -100))
+    return reduce(loss if weight is None else loss * weight, reduction)
+
+
+def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction):
+    softplus_neg = np.maximum(-self, 0) + np.log1p(np.exp(-np.abs(self)))  # -log sigmoid(x)
+    if pos_weight is None:
+        loss = (1 - target) * self + softplus_neg
+    else:
+        loss = (1 - target) * self + (1 + (pos_weight - 1) * target) * softplus_neg
+    return reduce(loss if weight is None else loss * weight, reduction)
+
+
+def nll_loss_weights(self, target, weight, ignore_index):
+    """Each target's class weight (0 where ignored), and the target with ignored entries
+    replaced by a valid class, so it can index."""
+    ignored = target == ignore_index
+    safe = np.where(ignored, 0, target)
+    w = np.ones(target.shape, self.dtype) if weight is None else weight[safe].astype(self.dtype)
+    return np.where(ignored, 0, w).astype(self.dtype, copy=False), safe
+
+
+def nll_loss(self, target, weight, reduction, ignore_index):
+    """-self[n, target[n]] * weight[target[n]] (classes on dim 1, or 0 for one sample), and
+    the total weight the mean divides by (torch's second output)."""
+    class_dim = 0 if self.ndim == 1 else 1
+    w, safe = nll_loss_weights(self, target, weight, ignore_index)
+    picked = np.squeeze(np.take_along_axis(self, np.expand_dims(safe, class_dim), class_dim),
+                        class_dim)
+    loss = -picked * w
+    total_weight = np.sum(w)
+    if reduction == 0:
+        return loss, np.asarray(0, self.dtype)
+    return (np.sum(loss) / total_weight if reduction == 1 else np.sum(loss)), total_weight
+
+
+def native_layer_norm(input, weight, bias, normalized_shape, eps):
+    dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    mean = np.mean(input, axis=dims, keepdims=True)
+    rstd = 1 / np.sqrt(np.var(input, axis=dims, keepdims=True) + eps)
+    out = (input - mean) * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out, mean, rstd
+
+
+# ---- reductions and scans ----
+def var_mean(self, dim, correction, keepdim):
+    return (np.var(self, axis=dim, ddof=correction, keepdims=keepdim),
+            np.mean(self, axis=dim, keepdims=keepdim))
+
+
+def std_mean(self, dim, correction, keepdim):
+    return (np.std(self, axis=dim, ddof=correction, keepdims=keepdim),
+            np.mean(self, axis=dim, keepdims=keepdim))
+
+
+def cumsum(self, dim):
+    return np.cumsum(self, axis=dim)
+
+
+def cumprod(self, dim):
+    return np.cumprod(self, axis=dim)
+
+
+def reverse_cumsum(grad, dim):
+    return np.flip(np.cumsum(np.flip(grad, dim), axis=dim), dim)
+
+
+# ---- reordering ----
+def flip(self, dims):
+    return np.flip(self, dims).copy()  # a copy, as torch's flip
+
+
+def roll(self, shifts, dims):
+    if not dims:  # rolled as if flattened, then the shape restored
+        return np.roll(self.reshape(-1), shifts).reshape(self.shape)
+    return np.roll(self, shifts, dims)
+
+
+def repeat(self, repeats):
+    lead = len(repeats) - self.ndim
+    return np.tile(self.reshape((1,) * lead + self.shape), repeats)
+
+
+def triu(self, diagonal):
+    return np.triu(self, diagonal)
+
+
+def tril(self, diagonal):
+    return np.tril(self, diagonal)
+
+
+def sort(self, dim, descending):
+    # stable, so ties keep their order (torch's stable=True); descending reverses the keys
+    keys = -self if descending and self.dtype.kind != "b" else self
+    indices = np.argsort(keys, axis=dim, kind="stable")
+    if descending and self.dtype.kind == "b":
+        indices = np.flip(np.argsort(self, axis=dim, kind="stable"), dim)
+    return np.take_along_axis(self, indices, dim), indices
+
+
+def topk(self, k, dim, largest, sorted):
+    values, indices = sort(self, dim, largest)
+    index = (slice(None),) * dim + (slice(0, k),)
+    return values[index].copy(), indices[index].copy()
+
+
+def index_select(self, index, dim):
+    return np.take(self, index, axis=dim)
+
+
+def index_add(self, index, source, dim, alpha):
+    out = self.copy()
+    source = source if alpha == 1 else source * alpha
+    if np.ndim(source) == 0:
+        source = np.reshape(source, (1,))
+    np.add.at(out, (slice(None),) * dim + (index,), source)
+    return out
+
+
+def bernoulli(self, generator):
+    return (generator.random(self.shape) < self).astype(self.dtype)
+
+
+# ---- activations' backward on arrays (the table's `on_arrays`; formulas.py has the Tensor
+# formulas with the same names) ----
+def gelu_backward(grad, self, approximate):
+    if approximate == "tanh":
+        k = np.sqrt(2 / np.pi)
+        t = np.tanh(k * (self + 0.044715 * self ** 3))
+        slope = k * (1 + 3 * 0.044715 * self * self)
+        return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * slope)
+    cdf = 0.5 * (1 + erf(self / np.sqrt(2)))
+    return grad * (cdf + self * np.exp(-0.5 * self * self) / np.sqrt(2 * np.pi))
+
+
+def silu_backward(grad, self):
+    s = sigmoid(self)
+    return grad * s * (1 + self * (1 - s))
+
+
+def softplus_backward(grad, self, beta, threshold):
+    return np.where(self * beta > threshold, grad, grad * sigmoid(self * beta))
+
+
+def elu_backward(grad, alpha, scale, input_scale, self=None, result=None):
+    if result is not None:
+        return np.where(result > 0, grad * scale, grad * input_scale * (result + alpha * scale))
+    negative = grad * (input_scale * alpha * scale) * np.exp(self * input_scale)
+    return np.where(self > 0, grad * scale, negative)
+
+
+def mse_loss_backward(grad, self, target, reduction):
+    diff = self - target
+    return 2 * diff * (grad / diff.size if reduction == 1 else grad)

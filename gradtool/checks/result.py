@@ -1,33 +1,16 @@
-"""GradcheckReport: everything one gradcheck found, for the CLI to print and `--json` to dump.
+"""GradcheckReport: everything one gradcheck found, for the CLI to print and report/json.py to
+dump.
 
 Jacobians are kept in torch's layout (the one its error messages print): one row per input
 element, one column per output element."""
-import dataclasses
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-SCHEMA_VERSION = 1
-SMALL_JACOBIAN = 400   # entries; larger Jacobians go to JSON as their differing entries only
-MAX_DIFFERING = 50     # differing entries listed per pair
+from ..diagnosis import Diagnosis  # noqa: F401  (checks' findings are Diagnoses)
 
-
-@dataclass
-class Diagnosis:
-    """Why a check failed, or a hazard it did not catch.
-
-    severity: "error" explains a failure of this check; "warning" is a hazard the verdict
-    does not reflect (torch would pass it too); "info" is context (e.g. a kink at which the
-    check happens to pass)."""
-    kind: str
-    severity: str
-    message: str
-    details: dict = field(default_factory=dict)
-
-    def to_dict(self):
-        return {"kind": self.kind, "severity": self.severity, "message": self.message,
-                "details": _jsonable(self.details)}
+MAX_DIFFERING = 50     # differing entries kept per pair (the worst); n_differing counts all
 
 
 @dataclass
@@ -37,9 +20,6 @@ class Failure:
     message: str
     output_index: int = None
     input_index: int = None
-
-    def to_dict(self):
-        return dataclasses.asdict(self)
 
 
 @dataclass
@@ -56,27 +36,14 @@ class PairResult:
     passed: bool
     max_abs_error: float
     max_rel_error: float
-    worst: dict = None               # the entry furthest outside atol + rtol * |numerical|
+    worst: dict = None               # the entry with the largest absolute error
     numerical: np.ndarray = None     # full mode: (input numel, output numel), float64
     analytical: np.ndarray = None
-    differing: list = field(default_factory=list)   # worst MAX_DIFFERING differing entries
-    n_differing: int = 0
+    differing: list = field(default_factory=list)   # the MAX_DIFFERING most differing entries
+    n_differing: int = 0             # all of them (the JSON says how many it leaves out)
     projections: list = field(default_factory=list)  # fast mode: one dict per projection
     recheck: "PairResult" = None     # fast mode: this pair redone in full mode
     ad: str = "reverse"              # the analytical side: "reverse" (backward) or "forward" (jvp)
-
-    def to_dict(self):
-        d = {k: getattr(self, k) for k in (
-            "output_index", "input_index", "output_position", "input_position", "mode", "ad",
-            "passed", "max_abs_error", "max_rel_error", "worst", "n_differing", "differing",
-            "projections")}
-        if self.numerical is not None:
-            small = self.numerical.size <= SMALL_JACOBIAN
-            d["jacobian_shape"] = list(self.numerical.shape)
-            d["numerical"] = self.numerical if small else None
-            d["analytical"] = self.analytical if small else None
-        d["recheck"] = None if self.recheck is None else self.recheck.to_dict()
-        return _jsonable(d)
 
 
 @dataclass
@@ -113,27 +80,17 @@ class GradcheckReport:
             head = head.rstrip("\n") + "\n\ngradtool diagnosis:\n" + "\n".join(lines) + "\n"
         return head
 
-    def to_dict(self):
-        return _jsonable({
-            "schema_version": SCHEMA_VERSION,
-            "passed": self.passed, "order": self.order, "mode": self.mode,
-            "options": self.options, "inputs": self.inputs, "outputs": self.outputs,
-            "pairs": [p.to_dict() for p in self.pairs],
-            "failures": [f.to_dict() for f in self.failures],
-            "diagnoses": [d.to_dict() for d in self.diagnoses],
-            "evaluations": self.evaluations,
-            "error": None if self.exception is None else
-            f"{type(self.exception).__name__}: {self.exception}",
-        })
-
 
 def compare(numerical, analytical, atol, rtol):
     """analytical against numerical under torch.allclose's rule |a - n| <= atol + rtol * |n|:
     (passed, max abs error, max rel error, violation per entry). violation is
-    |a - n| / (atol + rtol * |n|), inf where either is NaN; an entry differs when it is > 1.
+    |a - n| / (atol + rtol * |n|), 0 where they are equal, inf where either is NaN; an entry
+    differs when it is > 1.
     The relative error leaves out entries where numerical is 0."""
     diff = np.abs(analytical - numerical)
-    violation = diff / (atol + rtol * np.abs(numerical))
+    with np.errstate(divide="ignore", invalid="ignore"):  # atol = rtol = 0 is allowed
+        violation = diff / (atol + rtol * np.abs(numerical))
+    violation[diff == 0] = 0  # equal entries never differ, whatever the tolerances
     violation[np.isnan(violation)] = np.inf
     nonzero = numerical != 0
     rel = diff[nonzero] / np.abs(numerical[nonzero])
@@ -154,22 +111,3 @@ def element_index(flat, shape):
     """A flat (C-order) index as the index tuple of an element of a tensor of `shape`."""
     shape = tuple(shape)
     return tuple(int(i) for i in np.unravel_index(int(flat), shape)) if shape else ()
-
-
-def _jsonable(value):
-    """numpy arrays and scalars to lists and floats; non-finite floats to strings, so that
-    the document is strict JSON."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, (np.bool_, bool)):
-        return bool(value)
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return value if math.isfinite(value) else str(value)
-    return value

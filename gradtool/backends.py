@@ -1,0 +1,7 @@
+"""gradtool.backends: the flags scripts set or ask about; no accelerator is available."""
+import types
+
+mps = types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)
+# torch.backends.cudnn.deterministic = True and friends are accepted and change nothing
+cudnn = types.SimpleNamespace(enabled=False, deterministic=False, benchmark=False,
+                              is_available=lambda: False)

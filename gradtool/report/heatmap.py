@@ -1,0 +1,200 @@
+"""`gradtool gradcheck --html report.html`: for each (output, input) pair, heatmaps of the
+numerical and analytical Jacobians and of their difference, the worst element marked, the
+diagnoses beside them. One self-contained page: the maps are PNGs inlined as data: URLs
+(written here with zlib, one pixel per entry, drawn pixelated), no script needed but a small
+one that reads an entry's values under the mouse."""
+import base64
+import html
+import json
+import struct
+import zlib
+
+import numpy as np
+
+HOVER_LIMIT = 40_000   # entries per map whose values the page carries for the mouse-over
+
+
+def page(file, results):
+    """The page's bytes for gradcheck's results: a GradcheckResult per target (a report per
+    order checked), or the TargetError of a target that raised."""
+    sections, hover = [], {}
+    for result in results:
+        if not hasattr(result, "reports"):  # the target raised: its error in its place
+            target = result.target
+            sections.append(f'<section><h2>{html.escape(target.name)} <span class="fail">'
+                            f'ERROR</span></h2><p class="fail">{html.escape(str(result.error))}'
+                            f'</p></section>')
+            continue
+        for report in result.reports:
+            report.input_names = result.input_names
+            sections.append(_target_section(len(sections), result.target, report, hover))
+    verdict = ("all passed" if all(getattr(r, "passed", False) for r in results)
+               else "FAILED")
+    return (_TEMPLATE.replace("%TITLE%", html.escape(f"gradcheck {file}: {verdict}"))
+            .replace("%BODY%", "".join(sections))
+            .replace("%DATA%", json.dumps(hover, separators=(",", ":")))).encode()
+
+
+def _target_section(t, target, report, hover):
+    names = getattr(report, "input_names", None) or []
+    status = "PASS" if report.passed else "FAIL"
+    out = [f'<section><h2>{html.escape(target.name)} <span class="{status.lower()}">{status}'
+           f'</span></h2><p class="where">{html.escape(f"{target.filename}:{target.lineno}")}'
+           f' · {report.mode} mode, order {report.order}</p>']
+    if report.exception is not None:
+        out.append(f'<p class="fail">{html.escape(type(report.exception).__name__)}: '
+                   f'{html.escape(str(report.exception))}</p>')
+    paired = {id(d) for pair in report.pairs for d in _of_pair(report.diagnoses, pair)}
+    out.append(_diagnoses([d for d in report.diagnoses if id(d) not in paired]))
+    for p, pair in enumerate(report.pairs):
+        full = pair if pair.numerical is not None else pair.recheck
+        name = names[pair.input_index] if pair.input_index < len(names) else \
+            f"input {pair.input_index}"
+        head = (f'<h3>output {pair.output_index} w.r.t. {html.escape(name)} '
+                f'<span class="{"pass" if pair.passed else "fail"}">'
+                f'{"pass" if pair.passed else "FAIL"}</span></h3>'
+                f'<p>max abs error {_num(pair.max_abs_error)}, max rel error '
+                f'{_num(pair.max_rel_error)}{_worst_text(pair.worst)}</p>')
+        if full is None or full.numerical is None:
+            out.append(f'<div class="pair">{head}<p>fast mode compares random projections, '
+                       f'not whole Jacobians: run without --fast for the heatmaps.</p></div>')
+            continue
+        key = f"t{t}p{p}"
+        out.append(f'<div class="pair">{head}<div class="beside">{_maps(key, full, hover, report.options or {})}'
+                   f'{_diagnoses(_of_pair(report.diagnoses, pair))}</div></div>')
+    out.append("</section>")
+    return "".join(out)
+
+
+def _maps(key, pair, hover, options):
+    num, ana = np.asarray(pair.numerical, float), np.asarray(pair.analytical, float)
+    diff = ana - num
+    finite = np.concatenate([num[np.isfinite(num)], ana[np.isfinite(ana)], [0.0]])
+    scale = float(np.max(np.abs(finite))) or 1.0
+    dscale = float(np.max(np.abs(diff[np.isfinite(diff)]), initial=0.0)) or 1.0
+    worst = _worst_cell(diff, num, options)
+    rows, cols = num.shape
+    if num.size <= HOVER_LIMIT:
+        hover[key] = {"n": _listed(num), "a": _listed(ana)}
+    maps = []
+    for title, values, s in (("numerical", num, scale), ("analytical", ana, scale),
+                             ("analytical − numerical", diff, dscale)):
+        mark = ""
+        if worst is not None:  # a ring around the worst entry, in the map's own units
+            r, c = worst
+            k = max(1, -(-max(rows, cols) // 25))  # big enough to see on a large map
+            mark = (f'<svg viewBox="0 0 {cols} {rows}" preserveAspectRatio="none">'
+                    f'<rect x="{c - (k - 1) / 2:g}" y="{r - (k - 1) / 2:g}" width="{k}" '
+                    f'height="{k}" fill="none" stroke="#000" stroke-width="2.5" '
+                    f'vector-effect="non-scaling-stroke"/></svg>')
+        width = max(120, min(360, 6 * cols))
+        maps.append(f'<figure><figcaption>{title}<br><small>±{_num(s)}</small></figcaption>'
+                    f'<div class="map" data-key="{key}" data-rows="{rows}" data-cols="{cols}" '
+                    f'style="width:{width}px;aspect-ratio:{cols}/{rows}">'
+                    f'<img alt="{title}" src="{_png(values, s)}">{mark}</div></figure>')
+    return (f'<div><p class="axes">rows: input elements ({rows}), columns: output elements ({cols});'
+            f' blue negative, red positive; the worst entry ringed</p>'
+            f'<div class="maps">{"".join(maps)}</div><p class="hover" id="{key}-hover">'
+            f'&nbsp;</p></div>')
+
+
+def _worst_cell(diff, numerical, options):
+    """(row, column) of the entry furthest outside atol + rtol * |numerical| (the pair's
+    worst element, as the text report names it)."""
+    if diff.size == 0:
+        return None
+    bound = options.get("atol", 1e-5) + options.get("rtol", 1e-3) * np.abs(numerical)
+    bad = np.where(np.isfinite(diff), np.abs(diff) / bound, np.inf)
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), diff.shape))
+
+
+def _worst_text(worst):
+    if not worst:
+        return ""
+    return (f"; worst: input element {tuple(worst.get('input_element', ()))} → output element "
+            f"{tuple(worst.get('output_element', ()))}: numerical "
+            f"{_num(worst.get('numerical'))}, analytical {_num(worst.get('analytical'))}")
+
+
+def _of_pair(diagnoses, pair):
+    """The diagnoses whose details name this pair."""
+    out = []
+    for d in diagnoses:
+        details = getattr(d, "details", None) or {}
+        if details.get("output_index") == pair.output_index and \
+                details.get("input_index") == pair.input_index:
+            out.append(d)
+    return out
+
+
+def _diagnoses(diagnoses):
+    if not diagnoses:
+        return ""
+    items = "".join(f'<li class="{html.escape(d.severity)}"><b>{html.escape(d.kind)}</b> '
+                    f'({html.escape(d.severity)}): {html.escape(d.message)}</li>'
+                    for d in diagnoses)
+    return f'<ul class="diagnoses">{items}</ul>'
+
+
+def _num(x):
+    if x is None:
+        return "?"
+    try:
+        return f"{float(x):.4g}"
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def _listed(a):
+    return [[None if not np.isfinite(v) else float(f"{v:.6g}") for v in row] for row in a]
+
+
+def _png(values, scale):
+    """A data: URL of an RGB PNG, one pixel per entry: white at 0, red positive, blue
+    negative, saturated at ±scale; NaN and Inf black."""
+    v = np.clip(np.nan_to_num(values / scale, nan=0.0, posinf=1.0, neginf=-1.0), -1, 1)
+    pos, neg = np.clip(v, 0, 1), np.clip(-v, 0, 1)
+    rgb = np.stack([1 - neg * 0.8, 1 - (pos + neg) * 0.8, 1 - pos * 0.8], axis=-1)
+    rgb = (rgb * 255).round().astype(np.uint8)
+    rgb[~np.isfinite(values)] = 0
+    rows, cols = values.shape
+    raw = b"".join(b"\x00" + rgb[r].tobytes() for r in range(rows))
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", cols, rows, 8, 2, 0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+    return "data:image/png;base64," + base64.b64encode(png).decode()
+
+
+_TEMPLATE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<title>%TITLE%</title>
+<style>
+body{font:14px Helvetica,Arial,sans-serif;margin:20px;max-width:1200px}
+.pass{color:#070}.fail{color:#c00}.where,.axes{color:#555}
+.maps{display:flex;gap:16px;flex-wrap:wrap}figure{margin:0}figcaption{font-size:12px}
+.map{position:relative;border:1px solid #999}.map img,.map svg{position:absolute;inset:0;width:100%;height:100%}
+.map img{image-rendering:pixelated}.pair{border-top:1px solid #ddd;padding:6px 0}
+.beside{display:flex;gap:24px;align-items:flex-start}.diagnoses{max-width:420px}
+.diagnoses li.error{color:#c00}.diagnoses li.warning{color:#a60}
+</style></head><body><h1>%TITLE%</h1>%BODY%
+<script id="data" type="application/json">%DATA%</script>
+<script>
+"use strict";
+const D = JSON.parse(document.getElementById("data").textContent);
+for (const map of document.querySelectorAll(".map")) {
+  map.addEventListener("mousemove", ev => {  // the entry under the mouse, both values
+    const d = D[map.dataset.key]; if (!d) return;
+    const r = map.getBoundingClientRect();
+    const i = Math.floor((ev.clientY - r.top) / r.height * map.dataset.rows);
+    const j = Math.floor((ev.clientX - r.left) / r.width * map.dataset.cols);
+    if (!d.n[i] || d.n[i][j] === undefined) return;
+    document.getElementById(map.dataset.key + "-hover").textContent =
+      `input element ${i}, output element ${j}: numerical ${d.n[i][j]}, analytical ${d.a[i][j]}`;
+  });
+}
+</script></body></html>
+"""

@@ -1,0 +1,282 @@
+"""`gradtool render --format html`: one self-contained page to explore the backward graph.
+Graphviz lays out every view at render time (one run for all of them): the top view as the
+static drawing groups it, and one view per collapsed box, opened. The page only shows SVG,
+pans, zooms, switches views and reads the node data embedded as JSON: no layout library, no
+network."""
+import concurrent.futures
+import html
+import json
+import os
+import re
+
+import graphviz
+
+from . import dot, layout
+from .text import fmt_bytes, fmt_num, fmt_shape
+
+_SVG = re.compile(rb"<svg\b.*?</svg>", re.S)
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_FONT_ATTRS = ' font-family="Helvetica,sans-Serif" font-size="10.00"' 
+
+
+def page(captures, renderer_path, show_saved=False, expand=False, depth=None):
+    """The page's bytes, for the captures (snapshot.capture.Capture) of one file's targets."""
+    views, nodes, sources = [], {}, []
+    for t, cap in enumerate(captures):
+        snap = cap.snapshot
+        plan = layout.make_plan(snap, depth, expand)
+        failing = dot.failing_nodes(snap)
+        opens = {}  # box -> index of the view that opens it
+        first = len(views)
+        for box in layout.views(plan):
+            v = len(views)
+            opens[box] = v
+            prefix = f"t{t}v{v}_"
+            g = graphviz.Digraph(f"v{v}", graph_attr=dot.GRAPH_ATTR, node_attr=dot.NODE_ATTR,
+                                 edge_attr=dot.EDGE_ATTR)
+            dot.draw(g, snap, show_saved, prefix=prefix, plan=plan, within=box,
+                     diagnoses=cap.diagnostics, failing=failing, tooltips=False)
+            sources.append(g.source)
+            parent = box.parent
+            while parent is not None and parent not in opens:
+                parent = parent.parent
+            views.append({"target": t, "title": box.title or cap.target.name,
+                          "parent": opens.get(parent, None) if box is not plan.root else None,
+                          "prefix": prefix,
+                          "collapsed": {prefix + b.key: b for b in layout.collapsed_within(box)},
+                          "clusters": {prefix + b.key: [prefix + n for n in _shown(plan, b, box)]
+                                       for b in box.boxes() if not _hidden(b, box)}})
+            for n in box.node_ids():
+                if plan.visible(n, box) == n:
+                    nodes[f"t{t}:{n}"] = _node_data(snap.by_id[n], v, prefix + n,
+                                                    failing.get(n, ()))
+        for v in range(first, len(views)):  # a collapsed box opens the view laid out for it
+            views[v]["collapsed"] = {k: opens[b] for k, b in views[v]["collapsed"].items()}
+    svgs = _layout_all(sources, renderer_path)
+    roots = [v for v, view in enumerate(views) if view["parent"] is None]
+    data = {"targets": [c.target.name for c in captures], "roots": roots, "views": views,
+            "nodes": nodes}
+    body = "".join(f'<div class="view" id="view{v}" hidden>{svg}</div>'
+                   for v, svg in enumerate(svgs))
+    title = html.escape(", ".join(c.target.name for c in captures))
+    return (_TEMPLATE.replace("%TITLE%", title).replace("%VIEWS%", body)
+            .replace("%DATA%", _script_json(data))).encode()
+
+
+def _hidden(box, within):
+    """Inside a collapsed box of this view (so not drawn as a frame)."""
+    p = box
+    while p is not within:
+        if p.collapsed:
+            return True
+        p = p.parent
+    return False
+
+
+def _shown(plan, box, within):
+    """Ids of what the view draws inside an open frame: nodes and collapsed boxes."""
+    out = []
+    for n in box.node_ids():
+        item = plan.visible(n, within)
+        key = item.key if isinstance(item, layout.Box) else item
+        if not out or out[-1] != key:
+            out.append(key)
+    return list(dict.fromkeys(out))
+
+
+def _layout_all(sources, renderer_path):
+    """Every view's SVG, from one run of the renderer per core (several graphs per input)."""
+    runs = max(1, min(os.cpu_count() or 1, 4, len(sources) // 20))
+    share = -(-len(sources) // runs)
+    batches = [_Source("\n".join(sources[i:i + share])) for i in range(0, len(sources), share)]
+    with concurrent.futures.ThreadPoolExecutor(len(batches)) as pool:
+        raws = list(pool.map(lambda b: dot.render(b, "svg", renderer_path), batches))
+    svgs = [m.group(0).decode() for raw in raws for m in _SVG.finditer(raw)]
+    if len(svgs) != len(sources):
+        raise dot.GradtoolError(f"the renderer returned {len(svgs)} drawings for "
+                                f"{len(sources)} views")
+    return [_COMMENT.sub("", s).replace(_FONT_ATTRS, "") for s in svgs]
+
+
+class _Source:
+    def __init__(self, source):
+        self.source = source
+
+
+def _node_data(node, view, element, fails):
+    saved = []
+    for s in node.saved:
+        row = {"name": s.name}
+        if not s.is_tensor:
+            row["value"] = s.value
+        elif s.state != "live":
+            row["value"] = s.state
+        else:
+            row.update(shape=fmt_shape(s.shape, s.dtype), dtype=s.dtype,
+                       version=f"{s.version_saved} / {s.version_now}", bytes=fmt_bytes(s.nbytes),
+                       stats=f"min {fmt_num(s.min)}, mean {fmt_num(s.mean)}, "
+                             f"max {fmt_num(s.max)}")
+            if s.is_output:
+                row["output"] = True
+        if s.modified:
+            row["modified"] = "modified in place" + (f" at {dot._site(s.modified_at)}"
+                                                     if s.modified_at else "")
+        saved.append(row)
+    data = {"id": node.id, "name": node.name, "kind": node.kind, "label": node.label,
+            "module": " › ".join(name for _, name, _ in node.module_path) or None,
+            "site": node.site, "view": view, "el": element, "saved": saved,
+            "outputs": [fmt_shape(*node.outputs[k]) for k in sorted(node.outputs)],
+            "metadata": node.metadata, "fails": list(fails)}
+    if node.leaf is not None:
+        leaf = node.leaf
+        data["leaf"] = {"shape": fmt_shape(leaf.shape, leaf.dtype),
+                        "requires_grad": leaf.requires_grad, "grad norm": fmt_num(leaf.grad_norm)}
+    return data
+
+
+def _script_json(data):
+    """JSON safe inside <script>: no `</` can end the element early."""
+    return json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+
+
+_TEMPLATE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<title>gradtool: %TITLE%</title>
+<style>
+body{margin:0;font:13px Helvetica,Arial,sans-serif;display:flex;height:100vh;overflow:hidden}
+#main{flex:1;display:flex;flex-direction:column;min-width:0}
+#bar{padding:6px 10px;border-bottom:1px solid #ccc;display:flex;gap:10px;align-items:center}
+#crumbs a{color:#06c;cursor:pointer}
+#search{width:260px;padding:3px}
+#results{position:absolute;top:34px;right:330px;background:#fff;border:1px solid #ccc;
+  max-height:50vh;overflow:auto;z-index:2}
+#results div{padding:3px 8px;cursor:pointer}#results div:hover{background:#eef}
+#canvas{flex:1;overflow:hidden;position:relative;cursor:grab;background:#fafafa}
+#stage{transform-origin:0 0;position:absolute}
+#side{width:320px;border-left:1px solid #ccc;padding:8px;overflow:auto}
+#side table{border-collapse:collapse;width:100%}#side td{border-top:1px solid #eee;padding:2px 4px;vertical-align:top}
+.node text{font:10px Helvetica,sans-serif}.node,.cluster{cursor:pointer}.hit polygon,.hit path{stroke:#e00;stroke-width:4}
+.folded>polygon{fill:#ffeaa0}.gone{display:none}.bad{color:#c00}
+</style></head><body>
+<div id="main"><div id="bar"><span id="crumbs"></span><span style="flex:1"></span>
+<input id="search" placeholder="search: node, variable or module" autocomplete="off">
+<button id="fit">fit</button></div><div id="results" hidden></div>
+<div id="canvas"><div id="stage">%VIEWS%</div></div></div>
+<div id="side"><b>Click a node</b> to see what it saved; click a grey-yellow box to open it,
+a dashed frame to fold it; drag to pan, wheel to zoom.</div>
+<script id="data" type="application/json">%DATA%</script>
+<script>
+"use strict";
+const D = JSON.parse(document.getElementById("data").textContent);
+for (const g of document.querySelectorAll(".node,.cluster"))  // Graphviz titles them by id
+  g.id = g.querySelector("title").textContent.replace(/^cluster_/, "");
+const byEl = {};  // SVG element id -> node key
+for (const k in D.nodes) byEl[D.nodes[k].el] = k;
+let current = 0, scale = 1, x = 0, y = 0;
+const stage = document.getElementById("stage"), canvas = document.getElementById("canvas");
+const esc = s => String(s).replace(/[&<>"]/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})[c]);
+function place() { stage.style.transform = `translate(${x}px,${y}px) scale(${scale})`; }
+function fit() {
+  const svg = document.querySelector(`#view${current} svg`);
+  const w = svg.width.baseVal.value, h = svg.height.baseVal.value;
+  scale = Math.min(1, canvas.clientWidth / w, canvas.clientHeight / h);
+  x = (canvas.clientWidth - w * scale) / 2; y = 10; place();
+}
+function show(v) {
+  document.getElementById(`view${current}`).hidden = true;
+  current = v; document.getElementById(`view${v}`).hidden = false;
+  const trail = [], link = p => `<a data-view="${p}">${esc(D.views[p].title)}</a>`;
+  for (let p = v; p !== null; p = D.views[p].parent) trail.unshift(p);
+  const targets = D.roots.length > 1 ?  // every target's top, the current one in bold
+    D.roots.map(r => r === trail[0] ? `<b>${link(r)}</b>` : link(r)).join(" | ") : link(trail[0]);
+  document.getElementById("crumbs").innerHTML = [targets, ...trail.slice(1).map(link)].join(" › ");
+  fit();
+}
+function details(key) {
+  const n = D.nodes[key];
+  let h = `<h3>${esc(n.name)}</h3><table>`;
+  const row = (k, v) => { if (v !== null && v !== undefined && v !== "") h += `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`; };
+  row("variable", n.label); row("module", n.module); row("line", n.site);
+  row("output", n.outputs.join(", ")); row("id", n.id);
+  if (n.leaf) for (const k in n.leaf) row(k, n.leaf[k]);
+  for (const k in n.metadata) row(`metadata[${k}]`, n.metadata[k]);
+  h += "</table>";
+  for (const f of n.fails) h += `<p class="bad">${esc(f)}</p>`;
+  if (n.saved.length) {
+    h += "<h4>saved for backward</h4>";
+    for (const s of n.saved) {
+      h += `<table class="saved"><tr><td colspan=2><b>${esc(s.name)}</b></td></tr>`;
+      for (const k of ["value", "shape", "dtype", "version", "bytes", "stats"]) if (s[k] !== undefined) {
+        h += `<tr><td>${k === "version" ? "version saved / now" : k}</td><td>${esc(s[k])}</td></tr>`;
+      }
+      if (s.output) h += "<tr><td colspan=2>the node's own output</td></tr>";
+      if (s.modified) h += `<tr><td colspan=2 class="bad">${esc(s.modified)}</td></tr>`;
+      h += "</table>";
+    }
+  }
+  document.getElementById("side").innerHTML = h;
+}
+function fold(cluster) {  // an open frame folds in place: its inside and inner edges hidden
+  const inside = new Set(D.views[current].clusters[cluster.id]);
+  const folded = cluster.classList.toggle("folded");
+  const view = document.getElementById(`view${current}`);
+  for (const id of inside) { const e = document.getElementById(id); if (e) e.classList.toggle("gone", folded); }
+  for (const e of view.querySelectorAll(".edge")) {
+    const [a, b] = e.querySelector("title").textContent.split("->");
+    if (inside.has(a) && inside.has(b)) e.classList.toggle("gone", folded);
+  }
+}
+function focus(key) {
+  const n = D.nodes[key];
+  show(n.view);
+  for (const e of document.querySelectorAll(".hit")) e.classList.remove("hit");
+  const el = document.getElementById(n.el); el.classList.add("hit");
+  const box = el.getBBox(), svg = el.ownerSVGElement, m = el.getCTM(), r = svg.getCTM();
+  scale = 1;
+  const cx = (m.e - r.e) + (box.x + box.width / 2) * m.a, cy = (m.f - r.f) + (box.y + box.height / 2) * m.d;
+  x = canvas.clientWidth / 2 - cx; y = canvas.clientHeight / 2 - cy; place();
+  details(key);
+}
+stage.addEventListener("click", ev => {
+  const g = ev.target.closest(".node,.cluster");
+  if (!g) return;
+  const view = D.views[current];
+  if (g.id in view.collapsed) show(view.collapsed[g.id]);
+  else if (g.id in byEl) details(byEl[g.id]);
+  else if (g.id in view.clusters) fold(g);
+});
+document.getElementById("crumbs").addEventListener("click", ev => {
+  const v = ev.target.dataset.view; if (v !== undefined) show(Number(v));
+});
+document.getElementById("fit").addEventListener("click", fit);
+const search = document.getElementById("search"), results = document.getElementById("results");
+search.addEventListener("input", () => {
+  const q = search.value.trim().toLowerCase();
+  if (!q) { results.hidden = true; return; }
+  const hits = [];
+  for (const k in D.nodes) {
+    const n = D.nodes[k];
+    if ([n.name, n.label, n.module, n.id].some(t => t && t.toLowerCase().includes(q))) hits.push(k);
+    if (hits.length >= 50) break;
+  }
+  results.innerHTML = hits.map(k => { const n = D.nodes[k];
+    return `<div data-key="${esc(k)}">${esc(n.name)} ${esc(n.label || "")} <i>${esc(n.module || "")}</i></div>`; }).join("") || "<div>no match</div>";
+  results.hidden = false;
+});
+results.addEventListener("click", ev => {
+  const d = ev.target.closest("[data-key]"); if (d) { results.hidden = true; focus(d.dataset.key); }
+});
+canvas.addEventListener("wheel", ev => {
+  ev.preventDefault();
+  const k = Math.exp(-ev.deltaY / 500), r = canvas.getBoundingClientRect();
+  const px = ev.clientX - r.left, py = ev.clientY - r.top;
+  x = px - (px - x) * k; y = py - (py - y) * k; scale *= k; place();
+}, {passive: false});
+let drag = null;
+canvas.addEventListener("mousedown", ev => { drag = [ev.clientX - x, ev.clientY - y]; });
+window.addEventListener("mousemove", ev => { if (drag) { x = ev.clientX - drag[0]; y = ev.clientY - drag[1]; place(); } });
+window.addEventListener("mouseup", () => { drag = null; });
+show(0);
+</script></body></html>
+"""

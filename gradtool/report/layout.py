@@ -1,0 +1,420 @@
+"""What a drawing of the backward graph shows, before any Graphviz: boxes for module calls
+(nested as the modules are) and for chunks of graphs too long to read, which of them are
+collapsed, and the edges between what is visible. dot.py and html.py both draw from a Plan.
+
+Acyclic by construction: every node gets a place in one forward order (inputs before the ops
+that use them) in which each box is one contiguous run; a module call whose nodes cannot be
+contiguous (something outside it runs between them) becomes several boxes, "part 1/2", ....
+Collapsing a run of consecutive nodes into one box keeps every edge pointing forward, so the
+collapsed graph is a DAG whatever the grouping."""
+import dataclasses
+import heapq
+from typing import Optional
+
+READABLE = 150   # more visible items than this and boxes collapse (graphviz-pure's layout is
+                 # superlinear: seconds on a few thousand tangled nodes), or long runs chunk
+CHUNK = 100      # nodes (or boxes) per chunk when a level has more than READABLE items
+
+
+@dataclasses.dataclass(eq=False)
+class Box:
+    key: str                 # stable id in drawings: b0, b1, ...
+    kind: str                # module | chunk | root
+    title: str               # "model.3.attn (Attention)", "part 2/3", "nodes 1–100"
+    depth: int               # module boxes above it (top-level module calls: 1)
+    items: list = dataclasses.field(default_factory=list)  # node ids and Boxes, in order
+    parent: Optional["Box"] = None
+    collapsed: bool = False
+    n_nodes: int = 0         # all nodes inside, nested ones too
+    names: dict = dataclasses.field(default_factory=dict)  # node name -> count inside
+    sites: list = dataclasses.field(default_factory=list)  # first few source lines inside
+
+    def __repr__(self):
+        return f"Box({self.key}, {self.title!r}, {self.n_nodes} nodes)"
+
+    def boxes(self):
+        """Every box inside, depth first (self excluded)."""
+        stack = [i for i in reversed(self.items) if isinstance(i, Box)]
+        while stack:
+            box = stack.pop()
+            yield box
+            stack.extend(i for i in reversed(box.items) if isinstance(i, Box))
+
+    def node_ids(self):
+        """Every node inside, nested ones too, in order."""
+        out, stack = [], [iter(self.items)]
+        while stack:
+            item = next(stack[-1], None)
+            if item is None:
+                stack.pop()
+            elif isinstance(item, Box):
+                stack.append(iter(item.items))
+            else:
+                out.append(item)
+        return out
+
+
+@dataclasses.dataclass
+class Plan:
+    root: Box
+    order: list              # node ids in forward order
+    box_of: dict             # node id -> innermost Box holding it (root if none)
+    inputs: dict             # node id -> ids of the nodes it takes input from
+    consumers: dict          # node id -> ids of the nodes that take its output
+
+    def visible(self, node_id, within=None):
+        """What stands for a node in the view of `within` (root by default): the node itself,
+        or the outermost collapsed box (below `within`) holding it; None outside `within`."""
+        within = within or self.root
+        box, shown = self.box_of[node_id], node_id
+        while box is not within:
+            if box is None:
+                return None
+            if box.collapsed:
+                shown = box
+            box = box.parent
+        return shown
+
+    def edges(self, within=None):
+        """(tail, head) pairs between what is visible in `within`, inputs first, each once;
+        tails or heads outside `within` are given as ("in", node id) / ("out", node id)."""
+        within = within or self.root
+        seen = set()
+        out = []
+        for head_id in within.node_ids():
+            head = self.visible(head_id, within)
+            for tail_id in self.inputs[head_id]:
+                tail = self.visible(tail_id, within)
+                if tail is None:
+                    tail = ("in", tail_id)
+                if tail is not head and (tail, head) not in seen:
+                    seen.add((tail, head))
+                    out.append((tail, head))
+            if within is not self.root:
+                for consumer in self.consumers[head_id]:
+                    if self.visible(consumer, within) is None:
+                        pair = (head, ("out", consumer))
+                        if pair not in seen:
+                            seen.add(pair)
+                            out.append(pair)
+        return out
+
+
+def make_plan(snapshot, depth=None, expand=False, readable=READABLE):
+    """Boxes for the snapshot's module calls; with `expand` all open, with `depth` those
+    nested deeper than it collapsed, else collapsed as little as keeps the drawing readable."""
+    nodes = snapshot.nodes
+    paths = {n.id: tuple(call for call, _, _ in n.module_path) for n in nodes}
+    names = {call: (name, kind) for n in nodes for call, name, kind in n.module_path}
+    inputs = {n.id: list(dict.fromkeys(c for c, _ in n.edges if c is not None)) for n in nodes}
+    consumers = {n.id: [] for n in nodes}
+    for head, tails in inputs.items():
+        for tail in tails:
+            consumers[tail].append(head)
+    order = _forward_order(nodes, inputs, consumers, paths)
+    root = _box_tree(order, paths, names, snapshot.by_id)
+    _group_repeats(root)
+    if not expand:
+        for box in [root, *root.boxes()]:
+            _chunk(box, readable, snapshot.by_id)
+        _collapse(root, depth, readable)
+    box_of = {}
+    for box in [root, *root.boxes()]:
+        for item in box.items:
+            if not isinstance(item, Box):
+                box_of[item] = box
+    return Plan(root, order, box_of, inputs, consumers)
+
+
+def views(plan):
+    """The boxes an interactive page lays out on their own, each while its collapse flags are
+    set for it: the root as planned, then every box collapsed in a view before, shown open
+    with its inner boxes collapsed as little as keeps it readable."""
+    queue = [plan.root]
+    while queue:
+        box = queue.pop(0)
+        if box is not plan.root:
+            for b in box.boxes():
+                b.collapsed = False
+            _collapse(box, None, READABLE)
+        yield box
+        queue.extend(collapsed_within(box))
+
+
+def collapsed_within(box):
+    """The collapsed boxes a view of `box` shows (not those inside them)."""
+    out, stack = [], [i for i in reversed(box.items) if isinstance(i, Box)]
+    while stack:
+        b = stack.pop()
+        if b.collapsed:
+            out.append(b)
+        else:
+            stack.extend(i for i in reversed(b.items) if isinstance(i, Box))
+    return out
+
+
+def _forward_order(nodes, inputs, consumers, paths):
+    """Node ids, each after its inputs, the nodes of one module call kept together: Kahn's
+    algorithm that takes the next ready node from the innermost module call it is in, in the
+    order the forward made them. Nodes without inputs (leaves) are placed afterwards, just
+    before their first use."""
+    index = {n.id: i for i, n in enumerate(nodes)}
+    # creation order where the trace knows it, else the reverse of backward's order
+    key = {n.id: (n.seq if n.seq is not None else 2 * len(nodes) - index[n.id], -index[n.id])
+           for n in nodes}
+    waiting = {nid: len(tails) for nid, tails in inputs.items()}
+    sources = [n.id for n in nodes if not inputs[n.id]]
+    ready = {}  # path prefix -> heap of (key, id) of ready nodes under it
+
+    def release(nid):
+        for head in consumers[nid]:
+            waiting[head] -= 1
+            if waiting[head] == 0:
+                path = paths[head]
+                for k in range(len(path) + 1):
+                    heapq.heappush(ready.setdefault(path[:k], []), (key[head], head))
+    for s in sources:
+        release(s)
+    order, done, current = [], set(), ()
+    while True:
+        for k in range(len(current), -1, -1):
+            heap = ready.get(current[:k])
+            while heap and heap[0][1] in done:
+                heapq.heappop(heap)
+            if heap:
+                nid = heapq.heappop(heap)[1]
+                break
+        else:
+            break
+        done.add(nid)
+        order.append(nid)
+        current = paths[nid]
+        release(nid)
+    return _place_sources(order, sources, consumers, paths)
+
+
+def _place_sources(order, sources, consumers, paths):
+    """Put each node without inputs just before its first user, inside the innermost box it
+    shares with that user (a parameter inside its module's box, an input outside all)."""
+    pos = {nid: i for i, nid in enumerate(order)}
+    max_depth = max((len(paths[n]) for n in order), default=0)
+    run_start = []  # run_start[k][i]: where the run of path[:k+1] holding position i starts
+    for k in range(max_depth):
+        starts = []
+        for i, nid in enumerate(order):
+            same = i and len(paths[nid]) > k and paths[order[i - 1]][:k + 1] == paths[nid][:k + 1]
+            starts.append(starts[-1] if same else i)
+        run_start.append(starts)
+    before = {}
+    for s in sources:
+        users = [pos[c] for c in consumers[s] if c in pos]
+        if not users:
+            paths[s] = ()
+            before.setdefault(len(order), []).append(s)
+            continue
+        first = min(users)
+        user_path = paths[order[first]]
+        shared = _common_prefix(paths[s], user_path)
+        paths[s] = shared
+        at = first if len(shared) == len(user_path) else run_start[len(shared)][first]
+        before.setdefault(at, []).append(s)
+    placed = []
+    for i in range(len(order) + 1):
+        if i in before:
+            placed.extend(sorted(before[i], key=lambda s: len(paths[s])))
+        if i < len(order):
+            placed.append(order[i])
+    return placed
+
+
+def _common_prefix(a, b):
+    n = 0
+    while n < len(a) and n < len(b) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def _box_tree(order, paths, names, by_id):
+    """Sweep the order with a stack of open boxes: one box per run of each module call."""
+    root = Box("root", "root", "", 0)
+    stack = [((), root)]
+    runs = {}
+    for nid in order:
+        path = paths[nid]
+        keep = 1
+        while keep < len(stack) and keep <= len(path) and stack[keep][0] == path[:keep]:
+            keep += 1
+        del stack[keep:]
+        for k in range(len(stack), len(path) + 1):
+            call = path[k - 1]
+            parent = stack[-1][1]
+            box = Box("", "module", "", k, parent=parent)
+            box.call = call
+            runs.setdefault(call, []).append(box)
+            parent.items.append(box)
+            stack.append((path[:k], box))
+        stack[-1][1].items.append(nid)
+        node = by_id[nid]
+        for _, box in stack:
+            box.n_nodes += 1
+            box.names[node.name] = box.names.get(node.name, 0) + 1
+            if node.site and len(box.sites) < 3 and node.site not in box.sites:
+                box.sites.append(node.site)
+    calls_of_name = {}
+    for call in sorted(runs):
+        calls_of_name.setdefault(names[call][0], []).append(call)
+    for call, boxes in runs.items():
+        name, kind = names[call]
+        for box in boxes:
+            box.module = (name, kind, calls_of_name[name].index(call) + 1)
+        same = calls_of_name[name]
+        title = name + (f" ({kind})" if kind != name else "")
+        if len(same) > 1:
+            title += f" call {same.index(call) + 1}/{len(same)}"
+        for i, box in enumerate(boxes):
+            box.title = title + (f" part {i + 1}/{len(boxes)}" if len(boxes) > 1 else "")
+    for i, box in enumerate(root.boxes()):
+        box.key = f"b{i}"
+    return root
+
+
+
+
+
+def _group_repeats(root):
+    """Runs of two or more sibling module calls that made the same nodes (the blocks of a
+    stack, the steps of a loop) get a box of their own, "model.blocks.0–23 (Block) ×24":
+    collapsed, it stands for all of them; open, it is drawn as its members."""
+    for box in [root, *root.boxes()]:
+        items, out, i = box.items, [], 0
+        while i < len(items):
+            j = i + 1
+            if isinstance(items[i], Box):
+                sig = _signature(items[i])
+                while j < len(items) and sig is not None and _signature(items[j]) == sig:
+                    j += 1
+            if j - i < 2:
+                out.append(items[i])
+                i += 1
+                continue
+            members = items[i:j]
+            group = Box(f"{members[0].key}r", "repeat", _repeat_title(members),
+                        members[0].depth, items=members, parent=box)
+            for m in members:
+                m.parent = group
+                group.n_nodes += m.n_nodes
+                for name, count in m.names.items():
+                    group.names[name] = group.names.get(name, 0) + count
+            group.sites = members[0].sites
+            out.append(group)
+            i = j
+        box.items = out
+
+
+def _signature(item):
+    if not isinstance(item, Box) or item.kind != "module":
+        return None
+    # parameters shared by the calls sit in the first one: not part of the likeness
+    return item.module[1], tuple(sorted((k, v) for k, v in item.names.items()
+                                        if k != "AccumulateGrad"))
+
+
+def _repeat_title(members):
+    (first, kind, n1), (last, _, n2) = members[0].module, members[-1].module
+    if first == last:  # one module called again and again
+        return f"{first} ({kind}) calls {n1}–{n2} ×{len(members)}"
+    head, _, _ = first.rpartition(".")
+    tail = last[len(head) + 1:] if head and last.startswith(head + ".") else last
+    return f"{first}–{tail} ({kind}) ×{len(members)}"
+
+
+def _chunk(box, readable, by_id):
+    """A level with too many items to read gets them in consecutive chunks of CHUNK (of
+    chunks, if need be): consecutive runs of the order, so still acyclic."""
+    # leaves (inputs, parameters) stay in sight: nothing points at them, so no cycle can
+    # pass through them
+    leaves = [i for i in box.items if not isinstance(i, Box) and by_id[i].kind == "leaf"]
+    if len(box.items) <= readable or len(leaves) > readable // 2:
+        leaves = []
+    keep = set(leaves)
+    box.items = [i for i in box.items if isinstance(i, Box) or i not in keep]
+    rounds = 0
+    while len(box.items) > readable - len(leaves):
+        rounds += 1
+        chunks, first = [], 1
+        for start in range(0, len(box.items), CHUNK):
+            chunk = Box(f"{box.key}_{rounds}_{len(chunks)}", "chunk", "", box.depth,
+                        items=box.items[start:start + CHUNK], parent=box)
+            for item in chunk.items:
+                if isinstance(item, Box):
+                    item.parent = chunk
+                    chunk.n_nodes += item.n_nodes
+                    for name, count in item.names.items():
+                        chunk.names[name] = chunk.names.get(name, 0) + count
+                    chunk.sites.extend(s for s in item.sites if s not in chunk.sites)
+                else:
+                    node = by_id[item]
+                    chunk.n_nodes += 1
+                    chunk.names[node.name] = chunk.names.get(node.name, 0) + 1
+                    if node.site and node.site not in chunk.sites:
+                        chunk.sites.append(node.site)
+            chunk.title = f"nodes {first:,}–{first + chunk.n_nodes - 1:,} of {box.n_nodes:,}"
+            first += chunk.n_nodes
+            chunks.append(chunk)
+        box.items = chunks
+    box.items = leaves + box.items
+
+
+def _collapse(box, depth, readable):
+    """Collapse boxes below `box`: with `depth`, module calls nested deeper than it (and every
+    chunk); else as few levels as keep at most `readable` items in sight."""
+    inner = list(box.boxes())
+    if depth is not None:
+        for b in inner:
+            b.collapsed = b.kind == "chunk" or b.depth > depth
+        return
+    for b in inner:
+        b.collapsed = False
+    if not inner or box.n_nodes <= readable and not any(b.kind == "chunk" for b in inner):
+        return
+    levels = sorted({_level(b, box) for b in inner})
+    chosen = 0
+    for level in levels[1:] + [levels[-1] + 1]:
+        if _count_visible(box, level) > readable:
+            break
+        chosen = level
+    for b in inner:
+        b.collapsed = _level(b, box) >= chosen
+
+
+def _level(b, within):
+    """How many boxes lie between `within` and b (its children: 0)."""
+    n, p = 0, b.parent
+    while p is not within:
+        n, p = n + 1, p.parent
+    return n
+
+
+def _count_visible(box, level):
+    """Items shown when boxes at `level` (0: box's children) and deeper are collapsed."""
+    count, stack = 0, [(box, -1)]
+    while stack:
+        b, lv = stack.pop()
+        for item in b.items:
+            if isinstance(item, Box) and lv + 1 < level:
+                stack.append((item, lv + 1))
+            else:
+                count += 1
+    return count
+
+
+def summary(box, limit=3):
+    """The text of a collapsed box: title, node count, its most common node kinds."""
+    lines = [box.title, f"{box.n_nodes:,} nodes"]
+    top = sorted(box.names.items(), key=lambda kv: -kv[1])
+    lines += [f"{name} ×{count:,}" for name, count in top[:limit] if count]
+    if len(top) > limit:
+        lines.append(f"… {len(top) - limit} more kinds")
+    if box.sites:
+        lines.append("at " + ", ".join(box.sites[:2]))
+    return "\n".join(lines)

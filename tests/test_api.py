@@ -1,0 +1,458 @@
+"""The API real code uses beyond the op sweep: the CPU-only device API, new_* factories,
+legacy Variable, post-accumulate-grad hooks, save_on_cpu, the profiler's table, the loss
+modules as torch's single nodes, nn's activation and container modules, and the errors of
+the new ops. Their gradients are swept in tests/test_op_gradients.py; the parity tests here
+compare with torch where it is installed."""
+import warnings
+
+import numpy as np
+import pytest
+
+import gradtool as gt
+from gradtool import nn
+from gradtool.nn import functional as F
+from gradcheck_util import check_grads
+
+
+def f64(*shape, seed=0, requires_grad=True):
+    data = np.random.default_rng(seed).standard_normal(shape)
+    return gt.tensor(data, requires_grad=requires_grad)
+
+
+# ---------------------------------- devices ----------------------------------
+def test_the_cpu_is_accepted_wherever_torch_takes_a_device():
+    cpu = gt.device("cpu")
+    for where in ("cpu", cpu, None):
+        assert gt.zeros(2, device=where).device == cpu
+        assert gt.tensor([1.0], device=where).device == cpu
+    for factory in (lambda d: gt.ones(2, 3, device=d), lambda d: gt.full((2,), 1.0, device=d),
+                    lambda d: gt.arange(3, device=d), lambda d: gt.randn(2, device=d),
+                    lambda d: gt.eye(2, device=d), lambda d: gt.zeros_like(gt.ones(2), device=d),
+                    lambda d: gt.linspace(0, 1, 3, device=d), lambda d: gt.rand(2, device=d),
+                    lambda d: gt.randint(3, (2,), device=d), lambda d: gt.empty(2, device=d),
+                    lambda d: gt.as_tensor([1.0], device=d)):
+        assert factory("cpu").device == cpu
+    x = gt.ones(2, requires_grad=True)
+    assert x.to("cpu") is x and x.cpu() is x and x.to(cpu) is x
+    assert x.to("cpu", gt.float64).dtype == gt.float64
+    assert x.to(device="cpu", dtype=gt.float64).dtype == gt.float64
+    assert x.to(dtype=gt.float64).grad_fn.name() == "ToCopyBackward0"
+    assert x.to(gt.zeros(1, dtype=gt.float64)).dtype == gt.float64
+    assert x.to("cpu", copy=True) is not x
+    assert not x.is_cuda and x.is_cpu
+    model = nn.Linear(2, 2, device="cpu").to(cpu)
+    assert model.to(cpu, gt.float64).weight.dtype == gt.float64
+    gt.set_default_device("cpu")
+    with gt.device("cpu"):
+        assert gt.get_default_device() == cpu
+
+
+def test_device_agnostic_code_takes_its_cpu_path():
+    assert gt.cuda.is_available() is False and gt.cuda.device_count() == 0
+    assert gt.backends.mps.is_available() is False
+    device = gt.device("cuda" if gt.cuda.is_available() else "cpu")
+    model = nn.Sequential(nn.Linear(3, 2), nn.ReLU()).to(device)
+    out = model(gt.randn(4, 3, device=device))
+    assert out.device == device and out.shape == (4, 2)
+
+
+@pytest.mark.parametrize("use", [
+    lambda: gt.zeros(2, device="cuda"), lambda: gt.tensor([1.0], device="cuda:0"),
+    lambda: gt.ones(2).to("cuda"), lambda: gt.ones(2).to(gt.device("mps")),
+    lambda: gt.ones(2).cuda(), lambda: nn.Linear(2, 2).cuda(),
+    lambda: nn.Linear(2, 2).to("cuda"), lambda: nn.Linear(2, 2, device="cuda"),
+    lambda: gt.ones(2).new_zeros(3, device="cuda"), lambda: gt.set_default_device("cuda"),
+    lambda: gt.device("cuda").__enter__()],
+    ids=["factory", "tensor", "to", "to_device", "Tensor.cuda", "Module.cuda", "Module.to",
+         "Linear", "new_zeros", "set_default_device", "with_device"])
+def test_any_other_device_is_a_clear_error(use):
+    with pytest.raises(RuntimeError, match="gradtool runs on the CPU only: device '(cuda|mps)"):
+        use()
+
+
+def test_device_objects_behave_as_torchs():
+    assert repr(gt.device("cpu")) == "device(type='cpu')" and str(gt.device("cpu")) == "cpu"
+    d = gt.device("cuda:1")  # naming a device is not using it
+    assert (d.type, d.index, str(d)) == ("cuda", 1, "cuda:1")
+    assert gt.device("cuda", 1) == d and gt.device(d) == d and gt.device("cpu") != d
+    assert gt.ones(1).device == gt.device("cpu") and str(gt.ones(1).device) == "cpu"
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda.*device string: gpu"):
+        gt.device("gpu")
+
+
+# ---------------------------------- new tensors ----------------------------------
+def test_new_factories_take_selfs_dtype_and_never_join_the_graph():
+    x = gt.ones(2, dtype=gt.float64, requires_grad=True) * 2
+    assert x.new_zeros(2, 3).tolist() == [[0.0] * 3] * 2 and x.new_zeros(2).dtype == gt.float64
+    assert x.new_ones((2,)).tolist() == [1.0, 1.0] and not x.new_ones(2).requires_grad
+    assert x.new_tensor([1, 2]).dtype == gt.float64  # self's dtype, not the data's
+    assert x.new_full((2,), 3.0).tolist() == [3.0, 3.0] and x.new_empty(4).shape == (4,)
+    assert x.new_zeros(2, dtype=gt.int64).dtype == gt.int64
+    assert x.new_ones(2, requires_grad=True).is_leaf
+
+
+# ---------------------------------- legacy and hooks ----------------------------------
+def test_variable_is_a_tensor_detached_with_the_requires_grad_asked():
+    from gradtool.autograd import Variable
+    x = gt.ones(2, requires_grad=True)
+    v = Variable(x)
+    assert isinstance(v, gt.Tensor) and isinstance(x, Variable) and not isinstance(3, Variable)
+    assert v is not x and not v.requires_grad
+    w = Variable(gt.ones(2), requires_grad=True)
+    assert w.requires_grad and w.is_leaf
+    (w * 3).sum().backward()
+    assert w.grad.tolist() == [3.0, 3.0]
+
+
+def test_post_accumulate_grad_hook_sees_the_accumulated_grad():
+    x = gt.ones(3, requires_grad=True)
+    seen = []
+    handle = x.register_post_accumulate_grad_hook(lambda t: seen.append((t is x,
+                                                                         t.grad.tolist())))
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    assert seen == [(True, [2.0] * 3), (True, [5.0] * 3)]
+    handle.remove()
+    (x * 3).sum().backward()
+    assert len(seen) == 2
+    gt.autograd.grad((x * 2).sum(), x)  # autograd.grad accumulates nothing: no hook
+    assert len(seen) == 2
+
+
+def test_post_accumulate_grad_hook_refuses_non_leaves_and_constants():
+    with pytest.raises(RuntimeError, match="cannot be registered on non-leaf tensors"):
+        (gt.ones(2, requires_grad=True) * 2).register_post_accumulate_grad_hook(print)
+    with pytest.raises(RuntimeError, match="doesn't require gradient"):
+        gt.ones(2).register_post_accumulate_grad_hook(print)
+
+
+def test_save_on_cpu_keeps_saved_values_and_gradients():
+    x = f64(3)
+    with gt.autograd.graph.save_on_cpu(pin_memory=True):
+        y = (x * x).sin().sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad._data, np.cos(x._data ** 2) * 2 * x._data)
+
+
+def test_is_inference_as_a_function():
+    with gt.inference_mode():
+        t = gt.ones(2)
+    assert gt.is_inference(t) and not gt.is_inference(gt.ones(2))
+
+
+# ---------------------------------- the profiler ----------------------------------
+@pytest.mark.parametrize("sort_by", ["self_cpu_time_total", "cpu_time_total", "cpu_time",
+                                     "count", "self_cuda_time_total", "cpu_memory_usage"])
+def test_profiler_table_sorts_by_torchs_keys(sort_by):
+    x = gt.randn(50, 50, requires_grad=True)
+    with gt.autograd.profiler.profile() as prof:
+        for _ in range(3):
+            (x * 2).sin().sum().backward()
+        x.exp()
+    events = prof.key_averages()
+    table = events.table(sort_by=sort_by, row_limit=4)  # the intro tutorial's line
+    assert "Self CPU %" in table and "# of Calls" in table and "Self CPU time total" in table
+    names = [line.split()[0] for line in table.splitlines()[3:7]]
+    by_key = {e.key: e for e in events}
+    values = [getattr(by_key[n], sort_by) for n in names]
+    assert len(names) == 4 and values == sorted(values, reverse=True)
+    assert all(0 < e.self_cpu_time_total <= e.cpu_time_total for e in events)
+
+
+def test_profiler_table_names_the_sort_keys_for_an_unknown_one():
+    with gt.autograd.profiler.profile() as prof:
+        gt.ones(2).exp()
+    with pytest.raises(AttributeError, match="sort_by is one of .*self_cpu_time_total"):
+        prof.key_averages().table(sort_by="fastest")
+
+
+# ---------------------------------- losses as single nodes ----------------------------------
+LABELS = gt.tensor([0, 3, 2, 1, 2])
+
+
+@pytest.mark.parametrize("loss, node, inputs", [
+    (F.mse_loss, "MseLossBackward0", "pair"),
+    (nn.MSELoss(reduction="sum"), "MseLossBackward0", "pair"),
+    (F.smooth_l1_loss, "SmoothL1LossBackward0", "pair"),
+    (nn.SmoothL1Loss(beta=0.5), "SmoothL1LossBackward0", "pair"),
+    (nn.HuberLoss(), "HuberLossBackward0", "pair"),
+    (F.l1_loss, "MeanBackward0", "pair"),  # torch composes it: sub, abs, mean
+    (F.binary_cross_entropy, "BinaryCrossEntropyBackward0", "probabilities"),
+    (nn.BCELoss(), "BinaryCrossEntropyBackward0", "probabilities"),
+    (F.binary_cross_entropy_with_logits, "BinaryCrossEntropyWithLogitsBackward0", "pair"),
+    (nn.BCEWithLogitsLoss(), "BinaryCrossEntropyWithLogitsBackward0", "pair"),
+    (F.nll_loss, "NllLossBackward0", "labels"),
+    (nn.NLLLoss(), "NllLossBackward0", "labels"),
+    (F.cross_entropy, "NllLossBackward0", "labels"),
+    (nn.CrossEntropyLoss(), "NllLossBackward0", "labels")],
+    ids=lambda v: v if isinstance(v, str) else getattr(v, "__name__", type(v).__name__))
+def test_losses_are_single_nodes_with_torchs_names(loss, node, inputs):
+    x = f64(5, 4)
+    target = {"pair": f64(5, 4, seed=1, requires_grad=False),
+              "probabilities": gt.tensor(np.random.default_rng(1).random((5, 4))),
+              "labels": LABELS}[inputs]
+    if inputs == "probabilities":
+        x = gt.tensor(np.random.default_rng(2).uniform(0.1, 0.9, (5, 4)), requires_grad=True)
+    out = loss(x, target)
+    assert out.grad_fn.name() == node
+    if node == "NllLossBackward0" and loss in (F.cross_entropy,) or isinstance(
+            loss, nn.CrossEntropyLoss):
+        assert out.grad_fn.next_functions[0][0].name() == "LogSoftmaxBackward0"
+    check_grads(lambda x: loss(x, target), [x], order=2)
+
+
+def test_loss_nodes_save_torchs_values():
+    x, t = f64(3, 4), f64(3, 4, seed=1, requires_grad=False)
+    node = F.mse_loss(x, t, reduction="sum").grad_fn
+    assert node._saved_reduction == 2 and node._saved_target is not None
+    node = F.nll_loss(x.log_softmax(1), gt.tensor([0, 3, 1]), ignore_index=1).grad_fn
+    assert node._saved_ignore_index == 1 and node._saved_reduction == 1
+    assert node._saved_total_weight.item() == 2.0 and node._saved_weight is None
+    node = F.layer_norm(x, (4,)).grad_fn
+    assert node.name() == "NativeLayerNormBackward0" and node._saved_normalized_shape == (4,)
+    assert node._saved_result1.shape == (3, 1) and node._saved_result2.shape == (3, 1)
+
+
+def test_legacy_size_average_and_reduce_pick_the_reduction():
+    x, t = f64(3, 4), f64(3, 4, seed=1, requires_grad=False)
+    expected = ((x._data - t._data) ** 2)
+    with pytest.warns(UserWarning, match="please use reduction='sum' instead"):
+        assert F.mse_loss(x, t, size_average=False).item() == pytest.approx(expected.sum())
+    with pytest.warns(UserWarning, match="please use reduction='none' instead"):
+        assert F.mse_loss(x, t, reduce=False).shape == (3, 4)
+    with pytest.warns(UserWarning, match="please use reduction='mean' instead"):
+        l1 = nn.L1Loss(size_average=True)
+    assert l1(x, t).item() == pytest.approx(np.abs(x._data - t._data).mean())
+
+
+def test_nll_loss_with_every_target_ignored_is_nan_with_zero_gradient():
+    x = f64(3, 4)
+    out = F.nll_loss(x, gt.tensor([1, 1, 1]), ignore_index=1)
+    out.backward()
+    assert np.isnan(out.item()) and x.grad.tolist() == [[0.0] * 4] * 3
+
+
+def test_nll_loss_of_many_dims_is_viewed_as_2d_as_torch():
+    x = f64(2, 3, 2, 2, 2)
+    t = gt.tensor(np.random.default_rng(3).integers(0, 3, (2, 2, 2, 2)))
+    out = F.nll_loss(x, t, reduction="none")
+    assert out.shape == (2, 2, 2, 2) and out.grad_fn.name() == "ViewBackward0"
+    picked = np.take_along_axis(x._data, t._data[:, None], 1)[:, 0]
+    np.testing.assert_allclose(out._data, -picked)
+    check_grads(lambda x: F.nll_loss(x, t), [x], order=2)
+
+
+def test_loss_argument_errors_are_torchs():
+    p, t = gt.tensor([0.5, 1.5]), gt.tensor([1.0, 0.0])
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        F.binary_cross_entropy(p, t)
+    with pytest.raises(ValueError, match="Using a target size .* is deprecated"):
+        F.binary_cross_entropy(gt.tensor([0.5, 0.5]), gt.tensor([1.0]))
+    with pytest.raises(ValueError, match=r"Target size \(.*\) must be the same as input size"):
+        F.binary_cross_entropy_with_logits(gt.zeros(2), gt.zeros(3))
+    with pytest.raises(RuntimeError, match="weight tensor should be defined either for all 4"):
+        F.nll_loss(gt.zeros(2, 4), gt.tensor([0, 1]), weight=gt.ones(3))
+    with pytest.raises(RuntimeError, match="does not support negative values for beta"):
+        F.smooth_l1_loss(gt.zeros(2), gt.zeros(2), beta=-1.0)
+    with pytest.raises(ValueError, match="bad is not a valid value for reduction"):
+        nn.BCELoss(reduction="bad")
+
+
+def test_bce_clamps_its_logs_at_minus_100_as_torch():
+    out = F.binary_cross_entropy(gt.tensor([0.0, 1.0], dtype=gt.float64),
+                                 gt.tensor([1.0, 0.0], dtype=gt.float64), reduction="none")
+    assert out.tolist() == [100.0, 100.0]
+
+
+# ---------------------------------- activations and modules ----------------------------------
+def test_activation_modules_apply_their_functions():
+    x = f64(3, 4)
+    for module, fn in ((nn.GELU(), F.gelu), (nn.GELU("tanh"), lambda x: F.gelu(x, "tanh")),
+                       (nn.SiLU(), F.silu), (nn.LeakyReLU(0.1), lambda x: F.leaky_relu(x, 0.1)),
+                       (nn.ELU(), F.elu), (nn.Softplus(2.0), lambda x: F.softplus(x, 2.0)),
+                       (nn.Softmax(dim=1), lambda x: F.softmax(x, 1)),
+                       (nn.LogSoftmax(dim=0), lambda x: F.log_softmax(x, 0))):
+        np.testing.assert_array_equal(module(x)._data, fn(x)._data)
+        assert module(x).grad_fn.name() == fn(x).grad_fn.name()
+    assert repr(nn.GELU("tanh")) == "GELU(approximate='tanh')"
+    assert repr(nn.LeakyReLU(0.2, True)) == "LeakyReLU(negative_slope=0.2, inplace=True)"
+    with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
+        F.gelu(x, approximate="fast")
+
+
+def test_flatten_keeps_the_batch_dim():
+    x = f64(2, 3, 4)
+    assert nn.Flatten()(x).shape == (2, 12) and nn.Flatten(0, 1)(x).shape == (6, 4)
+    assert repr(nn.Flatten()) == "Flatten(start_dim=1, end_dim=-1)"
+
+
+def test_module_dict_registers_its_modules_by_key():
+    d = nn.ModuleDict({"a": nn.Linear(2, 3), "b": nn.ReLU()})
+    d["c"] = nn.Linear(3, 1)
+    assert list(d) == ["a", "b", "c"] and len(d) == 3 and "b" in d
+    assert [n for n, _ in d.named_parameters()] == ["a.weight", "a.bias", "c.weight", "c.bias"]
+    assert isinstance(d.pop("b"), nn.ReLU) and list(d.keys()) == ["a", "c"]
+
+
+def test_inplace_activations_write_into_their_input():
+    y = f64(3) * 1.0
+    out = F.leaky_relu(y, 0.1, inplace=True)
+    assert out is y and y.grad_fn.name() == "LeakyReluBackward1" and y._version == 1
+    z = f64(3) * 1.0
+    assert F.elu(z, inplace=True).grad_fn.name() == "EluBackward1"
+    w = f64(3) * 1.0
+    assert F.silu(w, inplace=True) is w and w.grad_fn.name() == "SiluBackward0"
+
+
+def test_one_hot_checks_its_indices():
+    assert F.one_hot(gt.tensor([0, 2]), 4).tolist() == [[1, 0, 0, 0], [0, 0, 1, 0]]
+    with pytest.raises(RuntimeError, match="only applicable to index tensor of type Long"):
+        F.one_hot(gt.tensor([0.0, 1.0]))
+    with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes"):
+        F.one_hot(gt.tensor([0, 5]), 3)
+    with pytest.raises(RuntimeError, match="Class values must be non-negative"):
+        F.one_hot(gt.tensor([-1, 2]))
+
+
+# ---------------------------------- the new ops' edges ----------------------------------
+def test_sort_and_topk_return_named_values_and_indices():
+    x = gt.tensor([[3.0, 1.0, 2.0, 1.0]])
+    values, indices = x.sort(1)
+    assert values.tolist() == [[1.0, 1.0, 2.0, 3.0]] and indices.tolist() == [[1, 3, 2, 0]]
+    assert x.sort(descending=True).indices.tolist() == [[0, 2, 1, 3]]
+    assert x.argsort().tolist() == [[1, 3, 2, 0]] and x.argsort().dtype == gt.int64
+    top = gt.topk(x, 2)
+    assert top.values.tolist() == [[3.0, 2.0]] and top.indices.tolist() == [[0, 2]]
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        x.topk(5)
+
+
+def test_transpose_in_place_changes_the_shape_and_bumps_the_version():
+    y = f64(2, 3) * 1.0
+    assert y.transpose_(0, 1) is y and y.shape == (3, 2) and y._version == 1
+    assert y.grad_fn.name() == "TransposeBackward1"
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        f64(2, 3).transpose_(0, 1)
+    m = gt.ones(2, 3)
+    assert m.t_().shape == (3, 2) and not m.requires_grad
+
+
+def test_scans_of_integers_are_int64_as_torch():
+    assert gt.tensor([1, 2, 3], dtype=gt.int32).cumsum(0).dtype == gt.int64
+    assert gt.tensor([1, 2, 3]).cumprod(0).tolist() == [1, 2, 6]
+
+
+def test_index_ops_check_their_index():
+    x = f64(3, 4)
+    with pytest.raises(RuntimeError, match="Expected dtype int32/int64 for index"):
+        x.index_select(0, gt.tensor([0.0]))
+    with pytest.raises(IndexError, match="Number of indices should be equal to source.size"):
+        x.index_add(0, gt.tensor([0, 1]), f64(3, 4))
+
+
+def test_bernoulli_draws_from_the_seeded_generator_with_zero_gradient():
+    p = gt.tensor(np.full((1000,), 0.3), requires_grad=True)
+    gt.manual_seed(0)
+    a = gt.bernoulli(p)
+    gt.manual_seed(0)
+    assert a.tolist() == p.bernoulli().tolist() and a.grad_fn.name() == "BernoulliBackward0"
+    assert 0.2 < a._data.mean() < 0.4 and set(a.tolist()) == {0.0, 1.0}
+    a.sum().backward()
+    assert not p.grad._data.any()
+    assert gt.ones(4).bernoulli_(0.0).tolist() == [0.0] * 4
+    with pytest.raises(RuntimeError, match="Expected p_in >= 0 && p_in <= 1"):
+        gt.bernoulli(gt.tensor([1.5]))
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("ij,jk", ((2, 3), (3, 4))), ("ii->i", ((3, 3),))], ids=["implicit", "diagonal"])
+def test_einsum_implicit_output_and_unsupported_diagonals(equation, shapes):
+    xs = [f64(*s, seed=k) for k, s in enumerate(shapes)]
+    if equation == "ii->i":
+        with pytest.raises(NotImplementedError, match="repeated subscripts"):
+            gt.einsum(equation, *xs)
+        return
+    np.testing.assert_allclose(gt.einsum(equation, xs)._data,
+                               np.einsum(equation, *[x._data for x in xs]))
+
+
+def test_einsum_three_operands_to_second_order():
+    a, b, c = f64(2, 3), f64(3, 4, seed=1), f64(4, seed=2)
+    out = gt.einsum("ij,jk,k->i", a, b, c)
+    np.testing.assert_allclose(out._data, np.einsum("ij,jk,k->i", a._data, b._data, c._data))
+    check_grads(lambda a, b, c: gt.einsum("ij,jk,k->i", a, b, c) ** 2, [a, b, c], order=2)
+
+
+# ---------------------------------- against torch ----------------------------------
+@pytest.mark.parity
+@pytest.mark.parametrize("make", [
+    lambda nn: nn.BCELoss(weight=None), lambda nn: nn.BCEWithLogitsLoss(reduction="sum"),
+    lambda nn: nn.L1Loss(), lambda nn: nn.SmoothL1Loss(beta=0.3), lambda nn: nn.HuberLoss(),
+    lambda nn: nn.MSELoss(reduction="sum"), lambda nn: nn.NLLLoss(ignore_index=1),
+    lambda nn: nn.CrossEntropyLoss(reduction="none")],
+    ids=["BCELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "MSELoss",
+         "NLLLoss", "CrossEntropyLoss"])
+def test_loss_modules_match_torch(make):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.1, 0.9, (2, 3, 4))
+    labels = rng.integers(0, 3, (2, 4))
+    results = []
+    for lib in (gt, torch):
+        module = make(lib.nn)
+        xt = lib.tensor(x, requires_grad=True)
+        classes = isinstance(module, (lib.nn.NLLLoss, lib.nn.CrossEntropyLoss))
+        target = lib.tensor(labels) if classes else lib.tensor(rng.random(x.shape) if lib is gt
+                                                               else results[0][3])
+        out = module(xt, target)
+        (g,) = lib.autograd.grad(out.sum(), xt)
+        results.append((out.detach().numpy(), g.numpy(), out.grad_fn.name(),
+                        None if classes else target.numpy()))
+    (mine, theirs) = results
+    np.testing.assert_allclose(mine[0], theirs[0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-12, atol=1e-14)
+    assert mine[2] == theirs[2]
+
+
+@pytest.mark.parity
+def test_device_api_matches_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (gt, torch):
+        d = lib.device("cpu")
+        assert (repr(d), str(d), d.type, d.index) == ("device(type='cpu')", "cpu", "cpu", None)
+        assert lib.ones(1).device == d and lib.device("cuda", 2).index == 2
+    assert str(gt.device("cuda:1")) == str(torch.device("cuda:1"))
+
+
+@pytest.mark.parity
+def test_new_tensor_dtypes_match_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (gt, torch):
+        x = lib.ones(2, dtype=lib.float64)
+        kinds = [str(t.dtype).split(".")[-1] for t in (
+            x.new_tensor([1, 2]), x.new_zeros(2), x.new_full((1,), 2), x.new_ones(1),
+            x.new_zeros(2, dtype=lib.int32))]
+        assert kinds == ["float64", "float64", "float64", "float64", "int32"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert gt.ones(2).new_tensor([1.5]).dtype == gt.float32
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("equation, shapes", [
+    ("ij,jk", ((2, 3), (3, 4))), ("ij,jk,k->i", ((2, 3), (3, 4), (4,))),
+    ("bhqd,bhkd->bhqk", ((2, 2, 3, 4), (2, 2, 5, 4))), ("...i,...i->...", ((2, 3, 4), (3, 4))),
+    ("ijk->kji", ((2, 3, 4),)), ("i,i", ((3,), (3,))), ("ij,kl->ijkl", ((2, 1), (3, 2)))])
+def test_einsum_matches_torch(equation, shapes):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    results = []
+    for lib in (gt, torch):
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = lib.einsum(equation, *xs)
+        v = lib.tensor(np.random.default_rng(5).standard_normal(tuple(out.shape)))
+        grads = lib.autograd.grad(out, xs, v)
+        results.append([out.detach().numpy()] + [g.numpy() for g in grads])
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)

@@ -1,0 +1,342 @@
+"""gradtool render's drawing, in process: grouping by module call (report/layout.py), the DOT
+it makes (report/dot.py) and the HTML page's data (report/html.py). The CLI itself is tested
+in test_cli.py; the page in a real browser in test_render_browser.py."""
+import json
+import os
+import re
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import gradtool as gt
+from gradtool import nn
+from gradtool.loader import load
+from gradtool.report import dot, html, layout
+from gradtool.snapshot import capture
+from gradtool.snapshot.graph import (GraphSnapshot, LeafInfo, NodeInfo, OutputInfo,
+                                     take_snapshot)
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+
+
+def ex(spec):
+    return os.path.join(EXAMPLES, spec)
+
+
+def one_capture(spec):
+    path, _, name = spec.partition("::")
+    return next(capture(t) for t in load(path) if not name or t.name == name)
+
+
+# ---------------------------------------------------------------- acyclic, whatever the groups
+def _acyclic(edges):
+    succ = {}
+    for a, b in edges:
+        succ.setdefault(a, []).append(b)
+    state = {}
+    for start in list(succ):
+        stack = [(start, iter(succ.get(start, ())))]
+        if state.get(start):
+            continue
+        state[start] = 1  # on the path
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                return False
+            elif not state.get(nxt):
+                state[nxt] = 1
+                stack.append((nxt, iter(succ.get(nxt, ()))))
+    return True
+
+
+@st.composite
+def random_graphs(draw):
+    """A random DAG as a snapshot (n0 the output, edges to lower-numbered... inputs) whose
+    nodes carry random module paths: calls nested at random, interleaved at random, so that
+    many module calls cannot be contiguous."""
+    n = draw(st.integers(2, 40))
+    calls = draw(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=n,
+                          max_size=n))
+    nodes = []
+    for i in range(n):
+        inputs = draw(st.lists(st.integers(i + 1, n - 1), max_size=3)) if i < n - 1 else []
+        outer, inner = calls[i]
+        path = ()
+        if outer:
+            path = ((outer, f"m{outer}", "Block"),)
+            if inner:
+                path += ((10 * outer + inner, f"m{outer}.c{inner}", "Linear"),)
+        kind = "leaf" if not inputs and draw(st.booleans()) else "op"
+        nodes.append(NodeInfo(f"n{i}", "AccumulateGrad" if kind == "leaf" else f"Op{i % 3}",
+                              kind, [(f"n{j}", 0) for j in inputs], {}, [], module_path=path,
+                              seq=draw(st.one_of(st.none(), st.integers(0, 3 * n))),
+                              leaf=LeafInfo(None, (2,), "float64", True, False)
+                              if kind == "leaf" else None))
+    return GraphSnapshot(nodes, [OutputInfo(0, "y", (), "float64", True, False, "n0", 0, True)])
+
+
+def _ident(item):
+    return item.key if isinstance(item, layout.Box) else item
+
+
+@settings(max_examples=150, deadline=None)
+@given(random_graphs(), st.sampled_from([None, 0, 1, 2]), st.integers(3, 12))
+def test_grouped_graph_is_always_a_dag(snapshot, depth, readable):
+    plan = layout.make_plan(snapshot, depth, readable=readable)
+    for node in snapshot.nodes:  # every node is drawn once: as itself or in a collapsed box
+        assert plan.visible(node.id) is not None
+    edges = [(_ident(a), _ident(b)) for a, b in plan.edges()]
+    assert _acyclic(edges), edges
+    # each box is one run of the forward order, which is topological (leaves, which nothing
+    # points at, may stand outside a chunk)
+    pos = {nid: i for i, nid in enumerate(plan.order)}
+    assert sorted(pos) == sorted(n.id for n in snapshot.nodes)
+    for node in snapshot.nodes:
+        assert all(pos[c] < pos[node.id] for c, _ in node.edges)
+    ops = [nid for nid in plan.order if snapshot.by_id[nid].kind != "leaf"]
+    pos = {nid: i for i, nid in enumerate(ops)}
+    for box in plan.root.boxes():
+        inside = sorted(pos[n] for n in box.node_ids() if n in pos)
+        if not inside:
+            continue
+        assert inside == list(range(inside[0], inside[0] + len(inside))), box
+    # and the DOT drawn from it too (an edge into an open frame is an edge to a node)
+    source = dot.build(snapshot, depth=depth).source
+    dot_edges = re.findall(r"^\s*(\w+) -> (\w+)", source, re.M)
+    assert _acyclic(dot_edges)
+
+
+@settings(max_examples=40, deadline=None)
+@given(random_graphs())
+def test_every_view_of_the_page_is_a_dag_and_shows_each_node_once(snapshot):
+    plan = layout.make_plan(snapshot, readable=4)
+    shown = {}
+    for box in layout.views(plan):
+        edges = [(_ident(a), _ident(b)) for a, b in plan.edges(box)]
+        assert _acyclic(edges)
+        for n in box.node_ids():
+            if plan.visible(n, box) == n:
+                shown[n] = shown.get(n, 0) + 1
+    assert shown == {n.id: 1 for n in snapshot.nodes}
+
+
+# ---------------------------------------------------------------- module calls, nested
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.fc(x).tanh()
+
+
+class Twice(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return self.block(self.block(x)).sum()
+
+
+def test_each_module_call_is_its_own_box_nested_with_parameters_inside():
+    model = Twice()
+    out = model(gt.randn(2, 3))
+    snapshot = take_snapshot([out], {f"model.{k}": p for k, p in model.named_parameters()},
+                             module_names={id(m): f"model.{k}" if k else "model"
+                                           for k, m in model.named_modules()})
+    plan = layout.make_plan(snapshot, expand=True)
+    titles = [b.title for b in plan.root.boxes()]
+    assert "model.block (Block) calls 1–2 ×2" in titles  # identical calls: summarised
+    assert titles.count("model (Twice)") == 1
+    assert "model.block (Block) call 1/2" in titles and "model.block (Block) call 2/2" in titles
+    assert "model.block.fc (Linear) call 1/2" in titles
+    weight = next(n for n in snapshot.nodes if n.label == "model.block.fc.weight")
+    # the parameter sits in the first call of its module, nested in the model's box
+    box = plan.box_of[weight.id]
+    assert box.title == "model.block.fc (Linear) call 1/2"
+    assert box.parent.title == "model.block (Block) call 1/2"
+    assert box.parent.parent.title == "model.block (Block) calls 1–2 ×2"
+    assert box.parent.parent.parent.title == "model (Twice)"
+
+
+def test_depth_collapses_deeper_module_calls_and_expand_opens_everything():
+    cap = one_capture(ex("resnet_like.py"))
+    shallow = layout.make_plan(cap.snapshot, depth=0)
+    assert [b.title for b in layout.collapsed_within(shallow.root)] == ["model (ResNetLike)"]
+    one = layout.make_plan(cap.snapshot, depth=1)
+    collapsed = [b.title for b in layout.collapsed_within(one.root)]
+    assert "model.blocks (Sequential)" in collapsed and "model.head (Linear)" in collapsed
+    assert "model.cell (Cell) calls 1–3 ×3" in collapsed  # three calls, the same nodes
+    full = layout.make_plan(cap.snapshot, expand=True)
+    assert not layout.collapsed_within(full.root)
+    source = dot.build(cap.snapshot, depth=1).source
+    assert "model.blocks (Sequential)" in source and "shape=box3d" in source
+    assert "model.blocks.0.norm" not in source
+
+
+def test_large_graph_collapses_to_a_readable_number_of_boxes():
+    model = nn.Sequential(*[Block() for _ in range(60)])
+    out = model(gt.randn(2, 3)).sum()
+    snapshot = take_snapshot([out])
+    assert len(snapshot.nodes) > 300
+    plan = layout.make_plan(snapshot)
+    visible = {_ident(plan.visible(n.id)) for n in snapshot.nodes}
+    assert len(visible) <= layout.READABLE
+    assert _acyclic([(_ident(a), _ident(b)) for a, b in plan.edges()])
+
+
+def test_a_long_chain_is_chunked_with_its_input_in_sight():
+    x = gt.randn(3, requires_grad=True)
+    y = x
+    for _ in range(1000):
+        y = y * 1.001
+    snapshot = take_snapshot([y.sum()], {"x": x})
+    plan = layout.make_plan(snapshot)
+    assert any(item == next(n.id for n in snapshot.nodes if n.label == "x")
+               for item in plan.root.items)
+    chunks = layout.collapsed_within(plan.root)
+    assert chunks and all(b.kind == "chunk" for b in chunks)
+    assert "MulBackward0 ×" in layout.summary(chunks[0])
+
+
+# ---------------------------------------------------------------- legible
+def test_drawing_is_never_scaled_down_and_uses_one_font_with_margins():
+    cap = one_capture(ex("resnet_like.py"))
+    source = dot.build(cap.snapshot, True, diagnoses=cap.diagnostics).source
+    assert not re.search(r"[\[ ]size=", source)
+    assert set(re.findall(r"fontname=(\w+)", source)) == {dot.FONT}
+    assert 'margin="0.12,0.06"' in source
+
+
+def test_many_leaves_side_by_side_wrap_into_rows():
+    xs = [gt.randn(2, requires_grad=True) for _ in range(20)]
+    total = xs[0]
+    for x in xs[1:]:
+        total = total + x
+    source = dot.build(take_snapshot([total.sum()])).source
+    assert len(re.findall(r"-> \w+ \[style=invis\]", source)) == 20 - dot.WRAP_LEAVES
+
+
+# ---------------------------------------------------------------- what inspect knows
+def _statement(source, node_id):
+    """The attributes of one node statement of a DOT source (labels span lines)."""
+    return re.search(rf"\t{node_id} \[(.*?)\]\n(?=\t|}})", source, re.S).group(1)
+
+
+def test_saved_tensor_modified_in_place_and_its_node_are_red_with_the_line():
+    cap = one_capture(ex("inplace_trouble.py::overwrites_saved_output"))
+    source = dot.build(cap.snapshot, show_saved=True, diagnoses=cap.diagnostics).source
+    exp = next(n for n in cap.snapshot.nodes if n.name == "ExpBackward0")
+    block = _statement(source, exp.id)
+    assert f"fillcolor=\"{dot.COLORS['fails']}\"" in block and dot.FAIL_COLOR in block
+    assert "modified in place at examples/inplace_trouble.py:12" in block
+    saved_id = re.search(r"\t(saved\d+) \[label=\"_saved_result", source).group(1)
+    saved = _statement(source, saved_id)
+    assert dot.FAIL_COLOR in saved and "inplace_trouble.py:12" in saved
+
+
+def test_cuts_found_by_inspect_are_marked_on_an_edge():
+    cap = one_capture(ex("grad_modes.py::scaled_under_no_grad"))
+    source = dot.build(cap.snapshot, diagnoses=cap.diagnostics).source
+    assert "✂ input w requires grad but gets no gradient" in source.replace("\n", " ")
+    assert re.search(r"cut0 -> out0 \[[^]]*label=cut[^]]*style=dashed", source)
+    detached = one_capture(ex("grad_modes.py::through_detach"))
+    source = dot.build(detached.snapshot, diagnoses=detached.diagnostics).source
+    assert "a detach() cut it off" in source.replace("\n", " ")
+    assert "no grad" in source  # the output that lost its graph is drawn, dashed
+
+
+def test_cut_diagnoses_are_read_by_kind_whatever_the_spelling():
+    found = dot.cut_diagnoses([{"kind": "grad_cut", "message": "x: detach", "location": "f:1"},
+                               {"code": "output-no-grad", "message": "y", "location": None},
+                               {"kind": "wrong_gradient", "message": "z"}])
+    assert [k for k, _, _ in found] == ["grad-cut", "output-no-grad"]
+
+
+# ---------------------------------------------------------------- the page's data
+def test_html_page_is_self_contained_and_carries_saved_values():
+    cap = one_capture(ex("resnet_like.py"))
+    text = html.page([cap], dot.find_renderer("auto", "svg"), depth=1).decode()
+    assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
+        'xmlns:xlink="http://www.w3.org/1999/xlink"', "")
+    assert "https://" not in text and "<script src" not in text and "<link" not in text
+    data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>',
+                                text, re.S).group(1))
+    assert data["views"][0]["parent"] is None
+    opened = [w for view in data["views"] for w in view["collapsed"].values()]
+    assert sorted(opened) == list(range(1, len(data["views"])))  # each box its own view
+    for v, view in enumerate(data["views"]):
+        assert all(data["views"][w]["parent"] == v for w in view["collapsed"].values())
+    addmm = next(n for n in data["nodes"].values() if n["name"] == "AddmmBackward0")
+    saved = {s["name"]: s for s in addmm["saved"]}
+    assert saved["_saved_mat1"]["version"] == "0 / 0" or "/" in saved["_saved_mat1"]["version"]
+    assert saved["_saved_mat1"]["dtype"] == "float64" and "mean" in saved["_saved_mat1"]["stats"]
+    assert addmm["module"].startswith("model") and addmm["site"].startswith("examples/")
+    for n in data["nodes"].values():  # every node's element is in the view it names
+        view = text[text.index(f'<div class="view" id="view{n["view"]}"'):]
+        assert f'<title>{n["el"]}</title>' in view[:view.index("</svg>")]
+
+
+# ---------------------------------------------------------------- through the CLI
+def _pngs(text):
+    """(width, height) of every inline PNG of a page."""
+    import base64
+    import struct
+    sizes = []
+    for b64 in re.findall(r'src="data:image/png;base64,([^"]+)"', text):
+        data = base64.b64decode(b64)
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        sizes.append(struct.unpack(">II", data[16:24]))
+    return sizes
+
+
+def test_cli_gradcheck_html_draws_three_heatmaps_per_pair_with_worst_and_diagnoses(tmp_path):
+    import cli_util as cu
+    page_path = tmp_path / "report.html"
+    (tmp_path / "two.py").write_text(
+        "import gradtool\n\n\n@gradtool.example((4,), (3,))\n"
+        "def outer(x, y):\n    return x[:, None] * y[None, :]\n")
+    failing, passing = cu.run_many([
+        ["gradcheck", ex("broken_wrong_gradient.py"), "--html", page_path],
+        ["gradcheck", tmp_path / "two.py", "--html", tmp_path / "two.html"]])
+    assert failing.returncode == 1, str(failing)  # the verdict is unchanged by --html
+    text = page_path.read_text()
+    assert _pngs(text) == [(3, 3)] * 3  # numerical, analytical, difference: one pixel each
+    assert "wrong_gradient" in text and "central differences give 1.23042" in text
+    # the worst entry (input 2, output 2) ringed in each map
+    assert text.count('<rect x="2" y="2" width="1" height="1"') == 3
+    assert "http" not in text.replace("http-equiv", "")
+    assert passing.returncode == 0, str(passing)
+    two = (tmp_path / "two.html").read_text()
+    # one pair per input: rows are the input's elements, columns the output's
+    assert _pngs(two) == [(12, 4)] * 3 + [(12, 3)] * 3
+    assert "output 0 w.r.t. x" in two and "output 0 w.r.t. y" in two
+
+
+def test_cli_render_html_writes_one_page(tmp_path):
+    import cli_util as cu
+    r = cu.run("render", ex("model.py"), "-o", tmp_path / "g.html")
+    assert r.returncode == 0 and r.stdout == "", str(r)
+    assert "wrote" in r.stderr and "(html," in r.stderr
+    text = (tmp_path / "g.html").read_text()
+    assert text.startswith("<!DOCTYPE html>") and text.count("<svg") >= 1
+    assert os.listdir(tmp_path) == ["g.html"]
+
+
+def test_page_carries_a_nodes_own_metadata_beside_its_module():
+    from types import SimpleNamespace
+    x = gt.randn(3, requires_grad=True)
+    y = x.exp()
+    y.grad_fn.metadata["note"] = "set by the user"
+    cap = SimpleNamespace(snapshot=take_snapshot([y.sum()]), diagnostics=[],
+                          target=SimpleNamespace(name="f"))
+    text = html.page([cap], dot.find_renderer("auto", "svg")).decode()
+    data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>',
+                                text, re.S).group(1))
+    exp = next(n for n in data["nodes"].values() if n["name"] == "ExpBackward0")
+    assert exp["metadata"] == {"note": "'set by the user'"}

@@ -1,0 +1,223 @@
+"""Users' PyTorch files, unchanged (`import torch`), run by the CLI on gradtool's engine
+(issue 16.1; contract §4 "Engines"): the PyTorch docs' extending examples, a tutorial Function
+with its training loop at import time, an nn model with a local module and a lazy import, and
+names gradtool lacks, which are clear errors. All pass whether or not torch is installed: the
+alias wins over real torch, and leaves it as it was."""
+import importlib.util
+import os
+import sys
+import textwrap
+
+import pytest
+
+import cli_util as cu
+from cli_util import assert_clean_user_error, assert_exit
+
+FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_files")
+TORCH_INSTALLED = importlib.util.find_spec("torch") is not None
+
+
+def tf(name):
+    return os.path.join(FILES, name)
+
+
+RUNS = {
+    "exp": ("gradcheck", "--json", tf("extending.py::Exp")),
+    "my_cube": ("gradcheck", "--json", "--order", "2", tf("extending.py::my_cube")),
+    "linear_layer": ("gradcheck", "--json", tf("extending.py::linear_layer")),
+    "times_five": ("gradcheck", "--json", tf("extending.py::times_five")),
+    "inspect_cube": ("inspect", "--json", tf("extending.py::MyCube")),
+    "tutorial": ("gradcheck", "--json", tf("tutorial_legendre.py")),
+    "model": ("gradcheck", "--json", tf("nn_model.py")),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Each file through the real CLI, once, in parallel: {key: Result}; "render" wrote the
+    DOT file at runs["render_path"]."""
+    out = tmp_path_factory.mktemp("render") / "model.dot"
+    commands = {**RUNS, "render": ("render", tf("nn_model.py::loss_of"), "-o", out)}
+    results = dict(zip(commands, cu.run_many(list(commands.values()))))
+    results["render_path"] = out
+    return results
+
+
+def _passed_targets(result):
+    assert_exit(result, 0)
+    return {t["name"]: t for t in result.json()["targets"] if t["report"]["passed"]}
+
+
+def test_pytorch_docs_extending_examples_pass_gradcheck_unchanged(runs):
+    assert set(_passed_targets(runs["exp"])) == {"Exp"}
+    assert set(_passed_targets(runs["linear_layer"])) == {"linear_layer"}  # nn.Module + Function
+    assert set(_passed_targets(runs["times_five"])) == {"times_five"}      # setup_context style
+    cube = _passed_targets(runs["my_cube"])["my_cube"]
+    assert cube["report"]["order"] == 2  # MyCube's backward is differentiable, as the docs say
+
+
+def test_pytorch_docs_mycube_graph_has_one_node_for_both_outputs(runs):
+    r = runs["inspect_cube"]
+    assert_exit(r, 0)
+    (target,) = cu.check_inspect_document(r.json()).values()
+    names = sorted(n["name"] for n in target["graph"]["nodes"])
+    assert names == ["AccumulateGrad", "MyCubeBackward"]
+
+
+def test_tutorial_function_file_trains_at_import_then_passes_gradcheck(runs):
+    r = runs["tutorial"]
+    assert set(_passed_targets(r)) == {"LegendrePolynomial3"}
+    assert "Result: y = " in r.stderr  # its print()s went to stderr: stdout is the JSON
+
+
+def test_nn_model_file_with_local_module_and_lazy_torch_import(runs):
+    # lazy_softmax_loss imports torch.nn.functional when gradtool calls it, after the load
+    assert set(_passed_targets(runs["model"])) == {"loss_of", "lazy_softmax_loss"}
+
+
+def test_render_draws_a_torch_files_graph(runs):
+    assert_exit(runs["render"], 0)
+    source = runs["render_path"].read_text()
+    assert "TanhBackward0" in source and "fc1.weight" in source
+
+
+# names gradtool lacks, each used the way real files use them: (file text, line, name)
+UNSUPPORTED = {
+    "attribute_in_a_target": ("import torch\n\n\ndef f(x):\n"
+                              "    return torch.fft.rfft(x).abs().sum()\n", 5, "torch.fft"),
+    "tensor_method": ("def f(x):\n    return x.stft(4).abs().sum()\n", 2, "torch.Tensor.stft"),
+    "import_submodule": ("import torch\nimport torch.fft\n\n\ndef f(x):\n    return x.sum()\n",
+                         2, "torch.fft"),
+    "from_torch_import": ("from torch import fft\n\n\ndef f(x):\n    return x.sum()\n",
+                          1, "torch.fft"),
+    "from_module_import_function": ("from torch.nn.functional import conv2d\n\n\n"
+                                    "def f(x):\n    return x.sum()\n",
+                                    1, "torch.nn.functional.conv2d"),
+    "nn_layer_in_a_module": (textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(1, 1, 3)
+
+
+        net = Net()
+
+
+        def f(x):
+            return x.sum()
+        """), 8, "torch.nn.Conv2d"),
+}
+
+
+@pytest.fixture(scope="module")
+def unsupported_runs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("unsupported")
+    paths = {}
+    for key, (source, _, _) in UNSUPPORTED.items():
+        paths[key] = folder / f"{key}.py"
+        paths[key].write_text(source)
+    results = cu.run_many([("gradcheck", str(p)) for p in paths.values()])
+    return {key: (paths[key], r) for key, r in zip(paths, results)}
+
+
+@pytest.mark.parametrize("key", sorted(UNSUPPORTED))
+def test_a_torch_name_gradtool_lacks_is_a_clear_error_naming_it_and_the_line(
+        unsupported_runs, key):
+    path, result = unsupported_runs[key]
+    _, line, name = UNSUPPORTED[key]
+    message = assert_clean_user_error(result, f"{path}:{line}",
+                                      f"gradtool's engine does not provide {name}.")
+    assert "AttributeError" not in message and "ImportError" not in message
+    # --engine torch is suggested exactly when PyTorch is there to run the file on
+    assert ("--engine torch" in message) == TORCH_INSTALLED, message
+
+
+def test_probing_for_missing_names_works_as_with_torch(tmp_path):
+    """hasattr, getattr with a default and `except ImportError` see a missing name as
+    missing (the error is an AttributeError / ModuleNotFoundError still)."""
+    user = tmp_path / "probing.py"
+    user.write_text(textwrap.dedent("""\
+        import torch
+
+        HAS_FFT = hasattr(torch, "fft")
+        CONV = getattr(torch.nn, "Conv2d", None)
+        try:
+            import torch.fft
+            IMPORTED = True
+        except ImportError:
+            IMPORTED = False
+
+
+        def f(x):
+            assert (HAS_FFT, CONV, IMPORTED) == (False, None, False)
+            return (x * 2).sum()
+        """))
+    r = cu.run("gradcheck", "--json", user)
+    assert_exit(r, 0)
+    assert r.json()["targets"][0]["report"]["passed"]
+
+
+# ------------------------------------------------------------------ in process: no leaks
+
+def _torch_entries():
+    return {k: v for k, v in sys.modules.items() if k == "torch" or k.startswith("torch.")}
+
+
+def test_loading_a_torch_file_leaves_sys_modules_and_meta_path_as_they_were():
+    from gradtool.loader import load
+    before, finders = _torch_entries(), list(sys.meta_path)
+    targets = load(tf("extending.py::Exp"))
+    assert targets[0].obj.__module__.startswith("gradtool_user_")
+    after = _torch_entries()
+    assert after.keys() == before.keys()
+    assert all(after[k] is before[k] for k in before)
+    assert sys.meta_path == finders
+
+
+def test_alias_maps_torch_modules_to_gradtools_and_refuses_others():
+    import gradtool
+    from gradtool.errors import NotInEngineImportError
+    from gradtool.torch_alias import torch_is_gradtool
+    before = _torch_entries()  # real torch's, if an earlier test imported it
+    with torch_is_gradtool():
+        import torch
+        import torch.autograd.functional
+        import torch.nn.functional as F
+        from torch import nn, optim
+        from torch.autograd import Function, gradcheck
+        from torch.testing import assert_close
+        assert torch is gradtool and F is gradtool.nn.functional
+        assert (nn, optim, Function) == (gradtool.nn, gradtool.optim,
+                                         gradtool.autograd.Function)
+        assert gradcheck is gradtool.autograd.gradcheck
+        assert assert_close is gradtool.testing.assert_close
+        assert torch.autograd.functional is gradtool.autograd.functional
+        with pytest.raises(NotInEngineImportError, match="does not provide torch.fft$"):
+            import torch.fft  # noqa: F401
+        with torch_is_gradtool():  # re-entrant: the inner exit keeps the outer mapping
+            pass
+        import torch as again
+        assert again is gradtool
+    after = _torch_entries()
+    assert after.keys() == before.keys() and all(after[k] is before[k] for k in before)
+
+
+@pytest.mark.skipif(not TORCH_INSTALLED, reason="needs PyTorch installed")
+def test_alias_wins_over_an_imported_real_torch_and_gives_it_back():
+    import torch as real_torch
+    import torch.nn as real_nn
+
+    import gradtool
+    from gradtool.torch_alias import torch_is_gradtool
+    with torch_is_gradtool():
+        import torch
+        import torch.nn
+        assert torch is gradtool and torch.nn is gradtool.nn
+    import torch
+    import torch.nn
+    assert torch is real_torch and torch.nn is real_nn
+    assert sys.modules["torch.nn"] is real_nn
