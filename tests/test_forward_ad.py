@@ -7,6 +7,7 @@ import pytest
 
 import gradtool as gt
 from gradtool.autograd import functional as F
+from gradtool.checks import gradcheck_report
 
 fwAD = gt.autograd.forward_ad
 
@@ -259,6 +260,24 @@ def test_gradcheck_forward_flags_as_torch():
         gt.autograd.gradcheck(Cube.apply, (x,), check_batched_forward_grad=True)
     with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
         gt.autograd.gradcheck(NoJvp.apply, (x,), check_forward_ad=True)
+
+
+def test_gradcheck_forward_ad_tangent_reaches_what_the_function_reads_in_place():
+    """The input itself carries the tangent during check_forward_ad: a module's parameter the
+    function reads from the module (not from its arguments), and a function that calls
+    autograd.grad on its input, are checked (torch's detached dual reaches neither)."""
+    lin = gt.nn.Linear(3, 2).double()
+    x = t(X, requires_grad=True)
+    assert gt.autograd.gradcheck(lambda x, w: lin(x).tanh(), (x, lin.weight),
+                                 check_forward_ad=True)
+    report = gradcheck_report(lambda x, w: lin(x).tanh(), (x, lin.weight),
+                              check_forward_ad=True, check_backward_ad=False)
+    assert report.passed and [p.ad for p in report.pairs] == ["forward"] * 2
+
+    def gradient_norm(x):
+        (g,) = gt.autograd.grad((x.sin() * x ** 2).sum(), x, create_graph=True)
+        return (g * g).sum()
+    assert gt.autograd.gradcheck(gradient_norm, (x,), check_forward_ad=True)
 
 
 def test_gradgradcheck_check_fwd_over_rev():

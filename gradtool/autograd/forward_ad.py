@@ -154,6 +154,25 @@ def last_tangent(t):
         return None
 
 
+class tangent_on:
+    """`tangent` on `t` itself for a while (gradcheck's module parameters, which the module
+    reads in place rather than as the dual tensor it was passed)."""
+
+    def __init__(self, t, tangent):
+        self.t, self.tangent = t, tangent
+
+    def __enter__(self):
+        self.before = getattr(self.t, "_fw_grad", None)
+        _set(self.t, self.tangent)
+
+    def __exit__(self, *exc):
+        if self.before is None:
+            del self.t._fw_grad
+        else:
+            self.t._fw_grad = self.before
+        return False
+
+
 def _same_view(base_tangent, base, view):
     """The view of `base_tangent` that `view` is of `base` (they share a layout)."""
     offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0])

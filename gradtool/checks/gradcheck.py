@@ -336,17 +336,18 @@ class _Check(Diagnoses):
         """d outputs / d inputs[p] in forward mode, in torch's (input numel, output numel)
         layout, one array per differentiable output."""
         x = self.inputs[p]
-        detached = [t.detach() if isinstance(t, Tensor) else t for t in self.inputs]
         rows = [np.zeros((x.numel(), out.numel())) for out in self.outputs]
         basis = np.zeros(x.numel(), dtype=x._data.dtype)
         phase, self.ev.phase = self.ev.phase, "forward_ad"
         for k in range(x.numel()):
             basis[k] = 1
             with forward_ad.dual_level():
-                duals = list(detached)
-                duals[p] = forward_ad.make_dual(detached[p], Tensor._wrap(
-                    basis.reshape(x._data.shape).copy()))
-                outs = N.as_tuple(self.ev.call(duals))
+                tangent = Tensor._wrap(basis.reshape(x._data.shape).copy())
+                # the input itself carries the tangent (not a detached dual, as torch's): a
+                # module reads its parameters in place, and a function that differentiates
+                # its input (autograd.grad inside) still can
+                with forward_ad.tangent_on(x, tangent):
+                    outs = N.as_tuple(self.ev.call(list(self.inputs)))
                 for row, opos in zip(rows, self.out_positions):
                     t = forward_ad.tangent_of(outs[opos])
                     if t is not None:
