@@ -478,6 +478,8 @@ def all_cases(quick=False, use_nn=False, deep=100_000):
     cases.append(_mlp_case(use_nn))
     from check_workloads import check_cases  # W4 gradcheck, W5 hessian
     cases.extend(check_cases())
+    from forward_ad_workloads import forward_ad_cases  # F1-F4: forward mode
+    cases.extend(forward_ad_cases())
     if quick:
         for c in cases:
             c.budget /= 3

@@ -32,6 +32,7 @@ BROKEN = {
     "broken_grad_dtype.py": dict(kind="grad_wrong_dtype", order=1, fails=False),
     "broken_grad_shape.py": dict(kind="grad_wrong_shape", order=1, fails=True),
     "broken_ignores_grad_output.py": dict(kind="ignores_grad_output", order=1, fails=True),
+    "broken_jvp.py": dict(kind="wrong_jvp", order=1, fails=True),
     "broken_kink.py": dict(kind="non_differentiable_point", order=1, fails=True),
     "broken_mark_dirty.py": dict(kind="input_modified_in_forward", order=1, fails=True),
     "broken_nondeterministic.py": dict(kind="nondeterministic_backward", order=1, fails=True),
@@ -66,6 +67,12 @@ def _sweep_commands():
         cmds.append(("gradcheck", "--json", "--order", "2", ex(f)))
     for f in ("grad_modes.py", "inplace_trouble.py", "basics.py"):  # text, and exit codes
         cmds.append(("inspect", "--strict", "--no-color", ex(f)))
+    for mode in ("forward", "reverse", "both"):
+        cmds.append(("gradcheck", "--json", "--mode", mode, ex("broken_jvp.py")))
+    cmds.append(("gradcheck", "--no-color", ex("broken_jvp.py")))
+    cmds.append(("gradcheck", "--json", "--mode", "forward", ex("model.py")))
+    cmds.append(("gradcheck", "--json", "--mode", "forward", ex("basics.py")))
+    cmds.append(("gradcheck", "--json", "--mode", "both", "--order", "2", ex("higher_order.py")))
     return cmds
 
 
@@ -1094,3 +1101,76 @@ def test_help_does_not_import_numpy():
     assert "gradtool.cli" in imported
     for heavy in ("numpy", "graphviz", "gradtool.autograd"):
         assert heavy not in imported, f"`gradtool --help` imports {heavy}"
+
+
+# ============================================================== forward mode (--mode)
+
+def _ad_modes(doc):
+    return {(t["name"], p["ad"], p["passed"]) for t in doc["targets"]
+            for report in t["reports"] for p in report["pairs"]}
+
+
+def test_gradcheck_mode_names_the_mode_that_disagrees(sweep):
+    """broken_jvp.py: right backward, wrong jvp. By default (a Function with a jvp) both are
+    checked and only the jvp rows fail; --mode reverse passes; --mode forward fails."""
+    default = sweep[("gradcheck", "--json", ex("broken_jvp.py"))]
+    assert_exit(default, 1)
+    assert _ad_modes(default.json()) == {("Cube", "reverse", True), ("Cube", "forward", False)}
+    report = default.json()["targets"][0]["reports"][0]
+    assert report["failures"][0]["message"].startswith(
+        "Jacobian computed with forward mode mismatch for output 0 with respect to input 0")
+    assert_exit(sweep[("gradcheck", "--json", "--mode", "reverse", ex("broken_jvp.py"))], 0)
+    forward = sweep[("gradcheck", "--json", "--mode", "forward", ex("broken_jvp.py"))]
+    assert_exit(forward, 1)
+    assert _ad_modes(forward.json()) == {("Cube", "forward", False)}
+    both = sweep[("gradcheck", "--json", "--mode", "both", ex("broken_jvp.py"))]
+    assert _ad_modes(both.json()) == _ad_modes(default.json())
+    text_out = sweep[("gradcheck", "--no-color", ex("broken_jvp.py"))]
+    assert_exit(text_out, 1)
+    assert "output 0 (jvp)" in text_out.stdout and "output 0 (backward)" in text_out.stdout
+    assert "Jacobian (forward mode: jvp) of output 0" in text_out.stdout
+
+
+def test_gradcheck_forward_mode_on_plain_functions_and_second_order(sweep):
+    """Every op a model uses has a jvp: --mode forward passes on model.py (its parameters,
+    which the module reads in place, get their tangents too), and --order 2
+    --mode both checks forward-over-reverse (check_fwd_over_rev)."""
+    r = sweep[("gradcheck", "--json", "--mode", "forward", ex("model.py"))]
+    assert_exit(r, 0)
+    assert {ad for _, ad, _ in _ad_modes(r.json())} == {"forward"}
+    r2 = sweep[("gradcheck", "--json", "--mode", "both", "--order", "2", ex("higher_order.py"))]
+    assert_exit(r2, 0)
+    assert {ad for _, ad, _ in _ad_modes(r2.json())} == {"forward", "reverse"}
+
+
+def test_gradcheck_forward_mode_on_a_function_without_jvp_is_torchs_error(sweep):
+    """basics.py has a custom Function without jvp: forward mode raises torch's
+    NotImplementedError, reported for that target (exit 1), the others still checked."""
+    r = sweep[("gradcheck", "--json", "--mode", "forward", ex("basics.py"))]
+    assert_exit(r, 1)
+    errors = [t["reports"][-1].get("error") for t in r.json()["targets"] if not t["passed"]]
+    assert errors and all("You must implement the jvp function for custom "
+                          "autograd.Function to use it with forward mode AD." in e
+                          for e in errors)
+    assert any(t["passed"] for t in r.json()["targets"])
+
+
+def test_gradcheck_mode_rejects_an_unknown_mode():
+    r = run("gradcheck", "--mode", "sideways", ex("jvp_ok.py"))
+    assert_exit(r, 2)
+    assert "sideways" in r.stderr
+
+
+def test_inspect_shows_the_tangent_of_a_dual_output(sweep):
+    """jvp_ok.py's directional_derivative returns a dual tensor: inspect reports its tangent
+    (shape, dtype, norm) next to the output; outputs of other targets have none."""
+    r = sweep[("inspect", "--json", ex("jvp_ok.py"))]
+    assert_exit(r, 0)
+    targets = {t["name"]: t for t in r.json()["targets"]}
+    (out,) = targets["directional_derivative"]["graph"]["outputs"]
+    assert out["tangent"]["shape"] == [3] and out["tangent"]["dtype"] == "float64"
+    assert out["tangent"]["norm"] > 0
+    assert targets["Cube"]["graph"]["outputs"][0]["tangent"] is None
+    text_out = run("inspect", "--no-color", ex("jvp_ok.py") + "::directional_derivative")
+    assert_exit(text_out, 0)
+    assert "tangent" in text_out.stdout and "|t|=" in text_out.stdout

@@ -1521,6 +1521,216 @@ def test_float32_leaf_cast_to_float64_gets_float32_grad():
     assert x.grad.dtype == gt.float32 and x.grad.tolist() == [3.0, 4.0]
 
 
+# ================================= forward mode (forward_ad) =================================
+fwAD = gt.autograd.forward_ad
+
+
+def forward_jvp(fn, inputs, tangents):
+    """The tangents of fn's float outputs, computed in forward mode (dual inputs)."""
+    with fwAD.dual_level():
+        duals = list(inputs)
+        k = 0
+        for i, x in enumerate(inputs):
+            if isinstance(x, gt.Tensor) and x.requires_grad:
+                duals[i] = fwAD.make_dual(x, tangents[k])
+                k += 1
+        outs = _outputs(fn(*duals))
+        return [fwAD.unpack_dual(o).tangent for o in outs], outs
+
+
+def central_jvp(fn, inputs, tangents, eps=1e-6):
+    """(f(x + eps v) - f(x - eps v)) / 2 eps for each float output."""
+    def at(sign):
+        shifted, k = list(inputs), 0
+        for i, x in enumerate(inputs):
+            if isinstance(x, gt.Tensor) and x.requires_grad:
+                shifted[i] = gt.tensor(x._data + sign * eps * tangents[k]._data,
+                                       requires_grad=True)
+                k += 1
+        with gt.no_grad():
+            return [o._data.astype(np.float64) for o in _outputs(fn(*shifted))]
+    return [(hi - lo) / (2 * eps) for hi, lo in zip(at(1), at(-1))]
+
+
+def random_tangents(inputs, rng):
+    return [gt.tensor(rng.standard_normal(x.shape)) for x in diff_inputs(inputs)]
+
+
+def test_every_row_declares_a_jvp():
+    """Forward mode reaches every op: a row added without `jvp=` fails here, loudly."""
+    missing = sorted(name for name, spec in D.TABLE.items() if spec.jvp is None)
+    assert not missing, f"rows without a jvp (declare jvp= in derivatives.py): {missing}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_jvp_central_differences(case):
+    """J.v in forward mode equals central differences along v, for every output."""
+    rng = np.random.default_rng(7)
+    inputs, _ = build(case, rng)
+    tangents = random_tangents(inputs, rng)
+    got, outs = forward_jvp(case.fn, inputs, tangents)
+    expected = central_jvp(case.fn, inputs, tangents, case.eps)
+    for k, (g, e, o) in enumerate(zip(got, expected, outs)):
+        assert g is not None, f"{case.id}: output {k} got no tangent"
+        assert g.shape == o.shape and g.dtype == o.dtype, f"{case.id}: output {k}"
+        np.testing.assert_allclose(g._data, e, rtol=1e-5, atol=1e-6,
+                                   err_msg=f"{case.id}: output {k} jvp vs central differences")
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_jvp_agrees_with_backward(case):
+    """u.(J v) from forward mode equals (u J).v from backward, on random u and v."""
+    rng = np.random.default_rng(8)
+    inputs, _ = build(case, rng)
+    tangents = random_tangents(inputs, rng)
+    got, outs = forward_jvp(case.fn, inputs, tangents)
+    cots, grads = engine_vjp(case, inputs, rng)
+    forward = sum(float((c * g._data).sum()) for c, g in zip(cots, got))
+    backward = sum(float((g._data * v._data).sum())
+                   for g, v in zip(grads, tangents) if g is not None)
+    rel = 1e-9 if all(o.dtype == gt.float64 for o in outs) else 1e-6  # (to_float32)
+    assert forward == pytest.approx(backward, rel=rel, abs=1e-10), case.id
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.order2], ids=[
+    c.id for c in CASES if c.order2])
+def test_forward_over_reverse_second_order(case):
+    """Dual inputs through autograd.grad(create_graph=True): the gradient's tangent is the
+    Hessian-vector product, checked against central differences of the gradient."""
+    rng = np.random.default_rng(9)
+    inputs, _ = build(case, rng)
+    fn = order2_fn(case)
+    cots = [gt.tensor(rng.standard_normal(o.shape)) for o in _outputs(fn(*inputs))]
+
+    def gradient(*xs):
+        with gt.enable_grad():
+            diff = diff_inputs(xs)
+            total = sum(((o * c).sum() for o, c in zip(_outputs(fn(*xs)), cots)),
+                        gt.tensor(0.0, dtype=gt.float64))
+            grads = gt.autograd.grad(total, diff, create_graph=True, allow_unused=True)
+        return tuple(g if g is not None else gt.zeros_like(x) for g, x in zip(grads, diff))
+
+    tangents = random_tangents(inputs, rng)
+    with fwAD.dual_level():
+        duals, k = list(inputs), 0
+        for i, x in enumerate(inputs):
+            if isinstance(x, gt.Tensor) and x.requires_grad:
+                duals[i] = fwAD.make_dual(x, tangents[k])
+                k += 1
+        got = [fwAD.unpack_dual(g).tangent for g in gradient(*duals)]
+    expected = central_jvp(gradient, inputs, tangents, case.eps)
+    for k, (g, e) in enumerate(zip(got, expected)):
+        g = np.zeros_like(e) if g is None else g._data
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5,
+                                   err_msg=f"{case.id}: gradient {k}'s tangent vs H.v")
+
+
+def test_every_row_jvp_runs_in_the_sweep():
+    """Each row's jvp is reached by the forward-mode sweep above (the rows that only
+    backward formulas use, such as select_backward, through forward-over-reverse)."""
+    reached = set()
+    real = D.OpSpec.tangent
+
+    def tangent(spec, *args):
+        reached.add(spec)
+        return real(spec, *args)
+
+    D.OpSpec.tangent = tangent
+    try:
+        for c in CASES:
+            inputs, _ = build(c, np.random.default_rng(7))
+            forward_jvp(c.fn, inputs, random_tangents(inputs, np.random.default_rng(0)))
+            forward_jvp(order2_fn(c), inputs, random_tangents(inputs, np.random.default_rng(0)))
+            if c.order2:
+                test_forward_over_reverse_second_order(c)
+    finally:
+        D.OpSpec.tangent = real
+    never = set(D.TABLE.values()) - reached
+    assert not never, sorted(repr(s) for s in never)
+
+
+@HYPOTHESIS
+@given(name=st.sampled_from(sorted(BINARY)),
+       shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3),
+       seed=st.integers(0, 2 ** 16))
+def test_binary_broadcasting_jvp(name, shapes, seed):
+    """Broadcasting binary ops: the tangent has the result's shape and u.(J v) = (u J).v."""
+    sa, sb = shapes.input_shapes
+    rng = np.random.default_rng(seed)
+    a, b = _binary_setup(name, rng, sa, sb)
+    if name == "where":
+        a = away_from(rng, sa, margin=0.05) if sa else np.asarray(signed(rng, ()))
+    _check_jvp_vs_vjp(BINARY[name][0], [gt.tensor(a, requires_grad=True),
+                                        gt.tensor(b, requires_grad=True)], rng)
+
+
+@HYPOTHESIS
+@given(args=reduction_args(), seed=st.integers(0, 2 ** 16))
+def test_reductions_over_dims_jvp(args, seed):
+    name, shape, dims, keepdim, correction = args
+    rng = np.random.default_rng(seed)
+    a = signed(rng, shape) if name == "prod" else rng.standard_normal(shape)
+    _check_jvp_vs_vjp(lambda t: REDUCTIONS[name](t, dims, keepdim, correction),
+                      [gt.tensor(a, requires_grad=True)], rng)
+
+
+@HYPOTHESIS
+@given(shapes=matmul_shapes(), seed=st.integers(0, 2 ** 16))
+def test_matmul_shapes_jvp(shapes, seed):
+    rng = np.random.default_rng(seed)
+    _check_jvp_vs_vjp(lambda p, q: p @ q, [gt.tensor(rng.standard_normal(s), requires_grad=True)
+                                          for s in shapes], rng)
+
+
+def _check_jvp_vs_vjp(fn, inputs, rng):
+    tangents = random_tangents(inputs, rng)
+    (got,), (out,) = forward_jvp(fn, inputs, tangents)
+    assert got.shape == out.shape
+    np.testing.assert_allclose(got._data, central_jvp(fn, inputs, tangents)[0],
+                               rtol=1e-5, atol=1e-6)
+    u = rng.standard_normal(out.shape)
+    grads = gt.autograd.grad(fn(*inputs), inputs, gt.tensor(u))
+    backward = sum(float((g._data * v._data).sum()) for g, v in zip(grads, tangents))
+    assert float((u * got._data).sum()) == pytest.approx(backward, rel=1e-9, abs=1e-10)
+
+
+INPLACE_THROUGH_VIEWS = {"setitem_basic", "inplace_through_view"}  # refused when batched
+
+
+def batched_forward_jvp(fn, inputs, tangents):
+    """forward_jvp with each tangent a batch (leading dim) of tangents, in one pass."""
+    with fwAD.batched(len(tangents[0])):
+        duals, k = list(inputs), 0
+        for i, x in enumerate(inputs):
+            if isinstance(x, gt.Tensor) and x.requires_grad:
+                duals[i] = fwAD.make_dual(x, tangents[k])
+                k += 1
+        return [fwAD.unpack_dual(o).tangent for o in _outputs(fn(*duals))]
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_batched_jvp_matches_one_at_a_time(case):
+    """A batch of tangents in one forward pass (forward_ad.batched, what forward-mode
+    Jacobians use) equals the jvps one tangent at a time, stacked: elementwise and reduction
+    rows broadcast over the batch, shape ops and sums by their batched rule, the rest one at a
+    time. Batch sizes include the inputs' dim sizes (3, 4), so a batch dim taken for another
+    cannot pass."""
+    rng = np.random.default_rng(10)
+    inputs, _ = build(case, rng)
+    for batch in (1, 3, 4):
+        tangents = [gt.tensor(rng.standard_normal((batch,) + tuple(x.shape)))
+                    for x in diff_inputs(inputs)]
+        if case.id in INPLACE_THROUGH_VIEWS:
+            with pytest.raises(NotImplementedError, match="through a view with batched"):
+                batched_forward_jvp(case.fn, inputs, tangents)
+            continue
+        got = batched_forward_jvp(case.fn, inputs, tangents)
+        singles = [forward_jvp(case.fn, inputs, [t[b] for t in tangents])[0]
+                   for b in range(batch)]
+        for k, g in enumerate(got):
+            np.testing.assert_allclose(
+                g._data, np.stack([s[k]._data for s in singles]), rtol=1e-12, atol=1e-14,
+                err_msg=f"{case.id}: output {k}, batch {batch}")
 # ops that move, scan or pick elements along a dim, over random shapes and dims
 def _np_sorted_vjp(v, x, dim, descending, k):
     idx = np.argsort(-x if descending else x, axis=dim, kind="stable")

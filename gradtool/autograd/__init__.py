@@ -1,5 +1,5 @@
 """gradtool.autograd: torch.autograd's API on the numpy engine."""
-from . import graph, profiler
+from . import forward_ad, graph, profiler
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
 from .engine import backward, grad
@@ -27,7 +27,7 @@ class Variable(metaclass=_VariableType):
 
 __all__ = ["backward", "grad", "profiler", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "Function", "FunctionCtx",
-           "once_differentiable", "graph",
+           "once_differentiable", "graph", "forward_ad",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "Tensor", "Variable"]
 

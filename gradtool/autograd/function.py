@@ -6,7 +6,8 @@ import functools
 
 import numpy as np
 
-from . import grad_mode
+from . import forward_ad, grad_mode
+from . import tensor as T
 from .engine import gradient_edge
 from .node import Node, SavedTensor
 from .tensor import Tensor
@@ -21,6 +22,14 @@ class FunctionCtx:
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} "
                                 f"is of type {type(t).__name__}")
         self._to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        """Tensors for jvp(), where ctx.saved_tensors returns them (as torch)."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_forward expects all arguments to be tensors; but "
+                                f"got {type(t).__name__} at position {i}")
+        self._to_save_forward = tensors
 
     def mark_dirty(self, *tensors):
         self._dirty = tensors
@@ -48,12 +57,16 @@ class BackwardCFunction(Node, FunctionCtx):
         self._output_meta = ()
         self._arg_positions = ()  # the forward argument behind each next_functions edge
         self.needs_input_grad = ()
+        self._to_save_forward = ()
+        self._in_jvp = False
 
     def __repr__(self):  # torch's form, gradtool's module: <torch.autograd.function.XBackward ...>
         return f"<{__name__}.{self.name()} object at {id(self):#x}>"
 
     @property
     def saved_tensors(self):
+        if self._in_jvp:
+            return tuple(self._to_save_forward)
         saved = self._kept
         if saved is None:
             return tuple(self._to_save)  # never recorded (no input required grad)
@@ -125,6 +138,11 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = cls._backward_cls()
@@ -132,12 +150,15 @@ class Function:
         ctx.needs_input_grad = needs
         ctx._arg_positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         record = grad_mode.state.grad_enabled and any(needs)
-        with grad_mode.no_grad():
+        tangents = _tangents(args) if T._dual_level is not None else None
+        with grad_mode.no_grad():  # (and, with dual inputs, no tangents: jvp gives them)
             if cls.setup_context is not Function.setup_context:
-                outputs = cls.forward(*args, **kwargs)
+                outputs = forward_ad._untracked(cls.forward, *args, **kwargs)
                 cls.setup_context(ctx, args, outputs)
             else:
-                outputs = cls.forward(ctx, *args, **kwargs)
+                outputs = forward_ad._untracked(cls.forward, ctx, *args, **kwargs)
+        if tangents is not None:
+            _forward_tangents(cls, ctx, args, outputs, tangents)
         if not record:
             return outputs
         single = not isinstance(outputs, tuple)
@@ -155,6 +176,56 @@ class Function:
         ctx._kept = saved
         ctx._to_save = ()
         return outs[0] if single else tuple(outs)
+
+
+def _tangents(args):
+    """The inputs' tangents (zeros for a tensor without one, None for a non-tensor), or None
+    when no input has one."""
+    tangents = [forward_ad.tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    if all(t is None for t in tangents):
+        return None
+    batch = T._dual_level.batch
+    return [t if t is not None or not isinstance(a, Tensor) else
+            Tensor._wrap(np.zeros(a._data.shape if batch is None else (batch,) + a._data.shape,
+                                  a._data.dtype)) for a, t in zip(args, tangents)]
+
+
+def _forward_tangents(cls, ctx, args, outputs, tangents):
+    """Function.jvp(ctx, *tangents): the outputs' tangents, attached to them."""
+    batch = T._dual_level.batch
+    ctx._in_jvp = True
+    try:
+        if batch is None:
+            result = forward_ad._untracked(cls.jvp, ctx, *tangents)
+        else:  # batched tangents: the user's jvp sees one tangent at a time, as under vmap
+            result = _stacked([forward_ad._untracked(
+                cls.jvp, ctx, *(t if t is None else t[b] for t in tangents))
+                for b in range(batch)])
+    finally:
+        ctx._in_jvp = False
+        ctx._to_save_forward = ()
+    single = not isinstance(outputs, tuple)
+    outs = [outputs] if single else list(outputs)
+    results = [result] if single or not isinstance(result, (tuple, list)) else list(result)
+    if len(results) != len(outs):
+        raise RuntimeError(f"{cls.__name__}.jvp returned {len(results)} tangents, expected "
+                           f"{len(outs)} (one per output of forward)")
+    for i, (o, t) in enumerate(zip(outs, results)):
+        if t is None or not isinstance(o, Tensor) or o._data.dtype.kind != "f":
+            continue
+        shape = o._data.shape if batch is None else (batch,) + o._data.shape
+        if not isinstance(t, Tensor) or t._data.shape != shape:
+            raise RuntimeError(f"{cls.__name__}.jvp: the tangent of output {i} must be a Tensor "
+                               f"of the output's shape {list(o._data.shape)}, got "
+                               f"{list(t.shape) if isinstance(t, Tensor) else type(t).__name__}")
+        forward_ad._set(o, t)
+
+
+def _stacked(results):
+    """Per-element jvp results (a tangent or a tuple of them) stacked on a batch dim."""
+    if isinstance(results[0], (tuple, list)):
+        return tuple(None if r[0] is None else T.stack(list(r), 0) for r in zip(*results))
+    return None if results[0] is None else T.stack(results, 0)
 
 
 def _wire_outputs(ctx, args, outs):

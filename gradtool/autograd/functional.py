@@ -1,13 +1,15 @@
 """torch.autograd.functional: jacobian, hessian, vjp, jvp, hvp, vhp.
 
 Same arguments, results, output structure (a Tensor for a Tensor, tuples for tuples, a
-tuple of tuples for tuple outputs and inputs) and strict-mode errors as torch. jvp and hvp
-use the double-backward trick, as torch's do. `vectorize=True` computes all the rows of a
-Jacobian in one backward pass (autograd.grad with is_grads_batched=True), and
-strategy="forward-mode" is computed in reverse mode (gradtool has no forward-mode AD)."""
+tuple of tuples for tuple outputs and inputs) and strict-mode errors as torch. jvp runs in
+forward mode (dual tensors; strict=True, or a dual level already active, takes torch's
+double-backward trick instead); hvp uses the double-backward trick, as torch's does.
+`vectorize=True` computes all the rows of a reverse-mode Jacobian in one backward pass
+(autograd.grad with is_grads_batched=True), and all the columns of a forward-mode one in one
+forward pass per input (forward_ad.batched: tangents with a batch dim, where torch uses vmap)."""
 import numpy as np
 
-from . import grad_mode
+from . import forward_ad, grad_mode
 from .engine import grad as _grad
 from .tensor import Tensor, stack
 
@@ -186,9 +188,38 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), J v): the Jacobian-vector product, shaped like the outputs, by the
-    double-backward trick (backward u -> J^T u is linear, and its gradient with respect to
-    u, weighted by v, is J v). v may be omitted when the input is a single element."""
+    """(func(inputs), J v): the Jacobian-vector product, shaped like the outputs, in forward
+    mode. v may be omitted when the input is a single element."""
+    if strict or forward_ad.T._dual_level is not None:
+        return _jvp_by_double_backward(func, inputs, v, create_graph, strict)
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+    # with create_graph, the outputs and their tangents are differentiable, as torch's
+    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=create_graph)
+    v = _v_or_default(v, inputs, is_inputs_tuple, create_graph,
+                      "the input to the user-provided function is", "jvp")
+    if v is None:
+        v = (Tensor._wrap(np.ones_like(inputs[0]._data)),)
+    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
+        outputs, result, is_outputs_tuple = _forward_mode(func, inputs, v)
+    return _returned(outputs, result, create_graph, is_outputs_tuple, is_outputs_tuple)
+
+
+def _forward_mode(func, inputs, tangents):
+    """func's outputs at dual inputs, their tangents (zeros for an output without one), and
+    whether func returned a tuple."""
+    with forward_ad.dual_level():
+        duals = [forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents)]
+        outputs = func(*duals)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                              "jvp")
+        result = tuple(forward_ad.tangent_of(o) for o in outputs)
+    result = tuple(_zeros_like(o) if t is None else t for o, t in zip(outputs, result))
+    return outputs, result, is_outputs_tuple
+
+
+def _jvp_by_double_backward(func, inputs, v, create_graph, strict):
+    """jvp by torch's trick: backward u -> J^T u is linear, and its gradient with respect to
+    u, weighted by v, is J v."""
     with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -243,6 +274,9 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
                                               "jacobian")
         _check_requires_grad(outputs, "outputs", strict=strict)
+        if strategy == "forward-mode":
+            return _tuple_postprocess(_forward_jacobian(func, inputs, outputs),
+                                      (is_outputs_tuple, is_inputs_tuple))
         of_output = _vectorized_jacobian_of_output if vectorize else _jacobian_of_output
         jac = tuple(of_output(i, out, inputs, create_graph, strict)
                     for i, out in enumerate(outputs))
@@ -296,6 +330,42 @@ def _vectorized_jacobian_of_output(i, out, inputs, create_graph, strict):
                  for g, inp in zip(vjs, inputs))
 
 
+def _forward_jacobian(func, inputs, outputs):
+    """The Jacobian's columns by forward mode, one forward pass per input: its one-hot
+    tangents as one batch (forward_ad.batched), with no graph recorded (as torch,
+    create_graph is refused with forward mode)."""
+    inputs = tuple(inp.detach() for inp in inputs)
+    jac = [[None] * len(inputs) for _ in outputs]
+    with grad_mode.no_grad():
+        for j, inp in enumerate(inputs):
+            n = inp.numel()
+            for i, cols in enumerate(batched_jvp(func, inputs, j, n and np.eye(
+                    n, dtype=inp._data.dtype).reshape((n,) + tuple(inp.shape)))):
+                out = outputs[i]._data
+                cols = np.zeros((0,) + out.shape, out.dtype) if cols is None else cols
+                jac[i][j] = Tensor._wrap(np.ascontiguousarray(np.moveaxis(
+                    cols.reshape((n,) + out.shape), 0, -1)).reshape(out.shape + inp._data.shape))
+    return tuple(tuple(row) for row in jac)
+
+
+def batched_jvp(func, inputs, j, tangents):
+    """J v for each v in `tangents` (a batch along dim 0, of inputs[j]'s shape), by one
+    forward pass with batched tangents: per output of func, an array (batch,) + its shape."""
+    if not len(tangents):
+        return [None] * len(_as_outputs(func(*inputs)))
+    with forward_ad.batched(len(tangents)):
+        duals = list(inputs)
+        duals[j] = forward_ad.make_dual(inputs[j], Tensor._wrap(tangents))
+        outputs = _as_outputs(func(*duals))
+        result = [forward_ad.tangent_of(o) for o in outputs]
+    return [np.zeros((len(tangents),) + o._data.shape, o._data.dtype) if t is None
+            else t._data for o, t in zip(outputs, result)]
+
+
+def _as_outputs(out):
+    return out if isinstance(out, tuple) else (out,)
+
+
 def _empty_rows(inp):
     return Tensor._wrap(np.zeros((0,) + tuple(inp.shape), dtype=inp._data.dtype))
 
@@ -320,7 +390,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
         return out.squeeze()
 
     def jac_func(*inp):
-        if outer_jacobian_strategy == "forward-mode":
+        if outer_jacobian_strategy == "forward-mode":  # forward over reverse
             inp = tuple(t.requires_grad_(True) for t in inp)
         jac = jacobian(ensure_single_output_function, inp, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict=strict)

@@ -196,7 +196,7 @@ class SavedTensor:
 
     __slots__ = ("_tensor", "_data", "_version_counter", "saved_version", "is_output",
                  "_requires_grad", "_output_nr", "_freed", "_packed", "_unpack_hook",
-                 "_graph_edge")
+                 "_graph_edge", "_fw_grad")
 
     def __init__(self, tensor, is_output=False):
         if not is_output and tensor._is_inference:
@@ -269,6 +269,11 @@ class SavedTensor:
                 out._grad_fn, out._output_nr = owner, self._output_nr
             else:  # a copy (pack hook, in-place snapshot): reconnect to the original's graph
                 out._grad_fn, out._output_nr, out._accumulator = self._graph_edge
+        if T._dual_level is not None:  # an output saved with its tangent (forward_ad)
+            try:
+                out._fw_grad = self._fw_grad
+            except AttributeError:
+                pass
         return out
 
     def unpack_array(self, owner=None):

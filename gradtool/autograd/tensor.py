@@ -49,6 +49,7 @@ class _SetErrRunner:  # pragma: no cover - numpy without the context variable
 _QUIET = _quiet_context()
 
 
+_dual_level = None  # forward_ad's active level: ops compute tangents only while one is set
 _FLOAT64 = np.dtype(np.float64)
 _ndarray = np.ndarray
 _FLOAT32 = np.dtype(np.float32)
@@ -120,6 +121,8 @@ def call(spec, inputs, args=()):
             result._grad_fn = node
             plan = node._kept
             node._kept = _save(plan, inputs, args, arrays, (result,)) if plan else {}
+    if _dual_level is not None:
+        _forward_ad.propagate(spec, inputs, args, arrays, (result,))
     return result
 
 
@@ -137,6 +140,8 @@ def _multi_output(spec, inputs, args, arrays, outs):
                              for r in results]
         if results[0]._grad_fn is node:
             node._kept = _save(plan, inputs, args, arrays, results)
+    if _dual_level is not None:
+        _forward_ad.propagate(spec, inputs, args, arrays, results)
     return results
 
 
@@ -149,6 +154,8 @@ def call_inplace(spec, inputs, args=()):
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     out = _forward(spec, arrays, args)
     _check_writable(spec, target, out, inputs, args)
+    tangent = (_forward_ad.inplace_tangent(spec, inputs, args, arrays, out)
+               if _dual_level is not None else None)
     node = _make_node(spec, inputs, args) if _state.grad_enabled else None
     if node is not None:  # inputs are saved as they were before the write
         plan = node._kept
@@ -160,6 +167,8 @@ def call_inplace(spec, inputs, args=()):
             if kind == "input" and where == 0 and name in saved:
                 value = saved[name]
                 if type(value) is SavedTensor and value._tensor is target:
+                    if _dual_level is not None:
+                        _forward_ad.snapshot_tangent(value, target)
                     value.snapshot()
     if _internal_overlap(target._data):  # only elements written: others alias them
         np.copyto(target._data, out, casting="same_kind", where=out != target._data)
@@ -178,6 +187,10 @@ def call_inplace(spec, inputs, args=()):
                 value.is_output = False
                 value._graph_edge = (target._grad_fn, target._output_nr, None)
         saved.update(outputs)
+    if tangent is not None:
+        _forward_ad.write_inplace_tangent(target, tangent)
+        if node is not None:
+            _forward_ad.save_output_tangent(saved, target._data, tangent)
     return target
 
 
@@ -565,7 +578,7 @@ class Tensor:
 
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad",
                  "_version_counter", "_accumulator", "_hooks", "_base", "_base_grad_fn",
-                 "_is_inference", "__weakref__")
+                 "_is_inference", "_fw_grad", "__weakref__")
     __array_ufunc__ = None  # numpy defers to our reflected operators: np.float64(2) * t
     __hash__ = object.__hash__
 
@@ -1185,6 +1198,8 @@ class Tensor:
         self._data = out._data
         if out._grad_fn is not None:
             self._grad_fn, self._requires_grad = out._grad_fn, True
+        if _dual_level is not None and hasattr(out, "_fw_grad"):  # its tangent, transposed
+            self._fw_grad = out._fw_grad
         self._version_counter[0] += 1
         return self
 
@@ -1577,7 +1592,7 @@ def _rebuild(data, requires_grad):
 
 def _copy_state(src, dst):
     for name in Tensor.__slots__:
-        if name != "__weakref__":
+        if name != "__weakref__" and hasattr(src, name):  # (_fw_grad is set only when dual)
             setattr(dst, name, getattr(src, name))
 
 
@@ -1928,5 +1943,6 @@ def stack(tensors, dim=0):
 
 
 from .ops import derivatives as _D  # noqa: E402  (the table's formulas use Tensor: import last)
+from . import forward_ad as _forward_ad  # noqa: E402
 D = _D
 _WRITES_OVERLAPPING = {_D.FILL, _D.ZERO, _D.MASKED_FILL, _D.INDEX_PUT}  # (not fill_.Tensor)

@@ -48,9 +48,11 @@ class Diagnoses:
         for p in failing:
             if (p.output_index, p.input_index) not in explained:
                 w = p.worst
+                forward = p.ad == "forward"  # the jvp disagrees, not the backward
                 r.diagnoses.append(Diagnosis(
-                    "wrong_gradient", "error",
-                    f"the analytical gradient of output {p.output_index} with respect to "
+                    "wrong_jvp" if forward else "wrong_gradient", "error",
+                    f"the {'forward-mode (jvp)' if forward else 'analytical'} gradient of "
+                    f"output {p.output_index} with respect to "
                     f"{self.labels[p.input_position]} is wrong where the function is smooth: "
                     f"at input "
                     f"element {list(w['input_element'])}, output element "

@@ -43,6 +43,10 @@ class Evaluator:
         self.counts[self.phase] += 1
         return self.func(*(self.inputs if inputs is None else inputs))
 
+    def call_with(self, *inputs):
+        """call() with the inputs as arguments (for helpers that call func(*inputs))."""
+        return self.call(inputs)
+
     def values(self, inputs=None):
         """func's outputs as float64 arrays (None for outputs that are not float tensors),
         without building a graph when func allows it."""

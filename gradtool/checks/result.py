@@ -43,6 +43,7 @@ class PairResult:
     n_differing: int = 0             # all of them (the JSON says how many it leaves out)
     projections: list = field(default_factory=list)  # fast mode: one dict per projection
     recheck: "PairResult" = None     # fast mode: this pair redone in full mode
+    ad: str = "reverse"              # the analytical side: "reverse" (backward) or "forward" (jvp)
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """gradtool gradcheck: numerical against analytic gradients for every target."""
 import dataclasses
+import enum
 
 import typer
 
@@ -28,6 +29,10 @@ def gradcheck(
                                                     "(failures are rechecked in full)."),
     order: int = typer.Option(1, "--order", min=1, max=2,
                               help="1: gradcheck; 2: gradgradcheck too (second derivatives)."),
+    mode: "Mode" = typer.Option(None, "--mode", case_sensitive=False,
+                             help="forward|reverse|both: which analytical Jacobian is checked "
+                                  "(backward, jvp, or both). Default: reverse; both for an "
+                                  "autograd.Function that defines jvp."),
     strict: bool = typer.Option(False, "--strict",
                                 help="Exit 1 on warnings too (hazards torch lets pass)."),
     html: str = typer.Option(None, "--html", help="Also write a page of Jacobian heatmaps "
@@ -53,7 +58,7 @@ def gradcheck(
             targets = load(file)
             results = common.run_each(
                 targets, lambda t: _check(t, seed, shape_tuple, eps, atol, rtol, fast, order,
-                                          json_, no_color), no_color, timeout)
+                                          json_, no_color, _modes(t, mode)), no_color, timeout)
         if html:
             from ..report import heatmap
             output_file.write_atomically(html_path, heatmap.page(file, results))
@@ -87,10 +92,30 @@ def _check_tolerances(eps, atol, rtol):
             raise GradtoolError(f"{option} must be a finite number {rule} (got {value})")
 
 
-def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color):
+class Mode(str, enum.Enum):
+    forward = "forward"
+    reverse = "reverse"
+    both = "both"
+
+
+_MODES = {"reverse": (False, True), "forward": (True, False), "both": (True, True)}
+
+
+def _modes(target, mode):
+    """(check_forward_ad, check_backward_ad) for a target: as asked, else reverse, and both
+    for a custom Function that defines its own jvp."""
+    if mode is None:
+        from ..autograd.function import Function
+        own_jvp = target.kind == "Function" and target.obj.jvp is not Function.jvp
+        mode = "both" if own_jvp else "reverse"
+    return _MODES[mode.value if isinstance(mode, Mode) else mode]
+
+
+def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color, modes):
     """One target's GradcheckResult: its forward (and backward) run once by the snapshot's
     capture, whose findings (cut gradients, detached saved tensors) explain failures; then
-    gradcheck of every tensor input and every module parameter it reaches."""
+    gradcheck of every tensor input and every module parameter it reaches, by the
+    analytical Jacobians `modes` names (check_forward_ad, check_backward_ad)."""
     from ..checks import gradcheck_report, gradgradcheck_report
     from ..loader import UserCodeError, user_error
     from ..snapshot import capture
@@ -112,7 +137,7 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color):
                     if o.requires_grad]
     n = sum(t.numel() for t in tensors if t.requires_grad)
     options = dict(eps=eps, atol=atol, rtol=rtol, fast_mode=fast, names=names,
-                   causes=c.causes)
+                   causes=c.causes, check_forward_ad=modes[0], check_backward_ad=modes[1])
     reports = []
     with text.evaluation_progress(order * (2 * n + 1),
                                   f"{target.name}: {order * (2 * n + 1):,} evaluations",

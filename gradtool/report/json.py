@@ -114,7 +114,7 @@ def inspect_document(file_spec, seed, shape, results):
 
 def pair_dict(pair):
     d = {k: getattr(pair, k) for k in (
-        "output_index", "input_index", "output_position", "input_position", "mode",
+        "output_index", "input_index", "output_position", "input_position", "mode", "ad",
         "passed", "max_abs_error", "max_rel_error", "worst", "n_differing", "differing",
         "projections")}
     d["differing_omitted"] = pair.n_differing - len(pair.differing)

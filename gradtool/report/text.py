@@ -115,7 +115,8 @@ def print_inspect(con, capture, all_saved=False, max_depth=None):
               Text(f"  {target.kind} at {_rel(target.filename)}:{target.lineno}", style="dim"))
     con.print(_io_table("inputs", [(n, v) for n, v in capture.inputs]))
     con.print(_io_table("outputs", [(o.name or f"output {o.index}", t)
-                                    for o, t in zip(snap.outputs, capture.outputs)]))
+                                    for o, t in zip(snap.outputs, capture.outputs)],
+                        tangents=[o.tangent for o in snap.outputs]))
     if not snap.nodes:
         con.print(Text("No backward graph: no output requires grad.", style="yellow"))
     else:
@@ -134,17 +135,25 @@ def print_inspect(con, capture, all_saved=False, max_depth=None):
     print_diagnostics(con, capture.diagnostics)
 
 
-def _io_table(title, pairs):
+def _io_table(title, pairs, tangents=None):
+    """Inputs or outputs; a `tangent` column (forward mode) when an output is a dual tensor."""
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
-    for column in ("name", "value", "requires_grad", "grad_fn"):
+    dual = tangents is not None and any(tangents)
+    for column in ("name", "value", "requires_grad", "grad_fn") + (("tangent",) if dual else ()):
         table.add_column(column)
-    for name, value in pairs:
+    for k, (name, value) in enumerate(pairs):
+        tangent = ()
+        if dual:
+            t = tangents[k]
+            tangent = (f"{fmt_shape(tuple(t['shape']), t['dtype'])} |t|={fmt_num(t['norm'])}"
+                       if t else "",)
         if hasattr(value, "shape"):
             fn = value.grad_fn
             table.add_row(name, fmt_shape(tuple(value.shape), value.dtype.name),
-                          str(value.requires_grad), fn.name() if fn is not None else "")
+                          str(value.requires_grad), fn.name() if fn is not None else "",
+                          *tangent)
         else:
-            table.add_row(name, repr(value), "", "")
+            table.add_row(name, repr(value), "", "", *tangent)
     return table
 
 
@@ -312,7 +321,8 @@ def print_gradcheck(con, target, report, heading=True):
     for pair in report.pairs:
         shown = pair.recheck or pair
         if not shown.passed and shown.numerical is not None:
-            con.print(Text(f"Jacobian of output {shown.output_index} w.r.t. "
+            by = " (forward mode: jvp)" if pair.ad == "forward" else ""
+            con.print(Text(f"Jacobian{by} of output {shown.output_index} w.r.t. "
                            f"{_input_label(report, shown, names)}: numerical | analytical, "
                            f"{shown.n_differing} differing entries marked ≠", style="bold"))
             con.print(_jacobians(report, shown))
@@ -327,6 +337,9 @@ def print_gradcheck(con, target, report, heading=True):
 
 
 def _output_label(report, pair):
+    """With both modes checked, each row names its analytical side: backward or jvp."""
+    if any(p.ad == "forward" for p in report.pairs):
+        return f"output {pair.output_index} ({'jvp' if pair.ad == 'forward' else 'backward'})"
     return f"output {pair.output_index}"
 
 

@@ -7,6 +7,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..autograd import forward_ad
 from ..autograd.function import BackwardCFunction
 from ..autograd.node import AccumulateGrad, SavedTensor
 from ..autograd.views import CopySlices
@@ -77,6 +78,7 @@ class OutputInfo:
     node: Optional[str]       # id of its grad_fn (or of its AccumulateGrad, for a leaf)
     output_nr: int
     finite: bool
+    tangent: Optional[dict] = None  # a dual tensor's (forward_ad) tangent: shape, norm
 
 
 @dataclasses.dataclass
@@ -157,11 +159,21 @@ def take_snapshot(outputs, named=None, sites=None, module_names=None):
             by_node[node].outputs.setdefault(nr, (tuple(t.shape), t.dtype.name))
         finite = bool(np.all(np.isfinite(t._data))) if t._data.dtype.kind == "f" else True
         output_infos.append(OutputInfo(i, name_of.get(id(t)), tuple(t.shape), t.dtype.name,
-                                       t.requires_grad, t.is_inference(), node_id, nr, finite))
+                                       t.requires_grad, t.is_inference(), node_id, nr, finite,
+                                       _tangent_info(t)))
     snapshot = GraphSnapshot(list(by_node.values()), output_infos)
     # the live leaf tensors, aligned with snapshot.leaves, so a runner can read their grads
     snapshot.leaf_tensors = [n.variable for n in order if isinstance(n, AccumulateGrad)]
     return snapshot
+
+
+def _tangent_info(t):
+    """The tangent a dual output was given in forward mode (its level may have exited since)."""
+    tangent = forward_ad.last_tangent(t)
+    if tangent is None:
+        return None
+    return {"shape": list(tangent.shape), "dtype": tangent.dtype.name,
+            "norm": float(np.linalg.norm(np.asarray(tangent._data, dtype=np.float64)))}
 
 
 def _node_info(node, node_id, ids, module_names):

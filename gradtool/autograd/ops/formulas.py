@@ -255,6 +255,8 @@ def cat_backward(grad, sizes, dim):
     return grads
 
 
+def ones_like(t):
+    return T.Tensor._wrap(np.ones_like(t._data))
 # ---- activations ----
 def softplus(t, beta=1, threshold=20):
     return T.call(T.D.SOFTPLUS, (t,), (beta, threshold))
@@ -381,6 +383,23 @@ def layer_norm_backward_input(grad, input, weight, normalized_shape, result1, re
     return rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
 
 
+def reduce_loss(loss, reduction):
+    """Each element's loss reduced as the loss was (the jvp of a loss from its elements')."""
+    return loss if reduction == 0 else (loss.mean() if reduction == 1 else loss.sum())
+
+
+def layer_norm_jvp(input_t, weight_t, bias_t, input, weight, normalized_shape, result1,
+                   result2):
+    """x_hat's tangent (the projection its backward applies, which is symmetric), then the
+    affine part: d(x_hat w + b) = dx_hat w + x_hat dw + db."""
+    dims = tuple(range(-len(normalized_shape), 0))
+    xhat = (input - result1) * result2
+    xhat_t = result2 * (input_t - input_t.mean(dims, keepdim=True)
+                        - xhat * (input_t * xhat).mean(dims, keepdim=True))
+    out = xhat_t if weight is None else xhat_t * weight + xhat * weight_t
+    return out + bias_t  # (0 without a bias)
+
+
 def layer_norm_backward_weight(grad, input, normalized_shape, result1, result2):
     mean, rstd = layer_norm_stats(input, normalized_shape, result1, result2)
     return sum_to(grad * ((input - mean) * rstd), normalized_shape)
@@ -397,6 +416,14 @@ def std_mean_backward(grads, self, dim, correction, keepdim, result0):
     grad_std, grad_mean = grads
     return (std_backward(grad_std, self, dim, correction, keepdim, result0)
             + mean_backward(grad_mean, self.shape, dim, keepdim))
+
+
+def var_mean_jvp(self_t, self, dim, correction, keepdim, result0, std=False):
+    """[tangent of var (or std), tangent of mean]: each reads one slice along `dim`."""
+    ones = ones_like(result0)
+    d = (std_backward(ones, self, dim, correction, keepdim, result0) if std else
+         var_backward(ones, self, dim, correction, keepdim))
+    return [(d * self_t).sum(dim, keepdim=keepdim), self_t.mean(dim, keepdim=keepdim)]
 
 
 def reverse_cumsum(grad, dim):
@@ -416,6 +443,21 @@ def cumprod_backward(grad, self, dim, result):
     partial = where(eye, 1, rows).cumprod(-1)  # [.., i, k]: prod_{j <= k, j != i} x_j
     g = grad.transpose(dim, -1).unsqueeze(-2)
     return where(upper, partial * g, 0).sum(-1).transpose(-1, dim)
+
+
+def cumprod_jvp(self_t, self, dim, result):
+    """sum over i <= k of t_i * prod_{j <= k, j != i} x_j: result * cumsum(t / x) without a
+    zero in x, else the products of the others formed directly (as cumprod_backward)."""
+    if not (self == 0).any().item():
+        return result * (self_t / self).cumsum(dim)
+    n = self.shape[dim]
+    moved = self.transpose(dim, -1)
+    rows = moved.unsqueeze(-2).expand(tuple(moved.shape[:-1]) + (n, n))  # row i: x, x_i -> 1
+    eye = T.Tensor._wrap(np.eye(n, dtype=bool))
+    upper = T.Tensor._wrap(np.triu(np.ones((n, n), dtype=bool)))  # k >= i
+    partial = where(eye, 1, rows).cumprod(-1)  # [.., i, k]: prod_{j <= k, j != i} x_j
+    t = self_t.transpose(dim, -1).unsqueeze(-1)
+    return where(upper, partial * t, 0).sum(-2).transpose(-1, dim)
 
 
 def repeat_backward(grad, repeats, sizes):

@@ -1,0 +1,264 @@
+"""torch.autograd.forward_ad: dual tensors carry a tangent through every op (forward mode).
+
+Inside `dual_level()`, `make_dual(x, v)` gives a tensor whose ops also compute their output's
+tangent by the op table's jvp (see ops/derivatives.py); `unpack_dual(y)` reads it back.
+A tangent lives on its tensor (the `_fw_grad` slot, with the level it belongs to), so it
+dies with it and is invisible once its level has exited. tensor.call pays one check of the
+module global `tensor._dual_level` when no level is active.
+"""
+import collections
+
+import numpy as np
+
+from . import tensor as T
+
+__all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
+           "UnpackedDualTensor"]
+
+
+class UnpackedDualTensor(collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])):
+    """What unpack_dual returns: the primal (a view without tangent) and the tangent."""
+
+
+class _Level:
+    """One dual level (torch numbers them; only level 0 exists, nesting is refused)."""
+
+    __slots__ = ("index", "batch")
+
+    def __init__(self, index, batch=None):
+        self.index = index
+        self.batch = batch  # B: every tangent holds B tangents (a leading dim), see batched()
+
+
+def enter_dual_level():
+    if T._dual_level is not None:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    T._dual_level = _Level(0)
+    return 0
+
+
+def exit_dual_level(*, level=None):
+    if T._dual_level is None or level not in (None, T._dual_level.index):
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
+                           "was created. This is not supported.")
+    T._dual_level = None
+
+
+class batched:
+    """A dual level whose tangents carry a leading batch dim of `size` tangents: a forward
+    pass computes `size` Jacobian-vector products at once (torch gets this from vmap over
+    make_dual). gradtool's own: functional.jacobian(strategy="forward-mode", vectorize=True)
+    and gradcheck's check_batched_forward_grad use it; make_dual then takes a tangent of
+    shape (size, *tensor.shape)."""
+
+    def __init__(self, size):
+        self.size = size
+
+    def __enter__(self):
+        enter_dual_level()
+        T._dual_level.batch = self.size
+        return 0
+
+    def __exit__(self, *exc):
+        exit_dual_level()
+        return False
+
+
+class dual_level:
+    """Context manager for forward AD: every dual tensor made inside lives at this level."""
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, *exc):
+        exit_dual_level()
+        return False
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """A view of `tensor` whose tangent is `tangent` (differentiable in backward too)."""
+    current = T._dual_level
+    if current is None:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
+                           "make sure to enter_dual_level() first.")
+    if level is not None and level != current.index:
+        raise RuntimeError("Invalid level given to _make_dual")
+    if tensor._data.dtype.kind != "f":
+        raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                         f"{tensor.dtype}")
+    if tangent._data.dtype.kind != "f":
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
+                         f"{tangent.dtype}")
+    expected = tensor._data.shape if current.batch is None else (
+        (current.batch,) + tensor._data.shape)
+    if tangent._data.shape != expected:
+        raise RuntimeError(f"Trying to set a forward gradient that has a different size than "
+                           f"that of the original Tensor, this is not supported. Tensor is of "
+                           f"size {list(tensor._data.shape)} while the given forward gradient "
+                           f"is of size {list(tangent._data.shape)}.")
+    if tangent_of(tensor) is not None:
+        raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
+                           "gradient at the same level 0 is not supported.")
+    dual = _untracked(T.call, T.D.VIEW, (tensor,), (tensor._data.shape,))
+    dual._fw_grad = (current, tangent)
+    return dual
+
+
+def unpack_dual(tensor, *, level=None):
+    """(primal, tangent) of a dual tensor; the tangent is None for any other tensor."""
+    tangent = tangent_of(tensor) if T._dual_level is not None else None
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    primal = _untracked(T.call, T.D.VIEW, (tensor,), (tensor._data.shape,))
+    return UnpackedDualTensor(primal, tangent)
+
+
+# ---------------- the engine's side: reading, computing and writing tangents ----------------
+def _untracked(fn, *args):
+    """fn run with no level active: tangents computed from tangents get none of their own."""
+    level = T._dual_level
+    T._dual_level = None
+    try:
+        return fn(*args)
+    finally:
+        T._dual_level = level
+
+
+def tangent_of(t):
+    """t's tangent at the active level, or None. A view made before its base got a tangent
+    reads the same view of the base's tangent."""
+    try:
+        level, tangent = t._fw_grad
+    except AttributeError:
+        level = None
+    if level is T._dual_level:
+        return tangent
+    base = t._base
+    if base is not None and T._dual_level.batch is None:
+        try:
+            level, base_tangent = base._fw_grad
+        except AttributeError:
+            return None
+        if level is T._dual_level:
+            tangent = T.Tensor._wrap(_same_view(base_tangent._data, base._data, t._data))
+            t._fw_grad = (level, tangent)
+            return tangent
+    return None
+
+
+def last_tangent(t):
+    """The tangent t was last given, at any level (for reports, after the level exited)."""
+    try:
+        return t._fw_grad[1]
+    except AttributeError:
+        return None
+
+
+class tangent_on:
+    """`tangent` on `t` itself for a while (gradcheck's module parameters, which the module
+    reads in place rather than as the dual tensor it was passed)."""
+
+    def __init__(self, t, tangent):
+        self.t, self.tangent = t, tangent
+
+    def __enter__(self):
+        self.before = getattr(self.t, "_fw_grad", None)
+        _set(self.t, self.tangent)
+
+    def __exit__(self, *exc):
+        if self.before is None:
+            del self.t._fw_grad
+        else:
+            self.t._fw_grad = self.before
+        return False
+
+
+def _same_view(base_tangent, base, view):
+    """The view of `base_tangent` that `view` is of `base` (they share a layout)."""
+    offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0])
+    flat = base_tangent.reshape(-1)
+    start = offset // base.itemsize
+    return np.lib.stride_tricks.as_strided(flat[start:], view.shape, view.strides)
+
+
+def _set(t, tangent):
+    t._fw_grad = (T._dual_level, tangent)
+
+
+def propagate(spec, inputs, args, arrays, results):
+    """After an op ran with a level active: its outputs' tangents, if an input has one."""
+    tangents = _input_tangents(spec, inputs)
+    if tangents is None:
+        return
+    out = _untracked(spec.tangent, inputs, args, arrays, results, tangents,
+                     T._dual_level.batch)
+    if spec.multi_output:
+        out = out if isinstance(out, (list, tuple)) else [out]
+        for r, t in zip(results, out):
+            if t is not None and r._data.dtype.kind == "f":
+                _set(r, t)
+                _save_tangent(r, t)
+        return
+    _set(results[0], out)
+    _save_tangent(results[0], out)
+
+
+def inplace_tangent(spec, inputs, args, arrays, out):
+    """call_inplace's tangent of its target, computed before the write (the formulas read
+    the inputs as they were), or None."""
+    tangents = _input_tangents(spec, inputs)
+    if tangents is None:
+        return None
+    result = T.Tensor._wrap(out)
+    return _untracked(spec.tangent, inputs, args, arrays, (result,), tangents,
+                      T._dual_level.batch)
+
+
+def write_inplace_tangent(target, tangent):
+    """Give the target of an in-place op its new tangent: written into the existing one when
+    the target is a view (so its base, and the base's other views, see it), else replaced."""
+    base = target._base
+    if base is None:
+        _set(target, tangent)
+        return
+    if T._dual_level.batch is not None:
+        raise NotImplementedError("an in-place write through a view with batched tangents "
+                                  "(a forward-mode Jacobian): compute it out of place, or "
+                                  "use vectorize=False")
+    current = tangent_of(target)
+    if current is None:  # the base gets a zero tangent, and the view a view of it
+        base_tangent = T.Tensor._wrap(np.zeros_like(base._data))
+        _set(base, base_tangent)
+        current = tangent_of(target)
+    np.copyto(current._data, tangent._data)
+
+
+def _input_tangents(spec, inputs):
+    """The inputs' tangents (None where an input has none), or None if none has one."""
+    xs = inputs[0] if spec.variadic else inputs
+    tangents = [tangent_of(x) if isinstance(x, T.Tensor) else None for x in xs]
+    for t in tangents:
+        if t is not None:
+            return tangents
+    return None
+
+
+def _save_tangent(result, tangent):
+    """An output its node saved keeps its tangent for backward (forward-over-reverse)."""
+    node = result._grad_fn
+    if node is not None and node._kept:
+        save_output_tangent(node._kept, result._data, tangent)
+
+
+def save_output_tangent(saved, data, tangent):
+    for value in saved.values():
+        # (an output kept as data: is_output, or the output of a write through a view)
+        if type(value) is T.SavedTensor and value._tensor is None and value._data is data:
+            value._fw_grad = (T._dual_level, tangent)
+
+
+def snapshot_tangent(saved, tensor):
+    """A saved input about to be overwritten in place keeps a copy of its tangent too."""
+    tangent = tangent_of(tensor)
+    if tangent is not None:
+        saved._fw_grad = (T._dual_level, _untracked(tangent.clone))
