@@ -223,26 +223,33 @@ def assert_gradcheck(fn, inputs, **gradcheck_options):
     input, the largest errors, the worst element, both Jacobians, and why they differ).
     Options are gradcheck's (eps, atol, rtol, fast_mode, nondet_tol, ...)."""
     __tracebackhide__ = True
-    from .checks import gradcheck
-    _assert_check(gradcheck, fn, inputs, (), gradcheck_options)
+    from .checks import gradcheck, gradcheck_report
+    _assert_check(gradcheck, gradcheck_report, fn, inputs, (), gradcheck_options)
 
 
 def assert_gradgradcheck(fn, inputs, grad_outputs=None, **gradgradcheck_options):
     """assert_gradcheck for second derivatives: gradgradcheck(fn, inputs, grad_outputs,
     **options), failing with the report `gradtool gradcheck --order 2` prints."""
     __tracebackhide__ = True
-    from .checks import gradgradcheck
-    _assert_check(gradgradcheck, fn, inputs, (grad_outputs,), gradgradcheck_options)
+    from .checks import gradgradcheck, gradgradcheck_report
+    _assert_check(gradgradcheck, gradgradcheck_report, fn, inputs, (grad_outputs,),
+                  gradgradcheck_options)
 
 
-def _assert_check(check, fn, inputs, extra, options):
+def _assert_check(check, check_report, fn, inputs, extra, options):
+    """Run the check as the CLI does (its report function, inputs named after fn's
+    parameters) unless an option only the torch-signature function takes is given."""
     __tracebackhide__ = True
     from .checks import GradcheckError
+    from .checks.gradcheck import _verdict
     options.pop("raise_exception", None)  # failing is what an assertion is for
     try:
-        check(fn, inputs, *extra, raise_exception=True, **options)
+        if set(options) <= set(inspect.signature(check_report).parameters):
+            _verdict(check_report(fn, inputs, *extra, names=_input_names(fn, inputs),
+                                  **options), raise_exception=True)
+        else:
+            check(fn, inputs, *extra, raise_exception=True, **options)
     except GradcheckError as e:
-        _name_inputs(e.report, fn, inputs)
         raise GradcheckAssertionError(render_report(e.report, Checked.of(fn)),
                                       e.report) from None
 
@@ -278,13 +285,11 @@ class Checked:
             return cls(name, kind, "<unknown>", 0)
 
 
-def _name_inputs(report, fn, inputs):
-    """Label the report's inputs with fn's parameter names, as the CLI does."""
+def _input_names(fn, inputs):
+    """fn's parameter names for its inputs, as the CLI names a target's inputs."""
     inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
     params = _parameter_names(fn)
-    report.input_names = [params[i] if i < len(params) else f"input {i}"
-                          for i, x in enumerate(inputs)
-                          if isinstance(x, Tensor) and x.requires_grad]
+    return [params[i] if i < len(params) else f"input {i}" for i in range(len(inputs))]
 
 
 def _function_class(fn):

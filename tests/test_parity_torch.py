@@ -267,7 +267,8 @@ KNOWN_SAVED_VALUE_FORMS = {
     ("max_dim_keepdim", "dim"), ("softmax_last", "dim"), ("mT", "dim0"), ("mT", "dim1"),
     ("getitem_negative_int", "index"), ("narrow", "dim"), ("stack_last", "dim"),
     ("split_with_sizes", "dim"), ("slice_step", "end"), ("var", "dim"), ("std", "dim"),
-    ("var", "correction"), ("std", "correction"), ("amax_all", "dim")}
+    ("var", "correction"), ("std", "correction"), ("amax_all", "dim"), ("cumprod", "dim"),
+    ("topk", "dim")}
 
 
 def _saved_form(v):
@@ -280,7 +281,9 @@ def _saved_form(v):
     if isinstance(v, (tuple, list)):
         return tuple(_saved_form(x) for x in v)
     if isinstance(v, np.generic):
-        return v.item()
+        v = v.item()
+    if isinstance(v, int) and not isinstance(v, bool):  # torch shows an int64 as uint64
+        return v % 2 ** 64                                # (-1 as 2**64 - 1)
     return v
 
 

@@ -61,7 +61,8 @@ def test_failing_assert_gradcheck_shows_the_report_at_the_users_line(pytester):
     result.stdout.fnmatch_lines([
         ">       assert_gradcheck(WrongCube.apply, (x3(),))",
         "E       gradtool.testing.GradcheckAssertionError: WrongCube  Function at "
-        "test_cube.py:7   FAIL",
+        "test_cube.py:7",
+        "E       order 1:  FAIL",
         "E        output 0   x float64?3? * FAIL",  # ? for [ ]: fnmatch reads [3] as a set
         "E       Jacobian of output 0 w.r.t. x float64?3?: numerical | analytical, "
         "3 differing entries marked ≠",
@@ -128,7 +129,8 @@ def test_plain_gradcheck_error_gets_the_report_as_a_section(pytester):
     result.stdout.fnmatch_lines([
         "E *.GradcheckError: Jacobian mismatch for output 0 with respect to input 0,",
         "*- gradtool gradcheck report -*",
-        "test_cube  test at test_cube.py:24   FAIL",
+        "test_cube  test at test_cube.py:24",
+        "order 1:  FAIL",
         " output 0   input 0 float64?3? * FAIL",
     ])
 

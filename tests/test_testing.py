@@ -169,10 +169,11 @@ def test_assert_gradcheck_failure_message_is_the_cli_report():
     error = caught.value
     assert isinstance(error, GradcheckAssertionError) and not error.report.passed
     lines = str(error).splitlines()
-    # the title: what failed, where it is defined
-    assert lines[0].startswith("WrongCube  Function at ") and lines[0].endswith("FAIL")
-    assert f"test_testing.py:{inspect.getsourcelines(WrongCube)[1]}" in lines[0]
-    assert "atol=1e-06" in lines[1]  # the options given
+    # the title: what failed, where it is defined; then the verdict of order 1
+    assert lines[0].startswith("WrongCube  Function at ")
+    assert lines[0].endswith(f"test_testing.py:{inspect.getsourcelines(WrongCube)[1]}")
+    assert lines[1] == "order 1:  FAIL"
+    assert "atol=1e-06" in lines[2]  # the options given
     # the per-pair table, the input named after forward's parameter, the worst element
     row = next(line for line in lines if line.lstrip().startswith("output 0   x float64[3]"))
     assert row.rstrip().endswith("FAIL") and "in[" in row and " vs " in row
@@ -197,7 +198,8 @@ def test_assert_gradgradcheck_failure_names_the_second_order_problem():
         assert_gradgradcheck(OnceCube.apply, (_x(3),))
     message = str(caught.value)
     assert message.startswith("OnceCube  Function at ")
-    assert "gradgradcheck" in message.splitlines()[1]
+    assert message.splitlines()[1] == "order 2:  FAIL"
+    assert "gradgradcheck" in message.splitlines()[2]
     assert "once_differentiable" in message
 
 

@@ -950,9 +950,10 @@ NATIVE_LAYER_NORM = op(
                          result2),
     args=("normalized_shape", "eps"), outputs=("result", "result1", "result2"),
     nondiff_outputs=("result1", "result2"),
-    input=lambda grad, input, weight, normalized_shape, result1, result2:
+    # torch's one formula for the three reads input, weight and bias: it saves all of them
+    input=lambda grad, input, weight, bias, normalized_shape, result1, result2:
         F.layer_norm_backward_input(grad, input, weight, normalized_shape, result1, result2),
-    weight=lambda grad, input, normalized_shape, result1, result2:
+    weight=lambda grad, input, weight, bias, normalized_shape, result1, result2:
         F.layer_norm_backward_weight(grad, input, normalized_shape, result1, result2),
     bias=lambda grad, normalized_shape, bias: F.sum_to(grad, bias.shape))
 
