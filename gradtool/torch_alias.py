@@ -86,12 +86,7 @@ def missing_torch_name(exc):
 
 
 def lacks_message(name):
-    """What the CLI says about a torch name gradtool's engine lacks."""
-    hint = (" PyTorch is installed: run the file on it with --engine torch."
-            if real_torch_installed() else "")
-    return f"gradtool's engine does not provide {name}.{hint}"
-
-
-def real_torch_installed():
-    """Whether PyTorch could be imported (looked up on sys.path, never imported here)."""
-    return importlib.machinery.PathFinder.find_spec("torch") is not None
+    """What the CLI says about a torch name gradtool's engine lacks. (No `--engine torch` to
+    point at yet: the file needs PyTorch itself.)"""
+    return (f"gradtool's engine does not provide {name}; this file needs PyTorch itself "
+            f"(gradtool cannot run it on PyTorch yet)")
