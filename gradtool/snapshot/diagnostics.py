@@ -94,7 +94,7 @@ def saved_detached(trace, nodes):
     first derivatives are fine, but backward cannot be differentiated through it."""
     found = []
     for node in nodes:
-        for k, saved in (getattr(node, "_saved", None) or {}).items():
+        for k, saved in node.saved_values().items():
             tensor = getattr(saved, "_tensor", None)
             site = trace.detached.get(id(tensor)) if tensor is not None else None
             if site is None:
