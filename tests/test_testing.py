@@ -218,6 +218,14 @@ def test_assert_gradcheck_names_inputs_after_the_function_parameters():
     assert_gradcheck(weighted, (_x(2), _x(2, seed=1)))
 
 
+def test_assert_gradcheck_with_an_option_only_gradcheck_takes_still_fails_with_the_report():
+    with pytest.raises(GradcheckAssertionError) as caught:
+        assert_gradcheck(WrongCube.apply, (_x(3),), check_batched_grad=True)
+    lines = str(caught.value).splitlines()
+    assert lines[0].startswith("WrongCube  Function at ") and lines[1] == "order 1:  FAIL"
+    assert any("input 0 float64[3]" in line for line in lines)  # gradcheck names no input
+
+
 class _WrongMul(gt.autograd.Function):
     @staticmethod
     def forward(ctx, a, b):
