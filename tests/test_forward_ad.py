@@ -319,6 +319,39 @@ def test_forward_ad_matches_torch():
 
 
 @pytest.mark.parity
+def test_forward_ad_of_activations_losses_scans_and_sorts_matches_torch():
+    """The rows integ added (one node each, as torch's) carry torch's tangents."""
+    torch = pytest.importorskip("torch")
+    results = {}
+    for T in (gt, torch):
+        fw, nnf = T.autograd.forward_ad, T.nn.functional
+        x = T.tensor([[0.5, -1.2, 2.0], [0.3, 0.1, -0.7]], dtype=T.float64)
+        v = T.tensor([[1.0, 0.5, -2.0], [0.1, 1.0, 0.4]], dtype=T.float64)
+        target = T.tensor([[0.2, 0.9, 0.4], [0.6, 0.1, 0.3]], dtype=T.float64)
+        labels = T.tensor([2, 0])
+        out = []
+        with fw.dual_level():
+            d = fw.make_dual(x, v)
+            p = d.sigmoid()
+            for y in (nnf.gelu(d), nnf.gelu(d, approximate="tanh"), nnf.silu(d),
+                      nnf.softplus(d), nnf.leaky_relu(d, 0.1), nnf.elu(d), d.erf(),
+                      nnf.mse_loss(d, target), nnf.smooth_l1_loss(d, target, beta=0.5),
+                      nnf.huber_loss(d, target, reduction="sum"),
+                      nnf.binary_cross_entropy(p, target),
+                      nnf.binary_cross_entropy_with_logits(d, target, reduction="none"),
+                      nnf.cross_entropy(d, labels), nnf.nll_loss(d, labels, reduction="none"),
+                      nnf.layer_norm(d, (3,)), T.var_mean(d, 1)[0], T.std_mean(d, 0)[0],
+                      d.cumsum(1), d.cumprod(1), d.flip(0), d.roll(1, 1), d.repeat(2, 1),
+                      d.triu(), d.sort(1).values, d.topk(2, 1).values,
+                      d.index_select(1, T.tensor([2, 0])),
+                      T.zeros(2, 4, dtype=T.float64).index_add(1, T.tensor([0, 3, 0]), d)):
+                out.append(fw.unpack_dual(y).tangent.detach().numpy().copy())
+        results[T] = out
+    for k, (a, b) in enumerate(zip(results[gt], results[torch])):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=f"case {k}")
+
+
+@pytest.mark.parity
 def test_forward_ad_errors_match_torch():
     torch = pytest.importorskip("torch")
     messages = {}
