@@ -80,7 +80,7 @@ def gradcheck(
     raise typer.Exit(common.exit_code(
         results, lambda r: not r.passed,
         lambda r: any(d.severity == "warning" for rep in r.reports for d in rep.diagnoses),
-        strict, raised=lambda r: any(rep.exception is not None for rep in r.reports)))
+        strict))
 
 
 def _check_tolerances(eps, atol, rtol):
