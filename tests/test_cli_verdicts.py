@@ -731,3 +731,28 @@ def test_round_off_and_nan_are_named_not_called_kinks(runs):
     [nan] = _diagnoses(logs, "non_finite_output")
     assert nan["location"].endswith(
         f":{_line(runs['folder'], 'tolerances.py', 'y = x.log()')}")
+
+
+def test_a_backward_that_raises_is_a_user_code_error_and_a_refused_gradient_a_failed_check(
+        tmp_path):
+    """Issue 13: a custom backward raising in the user's code exits 2, naming its line; the
+    engine refusing a gradient of the wrong shape is a failed check, exit 1."""
+    user = tmp_path / "raises.py"
+    user.write_text(textwrap.dedent("""\
+        import gradtool
+
+
+        class Raises(gradtool.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                raise ValueError("backward broke")
+        """))
+    raised, refused = cu.run_many([["gradcheck", "--no-color", user],
+                                   ["gradcheck", cu.EXAMPLES + "/broken_grad_shape.py"]])
+    assert_exit(raised, 2)
+    assert "raises.py:11" in cu.flat(raised.stdout) and "backward broke" in raised.stdout, raised
+    assert_exit(refused, 1)

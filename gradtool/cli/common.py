@@ -54,11 +54,11 @@ def run_each(targets, check, no_color=False, timeout=None):
     return results
 
 
-def exit_code(results, failed, warned, strict):
-    """The worst of all targets: 2 a target raised, 1 a check failed (or warned, under
-    --strict), else 0. failed/warned: predicates of a target's result. (A backward that
-    raises while being checked is a failed check, 1, as inspect's failing backward.)"""
-    codes = [EXIT_USAGE if isinstance(r, TargetError) else
+def exit_code(results, failed, warned, strict, raised=lambda result: False):
+    """The worst of all targets: 2 a target raised (or, `raised`, the user's code raised
+    while it was checked), 1 a check failed (or warned, under --strict), else 0.
+    failed/warned/raised: predicates of a target's result."""
+    codes = [EXIT_USAGE if isinstance(r, TargetError) or raised(r) else
              EXIT_CHECK_FAILED if failed(r) or (strict and warned(r)) else EXIT_OK
              for r in results]
     return max(codes, default=EXIT_OK)

@@ -1,6 +1,7 @@
 """gradtool gradcheck: numerical against analytic gradients for every target."""
 import dataclasses
 import enum
+import os
 
 import typer
 
@@ -80,7 +81,20 @@ def gradcheck(
     raise typer.Exit(common.exit_code(
         results, lambda r: not r.passed,
         lambda r: any(d.severity == "warning" for rep in r.reports for d in rep.diagnoses),
-        strict))
+        strict, raised=lambda r: any(getattr(rep, "raised_in_user_code", False)
+                                     for rep in r.reports)))
+
+
+def _raised_in_user_code(exc):
+    """Whether the user's own code raised (the innermost frame is not gradtool's: a custom
+    backward or jvp that raises is a user-code error, exit 2), rather than the engine refusing
+    what it returned (a wrong gradient: a failed check, exit 1)."""
+    import traceback
+
+    import gradtool
+    frames = traceback.extract_tb(exc.__traceback__)
+    package = os.path.dirname(os.path.abspath(gradtool.__file__)) + os.sep
+    return bool(frames) and not os.path.abspath(frames[-1].filename).startswith(package)
 
 
 def _check_tolerances(eps, atol, rtol):
@@ -159,6 +173,7 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color, m
     for report in reports:
         if report.exception is not None:
             error = report.user_error = user_error(report.exception, "backward")
+            report.raised_in_user_code = _raised_in_user_code(report.exception)
             where = error.location or backward_named_in(str(error), c.custom_nodes)
             if error.location is None and where is not None:  # the engine refused its result
                 error.location = where
