@@ -1,18 +1,14 @@
 """The analytical side: vector-Jacobian products from the engine, on one retained graph."""
 import numpy as np
 
-from ..autograd import engine
-from ..autograd.tensor import Tensor
 
-
-def vjp(outputs, diff_inputs, grad_outputs):
-    """autograd.grad of `outputs` weighted by `grad_outputs` (numpy arrays, one per output):
-    one gradient per input, None where the graph does not reach it."""
+def vjp(E, outputs, diff_inputs, grad_outputs):
+    """autograd.grad of `outputs` weighted by `grad_outputs` (numpy arrays, one per output)
+    on engine E: one gradient per input, None where the graph does not reach it."""
     # copies: an identity backward returns grad_output itself, which callers then reuse
-    grads = [Tensor._wrap(np.array(g, dtype=o._data.dtype).reshape(o._data.shape))
+    grads = [E.wrap(np.array(g, dtype=E.array(o).dtype).reshape(tuple(o.shape)))
              for o, g in zip(outputs, grad_outputs)]
-    return engine.grad(list(outputs), list(diff_inputs), grads, retain_graph=True,
-                       allow_unused=True)
+    return E.grad(outputs, diff_inputs, grads, retain_graph=True, allow_unused=True)
 
 
 # One-hot rows per batched backward pass: the passes' fixed cost is shared by this many rows,
@@ -20,7 +16,7 @@ def vjp(outputs, diff_inputs, grad_outputs):
 ROWS_PER_PASS = 64
 
 
-def jacobian_rows(output, diff_inputs):
+def jacobian_rows(E, output, diff_inputs):
     """The Jacobians of one output with respect to each input, built from vjp(e_m) for every
     output element m, ROWS_PER_PASS rows per batched backward pass (torch's layout: (input
     numel, output numel)), and whether every returned gradient had its input's shape and
@@ -29,10 +25,10 @@ def jacobian_rows(output, diff_inputs):
     jacobians = [np.zeros((x.numel(), n_out)) for x in diff_inputs]
     sizes_ok = types_ok = True
     for start in range(0, n_out, ROWS_PER_PASS):
-        rows = np.eye(min(ROWS_PER_PASS, n_out - start), n_out, start, output._data.dtype)
-        basis = Tensor._wrap(rows.reshape((len(rows),) + output._data.shape))
-        grads = engine.grad([output], list(diff_inputs), [basis], retain_graph=True,
-                            allow_unused=True, is_grads_batched=True)
+        rows = np.eye(min(ROWS_PER_PASS, n_out - start), n_out, start, E.array(output).dtype)
+        basis = E.wrap(rows.reshape((len(rows),) + tuple(output.shape)))
+        grads = E.grad([output], diff_inputs, [basis], retain_graph=True, allow_unused=True,
+                       is_grads_batched=True)
         for jac, g, x in zip(jacobians, grads, diff_inputs):
             if g is None:
                 continue
@@ -40,13 +36,13 @@ def jacobian_rows(output, diff_inputs):
                 sizes_ok = False
                 continue
             types_ok &= g.dtype == x.dtype
-            jac[:, start:start + len(rows)] = g._data.reshape(len(rows), -1).T
+            jac[:, start:start + len(rows)] = E.array(g).reshape(len(rows), -1).T
     return jacobians, sizes_ok, types_ok
 
 
-def as_arrays(grads, diff_inputs):
+def as_arrays(E, grads, diff_inputs):
     """Gradients as float64 arrays of their input's shape (zeros for None)."""
-    return [np.zeros(x.shape) if g is None else np.asarray(g._data, dtype=np.float64)
+    return [np.zeros(tuple(x.shape)) if g is None else np.asarray(E.array(g), dtype=np.float64)
             for g, x in zip(grads, diff_inputs)]
 
 

@@ -6,8 +6,6 @@ worst entries), a backward that cannot be differentiated twice (gradgradcheck), 
 wrong formula. Each costs evaluations of func only when there is something to explain."""
 import numpy as np
 
-from ..autograd import grad_mode
-from ..autograd.tensor import Tensor
 from . import hazards, kinks
 from . import numerical as N
 from .result import Diagnosis, compare, element_index
@@ -88,7 +86,7 @@ class Diagnoses:
             if (p.output_index, p.input_index) in explained:
                 continue
             f0 = self.base[self.out_positions[p.output_index]]
-            dtype = self.outputs[p.output_index]._data.dtype
+            dtype = self.E.array(self.outputs[p.output_index]).dtype
             # |f| * machine epsilon on each of f(x+h) and f(x-h), divided by 2h
             noise = 2 * np.finfo(dtype).eps * np.abs(f0).ravel() / (2 * eps)
             allowed = self.opts.atol + self.opts.rtol * np.abs(p.numerical)
@@ -132,12 +130,12 @@ class Diagnoses:
         """Non-float64 inputs or outputs: redo the numerical side on float64 copies of the
         inputs (and, if func still computes in low precision, with the step suited to that
         precision, eps^(1/3)) to tell rounding from a wrong formula."""
-        low_in = [f"{self.labels[p]} is {x.dtype.name}"
+        low_in = [f"{self.labels[p]} is {self.E.dtype_name(x)}"
                   for p, x in zip(self.diff_positions, self.diff_inputs)
-                  if x.dtype.name != "float64"]
-        low_out = [f"output {i} is {t.dtype.name}" for i, t in zip(self.out_positions,
+                  if self.E.dtype_name(x) != "float64"]
+        low_out = [f"output {i} is {self.E.dtype_name(t)}" for i, t in zip(self.out_positions,
                                                                     self.outputs)
-                   if t.dtype.name != "float64"]
+                   if self.E.dtype_name(t) != "float64"]
         if not low_in and not low_out:
             return
         what = ", ".join(low_in or low_out)
@@ -148,7 +146,7 @@ class Diagnoses:
                 f"{what}: gradcheck's tolerances assume float64, so this check passes or "
                 f"fails by the luck of rounding. Check with float64 inputs.", details))
             return
-        inputs64 = N.float64_inputs(self.inputs)
+        inputs64 = self.ev.float64_inputs(self.inputs)
         eps, how = self.opts.eps, "With the inputs in float64"
         worst = self._recheck_on(inputs64, failing, eps)
         low = [d for d in self.ev.last_dtypes if d != np.float64]
@@ -193,8 +191,8 @@ class Diagnoses:
         elements whose second differences look like a kink) with the five-point stencil. A
         failing pair is explained when every probed mismatch in it is a kink."""
         o = self.opts
-        all_float64 = all(x.dtype.name == "float64" for x in self.diff_inputs)
-        probe_inputs = self.inputs if all_float64 else N.float64_inputs(self.inputs)
+        all_float64 = all(self.E.dtype_name(x) == "float64" for x in self.diff_inputs)
+        probe_inputs = self.inputs if all_float64 else self.ev.float64_inputs(self.inputs)
         elements = {}  # (input index, element) -> whether a failing pair mismatches there
         for p in failing:
             if (p.output_index, p.input_index) in explained:
@@ -203,7 +201,7 @@ class Diagnoses:
             for k in np.argsort(-per_element)[:kinks.MAX_PROBED_ELEMENTS]:
                 if per_element[k] > 1:
                     elements[(p.input_index, int(k))] = True
-        float64_out = all(t.dtype.name == "float64" for t in self.outputs)
+        float64_out = all(self.E.dtype_name(t) == "float64" for t in self.outputs)
         if all_float64 and float64_out and not self.opts.fast_mode:
             for j, ks in self._kink_suspects().items():
                 for k in ks:
@@ -273,9 +271,9 @@ class Diagnoses:
         if self.order != 2 or r.passed:
             return
         func, inputs = self.first_order
-        with grad_mode.enable_grad():
+        with self.E.enable_grad():
             self.ev.counts["diagnosis"] += 1
-            outs = [o for o in N.as_tuple(func(*inputs)) if isinstance(o, Tensor)]
+            outs = [o for o in N.as_tuple(func(*inputs)) if self.E.is_tensor(o)]
         zero_jacobian = (any(f.kind == "nonzero_numerical" for f in r.failures) or
                          any(not p.passed and p.analytical is not None and
                              not np.any(p.analytical) for p in r.pairs))
@@ -287,8 +285,8 @@ class Diagnoses:
             explained.update((p.output_index, p.input_index) for p in r.pairs
                              if not p.passed and p.analytical is not None
                              and not np.any(p.analytical))
-        for node in hazards.custom_nodes(outs):
-            for d in hazards.double_backward_findings(node):
+        for node in hazards.custom_nodes(self.E, outs):
+            for d in hazards.double_backward_findings(self.E, node):
                 if d.kind == "once_differentiable" or zero_jacobian or \
                         "inputs" in d.details:
                     r.diagnoses.append(d)

@@ -4,31 +4,25 @@ Each custom Function's backward is called directly (node.apply, with grads we ch
 finding names the Function and the input, not just "the Jacobian is wrong somewhere"."""
 import numpy as np
 
-from ..autograd import engine, grad_mode
-from ..autograd.function import BackwardCFunction, once_differentiable
-from ..autograd.tensor import Tensor
-from ..autograd.walk import topological_order
 from .result import Diagnosis
 
-_CTX_OWN_ATTRIBUTES = frozenset(vars(BackwardCFunction()))  # what gradtool keeps on ctx
-_ONCE_DIFFERENTIABLE_CODE = once_differentiable(lambda ctx: None).__code__
 _PROBE_SEED = 20240
 
 
-def custom_nodes(outputs):
+def custom_nodes(E, outputs):
     """The custom Function nodes (ctx objects) in the graph behind `outputs`."""
-    roots = [o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None]
-    return [n for n in topological_order(roots) if isinstance(n, BackwardCFunction)]
+    roots = [o.grad_fn for o in outputs if E.is_tensor(o) and o.grad_fn is not None]
+    return E.custom_nodes(roots)
 
 
 def function_name(node):
     return node._forward_cls.__name__
 
 
-def stored_on_ctx(node):
+def stored_on_ctx(E, node):
     """Diagnoses for tensors kept as ctx attributes instead of through save_for_backward."""
-    names = [name for name, value in vars(node).items()
-             if name not in _CTX_OWN_ATTRIBUTES and _holds_tensor(value)]
+    names = [name for name, value in E.ctx_attributes(node).items()
+             if _holds_tensor(E, value)]
     if not names:
         return []
     attrs = ", ".join(f"ctx.{n}" for n in names)
@@ -41,23 +35,23 @@ def stored_on_ctx(node):
         f"alive.", {"function": function_name(node), "attributes": names})]
 
 
-def _holds_tensor(value):
-    if isinstance(value, Tensor):
+def _holds_tensor(E, value):
+    if E.is_tensor(value):
         return True
     if isinstance(value, (list, tuple)):
-        return any(isinstance(v, Tensor) for v in value)
+        return any(E.is_tensor(v) for v in value)
     if isinstance(value, dict):
-        return any(isinstance(v, Tensor) for v in value.values())
+        return any(E.is_tensor(v) for v in value.values())
     return False
 
 
-def _random_grads(node, rng, scale=1.0, requires_grad=False):
+def _random_grads(E, node, rng, scale=1.0, requires_grad=False):
     grads = []
-    for meta in node._output_meta:
+    for meta in E.grad_output_meta(node):
         if meta is None or np.dtype(meta[1]).kind != "f":
             grads.append(None)
             continue
-        g = Tensor._wrap((scale * rng.standard_normal(meta[0])).astype(meta[1]))
+        g = E.wrap((scale * rng.standard_normal(meta[0])).astype(meta[1]))
         grads.append(g.requires_grad_() if requires_grad else g)
     return grads
 
@@ -69,33 +63,33 @@ def _sums_to(shape, grad_shape):
     return all(s == 1 or s == g for s, g in zip(reversed(shape), reversed(grad_shape)))
 
 
-def _arrays(result):
-    return [None if not isinstance(g, Tensor) else np.asarray(g._data, dtype=np.float64)
+def _arrays(E, result):
+    return [None if not E.is_tensor(g) else np.asarray(E.array(g), dtype=np.float64)
             for g in result]
 
 
-def probe_backward(node, atol, rtol, nondet_tol):
+def probe_backward(E, node, atol, rtol, nondet_tol):
     """Call the Function's backward with random grad_outputs g (twice), 2g and 0, and check
     what it returns: a gradient (not None) for every input that needs one, of the input's
     shape and dtype, linear in grad_output, and the same twice. Diagnoses, one per finding."""
     name = function_name(node)
     rng = np.random.default_rng(_PROBE_SEED)
-    g = _random_grads(node, rng)
+    g = _random_grads(E, node, rng)
     try:
-        with grad_mode.no_grad():
-            r1 = list(node.apply(g))
-            r1b = list(node.apply(g))
-            r2 = list(node.apply([None if x is None else x * 2 for x in g]))
-            r0 = list(node.apply([None if x is None else x * 0 for x in g]))
+        with E.no_grad():
+            r1 = E.call_backward(node, g)
+            r1b = E.call_backward(node, g)
+            r2 = E.call_backward(node, [None if x is None else x * 2 for x in g])
+            r0 = E.call_backward(node, [None if x is None else x * 0 for x in g])
     except Exception:  # the check itself will meet (and report) whatever went wrong here
         return []
-    if not all(r is None or isinstance(r, Tensor) for r in r1 + r1b + r2 + r0):
+    if not all(r is None or E.is_tensor(r) for r in r1 + r1b + r2 + r0):
         return []  # not gradients at all (an array, a string): the engine says so
     found = []
-    for i, ((child, _), meta, res) in enumerate(zip(node.next_functions, node._input_meta, r1)):
+    for (child, _), i, meta, res in zip(node.next_functions, E.edge_positions(node),
+                                        E.edge_meta(node), r1):
         if child is None:
-            continue
-        i = node._arg_positions[i]  # edges are tensor arguments: name the argument
+            continue  # (i: edges are tensor arguments, named by their argument)
         where = {"function": name, "input": i}
         if res is None:
             found.append(Diagnosis(
@@ -115,14 +109,14 @@ def probe_backward(node, atol, rtol, nondet_tol):
                     "a backward that broadcasts by mistake." if summed else
                     "the engine rejects it."),
                 {**where, "shape": list(res.shape), "expected": list(shape)}))
-        if res._data.dtype != dtype:
+        if E.dtype_name(res) != np.dtype(dtype).name:
             found.append(Diagnosis(
                 "grad_wrong_dtype", "warning",
-                f"{name}.backward returns a {res._data.dtype} gradient for input {i}, which is "
-                f"{np.dtype(dtype)}: the engine casts it silently (as torch does), and any "
+                f"{name}.backward returns a {E.dtype_name(res)} gradient for input {i}, which "
+                f"is {np.dtype(dtype)}: the engine casts it silently (as torch does), and any "
                 f"precision lost on the way is lost for good.",
-                {**where, "dtype": str(res._data.dtype), "expected": str(np.dtype(dtype))}))
-    found += _linearity(name, _arrays(r1), _arrays(r1b), _arrays(r2), _arrays(r0),
+                {**where, "dtype": E.dtype_name(res), "expected": str(np.dtype(dtype))}))
+    found += _linearity(name, *(_arrays(E, r) for r in (r1, r1b, r2, r0)),
                         atol, rtol, nondet_tol)
     return found
 
@@ -158,43 +152,44 @@ def _linearity(name, r1, r1b, r2, r0, atol, rtol, nondet_tol):
     return found
 
 
-def modified_inputs(inputs, versions_before, nodes):
+def modified_inputs(E, inputs, versions_before, nodes):
     """Diagnoses for inputs whose version moved while func ran: modified in place, which no
     Function may do to a leaf without ctx.mark_dirty (and then torch refuses), and which
     makes every later evaluation of func start from a different point."""
     found = []
     for position, (x, before) in enumerate(zip(inputs, versions_before)):
-        if before is None or x._version_counter[0] == before:
+        after = E.version(x) if before is not None else None
+        if after == before:
             continue
         culprits = []
         if x.requires_grad:
-            edge = engine.gradient_edge(x)[0]
+            edge = E.gradient_edge(x)[0]
             culprits = [n for n in nodes if any(c is edge for c, _ in n.next_functions)
-                        and not any(d is x for d in n._dirty)]
+                        and not any(d is x for d in E.dirty(n))]
         who = (" and ".join(f"{function_name(n)}.forward" for n in culprits) if culprits
                else "func")
         found.append(Diagnosis(
             "input_modified_in_forward", "warning",
             f"{who} modified input {position} in place (its version went from {before} to "
-            f"{x._version_counter[0]}) without ctx.mark_dirty: autograd does not know the input changed, "
+            f"{after}) without ctx.mark_dirty: autograd does not know the input changed, "
             f"and each evaluation of func starts from a different point, so finite "
             f"differences are meaningless.",
             {"input": position, "functions": [function_name(n) for n in culprits],
-             "version_before": before, "version_after": x._version_counter[0]}))
+             "version_before": before, "version_after": after}))
     return found
 
 
-def is_once_differentiable(node):
+def is_once_differentiable(E, node):
     backward = node._forward_cls.backward
-    return getattr(backward, "__code__", None) is _ONCE_DIFFERENTIABLE_CODE
+    return getattr(backward, "__code__", None) is E.once_differentiable_code
 
 
-def double_backward_findings(node):
+def double_backward_findings(E, node):
     """Why the gradient computed by this Function's backward cannot be differentiated again:
     @once_differentiable, a result that does not require grad under create_graph, or a
     saved tensor the result's graph never reaches (detached inside backward)."""
     name = function_name(node)
-    if is_once_differentiable(node):
+    if is_once_differentiable(E, node):
         return [Diagnosis(
             "once_differentiable", "error",
             f"{name}.backward is decorated @once_differentiable: it runs without recording a "
@@ -203,15 +198,14 @@ def double_backward_findings(node):
             {"function": name})]
     rng = np.random.default_rng(_PROBE_SEED)
     try:
-        with grad_mode.enable_grad():
-            result = list(node.apply(_random_grads(node, rng, requires_grad=True)))
-            saved = [t for t in node.saved_tensors if isinstance(t, Tensor) and t.requires_grad]
+        with E.enable_grad():
+            result = E.call_backward(node, _random_grads(E, node, rng, requires_grad=True))
+            saved = [t for t in node.saved_tensors if E.is_tensor(t) and t.requires_grad]
     except Exception:
         return []
     found = []
-    detached = [node._arg_positions[i]
-                for i, ((child, _), r) in enumerate(zip(node.next_functions, result))
-                if child is not None and isinstance(r, Tensor) and not r.requires_grad]
+    detached = [i for (child, _), i, r in zip(node.next_functions, E.edge_positions(node), result)
+                if child is not None and E.is_tensor(r) and not r.requires_grad]
     if detached:
         found.append(Diagnosis(
             "backward_detaches", "error",
@@ -219,9 +213,9 @@ def double_backward_findings(node):
             f"{detached} even when asked for a graph (create_graph=True): it computes them "
             f"outside autograd (.detach(), .data, .numpy(), no_grad), so their own gradient "
             f"is taken as zero.", {"function": name, "inputs": detached}))
-    roots = [r.grad_fn for r in result if isinstance(r, Tensor) and r.grad_fn is not None]
-    reached = set(topological_order(roots))
-    lost = [k for k, t in enumerate(saved) if engine.gradient_edge(t)[0] not in reached]
+    roots = [r.grad_fn for r in result if E.is_tensor(r) and r.grad_fn is not None]
+    reached = set(E.topological_order(roots))
+    lost = [k for k, t in enumerate(saved) if E.gradient_edge(t)[0] not in reached]
     if lost and not detached:
         found.append(Diagnosis(
             "backward_detaches", "error",

@@ -7,10 +7,6 @@ import collections
 
 import numpy as np
 
-from ..autograd import grad_mode
-from ..autograd.creation import tensor as _new_tensor
-from ..autograd.tensor import Tensor
-
 
 def as_tuple(x):
     if isinstance(x, tuple):
@@ -20,14 +16,12 @@ def as_tuple(x):
     return (x,)
 
 
-def is_float_tensor(x):
-    return isinstance(x, Tensor) and x.is_floating_point()
-
-
 class Evaluator:
-    """Calls func(*inputs), counting the calls by phase ("base", "numerical", ...)."""
+    """Calls func(*inputs), counting the calls by phase ("base", "numerical", ...). `E` is
+    the engine (engines.gradtool's or engines.torch's) of the inputs."""
 
-    def __init__(self, func, inputs):
+    def __init__(self, E, func, inputs):
+        self.E = E
         self.func = func
         self.inputs = inputs
         self.counts = collections.Counter()
@@ -53,11 +47,11 @@ class Evaluator:
         if self._needs_grad:
             out = self.call(inputs)
         elif self._needs_grad is False:
-            with grad_mode.no_grad():
+            with self.E.no_grad():
                 out = self.call(inputs)
         else:
             try:
-                with grad_mode.no_grad():
+                with self.E.no_grad():
                     out = self.call(inputs)
                 self._needs_grad = False
             except RuntimeError:
@@ -65,22 +59,31 @@ class Evaluator:
                 self._needs_grad = True
         values, dtypes = [], []
         for o in as_tuple(out):  # a plain loop: this runs 2 * numel times in full mode
-            values.append(as_float64(o))
-            if values[-1] is not None:
-                dtypes.append(o._data.dtype)
+            if self.is_float_tensor(o):
+                array = self.E.array(o)
+                values.append(np.array(array, dtype=np.float64))  # a copy: o may alias an input
+                dtypes.append(array.dtype)
+            else:
+                values.append(None)
         self.last_dtypes = tuple(dtypes)
         return tuple(values)
 
     def totals(self):
         return {**self.counts, "total": sum(self.counts.values())}
 
+    def is_float_tensor(self, x):
+        return self.E.is_tensor(x) and x.is_floating_point()
 
-def as_float64(o):
-    """A float tensor's values as a new float64 array (a copy: o may alias an input that
-    is about to be perturbed); None for anything else."""
-    if not is_float_tensor(o):
-        return None
-    return np.array(o._data, dtype=np.float64)
+    def as_float64(self, o):
+        """A float tensor's values as a new float64 array (a copy: o may alias an input that
+        is about to be perturbed); None for anything else."""
+        return np.array(self.E.array(o), dtype=np.float64) if self.is_float_tensor(o) else None
+
+    def float64_inputs(self, inputs):
+        """The inputs with every float tensor replaced by a float64 copy (same
+        requires_grad): the point the function is checked at, free of float32 rounding."""
+        return tuple(self.E.leaf(self.E.array(x).astype(np.float64), x.requires_grad)
+                     if self.is_float_tensor(x) else x for x in inputs)
 
 
 def _check_same(a, b, eps, flat=None, shape=()):
@@ -103,7 +106,7 @@ def jacobian_wrt(ev, inputs, position, eps, base):
     outputs at the unperturbed point; None for outputs that are not float). Also, per input
     element, the second differences |f(x+h) + f(x-h) - 2 f(x)| / h (max over outputs): zero
     up to rounding where f is smooth and h * f'' small, large at a kink."""
-    data = inputs[position]._data
+    data = ev.E.array(inputs[position])
     n = data.size
     # f(x - h e_k) and f(x + h e_k) as rows k; the arithmetic is done once at the end, not
     # per element (for small outputs its per-call overhead would cost more than f itself)
@@ -142,7 +145,7 @@ def jacobian_wrt(ev, inputs, position, eps, base):
 def directional_wrt(ev, inputs, position, u, eps):
     """Central difference along direction u (unit norm, input's shape) of inputs[position]:
     J u for every output, from 2 evaluations whatever the input's size."""
-    data = inputs[position]._data
+    data = ev.E.array(inputs[position])
     orig, step = data.copy(), eps * u
     data[...] = orig - step
     a = ev.values(inputs)
@@ -155,7 +158,7 @@ def directional_wrt(ev, inputs, position, u, eps):
 
 def stencil_wrt(ev, inputs, position, k, h):
     """f at x + s * h * e_k for s = -2..2 (5 evaluations): {s: outputs}."""
-    data = inputs[position]._data
+    data = ev.E.array(inputs[position])
     orig = data.flat[k]
     values = {}
     for s in (-2, -1, 0, 1, 2):
@@ -163,10 +166,3 @@ def stencil_wrt(ev, inputs, position, k, h):
         values[s] = ev.values(inputs)
     data.flat[k] = orig
     return values
-
-
-def float64_inputs(inputs):
-    """The inputs with every float tensor replaced by a float64 copy (same requires_grad):
-    the point the function is checked at, free of float32 rounding."""
-    return tuple(_new_tensor(x._data.astype(np.float64), requires_grad=x.requires_grad)
-                 if is_float_tensor(x) else x for x in inputs)

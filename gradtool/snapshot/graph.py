@@ -7,11 +7,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..autograd import forward_ad
-from ..autograd.function import BackwardCFunction
-from ..autograd.node import AccumulateGrad, SavedTensor
-from ..autograd.views import CopySlices
-from ..autograd.walk import topological_order
+from .. import engines
 
 
 @dataclasses.dataclass
@@ -117,24 +113,24 @@ class GraphSnapshot:
         return sum(seen.values())
 
 
-def take_snapshot(outputs, named=None, sites=None, module_names=None):
-    """Picture the graph behind `outputs` (Tensors). `named` maps the user's variable names
-    to tensors, for labels; `sites` maps nodes to the (file, line, function) that made them,
-    in the order the forward made them; `module_names` maps id(module) to the name the user
-    knows it by (model.3.attn)."""
-    from ..autograd.engine import gradient_edge
+def take_snapshot(outputs, named=None, sites=None, module_names=None, engine=None):
+    """Picture the graph behind `outputs` (Tensors of `engine`, default the current one).
+    `named` maps the user's variable names to tensors, for labels; `sites` maps nodes to the
+    (file, line, function) that made them, in the order the forward made them;
+    `module_names` maps id(module) to the name the user knows it by (model.3.attn)."""
+    E = engine or engines.current()
     named = named or {}
     name_of = {id(t): name for name, t in named.items()}
-    roots = [gradient_edge(t)[0] for t in outputs if t.requires_grad]
-    order = topological_order(roots)
+    edges = [E.gradient_edge(t) if t.requires_grad else None for t in outputs]
+    order = E.topological_order([edge[0] for edge in edges if edge is not None])
     ids = {node: f"n{i}" for i, node in enumerate(order)}
-    by_node = {node: _node_info(node, ids[node], ids, module_names or {}) for node in order}
+    by_node = {node: _node_info(E, node, ids[node], ids, module_names or {}) for node in order}
     for node in order:
-        for (child, nr), meta in zip(node.next_functions, node._input_meta):
+        for (child, nr), meta in zip(node.next_functions, E.edge_meta(node)):
             if child is not None:
                 by_node[child].n_parents += 1
                 if meta is not None:
-                    by_node[child].outputs.setdefault(nr, (tuple(meta[0]), str(meta[1])))
+                    by_node[child].outputs.setdefault(nr, meta)
     relative = {}  # relpath is slow and the files are few
     for seq, (node, site) in enumerate((sites or {}).items()):
         if node in by_node:
@@ -144,63 +140,57 @@ def take_snapshot(outputs, named=None, sites=None, module_names=None):
                     relative[site[0]] = os.path.relpath(site[0])
                 by_node[node].site = f"{relative[site[0]]}:{site[1]}"
     for name, t in named.items():
-        info = by_node.get(t._grad_fn)
+        if t.grad_fn is None:
+            continue
+        node, nr = E.gradient_edge(t)
+        info = by_node.get(node)
         if info is not None and info.label is None:
-            info.label = name + ("" if t._output_nr == 0 else f"[{t._output_nr}]")
+            info.label = name + ("" if nr == 0 else f"[{nr}]")
     for node, info in by_node.items():
         if info.leaf is not None:
             info.label = info.leaf.name = name_of.get(id(node.variable))
     output_infos = []
-    for i, t in enumerate(outputs):
-        node_id, nr = None, t._output_nr
-        if t.requires_grad:
-            node, nr = gradient_edge(t)
+    for i, (t, edge) in enumerate(zip(outputs, edges)):
+        node_id, nr = None, 0
+        if edge is not None:
+            node, nr = edge
             node_id = ids[node]
-            by_node[node].outputs.setdefault(nr, (tuple(t.shape), t.dtype.name))
-        finite = bool(np.all(np.isfinite(t._data))) if t._data.dtype.kind == "f" else True
-        output_infos.append(OutputInfo(i, name_of.get(id(t)), tuple(t.shape), t.dtype.name,
+            by_node[node].outputs.setdefault(nr, (tuple(t.shape), E.dtype_name(t)))
+        finite = bool(np.all(np.isfinite(E.array(t)))) if t.is_floating_point() else True
+        output_infos.append(OutputInfo(i, name_of.get(id(t)), tuple(t.shape), E.dtype_name(t),
                                        t.requires_grad, t.is_inference(), node_id, nr, finite,
-                                       _tangent_info(t)))
+                                       _tangent_info(E, t)))
     snapshot = GraphSnapshot(list(by_node.values()), output_infos)
     # the live leaf tensors, aligned with snapshot.leaves, so a runner can read their grads
-    snapshot.leaf_tensors = [n.variable for n in order if isinstance(n, AccumulateGrad)]
+    snapshot.leaf_tensors = [n.variable for n in order if E.node_kind(n) == "leaf"]
     return snapshot
 
 
-def _tangent_info(t):
+def _tangent_info(E, t):
     """The tangent a dual output was given in forward mode (its level may have exited since)."""
-    tangent = forward_ad.last_tangent(t)
+    tangent = E.last_tangent(t)
     if tangent is None:
         return None
     return {"shape": list(tangent.shape), "dtype": tangent.dtype.name,
-            "norm": float(np.linalg.norm(np.asarray(tangent._data, dtype=np.float64)))}
+            "norm": float(np.linalg.norm(np.asarray(tangent, dtype=np.float64)))}
 
 
-def _node_info(node, node_id, ids, module_names):
+def _node_info(E, node, node_id, ids, module_names):
     edges = [(ids.get(child) if child is not None else None, nr)
              for child, nr in node.next_functions]
-    if isinstance(node, AccumulateGrad):
+    kind = E.node_kind(node)
+    meta = E.metadata(node) or {}
+    if kind == "leaf":
         v = node.variable
-        leaf = LeafInfo(None, tuple(v.shape), v.dtype.name, v.requires_grad, v.is_inference())
-        meta = node._metadata or {}
+        leaf = LeafInfo(None, tuple(v.shape), E.dtype_name(v), v.requires_grad,
+                        v.is_inference())
         return NodeInfo(node_id, node.name(), "leaf", edges, {}, [], leaf=leaf,
                         module=_module_name(meta), module_path=_module_path(meta, module_names))
-    kind = ("custom" if isinstance(node, BackwardCFunction) else
-            "copy_slices" if isinstance(node, CopySlices) else
-            "op" if hasattr(type(node), "spec") else "other")
-    saved = [_saved_info(_saved_label(node, name), value)
-             for name, value in node.saved_values().items()]
-    meta = node._metadata or {}
+    saved = [E.saved_info(label, value) for label, value in E.saved_values(node).items()]
     return NodeInfo(node_id, node.name(), kind, edges, {}, saved, module=_module_name(meta),
                     module_path=_module_path(meta, module_names),
-                    metadata={str(k): _short_repr(v) for k, v in meta.items()
+                    metadata={str(k): short_repr(v) for k, v in meta.items()
                               if k not in _MODULE_KEYS})
-
-
-def _saved_label(node, name):
-    if isinstance(node, BackwardCFunction):
-        return f"saved_tensors[{name}]"
-    return "_saved_" + name
 
 
 def _module_name(metadata):
@@ -229,11 +219,13 @@ def _module_path(metadata, module_names):
                   type(module).__name__) for call, (name, module) in zip(calls, stack))
 
 
-def _saved_info(name, value):
+def saved_info(name, value):
+    """SavedInfo of one of gradtool's saved values (a SavedTensor, or a plain value)."""
+    from ..autograd.node import SavedTensor
     if value is None:
         return SavedInfo(name, False, value="None")
     if not isinstance(value, SavedTensor):
-        return SavedInfo(name, False, value=_short_repr(value))
+        return SavedInfo(name, False, value=short_repr(value))
     info = SavedInfo(name, True, is_output=value.is_output, version_saved=value.saved_version,
                      version_now=value.version_now)
     if info.modified:
@@ -247,15 +239,21 @@ def _saved_info(name, value):
     array = value._array()
     info.shape, info.dtype, info.nbytes = tuple(array.shape), array.dtype.name, array.nbytes
     info.array_id = id(array.base if array.base is not None else array)
-    if array.size and array.dtype.kind in "fiub":
-        with np.errstate(all="ignore"):
-            values = array.astype(np.float64, copy=False)
-            info.min, info.mean, info.max = (float(np.nanmin(values)), float(np.nanmean(values)),
-                                             float(np.nanmax(values))) \
-                if not np.all(np.isnan(values)) else (float("nan"),) * 3
+    info.min, info.mean, info.max = array_stats(array)
     return info
 
 
-def _short_repr(value, limit=60):
+def array_stats(array):
+    """(min, mean, max) of a numeric array as floats, NaN-aware; Nones when empty."""
+    if not array.size or array.dtype.kind not in "fiub":
+        return None, None, None
+    with np.errstate(all="ignore"):
+        values = array.astype(np.float64, copy=False)
+        if np.all(np.isnan(values)):
+            return (float("nan"),) * 3
+        return float(np.nanmin(values)), float(np.nanmean(values)), float(np.nanmax(values))
+
+
+def short_repr(value, limit=60):
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."

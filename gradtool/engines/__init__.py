@@ -1,0 +1,80 @@
+"""The seam between gradtool's checks and reports and the autograd engine they examine.
+
+The checks (gradcheck, hazards), the snapshot of a graph and the loader reach the engine only
+through an `Engine`: to numpy and from numpy, grad and backward, grad modes, forward mode, the
+Function base class and the attributes of graph nodes. `engines/gradtool.py` (the bundled
+engine) and `engines/torch.py` (real PyTorch, imported only when asked for) are its two
+implementations, so nothing else knows which engine runs.
+
+`current()` is the engine the CLI was asked for (`--engine`); `of(values)` is the engine of
+some tensors (torch tensors given to gradtool.gradcheck are checked on torch)."""
+import contextlib
+import importlib.util
+import sys
+
+from ..errors import GradtoolError
+
+NAMES = ("gradtool", "torch")
+_current = []  # a stack: use() nests
+
+
+class EngineUnavailable(GradtoolError):
+    """--engine torch without PyTorch installed."""
+
+
+def torch_installed():
+    """Whether real PyTorch can be imported (without importing it)."""
+    module = sys.modules.get("torch")
+    if module is not None:
+        return not getattr(module, "__file__", "").startswith(_gradtool_dir())
+    return importlib.util.find_spec("torch") is not None
+
+
+def _gradtool_dir():
+    import os
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def get(name):
+    """The engine called `name` ("gradtool" or "torch")."""
+    if name == "gradtool":
+        from . import gradtool as implementation
+        return implementation.ENGINE
+    if name == "torch":
+        if not torch_installed():
+            raise EngineUnavailable(
+                "--engine torch needs PyTorch, which is not installed here "
+                "(pip install torch); gradtool's own engine runs without it (--engine gradtool)")
+        from . import torch as implementation
+        return implementation.engine()
+    raise GradtoolError(f"no engine named {name!r}: choose one of {', '.join(NAMES)}")
+
+
+def current():
+    """The engine in use: the innermost use(...), else gradtool's."""
+    return _current[-1] if _current else get("gradtool")
+
+
+@contextlib.contextmanager
+def use(engine):
+    """Run the enclosed code (loading a file, checking its targets) on `engine`."""
+    _current.append(get(engine) if isinstance(engine, str) else engine)
+    try:
+        yield _current[-1]
+    finally:
+        _current.pop()
+
+
+def of(values):
+    """The engine whose tensors these are: torch's if any is a torch tensor (torch is then
+    already imported), else the current one."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch_installed():
+        stack = list(values) if isinstance(values, (list, tuple)) else [values]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, (list, tuple)):
+                stack.extend(value)
+            elif isinstance(value, torch.Tensor):
+                return get("torch")
+    return current()

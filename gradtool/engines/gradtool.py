@@ -1,0 +1,205 @@
+"""The adapter for gradtool's bundled engine: its tensors hold a numpy array (`_data`), its
+nodes keep their saved values in `_kept` and their forward inputs' metadata in `_input_meta`."""
+import numpy as np
+
+from .. import autograd
+from ..autograd import engine as _engine
+from ..autograd import forward_ad, grad_mode
+from ..autograd.creation import generator
+from ..autograd.function import BackwardCFunction, Function, once_differentiable
+from ..autograd.function import Error as _OnceDifferentiableError
+from ..autograd.node import AccumulateGrad
+from ..autograd.tensor import Tensor
+from ..autograd.views import CopySlices
+from ..autograd.walk import topological_order
+
+_CTX_OWN_ATTRIBUTES = frozenset(vars(BackwardCFunction()))  # what gradtool keeps on ctx
+
+
+class GradtoolEngine:
+    name = "gradtool"
+    Tensor = Tensor
+    Function = Function
+    once_differentiable_code = once_differentiable(lambda ctx: None).__code__
+
+    # ---- tensors
+    @staticmethod
+    def is_tensor(x):
+        return isinstance(x, Tensor)
+
+    @staticmethod
+    def array(t):
+        """t's values as a numpy array sharing its memory: writing to it changes t without
+        moving its version counter (how gradcheck perturbs inputs, as torch does via .data)."""
+        return t._data
+
+    @staticmethod
+    def wrap(array):
+        """A tensor that does not require grad, on this array (shared when possible)."""
+        return Tensor._wrap(np.asarray(array))
+
+    @staticmethod
+    def leaf(array, requires_grad):
+        """A fresh leaf tensor holding a copy of array."""
+        return autograd.creation.tensor(np.array(array), requires_grad=requires_grad)
+
+    @staticmethod
+    def dtype_name(t):
+        return t._data.dtype.name
+
+    @staticmethod
+    def version(t):
+        return t._version_counter[0]
+
+    @staticmethod
+    def manual_seed(seed):
+        autograd.creation.manual_seed(seed)
+
+    @staticmethod
+    def uniform_like(t, low, high):
+        """Values drawn from the engine's seeded generator (torch.manual_seed's)."""
+        dtype = t._data.dtype if t._data.dtype.kind == "f" else np.dtype(np.float64)
+        return Tensor._wrap(generator().uniform(low, high, t.shape).astype(dtype))
+
+    # ---- autograd
+    no_grad = staticmethod(grad_mode.no_grad)
+    enable_grad = staticmethod(grad_mode.enable_grad)
+
+    @staticmethod
+    def grad(outputs, inputs, grad_outputs, *, retain_graph=None, create_graph=False,
+             allow_unused=False, is_grads_batched=False):
+        return _engine.grad(list(outputs), list(inputs), grad_outputs,
+                            retain_graph=retain_graph, create_graph=create_graph,
+                            allow_unused=allow_unused, is_grads_batched=is_grads_batched)
+
+    @staticmethod
+    def backward(tensors, grad_tensors):
+        _engine.backward(list(tensors), list(grad_tensors))
+
+    @staticmethod
+    def jvp(call, inputs, position, tangent):
+        """The outputs' tangents (arrays, None where an output has none) when inputs[position]
+        carries `tangent` (an array): one forward-mode evaluation of call(*inputs)."""
+        x = inputs[position]
+        with forward_ad.dual_level():
+            # the input itself carries the tangent (not a detached dual, as torch's): a
+            # module reads its parameters in place, and a function that differentiates its
+            # input (autograd.grad inside) still can
+            with forward_ad.tangent_on(x, Tensor._wrap(tangent.reshape(x._data.shape))):
+                outs = call(list(inputs))
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            tangents = [forward_ad.tangent_of(o) if isinstance(o, Tensor) else None
+                        for o in outs]
+        return [None if t is None else t._data for t in tangents]
+
+    @staticmethod
+    def batched_jvp(call, inputs, position, tangents):
+        from ..autograd.functional import batched_jvp
+        return batched_jvp(call, inputs, position, tangents)
+
+    @staticmethod
+    def last_tangent(t):
+        tangent = forward_ad.last_tangent(t)
+        return None if tangent is None else tangent._data
+
+    # ---- the graph
+    @staticmethod
+    def gradient_edge(t):
+        return _engine.gradient_edge(t)
+
+    topological_order = staticmethod(topological_order)
+
+    @staticmethod
+    def node_kind(node):
+        return ("leaf" if isinstance(node, AccumulateGrad) else
+                "custom" if isinstance(node, BackwardCFunction) else
+                "copy_slices" if isinstance(node, CopySlices) else
+                "op" if hasattr(type(node), "spec") else "other")
+
+    @staticmethod
+    def edge_meta(node):
+        """(shape, dtype name) of the tensor behind each next_functions edge (None where the
+        forward input did not require grad)."""
+        return [None if meta is None else (tuple(meta[0]), str(meta[1]))
+                for meta in node._input_meta]
+
+    @staticmethod
+    def saved_values(node):
+        """{label: the saved object} as the user reads them: `_saved_self`, or
+        `saved_tensors[i]` for a custom Function."""
+        prefix = "saved_tensors[{}]" if isinstance(node, BackwardCFunction) else "_saved_{}"
+        return {prefix.format(name): value for name, value in node.saved_values().items()}
+
+    @staticmethod
+    def saved_info(label, value):
+        from ..snapshot.graph import saved_info
+        return saved_info(label, value)
+
+    @staticmethod
+    def metadata(node):
+        return node._metadata or {}
+
+    # ---- custom Functions (ctx objects), for the hazard probes
+    @staticmethod
+    def custom_nodes(roots):
+        return [n for n in topological_order(roots) if isinstance(n, BackwardCFunction)]
+
+    @staticmethod
+    def ctx_attributes(node):
+        """The attributes the user's forward set on ctx."""
+        return {k: v for k, v in vars(node).items() if k not in _CTX_OWN_ATTRIBUTES}
+
+    @staticmethod
+    def call_backward(node, grads):
+        """The Function's backward called directly with these grads (Tensors or None)."""
+        return list(node.apply(grads))
+
+    @staticmethod
+    def grad_output_meta(node):
+        """(shape, numpy dtype) per forward output (None for a non-tensor output)."""
+        return node._output_meta
+
+    @staticmethod
+    def edge_positions(node):
+        """The forward argument behind each next_functions edge."""
+        return node._arg_positions
+
+    @staticmethod
+    def dirty(node):
+        return node._dirty
+
+    @staticmethod
+    def materializes_grads(node):
+        return node._materialize_grads
+
+    @staticmethod
+    def cut_once_differentiable(grads):
+        """torch hangs a once_differentiable backward's results on an error node whose inputs
+        are detached copies: autograd.grad finds no path to the real inputs (zero gradients;
+        only .backward() reaching the copies raises). gradtool's error node is wired to the
+        incoming gradients instead, so autograd.grad raises; cut those edges to get torch's
+        verdict (a Jacobian mismatch, all zero) for gradgradcheck."""
+        roots = [g.grad_fn for g in grads if g.grad_fn is not None]
+        for node in topological_order(roots):
+            if isinstance(node, _OnceDifferentiableError):
+                node.next_functions = tuple((None, 0) for _ in node.next_functions)
+
+    # ---- running a user's file
+    @staticmethod
+    def importing():
+        """While the user's file is imported: its `import torch` gives gradtool."""
+        from ..torch_alias import torch_is_gradtool
+        return torch_is_gradtool()
+
+    @staticmethod
+    def trace(target_code):
+        from ..snapshot.trace import ForwardTrace
+        return ForwardTrace(target_code)
+
+    @staticmethod
+    def module_class():
+        from ..nn import Module
+        return Module
+
+
+ENGINE = GradtoolEngine()

@@ -1,0 +1,266 @@
+"""The adapter for real PyTorch (`--engine torch`). Imported only when asked for: torch is
+never a dependency of gradtool.
+
+torch's graph is read through its public Python attributes: `grad_fn`, `next_functions`,
+`_saved_*`, `metadata`, `_input_metadata` (each forward output's shape and dtype), and the
+ctx of a custom Function (`saved_tensors`, `needs_input_grad`, `_forward_cls`)."""
+import contextlib
+import functools
+import re
+
+import numpy as np
+import torch
+from torch.autograd import forward_ad
+from torch.autograd.function import BackwardCFunction
+
+from ..snapshot.graph import SavedInfo, array_stats
+
+_VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
+
+
+class TorchEngine:
+    name = "torch"
+    Tensor = torch.Tensor
+    Function = torch.autograd.Function
+    once_differentiable_code = torch.autograd.function.once_differentiable(
+        lambda ctx: None).__code__
+
+    # ---- tensors
+    @staticmethod
+    def is_tensor(x):
+        return isinstance(x, torch.Tensor)
+
+    @staticmethod
+    def array(t):
+        """t's values as a numpy array sharing its memory (CPU tensors): writing to it does
+        not move t's version counter, as torch's gradcheck perturbing `.data`."""
+        return t.detach().numpy()
+
+    @staticmethod
+    def wrap(array):
+        array = np.asarray(array)
+        return torch.from_numpy(array if array.flags.writeable else array.copy())
+
+    @staticmethod
+    def leaf(array, requires_grad):
+        return torch.tensor(np.array(array), requires_grad=requires_grad)
+
+    @staticmethod
+    def dtype_name(t):
+        return str(t.dtype).removeprefix("torch.")
+
+    @staticmethod
+    def version(t):
+        return t._version
+
+    manual_seed = staticmethod(torch.manual_seed)
+
+    @staticmethod
+    def uniform_like(t, low, high):
+        dtype = t.dtype if t.is_floating_point() else torch.float64
+        return torch.empty(t.shape, dtype=dtype).uniform_(low, high)
+
+    # ---- autograd
+    no_grad = staticmethod(torch.no_grad)
+    enable_grad = staticmethod(torch.enable_grad)
+
+    @staticmethod
+    def grad(outputs, inputs, grad_outputs, *, retain_graph=None, create_graph=False,
+             allow_unused=False, is_grads_batched=False):
+        outputs, inputs = list(outputs), list(inputs)
+        if not is_grads_batched:
+            return torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph=retain_graph,
+                                       create_graph=create_graph, allow_unused=allow_unused)
+        # one backward per row: torch batches with vmap, which a custom Function without a
+        # vmap rule refuses
+        rows = [torch.autograd.grad(outputs, inputs, [g[b] for g in grad_outputs],
+                                    retain_graph=True, create_graph=create_graph,
+                                    allow_unused=allow_unused)
+                for b in range(len(grad_outputs[0]))]
+        return tuple(None if column[0] is None else torch.stack(column)
+                     for column in zip(*rows))
+
+    @staticmethod
+    def backward(tensors, grad_tensors):
+        torch.autograd.backward(list(tensors), list(grad_tensors))
+
+    @staticmethod
+    def jvp(call, inputs, position, tangent):
+        x = inputs[position]
+        with forward_ad.dual_level():
+            duals = list(inputs)
+            duals[position] = forward_ad.make_dual(
+                x, torch.from_numpy(tangent.reshape(tuple(x.shape)).copy()))
+            outs = call(duals)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            tangents = [forward_ad.unpack_dual(o).tangent if isinstance(o, torch.Tensor)
+                        else None for o in outs]
+        return [None if t is None else t.detach().numpy() for t in tangents]
+
+    @classmethod
+    def batched_jvp(cls, call, inputs, position, tangents):
+        """J v for each v in `tangents`, one jvp at a time; call(*inputs) as gradtool's."""
+        columns = [cls.jvp(lambda args: call(*args), inputs, position, t) for t in tangents]
+        outs = call(*inputs)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        return [np.stack([np.zeros(tuple(o.shape)) if c[i] is None else c[i] for c in columns])
+                if isinstance(o, torch.Tensor) else None for i, o in enumerate(outs)]
+
+    @staticmethod
+    def last_tangent(t):
+        return None  # torch drops a tangent when its dual level exits
+
+    # ---- the graph
+    @staticmethod
+    def gradient_edge(t):
+        edge = torch.autograd.graph.get_gradient_edge(t)
+        return edge.node, edge.output_nr
+
+    @staticmethod
+    def topological_order(roots):
+        from ..autograd.walk import topological_order
+        return topological_order(roots)
+
+    @staticmethod
+    def node_kind(node):
+        name = type(node).__name__
+        return ("leaf" if name == "AccumulateGrad" else
+                "custom" if isinstance(node, BackwardCFunction) else
+                "copy_slices" if name == "CopySlices" else "op")
+
+    @staticmethod
+    def edge_meta(node):
+        meta = []
+        for child, nr in node.next_functions:
+            if child is None:
+                meta.append(None)
+            elif hasattr(child, "variable"):
+                meta.append((tuple(child.variable.shape), _dtype_name(child.variable.dtype)))
+            else:
+                m = child._input_metadata[nr]
+                meta.append((tuple(m.shape), _dtype_name(m.dtype)))
+        return meta
+
+    @staticmethod
+    def saved_values(node):
+        if isinstance(node, BackwardCFunction):
+            try:
+                return {f"saved_tensors[{i}]": t for i, t in enumerate(node.saved_tensors)}
+            except RuntimeError as e:
+                return {"saved_tensors": _Unreadable(e)}
+        values = {}
+        for name in dir(node):
+            if name.startswith("_saved_"):
+                try:
+                    values[name] = getattr(node, name)
+                except RuntimeError as e:  # freed, or modified in place since
+                    values[name] = _Unreadable(e)
+        return values
+
+    @staticmethod
+    def saved_info(label, value):
+        if isinstance(value, _Unreadable):
+            info = SavedInfo(label, True)
+            found = _VERSIONS.search(value.message)
+            if found:
+                info.version_now, info.version_saved = int(found.group(1)), int(found.group(2))
+            elif "freed" in value.message:
+                info.state = "freed"
+            return info
+        if isinstance(value, (list, tuple)) and value and all(
+                isinstance(v, torch.Tensor) for v in value):
+            value = value[0] if len(value) == 1 else value
+        if not isinstance(value, torch.Tensor):
+            from ..snapshot.graph import short_repr
+            return SavedInfo(label, False, value=short_repr(value))
+        array = value.detach().numpy() if value.device.type == "cpu" else None
+        info = SavedInfo(label, True, shape=tuple(value.shape), dtype=_dtype_name(value.dtype),
+                         is_output=label == "_saved_result", version_saved=value._version,
+                         version_now=value._version,
+                         nbytes=value.element_size() * value.numel(),
+                         array_id=value.untyped_storage().data_ptr())
+        if array is not None:
+            info.min, info.mean, info.max = array_stats(array)
+        return info
+
+    @staticmethod
+    def metadata(node):
+        return node.metadata
+
+    # ---- custom Functions
+    @classmethod
+    def custom_nodes(cls, roots):
+        return [n for n in cls.topological_order(roots) if isinstance(n, BackwardCFunction)]
+
+    @staticmethod
+    def ctx_attributes(node):
+        return dict(vars(node))
+
+    @classmethod
+    def call_backward(cls, node, grads):
+        """backward's results per next_functions edge (torch's apply returns one per forward
+        argument: the edges are the tensor arguments)."""
+        result = node.apply(*grads)
+        result = list(result) if isinstance(result, tuple) else [result]
+        return [None if k is None else result[k] for k in cls.edge_positions(node)]
+
+    @staticmethod
+    def grad_output_meta(node):
+        return [(tuple(m.shape), np.dtype(_dtype_name(m.dtype))) for m in node._input_metadata]
+
+    @staticmethod
+    def edge_positions(node):
+        """The forward argument behind each next_functions edge. torch keeps an edge per
+        tensor argument, and ctx.needs_input_grad an entry per argument: the edges that
+        require grad are the arguments it marks (None for the others when some arguments
+        are not tensors)."""
+        needs, edges = node.needs_input_grad, node.next_functions
+        if len(needs) == len(edges):
+            return tuple(range(len(edges)))
+        marked = iter(k for k, need in enumerate(needs) if need)
+        return tuple(None if child is None else next(marked, None) for child, _ in edges)
+
+    @staticmethod
+    def dirty(node):
+        return node.dirty_tensors or ()
+
+    @staticmethod
+    def materializes_grads(node):
+        return getattr(node, "materialize_grads", None) is not False
+
+    @staticmethod
+    def cut_once_differentiable(grads):
+        pass  # torch's own once_differentiable already gives torch's verdict
+
+    # ---- running a user's file
+    @staticmethod
+    def importing():
+        return contextlib.nullcontext()  # the file's `import torch` is torch
+
+    @staticmethod
+    def trace(target_code):
+        from .torch_trace import TorchTrace
+        return TorchTrace(target_code)
+
+    @staticmethod
+    def module_class():
+        return torch.nn.Module
+
+
+class _Unreadable:
+    """A saved value torch refuses to give back (freed after backward, or modified in place
+    since it was saved)."""
+
+    def __init__(self, error):
+        self.message = str(error)
+
+
+@functools.lru_cache(maxsize=None)
+def _dtype_name(dtype):
+    return str(dtype).removeprefix("torch.")
+
+
+@functools.lru_cache(maxsize=1)
+def engine():
+    return TorchEngine()
+
