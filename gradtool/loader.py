@@ -16,8 +16,9 @@ import os
 import sys
 import traceback
 
+import gradtool.engines as engines
 from .errors import GradtoolError
-from .torch_alias import lacks_message, missing_torch_name, torch_is_gradtool
+from .torch_alias import lacks_message, missing_torch_name
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -146,7 +147,7 @@ def import_user_file(path):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        with torch_is_gradtool():  # the file's `import torch` gives gradtool
+        with engines.current().importing():  # gradtool's: the file's `import torch` is gradtool
             spec.loader.exec_module(module)
     except SyntaxError as e:
         sys.modules.pop(name, None)
@@ -290,14 +291,14 @@ def _class_line(cls, path):
 
 
 def _is_function_class(cls):
-    from .autograd.function import Function
+    Function = engines.current().Function
     return issubclass(cls, Function) and cls is not Function
 
 
 def _forward_params(cls):
     """forward's parameters after ctx (all of them when setup_context is separate), without
     *args/**kwargs."""
-    from .autograd.function import Function
+    Function = engines.current().Function
     params = list(inspect.signature(cls.forward).parameters.values())
     if cls.setup_context is Function.setup_context:
         params = params[1:]  # forward(ctx, ...)
@@ -342,8 +343,7 @@ def make_inputs(target, seed, shape):
     """The target's arguments: tensors copied fresh, shapes and generated ones drawn from a
     generator seeded by `seed` (same seed, same inputs)."""
     import numpy as np
-
-    import gradtool as gt
+    E = engines.current()
     rng = np.random.default_rng(seed)
 
     def build(name, spec):
@@ -357,12 +357,11 @@ def make_inputs(target, seed, shape):
                 f"gradtool cannot make one up. Give it with @gradtool.example(...) on "
                 f"{target.name}, e.g. {example_hint(target)}.",
                 location=(target.filename, target.lineno))
-        if isinstance(spec, gt.Tensor):
+        if E.is_tensor(spec):
             return spec.detach().clone().requires_grad_(spec.requires_grad)
         if isinstance(spec, tuple) and all(isinstance(n, int) for n in spec):
             try:
-                return gt.tensor(rng.standard_normal(spec), dtype=gt.float64,
-                                 requires_grad=True)
+                return E.leaf(rng.standard_normal(spec), requires_grad=True)
             except (MemoryError, ValueError) as e:
                 raise UserCodeError(f"target {target.name} ({_rel(target.filename)}:"
                                     f"{target.lineno}): cannot make an input of shape {spec}: "
@@ -399,8 +398,7 @@ def _rel(path):
 
 def flatten_outputs(result):
     """The tensors a target returned: a tensor, or tensors in tuples, lists and dicts."""
-    from .autograd.tensor import Tensor
-    if isinstance(result, Tensor):
+    if engines.current().is_tensor(result):
         return [result]
     if isinstance(result, dict):
         result = list(result.values())
@@ -421,15 +419,15 @@ class Run:
     @property
     def tensor_inputs(self):
         """(name, tensor) of the arguments that are tensors: what gradcheck varies."""
-        from .autograd.tensor import Tensor
-        return [(n, v) for n, v in self.inputs if isinstance(v, Tensor)]
+        is_tensor = engines.current().is_tensor
+        return [(n, v) for n, v in self.inputs if is_tensor(v)]
 
     def function(self):
         """The target as a function of its tensor arguments (in tensor_inputs' order), the
         other arguments fixed: the function gradcheck checks."""
-        from .autograd.tensor import Tensor
-        slots = [("arg", i) for i, a in enumerate(self.args) if isinstance(a, Tensor)] + \
-            [("kw", k) for k, v in self.kwargs.items() if isinstance(v, Tensor)]
+        is_tensor = engines.current().is_tensor
+        slots = [("arg", i) for i, a in enumerate(self.args) if is_tensor(a)] + \
+            [("kw", k) for k, v in self.kwargs.items() if is_tensor(v)]
         target, args, kwargs = self.target, self.args, self.kwargs
 
         def target_function(*tensors):
@@ -448,9 +446,7 @@ def run_target(target, seed, shape, observe=None):
     `observe` if given (the forward trace). Whatever the user's code raises becomes a
     UserCodeError naming their line."""
     import contextlib
-
-    import gradtool as gt
-    gt.manual_seed(seed)
+    engines.current().manual_seed(seed)
     args, kwargs = make_inputs(target, seed, shape)
     try:
         with observe if observe is not None else contextlib.nullcontext():

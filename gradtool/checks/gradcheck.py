@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from .. import engines
+import gradtool.engines as engines
 from ..errors import GradtoolError
 from . import analytical as A
 from . import hazards

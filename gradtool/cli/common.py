@@ -17,6 +17,21 @@ JSON = typer.Option(False, "--json", help="One JSON document on stdout, nothing 
 NO_COLOR = typer.Option(False, "--no-color", help="Plain text, no colours.")
 TIMEOUT = typer.Option(None, "--timeout", metavar="SECONDS",
                        help="Stop a target that runs longer than this (exit 2).")
+ENGINE = typer.Option("gradtool", "--engine", metavar="gradtool|torch",
+                      help="Run the file on gradtool's engine (its `import torch` gives "
+                           "gradtool) or on PyTorch itself, when installed.")
+AGAINST = typer.Option(None, "--against", metavar="torch",
+                       help="Run each target on gradtool and on PyTorch and compare outputs, "
+                            "gradients, node and saved names (exit 1 on a difference).")
+
+
+@contextlib.contextmanager
+def on_engine(name):
+    """While the user's file loads and runs: the engine `name` (engines.use), and on
+    gradtool's engine, `import torch` giving gradtool."""
+    import gradtool.engines as engines
+    with engines.use(name) as engine, engine.importing():
+        yield engine
 
 
 def fail(error, no_color=False):

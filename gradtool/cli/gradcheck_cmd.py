@@ -43,19 +43,19 @@ def gradcheck(
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
     timeout: float = common.TIMEOUT,
+    engine: str = common.ENGINE,
 ):
     """Compare central differences with the analytic gradients of each target, per input and
     output; on a failure, show both Jacobians and say why they differ."""
     from ..errors import GradtoolError
     from ..loader import load, parse_shape
     from ..report import output as output_file
-    from ..torch_alias import torch_is_gradtool
     try:
         _check_tolerances(eps, atol, rtol)
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
         html_path = html and output_file.resolve(html)  # before the user's code can chdir
-        with common.user_prints_to_stderr(json_), torch_is_gradtool():
+        with common.user_prints_to_stderr(json_), common.on_engine(engine):
             targets = load(file)
             results = common.run_each(
                 targets, lambda t: _check(t, seed, shape_tuple, eps, atol, rtol, fast, order,
@@ -89,12 +89,14 @@ def _raised_in_user_code(exc):
     """Whether the user's own code raised (the innermost frame is not gradtool's: a custom
     backward or jvp that raises is a user-code error, exit 2), rather than the engine refusing
     what it returned (a wrong gradient: a failed check, exit 1)."""
+    import sys
     import traceback
 
     import gradtool
     frames = traceback.extract_tb(exc.__traceback__)
-    package = os.path.dirname(os.path.abspath(gradtool.__file__)) + os.sep
-    return bool(frames) and not os.path.abspath(frames[-1].filename).startswith(package)
+    engines = [gradtool] + ([sys.modules["torch"]] if "torch" in sys.modules else [])
+    packages = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in engines)
+    return bool(frames) and not os.path.abspath(frames[-1].filename).startswith(packages)
 
 
 def _check_tolerances(eps, atol, rtol):
@@ -119,7 +121,8 @@ def _modes(target, mode):
     """(check_forward_ad, check_backward_ad) for a target: as asked, else reverse, and both
     for a custom Function that defines its own jvp."""
     if mode is None:
-        from ..autograd.function import Function
+        from ..engines import current
+        Function = current().Function
         own_jvp = target.kind == "Function" and target.obj.jvp is not Function.jvp
         mode = "both" if own_jvp else "reverse"
     return _MODES[mode.value if isinstance(mode, Mode) else mode]

@@ -11,6 +11,7 @@ def inspect(
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
     timeout: float = common.TIMEOUT,
+    engine: str = common.ENGINE,
     strict: bool = typer.Option(False, "--strict",
                                 help="Exit 1 on warning diagnostics too."),
     all_saved: bool = typer.Option(False, "--all-saved",
@@ -23,12 +24,11 @@ def inspect(
     Exit 1 when an error (✗) is found."""
     from ..errors import GradtoolError
     from ..loader import load, parse_shape
-    from ..torch_alias import torch_is_gradtool
     from ..report import text
     try:
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
-        with common.user_prints_to_stderr(json_), torch_is_gradtool():
+        with common.user_prints_to_stderr(json_), common.on_engine(engine):
             targets = load(file)
             from ..snapshot import capture
             results = common.run_each(targets, lambda t: capture(t, seed, shape_tuple),

@@ -24,13 +24,13 @@ def render(
     shape: str = common.SHAPE,
     no_color: bool = common.NO_COLOR,
     timeout: float = common.TIMEOUT,
+    engine: str = common.ENGINE,
 ):
     """Draw the backward graph of the target(s): leaves blue, backward nodes grey, outputs
     green, saved tensors orange."""
     from ..errors import GradtoolError
     from ..loader import load, parse_shape, split_spec
     from ..report import dot, output as output_file
-    from ..torch_alias import torch_is_gradtool
     try:
         fmt = _format(fmt, output, dot.FORMATS)
         if renderer not in ("auto", "graphviz-pure", "dot"):
@@ -42,7 +42,7 @@ def render(
         # before the user's code can chdir
         output_path = output_file.resolve(output, keep=[split_spec(file)[0]])
         from ..snapshot import capture
-        with torch_is_gradtool():  # the user's code runs here: its `import torch` is gradtool
+        with common.on_engine(engine):  # the user's code runs here
             targets = load(file)
             captures = [interrupts.run_target(t, capture, t, seed, shape_tuple, timeout=timeout)
                         for t in targets]

@@ -78,3 +78,8 @@ def of(values):
             elif isinstance(value, torch.Tensor):
                 return get("torch")
     return current()
+
+
+def dtype_name(tensor):
+    """"float64" for a tensor of either engine (what reports print)."""
+    return of(tensor).dtype_name(tensor)

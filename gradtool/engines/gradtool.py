@@ -110,6 +110,10 @@ class GradtoolEngine:
     topological_order = staticmethod(topological_order)
 
     @staticmethod
+    def node_name(node):
+        return node.name()
+
+    @staticmethod
     def node_kind(node):
         return ("leaf" if isinstance(node, AccumulateGrad) else
                 "custom" if isinstance(node, BackwardCFunction) else

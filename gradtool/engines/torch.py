@@ -122,6 +122,10 @@ class TorchEngine:
         return topological_order(roots)
 
     @staticmethod
+    def node_name(node):
+        return node.name().rpartition("::")[2]  # torch::autograd::AccumulateGrad
+
+    @staticmethod
     def node_kind(node):
         name = type(node).__name__
         return ("leaf" if name == "AccumulateGrad" else

@@ -9,6 +9,8 @@ import dataclasses
 import json
 import math
 
+from ..engines import dtype_name
+
 INSPECT_SCHEMA = "gradtool.inspect/2"
 GRADCHECK_SCHEMA = "gradtool.gradcheck/2"
 SMALL_JACOBIAN = 400   # entries; larger Jacobians go to JSON as their differing entries only
@@ -43,7 +45,7 @@ def dumps(document):
 def _tensor_summary(name, value):
     if hasattr(value, "shape"):
         fn = value.grad_fn
-        return {"name": name, "shape": list(value.shape), "dtype": value.dtype.name,
+        return {"name": name, "shape": list(value.shape), "dtype": dtype_name(value),
                 "requires_grad": value.requires_grad,
                 "grad_fn": fn.name() if fn is not None else None}
     return {"name": name, "value": repr(value)}

@@ -5,6 +5,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..engines import dtype_name
+
 CHAIN_FOLD = 8        # a linear chain longer than this shows its ends and a count
 MAX_TREE_LINES = 400  # beyond this the tree is cut with a note (the JSON has everything)
 
@@ -149,7 +151,7 @@ def _io_table(title, pairs, tangents=None):
                        if t else "",)
         if hasattr(value, "shape"):
             fn = value.grad_fn
-            table.add_row(name, fmt_shape(tuple(value.shape), value.dtype.name),
+            table.add_row(name, fmt_shape(tuple(value.shape), dtype_name(value)),
                           str(value.requires_grad), fn.name() if fn is not None else "",
                           *tangent)
         else:

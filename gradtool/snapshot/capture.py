@@ -7,12 +7,11 @@ from typing import Optional
 
 import numpy as np
 
+import gradtool.engines as engines
+
 from .. import loader
-from ..autograd import engine
-from ..autograd.tensor import Tensor
 from . import diagnostics
 from .graph import GraphSnapshot, take_snapshot
-from .trace import ForwardTrace
 
 
 @dataclasses.dataclass
@@ -21,7 +20,7 @@ class Capture:
     inputs: list              # (name, Tensor or value)
     outputs: list             # Tensors
     snapshot: GraphSnapshot
-    trace: ForwardTrace
+    trace: object             # the forward trace (ForwardTrace, or TorchTrace on torch)
     warnings: list            # warnings.WarningMessage raised by the user's code
     backward_error: Optional[str] = None
     backward_location: Optional[tuple] = None
@@ -44,25 +43,27 @@ def target_code(target):
 def capture(target, seed=0, shape=(3,)):
     """Run the target (loader.run_target) under the forward trace, picture its graph, run
     backward and read the diagnostics. The user's errors raise UserCodeError."""
-    trace = ForwardTrace(target_code(target))
+    E = engines.current()
+    trace = E.trace(target_code(target))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run = loader.run_target(target, seed, shape, observe=trace)
-    modules = _global_modules(target)
+    modules = _global_modules(E, target)
     named = _module_parameters(modules)
-    named.update({name: value for name, value in run.inputs if isinstance(value, Tensor)})
-    named.update({name: t for t, name in _names_from_trace(trace)})
+    named.update({name: value for name, value in run.inputs if E.is_tensor(value)})
+    named.update({name: t for t, name in _names_from_trace(E, trace)})
     snapshot = take_snapshot(run.outputs, named, trace.site_of_node,
-                             {id(m): var for var, m in reversed(modules.items())})
+                             {id(m): var for var, m in reversed(modules.items())}, E)
     result = Capture(target, run.inputs, run.outputs, snapshot, trace, list(caught), run=run)
     result.leaf_names = {id(t): name for name, t in named.items()
                          if t.is_leaf and t.requires_grad}
     reached = {id(v) for v in snapshot.leaf_tensors} - {id(v) for _, v in run.inputs}
     result.parameters = [(name, t) for name, t in _module_parameters(modules).items()
                          if id(t) in reached]
-    custom = result.custom_nodes = _custom_nodes(run.outputs)
-    saved = diagnostics.saved_detached(trace, custom)
-    _backward(result, custom)
+    custom = result.custom_nodes = E.custom_nodes(
+        [t.grad_fn for t in run.outputs if t.grad_fn is not None])
+    saved = diagnostics.saved_detached(E, trace, custom)
+    _backward(E, result, custom)
     result.leaf_grads = {id(t): t.grad for name, t in named.items() if id(t) in
                          result.leaf_names}
     result.causes = diagnostics.gradient_cuts(result) + saved
@@ -71,17 +72,10 @@ def capture(target, seed=0, shape=(3,)):
     return result
 
 
-def _custom_nodes(outputs):
-    from ..autograd.function import BackwardCFunction
-    from ..autograd.walk import topological_order
-    roots = [t.grad_fn for t in outputs if t.grad_fn is not None]
-    return [n for n in topological_order(roots) if isinstance(n, BackwardCFunction)]
-
-
-def _global_modules(target):
+def _global_modules(E, target):
     """The nn.Modules of the target's file and their submodules by the names the user knows
     (model, model.3.attn, blocks[2] for a list of modules), the first name of each first."""
-    from ..nn import Module
+    Module = E.module_class()
     fn = target.obj.forward if target.kind == "Function" else inspect.unwrap(target.obj)
     found = {}
     for var, value in getattr(fn, "__globals__", {}).items():
@@ -106,17 +100,16 @@ def _module_parameters(modules):
     return names
 
 
-def _names_from_trace(trace):
+def _names_from_trace(E, trace):
     frame_locals = trace._target_frame.f_locals if trace._target_frame is not None else {}
     return [(v, k) for k, v in frame_locals.items()
-            if isinstance(v, Tensor) and not k.startswith("_")]
+            if E.is_tensor(v) and not k.startswith("_")]
 
 
-def _backward(result, custom_nodes=()):
+def _backward(E, result, custom_nodes=()):
     """Backward from every output that requires grad (gradient of ones), then record each
     leaf's gradient. An error is recorded for the diagnostics, not raised; one the engine
     raises about a custom Function's result points at that Function's backward."""
-    import gradtool as gt
     differentiable = [t for t in result.outputs if t.requires_grad]
     leaves = result.snapshot.leaf_tensors
     for v in leaves:
@@ -125,7 +118,8 @@ def _backward(result, custom_nodes=()):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                engine.backward(differentiable, [gt.ones_like(t) for t in differentiable])
+                E.backward(differentiable, [E.wrap(np.ones_like(E.array(t)))
+                                            for t in differentiable])
             except KeyboardInterrupt:
                 raise
             except BaseException as e:  # noqa: BLE001 - a version error, a user hook, ...
@@ -137,7 +131,7 @@ def _backward(result, custom_nodes=()):
         result.warnings.extend(caught)
     for info, tensor in zip(result.snapshot.leaves, leaves):
         if tensor.grad is not None:
-            data = tensor.grad._data.astype(np.float64)
+            data = E.array(tensor.grad).astype(np.float64)
             info.leaf.grad_finite = bool(np.all(np.isfinite(data)))
             info.leaf.grad_norm = float(np.sqrt(np.nansum(data * data)))
 

@@ -89,13 +89,13 @@ def _ancestors(trace, ids):
     return seen
 
 
-def saved_detached(trace, nodes):
+def saved_detached(E, trace, nodes):
     """Custom Functions that save a detached tensor (ctx.save_for_backward(x.detach())):
     first derivatives are fine, but backward cannot be differentiated through it."""
     found = []
     for node in nodes:
-        for k, saved in (getattr(node, "_kept", None) or {}).items():
-            tensor = getattr(saved, "_tensor", None)
+        for k, saved in enumerate(E.saved_values(node).values()):
+            tensor = getattr(saved, "_tensor", saved)  # gradtool's SavedTensor, or torch's
             site = trace.detached.get(id(tensor)) if tensor is not None else None
             if site is None:
                 continue

@@ -7,7 +7,7 @@ from typing import Optional
 
 import numpy as np
 
-from .. import engines
+import gradtool.engines as engines
 
 
 @dataclasses.dataclass
@@ -184,10 +184,10 @@ def _node_info(E, node, node_id, ids, module_names):
         v = node.variable
         leaf = LeafInfo(None, tuple(v.shape), E.dtype_name(v), v.requires_grad,
                         v.is_inference())
-        return NodeInfo(node_id, node.name(), "leaf", edges, {}, [], leaf=leaf,
+        return NodeInfo(node_id, E.node_name(node), "leaf", edges, {}, [], leaf=leaf,
                         module=_module_name(meta), module_path=_module_path(meta, module_names))
     saved = [E.saved_info(label, value) for label, value in E.saved_values(node).items()]
-    return NodeInfo(node_id, node.name(), kind, edges, {}, saved, module=_module_name(meta),
+    return NodeInfo(node_id, E.node_name(node), kind, edges, {}, saved, module=_module_name(meta),
                     module_path=_module_path(meta, module_names),
                     metadata={str(k): short_repr(v) for k, v in meta.items()
                               if k not in _MODULE_KEYS})
