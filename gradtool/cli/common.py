@@ -112,3 +112,54 @@ def print_json(text):
     else:
         _json_stdout.write(text + "\n")
         _json_stdout.flush()
+
+
+def check_engines(engine, against):
+    """--engine and --against: known names, and not both (--against runs both engines)."""
+    from ..errors import GradtoolError
+    if engine not in ("gradtool", "torch"):
+        raise GradtoolError(f"--engine must be gradtool or torch (got {engine!r})")
+    if against is not None and against != "torch":
+        raise GradtoolError(f"--against compares with torch: --against torch (got {against!r})")
+    if against is not None and engine != "gradtool":
+        raise GradtoolError("--against torch runs each target on gradtool's engine and on "
+                            "torch: drop --engine")
+
+
+def run_against(file, seed, shape, order, json_, no_color, timeout):
+    """--against torch: compare each target across engines, print, and exit (0 they agree,
+    1 a difference, 2 a target raised)."""
+    from .. import against
+    from ..engines import get
+    from ..errors import GradtoolError
+    from ..report import text
+    try:
+        get("torch")  # PyTorch installed, or exit 2 saying so
+        with user_prints_to_stderr(json_):
+            ours, theirs = against.load_both(file)
+            by_name = {t.name: t for t in theirs}
+            results = []
+            for target in ours:
+                other = by_name.get(target.name)
+                if other is None:
+                    from ..loader import UserCodeError
+                    results.append(TargetError(target, UserCodeError(
+                        f"target {target.name} is not found when the file runs on torch")))
+                    continue
+                results += run_each([target], lambda t: against.compare(
+                    t, other, seed, shape, order), no_color, timeout)
+    except GradtoolError as e:
+        fail(e, no_color)
+    if json_:
+        from ..report.json import against_document, dumps
+        print_json(dumps(against_document(file, seed, shape, order, results)))
+    else:
+        con = text.console(no_color=no_color)
+        for i, r in enumerate(results):
+            if i:
+                con.print()
+            if isinstance(r, TargetError):
+                text.print_target_error(con, r.target, r.error)
+            else:
+                text.print_against(con, r)
+    raise typer.Exit(exit_code(results, lambda r: not r.passed, lambda r: False, False))

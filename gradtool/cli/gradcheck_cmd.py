@@ -44,6 +44,7 @@ def gradcheck(
     no_color: bool = common.NO_COLOR,
     timeout: float = common.TIMEOUT,
     engine: str = common.ENGINE,
+    against: str = common.AGAINST,
 ):
     """Compare central differences with the analytic gradients of each target, per input and
     output; on a failure, show both Jacobians and say why they differ."""
@@ -51,9 +52,12 @@ def gradcheck(
     from ..loader import load, parse_shape
     from ..report import output as output_file
     try:
+        common.check_engines(engine, against)
         _check_tolerances(eps, atol, rtol)
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
+        if against is not None:
+            common.run_against(file, seed, shape_tuple, order, json_, no_color, timeout)
         html_path = html and output_file.resolve(html)  # before the user's code can chdir
         with common.user_prints_to_stderr(json_), common.on_engine(engine):
             targets = load(file)

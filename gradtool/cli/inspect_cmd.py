@@ -12,6 +12,7 @@ def inspect(
     no_color: bool = common.NO_COLOR,
     timeout: float = common.TIMEOUT,
     engine: str = common.ENGINE,
+    against: str = common.AGAINST,
     strict: bool = typer.Option(False, "--strict",
                                 help="Exit 1 on warning diagnostics too."),
     all_saved: bool = typer.Option(False, "--all-saved",
@@ -26,8 +27,11 @@ def inspect(
     from ..loader import load, parse_shape
     from ..report import text
     try:
+        common.check_engines(engine, against)
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
+        if against is not None:
+            common.run_against(file, seed, shape_tuple, 1, json_, no_color, timeout)
         with common.user_prints_to_stderr(json_), common.on_engine(engine):
             targets = load(file)
             from ..snapshot import capture

@@ -32,6 +32,7 @@ def render(
     from ..loader import load, parse_shape, split_spec
     from ..report import dot, output as output_file
     try:
+        common.check_engines(engine, None)
         fmt = _format(fmt, output, dot.FORMATS)
         if renderer not in ("auto", "graphviz-pure", "dot"):
             raise GradtoolError(f"--renderer must be auto, graphviz-pure or dot (got "

@@ -43,8 +43,8 @@ def get(name):
     if name == "torch":
         if not torch_installed():
             raise EngineUnavailable(
-                "--engine torch needs PyTorch, which is not installed here "
-                "(pip install torch); gradtool's own engine runs without it (--engine gradtool)")
+                "PyTorch is not installed here, and --engine torch and --against torch need "
+                "it (pip install torch); gradtool's own engine runs without it")
         from . import torch as implementation
         return implementation.engine()
     raise GradtoolError(f"no engine named {name!r}: choose one of {', '.join(NAMES)}")

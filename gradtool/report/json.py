@@ -13,6 +13,7 @@ from ..engines import dtype_name
 
 INSPECT_SCHEMA = "gradtool.inspect/2"
 GRADCHECK_SCHEMA = "gradtool.gradcheck/2"
+AGAINST_SCHEMA = "gradtool.against/1"
 SMALL_JACOBIAN = 400   # entries; larger Jacobians go to JSON as their differing entries only
 
 
@@ -165,3 +166,18 @@ def gradcheck_document(file_spec, seed, shape, results):
     return clean({"schema": GRADCHECK_SCHEMA, "file": file_spec, "seed": seed,
                   "shape": list(shape),
                   "passed": all(t["passed"] for t in targets), "targets": targets})
+
+
+def against_document(file_spec, seed, shape, order, results):
+    """results: per target, an AgainstResult (against.py) or a TargetError."""
+    targets = []
+    for r in results:
+        if hasattr(r, "error"):
+            targets.append({**target_head(r.target), "agree": False, "error": error_dict(r.error)})
+            continue
+        targets.append({**target_head(r.target), "agree": r.passed, "compared": r.compared,
+                        "differences": [dataclasses.asdict(d) for d in r.differences],
+                        "error": None})
+    return clean({"schema": AGAINST_SCHEMA, "file": file_spec, "seed": seed,
+                  "shape": list(shape), "order": order, "engines": ["gradtool", "torch"],
+                  "agree": all(t["agree"] for t in targets), "targets": targets})

@@ -276,6 +276,39 @@ def print_target_error(con, target, error):
         con.print(Text("Traceback (your code only):\n" + details.rstrip(), style="dim"))
 
 
+def print_against(con, result):
+    """One target compared across engines (--against torch): what agrees, or each
+    difference with both values."""
+    target = result.target
+    verdict = Text(" AGREE ", style="bold black on green") if result.passed else \
+        Text(" DIFFER ", style="bold white on red")
+    con.print(Text(f"{target.name}", style="bold underline") + Text(
+        f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim") + verdict)
+    n = result.compared
+    con.print(Text(f"gradtool vs torch: {n['outputs']} output(s), {n['gradients']} gradient(s)"
+                   + (f", {n['second_order']} second-order gradient(s)" if n["second_order"]
+                      else "") + f", {n['nodes']} backward nodes, {n['saved']} saved names",
+                   style="dim"))
+    if result.passed:
+        return
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("what", "where", "gradtool", "torch", "detail"):
+        table.add_column(column, overflow="fold")
+    for d in result.differences:
+        table.add_row(*(Text(v) for v in (d.kind, d.name, _plain(d.gradtool), _plain(d.torch),
+                                          d.detail)))
+    con.print(table)
+    con.print(Text(f"✗ {len(result.differences)} difference(s)", style="red"))
+
+
+def _plain(value):
+    if isinstance(value, float):
+        return fmt_num(value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ", ".join(value) or "(none)"
+    return "(none)" if value is None else str(value)
+
+
 def print_gradcheck(con, target, report, heading=True):
     """One GradcheckReport of a target; heading=False for the second order after the
     first (the target's name is already shown)."""
