@@ -291,14 +291,13 @@ def _class_line(cls, path):
 
 
 def _is_function_class(cls):
-    Function = engines.current().Function
-    return issubclass(cls, Function) and cls is not Function
+    return engines.function_base(cls) is engines.current().Function
 
 
 def _forward_params(cls):
     """forward's parameters after ctx (all of them when setup_context is separate), without
     *args/**kwargs."""
-    Function = engines.current().Function
+    Function = engines.function_base(cls)
     params = list(inspect.signature(cls.forward).parameters.values())
     if cls.setup_context is Function.setup_context:
         params = params[1:]  # forward(ctx, ...)

@@ -294,9 +294,9 @@ def _input_names(fn, inputs):
 
 def _function_class(fn):
     """The autograd.Function subclass whose .apply `fn` is, if it is one."""
-    from .autograd.function import Function
+    from .engines import function_base
     owner = getattr(fn, "__self__", None)
-    return owner if isinstance(owner, type) and issubclass(owner, Function) else None
+    return owner if function_base(owner) is not None else None
 
 
 def _parameter_names(fn):

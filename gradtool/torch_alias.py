@@ -86,7 +86,11 @@ def missing_torch_name(exc):
 
 
 def lacks_message(name):
-    """What the CLI says about a torch name gradtool's engine lacks. (No `--engine torch` to
-    point at yet: the file needs PyTorch itself.)"""
+    """What the CLI says about a torch name gradtool's engine lacks: run the file on PyTorch
+    itself (--engine torch) when PyTorch is installed."""
+    from .engines import torch_installed
+    if torch_installed():
+        return (f"gradtool's engine does not provide {name}; run the file on PyTorch itself "
+                f"with --engine torch")
     return (f"gradtool's engine does not provide {name}; this file needs PyTorch itself "
-            f"(gradtool cannot run it on PyTorch yet)")
+            f"(--engine torch), which is not installed here")

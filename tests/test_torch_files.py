@@ -139,8 +139,11 @@ def test_a_torch_name_gradtool_lacks_is_a_clear_error_naming_it_and_the_line(
     else:                   # raised when the file loads: the whole run's error
         message = assert_clean_user_error(result, *mentions)
     assert "AttributeError" not in message and "ImportError" not in message
-    # no option is suggested that does not exist (--engine torch is not built yet)
-    assert "--engine" not in message, message
+    # --engine torch is suggested where it can run, and PyTorch's absence said otherwise
+    if TORCH_INSTALLED:
+        assert "run the file on PyTorch itself with --engine torch" in message, message
+    else:
+        assert "needs PyTorch itself (--engine torch), which is not installed here" in message
 
 
 def test_probing_for_missing_names_works_as_with_torch(tmp_path):

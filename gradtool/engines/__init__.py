@@ -27,7 +27,10 @@ def torch_installed():
     module = sys.modules.get("torch")
     if module is not None:
         return not getattr(module, "__file__", "").startswith(_gradtool_dir())
-    return importlib.util.find_spec("torch") is not None
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):  # an import hook that refuses it, a broken install
+        return False
 
 
 def _gradtool_dir():
@@ -83,3 +86,13 @@ def of(values):
 def dtype_name(tensor):
     """"float64" for a tensor of either engine (what reports print)."""
     return of(tensor).dtype_name(tensor)
+
+
+def function_base(cls):
+    """The autograd.Function base class `cls` derives from (gradtool's or torch's), or None."""
+    if not isinstance(cls, type):
+        return None
+    bases = [get("gradtool").Function]
+    if sys.modules.get("torch") is not None and torch_installed():
+        bases.append(get("torch").Function)
+    return next((base for base in bases if issubclass(cls, base) and cls is not base), None)

@@ -87,10 +87,17 @@ class TorchEngine:
     @staticmethod
     def jvp(call, inputs, position, tangent):
         x = inputs[position]
+        tangent = torch.from_numpy(tangent.reshape(tuple(x.shape)).copy())
         with forward_ad.dual_level():
             duals = list(inputs)
-            duals[position] = forward_ad.make_dual(
-                x, torch.from_numpy(tangent.reshape(tuple(x.shape)).copy()))
+            if isinstance(x, torch.nn.Parameter):
+                # a module reads its parameter in place, not the dual it was passed: give the
+                # parameter itself the tangent (an in-place copy of a dual; the level's exit
+                # removes it)
+                with torch.no_grad():
+                    x.copy_(forward_ad.make_dual(x.detach().clone(), tangent))
+            else:
+                duals[position] = forward_ad.make_dual(x, tangent)
             outs = call(duals)
             outs = outs if isinstance(outs, tuple) else (outs,)
             tangents = [forward_ad.unpack_dual(o).tangent if isinstance(o, torch.Tensor)
@@ -166,8 +173,9 @@ class TorchEngine:
         if isinstance(value, _Unreadable):
             info = SavedInfo(label, True)
             found = _VERSIONS.search(value.message)
-            if found:
+            if found:  # torch refuses to give it back: its shape and values are unknown
                 info.version_now, info.version_saved = int(found.group(1)), int(found.group(2))
+                info.state = "modified"
             elif "freed" in value.message:
                 info.state = "freed"
             return info

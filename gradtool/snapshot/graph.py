@@ -15,7 +15,8 @@ class SavedInfo:
     """One value a node keeps for backward (`_saved_<name>` / `saved_tensors[i]`)."""
     name: str
     is_tensor: bool
-    state: str = "live"            # live | freed | packed (saved-tensor hooks hold it)
+    state: str = "live"            # live | freed | packed (saved-tensor hooks hold it) |
+    #                                modified (torch refuses to unpack it: changed in place)
     shape: Optional[tuple] = None
     dtype: Optional[str] = None
     is_output: bool = False        # the node's own result (kept without a reference cycle)
