@@ -131,8 +131,17 @@ class GradtoolEngine:
     def saved_values(node):
         """{label: the saved object} as the user reads them: `_saved_self`, or
         `saved_tensors[i]` for a custom Function."""
-        prefix = "saved_tensors[{}]" if isinstance(node, BackwardCFunction) else "_saved_{}"
-        return {prefix.format(name): value for name, value in node.saved_values().items()}
+        if isinstance(node, BackwardCFunction):
+            return {f"saved_tensors[{k}]": v for k, v in node.saved_values().items()}
+        exposed = getattr(type(node), "_exposed", None)
+        if exposed is None:
+            return {f"_saved_{k}": v for k, v in node.saved_values().items()}
+        # every `_saved_*` the node has, as torch lists them: kept for backward, else an
+        # argument torch saves always (alpha), else unset (None, as torch's)
+        kept, arg_index = node._kept or {}, type(node)._arg_index
+        return {f"_saved_{name}": kept[name] if name in kept else
+                default if arg_index.get(name) is None else node._args[arg_index[name]]
+                for name, default in exposed.items()}
 
     @staticmethod
     def saved_info(label, value):
