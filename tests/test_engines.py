@@ -132,6 +132,49 @@ def test_engine_torch_gradcheck_fails_a_wrong_custom_backward_with_the_report(tm
     assert any(d["kind"] == "wrong_gradient" for d in report["diagnoses"])
 
 
+RAISING = textwrap.dedent("""\
+    import torch
+
+
+    class Raises(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise ValueError("not written yet")
+
+
+    class WrongShape(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad.sum()[None].expand(5)
+    """)
+
+
+@pytest.mark.parity
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_engine_torch_a_raising_backward_is_the_users_error_a_refused_gradient_a_failure(
+        tmp_path):
+    """The same rule on both engines: the user's backward raising is exit 2 with its line;
+    torch refusing what backward returned is a failed check (exit 1) with the hazard named."""
+    user = tmp_path / "raising.py"
+    user.write_text(RAISING)
+    raises, wrong = cu.run_many([("gradcheck", "--engine", "torch", f"{user}::Raises"),
+                                 ("gradcheck", "--engine", "torch", "--json",
+                                  f"{user}::WrongShape")])
+    assert_exit(raises, 2)
+    assert f"{user}:11" in cu.flat(raises.stdout) and "not written yet" in raises.stdout
+    assert_exit(wrong, 1)
+    [report] = wrong.json()["targets"][0]["reports"]
+    assert "grad_wrong_shape" in {d["kind"] for d in report["diagnoses"]}
+
+
 @pytest.mark.parity
 @pytest.mark.skipif(torch is None, reason="torch is not installed")
 def test_engine_torch_inspect_finds_cuts_and_in_place_changes_in_torchs_graph(tmp_path):
@@ -170,7 +213,11 @@ def test_against_torch_agrees_on_real_files_first_and_second_order():
     results = cu.run_many([
         ("gradcheck", "--against", "torch", "--json", "--order", "2",
          os.path.join(FILES, "nn_model.py::loss_of")),
-        ("inspect", "--against", "torch", "--json", os.path.join(FILES, "extending.py"))])
+        ("inspect", "--against", "torch", "--json", os.path.join(FILES, "extending.py::Exp")),
+        ("gradcheck", "--against", "torch", "--json", "--order", "2",
+         os.path.join(FILES, "extending.py::my_cube")),
+        ("gradcheck", "--against", "torch", "--json",
+         os.path.join(FILES, "extending.py::linear_layer"))])
     for result in results:
         assert_exit(result, 0)
         doc = result.json()

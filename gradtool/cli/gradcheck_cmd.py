@@ -93,14 +93,12 @@ def _raised_in_user_code(exc):
     """Whether the user's own code raised (the innermost frame is not gradtool's: a custom
     backward or jvp that raises is a user-code error, exit 2), rather than the engine refusing
     what it returned (a wrong gradient: a failed check, exit 1)."""
-    import sys
     import traceback
 
-    import gradtool
+    from ..engines import current
     frames = traceback.extract_tb(exc.__traceback__)
-    engines = [gradtool] + ([sys.modules["torch"]] if "torch" in sys.modules else [])
-    packages = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in engines)
-    return bool(frames) and not os.path.abspath(frames[-1].filename).startswith(packages)
+    return bool(frames) and not os.path.abspath(frames[-1].filename).startswith(
+        current().source_dirs)
 
 
 def _check_tolerances(eps, atol, rtol):

@@ -1,10 +1,11 @@
 """The adapter for gradtool's bundled engine: its tensors hold a numpy array (`_data`), its
 nodes keep their saved values in `_kept` and their forward inputs' metadata in `_input_meta`."""
+import os
+
 import numpy as np
 
-from .. import autograd
+from ..autograd import creation, forward_ad, grad_mode
 from ..autograd import engine as _engine
-from ..autograd import forward_ad, grad_mode
 from ..autograd.creation import generator
 from ..autograd.function import BackwardCFunction, Function, once_differentiable
 from ..autograd.function import Error as _OnceDifferentiableError
@@ -21,6 +22,8 @@ class GradtoolEngine:
     Tensor = Tensor
     Function = Function
     once_differentiable_code = once_differentiable(lambda ctx: None).__code__
+    # where the engine's own code is (an error raised there is the engine's, not the user's)
+    source_dirs = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
 
     # ---- tensors
     @staticmethod
@@ -41,7 +44,7 @@ class GradtoolEngine:
     @staticmethod
     def leaf(array, requires_grad):
         """A fresh leaf tensor holding a copy of array."""
-        return autograd.creation.tensor(np.array(array), requires_grad=requires_grad)
+        return creation.tensor(np.array(array), requires_grad=requires_grad)
 
     @staticmethod
     def dtype_name(t):
@@ -53,7 +56,7 @@ class GradtoolEngine:
 
     @staticmethod
     def manual_seed(seed):
-        autograd.creation.manual_seed(seed)
+        creation.manual_seed(seed)
 
     @staticmethod
     def uniform_like(t, low, high):

@@ -6,7 +6,9 @@ torch's graph is read through its public Python attributes: `grad_fn`, `next_fun
 ctx of a custom Function (`saved_tensors`, `needs_input_grad`, `_forward_cls`)."""
 import contextlib
 import functools
+import os
 import re
+import sys
 
 import numpy as np
 import torch
@@ -24,6 +26,8 @@ class TorchEngine:
     Function = torch.autograd.Function
     once_differentiable_code = torch.autograd.function.once_differentiable(
         lambda ctx: None).__code__
+    source_dirs = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+                        for m in (torch, sys.modules["gradtool"]))
 
     # ---- tensors
     @staticmethod
