@@ -252,13 +252,16 @@ HIDE_TORCH = textwrap.dedent("""\
     import sys
 
 
-    class NoTorch:
-        def find_spec(self, name, path=None, target=None):
-            if name == "torch" or name.startswith("torch."):
-                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    from importlib.machinery import PathFinder
+
+    find_spec = PathFinder.find_spec
 
 
-    sys.meta_path.insert(0, NoTorch())
+    def no_torch(name, path=None, target=None):  # a machine without PyTorch
+        return None if name.split(".")[0] == "torch" else find_spec(name, path, target)
+
+
+    PathFinder.find_spec = no_torch
     sys.argv[0] = "gradtool"
     from gradtool.cli import main
     main()
@@ -330,3 +333,20 @@ def test_gradtools_checks_take_torch_tensors_and_say_it_in_torchs_words():
     with pytest.raises(GradcheckAssertionError) as caught:
         assert_gradcheck(WrongSin.apply, (x,))
     assert "WrongSin  Function at" in str(caught.value) and "wrong_gradient" in str(caught.value)
+
+
+def test_gradtools_engine_never_imports_torch_even_when_it_is_installed():
+    """torch stays optional: on gradtool's engine (a file that says `import torch` included)
+    the real torch is never imported."""
+    script = textwrap.dedent("""\
+        import sys
+        sys.argv = ["gradtool", "gradcheck", sys.argv[1]]
+        from gradtool.cli import main
+        try:
+            main()
+        except SystemExit as e:
+            print("exit", e.code, "torch imported:", "torch" in sys.modules, file=sys.stderr)
+        """)
+    done = subprocess.run([sys.executable, "-c", script, os.path.join(FILES, "extending.py::Exp")],
+                          cwd=cu.REPO, env=cu.env(), capture_output=True, text=True, timeout=120)
+    assert "exit 0 torch imported: False" in done.stderr, done.stderr

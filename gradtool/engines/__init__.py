@@ -9,7 +9,8 @@ implementations, so nothing else knows which engine runs.
 `current()` is the engine the CLI was asked for (`--engine`); `of(values)` is the engine of
 some tensors (torch tensors given to gradtool.gradcheck are checked on torch)."""
 import contextlib
-import importlib.util
+import importlib.machinery
+import os
 import sys
 
 from ..errors import GradtoolError
@@ -24,17 +25,21 @@ class EngineUnavailable(GradtoolError):
 
 def torch_installed():
     """Whether real PyTorch can be imported (without importing it)."""
+    if _imported_torch() is not None:
+        return True
+    # on sys.path itself: while a user's file runs, sys.modules["torch"] is gradtool
+    return importlib.machinery.PathFinder.find_spec("torch") is not None
+
+
+def _imported_torch():
+    """Real torch if it is imported (not gradtool standing in for it while a file runs)."""
     module = sys.modules.get("torch")
-    if module is not None:
-        return not getattr(module, "__file__", "").startswith(_gradtool_dir())
-    try:
-        return importlib.util.find_spec("torch") is not None
-    except (ImportError, ValueError):  # an import hook that refuses it, a broken install
-        return False
+    if module is None or getattr(module, "__file__", "").startswith(_gradtool_dir()):
+        return None
+    return module
 
 
 def _gradtool_dir():
-    import os
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -71,8 +76,8 @@ def use(engine):
 def of(values):
     """The engine whose tensors these are: torch's if any is a torch tensor (torch is then
     already imported), else the current one."""
-    torch = sys.modules.get("torch")
-    if torch is not None and torch_installed():
+    torch = _imported_torch()
+    if torch is not None:
         stack = list(values) if isinstance(values, (list, tuple)) else [values]
         while stack:
             value = stack.pop()
@@ -93,6 +98,6 @@ def function_base(cls):
     if not isinstance(cls, type):
         return None
     bases = [get("gradtool").Function]
-    if sys.modules.get("torch") is not None and torch_installed():
+    if _imported_torch() is not None:
         bases.append(get("torch").Function)
     return next((base for base in bases if issubclass(cls, base) and cls is not base), None)
