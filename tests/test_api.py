@@ -365,15 +365,47 @@ def test_bernoulli_draws_from_the_seeded_generator_with_zero_gradient():
 
 
 @pytest.mark.parametrize("equation, shapes", [
-    ("ij,jk", ((2, 3), (3, 4))), ("ii->i", ((3, 3),))], ids=["implicit", "diagonal"])
-def test_einsum_implicit_output_and_unsupported_diagonals(equation, shapes):
+    ("ij,jk", ((2, 3), (3, 4))), ("ii->i", ((3, 3),)), ("ii", ((3, 3),)),
+    ("i...i->...", ((3, 2, 3),)), ("bij,bjj->bi", ((2, 3, 4), (2, 4, 4))),
+    ("iii->i", ((2, 2, 2),)), ("Ab,bc->Ac", ((2, 3), (3, 4)))],
+    ids=["implicit", "diagonal", "trace_implicit", "ellipsis_between", "diagonal_of_second",
+         "triple", "capital"])
+def test_einsum_values_match_numpy_with_diagonals_and_implicit_output(equation, shapes):
     xs = [f64(*s, seed=k) for k, s in enumerate(shapes)]
-    if equation == "ii->i":
-        with pytest.raises(NotImplementedError, match="repeated subscripts"):
-            gt.einsum(equation, *xs)
-        return
     np.testing.assert_allclose(gt.einsum(equation, xs)._data,
                                np.einsum(equation, *[x._data for x in xs]))
+
+
+def test_einsum_diagonal_gradient_is_zero_off_the_diagonal():
+    x = f64(3, 3)
+    (g,) = gt.autograd.grad(gt.einsum("ii->", x), x)
+    np.testing.assert_array_equal(g._data, np.eye(3))
+    check_grads(lambda x: gt.einsum("ii->i", x) ** 2, [x], order=2)
+
+
+@pytest.mark.parametrize("equation, shapes, message", [
+    ("ij->i", ((2, 3), (3,)), "more operands were provided"),
+    ("ij,jk->ik", ((2, 3),), "fewer operands were provided"),
+    ("ii->i", ((2, 3),), "subscript i is repeated for operand 0 but the sizes don't match"),
+    ("ij,jk->ik", ((2, 3), (4, 5)), "subscript j has size 4 for operand 1 which does not "
+                                    "broadcast with previously seen size 3"),
+    ("ij->k", ((2, 3),), "output subscript k does not appear"),
+    ("ij->ii", ((2, 3),), "output subscript i appears more than once"),
+    ("ijk->i", ((2, 3),), "does not match the number of dimensions"),
+    ("i1->i", ((2, 3),), "subscripts must be in \\[a-zA-Z\\]")])
+def test_einsum_bad_equations_raise_torchs_errors(equation, shapes, message):
+    with pytest.raises(RuntimeError, match=message):
+        gt.einsum(equation, *[f64(*s) for s in shapes])
+
+
+def test_diagonal_is_a_writeable_view_sharing_the_version_counter():
+    x = f64(3, 3).clone()
+    d = x.diagonal()
+    d.mul_(0)
+    assert x._version == 1 and np.all(np.diag(x._data) == 0)
+    assert x.grad_fn.name() == "CopySlices"
+    with pytest.raises(RuntimeError, match="diagonal dimensions cannot be identical 1, -2"):
+        f64(2, 3, 4).diagonal(0, 1, -2)
 
 
 def test_einsum_three_operands_to_second_order():
@@ -456,3 +488,42 @@ def test_einsum_matches_torch(equation, shapes):
         results.append([out.detach().numpy()] + [g.numpy() for g in grads])
     for mine, theirs in zip(*results):
         np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
+
+
+def _backward_nodes(fn):
+    """Every node under fn, depth first: (name, its _saved_* names)."""
+    out, stack = [], [fn]
+    while stack:
+        fn = stack.pop()
+        if fn is not None:
+            out.append((fn.name().removeprefix("torch::autograd::"),
+                        sorted(a for a in dir(fn) if a.startswith("_saved_"))))
+            stack.extend(f for f, _ in reversed(fn.next_functions))
+    return out
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("equation, shapes", [
+    ("ij,jk->ik", ((2, 3), (3, 4))), ("bij,bjk->bik", ((2, 3, 4), (2, 4, 5))),
+    ("i,i->", ((3,), (3,))), ("ij->ji", ((2, 3),)), ("ii->i", ((3, 3),)), ("ii->", ((3, 3),)),
+    ("bii->bi", ((2, 3, 3),)), ("iij,jk->ik", ((3, 3, 2), (2, 4))), ("i,j->ij", ((2,), (3,))),
+    ("...ij,jk->...ik", ((2, 3, 4), (4, 2))), ("bn,anm,bm->ba", ((2, 3), (4, 3, 5), (2, 5))),
+    ("i...i", ((3, 2, 3),)), ("ij,kl->ijkl", ((2, 1), (3, 2)))])
+def test_einsum_records_torchs_backward_nodes(equation, shapes):
+    """The whole backward graph: the same nodes in the same order, with the same saved
+    names, values and gradients, diagonals included."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    results = []
+    for lib in (gt, torch):
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = lib.einsum(equation, *xs)
+        grads = lib.autograd.grad(out, xs, lib.ones_like(out))
+        results.append((_backward_nodes(out.grad_fn), out.detach().numpy(),
+                        [g.numpy() for g in grads]))
+    (nodes, out, grads), (torch_nodes, torch_out, torch_grads) = results
+    assert nodes == torch_nodes
+    np.testing.assert_allclose(out, torch_out, rtol=1e-12)
+    for g, tg in zip(grads, torch_grads):
+        np.testing.assert_allclose(g, tg, rtol=1e-12)

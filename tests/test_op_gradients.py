@@ -459,6 +459,11 @@ case("alias", "ALIAS", lambda x: x[...], normal(*S), lambda v, x: [v], order2="s
 # torch's rule: the int is a select, so the list's dim stays in place ((3, 2), not numpy's (2, 3))
 case("index_int_slice_list", "INDEX", lambda x: x[0, :, [1, 0]], normal(2, 3, 4),
      lambda v, x: [_added(x.shape, (0, slice(None), np.array([1, 0])), v.T)], order2="square")
+case("diagonal", ("DIAGONAL", "DIAGONAL_BACKWARD"), lambda x: x.diagonal(), normal(*S),
+     lambda v, x: [_placed(x.shape, (np.arange(3), np.arange(3)), v)], order2="square")
+case("diagonal_offset_dims", "DIAGONAL", lambda x: gt.diagonal(x, -1, 2, 0), normal(*S3),
+     lambda v, x: [_added(x.shape, (np.arange(2), slice(None), np.arange(1, 3)), v.T)],
+     order2="square")
 # the three backward ops as functions of their own (the gradient they spread out)
 case("select_backward_op", "SELECT_BACKWARD",
      lambda g: tensor_module.call(D.SELECT_BACKWARD, (g,), ((3, 4), 1, 2)), normal(3),
@@ -466,6 +471,9 @@ case("select_backward_op", "SELECT_BACKWARD",
 case("slice_backward_op", "SLICE_BACKWARD",
      lambda g: tensor_module.call(D.SLICE_BACKWARD, (g,), ((3, 5), 1, 0, 5, 2)), normal(3, 3),
      lambda v, g: [v[:, 0:5:2]], order2="square")
+case("diagonal_backward_op", "DIAGONAL_BACKWARD",
+     lambda g: tensor_module.call(D.DIAGONAL_BACKWARD, (g,), ((3, 4), 1, 0, 1)), normal(3),
+     lambda v, g: [np.diagonal(v, 1)], order2="square")
 case("threshold_backward_op", "THRESHOLD_BACKWARD",
      lambda g, r: tensor_module.call(D.THRESHOLD_BACKWARD, (g, r), (0,)),
      lambda r: [r.standard_normal(S), away_from(r, S)],
@@ -914,6 +922,19 @@ for _eq, _shapes in [("ij,kj->ik", ((3, 4), (2, 4))), ("bij,bjk->bik", ((2, 3, 4
     case("einsum_" + _eq, "SUM_DIM" if len(_shapes) == 1 else (),
          (lambda eq: lambda *xs: gt.einsum(eq, *xs))(_eq), normals(*_shapes), _einsum_vjp,
          order2="square")
+
+# repeated subscripts: diagonals, whose gradient is zero off the diagonal
+_EYE3 = np.eye(3)
+case("einsum_ii->i", ("DIAGONAL", "PERMUTE"), lambda x: gt.einsum("ii->i", x), normal(3, 3),
+     lambda v, x: [np.diag(v)], order2="square")
+case("einsum_ii->", ("DIAGONAL", "SUM_DIM"), lambda x: gt.einsum("ii->", x), normal(3, 3),
+     lambda v, x: [v * _EYE3], order2="square")
+case("einsum_bii->bi", "DIAGONAL", lambda x: gt.einsum("bii->bi", x), normal(2, 3, 3),
+     lambda v, x: [v[:, :, None] * _EYE3], order2="square")
+case("einsum_iij,jk->ik", ("DIAGONAL", "BMM"), lambda a, b: gt.einsum("iij,jk->ik", a, b),
+     normals((3, 3, 2), (2, 4)),
+     lambda v, a, b: [_EYE3[:, :, None] * (v @ b.T)[:, None, :],
+                      np.einsum("iij->ij", a).T @ v])
 
 CASE_IDS = [c.id for c in CASES]
 assert len(set(CASE_IDS)) == len(CASE_IDS), "duplicate case ids"

@@ -24,6 +24,7 @@ HYPOTHESIS = settings(max_examples=20, deadline=None, derandomize=True)
 TORCH_EQUIVALENTS = {
     "select_backward_op": lambda g: torch.ops.aten.select_backward(g, [3, 4], 1, 2),
     "slice_backward_op": lambda g: torch.ops.aten.slice_backward(g, [3, 5], 1, 0, 5, 2),
+    "diagonal_backward_op": lambda g: torch.ops.aten.diagonal_backward(g, [3, 4], 1, 0, 1),
     "index_backward_op": lambda g: torch.zeros(3, 4, dtype=g.dtype).index_put(
         (torch.tensor([2, 0, 2]),), g, accumulate=True),
     "index_put_accumulate_op": lambda x, z: torch.index_put(
@@ -131,11 +132,9 @@ def test_case_matches_torch(case):
 # Where gradtool's node differs from torch's (README, "Where gradtool differs from torch"):
 # general matmul is one node;
 # the internal-dispatch cases call other ops in torch;
-# einsum contracts with permute/reshape/matmul/sum as torch does, but not the same sequence.
 KNOWN_NAME_DIFFERENCES = {
     "matmul_batch_broadcast", "matmul_vec_batch", "matmul_batch_vec", "matmul_mat_batch",
-    "index_backward_op", "as_strided_op"} | {c.id for c in sweep.CASES
-                                             if c.id.startswith("einsum_")}
+    "index_backward_op", "as_strided_op", "diagonal_backward_op"}
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id not in KNOWN_NAME_DIFFERENCES],

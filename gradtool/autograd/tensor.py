@@ -1424,6 +1424,13 @@ class Tensor:
                              f"{list(self._data.shape)} at dimension {dim}")
         return call(_D.SELECT, (self,), (dim, index % size))
 
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        nd = self._data.ndim
+        d1, d2 = _dim(dim1, nd), _dim(dim2, nd)
+        if d1 == d2:
+            raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+        return call(_D.DIAGONAL, (self,), (int(offset), d1, d2))
+
     def narrow(self, dim, start, length):
         dim = _dim(dim, self._data.ndim)
         if start + length > self._data.shape[dim]:

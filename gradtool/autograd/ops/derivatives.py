@@ -768,6 +768,12 @@ SLICE = op("slice", "SliceBackward0", K.slice_, jvp="linear",
            view=True, args=("dim", "start", "end", "step"),
            self=lambda grad, self_sym_sizes, dim, start, end, step:
                F.slice_backward(grad, self_sym_sizes, dim, start, end, step))
+DIAGONAL = op("diagonal", "DiagonalBackward0", K.diagonal, jvp="linear", view=True,
+              args=("offset", "dim1", "dim2"),
+              self=lambda grad, self_sym_sizes, offset, dim1, dim2:
+                  F.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2),
+              on_arrays=dict(self=lambda grad, self_sym_sizes, offset, dim1, dim2:
+                  K.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)))
 AS_STRIDED = op("as_strided", "AsStridedBackward0", K.take_flat,
                 jvp="linear", args=("size", "flat_indices"),
                 hidden=("self_sym_sizes", "self_sym_numel", "flat_indices"),
@@ -791,6 +797,10 @@ SLICE_BACKWARD = op("slice_backward", "SliceBackwardBackward0", K.slice_backward
                     args=("input_sizes", "dim", "start", "end", "step"),
                     grad_output=lambda grad, dim, start, end, step:
                         F.slice(grad, dim, start, end, step))
+DIAGONAL_BACKWARD = op("diagonal_backward", "DiagonalBackwardBackward0", K.diagonal_backward,
+                       jvp="linear", args=("input_sizes", "offset", "dim1", "dim2"),
+                       grad_output=lambda grad, offset, dim1, dim2:
+                           grad.diagonal(offset, dim1, dim2))
 INDEX_BACKWARD = op("index_backward", "IndexBackwardBackward0", K.index_backward, jvp="linear",
                     args=("input_sizes", "indices"),
                     grad_output=lambda grad, indices: F.index(grad, indices))

@@ -235,6 +235,10 @@ def select_backward(grad, sizes, dim, index):
     return T.call(T.D.SELECT_BACKWARD, (grad,), (sizes, dim, index))
 
 
+def diagonal_backward(grad, sizes, offset, dim1, dim2):
+    return T.call(T.D.DIAGONAL_BACKWARD, (grad,), (sizes, offset, dim1, dim2))
+
+
 def slice_backward(grad, sizes, dim, start, end, step):
     return T.call(T.D.SLICE_BACKWARD, (grad,), (sizes, dim, start, end, step))
 

@@ -400,6 +400,23 @@ def alias(self):
     return self.view()
 
 
+def diagonal(self, offset, dim1, dim2):
+    """A writeable view, as torch's (numpy's own diagonal is read-only): the diagonal's
+    shape and strides, from the corner where it starts."""
+    start = [slice(None)] * self.ndim
+    start[dim2 if offset >= 0 else dim1] = slice(abs(offset), None)
+    corner = self[tuple(start)]
+    diag = np.diagonal(corner, 0, dim1, dim2)
+    return np.lib.stride_tricks.as_strided(corner, diag.shape, diag.strides,
+                                           writeable=corner.flags.writeable)
+
+
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    out = np.zeros(input_sizes, dtype=grad_output.dtype)
+    diagonal(out, offset, dim1, dim2)[...] = grad_output
+    return out
+
+
 def select_backward(grad_output, input_sizes, dim, index):
     out = np.zeros(input_sizes, dtype=grad_output.dtype)
     out[(slice(None),) * dim + (index,)] = grad_output
