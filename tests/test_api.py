@@ -408,6 +408,56 @@ def test_diagonal_is_a_writeable_view_sharing_the_version_counter():
         f64(2, 3, 4).diagonal(0, 1, -2)
 
 
+def test_norm_p0_counts_nonzeros_and_gives_no_gradient_as_torch():
+    x = gt.tensor([[0.0, 2.0, -1.0], [0.0, 0.0, 3.0]], dtype=gt.float64, requires_grad=True)
+    y = x.norm(0, dim=1)
+    assert y.tolist() == [2.0, 1.0] and y.grad_fn.name() == "LinalgVectorNormBackward0"
+    assert gt.autograd.grad(y.sum(), x, allow_unused=True, retain_graph=True) == (None,)
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        gt.autograd.grad(y.sum(), x)
+    with gt.autograd.forward_ad.dual_level():
+        d = gt.autograd.forward_ad.make_dual(x.detach(), gt.ones_like(x))
+        assert gt.autograd.forward_ad.unpack_dual(d.norm(0)).tangent.item() == 0.0
+
+
+def test_norm_saves_ord_dim_and_keepdim_as_torch():
+    x = f64(2, 3)
+    node = gt.linalg.vector_norm(x, 3, dim=(0, 1), keepdim=True).grad_fn
+    assert (node._saved_ord, node._saved_dim, node._saved_keepdim) == (3, (0, 1), True)
+    assert x.norm().grad_fn._saved_ord == 2 and x.norm().grad_fn._saved_dim is None
+    assert gt.linalg.norm(x).grad_fn._saved_ord == 2.0
+    # a matrix 1-norm is the largest column sum: amax over a vector 1-norm, as torch's
+    node = gt.linalg.norm(x, 1).grad_fn
+    assert node.name() == "AmaxBackward0"
+    assert node.next_functions[0][0].name() == "LinalgVectorNormBackward0"
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda x: gt.linalg.norm(x, "nuc"), NotImplementedError, "needs singular values"),
+    (lambda x: x.norm("nuc"), NotImplementedError, "needs singular values"),
+    (lambda x: gt.linalg.matrix_norm(x, 2), NotImplementedError, "needs singular values"),
+    (lambda x: x.norm("abc"), RuntimeError, "linalg.matrix_norm: Order abc not supported."),
+    (lambda x: gt.linalg.norm(x, "fro", dim=1), RuntimeError, "dim must be a 2-tuple. Got 1"),
+    (lambda x: gt.linalg.norm(x[None], 1), RuntimeError,
+     "If dim is not specified but ord is, the input must be 1D or 2D. Got 3D."),
+    (lambda x: gt.linalg.norm(x[0], "fro"), RuntimeError, "must have at least 2 dimensions"),
+    (lambda x: gt.linalg.vector_norm(x, "fro"), TypeError, "'ord' .* must be Number, not str"),
+    (lambda x: gt.linalg.vector_norm(gt.tensor([3, 4])), RuntimeError,
+     "Expected a floating point or complex tensor as input. Got Long")])
+def test_norm_bad_orders_and_inputs_raise_torchs_errors(call, error, message):
+    with pytest.raises(error, match=message):
+        call(f64(2, 3))
+
+
+def test_normalize_any_p_divides_by_the_p_norm_clamped_at_eps():
+    x = gt.tensor([[3.0, -4.0], [0.0, 0.0]], dtype=gt.float64, requires_grad=True)
+    np.testing.assert_allclose(F.normalize(x, p=1)._data, [[3 / 7, -4 / 7], [0.0, 0.0]])
+    np.testing.assert_allclose(F.normalize(x, p=float("inf"), dim=0)._data,
+                               [[1.0, -1.0], [0.0, 0.0]])
+    np.testing.assert_allclose(F.normalize(x, p=3, eps=100.0)._data, x._data / 100)
+    check_grads(lambda x: F.normalize(x, p=1.5, dim=1), [f64(3, 4)], order=2)
+
+
 def test_einsum_three_operands_to_second_order():
     a, b, c = f64(2, 3), f64(3, 4, seed=1), f64(4, seed=2)
     out = gt.einsum("ij,jk,k->i", a, b, c)

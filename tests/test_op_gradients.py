@@ -368,6 +368,41 @@ case("logsumexp_dims", "LOGSUMEXP", lambda x: gt.logsumexp(x, (0, 2), keepdim=Tr
 case("norm", "NORM", lambda x: x.norm(), normal(*S), lambda v, x: [v * x / np.sqrt((x * x).sum())])
 case("norm_dim", "NORM", lambda x: x.norm(dim=1), normal(*S3),
      lambda v, x: [restore(v, x.shape, 1, False) * x / np.sqrt((x * x).sum(1, keepdims=True))])
+
+
+def _p_norm_vjp(p, dims, keepdim=False):
+    """d ||x||_p over dims: sign(x) |x|^(p-1) / ||x||^(p-1) (p finite, x away from 0), and for
+    p = +-inf sign(x) where |x| is the extreme, shared among ties."""
+    def vjp(v, x):
+        v = restore(v, x.shape, dims, keepdim)
+        a = np.abs(x)
+        if np.isinf(p):
+            m = (np.amax if p > 0 else np.amin)(a, axis=dims, keepdims=True)
+            return [v * np.sign(x) * (a == m) / (a == m).sum(dims, keepdims=True)]
+        n = (a ** p).sum(dims, keepdims=True) ** (1 / p)
+        return [v * np.sign(x) * a ** (p - 1) / n ** (p - 1)]
+    return vjp
+
+
+case("norm_p1_dim", "NORM", lambda x: x.norm(1, dim=1), normal(*S3), _p_norm_vjp(1, (1,)))
+case("norm_p3", "NORM", lambda x: gt.norm(x, 3), normal(*S), _p_norm_vjp(3, (0, 1)))
+case("norm_p1_5_keepdim", "NORM", lambda x: gt.linalg.vector_norm(x, 1.5, (0, 2), True),
+     normal(*S3), _p_norm_vjp(1.5, (0, 2), True))
+case("norm_p0_5", "NORM", lambda x: x.norm(0.5, dim=0),
+     lambda r: [away_from(r, S, margin=0.3)], _p_norm_vjp(0.5, (0,)))
+case("norm_p_neg1", "NORM", lambda x: gt.linalg.vector_norm(x, -1, -1),
+     lambda r: [away_from(r, S, margin=0.3)], _p_norm_vjp(-1, (1,)))
+case("norm_inf_dim", "NORM", lambda x: gt.linalg.vector_norm(x, float("inf"), dim=-1),
+     normal(*S3), _p_norm_vjp(np.inf, (2,)))
+case("norm_neg_inf", "NORM", lambda x: gt.norm(x, -float("inf")), normal(*S),
+     _p_norm_vjp(-np.inf, (0, 1)))
+# the matrix 1-norm (largest column sum of |x|) and inf-norm (largest row sum), as torch's
+case("linalg_matrix_norm_1", ("NORM", "AMAX"), lambda x: gt.linalg.matrix_norm(x, 1), normal(*S),
+     lambda v, x: [v * np.sign(x) * (np.arange(4) == np.abs(x).sum(0).argmax())])
+case("linalg_norm_neg_inf_dims", ("NORM", "AMIN"),
+     lambda x: gt.linalg.norm(x, -float("inf"), dim=(2, 0), keepdim=True), normal(*S3),
+     lambda v, x: [v * np.sign(x) * (np.abs(x).sum(0, keepdims=True) == np.abs(x).sum(
+         0, keepdims=True).min(2, keepdims=True))])
 case("softmax", "SOFTMAX", lambda x: x.softmax(1), normal(*S3),
      lambda v, x: [np_softmax(x, 1) * (v - (v * np_softmax(x, 1)).sum(1, keepdims=True))])
 case("softmax_last", "SOFTMAX", lambda x: gt.softmax(x, -1), normal(*S),
@@ -897,6 +932,13 @@ case("outer", "MUL", lambda a, b: gt.outer(a, b), normals((3,), (4,)),
 case("normalize", ("NORM", "CLAMP_MIN", "DIV"), lambda x: gt.nn.functional.normalize(x), normal(*S),
      lambda v, x: (lambda n: [(v - x / n * ((x / n) * v).sum(1, keepdims=True)) / n])(
          np.sqrt((x * x).sum(1, keepdims=True))))
+case("normalize_p1", ("NORM", "CLAMP_MIN", "DIV"),
+     lambda x: gt.nn.functional.normalize(x, p=1.0, dim=0), normal(*S),
+     lambda v, x: (lambda n: [v / n - np.sign(x) * (v * x).sum(0, keepdims=True) / n ** 2])(
+         np.abs(x).sum(0, keepdims=True)))
+case("normalize_p3_eps_clamps", ("NORM", "CLAMP_MIN", "DIV"),
+     lambda x: gt.nn.functional.normalize(x, p=3, dim=-1, eps=10.0), normal(*S),
+     lambda v, x: [v / 10.0])
 for _eq, _shapes in [("ij,kj->ik", ((3, 4), (2, 4))), ("bij,bjk->bik", ((2, 3, 4), (2, 4, 2))),
                      ("ij->j", ((3, 4),)), ("i,j->ij", ((3,), (4,))),
                      ("...ij,jk->...ik", ((2, 3, 4), (4, 2))), ("ij,ij->", ((3, 4), (3, 4)))]:
@@ -1262,6 +1304,9 @@ def _red_vjp(kind):
             return rv * np.exp(x - np_logsumexp(x, dims))
         if kind == "norm":
             return rv * x / np.sqrt((x * x).sum(dims, keepdims=True))
+        if kind.startswith("norm_p"):
+            p = {"norm_p1": 1, "norm_p3": 3, "norm_pinf": np.inf}[kind]
+            return _p_norm_vjp(p, dims, True)(rv, x)[0]
         (d,) = dims
         if kind == "prod":
             return rv * np.prod(x, d, keepdims=True) / x
@@ -1283,6 +1328,9 @@ REDUCTIONS = {
     "amin": lambda x, dims, keepdim, c: x.amin(dims, keepdim=keepdim),
     "logsumexp": lambda x, dims, keepdim, c: x.logsumexp(dims, keepdim=keepdim),
     "norm": lambda x, dims, keepdim, c: x.norm(dim=dims, keepdim=keepdim),
+    "norm_p1": lambda x, dims, keepdim, c: x.norm(1, dims, keepdim),
+    "norm_p3": lambda x, dims, keepdim, c: x.norm(3, dims, keepdim),
+    "norm_pinf": lambda x, dims, keepdim, c: x.norm(float("inf"), dims, keepdim),
     "prod": lambda x, dims, keepdim, c: x.prod(dims[0], keepdim=keepdim),
     "max": lambda x, dims, keepdim, c: x.max(dims[0], keepdim=keepdim).values,
     "min": lambda x, dims, keepdim, c: x.min(dims[0], keepdim=keepdim).values,
@@ -1459,6 +1507,13 @@ DOMAIN_EDGES = {
     "pow_0_at_0": (lambda x: x ** 0, [0.0, 2.0], [1.0, 1.0], [0.0, 0.0]),
     "sign_at_0": (gt.sign, [0.0, 1.0], [0.0, 1.0], [0.0, 0.0]),
     "norm_of_zeros": (lambda x: x.norm(), [0.0, 0.0, 0.0], 0.0, [0.0, 0.0, 0.0]),
+    # p-norms: 0 where x = 0 (sign(0) = 0) and where the norm is 0; inf norms share ties
+    "norm_p1_at_0": (lambda x: x.norm(1), [0.0, -2.0, 2.0], 4.0, [0.0, -1.0, 1.0]),
+    "norm_p3_of_zeros": (lambda x: x.norm(3), [0.0, 0.0], 0.0, [0.0, 0.0]),
+    "norm_p0_5_at_0": (lambda x: x.norm(0.5), [0.0, 1.0, 4.0], 9.0, [0.0, 3.0, 1.5]),
+    "norm_p_neg1_at_0": (lambda x: x.norm(-1), [0.0, 2.0], 0.0, [0.0, 0.0]),
+    "norm_inf_ties": (lambda x: x.norm(INF), [0.0, -2.0, 2.0, 1.0], 2.0, [0.0, -0.5, 0.5, 0.0]),
+    "norm_neg_inf_at_0": (lambda x: x.norm(-INF), [0.0, -2.0, 1.0], 0.0, [0.0, 0.0, 0.0]),
     "std_of_constant": (lambda x: x.std(), [1.0, 1.0, 1.0], 0.0, [0.0, 0.0, 0.0]),
     "logsumexp_all_-inf": (lambda x: x.logsumexp(0), [-INF, -INF], -INF, [NAN, NAN]),
     # the classic NaN leak: the unselected branch's NaN gradient times 0 is NaN (as torch)

@@ -178,6 +178,16 @@ PROBES = {
     "prod_two_zeros": (lambda x: x.prod(), [2.0, 0.0, 0.0, 3.0]),
     "prod_dim_zeros": (lambda x: x.prod(1), [[2.0, 4.0, 3.0], [2.0, 0.0, 3.0], [0.0, 5.0, 0.0]]),
     "norm_zero": (lambda x: x.norm(), [0.0, 0.0]),
+    "norm_p1_at_0": (lambda x: x.norm(1, dim=1), [[0.0, -2.0, 2.0], [1.0, 0.0, -0.5]]),
+    "norm_inf_ties": (lambda x: x.norm(float("inf"), dim=1), [[0.0, -2.0, 2.0], [1.0, 1.0, -1.0]]),
+    "norm_neg_inf_ties": (lambda x: gt.linalg.vector_norm(x, -float("inf")), [0.0, 3.0, -3.0]),
+    "norm_p0_5_at_0": (lambda x: x.norm(0.5), [0.0, 1.0, 4.0]),
+    "norm_p3_zeros": (lambda x: x.norm(3, dim=0), [[0.0, 1.0], [0.0, -2.0]]),
+    "norm_p_neg2_at_0": (lambda x: x.norm(-2, dim=0), [[0.0, 1.0], [3.0, -2.0]]),
+    "normalize_p1_zero_row": (lambda x: gt.nn.functional.normalize(x, p=1),
+                              [[0.0, 0.0], [3.0, -1.0]]),
+    "matrix_norm_inf_ties": (lambda x: gt.linalg.matrix_norm(x, float("inf")),
+                             [[1.0, -2.0], [3.0, 0.0]]),
     "std_constant": (lambda x: x.std(1), [[1.0, 1.0, 1.0], [1.0, 2.0, 3.0]]),
     "log_at_0": (lambda x: x.log(), [0.0, 1.0]),
     "rsqrt_at_0": (lambda x: x.rsqrt(), [0.0, 4.0]),
@@ -267,7 +277,7 @@ KNOWN_SAVED_VALUE_FORMS = {
     ("getitem_negative_int", "index"), ("narrow", "dim"), ("stack_last", "dim"),
     ("split_with_sizes", "dim"), ("slice_step", "end"), ("var", "dim"), ("std", "dim"),
     ("var", "correction"), ("std", "correction"), ("amax_all", "dim"), ("cumprod", "dim"),
-    ("topk", "dim")}
+    ("topk", "dim"), ("norm_p_neg1", "dim"), ("norm_inf_dim", "dim")}
 
 
 def _saved_form(v):

@@ -1316,11 +1316,15 @@ class Tensor:
     def log_softmax(self, dim):
         return call(_D.LOG_SOFTMAX, (self,), (_dim(dim, self._data.ndim),))
 
-    def norm(self, p="fro", dim=None, keepdim=False):
-        if p not in ("fro", 2, 2.0):
-            raise NotImplementedError(f"norm: only p=2 ('fro') is supported, got p={p!r}")
-        return call(_D.NORM, (self,),
-                    (2, None if dim is None else _dims(dim, self._data.ndim), keepdim))
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        """torch.norm: a vector norm of order p over `dim` (None: all); 'fro' is p = 2."""
+        if isinstance(p, str):
+            if p != "fro":
+                from .. import linalg  # 'nuc' and unknown orders: matrix_norm's errors
+                return linalg.matrix_norm(self, p, dim if dim is not None else (-2, -1),
+                                          keepdim, dtype=dtype)
+            p = 2
+        return vector_norm(self, p, dim, keepdim, dtype=dtype)
 
     # ---------------- shapes ----------------
     def view(self, *shape):
@@ -1898,6 +1902,20 @@ def matmul(input, other):
     else:
         spec = _D.MATMUL
     return call(spec, (input, other))
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """torch.linalg.vector_norm, one LinalgVectorNormBackward0 node (saving ord and dim)."""
+    if not isinstance(ord, numbers.Number) or isinstance(ord, bool):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, "
+                        f"not {type(ord).__name__}")
+    if dtype is not None:
+        x = x.to(dtype)
+    if x._data.dtype.kind != "f":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {_LEGACY_TYPE_NAMES.get(x._data.dtype.name)}")
+    dims = None if dim is None else _dims(dim, x._data.ndim)
+    return call(_D.NORM, (x,), (ord, dims, keepdim))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):

@@ -681,11 +681,12 @@ LOGSUMEXP = op("logsumexp", "LogsumexpBackward0", K.logsumexp, jvp="reduction",
                args=("dim", "keepdim"),
                self=lambda grad, self, dim, keepdim, result:
                    F.logsumexp_backward(grad, self, result, dim, keepdim))
-# torch 2's norm is linalg.vector_norm: it saves ord (always 2 here) and dim (None: all)
-NORM = op("norm", "LinalgVectorNormBackward0", K.norm, jvp="reduction",
-          args=("ord", "dim", "keepdim"),
+# torch 2's norm is linalg.vector_norm: it saves ord and dim (None: all)
+NORM = op("norm", "LinalgVectorNormBackward0", K.norm, args=("ord", "dim", "keepdim"),
+          jvp=lambda self_t, self, ord, dim, keepdim, result:
+              F.norm_jvp(self_t, self, result, ord, dim, keepdim),
           self=lambda grad, self, ord, dim, keepdim, result:
-              F.norm_backward(grad, self, result, dim, keepdim))
+              F.norm_backward(grad, self, result, ord, dim, keepdim))
 SOFTMAX = op("softmax", "SoftmaxBackward0", K.softmax, args=("dim",),
              jvp=lambda self_t, result, dim: result * (self_t - (self_t * result).sum(dim, True)),
              self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, True)),

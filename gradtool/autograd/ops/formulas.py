@@ -1,5 +1,7 @@
 """Derivative formulas that need local variables, named after torch's (FunctionsManual.cpp).
 All are written with gradtool ops on Tensors, so they are themselves differentiable."""
+import math
+
 import numpy as np
 
 from .. import tensor as T  # bound late: tensor.py imports the table that imports this module
@@ -159,12 +161,38 @@ def logsumexp_backward(grad, self, result, dim, keepdim):
     return grad * (self - result).exp()
 
 
-def norm_backward(grad, self, result, dim, keepdim):
+def norm_backward(grad, self, result, ord, dim, keepdim):
+    """torch's norm_backward, with its subgradients: 0 where x = 0 (and where the norm is 0),
+    ties of the inf norms share the gradient evenly. ord 0 has none (None, as torch)."""
+    if ord == 0:
+        return None
     dim = range(self.dim()) if dim is None else dim
     grad = restore_reduced_dims(grad, dim, keepdim)
     result = restore_reduced_dims(result, dim, keepdim)
-    # the subgradient at x = 0 is 0, as torch
-    return where(result == 0, 0, grad * self / where(result == 0, 1, result))
+    if ord == 1:
+        return self.sign() * grad
+    if math.isinf(ord):
+        at_max = (self.abs() == result) | self.isnan()
+        return self.sign() * (grad / at_max.sum(tuple(dim), True)) * at_max
+    # (the masked entries divide by 1, so gradients of gradients stay finite there)
+    zero_norm = result == 0
+    if ord < 1:
+        zero = self == 0
+        scaled = self.sign() * where(zero, 0, where(zero, 1, self.abs()) ** (ord - 1))
+        return scaled * grad * result ** (1 - ord)
+    if ord == 2:
+        return where(zero_norm, 0, grad * self / where(zero_norm, 1, result))
+    scaled = self.sign() * self.abs() ** (ord - 1) if ord < 2 else self * self.abs() ** (ord - 2)
+    return scaled * where(zero_norm, 0, grad / where(zero_norm, 1, result) ** (ord - 1))
+
+
+def norm_jvp(self_t, self, result, ord, dim, keepdim):
+    """J.t: each output reads its slice, so backward's J^T.1 times t, summed (0 for ord 0)."""
+    if ord == 0:
+        return zeros_like(result)
+    dims = tuple(range(self.dim())) if dim is None else tuple(dim)
+    return (norm_backward(ones_like(result), self, result, ord, dim, keepdim)
+            * self_t).sum(dims, keepdim)
 
 
 def clamp_backward(grad, self, min, max):

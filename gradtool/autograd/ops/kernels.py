@@ -246,8 +246,22 @@ def log_softmax(self, dim):
                                                         keepdims=True)))
 
 
-def norm(self, ord, dim, keepdim):  # ord: 2 (the only one gradtool has)
-    return _contiguous(np.sqrt(np.sum(self * self, axis=dim, keepdims=keepdim)))
+def norm(self, ord, dim, keepdim):
+    """linalg.vector_norm: (sum |x|^ord)^(1/ord) over `dim` (None: all); 0 counts the
+    nonzeros, +-inf is the largest/smallest |x|."""
+    if ord == 2:
+        out = np.sqrt(np.sum(self * self, axis=dim, keepdims=keepdim))
+    elif ord == 1:
+        out = np.sum(np.abs(self), axis=dim, keepdims=keepdim)
+    elif ord == np.inf:
+        out = np.amax(np.abs(self), axis=dim, keepdims=keepdim)
+    elif ord == -np.inf:
+        out = np.amin(np.abs(self), axis=dim, keepdims=keepdim)
+    elif ord == 0:
+        out = np.sum(self != 0, axis=dim, keepdims=keepdim)
+    else:
+        out = np.sum(np.abs(self) ** ord, axis=dim, keepdims=keepdim) ** (1 / ord)
+    return _contiguous(np.asarray(out, dtype=self.dtype))
 
 
 # ---- shapes ----
