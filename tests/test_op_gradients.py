@@ -279,13 +279,24 @@ case("mv", "MV", lambda a, b: gt.mv(a, b), normals((3, 4), (4,)),
 case("dot", "DOT", lambda a, b: a.dot(b), normals((4,), (4,)), lambda v, a, b: [v * b, v * a])
 case("bmm", "BMM", lambda a, b: a.bmm(b), normals((2, 3, 4), (2, 4, 2)),
      lambda v, a, b: [v @ np.swapaxes(b, 1, 2), np.swapaxes(a, 1, 2) @ v])
-case("matmul_batch_broadcast", "MATMUL", lambda a, b: a @ b, normals((2, 1, 3, 4), (3, 4, 2)),
-     matmul_vjp)
-case("matmul_vec_batch", "MATMUL", lambda a, b: gt.matmul(a, b), normals((4,), (2, 4, 3)),
-     matmul_vjp)
-case("matmul_batch_vec", "MATMUL", lambda a, b: a.matmul(b), normals((2, 3, 4), (4,)),
-     matmul_vjp)
-case("matmul_mat_batch", "MATMUL", lambda a, b: a @ b, normals((3, 4), (2, 4, 2)), matmul_vjp)
+# matmul with a batch or a vector is torch's ops: the larger operand folded for one mm / mv,
+# or both expanded for one bmm, with torch's views around them
+case("matmul_batch_broadcast", ("EXPAND", "UNSAFE_VIEW", "CLONE", "BMM"), lambda a, b: a @ b,
+     normals((2, 1, 3, 4), (3, 4, 2)), matmul_vjp)
+case("matmul_vec_batch", ("TRANSPOSE", "MV", "UNSAFE_VIEW"), lambda a, b: gt.matmul(a, b),
+     normals((4,), (2, 4, 3)), matmul_vjp)
+case("matmul_batch_vec", ("VIEW", "MV", "UNSAFE_VIEW"), lambda a, b: a.matmul(b),
+     normals((2, 3, 4), (4,)), matmul_vjp)
+case("matmul_mat_batch", ("T", "MM", "UNSAFE_VIEW", "CLONE"), lambda a, b: a @ b,
+     normals((3, 4), (2, 4, 2)), matmul_vjp)
+case("matmul_batch_mat", ("VIEW", "MM", "UNSAFE_VIEW"), lambda a, b: a @ b,
+     normals((2, 3, 4), (4, 2)), matmul_vjp)
+case("matmul_vec_mat", ("UNSQUEEZE", "MM", "SQUEEZE_"), lambda a, b: a @ b,
+     normals((4,), (4, 2)), matmul_vjp)
+case("matmul_equal_batch", ("EXPAND", "VIEW", "BMM", "UNSAFE_VIEW"), lambda a, b: a @ b,
+     normals((2, 3, 4), (2, 4, 2)), matmul_vjp)
+case("matmul_batch_of_one_squeezed", ("SQUEEZE_DIM", "MM"), lambda a, b: a @ b,
+     normals((2, 3, 4), (1, 4, 2)), matmul_vjp)
 
 # ------------------------------ reductions ------------------------------
 S3 = (2, 3, 4)

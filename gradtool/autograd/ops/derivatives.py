@@ -611,10 +611,6 @@ DOT = op("dot", "DotBackward0", np.dot, jvp="bilinear",
 BMM = op("bmm", "BmmBackward0", np.matmul, jvp="bilinear",
          self=lambda grad, mat2: grad.bmm(mat2.transpose(1, 2)),
          mat2=lambda grad, self: self.transpose(1, 2).bmm(grad))
-# Every other shape combination (batch broadcasting, 1-D promotion) in one node.
-MATMUL = op("matmul", "MatmulBackward0", np.matmul, jvp="bilinear",
-            self=lambda grad, self, other: F.matmul_backward_self(grad, self, other),
-            other=lambda grad, self, other: F.matmul_backward_other(grad, self, other))
 
 # ======================= reductions =======================
 SUM = op("sum", "SumBackward0", K.sum_all, jvp="linear",
@@ -723,6 +719,10 @@ UNSAFE_VIEW = op("reshape", "UnsafeViewBackward0", K.reshape,
 SQUEEZE = op("squeeze", "SqueezeBackward0", K.squeeze, jvp="linear", view=True, args=("dim",),
              on_arrays=True, on_batches=_RESHAPE_BATCH,
              self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+# matmul's 1-D @ 2-D squeezes its mm's fresh result in place (squeeze_(0)): not a view
+SQUEEZE_ = op("squeeze_", "SqueezeBackward4", K.squeeze, jvp="linear", args=("dim",),
+              on_arrays=True, on_batches=_RESHAPE_DIM_BATCH,
+              self=lambda grad, self_sym_sizes, dim: grad.reshape(self_sym_sizes))
 # squeeze(int) and squeeze(tuple) save their dim (an int, a tuple) as torch's nodes do
 SQUEEZE_DIM = op("squeeze", "SqueezeBackward1", K.squeeze,
                  jvp="linear", view=True, args=("dim",),

@@ -243,22 +243,6 @@ def mm_mat2_backward(grad, mat1, sizes, strides):
     return mat1.t().mm(grad)
 
 
-def matmul_backward_self(grad, self, other):
-    if other.dim() == 1:
-        return grad.unsqueeze(-1) * other
-    if self.dim() == 1:
-        return grad.unsqueeze(-2).matmul(other.transpose(-1, -2))
-    return grad.matmul(other.transpose(-1, -2))
-
-
-def matmul_backward_other(grad, self, other):
-    if self.dim() == 1:
-        return self.unsqueeze(-1) * grad.unsqueeze(-2)
-    if other.dim() == 1:
-        return self * grad.unsqueeze(-1)
-    return self.transpose(-1, -2).matmul(grad)
-
-
 def select_backward(grad, sizes, dim, index):
     return T.call(T.D.SELECT_BACKWARD, (grad,), (sizes, dim, index))
 
