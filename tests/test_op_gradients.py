@@ -520,6 +520,10 @@ case("slice_backward_op", "SLICE_BACKWARD",
 case("diagonal_backward_op", "DIAGONAL_BACKWARD",
      lambda g: tensor_module.call(D.DIAGONAL_BACKWARD, (g,), ((3, 4), 1, 0, 1)), normal(3),
      lambda v, g: [np.diagonal(v, 1)], order2="square")
+case("leaky_relu_backward_op", "LEAKY_RELU_BACKWARD",
+     lambda g, r: tensor_module.call(D.LEAKY_RELU_BACKWARD, (g, r), (0.1, False)),
+     lambda r: [r.standard_normal(S), away_from(r, S)],
+     lambda v, g, r: [np.where(r > 0, v, 0.1 * v), np.zeros_like(r)])
 case("threshold_backward_op", "THRESHOLD_BACKWARD",
      lambda g, r: tensor_module.call(D.THRESHOLD_BACKWARD, (g, r), (0,)),
      lambda r: [r.standard_normal(S), away_from(r, S)],
@@ -803,7 +807,7 @@ def _nll_vjp(weight=None, ignore=None, reduction="mean"):
     return vjp
 
 
-case("nll_loss", "NLL_LOSS", lambda x, t: gt.nn.functional.nll_loss(x, t),
+case("nll_loss", ("NLL_LOSS", "NLL_LOSS_BACKWARD"), lambda x, t: gt.nn.functional.nll_loss(x, t),
      lambda r: [r.standard_normal((5, 4)), Const(LABELS)], _nll_vjp())
 case("nll_loss_weight_ignore", "NLL_LOSS",
      lambda x, t, w: gt.nn.NLLLoss(weight=w, ignore_index=2)(x, t),
@@ -827,7 +831,7 @@ def _nll2d_vjp(v, x, t):
     return [g]
 
 
-case("nll_loss2d", "NLL_LOSS2D", lambda x, t: gt.nn.functional.nll_loss(x, t, reduction="none"),
+case("nll_loss2d", ("NLL_LOSS2D", "NLL_LOSS2D_BACKWARD"), lambda x, t: gt.nn.functional.nll_loss(x, t, reduction="none"),
      lambda r: [r.standard_normal((2, 3, 2, 2)), Const(NLL2D_LABELS)], _nll2d_vjp)
 case("nll_loss_3d_input", ("VIEW", "NLL_LOSS2D"),
      lambda x, t: gt.nn.functional.nll_loss(x, t, reduction="sum"),
@@ -873,6 +877,7 @@ def _cumprod_vjp(v, x):
 
 
 case("cumprod", "CUMPROD", lambda x: x.cumprod(-1), lambda r: [signed(r, S)], _cumprod_vjp)
+case("cumprod_size_one_dim", "CUMPROD", lambda x: x.cumprod(1), normal(3, 1), lambda v, x: [v])
 case("cumprod_with_zeros", "CUMPROD", lambda x: gt.cumprod(x, 1),
      lambda r: [signed(r, S) * (np.arange(4) % 3 != 1)], _cumprod_vjp)
 
@@ -901,6 +906,9 @@ case("triu", "TRIU", lambda x: x.triu(1), normal(*S3), lambda v, x: [np.triu(v, 
      order2="square")
 case("tril", "TRIL", lambda x: gt.tril(x, -1), normal(*S), lambda v, x: [np.tril(v, -1)],
      order2="square")
+case("t_", "T_", lambda x: (x * 1.0).t_(), normal(*S), lambda v, x: [v.T], order2="square")
+case("erf_0d", "ERF", lambda x: x.sum().erf(), normal(*S),
+     lambda v, x: [np.full(x.shape, v * 2 / np.sqrt(np.pi) * np.exp(-x.sum() ** 2))])
 case("transpose_", "TRANSPOSE_", lambda x: (x * 1.0).transpose_(0, 1), normal(*S),
      lambda v, x: [v.T], order2="square")
 

@@ -31,6 +31,7 @@ TORCH_EQUIVALENTS = {
         x, (torch.tensor([1, 1, 0]),), z, accumulate=True),
     "as_strided_op": lambda x: x.reshape(-1)[torch.from_numpy(sweep.AS_STRIDED_INDICES)],
     "threshold_backward_op": lambda g, r: torch.ops.aten.threshold_backward(g, r, 0),
+    "leaky_relu_backward_op": lambda g, r: torch.ops.aten.leaky_relu_backward(g, r, 0.1, False),
 }
 # normal_/uniform_ fill with random numbers: torch's generator draws other values.
 NOT_COMPARABLE = {"normal_", "uniform_", "bernoulli"}

@@ -383,8 +383,8 @@ def _check_writable(spec, target, out, inputs, args):
         # mask is its masked_fill_): nothing read overlaps
     for x in inputs[1:]:  # (tensors on the same memory share the version counter)
         if isinstance(x, Tensor) and x._version_counter is counter and (
-                _overlap(data, x._data, full_allowed=spec is not _D.INDEX_PUT)
-                if x is not target else spec is _D.INDEX_PUT):
+                _overlap(data, x._data, full_allowed=spec not in _READS_NO_OVERLAP)
+                if x is not target else spec in _READS_NO_OVERLAP):
             raise RuntimeError("unsupported operation: some elements of the input tensor and "
                                "the written-to tensor refer to a single memory location. Please "
                                "clone() the tensor before performing the operation.")
@@ -1190,18 +1190,7 @@ class Tensor:
     def transpose_(self, dim0, dim1):
         """Transposes this tensor itself (its shape changes): a TransposeBackward1 node."""
         nd = self._data.ndim
-        _check_inplace(self)
-        if self._base is not None:
-            raise RuntimeError("transpose_: in-place transposing of a view is not supported "
-                               "by gradtool; use transpose()")
-        out = call(_D.TRANSPOSE_, (self,), (_dim(dim0, nd), _dim(dim1, nd)))
-        self._data = out._data
-        if out._grad_fn is not None:
-            self._grad_fn, self._requires_grad = out._grad_fn, True
-        if _dual_level is not None and hasattr(out, "_fw_grad"):  # its tangent, transposed
-            self._fw_grad = out._fw_grad
-        self._version_counter[0] += 1
-        return self
+        return self._transposed_in_place(_D.TRANSPOSE_, (_dim(dim0, nd), _dim(dim1, nd)))
 
     swapaxes_ = transpose_
 
@@ -1209,7 +1198,19 @@ class Tensor:
         if self._data.ndim > 2:
             raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
                                f"{self._data.ndim}D")
-        return self.transpose_(0, -1) if self._data.ndim == 2 else self
+        return self._transposed_in_place(_D.T_, ())
+
+    def _transposed_in_place(self, spec, args):
+        _check_inplace(self)
+        # (a view stays a view of its base: its data is the transposed view of the same memory)
+        out = call(spec, (self,), args)
+        self._data = out._data
+        if out._grad_fn is not None:
+            self._grad_fn, self._requires_grad = out._grad_fn, True
+        if _dual_level is not None and hasattr(out, "_fw_grad"):  # its tangent, transposed
+            self._fw_grad = out._fw_grad
+        self._version_counter[0] += 1
+        return self
 
     def clamp_(self, min=None, max=None):
         if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -2030,3 +2031,4 @@ from .ops import derivatives as _D  # noqa: E402  (the table's formulas use Tens
 from . import forward_ad as _forward_ad  # noqa: E402
 D = _D
 _WRITES_OVERLAPPING = {_D.FILL, _D.ZERO, _D.MASKED_FILL, _D.INDEX_PUT}  # (not fill_.Tensor)
+_READS_NO_OVERLAP = {_D.INDEX_PUT, _D.INDEX_ADD}  # no input may share memory with the target
