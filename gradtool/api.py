@@ -23,4 +23,4 @@ short, int, long = int16, int32, int64
 
 globals().update(_api.FUNCTIONS)
 
-from . import backends, cuda, nn, optim, testing  # noqa: E402  (they build on the engine above)
+from . import backends, cuda, linalg, nn, optim, testing  # noqa: E402  (they build on the engine above)

@@ -18,6 +18,7 @@ MIRRORED = (
     "torch.autograd.graph", "torch.autograd.grad_mode", "torch.autograd.profiler",
     "torch.autograd.forward_ad", "torch.nn", "torch.nn.functional", "torch.nn.init",
     "torch.nn.parameter", "torch.optim", "torch.optim.optimizer", "torch.testing", "torch.cuda",
+    "torch.linalg",
 )
 
 

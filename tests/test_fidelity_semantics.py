@@ -385,3 +385,73 @@ def test_error_messages_match_torchs(torch):
     # gradtool adds where it can: the in-place op's line, anomaly mode's hint (a prefix match)
     for name in theirs:
         assert mine[name] == theirs[name] or mine[name].startswith(theirs[name][:60]), name
+
+
+# ------------------------- found by the fuzz test's newer op makers -------------------------
+def _f64(*shape, seed=0):
+    return gt.tensor(np.random.default_rng(seed).standard_normal(shape), requires_grad=True)
+
+
+def test_gradients_that_read_no_input_do_not_require_grad_as_torchs():
+    """torch's backward of cumprod over a dim of size one is the gradient itself, and of
+    var_mean's mean alone reads no input: with create_graph they do not require grad."""
+    x = _f64(3, 1)
+    (g,) = gt.autograd.grad(x.cumprod(1).sum(), x, create_graph=True)
+    assert not g.requires_grad and np.all(g._data == 1)
+    (g,) = gt.autograd.grad(gt.var_mean(x, 0)[1].sum(), x, create_graph=True)
+    assert not g.requires_grad and np.allclose(g._data, 1 / 3)
+    (g,) = gt.autograd.grad(gt.std_mean(x, 0)[1].sum(), x, create_graph=True)
+    assert not g.requires_grad
+
+
+def test_leaky_relu_and_nll_loss_backwards_are_ops_whose_gradients_require_grad():
+    """As torch's: their backward is a node of its own, differentiable in its input with
+    derivative zero, so a gradient of a gradient requires grad (and is zero)."""
+    x = _f64(3, 4)
+    (g,) = gt.autograd.grad(gt.nn.functional.leaky_relu(x).sum(), x, create_graph=True)
+    assert g.requires_grad and g.grad_fn.name() == "LeakyReluBackwardBackward0"
+    assert not gt.autograd.grad(g.sum(), x)[0]._data.any()
+    (g,) = gt.autograd.grad(gt.nn.functional.nll_loss(x, gt.tensor([0, 3, 1])), x,
+                            create_graph=True)
+    assert g.requires_grad and g.grad_fn.name() == "NllLossBackwardBackward0"
+    np.testing.assert_allclose(g._data, np.eye(4)[[0, 3, 1]] / -3)
+
+
+def test_results_are_laid_out_in_memory_as_torchs():
+    """torch's strides (read from torch 2.13) for a transposed (4, 3) input: sort and flip
+    keep its layout, scans, roll and layer_norm give contiguous results."""
+    x = gt.tensor(np.arange(12.0).reshape(3, 4)).t()
+    for y in (x.sort(0).values, x.sort(0).indices, x.flip(0)):
+        assert tuple(s // y._data.itemsize for s in y._data.strides) == (1, 4)
+    for y in (x.cumsum(0), x.cumprod(1), x.roll(1, 0), gt.nn.functional.layer_norm(x, (3,))):
+        assert y.is_contiguous()
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        x.sort(0).values.view(-1)
+
+
+def test_index_add_from_its_own_memory_is_refused_as_torch():
+    x = gt.ones(2, 3)
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the "
+                                           "written-to tensor refer to a single memory"):
+        x.index_add_(0, gt.tensor([1, 0]), x)
+    x.index_add_(1, gt.tensor([0]), x[:, 2:])  # a column of itself, not the one written
+    assert x.tolist() == [[2.0, 1.0, 1.0], [2.0, 1.0, 1.0]]
+
+
+def test_transpose_in_place_of_a_view_keeps_it_a_view_with_torchs_gradient():
+    a = _f64(3, 2)
+    b = a * 1
+    v = b[0:2]
+    assert v.transpose_(0, 1) is v and v.shape == (2, 2) and v._base is b
+    assert b._version == 1 and v.grad_fn.name() == "TransposeBackward1"
+    (v * gt.tensor(np.arange(4.0).reshape(2, 2))).sum().backward()
+    np.testing.assert_array_equal(a.grad._data, [[0, 2], [1, 3], [0, 0]])
+    m = _f64(2, 3) * 1
+    assert m.t_().grad_fn.name() == "TBackward1" and m.shape == (3, 2)
+    assert (_f64(3) * 1).t_().grad_fn.name() == "TBackward1"
+
+
+def test_erf_of_a_0d_tensor():
+    x = gt.tensor(0.5, dtype=gt.float64, requires_grad=True)
+    y = x.erf()
+    assert y.shape == () and abs(y.item() - 0.5204998778130465) < 1e-15

@@ -352,6 +352,48 @@ def test_forward_ad_of_activations_losses_scans_and_sorts_matches_torch():
 
 
 @pytest.mark.parity
+def test_forward_ad_of_diagonals_and_einsum_matches_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    x, v, w = rng.standard_normal((3, 3)), rng.standard_normal((3, 3)), rng.standard_normal((3, 2))
+    results = {}
+    for T in (gt, torch):
+        fw = T.autograd.forward_ad
+        out = []
+        with fw.dual_level():
+            d = fw.make_dual(T.tensor(x), T.tensor(v))
+            for y in (d.diagonal(), d.diagonal(1), T.einsum("ii->i", d), T.einsum("ii->", d),
+                      T.einsum("ii,ij->ij", d, T.tensor(w)), T.einsum("ij,jk->ik", d, d)):
+                out.append(fw.unpack_dual(y).tangent.numpy().copy())
+        results[T] = out
+    for k, (a, b) in enumerate(zip(results[gt], results[torch])):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=f"case {k}")
+
+
+@pytest.mark.parity
+def test_forward_ad_of_p_norms_matches_torch():
+    """Tangents of every order of norm, zeros and ties included (torch's subgradients)."""
+    torch = pytest.importorskip("torch")
+    x = [[0.0, -2.0, 2.0], [1.0, 0.0, -0.5]]
+    v = [[1.0, 0.5, -2.0], [0.1, 1.0, 0.4]]
+    results = {}
+    for T in (gt, torch):
+        fw = T.autograd.forward_ad
+        out = []
+        with fw.dual_level():
+            d = fw.make_dual(T.tensor(x, dtype=T.float64), T.tensor(v, dtype=T.float64))
+            for p in (1, 2, 3, 0.5, 1.5, 0, -1, float("inf"), -float("inf")):
+                for y in (d.norm(p), d.norm(p, dim=1), T.linalg.vector_norm(d, p, 0, True)):
+                    out.append(fw.unpack_dual(y).tangent.numpy().copy())
+            for y in (T.linalg.norm(d, 1), T.linalg.norm(d, float("inf")),
+                      T.nn.functional.normalize(d, p=1), T.nn.functional.normalize(d, p=3, dim=0)):
+                out.append(fw.unpack_dual(y).tangent.numpy().copy())
+        results[T] = out
+    for k, (a, b) in enumerate(zip(results[gt], results[torch])):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=f"case {k}")
+
+
+@pytest.mark.parity
 def test_forward_ad_errors_match_torch():
     torch = pytest.importorskip("torch")
     messages = {}

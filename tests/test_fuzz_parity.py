@@ -109,8 +109,15 @@ def show_index(index):
 # Each maker gets (rng, shapes of the pool) and returns (text, pool positions, fn(lib, *ts))
 # or None when it does not apply; fn returns a new tensor, or None for an in-place op.
 UNARY = ["exp", "sin", "tanh", "sigmoid", "relu", "abs", "neg", "cos", "clone", "contiguous"]
-INPLACE_UNARY = ["exp_", "tanh_", "sigmoid_", "relu_", "abs_", "neg_", "zero_", "sqrt_"]
+INPLACE_UNARY = ["exp_", "tanh_", "sigmoid_", "relu_", "abs_", "neg_", "zero_", "sqrt_", "cos_",
+                 "sin_", "tan_", "log_", "log1p_", "expm1_", "erf_", "reciprocal_", "rsqrt_",
+                 "sign_", "t_"]
 BINARY = ["add", "sub", "mul", "div", "maximum", "minimum"]
+
+
+def nothing(_):
+    """An in-place op's step: its result is the tensor written, not a new one."""
+    return None
 
 
 def pick(rng, shapes, want=None):
@@ -216,11 +223,19 @@ def op_getitem(rng, shapes):
 
 
 def op_matmul(rng, shapes):
-    a = pick(rng, shapes, lambda s: 1 <= len(s) <= 3)
+    a = pick(rng, shapes, lambda s: len(s) >= 1)
     if a is None:
         return None
-    b = pick(rng, shapes, lambda s: 1 <= len(s) <= 3 and s[-2 if len(s) > 1 else 0]
-             == shapes[a][-1])
+
+    def fits(s):  # contracts with t_a, and any batch dims broadcast
+        if not s or s[-2 if len(s) > 1 else 0] != shapes[a][-1]:
+            return False
+        try:
+            np.broadcast_shapes(shapes[a][:-2], s[:-2])
+            return True
+        except ValueError:
+            return False
+    b = pick(rng, shapes, fits)
     if b is None:
         return None
     return f"t{a} @ t{b}", (a, b), lambda lib, x, y: x @ y
@@ -229,27 +244,37 @@ def op_matmul(rng, shapes):
 def op_inplace(rng, shapes):
     a = pick(rng, shapes)
     kind = rng.choice(["unary", "binary", "setitem", "setitem", "clamp_", "masked_fill_",
-                       "copy_", "fill_"])
+                       "copy_", "fill_", "transpose_", "index_add_"])
+    nd = len(shapes[a])
+    if kind == "transpose_" and nd:
+        d0, d1 = (int(i) for i in rng.integers(-nd, nd, 2))
+        return f"t{a}.transpose_({d0}, {d1})", (a,), lambda lib, x: nothing(x.transpose_(d0, d1))
+    if kind == "index_add_" and nd and shapes[a][0]:
+        index = rng.integers(0, shapes[a][0], int(rng.integers(1, 3)))
+        b = pick(rng, shapes, lambda t: t == (len(index),) + shapes[a][1:])
+        if b is not None:
+            return f"t{a}.index_add_(0, {index.tolist()}, t{b})", (a, b), \
+                lambda lib, x, y: nothing(x.index_add_(0, lib.tensor(index), y))
     if kind == "unary":
         name = str(rng.choice(INPLACE_UNARY))
-        return f"t{a}.{name}()", (a,), lambda lib, x: getattr(x, name)() and None
+        return f"t{a}.{name}()", (a,), lambda lib, x: nothing(getattr(x, name)())
     if kind == "binary":
         name = str(rng.choice(["add_", "sub_", "mul_", "div_"]))
         b = broadcast_partner(rng, shapes, a)
         if rng.random() < 0.3:
-            return f"t{a}.{name}(2.0)", (a,), lambda lib, x: getattr(x, name)(2.0) and None
-        return f"t{a}.{name}(t{b})", (a, b), lambda lib, x, y: getattr(x, name)(y) and None
+            return f"t{a}.{name}(2.0)", (a,), lambda lib, x: nothing(getattr(x, name)(2.0))
+        return f"t{a}.{name}(t{b})", (a, b), lambda lib, x, y: nothing(getattr(x, name)(y))
     if kind == "clamp_":
-        return f"t{a}.clamp_(-0.5, 0.8)", (a,), lambda lib, x: x.clamp_(-0.5, 0.8) and None
+        return f"t{a}.clamp_(-0.5, 0.8)", (a,), lambda lib, x: nothing(x.clamp_(-0.5, 0.8))
     if kind == "fill_":
-        return f"t{a}.fill_(1.5)", (a,), lambda lib, x: x.fill_(1.5) and None
+        return f"t{a}.fill_(1.5)", (a,), lambda lib, x: nothing(x.fill_(1.5))
     if kind == "masked_fill_":
         mask = rng.random(shapes[a]) < 0.5
         return f"t{a}.masked_fill_(mask, 0.)", (a,), \
-            lambda lib, x: x.masked_fill_(lib.tensor(mask), 0.0) and None
+            lambda lib, x: nothing(x.masked_fill_(lib.tensor(mask), 0.0))
     if kind == "copy_":
         b = broadcast_partner(rng, shapes, a)
-        return f"t{a}.copy_(t{b})", (a, b), lambda lib, x, y: x.copy_(y) and None
+        return f"t{a}.copy_(t{b})", (a, b), lambda lib, x, y: nothing(x.copy_(y))
     index = random_index(rng, shapes[a])
     try:
         with warnings.catch_warnings():
@@ -299,15 +324,140 @@ def op_misc(rng, shapes):
     return None
 
 
+def _distinct(lib, x):
+    """x with ties broken (a tiny distinct offset per element): which of tied elements
+    sort/topk pick is not specified (torch's topk may pick other indices than gradtool's)."""
+    offsets = np.arange(int(np.prod(x.shape)), dtype=np.float64).reshape(tuple(x.shape))
+    return x + lib.tensor(offsets * 1e-3)
+
+
+def op_table(rng, shapes):
+    """The ops added after the first makers: scans, reorderings, selections, norms,
+    diagonals, einsum, activations."""
+    a = pick(rng, shapes)
+    s, nd = shapes[a], len(shapes[a])
+    d = int(rng.integers(-nd, nd)) if nd else 0
+    kind = str(rng.choice(["sort", "topk", "cumsum", "cumprod", "flip", "roll", "repeat", "tile",
+                           "triu", "tril", "erf", "outer", "index_select", "index_add",
+                           "var_mean", "std_mean", "norm_p", "diagonal", "einsum", "activation",
+                           "normalize"]))
+    if kind == "sort" and nd:
+        desc = bool(rng.random() < 0.5)
+        return f"sort(distinct(t{a}), {d}, descending={desc}).values", (a,), \
+            lambda lib, x: _distinct(lib, x).sort(d, descending=desc).values
+    if kind == "topk" and nd and s[d]:
+        k, largest = int(rng.integers(1, s[d] + 1)), bool(rng.random() < 0.5)
+        return f"topk(distinct(t{a}), {k}, {d}, largest={largest}).values", (a,), \
+            lambda lib, x: _distinct(lib, x).topk(k, d, largest).values
+    if kind in ("cumsum", "cumprod") and nd:
+        return f"t{a}.{kind}({d})", (a,), lambda lib, x: getattr(x, kind)(d)
+    if kind == "flip" and nd:
+        dims = sorted({int(i) for i in rng.integers(0, nd, 2)})
+        return f"t{a}.flip({dims})", (a,), lambda lib, x: x.flip(dims)
+    if kind == "roll":
+        shift = int(rng.integers(-3, 4))
+        if nd and rng.random() < 0.7:
+            return f"t{a}.roll({shift}, {d})", (a,), lambda lib, x: x.roll(shift, d)
+        return f"t{a}.roll({shift})", (a,), lambda lib, x: x.roll(shift)
+    if kind in ("repeat", "tile"):
+        reps = [int(r) for r in rng.integers(1, 3, max(nd, 1) + int(rng.integers(0, 2)))]
+        if kind == "tile" and rng.random() < 0.5:
+            reps = reps[1:] or [2]
+        return f"t{a}.{kind}({reps})", (a,), lambda lib, x: getattr(x, kind)(*reps)
+    if kind in ("triu", "tril") and nd >= 2:
+        diag = int(rng.integers(-2, 3))
+        return f"t{a}.{kind}({diag})", (a,), lambda lib, x: getattr(x, kind)(diag)
+    if kind == "erf":
+        return f"t{a}.erf()", (a,), lambda lib, x: x.erf()
+    if kind == "outer" and nd == 1:
+        b = pick(rng, shapes, lambda t: len(t) == 1)
+        return f"outer(t{a}, t{b})", (a, b), lambda lib, x, y: lib.outer(x, y)
+    if kind in ("index_select", "index_add") and nd and s[d]:
+        index = rng.integers(0, s[d], int(rng.integers(1, 4)))
+        if kind == "index_select":
+            return f"t{a}.index_select({d}, {index.tolist()})", (a,), \
+                lambda lib, x: x.index_select(d, lib.tensor(index))
+        source = list(s)
+        source[d] = len(index)
+        b = pick(rng, shapes, lambda t: list(t) == source)
+        if b is None:
+            return None
+        return f"t{a}.index_add({d}, {index.tolist()}, t{b}, alpha=2)", (a, b), \
+            lambda lib, x, y: x.index_add(d, lib.tensor(index), y, alpha=2)
+    if kind in ("var_mean", "std_mean") and nd:
+        which = int(rng.integers(0, 2))
+        return f"{kind}(t{a}, {d})[{which}]", (a,), lambda lib, x: getattr(lib, kind)(x, d)[which]
+    if kind == "norm_p":
+        p = [1, 3, 0.5, float("inf"), -float("inf"), "fro"][rng.integers(6)]
+        if nd and rng.random() < 0.6:
+            keep = bool(rng.random() < 0.5)
+            return f"t{a}.norm({p!r}, {d}, keepdim={keep})", (a,), \
+                lambda lib, x: x.norm(p, d, keep)
+        return f"t{a}.norm({p!r})", (a,), lambda lib, x: x.norm(p)
+    if kind == "diagonal" and nd >= 2:
+        offset = int(rng.integers(-1, 2))
+        return f"t{a}.diagonal({offset}, 0, -1)", (a,), lambda lib, x: x.diagonal(offset, 0, -1)
+    if kind == "einsum" and nd:
+        letters = "ijkl"[:nd]
+        if nd >= 2 and s[0] == s[1] and rng.random() < 0.5:  # a diagonal
+            eq = "ii" + letters[2:] + "->i" + letters[2:]
+            return f"einsum({eq!r}, t{a})", (a,), lambda lib, x: lib.einsum(eq, x)
+        b = pick(rng, shapes, lambda t: len(t) >= 1 and t[-1] == s[-1])
+        other = "mn"[:len(shapes[b]) - 1] + letters[-1]
+        eq = f"{letters},{other}->{letters[:-1]}{other[:-1]}"
+        return f"einsum({eq!r}, t{a}, t{b})", (a, b), lambda lib, x, y: lib.einsum(eq, x, y)
+    if kind == "activation":
+        name = str(rng.choice(["gelu", "silu", "softplus", "leaky_relu", "elu"]))
+        return f"F.{name}(t{a})", (a,), lambda lib, x: getattr(lib.nn.functional, name)(x)
+    if kind == "normalize" and nd:
+        p = [1, 2, 3, float("inf")][rng.integers(4)]
+        return f"F.normalize(t{a}, p={p}, dim={d})", (a,), \
+            lambda lib, x: lib.nn.functional.normalize(x, p=p, dim=d)
+    return None
+
+
+def op_loss(rng, shapes):
+    """The functional losses (one node each, as torch's), reduced or not."""
+    a = pick(rng, shapes)
+    b = pick(rng, shapes, lambda t: t == shapes[a])
+    reduction = str(rng.choice(["mean", "sum", "none"]))
+    name = str(rng.choice(["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+                           "binary_cross_entropy_with_logits", "binary_cross_entropy",
+                           "cross_entropy", "nll_loss"]))
+    if name in ("cross_entropy", "nll_loss"):
+        if len(shapes[a]) != 2 or not all(shapes[a]):
+            return None
+        target, log_probs = rng.integers(0, shapes[a][1], shapes[a][0]), name == "nll_loss"
+        return f"F.{name}(t{a}{'.log_softmax(1)' if log_probs else ''}, " \
+               f"{target.tolist()}, reduction={reduction!r})", (a,), \
+            lambda lib, x: getattr(lib.nn.functional, name)(
+                x.log_softmax(1) if log_probs else x, lib.tensor(target), reduction=reduction)
+    if name == "binary_cross_entropy":  # probabilities in (0, 1), targets too
+        return f"F.{name}(sigmoid(t{a}), sigmoid(t{b}), reduction={reduction!r})", (a, b), \
+            lambda lib, x, y: lib.nn.functional.binary_cross_entropy(
+                x.sigmoid(), y.sigmoid(), reduction=reduction)
+    return f"F.{name}(t{a}, t{b}, reduction={reduction!r})", (a, b), \
+        lambda lib, x, y: getattr(lib.nn.functional, name)(x, y, reduction=reduction)
+
+
 MAKERS = [(op_unary, 3), (op_binary, 3), (op_reduce, 2), (op_view, 4), (op_getitem, 3),
-          (op_matmul, 1), (op_inplace, 4), (op_misc, 2)]
+          (op_matmul, 1), (op_inplace, 4), (op_misc, 2), (op_table, 3), (op_loss, 1)]
 
 
 # ------------------------------ running a program on both ------------------------------
-# gradtool's matmul is one node where torch's is several (README: differences)
-MATMUL_NODES = {"MatmulBackward0", "BmmBackward0"}
 # torch refuses in-place writes to split/unbind outputs, gradtool allows them (README)
 MULTI_VIEW = "This view is the output of a function that returns multiple views"
+
+
+def reads_what_it_writes(text, operands):
+    """An in-place op whose other operand overlaps the target's memory in part (a narrow of
+    it): torch does not detect that overlap and reads values it has already written."""
+    if "_(" not in text or len(operands) != 2 or operands[0] is operands[1]:
+        return False
+    a, b = operands[0]._data, operands[1]._data
+    same = (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+            and a.shape == b.shape and a.strides == b.strides)
+    return np.shares_memory(a, b) and not same
 
 
 def node_name(t):
@@ -339,13 +489,12 @@ def outcome(fn, *args):
             return None, e
 
 
-def compare_pool(log, mine, theirs, unnamed):
+def compare_pool(log, mine, theirs):
     for k, (a, b) in enumerate(zip(mine, theirs)):
         agree(log, f"t{k} shape", tuple(a.shape), tuple(b.shape))
         agree(log, f"t{k} value", as_array(a), as_array(b))
         agree(log, f"t{k} requires_grad", a.requires_grad, b.requires_grad)
-        if k not in unnamed and node_name(a) not in MATMUL_NODES:
-            agree(log, f"t{k} node", node_name(a), node_name(b))
+        agree(log, f"t{k} node", node_name(a), node_name(b))
 
 
 def compare_outcomes(log, what, mine, theirs):
@@ -372,7 +521,6 @@ def run_program(seed):
     log.append(f"  t{len(mine)} = constant {list(data.shape)}")
     mine.append(gt.tensor(data))
     theirs.append(torch.tensor(data))
-    unnamed = set()  # results of matmul: one node in gradtool (README: differences)
     makers, weights = zip(*MAKERS)
     p = np.array(weights, dtype=float) / sum(weights)
     for _ in range(STEPS):
@@ -382,9 +530,10 @@ def run_program(seed):
         if made is None:
             continue
         text, positions, fn = made
-        made = (maker,)
         new = f"t{len(mine)} = " if len(mine) < POOL else f"t{len(mine) - 1} = "
         log.append("  " + new + text)
+        if reads_what_it_writes(text, [mine[i] for i in positions]):
+            return  # torch's result depends on its write order (README: differences)
         got_mine = outcome(fn, gt, *(mine[i] for i in positions))
         got_theirs = outcome(fn, torch, *(theirs[i] for i in positions))
         if MULTI_VIEW in str(got_theirs[1]):
@@ -394,11 +543,8 @@ def run_program(seed):
                 mine.pop(), theirs.pop()
             mine.append(got_mine[0])
             theirs.append(got_theirs[0])
-            unnamed.discard(len(mine) - 1)
-            if made[0] is op_matmul:
-                unnamed.add(len(mine) - 1)
         try:
-            compare_pool(log, mine, theirs, unnamed)
+            compare_pool(log, mine, theirs)
         except RuntimeError as e:  # torch's grad_fn of a split output written in place
             if MULTI_VIEW in str(e):
                 return
@@ -429,8 +575,6 @@ def check_gradients(rng, log, mine, theirs, leaves):
     log.append("  g = grad(loss, leaves, create_graph=True)")
     g_mine, g_theirs = outcome(first, gt, loss_mine, xs_mine), \
         outcome(first, torch, loss_theirs, xs_theirs)
-    if "saved for backward by Matmul" in str(g_mine[1]):
-        return  # torch's matmul saves other tensors than gradtool's one node (README)
     if not compare_outcomes(log, "first-order grad", g_mine, g_theirs):
         return
     for k, (a, b) in enumerate(zip(g_mine[0], g_theirs[0])):

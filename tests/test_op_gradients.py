@@ -279,13 +279,24 @@ case("mv", "MV", lambda a, b: gt.mv(a, b), normals((3, 4), (4,)),
 case("dot", "DOT", lambda a, b: a.dot(b), normals((4,), (4,)), lambda v, a, b: [v * b, v * a])
 case("bmm", "BMM", lambda a, b: a.bmm(b), normals((2, 3, 4), (2, 4, 2)),
      lambda v, a, b: [v @ np.swapaxes(b, 1, 2), np.swapaxes(a, 1, 2) @ v])
-case("matmul_batch_broadcast", "MATMUL", lambda a, b: a @ b, normals((2, 1, 3, 4), (3, 4, 2)),
-     matmul_vjp)
-case("matmul_vec_batch", "MATMUL", lambda a, b: gt.matmul(a, b), normals((4,), (2, 4, 3)),
-     matmul_vjp)
-case("matmul_batch_vec", "MATMUL", lambda a, b: a.matmul(b), normals((2, 3, 4), (4,)),
-     matmul_vjp)
-case("matmul_mat_batch", "MATMUL", lambda a, b: a @ b, normals((3, 4), (2, 4, 2)), matmul_vjp)
+# matmul with a batch or a vector is torch's ops: the larger operand folded for one mm / mv,
+# or both expanded for one bmm, with torch's views around them
+case("matmul_batch_broadcast", ("EXPAND", "UNSAFE_VIEW", "CLONE", "BMM"), lambda a, b: a @ b,
+     normals((2, 1, 3, 4), (3, 4, 2)), matmul_vjp)
+case("matmul_vec_batch", ("TRANSPOSE", "MV", "UNSAFE_VIEW"), lambda a, b: gt.matmul(a, b),
+     normals((4,), (2, 4, 3)), matmul_vjp)
+case("matmul_batch_vec", ("VIEW", "MV", "UNSAFE_VIEW"), lambda a, b: a.matmul(b),
+     normals((2, 3, 4), (4,)), matmul_vjp)
+case("matmul_mat_batch", ("T", "MM", "UNSAFE_VIEW", "CLONE"), lambda a, b: a @ b,
+     normals((3, 4), (2, 4, 2)), matmul_vjp)
+case("matmul_batch_mat", ("VIEW", "MM", "UNSAFE_VIEW"), lambda a, b: a @ b,
+     normals((2, 3, 4), (4, 2)), matmul_vjp)
+case("matmul_vec_mat", ("UNSQUEEZE", "MM", "SQUEEZE_"), lambda a, b: a @ b,
+     normals((4,), (4, 2)), matmul_vjp)
+case("matmul_equal_batch", ("EXPAND", "VIEW", "BMM", "UNSAFE_VIEW"), lambda a, b: a @ b,
+     normals((2, 3, 4), (2, 4, 2)), matmul_vjp)
+case("matmul_batch_of_one_squeezed", ("SQUEEZE_DIM", "MM"), lambda a, b: a @ b,
+     normals((2, 3, 4), (1, 4, 2)), matmul_vjp)
 
 # ------------------------------ reductions ------------------------------
 S3 = (2, 3, 4)
@@ -368,6 +379,41 @@ case("logsumexp_dims", "LOGSUMEXP", lambda x: gt.logsumexp(x, (0, 2), keepdim=Tr
 case("norm", "NORM", lambda x: x.norm(), normal(*S), lambda v, x: [v * x / np.sqrt((x * x).sum())])
 case("norm_dim", "NORM", lambda x: x.norm(dim=1), normal(*S3),
      lambda v, x: [restore(v, x.shape, 1, False) * x / np.sqrt((x * x).sum(1, keepdims=True))])
+
+
+def _p_norm_vjp(p, dims, keepdim=False):
+    """d ||x||_p over dims: sign(x) |x|^(p-1) / ||x||^(p-1) (p finite, x away from 0), and for
+    p = +-inf sign(x) where |x| is the extreme, shared among ties."""
+    def vjp(v, x):
+        v = restore(v, x.shape, dims, keepdim)
+        a = np.abs(x)
+        if np.isinf(p):
+            m = (np.amax if p > 0 else np.amin)(a, axis=dims, keepdims=True)
+            return [v * np.sign(x) * (a == m) / (a == m).sum(dims, keepdims=True)]
+        n = (a ** p).sum(dims, keepdims=True) ** (1 / p)
+        return [v * np.sign(x) * a ** (p - 1) / n ** (p - 1)]
+    return vjp
+
+
+case("norm_p1_dim", "NORM", lambda x: x.norm(1, dim=1), normal(*S3), _p_norm_vjp(1, (1,)))
+case("norm_p3", "NORM", lambda x: gt.norm(x, 3), normal(*S), _p_norm_vjp(3, (0, 1)))
+case("norm_p1_5_keepdim", "NORM", lambda x: gt.linalg.vector_norm(x, 1.5, (0, 2), True),
+     normal(*S3), _p_norm_vjp(1.5, (0, 2), True))
+case("norm_p0_5", "NORM", lambda x: x.norm(0.5, dim=0),
+     lambda r: [away_from(r, S, margin=0.3)], _p_norm_vjp(0.5, (0,)))
+case("norm_p_neg1", "NORM", lambda x: gt.linalg.vector_norm(x, -1, -1),
+     lambda r: [away_from(r, S, margin=0.3)], _p_norm_vjp(-1, (1,)))
+case("norm_inf_dim", "NORM", lambda x: gt.linalg.vector_norm(x, float("inf"), dim=-1),
+     normal(*S3), _p_norm_vjp(np.inf, (2,)))
+case("norm_neg_inf", "NORM", lambda x: gt.norm(x, -float("inf")), normal(*S),
+     _p_norm_vjp(-np.inf, (0, 1)))
+# the matrix 1-norm (largest column sum of |x|) and inf-norm (largest row sum), as torch's
+case("linalg_matrix_norm_1", ("NORM", "AMAX"), lambda x: gt.linalg.matrix_norm(x, 1), normal(*S),
+     lambda v, x: [v * np.sign(x) * (np.arange(4) == np.abs(x).sum(0).argmax())])
+case("linalg_norm_neg_inf_dims", ("NORM", "AMIN"),
+     lambda x: gt.linalg.norm(x, -float("inf"), dim=(2, 0), keepdim=True), normal(*S3),
+     lambda v, x: [v * np.sign(x) * (np.abs(x).sum(0, keepdims=True) == np.abs(x).sum(
+         0, keepdims=True).min(2, keepdims=True))])
 case("softmax", "SOFTMAX", lambda x: x.softmax(1), normal(*S3),
      lambda v, x: [np_softmax(x, 1) * (v - (v * np_softmax(x, 1)).sum(1, keepdims=True))])
 case("softmax_last", "SOFTMAX", lambda x: gt.softmax(x, -1), normal(*S),
@@ -459,6 +505,11 @@ case("alias", "ALIAS", lambda x: x[...], normal(*S), lambda v, x: [v], order2="s
 # torch's rule: the int is a select, so the list's dim stays in place ((3, 2), not numpy's (2, 3))
 case("index_int_slice_list", "INDEX", lambda x: x[0, :, [1, 0]], normal(2, 3, 4),
      lambda v, x: [_added(x.shape, (0, slice(None), np.array([1, 0])), v.T)], order2="square")
+case("diagonal", ("DIAGONAL", "DIAGONAL_BACKWARD"), lambda x: x.diagonal(), normal(*S),
+     lambda v, x: [_placed(x.shape, (np.arange(3), np.arange(3)), v)], order2="square")
+case("diagonal_offset_dims", "DIAGONAL", lambda x: gt.diagonal(x, -1, 2, 0), normal(*S3),
+     lambda v, x: [_added(x.shape, (np.arange(2), slice(None), np.arange(1, 3)), v.T)],
+     order2="square")
 # the three backward ops as functions of their own (the gradient they spread out)
 case("select_backward_op", "SELECT_BACKWARD",
      lambda g: tensor_module.call(D.SELECT_BACKWARD, (g,), ((3, 4), 1, 2)), normal(3),
@@ -466,6 +517,13 @@ case("select_backward_op", "SELECT_BACKWARD",
 case("slice_backward_op", "SLICE_BACKWARD",
      lambda g: tensor_module.call(D.SLICE_BACKWARD, (g,), ((3, 5), 1, 0, 5, 2)), normal(3, 3),
      lambda v, g: [v[:, 0:5:2]], order2="square")
+case("diagonal_backward_op", "DIAGONAL_BACKWARD",
+     lambda g: tensor_module.call(D.DIAGONAL_BACKWARD, (g,), ((3, 4), 1, 0, 1)), normal(3),
+     lambda v, g: [np.diagonal(v, 1)], order2="square")
+case("leaky_relu_backward_op", "LEAKY_RELU_BACKWARD",
+     lambda g, r: tensor_module.call(D.LEAKY_RELU_BACKWARD, (g, r), (0.1, False)),
+     lambda r: [r.standard_normal(S), away_from(r, S)],
+     lambda v, g, r: [np.where(r > 0, v, 0.1 * v), np.zeros_like(r)])
 case("threshold_backward_op", "THRESHOLD_BACKWARD",
      lambda g, r: tensor_module.call(D.THRESHOLD_BACKWARD, (g, r), (0,)),
      lambda r: [r.standard_normal(S), away_from(r, S)],
@@ -749,7 +807,7 @@ def _nll_vjp(weight=None, ignore=None, reduction="mean"):
     return vjp
 
 
-case("nll_loss", "NLL_LOSS", lambda x, t: gt.nn.functional.nll_loss(x, t),
+case("nll_loss", ("NLL_LOSS", "NLL_LOSS_BACKWARD"), lambda x, t: gt.nn.functional.nll_loss(x, t),
      lambda r: [r.standard_normal((5, 4)), Const(LABELS)], _nll_vjp())
 case("nll_loss_weight_ignore", "NLL_LOSS",
      lambda x, t, w: gt.nn.NLLLoss(weight=w, ignore_index=2)(x, t),
@@ -773,7 +831,7 @@ def _nll2d_vjp(v, x, t):
     return [g]
 
 
-case("nll_loss2d", "NLL_LOSS2D", lambda x, t: gt.nn.functional.nll_loss(x, t, reduction="none"),
+case("nll_loss2d", ("NLL_LOSS2D", "NLL_LOSS2D_BACKWARD"), lambda x, t: gt.nn.functional.nll_loss(x, t, reduction="none"),
      lambda r: [r.standard_normal((2, 3, 2, 2)), Const(NLL2D_LABELS)], _nll2d_vjp)
 case("nll_loss_3d_input", ("VIEW", "NLL_LOSS2D"),
      lambda x, t: gt.nn.functional.nll_loss(x, t, reduction="sum"),
@@ -819,6 +877,7 @@ def _cumprod_vjp(v, x):
 
 
 case("cumprod", "CUMPROD", lambda x: x.cumprod(-1), lambda r: [signed(r, S)], _cumprod_vjp)
+case("cumprod_size_one_dim", "CUMPROD", lambda x: x.cumprod(1), normal(3, 1), lambda v, x: [v])
 case("cumprod_with_zeros", "CUMPROD", lambda x: gt.cumprod(x, 1),
      lambda r: [signed(r, S) * (np.arange(4) % 3 != 1)], _cumprod_vjp)
 
@@ -847,6 +906,9 @@ case("triu", "TRIU", lambda x: x.triu(1), normal(*S3), lambda v, x: [np.triu(v, 
      order2="square")
 case("tril", "TRIL", lambda x: gt.tril(x, -1), normal(*S), lambda v, x: [np.tril(v, -1)],
      order2="square")
+case("t_", "T_", lambda x: (x * 1.0).t_(), normal(*S), lambda v, x: [v.T], order2="square")
+case("erf_0d", "ERF", lambda x: x.sum().erf(), normal(*S),
+     lambda v, x: [np.full(x.shape, v * 2 / np.sqrt(np.pi) * np.exp(-x.sum() ** 2))])
 case("transpose_", "TRANSPOSE_", lambda x: (x * 1.0).transpose_(0, 1), normal(*S),
      lambda v, x: [v.T], order2="square")
 
@@ -889,6 +951,13 @@ case("outer", "MUL", lambda a, b: gt.outer(a, b), normals((3,), (4,)),
 case("normalize", ("NORM", "CLAMP_MIN", "DIV"), lambda x: gt.nn.functional.normalize(x), normal(*S),
      lambda v, x: (lambda n: [(v - x / n * ((x / n) * v).sum(1, keepdims=True)) / n])(
          np.sqrt((x * x).sum(1, keepdims=True))))
+case("normalize_p1", ("NORM", "CLAMP_MIN", "DIV"),
+     lambda x: gt.nn.functional.normalize(x, p=1.0, dim=0), normal(*S),
+     lambda v, x: (lambda n: [v / n - np.sign(x) * (v * x).sum(0, keepdims=True) / n ** 2])(
+         np.abs(x).sum(0, keepdims=True)))
+case("normalize_p3_eps_clamps", ("NORM", "CLAMP_MIN", "DIV"),
+     lambda x: gt.nn.functional.normalize(x, p=3, dim=-1, eps=10.0), normal(*S),
+     lambda v, x: [v / 10.0])
 for _eq, _shapes in [("ij,kj->ik", ((3, 4), (2, 4))), ("bij,bjk->bik", ((2, 3, 4), (2, 4, 2))),
                      ("ij->j", ((3, 4),)), ("i,j->ij", ((3,), (4,))),
                      ("...ij,jk->...ik", ((2, 3, 4), (4, 2))), ("ij,ij->", ((3, 4), (3, 4)))]:
@@ -914,6 +983,19 @@ for _eq, _shapes in [("ij,kj->ik", ((3, 4), (2, 4))), ("bij,bjk->bik", ((2, 3, 4
     case("einsum_" + _eq, "SUM_DIM" if len(_shapes) == 1 else (),
          (lambda eq: lambda *xs: gt.einsum(eq, *xs))(_eq), normals(*_shapes), _einsum_vjp,
          order2="square")
+
+# repeated subscripts: diagonals, whose gradient is zero off the diagonal
+_EYE3 = np.eye(3)
+case("einsum_ii->i", ("DIAGONAL", "PERMUTE"), lambda x: gt.einsum("ii->i", x), normal(3, 3),
+     lambda v, x: [np.diag(v)], order2="square")
+case("einsum_ii->", ("DIAGONAL", "SUM_DIM"), lambda x: gt.einsum("ii->", x), normal(3, 3),
+     lambda v, x: [v * _EYE3], order2="square")
+case("einsum_bii->bi", "DIAGONAL", lambda x: gt.einsum("bii->bi", x), normal(2, 3, 3),
+     lambda v, x: [v[:, :, None] * _EYE3], order2="square")
+case("einsum_iij,jk->ik", ("DIAGONAL", "BMM"), lambda a, b: gt.einsum("iij,jk->ik", a, b),
+     normals((3, 3, 2), (2, 4)),
+     lambda v, a, b: [_EYE3[:, :, None] * (v @ b.T)[:, None, :],
+                      np.einsum("iij->ij", a).T @ v])
 
 CASE_IDS = [c.id for c in CASES]
 assert len(set(CASE_IDS)) == len(CASE_IDS), "duplicate case ids"
@@ -1241,6 +1323,9 @@ def _red_vjp(kind):
             return rv * np.exp(x - np_logsumexp(x, dims))
         if kind == "norm":
             return rv * x / np.sqrt((x * x).sum(dims, keepdims=True))
+        if kind.startswith("norm_p"):
+            p = {"norm_p1": 1, "norm_p3": 3, "norm_pinf": np.inf}[kind]
+            return _p_norm_vjp(p, dims, True)(rv, x)[0]
         (d,) = dims
         if kind == "prod":
             return rv * np.prod(x, d, keepdims=True) / x
@@ -1262,6 +1347,9 @@ REDUCTIONS = {
     "amin": lambda x, dims, keepdim, c: x.amin(dims, keepdim=keepdim),
     "logsumexp": lambda x, dims, keepdim, c: x.logsumexp(dims, keepdim=keepdim),
     "norm": lambda x, dims, keepdim, c: x.norm(dim=dims, keepdim=keepdim),
+    "norm_p1": lambda x, dims, keepdim, c: x.norm(1, dims, keepdim),
+    "norm_p3": lambda x, dims, keepdim, c: x.norm(3, dims, keepdim),
+    "norm_pinf": lambda x, dims, keepdim, c: x.norm(float("inf"), dims, keepdim),
     "prod": lambda x, dims, keepdim, c: x.prod(dims[0], keepdim=keepdim),
     "max": lambda x, dims, keepdim, c: x.max(dims[0], keepdim=keepdim).values,
     "min": lambda x, dims, keepdim, c: x.min(dims[0], keepdim=keepdim).values,
@@ -1438,6 +1526,13 @@ DOMAIN_EDGES = {
     "pow_0_at_0": (lambda x: x ** 0, [0.0, 2.0], [1.0, 1.0], [0.0, 0.0]),
     "sign_at_0": (gt.sign, [0.0, 1.0], [0.0, 1.0], [0.0, 0.0]),
     "norm_of_zeros": (lambda x: x.norm(), [0.0, 0.0, 0.0], 0.0, [0.0, 0.0, 0.0]),
+    # p-norms: 0 where x = 0 (sign(0) = 0) and where the norm is 0; inf norms share ties
+    "norm_p1_at_0": (lambda x: x.norm(1), [0.0, -2.0, 2.0], 4.0, [0.0, -1.0, 1.0]),
+    "norm_p3_of_zeros": (lambda x: x.norm(3), [0.0, 0.0], 0.0, [0.0, 0.0]),
+    "norm_p0_5_at_0": (lambda x: x.norm(0.5), [0.0, 1.0, 4.0], 9.0, [0.0, 3.0, 1.5]),
+    "norm_p_neg1_at_0": (lambda x: x.norm(-1), [0.0, 2.0], 0.0, [0.0, 0.0]),
+    "norm_inf_ties": (lambda x: x.norm(INF), [0.0, -2.0, 2.0, 1.0], 2.0, [0.0, -0.5, 0.5, 0.0]),
+    "norm_neg_inf_at_0": (lambda x: x.norm(-INF), [0.0, -2.0, 1.0], 0.0, [0.0, 0.0, 0.0]),
     "std_of_constant": (lambda x: x.std(), [1.0, 1.0, 1.0], 0.0, [0.0, 0.0, 0.0]),
     "logsumexp_all_-inf": (lambda x: x.logsumexp(0), [-INF, -INF], -INF, [NAN, NAN]),
     # the classic NaN leak: the unselected branch's NaN gradient times 0 is NaN (as torch)

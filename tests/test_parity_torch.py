@@ -24,12 +24,14 @@ HYPOTHESIS = settings(max_examples=20, deadline=None, derandomize=True)
 TORCH_EQUIVALENTS = {
     "select_backward_op": lambda g: torch.ops.aten.select_backward(g, [3, 4], 1, 2),
     "slice_backward_op": lambda g: torch.ops.aten.slice_backward(g, [3, 5], 1, 0, 5, 2),
+    "diagonal_backward_op": lambda g: torch.ops.aten.diagonal_backward(g, [3, 4], 1, 0, 1),
     "index_backward_op": lambda g: torch.zeros(3, 4, dtype=g.dtype).index_put(
         (torch.tensor([2, 0, 2]),), g, accumulate=True),
     "index_put_accumulate_op": lambda x, z: torch.index_put(
         x, (torch.tensor([1, 1, 0]),), z, accumulate=True),
     "as_strided_op": lambda x: x.reshape(-1)[torch.from_numpy(sweep.AS_STRIDED_INDICES)],
     "threshold_backward_op": lambda g, r: torch.ops.aten.threshold_backward(g, r, 0),
+    "leaky_relu_backward_op": lambda g, r: torch.ops.aten.leaky_relu_backward(g, r, 0.1, False),
 }
 # normal_/uniform_ fill with random numbers: torch's generator draws other values.
 NOT_COMPARABLE = {"normal_", "uniform_", "bernoulli"}
@@ -128,14 +130,8 @@ def test_case_matches_torch(case):
         assert_same(a, b, f"second-order grad of input {k}", rtol=1e-9, atol=1e-11)
 
 
-# Where gradtool's node differs from torch's (README, "Where gradtool differs from torch"):
-# general matmul is one node;
-# the internal-dispatch cases call other ops in torch;
-# einsum contracts with permute/reshape/matmul/sum as torch does, but not the same sequence.
-KNOWN_NAME_DIFFERENCES = {
-    "matmul_batch_broadcast", "matmul_vec_batch", "matmul_batch_vec", "matmul_mat_batch",
-    "index_backward_op", "as_strided_op"} | {c.id for c in sweep.CASES
-                                             if c.id.startswith("einsum_")}
+# The internal-dispatch cases call other ops in torch:
+KNOWN_NAME_DIFFERENCES = {"index_backward_op", "as_strided_op", "diagonal_backward_op"}
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id not in KNOWN_NAME_DIFFERENCES],
@@ -179,6 +175,16 @@ PROBES = {
     "prod_two_zeros": (lambda x: x.prod(), [2.0, 0.0, 0.0, 3.0]),
     "prod_dim_zeros": (lambda x: x.prod(1), [[2.0, 4.0, 3.0], [2.0, 0.0, 3.0], [0.0, 5.0, 0.0]]),
     "norm_zero": (lambda x: x.norm(), [0.0, 0.0]),
+    "norm_p1_at_0": (lambda x: x.norm(1, dim=1), [[0.0, -2.0, 2.0], [1.0, 0.0, -0.5]]),
+    "norm_inf_ties": (lambda x: x.norm(float("inf"), dim=1), [[0.0, -2.0, 2.0], [1.0, 1.0, -1.0]]),
+    "norm_neg_inf_ties": (lambda x: gt.linalg.vector_norm(x, -float("inf")), [0.0, 3.0, -3.0]),
+    "norm_p0_5_at_0": (lambda x: x.norm(0.5), [0.0, 1.0, 4.0]),
+    "norm_p3_zeros": (lambda x: x.norm(3, dim=0), [[0.0, 1.0], [0.0, -2.0]]),
+    "norm_p_neg2_at_0": (lambda x: x.norm(-2, dim=0), [[0.0, 1.0], [3.0, -2.0]]),
+    "normalize_p1_zero_row": (lambda x: gt.nn.functional.normalize(x, p=1),
+                              [[0.0, 0.0], [3.0, -1.0]]),
+    "matrix_norm_inf_ties": (lambda x: gt.linalg.matrix_norm(x, float("inf")),
+                             [[1.0, -2.0], [3.0, 0.0]]),
     "std_constant": (lambda x: x.std(1), [[1.0, 1.0, 1.0], [1.0, 2.0, 3.0]]),
     "log_at_0": (lambda x: x.log(), [0.0, 1.0]),
     "rsqrt_at_0": (lambda x: x.rsqrt(), [0.0, 4.0]),
@@ -258,6 +264,44 @@ def test_matmul_matches_torch(shapes, seed):
         np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
 
 
+def _graph(fn):
+    """Every node under fn, depth first: its name and its _saved_* names."""
+    out, stack = [], [fn]
+    while stack:
+        fn = stack.pop()
+        if fn is not None:
+            out.append((fn.name().removeprefix("torch::autograd::"),
+                        sorted(a for a in dir(fn) if a.startswith("_saved_"))))
+            stack.extend(f for f, _ in reversed(fn.next_functions))
+    return out
+
+
+@HYPOTHESIS
+@given(shapes=sweep.matmul_shapes(), needs=st.sampled_from([(True, True), (True, False),
+                                                            (False, True)]),
+       transposed=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_matmul_records_torchs_graph(shapes, needs, transposed, seed):
+    """Batches, vectors and broadcasting: the same nodes (mm / mv / bmm and the views around
+    them), with the same saved names, whichever operands require grad and whatever their
+    layout; and an in-place write to an operand afterwards fails in both or in neither."""
+    sa, sb = shapes
+    rng = np.random.default_rng(seed)
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    results = []
+    for lib in (gt, torch):
+        x, y = lib.tensor(a, requires_grad=needs[0]), lib.tensor(b, requires_grad=needs[1])
+        x, y = x * 1, (y.mT.contiguous().mT if transposed and y.dim() > 1 else y * 1)
+        out = lib.matmul(x, y)
+        x.add_(1)
+        try:
+            out.sum().backward()
+            refused = False
+        except RuntimeError as e:
+            refused = "modified by an inplace operation" in str(e)
+        results.append((_graph(out.grad_fn), refused))
+    assert results[0] == results[1]
+
+
 # ---------------------------------- saved values ----------------------------------
 # Values gradtool stores in another (equivalent) form than torch: dims made non-negative
 # (torch keeps -1, shown as 2**64 - 1), a slice's end clamped to the size, reductions over
@@ -268,7 +312,7 @@ KNOWN_SAVED_VALUE_FORMS = {
     ("getitem_negative_int", "index"), ("narrow", "dim"), ("stack_last", "dim"),
     ("split_with_sizes", "dim"), ("slice_step", "end"), ("var", "dim"), ("std", "dim"),
     ("var", "correction"), ("std", "correction"), ("amax_all", "dim"), ("cumprod", "dim"),
-    ("topk", "dim")}
+    ("topk", "dim"), ("norm_p_neg1", "dim"), ("norm_inf_dim", "dim")}
 
 
 def _saved_form(v):

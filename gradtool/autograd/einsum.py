@@ -1,9 +1,12 @@
-"""einsum as torch computes it: operands contracted two at a time with permute, reshape,
-matmul and sum, so its graph is made of those ops' nodes and its gradients (of any order)
-are theirs. Repeated subscripts within one operand (diagonals) are not supported."""
-import string
+"""einsum as torch computes it (ATen's einsum and sumproduct_pair), op for op: each operand's
+repeated subscripts taken as diagonals, its dims aligned to one order (the output's letters,
+then the summed ones) by unsqueeze and permute, then the operands contracted left to right,
+each pair by permute, reshape, bmm, view and permute. So its graph has torch's nodes, and its
+gradients (of any order) and tangents are those ops'."""
+from .tensor import Tensor
 
-from .tensor import Tensor, matmul
+_ELLIPSIS = "..."
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # torch's label order
 
 
 def einsum(equation, *operands):
@@ -11,88 +14,195 @@ def einsum(equation, *operands):
         operands = tuple(operands[0])
     if not operands or not all(isinstance(t, Tensor) for t in operands):
         raise RuntimeError("einsum(): must provide at least one operand, all tensors")
-    inputs, output = _parse(equation.replace(" ", ""), operands)
-    for subs, t in zip(inputs, operands):
-        if len(set(subs)) != len(subs):
-            raise NotImplementedError(f"einsum(): repeated subscripts within one operand "
-                                      f"('{subs}', a diagonal) are not supported by gradtool")
+    labels, output, ell_dims = _parse(equation, operands)
+    # each label's place in the aligned order: the output's, then the summed ones (the
+    # ellipsis' dims among them if the output has none), in torch's label order
+    place, n = {}, 0
+    for s in output:
+        place[s] = n
+        n += ell_dims if s == _ELLIPSIS else 1
+    out_dims = n
+    if _ELLIPSIS not in place:
+        place[_ELLIPSIS] = n
+        n += ell_dims
+    for s in sorted({s for subs in labels for s in subs if s != _ELLIPSIS} - set(place),
+                    key=_LETTERS.index):
+        place[s] = n
+        n += 1
+    counts = [0] * n  # how many operands have each aligned dim of size > 1
     sizes = {}
-    for subs, t in zip(inputs, operands):
-        for letter, n in zip(subs, t.shape):
-            if sizes.get(letter, 1) not in (1, n) and n != 1:
-                raise RuntimeError(f"einsum(): subscript {letter} has size {n} which does not "
-                                   f"broadcast with previously seen size {sizes[letter]}")
-            sizes[letter] = max(sizes.get(letter, 1), n)
-    terms = list(zip(operands, inputs))
-    t, subs = terms[0]
-    t, subs = _sum_unneeded(t, subs, output + "".join(s for _, s in terms[1:]))
-    for k in range(1, len(terms)):
-        later = output + "".join(s for _, s in terms[k + 1:])
-        other, other_subs = _sum_unneeded(*terms[k], later + subs)
-        t, subs = _contract(t, subs, other, other_subs, later)
-    # the letters left are the output's
-    return t.permute([subs.index(c) for c in output]) if subs != output else t
+    ops = [_aligned(t, subs, i, place, n, ell_dims, counts, sizes)
+           for i, (t, subs) in enumerate(zip(operands, labels))]
+    if len(ops) == 1:
+        return ops[0].sum(list(range(out_dims, n))) if n > out_dims else ops[0]
+    while len(ops) > 1:
+        a, b = ops.pop(0), ops.pop(0)
+        summed, a_only, b_only = [], [], []
+        for d in range(out_dims, n):
+            if a.shape[d] != 1 and b.shape[d] != 1:
+                counts[d] -= 1
+                if counts[d] == 1:  # no later operand has it: sum it in this product
+                    summed.append(d)
+                    counts[d] = 0
+            elif counts[d] == 1:  # only one of the two has it, and no later operand
+                if a.shape[d] != 1:
+                    a_only.append(d)
+                    counts[d] = 0
+                elif b.shape[d] != 1:
+                    b_only.append(d)
+                    counts[d] = 0
+        if a_only:
+            a = a.sum(a_only, keepdim=True)
+        if b_only:
+            b = b.sum(b_only, keepdim=True)
+        ops.insert(0, _sumproduct_pair(a, b, summed))
+    # the summed dims are all of size 1 now
+    return ops[0].view(tuple(ops[0].shape[:out_dims])) if n > out_dims else ops[0]
 
 
 def _parse(equation, operands):
-    """Each operand's subscripts and the output's, with '...' spelled out as capital letters
-    (right-aligned, so broadcasting dims line up)."""
+    """Each operand's labels and the output's (letters, and _ELLIPSIS), and how many dims the
+    widest ellipsis covers; torch's errors for equations that do not fit the operands."""
     lhs, arrow, rhs = equation.partition("->")
     inputs = lhs.split(",")
-    if len(inputs) != len(operands):
-        raise RuntimeError(f"einsum(): {len(inputs)} operands in the equation, "
-                           f"{len(operands)} given")
-    n_ellipsis = max((t.dim() - len(s.replace("...", "")) for s, t in zip(inputs, operands)
-                      if "..." in s), default=0)
-    spare = string.ascii_uppercase[:n_ellipsis]
-    spelled = []
-    for s, t in zip(inputs, operands):
-        if "..." in s:
-            k = t.dim() - len(s.replace("...", ""))
-            s = s.replace("...", spare[n_ellipsis - k:])
-        if len(s) != t.dim():
+    if len(inputs) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    if len(inputs) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation")
+    labels = [_labels(s, f"for operand {i}") for i, s in enumerate(inputs)]
+    ell_dims = 0
+    for i, (subs, t) in enumerate(zip(labels, operands)):
+        letters = len(subs) - (_ELLIPSIS in subs)
+        if _ELLIPSIS in subs:
+            if letters > t.dim():
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                                   f"({letters}) is more than the number of dimensions "
+                                   f"({t.dim()}) for operand {i}")
+            ell_dims = max(ell_dims, t.dim() - letters)
+        elif letters != t.dim():
             raise RuntimeError(f"einsum(): the number of subscripts in the equation "
-                               f"({len(s)}) does not match the number of dimensions "
-                               f"({t.dim()}) for operand {len(spelled)}")
-        spelled.append(s)
+                               f"({letters}) does not match the number of dimensions "
+                               f"({t.dim()}) for operand {i} and no ellipsis was given")
+    seen = [s for subs in labels for s in subs if s != _ELLIPSIS]
     if arrow:
-        output = rhs.replace("...", spare)
-    else:  # implicit: the broadcast dims, then the letters that appear once, sorted
-        letters = "".join(spelled)
-        output = spare + "".join(sorted(c for c in set(letters)
-                                        if letters.count(c) == 1 and c.islower()))
-    return spelled, output
+        output = _labels(rhs, "for output")
+        for s in output:
+            if s != _ELLIPSIS and s not in seen:
+                raise RuntimeError(f"einsum(): output subscript {s} does not appear in the "
+                                   f"equation for any input operand")
+        for s in set(output):
+            if output.count(s) > 1:
+                raise RuntimeError(f"einsum(): output subscript {s} appears more than once "
+                                   f"in the output")
+    else:  # implicit: the ellipsis' dims, then the letters seen once, in torch's order
+        output = [_ELLIPSIS] + sorted((s for s in set(seen) if seen.count(s) == 1),
+                                      key=_LETTERS.index)
+    return labels, output, ell_dims
 
 
-def _sum_unneeded(t, subs, needed):
-    """Sum the dims whose letter appears nowhere else."""
-    gone = [i for i, c in enumerate(subs) if c not in needed]
-    if not gone:
-        return t, subs
-    return t.sum(gone), "".join(c for c in subs if c in needed)
+def _labels(spelled, where):
+    spelled = spelled.replace(" ", "")
+    if spelled.count(_ELLIPSIS) > 1:
+        raise RuntimeError(f"einsum(): found '.' {where} for which an ellipsis was already "
+                           f"found")
+    out = []
+    for k, part in enumerate(spelled.split(_ELLIPSIS)):
+        if k:
+            out.append(_ELLIPSIS)
+        for c in part:
+            if c not in _LETTERS:
+                raise RuntimeError(f"einsum(): invalid subscript given in the equation "
+                                   f"string, subscripts must be in [a-zA-Z] (got {c!r})")
+            out.append(c)
+    return out
 
 
-def _contract(a, sa, b, sb, later):
-    """a and b contracted over the letters they share that `later` does not need, as a
-    (batch, rows, k) @ (batch, k, cols) matmul."""
-    batch = [c for c in sa if c in sb and c in later]
-    summed = [c for c in sa if c in sb and c not in later]
-    rows = [c for c in sa if c not in sb]
-    cols = [c for c in sb if c not in sa]
-    a = a.permute([sa.index(c) for c in batch + rows + summed])
-    b = b.permute([sb.index(c) for c in batch + summed + cols])
-    nb = len(batch)
-    a_sizes, b_sizes = a.shape, b.shape
-    a = a.reshape(tuple(a_sizes[:nb]) + (_prod(a_sizes[nb:nb + len(rows)]), -1))
-    b = b.reshape(tuple(b_sizes[:nb]) + (_prod(b_sizes[nb:nb + len(summed)]), -1))
-    out = matmul(a, b)
-    shape = (tuple(out.shape[:nb]) + tuple(a_sizes[nb:nb + len(rows)])
-             + tuple(b_sizes[nb + len(summed):]))
-    return out.reshape(shape), "".join(batch + rows + cols)
+def _aligned(t, subs, i, place, n, ell_dims, counts, sizes):
+    """Operand t with its repeated labels taken as diagonals, missing dims unsqueezed and its
+    dims permuted into the aligned order (n dims)."""
+    perm = [-1] * n
+    dim = 0
+    for s in subs:
+        if s == _ELLIPSIS:
+            covered = t.dim() - (len(subs) - 1)
+            for j in range(ell_dims - covered, ell_dims):
+                _count(t, dim, ("...", j), place[_ELLIPSIS] + j, counts, sizes, i)
+                perm[place[_ELLIPSIS] + j] = dim
+                dim += 1
+        elif perm[place[s]] == -1:
+            _count(t, dim, s, place[s], counts, sizes, i)
+            perm[place[s]] = dim
+            dim += 1
+        else:  # a repeated label: its diagonal, in the first one's place
+            first = perm[place[s]]
+            if t.shape[dim] != t.shape[first]:
+                raise RuntimeError(f"einsum(): subscript {s} is repeated for operand {i} but "
+                                   f"the sizes don't match, {t.shape[dim]} != {t.shape[first]}")
+            t = t.diagonal(0, first, dim)
+            t = t.permute(_moved(t.dim(), t.dim() - 1, first))
+    for k in range(n):
+        if perm[k] == -1:
+            t = t.unsqueeze(dim)
+            perm[k] = dim
+            dim += 1
+    return t.permute(perm)
 
 
-def _prod(sizes):
-    n = 1
-    for s in sizes:
-        n *= s
-    return n
+def _count(t, dim, label, aligned, counts, sizes, i):
+    size = t.shape[dim]
+    if size == 1:
+        return
+    seen = sizes.get(label, 1)
+    if seen != 1 and seen != size:
+        what = (f"dimension {dim} covered by ellipsis in operand {i}has size {size}"
+                if label[0] == "..." else f"subscript {label} has size {size} for operand {i}")
+        raise RuntimeError(f"einsum(): {what} which does not broadcast with previously seen "
+                           f"{'ellipsis with ' if label[0] == '...' else ''}size {seen}")
+    sizes[label] = size
+    counts[aligned] += 1
+
+
+def _moved(ndim, source, destination):
+    """movedim's permutation (torch's movedim is a permute)."""
+    order = [d for d in range(ndim) if d != source]
+    order.insert(destination, source)
+    return order
+
+
+def _sumproduct_pair(left, right, summed):
+    """left * right summed over the dims `summed` (kept, of size 1), both of the same number
+    of dims, as one bmm: (shared, left's, summed) @ (shared, summed, right's)."""
+    if not summed:
+        return left * right
+    lro, lo, ro = [], [], []
+    lro_size = lo_size = ro_size = sum_size = 1
+    for d in range(left.dim()):
+        sl, sr = left.shape[d] != 1, right.shape[d] != 1
+        if d in summed:
+            if sl and sr:
+                sum_size *= left.shape[d]
+            elif sl:
+                left = left.sum(d, keepdim=True)
+            elif sr:
+                right = right.sum(d, keepdim=True)
+        elif sl and sr:
+            lro.append(d)
+            lro_size *= left.shape[d]
+        elif sl:
+            lo.append(d)
+            lo_size *= left.shape[d]
+        else:
+            ro.append(d)
+            ro_size *= right.shape[d]
+    out_size = ([left.shape[d] for d in lro] + [left.shape[d] for d in lo] + [1] * len(summed)
+                + [right.shape[d] for d in ro])
+    left_order = lro + lo + summed + ro
+    right_order = lro + summed + ro + lo
+    out_order = [0] * len(left_order)
+    for k, d in enumerate(left_order):
+        out_order[d] = k
+    left = left.permute(left_order).reshape(lro_size, lo_size, sum_size)
+    right = right.permute(right_order).reshape(lro_size, sum_size, ro_size)
+    return left.bmm(right).view(out_size).permute(out_order)

@@ -383,8 +383,8 @@ def _check_writable(spec, target, out, inputs, args):
         # mask is its masked_fill_): nothing read overlaps
     for x in inputs[1:]:  # (tensors on the same memory share the version counter)
         if isinstance(x, Tensor) and x._version_counter is counter and (
-                _overlap(data, x._data, full_allowed=spec is not _D.INDEX_PUT)
-                if x is not target else spec is _D.INDEX_PUT):
+                _overlap(data, x._data, full_allowed=spec not in _READS_NO_OVERLAP)
+                if x is not target else spec in _READS_NO_OVERLAP):
             raise RuntimeError("unsupported operation: some elements of the input tensor and "
                                "the written-to tensor refer to a single memory location. Please "
                                "clone() the tensor before performing the operation.")
@@ -959,7 +959,7 @@ class Tensor:
         if list(mat2._data.shape[:2]) != want:
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                                f"{want} but got: {list(mat2._data.shape[:2])}.")
-        return matmul(self, mat2)
+        return call(_D.BMM, (self, mat2))
 
     def mv(self, vec):
         _check_matrix("mv", self, 2, "self")
@@ -1190,18 +1190,7 @@ class Tensor:
     def transpose_(self, dim0, dim1):
         """Transposes this tensor itself (its shape changes): a TransposeBackward1 node."""
         nd = self._data.ndim
-        _check_inplace(self)
-        if self._base is not None:
-            raise RuntimeError("transpose_: in-place transposing of a view is not supported "
-                               "by gradtool; use transpose()")
-        out = call(_D.TRANSPOSE_, (self,), (_dim(dim0, nd), _dim(dim1, nd)))
-        self._data = out._data
-        if out._grad_fn is not None:
-            self._grad_fn, self._requires_grad = out._grad_fn, True
-        if _dual_level is not None and hasattr(out, "_fw_grad"):  # its tangent, transposed
-            self._fw_grad = out._fw_grad
-        self._version_counter[0] += 1
-        return self
+        return self._transposed_in_place(_D.TRANSPOSE_, (_dim(dim0, nd), _dim(dim1, nd)))
 
     swapaxes_ = transpose_
 
@@ -1209,7 +1198,19 @@ class Tensor:
         if self._data.ndim > 2:
             raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
                                f"{self._data.ndim}D")
-        return self.transpose_(0, -1) if self._data.ndim == 2 else self
+        return self._transposed_in_place(_D.T_, ())
+
+    def _transposed_in_place(self, spec, args):
+        _check_inplace(self)
+        # (a view stays a view of its base: its data is the transposed view of the same memory)
+        out = call(spec, (self,), args)
+        self._data = out._data
+        if out._grad_fn is not None:
+            self._grad_fn, self._requires_grad = out._grad_fn, True
+        if _dual_level is not None and hasattr(out, "_fw_grad"):  # its tangent, transposed
+            self._fw_grad = out._fw_grad
+        self._version_counter[0] += 1
+        return self
 
     def clamp_(self, min=None, max=None):
         if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -1316,11 +1317,15 @@ class Tensor:
     def log_softmax(self, dim):
         return call(_D.LOG_SOFTMAX, (self,), (_dim(dim, self._data.ndim),))
 
-    def norm(self, p="fro", dim=None, keepdim=False):
-        if p not in ("fro", 2, 2.0):
-            raise NotImplementedError(f"norm: only p=2 ('fro') is supported, got p={p!r}")
-        return call(_D.NORM, (self,),
-                    (2, None if dim is None else _dims(dim, self._data.ndim), keepdim))
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        """torch.norm: a vector norm of order p over `dim` (None: all); 'fro' is p = 2."""
+        if isinstance(p, str):
+            if p != "fro":
+                from .. import linalg  # 'nuc' and unknown orders: matrix_norm's errors
+                return linalg.matrix_norm(self, p, dim if dim is not None else (-2, -1),
+                                          keepdim, dtype=dtype)
+            p = 2
+        return vector_norm(self, p, dim, keepdim, dtype=dtype)
 
     # ---------------- shapes ----------------
     def view(self, *shape):
@@ -1423,6 +1428,13 @@ class Tensor:
             raise IndexError(f"select(): index {index} out of range for tensor of size "
                              f"{list(self._data.shape)} at dimension {dim}")
         return call(_D.SELECT, (self,), (dim, index % size))
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        nd = self._data.ndim
+        d1, d2 = _dim(dim1, nd), _dim(dim2, nd)
+        if d1 == d2:
+            raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+        return call(_D.DIAGONAL, (self,), (int(offset), d1, d2))
 
     def narrow(self, dim, start, length):
         dim = _dim(dim, self._data.ndim)
@@ -1881,16 +1893,89 @@ def matmul(input, other):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k_a} and "
                            f"{k_b}x{other.shape[-1] if b > 1 else 1})")
     if a == 2 and b == 2:
-        spec = _D.MM
-    elif a == 1 and b == 1:
-        spec = _D.DOT
-    elif a == 2 and b == 1:
-        spec = _D.MV
-    elif a == 3 and b == 3 and input.shape[0] == other.shape[0]:
-        spec = _D.BMM
-    else:
-        spec = _D.MATMUL
-    return call(spec, (input, other))
+        return call(_D.MM, (input, other))
+    if a == 1 and b == 1:
+        return call(_D.DOT, (input, other))
+    if a == 2 and b == 1:
+        return call(_D.MV, (input, other))
+    if a == 1 and b == 2:  # torch: unsqueeze(0).mm(...).squeeze_(0)
+        return call(_D.SQUEEZE_, (call(_D.MM, (input.unsqueeze(0), other)),), (0,))
+    return _batched_matmul(input, other)
+
+
+def _batched_matmul(t1, t2):
+    """matmul with a batch (ATen's _matmul_impl, op for op, so the graph has torch's nodes
+    and saves what torch's saves): the larger operand folded into a matrix for one mm / mv
+    when that needs no copy or the other operand requires grad, else both expanded to a
+    common batch and reshaped for one bmm."""
+    a, b = t1._data.ndim, t2._data.ndim
+    # a batch of one that requires grad is squeezed, so that its gradient is an mm's
+    if a == 3 and b == 3 and t1._data.shape[0] != t2._data.shape[0]:
+        if t1._data.shape[0] == 1 and t1._requires_grad:
+            return matmul(t1.squeeze(0), t2)
+        if t2._data.shape[0] == 1 and t2._requires_grad:
+            return matmul(t1, t2.squeeze(0))
+    if _should_fold(t1, t2):
+        transposed = b > a
+        big = t2.mT if transposed else t1
+        small = (t1.t() if a == 2 else t1) if transposed else t2
+        shape = tuple(big._data.shape[:-1])
+        folded = big.reshape(int(np.prod(shape)), big._data.shape[-1])
+        if small._data.ndim == 1:
+            return call(_D.UNSAFE_VIEW, (call(_D.MV, (folded, small)),), (shape,))
+        out = call(_D.UNSAFE_VIEW, (call(_D.MM, (folded, small)),),
+                   (shape + (small._data.shape[1],),))
+        return out.mT.contiguous() if transposed else out
+    n, m1 = (t1._data.shape[-2] if a > 1 else 1), t1._data.shape[-1]
+    m2, p = (t2._data.shape[-2], t2._data.shape[-1]) if b > 1 else (t2._data.shape[0], 1)
+    try:
+        batch = np.broadcast_shapes(t1._data.shape[:-2], t2._data.shape[:-2] if b > 1 else ())
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({t1._data.shape[-3]}) must match the size of "
+                           f"tensor b ({t2._data.shape[-3]}) at non-singleton dimension "
+                           f"{max(a, b) - 3}") from None
+    size = int(np.prod(batch))
+    out = call(_D.BMM, (t1.expand(batch + (n, m1)).reshape(size, n, m1),
+                        (t2 if b > 1 else t2.unsqueeze(-1)).expand(batch + (m2, p))
+                        .reshape(size, m2, p)))
+    if b == 1:
+        out = out.squeeze(-1)
+    return call(_D.UNSAFE_VIEW, (out,), (batch + ((n,) if a > 1 else ()) + ((p,) if b > 1 else ()),))
+
+
+def _should_fold(t1, t2):
+    """torch's should_fold: the larger operand (>= 3-D, beside a 1- or 2-D one) is folded into
+    a matrix when the other requires grad (its gradient is then an mm, not a bmm and a sum)
+    or when folding needs no copy."""
+    a, b = t1._data.ndim, t2._data.ndim
+    larger = a >= b
+    if not (max(a, b) >= 3 and min(a, b) <= 2):
+        return False
+    if (t2 if larger else t1)._requires_grad:
+        return True
+    if a == 2:  # folding the other's transpose would need a copy of the result
+        return False
+    big = (t1 if larger else t2)._data
+    if big.size == 0:
+        return True
+    shape, strides = list(big.shape), [s // big.itemsize for s in big.strides]
+    if not larger:  # the transpose of t2
+        shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """torch.linalg.vector_norm, one LinalgVectorNormBackward0 node (saving ord and dim)."""
+    if not isinstance(ord, numbers.Number) or isinstance(ord, bool):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, "
+                        f"not {type(ord).__name__}")
+    if dtype is not None:
+        x = x.to(dtype)
+    if x._data.dtype.kind != "f":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {_LEGACY_TYPE_NAMES.get(x._data.dtype.name)}")
+    dims = None if dim is None else _dims(dim, x._data.ndim)
+    return call(_D.NORM, (x,), (ord, dims, keepdim))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -1946,3 +2031,4 @@ from .ops import derivatives as _D  # noqa: E402  (the table's formulas use Tens
 from . import forward_ad as _forward_ad  # noqa: E402
 D = _D
 _WRITES_OVERLAPPING = {_D.FILL, _D.ZERO, _D.MASKED_FILL, _D.INDEX_PUT}  # (not fill_.Tensor)
+_READS_NO_OVERLAP = {_D.INDEX_PUT, _D.INDEX_ADD}  # no input may share memory with the target

@@ -7,7 +7,7 @@ _METHODS = ("abs neg reciprocal exp log log1p expm1 sqrt rsqrt sin cos tan tanh 
             "unbind gather scatter scatter_add masked_fill argmax argmin all any isnan isinf "
             "isfinite clone detach numel eq ne lt le gt ge add sub mul div pow erf cumsum cumprod "
             "flip fliplr flipud roll tile triu tril sort argsort topk index_select index_add "
-            "outer ger bernoulli").split()
+            "outer ger bernoulli diagonal").split()
 
 
 def _function(name):

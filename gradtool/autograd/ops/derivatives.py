@@ -66,8 +66,9 @@ class OpNode(Node):
         """The inputs' gradients from the outputs': Tensors from Tensors, or, recording
         nothing, arrays from arrays (the engine's path: see `takes_arrays`)."""
         spec = self.spec
-        if spec.multi_output:
-            grads = F.materialize(grads, self._output_meta)
+        if spec.multi_output:  # zeros for outputs without a gradient, or None if the row
+            # tells them apart (as torch's undefined gradients: no term, no graph)
+            grads = F.materialize(grads, self._output_meta, spec.undefined_grads)
         if spec.variadic:  # one formula gives the gradients of every tensor in the list
             all_grads = self._evaluate(spec.formula_list[0], grads)
             return [g if child is not None else None
@@ -147,7 +148,8 @@ class OpSpec:
     # `spec`, not `self`: "self" is the name of most ops' first input, passed by keyword
     def __init__(spec, name, node_name, forward, *, args=(), outputs=("result",),
                  nondiff_outputs=(), variadic=False, promotes_dtype=True, view=False,
-                 on_arrays=None, on_batches=None, jvp=None, hidden=(), **inputs):
+                 on_arrays=None, on_batches=None, jvp=None, hidden=(), undefined_grads=False,
+                 **inputs):
         spec.name = name
         spec.view = view  # the output shares memory (and the version counter) with input 0
         spec.promotes_dtype = promotes_dtype  # int inputs give float32 results, as in torch
@@ -160,6 +162,7 @@ class OpSpec:
         spec.multi_output = outputs == MANY or len(outputs) > 1
         spec.nondiff_outputs = tuple(nondiff_outputs)
         spec.variadic = variadic
+        spec.undefined_grads = undefined_grads  # `grads` keeps None for outputs without one
         spec.inputs = tuple(inputs)
         spec.formulas = {}
         for input_name, formula in inputs.items():
@@ -611,10 +614,6 @@ DOT = op("dot", "DotBackward0", np.dot, jvp="bilinear",
 BMM = op("bmm", "BmmBackward0", np.matmul, jvp="bilinear",
          self=lambda grad, mat2: grad.bmm(mat2.transpose(1, 2)),
          mat2=lambda grad, self: self.transpose(1, 2).bmm(grad))
-# Every other shape combination (batch broadcasting, 1-D promotion) in one node.
-MATMUL = op("matmul", "MatmulBackward0", np.matmul, jvp="bilinear",
-            self=lambda grad, self, other: F.matmul_backward_self(grad, self, other),
-            other=lambda grad, self, other: F.matmul_backward_other(grad, self, other))
 
 # ======================= reductions =======================
 SUM = op("sum", "SumBackward0", K.sum_all, jvp="linear",
@@ -681,11 +680,12 @@ LOGSUMEXP = op("logsumexp", "LogsumexpBackward0", K.logsumexp, jvp="reduction",
                args=("dim", "keepdim"),
                self=lambda grad, self, dim, keepdim, result:
                    F.logsumexp_backward(grad, self, result, dim, keepdim))
-# torch 2's norm is linalg.vector_norm: it saves ord (always 2 here) and dim (None: all)
-NORM = op("norm", "LinalgVectorNormBackward0", K.norm, jvp="reduction",
-          args=("ord", "dim", "keepdim"),
+# torch 2's norm is linalg.vector_norm: it saves ord and dim (None: all)
+NORM = op("norm", "LinalgVectorNormBackward0", K.norm, args=("ord", "dim", "keepdim"),
+          jvp=lambda self_t, self, ord, dim, keepdim, result:
+              F.norm_jvp(self_t, self, result, ord, dim, keepdim),
           self=lambda grad, self, ord, dim, keepdim, result:
-              F.norm_backward(grad, self, result, dim, keepdim))
+              F.norm_backward(grad, self, result, ord, dim, keepdim))
 SOFTMAX = op("softmax", "SoftmaxBackward0", K.softmax, args=("dim",),
              jvp=lambda self_t, result, dim: result * (self_t - (self_t * result).sum(dim, True)),
              self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, True)),
@@ -722,6 +722,10 @@ UNSAFE_VIEW = op("reshape", "UnsafeViewBackward0", K.reshape,
 SQUEEZE = op("squeeze", "SqueezeBackward0", K.squeeze, jvp="linear", view=True, args=("dim",),
              on_arrays=True, on_batches=_RESHAPE_BATCH,
              self=lambda grad, self_sym_sizes: grad.reshape(self_sym_sizes))
+# matmul's 1-D @ 2-D squeezes its mm's fresh result in place (squeeze_(0)): not a view
+SQUEEZE_ = op("squeeze_", "SqueezeBackward4", K.squeeze, jvp="linear", args=("dim",),
+              on_arrays=True, on_batches=_RESHAPE_DIM_BATCH,
+              self=lambda grad, self_sym_sizes, dim: grad.reshape(self_sym_sizes))
 # squeeze(int) and squeeze(tuple) save their dim (an int, a tuple) as torch's nodes do
 SQUEEZE_DIM = op("squeeze", "SqueezeBackward1", K.squeeze,
                  jvp="linear", view=True, args=("dim",),
@@ -768,6 +772,12 @@ SLICE = op("slice", "SliceBackward0", K.slice_, jvp="linear",
            view=True, args=("dim", "start", "end", "step"),
            self=lambda grad, self_sym_sizes, dim, start, end, step:
                F.slice_backward(grad, self_sym_sizes, dim, start, end, step))
+DIAGONAL = op("diagonal", "DiagonalBackward0", K.diagonal, jvp="linear", view=True,
+              args=("offset", "dim1", "dim2"),
+              self=lambda grad, self_sym_sizes, offset, dim1, dim2:
+                  F.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2),
+              on_arrays=dict(self=lambda grad, self_sym_sizes, offset, dim1, dim2:
+                  K.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)))
 AS_STRIDED = op("as_strided", "AsStridedBackward0", K.take_flat,
                 jvp="linear", args=("size", "flat_indices"),
                 hidden=("self_sym_sizes", "self_sym_numel", "flat_indices"),
@@ -777,6 +787,14 @@ AS_STRIDED = op("as_strided", "AsStridedBackward0", K.take_flat,
 INDEX = op("index", "IndexBackward0", K.index, jvp="linear", args=("indices",),
            self=lambda grad, self_sym_sizes, indices:
                F.index_backward(grad, self_sym_sizes, indices))
+# leaky_relu's backward as an op of its own, as torch's: differentiable in `self` (with
+# derivative zero), so gradients of gradients require grad as torch's do
+LEAKY_RELU_BACKWARD = op("leaky_relu_backward", "LeakyReluBackwardBackward0",
+                         K.leaky_relu_backward, jvp="elementwise",
+                         args=("negative_slope", "self_is_result"),
+                         grad_output=lambda grad, self, negative_slope:
+                             F.leaky_relu_backward(grad, self, negative_slope, False),
+                         self=lambda grad: F.zeros_like(grad))
 THRESHOLD_BACKWARD = op("threshold_backward", "ThresholdBackwardBackward0", K.threshold_backward,
                         jvp="elementwise",
                         args=("threshold",),
@@ -791,6 +809,10 @@ SLICE_BACKWARD = op("slice_backward", "SliceBackwardBackward0", K.slice_backward
                     args=("input_sizes", "dim", "start", "end", "step"),
                     grad_output=lambda grad, dim, start, end, step:
                         F.slice(grad, dim, start, end, step))
+DIAGONAL_BACKWARD = op("diagonal_backward", "DiagonalBackwardBackward0", K.diagonal_backward,
+                       jvp="linear", args=("input_sizes", "offset", "dim1", "dim2"),
+                       grad_output=lambda grad, offset, dim1, dim2:
+                           grad.diagonal(offset, dim1, dim2))
 INDEX_BACKWARD = op("index_backward", "IndexBackwardBackward0", K.index_backward, jvp="linear",
                     args=("input_sizes", "indices"),
                     grad_output=lambda grad, indices: F.index(grad, indices))
@@ -854,14 +876,14 @@ SOFTPLUS = op("softplus", "SoftplusBackward0", K.softplus,
 LEAKY_RELU = op("leaky_relu", "LeakyReluBackward0", K.leaky_relu,
                 jvp="elementwise", args=("negative_slope",),
                 self=lambda grad, self, negative_slope:
-                    F.where(self > 0, grad, grad * negative_slope),
+                    F.leaky_relu_backward(grad, self, negative_slope, False),
                 on_arrays=dict(self=lambda grad, self, negative_slope:
                     np.where(self > 0, grad, grad * negative_slope)), on_batches=True)
 # in place, the input is gone: the output's sign says which side it was on
 LEAKY_RELU_ = op("leaky_relu_", "LeakyReluBackward1", K.leaky_relu,
                  jvp="elementwise", args=("negative_slope",),
                  self=lambda grad, result, negative_slope:
-                     F.where(result > 0, grad, grad * negative_slope),
+                     F.leaky_relu_backward(grad, result, negative_slope, True),
                  on_arrays=dict(self=lambda grad, result, negative_slope:
                      np.where(result > 0, grad, grad * negative_slope)), on_batches=True)
 ELU = op("elu", "EluBackward0", K.elu,
@@ -942,6 +964,15 @@ _NLL = dict(jvp="linear", args=("reduction", "ignore_index"), outputs=("result",
             target=ND, weight=ND)  # (inputs in the forward's order)
 NLL_LOSS = op("nll_loss", "NllLossBackward0", K.nll_loss, **_NLL)
 NLL_LOSS2D = op("nll_loss2d", "NllLoss2DBackward0", K.nll_loss, **_NLL)  # (N, C, H, W) inputs
+# their backward, an op (its gradient is nll_loss of the gradient's gradient; none for self)
+_NLL_BACKWARD = dict(jvp="linear", args=("reduction", "ignore_index"),
+                     grad_output=lambda grad, target, weight, reduction, ignore_index:
+                         F.nll_loss(grad, target, weight, reduction, ignore_index),
+                     self=lambda grad: F.zeros_like(grad), target=ND, weight=ND, total_weight=ND)
+NLL_LOSS_BACKWARD = op("nll_loss_backward", "NllLossBackwardBackward0", K.nll_loss_backward,
+                       **_NLL_BACKWARD)
+NLL_LOSS2D_BACKWARD = op("nll_loss2d_backward", "NllLoss2DBackwardBackward0",
+                         K.nll_loss_backward, **_NLL_BACKWARD)
 # mean (result1) and 1/std (result2) are outputs, saved; the formulas use them
 NATIVE_LAYER_NORM = op(
     "native_layer_norm", "NativeLayerNormBackward0", K.native_layer_norm,
@@ -961,13 +992,13 @@ NATIVE_LAYER_NORM = op(
 VAR_MEAN = op("var_mean", "VarMeanBackward0", K.var_mean, args=("dim", "correction", "keepdim"),
               jvp=lambda self_t, self, dim, correction, keepdim, result0:
                   F.var_mean_jvp(self_t, self, dim, correction, keepdim, result0),
-              outputs=("result0", "result1"),
+              outputs=("result0", "result1"), undefined_grads=True,
               self=lambda grads, self, dim, correction, keepdim:
                   F.var_mean_backward(grads, self, dim, correction, keepdim))
 STD_MEAN = op("std_mean", "StdMeanBackward0", K.std_mean, args=("dim", "correction", "keepdim"),
               jvp=lambda self_t, self, dim, correction, keepdim, result0:
                   F.var_mean_jvp(self_t, self, dim, correction, keepdim, result0, std=True),
-              outputs=("result0", "result1"),
+              outputs=("result0", "result1"), undefined_grads=True,
               self=lambda grads, self, dim, correction, keepdim, result0:
                   F.std_mean_backward(grads, self, dim, correction, keepdim, result0))
 CUMSUM = op("cumsum", "CumsumBackward0", K.cumsum,
@@ -1005,6 +1036,9 @@ TRIL = op("tril", "TrilBackward0", K.tril,
 TRANSPOSE_ = op("transpose_", "TransposeBackward1", K.transpose,
                 jvp=lambda self_t, dim0, dim1: self_t.transpose(dim0, dim1), args=("dim0", "dim1"),
                 self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1))
+
+T_ = op("t_", "TBackward1", np.transpose, jvp=lambda self_t: self_t.t(),
+        self=lambda grad: grad.t())
 
 # ======================= selecting, sorting =======================
 SORT = op("sort", "SortBackward0", K.sort,

@@ -1,5 +1,7 @@
 """Derivative formulas that need local variables, named after torch's (FunctionsManual.cpp).
 All are written with gradtool ops on Tensors, so they are themselves differentiable."""
+import math
+
 import numpy as np
 
 from .. import tensor as T  # bound late: tensor.py imports the table that imports this module
@@ -46,9 +48,11 @@ def scale(grad, alpha):
     return grad if alpha == 1 else grad * alpha
 
 
-def materialize(grads, output_meta):
-    """Zeros for the outputs that received no gradient (multi-output ops)."""
+def materialize(grads, output_meta, keep_undefined=False):
+    """Zeros for the outputs that received no gradient (multi-output ops), or None."""
     grads = list(grads) + [None] * (len(output_meta) - len(grads))
+    if keep_undefined:
+        return grads
     return [g if g is not None or meta is None else T.Tensor._wrap(np.zeros(*meta))
             for g, meta in zip(grads, output_meta)]
 
@@ -159,12 +163,38 @@ def logsumexp_backward(grad, self, result, dim, keepdim):
     return grad * (self - result).exp()
 
 
-def norm_backward(grad, self, result, dim, keepdim):
+def norm_backward(grad, self, result, ord, dim, keepdim):
+    """torch's norm_backward, with its subgradients: 0 where x = 0 (and where the norm is 0),
+    ties of the inf norms share the gradient evenly. ord 0 has none (None, as torch)."""
+    if ord == 0:
+        return None
     dim = range(self.dim()) if dim is None else dim
     grad = restore_reduced_dims(grad, dim, keepdim)
     result = restore_reduced_dims(result, dim, keepdim)
-    # the subgradient at x = 0 is 0, as torch
-    return where(result == 0, 0, grad * self / where(result == 0, 1, result))
+    if ord == 1:
+        return self.sign() * grad
+    if math.isinf(ord):
+        at_max = (self.abs() == result) | self.isnan()
+        return self.sign() * (grad / at_max.sum(tuple(dim), True)) * at_max
+    # (the masked entries divide by 1, so gradients of gradients stay finite there)
+    zero_norm = result == 0
+    if ord < 1:
+        zero = self == 0
+        scaled = self.sign() * where(zero, 0, where(zero, 1, self.abs()) ** (ord - 1))
+        return scaled * grad * result ** (1 - ord)
+    if ord == 2:
+        return where(zero_norm, 0, grad * self / where(zero_norm, 1, result))
+    scaled = self.sign() * self.abs() ** (ord - 1) if ord < 2 else self * self.abs() ** (ord - 2)
+    return scaled * where(zero_norm, 0, grad / where(zero_norm, 1, result) ** (ord - 1))
+
+
+def norm_jvp(self_t, self, result, ord, dim, keepdim):
+    """J.t: each output reads its slice, so backward's J^T.1 times t, summed (0 for ord 0)."""
+    if ord == 0:
+        return zeros_like(result)
+    dims = tuple(range(self.dim())) if dim is None else tuple(dim)
+    return (norm_backward(ones_like(result), self, result, ord, dim, keepdim)
+            * self_t).sum(dims, keepdim)
 
 
 def clamp_backward(grad, self, min, max):
@@ -215,28 +245,20 @@ def mm_mat2_backward(grad, mat1, sizes, strides):
     return mat1.t().mm(grad)
 
 
-def matmul_backward_self(grad, self, other):
-    if other.dim() == 1:
-        return grad.unsqueeze(-1) * other
-    if self.dim() == 1:
-        return grad.unsqueeze(-2).matmul(other.transpose(-1, -2))
-    return grad.matmul(other.transpose(-1, -2))
-
-
-def matmul_backward_other(grad, self, other):
-    if self.dim() == 1:
-        return self.unsqueeze(-1) * grad.unsqueeze(-2)
-    if other.dim() == 1:
-        return self * grad.unsqueeze(-1)
-    return self.transpose(-1, -2).matmul(grad)
-
-
 def select_backward(grad, sizes, dim, index):
     return T.call(T.D.SELECT_BACKWARD, (grad,), (sizes, dim, index))
 
 
+def diagonal_backward(grad, sizes, offset, dim1, dim2):
+    return T.call(T.D.DIAGONAL_BACKWARD, (grad,), (sizes, offset, dim1, dim2))
+
+
 def slice_backward(grad, sizes, dim, start, end, step):
     return T.call(T.D.SLICE_BACKWARD, (grad,), (sizes, dim, start, end, step))
+
+
+def leaky_relu_backward(grad, self, negative_slope, self_is_result):
+    return T.call(T.D.LEAKY_RELU_BACKWARD, (grad, self), (negative_slope, self_is_result))
 
 
 def threshold_backward(grad, self, threshold):
@@ -350,17 +372,15 @@ def bce_with_logits_target_backward(grad, self, target, weight, pos_weight, redu
 
 
 def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight):
-    """-grad * weight[target] at each target's class, 0 elsewhere (linear in grad)."""
-    class_dim = 0 if self.dim() == 1 else 1
-    w, safe = K.nll_loss_weights(self._data, target._data, None if weight is None else
-                                 weight._data, ignore_index)
-    coef = T.Tensor._wrap(-w)
-    g = grad * coef if reduction == 0 else (
-        grad / total_weight if reduction == 1 else grad) * coef
-    if reduction == 1 and not w.all():  # ignored targets get 0, even when all are (0/0)
-        g = where(T.Tensor._wrap(w != 0), g, 0)
-    index = T.Tensor._wrap(np.expand_dims(safe, class_dim))
-    return scatter_add(zeros(self.shape, g), class_dim, index, g.unsqueeze(class_dim))
+    """torch's nll_loss_backward, an op of its own (differentiable in self, with derivative
+    zero, as torch's)."""
+    spec = T.D.NLL_LOSS2D_BACKWARD if self.dim() > 2 else T.D.NLL_LOSS_BACKWARD
+    return T.call(spec, (grad, self, target, weight, total_weight), (reduction, ignore_index))
+
+
+def nll_loss(input, target, weight, reduction, ignore_index):
+    spec = T.D.NLL_LOSS2D if input.dim() > 2 else T.D.NLL_LOSS
+    return T.call(spec, (input, target, weight), (reduction, ignore_index))[0]
 
 
 def layer_norm_stats(input, normalized_shape, result1, result2):
@@ -407,15 +427,20 @@ def layer_norm_backward_weight(grad, input, normalized_shape, result1, result2):
 
 # ---- reductions and scans ----
 def var_mean_backward(grads, self, dim, correction, keepdim):
+    """The terms of the outputs that have a gradient only (as torch's: the mean's alone does
+    not depend on self)."""
     grad_var, grad_mean = grads
-    return (var_backward(grad_var, self, dim, correction, keepdim)
-            + mean_backward(grad_mean, self.shape, dim, keepdim))
+    terms = ([] if grad_var is None else [var_backward(grad_var, self, dim, correction, keepdim)]
+             ) + ([] if grad_mean is None else [mean_backward(grad_mean, self.shape, dim, keepdim)])
+    return terms[0] if len(terms) == 1 else terms[0] + terms[1]
 
 
 def std_mean_backward(grads, self, dim, correction, keepdim, result0):
     grad_std, grad_mean = grads
-    return (std_backward(grad_std, self, dim, correction, keepdim, result0)
-            + mean_backward(grad_mean, self.shape, dim, keepdim))
+    terms = ([] if grad_std is None else
+             [std_backward(grad_std, self, dim, correction, keepdim, result0)]) + (
+        [] if grad_mean is None else [mean_backward(grad_mean, self.shape, dim, keepdim)])
+    return terms[0] if len(terms) == 1 else terms[0] + terms[1]
 
 
 def var_mean_jvp(self_t, self, dim, correction, keepdim, result0, std=False):
@@ -433,6 +458,8 @@ def reverse_cumsum(grad, dim):
 def cumprod_backward(grad, self, dim, result):
     """sum over k >= i of grad_k * result_k / x_i; with a zero in the slice, the products of
     the others are formed directly (O(n^2), as prod's backward does)."""
+    if self.numel() <= 1 or self.shape[dim] == 1:  # each output is its input: grad, as torch
+        return grad
     if not (self == 0).any().item():
         return reverse_cumsum(grad * result, dim) / self
     n = self.shape[dim]

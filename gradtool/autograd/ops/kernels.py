@@ -39,6 +39,15 @@ def _contiguous(a):
     return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
+def _laid_out_like(a, like):
+    """`a` in the memory layout of `like` (torch's empty_like: the same order of strides)."""
+    if like.flags.c_contiguous or a.ndim < 2:
+        return a
+    out = np.empty_like(like, dtype=a.dtype)
+    out[...] = a
+    return out
+
+
 def _c_ordered(a):
     # a C-ordered first operand: numpy's layout is torch's (the rare other case is checked)
     return type(a) is not np.ndarray or a.flags.c_contiguous
@@ -246,8 +255,22 @@ def log_softmax(self, dim):
                                                         keepdims=True)))
 
 
-def norm(self, ord, dim, keepdim):  # ord: 2 (the only one gradtool has)
-    return _contiguous(np.sqrt(np.sum(self * self, axis=dim, keepdims=keepdim)))
+def norm(self, ord, dim, keepdim):
+    """linalg.vector_norm: (sum |x|^ord)^(1/ord) over `dim` (None: all); 0 counts the
+    nonzeros, +-inf is the largest/smallest |x|."""
+    if ord == 2:
+        out = np.sqrt(np.sum(self * self, axis=dim, keepdims=keepdim))
+    elif ord == 1:
+        out = np.sum(np.abs(self), axis=dim, keepdims=keepdim)
+    elif ord == np.inf:
+        out = np.amax(np.abs(self), axis=dim, keepdims=keepdim)
+    elif ord == -np.inf:
+        out = np.amin(np.abs(self), axis=dim, keepdims=keepdim)
+    elif ord == 0:
+        out = np.sum(self != 0, axis=dim, keepdims=keepdim)
+    else:
+        out = np.sum(np.abs(self) ** ord, axis=dim, keepdims=keepdim) ** (1 / ord)
+    return _contiguous(np.asarray(out, dtype=self.dtype))
 
 
 # ---- shapes ----
@@ -400,6 +423,23 @@ def alias(self):
     return self.view()
 
 
+def diagonal(self, offset, dim1, dim2):
+    """A writeable view, as torch's (numpy's own diagonal is read-only): the diagonal's
+    shape and strides, from the corner where it starts."""
+    start = [slice(None)] * self.ndim
+    start[dim2 if offset >= 0 else dim1] = slice(abs(offset), None)
+    corner = self[tuple(start)]
+    diag = np.diagonal(corner, 0, dim1, dim2)
+    return np.lib.stride_tricks.as_strided(corner, diag.shape, diag.strides,
+                                           writeable=corner.flags.writeable)
+
+
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    out = np.zeros(input_sizes, dtype=grad_output.dtype)
+    diagonal(out, offset, dim1, dim2)[...] = grad_output
+    return out
+
+
 def select_backward(grad_output, input_sizes, dim, index):
     out = np.zeros(input_sizes, dtype=grad_output.dtype)
     out[(slice(None),) * dim + (index,)] = grad_output
@@ -548,7 +588,7 @@ _ERF = np.frompyfunc(__import__("math").erf, 1, 1)  # numpy has no erf; math's i
 
 
 def erf(self):
-    out = _ERF(self).astype(np.float64)
+    out = np.asarray(_ERF(self), dtype=np.float64)  # (a 0-d input gives a Python float)
     return out.astype(self.dtype) if self.dtype.kind == "f" else out
 
 
@@ -572,6 +612,11 @@ def softplus(self, beta, threshold):
 
 def leaky_relu(self, negative_slope):
     return np.where(self > 0, self, self * negative_slope).astype(self.dtype, copy=False)
+
+
+def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    return np.where(self > 0, grad_output, grad_output * negative_slope).astype(
+        grad_output.dtype, copy=False)
 
 
 def elu(self, alpha, scale, input_scale):
@@ -643,6 +688,19 @@ def nll_loss(self, target, weight, reduction, ignore_index):
     return (np.sum(loss) / total_weight if reduction == 1 else np.sum(loss)), total_weight
 
 
+def nll_loss_backward(grad_output, self, target, weight, total_weight, reduction, ignore_index):
+    """-grad * weight[target] at each target's class, 0 elsewhere (linear in grad)."""
+    class_dim = 0 if self.ndim == 1 else 1
+    w, safe = nll_loss_weights(self, target, weight, ignore_index)
+    g = -w * (grad_output / total_weight if reduction == 1 else grad_output)
+    if reduction == 1 and not w.all():  # ignored targets get 0, even when all are (0/0)
+        g = np.where(w != 0, g, 0)
+    out = np.zeros_like(self)
+    np.put_along_axis(out, np.expand_dims(safe, class_dim), np.expand_dims(g, class_dim),
+                      class_dim)
+    return out
+
+
 def native_layer_norm(input, weight, bias, normalized_shape, eps):
     dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
     mean = np.mean(input, axis=dims, keepdims=True)
@@ -652,7 +710,7 @@ def native_layer_norm(input, weight, bias, normalized_shape, eps):
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out, mean, rstd
+    return _contiguous(out), mean, rstd  # (torch's output is contiguous)
 
 
 # ---- reductions and scans ----
@@ -666,12 +724,12 @@ def std_mean(self, dim, correction, keepdim):
             np.mean(self, axis=dim, keepdims=keepdim))
 
 
-def cumsum(self, dim):
-    return np.cumsum(self, axis=dim)
+def cumsum(self, dim):  # (torch's scans give contiguous results)
+    return _contiguous(np.cumsum(self, axis=dim))
 
 
 def cumprod(self, dim):
-    return np.cumprod(self, axis=dim)
+    return _contiguous(np.cumprod(self, axis=dim))
 
 
 def reverse_cumsum(grad, dim):
@@ -680,13 +738,13 @@ def reverse_cumsum(grad, dim):
 
 # ---- reordering ----
 def flip(self, dims):
-    return np.flip(self, dims).copy()  # a copy, as torch's flip
+    return np.flip(self, dims).copy(order="K")  # a copy laid out as the input, as torch's
 
 
 def roll(self, shifts, dims):
     if not dims:  # rolled as if flattened, then the shape restored
         return np.roll(self.reshape(-1), shifts).reshape(self.shape)
-    return np.roll(self, shifts, dims)
+    return _contiguous(np.roll(self, shifts, dims))
 
 
 def repeat(self, repeats):
@@ -708,7 +766,8 @@ def sort(self, dim, descending):
     indices = np.argsort(keys, axis=dim, kind="stable")
     if descending and self.dtype.kind == "b":
         indices = np.flip(np.argsort(self, axis=dim, kind="stable"), dim)
-    return np.take_along_axis(self, indices, dim), indices
+    return _laid_out_like(np.take_along_axis(self, indices, dim), self), _laid_out_like(
+        indices, self)
 
 
 def topk(self, k, dim, largest, sorted):
