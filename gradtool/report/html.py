@@ -4,6 +4,7 @@ static drawing groups it, and one view per collapsed box, opened. The page only 
 pans, zooms, switches views and reads the node data embedded as JSON: no layout library, no
 network."""
 import concurrent.futures
+import functools
 import html
 import json
 import os
@@ -19,9 +20,10 @@ _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _FONT_ATTRS = ' font-family="Helvetica,sans-Serif" font-size="10.00"' 
 
 
-def page(captures, renderer_path, show_saved=False, expand=False, depth=None):
-    """The page's bytes, for the captures (snapshot.capture.Capture) of one file's targets."""
-    views, nodes, sources = [], {}, []
+def page(captures, renderer_path, show_saved=False, expand=False, depth=None, reuse=True):
+    """The page's bytes, for the captures (snapshot.capture.Capture) of one file's targets.
+    `reuse`: views drawn alike (ids aside, digits aside) are laid out once (see _layout_all)."""
+    views, nodes, drawings = [], {}, []
     for t, cap in enumerate(captures):
         snap = cap.snapshot
         plan = layout.make_plan(snap, depth, expand)
@@ -32,11 +34,10 @@ def page(captures, renderer_path, show_saved=False, expand=False, depth=None):
             v = len(views)
             opens[box] = v
             prefix = f"t{t}v{v}_"
-            g = graphviz.Digraph(f"v{v}", graph_attr=dot.GRAPH_ATTR, node_attr=dot.NODE_ATTR,
-                                 edge_attr=dot.EDGE_ATTR)
+            g = _Recorder("view")
             dot.draw(g, snap, show_saved, prefix=prefix, plan=plan, within=box,
                      diagnoses=cap.diagnostics, failing=failing, tooltips=False)
-            sources.append(g.source)
+            drawings.append(_Drawing(g))
             parent = box.parent
             while parent is not None and parent not in opens:
                 parent = parent.parent
@@ -52,7 +53,7 @@ def page(captures, renderer_path, show_saved=False, expand=False, depth=None):
                                                     failing.get(n, ()))
         for v in range(first, len(views)):  # a collapsed box opens the view laid out for it
             views[v]["collapsed"] = {k: opens[b] for k, b in views[v]["collapsed"].items()}
-    svgs = _layout_all(sources, renderer_path)
+    svgs = _layout_all(drawings, renderer_path, reuse)
     roots = [v for v, view in enumerate(views) if view["parent"] is None]
     data = {"targets": [c.target.name for c in captures], "roots": roots, "views": views,
             "nodes": nodes}
@@ -84,23 +85,184 @@ def _shown(plan, box, within):
     return list(dict.fromkeys(out))
 
 
-def _layout_all(sources, renderer_path):
-    """Every view's SVG, from one run of the renderer per core (several graphs per input)."""
-    runs = max(1, min(os.cpu_count() or 1, 4, len(sources) // 20))
-    share = -(-len(sources) // runs)
-    batches = [_Source("\n".join(sources[i:i + share])) for i in range(0, len(sources), share)]
+def _layout_all(drawings, renderer_path, reuse=True):
+    """Every view's SVG. Views drawn alike (the same DOT once ids are numbered in order and
+    digits set to 0: the blocks of a stack, the steps of a loop) are laid out once and the
+    SVG reused with each view's own ids and texts; Helvetica's digits all have one width, so
+    the layout is the one the view would get on its own. The renderer runs once per core."""
+    first = {}  # likeness -> the drawing laid out for it
+    model = [first.setdefault(d.key if reuse else i, i) for i, d in enumerate(drawings)]
+    templates = _templates(sorted(first.values()), drawings, renderer_path)
+    svgs = [templates[m].fill(drawings[m], d) for d, m in zip(drawings, model)]
+    redo = [i for i, svg in enumerate(svgs) if svg is None]  # texts the SVG spells otherwise
+    if redo:
+        templates = _templates(redo, drawings, renderer_path)
+        for i in redo:
+            svgs[i] = templates[i].fill(drawings[i], drawings[i])
+    return svgs
+
+
+def _templates(which, drawings, renderer_path):
+    """{drawing index: _Template} for the drawings listed, laid out by the renderer."""
+    runs = max(1, min(os.cpu_count() or 1, 4, len(which)))
+    sources = [drawings[i].source for i in which]
+    size = sum(map(len, sources))
+    batches, batch, filled = [], [], 0
+    for source in sources:  # consecutive batches of about equal size, one per run
+        batch.append(source)
+        filled += len(source)
+        if filled >= size * (len(batches) + 1) / runs:
+            batches.append(_Source("\n".join(batch)))
+            batch = []
+    if batch:
+        batches.append(_Source("\n".join(batch)))
     with concurrent.futures.ThreadPoolExecutor(len(batches)) as pool:
         raws = list(pool.map(lambda b: dot.render(b, "svg", renderer_path), batches))
     svgs = [m.group(0).decode() for raw in raws for m in _SVG.finditer(raw)]
-    if len(svgs) != len(sources):
+    if len(svgs) != len(which):
         raise dot.GradtoolError(f"the renderer returned {len(svgs)} drawings for "
-                                f"{len(sources)} views")
-    return [_COMMENT.sub("", s).replace(_FONT_ATTRS, "") for s in svgs]
+                                f"{len(which)} views")
+    return {i: _Template(_COMMENT.sub("", svg).replace(_FONT_ATTRS, ""))
+            for i, svg in zip(which, svgs)}
 
 
 class _Source:
     def __init__(self, source):
         self.source = source
+
+
+class _Recorder:
+    """Stands for a graphviz.Digraph in dot.draw: keeps the calls (quoting every attribute
+    as it goes was most of the page's time); _Drawing writes them as DOT."""
+
+    def __init__(self, name, graph_attr=None):
+        self.name, self.graph_attr, self.body = name, graph_attr or {}, []
+
+    def node(self, name, label, **attrs):
+        self.body.append(("node", name, label, attrs))
+
+    def edge(self, tail, head, **attrs):
+        self.body.append(("edge", tail, head, attrs))
+
+    def subgraph(self, frame):
+        self.body.append(("frame", frame))
+
+
+class _Drawing:
+    """A view as DOT with its ids numbered in order of appearance ("@3@"), so that views
+    drawn alike have one source; `key` also sets the labels' digits to 0."""
+
+    def __init__(self, recorder):
+        self.ids, self.labels = {}, []  # real id -> number; label texts in order
+        self._parts, self._label_at = [], []
+        self._write(recorder, top=True)
+        self.source = "".join(self._parts)
+        for i in self._label_at:
+            self._parts[i] = _DIGITS.sub("0", self._parts[i])
+        self.key = "".join(self._parts)
+        self.ids = list(self.ids)
+        del self._parts, self._label_at
+
+    def _id(self, name, before=""):
+        return f'"{before}@{self.ids.setdefault(name, len(self.ids))}@"'
+
+    def _attrs(self, attrs):
+        out = self._parts
+        for k, v in attrs.items():
+            if k == "label":
+                self.labels.append(v)
+                out.append(" label=")
+                self._label_at.append(len(out))
+                out.append(_quote(v))
+            else:
+                out.append(f" {k}={_quoted_attr(v)}")
+
+    def _write(self, g, top=False):
+        out = self._parts
+        if top:
+            out.append("digraph view {\n")
+            for kind, attrs in (("graph", dot.GRAPH_ATTR), ("node", dot.NODE_ATTR),
+                                ("edge", dot.EDGE_ATTR)):
+                out.append(kind + " [")
+                self._attrs(attrs)
+                out.append("]\n")
+        else:
+            out.append(f'subgraph {self._id(g.name[len("cluster_"):], "cluster_")} {{\ngraph [')
+            self._attrs(g.graph_attr)
+            out.append("]\n")
+        for entry in g.body:
+            if entry[0] == "node":
+                _, name, label, attrs = entry
+                out.append(self._id(name) + " [")
+                self._attrs({"label": label, **attrs})
+                out.append("]\n")
+            elif entry[0] == "edge":
+                _, tail, head, attrs = entry
+                out.append(f"{self._id(tail)} -> {self._id(head)} [")
+                self._attrs(attrs)
+                out.append("]\n")
+            else:
+                self._write(entry[1])
+        out.append("}\n")
+
+
+class _Template:
+    """A laid-out view's SVG cut where views drawn alike differ: the ids in <title>s and the
+    texts; fill() puts in another view's."""
+
+    def __init__(self, svg):
+        self.parts, self.texts, at = [], set(), 0
+        for m in _SLOT.finditer(svg):
+            title, text = m.group(1), m.group(2)
+            start = m.start(1) if title is not None else m.start(2)
+            self.parts.append(svg[at:start])
+            if title is not None:
+                for i, piece in enumerate(_ID.split(title)):  # text, id number, text, ...
+                    self.parts.append(int(piece) if i % 2 else piece)
+                at = m.end(1)
+            else:
+                self.parts.append((text,))
+                self.texts.add(text)
+                at = m.end(2)
+        self.parts.append(svg[at:])
+
+    def fill(self, model, drawing):
+        """The SVG for `drawing`, laid out as `model` (drawn alike); None if a text that
+        differs is not found as the renderer spelled it."""
+        texts = {}
+        if drawing is not model:
+            for mine, theirs in zip(model.labels, drawing.labels):
+                if mine == theirs and not _DIGITS.search(mine):
+                    continue
+                for a, b in zip(mine.split("\n"), theirs.split("\n")):
+                    a, b = _svg_text(a), _svg_text(b)
+                    if texts.setdefault(a, b) != b or a != b and a not in self.texts:
+                        return None
+        ids, out = drawing.ids, []
+        for part in self.parts:
+            if part.__class__ is str:
+                out.append(part)
+            elif part.__class__ is int:
+                out.append(ids[part])
+            else:
+                out.append(texts.get(part[0], part[0]))
+        return "".join(out)
+
+
+def _svg_text(text):
+    """A text as Graphviz writes it in SVG."""
+    for a, b in _SVG_ESCAPES:
+        text = text.replace(a, b)
+    return text
+
+
+_SVG_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("'", "&#39;"),
+                ("-", "&#45;"))
+_DIGITS = re.compile(r"\d")
+_ID = re.compile(r"@(\d+)@")
+_SLOT = re.compile(r"<title>(.*?)</title>|<text\b[^>]*>(.*?)</text>", re.S)
+_quote = graphviz.quoting.quote
+_quoted_attr = functools.lru_cache(maxsize=None)(_quote)
 
 
 def _node_data(node, view, element, fails):
