@@ -49,19 +49,21 @@ def page(captures, renderer_path, show_saved=False, expand=False, depth=None, re
                                        for b in box.boxes() if not _hidden(b, box)}})
             for n in box.node_ids():
                 if plan.visible(n, box) == n:
-                    nodes[f"t{t}:{n}"] = _node_data(snap.by_id[n], v, prefix + n,
-                                                    failing.get(n, ()))
+                    nodes[f"t{t}:{n}"] = (snap.by_id[n], v, prefix + n, failing.get(n, ()))
         for v in range(first, len(views)):  # a collapsed box opens the view laid out for it
             views[v]["collapsed"] = {k: opens[b] for k, b in views[v]["collapsed"].items()}
-    svgs = _layout_all(drawings, renderer_path, reuse)
-    roots = [v for v, view in enumerate(views) if view["parent"] is None]
-    data = {"targets": [c.target.name for c in captures], "roots": roots, "views": views,
-            "nodes": nodes}
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # the renderer runs meanwhile
+        svgs = pool.submit(_layout_all, drawings, renderer_path, reuse)
+        nodes = {k: _node_data(*args) for k, args in nodes.items()}
+        roots = [v for v, view in enumerate(views) if view["parent"] is None]
+        data = _script_json({"targets": [c.target.name for c in captures], "roots": roots,
+                             "views": views, "nodes": nodes})
+        svgs = svgs.result()
     body = "".join(f'<div class="view" id="view{v}" hidden>{svg}</div>'
                    for v, svg in enumerate(svgs))
     title = html.escape(", ".join(c.target.name for c in captures))
     return (_TEMPLATE.replace("%TITLE%", title).replace("%VIEWS%", body)
-            .replace("%DATA%", _script_json(data))).encode()
+            .replace("%DATA%", data)).encode()
 
 
 def _hidden(box, within):
@@ -161,6 +163,7 @@ class _Drawing:
             self._parts[i] = _DIGITS.sub("0", self._parts[i])
         self.key = "".join(self._parts)
         self.ids = list(self.ids)
+        self.lines = "\n".join(self.labels).split("\n")  # as the SVG's <text>s hold them
         del self._parts, self._label_at
 
     def _id(self, name, before=""):
@@ -173,7 +176,7 @@ class _Drawing:
                 self.labels.append(v)
                 out.append(" label=")
                 self._label_at.append(len(out))
-                out.append(_quote(v))
+                out.append(_quote_label(v))
             else:
                 out.append(f" {k}={_quoted_attr(v)}")
 
@@ -227,17 +230,17 @@ class _Template:
         self.parts.append(svg[at:])
 
     def fill(self, model, drawing):
-        """The SVG for `drawing`, laid out as `model` (drawn alike); None if a text that
-        differs is not found as the renderer spelled it."""
+        """The SVG for `drawing`, laid out as `model` (drawn alike); None if the texts that
+        differ cannot be told apart (one line of the model's is two different lines of the
+        drawing's) or are not found as the renderer spelled them."""
         texts = {}
         if drawing is not model:
-            for mine, theirs in zip(model.labels, drawing.labels):
-                if mine == theirs and not _DIGITS.search(mine):
-                    continue
-                for a, b in zip(mine.split("\n"), theirs.split("\n")):
-                    a, b = _svg_text(a), _svg_text(b)
-                    if texts.setdefault(a, b) != b or a != b and a not in self.texts:
-                        return None
+            pairs = set(zip(model.lines, drawing.lines))
+            if len(pairs) != len(set(model.lines)):
+                return None
+            texts = {_svg_text(a): _svg_text(b) for a, b in pairs if a != b}
+            if not texts.keys() <= self.texts:
+                return None
         ids, out = drawing.ids, []
         for part in self.parts:
             if part.__class__ is str:
@@ -249,6 +252,7 @@ class _Template:
         return "".join(out)
 
 
+@functools.lru_cache(maxsize=None)
 def _svg_text(text):
     """A text as Graphviz writes it in SVG."""
     for a, b in _SVG_ESCAPES:
@@ -261,8 +265,16 @@ _SVG_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), (
 _DIGITS = re.compile(r"\d")
 _ID = re.compile(r"@(\d+)@")
 _SLOT = re.compile(r"<title>(.*?)</title>|<text\b[^>]*>(.*?)</text>", re.S)
-_quote = graphviz.quoting.quote
-_quoted_attr = functools.lru_cache(maxsize=None)(_quote)
+
+
+def _quote_label(text):
+    """graphviz's quoting (HTML-like labels kept, quotes escaped), quick for plain text."""
+    if '"' in text or "\\" in text or text[:1] == "<":
+        return graphviz.quoting.quote(text)
+    return f'"{text}"'
+
+
+_quoted_attr = functools.lru_cache(maxsize=None)(graphviz.quoting.quote)
 
 
 def _node_data(node, view, element, fails):
