@@ -22,8 +22,29 @@ _FONT_ATTRS = ' font-family="Helvetica,sans-Serif" font-size="10.00"'
 
 def page(captures, renderer_path, show_saved=False, expand=False, depth=None, reuse=True):
     """The page's bytes, for the captures (snapshot.capture.Capture) of one file's targets.
-    `reuse`: views drawn alike (ids aside, digits aside) are laid out once (see _layout_all)."""
-    views, nodes, drawings = [], {}, []
+    `reuse`: views drawn alike (ids aside, digits aside) are laid out once (see _Layouts)."""
+    views, nodes = [], {}
+    pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1)
+    try:
+        layouts = _Layouts(pool, renderer_path, reuse)
+        _draw_views(captures, show_saved, expand, depth, layouts, views, nodes)
+        nodes = {k: _node_data(*args) for k, args in nodes.items()}  # the renderer runs meanwhile
+        roots = [v for v, view in enumerate(views) if view["parent"] is None]
+        data = _script_json({"targets": [c.target.name for c in captures], "roots": roots,
+                             "views": views, "nodes": nodes})
+        svgs = layouts.svgs()
+    finally:
+        pool.shutdown(cancel_futures=True)
+    body = "".join(f'<div class="view" id="view{v}" hidden>{svg}</div>'
+                   for v, svg in enumerate(svgs))
+    title = html.escape(", ".join(c.target.name for c in captures))
+    return (_TEMPLATE.replace("%TITLE%", title).replace("%VIEWS%", body)
+            .replace("%DATA%", data)).encode()
+
+
+def _draw_views(captures, show_saved, expand, depth, layouts, views, nodes):
+    """Every view drawn (and handed to `layouts`), its data appended to `views`, and what
+    `nodes` will show of each node (its arguments to _node_data)."""
     for t, cap in enumerate(captures):
         snap = cap.snapshot
         plan = layout.make_plan(snap, depth, expand)
@@ -37,7 +58,7 @@ def page(captures, renderer_path, show_saved=False, expand=False, depth=None, re
             g = _Recorder("view")
             dot.draw(g, snap, show_saved, prefix=prefix, plan=plan, within=box,
                      diagnoses=cap.diagnostics, failing=failing, tooltips=False)
-            drawings.append(_Drawing(g))
+            layouts.add(_Drawing(g))
             parent = box.parent
             while parent is not None and parent not in opens:
                 parent = parent.parent
@@ -52,18 +73,6 @@ def page(captures, renderer_path, show_saved=False, expand=False, depth=None, re
                     nodes[f"t{t}:{n}"] = (snap.by_id[n], v, prefix + n, failing.get(n, ()))
         for v in range(first, len(views)):  # a collapsed box opens the view laid out for it
             views[v]["collapsed"] = {k: opens[b] for k, b in views[v]["collapsed"].items()}
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # the renderer runs meanwhile
-        svgs = pool.submit(_layout_all, drawings, renderer_path, reuse)
-        nodes = {k: _node_data(*args) for k, args in nodes.items()}
-        roots = [v for v, view in enumerate(views) if view["parent"] is None]
-        data = _script_json({"targets": [c.target.name for c in captures], "roots": roots,
-                             "views": views, "nodes": nodes})
-        svgs = svgs.result()
-    body = "".join(f'<div class="view" id="view{v}" hidden>{svg}</div>'
-                   for v, svg in enumerate(svgs))
-    title = html.escape(", ".join(c.target.name for c in captures))
-    return (_TEMPLATE.replace("%TITLE%", title).replace("%VIEWS%", body)
-            .replace("%DATA%", data)).encode()
 
 
 def _hidden(box, within):
@@ -87,45 +96,42 @@ def _shown(plan, box, within):
     return list(dict.fromkeys(out))
 
 
-def _layout_all(drawings, renderer_path, reuse=True):
+class _Layouts:
     """Every view's SVG. Views drawn alike (the same DOT once ids are numbered in order and
     digits set to 0: the blocks of a stack, the steps of a loop) are laid out once and the
     SVG reused with each view's own ids and texts; Helvetica's digits all have one width, so
-    the layout is the one the view would get on its own. The renderer runs once per core."""
-    first = {}  # likeness -> the drawing laid out for it
-    model = [first.setdefault(d.key if reuse else i, i) for i, d in enumerate(drawings)]
-    templates = _templates(sorted(first.values()), drawings, renderer_path)
-    svgs = [templates[m].fill(drawings[m], d) for d, m in zip(drawings, model)]
-    redo = [i for i, svg in enumerate(svgs) if svg is None]  # texts the SVG spells otherwise
-    if redo:
-        templates = _templates(redo, drawings, renderer_path)
-        for i in redo:
-            svgs[i] = templates[i].fill(drawings[i], drawings[i])
-    return svgs
+    the layout is the one the view would get on its own. Each new likeness is laid out as
+    soon as it is drawn, by the renderer in its own process, while the page is drawn on."""
+
+    def __init__(self, pool, renderer_path, reuse=True):
+        self.pool, self.renderer_path, self.reuse = pool, renderer_path, reuse
+        self.drawings, self.model, self.first, self.templates = [], [], {}, {}
+
+    def add(self, drawing):
+        i = len(self.drawings)
+        self.drawings.append(drawing)
+        self.model.append(self.first.setdefault(drawing.key if self.reuse else i, i))
+        if self.model[i] == i:
+            self.templates[i] = self._lay_out(drawing)
+
+    def _lay_out(self, drawing):
+        return self.pool.submit(_template, drawing.source, self.renderer_path)
+
+    def svgs(self):
+        templates = {i: t.result() for i, t in self.templates.items()}
+        svgs = [templates[m].fill(self.drawings[m], d) for d, m in zip(self.drawings, self.model)]
+        redo = {i: self._lay_out(self.drawings[i])  # texts the SVG spells otherwise
+                for i, svg in enumerate(svgs) if svg is None}
+        for i, template in redo.items():
+            svgs[i] = template.result().fill(self.drawings[i], self.drawings[i])
+        return svgs
 
 
-def _templates(which, drawings, renderer_path):
-    """{drawing index: _Template} for the drawings listed, laid out by the renderer."""
-    runs = max(1, min(os.cpu_count() or 1, 4, len(which)))
-    sources = [drawings[i].source for i in which]
-    size = sum(map(len, sources))
-    batches, batch, filled = [], [], 0
-    for source in sources:  # consecutive batches of about equal size, one per run
-        batch.append(source)
-        filled += len(source)
-        if filled >= size * (len(batches) + 1) / runs:
-            batches.append(_Source("\n".join(batch)))
-            batch = []
-    if batch:
-        batches.append(_Source("\n".join(batch)))
-    with concurrent.futures.ThreadPoolExecutor(len(batches)) as pool:
-        raws = list(pool.map(lambda b: dot.render(b, "svg", renderer_path), batches))
-    svgs = [m.group(0).decode() for raw in raws for m in _SVG.finditer(raw)]
-    if len(svgs) != len(which):
-        raise dot.GradtoolError(f"the renderer returned {len(svgs)} drawings for "
-                                f"{len(which)} views")
-    return {i: _Template(_COMMENT.sub("", svg).replace(_FONT_ATTRS, ""))
-            for i, svg in zip(which, svgs)}
+def _template(source, renderer_path):
+    svg = _SVG.search(dot.render(_Source(source), "svg", renderer_path))
+    if svg is None:
+        raise dot.GradtoolError(f"the renderer {renderer_path} wrote no SVG for a view")
+    return _Template(_COMMENT.sub("", svg.group(0).decode()).replace(_FONT_ATTRS, ""))
 
 
 class _Source:
