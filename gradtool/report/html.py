@@ -258,7 +258,7 @@ class _Template:
         return "".join(out)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1 << 16)
 def _svg_text(text):
     """A text as Graphviz writes it in SVG."""
     for a, b in _SVG_ESCAPES:
@@ -280,7 +280,7 @@ def _quote_label(text):
     return f'"{text}"'
 
 
-_quoted_attr = functools.lru_cache(maxsize=None)(graphviz.quoting.quote)
+_quoted_attr = functools.lru_cache(maxsize=1024)(graphviz.quoting.quote)
 
 
 def _node_data(node, view, element, fails):
@@ -292,7 +292,7 @@ def _node_data(node, view, element, fails):
         elif s.state != "live":
             row["value"] = s.state
         else:
-            row.update(shape=fmt_shape(s.shape, s.dtype), dtype=s.dtype,
+            row.update(shape=_shape(s.shape, s.dtype), dtype=s.dtype,
                        version=f"{s.version_saved} / {s.version_now}", bytes=fmt_bytes(s.nbytes),
                        stats=f"min {fmt_num(s.min)}, mean {fmt_num(s.mean)}, "
                              f"max {fmt_num(s.max)}")
@@ -303,15 +303,28 @@ def _node_data(node, view, element, fails):
                                                      if s.modified_at else "")
         saved.append(row)
     data = {"id": node.id, "name": node.name, "kind": node.kind, "label": node.label,
-            "module": " › ".join(name for _, name, _ in node.module_path) or None,
+            "module": _module_text(node.module_path),
             "site": node.site, "view": view, "el": element, "saved": saved,
-            "outputs": [fmt_shape(*node.outputs[k]) for k in sorted(node.outputs)],
+            "outputs": [_shape(*node.outputs[k]) for k in sorted(node.outputs)],
             "metadata": node.metadata, "fails": list(fails)}
     if node.leaf is not None:
         leaf = node.leaf
-        data["leaf"] = {"shape": fmt_shape(leaf.shape, leaf.dtype),
+        data["leaf"] = {"shape": _shape(leaf.shape, leaf.dtype),
                         "requires_grad": leaf.requires_grad, "grad norm": fmt_num(leaf.grad_norm)}
     return data
+
+
+def _shape(shape, dtype):
+    return _shape_text(tuple(shape), dtype)
+
+
+# the same few shapes and module paths come back for thousands of nodes
+_shape_text = functools.lru_cache(maxsize=4096)(fmt_shape)
+
+
+@functools.lru_cache(maxsize=4096)
+def _module_text(module_path):
+    return " › ".join(name for _, name, _ in module_path) or None
 
 
 def _script_json(data):
