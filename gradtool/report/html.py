@@ -1,6 +1,7 @@
 """`gradtool render --format html`: one self-contained page to explore the backward graph.
-Graphviz lays out every view at render time (one run for all of them): the top view as the
-static drawing groups it, and one view per collapsed box, opened. The page only shows SVG,
+Graphviz lays out every view at render time: the top view as the static drawing groups it,
+and one view per collapsed box, opened; views drawn alike (the blocks of a stack) are laid out
+once (_Layouts). The page only shows SVG,
 pans, zooms, switches views and reads the node data embedded as JSON: no layout library, no
 network."""
 import concurrent.futures
