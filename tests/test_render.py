@@ -5,6 +5,7 @@ import json
 import os
 import re
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -343,6 +344,18 @@ def test_views_alike_but_for_a_text_the_model_repeats_are_laid_out_each():
         svgs = layouts.svgs()
     assert ">p1<" in svgs[0] and ">p2<" in svgs[1] and ">p3<" in svgs[1]
     assert "p1" not in svgs[1]
+
+
+def test_saved_tensor_stats_skip_nans_and_are_nan_when_all_are():
+    x = gt.tensor([1.0, float("nan"), 3.0, -2.0], requires_grad=True)
+    y = gt.tensor([float("nan")] * 2, requires_grad=True)
+    snap = take_snapshot([(x.exp().sum() + y.exp().sum())])
+    stats = {n.saved[0].shape: (n.saved[0].min, n.saved[0].mean, n.saved[0].max)
+             for n in snap.nodes if n.name == "ExpBackward0"}
+    # exp saves its result: exp(x) of the numbers, the NaN left out
+    assert stats[(4,)] == pytest.approx((np.exp(-2), (np.exp(1) + np.exp(3) + np.exp(-2)) / 3,
+                                         np.exp(3)))
+    assert all(np.isnan(v) for v in stats[(2,)])
 
 
 # ---------------------------------------------------------------- through the CLI

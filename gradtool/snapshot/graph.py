@@ -2,6 +2,7 @@
 (autograd.walk): nodes with stable ids in the order backward runs them, their edges, output
 shapes, saved values and leaves. Reports (text, dot, json) and diagnostics read only this."""
 import dataclasses
+import math
 import os
 from typing import Optional
 
@@ -250,9 +251,12 @@ def _saved_info(name, value):
     if array.size and array.dtype.kind in "fiub":
         with np.errstate(all="ignore"):
             values = array.astype(np.float64, copy=False)
-            info.min, info.mean, info.max = (float(np.nanmin(values)), float(np.nanmean(values)),
-                                             float(np.nanmax(values))) \
-                if not np.all(np.isnan(values)) else (float("nan"),) * 3
+            stats = float(values.min()), float(values.mean()), float(values.max())
+            if any(map(math.isnan, stats)):  # NaNs inside: the stats of the rest (4x slower)
+                stats = (float(np.nanmin(values)), float(np.nanmean(values)),
+                         float(np.nanmax(values))) \
+                    if not np.all(np.isnan(values)) else (float("nan"),) * 3
+            info.min, info.mean, info.max = stats
     return info
 
 
