@@ -63,38 +63,36 @@ def _draw_views(captures, show_saved, expand, depth, layouts, views, nodes):
             parent = box.parent
             while parent is not None and parent not in opens:
                 parent = parent.parent
+            clusters, shown = {}, []
+            _open_inside(box, prefix, clusters, shown)
             views.append({"target": t, "title": box.title or cap.target.name,
                           "parent": opens.get(parent, None) if box is not plan.root else None,
                           "prefix": prefix,
                           "collapsed": {prefix + b.key: b for b in layout.collapsed_within(box)},
-                          "clusters": {prefix + b.key: [prefix + n for n in _shown(plan, b, box)]
-                                       for b in box.boxes() if not _hidden(b, box)}})
-            for n in box.node_ids():
-                if plan.visible(n, box) == n:
-                    nodes[f"t{t}:{n}"] = (snap.by_id[n], v, prefix + n, failing.get(n, ()))
+                          "clusters": clusters})
+            for n in shown:
+                nodes[f"t{t}:{n}"] = (snap.by_id[n], v, prefix + n, failing.get(n, ()))
         for v in range(first, len(views)):  # a collapsed box opens the view laid out for it
             views[v]["collapsed"] = {k: opens[b] for k, b in views[v]["collapsed"].items()}
 
 
-def _hidden(box, within):
-    """Inside a collapsed box of this view (so not drawn as a frame)."""
-    p = box
-    while p is not within:
-        if p.collapsed:
-            return True
-        p = p.parent
-    return False
-
-
-def _shown(plan, box, within):
-    """Ids of what the view draws inside an open frame: nodes and collapsed boxes."""
+def _open_inside(box, prefix, clusters, shown):
+    """What a view of `box` draws in each open frame inside it: `clusters` gets frame id ->
+    ids of its nodes and collapsed boxes (those of frames inside it too), in the order of the
+    graph; `shown` gets the nodes the view draws themselves. Returns box's own such ids."""
     out = []
-    for n in box.node_ids():
-        item = plan.visible(n, within)
-        key = item.key if isinstance(item, layout.Box) else item
-        if not out or out[-1] != key:
-            out.append(key)
-    return list(dict.fromkeys(out))
+    for item in box.items:
+        if not isinstance(item, layout.Box):
+            out.append(prefix + item)
+            shown.append(item)
+        elif item.collapsed:
+            out.append(prefix + item.key)
+        else:
+            key = prefix + item.key
+            clusters[key] = None  # the frames in the order Box.boxes() gives them
+            clusters[key] = _open_inside(item, prefix, clusters, shown)
+            out.extend(clusters[key])
+    return out
 
 
 class _Layouts:
