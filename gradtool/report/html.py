@@ -174,16 +174,18 @@ class _Drawing:
     def _id(self, name, before=""):
         return f'"{before}@{self.ids.setdefault(name, len(self.ids))}@"'
 
-    def _attrs(self, attrs):
+    def _attrs(self, attrs, label=None):
         out = self._parts
-        for k, v in attrs.items():
-            if k == "label":
-                self.labels.append(v)
-                out.append(" label=")
-                self._label_at.append(len(out))
-                out.append(_quote_label(v))
-            else:
-                out.append(f" {k}={_quoted_attr(v)}")
+        if label is None:
+            label = attrs.get("label")
+            attrs = {k: v for k, v in attrs.items() if k != "label"}
+        if label is not None:
+            self.labels.append(label)
+            out.append(" label=")
+            self._label_at.append(len(out))
+            out.append(_quote_label(label))
+        if attrs:
+            out.append(_attr_list(tuple(attrs.items())))
 
     def _write(self, g, top=False):
         out = self._parts
@@ -202,7 +204,7 @@ class _Drawing:
             if entry[0] == "node":
                 _, name, label, attrs = entry
                 out.append(self._id(name) + " [")
-                self._attrs({"label": label, **attrs})
+                self._attrs(attrs, label)
                 out.append("]\n")
             elif entry[0] == "edge":
                 _, tail, head, attrs = entry
@@ -279,7 +281,10 @@ def _quote_label(text):
     return f'"{text}"'
 
 
-_quoted_attr = functools.lru_cache(maxsize=1024)(graphviz.quoting.quote)
+@functools.lru_cache(maxsize=1024)
+def _attr_list(attrs):
+    """ k=v ... for the few attribute sets that come back (colours, styles)."""
+    return "".join(f" {k}={graphviz.quoting.quote(v)}" for k, v in attrs)
 
 
 def _node_data(node, view, element, fails):
