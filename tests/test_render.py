@@ -5,6 +5,7 @@ import json
 import os
 import re
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -280,6 +281,81 @@ def test_html_page_is_self_contained_and_carries_saved_values():
     for n in data["nodes"].values():  # every node's element is in the view it names
         view = text[text.index(f'<div class="view" id="view{n["view"]}"'):]
         assert f'<title>{n["el"]}</title>' in view[:view.index("</svg>")]
+
+
+def _stack_capture(tmp_path, blocks, steps):
+    """examples/resnet_like.py's model with `blocks` residual blocks and `steps` cell calls."""
+    path = tmp_path / "stack.py"
+    path.write_text(f"import sys\nsys.path.insert(0, {EXAMPLES!r})\n"
+                    "import gradtool\nfrom resnet_like import ResNetLike\n"
+                    f"gradtool.manual_seed(0)\nmodel = ResNetLike(depth={blocks}, "
+                    f"steps={steps}).double()\n\n\n@gradtool.example((2, 4))\n"
+                    "def stack(x):\n    return model(x)\n")
+    return one_capture(str(path))
+
+
+def test_page_laying_out_views_drawn_alike_once_equals_laying_out_each(tmp_path, monkeypatch):
+    # blocks 0-9 and 10-11 differ only in their digits: reuse must give
+    # each view its own ids and names where Graphviz would have put them
+    cap = _stack_capture(tmp_path, blocks=12, steps=3)
+    renderer = dot.find_renderer("auto", "svg")
+    laid_out = []
+    real = html._template
+    monkeypatch.setattr(html, "_template", lambda source, r: laid_out.append(source) or
+                        real(source, r))
+    reused = html.page([cap], renderer)
+    shared = len(laid_out)
+    laid_out.clear()
+    fresh = html.page([cap], renderer, reuse=False)
+    assert shared < len(laid_out) // 2  # the blocks' views share layouts
+    assert reused == fresh
+    text = reused.decode()
+    data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>',
+                                text, re.S).group(1))
+    blocks = {int(m.group(1)): v for v, view in enumerate(data["views"])
+              if (m := re.fullmatch(r"model\.blocks\.(\d+)\.mlp\.0 \(Linear\)", view["title"]))}
+    assert {3, 4, 10, 11} <= blocks.keys()
+    for block, v in blocks.items():  # each block's own view names its own parameters
+        svg = text[text.index(f'<div class="view" id="view{v}"'):]
+        svg = svg[:svg.index("</svg>")]
+        assert set(re.findall(r">model\.blocks\.(\d+)\.", svg)) == {str(block)}
+        assert f'<title>t0v{v}_' in svg and not re.search(rf"<title>t0v(?!{v}_)", svg)
+
+
+def test_views_alike_but_for_a_text_the_model_repeats_are_laid_out_each():
+    # the model says "p1" twice where the other view says "p2" and "p3": one text of the
+    # model's SVG cannot stand for both, so that view gets its own layout
+    def drawing(a, b):
+        g = html._Recorder("view")
+        g.node("x", a)
+        g.node("y", b)
+        g.edge("x", "y")
+        return html._Drawing(g)
+    one, other = drawing("p1", "p1"), drawing("p2", "p3")
+    assert one.key == other.key
+    renderer = dot.find_renderer("auto", "svg")
+    template = html._template(one.source, renderer)
+    assert template.fill(one, other) is None
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        layouts = html._Layouts(pool, renderer)
+        layouts.add(one)
+        layouts.add(other)
+        svgs = layouts.svgs()
+    assert ">p1<" in svgs[0] and ">p2<" in svgs[1] and ">p3<" in svgs[1]
+    assert "p1" not in svgs[1]
+
+
+def test_saved_tensor_stats_skip_nans_and_are_nan_when_all_are():
+    x = gt.tensor([1.0, float("nan"), 3.0, -2.0], requires_grad=True)
+    y = gt.tensor([float("nan")] * 2, requires_grad=True)
+    snap = take_snapshot([(x.exp().sum() + y.exp().sum())])
+    stats = {n.saved[0].shape: (n.saved[0].min, n.saved[0].mean, n.saved[0].max)
+             for n in snap.nodes if n.name == "ExpBackward0"}
+    # exp saves its result: exp(x) of the numbers, the NaN left out
+    assert stats[(4,)] == pytest.approx((np.exp(-2), (np.exp(1) + np.exp(3) + np.exp(-2)) / 3,
+                                         np.exp(3)))
+    assert all(np.isnan(v) for v in stats[(2,)])
 
 
 # ---------------------------------------------------------------- through the CLI

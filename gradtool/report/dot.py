@@ -121,7 +121,8 @@ def _draw_items(g, box, snapshot, ident, failing, tooltips):
             elif item.kind == "repeat":  # open, it is only its members
                 _draw_items(g, item, snapshot, ident, failing, tooltips)
             else:
-                frame = graphviz.Digraph(f"cluster_{ident(item)}", graph_attr={
+                # a frame of g's own kind: html.py draws into a lighter recorder
+                frame = type(g)(f"cluster_{ident(item)}", graph_attr={
                     "label": item.title, "style": "dashed,rounded", "color": "gray50",
                     "margin": "10"})
                 _draw_items(frame, item, snapshot, ident, failing, tooltips)

@@ -1,9 +1,11 @@
 """`gradtool render --format html`: one self-contained page to explore the backward graph.
-Graphviz lays out every view at render time (one run for all of them): the top view as the
-static drawing groups it, and one view per collapsed box, opened. The page only shows SVG,
+Graphviz lays out every view at render time: the top view as the static drawing groups it,
+and one view per collapsed box, opened; views drawn alike (the blocks of a stack) are laid out
+once (_Layouts). The page only shows SVG,
 pans, zooms, switches views and reads the node data embedded as JSON: no layout library, no
 network."""
 import concurrent.futures
+import functools
 import html
 import json
 import os
@@ -19,9 +21,31 @@ _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _FONT_ATTRS = ' font-family="Helvetica,sans-Serif" font-size="10.00"' 
 
 
-def page(captures, renderer_path, show_saved=False, expand=False, depth=None):
-    """The page's bytes, for the captures (snapshot.capture.Capture) of one file's targets."""
-    views, nodes, sources = [], {}, []
+def page(captures, renderer_path, show_saved=False, expand=False, depth=None, reuse=True):
+    """The page's bytes, for the captures (snapshot.capture.Capture) of one file's targets.
+    `reuse`: views drawn alike (ids aside, digits aside) are laid out once (see _Layouts)."""
+    views, nodes = [], {}
+    pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1)
+    try:
+        layouts = _Layouts(pool, renderer_path, reuse)
+        _draw_views(captures, show_saved, expand, depth, layouts, views, nodes)
+        nodes = {k: _node_data(*args) for k, args in nodes.items()}  # the renderer runs meanwhile
+        roots = [v for v, view in enumerate(views) if view["parent"] is None]
+        data = _script_json({"targets": [c.target.name for c in captures], "roots": roots,
+                             "views": views, "nodes": nodes})
+        svgs = layouts.svgs()
+    finally:
+        pool.shutdown(cancel_futures=True)
+    body = "".join(f'<div class="view" id="view{v}" hidden>{svg}</div>'
+                   for v, svg in enumerate(svgs))
+    title = html.escape(", ".join(c.target.name for c in captures))
+    return (_TEMPLATE.replace("%TITLE%", title).replace("%VIEWS%", body)
+            .replace("%DATA%", data)).encode()
+
+
+def _draw_views(captures, show_saved, expand, depth, layouts, views, nodes):
+    """Every view drawn (and handed to `layouts`), its data appended to `views`, and what
+    `nodes` will show of each node (its arguments to _node_data)."""
     for t, cap in enumerate(captures):
         snap = cap.snapshot
         plan = layout.make_plan(snap, depth, expand)
@@ -32,75 +56,235 @@ def page(captures, renderer_path, show_saved=False, expand=False, depth=None):
             v = len(views)
             opens[box] = v
             prefix = f"t{t}v{v}_"
-            g = graphviz.Digraph(f"v{v}", graph_attr=dot.GRAPH_ATTR, node_attr=dot.NODE_ATTR,
-                                 edge_attr=dot.EDGE_ATTR)
+            g = _Recorder("view")
             dot.draw(g, snap, show_saved, prefix=prefix, plan=plan, within=box,
                      diagnoses=cap.diagnostics, failing=failing, tooltips=False)
-            sources.append(g.source)
+            layouts.add(_Drawing(g))
             parent = box.parent
             while parent is not None and parent not in opens:
                 parent = parent.parent
+            clusters, shown = {}, []
+            _open_inside(box, prefix, clusters, shown)
             views.append({"target": t, "title": box.title or cap.target.name,
                           "parent": opens.get(parent, None) if box is not plan.root else None,
                           "prefix": prefix,
                           "collapsed": {prefix + b.key: b for b in layout.collapsed_within(box)},
-                          "clusters": {prefix + b.key: [prefix + n for n in _shown(plan, b, box)]
-                                       for b in box.boxes() if not _hidden(b, box)}})
-            for n in box.node_ids():
-                if plan.visible(n, box) == n:
-                    nodes[f"t{t}:{n}"] = _node_data(snap.by_id[n], v, prefix + n,
-                                                    failing.get(n, ()))
+                          "clusters": clusters})
+            for n in shown:
+                nodes[f"t{t}:{n}"] = (snap.by_id[n], v, prefix + n, failing.get(n, ()))
         for v in range(first, len(views)):  # a collapsed box opens the view laid out for it
             views[v]["collapsed"] = {k: opens[b] for k, b in views[v]["collapsed"].items()}
-    svgs = _layout_all(sources, renderer_path)
-    roots = [v for v, view in enumerate(views) if view["parent"] is None]
-    data = {"targets": [c.target.name for c in captures], "roots": roots, "views": views,
-            "nodes": nodes}
-    body = "".join(f'<div class="view" id="view{v}" hidden>{svg}</div>'
-                   for v, svg in enumerate(svgs))
-    title = html.escape(", ".join(c.target.name for c in captures))
-    return (_TEMPLATE.replace("%TITLE%", title).replace("%VIEWS%", body)
-            .replace("%DATA%", _script_json(data))).encode()
 
 
-def _hidden(box, within):
-    """Inside a collapsed box of this view (so not drawn as a frame)."""
-    p = box
-    while p is not within:
-        if p.collapsed:
-            return True
-        p = p.parent
-    return False
-
-
-def _shown(plan, box, within):
-    """Ids of what the view draws inside an open frame: nodes and collapsed boxes."""
+def _open_inside(box, prefix, clusters, shown):
+    """What a view of `box` draws in each open frame inside it: `clusters` gets frame id ->
+    ids of its nodes and collapsed boxes (those of frames inside it too), in the order of the
+    graph; `shown` gets the nodes the view draws themselves. Returns box's own such ids."""
     out = []
-    for n in box.node_ids():
-        item = plan.visible(n, within)
-        key = item.key if isinstance(item, layout.Box) else item
-        if not out or out[-1] != key:
-            out.append(key)
-    return list(dict.fromkeys(out))
+    for item in box.items:
+        if not isinstance(item, layout.Box):
+            out.append(prefix + item)
+            shown.append(item)
+        elif item.collapsed:
+            out.append(prefix + item.key)
+        else:
+            key = prefix + item.key
+            clusters[key] = None  # the frames in the order Box.boxes() gives them
+            clusters[key] = _open_inside(item, prefix, clusters, shown)
+            out.extend(clusters[key])
+    return out
 
 
-def _layout_all(sources, renderer_path):
-    """Every view's SVG, from one run of the renderer per core (several graphs per input)."""
-    runs = max(1, min(os.cpu_count() or 1, 4, len(sources) // 20))
-    share = -(-len(sources) // runs)
-    batches = [_Source("\n".join(sources[i:i + share])) for i in range(0, len(sources), share)]
-    with concurrent.futures.ThreadPoolExecutor(len(batches)) as pool:
-        raws = list(pool.map(lambda b: dot.render(b, "svg", renderer_path), batches))
-    svgs = [m.group(0).decode() for raw in raws for m in _SVG.finditer(raw)]
-    if len(svgs) != len(sources):
-        raise dot.GradtoolError(f"the renderer returned {len(svgs)} drawings for "
-                                f"{len(sources)} views")
-    return [_COMMENT.sub("", s).replace(_FONT_ATTRS, "") for s in svgs]
+class _Layouts:
+    """Every view's SVG. Views drawn alike (the same DOT once ids are numbered in order and
+    digits set to 0: the blocks of a stack, the steps of a loop) are laid out once and the
+    SVG reused with each view's own ids and texts; Helvetica's digits all have one width, so
+    the layout is the one the view would get on its own. Each new likeness is laid out as
+    soon as it is drawn, by the renderer in its own process, while the page is drawn on."""
+
+    def __init__(self, pool, renderer_path, reuse=True):
+        self.pool, self.renderer_path, self.reuse = pool, renderer_path, reuse
+        self.drawings, self.model, self.first, self.templates = [], [], {}, {}
+
+    def add(self, drawing):
+        i = len(self.drawings)
+        self.drawings.append(drawing)
+        self.model.append(self.first.setdefault(drawing.key if self.reuse else i, i))
+        if self.model[i] == i:
+            self.templates[i] = self._lay_out(drawing)
+
+    def _lay_out(self, drawing):
+        return self.pool.submit(_template, drawing.source, self.renderer_path)
+
+    def svgs(self):
+        templates = {i: t.result() for i, t in self.templates.items()}
+        svgs = [templates[m].fill(self.drawings[m], d) for d, m in zip(self.drawings, self.model)]
+        redo = {i: self._lay_out(self.drawings[i])  # texts the SVG spells otherwise
+                for i, svg in enumerate(svgs) if svg is None}
+        for i, template in redo.items():
+            svgs[i] = template.result().fill(self.drawings[i], self.drawings[i])
+        return svgs
+
+
+def _template(source, renderer_path):
+    svg = _SVG.search(dot.render(_Source(source), "svg", renderer_path))
+    if svg is None:
+        raise dot.GradtoolError(f"the renderer {renderer_path} wrote no SVG for a view")
+    return _Template(_COMMENT.sub("", svg.group(0).decode()).replace(_FONT_ATTRS, ""))
 
 
 class _Source:
     def __init__(self, source):
         self.source = source
+
+
+class _Recorder:
+    """Stands for a graphviz.Digraph in dot.draw: keeps the calls (quoting every attribute
+    as it goes was most of the page's time); _Drawing writes them as DOT."""
+
+    def __init__(self, name, graph_attr=None):
+        self.name, self.graph_attr, self.body = name, graph_attr or {}, []
+
+    def node(self, name, label, **attrs):
+        self.body.append(("node", name, label, attrs))
+
+    def edge(self, tail, head, **attrs):
+        self.body.append(("edge", tail, head, attrs))
+
+    def subgraph(self, frame):
+        self.body.append(("frame", frame))
+
+
+class _Drawing:
+    """A view as DOT with its ids numbered in order of appearance ("@3@"), so that views
+    drawn alike have one source; `key` also sets the labels' digits to 0."""
+
+    def __init__(self, recorder):
+        self.ids, self.labels = {}, []  # real id -> number; label texts in order
+        self._parts, self._label_at = [], []
+        self._write(recorder, top=True)
+        self.source = "".join(self._parts)
+        for i in self._label_at:
+            self._parts[i] = _DIGITS.sub("0", self._parts[i])
+        self.key = "".join(self._parts)
+        self.ids = list(self.ids)
+        self.lines = "\n".join(self.labels).split("\n")  # as the SVG's <text>s hold them
+        del self._parts, self._label_at
+
+    def _id(self, name, before=""):
+        return f'"{before}@{self.ids.setdefault(name, len(self.ids))}@"'
+
+    def _attrs(self, attrs, label=None):
+        out = self._parts
+        if label is None:
+            label = attrs.get("label")
+            attrs = {k: v for k, v in attrs.items() if k != "label"}
+        if label is not None:
+            self.labels.append(label)
+            out.append(" label=")
+            self._label_at.append(len(out))
+            out.append(_quote_label(label))
+        if attrs:
+            out.append(_attr_list(tuple(attrs.items())))
+
+    def _write(self, g, top=False):
+        out = self._parts
+        if top:
+            out.append("digraph view {\n")
+            for kind, attrs in (("graph", dot.GRAPH_ATTR), ("node", dot.NODE_ATTR),
+                                ("edge", dot.EDGE_ATTR)):
+                out.append(kind + " [")
+                self._attrs(attrs)
+                out.append("]\n")
+        else:
+            out.append(f'subgraph {self._id(g.name[len("cluster_"):], "cluster_")} {{\ngraph [')
+            self._attrs(g.graph_attr)
+            out.append("]\n")
+        for entry in g.body:
+            if entry[0] == "node":
+                _, name, label, attrs = entry
+                out.append(self._id(name) + " [")
+                self._attrs(attrs, label)
+                out.append("]\n")
+            elif entry[0] == "edge":
+                _, tail, head, attrs = entry
+                out.append(f"{self._id(tail)} -> {self._id(head)} [")
+                self._attrs(attrs)
+                out.append("]\n")
+            else:
+                self._write(entry[1])
+        out.append("}\n")
+
+
+class _Template:
+    """A laid-out view's SVG cut where views drawn alike differ: the ids in <title>s and the
+    texts; fill() puts in another view's."""
+
+    def __init__(self, svg):
+        self.parts, self.texts, at = [], set(), 0
+        for m in _SLOT.finditer(svg):
+            title, text = m.group(1), m.group(2)
+            start = m.start(1) if title is not None else m.start(2)
+            self.parts.append(svg[at:start])
+            if title is not None:
+                for i, piece in enumerate(_ID.split(title)):  # text, id number, text, ...
+                    self.parts.append(int(piece) if i % 2 else piece)
+                at = m.end(1)
+            else:
+                self.parts.append((text,))
+                self.texts.add(text)
+                at = m.end(2)
+        self.parts.append(svg[at:])
+
+    def fill(self, model, drawing):
+        """The SVG for `drawing`, laid out as `model` (drawn alike); None if the texts that
+        differ cannot be told apart (one line of the model's is two different lines of the
+        drawing's) or are not found as the renderer spelled them."""
+        texts = {}
+        if drawing is not model:
+            pairs = set(zip(model.lines, drawing.lines))
+            if len(pairs) != len(set(model.lines)):
+                return None
+            texts = {_svg_text(a): _svg_text(b) for a, b in pairs if a != b}
+            if not texts.keys() <= self.texts:
+                return None
+        ids, out = drawing.ids, []
+        for part in self.parts:
+            if part.__class__ is str:
+                out.append(part)
+            elif part.__class__ is int:
+                out.append(ids[part])
+            else:
+                out.append(texts.get(part[0], part[0]))
+        return "".join(out)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _svg_text(text):
+    """A text as Graphviz writes it in SVG."""
+    for a, b in _SVG_ESCAPES:
+        text = text.replace(a, b)
+    return text
+
+
+_SVG_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("'", "&#39;"),
+                ("-", "&#45;"))
+_DIGITS = re.compile(r"\d")
+_ID = re.compile(r"@(\d+)@")
+_SLOT = re.compile(r"<title>(.*?)</title>|<text\b[^>]*>(.*?)</text>", re.S)
+
+
+def _quote_label(text):
+    """graphviz's quoting (HTML-like labels kept, quotes escaped), quick for plain text."""
+    if '"' in text or "\\" in text or text[:1] == "<":
+        return graphviz.quoting.quote(text)
+    return f'"{text}"'
+
+
+@functools.lru_cache(maxsize=1024)
+def _attr_list(attrs):
+    """ k=v ... for the few attribute sets that come back (colours, styles)."""
+    return "".join(f" {k}={graphviz.quoting.quote(v)}" for k, v in attrs)
 
 
 def _node_data(node, view, element, fails):
@@ -112,7 +296,7 @@ def _node_data(node, view, element, fails):
         elif s.state != "live":
             row["value"] = s.state
         else:
-            row.update(shape=fmt_shape(s.shape, s.dtype), dtype=s.dtype,
+            row.update(shape=_shape(s.shape, s.dtype), dtype=s.dtype,
                        version=f"{s.version_saved} / {s.version_now}", bytes=fmt_bytes(s.nbytes),
                        stats=f"min {fmt_num(s.min)}, mean {fmt_num(s.mean)}, "
                              f"max {fmt_num(s.max)}")
@@ -123,15 +307,28 @@ def _node_data(node, view, element, fails):
                                                      if s.modified_at else "")
         saved.append(row)
     data = {"id": node.id, "name": node.name, "kind": node.kind, "label": node.label,
-            "module": " › ".join(name for _, name, _ in node.module_path) or None,
+            "module": _module_text(node.module_path),
             "site": node.site, "view": view, "el": element, "saved": saved,
-            "outputs": [fmt_shape(*node.outputs[k]) for k in sorted(node.outputs)],
+            "outputs": [_shape(*node.outputs[k]) for k in sorted(node.outputs)],
             "metadata": node.metadata, "fails": list(fails)}
     if node.leaf is not None:
         leaf = node.leaf
-        data["leaf"] = {"shape": fmt_shape(leaf.shape, leaf.dtype),
+        data["leaf"] = {"shape": _shape(leaf.shape, leaf.dtype),
                         "requires_grad": leaf.requires_grad, "grad norm": fmt_num(leaf.grad_norm)}
     return data
+
+
+def _shape(shape, dtype):
+    return _shape_text(tuple(shape), dtype)
+
+
+# the same few shapes and module paths come back for thousands of nodes
+_shape_text = functools.lru_cache(maxsize=4096)(fmt_shape)
+
+
+@functools.lru_cache(maxsize=4096)
+def _module_text(module_path):
+    return " › ".join(name for _, name, _ in module_path) or None
 
 
 def _script_json(data):

@@ -2,6 +2,7 @@
 (autograd.walk): nodes with stable ids in the order backward runs them, their edges, output
 shapes, saved values and leaves. Reports (text, dot, json) and diagnostics read only this."""
 import dataclasses
+import math
 import os
 from typing import Optional
 
@@ -250,9 +251,12 @@ def array_stats(array):
         return None, None, None
     with np.errstate(all="ignore"):
         values = array.astype(np.float64, copy=False)
-        if np.all(np.isnan(values)):
-            return (float("nan"),) * 3
-        return float(np.nanmin(values)), float(np.nanmean(values)), float(np.nanmax(values))
+        stats = float(values.min()), float(values.mean()), float(values.max())
+        if any(map(math.isnan, stats)):  # NaNs inside: the stats of the rest (4x slower)
+            if np.all(np.isnan(values)):
+                return (float("nan"),) * 3
+            stats = float(np.nanmin(values)), float(np.nanmean(values)), float(np.nanmax(values))
+        return stats
 
 
 def short_repr(value, limit=60):
