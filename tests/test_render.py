@@ -165,6 +165,25 @@ def test_each_module_call_is_its_own_box_nested_with_parameters_inside():
     assert box.parent.parent.parent.title == "model (Twice)"
 
 
+def test_a_model_run_again_groups_its_parameters_as_the_first_time():
+    """A parameter's AccumulateGrad (and its module tag) outlives a forward pass: a second
+    target running the same model (the first one's graph still held) must put each
+    parameter in its module's call of this run, not of the first."""
+    model = Twice()
+    names = {f"model.{k}": p for k, p in model.named_parameters()}
+    modules = {id(m): f"model.{k}" if k else "model" for k, m in model.named_modules()}
+    plans, held = [], []
+    for _ in range(2):
+        held.append(model(gt.randn(2, 3)))
+        snapshot = take_snapshot([held[-1]], names, module_names=modules)
+        plans.append((snapshot, layout.make_plan(snapshot, expand=True)))
+    for snapshot, plan in plans:
+        weight = next(n for n in snapshot.nodes if n.label == "model.block.fc.weight")
+        assert plan.box_of[weight.id].title == "model.block.fc (Linear) call 1/2"
+    first, again = ([b.title for b in plan.root.boxes()] for _, plan in plans)
+    assert first == again
+
+
 def test_depth_collapses_deeper_module_calls_and_expand_opens_everything():
     cap = one_capture(ex("resnet_like.py"))
     shallow = layout.make_plan(cap.snapshot, depth=0)

@@ -134,8 +134,7 @@ class TorchTrace(TorchFunctionMode):
         for parameter, tag in self._parameters.values():
             if parameter.requires_grad:
                 meta = torch.autograd.graph.get_gradient_edge(parameter).node.metadata
-                for key, value in tag.items():
-                    meta.setdefault(key, value)
+                meta.update(tag)  # (a tag left by an earlier run is stale)
         return super().__exit__(*exc)
 
     def _module_entered(self, module, args):

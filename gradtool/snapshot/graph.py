@@ -127,6 +127,7 @@ def take_snapshot(outputs, named=None, sites=None, module_names=None, engine=Non
     order = E.topological_order([edge[0] for edge in edges if edge is not None])
     ids = {node: f"n{i}" for i, node in enumerate(order)}
     by_node = {node: _node_info(E, node, ids[node], ids, module_names or {}) for node in order}
+    _place_parameters(E, by_node)
     for node in order:
         for (child, nr), meta in zip(node.next_functions, E.edge_meta(node)):
             if child is not None:
@@ -209,6 +210,34 @@ def _module_name(metadata):
 
 
 _MODULE_KEYS = ("module", "module_type", "nn_module_stack", "module_calls")  # nn's, shown apart
+
+
+def _place_parameters(E, by_node):
+    """A parameter's AccumulateGrad outlives a forward pass, and so does the module call its
+    tag names: a call of an earlier pass (a target run before, holding the same model) is
+    not in this graph. Such a parameter goes to the first call of its module in this graph
+    (as a fresh tag would), or to none."""
+    infos = by_node.values()
+    calls_here = {call for info in infos if info.kind != "leaf"
+                  for call, _, _ in info.module_path}
+    stale = [(node, info) for node, info in by_node.items() if info.kind == "leaf"
+             and info.module_path and info.module_path[-1][0] not in calls_here]
+    if not stale:
+        return
+    first_call = {}  # id(module) -> the module path of its first call in this graph
+    for node, info in by_node.items():
+        stack = (E.metadata(node) or {}).get("nn_module_stack") or ()
+        if info.kind == "leaf" or len(stack) != len(info.module_path):
+            continue
+        for depth, (_, module) in enumerate(stack):
+            known = first_call.get(id(module))
+            if known is None or info.module_path[depth][0] < known[-1][0]:
+                first_call[id(module)] = info.module_path[:depth + 1]
+    for node, info in stale:
+        module = E.metadata(node)["nn_module_stack"][-1][1]
+        info.module_path = first_call.get(id(module), ())
+        if not info.module_path:
+            info.module = None
 
 
 def _module_path(metadata, module_names):
