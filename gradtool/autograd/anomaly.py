@@ -19,6 +19,9 @@ def is_anomaly_check_nan_enabled():
     return enabled and check_nan
 
 
+_ours = {}  # code filename -> whether it is gradtool's (abspath per frame was the cost)
+
+
 def user_site(depth_limit=50):
     """(filename, lineno, function) of the innermost caller outside gradtool, or None."""
     frame = sys._getframe(1)
@@ -26,7 +29,10 @@ def user_site(depth_limit=50):
         if frame is None:
             return None
         filename = frame.f_code.co_filename
-        if not os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep):
+        ours = _ours.get(filename)
+        if ours is None:
+            ours = _ours[filename] = os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
+        if not ours:
             return (filename, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back
     return None
