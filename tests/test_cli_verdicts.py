@@ -685,8 +685,11 @@ def test_timeout_stops_a_target_and_the_others_still_run(runs):
     targets = _targets(r)
     error = targets["forever"]["error"]
     assert "--timeout 0.5" in error["message"]
-    assert error["location"].endswith(
-        f"loops.py:{_line(runs['folder'], 'loops.py', 'x = x * 1.0')}")
+    # the line the loop was on when the alarm rang: any line of the loop (a race)
+    first = _line(runs['folder'], 'loops.py', 'while True:')
+    last = _line(runs['folder'], 'loops.py', 'pass')
+    where, _, line = error["location"].rpartition(":")
+    assert where.endswith("loops.py") and first <= int(line) <= last, error["location"]
     assert targets["quick"]["error"] is None
 
 
