@@ -11,7 +11,7 @@ import sys
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ..snapshot.trace import Cut, OpEvent
+from ..snapshot.trace import OpEvent, TraceRecords
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _GRADTOOL_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -88,29 +88,14 @@ class _ModuleCall:
                     "module_calls": outer_tag.get("module_calls", ()) + (self.call_id,)}
 
 
-class TorchTrace(TorchFunctionMode):
-    """Context manager recording every torch op run inside it (ForwardTrace's records). The
-    tensors it saw are kept alive while the trace lives, so their ids stay unique."""
+class TorchTrace(TraceRecords, TorchFunctionMode):
+    """Context manager recording every torch op run inside it (ForwardTrace's records)."""
 
     def __init__(self, target_code=None):
-        super().__init__()
-        self.events = []
-        self.made_by = {}
-        self.detached = {}
-        self.site_of_node = {}
-        self.cuts = []
-        self.detached_from = {}
-        self._keep = []
-        self._target_code = target_code
-        self._target_frame = None
+        TraceRecords.__init__(self, target_code)
+        TorchFunctionMode.__init__(self)
         self._modules = []        # module calls in progress, innermost last
         self._parameters = {}     # id(parameter) -> (parameter, tag of its module's call)
-
-    def local_names(self):
-        if self._target_frame is None:
-            return {}
-        return {id(v): k for k, v in self._target_frame.f_locals.items()
-                if isinstance(v, torch.Tensor) and not k.startswith("_")}
 
     # ---- entering and leaving
     def __enter__(self):
@@ -167,49 +152,23 @@ class TorchTrace(TorchFunctionMode):
         return out
 
     def _cut(self, kind, op, tensor, out):
-        if not torch.is_grad_enabled() or not _called_by_user():
-            return
-        source = self.detached_from.get(id(tensor))
-        if kind == "numpy" and source is not None:  # x.detach().numpy(): one round-trip
-            source.kind, source.op = "numpy", source.op + ".numpy()"
-            return
-        if not tensor.requires_grad:
-            return
-        result = out if isinstance(out, torch.Tensor) else None
-        cut = Cut(kind, op, id(tensor), id(result) if result is not None else None, user_site())
-        self.cuts.append(cut)
-        self._keep.append(tensor)
-        if result is not None:
-            self._keep.append(result)
-            self.detached_from[id(result)] = cut
+        if torch.is_grad_enabled() and _called_by_user():
+            self._add_cut(kind, op, tensor, out if isinstance(out, torch.Tensor) else None,
+                          user_site())
 
     def _record(self, name, tensors, result):
         outputs = _tensors(result, [])
         if not outputs:
             return
-        grad_enabled, inference = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
-        requires = any(x.requires_grad for x in tensors)
         with torch.no_grad():
             nonfinite = not all(_finite(o) for o in outputs) and all(_finite(x) for x in tensors)
-        event = OpEvent(name, [id(x) for x in tensors], [id(o) for o in outputs], grad_enabled,
-                        inference, requires, user_site(), nonfinite)
-        self.events.append(event)
-        if not grad_enabled and not inference and requires and _called_by_user():
-            source = next(x for x in tensors if x.requires_grad)
-            self.cuts.append(Cut("no_grad", name, id(source), id(outputs[0]), event.site))
-        if self._target_frame is None and self._target_code is not None:
-            frame = sys._getframe(1)
-            while frame is not None and frame.f_code is not self._target_code:
-                frame = frame.f_back
-            self._target_frame = frame
-        self._keep.extend(tensors)
-        self._keep.extend(outputs)
+        event = OpEvent(name, [id(x) for x in tensors], [id(o) for o in outputs],
+                        torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
+                        any(x.requires_grad for x in tensors), user_site(), nonfinite)
+        nodes = [o.grad_fn for o in outputs]
+        self._add_event(event, tensors, outputs, nodes, _called_by_user)
         tag = self._modules[-1].tag if self._modules else None
-        for o in outputs:
-            self.made_by[id(o)] = event
-            node = o.grad_fn
-            if node is not None:
-                self.site_of_node.setdefault(node, event.site)
-                if tag is not None and "module" not in node.metadata:
+        if tag is not None:
+            for node in nodes:
+                if node is not None and "module" not in node.metadata:
                     node.metadata.update(tag)
-

@@ -101,7 +101,7 @@ def _module_parameters(modules):
 
 
 def _names_from_trace(E, trace):
-    frame_locals = trace._target_frame.f_locals if trace._target_frame is not None else {}
+    frame_locals = trace.target_frame.f_locals if trace.target_frame is not None else {}
     return [(v, k) for k, v in frame_locals.items()
             if E.is_tensor(v) and not k.startswith("_")]
 

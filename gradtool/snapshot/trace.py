@@ -61,9 +61,10 @@ def _finite(t):
     return t._data.dtype.kind != "f" or bool(np.all(np.isfinite(t._data)))
 
 
-class ForwardTrace:
-    """Context manager recording every op run inside it. Tensors it saw are kept alive while
-    the trace lives, so their ids stay unique."""
+class TraceRecords:
+    """What a forward trace records, whichever engine it watches (ForwardTrace here,
+    engines/torch_trace.py on torch): the ops, the cuts, the site of each node and the target's
+    frame. Tensors it saw are kept alive while the trace lives, so their ids stay unique."""
 
     def __init__(self, target_code=None):
         self.events = []
@@ -74,14 +75,46 @@ class ForwardTrace:
         self.detached_from = {}  # id(tensor) -> the Cut that made it
         self._keep = []
         self._target_code = target_code
-        self._target_frame = None  # kept: a returned frame still holds its final locals
+        self.target_frame = None  # kept: a returned frame still holds its final locals
 
-    def local_names(self):
-        """id(tensor) -> the name it had in the target function when that returned."""
-        if self._target_frame is None:
-            return {}
-        return {id(v): k for k, v in self._target_frame.f_locals.items()
-                if isinstance(v, T.Tensor) and not k.startswith("_")}
+    def _add_cut(self, kind, op, tensor, result, site):
+        """A value taken out of the graph (result: the tensor made, or None for a number)."""
+        source = self.detached_from.get(id(tensor))
+        if kind == "numpy" and source is not None:  # x.detach().numpy(): one round-trip
+            source.kind, source.op = "numpy", source.op + ".numpy()"
+            return
+        if not tensor.requires_grad:
+            return
+        cut = Cut(kind, op, id(tensor), id(result) if result is not None else None, site)
+        self.cuts.append(cut)
+        self._keep.append(tensor)
+        if result is not None:
+            self._keep.append(result)
+            self.detached_from[id(result)] = cut
+
+    def _add_event(self, event, tensors, outputs, nodes, called_by_user):
+        """An op the forward ran: its event, a no_grad cut if the user's code ran it with grad
+        mode off on a tensor that requires grad, the target's frame once, the nodes' sites."""
+        self.events.append(event)
+        if not event.grad_enabled and not event.inference and event.any_input_requires_grad \
+                and called_by_user():
+            source = next(x for x in tensors if x.requires_grad)
+            self.cuts.append(Cut("no_grad", event.op, id(source), id(outputs[0]), event.site))
+        if self.target_frame is None and self._target_code is not None:
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code is not self._target_code:
+                frame = frame.f_back
+            self.target_frame = frame
+        self._keep.extend(tensors)
+        self._keep.extend(outputs)
+        for o, node in zip(outputs, nodes):
+            self.made_by[id(o)] = event
+            if node is not None:
+                self.site_of_node.setdefault(node, event.site)
+
+
+class ForwardTrace(TraceRecords):
+    """Context manager recording every op run inside it on gradtool's engine."""
 
     def __enter__(self):
         self._saved = (T.call, T.call_inplace, T.Tensor.detach)
@@ -132,20 +165,8 @@ class ForwardTrace:
         if current_task() is not None or not grad_mode.state.grad_enabled \
                 or not _called_by_user():
             return
-        source = self.detached_from.get(id(tensor))
-        if kind == "numpy" and source is not None:  # x.detach().numpy(): one round-trip
-            source.kind, source.op = "numpy", source.op + ".numpy()"
-            return
-        if not tensor._requires_grad:
-            return
-        result = out if isinstance(out, T.Tensor) else None
-        cut = Cut(kind, op, id(tensor), id(result) if result is not None else None,
-                  anomaly.user_site())
-        self.cuts.append(cut)
-        self._keep.append(tensor)
-        if result is not None:
-            self._keep.append(result)
-            self.detached_from[id(result)] = cut
+        self._add_cut(kind, op, tensor, out if isinstance(out, T.Tensor) else None,
+                      anomaly.user_site())
 
     def _record(self, name, inputs, result):
         from ..autograd.engine import current_task
@@ -159,19 +180,4 @@ class ForwardTrace:
                         grad_mode.state.grad_enabled, grad_mode.state.inference,
                         any(x._requires_grad for x in tensors), anomaly.user_site(),
                         not all(_finite(o) for o in outputs) and all(_finite(x) for x in tensors))
-        self.events.append(event)
-        if not event.grad_enabled and not event.inference and event.any_input_requires_grad \
-                and _called_by_user():
-            source = next(x for x in tensors if x._requires_grad)
-            self.cuts.append(Cut("no_grad", name, id(source), id(outputs[0]), event.site))
-        if self._target_frame is None and self._target_code is not None:
-            frame = sys._getframe(1)
-            while frame is not None and frame.f_code is not self._target_code:
-                frame = frame.f_back
-            self._target_frame = frame
-        self._keep.extend(tensors)
-        self._keep.extend(outputs)
-        for o in outputs:
-            self.made_by[id(o)] = event
-            if o._grad_fn is not None:
-                self.site_of_node.setdefault(o._grad_fn, event.site)
+        self._add_event(event, tensors, outputs, [o._grad_fn for o in outputs], _called_by_user)
