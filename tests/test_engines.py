@@ -315,20 +315,17 @@ def test_the_engine_of_gradtool_tensors_is_gradtool_and_gradtool_needs_no_torch_
 
 @pytest.mark.parity
 @pytest.mark.skipif(torch is None, reason="torch is not installed")
-def test_gradtools_checks_take_torch_tensors_and_say_it_in_torchs_words():
+def test_gradtools_checks_take_torch_tensors_and_say_it_in_torchs_words(tmp_path):
+    import importlib.util
+
     from gradtool.checks import GradcheckError
     from gradtool.testing import GradcheckAssertionError, assert_gradcheck
-
-    class WrongSin(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x.sin()
-
-        @staticmethod
-        def backward(ctx, grad):
-            x, = ctx.saved_tensors
-            return grad * x.cos() * 1.1
+    user = tmp_path / "broken_torch.py"
+    user.write_text(BROKEN)
+    spec = importlib.util.spec_from_file_location("broken_torch", user)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # real torch: no gradtool alias here
+    WrongSin = module.WrongSin
 
     x = torch.randn(4, dtype=torch.float64, requires_grad=True)
     assert gt.autograd.gradcheck(torch.sin, (x,), check_forward_ad=True)
