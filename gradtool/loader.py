@@ -304,9 +304,6 @@ def _forward_params(cls):
     return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
-NUMBER_ANNOTATIONS = ("float", "int", "bool", "complex", "Optional[float]", "float | None")
-
-
 def _generated(param):
     """What a Function's forward gets for this parameter: its default if it has one, a number
     if it is annotated as one, else a generated tensor."""

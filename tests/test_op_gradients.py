@@ -31,6 +31,7 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 import gradtool as gt
 from gradtool.autograd import tensor as tensor_module
 from gradtool.autograd.ops import derivatives as D
+from gradtool.autograd.ops import generic, registry
 from gradcheck_util import check_grads
 
 HYPOTHESIS = settings(max_examples=25, deadline=None, derandomize=True,
@@ -1108,7 +1109,7 @@ def test_float32_grads(case):
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_batched_grads_match_one_at_a_time(case):
     """autograd.grad(is_grads_batched=True) equals grad() for each element of the batch, stacked:
-    rows with `on_batches` run their batched formulas, the others one element at a time. Batch
+    rows marked `batches` run their formulas on the batch, the others one element at a time. Batch
     sizes include the sizes of the inputs' dims (3, 4), so a batch dim that broadcasts against
     the wrong dim cannot pass."""
     rng = np.random.default_rng(6)
@@ -1132,21 +1133,22 @@ def test_batched_grads_match_one_at_a_time(case):
 
 
 def test_every_batched_row_is_reached_batched():
-    """Each row declaring `on_batches` runs its batched formulas in the sweep above."""
+    """Each row declaring `batches` runs its formulas on a batch in the sweep above."""
     reached = set()
-    real = D.OpNode.apply_batched
+    real = registry.OpNode.apply
 
-    def apply_batched(node, grads):
-        reached.add(type(node).spec)
+    def apply(node, grads):
+        if generic.batch.lead:
+            reached.add(type(node).spec)
         return real(node, grads)
 
-    D.OpNode.apply_batched = apply_batched
+    registry.OpNode.apply = apply
     try:
         for c in CASES:
             test_batched_grads_match_one_at_a_time(c)
     finally:
-        D.OpNode.apply_batched = real
-    batched_rows = {s for s in D.TABLE.values() if s.batch_formulas is not None}
+        registry.OpNode.apply = real
+    batched_rows = {s for s in D.TABLE.values() if s.node_class.batches}
     assert batched_rows - reached == set(), sorted(s.name for s in batched_rows - reached)
 
 
@@ -1166,7 +1168,7 @@ def recording():
     place) and `OpNode.apply` (every op's backward)."""
     rec = Recorder()
     real_call, real_inplace = tensor_module.call, tensor_module.call_inplace
-    real_apply = D.OpNode.apply
+    real_apply = registry.OpNode.apply
 
     def call(spec, inputs, args=()):
         out = real_call(spec, inputs, args)
@@ -1188,12 +1190,12 @@ def recording():
         return real_apply(node, grads)
 
     tensor_module.call, tensor_module.call_inplace = call, call_inplace
-    D.OpNode.apply = apply
+    registry.OpNode.apply = apply
     try:
         yield rec
     finally:
         tensor_module.call, tensor_module.call_inplace = real_call, real_inplace
-        D.OpNode.apply = real_apply
+        registry.OpNode.apply = real_apply
 
 
 def exercise(case):
@@ -1218,7 +1220,7 @@ def test_every_table_op_is_covered():
     not matter, and each case must reach the rows it claims (so dropping the only case for a
     row fails)."""
     table = set(D.TABLE.values())
-    assert table and all(isinstance(s, D.OpSpec) for s in table)
+    assert table and all(isinstance(s, registry.OpSpec) for s in table)
     declared = {name for c in CASES for name in c.covers}
     assert declared <= set(D.TABLE), f"unknown TABLE names: {declared - set(D.TABLE)}"
     assert declared == set(D.TABLE), f"no case for: {sorted(set(D.TABLE) - declared)}"
@@ -1724,13 +1726,13 @@ def test_every_row_jvp_runs_in_the_sweep():
     """Each row's jvp is reached by the forward-mode sweep above (the rows that only
     backward formulas use, such as select_backward, through forward-over-reverse)."""
     reached = set()
-    real = D.OpSpec.tangent
+    real = registry.OpSpec.tangent
 
     def tangent(spec, *args):
         reached.add(spec)
         return real(spec, *args)
 
-    D.OpSpec.tangent = tangent
+    registry.OpSpec.tangent = tangent
     try:
         for c in CASES:
             inputs, _ = build(c, np.random.default_rng(7))
@@ -1739,7 +1741,7 @@ def test_every_row_jvp_runs_in_the_sweep():
             if c.order2:
                 test_forward_over_reverse_second_order(c)
     finally:
-        D.OpSpec.tangent = real
+        registry.OpSpec.tangent = real
     never = set(D.TABLE.values()) - reached
     assert not never, sorted(repr(s) for s in never)
 

@@ -32,9 +32,6 @@ bool_ = dtype("bool", np.bool_)
 
 ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
 BY_NUMPY = {d.numpy: d for d in ALL}
-# torch's aliases: torch.float is float32, torch.double float64, torch.long int64, ...
-ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
-           "int": int32, "long": int64, "bool": bool_}
 DEFAULT_FLOAT = np.dtype(np.float32)
 
 

@@ -15,9 +15,9 @@ import threading
 from . import anomaly, grad_mode
 from . import tensor as T  # tensor.py imports this module too: use T.Tensor at call time only
 from .node import AccumulateGrad, GraphRoot, accumulator_of
-from .ops import formulas as F
-from .ops import kernels as K
 from .walk import count_dependencies, topological_order
+
+generic = None  # ops/generic.py, bound at the end of tensor.py (it needs Tensor)
 
 
 def _as_tuple(x):
@@ -231,11 +231,14 @@ def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate, bat
     try:
         # Documented conventions such as sqrt'(0) = inf are results, not accidents: no warnings.
         quiet = T.ERRSTATE.set(T.QUIET)
+        if batch is not None:  # the formulas' ops count dims after the batch dim
+            generic.batch.lead = 1
         try:
             captured = _execute(root, counts, needed, reached, captures, len(inputs or ()),
                                 retain_graph, create_graph, accumulate, batch)
         finally:
             T.ERRSTATE.reset(quiet)
+            generic.batch.lead = 0
         for callback in task.callbacks:
             callback()
         return captured
@@ -307,7 +310,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
         if grads is not None or node is root:
             grads = grads or []
             if batch is not None:
-                out = (node.apply_batched(grads) if node.batches else
+                out = (node.apply(grads) if node.batches else
                        _apply_per_element(node, grads, batch))
             else:
                 if on_arrays and not node.takes_arrays:
@@ -384,14 +387,18 @@ def _wrong_count(node, out):
 def _apply_per_element(node, grads, batch):
     """A node with no batched formulas, in a batched backward: applied to each element of the
     batch in turn, its gradients checked and stacked."""
-    Tensor = T.Tensor
+    one = (lambda g: g) if node.takes_arrays else T.Tensor._wrap
     per_element = []
-    for b in range(batch):
-        out = node.apply([None if g is None else Tensor._wrap(g[b, ...]) for g in grads])
-        if len(out) != len(node.next_functions):
-            _wrong_count(node, out)
-        per_element.append([None if g is None else _data(_validate(node, i, g))
-                            for i, g in enumerate(out)])
+    generic.batch.lead = 0  # one element at a time: no batch dim
+    try:
+        for b in range(batch):
+            out = node.apply([None if g is None else one(g[b, ...]) for g in grads])
+            if len(out) != len(node.next_functions):
+                _wrong_count(node, out)
+            per_element.append([None if g is None else _data(_validate(node, i, g))
+                                for i, g in enumerate(out)])
+    finally:
+        generic.batch.lead = 1
     stacked = []
     for column in zip(*per_element):
         given = next((g for g in column if g is not None), None)
@@ -419,8 +426,7 @@ def _validate(node, i, g, batch=None):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
                                f"{i} - got {list(got)} but expected shape compatible "
                                f"with {list(shape)}")
-        g = (K.sum_to(g, shape, batched=batch is not None) if on_array else
-             F.sum_to(g, shape))
+        g = generic.sum_to(g, shape)
         data = g if on_array else g._data
     if data.dtype != dtype:
         if dtype.kind != "f" or data.dtype.kind != "f":

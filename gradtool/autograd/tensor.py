@@ -314,7 +314,7 @@ def _save(plan, inputs, args, arrays, results):
             saved[name] = args[where]
         else:
             index, suffix = where
-            saved[name] = _D.derived(arrays[index], suffix)
+            saved[name] = derived(arrays[index], suffix)
     return saved
 
 
@@ -373,7 +373,7 @@ def _check_writable(spec, target, out, inputs, args):
                            f"{_LEGACY_TYPE_NAMES.get(data.dtype.name)}")
     if spec is _D.COPY and isinstance(inputs[1], Tensor) and _same_data(data, inputs[1]._data):
         return  # a copy onto itself: torch writes nothing, so checks nothing
-    if not data.flags.writeable or (spec not in _WRITES_OVERLAPPING and _internal_overlap(data)):
+    if not data.flags.writeable or (not spec.writes_overlapping and _internal_overlap(data)):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the tensor "
                            "before performing the operation.")
@@ -383,8 +383,8 @@ def _check_writable(spec, target, out, inputs, args):
         # mask is its masked_fill_): nothing read overlaps
     for x in inputs[1:]:  # (tensors on the same memory share the version counter)
         if isinstance(x, Tensor) and x._version_counter is counter and (
-                _overlap(data, x._data, full_allowed=spec not in _READS_NO_OVERLAP)
-                if x is not target else spec in _READS_NO_OVERLAP):
+                _overlap(data, x._data, full_allowed=not spec.reads_no_overlap)
+                if x is not target else spec.reads_no_overlap):
             raise RuntimeError("unsupported operation: some elements of the input tensor and "
                                "the written-to tensor refer to a single memory location. Please "
                                "clone() the tensor before performing the operation.")
@@ -481,7 +481,7 @@ def _flat(arrays):
 
 def _shape_error(spec, arrays, error):
     shapes = [np.shape(a) for a in _flat(arrays) if isinstance(a, np.ndarray)]
-    if len(shapes) == 2 and spec.name in _BROADCASTING_OPS:
+    if len(shapes) == 2 and spec.broadcasts:
         a, b = shapes
         for i in range(1, max(len(a), len(b)) + 1):
             sa = a[-i] if i <= len(a) else 1
@@ -490,10 +490,6 @@ def _shape_error(spec, arrays, error):
                 return (f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) "
                         f"at non-singleton dimension {max(len(a), len(b)) - i}")
     return f"{spec.name}: {error} (shapes {', '.join(str(list(s)) for s in shapes)})"
-
-
-_BROADCASTING_OPS = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "where",
-                     "masked_fill", "rsub"}
 
 
 _C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
@@ -888,12 +884,6 @@ class Tensor:
     def __rtruediv__(self, other):  # as torch: other * (1 / self)
         return call(_D.MUL, (self.reciprocal(), other))
 
-    def reciprocal(self):
-        return call(_D.RECIPROCAL, (self,))
-
-    def reciprocal_(self):
-        return call_inplace(_D.RECIPROCAL, (self,))
-
     def __pow__(self, exponent):
         if isinstance(exponent, Tensor):
             return call(_D.POW_TENSOR, (self, exponent))
@@ -907,7 +897,6 @@ class Tensor:
     def __neg__(self):
         return call(_D.NEG, (self,))
 
-    neg = negative = __neg__
 
     def __pos__(self):
         return self
@@ -915,7 +904,6 @@ class Tensor:
     def __abs__(self):
         return call(_D.ABS, (self,))
 
-    abs = __abs__
 
     def __matmul__(self, other):
         return matmul(self, other)
@@ -1033,49 +1021,7 @@ class Tensor:
     def argmin(self, dim=None, keepdim=False):
         return _arg_reduce(np.argmin, self, dim, keepdim)
 
-    # ---------------- elementwise math ----------------
-    def exp(self):
-        return call(_D.EXP, (self,))
-
-    def log(self):
-        return call(_D.LOG, (self,))
-
-    def log1p(self):
-        return call(_D.LOG1P, (self,))
-
-    def expm1(self):
-        return call(_D.EXPM1, (self,))
-
-    def sqrt(self):
-        return call(_D.SQRT, (self,))
-
-    def rsqrt(self):
-        return call(_D.RSQRT, (self,))
-
-    def sin(self):
-        return call(_D.SIN, (self,))
-
-    def cos(self):
-        return call(_D.COS, (self,))
-
-    def tan(self):
-        return call(_D.TAN, (self,))
-
-    def tanh(self):
-        return call(_D.TANH, (self,))
-
-    def sigmoid(self):
-        return call(_D.SIGMOID, (self,))
-
-    def relu(self):
-        return call(_D.RELU, (self,))
-
-    def sign(self):
-        return call(_D.SIGN, (self,))
-
-    def erf(self):
-        return call(_D.ERF, (self,))
-
+    # ---------------- elementwise math (one-input ops: generated from the table) -----------
     def clamp(self, min=None, max=None):
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -1125,56 +1071,6 @@ class Tensor:
         return call_inplace(_D.POW, (self,), (exponent,))
 
     __iadd__, __isub__, __imul__, __itruediv__, __ipow__ = add_, sub_, mul_, div_, pow_
-
-    def neg_(self):
-        return call_inplace(_D.NEG, (self,))
-
-    def abs_(self):
-        return call_inplace(_D.ABS, (self,))
-
-    def exp_(self):
-        return call_inplace(_D.EXP, (self,))
-
-    def log_(self):
-        return call_inplace(_D.LOG, (self,))
-
-    def sqrt_(self):
-        return call_inplace(_D.SQRT, (self,))
-
-    def tanh_(self):
-        return call_inplace(_D.TANH, (self,))
-
-    def sigmoid_(self):
-        return call_inplace(_D.SIGMOID, (self,))
-
-    def relu_(self):
-        return call_inplace(_D.RELU, (self,))
-
-    def sin_(self):
-        return call_inplace(_D.SIN, (self,))
-
-    def cos_(self):
-        return call_inplace(_D.COS, (self,))
-
-    def tan_(self):
-        return call_inplace(_D.TAN, (self,))
-
-    def log1p_(self):
-        return call_inplace(_D.LOG1P, (self,))
-
-    def expm1_(self):
-        return call_inplace(_D.EXPM1, (self,))
-
-    def rsqrt_(self):
-        return call_inplace(_D.RSQRT, (self,))
-
-    def sign_(self):
-        return call_inplace(_D.SIGN, (self,))
-
-    def erf_(self):
-        return call_inplace(_D.ERF, (self,))
-
-    negative_ = neg_
 
     def index_add_(self, dim, index, source, *, alpha=1):
         return call_inplace(_D.INDEX_ADD, (self, index, source),
@@ -2028,7 +1924,22 @@ def stack(tensors, dim=0):
 
 
 from .ops import derivatives as _D  # noqa: E402  (the table's formulas use Tensor: import last)
+from .ops.registry import derived  # noqa: E402
+from .ops import generic as _generic  # noqa: E402
+engine.generic = _generic  # (engine.py is imported before Tensor exists)
+
+
+def _method(spec, dispatch, name):
+    def method(self):
+        return dispatch(spec, (self,))
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"torch's Tensor.{name}(): the op table's {spec.name!r} row."
+    return method
+
+
+for _spec in _D.TABLE.values():  # the one-input ops' methods, out of place and in place
+    for _name in _spec.method_names:
+        setattr(Tensor, _name, _method(_spec, call, _name))
+        setattr(Tensor, _name + "_", _method(_spec, call_inplace, _name + "_"))
 from . import forward_ad as _forward_ad  # noqa: E402
 D = _D
-_WRITES_OVERLAPPING = {_D.FILL, _D.ZERO, _D.MASKED_FILL, _D.INDEX_PUT}  # (not fill_.Tensor)
-_READS_NO_OVERLAP = {_D.INDEX_PUT, _D.INDEX_ADD}  # no input may share memory with the target

@@ -1,13 +1,15 @@
 """torch's free functions that are Tensor methods too: gradtool.exp(x) is x.exp()."""
 from ..tensor import Tensor
+from .derivatives import TABLE
 
-_METHODS = ("abs neg reciprocal exp log log1p expm1 sqrt rsqrt sin cos tan tanh sigmoid relu "
-            "sign clamp clip sum mean var std prod max min amax amin logsumexp softmax log_softmax norm "
-            "mm addmm bmm mv dot reshape flatten squeeze unsqueeze transpose t permute split chunk "
-            "unbind gather scatter scatter_add masked_fill argmax argmin all any isnan isinf "
-            "isfinite clone detach numel eq ne lt le gt ge add sub mul div pow erf cumsum cumprod "
-            "flip fliplr flipud roll tile triu tril sort argsort topk index_select index_add "
-            "outer ger bernoulli diagonal").split()
+# the table's one-input ops, then the methods that parse their arguments before dispatching
+_METHODS = [name for spec in TABLE.values() for name in spec.method_names] + (
+    "clamp clip sum mean var std prod max min amax amin logsumexp softmax log_softmax norm "
+    "mm addmm bmm mv dot reshape flatten squeeze unsqueeze transpose t permute split chunk "
+    "unbind gather scatter scatter_add masked_fill argmax argmin all any isnan isinf "
+    "isfinite clone detach numel eq ne lt le gt ge add sub mul div pow cumsum cumprod "
+    "flip fliplr flipud roll tile triu tril sort argsort topk index_select index_add "
+    "outer ger bernoulli diagonal").split()
 
 
 def _function(name):
@@ -21,7 +23,6 @@ def _function(name):
 
 
 FUNCTIONS = {name: _function(name) for name in _METHODS}
-FUNCTIONS["negative"] = FUNCTIONS["neg"]
 FUNCTIONS["equal"] = lambda a, b: a.equal(b)
 FUNCTIONS["allclose"] = lambda a, b, **kw: a.allclose(b, **kw)
 FUNCTIONS["is_tensor"] = lambda obj: isinstance(obj, Tensor)

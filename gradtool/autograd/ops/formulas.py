@@ -1,47 +1,18 @@
 """Derivative formulas that need local variables, named after torch's (FunctionsManual.cpp).
-All are written with gradtool ops on Tensors, so they are themselves differentiable."""
+Each is written once with the ops of `generic`, which take Tensors (recording: gradients of
+gradients) or numpy arrays (the engine's first-order path)."""
 import math
 
 import numpy as np
 
-from .. import tensor as T  # bound late: tensor.py imports the table that imports this module
-from . import kernels as K
-
-
-def where(condition, x, y):
-    return T.where(condition, x, y)
-
-
-def zeros_like(t):
-    return T.Tensor._wrap(np.zeros_like(t._data))
-
-
-def zeros(shape, like):
-    return T.Tensor._wrap(np.zeros(shape, dtype=like._data.dtype))
-
-
-def cat(tensors, dim):
-    return T.cat(tensors, dim)
-
-
-def stack(tensors, dim):
-    return T.stack(tensors, dim)
-
-
-def slice(t, dim, start, end, step):
-    return T.call(T.D.SLICE, (t,), (dim, start, end, step))
-
-
-def index(t, indices):
-    return T.call(T.D.INDEX, (t,), (indices,))
-
-
-def index_put(t, indices, values):
-    return T.call(T.D.INDEX_PUT, (t, values), (indices, False))
-
-
-def scatter_add(t, dim, index, src):
-    return T.call(T.D.SCATTER_ADD, (t, index, src), (dim,))
+from .. import grad_mode
+from . import derivatives as table  # bound late: the table imports this module
+from .generic import (abs, any_true, by_row, cat, clamp, constant, cumprod, cumsum, detach,
+                      exp, expand, flip, index_add, index_select, isnan, log, log1p, mean,
+                      masked_fill, mm, numel, ones_like, permute, prod, reshape, scatter,
+                      sigmoid, sign, slice, sum, sum_to, t, tanh, erf, transpose, unsqueeze, var,
+                      where, zeros, zeros_like)
+from .kernels import is_column_major
 
 
 def scale(grad, alpha):
@@ -53,22 +24,9 @@ def materialize(grads, output_meta, keep_undefined=False):
     grads = list(grads) + [None] * (len(output_meta) - len(grads))
     if keep_undefined:
         return grads
-    return [g if g is not None or meta is None else T.Tensor._wrap(np.zeros(*meta))
-            for g, meta in zip(grads, output_meta)]
-
-
-def sum_to(grad, shape):
-    """Sum a broadcast gradient back down to `shape`: the one place broadcasting is undone."""
-    shape = tuple(shape)
-    gshape = grad._data.shape
-    if gshape == shape:
-        return grad
-    lead = len(gshape) - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
-    if dims:
-        grad = grad.sum(dims, keepdim=True)
-    return grad.reshape(shape) if lead else grad
+    like = next(g for g in grads if g is not None)
+    return [g if g is not None or meta is None else
+            constant(np.zeros(*meta), like) for g, meta in zip(grads, output_meta)]
 
 
 def restore_reduced_dims(t, dim, keepdim):
@@ -76,12 +34,12 @@ def restore_reduced_dims(t, dim, keepdim):
     if keepdim:
         return t
     for d in sorted(dim):
-        t = t.unsqueeze(d)
+        t = unsqueeze(t, d)
     return t
 
 
 def sum_backward(grad, sizes, dim, keepdim):
-    return restore_reduced_dims(grad, dim, keepdim).expand(sizes)
+    return expand(restore_reduced_dims(grad, dim, keepdim), sizes)
 
 
 def mean_backward(grad, sizes, dim, keepdim):
@@ -93,33 +51,33 @@ def var_backward(grad, self, dim, correction, keepdim):
     # d var / dx = 2 (x - mean) / (N - correction)
     n = int(np.prod([self.shape[d] for d in dim]))
     grad = restore_reduced_dims(grad, dim, keepdim)
-    scale = 2.0 / (n - correction) if n != correction else float("inf")  # (nan, as torch)
-    return scale * grad * (self - self.mean(dim, keepdim=True))
+    factor = 2.0 / (n - correction) if n != correction else float("inf")  # (nan, as torch)
+    return factor * grad * (self - mean(self, dim, keepdim=True))
 
 
 def std_backward(grad, self, dim, correction, keepdim, result):
     # d std = d var / (2 std); zero where std == 0, as torch
-    grad_var = (grad / (2 * result)).masked_fill(result == 0, 0)
+    grad_var = masked_fill(grad / (2 * result), result == 0, 0)
     return var_backward(grad_var, self, dim, correction, keepdim)
 
 
 def prod_backward(grad, self, result, dim, keepdim):
     """d prod / dx_i = product of the others; exact when some x are zero (no 0/0)."""
     if dim is None:
-        dim, keepdim = tuple(range(self.dim())), False
+        dim, keepdim = tuple(range(len(self.shape))), False
     elif isinstance(dim, int):
         dim = (dim,)
     grad = restore_reduced_dims(grad, dim, keepdim)
     result = restore_reduced_dims(result, dim, keepdim)
     is_zero = self == 0
     safe_self = where(is_zero, 1, self)
-    zeros_in_slice = is_zero.sum(dim, keepdim=True)
+    zeros_in_slice = sum(is_zero, dim, keepdim=True)
     # where x_i is the only zero, the product of the others is the product of the nonzeros
-    if T.grad_mode.state.grad_enabled and (zeros_in_slice > 1).any().item():
+    if grad_mode.state.grad_enabled and any_true(zeros_in_slice > 1):
         # building a double-backward graph: with several zeros in a slice, the product of
         # the others is 0 but its derivative is not, so form it exactly (as torch does)
         return grad * _prod_of_others(self, dim)
-    prod_nonzero = (T.call(T.D.PROD_DIM, (safe_self,), (dim, True)) if is_zero.any().item()
+    prod_nonzero = (by_row(table.PROD_DIM, (safe_self,), (dim, True)) if any_true(is_zero)
                     else result)
     others = where(is_zero, where(zeros_in_slice == 1, prod_nonzero, 0), result / safe_self)
     return grad * others
@@ -128,39 +86,37 @@ def prod_backward(grad, self, result, dim, keepdim):
 def _prod_of_others(self, dim):
     """For each element, the product of the other elements of its slice along `dim`:
     the slice laid out n times with a 1 on the diagonal, then multiplied out. O(n^2)."""
-    keep = tuple(d for d in range(self.dim()) if d not in dim)
+    keep = tuple(d for d in range(len(self.shape)) if d not in dim)
     perm = keep + tuple(dim)
-    moved = self.permute(perm)
-    kept_shape = moved.shape[:len(keep)]
+    moved = permute(self, perm)
+    kept_shape = tuple(moved.shape[:len(keep)])
     n = int(np.prod(moved.shape[len(keep):]))
-    flat = moved.reshape(kept_shape + (n,))
-    rows = flat.unsqueeze(-2).expand(kept_shape + (n, n))
-    diagonal = T.Tensor._wrap(np.eye(n, dtype=bool))
-    others = where(diagonal, 1, rows).prod(-1)
-    return others.reshape(moved.shape).permute(tuple(np.argsort(perm)))
+    rows = expand(unsqueeze(reshape(moved, kept_shape + (n,)), -2), kept_shape + (n, n))
+    others = prod(where(constant(np.eye(n, dtype=bool), self), 1, rows), -1)
+    return permute(reshape(others, tuple(moved.shape)), tuple(np.argsort(perm)))
 
 
 def evenly_distribute_backward(grad, self, result):
     mask = self == result
-    return where(mask, grad / mask.sum(), 0).expand(self.shape)
+    return expand(where(mask, grad / sum(mask), 0), tuple(self.shape))
 
 
 def amax_backward(grad, self, result, dim, keepdim):
     grad = restore_reduced_dims(grad, dim, keepdim)
     mask = self == restore_reduced_dims(result, dim, keepdim)
-    return grad / mask.sum(dim, keepdim=True) * mask  # (a product: nan reaches all, as torch)
+    return grad / sum(mask, dim, keepdim=True) * mask  # (a product: nan reaches all, as torch)
 
 
 def value_selecting_backward(grad, dim, indices, sizes, keepdim):
     if not keepdim:
-        grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
-    return zeros(sizes, grad).scatter(dim, indices, grad)
+        grad, indices = unsqueeze(grad, dim), unsqueeze(indices, dim)
+    return scatter(zeros(sizes, grad), dim, indices, grad)
 
 
 def logsumexp_backward(grad, self, result, dim, keepdim):
     grad = restore_reduced_dims(grad, dim, keepdim)
     result = restore_reduced_dims(result, dim, keepdim)
-    return grad * (self - result).exp()
+    return grad * exp(self - result)
 
 
 def norm_backward(grad, self, result, ord, dim, keepdim):
@@ -168,23 +124,23 @@ def norm_backward(grad, self, result, ord, dim, keepdim):
     ties of the inf norms share the gradient evenly. ord 0 has none (None, as torch)."""
     if ord == 0:
         return None
-    dim = range(self.dim()) if dim is None else dim
+    dim = tuple(range(len(self.shape))) if dim is None else tuple(dim)
     grad = restore_reduced_dims(grad, dim, keepdim)
     result = restore_reduced_dims(result, dim, keepdim)
     if ord == 1:
-        return self.sign() * grad
+        return sign(self) * grad
     if math.isinf(ord):
-        at_max = (self.abs() == result) | self.isnan()
-        return self.sign() * (grad / at_max.sum(tuple(dim), True)) * at_max
+        at_max = (abs(self) == result) | isnan(self)
+        return sign(self) * (grad / sum(at_max, dim, True)) * at_max
     # (the masked entries divide by 1, so gradients of gradients stay finite there)
     zero_norm = result == 0
     if ord < 1:
         zero = self == 0
-        scaled = self.sign() * where(zero, 0, where(zero, 1, self.abs()) ** (ord - 1))
+        scaled = sign(self) * where(zero, 0, where(zero, 1, abs(self)) ** (ord - 1))
         return scaled * grad * result ** (1 - ord)
     if ord == 2:
         return where(zero_norm, 0, grad * self / where(zero_norm, 1, result))
-    scaled = self.sign() * self.abs() ** (ord - 1) if ord < 2 else self * self.abs() ** (ord - 2)
+    scaled = sign(self) * abs(self) ** (ord - 1) if ord < 2 else self * abs(self) ** (ord - 2)
     return scaled * where(zero_norm, 0, grad / where(zero_norm, 1, result) ** (ord - 1))
 
 
@@ -192,9 +148,9 @@ def norm_jvp(self_t, self, result, ord, dim, keepdim):
     """J.t: each output reads its slice, so backward's J^T.1 times t, summed (0 for ord 0)."""
     if ord == 0:
         return zeros_like(result)
-    dims = tuple(range(self.dim())) if dim is None else tuple(dim)
-    return (norm_backward(ones_like(result), self, result, ord, dim, keepdim)
-            * self_t).sum(dims, keepdim)
+    dims = tuple(range(len(self.shape))) if dim is None else tuple(dim)
+    return sum(norm_backward(ones_like(result), self, result, ord, dim, keepdim) * self_t,
+               dims, keepdim)
 
 
 def clamp_backward(grad, self, min, max):
@@ -208,7 +164,7 @@ def clamp_backward(grad, self, min, max):
 
 def tie_split(grad, self, other, loses):
     """maximum/minimum: the full gradient to the winner, half to each at a tie."""
-    return where(self == other, grad / 2, grad).masked_fill(loses, 0)
+    return masked_fill(where(self == other, grad / 2, grad), loses, 0)
 
 
 def pow_backward(grad, self, exponent):
@@ -223,50 +179,50 @@ def pow_backward_self(grad, self, exponent):
 
 def pow_backward_exponent(grad, self, exponent, result):
     # d/de b^e = b^e log b; defined as 0 where b == 0 and e >= 0 (torch's convention)
-    if not isinstance(self, T.Tensor):  # a Python number as the base
+    if isinstance(self, (int, float, np.generic)):  # a Python number as the base
         return grad * result * float(np.log(self)) if self != 0 else zeros_like(grad)
     at_zero = (self == 0) & (exponent >= 0)
-    return where(at_zero, 0, grad * result * where(at_zero, 1, self).log())
+    return where(at_zero, 0, grad * result * log(where(at_zero, 1, self)))
 
 
 def mm_mat1_backward(grad, mat2, sizes, strides):
     """grad @ mat2^T, computed transposed when the input was column-major (a transposed
     weight), so its gradient comes back in the same layout, as torch's."""
-    if K.is_column_major(sizes, strides):
-        return mat2.mm(grad.t()).t()
-    return grad.mm(mat2.t())
+    if is_column_major(sizes, strides):
+        return t(mm(mat2, t(grad)))
+    return mm(grad, t(mat2))
 
 
 def mm_mat2_backward(grad, mat1, sizes, strides):
     """mat1^T @ grad, computed transposed when the input was column-major (x @ w.t(): w's
     gradient is then contiguous in w's own layout, with no copy), as torch's."""
-    if K.is_column_major(sizes, strides):
-        return grad.t().mm(mat1).t()
-    return mat1.t().mm(grad)
+    if is_column_major(sizes, strides):
+        return t(mm(t(grad), mat1))
+    return mm(t(mat1), grad)
 
 
 def select_backward(grad, sizes, dim, index):
-    return T.call(T.D.SELECT_BACKWARD, (grad,), (sizes, dim, index))
+    return by_row(table.SELECT_BACKWARD, (grad,), (sizes, dim, index))
 
 
 def diagonal_backward(grad, sizes, offset, dim1, dim2):
-    return T.call(T.D.DIAGONAL_BACKWARD, (grad,), (sizes, offset, dim1, dim2))
+    return by_row(table.DIAGONAL_BACKWARD, (grad,), (sizes, offset, dim1, dim2))
 
 
 def slice_backward(grad, sizes, dim, start, end, step):
-    return T.call(T.D.SLICE_BACKWARD, (grad,), (sizes, dim, start, end, step))
+    return by_row(table.SLICE_BACKWARD, (grad,), (sizes, dim, start, end, step))
 
 
 def leaky_relu_backward(grad, self, negative_slope, self_is_result):
-    return T.call(T.D.LEAKY_RELU_BACKWARD, (grad, self), (negative_slope, self_is_result))
+    return by_row(table.LEAKY_RELU_BACKWARD, (grad, self), (negative_slope, self_is_result))
 
 
 def threshold_backward(grad, self, threshold):
-    return T.call(T.D.THRESHOLD_BACKWARD, (grad, self), (threshold,))
+    return by_row(table.THRESHOLD_BACKWARD, (grad, self), (threshold,))
 
 
 def index_backward(grad, sizes, indices):
-    return T.call(T.D.INDEX_BACKWARD, (grad,), (sizes, indices))
+    return by_row(table.INDEX_BACKWARD, (grad,), (sizes, indices))
 
 
 def cat_backward(grad, sizes, dim):
@@ -277,88 +233,86 @@ def cat_backward(grad, sizes, dim):
     return grads
 
 
-def ones_like(t):
-    return T.Tensor._wrap(np.ones_like(t._data))
 # ---- activations ----
 def softplus(t, beta=1, threshold=20):
-    return T.call(T.D.SOFTPLUS, (t,), (beta, threshold))
+    return by_row(table.SOFTPLUS, (t,), (beta, threshold))
 
 
 def erf_backward(grad, self):
-    return grad * (2 / np.sqrt(np.pi)) * (-self * self).exp()
+    return grad * (2 / np.sqrt(np.pi)) * exp(-self * self)
 
 
 def gelu_backward(grad, self, approximate):
     if approximate == "tanh":
         k = np.sqrt(2 / np.pi)
-        t = (k * (self + 0.044715 * self ** 3)).tanh()
+        t = tanh(k * (self + 0.044715 * self ** 3))
         slope = k * (1 + 3 * 0.044715 * self * self)  # d(inner)/dx
         return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * slope)
-    cdf = 0.5 * (1 + (self * (1 / np.sqrt(2))).erf())
-    pdf = (-0.5 * self * self).exp() * (1 / np.sqrt(2 * np.pi))
+    cdf = 0.5 * (1 + erf(self * (1 / np.sqrt(2))))
+    pdf = exp(-0.5 * self * self) * (1 / np.sqrt(2 * np.pi))
     return grad * (cdf + self * pdf)
 
 
 def silu_backward(grad, self):
-    s = self.sigmoid()
+    s = sigmoid(self)
     return grad * s * (1 + self * (1 - s))
 
 
 def softplus_backward(grad, self, beta, threshold):
-    return where(self * beta > threshold, grad, grad * (self * beta).sigmoid())
+    return where(self * beta > threshold, grad, grad * sigmoid(self * beta))
 
 
 def elu_backward(grad, alpha, scale, input_scale, self=None, result=None):
     """From the input (EluBackward0) or, in place, from the output (EluBackward1)."""
     if result is not None:  # exp(x s) alpha scale = result + alpha scale where x <= 0
         return where(result > 0, grad * scale, grad * input_scale * (result + alpha * scale))
-    negative = grad * (input_scale * alpha * scale) * (self * input_scale).exp()
+    negative = grad * (input_scale * alpha * scale) * exp(self * input_scale)
     return where(self > 0, grad * scale, negative)
 
 
 # ---- losses (reduction: 0 none, 1 mean, 2 sum) ----
-def per_element(grad, reduction, numel):
+def per_element(grad, reduction, count):
     """The gradient of each element's loss: grad itself (none), or the reduced loss's grad
     spread over the elements (divided by their number for the mean)."""
-    return grad / numel if reduction == 1 else grad
+    return grad / count if reduction == 1 else grad
 
 
 def mse_loss_backward(grad, self, target, reduction):
     diff = self - target
-    return 2 * diff * per_element(grad, reduction, diff.numel())
+    return 2 * diff * per_element(grad, reduction, numel(diff))
 
 
 def smooth_l1_loss_backward(grad, self, target, reduction, beta):
     diff = self - target
-    slope = diff.sign() if beta == 0 else where(diff.abs() < beta, diff / beta, diff.sign())
-    return slope * per_element(grad, reduction, diff.numel())
+    slope = sign(diff) if beta == 0 else where(abs(diff) < beta, diff / beta, sign(diff))
+    return slope * per_element(grad, reduction, numel(diff))
 
 
 def huber_loss_backward(grad, self, target, reduction, delta):
     diff = self - target
-    slope = where(diff.abs() <= delta, diff, diff.sign() * delta)
-    return slope * per_element(grad, reduction, diff.numel())
+    slope = where(abs(diff) <= delta, diff, sign(diff) * delta)
+    return slope * per_element(grad, reduction, numel(diff))
 
 
 def _numel(*shapes):
-    return int(np.prod(np.broadcast_shapes(*shapes)))
+    return int(np.prod(np.broadcast_shapes(*(tuple(s) for s in shapes))))
 
 
 def binary_cross_entropy_backward(grad, self, target, weight, reduction):
     # (x - t) / (x (1 - x)), the denominator kept off 0 as torch (EPSILON = 1e-12)
-    g = grad * (self - target) / ((1 - self) * self).clamp(min=1e-12)
+    g = grad * (self - target) / clamp((1 - self) * self, 1e-12)
     g = g if weight is None else g * weight
     return per_element(g, reduction, _numel(self.shape, target.shape))
 
 
 def binary_cross_entropy_target_backward(grad, self, target, weight, reduction):
-    g = grad * ((-self).log1p() - self.log())
+    g = grad * (log1p(-self) - log(self))
     g = g if weight is None else g * weight
     return per_element(g, reduction, _numel(self.shape, target.shape))
 
 
 def bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction):
-    s = self.sigmoid()
+    s = sigmoid(self)
     g = s - target if pos_weight is None else s - target - (pos_weight - 1) * target * (1 - s)
     g = grad * g if weight is None else grad * g * weight
     return per_element(g, reduction, _numel(self.shape, target.shape))
@@ -374,38 +328,45 @@ def bce_with_logits_target_backward(grad, self, target, weight, pos_weight, redu
 def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight):
     """torch's nll_loss_backward, an op of its own (differentiable in self, with derivative
     zero, as torch's)."""
-    spec = T.D.NLL_LOSS2D_BACKWARD if self.dim() > 2 else T.D.NLL_LOSS_BACKWARD
-    return T.call(spec, (grad, self, target, weight, total_weight), (reduction, ignore_index))
+    spec = table.NLL_LOSS2D_BACKWARD if len(self.shape) > 2 else table.NLL_LOSS_BACKWARD
+    return by_row(spec, (grad, self, target, weight, total_weight), (reduction, ignore_index))
 
 
 def nll_loss(input, target, weight, reduction, ignore_index):
-    spec = T.D.NLL_LOSS2D if input.dim() > 2 else T.D.NLL_LOSS
-    return T.call(spec, (input, target, weight), (reduction, ignore_index))[0]
+    spec = table.NLL_LOSS2D if len(input.shape) > 2 else table.NLL_LOSS
+    return by_row(spec, (input, target, weight), (reduction, ignore_index))[0]
 
 
 def layer_norm_stats(input, normalized_shape, result1, result2):
     """mean and 1/std over the normalized dims. Building a double-backward graph, they are
     functions of input (so their derivatives are in it): 1/std from the saved one, as
     (var(x) - var(x0) + rstd0^-2)^(-1/2), since eps is not saved (as torch)."""
-    if not T.grad_mode.state.grad_enabled:
+    if not grad_mode.state.grad_enabled:
         return result1, result2
     dims = tuple(range(-len(normalized_shape), 0))
-    var = input.var(dims, correction=0, keepdim=True)
-    rstd = (var - var.detach() + result2 ** -2) ** -0.5
-    return input.mean(dims, keepdim=True), rstd
+    variance = var(input, dims, 0, keepdim=True)
+    rstd = (variance - detach(variance) + result2 ** -2) ** -0.5
+    return mean(input, dims, keepdim=True), rstd
 
 
 def layer_norm_backward_input(grad, input, weight, normalized_shape, result1, result2):
-    mean, rstd = layer_norm_stats(input, normalized_shape, result1, result2)
+    average, rstd = layer_norm_stats(input, normalized_shape, result1, result2)
     dims = tuple(range(-len(normalized_shape), 0))
-    xhat = (input - mean) * rstd
+    xhat = (input - average) * rstd
     g = grad if weight is None else grad * weight
-    return rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
+    return rstd * (g - mean(g, dims, keepdim=True) - xhat * mean(g * xhat, dims, keepdim=True))
+
+
+def layer_norm_backward_weight(grad, input, normalized_shape, result1, result2):
+    average, rstd = layer_norm_stats(input, normalized_shape, result1, result2)
+    return sum_to(grad * ((input - average) * rstd), normalized_shape)
 
 
 def reduce_loss(loss, reduction):
     """Each element's loss reduced as the loss was (the jvp of a loss from its elements')."""
-    return loss if reduction == 0 else (loss.mean() if reduction == 1 else loss.sum())
+    if reduction == 0:
+        return loss
+    return sum(loss) / numel(loss) if reduction == 1 else sum(loss)
 
 
 def layer_norm_jvp(input_t, weight_t, bias_t, input, weight, normalized_shape, result1,
@@ -414,15 +375,10 @@ def layer_norm_jvp(input_t, weight_t, bias_t, input, weight, normalized_shape, r
     affine part: d(x_hat w + b) = dx_hat w + x_hat dw + db."""
     dims = tuple(range(-len(normalized_shape), 0))
     xhat = (input - result1) * result2
-    xhat_t = result2 * (input_t - input_t.mean(dims, keepdim=True)
-                        - xhat * (input_t * xhat).mean(dims, keepdim=True))
+    xhat_t = result2 * (input_t - mean(input_t, dims, keepdim=True)
+                        - xhat * mean(input_t * xhat, dims, keepdim=True))
     out = xhat_t if weight is None else xhat_t * weight + xhat * weight_t
     return out + bias_t  # (0 without a bias)
-
-
-def layer_norm_backward_weight(grad, input, normalized_shape, result1, result2):
-    mean, rstd = layer_norm_stats(input, normalized_shape, result1, result2)
-    return sum_to(grad * ((input - mean) * rstd), normalized_shape)
 
 
 # ---- reductions and scans ----
@@ -448,54 +404,50 @@ def var_mean_jvp(self_t, self, dim, correction, keepdim, result0, std=False):
     ones = ones_like(result0)
     d = (std_backward(ones, self, dim, correction, keepdim, result0) if std else
          var_backward(ones, self, dim, correction, keepdim))
-    return [(d * self_t).sum(dim, keepdim=keepdim), self_t.mean(dim, keepdim=keepdim)]
+    return [sum(d * self_t, dim, keepdim=keepdim), mean(self_t, dim, keepdim=keepdim)]
 
 
 def reverse_cumsum(grad, dim):
-    return grad.flip(dim).cumsum(dim).flip(dim)
+    return flip(cumsum(flip(grad, (dim,)), dim), (dim,))
+
+
+def _products_of_others(self, dim):
+    """[.., i, k] = prod_{j <= k, j != i} x_j along `dim` (moved last), and the mask k >= i:
+    the products formed directly, for slices with a zero (O(n^2), as prod's backward)."""
+    n = self.shape[dim]
+    moved = transpose(self, dim, -1)
+    rows = expand(unsqueeze(moved, -2), tuple(moved.shape[:-1]) + (n, n))  # row i: x_i -> 1
+    partial = cumprod(where(constant(np.eye(n, dtype=bool), self), 1, rows), -1)
+    return partial, constant(np.triu(np.ones((n, n), dtype=bool)), self)
 
 
 def cumprod_backward(grad, self, dim, result):
     """sum over k >= i of grad_k * result_k / x_i; with a zero in the slice, the products of
-    the others are formed directly (O(n^2), as prod's backward does)."""
-    if self.numel() <= 1 or self.shape[dim] == 1:  # each output is its input: grad, as torch
+    the others are formed directly."""
+    if numel(self) <= 1 or self.shape[dim] == 1:  # each output is its input: grad, as torch
         return grad
-    if not (self == 0).any().item():
+    if not any_true(self == 0):
         return reverse_cumsum(grad * result, dim) / self
-    n = self.shape[dim]
-    moved = self.transpose(dim, -1)
-    rows = moved.unsqueeze(-2).expand(tuple(moved.shape[:-1]) + (n, n))  # row i: x, x_i -> 1
-    eye = T.Tensor._wrap(np.eye(n, dtype=bool))
-    upper = T.Tensor._wrap(np.triu(np.ones((n, n), dtype=bool)))  # k >= i
-    partial = where(eye, 1, rows).cumprod(-1)  # [.., i, k]: prod_{j <= k, j != i} x_j
-    g = grad.transpose(dim, -1).unsqueeze(-2)
-    return where(upper, partial * g, 0).sum(-1).transpose(-1, dim)
+    partial, upper = _products_of_others(self, dim)
+    g = unsqueeze(transpose(grad, dim, -1), -2)
+    return transpose(sum(where(upper, partial * g, 0), -1), -1, dim)
 
 
 def cumprod_jvp(self_t, self, dim, result):
     """sum over i <= k of t_i * prod_{j <= k, j != i} x_j: result * cumsum(t / x) without a
     zero in x, else the products of the others formed directly (as cumprod_backward)."""
-    if not (self == 0).any().item():
-        return result * (self_t / self).cumsum(dim)
-    n = self.shape[dim]
-    moved = self.transpose(dim, -1)
-    rows = moved.unsqueeze(-2).expand(tuple(moved.shape[:-1]) + (n, n))  # row i: x, x_i -> 1
-    eye = T.Tensor._wrap(np.eye(n, dtype=bool))
-    upper = T.Tensor._wrap(np.triu(np.ones((n, n), dtype=bool)))  # k >= i
-    partial = where(eye, 1, rows).cumprod(-1)  # [.., i, k]: prod_{j <= k, j != i} x_j
-    t = self_t.transpose(dim, -1).unsqueeze(-1)
-    return where(upper, partial * t, 0).sum(-2).transpose(-1, dim)
+    if not any_true(self == 0):
+        return result * cumsum(self_t / self, dim)
+    partial, upper = _products_of_others(self, dim)
+    t = unsqueeze(transpose(self_t, dim, -1), -1)
+    return transpose(sum(where(upper, partial * t, 0), -2), -1, dim)
 
 
 def repeat_backward(grad, repeats, sizes):
     """Each copy's gradient summed back: grad viewed as (r0, s0, r1, s1, ...)."""
     padded = (1,) * (len(repeats) - len(sizes)) + tuple(sizes)
     split = [n for pair in zip(repeats, padded) for n in pair]
-    return grad.reshape(split).sum(tuple(range(0, len(split), 2))).reshape(sizes)
-
-
-def index_add(t, dim, index, source, alpha=1):
-    return T.call(T.D.INDEX_ADD, (t, index, source), (dim, alpha))
+    return reshape(sum(reshape(grad, split), tuple(range(0, len(split), 2))), sizes)
 
 
 def index_select_backward(grad, sizes, dim, index):
@@ -503,5 +455,5 @@ def index_select_backward(grad, sizes, dim, index):
 
 
 def index_add_source_backward(grad, dim, index, source, source_dim, alpha):
-    g = scale(grad.index_select(dim, index), alpha)
-    return g.reshape(source.shape) if source_dim == 0 else g  # a 0-d source: one element
+    g = scale(index_select(grad, dim, index), alpha)
+    return reshape(g, source.shape) if source_dim == 0 else g  # a 0-d source: one element

@@ -344,7 +344,7 @@ def fill_tensor(self, value):
 
 
 def threshold_backward(grad_output, self, threshold):
-    return np.where(self > threshold, grad_output, 0).astype(grad_output.dtype, copy=False)
+    return where(self > threshold, grad_output, 0)
 
 
 def zero(self):
@@ -494,65 +494,7 @@ def split_with_sizes(self, split_sizes, dim):
     return tuple(np.split(self, bounds, axis=dim))
 
 
-# ---- backward formulas on arrays (the table's `on_arrays`; the Tensor formulas with the
-# same names are in formulas.py) ----
-def pow_backward(grad, self, exponent):
-    if exponent == 0:
-        return np.zeros_like(self) * grad
-    return grad * exponent * self ** (exponent - 1)
-
-
-def sum_to(grad, shape, batched=False):
-    """Sum a broadcast gradient back down to `shape`; `batched`: grad is a batch of them (a
-    leading batch dim, which stays)."""
-    shape = tuple(shape)
-    keep = 1 if batched else 0
-    if grad.shape[keep:] == shape:
-        return grad
-    lead = grad.ndim - keep - len(shape)
-    dims = tuple(range(keep, keep + lead)) + tuple(
-        keep + lead + i for i, n in enumerate(shape)
-        if n == 1 and grad.shape[keep + lead + i] != 1)
-    if dims:
-        grad = np.sum(grad, axis=dims, keepdims=True)
-    return grad.reshape(grad.shape[:keep] + shape) if lead else grad
-
-
-def sum_backward(grad, sizes, dim, keepdim):
-    return np.broadcast_to(grad if keepdim else np.expand_dims(grad, dim), sizes)
-
-
-def mean_backward(grad, sizes, dim, keepdim):
-    count = int(np.prod([sizes[d] for d in dim]))
-    return sum_backward(grad, sizes, dim, keepdim) / count
-
-
-# ---- batches of gradients (autograd.grad's is_grads_batched: the table's `on_batches`):
-# grad has a leading batch dim; sizes and dims of the op are those of one element ----
-def batch_sizes(grad, sizes):
-    return grad.shape[:1] + tuple(sizes)
-
-
-def batch_dims(dims):
-    return tuple(d + 1 for d in dims)
-
-
-def expand_batch(grad, sizes):
-    """Each element of a batch of scalars, broadcast to `sizes`."""
-    return np.broadcast_to(grad.reshape(grad.shape[:1] + (1,) * len(sizes)),
-                           batch_sizes(grad, sizes))
-
-
-def transpose_batch(grad):
-    """t() of each element of a batch (of 0-, 1- or 2-d tensors)."""
-    return grad.transpose(0, *range(grad.ndim - 1, 0, -1))
-
-
 # ---- matrix products ----
-def matmul(self, other):
-    return np.matmul(self, other)
-
-
 def addmm(self, mat1, mat2, beta, alpha):
     """beta * self + alpha * (mat1 @ mat2), adding into the product (no second buffer);
     beta = 0 ignores self, NaNs included, as torch."""
@@ -567,20 +509,6 @@ def addmm(self, mat1, mat2, beta, alpha):
 def is_column_major(sizes, strides):
     """A matrix stored transposed (weight.t()): torch's test in mm's backward."""
     return strides[0] == 1 and strides[1] == sizes[0]
-
-
-def mm_mat1_backward(grad, mat2, sizes, strides):
-    """mm's gradient for its first input, on arrays: see formulas.mm_mat1_backward."""
-    if is_column_major(sizes, strides):
-        return (mat2 @ grad.T).T
-    return grad @ mat2.T
-
-
-def mm_mat2_backward(grad, mat1, sizes, strides):
-    """mm's gradient for its second input, on arrays: see formulas.mm_mat2_backward."""
-    if is_column_major(sizes, strides):
-        return (grad.T @ mat1).T
-    return mat1.T @ grad
 
 
 # ---- activations ----
@@ -732,10 +660,6 @@ def cumprod(self, dim):
     return _contiguous(np.cumprod(self, axis=dim))
 
 
-def reverse_cumsum(grad, dim):
-    return np.flip(np.cumsum(np.flip(grad, dim), axis=dim), dim)
-
-
 # ---- reordering ----
 def flip(self, dims):
     return np.flip(self, dims).copy(order="K")  # a copy laid out as the input, as torch's
@@ -791,36 +715,3 @@ def index_add(self, index, source, dim, alpha):
 
 def bernoulli(self, generator):
     return (generator.random(self.shape) < self).astype(self.dtype)
-
-
-# ---- activations' backward on arrays (the table's `on_arrays`; formulas.py has the Tensor
-# formulas with the same names) ----
-def gelu_backward(grad, self, approximate):
-    if approximate == "tanh":
-        k = np.sqrt(2 / np.pi)
-        t = np.tanh(k * (self + 0.044715 * self ** 3))
-        slope = k * (1 + 3 * 0.044715 * self * self)
-        return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * slope)
-    cdf = 0.5 * (1 + erf(self / np.sqrt(2)))
-    return grad * (cdf + self * np.exp(-0.5 * self * self) / np.sqrt(2 * np.pi))
-
-
-def silu_backward(grad, self):
-    s = sigmoid(self)
-    return grad * s * (1 + self * (1 - s))
-
-
-def softplus_backward(grad, self, beta, threshold):
-    return np.where(self * beta > threshold, grad, grad * sigmoid(self * beta))
-
-
-def elu_backward(grad, alpha, scale, input_scale, self=None, result=None):
-    if result is not None:
-        return np.where(result > 0, grad * scale, grad * input_scale * (result + alpha * scale))
-    negative = grad * (input_scale * alpha * scale) * np.exp(self * input_scale)
-    return np.where(self > 0, grad * scale, negative)
-
-
-def mse_loss_backward(grad, self, target, reduction):
-    diff = self - target
-    return 2 * diff * (grad / diff.size if reduction == 1 else grad)

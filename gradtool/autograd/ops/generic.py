@@ -1,0 +1,353 @@
+"""The ops derivative formulas are written with: each takes Tensors (and records, when grad
+mode is on: gradients of gradients) or numpy arrays (the engine's first-order path, which
+records nothing and makes no Tensors), so each formula is written once.
+
+A batched backward (autograd.grad's is_grads_batched) runs the formulas of rows marked
+`batches` on arrays with a leading batch dim: the gradients have it, and the saved arrays
+are given one of size 1 (so all broadcast alike); `batch.lead` is 1 then, and the ops here
+that read dims or sizes count them after it: a formula still names one element's dims and
+sizes (such rows read sizes from `*_sym_sizes`, not from a saved array's .shape). Tensors
+never carry a batch dim: on Tensors, `lead` is ignored.
+"""
+import threading
+
+import numpy as np
+
+from .. import tensor as tensor_module  # bound late: tensor.py imports the table
+
+_ndarray = np.ndarray
+
+
+class _Batch(threading.local):
+    lead = 0  # leading batch dims of the arrays a formula gets (0 or 1)
+
+
+batch = _Batch()
+
+
+def _tensor(x):
+    return isinstance(x, _Tensor)
+
+
+def _shift(dims):
+    """One element's dims, counted after the batch dim (negative dims need no shift)."""
+    lead = batch.lead
+    if not lead:
+        return dims
+    if isinstance(dims, int):
+        return dims + lead if dims >= 0 else dims
+    return tuple(d + lead if d >= 0 else d for d in dims)
+
+
+def _sizes(x, sizes):
+    """One element's sizes, after x's batch dim."""
+    return x.shape[:batch.lead] + tuple(sizes) if batch.lead else tuple(sizes)
+
+
+def by_row(spec, inputs, args=()):
+    """An op of the table on Tensors (dispatched and recorded) or arrays (its forward)."""
+    if any(_tensor(x) for x in inputs):
+        return tensor_module.call(spec, inputs, args)
+    return spec.forward(*inputs, *args)
+
+
+# ---- elementwise ----
+def _unary(array_fn, method):
+    def op(x):
+        return array_fn(x) if not isinstance(x, _Tensor) else getattr(x, method)()
+    op.__name__ = method
+    return op
+
+
+abs = _unary(np.abs, "abs")
+sign = _unary(np.sign, "sign")
+exp = _unary(np.exp, "exp")
+log = _unary(np.log, "log")
+log1p = _unary(np.log1p, "log1p")
+sqrt = _unary(np.sqrt, "sqrt")
+sin = _unary(np.sin, "sin")
+cos = _unary(np.cos, "cos")
+tanh = _unary(np.tanh, "tanh")
+isnan = _unary(np.isnan, "isnan")
+
+
+def sigmoid(x):
+    return _kernels.sigmoid(x) if not isinstance(x, _Tensor) else x.sigmoid()
+
+
+def erf(x):
+    return _kernels.erf(x) if not isinstance(x, _Tensor) else x.erf()
+
+
+def where(condition, x, y):
+    if _tensor(condition) or _tensor(x) or _tensor(y):
+        return tensor_module.where(_as_tensor(condition), x, y)
+    return _kernels.where(condition, x, y)
+
+
+def masked_fill(x, mask, value):
+    if not isinstance(x, _Tensor):
+        return np.where(mask, np.asarray(value, dtype=x.dtype), x)
+    return x.masked_fill(mask, value)
+
+
+def clamp(x, min=None, max=None):
+    return _kernels.clamp(x, min, max) if not isinstance(x, _Tensor) else x.clamp(min, max)
+
+
+def to(x, dtype):
+    return x.astype(dtype, copy=False) if not isinstance(x, _Tensor) else x.to(dtype)
+
+
+def detach(x):
+    return x if not isinstance(x, _Tensor) else x.detach()
+
+
+def any_true(x):
+    return bool(np.any(x)) if not isinstance(x, _Tensor) else bool(x.any().item())
+
+
+def numel(x):
+    return x.size if not isinstance(x, _Tensor) else x.numel()
+
+
+def _as_tensor(x):
+    return x if isinstance(x, _Tensor) else tensor_module.Tensor._wrap(np.asarray(x))
+
+
+# ---- new values, like a given one ----
+def zeros_like(x):
+    return np.zeros_like(x) if not isinstance(x, _Tensor) else tensor_module.Tensor._wrap(
+        np.zeros_like(x._data))
+
+
+def ones_like(x):
+    return np.ones_like(x) if not isinstance(x, _Tensor) else tensor_module.Tensor._wrap(
+        np.ones_like(x._data))
+
+
+def zeros(sizes, like):
+    """Zeros of one element's `sizes` (a batch of them when `like` is batched)."""
+    if not isinstance(like, _Tensor):
+        return np.zeros(_sizes(like, sizes), dtype=like.dtype)
+    return tensor_module.Tensor._wrap(np.zeros(tuple(sizes), dtype=like._data.dtype))
+
+
+def constant(array, like):
+    """A constant array (a mask, ...) in the kind of `like`."""
+    if not isinstance(like, _Tensor):
+        return array.reshape((1,) * batch.lead + array.shape) if batch.lead else array
+    return tensor_module.Tensor._wrap(array)
+
+
+# ---- reductions ----
+def sum(x, dim=None, keepdim=False):
+    """Over `dim` (None: every dim of one element)."""
+    if not isinstance(x, _Tensor):
+        if dim is None:
+            dim = tuple(range(batch.lead, x.ndim))
+        return np.sum(x, axis=_shift(dim), keepdims=keepdim)
+    return x.sum() if dim is None else x.sum(dim, keepdim=keepdim)
+
+
+def mean(x, dim, keepdim=False):
+    if not isinstance(x, _Tensor):
+        return np.mean(x, axis=_shift(dim), keepdims=keepdim)
+    return x.mean(dim, keepdim=keepdim)
+
+
+def prod(x, dim, keepdim=False):
+    return (np.prod(x, axis=_shift(dim), keepdims=keepdim) if not isinstance(x, _Tensor)
+            else x.prod(dim, keepdim=keepdim))
+
+
+def var(x, dim, correction, keepdim=False):
+    if not isinstance(x, _Tensor):
+        return np.var(x, axis=_shift(dim), ddof=correction, keepdims=keepdim)
+    return x.var(dim, correction=correction, keepdim=keepdim)
+
+
+def cumsum(x, dim):
+    return np.cumsum(x, axis=_shift(dim)) if not isinstance(x, _Tensor) else x.cumsum(dim)
+
+
+def cumprod(x, dim):
+    return np.cumprod(x, axis=_shift(dim)) if not isinstance(x, _Tensor) else x.cumprod(dim)
+
+
+# ---- shapes ----
+def expand(x, sizes):
+    if not isinstance(x, _Tensor):
+        lead = batch.lead
+        missing = len(sizes) - (x.ndim - lead)
+        if lead and missing:  # each element's dims right-aligned after the batch dim
+            x = x.reshape(x.shape[:lead] + (1,) * missing + x.shape[lead:])
+        return np.broadcast_to(x, _sizes(x, sizes))
+    return x.expand(sizes)
+
+
+def reshape(x, sizes):
+    return np.reshape(x, _sizes(x, sizes)) if not isinstance(x, _Tensor) else x.reshape(sizes)
+
+
+def unsqueeze(x, dim):
+    return np.expand_dims(x, _shift(dim)) if not isinstance(x, _Tensor) else x.unsqueeze(dim)
+
+
+def squeeze(x, dim):
+    return np.squeeze(x, _shift(dim)) if not isinstance(x, _Tensor) else x.squeeze(dim)
+
+
+def transpose(x, dim0, dim1):
+    if not isinstance(x, _Tensor):
+        return np.swapaxes(x, *_shift((dim0, dim1)))
+    return x.transpose(dim0, dim1)
+
+
+def permute(x, dims):
+    if not isinstance(x, _Tensor):
+        lead = batch.lead
+        return np.transpose(x, tuple(range(lead)) + _shift(tuple(dims)))
+    return x.permute(tuple(dims))
+
+
+def t(x):
+    """Transposed, for 2-d; 0-d and 1-d stay as they are (as torch's t)."""
+    if not isinstance(x, _Tensor):
+        return x if x.ndim - batch.lead < 2 else np.swapaxes(x, -1, -2)
+    return x.t()
+
+
+def flip(x, dims):
+    return np.flip(x, _shift(tuple(dims))) if not isinstance(x, _Tensor) else x.flip(dims)
+
+
+def roll(x, shifts, dims):
+    if isinstance(x, _Tensor):
+        return x.roll(shifts, dims)
+    return _kernels.roll(x, shifts, _shift(tuple(dims)))
+
+
+def triu(x, diagonal):
+    return np.triu(x, diagonal) if not isinstance(x, _Tensor) else x.triu(diagonal)
+
+
+def tril(x, diagonal):
+    return np.tril(x, diagonal) if not isinstance(x, _Tensor) else x.tril(diagonal)
+
+
+def select(x, dim, index):
+    if not isinstance(x, _Tensor):
+        return np.take(x, index, axis=_shift(dim))
+    return x.select(dim, index)
+
+
+def diagonal(x, offset, dim1, dim2):
+    if not isinstance(x, _Tensor):
+        return np.diagonal(x, offset, *_shift((dim1, dim2)))
+    return x.diagonal(offset, dim1, dim2)
+
+
+def unbind(x, dim):
+    """The slices along `dim` (on Tensors, selected one by one: torch's stack backward)."""
+    if not isinstance(x, _Tensor):
+        return list(np.moveaxis(x, _shift(dim), 0))
+    return [x.select(dim, i) for i in range(x.shape[dim])]
+
+
+def cat(xs, dim):
+    if any(_tensor(x) for x in xs):
+        return tensor_module.cat(xs, dim)
+    return np.concatenate(xs, axis=_shift(dim))
+
+
+def stack(xs, dim):
+    if any(_tensor(x) for x in xs):
+        return tensor_module.stack(xs, dim)
+    return np.stack(xs, axis=_shift(dim))
+
+
+def slice(x, dim, start, end, step):
+    if not isinstance(x, _Tensor):
+        return _kernels.slice_(x, _shift(dim), start, end, step)
+    return tensor_module.call(_table.SLICE, (x,), (dim, start, end, step))
+
+
+def sum_to(grad, sizes):
+    """A broadcast gradient summed back down to `sizes`: the one place broadcasting is
+    undone (the engine's, for every node's gradients, and expand's formula)."""
+    sizes = tuple(sizes)
+    lead = batch.lead if not isinstance(grad, _Tensor) else 0
+    shape = tuple(grad.shape)
+    if shape[lead:] == sizes:
+        return grad
+    extra = len(shape) - lead - len(sizes)
+    dims = tuple(range(lead, lead + extra)) + tuple(
+        lead + extra + i for i, n in enumerate(sizes) if n == 1 and shape[lead + extra + i] != 1)
+    if not isinstance(grad, _Tensor):
+        if dims:
+            grad = np.sum(grad, axis=dims, keepdims=True)
+        return grad.reshape(shape[:lead] + sizes) if extra else grad
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    return grad.reshape(sizes) if extra else grad
+
+
+# ---- products ----
+def mm(a, b):
+    """A matrix product (matmul broadcasts over a batch of gradients)."""
+    if _tensor(a) or _tensor(b):
+        return _as_tensor(a).mm(b)
+    return np.matmul(a, b)
+
+
+def mv(a, v):
+    if _tensor(a) or _tensor(v):
+        return _as_tensor(a).mv(v)
+    return np.matmul(a, v[..., None])[..., 0]
+
+
+def bmm(a, b):
+    if _tensor(a) or _tensor(b):
+        return _as_tensor(a).bmm(b)
+    return np.matmul(a, b)
+
+
+# ---- indexing ----
+def gather(x, dim, index):
+    if not isinstance(x, _Tensor):
+        return np.take_along_axis(x, index, axis=dim)
+    return x.gather(dim, index)
+
+
+def scatter(x, dim, index, value):
+    if not isinstance(x, _Tensor):
+        return _kernels.scatter(x, index, value, dim)
+    return x.scatter(dim, index, value)
+
+
+def scatter_add(x, dim, index, src):
+    return by_row(_table.SCATTER_ADD, (x, index, src), (dim,))
+
+
+def index_select(x, dim, index):
+    if not isinstance(x, _Tensor):
+        return np.take(x, index, axis=dim)
+    return x.index_select(dim, index)
+
+
+def index_add(x, dim, index, source, alpha=1):
+    return by_row(_table.INDEX_ADD, (x, index, source), (dim, alpha))
+
+
+def index(x, indices):
+    return by_row(_table.INDEX, (x,), (indices,))
+
+
+def index_put(x, indices, values):
+    return by_row(_table.INDEX_PUT, (x, values), (indices, False))
+
+
+_Tensor = tensor_module.Tensor  # (this module is first imported by the table, after Tensor)
+from . import kernels as _kernels  # noqa: E402
+from . import derivatives as _table  # noqa: E402  (the rows the ops above dispatch to)

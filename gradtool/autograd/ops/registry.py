@@ -1,0 +1,424 @@
+"""What a row of the op table is, and how its node runs: OpSpec, OpNode, save plans and
+jvp rules. The table itself is derivatives.py.
+
+As in PyTorch's derivatives.yaml, a formula's parameter names say what it needs, and so what
+the node saves in the forward pass:
+  grad / grads      the gradient of the output (of every output, for multi-output ops)
+  self, other, ...  tensor inputs, saved as `_saved_self`, `_saved_other`, ...
+  result            the op's output, saved as `_saved_result` (kept without a reference cycle)
+  dim, keepdim, ... the op's non-tensor arguments, saved as `_saved_dim`, ...
+  self_sym_sizes, self_sym_numel, self_sym_strides, self_scalar_type, tensors_args_sizes,
+  source_dim
+                    facts about an input, recorded at forward time
+A node saves only what the formulas of inputs that require grad need (as torch does).
+Inputs that are not differentiable are declared so with NON_DIFFERENTIABLE.
+
+Each formula is written once, with the ops of `generic`: the engine runs it on numpy arrays
+when nothing records (first order: no Tensors made), on Tensors when it records (gradients
+of gradients come for free), and, for rows marked `batches`, on a batch of gradients at once
+(autograd.grad's is_grads_batched: functional.jacobian(vectorize=True) and gradcheck's
+Jacobians are one backward pass); the nodes of other rows take a batch one element at a time.
+
+Forward mode (autograd.forward_ad): every row declares its `jvp`, the output's tangent from
+the inputs' (derivatives.yaml's `result:`). Where it follows from the backward formulas, the
+row names the rule and the machinery derives it (JVP_RULES):
+  "elementwise"  J is diagonal, so J.v = v^T.J: each backward formula with `grad` := the
+                 input's tangent, summed over the inputs (kinks as backward's)
+  "linear"       the op itself applied to the tangents (views give views of the tangent)
+  "bilinear"     linear in each input alone: the op with one input swapped for its tangent,
+                 summed over the inputs (mm, matmul, ...)
+  "reduction"    each output reads one slice: (backward(ones) * tangent) summed over `dim`
+Otherwise a formula: its parameters are the backward formulas' names, plus `<input>_t` for
+the inputs' tangents (zeros where an input has none).
+"""
+import inspect
+
+import numpy as np
+
+from .. import grad_mode
+from .. import tensor as tensor_module  # bound late: tensor.py imports the table
+from ..node import Node, SavedTensor
+from . import formulas
+from . import generic
+from .generic import ones_like, zeros_like
+
+NON_DIFFERENTIABLE = "non_differentiable"
+MANY = "many"  # an op returning a sequence of outputs whose length depends on its arguments
+_DERIVED = ("_sym_sizes", "_sym_numel", "_sym_strides", "_scalar_type", "_args_sizes",
+            "_dim")
+_UNEXPOSED = ("_scalar_type", "_args_sizes")  # facts torch's nodes keep without a _saved_ name
+_state = grad_mode.state
+
+
+class OpNode(Node):
+    """The grad_fn of a built-in op: evaluates its spec's formulas on the saved values."""
+
+    __slots__ = ("_output_meta", "_args")
+    spec = None
+    takes_arrays = True  # its formulas map arrays to arrays (generic ops)
+
+    def apply(self, grads):
+        """The inputs' gradients from the outputs': Tensors from Tensors (recording if grad
+        mode is on), or arrays from arrays (a batch of them in a batched backward)."""
+        spec = self.spec
+        if spec.multi_output:  # zeros for outputs without a gradient, or None if the row
+            # tells them apart (as torch's undefined gradients: no term, no graph)
+            grads = formulas.materialize(grads, self._output_meta, spec.undefined_grads)
+            given = next(g for g in grads if g is not None)
+        else:
+            given = grads[0]
+        as_arrays = type(given) is np.ndarray
+        if spec.variadic:  # one formula gives the gradients of every tensor in the list
+            out = self._evaluate(spec.formula_list[0], grads, as_arrays)
+            edges = [child for child, _ in self.next_functions]
+        else:
+            out = [None if child is None else self._evaluate(formula, grads, as_arrays)
+                   for (child, _), formula in zip(self.next_functions, spec.formula_list)]
+            edges = None
+        if as_arrays:  # (a numpy scalar, from 0-d arrays, is made an array again)
+            lead = given.shape[0] if generic.batch.lead else None
+            out = [_as_array(g, lead) for g in out]
+        if edges is not None:
+            return [g if child is not None else None for g, child in zip(out, edges)]
+        return out
+
+    def release_saved(self):
+        """Free the saved tensors; a number saved in a tensor input's place (x * 2's `other`)
+        is a tensor to torch (a wrapped number), freed too, so a second backward fails."""
+        saved = self._kept
+        if not saved:
+            return
+        inputs = self.spec.inputs
+        for name, value in saved.items():
+            if type(value) is SavedTensor:
+                value.release()
+            elif name in inputs:
+                saved[name] = SavedTensor.released()
+
+    def _evaluate(self, formula, grads, as_arrays):
+        fn, params = formula
+        saved = self._kept
+        args = []
+        for p in params:
+            if p == "grad":
+                args.append(grads[0])
+            elif p == "grads":
+                args.append(grads)
+            else:
+                v = saved[p]
+                if type(v) is SavedTensor:
+                    if not as_arrays:
+                        v = v.unpack(self)
+                    else:  # (in a batch of gradients, one of size 1: see generic)
+                        v = v.unpack_array(self)
+                        if generic.batch.lead:
+                            v = v[None]
+                args.append(v)
+        return fn(*args)
+
+
+def _as_array(g, batch_size):
+    """A formula's result on arrays as the engine takes it: an array (a batch of them, when
+    the formula gave one of size 1 for every element), or None."""
+    if g is None:
+        return None
+    if type(g) is not np.ndarray:
+        g = np.asarray(g)
+    if batch_size is not None and g.shape[:1] != (batch_size,):
+        g = np.broadcast_to(g, (batch_size,) + g.shape[1:])
+    return g
+
+
+class OpSpec:
+    """One row of the table. `inputs` (keyword arguments, in order) are the tensor inputs,
+    each a formula or NON_DIFFERENTIABLE; `args` the non-tensor arguments."""
+
+    # `spec`, not `self`: "self" is the name of most ops' first input, passed by keyword
+    def __init__(spec, name, node_name, forward, *, args=(), outputs=("result",),
+                 nondiff_outputs=(), variadic=False, promotes_dtype=True, view=False,
+                 batches=False, jvp=None, hidden=(), undefined_grads=False, promotion=None,
+                 promoted_args=(), promotion_always=False, broadcasts=False,
+                 writes_overlapping=False, reads_no_overlap=False, method=False, method_aliases=(), **inputs):
+        spec.name = name
+        spec.view = view  # the output shares memory (and the version counter) with input 0
+        spec.promotes_dtype = promotes_dtype  # int inputs give float32 results, as in torch
+        # torch's type promotion (dtypes.result_type of the differentiable inputs and the
+        # arguments `promoted_args`) gives the result's dtype: "promote"; "float" also makes
+        # an integer result the default float dtype (true division, exp, ...)
+        spec.promotion = promotion
+        spec.promoted_args = tuple(args.index(a) for a in promoted_args)
+        spec.broadcasts = broadcasts  # shape errors say which dims do not broadcast
+        spec.writes_overlapping = writes_overlapping  # in place, may write to an expand
+        spec.reads_no_overlap = reads_no_overlap  # in place, no input may share memory with
+        # the target, even fully
+        # a one-input op with no arguments: Tensor.<name>() and its in-place twin
+        # Tensor.<name>_(), and gradtool.<name>(), are generated (with `method_aliases`)
+        spec.method_names = ((name,) + tuple(method_aliases)) if method else ()
+        spec.forward = forward
+        spec.args = tuple(args)
+        spec.outputs = outputs
+        spec.multi_output = outputs == MANY or len(outputs) > 1
+        spec.nondiff_outputs = tuple(nondiff_outputs)
+        spec.variadic = variadic
+        spec.undefined_grads = undefined_grads  # `grads` keeps None for outputs without one
+        spec.inputs = tuple(inputs)
+        spec.formulas = {}
+        for input_name, formula in inputs.items():
+            if formula is NON_DIFFERENTIABLE:
+                continue
+            params = tuple(inspect.signature(formula).parameters)
+            for p in params:
+                if spec._source(p) is None:
+                    raise TypeError(f"{node_name}: formula for {input_name!r} uses unknown "
+                                    f"name {p!r}")
+            spec.formulas[input_name] = (formula, params)
+        spec.diff_inputs = tuple(n for n in spec.inputs if n in spec.formulas)
+        spec.diff_positions = tuple(spec.inputs.index(n) for n in spec.diff_inputs)
+        spec.formula_list = tuple(spec.formulas[n] for n in spec.diff_inputs)
+        if batches and spec.multi_output:
+            raise TypeError(f"{node_name}: a batch of gradients runs through one output")
+        spec.all_differentiable = spec.diff_inputs == spec.inputs
+        spec.result_differentiable = outputs == MANY or outputs[0] not in nondiff_outputs
+        # torch's node exposes each value its formulas read as _saved_<name>, None (strides:
+        # ()) when this call did not save it; gradtool's own helpers (`hidden`) stay private
+        names = dict.fromkeys(p for _, params in spec.formula_list for p in params
+                              if p not in ("grad", "grads"))
+        exposed = {n: () if n.endswith("_sym_strides") else None for n in names
+                   if n not in hidden and not n.endswith(_UNEXPOSED)}
+        spec.node_class = type(node_name, (OpNode,), {
+            "__slots__": (), "spec": spec, "_exposed": exposed,
+            "_exposed_tensors": frozenset(n for n in exposed if spec._is_tensor(n)),
+            "saves_tensors": any(spec._source(n)[0] in ("input", "output") for n in names),
+            "_arg_index": {n: i for i, n in enumerate(spec.args) if n in exposed},
+            "batches": batches})
+        spec.jvp = spec._jvp_formula(node_name, jvp)
+        # what to save, for each mask of the differentiable inputs that require grad
+        spec.save_plans = tuple(spec._save_plan(mask)
+                                for mask in range(1 << len(spec.formula_list)))
+        spec.dtype_check = spec._dtype_check(promotion_always)
+
+    def __repr__(self):
+        return f"<op {self.name} -> {self.node_class.__name__}>"
+
+    def _dtype_check(self, always):
+        """When the forward asks dtypes.result_type for the result's dtype (call's fast
+        check): 0 never; 1 or 2 when the first one or two inputs' dtype is not numpy's
+        result's; 3 always (variadic, three inputs, arguments that promote an integer result
+        numpy keeps: `promotion_always`)."""
+        if self.promotion is None:
+            return 0
+        n = len(self.diff_positions)
+        return 3 if always or self.variadic or n > 2 or self.diff_positions[0] else n
+
+    def _jvp_formula(self, node_name, jvp):
+        """The row's jvp as (fn or rule name, the names it reads), checked like formulas."""
+        if jvp is None or jvp in JVP_RULES:
+            return jvp and (jvp, ())
+        params = tuple(inspect.signature(jvp).parameters)
+        for p in params:
+            if p in ("grad", "grads") or (self._source(p) is None and not (
+                    p.endswith("_t") and p[:-2] in self.diff_inputs)):
+                raise TypeError(f"{node_name}: jvp uses unknown name {p!r}")
+        return jvp, params
+
+    def tangent(self, inputs, args, arrays, results, tangents, batch=None):
+        """The output's tangent (a list of them for MANY outputs) from the inputs' `tangents`
+        (aligned with `inputs`; None where an input has none), by the row's jvp. With `batch`
+        B, each tangent has a leading dim of B tangents (forward-mode Jacobians): elementwise
+        and reduction rows broadcast over it, other rows take one tangent at a time."""
+        fn, params = self.jvp
+        if batch is not None and fn not in ("elementwise", "reduction"):
+            out = (_batched_linear(self, tangents[0], results[0], args) if fn == "linear"
+                   and not self.variadic and len(tangents) == 1 else None)
+            return out if out is not None else _one_at_a_time(
+                self, inputs, args, arrays, results, tangents, batch)
+        if fn == "linear":
+            out = tensor_module.call(self, self._with_tangents(inputs, tangents, zeros=True), args)
+            if self.nondiff_outputs:  # (nll_loss's total_weight): no tangent
+                return [None if name in self.nondiff_outputs else o
+                        for name, o in zip(self.outputs, out)]
+            return out
+        if fn == "bilinear":
+            total = None
+            for i, t in enumerate(tangents):
+                if t is not None:
+                    swapped = list(inputs)
+                    swapped[i] = t
+                    total = _add(total, tensor_module.call(self, swapped, args))
+            return total
+        value = _Values(self, inputs, args, arrays, results)
+        if fn == "elementwise":
+            total = None
+            ndim = results[0]._data.ndim
+            for name, formula in zip(self.diff_inputs, self.formula_list):
+                t = tangents[self.inputs.index(name)]
+                if t is not None:
+                    if batch is not None:  # the batch dim first, the input's dims right-aligned
+                        t = t.reshape((batch,) + (1,) * (ndim + 1 - t._data.ndim)
+                                      + t._data.shape[1:])
+                    total = _add(total, value.call(formula, t))
+            if any(total is t for t in tangents):  # (x + 1): its own tangent, not x's
+                total = total.clone()
+            return _like(total, results[0], batch)
+        if fn == "reduction":  # one differentiable input, `self`
+            ones = ones_like(results[0])
+            dim = value.get("dim") if "dim" in self.args else None
+            ndim = arrays[0].ndim
+            dim = tuple(range(ndim)) if dim is None else dim
+            if batch is not None:  # counted from the end: the batch dim stays out of it
+                dim = tuple(d % ndim - ndim for d in ((dim,) if isinstance(dim, int) else dim))
+            keepdim = bool(value.get("keepdim")) if "keepdim" in self.args else False
+            g = value.call(self.formula_list[0], ones)
+            return (g * tangents[0]).sum(dim, keepdim=keepdim)
+        for name in self.diff_inputs:  # a formula: zeros for the inputs without a tangent
+            value.known[name + "_t"] = tangents[self.inputs.index(name)]
+        out = fn(*(value.get(p) for p in params))
+        if isinstance(out, list):  # one tangent per output (var_mean, ...)
+            return [None if o is None else _like(o, r) for o, r in zip(out, results)]
+        return _like(out, results[0])
+
+    def _with_tangents(self, inputs, tangents, zeros):
+        """`inputs` with each differentiable input swapped for its tangent (or zeros)."""
+        if self.variadic:
+            return ([t if t is not None else zeros_like(x)
+                     for x, t in zip(inputs[0], tangents)],)
+        out = list(inputs)
+        for i in self.diff_positions:
+            t = tangents[i]
+            x = inputs[i]
+            out[i] = t if t is not None else (
+                zeros_like(x) if isinstance(x, tensor_module.Tensor) else 0)
+        return out
+
+    def _source(self, name):
+        """Where a formula parameter's value comes from: (kind, detail) or None if unknown."""
+        if name in ("grad", "grads"):
+            return ("grad", None)
+        if name in self.inputs:
+            return ("input", self.inputs.index(name))
+        if name in self.args:
+            return ("arg", self.args.index(name))
+        if name == "result" or (self.outputs != MANY and name in self.outputs):
+            return ("output", 0 if name == "result" else self.outputs.index(name))
+        for suffix in _DERIVED:
+            if name.endswith(suffix) and name[:-len(suffix)] in self.inputs:
+                return ("derived", (self.inputs.index(name[:-len(suffix)]), suffix))
+        return None
+
+    def _is_tensor(self, name):
+        """Saved as a tensor by torch (index ops keep their indices as a list of tensors)."""
+        return self._source(name)[0] in ("input", "output") or name == "indices"
+
+    def _save_plan(self, mask):
+        """(name, kind, where) of each value to save when the differentiable inputs flagged
+        in `mask` require grad: what their formulas read, and (as torch) outputs and facts
+        about the inputs other than strides whichever inputs require grad. (Arguments torch
+        saves always are read from the node's `_args` when not saved here.)"""
+        names = []
+        for bit, (fn, params) in enumerate(self.formula_list):
+            names.extend(p for p in params if p not in ("grad", "grads") and (
+                mask >> bit & 1 or self._source(p)[0] == "output" or (
+                    self._source(p)[0] == "derived" and not p.endswith("_sym_strides"))))
+        return tuple((n,) + self._source(n) for n in dict.fromkeys(names))
+
+
+JVP_RULES = ("elementwise", "linear", "bilinear", "reduction")
+
+
+class _Values:
+    """The values a jvp formula reads, by name, at forward time."""
+
+    def __init__(self, spec, inputs, args, arrays, results):
+        self.spec, self.inputs, self.args, self.arrays, self.results = (
+            spec, inputs, args, arrays, results)
+        self.known = {}
+
+    def get(self, name):
+        if name in self.known:
+            v = self.known[name]
+            if v is None and name.endswith("_t"):  # an input without a tangent: zeros
+                x = self.inputs[self.spec.inputs.index(name[:-2])]
+                v = zeros_like(x) if isinstance(x, tensor_module.Tensor) else 0
+            return v
+        kind, where = self.spec._source(name)
+        if kind == "input":
+            return self.inputs[where]
+        if kind == "arg":
+            return self.args[where]
+        if kind == "output":
+            return self.results[where]
+        return derived(self.arrays[where[0]], where[1])
+
+    def call(self, formula, grad):
+        fn, params = formula
+        return fn(*(grad if p == "grad" else self.get(p) for p in params))
+
+
+def _add(total, t):
+    return t if total is None else total + t
+
+
+def _like(t, result, batch=None):
+    """A tangent in its output's shape and dtype (a broadcast input's tangent is expanded),
+    after `batch` tangents' leading dim when batched."""
+    if not isinstance(t, tensor_module.Tensor):
+        t = zeros_like(result) + t
+    if t._data.dtype != result._data.dtype:
+        t = t.to(result._data.dtype)
+    shape = result._data.shape if batch is None else (batch,) + result._data.shape
+    return t if t._data.shape == shape else t.expand(shape)
+
+
+def _batched_linear(spec, t, result, args):
+    """The shape ops and sums, on a batch of tangents at once (None for the others)."""
+    name, shape, ndim = spec.name, (t._data.shape[0],) + result._data.shape, t._data.ndim - 1
+    if name in ("view", "reshape", "squeeze", "unsqueeze"):
+        return t.reshape(shape)
+    if name in ("sum", "mean"):  # all dims, or `dim` counted from the end
+        dims = args[0] if args else range(ndim)
+        return getattr(t, name)(tuple(d % ndim - ndim for d in dims),
+                                keepdim=bool(args and args[1]))
+    if name == "expand":  # the input's dims right-aligned, after the batch dim
+        return t.reshape((shape[0],) + (1,) * (len(shape) - 1 - ndim) + t._data.shape[1:]
+                         ).expand(shape)
+    if name == "t" and ndim < 2:
+        return t
+    if name in ("transpose", "permute", "t"):
+        dims = {"t": (1, 0)}.get(name) or (
+            args[0] if name == "permute" else _swapped(ndim, *args))
+        return t.permute((0,) + tuple(d % ndim + 1 for d in dims))
+    return None
+
+
+def _swapped(ndim, dim0, dim1):
+    dims = list(range(ndim))
+    dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
+    return dims
+
+
+def _one_at_a_time(spec, inputs, args, arrays, results, tangents, batch):
+    """A batched tangent for a row that cannot broadcast over the batch: each of the `batch`
+    tangents by itself, stacked."""
+    outs = [spec.tangent(inputs, args, arrays, results,
+                         [None if t is None else t[b] for t in tangents])
+            for b in range(batch)]
+    if isinstance(outs[0], (list, tuple)):  # several outputs: stack each one's tangents
+        return [None if o[0] is None else tensor_module.stack(list(o), 0) for o in zip(*outs)]
+    return tensor_module.stack(outs, 0)
+
+
+def derived(value, suffix):
+    """A fact about an input recorded at forward time (value is the input's array(s))."""
+    if suffix == "_sym_sizes":
+        return value.shape
+    if suffix == "_sym_numel":
+        return value.size
+    if suffix == "_sym_strides":  # in elements, as torch's
+        return tuple(s // value.itemsize for s in value.strides)
+    if suffix == "_scalar_type":
+        return value.dtype
+    if suffix == "_dim":
+        return value.ndim
+    return [a.shape for a in value]  # _args_sizes of a list input
+
+
