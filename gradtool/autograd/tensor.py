@@ -1929,17 +1929,23 @@ from .ops import generic as _generic  # noqa: E402
 engine.generic = _generic  # (engine.py is imported before Tensor exists)
 
 
-def _method(spec, dispatch, name):
+def _methods(spec, name):
+    """Tensor.<name>() and Tensor.<name>_() of a one-input op of the table."""
     def method(self):
-        return dispatch(spec, (self,))
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"torch's Tensor.{name}(): the op table's {spec.name!r} row."
-    return method
+        return call(spec, (self,))
+
+    def inplace(self):
+        return call_inplace(spec, (self,))
+    for fn, fn_name in ((method, name), (inplace, name + "_")):
+        fn.__name__ = fn.__qualname__ = fn_name
+        fn.__doc__ = f"torch's Tensor.{fn_name}(): the op table's {spec.name!r} row."
+    return method, inplace
 
 
-for _spec in _D.TABLE.values():  # the one-input ops' methods, out of place and in place
+for _spec in _D.TABLE.values():  # set once, at import: the table defines these methods
     for _name in _spec.method_names:
-        setattr(Tensor, _name, _method(_spec, call, _name))
-        setattr(Tensor, _name + "_", _method(_spec, call_inplace, _name + "_"))
+        _out_of_place, _in_place = _methods(_spec, _name)
+        setattr(Tensor, _name, _out_of_place)
+        setattr(Tensor, _name + "_", _in_place)
 from . import forward_ad as _forward_ad  # noqa: E402
 D = _D
