@@ -310,7 +310,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
         if grads is not None or node is root:
             grads = grads or []
             if batch is not None:
-                out = (node.apply(grads) if node.batches else
+                out = (node.apply_batched(grads) if node.batches else
                        _apply_per_element(node, grads, batch))
             else:
                 if on_arrays and not node.takes_arrays:

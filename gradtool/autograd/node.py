@@ -52,7 +52,7 @@ class Node:
     __slots__ = ("next_functions", "_input_meta", "_kept", "_hooks", "_metadata",
                  "_anomaly_trace", "__weakref__")
     takes_arrays = False  # apply() also maps numpy arrays to arrays (the engine's fast path)
-    batches = False  # apply() maps batches of gradients too (see engine._batched_grad)
+    batches = False  # apply_batched() maps batches of gradients (see engine._batched_grad)
     saves_tensors = True  # False: what it keeps needs no freeing after backward (scalars)
     # The values torch's node class exposes as `_saved_<name>`: {name: what reads when this
     # node did not save it}; the tensors among them are also `_raw_saved_<name>`.
@@ -153,6 +153,8 @@ class GraphRoot(Node):
 
     def apply(self, grad_outputs):
         return list(self.grads)
+
+    apply_batched = apply
 
 
 class AccumulateGrad(Node):

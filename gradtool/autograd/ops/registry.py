@@ -59,7 +59,36 @@ class OpNode(Node):
 
     def apply(self, grads):
         """The inputs' gradients from the outputs': Tensors from Tensors (recording if grad
-        mode is on), or arrays from arrays (a batch of them in a batched backward)."""
+        mode is on), or arrays from arrays (the engine's path when nothing records)."""
+        spec = self.spec
+        plain = spec.grad_first
+        grad = grads[0]
+        if plain is None or type(grad) is not np.ndarray:
+            return self._apply(grads, None)
+        # the engine's hot path (first order, one output): _apply's work, spelled lean
+        saved = self._kept
+        out = []
+        for (child, _), (fn, names) in zip(self.next_functions, plain):
+            if child is None:
+                out.append(None)
+                continue
+            if names:
+                args = [grad]
+                for name in names:
+                    v = saved[name]
+                    args.append(v.unpack_array(self) if type(v) is SavedTensor else v)
+                g = fn(*args)
+            else:
+                g = fn(grad)
+            out.append(g if type(g) is np.ndarray or g is None else np.asarray(g))
+        return out
+
+    def apply_batched(self, grads):
+        """apply() for a batch of gradients (arrays with a leading batch dim), recording
+        nothing: the engine calls it for rows marked `batches` (see generic)."""
+        return self._apply(grads, grads[0].shape[0])
+
+    def _apply(self, grads, batch_size):
         spec = self.spec
         if spec.multi_output:  # zeros for outputs without a gradient, or None if the row
             # tells them apart (as torch's undefined gradients: no term, no graph)
@@ -69,17 +98,19 @@ class OpNode(Node):
             given = grads[0]
         as_arrays = type(given) is np.ndarray
         if spec.variadic:  # one formula gives the gradients of every tensor in the list
-            out = self._evaluate(spec.formula_list[0], grads, as_arrays)
-            edges = [child for child, _ in self.next_functions]
+            out = self._evaluate(spec.formula_list[0], grads, as_arrays, batch_size)
+            out = [g if child is not None else None
+                   for g, (child, _) in zip(out, self.next_functions)]
         else:
-            out = [None if child is None else self._evaluate(formula, grads, as_arrays)
+            out = [None if child is None else self._evaluate(formula, grads, as_arrays,
+                                                             batch_size)
                    for (child, _), formula in zip(self.next_functions, spec.formula_list)]
-            edges = None
         if as_arrays:  # (a numpy scalar, from 0-d arrays, is made an array again)
-            lead = given.shape[0] if generic.batch.lead else None
-            out = [_as_array(g, lead) for g in out]
-        if edges is not None:
-            return [g if child is not None else None for g, child in zip(out, edges)]
+            for i, g in enumerate(out):
+                if type(g) is not np.ndarray and g is not None:
+                    out[i] = g = np.asarray(g)
+                if batch_size is not None and g is not None and g.shape[:1] != (batch_size,):
+                    out[i] = np.broadcast_to(g, (batch_size,) + g.shape[1:])  # (constant)
         return out
 
     def release_saved(self):
@@ -95,38 +126,27 @@ class OpNode(Node):
             elif name in inputs:
                 saved[name] = SavedTensor.released()
 
-    def _evaluate(self, formula, grads, as_arrays):
+    def _evaluate(self, formula, grads, as_arrays, batch_size):
         fn, params = formula
         saved = self._kept
         args = []
         for p in params:
             if p == "grad":
                 args.append(grads[0])
-            elif p == "grads":
+                continue
+            if p == "grads":
                 args.append(grads)
-            else:
-                v = saved[p]
-                if type(v) is SavedTensor:
-                    if not as_arrays:
-                        v = v.unpack(self)
-                    else:  # (in a batch of gradients, one of size 1: see generic)
-                        v = v.unpack_array(self)
-                        if generic.batch.lead:
-                            v = v[None]
-                args.append(v)
+                continue
+            v = saved[p]
+            if type(v) is SavedTensor:
+                if not as_arrays:
+                    v = v.unpack(self)
+                else:
+                    v = v.unpack_array(self)
+                    if batch_size is not None:  # a batch dim of size 1: see generic
+                        v = v[None]
+            args.append(v)
         return fn(*args)
-
-
-def _as_array(g, batch_size):
-    """A formula's result on arrays as the engine takes it: an array (a batch of them, when
-    the formula gave one of size 1 for every element), or None."""
-    if g is None:
-        return None
-    if type(g) is not np.ndarray:
-        g = np.asarray(g)
-    if batch_size is not None and g.shape[:1] != (batch_size,):
-        g = np.broadcast_to(g, (batch_size,) + g.shape[1:])
-    return g
 
 
 class OpSpec:
@@ -175,6 +195,11 @@ class OpSpec:
         spec.diff_inputs = tuple(n for n in spec.inputs if n in spec.formulas)
         spec.diff_positions = tuple(spec.inputs.index(n) for n in spec.diff_inputs)
         spec.formula_list = tuple(spec.formulas[n] for n in spec.diff_inputs)
+        # formulas of one output that read `grad` first: (fn, what else they read), for
+        # OpNode.apply's lean path
+        spec.grad_first = None if spec.variadic or spec.multi_output or any(
+            params[0] != "grad" or "grads" in params for _, params in spec.formula_list
+        ) else tuple((fn, params[1:]) for fn, params in spec.formula_list)
         if batches and spec.multi_output:
             raise TypeError(f"{node_name}: a batch of gradients runs through one output")
         spec.all_differentiable = spec.diff_inputs == spec.inputs
