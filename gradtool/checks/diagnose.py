@@ -86,7 +86,7 @@ class Diagnoses:
             if (p.output_index, p.input_index) in explained:
                 continue
             f0 = self.base[self.out_positions[p.output_index]]
-            dtype = self.E.array(self.outputs[p.output_index]).dtype
+            dtype = self.E.numpy_dtype(self.outputs[p.output_index])
             # |f| * machine epsilon on each of f(x+h) and f(x-h), divided by 2h
             noise = 2 * np.finfo(dtype).eps * np.abs(f0).ravel() / (2 * eps)
             allowed = self.opts.atol + self.opts.rtol * np.abs(p.numerical)

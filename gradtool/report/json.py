@@ -9,7 +9,7 @@ import dataclasses
 import json
 import math
 
-from ..engines import dtype_name
+from ..engines import device_name, dtype_name
 
 INSPECT_SCHEMA = "gradtool.inspect/2"
 GRADCHECK_SCHEMA = "gradtool.gradcheck/2"
@@ -47,6 +47,7 @@ def _tensor_summary(name, value):
     if hasattr(value, "shape"):
         fn = value.grad_fn
         return {"name": name, "shape": list(value.shape), "dtype": dtype_name(value),
+                "device": device_name(value),
                 "requires_grad": value.requires_grad,
                 "grad_fn": fn.name() if fn is not None else None}
     return {"name": name, "value": repr(value)}

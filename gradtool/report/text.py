@@ -5,7 +5,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..engines import dtype_name
+from ..engines import device_name, dtype_name
 
 CHAIN_FOLD = 8        # a linear chain longer than this shows its ends and a count
 MAX_TREE_LINES = 400  # beyond this the tree is cut with a note (the JSON has everything)
@@ -28,8 +28,10 @@ def console(no_color=False, stderr=False):
     return con
 
 
-def fmt_shape(shape, dtype):
-    return f"{dtype}[{', '.join(str(n) for n in shape)}]"
+def fmt_shape(shape, dtype, device="cpu"):
+    """float64[2, 3], with the device when it is not the CPU: float32[4] cuda:0."""
+    text = f"{dtype}[{', '.join(str(n) for n in shape)}]"
+    return text if device in ("cpu", None) else f"{text} {device}"
 
 
 def fmt_bytes(n):
@@ -151,7 +153,8 @@ def _io_table(title, pairs, tangents=None):
                        if t else "",)
         if hasattr(value, "shape"):
             fn = value.grad_fn
-            table.add_row(name, fmt_shape(tuple(value.shape), dtype_name(value)),
+            table.add_row(name, fmt_shape(tuple(value.shape), dtype_name(value),
+                                          device_name(value)),
                           str(value.requires_grad), fn.name() if fn is not None else "",
                           *tangent)
         else:
@@ -211,7 +214,7 @@ def leaves_table(snap):
     for node in snap.leaves:
         leaf = node.leaf
         norm = "none" if leaf.grad_norm is None else fmt_num(leaf.grad_norm)
-        table.add_row(node.id, leaf.name or "", fmt_shape(leaf.shape, leaf.dtype),
+        table.add_row(node.id, leaf.name or "", fmt_shape(leaf.shape, leaf.dtype, leaf.device),
                       str(leaf.requires_grad), norm)
     return table
 
@@ -382,7 +385,8 @@ def _input_label(report, pair, names):
     info = next((i for i in report.inputs if i.get("position") == pair.input_position), {})
     shape = info.get("shape")
     text = info.get("label") or f"input {pair.input_index}"
-    return f"{text} {fmt_shape(shape, info.get('dtype', ''))}" if shape is not None else text
+    return (f"{text} {fmt_shape(shape, info.get('dtype', ''), info.get('device'))}"
+            if shape is not None else text)
 
 
 def _jacobians(report, pair):
