@@ -27,6 +27,10 @@ class NoDevice(GradtoolError):
     """--device names a device this engine cannot place tensors on."""
 
 
+class NoDtype(GradtoolError):
+    """A dtype this engine does not have (bfloat16 on gradtool's)."""
+
+
 class NoValues(GradtoolError):
     """A tensor holds no values to read (torch's meta device)."""
 

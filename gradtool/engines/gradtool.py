@@ -48,9 +48,16 @@ class GradtoolEngine:
         return Tensor._wrap(np.asarray(array))
 
     @staticmethod
-    def leaf(array, requires_grad, device=None):
-        """A fresh leaf tensor holding a copy of array."""
-        return creation.tensor(np.array(array), requires_grad=requires_grad)
+    def leaf(array, requires_grad, device=None, dtype=None):
+        """A fresh leaf tensor holding a copy of array (in the dtype named `dtype`)."""
+        array = np.array(array)
+        if dtype is not None:
+            if dtype not in ("float16", "float32", "float64"):
+                from . import NoDtype
+                raise NoDtype(f"gradtool's engine has no {dtype} (its floats are float16, "
+                              f"float32 and float64): --engine torch checks {dtype}")
+            array = array.astype(dtype)
+        return creation.tensor(array, requires_grad=requires_grad)
 
     @staticmethod
     def ones_like(t):

@@ -74,10 +74,11 @@ class TorchEngine:
         return _numpy_dtype(t.dtype)
 
     @staticmethod
-    def leaf(array, requires_grad, device=None):
+    def leaf(array, requires_grad, device=None, dtype=None):
+        """A fresh leaf holding a copy of array, on `device`, in the dtype named `dtype`."""
         t = torch.tensor(np.array(array))
-        if device is not None:
-            t = t.to(device)
+        if device is not None or dtype is not None:
+            t = t.to(device=device, dtype=None if dtype is None else getattr(torch, dtype))
         return t.requires_grad_(requires_grad)
 
     @staticmethod

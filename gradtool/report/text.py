@@ -273,6 +273,11 @@ def print_target_error(con, target, error):
     con.print(Text(f"{target.name}", style="bold underline") +
               Text(f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim")
               + Text(" ERROR ", style="bold white on red"))
+    print_user_error(con, error)
+
+
+def print_user_error(con, error):
+    """The paragraph of a UserCodeError, and the user's frames."""
     con.print(Text(f"✗ {error}", style="red"))
     details = getattr(error, "details", "")
     if details:
@@ -421,3 +426,44 @@ def _jacobians(report, pair):
             " in --json" if listed == pair.n_differing else
             f"; --json lists the {listed} largest"), "", "", "")
     return table
+
+
+# ---------------------------------- reference check ----------------------------------
+def print_reference(con, target, report, heading=True):
+    """A ReferenceReport: per dtype and tensor, the target's error against the float64
+    reference, the reference's own error in that dtype, their ratio and the verdict."""
+    verdict = Text(" PASS ", style="bold black on green") if report.passed else \
+        Text(" FAIL ", style="bold white on red")
+    if heading:
+        con.print(Text(f"{target.name}", style="bold underline") + Text(
+            f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim"))
+    con.print(Text("reference check: ", style="bold") + verdict)
+    con.print(Text(f"{report.target} in {', '.join(report.dtypes)} against "
+                   f"{report.reference} in float64; allowed: {fmt_num(report.factor)} x the "
+                   f"reference's own error in that dtype + {_floor_ulps()} ulps; "
+                   f"{report.evaluations.get('total', '?')} runs", style="dim"))
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    for column in ("dtype", "tensor", "max abs error", "reference's error", "ratio",
+                   "worst: target vs float64", "result"):
+        table.add_column(column, no_wrap=column == "result", overflow="fold",
+                         min_width=min(len(column), 8),
+                         justify="right" if column in ("max abs error", "reference's error",
+                                                       "ratio") else "left")
+    for c in report.comparisons:
+        w = c.worst
+        where = (f"{w['index']}: {w['target']:.7g} vs {w['reference']:.7g}"
+                 if w["target"] is not None else "")
+        table.add_row(c.dtype, f"{c.name} {fmt_shape(c.shape, c.dtype)}",
+                      fmt_num(c.max_abs_error), fmt_num(c.reference_error), fmt_num(c.ratio),
+                      where, Text("ok", style="green") if c.passed else Text("FAIL", style="red"))
+    con.print(table)
+    for c in report.failed:
+        con.print(Text(f"✗ {c.name} in {c.dtype}: error {fmt_num(c.max_abs_error)} at "
+                       f"{c.worst['index']} is {fmt_num(c.ratio)} x the reference's own "
+                       f"{c.dtype} error ({fmt_num(c.reference_error)}); allowed "
+                       f"{fmt_num(c.tolerance)}", style="red"))
+
+
+def _floor_ulps():
+    from ..checks.reference import FLOOR_ULPS
+    return FLOOR_ULPS
