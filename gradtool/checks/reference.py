@@ -219,18 +219,18 @@ class _Check:
         return [None if g is None else _host(E, g) for g in grads]
 
     def _same_structure(self, who, dtype, outputs, expected):
-        name, filename, lineno = who
+        name = who[0]
         if len(outputs) != len(expected):
             raise ReferenceError(
                 f"{name} returns {len(outputs)} tensor(s) in {dtype} where the reference "
                 f"{self.ref_site[0]} returns {len(expected)} in float64: a reference returns "
-                f"the same structure of tensors as its target", (filename, lineno))
+                f"the same structure of tensors as its target", self.ref_site[1:])
         for k, (o, e) in enumerate(zip(outputs, expected)):
             if tuple(o.shape) != tuple(e.shape):
                 raise ReferenceError(
                     f"output {k} of {name} has shape {list(o.shape)} in {dtype}, the "
                     f"reference {self.ref_site[0]}'s has shape {list(e.shape)} in float64: "
-                    f"a reference returns tensors of its target's shapes", (filename, lineno))
+                    f"a reference returns tensors of its target's shapes", self.ref_site[1:])
 
     def _check_finite(self, exact64):
         for name, values in exact64[2]:

@@ -165,6 +165,7 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color, m
     gradcheck of every tensor input and every module parameter it reaches, by the
     analytical Jacobians `modes` names (check_forward_ad, check_backward_ad)."""
     from ..checks import gradcheck_report, gradgradcheck_report
+    from ..engines import current, device_name
     from ..loader import UserCodeError, user_error
     from ..snapshot import capture
     from ..snapshot.capture import backward_named_in
@@ -175,6 +176,13 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color, m
     if not any(t.requires_grad for t in tensors):
         raise UserCodeError(f"target {target.name} ({target.filename}:{target.lineno}) has no "
                             f"input that requires grad: nothing to check.",
+                            location=(target.filename, target.lineno))
+    blank = next((n for n, t in inputs if not current().has_values(t)), None)
+    if blank is not None:
+        raise UserCodeError(f"target {target.name} ({target.filename}:{target.lineno}): "
+                            f"`{blank}` is on the {device_name(dict(inputs)[blank])} device, "
+                            f"which holds no values, and central differences need values: "
+                            f"inspect and render work there, gradcheck does not",
                             location=(target.filename, target.lineno))
     n_args = len(c.run.tensor_inputs)
     call = c.run.function()
