@@ -76,9 +76,10 @@ class TorchEngine:
     @staticmethod
     def leaf(array, requires_grad, device=None, dtype=None):
         """A fresh leaf holding a copy of array, on `device`, in the dtype named `dtype`."""
-        t = torch.tensor(np.array(array))
-        if device is not None or dtype is not None:
-            t = t.to(device=device, dtype=None if dtype is None else getattr(torch, dtype))
+        t = torch.from_numpy(np.asarray(array))
+        # a copy either way: the leaf owns its values
+        t = t.to(device=device, dtype=None if dtype is None else getattr(torch, dtype),
+                 copy=True)
         return t.requires_grad_(requires_grad)
 
     @staticmethod
