@@ -453,7 +453,7 @@ def print_reference(con, target, report, heading=True):
         w = c.worst
         where = (f"{w['index']}: {w['target']:.7g} vs {w['reference']:.7g}"
                  if w["target"] is not None else "")
-        table.add_row(c.dtype, f"{c.name} {fmt_shape(c.shape, c.dtype)}",
+        table.add_row(c.dtype, f"{c.name} [{', '.join(str(n) for n in c.shape)}]",
                       fmt_num(c.max_abs_error), fmt_num(c.reference_error), fmt_num(c.ratio),
                       where, Text("ok", style="green") if c.passed else Text("FAIL", style="red"))
     con.print(table)
