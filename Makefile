@@ -24,6 +24,7 @@ test: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run.py $(ARGS)
+	OMP_NUM_THREADS=1 $(BIN)/python benchmarks/reference_bench.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

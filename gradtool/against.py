@@ -127,7 +127,7 @@ def _run(E, target, modules, seed, shape, order):
     gradients, second = {}, {}
     if differentiable and wrt:
         with E.enable_grad():
-            ones = [E.wrap(np.ones_like(E.array(o))) for o in differentiable]
+            ones = [E.ones_like(o) for o in differentiable]
             grads = E.grad(differentiable, [t for _, t in wrt], ones, allow_unused=True,
                            create_graph=order == 2)
             gradients = {n: None if g is None else np.array(E.array(g))
@@ -140,7 +140,7 @@ def _run(E, target, modules, seed, shape, order):
 def _second_order(E, wrt, grads):
     """The gradients of sum(w * grad) for fixed random w (the same on both engines)."""
     rng = np.random.default_rng(_SECOND_ORDER_SEED)
-    pairs = [(g, E.wrap(rng.uniform(-1, 1, tuple(g.shape)).astype(E.array(g).dtype)))
+    pairs = [(g, E.wrap(rng.uniform(-1, 1, tuple(g.shape)).astype(E.numpy_dtype(g)), like=g))
              for g in grads if g is not None and g.requires_grad]
     if not pairs:
         return {n: None for n, _ in wrt}

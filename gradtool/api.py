@@ -15,6 +15,7 @@ from .autograd.ops import api as _api
 from .autograd.tensor import (Size, Tensor, cat, concat, is_inference, matmul, maximum, minimum,
                               stack, std_mean, var_mean, where)
 from .loader import example
+from .checks.reference import declare as reference
 from . import serialization
 from .serialization import load, save
 

@@ -335,9 +335,10 @@ def _param_names(fn):
         return []
 
 
-def make_inputs(target, seed, shape):
+def make_inputs(target, seed, shape, device=None):
     """The target's arguments: tensors copied fresh, shapes and generated ones drawn from a
-    generator seeded by `seed` (same seed, same inputs)."""
+    generator seeded by `seed` (same seed, same inputs), placed on `device` (--device; the
+    engine's default when None)."""
     import numpy as np
     E = engines.current()
     rng = np.random.default_rng(seed)
@@ -357,7 +358,7 @@ def make_inputs(target, seed, shape):
             return spec.detach().clone().requires_grad_(spec.requires_grad)
         if isinstance(spec, tuple) and all(isinstance(n, int) for n in spec):
             try:
-                return E.leaf(rng.standard_normal(spec), requires_grad=True)
+                return E.leaf(rng.standard_normal(spec), requires_grad=True, device=device)
             except (MemoryError, ValueError) as e:
                 raise UserCodeError(f"target {target.name} ({_rel(target.filename)}:"
                                     f"{target.lineno}): cannot make an input of shape {spec}: "
@@ -437,13 +438,13 @@ class Run:
         return target_function
 
 
-def run_target(target, seed, shape, observe=None):
+def run_target(target, seed, shape, observe=None, device=None):
     """Build the target's inputs (seeded) and call it once, inside the context manager
     `observe` if given (the forward trace). Whatever the user's code raises becomes a
     UserCodeError naming their line."""
     import contextlib
     engines.current().manual_seed(seed)
-    args, kwargs = make_inputs(target, seed, shape)
+    args, kwargs = make_inputs(target, seed, shape, device)
     try:
         with observe if observe is not None else contextlib.nullcontext():
             result = target.call(*args, **kwargs)

@@ -3,6 +3,9 @@
 - the `gradcheck` fixture: `gradcheck(fn, inputs, **options)` asserts that gradcheck passes and
   `gradcheck.gradgrad(fn, inputs, grad_outputs=None, **options)` that gradgradcheck does,
   failing with the report `gradtool gradcheck` prints; gradtool's generator is seeded per test;
+- the `reference_check` fixture: `reference_check(fn, reference, inputs, dtypes=..., factor=...)`
+  asserts fn in low precision matches its float64 reference
+  (gradtool.testing.assert_matches_reference);
 - the `gradcheck` marker: `@pytest.mark.gradcheck(atol=1e-6, fast_mode=True)` sets the
   fixture's default options for a test, class or module;
 - a test failing with gradcheck's GradcheckError (torch's terse message) gets that report as a
@@ -47,6 +50,14 @@ def gradcheck(request):
                             "@pytest.mark.gradcheck(atol=1e-6)")
         options.update(mark.kwargs)
     return GradcheckFixture(options)
+
+
+@pytest.fixture
+def reference_check():
+    """Assert a low-precision kernel right: `reference_check(fn, reference, inputs,
+    dtypes=["float32", "float16"], factor=2)`."""
+    from gradtool.testing import assert_matches_reference
+    return assert_matches_reference
 
 
 @pytest.hookimpl(hookwrapper=True)

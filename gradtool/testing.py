@@ -13,7 +13,8 @@ import numpy as np
 
 from .autograd.tensor import Tensor
 
-__all__ = ["assert_close", "assert_gradcheck", "assert_gradgradcheck", "GradcheckAssertionError"]
+__all__ = ["assert_close", "assert_gradcheck", "assert_gradgradcheck", "GradcheckAssertionError",
+           "assert_matches_reference", "ReferenceAssertionError"]
 
 # torch.testing's default (rtol, atol) by dtype; other dtypes (ints, bool) compare exactly
 _DEFAULT_TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
@@ -254,14 +255,50 @@ def _assert_check(check, check_report, fn, inputs, extra, options):
                                       e.report) from None
 
 
+class ReferenceAssertionError(AssertionError):
+    """assert_matches_reference failed: the message is the CLI's reference report, `.report`
+    the ReferenceReport behind it."""
+
+    def __init__(self, message, report):
+        super().__init__(message)
+        self.report = report
+
+
+def assert_matches_reference(fn, reference, inputs, *, dtypes=None, factor=2.0, seed=0,
+                             parameters=()):
+    """Pass silently when fn (a function, or a Function's .apply) run in each of `dtypes`
+    (default: float32, or the inputs' own dtype when it is lower) matches `reference` (the
+    same arguments, the plain code fn replaces) run in float64: each output and each input's
+    gradient within `factor` times the reference's own error in that dtype, plus a few ulps.
+    Otherwise raise ReferenceAssertionError with the report `gradtool gradcheck --dtypes`
+    prints. Inputs are tensors of either engine (torch's for bfloat16); `parameters`:
+    (name, tensor) of module parameters both read, cast with the inputs."""
+    __tracebackhide__ = True
+    from .checks.reference import reference_report
+    report = reference_report(fn, reference, inputs, dtypes=dtypes, factor=factor,
+                              names=_input_names(fn, inputs), parameters=parameters, seed=seed)
+    if not report.passed:
+        raise ReferenceAssertionError(_render(lambda con: _text().print_reference(
+            con, Checked.of(fn), report)), report)
+
+
 def render_report(report, checked):
     """The text `gradtool gradcheck` prints for a GradcheckReport, as a plain string.
     `checked` says what was checked: `.name`, `.kind`, `.filename`, `.lineno`."""
+    return _render(lambda con: _text().print_gradcheck(con, checked, report))
+
+
+def _text():
     from .report import text
+    return text
+
+
+def _render(print_to):
+    """What print_to(console) prints, as a plain string."""
     buffer = io.StringIO()
-    con = text.Console(file=buffer, width=150, no_color=True, color_system=None,
-                       highlight=False, soft_wrap=False)
-    text.print_gradcheck(con, checked, report)
+    con = _text().Console(file=buffer, width=150, no_color=True, color_system=None,
+                          highlight=False, soft_wrap=False)
+    print_to(con)
     return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip().splitlines())
 
 

@@ -138,3 +138,36 @@ def test_plain_gradcheck_error_gets_the_report_as_a_section(pytester):
 def test_marker_is_registered(pytester):
     result = pytester.runpytest("--markers")
     result.stdout.fnmatch_lines(["@pytest.mark.gradcheck(**options): *"])
+
+
+def test_reference_check_fixture_passes_a_right_kernel_and_shows_a_wrong_ones_report(pytester):
+    pytester.makepyfile(test_softmax=textwrap.dedent("""\
+        import gradtool as gt
+
+
+        def reference(x):
+            return gt.softmax(x, -1)
+
+
+        def fused(x):
+            e = (x - x.amax(-1, keepdim=True)).exp()
+            return e / e.sum(-1, keepdim=True)
+
+
+        def x():
+            gt.manual_seed(0)
+            return gt.randn(4, 8, dtype=gt.float64, requires_grad=True)
+
+
+        def test_right(reference_check):
+            reference_check(fused, reference, (x(),), dtypes=["float32", "float16"])
+
+
+        def test_wrong(reference_check):
+            reference_check(lambda x: fused(x) * 1.001, reference, (x(),))
+        """))
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rfp")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["E       gradtool.testing.ReferenceAssertionError: *",
+                                 "E       reference check:  FAIL",
+                                 "*✗ output 0 in float32: *"])

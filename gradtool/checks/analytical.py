@@ -6,7 +6,7 @@ def vjp(E, outputs, diff_inputs, grad_outputs):
     """autograd.grad of `outputs` weighted by `grad_outputs` (numpy arrays, one per output)
     on engine E: one gradient per input, None where the graph does not reach it."""
     # copies: an identity backward returns grad_output itself, which callers then reuse
-    grads = [E.wrap(np.array(g, dtype=E.array(o).dtype).reshape(tuple(o.shape)))
+    grads = [E.wrap(np.array(g, dtype=E.numpy_dtype(o)).reshape(tuple(o.shape)), like=o)
              for o, g in zip(outputs, grad_outputs)]
     return E.grad(outputs, diff_inputs, grads, retain_graph=True, allow_unused=True)
 
@@ -25,8 +25,8 @@ def jacobian_rows(E, output, diff_inputs):
     jacobians = [np.zeros((x.numel(), n_out)) for x in diff_inputs]
     sizes_ok = types_ok = True
     for start in range(0, n_out, ROWS_PER_PASS):
-        rows = np.eye(min(ROWS_PER_PASS, n_out - start), n_out, start, E.array(output).dtype)
-        basis = E.wrap(rows.reshape((len(rows),) + tuple(output.shape)))
+        rows = np.eye(min(ROWS_PER_PASS, n_out - start), n_out, start, E.numpy_dtype(output))
+        basis = E.wrap(rows.reshape((len(rows),) + tuple(output.shape)), like=output)
         grads = E.grad([output], diff_inputs, [basis], retain_graph=True, allow_unused=True,
                        is_grads_batched=True)
         for jac, g, x in zip(jacobians, grads, diff_inputs):

@@ -10,6 +10,12 @@ from . import hazards, kinks
 from . import numerical as N
 from .result import Diagnosis, compare, element_index
 
+# Said where the float64 recheck clears a low-precision failure, or cannot run; the CLI
+# replaces it with the line to add for the target it checked.
+REFERENCE_ADVICE = ("A kernel meant for this precision is judged against a float64 reference: "
+                    "gradtool.testing.assert_matches_reference(fn, reference_fn, inputs), or "
+                    "@gradtool.reference(reference_fn) on a gradtool gradcheck target.")
+
 # Hazards torch passes silently; when the check fails they are likely part of why.
 _EXPLAIN_FAILURES = {"grad_none_for_input", "grad_wrong_dtype", "grad_wrong_shape",
                      "input_modified_in_forward", "nonlinear_in_grad_output",
@@ -86,7 +92,7 @@ class Diagnoses:
             if (p.output_index, p.input_index) in explained:
                 continue
             f0 = self.base[self.out_positions[p.output_index]]
-            dtype = self.E.array(self.outputs[p.output_index]).dtype
+            dtype = self.E.numpy_dtype(self.outputs[p.output_index])
             # |f| * machine epsilon on each of f(x+h) and f(x-h), divided by 2h
             noise = 2 * np.finfo(dtype).eps * np.abs(f0).ravel() / (2 * eps)
             allowed = self.opts.atol + self.opts.rtol * np.abs(p.numerical)
@@ -148,7 +154,17 @@ class Diagnoses:
             return
         inputs64 = self.ev.float64_inputs(self.inputs)
         eps, how = self.opts.eps, "With the inputs in float64"
-        worst = self._recheck_on(inputs64, failing, eps)
+        try:
+            worst = self._recheck_on(inputs64, failing, eps)
+        except Exception as e:  # noqa: BLE001 - a kernel that cannot run in float64
+            from ..loader import describe_exception
+            explained.update((p.output_index, p.input_index) for p in failing)
+            self.report.diagnoses.append(Diagnosis(
+                "precision", "error",
+                f"{what}, and the function cannot run in float64 to tell rounding from a wrong "
+                f"formula ({describe_exception(e).splitlines()[0]}). {REFERENCE_ADVICE}",
+                {**details, "float64_error": describe_exception(e)}))
+            return
         low = [d for d in self.ev.last_dtypes if d != np.float64]
         if worst is None and low:  # func computes in low precision whatever its inputs
             eps = float(np.finfo(min(low, key=lambda d: d.itemsize)).eps) ** (1 / 3)
@@ -166,7 +182,7 @@ class Diagnoses:
             "precision", "error",
             f"{what}: precision, not the formula, limits this check. {how} the numerical "
             f"Jacobians agree with the analytical ones (max abs error {worst:.3g}). Check "
-            f"with float64 inputs and float64 arithmetic.",
+            f"with float64 inputs and float64 arithmetic. {REFERENCE_ADVICE}",
             {**details, "eps": eps, "max_abs_error": worst}))
 
     def _recheck_on(self, inputs, failing, eps):

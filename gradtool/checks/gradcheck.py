@@ -320,7 +320,7 @@ class _Check(Diagnoses):
         phase, self.ev.phase = self.ev.phase, "batched_forward"
         for j, p in enumerate(self.diff_positions):
             x = self.inputs[p]
-            tangents = rng.standard_normal((2,) + tuple(x.shape)).astype(E.array(x).dtype)
+            tangents = rng.standard_normal((2,) + tuple(x.shape)).astype(E.numpy_dtype(x))
             batched = self._backward(E.batched_jvp, self.ev.call_with, detached, p, tangents)
             singles = [self._backward(E.batched_jvp, self.ev.call_with, detached, p,
                                       tangents[b:b + 1]) for b in range(2)]
@@ -337,7 +337,7 @@ class _Check(Diagnoses):
         layout, one array per differentiable output."""
         x = self.inputs[p]
         rows = [np.zeros((x.numel(), out.numel())) for out in self.outputs]
-        basis = np.zeros(x.numel(), dtype=self.E.array(x).dtype)
+        basis = np.zeros(x.numel(), dtype=self.E.numpy_dtype(x))
         phase, self.ev.phase = self.ev.phase, "forward_ad"
         for k in range(x.numel()):
             basis[k] = 1
@@ -583,8 +583,8 @@ class _Check(Diagnoses):
         """torch's message for a Jacobian mismatch, with its dtypes."""
         out, x = self.outputs[pair.output_index], self.diff_inputs[pair.input_index]
         E = self.E
-        numerical = E.wrap(pair.numerical.astype(E.array(out).dtype))
-        analytical = E.wrap(pair.analytical.astype(E.array(x).dtype))
+        numerical = E.wrap(pair.numerical.astype(E.numpy_dtype(out)))
+        analytical = E.wrap(pair.analytical.astype(E.numpy_dtype(x)))
         mode = "computed with forward mode " if pair.ad == "forward" else ""
         head = (f"Jacobian {mode}mismatch for output {pair.output_index:d} with respect to "
                 f"input {pair.input_index:d}")
@@ -613,6 +613,7 @@ class _Check(Diagnoses):
         return [{"position": i, "label": label, "kind": type(v).__name__,
                  "shape": list(v.shape) if self.E.is_tensor(v) else None,
                  "dtype": self.E.dtype_name(v) if self.E.is_tensor(v) else None,
+                 "device": self.E.device_name(v) if self.E.is_tensor(v) else None,
                  "requires_grad": bool(self.E.is_tensor(v) and v.requires_grad)}
                 for i, (v, label) in enumerate(zip(values, labels))]
 
@@ -643,7 +644,7 @@ def _check_inputs(E, inputs):
                           f"floating point or complex. This check will likely fail if all the "
                           f"inputs are not of double precision floating point or complex. ",
                           stacklevel=_caller_level())
-        data = E.array(x)
+        data = E.writable(x)
         if any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
             raise RuntimeError(f"The {idx}th input has a dimension with stride 0. gradcheck "
                                f"only supports inputs that are non-overlapping to be able to "

@@ -51,7 +51,7 @@ def _random_grads(E, node, rng, scale=1.0, requires_grad=False):
         if meta is None or np.dtype(meta[1]).kind != "f":
             grads.append(None)
             continue
-        g = E.wrap((scale * rng.standard_normal(meta[0])).astype(meta[1]))
+        g = E.wrap((scale * rng.standard_normal(meta[0])).astype(meta[1]), like=meta[2])
         grads.append(g.requires_grad_() if requires_grad else g)
     return grads
 

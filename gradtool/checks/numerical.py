@@ -82,7 +82,7 @@ class Evaluator:
     def float64_inputs(self, inputs):
         """The inputs with every float tensor replaced by a float64 copy (same
         requires_grad): the point the function is checked at, free of float32 rounding."""
-        return tuple(self.E.leaf(self.E.array(x).astype(np.float64), x.requires_grad)
+        return tuple(self.E.leaf(self.E.array(x).astype(np.float64), x.requires_grad, x.device)
                      if self.is_float_tensor(x) else x for x in inputs)
 
 
@@ -106,7 +106,7 @@ def jacobian_wrt(ev, inputs, position, eps, base):
     outputs at the unperturbed point; None for outputs that are not float). Also, per input
     element, the second differences |f(x+h) + f(x-h) - 2 f(x)| / h (max over outputs): zero
     up to rounding where f is smooth and h * f'' small, large at a kink."""
-    data = ev.E.array(inputs[position])
+    data = ev.E.writable(inputs[position])
     n = data.size
     # f(x - h e_k) and f(x + h e_k) as rows k; the arithmetic is done once at the end, not
     # per element (for small outputs its per-call overhead would cost more than f itself)
@@ -145,7 +145,7 @@ def jacobian_wrt(ev, inputs, position, eps, base):
 def directional_wrt(ev, inputs, position, u, eps):
     """Central difference along direction u (unit norm, input's shape) of inputs[position]:
     J u for every output, from 2 evaluations whatever the input's size."""
-    data = ev.E.array(inputs[position])
+    data = ev.E.writable(inputs[position])
     orig, step = data.copy(), eps * u
     data[...] = orig - step
     a = ev.values(inputs)
@@ -158,7 +158,7 @@ def directional_wrt(ev, inputs, position, u, eps):
 
 def stencil_wrt(ev, inputs, position, k, h):
     """f at x + s * h * e_k for s = -2..2 (5 evaluations): {s: outputs}."""
-    data = ev.E.array(inputs[position])
+    data = ev.E.writable(inputs[position])
     orig = data.flat[k]
     values = {}
     for s in (-2, -1, 0, 1, 2):

@@ -20,6 +20,9 @@ TIMEOUT = typer.Option(None, "--timeout", metavar="SECONDS",
 ENGINE = typer.Option("gradtool", "--engine", metavar="gradtool|torch",
                       help="Run the file on gradtool's engine (its `import torch` gives "
                            "gradtool) or on PyTorch itself, when installed.")
+DEVICE = typer.Option(None, "--device", metavar="NAME",
+                      help="Put generated inputs (and @example shapes) on this device: cpu, "
+                           "cuda, cuda:1, ... (other devices need --engine torch).")
 AGAINST = typer.Option(None, "--against", metavar="torch",
                        help="Run each target on gradtool and on PyTorch and compare outputs, "
                             "gradients, node and saved names (exit 1 on a difference).")
@@ -32,6 +35,12 @@ def on_engine(name):
     import gradtool.engines as engines
     with engines.use(name) as engine, engine.importing():
         yield engine
+
+
+def placed_on(engine, device):
+    """--device checked on the engine: its device object, or None when not given (a device
+    that engine cannot use raises NoDevice, exit 2)."""
+    return None if device is None else engine.check_device(device)
 
 
 def fail(error, no_color=False):
@@ -114,9 +123,13 @@ def print_json(text):
         _json_stdout.flush()
 
 
-def check_engines(engine, against):
-    """--engine and --against: known names, and not both (--against runs both engines)."""
+def check_engines(engine, against, device=None):
+    """--engine and --against: known names, and not both (--against runs both engines);
+    --device not with --against (gradtool's side runs on the CPU)."""
     from ..errors import GradtoolError
+    if against is not None and device not in (None, "cpu"):
+        raise GradtoolError(f"--against torch compares on the CPU, where gradtool's engine "
+                            f"runs: drop --device {device}")
     if engine not in ("gradtool", "torch"):
         raise GradtoolError(f"--engine must be gradtool or torch (got {engine!r})")
     if against is not None and against != "torch":

@@ -5,6 +5,8 @@ import os
 
 import typer
 
+from ..errors import GradtoolError
+
 from ..report import text
 from . import common, interrupts
 
@@ -15,10 +17,13 @@ class GradcheckResult:
     target: object
     reports: list
     input_names: list
+    reference: object = None  # the ReferenceReport, when the target has a reference
+    reference_error: object = None  # the UserCodeError that stopped its reference check
 
     @property
     def passed(self):
-        return all(r.passed for r in self.reports)
+        return all(r.passed for r in self.reports) and self.reference_error is None and (
+            self.reference is None or self.reference.passed)
 
 
 def gradcheck(
@@ -38,6 +43,17 @@ def gradcheck(
                                 help="Exit 1 on warnings too (hazards torch lets pass)."),
     html: str = typer.Option(None, "--html", help="Also write a page of Jacobian heatmaps "
                                                   "(numerical, analytical, difference)."),
+    reference: str = typer.Option(None, "--reference", metavar="FILE::NAME",
+                                  help="Check each target against this function in low "
+                                       "precision (as @gradtool.reference does)."),
+    reference_only: bool = typer.Option(False, "--reference-only",
+                                        help="Run only the reference check, not gradcheck."),
+    dtypes: str = typer.Option(None, "--dtypes", metavar="float32,bfloat16,float16",
+                               help="The dtypes of the reference check (default: float32, or "
+                                    "the example's own dtype when it is lower)."),
+    factor: float = typer.Option(2.0, "--factor",
+                                 help="Reference check: allow this many times the reference's "
+                                      "own error in each dtype."),
     seed: int = common.SEED,
     shape: str = common.SHAPE,
     json_: bool = common.JSON,
@@ -45,25 +61,33 @@ def gradcheck(
     timeout: float = common.TIMEOUT,
     engine: str = common.ENGINE,
     against: str = common.AGAINST,
+    device: str = common.DEVICE,
 ):
     """Compare central differences with the analytic gradients of each target, per input and
-    output; on a failure, show both Jacobians and say why they differ."""
+    output; on a failure, show both Jacobians and say why they differ. A target with a
+    reference (@gradtool.reference, --reference) is also checked against it in low
+    precision."""
     from ..errors import GradtoolError
     from ..loader import load, parse_shape
     from ..report import output as output_file
     try:
-        common.check_engines(engine, against)
+        common.check_engines(engine, against, device)
         _check_tolerances(eps, atol, rtol)
+        asked = _reference_options(reference, reference_only, dtypes, factor, against)
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
         if against is not None:
             common.run_against(file, seed, shape_tuple, order, json_, no_color, timeout)
         html_path = html and output_file.resolve(html)  # before the user's code can chdir
-        with common.user_prints_to_stderr(json_), common.on_engine(engine):
+        with common.user_prints_to_stderr(json_), common.on_engine(engine) as on:
+            place = common.placed_on(on, device)
+            reference_fn = asked.load()
             targets = load(file)
             results = common.run_each(
-                targets, lambda t: _check(t, seed, shape_tuple, eps, atol, rtol, fast, order,
-                                          json_, no_color, _modes(t, mode)), no_color, timeout)
+                targets, lambda t: _check_target(
+                    t, seed, shape_tuple, place, asked, reference_fn,
+                    lambda: _check(t, seed, shape_tuple, eps, atol, rtol, fast, order, json_,
+                                   no_color, _modes(t, mode), place)), no_color, timeout)
         if html:
             from ..report import heatmap
             output_file.write_atomically(html_path, heatmap.page(file, results))
@@ -82,11 +106,15 @@ def gradcheck(
                 continue
             for k, report in enumerate(r.reports):
                 text.print_gradcheck(con, r.target, report, heading=k == 0)
+            if r.reference is not None:
+                text.print_reference(con, r.target, r.reference, heading=not r.reports)
+            if r.reference_error is not None:
+                text.print_user_error(con, r.reference_error)
     raise typer.Exit(common.exit_code(
         results, lambda r: not r.passed,
         lambda r: any(d.severity == "warning" for rep in r.reports for d in rep.diagnoses),
-        strict, raised=lambda r: any(getattr(rep, "raised_in_user_code", False)
-                                     for rep in r.reports)))
+        strict, raised=lambda r: r.reference_error is not None or any(
+            getattr(rep, "raised_in_user_code", False) for rep in r.reports)))
 
 
 def _raised_in_user_code(exc):
@@ -130,22 +158,31 @@ def _modes(target, mode):
     return _MODES[mode.value if isinstance(mode, Mode) else mode]
 
 
-def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color, modes):
+def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color, modes,
+           device=None):
     """One target's GradcheckResult: its forward (and backward) run once by the snapshot's
     capture, whose findings (cut gradients, detached saved tensors) explain failures; then
     gradcheck of every tensor input and every module parameter it reaches, by the
     analytical Jacobians `modes` names (check_forward_ad, check_backward_ad)."""
     from ..checks import gradcheck_report, gradgradcheck_report
+    from ..engines import current, device_name
     from ..loader import UserCodeError, user_error
     from ..snapshot import capture
     from ..snapshot.capture import backward_named_in
-    c = capture(target, seed, shape)
+    c = capture(target, seed, shape, device)
     inputs = c.run.tensor_inputs + c.parameters
     names = [n for n, _ in inputs]
     tensors = tuple(t for _, t in inputs)
     if not any(t.requires_grad for t in tensors):
         raise UserCodeError(f"target {target.name} ({target.filename}:{target.lineno}) has no "
                             f"input that requires grad: nothing to check.",
+                            location=(target.filename, target.lineno))
+    blank = next((n for n, t in inputs if not current().has_values(t)), None)
+    if blank is not None:
+        raise UserCodeError(f"target {target.name} ({target.filename}:{target.lineno}): "
+                            f"`{blank}` is on the {device_name(dict(inputs)[blank])} device, "
+                            f"which holds no values, and central differences need values: "
+                            f"inspect and render work there, gradcheck does not",
                             location=(target.filename, target.lineno))
     n_args = len(c.run.tensor_inputs)
     call = c.run.function()
@@ -184,6 +221,112 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color, m
                 error.location = where
                 error.args = (f"{error.args[0]} ({where[0]}:{where[1]})",)
     return GradcheckResult(target, reports, names)
+
+
+@dataclasses.dataclass
+class _ReferenceOptions:
+    """--reference, --reference-only, --dtypes, --factor, checked before any code runs."""
+    spec: str
+    only: bool
+    dtypes: list
+    factor: float
+
+    def load(self):
+        """The --reference function (its file imported as the target's is), or None."""
+        if self.spec is None:
+            return None
+        from ..loader import UserCodeError, import_user_file, split_spec
+        path, name = split_spec(self.spec)
+        if name is None:
+            raise UserCodeError(f"--reference {self.spec}: name the function, as "
+                                f"--reference {path}::NAME")
+        module = import_user_file(path)
+        fn = getattr(module, name, None)
+        if not callable(fn):
+            raise UserCodeError(f"--reference {self.spec}: {path} has no function {name!r}")
+        return fn
+
+
+def _reference_options(spec, only, dtypes, factor, against):
+    from ..checks.reference import parse_dtypes
+    from ..errors import GradtoolError
+    if not (factor > 0 and factor != float("inf")):
+        raise GradtoolError(f"--factor must be a finite number > 0 (got {factor})")
+    if against is not None and (spec or only or dtypes):
+        raise GradtoolError("--against torch compares engines; the reference check runs on "
+                            "one engine: drop --against")
+    return _ReferenceOptions(spec, only, parse_dtypes(dtypes) if dtypes else None, factor)
+
+
+def _check_target(target, seed, shape, device, asked, reference_fn, gradcheck):
+    """gradcheck (unless --reference-only), then the reference check when the target has a
+    reference (--reference, else its @gradtool.reference)."""
+    from ..checks import reference as ref
+    from ..loader import UserCodeError
+    result = GradcheckResult(target, [], []) if asked.only else gradcheck()
+    reference_fn = reference_fn or ref.declared(target.obj)
+    if reference_fn is None:
+        if asked.only:
+            raise UserCodeError(
+                f"target {target.name} ({target.filename}:{target.lineno}) has no reference "
+                f"to check against: add @gradtool.reference(reference_fn) above it, or give "
+                f"--reference FILE::NAME", location=(target.filename, target.lineno))
+        if result.reports:
+            _suggest_reference(target, result.reports[0])
+        return result
+    try:
+        result.reference = _reference_check(target, seed, shape, device, asked, reference_fn)
+    except UserCodeError as e:
+        if asked.only:
+            raise
+        result.reference_error = e  # reported after the gradcheck that did run
+    return result
+
+
+def _reference_check(target, seed, shape, device, asked, reference_fn):
+    """The ReferenceReport of one target: its seeded inputs in each dtype, the parameters of
+    the modules its file holds."""
+    import functools
+
+    from ..checks import reference as ref
+    from ..engines import current
+    from ..loader import UserCodeError, make_inputs
+    from ..snapshot.capture import _global_modules, _module_parameters
+    E = current()
+    args, kwargs = make_inputs(target, seed, shape, device)
+    parameters = [(n, p) for n, p in _module_parameters(_global_modules(E, target)).items()
+                  if p.requires_grad]
+    names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
+                                                                  len(args))]
+    try:
+        return ref.reference_report(
+            functools.partial(target.call, **kwargs), functools.partial(reference_fn, **kwargs),
+            args, dtypes=asked.dtypes, factor=asked.factor, names=names,
+            parameters=parameters, seed=seed,
+            where=(target.name, target.filename, target.lineno))
+    except ref.ReferenceError as e:
+        raise UserCodeError(f"target {target.name}: reference check: {e}", e.details,
+                            e.location) from None
+    except GradtoolError as e:  # a dtype the engine lacks
+        raise UserCodeError(f"target {target.name}: reference check: {e}",
+                            location=(target.filename, target.lineno)) from None
+
+
+def _suggest_reference(target, report):
+    """A failed low-precision gradcheck that the float64 recheck could not clear: the
+    reference check is the tool; say so with the line to add."""
+    from ..checks.diagnose import REFERENCE_ADVICE
+    for d in report.diagnoses_of("precision"):
+        if not report.passed and REFERENCE_ADVICE in d.message:
+            name = target.obj.__name__
+            low = dict.fromkeys(i["dtype"] for i in report.inputs
+                                if i.get("dtype") in ("float32", "bfloat16", "float16"))
+            d.message = d.message.replace(REFERENCE_ADVICE, (
+                f"A kernel meant for this precision is judged against a float64 reference: "
+                f"add `@gradtool.reference(reference_{name.lower()})` above {name} "
+                f"({os.path.relpath(target.filename)}:{target.lineno}), "
+                f"reference_{name.lower()} being the plain code it replaces (same arguments), "
+                f"and run gradtool gradcheck --dtypes {','.join(low) or 'float32'}."))
 
 
 def _needs_example(target, report, run):

@@ -13,6 +13,7 @@ def inspect(
     timeout: float = common.TIMEOUT,
     engine: str = common.ENGINE,
     against: str = common.AGAINST,
+    device: str = common.DEVICE,
     strict: bool = typer.Option(False, "--strict",
                                 help="Exit 1 on warning diagnostics too."),
     all_saved: bool = typer.Option(False, "--all-saved",
@@ -27,15 +28,16 @@ def inspect(
     from ..loader import load, parse_shape
     from ..report import text
     try:
-        common.check_engines(engine, against)
+        common.check_engines(engine, against, device)
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
         if against is not None:
             common.run_against(file, seed, shape_tuple, 1, json_, no_color, timeout)
-        with common.user_prints_to_stderr(json_), common.on_engine(engine):
+        with common.user_prints_to_stderr(json_), common.on_engine(engine) as on:
+            place = common.placed_on(on, device)
             targets = load(file)
             from ..snapshot import capture
-            results = common.run_each(targets, lambda t: capture(t, seed, shape_tuple),
+            results = common.run_each(targets, lambda t: capture(t, seed, shape_tuple, place),
                                       no_color, timeout)
     except GradtoolError as e:
         common.fail(e, no_color)

@@ -26,6 +26,7 @@ def render(
     no_color: bool = common.NO_COLOR,
     timeout: float = common.TIMEOUT,
     engine: str = common.ENGINE,
+    device: str = common.DEVICE,
 ):
     """Draw the backward graph of the target(s): leaves blue, backward nodes grey, outputs
     green, saved tensors orange."""
@@ -44,14 +45,15 @@ def render(
         # before the user's code can chdir
         output_path = output_file.resolve(output, keep=[split_spec(file)[0]])
         from ..snapshot import capture
-        with common.on_engine(engine):  # the user's code runs here
+        with common.on_engine(engine) as on:  # the user's code runs here
+            place = common.placed_on(on, device)
             targets = load(file)
             # no full collections while the graphs are made: each scans every object made so
             # far (a second of 20,000 nodes); young garbage is still collected
             thresholds = gc.get_threshold()
             gc.set_threshold(*thresholds[:2], 1_000_000)
             try:
-                captures = [interrupts.run_target(t, capture, t, seed, shape_tuple,
+                captures = [interrupts.run_target(t, capture, t, seed, shape_tuple, place,
                                                   timeout=timeout) for t in targets]
             finally:
                 gc.set_threshold(*thresholds)

@@ -23,6 +23,18 @@ class EngineUnavailable(GradtoolError):
     """--engine torch without PyTorch installed."""
 
 
+class NoDevice(GradtoolError):
+    """--device names a device this engine cannot place tensors on."""
+
+
+class NoDtype(GradtoolError):
+    """A dtype this engine does not have (bfloat16 on gradtool's)."""
+
+
+class NoValues(GradtoolError):
+    """A tensor holds no values to read (torch's meta device)."""
+
+
 def torch_installed():
     """Whether real PyTorch can be imported (without importing it)."""
     if _imported_torch() is not None:
@@ -91,6 +103,11 @@ def of(values):
 def dtype_name(tensor):
     """"float64" for a tensor of either engine (what reports print)."""
     return of(tensor).dtype_name(tensor)
+
+
+def device_name(tensor):
+    """"cuda:0", "cpu", ... for a tensor of either engine (what reports print)."""
+    return of(tensor).device_name(tensor)
 
 
 def function_base(cls):

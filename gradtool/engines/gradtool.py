@@ -37,14 +37,53 @@ class GradtoolEngine:
         return t._data
 
     @staticmethod
-    def wrap(array):
+    def numpy_dtype(t):
+        return t._data.dtype
+
+    writable = array  # the CPU is the only device: the array is where the values live
+
+    @staticmethod
+    def wrap(array, like=None):
         """A tensor that does not require grad, on this array (shared when possible)."""
         return Tensor._wrap(np.asarray(array))
 
     @staticmethod
-    def leaf(array, requires_grad):
-        """A fresh leaf tensor holding a copy of array."""
-        return creation.tensor(np.array(array), requires_grad=requires_grad)
+    def leaf(array, requires_grad, device=None, dtype=None):
+        """A fresh leaf tensor holding a copy of array (in the dtype named `dtype`)."""
+        array = np.array(array)
+        if dtype is not None:
+            if dtype not in ("float16", "float32", "float64"):
+                from . import NoDtype
+                raise NoDtype(f"gradtool's engine has no {dtype} (its floats are float16, "
+                              f"float32 and float64): --engine torch checks {dtype}")
+            array = array.astype(dtype)
+        return creation.tensor(array, requires_grad=requires_grad)
+
+    @staticmethod
+    def ones_like(t):
+        return Tensor._wrap(np.ones_like(t._data))
+
+    @staticmethod
+    def has_values(t):
+        return True
+
+    @staticmethod
+    def device_name(t):
+        return "cpu"
+
+    @staticmethod
+    def check_device(name):
+        """The CPU, or NoDevice: gradtool's engine has no other device."""
+        from ..autograd.device import device
+        from . import NoDevice
+        try:
+            found = device(name)
+        except RuntimeError as e:
+            raise NoDevice(f"--device {name}: {e}") from None
+        if found.type != "cpu":
+            raise NoDevice(f"--device {name}: gradtool's engine runs on the CPU only; "
+                           f"--engine torch runs on {found.type} when torch has it")
+        return found
 
     @staticmethod
     def dtype_name(t):
@@ -172,8 +211,9 @@ class GradtoolEngine:
 
     @staticmethod
     def grad_output_meta(node):
-        """(shape, numpy dtype) per forward output (None for a non-tensor output)."""
-        return node._output_meta
+        """(shape, numpy dtype, like) per forward output (None for a non-tensor output); like
+        is what wrap(array, like) places a gradient by (None: the CPU is the only device)."""
+        return [None if m is None else (*m, None) for m in node._output_meta]
 
     @staticmethod
     def edge_positions(node):

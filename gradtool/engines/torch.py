@@ -16,6 +16,7 @@ from torch.autograd import forward_ad
 from torch.autograd.function import BackwardCFunction
 
 from ..snapshot.graph import SavedInfo, array_stats
+from . import NoDevice, NoValues
 
 _VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
 
@@ -36,18 +37,73 @@ class TorchEngine:
 
     @staticmethod
     def array(t):
-        """t's values as a numpy array sharing its memory (CPU tensors): writing to it does
-        not move t's version counter, as torch's gradcheck perturbing `.data`."""
-        return t.detach().numpy()
+        """t's values as a numpy array: the one place a value crosses to the host. A CPU
+        tensor's array shares its memory; a tensor elsewhere (CUDA, ...) is copied, bfloat16
+        as float32 (numpy has no bfloat16: every bfloat16 is a float32 exactly). A tensor with
+        no values (the meta device) raises NoValues."""
+        host = t.detach()
+        try:
+            host = host.cpu()
+        except NotImplementedError as e:  # meta: "Cannot copy out of meta tensor; no data!"
+            raise NoValues(f"a tensor on the {t.device} device holds no values ({e})") from None
+        return (host.float() if host.dtype == torch.bfloat16 else host).numpy()
+
+    @classmethod
+    def writable(cls, t):
+        """t's values to perturb in place (gradcheck), without moving its version counter (as
+        torch's gradcheck writes `.data`): its numpy array when that shares t's memory, else
+        the values where they live, written there (DeviceValues)."""
+        host = t.detach().cpu() if t.device.type != "meta" else None
+        if host is not None and host.dtype != torch.bfloat16 and \
+                host.data_ptr() == t.data_ptr() and type(host) is torch.Tensor:
+            return host.numpy()
+        return DeviceValues(t, cls.array(t))
 
     @staticmethod
-    def wrap(array):
+    def wrap(array, like=None):
+        """A tensor on these values (shared when possible); with `like` (a tensor, or anything
+        with its .device and .dtype), on like's device in like's dtype: a grad_output goes
+        where its output is."""
         array = np.asarray(array)
-        return torch.from_numpy(array if array.flags.writeable else array.copy())
+        t = torch.from_numpy(array if array.flags.writeable else array.copy())
+        return t if like is None else t.to(device=like.device, dtype=like.dtype)
 
     @staticmethod
-    def leaf(array, requires_grad):
-        return torch.tensor(np.array(array), requires_grad=requires_grad)
+    def numpy_dtype(t):
+        """The numpy dtype of t's values as array(t) gives them."""
+        return _numpy_dtype(t.dtype)
+
+    @staticmethod
+    def leaf(array, requires_grad, device=None, dtype=None):
+        """A fresh leaf holding a copy of array, on `device`, in the dtype named `dtype`."""
+        t = torch.from_numpy(np.asarray(array))
+        # a copy either way: the leaf owns its values
+        t = t.to(device=device, dtype=None if dtype is None else getattr(torch, dtype),
+                 copy=True)
+        return t.requires_grad_(requires_grad)
+
+    @staticmethod
+    def ones_like(t):
+        return torch.ones_like(t)
+
+    @staticmethod
+    def has_values(t):
+        return t.device.type != "meta"
+
+    @staticmethod
+    def device_name(t):
+        return str(t.device)
+
+    @staticmethod
+    def check_device(name):
+        """torch's device called `name`, or NoDevice saying why it cannot be used here."""
+        try:
+            device = torch.device(name)
+            torch.empty(0, device=device)
+        except (RuntimeError, AssertionError) as e:  # a bad name; CUDA not built or no GPU
+            raise NoDevice(f"--device {name}: torch cannot place a tensor there "
+                           f"({str(e).splitlines()[0]})") from None
+        return device
 
     @staticmethod
     def dtype_name(t):
@@ -91,7 +147,7 @@ class TorchEngine:
     @staticmethod
     def jvp(call, inputs, position, tangent):
         x = inputs[position]
-        tangent = torch.from_numpy(tangent.reshape(tuple(x.shape)).copy())
+        tangent = torch.from_numpy(tangent.reshape(tuple(x.shape)).copy()).to(x.device)
         with forward_ad.dual_level():
             duals = list(inputs)
             if isinstance(x, torch.nn.Parameter):
@@ -106,7 +162,7 @@ class TorchEngine:
             outs = outs if isinstance(outs, tuple) else (outs,)
             tangents = [forward_ad.unpack_dual(o).tangent if isinstance(o, torch.Tensor)
                         else None for o in outs]
-        return [None if t is None else t.detach().numpy() for t in tangents]
+        return [None if t is None else TorchEngine.array(t) for t in tangents]
 
     @classmethod
     def batched_jvp(cls, call, inputs, position, tangents):
@@ -189,12 +245,12 @@ class TorchEngine:
         if not isinstance(value, torch.Tensor):
             from ..snapshot.graph import short_repr
             return SavedInfo(label, False, value=short_repr(value))
-        array = value.detach().numpy() if value.device.type == "cpu" else None
+        array = TorchEngine.array(value) if TorchEngine.has_values(value) else None
         info = SavedInfo(label, True, shape=tuple(value.shape), dtype=_dtype_name(value.dtype),
                          is_output=label == "_saved_result", version_saved=value._version,
                          version_now=value._version,
                          nbytes=value.element_size() * value.numel(),
-                         array_id=value.untyped_storage().data_ptr())
+                         array_id=value.untyped_storage().data_ptr() or id(value))
         if array is not None:
             info.min, info.mean, info.max = array_stats(array)
         return info
@@ -222,7 +278,7 @@ class TorchEngine:
 
     @staticmethod
     def grad_output_meta(node):
-        return [(tuple(m.shape), np.dtype(_dtype_name(m.dtype))) for m in node._input_metadata]
+        return [(tuple(m.shape), _numpy_dtype(m.dtype), m) for m in node._input_metadata]
 
     @staticmethod
     def edge_positions(node):
@@ -263,6 +319,43 @@ class TorchEngine:
         return torch.nn.Module
 
 
+class DeviceValues:
+    """A tensor's values where they live (CUDA, ...), perturbed in place as gradcheck perturbs
+    a CPU tensor's numpy array: each write is one small copy to the device (no sync), reads
+    come from a host mirror that every write keeps current. The numpy subset gradcheck uses:
+    shape, size, dtype, strides, flags, flat[k], [...] = values, copy()."""
+
+    def __init__(self, t, mirror):
+        self._data = t.data  # .data: the writes move no version counter (torch's gradcheck)
+        self._mirror = mirror
+        self.shape, self.size, self.dtype = mirror.shape, mirror.size, mirror.dtype
+        self.strides = tuple(s * mirror.itemsize for s in t.stride())
+        self.flags = mirror.flags
+        self.flat = _FlatWrites(self)
+
+    def copy(self):
+        return self._mirror.copy()
+
+    def __setitem__(self, key, values):
+        self._mirror[key] = values
+        self._data.copy_(torch.from_numpy(np.ascontiguousarray(self._mirror)))
+
+    def _set(self, k, value):
+        self._mirror.flat[k] = value
+        self._data[np.unravel_index(k, self.shape)] = self._mirror.flat[k].item()
+
+
+class _FlatWrites:
+    def __init__(self, values):
+        self._values = values
+
+    def __getitem__(self, k):
+        return self._values._mirror.flat[k]
+
+    def __setitem__(self, k, value):
+        self._values._set(k, value)
+
+
 class _Unreadable:
     """A saved value torch refuses to give back (freed after backward, or modified in place
     since it was saved)."""
@@ -274,6 +367,11 @@ class _Unreadable:
 @functools.lru_cache(maxsize=None)
 def _dtype_name(dtype):
     return str(dtype).removeprefix("torch.")
+
+
+@functools.lru_cache(maxsize=None)
+def _numpy_dtype(dtype):
+    return np.dtype("float32" if dtype == torch.bfloat16 else _dtype_name(dtype))
 
 
 @functools.lru_cache(maxsize=1)

@@ -63,7 +63,8 @@ def _tensors(value, found):
 
 
 def _finite(t):
-    return not t.is_floating_point() or bool(torch.isfinite(t).all())
+    # a meta tensor has no values to be NaN
+    return not t.is_floating_point() or t.is_meta or bool(torch.isfinite(t).all())
 
 
 class _ModuleCall:

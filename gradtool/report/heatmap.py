@@ -28,6 +28,8 @@ def page(file, results):
         for report in result.reports:
             report.input_names = result.input_names
             sections.append(_target_section(len(sections), result.target, report, hover))
+        if getattr(result, "reference", None) is not None:
+            sections.append(_reference_section(result.target, result.reference))
     verdict = ("all passed" if all(getattr(r, "passed", False) for r in results)
                else "FAILED")
     return (_TEMPLATE.replace("%TITLE%", html.escape(f"gradcheck {file}: {verdict}"))
@@ -62,6 +64,36 @@ def _target_section(t, target, report, hover):
         key = f"t{t}p{p}"
         out.append(f'<div class="pair">{head}<div class="beside">{_maps(key, full, hover, report.options or {})}'
                    f'{_diagnoses(_of_pair(report.diagnoses, pair))}</div></div>')
+    out.append("</section>")
+    return "".join(out)
+
+
+def _reference_section(target, report):
+    """The reference check: per dtype and tensor, the target's error against the float64
+    reference as a heatmap scaled to the tensor's tolerance (red beyond it), and the
+    numbers the text report gives."""
+    status = "PASS" if report.passed else "FAIL"
+    out = [f'<section><h2>{html.escape(target.name)}: reference check <span class='
+           f'"{status.lower()}">{status}</span></h2><p class="where">'
+           f'{html.escape(report.target)} in {", ".join(report.dtypes)} against '
+           f'{html.escape(report.reference)} in float64; allowed: {_num(report.factor)} x the '
+           f"reference's own error + a few ulps</p>"]
+    for c in report.comparisons:
+        w = c.worst
+        errors = np.asarray(c.errors, float).reshape(-1, c.shape[-1] if c.shape else 1)
+        rows, cols = errors.shape
+        width = max(120, min(360, 6 * cols))
+        head = (f'<h3>{html.escape(c.name)} in {c.dtype} <span class="'
+                f'{"pass" if c.passed else "fail"}">{"pass" if c.passed else "FAIL"}</span></h3>'
+                f'<p>max abs error {_num(c.max_abs_error)}, the reference\'s own '
+                f'{_num(c.reference_error)}, ratio {_num(c.ratio)}, allowed '
+                f'{_num(c.tolerance)}; worst at {w["index"]}: target {_num(w["target"])}, '
+                f'float64 reference {_num(w["reference"])}</p>')
+        out.append(f'<div class="pair">{head}<figure><figcaption>|target − float64 reference|'
+                   f'<br><small>red at the tolerance, {_num(c.tolerance)}</small></figcaption>'
+                   f'<div class="map" style="width:{width}px;aspect-ratio:{cols}/{rows}">'
+                   f'<img alt="error" src="{_png(errors, c.tolerance or 1.0)}"></div></figure>'
+                   f'</div>')
     out.append("</section>")
     return "".join(out)
 

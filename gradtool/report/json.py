@@ -4,15 +4,17 @@ Versioned: `schema` names the document type and its version (README, "JSON"); fi
 ever added within a version. Version 2: diagnostics of inspect and gradcheck share one shape
 ({kind, severity, message, advice, location, details}, snake_case kinds); a target that raises
 is reported in its place ({..., "error": {...}}); gradcheck targets carry "reports", one per
-order checked; pairs say how many differing entries they leave out."""
+order checked; pairs say how many differing entries they leave out. gradcheck version 3: each
+target has a "reference" section (null without a reference check; see reference_dict) and
+tensors carry their "device"."""
 import dataclasses
 import json
 import math
 
-from ..engines import dtype_name
+from ..engines import device_name, dtype_name
 
 INSPECT_SCHEMA = "gradtool.inspect/2"
-GRADCHECK_SCHEMA = "gradtool.gradcheck/2"
+GRADCHECK_SCHEMA = "gradtool.gradcheck/3"
 AGAINST_SCHEMA = "gradtool.against/1"
 SMALL_JACOBIAN = 400   # entries; larger Jacobians go to JSON as their differing entries only
 
@@ -47,6 +49,7 @@ def _tensor_summary(name, value):
     if hasattr(value, "shape"):
         fn = value.grad_fn
         return {"name": name, "shape": list(value.shape), "dtype": dtype_name(value),
+                "device": device_name(value),
                 "requires_grad": value.requires_grad,
                 "grad_fn": fn.name() if fn is not None else None}
     return {"name": name, "value": repr(value)}
@@ -145,6 +148,18 @@ def gradcheck_report_dict(report):
     })
 
 
+def reference_dict(report):
+    """A ReferenceReport as JSON values: per tensor and dtype, the errors, their ratio, the
+    tolerance, the worst element and the verdict."""
+    return clean({
+        "passed": report.passed, "target": report.target, "reference": report.reference,
+        "dtypes": report.dtypes, "factor": report.factor, "evaluations": report.evaluations,
+        "tensors": [{"name": c.name, "dtype": c.dtype, "shape": list(c.shape),
+                     "max_abs_error": c.max_abs_error, "reference_error": c.reference_error,
+                     "ratio": c.ratio, "tolerance": c.tolerance, "worst": c.worst,
+                     "passed": c.passed} for c in report.comparisons]})
+
+
 def describe(exc):
     from ..loader import describe_exception
     return describe_exception(exc)
@@ -161,7 +176,11 @@ def gradcheck_document(file_spec, seed, shape, results):
             continue
         targets.append({
             **target_head(r.target), "input_names": r.input_names, "passed": r.passed,
-            "reports": [gradcheck_report_dict(rep) for rep in r.reports], "error": None,
+            "reports": [gradcheck_report_dict(rep) for rep in r.reports],
+            "reference": reference_dict(r.reference) if r.reference is not None else
+            {"passed": False, "error": error_dict(r.reference_error)}
+            if r.reference_error is not None else None,
+            "error": None,
         })
     return clean({"schema": GRADCHECK_SCHEMA, "file": file_spec, "seed": seed,
                   "shape": list(shape),

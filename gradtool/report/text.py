@@ -5,7 +5,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..engines import dtype_name
+from ..engines import device_name, dtype_name
 
 CHAIN_FOLD = 8        # a linear chain longer than this shows its ends and a count
 MAX_TREE_LINES = 400  # beyond this the tree is cut with a note (the JSON has everything)
@@ -28,8 +28,10 @@ def console(no_color=False, stderr=False):
     return con
 
 
-def fmt_shape(shape, dtype):
-    return f"{dtype}[{', '.join(str(n) for n in shape)}]"
+def fmt_shape(shape, dtype, device="cpu"):
+    """float64[2, 3], with the device when it is not the CPU: float32[4] cuda:0."""
+    text = f"{dtype}[{', '.join(str(n) for n in shape)}]"
+    return text if device in ("cpu", None) else f"{text} {device}"
 
 
 def fmt_bytes(n):
@@ -151,7 +153,8 @@ def _io_table(title, pairs, tangents=None):
                        if t else "",)
         if hasattr(value, "shape"):
             fn = value.grad_fn
-            table.add_row(name, fmt_shape(tuple(value.shape), dtype_name(value)),
+            table.add_row(name, fmt_shape(tuple(value.shape), dtype_name(value),
+                                          device_name(value)),
                           str(value.requires_grad), fn.name() if fn is not None else "",
                           *tangent)
         else:
@@ -211,7 +214,7 @@ def leaves_table(snap):
     for node in snap.leaves:
         leaf = node.leaf
         norm = "none" if leaf.grad_norm is None else fmt_num(leaf.grad_norm)
-        table.add_row(node.id, leaf.name or "", fmt_shape(leaf.shape, leaf.dtype),
+        table.add_row(node.id, leaf.name or "", fmt_shape(leaf.shape, leaf.dtype, leaf.device),
                       str(leaf.requires_grad), norm)
     return table
 
@@ -270,6 +273,11 @@ def print_target_error(con, target, error):
     con.print(Text(f"{target.name}", style="bold underline") +
               Text(f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim")
               + Text(" ERROR ", style="bold white on red"))
+    print_user_error(con, error)
+
+
+def print_user_error(con, error):
+    """The paragraph of a UserCodeError, and the user's frames."""
     con.print(Text(f"✗ {error}", style="red"))
     details = getattr(error, "details", "")
     if details:
@@ -382,7 +390,8 @@ def _input_label(report, pair, names):
     info = next((i for i in report.inputs if i.get("position") == pair.input_position), {})
     shape = info.get("shape")
     text = info.get("label") or f"input {pair.input_index}"
-    return f"{text} {fmt_shape(shape, info.get('dtype', ''))}" if shape is not None else text
+    return (f"{text} {fmt_shape(shape, info.get('dtype', ''), info.get('device'))}"
+            if shape is not None else text)
 
 
 def _jacobians(report, pair):
@@ -417,3 +426,44 @@ def _jacobians(report, pair):
             " in --json" if listed == pair.n_differing else
             f"; --json lists the {listed} largest"), "", "", "")
     return table
+
+
+# ---------------------------------- reference check ----------------------------------
+def print_reference(con, target, report, heading=True):
+    """A ReferenceReport: per dtype and tensor, the target's error against the float64
+    reference, the reference's own error in that dtype, their ratio and the verdict."""
+    verdict = Text(" PASS ", style="bold black on green") if report.passed else \
+        Text(" FAIL ", style="bold white on red")
+    if heading:
+        con.print(Text(f"{target.name}", style="bold underline") + Text(
+            f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim"))
+    con.print(Text("reference check: ", style="bold") + verdict)
+    con.print(Text(f"{report.target} in {', '.join(report.dtypes)} against "
+                   f"{report.reference} in float64; allowed: {fmt_num(report.factor)} x the "
+                   f"reference's own error in that dtype + {_floor_ulps()} ulps; "
+                   f"{report.evaluations.get('total', '?')} runs", style="dim"))
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    for column in ("dtype", "tensor", "max abs error", "reference's error", "ratio",
+                   "worst: target vs float64", "result"):
+        table.add_column(column, no_wrap=column == "result", overflow="fold",
+                         min_width=min(len(column), 8),
+                         justify="right" if column in ("max abs error", "reference's error",
+                                                       "ratio") else "left")
+    for c in report.comparisons:
+        w = c.worst
+        where = (f"{w['index']}: {w['target']:.7g} vs {w['reference']:.7g}"
+                 if w["target"] is not None else "")
+        table.add_row(c.dtype, f"{c.name} [{', '.join(str(n) for n in c.shape)}]",
+                      fmt_num(c.max_abs_error), fmt_num(c.reference_error), fmt_num(c.ratio),
+                      where, Text("ok", style="green") if c.passed else Text("FAIL", style="red"))
+    con.print(table)
+    for c in report.failed:
+        con.print(Text(f"✗ {c.name} in {c.dtype}: error {fmt_num(c.max_abs_error)} at "
+                       f"{c.worst['index']} is {fmt_num(c.ratio)} x the reference's own "
+                       f"{c.dtype} error ({fmt_num(c.reference_error)}); allowed "
+                       f"{fmt_num(c.tolerance)}", style="red"))
+
+
+def _floor_ulps():
+    from ..checks.reference import FLOOR_ULPS
+    return FLOOR_ULPS

@@ -40,14 +40,14 @@ def target_code(target):
     return getattr(fn, "__code__", None)
 
 
-def capture(target, seed=0, shape=(3,)):
+def capture(target, seed=0, shape=(3,), device=None):
     """Run the target (loader.run_target) under the forward trace, picture its graph, run
     backward and read the diagnostics. The user's errors raise UserCodeError."""
     E = engines.current()
     trace = E.trace(target_code(target))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        run = loader.run_target(target, seed, shape, observe=trace)
+        run = loader.run_target(target, seed, shape, observe=trace, device=device)
     modules = _global_modules(E, target)
     named = _module_parameters(modules)
     named.update({name: value for name, value in run.inputs if E.is_tensor(value)})
@@ -118,8 +118,7 @@ def _backward(E, result, custom_nodes=()):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                E.backward(differentiable, [E.wrap(np.ones_like(E.array(t)))
-                                            for t in differentiable])
+                E.backward(differentiable, [E.ones_like(t) for t in differentiable])
             except KeyboardInterrupt:
                 raise
             except BaseException as e:  # noqa: BLE001 - a version error, a user hook, ...
@@ -130,7 +129,7 @@ def _backward(E, result, custom_nodes=()):
                 result.backward_details = err.details
         result.warnings.extend(caught)
     for info, tensor in zip(result.snapshot.leaves, leaves):
-        if tensor.grad is not None:
+        if tensor.grad is not None and E.has_values(tensor.grad):
             data = E.array(tensor.grad).astype(np.float64)
             info.leaf.grad_finite = bool(np.all(np.isfinite(data)))
             info.leaf.grad_norm = float(np.sqrt(np.nansum(data * data)))

@@ -45,6 +45,7 @@ class LeafInfo:
     is_inference: bool
     grad_norm: Optional[float] = None   # filled in after backward
     grad_finite: Optional[bool] = None
+    device: str = "cpu"
 
 
 @dataclasses.dataclass
@@ -77,6 +78,7 @@ class OutputInfo:
     output_nr: int
     finite: bool
     tangent: Optional[dict] = None  # a dual tensor's (forward_ad) tangent: shape, norm
+    device: str = "cpu"
 
 
 @dataclasses.dataclass
@@ -159,10 +161,11 @@ def take_snapshot(outputs, named=None, sites=None, module_names=None, engine=Non
             node, nr = edge
             node_id = ids[node]
             by_node[node].outputs.setdefault(nr, (tuple(t.shape), E.dtype_name(t)))
-        finite = bool(np.all(np.isfinite(E.array(t)))) if t.is_floating_point() else True
+        finite = bool(np.all(np.isfinite(E.array(t)))) if t.is_floating_point() and \
+            E.has_values(t) else True
         output_infos.append(OutputInfo(i, name_of.get(id(t)), tuple(t.shape), E.dtype_name(t),
                                        t.requires_grad, t.is_inference(), node_id, nr, finite,
-                                       _tangent_info(E, t)))
+                                       _tangent_info(E, t), E.device_name(t)))
     snapshot = GraphSnapshot(list(by_node.values()), output_infos)
     # the live leaf tensors, aligned with snapshot.leaves, so a runner can read their grads
     snapshot.leaf_tensors = [n.variable for n in order if E.node_kind(n) == "leaf"]
@@ -186,7 +189,7 @@ def _node_info(E, node, node_id, ids, module_names):
     if kind == "leaf":
         v = node.variable
         leaf = LeafInfo(None, tuple(v.shape), E.dtype_name(v), v.requires_grad,
-                        v.is_inference())
+                        v.is_inference(), device=E.device_name(v))
         return NodeInfo(node_id, E.node_name(node), "leaf", edges, {}, [], leaf=leaf,
                         module=_module_name(meta), module_path=_module_path(meta, module_names))
     saved = [E.saved_info(label, value) for label, value in E.saved_values(node).items()]
