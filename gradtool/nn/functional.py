@@ -18,11 +18,14 @@ _REDUCTIONS = ("mean", "sum", "none")
 # ---------------- layers ----------------
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, with weight of shape (out_features, in_features): with a
-    bias, one AddmmBackward0 node on the input's rows (viewed as a matrix), as torch."""
+    bias, one AddmmBackward0 node on the input's rows (viewed as a matrix), as torch; a
+    non-contiguous input of more than 2 dims goes through matmul and an add, as torch."""
     if bias is None:
         return input.matmul(weight.t())
     if input.dim() == 2:
         return bias.addmm(input, weight.t())
+    if not input.is_contiguous():
+        return input.matmul(weight.t()) + bias
     rows = input.reshape(-1, input.shape[-1]) if input.dim() else input
     out = bias.addmm(rows, weight.t())
     return out.view(*input.shape[:-1], weight.shape[0])
