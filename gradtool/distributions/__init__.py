@@ -87,8 +87,8 @@ class Categorical(Distribution):
         self._num_events = param.shape[-1]
         super().__init__(param.shape[:-1], validate_args=validate_args)
         if probs is not None:
-            data = probs._data
-            self._check("probs", probs, (data >= 0) & np.isclose(data.sum(-1), 1)[..., None],
+            data = self.probs._data  # checked once normalised, as torch
+            self._check("probs", self.probs, (data >= 0) & np.isclose(data.sum(-1), 1)[..., None],
                         "Simplex()")
 
     # probs and logits: whichever was not given is computed on first use, as torch does
@@ -132,11 +132,13 @@ class Categorical(Distribution):
         return creation.from_numpy(classes.reshape(self._extended_shape(sample_shape)))
 
     def log_prob(self, value):
-        if self._validate_args:
-            data = value._data
-            self._check("value", value, (data == np.floor(data)) & (data >= 0)
-                        & (data < self._num_events), f"IntegerInterval(lower_bound=0, "
-                        f"upper_bound={self._num_events - 1})")
+        data = value._data
+        if self._validate_args and not np.all((data == np.floor(data)) & (data >= 0)
+                                              & (data < self._num_events)):
+            raise ValueError(f"Expected value argument ({type(value).__name__} of shape "
+                             f"{tuple(value.shape)}) to be within the support (IntegerInterval("
+                             f"lower_bound=0, upper_bound={self._num_events - 1})) of the "
+                             f"distribution {self!r}, but found invalid values:\n{value}")
         value = value.long().unsqueeze(-1)
         log_pmf = self.logits
         shape = np.broadcast_shapes(tuple(value.shape), tuple(log_pmf.shape))
