@@ -9,13 +9,16 @@ from .module import Module
 from .normalization import BatchNorm1d, LayerNorm
 from .parameter import Parameter
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .transformer import (MultiheadAttention, Transformer, TransformerEncoder,
+                          TransformerEncoderLayer)
 
 __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleList", "ModuleDict",
            "Identity", "Linear", "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "ELU",
            "Softplus", "Softmax", "LogSoftmax", "Flatten", "Dropout", "Embedding",
            "BatchNorm1d", "LayerNorm", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
            "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "CrossEntropyLoss", "RNNBase", "RNN",
-           "GRU", "LSTM", "RNNCellBase", "RNNCell", "GRUCell", "LSTMCell"]
+           "GRU", "LSTM", "RNNCellBase", "RNNCell", "GRUCell", "LSTMCell", "MultiheadAttention",
+           "Transformer", "TransformerEncoder", "TransformerEncoderLayer"]
 
 
 from ..errors import missing_attribute  # noqa: E402
