@@ -23,4 +23,5 @@ __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleLis
 
 from ..errors import missing_attribute  # noqa: E402
 
-__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
+__getattr__ = missing_attribute(__name__)
+from . import modules  # noqa: E402  (torch.nn.modules.*: the classes above, by torch's file)  # a torch name gradtool lacks: a clear error
