@@ -64,7 +64,7 @@ class finfo:
         else:
             info = np.finfo(type.numpy)
             values = dict(bits=info.bits, eps=float(info.eps), max=float(info.max),
-                          tiny=float(info.tiny), resolution=float(info.resolution))
+                          tiny=float(info.tiny), resolution=10.0 ** -info.precision)
         self.bits, self.eps, self.max, self.tiny = (values[k] for k in ("bits", "eps", "max", "tiny"))
         self.min, self.smallest_normal, self.resolution = -self.max, self.tiny, values["resolution"]
         self.dtype = type.name
