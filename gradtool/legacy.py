@@ -51,8 +51,8 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
 class finfo:
     """The limits of a floating dtype (default: float32), as torch.finfo."""
 
-    _BFLOAT16 = dict(bits=16, eps=0.0078125, max=3.3895313892515355e38, tiny=1.1754943508222875e-38,
-                     resolution=0.01)
+    _BFLOAT16 = dict(bits=16, eps=0.0078125, max=3.3895313892515355e38,
+                     tiny=1.1754943508222875e-38, resolution=0.01)
 
     def __init__(self, type=None):
         type = dtypes.float32 if type is None else type
@@ -65,7 +65,8 @@ class finfo:
             info = np.finfo(type.numpy)
             values = dict(bits=info.bits, eps=float(info.eps), max=float(info.max),
                           tiny=float(info.tiny), resolution=10.0 ** -info.precision)
-        self.bits, self.eps, self.max, self.tiny = (values[k] for k in ("bits", "eps", "max", "tiny"))
+        self.bits, self.eps = values["bits"], values["eps"]
+        self.max, self.tiny = values["max"], values["tiny"]
         self.min, self.smallest_normal, self.resolution = -self.max, self.tiny, values["resolution"]
         self.dtype = type.name
 
@@ -83,7 +84,8 @@ class iinfo:
             raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to "
                             f"handle '{type}'")
         info = np.iinfo(np.int8 if type is dtypes.bool_ else type.numpy)
-        self.bits, self.min, self.max, self.dtype = info.bits, int(info.min), int(info.max), type.name
+        self.bits, self.min, self.max = info.bits, int(info.min), int(info.max)
+        self.dtype = type.name
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

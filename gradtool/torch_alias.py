@@ -114,7 +114,8 @@ def lacks_message(name, line=""):
     from . import engines
     if "gradtool" in line and "torch" not in line and name.startswith("torch"):
         return (f"gradtool's engine does not provide gradtool{name[len('torch'):]} (PyTorch's "
-                f"{name}); this file imports gradtool itself, so --engine torch would not change it")
+                f"{name}); this file imports gradtool itself, so --engine torch would not "
+                f"change it")
     if engines.current().name != "gradtool":
         return f"gradtool's engine does not provide {name}, and this file uses gradtool itself"
     if engines.torch_installed():

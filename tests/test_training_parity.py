@@ -275,7 +275,8 @@ def test_distribution_argument_validation_matches_torch():
             lib.distributions.Normal(lib.tensor([0.0]), lib.tensor([-1.0]))
         with pytest.raises(ValueError, match="Either `probs` or `logits`"):
             lib.distributions.Categorical()
-        with pytest.raises(ValueError, match=r"to be within the support \(IntegerInterval\(lower_bound=0, upper_bound=2\)\)"):
+        with pytest.raises(ValueError, match=r"to be within the support \(IntegerInterval\("
+                                             r"lower_bound=0, upper_bound=2\)\)"):
             lib.distributions.Categorical(logits=lib.zeros(3)).log_prob(lib.tensor(3))
 
 

@@ -8,6 +8,7 @@ the gates with unsafe_chunk (UnsafeSplitBackward0), which the engine lacks, so h
 (SplitBackward0); and torch's float32 LSTM on CPU runs oneDNN's fused kernel
 (MkldnnRnnLayerBackward0, one node per layer), float64 the composition below."""
 import math
+import warnings
 
 from ..autograd import creation
 from ..autograd.device import check as check_device
@@ -83,7 +84,6 @@ class RNNBase(Module):
             raise ValueError("dropout should be a number in range [0, 1] representing the "
                              "probability of an element being zeroed")
         if dropout > 0 and num_layers == 1:
-            import warnings
             warnings.warn(f"dropout option adds dropout after all but last recurrent layer, so "
                           f"non-zero dropout expects num_layers greater than 1, but got "
                           f"dropout={dropout} and num_layers={num_layers}", stacklevel=3)
@@ -223,7 +223,9 @@ class RNN(_OneHidden):
 
     def extra_repr(self):
         text = super().extra_repr()
-        return text if self.nonlinearity == "tanh" else text + f", nonlinearity={self.nonlinearity!r}"
+        if self.nonlinearity != "tanh":
+            text += f", nonlinearity={self.nonlinearity!r}"
+        return text
 
 
 class GRU(_OneHidden):
