@@ -84,8 +84,9 @@ RNN_CASES = {
 
 
 @parity
-@pytest.mark.parametrize("kind", ["RNN", "GRU", "LSTM", "RNN_relu"])
-@pytest.mark.parametrize("case", sorted(RNN_CASES))
+@pytest.mark.parametrize("kind, case", [(kind, case) for kind in ("RNN", "GRU", "LSTM")
+                                        for case in sorted(RNN_CASES)]
+                         + [("RNN_relu", "default"), ("RNN_relu", "bidirectional")])
 def test_recurrent_layer_matches_torch(kind, case):
     torch = _torch()
     options = dict(RNN_CASES[case], dtype=torch.float64)
