@@ -480,6 +480,8 @@ def all_cases(quick=False, use_nn=False, deep=100_000):
     cases.extend(check_cases())
     from forward_ad_workloads import forward_ad_cases  # F1-F4: forward mode
     cases.extend(forward_ad_cases())
+    from lstm_workload import lstm_cases  # W7: a recurrent layer
+    cases.extend(lstm_cases())
     if quick:
         for c in cases:
             c.budget /= 3

@@ -6,14 +6,16 @@ from .autograd.creation import (arange, as_tensor, empty, empty_like, eye, from_
                                 rand_like, randint, randn, randn_like, randperm, tensor, zeros,
                                 zeros_like)
 from .autograd.device import device, get_default_device, set_default_device
-from .autograd.dtypes import (bool_ as bool, dtype, float16, float32, float64, int8, int16,
-                              int32, int64, uint8)
+from .autograd.dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, int8,
+                              int16, int32, int64, uint8)
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .autograd.einsum import einsum
 from .autograd.ops import api as _api
 from .autograd.tensor import (Size, Tensor, cat, concat, is_inference, matmul, maximum, minimum,
                               stack, std_mean, var_mean, where)
+from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
+                     IntTensor, LongTensor, ShortTensor, finfo, iinfo, range)
 from .loader import example
 from .checks.reference import declare as reference
 from . import serialization
@@ -24,4 +26,6 @@ short, int, long = int16, int32, int64
 
 globals().update(_api.FUNCTIONS)
 
-from . import backends, cuda, linalg, nn, optim, testing  # noqa: E402  (they build on the engine above)
+from . import (accelerator, amp, backends, cuda, distributions, jit, linalg, nn,  # noqa: E402
+               optim, testing, utils)  # (they build on the engine above)
+from .amp import autocast  # noqa: E402

@@ -32,7 +32,7 @@ def missing_attribute(module_name):
     """A module-level __getattr__ for a gradtool module that mirrors a torch module: a public
     name it lacks raises NotInEngineAttributeError naming torch's spelling of it."""
     def __getattr__(name):
-        if name.startswith("_"):  # dunders and private names: Python's own lookups probe them
+        if name.startswith("__"):  # dunders: Python's own lookups probe them
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
         raise NotInEngineAttributeError(f"{torch_name(module_name)}.{name}")
     return __getattr__

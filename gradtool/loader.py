@@ -18,7 +18,7 @@ import traceback
 
 import gradtool.engines as engines
 from .errors import GradtoolError
-from .torch_alias import lacks_message, missing_torch_name
+from .torch_alias import lacks_message, missing_torch_name, refused_arguments
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -212,7 +212,11 @@ def user_error(exc, doing):
     message = f"{doing} raised {name}{where}" + (f": {text}" if text else "")
     missing = missing_torch_name(exc)
     if missing is not None:  # a torch feature gradtool lacks: say so, not "AttributeError"
-        message = f"{doing} failed{where}: {lacks_message(missing)}"
+        line = frames[-1].line or "" if frames else ""
+        message = f"{doing} failed{where}: {lacks_message(missing, line)}"
+    refused = refused_arguments(exc)
+    if refused is not None:
+        message = f"{doing} failed{where}: {refused}"
     details = "".join(traceback.format_list(frames)) if frames else ""
     return UserCodeError(message, details, location)
 

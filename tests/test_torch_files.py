@@ -8,6 +8,7 @@ import os
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import cli_util as cu
@@ -231,3 +232,85 @@ def test_alias_wins_over_an_imported_real_torch_and_gives_it_back():
     import torch.nn
     assert torch is real_torch and torch.nn is real_nn
     assert sys.modules["torch.nn"] is real_nn
+
+
+# ------------------------------------------------------------------ training files, both engines
+
+def _on_both_engines(name):
+    """The file imported on gradtool's engine and on torch's, gradtool's modules holding
+    torch's initial weights: (ours, theirs) module namespaces."""
+    from gradtool import engines
+    from gradtool.loader import import_user_file
+    with engines.use("gradtool"):
+        ours = import_user_file(tf(name))
+    with engines.use("torch"):
+        theirs = import_user_file(tf(name))
+    import gradtool
+    ours.model.load_state_dict({k: gradtool.tensor(v.detach().numpy())
+                                for k, v in theirs.model.state_dict().items()})
+    return ours, theirs
+
+
+def _parameters(module):
+    return [p.detach().numpy().copy() for p in module.model.parameters()]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_char_lstm_file_trains_as_on_torch(dtype):
+    """Three steps of the char-level LSTM (embedding, 2-layer batch-first LSTM, cross-entropy,
+    clipping, Adam, StepLR) give torch's losses and weights: to float64 rounding when the
+    model is made float64, to float32 rounding as written (torch's float32 LSTM is oneDNN's
+    fused kernel there)."""
+    pytest.importorskip("torch")
+    ours, theirs = _on_both_engines("char_lstm.py")
+    if dtype == "float64":
+        ours.model.double()
+        theirs.model.double()
+    rng = np.random.default_rng(0)
+    starts = rng.integers(0, len(ours.TEXT) - ours.BLOCK - 1, (3, 8))
+    losses = []
+    for module in (ours, theirs):
+        data = module.CharDataset(module.TEXT, module.BLOCK)
+        run = []
+        for batch in starts:
+            x, y = (module.torch.stack(list(t)) for t in zip(*(data[int(i)] for i in batch)))
+            run.append(module.train_step(x, y))
+        losses.append(run)
+    rtol = 1e-10 if dtype == "float64" else 1e-5
+    np.testing.assert_allclose(losses[0], losses[1], rtol=rtol)
+    for mine, theirs_p in zip(_parameters(ours), _parameters(theirs)):
+        np.testing.assert_allclose(mine, theirs_p, rtol=rtol, atol=1e-12 if dtype == "float64"
+                                   else 2e-6)
+    assert ours.scheduler.get_last_lr() == theirs.scheduler.get_last_lr()
+    assert len(ours.sample(n=5)) == 9  # sampling runs (its draws are each engine's own)
+
+
+@pytest.mark.parity
+def test_actor_critic_file_replays_an_episode_as_on_torch():
+    """The same episode replayed on both engines: Categorical log-probabilities and entropy,
+    returns, smooth-L1 value loss, one Adam step: torch's loss, gradients and weights."""
+    pytest.importorskip("torch")
+    ours, theirs = _on_both_engines("actor_critic.py")
+    actions = [1, 0, 1, 0, 0, 1, 1, 1]  # reaches the end at the last one
+    results = []
+    for module in (ours, theirs):
+        taken, loss = module.run_episode(module.Walk(), actions)
+        assert taken == actions
+        grads = [p.grad.numpy().copy() for p in module.model.parameters()]
+        results.append((loss, grads, _parameters(module)))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-5)
+    for mine, theirs_g in zip(results[0][1] + results[0][2], results[1][1] + results[1][2]):
+        np.testing.assert_allclose(mine, theirs_g, rtol=1e-4, atol=1e-6)
+
+
+def test_actor_critic_file_learns_on_gradtool():
+    """Sampled episodes on gradtool's engine: the agent learns to walk right (episodes get
+    shorter)."""
+    from gradtool import engines
+    from gradtool.loader import import_user_file
+    with engines.use("gradtool"):
+        module = import_user_file(tf("actor_critic.py"))
+    module.torch.manual_seed(1)
+    lengths = module.main(episodes=60)
+    assert np.mean(lengths[-10:]) < np.mean(lengths[:10]) and np.mean(lengths[-10:]) <= 4

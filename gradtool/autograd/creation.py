@@ -5,7 +5,7 @@ import numpy as np
 
 from . import dtypes
 from .device import check as check_device
-from .tensor import Tensor, _shape
+from .tensor import Size, Tensor, _shape
 
 _generator = np.random.default_rng()
 
@@ -89,6 +89,22 @@ def _unwrap_nested(data):
     return data
 
 
+def legacy(np_dtype, args, device=None):
+    """The legacy constructors torch.Tensor(...), torch.FloatTensor(...) and x.new(...): sizes
+    give an uninitialised tensor, anything else is data copied into np_dtype."""
+    check_device(device)
+    if not args:
+        return Tensor._wrap(np.empty(0, np_dtype))
+    if all(isinstance(a, numbers.Integral) for a in args) or (
+            len(args) == 1 and isinstance(args[0], Size)):
+        return Tensor._wrap(np.empty(_shape(args), np_dtype))
+    if len(args) > 1:
+        raise TypeError(f"a legacy tensor constructor takes sizes (ints) or one sequence of "
+                        f"data, not {', '.join(type(a).__name__ for a in args)}")
+    (data,) = args
+    return Tensor._wrap(np.array(_unwrap_nested(data)).astype(np_dtype))
+
+
 def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor) and dtype is None:
         check_device(device)
@@ -104,16 +120,25 @@ def from_numpy(array):
     return Tensor._wrap(array)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(np.zeros(_shape(size), _np_dtype(dtype)), requires_grad, device)
+def _size(sizes, size):
+    """zeros(2, 3), zeros((2, 3)) and torch's keyword form zeros(size=(2, 3))."""
+    if size is None:
+        return _shape(sizes)
+    if sizes:
+        raise TypeError("got the size both positionally and as size=")
+    return _shape((size,))
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(np.ones(_shape(size), _np_dtype(dtype)), requires_grad, device)
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return _finish(np.zeros(_size(sizes, size), _np_dtype(dtype)), requires_grad, device)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(np.empty(_shape(size), _np_dtype(dtype)), requires_grad, device)
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return _finish(np.ones(_size(sizes, size), _np_dtype(dtype)), requires_grad, device)
+
+
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return _finish(np.empty(_size(sizes, size), _np_dtype(dtype)), requires_grad, device)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -140,12 +165,13 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     return _finish(np.linspace(start, end, steps).astype(_np_dtype(dtype)), requires_grad, device)
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(_generator.random(_shape(size)).astype(_np_dtype(dtype)), requires_grad, device)
+def rand(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return _finish(_generator.random(_size(sizes, size)).astype(_np_dtype(dtype)), requires_grad,
+                   device)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(_generator.standard_normal(_shape(size)).astype(_np_dtype(dtype)),
+def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return _finish(_generator.standard_normal(_size(sizes, size)).astype(_np_dtype(dtype)),
                    requires_grad, device)
 
 

@@ -7,11 +7,11 @@ class dtype:
 
     __slots__ = ("name", "numpy", "is_floating_point", "itemsize")
 
-    def __init__(self, name, numpy_dtype):
+    def __init__(self, name, numpy_dtype, itemsize=None):
         self.name = name
-        self.numpy = np.dtype(numpy_dtype)
-        self.is_floating_point = self.numpy.kind == "f"
-        self.itemsize = self.numpy.itemsize
+        self.numpy = None if numpy_dtype is None else np.dtype(numpy_dtype)
+        self.is_floating_point = self.numpy is None or self.numpy.kind == "f"
+        self.itemsize = itemsize or self.numpy.itemsize
 
     def __repr__(self):
         return f"gradtool.{self.name}"
@@ -29,6 +29,8 @@ int32 = dtype("int32", np.int32)
 int64 = dtype("int64", np.int64)
 uint8 = dtype("uint8", np.uint8)
 bool_ = dtype("bool", np.bool_)
+# a name only (`dtype = torch.bfloat16 if ... else torch.float16` runs); numpy cannot compute in it
+bfloat16 = dtype("bfloat16", None, itemsize=2)
 
 ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
 BY_NUMPY = {d.numpy: d for d in ALL}
@@ -36,7 +38,7 @@ DEFAULT_FLOAT = np.dtype(np.float32)
 
 
 def _by_name(name):
-    return {d.name: d for d in ALL}[name]
+    return {d.name: d for d in ALL + (bfloat16,)}[name]
 
 
 def from_numpy_dtype(np_dtype):
@@ -49,6 +51,9 @@ def from_numpy_dtype(np_dtype):
 def to_numpy_dtype(d):
     """Accept a gradtool dtype, a numpy dtype or a Python type."""
     if isinstance(d, dtype):
+        if d.numpy is None:
+            from ..errors import NotInEngineError
+            raise NotInEngineError(f"torch.{d.name} tensors")
         return d.numpy
     if d is float:
         return DEFAULT_FLOAT

@@ -578,9 +578,10 @@ class Tensor:
     __array_ufunc__ = None  # numpy defers to our reflected operators: np.float64(2) * t
     __hash__ = object.__hash__
 
-    def __init__(self, data=None, *, requires_grad=False):
-        from .creation import tensor
-        t = tensor([] if data is None else data, requires_grad=requires_grad)
+    def __init__(self, *args, requires_grad=False, device=None):
+        """torch.Tensor(2, 3) (uninitialised) or torch.Tensor(data): float32, as torch."""
+        from .creation import _finish, legacy
+        t = _finish(legacy(dtypes.DEFAULT_FLOAT, args, device)._data, requires_grad)
         _copy_state(t, self)
 
     def __reduce__(self):  # pickling (gradtool.save, copy.deepcopy) keeps data and the flag
@@ -1407,8 +1408,11 @@ class Tensor:
             t = t.to(dtypes.int64)
         return call(_D.CUMPROD, (t,), (_dim(dim, t._data.ndim),))
 
-    def flip(self, *dims):
-        dims = _shape(dims) if dims else ()
+    def flip(self, *dims, **by_name):
+        """x.flip(0, 1), x.flip((0, 1)) or torch's keyword form x.flip(dims=(0, 1))."""
+        if by_name.keys() - {"dims"} or (dims and by_name):
+            raise TypeError(f"flip() got an unexpected argument {sorted(by_name)}")
+        dims = _shape(dims or (by_name.get("dims", ()),))
         return call(_D.FLIP, (self,), (tuple(_dim(d, self._data.ndim) for d in dims),))
 
     def fliplr(self):
@@ -1484,6 +1488,11 @@ class Tensor:
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         return self._new(lambda shape, dt: np.full(shape, fill_value, dt), (size,), dtype,
                          device, requires_grad)
+
+    def new(self, *args, device=None):
+        """The legacy x.new(2, 3) (uninitialised) or x.new(data), in x's dtype."""
+        from .creation import legacy
+        return legacy(self._data.dtype, args, device)
 
     def _new(self, make, size, dtype, device, requires_grad):
         from .creation import _finish
@@ -1888,7 +1897,8 @@ def is_inference(input):
     return input.is_inference()
 
 
-def cat(tensors, dim=0):
+def cat(tensors, dim=0, *, axis=None):
+    dim = dim if axis is None else axis  # torch takes numpy's name too
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -1910,7 +1920,8 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
-def stack(tensors, dim=0):
+def stack(tensors, dim=0, *, axis=None):
+    dim = dim if axis is None else axis
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")

@@ -2,15 +2,17 @@
 gelu, layer_norm, ...), so does gradtool, with the op table's row for it; the others are
 compositions of the engine's ops, as in torch. Either way gradients of any order come from
 the op table."""
+import math
 import warnings
 
 import numpy as np
 
-from ..autograd import creation
+from ..autograd import creation, dtypes
 from ..autograd.grad_mode import no_grad
 from ..autograd.ops import derivatives as D
 from ..autograd import tensor as T  # T.call: the dispatch the profiler observes
 from ..autograd.tensor import where
+from ..errors import NotInEngineError
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -18,11 +20,14 @@ _REDUCTIONS = ("mean", "sum", "none")
 # ---------------- layers ----------------
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, with weight of shape (out_features, in_features): with a
-    bias, one AddmmBackward0 node on the input's rows (viewed as a matrix), as torch."""
+    bias, one AddmmBackward0 node on the input's rows (viewed as a matrix), as torch; a
+    non-contiguous input of more than 2 dims goes through matmul and an add, as torch."""
     if bias is None:
         return input.matmul(weight.t())
     if input.dim() == 2:
         return bias.addmm(input, weight.t())
+    if not input.is_contiguous():
+        return input.matmul(weight.t()) + bias
     rows = input.reshape(-1, input.shape[-1]) if input.dim() else input
     out = bias.addmm(rows, weight.t())
     return out.view(*input.shape[:-1], weight.shape[0])
@@ -201,6 +206,154 @@ def one_hot(tensor, num_classes=-1):
     elif indices.size and indices.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     return creation.from_numpy((indices[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+# ---------------- attention ----------------
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(q k^T * scale + mask) v over the last two dims, scale 1/sqrt(E) by default;
+    a boolean mask keeps where True, a float mask is added. Composed as torch's math backend
+    (q and k each scaled by sqrt(scale)); torch's CPU kernel records one fused node
+    (ScaledDotProductFlashAttentionForCpuBackward0), which the engine does not have, and its
+    math backend _safe_softmax (a fully masked row gives zeros, here NaN)."""
+    if enable_gqa:
+        raise NotInEngineError("torch.nn.functional.scaled_dot_product_attention(enable_gqa=...)")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    target, source = query.size(-2), key.size(-2)
+    scaling = math.sqrt(1.0 / math.sqrt(query.size(-1)) if scale is None else abs(scale))
+    q = query * (-scaling if scale is not None and scale < 0 else scaling)
+    if is_causal:
+        attn_mask = creation.ones(target, source, dtype=dtypes.bool_).tril()
+    attn = q.matmul(key.transpose(-2, -1) * scaling)
+    if attn_mask is not None:
+        attn = attn + _additive_mask(attn_mask, attn.dtype)
+    attn = attn.softmax(-1)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p)
+    return attn.matmul(value)
+
+
+def _additive_mask(mask, dtype):
+    """A boolean mask (True: attend) as 0 / -inf to add; a float mask as it is."""
+    if mask.dtype is not dtypes.bool_:
+        return mask
+    return creation.zeros(mask.shape, dtype=dtype).masked_fill(mask.logical_not(), float("-inf"))
+
+
+def _padding_mask(mask, dtype):
+    """A boolean key_padding_mask or attn_mask of MultiheadAttention (True: do not attend) as
+    -inf / 0 to add (torch's _canonical_mask)."""
+    if mask is None or mask.dtype is not dtypes.bool_:
+        return mask
+    return creation.zeros(mask.shape, dtype=dtype).masked_fill(mask, float("-inf"))
+
+
+def _in_projection_packed(q, k, v, w, b):
+    """q, k, v projected by one packed (3E, E) weight: one linear for self-attention (q is
+    k is v), two for encoder-decoder attention (k is v), three otherwise, as torch."""
+    e = q.size(-1)
+    if k is v:
+        if q is k:
+            proj = linear(q, w, b)
+            proj = proj.view(*proj.shape[:-1], 3, e).unsqueeze(0).transpose(0, -2).squeeze(-2)
+            proj = proj.contiguous()
+            return proj[0], proj[1], proj[2]
+        w_q, w_kv = w.split([e, e * 2])
+        b_q, b_kv = (None, None) if b is None else b.split([e, e * 2])
+        q_proj, kv_proj = linear(q, w_q, b_q), linear(k, w_kv, b_kv)
+        kv_proj = kv_proj.view(*kv_proj.shape[:-1], 2, e).unsqueeze(0).transpose(0, -2)
+        kv_proj = kv_proj.squeeze(-2).contiguous()
+        return q_proj, kv_proj[0], kv_proj[1]
+    w_q, w_k, w_v = w.chunk(3)
+    b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """nn.MultiheadAttention's computation on (L, N, E) inputs (or unbatched (L, E)), with
+    torch's steps: in-projection, heads folded into the batch, with need_weights explicit
+    bmm/softmax/bmm (the weights returned, averaged over heads by default), else
+    scaled_dot_product_attention; then the out-projection. torch adds the mask with
+    baddbmm (BaddbmmBackward0), which the engine lacks: here an add after the bmm."""
+    for name, given in (("bias_k", bias_k), ("bias_v", bias_v), ("static_k", static_k),
+                        ("static_v", static_v)):
+        if given is not None:
+            raise NotInEngineError(f"torch.nn.functional.multi_head_attention_forward({name}=...)")
+    if add_zero_attn:
+        raise NotInEngineError("torch.nn.MultiheadAttention(add_zero_attn=True)")
+    batched = query.dim() == 3
+    if not batched:
+        query, key, value = (x.unsqueeze(1) for x in (query, key, value)) if not (
+            key is value) else (query.unsqueeze(1),) + (key.unsqueeze(1),) * 2
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = (linear(query, q_proj_weight, b_q), linear(key, k_proj_weight, b_k),
+                   linear(value, v_proj_weight, b_v))
+    else:
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # the sdpa kernel makes the causal mask itself
+    else:
+        is_causal = False
+    attn_mask = _padding_mask(attn_mask, q.dtype)
+    if attn_mask is not None and attn_mask.dim() == 2:
+        attn_mask = attn_mask.unsqueeze(0)
+    q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.view(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    v = v.view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    key_padding_mask = _padding_mask(key_padding_mask, q.dtype)
+    if key_padding_mask is not None:
+        key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len).expand(
+            -1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        q_scaled = q * math.sqrt(1.0 / float(head_dim))
+        weights = q_scaled.bmm(k.transpose(-2, -1))
+        if attn_mask is not None:
+            weights = attn_mask + weights
+        weights = weights.softmax(-1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, dropout_p)
+        out = weights.bmm(v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        return (out, weights) if batched else (out.squeeze(1), weights.squeeze(0))
+    if attn_mask is not None:
+        attn_mask = (attn_mask.unsqueeze(0) if attn_mask.size(0) == 1 and attn_mask.dim() == 3
+                     else attn_mask.view(bsz, num_heads, -1, src_len))
+    q = q.view(bsz, num_heads, tgt_len, head_dim)
+    k = k.view(bsz, num_heads, src_len, head_dim)
+    v = v.view(bsz, num_heads, src_len, head_dim)
+    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+    return (out, None) if batched else (out.squeeze(1), None)
 
 
 # ---------------- losses ----------------
@@ -384,7 +537,8 @@ def _as_shape(shape):
 
 __all__ = ["linear", "relu", "tanh", "sigmoid", "gelu", "silu", "softplus", "leaky_relu", "elu",
            "softmax", "log_softmax", "dropout", "layer_norm", "batch_norm", "normalize",
-           "embedding", "one_hot", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+           "embedding", "one_hot", "scaled_dot_product_attention",
+           "multi_head_attention_forward", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
            "cross_entropy"]
 

@@ -4,6 +4,8 @@ being recorded. Random fills draw from gradtool.manual_seed's generator. As torc
 import math
 import warnings
 
+import numpy as np
+
 from ..autograd import creation
 from ..autograd.grad_mode import no_grad
 
@@ -126,6 +128,27 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
         outside = (values < a) | (values > b)
     with no_grad():
         return tensor.copy_(creation.from_numpy(values))
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """A (semi-)orthogonal matrix (Saxe et al., 2013) from the QR decomposition of a normal
+    draw, signs fixed by R's diagonal, scaled by gain; dims after the first are flattened."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    flattened = creation.generator().standard_normal((rows, cols))
+    if rows < cols:
+        flattened = flattened.T
+    q, r = np.linalg.qr(flattened)
+    q *= np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    with no_grad():
+        tensor.view_as(creation.from_numpy(q)).copy_(creation.from_numpy(q * gain))
+    return tensor
 
 
 from ..errors import missing_attribute  # noqa: E402

@@ -1,9 +1,12 @@
-"""gradtool.optim: torch.optim's SGD, Adam and AdamW on the gradtool engine."""
+"""gradtool.optim: torch.optim's SGD, Adam, AdamW, RMSprop, Adagrad and Adadelta on the
+gradtool engine, and lr_scheduler."""
+from . import lr_scheduler
 from .adam import Adam, AdamW
+from .adaptive import Adadelta, Adagrad, RMSprop
 from .optimizer import Optimizer
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "lr_scheduler"]
 
 
 from ..errors import missing_attribute  # noqa: E402

@@ -1,0 +1,57 @@
+"""torch.nn.modules.*: where torch keeps each layer class, for files that import them from
+there (`from torch.nn.modules.loss import _Loss`). Each submodule is a namespace of gradtool's
+classes; a name gradtool lacks is a clear error, as everywhere."""
+import collections.abc
+import itertools
+import types
+
+from .. import nn
+from ..errors import missing_attribute
+
+
+def _ntuple(n, name="parse"):
+    def parse(x):
+        if isinstance(x, collections.abc.Iterable) and not isinstance(x, str):
+            return tuple(x)
+        return tuple(itertools.repeat(x, n))
+    parse.__name__ = name
+    return parse
+
+
+_HELPERS = {"_ntuple": _ntuple, "_single": _ntuple(1, "_single"),
+            "_pair": _ntuple(2, "_pair"), "_triple": _ntuple(3, "_triple"),
+            "_quadruple": _ntuple(4, "_quadruple")}
+
+# torch's file for each of gradtool's nn classes
+WHERE = {
+    "module": "Module", "linear": "Identity Linear",
+    "activation": "ReLU Tanh Sigmoid GELU SiLU LeakyReLU ELU Softplus Softmax LogSoftmax "
+                  "MultiheadAttention",
+    "loss": "_Loss MSELoss L1Loss SmoothL1Loss HuberLoss BCELoss BCEWithLogitsLoss NLLLoss "
+            "CrossEntropyLoss",
+    "container": "Sequential ModuleList ModuleDict", "normalization": "LayerNorm",
+    "batchnorm": "BatchNorm1d", "sparse": "Embedding", "dropout": "Dropout",
+    "flatten": "Flatten", "rnn": "RNNBase RNN GRU LSTM RNNCellBase RNNCell GRUCell LSTMCell",
+    "transformer": "Transformer TransformerEncoder TransformerEncoderLayer", "utils": "",
+}
+
+
+def _namespace(name, values):
+    module = types.ModuleType(f"{__name__}.{name}")
+    vars(module).update(values)
+    module.__getattr__ = missing_attribute(module.__name__)
+    return module
+
+
+def _class(name):
+    from . import loss
+    return getattr(loss if name == "_Loss" else nn, name)
+
+
+for _file, _names in WHERE.items():
+    globals()[_file] = _namespace(_file, _HELPERS if _file == "utils" else
+                                  {n: _class(n) for n in _names.split()})
+globals().update({n: _class(n) for names in WHERE.values() for n in names.split()
+                  if not n.startswith("_")})
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
