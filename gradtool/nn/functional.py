@@ -9,7 +9,7 @@ import numpy as np
 from ..autograd import creation
 from ..autograd.grad_mode import no_grad
 from ..autograd.ops import derivatives as D
-from ..autograd import tensor as T  # T.call: the dispatch the profiler observes
+from ..autograd import tensor as T  # T.call, T.call_inplace: the dispatch every op runs through
 from ..autograd.tensor import where
 
 _REDUCTIONS = ("mean", "sum", "none")
