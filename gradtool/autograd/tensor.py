@@ -74,7 +74,7 @@ TopkResult = collections.namedtuple("topk", ["values", "indices"])
 MinResult = collections.namedtuple("min", ["values", "indices"])
 
 
-def call(spec, inputs, args=(), *, _observed=False):
+def call(spec, inputs, args=(), _observed=False):
     """Run op `spec` on `inputs` (tensors or numbers) and record it in the graph when grad
     mode is on and an input requires grad. The engine's hot path: keep it lean.
     (_observed: this thread's observers were told already; observers.op runs it so.)"""
@@ -149,10 +149,11 @@ def _multi_output(spec, inputs, args, arrays, outs):
     return results
 
 
-def call_inplace(spec, inputs, args=(), *, _observed=False):
+def call_inplace(spec, inputs, args=(), _observed=False):
     """Op `spec` writing its result into inputs[0] (add_, mul_, copy_, __setitem__, ...):
     checked before anything is written, bumps the version counter, and rewrites the
-    target's history (through its base, if it is a view: torch's CopySlices)."""
+    target's history (through its base, if it is a view: torch's CopySlices).
+    (_observed: as call's.)"""
     if _subscribers and not _observed and observers.watching():
         return observers.op(spec.name + "_", inputs,
                             lambda: call_inplace(spec, inputs, args, _observed=True))
