@@ -66,21 +66,20 @@ def watching():
     return _this_thread.observers
 
 
+# Each of this thread's observers wraps run(), the first subscribed outermost.
+
 def op(name, inputs, run):
-    return _wrapped("op", (name, inputs), run)
+    for observer in reversed(_this_thread.observers):
+        run = functools.partial(observer.op, name, inputs, run)
+    return run()
 
 
 def backward_node(node, run):
-    return _wrapped("backward_node", (node,), run)
+    for observer in reversed(_this_thread.observers):
+        run = functools.partial(observer.backward_node, node, run)
+    return run()
 
 
 def cut(kind, name, tensor, result):
     for observer in _this_thread.observers:
         observer.cut(kind, name, tensor, result)
-
-
-def _wrapped(event, details, run):
-    """run(), wrapped by each of this thread's observers' `event` (the first one outermost)."""
-    for observer in reversed(_this_thread.observers):
-        run = functools.partial(getattr(observer, event), *details, run)
-    return run()
