@@ -12,7 +12,7 @@ import numpy as np
 
 import threading
 
-from . import anomaly, grad_mode
+from . import anomaly, grad_mode, observers
 from . import tensor as T  # tensor.py imports this module too: use T.Tensor at call time only
 from .node import AccumulateGrad, GraphRoot, accumulator_of
 from .walk import count_dependencies, topological_order
@@ -33,7 +33,6 @@ class _Running(threading.local):
 
 
 _running = _Running()
-observer = None  # the profiler's fn(node, seconds) while it records
 
 
 class _Task:
@@ -190,7 +189,7 @@ def _batched_grad(outputs, grads, inputs, retain_graph, create_graph):
     if batch == 0:  # an empty batch of gradients
         return [T.Tensor._wrap(np.zeros((0,) + inp._data.shape, inp._data.dtype))
                 for inp in inputs]
-    if not (create_graph or anomaly.enabled or observer is not None or _has_hooks(outputs)):
+    if not (create_graph or anomaly.enabled or observers.watching() or _has_hooks(outputs)):
         return run(outputs, [g._data for g in grads], retain_graph, False, inputs,
                    accumulate=False, batch=batch)
     per_element = [run(outputs, [g[b] for g in grads], retain_graph or b < batch - 1,
@@ -315,7 +314,8 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
             else:
                 if on_arrays and not node.takes_arrays:
                     grads = _as_tensors(grads)
-                out = node.apply(grads) if observer is None else observer(node, grads)
+                out = (observers.backward_node(node, lambda: node.apply(grads))
+                       if observers.subscribers else node.apply(grads))
             if anomaly.enabled and anomaly.check_nan:
                 anomaly.check_gradients(node, out)
             if len(out) != len(edges):

@@ -1,14 +1,11 @@
 """autograd.profiler.profile: per-op call counts and time, forward and backward.
 
-While a profile is open, the dispatch functions are swapped for timing wrappers and the
-engine reports each backward node it runs; when none is open nothing is timed at all."""
+While a profile is open it observes its thread's dispatch (observers.py): each op's forward
+and each backward node the engine runs are timed; when none is open nothing is timed at all."""
 import collections
 import time
 
-from . import engine
-from . import tensor as T
-
-_active = []
+from . import engine, observers
 
 
 class FunctionEventAvg:
@@ -83,21 +80,22 @@ class EventList(list):
         return self.table()
 
 
-class profile:
+class profile(observers.Observer):
     """with profile() as prof: ...;
-    print(prof.key_averages().table(sort_by="self_cpu_time_total"))"""
+    print(prof.key_averages().table(sort_by="self_cpu_time_total"))
+    It times the ops of the thread that opened it, as torch's."""
 
     def __init__(self, enabled=True, **kwargs):
         self.enabled = enabled
         self.events = collections.OrderedDict()
         self._children = []  # per open event: the time spent in the events it opened
 
-    def _timed(self, key, fn, *args):
-        """fn(*args), its time counted under key (its self time without nested events')."""
+    def _timed(self, key, run):
+        """run(), its time counted under key (its self time without nested events')."""
         self._children.append(0.0)
         start = time.perf_counter()
         try:
-            return fn(*args)
+            return run()
         finally:
             elapsed = (time.perf_counter() - start) * 1e6
             nested = self._children.pop()
@@ -110,33 +108,24 @@ class profile:
             event.cpu_time_total += elapsed
             event.self_cpu_time_total += elapsed - nested
 
+    def op(self, name, inputs, run):
+        if engine.current_task() is not None:  # ops run by backward formulas: their node's
+            return run()
+        return self._timed(name, run)
+
+    def backward_node(self, node, run):
+        return self._timed(node.name(), run)
+
     def __enter__(self):
         if not self.enabled:
             return self
-        if _active:
+        if any(isinstance(o, profile) for o in observers.watching()):
             raise RuntimeError("profiler is already enabled on this thread")
-        _active.append(self)
-        self._saved = (T.call, T.call_inplace, engine.observer)
-        call, call_inplace = T.call, T.call_inplace
-
-        def timed(dispatch, suffix):
-            def wrapper(spec, inputs, args=()):
-                if engine.current_task() is not None:  # ops run by backward formulas
-                    return dispatch(spec, inputs, args)
-                return self._timed(spec.name + suffix, dispatch, spec, inputs, args)
-            return wrapper
-
-        def observe(node, grads):
-            return self._timed(node.name(), node.apply, grads)
-
-        T.call, T.call_inplace = timed(call, ""), timed(call_inplace, "_")
-        engine.observer = observe
-        return self
+        return super().__enter__()
 
     def __exit__(self, *exc):
-        if self.enabled and _active and _active[-1] is self:
-            T.call, T.call_inplace, engine.observer = self._saved
-            _active.pop()
+        if self.enabled and self in observers.watching():
+            super().__exit__(*exc)
         return False
 
     def key_averages(self):

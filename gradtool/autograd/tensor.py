@@ -5,8 +5,9 @@ import numbers
 
 import numpy as np
 
-from . import anomaly, dtypes, engine, grad_mode
+from . import anomaly, dtypes, engine, grad_mode, observers
 from . import device as _device
+from .observers import subscribers as _subscribers  # dispatch's one check: anyone watching?
 from .node import RemovableHandle, SavedTensor, accumulator_of
 
 _state = grad_mode.state
@@ -73,9 +74,12 @@ TopkResult = collections.namedtuple("topk", ["values", "indices"])
 MinResult = collections.namedtuple("min", ["values", "indices"])
 
 
-def call(spec, inputs, args=()):
+def call(spec, inputs, args=(), _observed=False):
     """Run op `spec` on `inputs` (tensors or numbers) and record it in the graph when grad
-    mode is on and an input requires grad. The engine's hot path: keep it lean."""
+    mode is on and an input requires grad. The engine's hot path: keep it lean.
+    (_observed: this thread's observers were told already; observers.op runs it so.)"""
+    if _subscribers and not _observed and observers.watching():
+        return observers.op(spec.name, inputs, lambda: call(spec, inputs, args, _observed=True))
     if spec.variadic:
         arrays = ([t._data for t in inputs[0]],)
     else:
@@ -145,10 +149,14 @@ def _multi_output(spec, inputs, args, arrays, outs):
     return results
 
 
-def call_inplace(spec, inputs, args=()):
+def call_inplace(spec, inputs, args=(), _observed=False):
     """Op `spec` writing its result into inputs[0] (add_, mul_, copy_, __setitem__, ...):
     checked before anything is written, bumps the version counter, and rewrites the
-    target's history (through its base, if it is a view: torch's CopySlices)."""
+    target's history (through its base, if it is a view: torch's CopySlices).
+    (_observed: as call's.)"""
+    if _subscribers and not _observed and observers.watching():
+        return observers.op(spec.name + "_", inputs,
+                            lambda: call_inplace(spec, inputs, args, _observed=True))
     target = inputs[0]
     _check_inplace(target)
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
@@ -626,7 +634,10 @@ class Tensor:
     @property
     def data(self):
         """The same values, detached from the graph (as torch's .data)."""
-        return Tensor._wrap(self._data)
+        data = Tensor._wrap(self._data)
+        if _subscribers:
+            observers.cut("data", ".data", self, data)
+        return data
 
     @data.setter
     def data(self, value):
@@ -747,6 +758,8 @@ class Tensor:
     def detach(self):
         t = Tensor._wrap(self._data)
         t._version_counter = self._version_counter  # same memory, same version counter
+        if _subscribers:
+            observers.cut("detach", ".detach()", self, t)
         return t
 
     def detach_(self):
@@ -766,15 +779,23 @@ class Tensor:
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                f"to Scalar")
-        return self._data.item()
+        value = self._data.item()
+        if _subscribers:
+            observers.cut("item", ".item()", self, value)
+        return value
 
     def tolist(self):
-        return self._data.tolist()
+        values = self._data.tolist()
+        if _subscribers:
+            observers.cut("tolist", ".tolist()", self, values)
+        return values
 
     def numpy(self, *, force=False):
         if self._requires_grad and not force and _state.grad_enabled:  # as torch
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if _subscribers:
+            observers.cut("numpy", ".numpy()", self, self._data)
         return self._data
 
     def __array__(self, dtype=None, copy=None):

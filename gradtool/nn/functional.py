@@ -10,7 +10,7 @@ import numpy as np
 from ..autograd import creation, dtypes
 from ..autograd.grad_mode import no_grad
 from ..autograd.ops import derivatives as D
-from ..autograd import tensor as T  # T.call: the dispatch the profiler observes
+from ..autograd import tensor as T  # T.call, T.call_inplace: the dispatch every op runs through
 from ..autograd.tensor import where
 from ..errors import NotInEngineError
 

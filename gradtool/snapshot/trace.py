@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from ..autograd import anomaly, grad_mode
+from ..autograd import anomaly, grad_mode, observers
 from ..autograd import tensor as T
 
 
@@ -37,7 +37,7 @@ def _called_by_user():
         filename = frame.f_code.co_filename
         if filename == _FUNCTION_PY and frame.f_code.co_name == "apply":
             return False
-        if not user_seen and filename != __file__:  # (skip the trace's own wrappers)
+        if not user_seen and filename != __file__:  # (skip the trace's own methods)
             if not filename.startswith(_PACKAGE_DIR):
                 user_seen = True
             elif not filename.startswith(_DISPATCH_DIR):
@@ -113,65 +113,26 @@ class TraceRecords:
                 self.site_of_node.setdefault(node, event.site)
 
 
-class ForwardTrace(TraceRecords):
-    """Context manager recording every op run inside it on gradtool's engine."""
+class ForwardTrace(TraceRecords, observers.Observer):
+    """Context manager recording every op run inside it on gradtool's engine (by the thread
+    that entered it)."""
 
-    def __enter__(self):
-        self._saved = (T.call, T.call_inplace, T.Tensor.detach)
-        self._saved_methods = {name: vars(T.Tensor)[name]
-                               for name in ("item", "tolist", "numpy", "data")}
-        call, call_inplace, detach = self._saved
-        trace = self
-
-        def cutting(name, kind, method):
-            def wrapper(tensor, *args, **kwargs):
-                out = method(tensor, *args, **kwargs)
-                trace._cut(kind, name, tensor, out)
-                return out
-            return wrapper
-        methods = self._saved_methods
-        T.Tensor.item = cutting(".item()", "item", methods["item"])
-        T.Tensor.tolist = cutting(".tolist()", "tolist", methods["tolist"])
-        T.Tensor.numpy = cutting(".numpy()", "numpy", methods["numpy"])
-        T.Tensor.data = property(cutting(".data", "data", methods["data"].fget),
-                                 methods["data"].fset)
-
-        def traced(dispatch, suffix):
-            def wrapper(spec, inputs, args=()):
-                result = dispatch(spec, inputs, args)
-                trace._record(spec.name + suffix, inputs, result)
-                return result
-            return wrapper
-
-        def traced_detach(tensor):
-            out = detach(tensor)
-            trace._keep.append(out)
-            trace.detached[id(out)] = anomaly.user_site()
-            trace._cut("detach", ".detach()", tensor, out)
-            return out
-
-        T.call, T.call_inplace = traced(call, ""), traced(call_inplace, "_")
-        T.Tensor.detach = traced_detach
-        return self
-
-    def __exit__(self, *exc):
-        T.call, T.call_inplace, T.Tensor.detach = self._saved
-        for name, method in self._saved_methods.items():
-            setattr(T.Tensor, name, method)
-        return False
-
-    def _cut(self, kind, op, tensor, out):
+    def cut(self, kind, name, tensor, result):
         from ..autograd.engine import current_task
+        if kind == "detach":
+            self._keep.append(result)
+            self.detached[id(result)] = anomaly.user_site()
         if current_task() is not None or not grad_mode.state.grad_enabled \
                 or not _called_by_user():
             return
-        self._add_cut(kind, op, tensor, out if isinstance(out, T.Tensor) else None,
+        self._add_cut(kind, name, tensor, result if isinstance(result, T.Tensor) else None,
                       anomaly.user_site())
 
-    def _record(self, name, inputs, result):
+    def op(self, name, inputs, run):
         from ..autograd.engine import current_task
+        result = run()
         if current_task() is not None:
-            return  # ops run by backward formulas are not the user's forward
+            return result  # ops run by backward formulas are not the user's forward
         tensors = list(inputs[0]) if inputs and isinstance(inputs[0], list) else [
             x for x in inputs if isinstance(x, T.Tensor)]
         tensors = [x for x in tensors if isinstance(x, T.Tensor)]
@@ -181,3 +142,4 @@ class ForwardTrace(TraceRecords):
                         any(x._requires_grad for x in tensors), anomaly.user_site(),
                         not all(_finite(o) for o in outputs) and all(_finite(x) for x in tensors))
         self._add_event(event, tensors, outputs, [o._grad_fn for o in outputs], _called_by_user)
+        return result
