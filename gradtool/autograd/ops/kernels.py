@@ -60,8 +60,16 @@ def torch_layout(out, *operands):
     or fails on the result as it does in torch."""
     if out.ndim < 2:
         return out
+    first = operands[0]
+    if (out.flags.c_contiguous and type(first) is np.ndarray and first.shape == out.shape
+            and _strictly_decreasing(first.strides)):
+        return out  # (a slice of rows or columns: the first operand orders every pair as C)
     return _laid_out(out, [np.broadcast_to(a, out.shape).strides for a in operands
                            if type(a) is np.ndarray and a.ndim])
+
+
+def _strictly_decreasing(strides):
+    return all(a > b for a, b in zip(strides, strides[1:])) and strides[-1] > 0
 
 
 def _laid_out(out, strides):
@@ -106,10 +114,12 @@ def relu(self):
 
 
 def sigmoid(self):
-    # 1/(1+exp(-x)) overflows in exp for very negative x; the two-branch form does not.
-    e = np.exp(-np.abs(self))
-    out = np.where(self >= 0, 1 / (1 + e), e / (1 + e))
-    return out.astype(self.dtype, copy=False) if self.dtype.kind == "f" else out
+    # torch's 1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving 0 (forwards
+    # and formulas run with numpy's warnings off)
+    x = self if self.dtype.kind == "f" else self.astype(np.float64)  # (promotion casts after)
+    out = np.exp(np.negative(x))
+    out += 1
+    return np.reciprocal(out, out=out)
 
 
 def rsqrt(self):
