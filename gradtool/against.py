@@ -15,7 +15,7 @@ import numpy as np
 
 import gradtool.engines as engines
 
-from . import loader
+from . import frames, loader
 
 # torch.testing.assert_close's default (rtol, atol) per dtype
 TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
@@ -60,7 +60,7 @@ def load_both(spec):
     before = set(sys.modules)
     with engines.use("gradtool") as engine, engine.importing():
         ours = loader.load(spec)
-    library = loader._library_dirs()
+    library = frames.library_dirs()
     for name in set(sys.modules) - before:
         path = getattr(sys.modules[name], "__file__", None) or ""
         if not os.path.abspath(path).startswith(library):  # the user's own modules

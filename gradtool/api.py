@@ -9,12 +9,13 @@ from .autograd.device import device, get_default_device, set_default_device
 from .autograd.dtypes import (bool_ as bool, dtype, float16, float32, float64, int8, int16,
                               int32, int64, uint8)
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
-                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
+                                 is_inference_mode_enabled, set_grad_enabled)
 from .autograd.einsum import einsum
 from .autograd.ops import api as _api
 from .autograd.tensor import (Size, Tensor, cat, concat, is_inference, matmul, maximum, minimum,
                               stack, std_mean, var_mean, where)
 from .loader import example
+from .specs import constant, integers, no_grad, positive, surrogate, uniform
 from . import serialization
 from .serialization import load, save
 

@@ -1,7 +1,6 @@
 """gradtool gradcheck: numerical against analytic gradients for every target."""
 import dataclasses
 import enum
-import os
 
 import typer
 
@@ -87,18 +86,6 @@ def gradcheck(
         lambda r: any(d.severity == "warning" for rep in r.reports for d in rep.diagnoses),
         strict, raised=lambda r: any(getattr(rep, "raised_in_user_code", False)
                                      for rep in r.reports)))
-
-
-def _raised_in_user_code(exc):
-    """Whether the user's own code raised (the innermost frame is not gradtool's: a custom
-    backward or jvp that raises is a user-code error, exit 2), rather than the engine refusing
-    what it returned (a wrong gradient: a failed check, exit 1)."""
-    import traceback
-
-    from ..engines import current
-    frames = traceback.extract_tb(exc.__traceback__)
-    return bool(frames) and not os.path.abspath(frames[-1].filename).startswith(
-        current().source_dirs)
 
 
 def _check_tolerances(eps, atol, rtol):

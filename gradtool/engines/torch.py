@@ -8,7 +8,6 @@ import contextlib
 import functools
 import os
 import re
-import sys
 
 import numpy as np
 import torch
@@ -26,8 +25,7 @@ class TorchEngine:
     Function = torch.autograd.Function
     once_differentiable_code = torch.autograd.function.once_differentiable(
         lambda ctx: None).__code__
-    source_dirs = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-                        for m in (torch, sys.modules["gradtool"]))
+    own_dirs = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep,)
 
     # ---- tensors
     @staticmethod
