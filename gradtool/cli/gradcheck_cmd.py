@@ -1,23 +1,12 @@
 """gradtool gradcheck: numerical against analytic gradients for every target."""
-import dataclasses
 import enum
+
+from typing import List
 
 import typer
 
 from ..report import text
 from . import common, interrupts
-
-
-@dataclasses.dataclass
-class GradcheckResult:
-    """One target's checks: a GradcheckReport per order checked (1, then 2 with --order 2)."""
-    target: object
-    reports: list
-    input_names: list
-
-    @property
-    def passed(self):
-        return all(r.passed for r in self.reports)
 
 
 def gradcheck(
@@ -38,12 +27,16 @@ def gradcheck(
     html: str = typer.Option(None, "--html", help="Also write a page of Jacobian heatmaps "
                                                   "(numerical, analytical, difference)."),
     seed: int = common.SEED,
-    shape: str = common.SHAPE,
+    shape: List[str] = common.SHAPE,
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
     timeout: float = common.TIMEOUT,
     engine: str = common.ENGINE,
     against: str = common.AGAINST,
+    localize: str = typer.Option("custom", "--localize", metavar="custom|off",
+                                 help="On a failure, check each custom Function call on its "
+                                      "own and name the first wrong one (custom, the "
+                                      "default), or not (off)."),
 ):
     """Compare central differences with the analytic gradients of each target, per input and
     output; on a failure, show both Jacobians and say why they differ."""
@@ -60,9 +53,9 @@ def gradcheck(
         html_path = html and output_file.resolve(html)  # before the user's code can chdir
         with common.user_prints_to_stderr(json_), common.on_engine(engine):
             targets = load(file)
-            results = common.run_each(
-                targets, lambda t: _check(t, seed, shape_tuple, eps, atol, rtol, fast, order,
-                                          json_, no_color, _modes(t, mode)), no_color, timeout)
+            results = common.run_each(targets, lambda t: _check(
+                t, seed, shape_tuple, json_, no_color, eps=eps, atol=atol, rtol=rtol, fast=fast,
+                order=order, modes=_modes(t, mode), localize=localize), no_color, timeout)
         if html:
             from ..report import heatmap
             output_file.write_atomically(html_path, heatmap.page(file, results))
@@ -86,6 +79,17 @@ def gradcheck(
         lambda r: any(d.severity == "warning" for rep in r.reports for d in rep.diagnoses),
         strict, raised=lambda r: any(getattr(rep, "raised_in_user_code", False)
                                      for rep in r.reports)))
+
+
+def _check(target, seed, shape, quiet, no_color, **options):
+    """check_target, with a progress bar for long full-mode checks."""
+    from ..checks.target import check_target
+
+    def progress(evaluations, n):
+        return text.evaluation_progress(evaluations, f"{target.name}: {evaluations:,} "
+                                        f"evaluations", no_color=no_color,
+                                        enabled=not quiet and not options["fast"] and n >= 200)
+    return check_target(target, seed, shape, progress=progress, **options)
 
 
 def _check_tolerances(eps, atol, rtol):
@@ -115,90 +119,3 @@ def _modes(target, mode):
         own_jvp = target.kind == "Function" and target.obj.jvp is not Function.jvp
         mode = "both" if own_jvp else "reverse"
     return _MODES[mode.value if isinstance(mode, Mode) else mode]
-
-
-def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color, modes):
-    """One target's GradcheckResult: its forward (and backward) run once by the snapshot's
-    capture, whose findings (cut gradients, detached saved tensors) explain failures; then
-    gradcheck of every tensor input and every module parameter it reaches, by the
-    analytical Jacobians `modes` names (check_forward_ad, check_backward_ad)."""
-    from ..checks import gradcheck_report, gradgradcheck_report
-    from ..loader import UserCodeError, user_error
-    from ..snapshot import capture
-    from ..snapshot.capture import backward_named_in
-    c = capture(target, seed, shape)
-    inputs = c.run.tensor_inputs + c.parameters
-    names = [n for n, _ in inputs]
-    tensors = tuple(t for _, t in inputs)
-    if not any(t.requires_grad for t in tensors):
-        raise UserCodeError(f"target {target.name} ({target.filename}:{target.lineno}) has no "
-                            f"input that requires grad: nothing to check.",
-                            location=(target.filename, target.lineno))
-    n_args = len(c.run.tensor_inputs)
-    call = c.run.function()
-
-    def func(*ts):  # parameters are checked in place: the module holds them
-        return call(*ts[:n_args])
-    output_names = [o.name or f"output {o.index}" for o in c.snapshot.outputs
-                    if o.requires_grad]
-    n = sum(t.numel() for t in tensors if t.requires_grad)
-    options = dict(eps=eps, atol=atol, rtol=rtol, fast_mode=fast, names=names,
-                   causes=c.causes, check_forward_ad=modes[0], check_backward_ad=modes[1])
-    reports = []
-    with text.evaluation_progress(order * (2 * n + 1),
-                                  f"{target.name}: {order * (2 * n + 1):,} evaluations",
-                                  enabled=not quiet and not fast and n >= 200,
-                                  no_color=no_color) as tick:
-        counted = _counting(func, tick)
-        try:
-            reports.append(gradcheck_report(counted, tensors, **options))
-            _needs_example(target, reports[0], c.run)
-            if order == 2:
-                reports.append(gradgradcheck_report(counted, tensors,
-                                                    output_names=output_names, **options))
-        except UserCodeError:
-            raise
-        except KeyboardInterrupt:
-            raise
-        except BaseException as e:  # noqa: BLE001 - the user's forward raised (or exited)
-            raise user_error(e, f"target {target.name}") from None
-    for report in reports:
-        if report.exception is not None:
-            error = report.user_error = user_error(report.exception, "backward")
-            report.raised_in_user_code = _raised_in_user_code(report.exception)
-            where = error.location or backward_named_in(str(error), c.custom_nodes)
-            if error.location is None and where is not None:  # the engine refused its result
-                error.location = where
-                error.args = (f"{error.args[0]} ({where[0]}:{where[1]})",)
-    return GradcheckResult(target, reports, names)
-
-
-def _needs_example(target, report, run):
-    """A Function's backward returns None for an input gradtool generated as a tensor, and
-    forward kept that input as a plain ctx attribute (ctx.constant = constant), not through
-    save_for_backward: the user meant a number there, which gradtool cannot guess. (A
-    backward returning None for a tensor it saved is a real bug: grad_none_for_input.)"""
-    from ..loader import GENERATED, UserCodeError, example_hint
-    ctx = run.outputs[0].grad_fn if run.outputs else None
-    if target.kind != "Function" or ctx is None:
-        return
-    kept = list(vars(ctx).values())
-    for d in report.diagnoses_of("grad_none_for_input"):
-        i = d.details.get("input")
-        if i is not None and i < len(target.arg_specs) and target.arg_specs[i] is GENERATED \
-                and any(v is run.args[i] for v in kept):
-            name = target.param_names[i]
-            raise UserCodeError(
-                f"{target.name}.backward returns None for `{name}`, which gradtool generated "
-                f"as a tensor that requires grad: if `{name}` is a number, give it with "
-                f"{example_hint(target, number=name)} on {target.name} (or annotate it "
-                f"`{name}: float`); "
-                f"gradtool does not check a guess.",
-                location=(target.filename, target.lineno))
-
-
-def _counting(func, tick):
-    def counted(*a):
-        tick()
-        return func(*a)
-    return counted

@@ -1,4 +1,6 @@
 """gradtool inspect: the backward DAG, saved tensors, leaves and diagnostics of each target."""
+from typing import List
+
 import typer
 
 from . import common, interrupts
@@ -7,7 +9,7 @@ from . import common, interrupts
 def inspect(
     file: str = common.FILE_ARG,
     seed: int = common.SEED,
-    shape: str = common.SHAPE,
+    shape: List[str] = common.SHAPE,
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
     timeout: float = common.TIMEOUT,

@@ -2,6 +2,8 @@
 import gc
 import os
 
+from typing import List
+
 import typer
 
 from . import common, interrupts
@@ -22,7 +24,7 @@ def render(
                               help="Open module boxes down to this nesting (0: every top-level "
                                    "module call is one box); deeper ones collapse."),
     seed: int = common.SEED,
-    shape: str = common.SHAPE,
+    shape: List[str] = common.SHAPE,
     no_color: bool = common.NO_COLOR,
     timeout: float = common.TIMEOUT,
     engine: str = common.ENGINE,

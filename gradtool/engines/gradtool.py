@@ -54,6 +54,11 @@ class GradtoolEngine:
         return t._version_counter[0]
 
     @staticmethod
+    def inplace_site(t):
+        """(file, line, function) of the last in-place op on t's memory, if one ran."""
+        return t._version_counter[1]
+
+    @staticmethod
     def manual_seed(seed):
         creation.manual_seed(seed)
 

@@ -55,6 +55,11 @@ class TorchEngine:
     def version(t):
         return t._version
 
+    @staticmethod
+    def inplace_site(t):
+        """torch does not record where an in-place op ran."""
+        return None
+
     manual_seed = staticmethod(torch.manual_seed)
 
     @staticmethod

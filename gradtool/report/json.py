@@ -81,6 +81,13 @@ def diagnosis_dict(d):
             "advice": d.advice, "location": d.location, "details": d.details}
 
 
+def _shape_fields(shape):
+    """"shape": the default --shape; "shapes": the per-parameter ones, when given."""
+    named = dict(getattr(shape, "named", ()))
+    return {"shape": list(shape), **({"shapes": {n: list(s) for n, s in named.items()}}
+                                     if named else {})}
+
+
 def target_head(target):
     return {"name": target.name, "kind": target.kind,
             "location": f"{target.filename}:{target.lineno}"}
@@ -112,7 +119,7 @@ def inspect_document(file_spec, seed, shape, results):
             "error": None,
         })
     return clean({"schema": INSPECT_SCHEMA, "file": file_spec, "seed": seed,
-                  "shape": list(shape), "targets": targets})
+                  **_shape_fields(shape), "targets": targets})
 
 
 def pair_dict(pair):
@@ -164,7 +171,7 @@ def gradcheck_document(file_spec, seed, shape, results):
             "reports": [gradcheck_report_dict(rep) for rep in r.reports], "error": None,
         })
     return clean({"schema": GRADCHECK_SCHEMA, "file": file_spec, "seed": seed,
-                  "shape": list(shape),
+                  **_shape_fields(shape),
                   "passed": all(t["passed"] for t in targets), "targets": targets})
 
 
@@ -179,5 +186,5 @@ def against_document(file_spec, seed, shape, order, results):
                         "differences": [dataclasses.asdict(d) for d in r.differences],
                         "error": None})
     return clean({"schema": AGAINST_SCHEMA, "file": file_spec, "seed": seed,
-                  "shape": list(shape), "order": order, "engines": ["gradtool", "torch"],
+                  **_shape_fields(shape), "order": order, "engines": ["gradtool", "torch"],
                   "agree": all(t["agree"] for t in targets), "targets": targets})

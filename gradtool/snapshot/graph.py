@@ -63,6 +63,7 @@ class NodeInfo:
     metadata: dict = dataclasses.field(default_factory=dict)  # node.metadata's own entries, as text
     site: Optional[str] = None    # file:line of the user's code whose forward call made it
     leaf: Optional[LeafInfo] = None
+    problem: Optional[str] = None  # why its backward is wrong, when a check found it so
 
 
 @dataclasses.dataclass
