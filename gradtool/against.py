@@ -126,14 +126,20 @@ def _run(E, target, modules, seed, shape, order):
     differentiable = [o for o in run.outputs if o.requires_grad]
     gradients, second = {}, {}
     if differentiable and wrt:
-        with E.enable_grad():
-            ones = [E.wrap(np.ones_like(E.array(o))) for o in differentiable]
-            grads = E.grad(differentiable, [t for _, t in wrt], ones, allow_unused=True,
-                           create_graph=order == 2)
-            gradients = {n: None if g is None else np.array(E.array(g))
-                         for (n, _), g in zip(wrt, grads)}
-            if order == 2:
-                second = _second_order(E, wrt, grads)
+        try:
+            with E.enable_grad():
+                ones = [E.wrap(np.ones_like(E.array(o))) for o in differentiable]
+                grads = E.grad(differentiable, [t for _, t in wrt], ones, allow_unused=True,
+                               create_graph=order == 2)
+                gradients = {n: None if g is None else np.array(E.array(g))
+                             for (n, _), g in zip(wrt, grads)}
+                if order == 2:
+                    second = _second_order(E, wrt, grads)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001 - the user's backward raised: their line
+            raise loader.user_error(e, f"backward of target {target.name} on {E.name}") \
+                from None
     return _Side(outputs, gradients, second, nodes, saved)
 
 

@@ -41,7 +41,7 @@ class Localized:
             "wrong_node", "error",
             f"the first wrong node in backward order is {self.node} {self.name}: "
             f"{self.function}.apply{where}{inside}, checked on its own at the inputs it "
-            f"received, fails" + (f" ({why.kind}: {why.message})" if why else "") + ".",
+            f"received, fails" + (f": {why.kind}: {why.message}" if why else "."),
             {"node": self.node, "function": self.function, "module": self.module,
              "checked": self.checked}, location=self.location)
 

@@ -37,7 +37,7 @@ def inspect(
         with common.user_prints_to_stderr(json_), common.on_engine(engine):
             targets = load(file)
             from ..snapshot import capture
-            results = common.run_each(targets, lambda t: capture(t, seed, shape_tuple),
+            results = common.run_each(targets, lambda t: capture(t, seed, shape_tuple, localize=True),
                                       no_color, timeout)
     except GradtoolError as e:
         common.fail(e, no_color)

@@ -53,7 +53,7 @@ def render(
             thresholds = gc.get_threshold()
             gc.set_threshold(*thresholds[:2], 1_000_000)
             try:
-                captures = [interrupts.run_target(t, capture, t, seed, shape_tuple,
+                captures = [interrupts.run_target(t, capture, t, seed, shape_tuple, True,
                                                   timeout=timeout) for t in targets]
             finally:
                 gc.set_threshold(*thresholds)

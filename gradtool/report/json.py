@@ -57,7 +57,7 @@ def snapshot_dict(snap):
     for n in snap.nodes:
         nodes.append({
             "id": n.id, "name": n.name, "kind": n.kind, "label": n.label, "module": n.module,
-            "site": n.site,
+            "site": n.site, "problem": n.problem,
             "parents": n.n_parents,
             "next_functions": [{"node": c, "output_nr": nr} for c, nr in n.edges],
             "outputs": {str(k): {"shape": list(v[0]), "dtype": v[1]}
@@ -146,10 +146,22 @@ def gradcheck_report_dict(report):
         "failures": [dataclasses.asdict(f) for f in report.failures],
         "diagnoses": [diagnosis_dict(d) for d in report.diagnoses],
         "evaluations": report.evaluations,
+        "declared": report.declared,
+        "localized": _localized_dict(report.localized),
         # a backward that raised: with the user's line when the CLI found it
         "error": None if report.exception is None else
         str(getattr(report, "user_error", None) or describe(report.exception)),
     })
+
+
+def _localized_dict(located):
+    """The first wrong custom Function node (node null: each one passed on its own)."""
+    if located is None:
+        return None
+    return {"node": located.node, "name": located.name, "function": located.function,
+            "location": located.location, "module": located.module,
+            "checked": located.checked,
+            "report": None if located.report is None else gradcheck_report_dict(located.report)}
 
 
 def describe(exc):
