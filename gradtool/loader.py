@@ -478,7 +478,7 @@ def run_target(target, seed, shape, observe=None):
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001 - whatever the user's code raises, exit() too
-        raise _forward_error(target, e) from None
+        raise _forward_error(target, e, shape, args) from None
     outputs = flatten_outputs(result)
     if not outputs:
         raise UserCodeError(
@@ -491,9 +491,13 @@ def run_target(target, seed, shape, observe=None):
     return Run(target, inputs, outputs, args, kwargs)
 
 
-def _forward_error(target, exc):
+_SHAPE_ERROR_WORDS = ("size of tensor", "shape", "broadcast", "must match", "mat1 and mat2",
+                      "dimension", "size mismatch")
+
+
+def _forward_error(target, exc, shape=(3,), args=()):
     """The user's forward raised: their line, and when gradtool made up the inputs, what it
-    made and how to give others."""
+    made and how to give others (for a shape error, per parameter with --shape NAME=...)."""
     error = user_error(exc, f"target {target.name}")
     if error.location is None:  # raised where gradtool called it: wrong arguments, ...
         error.location = (target.filename, target.lineno)
@@ -502,7 +506,18 @@ def _forward_error(target, exc):
             f"target {target.name} ({target.filename}:{target.lineno}) raised", 1),)
     generated = [n for n, spec in zip(target.param_names, target.arg_specs)
                  if spec is GENERATED or spec is NUMBER]
-    if generated:
+    shaped = [(n, tuple(a.shape)) for n, spec, a in zip(target.param_names, target.arg_specs,
+                                                       args)
+              if spec is GENERATED and hasattr(a, "shape")]
+    text = describe_exception(exc).lower()
+    if shaped and any(word in text for word in _SHAPE_ERROR_WORDS):
+        shapes = shape if isinstance(shape, Shapes) else Shapes(tuple(shape))
+        made = ", ".join(f"{n} {list(s)}" for n, s in shaped)
+        per_name = " ".join(f"--shape {n}=SIZES" for n, _ in shaped)
+        error.args = (f"{error.args[0]} (a shape error: gradtool generated {made} from "
+                      f"{shapes.option()}; give each parameter its shape with {per_name}, or "
+                      f"{example_hint(target)} on {target.name})",)
+    elif generated:
         error.args = (f"{error.args[0]} (gradtool called it with generated inputs for "
                       f"{', '.join(generated)}; if it needs others, give them with "
                       f"{example_hint(target)} on {target.name})",)

@@ -79,6 +79,7 @@ def _check(target, c, inputs, tensors, tick, *, eps, atol, rtol, fast, order, mo
         if not frames.user_frames(e.__traceback__):
             raise  # not the user's code: a bug of gradtool's, shown as one
         raise user_error(e, f"target {target.name}") from None
+    reports[0].diagnoses += [d for d in c.diagnostics if d.kind == "one_branch"]
     for report in reports:
         if report.exception is not None:
             _locate_backward_error(report, c.custom_nodes)
