@@ -1,9 +1,9 @@
 """A two-layer MLP with a wrong custom Function among right ones.
 
 The model uses a custom LeakyTanh (right) and a custom Softsign whose backward forgets a square.
-gradtool gradcheck model fails on the parameters; localisation checks each custom Function call
-on its own, at the inputs it received, and names Softsign, its line and the module call it sits
-in (`model.act2`). model_function_ok.py has the fixed Softsign."""
+`gradtool gradcheck` of `loss` fails on every parameter; localisation checks each custom
+Function call on its own, at the inputs it received, and names Softsign, its line and the module
+call it sits in (`model.3`): diagnosis `wrong_node`. model_function_ok.py has the fixed Softsign."""
 import gradtool
 import gradtool as torch
 from gradtool import nn

@@ -491,7 +491,7 @@ def run_target(target, seed, shape, observe=None):
     return Run(target, inputs, outputs, args, kwargs)
 
 
-_SHAPE_ERROR_WORDS = ("size of tensor", "shape", "broadcast", "must match", "mat1 and mat2",
+_SHAPE_ERROR_WORDS = ("size", "shape", "broadcast", "must match", "mat1 and mat2",
                       "dimension", "size mismatch")
 
 
