@@ -23,7 +23,7 @@ KINDS = {
                                     "no_grad on the way to the output)",
                          "examples/broken_gradient_cut.py"),
     "saved_modified_in_place": Kind("error", "use the out-of-place op or clone() first",
-                                    "examples/inplace_trouble.py"),
+                                    _README),
     "backward_failed": Kind("error", "fix the cause above", _README),
     "saved_detached": Kind("info", "save the tensor itself, not a detached copy",
                            "examples/broken_saved_detached.py"),
