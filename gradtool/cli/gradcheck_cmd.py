@@ -1,6 +1,5 @@
 """gradtool gradcheck: numerical against analytic gradients for every target."""
 import enum
-
 from typing import List
 
 import typer
@@ -46,6 +45,8 @@ def gradcheck(
     try:
         common.check_engines(engine, against)
         _check_tolerances(eps, atol, rtol)
+        if localize not in ("custom", "off"):
+            raise GradtoolError(f"--localize must be custom or off (got {localize!r})")
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
         if against is not None:
