@@ -123,6 +123,30 @@ FILES = {
         def relu_of_positive(x):
             return torch.relu(x).sum()
         """,
+    "identity_layers.py": """\
+        import gradtool as torch
+
+
+        class ClipGrad(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g.clamp(-0.5, 0.5)
+
+
+        class WrongFactor(torch.autograd.Function):   # a wrong formula, not a scaling layer
+            @staticmethod
+            def forward(ctx, x):
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                x = g * 0 + 1
+                return g * 3 * x
+        """,
     "raising.py": """\
         import torch
 
@@ -196,6 +220,7 @@ COMMANDS = {
     "pair_bad": ("gradcheck", "--no-color", "--shape", "4", "--shape", "w=3",
                  "{tmp}/specs.py::pair"),
     "one_branch": ("gradcheck", "--json", "{tmp}/specs.py::relu_of_positive"),
+    "identity_layers": ("gradcheck", "--json", "{tmp}/identity_layers.py"),
 }
 TORCH_COMMANDS = {
     "against_raising": ("gradcheck", "--against", "torch", "--json", "{tmp}/raising.py"),
@@ -341,6 +366,14 @@ def test_undeclared_reversal_names_the_constant(runs):
     d = by_kind(r.json(), "surrogate_gradient")
     assert (d["details"]["pattern"], d["details"]["value"]) == ("scaled", -0.5)
     assert '@gradtool.surrogate("scaled", -0.5)' in d["message"]
+
+
+def test_clipping_is_told_from_scaling_and_a_wrong_factor_stays_wrong(runs):
+    doc = runs["identity_layers"].json()
+    clip = by_kind(doc, "surrogate_gradient", "ClipGrad")["details"]
+    assert (clip["pattern"], clip["value"]) == ("clipped", 0.5)
+    kinds = {d["kind"] for d in diagnoses(doc, "WrongFactor") if d["severity"] == "error"}
+    assert kinds == {"wrong_gradient"}
 
 
 def test_declared_reversal_passes(runs):

@@ -137,10 +137,17 @@ def surrogate_patterns(check, failing):
     if cls is None:
         return set(), []
     o, found, explained = check.opts, {}, set()
+    nonlinear = bool(check.report.diagnoses_of("nonlinear_in_grad_output"))
     for p in failing:
         if p.ad != "reverse" or p.numerical is None:
             continue
         pattern = classify(p.numerical, p.analytical, o.atol, o.rtol, o.eps)
+        if pattern is not None and pattern[0] == "scaled" and nonlinear:
+            # one-hot rows are all 1: a clip to ±t looks like t x; nonlinearity tells them apart
+            t = abs(pattern[1])
+            pattern = ("clipped", t, f"the forward is the identity and backward clips the "
+                                     f"gradient (a unit gradient comes back as {pattern[1]:g}; "
+                                     f"backward is not linear in grad_output)")
         if pattern is not None:
             explained.add((p.output_index, p.input_index))
             found.setdefault(pattern[0], (pattern, p))
@@ -166,7 +173,8 @@ def surrogate_patterns(check, failing):
 def classify(numerical, analytical, atol, rtol, eps):
     """(pattern, value, words) for a Jacobian pair that looks like a deliberate surrogate, or
     None: `straight_through` (the forward is flat where it is not jumping; backward is not
-    zero), `scaled` (analytical = c x numerical), `clipped` / `masked`."""
+    zero), and for a forward that is the identity: `scaled` (analytical = c x numerical),
+    `clipped` (to ±t) or `masked`."""
     n, a = np.asarray(numerical), np.asarray(analytical)
     if not (np.all(np.isfinite(n)) and np.all(np.isfinite(a))):
         return None
@@ -179,27 +187,29 @@ def classify(numerical, analytical, atol, rtol, eps):
                 + (f", with {int(jump.sum())} jump(s)" if jump.any() else "") + f") while "
                 f"backward gives non-zero gradients ({int(nonzero.sum())} entries, up to "
                 f"{np.abs(a).max():.3g}): a straight-through estimator or surrogate gradient")
-    moving = np.abs(n) > atol
-    if moving.any():
-        c = float((a[moving] * n[moving]).sum() / (n[moving] ** 2).sum())
-        if abs(c - 1) > 10 * rtol and abs(c) > 1e-3 and compare(c * n, a, atol, rtol)[0]:
-            c = float(f"{c:.6g}")
-            return ("scaled", c, f"backward = {c:g} x the true gradient (a gradient "
-                                 f"{'reversal' if c < 0 else 'scaling'} layer)")
-    differs = compare(n, a, atol, rtol)[3] > 1
-    if not differs.any():
+    # the other patterns are layers whose forward is the identity (a wrong constant factor in
+    # the backward of any other function is a wrong formula, not a declared intent)
+    identity = n.shape[0] == n.shape[1] and compare(np.eye(n.shape[0]), n, atol, rtol)[0]
+    if not identity:
         return None
+    c = float(np.trace(a) / n.shape[0])
+    if abs(c - 1) > 10 * rtol and compare(c * n, a, atol, rtol)[0]:
+        c = float(f"{c:.6g}")
+        return ("scaled", c, f"the forward is the identity and backward multiplies the gradient "
+                             f"by {c:g}: backward = {c:g} x the true gradient (a gradient "
+                             f"{'reversal' if c < 0 else 'scaling'} layer)")
+    differs = compare(n, a, atol, rtol)[3] > 1
     if np.all(np.abs(a[differs]) <= atol):
-        return ("masked", None, f"backward is the true gradient with {int(differs.sum())} of "
-                                f"{n.size} entries set to 0 (masked where the true gradient "
-                                f"is not 0)")
+        return ("masked", None, f"the forward is the identity and backward sets "
+                                f"{int(differs.sum())} of {n.shape[0]} gradients to 0 (the true "
+                                f"gradient, masked)")
     bound = np.abs(a[differs])
     if np.allclose(bound, bound[0], rtol=rtol, atol=atol) and \
             np.all(np.sign(a[differs]) == np.sign(n[differs])) and \
             np.all(bound < np.abs(n[differs])):
         t = float(f"{bound[0]:.6g}")
-        return ("clipped", t, f"backward is the true gradient clipped to ±{t:g} "
-                              f"({int(differs.sum())} entries clipped)")
+        return ("clipped", t, f"the forward is the identity and backward clips the gradient to "
+                              f"±{t:g} ({int(differs.sum())} entries clipped)")
     return None
 
 
