@@ -24,11 +24,11 @@ def is_gradtool(filename):
 
 
 def library_dirs():
-    """Folders whose frames are never the user's: gradtool, the standard library and
-    installed packages."""
+    """Folders whose frames are never the user's: gradtool, the standard library, installed
+    packages and their scripts (the `gradtool` command itself)."""
     dirs = {GRADTOOL_DIR}
     paths = sysconfig.get_paths()
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+    for key in ("stdlib", "platstdlib", "purelib", "platlib", "scripts"):
         if paths.get(key):
             dirs.add(os.path.abspath(paths[key]) + os.sep)
     return tuple(dirs)
@@ -54,6 +54,12 @@ def raised_in_user_code(exc, also=()):
     frames = traceback.extract_tb(exc.__traceback__)
     return bool(frames) and not is_gradtool(frames[-1].filename) and \
         not os.path.abspath(frames[-1].filename).startswith(tuple(also))
+
+
+def user_call_site(frame):
+    """user_site skipping every library too (typer, the standard library, torch): the user's
+    own line that made a call, or None when gradtool itself made it."""
+    return user_site(frame, also=library_dirs())
 
 
 def user_site(frame=None, also=(), depth_limit=50):

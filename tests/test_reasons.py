@@ -207,6 +207,7 @@ COMMANDS = {
     "random": ("gradcheck", "--json", EX + "broken_random_forward.py"),
     "ste": ("gradcheck", "--json", EX + "broken_straight_through.py"),
     "ste_ok": ("gradcheck", "--json", EX + "straight_through_ok.py"),
+    "ste_inspect": ("inspect", "--json", EX + "broken_straight_through.py"),
     "reversal": ("gradcheck", "--json", EX + "broken_gradient_reversal.py"),
     "reversal_ok": ("gradcheck", "--no-color", EX + "gradient_reversal_ok.py"),
     "ste_model": ("gradcheck", "--json", "{tmp}/ste_model.py"),
@@ -349,6 +350,14 @@ def test_undeclared_straight_through_fails_saying_so(runs):
     assert d["details"]["pattern"] == "straight_through"
     assert '@gradtool.surrogate("straight_through")' in d["message"]
     assert d["location"] == "examples/broken_straight_through.py:11"
+
+
+def test_inspect_flags_a_function_target_without_blaming_gradtools_frames(runs):
+    r = runs["ste_inspect"]
+    assert_exit(r, 1)
+    (d,) = [d for d in r.json()["targets"][0]["diagnostics"] if d["kind"] == "wrong_node"]
+    assert d["location"] is None  # gradtool called it: no line of the user's made the call
+    assert "surrogate_gradient" in d["message"]
 
 
 def test_declared_straight_through_passes_as_declared(runs):

@@ -110,7 +110,8 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
             result = apply(cls, *args, **kwargs)
             trace._record(cls.__name__, _tensors((args, kwargs), []), result)
             if torch._C._current_graph_task_id() < 0:  # (not inside a backward)
-                trace._add_function_call(cls, args, kwargs, result, _detached_copy, user_site())
+                trace._add_function_call(cls, args, kwargs, result, _detached_copy,
+                                         frames.user_call_site(sys._getframe(1)))
             return result
         torch.autograd.Function.apply = classmethod(traced_apply)
         return super().__enter__()

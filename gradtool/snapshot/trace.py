@@ -161,7 +161,7 @@ class ForwardTrace(TraceRecords):
             result = apply(cls, *args, **kwargs)
             if current_task() is None:  # (a Function applied inside backward is no forward)
                 self._add_function_call(cls, args, kwargs, result, _detached_copy,
-                                        anomaly.user_site())
+                                        frames.user_call_site(sys._getframe(1)))
             return result
         Function.apply = classmethod(traced_apply)
         self._saved = (T.call, T.call_inplace, T.Tensor.detach)
