@@ -15,7 +15,7 @@ import numpy as np
 
 import gradtool.engines as engines
 
-from . import loader
+from . import frames, loader
 
 # torch.testing.assert_close's default (rtol, atol) per dtype
 TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
@@ -60,7 +60,7 @@ def load_both(spec):
     before = set(sys.modules)
     with engines.use("gradtool") as engine, engine.importing():
         ours = loader.load(spec)
-    library = loader._library_dirs()
+    library = frames.library_dirs()
     for name in set(sys.modules) - before:
         path = getattr(sys.modules[name], "__file__", None) or ""
         if not os.path.abspath(path).startswith(library):  # the user's own modules
@@ -126,14 +126,20 @@ def _run(E, target, modules, seed, shape, order):
     differentiable = [o for o in run.outputs if o.requires_grad]
     gradients, second = {}, {}
     if differentiable and wrt:
-        with E.enable_grad():
-            ones = [E.ones_like(o) for o in differentiable]
-            grads = E.grad(differentiable, [t for _, t in wrt], ones, allow_unused=True,
-                           create_graph=order == 2)
-            gradients = {n: None if g is None else np.array(E.array(g))
-                         for (n, _), g in zip(wrt, grads)}
-            if order == 2:
-                second = _second_order(E, wrt, grads)
+        try:
+            with E.enable_grad():
+                ones = [E.ones_like(o) for o in differentiable]
+                grads = E.grad(differentiable, [t for _, t in wrt], ones, allow_unused=True,
+                               create_graph=order == 2)
+                gradients = {n: None if g is None else np.array(E.array(g))
+                             for (n, _), g in zip(wrt, grads)}
+                if order == 2:
+                    second = _second_order(E, wrt, grads)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001 - the user's backward raised: their line
+            raise loader.user_error(e, f"backward of target {target.name} on {E.name}") \
+                from None
     return _Side(outputs, gradients, second, nodes, saved)
 
 

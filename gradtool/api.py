@@ -9,7 +9,7 @@ from .autograd.device import device, get_default_device, set_default_device
 from .autograd.dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, int8,
                               int16, int32, int64, uint8)
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
-                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
+                                 is_inference_mode_enabled, set_grad_enabled)
 from .autograd.einsum import einsum
 from .autograd.ops import api as _api
 from .autograd.tensor import (Size, Tensor, cat, concat, is_inference, matmul, maximum, minimum,
@@ -18,6 +18,7 @@ from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTens
                      IntTensor, LongTensor, ShortTensor, finfo, iinfo, range)
 from .loader import example
 from .checks.reference import declare as reference
+from .specs import constant, integers, no_grad, positive, surrogate, uniform
 from . import serialization
 from .serialization import load, save
 

@@ -18,10 +18,8 @@ import traceback
 
 import gradtool.engines as engines
 from .errors import GradtoolError
+from .frames import user_frames
 from .torch_alias import lacks_message, missing_torch_name, refused_arguments
-
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-
 
 class UserCodeError(GradtoolError):
     """The user's file or target failed; `str()` is a short paragraph, `details` the user's
@@ -82,15 +80,55 @@ GENERATED = object()  # an argument gradtool generates from --shape
 MAX_GENERATED_ELEMENTS = 10_000_000  # 80 MB of float64 per generated input
 
 
-def parse_shape(text):
-    """'3' or '2,3' -> a shape tuple of positive sizes. Parsed, never evaluated."""
+@dataclasses.dataclass(frozen=True)
+class Shapes:
+    """--shape: the shape of generated inputs, by default and per parameter name. Iterates as
+    the default shape (what one --shape gave before names were allowed)."""
+    default: tuple = (3,)
+    named: tuple = ()         # ((parameter name, shape), ...)
+
+    def of(self, name):
+        return dict(self.named).get(name, self.default)
+
+    def __iter__(self):
+        return iter(self.default)
+
+    def __len__(self):
+        return len(self.default)
+
+    def option(self):
+        """The --shape options that give these shapes, as a user types them."""
+        text = lambda shape: ",".join(map(str, shape))  # noqa: E731
+        return " ".join([f"--shape {text(self.default)}"] +
+                        [f"--shape {n}={text(s)}" for n, s in self.named])
+
+
+def parse_shape(texts):
+    """--shape values ('3', '2,3', 'x=2,3'; one string or several) -> Shapes. Parsed, never
+    evaluated: positive sizes and commas, optionally after a parameter name and `=`."""
+    texts = [texts] if isinstance(texts, str) else list(texts) or ["3"]
+    default, named = None, {}
+    for text in texts:
+        name, sep, sizes = text.rpartition("=")
+        if sep and not name.isidentifier():
+            raise GradtoolError(f"--shape NAME=SIZES needs a parameter name before `=` "
+                                f"(got {text!r})")
+        shape = _parse_sizes(sizes, text)
+        if sep:
+            named[name] = shape
+        else:
+            default = shape
+    return Shapes(default or (3,), tuple(named.items()))
+
+
+def _parse_sizes(text, option):
     parts = text.split(",")
     if not all(p.isascii() and p.isdigit() and int(p) > 0 for p in parts):
-        raise GradtoolError(f"--shape must be positive sizes separated by commas, like 3 or "
-                            f"2,3 (got {text!r})")
+        raise GradtoolError(f"--shape must be positive sizes separated by commas, like 3, "
+                            f"2,3 or x=2,3 (got {option!r})")
     shape = tuple(int(p) for p in parts)
     if _numel(shape) > MAX_GENERATED_ELEMENTS:
-        raise GradtoolError(f"--shape {text} asks for {_numel(shape):,} elements per input; "
+        raise GradtoolError(f"--shape {option} asks for {_numel(shape):,} elements per input; "
                             f"gradtool generates at most {MAX_GENERATED_ELEMENTS:,}")
     return shape
 
@@ -167,31 +205,6 @@ def import_user_file(path):
             raise
         raise user_error(e, f"importing {os.path.basename(path)}") from None
     return module
-
-
-def _library_dirs():
-    """Folders whose frames are not the user's: gradtool, the standard library and installed
-    packages (numpy's frames too)."""
-    import sysconfig
-    dirs = {_PACKAGE_DIR}
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        path = sysconfig.get_paths().get(key)
-        if path:
-            dirs.add(os.path.abspath(path))
-    return tuple(d + os.sep for d in dirs)
-
-
-def user_frames(tb):
-    """The traceback's frames that belong to the user's code (not gradtool, not numpy or
-    another installed package, not the standard library)."""
-    library = _library_dirs()
-    frames = []
-    for frame in traceback.extract_tb(tb):
-        filename = os.path.abspath(frame.filename) if not frame.filename.startswith("<") else ""
-        if not filename or filename.startswith(library):
-            continue
-        frames.append(frame)
-    return frames
 
 
 def describe_exception(exc):
@@ -344,12 +357,20 @@ def make_inputs(target, seed, shape, device=None):
     generator seeded by `seed` (same seed, same inputs), placed on `device` (--device; the
     engine's default when None)."""
     import numpy as np
+    from .specs import InputSpec
     E = engines.current()
     rng = np.random.default_rng(seed)
+    shapes = shape if isinstance(shape, Shapes) else Shapes(tuple(shape))
 
     def build(name, spec):
         if spec is GENERATED:
-            spec = shape
+            spec = shapes.of(name)
+        if isinstance(spec, InputSpec):
+            value = spec.draw(rng)
+            if spec.kind == "constant":
+                return value
+            return _leaf(E, target, spec.shape, lambda: value,
+                         spec.requires_grad and value.dtype.kind == "f", device)
         if spec is NUMBER:
             return round(float(rng.uniform(0.5, 2.0)), 4)
         if isinstance(spec, Unknown):
@@ -361,18 +382,22 @@ def make_inputs(target, seed, shape, device=None):
         if E.is_tensor(spec):
             return spec.detach().clone().requires_grad_(spec.requires_grad)
         if isinstance(spec, tuple) and all(isinstance(n, int) for n in spec):
-            try:
-                return E.leaf(rng.standard_normal(spec), requires_grad=True, device=device)
-            except (MemoryError, ValueError) as e:
-                raise UserCodeError(f"target {target.name} ({_rel(target.filename)}:"
-                                    f"{target.lineno}): cannot make an input of shape {spec}: "
-                                    f"{e}", location=(target.filename, target.lineno)) from None
+            return _leaf(E, target, spec, lambda: rng.standard_normal(spec), True, device)
         return spec
     names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
                                                                     len(target.arg_specs))]
     args = [build(n, a) for n, a in zip(names, target.arg_specs)]
     kwargs = {k: build(k, v) for k, v in target.kwarg_specs.items()}
     return args, kwargs
+
+
+def _leaf(E, target, shape, draw, requires_grad, device):
+    try:
+        return E.leaf(draw(), requires_grad=requires_grad, device=device)
+    except (MemoryError, ValueError) as e:
+        raise UserCodeError(f"target {target.name} ({_rel(target.filename)}:{target.lineno}): "
+                            f"cannot make an input of shape {shape}: {e}",
+                            location=(target.filename, target.lineno)) from None
 
 
 def example_hint(target, number=None):
@@ -455,7 +480,7 @@ def run_target(target, seed, shape, observe=None, device=None):
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001 - whatever the user's code raises, exit() too
-        raise _forward_error(target, e) from None
+        raise _forward_error(target, e, shape, args) from None
     outputs = flatten_outputs(result)
     if not outputs:
         raise UserCodeError(
@@ -468,9 +493,13 @@ def run_target(target, seed, shape, observe=None, device=None):
     return Run(target, inputs, outputs, args, kwargs)
 
 
-def _forward_error(target, exc):
+_SHAPE_ERROR_WORDS = ("size", "shape", "broadcast", "must match", "mat1 and mat2",
+                      "dimension", "size mismatch")
+
+
+def _forward_error(target, exc, shape=(3,), args=()):
     """The user's forward raised: their line, and when gradtool made up the inputs, what it
-    made and how to give others."""
+    made and how to give others (for a shape error, per parameter with --shape NAME=...)."""
     error = user_error(exc, f"target {target.name}")
     if error.location is None:  # raised where gradtool called it: wrong arguments, ...
         error.location = (target.filename, target.lineno)
@@ -479,7 +508,18 @@ def _forward_error(target, exc):
             f"target {target.name} ({target.filename}:{target.lineno}) raised", 1),)
     generated = [n for n, spec in zip(target.param_names, target.arg_specs)
                  if spec is GENERATED or spec is NUMBER]
-    if generated:
+    shaped = [(n, tuple(a.shape)) for n, spec, a in zip(target.param_names, target.arg_specs,
+                                                       args)
+              if spec is GENERATED and hasattr(a, "shape")]
+    text = describe_exception(exc).lower()
+    if shaped and any(word in text for word in _SHAPE_ERROR_WORDS):
+        shapes = shape if isinstance(shape, Shapes) else Shapes(tuple(shape))
+        made = ", ".join(f"{n} {list(s)}" for n, s in shaped)
+        per_name = " ".join(f"--shape {n}=SIZES" for n, _ in shaped)
+        error.args = (f"{error.args[0]} (a shape error: gradtool generated {made} from "
+                      f"{shapes.option()}; give each parameter its shape with {per_name}, or "
+                      f"{example_hint(target)} on {target.name})",)
+    elif generated:
         error.args = (f"{error.args[0]} (gradtool called it with generated inputs for "
                       f"{', '.join(generated)}; if it needs others, give them with "
                       f"{example_hint(target)} on {target.name})",)

@@ -525,8 +525,12 @@ def test_inputs_are_named_after_the_users_parameters(runs):
     first, second = t["reports"]
     assert [i["label"] for i in first["inputs"]] == ["x", "w"]
     assert [i["label"] for i in second["inputs"]] == ["x", "w", "grad of loss"]
-    [wrong] = _diagnoses({"reports": [first]}, "wrong_gradient")
-    assert "with respect to w " in wrong["message"]
+    # the wrong Function, localised, is checked on its own: its input is named after its own
+    # parameter (and its paragraph replaces the target's per-pair wrong_gradient ones)
+    assert not _diagnoses({"reports": [first]}, "wrong_gradient")
+    [wrong] = _diagnoses({"reports": [first]}, "wrong_node")
+    assert "WrongSquare.apply at" in wrong["message"]
+    assert "with respect to a " in wrong["message"]
     assert "w float64[3]" in runs["named_text"].stdout
     assert "input 1" not in runs["named_text"].stdout
 

@@ -115,8 +115,11 @@ def test_correct_counterpart_passes_without_diagnosis(stem, target, kind, order,
     assert kinds(report) == set(), [d.message for d in report.diagnoses]
 
 
-# Diagnoses found by the forward trace of the gradtool commands (their CLI tests cover them).
-TRACE_CASES = {"gradient_cut", "saved_detached"}
+# Diagnoses found by the forward trace of the gradtool commands, or by checking a target as
+# the commands do (checks.target: a Function on its own, localisation); their CLI tests and
+# tests/test_reasons.py cover them.
+TRACE_CASES = {"gradient_cut", "saved_detached", "not_reentrant", "random_forward",
+               "straight_through", "gradient_reversal", "model_function"}
 
 
 def test_broken_examples_all_have_a_correct_counterpart():

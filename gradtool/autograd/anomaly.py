@@ -1,12 +1,9 @@
 """Anomaly detection: a NaN produced by a backward node raises, naming the node and the line
 of user code whose forward call created it. Forward call sites are recorded only while the
 mode is on, so normal runs pay one flag check per op."""
-import os
-import sys
-
+from ..frames import user_site  # noqa: F401  (the one "is this the user's frame?": frames.py)
 from .grad_mode import _ModeContext
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 enabled = False
 check_nan = True
 
@@ -17,25 +14,6 @@ def is_anomaly_enabled():
 
 def is_anomaly_check_nan_enabled():
     return enabled and check_nan
-
-
-_ours = {}  # code filename -> whether it is gradtool's (abspath per frame was the cost)
-
-
-def user_site(depth_limit=50):
-    """(filename, lineno, function) of the innermost caller outside gradtool, or None."""
-    frame = sys._getframe(1)
-    for _ in range(depth_limit):
-        if frame is None:
-            return None
-        filename = frame.f_code.co_filename
-        ours = _ours.get(filename)
-        if ours is None:
-            ours = _ours[filename] = os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
-        if not ours:
-            return (filename, frame.f_lineno, frame.f_code.co_name)
-        frame = frame.f_back
-    return None
 
 
 def format_site(site):

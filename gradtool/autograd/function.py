@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from . import forward_ad, grad_mode
+from . import forward_ad, grad_mode, observers
 from . import tensor as T
 from .engine import gradient_edge
 from .node import Node, SavedTensor
@@ -145,6 +145,13 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        result = cls._apply(*args, **kwargs)
+        if observers.subscribers:  # (the forward trace records each call and its inputs)
+            observers.function_call(cls, args, kwargs, result)
+        return result
+
+    @classmethod
+    def _apply(cls, *args, **kwargs):
         ctx = cls._backward_cls()
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         ctx.needs_input_grad = needs

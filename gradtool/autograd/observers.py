@@ -1,7 +1,7 @@
 """Who watches dispatch: the profiler and the forward trace subscribe here, and dispatch tells
 them what runs. `call` and `call_inplace` report each op, the engine each backward node it
-applies, and the tensor methods that take a value out of the graph (item, tolist, numpy, .data,
-detach) each cut. Nothing is patched, so a caller that imported `call` directly is seen too.
+applies, Function.apply each custom Function call, and the tensor methods that take a value
+out of the graph (item, tolist, numpy, .data, detach) each cut. Nothing is patched, so a caller that imported `call` directly is seen too.
 
 Observers are per thread, as torch's profiler: one sees only the ops of the thread that
 subscribed it. When nobody watches anywhere, dispatch pays one truth test of `subscribers`."""
@@ -36,6 +36,9 @@ class Observer:
     def cut(self, kind, name, tensor, result):
         """`tensor.<name>` gave `result` (a detached tensor, a number, a list or an array)
         outside the graph. kind: detach | data | item | tolist | numpy."""
+
+    def function_call(self, cls, args, kwargs, result):
+        """A custom autograd.Function `cls` was applied to args and kwargs, giving `result`."""
 
     def __enter__(self):
         subscribe(self)
@@ -83,3 +86,8 @@ def backward_node(node, run):
 def cut(kind, name, tensor, result):
     for observer in _this_thread.observers:
         observer.cut(kind, name, tensor, result)
+
+
+def function_call(cls, args, kwargs, result):
+    for observer in _this_thread.observers:
+        observer.function_call(cls, args, kwargs, result)

@@ -6,7 +6,7 @@ worst entries), a backward that cannot be differentiated twice (gradgradcheck), 
 wrong formula. Each costs evaluations of func only when there is something to explain."""
 import numpy as np
 
-from . import hazards, kinks
+from . import hazards, kinks, reasons
 from . import numerical as N
 from .result import Diagnosis, compare, element_index
 
@@ -22,290 +22,325 @@ _EXPLAIN_FAILURES = {"grad_none_for_input", "grad_wrong_dtype", "grad_wrong_shap
                      "nondeterministic_backward"}
 
 
-class Diagnoses:
-    """The diagnosing half of gradcheck._Check (a mixin: it reads the check's state)."""
+def diagnose(check):
+    """Explain the verdict, the likeliest root cause first: each step explains some failing
+    pairs and the later ones look only at the rest. Diagnosis costs evaluations only when
+    there is something to explain."""
+    check.ev.phase = "diagnosis"
+    r = check.report
+    failing = [p.recheck if p.mode == "fast" and p.recheck is not None else p
+               for p in r.pairs if not p.passed]
+    failing = [p for p in failing if p is not None and p.numerical is not None]
+    explained = set()
 
-    def _diagnose(self):
-        """Explain the verdict. Diagnosis costs evaluations only when there is something to
-        explain; a diagnosis that itself fails is skipped, never reported as the verdict."""
-        self.ev.phase = "diagnosis"
-        r = self.report
-        failing = [p.recheck if p.mode == "fast" and p.recheck is not None else p
-                   for p in r.pairs if not p.passed]
-        failing = [p for p in failing if p is not None and p.numerical is not None]
-        explained = set()
-        for step in (lambda: self._non_finite(failing, explained),
-                     lambda: self._cuts(failing, explained),
-                     lambda: self._precision(failing, explained),
-                     lambda: self._round_off(failing, explained),
-                     lambda: self._second_order(explained),
-                     lambda: self._kinks(failing, explained)):
-            try:
-                step()
-            except Exception:  # noqa: BLE001 - diagnosis is best effort
-                pass
-        # a root cause found earlier explains the mismatches it produces
-        modified = {d.details["input"] for d in r.diagnoses_of("input_modified_in_forward")}
-        ignores = bool(r.diagnoses_of("ignores_grad_output"))
-        explained.update((p.output_index, p.input_index) for p in failing
-                         if ignores or p.input_position in modified)
-        for p in failing:
-            if (p.output_index, p.input_index) not in explained:
-                w = p.worst
-                forward = p.ad == "forward"  # the jvp disagrees, not the backward
-                r.diagnoses.append(Diagnosis(
-                    "wrong_jvp" if forward else "wrong_gradient", "error",
-                    f"the {'forward-mode (jvp)' if forward else 'analytical'} gradient of "
-                    f"output {p.output_index} with respect to "
-                    f"{self.labels[p.input_position]} is wrong where the function is smooth: "
-                    f"at input "
-                    f"element {list(w['input_element'])}, output element "
-                    f"{list(w['output_element'])} it is {w['analytical']:.6g}, central "
-                    f"differences give {w['numerical']:.6g} ({p.n_differing} entries differ).",
-                    {"output_index": p.output_index, "input_index": p.input_index, **w}))
-        if not r.passed:
-            for d in r.diagnoses:
-                if d.kind in _EXPLAIN_FAILURES and d.severity == "warning":
-                    d.severity = "error"
-        r.diagnoses.sort(key=lambda d: {"error": 0, "warning": 1, "info": 2}[d.severity])
+    def unexplained():
+        return [p for p in failing if (p.output_index, p.input_index) not in explained]
 
-    def _non_finite(self, failing, explained):
-        """NaN or Inf made by the forward (log of a negative number, ...): the mismatches
-        where either side is not finite come from there, not from a wrong formula."""
-        causes = [c for c in self.causes if c.kind == "non_finite_output"]
-        bad = {(p.output_index, p.input_index) for p in failing
-               if not (np.all(np.isfinite(p.numerical)) and np.all(np.isfinite(p.analytical)))}
-        if causes and bad:
-            explained.update(bad)
-            for c in causes:
-                self.report.diagnoses.append(Diagnosis(
-                    c.kind, "error", c.message + ": gradients there are NaN or Inf, so the "
-                    "check cannot pass at this point", c.details, c.advice, c.location))
+    def reason(step):  # a step of reasons.py: (pairs explained, diagnoses)
+        pairs, found = step(check, unexplained())
+        explained.update(pairs)
+        r.diagnoses.extend(found)
+    non_finite(check, failing, explained)
+    reason(reasons.random_forward)
+    if not r.diagnoses_of("random_forward"):  # (noise makes every probe below meaningless)
+        cuts(check, failing, explained)
+        if check.order == 1:
+            reason(reasons.backward_not_reentrant)
+            reason(reasons.surrogate_patterns)
+        precision(check, unexplained(), explained)
+        round_off(check, failing, explained)
+        second_order(check, explained)
+        non_differentiable_points(check, failing, explained)
+    _none_gradients(check)
+    # a root cause found earlier explains the mismatches it produces
+    modified = {d.details["input"] for d in r.diagnoses_of("input_modified_in_forward")}
+    ignores = bool(r.diagnoses_of("ignores_grad_output"))
+    explained.update((p.output_index, p.input_index) for p in failing
+                     if ignores or p.input_position in modified)
+    for p in failing:
+        if (p.output_index, p.input_index) not in explained:
+            w = p.worst
+            forward = p.ad == "forward"  # the jvp disagrees, not the backward
+            r.diagnoses.append(Diagnosis(
+                "wrong_jvp" if forward else "wrong_gradient", "error",
+                f"the {'forward-mode (jvp)' if forward else 'analytical'} gradient of "
+                f"output {p.output_index} with respect to "
+                f"{check.labels[p.input_position]} is wrong where the function is smooth: "
+                f"at input "
+                f"element {list(w['input_element'])}, output element "
+                f"{list(w['output_element'])} it is {w['analytical']:.6g}, central "
+                f"differences give {w['numerical']:.6g} ({p.n_differing} entries differ).",
+                {"output_index": p.output_index, "input_index": p.input_index, **w}))
+    if not r.passed:
+        for d in r.diagnoses:
+            if d.kind in _EXPLAIN_FAILURES and d.severity == "warning" and \
+                    "numerical_max" not in d.details:
+                d.severity = "error"
+    r.diagnoses.sort(key=lambda d: {"error": 0, "warning": 1, "info": 2}[d.severity])
 
-    def _round_off(self, failing, explained):
-        """Floating-point round-off: where the outputs are large next to the change a step
-        of eps makes (x.sum() + 1e9), central differences keep few digits. A failing pair is
-        explained when each mismatch lies within that rounding noise."""
-        eps = self.opts.eps
-        found = []
-        for p in failing:
-            if (p.output_index, p.input_index) in explained:
-                continue
-            f0 = self.base[self.out_positions[p.output_index]]
-            dtype = self.E.numpy_dtype(self.outputs[p.output_index])
-            # |f| * machine epsilon on each of f(x+h) and f(x-h), divided by 2h
-            noise = 2 * np.finfo(dtype).eps * np.abs(f0).ravel() / (2 * eps)
-            allowed = self.opts.atol + self.opts.rtol * np.abs(p.numerical)
-            diff = np.abs(p.analytical - p.numerical)
-            differs = diff > allowed
-            if not differs.any() or not np.all(diff[differs] <= 4 * noise[None, :].repeat(
-                    diff.shape[0], 0)[differs] + allowed[differs]):
-                continue
-            explained.add((p.output_index, p.input_index))
-            found.append((p, float(np.abs(f0).max())))
-        if found:
-            p, size = max(found, key=lambda x: x[1])
-            self.report.diagnoses.append(Diagnosis(
-                "round_off", "error",
-                f"floating-point round-off, not the formula: output {p.output_index} is as "
-                f"large as {size:.3g}, and a step of {eps:g} changes it by less than its own "
-                f"rounding error ({np.finfo(np.float64).eps * size:.2g}), so central "
-                f"differences lose their digits. Check with a larger --eps (e.g. "
-                f"{min(1e-2, eps * 1e3):g}), with float64 throughout, or without the large "
-                f"constant offset.",
-                {"output_index": p.output_index, "max_abs_output": size, "eps": eps}))
+def _none_gradients(check):
+    """A Function's backward returning None for an input is right where that input's true
+    gradient is 0 (central differences say so): info; an error only where it is not."""
+    if check.function is None or check.opts.fast_mode:
+        return
+    for d in check.report.diagnoses_of("grad_none_for_input"):
+        node = next((n for n in check.nodes if hazards.function_name(n) ==
+                     d.details.get("function")), None)
+        positions = list(check.E.edge_positions(node)) if node is not None else []
+        if d.details.get("input") not in positions:
+            continue
+        numerical = check.numerical.get(positions.index(d.details["input"]))
+        if numerical is None:
+            continue
+        largest = max((float(np.abs(j).max(initial=0.0)) for j in numerical if j is not None),
+                      default=0.0)
+        d.details["numerical_max"] = largest
+        if largest <= check.opts.atol:
+            d.severity = "info"
+            d.message += f" Here it is right: central differences give 0 for that input too."
+        else:
+            d.severity = "error"
+            d.message += (f" Here it is wrong: central differences give gradients up to "
+                          f"{largest:.3g} for that input.")
 
-    def _cuts(self, failing, explained):
-        """A failing pair whose input's path was cut in the forward (no_grad, detach(),
-        .item(), numpy, .data): the analytical gradient misses that path. Order 1 only."""
-        if self.order != 1:
-            return
-        for cause in self.causes:
-            if cause.kind != "gradient_cut":
-                continue
-            cut = {(p.output_index, p.input_index) for p in failing
-                   if self.labels[p.input_position] in cause.details.get("inputs", ())}
-            if cut - explained:
-                explained.update(cut)
-                self.report.diagnoses.append(Diagnosis(
-                    cause.kind, "error", cause.message + " (the analytical gradient leaves "
-                    "that path out; central differences see it)", cause.details, cause.advice,
-                    cause.location))
 
-    def _precision(self, failing, explained):
-        """Non-float64 inputs or outputs: redo the numerical side on float64 copies of the
-        inputs (and, if func still computes in low precision, with the step suited to that
-        precision, eps^(1/3)) to tell rounding from a wrong formula."""
-        low_in = [f"{self.labels[p]} is {self.E.dtype_name(x)}"
-                  for p, x in zip(self.diff_positions, self.diff_inputs)
-                  if self.E.dtype_name(x) != "float64"]
-        low_out = [f"output {i} is {self.E.dtype_name(t)}" for i, t in zip(self.out_positions,
-                                                                    self.outputs)
-                   if self.E.dtype_name(t) != "float64"]
-        if not low_in and not low_out:
-            return
-        what = ", ".join(low_in or low_out)
-        details = {"inputs": low_in, "outputs": low_out}
-        if not failing:
-            self.report.diagnoses.append(Diagnosis(
-                "precision", "warning",
-                f"{what}: gradcheck's tolerances assume float64, so this check passes or "
-                f"fails by the luck of rounding. Check with float64 inputs.", details))
-            return
-        inputs64 = self.ev.float64_inputs(self.inputs)
-        eps, how = self.opts.eps, "With the inputs in float64"
-        try:
-            worst = self._recheck_on(inputs64, failing, eps)
-        except Exception as e:  # noqa: BLE001 - a kernel that cannot run in float64
-            from ..loader import describe_exception
-            explained.update((p.output_index, p.input_index) for p in failing)
-            self.report.diagnoses.append(Diagnosis(
-                "precision", "error",
-                f"{what}, and the function cannot run in float64 to tell rounding from a wrong "
-                f"formula ({describe_exception(e).splitlines()[0]}). {REFERENCE_ADVICE}",
-                {**details, "float64_error": describe_exception(e)}))
-            return
-        low = [d for d in self.ev.last_dtypes if d != np.float64]
-        if worst is None and low:  # func computes in low precision whatever its inputs
-            eps = float(np.finfo(min(low, key=lambda d: d.itemsize)).eps) ** (1 / 3)
-            how = (f"With the inputs in float64 and a step of {eps:.1e} suited to "
-                   f"{low[0]} arithmetic")
-            worst = self._recheck_on(inputs64, failing, eps)
-        if worst is None:
-            self.report.diagnoses.append(Diagnosis(
-                "precision", "warning",
-                f"{what}, but the mismatch remains with the inputs in float64: it is not (only) "
-                f"rounding.", details))
-            return
+def non_finite(check, failing, explained):
+    """NaN or Inf made by the forward (log of a negative number, ...): the mismatches
+    where either side is not finite come from there, not from a wrong formula."""
+    causes = [c for c in check.causes if c.kind == "non_finite_output"]
+    bad = {(p.output_index, p.input_index) for p in failing
+           if not (np.all(np.isfinite(p.numerical)) and np.all(np.isfinite(p.analytical)))}
+    if causes and bad:
+        explained.update(bad)
+        for c in causes:
+            check.report.diagnoses.append(Diagnosis(
+                c.kind, "error", c.message + ": gradients there are NaN or Inf, so the "
+                "check cannot pass at this point", c.details, c.advice, c.location))
+
+def round_off(check, failing, explained):
+    """Floating-point round-off: where the outputs are large next to the change a step
+    of eps makes (x.sum() + 1e9), central differences keep few digits. A failing pair is
+    explained when each mismatch lies within that rounding noise."""
+    eps = check.opts.eps
+    found = []
+    for p in failing:
+        if (p.output_index, p.input_index) in explained:
+            continue
+        f0 = check.base[check.out_positions[p.output_index]]
+        dtype = check.E.numpy_dtype(check.outputs[p.output_index])
+        # |f| * machine epsilon on each of f(x+h) and f(x-h), divided by 2h
+        noise = 2 * np.finfo(dtype).eps * np.abs(f0).ravel() / (2 * eps)
+        allowed = check.opts.atol + check.opts.rtol * np.abs(p.numerical)
+        diff = np.abs(p.analytical - p.numerical)
+        differs = diff > allowed
+        if not differs.any() or not np.all(diff[differs] <= 4 * noise[None, :].repeat(
+                diff.shape[0], 0)[differs] + allowed[differs]):
+            continue
+        explained.add((p.output_index, p.input_index))
+        found.append((p, float(np.abs(f0).max())))
+    if found:
+        p, size = max(found, key=lambda x: x[1])
+        check.report.diagnoses.append(Diagnosis(
+            "round_off", "error",
+            f"floating-point round-off, not the formula: output {p.output_index} is as "
+            f"large as {size:.3g}, and a step of {eps:g} changes it by less than its own "
+            f"rounding error ({np.finfo(np.float64).eps * size:.2g}), so central "
+            f"differences lose their digits. Check with a larger --eps (e.g. "
+            f"{min(1e-2, eps * 1e3):g}), with float64 throughout, or without the large "
+            f"constant offset.",
+            {"output_index": p.output_index, "max_abs_output": size, "eps": eps}))
+
+def cuts(check, failing, explained):
+    """A failing pair whose input's path was cut in the forward (no_grad, detach(),
+    .item(), numpy, .data): the analytical gradient misses that path. Order 1 only."""
+    if check.order != 1:
+        return
+    for cause in check.causes:
+        if cause.kind != "gradient_cut":
+            continue
+        cut = {(p.output_index, p.input_index) for p in failing
+               if check.labels[p.input_position] in cause.details.get("inputs", ())}
+        if cut - explained:
+            explained.update(cut)
+            check.report.diagnoses.append(Diagnosis(
+                cause.kind, "error", cause.message + " (the analytical gradient leaves "
+                "that path out; central differences see it)", cause.details, cause.advice,
+                cause.location))
+
+def precision(check, failing, explained):
+    """Non-float64 inputs or outputs: redo the numerical side on float64 copies of the
+    inputs (and, if func still computes in low precision, with the step suited to that
+    precision, eps^(1/3)) to tell rounding from a wrong formula."""
+    low_in = [f"{check.labels[p]} is {check.E.dtype_name(x)}"
+              for p, x in zip(check.diff_positions, check.diff_inputs)
+              if check.E.dtype_name(x) != "float64"]
+    low_out = [f"output {i} is {check.E.dtype_name(t)}" for i, t in zip(check.out_positions,
+                                                                check.outputs)
+               if check.E.dtype_name(t) != "float64"]
+    if not low_in and not low_out:
+        return
+    what = ", ".join(low_in or low_out)
+    details = {"inputs": low_in, "outputs": low_out}
+    if not failing:
+        check.report.diagnoses.append(Diagnosis(
+            "precision", "warning",
+            f"{what}: gradcheck's tolerances assume float64, so this check passes or "
+            f"fails by the luck of rounding. Check with float64 inputs.", details))
+        return
+    inputs64 = check.ev.float64_inputs(check.inputs)
+    eps, how = check.opts.eps, "With the inputs in float64"
+    try:
+        worst = recheck_on(check, inputs64, failing, eps)
+    except Exception as e:  # noqa: BLE001 - a kernel that cannot run in float64
+        from ..loader import describe_exception
         explained.update((p.output_index, p.input_index) for p in failing)
-        self.report.diagnoses.append(Diagnosis(
+        check.report.diagnoses.append(Diagnosis(
             "precision", "error",
-            f"{what}: precision, not the formula, limits this check. {how} the numerical "
-            f"Jacobians agree with the analytical ones (max abs error {worst:.3g}). Check "
-            f"with float64 inputs and float64 arithmetic. {REFERENCE_ADVICE}",
-            {**details, "eps": eps, "max_abs_error": worst}))
+            f"{what}, and the function cannot run in float64 to tell rounding from a wrong "
+            f"formula ({describe_exception(e).splitlines()[0]}). {REFERENCE_ADVICE}",
+            {**details, "float64_error": describe_exception(e)}))
+        return
+    low = [d for d in check.ev.last_dtypes if d != np.float64]
+    if worst is None and low:  # func computes in low precision whatever its inputs
+        eps = float(np.finfo(min(low, key=lambda d: d.itemsize)).eps) ** (1 / 3)
+        how = (f"With the inputs in float64 and a step of {eps:.1e} suited to "
+               f"{low[0]} arithmetic")
+        worst = recheck_on(check, inputs64, failing, eps)
+    if worst is None:
+        check.report.diagnoses.append(Diagnosis(
+            "precision", "warning",
+            f"{what}, but the mismatch remains with the inputs in float64: it is not (only) "
+            f"rounding.", details))
+        return
+    explained.update((p.output_index, p.input_index) for p in failing)
+    check.report.diagnoses.append(Diagnosis(
+        "precision", "error",
+        f"{what}: precision, not the formula, limits this check. {how} the numerical "
+        f"Jacobians agree with the analytical ones (max abs error {worst:.3g}). Check "
+        f"with float64 inputs and float64 arithmetic. {REFERENCE_ADVICE}",
+        {**details, "eps": eps, "max_abs_error": worst}))
 
-    def _recheck_on(self, inputs, failing, eps):
-        """Max abs error of the failing pairs' analytical Jacobians against central
-        differences of func at `inputs`, or None if any pair still fails."""
-        base = self.ev.values(inputs)
-        worst = 0.0
-        numerical = {}
-        for p in failing:
-            pos = self.diff_positions[p.input_index]
-            if pos not in numerical:
-                numerical[pos] = N.jacobian_wrt(self.ev, inputs, pos, eps, base)[0]
-            ok, max_abs, _, _ = compare(numerical[pos][self.out_positions[p.output_index]],
-                                        p.analytical, self.opts.atol, self.opts.rtol)
-            if not ok:
-                return None
-            worst = max(worst, max_abs)
-        return worst
+def recheck_on(check, inputs, failing, eps):
+    """Max abs error of the failing pairs' analytical Jacobians against central
+    differences of func at `inputs`, or None if any pair still fails."""
+    base = check.ev.values(inputs)
+    worst = 0.0
+    numerical = {}
+    for p in failing:
+        pos = check.diff_positions[p.input_index]
+        if pos not in numerical:
+            numerical[pos] = N.jacobian_wrt(check.ev, inputs, pos, eps, base)[0]
+        ok, max_abs, _, _ = compare(numerical[pos][check.out_positions[p.output_index]],
+                                    p.analytical, check.opts.atol, check.opts.rtol)
+        if not ok:
+            return None
+        worst = max(worst, max_abs)
+    return worst
 
-    def _kinks(self, failing, explained):
-        """Probe the worst mismatched input elements (and, for passing float64 checks, the
-        elements whose second differences look like a kink) with the five-point stencil. A
-        failing pair is explained when every probed mismatch in it is a kink."""
-        o = self.opts
-        all_float64 = all(self.E.dtype_name(x) == "float64" for x in self.diff_inputs)
-        probe_inputs = self.inputs if all_float64 else self.ev.float64_inputs(self.inputs)
-        elements = {}  # (input index, element) -> whether a failing pair mismatches there
-        for p in failing:
-            if (p.output_index, p.input_index) in explained:
+def non_differentiable_points(check, failing, explained):
+    """Probe the worst mismatched input elements (and, for passing float64 checks, the
+    elements whose second differences look like a kink) with the five-point stencil. A
+    failing pair is explained when every probed mismatch in it is a kink."""
+    o = check.opts
+    all_float64 = all(check.E.dtype_name(x) == "float64" for x in check.diff_inputs)
+    probe_inputs = check.inputs if all_float64 else check.ev.float64_inputs(check.inputs)
+    elements = {}  # (input index, element) -> whether a failing pair mismatches there
+    for p in failing:
+        if (p.output_index, p.input_index) in explained:
+            continue
+        per_element = compare(p.numerical, p.analytical, o.atol, o.rtol)[3].max(axis=1)
+        for k in np.argsort(-per_element)[:kinks.MAX_PROBED_ELEMENTS]:
+            if per_element[k] > 1:
+                elements[(p.input_index, int(k))] = True
+    float64_out = all(check.E.dtype_name(t) == "float64" for t in check.outputs)
+    if all_float64 and float64_out and not check.opts.fast_mode:
+        for j, ks in kink_suspects(check).items():
+            for k in ks:
+                elements.setdefault((j, k), False)
+    points, info_points, unexplained = [], [], set()
+    for (j, k), failing_here in sorted(elements.items()):
+        pos = check.diff_positions[j]
+        values = N.stencil_wrt(check.ev, probe_inputs, pos, k, o.eps)
+        if any(d != np.float64 for d in check.ev.last_dtypes):
+            return  # func computes in low precision: stencils would show only rounding
+        for i, opos in enumerate(check.out_positions):
+            if i not in check.rows or pos not in check.numerical:
                 continue
-            per_element = compare(p.numerical, p.analytical, o.atol, o.rtol)[3].max(axis=1)
-            for k in np.argsort(-per_element)[:kinks.MAX_PROBED_ELEMENTS]:
-                if per_element[k] > 1:
-                    elements[(p.input_index, int(k))] = True
-        float64_out = all(self.E.dtype_name(t) == "float64" for t in self.outputs)
-        if all_float64 and float64_out and not self.opts.fast_mode:
-            for j, ks in self._kink_suspects().items():
-                for k in ks:
-                    elements.setdefault((j, k), False)
-        points, info_points, unexplained = [], [], set()
-        for (j, k), failing_here in sorted(elements.items()):
-            pos = self.diff_positions[j]
-            values = N.stencil_wrt(self.ev, probe_inputs, pos, k, o.eps)
-            if any(d != np.float64 for d in self.ev.last_dtypes):
-                return  # func computes in low precision: stencils would show only rounding
-            for i, opos in enumerate(self.out_positions):
-                if i not in self.rows or pos not in self.numerical:
-                    continue
-                est = kinks.one_sided({s: v[opos].ravel() for s, v in values.items()}, o.eps)
-                analytical = self.rows[i][j][k]
-                # on float64 copies, the stencil's own central difference is the reference
-                numerical = (self.numerical[pos][opos][k] if probe_inputs is self.inputs
-                             else est["central"])
-                kink, side = kinks.classify(est, analytical, o.atol, o.rtol)
-                bad = ~(np.abs(analytical - numerical) <= o.atol + o.rtol * np.abs(numerical))
-                if failing_here and np.any(bad & ~kink):
-                    unexplained.add((i, j))
-                for m in np.flatnonzero(kink):
-                    point = {"output_index": i, "input_index": j,
-                             "input_element": element_index(k, self.diff_inputs[j].shape),
-                             "output_element": element_index(m, self.outputs[i].shape),
-                             "left": float(est["left"][m]), "right": float(est["right"][m]),
-                             "numerical": float(numerical[m]),
-                             "analytical": float(analytical[m]), "side": str(side[m])}
-                    (points if failing_here and bad[m] else info_points).append(point)
-        if points:
-            explained.update({(p["output_index"], p["input_index"]) for p in points}
-                             - unexplained)
-            self.report.diagnoses.append(Diagnosis(
-                "non_differentiable_point", "error", kinks.describe(points),
-                {"points": points}))
-        if info_points:
-            self.report.diagnoses.append(Diagnosis(
-                "non_differentiable_point", "info",
-                "the check passes, but " + kinks.describe(info_points).replace(
-                    "the mismatch is at a non-differentiable point: ", ""),
-                {"points": info_points}))
+            est = kinks.one_sided({s: v[opos].ravel() for s, v in values.items()}, o.eps)
+            analytical = check.rows[i][j][k]
+            # on float64 copies, the stencil's own central difference is the reference
+            numerical = (check.numerical[pos][opos][k] if probe_inputs is check.inputs
+                         else est["central"])
+            kink, side = kinks.classify(est, analytical, o.atol, o.rtol)
+            bad = ~(np.abs(analytical - numerical) <= o.atol + o.rtol * np.abs(numerical))
+            if failing_here and np.any(bad & ~kink):
+                unexplained.add((i, j))
+            for m in np.flatnonzero(kink):
+                point = {"output_index": i, "input_index": j,
+                         "input_element": element_index(k, check.diff_inputs[j].shape),
+                         "output_element": element_index(m, check.outputs[i].shape),
+                         "left": float(est["left"][m]), "right": float(est["right"][m]),
+                         "numerical": float(numerical[m]),
+                         "analytical": float(analytical[m]), "side": str(side[m])}
+                (points if failing_here and bad[m] else info_points).append(point)
+    if points:
+        explained.update({(p["output_index"], p["input_index"]) for p in points}
+                         - unexplained)
+        check.report.diagnoses.append(Diagnosis(
+            "non_differentiable_point", "error", kinks.describe(points),
+            {"points": points}))
+    if info_points:
+        check.report.diagnoses.append(Diagnosis(
+            "non_differentiable_point", "info",
+            "the check passes, but " + kinks.describe(info_points).replace(
+                "the mismatch is at a non-differentiable point: ", ""),
+            {"points": info_points}))
 
-    def _kink_suspects(self):
-        """Full-mode elements whose second differences exceed what smoothness allows."""
-        o = self.opts
-        suspects = {}
-        for j, p in enumerate(self.diff_positions):
-            second = self.second.get(p)
-            if second is None or not second.size:
-                continue
-            scale = max((np.abs(m).max(axis=1) for m in self.numerical[p] if m is not None
-                         and m.size), key=len, default=np.zeros_like(second))
-            with np.errstate(divide="ignore", invalid="ignore"):  # zero tolerances
-                score = np.nan_to_num(second / (o.atol + o.rtol * scale), nan=0.0)
-            ks = [int(k) for k in np.argsort(-score)[:kinks.MAX_PROBED_ELEMENTS]
-                  if score[k] > 1]
-            if ks:
-                suspects[j] = ks
-        return suspects
+def kink_suspects(check):
+    """Full-mode elements whose second differences exceed what smoothness allows."""
+    o = check.opts
+    suspects = {}
+    for j, p in enumerate(check.diff_positions):
+        second = check.second.get(p)
+        if second is None or not second.size:
+            continue
+        scale = max((np.abs(m).max(axis=1) for m in check.numerical[p] if m is not None
+                     and m.size), key=len, default=np.zeros_like(second))
+        with np.errstate(divide="ignore", invalid="ignore"):  # zero tolerances
+            score = np.nan_to_num(second / (o.atol + o.rtol * scale), nan=0.0)
+        ks = [int(k) for k in np.argsort(-score)[:kinks.MAX_PROBED_ELEMENTS]
+              if score[k] > 1]
+        if ks:
+            suspects[j] = ks
+    return suspects
 
-    def _second_order(self, explained):
-        """gradgradcheck failed: look at the custom Functions of the differentiated function
-        for a backward that is @once_differentiable or detaches (which explains the pairs
-        whose analytical Jacobian is all zero)."""
-        r = self.report
-        if self.order != 2 or r.passed:
-            return
-        func, inputs = self.first_order
-        with self.E.enable_grad():
-            self.ev.counts["diagnosis"] += 1
-            outs = [o for o in N.as_tuple(func(*inputs)) if self.E.is_tensor(o)]
-        zero_jacobian = (any(f.kind == "nonzero_numerical" for f in r.failures) or
-                         any(not p.passed and p.analytical is not None and
-                             not np.any(p.analytical) for p in r.pairs))
-        detached = [c for c in self.causes if c.kind == "saved_detached"]
-        if zero_jacobian and detached:
-            for c in detached:
-                r.diagnoses.append(Diagnosis(c.kind, "error", c.message, c.details, c.advice,
-                                             c.location))
-            explained.update((p.output_index, p.input_index) for p in r.pairs
-                             if not p.passed and p.analytical is not None
-                             and not np.any(p.analytical))
-        for node in hazards.custom_nodes(self.E, outs):
-            for d in hazards.double_backward_findings(self.E, node):
-                if d.kind == "once_differentiable" or zero_jacobian or \
-                        "inputs" in d.details:
-                    r.diagnoses.append(d)
-                    explained.update((p.output_index, p.input_index) for p in r.pairs
-                                     if not p.passed and p.analytical is not None
-                                     and not np.any(p.analytical))
+def second_order(check, explained):
+    """gradgradcheck failed: look at the custom Functions of the differentiated function
+    for a backward that is @once_differentiable or detaches (which explains the pairs
+    whose analytical Jacobian is all zero)."""
+    r = check.report
+    if check.order != 2 or r.passed:
+        return
+    func, inputs = check.first_order
+    with check.E.enable_grad():
+        check.ev.counts["diagnosis"] += 1
+        outs = [o for o in N.as_tuple(func(*inputs)) if check.E.is_tensor(o)]
+    zero_jacobian = (any(f.kind == "nonzero_numerical" for f in r.failures) or
+                     any(not p.passed and p.analytical is not None and
+                         not np.any(p.analytical) for p in r.pairs))
+    detached = [c for c in check.causes if c.kind == "saved_detached"]
+    if zero_jacobian and detached:
+        for c in detached:
+            r.diagnoses.append(Diagnosis(c.kind, "error", c.message, c.details, c.advice,
+                                         c.location))
+        explained.update((p.output_index, p.input_index) for p in r.pairs
+                         if not p.passed and p.analytical is not None
+                         and not np.any(p.analytical))
+    for node in hazards.custom_nodes(check.E, outs):
+        for d in hazards.double_backward_findings(check.E, node):
+            if d.kind == "once_differentiable" or zero_jacobian or \
+                    "inputs" in d.details:
+                r.diagnoses.append(d)
+                explained.update((p.output_index, p.input_index) for p in r.pairs
+                                 if not p.passed and p.analytical is not None
+                                 and not np.any(p.analytical))

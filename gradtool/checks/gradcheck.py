@@ -23,7 +23,7 @@ from ..errors import GradtoolError
 from . import analytical as A
 from . import hazards
 from . import numerical as N
-from .diagnose import Diagnoses
+from .diagnose import diagnose
 from .result import (MAX_DIFFERING, Diagnosis, Failure, GradcheckReport, PairResult, compare,
                      entry)
 
@@ -161,16 +161,21 @@ def gradcheck_report(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, nondet_tol
                      check_undefined_grad=True, check_grad_dtypes=False, fast_mode=False,
                      fast_projections=FAST_PROJECTIONS, check_forward_ad=False,
                      check_backward_ad=True, check_batched_forward_grad=False, names=None,
-                     causes=()):
+                     causes=(), function=None, numerical_func=None, declared=None):
     """gradcheck's work, returned as a GradcheckReport instead of a verdict. Errors of the
     user's forward propagate; an error of a backward (or jvp) is kept in `report.exception`.
     `names`: the inputs' names for the diagnoses (default "input i"); `causes`: Diagnoses
     found in the forward (gradient_cut, saved_detached) that explain a failure better than
-    "wrong gradient" does."""
+    "wrong gradient" does. `function`: the autograd.Function class when func is that
+    Function applied to its inputs (its own check: surrogate patterns, None gradients judged
+    by central differences). `numerical_func`: what central differences differentiate instead
+    of func, when `declared` (a specs.Surrogate, or a description of the declared surrogates
+    inside func) says the backward is meant to give its gradient."""
     opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
                    fast_mode, fast_projections, check_forward_ad, check_backward_ad,
                    check_batched_forward_grad)
-    return _Check(func, inputs, opts, labels=names, causes=causes).run()
+    return _Check(func, inputs, opts, labels=names, causes=causes, function=function,
+                  numerical_func=numerical_func, declared=declared).run()
 
 
 def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
@@ -206,11 +211,12 @@ def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5
 
 
 # ====================================== the check ======================================
-class _Check(Diagnoses):
-    """One gradcheck: its state, its stages (torch's order), then its diagnoses."""
+class _Check:
+    """One gradcheck: its state and its stages (torch's order); diagnose.py's functions then
+    read that state to explain the verdict."""
 
     def __init__(self, func, inputs, opts, *, order=1, labels=None, first_order=None,
-                 causes=()):
+                 causes=(), function=None, numerical_func=None, declared=None):
         self.opts = opts
         self.order = order
         self.inputs = N.as_tuple(inputs)
@@ -219,7 +225,9 @@ class _Check(Diagnoses):
         self.labels += [f"input {i}" for i in range(len(self.labels), len(self.inputs))]
         self.causes = list(causes)
         self.first_order = first_order   # gradgradcheck: the (func, inputs) differentiated
-        self.ev = N.Evaluator(self.E, func, self.inputs)
+        self.function = function         # the Function class checked on its own, if so
+        self.declared = declared         # the surrogate numerical_func stands for, if any
+        self.ev = N.Evaluator(self.E, func, self.inputs, numerical_func)
         self.numerical = {}              # input position -> [per output: (n_in, n_out)]
         self.second = {}                 # input position -> second differences per element
         self.rows = {}                   # output index -> [per diff input: (n_in, n_out)]
@@ -237,6 +245,8 @@ class _Check(Diagnoses):
         versions = [E.version(x) if E.is_tensor(x) else None for x in self.inputs]
         outs = N.as_tuple(self.ev.call())
         self.base = tuple(self.ev.as_float64(x) for x in outs)
+        if self.ev.numerical_func is not self.ev.func:  # central differences of the surrogate
+            self.base = self.ev.values()
         self.out_positions = [i for i, x in enumerate(outs) if E.is_tensor(x) and x.requires_grad]
         self.outputs = [outs[i] for i in self.out_positions]
         self.report = report = GradcheckReport(
@@ -261,7 +271,10 @@ class _Check(Diagnoses):
                 self._batched_forward()
         except _Stop:
             pass
-        self._diagnose()
+        if self.declared is not None:
+            report.declared = self.declared if isinstance(self.declared, str) else \
+                self.declared.describe()
+        diagnose(self)
         report.evaluations = self.ev.totals()
         return report
 

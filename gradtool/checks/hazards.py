@@ -75,9 +75,12 @@ def probe_backward(E, node, atol, rtol, nondet_tol):
     name = function_name(node)
     rng = np.random.default_rng(_PROBE_SEED)
     g = _random_grads(E, node, rng)
+    state = _backward_state(E, node)
+    versions = {label: E.version(t) for label, t in state}
     try:
         with E.no_grad():
             r1 = E.call_backward(node, g)
+            changed = [(label, t) for label, t in state if E.version(t) != versions[label]]
             r1b = E.call_backward(node, g)
             r2 = E.call_backward(node, [None if x is None else x * 2 for x in g])
             r0 = E.call_backward(node, [None if x is None else x * 0 for x in g])
@@ -85,7 +88,7 @@ def probe_backward(E, node, atol, rtol, nondet_tol):
         return []
     if not all(r is None or E.is_tensor(r) for r in r1 + r1b + r2 + r0):
         return []  # not gradients at all (an array, a string): the engine says so
-    found = []
+    found = [_not_reentrant(E, name, changed)] if changed else []
     for (child, _), i, meta, res in zip(node.next_functions, E.edge_positions(node),
                                         E.edge_meta(node), r1):
         if child is None:
@@ -119,6 +122,44 @@ def probe_backward(E, node, atol, rtol, nondet_tol):
     found += _linearity(name, *(_arrays(E, r) for r in (r1, r1b, r2, r0)),
                         atol, rtol, nondet_tol)
     return found
+
+
+def _backward_state(E, node):
+    """(label, tensor) for what backward may read: ctx attributes and saved tensors."""
+    state = []
+    for attr, value in E.ctx_attributes(node).items():
+        values = value if isinstance(value, (list, tuple)) else [value]
+        state += [(f"ctx.{attr}" + (f"[{k}]" if len(values) > 1 else ""), v)
+                  for k, v in enumerate(values) if E.is_tensor(v)]
+    try:
+        saved = node.saved_tensors
+    except Exception:  # noqa: BLE001 - freed or modified: the check reports that itself
+        saved = ()
+    state += [(f"saved_tensors[{k}]", t) for k, t in enumerate(saved) if E.is_tensor(t)]
+    return state
+
+
+def _not_reentrant(E, name, changed):
+    """backward modified what it reads in place: a second backward sees other values."""
+    labels = ", ".join(label for label, _ in changed)
+    site = next((s for s in (E.inplace_site(t) for _, t in changed) if s is not None), None)
+    where = f" at {_relative(site[0])}:{site[1]}" if site else ""
+    return Diagnosis(
+        "backward_not_reentrant", "warning",
+        f"{name}.backward modifies {labels} in place{where}: the first backward is right, "
+        f"every later one (gradcheck's, a retain_graph=True backward, a second loss) starts "
+        f"from the modified value.",
+        {"function": name, "modified": [label for label, _ in changed]},
+        advice="compute out of place (grad = grad * grad_output, not grad *= grad_output)",
+        location=f"{_relative(site[0])}:{site[1]}" if site else None)
+
+
+def _relative(path):
+    import os
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return path
 
 
 def _linearity(name, r1, r1b, r2, r0, atol, rtol, nondet_tol):

@@ -60,6 +60,8 @@ class GradcheckReport:
     diagnoses: list = field(default_factory=list)
     evaluations: dict = field(default_factory=dict)  # calls of func, by phase, and "total"
     exception: BaseException = None  # an error raised by the user's code (torch lets it out)
+    declared: str = None             # the surrogate gradient checked instead of the true one
+    localized: object = None         # checks.localize.Localized: the first wrong node, if any
 
     @property
     def passed(self):

@@ -12,7 +12,9 @@ FILE_ARG = typer.Argument(..., metavar="FILE[::NAME]",
                           help="A Python file, optionally ::NAME to pick one target.")
 SEED = typer.Option(0, "--seed", min=0, max=2**63 - 1,
                     help="Seed for every generated input (reproducible runs).")
-SHAPE = typer.Option("3", "--shape", help="Shape of generated inputs, e.g. 3 or 2,3.")
+SHAPE = typer.Option(["3"], "--shape", metavar="[NAME=]SIZES",
+                     help="Shape of generated inputs, e.g. 3 or 2,3; per parameter: "
+                          "--shape x=2,3 --shape w=3 (repeatable).")
 JSON = typer.Option(False, "--json", help="One JSON document on stdout, nothing else there.")
 NO_COLOR = typer.Option(False, "--no-color", help="Plain text, no colours.")
 TIMEOUT = typer.Option(None, "--timeout", metavar="SECONDS",

@@ -1,29 +1,14 @@
 """gradtool gradcheck: numerical against analytic gradients for every target."""
 import dataclasses
 import enum
-import os
+from typing import List
 
 import typer
 
+from ..checks.target import TargetCheck
 from ..errors import GradtoolError
-
 from ..report import text
 from . import common, interrupts
-
-
-@dataclasses.dataclass
-class GradcheckResult:
-    """One target's checks: a GradcheckReport per order checked (1, then 2 with --order 2)."""
-    target: object
-    reports: list
-    input_names: list
-    reference: object = None  # the ReferenceReport, when the target has a reference
-    reference_error: object = None  # the UserCodeError that stopped its reference check
-
-    @property
-    def passed(self):
-        return all(r.passed for r in self.reports) and self.reference_error is None and (
-            self.reference is None or self.reference.passed)
 
 
 def gradcheck(
@@ -55,13 +40,17 @@ def gradcheck(
                                  help="Reference check: allow this many times the reference's "
                                       "own error in each dtype."),
     seed: int = common.SEED,
-    shape: str = common.SHAPE,
+    shape: List[str] = common.SHAPE,
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
     timeout: float = common.TIMEOUT,
     engine: str = common.ENGINE,
     against: str = common.AGAINST,
     device: str = common.DEVICE,
+    localize: str = typer.Option("custom", "--localize", metavar="custom|off",
+                                 help="On a failure, check each custom Function call on its "
+                                      "own and name the first wrong one (custom, the "
+                                      "default), or not (off)."),
 ):
     """Compare central differences with the analytic gradients of each target, per input and
     output; on a failure, show both Jacobians and say why they differ. A target with a
@@ -74,6 +63,8 @@ def gradcheck(
         common.check_engines(engine, against, device)
         _check_tolerances(eps, atol, rtol)
         asked = _reference_options(reference, reference_only, dtypes, factor, against)
+        if localize not in ("custom", "off"):
+            raise GradtoolError(f"--localize must be custom or off (got {localize!r})")
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
         if against is not None:
@@ -86,8 +77,9 @@ def gradcheck(
             results = common.run_each(
                 targets, lambda t: _check_target(
                     t, seed, shape_tuple, place, asked, reference_fn,
-                    lambda: _check(t, seed, shape_tuple, eps, atol, rtol, fast, order, json_,
-                                   no_color, _modes(t, mode), place)), no_color, timeout)
+                    lambda: _check(t, seed, shape_tuple, json_, no_color, eps=eps, atol=atol,
+                                   rtol=rtol, fast=fast, order=order, modes=_modes(t, mode),
+                                   localize=localize, device=place)), no_color, timeout)
         if html:
             from ..report import heatmap
             output_file.write_atomically(html_path, heatmap.page(file, results))
@@ -117,16 +109,15 @@ def gradcheck(
             getattr(rep, "raised_in_user_code", False) for rep in r.reports)))
 
 
-def _raised_in_user_code(exc):
-    """Whether the user's own code raised (the innermost frame is not gradtool's: a custom
-    backward or jvp that raises is a user-code error, exit 2), rather than the engine refusing
-    what it returned (a wrong gradient: a failed check, exit 1)."""
-    import traceback
+def _check(target, seed, shape, quiet, no_color, **options):
+    """check_target, with a progress bar for long full-mode checks."""
+    from ..checks.target import check_target
 
-    from ..engines import current
-    frames = traceback.extract_tb(exc.__traceback__)
-    return bool(frames) and not os.path.abspath(frames[-1].filename).startswith(
-        current().source_dirs)
+    def progress(evaluations, n):
+        return text.evaluation_progress(evaluations, f"{target.name}: {evaluations:,} "
+                                        f"evaluations", no_color=no_color,
+                                        enabled=not quiet and not options["fast"] and n >= 200)
+    return check_target(target, seed, shape, progress=progress, **options)
 
 
 def _check_tolerances(eps, atol, rtol):
@@ -156,71 +147,6 @@ def _modes(target, mode):
         own_jvp = target.kind == "Function" and target.obj.jvp is not Function.jvp
         mode = "both" if own_jvp else "reverse"
     return _MODES[mode.value if isinstance(mode, Mode) else mode]
-
-
-def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color, modes,
-           device=None):
-    """One target's GradcheckResult: its forward (and backward) run once by the snapshot's
-    capture, whose findings (cut gradients, detached saved tensors) explain failures; then
-    gradcheck of every tensor input and every module parameter it reaches, by the
-    analytical Jacobians `modes` names (check_forward_ad, check_backward_ad)."""
-    from ..checks import gradcheck_report, gradgradcheck_report
-    from ..engines import current, device_name
-    from ..loader import UserCodeError, user_error
-    from ..snapshot import capture
-    from ..snapshot.capture import backward_named_in
-    c = capture(target, seed, shape, device)
-    inputs = c.run.tensor_inputs + c.parameters
-    names = [n for n, _ in inputs]
-    tensors = tuple(t for _, t in inputs)
-    if not any(t.requires_grad for t in tensors):
-        raise UserCodeError(f"target {target.name} ({target.filename}:{target.lineno}) has no "
-                            f"input that requires grad: nothing to check.",
-                            location=(target.filename, target.lineno))
-    blank = next((n for n, t in inputs if not current().has_values(t)), None)
-    if blank is not None:
-        raise UserCodeError(f"target {target.name} ({target.filename}:{target.lineno}): "
-                            f"`{blank}` is on the {device_name(dict(inputs)[blank])} device, "
-                            f"which holds no values, and central differences need values: "
-                            f"inspect and render work there, gradcheck does not",
-                            location=(target.filename, target.lineno))
-    n_args = len(c.run.tensor_inputs)
-    call = c.run.function()
-
-    def func(*ts):  # parameters are checked in place: the module holds them
-        return call(*ts[:n_args])
-    output_names = [o.name or f"output {o.index}" for o in c.snapshot.outputs
-                    if o.requires_grad]
-    n = sum(t.numel() for t in tensors if t.requires_grad)
-    options = dict(eps=eps, atol=atol, rtol=rtol, fast_mode=fast, names=names,
-                   causes=c.causes, check_forward_ad=modes[0], check_backward_ad=modes[1])
-    reports = []
-    with text.evaluation_progress(order * (2 * n + 1),
-                                  f"{target.name}: {order * (2 * n + 1):,} evaluations",
-                                  enabled=not quiet and not fast and n >= 200,
-                                  no_color=no_color) as tick:
-        counted = _counting(func, tick)
-        try:
-            reports.append(gradcheck_report(counted, tensors, **options))
-            _needs_example(target, reports[0], c.run)
-            if order == 2:
-                reports.append(gradgradcheck_report(counted, tensors,
-                                                    output_names=output_names, **options))
-        except UserCodeError:
-            raise
-        except KeyboardInterrupt:
-            raise
-        except BaseException as e:  # noqa: BLE001 - the user's forward raised (or exited)
-            raise user_error(e, f"target {target.name}") from None
-    for report in reports:
-        if report.exception is not None:
-            error = report.user_error = user_error(report.exception, "backward")
-            report.raised_in_user_code = _raised_in_user_code(report.exception)
-            where = error.location or backward_named_in(str(error), c.custom_nodes)
-            if error.location is None and where is not None:  # the engine refused its result
-                error.location = where
-                error.args = (f"{error.args[0]} ({where[0]}:{where[1]})",)
-    return GradcheckResult(target, reports, names)
 
 
 @dataclasses.dataclass
@@ -263,7 +189,7 @@ def _check_target(target, seed, shape, device, asked, reference_fn, gradcheck):
     reference (--reference, else its @gradtool.reference)."""
     from ..checks import reference as ref
     from ..loader import UserCodeError
-    result = GradcheckResult(target, [], []) if asked.only else gradcheck()
+    result = TargetCheck(target, [], []) if asked.only else gradcheck()
     reference_fn = reference_fn or ref.declared(target.obj)
     if reference_fn is None:
         if asked.only:

@@ -1,4 +1,6 @@
 """gradtool inspect: the backward DAG, saved tensors, leaves and diagnostics of each target."""
+from typing import List
+
 import typer
 
 from . import common, interrupts
@@ -7,7 +9,7 @@ from . import common, interrupts
 def inspect(
     file: str = common.FILE_ARG,
     seed: int = common.SEED,
-    shape: str = common.SHAPE,
+    shape: List[str] = common.SHAPE,
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
     timeout: float = common.TIMEOUT,
@@ -37,7 +39,8 @@ def inspect(
             place = common.placed_on(on, device)
             targets = load(file)
             from ..snapshot import capture
-            results = common.run_each(targets, lambda t: capture(t, seed, shape_tuple, place),
+            results = common.run_each(targets, lambda t: capture(t, seed, shape_tuple, place,
+                                                                  localize=True),
                                       no_color, timeout)
     except GradtoolError as e:
         common.fail(e, no_color)

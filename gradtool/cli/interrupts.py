@@ -9,7 +9,6 @@ import math
 import os
 import signal
 import sys
-import sysconfig
 import traceback
 
 import typer
@@ -115,6 +114,5 @@ def ends_cleanly(command):
 def _own_frames(tb):
     """The traceback's frames of the user's own code: not gradtool's, not an installed
     library's or the standard library's."""
-    from ..loader import user_frames
-    libraries = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
-    return [f for f in user_frames(tb) if not os.path.abspath(f.filename).startswith(libraries)]
+    from ..frames import user_frames
+    return user_frames(tb)

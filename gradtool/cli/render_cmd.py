@@ -2,6 +2,8 @@
 import gc
 import os
 
+from typing import List
+
 import typer
 
 from . import common, interrupts
@@ -22,7 +24,7 @@ def render(
                               help="Open module boxes down to this nesting (0: every top-level "
                                    "module call is one box); deeper ones collapse."),
     seed: int = common.SEED,
-    shape: str = common.SHAPE,
+    shape: List[str] = common.SHAPE,
     no_color: bool = common.NO_COLOR,
     timeout: float = common.TIMEOUT,
     engine: str = common.ENGINE,
@@ -53,7 +55,7 @@ def render(
             thresholds = gc.get_threshold()
             gc.set_threshold(*thresholds[:2], 1_000_000)
             try:
-                captures = [interrupts.run_target(t, capture, t, seed, shape_tuple, place,
+                captures = [interrupts.run_target(t, capture, t, seed, shape_tuple, place, True,
                                                   timeout=timeout) for t in targets]
             finally:
                 gc.set_threshold(*thresholds)

@@ -10,10 +10,10 @@ implementations, so nothing else knows which engine runs.
 some tensors (torch tensors given to gradtool.gradcheck are checked on torch)."""
 import contextlib
 import importlib.machinery
-import os
 import sys
 
 from ..errors import GradtoolError
+from ..frames import is_gradtool
 
 NAMES = ("gradtool", "torch")
 _current = []  # a stack: use() nests
@@ -46,13 +46,9 @@ def torch_installed():
 def _imported_torch():
     """Real torch if it is imported (not gradtool standing in for it while a file runs)."""
     module = sys.modules.get("torch")
-    if module is None or getattr(module, "__file__", "").startswith(_gradtool_dir()):
+    if module is None or is_gradtool(getattr(module, "__file__", None) or "<none>"):
         return None
     return module
-
-
-def _gradtool_dir():
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def get(name):

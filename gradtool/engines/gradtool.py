@@ -1,6 +1,5 @@
 """The adapter for gradtool's bundled engine: its tensors hold a numpy array (`_data`), its
 nodes keep their saved values in `_kept` and their forward inputs' metadata in `_input_meta`."""
-import os
 
 import numpy as np
 
@@ -23,7 +22,7 @@ class GradtoolEngine:
     Function = Function
     once_differentiable_code = once_differentiable(lambda ctx: None).__code__
     # where the engine's own code is (an error raised there is the engine's, not the user's)
-    source_dirs = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
+    own_dirs = ()  # folders besides gradtool's whose frames are the engine's, not the user's
 
     # ---- tensors
     @staticmethod
@@ -92,6 +91,11 @@ class GradtoolEngine:
     @staticmethod
     def version(t):
         return t._version_counter[0]
+
+    @staticmethod
+    def inplace_site(t):
+        """(file, line, function) of the last in-place op on t's memory, if one ran."""
+        return t._version_counter[1]
 
     @staticmethod
     def manual_seed(seed):

@@ -8,7 +8,6 @@ import contextlib
 import functools
 import os
 import re
-import sys
 
 import numpy as np
 import torch
@@ -27,8 +26,7 @@ class TorchEngine:
     Function = torch.autograd.Function
     once_differentiable_code = torch.autograd.function.once_differentiable(
         lambda ctx: None).__code__
-    source_dirs = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-                        for m in (torch, sys.modules["gradtool"]))
+    own_dirs = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep,)
 
     # ---- tensors
     @staticmethod
@@ -112,6 +110,11 @@ class TorchEngine:
     @staticmethod
     def version(t):
         return t._version
+
+    @staticmethod
+    def inplace_site(t):
+        """torch does not record where an in-place op ran."""
+        return None
 
     manual_seed = staticmethod(torch.manual_seed)
 

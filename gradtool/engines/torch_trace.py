@@ -11,10 +11,10 @@ import sys
 import torch
 from torch.overrides import TorchFunctionMode
 
+from .. import frames
 from ..snapshot.trace import OpEvent, TraceRecords
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
-_GRADTOOL_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _FUNCTION_PY = os.path.join(_TORCH_DIR, "autograd", "function.py")
 _LIBRARY = (os.path.join(_TORCH_DIR, "nn", ""), os.path.join(_TORCH_DIR, "optim", ""))
 _CUTTING = {"detach": ("detach", ".detach()"), "item": ("item", ".item()"),
@@ -24,14 +24,7 @@ _call_ids = itertools.count()
 
 def user_site():
     """(filename, lineno, function) of the innermost frame outside torch and gradtool."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        path = os.path.abspath(filename) if not filename.startswith("<") else filename
-        if not path.startswith((_TORCH_DIR, _GRADTOOL_DIR)):
-            return (filename, frame.f_lineno, frame.f_code.co_name)
-        frame = frame.f_back
-    return None
+    return frames.user_site(sys._getframe(1), also=(_TORCH_DIR,))
 
 
 def _called_by_user():
@@ -42,7 +35,7 @@ def _called_by_user():
         filename = frame.f_code.co_filename
         if filename == _FUNCTION_PY and frame.f_code.co_name == "apply":
             return False
-        if not user_seen and not filename.startswith(_GRADTOOL_DIR):
+        if not user_seen and not frames.is_gradtool(filename):
             if filename.startswith(_LIBRARY):
                 return False
             user_seen = not filename.startswith(_TORCH_DIR)
@@ -60,6 +53,10 @@ def _tensors(value, found):
         for v in value.values():
             _tensors(v, found)
     return found
+
+
+def _detached_copy(t):
+    return t.detach().clone().requires_grad_(t.requires_grad)
 
 
 def _finite(t):
@@ -98,6 +95,10 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
         self._modules = []        # module calls in progress, innermost last
         self._parameters = {}     # id(parameter) -> (parameter, tag of its module's call)
 
+    @staticmethod
+    def _is_tensor(value):
+        return isinstance(value, torch.Tensor)
+
     # ---- entering and leaving
     def __enter__(self):
         hooks = torch.nn.modules.module
@@ -109,6 +110,9 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
         def traced_apply(cls, *args, **kwargs):
             result = apply(cls, *args, **kwargs)
             trace._record(cls.__name__, _tensors((args, kwargs), []), result)
+            if torch._C._current_graph_task_id() < 0:  # (not inside a backward)
+                trace._add_function_call(cls, args, kwargs, result, _detached_copy,
+                                         frames.user_call_site(sys._getframe(1)))
             return result
         torch.autograd.Function.apply = classmethod(traced_apply)
         return super().__enter__()

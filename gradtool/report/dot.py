@@ -93,9 +93,11 @@ def draw(g, snapshot, show_saved=False, expand=False, prefix="", depth=None, dia
 
 def failing_nodes(snapshot):
     """node id -> the lines saying why backward through it will fail (a saved tensor was
-    modified in place after it was saved)."""
+    modified in place after it was saved) or is wrong (its own check failed)."""
     out = {}
     for node in snapshot.nodes:
+        if node.problem:
+            out.setdefault(node.id, []).append(node.problem)
         for s in node.saved:
             if s.modified:
                 where = f" at {_site(s.modified_at)}" if s.modified_at else ""

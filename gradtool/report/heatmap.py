@@ -15,7 +15,7 @@ HOVER_LIMIT = 40_000   # entries per map whose values the page carries for the m
 
 
 def page(file, results):
-    """The page's bytes for gradcheck's results: a GradcheckResult per target (a report per
+    """The page's bytes for gradcheck's results: a TargetCheck per target (a report per
     order checked), or the TargetError of a target that raised."""
     sections, hover = [], {}
     for result in results:

@@ -60,7 +60,7 @@ def snapshot_dict(snap):
     for n in snap.nodes:
         nodes.append({
             "id": n.id, "name": n.name, "kind": n.kind, "label": n.label, "module": n.module,
-            "site": n.site,
+            "site": n.site, "problem": n.problem,
             "parents": n.n_parents,
             "next_functions": [{"node": c, "output_nr": nr} for c, nr in n.edges],
             "outputs": {str(k): {"shape": list(v[0]), "dtype": v[1]}
@@ -82,6 +82,13 @@ def _saved_dict(s):
 def diagnosis_dict(d):
     return {"kind": d.kind, "severity": d.severity, "message": d.message,
             "advice": d.advice, "location": d.location, "details": d.details}
+
+
+def _shape_fields(shape):
+    """"shape": the default --shape; "shapes": the per-parameter ones, when given."""
+    named = dict(getattr(shape, "named", ()))
+    return {"shape": list(shape), **({"shapes": {n: list(s) for n, s in named.items()}}
+                                     if named else {})}
 
 
 def target_head(target):
@@ -115,7 +122,7 @@ def inspect_document(file_spec, seed, shape, results):
             "error": None,
         })
     return clean({"schema": INSPECT_SCHEMA, "file": file_spec, "seed": seed,
-                  "shape": list(shape), "targets": targets})
+                  **_shape_fields(shape), "targets": targets})
 
 
 def pair_dict(pair):
@@ -142,6 +149,8 @@ def gradcheck_report_dict(report):
         "failures": [dataclasses.asdict(f) for f in report.failures],
         "diagnoses": [diagnosis_dict(d) for d in report.diagnoses],
         "evaluations": report.evaluations,
+        "declared": report.declared,
+        "localized": _localized_dict(report.localized),
         # a backward that raised: with the user's line when the CLI found it
         "error": None if report.exception is None else
         str(getattr(report, "user_error", None) or describe(report.exception)),
@@ -160,13 +169,23 @@ def reference_dict(report):
                      "passed": c.passed} for c in report.comparisons]})
 
 
+def _localized_dict(located):
+    """The first wrong custom Function node (node null: each one passed on its own)."""
+    if located is None:
+        return None
+    return {"node": located.node, "name": located.name, "function": located.function,
+            "location": located.location, "module": located.module,
+            "checked": located.checked,
+            "report": None if located.report is None else gradcheck_report_dict(located.report)}
+
+
 def describe(exc):
     from ..loader import describe_exception
     return describe_exception(exc)
 
 
 def gradcheck_document(file_spec, seed, shape, results):
-    """results: per target, a GradcheckResult (its reports, one per order) or a
+    """results: per target, a TargetCheck (its reports, one per order) or a
     TargetError."""
     targets = []
     for r in results:
@@ -183,7 +202,7 @@ def gradcheck_document(file_spec, seed, shape, results):
             "error": None,
         })
     return clean({"schema": GRADCHECK_SCHEMA, "file": file_spec, "seed": seed,
-                  "shape": list(shape),
+                  **_shape_fields(shape),
                   "passed": all(t["passed"] for t in targets), "targets": targets})
 
 
@@ -198,5 +217,5 @@ def against_document(file_spec, seed, shape, order, results):
                         "differences": [dataclasses.asdict(d) for d in r.differences],
                         "error": None})
     return clean({"schema": AGAINST_SCHEMA, "file": file_spec, "seed": seed,
-                  "shape": list(shape), "order": order, "engines": ["gradtool", "torch"],
+                  **_shape_fields(shape), "order": order, "engines": ["gradtool", "torch"],
                   "agree": all(t["agree"] for t in targets), "targets": targets})

@@ -56,6 +56,8 @@ def node_title(node):
     out = node.outputs.get(0)
     if out is not None:
         text.append(f"  {fmt_shape(*out)}", style="dim")
+    if node.problem:
+        text.append(f"  {node.problem}", style="bold red")
     return text
 
 
@@ -332,6 +334,14 @@ def print_gradcheck(con, target, report, heading=True):
                    f"rtol={opts.get('rtol')}; {report.evaluations.get('total', '?')} "
                    f"evaluations", style="dim"))
     names = getattr(report, "input_names", [])
+    table = _pair_table(report, names)
+    if report.pairs:
+        con.print(table)
+    _rest_of_gradcheck(con, report, names)
+
+
+def _pair_table(report, names):
+    """The table of (output, input) pairs: errors, the worst entry, the verdict."""
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
     for column in ("output", "input", "max abs error", "max rel error",
                    "there: numerical vs analytical", "result"):
@@ -350,8 +360,10 @@ def print_gradcheck(con, target, report, heading=True):
         table.add_row(_output_label(report, pair), _input_label(report, pair, names),
                       fmt_num(shown.max_abs_error), fmt_num(shown.max_rel_error), where,
                       Text("ok", style="green") if shown.passed else Text("FAIL", style="red"))
-    if report.pairs:
-        con.print(table)
+    return table
+
+
+def _rest_of_gradcheck(con, report, names):
     if report.exception is not None:
         error = getattr(report, "user_error", None)
         con.print(Text(f"✗ {error or report.exception}", style="red"))
@@ -369,6 +381,17 @@ def print_gradcheck(con, target, report, heading=True):
                            f"{_input_label(report, shown, names)}: numerical | analytical, "
                            f"{shown.n_differing} differing entries marked ≠", style="bold"))
             con.print(_jacobians(report, shown))
+    if report.declared:
+        con.print(Text(f"checked against the declared surrogate gradient ({report.declared}), "
+                       f"not the true gradient", style="dim"))
+    located = report.localized
+    if located is not None and located.report is not None:
+        where = f" at {located.location}" if located.location else ""
+        inside = f" in {located.module}" if located.module else ""
+        con.print(Text(f"first wrong node in backward order: {located.node} {located.name} "
+                       f"({located.function}.apply{where}{inside}), checked on its own at the "
+                       f"inputs it received:", style="bold red"))
+        con.print(_pair_table(located.report, getattr(located.report, "input_names", [])))
     for d in report.diagnoses:
         line = Text(f" {SEVERITY_MARK.get(d.severity, '-')} ",
                     style=SEVERITY_STYLE.get(d.severity, ""))

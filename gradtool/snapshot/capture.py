@@ -40,9 +40,11 @@ def target_code(target):
     return getattr(fn, "__code__", None)
 
 
-def capture(target, seed=0, shape=(3,), device=None):
+def capture(target, seed=0, shape=(3,), device=None, localize=False):
     """Run the target (loader.run_target) under the forward trace, picture its graph, run
-    backward and read the diagnostics. The user's errors raise UserCodeError."""
+    backward and read the diagnostics. The user's errors raise UserCodeError. With
+    `localize`, each custom Function call is also checked on its own (fast mode), and the
+    first wrong one is a diagnostic and marked in the snapshot."""
     E = engines.current()
     trace = E.trace(target_code(target))
     with warnings.catch_warnings(record=True) as caught:
@@ -69,6 +71,11 @@ def capture(target, seed=0, shape=(3,), device=None):
     result.causes = diagnostics.gradient_cuts(result) + saved
     result.diagnostics = diagnostics.diagnose(result)
     result.causes += [d for d in result.diagnostics if d.kind == "non_finite_output"]
+    if localize:
+        from ..checks.localize import localize as check_calls
+        located = check_calls(result, fast_mode=True)
+        if located is not None and located.node is not None:
+            result.diagnostics.insert(0, located.as_diagnosis())
     return result
 
 

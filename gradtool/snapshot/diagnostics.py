@@ -27,6 +27,64 @@ def diagnose(capture):
     found += _non_leaf_grad_reads(capture)
     found += _non_finite(capture)
     found += _precision(capture)
+    found += one_branch(capture)
+    return found
+
+
+def _number(text):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def _branch(node):
+    """Which side of its kink every input of a piecewise op fell on, or None (both sides, or
+    not known): relu, abs, clamp, where."""
+    saved = {s.name: s for s in node.saved}
+    if node.name == "ReluBackward0" and "_saved_result" in saved:
+        r = saved["_saved_result"]
+        if r.min is not None and r.min > 0:
+            return "every input above 0"
+        if r.max is not None and r.max <= 0:
+            return "every input at or below 0"
+    if node.name == "AbsBackward0" and "_saved_self" in saved:
+        x = saved["_saved_self"]
+        if x.min is not None and (x.min > 0 or x.max < 0):
+            return "every input " + ("above" if x.min > 0 else "below") + " 0"
+    if node.name.startswith("Clamp") and "_saved_self" in saved:
+        x = saved["_saved_self"]
+        low = _number(getattr(saved.get("_saved_min"), "value", None))
+        high = _number(getattr(saved.get("_saved_max"), "value", None))
+        if x.min is None:
+            return None
+        if (low is None or x.min > low) and (high is None or x.max < high):
+            return "every input inside the bounds (never clamped)"
+        if high is not None and x.min > high:
+            return f"every input above max={high:g}"
+        if low is not None and x.max < low:
+            return f"every input below min={low:g}"
+    if node.name == "WhereBackward0" and "_saved_condition" in saved:
+        c = saved["_saved_condition"]
+        if c.min is not None and c.min == c.max:
+            return f"the condition {'True' if c.min else 'False'} everywhere"
+    return None
+
+
+def one_branch(capture):
+    """Piecewise ops whose inputs all fell on one side of the kink: a check of this run
+    exercises that branch only (info)."""
+    found = []
+    for node in capture.snapshot.nodes:
+        side = _branch(node)
+        if side is not None:
+            found.append(_found(
+                "one_branch", "info",
+                f"{node.name} ({node.id}) saw {side}: checks of this run exercise one branch "
+                f"of it only",
+                "give inputs on both sides of the kink, e.g. "
+                "@gradtool.example(gradtool.uniform(shape, -2, 2))",
+                node.site, {"node": node.id, "side": side}))
     return found
 
 

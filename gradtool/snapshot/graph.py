@@ -64,6 +64,7 @@ class NodeInfo:
     metadata: dict = dataclasses.field(default_factory=dict)  # node.metadata's own entries, as text
     site: Optional[str] = None    # file:line of the user's code whose forward call made it
     leaf: Optional[LeafInfo] = None
+    problem: Optional[str] = None  # why its backward is wrong, when a check found it so
 
 
 @dataclasses.dataclass
@@ -169,6 +170,7 @@ def take_snapshot(outputs, named=None, sites=None, module_names=None, engine=Non
     snapshot = GraphSnapshot(list(by_node.values()), output_infos)
     # the live leaf tensors, aligned with snapshot.leaves, so a runner can read their grads
     snapshot.leaf_tensors = [n.variable for n in order if E.node_kind(n) == "leaf"]
+    snapshot.node_ids = ids  # live node -> its id, for what checks find about live nodes
     return snapshot
 
 

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 
+from .. import frames
 from ..autograd import anomaly, grad_mode, observers
 from ..autograd import tensor as T
 
@@ -23,9 +24,7 @@ class OpEvent:
     made_nonfinite: bool = False  # finite inputs, but NaN or Inf in the result
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_DISPATCH_DIR = os.path.join(_PACKAGE_DIR, "autograd", "")
-_FUNCTION_PY = os.path.join(_DISPATCH_DIR, "function.py")
+_FUNCTION_PY = os.path.join(frames.AUTOGRAD_DIR, "function.py")
 
 
 def _called_by_user():
@@ -38,9 +37,9 @@ def _called_by_user():
         if filename == _FUNCTION_PY and frame.f_code.co_name == "apply":
             return False
         if not user_seen and filename != __file__:  # (skip the trace's own methods)
-            if not filename.startswith(_PACKAGE_DIR):
+            if not frames.is_gradtool(filename):
                 user_seen = True
-            elif not filename.startswith(_DISPATCH_DIR):
+            elif not filename.startswith(frames.AUTOGRAD_DIR):
                 return False
         frame = frame.f_back
     return user_seen
@@ -55,6 +54,26 @@ class Cut:
     source: int           # id of the tensor that required grad
     result: object        # id of the tensor it made (None for a Python number or list)
     site: tuple
+
+
+@dataclasses.dataclass
+class FunctionCall:
+    """One call of a custom autograd.Function in the forward, with what it received, so the
+    Function can be checked on its own at exactly those inputs (checks/localize.py)."""
+    cls: type
+    args: tuple           # as received; tensors as detached copies taken at the call
+    kwargs: dict
+    node: object          # the graph node of its outputs (None when nothing was recorded)
+    site: tuple           # (filename, lineno, function) of the user's call
+
+
+def _detached_copy(t):
+    return t.detach().clone().requires_grad_(t.requires_grad)
+
+
+def current_task():
+    from ..autograd.engine import current_task
+    return current_task()
 
 
 def _finite(t):
@@ -76,6 +95,7 @@ class TraceRecords:
         self._keep = []
         self._target_code = target_code
         self.target_frame = None  # kept: a returned frame still holds its final locals
+        self.function_calls = []  # FunctionCall per custom Function applied, in order
 
     def _add_cut(self, kind, op, tensor, result, site):
         """A value taken out of the graph (result: the tensor made, or None for a number)."""
@@ -91,6 +111,18 @@ class TraceRecords:
         if result is not None:
             self._keep.append(result)
             self.detached_from[id(result)] = cut
+
+    def _add_function_call(self, cls, args, kwargs, result, copy, site):
+        """A custom Function applied to args: its inputs as they were (`copy` makes a detached
+        copy of a tensor that keeps its requires_grad), its node, the user's line."""
+        def kept(value):
+            return copy(value) if self._is_tensor(value) else value
+        outputs = result if isinstance(result, tuple) else (result,)
+        node = next((o.grad_fn for o in outputs if self._is_tensor(o) and o.grad_fn is not None),
+                    None)
+        self.function_calls.append(FunctionCall(
+            cls, tuple(kept(a) for a in args), {k: kept(v) for k, v in kwargs.items()}, node,
+            site))
 
     def _add_event(self, event, tensors, outputs, nodes, called_by_user):
         """An op the forward ran: its event, a no_grad cut if the user's code ran it with grad
@@ -116,6 +148,15 @@ class TraceRecords:
 class ForwardTrace(TraceRecords, observers.Observer):
     """Context manager recording every op run inside it on gradtool's engine (by the thread
     that entered it)."""
+
+    @staticmethod
+    def _is_tensor(value):
+        return isinstance(value, T.Tensor)
+
+    def function_call(self, cls, args, kwargs, result):
+        if current_task() is None:  # (a Function applied inside backward is no forward)
+            self._add_function_call(cls, args, kwargs, result, _detached_copy,
+                                    frames.user_call_site(sys._getframe(1)))
 
     def cut(self, kind, name, tensor, result):
         from ..autograd.engine import current_task

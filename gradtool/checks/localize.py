@@ -1,0 +1,181 @@
+"""Where a gradient goes wrong: each custom Function call of a target's forward checked on its
+own, at the inputs it received there, with the target's tolerances; the first wrong node in
+backward order is the one to blame. Also the central differences a target is checked against
+when its Functions declare surrogate gradients (`@gradtool.surrogate`)."""
+import collections
+import dataclasses
+import inspect
+from typing import Optional
+
+import gradtool.engines as engines
+
+from ..specs import declared_surrogate
+from .gradcheck import gradcheck_report
+from .result import Diagnosis, GradcheckReport
+
+
+@dataclasses.dataclass
+class Localized:
+    """The first custom Function node whose own check fails (node None: every one passed)."""
+    node: Optional[str]            # snapshot id, e.g. "n7"
+    name: Optional[str]            # the node's name, e.g. SoftsignBackward
+    function: Optional[str]        # the Function class
+    location: Optional[str]        # file:line of the call in the user's code
+    module: Optional[str]          # the module call it sits in, e.g. model.3
+    report: Optional[GradcheckReport]  # the node's own check
+    checked: int                   # how many calls were checked
+
+    def as_diagnosis(self):
+        """The target's diagnosis: the node to blame, or that every custom node passes."""
+        if self.node is None:
+            return Diagnosis(
+                "custom_functions_pass", "info",
+                f"each of the {self.checked} custom Function call(s) passes when checked on its "
+                f"own at the inputs it received: the error is in how they are composed, or in "
+                f"a built-in op used outside its domain (a kink, a NaN).",
+                {"checked": self.checked})
+        why = next((d for d in self.report.diagnoses if d.severity == "error"), None)
+        where = f" at {self.location}" if self.location else ""
+        inside = f" in {self.module}" if self.module else ""
+        return Diagnosis(
+            "wrong_node", "error",
+            f"the first wrong node in backward order is {self.node} {self.name}: "
+            f"{self.function}.apply{where}{inside}, checked on its own at the inputs it "
+            f"received, fails" + (f": {why.kind}: {why.message}" if why else "."),
+            {"node": self.node, "function": self.function, "module": self.module,
+             "checked": self.checked}, location=self.location)
+
+
+def localize(capture, **options):
+    """Localized for a captured target: its custom Function calls in backward order, each
+    gradchecked on its own (gradcheck_report's `options`) until one fails. None when the
+    forward called no custom Function."""
+    calls = ordered_calls(capture)
+    if not calls:
+        return None
+    for n, (node_id, call) in enumerate(calls, 1):
+        report = check_call(call, **options)
+        if report is not None and not report.passed:
+            info = capture.snapshot.by_id[node_id]
+            module = info.module_path[-1][1] if info.module_path else info.module
+            located = Localized(node_id, info.name, call.cls.__name__, _where(call.site),
+                                module, report, n)
+            info.problem = f"✗ {located.function}.backward is wrong (checked on its own)"
+            return located
+    return Localized(None, None, None, None, None, None, len(calls))
+
+
+def ordered_calls(capture):
+    """(node id, FunctionCall) for each recorded custom Function call, in backward order."""
+    ids = getattr(capture.snapshot, "node_ids", {})
+    calls = [(ids[c.node], c) for c in capture.trace.function_calls if c.node in ids]
+    return sorted(calls, key=lambda item: int(item[0][1:]))
+
+
+def check_call(call, **options):
+    """gradcheck_report of one Function call on its own, at copies of the inputs it received,
+    against its declared surrogate if it has one. None when no input needs a gradient."""
+    E = engines.of(list(call.args) + list(call.kwargs.values()))
+    slots = [("arg", i) for i, a in enumerate(call.args) if E.is_tensor(a)] + \
+        [("kw", k) for k, v in call.kwargs.items() if E.is_tensor(v)]
+    inputs = tuple(_fresh(call.args[key] if where == "arg" else call.kwargs[key])
+                   for where, key in slots)
+    if not any(t.requires_grad and t.is_floating_point() for t in inputs):
+        return None
+
+    def arguments(tensors):
+        args, kwargs = list(call.args), dict(call.kwargs)
+        for (where, key), t in zip(slots, tensors):
+            if where == "arg":
+                args[key] = t
+            else:
+                kwargs[key] = t
+        return args, kwargs
+
+    def apply(*tensors):
+        args, kwargs = arguments(tensors)
+        return call.cls.apply(*args, **kwargs)
+    declared = declared_surrogate(call.cls)
+    numerical = None
+    if declared is not None:
+        local = declared.local(call.cls.apply)
+
+        def numerical(*tensors):
+            args, kwargs = arguments(tensors)
+            return local(*args, **kwargs)
+    names = _parameter_names(call.cls)
+    labels = [names[key] if where == "arg" and key < len(names) else str(key)
+              for where, key in slots]
+    return gradcheck_report(apply, inputs, names=labels, function=call.cls,
+                            numerical_func=numerical, declared=declared, **options)
+
+
+def declared_numerical(func, calls):
+    """(numerical func, description) when some recorded Function calls declare surrogates:
+    func with each such call replaced by its surrogate linearised at the inputs it received,
+    f(x0) + s(x) - s(x0), so central differences give the gradient the author meant. (None,
+    None) when nothing is declared."""
+    declared = collections.defaultdict(list)
+    for call in calls:
+        if declared_surrogate(call.cls) is not None:
+            declared[call.cls].append(call)
+    if not declared:
+        return None, None
+
+    def numerical(*tensors):
+        originals = {cls: vars(cls).get("apply") for cls in declared}
+        seen = collections.Counter()
+
+        def linearised(cls):
+            apply = cls.apply
+            local = declared_surrogate(cls).local(apply)
+
+            def apply_declared(*args, **kwargs):
+                k, seen[cls] = seen[cls], seen[cls] + 1
+                if k >= len(declared[cls]):  # the forward took another path: the real one
+                    return apply(*args, **kwargs)
+                c = declared[cls][k]
+                return _add(apply(*c.args, **c.kwargs), local(*args, **kwargs),
+                            local(*c.args, **c.kwargs))
+            return staticmethod(apply_declared)
+        try:
+            for cls in declared:
+                cls.apply = linearised(cls)
+            return func(*tensors)
+        finally:
+            for cls, original in originals.items():
+                if original is None:
+                    del cls.apply
+                else:
+                    cls.apply = original
+    described = "; ".join(f"{cls.__name__}: {declared_surrogate(cls).describe()}"
+                          for cls in declared)
+    return numerical, described
+
+
+def _add(base, at, at_base):
+    if isinstance(base, tuple):
+        return tuple(b + (x - y) for b, x, y in zip(base, at, at_base))
+    return base + (at - at_base)
+
+
+def _fresh(t):
+    return t.detach().clone().requires_grad_(t.requires_grad)
+
+
+def _parameter_names(cls):
+    params = list(inspect.signature(cls.forward).parameters.values())
+    Function = engines.function_base(cls)
+    if Function is not None and cls.setup_context is Function.setup_context:
+        params = params[1:]  # forward(ctx, ...)
+    return [p.name for p in params]
+
+
+def _where(site):
+    if site is None:
+        return None
+    import os
+    try:
+        return f"{os.path.relpath(site[0])}:{site[1]}"
+    except ValueError:
+        return f"{site[0]}:{site[1]}"
