@@ -1,6 +1,7 @@
 """gradtool gradcheck: numerical against analytic gradients for every target."""
 import dataclasses
 import enum
+import os
 from typing import List
 
 import typer

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import grad_mode
 from . import derivatives as table  # bound late: the table imports this module
-from .generic import (abs, any_true, by_row, cat, clamp, constant, cumprod, cumsum, detach,
+from .generic import (abs, any_true, by_row, clamp, constant, cumprod, cumsum, detach,
                       exp, expand, flip, index_add, index_select, isnan, log, log1p, mean,
                       masked_fill, mm, numel, ones_like, permute, prod, reshape, scatter,
                       sigmoid, sign, slice, sum, sum_to, t, tanh, erf, transpose, unsqueeze, var,

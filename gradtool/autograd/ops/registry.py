@@ -39,7 +39,6 @@ from .. import grad_mode
 from .. import tensor as tensor_module  # bound late: tensor.py imports the table
 from ..node import Node, SavedTensor
 from . import formulas
-from . import generic
 from .generic import ones_like, zeros_like
 
 NON_DIFFERENTIABLE = "non_differentiable"
