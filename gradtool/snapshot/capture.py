@@ -71,7 +71,8 @@ def capture(target, seed=0, shape=(3,), device=None, localize=False):
     result.causes = diagnostics.gradient_cuts(result) + saved
     result.diagnostics = diagnostics.diagnose(result)
     result.causes += [d for d in result.diagnostics if d.kind == "non_finite_output"]
-    if localize:
+    if localize and all(E.has_values(t) for _, t in run.inputs if E.is_tensor(t)):
+        # (central differences need values: not on the meta device)
         from ..checks.localize import localize as check_calls
         located = check_calls(result, fast_mode=True)
         if located is not None and located.node is not None:
