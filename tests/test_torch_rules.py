@@ -66,6 +66,19 @@ def test_list_holding_a_slice_or_sequence_indexes_as_a_tuple():
     assert x[[1, 0]].shape == (2, 3)  # a list of ints is one tensor index
 
 
+def test_range_indexes_as_the_sequence_of_ints_it_spells():
+    # the PyTorch nn tutorial's nll: input[range(n), target]
+    x = gt.arange(6.0).view(2, 3).requires_grad_()
+    picked = x[range(2), gt.tensor([2, 0])]
+    assert picked.tolist() == [2.0, 3.0] and picked.grad_fn.name() == "IndexBackward0"
+    picked.sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    assert x[range(0)].shape == (0, 3)
+    y = gt.zeros(2, 3)
+    y[range(2), [1, 2]] = 1.0
+    assert y.tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+
 def test_index_put_of_another_dtype_is_refused():
     y = gt.zeros(3, dtype=gt.float64)
     with pytest.raises(RuntimeError, match="Index put requires the source and destination"):
@@ -299,7 +312,8 @@ INDEXES = ["[0, :, [1, 0]]", "[:, 0, [1, 0]]", "[[1, 0], :, 0]", "[[1, 0], :, [1
            "[0, True]", "[[[1], [0]], 0, [1, 0]]", "[1:, [0, 2], None, 0]",
            "[lib.tensor(0), :, [1, 0]]", "[lib.tensor([0]), :, 1]", "[x.detach() > 3]",
            "[:, x.detach()[0, :, 0] > 3]", "[...]", "[:, :]", "[:]", "[0:2, 1:]", "[[0, 1]]",
-           "[[0, slice(None)]]", "[lib.tensor(True)]", "[:, -3:]", "[:, 0:100]"]
+           "[[0, slice(None)]]", "[lib.tensor(True)]", "[:, -3:]", "[:, 0:100]", "[range(2), 1, [0, 3]]",
+           "[:, range(3), range(3)]", "[[range(2), 1]]"]
 
 
 def run_index(lib, index, set_value=None):

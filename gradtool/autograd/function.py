@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from . import forward_ad, grad_mode
+from . import anomaly, forward_ad, grad_mode
 from . import tensor as T
 from .engine import gradient_edge
 from .node import Node, SavedTensor
@@ -157,6 +157,7 @@ class Function:
                 cls.setup_context(ctx, args, outputs)
             else:
                 outputs = forward_ad._untracked(cls.forward, ctx, *args, **kwargs)
+        _bump_dirty_versions(ctx._dirty)
         if tangents is not None:
             _forward_tangents(cls, ctx, args, outputs, tangents)
         if not record:
@@ -176,6 +177,15 @@ class Function:
         ctx._kept = saved
         ctx._to_save = ()
         return outs[0] if single else tuple(outs)
+
+
+def _bump_dirty_versions(dirty):
+    """As torch's _mark_dirty: each tensor marked dirty is one version on, however forward
+    changed it (in place through .numpy() bumps nothing), so a tensor saved before fails."""
+    for t in dirty:
+        counter = t._version_counter
+        counter[0] += 1
+        counter[1] = anomaly.user_site()
 
 
 def _tangents(args):
