@@ -150,7 +150,8 @@ class Function:
         ctx.needs_input_grad = needs
         ctx._arg_positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         record = grad_mode.state.grad_enabled and any(needs)
-        tangents = _tangents(args) if T._dual_level is not None else None
+        tangents = _tangents(args) if T._dual_level is not None and not (
+            grad_mode.state.inference) else None
         with grad_mode.no_grad():  # (and, with dual inputs, no tangents: jvp gives them)
             if cls.setup_context is not Function.setup_context:
                 outputs = forward_ad._untracked(cls.forward, *args, **kwargs)
@@ -216,10 +217,10 @@ def _forward_tangents(cls, ctx, args, outputs, tangents):
         ctx._to_save_forward = ()
     single = not isinstance(outputs, tuple)
     outs = [outputs] if single else list(outputs)
-    results = [result] if single or not isinstance(result, (tuple, list)) else list(result)
+    results = list(result) if isinstance(result, (tuple, list)) else [result]
     if len(results) != len(outs):
-        raise RuntimeError(f"{cls.__name__}.jvp returned {len(results)} tangents, expected "
-                           f"{len(outs)} (one per output of forward)")
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outs)} but got {len(results)})")
     for i, (o, t) in enumerate(zip(outs, results)):
         if t is None or not isinstance(o, Tensor) or o._data.dtype.kind != "f":
             continue

@@ -110,6 +110,10 @@ def tensor_repr(t, prefix="tensor("):
         suffixes.append(f"grad_fn=<{type(t._grad_fn).__name__}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
+    from . import forward_ad  # (imports tensor, which imports this module)
+    tangent = forward_ad.tangent_of(t) if forward_ad.T._dual_level is not None else None
+    if tangent is not None:
+        suffixes.append(f"tangent={tensor_repr(tangent)}")
     return _with_suffixes(prefix + body, suffixes, indent)
 
 

@@ -256,7 +256,10 @@ class _Check(Diagnoses):
                 self._grad_output_checks()
                 self._undefined_grad_checks()
             if self.outputs and o.check_forward_ad:
-                self._forward_mode()
+                if o.fast_mode:
+                    self._fast(ad="forward")
+                else:
+                    self._forward_mode()
             if self.outputs and o.check_batched_forward_grad and not self.report.failures:
                 self._batched_forward()
         except _Stop:
@@ -370,11 +373,11 @@ class _Check(Diagnoses):
                 f"varies). If that is expected, pass nondet_tol above {spread:.3g}.",
                 {"output_index": i, "max_difference": spread}))
 
-    def _fast(self):
+    def _fast(self, ad="reverse"):
         """torch's fast mode with fast_projections (u, v) pairs: per projection, J u from 2
         evaluations per input and v^T J from one backward per output (one for all
         projections when the output has one element); torch's checks of the analytical side
-        on the first."""
+        on the first. With ad="forward", the analytical J u is one jvp per input."""
         o = self.opts
         projections = {}
         grads = {}  # output index -> v^T J per diff input, as arrays
@@ -385,13 +388,16 @@ class _Check(Diagnoses):
             us_l1 = [np.abs(u).sum() for u in us]
             jus = [N.directional_wrt(self.ev, self.inputs, p, u.reshape(x.shape), o.eps)
                    for p, u, x in zip(self.diff_positions, us, self.diff_inputs)]
+            if ad == "forward":
+                jvps = [self._backward(self._fast_jvp, p, u) for p, u in
+                        zip(self.diff_positions, us)]
             for i, (opos, out, v) in enumerate(zip(self.out_positions, self.outputs, vs)):
-                if i not in grads or v is not _ONE:  # one backward per v (_fast_directions)
-                    grads[i] = self._fast_vjp(i, v, reentrancy=k == 0)
+                if ad == "reverse" and (i not in grads or v is not _ONE):
+                    grads[i] = self._fast_vjp(i, v, reentrancy=k == 0)  # one backward per v
                 v_l1 = np.abs(v).sum()
                 for j, (u, u_l1, ju) in enumerate(zip(us, us_l1, jus)):
                     n = float(v @ ju[opos])
-                    a = float(grads[i][j].ravel() @ u)
+                    a = float(v @ jvps[j][i] if ad == "forward" else grads[i][j].ravel() @ u)
                     tol = o.atol * u_l1 * v_l1 + o.rtol * abs(n)
                     ratio = abs(a - n) / tol if tol else (0.0 if a == n else np.inf)
                     projections.setdefault((i, j), []).append(
@@ -400,7 +406,18 @@ class _Check(Diagnoses):
         # torch compares input by input, then output by output
         for j in range(len(self.diff_inputs)):
             for i in range(len(self.outputs)):
-                self._fast_pair(i, j, projections[(i, j)])
+                self._fast_pair(i, j, projections[(i, j)], ad)
+
+    def _fast_jvp(self, p, u):
+        """J u of each differentiable output (flat, float64; zeros without a tangent) for
+        the tangent u of inputs[p]."""
+        x = self.inputs[p]
+        phase, self.ev.phase = self.ev.phase, "forward_ad"
+        tangents = self.E.jvp(self.ev.call, self.inputs, p, u.astype(self.E.array(x).dtype))
+        self.ev.phase = phase
+        return [np.zeros(out.numel()) if tangents[opos] is None else
+                np.asarray(tangents[opos], dtype=np.float64).reshape(-1)
+                for opos, out in zip(self.out_positions, self.outputs)]
 
     def _fast_vjp(self, i, v, reentrancy):
         """v^T J of output i, as arrays. With reentrancy, backward runs twice and the result
@@ -423,17 +440,17 @@ class _Check(Diagnoses):
         """One differentiable output, of one element."""
         return len(self.outputs) == 1 and self.outputs[0].numel() == 1
 
-    def _fast_pair(self, i, j, projections):
+    def _fast_pair(self, i, j, projections, ad):
         worst = max(projections, key=lambda p: p["ratio"])
         failed = worst["ratio"] > 1
         errors = [abs(p["analytical"] - p["numerical"]) for p in projections]
         rel = [e / abs(p["numerical"]) for e, p in zip(errors, projections) if p["numerical"]]
         pair = PairResult(i, j, self.out_positions[i], self.diff_positions[j], "fast",
                           not failed, max(errors), max(rel, default=0.0),
-                          projections=projections)
+                          projections=projections, ad=ad)
         self.report.pairs.append(pair)
         if failed or worst["ratio"] > NEAR_PASS:
-            pair.recheck = self._recheck(i, j)
+            pair.recheck = self._recheck(i, j, ad)
         if failed:
             self._fail("jacobian_mismatch", self._fast_mismatch(pair, worst), i, j)
         elif pair.recheck is not None and not pair.recheck.passed:  # a near-pass, failing
@@ -441,17 +458,25 @@ class _Check(Diagnoses):
             self._fail("jacobian_mismatch", self._mismatch(
                 pair.recheck, "fast mode nearly passed; gradtool's full-mode recheck"), i, j)
 
-    def _recheck(self, i, j):
-        """Pair (i, j) in full mode: 2 * numel evaluations of func, i's Jacobian rows."""
+    def _recheck(self, i, j, ad):
+        """Pair (i, j) in full mode: 2 * numel evaluations of func, and i's Jacobian rows
+        (reverse) or inputs[p]'s jvp columns (forward)."""
         p = self.diff_positions[j]
         if p not in self.numerical:
             phase, self.ev.phase = self.ev.phase, "recheck"
             self.numerical[p], self.second[p] = N.jacobian_wrt(self.ev, self.inputs, p,
                                                                self.opts.eps, self.base)
             self.ev.phase = phase
-        if i not in self.rows:
-            self.rows[i] = self._backward(A.jacobian_rows, self.E, self.outputs[i], self.diff_inputs)[0]
-        return self._pair(i, j, self.numerical[p][self.out_positions[i]], self.rows[i][j])
+        if ad == "forward":
+            analytical = self._backward(self._jvp_columns, p)[i]
+        else:
+            if i not in self.rows:
+                self.rows[i] = self._backward(A.jacobian_rows, self.E, self.outputs[i],
+                                              self.diff_inputs)[0]
+            analytical = self.rows[i][j]
+        recheck = self._pair(i, j, self.numerical[p][self.out_positions[i]], analytical)
+        recheck.ad = ad
+        return recheck
 
     def _no_differentiable_outputs(self):
         """torch: with no differentiable output the numerical Jacobian must be zero."""
@@ -595,7 +620,8 @@ class _Check(Diagnoses):
     def _fast_mismatch(self, pair, worst):
         full = pair.recheck
         scalar = lambda v: self.E.wrap(np.asarray(v))  # noqa: E731
-        msg = (f"Jacobian mismatch for output {pair.output_index:d} with respect to input "
+        mode = "computed with forward mode " if pair.ad == "forward" else ""
+        msg = (f"Jacobian {mode}mismatch for output {pair.output_index:d} with respect to input "
                f"{pair.input_index:d},\nnumerical:{scalar(worst['numerical'])!r}\n"
                f"analytical:{scalar(worst['analytical'])!r}\n\n"
                "The above quantities relating the numerical and analytical jacobians are "

@@ -1,6 +1,7 @@
 """gradtool gradcheck: numerical against analytic gradients for every target."""
 import dataclasses
 import enum
+import inspect
 import os
 
 import typer
@@ -154,6 +155,7 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color, m
         return call(*ts[:n_args])
     output_names = [o.name or f"output {o.index}" for o in c.snapshot.outputs
                     if o.requires_grad]
+    modes, skipped_forward = _forward_checkable(modes, c.custom_nodes)
     n = sum(t.numel() for t in tensors if t.requires_grad)
     options = dict(eps=eps, atol=atol, rtol=rtol, fast_mode=fast, names=names,
                    causes=c.causes, check_forward_ad=modes[0], check_backward_ad=modes[1])
@@ -183,7 +185,38 @@ def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color, m
             if error.location is None and where is not None:  # the engine refused its result
                 error.location = where
                 error.args = (f"{error.args[0]} ({where[0]}:{where[1]})",)
+        if skipped_forward is not None:
+            report.diagnoses.append(skipped_forward)
     return GradcheckResult(target, reports, names)
+
+
+def _forward_checkable(modes, custom_nodes):
+    """(modes, a note or None): a forward check needs every custom Function on the way to
+    define jvp. Without one, --mode forward is a usage error (exit 2) naming it; --mode both
+    checks the backward alone, with a note."""
+    from ..diagnosis import Diagnosis
+    from ..engines import current
+    from ..loader import UserCodeError
+    check_forward, check_backward = modes
+    base = current().Function.jvp
+    lacking = {n._forward_cls for n in custom_nodes if n._forward_cls.jvp is base} \
+        if check_forward else ()
+    if not lacking:
+        return modes, None
+    cls = sorted(lacking, key=lambda c: c.__name__)[0]
+    try:
+        where = (inspect.getsourcefile(cls), inspect.getsourcelines(cls)[1])
+    except (OSError, TypeError):  # a class made without source
+        where = None
+    message = (f"{cls.__name__} defines no jvp, so its Jacobian cannot be checked in forward "
+               f"mode (the jvp is what --mode forward checks)")
+    if not check_backward:
+        raise UserCodeError(f"{message}: define {cls.__name__}.jvp(ctx, *tangents), or check "
+                            f"the backward with --mode reverse.", location=where)
+    return (False, True), Diagnosis(
+        "no_jvp", "info", f"{message}; only the backward was checked.",
+        advice=f"define {cls.__name__}.jvp(ctx, *tangents) to check forward mode too",
+        location=where and f"{os.path.relpath(where[0])}:{where[1]}")
 
 
 def _needs_example(target, report, run):

@@ -73,9 +73,11 @@ class OpNode(Node):
             all_grads = self._evaluate(spec.formula_list[0], grads)
             return [g if child is not None else None
                     for g, (child, _) in zip(all_grads, self.next_functions)]
-        # Arrays come from the engine recording nothing; Tensors, from anyone
+        # Arrays come from the engine recording nothing; Tensors, from anyone (and the
+        # Tensor formulas carry tangents while a dual level is active: forward-over-reverse)
         as_arrays = type(grads[0]) is np.ndarray
-        if not as_arrays and (spec.array_formulas is None or _state.grad_enabled):
+        if not as_arrays and (spec.array_formulas is None or _state.grad_enabled
+                              or _tensor._dual_level is not None):
             return [None if child is None else self._evaluate(formula, grads)
                     for (child, _), formula in zip(self.next_functions, spec.formula_list)]
         # Recording nothing: the row's array formulas, on the arrays
