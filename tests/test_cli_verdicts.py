@@ -12,6 +12,15 @@ import cli_util as cu
 from cli_util import assert_clean_user_error, assert_exit
 
 FILES = {
+    "non_finite.py": """\
+        import gradtool
+
+
+        @gradtool.example(gradtool.tensor([1.0, float("inf"), 2.0], dtype=gradtool.float64,
+                                          requires_grad=True))
+        def doubled(x):
+            return x * 2
+        """,
     "cuts.py": """\
         import gradtool
         import gradtool as torch
@@ -400,6 +409,8 @@ COMMANDS = {
     "narrow_gradcheck": ["gradcheck", "examples/broken_wrong_gradient.py"],
     "narrow_inspect": ["inspect", "examples/inplace_trouble.py"],
     "completion": ["--show-completion", "bash"],
+    "non_finite": ["gradcheck", "--order", "2", "non_finite.py"],
+    "non_finite_fast": ["gradcheck", "--fast", "--mode", "both", "non_finite.py"],
 }
 BAD_OPTIONS = {  # (args, what the message must name)
     "shape_space": (["inspect", "--shape", "2 3"], "--shape"),
@@ -759,3 +770,11 @@ def test_a_backward_that_raises_is_a_user_code_error_and_a_refused_gradient_a_fa
     assert_exit(raised, 2)
     assert "raises.py:11" in cu.flat(raised.stdout) and "backward broke" in raised.stdout, raised
     assert_exit(refused, 1)
+
+
+def test_an_input_holding_inf_fails_the_check_without_numpys_warnings(runs):
+    for key in ("non_finite", "non_finite_fast"):
+        r = runs[key]
+        assert_exit(r, 1)
+        assert "non_finite_output" in r.stdout
+        assert "RuntimeWarning" not in r.stderr and "invalid value" not in r.stderr, r

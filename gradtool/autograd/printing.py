@@ -22,7 +22,8 @@ class _Formatter:
         finite = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
         if finite.size == 0:  # all zeros, nan or inf: torch keeps width 1
             return
-        lo, hi = np.abs(finite).min(), np.abs(finite).max()
+        # (Python floats: 1e308 / 1e-308 is inf, not numpy's overflow warning)
+        lo, hi = float(np.abs(finite).min()), float(np.abs(finite).max())
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
         if self.int_mode:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8

@@ -157,6 +157,13 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     return _verdict(report, raise_exception)
 
 
+# The checks compute with whatever the function gives, inf and NaN included, and report
+# them as findings (non_finite_output): numpy's RuntimeWarnings about them are noise to the
+# user. (The engine's ops are quiet already; only raw numpy in a user's function is quietened.)
+_quiet_numpy = np.errstate(all="ignore")
+
+
+@_quiet_numpy
 def gradcheck_report(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, nondet_tol=0.0,
                      check_undefined_grad=True, check_grad_dtypes=False, fast_mode=False,
                      fast_projections=FAST_PROJECTIONS, check_forward_ad=False,
@@ -173,6 +180,7 @@ def gradcheck_report(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, nondet_tol
     return _Check(func, inputs, opts, labels=names, causes=causes).run()
 
 
+@_quiet_numpy
 def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                          nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
                          fast_mode=False, fast_projections=FAST_PROJECTIONS,
