@@ -204,8 +204,11 @@ def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5
     output_names += [f"output {i}" for i in range(len(output_names), len(grad_outputs))]
     labels = (list(names or [f"input {i}" for i in range(len(inputs))]) +
               [f"grad of {output_names[i]}" for i in range(len(grad_outputs))])
-    check = _Check(_first_order(E, func, inputs, grad_outputs), inputs + grad_outputs, opts,
-                   order=2, labels=labels, first_order=(func, inputs), causes=causes)
+    first_order = _first_order(E, func, inputs, grad_outputs)
+    # its outputs are the gradients with respect to the inputs that got one
+    gradient_labels = lambda: [f"grad w.r.t. {labels[i]}" for i in first_order.wrt]  # noqa
+    check = _Check(first_order, inputs + grad_outputs, opts, order=2, labels=labels,
+                   first_order=(func, inputs), causes=causes, output_labels=gradient_labels)
     report = check.run()
     if setup_calls:
         report.evaluations = {"setup": setup_calls, **report.evaluations,
@@ -218,7 +221,7 @@ class _Check(Diagnoses):
     """One gradcheck: its state, its stages (torch's order), then its diagnoses."""
 
     def __init__(self, func, inputs, opts, *, order=1, labels=None, first_order=None,
-                 causes=()):
+                 causes=(), output_labels=None):
         self.opts = opts
         self.order = order
         self.inputs = N.as_tuple(inputs)
@@ -227,6 +230,7 @@ class _Check(Diagnoses):
         self.labels += [f"input {i}" for i in range(len(self.labels), len(self.inputs))]
         self.causes = list(causes)
         self.first_order = first_order   # gradgradcheck: the (func, inputs) differentiated
+        self.output_labels = output_labels  # () -> the outputs' labels, after a call
         self.ev = N.Evaluator(self.E, func, self.inputs)
         self.numerical = {}              # input position -> [per output: (n_in, n_out)]
         self.second = {}                 # input position -> second differences per element
@@ -250,7 +254,8 @@ class _Check(Diagnoses):
         self.report = report = GradcheckReport(
             order=self.order, mode="fast" if o.fast_mode else "full",
             options=dict(vars(o)), inputs=self._describe(self.inputs, self.labels),
-            outputs=self._describe(outs, [f"output {i}" for i in range(len(outs))]))
+            outputs=self._describe(outs, self.output_labels() if self.output_labels else
+                                   [f"output {i}" for i in range(len(outs))]))
         self._probe_hazards(versions)
         self.ev.phase = "numerical"
         try:
@@ -730,11 +735,14 @@ def _first_order(E, func, inputs, grad_outputs):
                        if E.is_tensor(o) and o.requires_grad]
             gos = tuple(x.requires_grad_() if i in diff_go else x
                         for i, x in enumerate(args[len(args) - n_out:]))
-            wrt = tuple(x for i, x in enumerate(input_args) if i in diff_in)
-            grads = E.grad(outputs, wrt, gos, create_graph=True, allow_unused=True)
+            wrt = sorted(diff_in)
+            grads = E.grad(outputs, tuple(input_args[i] for i in wrt), gos,
+                           create_graph=True, allow_unused=True)
+            first_order_gradients.wrt = [i for i, g in zip(wrt, grads) if g is not None]
             grads = tuple(g for g in grads if g is not None)
         E.cut_once_differentiable(grads)
         return grads
+    first_order_gradients.wrt = []
     return first_order_gradients
 
 

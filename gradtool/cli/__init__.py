@@ -20,7 +20,7 @@ app.command("render")(interrupts.ends_cleanly(render_cmd.render))
 
 @app.callback(invoke_without_command=True)
 def _version(version: bool = typer.Option(False, "--version", help="Print the version.",
-                                          is_eager=True)):
+                                          is_eager=True, metavar="")):
     if version:
         from .. import __version__
         typer.echo(f"gradtool {__version__}")

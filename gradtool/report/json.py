@@ -115,18 +115,21 @@ def inspect_document(file_spec, seed, shape, results):
                   "shape": list(shape), "targets": targets})
 
 
-def pair_dict(pair):
+def pair_dict(pair, report):
     d = {k: getattr(pair, k) for k in (
         "output_index", "input_index", "output_position", "input_position", "mode", "ad",
         "passed", "max_abs_error", "max_rel_error", "worst", "n_differing", "differing",
         "projections")}
+    # names as the text report shows them: the user's parameter, gradgradcheck's gradient
+    d["input_name"] = report.input_label(pair)
+    d["output_name"] = report.output_label(pair)
     d["differing_omitted"] = pair.n_differing - len(pair.differing)
     if pair.numerical is not None:
         small = pair.numerical.size <= SMALL_JACOBIAN
         d["jacobian_shape"] = list(pair.numerical.shape)
         d["numerical"] = pair.numerical if small else None
         d["analytical"] = pair.analytical if small else None
-    d["recheck"] = None if pair.recheck is None else pair_dict(pair.recheck)
+    d["recheck"] = None if pair.recheck is None else pair_dict(pair.recheck, report)
     return clean(d)
 
 
@@ -135,7 +138,7 @@ def gradcheck_report_dict(report):
     return clean({
         "passed": report.passed, "order": report.order, "mode": report.mode,
         "options": report.options, "inputs": report.inputs, "outputs": report.outputs,
-        "pairs": [pair_dict(p) for p in report.pairs],
+        "pairs": [pair_dict(p, report) for p in report.pairs],
         "failures": [dataclasses.asdict(f) for f in report.failures],
         "diagnoses": [diagnosis_dict(d) for d in report.diagnoses],
         "evaluations": report.evaluations,

@@ -323,7 +323,6 @@ def print_gradcheck(con, target, report, heading=True):
     con.print(Text(f"{mode}, eps={opts.get('eps')}, atol={opts.get('atol')}, "
                    f"rtol={opts.get('rtol')}; {report.evaluations.get('total', '?')} "
                    f"evaluations", style="dim"))
-    names = getattr(report, "input_names", [])
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
     for column in ("output", "input", "max abs error", "max rel error",
                    "there: numerical vs analytical", "result"):
@@ -339,7 +338,7 @@ def print_gradcheck(con, target, report, heading=True):
             where = (f"in{list(worst.get('input_element', ()))} → "
                      f"out{list(worst.get('output_element', ()))}: "
                      f"{fmt_num(worst.get('numerical'))} vs {fmt_num(worst.get('analytical'))}")
-        table.add_row(_output_label(report, pair), _input_label(report, pair, names),
+        table.add_row(_output_label(report, pair), _input_label(report, pair),
                       fmt_num(shown.max_abs_error), fmt_num(shown.max_rel_error), where,
                       Text("ok", style="green") if shown.passed else Text("FAIL", style="red"))
     if report.pairs:
@@ -357,8 +356,8 @@ def print_gradcheck(con, target, report, heading=True):
         shown = pair.recheck or pair
         if not shown.passed and shown.numerical is not None:
             by = " (forward mode: jvp)" if pair.ad == "forward" else ""
-            con.print(Text(f"Jacobian{by} of output {shown.output_index} w.r.t. "
-                           f"{_input_label(report, shown, names)}: numerical | analytical, "
+            con.print(Text(f"Jacobian{by} of {_output_label(report, shown)} w.r.t. "
+                           f"{_input_label(report, shown)}: numerical | analytical, "
                            f"{shown.n_differing} differing entries marked ≠", style="bold"))
             con.print(_jacobians(report, shown))
     for d in report.diagnoses:
@@ -372,16 +371,18 @@ def print_gradcheck(con, target, report, heading=True):
 
 
 def _output_label(report, pair):
-    """With both modes checked, each row names its analytical side: backward or jvp."""
+    """The output's label (gradgradcheck's: the gradient it is); with both modes checked,
+    each row names its analytical side: backward or jvp."""
+    label = report.output_label(pair)
     if any(p.ad == "forward" for p in report.pairs):
-        return f"output {pair.output_index} ({'jvp' if pair.ad == 'forward' else 'backward'})"
-    return f"output {pair.output_index}"
+        return f"{label} ({'jvp' if pair.ad == 'forward' else 'backward'})"
+    return label
 
 
-def _input_label(report, pair, names):
+def _input_label(report, pair):
     info = next((i for i in report.inputs if i.get("position") == pair.input_position), {})
     shape = info.get("shape")
-    text = info.get("label") or f"input {pair.input_index}"
+    text = report.input_label(pair)
     return f"{text} {fmt_shape(shape, info.get('dtype', ''))}" if shape is not None else text
 
 
