@@ -8,20 +8,13 @@ import typer
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
 
-
-
-def flag(name, help):
-    """A boolean option, shown in --help as the flag it is (typer would print `<bool>`)."""
-    return typer.Option(False, name, help=help, metavar="")
-
-
 FILE_ARG = typer.Argument(..., metavar="FILE[::NAME]",
                           help="A Python file, optionally ::NAME to pick one target.")
 SEED = typer.Option(0, "--seed", min=0, max=2**63 - 1,
                     help="Seed for every generated input (reproducible runs).")
 SHAPE = typer.Option("3", "--shape", help="Shape of generated inputs, e.g. 3 or 2,3.")
-JSON = flag("--json", help="One JSON document on stdout, nothing else there.")
-NO_COLOR = flag("--no-color", help="Plain text, no colours.")
+JSON = typer.Option(False, "--json", help="One JSON document on stdout, nothing else there.")
+NO_COLOR = typer.Option(False, "--no-color", help="Plain text, no colours.")
 TIMEOUT = typer.Option(None, "--timeout", metavar="SECONDS",
                        help="Stop a target that runs longer than this (exit 2).")
 ENGINE = typer.Option("gradtool", "--engine", metavar="gradtool|torch",

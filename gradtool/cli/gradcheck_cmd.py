@@ -27,7 +27,7 @@ def gradcheck(
     eps: float = typer.Option(1e-6, "--eps", help="Step of the central differences (> 0)."),
     atol: float = typer.Option(1e-5, "--atol", help="Absolute tolerance (>= 0)."),
     rtol: float = typer.Option(1e-3, "--rtol", help="Relative tolerance (>= 0)."),
-    fast: bool = common.flag("--fast", help="torch's fast mode: random projections "
+    fast: bool = typer.Option(False, "--fast", help="torch's fast mode: random projections "
                                                     "(failures are rechecked in full)."),
     order: int = typer.Option(1, "--order", min=1, max=2,
                               help="1: gradcheck; 2: gradgradcheck too (second derivatives)."),
@@ -35,8 +35,8 @@ def gradcheck(
                              help="forward|reverse|both: which analytical Jacobian is checked "
                                   "(backward, jvp, or both). Default: reverse; both for an "
                                   "autograd.Function that defines jvp."),
-    strict: bool = common.flag("--strict",
-                               help="Exit 1 on warnings too (hazards torch lets pass)."),
+    strict: bool = typer.Option(False, "--strict",
+                                help="Exit 1 on warnings too (hazards torch lets pass)."),
     html: str = typer.Option(None, "--html", help="Also write a page of Jacobian heatmaps "
                                                   "(numerical, analytical, difference)."),
     seed: int = common.SEED,

@@ -13,8 +13,10 @@ def inspect(
     timeout: float = common.TIMEOUT,
     engine: str = common.ENGINE,
     against: str = common.AGAINST,
-    strict: bool = common.flag("--strict", help="Exit 1 on warning diagnostics too."),
-    all_saved: bool = common.flag("--all-saved", help="Show sizes and constants nodes save, too."),
+    strict: bool = typer.Option(False, "--strict",
+                                help="Exit 1 on warning diagnostics too."),
+    all_saved: bool = typer.Option(False, "--all-saved",
+                                   help="Show sizes and constants nodes save, too."),
     max_depth: int = typer.Option(None, "--max-depth", min=0,
                                   help="Show the tree this many nodes deep."),
 ):

@@ -14,9 +14,10 @@ def render(
                                                    "the -o suffix, else svg)."),
     renderer: str = typer.Option("auto", "--renderer",
                                  help="auto, graphviz-pure or dot (the system Graphviz)."),
-    show_saved: bool = common.flag("--show-saved", help="Draw saved tensors as their own nodes."),
-    expand: bool = common.flag("--expand",
-                               help="Draw every node, even in graphs too large to read."),
+    show_saved: bool = typer.Option(False, "--show-saved",
+                                    help="Draw saved tensors as their own nodes."),
+    expand: bool = typer.Option(False, "--expand",
+                                help="Draw every node, even in graphs too large to read."),
     depth: int = typer.Option(None, "--depth", min=0,
                               help="Open module boxes down to this nesting (0: every top-level "
                                    "module call is one box); deeper ones collapse."),
