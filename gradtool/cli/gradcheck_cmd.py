@@ -71,8 +71,8 @@ def gradcheck(
     except GradtoolError as e:
         common.fail(e, no_color)
     if json_:
-        from ..report.json import dumps, gradcheck_document
-        common.print_json(dumps(gradcheck_document(file, seed, shape_tuple, results)))
+        from ..report.json import chunks, gradcheck_document
+        common.print_json(chunks(gradcheck_document(file, seed, shape_tuple, results)))
     else:
         con = text.console(no_color=no_color)
         for i, r in enumerate(results):

@@ -39,8 +39,12 @@ def clean(value):
     return value
 
 
-def dumps(document):
-    return json.dumps(clean(document), indent=2, allow_nan=False)
+def chunks(document):
+    """The document's JSON text in pieces, as the encoder makes them: written as they come,
+    a graph of 100,000 nodes never exists as one string (nor as json.dumps' list of its
+    millions of pieces). clean() first: what is encoded is strict JSON, so it cannot fail
+    half-way."""
+    return json.JSONEncoder(indent=2, allow_nan=False).iterencode(clean(document))
 
 
 def _tensor_summary(name, value):
