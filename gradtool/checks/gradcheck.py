@@ -160,7 +160,12 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 # The checks compute with whatever the function gives, inf and NaN included, and report
 # them as findings (non_finite_output): numpy's RuntimeWarnings about them are noise to the
 # user. (The engine's ops are quiet already; only raw numpy in a user's function is quietened.)
-_quiet_numpy = np.errstate(all="ignore")
+def _quiet_numpy(check):
+    @functools.wraps(check)  # (a wrapper of this module: the warnings' caller level holds)
+    def quietly(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return check(*args, **kwargs)
+    return quietly
 
 
 @_quiet_numpy
