@@ -42,9 +42,9 @@ def clean(value):
 def chunks(document):
     """The document's JSON text in pieces, as the encoder makes them: written as they come,
     a graph of 100,000 nodes never exists as one string (nor as json.dumps' list of its
-    millions of pieces). clean() first: what is encoded is strict JSON, so it cannot fail
-    half-way."""
-    return json.JSONEncoder(indent=2, allow_nan=False).iterencode(clean(document))
+    millions of pieces). `document` is one of the *_document()s below, which return clean()
+    values: strict JSON, so encoding cannot fail half-way (and is not copied again here)."""
+    return json.JSONEncoder(indent=2, allow_nan=False).iterencode(document)
 
 
 def _tensor_summary(name, value):
