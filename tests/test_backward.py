@@ -460,6 +460,13 @@ def test_repr_matches_torchs_layout():
     assert repr(gt.zeros(2, 3).shape) == "gradtool.Size([2, 3])"
 
 
+def test_repr_of_values_spanning_the_whole_float_range_warns_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (hi / lo overflowed: a RuntimeWarning)
+        assert repr(gt.tensor([1e308, 1e-300, 2.0], dtype=gt.float64)) == (
+            "tensor([1.0000e+308, 1.0000e-300,  2.0000e+00], dtype=gradtool.float64)")
+
+
 def test_repr_summarises_large_tensors():
     text = repr(gt.arange(2000))
     assert "..." in text and text.startswith("tensor([   0,    1,    2,")

@@ -77,6 +77,7 @@ def _sweep_commands():
     cmds.append(("gradcheck", "--no-color", ex("broken_jvp.py")))
     cmds.append(("gradcheck", "--json", "--mode", "forward", ex("model.py")))
     cmds.append(("gradcheck", "--json", "--mode", "forward", ex("basics.py")))
+    cmds.append(("gradcheck", "--json", "--mode", "both", ex("basics.py")))
     cmds.append(("gradcheck", "--json", "--mode", "both", "--order", "2", ex("higher_order.py")))
     return cmds
 
@@ -1148,16 +1149,25 @@ def test_gradcheck_forward_mode_on_plain_functions_and_second_order(sweep):
     assert {ad for _, ad, _ in _ad_modes(r2.json())} == {"forward", "reverse"}
 
 
-def test_gradcheck_forward_mode_on_a_function_without_jvp_is_torchs_error(sweep):
-    """basics.py has a custom Function without jvp: forward mode raises torch's
-    NotImplementedError, reported for that target (exit 1), the others still checked."""
+def test_gradcheck_forward_mode_on_a_function_without_jvp_names_it(sweep):
+    """basics.py has a custom Function without jvp: --mode forward cannot check it, and says
+    so for that target (exit 2, the Function and its line named), the others still checked;
+    --mode both checks its backward and notes that the jvp is missing (exit 0)."""
     r = sweep[("gradcheck", "--json", "--mode", "forward", ex("basics.py"))]
-    assert_exit(r, 1)
-    errors = [t["reports"][-1].get("error") for t in r.json()["targets"] if not t["passed"]]
-    assert errors and all("You must implement the jvp function for custom "
-                          "autograd.Function to use it with forward mode AD." in e
-                          for e in errors)
-    assert any(t["passed"] for t in r.json()["targets"])
+    assert_exit(r, 2)
+    targets = {t["name"]: t for t in r.json()["targets"]}
+    error = targets["LegendrePolynomial3"]["error"]
+    assert "LegendrePolynomial3 defines no jvp" in error["message"]
+    assert "--mode reverse" in error["message"] and "backward raised" not in error["message"]
+    assert error["location"].endswith("basics.py:18")
+    assert targets["weighted_loss"]["passed"]
+    both = sweep[("gradcheck", "--json", "--mode", "both", ex("basics.py"))]
+    assert_exit(both, 0)
+    target = {t["name"]: t for t in both.json()["targets"]}["LegendrePolynomial3"]
+    [report] = target["reports"]
+    assert {p["ad"] for p in report["pairs"]} == {"reverse"}
+    [note] = [d for d in report["diagnoses"] if d["kind"] == "no_jvp"]
+    assert note["severity"] == "info" and note["location"].endswith("basics.py:18")
 
 
 def test_gradcheck_mode_rejects_an_unknown_mode():

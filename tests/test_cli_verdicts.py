@@ -12,6 +12,34 @@ import cli_util as cu
 from cli_util import assert_clean_user_error, assert_exit
 
 FILES = {
+    "signs.py": """\
+        import gradtool
+
+
+        class ThreeX(gradtool.autograd.Function):  # x * x with the derivative 3 x (wrong)
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return 3 * x * g
+
+
+        def right(x):
+            return (x * x).sum()
+        """,
+    "non_finite.py": """\
+        import gradtool
+
+
+        @gradtool.example(gradtool.tensor([1.0, float("inf"), 2.0], dtype=gradtool.float64,
+                                          requires_grad=True))
+        def doubled(x):
+            return x * 2
+        """,
     "cuts.py": """\
         import gradtool
         import gradtool as torch
@@ -400,6 +428,12 @@ COMMANDS = {
     "narrow_gradcheck": ["gradcheck", "examples/broken_wrong_gradient.py"],
     "narrow_inspect": ["inspect", "examples/inplace_trouble.py"],
     "completion": ["--show-completion", "bash"],
+    "non_finite": ["gradcheck", "--order", "2", "non_finite.py"],
+    "signs": ["gradcheck", "--no-color", "--seed", "1", "signs.py::ThreeX"],
+    "signs_long": ["gradcheck", "--no-color", "--shape", "12", "signs.py::ThreeX"],
+    "signs_fast": ["gradcheck", "--no-color", "--fast", "signs.py::right"],
+    "help": ["gradcheck", "--help"],
+    "non_finite_fast": ["gradcheck", "--fast", "--mode", "both", "non_finite.py"],
 }
 BAD_OPTIONS = {  # (args, what the message must name)
     "shape_space": (["inspect", "--shape", "2 3"], "--shape"),
@@ -587,7 +621,7 @@ def test_worst_element_is_the_max_abs_error_and_json_counts_what_it_leaves_out(r
     assert len(pair["differing"]) + pair["differing_omitted"] == 60
     assert pair["differing_omitted"] > 0
     text = cu.flat(runs["worst_text"].stdout)
-    assert f"--json lists the {len(pair['differing'])} largest" in text
+    assert f"--json lists the first {len(pair['differing'])}" in text
 
 
 # ====================================================== options and terminal
@@ -762,4 +796,91 @@ def test_a_backward_that_raises_is_a_user_code_error_and_a_refused_gradient_a_fa
                                    ["gradcheck", cu.EXAMPLES + "/broken_grad_shape.py"]])
     assert_exit(raised, 2)
     assert "raises.py:11" in cu.flat(raised.stdout) and "backward broke" in raised.stdout, raised
+    # headed as an error, as any target that raised, not as a failed check
+    assert raised.stdout.splitlines()[0].rstrip().endswith("ERROR"), raised
+    assert "FAIL" not in raised.stdout and "order 1" not in raised.stdout, raised
     assert_exit(refused, 1)
+
+
+def test_an_input_holding_inf_fails_the_check_without_numpys_warnings(runs):
+    for key in ("non_finite", "non_finite_fast"):
+        r = runs[key]
+        assert_exit(r, 1)
+        assert "non_finite_output" in r.stdout
+        assert "RuntimeWarning" not in r.stderr and "invalid value" not in r.stderr, r
+
+
+def test_pairs_are_named_in_json_and_order_2_names_each_gradient(runs):
+    [t] = runs["named_order2"].json()["targets"]
+    first, second = t["reports"]
+    assert [(p["output_name"], p["input_name"]) for p in first["pairs"]] == [
+        ("output 0", "x"), ("output 0", "w")]
+    # gradgradcheck's outputs are the gradients of loss with respect to x and w
+    assert [(p["output_name"], p["input_name"]) for p in second["pairs"]] == [
+        (f"grad w.r.t. {o}", i) for o in ("x", "w") for i in ("x", "w", "grad of loss")]
+    text = runs["named_text"].stdout
+    assert "grad w.r.t. w   grad of loss" in text and "output 1" not in text
+
+
+def test_jacobian_entries_show_no_negative_zero(runs):
+    r = runs["signs"]
+    assert_exit(r, 1)
+    assert "0 | 0" in r.stdout
+    assert not re.search(r"(^|\s)-0(\s|$)", r.stdout), r.stdout  # 3 * x * 0 for x < 0 is -0
+
+
+def test_a_list_of_differing_entries_says_its_order(runs):
+    r = runs["signs_long"]
+    assert_exit(r, 1)
+    text = cu.flat(r.stdout)
+    assert "12 differing entries, the farthest beyond the tolerance first" in text
+    listed = re.findall(r"\[(\d+)\]\s+\[\d+\]\s+(-?[\d.e+-]+)\s+(-?[\d.e+-]+)", r.stdout)
+    # |a - n| / (atol + rtol |n|) is 0.5 |n| / (1e-5 + 1e-3 |n|) here: it grows with |n|
+    # (the entries are printed to 4 digits, too few to recompute the ratios in order)
+    magnitudes = [abs(float(n)) for _, n, _ in listed]
+    assert len(magnitudes) == 12 and magnitudes == sorted(magnitudes, reverse=True)
+
+
+def test_fast_mode_fills_the_there_column_with_the_worst_projection(runs):
+    r = runs["signs_fast"]
+    assert_exit(r, 0)
+    assert re.search(r"projection \d: (-?[\d.]+) vs \1 ", r.stdout), r.stdout
+
+
+def test_boolean_options_show_as_flags_in_help(runs):
+    r = runs["help"]
+    assert_exit(r, 0)
+    assert "--fast" in r.stdout and "--strict" in r.stdout
+    assert "<bool>" not in r.stdout and "BOOLEAN" not in r.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_no_color_in_a_terminal_means_no_escape_code_at_all(tmp_path):
+    """NO_COLOR (or --no-color) on a terminal: not even bold or dim (rich keeps those)."""
+    import subprocess
+    import pty  # noqa: F401  (os.openpty is enough; pty documents the platform)
+
+    def in_terminal(args, **env):
+        master, slave = os.openpty()
+        done = subprocess.run([cu.GRADTOOL, *args], stdin=slave, stdout=slave,
+                              stderr=slave, env=cu.env(TERM="xterm-256color", **env),
+                              timeout=120)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the terminal closed: all read
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        return done.returncode, out.decode()
+    target = os.path.join(cu.REPO, "examples", "broken_wrong_gradient.py")
+    code, styled = in_terminal(["gradcheck", target])
+    assert code == 1 and "\x1b[" in styled  # a terminal gets styles by default
+    for code, out in (in_terminal(["gradcheck", target], NO_COLOR="1"),
+                      in_terminal(["gradcheck", "--no-color", target])):
+        assert code == 1 and "FAIL" in out
+        assert "\x1b[" not in out, repr(out[:300])

@@ -458,3 +458,136 @@ def test_writing_into_a_result_never_changes_the_input_tangent():
         y[0].mul_(2)
         assert fwAD.unpack_dual(x).tangent.tolist() == V
         assert fwAD.unpack_dual(y).tangent.tolist() == [2 * V[0]] + V[1:]
+
+
+# ---------------- torch's behaviour on the rest of the API (issue 25) ----------------
+def test_dual_level_is_also_a_decorator():
+    @fwAD.dual_level()
+    def tangent_of_double(x, v):
+        return fwAD.unpack_dual(fwAD.make_dual(x, v) * 2).tangent
+    np.testing.assert_allclose(tangent_of_double(t(X), t(V))._data, 2 * np.array(V))
+    with pytest.raises(RuntimeError, match="no level exists"):  # the level has exited
+        fwAD.make_dual(t(X), t(V))
+
+
+def test_inference_mode_computes_no_tangent_but_no_grad_does():
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(t(X), t(V))
+        with gt.inference_mode():
+            assert fwAD.unpack_dual(dual * 2).tangent is None
+            assert fwAD.unpack_dual(Cube.apply(dual)).tangent is None
+        with gt.no_grad():
+            assert fwAD.unpack_dual(dual * 2).tangent is not None
+
+
+def test_repr_of_a_dual_tensor_names_its_tangent():
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(t([1.0, 2.0]), t([1.0, 0.0]))
+        assert repr(dual) == ("tensor([1., 2.], dtype=gradtool.float64,\n"
+                              "       tangent=tensor([1., 0.], dtype=gradtool.float64))")
+    assert repr(dual) == "tensor([1., 2.], dtype=gradtool.float64)"  # the level exited
+
+
+class TwoOutputs(gt.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2, x * 3
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        return g1 * 2 + g2 * 3
+
+    @staticmethod
+    def jvp(ctx, x_t):
+        return x_t * 2  # one tangent for two outputs
+
+
+def test_jvp_returning_the_wrong_number_of_tangents_is_torchs_error():
+    with fwAD.dual_level(), pytest.raises(
+            RuntimeError, match=r"^Function's jvp returned an invalid number of forward "
+                                r"gradients \(expected 2 but got 1\)$"):
+        TwoOutputs.apply(fwAD.make_dual(t(X), t(V)))
+
+
+def test_fast_mode_forward_ad_mismatch_says_fast_mode():
+    x = t(X, requires_grad=True)
+    with pytest.raises(gt.autograd.GradcheckError) as error:
+        gt.autograd.gradcheck(WrongJvp.apply, (x,), check_forward_ad=True,
+                              check_backward_ad=False, fast_mode=True)
+    message = str(error.value)
+    assert message.startswith("Jacobian computed with forward mode mismatch for output 0 "
+                              "with respect to input 0,\nnumerical:tensor(")
+    assert "computed \nin fast mode" in message and "in slow mode" in message
+    assert gt.autograd.gradcheck(Cube.apply, (x,), check_forward_ad=True, fast_mode=True)
+
+
+def test_forward_over_reverse_without_create_graph_gives_the_gradient_its_tangent():
+    """grad of sum(x^3) is 3x^2, with tangent 6 x v: the Hessian-vector product, though the
+    gradient itself records no graph."""
+    x = t(X, requires_grad=True)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, t(V))
+        for wrt in (dual, x):
+            (g,) = gt.autograd.grad((dual ** 3).sum(), wrt)
+            assert not g.requires_grad
+            np.testing.assert_allclose(fwAD.unpack_dual(g).tangent._data,
+                                       6 * np.array(X) * np.array(V))
+
+
+def _forward_mode_behaviour(lib):
+    """What each issue-25 behaviour gives on lib (gradtool or torch), comparable."""
+    fw = lib.autograd.forward_ad
+    x = lib.tensor(X, dtype=lib.float64, requires_grad=True)
+    v = lib.tensor(V, dtype=lib.float64)
+    got = {}
+    with fw.dual_level():
+        dual = fw.make_dual(x.detach(), v)
+        got["repr"] = repr(dual).replace("gradtool.", "torch.")
+        with lib.inference_mode():
+            got["inference"] = fw.unpack_dual(dual * 2).tangent
+        dual = fw.make_dual(x, v)
+        (g,) = lib.autograd.grad((dual.sin() * dual).sum(), x)
+        got["fwd_over_rev"] = fw.unpack_dual(g).tangent.numpy().tolist()
+
+    class Two(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2, a * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+        @staticmethod
+        def jvp(ctx, a_t):
+            return a_t * 2
+    with fw.dual_level(), pytest.raises(RuntimeError) as error:
+        Two.apply(fw.make_dual(x.detach(), v))
+    got["jvp_count"] = str(error.value)
+
+    class Wrong(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, a_t):
+            return a_t * 3
+    with pytest.raises(RuntimeError) as error:  # (GradcheckError, as torch)
+        lib.autograd.gradcheck(Wrong.apply, (x,), check_forward_ad=True,
+                               check_backward_ad=False, fast_mode=True)
+    got["fast_mode_head"] = str(error.value).split(",")[0]
+    got["fast_mode_note"] = "in fast mode" in str(error.value)
+    return got
+
+
+@pytest.mark.parity
+def test_forward_mode_behaviour_matches_torch():
+    torch = pytest.importorskip("torch")
+    mine, theirs = _forward_mode_behaviour(gt), _forward_mode_behaviour(torch)
+    np.testing.assert_allclose(mine.pop("fwd_over_rev"), theirs.pop("fwd_over_rev"))
+    assert mine == theirs

@@ -414,3 +414,41 @@ def test_once_differentiable_results_hang_off_an_error_node_of_fresh_leaves():
     assert len(node.next_functions) == 2 and node.next_functions[1] == (None, 0)
     leaf = node.next_functions[0][0].variable
     assert leaf.is_leaf and leaf.equal(g) and leaf is not g
+
+
+def mark_dirty_docstring_example(lib):
+    """torch's FunctionCtx.mark_dirty example: forward changes its input through .numpy()."""
+    class Inplace(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x_npy = x.numpy()  # shares memory with x: numpy's += bumps no version
+            x_npy += 1
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output
+
+    a = lib.tensor(1.0, requires_grad=True, dtype=lib.double).clone()
+    b = a * a  # saves a at version 0
+    Inplace.apply(a)
+    version = a._version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation") as error:
+        b.backward()
+    return version, str(error.value).split(". ")[0]
+
+
+def test_mark_dirty_bumps_the_version_so_a_tensor_saved_before_fails_backward():
+    version, message = mark_dirty_docstring_example(gt)
+    assert version == 1
+    assert "is at version 1; expected version 0 instead" in message
+
+
+@pytest.mark.parity
+def test_mark_dirty_matches_torch():
+    torch = pytest.importorskip("torch")
+    mine, theirs = mark_dirty_docstring_example(gt), mark_dirty_docstring_example(torch)
+    assert mine[0] == theirs[0]
+    assert mine[1].split("which is")[0].replace("gradtool.", "torch.") == \
+        theirs[1].split("which is")[0]

@@ -183,6 +183,30 @@ def test_every_function_matches_torch(create_graph, vectorize):
     _assert_same(results[gt], results[torch])
 
 
+def _jvp_docstring_example(lib):
+    def exp_reducer(x):
+        return x.exp().sum(dim=1)
+    inputs = lib.rand(4, 4, dtype=lib.float64)
+    v = lib.ones(4, 4, dtype=lib.float64)
+    return lib.autograd.functional.jvp(exp_reducer, inputs, v, create_graph=True)
+
+
+def test_jvp_with_create_graph_records_torchs_graph():
+    # torch's trick: the gradient, with respect to grad_outputs, of sum's backward (an expand
+    # of an unsqueeze): its result hangs off a squeeze
+    output, jvp = _jvp_docstring_example(gt)
+    assert output.grad_fn.name() == "SumBackward1"
+    assert jvp.grad_fn.name() == "SqueezeBackward1"
+    np.testing.assert_allclose(jvp.detach().numpy(), output.detach().numpy())
+
+
+@pytest.mark.parity
+def test_jvp_docstring_example_matches_torch():
+    torch = pytest.importorskip("torch")
+    ours, theirs = _jvp_docstring_example(gt), _jvp_docstring_example(torch)
+    assert [t.grad_fn.name() for t in ours] == [t.grad_fn.name() for t in theirs]
+
+
 def _assert_same(ours, theirs, path="result"):
     if isinstance(theirs, (tuple, list)):
         assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs), path

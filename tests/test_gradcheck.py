@@ -565,3 +565,20 @@ def test_analytical_jacobian_rows_across_batched_passes():
     assert analytical.ROWS_PER_PASS < 150 and sizes_ok and types_ok
     x0 = x.detach().numpy()
     np.testing.assert_allclose(jac, np.diag(np.cos(x0) * x0 + np.sin(x0)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), 1e308], ids=["inf", "nan", "huge"])
+@pytest.mark.parametrize("options", [{}, {"fast_mode": True}, {"check_forward_ad": True},
+                                     {"check_forward_ad": True, "fast_mode": True}],
+                         ids=["full", "fast", "forward", "fast-forward"])
+def test_non_finite_inputs_leak_no_numpy_warning(value, options):
+    """An input holding inf or NaN makes central differences inf - inf: gradtool reports
+    that (non_finite_output, a failed pair), and numpy's RuntimeWarnings stay inside."""
+    x = gt.tensor([1.0, value, -value], dtype=gt.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for f in (lambda x: x * 2, lambda x: (x.sin() * x).sum()):
+            first = gradcheck_report(f, (x,), **options)
+            assert not first.passed  # inf - inf is NaN; 1e308 * 2 overflows
+            first.message()  # torch's message prints the Jacobians: huge values, no overflow
+            gradgradcheck_report(f, (x,), **options).message()

@@ -66,6 +66,19 @@ def test_list_holding_a_slice_or_sequence_indexes_as_a_tuple():
     assert x[[1, 0]].shape == (2, 3)  # a list of ints is one tensor index
 
 
+def test_range_indexes_as_the_sequence_of_ints_it_spells():
+    # the PyTorch nn tutorial's nll: input[range(n), target]
+    x = gt.arange(6.0).view(2, 3).requires_grad_()
+    picked = x[range(2), gt.tensor([2, 0])]
+    assert picked.tolist() == [2.0, 3.0] and picked.grad_fn.name() == "IndexBackward0"
+    picked.sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    assert x[range(0)].shape == (0, 3)
+    y = gt.zeros(2, 3)
+    y[range(2), [1, 2]] = 1.0
+    assert y.tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+
 def test_index_put_of_another_dtype_is_refused():
     y = gt.zeros(3, dtype=gt.float64)
     with pytest.raises(RuntimeError, match="Index put requires the source and destination"):
@@ -299,7 +312,8 @@ INDEXES = ["[0, :, [1, 0]]", "[:, 0, [1, 0]]", "[[1, 0], :, 0]", "[[1, 0], :, [1
            "[0, True]", "[[[1], [0]], 0, [1, 0]]", "[1:, [0, 2], None, 0]",
            "[lib.tensor(0), :, [1, 0]]", "[lib.tensor([0]), :, 1]", "[x.detach() > 3]",
            "[:, x.detach()[0, :, 0] > 3]", "[...]", "[:, :]", "[:]", "[0:2, 1:]", "[[0, 1]]",
-           "[[0, slice(None)]]", "[lib.tensor(True)]", "[:, -3:]", "[:, 0:100]"]
+           "[[0, slice(None)]]", "[lib.tensor(True)]", "[:, -3:]", "[:, 0:100]", "[range(2), 1, [0, 3]]",
+           "[:, range(3), range(3)]", "[[range(2), 1]]"]
 
 
 def run_index(lib, index, set_value=None):
@@ -473,3 +487,37 @@ def view_outcome(lib, code):
 @pytest.mark.parametrize("mark", [pytest.param(None, marks=parity)], ids=[""])
 def test_view_of_a_result_succeeds_or_fails_as_in_torch(code, mark):
     assert view_outcome(gt, code) == view_outcome(torch, code)
+
+
+# ---------------- double backward at 0 (a differential fuzz of double backward) ----------------
+def double_backward_at_zero(lib):
+    """(first-order gradients, whether each requires grad, second-order gradients) of
+    elu (out of place and in place) and prod over one-element slices, at inputs holding 0."""
+    out = []
+    for f in (lambda x: lib.nn.functional.elu(x * 1.0, alpha=1.5),
+              lambda x: lib.nn.functional.elu(x * 1.0, alpha=1.5, inplace=True),
+              lambda x: x.view(3, 1).prod(-1, keepdim=True),
+              lambda x: x[1].prod(),
+              lambda x: x[1:2].prod(0)):
+        x = lib.tensor([-1.0, 0.0, 0.5], dtype=lib.float64, requires_grad=True)
+        y = f(x)
+        (g,) = lib.autograd.grad((y * lib.arange(1.0, y.numel() + 1, dtype=lib.float64)
+                                  .view(y.shape)).sum(), x, create_graph=True)
+        h = lib.autograd.grad(g.sum(), x)[0].numpy().tolist() if g.requires_grad else None
+        out.append((g.detach().numpy().tolist(), g.requires_grad, h))
+    return out
+
+
+def test_elu_second_derivative_at_zero_is_zero_and_prod_of_one_zero_is_linear():
+    elu, elu_, prod_column, prod_scalar, prod_one = double_backward_at_zero(gt)
+    for g, requires_grad, h in (elu, elu_):
+        assert g == [1.5 * np.exp(-1.0), 3.0, 3.0]  # elu'(0) is the exponential side: alpha
+        assert requires_grad and h == [1.5 * np.exp(-1.0), 0.0, 0.0]  # elu''(0) = 0
+    # a product over one element holding 0 passes grad as is: nothing to differentiate again
+    for g, requires_grad, h in (prod_column, prod_scalar, prod_one):
+        assert not requires_grad and h is None
+
+
+@pytest.mark.parametrize("mark", [pytest.param(None, marks=parity)], ids=[""])
+def test_double_backward_at_zero_matches_torch(mark):
+    assert double_backward_at_zero(gt) == double_backward_at_zero(torch)

@@ -270,7 +270,9 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
     # Recording nothing, gradients travel as numpy arrays between the nodes that take them
     # (ops with array formulas): a Tensor is made only where one is handed out (hooks,
     # other nodes, leaves, autograd.grad's results).
-    on_arrays = not create_graph and not anomaly.enabled
+    # (with a dual level active, gradients stay Tensors so that they carry tangents:
+    # forward-over-reverse without create_graph, as torch)
+    on_arrays = not create_graph and not anomaly.enabled and T._dual_level is None
     captured = [None] * n_inputs
     buffers = {}          # node -> gradients of its outputs, summed as they arrive
     # ids of arrays a leaf must not keep as they are: the caller's grad_outputs, and those

@@ -10,6 +10,7 @@ import collections
 
 import numpy as np
 
+from . import grad_mode
 from . import tensor as T
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
@@ -64,8 +65,11 @@ class batched:
         return False
 
 
-class dual_level:
-    """Context manager for forward AD: every dual tensor made inside lives at this level."""
+class dual_level(grad_mode._ModeContext):
+    """Context manager for forward AD: every dual tensor made inside lives at this level.
+    Also a decorator (`@dual_level()`), as torch's."""
+
+    _bare_decorator_ok = False
 
     def __enter__(self):
         return enter_dual_level()
@@ -234,7 +238,10 @@ def write_inplace_tangent(target, tangent):
 
 
 def _input_tangents(spec, inputs):
-    """The inputs' tangents (None where an input has none), or None if none has one."""
+    """The inputs' tangents (None where an input has none), or None if none has one (or
+    in inference mode, which computes no tangent, as torch's)."""
+    if grad_mode.state.inference:
+        return None
     xs = inputs[0] if spec.variadic else inputs
     tangents = [tangent_of(x) if isinstance(x, T.Tensor) else None for x in xs]
     for t in tangents:

@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from . import forward_ad, grad_mode, observers
+from . import anomaly, forward_ad, grad_mode, observers
 from . import tensor as T
 from .engine import gradient_edge
 from .node import Node, SavedTensor
@@ -157,13 +157,15 @@ class Function:
         ctx.needs_input_grad = needs
         ctx._arg_positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         record = grad_mode.state.grad_enabled and any(needs)
-        tangents = _tangents(args) if T._dual_level is not None else None
+        tangents = _tangents(args) if T._dual_level is not None and not (
+            grad_mode.state.inference) else None
         with grad_mode.no_grad():  # (and, with dual inputs, no tangents: jvp gives them)
             if cls.setup_context is not Function.setup_context:
                 outputs = forward_ad._untracked(cls.forward, *args, **kwargs)
                 cls.setup_context(ctx, args, outputs)
             else:
                 outputs = forward_ad._untracked(cls.forward, ctx, *args, **kwargs)
+        _bump_dirty_versions(ctx._dirty)
         if tangents is not None:
             _forward_tangents(cls, ctx, args, outputs, tangents)
         if not record:
@@ -183,6 +185,15 @@ class Function:
         ctx._kept = saved
         ctx._to_save = ()
         return outs[0] if single else tuple(outs)
+
+
+def _bump_dirty_versions(dirty):
+    """As torch's _mark_dirty: each tensor marked dirty is one version on, however forward
+    changed it (in place through .numpy() bumps nothing), so a tensor saved before fails."""
+    for t in dirty:
+        counter = t._version_counter
+        counter[0] += 1
+        counter[1] = anomaly.user_site()
 
 
 def _tangents(args):
@@ -213,10 +224,10 @@ def _forward_tangents(cls, ctx, args, outputs, tangents):
         ctx._to_save_forward = ()
     single = not isinstance(outputs, tuple)
     outs = [outputs] if single else list(outputs)
-    results = [result] if single or not isinstance(result, (tuple, list)) else list(result)
+    results = list(result) if isinstance(result, (tuple, list)) else [result]
     if len(results) != len(outs):
-        raise RuntimeError(f"{cls.__name__}.jvp returned {len(results)} tangents, expected "
-                           f"{len(outs)} (one per output of forward)")
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outs)} but got {len(results)})")
     for i, (o, t) in enumerate(zip(outs, results)):
         if t is None or not isinstance(o, Tensor) or o._data.dtype.kind != "f":
             continue

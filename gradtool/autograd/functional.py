@@ -189,19 +189,18 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), J v): the Jacobian-vector product, shaped like the outputs, in forward
-    mode. v may be omitted when the input is a single element."""
-    if strict or forward_ad.T._dual_level is not None:
+    mode. v may be omitted when the input is a single element. With create_graph, by torch's
+    double-backward trick, so that the result's graph is torch's node for node."""
+    if strict or create_graph or forward_ad.T._dual_level is not None:
         return _jvp_by_double_backward(func, inputs, v, create_graph, strict)
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-    # with create_graph, the outputs and their tangents are differentiable, as torch's
-    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=create_graph)
-    v = _v_or_default(v, inputs, is_inputs_tuple, create_graph,
+    inputs = _grad_preprocess(inputs, create_graph=False, need_graph=False)
+    v = _v_or_default(v, inputs, is_inputs_tuple, False,
                       "the input to the user-provided function is", "jvp")
     if v is None:
         v = (Tensor._wrap(np.ones_like(inputs[0]._data)),)
-    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
-        outputs, result, is_outputs_tuple = _forward_mode(func, inputs, v)
-    return _returned(outputs, result, create_graph, is_outputs_tuple, is_outputs_tuple)
+    outputs, result, is_outputs_tuple = _forward_mode(func, inputs, v)
+    return _returned(outputs, result, False, is_outputs_tuple, is_outputs_tuple)
 
 
 def _forward_mode(func, inputs, tangents):

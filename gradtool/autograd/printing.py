@@ -22,7 +22,8 @@ class _Formatter:
         finite = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
         if finite.size == 0:  # all zeros, nan or inf: torch keeps width 1
             return
-        lo, hi = np.abs(finite).min(), np.abs(finite).max()
+        # (Python floats: 1e308 / 1e-308 is inf, not numpy's overflow warning)
+        lo, hi = float(np.abs(finite).min()), float(np.abs(finite).max())
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
         if self.int_mode:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
@@ -110,6 +111,10 @@ def tensor_repr(t, prefix="tensor("):
         suffixes.append(f"grad_fn=<{type(t._grad_fn).__name__}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
+    from . import forward_ad  # (imports tensor, which imports this module)
+    tangent = forward_ad.tangent_of(t) if forward_ad.T._dual_level is not None else None
+    if tangent is not None:
+        suffixes.append(f"tangent={tensor_repr(tangent)}")
     return _with_suffixes(prefix + body, suffixes, indent)
 
 

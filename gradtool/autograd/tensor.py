@@ -1628,13 +1628,17 @@ def _var_args(t, dim, unbiased, keepdim, correction):
     return (_dims(dim, t._data.ndim), correction, keepdim)
 
 
+# Any sequence of ints indexes as the int64 tensor it spells (torch: range included).
+_SEQUENCE_INDEX = (list, tuple, range, np.ndarray)
+
+
 def _index_items(index):
     """The items of an index, read as torch reads it: a tuple, or a short list holding a
     slice, None, Ellipsis, a tensor or a sequence (numpy's heuristic), is several items."""
     if isinstance(index, tuple):
         return index
     if isinstance(index, list) and len(index) < 32 and any(
-            i is None or i is Ellipsis or isinstance(i, (slice, Tensor, list, tuple, np.ndarray))
+            i is None or i is Ellipsis or isinstance(i, (slice, Tensor) + _SEQUENCE_INDEX)
             for i in index):
         return tuple(index)
     return (index,)
@@ -1675,7 +1679,7 @@ def _apply_basic(t, items, skip_full_slices):
         elif isinstance(item, slice):
             out = _slice(out, dim, item, skip_full_slices)
             dim += 1
-        elif isinstance(item, (Tensor, list, tuple, np.ndarray)):
+        elif isinstance(item, (Tensor,) + _SEQUENCE_INDEX):
             array = _index_array(item)
             advanced[dim] = array
             dim += array.ndim if array.dtype == np.bool_ else 1

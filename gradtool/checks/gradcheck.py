@@ -157,6 +157,18 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     return _verdict(report, raise_exception)
 
 
+# The checks compute with whatever the function gives, inf and NaN included, and report
+# them as findings (non_finite_output): numpy's RuntimeWarnings about them are noise to the
+# user. (The engine's ops are quiet already; only raw numpy in a user's function is quietened.)
+def _quiet_numpy(check):
+    @functools.wraps(check)  # (a wrapper of this module: the warnings' caller level holds)
+    def quietly(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return check(*args, **kwargs)
+    return quietly
+
+
+@_quiet_numpy
 def gradcheck_report(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, nondet_tol=0.0,
                      check_undefined_grad=True, check_grad_dtypes=False, fast_mode=False,
                      fast_projections=FAST_PROJECTIONS, check_forward_ad=False,
@@ -178,6 +190,7 @@ def gradcheck_report(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, nondet_tol
                   numerical_func=numerical_func, declared=declared).run()
 
 
+@_quiet_numpy
 def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                          nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
                          fast_mode=False, fast_projections=FAST_PROJECTIONS,
@@ -201,8 +214,11 @@ def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5
     output_names += [f"output {i}" for i in range(len(output_names), len(grad_outputs))]
     labels = (list(names or [f"input {i}" for i in range(len(inputs))]) +
               [f"grad of {output_names[i]}" for i in range(len(grad_outputs))])
-    check = _Check(_first_order(E, func, inputs, grad_outputs), inputs + grad_outputs, opts,
-                   order=2, labels=labels, first_order=(func, inputs), causes=causes)
+    first_order = _first_order(E, func, inputs, grad_outputs)
+    # its outputs are the gradients with respect to the inputs that got one
+    gradient_labels = lambda: [f"grad w.r.t. {labels[i]}" for i in first_order.wrt]  # noqa
+    check = _Check(first_order, inputs + grad_outputs, opts, order=2, labels=labels,
+                   first_order=(func, inputs), causes=causes, output_labels=gradient_labels)
     report = check.run()
     if setup_calls:
         report.evaluations = {"setup": setup_calls, **report.evaluations,
@@ -216,7 +232,8 @@ class _Check:
     read that state to explain the verdict."""
 
     def __init__(self, func, inputs, opts, *, order=1, labels=None, first_order=None,
-                 causes=(), function=None, numerical_func=None, declared=None):
+                 causes=(), function=None, numerical_func=None, declared=None,
+                 output_labels=None):
         self.opts = opts
         self.order = order
         self.inputs = N.as_tuple(inputs)
@@ -227,6 +244,7 @@ class _Check:
         self.first_order = first_order   # gradgradcheck: the (func, inputs) differentiated
         self.function = function         # the Function class checked on its own, if so
         self.declared = declared         # the surrogate numerical_func stands for, if any
+        self.output_labels = output_labels  # () -> the outputs' labels, after a call
         self.ev = N.Evaluator(self.E, func, self.inputs, numerical_func)
         self.numerical = {}              # input position -> [per output: (n_in, n_out)]
         self.second = {}                 # input position -> second differences per element
@@ -252,7 +270,8 @@ class _Check:
         self.report = report = GradcheckReport(
             order=self.order, mode="fast" if o.fast_mode else "full",
             options=dict(vars(o)), inputs=self._describe(self.inputs, self.labels),
-            outputs=self._describe(outs, [f"output {i}" for i in range(len(outs))]))
+            outputs=self._describe(outs, self.output_labels() if self.output_labels else
+                                   [f"output {i}" for i in range(len(outs))]))
         self._probe_hazards(versions)
         self.ev.phase = "numerical"
         try:
@@ -266,7 +285,10 @@ class _Check:
                 self._grad_output_checks()
                 self._undefined_grad_checks()
             if self.outputs and o.check_forward_ad:
-                self._forward_mode()
+                if o.fast_mode:
+                    self._fast(ad="forward")
+                else:
+                    self._forward_mode()
             if self.outputs and o.check_batched_forward_grad and not self.report.failures:
                 self._batched_forward()
         except _Stop:
@@ -383,11 +405,11 @@ class _Check:
                 f"varies). If that is expected, pass nondet_tol above {spread:.3g}.",
                 {"output_index": i, "max_difference": spread}))
 
-    def _fast(self):
+    def _fast(self, ad="reverse"):
         """torch's fast mode with fast_projections (u, v) pairs: per projection, J u from 2
         evaluations per input and v^T J from one backward per output (one for all
         projections when the output has one element); torch's checks of the analytical side
-        on the first."""
+        on the first. With ad="forward", the analytical J u is one jvp per input."""
         o = self.opts
         projections = {}
         grads = {}  # output index -> v^T J per diff input, as arrays
@@ -398,13 +420,16 @@ class _Check:
             us_l1 = [np.abs(u).sum() for u in us]
             jus = [N.directional_wrt(self.ev, self.inputs, p, u.reshape(x.shape), o.eps)
                    for p, u, x in zip(self.diff_positions, us, self.diff_inputs)]
+            if ad == "forward":
+                jvps = [self._backward(self._fast_jvp, p, u) for p, u in
+                        zip(self.diff_positions, us)]
             for i, (opos, out, v) in enumerate(zip(self.out_positions, self.outputs, vs)):
-                if i not in grads or v is not _ONE:  # one backward per v (_fast_directions)
-                    grads[i] = self._fast_vjp(i, v, reentrancy=k == 0)
+                if ad == "reverse" and (i not in grads or v is not _ONE):
+                    grads[i] = self._fast_vjp(i, v, reentrancy=k == 0)  # one backward per v
                 v_l1 = np.abs(v).sum()
                 for j, (u, u_l1, ju) in enumerate(zip(us, us_l1, jus)):
                     n = float(v @ ju[opos])
-                    a = float(grads[i][j].ravel() @ u)
+                    a = float(v @ jvps[j][i] if ad == "forward" else grads[i][j].ravel() @ u)
                     tol = o.atol * u_l1 * v_l1 + o.rtol * abs(n)
                     ratio = abs(a - n) / tol if tol else (0.0 if a == n else np.inf)
                     projections.setdefault((i, j), []).append(
@@ -413,7 +438,18 @@ class _Check:
         # torch compares input by input, then output by output
         for j in range(len(self.diff_inputs)):
             for i in range(len(self.outputs)):
-                self._fast_pair(i, j, projections[(i, j)])
+                self._fast_pair(i, j, projections[(i, j)], ad)
+
+    def _fast_jvp(self, p, u):
+        """J u of each differentiable output (flat, float64; zeros without a tangent) for
+        the tangent u of inputs[p]."""
+        x = self.inputs[p]
+        phase, self.ev.phase = self.ev.phase, "forward_ad"
+        tangents = self.E.jvp(self.ev.call, self.inputs, p, u.astype(self.E.array(x).dtype))
+        self.ev.phase = phase
+        return [np.zeros(out.numel()) if tangents[opos] is None else
+                np.asarray(tangents[opos], dtype=np.float64).reshape(-1)
+                for opos, out in zip(self.out_positions, self.outputs)]
 
     def _fast_vjp(self, i, v, reentrancy):
         """v^T J of output i, as arrays. With reentrancy, backward runs twice and the result
@@ -436,17 +472,17 @@ class _Check:
         """One differentiable output, of one element."""
         return len(self.outputs) == 1 and self.outputs[0].numel() == 1
 
-    def _fast_pair(self, i, j, projections):
+    def _fast_pair(self, i, j, projections, ad):
         worst = max(projections, key=lambda p: p["ratio"])
         failed = worst["ratio"] > 1
         errors = [abs(p["analytical"] - p["numerical"]) for p in projections]
         rel = [e / abs(p["numerical"]) for e, p in zip(errors, projections) if p["numerical"]]
         pair = PairResult(i, j, self.out_positions[i], self.diff_positions[j], "fast",
                           not failed, max(errors), max(rel, default=0.0),
-                          projections=projections)
+                          projections=projections, ad=ad)
         self.report.pairs.append(pair)
         if failed or worst["ratio"] > NEAR_PASS:
-            pair.recheck = self._recheck(i, j)
+            pair.recheck = self._recheck(i, j, ad)
         if failed:
             self._fail("jacobian_mismatch", self._fast_mismatch(pair, worst), i, j)
         elif pair.recheck is not None and not pair.recheck.passed:  # a near-pass, failing
@@ -454,17 +490,25 @@ class _Check:
             self._fail("jacobian_mismatch", self._mismatch(
                 pair.recheck, "fast mode nearly passed; gradtool's full-mode recheck"), i, j)
 
-    def _recheck(self, i, j):
-        """Pair (i, j) in full mode: 2 * numel evaluations of func, i's Jacobian rows."""
+    def _recheck(self, i, j, ad):
+        """Pair (i, j) in full mode: 2 * numel evaluations of func, and i's Jacobian rows
+        (reverse) or inputs[p]'s jvp columns (forward)."""
         p = self.diff_positions[j]
         if p not in self.numerical:
             phase, self.ev.phase = self.ev.phase, "recheck"
             self.numerical[p], self.second[p] = N.jacobian_wrt(self.ev, self.inputs, p,
                                                                self.opts.eps, self.base)
             self.ev.phase = phase
-        if i not in self.rows:
-            self.rows[i] = self._backward(A.jacobian_rows, self.E, self.outputs[i], self.diff_inputs)[0]
-        return self._pair(i, j, self.numerical[p][self.out_positions[i]], self.rows[i][j])
+        if ad == "forward":
+            analytical = self._backward(self._jvp_columns, p)[i]
+        else:
+            if i not in self.rows:
+                self.rows[i] = self._backward(A.jacobian_rows, self.E, self.outputs[i],
+                                              self.diff_inputs)[0]
+            analytical = self.rows[i][j]
+        recheck = self._pair(i, j, self.numerical[p][self.out_positions[i]], analytical)
+        recheck.ad = ad
+        return recheck
 
     def _no_differentiable_outputs(self):
         """torch: with no differentiable output the numerical Jacobian must be zero."""
@@ -608,7 +652,8 @@ class _Check:
     def _fast_mismatch(self, pair, worst):
         full = pair.recheck
         scalar = lambda v: self.E.wrap(np.asarray(v))  # noqa: E731
-        msg = (f"Jacobian mismatch for output {pair.output_index:d} with respect to input "
+        mode = "computed with forward mode " if pair.ad == "forward" else ""
+        msg = (f"Jacobian {mode}mismatch for output {pair.output_index:d} with respect to input "
                f"{pair.input_index:d},\nnumerical:{scalar(worst['numerical'])!r}\n"
                f"analytical:{scalar(worst['analytical'])!r}\n\n"
                "The above quantities relating the numerical and analytical jacobians are "
@@ -710,11 +755,14 @@ def _first_order(E, func, inputs, grad_outputs):
                        if E.is_tensor(o) and o.requires_grad]
             gos = tuple(x.requires_grad_() if i in diff_go else x
                         for i, x in enumerate(args[len(args) - n_out:]))
-            wrt = tuple(x for i, x in enumerate(input_args) if i in diff_in)
-            grads = E.grad(outputs, wrt, gos, create_graph=True, allow_unused=True)
+            wrt = sorted(diff_in)
+            grads = E.grad(outputs, tuple(input_args[i] for i in wrt), gos,
+                           create_graph=True, allow_unused=True)
+            first_order_gradients.wrt = [i for i, g in zip(wrt, grads) if g is not None]
             grads = tuple(g for g in grads if g is not None)
         E.cut_once_differentiable(grads)
         return grads
+    first_order_gradients.wrt = []
     return first_order_gradients
 
 

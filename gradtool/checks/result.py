@@ -67,6 +67,14 @@ class GradcheckReport:
     def passed(self):
         return not self.failures and self.exception is None
 
+    def input_label(self, pair):
+        """The name of pair's input (the user's parameter, or gradgradcheck's `grad of ...`)."""
+        return _label(self.inputs, pair.input_position, f"input {pair.input_index}")
+
+    def output_label(self, pair):
+        """The name of pair's output (gradgradcheck's: `grad w.r.t. x`)."""
+        return _label(self.outputs, pair.output_position, f"output {pair.output_index}")
+
     def diagnoses_of(self, kind):
         return [d for d in self.diagnoses if d.kind == kind]
 
@@ -113,3 +121,8 @@ def element_index(flat, shape):
     """A flat (C-order) index as the index tuple of an element of a tensor of `shape`."""
     shape = tuple(shape)
     return tuple(int(i) for i in np.unravel_index(int(flat), shape)) if shape else ()
+
+
+def _label(described, position, default):
+    return next((x.get("label") for x in described if x.get("position") == position),
+                None) or default

@@ -5,6 +5,8 @@ a failure the node to blame (localize.py). User-code errors raise UserCodeError 
 user's line."""
 import contextlib
 import dataclasses
+import inspect
+import os
 
 from .. import frames
 from ..loader import GENERATED, UserCodeError, example_hint, user_error
@@ -67,6 +69,7 @@ def _check(target, c, inputs, tensors, tick, *, eps, atol, rtol, fast, order, mo
     numerical, declared = L.declared_numerical(func, c.trace.function_calls)
     output_names = [o.name or f"output {o.index}" for o in c.snapshot.outputs
                     if o.requires_grad]
+    modes, skipped_forward = _forward_checkable(modes, c.custom_nodes)
     tolerances = dict(eps=eps, atol=atol, rtol=rtol, fast_mode=fast)
     options = dict(tolerances, names=names, causes=c.causes, check_forward_ad=modes[0],
                    check_backward_ad=modes[1])
@@ -94,7 +97,39 @@ def _check(target, c, inputs, tensors, tick, *, eps, atol, rtol, fast, order, mo
     for report in reports:
         if report.exception is not None:
             _locate_backward_error(report, c.custom_nodes)
+        if skipped_forward is not None:
+            report.diagnoses.append(skipped_forward)
     return TargetCheck(target, reports, names)
+
+
+def _forward_checkable(modes, custom_nodes):
+    """(modes, a note or None): a forward check needs every custom Function on the way to
+    define jvp. Without one, --mode forward is a usage error (exit 2) naming it; --mode both
+    checks the backward alone, with a note."""
+    from ..diagnosis import Diagnosis
+    from ..engines import current
+    from ..loader import UserCodeError
+    check_forward, check_backward = modes
+    base = current().Function.jvp
+    lacking = {n._forward_cls for n in custom_nodes if n._forward_cls.jvp is base} \
+        if check_forward else ()
+    if not lacking:
+        return modes, None
+    cls = sorted(lacking, key=lambda c: c.__name__)[0]
+    try:
+        where = (inspect.getsourcefile(cls), inspect.getsourcelines(cls)[1])
+    except (OSError, TypeError):  # a class made without source
+        where = None
+    message = (f"{cls.__name__} defines no jvp, so its Jacobian cannot be checked in forward "
+               f"mode (the jvp is what --mode forward checks)")
+    if not check_backward:
+        raise UserCodeError(f"{message}: define {cls.__name__}.jvp(ctx, *tangents), or check "
+                            f"the backward with --mode reverse.", location=where)
+    return (False, True), Diagnosis(
+        "no_jvp", "info", f"{message}; only the backward was checked.",
+        advice=f"define {cls.__name__}.jvp(ctx, *tangents) to check forward mode too",
+        location=where and f"{os.path.relpath(where[0])}:{where[1]}")
+
 
 
 def _over_tensors(run, n_args, tick):

@@ -116,13 +116,19 @@ def user_prints_to_stderr(json_output):
     return contextlib.nullcontext()
 
 
-def print_json(text):
-    """The --json document, on the real stdout."""
-    if _json_stdout is None:
-        print(text)
-    else:
-        _json_stdout.write(text + "\n")
-        _json_stdout.flush()
+def print_json(pieces):
+    """The --json document (its text, in pieces: report.json.chunks), on the real stdout,
+    written in blocks of about a megabyte."""
+    out = sys.stdout if _json_stdout is None else _json_stdout
+    block, size = [], 0
+    for piece in pieces:
+        block.append(piece)
+        size += len(piece)
+        if size > 1 << 20:
+            out.write("".join(block))
+            block, size = [], 0
+    out.write("".join(block) + "\n")
+    out.flush()
 
 
 def check_engines(engine, against, device=None):
@@ -166,8 +172,8 @@ def run_against(file, seed, shape, order, json_, no_color, timeout):
     except GradtoolError as e:
         fail(e, no_color)
     if json_:
-        from ..report.json import against_document, dumps
-        print_json(dumps(against_document(file, seed, shape, order, results)))
+        from ..report.json import against_document, chunks
+        print_json(chunks(against_document(file, seed, shape, order, results)))
     else:
         con = text.console(no_color=no_color)
         for i, r in enumerate(results):

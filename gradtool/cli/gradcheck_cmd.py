@@ -87,8 +87,8 @@ def gradcheck(
     except GradtoolError as e:
         common.fail(e, no_color)
     if json_:
-        from ..report.json import dumps, gradcheck_document
-        common.print_json(dumps(gradcheck_document(file, seed, shape_tuple, results)))
+        from ..report.json import chunks, gradcheck_document
+        common.print_json(chunks(gradcheck_document(file, seed, shape_tuple, results)))
     else:
         con = text.console(no_color=no_color)
         for i, r in enumerate(results):
@@ -254,34 +254,3 @@ def _suggest_reference(target, report):
                 f"({os.path.relpath(target.filename)}:{target.lineno}), "
                 f"reference_{name.lower()} being the plain code it replaces (same arguments), "
                 f"and run gradtool gradcheck --dtypes {','.join(low) or 'float32'}."))
-
-
-def _needs_example(target, report, run):
-    """A Function's backward returns None for an input gradtool generated as a tensor, and
-    forward kept that input as a plain ctx attribute (ctx.constant = constant), not through
-    save_for_backward: the user meant a number there, which gradtool cannot guess. (A
-    backward returning None for a tensor it saved is a real bug: grad_none_for_input.)"""
-    from ..loader import GENERATED, UserCodeError, example_hint
-    ctx = run.outputs[0].grad_fn if run.outputs else None
-    if target.kind != "Function" or ctx is None:
-        return
-    kept = list(vars(ctx).values())
-    for d in report.diagnoses_of("grad_none_for_input"):
-        i = d.details.get("input")
-        if i is not None and i < len(target.arg_specs) and target.arg_specs[i] is GENERATED \
-                and any(v is run.args[i] for v in kept):
-            name = target.param_names[i]
-            raise UserCodeError(
-                f"{target.name}.backward returns None for `{name}`, which gradtool generated "
-                f"as a tensor that requires grad: if `{name}` is a number, give it with "
-                f"{example_hint(target, number=name)} on {target.name} (or annotate it "
-                f"`{name}: float`); "
-                f"gradtool does not check a guess.",
-                location=(target.filename, target.lineno))
-
-
-def _counting(func, tick):
-    def counted(*a):
-        tick()
-        return func(*a)
-    return counted

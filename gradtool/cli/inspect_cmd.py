@@ -45,8 +45,8 @@ def inspect(
     except GradtoolError as e:
         common.fail(e, no_color)
     if json_:
-        from ..report.json import dumps, inspect_document
-        common.print_json(dumps(inspect_document(file, seed, shape_tuple, results)))
+        from ..report.json import chunks, inspect_document
+        common.print_json(chunks(inspect_document(file, seed, shape_tuple, results)))
     else:
         con = text.console(no_color=no_color)
         for i, c in enumerate(results):

@@ -26,7 +26,6 @@ def page(file, results):
                             f'</p></section>')
             continue
         for report in result.reports:
-            report.input_names = result.input_names
             sections.append(_target_section(len(sections), result.target, report, hover))
         if getattr(result, "reference", None) is not None:
             sections.append(_reference_section(result.target, result.reference))
@@ -38,7 +37,6 @@ def page(file, results):
 
 
 def _target_section(t, target, report, hover):
-    names = getattr(report, "input_names", None) or []
     status = "PASS" if report.passed else "FAIL"
     out = [f'<section><h2>{html.escape(target.name)} <span class="{status.lower()}">{status}'
            f'</span></h2><p class="where">{html.escape(f"{target.filename}:{target.lineno}")}'
@@ -50,9 +48,8 @@ def _target_section(t, target, report, hover):
     out.append(_diagnoses([d for d in report.diagnoses if id(d) not in paired]))
     for p, pair in enumerate(report.pairs):
         full = pair if pair.numerical is not None else pair.recheck
-        name = names[pair.input_index] if pair.input_index < len(names) else \
-            f"input {pair.input_index}"
-        head = (f'<h3>output {pair.output_index} w.r.t. {html.escape(name)} '
+        name = report.input_label(pair)
+        head = (f'<h3>{html.escape(report.output_label(pair))} w.r.t. {html.escape(name)} '
                 f'<span class="{"pass" if pair.passed else "fail"}">'
                 f'{"pass" if pair.passed else "FAIL"}</span></h3>'
                 f'<p>max abs error {_num(pair.max_abs_error)}, max rel error '

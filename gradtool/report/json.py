@@ -41,8 +41,12 @@ def clean(value):
     return value
 
 
-def dumps(document):
-    return json.dumps(clean(document), indent=2, allow_nan=False)
+def chunks(document):
+    """The document's JSON text in pieces, as the encoder makes them: written as they come,
+    a graph of 100,000 nodes never exists as one string (nor as json.dumps' list of its
+    millions of pieces). `document` is one of the *_document()s below, which return clean()
+    values: strict JSON, so encoding cannot fail half-way (and is not copied again here)."""
+    return json.JSONEncoder(indent=2, allow_nan=False).iterencode(document)
 
 
 def _tensor_summary(name, value):
@@ -125,18 +129,21 @@ def inspect_document(file_spec, seed, shape, results):
                   **_shape_fields(shape), "targets": targets})
 
 
-def pair_dict(pair):
+def pair_dict(pair, report):
     d = {k: getattr(pair, k) for k in (
         "output_index", "input_index", "output_position", "input_position", "mode", "ad",
         "passed", "max_abs_error", "max_rel_error", "worst", "n_differing", "differing",
         "projections")}
+    # names as the text report shows them: the user's parameter, gradgradcheck's gradient
+    d["input_name"] = report.input_label(pair)
+    d["output_name"] = report.output_label(pair)
     d["differing_omitted"] = pair.n_differing - len(pair.differing)
     if pair.numerical is not None:
         small = pair.numerical.size <= SMALL_JACOBIAN
         d["jacobian_shape"] = list(pair.numerical.shape)
         d["numerical"] = pair.numerical if small else None
         d["analytical"] = pair.analytical if small else None
-    d["recheck"] = None if pair.recheck is None else pair_dict(pair.recheck)
+    d["recheck"] = None if pair.recheck is None else pair_dict(pair.recheck, report)
     return clean(d)
 
 
@@ -145,7 +152,7 @@ def gradcheck_report_dict(report):
     return clean({
         "passed": report.passed, "order": report.order, "mode": report.mode,
         "options": report.options, "inputs": report.inputs, "outputs": report.outputs,
-        "pairs": [pair_dict(p) for p in report.pairs],
+        "pairs": [pair_dict(p, report) for p in report.pairs],
         "failures": [dataclasses.asdict(f) for f in report.failures],
         "diagnoses": [diagnosis_dict(d) for d in report.diagnoses],
         "evaluations": report.evaluations,

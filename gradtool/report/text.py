@@ -15,12 +15,13 @@ SEVERITY_MARK = {"error": "✗", "warning": "!", "info": "i"}
 
 
 def console(no_color=False, stderr=False):
-    """A rich Console. --no-color means plain text: no colours and no bold, dim or underline
-    either; without it, rich's own detection decides (NO_COLOR, FORCE_COLOR, a terminal).
+    """A rich Console. --no-color, or NO_COLOR set (no-color.org: non-empty), means plain
+    text: no colours and no bold, dim or underline either (rich alone keeps those under
+    NO_COLOR); else rich's own detection decides (FORCE_COLOR, a terminal).
     Pipes and CI logs get 150 columns unless COLUMNS says otherwise."""
     import os
     options = dict(stderr=stderr, highlight=False, soft_wrap=False)
-    if no_color:
+    if no_color or os.environ.get("NO_COLOR"):
         options.update(no_color=True, color_system=None)
     con = Console(**options)
     if not con.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
@@ -44,7 +45,7 @@ def fmt_bytes(n):
 def fmt_num(x):
     if x is None:
         return ""
-    return f"{x:.4g}"
+    return f"{x + 0.0:.4g}"  # (+ 0.0: -0 shows as 0; the sign of a zero is noise here)
 
 
 def node_title(node):
@@ -322,12 +323,17 @@ def _plain(value):
 def print_gradcheck(con, target, report, heading=True):
     """One GradcheckReport of a target; heading=False for the second order after the
     first (the target's name is already shown)."""
+    # a backward (or jvp) that raised ended the check: an error, as a target that raised
+    # is headed (print_target_error), not a verdict
+    error = Text(" ERROR ", style="bold white on red") if report.exception is not None else None
     verdict = Text(" PASS ", style="bold black on green") if report.passed else \
-        Text(" FAIL ", style="bold white on red")
+        error or Text(" FAIL ", style="bold white on red")
     if heading:
         con.print(Text(f"{target.name}", style="bold underline") + Text(
-            f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim"))
-    con.print(Text(f"order {report.order}: ", style="bold") + verdict)
+            f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim")
+            + (error or ""))
+    if not (heading and error):
+        con.print(Text(f"order {report.order}: ", style="bold") + verdict)
     mode = f"{'gradgradcheck' if report.order == 2 else 'gradcheck'}, {report.mode} mode"
     opts = report.options
     con.print(Text(f"{mode}, eps={opts.get('eps')}, atol={opts.get('atol')}, "
@@ -357,7 +363,11 @@ def _pair_table(report, names):
             where = (f"in{list(worst.get('input_element', ()))} → "
                      f"out{list(worst.get('output_element', ()))}: "
                      f"{fmt_num(worst.get('numerical'))} vs {fmt_num(worst.get('analytical'))}")
-        table.add_row(_output_label(report, pair), _input_label(report, pair, names),
+        elif shown.projections:  # fast mode: the projection v^T J u farthest from agreeing
+            k, p = max(enumerate(shown.projections), key=lambda kp: kp[1]["ratio"])
+            where = (f"projection {k}: {fmt_num(p['numerical'])} vs "
+                     f"{fmt_num(p['analytical'])}")
+        table.add_row(_output_label(report, pair), _input_label(report, pair),
                       fmt_num(shown.max_abs_error), fmt_num(shown.max_rel_error), where,
                       Text("ok", style="green") if shown.passed else Text("FAIL", style="red"))
     return table
@@ -377,9 +387,13 @@ def _rest_of_gradcheck(con, report, names):
         shown = pair.recheck or pair
         if not shown.passed and shown.numerical is not None:
             by = " (forward mode: jvp)" if pair.ad == "forward" else ""
-            con.print(Text(f"Jacobian{by} of output {shown.output_index} w.r.t. "
-                           f"{_input_label(report, shown, names)}: numerical | analytical, "
-                           f"{shown.n_differing} differing entries marked ≠", style="bold"))
+            shown_whole = max(shown.numerical.shape) <= JACOBIAN_SIDE_BY_SIDE
+            how = ("numerical | analytical, {} differing entries marked ≠" if shown_whole else
+                   "{} differing entries, the farthest beyond the tolerance first (|analytical"
+                   " - numerical| / (atol + rtol * |numerical|))")
+            con.print(Text(f"Jacobian{by} of {_output_label(report, shown)} w.r.t. "
+                           f"{_input_label(report, shown)}: " + how.format(shown.n_differing),
+                           style="bold"))
             con.print(_jacobians(report, shown))
     if report.declared:
         con.print(Text(f"checked against the declared surrogate gradient ({report.declared}), "
@@ -403,16 +417,18 @@ def _rest_of_gradcheck(con, report, names):
 
 
 def _output_label(report, pair):
-    """With both modes checked, each row names its analytical side: backward or jvp."""
+    """The output's label (gradgradcheck's: the gradient it is); with both modes checked,
+    each row names its analytical side: backward or jvp."""
+    label = report.output_label(pair)
     if any(p.ad == "forward" for p in report.pairs):
-        return f"output {pair.output_index} ({'jvp' if pair.ad == 'forward' else 'backward'})"
-    return f"output {pair.output_index}"
+        return f"{label} ({'jvp' if pair.ad == 'forward' else 'backward'})"
+    return label
 
 
-def _input_label(report, pair, names):
+def _input_label(report, pair):
     info = next((i for i in report.inputs if i.get("position") == pair.input_position), {})
     shape = info.get("shape")
-    text = info.get("label") or f"input {pair.input_index}"
+    text = report.input_label(pair)
     return (f"{text} {fmt_shape(shape, info.get('dtype', ''), info.get('device'))}"
             if shape is not None else text)
 
@@ -424,7 +440,7 @@ def _jacobians(report, pair):
     num, ana = pair.numerical, pair.analytical
     violation = np.abs(ana - num) > report.options["atol"] + report.options["rtol"] * np.abs(num)
     violation |= np.isnan(ana) != np.isnan(num)
-    if num.shape[0] <= JACOBIAN_SIDE_BY_SIDE and num.shape[1] <= JACOBIAN_SIDE_BY_SIDE:
+    if max(num.shape) <= JACOBIAN_SIDE_BY_SIDE:
         table = Table(box=box.SIMPLE, show_edge=False)
         table.add_column("in \\ out")
         for j in range(num.shape[1]):
@@ -433,7 +449,8 @@ def _jacobians(report, pair):
             cells = []
             for j in range(num.shape[1]):
                 differs = violation[i, j]  # marked in the text too, for --no-color
-                cells.append(Text(f"{num[i, j]:.4g} {'≠' if differs else '|'} {ana[i, j]:.4g}",
+                cells.append(Text(f"{fmt_num(num[i, j])} {'≠' if differs else '|'} "
+                                  f"{fmt_num(ana[i, j])}",
                                   style="bold red" if differs else None))
             table.add_row(str(i), *cells)
         return table
@@ -447,7 +464,7 @@ def _jacobians(report, pair):
         listed = len(pair.differing)  # what --json lists; it says how many it leaves out
         table.add_row(f"… {pair.n_differing - 20:,} more" + (
             " in --json" if listed == pair.n_differing else
-            f"; --json lists the {listed} largest"), "", "", "")
+            f"; --json lists the first {listed}"), "", "", "")
     return table
 
 

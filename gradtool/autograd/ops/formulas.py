@@ -63,6 +63,8 @@ def std_backward(grad, self, dim, correction, keepdim, result):
 
 def prod_backward(grad, self, result, dim, keepdim):
     """d prod / dx_i = product of the others; exact when some x are zero (no 0/0)."""
+    if len(self.shape) == 0:
+        return grad  # as torch: no term in self, so no second-order gradient
     if dim is None:
         dim, keepdim = tuple(range(len(self.shape))), False
     elif isinstance(dim, int):
@@ -70,6 +72,8 @@ def prod_backward(grad, self, result, dim, keepdim):
     grad = restore_reduced_dims(grad, dim, keepdim)
     result = restore_reduced_dims(result, dim, keepdim)
     is_zero = self == 0
+    if all(self.shape[d] == 1 for d in dim) and any_true(is_zero):
+        return grad  # torch's prod_safe_zeros_backward: a slice of one element, as is
     safe_self = where(is_zero, 1, self)
     zeros_in_slice = sum(is_zero, dim, keepdim=True)
     # where x_i is the only zero, the product of the others is the product of the nonzeros
@@ -264,9 +268,15 @@ def softplus_backward(grad, self, beta, threshold):
 
 def elu_backward(grad, alpha, scale, input_scale, self=None, result=None):
     """From the input (EluBackward0) or, in place, from the output (EluBackward1)."""
+    # The first derivative takes the exponential side at 0 (x <= 0), the second derivative
+    # is 0 there (torch's elu_double_backward masks x < 0): the where() below keeps x = 0
+    # out of what the second derivative sees.
     if result is not None:  # exp(x s) alpha scale = result + alpha scale where x <= 0
-        return where(result > 0, grad * scale, grad * input_scale * (result + alpha * scale))
-    negative = grad * (input_scale * alpha * scale) * exp(self * input_scale)
+        negative_part = where(result < 0, result, 0)
+        return where(result > 0, grad * scale,
+                     grad * input_scale * (negative_part + alpha * scale))
+    negative_part = where(self < 0, self, 0)
+    negative = grad * (input_scale * alpha * scale) * exp(negative_part * input_scale)
     return where(self > 0, grad * scale, negative)
 
 
