@@ -31,6 +31,7 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 import gradtool as gt
 from gradtool.autograd import tensor as tensor_module
 from gradtool.autograd.ops import derivatives as D
+from gradtool.autograd import observers
 from gradtool.autograd.ops import registry
 from gradcheck_util import check_grads
 
@@ -1161,39 +1162,43 @@ class Recorder:
         self.created, self.applied = set(), set()
 
 
-@contextlib.contextmanager
-def recording():
-    """Wrap `tensor.call` and `tensor.call_inplace` (every op's dispatch, out of place and in
-    place) and `OpNode.apply` (every op's backward)."""
-    rec = Recorder()
-    real_call, real_inplace = tensor_module.call, tensor_module.call_inplace
-    real_apply = registry.OpNode.apply
+class _SeesOps(observers.Observer):
+    """Every op's dispatch (out of place and in place): the rows whose forward built a node."""
 
-    def call(spec, inputs, args=()):
-        out = real_call(spec, inputs, args)
+    def __init__(self, rec):
+        self.rec = rec
+
+    def op(self, name, inputs, run):
+        out = run()
         for o in (out if isinstance(out, tuple) else (out,)):
-            if isinstance(o, gt.Tensor) and isinstance(o.grad_fn, spec.node_class):
-                rec.created.add(spec)
+            if not isinstance(o, gt.Tensor):
+                continue
+            nodes = [o._grad_fn]
+            if o._base is not None:  # written through a view: the base's CopySlices wraps it
+                nodes.append(getattr(o._base._grad_fn, "fn", o._base._grad_fn))
+            for node in nodes:
+                spec = getattr(type(node), "spec", None)
+                if spec is not None and name in (spec.name, spec.name + "_"):
+                    self.rec.created.add(spec)
         return out
 
-    def call_inplace(spec, inputs, args=()):
-        target = real_inplace(spec, inputs, args)
-        node = target._grad_fn if target._base is None else target._base._grad_fn
-        node = getattr(node, "fn", node)  # through a view: the base's CopySlices wraps it
-        if isinstance(node, spec.node_class):
-            rec.created.add(spec)
-        return target
+
+@contextlib.contextmanager
+def recording():
+    """Watch every op's dispatch (an observer) and wrap `OpNode.apply` (every op's
+    backward)."""
+    rec = Recorder()
+    real_apply = registry.OpNode.apply
 
     def apply(node, grads):
         rec.applied.add(type(node).spec)
         return real_apply(node, grads)
 
-    tensor_module.call, tensor_module.call_inplace = call, call_inplace
     registry.OpNode.apply = apply
     try:
-        yield rec
+        with _SeesOps(rec):
+            yield rec
     finally:
-        tensor_module.call, tensor_module.call_inplace = real_call, real_inplace
         registry.OpNode.apply = real_apply
 
 

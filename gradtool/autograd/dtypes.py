@@ -116,3 +116,11 @@ def result_type(*operands):
             continue
         groups[g] = d if groups[g] is None else promote_types(groups[g], d)
     return _combine(groups[0], _combine(groups[1], groups[2]))
+
+
+# torch's names of dtypes in its messages (C++ and legacy tensor-type names)
+C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
+                 "int64": "long int", "int32": "int", "bool": "bool"}
+LEGACY_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
+                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                      "uint8": "Byte", "bool": "Bool"}

@@ -12,8 +12,10 @@ import numpy as np
 
 import threading
 
+from . import forward_level
 from . import anomaly, grad_mode, observers
 from . import tensor as T  # tensor.py imports this module too: use T.Tensor at call time only
+from .errstate import ERRSTATE, QUIET
 from .node import AccumulateGrad, GraphRoot, accumulator_of
 from .walk import count_dependencies, topological_order
 
@@ -229,14 +231,14 @@ def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate, bat
     _running.tasks = _running.tasks + (task,)
     try:
         # Documented conventions such as sqrt'(0) = inf are results, not accidents: no warnings.
-        quiet = T.ERRSTATE.set(T.QUIET)
+        quiet = ERRSTATE.set(QUIET)
         if batch is not None:  # the formulas' ops count dims after the batch dim
             generic.batch.lead = 1
         try:
             captured = _execute(root, counts, needed, reached, captures, len(inputs or ()),
                                 retain_graph, create_graph, accumulate, batch)
         finally:
-            T.ERRSTATE.reset(quiet)
+            ERRSTATE.reset(quiet)
             generic.batch.lead = 0
         for callback in task.callbacks:
             callback()
@@ -272,7 +274,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
     # other nodes, leaves, autograd.grad's results).
     # (with a dual level active, gradients stay Tensors so that they carry tangents:
     # forward-over-reverse without create_graph, as torch)
-    on_arrays = not create_graph and not anomaly.enabled and T._dual_level is None
+    on_arrays = not create_graph and not anomaly.enabled and forward_level.active is None
     captured = [None] * n_inputs
     buffers = {}          # node -> gradients of its outputs, summed as they arrive
     # ids of arrays a leaf must not keep as they are: the caller's grad_outputs, and those

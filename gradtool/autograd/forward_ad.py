@@ -1,16 +1,16 @@
 """torch.autograd.forward_ad: dual tensors carry a tangent through every op (forward mode).
 
 Inside `dual_level()`, `make_dual(x, v)` gives a tensor whose ops also compute their output's
-tangent by the op table's jvp (see ops/derivatives.py); `unpack_dual(y)` reads it back.
+tangent by the op table's jvp (see ops/registry.py); `unpack_dual(y)` reads it back.
 A tangent lives on its tensor (the `_fw_grad` slot, with the level it belongs to), so it
-dies with it and is invisible once its level has exited. tensor.call pays one check of the
-module global `tensor._dual_level` when no level is active.
+dies with it and is invisible once its level has exited. dispatch.call pays one check of
+`forward_level.active` when no level is active.
 """
 import collections
 
 import numpy as np
 
-from . import grad_mode
+from . import forward_level, grad_mode
 from . import tensor as T
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
@@ -32,17 +32,17 @@ class _Level:
 
 
 def enter_dual_level():
-    if T._dual_level is not None:
+    if forward_level.active is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    T._dual_level = _Level(0)
+    forward_level.active = _Level(0)
     return 0
 
 
 def exit_dual_level(*, level=None):
-    if T._dual_level is None or level not in (None, T._dual_level.index):
+    if forward_level.active is None or level not in (None, forward_level.active.index):
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
                            "was created. This is not supported.")
-    T._dual_level = None
+    forward_level.active = None
 
 
 class batched:
@@ -57,7 +57,7 @@ class batched:
 
     def __enter__(self):
         enter_dual_level()
-        T._dual_level.batch = self.size
+        forward_level.active.batch = self.size
         return 0
 
     def __exit__(self, *exc):
@@ -81,7 +81,7 @@ class dual_level(grad_mode._ModeContext):
 
 def make_dual(tensor, tangent, *, level=None):
     """A view of `tensor` whose tangent is `tangent` (differentiable in backward too)."""
-    current = T._dual_level
+    current = forward_level.active
     if current is None:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
                            "make sure to enter_dual_level() first.")
@@ -110,7 +110,7 @@ def make_dual(tensor, tangent, *, level=None):
 
 def unpack_dual(tensor, *, level=None):
     """(primal, tangent) of a dual tensor; the tangent is None for any other tensor."""
-    tangent = tangent_of(tensor) if T._dual_level is not None else None
+    tangent = tangent_of(tensor) if forward_level.active is not None else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
     primal = _untracked(T.call, T.D.VIEW, (tensor,), (tensor._data.shape,))
@@ -120,12 +120,12 @@ def unpack_dual(tensor, *, level=None):
 # ---------------- the engine's side: reading, computing and writing tangents ----------------
 def _untracked(fn, *args):
     """fn run with no level active: tangents computed from tangents get none of their own."""
-    level = T._dual_level
-    T._dual_level = None
+    level = forward_level.active
+    forward_level.active = None
     try:
         return fn(*args)
     finally:
-        T._dual_level = level
+        forward_level.active = level
 
 
 def tangent_of(t):
@@ -135,15 +135,15 @@ def tangent_of(t):
         level, tangent = t._fw_grad
     except AttributeError:
         level = None
-    if level is T._dual_level:
+    if level is forward_level.active:
         return tangent
     base = t._base
-    if base is not None and T._dual_level.batch is None:
+    if base is not None and forward_level.active.batch is None:
         try:
             level, base_tangent = base._fw_grad
         except AttributeError:
             return None
-        if level is T._dual_level:
+        if level is forward_level.active:
             tangent = T.Tensor._wrap(_same_view(base_tangent._data, base._data, t._data))
             t._fw_grad = (level, tangent)
             return tangent
@@ -186,7 +186,7 @@ def _same_view(base_tangent, base, view):
 
 
 def _set(t, tangent):
-    t._fw_grad = (T._dual_level, tangent)
+    t._fw_grad = (forward_level.active, tangent)
 
 
 def propagate(spec, inputs, args, arrays, results):
@@ -195,7 +195,7 @@ def propagate(spec, inputs, args, arrays, results):
     if tangents is None:
         return
     out = _untracked(spec.tangent, inputs, args, arrays, results, tangents,
-                     T._dual_level.batch)
+                     forward_level.active.batch)
     if spec.multi_output:
         out = out if isinstance(out, (list, tuple)) else [out]
         for r, t in zip(results, out):
@@ -215,7 +215,7 @@ def inplace_tangent(spec, inputs, args, arrays, out):
         return None
     result = T.Tensor._wrap(out)
     return _untracked(spec.tangent, inputs, args, arrays, (result,), tangents,
-                      T._dual_level.batch)
+                      forward_level.active.batch)
 
 
 def write_inplace_tangent(target, tangent):
@@ -225,7 +225,7 @@ def write_inplace_tangent(target, tangent):
     if base is None:
         _set(target, tangent)
         return
-    if T._dual_level.batch is not None:
+    if forward_level.active.batch is not None:
         raise NotImplementedError("an in-place write through a view with batched tangents "
                                   "(a forward-mode Jacobian): compute it out of place, or "
                                   "use vectorize=False")
@@ -261,11 +261,11 @@ def save_output_tangent(saved, data, tangent):
     for value in saved.values():
         # (an output kept as data: is_output, or the output of a write through a view)
         if type(value) is T.SavedTensor and value._tensor is None and value._data is data:
-            value._fw_grad = (T._dual_level, tangent)
+            value._fw_grad = (forward_level.active, tangent)
 
 
 def snapshot_tangent(saved, tensor):
     """A saved input about to be overwritten in place keeps a copy of its tangent too."""
     tangent = tangent_of(tensor)
     if tangent is not None:
-        saved._fw_grad = (T._dual_level, _untracked(tangent.clone))
+        saved._fw_grad = (forward_level.active, _untracked(tangent.clone))

@@ -6,6 +6,7 @@ import functools
 
 import numpy as np
 
+from . import forward_level
 from . import anomaly, forward_ad, grad_mode, observers
 from . import tensor as T
 from .engine import gradient_edge
@@ -157,7 +158,7 @@ class Function:
         ctx.needs_input_grad = needs
         ctx._arg_positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         record = grad_mode.state.grad_enabled and any(needs)
-        tangents = _tangents(args) if T._dual_level is not None and not (
+        tangents = _tangents(args) if forward_level.active is not None and not (
             grad_mode.state.inference) else None
         with grad_mode.no_grad():  # (and, with dual inputs, no tangents: jvp gives them)
             if cls.setup_context is not Function.setup_context:
@@ -202,7 +203,7 @@ def _tangents(args):
     tangents = [forward_ad.tangent_of(a) if isinstance(a, Tensor) else None for a in args]
     if all(t is None for t in tangents):
         return None
-    batch = T._dual_level.batch
+    batch = forward_level.active.batch
     return [t if t is not None or not isinstance(a, Tensor) else
             Tensor._wrap(np.zeros(a._data.shape if batch is None else (batch,) + a._data.shape,
                                   a._data.dtype)) for a, t in zip(args, tangents)]
@@ -210,7 +211,7 @@ def _tangents(args):
 
 def _forward_tangents(cls, ctx, args, outputs, tangents):
     """Function.jvp(ctx, *tangents): the outputs' tangents, attached to them."""
-    batch = T._dual_level.batch
+    batch = forward_level.active.batch
     ctx._in_jvp = True
     try:
         if batch is None:

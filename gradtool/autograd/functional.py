@@ -9,6 +9,7 @@ double-backward trick instead); hvp uses the double-backward trick, as torch's d
 forward pass per input (forward_ad.batched: tangents with a batch dim, where torch uses vmap)."""
 import numpy as np
 
+from . import forward_level
 from . import forward_ad, grad_mode
 from .engine import grad as _grad
 from .tensor import Tensor, stack
@@ -191,7 +192,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), J v): the Jacobian-vector product, shaped like the outputs, in forward
     mode. v may be omitted when the input is a single element. With create_graph, by torch's
     double-backward trick, so that the result's graph is torch's node for node."""
-    if strict or create_graph or forward_ad.T._dual_level is not None:
+    if strict or create_graph or forward_level.active is not None:
         return _jvp_by_double_backward(func, inputs, v, create_graph, strict)
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
     inputs = _grad_preprocess(inputs, create_graph=False, need_graph=False)

@@ -2,7 +2,8 @@
 import threading
 import weakref
 
-from . import grad_mode
+from . import forward_level
+from . import anomaly, dtypes, grad_mode
 from . import tensor as T  # tensor.py imports this module too: use T.Tensor at call time only
 
 _state = grad_mode.state
@@ -255,7 +256,7 @@ class SavedTensor:
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
         if self._version_counter[0] != self.saved_version:
-            raise RuntimeError(T.version_error(self, owner))
+            raise RuntimeError(version_error(self, owner))
         if self._tensor is not None:
             return self._tensor
         if self._unpack_hook is not None:
@@ -269,7 +270,7 @@ class SavedTensor:
                 out._grad_fn, out._output_nr = owner, self._output_nr
             else:  # a copy (pack hook, in-place snapshot): reconnect to the original's graph
                 out._grad_fn, out._output_nr, out._accumulator = self._graph_edge
-        if T._dual_level is not None:  # an output saved with its tangent (forward_ad)
+        if forward_level.active is not None:  # an output saved with its tangent (forward_ad)
             try:
                 out._fw_grad = self._fw_grad
             except AttributeError:
@@ -323,3 +324,24 @@ def _as_array(unpacked, hook):
         raise TypeError(f"Output of saved tensor unpack_hook {getattr(hook, '__name__', hook)!r} "
                         f"must be a Tensor, got {type(unpacked).__name__}")
     return unpacked._data
+
+
+def version_error(saved, owner):
+    """torch's in-place error, for a saved tensor whose version moved since it was saved."""
+    array = saved._data if saved._tensor is None else saved._tensor._data
+    what = ("[gradtool.Tensor]" if array is None else
+            f"[gradtool.{dtypes.LEGACY_TYPE_NAMES.get(array.dtype.name, '')}Tensor {list(array.shape)}]")
+    if saved.is_output and owner is not None:
+        what += f", which is output {saved._output_nr} of {owner.name()},"
+    elif saved._tensor is not None and saved._tensor._grad_fn is not None:
+        t = saved._tensor
+        what += f", which is output {t._output_nr} of {t._grad_fn.name()},"
+    counter = saved._version_counter
+    beyond_torch = (f" It was saved for backward by {owner.name()}" if owner is not None
+                    else " It was saved for backward") + \
+        f"; the last in-place operation on it ran at {anomaly.format_site(counter[1])}."
+    return ("one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: {what} is at version {counter[0]}; expected "
+            f"version {saved.saved_version} instead." + beyond_torch + " Hint: enable anomaly "
+            "detection to find the operation that failed to compute its gradient, with "
+            "gradtool.autograd.set_detect_anomaly(True).")

@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 
+from . import forward_level
+
 PRECISION = 4
 LINEWIDTH = 80
 THRESHOLD = 1000
@@ -112,7 +114,7 @@ def tensor_repr(t, prefix="tensor("):
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     from . import forward_ad  # (imports tensor, which imports this module)
-    tangent = forward_ad.tangent_of(t) if forward_ad.T._dual_level is not None else None
+    tangent = forward_ad.tangent_of(t) if forward_level.active is not None else None
     if tangent is not None:
         suffixes.append(f"tangent={tensor_repr(tangent)}")
     return _with_suffixes(prefix + body, suffixes, indent)

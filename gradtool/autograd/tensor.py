@@ -5,52 +5,21 @@ import numbers
 
 import numpy as np
 
+from . import forward_level
 from . import anomaly, dtypes, engine, grad_mode, observers
 from . import device as _device
 from .observers import subscribers as _subscribers  # dispatch's one check: anyone watching?
 from .node import RemovableHandle, SavedTensor, accumulator_of
 
 _state = grad_mode.state
-try:  # numpy 2 keeps its error state in a context variable: setting it directly is ~5x
-    # cheaper than np.errstate, which matters on the per-op path
-    from numpy._core._ufunc_config import _extobj_contextvar as ERRSTATE
-    from numpy._core.umath import _make_extobj
-    QUIET = _make_extobj(all="ignore")
-except ImportError:  # pragma: no cover - a numpy that moved its internals: the public way
-    class ERRSTATE:
-        get = staticmethod(np.geterr)
-        set = staticmethod(lambda quiet: np.seterr(all="ignore"))
-        reset = staticmethod(lambda old: np.seterr(**old))
-    QUIET = None
 
 
-def _quiet_context():
-    """A context for running forwards, where numpy's error state is QUIET: Context.run costs
-    a fraction of setting and resetting the state around each op (each set allocates)."""
-    if QUIET is None:  # pragma: no cover - the public way, set and reset around each call
-        return _SetErrRunner()
-    ctx = contextvars.copy_context()
-    ctx.run(ERRSTATE.set, QUIET)
-    return ctx
 
 
-class _SetErrRunner:  # pragma: no cover - numpy without the context variable
-    @staticmethod
-    def run(fn, *args):
-        old = np.seterr(all="ignore")
-        try:
-            return fn(*args)
-        finally:
-            np.seterr(**old)
 
 
-# A Context is entered by one thread at a time, and not twice: call() uses this shared one,
-# and when it is busy (another thread's forward runs in it, or a forward came back to call),
-# the thread's own one (_forward_elsewhere).
-_QUIET = _quiet_context()
 
 
-_dual_level = None  # forward_ad's active level: ops compute tangents only while one is set
 _FLOAT64 = np.dtype(np.float64)
 _ndarray = np.ndarray
 _FLOAT32 = np.dtype(np.float32)
@@ -74,458 +43,55 @@ TopkResult = collections.namedtuple("topk", ["values", "indices"])
 MinResult = collections.namedtuple("min", ["values", "indices"])
 
 
-def call(spec, inputs, args=(), _observed=False):
-    """Run op `spec` on `inputs` (tensors or numbers) and record it in the graph when grad
-    mode is on and an input requires grad. The engine's hot path: keep it lean.
-    (_observed: this thread's observers were told already; observers.op runs it so.)"""
-    if _subscribers and not _observed and observers.watching():
-        return observers.op(spec.name, inputs, lambda: call(spec, inputs, args, _observed=True))
-    if spec.variadic:
-        arrays = ([t._data for t in inputs[0]],)
-    else:
-        arrays = []
-        for x in inputs:  # (a plain loop: a list comprehension is a function call in 3.11)
-            arrays.append(x._data if isinstance(x, Tensor) else x)
-    # _forward, inlined: as torch, inf and nan are results, not warnings (log(0), 0/0, ...)
-    forward = spec.forward
-    try:
-        out = _QUIET.run(forward, *arrays, *args) if args else _QUIET.run(forward, *arrays)
-    except ValueError as e:
-        raise RuntimeError(_shape_error(spec, arrays, e)) from None
-    except RuntimeError as e:  # (raised by Context.run, before the forward, if _QUIET is busy)
-        if not str(e).startswith("cannot enter context"):
-            raise
-        out = _forward_elsewhere(spec, arrays, args)
-    if spec.multi_output:
-        return _multi_output(spec, inputs, args, arrays, out)
-    if type(out) is not _ndarray:
-        out = _as_result(out, arrays, spec, args)
-    dtype = out.dtype
-    check = spec.dtype_check
-    if check:
-        # numpy's dtype is torch's when every tensor operand has it (scalars never upcast)
-        first = arrays[0]
-        if check == 3 or type(first) is not _ndarray or first.dtype is not dtype or (
-                check == 2 and type(arrays[1]) is _ndarray and arrays[1].dtype is not dtype):
-            out = _promoted(out, arrays, spec, args)
-            dtype = out.dtype
-    elif dtype is _FLOAT64:
-        out = _as_result(out, arrays, spec, args)
-        dtype = out.dtype
-    result = _new_tensor(Tensor, out)
-    if spec.view:
-        _share_base(inputs[0], (result,))
-    # integer and bool results (and declared non-differentiable ones) never require grad,
-    # so their op records nothing
-    if _state.grad_enabled and spec.result_differentiable and (
-            dtype is _FLOAT32 or dtype.kind == "f"):
-        node = _make_node(spec, inputs, args)
-        if node is not None:
-            result._requires_grad = True
-            result._grad_fn = node
-            plan = node._kept
-            node._kept = _save(plan, inputs, args, arrays, (result,)) if plan else {}
-    if _dual_level is not None:
-        _forward_ad.propagate(spec, inputs, args, arrays, (result,))
-    return result
 
 
-def _multi_output(spec, inputs, args, arrays, outs):
-    """call's ending for ops with several outputs (max(dim), split, ...)."""
-    node = _make_node(spec, inputs, args) if _state.grad_enabled else None
-    results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
-                    for i, o in enumerate(outs))
-    if spec.view:
-        _share_base(inputs[0], results)
-    if node is not None:
-        plan = node._kept
-        node._kept = None
-        node._output_meta = [(r._data.shape, r._data.dtype) if r._grad_fn is node else None
-                             for r in results]
-        if results[0]._grad_fn is node:
-            node._kept = _save(plan, inputs, args, arrays, results)
-    if _dual_level is not None:
-        _forward_ad.propagate(spec, inputs, args, arrays, results)
-    return results
 
 
-def call_inplace(spec, inputs, args=(), _observed=False):
-    """Op `spec` writing its result into inputs[0] (add_, mul_, copy_, __setitem__, ...):
-    checked before anything is written, bumps the version counter, and rewrites the
-    target's history (through its base, if it is a view: torch's CopySlices).
-    (_observed: as call's.)"""
-    if _subscribers and not _observed and observers.watching():
-        return observers.op(spec.name + "_", inputs,
-                            lambda: call_inplace(spec, inputs, args, _observed=True))
-    target = inputs[0]
-    _check_inplace(target)
-    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
-    out = _forward(spec, arrays, args)
-    _check_writable(spec, target, out, inputs, args)
-    tangent = (_forward_ad.inplace_tangent(spec, inputs, args, arrays, out)
-               if _dual_level is not None else None)
-    node = _make_node(spec, inputs, args) if _state.grad_enabled else None
-    if node is not None:  # inputs are saved as they were before the write
-        plan = node._kept
-        saved = node._kept = _save([e for e in plan if e[1] != "output"], inputs, args,
-                                    arrays, None)
-        for name, kind, where in plan:  # the target as input 0 is kept as it was (torch's
-            # original_self); saved as another input it is the tensor itself, and so is
-            # seen as modified in backward (m.mul_(m) fails there, as in torch)
-            if kind == "input" and where == 0 and name in saved:
-                value = saved[name]
-                if type(value) is SavedTensor and value._tensor is target:
-                    if _dual_level is not None:
-                        _forward_ad.snapshot_tangent(value, target)
-                    value.snapshot()
-    if _internal_overlap(target._data):  # only elements written: others alias them
-        np.copyto(target._data, out, casting="same_kind", where=out != target._data)
-    else:
-        np.copyto(target._data, out, casting="same_kind")
-    counter = target._version_counter
-    counter[0] += 1
-    counter[1] = anomaly.user_site()  # named in the error if a saved tensor was overwritten
-    if node is not None:
-        from . import views
-        views.rebase_history(target, node)
-        outputs = _save([e for e in plan if e[1] == "output"], inputs, args, arrays, (target,))
-        if target._base is not None:  # as torch, the saved output of a write through a view
-            # unpacks onto the view's new history (over CopySlices), not onto this node
-            for value in outputs.values():
-                value.is_output = False
-                value._graph_edge = (target._grad_fn, target._output_nr, None)
-        saved.update(outputs)
-    if tangent is not None:
-        _forward_ad.write_inplace_tangent(target, tangent)
-        if node is not None:
-            _forward_ad.save_output_tangent(saved, target._data, tangent)
-    return target
 
 
-def _forward(spec, arrays, args):
-    """spec.forward on the input arrays, with torch's dtype for the result."""
-    # As torch, inf and nan are results, not warnings (log(0), 0/0, exp(1000), ...).
-    # Backward already runs quiet: ops it runs find the state set and leave it.
-    token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
-    try:
-        out = spec.forward(*arrays, *args) if args else spec.forward(*arrays)
-    except ValueError as e:
-        raise RuntimeError(_shape_error(spec, arrays, e)) from None
-    finally:
-        if token is not None:
-            ERRSTATE.reset(token)
-    if spec.multi_output:
-        return tuple(_as_result(o, arrays, spec) for o in out)
-    return _as_result(out, arrays, spec, args)
 
 
-def _forward_elsewhere(spec, arrays, args):
-    """call's forward when _QUIET is busy: in this thread's own quiet context, or as it is if
-    that one is busy too (a forward that came back to call() runs in it already)."""
-    quiet = _state.quiet_context
-    if quiet is None:
-        quiet = _state.quiet_context = _quiet_context()
-    try:
-        return quiet.run(spec.forward, *arrays, *args)
-    except ValueError as e:
-        raise RuntimeError(_shape_error(spec, arrays, e)) from None
-    except RuntimeError as e:
-        if not str(e).startswith("cannot enter context"):
-            raise
-    try:
-        return spec.forward(*arrays, *args)
-    except ValueError as e:
-        raise RuntimeError(_shape_error(spec, arrays, e)) from None
 
 
-def _make_node(spec, inputs, args=()):
-    """The op's backward node, with one edge per differentiable input, or None when no input
-    requires grad. Its `_kept` holds what to save (the spec's plan for the inputs that
-    require grad) until the caller replaces it by the saved values."""
-    variadic = spec.variadic
-    if variadic:
-        tensors = inputs[0]
-    elif spec.all_differentiable:
-        tensors = inputs
-    else:
-        tensors = [inputs[p] for p in spec.diff_positions]
-    mask = 0
-    bit = 1
-    edges = []
-    metas = []
-    for x in tensors:
-        if isinstance(x, Tensor):
-            if x._base is not None and x._base_grad_fn is not x._base._grad_fn:
-                _refresh_view(x)
-            if x._requires_grad:
-                mask |= bit
-                fn = x._grad_fn
-                edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
-                data = x._data
-                shape = data.shape
-                meta = _METAS.get(shape)
-                if meta is None or meta[1] is not data.dtype:
-                    meta = _shared_meta(shape, data.dtype)
-                metas.append(meta)
-                bit <<= 1
-                continue
-        edges.append(_NO_EDGE)
-        metas.append(None)
-        bit <<= 1
-    if not mask:
-        return None
-    # Node.__init__'s fields, set here: no __init__ frame on the hot path
-    node = _new_object(spec.node_class)
-    node.next_functions = tuple(edges)
-    node._input_meta = tuple(metas)
-    # (variadic: one formula gives the gradients of the whole list)
-    node._kept = spec.save_plans[1 if variadic else mask]
-    node._hooks = node._metadata = None
-    node._args = args  # its non-tensor arguments: torch exposes each as _saved_<name>
-    node._anomaly_trace = anomaly.user_site() if anomaly.enabled else None
-    return node
 
 
-# The (shape, dtype) pairs of the nodes' _input_meta, one per shape (with the last dtype
-# seen): a pair (and its shape tuple) per recorded input would be two more GC-tracked
-# allocations per op, which long graphs pay for in every collection that scans them.
-_METAS = {}
 
 
-def _shared_meta(shape, dtype):
-    if len(_METAS) >= 4096:  # bounded: shapes that keep changing must not pile up
-        _METAS.clear()
-    meta = _METAS[shape] = (shape, dtype)
-    return meta
 
 
-def _wrap_output(spec, array, node, i):
-    r = Tensor._wrap(array)
-    # integer and bool results (and declared non-differentiable outputs) never require grad
-    if node is not None and array.dtype.kind == "f" and (
-            spec.outputs == "many" or spec.outputs[i] not in spec.nondiff_outputs):
-        r._requires_grad, r._grad_fn, r._output_nr = True, node, i
-    return r
 
 
-def _save(plan, inputs, args, arrays, results):
-    """What the node's formulas read, by name (torch's `_saved_<name>`); `plan` is the
-    spec's (name, kind, where) list for the inputs that require grad."""
-    saved = {}
-    for name, kind, where in plan:
-        if kind == "input":
-            v = inputs[where]
-            saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
-        elif kind == "output":
-            saved[name] = SavedTensor(results[where], True)  # is_output (a keyword costs more)
-        elif kind == "arg":
-            saved[name] = args[where]
-        else:
-            index, suffix = where
-            saved[name] = derived(arrays[index], suffix)
-    return saved
 
 
-def _share_base(source, views):
-    """Results of view ops share memory and the version counter with the root base."""
-    base = source._base if source._base is not None else source
-    for v in views:
-        v._base = base
-        v._base_grad_fn = base._grad_fn
-        v._version_counter = base._version_counter
-        v._is_inference = base._is_inference
 
 
-def _refresh_view(view):
-    """An in-place op changed the base's history since this view was made: the view's own
-    history is regenerated from the base's (torch replays the view the same way)."""
-    from . import views
-    views.regenerate(view)
 
 
-def sync_view(t):
-    """Bring a view's history up to date before anyone reads it."""
-    if t._base is not None and t._base_grad_fn is not t._base._grad_fn:
-        _refresh_view(t)
 
 
-def _check_inplace(target):
-    if target._is_inference and not _state.inference:
-        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
-                           "allowed.You can make a clone to get a normal tensor before doing "
-                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
-                           "details.")
-    if not _state.grad_enabled:
-        return
-    base = target._base
-    if base is None and target._requires_grad and target._grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    if base is not None and base._requires_grad and base._grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
 
 
-def _check_writable(spec, target, out, inputs, args):
-    """torch's memory-overlap checks: no write to a tensor whose elements share memory (an
-    expand; fill_, zero_, masked_fill_ and index_put_ may), nor from an input that overlaps
-    the target partly (index_put_: at all)."""
-    data = target._data
-    shape = data.shape
-    if out.shape != shape:
-        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
-                           f"{list(out.shape)}")
-    if not np.can_cast(out.dtype, data.dtype, casting="same_kind"):
-        raise RuntimeError(f"result type {_LEGACY_TYPE_NAMES.get(out.dtype.name)} can't be cast "
-                           f"to the desired output type "
-                           f"{_LEGACY_TYPE_NAMES.get(data.dtype.name)}")
-    if spec is _D.COPY and isinstance(inputs[1], Tensor) and _same_data(data, inputs[1]._data):
-        return  # a copy onto itself: torch writes nothing, so checks nothing
-    if not data.flags.writeable or (not spec.writes_overlapping and _internal_overlap(data)):
-        raise RuntimeError("unsupported operation: more than one element of the written-to "
-                           "tensor refers to a single memory location. Please clone() the tensor "
-                           "before performing the operation.")
-    counter = target._version_counter
-    if spec is _D.FILL_TENSOR or spec is _D.INDEX_PUT and _is_masked_fill(inputs[1], args[0]):
-        return  # torch fills with the value's number (index_put_ of one element through a
-        # mask is its masked_fill_): nothing read overlaps
-    for x in inputs[1:]:  # (tensors on the same memory share the version counter)
-        if isinstance(x, Tensor) and x._version_counter is counter and (
-                _overlap(data, x._data, full_allowed=not spec.reads_no_overlap)
-                if x is not target else spec.reads_no_overlap):
-            raise RuntimeError("unsupported operation: some elements of the input tensor and "
-                               "the written-to tensor refer to a single memory location. Please "
-                               "clone() the tensor before performing the operation.")
 
 
-def _is_masked_fill(value, indices):
-    masks = [i for i in indices if isinstance(i, np.ndarray)]
-    return (isinstance(value, Tensor) and value._data.size == 1 and value._data.ndim == 0
-            and len(masks) == 1 and masks[0].dtype == np.bool_)
 
 
-def _internal_overlap(a):
-    return 0 in a.strides and a.size > 1 and any(
-        s == 0 and n > 1 for s, n in zip(a.strides, a.shape))
 
 
-def _dense(a):
-    """torch's is_non_overlapping_and_dense: some order of the dims is C-contiguous."""
-    expected = a.itemsize
-    for stride, n in sorted(zip(a.strides, a.shape)):
-        if n == 1:
-            continue
-        if stride != expected:
-            return False
-        expected *= n
-    return True
 
 
-def _same_data(a, b):
-    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
-            and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype)
 
 
-def _overlap(a, b, full_allowed):
-    """Whether a and b overlap in a way torch refuses: partly (or at all, unless
-    full_allowed); decided, as torch, only when both are dense (otherwise too hard: allowed)."""
-    if a.size == 0 or b.size == 0 or not (_dense(a) and _dense(b)):
-        return False
-    start_a, start_b = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
-    if start_a == start_b and a.shape == b.shape and a.strides == b.strides:
-        return not full_allowed
-    return start_a < start_b + b.size * b.itemsize and start_b < start_a + a.size * a.itemsize
 
 
-def _as_result(out, arrays, spec, args=()):
-    """numpy gives scalars for 0-d results and float64 where torch keeps float32 (int inputs,
-    NumPy scalars): make it an array of torch's dtype."""
-    if type(out) is not np.ndarray:
-        out = np.asarray(out)
-    if spec.promotion is not None:
-        return _promoted(out, arrays, spec, args)
-    if out.dtype is _FLOAT64 and spec.promotes_dtype and not any(
-            isinstance(a, np.ndarray) and a.dtype is _FLOAT64 for a in _flat(arrays)):
-        out = out.astype(_FLOAT32)
-    return out
 
 
-def _promoted(out, arrays, spec, args):
-    """The op's result in torch's dtype (dtypes.result_type of its operands): where numpy's
-    promotion differs (0-d arrays and NumPy scalars count fully in numpy, integer true
-    division gives float64, ...), computed again on operands cast to that dtype."""
-    operands = list(arrays[0]) if spec.variadic else [arrays[p] for p in spec.diff_positions]
-    operands += [args[i] for i in spec.promoted_args]
-    want = dtypes.result_type(*operands)
-    if spec.promotion == "float" and want.kind != "f":
-        want = dtypes.DEFAULT_FLOAT
-    if out.dtype == want:
-        return out
-    if spec.variadic:
-        cast = ([a.astype(want, copy=False) for a in arrays[0]],)
-    else:
-        cast = list(arrays)
-        for p in spec.diff_positions:
-            if isinstance(cast[p], (np.ndarray, np.generic)):
-                cast[p] = cast[p].astype(want, copy=False)
-    args = tuple(want.type(a) if i in spec.promoted_args and isinstance(a, np.generic) else a
-                 for i, a in enumerate(args))
-    token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
-    try:
-        out = np.asarray(spec.forward(*cast, *args))
-    finally:
-        if token is not None:
-            ERRSTATE.reset(token)
-    return out if out.dtype == want else out.astype(want)
 
 
-def _flat(arrays):
-    for a in arrays:
-        if isinstance(a, list):
-            yield from a
-        else:
-            yield a
 
 
-def _shape_error(spec, arrays, error):
-    shapes = [np.shape(a) for a in _flat(arrays) if isinstance(a, np.ndarray)]
-    if len(shapes) == 2 and spec.broadcasts:
-        a, b = shapes
-        for i in range(1, max(len(a), len(b)) + 1):
-            sa = a[-i] if i <= len(a) else 1
-            sb = b[-i] if i <= len(b) else 1
-            if sa != sb and sa != 1 and sb != 1:
-                return (f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) "
-                        f"at non-singleton dimension {max(len(a), len(b)) - i}")
-    return f"{spec.name}: {error} (shapes {', '.join(str(list(s)) for s in shapes)})"
 
 
-_C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
-                 "int64": "long int", "int32": "int", "bool": "bool"}
-_LEGACY_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
-                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                      "uint8": "Byte", "bool": "Bool"}
 
-
-def version_error(saved, owner):
-    """torch's in-place error, for a saved tensor whose version moved since it was saved."""
-    array = saved._data if saved._tensor is None else saved._tensor._data
-    what = ("[gradtool.Tensor]" if array is None else
-            f"[gradtool.{_LEGACY_TYPE_NAMES.get(array.dtype.name, '')}Tensor {list(array.shape)}]")
-    if saved.is_output and owner is not None:
-        what += f", which is output {saved._output_nr} of {owner.name()},"
-    elif saved._tensor is not None and saved._tensor._grad_fn is not None:
-        t = saved._tensor
-        what += f", which is output {t._output_nr} of {t._grad_fn.name()},"
-    counter = saved._version_counter
-    beyond_torch = (f" It was saved for backward by {owner.name()}" if owner is not None
-                    else " It was saved for backward") + \
-        f"; the last in-place operation on it ran at {anomaly.format_site(counter[1])}."
-    return ("one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: {what} is at version {counter[0]}; expected "
-            f"version {saved.saved_version} instead." + beyond_torch + " Hint: enable anomaly "
-            "detection to find the operation that failed to compute its gradient, with "
-            "gradtool.autograd.set_detect_anomaly(True).")
 
 
 def _dim(d, ndim):
@@ -952,8 +518,8 @@ class Tensor:
         for name, m in (("mat1", mat1), ("mat2", mat2)):
             if m.dtype != self.dtype:
                 raise RuntimeError(f"self and {name} must have the same dtype, but got "
-                                   f"{_LEGACY_TYPE_NAMES.get(self._data.dtype.name)} and "
-                                   f"{_LEGACY_TYPE_NAMES.get(m._data.dtype.name)}")
+                                   f"{dtypes.LEGACY_TYPE_NAMES.get(self._data.dtype.name)} and "
+                                   f"{dtypes.LEGACY_TYPE_NAMES.get(m._data.dtype.name)}")
         size = (mat1.shape[0], mat2.shape[1])
         if not _broadcastable(tuple(self.shape), size):
             raise RuntimeError(f"The expanded size of the tensor ({size[-1]}) must match the "
@@ -1125,7 +691,7 @@ class Tensor:
         self._data = out._data
         if out._grad_fn is not None:
             self._grad_fn, self._requires_grad = out._grad_fn, True
-        if _dual_level is not None and hasattr(out, "_fw_grad"):  # its tangent, transposed
+        if forward_level.active is not None and hasattr(out, "_fw_grad"):  # its tangent, transposed
             self._fw_grad = out._fw_grad
         self._version_counter[0] += 1
         return self
@@ -1179,7 +745,7 @@ class Tensor:
         if t._data.dtype.kind != "f":
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
                                f"either a floating point or complex dtype. Got: "
-                               f"{_LEGACY_TYPE_NAMES.get(t._data.dtype.name)}")
+                               f"{dtypes.LEGACY_TYPE_NAMES.get(t._data.dtype.name)}")
         if dim is None:
             return call(_D.MEAN, (t,))
         return call(_D.MEAN_DIM, (t,), (_dims(dim, t._data.ndim), keepdim))
@@ -1628,158 +1194,24 @@ def _var_args(t, dim, unbiased, keepdim, correction):
     return (_dims(dim, t._data.ndim), correction, keepdim)
 
 
-# Any sequence of ints indexes as the int64 tensor it spells (torch: range included).
-_SEQUENCE_INDEX = (list, tuple, range, np.ndarray)
 
 
-def _index_items(index):
-    """The items of an index, read as torch reads it: a tuple, or a short list holding a
-    slice, None, Ellipsis, a tensor or a sequence (numpy's heuristic), is several items."""
-    if isinstance(index, tuple):
-        return index
-    if isinstance(index, list) and len(index) < 32 and any(
-            i is None or i is Ellipsis or isinstance(i, (slice, Tensor) + _SEQUENCE_INDEX)
-            for i in index):
-        return tuple(index)
-    return (index,)
 
 
-def _apply_basic(t, items, skip_full_slices):
-    """torch's applySlicing: ints, slices, None, Ellipsis and bools become views of `t`
-    (select, slice, unsqueeze), one dim at a time; the tensor indices are kept for a single
-    advanced indexing after them, at the dims they address in that view: so an int next to
-    a tensor index is a select (x[0, :, [1, 0]] of a (2, 3, 4) tensor is (3, 2), not
-    numpy's (2, 3)). Returns (view, {dim: index array})."""
-    ndim = t._data.ndim
-    specified = 0
-    for item in items:
-        if isinstance(item, Tensor):
-            specified += item._data.ndim if item._data.dtype == np.bool_ else 1
-        elif not (item is None or item is Ellipsis or isinstance(item, (bool, np.bool_))):
-            specified += 1
-    if specified > ndim:
-        raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    out, dim, advanced = t, 0, {}
-    for item in items:
-        if isinstance(item, Tensor) and item._data.ndim == 0:
-            item = item._data.item()  # a 0-d tensor indexes as the number it holds
-        if item is Ellipsis:
-            dim += ndim - specified
-        elif item is None or isinstance(item, (bool, np.bool_)):
-            out = call(_D.UNSQUEEZE, (out,), (dim,))
-            if item is not None:  # True: the new dim, kept; False: emptied
-                advanced[dim] = np.zeros(1 if item else 0, dtype=np.int64)
-            dim += 1
-        elif isinstance(item, numbers.Integral):
-            size = out._data.shape[dim]
-            if not -size <= item < size:
-                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size "
-                                 f"{size}")
-            out = call(_D.SELECT, (out,), (dim, int(item) % size))
-        elif isinstance(item, slice):
-            out = _slice(out, dim, item, skip_full_slices)
-            dim += 1
-        elif isinstance(item, (Tensor,) + _SEQUENCE_INDEX):
-            array = _index_array(item)
-            advanced[dim] = array
-            dim += array.ndim if array.dtype == np.bool_ else 1
-        else:
-            raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
-                            f"byte Variables are valid indices (got {type(item).__name__})")
-    return out, advanced
 
 
-def _slice(t, dim, item, skip_full):
-    """t[..., start:stop:step] along dim; torch skips a slice from 0 to the end in steps of 1
-    inside a tuple index (x[:, :] is an alias of x), never alone (x[:] is a SliceBackward0)."""
-    step = 1 if item.step is None else _as_int(item.step)
-    if step <= 0:
-        raise ValueError("step must be greater than zero")
-    size = t._data.shape[dim]
-    start, stop, _ = item.indices(size)
-    if skip_full and item.start in (None, 0) and step == 1 and (
-            item.stop is None or _as_int(item.stop) >= size):
-        return t
-    return call(_D.SLICE, (t,), (dim, start, max(start, stop), step))
 
 
-def _as_int(i):
-    return int(i._data.item()) if isinstance(i, Tensor) else int(i)
 
 
-def _index_array(item):
-    """A tensor index as an int64 or bool array (an empty list is an empty int index)."""
-    array = item._data if isinstance(item, Tensor) else np.asarray(
-        [_index_array(i) if isinstance(i, Tensor) else i for i in item]
-        if isinstance(item, (list, tuple)) else item)
-    if array.dtype.kind not in "iub" and not (array.size == 0 and array.dtype.kind == "f"):
-        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    return array if array.dtype.kind in "ib" else array.astype(np.int64)
 
 
-def _advanced_index(advanced):
-    """The numpy index for the tensor indices found by _apply_basic: numpy's rules then
-    agree with torch's (indexed dims stay in place when adjacent, else go first)."""
-    return tuple(advanced.get(d, slice(None)) for d in range(max(advanced) + 1))
 
 
-def _getitem(t, index):
-    """Indexing as torch does it: views for ints, slices and None, then IndexBackward0 for
-    tensor and list indices."""
-    items = _index_items(index)
-    if len(items) == 1 and isinstance(items[0], slice) and not isinstance(index, tuple):
-        return _slice(t, 0, items[0], skip_full=False)
-    out, advanced = _apply_basic(t, items, skip_full_slices=True)
-    if advanced:
-        return call(_D.INDEX, (out,), (_advanced_index(advanced),))
-    if out is t:  # t[...] or t[:, :]: still a new tensor, as in torch
-        out = call(_D.ALIAS, (t,))
-    return out
 
 
-def _setitem(t, index, value):
-    """torch's set_item: the view the basic items select is filled (fill_), copied into
-    (copy_), or index_put_ where tensor indices follow."""
-    items = _index_items(index)
-    if index is False:
-        return  # nothing selected
-    if index is True:  # (alone, not in a tuple: a plain new dim)
-        items = (None,)
-    view, advanced = _apply_basic(t, items, skip_full_slices=True)
-    if not isinstance(value, Tensor):  # a number is a 0-d tensor of t's dtype
-        value = Tensor._wrap(np.asarray(value, dtype=t._data.dtype))
-    if not advanced and value._data.shape == view._data.shape:
-        view.copy_(value)
-        return
-    if not advanced and value._data.ndim == 0:
-        view.fill_(value)
-        return
-    shape = value._data.shape
-    lead = 0
-    while lead < len(shape) and shape[lead] == 1:  # as torch: leading 1s are dropped
-        lead += 1
-    if lead:
-        value = call(_D.VIEW, (value,), (shape[lead:],))  # (a view always can: torch views)
-    if advanced:
-        if value._data.dtype != t._data.dtype:
-            raise RuntimeError(f"Index put requires the source and destination dtypes match, "
-                               f"got {_LEGACY_TYPE_NAMES.get(t._data.dtype.name)} for the "
-                               f"destination and {_LEGACY_TYPE_NAMES.get(value._data.dtype.name)}"
-                               f" for the source.")
-        call_inplace(_D.INDEX_PUT, (view, value), (_advanced_index(advanced), False))
-    else:  # broadcast first, as torch (so a value on the view's own memory overlaps fully)
-        view.copy_(value.expand(view._data.shape))
 
 
-def _checked_mask(t, mask):
-    mask = _as_tensor(mask)
-    if mask._data.dtype != np.bool_:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_C_TYPE_NAMES.get(mask._data.dtype.name)}")
-    if np.broadcast_shapes(mask._data.shape, t._data.shape) != t._data.shape:
-        raise RuntimeError(f"The size of the mask {list(mask._data.shape)} must be "
-                           f"broadcastable to the tensor {list(t._data.shape)}")
-    return mask
 
 
 def _scalar(value):
@@ -1802,96 +1234,10 @@ def minimum(input, other):
     return call(_D.MINIMUM, (input, _as_tensor(other)))
 
 
-def matmul(input, other):
-    """torch's matmul; exact torch node names for the mm, mv, dot and bmm shapes."""
-    a, b = input.dim(), other.dim()
-    if a == 0 or b == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
-                           f"{a}D and {b}D")
-    if input._data.dtype != other._data.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_C_TYPE_NAMES.get(input._data.dtype.name)} != "
-                           f"{_C_TYPE_NAMES.get(other._data.dtype.name)}")
-    k_a = input.shape[-1]
-    k_b = other.shape[-2] if b >= 2 else other.shape[0]
-    if k_a != k_b:
-        if a == 1 and b == 1:
-            raise RuntimeError(f"inconsistent tensor size, expected tensor [{k_a}] and src "
-                               f"[{k_b}] to have the same number of elements, but got {k_a} and "
-                               f"{k_b} elements respectively")
-        rows = int(np.prod(input.shape[:-1])) if a > 1 else 1
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k_a} and "
-                           f"{k_b}x{other.shape[-1] if b > 1 else 1})")
-    if a == 2 and b == 2:
-        return call(_D.MM, (input, other))
-    if a == 1 and b == 1:
-        return call(_D.DOT, (input, other))
-    if a == 2 and b == 1:
-        return call(_D.MV, (input, other))
-    if a == 1 and b == 2:  # torch: unsqueeze(0).mm(...).squeeze_(0)
-        return call(_D.SQUEEZE_, (call(_D.MM, (input.unsqueeze(0), other)),), (0,))
-    return _batched_matmul(input, other)
 
 
-def _batched_matmul(t1, t2):
-    """matmul with a batch (ATen's _matmul_impl, op for op, so the graph has torch's nodes
-    and saves what torch's saves): the larger operand folded into a matrix for one mm / mv
-    when that needs no copy or the other operand requires grad, else both expanded to a
-    common batch and reshaped for one bmm."""
-    a, b = t1._data.ndim, t2._data.ndim
-    # a batch of one that requires grad is squeezed, so that its gradient is an mm's
-    if a == 3 and b == 3 and t1._data.shape[0] != t2._data.shape[0]:
-        if t1._data.shape[0] == 1 and t1._requires_grad:
-            return matmul(t1.squeeze(0), t2)
-        if t2._data.shape[0] == 1 and t2._requires_grad:
-            return matmul(t1, t2.squeeze(0))
-    if _should_fold(t1, t2):
-        transposed = b > a
-        big = t2.mT if transposed else t1
-        small = (t1.t() if a == 2 else t1) if transposed else t2
-        shape = tuple(big._data.shape[:-1])
-        folded = big.reshape(int(np.prod(shape)), big._data.shape[-1])
-        if small._data.ndim == 1:
-            return call(_D.UNSAFE_VIEW, (call(_D.MV, (folded, small)),), (shape,))
-        out = call(_D.UNSAFE_VIEW, (call(_D.MM, (folded, small)),),
-                   (shape + (small._data.shape[1],),))
-        return out.mT.contiguous() if transposed else out
-    n, m1 = (t1._data.shape[-2] if a > 1 else 1), t1._data.shape[-1]
-    m2, p = (t2._data.shape[-2], t2._data.shape[-1]) if b > 1 else (t2._data.shape[0], 1)
-    try:
-        batch = np.broadcast_shapes(t1._data.shape[:-2], t2._data.shape[:-2] if b > 1 else ())
-    except ValueError:
-        raise RuntimeError(f"The size of tensor a ({t1._data.shape[-3]}) must match the size of "
-                           f"tensor b ({t2._data.shape[-3]}) at non-singleton dimension "
-                           f"{max(a, b) - 3}") from None
-    size = int(np.prod(batch))
-    out = call(_D.BMM, (t1.expand(batch + (n, m1)).reshape(size, n, m1),
-                        (t2 if b > 1 else t2.unsqueeze(-1)).expand(batch + (m2, p))
-                        .reshape(size, m2, p)))
-    if b == 1:
-        out = out.squeeze(-1)
-    return call(_D.UNSAFE_VIEW, (out,), (batch + ((n,) if a > 1 else ()) + ((p,) if b > 1 else ()),))
 
 
-def _should_fold(t1, t2):
-    """torch's should_fold: the larger operand (>= 3-D, beside a 1- or 2-D one) is folded into
-    a matrix when the other requires grad (its gradient is then an mm, not a bmm and a sum)
-    or when folding needs no copy."""
-    a, b = t1._data.ndim, t2._data.ndim
-    larger = a >= b
-    if not (max(a, b) >= 3 and min(a, b) <= 2):
-        return False
-    if (t2 if larger else t1)._requires_grad:
-        return True
-    if a == 2:  # folding the other's transpose would need a copy of the result
-        return False
-    big = (t1 if larger else t2)._data
-    if big.size == 0:
-        return True
-    shape, strides = list(big.shape), [s // big.itemsize for s in big.strides]
-    if not larger:  # the transpose of t2
-        shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
-    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
@@ -1903,7 +1249,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         x = x.to(dtype)
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
-                           f"as input. Got {_LEGACY_TYPE_NAMES.get(x._data.dtype.name)}")
+                           f"as input. Got {dtypes.LEGACY_TYPE_NAMES.get(x._data.dtype.name)}")
     dims = None if dim is None else _dims(dim, x._data.ndim)
     return call(_D.NORM, (x,), (ord, dims, keepdim))
 
@@ -1959,7 +1305,12 @@ def stack(tensors, dim=0, *, axis=None):
     return call(_D.STACK, (tensors,), (_dim(dim, tensors[0].dim() + 1),))
 
 
-from .ops import derivatives as _D  # noqa: E402  (the table's formulas use Tensor: import last)
+# (these modules use Tensor: imported last)
+from . import dispatch as _dispatch  # noqa: E402
+from .dispatch import _check_inplace, call, call_inplace, sync_view  # noqa: E402
+from .indexing import _checked_mask, _getitem, _setitem  # noqa: E402
+from .matmul import matmul  # noqa: E402
+from .ops import derivatives as _D  # noqa: E402
 from .ops.registry import derived  # noqa: E402
 from .ops import generic as _generic  # noqa: E402
 engine.generic = _generic  # (engine.py is imported before Tensor exists)

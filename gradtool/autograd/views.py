@@ -8,7 +8,7 @@ in-place op's own backward inside it. The view's history is then regenerated fro
 """
 import numpy as np
 
-from . import grad_mode
+from . import grad_mode, overlap
 from . import tensor as T
 from .engine import _validate, gradient_edge
 from .node import Node
@@ -74,7 +74,7 @@ def rebase_history(target, node):
     base_edge = gradient_edge(base) if base._requires_grad else (None, 0)
     base_meta = (base._data.shape, base._data.dtype)
     base._grad_fn = CopySlices(base_edge, base_meta, node, view_indices(base._data, target._data),
-                               T._internal_overlap(target._data))
+                               overlap.internal_overlap(target._data))
     base._requires_grad, base._output_nr = True, 0
     regenerate(target)
 

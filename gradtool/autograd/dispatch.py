@@ -1,0 +1,388 @@
+"""`call`, the one dispatch every op goes through: the row's forward under numpy's quiet
+error state, torch's dtype promotion, the graph node with what its formulas save, views'
+shared bases, forward-mode tangents and the observers (profiler, forward trace); and
+`call_inplace`, its in-place twin (checked first, then written, version bumped)."""
+import numpy as np
+
+from . import forward_level
+from . import anomaly, dtypes, grad_mode, observers
+from .errstate import ERRSTATE, QUIET, quiet_context
+from .node import SavedTensor, accumulator_of
+from .observers import subscribers as _subscribers  # dispatch's one check: anyone watching?
+from .overlap import check_writable, internal_overlap
+from .tensor import Tensor, _new_tensor
+
+_state = grad_mode.state
+_FLOAT64 = np.dtype(np.float64)
+_ndarray = np.ndarray
+_FLOAT32 = np.dtype(np.float32)
+_NO_EDGE = (None, 0)
+_new_object = object.__new__
+
+# A Context is entered by one thread at a time, and not twice: call() uses this shared one,
+# and when it is busy (another thread's forward runs in it, or a forward came back to call),
+# the thread's own one (_forward_elsewhere).
+_QUIET = quiet_context()
+
+
+
+
+
+def call(spec, inputs, args=(), _observed=False):
+    """Run op `spec` on `inputs` (tensors or numbers) and record it in the graph when grad
+    mode is on and an input requires grad. The engine's hot path: keep it lean.
+    (_observed: this thread's observers were told already; observers.op runs it so.)"""
+    if _subscribers and not _observed and observers.watching():
+        return observers.op(spec.name, inputs, lambda: call(spec, inputs, args, _observed=True))
+    if spec.variadic:
+        arrays = ([t._data for t in inputs[0]],)
+    else:
+        arrays = []
+        for x in inputs:  # (a plain loop: a list comprehension is a function call in 3.11)
+            arrays.append(x._data if isinstance(x, Tensor) else x)
+    # _forward, inlined: as torch, inf and nan are results, not warnings (log(0), 0/0, ...)
+    forward = spec.forward
+    try:
+        out = _QUIET.run(forward, *arrays, *args) if args else _QUIET.run(forward, *arrays)
+    except ValueError as e:
+        raise RuntimeError(_shape_error(spec, arrays, e)) from None
+    except RuntimeError as e:  # (raised by Context.run, before the forward, if _QUIET is busy)
+        if not str(e).startswith("cannot enter context"):
+            raise
+        out = _forward_elsewhere(spec, arrays, args)
+    if spec.multi_output:
+        return _multi_output(spec, inputs, args, arrays, out)
+    if type(out) is not _ndarray:
+        out = _as_result(out, arrays, spec, args)
+    dtype = out.dtype
+    check = spec.dtype_check
+    if check:
+        # numpy's dtype is torch's when every tensor operand has it (scalars never upcast)
+        first = arrays[0]
+        if check == 3 or type(first) is not _ndarray or first.dtype is not dtype or (
+                check == 2 and type(arrays[1]) is _ndarray and arrays[1].dtype is not dtype):
+            out = _promoted(out, arrays, spec, args)
+            dtype = out.dtype
+    elif dtype is _FLOAT64:
+        out = _as_result(out, arrays, spec, args)
+        dtype = out.dtype
+    result = _new_tensor(Tensor, out)
+    if spec.view:
+        _share_base(inputs[0], (result,))
+    # integer and bool results (and declared non-differentiable ones) never require grad,
+    # so their op records nothing
+    if _state.grad_enabled and spec.result_differentiable and (
+            dtype is _FLOAT32 or dtype.kind == "f"):
+        node = _make_node(spec, inputs, args)
+        if node is not None:
+            result._requires_grad = True
+            result._grad_fn = node
+            plan = node._kept
+            node._kept = _save(plan, inputs, args, arrays, (result,)) if plan else {}
+    if forward_level.active is not None:
+        _forward_ad.propagate(spec, inputs, args, arrays, (result,))
+    return result
+
+
+def _multi_output(spec, inputs, args, arrays, outs):
+    """call's ending for ops with several outputs (max(dim), split, ...)."""
+    node = _make_node(spec, inputs, args) if _state.grad_enabled else None
+    results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
+                    for i, o in enumerate(outs))
+    if spec.view:
+        _share_base(inputs[0], results)
+    if node is not None:
+        plan = node._kept
+        node._kept = None
+        node._output_meta = [(r._data.shape, r._data.dtype) if r._grad_fn is node else None
+                             for r in results]
+        if results[0]._grad_fn is node:
+            node._kept = _save(plan, inputs, args, arrays, results)
+    if forward_level.active is not None:
+        _forward_ad.propagate(spec, inputs, args, arrays, results)
+    return results
+
+
+def call_inplace(spec, inputs, args=(), _observed=False):
+    """Op `spec` writing its result into inputs[0] (add_, mul_, copy_, __setitem__, ...):
+    checked before anything is written, bumps the version counter, and rewrites the
+    target's history (through its base, if it is a view: torch's CopySlices).
+    (_observed: as call's.)"""
+    if _subscribers and not _observed and observers.watching():
+        return observers.op(spec.name + "_", inputs,
+                            lambda: call_inplace(spec, inputs, args, _observed=True))
+    target = inputs[0]
+    _check_inplace(target)
+    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    out = _forward(spec, arrays, args)
+    check_writable(spec, target, out, inputs, args)
+    tangent = (_forward_ad.inplace_tangent(spec, inputs, args, arrays, out)
+               if forward_level.active is not None else None)
+    node = _make_node(spec, inputs, args) if _state.grad_enabled else None
+    if node is not None:  # inputs are saved as they were before the write
+        plan = node._kept
+        saved = node._kept = _save([e for e in plan if e[1] != "output"], inputs, args,
+                                    arrays, None)
+        for name, kind, where in plan:  # the target as input 0 is kept as it was (torch's
+            # original_self); saved as another input it is the tensor itself, and so is
+            # seen as modified in backward (m.mul_(m) fails there, as in torch)
+            if kind == "input" and where == 0 and name in saved:
+                value = saved[name]
+                if type(value) is SavedTensor and value._tensor is target:
+                    if forward_level.active is not None:
+                        _forward_ad.snapshot_tangent(value, target)
+                    value.snapshot()
+    if internal_overlap(target._data):  # only elements written: others alias them
+        np.copyto(target._data, out, casting="same_kind", where=out != target._data)
+    else:
+        np.copyto(target._data, out, casting="same_kind")
+    counter = target._version_counter
+    counter[0] += 1
+    counter[1] = anomaly.user_site()  # named in the error if a saved tensor was overwritten
+    if node is not None:
+        from . import views
+        views.rebase_history(target, node)
+        outputs = _save([e for e in plan if e[1] == "output"], inputs, args, arrays, (target,))
+        if target._base is not None:  # as torch, the saved output of a write through a view
+            # unpacks onto the view's new history (over CopySlices), not onto this node
+            for value in outputs.values():
+                value.is_output = False
+                value._graph_edge = (target._grad_fn, target._output_nr, None)
+        saved.update(outputs)
+    if tangent is not None:
+        _forward_ad.write_inplace_tangent(target, tangent)
+        if node is not None:
+            _forward_ad.save_output_tangent(saved, target._data, tangent)
+    return target
+
+
+def _forward(spec, arrays, args):
+    """spec.forward on the input arrays, with torch's dtype for the result."""
+    # As torch, inf and nan are results, not warnings (log(0), 0/0, exp(1000), ...).
+    # Backward already runs quiet: ops it runs find the state set and leave it.
+    token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
+    try:
+        out = spec.forward(*arrays, *args) if args else spec.forward(*arrays)
+    except ValueError as e:
+        raise RuntimeError(_shape_error(spec, arrays, e)) from None
+    finally:
+        if token is not None:
+            ERRSTATE.reset(token)
+    if spec.multi_output:
+        return tuple(_as_result(o, arrays, spec) for o in out)
+    return _as_result(out, arrays, spec, args)
+
+
+def _forward_elsewhere(spec, arrays, args):
+    """call's forward when _QUIET is busy: in this thread's own quiet context, or as it is if
+    that one is busy too (a forward that came back to call() runs in it already)."""
+    quiet = _state.quiet_context
+    if quiet is None:
+        quiet = _state.quiet_context = quiet_context()
+    try:
+        return quiet.run(spec.forward, *arrays, *args)
+    except ValueError as e:
+        raise RuntimeError(_shape_error(spec, arrays, e)) from None
+    except RuntimeError as e:
+        if not str(e).startswith("cannot enter context"):
+            raise
+    try:
+        return spec.forward(*arrays, *args)
+    except ValueError as e:
+        raise RuntimeError(_shape_error(spec, arrays, e)) from None
+
+
+def _make_node(spec, inputs, args=()):
+    """The op's backward node, with one edge per differentiable input, or None when no input
+    requires grad. Its `_kept` holds what to save (the spec's plan for the inputs that
+    require grad) until the caller replaces it by the saved values."""
+    variadic = spec.variadic
+    if variadic:
+        tensors = inputs[0]
+    elif spec.all_differentiable:
+        tensors = inputs
+    else:
+        tensors = [inputs[p] for p in spec.diff_positions]
+    mask = 0
+    bit = 1
+    edges = []
+    metas = []
+    for x in tensors:
+        if isinstance(x, Tensor):
+            if x._base is not None and x._base_grad_fn is not x._base._grad_fn:
+                _refresh_view(x)
+            if x._requires_grad:
+                mask |= bit
+                fn = x._grad_fn
+                edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
+                data = x._data
+                shape = data.shape
+                meta = _METAS.get(shape)
+                if meta is None or meta[1] is not data.dtype:
+                    meta = _shared_meta(shape, data.dtype)
+                metas.append(meta)
+                bit <<= 1
+                continue
+        edges.append(_NO_EDGE)
+        metas.append(None)
+        bit <<= 1
+    if not mask:
+        return None
+    # Node.__init__'s fields, set here: no __init__ frame on the hot path
+    node = _new_object(spec.node_class)
+    node.next_functions = tuple(edges)
+    node._input_meta = tuple(metas)
+    # (variadic: one formula gives the gradients of the whole list)
+    node._kept = spec.save_plans[1 if variadic else mask]
+    node._hooks = node._metadata = None
+    node._args = args  # its non-tensor arguments: torch exposes each as _saved_<name>
+    node._anomaly_trace = anomaly.user_site() if anomaly.enabled else None
+    return node
+
+
+# The (shape, dtype) pairs of the nodes' _input_meta, one per shape (with the last dtype
+# seen): a pair (and its shape tuple) per recorded input would be two more GC-tracked
+# allocations per op, which long graphs pay for in every collection that scans them.
+_METAS = {}
+
+
+def _shared_meta(shape, dtype):
+    if len(_METAS) >= 4096:  # bounded: shapes that keep changing must not pile up
+        _METAS.clear()
+    meta = _METAS[shape] = (shape, dtype)
+    return meta
+
+
+def _wrap_output(spec, array, node, i):
+    r = Tensor._wrap(array)
+    # integer and bool results (and declared non-differentiable outputs) never require grad
+    if node is not None and array.dtype.kind == "f" and (
+            spec.outputs == "many" or spec.outputs[i] not in spec.nondiff_outputs):
+        r._requires_grad, r._grad_fn, r._output_nr = True, node, i
+    return r
+
+
+def _save(plan, inputs, args, arrays, results):
+    """What the node's formulas read, by name (torch's `_saved_<name>`); `plan` is the
+    spec's (name, kind, where) list for the inputs that require grad."""
+    saved = {}
+    for name, kind, where in plan:
+        if kind == "input":
+            v = inputs[where]
+            saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
+        elif kind == "output":
+            saved[name] = SavedTensor(results[where], True)  # is_output (a keyword costs more)
+        elif kind == "arg":
+            saved[name] = args[where]
+        else:
+            index, suffix = where
+            saved[name] = derived(arrays[index], suffix)
+    return saved
+
+
+def _share_base(source, views):
+    """Results of view ops share memory and the version counter with the root base."""
+    base = source._base if source._base is not None else source
+    for v in views:
+        v._base = base
+        v._base_grad_fn = base._grad_fn
+        v._version_counter = base._version_counter
+        v._is_inference = base._is_inference
+
+
+def _refresh_view(view):
+    """An in-place op changed the base's history since this view was made: the view's own
+    history is regenerated from the base's (torch replays the view the same way)."""
+    from . import views
+    views.regenerate(view)
+
+
+def sync_view(t):
+    """Bring a view's history up to date before anyone reads it."""
+    if t._base is not None and t._base_grad_fn is not t._base._grad_fn:
+        _refresh_view(t)
+
+
+def _check_inplace(target):
+    if target._is_inference and not _state.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                           "allowed.You can make a clone to get a normal tensor before doing "
+                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
+                           "details.")
+    if not _state.grad_enabled:
+        return
+    base = target._base
+    if base is None and target._requires_grad and target._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if base is not None and base._requires_grad and base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def _as_result(out, arrays, spec, args=()):
+    """numpy gives scalars for 0-d results and float64 where torch keeps float32 (int inputs,
+    NumPy scalars): make it an array of torch's dtype."""
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    if spec.promotion is not None:
+        return _promoted(out, arrays, spec, args)
+    if out.dtype is _FLOAT64 and spec.promotes_dtype and not any(
+            isinstance(a, np.ndarray) and a.dtype is _FLOAT64 for a in _flat(arrays)):
+        out = out.astype(_FLOAT32)
+    return out
+
+
+def _promoted(out, arrays, spec, args):
+    """The op's result in torch's dtype (dtypes.result_type of its operands): where numpy's
+    promotion differs (0-d arrays and NumPy scalars count fully in numpy, integer true
+    division gives float64, ...), computed again on operands cast to that dtype."""
+    operands = list(arrays[0]) if spec.variadic else [arrays[p] for p in spec.diff_positions]
+    operands += [args[i] for i in spec.promoted_args]
+    want = dtypes.result_type(*operands)
+    if spec.promotion == "float" and want.kind != "f":
+        want = dtypes.DEFAULT_FLOAT
+    if out.dtype == want:
+        return out
+    if spec.variadic:
+        cast = ([a.astype(want, copy=False) for a in arrays[0]],)
+    else:
+        cast = list(arrays)
+        for p in spec.diff_positions:
+            if isinstance(cast[p], (np.ndarray, np.generic)):
+                cast[p] = cast[p].astype(want, copy=False)
+    args = tuple(want.type(a) if i in spec.promoted_args and isinstance(a, np.generic) else a
+                 for i, a in enumerate(args))
+    token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
+    try:
+        out = np.asarray(spec.forward(*cast, *args))
+    finally:
+        if token is not None:
+            ERRSTATE.reset(token)
+    return out if out.dtype == want else out.astype(want)
+
+
+def _flat(arrays):
+    for a in arrays:
+        if isinstance(a, list):
+            yield from a
+        else:
+            yield a
+
+
+def _shape_error(spec, arrays, error):
+    shapes = [np.shape(a) for a in _flat(arrays) if isinstance(a, np.ndarray)]
+    if len(shapes) == 2 and spec.broadcasts:
+        a, b = shapes
+        for i in range(1, max(len(a), len(b)) + 1):
+            sa = a[-i] if i <= len(a) else 1
+            sb = b[-i] if i <= len(b) else 1
+            if sa != sb and sa != 1 and sb != 1:
+                return (f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) "
+                        f"at non-singleton dimension {max(len(a), len(b)) - i}")
+    return f"{spec.name}: {error} (shapes {', '.join(str(list(s)) for s in shapes)})"
+
+
+from . import forward_ad as _forward_ad  # noqa: E402  (forward_ad imports this module)
+from .ops import derivatives as _D  # noqa: E402
+from .ops.registry import derived  # noqa: E402

@@ -1,0 +1,163 @@
+"""Tensor indexing as torch's: x[...] reads (basic indexing as views, advanced indexing as
+IndexBackward0) and x[...] = v writes (index_put_), with torch's index checks."""
+import numbers
+
+import numpy as np
+
+from . import dtypes
+from .dispatch import call, call_inplace
+from .ops import derivatives as table
+from .tensor import Tensor, _as_tensor
+
+# Any sequence of ints indexes as the int64 tensor it spells (torch: range included).
+_SEQUENCE_INDEX = (list, tuple, range, np.ndarray)
+
+
+def _index_items(index):
+    """The items of an index, read as torch reads it: a tuple, or a short list holding a
+    slice, None, Ellipsis, a tensor or a sequence (numpy's heuristic), is several items."""
+    if isinstance(index, tuple):
+        return index
+    if isinstance(index, list) and len(index) < 32 and any(
+            i is None or i is Ellipsis or isinstance(i, (slice, Tensor) + _SEQUENCE_INDEX)
+            for i in index):
+        return tuple(index)
+    return (index,)
+
+
+def _apply_basic(t, items, skip_full_slices):
+    """torch's applySlicing: ints, slices, None, Ellipsis and bools become views of `t`
+    (select, slice, unsqueeze), one dim at a time; the tensor indices are kept for a single
+    advanced indexing after them, at the dims they address in that view: so an int next to
+    a tensor index is a select (x[0, :, [1, 0]] of a (2, 3, 4) tensor is (3, 2), not
+    numpy's (2, 3)). Returns (view, {dim: index array})."""
+    ndim = t._data.ndim
+    specified = 0
+    for item in items:
+        if isinstance(item, Tensor):
+            specified += item._data.ndim if item._data.dtype == np.bool_ else 1
+        elif not (item is None or item is Ellipsis or isinstance(item, (bool, np.bool_))):
+            specified += 1
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    out, dim, advanced = t, 0, {}
+    for item in items:
+        if isinstance(item, Tensor) and item._data.ndim == 0:
+            item = item._data.item()  # a 0-d tensor indexes as the number it holds
+        if item is Ellipsis:
+            dim += ndim - specified
+        elif item is None or isinstance(item, (bool, np.bool_)):
+            out = call(table.UNSQUEEZE, (out,), (dim,))
+            if item is not None:  # True: the new dim, kept; False: emptied
+                advanced[dim] = np.zeros(1 if item else 0, dtype=np.int64)
+            dim += 1
+        elif isinstance(item, numbers.Integral):
+            size = out._data.shape[dim]
+            if not -size <= item < size:
+                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size "
+                                 f"{size}")
+            out = call(table.SELECT, (out,), (dim, int(item) % size))
+        elif isinstance(item, slice):
+            out = _slice(out, dim, item, skip_full_slices)
+            dim += 1
+        elif isinstance(item, (Tensor,) + _SEQUENCE_INDEX):
+            array = _index_array(item)
+            advanced[dim] = array
+            dim += array.ndim if array.dtype == np.bool_ else 1
+        else:
+            raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
+                            f"byte Variables are valid indices (got {type(item).__name__})")
+    return out, advanced
+
+
+def _slice(t, dim, item, skip_full):
+    """t[..., start:stop:step] along dim; torch skips a slice from 0 to the end in steps of 1
+    inside a tuple index (x[:, :] is an alias of x), never alone (x[:] is a SliceBackward0)."""
+    step = 1 if item.step is None else _as_int(item.step)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    size = t._data.shape[dim]
+    start, stop, _ = item.indices(size)
+    if skip_full and item.start in (None, 0) and step == 1 and (
+            item.stop is None or _as_int(item.stop) >= size):
+        return t
+    return call(table.SLICE, (t,), (dim, start, max(start, stop), step))
+
+
+def _as_int(i):
+    return int(i._data.item()) if isinstance(i, Tensor) else int(i)
+
+
+def _index_array(item):
+    """A tensor index as an int64 or bool array (an empty list is an empty int index)."""
+    array = item._data if isinstance(item, Tensor) else np.asarray(
+        [_index_array(i) if isinstance(i, Tensor) else i for i in item]
+        if isinstance(item, (list, tuple)) else item)
+    if array.dtype.kind not in "iub" and not (array.size == 0 and array.dtype.kind == "f"):
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return array if array.dtype.kind in "ib" else array.astype(np.int64)
+
+
+def _advanced_index(advanced):
+    """The numpy index for the tensor indices found by _apply_basic: numpy's rules then
+    agree with torch's (indexed dims stay in place when adjacent, else go first)."""
+    return tuple(advanced.get(d, slice(None)) for d in range(max(advanced) + 1))
+
+
+def _getitem(t, index):
+    """Indexing as torch does it: views for ints, slices and None, then IndexBackward0 for
+    tensor and list indices."""
+    items = _index_items(index)
+    if len(items) == 1 and isinstance(items[0], slice) and not isinstance(index, tuple):
+        return _slice(t, 0, items[0], skip_full=False)
+    out, advanced = _apply_basic(t, items, skip_full_slices=True)
+    if advanced:
+        return call(table.INDEX, (out,), (_advanced_index(advanced),))
+    if out is t:  # t[...] or t[:, :]: still a new tensor, as in torch
+        out = call(table.ALIAS, (t,))
+    return out
+
+
+def _setitem(t, index, value):
+    """torch's set_item: the view the basic items select is filled (fill_), copied into
+    (copy_), or index_put_ where tensor indices follow."""
+    items = _index_items(index)
+    if index is False:
+        return  # nothing selected
+    if index is True:  # (alone, not in a tuple: a plain new dim)
+        items = (None,)
+    view, advanced = _apply_basic(t, items, skip_full_slices=True)
+    if not isinstance(value, Tensor):  # a number is a 0-d tensor of t's dtype
+        value = Tensor._wrap(np.asarray(value, dtype=t._data.dtype))
+    if not advanced and value._data.shape == view._data.shape:
+        view.copy_(value)
+        return
+    if not advanced and value._data.ndim == 0:
+        view.fill_(value)
+        return
+    shape = value._data.shape
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:  # as torch: leading 1s are dropped
+        lead += 1
+    if lead:
+        value = call(table.VIEW, (value,), (shape[lead:],))  # (a view always can: torch views)
+    if advanced:
+        if value._data.dtype != t._data.dtype:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, "
+                               f"got {dtypes.LEGACY_TYPE_NAMES.get(t._data.dtype.name)} for the "
+                               f"destination and {dtypes.LEGACY_TYPE_NAMES.get(value._data.dtype.name)}"
+                               f" for the source.")
+        call_inplace(table.INDEX_PUT, (view, value), (_advanced_index(advanced), False))
+    else:  # broadcast first, as torch (so a value on the view's own memory overlaps fully)
+        view.copy_(value.expand(view._data.shape))
+
+
+def _checked_mask(t, mask):
+    mask = _as_tensor(mask)
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{dtypes.C_TYPE_NAMES.get(mask._data.dtype.name)}")
+    if np.broadcast_shapes(mask._data.shape, t._data.shape) != t._data.shape:
+        raise RuntimeError(f"The size of the mask {list(mask._data.shape)} must be "
+                           f"broadcastable to the tensor {list(t._data.shape)}")
+    return mask
