@@ -17,6 +17,7 @@ _FLOAT64 = np.dtype(np.float64)
 _ndarray = np.ndarray
 _FLOAT32 = np.dtype(np.float32)
 _NO_EDGE = (None, 0)
+_NO_NODE = (None, None)  # _make_node's answer when no input requires grad
 _new_object = object.__new__
 
 # A Context is entered by one thread at a time, and not twice: call() uses this shared one,
@@ -73,12 +74,11 @@ def call(spec, inputs, args=(), _observed=False):
     # so their op records nothing
     if _state.grad_enabled and spec.result_differentiable and (
             dtype is _FLOAT32 or dtype.kind == "f"):
-        node = _make_node(spec, inputs, args)
+        node, plan = _make_node(spec, inputs, args)
         if node is not None:
             result._requires_grad = True
             result._grad_fn = node
-            plan = node._kept
-            node._kept = _save(plan, inputs, args, arrays, (result,)) if plan else {}
+            node._for_backward = _save(plan, inputs, args, arrays, (result,)) if plan else {}
     if forward_level.active is not None:
         _forward_ad.propagate(spec, inputs, args, arrays, (result,))
     return result
@@ -86,18 +86,16 @@ def call(spec, inputs, args=(), _observed=False):
 
 def _multi_output(spec, inputs, args, arrays, outs):
     """call's ending for ops with several outputs (max(dim), split, ...)."""
-    node = _make_node(spec, inputs, args) if _state.grad_enabled else None
+    node, plan = _make_node(spec, inputs, args) if _state.grad_enabled else _NO_NODE
     results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
                     for i, o in enumerate(outs))
     if spec.view:
         _share_base(inputs[0], results)
     if node is not None:
-        plan = node._kept
-        node._kept = None
         node._output_meta = [(r._data.shape, r._data.dtype) if r._grad_fn is node else None
                              for r in results]
         if results[0]._grad_fn is node:
-            node._kept = _save(plan, inputs, args, arrays, results)
+            node._for_backward = _save(plan, inputs, args, arrays, results)
     if forward_level.active is not None:
         _forward_ad.propagate(spec, inputs, args, arrays, results)
     return results
@@ -118,10 +116,9 @@ def call_inplace(spec, inputs, args=(), _observed=False):
     check_writable(spec, target, out, inputs, args)
     tangent = (_forward_ad.inplace_tangent(spec, inputs, args, arrays, out)
                if forward_level.active is not None else None)
-    node = _make_node(spec, inputs, args) if _state.grad_enabled else None
+    node, plan = _make_node(spec, inputs, args) if _state.grad_enabled else _NO_NODE
     if node is not None:  # inputs are saved as they were before the write
-        plan = node._kept
-        saved = node._kept = _save([e for e in plan if e[1] != "output"], inputs, args,
+        saved = node._for_backward = _save([e for e in plan if e[1] != "output"], inputs, args,
                                     arrays, None)
         for name, kind, where in plan:  # the target as input 0 is kept as it was (torch's
             # original_self); saved as another input it is the tensor itself, and so is
@@ -193,9 +190,9 @@ def _forward_elsewhere(spec, arrays, args):
 
 
 def _make_node(spec, inputs, args=()):
-    """The op's backward node, with one edge per differentiable input, or None when no input
-    requires grad. Its `_kept` holds what to save (the spec's plan for the inputs that
-    require grad) until the caller replaces it by the saved values."""
+    """(the op's backward node, with one edge per differentiable input, and what it saves: the
+    row's save plan for the inputs that require grad), or _NO_NODE when none does. The
+    caller fills the node's `_for_backward` by the plan."""
     variadic = spec.variadic
     if variadic:
         tensors = inputs[0]
@@ -227,17 +224,17 @@ def _make_node(spec, inputs, args=()):
         metas.append(None)
         bit <<= 1
     if not mask:
-        return None
+        return _NO_NODE
     # Node.__init__'s fields, set here: no __init__ frame on the hot path
     node = _new_object(spec.node_class)
     node.next_functions = tuple(edges)
     node._input_meta = tuple(metas)
-    # (variadic: one formula gives the gradients of the whole list)
-    node._kept = spec.save_plans[1 if variadic else mask]
+    node._for_backward = None
     node._hooks = node._metadata = None
     node._args = args  # its non-tensor arguments: torch exposes each as _saved_<name>
     node._anomaly_trace = anomaly.user_site() if anomaly.enabled else None
-    return node
+    # (variadic: one formula gives the gradients of the whole list)
+    return node, spec.save_plans[1 if variadic else mask]
 
 
 # The (shape, dtype) pairs of the nodes' _input_meta, one per shape (with the last dtype

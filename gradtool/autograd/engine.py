@@ -328,7 +328,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
                 out = _run_post_hooks(hooks, out, grads)
         else:  # no gradient reached it: its inputs get none from it
             out = [None] * len(edges)
-        saved = node._kept  # {}: nothing to free; None: a node may keep them elsewhere
+        saved = node._for_backward  # {}: nothing to free; None: a node may keep them elsewhere
         if not retain_graph and node.saves_tensors and (saved or saved is None):
             node.release_saved()
         metas = node._input_meta

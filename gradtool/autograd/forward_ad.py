@@ -253,8 +253,8 @@ def _input_tangents(spec, inputs):
 def _save_tangent(result, tangent):
     """An output its node saved keeps its tangent for backward (forward-over-reverse)."""
     node = result._grad_fn
-    if node is not None and node._kept:
-        save_output_tangent(node._kept, result._data, tangent)
+    if node is not None and node._for_backward:
+        save_output_tangent(node._for_backward, result._data, tangent)
 
 
 def save_output_tangent(saved, data, tangent):

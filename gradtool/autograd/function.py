@@ -68,7 +68,7 @@ class BackwardCFunction(Node, FunctionCtx):
     def saved_tensors(self):
         if self._in_jvp:
             return tuple(self._to_save_forward)
-        saved = self._kept
+        saved = self._for_backward
         if saved is None:
             return tuple(self._to_save)  # never recorded (no input required grad)
         return tuple(None if v is None else v.unpack(self) for v in saved.values())
@@ -77,11 +77,11 @@ class BackwardCFunction(Node, FunctionCtx):
 
     @property
     def _raw_saved_tensors(self):
-        return tuple((self._kept or {}).values())
+        return tuple((self._for_backward or {}).values())
 
     def saved_values(self):
         """{index: SavedTensor}: inspect shows them as saved_tensors[index]."""
-        return dict(self._kept or {})
+        return dict(self._for_backward or {})
 
     def apply(self, grad_outputs):
         cls = self._forward_cls
@@ -183,7 +183,7 @@ class Function:
         for i, t in enumerate(ctx._to_save):
             is_output = any(t is o for o in outs)
             saved[str(i)] = None if t is None else SavedTensor(t, is_output=is_output)
-        ctx._kept = saved
+        ctx._for_backward = saved
         ctx._to_save = ()
         return outs[0] if single else tuple(outs)
 

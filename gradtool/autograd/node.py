@@ -50,7 +50,7 @@ class Node:
     """A function of the backward graph: maps gradients of its outputs to gradients of its
     inputs. `next_functions[i]` is the (node, output_nr) that receives input i's gradient."""
 
-    __slots__ = ("next_functions", "_input_meta", "_kept", "_hooks", "_metadata",
+    __slots__ = ("next_functions", "_input_meta", "_for_backward", "_hooks", "_metadata",
                  "_anomaly_trace", "__weakref__")
     takes_arrays = False  # apply() also maps numpy arrays to arrays (the engine's fast path)
     batches = False  # apply_batched() maps batches of gradients (see engine._batched_grad)
@@ -64,7 +64,7 @@ class Node:
     def __init__(self, next_functions=(), input_meta=()):
         self.next_functions = next_functions
         self._input_meta = input_meta  # (shape, numpy dtype) per edge: what each input expects
-        self._kept = None  # {name: SavedTensor or plain value}: what backward reads
+        self._for_backward = None  # {name: SavedTensor or plain value}: what backward reads
         self._hooks = None
         self._metadata = None
         self._anomaly_trace = None
@@ -93,14 +93,14 @@ class Node:
         exposed = type(self)._exposed
         if attr.startswith("_saved_") and attr[7:] in exposed:
             name = attr[7:]
-            kept = self._kept
+            kept = self._for_backward
             if kept and name in kept:
                 value = kept[name]
                 return value.unpack(self) if type(value) is SavedTensor else value
             index = type(self)._arg_index.get(name)
             return exposed[name] if index is None else self._args[index]
         if attr.startswith("_raw_saved_") and attr[11:] in type(self)._exposed_tensors:
-            value = (self._kept or {}).get(attr[11:])
+            value = (self._for_backward or {}).get(attr[11:])
             return value if type(value) is SavedTensor else None
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
@@ -112,11 +112,11 @@ class Node:
     def saved_values(self):
         """{name: SavedTensor or plain value}: what this node saved of torch's `_saved_*`."""
         exposed = type(self)._exposed
-        return {name: v for name, v in (self._kept or {}).items() if name in exposed}
+        return {name: v for name, v in (self._for_backward or {}).items() if name in exposed}
 
     def release_saved(self):
         """Free saved tensors after backward (non-tensor values stay readable, as in torch)."""
-        kept = self._kept
+        kept = self._for_backward
         if kept:
             for value in kept.values():
                 if type(value) is SavedTensor:

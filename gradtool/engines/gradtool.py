@@ -1,5 +1,5 @@
 """The adapter for gradtool's bundled engine: its tensors hold a numpy array (`_data`), its
-nodes keep their saved values in `_kept` and their forward inputs' metadata in `_input_meta`."""
+nodes keep their saved values in `_for_backward` and their forward inputs' metadata in `_input_meta`."""
 
 import numpy as np
 
@@ -184,7 +184,7 @@ class GradtoolEngine:
             return {f"_saved_{k}": v for k, v in node.saved_values().items()}
         # every `_saved_*` the node has, as torch lists them: kept for backward, else an
         # argument torch saves always (alpha), else unset (None, as torch's)
-        kept, arg_index = node._kept or {}, type(node)._arg_index
+        kept, arg_index = node._for_backward or {}, type(node)._arg_index
         return {f"_saved_{name}": kept[name] if name in kept else
                 default if arg_index.get(name) is None else node._args[arg_index[name]]
                 for name, default in exposed.items()}

@@ -65,7 +65,7 @@ class OpNode(Node):
         if plain is None or type(grad) is not np.ndarray:
             return self._apply(grads, None)
         # the engine's hot path (first order, one output): _apply's work, spelled lean
-        saved = self._kept
+        saved = self._for_backward
         out = []
         for (child, _), (fn, names) in zip(self.next_functions, plain):
             if child is None:
@@ -115,7 +115,7 @@ class OpNode(Node):
     def release_saved(self):
         """Free the saved tensors; a number saved in a tensor input's place (x * 2's `other`)
         is a tensor to torch (a wrapped number), freed too, so a second backward fails."""
-        saved = self._kept
+        saved = self._for_backward
         if not saved:
             return
         inputs = self.spec.inputs
@@ -127,7 +127,7 @@ class OpNode(Node):
 
     def _evaluate(self, formula, grads, as_arrays, batch_size):
         fn, params = formula
-        saved = self._kept
+        saved = self._for_backward
         args = []
         for p in params:
             if p == "grad":
