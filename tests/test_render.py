@@ -224,6 +224,54 @@ def test_a_long_chain_is_chunked_with_its_input_in_sight():
     assert "MulBackward0 ×" in layout.summary(chunks[0])
 
 
+MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+
+
+def _titles(plan):
+    """Every box's title and whether it is collapsed, outermost first."""
+    return [(b.title, b.collapsed) for b in plan.root.boxes()]
+
+
+def test_a_custom_function_inside_a_module_does_not_split_the_next_module_call():
+    caps = {t.name: capture(t) for t in load(os.path.join(MODELS, "mlp_custom.py"))}
+    custom = _titles(layout.make_plan(caps["with_custom"].snapshot))
+    plain = _titles(layout.make_plan(caps["with_tanh"].snapshot))
+    assert [t.replace("custom", "plain") for t, _ in custom] == [t for t, _ in plain] == [
+        "plain (MLP)", "plain.fc1 (Linear)", "plain.fc2 (Linear)"]
+
+
+def test_default_view_of_a_mixed_model_shows_the_blocks_and_folds_the_loop():
+    cap = one_capture(os.path.join(MODELS, "transformer_rnn.py"))
+    plan = layout.make_plan(cap.snapshot)
+    shown = layout.collapsed_within(plan.root)
+    # the twelve blocks are each in sight, in their model's open frames
+    blocks = [b.title for b in shown if b.title.startswith("model.blocks.")]
+    assert blocks == [f"model.blocks.{i} (Block)" for i in range(12)]
+    for title in ("model (TinyTransformer)", "model.blocks (Sequential)",
+                  "model.blocks.0–11 (Block) ×12"):
+        assert (title, False) in _titles(plan)
+    # the thirty calls of the cell are one box, not thirty fanned out
+    loop = [b for b in shown if b.title.startswith("cell")]
+    assert [b.title for b in loop] == ["cell (Cell) calls 1–30 ×30"]
+    assert loop[0].n_nodes > 150 and len({_ident(plan.visible(n.id))
+                                          for n in cap.snapshot.nodes}) <= layout.READABLE
+    # opened in the page, the loop shows its calls
+    for box in layout.views(plan):
+        if box is loop[0]:
+            assert len([b for b in box.items if isinstance(b, layout.Box)]) == 30
+
+
+def test_chunks_of_a_long_stack_are_named_by_their_calls():
+    model = nn.Sequential(*[Block() for _ in range(250)])
+    snapshot = take_snapshot([model(gt.randn(2, 3)).sum()],
+                             module_names={id(m): f"model.{k}" if k else "model"
+                                           for k, m in model.named_modules()})
+    plan = layout.make_plan(snapshot)
+    repeat = next(b for b in plan.root.boxes() if b.kind == "repeat")
+    assert [c.title for c in repeat.items] == [
+        "model.0–99 (Block) ×100", "model.100–199 (Block) ×100", "model.200–249 (Block) ×50"]
+
+
 # ---------------------------------------------------------------- legible
 def test_drawing_is_never_scaled_down_and_uses_one_font_with_margins():
     cap = one_capture(ex("resnet_like.py"))
