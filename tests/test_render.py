@@ -461,6 +461,40 @@ def test_cli_gradcheck_html_draws_three_heatmaps_per_pair_with_worst_and_diagnos
     assert "output 0 w.r.t. x" in two and "output 0 w.r.t. y" in two
 
 
+def test_heatmaps_ring_the_entry_the_report_names_worst():
+    from types import SimpleNamespace
+    from gradtool.report import heatmap
+    # largest absolute error at (0, 0); furthest outside the tolerance at (1, 1)
+    pair = SimpleNamespace(numerical=np.array([[100.0, 0.0], [0.0, 0.001]]),
+                           analytical=np.array([[101.0, 0.0], [0.0, 0.01]]))
+    text = heatmap._maps("k", pair, {}, (2,))
+    assert text.count('<rect x="0" y="0" width="1" height="1"') == 3
+
+
+def _map_sizes(text):
+    """(width, height) in CSS pixels of every heatmap of a page."""
+    return [(int(w), int(w) * int(r) / int(c)) for w, c, r in
+            re.findall(r'style="width:(\d+)px;aspect-ratio:(\d+)/(\d+)"', text)]
+
+
+def test_scalar_output_heatmaps_are_compact(tmp_path):
+    import cli_util as cu
+    (tmp_path / "mlp.py").write_text(
+        "import gradtool\nimport gradtool as torch\nfrom gradtool import nn\n"
+        "torch.manual_seed(0)\nmodel = nn.Sequential(nn.Linear(4, 32), nn.Tanh(), "
+        "nn.Linear(32, 1)).double()\n\n\n@gradtool.example((3, 4))\n"
+        "def loss(x):\n    return model(x).pow(2).mean()\n")
+    r = cu.run("gradcheck", tmp_path / "mlp.py", "--html", tmp_path / "mlp.html")
+    assert r.returncode == 0, str(r)
+    text = (tmp_path / "mlp.html").read_text()
+    sizes = _map_sizes(text)
+    assert len(sizes) == 3 * 5  # x and four parameters, three maps each
+    assert all(w <= 360 and h <= 361 for w, h in sizes), sizes
+    # the (32, 4) weight's 128 entries as its own rows of 4, the 32-element bias in rows of 6
+    assert "the input's 128 elements in rows of 4" in text
+    assert "the input's 32 elements in rows of 6" in text
+
+
 def test_cli_render_html_writes_one_page(tmp_path):
     import cli_util as cu
     r = cu.run("render", ex("model.py"), "-o", tmp_path / "g.html")

@@ -99,6 +99,13 @@ def compare(numerical, analytical, atol, rtol):
     return not (violation > 1).any(), max_abs, max_rel, violation
 
 
+def worst_index(numerical, analytical):
+    """The flat index of the entry with the largest absolute error (NaN counts as worst): the
+    report's "worst element", and the entry the heatmaps ring. None for an empty Jacobian."""
+    abs_error = np.nan_to_num(np.abs(analytical - numerical), nan=np.inf)
+    return int(np.argmax(abs_error)) if abs_error.size else None
+
+
 def entry(flat, jac_shape, input_shape, output_shape, numerical, analytical):
     """A Jacobian entry (flat index into the (n_in, n_out) matrix) as a readable dict."""
     k, m = np.unravel_index(flat, jac_shape)
