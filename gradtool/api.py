@@ -14,6 +14,7 @@ from .autograd.einsum import einsum
 from .autograd.ops import api as _api
 from .autograd.tensor import (Size, Tensor, cat, concat, is_inference, matmul, maximum, minimum,
                               stack, std_mean, var_mean, where)
+from .interactive import check, draw, inspect
 from .loader import example
 from . import serialization
 from .serialization import load, save

@@ -15,6 +15,8 @@ SEED = typer.Option(0, "--seed", min=0, max=2**63 - 1,
 SHAPE = typer.Option("3", "--shape", help="Shape of generated inputs, e.g. 3 or 2,3.")
 JSON = typer.Option(False, "--json", help="One JSON document on stdout, nothing else there.")
 NO_COLOR = typer.Option(False, "--no-color", help="Plain text, no colours.")
+QUIET = typer.Option(False, "--quiet", "-q", help="One line per target: its verdict, where it "
+                                                  "is defined and the first finding (CI logs).")
 TIMEOUT = typer.Option(None, "--timeout", metavar="SECONDS",
                        help="Stop a target that runs longer than this (exit 2).")
 ENGINE = typer.Option("gradtool", "--engine", metavar="gradtool|torch",
@@ -32,6 +34,12 @@ def on_engine(name):
     import gradtool.engines as engines
     with engines.use(name) as engine, engine.importing():
         yield engine
+
+
+def check_quiet(quiet, json_):
+    from ..errors import GradtoolError
+    if quiet and json_:
+        raise GradtoolError("--quiet and --json both say what stdout holds: give one of them")
 
 
 def fail(error, no_color=False):

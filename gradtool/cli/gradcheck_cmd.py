@@ -42,6 +42,7 @@ def gradcheck(
     shape: str = common.SHAPE,
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
+    quiet: bool = common.QUIET,
     timeout: float = common.TIMEOUT,
     engine: str = common.ENGINE,
     against: str = common.AGAINST,
@@ -53,6 +54,7 @@ def gradcheck(
     from ..report import output as output_file
     try:
         common.check_engines(engine, against)
+        common.check_quiet(quiet, json_)
         _check_tolerances(eps, atol, rtol)
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
@@ -62,8 +64,9 @@ def gradcheck(
         with common.user_prints_to_stderr(json_), common.on_engine(engine):
             targets = load(file)
             results = common.run_each(
-                targets, lambda t: _check(t, seed, shape_tuple, eps, atol, rtol, fast, order,
-                                          json_, no_color, _modes(t, mode)), no_color, timeout)
+                targets, lambda t: check_target(t, seed, shape_tuple, eps, atol, rtol, fast, order,
+                                          json_ or quiet, no_color, modes_for(t, mode)),
+                no_color, timeout)
         if html:
             from ..report import heatmap
             output_file.write_atomically(html_path, heatmap.page(file, results))
@@ -75,6 +78,9 @@ def gradcheck(
     else:
         con = text.console(no_color=no_color)
         for i, r in enumerate(results):
+            if quiet:
+                text.print_gradcheck_line(con, r)
+                continue
             if i:
                 con.print()
             if isinstance(r, common.TargetError):
@@ -119,7 +125,7 @@ class Mode(str, enum.Enum):
 _MODES = {"reverse": (False, True), "forward": (True, False), "both": (True, True)}
 
 
-def _modes(target, mode):
+def modes_for(target, mode):
     """(check_forward_ad, check_backward_ad) for a target: as asked, else reverse, and both
     for a custom Function that defines its own jvp."""
     if mode is None:
@@ -130,7 +136,7 @@ def _modes(target, mode):
     return _MODES[mode.value if isinstance(mode, Mode) else mode]
 
 
-def _check(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color, modes):
+def check_target(target, seed, shape, eps, atol, rtol, fast, order, quiet, no_color, modes):
     """One target's GradcheckResult: its forward (and backward) run once by the snapshot's
     capture, whose findings (cut gradients, detached saved tensors) explain failures; then
     gradcheck of every tensor input and every module parameter it reaches, by the

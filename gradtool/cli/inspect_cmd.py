@@ -10,6 +10,7 @@ def inspect(
     shape: str = common.SHAPE,
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
+    quiet: bool = common.QUIET,
     timeout: float = common.TIMEOUT,
     engine: str = common.ENGINE,
     against: str = common.AGAINST,
@@ -28,6 +29,7 @@ def inspect(
     from ..report import text
     try:
         common.check_engines(engine, against)
+        common.check_quiet(quiet, json_)
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
         if against is not None:
@@ -45,6 +47,9 @@ def inspect(
     else:
         con = text.console(no_color=no_color)
         for i, c in enumerate(results):
+            if quiet:
+                text.print_inspect_line(con, c)
+                continue
             if i:
                 con.print()
             if isinstance(c, common.TargetError):

@@ -6,6 +6,7 @@ one that reads an entry's values under the mouse."""
 import base64
 import html
 import json
+import re
 import struct
 import zlib
 
@@ -19,6 +20,26 @@ HOVER_LIMIT = 40_000   # entries per map whose values the page carries for the m
 def page(file, results):
     """The page's bytes for gradcheck's results: a GradcheckResult per target (a report per
     order checked), or the TargetError of a target that raised."""
+    sections, hover = _sections(results)
+    verdict = ("all passed" if all(getattr(r, "passed", False) for r in results)
+               else "FAILED")
+    return (_TEMPLATE.replace("%STYLE%", _STYLE)
+            .replace("%TITLE%", html.escape(f"gradcheck {file}: {verdict}"))
+            .replace("%BODY%", "".join(sections))
+            .replace("%DATA%", json.dumps(hover, separators=(",", ":")))).encode()
+
+
+def fragment(results):
+    """The heatmaps inside a notebook's output: the page's sections in a div styled on its
+    own (the notebook's styles untouched), without the mouse-over script."""
+    sections, _ = _sections(results)
+    scoped = re.sub(r"(^|})([^{}]+){", lambda m: m.group(1) + ",".join(
+        ".gradtool-heatmaps" + ("" if sel.strip() == "body" else " " + sel.strip())
+        for sel in m.group(2).split(",")) + "{", _STYLE)
+    return f'<div class="gradtool-heatmaps"><style>{scoped}</style>{"".join(sections)}</div>'
+
+
+def _sections(results):
     sections, hover = [], {}
     for result in results:
         if not hasattr(result, "reports"):  # the target raised: its error in its place
@@ -30,11 +51,7 @@ def page(file, results):
         for report in result.reports:
             report.input_names = result.input_names
             sections.append(_target_section(len(sections), result.target, report, hover))
-    verdict = ("all passed" if all(getattr(r, "passed", False) for r in results)
-               else "FAILED")
-    return (_TEMPLATE.replace("%TITLE%", html.escape(f"gradcheck {file}: {verdict}"))
-            .replace("%BODY%", "".join(sections))
-            .replace("%DATA%", json.dumps(hover, separators=(",", ":")))).encode()
+    return sections, hover
 
 
 def _target_section(t, target, report, hover):
@@ -180,19 +197,21 @@ def _png(values, scale, rows, cols):
     return "data:image/png;base64," + base64.b64encode(png).decode()
 
 
-_TEMPLATE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
-<title>%TITLE%</title>
-<style>
-body{font:14px Helvetica,Arial,sans-serif;margin:20px;max-width:1200px}
+_STYLE = """body{font:14px Helvetica,Arial,sans-serif;margin:20px;max-width:1200px}
 .pass{color:#070}.fail{color:#c00}.where,.axes{color:#555}
 .maps{display:flex;gap:16px;flex-wrap:wrap}figure{margin:0}figcaption{font-size:12px}
 .map{position:relative;border:1px solid #999}.map img,.map svg{position:absolute;inset:0;width:100%;height:100%}
 .map img{image-rendering:pixelated}.pair{border-top:1px solid #ddd;padding:6px 0}
 .beside{display:flex;gap:24px;align-items:flex-start}.diagnoses{max-width:420px}
 .diagnoses li.error{color:#c00}.diagnoses li.warning{color:#a60}
-</style></head><body><h1>%TITLE%</h1>%BODY%
+"""
+
+_TEMPLATE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<title>%TITLE%</title>
+<style>
+%STYLE%</style></head><body><h1>%TITLE%</h1>%BODY%
 <script id="data" type="application/json">%DATA%</script>
 <script>
 "use strict";
