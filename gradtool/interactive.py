@@ -76,7 +76,7 @@ class Graph:
         target = types.SimpleNamespace(name=self.name, snapshot=self.snapshot,
                                        diagnostics=self.diagnoses,
                                        target=types.SimpleNamespace(name=self.name))
-        return html.page([target], dot.find_renderer("auto", "svg"), o["show_saved"],
+        return html.page([target], o["show_saved"],
                          o["expand"], o["depth"]).decode()
 
     def save(self, path, format=None):
