@@ -98,7 +98,7 @@ def main():
             gc.freeze()  # as `gradtool render` does once its captures are made
             t_svg = timed(lambda: dot.render(dot.build(cap.snapshot, diagnoses=cap.diagnostics),
                                              "svg", renderer), args.repeat)
-            t_html = timed(lambda: html.page([cap], renderer), args.repeat)
+            t_html = timed(lambda: html.page([cap]), args.repeat)
             # this checkout's gradtool, whatever the venv has installed
             env = dict(os.environ,
                        PYTHONPATH=os.pathsep.join([REPO, os.path.join(REPO, "examples")]))

@@ -3,7 +3,9 @@ drawn in the browser by cytoscape.js (vendored in report/vendor/ with its licenc
 network) and laid out by dagre as the user folds and opens boxes. The page carries the plan
 of layout.py (boxes, which are open, which open together), every node with what inspect
 knows of it, and the edges with the shapes they carry; its script computes what is visible."""
+import base64
 import functools
+import gzip
 import html
 import json
 import os
@@ -21,7 +23,19 @@ def page(captures, show_saved=False, expand=False, depth=None):
     data = {"targets": [_target(c, show_saved, expand, depth) for c in captures]}
     title = html.escape(", ".join(c.target.name for c in captures))
     return (_TEMPLATE.replace("%TITLE%", title).replace("%VENDOR%", _vendor())
-            .replace("%DATA%", _script_json(data))).encode()
+            .replace("%DATA%", pack(data))).encode()
+
+
+def pack(data):
+    """The page's data as the page carries it: JSON, gzipped (a 20,000-node graph's JSON is
+    ten times larger), in base64; the browser's DecompressionStream unpacks it."""
+    raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode()
+
+
+def unpack(text):
+    """pack's inverse (for tests and tools that read a page's data)."""
+    return json.loads(gzip.decompress(base64.b64decode(text)))
 
 
 @functools.lru_cache(maxsize=1)
@@ -72,7 +86,6 @@ def _target(cap, show_saved, expand, depth):
         node = snap.by_id[nid]
         data = _node_data(node, failing.get(nid, ()))
         data["box"] = index[plan.box_of[nid]]
-        data["text"] = "\n".join([dot._label(node)] + list(failing.get(nid, ())))
         nodes.append(data)
     outputs = [{"id": f"out{o.index}", "node": o.node,
                 "text": (o.name or f"output {o.index}") + "\n" + fmt_shape(o.shape, o.dtype)
@@ -129,7 +142,7 @@ def _box_facts(plan, boxes, index, snap, edges):
 def _box_summary(box, params, ins, outs, failing):
     """The text of a collapsed box: layout's summary, with its parameters and the shapes in
     and out (shape numbers; the page spells them)."""
-    fails = sum(1 for n in box.node_ids() if n in failing)
+    fails = sum(1 for n in box.node_ids() if n in failing) if failing else 0
     return {"text": layout.summary(box) + (f"\n✗ {fails} will fail in backward" if fails else ""),
             "params": params, "fails": fails,
             "ins": sorted(ins, key=lambda s: -ins[s])[:2],
@@ -156,6 +169,10 @@ def _cuts(snap, diagnoses):
 
 
 def _node_data(node, fails):
+    """What the page shows of a node; fields left out when empty (20,000 nodes add up)."""
+    data = {"id": node.id, "name": node.name}
+    if node.kind != "op":
+        data["kind"] = node.kind
     saved = []
     for s in node.saved:
         row = {"name": s.name}
@@ -174,11 +191,10 @@ def _node_data(node, fails):
             row["modified"] = "modified in place" + (f" at {dot._site(s.modified_at)}"
                                                      if s.modified_at else "")
         saved.append(row)
-    data = {"id": node.id, "name": node.name, "kind": node.kind, "label": node.label,
-            "module": _module_text(node.module_path),
-            "site": node.site, "saved": saved,
-            "outputs": [_shape(*node.outputs[k]) for k in sorted(node.outputs)],
-            "metadata": node.metadata, "fails": list(fails)}
+    optional = {"label": node.label, "site": node.site, "saved": saved,
+                "out": [_shape(*node.outputs[k]) for k in sorted(node.outputs)],
+                "metadata": node.metadata, "fails": list(fails)}
+    data.update((k, v) for k, v in optional.items() if v)
     if node.leaf is not None:
         leaf = node.leaf
         data["leaf"] = {"shape": _shape(leaf.shape, leaf.dtype),
@@ -192,16 +208,6 @@ def _shape(shape, dtype):
 
 # the same few shapes and module paths come back for thousands of nodes
 _shape_text = functools.lru_cache(maxsize=4096)(fmt_shape)
-
-
-@functools.lru_cache(maxsize=4096)
-def _module_text(module_path):
-    return " › ".join(name for _, name, _ in module_path) or None
-
-
-def _script_json(data):
-    """JSON safe inside <script>: no `</` can end the element early."""
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
 
 
 _TEMPLATE = r"""<!DOCTYPE html>
@@ -244,10 +250,15 @@ body{margin:0;font:13px Helvetica,Arial,sans-serif;display:flex;height:100vh;ove
 <div id="side"><b>Click a node</b> to see what it saved, with its inputs and consumers
 highlighted; click a yellow box to open it, a dashed frame to fold it; the tree on the left
 opens and folds modules too. Drag to pan, wheel to zoom.</div>
-<script id="data" type="application/json">%DATA%</script>
+<script id="data" type="application/gzip;base64">%DATA%</script>
 <script>
 "use strict";
-const D = JSON.parse(document.getElementById("data").textContent);
+let D = null;
+async function unpack(text) {  // the data: base64 of gzipped JSON (see html.py's pack)
+  const bytes = Uint8Array.from(atob(text), c => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return JSON.parse(await new Response(stream).text());
+}
 const MIN_ZOOM = 0.8;     // labels are 10 px: never below 8 px at "fit"
 const EXPAND_LIMIT = 1500;  // "expand all" stops opening boxes past this many items in sight
 const esc = s => String(s).replace(/[&<>"]/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})[c]);
@@ -276,6 +287,16 @@ function openParent(b) {  // the frame an item of box b is drawn in (null: the t
   for (; b !== 0; b = T.boxes[b].parent) if (T.openNow[b]) return b;
   return null;
 }
+function nodeText(n) {  // as dot.py labels it: name, variable, shape; a leaf's variable first
+  const lines = n.kind === "leaf" ? [n.label, n.name, n.leaf && n.leaf.shape] :
+    [n.name, n.label, n.out && n.out[0]];
+  return lines.filter(Boolean).concat(n.fails || []).join("\n");
+}
+function moduleOf(n) {  // the module calls holding it, outermost first
+  const names = [];
+  for (let b = n.box; b !== 0; b = T.boxes[b].parent) if (T.boxes[b].module) names.unshift(T.boxes[b].module);
+  return names.join(" › ") || null;
+}
 function boxLabel(b) {
   const s = b.summary, lines = s.text.split("\n");
   const facts = [];
@@ -301,8 +322,8 @@ function elements() {
     if (seen.has(r)) continue;
     if (r[0] === "n") {
       const up = openParent(n.box); frame(up);
-      add(r, {label: n.text, parent: up === null ? undefined : "b:" + up},
-          (n.fails.length ? "fails " : "") + n.kind);
+      add(r, {label: nodeText(n), parent: up === null ? undefined : "b:" + up},
+          (n.fails ? "fails " : "") + (n.kind || "op"));
     } else {
       const b = Number(r.slice(2)), box = T.boxes[b], up = openParent(box.parent); frame(up);
       add(r, {label: boxLabel(box), parent: up === null ? undefined : "b:" + up},
@@ -328,7 +349,7 @@ function elements() {
   if (T.show_saved) {
     for (const n of T.nodes) {
       if (repOf[n.id] !== "n:" + n.id) continue;
-      n.saved.forEach((s, i) => {
+      (n.saved || []).forEach((s, i) => {
         if (!s.shape) return;
         const id = `s:${n.id}:${i}`, up = openParent(n.box);
         add(id, {label: `${s.name}\n${s.shape}\n${s.bytes}`, parent: up === null ? undefined : "b:" + up}, "saved" + (s.modified ? " fails" : ""));
@@ -370,12 +391,15 @@ const STYLE = [
 ];
 
 function draw(fit, focus) {
-  const t0 = performance.now();
+  const t0 = performance.now(), tm = {};
   if (cy) { if (nav) nav.destroy(); cy.destroy(); }
-  cy = cytoscape({container: document.getElementById("cy"), elements: elements(), style: STYLE,
+  const els = elements(); tm.elements = performance.now() - t0;
+  cy = cytoscape({container: document.getElementById("cy"), elements: els, style: STYLE,
                   wheelSensitivity: 0.3, minZoom: 0.02, maxZoom: 4});
+  tm.cy = performance.now() - t0;
   cy.layout({name: "dagre", rankDir: "TB", nodeSep: 18, rankSep: 28, edgeSep: 8, fit: false,
              nodeDimensionsIncludeLabels: true}).run();
+  tm.layout = performance.now() - t0; window.gradtool.tm = tm;
   cy.on("tap", "node", ev => tapped(ev.target));
   cy.on("tap", ev => { if (ev.target === cy) clearHighlight(); });
   nav = cy.navigator({container: "#minimap", viewLiveFramerate: 0, rerenderDelay: 50, removeCustomContainer: false});
@@ -429,16 +453,16 @@ function highlight(el) {  // the node, its inputs and its consumers
 function details(n) {
   let h = `<h3>${esc(n.name)}</h3><table>`;
   const row = (k, v) => { if (v !== null && v !== undefined && v !== "") h += `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`; };
-  row("variable", n.label); row("module", n.module); row("line", n.site);
-  row("output", n.outputs.join(", ")); row("id", n.id);
+  row("variable", n.label); row("module", moduleOf(n)); row("line", n.site);
+  row("output", (n.out || []).join(", ")); row("id", n.id);
   if (n.leaf) for (const k in n.leaf) row(k, n.leaf[k]);
-  for (const k in n.metadata) row(`metadata[${k}]`, n.metadata[k]);
+  for (const k in n.metadata || {}) row(`metadata[${k}]`, n.metadata[k]);
   const ins = T.edges.filter(e => e[1] === n.id).map(e => T.byId[e[0]].name);
   const outs = T.edges.filter(e => e[0] === n.id).map(e => T.byId[e[1]].name);
   row("inputs", ins.join(", ")); row("consumers", outs.join(", "));
   h += "</table>";
-  for (const f of n.fails) h += `<p class="bad">${esc(f)}</p>`;
-  if (n.saved.length) {
+  for (const f of n.fails || []) h += `<p class="bad">${esc(f)}</p>`;
+  if (n.saved) {
     h += "<h4>saved for backward</h4>";
     for (const s of n.saved) {
       h += `<table class="saved"><tr><td colspan=2><b>${esc(s.name)}</b></td></tr>`;
@@ -508,12 +532,12 @@ search.addEventListener("input", () => {
   T.boxes.forEach((b, i) => { if (i && hits.length < 20 && b.title.toLowerCase().includes(q)) hits.push(["b", i]); });
   for (const n of T.nodes) {
     if (hits.length >= 60) break;
-    if ([n.name, n.label, n.module, n.id].some(s => s && s.toLowerCase().includes(q))) hits.push(["n", n.id]);
+    if ([n.name, n.label, moduleOf(n), n.id].some(s => s && s.toLowerCase().includes(q))) hits.push(["n", n.id]);
   }
   results.innerHTML = hits.map(([k, v]) => {
     if (k === "b") return `<div data-b="${v}"><span class="what">module</span>${esc(T.boxes[v].title)}</div>`;
     const n = T.byId[v];
-    return `<div data-n="${esc(v)}"><span class="what">node</span>${esc(n.name)} ${esc(n.label || "")} <i>${esc(n.module || "")}</i></div>`;
+    return `<div data-n="${esc(v)}"><span class="what">node</span>${esc(n.name)} ${esc(n.label || "")} <i>${esc(moduleOf(n) || "")}</i></div>`;
   }).join("") || "<div>no match</div>";
   results.hidden = false;
 });
@@ -522,7 +546,7 @@ results.addEventListener("click", ev => {
   results.hidden = true;
   if (d.dataset.b !== undefined) showBox(Number(d.dataset.b)); else showNode(T.byId[d.dataset.n]);
 });
-window.gradtool = {D, load, open, fold, showNode, showBox, fitView, get T() { return T; }};
-load(0);
+window.gradtool = {load, open, fold, showNode, showBox, fitView, get T() { return T; }, get D() { return D; }};
+unpack(document.getElementById("data").textContent).then(data => { D = data; load(0); });
 </script></body></html>
 """
