@@ -40,8 +40,9 @@ def unpack(text):
 
 @functools.lru_cache(maxsize=1)
 def _vendor():
-    """The libraries, inline: their scripts and the navigator's style."""
-    parts = []
+    """The libraries, inline: their licences (a comment), scripts and the navigator's style."""
+    with open(os.path.join(VENDOR, "LICENSES.txt"), encoding="utf-8") as f:
+        parts = ["<!--\n" + f.read().replace("--", "- -") + "-->"]
     for name in SCRIPTS:
         with open(os.path.join(VENDOR, name), encoding="utf-8") as f:
             text = f.read().replace("</script", "<\\/script")
