@@ -1,7 +1,6 @@
 """gradtool render's drawing, in process: grouping by module call (report/layout.py), the DOT
 it makes (report/dot.py) and the HTML page's data (report/html.py). The CLI itself is tested
 in test_cli.py; the page in a real browser in test_render_browser.py."""
-import json
 import os
 import re
 

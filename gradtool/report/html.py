@@ -1,6 +1,6 @@
 """`gradtool render --format html`: one self-contained page to explore the backward graph,
 drawn in the browser by cytoscape.js (vendored in report/vendor/ with its licences; no
-network) and laid out by dagre as the user folds and opens boxes. The page carries the plan
+network) and laid out by dagre, frame by frame, as the user folds and opens boxes. The page carries the plan
 of layout.py (boxes, which are open, which open together), every node with what inspect
 knows of it, and the edges with the shapes they carry; its script computes what is visible."""
 import base64
@@ -14,7 +14,7 @@ from . import dot, layout
 from .text import fmt_bytes, fmt_num, fmt_shape
 
 VENDOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vendor")
-SCRIPTS = ("cytoscape.min.js", "cytoscape-dagre.min.js", "cytoscape-navigator.js")
+SCRIPTS = ("cytoscape.min.js", "dagre.min.js", "cytoscape-navigator.js")
 
 
 def page(captures, show_saved=False, expand=False, depth=None):
@@ -284,8 +284,9 @@ function rep(n) {
   for (let b = n.box; b !== 0; b = T.boxes[b].parent) if (!T.openNow[b]) shown = "b:" + b;
   return shown;
 }
-function openParent(b) {  // the frame an item of box b is drawn in (null: the top)
-  for (; b !== 0; b = T.boxes[b].parent) if (T.openNow[b]) return b;
+function openParent(b) {  // the frame an item of box b is drawn in (null: the top); an open
+  // repeat or chunk is drawn as what it holds (fewer nested frames: dagre's time grows with them)
+  for (; b !== 0; b = T.boxes[b].parent) if (T.openNow[b] && T.boxes[b].kind === "module") return b;
   return null;
 }
 function nodeText(n) {  // as dot.py labels it: name, variable, shape; a leaf's variable first
@@ -393,18 +394,20 @@ const STYLE = [
 
 function draw(fit, focus) {
   const t0 = performance.now(), tm = {};
-  if (cy) { if (nav) nav.destroy(); cy.destroy(); }
   const els = elements(); tm.elements = performance.now() - t0;
-  cy = cytoscape({container: document.getElementById("cy"), elements: els, style: STYLE,
-                  wheelSensitivity: 0.3, minZoom: 0.02, maxZoom: 4});
+  if (!cy) {  // one cytoscape for the page: a view is a new set of elements in it
+    cy = cytoscape({container: document.getElementById("cy"), style: STYLE,
+                    wheelSensitivity: 0.3, minZoom: 0.02, maxZoom: 4});
+    cy.on("tap", "node", ev => tapped(ev.target));
+    cy.on("tap", ev => { if (ev.target === cy) clearHighlight(); });
+    nav = cy.navigator({container: "#minimap", viewLiveFramerate: 0, rerenderDelay: 50,
+                        removeCustomContainer: false});
+    window.gradtool.cy = cy;
+  }
+  cy.batch(() => { cy.elements().remove(); cy.add(els); });
   tm.cy = performance.now() - t0;
-  cy.layout({name: "dagre", rankDir: "TB", nodeSep: 18, rankSep: 28, edgeSep: 8, fit: false,
-             nodeDimensionsIncludeLabels: true}).run();
+  layOut();
   tm.layout = performance.now() - t0; window.gradtool.tm = tm;
-  cy.on("tap", "node", ev => tapped(ev.target));
-  cy.on("tap", ev => { if (ev.target === cy) clearHighlight(); });
-  nav = cy.navigator({container: "#minimap", viewLiveFramerate: 0, rerenderDelay: 50, removeCustomContainer: false});
-  window.gradtool.cy = cy;
   if (focus && cy.getElementById(focus).length) center(cy.getElementById(focus));
   else if (fit) fitView();
   if (selected && cy.getElementById(selected).length) highlight(cy.getElementById(selected));
@@ -412,6 +415,57 @@ function draw(fit, focus) {
   document.getElementById("status").textContent = `${shown.toLocaleString("en")} items in sight of ${T.nodes.length.toLocaleString("en")} nodes`;
   window.gradtool.drawMs = performance.now() - t0;
   tree();
+}
+
+// Each open frame is laid out on its own by dagre, the frames inside it standing as one node
+// of their laid-out size, from the innermost out: dagre's own nesting of clusters costs
+// ten times more, and a frame's inside does not move when something outside it changes.
+const FRAME_PAD = 12, FRAME_TITLE = 16;
+function layOut() {
+  const top = {id: null, kids: []}, frames = {null: top};
+  cy.nodes().forEach(n => { if (n.isParent()) frames[n.id()] = {id: n.id(), kids: []}; });
+  cy.nodes().forEach(n => frames[n.isChild() ? n.parent().id() : null].kids.push(n));
+  const childOf = {};  // node id -> for each frame holding it, the child of that frame it is in
+  cy.nodes().forEach(n => {
+    const chain = {}; let child = n;
+    for (let p = n.parent(); p.length; child = p, p = p.parent()) chain[p.id()] = child.id();
+    chain[null] = child.id(); childOf[n.id()] = chain;
+  });
+  const links = cy.edges().map(e => [e.source().id(), e.target().id()]);
+  const size = {}, place = {};
+  const layFrame = f => {  // lays out f's children; returns f's inside size
+    for (const k of f.kids) if (frames[k.id()]) {
+      const inner = layFrame(frames[k.id()]);
+      size[k.id()] = {w: inner.w + 2 * FRAME_PAD, h: inner.h + 2 * FRAME_PAD + FRAME_TITLE};
+    } else {
+      const d = k.layoutDimensions({nodeDimensionsIncludeLabels: true});
+      size[k.id()] = {w: d.w, h: d.h};
+    }
+    const g = new dagre.graphlib.Graph({multigraph: true});
+    g.setGraph({rankdir: "TB", nodesep: 18, ranksep: 28, edgesep: 8});
+    g.setDefaultEdgeLabel(() => ({}));
+    for (const k of f.kids) g.setNode(k.id(), {width: size[k.id()].w, height: size[k.id()].h});
+    const seen = new Set();
+    for (const [a, b] of links) {
+      const ca = childOf[a][f.id], cb = childOf[b][f.id];
+      if (ca === undefined || cb === undefined || ca === cb || seen.has(ca + ">" + cb)) continue;
+      seen.add(ca + ">" + cb); g.setEdge(ca, cb);
+    }
+    dagre.layout(g);
+    const gw = g.graph().width || 0, gh = g.graph().height || 0;
+    for (const k of f.kids) { const v = g.node(k.id()); place[k.id()] = {x: v.x - gw / 2, y: v.y - gh / 2}; }
+    return {w: gw, h: gh};
+  };
+  layFrame(top);
+  const at = {};
+  const settle = (f, cx, cy0) => {  // absolute places, a frame's inside below its title
+    for (const k of f.kids) {
+      const p = {x: cx + place[k.id()].x, y: cy0 + place[k.id()].y};
+      if (frames[k.id()]) settle(frames[k.id()], p.x, p.y + FRAME_TITLE / 2); else at[k.id()] = p;
+    }
+  };
+  settle(top, 0, 0);
+  cy.nodes().not(":parent").positions(n => at[n.id()]);
 }
 
 function fitView() {  // the whole view, unless its text would be smaller than 8 px: then its top
