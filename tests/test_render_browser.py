@@ -313,3 +313,28 @@ def test_gradcheck_heatmap_page_reads_an_entry_under_the_mouse(browser, tmp_path
         assert p.errors == [] and p.requests == [path.as_uri()]
     finally:
         p.page.close()
+
+
+def test_a_graph_drawn_from_python_shows_the_explorer_inline(browser, tmp_path):
+    """gradtool.draw(y)._repr_html_ as a notebook shows it: the page in an iframe, working."""
+    import gradtool
+    import gradtool as gt
+    from gradtool import nn
+    gt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).double()
+    loss = model(gt.randn(5, 4, dtype=gt.float64)).pow(2).mean()
+    cell = tmp_path / "cell.html"
+    cell.write_text("<!DOCTYPE html><html><body>"
+                    + gradtool.draw(loss)._repr_html_() + "</body></html>")
+    page = browser.new_page(viewport={"width": 1300, "height": 850})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(cell.as_uri())
+        frame = page.frames[1]
+        frame.wait_for_function("() => window.gradtool && window.gradtool.cy")
+        labels = frame.evaluate("gradtool.cy.nodes().map(n => String(n.data('label')))")
+        assert "model.0 (Linear)" in labels and any("model.0.weight" in t for t in labels)
+        assert errors == []
+    finally:
+        page.close()
