@@ -420,7 +420,7 @@ function draw(fit, focus) {
 // Each open frame is laid out on its own by dagre, the frames inside it standing as one node
 // of their laid-out size, from the innermost out: dagre's own nesting of clusters costs
 // ten times more, and a frame's inside does not move when something outside it changes.
-const FRAME_PAD = 12, FRAME_TITLE = 16;
+const FRAME_PAD = 12, FRAME_TITLE = 16, MAX_FAN_OUT = 3;
 function layOut() {
   const top = {id: null, kids: []}, frames = {null: top};
   cy.nodes().forEach(n => { if (n.isParent()) frames[n.id()] = {id: n.id(), kids: []}; });
@@ -445,11 +445,20 @@ function layOut() {
     g.setGraph({rankdir: "TB", nodesep: 18, ranksep: 28, edgesep: 8});
     g.setDefaultEdgeLabel(() => ({}));
     for (const k of f.kids) g.setNode(k.id(), {width: size[k.id()].w, height: size[k.id()].h});
-    const seen = new Set();
+    const pairs = new Map(), fanOut = {}, fanIn = {};
     for (const [a, b] of links) {
       const ca = childOf[a][f.id], cb = childOf[b][f.id];
-      if (ca === undefined || cb === undefined || ca === cb || seen.has(ca + ">" + cb)) continue;
-      seen.add(ca + ">" + cb); g.setEdge(ca, cb);
+      if (ca === undefined || cb === undefined || ca === cb || pairs.has(ca + ">" + cb)) continue;
+      pairs.set(ca + ">" + cb, [ca, cb]);
+      fanOut[ca] = (fanOut[ca] || 0) + 1; fanIn[cb] = (fanIn[cb] || 0) + 1;
+    }
+    // a weight shared by 80 calls of a cell: its first few edges place it; the others, into
+    // calls that other edges place, are drawn but not laid out (dagre would route each through
+    // a chain of dummy nodes: ten times slower)
+    const kept = {};
+    for (const [ca, cb] of pairs.values()) {
+      kept[ca] = (kept[ca] || 0) + 1;
+      if (fanOut[ca] <= MAX_FAN_OUT || kept[ca] <= MAX_FAN_OUT || fanIn[cb] === 1) g.setEdge(ca, cb);
     }
     dagre.layout(g);
     const gw = g.graph().width || 0, gh = g.graph().height || 0;
@@ -471,11 +480,12 @@ function layOut() {
 function fitView() {  // the whole view, unless its text would be smaller than 8 px: then its top
   cy.fit(undefined, 20);
   if (cy.zoom() > 1.5) { cy.zoom(1.5); cy.center(); }
-  if (cy.zoom() < MIN_ZOOM) {
-    const bb = cy.elements().boundingBox(), w = cy.width();
+  if (cy.zoom() < MIN_ZOOM) {  // the top of the graph, centred on its first row
+    const items = cy.nodes().not(":parent"), bb = cy.elements().boundingBox();
+    const top = items.min(n => n.boundingBox().y1).value;
+    const row = items.filter(n => n.boundingBox().y1 < top + 40).boundingBox();
     cy.zoom(MIN_ZOOM);
-    cy.pan({x: bb.w * MIN_ZOOM < w ? (w - bb.w * MIN_ZOOM) / 2 - bb.x1 * MIN_ZOOM : 20 - bb.x1 * MIN_ZOOM,
-            y: 20 - bb.y1 * MIN_ZOOM});
+    cy.pan({x: cy.width() / 2 - (row.x1 + row.x2) / 2 * MIN_ZOOM, y: 20 - bb.y1 * MIN_ZOOM});
   }
 }
 function center(el) { cy.zoom(Math.max(cy.zoom(), 1)); cy.center(el); }
@@ -493,7 +503,9 @@ function tapped(el) {
 function open(b, focus) {
   T.openNow[b] = true;
   for (const i of T.boxes[b].opens) T.openNow[i] = true;
-  draw(false, focus ? "b:" + b : null);
+  // an open repeat or chunk is drawn as what it holds: look at the first of it
+  const box = T.boxes[b], first = box.kind === "module" ? b : box.children[0];
+  draw(false, focus && first !== undefined ? "b:" + first : null);
 }
 function fold(b) { T.openNow[b] = false; draw(false, "b:" + b); }
 
