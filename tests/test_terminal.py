@@ -2,7 +2,6 @@
 lines (columns are left out instead, and the caption says which), and --quiet prints one
 line per target for CI logs. The CLI runs as a user runs it, COLUMNS set as a terminal sets
 it."""
-import os
 import re
 
 import pytest

@@ -37,11 +37,12 @@ class PairResult:
     max_abs_error: float
     max_rel_error: float
     worst: dict = None               # the entry with the largest absolute error
-    numerical: np.ndarray = None     # full mode: (input numel, output numel), float64
-    analytical: np.ndarray = None
-    differing: list = field(default_factory=list)   # the MAX_DIFFERING most differing entries
+    # (the Jacobians and lists stay out of repr: a report printed in a notebook was kilobytes)
+    numerical: np.ndarray = field(default=None, repr=False)  # full mode: (input numel, output
+    analytical: np.ndarray = field(default=None, repr=False)  # numel), float64
+    differing: list = field(default_factory=list, repr=False)  # the MAX_DIFFERING most differing
     n_differing: int = 0             # all of them (the JSON says how many it leaves out)
-    projections: list = field(default_factory=list)  # fast mode: one dict per projection
+    projections: list = field(default_factory=list, repr=False)  # fast mode: one per projection
     recheck: "PairResult" = None     # fast mode: this pair redone in full mode
     ad: str = "reverse"              # the analytical side: "reverse" (backward) or "forward" (jvp)
 
