@@ -4,7 +4,7 @@ with repeated blocks (examples/resnet_like.py) at about 5,000 and 20,000 nodes, 
 
     capture   forward under the trace, snapshot, backward, diagnostics (inspect does this too)
     svg       grouping (layout.py) + DOT + graphviz-pure's layout and SVG
-    html      the same for every view of the page, and the page itself
+    html      the explorer page: grouping, what opens with each box, the nodes' data
     cli svg   the whole `gradtool render -o graph.svg` as a user runs it (Python's start,
               the user's file, capture, drawing, writing)
     cli html  the whole `gradtool render -o graph.html`; then the page's size
@@ -98,7 +98,7 @@ def main():
             gc.freeze()  # as `gradtool render` does once its captures are made
             t_svg = timed(lambda: dot.render(dot.build(cap.snapshot, diagnoses=cap.diagnostics),
                                              "svg", renderer), args.repeat)
-            t_html = timed(lambda: html.page([cap], renderer), args.repeat)
+            t_html = timed(lambda: html.page([cap]), args.repeat)
             # this checkout's gradtool, whatever the venv has installed
             env = dict(os.environ,
                        PYTHONPATH=os.pathsep.join([REPO, os.path.join(REPO, "examples")]))

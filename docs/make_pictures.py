@@ -1,6 +1,6 @@
 """Remake the README's pictures with gradtool itself, from examples/resnet_like.py:
-docs/resnet_like.svg (the grouped drawing) and docs/render_html.png (the HTML view in
-chromium, a node clicked). Needs the system chromium and the playwright package (test extras).
+docs/resnet_like.svg (the grouped drawing) and docs/render_html.png (the HTML explorer in
+chromium, a node found by search and highlighted with its inputs and consumers). Needs the system chromium and the playwright package (test extras).
 
     .venv/bin/python docs/make_pictures.py
 """
@@ -26,10 +26,12 @@ def main():
         subprocess.run([GRADTOOL, "render", EXAMPLE, "-o", page_path], cwd=REPO, check=True)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 760})
+            page = browser.new_page(viewport={"width": 1400, "height": 800})
             page.goto("file://" + page_path)
+            page.wait_for_function("() => window.gradtool && window.gradtool.cy")
             page.fill("#search", "model.blocks.1.norm")
-            page.locator("#results div", has_text="MulBackward0").first.click()
+            page.locator("#results div", has_text="NativeLayerNormBackward0").first.click()
+            page.wait_for_function("() => gradtool.cy.nodes('.hit').length === 1")
             page.screenshot(path=os.path.join(HERE, "render_html.png"))
             browser.close()
 

@@ -113,13 +113,13 @@ def _copy_weights(E_from, modules_from, E_to, modules_to):
 
 def _run(E, target, modules, seed, shape, order):
     """Run the target on E (seeded inputs), picture its graph, take its gradients."""
-    from .snapshot.capture import _module_parameters
+    from .snapshot.capture import module_parameters
     from .snapshot.graph import take_snapshot
     run = loader.run_target(target, seed, shape)
     snapshot = take_snapshot(run.outputs, engine=E)
     reached = {id(t) for t in snapshot.leaf_tensors}  # the parameters the target uses
     wrt = [(n, t) for n, t in run.tensor_inputs if t.requires_grad]
-    wrt += [(n, p) for n, p in _module_parameters(modules).items() if id(p) in reached]
+    wrt += [(n, p) for n, p in module_parameters(modules).items() if id(p) in reached]
     nodes = [n.name for n in snapshot.nodes]
     saved = [sorted(s.name for s in n.saved) for n in snapshot.nodes]
     outputs = [np.array(E.array(o)) for o in run.outputs]

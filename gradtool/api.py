@@ -16,6 +16,7 @@ from .autograd.tensor import (Size, Tensor, cat, concat, is_inference, matmul, m
                               stack, std_mean, var_mean, where)
 from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                      IntTensor, LongTensor, ShortTensor, finfo, iinfo, range)
+from .interactive import check, draw, inspect
 from .loader import example
 from .checks.reference import declare as reference
 from .specs import constant, integers, no_grad, positive, surrogate, uniform

@@ -296,8 +296,9 @@ def _text():
 def _render(print_to):
     """What print_to(console) prints, as a plain string."""
     buffer = io.StringIO()
+    # force_jupyter=False: in a notebook rich would display the text, not write the buffer
     con = _text().Console(file=buffer, width=150, no_color=True, color_system=None,
-                          highlight=False, soft_wrap=False)
+                          highlight=False, soft_wrap=False, force_jupyter=False)
     print_to(con)
     return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip().splitlines())
 
@@ -319,7 +320,12 @@ class Checked:
             return cls(name, kind, inspect.getsourcefile(obj) or "<unknown>",
                        inspect.getsourcelines(obj)[1])
         except (TypeError, OSError):
-            return cls(name, kind, "<unknown>", 0)
+            # a class made in a notebook cell has no file inspect can find: its forward's
+            # code still knows the cell and the line
+            code = getattr(inspect.unwrap(getattr(obj, "forward", obj)), "__code__", None)
+            if code is None:
+                return cls(name, kind, "<unknown>", 0)
+            return cls(name, kind, code.co_filename, code.co_firstlineno)
 
 
 def _input_names(fn, inputs):
@@ -340,7 +346,7 @@ def _parameter_names(fn):
     from .loader import _forward_params
     function_class = _function_class(fn)
     if function_class is not None:
-        return _forward_params(function_class)
+        return [p.name for p in _forward_params(function_class)]
     try:
         return list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):

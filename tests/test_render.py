@@ -1,7 +1,6 @@
 """gradtool render's drawing, in process: grouping by module call (report/layout.py), the DOT
 it makes (report/dot.py) and the HTML page's data (report/html.py). The CLI itself is tested
 in test_cli.py; the page in a real browser in test_render_browser.py."""
-import json
 import os
 import re
 
@@ -224,6 +223,54 @@ def test_a_long_chain_is_chunked_with_its_input_in_sight():
     assert "MulBackward0 ×" in layout.summary(chunks[0])
 
 
+MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+
+
+def _titles(plan):
+    """Every box's title and whether it is collapsed, outermost first."""
+    return [(b.title, b.collapsed) for b in plan.root.boxes()]
+
+
+def test_a_custom_function_inside_a_module_does_not_split_the_next_module_call():
+    caps = {t.name: capture(t) for t in load(os.path.join(MODELS, "mlp_custom.py"))}
+    custom = _titles(layout.make_plan(caps["with_custom"].snapshot))
+    plain = _titles(layout.make_plan(caps["with_tanh"].snapshot))
+    assert [t.replace("custom", "plain") for t, _ in custom] == [t for t, _ in plain] == [
+        "plain (MLP)", "plain.fc1 (Linear)", "plain.fc2 (Linear)"]
+
+
+def test_default_view_of_a_mixed_model_shows_the_blocks_and_folds_the_loop():
+    cap = one_capture(os.path.join(MODELS, "transformer_rnn.py"))
+    plan = layout.make_plan(cap.snapshot)
+    shown = layout.collapsed_within(plan.root)
+    # the twelve blocks are each in sight, in their model's open frames
+    blocks = [b.title for b in shown if b.title.startswith("model.blocks.")]
+    assert blocks == [f"model.blocks.{i} (Block)" for i in range(12)]
+    for title in ("model (TinyTransformer)", "model.blocks (Sequential)",
+                  "model.blocks.0–11 (Block) ×12"):
+        assert (title, False) in _titles(plan)
+    # the thirty calls of the cell are one box, not thirty fanned out
+    loop = [b for b in shown if b.title.startswith("cell")]
+    assert [b.title for b in loop] == ["cell (Cell) calls 1–30 ×30"]
+    assert loop[0].n_nodes > 150 and len({_ident(plan.visible(n.id))
+                                          for n in cap.snapshot.nodes}) <= layout.READABLE
+    # opened in the page, the loop shows its calls
+    for box in layout.views(plan):
+        if box is loop[0]:
+            assert len([b for b in box.items if isinstance(b, layout.Box)]) == 30
+
+
+def test_chunks_of_a_long_stack_are_named_by_their_calls():
+    model = nn.Sequential(*[Block() for _ in range(250)])
+    snapshot = take_snapshot([model(gt.randn(2, 3)).sum()],
+                             module_names={id(m): f"model.{k}" if k else "model"
+                                           for k, m in model.named_modules()})
+    plan = layout.make_plan(snapshot)
+    repeat = next(b for b in plan.root.boxes() if b.kind == "repeat")
+    assert [c.title for c in repeat.items] == [
+        "model.0–99 (Block) ×100", "model.100–199 (Block) ×100", "model.200–249 (Block) ×50"]
+
+
 # ---------------------------------------------------------------- legible
 def test_drawing_is_never_scaled_down_and_uses_one_font_with_margins():
     cap = one_capture(ex("resnet_like.py"))
@@ -279,27 +326,50 @@ def test_cut_diagnoses_are_read_by_kind_whatever_the_spelling():
 
 
 # ---------------------------------------------------------------- the page's data
+def _page_data(text):
+    return html.unpack(re.search(r'<script id="data" type="application/gzip;base64">(.*?)</script>',
+                                 text, re.S).group(1))
+
+
 def test_html_page_is_self_contained_and_carries_saved_values():
     cap = one_capture(ex("resnet_like.py"))
-    text = html.page([cap], dot.find_renderer("auto", "svg"), depth=1).decode()
-    assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
-        'xmlns:xlink="http://www.w3.org/1999/xlink"', "")
-    assert "https://" not in text and "<script src" not in text and "<link" not in text
-    data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>',
-                                text, re.S).group(1))
-    assert data["views"][0]["parent"] is None
-    opened = [w for view in data["views"] for w in view["collapsed"].values()]
-    assert sorted(opened) == list(range(1, len(data["views"])))  # each box its own view
-    for v, view in enumerate(data["views"]):
-        assert all(data["views"][w]["parent"] == v for w in view["collapsed"].values())
-    addmm = next(n for n in data["nodes"].values() if n["name"] == "AddmmBackward0")
+    text = html.page([cap], depth=1).decode()
+    assert "<script src" not in text and "<link" not in text
+    assert "Copyright (c) 2016-2026, The Cytoscape Consortium." in text  # the licences
+    assert "cytoscape-navigator 2.0.2" in text and "Chris Pettitt" in text
+    [target] = _page_data(text)["targets"]
+    boxes = target["boxes"]
+    assert boxes[0]["kind"] == "root" and boxes[0]["parent"] is None
+    folded = [b for b in boxes if not b["open"]]
+    assert {b["title"] for b in folded} >= {"model.blocks (Sequential)", "model.head (Linear)"}
+    for b in boxes[1:]:  # a box's parent comes before it, and what opens with it is inside it
+        assert b["parent"] < boxes.index(b)
+        for i in b["opens"]:
+            parent = boxes[i]["parent"]
+            while parent != boxes.index(b):
+                parent = boxes[parent]["parent"]
+                assert parent is not None
+    head = next(b for b in boxes if b["title"] == "model.head (Linear)")
+    assert head["summary"]["params"] == 9 and head["module"] == "model.head"
+    assert [target["shapes"][i] for i in head["summary"]["ins"]] == ["float64[2, 8]"]
+    addmm = next(n for n in target["nodes"] if n["name"] == "AddmmBackward0")
     saved = {s["name"]: s for s in addmm["saved"]}
-    assert saved["_saved_mat1"]["version"] == "0 / 0" or "/" in saved["_saved_mat1"]["version"]
+    assert saved["_saved_mat1"]["version"] == "0 / 0"
     assert saved["_saved_mat1"]["dtype"] == "float64" and "mean" in saved["_saved_mat1"]["stats"]
-    assert addmm["module"].startswith("model") and addmm["site"].startswith("examples/")
-    for n in data["nodes"].values():  # every node's element is in the view it names
-        view = text[text.index(f'<div class="view" id="view{n["view"]}"'):]
-        assert f'<title>{n["el"]}</title>' in view[:view.index("</svg>")]
+    assert addmm["site"].startswith("examples/")
+    ids = {n["id"] for n in target["nodes"]}
+    assert ids == {n.id for n in cap.snapshot.nodes}
+    for tail, head_id, shape in target["edges"]:  # every edge between nodes, with its shape
+        assert tail in ids and head_id in ids and (shape == -1 or target["shapes"][shape])
+
+
+def test_page_of_a_20000_node_model_is_small(tmp_path):
+    """The page carries every node, gzipped: far below the 36 MB of one SVG per view."""
+    cap = _stack_capture(tmp_path, blocks=300, steps=20)
+    assert len(cap.snapshot.nodes) > 3_900
+    text = html.page([cap])
+    assert len(text) < 1_000_000  # 4,000 nodes; 20,000 make about 1.3 MB
+    assert len(_page_data(text.decode())["targets"][0]["nodes"]) == len(cap.snapshot.nodes)
 
 
 def _stack_capture(tmp_path, blocks, steps):
@@ -311,58 +381,6 @@ def _stack_capture(tmp_path, blocks, steps):
                     f"steps={steps}).double()\n\n\n@gradtool.example((2, 4))\n"
                     "def stack(x):\n    return model(x)\n")
     return one_capture(str(path))
-
-
-def test_page_laying_out_views_drawn_alike_once_equals_laying_out_each(tmp_path, monkeypatch):
-    # blocks 0-9 and 10-11 differ only in their digits: reuse must give
-    # each view its own ids and names where Graphviz would have put them
-    cap = _stack_capture(tmp_path, blocks=12, steps=3)
-    renderer = dot.find_renderer("auto", "svg")
-    laid_out = []
-    real = html._template
-    monkeypatch.setattr(html, "_template", lambda source, r: laid_out.append(source) or
-                        real(source, r))
-    reused = html.page([cap], renderer)
-    shared = len(laid_out)
-    laid_out.clear()
-    fresh = html.page([cap], renderer, reuse=False)
-    assert shared < len(laid_out) // 2  # the blocks' views share layouts
-    assert reused == fresh
-    text = reused.decode()
-    data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>',
-                                text, re.S).group(1))
-    blocks = {int(m.group(1)): v for v, view in enumerate(data["views"])
-              if (m := re.fullmatch(r"model\.blocks\.(\d+)\.mlp\.0 \(Linear\)", view["title"]))}
-    assert {3, 4, 10, 11} <= blocks.keys()
-    for block, v in blocks.items():  # each block's own view names its own parameters
-        svg = text[text.index(f'<div class="view" id="view{v}"'):]
-        svg = svg[:svg.index("</svg>")]
-        assert set(re.findall(r">model\.blocks\.(\d+)\.", svg)) == {str(block)}
-        assert f'<title>t0v{v}_' in svg and not re.search(rf"<title>t0v(?!{v}_)", svg)
-
-
-def test_views_alike_but_for_a_text_the_model_repeats_are_laid_out_each():
-    # the model says "p1" twice where the other view says "p2" and "p3": one text of the
-    # model's SVG cannot stand for both, so that view gets its own layout
-    def drawing(a, b):
-        g = html._Recorder("view")
-        g.node("x", a)
-        g.node("y", b)
-        g.edge("x", "y")
-        return html._Drawing(g)
-    one, other = drawing("p1", "p1"), drawing("p2", "p3")
-    assert one.key == other.key
-    renderer = dot.find_renderer("auto", "svg")
-    template = html._template(one.source, renderer)
-    assert template.fill(one, other) is None
-    import concurrent.futures
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        layouts = html._Layouts(pool, renderer)
-        layouts.add(one)
-        layouts.add(other)
-        svgs = layouts.svgs()
-    assert ">p1<" in svgs[0] and ">p2<" in svgs[1] and ">p3<" in svgs[1]
-    assert "p1" not in svgs[1]
 
 
 def test_saved_tensor_stats_skip_nans_and_are_nan_when_all_are():
@@ -413,13 +431,47 @@ def test_cli_gradcheck_html_draws_three_heatmaps_per_pair_with_worst_and_diagnos
     assert "output 0 w.r.t. x" in two and "output 0 w.r.t. y" in two
 
 
+def test_heatmaps_ring_the_entry_the_report_names_worst():
+    from types import SimpleNamespace
+    from gradtool.report import heatmap
+    # largest absolute error at (0, 0); furthest outside the tolerance at (1, 1)
+    pair = SimpleNamespace(numerical=np.array([[100.0, 0.0], [0.0, 0.001]]),
+                           analytical=np.array([[101.0, 0.0], [0.0, 0.01]]))
+    text = heatmap._maps("k", pair, {}, (2,))
+    assert text.count('<rect x="0" y="0" width="1" height="1"') == 3
+
+
+def _map_sizes(text):
+    """(width, height) in CSS pixels of every heatmap of a page."""
+    return [(int(w), int(w) * int(r) / int(c)) for w, c, r in
+            re.findall(r'style="width:(\d+)px;aspect-ratio:(\d+)/(\d+)"', text)]
+
+
+def test_scalar_output_heatmaps_are_compact(tmp_path):
+    import cli_util as cu
+    (tmp_path / "mlp.py").write_text(
+        "import gradtool\nimport gradtool as torch\nfrom gradtool import nn\n"
+        "torch.manual_seed(0)\nmodel = nn.Sequential(nn.Linear(4, 32), nn.Tanh(), "
+        "nn.Linear(32, 1)).double()\n\n\n@gradtool.example((3, 4))\n"
+        "def loss(x):\n    return model(x).pow(2).mean()\n")
+    r = cu.run("gradcheck", tmp_path / "mlp.py", "--html", tmp_path / "mlp.html")
+    assert r.returncode == 0, str(r)
+    text = (tmp_path / "mlp.html").read_text()
+    sizes = _map_sizes(text)
+    assert len(sizes) == 3 * 5  # x and four parameters, three maps each
+    assert all(w <= 360 and h <= 361 for w, h in sizes), sizes
+    # the (32, 4) weight's 128 entries as its own rows of 4, the 32-element bias in rows of 6
+    assert "the input's 128 elements in rows of 4" in text
+    assert "the input's 32 elements in rows of 6" in text
+
+
 def test_cli_render_html_writes_one_page(tmp_path):
     import cli_util as cu
     r = cu.run("render", ex("model.py"), "-o", tmp_path / "g.html")
     assert r.returncode == 0 and r.stdout == "", str(r)
     assert "wrote" in r.stderr and "(html," in r.stderr
     text = (tmp_path / "g.html").read_text()
-    assert text.startswith("<!DOCTYPE html>") and text.count("<svg") >= 1
+    assert text.startswith("<!DOCTYPE html>") and len(_page_data(text)["targets"]) == 1
     assert os.listdir(tmp_path) == ["g.html"]
 
 
@@ -430,8 +482,6 @@ def test_page_carries_a_nodes_own_metadata_beside_its_module():
     y.grad_fn.metadata["note"] = "set by the user"
     cap = SimpleNamespace(snapshot=take_snapshot([y.sum()]), diagnostics=[],
                           target=SimpleNamespace(name="f"))
-    text = html.page([cap], dot.find_renderer("auto", "svg")).decode()
-    data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>',
-                                text, re.S).group(1))
-    exp = next(n for n in data["nodes"].values() if n["name"] == "ExpBackward0")
+    data = _page_data(html.page([cap]).decode())
+    exp = next(n for n in data["targets"][0]["nodes"] if n["name"] == "ExpBackward0")
     assert exp["metadata"] == {"note": "'set by the user'"}

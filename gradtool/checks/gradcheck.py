@@ -25,7 +25,7 @@ from . import hazards
 from . import numerical as N
 from .diagnose import diagnose
 from .result import (MAX_DIFFERING, Diagnosis, Failure, GradcheckReport, PairResult, compare,
-                     entry)
+                     entry, worst_index)
 
 FAST_PROJECTIONS = 3       # random (u, v) pairs in fast mode; torch uses one
 FAST_SEED = 67280421310721  # fixed, as torch's own generator: checks are reproducible
@@ -627,9 +627,7 @@ class _Check:
         describe = lambda k: entry(k, numerical.shape, *shapes, numerical, analytical)  # noqa
         order = np.argsort(-violation, axis=None, kind="stable")
         n_diff = int((violation > 1).sum())
-        # the worst element is the one with the table's "max abs error" (NaN counts as worst)
-        abs_error = np.nan_to_num(np.abs(analytical - numerical), nan=np.inf)
-        worst = int(np.argmax(abs_error)) if abs_error.size else None
+        worst = worst_index(numerical, analytical)  # the table's "max abs error"
         return PairResult(
             i, j, self.out_positions[i], self.diff_positions[j], "full", ok, max_abs, max_rel,
             worst=describe(worst) if worst is not None else None, numerical=numerical,

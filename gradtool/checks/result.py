@@ -37,11 +37,12 @@ class PairResult:
     max_abs_error: float
     max_rel_error: float
     worst: dict = None               # the entry with the largest absolute error
-    numerical: np.ndarray = None     # full mode: (input numel, output numel), float64
-    analytical: np.ndarray = None
-    differing: list = field(default_factory=list)   # the MAX_DIFFERING most differing entries
+    # (the Jacobians and lists stay out of repr: a report printed in a notebook was kilobytes)
+    numerical: np.ndarray = field(default=None, repr=False)  # full mode: (input numel, output
+    analytical: np.ndarray = field(default=None, repr=False)  # numel), float64
+    differing: list = field(default_factory=list, repr=False)  # the MAX_DIFFERING most differing
     n_differing: int = 0             # all of them (the JSON says how many it leaves out)
-    projections: list = field(default_factory=list)  # fast mode: one dict per projection
+    projections: list = field(default_factory=list, repr=False)  # fast mode: one per projection
     recheck: "PairResult" = None     # fast mode: this pair redone in full mode
     ad: str = "reverse"              # the analytical side: "reverse" (backward) or "forward" (jvp)
 
@@ -107,6 +108,13 @@ def compare(numerical, analytical, atol, rtol):
     max_abs = math.nan if np.isnan(diff).any() else float(np.max(diff, initial=0.0))
     max_rel = math.nan if np.isnan(rel).any() else float(np.max(rel, initial=0.0))
     return not (violation > 1).any(), max_abs, max_rel, violation
+
+
+def worst_index(numerical, analytical):
+    """The flat index of the entry with the largest absolute error (NaN counts as worst): the
+    report's "worst element", and the entry the heatmaps ring. None for an empty Jacobian."""
+    abs_error = np.nan_to_num(np.abs(analytical - numerical), nan=np.inf)
+    return int(np.argmax(abs_error)) if abs_error.size else None
 
 
 def entry(flat, jac_shape, input_shape, output_shape, numerical, analytical):

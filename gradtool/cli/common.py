@@ -17,6 +17,8 @@ SHAPE = typer.Option(["3"], "--shape", metavar="[NAME=]SIZES",
                           "--shape x=2,3 --shape w=3 (repeatable).")
 JSON = typer.Option(False, "--json", help="One JSON document on stdout, nothing else there.")
 NO_COLOR = typer.Option(False, "--no-color", help="Plain text, no colours.")
+QUIET = typer.Option(False, "--quiet", "-q", help="One line per target: its verdict, where it "
+                                                  "is defined and the first finding (CI logs).")
 TIMEOUT = typer.Option(None, "--timeout", metavar="SECONDS",
                        help="Stop a target that runs longer than this (exit 2).")
 ENGINE = typer.Option("gradtool", "--engine", metavar="gradtool|torch",
@@ -43,6 +45,12 @@ def placed_on(engine, device):
     """--device checked on the engine: its device object, or None when not given (a device
     that engine cannot use raises NoDevice, exit 2)."""
     return None if device is None else engine.check_device(device)
+
+
+def check_quiet(quiet, json_):
+    from ..errors import GradtoolError
+    if quiet and json_:
+        raise GradtoolError("--quiet and --json both say what stdout holds: give one of them")
 
 
 def fail(error, no_color=False):

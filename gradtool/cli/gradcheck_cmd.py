@@ -44,6 +44,7 @@ def gradcheck(
     shape: List[str] = common.SHAPE,
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
+    quiet: bool = common.QUIET,
     timeout: float = common.TIMEOUT,
     engine: str = common.ENGINE,
     against: str = common.AGAINST,
@@ -62,6 +63,7 @@ def gradcheck(
     from ..report import output as output_file
     try:
         common.check_engines(engine, against, device)
+        common.check_quiet(quiet, json_)
         _check_tolerances(eps, atol, rtol)
         asked = _reference_options(reference, reference_only, dtypes, factor, against)
         if localize not in ("custom", "off"):
@@ -78,8 +80,8 @@ def gradcheck(
             results = common.run_each(
                 targets, lambda t: _check_target(
                     t, seed, shape_tuple, place, asked, reference_fn,
-                    lambda: _check(t, seed, shape_tuple, json_, no_color, eps=eps, atol=atol,
-                                   rtol=rtol, fast=fast, order=order, modes=_modes(t, mode),
+                    lambda: _check(t, seed, shape_tuple, json_ or quiet, no_color, eps=eps, atol=atol,
+                                   rtol=rtol, fast=fast, order=order, modes=modes_for(t, mode),
                                    localize=localize, device=place)), no_color, timeout)
         if html:
             from ..report import heatmap
@@ -92,6 +94,9 @@ def gradcheck(
     else:
         con = text.console(no_color=no_color)
         for i, r in enumerate(results):
+            if quiet:
+                text.print_gradcheck_line(con, r)
+                continue
             if i:
                 con.print()
             if isinstance(r, common.TargetError):
@@ -139,7 +144,7 @@ class Mode(str, enum.Enum):
 _MODES = {"reverse": (False, True), "forward": (True, False), "both": (True, True)}
 
 
-def _modes(target, mode):
+def modes_for(target, mode):
     """(check_forward_ad, check_backward_ad) for a target: as asked, else reverse, and both
     for a custom Function that defines its own jvp."""
     if mode is None:
@@ -218,10 +223,10 @@ def _reference_check(target, seed, shape, device, asked, reference_fn):
     from ..checks import reference as ref
     from ..engines import current
     from ..loader import UserCodeError, make_inputs
-    from ..snapshot.capture import _global_modules, _module_parameters
+    from ..snapshot.capture import _global_modules, module_parameters
     E = current()
     args, kwargs = make_inputs(target, seed, shape, device)
-    parameters = [(n, p) for n, p in _module_parameters(_global_modules(E, target)).items()
+    parameters = [(n, p) for n, p in module_parameters(_global_modules(E, target)).items()
                   if p.requires_grad]
     names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
                                                                   len(args))]

@@ -12,6 +12,7 @@ def inspect(
     shape: List[str] = common.SHAPE,
     json_: bool = common.JSON,
     no_color: bool = common.NO_COLOR,
+    quiet: bool = common.QUIET,
     timeout: float = common.TIMEOUT,
     engine: str = common.ENGINE,
     against: str = common.AGAINST,
@@ -31,6 +32,7 @@ def inspect(
     from ..report import text
     try:
         common.check_engines(engine, against, device)
+        common.check_quiet(quiet, json_)
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
         if against is not None:
@@ -50,6 +52,9 @@ def inspect(
     else:
         con = text.console(no_color=no_color)
         for i, c in enumerate(results):
+            if quiet:
+                text.print_inspect_line(con, c)
+                continue
             if i:
                 con.print()
             if isinstance(c, common.TargetError):

@@ -41,7 +41,7 @@ def render(
         if renderer not in ("auto", "graphviz-pure", "dot"):
             raise GradtoolError(f"--renderer must be auto, graphviz-pure or dot (got "
                                 f"{renderer!r})")
-        renderer_path = None if fmt == "dot" else dot.find_renderer(renderer, fmt)
+        renderer_path = None if fmt in ("dot", "html") else dot.find_renderer(renderer, fmt)
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
         # before the user's code can chdir
@@ -64,7 +64,7 @@ def render(
         gc.freeze()
         if fmt == "html":
             from ..report import html
-            data = html.page(captures, renderer_path, show_saved, expand, depth)
+            data = html.page(captures, show_saved, expand, depth)
         elif len(captures) == 1:
             graph = dot.build(captures[0].snapshot, show_saved, expand, depth,
                               captures[0].diagnostics)

@@ -6,10 +6,13 @@ one that reads an entry's values under the mouse."""
 import base64
 import html
 import json
+import re
 import struct
 import zlib
 
 import numpy as np
+
+from ..checks.result import worst_index
 
 HOVER_LIMIT = 40_000   # entries per map whose values the page carries for the mouse-over
 
@@ -17,6 +20,26 @@ HOVER_LIMIT = 40_000   # entries per map whose values the page carries for the m
 def page(file, results):
     """The page's bytes for gradcheck's results: a TargetCheck per target (a report per
     order checked), or the TargetError of a target that raised."""
+    sections, hover = _sections(results)
+    verdict = ("all passed" if all(getattr(r, "passed", False) for r in results)
+               else "FAILED")
+    return (_TEMPLATE.replace("%STYLE%", _STYLE)
+            .replace("%TITLE%", html.escape(f"gradcheck {file}: {verdict}"))
+            .replace("%BODY%", "".join(sections))
+            .replace("%DATA%", json.dumps(hover, separators=(",", ":")))).encode()
+
+
+def fragment(results):
+    """The heatmaps inside a notebook's output: the page's sections in a div styled on its
+    own (the notebook's styles untouched), without the mouse-over script."""
+    sections, _ = _sections(results)
+    scoped = re.sub(r"(^|})([^{}]+){", lambda m: m.group(1) + ",".join(
+        ".gradtool-heatmaps" + ("" if sel.strip() == "body" else " " + sel.strip())
+        for sel in m.group(2).split(",")) + "{", _STYLE)
+    return f'<div class="gradtool-heatmaps"><style>{scoped}</style>{"".join(sections)}</div>'
+
+
+def _sections(results):
     sections, hover = [], {}
     for result in results:
         if not hasattr(result, "reports"):  # the target raised: its error in its place
@@ -29,11 +52,7 @@ def page(file, results):
             sections.append(_target_section(len(sections), result.target, report, hover))
         if getattr(result, "reference", None) is not None:
             sections.append(_reference_section(result.target, result.reference))
-    verdict = ("all passed" if all(getattr(r, "passed", False) for r in results)
-               else "FAILED")
-    return (_TEMPLATE.replace("%TITLE%", html.escape(f"gradcheck {file}: {verdict}"))
-            .replace("%BODY%", "".join(sections))
-            .replace("%DATA%", json.dumps(hover, separators=(",", ":")))).encode()
+    return sections, hover
 
 
 def _target_section(t, target, report, hover):
@@ -59,7 +78,9 @@ def _target_section(t, target, report, hover):
                        f'not whole Jacobians: run without --fast for the heatmaps.</p></div>')
             continue
         key = f"t{t}p{p}"
-        out.append(f'<div class="pair">{head}<div class="beside">{_maps(key, full, hover, report.options or {})}'
+        shape = next((i.get("shape") for i in report.inputs
+                      if i.get("position") == pair.input_position), None)
+        out.append(f'<div class="pair">{head}<div class="beside">{_maps(key, full, hover, shape)}'
                    f'{_diagnoses(_of_pair(report.diagnoses, pair))}</div></div>')
     out.append("</section>")
     return "".join(out)
@@ -95,46 +116,51 @@ def _reference_section(target, report):
     return "".join(out)
 
 
-def _maps(key, pair, hover, options):
+def _maps(key, pair, hover, input_shape):
     num, ana = np.asarray(pair.numerical, float), np.asarray(pair.analytical, float)
     diff = ana - num
     finite = np.concatenate([num[np.isfinite(num)], ana[np.isfinite(ana)], [0.0]])
     scale = float(np.max(np.abs(finite))) or 1.0
     dscale = float(np.max(np.abs(diff[np.isfinite(diff)]), initial=0.0)) or 1.0
-    worst = _worst_cell(diff, num, options)
-    rows, cols = num.shape
+    worst = worst_index(num, ana)  # the entry the table names, by largest absolute error
+    n_in, n_out = num.shape
     if num.size <= HOVER_LIMIT:
         hover[key] = {"n": _listed(num), "a": _listed(ana)}
+    grid = _grid(n_in, input_shape) if n_out == 1 and n_in > 1 else None
+    rows, cols = (-(-n_in // grid), grid) if grid else (n_in, n_out)
     maps = []
     for title, values, s in (("numerical", num, scale), ("analytical", ana, scale),
                              ("analytical − numerical", diff, dscale)):
         mark = ""
         if worst is not None:  # a ring around the worst entry, in the map's own units
-            r, c = worst
+            r, c = divmod(worst, cols)
             k = max(1, -(-max(rows, cols) // 25))  # big enough to see on a large map
             mark = (f'<svg viewBox="0 0 {cols} {rows}" preserveAspectRatio="none">'
                     f'<rect x="{c - (k - 1) / 2:g}" y="{r - (k - 1) / 2:g}" width="{k}" '
                     f'height="{k}" fill="none" stroke="#000" stroke-width="2.5" '
                     f'vector-effect="non-scaling-stroke"/></svg>')
-        width = max(120, min(360, 6 * cols))
+        cell = min(24, 360 / max(rows, cols))  # pixels per entry: at most 360 either way
+        width = max(1, round(cell * cols))
         maps.append(f'<figure><figcaption>{title}<br><small>±{_num(s)}</small></figcaption>'
                     f'<div class="map" data-key="{key}" data-rows="{rows}" data-cols="{cols}" '
-                    f'style="width:{width}px;aspect-ratio:{cols}/{rows}">'
-                    f'<img alt="{title}" src="{_png(values, s)}">{mark}</div></figure>')
-    return (f'<div><p class="axes">rows: input elements ({rows}), columns: output elements ({cols});'
-            f' blue negative, red positive; the worst entry ringed</p>'
-            f'<div class="maps">{"".join(maps)}</div><p class="hover" id="{key}-hover">'
+                    f'data-grid="{grid or 0}" style="width:{width}px;aspect-ratio:{cols}/{rows}">'
+                    f'<img alt="{title}" src="{_png(values, s, rows, cols)}">{mark}'
+                    f'</div></figure>')
+    axes = (f"one output element: the input's {n_in} elements in rows of {grid} "
+            f"(row-major; grey past the last)" if grid else
+            f"rows: input elements ({n_in}), columns: output elements ({n_out})")
+    return (f'<div><p class="axes">{axes}; blue negative, red positive; the worst entry ringed'
+            f'</p><div class="maps">{"".join(maps)}</div><p class="hover" id="{key}-hover">'
             f'&nbsp;</p></div>')
 
 
-def _worst_cell(diff, numerical, options):
-    """(row, column) of the entry furthest outside atol + rtol * |numerical| (the pair's
-    worst element, as the text report names it)."""
-    if diff.size == 0:
-        return None
-    bound = options.get("atol", 1e-5) + options.get("rtol", 1e-3) * np.abs(numerical)
-    bad = np.where(np.isfinite(diff), np.abs(diff) / bound, np.inf)
-    return tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), diff.shape))
+def _grid(n, shape):
+    """Row length for a one-column Jacobian drawn compactly: the input's last dimension
+    when it is a matrix of sensible proportions, else about the square root of n."""
+    shape = tuple(shape or ())
+    if len(shape) == 2 and max(shape) <= 8 * min(shape):
+        return shape[1]
+    return max(1, int(np.ceil(np.sqrt(n))))
 
 
 def _worst_text(worst):
@@ -178,15 +204,18 @@ def _listed(a):
     return [[None if not np.isfinite(v) else float(f"{v:.6g}") for v in row] for row in a]
 
 
-def _png(values, scale):
-    """A data: URL of an RGB PNG, one pixel per entry: white at 0, red positive, blue
-    negative, saturated at ±scale; NaN and Inf black."""
-    v = np.clip(np.nan_to_num(values / scale, nan=0.0, posinf=1.0, neginf=-1.0), -1, 1)
+def _png(values, scale, rows, cols):
+    """A data: URL of an RGB PNG of rows x cols pixels, one per entry in row-major order:
+    white at 0, red positive, blue negative, saturated at ±scale; NaN and Inf black; pixels
+    past the last entry (a compact one-column map) grey."""
+    flat = np.asarray(values, float).reshape(-1)
+    v = np.clip(np.nan_to_num(flat / scale, nan=0.0, posinf=1.0, neginf=-1.0), -1, 1)
     pos, neg = np.clip(v, 0, 1), np.clip(-v, 0, 1)
     rgb = np.stack([1 - neg * 0.8, 1 - (pos + neg) * 0.8, 1 - pos * 0.8], axis=-1)
     rgb = (rgb * 255).round().astype(np.uint8)
-    rgb[~np.isfinite(values)] = 0
-    rows, cols = values.shape
+    rgb[~np.isfinite(flat)] = 0
+    rgb = np.concatenate([rgb, np.full((rows * cols - flat.size, 3), 200, np.uint8)])
+    rgb = rgb.reshape(rows, cols, 3)
     raw = b"".join(b"\x00" + rgb[r].tobytes() for r in range(rows))
 
     def chunk(kind, data):
@@ -197,19 +226,21 @@ def _png(values, scale):
     return "data:image/png;base64," + base64.b64encode(png).decode()
 
 
-_TEMPLATE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
-<title>%TITLE%</title>
-<style>
-body{font:14px Helvetica,Arial,sans-serif;margin:20px;max-width:1200px}
+_STYLE = """body{font:14px Helvetica,Arial,sans-serif;margin:20px;max-width:1200px}
 .pass{color:#070}.fail{color:#c00}.where,.axes{color:#555}
 .maps{display:flex;gap:16px;flex-wrap:wrap}figure{margin:0}figcaption{font-size:12px}
 .map{position:relative;border:1px solid #999}.map img,.map svg{position:absolute;inset:0;width:100%;height:100%}
 .map img{image-rendering:pixelated}.pair{border-top:1px solid #ddd;padding:6px 0}
 .beside{display:flex;gap:24px;align-items:flex-start}.diagnoses{max-width:420px}
 .diagnoses li.error{color:#c00}.diagnoses li.warning{color:#a60}
-</style></head><body><h1>%TITLE%</h1>%BODY%
+"""
+
+_TEMPLATE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<title>%TITLE%</title>
+<style>
+%STYLE%</style></head><body><h1>%TITLE%</h1>%BODY%
 <script id="data" type="application/json">%DATA%</script>
 <script>
 "use strict";
@@ -218,8 +249,10 @@ for (const map of document.querySelectorAll(".map")) {
   map.addEventListener("mousemove", ev => {  // the entry under the mouse, both values
     const d = D[map.dataset.key]; if (!d) return;
     const r = map.getBoundingClientRect();
-    const i = Math.floor((ev.clientY - r.top) / r.height * map.dataset.rows);
-    const j = Math.floor((ev.clientX - r.left) / r.width * map.dataset.cols);
+    let i = Math.floor((ev.clientY - r.top) / r.height * map.dataset.rows);
+    let j = Math.floor((ev.clientX - r.left) / r.width * map.dataset.cols);
+    const grid = Number(map.dataset.grid);
+    if (grid) { i = i * grid + j; j = 0; }  // a compact one-column map: row-major elements
     if (!d.n[i] || d.n[i][j] === undefined) return;
     document.getElementById(map.dataset.key + "-hover").textContent =
       `input element ${i}, output element ${j}: numerical ${d.n[i][j]}, analytical ${d.a[i][j]}`;

@@ -1,293 +1,179 @@
-"""`gradtool render --format html`: one self-contained page to explore the backward graph.
-Graphviz lays out every view at render time: the top view as the static drawing groups it,
-and one view per collapsed box, opened; views drawn alike (the blocks of a stack) are laid out
-once (_Layouts). The page only shows SVG,
-pans, zooms, switches views and reads the node data embedded as JSON: no layout library, no
-network."""
-import concurrent.futures
+"""`gradtool render --format html`: one self-contained page to explore the backward graph,
+drawn in the browser by cytoscape.js (vendored in report/vendor/ with its licences; no
+network) and laid out by dagre, frame by frame, as the user folds and opens boxes. The page carries the plan
+of layout.py (boxes, which are open, which open together), every node with what inspect
+knows of it, and the edges with the shapes they carry; its script computes what is visible."""
+import base64
 import functools
+import gzip
 import html
 import json
 import os
-import re
-
-import graphviz
 
 from . import dot, layout
 from .text import fmt_bytes, fmt_num, fmt_shape
 
-_SVG = re.compile(rb"<svg\b.*?</svg>", re.S)
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_FONT_ATTRS = ' font-family="Helvetica,sans-Serif" font-size="10.00"' 
+VENDOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vendor")
+SCRIPTS = ("cytoscape.min.js", "dagre.min.js", "cytoscape-navigator.js")
 
 
-def page(captures, renderer_path, show_saved=False, expand=False, depth=None, reuse=True):
-    """The page's bytes, for the captures (snapshot.capture.Capture) of one file's targets.
-    `reuse`: views drawn alike (ids aside, digits aside) are laid out once (see _Layouts)."""
-    views, nodes = [], {}
-    pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1)
-    try:
-        layouts = _Layouts(pool, renderer_path, reuse)
-        _draw_views(captures, show_saved, expand, depth, layouts, views, nodes)
-        nodes = {k: _node_data(*args) for k, args in nodes.items()}  # the renderer runs meanwhile
-        roots = [v for v, view in enumerate(views) if view["parent"] is None]
-        data = _script_json({"targets": [c.target.name for c in captures], "roots": roots,
-                             "views": views, "nodes": nodes})
-        svgs = layouts.svgs()
-    finally:
-        pool.shutdown(cancel_futures=True)
-    body = "".join(f'<div class="view" id="view{v}" hidden>{svg}</div>'
-                   for v, svg in enumerate(svgs))
+def page(captures, show_saved=False, expand=False, depth=None):
+    """The page's bytes, for the captures (snapshot.capture.Capture, or anything with
+    .target.name, .snapshot and .diagnostics) of one file's targets."""
+    data = {"targets": [_target(c, show_saved, expand, depth) for c in captures]}
     title = html.escape(", ".join(c.target.name for c in captures))
-    return (_TEMPLATE.replace("%TITLE%", title).replace("%VIEWS%", body)
-            .replace("%DATA%", data)).encode()
+    return (_TEMPLATE.replace("%TITLE%", title).replace("%VENDOR%", _vendor())
+            .replace("%DATA%", pack(data))).encode()
 
 
-def _draw_views(captures, show_saved, expand, depth, layouts, views, nodes):
-    """Every view drawn (and handed to `layouts`), its data appended to `views`, and what
-    `nodes` will show of each node (its arguments to _node_data)."""
-    for t, cap in enumerate(captures):
-        snap = cap.snapshot
-        plan = layout.make_plan(snap, depth, expand)
-        failing = dot.failing_nodes(snap)
-        opens = {}  # box -> index of the view that opens it
-        first = len(views)
-        for box in layout.views(plan):
-            v = len(views)
-            opens[box] = v
-            prefix = f"t{t}v{v}_"
-            g = _Recorder("view")
-            dot.draw(g, snap, show_saved, prefix=prefix, plan=plan, within=box,
-                     diagnoses=cap.diagnostics, failing=failing, tooltips=False)
-            layouts.add(_Drawing(g))
-            parent = box.parent
-            while parent is not None and parent not in opens:
-                parent = parent.parent
-            clusters, shown = {}, []
-            _open_inside(box, prefix, clusters, shown)
-            views.append({"target": t, "title": box.title or cap.target.name,
-                          "parent": opens.get(parent, None) if box is not plan.root else None,
-                          "prefix": prefix,
-                          "collapsed": {prefix + b.key: b for b in layout.collapsed_within(box)},
-                          "clusters": clusters})
-            for n in shown:
-                nodes[f"t{t}:{n}"] = (snap.by_id[n], v, prefix + n, failing.get(n, ()))
-        for v in range(first, len(views)):  # a collapsed box opens the view laid out for it
-            views[v]["collapsed"] = {k: opens[b] for k, b in views[v]["collapsed"].items()}
+def pack(data):
+    """The page's data as the page carries it: JSON, gzipped (a 20,000-node graph's JSON is
+    ten times larger), in base64; the browser's DecompressionStream unpacks it."""
+    raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode()
 
 
-def _open_inside(box, prefix, clusters, shown):
-    """What a view of `box` draws in each open frame inside it: `clusters` gets frame id ->
-    ids of its nodes and collapsed boxes (those of frames inside it too), in the order of the
-    graph; `shown` gets the nodes the view draws themselves. Returns box's own such ids."""
-    out = []
-    for item in box.items:
-        if not isinstance(item, layout.Box):
-            out.append(prefix + item)
-            shown.append(item)
-        elif item.collapsed:
-            out.append(prefix + item.key)
-        else:
-            key = prefix + item.key
-            clusters[key] = None  # the frames in the order Box.boxes() gives them
-            clusters[key] = _open_inside(item, prefix, clusters, shown)
-            out.extend(clusters[key])
+def unpack(text):
+    """pack's inverse (for tests and tools that read a page's data)."""
+    return json.loads(gzip.decompress(base64.b64decode(text)))
+
+
+@functools.lru_cache(maxsize=1)
+def _vendor():
+    """The libraries, inline: their licences (a comment), scripts and the navigator's style."""
+    with open(os.path.join(VENDOR, "LICENSES.txt"), encoding="utf-8") as f:
+        parts = ["<!--\n" + f.read().replace("--", "- -") + "-->"]
+    for name in SCRIPTS:
+        with open(os.path.join(VENDOR, name), encoding="utf-8") as f:
+            text = f.read().replace("</script", "<\\/script")
+        # a source map the page does not carry: no request for it, even with devtools open
+        text = "\n".join(line for line in text.split("\n")
+                         if not line.startswith("//# sourceMappingURL="))
+        parts.append(f"<script>{text}</script>")
+    with open(os.path.join(VENDOR, "cytoscape-navigator.css"), encoding="utf-8") as f:
+        parts.append(f"<style>{f.read()}</style>")
+    return "\n".join(parts)
+
+
+def _target(cap, show_saved, expand, depth):
+    """One target's part of the page: boxes, nodes, edges, outputs, cuts."""
+    snap = cap.snapshot
+    plan = layout.make_plan(snap, depth, expand)
+    boxes = [plan.root, *plan.root.boxes()]
+    index = {b: i for i, b in enumerate(boxes)}
+    inner_open = _inner_open(plan, index)  # read before the views change the flags
+    failing = dot.failing_nodes(snap)
+    shapes = {}  # shape text -> its number in `shapes`, the same few for thousands of edges
+
+    def shape_of(node_id, nr=0):
+        node = snap.by_id[node_id]
+        out = (node.leaf.shape, node.leaf.dtype) if node.leaf is not None else \
+            node.outputs.get(nr)
+        return -1 if out is None else shapes.setdefault(_shape(*out), len(shapes))
+    edges = [[tail, n.id, shape_of(tail, nr)] for n in snap.nodes
+             for tail, nr in dict.fromkeys((c, nr) for c, nr in n.edges if c is not None)]
+    params, ins, outs = _box_facts(plan, boxes, index, snap, edges)
+    box_rows = []
+    for i, b in enumerate(boxes):
+        row = {"title": b.title or cap.target.name, "kind": b.kind, "n": b.n_nodes,
+               "parent": index[b.parent] if b.parent is not None else None,
+               "open": not b.collapsed, "opens": inner_open.get(i, []),
+               "summary": _box_summary(b, params[i], ins[i], outs[i], failing)}
+        if b.kind == "module":
+            row["module"] = b.module[0]
+        box_rows.append(row)
+    nodes = []
+    for nid in plan.order:
+        node = snap.by_id[nid]
+        data = _node_data(node, failing.get(nid, ()))
+        data["box"] = index[plan.box_of[nid]]
+        nodes.append(data)
+    outputs = [{"id": f"out{o.index}", "node": o.node,
+                "text": (o.name or f"output {o.index}") + "\n" + fmt_shape(o.shape, o.dtype)
+                + ("" if o.node is not None else "\nno grad")} for o in snap.outputs]
+    return {"name": cap.target.name, "boxes": box_rows, "nodes": nodes, "edges": edges,
+            "shapes": list(shapes), "outputs": outputs, "show_saved": show_saved,
+            "cuts": _cuts(snap, cap.diagnostics)}
+
+
+def _inner_open(plan, index):
+    """For each box collapsed in some view: the boxes inside it that open with it (as few
+    levels collapsed as keep it readable, layout.views)."""
+    out = {}
+    for box in layout.views(plan):
+        if box is not plan.root:
+            out[index[box]] = [index[b] for b in box.boxes() if not b.collapsed]
     return out
 
 
-class _Layouts:
-    """Every view's SVG. Views drawn alike (the same DOT once ids are numbered in order and
-    digits set to 0: the blocks of a stack, the steps of a loop) are laid out once and the
-    SVG reused with each view's own ids and texts; Helvetica's digits all have one width, so
-    the layout is the one the view would get on its own. Each new likeness is laid out as
-    soon as it is drawn, by the renderer in its own process, while the page is drawn on."""
+def _box_facts(plan, boxes, index, snap, edges):
+    """Per box: parameter count (the elements of the leaves inside: a module's parameters
+    sit in its box), and the shapes of what comes in and goes out (edge index lists)."""
+    params = [0] * len(boxes)
+    chain = {}  # box -> the boxes holding it, itself included, innermost first
 
-    def __init__(self, pool, renderer_path, reuse=True):
-        self.pool, self.renderer_path, self.reuse = pool, renderer_path, reuse
-        self.drawings, self.model, self.first, self.templates = [], [], {}, {}
-
-    def add(self, drawing):
-        i = len(self.drawings)
-        self.drawings.append(drawing)
-        self.model.append(self.first.setdefault(drawing.key if self.reuse else i, i))
-        if self.model[i] == i:
-            self.templates[i] = self._lay_out(drawing)
-
-    def _lay_out(self, drawing):
-        return self.pool.submit(_template, drawing.source, self.renderer_path)
-
-    def svgs(self):
-        templates = {i: t.result() for i, t in self.templates.items()}
-        svgs = [templates[m].fill(self.drawings[m], d) for d, m in zip(self.drawings, self.model)]
-        redo = {i: self._lay_out(self.drawings[i])  # texts the SVG spells otherwise
-                for i, svg in enumerate(svgs) if svg is None}
-        for i, template in redo.items():
-            svgs[i] = template.result().fill(self.drawings[i], self.drawings[i])
-        return svgs
-
-
-def _template(source, renderer_path):
-    svg = _SVG.search(dot.render(_Source(source), "svg", renderer_path))
-    if svg is None:
-        raise dot.GradtoolError(f"the renderer {renderer_path} wrote no SVG for a view")
-    return _Template(_COMMENT.sub("", svg.group(0).decode()).replace(_FONT_ATTRS, ""))
+    def holders(box):
+        if box not in chain:
+            chain[box] = [box] + (holders(box.parent) if box.parent is not None else [])
+        return chain[box]
+    for node in snap.nodes:
+        if node.leaf is not None and node.leaf.requires_grad:
+            n = 1
+            for d in node.leaf.shape:
+                n *= d
+            for b in holders(plan.box_of[node.id]):
+                params[index[b]] += n
+    ins, outs = [dict() for _ in boxes], [dict() for _ in boxes]
+    for tail, head, shape in edges:
+        tails = holders(plan.box_of[tail])
+        heads = holders(plan.box_of[head])
+        inside_tail = set(tails)
+        for b in heads:
+            if b in inside_tail:
+                break
+            ins[index[b]][shape] = ins[index[b]].get(shape, 0) + 1
+        inside_head = set(heads)
+        for b in tails:
+            if b in inside_head:
+                break
+            outs[index[b]][shape] = outs[index[b]].get(shape, 0) + 1
+    return params, ins, outs
 
 
-class _Source:
-    def __init__(self, source):
-        self.source = source
+def _box_summary(box, params, ins, outs, failing):
+    """The text of a collapsed box: layout's summary, with its parameters and the shapes in
+    and out (shape numbers; the page spells them)."""
+    fails = sum(1 for n in box.node_ids() if n in failing) if failing else 0
+    return {"text": layout.summary(box) + (f"\n✗ {fails} will fail in backward" if fails else ""),
+            "params": params, "fails": fails,
+            "ins": sorted(ins, key=lambda s: -ins[s])[:2],
+            "outs": sorted(outs, key=lambda s: -outs[s])[:2]}
 
 
-class _Recorder:
-    """Stands for a graphviz.Digraph in dot.draw: keeps the calls (quoting every attribute
-    as it goes was most of the page's time); _Drawing writes them as DOT."""
-
-    def __init__(self, name, graph_attr=None):
-        self.name, self.graph_attr, self.body = name, graph_attr or {}, []
-
-    def node(self, name, label, **attrs):
-        self.body.append(("node", name, label, attrs))
-
-    def edge(self, tail, head, **attrs):
-        self.body.append(("edge", tail, head, attrs))
-
-    def subgraph(self, frame):
-        self.body.append(("frame", frame))
-
-
-class _Drawing:
-    """A view as DOT with its ids numbered in order of appearance ("@3@"), so that views
-    drawn alike have one source; `key` also sets the labels' digits to 0."""
-
-    def __init__(self, recorder):
-        self.ids, self.labels = {}, []  # real id -> number; label texts in order
-        self._parts, self._label_at = [], []
-        self._write(recorder, top=True)
-        self.source = "".join(self._parts)
-        for i in self._label_at:
-            self._parts[i] = _DIGITS.sub("0", self._parts[i])
-        self.key = "".join(self._parts)
-        self.ids = list(self.ids)
-        self.lines = "\n".join(self.labels).split("\n")  # as the SVG's <text>s hold them
-        del self._parts, self._label_at
-
-    def _id(self, name, before=""):
-        return f'"{before}@{self.ids.setdefault(name, len(self.ids))}@"'
-
-    def _attrs(self, attrs, label=None):
-        out = self._parts
-        if label is None:
-            label = attrs.get("label")
-            attrs = {k: v for k, v in attrs.items() if k != "label"}
-        if label is not None:
-            self.labels.append(label)
-            out.append(" label=")
-            self._label_at.append(len(out))
-            out.append(_quote_label(label))
-        if attrs:
-            out.append(_attr_list(tuple(attrs.items())))
-
-    def _write(self, g, top=False):
-        out = self._parts
-        if top:
-            out.append("digraph view {\n")
-            for kind, attrs in (("graph", dot.GRAPH_ATTR), ("node", dot.NODE_ATTR),
-                                ("edge", dot.EDGE_ATTR)):
-                out.append(kind + " [")
-                self._attrs(attrs)
-                out.append("]\n")
-        else:
-            out.append(f'subgraph {self._id(g.name[len("cluster_"):], "cluster_")} {{\ngraph [')
-            self._attrs(g.graph_attr)
-            out.append("]\n")
-        for entry in g.body:
-            if entry[0] == "node":
-                _, name, label, attrs = entry
-                out.append(self._id(name) + " [")
-                self._attrs(attrs, label)
-                out.append("]\n")
-            elif entry[0] == "edge":
-                _, tail, head, attrs = entry
-                out.append(f"{self._id(tail)} -> {self._id(head)} [")
-                self._attrs(attrs)
-                out.append("]\n")
-            else:
-                self._write(entry[1])
-        out.append("}\n")
+def _cuts(snap, diagnoses):
+    """The cuts inspect found, each with the nodes (or outputs) that lost their gradient
+    there, as dot.py draws them."""
+    at_site = {}
+    for node in snap.nodes:
+        if node.site:
+            at_site.setdefault(node.site, []).append(node.id)
+    out = []
+    for kind, message, location in dot.cut_diagnoses(diagnoses):
+        heads = sorted(at_site.get(location, ())) if location else []
+        if not heads:
+            heads = [f"out{o.index}" for o in snap.outputs if o.node is None] or \
+                [f"out{o.index}" for o in snap.outputs[:1]]
+        text = message if len(message) <= 120 else message[:117] + "..."
+        out.append({"text": "✂ " + text + (f"\n{location}" if location else ""),
+                    "heads": heads})
+    return out
 
 
-class _Template:
-    """A laid-out view's SVG cut where views drawn alike differ: the ids in <title>s and the
-    texts; fill() puts in another view's."""
-
-    def __init__(self, svg):
-        self.parts, self.texts, at = [], set(), 0
-        for m in _SLOT.finditer(svg):
-            title, text = m.group(1), m.group(2)
-            start = m.start(1) if title is not None else m.start(2)
-            self.parts.append(svg[at:start])
-            if title is not None:
-                for i, piece in enumerate(_ID.split(title)):  # text, id number, text, ...
-                    self.parts.append(int(piece) if i % 2 else piece)
-                at = m.end(1)
-            else:
-                self.parts.append((text,))
-                self.texts.add(text)
-                at = m.end(2)
-        self.parts.append(svg[at:])
-
-    def fill(self, model, drawing):
-        """The SVG for `drawing`, laid out as `model` (drawn alike); None if the texts that
-        differ cannot be told apart (one line of the model's is two different lines of the
-        drawing's) or are not found as the renderer spelled them."""
-        texts = {}
-        if drawing is not model:
-            pairs = set(zip(model.lines, drawing.lines))
-            if len(pairs) != len(set(model.lines)):
-                return None
-            texts = {_svg_text(a): _svg_text(b) for a, b in pairs if a != b}
-            if not texts.keys() <= self.texts:
-                return None
-        ids, out = drawing.ids, []
-        for part in self.parts:
-            if part.__class__ is str:
-                out.append(part)
-            elif part.__class__ is int:
-                out.append(ids[part])
-            else:
-                out.append(texts.get(part[0], part[0]))
-        return "".join(out)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _svg_text(text):
-    """A text as Graphviz writes it in SVG."""
-    for a, b in _SVG_ESCAPES:
-        text = text.replace(a, b)
-    return text
-
-
-_SVG_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("'", "&#39;"),
-                ("-", "&#45;"))
-_DIGITS = re.compile(r"\d")
-_ID = re.compile(r"@(\d+)@")
-_SLOT = re.compile(r"<title>(.*?)</title>|<text\b[^>]*>(.*?)</text>", re.S)
-
-
-def _quote_label(text):
-    """graphviz's quoting (HTML-like labels kept, quotes escaped), quick for plain text."""
-    if '"' in text or "\\" in text or text[:1] == "<":
-        return graphviz.quoting.quote(text)
-    return f'"{text}"'
-
-
-@functools.lru_cache(maxsize=1024)
-def _attr_list(attrs):
-    """ k=v ... for the few attribute sets that come back (colours, styles)."""
-    return "".join(f" {k}={graphviz.quoting.quote(v)}" for k, v in attrs)
-
-
-def _node_data(node, view, element, fails):
+def _node_data(node, fails):
+    """What the page shows of a node; fields left out when empty (20,000 nodes add up)."""
+    data = {"id": node.id, "name": node.name}
+    if node.kind != "op":
+        data["kind"] = node.kind
     saved = []
     for s in node.saved:
         row = {"name": s.name}
@@ -306,11 +192,10 @@ def _node_data(node, view, element, fails):
             row["modified"] = "modified in place" + (f" at {dot._site(s.modified_at)}"
                                                      if s.modified_at else "")
         saved.append(row)
-    data = {"id": node.id, "name": node.name, "kind": node.kind, "label": node.label,
-            "module": _module_text(node.module_path),
-            "site": node.site, "view": view, "el": element, "saved": saved,
-            "outputs": [_shape(*node.outputs[k]) for k in sorted(node.outputs)],
-            "metadata": node.metadata, "fails": list(fails)}
+    optional = {"label": node.label, "site": node.site, "saved": saved,
+                "out": [_shape(*node.outputs[k]) for k in sorted(node.outputs)],
+                "metadata": node.metadata, "fails": list(fails)}
+    data.update((k, v) for k, v in optional.items() if v)
     if node.leaf is not None:
         leaf = node.leaf
         data["leaf"] = {"shape": _shape(leaf.shape, leaf.dtype),
@@ -326,81 +211,325 @@ def _shape(shape, dtype):
 _shape_text = functools.lru_cache(maxsize=4096)(fmt_shape)
 
 
-@functools.lru_cache(maxsize=4096)
-def _module_text(module_path):
-    return " › ".join(name for _, name, _ in module_path) or None
-
-
-def _script_json(data):
-    """JSON safe inside <script>: no `</` can end the element early."""
-    return json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-
-
-_TEMPLATE = """<!DOCTYPE html>
+_TEMPLATE = r"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data: blob:">
 <title>gradtool: %TITLE%</title>
 <style>
 body{margin:0;font:13px Helvetica,Arial,sans-serif;display:flex;height:100vh;overflow:hidden}
+#tree{width:250px;border-right:1px solid #ccc;display:flex;flex-direction:column;min-height:0}
+#tree .buttons{padding:6px;border-bottom:1px solid #eee;display:flex;gap:6px}
+#modules{overflow:auto;flex:1;padding:4px 0;font-size:12px}
+#modules div{white-space:nowrap;cursor:pointer;padding:1px 4px}#modules div:hover{background:#eef}
+#modules .on{font-weight:bold}#modules .count{color:#888;font-weight:normal}
 #main{flex:1;display:flex;flex-direction:column;min-width:0}
 #bar{padding:6px 10px;border-bottom:1px solid #ccc;display:flex;gap:10px;align-items:center}
-#crumbs a{color:#06c;cursor:pointer}
-#search{width:260px;padding:3px}
-#results{position:absolute;top:34px;right:330px;background:#fff;border:1px solid #ccc;
-  max-height:50vh;overflow:auto;z-index:2}
+#targets a{color:#06c;cursor:pointer;margin-right:8px}#targets a.on{font-weight:bold;color:#000}
+#search{width:280px;padding:3px}
+#results{position:absolute;top:34px;right:340px;background:#fff;border:1px solid #ccc;
+  max-height:50vh;overflow:auto;z-index:10;min-width:300px}
 #results div{padding:3px 8px;cursor:pointer}#results div:hover{background:#eef}
-#canvas{flex:1;overflow:hidden;position:relative;cursor:grab;background:#fafafa}
-#stage{transform-origin:0 0;position:absolute}
-#side{width:320px;border-left:1px solid #ccc;padding:8px;overflow:auto}
+#results i{color:#666}#results .what{color:#888;font-size:11px;margin-right:6px}
+#canvas{flex:1;position:relative;background:#fafafa;min-height:0}
+#cy{position:absolute;inset:0}
+#minimap{position:absolute;right:10px;bottom:10px;width:200px;height:150px;border:1px solid #999;
+  background:#fff;z-index:5;overflow:hidden}
+#minimap.cytoscape-navigator{position:absolute;top:auto;left:auto}
+#side{width:330px;border-left:1px solid #ccc;padding:8px;overflow:auto}
 #side table{border-collapse:collapse;width:100%}#side td{border-top:1px solid #eee;padding:2px 4px;vertical-align:top}
-.node text{font:10px Helvetica,sans-serif}.node,.cluster{cursor:pointer}.hit polygon,.hit path{stroke:#e00;stroke-width:4}
-.folded>polygon{fill:#ffeaa0}.gone{display:none}.bad{color:#c00}
-</style></head><body>
-<div id="main"><div id="bar"><span id="crumbs"></span><span style="flex:1"></span>
+.bad{color:#c00}#status{color:#666;font-size:12px}
+</style>
+%VENDOR%
+</head><body>
+<div id="tree"><div class="buttons"><button id="expand-all">expand all</button>
+<button id="collapse-all">collapse all</button></div><div id="modules"></div></div>
+<div id="main"><div id="bar"><span id="targets"></span><span id="status"></span>
+<span style="flex:1"></span>
 <input id="search" placeholder="search: node, variable or module" autocomplete="off">
 <button id="fit">fit</button></div><div id="results" hidden></div>
-<div id="canvas"><div id="stage">%VIEWS%</div></div></div>
-<div id="side"><b>Click a node</b> to see what it saved; click a grey-yellow box to open it,
-a dashed frame to fold it; drag to pan, wheel to zoom.</div>
-<script id="data" type="application/json">%DATA%</script>
+<div id="canvas"><div id="cy"></div><div id="minimap"></div></div></div>
+<div id="side"><b>Click a node</b> to see what it saved, with its inputs and consumers
+highlighted; click a yellow box to open it, a dashed frame to fold it; the tree on the left
+opens and folds modules too. Drag to pan, wheel to zoom.</div>
+<script id="data" type="application/gzip;base64">%DATA%</script>
 <script>
 "use strict";
-const D = JSON.parse(document.getElementById("data").textContent);
-for (const g of document.querySelectorAll(".node,.cluster"))  // Graphviz titles them by id
-  g.id = g.querySelector("title").textContent.replace(/^cluster_/, "");
-const byEl = {};  // SVG element id -> node key
-for (const k in D.nodes) byEl[D.nodes[k].el] = k;
-let current = 0, scale = 1, x = 0, y = 0;
-const stage = document.getElementById("stage"), canvas = document.getElementById("canvas");
+let D = null;
+async function unpack(text) {  // the data: base64 of gzipped JSON (see html.py's pack)
+  const bytes = Uint8Array.from(atob(text), c => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return JSON.parse(await new Response(stream).text());
+}
+const MIN_ZOOM = 0.8;     // labels are 10 px: never below 8 px at "fit"
+const EXPAND_LIMIT = 1500;  // "expand all" stops opening boxes past this many items in sight
 const esc = s => String(s).replace(/[&<>"]/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})[c]);
-function place() { stage.style.transform = `translate(${x}px,${y}px) scale(${scale})`; }
-function fit() {
-  const svg = document.querySelector(`#view${current} svg`);
-  const w = svg.width.baseVal.value, h = svg.height.baseVal.value;
-  scale = Math.min(1, canvas.clientWidth / w, canvas.clientHeight / h);
-  x = (canvas.clientWidth - w * scale) / 2; y = 10; place();
+let T = null, t = 0, cy = null, nav = null, selected = null;
+
+function load(k) {  // a target's data made ready: its boxes' ancestry, nodes by id
+  t = k; T = D.targets[k];
+  T.byId = {}; T.nodes.forEach((n, i) => { T.byId[n.id] = n; });
+  T.boxes.forEach((b, i) => { b.index = i; b.children = []; });
+  T.boxes.forEach(b => { if (b.parent !== null) T.boxes[b.parent].children.push(b.index); });
+  T.openNow = T.boxes.map(b => b.open);
+  document.getElementById("targets").innerHTML = D.targets.length > 1 ?
+    D.targets.map((x, i) => `<a data-t="${i}" class="${i === k ? "on" : ""}">${esc(x.name)}</a>`).join("") :
+    `<b>${esc(T.name)}</b>`;
+  selected = null;
+  draw(true);
 }
-function show(v) {
-  document.getElementById(`view${current}`).hidden = true;
-  current = v; document.getElementById(`view${v}`).hidden = false;
-  const trail = [], link = p => `<a data-view="${p}">${esc(D.views[p].title)}</a>`;
-  for (let p = v; p !== null; p = D.views[p].parent) trail.unshift(p);
-  const targets = D.roots.length > 1 ?  // every target's top, the current one in bold
-    D.roots.map(r => r === trail[0] ? `<b>${link(r)}</b>` : link(r)).join(" | ") : link(trail[0]);
-  document.getElementById("crumbs").innerHTML = [targets, ...trail.slice(1).map(link)].join(" › ");
-  fit();
+
+// what stands for node n: itself, or the outermost folded box holding it
+function rep(n) {
+  let shown = "n:" + n.id;
+  for (let b = n.box; b !== 0; b = T.boxes[b].parent) if (!T.openNow[b]) shown = "b:" + b;
+  return shown;
 }
-function details(key) {
-  const n = D.nodes[key];
+function openParent(b) {  // the frame an item of box b is drawn in (null: the top); an open
+  // repeat or chunk is drawn as what it holds (fewer nested frames: dagre's time grows with them)
+  for (; b !== 0; b = T.boxes[b].parent) if (T.openNow[b] && T.boxes[b].kind === "module") return b;
+  return null;
+}
+function nodeText(n) {  // as dot.py labels it: name, variable, shape; a leaf's variable first
+  const lines = n.kind === "leaf" ? [n.label, n.name, n.leaf && n.leaf.shape] :
+    [n.name, n.label, n.out && n.out[0]];
+  return lines.filter(Boolean).concat(n.fails || []).join("\n");
+}
+function moduleOf(n) {  // the module calls holding it, outermost first
+  const names = [];
+  for (let b = n.box; b !== 0; b = T.boxes[b].parent) if (T.boxes[b].module) names.unshift(T.boxes[b].module);
+  return names.join(" › ") || null;
+}
+function boxLabel(b) {
+  const s = b.summary, lines = s.text.split("\n");
+  const facts = [];
+  if (s.params) facts.push(`${s.params.toLocaleString("en")} params`);
+  const shapes = list => list.map(i => i < 0 ? "?" : T.shapes[i]).join(", ");
+  if (s.ins.length || s.outs.length) facts.push(`${shapes(s.ins) || "-"} → ${shapes(s.outs) || "-"}`);
+  lines.splice(2, 0, ...facts);
+  return lines.join("\n");
+}
+
+function elements() {
+  const els = [], seen = new Set(), frames = new Set();
+  const add = (id, data, classes) => { if (!seen.has(id)) { seen.add(id); els.push({group: "nodes", data: {id, ...data}, classes}); } };
+  const frame = b => {  // an open box drawn as a frame, inside the frames around it
+    if (b === null || frames.has(b)) return;
+    frames.add(b); const box = T.boxes[b], up = openParent(box.parent);
+    frame(up);
+    add("b:" + b, {label: box.title, parent: up === null ? undefined : "b:" + up}, "frame " + box.kind);
+  };
+  const repOf = {};
+  for (const n of T.nodes) {
+    const r = repOf[n.id] = rep(n);
+    if (seen.has(r)) continue;
+    if (r[0] === "n") {
+      const up = openParent(n.box); frame(up);
+      add(r, {label: nodeText(n), parent: up === null ? undefined : "b:" + up},
+          (n.fails ? "fails " : "") + (n.kind || "op"));
+    } else {
+      const b = Number(r.slice(2)), box = T.boxes[b], up = openParent(box.parent); frame(up);
+      add(r, {label: boxLabel(box), parent: up === null ? undefined : "b:" + up},
+          "folded" + (box.summary.fails ? " fails" : ""));
+    }
+  }
+  const edges = new Map();
+  for (const [tail, head, shape] of T.edges) {
+    const a = repOf[tail], b = repOf[head];
+    if (a === b) continue;
+    const key = a + ">" + b, e = edges.get(key);
+    if (!e) edges.set(key, {source: a, target: b, shapes: new Set([shape])});
+    else e.shapes.add(shape);
+  }
+  for (const o of T.outputs) {
+    add(o.id, {label: o.text}, o.node === null ? "output nograd" : "output");
+    if (o.node !== null) edges.set(repOf[o.node] + ">" + o.id, {source: repOf[o.node], target: o.id, shapes: new Set()});
+  }
+  T.cuts.forEach((c, i) => {
+    add("cut" + i, {label: c.text}, "cut");
+    for (const h of c.heads) { const r = repOf[h] || h; edges.set("cut" + i + ">" + r, {source: "cut" + i, target: r, shapes: new Set(), cut: true}); }
+  });
+  if (T.show_saved) {
+    for (const n of T.nodes) {
+      if (repOf[n.id] !== "n:" + n.id) continue;
+      (n.saved || []).forEach((s, i) => {
+        if (!s.shape) return;
+        const id = `s:${n.id}:${i}`, up = openParent(n.box);
+        add(id, {label: `${s.name}\n${s.shape}\n${s.bytes}`, parent: up === null ? undefined : "b:" + up}, "saved" + (s.modified ? " fails" : ""));
+        edges.set(id + ">" + n.id, {source: id, target: "n:" + n.id, shapes: new Set(), saved: true});
+      });
+    }
+  }
+  for (const [key, e] of edges) {
+    const label = e.shapes.size === 1 ? [...e.shapes].map(i => i < 0 ? "" : T.shapes[i])[0] : "";
+    els.push({group: "edges", data: {id: "e:" + key, source: e.source, target: e.target, label},
+              classes: e.cut ? "cutedge" : e.saved ? "savededge" : ""});
+  }
+  return els;
+}
+
+const STYLE = [
+  {selector: "node", style: {"shape": "round-rectangle", "background-color": "#d3d3d3", "label": "data(label)",
+    "text-wrap": "wrap", "text-valign": "center", "text-halign": "center", "font-family": "Helvetica, Arial, sans-serif",
+    "font-size": 10, "width": "label", "height": "label", "padding": 6, "border-width": 1, "border-color": "#777"}},
+  {selector: "node.leaf", style: {"background-color": "#add8e6"}},
+  {selector: "node.output", style: {"background-color": "#caff70"}},
+  {selector: "node.nograd", style: {"background-color": "#fff", "border-style": "dashed"}},
+  {selector: "node.saved", style: {"background-color": "#ffa500", "shape": "rectangle"}},
+  {selector: "node.folded", style: {"background-color": "#ffec8b", "border-width": 2, "border-color": "#a08a00", "text-justification": "left"}},
+  {selector: "node.fails", style: {"background-color": "#ffc0c0", "border-color": "#cd0000", "border-width": 2, "color": "#cd0000"}},
+  {selector: "node.cut", style: {"background-color": "#fff", "border-color": "#cd0000", "border-style": "dashed", "color": "#cd0000", "shape": "rectangle"}},
+  {selector: "node.frame", style: {"background-color": "#fff", "background-opacity": 0.6, "border-style": "dashed", "border-color": "#808080",
+    "shape": "round-rectangle", "text-valign": "top", "text-halign": "center", "font-size": 11, "padding": 10, "color": "#333"}},
+  {selector: "node.frame.repeat, node.frame.chunk", style: {"border-style": "dotted", "background-opacity": 0.3}},
+  {selector: "edge", style: {"width": 1, "line-color": "#595959", "target-arrow-color": "#595959", "target-arrow-shape": "triangle",
+    "arrow-scale": 0.7, "curve-style": "bezier", "label": "data(label)", "font-size": 8, "color": "#555",
+    "text-background-color": "#fafafa", "text-background-opacity": 1, "text-background-padding": 1}},
+  {selector: "edge.cutedge", style: {"line-color": "#cd0000", "target-arrow-color": "#cd0000", "line-style": "dashed", "label": "cut", "color": "#cd0000"}},
+  {selector: "edge.savededge", style: {"line-color": "#ff8c00", "line-style": "dashed", "target-arrow-shape": "none"}},
+  {selector: ".faded", style: {"opacity": 0.25}},
+  {selector: "node.hit", style: {"border-color": "#e00000", "border-width": 4, "opacity": 1}},
+  {selector: ".near", style: {"opacity": 1}},
+  {selector: "edge.near", style: {"width": 2.5, "line-color": "#e00000", "target-arrow-color": "#e00000"}},
+];
+
+function draw(fit, focus) {
+  const t0 = performance.now(), tm = {};
+  const els = elements(); tm.elements = performance.now() - t0;
+  if (!cy) {  // one cytoscape for the page: a view is a new set of elements in it
+    cy = cytoscape({container: document.getElementById("cy"), style: STYLE,
+                    wheelSensitivity: 0.3, minZoom: 0.02, maxZoom: 4});
+    cy.on("tap", "node", ev => tapped(ev.target));
+    cy.on("tap", ev => { if (ev.target === cy) clearHighlight(); });
+    nav = cy.navigator({container: "#minimap", viewLiveFramerate: 0, rerenderDelay: 50,
+                        removeCustomContainer: false});
+    window.gradtool.cy = cy;
+  }
+  cy.batch(() => { cy.elements().remove(); cy.add(els); });
+  tm.cy = performance.now() - t0;
+  layOut();
+  tm.layout = performance.now() - t0; window.gradtool.tm = tm;
+  if (focus && cy.getElementById(focus).length) center(cy.getElementById(focus));
+  else if (fit) fitView();
+  if (selected && cy.getElementById(selected).length) highlight(cy.getElementById(selected));
+  const shown = cy.nodes().not(".frame").length;
+  document.getElementById("status").textContent = `${shown.toLocaleString("en")} items in sight of ${T.nodes.length.toLocaleString("en")} nodes`;
+  window.gradtool.drawMs = performance.now() - t0;
+  tree();
+}
+
+// Each open frame is laid out on its own by dagre, the frames inside it standing as one node
+// of their laid-out size, from the innermost out: dagre's own nesting of clusters costs
+// ten times more, and a frame's inside does not move when something outside it changes.
+const FRAME_PAD = 12, FRAME_TITLE = 16, MAX_FAN_OUT = 3;
+function layOut() {
+  const top = {id: null, kids: []}, frames = {null: top};
+  cy.nodes().forEach(n => { if (n.isParent()) frames[n.id()] = {id: n.id(), kids: []}; });
+  cy.nodes().forEach(n => frames[n.isChild() ? n.parent().id() : null].kids.push(n));
+  const childOf = {};  // node id -> for each frame holding it, the child of that frame it is in
+  cy.nodes().forEach(n => {
+    const chain = {}; let child = n;
+    for (let p = n.parent(); p.length; child = p, p = p.parent()) chain[p.id()] = child.id();
+    chain[null] = child.id(); childOf[n.id()] = chain;
+  });
+  const links = cy.edges().map(e => [e.source().id(), e.target().id()]);
+  const size = {}, place = {};
+  const layFrame = f => {  // lays out f's children; returns f's inside size
+    for (const k of f.kids) if (frames[k.id()]) {
+      const inner = layFrame(frames[k.id()]);
+      size[k.id()] = {w: inner.w + 2 * FRAME_PAD, h: inner.h + 2 * FRAME_PAD + FRAME_TITLE};
+    } else {
+      const d = k.layoutDimensions({nodeDimensionsIncludeLabels: true});
+      size[k.id()] = {w: d.w, h: d.h};
+    }
+    const g = new dagre.graphlib.Graph({multigraph: true});
+    g.setGraph({rankdir: "TB", nodesep: 18, ranksep: 28, edgesep: 8});
+    g.setDefaultEdgeLabel(() => ({}));
+    for (const k of f.kids) g.setNode(k.id(), {width: size[k.id()].w, height: size[k.id()].h});
+    const pairs = new Map(), fanOut = {}, fanIn = {};
+    for (const [a, b] of links) {
+      const ca = childOf[a][f.id], cb = childOf[b][f.id];
+      if (ca === undefined || cb === undefined || ca === cb || pairs.has(ca + ">" + cb)) continue;
+      pairs.set(ca + ">" + cb, [ca, cb]);
+      fanOut[ca] = (fanOut[ca] || 0) + 1; fanIn[cb] = (fanIn[cb] || 0) + 1;
+    }
+    // a weight shared by 80 calls of a cell: its first few edges place it; the others, into
+    // calls that other edges place, are drawn but not laid out (dagre would route each through
+    // a chain of dummy nodes: ten times slower)
+    const kept = {};
+    for (const [ca, cb] of pairs.values()) {
+      kept[ca] = (kept[ca] || 0) + 1;
+      if (fanOut[ca] <= MAX_FAN_OUT || kept[ca] <= MAX_FAN_OUT || fanIn[cb] === 1) g.setEdge(ca, cb);
+    }
+    dagre.layout(g);
+    const gw = g.graph().width || 0, gh = g.graph().height || 0;
+    for (const k of f.kids) { const v = g.node(k.id()); place[k.id()] = {x: v.x - gw / 2, y: v.y - gh / 2}; }
+    return {w: gw, h: gh};
+  };
+  layFrame(top);
+  const at = {};
+  const settle = (f, cx, cy0) => {  // absolute places, a frame's inside below its title
+    for (const k of f.kids) {
+      const p = {x: cx + place[k.id()].x, y: cy0 + place[k.id()].y};
+      if (frames[k.id()]) settle(frames[k.id()], p.x, p.y + FRAME_TITLE / 2); else at[k.id()] = p;
+    }
+  };
+  settle(top, 0, 0);
+  cy.nodes().not(":parent").positions(n => at[n.id()]);
+}
+
+function fitView() {  // the whole view, unless its text would be smaller than 8 px: then its top
+  cy.fit(undefined, 20);
+  if (cy.zoom() > 1.5) { cy.zoom(1.5); cy.center(); }
+  if (cy.zoom() < MIN_ZOOM) {  // the top of the graph, centred on its first row
+    const items = cy.nodes().not(":parent"), bb = cy.elements().boundingBox();
+    const top = items.min(n => n.boundingBox().y1).value;
+    const row = items.filter(n => n.boundingBox().y1 < top + 40).boundingBox();
+    cy.zoom(MIN_ZOOM);
+    cy.pan({x: cy.width() / 2 - (row.x1 + row.x2) / 2 * MIN_ZOOM, y: 20 - bb.y1 * MIN_ZOOM});
+  }
+}
+function center(el) { cy.zoom(Math.max(cy.zoom(), 1)); cy.center(el); }
+
+function tapped(el) {
+  const id = el.id();
+  if (id.startsWith("b:")) {
+    const b = Number(id.slice(2));
+    if (el.hasClass("frame")) fold(b); else open(b, true);
+    return;
+  }
+  selected = id; highlight(el);
+  if (id.startsWith("n:")) details(T.byId[id.slice(2)]);
+}
+function open(b, focus) {
+  T.openNow[b] = true;
+  for (const i of T.boxes[b].opens) T.openNow[i] = true;
+  // an open repeat or chunk is drawn as what it holds: look at the first of it
+  const box = T.boxes[b], first = box.kind === "module" ? b : box.children[0];
+  draw(false, focus && first !== undefined ? "b:" + first : null);
+}
+function fold(b) { T.openNow[b] = false; draw(false, "b:" + b); }
+
+function clearHighlight() { cy.elements().removeClass("faded near hit"); }
+function highlight(el) {  // the node, its inputs and its consumers
+  clearHighlight();
+  cy.elements().not(".frame").addClass("faded");
+  el.removeClass("faded").addClass("hit");
+  el.incomers().add(el.outgoers()).removeClass("faded").addClass("near");
+}
+
+function details(n) {
   let h = `<h3>${esc(n.name)}</h3><table>`;
   const row = (k, v) => { if (v !== null && v !== undefined && v !== "") h += `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`; };
-  row("variable", n.label); row("module", n.module); row("line", n.site);
-  row("output", n.outputs.join(", ")); row("id", n.id);
+  row("variable", n.label); row("module", moduleOf(n)); row("line", n.site);
+  row("output", (n.out || []).join(", ")); row("id", n.id);
   if (n.leaf) for (const k in n.leaf) row(k, n.leaf[k]);
-  for (const k in n.metadata) row(`metadata[${k}]`, n.metadata[k]);
+  for (const k in n.metadata || {}) row(`metadata[${k}]`, n.metadata[k]);
+  const ins = T.edges.filter(e => e[1] === n.id).map(e => T.byId[e[0]].name);
+  const outs = T.edges.filter(e => e[0] === n.id).map(e => T.byId[e[1]].name);
+  row("inputs", ins.join(", ")); row("consumers", outs.join(", "));
   h += "</table>";
-  for (const f of n.fails) h += `<p class="bad">${esc(f)}</p>`;
-  if (n.saved.length) {
+  for (const f of n.fails || []) h += `<p class="bad">${esc(f)}</p>`;
+  if (n.saved) {
     h += "<h4>saved for backward</h4>";
     for (const s of n.saved) {
       h += `<table class="saved"><tr><td colspan=2><b>${esc(s.name)}</b></td></tr>`;
@@ -414,66 +543,77 @@ function details(key) {
   }
   document.getElementById("side").innerHTML = h;
 }
-function fold(cluster) {  // an open frame folds in place: its inside and inner edges hidden
-  const inside = new Set(D.views[current].clusters[cluster.id]);
-  const folded = cluster.classList.toggle("folded");
-  const view = document.getElementById(`view${current}`);
-  for (const id of inside) { const e = document.getElementById(id); if (e) e.classList.toggle("gone", folded); }
-  for (const e of view.querySelectorAll(".edge")) {
-    const [a, b] = e.querySelector("title").textContent.split("->");
-    if (inside.has(a) && inside.has(b)) e.classList.toggle("gone", folded);
+
+function reveal(b) { for (let p = b; p !== 0 && p !== null; p = T.boxes[p].parent) T.openNow[p] = true; }
+function showNode(n) {  // open what holds it, draw, select it
+  reveal(n.box); selected = "n:" + n.id; draw(false, selected); details(n);
+}
+function showBox(b) {
+  reveal(T.boxes[b].parent); T.openNow[b] = false; draw(false, "b:" + b);
+  highlight(cy.getElementById("b:" + b));
+}
+
+function tree() {  // the module tree: every box, open ones in bold; a click opens or folds it
+  const rows = [];
+  const walk = (b, depth) => {
+    for (const c of T.boxes[b].children) {
+      const box = T.boxes[c];
+      rows.push(`<div data-b="${c}" class="${T.openNow[c] ? "on" : ""}" style="padding-left:${4 + 12 * depth}px">` +
+                `${box.children.length ? (T.openNow[c] ? "▾" : "▸") : "·"} ${esc(box.title)} <span class="count">${box.n.toLocaleString("en")}</span></div>`);
+      if (T.openNow[c] && rows.length < 3000) walk(c, depth + 1);
+    }
+  };
+  walk(0, 0);
+  document.getElementById("modules").innerHTML = rows.join("");
+}
+document.getElementById("modules").addEventListener("click", ev => {
+  const d = ev.target.closest("[data-b]"); if (!d) return;
+  const b = Number(d.dataset.b);
+  if (T.openNow[b]) fold(b); else { reveal(T.boxes[b].parent); open(b, true); }
+});
+document.getElementById("expand-all").addEventListener("click", () => {
+  // outermost first, while what is in sight stays drawable
+  let shown = T.boxes[0].children.length + T.nodes.filter(n => n.box === 0).length;
+  const queue = [...T.boxes[0].children];
+  while (queue.length) {
+    const b = queue.shift(), box = T.boxes[b];
+    const cost = box.children.length + T.nodes.filter(n => n.box === b).length - 1;
+    if (!T.openNow[b] && shown + cost > EXPAND_LIMIT) continue;
+    if (!T.openNow[b]) shown += cost;
+    T.openNow[b] = true; queue.push(...box.children);
   }
-}
-function focus(key) {
-  const n = D.nodes[key];
-  show(n.view);
-  for (const e of document.querySelectorAll(".hit")) e.classList.remove("hit");
-  const el = document.getElementById(n.el); el.classList.add("hit");
-  const box = el.getBBox(), svg = el.ownerSVGElement, m = el.getCTM(), r = svg.getCTM();
-  scale = 1;
-  const cx = (m.e - r.e) + (box.x + box.width / 2) * m.a, cy = (m.f - r.f) + (box.y + box.height / 2) * m.d;
-  x = canvas.clientWidth / 2 - cx; y = canvas.clientHeight / 2 - cy; place();
-  details(key);
-}
-stage.addEventListener("click", ev => {
-  const g = ev.target.closest(".node,.cluster");
-  if (!g) return;
-  const view = D.views[current];
-  if (g.id in view.collapsed) show(view.collapsed[g.id]);
-  else if (g.id in byEl) details(byEl[g.id]);
-  else if (g.id in view.clusters) fold(g);
+  draw(true);
 });
-document.getElementById("crumbs").addEventListener("click", ev => {
-  const v = ev.target.dataset.view; if (v !== undefined) show(Number(v));
+document.getElementById("collapse-all").addEventListener("click", () => {
+  T.openNow = T.boxes.map((b, i) => i === 0); draw(true);
 });
-document.getElementById("fit").addEventListener("click", fit);
+document.getElementById("fit").addEventListener("click", () => fitView());
+document.getElementById("targets").addEventListener("click", ev => {
+  const a = ev.target.closest("[data-t]"); if (a) load(Number(a.dataset.t));
+});
 const search = document.getElementById("search"), results = document.getElementById("results");
 search.addEventListener("input", () => {
   const q = search.value.trim().toLowerCase();
   if (!q) { results.hidden = true; return; }
   const hits = [];
-  for (const k in D.nodes) {
-    const n = D.nodes[k];
-    if ([n.name, n.label, n.module, n.id].some(t => t && t.toLowerCase().includes(q))) hits.push(k);
-    if (hits.length >= 50) break;
+  T.boxes.forEach((b, i) => { if (i && hits.length < 20 && b.title.toLowerCase().includes(q)) hits.push(["b", i]); });
+  for (const n of T.nodes) {
+    if (hits.length >= 60) break;
+    if ([n.name, n.label, moduleOf(n), n.id].some(s => s && s.toLowerCase().includes(q))) hits.push(["n", n.id]);
   }
-  results.innerHTML = hits.map(k => { const n = D.nodes[k];
-    return `<div data-key="${esc(k)}">${esc(n.name)} ${esc(n.label || "")} <i>${esc(n.module || "")}</i></div>`; }).join("") || "<div>no match</div>";
+  results.innerHTML = hits.map(([k, v]) => {
+    if (k === "b") return `<div data-b="${v}"><span class="what">module</span>${esc(T.boxes[v].title)}</div>`;
+    const n = T.byId[v];
+    return `<div data-n="${esc(v)}"><span class="what">node</span>${esc(n.name)} ${esc(n.label || "")} <i>${esc(moduleOf(n) || "")}</i></div>`;
+  }).join("") || "<div>no match</div>";
   results.hidden = false;
 });
 results.addEventListener("click", ev => {
-  const d = ev.target.closest("[data-key]"); if (d) { results.hidden = true; focus(d.dataset.key); }
+  const d = ev.target.closest("[data-b],[data-n]"); if (!d) return;
+  results.hidden = true;
+  if (d.dataset.b !== undefined) showBox(Number(d.dataset.b)); else showNode(T.byId[d.dataset.n]);
 });
-canvas.addEventListener("wheel", ev => {
-  ev.preventDefault();
-  const k = Math.exp(-ev.deltaY / 500), r = canvas.getBoundingClientRect();
-  const px = ev.clientX - r.left, py = ev.clientY - r.top;
-  x = px - (px - x) * k; y = py - (py - y) * k; scale *= k; place();
-}, {passive: false});
-let drag = null;
-canvas.addEventListener("mousedown", ev => { drag = [ev.clientX - x, ev.clientY - y]; });
-window.addEventListener("mousemove", ev => { if (drag) { x = ev.clientX - drag[0]; y = ev.clientY - drag[1]; place(); } });
-window.addEventListener("mouseup", () => { drag = null; });
-show(0);
+window.gradtool = {load, open, fold, showNode, showBox, fitView, get T() { return T; }, get D() { return D; }};
+unpack(document.getElementById("data").textContent).then(data => { D = data; load(0); });
 </script></body></html>
 """

@@ -28,6 +28,7 @@ class Box:
     n_nodes: int = 0         # all nodes inside, nested ones too
     names: dict = dataclasses.field(default_factory=dict)  # node name -> count inside
     sites: list = dataclasses.field(default_factory=list)  # first few source lines inside
+    loop: bool = False       # a repeat of calls of one module (a cell called at each step)
 
     def __repr__(self):
         return f"Box({self.key}, {self.title!r}, {self.n_nodes} nodes)"
@@ -159,9 +160,8 @@ def _forward_order(nodes, inputs, consumers, paths):
     order the forward made them. Nodes without inputs (leaves) are placed afterwards, just
     before their first use."""
     index = {n.id: i for i, n in enumerate(nodes)}
-    # creation order where the trace knows it, else the reverse of backward's order
-    key = {n.id: (n.seq if n.seq is not None else 2 * len(nodes) - index[n.id], -index[n.id])
-           for n in nodes}
+    made = _creation_order(nodes, inputs)
+    key = {n.id: (made[n.id], -index[n.id]) for n in nodes}
     waiting = {nid: len(tails) for nid, tails in inputs.items()}
     sources = [n.id for n in nodes if not inputs[n.id]]
     ready = {}  # path prefix -> heap of (key, id) of ready nodes under it
@@ -191,6 +191,20 @@ def _forward_order(nodes, inputs, consumers, paths):
         current = paths[nid]
         release(nid)
     return _place_sources(order, sources, consumers, paths)
+
+
+def _creation_order(nodes, inputs):
+    """When the forward made each node: the trace's count where it knows it; a node it does
+    not know (a custom Function's) was made just after the last of its inputs, so that it
+    stays beside them and does not split the module call around it. With no counts at all,
+    the reverse of backward's order."""
+    if all(n.seq is None for n in nodes):
+        return {n.id: 2 * len(nodes) - i for i, n in enumerate(nodes)}
+    made = {}
+    for n in reversed(nodes):  # backward's order reversed: inputs first
+        made[n.id] = n.seq if n.seq is not None else \
+            max((made[c] for c in inputs[n.id] if c in made), default=-1) + 0.5
+    return made
 
 
 def _place_sources(order, sources, consumers, paths):
@@ -282,33 +296,58 @@ def _box_tree(order, paths, names, by_id):
 
 
 def _group_repeats(root):
-    """Runs of two or more sibling module calls that made the same nodes (the blocks of a
-    stack, the steps of a loop) get a box of their own, "model.blocks.0–23 (Block) ×24":
-    collapsed, it stands for all of them; open, it is drawn as its members."""
+    """Runs of sibling module calls that repeat get a box of their own: calls alike side by
+    side (the blocks of a stack, "model.blocks.0–23 (Block) ×24"), and calls of one module
+    in a loop with a few nodes between them (a recurrent cell and the slices that feed it,
+    "cell (Cell) calls 1–30 ×30"). Collapsed, it stands for all of them; open, it is drawn
+    as what it holds. The run is consecutive items, so the drawing stays acyclic."""
     for box in [root, *root.boxes()]:
         items, out, i = box.items, [], 0
         while i < len(items):
-            j = i + 1
-            if isinstance(items[i], Box):
-                sig = _signature(items[i])
-                while j < len(items) and sig is not None and _signature(items[j]) == sig:
-                    j += 1
-            if j - i < 2:
+            j = _repeat_end(items, i)
+            if j is None:
                 out.append(items[i])
                 i += 1
                 continue
             members = items[i:j]
-            group = Box(f"{members[0].key}r", "repeat", _repeat_title(members),
-                        members[0].depth, items=members, parent=box)
-            for m in members:
+            calls = [m for m in members if isinstance(m, Box)]
+            group = Box(f"{calls[0].key}r", "repeat", _repeat_title(calls), calls[0].depth,
+                        items=members, parent=box)
+            for m in calls:
                 m.parent = group
                 group.n_nodes += m.n_nodes
                 for name, count in m.names.items():
                     group.names[name] = group.names.get(name, 0) + count
-            group.sites = members[0].sites
+            group.sites = calls[0].sites
+            group.loop = calls[0].module[0] == calls[-1].module[0]
             out.append(group)
             i = j
         box.items = out
+
+
+LOOP_GAP = 8  # nodes between two calls of one module that still read as one loop
+
+
+def _repeat_end(items, i):
+    """Where the repeated run of calls starting at items[i] ends (exclusive), or None."""
+    sig = _signature(items[i])
+    if sig is None:
+        return None
+    j = i + 1
+    while j < len(items) and _signature(items[j]) == sig:  # calls alike, side by side
+        j += 1
+    if j - i >= 2:
+        return j
+    module, end, k = items[i].module[0], None, i + 1
+    while k < len(items):  # calls of one module with only a few loose nodes between
+        gap = k
+        while k < len(items) and not isinstance(items[k], Box) and k - gap < LOOP_GAP:
+            k += 1
+        if k < len(items) and _signature(items[k]) and items[k].module[0] == module:
+            end = k = k + 1
+        else:
+            break
+    return end
 
 
 def _signature(item):
@@ -319,13 +358,13 @@ def _signature(item):
                                         if k != "AccumulateGrad"))
 
 
-def _repeat_title(members):
-    (first, kind, n1), (last, _, n2) = members[0].module, members[-1].module
+def _repeat_title(calls):
+    (first, kind, n1), (last, _, n2) = calls[0].module, calls[-1].module
     if first == last:  # one module called again and again
-        return f"{first} ({kind}) calls {n1}–{n2} ×{len(members)}"
+        return f"{first} ({kind}) calls {n1}–{n2} ×{len(calls)}"
     head, _, _ = first.rpartition(".")
     tail = last[len(head) + 1:] if head and last.startswith(head + ".") else last
-    return f"{first}–{tail} ({kind}) ×{len(members)}"
+    return f"{first}–{tail} ({kind}) ×{len(calls)}"
 
 
 def _chunk(box, readable, by_id):
@@ -358,57 +397,74 @@ def _chunk(box, readable, by_id):
                     chunk.names[node.name] = chunk.names.get(node.name, 0) + 1
                     if node.site and node.site not in chunk.sites:
                         chunk.sites.append(node.site)
-            chunk.title = f"nodes {first:,}–{first + chunk.n_nodes - 1:,} of {box.n_nodes:,}"
+            chunk.title = _chunk_title(chunk, first, box.n_nodes)
             first += chunk.n_nodes
             chunks.append(chunk)
         box.items = chunks
     box.items = leaves + box.items
 
 
+def _chunk_title(chunk, first, total):
+    """A chunk of module calls is named by them ("model.blocks.0–99 (Block) ×100"); one of
+    loose nodes by their place ("nodes 1–100 of 20,000")."""
+    calls = [b for b in chunk.items if isinstance(b, Box) and b.kind == "module"]
+    if calls and len({b.module[1] for b in calls}) == 1:
+        return _repeat_title(calls)
+    where = f"nodes {first:,}–{first + chunk.n_nodes - 1:,} of {total:,}"
+    if calls:
+        return f"{calls[0].module[0]} … {calls[-1].module[0]} ({where})"
+    return where
+
+
 def _collapse(box, depth, readable):
     """Collapse boxes below `box`: with `depth`, module calls nested deeper than it (and every
-    chunk); else as few levels as keep at most `readable` items in sight."""
+    chunk); else, unless all of it is small enough to show open, open boxes outermost first
+    while at most `readable` items stay in sight. The model's own module calls come first; a
+    stack of calls alike opens to its calls, which open together or not at all; calls of one
+    module in a loop stay one box ×N, and chunks stay shut (the page opens them on a click)."""
     inner = list(box.boxes())
     if depth is not None:
         for b in inner:
             b.collapsed = b.kind == "chunk" or b.depth > depth
         return
+    small = box.n_nodes <= readable and not any(b.kind == "chunk" for b in inner)
     for b in inner:
-        b.collapsed = False
-    if not inner or box.n_nodes <= readable and not any(b.kind == "chunk" for b in inner):
+        b.collapsed = not small
+    if small:
         return
-    levels = sorted({_level(b, box) for b in inner})
-    chosen = 0
-    for level in levels[1:] + [levels[-1] + 1]:
-        if _count_visible(box, level) > readable:
-            break
-        chosen = level
-    for b in inner:
-        b.collapsed = _level(b, box) >= chosen
-    for b in reversed(inner):  # N collapsed calls alike read better as one box ×N
-        if b.kind == "repeat" and all(m.collapsed for m in b.items):
-            b.collapsed = True
+    shown = len(box.items)
+    place = {b: i for i, b in enumerate(inner)}
+    queue = []  # (level, place, boxes opened together)
+
+    def offer(units, level):
+        for unit in units:
+            if all(b.kind != "chunk" and not b.loop for b in unit):
+                heapq.heappush(queue, (level, place[unit[0]], unit))
+    offer(_inner_units((box,)), 0)
+    while queue:
+        level, _, unit = heapq.heappop(queue)
+        cost = sum(len(b.items) - 1 for b in unit)
+        if shown + cost > readable:
+            continue
+        shown += cost
+        for b in unit:
+            b.collapsed = False
+        offer(_inner_units(unit), level + 1)
 
 
-def _level(b, within):
-    """How many boxes lie between `within` and b (its children: 0)."""
-    n, p = 0, b.parent
-    while p is not within:
-        n, p = n + 1, p.parent
-    return n
+def _inner_units(unit):
+    """The boxes inside a unit of open boxes, grouped as they open: the calls of a repeat
+    together, the same parts of calls alike together, others each alone."""
+    children = [_child_boxes(b) for b in unit]
+    if len(unit) == 1 and unit[0].kind == "repeat":
+        return [tuple(children[0])]
+    if len(unit) > 1 and len({len(c) for c in children}) == 1:
+        return list(zip(*children))
+    return [(c,) for cs in children for c in cs]
 
 
-def _count_visible(box, level):
-    """Items shown when boxes at `level` (0: box's children) and deeper are collapsed."""
-    count, stack = 0, [(box, -1)]
-    while stack:
-        b, lv = stack.pop()
-        for item in b.items:
-            if isinstance(item, Box) and lv + 1 < level:
-                stack.append((item, lv + 1))
-            else:
-                count += 1
-    return count
+def _child_boxes(box):
+    return [i for i in box.items if isinstance(i, Box)]
 
 
 def summary(box, limit=3):

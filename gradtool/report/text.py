@@ -29,6 +29,50 @@ def console(no_color=False, stderr=False):
     return con
 
 
+def print_table(con, table, drop=()):
+    """Print a table that fits the console without splitting a word or a number inside a
+    cell: when it is too wide, the columns named in `drop` are left out, in that order, until
+    every column can be as wide as its longest word, and the room left goes to the columns
+    that would wrap. The caption says what was left out."""
+    from rich.measure import Measurement
+    gone = []
+    while table.columns:
+        # rich's own measures (padding included), and what its borders take
+        ranges = [table._measure_column(con, con.options, c) for c in table.columns]
+        ranges = [Measurement(r.maximum, r.maximum) if c.no_wrap else r  # kept whole
+                  for r, c in zip(ranges, table.columns)]
+        room = con.width - table._extra_width
+        if sum(r.maximum for r in ranges) <= room:
+            break  # rich lays it out whole
+        if sum(r.minimum for r in ranges) <= room or not any(
+                c.header in drop and c.header not in gone for c in table.columns):
+            _share_room(table, ranges, room)
+            break
+        name = next(n for n in drop if any(c.header == n for c in table.columns))
+        table.columns.remove(next(c for c in table.columns if c.header == name))
+        gone.append(name)
+    if gone:
+        note = f"left out to fit {con.width} columns: {', '.join(gone)} (--json has them)"
+        table.caption = f"{table.caption}; {note}" if table.caption else note
+        table.caption_justify = "left"
+    con.print(table)
+
+
+def _share_room(table, ranges, room):
+    """Fixed column widths: each its longest word, the rest shared by what they lack."""
+    widths = [r.minimum for r in ranges]
+    lack = [r.maximum - r.minimum for r in ranges]
+    spare = max(0, room - sum(widths))
+    if sum(lack) <= spare:
+        widths = [r.maximum for r in ranges]
+    else:
+        for i, need in enumerate(lack):
+            widths[i] += need * spare // sum(lack)
+    for i, (column, width) in enumerate(zip(table.columns, widths)):
+        column.width = max(1, width - table._get_padding_width(i))
+        column.overflow = "fold"  # only a word longer than the whole console is cut
+
+
 def fmt_shape(shape, dtype, device="cpu"):
     """float64[2, 3], with the device when it is not the CPU: float32[4] cuda:0."""
     text = f"{dtype}[{', '.join(str(n) for n in shape)}]"
@@ -120,10 +164,11 @@ def print_inspect(con, capture, all_saved=False, max_depth=None):
     target = capture.target
     con.print(Text(f"{target.name}", style="bold underline") +
               Text(f"  {target.kind} at {_rel(target.filename)}:{target.lineno}", style="dim"))
-    con.print(_io_table("inputs", [(n, v) for n, v in capture.inputs]))
-    con.print(_io_table("outputs", [(o.name or f"output {o.index}", t)
-                                    for o, t in zip(snap.outputs, capture.outputs)],
-                        tangents=[o.tangent for o in snap.outputs]))
+    io_drop = ("tangent", "grad_fn", "requires_grad")
+    print_table(con, _io_table("inputs", [(n, v) for n, v in capture.inputs]), io_drop)
+    print_table(con, _io_table("outputs", [(o.name or f"output {o.index}", t)
+                                           for o, t in zip(snap.outputs, capture.outputs)],
+                               tangents=[o.tangent for o in snap.outputs]), io_drop)
     if not snap.nodes:
         con.print(Text("No backward graph: no output requires grad.", style="yellow"))
     else:
@@ -137,8 +182,9 @@ def print_inspect(con, capture, all_saved=False, max_depth=None):
                 line.append_text(node_title(node))
                 line.append(f"  {note}", style="dim")
             con.print(line)
-        con.print(saved_table(snap, all_saved))
-        con.print(leaves_table(snap))
+        print_table(con, saved_table(snap, all_saved),
+                    ("mean", "min", "max", "bytes", "output", "version"))
+        print_table(con, leaves_table(snap), ("requires_grad", "node"))
     print_diagnostics(con, capture.diagnostics)
 
 
@@ -147,7 +193,7 @@ def _io_table(title, pairs, tangents=None):
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
     dual = tangents is not None and any(tangents)
     for column in ("name", "value", "requires_grad", "grad_fn") + (("tangent",) if dual else ()):
-        table.add_column(column)
+        table.add_column(column, no_wrap=column == "value")  # a shape is one token
     for k, (name, value) in enumerate(pairs):
         tangent = ()
         if dual:
@@ -180,7 +226,8 @@ def saved_table(snap, all_saved=False):
     for column in ("node", "name", "value", "output", "version", "bytes", "min",
                    "mean", "max"):
         table.add_column(column, justify="right" if column in ("bytes", "min", "mean", "max")
-                         else "left", min_width=len(column), overflow="fold")
+                         else "left", min_width=len(column), overflow="fold",
+                         no_wrap=column == "value")
     rows = hidden = 0
     for node in snap.nodes:
         for s in node.saved:
@@ -213,7 +260,7 @@ def saved_table(snap, all_saved=False):
 def leaves_table(snap):
     table = Table(title="leaves", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
     for column in ("node", "name", "value", "requires_grad", "grad norm"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=column == "value")
     for node in snap.leaves:
         leaf = node.leaf
         norm = "none" if leaf.grad_norm is None else fmt_num(leaf.grad_norm)
@@ -234,6 +281,62 @@ def print_diagnostics(con, diagnostics):
             line.append(f"  ({d.location})", style="dim")
         con.print(line)
         con.print(Text(f"   → {d.advice}", style="dim"))
+
+
+def _line(con, verdict, style, target, finding):
+    """One target on one line (--quiet): verdict, name, where it is defined, what was found;
+    never wrapped, so that a CI log has one line per target."""
+    con.print(Text(f"{verdict:<5} ", style=style) + Text(target.name, style="bold")
+              + Text(f"  {_rel(target.filename)}:{target.lineno}  ", style="dim")
+              + Text(" ".join(str(finding).split())), soft_wrap=True)
+
+
+def _count(n, noun):
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def print_inspect_line(con, capture):
+    """inspect --quiet: ERROR, WARN or OK, and the first error or warning."""
+    error = getattr(capture, "error", None)
+    if error is not None:  # the target raised (a TargetError)
+        return _line(con, "ERROR", "bold red", capture.target, error)
+    found = {sev: [d for d in capture.diagnostics if d.severity == sev]
+             for sev in ("error", "warning")}
+    counts = (f"{_count(len(capture.snapshot.nodes), 'node')}, "
+              f"{_count(len(found['error']), 'error')}, "
+              f"{_count(len(found['warning']), 'warning')}")
+    first = (found["error"] or found["warning"] or [None])[0]
+    verdict = "ERROR" if found["error"] else "WARN" if found["warning"] else "OK"
+    _line(con, verdict, SEVERITY_STYLE.get(first.severity, "green") if first else "green",
+          capture.target, counts + (f"; {first.message}" + (f" ({first.location})"
+                                                              if first.location else "")
+                                    if first else ""))
+
+
+def print_gradcheck_line(con, result):
+    """gradcheck --quiet: PASS, FAIL or ERROR, and the worst pair's errors or why."""
+    error = getattr(result, "error", None)
+    if error is not None:
+        return _line(con, "ERROR", "bold red", result.target, error)
+    pairs = [(report, pair.recheck or pair) for report in result.reports
+             for pair in report.pairs]
+    failing = [(r, p) for r, p in pairs if not p.passed]
+    worst = max(failing or pairs, key=lambda rp: rp[1].max_abs_error, default=None)
+    finding = _count(len(pairs), "pair")
+    if worst is not None:
+        report, pair = worst
+        finding += (f", max abs error {fmt_num(pair.max_abs_error)} (order {report.order}, "
+                    f"{_input_label(report, pair, result.input_names)})")
+    broken = next((r for r in result.reports if not r.passed), None)
+    if broken is not None:
+        cause = next(iter(broken.diagnoses), None) or (broken.failures or [None])[0]
+        if broken.exception is not None:
+            cause = getattr(broken, "user_error", None) or broken.exception
+        if cause is not None:
+            kind = getattr(cause, "kind", None)
+            finding += f"; {kind + ': ' if kind else ''}{getattr(cause, 'message', cause)}"
+    _line(con, "PASS" if result.passed else "FAIL", "green" if result.passed else "bold red",
+          result.target, finding)
 
 
 def _rel(path):
@@ -308,7 +411,7 @@ def print_against(con, result):
     for d in result.differences:
         table.add_row(*(Text(v) for v in (d.kind, d.name, _plain(d.gradtool), _plain(d.torch),
                                           d.detail)))
-    con.print(table)
+    print_table(con, table, ("detail",))
     con.print(Text(f"✗ {len(result.differences)} difference(s)", style="red"))
 
 
@@ -342,8 +445,11 @@ def print_gradcheck(con, target, report, heading=True):
     names = getattr(report, "input_names", [])
     table = _pair_table(report, names)
     if report.pairs:
-        con.print(table)
+        print_table(con, table, _PAIR_DROPS)
     _rest_of_gradcheck(con, report, names)
+
+
+_PAIR_DROPS = ("max rel error", "there: numerical vs analytical")  # first left out at 80 columns
 
 
 def _pair_table(report, names):
@@ -352,7 +458,7 @@ def _pair_table(report, names):
     for column in ("output", "input", "max abs error", "max rel error",
                    "there: numerical vs analytical", "result"):
         # narrow terminals wrap cells, never cut them (nor the verdict)
-        table.add_column(column, no_wrap=column == "result", overflow="fold",
+        table.add_column(column, no_wrap=column in ("result", "output"), overflow="fold",
                          min_width=min(len(column), 8),
                          justify="right" if column.startswith("max") else "left")
     for pair in report.pairs:
@@ -394,7 +500,7 @@ def _rest_of_gradcheck(con, report, names):
             con.print(Text(f"Jacobian{by} of {_output_label(report, shown)} w.r.t. "
                            f"{_input_label(report, shown)}: " + how.format(shown.n_differing),
                            style="bold"))
-            con.print(_jacobians(report, shown))
+            print_table(con, _jacobians(report, shown, con))
     if report.declared:
         con.print(Text(f"checked against the declared surrogate gradient ({report.declared}), "
                        f"not the true gradient", style="dim"))
@@ -405,7 +511,8 @@ def _rest_of_gradcheck(con, report, names):
         con.print(Text(f"first wrong node in backward order: {located.node} {located.name} "
                        f"({located.function}.apply{where}{inside}), checked on its own at the "
                        f"inputs it received:", style="bold red"))
-        con.print(_pair_table(located.report, getattr(located.report, "input_names", [])))
+        print_table(con, _pair_table(located.report, getattr(located.report, "input_names", [])),
+                    _PAIR_DROPS)
     for d in report.diagnoses:
         line = Text(f" {SEVERITY_MARK.get(d.severity, '-')} ",
                     style=SEVERITY_STYLE.get(d.severity, ""))
@@ -433,9 +540,10 @@ def _input_label(report, pair):
             if shape is not None else text)
 
 
-def _jacobians(report, pair):
+def _jacobians(report, pair, con):
     """Numerical and analytical Jacobians side by side (rows: input elements, columns:
-    output elements), differing entries in red; large ones as their differing entries."""
+    output elements), differing entries in red; large ones, and those too wide for the
+    console, as their differing entries."""
     import numpy as np
     num, ana = pair.numerical, pair.analytical
     violation = np.abs(ana - num) > report.options["atol"] + report.options["rtol"] * np.abs(num)
@@ -453,7 +561,9 @@ def _jacobians(report, pair):
                                   f"{fmt_num(ana[i, j])}",
                                   style="bold red" if differs else None))
             table.add_row(str(i), *cells)
-        return table
+        from rich.measure import Measurement
+        if Measurement.get(con, con.options, table).maximum <= con.width:
+            return table
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
     for column in ("input element", "output element", "numerical", "analytical"):
         table.add_column(column, justify="right")

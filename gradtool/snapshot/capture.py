@@ -51,7 +51,7 @@ def capture(target, seed=0, shape=(3,), device=None, localize=False):
         warnings.simplefilter("always")
         run = loader.run_target(target, seed, shape, observe=trace, device=device)
     modules = _global_modules(E, target)
-    named = _module_parameters(modules)
+    named = module_parameters(modules)
     named.update({name: value for name, value in run.inputs if E.is_tensor(value)})
     named.update({name: t for t, name in _names_from_trace(E, trace)})
     snapshot = take_snapshot(run.outputs, named, trace.site_of_node,
@@ -60,7 +60,7 @@ def capture(target, seed=0, shape=(3,), device=None, localize=False):
     result.leaf_names = {id(t): name for name, t in named.items()
                          if t.is_leaf and t.requires_grad}
     reached = {id(v) for v in snapshot.leaf_tensors} - {id(v) for _, v in run.inputs}
-    result.parameters = [(name, t) for name, t in _module_parameters(modules).items()
+    result.parameters = [(name, t) for name, t in module_parameters(modules).items()
                          if id(t) in reached]
     custom = result.custom_nodes = E.custom_nodes(
         [t.grad_fn for t in run.outputs if t.grad_fn is not None])
@@ -81,12 +81,22 @@ def capture(target, seed=0, shape=(3,), device=None, localize=False):
 
 
 def _global_modules(E, target):
-    """The nn.Modules of the target's file and their submodules by the names the user knows
-    (model, model.3.attn, blocks[2] for a list of modules), the first name of each first."""
-    Module = E.module_class()
+    """The nn.Modules of the target's file (and of its closure: a function made inside
+    another) and their submodules by the names the user knows."""
     fn = target.obj.forward if target.kind == "Function" else inspect.unwrap(target.obj)
+    namespace = dict(getattr(fn, "__globals__", {}))
+    if getattr(fn, "__closure__", None):
+        namespace.update(inspect.getclosurevars(fn).nonlocals)
+    return modules_in(E, namespace)
+
+
+def modules_in(E, namespace):
+    """The nn.Modules of a namespace (a file's globals, a notebook's) and their submodules
+    by the names the user knows (model, model.3.attn, blocks[2] for a list of modules), the
+    first name of each first."""
+    Module = E.module_class()
     found = {}
-    for var, value in getattr(fn, "__globals__", {}).items():
+    for var, value in namespace.items():
         if var.startswith("_"):
             continue
         tops = [(var, value)] if isinstance(value, Module) else [
@@ -98,7 +108,7 @@ def _global_modules(E, target):
     return found
 
 
-def _module_parameters(modules):
+def module_parameters(modules):
     """Parameters of those modules by their qualified names (model.0.weight), so leaves are
     labelled as the user knows them."""
     names = {}

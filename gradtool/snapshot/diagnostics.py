@@ -88,6 +88,14 @@ def one_branch(capture):
     return found
 
 
+def diagnose_snapshot(snapshot):
+    """What a graph alone tells (gradtool.inspect(y) of a graph already made, with no trace
+    of the forward and no backward run): saved tensors modified in place, and precision."""
+    import types
+    view = types.SimpleNamespace(snapshot=snapshot)
+    return _saved_modified_in_place(view) + _precision(view)
+
+
 _CUT_WORDS = {
     "detach": "`.detach()` takes {what} out of the graph",
     "data": "`.data` takes {what} out of the graph",
