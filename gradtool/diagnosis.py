@@ -40,6 +40,8 @@ KINDS = {
     # gradcheck: why a check fails
     "wrong_gradient": Kind("error", "fix the backward formula", "examples/broken_wrong_gradient.py"),
     "wrong_jvp": Kind("error", "fix the jvp formula", "examples/broken_jvp.py"),
+    "no_jvp": Kind("info", "define the Function's jvp(ctx, *tangents) to check forward mode too",
+                   _README),
     "round_off": Kind("error", "check with a larger --eps or without the large offset", _README),
     "non_differentiable_point": Kind("error", "check at a point away from the kink",
                                      "examples/broken_kink.py"),

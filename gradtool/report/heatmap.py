@@ -110,7 +110,7 @@ def _reference_section(target, report):
         out.append(f'<div class="pair">{head}<figure><figcaption>|target − float64 reference|'
                    f'<br><small>red at the tolerance, {_num(c.tolerance)}</small></figcaption>'
                    f'<div class="map" style="width:{width}px;aspect-ratio:{cols}/{rows}">'
-                   f'<img alt="error" src="{_png(errors, c.tolerance or 1.0)}"></div></figure>'
+                   f'<img alt="error" src="{_png(errors, c.tolerance or 1.0, rows, cols)}"></div></figure>'
                    f'</div>')
     out.append("</section>")
     return "".join(out)

@@ -326,7 +326,7 @@ def print_gradcheck_line(con, result):
     if worst is not None:
         report, pair = worst
         finding += (f", max abs error {fmt_num(pair.max_abs_error)} (order {report.order}, "
-                    f"{_input_label(report, pair, result.input_names)})")
+                    f"{_input_label(report, pair)})")
     broken = next((r for r in result.reports if not r.passed), None)
     if broken is not None:
         cause = next(iter(broken.diagnoses), None) or (broken.failures or [None])[0]
