@@ -6,7 +6,6 @@ from typing import List
 
 import typer
 
-from ..checks.target import TargetCheck
 from ..errors import GradtoolError
 from ..report import text
 from . import common, interrupts
@@ -195,6 +194,7 @@ def _check_target(target, seed, shape, device, asked, reference_fn, gradcheck):
     reference (--reference, else its @gradtool.reference)."""
     from ..checks import reference as ref
     from ..loader import UserCodeError
+    from ..checks.target import TargetCheck
     result = TargetCheck(target, [], []) if asked.only else gradcheck()
     reference_fn = reference_fn or ref.declared(target.obj)
     if reference_fn is None:
