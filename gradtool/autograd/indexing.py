@@ -145,7 +145,8 @@ def _setitem(t, index, value):
         if value._data.dtype != t._data.dtype:
             raise RuntimeError(f"Index put requires the source and destination dtypes match, "
                                f"got {dtypes.LEGACY_TYPE_NAMES.get(t._data.dtype.name)} for the "
-                               f"destination and {dtypes.LEGACY_TYPE_NAMES.get(value._data.dtype.name)}"
+                               f"destination and "
+                               f"{dtypes.LEGACY_TYPE_NAMES.get(value._data.dtype.name)}"
                                f" for the source.")
         call_inplace(table.INDEX_PUT, (view, value), (_advanced_index(advanced), False))
     else:  # broadcast first, as torch (so a value on the view's own memory overlaps fully)

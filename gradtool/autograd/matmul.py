@@ -75,7 +75,8 @@ def _batched_matmul(t1, t2):
                         .reshape(size, m2, p)))
     if b == 1:
         out = out.squeeze(-1)
-    return call(table.UNSAFE_VIEW, (out,), (batch + ((n,) if a > 1 else ()) + ((p,) if b > 1 else ()),))
+    size = batch + ((n,) if a > 1 else ()) + ((p,) if b > 1 else ())
+    return call(table.UNSAFE_VIEW, (out,), (size,))
 
 
 def _should_fold(t1, t2):

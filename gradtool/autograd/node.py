@@ -4,7 +4,7 @@ import weakref
 
 from . import forward_level
 from . import anomaly, dtypes, grad_mode
-from . import tensor as T  # tensor.py imports this module too: use T.Tensor at call time only
+from . import tensor as tensor_module  # (tensor.py imports this module: read at call time)
 
 _state = grad_mode.state
 FREED_MESSAGE = (
@@ -263,7 +263,7 @@ class SavedTensor:
             data = _as_array(self._unpack_hook(self._packed), self._unpack_hook)
         else:
             data = self._data
-        out = T.Tensor._wrap(data)
+        out = tensor_module.Tensor._wrap(data)
         if self._requires_grad:
             out._requires_grad = True
             if self.is_output:
@@ -295,7 +295,7 @@ class SavedTensor:
             raise TypeError("register_hooks expects two callables: pack_hook, unpack_hook")
         tensor = self._tensor
         if tensor is None:
-            tensor = T.Tensor._wrap(self._data)
+            tensor = tensor_module.Tensor._wrap(self._data)
         else:
             self._remember_graph_edge(tensor)
         self._packed = pack_hook(tensor)
@@ -320,7 +320,7 @@ class SavedTensor:
 
 
 def _as_array(unpacked, hook):
-    if not isinstance(unpacked, T.Tensor):
+    if not isinstance(unpacked, tensor_module.Tensor):
         raise TypeError(f"Output of saved tensor unpack_hook {getattr(hook, '__name__', hook)!r} "
                         f"must be a Tensor, got {type(unpacked).__name__}")
     return unpacked._data
@@ -330,7 +330,8 @@ def version_error(saved, owner):
     """torch's in-place error, for a saved tensor whose version moved since it was saved."""
     array = saved._data if saved._tensor is None else saved._tensor._data
     what = ("[gradtool.Tensor]" if array is None else
-            f"[gradtool.{dtypes.LEGACY_TYPE_NAMES.get(array.dtype.name, '')}Tensor {list(array.shape)}]")
+            f"[gradtool.{dtypes.LEGACY_TYPE_NAMES.get(array.dtype.name, '')}Tensor "
+            f"{list(array.shape)}]")
     if saved.is_output and owner is not None:
         what += f", which is output {saved._output_nr} of {owner.name()},"
     elif saved._tensor is not None and saved._tensor._grad_fn is not None:

@@ -1,7 +1,8 @@
 """Who watches dispatch: the profiler and the forward trace subscribe here, and dispatch tells
 them what runs. `call` and `call_inplace` report each op, the engine each backward node it
 applies, Function.apply each custom Function call, and the tensor methods that take a value
-out of the graph (item, tolist, numpy, .data, detach) each cut. Nothing is patched, so a caller that imported `call` directly is seen too.
+out of the graph (item, tolist, numpy, .data, detach) each cut. Nothing is patched, so a
+caller that imported `call` directly is seen too.
 
 Observers are per thread, as torch's profiler: one sees only the ops of the thread that
 subscribed it. When nobody watches anywhere, dispatch pays one truth test of `subscribers`."""

@@ -19,8 +19,8 @@ def check_writable(spec, target, out, inputs, args):
         raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
                            f"{list(out.shape)}")
     if not np.can_cast(out.dtype, data.dtype, casting="same_kind"):
-        raise RuntimeError(f"result type {dtypes.LEGACY_TYPE_NAMES.get(out.dtype.name)} can't be cast "
-                           f"to the desired output type "
+        raise RuntimeError(f"result type {dtypes.LEGACY_TYPE_NAMES.get(out.dtype.name)} "
+                           f"can't be cast to the desired output type "
                            f"{dtypes.LEGACY_TYPE_NAMES.get(data.dtype.name)}")
     if spec is table.COPY and isinstance(inputs[1], Tensor) and _same_data(data, inputs[1]._data):
         return  # a copy onto itself: torch writes nothing, so checks nothing

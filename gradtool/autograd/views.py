@@ -9,7 +9,7 @@ in-place op's own backward inside it. The view's history is then regenerated fro
 import numpy as np
 
 from . import grad_mode, overlap
-from . import tensor as T
+from . import tensor as tensor_module
 from .engine import _validate, gradient_edge
 from .node import Node
 
@@ -45,7 +45,7 @@ class CopySlices(Node):
 
     def apply(self, grad_outputs):
         flat = grad_outputs[0].reshape(-1)
-        region = T.call(T.D.INDEX, (flat,), ((self.indices,),))
+        region = tensor_module.call(tensor_module.D.INDEX, (flat,), ((self.indices,),))
         grads = self.fn.apply([region])
         inside = grads[0]
         if inside is not None:
@@ -54,8 +54,9 @@ class CopySlices(Node):
                                    "written-to tensor refers to a single memory location. "
                                    "Please clone() the tensor before performing the operation.")
             inside = _validate(self.fn, 0, inside)
-        base_grad = T.call(T.D.INDEX_PUT, (flat, 0 if inside is None else inside),
-                           ((self.indices,), False))
+        base_grad = tensor_module.call(tensor_module.D.INDEX_PUT,
+                                       (flat, 0 if inside is None else inside),
+                                       ((self.indices,), False))
         return [base_grad.reshape(self.base_shape)] + list(grads[1:])
 
     def saved_values(self):
@@ -87,6 +88,6 @@ def regenerate(view):
         view._requires_grad, view._grad_fn, view._output_nr = False, None, 0
         return
     with grad_mode.enable_grad():
-        alias = T.call(T.D.AS_STRIDED, (base,), (view._data.shape,
+        alias = tensor_module.call(tensor_module.D.AS_STRIDED, (base,), (view._data.shape,
                                                  view_indices(base._data, view._data)))
     view._requires_grad, view._grad_fn, view._output_nr = True, alias._grad_fn, 0

@@ -7,7 +7,7 @@ wrong formula. Each costs evaluations of func only when there is something to ex
 import numpy as np
 
 from . import hazards, kinks, reasons
-from . import numerical as N
+from .numerical import as_tuple, jacobian_wrt, stencil_wrt
 from .result import Diagnosis, compare, element_index
 
 # Said where the float64 recheck clears a low-precision failure, or cannot run; the CLI
@@ -229,7 +229,7 @@ def recheck_on(check, inputs, failing, eps):
     for p in failing:
         pos = check.diff_positions[p.input_index]
         if pos not in numerical:
-            numerical[pos] = N.jacobian_wrt(check.ev, inputs, pos, eps, base)[0]
+            numerical[pos] = jacobian_wrt(check.ev, inputs, pos, eps, base)[0]
         ok, max_abs, _, _ = compare(numerical[pos][check.out_positions[p.output_index]],
                                     p.analytical, check.opts.atol, check.opts.rtol)
         if not ok:
@@ -260,7 +260,7 @@ def non_differentiable_points(check, failing, explained):
     points, info_points, unexplained = [], [], set()
     for (j, k), failing_here in sorted(elements.items()):
         pos = check.diff_positions[j]
-        values = N.stencil_wrt(check.ev, probe_inputs, pos, k, o.eps)
+        values = stencil_wrt(check.ev, probe_inputs, pos, k, o.eps)
         if any(d != np.float64 for d in check.ev.last_dtypes):
             return  # func computes in low precision: stencils would show only rounding
         for i, opos in enumerate(check.out_positions):
@@ -324,7 +324,7 @@ def second_order(check, explained):
     func, inputs = check.first_order
     with check.E.enable_grad():
         check.ev.counts["diagnosis"] += 1
-        outs = [o for o in N.as_tuple(func(*inputs)) if check.E.is_tensor(o)]
+        outs = [o for o in as_tuple(func(*inputs)) if check.E.is_tensor(o)]
     zero_jacobian = (any(f.kind == "nonzero_numerical" for f in r.failures) or
                      any(not p.passed and p.analytical is not None and
                          not np.any(p.analytical) for p in r.pairs))

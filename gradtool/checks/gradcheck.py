@@ -20,9 +20,9 @@ import numpy as np
 
 import gradtool.engines as engines
 from ..errors import GradtoolError
-from . import analytical as A
+from .analytical import as_arrays, jacobian_rows, max_difference, vjp
 from . import hazards
-from . import numerical as N
+from .numerical import Evaluator, as_tuple, directional_wrt, jacobian_wrt
 from .diagnose import diagnose
 from .result import (MAX_DIFFERING, Diagnosis, Failure, GradcheckReport, PairResult, compare,
                      entry, worst_index)
@@ -199,15 +199,15 @@ def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5
     """gradgradcheck's work as a GradcheckReport (order 2). Its inputs are func's inputs
     followed by the grad_outputs, labelled `grad of <output>` (output_names default to
     "output i")."""
-    inputs = N.as_tuple(inputs)
+    inputs = as_tuple(inputs)
     E = engines.of(inputs)
     setup_calls = 0
     if grad_outputs is None:
-        outputs = [o for o in N.as_tuple(func(*inputs))
+        outputs = [o for o in as_tuple(func(*inputs))
                    if E.is_tensor(o) and o.requires_grad]
         setup_calls = 1
         grad_outputs = tuple(E.uniform_like(o, -1.0, 1.0).requires_grad_() for o in outputs)
-    grad_outputs = N.as_tuple(grad_outputs)
+    grad_outputs = as_tuple(grad_outputs)
     opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
                    fast_mode, fast_projections, check_forward_ad, check_backward_ad)
     output_names = list(output_names or [])
@@ -236,7 +236,7 @@ class _Check:
                  output_labels=None):
         self.opts = opts
         self.order = order
-        self.inputs = N.as_tuple(inputs)
+        self.inputs = as_tuple(inputs)
         self.E = engines.of(self.inputs)
         self.labels = list(labels or [])
         self.labels += [f"input {i}" for i in range(len(self.labels), len(self.inputs))]
@@ -245,7 +245,7 @@ class _Check:
         self.function = function         # the Function class checked on its own, if so
         self.declared = declared         # the surrogate numerical_func stands for, if any
         self.output_labels = output_labels  # () -> the outputs' labels, after a call
-        self.ev = N.Evaluator(self.E, func, self.inputs, numerical_func)
+        self.ev = Evaluator(self.E, func, self.inputs, numerical_func)
         self.numerical = {}              # input position -> [per output: (n_in, n_out)]
         self.second = {}                 # input position -> second differences per element
         self.rows = {}                   # output index -> [per diff input: (n_in, n_out)]
@@ -261,7 +261,7 @@ class _Check:
         self.diff_positions = _check_inputs(E, self.inputs)
         self.diff_inputs = [self.inputs[p] for p in self.diff_positions]
         versions = [E.version(x) if E.is_tensor(x) else None for x in self.inputs]
-        outs = N.as_tuple(self.ev.call())
+        outs = as_tuple(self.ev.call())
         self.base = tuple(self.ev.as_float64(x) for x in outs)
         if self.ev.numerical_func is not self.ev.func:  # central differences of the surrogate
             self.base = self.ev.values()
@@ -314,13 +314,13 @@ class _Check:
     def _full(self):
         o = self.opts
         for p in self.diff_positions:
-            self.numerical[p], self.second[p] = N.jacobian_wrt(self.ev, self.inputs, p, o.eps,
+            self.numerical[p], self.second[p] = jacobian_wrt(self.ev, self.inputs, p, o.eps,
                                                                self.base)
         for i, (opos, out) in enumerate(zip(self.out_positions, self.outputs)):
-            rows, sizes_ok, types_ok = self._backward(A.jacobian_rows, self.E, out, self.diff_inputs)
-            again, _, _ = self._backward(A.jacobian_rows, self.E, out, self.diff_inputs)
+            rows, sizes_ok, types_ok = self._backward(jacobian_rows, self.E, out, self.diff_inputs)
+            again, _, _ = self._backward(jacobian_rows, self.E, out, self.diff_inputs)
             self.rows[i] = rows
-            self._attributes(i, sizes_ok, types_ok, A.max_difference(rows, again))
+            self._attributes(i, sizes_ok, types_ok, max_difference(rows, again))
             if sizes_ok and self._scalar_loss():
                 self.unit_grads = [[r.reshape(x.shape) for r, x in zip(rs, self.diff_inputs)]
                                    for rs in (rows, again)]
@@ -336,7 +336,7 @@ class _Check:
         o = self.opts
         for j, p in enumerate(self.diff_positions):
             if p not in self.numerical:
-                self.numerical[p], self.second[p] = N.jacobian_wrt(
+                self.numerical[p], self.second[p] = jacobian_wrt(
                     self.ev, self.inputs, p, o.eps, self.base)
             columns = self._backward(self._jvp_columns, p)
             for i, opos in enumerate(self.out_positions):
@@ -418,7 +418,7 @@ class _Check:
                                       o.fast_projections)
         for k, (us, vs) in enumerate(directions):
             us_l1 = [np.abs(u).sum() for u in us]
-            jus = [N.directional_wrt(self.ev, self.inputs, p, u.reshape(x.shape), o.eps)
+            jus = [directional_wrt(self.ev, self.inputs, p, u.reshape(x.shape), o.eps)
                    for p, u, x in zip(self.diff_positions, us, self.diff_inputs)]
             if ad == "forward":
                 jvps = [self._backward(self._fast_jvp, p, u) for p, u in
@@ -455,13 +455,13 @@ class _Check:
         """v^T J of output i, as arrays. With reentrancy, backward runs twice and the result
         is checked as torch checks its one projection: sizes, dtypes, the same twice."""
         o, xs = self.opts, self.diff_inputs
-        g = self._backward(A.vjp, self.E, (self.outputs[i],), xs, (v,))
-        arrays = A.as_arrays(self.E, g, xs)
+        g = self._backward(vjp, self.E, (self.outputs[i],), xs, (v,))
+        arrays = as_arrays(self.E, g, xs)
         if reentrancy:
-            again = A.as_arrays(self.E, self._backward(A.vjp, self.E, (self.outputs[i],), xs, (v,)), xs)
+            again = as_arrays(self.E, self._backward(vjp, self.E, (self.outputs[i],), xs, (v,)), xs)
             sizes_ok = all(x is None or x.shape == d.shape for x, d in zip(g, xs))
             types_ok = all(x is None or x.dtype == d.dtype for x, d in zip(g, xs))
-            spread = A.max_difference(arrays, again)
+            spread = max_difference(arrays, again)
             if spread > o.nondet_tol or not sizes_ok or (not types_ok and o.check_grad_dtypes):
                 self._attributes(i, sizes_ok, types_ok, spread)
             if sizes_ok and self._scalar_loss():
@@ -496,14 +496,14 @@ class _Check:
         p = self.diff_positions[j]
         if p not in self.numerical:
             phase, self.ev.phase = self.ev.phase, "recheck"
-            self.numerical[p], self.second[p] = N.jacobian_wrt(self.ev, self.inputs, p,
+            self.numerical[p], self.second[p] = jacobian_wrt(self.ev, self.inputs, p,
                                                                self.opts.eps, self.base)
             self.ev.phase = phase
         if ad == "forward":
             analytical = self._backward(self._jvp_columns, p)[i]
         else:
             if i not in self.rows:
-                self.rows[i] = self._backward(A.jacobian_rows, self.E, self.outputs[i],
+                self.rows[i] = self._backward(jacobian_rows, self.E, self.outputs[i],
                                               self.diff_inputs)[0]
             analytical = self.rows[i][j]
         recheck = self._pair(i, j, self.numerical[p][self.out_positions[i]], analytical)
@@ -517,12 +517,12 @@ class _Check:
         if o.fast_mode:
             [(us, _)] = _fast_directions(tuple(x.numel() for x in self.diff_inputs), (), 1)
             for p, x, u in zip(self.diff_positions, self.diff_inputs, us):
-                ju = N.directional_wrt(self.ev, self.inputs, p, u.reshape(x.shape), o.eps)
+                ju = directional_wrt(self.ev, self.inputs, p, u.reshape(x.shape), o.eps)
                 nonzero |= any(j is not None and j.size and np.abs(j).max() > o.nondet_tol
                                for j in ju)
         else:
             for p in self.diff_positions:
-                self.numerical[p], _ = N.jacobian_wrt(self.ev, self.inputs, p, o.eps,
+                self.numerical[p], _ = jacobian_wrt(self.ev, self.inputs, p, o.eps,
                                                       self.base)
                 nonzero |= any(j is not None and np.any(j != 0) for j in self.numerical[p])
         if nonzero:
@@ -537,7 +537,7 @@ class _Check:
             return
         o, outs, xs = self.opts, self.outputs, self.diff_inputs
         E = self.E
-        zero = self._backward(A.vjp, E, outs, xs, [np.zeros(tuple(t.shape)) for t in outs])
+        zero = self._backward(vjp, E, outs, xs, [np.zeros(tuple(t.shape)) for t in outs])
         at_zero = any(g is not None and E.array(g).any() for g in zero)
         for g, x in zip(zero, xs):
             if g is None:
@@ -554,9 +554,9 @@ class _Check:
             rng = np.random.default_rng(_PROBE_SEED)
             w = [rng.uniform(0.5, 1.5, t.shape) * rng.choice((-1.0, 1.0), t.shape)
                  for t in outs]
-            g1 = A.as_arrays(self.E, self._backward(A.vjp, self.E, outs, xs, w), xs)
-            g1b = A.as_arrays(self.E, self._backward(A.vjp, self.E, outs, xs, w), xs)
-        g2 = A.as_arrays(self.E, self._backward(A.vjp, self.E, outs, xs, [2 * x for x in w]), xs)
+            g1 = as_arrays(self.E, self._backward(vjp, self.E, outs, xs, w), xs)
+            g1b = as_arrays(self.E, self._backward(vjp, self.E, outs, xs, w), xs)
+        g2 = as_arrays(self.E, self._backward(vjp, self.E, outs, xs, [2 * x for x in w]), xs)
         close = lambda a, b: _all_close(a, b, o.rtol, o.atol)  # noqa: E731
         found = {d.kind for d in self.report.diagnoses}
         if at_zero and close(g1, g2) and "ignores_grad_output" not in found:
@@ -571,7 +571,7 @@ class _Check:
                 "nonlinear_in_grad_output", "warning",
                 "backward is not linear in grad_output: backward(2w) != 2 backward(w) for a "
                 "grad_output w.", {}))
-        spread = A.max_difference(g1, g1b)
+        spread = max_difference(g1, g1b)
         if spread > o.nondet_tol and not found & {"nondeterministic_backward"}:
             self.report.diagnoses.append(Diagnosis(
                 "nondeterministic_backward", "warning",
@@ -586,7 +586,7 @@ class _Check:
         if not self.opts.check_undefined_grad or not self.outputs:
             return
         xs = self.diff_inputs
-        cases = [lambda k=k: A.vjp(self.E, [t for i, t in enumerate(self.outputs) if i != k], xs,
+        cases = [lambda k=k: vjp(self.E, [t for i, t in enumerate(self.outputs) if i != k], xs,
                                    [np.zeros(t.shape) for i, t in enumerate(self.outputs)
                                     if i != k])
                  for k in range(len(self.outputs))] if len(self.outputs) > 1 else []
@@ -631,7 +631,8 @@ class _Check:
         return PairResult(
             i, j, self.out_positions[i], self.diff_positions[j], "full", ok, max_abs, max_rel,
             worst=describe(worst) if worst is not None else None, numerical=numerical,
-            analytical=analytical, differing=[describe(k) for k in order[:min(n_diff, MAX_DIFFERING)]],
+            analytical=analytical,
+            differing=[describe(k) for k in order[:min(n_diff, MAX_DIFFERING)]],
             n_differing=n_diff)
 
     def _mismatch(self, pair, found_by=None):
@@ -749,7 +750,7 @@ def _first_order(E, func, inputs, grad_outputs):
         with E.enable_grad():  # it differentiates, whatever mode it is called in
             input_args = tuple(x.requires_grad_() if i in diff_in else x
                                for i, x in enumerate(args[:len(args) - n_out]))
-            outputs = [o for o in N.as_tuple(func(*input_args))
+            outputs = [o for o in as_tuple(func(*input_args))
                        if E.is_tensor(o) and o.requires_grad]
             gos = tuple(x.requires_grad_() if i in diff_go else x
                         for i, x in enumerate(args[len(args) - n_out:]))

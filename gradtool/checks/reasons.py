@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 from .. import frames
-from . import analytical as A
+from .analytical import as_arrays, max_difference, vjp
 from .result import Diagnosis, compare
 
 # what draws random numbers, as its function's name (gradtool's, torch's, numpy's)
@@ -94,8 +94,8 @@ def backward_not_reentrant(check, failing):
     w = [rng.uniform(0.5, 1.5, tuple(t.shape)) for t in outs]
     xs = check.diff_inputs
     try:  # copies: a backward may return the very tensor it modifies next time
-        first = [np.array(g) for g in A.as_arrays(E, A.vjp(E, outs, xs, w), xs)]
-        second = [np.array(g) for g in A.as_arrays(E, A.vjp(E, outs, xs, w), xs)]
+        first = [np.array(g) for g in as_arrays(E, vjp(E, outs, xs, w), xs)]
+        second = [np.array(g) for g in as_arrays(E, vjp(E, outs, xs, w), xs)]
     except Exception:  # noqa: BLE001 - a backward that raises the second time: torch's error
         return set(), []
     expected = [sum(check.numerical[p][opos] @ wi.ravel()
@@ -108,7 +108,7 @@ def backward_not_reentrant(check, failing):
                             for e, g in zip(expected, got))
     explained = {(p.output_index, p.input_index) for p in reverse}
     confirmed = close(first) and not close(second)
-    spread = A.max_difference(first, second)
+    spread = max_difference(first, second)
     if mutated:  # the probe saw backward change state it reads: that explains the failure
         for d in mutated:
             d.severity = "error"

@@ -12,7 +12,7 @@ from .. import frames
 from ..loader import GENERATED, UserCodeError, example_hint, user_error
 from ..snapshot import capture
 from ..snapshot.capture import backward_named_in
-from . import localize as L
+from .localize import declared_numerical, localize as localize_calls
 from .gradcheck import gradcheck_report, gradgradcheck_report
 
 
@@ -66,7 +66,7 @@ def _check(target, c, inputs, tensors, tick, *, eps, atol, rtol, fast, order, mo
            localize):
     names = [n for n, _ in inputs]
     func = _over_tensors(c.run, len(c.run.tensor_inputs), tick)
-    numerical, declared = L.declared_numerical(func, c.trace.function_calls)
+    numerical, declared = declared_numerical(func, c.trace.function_calls)
     output_names = [o.name or f"output {o.index}" for o in c.snapshot.outputs
                     if o.requires_grad]
     modes, skipped_forward = _forward_checkable(modes, c.custom_nodes)
@@ -85,7 +85,7 @@ def _check(target, c, inputs, tensors, tick, *, eps, atol, rtol, fast, order, mo
         first = reports[0]
         if localize != "off" and not first.passed and first.exception is None and \
                 modes[1] and not (function is not None and len(c.trace.function_calls) == 1):
-            first.localized = L.localize(c, **tolerances)
+            first.localized = localize_calls(c, **tolerances)
             _blame(first)
     except (UserCodeError, KeyboardInterrupt):
         raise

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import frames
 from ..autograd import anomaly, grad_mode, observers
-from ..autograd import tensor as T
+from ..autograd import tensor as tensor_module
 
 
 @dataclasses.dataclass
@@ -151,7 +151,7 @@ class ForwardTrace(TraceRecords, observers.Observer):
 
     @staticmethod
     def _is_tensor(value):
-        return isinstance(value, T.Tensor)
+        return isinstance(value, tensor_module.Tensor)
 
     def function_call(self, cls, args, kwargs, result):
         if current_task() is None:  # (a Function applied inside backward is no forward)
@@ -166,8 +166,8 @@ class ForwardTrace(TraceRecords, observers.Observer):
         if current_task() is not None or not grad_mode.state.grad_enabled \
                 or not _called_by_user():
             return
-        self._add_cut(kind, name, tensor, result if isinstance(result, T.Tensor) else None,
-                      anomaly.user_site())
+        taken = result if isinstance(result, tensor_module.Tensor) else None
+        self._add_cut(kind, name, tensor, taken, anomaly.user_site())
 
     def op(self, name, inputs, run):
         from ..autograd.engine import current_task
@@ -175,8 +175,8 @@ class ForwardTrace(TraceRecords, observers.Observer):
         if current_task() is not None:
             return result  # ops run by backward formulas are not the user's forward
         tensors = list(inputs[0]) if inputs and isinstance(inputs[0], list) else [
-            x for x in inputs if isinstance(x, T.Tensor)]
-        tensors = [x for x in tensors if isinstance(x, T.Tensor)]
+            x for x in inputs if isinstance(x, tensor_module.Tensor)]
+        tensors = [x for x in tensors if isinstance(x, tensor_module.Tensor)]
         outputs = list(result) if isinstance(result, tuple) else [result]
         event = OpEvent(name, [id(x) for x in tensors], [id(o) for o in outputs],
                         grad_mode.state.grad_enabled, grad_mode.state.inference,
