@@ -1,6 +1,7 @@
 """Tensor, and `call`: the one dispatch every op goes through (forward, then recording)."""
 import collections
 import contextvars
+import functools
 import numbers
 
 import numpy as np
@@ -79,7 +80,8 @@ def call(spec, inputs, args=(), _observed=False):
     mode is on and an input requires grad. The engine's hot path: keep it lean.
     (_observed: this thread's observers were told already; observers.op runs it so.)"""
     if _subscribers and not _observed and observers.watching():
-        return observers.op(spec.name, inputs, lambda: call(spec, inputs, args, _observed=True))
+        # (a partial, not a lambda: a closure would turn call's locals into cells, on every op)
+        return observers.op(spec.name, inputs, functools.partial(call, spec, inputs, args, True))
     if spec.variadic:
         arrays = ([t._data for t in inputs[0]],)
     else:
@@ -156,7 +158,7 @@ def call_inplace(spec, inputs, args=(), _observed=False):
     (_observed: as call's.)"""
     if _subscribers and not _observed and observers.watching():
         return observers.op(spec.name + "_", inputs,
-                            lambda: call_inplace(spec, inputs, args, _observed=True))
+                            functools.partial(call_inplace, spec, inputs, args, True))
     target = inputs[0]
     _check_inplace(target)
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
