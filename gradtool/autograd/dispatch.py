@@ -2,6 +2,8 @@
 error state, torch's dtype promotion, the graph node with what its formulas save, views'
 shared bases, forward-mode tangents and the observers (profiler, forward trace); and
 `call_inplace`, its in-place twin (checked first, then written, version bumped)."""
+import functools
+
 import numpy as np
 
 from . import forward_level
@@ -34,7 +36,8 @@ def call(spec, inputs, args=(), _observed=False):
     mode is on and an input requires grad. The engine's hot path: keep it lean.
     (_observed: this thread's observers were told already; observers.op runs it so.)"""
     if _subscribers and not _observed and observers.watching():
-        return observers.op(spec.name, inputs, lambda: call(spec, inputs, args, _observed=True))
+        # (a partial, not a lambda: a closure would turn call's locals into cells, on every op)
+        return observers.op(spec.name, inputs, functools.partial(call, spec, inputs, args, True))
     if spec.variadic:
         arrays = ([t._data for t in inputs[0]],)
     else:
@@ -108,7 +111,7 @@ def call_inplace(spec, inputs, args=(), _observed=False):
     (_observed: as call's.)"""
     if _subscribers and not _observed and observers.watching():
         return observers.op(spec.name + "_", inputs,
-                            lambda: call_inplace(spec, inputs, args, _observed=True))
+                            functools.partial(call_inplace, spec, inputs, args, True))
     target = inputs[0]
     _check_inplace(target)
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]

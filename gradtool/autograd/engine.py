@@ -4,6 +4,7 @@ Everything ops share happens here once: checking each returned gradient's shape 
 against the input it belongs to, summing broadcast gradients back to that input's shape,
 adding up gradients that reach a node along several paths, and accumulating into leaves.
 """
+import functools
 import sys
 import warnings
 import weakref
@@ -318,7 +319,8 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
             else:
                 if on_arrays and not node.takes_arrays:
                     grads = _as_tensors(grads)
-                out = (observers.backward_node(node, lambda: node.apply(grads))
+                # (a partial, not a lambda: a closure would make this loop's locals cells)
+                out = (observers.backward_node(node, functools.partial(node.apply, grads))
                        if observers.subscribers else node.apply(grads))
             if anomaly.enabled and anomaly.check_nan:
                 anomaly.check_gradients(node, out)
