@@ -718,7 +718,7 @@ def bernoulli(self, generator):
 
 
 # ---- convolutions and pooling: (N, C, *spatial) arrays, vectorised over pixels ----
-def _expanded(values, n):
+def expanded(values, n):
     """A per-dim argument of n spatial dims (torch expands a single value: padding (0,))."""
     return tuple(values) * n if len(values) == 1 else tuple(values)
 
@@ -757,7 +757,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     of (N, C, *spatial) inputs: im2col (one copy of the windows) and a matmul per group."""
     spatial = weight.ndim - 2
     stride, padding, dilation, output_padding = (
-        _expanded(v, spatial) for v in (stride, padding, dilation, output_padding))
+        expanded(v, spatial) for v in (stride, padding, dilation, output_padding))
     if transposed:
         out = _convolution_transpose(input, weight, stride, padding, dilation,
                                      output_padding, groups)
@@ -854,6 +854,11 @@ def max_pool_backward(grad_output, self, indices):
     at = (np.arange(lead) * plane).reshape(grad_output.shape[:-2] + (1, 1)) + indices
     out = np.bincount(at.ravel(), weights=grad_output.ravel(), minlength=lead * plane)
     return out.astype(grad_output.dtype, copy=False).reshape(self.shape)
+
+
+def max_pool2d_with_indices_backward(grad_output, self, indices, kernel_size, stride, padding,
+                                     dilation, ceil_mode):
+    return max_pool_backward(grad_output, self, indices)  # (the indices say it all)
 
 
 def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
