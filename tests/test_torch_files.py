@@ -92,9 +92,9 @@ UNSUPPORTED = {
                          2, "torch.fft"),
     "from_torch_import": ("from torch import fft\n\n\ndef f(x):\n    return x.sum()\n",
                           1, "torch.fft"),
-    "from_module_import_function": ("from torch.nn.functional import conv2d\n\n\n"
+    "from_module_import_function": ("from torch.nn.functional import conv3d\n\n\n"
                                     "def f(x):\n    return x.sum()\n",
-                                    1, "torch.nn.functional.conv2d"),
+                                    1, "torch.nn.functional.conv3d"),
     "nn_layer_in_a_module": (textwrap.dedent("""\
         import torch
         from torch import nn
@@ -103,7 +103,7 @@ UNSUPPORTED = {
         class Net(nn.Module):
             def __init__(self):
                 super().__init__()
-                self.conv = nn.Conv2d(1, 1, 3)
+                self.conv = nn.Conv3d(1, 1, 3)
 
 
         net = Net()
@@ -111,7 +111,7 @@ UNSUPPORTED = {
 
         def f(x):
             return x.sum()
-        """), 8, "torch.nn.Conv2d"),
+        """), 8, "torch.nn.Conv3d"),
 }
 
 
@@ -155,7 +155,7 @@ def test_probing_for_missing_names_works_as_with_torch(tmp_path):
         import torch
 
         HAS_FFT = hasattr(torch, "fft")
-        CONV = getattr(torch.nn, "Conv2d", None)
+        CONV = getattr(torch.nn, "Conv3d", None)
         try:
             import torch.fft
             IMPORTED = True

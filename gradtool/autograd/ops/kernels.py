@@ -771,30 +771,46 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 def _convolution(x, w, stride, padding, dilation, groups):
     spatial = w.ndim - 2
     view = windows(x, w.shape[2:], stride, [(p, p) for p in padding], dilation)
-    n, out = x.shape[0], view.shape[2:2 + spatial]
-    # (N, G, C/G * kernel, out pixels): the windows laid out as columns, in one copy
-    cols = view.transpose((0, 1) + tuple(range(2 + spatial, 2 + 2 * spatial))
-                          + tuple(range(2, 2 + spatial))).reshape(n, groups, -1, int(np.prod(out)))
-    kernels = w.reshape(groups, w.shape[0] // groups, -1)
-    return np.matmul(kernels, cols).reshape((n, w.shape[0]) + out)
+    n, c, out = x.shape[0], x.shape[1], view.shape[2:2 + spatial]
+    pixels, taps = int(np.prod(out)), int(np.prod(w.shape[2:]))
+    kernels = w.reshape(groups, w.shape[0] // groups, -1)  # (G, O/G, C/G * taps)
+    if pixels >= taps:
+        # im2col: (N, G, C/G * taps, pixels), one copy, the pixels innermost
+        order = (0, 1) + tuple(range(2 + spatial, 2 + 2 * spatial)) + tuple(range(2, 2 + spatial))
+        cols = view.transpose(order).reshape(n, groups, -1, pixels)
+        return np.matmul(kernels, cols).reshape((n, w.shape[0]) + out)
+    # a kernel larger than its output (a weight's gradient): (N, G, pixels, C/G * taps),
+    # the taps innermost, so the copy reads rows of x
+    split = view.reshape((n, groups, c // groups) + view.shape[2:])
+    order = (0, 1) + tuple(range(3, 3 + spatial)) + (2,) + tuple(range(3 + spatial,
+                                                                     3 + 2 * spatial))
+    cols = split.transpose(order).reshape(n, groups, pixels, -1)
+    result = np.matmul(cols, kernels.swapaxes(1, 2))  # (N, G, pixels, O/G)
+    return np.ascontiguousarray(result.swapaxes(2, 3)).reshape((n, w.shape[0]) + out)
 
 
 def _convolution_transpose(x, w, stride, padding, dilation, output_padding, groups):
+    """The adjoint of _convolution in its input: each input pixel's contribution at each
+    kernel offset (one batched matmul, channels last), added into the output offset by
+    offset (a loop over the kernel, each a strided add of whole contiguous rows)."""
     spatial = w.ndim - 2
     n, c_in = x.shape[:2]
     sizes, kernel = x.shape[2:], w.shape[2:]
-    c_out = w.shape[1] * groups
-    # each input pixel's contribution to each kernel offset: (N, G, C_out/G * kernel, pixels)
-    kernels = w.reshape(groups, c_in // groups, -1).swapaxes(1, 2)
-    cols = np.matmul(kernels, x.reshape(n, groups, c_in // groups, -1))
-    cols = cols.reshape((n, c_out) + kernel + sizes)
+    per_group_in, per_group_out = c_in // groups, w.shape[1]
+    rows = np.moveaxis(x, 1, -1).reshape(-1, groups, per_group_in).swapaxes(0, 1)
+    taps = np.moveaxis(w.reshape(groups, per_group_in, per_group_out, -1), -1, 0)
+    cols = np.matmul(rows, taps)  # (taps, G, N * pixels, C_out / G)
+    cols = np.moveaxis(cols, 1, -2).reshape(kernel + (n,) + sizes + (groups * per_group_out,))
     full = tuple((i - 1) * s + d * (k - 1) + 1 + o for i, s, d, k, o in
                  zip(sizes, stride, dilation, kernel, output_padding))
-    out = add_windows(np.zeros((n, c_out) + full, dtype=cols.dtype), cols, stride, dilation)
-    if any(padding):
-        out = np.ascontiguousarray(out[(slice(None),) * 2 + tuple(
-            slice(p, f - p) for p, f in zip(padding, full))])
-    return out
+    out = np.zeros((n,) + full + (groups * per_group_out,), dtype=cols.dtype)
+    for offset in np.ndindex(*kernel):
+        place = tuple(slice(k * d, k * d + s * (i - 1) + 1, s)
+                      for k, d, s, i in zip(offset, dilation, stride, sizes))
+        out[(slice(None),) + place] += cols[offset]
+    out = np.moveaxis(out, -1, 1)[(slice(None),) * 2 + tuple(
+        slice(p, f - p) for p, f in zip(padding, full))]
+    return np.ascontiguousarray(out)
 
 
 def pooling_output_size(size, kernel, pad, stride, dilation, ceil_mode):
@@ -818,33 +834,29 @@ def _pool_padding(sizes, kernel, stride, padding, dilation, ceil_mode):
 
 
 def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
-    """The largest value of each window and its index in the flattened (H, W) plane. Ties
-    go to the first in row-major order, a NaN wins (the last NaN of the window), and a
-    window of -inf points at its first cell inside the input: torch's CPU kernel's rules."""
+    """The largest value of each window and its index in the flattened (H, W) plane: torch's
+    CPU scan, vectorised over the windows (a loop over the kernel's offsets): a value wins
+    if larger than the best so far (ties: the first) or NaN (the last NaN); the best starts
+    at -inf on the window's first cell inside the input."""
     stride = stride or kernel_size
     sizes = self.shape[-2:]
     out, pads = _pool_padding(sizes, kernel_size, stride, padding, dilation, ceil_mode)
-    view = windows(self, kernel_size, stride, pads, dilation, pad_value=-np.inf)
-    flat = view.reshape(view.shape[:-2] + (-1,))
-    local = np.argmax(flat, axis=-1)
-    values = np.take_along_axis(flat, local[..., None], -1)[..., 0]
-    if np.isnan(values).any():  # torch keeps the last NaN of a window
-        last = flat.shape[-1] - 1 - np.argmax(np.isnan(flat[..., ::-1]), axis=-1)
-        local = np.where(np.isnan(values), last, local)
-    kh, kw = divmod(local, kernel_size[1])
-    rows = (np.arange(out[0]) * stride[0] - padding[0])[:, None] + kh * dilation[0]
-    cols = (np.arange(out[1]) * stride[1] - padding[1])[None, :] + kw * dilation[1]
-    outside = (rows < 0) | (rows >= sizes[0]) | (cols < 0) | (cols >= sizes[1])
-    if outside.any():  # an all -inf window: its first cell inside the input
-        first_row = _first_inside(out[0], stride[0], padding[0], dilation[0])[:, None]
-        first_col = _first_inside(out[1], stride[1], padding[1], dilation[1])[None, :]
-        rows, cols = np.where(outside, first_row, rows), np.where(outside, first_col, cols)
-    return np.ascontiguousarray(values), (rows * sizes[1] + cols).astype(np.int64)
-
-
-def _first_inside(n, stride, pad, dilation):
-    start = np.arange(n) * stride - pad
-    return np.where(start < 0, start + -(start // dilation) * dilation, start)
+    padded = np.pad(self, ((0, 0),) * (self.ndim - 2) + pads, constant_values=-np.inf) if any(
+        p for pair in pads for p in pair) else self
+    starts = [np.arange(o) * s - p for o, s, p in zip(out, stride, padding)]
+    first = [np.where(a < 0, a + -(a // d) * d, a) for a, d in zip(starts, dilation)]
+    best = np.full(self.shape[:-2] + out, -np.inf, self.dtype)
+    index = np.broadcast_to(first[0][:, None] * sizes[1] + first[1][None, :], best.shape)
+    grid = starts[0][:, None] * sizes[1] + starts[1][None, :]
+    nan_aware = bool(np.isnan(self).any())  # (without a NaN, one comparison an offset)
+    for kh, kw in np.ndindex(*kernel_size):
+        h, w = kh * dilation[0], kw * dilation[1]
+        value = padded[..., h:h + stride[0] * (out[0] - 1) + 1:stride[0],
+                       w:w + stride[1] * (out[1] - 1) + 1:stride[1]]
+        wins = (value > best) | np.isnan(value) if nan_aware else value > best
+        best = np.where(wins, value, best)
+        index = np.where(wins, grid + (h * sizes[1] + w), index)
+    return best, index.astype(np.int64, copy=False)
 
 
 def max_pool_backward(grad_output, self, indices):
