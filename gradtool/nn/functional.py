@@ -513,6 +513,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             tuple, list)) else (float(scale_factor),) * spatial)
         output_size = tuple(int(math.floor(n * f)) for n, f in zip(input.shape[2:], factors))
         scales = (None,) * spatial if recompute_scale_factor else factors
+    if min(output_size) <= 0 or min(input.shape[2:]) <= 0:
+        sizes = "".join(f"{n}: {v}, " for n, v in zip("HW" if spatial == 2 else "W", input.shape[2:]))
+        outs = "".join(f"{n}: {v}, " for n, v in zip("HW" if spatial == 2 else "W", output_size))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({sizes[:-2]}) output ({outs[:-2]})")
     if mode == "area":
         return adaptive_avg_pool2d(input, output_size)
     if mode == "nearest":
