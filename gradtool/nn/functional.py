@@ -236,8 +236,8 @@ def _check_convolution(input, weight, bias, stride, padding, groups, transposed)
         raise RuntimeError("negative padding is not supported")
     if not transposed and weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
-                           f"at dimension 0, but got weight of size {list(weight.shape)} "
-                           f"instead")
+                           f"at dimension 0, but got weight of size [{list(weight.shape)}] "
+                           f"instead")  # (torch's message nests the list)
     channels = weight.shape[0] if transposed else weight.shape[1] * groups
     if input.shape[1] != channels:
         given = "transposed=1" if transposed else f"groups={groups}"
