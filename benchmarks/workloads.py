@@ -482,6 +482,8 @@ def all_cases(quick=False, use_nn=False, deep=100_000):
     cases.extend(forward_ad_cases())
     from lstm_workload import lstm_cases  # W7: a recurrent layer
     cases.extend(lstm_cases())
+    from conv_workload import conv_cases  # W8: a conv net's training step
+    cases.extend(conv_cases())
     if quick:
         for c in cases:
             c.budget /= 3

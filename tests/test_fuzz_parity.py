@@ -440,8 +440,72 @@ def op_loss(rng, shapes):
         lambda lib, x, y: getattr(lib.nn.functional, name)(x, y, reduction=reduction)
 
 
+def op_spatial(rng, shapes):
+    """Convolutions, pooling, pads, resampling and normalisation on a 3-d pool tensor, read
+    as one unbatched (C, H, W) image (or as (N, C, L)). A convolution's weight requires grad
+    (as a layer's): with a constant weight, torch's gradient in the input requires grad and
+    gradtool's does not (README, "Where gradtool differs")."""
+    a = pick(rng, shapes, lambda t: len(t) == 3 and all(t))
+    if a is None:
+        return None
+    c, h, w = shapes[a]
+    kind = str(rng.choice(["conv2d", "conv_transpose2d", "conv1d", "max_pool2d", "avg_pool2d",
+                           "adaptive", "pad", "interpolate", "batch_norm", "group_norm"]))
+    kh, kw = int(rng.integers(1, h + 1)), int(rng.integers(1, w + 1))
+    if kind in ("conv2d", "conv_transpose2d"):
+        stride, dilation = int(rng.integers(1, 3)), 1 if kh * kw > 1 else int(rng.integers(1, 3))
+        groups = int(rng.choice([g for g in (1, c) if c % g == 0]))
+        weight = rng.standard_normal((c, 2, kh, kw) if kind == "conv_transpose2d" else
+                                     (2 * groups, c // groups, kh, kw))
+        padding = int(rng.integers(0, min(kh, kw) // 2 + 1))
+        if kind == "conv2d":
+            return f"F.conv2d(t{a}, w{weight.shape}, stride={stride}, padding={padding}, "                    f"dilation={dilation}, groups={groups})", (a,),                 lambda lib, x: lib.nn.functional.conv2d(
+                    x, lib.tensor(weight, requires_grad=True), None, stride, padding, dilation,
+                    groups)
+        extra = int(rng.integers(0, stride)) if stride > 1 else 0
+        return f"F.conv_transpose2d(t{a}, w{weight.shape}, stride={stride}, "                f"output_padding={extra})", (a,),             lambda lib, x: lib.nn.functional.conv_transpose2d(
+                x, lib.tensor(weight, requires_grad=True), None, stride, 0, extra)
+    if kind == "conv1d":
+        weight, bias = rng.standard_normal((3, h, kw)), rng.standard_normal(3)
+        return f"F.conv1d(t{a}, w{weight.shape}, b, padding='same')", (a,),             lambda lib, x: lib.nn.functional.conv1d(
+                x, lib.tensor(weight, requires_grad=True), lib.tensor(bias), padding="same")
+    if kind in ("max_pool2d", "avg_pool2d"):
+        padding = (int(rng.integers(0, kh // 2 + 1)), int(rng.integers(0, kw // 2 + 1)))
+        stride, ceil = int(rng.integers(1, 3)), bool(rng.random() < 0.5)
+        return f"F.{kind}(t{a}, {(kh, kw)}, {stride}, {padding}, ceil_mode={ceil})", (a,),             lambda lib, x: getattr(lib.nn.functional, kind)(x, (kh, kw), stride, padding,
+                                                            ceil_mode=ceil)
+    if kind == "adaptive":
+        size, which = (int(rng.integers(1, 5)), int(rng.integers(1, 5))), str(
+            rng.choice(["adaptive_avg_pool2d", "adaptive_max_pool2d"]))
+        return f"F.{which}(t{a}, {size})", (a,),             lambda lib, x: getattr(lib.nn.functional, which)(x, size)
+    if kind == "pad":
+        mode = str(rng.choice(["constant", "reflect", "replicate", "circular"]))
+        top = (h - 1) if mode == "reflect" else h
+        left = (w - 1) if mode == "reflect" else w
+        pads = [int(rng.integers(0, left + 1)), int(rng.integers(0, left + 1)),
+                int(rng.integers(0, top + 1)), int(rng.integers(0, top + 1))]
+        return f"F.pad(t{a}, {pads}, mode={mode!r})", (a,),             lambda lib, x: lib.nn.functional.pad(x, pads, mode=mode)
+    if kind == "interpolate":
+        mode = str(rng.choice(["nearest", "bilinear", "nearest1d"]))
+        scale = float(rng.choice([0.5, 1.5, 2.0, 3.0]))
+        corners = None if mode != "bilinear" else bool(rng.random() < 0.5)
+        if mode == "nearest1d":
+            return f"F.interpolate(t{a}, scale_factor={scale})", (a,),                 lambda lib, x: lib.nn.functional.interpolate(x, scale_factor=scale)
+        return f"F.interpolate(t{a}[None], scale_factor={scale}, mode={mode!r}, "                f"align_corners={corners})[0]", (a,),             lambda lib, x: lib.nn.functional.interpolate(x[None], scale_factor=scale, mode=mode,
+                                                         align_corners=corners)[0]
+    if kind == "batch_norm" and c * w > 1:
+        weight, bias = rng.standard_normal(h), rng.standard_normal(h)
+        return f"F.batch_norm(t{a}, None, None, w, b, training=True)", (a,),             lambda lib, x: lib.nn.functional.batch_norm(x, None, None, lib.tensor(weight),
+                                                        lib.tensor(bias), training=True)
+    if kind == "group_norm":
+        groups = int(rng.choice([g for g in (1, 2, h) if h % g == 0]))
+        return f"F.group_norm(t{a}, {groups})", (a,),             lambda lib, x: lib.nn.functional.group_norm(x, groups)
+    return None
+
+
 MAKERS = [(op_unary, 3), (op_binary, 3), (op_reduce, 2), (op_view, 4), (op_getitem, 3),
-          (op_matmul, 1), (op_inplace, 4), (op_misc, 2), (op_table, 3), (op_loss, 1)]
+          (op_matmul, 1), (op_inplace, 4), (op_misc, 2), (op_table, 3), (op_loss, 1),
+          (op_spatial, 2)]
 
 
 # ------------------------------ running a program on both ------------------------------

@@ -999,6 +999,334 @@ case("einsum_iij,jk->ik", ("DIAGONAL", "BMM"), lambda a, b: gt.einsum("iij,jk->i
      lambda v, a, b: [_EYE3[:, :, None] * (v @ b.T)[:, None, :],
                       np.einsum("iij->ij", a).T @ v])
 
+# ------------------------- convolutions, pooling, pads, resampling, normalisation -------------------------
+# Closed forms from naive numpy written here (loops over output pixels), independent of the
+# engine's kernels; for ops affine in an input, the vjp column by column (exact).
+def affine_vjp(f, arrays, k, v):
+    """d<f(*arrays), v>/d arrays[k], for f affine in arrays[k] (the others held)."""
+    def at(value):
+        return f(*[value if i == k else a for i, a in enumerate(arrays)])
+    base = at(np.zeros_like(arrays[k]))
+    grad = np.zeros(arrays[k].size)
+    for i in range(grad.size):
+        e = np.zeros(arrays[k].size)
+        e[i] = 1
+        grad[i] = np.sum((at(e.reshape(arrays[k].shape)) - base) * v)
+    return grad.reshape(arrays[k].shape)
+
+
+def affine_vjps(f, *positions):
+    """The vjp of each input (all, or those at `positions`) of a function affine in each."""
+    def vjp(v, *arrays):
+        floats = [i for i, a in enumerate(arrays) if isinstance(a, np.ndarray)
+                  and a.dtype.kind == "f"] if not positions else positions
+        return [affine_vjp(f, arrays, k, v) for k in floats]
+    return vjp
+
+
+def _window(pos, stride, dilation, kernel):
+    return tuple(slice(p * s, p * s + d * (k - 1) + 1, d)
+                 for p, s, d, k in zip(pos, stride, dilation, kernel))
+
+
+def conv_np(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    kernel, (n, c), o = w.shape[2:], x.shape[:2], w.shape[0]
+    sizes = [(m - d * (k - 1) - 1) // s + 1
+             for m, k, s, d in zip(x.shape[2:], kernel, stride, dilation)]
+    out = np.zeros((n, o, *sizes))
+    cg, og = c // groups, o // groups
+    for oc in range(o):
+        g = oc // og
+        for pos in np.ndindex(*sizes):
+            patch = x[(slice(None), slice(g * cg, (g + 1) * cg))
+                      + _window(pos, stride, dilation, kernel)]
+            out[(slice(None), oc) + pos] = (patch * w[oc]).reshape(n, -1).sum(1)
+    return out if b is None else out + b.reshape((-1,) + (1,) * len(kernel))
+
+
+def conv_transpose_np(x, w, b=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0),
+                      groups=1, dilation=(1, 1)):
+    kernel, (n, c), og = w.shape[2:], x.shape[:2], w.shape[1]
+    full = [(m - 1) * s + d * (k - 1) + 1 + op for m, s, d, k, op in
+            zip(x.shape[2:], stride, dilation, kernel, output_padding)]
+    out = np.zeros((n, og * groups, *full))
+    cg = c // groups
+    for ic in range(c):
+        g = ic // cg
+        for pos in np.ndindex(*x.shape[2:]):
+            place = (slice(None), slice(g * og, (g + 1) * og)) + _window(pos, stride, dilation,
+                                                                       kernel)
+            out[place] += x[(slice(None), ic) + pos].reshape((n,) + (1,) * (len(kernel) + 1)) \
+                * w[ic][None]
+    out = out[(slice(None),) * 2 + tuple(slice(p, m - p) for p, m in zip(padding, full))]
+    return out if b is None else out + b.reshape((-1,) + (1,) * len(kernel))
+
+
+def _conv_case(id, covers, fn, shapes, np_fn, **kw):
+    case(id, covers, fn, normals(*shapes), affine_vjps(np_fn), **kw)
+
+
+_conv_case("conv2d", "CONVOLUTION",
+           lambda x, w, b: gt.nn.functional.conv2d(x, w, b, stride=2, padding=1),
+           ((2, 2, 5, 5), (3, 2, 3, 3), (3,)),
+           lambda x, w, b: conv_np(x, w, b, (2, 2), (1, 1)))
+_conv_case("conv2d_groups_dilation", "CONVOLUTION",
+           lambda x, w: gt.nn.functional.conv2d(x, w, None, (1, 2), (2, 0), (2, 1), 2),
+           ((2, 4, 5, 6), (4, 2, 2, 3)), lambda x, w: conv_np(x, w, None, (1, 2), (2, 0), (2, 1), 2))
+_conv_case("conv1d", "CONVOLUTION", lambda x, w, b: gt.nn.functional.conv1d(x, w, b, 2, 1),
+           ((2, 3, 7), (2, 3, 3), (2,)), lambda x, w, b: conv_np(x, w, b, (2,), (1,), (1,)))
+# 'same' with an even kernel: padded one more on the right first (ConstantPadNdBackward0)
+_conv_case("conv2d_same_even_kernel", ("CONVOLUTION", "CONSTANT_PAD_ND"),
+           lambda x, w: gt.nn.functional.conv2d(x, w, padding="same"),
+           ((1, 2, 4, 5), (2, 2, 2, 3)),
+           lambda x, w: conv_np(np.pad(x, [(0, 0), (0, 0), (0, 1), (1, 1)]), w))
+_conv_case("conv_transpose2d", "CONVOLUTION",
+           lambda x, w, b: gt.nn.functional.conv_transpose2d(x, w, b, 2, 1, 1, 2),
+           ((2, 4, 3, 3), (4, 1, 3, 2), (2,)),
+           lambda x, w, b: conv_transpose_np(x, w, b, (2, 2), (1, 1), (1, 1), 2))
+_conv_case("conv_transpose1d_dilation", "CONVOLUTION",
+           lambda x, w: gt.nn.functional.conv_transpose1d(x, w, None, 1, 0, 0, 1, 2),
+           ((2, 2, 4), (2, 3, 3)),
+           lambda x, w: conv_transpose_np(x, w, None, (1,), (0,), (0,), 1, (2,)))
+_conv_case("conv2d_unbatched", ("CONVOLUTION", "UNSQUEEZE", "SQUEEZE_DIM"),
+           lambda x, w: gt.nn.functional.conv2d(x, w), ((2, 4, 4), (3, 2, 3, 3)),
+           lambda x, w: conv_np(x[None], w)[0])
+
+
+def _pool_np(x, kernel, stride, padding, reduce, pad_value, dilation=(1, 1), ceil=False):
+    """Each window of x (padded) reduced; windows of ceil mode cut at the padded edge."""
+    sizes = []
+    for n, k, p, s, d in zip(x.shape[-2:], kernel, padding, stride, dilation):
+        span = n + 2 * p - d * (k - 1) - 1
+        size = (-(-span // s) if ceil else span // s) + 1
+        sizes.append(size - 1 if ceil and (size - 1) * s >= n + p else size)
+    xp = np.pad(x, [(0, 0)] * (x.ndim - 2) + [(p, p + k * s) for p, k, s in
+                                             zip(padding, kernel, stride)],
+                constant_values=pad_value)
+    out = np.zeros(x.shape[:-2] + tuple(sizes))
+    for pos in np.ndindex(*sizes):
+        out[(Ellipsis,) + pos] = reduce(xp[(Ellipsis,) + _window(pos, stride, dilation, kernel)],
+                                        pos)
+    return out
+
+
+def _max_pool_vjp(kernel, stride, padding, dilation=(1, 1), ceil=False):
+    """v at each window's (unique) max, found by a loop."""
+    def vjp(v, x):
+        g = np.zeros_like(x)
+        sizes = v.shape[-2:]
+        for lead in np.ndindex(*x.shape[:-2]):
+            for pos in np.ndindex(*sizes):
+                best = None
+                for off in np.ndindex(*kernel):
+                    r, c = (p * s - pd + o * d for p, s, pd, o, d in
+                            zip(pos, stride, padding, off, dilation))
+                    if 0 <= r < x.shape[-2] and 0 <= c < x.shape[-1] and (
+                            best is None or x[lead + (r, c)] > x[lead + best]):
+                        best = (r, c)
+                g[lead + best] += v[lead + pos]
+        return [g]
+    return vjp
+
+
+case("max_pool2d", ("MAX_POOL2D_WITH_INDICES", "MAX_POOL2D_WITH_INDICES_BACKWARD"),
+     lambda x: gt.nn.functional.max_pool2d(x, 2), normal(2, 2, 4, 6),
+     _max_pool_vjp((2, 2), (2, 2), (0, 0)), order2="square")
+case("max_pool2d_padding_dilation_ceil", "MAX_POOL2D_WITH_INDICES",
+     lambda x: gt.nn.functional.max_pool2d(x, (3, 2), (2, 1), (1, 0), (1, 2), ceil_mode=True),
+     normal(2, 6, 5), _max_pool_vjp((3, 2), (2, 1), (1, 0), (1, 2), True), order2="square")
+
+
+def _avg_np(kernel, stride, padding, ceil, include_pad, divisor=None):
+    def mean(window, pos):
+        h0, w0 = (p * s - pd for p, s, pd in zip(pos, stride, padding))
+        h1, w1 = (min(a + k, n + pd) for a, k, n, pd in zip((h0, w0), kernel, shape, padding))
+        count = (h1 - h0) * (w1 - w0) if include_pad else (
+            (min(h1, shape[0]) - max(h0, 0)) * (min(w1, shape[1]) - max(w0, 0)))
+        return window.sum(axis=(-2, -1)) / (divisor or count)
+    shape = []
+
+    def pool(x):
+        shape[:] = x.shape[-2:]
+        return _pool_np(x, kernel, stride, padding, mean, 0.0, ceil=ceil)
+    return pool
+
+
+case("avg_pool2d", ("AVG_POOL2D", "AVG_POOL2D_BACKWARD"),
+     lambda x: gt.nn.functional.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+     normal(2, 2, 5, 6), affine_vjps(_avg_np((3, 3), (2, 2), (1, 1), True, False)),
+     order2="square")
+case("avg_pool2d_divisor", "AVG_POOL2D",
+     lambda x: gt.nn.functional.avg_pool2d(x, (2, 3), 1, (1, 0), divisor_override=4),
+     normal(2, 4, 5), affine_vjps(_avg_np((2, 3), (1, 1), (1, 0), False, True, 4)))
+
+
+def _adaptive_windows(n, out):
+    return [(i * n // out, -(-(i + 1) * n // out)) for i in range(out)]
+
+
+def _adaptive_np(out, reduce):
+    def pool(x):
+        rows, cols = (_adaptive_windows(n, o) for n, o in zip(x.shape[-2:], out))
+        return np.stack([np.stack([reduce(x[..., r0:r1, c0:c1], axis=(-2, -1))
+                                   for c0, c1 in cols], -1) for r0, r1 in rows], -2)
+    return pool
+
+
+def _adaptive_max_vjp(out):
+    def vjp(v, x):
+        g = np.zeros_like(x)
+        rows, cols = (_adaptive_windows(n, o) for n, o in zip(x.shape[-2:], out))
+        for lead in np.ndindex(*x.shape[:-2]):
+            for i, (r0, r1) in enumerate(rows):
+                for j, (c0, c1) in enumerate(cols):
+                    r, c = np.unravel_index(np.argmax(x[lead][r0:r1, c0:c1]), (r1 - r0, c1 - c0))
+                    g[lead + (r0 + r, c0 + c)] += v[lead + (i, j)]
+        return [g]
+    return vjp
+
+
+case("adaptive_avg_pool2d", ("ADAPTIVE_AVG_POOL2D", "ADAPTIVE_AVG_POOL2D_BACKWARD"),
+     lambda x: gt.nn.functional.adaptive_avg_pool2d(x, (3, 2)), normal(2, 2, 5, 7),
+     affine_vjps(_adaptive_np((3, 2), np.mean)), order2="square")
+case("adaptive_avg_pool2d_to_1", "MEAN_DIM", lambda x: gt.nn.AdaptiveAvgPool2d(1)(x),
+     normal(2, 3, 4), affine_vjps(_adaptive_np((1, 1), np.mean)), order2="square")
+case("adaptive_max_pool2d", ("ADAPTIVE_MAX_POOL2D", "ADAPTIVE_MAX_POOL2D_BACKWARD"),
+     lambda x: gt.nn.functional.adaptive_max_pool2d(x, (2, 3)), normal(2, 2, 5, 7),
+     _adaptive_max_vjp((2, 3)), order2="square")
+
+
+def _pad_np(pad, mode, **kw):
+    return lambda x: np.pad(x, [(0, 0)] * (x.ndim - len(pad) // 2) + [
+        (pad[2 * i], pad[2 * i + 1]) for i in reversed(range(len(pad) // 2))], mode=mode, **kw)
+
+
+case("pad_constant_crop", "CONSTANT_PAD_ND",
+     lambda x: gt.nn.functional.pad(x, (1, -1, 2, 0), value=1.5), normal(2, 3, 4),
+     lambda v, x: [np.pad(v[:, 2:, 1:], [(0, 0), (0, 0), (0, 1)])], order2="square")
+case("pad_reflect1d", ("REFLECTION_PAD1D", "REFLECTION_PAD1D_BACKWARD"),
+     lambda x: gt.nn.functional.pad(x, (2, 3), mode="reflect"), normal(2, 2, 5),
+     affine_vjps(_pad_np((2, 3), "reflect")), order2="square")
+case("pad_reflect2d", ("REFLECTION_PAD2D", "REFLECTION_PAD2D_BACKWARD"),
+     lambda x: gt.nn.ReflectionPad2d((1, 2, 3, 0))(x), normal(2, 4, 3),
+     affine_vjps(_pad_np((1, 2, 3, 0), "reflect")), order2="square")
+case("pad_replicate1d", ("REPLICATION_PAD1D", "REPLICATION_PAD1D_BACKWARD"),
+     lambda x: gt.nn.functional.pad(x, (3, 1), mode="replicate"), normal(3, 4),
+     affine_vjps(_pad_np((3, 1), "edge")), order2="square")
+case("pad_replicate2d", ("REPLICATION_PAD2D", "REPLICATION_PAD2D_BACKWARD"),
+     lambda x: gt.nn.functional.pad(x, (2, 1, 1, 2), mode="replicate"), normal(1, 2, 3, 3),
+     affine_vjps(_pad_np((2, 1, 1, 2), "edge")), order2="square")
+case("pad_circular2d", ("COPY", "SLICE"),
+     lambda x: gt.nn.functional.pad(x, (1, 2, 2, 1), mode="circular"), normal(1, 2, 3, 4),
+     affine_vjps(_pad_np((1, 2, 2, 1), "wrap")), order2="square")
+case("conv2d_padding_mode_reflect", ("CONVOLUTION", "REFLECTION_PAD2D"),
+     lambda x: gt.nn.functional.conv2d(gt.nn.functional.pad(x, (1, 1, 1, 1), mode="reflect"),
+                                       gt.ones(1, 2, 3, 3, dtype=x.dtype)),
+     normal(1, 2, 4, 3),
+     affine_vjps(lambda x: conv_np(_pad_np((1, 1, 1, 1), "reflect")(x), np.ones((1, 2, 3, 3)))))
+
+
+def _resample_np(axis_matrices):
+    """Separable resampling: a matrix (out, in) per spatial dim, applied dim by dim."""
+    def f(x):
+        for k, m in enumerate(axis_matrices):
+            x = np.moveaxis(np.tensordot(m, np.moveaxis(x, -len(axis_matrices) + k, 0), 1), 0,
+                            -len(axis_matrices) + k)
+        return x
+    return f
+
+
+def _nearest_matrix(n, out, scale=None):
+    step = 1 / scale if scale else n / out
+    m = np.zeros((out, n))
+    m[np.arange(out), np.minimum(np.floor(np.arange(out) * step).astype(int), n - 1)] = 1
+    return m
+
+
+def _linear_matrix(n, out, align_corners, scale=None):
+    m = np.zeros((out, n))
+    for o in range(out):
+        if align_corners:
+            src = o * (n - 1) / (out - 1) if out > 1 else 0.0
+        else:
+            src = max((o + 0.5) * (1 / scale if scale else n / out) - 0.5, 0.0)
+        lo = min(int(src), n - 1)
+        hi = min(lo + 1, n - 1)
+        m[o, lo] += 1 - (src - lo)
+        m[o, hi] += src - lo
+    return m
+
+
+case("interpolate_nearest1d", ("UPSAMPLE_NEAREST1D", "UPSAMPLE_NEAREST1D_BACKWARD"),
+     lambda x: gt.nn.functional.interpolate(x, scale_factor=1.7), normal(2, 2, 5),
+     affine_vjps(_resample_np([_nearest_matrix(5, 8, 1.7)])), order2="square")
+case("interpolate_nearest2d", ("UPSAMPLE_NEAREST2D", "UPSAMPLE_NEAREST2D_BACKWARD"),
+     lambda x: gt.nn.Upsample(size=(7, 3))(x), normal(1, 2, 3, 5),
+     affine_vjps(_resample_np([_nearest_matrix(3, 7), _nearest_matrix(5, 3)])),
+     order2="square")
+case("interpolate_bilinear", ("UPSAMPLE_BILINEAR2D", "UPSAMPLE_BILINEAR2D_BACKWARD"),
+     lambda x: gt.nn.functional.interpolate(x, scale_factor=(2, 1.5), mode="bilinear"),
+     normal(2, 1, 3, 4),
+     affine_vjps(_resample_np([_linear_matrix(3, 6, False, 2), _linear_matrix(4, 6, False, 1.5)])),
+     order2="square")
+case("interpolate_bilinear_align_corners", "UPSAMPLE_BILINEAR2D",
+     lambda x: gt.nn.functional.interpolate(x, size=(5, 2), mode="bilinear", align_corners=True),
+     normal(1, 2, 3, 4),
+     affine_vjps(_resample_np([_linear_matrix(3, 5, True), _linear_matrix(4, 2, True)])),
+     order2="square")
+
+
+def _batch_norm_vjp(v, x, w, b, dims=(0, 2, 3)):
+    mean, var = x.mean(dims, keepdims=True), x.var(dims, keepdims=True)
+    rstd = 1 / np.sqrt(var + 1e-5)
+    xhat = (x - mean) * rstd
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    g = v * w.reshape(shape)
+    dx = rstd * (g - g.mean(dims, keepdims=True) - xhat * (g * xhat).mean(dims, keepdims=True))
+    return [dx, (v * xhat).sum(dims), v.sum(dims)]
+
+
+def _group_norm_vjp(v, x, w, b, groups=2):
+    n = x.shape[0]
+    g = (v * w.reshape(1, -1, 1, 1)).reshape(n, groups, -1)
+    xs = x.reshape(n, groups, -1)
+    rstd = 1 / np.sqrt(xs.var(-1, keepdims=True) + 1e-5)
+    xhat = (xs - xs.mean(-1, keepdims=True)) * rstd
+    dx = rstd * (g - g.mean(-1, keepdims=True) - xhat * (g * xhat).mean(-1, keepdims=True))
+    return [dx.reshape(x.shape), (v * xhat.reshape(x.shape)).sum((0, 2, 3)), v.sum((0, 2, 3))]
+
+
+RUNNING_MEAN, RUNNING_VAR = np.array([0.3, -0.2, 0.1]), np.array([0.5, 1.5, 2.0])
+case("batch_norm", "NATIVE_BATCH_NORM",
+     lambda x, w, b: gt.nn.functional.batch_norm(
+         x, gt.zeros(3, dtype=gt.float64), gt.ones(3, dtype=gt.float64), w, b, training=True),
+     normals((4, 3, 2, 2), (3,), (3,)), _batch_norm_vjp)
+case("batch_norm_1d_no_affine", "NATIVE_BATCH_NORM",
+     lambda x: gt.nn.functional.batch_norm(x, None, None, training=True), normal(5, 3),
+     lambda v, x: _batch_norm_vjp(v, x, np.ones(3), None, (0,))[:1])
+case("batch_norm_eval", "NATIVE_BATCH_NORM",
+     lambda x, w, b, m, var: gt.nn.functional.batch_norm(x, m, var, w, b),
+     lambda r: [r.standard_normal((2, 3, 2)), r.standard_normal(3), r.standard_normal(3),
+                Const(RUNNING_MEAN), Const(RUNNING_VAR)],
+     lambda v, x, w, b, m, var: [
+         v * (w / np.sqrt(var + 1e-5))[:, None],
+         (v * (x - m[:, None]) / np.sqrt(var[:, None] + 1e-5)).sum((0, 2)), v.sum((0, 2))])
+case("group_norm", "NATIVE_GROUP_NORM",
+     lambda x, w, b: gt.nn.functional.group_norm(x, 2, w, b), normals((2, 4, 2, 3), (4,), (4,)),
+     _group_norm_vjp)
+
+
+def _channel_mask(shape, p):
+    """The mask dropout2d draws (seeded): what its gradient is v times."""
+    with gt.no_grad():
+        return _seeded(lambda: gt.nn.functional.dropout2d(gt.ones(shape, dtype=gt.float64),
+                                                           p))()._data
+
+
+case("dropout2d", "MUL", _seeded(lambda x: gt.nn.functional.dropout2d(x, 0.5)),
+     normal(3, 4, 2, 2), lambda v, x: [v * _channel_mask(x.shape, 0.5)])
+
 CASE_IDS = [c.id for c in CASES]
 assert len(set(CASE_IDS)) == len(CASE_IDS), "duplicate case ids"
 
@@ -1795,7 +2123,8 @@ def _check_jvp_vs_vjp(fn, inputs, rng):
     assert float((u * got._data).sum()) == pytest.approx(backward, rel=1e-9, abs=1e-10)
 
 
-INPLACE_THROUGH_VIEWS = {"setitem_basic", "inplace_through_view"}  # refused when batched
+INPLACE_THROUGH_VIEWS = {"setitem_basic", "inplace_through_view",
+                         "pad_circular2d"}  # refused when batched (circular pads write slices)
 
 
 def batched_forward_jvp(fn, inputs, tangents):

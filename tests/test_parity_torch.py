@@ -34,7 +34,7 @@ TORCH_EQUIVALENTS = {
     "leaky_relu_backward_op": lambda g, r: torch.ops.aten.leaky_relu_backward(g, r, 0.1, False),
 }
 # normal_/uniform_ fill with random numbers: torch's generator draws other values.
-NOT_COMPARABLE = {"normal_", "uniform_", "bernoulli"}
+NOT_COMPARABLE = {"normal_", "uniform_", "bernoulli", "dropout2d"}
 CASES = [c for c in sweep.CASES if c.id not in NOT_COMPARABLE]
 
 
@@ -312,7 +312,8 @@ KNOWN_SAVED_VALUE_FORMS = {
     ("getitem_negative_int", "index"), ("narrow", "dim"), ("stack_last", "dim"),
     ("split_with_sizes", "dim"), ("slice_step", "end"), ("var", "dim"), ("std", "dim"),
     ("var", "correction"), ("std", "correction"), ("amax_all", "dim"), ("cumprod", "dim"),
-    ("topk", "dim"), ("norm_p_neg1", "dim"), ("norm_inf_dim", "dim")}
+    ("topk", "dim"), ("norm_p_neg1", "dim"), ("norm_inf_dim", "dim"),
+    ("adaptive_avg_pool2d_to_1", "dim")}
 
 
 def _saved_form(v):

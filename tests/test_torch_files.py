@@ -92,9 +92,9 @@ UNSUPPORTED = {
                          2, "torch.fft"),
     "from_torch_import": ("from torch import fft\n\n\ndef f(x):\n    return x.sum()\n",
                           1, "torch.fft"),
-    "from_module_import_function": ("from torch.nn.functional import conv2d\n\n\n"
+    "from_module_import_function": ("from torch.nn.functional import conv3d\n\n\n"
                                     "def f(x):\n    return x.sum()\n",
-                                    1, "torch.nn.functional.conv2d"),
+                                    1, "torch.nn.functional.conv3d"),
     "nn_layer_in_a_module": (textwrap.dedent("""\
         import torch
         from torch import nn
@@ -103,7 +103,7 @@ UNSUPPORTED = {
         class Net(nn.Module):
             def __init__(self):
                 super().__init__()
-                self.conv = nn.Conv2d(1, 1, 3)
+                self.conv = nn.Conv3d(1, 1, 3)
 
 
         net = Net()
@@ -111,7 +111,7 @@ UNSUPPORTED = {
 
         def f(x):
             return x.sum()
-        """), 8, "torch.nn.Conv2d"),
+        """), 8, "torch.nn.Conv3d"),
 }
 
 
@@ -155,7 +155,7 @@ def test_probing_for_missing_names_works_as_with_torch(tmp_path):
         import torch
 
         HAS_FFT = hasattr(torch, "fft")
-        CONV = getattr(torch.nn, "Conv2d", None)
+        CONV = getattr(torch.nn, "Conv3d", None)
         try:
             import torch.fft
             IMPORTED = True
@@ -314,3 +314,84 @@ def test_actor_critic_file_learns_on_gradtool():
     module.torch.manual_seed(1)
     lengths = module.main(episodes=60)
     assert np.mean(lengths[-10:]) < np.mean(lengths[:10]) and np.mean(lengths[-10:]) <= 4
+
+
+def _train_both(name, dtype, steps, make_batch, prepare=None):
+    """`steps` training steps of a file's model on both engines from torch's initial weights
+    (float64 when asked): (ours, theirs, [losses ours, losses theirs])."""
+    ours, theirs = _on_both_engines(name)
+    losses = []
+    for module in (ours, theirs):
+        if dtype == "float64":
+            module.model.double()
+        if prepare is not None:
+            prepare(module)
+        run = []
+        for step in range(steps):
+            batch = make_batch(module, step)
+            run.append(module.train_step(*batch))
+        losses.append(run)
+    return ours, theirs, losses
+
+
+def _assert_trained_alike(ours, theirs, losses, dtype):
+    rtol = 1e-9 if dtype == "float64" else 2e-4
+    np.testing.assert_allclose(losses[0], losses[1], rtol=rtol)
+    mine = dict(ours.model.state_dict())
+    for key, value in theirs.model.state_dict().items():  # parameters and BatchNorm's buffers
+        np.testing.assert_allclose(mine[key].numpy(), value.numpy(), rtol=rtol,
+                                   atol=1e-10 if dtype == "float64" else 1e-5, err_msg=key)
+
+
+def _images(module, step, shape, dtype, binary=False):
+    rng = np.random.default_rng(step)
+    x = rng.uniform(0, 1, shape) if binary else rng.standard_normal(shape)
+    return module.torch.tensor(x.astype(dtype))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_small_cnn_file_trains_as_on_torch(dtype):
+    """Three SGD-with-momentum steps of a CNN with Conv2d, BatchNorm2d, in-place ReLU, max and
+    average pooling, adaptive average pooling and a Linear head give torch's losses, weights
+    and running statistics (Dropout2d at p=0: each engine draws its own mask); evaluation
+    mode uses the running statistics as torch's does."""
+    pytest.importorskip("torch")
+
+    def prepare(module):
+        module.model.features[7].p = 0.0
+
+    def batch(module, step):
+        labels = module.torch.tensor(np.random.default_rng(10 + step).integers(0, 10, 8))
+        return _images(module, step, (8, 1, 28, 28), dtype), labels
+    ours, theirs, losses = _train_both("small_cnn.py", dtype, 3, batch, prepare)
+    _assert_trained_alike(ours, theirs, losses, dtype)
+    images, labels = batch(ours, 7)
+    t_images, t_labels = batch(theirs, 7)
+    assert ours.accuracy(images, labels) == theirs.accuracy(t_images, t_labels)
+    assert int(ours.model.features[1].num_batches_tracked) == 3
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_conv_vae_file_trains_as_on_torch(dtype):
+    """Two Adam steps of a convolutional VAE (strided Conv2d, GroupNorm, ConvTranspose2d,
+    Upsample, BCE + KL) give torch's losses and weights, the reparameterisation's noise fixed
+    to the same values on both engines; sampling runs."""
+    pytest.importorskip("torch")
+    noise = np.random.default_rng(99).standard_normal((2, 4, 8))
+
+    def prepare(module):
+        torch = module.torch
+        steps = iter(noise)
+
+        def reparameterize(mu, logvar):  # the file's own formula, with fixed noise
+            return mu + torch.tensor(next(steps)).to(mu.dtype) * torch.exp(0.5 * logvar)
+        module.model.reparameterize = reparameterize
+
+    def batch(module, step):
+        return (_images(module, step, (4, 1, 28, 28), dtype, binary=True),)
+    ours, theirs, losses = _train_both("conv_vae.py", dtype, 2, batch, prepare)
+    _assert_trained_alike(ours, theirs, losses, dtype)
+    if dtype == "float32":  # (sample draws float32 latents, as the file is written)
+        assert tuple(ours.sample(3).shape) == (3, 1, 28, 28)

@@ -1,13 +1,18 @@
 """gradtool.nn: torch.nn's modules, layers and losses on the gradtool engine."""
 from . import functional, init, utils
 from .container import ModuleDict, ModuleList, Sequential
-from .layers import (ELU, GELU, Dropout, Embedding, Flatten, Identity, LeakyReLU, Linear,
-                     LogSoftmax, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh)
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .layers import (ELU, GELU, Dropout, Dropout2d, Embedding, Flatten, Identity, LeakyReLU,
+                     Linear, LogSoftmax, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
                    NLLLoss, SmoothL1Loss)
 from .module import Module
-from .normalization import BatchNorm1d, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .parameter import Parameter
+from .pooling import (AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, CircularPad1d,
+                      CircularPad2d, ConstantPad1d, ConstantPad2d, MaxPool2d, ReflectionPad1d,
+                      ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, Upsample,
+                      UpsamplingBilinear2d, UpsamplingNearest2d, ZeroPad1d, ZeroPad2d)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import (MultiheadAttention, Transformer, TransformerEncoder,
                           TransformerEncoderLayer)
@@ -18,7 +23,12 @@ __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleLis
            "BatchNorm1d", "LayerNorm", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
            "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "CrossEntropyLoss", "RNNBase", "RNN",
            "GRU", "LSTM", "RNNCellBase", "RNNCell", "GRUCell", "LSTMCell", "MultiheadAttention",
-           "Transformer", "TransformerEncoder", "TransformerEncoderLayer"]
+           "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "Conv1d", "Conv2d",
+           "ConvTranspose1d", "ConvTranspose2d", "Dropout2d", "BatchNorm2d", "GroupNorm",
+           "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "Upsample",
+           "UpsamplingNearest2d", "UpsamplingBilinear2d", "ReflectionPad1d", "ReflectionPad2d",
+           "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d", "ZeroPad1d",
+           "ZeroPad2d", "ConstantPad1d", "ConstantPad2d"]
 
 
 from ..errors import missing_attribute  # noqa: E402

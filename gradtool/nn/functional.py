@@ -10,6 +10,7 @@ import numpy as np
 from ..autograd import creation, dtypes
 from ..autograd.grad_mode import no_grad
 from ..autograd.ops import derivatives as D
+from ..autograd.ops import kernels
 from ..autograd import tensor as T  # T.call, T.call_inplace: the dispatch every op runs through
 from ..autograd.tensor import where
 from ..errors import NotInEngineError
@@ -139,35 +140,396 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
-    """Normalise each channel (dim 1) of an (N, C) or (N, C, L) input. In training, with
-    the batch's statistics (biased variance), and running_mean/running_var, when given, are
-    updated in place: new = (1 - momentum) * old + momentum * batch statistic, the variance
-    unbiased. Otherwise with running_mean and running_var."""
-    channels = input.shape[1]
-    dims = (0,) + tuple(range(2, input.dim()))
-    shape = (1, channels) + (1,) * (input.dim() - 2)
+    """Normalise each channel (dim 1) of an (N, C, *) input, then scale by weight and shift
+    by bias per channel. In training, with the batch's statistics (biased variance), and
+    running_mean/running_var, when given, move towards them in place: new = (1 - momentum)
+    * old + momentum * batch statistic, the variance unbiased. Otherwise with running_mean and
+    running_var. One NativeBatchNormBackward0 node, as torch."""
     if training:
-        n = input.numel() // channels
+        n = input.numel() // input.shape[1]
         if n <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {input.shape}")
-        mean = input.mean(dims, keepdim=True)
-        var = input.var(dims, keepdim=True, correction=0)
-        if running_mean is not None and running_var is not None:
-            with no_grad():  # state, not part of the computation
-                running_mean.mul_(1 - momentum).add_(mean.reshape(channels), alpha=momentum)
-                running_var.mul_(1 - momentum).add_(var.reshape(channels),
-                                                    alpha=momentum * n / (n - 1))
+    elif running_mean is None or running_var is None:
+        raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be "
+                           f"defined in evaluation mode")
+    return T.call(D.NATIVE_BATCH_NORM, (input, weight, bias, running_mean, running_var),
+                  (bool(training), momentum, eps))[0]
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Each sample's channels in num_groups groups, each normalised by its own mean and
+    (biased) variance, then scaled and shifted per channel: one NativeGroupNormBackward0."""
+    if input.dim() < 2 or input.shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    n, c = input.shape[:2]
+    return T.call(D.NATIVE_GROUP_NORM, (input, weight, bias),
+                  (n, c, input.numel() // max(n * c, 1), num_groups, eps))[0]
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels (dim 1) with probability p, scaling the others by 1 / (1 - p):
+    one mask per (sample, channel), multiplied in (MulBackward0, as torch)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    ndim = input.dim()
+    if ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {ndim}-D input to dropout2d, which is deprecated "
+                      "and will result in an error in a future release. To retain the behavior "
+                      "and silence this warning, please use dropout instead. Note that "
+                      "dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch "
+                      "dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+    if ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim. This behavior will change in "
+                      "a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                      "behavior, please switch to using dropout1d instead.", stacklevel=2)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    shape = tuple(input.shape[:2]) + (1,) * (ndim - 2)
+    keep = creation.generator().random(shape) >= p if p < 1.0 else np.zeros(shape, bool)
+    mask = creation.from_numpy((keep / (1.0 - p) if p < 1.0 else keep).astype(
+        input._data.dtype))
+    return input.mul_(mask) if inplace else input * mask
+
+
+# ---------------- convolutions, pooling, padding, resampling ----------------
+_TORCH_DTYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half"}
+
+
+def _per_dim(value, n, name):
+    """An int or a sequence of n ints (or one, repeated), as torch's _pair/_single."""
+    values = (value,) * n if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(values) == 1:
+        values *= n
+    if len(values) != n:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} "
+                           f"values to match the convolution dimensions, but got {name}="
+                           f"{list(values)}")
+    return tuple(int(v) for v in values)
+
+
+def _batched(input, spatial, name):
+    """(input with a batch dim, whether it had one): torch's unbatched (C, *spatial) form."""
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) "
+                           f"input to {name}, but got input of size: {list(input.shape)}")
+    return (input, True) if input.dim() == spatial + 2 else (input.unsqueeze(0), False)
+
+
+def _check_convolution(input, weight, bias, stride, padding, groups, transposed):
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"expected scalar type {_TORCH_DTYPE_NAMES.get(input.dtype.name)} "
+                           f"but found {_TORCH_DTYPE_NAMES.get(weight.dtype.name)}")
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({input.dtype.name.replace('float64', 'double')}) and "
+                           f"bias type ({bias.dtype.name.replace('float32', 'float')}) should "
+                           f"be the same")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if not transposed and weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{list(weight.shape)}] "
+                           f"instead")  # (torch's message nests the list)
+    channels = weight.shape[0] if transposed else weight.shape[1] * groups
+    if input.shape[1] != channels:
+        given = "transposed=1" if transposed else f"groups={groups}"
+        raise RuntimeError(f"Given {given}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {channels} channels, but got "
+                           f"{input.shape[1]} channels instead")
+    out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
+    if bias is not None and tuple(bias.shape) != (out_channels,):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be "
+                           f"1-dimensional with {out_channels} elements, but got bias of size "
+                           f"{list(bias.shape)} instead")
+
+
+def _convolution(input, weight, bias, stride, padding, dilation, groups, spatial, name):
+    input, batched = _batched(input, spatial, name)
+    stride, dilation = _per_dim(stride, spatial, "stride"), _per_dim(dilation, spatial, "dilation")
+    if isinstance(padding, str):
+        input, padding = _string_padding(input, weight, padding, stride, dilation)
     else:
-        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
-    out = _normalize(input, mean, var, eps)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    return out if bias is None else out + bias.reshape(shape)
+        padding = _per_dim(padding, spatial, "padding")
+    _check_convolution(input, weight, bias, stride, padding, groups, False)
+    kernel = tuple(d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation))
+    padded = tuple(n + 2 * p for n, p in zip(input.shape[2:], padding))
+    if any(k > n for k, n in zip(kernel, padded)):
+        raise RuntimeError(f"Calculated padded input size per channel: "
+                           f"({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, kernel))}). Kernel size can't be greater than "
+                           f"actual input size")
+    out = T.call(D.CONVOLUTION, (input, weight, bias),
+                 (stride, padding, dilation, False, (0,) * len(padding), groups))
+    return out if batched else out.squeeze(0)
 
 
-def _normalize(input, mean, var, eps):
-    return (input - mean) * (var + eps).rsqrt()
+def _string_padding(input, weight, padding, stride, dilation):
+    """'valid' (none) or 'same' (the output the input's size): an odd total is padded one
+    more on the right first, with F.pad (ConstantPadNdBackward0), as torch."""
+    if padding == "valid":
+        return input, (0,)  # (torch saves the one 0)
+    if padding != "same":
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    totals = [d * (k - 1) for k, d in zip(weight.shape[2:], dilation)]
+    extra = [t % 2 for t in totals]
+    if any(extra):
+        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
+                      "require a zero-padded copy of the input be created", stacklevel=4)
+        input = pad(input, [p for e in reversed(extra) for p in (0, e)])
+    return input, tuple(t // 2 for t in totals)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """A 1-d convolution (cross-correlation) of (N, C_in, L) or (C_in, L) inputs with weight
+    (C_out, C_in / groups, k): one ConvolutionBackward0 node, as torch."""
+    return _convolution(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """A 2-d convolution (cross-correlation) of (N, C_in, H, W) or (C_in, H, W) inputs with
+    weight (C_out, C_in / groups, kH, kW); padding an int, a pair, 'valid' or 'same'. One
+    ConvolutionBackward0 node, as torch."""
+    return _convolution(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def _convolution_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, spatial, name):
+    input, batched = _batched(input, spatial, name)
+    stride, padding, output_padding, dilation = (
+        _per_dim(v, spatial, n) for v, n in ((stride, "stride"), (padding, "padding"),
+                                            (output_padding, "output_padding"),
+                                            (dilation, "dilation")))
+    _check_convolution(input, weight, bias, stride, padding, groups, True)
+    if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
+        names = ("height", "width") if spatial == 2 else ("width",)
+        parts = [f"{what}_{n}: {v}" for what, values in (
+            ("output_padding", output_padding), ("stride", stride), ("dilation", dilation))
+            for n, v in zip(names, values)]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but "
+                           "got " + " ".join(parts))
+    out = T.call(D.CONVOLUTION, (input, weight, bias),
+                 (stride, padding, dilation, True, output_padding, groups))
+    return out if batched else out.squeeze(0)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transpose (adjoint in the input) of conv1d, weight (C_in, C_out / groups, k)."""
+    return _convolution_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                                  dilation, 1, "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transpose (adjoint in the input) of conv2d, weight (C_in, C_out / groups, kH, kW):
+    one ConvolutionBackward0 node (transposed=True), as torch."""
+    return _convolution_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                                  dilation, 2, "conv_transpose2d")
+
+
+def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, name):
+    """kernel_size, stride (() when not given: the kernel's, saved as torch saves it), padding,
+    dilation as pairs, checked as torch's pooling checks them."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"{name}: Expected 3D or 4D tensor, but got {list(input.shape)}")
+    kernel_size = _per_dim(kernel_size, 2, "kernel_size")
+    stride = () if stride is None or stride == [] else _per_dim(stride, 2, "stride")
+    padding, dilation = _per_dim(padding, 2, "padding"), _per_dim(dilation, 2, "dilation")
+    for p, k, d in zip(padding, kernel_size, dilation):
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    sizes = tuple(input.shape[-2:])
+    out = tuple(kernels.pooling_output_size(n, k, p, s, d, ceil_mode) for n, k, p, s, d in zip(
+        sizes, kernel_size, padding, stride or kernel_size, dilation))
+    if min(out) < 1:
+        planes = input.shape[-3]
+        raise RuntimeError(f"Given input size: ({planes}x{sizes[0]}x{sizes[1]}). Calculated "
+                           f"output size: ({planes}x{out[0]}x{out[1]}). Output size is too small")
+    return kernel_size, stride, padding, dilation
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """The largest value of each window (ties: the first; NaN wins), and with return_indices
+    its index in the flattened (H, W) plane: one MaxPool2DWithIndicesBackward0 node."""
+    args = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
+    out, indices = T.call(D.MAX_POOL2D_WITH_INDICES, (input,), args + (bool(ceil_mode),))
+    return (out, indices) if return_indices else out
+
+
+max_pool2d_with_indices = max_pool2d
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """The mean of each window (divided by divisor_override if given; without
+    count_include_pad, padding cells are not counted): one AvgPool2DBackward0 node."""
+    kernel_size, stride, padding, _ = _pool_args(input, kernel_size, stride, padding, 1,
+                                                 ceil_mode, "avg_pool2d")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    return T.call(D.AVG_POOL2D, (input,), (kernel_size, stride, padding, bool(ceil_mode),
+                                          bool(count_include_pad), divisor_override))
+
+
+def _adaptive_size(input, output_size, name):
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got {list(input.shape)}")
+    sizes = (output_size,) * 2 if isinstance(output_size, (int, np.integer)) or (
+        output_size is None) else tuple(output_size)
+    if len(sizes) != 2:
+        raise RuntimeError(f"{name}: output_size must be 2")
+    return tuple(int(n if s is None else s) for s, n in zip(sizes, input.shape[-2:]))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Means over windows that split (H, W) into output_size as evenly as torch's do;
+    output_size 1 is a mean over the last two dims (as torch)."""
+    size = _adaptive_size(input, output_size, "adaptive_avg_pool2d")
+    if size == (1, 1):
+        return input.mean((-1, -2), keepdim=True)
+    return T.call(D.ADAPTIVE_AVG_POOL2D, (input,), (size,))
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    size = _adaptive_size(input, output_size, "adaptive_max_pool2d")
+    out, indices = T.call(D.ADAPTIVE_MAX_POOL2D, (input,), (size,))
+    return (out, indices) if return_indices else out
+
+
+adaptive_max_pool2d_with_indices = adaptive_max_pool2d
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pads (pad: (left, right) pairs from the last dim backwards) with a constant (negative
+    pads crop), or by reflecting, replicating or wrapping around the edges, as torch."""
+    pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension "
+                           f"{input.dim()}")
+    if mode == "constant":
+        return T.call(D.CONSTANT_PAD_ND, (input,), (tuple(pad), 0 if value is None else value))
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    dims = len(pad) // 2
+    if dims == 3 and input.dim() in (4, 5):
+        raise NotInEngineError(f"torch.nn.functional.pad(mode='{mode}') of 3 dims")
+    if dims not in (1, 2) or input.dim() not in (dims + 1, dims + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode == "circular":
+        return _pad_circular(input, pad)
+    for i in range(dims):
+        left, right, size = pad[2 * i], pad[2 * i + 1], input.shape[-1 - i]
+        if mode == "reflect" and (left >= size or right >= size):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
+                               f"input dimension, but got: padding ({left}, {right}) at dimension "
+                               f"{input.dim() - 1 - i} of input {list(input.shape)}")
+    rows = {("reflect", 1): D.REFLECTION_PAD1D, ("reflect", 2): D.REFLECTION_PAD2D,
+            ("replicate", 1): D.REPLICATION_PAD1D, ("replicate", 2): D.REPLICATION_PAD2D}
+    return T.call(rows[mode, dims], (input,), (tuple(pad),))
+
+
+def _pad_circular(input, pad):
+    """Wrapped around: torch's composition (the input copied into a new tensor, then each
+    dim's wrapped edges copied from it: CopySlices nodes, as torch's graph)."""
+    dims = len(pad) // 2
+    lead = input.dim() - dims
+    shape = list(input.shape[:lead])
+    for i in range(dims):
+        left, right = pad[2 * (dims - i - 1)], pad[2 * (dims - i - 1) + 1]
+        size = input.shape[lead + i]
+        if left > size or right > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        shape.append(size + left + right)
+    out = input.new_empty(shape)
+    out_slice, in_slice = out, input
+    for i in range(dims):
+        dim, left, right = input.dim() - 1 - i, pad[2 * i], pad[2 * i + 1]
+        out_slice = out_slice.narrow(dim, max(left, 0), shape[dim] - max(left, 0) - max(right, 0))
+        in_slice = in_slice.narrow(dim, max(-left, 0),
+                                   input.shape[dim] - max(-left, 0) - max(-right, 0))
+    out_slice.copy_(in_slice)
+    for i in range(dims):
+        dim, left, right = input.dim() - 1 - i, pad[2 * i], pad[2 * i + 1]
+        if left > 0:
+            out.narrow(dim, 0, left).copy_(
+                out.narrow(dim, shape[dim] - left - max(right, 0), left))
+        if right > 0:
+            out.narrow(dim, shape[dim] - right, right).copy_(
+                out.narrow(dim, max(left, 0), right))
+    return out
+
+
+_INTERPOLATING = ("linear", "bilinear", "bicubic", "trilinear")
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resized to `size` or by `scale_factor`: modes 'nearest' (3-D and 4-D inputs),
+    'bilinear' (4-D, align_corners) and 'area' (adaptive average pooling), with torch's
+    source positions and nodes (UpsampleNearest2DBackward0, ...)."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    spatial = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if mode not in ("nearest", "bilinear", "area") or antialias or spatial not in (1, 2) or (
+            mode != "nearest" and spatial != 2):
+        if mode == "bilinear" and spatial != 2:
+            raise NotImplementedError(f"Got {input.dim()}D input, but bilinear mode needs 4D "
+                                      f"input")
+        raise NotInEngineError(f"torch.nn.functional.interpolate(mode='{mode}'"
+                               + (", antialias=True" if antialias else "")
+                               + f") of a {input.dim()}-D input")
+    if size is not None:
+        output_size, scales = _per_dim(size, spatial, "size"), (None,) * spatial
+    else:
+        factors = (tuple(float(f) for f in scale_factor) if isinstance(scale_factor, (
+            tuple, list)) else (float(scale_factor),) * spatial)
+        output_size = tuple(int(math.floor(n * f)) for n, f in zip(input.shape[2:], factors))
+        scales = (None,) * spatial if recompute_scale_factor else factors
+    if min(output_size) <= 0 or min(input.shape[2:]) <= 0:
+        sizes = "".join(f"{n}: {v}, " for n, v in zip("HW" if spatial == 2 else "W", input.shape[2:]))
+        outs = "".join(f"{n}: {v}, " for n, v in zip("HW" if spatial == 2 else "W", output_size))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({sizes[:-2]}) output ({outs[:-2]})")
+    if mode == "area":
+        return adaptive_avg_pool2d(input, output_size)
+    if mode == "nearest":
+        row = D.UPSAMPLE_NEAREST1D if spatial == 1 else D.UPSAMPLE_NEAREST2D
+        return T.call(row, (input,), (output_size,) + scales)
+    return T.call(D.UPSAMPLE_BILINEAR2D, (input,), (output_size, bool(align_corners)) + scales)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -536,7 +898,10 @@ def _as_shape(shape):
 
 
 __all__ = ["linear", "relu", "tanh", "sigmoid", "gelu", "silu", "softplus", "leaky_relu", "elu",
-           "softmax", "log_softmax", "dropout", "layer_norm", "batch_norm", "normalize",
+           "softmax", "log_softmax", "dropout", "dropout2d", "layer_norm", "batch_norm",
+           "group_norm", "normalize", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d",
+           "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "pad",
+           "interpolate", "upsample",
            "embedding", "one_hot", "scaled_dot_product_attention",
            "multi_head_attention_forward", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",

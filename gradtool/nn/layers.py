@@ -1,4 +1,4 @@
-"""Linear, Identity, activations, Softmax, Flatten, Dropout and Embedding modules."""
+"""Linear, Identity, activations, Softmax, Flatten, Dropout, Dropout2d and Embedding modules."""
 import math
 
 from ..autograd import creation
@@ -197,6 +197,14 @@ class Dropout(Module):
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout2d(Dropout):
+    """In training mode, zero whole channels (dim 1) with probability p and scale the others
+    by 1 / (1 - p); in eval mode, the identity."""
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Embedding(Module):

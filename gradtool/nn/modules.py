@@ -29,8 +29,13 @@ WHERE = {
                   "MultiheadAttention",
     "loss": "_Loss MSELoss L1Loss SmoothL1Loss HuberLoss BCELoss BCEWithLogitsLoss NLLLoss "
             "CrossEntropyLoss",
-    "container": "Sequential ModuleList ModuleDict", "normalization": "LayerNorm",
-    "batchnorm": "BatchNorm1d", "sparse": "Embedding", "dropout": "Dropout",
+    "container": "Sequential ModuleList ModuleDict", "normalization": "LayerNorm GroupNorm",
+    "batchnorm": "BatchNorm1d BatchNorm2d", "sparse": "Embedding", "dropout": "Dropout Dropout2d",
+    "conv": "Conv1d Conv2d ConvTranspose1d ConvTranspose2d",
+    "pooling": "MaxPool2d AvgPool2d AdaptiveAvgPool2d AdaptiveMaxPool2d",
+    "upsampling": "Upsample UpsamplingNearest2d UpsamplingBilinear2d",
+    "padding": "ReflectionPad1d ReflectionPad2d ReplicationPad1d ReplicationPad2d CircularPad1d "
+               "CircularPad2d ZeroPad1d ZeroPad2d ConstantPad1d ConstantPad2d",
     "flatten": "Flatten", "rnn": "RNNBase RNN GRU LSTM RNNCellBase RNNCell GRUCell LSTMCell",
     "transformer": "Transformer TransformerEncoder TransformerEncoderLayer", "utils": "",
 }

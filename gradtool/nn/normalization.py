@@ -1,4 +1,4 @@
-"""BatchNorm1d and LayerNorm."""
+"""BatchNorm1d, BatchNorm2d, GroupNorm and LayerNorm."""
 from ..autograd import creation, dtypes
 from ..autograd.device import check as check_device
 from . import functional as F
@@ -7,9 +7,8 @@ from .module import Module
 from .parameter import Parameter
 
 
-class BatchNorm1d(Module):
-    """Normalise each of num_features channels of an (N, C) or (N, C, L) input.
-    Training mode: with the batch's mean and (biased) variance, and the running statistics
+class _BatchNorm(Module):
+    """Normalise each of num_features channels (dim 1). Training mode: with the batch's mean and (biased) variance, and the running statistics
     move towards them: running = (1 - momentum) * running + momentum * batch (the variance
     unbiased); momentum=None gives the cumulative average. Eval mode: with the running
     statistics (batch statistics if track_running_stats=False). weight = 1, bias = 0."""
@@ -55,8 +54,7 @@ class BatchNorm1d(Module):
                 init.zeros_(self.bias)
 
     def forward(self, input):
-        if input.dim() not in (2, 3):
-            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+        self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             self.num_batches_tracked.add_(1)
@@ -72,6 +70,58 @@ class BatchNorm1d(Module):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
                 f"affine={self.affine}, bias={self.bias is not None}, "
                 f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch norm of an (N, C) or (N, C, L) input."""
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm of an (N, C, H, W) input."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class GroupNorm(Module):
+    """Each sample's num_channels channels in num_groups groups, each normalised by its own
+    mean and (biased) variance, then weight (ones) and bias (zeros) per channel."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__()
+        check_device(device)  # the CPU, the only device
+        if num_channels % num_groups:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = (
+            num_groups, num_channels, eps, affine)
+        if affine:
+            self.weight = Parameter(creation.ones(num_channels, dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.zeros(num_channels, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self):
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
 
 
 class LayerNorm(Module):

@@ -575,4 +575,182 @@ INDEX_ADD = OpSpec("index_add", "IndexAddBackward0", kernels.index_add, jvp="lin
                        formulas.index_add_source_backward(grad, dim, index, source, source_dim,
                                                           alpha))
 
+# ======================= convolutions, pooling, normalisation (N, C, *spatial) =======================
+# conv1d/2d and their transposes are one op, as torch's CPU `convolution`; its backward is
+# written with convolutions (the input's a transposed one, the weight's one of the input with
+# the gradient as kernel), so gradients of any order come from this row. torch's one formula
+# for the three reads input and weight: it saves both, whichever requires grad.
+_CONVOLUTION_ARGS = ("stride", "padding", "dilation", "transposed", "output_padding", "groups")
+CONVOLUTION = OpSpec(
+    "convolution", "ConvolutionBackward0", kernels.convolution, args=_CONVOLUTION_ARGS,
+    jvp=lambda input_t, weight_t, bias_t, input, weight, stride, padding, dilation, transposed,
+    output_padding, groups: formulas.convolution_jvp(
+        input_t, weight_t, bias_t, input, weight, stride, padding, dilation, transposed,
+        output_padding, groups),
+    input=lambda grad, input, weight, stride, padding, dilation, transposed, output_padding,
+    groups: formulas.convolution_backward_input(grad, input, weight, stride, padding, dilation,
+                                                transposed, output_padding, groups),
+    weight=lambda grad, input, weight, stride, padding, dilation, transposed, groups:
+        formulas.convolution_backward_weight(grad, input, weight, stride, padding, dilation,
+                                             transposed, groups),
+    bias=lambda grad, input, weight, bias_sym_sizes_opt:
+        formulas.channel_sum(grad))
+# max pooling returns each max's index in the (H, W) plane (result1); its backward is an op
+# of its own (torch's), whose own gradient reads the gradient at those indices
+MAX_POOL2D_WITH_INDICES = OpSpec(
+    "max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0", kernels.max_pool2d_with_indices,
+    args=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
+    outputs=("result", "result1"), nondiff_outputs=("result1",),
+    jvp=lambda self_t, result1: formulas.max_pool_double_backward(self_t, result1),
+    self=lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1:
+        formulas.max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding,
+                                                  dilation, ceil_mode, result1))
+MAX_POOL2D_WITH_INDICES_BACKWARD = OpSpec(
+    "max_pool2d_with_indices_backward", "MaxPool2DWithIndicesBackwardBackward0",
+    kernels.max_pool2d_with_indices_backward, jvp="linear",
+    args=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
+    grad_output=lambda grad, indices: formulas.max_pool_double_backward(grad, indices),
+    self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
+ADAPTIVE_MAX_POOL2D = OpSpec(
+    "adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0", kernels.adaptive_max_pool2d,
+    args=("output_size",), outputs=("result", "result1"), nondiff_outputs=("result1",),
+    jvp=lambda self_t, result1: formulas.max_pool_double_backward(self_t, result1),
+    self=lambda grad, self, result1: formulas.adaptive_max_pool2d_backward(grad, self, result1))
+ADAPTIVE_MAX_POOL2D_BACKWARD = OpSpec(
+    "adaptive_max_pool2d_backward", "AdaptiveMaxPool2DBackwardBackward0",
+    kernels.max_pool_backward, jvp="linear",
+    grad_output=lambda grad, indices: formulas.max_pool_double_backward(grad, indices),
+    self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
+_AVG_POOL2D_ARGS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+                    "divisor_override")
+AVG_POOL2D = OpSpec(
+    "avg_pool2d", "AvgPool2DBackward0", kernels.avg_pool2d, jvp="linear", args=_AVG_POOL2D_ARGS,
+    self=lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override: formulas.avg_pool2d_backward(grad, self, kernel_size, stride, padding,
+                                                   ceil_mode, count_include_pad,
+                                                   divisor_override))
+AVG_POOL2D_BACKWARD = OpSpec(
+    "avg_pool2d_backward", "AvgPool2DBackwardBackward0", kernels.avg_pool2d_backward,
+    jvp="linear", args=_AVG_POOL2D_ARGS,
+    grad_output=lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override: formulas.avg_pool2d(grad, kernel_size, stride, padding, ceil_mode,
+                                          count_include_pad, divisor_override),
+    self=lambda grad: zeros_like(grad))
+ADAPTIVE_AVG_POOL2D = OpSpec(
+    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", kernels.adaptive_avg_pool,
+    jvp="linear", args=("output_size",),
+    self=lambda grad, self: formulas.adaptive_avg_pool2d_backward(grad, self))
+ADAPTIVE_AVG_POOL2D_BACKWARD = OpSpec(
+    "adaptive_avg_pool2d_backward", "AdaptiveAvgPool2DBackwardBackward0",
+    kernels.adaptive_avg_pool_backward, jvp="linear",
+    grad_output=lambda grad, grad_output_sym_sizes:
+        formulas.adaptive_avg_pool2d(grad, grad_output_sym_sizes[-2:]),
+    self=lambda grad: zeros_like(grad))
+# F.pad's modes (pads given last dim first); constant pads of negative size crop
+CONSTANT_PAD_ND = OpSpec(
+    "constant_pad_nd", "ConstantPadNdBackward0", kernels.constant_pad_nd, args=("pad", "value"),
+    jvp=lambda self_t, pad: formulas.constant_pad_nd(self_t, pad),
+    self=lambda grad, pad: formulas.constant_pad_nd(grad, [-p for p in pad]))
+_PAD = dict(jvp="linear", args=("padding",))
+_REFLECTION_PAD = dict(_PAD, self=lambda grad, self, padding:
+                       formulas.reflection_pad_backward(grad, self, padding))
+_REFLECTION_PAD_BACKWARD = dict(_PAD, grad_output=lambda grad, padding:
+                                formulas.reflection_pad(grad, padding),
+                                self=lambda grad: zeros_like(grad))
+REFLECTION_PAD1D = OpSpec("reflection_pad1d", "ReflectionPad1DBackward0", kernels.reflection_pad,
+                          **_REFLECTION_PAD)
+REFLECTION_PAD2D = OpSpec("reflection_pad2d", "ReflectionPad2DBackward0", kernels.reflection_pad,
+                          **_REFLECTION_PAD)
+REFLECTION_PAD1D_BACKWARD = OpSpec("reflection_pad1d_backward",
+                                   "ReflectionPad1DBackwardBackward0",
+                                   kernels.reflection_pad_backward, **_REFLECTION_PAD_BACKWARD)
+REFLECTION_PAD2D_BACKWARD = OpSpec("reflection_pad2d_backward",
+                                   "ReflectionPad2DBackwardBackward0",
+                                   kernels.reflection_pad_backward, **_REFLECTION_PAD_BACKWARD)
+_REPLICATION_PAD = dict(_PAD, self=lambda grad, self, padding:
+                        formulas.replication_pad_backward(grad, self, padding))
+_REPLICATION_PAD_BACKWARD = dict(_PAD, grad_output=lambda grad, padding:
+                                 formulas.replication_pad(grad, padding),
+                                 self=lambda grad: zeros_like(grad))
+REPLICATION_PAD1D = OpSpec("replication_pad1d", "ReplicationPad1DBackward0",
+                           kernels.replication_pad, **_REPLICATION_PAD)
+REPLICATION_PAD2D = OpSpec("replication_pad2d", "ReplicationPad2DBackward0",
+                           kernels.replication_pad, **_REPLICATION_PAD)
+REPLICATION_PAD1D_BACKWARD = OpSpec("replication_pad1d_backward",
+                                    "ReplicationPad1DBackwardBackward0",
+                                    kernels.replication_pad_backward, **_REPLICATION_PAD_BACKWARD)
+REPLICATION_PAD2D_BACKWARD = OpSpec("replication_pad2d_backward",
+                                    "ReplicationPad2DBackwardBackward0",
+                                    kernels.replication_pad_backward, **_REPLICATION_PAD_BACKWARD)
+# F.interpolate: scales (1 / scale_factor when given) decide the source positions as torch's
+UPSAMPLE_NEAREST1D = OpSpec(
+    "upsample_nearest1d", "UpsampleNearest1DBackward0", kernels.upsample_nearest, jvp="linear",
+    args=("output_size", "scales"),
+    self=lambda grad, output_size, self_sym_sizes, scales:
+        formulas.upsample_nearest_backward(grad, output_size, self_sym_sizes, (scales,)))
+UPSAMPLE_NEAREST2D = OpSpec(
+    "upsample_nearest2d", "UpsampleNearest2DBackward0", kernels.upsample_nearest, jvp="linear",
+    args=("output_size", "scales_h", "scales_w"),
+    self=lambda grad, output_size, self_sym_sizes, scales_h, scales_w:
+        formulas.upsample_nearest_backward(grad, output_size, self_sym_sizes,
+                                           (scales_h, scales_w)))
+UPSAMPLE_BILINEAR2D = OpSpec(
+    "upsample_bilinear2d", "UpsampleBilinear2DBackward0", kernels.upsample_linear, jvp="linear",
+    args=("output_size", "align_corners", "scales_h", "scales_w"),
+    self=lambda grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w:
+        formulas.upsample_bilinear2d_backward(grad, output_size, self_sym_sizes, align_corners,
+                                              (scales_h, scales_w)))
+UPSAMPLE_NEAREST1D_BACKWARD = OpSpec(
+    "upsample_nearest1d_backward", "UpsampleNearest1DBackwardBackward0",
+    kernels.upsample_nearest_backward, jvp="linear", args=("output_size", "input_size", "scales"),
+    grad_output=lambda grad, output_size, scales:
+        formulas.upsample_nearest(grad, output_size, (scales,)))
+UPSAMPLE_NEAREST2D_BACKWARD = OpSpec(
+    "upsample_nearest2d_backward", "UpsampleNearest2DBackwardBackward0",
+    kernels.upsample_nearest_backward, jvp="linear",
+    args=("output_size", "input_size", "scales_h", "scales_w"),
+    grad_output=lambda grad, output_size, scales_h, scales_w:
+        formulas.upsample_nearest(grad, output_size, (scales_h, scales_w)))
+UPSAMPLE_BILINEAR2D_BACKWARD = OpSpec(
+    "upsample_bilinear2d_backward", "UpsampleBilinear2DBackwardBackward0",
+    kernels.upsample_linear_backward, jvp="linear",
+    args=("output_size", "input_size", "align_corners", "scales_h", "scales_w"),
+    grad_output=lambda grad, output_size, align_corners, scales_h, scales_w:
+        formulas.upsample_bilinear2d(grad, output_size, align_corners, (scales_h, scales_w)))
+# batch statistics (result1: mean, result2: 1/std; empty in eval mode) are outputs, saved; the
+# running statistics are updated inside the op. torch's one formula for the three reads every
+# saved value, so each formula here names them all
+NATIVE_BATCH_NORM = OpSpec(
+    "native_batch_norm", "NativeBatchNormBackward0", kernels.native_batch_norm,
+    args=("training", "momentum", "eps"), outputs=("result", "result1", "result2"),
+    nondiff_outputs=("result1", "result2"),
+    jvp=lambda input_t, weight_t, bias_t, input, weight, running_mean, running_var, result1,
+    result2, training, eps: formulas.batch_norm_jvp(
+        input_t, weight_t, bias_t, input, weight, running_mean, running_var, result1, result2,
+        training, eps),
+    input=lambda grad, input, weight, running_mean, running_var, result1, result2, training,
+    eps: formulas.batch_norm_backward_input(grad, input, weight, running_mean, running_var,
+                                            result1, result2, training, eps),
+    weight=lambda grad, input, weight, running_mean, running_var, result1, result2, training,
+    eps: formulas.batch_norm_backward_weight(grad, input, running_mean, running_var, result1,
+                                             result2, training, eps),
+    bias=lambda grad, input, weight, running_mean, running_var, result1, result2, training,
+    eps: formulas.channel_sum(grad),
+    running_mean=NON_DIFFERENTIABLE, running_var=NON_DIFFERENTIABLE)
+NATIVE_GROUP_NORM = OpSpec(
+    "native_group_norm", "NativeGroupNormBackward0", kernels.native_group_norm,
+    args=("N", "C", "HxW", "group", "eps"), outputs=("result", "result1", "result2"),
+    nondiff_outputs=("result1", "result2"),
+    jvp=lambda input_t, weight_t, bias_t, input, weight, N, group, eps, result1, result2:
+        formulas.group_norm_jvp(input_t, weight_t, bias_t, input, weight, N, group, eps,
+                                result1, result2),
+    input=lambda grad, input, weight, N, C, HxW, group, eps, result1, result2:
+        formulas.group_norm_backward_input(grad, input, weight, N, C, HxW, group, eps, result1,
+                                           result2),
+    weight=lambda grad, input, weight, N, C, HxW, group, eps, result1, result2:
+        formulas.group_norm_backward_weight(grad, input, N, group, eps, result1, result2),
+    bias=lambda grad, input, weight, N, C, HxW, group, eps, result1, result2:
+        formulas.channel_sum(grad))
+
+
 TABLE = {name: value for name, value in globals().items() if isinstance(value, OpSpec)}

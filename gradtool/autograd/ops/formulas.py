@@ -7,12 +7,12 @@ import numpy as np
 
 from .. import grad_mode
 from . import derivatives as table  # bound late: the table imports this module
-from .generic import (abs, any_true, by_row, clamp, constant, cumprod, cumsum, detach,
-                      exp, expand, flip, index_add, index_select, isnan, log, log1p, mean,
-                      masked_fill, mm, numel, ones_like, permute, prod, reshape, scatter,
-                      sigmoid, sign, slice, sum, sum_to, t, tanh, erf, transpose, unsqueeze, var,
-                      where, zeros, zeros_like)
-from .kernels import is_column_major
+from .generic import (abs, any_true, by_row, cat, clamp, constant, contiguous, cumprod, cumsum,
+                      detach, exp, expand, flip, gather, index_add, index_select, isnan, log,
+                      log1p, mean, masked_fill, mm, numel, ones_like, permute, prod, reshape,
+                      scatter, sigmoid, sign, slice, sum, sum_to, t, tanh, erf, transpose,
+                      unsqueeze, var, where, zeros, zeros_like)
+from .kernels import expanded, is_column_major
 
 
 def scale(grad, alpha):
@@ -359,12 +359,18 @@ def layer_norm_stats(input, normalized_shape, result1, result2):
     return mean(input, dims, keepdim=True), rstd
 
 
+def normalized_backward(g, xhat, rstd, dims):
+    """Through x_hat = (x - mean) * rstd over `dims`: the projection that removes the
+    mean and the x_hat component (symmetric, so also x_hat's tangent from x's)."""
+    return rstd * (g - mean(g, dims, keepdim=True) - xhat * mean(g * xhat, dims, keepdim=True))
+
+
 def layer_norm_backward_input(grad, input, weight, normalized_shape, result1, result2):
     average, rstd = layer_norm_stats(input, normalized_shape, result1, result2)
     dims = tuple(range(-len(normalized_shape), 0))
     xhat = (input - average) * rstd
     g = grad if weight is None else grad * weight
-    return rstd * (g - mean(g, dims, keepdim=True) - xhat * mean(g * xhat, dims, keepdim=True))
+    return normalized_backward(g, xhat, rstd, dims)
 
 
 def layer_norm_backward_weight(grad, input, normalized_shape, result1, result2):
@@ -385,8 +391,7 @@ def layer_norm_jvp(input_t, weight_t, bias_t, input, weight, normalized_shape, r
     affine part: d(x_hat w + b) = dx_hat w + x_hat dw + db."""
     dims = tuple(range(-len(normalized_shape), 0))
     xhat = (input - result1) * result2
-    xhat_t = result2 * (input_t - mean(input_t, dims, keepdim=True)
-                        - xhat * mean(input_t * xhat, dims, keepdim=True))
+    xhat_t = normalized_backward(input_t, xhat, result2, dims)
     out = xhat_t if weight is None else xhat_t * weight + xhat * weight_t
     return out + bias_t  # (0 without a bias)
 
@@ -467,3 +472,249 @@ def index_select_backward(grad, sizes, dim, index):
 def index_add_source_backward(grad, dim, index, source, source_dim, alpha):
     g = scale(index_select(grad, dim, index), alpha)
     return reshape(g, source.shape) if source_dim == 0 else g  # a 0-d source: one element
+
+
+# ---- convolutions ----
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    return by_row(table.CONVOLUTION, (input, weight, bias),
+                  (stride, padding, dilation, transposed, output_padding, groups))
+
+
+def _narrowed(t, sizes):
+    """t's spatial dims (after the first two) cut to `sizes`."""
+    for d, n in enumerate(sizes, 2):
+        if t.shape[d] != n:
+            t = slice(t, d, 0, n, 1)
+    return t
+
+
+def convolution_backward_input(grad, input, weight, stride, padding, dilation, transposed,
+                               output_padding, groups):
+    """The adjoint in the input: a transposed convolution of the gradient (a plain one for a
+    transposed convolution), sized back to the input."""
+    spatial = len(weight.shape) - 2
+    stride, padding, dilation = (expanded(v, spatial) for v in (stride, padding, dilation))
+    if transposed:
+        g = convolution(grad, weight, None, stride, padding, dilation, False, (0,) * spatial,
+                        groups)
+    else:  # the input rows the stride stepped past come back as output_padding
+        extra = tuple(n - ((o - 1) * s - 2 * p + d * (k - 1) + 1) for n, o, s, p, d, k in zip(
+            input.shape[2:], grad.shape[2:], stride, padding, dilation, weight.shape[2:]))
+        g = convolution(grad, weight, None, stride, padding, dilation, True, extra, groups)
+    return _narrowed(g, tuple(input.shape[2:]))
+
+
+def convolution_backward_weight(grad, input, weight, stride, padding, dilation, transposed,
+                                groups):
+    """The gradient in the weight: the input convolved with the gradient as the kernel, the
+    batch summed as the channels (stride and dilation swap roles); for a transposed
+    convolution the gradient and the input swap roles (as torch's double backward)."""
+    spatial = len(weight.shape) - 2
+    stride, padding, dilation = (expanded(v, spatial) for v in (stride, padding, dilation))
+    x, g = (grad, input) if transposed else (input, grad)
+    n, c, o = x.shape[0], x.shape[1], g.shape[1]
+    x_rest, g_rest = tuple(x.shape[2:]), tuple(g.shape[2:])
+    moved = tuple(range(3, 3 + spatial))
+    # each group's channels as the batch, (group, sample) as the channels
+    x = reshape(permute(reshape(x, (n, groups, c // groups) + x_rest), (2, 1, 0) + moved),
+                (c // groups, groups * n) + x_rest)
+    g = reshape(permute(reshape(g, (n, groups, o // groups) + g_rest), (1, 2, 0) + moved),
+                (o, n) + g_rest)
+    w = convolution(x, g, None, dilation, padding, stride, False, (0,) * spatial, groups)
+    return contiguous(transpose(_narrowed(w, tuple(weight.shape[2:])), 0, 1))
+
+
+def channel_sum(grad):
+    """The gradient of a per-channel bias: summed over all dims but dim 1."""
+    return sum(grad, (0,) + tuple(range(2, len(grad.shape))))
+
+
+def convolution_jvp(input_t, weight_t, bias_t, input, weight, stride, padding, dilation,
+                    transposed, output_padding, groups):
+    """Bilinear in input and weight, plus the bias: conv(x_t, w, b_t) + conv(x, w_t)."""
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    return (convolution(input_t, weight, None if _no_tangent(bias_t) else bias_t, *args)
+            + convolution(input, weight_t, None, *args))
+
+
+def _no_tangent(t):
+    return isinstance(t, (int, float))  # (the jvp machinery's 0 for an input without one)
+
+
+# ---- pooling, pads, resampling: each backward an op of its own, as torch's ----
+def max_pool_double_backward(grad, indices):
+    """Each output's value read at the index its max came from: max pooling's jvp, and the
+    gradient of its backward."""
+    flat = reshape(grad, tuple(grad.shape[:-2]) + (-1,))
+    at = reshape(indices, tuple(indices.shape[:-2]) + (-1,))
+    return reshape(gather(flat, len(at.shape) - 1, at), tuple(indices.shape))
+
+
+def max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation,
+                                     ceil_mode, indices):
+    return by_row(table.MAX_POOL2D_WITH_INDICES_BACKWARD, (grad, self, indices),
+                  (kernel_size, stride, padding, dilation, ceil_mode))
+
+
+def adaptive_max_pool2d_backward(grad, self, indices):
+    return by_row(table.ADAPTIVE_MAX_POOL2D_BACKWARD, (grad, self, indices))
+
+
+def avg_pool2d(self, *args):
+    return by_row(table.AVG_POOL2D, (self,), args)
+
+
+def avg_pool2d_backward(grad, self, *args):
+    return by_row(table.AVG_POOL2D_BACKWARD, (grad, self), args)
+
+
+def adaptive_avg_pool2d(self, output_size):
+    return by_row(table.ADAPTIVE_AVG_POOL2D, (self,), (tuple(output_size),))
+
+
+def adaptive_avg_pool2d_backward(grad, self):
+    return by_row(table.ADAPTIVE_AVG_POOL2D_BACKWARD, (grad, self))
+
+
+def constant_pad_nd(self, pad, value=0):
+    return by_row(table.CONSTANT_PAD_ND, (self,), (tuple(pad), value))
+
+
+def _by_dims(rows, padding):
+    return rows[len(padding) // 2 - 1]  # the 1-d row for 2 pads, the 2-d one for 4
+
+
+def reflection_pad(self, padding):
+    return by_row(_by_dims((table.REFLECTION_PAD1D, table.REFLECTION_PAD2D), padding), (self,),
+                  (padding,))
+
+
+def reflection_pad_backward(grad, self, padding):
+    rows = (table.REFLECTION_PAD1D_BACKWARD, table.REFLECTION_PAD2D_BACKWARD)
+    return by_row(_by_dims(rows, padding), (grad, self), (padding,))
+
+
+def replication_pad(self, padding):
+    rows = (table.REPLICATION_PAD1D, table.REPLICATION_PAD2D)
+    return by_row(_by_dims(rows, padding), (self,), (padding,))
+
+
+def replication_pad_backward(grad, self, padding):
+    rows = (table.REPLICATION_PAD1D_BACKWARD, table.REPLICATION_PAD2D_BACKWARD)
+    return by_row(_by_dims(rows, padding), (grad, self), (padding,))
+
+
+def upsample_nearest(self, output_size, scales):
+    row = (table.UPSAMPLE_NEAREST1D, table.UPSAMPLE_NEAREST2D)[len(output_size) - 1]
+    return by_row(row, (self,), (tuple(output_size),) + tuple(scales))
+
+
+def upsample_nearest_backward(grad, output_size, input_size, scales):
+    row = (table.UPSAMPLE_NEAREST1D_BACKWARD,
+           table.UPSAMPLE_NEAREST2D_BACKWARD)[len(output_size) - 1]
+    return by_row(row, (grad,), (tuple(output_size), tuple(input_size)) + tuple(scales))
+
+
+def upsample_bilinear2d(self, output_size, align_corners, scales):
+    return by_row(table.UPSAMPLE_BILINEAR2D, (self,),
+                  (tuple(output_size), align_corners) + tuple(scales))
+
+
+def upsample_bilinear2d_backward(grad, output_size, input_size, align_corners, scales):
+    return by_row(table.UPSAMPLE_BILINEAR2D_BACKWARD, (grad,),
+                  (tuple(output_size), tuple(input_size), align_corners) + tuple(scales))
+
+
+# ---- batch norm and group norm ----
+def _channel(t, ndim):
+    """A per-channel (C,) value shaped to broadcast over (N, C, *spatial)."""
+    return reshape(t, (1, -1) + (1,) * (ndim - 2))
+
+
+def _channel_dims(ndim):
+    return (0,) + tuple(range(2, ndim))
+
+
+def batch_norm_stats(input, running_mean, running_var, result1, result2, training, eps):
+    """Mean and 1/std per channel, shaped to broadcast: the running ones in eval mode; the
+    batch's in training, recomputed from input when building a double-backward graph (so
+    their derivatives are in it)."""
+    ndim = len(input.shape)
+    if not training:
+        return _channel(running_mean, ndim), _channel((running_var + eps) ** -0.5, ndim)
+    if grad_mode.state.grad_enabled:
+        dims = _channel_dims(ndim)
+        return (mean(input, dims, keepdim=True),
+                (var(input, dims, 0, keepdim=True) + eps) ** -0.5)
+    return _channel(result1, ndim), _channel(result2, ndim)
+
+
+def _batch_norm_xhat(input, running_mean, running_var, result1, result2, training, eps):
+    average, rstd = batch_norm_stats(input, running_mean, running_var, result1, result2,
+                                     training, eps)
+    return (input - average) * rstd, rstd
+
+
+def batch_norm_backward_input(grad, input, weight, running_mean, running_var, result1, result2,
+                              training, eps):
+    ndim = len(input.shape)
+    xhat, rstd = _batch_norm_xhat(input, running_mean, running_var, result1, result2, training,
+                                  eps)
+    g = grad if weight is None else grad * _channel(weight, ndim)
+    if not training:  # constant statistics: a per-channel scale
+        return g * rstd
+    return normalized_backward(g, xhat, rstd, _channel_dims(ndim))
+
+
+def batch_norm_backward_weight(grad, input, running_mean, running_var, result1, result2,
+                               training, eps):
+    xhat, _ = _batch_norm_xhat(input, running_mean, running_var, result1, result2, training, eps)
+    return sum(grad * xhat, _channel_dims(len(input.shape)))
+
+
+def batch_norm_jvp(input_t, weight_t, bias_t, input, weight, running_mean, running_var,
+                   result1, result2, training, eps):
+    ndim = len(input.shape)
+    xhat, rstd = _batch_norm_xhat(input, running_mean, running_var, result1, result2, training,
+                                  eps)
+    xhat_t = (normalized_backward(input_t, xhat, rstd, _channel_dims(ndim)) if training
+              else input_t * rstd)
+    out = xhat_t if weight is None else (
+        xhat_t * _channel(weight, ndim) + xhat * _channel(weight_t, ndim))
+    return out if _no_tangent(bias_t) else out + _channel(bias_t, ndim)
+
+
+def _group_norm_xhat(input, N, group, eps, result1, result2):
+    """x_hat per (sample, group), shaped (N, group, rest), and its 1/std (see
+    batch_norm_stats: recomputed from input when building a double-backward graph)."""
+    grouped = reshape(input, (N, group, -1))
+    if grad_mode.state.grad_enabled:
+        average = mean(grouped, (2,), keepdim=True)
+        rstd = (var(grouped, (2,), 0, keepdim=True) + eps) ** -0.5
+    else:
+        average, rstd = reshape(result1, (N, group, 1)), reshape(result2, (N, group, 1))
+    return (grouped - average) * rstd, rstd
+
+
+def group_norm_backward_input(grad, input, weight, N, C, HxW, group, eps, result1, result2):
+    xhat, rstd = _group_norm_xhat(input, N, group, eps, result1, result2)
+    g = grad if weight is None else grad * _channel(weight, len(input.shape))
+    return reshape(normalized_backward(reshape(g, (N, group, -1)), xhat, rstd, (2,)),
+                   tuple(input.shape))
+
+
+def group_norm_backward_weight(grad, input, N, group, eps, result1, result2):
+    xhat, _ = _group_norm_xhat(input, N, group, eps, result1, result2)
+    return sum(grad * reshape(xhat, tuple(input.shape)), _channel_dims(len(input.shape)))
+
+
+def group_norm_jvp(input_t, weight_t, bias_t, input, weight, N, group, eps, result1, result2):
+    ndim = len(input.shape)
+    xhat, rstd = _group_norm_xhat(input, N, group, eps, result1, result2)
+    xhat_t = reshape(normalized_backward(reshape(input_t, (N, group, -1)), xhat, rstd, (2,)),
+                     tuple(input.shape))
+    xhat = reshape(xhat, tuple(input.shape))
+    out = xhat_t if weight is None else (
+        xhat_t * _channel(weight, ndim) + xhat * _channel(weight_t, ndim))
+    return out if _no_tangent(bias_t) else out + _channel(bias_t, ndim)

@@ -186,6 +186,10 @@ def expand(x, sizes):
     return x.expand(sizes)
 
 
+def contiguous(x):
+    return np.ascontiguousarray(x) if not isinstance(x, _Tensor) else x.contiguous()
+
+
 def reshape(x, sizes):
     return np.reshape(x, _sizes(x, sizes)) if not isinstance(x, _Tensor) else x.reshape(sizes)
 

@@ -725,3 +725,437 @@ def index_add(self, index, source, dim, alpha):
 
 def bernoulli(self, generator):
     return (generator.random(self.shape) < self).astype(self.dtype)
+
+
+# ---- convolutions and pooling: (N, C, *spatial) arrays, vectorised over pixels ----
+def expanded(values, n):
+    """A per-dim argument of n spatial dims (torch expands a single value: padding (0,))."""
+    return tuple(values) * n if len(values) == 1 else tuple(values)
+
+
+def windows(x, kernel, stride, padding, dilation, pad_value=0):
+    """Every window a kernel visits, as a view: (N, C, *out, *kernel). `padding` is a
+    (before, after) pair per spatial dim."""
+    spatial = len(kernel)
+    if any(p for pair in padding for p in pair):
+        x = np.pad(x, ((0, 0),) * (x.ndim - spatial) + tuple(padding),
+                   constant_values=pad_value)
+    span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    view = np.lib.stride_tricks.sliding_window_view(x, span, axis=tuple(range(-spatial, 0)))
+    lead = (slice(None),) * (x.ndim - spatial)
+    return view[lead + tuple(slice(None, None, s) for s in stride)
+                + tuple(slice(None, None, d) for d in dilation)]
+
+
+def add_windows(target, values, stride, dilation):
+    """The adjoint of `windows` (col2im): target[window of out position o, offset k] +=
+    values[..., k, o] for values shaped (..., *kernel, *out). A loop over the kernel's
+    offsets, each a strided add of the whole output."""
+    spatial = len(stride)
+    kernel, out = values.shape[-2 * spatial:-spatial], values.shape[-spatial:]
+    lead = (slice(None),) * (values.ndim - 2 * spatial)
+    for offset in np.ndindex(*kernel):
+        place = tuple(slice(k * d, k * d + s * (n - 1) + 1, s)
+                      for k, d, s, n in zip(offset, dilation, stride, out))
+        target[lead + place] += values[lead + offset]
+    return target
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    """torch's convolution (cross-correlation), or its transpose (the adjoint in the input),
+    of (N, C, *spatial) inputs: im2col (one copy of the windows) and a matmul per group."""
+    spatial = weight.ndim - 2
+    stride, padding, dilation, output_padding = (
+        expanded(v, spatial) for v in (stride, padding, dilation, output_padding))
+    if transposed:
+        out = _convolution_transpose(input, weight, stride, padding, dilation,
+                                     output_padding, groups)
+    else:
+        out = _convolution(input, weight, stride, padding, dilation, groups)
+    if bias is not None:
+        out += bias.reshape((-1,) + (1,) * spatial)
+    return out
+
+
+def _convolution(x, w, stride, padding, dilation, groups):
+    spatial = w.ndim - 2
+    view = windows(x, w.shape[2:], stride, [(p, p) for p in padding], dilation)
+    n, c, out = x.shape[0], x.shape[1], view.shape[2:2 + spatial]
+    pixels, taps = int(np.prod(out)), int(np.prod(w.shape[2:]))
+    kernels = w.reshape(groups, w.shape[0] // groups, -1)  # (G, O/G, C/G * taps)
+    if pixels >= taps:
+        # im2col: (N, G, C/G * taps, pixels), one copy, the pixels innermost
+        order = (0, 1) + tuple(range(2 + spatial, 2 + 2 * spatial)) + tuple(range(2, 2 + spatial))
+        cols = view.transpose(order).reshape(n, groups, -1, pixels)
+        return np.matmul(kernels, cols).reshape((n, w.shape[0]) + out)
+    # a kernel larger than its output (a weight's gradient): (N, G, pixels, C/G * taps),
+    # the taps innermost, so the copy reads rows of x
+    split = view.reshape((n, groups, c // groups) + view.shape[2:])
+    order = (0, 1) + tuple(range(3, 3 + spatial)) + (2,) + tuple(range(3 + spatial,
+                                                                     3 + 2 * spatial))
+    cols = split.transpose(order).reshape(n, groups, pixels, -1)
+    result = np.matmul(cols, kernels.swapaxes(1, 2))  # (N, G, pixels, O/G)
+    return np.ascontiguousarray(result.swapaxes(2, 3)).reshape((n, w.shape[0]) + out)
+
+
+def _convolution_transpose(x, w, stride, padding, dilation, output_padding, groups):
+    """The adjoint of _convolution in its input: each input pixel's contribution at each
+    kernel offset (one batched matmul, channels last), added into the output offset by
+    offset (a loop over the kernel, each a strided add of whole contiguous rows)."""
+    spatial = w.ndim - 2
+    n, c_in = x.shape[:2]
+    sizes, kernel = x.shape[2:], w.shape[2:]
+    per_group_in, per_group_out = c_in // groups, w.shape[1]
+    rows = np.moveaxis(x, 1, -1).reshape(-1, groups, per_group_in).swapaxes(0, 1)
+    taps = np.moveaxis(w.reshape(groups, per_group_in, per_group_out, -1), -1, 0)
+    cols = np.matmul(rows, taps)  # (taps, G, N * pixels, C_out / G)
+    cols = np.moveaxis(cols, 1, -2).reshape(kernel + (n,) + sizes + (groups * per_group_out,))
+    full = tuple((i - 1) * s + d * (k - 1) + 1 + o for i, s, d, k, o in
+                 zip(sizes, stride, dilation, kernel, output_padding))
+    out = np.zeros((n,) + full + (groups * per_group_out,), dtype=cols.dtype)
+    for offset in np.ndindex(*kernel):
+        place = tuple(slice(k * d, k * d + s * (i - 1) + 1, s)
+                      for k, d, s, i in zip(offset, dilation, stride, sizes))
+        out[(slice(None),) + place] += cols[offset]
+    out = np.moveaxis(out, -1, 1)[(slice(None),) * 2 + tuple(
+        slice(p, f - p) for p, f in zip(padding, full))]
+    return np.ascontiguousarray(out)
+
+
+def pooling_output_size(size, kernel, pad, stride, dilation, ceil_mode):
+    """torch's pooling_output_shape: the last window starts inside the input or its left
+    padding."""
+    span = dilation * (kernel - 1) + 1
+    out = (size + 2 * pad - span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _pool_padding(sizes, kernel, stride, padding, dilation, ceil_mode):
+    """(output sizes, (before, after) padding per dim): ceil mode's last window may reach
+    past the padding; it is padded further (and those cells never count)."""
+    out = tuple(pooling_output_size(n, k, p, s, d, ceil_mode)
+                for n, k, p, s, d in zip(sizes, kernel, padding, stride, dilation))
+    pads = tuple((p, max(p, (o - 1) * s + d * (k - 1) + 1 - n - p))
+                 for n, k, p, s, d, o in zip(sizes, kernel, padding, stride, dilation, out))
+    return out, pads
+
+
+def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    """The largest value of each window and its index in the flattened (H, W) plane: torch's
+    CPU scan, vectorised over the windows (a loop over the kernel's offsets): a value wins
+    if larger than the best so far (ties: the first) or NaN (the last NaN); the best starts
+    at -inf on the window's first cell inside the input."""
+    stride = stride or kernel_size
+    sizes = self.shape[-2:]
+    out, pads = _pool_padding(sizes, kernel_size, stride, padding, dilation, ceil_mode)
+    padded = np.pad(self, ((0, 0),) * (self.ndim - 2) + pads, constant_values=-np.inf) if any(
+        p for pair in pads for p in pair) else self
+    starts = [np.arange(o) * s - p for o, s, p in zip(out, stride, padding)]
+    first = [np.where(a < 0, a + -(a // d) * d, a) for a, d in zip(starts, dilation)]
+    best = np.full(self.shape[:-2] + out, -np.inf, self.dtype)
+    index = np.broadcast_to(first[0][:, None] * sizes[1] + first[1][None, :], best.shape)
+    grid = starts[0][:, None] * sizes[1] + starts[1][None, :]
+    nan_aware = bool(np.isnan(self).any())  # (without a NaN, one comparison an offset)
+    for kh, kw in np.ndindex(*kernel_size):
+        h, w = kh * dilation[0], kw * dilation[1]
+        value = padded[..., h:h + stride[0] * (out[0] - 1) + 1:stride[0],
+                       w:w + stride[1] * (out[1] - 1) + 1:stride[1]]
+        wins = (value > best) | np.isnan(value) if nan_aware else value > best
+        best = np.where(wins, value, best)
+        index = np.where(wins, grid + (h * sizes[1] + w), index)
+    return best, index.astype(np.int64, copy=False)
+
+
+def max_pool_backward(grad_output, self, indices):
+    """Each output's gradient added at the index its max came from (repeated ones add up)."""
+    plane = self.shape[-2] * self.shape[-1]
+    lead = int(np.prod(self.shape[:-2]))
+    at = (np.arange(lead) * plane).reshape(grad_output.shape[:-2] + (1, 1)) + indices
+    out = np.bincount(at.ravel(), weights=grad_output.ravel(), minlength=lead * plane)
+    return out.astype(grad_output.dtype, copy=False).reshape(self.shape)
+
+
+def max_pool2d_with_indices_backward(grad_output, self, indices, kernel_size, stride, padding,
+                                     dilation, ceil_mode):
+    return max_pool_backward(grad_output, self, indices)  # (the indices say it all)
+
+
+def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+               divisor_override):
+    stride = stride or kernel_size
+    out, pads = _pool_padding(self.shape[-2:], kernel_size, stride, padding, (1, 1), ceil_mode)
+    view = windows(self, kernel_size, stride, pads, (1, 1))
+    return np.ascontiguousarray(view.sum(axis=(-2, -1)) / _avg_divisor(
+        self.shape[-2:], out, kernel_size, stride, padding, count_include_pad,
+        divisor_override).astype(self.dtype))
+
+
+def _avg_divisor(sizes, out, kernel, stride, padding, count_include_pad, divisor_override):
+    """What each window's sum is divided by (torch's avg_pool2d): the override, or the
+    window's cells inside the padded input, or (without count_include_pad) inside the input."""
+    if divisor_override:
+        return np.full(out, float(divisor_override))
+    counts = []
+    for n, o, k, s, p in zip(sizes, out, kernel, stride, padding):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        if not count_include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, n)
+        counts.append(end - start)
+    return np.outer(counts[0], counts[1]).astype(np.float64)
+
+
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    """Each output's gradient spread evenly (by its divisor) over its window."""
+    stride = stride or kernel_size
+    sizes = self.shape[-2:]
+    out, pads = _pool_padding(sizes, kernel_size, stride, padding, (1, 1), ceil_mode)
+    share = grad_output / _avg_divisor(sizes, out, kernel_size, stride, padding,
+                                       count_include_pad, divisor_override).astype(
+        grad_output.dtype)
+    values = np.broadcast_to(share[..., None, None, :, :],
+                             share.shape[:-2] + tuple(kernel_size) + share.shape[-2:])
+    full = tuple(n + a + b for n, (a, b) in zip(sizes, pads))
+    target = add_windows(np.zeros(self.shape[:-2] + full, grad_output.dtype), values, stride,
+                         (1, 1))
+    return np.ascontiguousarray(target[..., pads[0][0]:pads[0][0] + sizes[0],
+                                       pads[1][0]:pads[1][0] + sizes[1]])
+
+
+# ---- resampling along each spatial dim: pads, upsampling, adaptive average pooling ----
+# A plan per spatial dim, (index, weight): output position o along that dim is
+# sum_k weight[k, o] * input[index[k, o]] (weight None: index[0] alone, weight 1).
+def resample(x, plans):
+    """x with each plan applied along its dim (the last len(plans) dims)."""
+    for axis, (index, weight) in zip(range(-len(plans), 0), plans):
+        if weight is None:
+            x = np.take(x, index[0], axis=axis)
+            continue
+        shape = (-1,) + (1,) * (-axis - 1)
+        total = np.take(x, index[0], axis=axis) * weight[0].reshape(shape).astype(x.dtype)
+        for k in range(1, len(index)):
+            total += np.take(x, index[k], axis=axis) * weight[k].reshape(shape).astype(x.dtype)
+        x = total
+    return x
+
+
+def resample_backward(grad, sizes, plans):
+    """The adjoint of resample: each output's gradient added back where it was read from
+    (weighted), down to the input's `sizes` (its last len(plans) dims)."""
+    for axis, size, (index, weight) in reversed(list(zip(range(-len(plans), 0), sizes,
+                                                         plans))):
+        moved = np.moveaxis(grad, axis, -1)
+        rows = moved.reshape(-1, moved.shape[-1])
+        starts = (np.arange(rows.shape[0]) * size)[:, None]
+        at = np.concatenate([(starts + i).ravel() for i in index])
+        weights = rows.ravel() if weight is None else np.concatenate(
+            [(rows * w).ravel() for w in weight])
+        summed = np.bincount(at, weights=weights, minlength=rows.shape[0] * size)
+        grad = np.moveaxis(summed.astype(grad.dtype, copy=False).reshape(
+            moved.shape[:-1] + (size,)), -1, axis)
+    return np.ascontiguousarray(grad)
+
+
+def _pad_plans(sizes, padding, mode):
+    """Plans of the padded positions' sources: (left, right) pads per dim, last dim first
+    in `padding` (F.pad's order)."""
+    plans = []
+    for i, n in enumerate(sizes):
+        left, right = padding[2 * (len(sizes) - 1 - i)], padding[2 * (len(sizes) - 1 - i) + 1]
+        at = np.arange(-left, n + right)
+        if mode == "reflect":  # mirrored about the edge cells, which are not repeated
+            period = 2 * (n - 1)
+            at = at % period if period else np.zeros_like(at)
+            at = np.where(at >= n, period - at, at)
+        else:  # replicate
+            at = np.clip(at, 0, n - 1)
+        plans.append(((at,), None))
+    return plans
+
+
+def reflection_pad(self, padding):
+    return resample(self, _pad_plans(self.shape[-len(padding) // 2:], padding, "reflect"))
+
+
+def reflection_pad_backward(grad_output, self, padding):
+    sizes = self.shape[-len(padding) // 2:]
+    return resample_backward(grad_output, sizes, _pad_plans(sizes, padding, "reflect"))
+
+
+def replication_pad(self, padding):
+    return resample(self, _pad_plans(self.shape[-len(padding) // 2:], padding, "replicate"))
+
+
+def replication_pad_backward(grad_output, self, padding):
+    sizes = self.shape[-len(padding) // 2:]
+    return resample_backward(grad_output, sizes, _pad_plans(sizes, padding, "replicate"))
+
+
+def constant_pad_nd(self, pad, value=0):
+    """F.pad's constant mode: pads (negative ones crop) from the last dim backwards."""
+    out = self
+    for i in range(len(pad) // 2):
+        axis, left, right = self.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
+        if left < 0 or right < 0:  # crop first
+            index = [slice(None)] * out.ndim
+            index[axis] = slice(max(-left, 0), out.shape[axis] - max(-right, 0))
+            out = out[tuple(index)]
+        widths = [(0, 0)] * out.ndim
+        widths[axis] = (max(left, 0), max(right, 0))
+        if max(left, 0) or max(right, 0):
+            out = np.pad(out, widths, constant_values=value)
+    return np.array(out) if out is self else np.ascontiguousarray(out)
+
+
+def _opmath(dtype):
+    return np.float64 if dtype == np.float64 else np.float32  # torch's opmath type
+
+
+def _nearest_plan(size, out, scale, dtype):
+    """torch's nearest_idx: floor(o * scale) in float, scale 1 / scale_factor if given."""
+    if out == size:
+        at = np.arange(out)
+    elif out == 2 * size:
+        at = np.arange(out) >> 1
+    else:
+        f = _opmath(dtype)
+        step = f(1.0 / scale) if scale else f(size) / f(out)
+        at = np.minimum(np.floor(np.arange(out, dtype=f) * step).astype(np.int64), size - 1)
+    return ((at,), None)
+
+
+def _linear_plan(size, out, align_corners, scale, dtype):
+    """torch's linear interpolation indices and weights (area_pixel_compute_source_index)."""
+    f = _opmath(dtype)
+    if align_corners:
+        step = f(size - 1) / f(out - 1) if out > 1 else f(0)
+        source = np.arange(out, dtype=f) * step
+    else:
+        step = f(1.0 / scale) if scale else f(size) / f(out)
+        source = np.maximum(step * (np.arange(out, dtype=f) + f(0.5)) - f(0.5), f(0))
+    low = source.astype(np.int64)
+    high = low + (low < size - 1)
+    lam = np.clip(source - low, 0, 1)
+    return ((low, high), (1 - lam, lam))
+
+
+def _adaptive_plan(size, out):
+    """Window o covers [floor(o size / out), ceil((o + 1) size / out)): torch's
+    start_index/end_index; shorter windows repeat their last cell with weight 0."""
+    o = np.arange(out)
+    start, end = (o * size) // out, ((o + 1) * size + out - 1) // out
+    width = int((end - start).max())
+    index = np.minimum(start[None, :] + np.arange(width)[:, None], end[None, :] - 1)
+    weight = (start[None, :] + np.arange(width)[:, None] < end[None, :]) / (end - start)
+    return tuple(index), tuple(weight)
+
+
+def _upsample_plans(self_sizes, output_size, mode, align_corners, scales, dtype):
+    if mode == "nearest":
+        return [_nearest_plan(n, o, s, dtype) for n, o, s in zip(self_sizes, output_size, scales)]
+    return [_linear_plan(n, o, align_corners, s, dtype)
+            for n, o, s in zip(self_sizes, output_size, scales)]
+
+
+def upsample_nearest(self, output_size, *scales):
+    return resample(self, _upsample_plans(self.shape[-len(output_size):], output_size,
+                                          "nearest", None, scales, self.dtype))
+
+
+def upsample_nearest_backward(grad_output, output_size, input_size, *scales):
+    sizes = tuple(input_size[-len(output_size):])
+    return resample_backward(grad_output, sizes, _upsample_plans(
+        sizes, output_size, "nearest", None, scales, grad_output.dtype))
+
+
+def upsample_linear(self, output_size, align_corners, *scales):
+    return resample(self, _upsample_plans(self.shape[-len(output_size):], output_size,
+                                          "linear", align_corners, scales, self.dtype))
+
+
+def upsample_linear_backward(grad_output, output_size, input_size, align_corners, *scales):
+    sizes = tuple(input_size[-len(output_size):])
+    return resample_backward(grad_output, sizes, _upsample_plans(
+        sizes, output_size, "linear", align_corners, scales, grad_output.dtype))
+
+
+def adaptive_avg_pool(self, output_size):
+    return resample(self, [_adaptive_plan(n, o) for n, o in
+                           zip(self.shape[-len(output_size):], output_size)])
+
+
+def adaptive_avg_pool_backward(grad_output, self):
+    sizes = self.shape[-2:]
+    return resample_backward(grad_output, sizes, [
+        _adaptive_plan(n, o) for n, o in zip(sizes, grad_output.shape[-2:])])
+
+
+def adaptive_max_pool2d(self, output_size):
+    """The largest value of each adaptive window and its index in the (H, W) plane (the
+    first of ties, the last NaN, as torch's kernel)."""
+    (rows, _), (cols, _) = (_adaptive_plan(n, o) for n, o in zip(self.shape[-2:], output_size))
+    rows, cols = np.stack(rows), np.stack(cols)  # (window, out) each
+    picked = self[..., rows[:, :, None, None], cols[None, None, :, :]]  # (.., kh, oh, kw, ow)
+    lead = tuple(range(picked.ndim - 4))
+    flat = picked.transpose(lead + tuple(d + len(lead) for d in (1, 3, 0, 2))).reshape(
+        picked.shape[:-4] + (rows.shape[1], cols.shape[1], -1))  # (.., oh, ow, kh * kw)
+    local = np.argmax(flat, axis=-1)
+    values = np.take_along_axis(flat, local[..., None], -1)[..., 0]
+    if np.isnan(values).any():
+        last = flat.shape[-1] - 1 - np.argmax(np.isnan(flat[..., ::-1]), axis=-1)
+        local = np.where(np.isnan(values), last, local)
+    kh, kw = divmod(local, cols.shape[0])
+    at_row = rows[kh, np.arange(rows.shape[1])[:, None]]
+    at_col = cols[kw, np.arange(cols.shape[1])[None, :]]
+    return np.ascontiguousarray(values), (at_row * self.shape[-1] + at_col).astype(np.int64)
+
+
+# ---- normalisation ----
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                      eps):
+    """Per channel (dim 1): (x - mean) / sqrt(var + eps) * weight + bias, with the batch's
+    statistics (biased variance) in training, the running ones otherwise. In training the
+    running statistics move towards the batch's in place, unbiased variance, inside the op
+    (as torch's kernel: no version bump). Also returns the batch mean and 1/std (empty in
+    eval mode, as torch)."""
+    dims = (0,) + tuple(range(2, input.ndim))
+    shape = (1, -1) + (1,) * (input.ndim - 2)
+    if training:
+        mean = input.mean(axis=dims)
+        var = np.square(input - mean.reshape(shape)).mean(axis=dims)
+        rstd = 1 / np.sqrt(var + eps)
+        if running_mean is not None:
+            n = input.size // input.shape[1]
+            running_mean *= 1 - momentum
+            running_mean += momentum * mean
+            running_var *= 1 - momentum
+            running_var += momentum * n / max(n - 1, 1) * var
+        saved = mean, rstd
+    else:
+        mean, rstd = running_mean, 1 / np.sqrt(running_var + eps)
+        saved = np.empty(0, input.dtype), np.empty(0, input.dtype)
+    scale = rstd if weight is None else rstd * weight
+    shift = -mean * scale if bias is None else bias - mean * scale
+    out = input * scale.astype(input.dtype).reshape(shape)
+    out += shift.astype(input.dtype).reshape(shape)
+    return out, saved[0].astype(input.dtype, copy=False), saved[1].astype(input.dtype, copy=False)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """Each sample's channels in `group` groups, each normalised by its own mean and biased
+    variance, then scaled and shifted per channel; also the (N, group) means and 1/stds."""
+    grouped = input.reshape(N, group, -1)
+    mean = grouped.mean(axis=-1, keepdims=True)
+    centered = grouped - mean
+    rstd = 1 / np.sqrt(np.square(centered).mean(axis=-1, keepdims=True) + eps)
+    out = (centered * rstd).reshape(input.shape)
+    shape = (1, -1) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out, mean[..., 0], rstd[..., 0]

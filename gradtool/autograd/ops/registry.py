@@ -8,7 +8,7 @@ the node saves in the forward pass:
   result            the op's output, saved as `_saved_result` (kept without a reference cycle)
   dim, keepdim, ... the op's non-tensor arguments, saved as `_saved_dim`, ...
   self_sym_sizes, self_sym_numel, self_sym_strides, self_scalar_type, tensors_args_sizes,
-  source_dim
+  source_dim, bias_sym_sizes_opt
                     facts about an input, recorded at forward time
 A node saves only what the formulas of inputs that require grad need (as torch does).
 Inputs that are not differentiable are declared so with NON_DIFFERENTIABLE.
@@ -43,8 +43,8 @@ from .generic import ones_like, zeros_like
 
 NON_DIFFERENTIABLE = "non_differentiable"
 MANY = "many"  # an op returning a sequence of outputs whose length depends on its arguments
-_DERIVED = ("_sym_sizes", "_sym_numel", "_sym_strides", "_scalar_type", "_args_sizes",
-            "_dim")
+_DERIVED = ("_sym_sizes", "_sym_sizes_opt", "_sym_numel", "_sym_strides", "_scalar_type",
+            "_args_sizes", "_dim")
 _UNEXPOSED = ("_scalar_type", "_args_sizes")  # facts torch's nodes keep without a _saved_ name
 _state = grad_mode.state
 
@@ -435,6 +435,8 @@ def derived(value, suffix):
     """A fact about an input recorded at forward time (value is the input's array(s))."""
     if suffix == "_sym_sizes":
         return value.shape
+    if suffix == "_sym_sizes_opt":  # an optional input's sizes; torch shows (0,) for None
+        return (0,) if value is None else value.shape
     if suffix == "_sym_numel":
         return value.size
     if suffix == "_sym_strides":  # in elements, as torch's
