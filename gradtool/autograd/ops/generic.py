@@ -75,6 +75,10 @@ def sigmoid(x):
     return _kernels.sigmoid(x) if not isinstance(x, _Tensor) else x.sigmoid()
 
 
+def rsqrt(x):
+    return _kernels.rsqrt(x) if not isinstance(x, _Tensor) else x.rsqrt()
+
+
 def erf(x):
     return _kernels.erf(x) if not isinstance(x, _Tensor) else x.erf()
 

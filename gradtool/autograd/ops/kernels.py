@@ -715,3 +715,47 @@ def index_add(self, index, source, dim, alpha):
 
 def bernoulli(self, generator):
     return (generator.random(self.shape) < self).astype(self.dtype)
+
+
+# ---- elementwise (issue 21) ----
+def round_(self, decimals=0):  # half to even, as torch; decimals scale first, as torch's
+    return np.round(self, decimals)
+
+
+def addcmul(self, tensor1, tensor2, value):
+    return self + value * tensor1 * tensor2
+
+
+def addcdiv(self, tensor1, tensor2, value):
+    return self + value * tensor1 / tensor2
+
+
+def normal_like(mean, std, generator):
+    """Draws of N(mean, std) in the broadcast shape of the two (either may be a number)."""
+    shape = np.broadcast_shapes(np.shape(mean), np.shape(std))
+    dtype = next(x.dtype for x in (mean, std) if isinstance(x, np.ndarray))
+    return (mean + std * generator.standard_normal(shape)).astype(dtype)
+
+
+def normal_std_tensor(std, mean, generator):  # (the row's tensor input comes first)
+    return normal_like(mean, std, generator)
+
+
+def diagonal_copy(self, offset, dim1, dim2):
+    return np.diagonal(self, offset, dim1, dim2).copy()
+
+
+def diag_embed(self, offset, dim1, dim2):
+    """Each vector of the last dim laid on a diagonal of a new pair of dims (dim1, dim2)."""
+    n = self.shape[-1] + abs(offset)
+    ndim = self.ndim + 1
+    dim1, dim2 = dim1 % ndim, dim2 % ndim
+    sizes = list(self.shape[:-1])
+    for d in sorted((dim1, dim2)):
+        sizes.insert(d, n)
+    return diagonal_backward(self, tuple(sizes), offset, dim1, dim2)
+
+
+def scatter_value(self, index, dim, value):
+    return scatter(self, index, value, dim)
+
