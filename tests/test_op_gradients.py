@@ -998,6 +998,76 @@ case("einsum_iij,jk->ik", ("DIAGONAL", "BMM"), lambda a, b: gt.einsum("iij,jk->i
      lambda v, a, b: [_EYE3[:, :, None] * (v @ b.T)[:, None, :],
                       np.einsum("iij->ij", a).T @ v])
 
+# ------------------------------ functions real files use (issue 21) ------------------------------
+case("asin", "ASIN", lambda x: x.asin(), lambda r: [r.uniform(-0.8, 0.8, S)],
+     lambda v, x: [v / np.sqrt(1 - x * x)])
+case("arccos", "ACOS", lambda x: gt.arccos(x), lambda r: [r.uniform(-0.8, 0.8, S)],
+     lambda v, x: [-v / np.sqrt(1 - x * x)])
+case("arctan", "ATAN", lambda x: x.arctan(), normal(*S), lambda v, x: [v / (1 + x * x)])
+case("asinh", "ASINH", lambda x: gt.asinh(x), normal(*S), lambda v, x: [v / np.sqrt(x * x + 1)])
+case("arccosh", "ACOSH", lambda x: x.arccosh(), lambda r: [r.uniform(1.2, 3.0, S)],
+     lambda v, x: [v / np.sqrt(x * x - 1)])
+case("atanh", "ATANH", lambda x: gt.arctanh(x), lambda r: [r.uniform(-0.8, 0.8, S)],
+     lambda v, x: [v / (1 - x * x)])
+case("atan2", "ATAN2", lambda y, x: gt.atan2(y, x), lambda r: [r.standard_normal(S), signed(
+    r, (4,))], lambda v, y, x: [v * x / (x * x + y * y),
+                               unbroadcast(-v * y / (x * x + y * y), x.shape)])
+# round is flat between the half-integers (values kept 0.1 away from them)
+case("round", "ROUND", lambda x: x.round() * x, lambda r: [r.integers(-3, 3, S) + r.uniform(
+    0.1, 0.4, S)], lambda v, x: [v * np.round(x)])
+case("round_decimals", "ROUND_DECIMALS", lambda x: gt.round(x, decimals=1) * x,
+     lambda r: [(r.integers(-20, 20, S) + r.uniform(0.1, 0.4, S)) / 10],
+     lambda v, x: [v * np.round(x, 1)])
+case("addcmul", "ADDCMUL", lambda x, a, b: gt.addcmul(x, a, b, value=0.5),
+     normals((3, 1), S, (4,)),
+     lambda v, x, a, b: [unbroadcast(v, x.shape), 0.5 * v * b, unbroadcast(0.5 * v * a, b.shape)])
+case("addcdiv", "ADDCDIV", lambda x, a, b: x.addcdiv(a, b, value=-2.0),
+     lambda r: [r.standard_normal(S), r.standard_normal(S), signed(r, S)],
+     lambda v, x, a, b: [v, -2.0 * v / b, 2.0 * v * a / b ** 2])
+case("addcmul_", "ADDCMUL", lambda x, a: x.sin().addcmul_(a, a, value=0.5), normals(S, S),
+     lambda v, x, a: [v * np.cos(x), v * a])
+case("diag_vector", "DIAG_EMBED", lambda x: gt.diag(x, 1), normal(4),
+     lambda v, x: [np.diagonal(v, 1)], order2="square")
+case("diag_embed", "DIAG_EMBED", lambda x: gt.diag_embed(x, -1, 0, 2), normal(2, 3),
+     lambda v, x: [np.diagonal(v, -1, 0, 2)], order2="square")
+case("diag_matrix", "DIAGONAL_COPY", lambda x: x.diag(-1), normal(*S),
+     lambda v, x: [_placed(x.shape, (np.arange(1, 3), np.arange(2)), v)], order2="square")
+case("meshgrid", ("VIEW", "EXPAND"), lambda a, b: gt.meshgrid(a, b, indexing="xy"),
+     normals((3,), (4,)), lambda v, a, b: [v[0].sum(0), v[1].sum(1)], order2="square")
+case("sum_to_size", ("SUM_DIM", "VIEW"), lambda x: x.sum_to_size(3, 1), normal(2, 3, 4),
+     lambda v, x: [np.broadcast_to(v[None], x.shape)], order2="square")
+# torch.normal(mean, std): the draws' gradients are zero (as torch's), so the cases add the
+# input back: d/dx is exactly 1
+case("normal_tensor_float", "NORMAL_TENSOR_FLOAT",
+     _seeded(lambda m: gt.normal(m, 2.0) * 0.0 + m), normal(*S), lambda v, m: [v])
+case("normal_float_tensor", "NORMAL_FLOAT_TENSOR",
+     _seeded(lambda s: gt.normal(1.0, s) * 0.0 + s), lambda r: [r.uniform(0.5, 1.0, S)],
+     lambda v, s: [v])
+case("normal_tensor_tensor", "NORMAL_TENSOR_TENSOR",
+     _seeded(lambda m, s: gt.normal(m, s) * 0.0 + m * s),
+     lambda r: [r.standard_normal((4,)), r.uniform(0.5, 1.0, S)],
+     lambda v, m, s: [(v * s).sum(0), v * m])
+case("scatter_value", "SCATTER_VALUE", lambda x, i: x.scatter(1, i, 2.5),
+     lambda r: [r.standard_normal(S), Const(SCATTER_INDEX)],
+     lambda v, x, i: [_scatter_vjp(v, x, i, None)[0]], order2="square")
+case("scatter_value_", "SCATTER_VALUE", lambda x, i: x.sin().scatter_(0, i, -1.0),
+     lambda r: [r.standard_normal(S), Const(np.array([[2, 0, 1, 1]]))],
+     lambda v, x, i: [v * np.cos(x) * (np.arange(3)[:, None] != i)])
+case("scatter_src_", "SCATTER", lambda x, i, s: (x * 2.0).scatter_(1, i, s),
+     lambda r: [r.standard_normal(S), Const(SCATTER_INDEX), r.standard_normal((3, 2))],
+     lambda v, x, i, s: [2 * _scatter_vjp(v, x, i, s)[0], _scatter_vjp(v, x, i, s)[1]])
+case("unsafe_chunk", "UNSAFE_SPLIT", lambda x: x.unsafe_chunk(2, 1), normal(3, 5),
+     lambda v, x: [np.concatenate(v, axis=1)], order2="square")
+case("unsafe_split_with_sizes", "UNSAFE_SPLIT_WITH_SIZES",
+     lambda x: gt.unsafe_split_with_sizes(x, [1, 2]), normal(3, 4),
+     lambda v, x: [np.concatenate(v, axis=0)], order2="square")
+case("baddbmm", "BADDBMM", lambda c, a, b: gt.baddbmm(c, a, b, beta=0.5, alpha=-2.0),
+     normals((3, 2), (2, 3, 4), (2, 4, 2)),
+     lambda v, c, a, b: [0.5 * v.sum(0), -2.0 * v @ np.swapaxes(b, 1, 2),
+                         -2.0 * np.swapaxes(a, 1, 2) @ v])
+case("addmm_", "ADDMM", lambda c, a, b: (c * 1.0).addmm_(a, b, beta=2.0),
+     normals((3, 2), (3, 4), (4, 2)), lambda v, c, a, b: [2.0 * v, v @ b.T, a.T @ v])
+
 CASE_IDS = [c.id for c in CASES]
 assert len(set(CASE_IDS)) == len(CASE_IDS), "duplicate case ids"
 

@@ -32,6 +32,10 @@ TORCH_EQUIVALENTS = {
     "as_strided_op": lambda x: x.reshape(-1)[torch.from_numpy(sweep.AS_STRIDED_INDICES)],
     "threshold_backward_op": lambda g, r: torch.ops.aten.threshold_backward(g, r, 0),
     "leaky_relu_backward_op": lambda g, r: torch.ops.aten.leaky_relu_backward(g, r, 0.1, False),
+    # (the seeded wrapper calls gradtool: the same cases, unseeded: the draws are multiplied by 0)
+    "normal_tensor_float": lambda m: torch.normal(m, 2.0) * 0.0 + m,
+    "normal_float_tensor": lambda s: torch.normal(1.0, s) * 0.0 + s,
+    "normal_tensor_tensor": lambda m, s: torch.normal(m, s) * 0.0 + m * s,
 }
 # normal_/uniform_ fill with random numbers: torch's generator draws other values.
 NOT_COMPARABLE = {"normal_", "uniform_", "bernoulli"}
@@ -312,7 +316,10 @@ KNOWN_SAVED_VALUE_FORMS = {
     ("getitem_negative_int", "index"), ("narrow", "dim"), ("stack_last", "dim"),
     ("split_with_sizes", "dim"), ("slice_step", "end"), ("var", "dim"), ("std", "dim"),
     ("var", "correction"), ("std", "correction"), ("amax_all", "dim"), ("cumprod", "dim"),
-    ("topk", "dim"), ("norm_p_neg1", "dim"), ("norm_inf_dim", "dim")}
+    ("topk", "dim"), ("norm_p_neg1", "dim"), ("norm_inf_dim", "dim"),
+    # torch's addcdiv saves tensor2 whichever inputs require grad; gradtool only for the
+    # formulas that read it (tensor1's and tensor2's)
+    ("addcdiv", "tensor2")}
 
 
 def _saved_form(v):

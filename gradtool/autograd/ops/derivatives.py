@@ -423,7 +423,8 @@ SCATTER = OpSpec("scatter", "ScatterBackward0", kernels.scatter, jvp="linear", a
                  self=lambda grad, dim, index: scatter(grad, dim, index, 0),
                  index=NON_DIFFERENTIABLE,
                  src=lambda grad, dim, index: gather(grad, dim, index))
-SCATTER_VALUE = OpSpec("scatter", "ScatterBackward1", kernels.scatter_value, jvp="linear",
+SCATTER_VALUE = OpSpec("scatter", "ScatterBackward1", kernels.scatter_value,
+                       jvp=lambda self_t, dim, index: scatter(self_t, dim, index, 0),
                        args=("dim", "value"),
                        self=lambda grad, dim, index: scatter(grad, dim, index, 0),
                        index=NON_DIFFERENTIABLE)
