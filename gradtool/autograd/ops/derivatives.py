@@ -10,7 +10,8 @@ import numpy as np
 from . import formulas
 from . import kernels
 from .generic import (bmm, cat, cos, diagonal, exp, expand, flip, gather, index,
-                      index_put, masked_fill, mm, mv, permute, reshape, roll, rsqrt,
+                      index_put, masked_fill, matmul, mm, mv, ones_like, permute, reshape, roll,
+                      rsqrt,
                       scatter, scatter_add, select, sign, sin, slice, squeeze, stack, sum,
                       sum_to, t, to, transpose, tril, triu, unbind, unsqueeze, where, zeros,
                       zeros_like)
@@ -657,5 +658,55 @@ INDEX_ADD = OpSpec("index_add", "IndexAddBackward0", kernels.index_add, jvp="lin
                    source=lambda grad, dim, index, source, source_dim, alpha:
                        formulas.index_add_source_backward(grad, dim, index, source, source_dim,
                                                           alpha))
+
+# ======================= linear algebra (torch.linalg) =======================
+# The LU factors of solve, det and slogdet are outputs, saved as torch's nodes save them: the
+# first-order formulas solve with them (torch's lu_solve), gradients of gradients with A.
+LINALG_INV_EX = OpSpec("linalg_inv_ex", "LinalgInvExBackward0", kernels.linalg_inv_ex,
+                       outputs=("inverse", "info"), nondiff_outputs=("info",),
+                       jvp=lambda A_t, inverse: -matmul(inverse, matmul(A_t, inverse)),
+                       A=lambda grad, inverse: formulas.linalg_inv_backward(grad, inverse))
+LINALG_SOLVE_EX = OpSpec(
+    "linalg_solve_ex", "LinalgSolveExBackward0", kernels.linalg_solve_ex, args=("left",),
+    outputs=("result", "LU", "pivots", "info"), nondiff_outputs=("LU", "pivots", "info"),
+    jvp=lambda A_t, B_t, A, result, left: formulas.linalg_solve_jvp(A_t, B_t, A, result, left),
+    A=lambda grad, A, LU, pivots, result, left:
+        formulas.linalg_solve_backward_A(grad, A, LU, pivots, result, left),
+    B=lambda grad, A, LU, pivots, left: formulas.linalg_solve_backward_B(grad, A, LU, pivots,
+                                                                         left))
+LINALG_DET = OpSpec("linalg_det", "LinalgDetBackward0", kernels.linalg_det,
+                    outputs=("result", "LU", "pivots"), nondiff_outputs=("LU", "pivots"),
+                    jvp=lambda A_t, A, LU, pivots, result: [sum(formulas.linalg_det_backward(
+                        ones_like(result), result, A, LU, pivots) * A_t, (-2, -1)), None, None],
+                    A=lambda grad, A, LU, pivots, result:
+                        formulas.linalg_det_backward(grad, result, A, LU, pivots))
+LINALG_SLOGDET = OpSpec("linalg_slogdet", "LinalgSlogdetBackward0", kernels.linalg_slogdet,
+                        outputs=("sign", "logabsdet", "LU", "pivots"),
+                        nondiff_outputs=("LU", "pivots"),  # (sign: differentiable, zero)
+                        jvp=lambda A_t, A, sign: [zeros_like(sign), formulas.trace(
+                            formulas.solve(A, A_t)), None, None],
+                        A=lambda grads, A, LU, pivots:
+                            formulas.linalg_slogdet_backward(grads, A, LU, pivots))
+LINALG_CHOLESKY_EX = OpSpec("linalg_cholesky_ex", "LinalgCholeskyExBackward0",
+                            kernels.linalg_cholesky_ex, args=("upper",),
+                            outputs=("L", "info"), nondiff_outputs=("info",),
+                            jvp=lambda A_t, L, upper: formulas.cholesky_jvp(A_t, L, upper),
+                            A=lambda grad, upper, L: formulas.cholesky_backward(grad, upper, L))
+LINALG_QR = OpSpec("linalg_qr", "LinalgQrBackward0", kernels.linalg_qr, args=("mode",),
+                   outputs=("Q", "R"),
+                   jvp=lambda A_t, Q, R, mode: formulas.linalg_qr_jvp(A_t, Q, R, mode),
+                   A=lambda grads, Q, R, mode: formulas.linalg_qr_backward(grads, Q, R, mode))
+LINALG_EIGH = OpSpec("linalg_eigh", "LinalgEighBackward0", kernels.linalg_eigh, args=("UPLO",),
+                     outputs=("eigenvalues", "eigenvectors"), undefined_grads=True,
+                     jvp=lambda A_t, eigenvalues, eigenvectors:
+                         formulas.linalg_eigh_jvp(A_t, eigenvalues, eigenvectors),
+                     A=lambda grads, eigenvalues, eigenvectors:
+                         formulas.linalg_eigh_backward(grads, eigenvalues, eigenvectors))
+LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", kernels.linalg_svd,
+                    args=("full_matrices",), outputs=("U", "S", "Vh"), undefined_grads=True,
+                    jvp=lambda A_t, U, S, Vh, full_matrices:
+                        formulas.linalg_svd_jvp(A_t, U, S, Vh, full_matrices),
+                    A=lambda grads, U, S, Vh, full_matrices:
+                        formulas.linalg_svd_backward(grads, U, S, Vh, full_matrices))
 
 TABLE = {name: value for name, value in globals().items() if isinstance(value, OpSpec)}

@@ -311,6 +311,13 @@ def mv(a, v):
     return np.matmul(a, v[..., None])[..., 0]
 
 
+def matmul(a, b):
+    """torch's matmul (batches broadcast): the linear algebra formulas' product."""
+    if _tensor(a) or _tensor(b):
+        return tensor_module.matmul(_as_tensor(a), _as_tensor(b))
+    return np.matmul(a, b)
+
+
 def bmm(a, b):
     if _tensor(a) or _tensor(b):
         return _as_tensor(a).bmm(b)
