@@ -71,6 +71,7 @@ MaxResult = collections.namedtuple("max", ["values", "indices"])
 SortResult = collections.namedtuple("sort", ["values", "indices"])
 TopkResult = collections.namedtuple("topk", ["values", "indices"])
 MinResult = collections.namedtuple("min", ["values", "indices"])
+SvdResult = collections.namedtuple("svd", ["U", "S", "V"])
 
 
 def call(spec, inputs, args=()):
@@ -1260,6 +1261,32 @@ class Tensor:
                                           keepdim, dtype=dtype)
             p = 2
         return vector_norm(self, p, dim, keepdim, dtype=dtype)
+
+    # ---------------- linear algebra (torch.linalg's, as torch's methods) ----------------
+    def inverse(self):
+        from .. import linalg
+        return linalg.inv(self)
+
+    def det(self):
+        from .. import linalg
+        return linalg.det(self)
+
+    def slogdet(self):
+        from .. import linalg
+        return linalg.slogdet(self)
+
+    def logdet(self):
+        """log det: nan where the determinant is negative (a where over slogdet, as torch)."""
+        sign, logabsdet = self.slogdet()
+        return where(sign == -1, float("nan"), logabsdet)
+
+    def svd(self, some=True, compute_uv=True):
+        """torch.svd's (U, S, V), V = Vh^T; zeros for U and V without compute_uv."""
+        from .. import linalg
+        U, S, Vh = linalg.svd(self, full_matrices=not some)
+        if not compute_uv:
+            U, Vh = U.detach() * 0, Vh.detach() * 0
+        return SvdResult(U, S, Vh.mT)
 
     # ---------------- shapes ----------------
     def view(self, *shape):

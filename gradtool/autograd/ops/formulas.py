@@ -529,14 +529,23 @@ def linalg_solve_jvp(A_t, B_t, A, result, left):
 
 
 def linalg_det_backward(grad, det, A, LU, pivots):
-    """grad det A^{-T} (the cofactors); where some matrix is singular, the cofactors through
-    the SVD, det U det Vh U diag(prod of the other singular values) Vh, as torch's."""
+    """grad det A^{-T} (the cofactors); where some matrix is singular, or nearly (|det| below
+    sqrt(eps) of Hadamard's bound, the product of its rows' norms: A^{-1} is then too
+    inexact), the cofactors through the SVD, det U det Vh U diag(prod of the other singular
+    values) Vh, as torch's."""
     scale = unsqueeze(unsqueeze(grad * det, -1), -1)
-    if not any_true(det == 0):
+    rows = detach(A)
+    bound = prod(sum(rows * rows, -1), -1) ** 0.5
+    if not any_true(abs(detach(det)) <= _eps(LU) ** 0.5 * bound):
         return scale * _solve_saved(A, LU, pivots, _eye_like(A), True)
     U, S, Vh = by_row(table.LINALG_SVD, (A,), (False,))
     alpha = by_row(table.LINALG_DET, (U,))[0] * by_row(table.LINALG_DET, (Vh,))[0] * grad
     return matmul(U * unsqueeze(unsqueeze(alpha, -1) * _prod_of_the_others(S), -2), Vh)
+
+
+def _eps(x):
+    """The machine epsilon of x's dtype."""
+    return np.finfo(x.dtype if type(x) is np.ndarray else detach(x).numpy().dtype).eps
 
 
 def _prod_of_the_others(x):
@@ -619,7 +628,7 @@ def linalg_qr_jvp(A_t, Q, R, mode):
         dY = slice(A_t, len(A_t.shape) - 1, m, n, 1)
         dQ, dR1 = linalg_qr_jvp(dX, Q, R1, mode)
         return [dQ, cat([dR1, matmul(mT(Q), dY - matmul(dQ, R2))], -1)]
-    dA_Rinv = mT(solve(R, mT(A_t)))
+    dA_Rinv = mT(solve(mT(R), mT(A_t)))  # dA R^{-1}
     C = matmul(mT(Q), dA_Rinv)
     omega = tril(C, -1) - mT(tril(C, -1))
     dR = matmul(C - omega, R)
