@@ -1072,7 +1072,7 @@ case("addmm_", "ADDMM", lambda c, a, b: (c * 1.0).addmm_(a, b, beta=2.0),
 def _spd(x):
     """A symmetric positive definite matrix from any square x (so that every entry of x is an
     input: cholesky and eigh read one triangle only)."""
-    return x @ x.mT + 3 * gt.eye(x.shape[-1], dtype=x.dtype)
+    return x @ x.mT + x.new_tensor(3 * np.eye(x.shape[-1]))
 
 
 def _through_spd(g, x):

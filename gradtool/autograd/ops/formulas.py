@@ -537,7 +537,7 @@ def linalg_det_backward(grad, det, A, LU, pivots):
     rows = detach(A)
     bound = prod(sum(rows * rows, -1), -1) ** 0.5
     if not any_true(abs(detach(det)) <= _eps(LU) ** 0.5 * bound):
-        return scale * _solve_saved(A, LU, pivots, _eye_like(A), True)
+        return scale * _inverse_transposed(A, LU, pivots)
     U, S, Vh = by_row(table.LINALG_SVD, (A,), (False,))
     alpha = by_row(table.LINALG_DET, (U,))[0] * by_row(table.LINALG_DET, (Vh,))[0] * grad
     return matmul(U * unsqueeze(unsqueeze(alpha, -1) * _prod_of_the_others(S), -2), Vh)
@@ -562,7 +562,14 @@ def _prod_of_the_others(x):
 def linalg_slogdet_backward(grads, A, LU, pivots):
     """d log|det A| = A^{-T} (real matrices: the sign has no gradient)."""
     g = unsqueeze(unsqueeze(grads[1], -1), -1)
-    return g * _solve_saved(A, LU, pivots, _eye_like(A), True)
+    return g * _inverse_transposed(A, LU, pivots)
+
+
+def _inverse_transposed(A, LU, pivots):
+    """A^{-T}, from det's LU factors (of A^T or of A, see kernels.det_factors)."""
+    adjoint = type(A) is np.ndarray and not kernels.factors_transposed(A)
+    return _solve_saved(A, LU, pivots, _eye_like(A), adjoint) if type(A) is np.ndarray else (
+        solve(mT(A), _eye_like(A)))
 
 
 def trace(x):

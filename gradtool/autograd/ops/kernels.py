@@ -842,13 +842,23 @@ def linalg_solve_ex(A, B, left):
     return X, LU, pivots, np.zeros(A.shape[:-2], dtype=np.int32)
 
 
+def det_factors(A):
+    """The LU factors torch's det and slogdet keep: of A^T when A is C-contiguous (LAPACK's
+    column-major view of its memory, no copy), else of A. det A^T = det A."""
+    return lu_factor(np.swapaxes(A, -1, -2) if factors_transposed(A) else A)
+
+
+def factors_transposed(A):
+    return A.flags.c_contiguous
+
+
 def linalg_det(A):
-    LU, pivots = lu_factor(A)
+    LU, pivots = det_factors(A)
     return np.asarray(_det_from_lu(LU, pivots), dtype=A.dtype), LU, pivots
 
 
 def linalg_slogdet(A):
-    LU, pivots = lu_factor(A)
+    LU, pivots = det_factors(A)
     det = _det_from_lu(LU, pivots)
     logabsdet = np.sum(np.log(np.abs(np.diagonal(LU, 0, -2, -1))), axis=-1)
     return (np.asarray(np.sign(det), dtype=A.dtype), np.asarray(logabsdet, dtype=A.dtype),
