@@ -391,3 +391,43 @@ def test_case_node_has_torchs_saved_attributes_and_values(case, only_first_input
             np.testing.assert_allclose(a, b, rtol=1e-14, err_msg=attr)
         else:
             assert a == b, attr
+
+
+# ---------------------------------- ill-defined linalg gradients ----------------------------------
+@pytest.mark.parametrize("op", ["eigh", "eigvalsh", "svd", "svdvals"])
+def test_repeated_eigen_and_singular_values_give_torchs_gradients(op):
+    """Repeated eigenvalues (or singular values) leave the vectors undetermined: torch's
+    gradient through them is inf / nan (E_ij = 0 divides), through the values alone finite.
+    gradtool gives the same, entry for entry (nan where torch's is nan)."""
+    a = np.diag([2.0, 2.0, 5.0])
+    results = []
+    for lib in (gt, torch):
+        x = lib.tensor(a, requires_grad=True)
+        outs = {"eigh": lambda: lib.linalg.eigh(x), "eigvalsh": lambda: (lib.linalg.eigvalsh(x),),
+                "svd": lambda: lib.linalg.svd(x), "svdvals": lambda: (lib.linalg.svdvals(x),)}[op]()
+        loss = sum((o * lib.tensor(np.cos(np.arange(o.numel()) + k).reshape(tuple(o.shape))))
+                   .sum() for k, o in enumerate(outs))
+        g, = lib.autograd.grad(loss, x)
+        results.append(g.numpy())
+    mine, theirs = results
+    np.testing.assert_array_equal(np.isfinite(mine), np.isfinite(theirs))
+    np.testing.assert_allclose(mine[np.isfinite(theirs)], theirs[np.isfinite(theirs)], rtol=1e-10,
+                               atol=1e-12)
+    assert np.all(np.isfinite(theirs)) == (op in ("eigvalsh", "svdvals"))
+
+
+def test_linalg_errors_match_torch():
+    for call in (lambda lib: lib.linalg.inv(lib.zeros(3, 3, dtype=lib.float64)),
+                 lambda lib: lib.linalg.inv(lib.ones(2, 3)),
+                 lambda lib: lib.linalg.det(lib.ones(3, dtype=lib.float64)),
+                 lambda lib: lib.linalg.cholesky(-lib.eye(3, dtype=lib.float64)),
+                 lambda lib: lib.linalg.solve(lib.zeros(2, 2, dtype=lib.float64),
+                                              lib.ones(2, dtype=lib.float64)),
+                 lambda lib: lib.linalg.qr(lib.ones(3, 2, dtype=lib.float64, requires_grad=True),
+                                           mode="r")[1].sum().backward()):
+        messages = []
+        for lib in (gt, torch):
+            with pytest.raises(RuntimeError) as e:
+                call(lib)
+            messages.append(str(e.value).split("\n")[0])
+        assert messages[0] == messages[1]

@@ -292,6 +292,8 @@ def sum_to(grad, sizes):
         if dims:
             grad = np.sum(grad, axis=dims, keepdims=True)
         return grad.reshape(shape[:lead] + sizes) if extra else grad
+    if not sizes:  # to a scalar: one sum, as torch's sum_to
+        return grad.sum()
     if dims:
         grad = grad.sum(dims, keepdim=True)
     return grad.reshape(sizes) if extra else grad
