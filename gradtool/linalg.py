@@ -4,7 +4,8 @@ the op table with torch's name (LinalgSolveExBackward0, LinalgSvdBackward0, ...)
 import collections
 import math
 
-from .autograd.tensor import Tensor, _LEGACY_TYPE_NAMES, _dim, call, vector_norm
+from .autograd import tensor as _tensor
+from .autograd.tensor import _LEGACY_TYPE_NAMES, _dim, vector_norm
 from .autograd.ops import derivatives as _D
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "det", "slogdet",
@@ -34,7 +35,7 @@ def _check_square(name, A):
 
 def inv_ex(A, *, check_errors=False):
     _check_square("linalg.inv", A)
-    return InvExResult(*call(_D.LINALG_INV_EX, (A,)))
+    return InvExResult(*_tensor.call(_D.LINALG_INV_EX, (A,)))
 
 
 def inv(A):
@@ -49,23 +50,23 @@ def solve(A, B, *, left=True):
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
                            f"A of type {_LEGACY_TYPE_NAMES.get(A._data.dtype.name)} and B of "
                            f"type {_LEGACY_TYPE_NAMES.get(B._data.dtype.name)} instead")
-    return call(_D.LINALG_SOLVE_EX, (A, B), (bool(left),))[0]
+    return _tensor.call(_D.LINALG_SOLVE_EX, (A, B), (bool(left),))[0]
 
 
 def det(A):
     _check_square("linalg.det", A)
-    return call(_D.LINALG_DET, (A,))[0]
+    return _tensor.call(_D.LINALG_DET, (A,))[0]
 
 
 def slogdet(A):
     """(sign, log|det|): one LinalgSlogdetBackward0 node; only log|det| has a gradient."""
     _check_square("linalg.slogdet", A)
-    return SlogdetResult(*call(_D.LINALG_SLOGDET, (A,))[:2])
+    return SlogdetResult(*_tensor.call(_D.LINALG_SLOGDET, (A,))[:2])
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False):
     _check_square("linalg.cholesky", A)
-    return CholeskyExResult(*call(_D.LINALG_CHOLESKY_EX, (A,), (bool(upper),)))
+    return CholeskyExResult(*_tensor.call(_D.LINALG_CHOLESKY_EX, (A,), (bool(upper),)))
 
 
 def cholesky(A, *, upper=False):
@@ -78,7 +79,7 @@ def qr(A, mode="reduced"):
                            f"'reduced' (default), 'r', or 'complete'")
     if A.dim() < 2:
         raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
-    return QrResult(*call(_D.LINALG_QR, (A,), (mode,)))
+    return QrResult(*_tensor.call(_D.LINALG_QR, (A,), (mode,)))
 
 
 def eigh(A, UPLO="L"):
@@ -86,7 +87,7 @@ def eigh(A, UPLO="L"):
     _check_square("linalg.eigh", A)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    return EighResult(*call(_D.LINALG_EIGH, (A,), (UPLO,)))
+    return EighResult(*_tensor.call(_D.LINALG_EIGH, (A,), (UPLO,)))
 
 
 def eigvalsh(A, UPLO="L"):
@@ -97,7 +98,7 @@ def eigvalsh(A, UPLO="L"):
 def svd(A, full_matrices=True, *, driver=None):
     if A.dim() < 2:
         raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
-    return SvdResult(*call(_D.LINALG_SVD, (A,), (bool(full_matrices),)))
+    return SvdResult(*_tensor.call(_D.LINALG_SVD, (A,), (bool(full_matrices),)))
 
 
 def svdvals(A, *, driver=None):
