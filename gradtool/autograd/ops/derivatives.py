@@ -696,13 +696,13 @@ LINALG_QR = OpSpec("linalg_qr", "LinalgQrBackward0", kernels.linalg_qr, args=("m
                    outputs=("Q", "R"),
                    jvp=lambda A_t, Q, R, mode: formulas.linalg_qr_jvp(A_t, Q, R, mode),
                    A=lambda grads, Q, R, mode: formulas.linalg_qr_backward(grads, Q, R, mode))
-LINALG_EIGH = OpSpec("linalg_eigh", "LinalgEighBackward0", kernels.linalg_eigh, args=("UPLO",),
+LINALG_EIGH = OpSpec("linalg_eigh", "LinalgEighBackward0", np.linalg.eigh, args=("UPLO",),
                      outputs=("eigenvalues", "eigenvectors"), undefined_grads=True,
                      jvp=lambda A_t, eigenvalues, eigenvectors:
                          formulas.linalg_eigh_jvp(A_t, eigenvalues, eigenvectors),
                      A=lambda grads, eigenvalues, eigenvectors:
                          formulas.linalg_eigh_backward(grads, eigenvalues, eigenvectors))
-LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", kernels.linalg_svd,
+LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd,
                     args=("full_matrices",), outputs=("U", "S", "Vh"), undefined_grads=True,
                     jvp=lambda A_t, U, S, Vh, full_matrices:
                         formulas.linalg_svd_jvp(A_t, U, S, Vh, full_matrices),

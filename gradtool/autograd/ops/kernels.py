@@ -882,12 +882,3 @@ def linalg_qr(A, mode):
         return np.empty((0,), dtype=A.dtype), np.linalg.qr(A, "r")
     return np.linalg.qr(A, mode)
 
-
-def linalg_eigh(A, UPLO):
-    eigenvalues, eigenvectors = np.linalg.eigh(A, UPLO)
-    return eigenvalues, eigenvectors
-
-
-def linalg_svd(A, full_matrices):
-    U, S, Vh = np.linalg.svd(A, full_matrices=full_matrices)
-    return U, S, Vh
