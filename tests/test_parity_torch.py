@@ -431,3 +431,30 @@ def test_linalg_errors_match_torch():
                 call(lib)
             messages.append(str(e.value).split("\n")[0])
         assert messages[0] == messages[1]
+
+
+# ------------------------------ functions without a gradient ------------------------------
+def test_nonzero_multinomial_and_scatter_reduce_match_torch():
+    """nonzero's indices, multinomial's shapes, dtypes, supports and refusals, and
+    scatter(reduce=)'s values (its draws differ: another generator)."""
+    x = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]])
+    for lib_x in (gt.tensor(x), torch.tensor(x)):
+        assert lib_x.nonzero().tolist() == [[0, 1], [1, 0], [1, 2]]
+        assert [t.tolist() for t in lib_x.nonzero(as_tuple=True)] == [[0, 1, 1], [1, 0, 2]]
+    weights = np.array([[0.0, 3.0, 1.0], [1.0, 0.0, 0.0]])
+    for lib in (gt, torch):
+        draws = lib.multinomial(lib.tensor(weights), 6, replacement=True)
+        assert draws.dtype == lib.int64 and tuple(draws.shape) == (2, 6)
+        assert set(draws[0].tolist()) <= {1, 2} and set(draws[1].tolist()) == {0}
+        assert sorted(lib.multinomial(lib.tensor(weights[0]), 2).tolist()) == [1, 2]
+        assert lib.multinomial(lib.tensor(weights), 2)[1, 0].item() == 0  # then a zero weight
+        with pytest.raises(RuntimeError, match="invalid multinomial distribution"):
+            lib.multinomial(lib.tensor(weights) * 0, 2)
+        with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist"):
+            lib.multinomial(lib.tensor(weights), 4)
+    index = np.array([[0, 0, 2], [1, 1, 1]])
+    src = np.arange(6.0).reshape(2, 3) + 1
+    for reduce in ("add", "multiply"):
+        got = [lib.tensor(x).scatter(1, lib.tensor(index), lib.tensor(src), reduce=reduce).numpy()
+               for lib in (gt, torch)]
+        np.testing.assert_array_equal(*got)

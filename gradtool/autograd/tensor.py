@@ -1757,11 +1757,12 @@ def _multinomial(weights, num_samples, replacement, generator):
     totals = rows.sum(1)
     if np.any(totals <= 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    if not replacement and np.any((rows > 0).sum(1) < num_samples):
-        raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
-                           "enough non-negative category to sample)")
-    out = np.stack([generator.choice(rows.shape[1], num_samples, replace=replacement,
-                                     p=row / total) for row, total in zip(rows, totals)])
+    if replacement:
+        out = np.stack([generator.choice(rows.shape[1], num_samples, p=row / total)
+                        for row, total in zip(rows, totals)])
+    else:  # torch's algorithm: the largest w / Exp(1) draws (zero weights come last)
+        keys = rows / generator.exponential(size=rows.shape)
+        out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
     return out.reshape(weights.shape[:-1] + (num_samples,)).astype(np.int64)
 
 
