@@ -12,8 +12,8 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, set_grad_enabled)
 from .autograd.einsum import einsum
 from .autograd.ops import api as _api
-from .autograd.tensor import (Size, Tensor, cat, concat, is_inference, matmul, maximum, minimum,
-                              stack, std_mean, var_mean, where)
+from .autograd.tensor import (Size, Tensor, cat, concat, is_inference, matmul, maximum, meshgrid,
+                              minimum, normal, stack, std_mean, var_mean, where)
 from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                      IntTensor, LongTensor, ShortTensor, finfo, iinfo, range)
 from .interactive import check, draw, inspect

@@ -500,12 +500,59 @@ def op_spatial(rng, shapes):
     if kind == "group_norm":
         groups = int(rng.choice([g for g in (1, 2, h) if h % g == 0]))
         return f"F.group_norm(t{a}, {groups})", (a,),             lambda lib, x: lib.nn.functional.group_norm(x, groups)
+
+
+def op_functions(rng, shapes):
+    """The functions of issue 21: inverse trigonometric, atan2, addcmul/addcdiv, round, diag,
+    sum_to_size, meshgrid, unsafe_chunk, scatter of a value, linear algebra of square slices."""
+    a = pick(rng, shapes)
+    s, nd = shapes[a], len(shapes[a])
+    kind = str(rng.choice(["arc", "atan2", "addcmul", "addcdiv", "round", "diag", "sum_to_size",
+                           "meshgrid", "unsafe_chunk", "scatter", "linalg"]))
+    if kind == "arc":  # outside the domain: nan on both
+        name = str(rng.choice(["asin", "acos", "atan", "asinh", "atanh", "arcsin", "arctan"]))
+        return f"t{a}.{name}()", (a,), lambda lib, x: getattr(x, name)()
+    if kind in ("atan2", "addcmul", "addcdiv"):
+        b = broadcast_partner(rng, shapes, a)
+        if kind == "atan2":
+            return f"atan2(t{a}, t{b})", (a, b), lambda lib, x, y: lib.atan2(x, y)
+        return f"{kind}(t{a}, t{b}, t{a}, value=0.5)", (a, b), \
+            lambda lib, x, y: getattr(lib, kind)(x, y, x, value=0.5)
+    if kind == "round":
+        return f"t{a}.round(decimals=1) * t{a}", (a,), lambda lib, x: x.round(decimals=1) * x
+    if kind == "diag" and nd in (1, 2):
+        k = int(rng.integers(-1, 2))
+        return f"diag(t{a}, {k})", (a,), lambda lib, x: lib.diag(x, k)
+    if kind == "sum_to_size" and nd:
+        size = [1 if rng.random() < 0.5 else n for n in s][int(rng.integers(0, 2)):]
+        return f"t{a}.sum_to_size({size})", (a,), lambda lib, x: x.sum_to_size(size)
+    if kind == "meshgrid" and nd == 1:
+        b = pick(rng, shapes, lambda t: len(t) == 1)
+        k = int(rng.integers(0, 2))
+        return f"meshgrid(t{a}, t{b}, indexing='xy')[{k}]", (a, b), \
+            lambda lib, x, y: lib.meshgrid(x, y, indexing="xy")[k]
+    if kind == "unsafe_chunk" and nd and s[-1]:
+        k = int(rng.integers(0, (s[-1] + 1) // 2))
+        return f"t{a}.unsafe_chunk(2, -1)[{k}]", (a,), lambda lib, x: x.unsafe_chunk(2, -1)[k]
+    if kind == "scatter" and nd and all(s):
+        index = rng.integers(0, s[-1], size=s[:-1] + (1,))
+        return f"t{a}.scatter(-1, {index.tolist()}, 0.5)", (a,), \
+            lambda lib, x: x.scatter(-1, lib.tensor(index), 0.5)
+    if kind == "linalg" and nd >= 2 and s[-1] == s[-2] and s[-1] > 1:
+        name = str(rng.choice(["det", "inv", "slogdet", "svdvals", "matrix_norm"]))
+        fns = {"det": lambda lib, x: lib.linalg.det(x + 3 * x.new_tensor(np.eye(s[-1]))),
+               "inv": lambda lib, x: lib.linalg.inv(x + 3 * x.new_tensor(np.eye(s[-1]))),
+               "slogdet": lambda lib, x: lib.linalg.slogdet(x)[1],
+               "svdvals": lambda lib, x: lib.linalg.svdvals(x),
+               "matrix_norm": lambda lib, x: lib.linalg.matrix_norm(x, "nuc")}
+        return f"linalg.{name}(t{a})", (a,), fns[name]
     return None
 
 
 MAKERS = [(op_unary, 3), (op_binary, 3), (op_reduce, 2), (op_view, 4), (op_getitem, 3),
           (op_matmul, 1), (op_inplace, 4), (op_misc, 2), (op_table, 3), (op_loss, 1),
-          (op_spatial, 2)]
+          (op_spatial, 2),
+          (op_functions, 2)]
 
 
 # ------------------------------ running a program on both ------------------------------

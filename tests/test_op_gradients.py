@@ -1327,6 +1327,220 @@ def _channel_mask(shape, p):
 case("dropout2d", "MUL", _seeded(lambda x: gt.nn.functional.dropout2d(x, 0.5)),
      normal(3, 4, 2, 2), lambda v, x: [v * _channel_mask(x.shape, 0.5)])
 
+# ------------------------------ functions real files use (issue 21) ------------------------------
+case("asin", "ASIN", lambda x: x.asin(), lambda r: [r.uniform(-0.8, 0.8, S)],
+     lambda v, x: [v / np.sqrt(1 - x * x)])
+case("arccos", "ACOS", lambda x: gt.arccos(x), lambda r: [r.uniform(-0.8, 0.8, S)],
+     lambda v, x: [-v / np.sqrt(1 - x * x)])
+case("arctan", "ATAN", lambda x: x.arctan(), normal(*S), lambda v, x: [v / (1 + x * x)])
+case("asinh", "ASINH", lambda x: gt.asinh(x), normal(*S), lambda v, x: [v / np.sqrt(x * x + 1)])
+case("arccosh", "ACOSH", lambda x: x.arccosh(), lambda r: [r.uniform(1.2, 3.0, S)],
+     lambda v, x: [v / np.sqrt(x * x - 1)])
+case("atanh", "ATANH", lambda x: gt.arctanh(x), lambda r: [r.uniform(-0.8, 0.8, S)],
+     lambda v, x: [v / (1 - x * x)])
+case("atan2", "ATAN2", lambda y, x: gt.atan2(y, x), lambda r: [r.standard_normal(S), signed(
+    r, (4,))], lambda v, y, x: [v * x / (x * x + y * y),
+                               unbroadcast(-v * y / (x * x + y * y), x.shape)])
+# round is flat between the half-integers (values kept 0.1 away from them)
+case("round", "ROUND", lambda x: x.round() * x, lambda r: [r.integers(-3, 3, S) + r.uniform(
+    0.1, 0.4, S)], lambda v, x: [v * np.round(x)])
+case("round_decimals", "ROUND_DECIMALS", lambda x: gt.round(x, decimals=1) * x,
+     lambda r: [(r.integers(-20, 20, S) + r.uniform(0.1, 0.4, S)) / 10],
+     lambda v, x: [v * np.round(x, 1)])
+case("addcmul", "ADDCMUL", lambda x, a, b: gt.addcmul(x, a, b, value=0.5),
+     normals((3, 1), S, (4,)),
+     lambda v, x, a, b: [unbroadcast(v, x.shape), 0.5 * v * b, unbroadcast(0.5 * v * a, b.shape)])
+case("addcdiv", "ADDCDIV", lambda x, a, b: x.addcdiv(a, b, value=-2.0),
+     lambda r: [r.standard_normal(S), r.standard_normal(S), signed(r, S)],
+     lambda v, x, a, b: [v, -2.0 * v / b, 2.0 * v * a / b ** 2])
+case("addcmul_", "ADDCMUL", lambda x, a: x.sin().addcmul_(a, a, value=0.5), normals(S, S),
+     lambda v, x, a: [v * np.cos(x), v * a])
+case("diag_vector", "DIAG_EMBED", lambda x: gt.diag(x, 1), normal(4),
+     lambda v, x: [np.diagonal(v, 1)], order2="square")
+case("diag_embed", "DIAG_EMBED", lambda x: gt.diag_embed(x, -1, 0, 2), normal(2, 3),
+     lambda v, x: [np.diagonal(v, -1, 0, 2)], order2="square")
+case("diag_matrix", "DIAGONAL_COPY", lambda x: x.diag(-1), normal(*S),
+     lambda v, x: [_placed(x.shape, (np.arange(1, 3), np.arange(2)), v)], order2="square")
+case("meshgrid", ("VIEW", "EXPAND"), lambda a, b: gt.meshgrid(a, b, indexing="xy"),
+     normals((3,), (4,)), lambda v, a, b: [v[0].sum(0), v[1].sum(1)], order2="square")
+case("sum_to_size", ("SUM_DIM", "VIEW"), lambda x: x.sum_to_size(3, 1), normal(2, 3, 4),
+     lambda v, x: [np.broadcast_to(v[None], x.shape)], order2="square")
+# torch.normal(mean, std): the draws' gradients are zero (as torch's), so the cases add the
+# input back: d/dx is exactly 1
+case("normal_tensor_float", "NORMAL_TENSOR_FLOAT",
+     _seeded(lambda m: gt.normal(m, 2.0) * 0.0 + m), normal(*S), lambda v, m: [v])
+case("normal_float_tensor", "NORMAL_FLOAT_TENSOR",
+     _seeded(lambda s: gt.normal(1.0, s) * 0.0 + s), lambda r: [r.uniform(0.5, 1.0, S)],
+     lambda v, s: [v])
+case("normal_tensor_tensor", "NORMAL_TENSOR_TENSOR",
+     _seeded(lambda m, s: gt.normal(m, s) * 0.0 + m * s),
+     lambda r: [r.standard_normal((4,)), r.uniform(0.5, 1.0, S)],
+     lambda v, m, s: [(v * s).sum(0), v * m])
+case("scatter_value", "SCATTER_VALUE", lambda x, i: x.scatter(1, i, 2.5),
+     lambda r: [r.standard_normal(S), Const(SCATTER_INDEX)],
+     lambda v, x, i: [_scatter_vjp(v, x, i, None)[0]], order2="square")
+case("scatter_value_", "SCATTER_VALUE", lambda x, i: x.sin().scatter_(0, i, -1.0),
+     lambda r: [r.standard_normal(S), Const(np.array([[2, 0, 1, 1]]))],
+     lambda v, x, i: [v * np.cos(x) * (np.arange(3)[:, None] != i)])
+case("scatter_src_", "SCATTER", lambda x, i, s: (x * 2.0).scatter_(1, i, s),
+     lambda r: [r.standard_normal(S), Const(SCATTER_INDEX), r.standard_normal((3, 2))],
+     lambda v, x, i, s: [2 * _scatter_vjp(v, x, i, s)[0], _scatter_vjp(v, x, i, s)[1]])
+case("unsafe_chunk", "UNSAFE_SPLIT", lambda x: x.unsafe_chunk(2, 1), normal(3, 5),
+     lambda v, x: [np.concatenate(v, axis=1)], order2="square")
+case("unsafe_split_with_sizes", "UNSAFE_SPLIT_WITH_SIZES",
+     lambda x: gt.unsafe_split_with_sizes(x, [1, 2]), normal(3, 4),
+     lambda v, x: [np.concatenate(v, axis=0)], order2="square")
+case("baddbmm", "BADDBMM", lambda c, a, b: gt.baddbmm(c, a, b, beta=0.5, alpha=-2.0),
+     normals((3, 2), (2, 3, 4), (2, 4, 2)),
+     lambda v, c, a, b: [0.5 * v.sum(0), -2.0 * v @ np.swapaxes(b, 1, 2),
+                         -2.0 * np.swapaxes(a, 1, 2) @ v])
+case("addmm_", "ADDMM", lambda c, a, b: (c * 1.0).addmm_(a, b, beta=2.0),
+     normals((3, 2), (3, 4), (4, 2)), lambda v, c, a, b: [2.0 * v, v @ b.T, a.T @ v])
+
+# ------------------------------ linear algebra (torch.linalg) ------------------------------
+def _spd(x):
+    """A symmetric positive definite matrix from any square x (so that every entry of x is an
+    input: cholesky and eigh read one triangle only)."""
+    return x @ x.mT + x.new_tensor(3 * np.eye(x.shape[-1]))
+
+
+def _through_spd(g, x):
+    """d(x x^T + 3I) back to x for a symmetric gradient g."""
+    return (g + np.swapaxes(g, -1, -2)) @ x
+
+
+def _gauge(V, first):
+    """Eigen/singular vectors with the sign of each column fixed by its first row (a sign
+    function has zero gradient): the same on both engines and under central differences."""
+    return V * first.sign()
+
+
+def _inv_T(a):
+    return np.swapaxes(np.linalg.inv(a), -1, -2)
+
+
+def _solve_vjp(v, a, b, left=True):
+    vector = b.ndim == 1
+    x = np.linalg.solve(a, b[:, None] if vector else b) if left else b @ np.linalg.inv(a)
+    v = v[:, None] if vector else v
+    gb = _inv_T(a) @ v if left else v @ _inv_T(a)
+    ga = -gb @ x.T if left else -x.T @ gb
+    return [ga, gb[:, 0] if vector else gb]
+
+
+def _cofactors(a):
+    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1))
+                      for j in range(a.shape[1])] for i in range(a.shape[0])])
+
+
+def _singular(r):
+    rows = r.standard_normal((2, 3))
+    return [np.vstack([rows, rows[:1] + 2 * rows[1:]])]
+
+
+def _cholesky_vjp(v, x, upper=False):
+    a = x @ x.T + 3 * np.eye(x.shape[0])
+    L = np.linalg.cholesky(a)
+    v = v.T if upper else v
+    P = np.tril(L.T @ v)
+    phi = 0.5 * (P + np.tril(P, -1).T)
+    g = np.linalg.solve(L.T, phi) @ np.linalg.inv(L)
+    return [_through_spd(g, x)]
+
+
+def _qr_vjp(v, a):
+    (gq, gr), (q, r) = v, np.linalg.qr(a)
+    m, n = a.shape
+    if m < n:  # the square part, then the last columns through R's last columns
+        gx = _qr_vjp((gq + a[:, m:] @ gr[:, m:].T, gr[:, :m]), a[:, :m])[0]
+        return [np.hstack([gx, q @ gr[:, m:]])]
+    M = gr @ r.T - q.T @ gq
+    return [(gq + q @ (np.triu(M) + np.triu(M, 1).T)) @ _inv_T(r)]
+
+
+def _eigh_vjp(v, x):
+    a = x @ x.T + 3 * np.eye(x.shape[0])
+    lam, V = np.linalg.eigh(a)
+    s = np.sign(V[:1])
+    gl, gv = v[0], v[1] * s
+    E = lam[None, :] - lam[:, None] + np.eye(len(lam))
+    K = V.T @ gv
+    g = V @ (np.diag(gl) + 0.5 * (K - K.T) / E) @ V.T
+    return [_through_spd(g, x)]
+
+
+def _svd_vjp(v, a):
+    U, S, Vh = np.linalg.svd(a, full_matrices=False)
+    s = np.sign(U[:1])
+    gu, gs, gvh = v[0] * s, v[1], v[2] * s.T
+    m, n = a.shape
+    E = S[None] ** 2 - S[:, None] ** 2 + np.eye(len(S))
+    J, K = U.T @ gu, Vh @ gvh.T
+    inner = ((J - J.T) * S[None] + S[:, None] * (K - K.T)) / E + np.diag(gs)
+    g = U @ inner @ Vh
+    if m > n:
+        g += (np.eye(m) - U @ U.T) @ (gu / S[None]) @ Vh
+    if m < n:
+        g += U @ (gvh / S[:, None]) @ (np.eye(n) - Vh.T @ Vh)
+    return [g]
+
+
+def _svd_gauged(a):
+    U, S, Vh = gt.linalg.svd(a, full_matrices=False)
+    return _gauge(U, U[..., :1, :]), S, _gauge(Vh, U[..., :1, :].mT)
+
+
+def _eigh_gauged(x):
+    L, V = gt.linalg.eigh(_spd(x))
+    return L, _gauge(V, V[..., :1, :])
+
+
+SQ = (3, 3)
+case("linalg_inv", "LINALG_INV_EX", lambda a: gt.linalg.inv(a), lambda r: [
+    r.standard_normal(SQ) + 3 * np.eye(3)], lambda v, a: [-_inv_T(a) @ v @ _inv_T(a)])
+case("inverse_batch", "LINALG_INV_EX", lambda a: gt.inverse(a), lambda r: [
+    r.standard_normal((2, 3, 3)) + 3 * np.eye(3)],
+     lambda v, a: [-_inv_T(a) @ v @ _inv_T(a)])
+case("linalg_solve", "LINALG_SOLVE_EX", lambda a, b: gt.linalg.solve(a, b), lambda r: [
+    r.standard_normal(SQ) + 3 * np.eye(3), r.standard_normal((3, 2))], _solve_vjp)
+case("linalg_solve_vector", "LINALG_SOLVE_EX", lambda a, b: gt.linalg.solve(a, b), lambda r: [
+    r.standard_normal(SQ) + 3 * np.eye(3), r.standard_normal(3)], _solve_vjp)
+case("linalg_solve_right", "LINALG_SOLVE_EX", lambda a, b: gt.linalg.solve(a, b, left=False),
+     lambda r: [r.standard_normal(SQ) + 3 * np.eye(3), r.standard_normal((2, 3))],
+     lambda v, a, b: _solve_vjp(v, a, b, left=False))
+case("linalg_det", "LINALG_DET", lambda a: gt.linalg.det(a), normal(*SQ),
+     lambda v, a: [v * np.linalg.det(a) * _inv_T(a)])
+# a singular matrix: the cofactors, through the SVD (exact where A^{-1} does not exist);
+# second order against torch only (tests/test_parity_torch.py): beside the singular point,
+# central differences see det A^{-T} computed from a near-singular A, noisy in the 4th digit
+case("det_singular", ("LINALG_DET", "LINALG_SVD"), lambda a: gt.det(a), _singular,
+     lambda v, a: [v * _cofactors(a)], order2=None)
+case("linalg_slogdet", "LINALG_SLOGDET", lambda a: gt.linalg.slogdet(a), normal(*SQ),
+     lambda v, a: [v[1] * _inv_T(a)])
+case("logdet", ("LINALG_SLOGDET", "WHERE"), lambda a: gt.logdet(_spd(a)), normal(*SQ),
+     lambda v, x: [_through_spd(v * _inv_T(x @ x.T + 3 * np.eye(3)), x)])
+case("linalg_cholesky", "LINALG_CHOLESKY_EX", lambda x: gt.linalg.cholesky(_spd(x)),
+     normal(*SQ), _cholesky_vjp)
+case("linalg_cholesky_upper", "LINALG_CHOLESKY_EX",
+     lambda x: gt.linalg.cholesky(_spd(x), upper=True), normal(*SQ),
+     lambda v, x: _cholesky_vjp(v, x, upper=True))
+case("linalg_qr_tall", "LINALG_QR", lambda a: gt.linalg.qr(a), normal(4, 3), _qr_vjp)
+case("linalg_qr_wide", "LINALG_QR", lambda a: gt.linalg.qr(a), normal(3, 4), _qr_vjp)
+case("linalg_eigh", "LINALG_EIGH", _eigh_gauged, normal(*SQ), _eigh_vjp)
+case("linalg_eigvalsh", "LINALG_EIGH", lambda x: gt.linalg.eigvalsh(_spd(x)), normal(*SQ),
+     lambda v, x: _eigh_vjp((v, np.zeros((3, 3))), x))
+case("linalg_svd_tall", "LINALG_SVD", _svd_gauged, normal(4, 3), _svd_vjp)
+case("linalg_svd_wide", "LINALG_SVD", _svd_gauged, normal(3, 4), _svd_vjp)
+case("linalg_svdvals", "LINALG_SVD", lambda a: gt.linalg.svdvals(a), normal(3, 4),
+     lambda v, a: (lambda U, S, Vh: [U @ np.diag(v) @ Vh])(*np.linalg.svd(a, False)))
+case("matrix_norm_2", ("LINALG_SVD", "AMAX"), lambda a: gt.linalg.matrix_norm(a, 2),
+     normal(3, 4), lambda v, a: (lambda U, S, Vh: [v * np.outer(U[:, 0], Vh[0])])(
+         *np.linalg.svd(a, False)))
+case("matrix_norm_nuc_dims", ("PERMUTE", "LINALG_SVD", "SUM_DIM"),
+     lambda a: gt.linalg.matrix_norm(a, "nuc", dim=(0, 2)), normal(3, 2, 4),
+     lambda v, a: [np.stack([v[k] * (lambda U, S, Vh: U @ Vh)(*np.linalg.svd(a[:, k], False))
+                             for k in range(2)], 1)])
+
 CASE_IDS = [c.id for c in CASES]
 assert len(set(CASE_IDS)) == len(CASE_IDS), "duplicate case ids"
 

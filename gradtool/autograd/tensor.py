@@ -41,6 +41,7 @@ MaxResult = collections.namedtuple("max", ["values", "indices"])
 SortResult = collections.namedtuple("sort", ["values", "indices"])
 TopkResult = collections.namedtuple("topk", ["values", "indices"])
 MinResult = collections.namedtuple("min", ["values", "indices"])
+SvdResult = collections.namedtuple("svd", ["U", "S", "V"])
 
 
 
@@ -508,25 +509,28 @@ class Tensor:
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """beta * self + alpha * (mat1 @ mat2), one AddmmBackward0 node (Linear's)."""
-        for name, m in (("mat1", mat1), ("mat2", mat2)):
-            if m.dim() != 2:
-                raise RuntimeError(f"{name} must be a matrix, got {m.dim()}-D tensor")
-        if mat1.shape[1] != mat2.shape[0]:
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                               f"({mat1.shape[0]}x{mat1.shape[1]} and "
-                               f"{mat2.shape[0]}x{mat2.shape[1]})")
-        for name, m in (("mat1", mat1), ("mat2", mat2)):
-            if m.dtype != self.dtype:
-                raise RuntimeError(f"self and {name} must have the same dtype, but got "
-                                   f"{dtypes.LEGACY_TYPE_NAMES.get(self._data.dtype.name)} and "
-                                   f"{dtypes.LEGACY_TYPE_NAMES.get(m._data.dtype.name)}")
-        size = (mat1.shape[0], mat2.shape[1])
+        _check_addmm(self, mat1, mat2, in_place=False)
+        return call(_D.ADDMM, (self, mat1, mat2), (beta, alpha))
+
+    def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+        _check_addmm(self, mat1, mat2, in_place=True)
+        return call_inplace(_D.ADDMM, (self, mat1, mat2), (beta, alpha))
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        """beta * self + alpha * (batch1 @ batch2) over a batch, one BaddbmmBackward0 node."""
+        _check_matrix("baddbmm", batch1, 3, "batch1")
+        _check_matrix("baddbmm", batch2, 3, "batch2")
+        b, n, m = batch1._data.shape
+        if batch2._data.shape[:2] != (b, m):
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"[{b}, {m}] but got: {list(batch2._data.shape[:2])}.")
+        size = (b, n, batch2._data.shape[2])
         if not _broadcastable(tuple(self.shape), size):
             raise RuntimeError(f"The expanded size of the tensor ({size[-1]}) must match the "
                                f"existing size ({self.shape[-1]}) at non-singleton dimension "
                                f"{len(size) - 1}.  Target sizes: {list(size)}.  Tensor sizes: "
                                f"{list(self.shape)}")
-        return call(_D.ADDMM, (self, mat1, mat2), (beta, alpha))
+        return call(_D.BADDBMM, (self, batch1, batch2), (beta, alpha))
 
     def bmm(self, mat2):
         _check_matrix("bmm", self, 3, "batch1")
@@ -636,6 +640,40 @@ class Tensor:
 
     def where(self, condition, other):
         return where(condition, self, other)
+
+    def round(self, *, decimals=0):
+        if decimals:
+            return call(_D.ROUND_DECIMALS, (self,), (int(decimals),))
+        return call(_D.ROUND, (self,))
+
+    def round_(self, *, decimals=0):
+        if decimals:
+            return call_inplace(_D.ROUND_DECIMALS, (self,), (int(decimals),))
+        return call_inplace(_D.ROUND, (self,))
+
+    def atan2(self, other):
+        return call(_D.ATAN2, (self, _as_tensor(other)))
+
+    arctan2 = atan2
+
+    def atan2_(self, other):
+        return call_inplace(_D.ATAN2, (self, _as_tensor(other)))
+
+    arctan2_ = atan2_
+
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        """self + value * tensor1 * tensor2, one AddcmulBackward0 node."""
+        return call(_D.ADDCMUL, (self, tensor1, tensor2), (_scalar(value),))
+
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        return call_inplace(_D.ADDCMUL, (self, tensor1, tensor2), (_scalar(value),))
+
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        """self + value * tensor1 / tensor2, one AddcdivBackward0 node."""
+        return call(_D.ADDCDIV, (self, tensor1, tensor2), (_scalar(value),))
+
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        return call_inplace(_D.ADDCDIV, (self, tensor1, tensor2), (_scalar(value),))
 
     def masked_fill(self, mask, value):
         return call(_D.MASKED_FILL, (self, _checked_mask(self, mask)), (_scalar(value),))
@@ -811,6 +849,32 @@ class Tensor:
             p = 2
         return vector_norm(self, p, dim, keepdim, dtype=dtype)
 
+    # ---------------- linear algebra (torch.linalg's, as torch's methods) ----------------
+    def inverse(self):
+        from .. import linalg
+        return linalg.inv(self)
+
+    def det(self):
+        from .. import linalg
+        return linalg.det(self)
+
+    def slogdet(self):
+        from .. import linalg
+        return linalg.slogdet(self)
+
+    def logdet(self):
+        """log det: nan where the determinant is negative (a where over slogdet, as torch)."""
+        sign, logabsdet = self.slogdet()
+        return where(sign == -1, float("nan"), logabsdet)
+
+    def svd(self, some=True, compute_uv=True):
+        """torch.svd's (U, S, V), V = Vh^T; zeros for U and V without compute_uv."""
+        from .. import linalg
+        U, S, Vh = linalg.svd(self, full_matrices=not some)
+        if not compute_uv:
+            U, Vh = U.detach() * 0, Vh.detach() * 0
+        return SvdResult(U, S, Vh.mT)
+
     # ---------------- shapes ----------------
     def view(self, *shape):
         if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, Size)):
@@ -920,6 +984,46 @@ class Tensor:
             raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
         return call(_D.DIAGONAL, (self,), (int(offset), d1, d2))
 
+    def diag(self, diagonal=0):
+        """A vector laid on a diagonal (DiagEmbedBackward0), or a matrix's diagonal copied
+        (DiagonalBackward0_copy), as torch.diag."""
+        if self._data.ndim == 1:
+            return call(_D.DIAG_EMBED, (self,), (int(diagonal), -2, -1))
+        if self._data.ndim != 2:
+            raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{self.dim()}D")
+        return call(_D.DIAGONAL_COPY, (self,), (int(diagonal), 0, 1))
+
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        nd = self._data.ndim + 1
+        if _dim(dim1, nd) == _dim(dim2, nd):
+            raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+        return call(_D.DIAG_EMBED, (self,), (int(offset), dim1, dim2))
+
+    def nonzero(self, *, as_tuple=False):
+        """The indices of the nonzero elements (int64, no gradient): (n, dim), or one index
+        tensor per dim with as_tuple."""
+        found = np.nonzero(self._data if self._data.ndim else self._data.reshape(1))
+        if as_tuple:
+            return tuple(Tensor._wrap(i.astype(np.int64)) for i in found)
+        return Tensor._wrap(np.stack(found, 1).astype(np.int64).reshape(-1, self._data.ndim))
+
+    def argwhere(self):
+        return self.nonzero()
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        """Category indices (int64, no gradient) drawn from each row of weights."""
+        from .creation import generator as default_generator
+        return Tensor._wrap(_multinomial(self._data, num_samples, replacement,
+                                         generator or default_generator()))
+
+    def sum_to_size(self, *size):
+        """self summed to `size` (which it must expand to): the engine's unbroadcasting."""
+        size = _shape(size)
+        if not _broadcastable(size, tuple(self.shape)):
+            raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+                               f"{{{', '.join(map(str, self.shape))}}}.")
+        return _generic.sum_to(self, size)
+
     def narrow(self, dim, start, length):
         dim = _dim(dim, self._data.ndim)
         if start + length > self._data.shape[dim]:
@@ -928,20 +1032,20 @@ class Tensor:
         return call(_D.SLICE, (self,), (dim, start, start + length, 1))
 
     def split(self, split_size, dim=0):
-        dim = _dim(dim, self._data.ndim)
-        if isinstance(split_size, (list, tuple)):
-            if sum(split_size) != self._data.shape[dim]:
-                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
-                                   f"{self._data.shape[dim]} (input tensor's size at dimension "
-                                   f"{dim}), but got split_sizes={list(split_size)}")
-            return call(_D.SPLIT_WITH_SIZES, (self,), (tuple(split_size), dim))
-        return call(_D.SPLIT, (self,), (int(split_size), dim))
+        return _split(self, split_size, dim, _D.SPLIT, _D.SPLIT_WITH_SIZES)
+
+    def unsafe_split(self, split_size, dim=0):
+        """split whose outputs autograd does not track as views (torch's RNN gates)."""
+        return _split(self, split_size, dim, _D.UNSAFE_SPLIT, _D.UNSAFE_SPLIT_WITH_SIZES)
+
+    def unsafe_split_with_sizes(self, split_sizes, dim=0):
+        return self.unsafe_split(list(split_sizes), dim)
 
     def chunk(self, chunks, dim=0):
-        if chunks <= 0:
-            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-        n = self.size(dim)
-        return self.split(max(1, -(-n // chunks)), dim)
+        return self.split(_chunk_size(self, chunks, dim), dim)
+
+    def unsafe_chunk(self, chunks, dim=0):
+        return self.unsafe_split(_chunk_size(self, chunks, dim), dim)
 
     def unbind(self, dim=0):
         return call(_D.UNBIND, (self,), (_dim(dim, self._data.ndim),))
@@ -951,8 +1055,13 @@ class Tensor:
             raise RuntimeError("gather(): Expected dtype int32/int64 for index")
         return call(_D.GATHER, (self, index), (_dim(dim, self._data.ndim), bool(sparse_grad)))
 
-    def scatter(self, dim, index, src):
-        return call(_D.SCATTER, (self, index, src), (_dim(dim, self._data.ndim),))
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        """src (a tensor, ScatterBackward0) or value (a number, ScatterBackward1) written at
+        index along dim; reduce='add' / 'multiply' combines instead (no derivative, as torch)."""
+        return _scatter(self, dim, index, src, value, reduce, call)
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        return _scatter(self, dim, index, src, value, reduce, call_inplace)
 
     def scatter_add(self, dim, index, src):
         return call(_D.SCATTER_ADD, (self, index, src), (_dim(dim, self._data.ndim),))
@@ -1142,6 +1251,108 @@ def _check_matrix_like(t, name):
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
 
 
+def _check_addmm(self, mat1, mat2, in_place):
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m.dim() != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {m.dim()}-D tensor")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                           f"({mat1.shape[0]}x{mat1.shape[1]} and "
+                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m.dtype != self.dtype:
+            raise RuntimeError(f"self and {name} must have the same dtype, but got "
+                               f"{dtypes.LEGACY_TYPE_NAMES.get(self._data.dtype.name)} and "
+                               f"{dtypes.LEGACY_TYPE_NAMES.get(m._data.dtype.name)}")
+    size = (mat1.shape[0], mat2.shape[1])
+    if in_place and tuple(self.shape) != size:  # the result is written into self
+        raise RuntimeError(f"The input tensor must be a matrix with size {size[0]}x{size[1]}, "
+                           f"but got a {self.dim()}-D tensor with size "
+                           f"{'x'.join(map(str, self.shape))}")
+    if not _broadcastable(tuple(self.shape), size):
+        raise RuntimeError(f"The expanded size of the tensor ({size[-1]}) must match the "
+                           f"existing size ({self.shape[-1]}) at non-singleton dimension "
+                           f"{len(size) - 1}.  Target sizes: {list(size)}.  Tensor sizes: "
+                           f"{list(self.shape)}")
+
+
+def _split(t, split_size, dim, by_size, by_sizes):
+    dim = _dim(dim, t._data.ndim)
+    if isinstance(split_size, (list, tuple)):
+        if sum(split_size) != t._data.shape[dim]:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
+                               f"{t._data.shape[dim]} (input tensor's size at dimension "
+                               f"{dim}), but got split_sizes={list(split_size)}")
+        return call(by_sizes, (t,), (tuple(split_size), dim))
+    return call(by_size, (t,), (int(split_size), dim))
+
+
+def _chunk_size(t, chunks, dim):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    return max(1, -(-t.size(dim) // chunks))
+
+
+def _scatter(t, dim, index, src, value, reduce, dispatch):
+    if (src is None) == (value is None):
+        raise TypeError("scatter() expects one of src (a tensor or a number) or value")
+    src = value if src is None else src
+    if index._data.dtype != np.int64:
+        raise RuntimeError("scatter(): Expected dtype int64 for index")
+    dim = _dim(dim, t._data.ndim)
+    if reduce is not None:
+        return _scatter_reduce(t, dim, index, src, reduce, dispatch)
+    if isinstance(src, Tensor):
+        return dispatch(_D.SCATTER, (t, index, src), (dim,))
+    return dispatch(_D.SCATTER_VALUE, (t, index), (dim, _scalar(src)))
+
+
+def _scatter_reduce(t, dim, index, src, reduce, dispatch):
+    """scatter(reduce=...): torch's node for it (NotImplemented) fails in backward, so a
+    tensor that would need one is refused here, where the user's line is."""
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if _state.grad_enabled and any(isinstance(x, Tensor) and x._requires_grad
+                                   for x in (t, src)):
+        raise RuntimeError("the derivative for 'scatter' with reduce is not implemented (as "
+                           "in torch); use scatter_add, or scatter_reduce outside autograd")
+    out = t._data.copy()
+    where = _D.kernels._scatter_index(index._data, dim)
+    values = src._data[tuple(slice(0, n) for n in index._data.shape)] if isinstance(
+        src, Tensor) else src
+    (np.add if reduce == "add" else np.multiply).at(out, where, values)
+    if dispatch is call_inplace:
+        _check_inplace(t)
+        t._data[...] = out
+        t._version_counter[0] += 1
+        return t
+    return Tensor._wrap(out)
+
+
+def _multinomial(weights, num_samples, replacement, generator):
+    """torch.multinomial's draws, row by row (numpy's generator: other numbers than torch's)."""
+    if weights.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    rows = weights.reshape(-1, weights.shape[-1]).astype(np.float64)
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > rows.shape[1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    totals = rows.sum(1)
+    if np.any(totals <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if replacement:
+        out = np.stack([generator.choice(rows.shape[1], num_samples, p=row / total)
+                        for row, total in zip(rows, totals)])
+    else:  # torch's algorithm: the largest w / Exp(1) draws (zero weights come last)
+        keys = rows / generator.exponential(size=rows.shape)
+        out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    return out.reshape(weights.shape[:-1] + (num_samples,)).astype(np.int64)
+
+
 def _check_index(index, name):
     if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
@@ -1262,6 +1473,63 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) in one StdMeanBackward0 node."""
     return call(_D.STD_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids: each 1-D (or 0-D) input viewed along its own dim and expanded to
+    the grid (ViewBackward0, ExpandBackward0, as torch's); 'xy' swaps the first two dims."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                         f"received: {indexing}")
+    if not tensors:
+        raise RuntimeError("torch.meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got: {t}")
+    swap = indexing == "xy" and len(tensors) >= 2
+    order = list(tensors)
+    if swap:
+        order[0], order[1] = order[1], order[0]
+    shape = tuple(t.numel() for t in order)
+    grids = []
+    for i, t in enumerate(order):
+        view = [1] * len(order)
+        view[i] = -1
+        grids.append(t.view(view).expand(shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):
+    """torch.normal: draws of N(mean, std) for a tensor mean and/or std (their nodes have zero
+    gradients, as torch's), or of a given size for two numbers."""
+    from . import creation
+    generator = generator or creation.generator()
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments: two "
+                            "numbers need a size")
+        out = generator.normal(mean, std, _shape((size,))).astype(
+            dtypes.to_numpy_dtype(dtype))
+        return creation.tensor(out, requires_grad=requires_grad)
+    if isinstance(std, Tensor) and np.any(std._data < 0):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    if not isinstance(std, Tensor):
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        return call(_D.NORMAL_TENSOR_FLOAT, (mean,), (std, generator))
+    if not isinstance(mean, Tensor):
+        return call(_D.NORMAL_FLOAT_TENSOR, (std,), (mean, generator))
+    return call(_D.NORMAL_TENSOR_TENSOR, (mean, std), (generator,))
 
 
 def is_inference(input):

@@ -119,17 +119,13 @@ class Categorical(Distribution):
         return creation.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
 
     def sample(self, sample_shape=Size()):
-        """Class indices (int64) of shape sample_shape + batch_shape, drawn by inverting each
-        row's cumulative distribution."""
+        """Class indices (int64) of shape sample_shape + batch_shape: torch's multinomial draws
+        with replacement, one column per sample."""
         sample_shape = Size(sample_shape)
-        probs = self.probs._data.reshape(-1, self._num_events)
-        n = int(np.prod(sample_shape, dtype=np.int64))
-        cdf = np.cumsum(probs, -1)
-        draws = creation.generator().random((n, probs.shape[0])) * cdf[:, -1]
-        classes = np.stack([np.searchsorted(cdf[row], draws[:, row], side="right")
-                            for row in range(probs.shape[0])], -1)
-        classes = np.minimum(classes, self._num_events - 1)
-        return creation.from_numpy(classes.reshape(self._extended_shape(sample_shape)))
+        with no_grad():
+            probs_2d = self.probs.reshape(-1, self._num_events)
+            samples_2d = probs_2d.multinomial(sample_shape.numel(), True).T
+        return samples_2d.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):
         data = value._data

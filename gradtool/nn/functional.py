@@ -575,9 +575,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(q k^T * scale + mask) v over the last two dims, scale 1/sqrt(E) by default;
     a boolean mask keeps where True, a float mask is added. Composed as torch's math backend
-    (q and k each scaled by sqrt(scale)); torch's CPU kernel records one fused node
-    (ScaledDotProductFlashAttentionForCpuBackward0), which the engine does not have, and its
-    math backend _safe_softmax (a fully masked row gives zeros, here NaN)."""
+    (q and k each scaled by sqrt(scale)), with its _safe_softmax (a row that masks every key
+    gives zeros, and zero gradients); torch's CPU kernel records one fused node
+    (ScaledDotProductFlashAttentionForCpuBackward0), which the engine does not have."""
     if enable_gqa:
         raise NotInEngineError("torch.nn.functional.scaled_dot_product_attention(enable_gqa=...)")
     if is_causal and attn_mask is not None:
@@ -591,10 +591,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     attn = q.matmul(key.transpose(-2, -1) * scaling)
     if attn_mask is not None:
         attn = attn + _additive_mask(attn_mask, attn.dtype)
-    attn = attn.softmax(-1)
+    attn = _safe_softmax(attn)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p)
     return attn.matmul(value)
+
+
+def _safe_softmax(scores):
+    """softmax over the last dim, zeros for a row of -inf only (torch's _safe_softmax): the
+    row is filled before the softmax too, so no NaN reaches the gradient."""
+    masked = (scores == float("-inf")).all(-1, keepdim=True)
+    if not masked.any():
+        return scores.softmax(-1)
+    return scores.masked_fill(masked, 0.0).softmax(-1).masked_fill(masked, 0.0)
 
 
 def _additive_mask(mask, dtype):
@@ -642,9 +651,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                  static_v=None, average_attn_weights=True, is_causal=False):
     """nn.MultiheadAttention's computation on (L, N, E) inputs (or unbatched (L, E)), with
     torch's steps: in-projection, heads folded into the batch, with need_weights explicit
-    bmm/softmax/bmm (the weights returned, averaged over heads by default), else
-    scaled_dot_product_attention; then the out-projection. torch adds the mask with
-    baddbmm (BaddbmmBackward0), which the engine lacks: here an add after the bmm."""
+    bmm/softmax/bmm (the weights returned, averaged over heads by default; a mask added by
+    baddbmm), else scaled_dot_product_attention; then the out-projection."""
     for name, given in (("bias_k", bias_k), ("bias_v", bias_v), ("static_k", static_k),
                         ("static_v", static_v)):
         if given is not None:
@@ -694,9 +702,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         dropout_p = 0.0
     if need_weights:
         q_scaled = q * math.sqrt(1.0 / float(head_dim))
-        weights = q_scaled.bmm(k.transpose(-2, -1))
         if attn_mask is not None:
-            weights = attn_mask + weights
+            weights = attn_mask.baddbmm(q_scaled, k.transpose(-2, -1))
+        else:
+            weights = q_scaled.bmm(k.transpose(-2, -1))
         weights = weights.softmax(-1)
         if dropout_p > 0.0:
             weights = dropout(weights, dropout_p)

@@ -3,9 +3,8 @@
 Each is composed of the engine's ops in the order of torch's CPU implementation
 (aten/src/ATen/native/RNN.cpp), so the recorded graph has torch's nodes: the input projection
 of the whole sequence as one linear, unbind into steps, per step a linear of the hidden state
-added to the step's projection, the gates, stack of the outputs. Two differences: torch splits
-the gates with unsafe_chunk (UnsafeSplitBackward0), which the engine lacks, so here chunk
-(SplitBackward0); and torch's float32 LSTM on CPU runs oneDNN's fused kernel
+added to the step's projection, the gates (split with unsafe_chunk: UnsafeSplitBackward0), stack
+of the outputs. One difference: torch's float32 LSTM on CPU runs oneDNN's fused kernel
 (MkldnnRnnLayerBackward0, one node per layer), float64 the composition below."""
 import math
 import warnings
@@ -34,7 +33,7 @@ def _simple_cell(activation):
 def _lstm_cell(input, hidden, w_ih, w_hh, b_ih, b_hh, projected=False):
     hx, cx = hidden
     gates = F.linear(hx, w_hh, b_hh) + (input if projected else F.linear(input, w_ih, b_ih))
-    ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
+    ingate, forgetgate, cellgate, outgate = gates.unsafe_chunk(4, 1)
     ingate, forgetgate = ingate.sigmoid(), forgetgate.sigmoid()
     cellgate, outgate = cellgate.tanh(), outgate.sigmoid()
     cy = forgetgate * cx + ingate * cellgate
@@ -42,8 +41,8 @@ def _lstm_cell(input, hidden, w_ih, w_hh, b_ih, b_hh, projected=False):
 
 
 def _gru_cell(input, hidden, w_ih, w_hh, b_ih, b_hh, projected=False):
-    igates = (input if projected else F.linear(input, w_ih, b_ih)).chunk(3, 1)
-    hgates = F.linear(hidden, w_hh, b_hh).chunk(3, 1)
+    igates = (input if projected else F.linear(input, w_ih, b_ih)).unsafe_chunk(3, 1)
+    hgates = F.linear(hidden, w_hh, b_hh).unsafe_chunk(3, 1)
     reset_gate = (hgates[0] + igates[0]).sigmoid()
     input_gate = (hgates[1] + igates[1]).sigmoid()
     new_gate = (igates[2] + hgates[2] * reset_gate).tanh()

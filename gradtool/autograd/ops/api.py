@@ -9,7 +9,9 @@ _METHODS = [name for spec in TABLE.values() for name in spec.method_names] + (
     "unbind gather scatter scatter_add masked_fill argmax argmin all any isnan isinf "
     "isfinite clone detach numel eq ne lt le gt ge add sub mul div pow cumsum cumprod "
     "flip fliplr flipud roll tile triu tril sort argsort topk index_select index_add "
-    "outer ger bernoulli diagonal").split()
+    "outer ger bernoulli diagonal round atan2 arctan2 addcmul addcdiv diag diag_embed nonzero "
+    "argwhere multinomial baddbmm unsafe_chunk unsafe_split unsafe_split_with_sizes inverse det "
+    "logdet slogdet svd").split()
 
 
 def _function(name):

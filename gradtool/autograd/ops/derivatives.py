@@ -10,7 +10,8 @@ import numpy as np
 from . import formulas
 from . import kernels
 from .generic import (bmm, cat, cos, diagonal, exp, expand, flip, gather, index,
-                      index_put, masked_fill, mm, mv, permute, reshape, roll,
+                      index_put, masked_fill, matmul, mm, mv, ones_like, permute, reshape, roll,
+                      rsqrt,
                       scatter, scatter_add, select, sign, sin, slice, squeeze, stack, sum,
                       sum_to, t, to, transpose, tril, triu, unbind, unsqueeze, where, zeros,
                       zeros_like)
@@ -51,6 +52,30 @@ TANH = OpSpec("tanh", "TanhBackward0", np.tanh, jvp="elementwise", batches=True,
 SIGMOID = OpSpec("sigmoid", "SigmoidBackward0", kernels.sigmoid, jvp="elementwise",
                  batches=True, method=True, promotion="float",
                  self=lambda grad, result: grad * result * (1 - result))
+# the inverse trigonometric and hyperbolic functions (torch's arc* names are aliases)
+ASIN = OpSpec("asin", "AsinBackward0", np.arcsin, jvp="elementwise", batches=True, method=True,
+              method_aliases=("arcsin",), promotion="float",
+              self=lambda grad, self: grad * rsqrt(1 - self * self))
+ACOS = OpSpec("acos", "AcosBackward0", np.arccos, jvp="elementwise", batches=True, method=True,
+              method_aliases=("arccos",), promotion="float",
+              self=lambda grad, self: -grad * rsqrt(1 - self * self))
+ATAN = OpSpec("atan", "AtanBackward0", np.arctan, jvp="elementwise", batches=True, method=True,
+              method_aliases=("arctan",), promotion="float",
+              self=lambda grad, self: grad / (self * self + 1))
+ASINH = OpSpec("asinh", "AsinhBackward0", np.arcsinh, jvp="elementwise", batches=True,
+               method=True, method_aliases=("arcsinh",), promotion="float",
+               self=lambda grad, self: grad * rsqrt(self * self + 1))
+ACOSH = OpSpec("acosh", "AcoshBackward0", np.arccosh, jvp="elementwise", batches=True,
+               method=True, method_aliases=("arccosh",), promotion="float",
+               self=lambda grad, self: grad * rsqrt(self * self - 1))
+ATANH = OpSpec("atanh", "AtanhBackward0", np.arctanh, jvp="elementwise", batches=True,
+               method=True, method_aliases=("arctanh",), promotion="float",
+               self=lambda grad, self: grad / (1 - self * self))
+# round (half to even) is flat: zero gradient, as torch's (RoundBackward1 with decimals=)
+ROUND = OpSpec("round", "RoundBackward0", kernels.round_, jvp="elementwise", batches=True,
+               self=lambda grad: zeros_like(grad))
+ROUND_DECIMALS = OpSpec("round", "RoundBackward1", kernels.round_, jvp="elementwise",
+                        batches=True, args=("decimals",), self=lambda grad: zeros_like(grad))
 # relu'(0) = 0: the gradient passes only where the output is positive; through
 # threshold_backward, as torch, so the gradient is differentiable (in `result`, with
 # derivative zero) and a second order gives zeros, not an error.
@@ -79,6 +104,18 @@ ZERO = OpSpec("zero_", "ZeroBackward0", kernels.zero, jvp="elementwise",
               writes_overlapping=True, self=lambda grad: zeros_like(grad))
 NORMAL = OpSpec("normal_", "NormalBackward0", kernels.normal, jvp="elementwise",
                 args=("mean", "std", "generator"), self=lambda grad: zeros_like(grad))
+# torch.normal(mean, std) with a tensor mean and/or std: draws, with zero gradients
+NORMAL_TENSOR_FLOAT = OpSpec("normal", "NormalBackward1", kernels.normal_like,
+                             jvp="elementwise", args=("std", "generator"),
+                             mean=lambda grad, mean_sym_sizes: zeros(mean_sym_sizes, grad))
+NORMAL_FLOAT_TENSOR = OpSpec("normal", "NormalBackward2", kernels.normal_std_tensor,
+                             jvp="elementwise", args=("mean", "generator"),
+                             std=lambda grad, std_sym_sizes: zeros(std_sym_sizes, grad))
+NORMAL_TENSOR_TENSOR = OpSpec("normal", "NormalBackward3", kernels.normal_like,
+                              jvp="elementwise",
+                              args=("generator",),
+                              mean=lambda grad, mean_sym_sizes: zeros(mean_sym_sizes, grad),
+                              std=lambda grad, std_sym_sizes: zeros(std_sym_sizes, grad))
 UNIFORM = OpSpec("uniform_", "UniformBackward0", kernels.uniform, jvp="elementwise",
                  args=("low", "high", "generator"), self=lambda grad: zeros_like(grad))
 TO_COPY = OpSpec("to", "ToCopyBackward0", kernels.to_dtype, jvp="linear", args=("dtype",),
@@ -121,6 +158,21 @@ POW_SCALAR_BASE = OpSpec("pow", "PowBackward2", kernels.pow_scalar_base, jvp="el
                          promoted_args=("self",), broadcasts=True,
                          exponent=lambda grad, self, exponent, result:
                              formulas.pow_backward_exponent(grad, self, exponent, result))
+ATAN2 = OpSpec("atan2", "Atan2Backward0", np.arctan2, jvp="elementwise", batches=True,
+               promotion="float", broadcasts=True,
+               self=lambda grad, self, other: grad * other / (self * self + other * other),
+               other=lambda grad, self, other: -grad * self / (self * self + other * other))
+ADDCMUL = OpSpec("addcmul", "AddcmulBackward0", kernels.addcmul, jvp="elementwise",
+                 batches=True, args=("value",), promotion="promote", broadcasts=True,
+                 self=lambda grad: grad,
+                 tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
+                 tensor2=lambda grad, tensor1, value: grad * tensor1 * value)
+ADDCDIV = OpSpec("addcdiv", "AddcdivBackward0", kernels.addcdiv, jvp="elementwise",
+                 batches=True, args=("value",), promotion="promote", broadcasts=True,
+                 self=lambda grad: grad,
+                 tensor1=lambda grad, tensor2, value: grad * value / tensor2,
+                 tensor2=lambda grad, tensor1, tensor2, value:
+                     -grad * value * tensor1 / (tensor2 * tensor2))
 # Ties split the gradient in half between the two inputs, as torch does.
 MAXIMUM = OpSpec("maximum", "MaximumBackward0", kernels.maximum, jvp="elementwise",
                  batches=True, promotion="promote", broadcasts=True,
@@ -163,6 +215,16 @@ ADDMM = OpSpec("addmm", "AddmmBackward0", kernels.addmm, args=("beta", "alpha"),
                mat2=lambda grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha:
                    formulas.scale(formulas.mm_mat2_backward(
                        grad, mat1, mat2_sym_sizes, mat2_sym_strides), alpha))
+# MultiheadAttention's masked scores: mask + q @ k^T in one node
+BADDBMM = OpSpec("baddbmm", "BaddbmmBackward0", kernels.addmm, args=("beta", "alpha"),
+                 jvp=lambda self_t, batch1_t, batch2_t, batch1, batch2, beta, alpha:
+                     formulas.scale(self_t, beta)
+                     + formulas.scale(bmm(batch1_t, batch2) + bmm(batch1, batch2_t), alpha),
+                 self=lambda grad, beta: formulas.scale(grad, beta),
+                 batch1=lambda grad, batch2, alpha:
+                     formulas.scale(bmm(grad, transpose(batch2, 1, 2)), alpha),
+                 batch2=lambda grad, batch1, alpha:
+                     formulas.scale(bmm(transpose(batch1, 1, 2), grad), alpha))
 MV = OpSpec("mv", "MvBackward0", np.matmul, jvp="bilinear",
             self=lambda grad, vec: unsqueeze(grad, 1) * vec,
             vec=lambda grad, self: mv(t(self), grad))
@@ -302,6 +364,14 @@ DIAGONAL = OpSpec("diagonal", "DiagonalBackward0", kernels.diagonal, jvp="linear
                   args=("offset", "dim1", "dim2"),
                   self=lambda grad, self_sym_sizes, offset, dim1, dim2:
                       formulas.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2))
+# torch.diag: of a vector, diag_embed; of a matrix, a copy of its diagonal (not a view)
+DIAG_EMBED = OpSpec("diag_embed", "DiagEmbedBackward0", kernels.diag_embed, jvp="linear",
+                    args=("offset", "dim1", "dim2"),
+                    self=lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2))
+DIAGONAL_COPY = OpSpec("diagonal_copy", "DiagonalBackward0_copy", kernels.diagonal_copy,
+                       jvp="linear", args=("offset", "dim1", "dim2"),
+                       self=lambda grad, self_sym_sizes, offset, dim1, dim2:
+                           formulas.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2))
 AS_STRIDED = OpSpec("as_strided", "AsStridedBackward0", kernels.take_flat, jvp="linear",
                     args=("size", "flat_indices"),
                     hidden=("self_sym_sizes", "self_sym_numel", "flat_indices"),
@@ -354,6 +424,11 @@ SCATTER = OpSpec("scatter", "ScatterBackward0", kernels.scatter, jvp="linear", a
                  self=lambda grad, dim, index: scatter(grad, dim, index, 0),
                  index=NON_DIFFERENTIABLE,
                  src=lambda grad, dim, index: gather(grad, dim, index))
+SCATTER_VALUE = OpSpec("scatter", "ScatterBackward1", kernels.scatter_value,
+                       jvp=lambda self_t, dim, index: scatter(self_t, dim, index, 0),
+                       args=("dim", "value"),
+                       self=lambda grad, dim, index: scatter(grad, dim, index, 0),
+                       index=NON_DIFFERENTIABLE)
 SCATTER_ADD = OpSpec("scatter_add", "ScatterAddBackward0", kernels.scatter_add, jvp="linear",
                      args=("dim",),
                      self=lambda grad: grad,
@@ -372,6 +447,15 @@ UNBIND = OpSpec("unbind", "UnbindBackward0", kernels.unbind, jvp="linear", view=
 SPLIT = OpSpec("split", "SplitBackward0", kernels.split, jvp="linear", view=True,
                args=("split_size", "dim"), outputs=MANY,
                self=lambda grads, self_sym_sizes, split_size, dim: cat(grads, dim))
+# unsafe_split / unsafe_chunk: split's outputs, not tracked as views (the RNN cells' gates)
+UNSAFE_SPLIT = OpSpec("unsafe_split", "UnsafeSplitBackward0", kernels.split, jvp="linear",
+                      args=("split_size", "dim"), outputs=MANY,
+                      self=lambda grads, self_sym_sizes, split_size, dim: cat(grads, dim))
+UNSAFE_SPLIT_WITH_SIZES = OpSpec("unsafe_split_with_sizes", "UnsafeSplitWithSizesBackward0",
+                                 kernels.split_with_sizes, jvp="linear",
+                                 args=("split_sizes", "dim"), outputs=MANY,
+                                 self=lambda grads, self_sym_sizes, split_sizes, dim:
+                                     cat(grads, dim))
 SPLIT_WITH_SIZES = OpSpec("split_with_sizes", "SplitWithSizesBackward0",
                           kernels.split_with_sizes, jvp="linear", view=True,
                           args=("split_sizes", "dim"), outputs=MANY,
@@ -575,7 +659,7 @@ INDEX_ADD = OpSpec("index_add", "IndexAddBackward0", kernels.index_add, jvp="lin
                        formulas.index_add_source_backward(grad, dim, index, source, source_dim,
                                                           alpha))
 
-# ======================= convolutions, pooling, normalisation (N, C, *spatial) =======================
+# ======================= convolutions, pooling, normalisation (N, C, *spatial) ===============
 # conv1d/2d and their transposes are one op, as torch's CPU `convolution`; its backward is
 # written with convolutions (the input's a transposed one, the weight's one of the input with
 # the gradient as kernel), so gradients of any order come from this row. torch's one formula
@@ -752,5 +836,54 @@ NATIVE_GROUP_NORM = OpSpec(
     bias=lambda grad, input, weight, N, C, HxW, group, eps, result1, result2:
         formulas.channel_sum(grad))
 
+# ======================= linear algebra (torch.linalg) =======================
+# The LU factors of solve, det and slogdet are outputs, saved as torch's nodes save them: the
+# first-order formulas solve with them (torch's lu_solve), gradients of gradients with A.
+LINALG_INV_EX = OpSpec("linalg_inv_ex", "LinalgInvExBackward0", kernels.linalg_inv_ex,
+                       outputs=("inverse", "info"), nondiff_outputs=("info",),
+                       jvp=lambda A_t, inverse: -matmul(inverse, matmul(A_t, inverse)),
+                       A=lambda grad, inverse: formulas.linalg_inv_backward(grad, inverse))
+LINALG_SOLVE_EX = OpSpec(
+    "linalg_solve_ex", "LinalgSolveExBackward0", kernels.linalg_solve_ex, args=("left",),
+    outputs=("result", "LU", "pivots", "info"), nondiff_outputs=("LU", "pivots", "info"),
+    jvp=lambda A_t, B_t, A, result, left: formulas.linalg_solve_jvp(A_t, B_t, A, result, left),
+    A=lambda grad, A, LU, pivots, result, left:
+        formulas.linalg_solve_backward_A(grad, A, LU, pivots, result, left),
+    B=lambda grad, A, LU, pivots, left: formulas.linalg_solve_backward_B(grad, A, LU, pivots,
+                                                                         left))
+LINALG_DET = OpSpec("linalg_det", "LinalgDetBackward0", kernels.linalg_det,
+                    outputs=("result", "LU", "pivots"), nondiff_outputs=("LU", "pivots"),
+                    jvp=lambda A_t, A, LU, pivots, result: [sum(formulas.linalg_det_backward(
+                        ones_like(result), result, A, LU, pivots) * A_t, (-2, -1)), None, None],
+                    A=lambda grad, A, LU, pivots, result:
+                        formulas.linalg_det_backward(grad, result, A, LU, pivots))
+LINALG_SLOGDET = OpSpec("linalg_slogdet", "LinalgSlogdetBackward0", kernels.linalg_slogdet,
+                        outputs=("sign", "logabsdet", "LU", "pivots"),
+                        nondiff_outputs=("LU", "pivots"),  # (sign: differentiable, zero)
+                        jvp=lambda A_t, A, sign: [zeros_like(sign), formulas.trace(
+                            formulas.solve(A, A_t)), None, None],
+                        A=lambda grads, A, LU, pivots:
+                            formulas.linalg_slogdet_backward(grads, A, LU, pivots))
+LINALG_CHOLESKY_EX = OpSpec("linalg_cholesky_ex", "LinalgCholeskyExBackward0",
+                            kernels.linalg_cholesky_ex, args=("upper",),
+                            outputs=("L", "info"), nondiff_outputs=("info",),
+                            jvp=lambda A_t, L, upper: formulas.cholesky_jvp(A_t, L, upper),
+                            A=lambda grad, upper, L: formulas.cholesky_backward(grad, upper, L))
+LINALG_QR = OpSpec("linalg_qr", "LinalgQrBackward0", kernels.linalg_qr, args=("mode",),
+                   outputs=("Q", "R"),
+                   jvp=lambda A_t, Q, R, mode: formulas.linalg_qr_jvp(A_t, Q, R, mode),
+                   A=lambda grads, Q, R, mode: formulas.linalg_qr_backward(grads, Q, R, mode))
+LINALG_EIGH = OpSpec("linalg_eigh", "LinalgEighBackward0", np.linalg.eigh, args=("UPLO",),
+                     outputs=("eigenvalues", "eigenvectors"), undefined_grads=True,
+                     jvp=lambda A_t, eigenvalues, eigenvectors:
+                         formulas.linalg_eigh_jvp(A_t, eigenvalues, eigenvectors),
+                     A=lambda grads, eigenvalues, eigenvectors:
+                         formulas.linalg_eigh_backward(grads, eigenvalues, eigenvectors))
+LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd,
+                    args=("full_matrices",), outputs=("U", "S", "Vh"), undefined_grads=True,
+                    jvp=lambda A_t, U, S, Vh, full_matrices:
+                        formulas.linalg_svd_jvp(A_t, U, S, Vh, full_matrices),
+                    A=lambda grads, U, S, Vh, full_matrices:
+                        formulas.linalg_svd_backward(grads, U, S, Vh, full_matrices))
 
 TABLE = {name: value for name, value in globals().items() if isinstance(value, OpSpec)}

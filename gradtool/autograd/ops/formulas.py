@@ -7,11 +7,13 @@ import numpy as np
 
 from .. import grad_mode
 from . import derivatives as table  # bound late: the table imports this module
+from . import kernels
 from .generic import (abs, any_true, by_row, cat, clamp, constant, contiguous, cumprod, cumsum,
-                      detach, exp, expand, flip, gather, index_add, index_select, isnan, log,
-                      log1p, mean, masked_fill, mm, numel, ones_like, permute, prod, reshape,
-                      scatter, sigmoid, sign, slice, sum, sum_to, t, tanh, erf, transpose,
-                      unsqueeze, var, where, zeros, zeros_like)
+                      detach, diagonal, exp, expand, flip, gather, index_add, index_select,
+                      isnan, log, log1p, matmul, mean, masked_fill, mm, numel, ones_like,
+                      permute, prod, reshape, scatter, sigmoid, sign, slice, squeeze, sum,
+                      sum_to, t, tanh, erf, transpose, tril, triu, unsqueeze, var, where, zeros,
+                      zeros_like)
 from .kernels import expanded, is_column_major
 
 
@@ -718,3 +720,274 @@ def group_norm_jvp(input_t, weight_t, bias_t, input, weight, N, group, eps, resu
     out = xhat_t if weight is None else (
         xhat_t * _channel(weight, ndim) + xhat * _channel(weight_t, ndim))
     return out if _no_tangent(bias_t) else out + _channel(bias_t, ndim)
+
+
+# ---- linear algebra (torch's FunctionsManual.cpp, real matrices) ----
+def mT(x):
+    return transpose(x, -1, -2)
+
+
+def _eye_like(x):
+    """The identity, batched as the square matrix x, in its dtype."""
+    return zeros_like(x) + constant(np.eye(x.shape[-1], dtype=bool), x)
+
+
+def _diag_embed(v):
+    return by_row(table.DIAG_EMBED, (v,), (0, -2, -1))
+
+
+def solve(A, B):
+    """A^{-1} B (B a batch of matrices): the recorded linalg.solve on Tensors."""
+    return by_row(table.LINALG_SOLVE_EX, (A, B), (True,))[0]
+
+
+def _solve_saved(A, LU, pivots, B, adjoint):
+    """A^{-1} B, or A^{-T} B: from the saved LU factors on arrays (torch's lu_solve, first
+    order), by a recorded solve with A on Tensors (so gradients of gradients reach A)."""
+    if type(B) is np.ndarray and type(A) is np.ndarray:
+        return kernels.lu_solve(LU, pivots, B, adjoint)
+    return solve(mT(A) if adjoint else A, B)
+
+
+def _is_vector_rhs(A, B):
+    return len(B.shape) == 1 or (len(B.shape) == len(A.shape) - 1
+                                 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+def linalg_inv_backward(grad, inverse):
+    return -matmul(mT(inverse), matmul(grad, mT(inverse)))
+
+
+def _solve_grad_B(grad, A, LU, pivots, left):
+    """gB = A^{-T} gX (left) or gX A^{-T} (right), as a batch of matrices."""
+    g = unsqueeze(grad, -1) if _is_vector_rhs(A, grad) else grad
+    if left:
+        return _solve_saved(A, LU, pivots, g, True)
+    return mT(_solve_saved(A, LU, pivots, mT(g), False))
+
+
+def linalg_solve_backward_B(grad, A, LU, pivots, left):
+    gB = _solve_grad_B(grad, A, LU, pivots, left)
+    return squeeze(gB, -1) if _is_vector_rhs(A, grad) else gB
+
+
+def linalg_solve_backward_A(grad, A, LU, pivots, result, left):
+    """gA = -gB X^T (left) or -X^T gB (right), summed over B's batch by the engine."""
+    gB = _solve_grad_B(grad, A, LU, pivots, left)
+    X = unsqueeze(result, -1) if _is_vector_rhs(A, result) else result
+    return -matmul(gB, mT(X)) if left else -matmul(mT(X), gB)
+
+
+def linalg_solve_jvp(A_t, B_t, A, result, left):
+    """dX = A^{-1} (dB - dA X) (left), or (dB - X dA) A^{-1} (right)."""
+    vector = _is_vector_rhs(A, result)
+    X = unsqueeze(result, -1) if vector else result
+    dB = unsqueeze(B_t, -1) if vector and len(B_t.shape) == len(result.shape) else B_t
+    if left:
+        dX = solve(A, dB - matmul(A_t, X))
+    else:
+        dX = mT(solve(mT(A), mT(dB - matmul(X, A_t))))
+    return squeeze(dX, -1) if vector else dX
+
+
+def linalg_det_backward(grad, det, A, LU, pivots):
+    """grad det A^{-T} (the cofactors); where some matrix is singular, or nearly (|det| below
+    sqrt(eps) of Hadamard's bound, the product of its rows' norms: A^{-1} is then too
+    inexact), the cofactors through the SVD, det U det Vh U diag(prod of the other singular
+    values) Vh, as torch's."""
+    scale = unsqueeze(unsqueeze(grad * det, -1), -1)
+    rows = detach(A)
+    bound = prod(sum(rows * rows, -1), -1) ** 0.5
+    if not any_true(abs(detach(det)) <= _eps(LU) ** 0.5 * bound):
+        return scale * _inverse_transposed(A, LU, pivots)
+    U, S, Vh = by_row(table.LINALG_SVD, (A,), (False,))
+    alpha = by_row(table.LINALG_DET, (U,))[0] * by_row(table.LINALG_DET, (Vh,))[0] * grad
+    return matmul(U * unsqueeze(unsqueeze(alpha, -1) * _prod_of_the_others(S), -2), Vh)
+
+
+def _eps(x):
+    """The machine epsilon of x's dtype."""
+    return np.finfo(x.dtype if type(x) is np.ndarray else detach(x).numpy().dtype).eps
+
+
+def _prod_of_the_others(x):
+    """prod_{j != i} x_j along the last dim, with no division (so exact, and differentiable,
+    at and near zeros): exclusive cumulative products from both ends (torch's
+    prod_safe_zeros_backward)."""
+    last, n = len(x.shape) - 1, x.shape[-1]
+    ones = ones_like(slice(x, last, 0, 1, 1))
+    before = cumprod(cat([ones, slice(x, last, 0, n - 1, 1)], -1), -1)
+    after = flip(cumprod(cat([ones, flip(slice(x, last, 1, n, 1), (-1,))], -1), -1), (-1,))
+    return before * after
+
+
+def linalg_slogdet_backward(grads, A, LU, pivots):
+    """d log|det A| = A^{-T} (real matrices: the sign has no gradient)."""
+    g = unsqueeze(unsqueeze(grads[1], -1), -1)
+    return g * _inverse_transposed(A, LU, pivots)
+
+
+def _inverse_transposed(A, LU, pivots):
+    """A^{-T}, from det's LU factors (of A^T or of A, see kernels.det_factors)."""
+    adjoint = type(A) is np.ndarray and not kernels.factors_transposed(A)
+    return _solve_saved(A, LU, pivots, _eye_like(A), adjoint) if type(A) is np.ndarray else (
+        solve(mT(A), _eye_like(A)))
+
+
+def trace(x):
+    return sum(diagonal(x, 0, -2, -1), -1)
+
+
+def cholesky_backward(grad, upper, L):
+    """gA = L^{-T} Phi(tril(L^T gL)) L^{-1}, Phi symmetrising with the diagonal halved
+    (Murray 2016), as torch's."""
+    if upper:
+        L, grad = mT(L), mT(grad)
+    P = tril(matmul(mT(L), grad), 0)
+    phi = 0.5 * (P + mT(tril(P, -1)))
+    left = solve(mT(L), phi)
+    return mT(solve(mT(L), mT(left)))  # left L^{-1}
+
+
+def cholesky_jvp(A_t, L, upper):
+    """dL = L Phi(L^{-1} dA L^{-T}), Phi the lower triangle with the diagonal halved."""
+    if upper:
+        L = mT(L)
+    L_inverse = solve(L, _eye_like(L))
+    X = matmul(matmul(L_inverse, A_t), mT(L_inverse))
+    dL = matmul(L, tril(X, -1) + 0.5 * X * _eye_like(X))
+    return mT(dL) if upper else dL
+
+
+def _qr_square_backward(gQ, gR, Q, R):
+    """m >= n: gA = (gQ + Q copyltu(M)) R^{-T}, M = gR R^T - Q^T gQ (copyltu(M): its upper
+    triangle mirrored, the diagonal kept)."""
+    M = matmul(gR, mT(R)) - matmul(mT(Q), gQ)
+    b = gQ + matmul(Q, triu(M, 0) + mT(triu(M, 1)))
+    return mT(solve(R, mT(b)))
+
+
+def linalg_qr_backward(grads, Q, R, mode):
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
+                           "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to "
+                           "differentiate through linalg.qr.")
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
+                           "nrows > ncols.")
+    gQ, gR = grads
+    if m >= n:
+        return _qr_square_backward(gQ, gR, Q, R)
+    # wide: A = [X Y] with X = Q R1 square, Y = Q R2; Y's gradient reaches Q through R2
+    R1, R2 = slice(R, len(R.shape) - 1, 0, m, 1), slice(R, len(R.shape) - 1, m, n, 1)
+    gR1, gR2 = slice(gR, len(gR.shape) - 1, 0, m, 1), slice(gR, len(gR.shape) - 1, m, n, 1)
+    Y = matmul(Q, R2)
+    gX = _qr_square_backward(gQ + matmul(Y, mT(gR2)), gR1, Q, R1)
+    return cat([gX, matmul(Q, gR2)], -1)
+
+
+def linalg_qr_jvp(A_t, Q, R, mode):
+    """dA = dQ R + Q dR with Q^T dQ skew and dR R^{-1} upper triangular: C = Q^T dA R^{-1},
+    Q^T dQ = tril(C, -1) - tril(C, -1)^T; a wide A's last columns follow from dQ."""
+    m, n = Q.shape[-2], R.shape[-1]
+    if m < n:
+        R1, R2 = slice(R, len(R.shape) - 1, 0, m, 1), slice(R, len(R.shape) - 1, m, n, 1)
+        dX = slice(A_t, len(A_t.shape) - 1, 0, m, 1)
+        dY = slice(A_t, len(A_t.shape) - 1, m, n, 1)
+        dQ, dR1 = linalg_qr_jvp(dX, Q, R1, mode)
+        return [dQ, cat([dR1, matmul(mT(Q), dY - matmul(dQ, R2))], -1)]
+    dA_Rinv = mT(solve(mT(R), mT(A_t)))  # dA R^{-1}
+    C = matmul(mT(Q), dA_Rinv)
+    omega = tril(C, -1) - mT(tril(C, -1))
+    dR = matmul(C - omega, R)
+    return [dA_Rinv - matmul(Q, C - omega), dR]
+
+
+def linalg_eigh_backward(grads, eigenvalues, eigenvectors):
+    """gA = V (diag(gL) + skew(V^T gV) / E) V^T, E_ij = L_j - L_i: repeated eigenvalues give
+    inf / nan when the eigenvectors get a gradient, as torch's."""
+    gL, gV = grads
+    V = eigenvectors
+    if gV is None:
+        return matmul(V * unsqueeze(gL, -2), mT(V))
+    VhgV = matmul(mT(V), gV)
+    VhgV = 0.5 * (VhgV - mT(VhgV))
+    E = unsqueeze(eigenvalues, -2) - unsqueeze(eigenvalues, -1) + _eye_like(VhgV)
+    gA = VhgV / E
+    if gL is not None:
+        gA = gA + _diag_embed(gL)
+    return matmul(V, matmul(gA, mT(V)))
+
+
+def linalg_eigh_jvp(A_t, eigenvalues, eigenvectors):
+    """dL = diag(V^T dA V); dV = V (V^T dA V / E), zero on the diagonal."""
+    V = eigenvectors
+    tmp = matmul(mT(V), matmul(A_t, V))
+    E = unsqueeze(eigenvalues, -2) - unsqueeze(eigenvalues, -1)
+    off = 1 - _eye_like(tmp)
+    return [diagonal(tmp, 0, -2, -1), matmul(V, off * tmp / (E + _eye_like(tmp)))]
+
+
+def _narrowed(x, dim, k):
+    return x if x is None or x.shape[dim] == k else slice(x, dim % len(x.shape), 0, k, 1)
+
+
+def linalg_svd_backward(grads, U, S, Vh, full_matrices):
+    """torch's svd_backward (distinct singular values; repeated ones give inf / nan when U or
+    Vh get a gradient): with full_matrices, the first k columns of U and rows of Vh."""
+    gU, gS, gVh = grads
+    k = S.shape[-1]
+    if full_matrices:
+        U, gU, Vh, gVh = (_narrowed(U, -1, k), _narrowed(gU, -1, k), _narrowed(Vh, -2, k),
+                          _narrowed(gVh, -2, k))
+    m, n = U.shape[-2], Vh.shape[-1]
+    if gU is None and gVh is None:  # svdvals: U diag(gS) Vh
+        return (matmul(U, unsqueeze(gS, -1) * Vh) if m >= n
+                else matmul(U * unsqueeze(gS, -2), Vh))
+    UhgU = None if gU is None else matmul(mT(U), gU)
+    VhgV = None if gVh is None else matmul(Vh, mT(gVh))
+    UhgU = None if UhgU is None else UhgU - mT(UhgU)
+    VhgV = None if VhgV is None else VhgV - mT(VhgV)
+    S2 = S * S
+    E = unsqueeze(S2, -2) - unsqueeze(S2, -1) + _eye_like(matmul(unsqueeze(S, -1),
+                                                                  unsqueeze(S, -2)))
+    if gU is not None and gVh is not None:
+        inner = (UhgU * unsqueeze(S, -2) + unsqueeze(S, -1) * VhgV) / E
+    elif gU is None:
+        inner = unsqueeze(S, -1) * (VhgV / E)
+    else:
+        inner = (UhgU / E) * unsqueeze(S, -2)
+    if gS is not None:
+        inner = inner + _diag_embed(gS)
+    if m > n and gU is not None:
+        gUSinv = gU / unsqueeze(S, -2)
+        gA = matmul(U, inner) + gUSinv - matmul(U, matmul(mT(U), gUSinv))
+        return matmul(gA, Vh)
+    if m < n and gVh is not None:
+        SinvgVh = gVh / unsqueeze(S, -1)
+        gA = matmul(inner, Vh) + SinvgVh - matmul(matmul(SinvgVh, mT(Vh)), Vh)
+        return matmul(U, gA)
+    return matmul(U, matmul(inner, Vh)) if m >= n else matmul(matmul(U, inner), Vh)
+
+
+def linalg_svd_jvp(A_t, U, S, Vh, full_matrices):
+    """dP = U^T dA V: dS = diag(dP); dU = U (F o (dP S + S dP^T)) (+ the part of dA V S^-1
+    outside U's span when tall), dV likewise, F_ij = 1 / (s_j^2 - s_i^2)."""
+    m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+    if full_matrices and m != n:
+        raise NotImplementedError("linalg_svd_jvp: full_matrices=True is not supported for "
+                                  "rectangular matrices (as torch); use full_matrices=False")
+    V = mT(Vh)
+    dP = matmul(mT(U), matmul(A_t, V))
+    dS = diagonal(dP, 0, -2, -1)
+    S_row, S_col = unsqueeze(S, -2), unsqueeze(S, -1)
+    eye = _eye_like(dP)
+    F = (1 - eye) / (S_row * S_row - S_col * S_col + eye)
+    dU = matmul(U, F * (dP * S_row + S_col * mT(dP)))
+    dV = matmul(V, F * (S_col * dP + mT(dP) * S_row))
+    if m > n:
+        dU = dU + matmul(matmul(A_t, V) - matmul(U, dP), _diag_embed(1 / S))
+    if m < n:
+        dV = dV + matmul(matmul(mT(A_t), U) - matmul(V, mT(dP)), _diag_embed(1 / S))
+    return [dU, dS, mT(dV)]

@@ -75,6 +75,10 @@ def sigmoid(x):
     return _kernels.sigmoid(x) if not isinstance(x, _Tensor) else x.sigmoid()
 
 
+def rsqrt(x):
+    return _kernels.rsqrt(x) if not isinstance(x, _Tensor) else x.rsqrt()
+
+
 def erf(x):
     return _kernels.erf(x) if not isinstance(x, _Tensor) else x.erf()
 
@@ -292,6 +296,8 @@ def sum_to(grad, sizes):
         if dims:
             grad = np.sum(grad, axis=dims, keepdims=True)
         return grad.reshape(shape[:lead] + sizes) if extra else grad
+    if not sizes:  # to a scalar: one sum, as torch's sum_to
+        return grad.sum()
     if dims:
         grad = grad.sum(dims, keepdim=True)
     return grad.reshape(sizes) if extra else grad
@@ -309,6 +315,13 @@ def mv(a, v):
     if _tensor(a) or _tensor(v):
         return _as_tensor(a).mv(v)
     return np.matmul(a, v[..., None])[..., 0]
+
+
+def matmul(a, b):
+    """torch's matmul (batches broadcast): the linear algebra formulas' product."""
+    if _tensor(a) or _tensor(b):
+        return tensor_module.matmul(_as_tensor(a), _as_tensor(b))
+    return np.matmul(a, b)
 
 
 def bmm(a, b):

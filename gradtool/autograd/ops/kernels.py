@@ -1159,3 +1159,170 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     if bias is not None:
         out = out + bias.reshape(shape)
     return out, mean[..., 0], rstd[..., 0]
+
+
+# ---- elementwise (issue 21) ----
+def round_(self, decimals=0):  # half to even, as torch; decimals scale first, as torch's
+    return np.round(self, decimals)
+
+
+def addcmul(self, tensor1, tensor2, value):
+    return self + value * tensor1 * tensor2
+
+
+def addcdiv(self, tensor1, tensor2, value):
+    return self + value * tensor1 / tensor2
+
+
+def normal_like(mean, std, generator):
+    """Draws of N(mean, std) in the broadcast shape of the two (either may be a number)."""
+    shape = np.broadcast_shapes(np.shape(mean), np.shape(std))
+    dtype = next(x.dtype for x in (mean, std) if isinstance(x, np.ndarray))
+    return (mean + std * generator.standard_normal(shape)).astype(dtype)
+
+
+def normal_std_tensor(std, mean, generator):  # (the row's tensor input comes first)
+    return normal_like(mean, std, generator)
+
+
+def diagonal_copy(self, offset, dim1, dim2):
+    return np.diagonal(self, offset, dim1, dim2).copy()
+
+
+def diag_embed(self, offset, dim1, dim2):
+    """Each vector of the last dim laid on a diagonal of a new pair of dims (dim1, dim2)."""
+    n = self.shape[-1] + abs(offset)
+    ndim = self.ndim + 1
+    dim1, dim2 = dim1 % ndim, dim2 % ndim
+    sizes = list(self.shape[:-1])
+    for d in sorted((dim1, dim2)):
+        sizes.insert(d, n)
+    return diagonal_backward(self, tuple(sizes), offset, dim1, dim2)
+
+
+def scatter_value(self, index, dim, value):
+    return scatter(self, index, value, dim)
+
+
+
+# ---- linear algebra (torch.linalg) ----
+def lu_factor(A):
+    """LAPACK's getrf, as torch's: partial pivoting, L (unit lower, below the diagonal) and
+    U packed in one matrix, and the row swaps as 1-based pivots (int32)."""
+    n = A.shape[-1]
+    LU = np.array(A, copy=True).reshape((-1, n, n))
+    pivots = np.empty(LU.shape[:2], dtype=np.int32)
+    rows = np.arange(LU.shape[0])
+    for k in range(n):
+        p = k + np.argmax(np.abs(LU[:, k:, k]), axis=1)
+        pivots[:, k] = p + 1
+        LU[rows, k], LU[rows, p] = LU[rows, p], LU[rows, k].copy()
+        pivot = LU[:, k, k]
+        safe = np.where(pivot == 0, 1, pivot)  # a zero pivot leaves its column (LAPACK)
+        LU[:, k + 1:, k] /= safe[:, None]
+        LU[:, k + 1:, k + 1:] -= LU[:, k + 1:, k, None] * LU[:, k, None, k + 1:]
+    return LU.reshape(A.shape), pivots.reshape(A.shape[:-1])
+
+
+def _row_permutation(pivots):
+    """perm with A[perm] = L U, from the pivots' sequence of row swaps."""
+    n = pivots.shape[-1]
+    perm = np.broadcast_to(np.arange(n), pivots.shape).reshape(-1, n).copy()
+    swaps = pivots.reshape(-1, n) - 1
+    rows = np.arange(perm.shape[0])
+    for k in range(n):
+        p = swaps[:, k]
+        perm[rows, k], perm[rows, p] = perm[rows, p], perm[rows, k].copy()
+    return perm.reshape(pivots.shape)
+
+
+def lu_solve(LU, pivots, B, adjoint):
+    """A X = B (or A^T X = B) for A = P L U given by lu_factor; B is (..., n, k)."""
+    n = LU.shape[-1]
+    L = np.tril(LU, -1) + np.eye(n, dtype=LU.dtype)
+    U = np.triu(LU)
+    perm = _row_permutation(pivots)[..., None]
+    perm = np.broadcast_to(perm, np.broadcast_shapes(perm.shape[:-1], B.shape[:-1]) + (1,))
+    if not adjoint:
+        B = np.take_along_axis(np.broadcast_to(B, perm.shape[:-1] + B.shape[-1:]), perm, -2)
+        return np.linalg.solve(U, np.linalg.solve(L, B))
+    Y = np.linalg.solve(np.swapaxes(L, -1, -2), np.linalg.solve(np.swapaxes(U, -1, -2), B))
+    X = np.empty(np.broadcast_shapes(Y.shape, perm.shape[:-1] + Y.shape[-1:]), Y.dtype)
+    np.put_along_axis(X, np.broadcast_to(perm, X.shape[:-1] + (1,)), Y, -2)
+    return X
+
+
+def _det_from_lu(LU, pivots):
+    n = LU.shape[-1]
+    swaps = np.sum(pivots != np.arange(1, n + 1), axis=-1) % 2
+    return np.where(swaps, -1, 1) * np.prod(np.diagonal(LU, 0, -2, -1), axis=-1)
+
+
+def linalg_inv_ex(A):
+    try:
+        inverse = np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        zero = np.argmax(np.diagonal(lu_factor(A)[0], 0, -2, -1) == 0, -1).max() + 1
+        raise RuntimeError(f"linalg.inv: The diagonal element {zero} is zero, the inversion "
+                           f"could not be completed because the input matrix is singular."
+                           ) from None
+    return inverse, np.zeros(A.shape[:-2], dtype=np.int32)
+
+
+def linalg_solve_ex(A, B, left):
+    """X with A X = B (left) or X A = B; B a vector (or a batch of them) where torch's
+    linalg_solve_is_vector_rhs says so. Also the LU factors torch's node saves."""
+    LU, pivots = lu_factor(A)
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    matrix = B[..., None] if vector else B
+    if np.any(np.diagonal(LU, 0, -2, -1) == 0):
+        raise RuntimeError("torch.linalg.solve: The solver failed because the input matrix is "
+                           "singular.")
+    if left:
+        X = lu_solve(LU, pivots, matrix, False)
+    else:  # X A = B: A^T X^T = B^T
+        X = np.swapaxes(lu_solve(LU, pivots, np.swapaxes(matrix, -1, -2), True), -1, -2)
+    X = X[..., 0] if vector else X
+    return X, LU, pivots, np.zeros(A.shape[:-2], dtype=np.int32)
+
+
+def det_factors(A):
+    """The LU factors torch's det and slogdet keep: of A^T when A is C-contiguous (LAPACK's
+    column-major view of its memory, no copy), else of A. det A^T = det A."""
+    return lu_factor(np.swapaxes(A, -1, -2) if factors_transposed(A) else A)
+
+
+def factors_transposed(A):
+    return A.flags.c_contiguous
+
+
+def linalg_det(A):
+    LU, pivots = det_factors(A)
+    return np.asarray(_det_from_lu(LU, pivots), dtype=A.dtype), LU, pivots
+
+
+def linalg_slogdet(A):
+    LU, pivots = det_factors(A)
+    det = _det_from_lu(LU, pivots)
+    logabsdet = np.sum(np.log(np.abs(np.diagonal(LU, 0, -2, -1))), axis=-1)
+    return (np.asarray(np.sign(det), dtype=A.dtype), np.asarray(logabsdet, dtype=A.dtype),
+            LU, pivots)
+
+
+def linalg_cholesky_ex(A, upper):
+    try:
+        L = np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        order = next(k for k in range(1, A.shape[-1] + 1) if np.any(
+            np.linalg.eigvalsh(A[..., :k, :k]) <= 0))
+        raise RuntimeError(f"linalg.cholesky: The factorization could not be completed because "
+                           f"the input is not positive-definite (the leading minor of order "
+                           f"{order} is not positive-definite).") from None
+    return (np.swapaxes(L, -1, -2).copy() if upper else L), np.zeros(A.shape[:-2], np.int32)
+
+
+def linalg_qr(A, mode):
+    if mode == "r":  # Q is not computed: an empty tensor, as torch's
+        return np.empty((0,), dtype=A.dtype), np.linalg.qr(A, "r")
+    return np.linalg.qr(A, mode)
+
