@@ -929,7 +929,7 @@ def linalg_eigh_jvp(A_t, eigenvalues, eigenvectors):
     return [diagonal(tmp, 0, -2, -1), matmul(V, off * tmp / (E + _eye_like(tmp)))]
 
 
-def _narrowed(x, dim, k):
+def _first(x, dim, k):
     return x if x is None or x.shape[dim] == k else slice(x, dim % len(x.shape), 0, k, 1)
 
 
@@ -939,8 +939,8 @@ def linalg_svd_backward(grads, U, S, Vh, full_matrices):
     gU, gS, gVh = grads
     k = S.shape[-1]
     if full_matrices:
-        U, gU, Vh, gVh = (_narrowed(U, -1, k), _narrowed(gU, -1, k), _narrowed(Vh, -2, k),
-                          _narrowed(gVh, -2, k))
+        U, gU, Vh, gVh = (_first(U, -1, k), _first(gU, -1, k), _first(Vh, -2, k),
+                          _first(gVh, -2, k))
     m, n = U.shape[-2], Vh.shape[-1]
     if gU is None and gVh is None:  # svdvals: U diag(gS) Vh
         return (matmul(U, unsqueeze(gS, -1) * Vh) if m >= n
