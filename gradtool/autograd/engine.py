@@ -278,6 +278,9 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
     on_arrays = not create_graph and not anomaly.enabled and forward_level.active is None
     captured = [None] * n_inputs
     buffers = {}          # node -> gradients of its outputs, summed as they arrive
+    sums = {}             # id -> an array in a buffer that this pass made by adding: no one
+    # else holds it, so the next gradient for that slot is added into it (a weight used at
+    # every step of a loop gets one array, not one per step)
     # ids of arrays a leaf must not keep as they are: the caller's grad_outputs, and those
     # already stored as some leaf's .grad
     given_to_leaves = {id(_data(g)) for g in root.grads if g is not None}
@@ -285,6 +288,9 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
     while ready:
         node = ready.pop()
         grads = buffers.pop(node, None)  # only nodes some gradient reached have a buffer
+        if sums and grads is not None:  # handed on now: others may hold them from here
+            for g in grads:
+                sums.pop(id(g), None)
         hooks = node._hooks
         is_leaf = type(node) is AccumulateGrad
         # hooks on the tensor first (a leaf's, or a non-leaf's and retain_grad), then the node's
@@ -356,7 +362,15 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
                 elif nr >= len(buf):
                     buf.extend([None] * (nr - len(buf)) + [g])
                 else:
-                    buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
+                    held = buf[nr]
+                    if held is None:
+                        buf[nr] = g
+                    elif id(held) in sums:
+                        np.add(held, g, out=held)
+                    else:
+                        held = buf[nr] = _add(held, g)
+                        if type(held) is np.ndarray:
+                            sums[id(held)] = held
             left = counts[child] - 1
             counts[child] = left
             if left == 0 and (reached is None or child in reached):
