@@ -9,9 +9,9 @@ import numpy as np
 
 from ..autograd import creation, dtypes
 from ..autograd.grad_mode import no_grad
-from ..autograd.ops import derivatives as D
+from ..autograd.ops import derivatives as table
 from ..autograd.ops import kernels
-from ..autograd import tensor as T  # T.call, T.call_inplace: the dispatch every op runs through
+from ..autograd.dispatch import call, call_inplace  # the dispatch every op runs through
 from ..autograd.tensor import where
 from ..errors import NotInEngineError
 
@@ -50,31 +50,31 @@ def gelu(input, approximate="none"):
     """x * Phi(x), Phi the standard normal CDF; approximate="tanh": torch's tanh formula."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return T.call(D.GELU, (input,), (approximate,))
+    return call(table.GELU, (input,), (approximate,))
 
 
 def silu(input, inplace=False):
     """x * sigmoid(x)."""
-    return (T.call_inplace if inplace else T.call)(D.SILU, (input,))
+    return (call_inplace if inplace else call)(table.SILU, (input,))
 
 
 def softplus(input, beta=1, threshold=20):
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
-    return T.call(D.SOFTPLUS, (input,), (beta, threshold))
+    return call(table.SOFTPLUS, (input,), (beta, threshold))
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0, else negative_slope * x."""
     if inplace:
-        return T.call_inplace(D.LEAKY_RELU_, (input,), (negative_slope,))
-    return T.call(D.LEAKY_RELU, (input,), (negative_slope,))
+        return call_inplace(table.LEAKY_RELU_, (input,), (negative_slope,))
+    return call(table.LEAKY_RELU, (input,), (negative_slope,))
 
 
 def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, else alpha * (exp(x) - 1)."""
     if inplace:
-        return T.call_inplace(D.ELU_, (input,), (alpha, 1, 1))
-    return T.call(D.ELU, (input,), (alpha, 1, 1))
+        return call_inplace(table.ELU_, (input,), (alpha, 1, 1))
+    return call(table.ELU, (input,), (alpha, 1, 1))
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -135,7 +135,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
                                f"got {name} of shape {list(t.shape)} and normalized_shape = "
                                f"{list(shape)}")
-    return T.call(D.NATIVE_LAYER_NORM, (input, weight, bias), (shape, eps))[0]
+    return call(table.NATIVE_LAYER_NORM, (input, weight, bias), (shape, eps))[0]
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -153,7 +153,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     elif running_mean is None or running_var is None:
         raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be "
                            f"defined in evaluation mode")
-    return T.call(D.NATIVE_BATCH_NORM, (input, weight, bias, running_mean, running_var),
+    return call(table.NATIVE_BATCH_NORM, (input, weight, bias, running_mean, running_var),
                   (bool(training), momentum, eps))[0]
 
 
@@ -165,7 +165,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
     n, c = input.shape[:2]
-    return T.call(D.NATIVE_GROUP_NORM, (input, weight, bias),
+    return call(table.NATIVE_GROUP_NORM, (input, weight, bias),
                   (n, c, input.numel() // max(n * c, 1), num_groups, eps))[0]
 
 
@@ -266,7 +266,7 @@ def _convolution(input, weight, bias, stride, padding, dilation, groups, spatial
                            f"({' x '.join(map(str, padded))}). Kernel size: "
                            f"({' x '.join(map(str, kernel))}). Kernel size can't be greater than "
                            f"actual input size")
-    out = T.call(D.CONVOLUTION, (input, weight, bias),
+    out = call(table.CONVOLUTION, (input, weight, bias),
                  (stride, padding, dilation, False, (0,) * len(padding), groups))
     return out if batched else out.squeeze(0)
 
@@ -317,7 +317,7 @@ def _convolution_transpose(input, weight, bias, stride, padding, output_padding,
             for n, v in zip(names, values)]
         raise RuntimeError("output padding must be smaller than either stride or dilation, but "
                            "got " + " ".join(parts))
-    out = T.call(D.CONVOLUTION, (input, weight, bias),
+    out = call(table.CONVOLUTION, (input, weight, bias),
                  (stride, padding, dilation, True, output_padding, groups))
     return out if batched else out.squeeze(0)
 
@@ -364,7 +364,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     """The largest value of each window (ties: the first; NaN wins), and with return_indices
     its index in the flattened (H, W) plane: one MaxPool2DWithIndicesBackward0 node."""
     args = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
-    out, indices = T.call(D.MAX_POOL2D_WITH_INDICES, (input,), args + (bool(ceil_mode),))
+    out, indices = call(table.MAX_POOL2D_WITH_INDICES, (input,), args + (bool(ceil_mode),))
     return (out, indices) if return_indices else out
 
 
@@ -379,7 +379,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                                                  ceil_mode, "avg_pool2d")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    return T.call(D.AVG_POOL2D, (input,), (kernel_size, stride, padding, bool(ceil_mode),
+    return call(table.AVG_POOL2D, (input,), (kernel_size, stride, padding, bool(ceil_mode),
                                           bool(count_include_pad), divisor_override))
 
 
@@ -399,12 +399,12 @@ def adaptive_avg_pool2d(input, output_size):
     size = _adaptive_size(input, output_size, "adaptive_avg_pool2d")
     if size == (1, 1):
         return input.mean((-1, -2), keepdim=True)
-    return T.call(D.ADAPTIVE_AVG_POOL2D, (input,), (size,))
+    return call(table.ADAPTIVE_AVG_POOL2D, (input,), (size,))
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     size = _adaptive_size(input, output_size, "adaptive_max_pool2d")
-    out, indices = T.call(D.ADAPTIVE_MAX_POOL2D, (input,), (size,))
+    out, indices = call(table.ADAPTIVE_MAX_POOL2D, (input,), (size,))
     return (out, indices) if return_indices else out
 
 
@@ -422,7 +422,7 @@ def pad(input, pad, mode="constant", value=None):
                            f"dimension but got padding length {len(pad)} and input of dimension "
                            f"{input.dim()}")
     if mode == "constant":
-        return T.call(D.CONSTANT_PAD_ND, (input,), (tuple(pad), 0 if value is None else value))
+        return call(table.CONSTANT_PAD_ND, (input,), (tuple(pad), 0 if value is None else value))
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     dims = len(pad) // 2
@@ -443,9 +443,9 @@ def pad(input, pad, mode="constant", value=None):
             raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
                                f"input dimension, but got: padding ({left}, {right}) at dimension "
                                f"{input.dim() - 1 - i} of input {list(input.shape)}")
-    rows = {("reflect", 1): D.REFLECTION_PAD1D, ("reflect", 2): D.REFLECTION_PAD2D,
-            ("replicate", 1): D.REPLICATION_PAD1D, ("replicate", 2): D.REPLICATION_PAD2D}
-    return T.call(rows[mode, dims], (input,), (tuple(pad),))
+    rows = {("reflect", 1): table.REFLECTION_PAD1D, ("reflect", 2): table.REFLECTION_PAD2D,
+            ("replicate", 1): table.REPLICATION_PAD1D, ("replicate", 2): table.REPLICATION_PAD2D}
+    return call(rows[mode, dims], (input,), (tuple(pad),))
 
 
 def _pad_circular(input, pad):
@@ -514,16 +514,17 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         output_size = tuple(int(math.floor(n * f)) for n, f in zip(input.shape[2:], factors))
         scales = (None,) * spatial if recompute_scale_factor else factors
     if min(output_size) <= 0 or min(input.shape[2:]) <= 0:
-        sizes = "".join(f"{n}: {v}, " for n, v in zip("HW" if spatial == 2 else "W", input.shape[2:]))
-        outs = "".join(f"{n}: {v}, " for n, v in zip("HW" if spatial == 2 else "W", output_size))
+        names = "HW" if spatial == 2 else "W"
+        sizes = "".join(f"{n}: {v}, " for n, v in zip(names, input.shape[2:]))
+        outs = "".join(f"{n}: {v}, " for n, v in zip(names, output_size))
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({sizes[:-2]}) output ({outs[:-2]})")
     if mode == "area":
         return adaptive_avg_pool2d(input, output_size)
     if mode == "nearest":
-        row = D.UPSAMPLE_NEAREST1D if spatial == 1 else D.UPSAMPLE_NEAREST2D
-        return T.call(row, (input,), (output_size,) + scales)
-    return T.call(D.UPSAMPLE_BILINEAR2D, (input,), (output_size, bool(align_corners)) + scales)
+        row = table.UPSAMPLE_NEAREST1D if spatial == 1 else table.UPSAMPLE_NEAREST2D
+        return call(row, (input,), (output_size,) + scales)
+    return call(table.UPSAMPLE_BILINEAR2D, (input,), (output_size, bool(align_corners)) + scales)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
@@ -766,7 +767,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """(input - target) ** 2, averaged (or summed, or not reduced): one MseLossBackward0."""
     reduction = _reduction(size_average, reduce, reduction)
     _warn_if_broadcast(input, target)
-    return T.call(D.MSE_LOSS, (input, target), (_REDUCTION_ENUM[reduction],))
+    return call(table.MSE_LOSS, (input, target), (_REDUCTION_ENUM[reduction],))
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -782,7 +783,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _warn_if_broadcast(input, target)
-    return T.call(D.SMOOTH_L1_LOSS, (input, target), (_REDUCTION_ENUM[reduction], beta))
+    return call(table.SMOOTH_L1_LOSS, (input, target), (_REDUCTION_ENUM[reduction], beta))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
@@ -791,7 +792,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _warn_if_broadcast(input, target)
-    return T.call(D.HUBER_LOSS, (input, target), (_REDUCTION_ENUM[reduction], delta))
+    return call(table.HUBER_LOSS, (input, target), (_REDUCTION_ENUM[reduction], delta))
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
@@ -807,7 +808,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise RuntimeError("all elements of input should be between 0 and 1")
     if weight is not None:
         weight = weight.expand(target.shape)
-    return T.call(D.BINARY_CROSS_ENTROPY, (input, target, weight), (_REDUCTION_ENUM[reduction],))
+    return call(table.BINARY_CROSS_ENTROPY, (input, target, weight), (_REDUCTION_ENUM[reduction],))
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
@@ -818,7 +819,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    return T.call(D.BINARY_CROSS_ENTROPY_WITH_LOGITS, (input, target, weight, pos_weight),
+    return call(table.BINARY_CROSS_ENTROPY_WITH_LOGITS, (input, target, weight, pos_weight),
                 (_REDUCTION_ENUM[reduction],))
 
 
@@ -848,12 +849,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise IndexError(f"Target {bad} is out of bounds.")
     args = (_REDUCTION_ENUM[reduction], ignore_index)
     if input.dim() <= 2:
-        return T.call(D.NLL_LOSS, (input, target, weight), args)[0]
+        return call(table.NLL_LOSS, (input, target, weight), args)[0]
     if input.dim() == 4:
-        return T.call(D.NLL_LOSS2D, (input, target, weight), args)[0]
+        return call(table.NLL_LOSS2D, (input, target, weight), args)[0]
     # other dims: viewed as (N, C, 1, rest), as torch does
     n = input.shape[0]
-    out = T.call(D.NLL_LOSS2D, (input.reshape(n, n_classes, 1, -1), target.reshape(n, 1, -1),
+    out = call(table.NLL_LOSS2D, (input.reshape(n, n_classes, 1, -1), target.reshape(n, 1, -1),
                               weight), args)[0]
     return out.reshape(target.shape) if reduction == "none" else out
 
