@@ -251,3 +251,19 @@ def test_inference_mode_as_decorator():
         return x * 2
     out = f(gt.ones(2, requires_grad=True))
     assert not out.requires_grad and out.is_inference()
+
+
+def test_transpose_in_place_of_a_second_output_takes_the_gradient_as_its_new_nodes_output_0():
+    """var_mean(x)[1].transpose_() keeps no trace of being output 1 (found by the fuzz, seed
+    151: the gradient was routed to a slot TransposeBackward1 does not have)."""
+    x0 = np.random.default_rng(0).standard_normal((1, 4, 3))
+    grads = []
+    for in_place in (True, False):
+        x = gt.tensor(x0, requires_grad=True)
+        t = gt.var_mean(x, -2)[1]
+        t = t.transpose_(-2, 1) if in_place else t.transpose(-2, 1)
+        g, = gt.autograd.grad((t * t).sum(), x, create_graph=True)
+        grads.append(g.detach().numpy())
+    np.testing.assert_allclose(grads[0], grads[1])
+    np.testing.assert_allclose(grads[0], np.broadcast_to(2 * x0.mean(1, keepdims=True) / 4,
+                                                         x0.shape))

@@ -727,8 +727,8 @@ class Tensor:
         # (a view stays a view of its base: its data is the transposed view of the same memory)
         out = call(spec, (self,), args)
         self._data = out._data
-        if out._grad_fn is not None:
-            self._grad_fn, self._requires_grad = out._grad_fn, True
+        if out._grad_fn is not None:  # (output 0 of its new node, whatever it was before)
+            self._grad_fn, self._requires_grad, self._output_nr = out._grad_fn, True, 0
         if forward_level.active is not None and hasattr(out, "_fw_grad"):  # its tangent, transposed
             self._fw_grad = out._fw_grad
         self._version_counter[0] += 1
