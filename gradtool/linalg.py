@@ -4,10 +4,10 @@ the op table with torch's name (LinalgSolveExBackward0, LinalgSvdBackward0, ...)
 import collections
 import math
 
-from .autograd import tensor as _tensor
+from .autograd.dispatch import call
 from .autograd import dtypes
 from .autograd.tensor import _dim, vector_norm
-from .autograd.ops import derivatives as _D
+from .autograd.ops import derivatives as table
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "det", "slogdet",
            "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals"]
@@ -36,7 +36,7 @@ def _check_square(name, A):
 
 def inv_ex(A, *, check_errors=False):
     _check_square("linalg.inv", A)
-    return InvExResult(*_tensor.call(_D.LINALG_INV_EX, (A,)))
+    return InvExResult(*call(table.LINALG_INV_EX, (A,)))
 
 
 def inv(A):
@@ -51,23 +51,23 @@ def solve(A, B, *, left=True):
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
                            f"A of type {dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)} and B of "
                            f"type {dtypes.LEGACY_TYPE_NAMES.get(B._data.dtype.name)} instead")
-    return _tensor.call(_D.LINALG_SOLVE_EX, (A, B), (bool(left),))[0]
+    return call(table.LINALG_SOLVE_EX, (A, B), (bool(left),))[0]
 
 
 def det(A):
     _check_square("linalg.det", A)
-    return _tensor.call(_D.LINALG_DET, (A,))[0]
+    return call(table.LINALG_DET, (A,))[0]
 
 
 def slogdet(A):
     """(sign, log|det|): one LinalgSlogdetBackward0 node; only log|det| has a gradient."""
     _check_square("linalg.slogdet", A)
-    return SlogdetResult(*_tensor.call(_D.LINALG_SLOGDET, (A,))[:2])
+    return SlogdetResult(*call(table.LINALG_SLOGDET, (A,))[:2])
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False):
     _check_square("linalg.cholesky", A)
-    return CholeskyExResult(*_tensor.call(_D.LINALG_CHOLESKY_EX, (A,), (bool(upper),)))
+    return CholeskyExResult(*call(table.LINALG_CHOLESKY_EX, (A,), (bool(upper),)))
 
 
 def cholesky(A, *, upper=False):
@@ -80,7 +80,7 @@ def qr(A, mode="reduced"):
                            f"'reduced' (default), 'r', or 'complete'")
     if A.dim() < 2:
         raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
-    return QrResult(*_tensor.call(_D.LINALG_QR, (A,), (mode,)))
+    return QrResult(*call(table.LINALG_QR, (A,), (mode,)))
 
 
 def eigh(A, UPLO="L"):
@@ -88,7 +88,7 @@ def eigh(A, UPLO="L"):
     _check_square("linalg.eigh", A)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    return EighResult(*_tensor.call(_D.LINALG_EIGH, (A,), (UPLO,)))
+    return EighResult(*call(table.LINALG_EIGH, (A,), (UPLO,)))
 
 
 def eigvalsh(A, UPLO="L"):
@@ -99,7 +99,7 @@ def eigvalsh(A, UPLO="L"):
 def svd(A, full_matrices=True, *, driver=None):
     if A.dim() < 2:
         raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
-    return SvdResult(*_tensor.call(_D.LINALG_SVD, (A,), (bool(full_matrices),)))
+    return SvdResult(*call(table.LINALG_SVD, (A,), (bool(full_matrices),)))
 
 
 def svdvals(A, *, driver=None):
