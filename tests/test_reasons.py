@@ -200,6 +200,8 @@ EX = "examples/"
 COMMANDS = {
     "model": ("gradcheck", "--no-color", EX + "broken_model_function.py::loss"),
     "model_json": ("gradcheck", "--json", EX + "broken_model_function.py::loss"),
+    "model_all": ("gradcheck", "--json", "--localize", "all",
+                  EX + "broken_model_function.py::loss"),
     "model_ok": ("gradcheck", "--json", EX + "model_function_ok.py"),
     "model_inspect": ("inspect", "--json", EX + "broken_model_function.py::loss"),
     "model_svg": ("render", EX + "broken_model_function.py::loss", "-o", "{tmp}/model.svg"),
@@ -282,6 +284,50 @@ def test_wrong_function_in_a_model_is_in_the_json(runs):
     assert np.allclose(np.diag(a), 1 / (1 + x), rtol=1e-5)
     assert {d["kind"] for d in report["diagnoses"]} >= {"wrong_node"}
     assert "wrong_gradient" not in {d["kind"] for d in report["diagnoses"]}
+
+
+def test_localize_all_checks_built_in_nodes_too_and_still_names_the_wrong_function(runs):
+    custom = runs["model_json"].json()["targets"][0]["reports"][0]["localized"]
+    located = runs["model_all"].json()["targets"][0]["reports"][0]["localized"]
+    assert located["node"] == "n2" and located["function"] == "Softsign"
+    assert located["checked"] > custom["checked"]  # the built-in nodes before it, too
+
+
+def test_localize_all_names_a_wrong_built_in_node_and_the_line_that_called_it(tmp_path,
+                                                                            monkeypatch):
+    """A row whose formula is wrong (planted here: sin's derivative scaled by 1.5) is found
+    among the ops of a target by --localize all, with the op's name and the user's line."""
+    import gradtool.engines as engines
+    from gradtool.autograd.ops import derivatives as table
+    from gradtool.checks.target import check_target
+    from gradtool.loader import load
+    (tmp_path / "ops.py").write_text(textwrap.dedent("""\
+        import gradtool as torch
+
+        def loss(x):
+            y = torch.tanh(x) * 2
+            z = torch.sin(y)
+            return (z * z).sum()
+        """))
+    (fn, params), = table.SIN.formula_list
+    wrong = ((lambda grad, self: fn(grad, self) * 1.5), params)
+    monkeypatch.setattr(table.SIN, "formula_list", (wrong,))
+    monkeypatch.setattr(table.SIN, "grad_first", ((wrong[0], params[1:]),))
+    target, = load(str(tmp_path / "ops.py"))
+    with engines.use("gradtool"):
+        report = check_target(target, 0, (3,), localize="all").reports[0]
+    assert not report.passed
+    located = report.localized
+    assert located.name == "SinBackward0" and located.function == "sin", located
+    assert located.location.endswith("ops.py:5"), located.location
+    assert [d.kind for d in report.diagnoses][0] == "wrong_node"
+
+
+def test_localize_all_on_torch_is_refused_before_anything_runs():
+    r = cu.run("gradcheck", "--engine", "torch", "--localize", "all",
+               EX + "broken_model_function.py::loss")
+    assert_exit(r, 2)
+    assert "--localize all" in cu.flat(r.stderr) and "--localize custom" in cu.flat(r.stderr)
 
 
 def test_fixed_model_passes_without_localisation(runs):

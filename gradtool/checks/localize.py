@@ -24,15 +24,16 @@ class Localized:
     module: Optional[str]          # the module call it sits in, e.g. model.3
     report: Optional[GradcheckReport]  # the node's own check
     checked: int                   # how many calls were checked
+    called: Optional[str] = None   # what the user called: Name.apply, or the op (mul)
 
     def as_diagnosis(self):
         """The target's diagnosis: the node to blame, or that every custom node passes."""
         if self.node is None:
             return Diagnosis(
                 "custom_functions_pass", "info",
-                f"each of the {self.checked} custom Function call(s) passes when checked on its "
-                f"own at the inputs it received: the error is in how they are composed, or in "
-                f"a built-in op used outside its domain (a kink, a NaN).",
+                f"each of the {self.checked} node(s) checked passes when checked on its own at "
+                f"the inputs it received: the error is in how they are composed, or in a "
+                f"built-in op used outside its domain (a kink, a NaN).",
                 {"checked": self.checked})
         why = next((d for d in self.report.diagnoses if d.severity == "error"), None)
         where = f" at {self.location}" if self.location else ""
@@ -40,17 +41,18 @@ class Localized:
         return Diagnosis(
             "wrong_node", "error",
             f"the first wrong node in backward order is {self.node} {self.name}: "
-            f"{self.function}.apply{where}{inside}, checked on its own at the inputs it "
+            f"{self.called}{where}{inside}, checked on its own at the inputs it "
             f"received, fails" + (f": {why.kind}: {why.message}" if why else "."),
             {"node": self.node, "function": self.function, "module": self.module,
              "checked": self.checked}, location=self.location)
 
 
-def localize(capture, **options):
-    """Localized for a captured target: its custom Function calls in backward order, each
-    gradchecked on its own (gradcheck_report's `options`) until one fails. None when the
-    forward called no custom Function."""
-    calls = ordered_calls(capture)
+def localize(capture, every_node=False, **options):
+    """Localized for a captured target: its custom Function calls in backward order (with
+    `every_node`, its built-in ops' nodes too: `--localize all`, which needs a capture that
+    recorded them), each gradchecked on its own (gradcheck_report's `options`) until one
+    fails. None when there is nothing to check."""
+    calls = ordered_calls(capture, every_node)
     if not calls:
         return None
     for n, (node_id, call) in enumerate(calls, 1):
@@ -58,23 +60,45 @@ def localize(capture, **options):
         if report is not None and not report.passed:
             info = capture.snapshot.by_id[node_id]
             module = info.module_path[-1][1] if info.module_path else info.module
-            located = Localized(node_id, info.name, call.cls.__name__, _where(call.site),
-                                module, report, n)
+            function = call.cls.__name__ if hasattr(call, "cls") else call.name
+            located = Localized(node_id, info.name, function, _where(call.site), module,
+                                report, n, _called(call))
             info.problem = f"✗ {located.function}.backward is wrong (checked on its own)"
             return located
     return Localized(None, None, None, None, None, None, len(calls))
 
 
-def ordered_calls(capture):
-    """(node id, FunctionCall) for each recorded custom Function call, in backward order."""
+def ordered_calls(capture, every_node=False):
+    """(node id, FunctionCall or OpCall) for each recorded custom Function call (and with
+    `every_node` each built-in op), in backward order."""
     ids = getattr(capture.snapshot, "node_ids", {})
-    calls = [(ids[c.node], c) for c in capture.trace.function_calls if c.node in ids]
+    recorded = list(capture.trace.function_calls) + (
+        list(capture.trace.op_calls) if every_node else [])
+    calls = [(ids[c.node], c) for c in recorded if c.node in ids]
     return sorted(calls, key=lambda item: int(item[0][1:]))
 
 
+def _called(call):
+    """What the user called: a Function's `Name.apply`, or the op's name."""
+    return f"{call.cls.__name__}.apply" if hasattr(call, "cls") else call.name
+
+
+def check_op(call, **options):
+    """gradcheck_report of one built-in op on its own, at copies of the inputs it received.
+    None when no input needs a gradient."""
+    inputs = tuple(_fresh(t) for t in call.inputs)
+    if not any(t.requires_grad and t.is_floating_point() for t in inputs):
+        return None
+    return gradcheck_report(lambda *tensors: call.replay(tensors), inputs,
+                            names=[f"input {i}" for i in range(len(inputs))], **options)
+
+
 def check_call(call, **options):
-    """gradcheck_report of one Function call on its own, at copies of the inputs it received,
-    against its declared surrogate if it has one. None when no input needs a gradient."""
+    """gradcheck_report of one Function call (or, for an OpCall, one op) on its own, at copies
+    of the inputs it received, against its declared surrogate if it has one. None when no
+    input needs a gradient."""
+    if not hasattr(call, "cls"):
+        return check_op(call, **options)
     E = engines.of(list(call.args) + list(call.kwargs.values()))
     slots = [("arg", i) for i, a in enumerate(call.args) if E.is_tensor(a)] + \
         [("kw", k) for k, v in call.kwargs.items() if E.is_tensor(v)]

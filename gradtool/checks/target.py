@@ -31,7 +31,7 @@ class TargetCheck:
             self.reference is None or self.reference.passed)
 
 
-LOCALIZE = ("custom", "off")
+LOCALIZE = ("custom", "all", "off")  # custom Function calls; every node; none
 
 
 def check_target(target, seed, shape, *, eps=1e-6, atol=1e-5, rtol=1e-3, fast=False, order=1,
@@ -41,7 +41,7 @@ def check_target(target, seed, shape, *, eps=1e-6, atol=1e-5, rtol=1e-3, fast=Fa
     `progress(evaluations, n_elements)`: a context manager giving a function called once per
     evaluation of the target (a progress bar). `device`: where generated inputs go."""
     from ..engines import current, device_name
-    c = capture(target, seed, shape, device)
+    c = capture(target, seed, shape, device, record_ops=localize == "all")
     inputs = c.run.tensor_inputs + c.parameters
     names = [n for n, _ in inputs]
     tensors = tuple(t for _, t in inputs)
@@ -83,9 +83,11 @@ def _check(target, c, inputs, tensors, tick, *, eps, atol, rtol, fast, order, mo
             reports.append(gradgradcheck_report(func, tensors, output_names=output_names,
                                                 **options))
         first = reports[0]
-        if localize != "off" and not first.passed and first.exception is None and \
-                modes[1] and not (function is not None and len(c.trace.function_calls) == 1):
-            first.localized = localize_calls(c, **tolerances)
+        every_node = localize == "all"
+        if localize != "off" and not first.passed and first.exception is None and modes[1] \
+                and (every_node or not (function is not None
+                                        and len(c.trace.function_calls) == 1)):
+            first.localized = localize_calls(c, every_node, **tolerances)
             _blame(first)
     except (UserCodeError, KeyboardInterrupt):
         raise

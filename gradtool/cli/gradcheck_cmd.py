@@ -48,10 +48,11 @@ def gradcheck(
     engine: str = common.ENGINE,
     against: str = common.AGAINST,
     device: str = common.DEVICE,
-    localize: str = typer.Option("custom", "--localize", metavar="custom|off",
+    localize: str = typer.Option("custom", "--localize", metavar="custom|all|off",
                                  help="On a failure, check each custom Function call on its "
                                       "own and name the first wrong one (custom, the "
-                                      "default), or not (off)."),
+                                      "default), every node of the graph (all), or none "
+                                      "(off)."),
 ):
     """Compare central differences with the analytic gradients of each target, per input and
     output; on a failure, show both Jacobians and say why they differ. A target with a
@@ -61,12 +62,16 @@ def gradcheck(
     from ..loader import load, parse_shape
     from ..report import output as output_file
     try:
+        if localize == "all" and "torch" in (engine, against):
+            raise GradtoolError("--localize all re-runs every op of the graph on its own, which "
+                                "gradtool does on its own engine only: with --engine torch, "
+                                "--localize custom checks each custom Function call")
         common.check_engines(engine, against, device)
         common.check_quiet(quiet, json_)
         _check_tolerances(eps, atol, rtol)
         asked = _reference_options(reference, reference_only, dtypes, factor, against)
-        if localize not in ("custom", "off"):
-            raise GradtoolError(f"--localize must be custom or off (got {localize!r})")
+        if localize not in ("custom", "all", "off"):
+            raise GradtoolError(f"--localize must be custom, all or off (got {localize!r})")
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
         if against is not None:

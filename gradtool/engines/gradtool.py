@@ -252,9 +252,11 @@ class GradtoolEngine:
         return torch_is_gradtool()
 
     @staticmethod
-    def trace(target_code):
+    def trace(target_code, record_ops=False):
         from ..snapshot.trace import ForwardTrace
-        return ForwardTrace(target_code)
+        trace = ForwardTrace(target_code)
+        trace.record_ops = record_ops
+        return trace
 
     @staticmethod
     def module_class():

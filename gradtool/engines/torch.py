@@ -313,7 +313,9 @@ class TorchEngine:
         return contextlib.nullcontext()  # the file's `import torch` is torch
 
     @staticmethod
-    def trace(target_code):
+    def trace(target_code, record_ops=False):
+        """(record_ops, every op's inputs for --localize all: gradtool's engine only; the CLI
+        refuses it on torch before anything runs)"""
         from .torch_trace import TorchTrace
         return TorchTrace(target_code)
 

@@ -509,7 +509,7 @@ def _rest_of_gradcheck(con, report, names):
         where = f" at {located.location}" if located.location else ""
         inside = f" in {located.module}" if located.module else ""
         con.print(Text(f"first wrong node in backward order: {located.node} {located.name} "
-                       f"({located.function}.apply{where}{inside}), checked on its own at the "
+                       f"({located.called}{where}{inside}), checked on its own at the "
                        f"inputs it received:", style="bold red"))
         print_table(con, _pair_table(located.report, getattr(located.report, "input_names", [])),
                     _PAIR_DROPS)

@@ -40,13 +40,13 @@ def target_code(target):
     return getattr(fn, "__code__", None)
 
 
-def capture(target, seed=0, shape=(3,), device=None, localize=False):
+def capture(target, seed=0, shape=(3,), device=None, localize=False, record_ops=False):
     """Run the target (loader.run_target) under the forward trace, picture its graph, run
     backward and read the diagnostics. The user's errors raise UserCodeError. With
     `localize`, each custom Function call is also checked on its own (fast mode), and the
     first wrong one is a diagnostic and marked in the snapshot."""
     E = engines.current()
-    trace = E.trace(target_code(target))
+    trace = E.trace(target_code(target), record_ops)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run = loader.run_target(target, seed, shape, observe=trace, device=device)

@@ -2,6 +2,7 @@
 which op made it, in which grad mode, at which line of the user's code, and whether a
 detach() or an input without requires_grad cut it off."""
 import dataclasses
+import functools
 import os
 import sys
 
@@ -67,6 +68,53 @@ class FunctionCall:
     site: tuple           # (filename, lineno, function) of the user's call
 
 
+@dataclasses.dataclass
+class OpCall:
+    """One built-in op of the forward, kept so that it can be checked on its own at exactly the
+    inputs it received (`--localize all`): `replay(tensors)` runs the op again with `tensors`
+    in place of its tensor inputs (`inputs`: copies taken at the call)."""
+    name: str
+    replay: object
+    inputs: tuple
+    node: object          # the graph node of its output
+    site: tuple
+
+
+def with_slots(value, is_tensor, found):
+    """`value` (an op's arguments) with each tensor replaced by its index in `found`."""
+    if is_tensor(value):
+        found.append(value)
+        return _Slot(len(found) - 1)
+    if type(value) in (list, tuple):
+        return type(value)(with_slots(v, is_tensor, found) for v in value)
+    if type(value) is dict:
+        return {k: with_slots(v, is_tensor, found) for k, v in value.items()}
+    return value
+
+
+def filled(template, tensors):
+    """with_slots' template with the slots filled by `tensors`."""
+    if type(template) is _Slot:
+        return tensors[template.index]
+    if type(template) in (list, tuple):
+        return type(template)(filled(v, tensors) for v in template)
+    if type(template) is dict:
+        return {k: filled(v, tensors) for k, v in template.items()}
+    return template
+
+
+@dataclasses.dataclass(frozen=True)
+class _Slot:
+    index: int
+
+
+def _raw_copy(t):
+    """A copy of a gradtool tensor made without dispatch (the trace's observers see nothing)."""
+    out = tensor_module.Tensor._wrap(t._data.copy())
+    out._requires_grad = t._requires_grad
+    return out
+
+
 def _detached_copy(t):
     return t.detach().clone().requires_grad_(t.requires_grad)
 
@@ -96,6 +144,8 @@ class TraceRecords:
         self._target_code = target_code
         self.target_frame = None  # kept: a returned frame still holds its final locals
         self.function_calls = []  # FunctionCall per custom Function applied, in order
+        self.op_calls = []  # OpCall per built-in op, in order (only when record_ops)
+        self.record_ops = False
 
     def _add_cut(self, kind, op, tensor, result, site):
         """A value taken out of the graph (result: the tensor made, or None for a number)."""
@@ -123,6 +173,19 @@ class TraceRecords:
         self.function_calls.append(FunctionCall(
             cls, tuple(kept(a) for a in args), {k: kept(v) for k, v in kwargs.items()}, node,
             site))
+
+    def _add_op_call(self, name, run, arguments, result, copy, site):
+        """A built-in op's call, when `record_ops`: `run(*arguments)` ran it (arguments holding
+        its tensors anywhere); its inputs are kept as `copy` makes them."""
+        outputs = result if isinstance(result, tuple) else (result,)
+        node = next((o.grad_fn for o in outputs if self._is_tensor(o) and o.grad_fn is not None),
+                    None)
+        found = []
+        template = with_slots(arguments, self._is_tensor, found)
+        if node is None or not found:
+            return
+        self.op_calls.append(OpCall(name, lambda tensors: run(*filled(template, tensors)),
+                                    tuple(copy(t) for t in found), node, site))
 
     def _add_event(self, event, tensors, outputs, nodes, called_by_user):
         """An op the forward ran: its event, a no_grad cut if the user's code ran it with grad
@@ -183,4 +246,9 @@ class ForwardTrace(TraceRecords, observers.Observer):
                         any(x._requires_grad for x in tensors), anomaly.user_site(),
                         not all(_finite(o) for o in outputs) and all(_finite(x) for x in tensors))
         self._add_event(event, tensors, outputs, [o._grad_fn for o in outputs], _called_by_user)
+        if self.record_ops and isinstance(run, functools.partial):  # run: dispatch's own call
+            from ..autograd.dispatch import call
+            spec, op_inputs, op_args = run.args[:3]  # (in place: the same formulas, out of place)
+            self._add_op_call(name, lambda i: call(spec, i, op_args), (op_inputs,), result,
+                              _raw_copy, event.site)
         return result
