@@ -182,11 +182,13 @@ def triton_kernel(checks, folder):
         f.write(TRITON_FILE)
     done, doc = run("gradcheck", "--engine", "torch", "--json", "--reference-only",
                     "--dtypes", "float32,bfloat16,float16", user)
-    reference = ((doc or {}).get("targets") or [{}])[0].get("reference") or {}
+    targets = (doc or {}).get("targets") or [{}]
+    reference = targets[0].get("reference") or {}
     ratios = ", ".join(f"{t['dtype']} {t['name']} {t['ratio']:.2f}"
-                       for t in reference.get("tensors", []))
-    checks.check("Triton RMSNorm: reference check", reference.get("passed") is True,
-                 ratios or done.stdout[-500:] + done.stderr[-500:])
+                       + ("" if t["passed"] else " FAILED") for t in reference.get("tensors", []))
+    checks.check("Triton RMSNorm: reference check", done.returncode == 0 and len(targets) == 1
+                 and reference.get("passed") is True,
+                 ratios or targets[0].get("error") or done.stderr[-500:])
 
 
 def host_round_trips(checks):

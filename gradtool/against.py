@@ -72,12 +72,12 @@ def load_both(spec):
 
 def compare(ours, theirs, seed, shape, order=1):
     """AgainstResult of one target, given its gradtool and torch Target."""
-    from .snapshot.capture import _global_modules
+    from .loader import file_modules
     E_ours, E_theirs = engines.get("gradtool"), engines.get("torch")
     with engines.use(E_theirs):
-        modules_theirs = _global_modules(E_theirs, theirs)
+        modules_theirs = file_modules(E_theirs, theirs)
     with engines.use(E_ours), E_ours.importing():
-        modules_ours = _global_modules(E_ours, ours)
+        modules_ours = file_modules(E_ours, ours)
         _copy_weights(E_theirs, modules_theirs, E_ours, modules_ours)
         a = _run(E_ours, ours, modules_ours, seed, shape, order)
     with engines.use(E_theirs):
@@ -113,7 +113,7 @@ def _copy_weights(E_from, modules_from, E_to, modules_to):
 
 def _run(E, target, modules, seed, shape, order):
     """Run the target on E (seeded inputs), picture its graph, take its gradients."""
-    from .snapshot.capture import module_parameters
+    from .loader import module_parameters
     from .snapshot.graph import take_snapshot
     run = loader.run_target(target, seed, shape)
     snapshot = take_snapshot(run.outputs, engine=E)

@@ -26,7 +26,7 @@ def draw(output, params=None, *, show_saved=False, depth=None, expand=False):
 
 def _draw(output, scope, params=None, show_saved=False, depth=None, expand=False):
     from . import engines
-    from .snapshot.capture import module_parameters, modules_in
+    from .loader import module_parameters, modules_in
     from .snapshot.graph import take_snapshot
     outputs = list(output) if isinstance(output, (list, tuple)) else [output]
     engine = engines.of(outputs)

@@ -165,8 +165,11 @@ def load(spec):
         if not chosen:
             names = ", ".join(t.name for t in targets)
             raise UserCodeError(f"No target named {wanted!r} in {path}. Targets: {names}.")
-        targets = chosen
-    return targets
+        return chosen
+    # a function named in @gradtool.reference(...) is another target's oracle: checked only
+    # when asked for by name
+    oracles = {id(vars(t.obj).get("__gradtool_reference__")) for t in targets}
+    return [t for t in targets if not (t.kind == "function" and id(t.obj) in oracles)]
 
 
 def import_user_file(path):
@@ -235,10 +238,11 @@ def user_error(exc, doing):
 
 
 def find_targets(module, path):
-    targets = []
+    targets, seen = [], set()
     for name, obj in vars(module).items():
-        if name.startswith("_"):
+        if name.startswith("_") or id(obj) in seen:  # one object bound twice is one target
             continue
+        seen.add(id(obj))
         lineno = _defined_here(obj, path)
         if lineno is None:
             continue
@@ -354,11 +358,12 @@ def _param_names(fn):
 
 def make_inputs(target, seed, shape, device=None):
     """The target's arguments: tensors copied fresh, shapes and generated ones drawn from a
-    generator seeded by `seed` (same seed, same inputs), placed on `device` (--device; the
-    engine's default when None)."""
+    generator seeded by `seed` (same seed, same inputs), placed on `device` (--device; when
+    None, models_device's answer or the engine's default)."""
     import numpy as np
     from .specs import InputSpec
     E = engines.current()
+    device = device or models_device(E, target)
     rng = np.random.default_rng(seed)
     shapes = shape if isinstance(shape, Shapes) else Shapes(tuple(shape))
 
@@ -391,6 +396,13 @@ def make_inputs(target, seed, shape, device=None):
     return args, kwargs
 
 
+def models_device(E, target):
+    """Where the models of the target's file live when they all live on one device other
+    than the CPU (a model moved with .to("cuda") gets its generated inputs there), else None."""
+    devices = {E.device_name(p) for p in module_parameters(file_modules(E, target)).values()}
+    return devices.pop() if len(devices) == 1 and devices != {"cpu"} else None
+
+
 def _leaf(E, target, shape, draw, requires_grad, device):
     try:
         return E.leaf(draw(), requires_grad=requires_grad, device=device)
@@ -398,6 +410,44 @@ def _leaf(E, target, shape, draw, requires_grad, device):
         raise UserCodeError(f"target {target.name} ({_rel(target.filename)}:{target.lineno}): "
                             f"cannot make an input of shape {shape}: {e}",
                             location=(target.filename, target.lineno)) from None
+
+
+def file_modules(E, target):
+    """The nn.Modules of the target's file (and of its closure: a function made inside
+    another) and their submodules by the names the user knows."""
+    fn = target.obj.forward if target.kind == "Function" else inspect.unwrap(target.obj)
+    namespace = dict(getattr(fn, "__globals__", {}))
+    if getattr(fn, "__closure__", None):
+        namespace.update(inspect.getclosurevars(fn).nonlocals)
+    return modules_in(E, namespace)
+
+
+def modules_in(E, namespace):
+    """The nn.Modules of a namespace (a file's globals, a notebook's) and their submodules
+    by the names the user knows (model, model.3.attn, blocks[2] for a list of modules), the
+    first name of each first."""
+    Module = E.module_class()
+    found = {}
+    for var, value in namespace.items():
+        if var.startswith("_"):
+            continue
+        tops = [(var, value)] if isinstance(value, Module) else [
+            (f"{var}[{i}]", v) for i, v in enumerate(value) if isinstance(v, Module)] \
+            if isinstance(value, (list, tuple)) else []
+        for top, module in tops:
+            for sub, m in module.named_modules():
+                found.setdefault(f"{top}.{sub}" if sub else top, m)
+    return found
+
+
+def module_parameters(modules):
+    """Parameters of those modules by their qualified names (model.0.weight), so leaves are
+    labelled as the user knows them."""
+    names = {}
+    for var, module in modules.items():
+        for pname, p in module.named_parameters(recurse=False):
+            names.setdefault(f"{var}.{pname}", p)
+    return names
 
 
 def example_hint(target, number=None):

@@ -49,11 +49,29 @@ SHAPES = textwrap.dedent("""\
     """)
 
 
+# a model moved to a device: generated inputs follow it without --device
+MOVED_MODEL = textwrap.dedent("""\
+    import torch
+
+    import gradtool
+
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(),
+                                torch.nn.Linear(16, 1)).double().to("{device}")
+
+
+    @gradtool.example((4, 8))
+    def mlp(x):
+        return model(x).sum()
+    """)
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("devices")
     user = folder / "shapes.py"
     user.write_text(SHAPES)
+    moved = folder / "moved.py"
+    moved.write_text(MOVED_MODEL.format(device="meta"))
     commands = {
         "gradcheck": ("gradcheck", "--engine", "torch", "--json", OFF_HOST),
         "inspect": ("inspect", "--engine", "torch", "--json", f"{OFF_HOST}::Legendre"),
@@ -65,6 +83,7 @@ def runs(tmp_path_factory):
         "cuda_missing": ("gradcheck", "--engine", "torch", "--device", "cuda", user),
         "gradtool_cuda": ("inspect", "--device", "cuda", user),
         "bad_name": ("inspect", "--engine", "torch", "--device", "warp9", user),
+        "moved": ("inspect", "--engine", "torch", "--json", moved),
     }
     results = dict(zip(commands, cu.run_many(list(commands.values()))))
     results["meta_svg"] = folder / "meta.svg"
@@ -107,6 +126,13 @@ def test_meta_device_inspect_and_render_show_the_device_without_values(runs):
     assert saved["shape"] == [3] and saved["min"] is None
     assert_exit(runs["meta_render"], 0)
     ET.parse(runs["meta_svg"])
+
+
+def test_generated_inputs_follow_the_files_model_to_its_device(runs):
+    r = runs["moved"]
+    assert_exit(r, 0)
+    [target] = r.json()["targets"]
+    assert [i["device"] for i in target["inputs"]] == ["meta"]
 
 
 def test_meta_device_gradcheck_says_it_has_no_values(runs):
@@ -155,8 +181,11 @@ def cuda_runs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cuda")
     user = folder / "shapes.py"
     user.write_text(SHAPES)
+    moved = folder / "moved.py"
+    moved.write_text(MOVED_MODEL.format(device="cuda"))
     commands = {c: (c, "--engine", "torch", "--json", "--device", "cuda", user)
                 for c in ("inspect", "gradcheck")}
+    commands["moved"] = ("gradcheck", "--engine", "torch", "--json", moved)
     commands["render"] = ("render", "--engine", "torch", "--device", "cuda", user, "-o",
                           folder / "cuda.svg")
     return dict(zip(commands, [cu.run(*c) for c in commands.values()]))
@@ -173,6 +202,15 @@ def test_cuda_inputs_work_in_every_command(cuda_runs):
     for target in cuda_runs["inspect"].json()["targets"]:
         assert {i["device"] for i in target["inputs"]} == {"cuda:0"}
     assert_exit(cuda_runs["render"], 0)
+
+
+@pytest.mark.cuda
+@needs_cuda
+def test_cuda_model_gets_cuda_inputs_without_device_option(cuda_runs):
+    r = cuda_runs["moved"]
+    assert_exit(r, 0)
+    [target] = r.json()["targets"]
+    assert target["passed"] and target["reports"][0]["inputs"][0]["device"] == "cuda:0"
 
 
 @pytest.mark.cuda

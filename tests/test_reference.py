@@ -227,6 +227,7 @@ def cli_runs(tmp_path_factory):
         "bf16": ("gradcheck", "--reference-only", "--dtypes", "bfloat16", f"{user}::Right"),
         "dtypes": ("gradcheck", "--dtypes", "float8", user),
         "factor": ("gradcheck", "--factor", "0", user),
+        "oracle": ("gradcheck", "--json", f"{user}::layer_norm_reference"),
     }
     results = dict(zip(runs, cu.run_many(list(runs.values()))))
     results["html"] = html
@@ -249,6 +250,13 @@ def test_cli_checks_declared_references_and_exits_1_on_the_planted_bug(cli_runs)
     assert tensor["ratio"] > 20 and set(tensor["worst"]) == {"index", "target", "reference",
                                                               "reference_low"}
     assert wrong["reference"] is None and wrong["passed"]  # no reference declared
+    assert set(targets) == {"Right", "MissingTerm", "WrongForward"}  # the oracle is not one
+
+
+def test_a_reference_function_is_a_target_only_when_named(cli_runs):
+    r = cli_runs["oracle"]
+    assert_exit(r, 0)
+    assert [t["name"] for t in r.json()["targets"]] == ["layer_norm_reference"]
 
 
 def test_cli_text_and_html_show_the_reference_check(cli_runs):

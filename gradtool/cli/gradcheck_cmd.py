@@ -228,10 +228,10 @@ def _reference_check(target, seed, shape, device, asked, reference_fn):
     from ..checks import reference as ref
     from ..engines import current
     from ..loader import UserCodeError, make_inputs
-    from ..snapshot.capture import _global_modules, module_parameters
+    from ..loader import file_modules, module_parameters
     E = current()
     args, kwargs = make_inputs(target, seed, shape, device)
-    parameters = [(n, p) for n, p in module_parameters(_global_modules(E, target)).items()
+    parameters = [(n, p) for n, p in module_parameters(file_modules(E, target)).items()
                   if p.requires_grad]
     names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
                                                                   len(args))]

@@ -50,8 +50,8 @@ def capture(target, seed=0, shape=(3,), device=None, localize=False, record_ops=
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run = loader.run_target(target, seed, shape, observe=trace, device=device)
-    modules = _global_modules(E, target)
-    named = module_parameters(modules)
+    modules = loader.file_modules(E, target)
+    named = loader.module_parameters(modules)
     named.update({name: value for name, value in run.inputs if E.is_tensor(value)})
     named.update({name: t for t, name in _names_from_trace(E, trace)})
     snapshot = take_snapshot(run.outputs, named, trace.site_of_node,
@@ -60,7 +60,7 @@ def capture(target, seed=0, shape=(3,), device=None, localize=False, record_ops=
     result.leaf_names = {id(t): name for name, t in named.items()
                          if t.is_leaf and t.requires_grad}
     reached = {id(v) for v in snapshot.leaf_tensors} - {id(v) for _, v in run.inputs}
-    result.parameters = [(name, t) for name, t in module_parameters(modules).items()
+    result.parameters = [(name, t) for name, t in loader.module_parameters(modules).items()
                          if id(t) in reached]
     custom = result.custom_nodes = E.custom_nodes(
         [t.grad_fn for t in run.outputs if t.grad_fn is not None])
@@ -78,44 +78,6 @@ def capture(target, seed=0, shape=(3,), device=None, localize=False, record_ops=
         if located is not None and located.node is not None:
             result.diagnostics.insert(0, located.as_diagnosis())
     return result
-
-
-def _global_modules(E, target):
-    """The nn.Modules of the target's file (and of its closure: a function made inside
-    another) and their submodules by the names the user knows."""
-    fn = target.obj.forward if target.kind == "Function" else inspect.unwrap(target.obj)
-    namespace = dict(getattr(fn, "__globals__", {}))
-    if getattr(fn, "__closure__", None):
-        namespace.update(inspect.getclosurevars(fn).nonlocals)
-    return modules_in(E, namespace)
-
-
-def modules_in(E, namespace):
-    """The nn.Modules of a namespace (a file's globals, a notebook's) and their submodules
-    by the names the user knows (model, model.3.attn, blocks[2] for a list of modules), the
-    first name of each first."""
-    Module = E.module_class()
-    found = {}
-    for var, value in namespace.items():
-        if var.startswith("_"):
-            continue
-        tops = [(var, value)] if isinstance(value, Module) else [
-            (f"{var}[{i}]", v) for i, v in enumerate(value) if isinstance(v, Module)] \
-            if isinstance(value, (list, tuple)) else []
-        for top, module in tops:
-            for sub, m in module.named_modules():
-                found.setdefault(f"{top}.{sub}" if sub else top, m)
-    return found
-
-
-def module_parameters(modules):
-    """Parameters of those modules by their qualified names (model.0.weight), so leaves are
-    labelled as the user knows them."""
-    names = {}
-    for var, module in modules.items():
-        for pname, p in module.named_parameters(recurse=False):
-            names.setdefault(f"{var}.{pname}", p)
-    return names
 
 
 def _names_from_trace(E, trace):
