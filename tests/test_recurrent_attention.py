@@ -21,9 +21,9 @@ def _nodes(*outputs):
     out, stack, seen = [], [o.grad_fn for o in reversed(outputs)], set()
     while stack:
         fn = stack.pop()
-        if fn is None or id(fn) in seen:
+        if fn is None or fn in seen:  # the node itself: torch's wrappers die, ids repeat
             continue
-        seen.add(id(fn))
+        seen.add(fn)
         name = fn.name().removeprefix("torch::autograd::")
         out.append(name)
         stack.extend(f for f, _ in reversed(fn.next_functions))

@@ -21,9 +21,9 @@ def _nodes(t):
     out, stack, seen = [], [t.grad_fn], set()
     while stack:
         fn = stack.pop()
-        if fn is None or id(fn) in seen:
+        if fn is None or fn in seen:  # the node itself: torch's wrappers die, ids repeat
             continue
-        seen.add(id(fn))
+        seen.add(fn)
         out.append(fn.name().removeprefix("torch::autograd::"))
         stack.extend(f for f, _ in reversed(fn.next_functions))
     return out

@@ -193,6 +193,8 @@ class TorchEngine:
 
     @staticmethod
     def node_name(node):
+        if isinstance(node, BackwardCFunction):  # a Function's node: torch 2.11 refuses .name()
+            return type(node).__name__
         return node.name().rpartition("::")[2]  # torch::autograd::AccumulateGrad
 
     @staticmethod
