@@ -66,14 +66,14 @@ def softplus(input, beta=1, threshold=20):
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0, else negative_slope * x."""
     if inplace:
-        return call_inplace(table.LEAKY_RELU_, (input,), (negative_slope,))
+        return call_inplace(table.LEAKY_RELU.in_place, (input,), (negative_slope,))
     return call(table.LEAKY_RELU, (input,), (negative_slope,))
 
 
 def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, else alpha * (exp(x) - 1)."""
     if inplace:
-        return call_inplace(table.ELU_, (input,), (alpha, 1, 1))
+        return call_inplace(table.ELU.in_place, (input,), (alpha, 1, 1))
     return call(table.ELU, (input,), (alpha, 1, 1))
 
 

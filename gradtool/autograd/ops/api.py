@@ -2,16 +2,13 @@
 from ..tensor import Tensor
 from .derivatives import TABLE
 
-# the table's one-input ops, then the methods that parse their arguments before dispatching
-_METHODS = [name for spec in TABLE.values() for name in spec.method_names] + (
-    "clamp clip sum mean var std prod max min amax amin logsumexp softmax log_softmax norm "
-    "mm addmm bmm mv dot reshape flatten squeeze unsqueeze transpose t permute split chunk "
-    "unbind gather scatter scatter_add masked_fill argmax argmin all any isnan isinf "
-    "isfinite clone detach numel eq ne lt le gt ge add sub mul div pow cumsum cumprod "
-    "flip fliplr flipud roll tile triu tril sort argsort topk index_select index_add "
-    "outer ger bernoulli diagonal round atan2 arctan2 addcmul addcdiv diag diag_embed nonzero "
-    "argwhere multinomial baddbmm unsafe_chunk unsafe_split unsafe_split_with_sizes inverse det "
-    "logdet slogdet svd").split()
+# the rows' (their one-input ops, and the methods that parse their arguments), then the
+# Tensor methods with no row of their own (composites, and results that need no gradient)
+_METHODS = list(dict.fromkeys(name for spec in TABLE.values()
+                              for name in spec.method_names + spec.function_names)) + (
+    "clip flatten chunk argmax argmin all any isnan isinf isfinite detach numel eq ne lt le "
+    "gt ge fliplr flipud tile argsort outer ger arctan2 diag nonzero argwhere multinomial "
+    "unsafe_chunk inverse det logdet slogdet svd").split()
 
 
 def _function(name):

@@ -72,7 +72,8 @@ ATANH = OpSpec("atanh", "AtanhBackward0", np.arctanh, jvp="elementwise", batches
                method=True, method_aliases=("arctanh",), promotion="float",
                self=lambda grad, self: grad / (1 - self * self))
 # round (half to even) is flat: zero gradient, as torch's (RoundBackward1 with decimals=)
-ROUND = OpSpec("round", "RoundBackward0", kernels.round_, jvp="elementwise", batches=True,
+ROUND = OpSpec("round", "RoundBackward0", kernels.round_, function=True, jvp="elementwise",
+               batches=True,
                self=lambda grad: zeros_like(grad))
 ROUND_DECIMALS = OpSpec("round", "RoundBackward1", kernels.round_, jvp="elementwise",
                         batches=True, args=("decimals",), self=lambda grad: zeros_like(grad))
@@ -82,14 +83,15 @@ ROUND_DECIMALS = OpSpec("round", "RoundBackward1", kernels.round_, jvp="elementw
 RELU = OpSpec("relu", "ReluBackward0", kernels.relu, jvp="elementwise", batches=True,
               method=True, self=lambda grad, result: formulas.threshold_backward(grad, result, 0))
 # clamp passes the gradient at the bounds themselves (torch: min <= x <= max).
-CLAMP = OpSpec("clamp", "ClampBackward1", kernels.clamp, jvp="elementwise", batches=True,
+CLAMP = OpSpec("clamp", "ClampBackward1", kernels.clamp, function=True, jvp="elementwise",
+               batches=True,
                args=("min", "max"), promotion="promote", promoted_args=("min", "max"),
                promotion_always=True,
                self=lambda grad, self, min, max: formulas.clamp_backward(grad, self, min, max))
 CLAMP_MIN = OpSpec("clamp_min", "ClampMinBackward0", kernels.clamp, jvp="elementwise",
                    batches=True, args=("min", "max"),
                    self=lambda grad, self, min: formulas.clamp_backward(grad, self, min, None))
-CLONE = OpSpec("clone", "CloneBackward0", kernels.clone, jvp="linear", batches=True,
+CLONE = OpSpec("clone", "CloneBackward0", kernels.clone, function=True, jvp="linear", batches=True,
                args=("memory_format",), self=lambda grad: grad)
 # Ops that overwrite their input entirely (used in place): no gradient flows to what was there.
 COPY = OpSpec("copy_", "CopyBackwards", kernels.copy, jvp="elementwise",
@@ -124,26 +126,26 @@ TO_COPY = OpSpec("to", "ToCopyBackward0", kernels.to_dtype, jvp="linear", args=(
 
 # ======================= elementwise, two inputs (broadcasting) =======================
 # Gradients come back in the broadcast shape; the engine sums them to each input's shape.
-ADD = OpSpec("add", "AddBackward0", kernels.add, jvp="elementwise", batches=True,
+ADD = OpSpec("add", "AddBackward0", kernels.add, function=True, jvp="elementwise", batches=True,
              args=("alpha",), promotion="promote", broadcasts=True,
              self=lambda grad: grad,
              other=lambda grad, alpha: formulas.scale(grad, alpha))
-SUB = OpSpec("sub", "SubBackward0", kernels.sub, jvp="elementwise", batches=True,
+SUB = OpSpec("sub", "SubBackward0", kernels.sub, function=True, jvp="elementwise", batches=True,
              args=("alpha",), promotion="promote", broadcasts=True,
              self=lambda grad: grad,
              other=lambda grad, alpha: formulas.scale(grad, -alpha))
 RSUB = OpSpec("rsub", "RsubBackward1", kernels.rsub, jvp="elementwise", batches=True,
               args=("other", "alpha"), promotion="promote", promoted_args=("other",),
               broadcasts=True, self=lambda grad, alpha: formulas.scale(grad, -alpha))
-MUL = OpSpec("mul", "MulBackward0", kernels.mul, jvp="elementwise", batches=True,
+MUL = OpSpec("mul", "MulBackward0", kernels.mul, function=True, jvp="elementwise", batches=True,
              promotion="promote", broadcasts=True,
              self=lambda grad, other: grad * other,
              other=lambda grad, self: grad * self)
-DIV = OpSpec("div", "DivBackward0", kernels.div, jvp="elementwise", batches=True,
+DIV = OpSpec("div", "DivBackward0", kernels.div, function=True, jvp="elementwise", batches=True,
              promotion="float", broadcasts=True,
              self=lambda grad, other: grad / other,
              other=lambda grad, self, other: -grad * self / (other * other))
-POW = OpSpec("pow", "PowBackward0", np.power, jvp="elementwise", batches=True,
+POW = OpSpec("pow", "PowBackward0", np.power, function=True, jvp="elementwise", batches=True,
              args=("exponent",), promotion="promote", promoted_args=("exponent",),
              broadcasts=True,
              self=lambda grad, self, exponent: formulas.pow_backward(grad, self, exponent))
@@ -158,16 +160,17 @@ POW_SCALAR_BASE = OpSpec("pow", "PowBackward2", kernels.pow_scalar_base, jvp="el
                          promoted_args=("self",), broadcasts=True,
                          exponent=lambda grad, self, exponent, result:
                              formulas.pow_backward_exponent(grad, self, exponent, result))
-ATAN2 = OpSpec("atan2", "Atan2Backward0", np.arctan2, jvp="elementwise", batches=True,
+ATAN2 = OpSpec("atan2", "Atan2Backward0", np.arctan2, function=True, jvp="elementwise",
+               batches=True,
                promotion="float", broadcasts=True,
                self=lambda grad, self, other: grad * other / (self * self + other * other),
                other=lambda grad, self, other: -grad * self / (self * self + other * other))
-ADDCMUL = OpSpec("addcmul", "AddcmulBackward0", kernels.addcmul, jvp="elementwise",
+ADDCMUL = OpSpec("addcmul", "AddcmulBackward0", kernels.addcmul, function=True, jvp="elementwise",
                  batches=True, args=("value",), promotion="promote", broadcasts=True,
                  self=lambda grad: grad,
                  tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
                  tensor2=lambda grad, tensor1, value: grad * tensor1 * value)
-ADDCDIV = OpSpec("addcdiv", "AddcdivBackward0", kernels.addcdiv, jvp="elementwise",
+ADDCDIV = OpSpec("addcdiv", "AddcdivBackward0", kernels.addcdiv, function=True, jvp="elementwise",
                  batches=True, args=("value",), promotion="promote", broadcasts=True,
                  self=lambda grad: grad,
                  tensor1=lambda grad, tensor2, value: grad * value / tensor2,
@@ -191,20 +194,21 @@ WHERE = OpSpec("where", "WhereBackward0", kernels.where, jvp="elementwise", batc
                condition=NON_DIFFERENTIABLE,
                self=lambda grad, condition: where(condition, grad, 0),
                other=lambda grad, condition: where(condition, 0, grad))
-MASKED_FILL = OpSpec("masked_fill", "MaskedFillBackward0", kernels.masked_fill,
+MASKED_FILL = OpSpec("masked_fill", "MaskedFillBackward0", kernels.masked_fill, function=True,
                      jvp="elementwise", batches=True, args=("value",), broadcasts=True,
                      writes_overlapping=True,
                      self=lambda grad, mask: masked_fill(grad, mask, 0),
                      mask=NON_DIFFERENTIABLE)
 
 # ======================= matrix products =======================
-MM = OpSpec("mm", "MmBackward0", np.matmul, jvp="bilinear", batches=True,
+MM = OpSpec("mm", "MmBackward0", np.matmul, function=True, jvp="bilinear", batches=True,
             self=lambda grad, mat2, self_sym_sizes, self_sym_strides:
                 formulas.mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides),
             mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides:
                 formulas.mm_mat2_backward(grad, self, mat2_sym_sizes, mat2_sym_strides))
 # Linear's node: bias + input @ weight.t(), the product's backward as mm's
-ADDMM = OpSpec("addmm", "AddmmBackward0", kernels.addmm, args=("beta", "alpha"), batches=True,
+ADDMM = OpSpec("addmm", "AddmmBackward0", kernels.addmm, function=True, args=("beta", "alpha"),
+               batches=True,
                jvp=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta, alpha:
                    formulas.scale(self_t, beta)
                    + formulas.scale(mm(mat1_t, mat2) + mm(mat1, mat2_t), alpha),
@@ -216,7 +220,8 @@ ADDMM = OpSpec("addmm", "AddmmBackward0", kernels.addmm, args=("beta", "alpha"),
                    formulas.scale(formulas.mm_mat2_backward(
                        grad, mat1, mat2_sym_sizes, mat2_sym_strides), alpha))
 # MultiheadAttention's masked scores: mask + q @ k^T in one node
-BADDBMM = OpSpec("baddbmm", "BaddbmmBackward0", kernels.addmm, args=("beta", "alpha"),
+BADDBMM = OpSpec("baddbmm", "BaddbmmBackward0", kernels.addmm, function=True,
+                 args=("beta", "alpha"),
                  jvp=lambda self_t, batch1_t, batch2_t, batch1, batch2, beta, alpha:
                      formulas.scale(self_t, beta)
                      + formulas.scale(bmm(batch1_t, batch2) + bmm(batch1, batch2_t), alpha),
@@ -225,24 +230,24 @@ BADDBMM = OpSpec("baddbmm", "BaddbmmBackward0", kernels.addmm, args=("beta", "al
                      formulas.scale(bmm(grad, transpose(batch2, 1, 2)), alpha),
                  batch2=lambda grad, batch1, alpha:
                      formulas.scale(bmm(transpose(batch1, 1, 2), grad), alpha))
-MV = OpSpec("mv", "MvBackward0", np.matmul, jvp="bilinear",
+MV = OpSpec("mv", "MvBackward0", np.matmul, function=True, jvp="bilinear",
             self=lambda grad, vec: unsqueeze(grad, 1) * vec,
             vec=lambda grad, self: mv(t(self), grad))
-DOT = OpSpec("dot", "DotBackward0", np.dot, jvp="bilinear",
+DOT = OpSpec("dot", "DotBackward0", np.dot, function=True, jvp="bilinear",
              self=lambda grad, tensor: grad * tensor,
              tensor=lambda grad, self: grad * self)
-BMM = OpSpec("bmm", "BmmBackward0", np.matmul, jvp="bilinear",
+BMM = OpSpec("bmm", "BmmBackward0", np.matmul, function=True, jvp="bilinear",
              self=lambda grad, mat2: bmm(grad, transpose(mat2, 1, 2)),
              mat2=lambda grad, self: bmm(transpose(self, 1, 2), grad))
 
 # ======================= reductions =======================
-SUM = OpSpec("sum", "SumBackward0", kernels.sum_all, jvp="linear", batches=True,
+SUM = OpSpec("sum", "SumBackward0", kernels.sum_all, function=True, jvp="linear", batches=True,
              self=lambda grad, self_sym_sizes: expand(grad, self_sym_sizes))
 SUM_DIM = OpSpec("sum", "SumBackward1", kernels.sum_dim, jvp="linear", batches=True,
                  args=("dim", "keepdim"),
                  self=lambda grad, self_sym_sizes, dim, keepdim:
                      formulas.sum_backward(grad, self_sym_sizes, dim, keepdim))
-MEAN = OpSpec("mean", "MeanBackward0", kernels.mean_all, jvp="linear", batches=True,
+MEAN = OpSpec("mean", "MeanBackward0", kernels.mean_all, function=True, jvp="linear", batches=True,
               self=lambda grad, self_sym_sizes, self_sym_numel:
                   expand(grad / self_sym_numel, self_sym_sizes))
 # (self_sym_numel: torch's mean_backward reads it for an empty dim list; saved as torch does)
@@ -250,15 +255,15 @@ MEAN_DIM = OpSpec("mean", "MeanBackward1", kernels.mean_dim, jvp="linear", batch
                   args=("dim", "keepdim"),
                   self=lambda grad, self_sym_sizes, dim, self_sym_numel, keepdim:
                       formulas.mean_backward(grad, self_sym_sizes, dim, keepdim))
-VAR = OpSpec("var", "VarBackward0", kernels.var, jvp="reduction",
+VAR = OpSpec("var", "VarBackward0", kernels.var, function=True, jvp="reduction",
              args=("dim", "correction", "keepdim"),
              self=lambda grad, self, dim, correction, keepdim:
                  formulas.var_backward(grad, self, dim, correction, keepdim))
-STD = OpSpec("std", "StdBackward0", kernels.std, jvp="reduction",
+STD = OpSpec("std", "StdBackward0", kernels.std, function=True, jvp="reduction",
              args=("dim", "correction", "keepdim"),
              self=lambda grad, self, dim, correction, keepdim, result:
                  formulas.std_backward(grad, self, dim, correction, keepdim, result))
-PROD = OpSpec("prod", "ProdBackward0", kernels.prod_all, jvp="reduction",
+PROD = OpSpec("prod", "ProdBackward0", kernels.prod_all, function=True, jvp="reduction",
               self=lambda grad, self, result:
                   formulas.prod_backward(grad, self, result, None, False))
 PROD_DIM = OpSpec("prod", "ProdBackward1", kernels.prod_dim, jvp="reduction",
@@ -266,10 +271,10 @@ PROD_DIM = OpSpec("prod", "ProdBackward1", kernels.prod_dim, jvp="reduction",
                   self=lambda grad, self, dim, keepdim, result:
                       formulas.prod_backward(grad, self, result, dim, keepdim))
 # Full reductions spread the gradient evenly over ties; max(dim) sends it to the returned index.
-MAX = OpSpec("max", "MaxBackward1", kernels.max_all, jvp="reduction",
+MAX = OpSpec("max", "MaxBackward1", kernels.max_all, function=True, jvp="reduction",
              self=lambda grad, self, result:
                  formulas.evenly_distribute_backward(grad, self, result))
-MIN = OpSpec("min", "MinBackward1", kernels.min_all, jvp="reduction",
+MIN = OpSpec("min", "MinBackward1", kernels.min_all, function=True, jvp="reduction",
              self=lambda grad, self, result:
                  formulas.evenly_distribute_backward(grad, self, result))
 MAX_DIM = OpSpec("max", "MaxBackward0", kernels.max_dim, jvp="reduction",
@@ -284,27 +289,33 @@ MIN_DIM = OpSpec("min", "MinBackward0", kernels.min_dim, jvp="reduction",
                  self=lambda grad, dim, indices, keepdim, self_sym_sizes:
                      formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes,
                                                        keepdim))
-AMAX = OpSpec("amax", "AmaxBackward0", kernels.amax, jvp="reduction", args=("dim", "keepdim"),
+AMAX = OpSpec("amax", "AmaxBackward0", kernels.amax, function=True, jvp="reduction",
+              args=("dim", "keepdim"),
               self=lambda grad, self, dim, keepdim, result:
                   formulas.amax_backward(grad, self, result, dim, keepdim))
-AMIN = OpSpec("amin", "AminBackward0", kernels.amin, jvp="reduction", args=("dim", "keepdim"),
+AMIN = OpSpec("amin", "AminBackward0", kernels.amin, function=True, jvp="reduction",
+              args=("dim", "keepdim"),
               self=lambda grad, self, dim, keepdim, result:
                   formulas.amax_backward(grad, self, result, dim, keepdim))
-LOGSUMEXP = OpSpec("logsumexp", "LogsumexpBackward0", kernels.logsumexp, jvp="reduction",
+LOGSUMEXP = OpSpec("logsumexp", "LogsumexpBackward0", kernels.logsumexp, function=True,
+                   jvp="reduction",
                    args=("dim", "keepdim"),
                    self=lambda grad, self, dim, keepdim, result:
                        formulas.logsumexp_backward(grad, self, result, dim, keepdim))
 # torch 2's norm is linalg.vector_norm: it saves ord and dim (None: all)
-NORM = OpSpec("norm", "LinalgVectorNormBackward0", kernels.norm, args=("ord", "dim", "keepdim"),
+NORM = OpSpec("norm", "LinalgVectorNormBackward0", kernels.norm, function=True,
+              args=("ord", "dim", "keepdim"),
               jvp=lambda self_t, self, ord, dim, keepdim, result:
                   formulas.norm_jvp(self_t, self, result, ord, dim, keepdim),
               self=lambda grad, self, ord, dim, keepdim, result:
                   formulas.norm_backward(grad, self, result, ord, dim, keepdim))
-SOFTMAX = OpSpec("softmax", "SoftmaxBackward0", kernels.softmax, args=("dim",), batches=True,
+SOFTMAX = OpSpec("softmax", "SoftmaxBackward0", kernels.softmax, function=True, args=("dim",),
+                 batches=True,
                  jvp=lambda self_t, result, dim:
                      result * (self_t - sum(self_t * result, dim, True)),
                  self=lambda grad, result, dim: result * (grad - sum(grad * result, dim, True)))
-LOG_SOFTMAX = OpSpec("log_softmax", "LogSoftmaxBackward0", kernels.log_softmax, args=("dim",),
+LOG_SOFTMAX = OpSpec("log_softmax", "LogSoftmaxBackward0", kernels.log_softmax, function=True,
+                     args=("dim",),
                      batches=True,
                      jvp=lambda self_t, result, dim:
                          self_t - sum(self_t * exp(result), dim, True),
@@ -313,13 +324,15 @@ LOG_SOFTMAX = OpSpec("log_softmax", "LogSoftmaxBackward0", kernels.log_softmax, 
 # ======================= shapes =======================
 VIEW = OpSpec("view", "ViewBackward0", kernels.view, jvp="linear", view=True, batches=True,
               args=("size",), self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-RESHAPE_ALIAS = OpSpec("reshape", "ReshapeAliasBackward0", kernels.view, jvp="linear",
+RESHAPE_ALIAS = OpSpec("reshape", "ReshapeAliasBackward0", kernels.view, function=True,
+                       jvp="linear",
                        view=True, batches=True, args=("size",),
                        self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 UNSAFE_VIEW = OpSpec("reshape", "UnsafeViewBackward0", kernels.reshape, jvp="linear",
                      batches=True, args=("size",),
                      self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-SQUEEZE = OpSpec("squeeze", "SqueezeBackward0", kernels.squeeze, jvp="linear", view=True,
+SQUEEZE = OpSpec("squeeze", "SqueezeBackward0", kernels.squeeze, function=True, jvp="linear",
+                 view=True,
                  batches=True, args=("dim",),
                  self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 # matmul's 1-D @ 2-D squeezes its mm's fresh result in place (squeeze_(0)): not a view
@@ -333,15 +346,18 @@ SQUEEZE_DIM = OpSpec("squeeze", "SqueezeBackward1", kernels.squeeze, jvp="linear
 SQUEEZE_DIMS = OpSpec("squeeze", "SqueezeBackward2", kernels.squeeze, jvp="linear", view=True,
                       batches=True, args=("dim",),
                       self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
-UNSQUEEZE = OpSpec("unsqueeze", "UnsqueezeBackward0", kernels.unsqueeze, jvp="linear",
+UNSQUEEZE = OpSpec("unsqueeze", "UnsqueezeBackward0", kernels.unsqueeze, function=True,
+                   jvp="linear",
                    view=True, batches=True, args=("dim",),
                    self=lambda grad, dim: squeeze(grad, dim))
-TRANSPOSE = OpSpec("transpose", "TransposeBackward0", kernels.transpose, jvp="linear",
+TRANSPOSE = OpSpec("transpose", "TransposeBackward0", kernels.transpose, function=True,
+                   jvp="linear",
                    view=True, batches=True, args=("dim0", "dim1"),
                    self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
-T = OpSpec("t", "TBackward0", np.transpose, jvp="linear", view=True, batches=True,
+T = OpSpec("t", "TBackward0", np.transpose, function=True, jvp="linear", view=True, batches=True,
            self=lambda grad: t(grad))
-PERMUTE = OpSpec("permute", "PermuteBackward0", kernels.permute, jvp="linear", view=True,
+PERMUTE = OpSpec("permute", "PermuteBackward0", kernels.permute, function=True, jvp="linear",
+                 view=True,
                  batches=True, args=("dims",),
                  self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
 EXPAND = OpSpec("expand", "ExpandBackward0", kernels.expand, jvp="linear", view=True,
@@ -360,12 +376,14 @@ SLICE = OpSpec("slice", "SliceBackward0", kernels.slice_, jvp="linear", view=Tru
                args=("dim", "start", "end", "step"),
                self=lambda grad, self_sym_sizes, dim, start, end, step:
                    formulas.slice_backward(grad, self_sym_sizes, dim, start, end, step))
-DIAGONAL = OpSpec("diagonal", "DiagonalBackward0", kernels.diagonal, jvp="linear", view=True,
+DIAGONAL = OpSpec("diagonal", "DiagonalBackward0", kernels.diagonal, function=True, jvp="linear",
+                  view=True,
                   args=("offset", "dim1", "dim2"),
                   self=lambda grad, self_sym_sizes, offset, dim1, dim2:
                       formulas.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2))
 # torch.diag: of a vector, diag_embed; of a matrix, a copy of its diagonal (not a view)
-DIAG_EMBED = OpSpec("diag_embed", "DiagEmbedBackward0", kernels.diag_embed, jvp="linear",
+DIAG_EMBED = OpSpec("diag_embed", "DiagEmbedBackward0", kernels.diag_embed, function=True,
+                    jvp="linear",
                     args=("offset", "dim1", "dim2"),
                     self=lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2))
 DIAGONAL_COPY = OpSpec("diagonal_copy", "DiagonalBackward0_copy", kernels.diagonal_copy,
@@ -415,12 +433,13 @@ INDEX_PUT = OpSpec("index_put", "IndexPutBackward0", kernels.index_put, jvp="lin
                    self=lambda grad, indices, accumulate:
                        grad if accumulate else index_put(grad, indices, 0),
                    values=lambda grad, indices: index(grad, indices))
-GATHER = OpSpec("gather", "GatherBackward0", kernels.gather, jvp="linear",
+GATHER = OpSpec("gather", "GatherBackward0", kernels.gather, function=True, jvp="linear",
                 args=("dim", "sparse_grad"),
                 self=lambda grad, self, dim, index, sparse_grad: scatter_add(
                     zeros(self.shape, grad), dim, index, grad),
                 index=NON_DIFFERENTIABLE)
-SCATTER = OpSpec("scatter", "ScatterBackward0", kernels.scatter, jvp="linear", args=("dim",),
+SCATTER = OpSpec("scatter", "ScatterBackward0", kernels.scatter, function=True, jvp="linear",
+                 args=("dim",),
                  self=lambda grad, dim, index: scatter(grad, dim, index, 0),
                  index=NON_DIFFERENTIABLE,
                  src=lambda grad, dim, index: gather(grad, dim, index))
@@ -429,7 +448,8 @@ SCATTER_VALUE = OpSpec("scatter", "ScatterBackward1", kernels.scatter_value,
                        args=("dim", "value"),
                        self=lambda grad, dim, index: scatter(grad, dim, index, 0),
                        index=NON_DIFFERENTIABLE)
-SCATTER_ADD = OpSpec("scatter_add", "ScatterAddBackward0", kernels.scatter_add, jvp="linear",
+SCATTER_ADD = OpSpec("scatter_add", "ScatterAddBackward0", kernels.scatter_add, function=True,
+                     jvp="linear",
                      args=("dim",),
                      self=lambda grad: grad,
                      index=NON_DIFFERENTIABLE,
@@ -441,18 +461,19 @@ CAT = OpSpec("cat", "CatBackward0", kernels.cat, jvp="linear", args=("dim",), va
 STACK = OpSpec("stack", "StackBackward0", kernels.stack, jvp="linear", args=("dim",),
                variadic=True, batches=True, promotion="promote",
                tensors=lambda grad, dim: unbind(grad, dim))
-UNBIND = OpSpec("unbind", "UnbindBackward0", kernels.unbind, jvp="linear", view=True,
+UNBIND = OpSpec("unbind", "UnbindBackward0", kernels.unbind, function=True, jvp="linear", view=True,
                 args=("dim",), outputs=MANY,
                 self=lambda grads, dim: stack(grads, dim))
-SPLIT = OpSpec("split", "SplitBackward0", kernels.split, jvp="linear", view=True,
+SPLIT = OpSpec("split", "SplitBackward0", kernels.split, function=True, jvp="linear", view=True,
                args=("split_size", "dim"), outputs=MANY,
                self=lambda grads, self_sym_sizes, split_size, dim: cat(grads, dim))
 # unsafe_split / unsafe_chunk: split's outputs, not tracked as views (the RNN cells' gates)
-UNSAFE_SPLIT = OpSpec("unsafe_split", "UnsafeSplitBackward0", kernels.split, jvp="linear",
+UNSAFE_SPLIT = OpSpec("unsafe_split", "UnsafeSplitBackward0", kernels.split, function=True,
+                      jvp="linear",
                       args=("split_size", "dim"), outputs=MANY,
                       self=lambda grads, self_sym_sizes, split_size, dim: cat(grads, dim))
 UNSAFE_SPLIT_WITH_SIZES = OpSpec("unsafe_split_with_sizes", "UnsafeSplitWithSizesBackward0",
-                                 kernels.split_with_sizes, jvp="linear",
+                                 kernels.split_with_sizes, function=True, jvp="linear",
                                  args=("split_sizes", "dim"), outputs=MANY,
                                  self=lambda grads, self_sym_sizes, split_sizes, dim:
                                      cat(grads, dim))
@@ -475,25 +496,19 @@ SOFTPLUS = OpSpec("softplus", "SoftplusBackward0", kernels.softplus, jvp="elemen
                   batches=True, args=("beta", "threshold"),
                   self=lambda grad, self, beta, threshold:
                       formulas.softplus_backward(grad, self, beta, threshold))
-# leaky_relu'(0) = negative_slope: the gradient passes whole only where x > 0 (as torch)
+# leaky_relu'(0) = negative_slope: the gradient passes whole only where x > 0 (as torch);
+# in place (leaky_relu_) the input is gone: the output's sign says which side it was on
 LEAKY_RELU = OpSpec("leaky_relu", "LeakyReluBackward0", kernels.leaky_relu, jvp="elementwise",
-                    batches=True, args=("negative_slope",),
-                    self=lambda grad, self, negative_slope:
-                        formulas.leaky_relu_backward(grad, self, negative_slope, False))
-# in place, the input is gone: the output's sign says which side it was on
-LEAKY_RELU_ = OpSpec("leaky_relu_", "LeakyReluBackward1", kernels.leaky_relu,
-                     jvp="elementwise", batches=True, args=("negative_slope",),
-                     self=lambda grad, result, negative_slope:
-                         formulas.leaky_relu_backward(grad, result, negative_slope, True))
+                    batches=True, args=("negative_slope",), in_place_node="LeakyReluBackward1",
+                    self=lambda grad, self, negative_slope, self_is_result=False:
+                        formulas.leaky_relu_backward(grad, self, negative_slope,
+                                                     self_is_result))
 ELU = OpSpec("elu", "EluBackward0", kernels.elu, jvp="elementwise", batches=True,
-             args=("alpha", "scale", "input_scale"),
-             self=lambda grad, self, alpha, scale, input_scale:
-                 formulas.elu_backward(grad, alpha, scale, input_scale, self=self))
-ELU_ = OpSpec("elu_", "EluBackward1", kernels.elu, jvp="elementwise", batches=True,
-              args=("alpha", "scale", "input_scale"),
-              self=lambda grad, result, alpha, scale, input_scale:
-                  formulas.elu_backward(grad, alpha, scale, input_scale, result=result))
-BERNOULLI = OpSpec("bernoulli", "BernoulliBackward0", kernels.bernoulli, jvp="elementwise",
+             args=("alpha", "scale", "input_scale"), in_place_node="EluBackward1",
+             self=lambda grad, self, alpha, scale, input_scale, self_is_result=False:
+                 formulas.elu_backward(grad, alpha, scale, input_scale, self_is_result, self))
+BERNOULLI = OpSpec("bernoulli", "BernoulliBackward0", kernels.bernoulli, function=True,
+                   jvp="elementwise",
                    args=("generator",), self=lambda grad: zeros_like(grad))
 
 # ======================= losses (one node each, as torch's) =======================
@@ -606,25 +621,27 @@ STD_MEAN = OpSpec("std_mean", "StdMeanBackward0", kernels.std_mean,
                   self=lambda grads, self, dim, correction, keepdim, result0:
                       formulas.std_mean_backward(grads, self, dim, correction, keepdim,
                                                  result0))
-CUMSUM = OpSpec("cumsum", "CumsumBackward0", kernels.cumsum, jvp="linear", batches=True,
+CUMSUM = OpSpec("cumsum", "CumsumBackward0", kernels.cumsum, function=True, jvp="linear",
+                batches=True,
                 args=("dim",), self=lambda grad, dim: formulas.reverse_cumsum(grad, dim))
-CUMPROD = OpSpec("cumprod", "CumprodBackward0", kernels.cumprod, args=("dim",),
+CUMPROD = OpSpec("cumprod", "CumprodBackward0", kernels.cumprod, function=True, args=("dim",),
                  jvp=lambda self_t, self, dim, result:
                      formulas.cumprod_jvp(self_t, self, dim, result),
                  self=lambda grad, self, dim, result:
                      formulas.cumprod_backward(grad, self, dim, result))
 
 # ======================= reordering, repeating =======================
-FLIP = OpSpec("flip", "FlipBackward0", kernels.flip, jvp="linear", batches=True,
+FLIP = OpSpec("flip", "FlipBackward0", kernels.flip, function=True, jvp="linear", batches=True,
               args=("dims",), self=lambda grad, dims: flip(grad, dims))
-ROLL = OpSpec("roll", "RollBackward0", kernels.roll, jvp="linear", args=("shifts", "dims"),
+ROLL = OpSpec("roll", "RollBackward0", kernels.roll, function=True, jvp="linear",
+              args=("shifts", "dims"),
               self=lambda grad, shifts, dims: roll(grad, tuple(-s for s in shifts), dims))
 REPEAT = OpSpec("repeat", "RepeatBackward0", kernels.repeat, jvp="linear", args=("repeats",),
                 self=lambda grad, repeats, self_sym_sizes:
                     formulas.repeat_backward(grad, repeats, self_sym_sizes))
-TRIU = OpSpec("triu", "TriuBackward0", kernels.triu, jvp="linear", batches=True,
+TRIU = OpSpec("triu", "TriuBackward0", kernels.triu, function=True, jvp="linear", batches=True,
               args=("diagonal",), self=lambda grad, diagonal: triu(grad, diagonal))
-TRIL = OpSpec("tril", "TrilBackward0", kernels.tril, jvp="linear", batches=True,
+TRIL = OpSpec("tril", "TrilBackward0", kernels.tril, function=True, jvp="linear", batches=True,
               args=("diagonal",), self=lambda grad, diagonal: tril(grad, diagonal))
 # transpose_ changes the tensor's own shape (see Tensor.transpose_)
 TRANSPOSE_ = OpSpec("transpose_", "TransposeBackward1", kernels.transpose,
@@ -635,23 +652,24 @@ T_ = OpSpec("t_", "TBackward1", np.transpose, jvp=lambda self_t: t(self_t),
             self=lambda grad: t(grad))
 
 # ======================= selecting, sorting =======================
-SORT = OpSpec("sort", "SortBackward0", kernels.sort,
+SORT = OpSpec("sort", "SortBackward0", kernels.sort, function=True,
               jvp=lambda self_t, dim, indices: gather(self_t, dim, indices),
               args=("dim", "descending"), outputs=("values", "indices"),
               nondiff_outputs=("indices",),
               self=lambda grad, dim, indices, self_sym_sizes:
                   formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, True))
-TOPK = OpSpec("topk", "TopkBackward0", kernels.topk, args=("k", "dim", "largest", "sorted"),
+TOPK = OpSpec("topk", "TopkBackward0", kernels.topk, function=True,
+              args=("k", "dim", "largest", "sorted"),
               jvp=lambda self_t, dim, indices: gather(self_t, dim, indices),
               outputs=("values", "indices"), nondiff_outputs=("indices",),
               self=lambda grad, dim, indices, self_sym_sizes:
                   formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, True))
-INDEX_SELECT = OpSpec("index_select", "IndexSelectBackward0", kernels.index_select,
+INDEX_SELECT = OpSpec("index_select", "IndexSelectBackward0", kernels.index_select, function=True,
                       jvp="linear", args=("dim",),
                       self=lambda grad, self_sym_sizes, dim, index:
                           formulas.index_select_backward(grad, self_sym_sizes, dim, index),
                       index=NON_DIFFERENTIABLE)
-INDEX_ADD = OpSpec("index_add", "IndexAddBackward0", kernels.index_add, jvp="linear",
+INDEX_ADD = OpSpec("index_add", "IndexAddBackward0", kernels.index_add, function=True, jvp="linear",
                    args=("dim", "alpha"), reads_no_overlap=True,
                    self=lambda grad: grad,
                    index=NON_DIFFERENTIABLE,
@@ -887,3 +905,4 @@ LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd,
                         formulas.linalg_svd_backward(grads, U, S, Vh, full_matrices))
 
 TABLE = {name: value for name, value in globals().items() if isinstance(value, OpSpec)}
+TABLE.update({f"{name}_": spec.in_place for name, spec in list(TABLE.items()) if spec.in_place})

@@ -268,15 +268,17 @@ def softplus_backward(grad, self, beta, threshold):
     return where(self * beta > threshold, grad, grad * sigmoid(self * beta))
 
 
-def elu_backward(grad, alpha, scale, input_scale, self=None, result=None):
+def elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result):
     """From the input (EluBackward0) or, in place, from the output (EluBackward1)."""
     # The first derivative takes the exponential side at 0 (x <= 0), the second derivative
     # is 0 there (torch's elu_double_backward masks x < 0): the where() below keeps x = 0
     # out of what the second derivative sees.
-    if result is not None:  # exp(x s) alpha scale = result + alpha scale where x <= 0
+    if is_result:  # exp(x s) alpha scale = result + alpha scale where x <= 0
+        result = self_or_result
         negative_part = where(result < 0, result, 0)
         return where(result > 0, grad * scale,
                      grad * input_scale * (negative_part + alpha * scale))
+    self = self_or_result
     negative_part = where(self < 0, self, 0)
     negative = grad * (input_scale * alpha * scale) * exp(negative_part * input_scale)
     return where(self > 0, grad * scale, negative)

@@ -148,6 +148,21 @@ class OpNode(Node):
         return fn(*args)
 
 
+def _reading_result(formula):
+    """An in-place twin's formula: the row's, given the result for `self` and told so
+    (self_is_result=True)."""
+    if formula is NON_DIFFERENTIABLE:
+        return formula
+    signature = inspect.signature(formula)
+
+    def in_place(*args):
+        return formula(*args, self_is_result=True)
+    in_place.__signature__ = signature.replace(parameters=[
+        p.replace(name="result") if p.name == "self" else p
+        for p in signature.parameters.values() if p.default is p.empty])
+    return in_place
+
+
 class OpSpec:
     """One row of the table. `inputs` (keyword arguments, in order) are the tensor inputs,
     each a formula or NON_DIFFERENTIABLE; `args` the non-tensor arguments."""
@@ -157,7 +172,8 @@ class OpSpec:
                  nondiff_outputs=(), variadic=False, promotes_dtype=True, view=False,
                  batches=False, jvp=None, hidden=(), undefined_grads=False, promotion=None,
                  promoted_args=(), promotion_always=False, broadcasts=False,
-                 writes_overlapping=False, reads_no_overlap=False, method=False, method_aliases=(), **inputs):
+                 writes_overlapping=False, reads_no_overlap=False, method=False, method_aliases=(),
+                 function=False, in_place_node=None, **inputs):
         spec.name = name
         spec.view = view  # the output shares memory (and the version counter) with input 0
         spec.promotes_dtype = promotes_dtype  # int inputs give float32 results, as in torch
@@ -173,6 +189,9 @@ class OpSpec:
         # a one-input op with no arguments: Tensor.<name>() and its in-place twin
         # Tensor.<name>_(), and gradtool.<name>(), are generated (with `method_aliases`)
         spec.method_names = ((name,) + tuple(method_aliases)) if method else ()
+        # `function`: gradtool.<name>(input, ...) is input.<name>(...), a Tensor method that
+        # parses its arguments (written in the Tensor class)
+        spec.function_names = (name,) if function else ()
         spec.forward = forward
         spec.args = tuple(args)
         spec.outputs = outputs
@@ -185,7 +204,8 @@ class OpSpec:
         for input_name, formula in inputs.items():
             if formula is NON_DIFFERENTIABLE:
                 continue
-            params = tuple(inspect.signature(formula).parameters)
+            params = tuple(n for n, p in inspect.signature(formula).parameters.items()
+                           if p.default is p.empty)  # (a default: in_place_node's flag)
             for p in params:
                 if spec._source(p) is None:
                     raise TypeError(f"{node_name}: formula for {input_name!r} uses unknown "
@@ -220,6 +240,11 @@ class OpSpec:
         spec.save_plans = tuple(spec._save_plan(mask)
                                 for mask in range(1 << len(spec.formula_list)))
         spec.dtype_check = spec._dtype_check(promotion_always)
+        # torch's in-place twin of an op whose input is gone once overwritten (leaky_relu_,
+        # elu_): a node of its own, the same formulas reading `result` where they read `self`
+        spec.in_place = in_place_node and OpSpec(
+            name + "_", in_place_node, forward, args=args, jvp=jvp, batches=batches,
+            **{n: _reading_result(f) for n, f in inputs.items()})
 
     def __repr__(self):
         return f"<op {self.name} -> {self.node_class.__name__}>"
