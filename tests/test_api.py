@@ -246,6 +246,12 @@ def test_loss_argument_errors_are_torchs():
     p, t = gt.tensor([0.5, 1.5]), gt.tensor([1.0, 0.0])
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
         F.binary_cross_entropy(p, t)
+    # torch checks element by element, the input then the target; NaN is outside [0, 1]
+    for p, t, which in (([0.5, 0.2], [0.5, float("nan")], "target"),
+                        ([0.5, float("nan")], [1.5, 0.5], "target"),
+                        ([float("nan"), 0.5], [1.5, 0.5], "input")):
+        with pytest.raises(RuntimeError, match=f"all elements of {which} should be between"):
+            F.binary_cross_entropy(gt.tensor(p), gt.tensor(t))
     with pytest.raises(ValueError, match="Using a target size .* is deprecated"):
         F.binary_cross_entropy(gt.tensor([0.5, 0.5]), gt.tensor([1.0]))
     with pytest.raises(ValueError, match=r"Target size \(.*\) must be the same as input size"):
@@ -292,6 +298,24 @@ def test_module_dict_registers_its_modules_by_key():
     assert list(d) == ["a", "b", "c"] and len(d) == 3 and "b" in d
     assert [n for n, _ in d.named_parameters()] == ["a.weight", "a.bias", "c.weight", "c.bias"]
     assert isinstance(d.pop("b"), nn.ReLU) and list(d.keys()) == ["a", "c"]
+
+
+@pytest.mark.parametrize("name, value", [("asinh", 1.5), ("acosh", 1.5), ("atanh", 0.5)])
+def test_inplace_ops_torch_has_no_derivative_for_raise_torchs_errors(name, value):
+    """torch's asinh_/acosh_/atanh_: a node of their own whose backward and forward AD raise
+    (messages are torch 2.13's)."""
+    from gradtool.autograd import forward_ad
+    y = gt.full((2,), value, dtype=gt.float64, requires_grad=True) * 1.0
+    getattr(y, name + "_")()
+    assert y.grad_fn.name() == name.capitalize() + "Backward1" and y._version == 1
+    with pytest.raises(RuntimeError, match=f"the derivative for 'inplace version of {name}' "
+                                           "is not implemented."):
+        y.sum().backward()
+    with forward_ad.dual_level():
+        dual = forward_ad.make_dual(gt.full((2,), value, dtype=gt.float64), gt.ones(2))
+        with pytest.raises(RuntimeError, match=f"forward AD with {name}_ that does not "
+                                               "support it"):
+            getattr(dual, name + "_")()
 
 
 def test_inplace_activations_write_into_their_input():

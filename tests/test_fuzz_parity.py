@@ -15,6 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import gradtool as gt  # noqa: E402
+from gradtool.autograd.ops.derivatives import TABLE  # noqa: E402
 
 pytestmark = pytest.mark.parity
 
@@ -108,10 +109,10 @@ def show_index(index):
 # ------------------------------ the ops ------------------------------
 # Each maker gets (rng, shapes of the pool) and returns (text, pool positions, fn(lib, *ts))
 # or None when it does not apply; fn returns a new tensor, or None for an in-place op.
-UNARY = ["exp", "sin", "tanh", "sigmoid", "relu", "abs", "neg", "cos", "clone", "contiguous"]
-INPLACE_UNARY = ["exp_", "tanh_", "sigmoid_", "relu_", "abs_", "neg_", "zero_", "sqrt_", "cos_",
-                 "sin_", "tan_", "log_", "log1p_", "expm1_", "erf_", "reciprocal_", "rsqrt_",
-                 "sign_", "t_"]
+# the table's one-input ops (and their in-place forms), with a few that have no row of their own
+ONE_INPUT = [s.method_names[0] for s in TABLE.values() if s.method_names]
+UNARY = ONE_INPUT + ["clone", "contiguous"]
+INPLACE_UNARY = [f"{name}_" for name in ONE_INPUT] + ["zero_", "t_"]
 BINARY = ["add", "sub", "mul", "div", "maximum", "minimum"]
 
 

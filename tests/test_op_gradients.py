@@ -2116,21 +2116,46 @@ def test_pow_tensor_exponent_gradient_at_zero_base():
 
 
 # ========================================== dtypes ==========================================
-FLOAT_UNARY = {"exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1,
-               "sqrt": np.sqrt, "rsqrt": lambda a: 1 / np.sqrt(a), "sin": np.sin,
-               "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
-               "sigmoid": lambda a: 1 / (1 + np.exp(-a))}
+# the table's one-input ops (Tensor.<name>() generated from their rows), and those whose row
+# makes an integer input the default float dtype
+UNARY_METHODS = sorted(n for s in D.TABLE.values() for n in s.method_names)
+FLOAT_UNARY = sorted(n for s in D.TABLE.values() if s.promotion == "float"
+                     for n in s.method_names)
 
 
-@pytest.mark.parametrize("name", sorted(FLOAT_UNARY))
+@pytest.mark.parametrize("name", FLOAT_UNARY)
 def test_int_input_to_float_unary_gives_float32(name):
     """torch's unary float ops promote integer inputs to the default float dtype."""
     x = gt.tensor([1, 2, 3])
     assert x.dtype == gt.int64
     out = getattr(x, name)()
     assert out.dtype == gt.float32
-    np.testing.assert_allclose(out._data, FLOAT_UNARY[name](np.array([1.0, 2.0, 3.0])),
-                               rtol=1e-6)
+    expected = getattr(gt.tensor([1.0, 2.0, 3.0], dtype=gt.float64), name)()
+    np.testing.assert_allclose(out._data, expected._data, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", UNARY_METHODS)
+def test_one_input_ops_on_zero_dim_tensors_match_one_element_ones(name):
+    """A 0-d input (numpy's ufuncs return scalars for them) gives what a 1-element one does,
+    forward and backward."""
+    results = []
+    for shape in ((), (1,)):
+        x = gt.full(shape, 1.5 if "cosh" in name else 0.5, dtype=gt.float64,
+                    requires_grad=True)  # (in each op's domain)
+        y = getattr(x, name)()
+        y.sum().backward()
+        assert y.shape == x.grad.shape == shape
+        results.append((y.item(), x.grad.item()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", UNARY_METHODS)
+def test_one_input_ops_give_torchs_dtype_for_integer_inputs(name):
+    torch = pytest.importorskip("torch")
+    mine, theirs = (getattr(lib.tensor([1, 2, 3]), name)() for lib in (gt, torch))
+    assert str(mine.dtype).rpartition(".")[2] == str(theirs.dtype).rpartition(".")[2]
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
 
 
 def test_int_division_gives_float32():

@@ -384,5 +384,5 @@ def _shape_error(spec, arrays, error):
 
 
 from . import forward_ad as _forward_ad  # noqa: E402  (forward_ad imports this module)
-from .ops import derivatives as _D  # noqa: E402
+from .ops import derivatives as table  # noqa: E402
 from .ops.registry import derived  # noqa: E402

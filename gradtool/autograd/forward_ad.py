@@ -103,7 +103,7 @@ def make_dual(tensor, tangent, *, level=None):
     if tangent_of(tensor) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            "gradient at the same level 0 is not supported.")
-    dual = _untracked(tensor_module.call, tensor_module.D.VIEW, (tensor,), (tensor._data.shape,))
+    dual = _untracked(tensor_module.call, tensor_module.table.VIEW, (tensor,), (tensor._data.shape,))
     dual._fw_grad = (current, tangent)
     return dual
 
@@ -113,7 +113,7 @@ def unpack_dual(tensor, *, level=None):
     tangent = tangent_of(tensor) if forward_level.active is not None else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    primal = _untracked(tensor_module.call, tensor_module.D.VIEW, (tensor,), (tensor._data.shape,))
+    primal = _untracked(tensor_module.call, tensor_module.table.VIEW, (tensor,), (tensor._data.shape,))
     return UnpackedDualTensor(primal, tangent)
 
 

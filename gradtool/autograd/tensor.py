@@ -408,7 +408,7 @@ class Tensor:
             dtype, copy = _device.parse_to(args, kwargs)
         if dtype is None or dtypes.to_numpy_dtype(dtype) == self._data.dtype:
             return self.clone() if copy else self
-        return call(_D.TO_COPY, (self,), (dtypes.to_numpy_dtype(dtype),))
+        return call(table.TO_COPY, (self,), (dtypes.to_numpy_dtype(dtype),))
 
     def type(self, dtype=None):
         return self.dtype if dtype is None else self.to(dtype)
@@ -427,10 +427,10 @@ class Tensor:
         return self
 
     def clone(self):
-        return call(_D.CLONE, (self,))
+        return call(table.CLONE, (self,))
 
     def contiguous(self):
-        return self if self._data.flags.c_contiguous else call(_D.CLONE, (self,), ("contiguous",))
+        return self if self._data.flags.c_contiguous else call(table.CLONE, (self,), ("contiguous",))
 
     def is_contiguous(self):
         return self._data.flags.c_contiguous
@@ -443,55 +443,55 @@ class Tensor:
 
     # ---------------- arithmetic ----------------
     def __add__(self, other):
-        return call(_D.ADD, (self, other), (1,))
+        return call(table.ADD, (self, other), (1,))
 
     __radd__ = __add__
 
     def add(self, other, *, alpha=1):
-        return call(_D.ADD, (self, other), (alpha,))
+        return call(table.ADD, (self, other), (alpha,))
 
     def __sub__(self, other):
-        return call(_D.SUB, (self, other), (1,))
+        return call(table.SUB, (self, other), (1,))
 
     def sub(self, other, *, alpha=1):
-        return call(_D.SUB, (self, other), (alpha,))
+        return call(table.SUB, (self, other), (alpha,))
 
     def __rsub__(self, other):
-        return call(_D.RSUB, (self,), (other, 1))
+        return call(table.RSUB, (self,), (other, 1))
 
     def __mul__(self, other):
-        return call(_D.MUL, (self, other))
+        return call(table.MUL, (self, other))
 
     __rmul__ = __mul__
     mul = __mul__
 
     def __truediv__(self, other):
-        return call(_D.DIV, (self, other))
+        return call(table.DIV, (self, other))
 
     div = divide = __truediv__
 
     def __rtruediv__(self, other):  # as torch: other * (1 / self)
-        return call(_D.MUL, (self.reciprocal(), other))
+        return call(table.MUL, (self.reciprocal(), other))
 
     def __pow__(self, exponent):
         if isinstance(exponent, Tensor):
-            return call(_D.POW_TENSOR, (self, exponent))
-        return call(_D.POW, (self,), (exponent,))
+            return call(table.POW_TENSOR, (self, exponent))
+        return call(table.POW, (self,), (exponent,))
 
     pow = __pow__
 
     def __rpow__(self, base):
-        return call(_D.POW_SCALAR_BASE, (self,), (base,))
+        return call(table.POW_SCALAR_BASE, (self,), (base,))
 
     def __neg__(self):
-        return call(_D.NEG, (self,))
+        return call(table.NEG, (self,))
 
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return call(_D.ABS, (self,))
+        return call(table.ABS, (self,))
 
 
     def __matmul__(self, other):
@@ -510,11 +510,11 @@ class Tensor:
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """beta * self + alpha * (mat1 @ mat2), one AddmmBackward0 node (Linear's)."""
         _check_addmm(self, mat1, mat2, in_place=False)
-        return call(_D.ADDMM, (self, mat1, mat2), (beta, alpha))
+        return call(table.ADDMM, (self, mat1, mat2), (beta, alpha))
 
     def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
         _check_addmm(self, mat1, mat2, in_place=True)
-        return call_inplace(_D.ADDMM, (self, mat1, mat2), (beta, alpha))
+        return call_inplace(table.ADDMM, (self, mat1, mat2), (beta, alpha))
 
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         """beta * self + alpha * (batch1 @ batch2) over a batch, one BaddbmmBackward0 node."""
@@ -530,7 +530,7 @@ class Tensor:
                                f"existing size ({self.shape[-1]}) at non-singleton dimension "
                                f"{len(size) - 1}.  Target sizes: {list(size)}.  Tensor sizes: "
                                f"{list(self.shape)}")
-        return call(_D.BADDBMM, (self, batch1, batch2), (beta, alpha))
+        return call(table.BADDBMM, (self, batch1, batch2), (beta, alpha))
 
     def bmm(self, mat2):
         _check_matrix("bmm", self, 3, "batch1")
@@ -539,7 +539,7 @@ class Tensor:
         if list(mat2._data.shape[:2]) != want:
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                                f"{want} but got: {list(mat2._data.shape[:2])}.")
-        return call(_D.BMM, (self, mat2))
+        return call(table.BMM, (self, mat2))
 
     def mv(self, vec):
         _check_matrix("mv", self, 2, "self")
@@ -620,14 +620,14 @@ class Tensor:
         if isinstance(min, Tensor) or isinstance(max, Tensor):
             out = self if min is None else maximum(self, _like(min, self))
             return out if max is None else minimum(out, _like(max, self))
-        return call(_D.CLAMP, (self,), (min, max))
+        return call(table.CLAMP, (self,), (min, max))
 
     clip = clamp
 
     def clamp_min(self, min):
         if isinstance(min, Tensor):
             return self.clamp(min=min)
-        return call(_D.CLAMP_MIN, (self,), (min, None))
+        return call(table.CLAMP_MIN, (self,), (min, None))
 
     def clamp_max(self, max):
         return self.clamp(max=max)
@@ -643,63 +643,63 @@ class Tensor:
 
     def round(self, *, decimals=0):
         if decimals:
-            return call(_D.ROUND_DECIMALS, (self,), (int(decimals),))
-        return call(_D.ROUND, (self,))
+            return call(table.ROUND_DECIMALS, (self,), (int(decimals),))
+        return call(table.ROUND, (self,))
 
     def round_(self, *, decimals=0):
         if decimals:
-            return call_inplace(_D.ROUND_DECIMALS, (self,), (int(decimals),))
-        return call_inplace(_D.ROUND, (self,))
+            return call_inplace(table.ROUND_DECIMALS, (self,), (int(decimals),))
+        return call_inplace(table.ROUND, (self,))
 
     def atan2(self, other):
-        return call(_D.ATAN2, (self, _as_tensor(other)))
+        return call(table.ATAN2, (self, _as_tensor(other)))
 
     arctan2 = atan2
 
     def atan2_(self, other):
-        return call_inplace(_D.ATAN2, (self, _as_tensor(other)))
+        return call_inplace(table.ATAN2, (self, _as_tensor(other)))
 
     arctan2_ = atan2_
 
     def addcmul(self, tensor1, tensor2, *, value=1):
         """self + value * tensor1 * tensor2, one AddcmulBackward0 node."""
-        return call(_D.ADDCMUL, (self, tensor1, tensor2), (_scalar(value),))
+        return call(table.ADDCMUL, (self, tensor1, tensor2), (_scalar(value),))
 
     def addcmul_(self, tensor1, tensor2, *, value=1):
-        return call_inplace(_D.ADDCMUL, (self, tensor1, tensor2), (_scalar(value),))
+        return call_inplace(table.ADDCMUL, (self, tensor1, tensor2), (_scalar(value),))
 
     def addcdiv(self, tensor1, tensor2, *, value=1):
         """self + value * tensor1 / tensor2, one AddcdivBackward0 node."""
-        return call(_D.ADDCDIV, (self, tensor1, tensor2), (_scalar(value),))
+        return call(table.ADDCDIV, (self, tensor1, tensor2), (_scalar(value),))
 
     def addcdiv_(self, tensor1, tensor2, *, value=1):
-        return call_inplace(_D.ADDCDIV, (self, tensor1, tensor2), (_scalar(value),))
+        return call_inplace(table.ADDCDIV, (self, tensor1, tensor2), (_scalar(value),))
 
     def masked_fill(self, mask, value):
-        return call(_D.MASKED_FILL, (self, _checked_mask(self, mask)), (_scalar(value),))
+        return call(table.MASKED_FILL, (self, _checked_mask(self, mask)), (_scalar(value),))
 
     # ---------------- in place: checked first, then written, version bumped ----------------
     def add_(self, other, *, alpha=1):
-        return call_inplace(_D.ADD, (self, other), (alpha,))
+        return call_inplace(table.ADD, (self, other), (alpha,))
 
     def sub_(self, other, *, alpha=1):
-        return call_inplace(_D.SUB, (self, other), (alpha,))
+        return call_inplace(table.SUB, (self, other), (alpha,))
 
     def mul_(self, other):
-        return call_inplace(_D.MUL, (self, other))
+        return call_inplace(table.MUL, (self, other))
 
     def div_(self, other):
-        return call_inplace(_D.DIV, (self, other))
+        return call_inplace(table.DIV, (self, other))
 
     def pow_(self, exponent):
         if isinstance(exponent, Tensor):
-            return call_inplace(_D.POW_TENSOR, (self, exponent))
-        return call_inplace(_D.POW, (self,), (exponent,))
+            return call_inplace(table.POW_TENSOR, (self, exponent))
+        return call_inplace(table.POW, (self,), (exponent,))
 
     __iadd__, __isub__, __imul__, __itruediv__, __ipow__ = add_, sub_, mul_, div_, pow_
 
     def index_add_(self, dim, index, source, *, alpha=1):
-        return call_inplace(_D.INDEX_ADD, (self, index, source),
+        return call_inplace(table.INDEX_ADD, (self, index, source),
                             _index_add_args(self, dim, index, source, alpha))
 
     def bernoulli_(self, p=0.5):
@@ -712,7 +712,7 @@ class Tensor:
     def transpose_(self, dim0, dim1):
         """Transposes this tensor itself (its shape changes): a TransposeBackward1 node."""
         nd = self._data.ndim
-        return self._transposed_in_place(_D.TRANSPOSE_, (_dim(dim0, nd), _dim(dim1, nd)))
+        return self._transposed_in_place(table.TRANSPOSE_, (_dim(dim0, nd), _dim(dim1, nd)))
 
     swapaxes_ = transpose_
 
@@ -720,7 +720,7 @@ class Tensor:
         if self._data.ndim > 2:
             raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
                                f"{self._data.ndim}D")
-        return self._transposed_in_place(_D.T_, ())
+        return self._transposed_in_place(table.T_, ())
 
     def _transposed_in_place(self, spec, args):
         _check_inplace(self)
@@ -739,34 +739,34 @@ class Tensor:
             return self.copy_(self.clamp(min, max))
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-        return call_inplace(_D.CLAMP, (self,), (min, max))
+        return call_inplace(table.CLAMP, (self,), (min, max))
 
     clip_ = clamp_
 
     def masked_fill_(self, mask, value):
-        return call_inplace(_D.MASKED_FILL, (self, _checked_mask(self, mask)), (_scalar(value),))
+        return call_inplace(table.MASKED_FILL, (self, _checked_mask(self, mask)), (_scalar(value),))
 
     def zero_(self):
-        return call_inplace(_D.ZERO, (self,))
+        return call_inplace(table.ZERO, (self,))
 
     def fill_(self, value):
         if isinstance(value, Tensor):  # torch's fill_.Tensor: the value gets the gradient
             if value._data.ndim:
                 raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got "
                                    f"tensor with {value._data.ndim} dimensions.")
-            return call_inplace(_D.FILL_TENSOR, (self, value))
-        return call_inplace(_D.FILL, (self,), (value,))
+            return call_inplace(table.FILL_TENSOR, (self, value))
+        return call_inplace(table.FILL, (self,), (value,))
 
     def copy_(self, src):
-        return call_inplace(_D.COPY, (self, src))
+        return call_inplace(table.COPY, (self, src))
 
     def normal_(self, mean=0.0, std=1.0):
         from .creation import generator
-        return call_inplace(_D.NORMAL, (self,), (mean, std, generator()))
+        return call_inplace(table.NORMAL, (self,), (mean, std, generator()))
 
     def uniform_(self, a=0.0, b=1.0):
         from .creation import generator
-        return call_inplace(_D.UNIFORM, (self,), (a, b, generator()))
+        return call_inplace(table.UNIFORM, (self,), (a, b, generator()))
 
     def __setitem__(self, index, value):
         _setitem(self, index, value)
@@ -775,8 +775,8 @@ class Tensor:
     def sum(self, dim=None, keepdim=False, *, dtype=None):
         t = self if dtype is None else self.to(dtype)
         if dim is None:
-            return call(_D.SUM, (t,))
-        return call(_D.SUM_DIM, (t,), (_dims(dim, t._data.ndim), keepdim))
+            return call(table.SUM, (t,))
+        return call(table.SUM_DIM, (t,), (_dims(dim, t._data.ndim), keepdim))
 
     def mean(self, dim=None, keepdim=False, *, dtype=None):
         t = self if dtype is None else self.to(dtype)
@@ -785,59 +785,59 @@ class Tensor:
                                f"either a floating point or complex dtype. Got: "
                                f"{dtypes.LEGACY_TYPE_NAMES.get(t._data.dtype.name)}")
         if dim is None:
-            return call(_D.MEAN, (t,))
-        return call(_D.MEAN_DIM, (t,), (_dims(dim, t._data.ndim), keepdim))
+            return call(table.MEAN, (t,))
+        return call(table.MEAN_DIM, (t,), (_dims(dim, t._data.ndim), keepdim))
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        return call(_D.VAR, (self,), _var_args(self, dim, unbiased, keepdim, correction))
+        return call(table.VAR, (self,), _var_args(self, dim, unbiased, keepdim, correction))
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        return call(_D.STD, (self,), _var_args(self, dim, unbiased, keepdim, correction))
+        return call(table.STD, (self,), _var_args(self, dim, unbiased, keepdim, correction))
 
     def prod(self, dim=None, keepdim=False, *, dtype=None):
         t = self if dtype is None else self.to(dtype)
         if dim is None:
-            return call(_D.PROD, (t,))
-        return call(_D.PROD_DIM, (t,), (_dim(dim, t._data.ndim), keepdim))
+            return call(table.PROD, (t,))
+        return call(table.PROD_DIM, (t,), (_dim(dim, t._data.ndim), keepdim))
 
     def max(self, dim=None, keepdim=False):
         if isinstance(dim, Tensor):
             return maximum(self, dim)
         if dim is None:
             _check_nonempty(self, "max")
-            return call(_D.MAX, (self,))
+            return call(table.MAX, (self,))
         d = _dim(dim, self._data.ndim)
         _check_reduced_sizes(self, "max", (d,), (d,))
-        return MaxResult(*call(_D.MAX_DIM, (self,), (d, keepdim)))
+        return MaxResult(*call(table.MAX_DIM, (self,), (d, keepdim)))
 
     def min(self, dim=None, keepdim=False):
         if isinstance(dim, Tensor):
             return minimum(self, dim)
         if dim is None:
             _check_nonempty(self, "min")
-            return call(_D.MIN, (self,))
+            return call(table.MIN, (self,))
         d = _dim(dim, self._data.ndim)
         _check_reduced_sizes(self, "min", (d,), (d,))
-        return MinResult(*call(_D.MIN_DIM, (self,), (d, keepdim)))
+        return MinResult(*call(table.MIN_DIM, (self,), (d, keepdim)))
 
     def amax(self, dim=(), keepdim=False):
         dims = _dims(dim, self._data.ndim)
         _check_reduced_sizes(self, "amax", dims, dim)
-        return call(_D.AMAX, (self,), (dims, keepdim))
+        return call(table.AMAX, (self,), (dims, keepdim))
 
     def amin(self, dim=(), keepdim=False):
         dims = _dims(dim, self._data.ndim)
         _check_reduced_sizes(self, "amin", dims, dim)
-        return call(_D.AMIN, (self,), (dims, keepdim))
+        return call(table.AMIN, (self,), (dims, keepdim))
 
     def logsumexp(self, dim, keepdim=False):
-        return call(_D.LOGSUMEXP, (self,), (_dims(dim, self._data.ndim), keepdim))
+        return call(table.LOGSUMEXP, (self,), (_dims(dim, self._data.ndim), keepdim))
 
     def softmax(self, dim):
-        return call(_D.SOFTMAX, (self,), (_dim(dim, self._data.ndim),))
+        return call(table.SOFTMAX, (self,), (_dim(dim, self._data.ndim),))
 
     def log_softmax(self, dim):
-        return call(_D.LOG_SOFTMAX, (self,), (_dim(dim, self._data.ndim),))
+        return call(table.LOG_SOFTMAX, (self,), (_dim(dim, self._data.ndim),))
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """torch.norm: a vector norm of order p over `dim` (None: all); 'fro' is p = 2."""
@@ -879,7 +879,7 @@ class Tensor:
     def view(self, *shape):
         if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, Size)):
             return self.to(shape[0])  # view(dtype) reinterprets in torch; a copy here
-        return call(_D.VIEW, (self,), (_checked_shape(self, _shape(shape)),))
+        return call(table.VIEW, (self,), (_checked_shape(self, _shape(shape)),))
 
     def view_as(self, other):
         return self.view(other.shape)
@@ -887,12 +887,12 @@ class Tensor:
     def reshape(self, *shape):
         shape = _checked_shape(self, _shape(shape))
         try:  # a view when it can be: of a non-contiguous tensor, torch's _reshape_alias
-            return call(_D.VIEW if self._data.flags.c_contiguous else _D.RESHAPE_ALIAS,
+            return call(table.VIEW if self._data.flags.c_contiguous else table.RESHAPE_ALIAS,
                         (self,), (shape,))
         except RuntimeError as e:  # not viewable: copy, as torch (CloneBackward0)
             if "view size is not compatible" not in str(e):
                 raise
-            return call(_D.UNSAFE_VIEW, (self.clone(),), (shape,))
+            return call(table.UNSAFE_VIEW, (self.clone(),), (shape,))
 
     def reshape_as(self, other):
         return self.reshape(other.shape)
@@ -909,17 +909,17 @@ class Tensor:
 
     def squeeze(self, dim=None):
         if dim is None:
-            return call(_D.SQUEEZE, (self,), (None,))
+            return call(table.SQUEEZE, (self,), (None,))
         if isinstance(dim, (tuple, list)):
-            return call(_D.SQUEEZE_DIMS, (self,), (_dims(dim, self._data.ndim),))
-        return call(_D.SQUEEZE_DIM, (self,), (_dim(dim, self._data.ndim),))
+            return call(table.SQUEEZE_DIMS, (self,), (_dims(dim, self._data.ndim),))
+        return call(table.SQUEEZE_DIM, (self,), (_dim(dim, self._data.ndim),))
 
     def unsqueeze(self, dim):
-        return call(_D.UNSQUEEZE, (self,), (_dim(dim, self._data.ndim + 1),))
+        return call(table.UNSQUEEZE, (self,), (_dim(dim, self._data.ndim + 1),))
 
     def transpose(self, dim0, dim1):
         nd = self._data.ndim
-        return call(_D.TRANSPOSE, (self,), (_dim(dim0, nd), _dim(dim1, nd)))
+        return call(table.TRANSPOSE, (self,), (_dim(dim0, nd), _dim(dim1, nd)))
 
     swapaxes = transpose
 
@@ -927,7 +927,7 @@ class Tensor:
         if self._data.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                                f"{self._data.ndim}D")
-        return call(_D.T, (self,))
+        return call(table.T, (self,))
 
     @property
     def T(self):
@@ -945,7 +945,7 @@ class Tensor:
                                f"does not match the length of the desired ordering of "
                                f"dimensions i.e. input.dim() = {nd} is not equal to "
                                f"len(dims) = {len(dims)}")
-        return call(_D.PERMUTE, (self,), (tuple(_dim(d, nd) for d in dims),))
+        return call(table.PERMUTE, (self,), (tuple(_dim(d, nd) for d in dims),))
 
     def expand(self, *sizes):
         sizes = _shape(sizes)
@@ -961,7 +961,7 @@ class Tensor:
                                    f"match the existing size ({n}) at non-singleton dimension "
                                    f"{lead + i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                    f"{list(self._data.shape)}")
-        return call(_D.EXPAND, (self,), (sizes,))
+        return call(table.EXPAND, (self,), (sizes,))
 
     def expand_as(self, other):
         return self.expand(other.shape)
@@ -975,29 +975,29 @@ class Tensor:
         if not -size <= index < size:
             raise IndexError(f"select(): index {index} out of range for tensor of size "
                              f"{list(self._data.shape)} at dimension {dim}")
-        return call(_D.SELECT, (self,), (dim, index % size))
+        return call(table.SELECT, (self,), (dim, index % size))
 
     def diagonal(self, offset=0, dim1=0, dim2=1):
         nd = self._data.ndim
         d1, d2 = _dim(dim1, nd), _dim(dim2, nd)
         if d1 == d2:
             raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-        return call(_D.DIAGONAL, (self,), (int(offset), d1, d2))
+        return call(table.DIAGONAL, (self,), (int(offset), d1, d2))
 
     def diag(self, diagonal=0):
         """A vector laid on a diagonal (DiagEmbedBackward0), or a matrix's diagonal copied
         (DiagonalBackward0_copy), as torch.diag."""
         if self._data.ndim == 1:
-            return call(_D.DIAG_EMBED, (self,), (int(diagonal), -2, -1))
+            return call(table.DIAG_EMBED, (self,), (int(diagonal), -2, -1))
         if self._data.ndim != 2:
             raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{self.dim()}D")
-        return call(_D.DIAGONAL_COPY, (self,), (int(diagonal), 0, 1))
+        return call(table.DIAGONAL_COPY, (self,), (int(diagonal), 0, 1))
 
     def diag_embed(self, offset=0, dim1=-2, dim2=-1):
         nd = self._data.ndim + 1
         if _dim(dim1, nd) == _dim(dim2, nd):
             raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-        return call(_D.DIAG_EMBED, (self,), (int(offset), dim1, dim2))
+        return call(table.DIAG_EMBED, (self,), (int(offset), dim1, dim2))
 
     def nonzero(self, *, as_tuple=False):
         """The indices of the nonzero elements (int64, no gradient): (n, dim), or one index
@@ -1029,14 +1029,14 @@ class Tensor:
         if start + length > self._data.shape[dim]:
             raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                                f"({self._data.shape[dim]}).")
-        return call(_D.SLICE, (self,), (dim, start, start + length, 1))
+        return call(table.SLICE, (self,), (dim, start, start + length, 1))
 
     def split(self, split_size, dim=0):
-        return _split(self, split_size, dim, _D.SPLIT, _D.SPLIT_WITH_SIZES)
+        return _split(self, split_size, dim, table.SPLIT, table.SPLIT_WITH_SIZES)
 
     def unsafe_split(self, split_size, dim=0):
         """split whose outputs autograd does not track as views (torch's RNN gates)."""
-        return _split(self, split_size, dim, _D.UNSAFE_SPLIT, _D.UNSAFE_SPLIT_WITH_SIZES)
+        return _split(self, split_size, dim, table.UNSAFE_SPLIT, table.UNSAFE_SPLIT_WITH_SIZES)
 
     def unsafe_split_with_sizes(self, split_sizes, dim=0):
         return self.unsafe_split(list(split_sizes), dim)
@@ -1048,12 +1048,12 @@ class Tensor:
         return self.unsafe_split(_chunk_size(self, chunks, dim), dim)
 
     def unbind(self, dim=0):
-        return call(_D.UNBIND, (self,), (_dim(dim, self._data.ndim),))
+        return call(table.UNBIND, (self,), (_dim(dim, self._data.ndim),))
 
     def gather(self, dim, index, *, sparse_grad=False):
         if index._data.dtype.kind not in "iu":
             raise RuntimeError("gather(): Expected dtype int32/int64 for index")
-        return call(_D.GATHER, (self, index), (_dim(dim, self._data.ndim), bool(sparse_grad)))
+        return call(table.GATHER, (self, index), (_dim(dim, self._data.ndim), bool(sparse_grad)))
 
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
         """src (a tensor, ScatterBackward0) or value (a number, ScatterBackward1) written at
@@ -1064,22 +1064,22 @@ class Tensor:
         return _scatter(self, dim, index, src, value, reduce, call_inplace)
 
     def scatter_add(self, dim, index, src):
-        return call(_D.SCATTER_ADD, (self, index, src), (_dim(dim, self._data.ndim),))
+        return call(table.SCATTER_ADD, (self, index, src), (_dim(dim, self._data.ndim),))
 
     def index_select(self, dim, index):
         dim = _dim(dim, self._data.ndim)
         _check_index(index, "index_select")
-        return call(_D.INDEX_SELECT, (self, index), (dim,))
+        return call(table.INDEX_SELECT, (self, index), (dim,))
 
     def index_add(self, dim, index, source, *, alpha=1):
-        return call(_D.INDEX_ADD, (self, index, source),
+        return call(table.INDEX_ADD, (self, index, source),
                     _index_add_args(self, dim, index, source, alpha))
 
     def sort(self, dim=-1, descending=False, stable=False):
         """(values, indices) along dim; ties keep their order (as stable=True)."""
         if self._data.ndim == 0:
             return SortResult(self.clone(), Tensor._wrap(np.zeros((), np.int64)))
-        return SortResult(*call(_D.SORT, (self,), (_dim(dim, self._data.ndim), descending)))
+        return SortResult(*call(table.SORT, (self,), (_dim(dim, self._data.ndim), descending)))
 
     def argsort(self, dim=-1, descending=False, stable=False):
         return self.sort(dim, descending)[1]
@@ -1089,27 +1089,27 @@ class Tensor:
         size = self._data.shape[dim] if self._data.ndim else 1
         if not 0 <= k <= size:
             raise RuntimeError("selected index k out of range")
-        return TopkResult(*call(_D.TOPK, (self,), (k, dim, largest, sorted)))
+        return TopkResult(*call(table.TOPK, (self,), (k, dim, largest, sorted)))
 
     # ---------------- scans, reordering, repeating ----------------
     def cumsum(self, dim, *, dtype=None):
         t = self if dtype is None else self.to(dtype)
         if t._data.dtype.kind in "biu":  # as torch: integer sums are int64
             t = t.to(dtypes.int64)
-        return call(_D.CUMSUM, (t,), (_dim(dim, t._data.ndim),))
+        return call(table.CUMSUM, (t,), (_dim(dim, t._data.ndim),))
 
     def cumprod(self, dim, *, dtype=None):
         t = self if dtype is None else self.to(dtype)
         if t._data.dtype.kind in "biu":
             t = t.to(dtypes.int64)
-        return call(_D.CUMPROD, (t,), (_dim(dim, t._data.ndim),))
+        return call(table.CUMPROD, (t,), (_dim(dim, t._data.ndim),))
 
     def flip(self, *dims, **by_name):
         """x.flip(0, 1), x.flip((0, 1)) or torch's keyword form x.flip(dims=(0, 1))."""
         if by_name.keys() - {"dims"} or (dims and by_name):
             raise TypeError(f"flip() got an unexpected argument {sorted(by_name)}")
         dims = _shape(dims or (by_name.get("dims", ()),))
-        return call(_D.FLIP, (self,), (tuple(_dim(d, self._data.ndim) for d in dims),))
+        return call(table.FLIP, (self,), (tuple(_dim(d, self._data.ndim) for d in dims),))
 
     def fliplr(self):
         return self.flip(1)
@@ -1129,14 +1129,14 @@ class Tensor:
                                f"dims:{len(dims)}")
         if not dims and len(shifts) != 1:
             raise RuntimeError("roll: shifts must be one number when dims is not given")
-        return call(_D.ROLL, (self,), (shifts, tuple(_dim(d, self._data.ndim) for d in dims)))
+        return call(table.ROLL, (self,), (shifts, tuple(_dim(d, self._data.ndim) for d in dims)))
 
     def repeat(self, *repeats):
         repeats = _shape(repeats)
         if len(repeats) < self._data.ndim:
             raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
                                "number of dimensions of tensor")
-        return call(_D.REPEAT, (self,), (repeats,))
+        return call(table.REPEAT, (self,), (repeats,))
 
     def tile(self, *dims):
         dims = _shape(dims)
@@ -1144,11 +1144,11 @@ class Tensor:
 
     def triu(self, diagonal=0):
         _check_matrix_like(self, "triu")
-        return call(_D.TRIU, (self,), (int(diagonal),))
+        return call(table.TRIU, (self,), (int(diagonal),))
 
     def tril(self, diagonal=0):
         _check_matrix_like(self, "tril")
-        return call(_D.TRIL, (self,), (int(diagonal),))
+        return call(table.TRIL, (self,), (int(diagonal),))
 
     def outer(self, vec2):
         """self as a column times vec2 (as torch: a view then MulBackward0)."""
@@ -1164,7 +1164,7 @@ class Tensor:
         if p is not None:
             return self.detach().clone().bernoulli_(p)
         _check_probabilities(self)
-        return call(_D.BERNOULLI, (self,), (generator or default_generator(),))
+        return call(table.BERNOULLI, (self,), (generator or default_generator(),))
 
     # ---------------- new tensors like this one (never part of the graph) ----------------
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
@@ -1303,8 +1303,8 @@ def _scatter(t, dim, index, src, value, reduce, dispatch):
     if reduce is not None:
         return _scatter_reduce(t, dim, index, src, reduce, dispatch)
     if isinstance(src, Tensor):
-        return dispatch(_D.SCATTER, (t, index, src), (dim,))
-    return dispatch(_D.SCATTER_VALUE, (t, index), (dim, _scalar(src)))
+        return dispatch(table.SCATTER, (t, index, src), (dim,))
+    return dispatch(table.SCATTER_VALUE, (t, index), (dim, _scalar(src)))
 
 
 def _scatter_reduce(t, dim, index, src, reduce, dispatch):
@@ -1317,7 +1317,7 @@ def _scatter_reduce(t, dim, index, src, reduce, dispatch):
         raise RuntimeError("the derivative for 'scatter' with reduce is not implemented (as "
                            "in torch); use scatter_add, or scatter_reduce outside autograd")
     out = t._data.copy()
-    where = _D.kernels._scatter_index(index._data, dim)
+    where = table.kernels._scatter_index(index._data, dim)
     values = src._data[tuple(slice(0, n) for n in index._data.shape)] if isinstance(
         src, Tensor) else src
     (np.add if reduce == "add" else np.multiply).at(out, where, values)
@@ -1434,15 +1434,15 @@ def where(condition, input=None, other=None):
     condition = _as_tensor(condition)
     if input is None and other is None:
         return tuple(Tensor._wrap(a) for a in np.nonzero(condition._data))
-    return call(_D.WHERE, (condition, input, other))
+    return call(table.WHERE, (condition, input, other))
 
 
 def maximum(input, other):
-    return call(_D.MAXIMUM, (input, _as_tensor(other)))
+    return call(table.MAXIMUM, (input, _as_tensor(other)))
 
 
 def minimum(input, other):
-    return call(_D.MINIMUM, (input, _as_tensor(other)))
+    return call(table.MINIMUM, (input, _as_tensor(other)))
 
 
 
@@ -1462,17 +1462,17 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {dtypes.LEGACY_TYPE_NAMES.get(x._data.dtype.name)}")
     dims = None if dim is None else _dims(dim, x._data.ndim)
-    return call(_D.NORM, (x,), (ord, dims, keepdim))
+    return call(table.NORM, (x,), (ord, dims, keepdim))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(var, mean) in one VarMeanBackward0 node."""
-    return call(_D.VAR_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+    return call(table.VAR_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) in one StdMeanBackward0 node."""
-    return call(_D.STD_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+    return call(table.STD_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
 def meshgrid(*tensors, indexing=None):
@@ -1526,10 +1526,10 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_gra
     if not isinstance(std, Tensor):
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-        return call(_D.NORMAL_TENSOR_FLOAT, (mean,), (std, generator))
+        return call(table.NORMAL_TENSOR_FLOAT, (mean,), (std, generator))
     if not isinstance(mean, Tensor):
-        return call(_D.NORMAL_FLOAT_TENSOR, (std,), (mean, generator))
-    return call(_D.NORMAL_TENSOR_TENSOR, (mean, std), (generator,))
+        return call(table.NORMAL_FLOAT_TENSOR, (std,), (mean, generator))
+    return call(table.NORMAL_TENSOR_TENSOR, (mean, std), (generator,))
 
 
 def is_inference(input):
@@ -1553,7 +1553,7 @@ def cat(tensors, dim=0, *, axis=None):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. "
                                    f"Expected size {a} but got size {b} for tensor number {k} "
                                    f"in the list.")
-    return call(_D.CAT, (tensors,), (dim,))
+    return call(table.CAT, (tensors,), (dim,))
 
 
 concat = concatenate = cat
@@ -1570,7 +1570,7 @@ def stack(tensors, dim=0, *, axis=None):
                            f"{list(tensors[0].shape)} at entry 0 and "
                            f"{list(next(t.shape for t in tensors if t.shape != tensors[0].shape))}"
                            f" at entry 1")
-    return call(_D.STACK, (tensors,), (_dim(dim, tensors[0].dim() + 1),))
+    return call(table.STACK, (tensors,), (_dim(dim, tensors[0].dim() + 1),))
 
 
 # (these modules use Tensor: imported last)
@@ -1578,7 +1578,7 @@ from . import dispatch as _dispatch  # noqa: E402
 from .dispatch import _check_inplace, call, call_inplace, sync_view  # noqa: E402
 from .indexing import _checked_mask, _getitem, _setitem  # noqa: E402
 from .matmul import matmul  # noqa: E402
-from .ops import derivatives as _D  # noqa: E402
+from .ops import derivatives as table  # noqa: E402
 from .ops.registry import derived  # noqa: E402
 from .ops import generic as _generic  # noqa: E402
 engine.generic = _generic  # (engine.py is imported before Tensor exists)
@@ -1590,17 +1590,16 @@ def _methods(spec, name):
         return call(spec, (self,))
 
     def inplace(self):
-        return call_inplace(spec, (self,))
+        return call_inplace(spec.in_place or spec, (self,))
     for fn, fn_name in ((method, name), (inplace, name + "_")):
         fn.__name__ = fn.__qualname__ = fn_name
         fn.__doc__ = f"torch's Tensor.{fn_name}(): the op table's {spec.name!r} row."
     return method, inplace
 
 
-for _spec in _D.TABLE.values():  # set once, at import: the table defines these methods
+for _spec in table.TABLE.values():  # set once, at import: the table defines these methods
     for _name in _spec.method_names:
         _out_of_place, _in_place = _methods(_spec, _name)
         setattr(Tensor, _name, _out_of_place)
         setattr(Tensor, _name + "_", _in_place)
 from . import forward_ad as _forward_ad  # noqa: E402
-D = _D

@@ -45,7 +45,7 @@ class CopySlices(Node):
 
     def apply(self, grad_outputs):
         flat = grad_outputs[0].reshape(-1)
-        region = tensor_module.call(tensor_module.D.INDEX, (flat,), ((self.indices,),))
+        region = tensor_module.call(tensor_module.table.INDEX, (flat,), ((self.indices,),))
         grads = self.fn.apply([region])
         inside = grads[0]
         if inside is not None:
@@ -54,7 +54,7 @@ class CopySlices(Node):
                                    "written-to tensor refers to a single memory location. "
                                    "Please clone() the tensor before performing the operation.")
             inside = _validate(self.fn, 0, inside)
-        base_grad = tensor_module.call(tensor_module.D.INDEX_PUT,
+        base_grad = tensor_module.call(tensor_module.table.INDEX_PUT,
                                        (flat, 0 if inside is None else inside),
                                        ((self.indices,), False))
         return [base_grad.reshape(self.base_shape)] + list(grads[1:])
@@ -88,6 +88,6 @@ def regenerate(view):
         view._requires_grad, view._grad_fn, view._output_nr = False, None, 0
         return
     with grad_mode.enable_grad():
-        alias = tensor_module.call(tensor_module.D.AS_STRIDED, (base,), (view._data.shape,
+        alias = tensor_module.call(tensor_module.table.AS_STRIDED, (base,), (view._data.shape,
                                                  view_indices(base._data, view._data)))
     view._requires_grad, view._grad_fn, view._output_nr = True, alias._grad_fn, 0

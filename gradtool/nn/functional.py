@@ -803,9 +803,12 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the "
                          f"input size ({input.shape}) is deprecated. Please ensure they have "
                          f"the same size.")
-    data = input._data
-    if data.size and not ((data >= 0) & (data <= 1)).all():
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    # torch checks each element's input, then its target (NaN is outside [0, 1] too)
+    outside = [~((t._data >= 0) & (t._data <= 1)).ravel() for t in (input, target)]
+    first = np.flatnonzero(outside[0] | outside[1])
+    if first.size:
+        which = "input" if outside[0][first[0]] else "target"
+        raise RuntimeError(f"all elements of {which} should be between 0 and 1")
     if weight is not None:
         weight = weight.expand(target.shape)
     return call(table.BINARY_CROSS_ENTROPY, (input, target, weight), (_REDUCTION_ENUM[reduction],))

@@ -119,7 +119,7 @@ def sigmoid(self):
     x = self if self.dtype.kind == "f" else self.astype(np.float64)  # (promotion casts after)
     out = np.exp(np.negative(x))
     out += 1
-    return np.reciprocal(out, out=out)
+    return np.reciprocal(out, out=out) if type(out) is np.ndarray else 1 / out  # (0-d: a scalar)
 
 
 def rsqrt(self):

@@ -148,9 +148,31 @@ class OpNode(Node):
         return fn(*args)
 
 
+def _in_place_twin(spec, node_name, args, jvp, batches, inputs):
+    """The row's in-place form with a node of its own (in_place_node): its formulas are the
+    row's given the result for `self` and told so (self_is_result=True); where a formula
+    cannot do without the input (no self_is_result), torch leaves the derivative
+    unimplemented, and so does the twin."""
+    name = spec.name + "_"
+    if all(f is NON_DIFFERENTIABLE or "self_is_result" in inspect.signature(f).parameters
+           for f in inputs.values()):
+        return OpSpec(name, node_name, spec.forward, args=args, jvp=jvp, batches=batches,
+                      **{n: _reading_result(f) for n, f in inputs.items()})
+
+    def no_derivative(grad):
+        raise RuntimeError(f"the derivative for 'inplace version of {spec.name}' is not "
+                           f"implemented.")
+
+    def no_jvp(self_t):
+        raise RuntimeError(f"Trying to use forward AD with {name} that does not support it "
+                           f"because it has not been implemented yet.")
+    twin = OpSpec(name, node_name, spec.forward, args=args, jvp=no_jvp, self=no_derivative)
+    twin.derivative_implemented = False
+    return twin
+
+
 def _reading_result(formula):
-    """An in-place twin's formula: the row's, given the result for `self` and told so
-    (self_is_result=True)."""
+    """An in-place twin's formula: the row's, given the result for `self` and told so."""
     if formula is NON_DIFFERENTIABLE:
         return formula
     signature = inspect.signature(formula)
@@ -166,6 +188,8 @@ def _reading_result(formula):
 class OpSpec:
     """One row of the table. `inputs` (keyword arguments, in order) are the tensor inputs,
     each a formula or NON_DIFFERENTIABLE; `args` the non-tensor arguments."""
+
+    derivative_implemented = True  # (False: torch's not_implemented twins, _in_place_twin)
 
     # `spec`, not `self`: "self" is the name of most ops' first input, passed by keyword
     def __init__(spec, name, node_name, forward, *, args=(), outputs=("result",),
@@ -240,11 +264,10 @@ class OpSpec:
         spec.save_plans = tuple(spec._save_plan(mask)
                                 for mask in range(1 << len(spec.formula_list)))
         spec.dtype_check = spec._dtype_check(promotion_always)
-        # torch's in-place twin of an op whose input is gone once overwritten (leaky_relu_,
-        # elu_): a node of its own, the same formulas reading `result` where they read `self`
-        spec.in_place = in_place_node and OpSpec(
-            name + "_", in_place_node, forward, args=args, jvp=jvp, batches=batches,
-            **{n: _reading_result(f) for n, f in inputs.items()})
+        # torch's in-place form of an op whose input is gone once overwritten (leaky_relu_,
+        # elu_, asinh_): a node of its own
+        spec.in_place = in_place_node and _in_place_twin(spec, in_place_node, args, jvp,
+                                                         batches, inputs)
 
     def __repr__(self):
         return f"<op {self.name} -> {self.node_class.__name__}>"
