@@ -246,16 +246,20 @@ BMM = OpSpec("bmm", "BmmBackward0", np.matmul, function=True, jvp="bilinear",
 
 # ======================= reductions =======================
 SUM = OpSpec("sum", "SumBackward0", kernels.sum_all, function=True, jvp="linear", batches=True,
+             batched_jvp=formulas.batched_reduction("sum"),
              self=lambda grad, self_sym_sizes: expand(grad, self_sym_sizes))
 SUM_DIM = OpSpec("sum", "SumBackward1", kernels.sum_dim, jvp="linear", batches=True,
+                 batched_jvp=formulas.batched_reduction("sum"),
                  args=("dim", "keepdim"),
                  self=lambda grad, self_sym_sizes, dim, keepdim:
                      formulas.sum_backward(grad, self_sym_sizes, dim, keepdim))
 MEAN = OpSpec("mean", "MeanBackward0", kernels.mean_all, function=True, jvp="linear", batches=True,
+              batched_jvp=formulas.batched_reduction("mean"),
               self=lambda grad, self_sym_sizes, self_sym_numel:
                   expand(grad / self_sym_numel, self_sym_sizes))
 # (self_sym_numel: torch's mean_backward reads it for an empty dim list; saved as torch does)
 MEAN_DIM = OpSpec("mean", "MeanBackward1", kernels.mean_dim, jvp="linear", batches=True,
+                  batched_jvp=formulas.batched_reduction("mean"),
                   args=("dim", "keepdim"),
                   self=lambda grad, self_sym_sizes, dim, self_sym_numel, keepdim:
                       formulas.mean_backward(grad, self_sym_sizes, dim, keepdim))
@@ -327,15 +331,19 @@ LOG_SOFTMAX = OpSpec("log_softmax", "LogSoftmaxBackward0", kernels.log_softmax, 
 
 # ======================= shapes =======================
 VIEW = OpSpec("view", "ViewBackward0", kernels.view, jvp="linear", view=True, batches=True,
+              batched_jvp=formulas.batched_reshape,
               args=("size",), self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 RESHAPE_ALIAS = OpSpec("reshape", "ReshapeAliasBackward0", kernels.view, function=True,
                        jvp="linear",
+                       batched_jvp=formulas.batched_reshape,
                        view=True, batches=True, args=("size",),
                        self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 UNSAFE_VIEW = OpSpec("reshape", "UnsafeViewBackward0", kernels.reshape, jvp="linear",
+                     batched_jvp=formulas.batched_reshape,
                      batches=True, args=("size",),
                      self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 SQUEEZE = OpSpec("squeeze", "SqueezeBackward0", kernels.squeeze, function=True, jvp="linear",
+                 batched_jvp=formulas.batched_reshape,
                  view=True,
                  batches=True, args=("dim",),
                  self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
@@ -345,26 +353,33 @@ SQUEEZE_ = OpSpec("squeeze_", "SqueezeBackward4", kernels.squeeze, jvp="linear",
                   self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
 # squeeze(int) and squeeze(tuple) save their dim (an int, a tuple) as torch's nodes do
 SQUEEZE_DIM = OpSpec("squeeze", "SqueezeBackward1", kernels.squeeze, jvp="linear", view=True,
+                     batched_jvp=formulas.batched_reshape,
                      batches=True, args=("dim",),
                      self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
 SQUEEZE_DIMS = OpSpec("squeeze", "SqueezeBackward2", kernels.squeeze, jvp="linear", view=True,
+                      batched_jvp=formulas.batched_reshape,
                       batches=True, args=("dim",),
                       self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
 UNSQUEEZE = OpSpec("unsqueeze", "UnsqueezeBackward0", kernels.unsqueeze, function=True,
                    jvp="linear",
+                   batched_jvp=formulas.batched_reshape,
                    view=True, batches=True, args=("dim",),
                    self=lambda grad, dim: squeeze(grad, dim))
 TRANSPOSE = OpSpec("transpose", "TransposeBackward0", kernels.transpose, function=True,
                    jvp="linear",
+                   batched_jvp=formulas.batched_permute(formulas.transposed),
                    view=True, batches=True, args=("dim0", "dim1"),
                    self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
 T = OpSpec("t", "TBackward0", np.transpose, function=True, jvp="linear", view=True, batches=True,
+           batched_jvp=formulas.batched_permute(formulas.reversed_dims),
            self=lambda grad: t(grad))
 PERMUTE = OpSpec("permute", "PermuteBackward0", kernels.permute, function=True, jvp="linear",
+                 batched_jvp=formulas.batched_permute(formulas.permuted),
                  view=True,
                  batches=True, args=("dims",),
                  self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
 EXPAND = OpSpec("expand", "ExpandBackward0", kernels.expand, jvp="linear", view=True,
+                batched_jvp=formulas.batched_expand,
                 batches=True, args=("size",),
                 self=lambda grad, self_sym_sizes: sum_to(grad, self_sym_sizes))
 

@@ -478,6 +478,51 @@ def index_add_source_backward(grad, dim, index, source, source_dim, alpha):
     return reshape(g, source.shape) if source_dim == 0 else g  # a 0-d source: one element
 
 
+# ---- a batch of tangents at once (forward-mode Jacobians) through the shape ops: the rows'
+# batched_jvp(t, result, args), t with a leading dim of B tangents ----
+def batched_reshape(t, result, args):
+    return t.reshape((t.shape[0],) + result.shape)
+
+
+def batched_reduction(method):
+    """sum / mean over all dims, or over `dim`, counted from the end (after the batch dim)."""
+    def batched(t, result, args):
+        ndim = t.ndim - 1
+        dims = args[0] if args else range(ndim)
+        return getattr(t, method)(tuple(d % ndim - ndim for d in dims),
+                                  keepdim=bool(args and args[1]))
+    return batched
+
+
+def batched_expand(t, result, args):
+    """The input's dims right-aligned, after the batch dim, then expanded."""
+    shape = (t.shape[0],) + result.shape
+    return t.reshape((shape[0],) + (1,) * (len(shape) - t.ndim) + t.shape[1:]).expand(shape)
+
+
+def batched_permute(dims_of):
+    """The op's permutation of the input's dims (dims_of(ndim, args)) after the batch dim."""
+    def batched(t, result, args):
+        ndim = t.ndim - 1
+        return t.permute((0,) + tuple(d % ndim + 1 for d in dims_of(ndim, args)))
+    return batched
+
+
+def transposed(ndim, args):
+    dims = list(range(ndim))
+    dim0, dim1 = args
+    dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
+    return dims
+
+
+def reversed_dims(ndim, args):  # t(): 2-d swapped, 0-d and 1-d unchanged
+    return tuple(reversed(range(ndim)))
+
+
+def permuted(ndim, args):
+    return args[0]
+
+
 # ---- convolutions ----
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups):

@@ -197,7 +197,7 @@ class OpSpec:
                  batches=False, jvp=None, hidden=(), undefined_grads=False, promotion=None,
                  promoted_args=(), promotion_always=False, broadcasts=False,
                  writes_overlapping=False, reads_no_overlap=False, method=False, method_aliases=(),
-                 function=False, in_place_node=None, **inputs):
+                 function=False, in_place_node=None, batched_jvp=None, **inputs):
         spec.name = name
         spec.view = view  # the output shares memory (and the version counter) with input 0
         spec.promotes_dtype = promotes_dtype  # int inputs give float32 results, as in torch
@@ -260,6 +260,9 @@ class OpSpec:
             "_arg_index": {n: i for i, n in enumerate(spec.args) if n in exposed},
             "batches": batches})
         spec.jvp = spec._jvp_formula(node_name, jvp)
+        # a batch of tangents through a shape op at once (formulas.batched_*); other rows
+        # that cannot broadcast over the batch take one tangent at a time
+        spec.batched_jvp = batched_jvp
         # what to save, for each mask of the differentiable inputs that require grad
         spec.save_plans = tuple(spec._save_plan(mask)
                                 for mask in range(1 << len(spec.formula_list)))
@@ -300,10 +303,9 @@ class OpSpec:
         and reduction rows broadcast over it, other rows take one tangent at a time."""
         fn, params = self.jvp
         if batch is not None and fn not in ("elementwise", "reduction"):
-            out = (_batched_linear(self, tangents[0], results[0], args) if fn == "linear"
-                   and not self.variadic and len(tangents) == 1 else None)
-            return out if out is not None else _one_at_a_time(
-                self, inputs, args, arrays, results, tangents, batch)
+            if self.batched_jvp is not None:
+                return self.batched_jvp(tangents[0], results[0], args)
+            return _one_at_a_time(self, inputs, args, arrays, results, tangents, batch)
         if fn == "linear":
             out = tensor_module.call(self, self._with_tangents(inputs, tangents, zeros=True), args)
             if self.nondiff_outputs:  # (nll_loss's total_weight): no tangent
@@ -439,33 +441,6 @@ def _like(t, result, batch=None):
         t = t.to(result._data.dtype)
     shape = result._data.shape if batch is None else (batch,) + result._data.shape
     return t if t._data.shape == shape else t.expand(shape)
-
-
-def _batched_linear(spec, t, result, args):
-    """The shape ops and sums, on a batch of tangents at once (None for the others)."""
-    name, shape, ndim = spec.name, (t._data.shape[0],) + result._data.shape, t._data.ndim - 1
-    if name in ("view", "reshape", "squeeze", "unsqueeze"):
-        return t.reshape(shape)
-    if name in ("sum", "mean"):  # all dims, or `dim` counted from the end
-        dims = args[0] if args else range(ndim)
-        return getattr(t, name)(tuple(d % ndim - ndim for d in dims),
-                                keepdim=bool(args and args[1]))
-    if name == "expand":  # the input's dims right-aligned, after the batch dim
-        return t.reshape((shape[0],) + (1,) * (len(shape) - 1 - ndim) + t._data.shape[1:]
-                         ).expand(shape)
-    if name == "t" and ndim < 2:
-        return t
-    if name in ("transpose", "permute", "t"):
-        dims = {"t": (1, 0)}.get(name) or (
-            args[0] if name == "permute" else _swapped(ndim, *args))
-        return t.permute((0,) + tuple(d % ndim + 1 for d in dims))
-    return None
-
-
-def _swapped(ndim, dim0, dim1):
-    dims = list(range(ndim))
-    dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
-    return dims
 
 
 def _one_at_a_time(spec, inputs, args, arrays, results, tangents, batch):
