@@ -154,7 +154,7 @@ def load(spec):
     path, wanted = split_spec(spec)
     full_path = os.path.abspath(path)  # before the file runs: it may chdir
     module = import_user_file(path)
-    targets = find_targets(module, full_path)
+    targets = find_targets(module, full_path, wanted)
     if not targets:
         raise UserCodeError(
             f"No targets found in {path}: define a function decorated with "
@@ -237,7 +237,7 @@ def user_error(exc, doing):
     return UserCodeError(message, details, location)
 
 
-def find_targets(module, path):
+def find_targets(module, path, wanted=None):
     targets, seen = [], set()
     for name, obj in vars(module).items():
         if name.startswith("_") or id(obj) in seen:  # one object bound twice is one target
@@ -264,7 +264,7 @@ def find_targets(module, path):
             params = [p.name for p in inspect.signature(obj).parameters.values()
                       if p.default is inspect.Parameter.empty
                       and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-            if not params:  # nothing to generate inputs for (main(), helpers, ...)
+            if not params and name != wanted:  # main(), helpers: a target when named
                 continue
             if name.startswith("test"):  # pytest's test function: its parameters are fixtures
                 continue

@@ -394,6 +394,17 @@ FILES = {
             return x.sum()
         """,
     "null_bytes.py": "x = 1\0\n",
+    "float32_model.py": """\
+        import gradtool as torch
+
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+        x = torch.randn(5, 4)
+
+
+        def loss_of_batch():  # no arguments: a target only when named
+            return model(x).pow(2).mean()
+        """,
 }
 DOUBLE_COLON = os.path.join("a::b", "f.py")
 FILES[DOUBLE_COLON] = FILES["tolerances.py"]
@@ -434,6 +445,8 @@ COMMANDS = {
     "signs_fast": ["gradcheck", "--no-color", "--fast", "signs.py::right"],
     "help": ["gradcheck", "--help"],
     "non_finite_fast": ["gradcheck", "--fast", "--mode", "both", "non_finite.py"],
+    "float32_model": ["gradcheck", "--json", "float32_model.py::loss_of_batch"],
+    "float32_model_unnamed": ["gradcheck", "float32_model.py"],
 }
 BAD_OPTIONS = {  # (args, what the message must name)
     "shape_space": (["inspect", "--shape", "2 3"], "--shape"),
@@ -884,3 +897,21 @@ def test_no_color_in_a_terminal_means_no_escape_code_at_all(tmp_path):
                       in_terminal(["gradcheck", "--no-color", target])):
         assert code == 1 and "FAIL" in out
         assert "\x1b[" not in out, repr(out[:300])
+
+
+def test_float32_parameters_fail_for_precision_checked_at_their_float64_values(runs):
+    """A zero-argument loss over a float32 model, named on the command line: the parameters
+    are the inputs; central differences in float32 see nothing, and the precision diagnosis
+    rechecks with the parameters themselves cast to float64 (the model reads them, not
+    copies; here the file's float32 data refuses them, so with the step suited to float32):
+    it agrees, so the cause is precision, not the formula. No warning per input."""
+    r = runs["float32_model"]
+    assert_exit(r, 1)
+    [target] = r.json()["targets"]
+    assert [i["label"] for i in target["reports"][0]["inputs"]] == [
+        "model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"]
+    [precision] = [d for d in target["reports"][0]["diagnoses"] if d["kind"] == "precision"]
+    assert precision["severity"] == "error" and "precision, not the formula" in \
+        precision["message"] and precision["details"]["max_abs_error"] < 1e-4
+    assert "double precision" not in r.stderr
+    assert_clean_user_error(runs["float32_model_unnamed"], "No targets found")

@@ -148,7 +148,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """The gradients of outputs with respect to inputs, returned (not accumulated)."""
     Tensor = tensor_module.Tensor
     outputs = _as_tuple(outputs)
-    single = isinstance(inputs, Tensor)
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("grad requires non-empty inputs.")

@@ -4,6 +4,8 @@ Run after every check stage, on the check's state (see gradcheck._Check): float3
 (redo the numerical side in float64), non-differentiable points (five-point stencils at the
 worst entries), a backward that cannot be differentiated twice (gradgradcheck), and else a
 wrong formula. Each costs evaluations of func only when there is something to explain."""
+import contextlib
+
 import numpy as np
 
 from . import hazards, kinks, reasons
@@ -187,25 +189,40 @@ def precision(check, failing, explained):
             f"{what}: gradcheck's tolerances assume float64, so this check passes or "
             f"fails by the luck of rounding. Check with float64 inputs.", details))
         return
-    inputs64 = check.ev.float64_inputs(check.inputs)
     eps, how = check.opts.eps, "With the inputs in float64"
     try:
-        worst = recheck_on(check, inputs64, failing, eps)
+        with check.ev.in_float64(check.inputs) as inputs64:
+            worst = recheck_on(check, inputs64, failing, eps)
+            low = [d for d in check.ev.last_dtypes if d != np.float64]
+            if worst is None and low:  # func computes in low precision whatever its inputs
+                eps = float(np.finfo(min(low, key=lambda d: d.itemsize)).eps) ** (1 / 3)
+                how = (f"With the inputs in float64 and a step of {eps:.1e} suited to "
+                       f"{low[0]} arithmetic")
+                worst = recheck_on(check, inputs64, failing, eps)
     except Exception as e:  # noqa: BLE001 - a kernel that cannot run in float64
         from ..loader import describe_exception
         explained.update((p.output_index, p.input_index) for p in failing)
+        # (e.g. float32 data the file holds meets the float64 parameters): at the inputs as
+        # they are, with the step suited to their precision
+        lowest = min((check.E.array(x).dtype for x in check.diff_inputs),
+                     key=lambda d: d.itemsize)
+        eps = float(np.finfo(lowest).eps) ** (1 / 3)
+        worst = recheck_on(check, check.inputs, failing, eps)
+        if worst is not None:
+            check.report.diagnoses.append(Diagnosis(
+                "precision", "error",
+                f"{what}: precision, not the formula, limits this check. The function "
+                f"cannot run in float64 ({describe_exception(e).splitlines()[0]}), but with "
+                f"a step of {eps:.1e} suited to {lowest} arithmetic the numerical Jacobians "
+                f"agree with the analytical ones (max abs error {worst:.3g}). "
+                f"{REFERENCE_ADVICE}", {**details, "eps": eps, "max_abs_error": worst}))
+            return
         check.report.diagnoses.append(Diagnosis(
             "precision", "error",
             f"{what}, and the function cannot run in float64 to tell rounding from a wrong "
             f"formula ({describe_exception(e).splitlines()[0]}). {REFERENCE_ADVICE}",
             {**details, "float64_error": describe_exception(e)}))
         return
-    low = [d for d in check.ev.last_dtypes if d != np.float64]
-    if worst is None and low:  # func computes in low precision whatever its inputs
-        eps = float(np.finfo(min(low, key=lambda d: d.itemsize)).eps) ** (1 / 3)
-        how = (f"With the inputs in float64 and a step of {eps:.1e} suited to "
-               f"{low[0]} arithmetic")
-        worst = recheck_on(check, inputs64, failing, eps)
     if worst is None:
         check.report.diagnoses.append(Diagnosis(
             "precision", "warning",
@@ -243,7 +260,8 @@ def non_differentiable_points(check, failing, explained):
     failing pair is explained when every probed mismatch in it is a kink."""
     o = check.opts
     all_float64 = all(check.E.dtype_name(x) == "float64" for x in check.diff_inputs)
-    probe_inputs = check.inputs if all_float64 else check.ev.float64_inputs(check.inputs)
+    # (on float32 inputs the stencils run at their float64 values: cast in place, restored)
+    at_float64 = contextlib.nullcontext() if all_float64 else check.ev.in_float64(check.inputs)
     elements = {}  # (input index, element) -> whether a failing pair mismatches there
     for p in failing:
         if (p.output_index, p.input_index) in explained:
@@ -258,31 +276,32 @@ def non_differentiable_points(check, failing, explained):
             for k in ks:
                 elements.setdefault((j, k), False)
     points, info_points, unexplained = [], [], set()
-    for (j, k), failing_here in sorted(elements.items()):
-        pos = check.diff_positions[j]
-        values = stencil_wrt(check.ev, probe_inputs, pos, k, o.eps)
-        if any(d != np.float64 for d in check.ev.last_dtypes):
-            return  # func computes in low precision: stencils would show only rounding
-        for i, opos in enumerate(check.out_positions):
-            if i not in check.rows or pos not in check.numerical:
-                continue
-            est = kinks.one_sided({s: v[opos].ravel() for s, v in values.items()}, o.eps)
-            analytical = check.rows[i][j][k]
-            # on float64 copies, the stencil's own central difference is the reference
-            numerical = (check.numerical[pos][opos][k] if probe_inputs is check.inputs
-                         else est["central"])
-            kink, side = kinks.classify(est, analytical, o.atol, o.rtol)
-            bad = ~(np.abs(analytical - numerical) <= o.atol + o.rtol * np.abs(numerical))
-            if failing_here and np.any(bad & ~kink):
-                unexplained.add((i, j))
-            for m in np.flatnonzero(kink):
-                point = {"output_index": i, "input_index": j,
-                         "input_element": element_index(k, check.diff_inputs[j].shape),
-                         "output_element": element_index(m, check.outputs[i].shape),
-                         "left": float(est["left"][m]), "right": float(est["right"][m]),
-                         "numerical": float(numerical[m]),
-                         "analytical": float(analytical[m]), "side": str(side[m])}
-                (points if failing_here and bad[m] else info_points).append(point)
+    with at_float64:
+        for (j, k), failing_here in sorted(elements.items()):
+            pos = check.diff_positions[j]
+            values = stencil_wrt(check.ev, check.inputs, pos, k, o.eps)
+            if any(d != np.float64 for d in check.ev.last_dtypes):
+                return  # func computes in low precision: stencils would show only rounding
+            for i, opos in enumerate(check.out_positions):
+                if i not in check.rows or pos not in check.numerical:
+                    continue
+                est = kinks.one_sided({s: v[opos].ravel() for s, v in values.items()}, o.eps)
+                analytical = check.rows[i][j][k]
+                # at float64 values, the stencil's own central difference is the reference
+                numerical = (check.numerical[pos][opos][k] if all_float64
+                             else est["central"])
+                kink, side = kinks.classify(est, analytical, o.atol, o.rtol)
+                bad = ~(np.abs(analytical - numerical) <= o.atol + o.rtol * np.abs(numerical))
+                if failing_here and np.any(bad & ~kink):
+                    unexplained.add((i, j))
+                for m in np.flatnonzero(kink):
+                    point = {"output_index": i, "input_index": j,
+                             "input_element": element_index(k, check.diff_inputs[j].shape),
+                             "output_element": element_index(m, check.outputs[i].shape),
+                             "left": float(est["left"][m]), "right": float(est["right"][m]),
+                             "numerical": float(numerical[m]),
+                             "analytical": float(analytical[m]), "side": str(side[m])}
+                    (points if failing_here and bad[m] else info_points).append(point)
     if points:
         explained.update({(p["output_index"], p["input_index"]) for p in points}
                          - unexplained)

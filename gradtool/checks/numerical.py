@@ -4,6 +4,7 @@ Inputs are perturbed in place through their arrays, as torch perturbs `input.dat
 function sees the very tensors it was given (closures and gradgradcheck rely on that), and
 no version counter moves. Every value read back is copied to float64."""
 import collections
+import contextlib
 
 import numpy as np
 
@@ -85,11 +86,20 @@ class Evaluator:
         is about to be perturbed); None for anything else."""
         return np.array(self.E.array(o), dtype=np.float64) if self.is_float_tensor(o) else None
 
-    def float64_inputs(self, inputs):
-        """The inputs with every float tensor replaced by a float64 copy (same
-        requires_grad): the point the function is checked at, free of float32 rounding."""
-        return tuple(self.E.leaf(self.E.array(x).astype(np.float64), x.requires_grad, x.device)
-                     if self.is_float_tensor(x) else x for x in inputs)
+    @contextlib.contextmanager
+    def in_float64(self, inputs):
+        """The inputs themselves with every float tensor's values cast to float64 in place
+        (`.data`, restored after): the point the function is checked at, free of float32
+        rounding. In place, not copies: a module's parameters are read from the module."""
+        kept = {id(x): (x, x.data) for x in inputs
+                if self.is_float_tensor(x) and self.E.dtype_name(x) != "float64"}
+        try:
+            for x, data in kept.values():
+                x.data = self.E.leaf(self.E.array(data).astype(np.float64), False, x.device)
+            yield inputs
+        finally:
+            for x, data in kept.values():
+                x.data = data
 
 
 def _check_same(a, b, eps, flat=None, shape=()):

@@ -43,7 +43,6 @@ def check_target(target, seed, shape, *, eps=1e-6, atol=1e-5, rtol=1e-3, fast=Fa
     from ..engines import current, device_name
     c = capture(target, seed, shape, device, record_ops=localize == "all")
     inputs = c.run.tensor_inputs + c.parameters
-    names = [n for n, _ in inputs]
     tensors = tuple(t for _, t in inputs)
     if not any(t.requires_grad for t in tensors):
         raise UserCodeError(f"target {target.name} ({target.filename}:{target.lineno}) has no "

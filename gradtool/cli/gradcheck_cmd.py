@@ -2,6 +2,7 @@
 import dataclasses
 import enum
 import os
+import warnings
 from typing import List
 
 import typer
@@ -127,7 +128,11 @@ def _check(target, seed, shape, quiet, no_color, **options):
         return text.evaluation_progress(evaluations, f"{target.name}: {evaluations:,} "
                                         f"evaluations", no_color=no_color,
                                         enabled=not quiet and not options["fast"] and n >= 200)
-    return check_target(target, seed, shape, progress=progress, **options)
+    with warnings.catch_warnings():
+        # torch's warning, once per input: the report's precision diagnosis says it with the
+        # cause, and the warning would name gradtool's line, not the user's
+        warnings.filterwarnings("ignore", r"Input #\d+ requires gradient and is not a double")
+        return check_target(target, seed, shape, progress=progress, **options)
 
 
 def _check_tolerances(eps, atol, rtol):

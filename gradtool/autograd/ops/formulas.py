@@ -1021,7 +1021,7 @@ def linalg_svd_backward(grads, U, S, Vh, full_matrices):
 def linalg_svd_jvp(A_t, U, S, Vh, full_matrices):
     """dP = U^T dA V: dS = diag(dP); dU = U (F o (dP S + S dP^T)) (+ the part of dA V S^-1
     outside U's span when tall), dV likewise, F_ij = 1 / (s_j^2 - s_i^2)."""
-    m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+    m, n = U.shape[-2], Vh.shape[-1]
     if full_matrices and m != n:
         raise NotImplementedError("linalg_svd_jvp: full_matrices=True is not supported for "
                                   "rectangular matrices (as torch); use full_matrices=False")

@@ -803,7 +803,6 @@ def _convolution_transpose(x, w, stride, padding, dilation, output_padding, grou
     """The adjoint of _convolution in its input: each input pixel's contribution at each
     kernel offset (one batched matmul, channels last), added into the output offset by
     offset (a loop over the kernel, each a strided add of whole contiguous rows)."""
-    spatial = w.ndim - 2
     n, c_in = x.shape[:2]
     sizes, kernel = x.shape[2:], w.shape[2:]
     per_group_in, per_group_out = c_in // groups, w.shape[1]
