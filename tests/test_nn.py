@@ -425,6 +425,26 @@ def test_embedding_gradients_and_padding_row():
     assert not frozen.weight.requires_grad and frozen(gt.tensor(2)).tolist() == [0.0, 0.0, 1.0]
 
 
+@pytest.mark.parity
+def test_embedding_nodes_saved_values_and_double_backward_are_torchs():
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (gt, torch):
+        w = lib.tensor(np.arange(15.0).reshape(5, 3), requires_grad=True)
+        y = lib.nn.functional.embedding(lib.tensor([[1, 2], [0, 1]]), w, padding_idx=0)
+        node = y.grad_fn
+        g = lib.tensor(np.arange(12.0).reshape(2, 2, 3), requires_grad=True)
+        gw, = lib.autograd.grad(y, w, g, create_graph=True)
+        gg, = lib.autograd.grad((gw * gw).sum(), g)
+        seen.append((node.name(), sorted(a for a in dir(node) if a.startswith("_saved")),
+                     node._saved_indices.tolist(), node._saved_padding_idx,
+                     node._saved_weight_sym_argsize_0, node._saved_sparse,
+                     gw.grad_fn.name(), sorted(a for a in dir(gw.grad_fn)
+                                              if a.startswith("_saved")),
+                     gw.tolist(), gg.tolist()))
+    assert seen[0] == seen[1]
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_mse_loss_gradients(reduction):
     module_case(nn.MSELoss(reduction=reduction), f64(3, 2), f64(3, 2, seed=1), order=2)

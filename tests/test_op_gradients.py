@@ -489,6 +489,15 @@ case("narrow", "SLICE", lambda x: x.narrow(-1, 1, 2), normal(*S),
      lambda v, x: [_placed(x.shape, (slice(None), slice(1, 3)), v)], order2="square")
 case("index_list", ("INDEX", "INDEX_BACKWARD"), lambda x: x[[0, 2, 0]], normal(*S),
      lambda v, x: [_added(x.shape, np.array([0, 2, 0]), v)], order2="square")
+# nn.Embedding: the picked rows' gradients summed into weight (padding_idx's row gets none,
+# by design, so not what central differences see: tests/test_nn.py checks it; here unpicked)
+case("embedding", ("EMBEDDING", "EMBEDDING_DENSE_BACKWARD"),
+     lambda w, i: gt.nn.functional.embedding(i, w, padding_idx=3),
+     lambda r: [r.standard_normal((5, 3)), Const(np.array([[1, 2], [0, 1]]))],
+     lambda v, w, i: [_added(w.shape, i, v)], order2="square")
+case("embedding_no_padding", "EMBEDDING", lambda w, i: gt.nn.functional.embedding(i, w),
+     lambda r: [r.standard_normal((4, 2)), Const(np.array([3, 3, 0]))],
+     lambda v, w, i: [_added(w.shape, i, v)], order2="square")
 case("index_tensor_2d", "INDEX", lambda x, i: x[i], lambda r: [
     r.standard_normal((4, 3)), Const(np.array([[0, 3], [3, 3]]))],
      lambda v, x, i: [_added(x.shape, i, v)], order2="square")

@@ -535,9 +535,8 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
-    """Rows of weight picked by the integer tensor input: weight[input] (advanced indexing,
-    whose backward scatter-adds into the picked rows). The padding_idx row gets no
-    gradient, as in torch."""
+    """Rows of weight picked by the integer tensor input (torch's EmbeddingBackward0). The
+    padding_idx row gets no gradient, as in torch."""
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
                                   "supported")
@@ -548,13 +547,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     indices = input._data
     if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
-    out = weight[input]
-    if padding_idx is not None:
-        if padding_idx < 0:
-            padding_idx += weight.shape[0]
-        pad = (input == padding_idx).unsqueeze(-1)
-        out = where(pad, out.detach(), out)  # same values; the padding row's gradient is cut
-    return out
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return call(table.EMBEDDING, (weight, input),
+                (-1 if padding_idx is None else padding_idx, scale_grad_by_freq, sparse))
 
 
 def one_hot(tensor, num_classes=-1):

@@ -418,6 +418,22 @@ AS_STRIDED = OpSpec("as_strided", "AsStridedBackward0", kernels.take_flat, jvp="
 INDEX = OpSpec("index", "IndexBackward0", kernels.index, jvp="linear", args=("indices",),
                self=lambda grad, self_sym_sizes, indices:
                    formulas.index_backward(grad, self_sym_sizes, indices))
+# nn.Embedding's rows of weight picked by integer indices; the padding_idx row (-1: none)
+# gets no gradient. Its backward is an op of its own, as torch's (the gradient of gradients)
+EMBEDDING = OpSpec("embedding", "EmbeddingBackward0", kernels.embedding, jvp="linear",
+                   args=("padding_idx", "scale_grad_by_freq", "sparse"),
+                   # (sparse: read by torch's formula, saved as torch does)
+                   weight=lambda grad, indices, weight_sym_argsize_0, padding_idx,
+                   scale_grad_by_freq, sparse: formulas.embedding_dense_backward(
+                       grad, indices, weight_sym_argsize_0, padding_idx, scale_grad_by_freq),
+                   indices=NON_DIFFERENTIABLE)
+EMBEDDING_DENSE_BACKWARD = OpSpec(
+    "embedding_dense_backward", "EmbeddingDenseBackwardBackward0",
+    kernels.embedding_dense_backward, jvp="linear",
+    args=("num_weights", "padding_idx", "scale_grad_by_freq"),
+    grad_output=lambda grad, indices, padding_idx:
+        formulas.embedding_dense_double_backward(grad, indices, padding_idx),
+    indices=NON_DIFFERENTIABLE)
 # leaky_relu's backward as an op of its own, as torch's: differentiable in `self` (with
 # derivative zero), so gradients of gradients require grad as torch's do
 LEAKY_RELU_BACKWARD = OpSpec("leaky_relu_backward", "LeakyReluBackwardBackward0",

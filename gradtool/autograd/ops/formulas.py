@@ -231,6 +231,19 @@ def index_backward(grad, sizes, indices):
     return by_row(table.INDEX_BACKWARD, (grad,), (sizes, indices))
 
 
+def embedding_dense_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    return by_row(table.EMBEDDING_DENSE_BACKWARD, (grad, indices),
+                  (num_weights, padding_idx, scale_grad_by_freq))
+
+
+def embedding_dense_double_backward(grad, indices, padding_idx):
+    """The rows of grad the indices pick, the padding_idx ones zero (torch's; it leaves
+    scale_grad_by_freq out, as gradtool refuses that option)."""
+    picked = by_row(table.EMBEDDING, (grad, indices), (-1, False, False))
+    return picked if padding_idx < 0 else where(unsqueeze(indices != padding_idx, -1),
+                                                 picked, 0)
+
+
 def cat_backward(grad, sizes, dim):
     grads, start = [], 0
     for shape in sizes:

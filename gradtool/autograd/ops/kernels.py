@@ -391,6 +391,22 @@ def slice_(self, dim, start, end, step):
     return self[(slice(None),) * dim + (slice(start, end, step),)]
 
 
+def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    return np.take(weight, indices, axis=0)
+
+
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+                             scale_grad_by_freq):
+    """Each index's rows of grad_output summed into its row of weight; padding_idx's row
+    stays zero."""
+    dim = grad_output.shape[-1]
+    out = np.zeros((num_weights, dim), grad_output.dtype)
+    np.add.at(out, indices.reshape(-1), grad_output.reshape(-1, dim))
+    if padding_idx >= 0:
+        out[padding_idx] = 0
+    return out
+
+
 def index(self, indices):
     try:
         out = self[indices]

@@ -44,7 +44,7 @@ from .generic import ones_like, zeros_like
 NON_DIFFERENTIABLE = "non_differentiable"
 MANY = "many"  # an op returning a sequence of outputs whose length depends on its arguments
 _DERIVED = ("_sym_sizes", "_sym_sizes_opt", "_sym_numel", "_sym_strides", "_scalar_type",
-            "_args_sizes", "_dim")
+            "_args_sizes", "_dim", "_sym_argsize_0")
 _UNEXPOSED = ("_scalar_type", "_args_sizes")  # facts torch's nodes keep without a _saved_ name
 _state = grad_mode.state
 
@@ -468,6 +468,8 @@ def derived(value, suffix):
         return value.dtype
     if suffix == "_dim":
         return value.ndim
+    if suffix == "_sym_argsize_0":
+        return value.shape[0]
     return [a.shape for a in value]  # _args_sizes of a list input
 
 
