@@ -3,9 +3,9 @@ inputs, and compared: outputs, the gradients of every input and module parameter
 second-order ones with order 2), backward node names and `_saved_*` names.
 
 The file is imported once per engine (its `import torch` gives gradtool, then torch), so the
-modules it defines exist twice; the parameters and buffers of its global nn.Modules are copied
-from torch's to gradtool's by name before the targets run, so both start from the same
-weights. Values are compared with torch.testing.assert_close's tolerances for their dtype."""
+modules it defines exist twice; the parameters and buffers of its global nn.Modules, and the
+tensors it holds in global variables, are copied from torch's to gradtool's by name before the
+targets run, so both start from the same weights and data. Values are compared with torch.testing.assert_close's tolerances for their dtype."""
 import collections
 import dataclasses
 import os
@@ -79,6 +79,7 @@ def compare(ours, theirs, seed, shape, order=1):
     with engines.use(E_ours), E_ours.importing():
         modules_ours = file_modules(E_ours, ours)
         _copy_weights(E_theirs, modules_theirs, E_ours, modules_ours)
+        _copy_global_tensors(E_theirs, theirs, E_ours, ours)
         a = _run(E_ours, ours, modules_ours, seed, shape, order)
     with engines.use(E_theirs):
         b = _run(E_theirs, theirs, modules_theirs, seed, shape, order)
@@ -109,6 +110,17 @@ def _copy_weights(E_from, modules_from, E_to, modules_to):
             source = theirs.get(name)
             if source is not None and tuple(source.shape) == tuple(t.shape):
                 E_to.array(t)[...] = E_from.array(source)
+
+
+def _copy_global_tensors(E_from, target_from, E_to, target_to):
+    """Tensors the file holds in global variables (data drawn with torch.randn as it is
+    imported: the engines draw different numbers), torch's values into gradtool's, by name."""
+    theirs = loader.file_namespace(target_from)
+    for var, t in loader.file_namespace(target_to).items():
+        source = theirs.get(var)
+        if E_to.is_tensor(t) and E_from.is_tensor(source) and \
+                tuple(source.shape) == tuple(t.shape):
+            E_to.array(t)[...] = E_from.array(source)
 
 
 def _run(E, target, modules, seed, shape, order):

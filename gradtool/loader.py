@@ -412,14 +412,20 @@ def _leaf(E, target, shape, draw, requires_grad, device):
                             location=(target.filename, target.lineno)) from None
 
 
-def file_modules(E, target):
-    """The nn.Modules of the target's file (and of its closure: a function made inside
-    another) and their submodules by the names the user knows."""
+def file_namespace(target):
+    """The target's file's global variables (and its closure's: a function made inside
+    another)."""
     fn = target.obj.forward if target.kind == "Function" else inspect.unwrap(target.obj)
     namespace = dict(getattr(fn, "__globals__", {}))
     if getattr(fn, "__closure__", None):
         namespace.update(inspect.getclosurevars(fn).nonlocals)
-    return modules_in(E, namespace)
+    return namespace
+
+
+def file_modules(E, target):
+    """The nn.Modules of the target's file (and of its closure) and their submodules by the
+    names the user knows."""
+    return modules_in(E, file_namespace(target))
 
 
 def modules_in(E, namespace):

@@ -219,7 +219,10 @@ def test_against_torch_agrees_on_real_files_first_and_second_order():
         ("gradcheck", "--against", "torch", "--json",
          os.path.join(FILES, "extending.py::linear_layer")),
         ("gradcheck", "--against", "torch", "--json", "--order", "2", "--shape", "2,3,8",
-         os.path.join(FILES, "transformer_block.py"))])
+         os.path.join(FILES, "transformer_block.py")),
+        # data drawn with torch.randn at import: copied into gradtool's run, as the weights
+        ("gradcheck", "--against", "torch", "--json",
+         os.path.join(FILES, "resnet_block.py::loss"))])
     for result in results:
         assert_exit(result, 0)
         doc = result.json()
@@ -228,7 +231,7 @@ def test_against_torch_agrees_on_real_files_first_and_second_order():
     # x and the four parameters, at both orders; the same weights on both engines
     assert model["compared"]["gradients"] == 5 and model["compared"]["second_order"] == 5
     assert model["compared"]["nodes"] > 10 and model["differences"] == []
-    gpt = {t["name"]: t for t in results[-1].json()["targets"]}
+    gpt = {t["name"]: t for t in results[-2].json()["targets"]}
     # two attention blocks and a head: every node, saved name and second-order gradient
     assert gpt["loss"]["compared"]["nodes"] > 100 and gpt["loss"]["compared"]["gradients"] > 20
     assert set(gpt) == {"loss", "stats", "conv_like"}

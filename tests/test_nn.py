@@ -612,3 +612,36 @@ def test_layers_and_losses_match_torch():
 
     for ours, theirs in zip(run(gt), run(torch)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_label_smoothing_cross_entropy_is_torchs_graph_values_and_gradients(reduction,
+                                                                          weighted):
+    """torch's cross_entropy_loss_label_smoothing op for op: the smoothing term's in-place
+    masked_fill of ignored targets, mul.Scalar (MulBackward1) for both weights."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    logits, target = rng.standard_normal((3, 10)), np.array([1, 3, -100])
+    weight = np.linspace(0.5, 2, 10) if weighted else None
+
+    def walk(node, out, seen):
+        if node is not None and node not in seen:
+            seen.add(node)
+            out.append((node.name().rpartition("::")[2],
+                        sorted(a for a in dir(node) if a.startswith("_saved"))))
+            for child, _ in node.next_functions:
+                walk(child, out, seen)
+        return out
+    seen = []
+    for lib in (gt, torch):
+        x = lib.tensor(logits, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(
+            x, lib.tensor(target), label_smoothing=0.1, reduction=reduction,
+            weight=None if weight is None else lib.tensor(weight))
+        loss.sum().backward()
+        seen.append((walk(loss.grad_fn, [], set()), loss.detach().numpy(), x.grad.numpy()))
+    assert seen[0][0] == seen[1][0]
+    np.testing.assert_allclose(seen[0][1], seen[1][1], rtol=1e-12)
+    np.testing.assert_allclose(seen[0][2], seen[1][2], rtol=1e-12, atol=1e-15)

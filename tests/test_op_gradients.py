@@ -230,6 +230,8 @@ case("sub_alpha", "SUB", lambda x, y: gt.sub(x, y, alpha=3.0), normals(S, S),
 case("rsub", "RSUB", lambda x: 2.0 - x, normal(*S), lambda v, x: [-v], order2="square")
 case("mul", "MUL", lambda x, y: x * y, normals((3, 1), (2, 1, 4)),
      lambda v, x, y: [unbroadcast(v * y, x.shape), unbroadcast(v * x, y.shape)])
+case("mul_scalar_op", "MUL_SCALAR", lambda x: tensor_module.call(D.MUL_SCALAR, (x,), (0.9,)),
+     normal(*S), lambda v, x: [0.9 * v], order2="square")
 case("mul_scalar", "MUL", lambda x: x * 3.0, normal(*S), lambda v, x: [3.0 * v],
      order2="square")
 case("div", "DIV", lambda x, y: x / y, lambda r: [r.standard_normal((3, 4)), signed(r, (4,))],

@@ -395,3 +395,23 @@ def test_conv_vae_file_trains_as_on_torch(dtype):
     _assert_trained_alike(ours, theirs, losses, dtype)
     if dtype == "float32":  # (sample draws float32 latents, as the file is written)
         assert tuple(ours.sample(3).shape) == (3, 1, 28, 28)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_resnet_file_trains_as_on_torch(dtype):
+    """Two steps of a torchvision-style ResNet (in-place `out += identity`, downsample,
+    kaiming init, label-smoothed cross-entropy, Nesterov SGD with weight decay, MultiStepLR)
+    on the data torch drew as the file was imported: torch's losses, weights and BatchNorm
+    statistics, and its learning rate after the schedule."""
+    pytest.importorskip("torch")
+    ours, theirs = _on_both_engines("resnet_block.py")
+    ours.x = ours.torch.tensor(theirs.x.numpy())
+    losses = []
+    for module in (ours, theirs):
+        if dtype == "float64":
+            module.model.double()
+            module.x = module.x.double()
+        losses.append([module.train().item()])
+    _assert_trained_alike(ours, theirs, losses, dtype)
+    assert ours.optimizer.param_groups[0]["lr"] == theirs.optimizer.param_groups[0]["lr"]

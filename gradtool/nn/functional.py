@@ -888,18 +888,19 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0:
         return nll
-    # the uniform part: -sum_c w_c log p_c per sample, reduced as nll_loss reduces
-    ignored = target == ignore_index
+    # the uniform part, op for op as torch's cross_entropy_loss_label_smoothing (its graph):
+    # -sum_c w_c log p_c per sample, ignored targets zeroed, reduced as nll_loss reduces
     smooth = -(logp if w is None else logp * w).sum(class_dim)
-    if ignored._data.any():
-        smooth = smooth.masked_fill(ignored, 0.0)
+    ignored = target == ignore_index
+    smooth.masked_fill_(ignored, 0.0)
     if reduction == "mean":
-        labels = target._data[~ignored._data]
-        denom = labels.size if weight is None else weight._data[labels].sum()
-        smooth = smooth.sum() / float(denom)
-    else:
-        smooth = _reduce(smooth, reduction)
-    return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+        kept = ~ignored
+        smooth = smooth.sum() / (kept.sum() if weight is None else
+                                 weight.detach()[target[kept]].sum())
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (call(table.MUL_SCALAR, (nll,), (1 - label_smoothing,))
+            + call(table.MUL_SCALAR, (smooth,), (label_smoothing / n_classes,)))
 
 
 def _as_shape(shape):

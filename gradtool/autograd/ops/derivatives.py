@@ -145,6 +145,10 @@ MUL = OpSpec("mul", "MulBackward0", kernels.mul, function=True, jvp="elementwise
              promotion="promote", broadcasts=True,
              self=lambda grad, other: grad * other,
              other=lambda grad, self: grad * self)
+# mul.Scalar: a tensor times a number inside torch's C++ (cross_entropy's label smoothing);
+# Python's tensor * 2.0 is MUL, the number wrapped in a tensor
+MUL_SCALAR = OpSpec("mul", "MulBackward1", kernels.mul, jvp="elementwise", batches=True,
+                    args=("other",), self=lambda grad, other: grad * other)
 DIV = OpSpec("div", "DivBackward0", kernels.div, function=True, jvp="elementwise", batches=True,
              promotion="float", broadcasts=True,
              self=lambda grad, other: grad / other,
