@@ -778,6 +778,7 @@ def test_round_off_and_nan_are_named_not_called_kinks(runs):
     offset = targets["offset"]
     assert {d["kind"] for d in _diagnoses(offset)} == {"round_off"}
     assert "--eps" in _diagnoses(offset)[0]["message"]
+    assert "its own float64 rounding error" in _diagnoses(offset)[0]["message"]
     logs = targets["logs"]
     kinds = {d["kind"] for d in _diagnoses(logs)}
     assert "non_finite_output" in kinds

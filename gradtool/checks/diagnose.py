@@ -139,15 +139,15 @@ def round_off(check, failing, explained):
                 diff.shape[0], 0)[differs] + allowed[differs]):
             continue
         explained.add((p.output_index, p.input_index))
-        found.append((p, float(np.abs(f0).max())))
+        found.append((p, float(np.abs(f0).max()), dtype))
     if found:
-        p, size = max(found, key=lambda x: x[1])
+        p, size, dtype = max(found, key=lambda x: x[1])
         check.report.diagnoses.append(Diagnosis(
             "round_off", "error",
             f"floating-point round-off, not the formula: output {p.output_index} is as "
             f"large as {size:.3g}, and a step of {eps:g} changes it by less than its own "
-            f"rounding error ({np.finfo(np.float64).eps * size:.2g}), so central "
-            f"differences lose their digits. Check with a larger --eps (e.g. "
+            f"{np.dtype(dtype).name} rounding error ({np.finfo(dtype).eps * size:.2g}), so "
+            f"central differences lose their digits. Check with a larger --eps (e.g. "
             f"{min(1e-2, eps * 1e3):g}), with float64 throughout, or without the large "
             f"constant offset.",
             {"output_index": p.output_index, "max_abs_output": size, "eps": eps}))
