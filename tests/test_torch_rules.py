@@ -449,6 +449,23 @@ def test_elementwise_result_keeps_a_permuted_inputs_layout_so_view_fails_as_in_t
     assert (gt.randn(3, 2) + x.t()).view(-1).shape == (6,)  # the first operand decides
 
 
+@pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, 2), (0, 1)])
+def test_addmm_by_a_transposed_weight_is_the_plain_product_laid_out_in_c_order(beta, alpha):
+    from gradtool.autograd.ops import kernels
+    rng = np.random.default_rng(0)
+    for rows, taken in ((32, True), (33, False)):  # at the rule's bound, and past it
+        x = rng.standard_normal((rows, 256)).astype(np.float32)
+        weight = rng.standard_normal((512, 256)).astype(np.float32)
+        bias = rng.standard_normal(512).astype(np.float32)
+        assert kernels.by_transposed_product(x, weight.T) is taken
+        out = kernels.addmm(bias, x, weight.T, beta, alpha)
+        general = alpha * np.matmul(x, weight.T) + (beta * bias if beta else 0)
+        assert out.dtype == np.float32 and out.flags.c_contiguous
+        np.testing.assert_allclose(out, general, rtol=1e-5, atol=1e-4)
+    linear = gt.nn.functional.linear(gt.tensor(x[:32]), gt.tensor(weight), gt.tensor(bias))
+    assert linear.is_contiguous() and linear.view(-1).shape == (32 * 512,)
+
+
 def test_reductions_softmax_and_contiguous_give_contiguous_results():
     x = gt.randn(2, 3, 4).permute(2, 0, 1)
     for result in (x.sum(1), x.sum(1, keepdim=True), x.amax(2), x.var(2), x.logsumexp(2),
