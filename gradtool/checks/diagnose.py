@@ -181,7 +181,7 @@ def precision(check, failing, explained):
                if check.E.dtype_name(t) != "float64"]
     if not low_in and not low_out:
         return
-    what = ", ".join(low_in or low_out)
+    what = _first_few(low_in or low_out)
     details = {"inputs": low_in, "outputs": low_out}
     if not failing:
         check.report.diagnoses.append(Diagnosis(
@@ -236,6 +236,13 @@ def precision(check, failing, explained):
         f"Jacobians agree with the analytical ones (max abs error {worst:.3g}). Check "
         f"with float64 inputs and float64 arithmetic. {REFERENCE_ADVICE}",
         {**details, "eps": eps, "max_abs_error": worst}))
+
+def _first_few(facts, few=3):
+    """'a is float32, b is float32, c is float32 and 26 more': a model's parameters would
+    fill the screen (the JSON's details keep them all)."""
+    shown = ", ".join(facts[:few])
+    return shown if len(facts) <= few + 1 else f"{shown} and {len(facts) - few} more"
+
 
 def recheck_on(check, inputs, failing, eps):
     """Max abs error of the failing pairs' analytical Jacobians against central
