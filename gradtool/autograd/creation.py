@@ -26,7 +26,7 @@ def _finish(array, requires_grad, device=None):
         check_device(device)
     t = Tensor._wrap(array)
     if requires_grad:
-        if array.dtype.kind != "f":  # torch's factory wording (requires_grad_ has its own)
+        if array.dtype.kind not in "fc":  # torch's factory wording (requires_grad_ has its own)
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t._requires_grad = True
@@ -47,7 +47,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     else:
         array = np.array(_unwrap_nested(data),
                          dtype=_inferred_dtype(data) if dtype is None else None)
-        if array.dtype.kind not in "iufb":
+        if array.dtype.kind not in "iufcb":
             raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     if dtype is not None:
         array = array.astype(dtypes.to_numpy_dtype(dtype))
@@ -78,6 +78,8 @@ def _inferred_dtype(data):
         return np.dtype(np.int64)
     if isinstance(data, numbers.Real):
         return np.dtype(dtypes.DEFAULT_FLOAT)
+    if isinstance(data, numbers.Complex):
+        return dtypes.default_complex()
     return None  # not a number: np.array decides, and the caller refuses what is not one
 
 

@@ -18,6 +18,7 @@ _state = grad_mode.state
 _FLOAT64 = np.dtype(np.float64)
 _ndarray = np.ndarray
 _FLOAT32 = np.dtype(np.float32)
+_DOUBLES = (_FLOAT64, np.dtype(np.complex128))  # (abs of a complex128 tensor is float64)
 _NO_EDGE = (None, 0)
 _NO_NODE = (None, None)  # _make_node's answer when no input requires grad
 _new_object = object.__new__
@@ -70,13 +71,15 @@ def call(spec, inputs, args=(), _observed=False):
     elif dtype is _FLOAT64:
         out = _as_result(out, arrays, spec, args)
         dtype = out.dtype
+    if dtype is not _FLOAT32 and dtype.kind == "c" and not spec.complex:
+        _refuse_complex(spec)
     result = _new_tensor(Tensor, out)
     if spec.view:
         _share_base(inputs[0], (result,))
     # integer and bool results (and declared non-differentiable ones) never require grad,
     # so their op records nothing
     if _state.grad_enabled and spec.result_differentiable and (
-            dtype is _FLOAT32 or dtype.kind == "f"):
+            dtype is _FLOAT32 or dtype.kind in "fc"):
         node, plan = _make_node(spec, inputs, args)
         if node is not None:
             result._requires_grad = True
@@ -89,6 +92,8 @@ def call(spec, inputs, args=(), _observed=False):
 
 def _multi_output(spec, inputs, args, arrays, outs):
     """call's ending for ops with several outputs (max(dim), split, ...)."""
+    if not spec.complex and any(o.dtype.kind == "c" for o in outs):
+        _refuse_complex(spec)
     node, plan = _make_node(spec, inputs, args) if _state.grad_enabled else _NO_NODE
     results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
                     for i, o in enumerate(outs))
@@ -116,6 +121,8 @@ def call_inplace(spec, inputs, args=(), _observed=False):
     _check_inplace(target)
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     out = _forward(spec, arrays, args)
+    if not spec.complex and out.dtype.kind == "c":
+        _refuse_complex(spec)
     check_writable(spec, target, out, inputs, args)
     tangent = (_forward_ad.inplace_tangent(spec, inputs, args, arrays, out)
                if forward_level.active is not None else None)
@@ -256,7 +263,7 @@ def _shared_meta(shape, dtype):
 def _wrap_output(spec, array, node, i):
     r = Tensor._wrap(array)
     # integer and bool results (and declared non-differentiable outputs) never require grad
-    if node is not None and array.dtype.kind == "f" and (
+    if node is not None and array.dtype.kind in "fc" and (
             spec.outputs == "many" or spec.outputs[i] not in spec.nondiff_outputs):
         r._requires_grad, r._grad_fn, r._output_nr = True, node, i
     return r
@@ -328,7 +335,7 @@ def _as_result(out, arrays, spec, args=()):
     if spec.promotion is not None:
         return _promoted(out, arrays, spec, args)
     if out.dtype is _FLOAT64 and spec.promotes_dtype and not any(
-            isinstance(a, np.ndarray) and a.dtype is _FLOAT64 for a in _flat(arrays)):
+            isinstance(a, np.ndarray) and a.dtype in _DOUBLES for a in _flat(arrays)):
         out = out.astype(_FLOAT32)
     return out
 
@@ -340,7 +347,7 @@ def _promoted(out, arrays, spec, args):
     operands = list(arrays[0]) if spec.variadic else [arrays[p] for p in spec.diff_positions]
     operands += [args[i] for i in spec.promoted_args]
     want = dtypes.result_type(*operands)
-    if spec.promotion == "float" and want.kind != "f":
+    if spec.promotion == "float" and want.kind not in "fc":
         want = dtypes.DEFAULT_FLOAT
     if out.dtype == want:
         return out
@@ -360,6 +367,29 @@ def _promoted(out, arrays, spec, args):
         if token is not None:
             ERRSTATE.reset(token)
     return out if out.dtype == want else out.astype(want)
+
+
+# torch's own words where it refuses complex tensors too
+_COMPLEX_REFUSALS = {
+    "relu": "clamp is not supported for complex types",
+    "clamp": "clamp is not supported for complex types",
+    "clamp_min": "clamp is not supported for complex types",
+    "sign": "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+            "torch.sgn instead.",
+    "maximum": "maximum not implemented for complex tensors.",
+    "minimum": "minimum not implemented for complex tensors.",
+    "max": "max is not yet implemented for complex tensors.",
+    "min": "min is not yet implemented for complex tensors.",
+}
+
+
+def _refuse_complex(spec):
+    """An op whose formulas are real-only meets a complex value: refused, not computed."""
+    from ..errors import NotInEngineError
+    message = _COMPLEX_REFUSALS.get(spec.name)
+    if message is not None:
+        raise NotImplementedError(message)
+    raise NotInEngineError(f"torch.{spec.name} on complex tensors")
 
 
 def _flat(arrays):

@@ -191,6 +191,36 @@ class Tensor:
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
 
+    # ---------------- complex numbers ----------------
+    def is_complex(self):
+        return self._data.dtype.kind == "c"
+
+    @property
+    def real(self):
+        """A view of the real parts (torch's view_as_real(z)[..., 0]); a real tensor itself."""
+        if self._data.dtype.kind != "c":
+            return self
+        return call(_D.VIEW_AS_REAL, (self,)).select(-1, 0)
+
+    @property
+    def imag(self):
+        if self._data.dtype.kind != "c":
+            raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        return call(_D.VIEW_AS_REAL, (self,)).select(-1, 1)
+
+    def conj(self):
+        """The conjugate (a copy: gradtool has no lazy conjugate bit); a real tensor itself."""
+        return self if self._data.dtype.kind != "c" else call(_D.CONJ, (self,))
+
+    def resolve_conj(self):
+        return self
+
+    def is_conj(self):
+        return False
+
+    def __complex__(self):
+        return complex(self.item())
+
     @property
     def device(self):
         return _device.CPU
@@ -225,7 +255,7 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point dtype can require "
                                "gradients")
         if requires_grad and self._is_inference and not _state.inference:
@@ -418,6 +448,7 @@ class Tensor:
 
     float, double, half = _cast(dtypes.float32), _cast(dtypes.float64), _cast(dtypes.float16)
     long, int, bool = _cast(dtypes.int64), _cast(dtypes.int32), _cast(dtypes.bool_)
+    cfloat, cdouble = _cast(dtypes.complex64), _cast(dtypes.complex128)
 
     def cpu(self):
         return self
