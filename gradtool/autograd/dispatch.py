@@ -51,6 +51,10 @@ def call(spec, inputs, args=(), _observed=False):
         out = _QUIET.run(forward, *arrays, *args) if args else _QUIET.run(forward, *arrays)
     except ValueError as e:
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
+    except TypeError:  # (a kernel of Python's math module, given complex values)
+        if not spec.complex and any(getattr(a, "dtype", _FLOAT32).kind == "c" for a in arrays):
+            _refuse_complex(spec)
+        raise
     except RuntimeError as e:  # (raised by Context.run, before the forward, if _QUIET is busy)
         if not str(e).startswith("cannot enter context"):
             raise
@@ -223,6 +227,8 @@ def _make_node(spec, inputs, args=()):
                 fn = x._grad_fn
                 edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
                 data = x._data
+                if data.dtype.kind == "c" and not spec.complex:  # (norm, var: real results)
+                    _refuse_complex(spec)
                 shape = data.shape
                 meta = _METAS.get(shape)
                 if meta is None or meta[1] is not data.dtype:

@@ -811,7 +811,7 @@ class Tensor:
 
     def mean(self, dim=None, keepdim=False, *, dtype=None):
         t = self if dtype is None else self.to(dtype)
-        if t._data.dtype.kind != "f":
+        if t._data.dtype.kind not in "fc":
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
                                f"either a floating point or complex dtype. Got: "
                                f"{dtypes.LEGACY_TYPE_NAMES.get(t._data.dtype.name)}")
