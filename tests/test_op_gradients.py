@@ -2676,7 +2676,7 @@ def test_complex_backward_needs_a_real_scalar():
 
 @pytest.mark.parametrize("op, message", [
     (lambda z: z.relu(), "clamp is not supported for complex types"),
-    (lambda z: z.max(), "max is not yet implemented for complex tensors."),
+    (lambda z: z.max(), "\"max_all\" not implemented for 'ComplexFloat'"),
     (lambda z: z.sign(), "torch.sign is not intended to support complex numbers"),
     (lambda z: gt.maximum(z, z), "maximum not implemented for complex tensors."),
     (lambda z: z.erf(), "gradtool's engine does not provide torch.erf on complex tensors"),
@@ -2687,7 +2687,8 @@ def test_ops_without_complex_formulas_refuse_complex_values(op, message):
     """Never a wrong number: an op with real-only formulas refuses a complex input, in
     torch's words where torch refuses too, naming the op otherwise."""
     z = gt.tensor([1 + 2j, -1 + 0.5j], requires_grad=True)
-    with pytest.raises((NotImplementedError, GradtoolError), match=message.replace(".", r"\.")):
+    with pytest.raises((NotImplementedError, RuntimeError, GradtoolError),
+                       match=message.replace(".", r"\.")):
         op(z)
 
 

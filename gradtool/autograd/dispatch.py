@@ -52,8 +52,9 @@ def call(spec, inputs, args=(), _observed=False):
     except ValueError as e:
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
     except TypeError:  # (a kernel of Python's math module, given complex values)
-        if not spec.complex and any(getattr(a, "dtype", _FLOAT32).kind == "c" for a in arrays):
-            _refuse_complex(spec)
+        for a in arrays if not spec.complex else ():
+            if getattr(a, "dtype", _FLOAT32).kind == "c":
+                _refuse_complex(spec, a.dtype)
         raise
     except RuntimeError as e:  # (raised by Context.run, before the forward, if _QUIET is busy)
         if not str(e).startswith("cannot enter context"):
@@ -76,7 +77,7 @@ def call(spec, inputs, args=(), _observed=False):
         out = _as_result(out, arrays, spec, args)
         dtype = out.dtype
     if dtype is not _FLOAT32 and dtype.kind == "c" and not spec.complex:
-        _refuse_complex(spec)
+        _refuse_complex(spec, dtype)
     result = _new_tensor(Tensor, out)
     if spec.view:
         _share_base(inputs[0], (result,))
@@ -96,8 +97,9 @@ def call(spec, inputs, args=(), _observed=False):
 
 def _multi_output(spec, inputs, args, arrays, outs):
     """call's ending for ops with several outputs (max(dim), split, ...)."""
-    if not spec.complex and any(o.dtype.kind == "c" for o in outs):
-        _refuse_complex(spec)
+    for o in outs if not spec.complex else ():
+        if o.dtype.kind == "c":
+            _refuse_complex(spec, o.dtype)
     node, plan = _make_node(spec, inputs, args) if _state.grad_enabled else _NO_NODE
     results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
                     for i, o in enumerate(outs))
@@ -126,7 +128,7 @@ def call_inplace(spec, inputs, args=(), _observed=False):
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     out = _forward(spec, arrays, args)
     if not spec.complex and out.dtype.kind == "c":
-        _refuse_complex(spec)
+        _refuse_complex(spec, out.dtype)
     check_writable(spec, target, out, inputs, args)
     tangent = (_forward_ad.inplace_tangent(spec, inputs, args, arrays, out)
                if forward_level.active is not None else None)
@@ -228,7 +230,7 @@ def _make_node(spec, inputs, args=()):
                 edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
                 data = x._data
                 if data.dtype.kind == "c" and not spec.complex:  # (norm, var: real results)
-                    _refuse_complex(spec)
+                    _refuse_complex(spec, data.dtype)
                 shape = data.shape
                 meta = _METAS.get(shape)
                 if meta is None or meta[1] is not data.dtype:
@@ -375,26 +377,28 @@ def _promoted(out, arrays, spec, args):
     return out if out.dtype == want else out.astype(want)
 
 
-# torch's own words where it refuses complex tensors too
+# torch's own words where it refuses complex tensors too, by node ({}: the dtype's name)
+_CLAMP = (NotImplementedError, "clamp is not supported for complex types")
 _COMPLEX_REFUSALS = {
-    "relu": "clamp is not supported for complex types",
-    "clamp": "clamp is not supported for complex types",
-    "clamp_min": "clamp is not supported for complex types",
-    "sign": "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
-            "torch.sgn instead.",
-    "maximum": "maximum not implemented for complex tensors.",
-    "minimum": "minimum not implemented for complex tensors.",
-    "max": "max is not yet implemented for complex tensors.",
-    "min": "min is not yet implemented for complex tensors.",
+    "ReluBackward0": _CLAMP, "ClampBackward1": _CLAMP, "ClampMinBackward0": _CLAMP,
+    "SignBackward0": (NotImplementedError, "Unlike NumPy, torch.sign is not intended to "
+                      "support complex numbers. Please use torch.sgn instead."),
+    "MaximumBackward0": (RuntimeError, "maximum not implemented for complex tensors."),
+    "MinimumBackward0": (RuntimeError, "minimum not implemented for complex tensors."),
+    "MaxBackward1": (NotImplementedError, "\"max_all\" not implemented for '{}'"),
+    "MinBackward1": (NotImplementedError, "\"min_all\" not implemented for '{}'"),
+    "MaxBackward0": (RuntimeError, "max(): does not support complex input"),
+    "MinBackward0": (RuntimeError, "min(): does not support complex input"),
 }
 
 
-def _refuse_complex(spec):
+def _refuse_complex(spec, dtype):
     """An op whose formulas are real-only meets a complex value: refused, not computed."""
     from ..errors import NotInEngineError
-    message = _COMPLEX_REFUSALS.get(spec.name)
-    if message is not None:
-        raise NotImplementedError(message)
+    refusal = _COMPLEX_REFUSALS.get(spec.node_class.__name__)
+    if refusal is not None:
+        error, message = refusal
+        raise error(message.format(dtypes.LEGACY_TYPE_NAMES[dtype.name]))
     raise NotInEngineError(f"torch.{spec.name} on complex tensors")
 
 

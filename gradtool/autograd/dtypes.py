@@ -87,6 +87,8 @@ def promote_types(a, b):
         return a
     ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
     if ca != cb:
+        if ca + cb == 5:  # float and complex: numpy's (float64 + complex64 is complex128)
+            return np.promote_types(a, b)
         return a if ca > cb else b
     return np.promote_types(a, b)
 

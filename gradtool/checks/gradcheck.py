@@ -677,21 +677,22 @@ class _Check:
         E = self.E
         numerical = E.wrap(pair.numerical.astype(E.numpy_dtype(out)))
         analytical = E.wrap(pair.analytical.astype(E.numpy_dtype(x)))
-        mode = "computed with forward mode " if pair.ad == "forward" else ""
-        head = (f"Jacobian {mode}mismatch for output {pair.output_index:d} with respect to "
-                f"input {pair.input_index:d}")
-        if self.parts is not None:  # in the user's indices, with the parts named
-            head = complex_parts.mismatch_head(self.parts, pair, self.labels, mode)
+        head = self._mismatch_head(pair)
         if found_by:
             head += f" (found by {found_by})"
         return f"{head},\nnumerical:{numerical!r}\nanalytical:{analytical!r}\n"
 
+    def _mismatch_head(self, pair):
+        mode = "computed with forward mode " if pair.ad == "forward" else ""
+        if self.parts is not None:  # in the user's indices, with the parts named
+            return complex_parts.mismatch_head(self.parts, pair, self.labels, mode)
+        return (f"Jacobian {mode}mismatch for output {pair.output_index:d} with respect to "
+                f"input {pair.input_index:d}")
+
     def _fast_mismatch(self, pair, worst):
         full = pair.recheck
         scalar = lambda v: self.E.wrap(np.asarray(v))  # noqa: E731
-        mode = "computed with forward mode " if pair.ad == "forward" else ""
-        msg = (f"Jacobian {mode}mismatch for output {pair.output_index:d} with respect to input "
-               f"{pair.input_index:d},\nnumerical:{scalar(worst['numerical'])!r}\n"
+        msg = (f"{self._mismatch_head(pair)},\nnumerical:{scalar(worst['numerical'])!r}\n"
                f"analytical:{scalar(worst['analytical'])!r}\n\n"
                "The above quantities relating the numerical and analytical jacobians are "
                "computed \nin fast mode (v^T J u for random unit vectors u and v). Below, we "
