@@ -46,12 +46,14 @@ BROKEN = {
     "broken_straight_through.py": dict(kind="surrogate_gradient", order=1, fails=True),
     "broken_gradient_reversal.py": dict(kind="surrogate_gradient", order=1, fails=True),
     "broken_model_function.py": dict(kind="wrong_node", order=1, fails=True),
+    "broken_complex_conj.py": dict(kind="wrong_gradient", order=1, fails=True),
 }
 PASSING = sorted([f for f in ALL_EXAMPLES if f.endswith("_ok.py")]
                  + ["basics.py", "model.py", "higher_order.py", "saved_hooks.py",
-                    "test_my_functions.py", "attention.py", "layernorm_reference.py"])
+                    "test_my_functions.py", "attention.py", "layernorm_reference.py",
+                    "complex_conj_ok.py"])
 ORDER2_PASSING = ["detached_backward_ok.py", "once_differentiable_ok.py", "higher_order.py",
-                  "saved_detached_ok.py", "attention.py"]
+                  "saved_detached_ok.py", "attention.py", "complex_conj_ok.py"]
 
 
 def ex(name):
@@ -230,6 +232,24 @@ def test_gradcheck_on_grad_modes_and_inplace_examples(sweep):
     assert targets["overwrites_saved_output"]["passed"] is False
     assert "inplace" in targets["overwrites_saved_output"]["reports"][-1]["error"]
     assert targets["out_of_place"]["passed"] and targets["write_through_a_view"]["passed"]
+
+
+def test_gradcheck_names_the_parts_of_complex_values(sweep):
+    """A complex Function that forgets its conj fails; the JSON's pairs are the real and
+    imaginary parts of the complex input and output (JSON has no complex numbers), and the
+    failures say which parts disagree, in torch's words."""
+    r = sweep[("gradcheck", "--json", ex("broken_complex_conj.py"))]
+    assert_exit(r, 1)
+    report = r.json()["targets"][0]["reports"][-1]
+    assert [i["label"] for i in report["inputs"]] == ["real part of z", "imaginary part of z"]
+    assert [o["label"] for o in report["outputs"]] == ["real part of output 0",
+                                                        "imaginary part of output 0"]
+    failing = {(p["output_name"], p["input_name"]) for p in report["pairs"] if not p["passed"]}
+    assert failing == {("real part of output 0", "imaginary part of z"),
+                       ("imaginary part of output 0", "real part of z")}
+    assert report["failures"][0]["message"].startswith(
+        "While considering the real part of complex outputs only, Jacobian mismatch for output "
+        "0 with respect to input 0 (imaginary part of z)")
 
 
 def test_gradcheck_text_says_why_a_check_failed():
