@@ -74,9 +74,12 @@ isnan = _unary(np.isnan, "isnan")
 def conj(x):
     """The complex conjugate. Real values are their own, returned as they are (no copy, no
     node, as torch's conj), so one formula serves real and complex inputs at no cost."""
-    if type(x) is _ndarray:
+    kind = type(x)
+    if kind is _ndarray:
         return x if x.dtype.kind != "c" else np.conjugate(x)
-    return x.conj() if isinstance(x, _Tensor) else x.conjugate()  # (a number: 2 in x * 2)
+    if kind is float or kind is int:  # (a number saved in a tensor's place: x * 0.9)
+        return x
+    return x.conj() if isinstance(x, _Tensor) else x.conjugate()
 
 
 def real(x):
