@@ -1489,6 +1489,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
                         f"not {type(ord).__name__}")
     if dtype is not None:
         x = x.to(dtype)
+    if x._data.dtype.kind == "c":  # (norm_backward is real-only)
+        from ..errors import NotInEngineError
+        raise NotInEngineError("torch.linalg.vector_norm on complex tensors")
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {dtypes.LEGACY_TYPE_NAMES.get(x._data.dtype.name)}")
