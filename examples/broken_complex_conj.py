@@ -21,5 +21,5 @@ class Square(torch.autograd.Function):
         return grad_output * 2 * z  # wrong: grad_output * (2 * z).conj()
 
 
-gradtool.example(torch.tensor([1.0 + 2.0j, 0.5 - 0.7j], dtype=torch.cdouble,
-                              requires_grad=True))(Square)
+Z = torch.tensor([1.0 + 2.0j, 0.5 - 0.7j], dtype=torch.cdouble, requires_grad=True)
+gradtool.example(Z)(Square)
