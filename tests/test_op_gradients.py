@@ -2704,3 +2704,12 @@ def test_forward_mode_refuses_complex_tensors():
         dual = fwAD.make_dual(x, gt.ones_like(x))
         with pytest.raises(GradtoolError, match="forward-mode AD .* on complex tensors"):
             dual * 1j
+
+
+def test_complex_randn_splits_the_variance_between_the_parts():
+    """As torch's: each part N(0, 1/2), so that E|z|^2 = 1."""
+    gt.manual_seed(0)
+    z = gt.randn(20000, dtype=gt.cfloat)
+    assert z.dtype == gt.complex64 and z.shape == (20000,)
+    for part in (z.real, z.imag):
+        assert abs(float(part.var()) - 0.5) < 0.03

@@ -173,8 +173,11 @@ def rand(*sizes, size=None, dtype=None, device=None, requires_grad=False):
 
 
 def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False):
-    return _finish(_generator.standard_normal(_size(sizes, size)).astype(_np_dtype(dtype)),
-                   requires_grad, device)
+    shape, np_dtype = _size(sizes, size), _np_dtype(dtype)
+    if np_dtype.kind == "c":  # as torch: each part N(0, 1/2), so E|z|^2 = 1
+        values = (_generator.standard_normal(shape + (2,)) * np.sqrt(0.5)).view(np.complex128)
+        return _finish(values[..., 0].astype(np_dtype), requires_grad, device)
+    return _finish(_generator.standard_normal(shape).astype(np_dtype), requires_grad, device)
 
 
 def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):

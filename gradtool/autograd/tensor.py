@@ -409,6 +409,8 @@ class Tensor:
         return bool(self._data)
 
     def __float__(self):
+        if self._data.dtype.kind == "c":  # (torch's words)
+            raise RuntimeError("value cannot be converted to type double without overflow")
         return float(self.item())
 
     def __int__(self):
