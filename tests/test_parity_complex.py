@@ -151,6 +151,10 @@ def test_complex_repr_matches_torch(make):
                                 lambda lib, z: z.real.imag, lambda lib, z: lib.view_as_real(z.abs()),
                                 lambda lib, z: (z * z).sum().backward(),
                                 lambda lib, z: float(z[0].detach()),
+                                lambda lib, z: z < z, lambda lib, z: z.detach() >= 1,
+                                lambda lib, z: z.argmax(), lambda lib, z: z.argmin(0),
+                                lambda lib, z: z.sort(), lambda lib, z: z.topk(1),
+                                lambda lib, z: z.real > z,
                                 lambda lib, z: z.real.to(lib.int64).requires_grad_()])
 def test_complex_refusals_in_torchs_words(op):
     """Where torch refuses a complex value, gradtool refuses it with torch's message."""

@@ -389,6 +389,8 @@ _COMPLEX_REFUSALS = {
     "MinBackward1": (NotImplementedError, "\"min_all\" not implemented for '{}'"),
     "MaxBackward0": (RuntimeError, "max(): does not support complex input"),
     "MinBackward0": (RuntimeError, "min(): does not support complex input"),
+    "SortBackward0": (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    "TopkBackward0": (RuntimeError, " topk does not support complex dtypes on CPU"),
 }
 
 

@@ -596,15 +596,19 @@ class Tensor:
         return Tensor._wrap(np.asarray(self._data != _array(other)))
 
     def __lt__(self, other):
+        _unordered("lt", self, other)
         return Tensor._wrap(np.asarray(self._data < _array(other)))
 
     def __le__(self, other):
+        _unordered("le", self, other)
         return Tensor._wrap(np.asarray(self._data <= _array(other)))
 
     def __gt__(self, other):
+        _unordered("gt", self, other)
         return Tensor._wrap(np.asarray(self._data > _array(other)))
 
     def __ge__(self, other):
+        _unordered("ge", self, other)
         return Tensor._wrap(np.asarray(self._data >= _array(other)))
 
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
@@ -1424,7 +1428,18 @@ def _check_nonempty(t, name):
                            f"== 0. Specify the reduction dim with the 'dim' argument.")
 
 
+def _unordered(op, *values):
+    """torch's refusal to order complex values (numpy would compare them lexicographically)."""
+    for v in values:
+        data = v._data if isinstance(v, Tensor) else np.asarray(v)
+        if data.dtype.kind == "c":
+            raise NotImplementedError(f"\"{op}_cpu\" not implemented for "
+                                      f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
+
+
 def _arg_reduce(fn, t, dim, keepdim):
+    if t._data.dtype.kind == "c":
+        raise RuntimeError(f"{fn.__name__}(): does not support complex input")
     if dim is None:
         return Tensor._wrap(np.asarray(fn(t._data)))
     return Tensor._wrap(np.asarray(fn(t._data, axis=_dim(dim, t._data.ndim), keepdims=keepdim)))
