@@ -252,6 +252,45 @@ def test_gradcheck_names_the_parts_of_complex_values(sweep):
         "0 with respect to input 0 (imaginary part of z)")
 
 
+COMPLEX_INSIDE = textwrap.dedent("""\
+    import gradtool
+    import gradtool as torch
+
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, z):
+            ctx.save_for_backward(z)
+            return z * z
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            z, = ctx.saved_tensors
+            return grad_output * 2 * z
+
+
+    @gradtool.example((3,))
+    def loss(x):
+        z = torch.polar(x.abs() + 1, x)
+        return (Square.apply(z).exp() * z.conj()).real.sum()
+    """)
+
+
+def test_gradcheck_localizes_a_wrong_complex_function_inside_a_real_loss(tmp_path):
+    """A real loss of a real input fails; localisation checks the complex Function call on
+    its own, part by part, and names it and its line (not "each node passes")."""
+    user = tmp_path / "complex_inside.py"
+    user.write_text(COMPLEX_INSIDE)
+    r = run("gradcheck", "--json", str(user))
+    assert_exit(r, 1)
+    targets = {t["name"]: t for t in r.json()["targets"]}
+    assert targets["Square"]["passed"]  # on its own, at real inputs, its backward is right
+    report = targets["loss"]["reports"][-1]
+    (wrong,) = [d for d in report["diagnoses"] if d["kind"] == "wrong_node"]
+    assert "SquareBackward" in wrong["message"] and "imaginary part of z" in wrong["message"]
+    assert wrong["location"].endswith("complex_inside.py:20")
+
+
 def test_gradcheck_text_says_why_a_check_failed():
     """A FAIL with no pair to tabulate (no output requires grad) still gives its reason."""
     args = ["gradcheck", ex("grad_modes.py::everything_under_no_grad")]
