@@ -238,3 +238,21 @@ def test_complex_gradgradcheck_finds_a_wrong_second_order():
         if lib is torch:
             with pytest.raises(RuntimeError):
                 torch.autograd.gradgradcheck(make(lib).apply, (z,))
+
+
+@pytest.mark.parametrize("actual, expected", [
+    ([1 + 2j, 3 - 1j], [1 + 2.001j, 3 - 1j]), ([1 + 2j], [1 + 2.0000001j]),
+    ([1 + 2j], [1 + 2j])], ids=["far", "near", "equal"])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_assert_close_matches_torch(actual, expected, dtype):
+    """testing.assert_close on complex tensors: torch's default tolerances for the dtype (those
+    of its real counterpart), torch's verdict and message head."""
+    outcomes = []
+    for lib, check in ((gt, gt.testing.assert_close), (torch, torch.testing.assert_close)):
+        a, e = (lib.tensor(v, dtype=getattr(lib, dtype)) for v in (actual, expected))
+        try:
+            check(a, e)
+            outcomes.append(None)
+        except AssertionError as error:
+            outcomes.append(str(error).split("\n")[:3])
+    assert outcomes[0] == outcomes[1]
