@@ -3,7 +3,7 @@
 torch's convention makes a complex gradient dL/dRe z + i dL/dIm z, so the backward of
 z -> z^2 is grad_output * conj(2 z); this one returns grad_output * 2 z, right for real z only.
 `gradtool gradcheck`: fails, diagnosis `wrong_gradient`, naming the parts that disagree
-("the analytical gradient of real part of output 0 with respect to imaginary part of z").
+("the analytical gradient of imaginary part of output 0 with respect to real part of z").
 complex_conj_ok.py has the right backward."""
 import gradtool
 import gradtool as torch

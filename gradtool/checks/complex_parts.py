@@ -22,18 +22,18 @@ class Parts:
 
     def function(self, E, func):
         """func made real: the user's arguments joined from their parts, each complex output
-        split into its real and imaginary parts (recorded in `outputs`)."""
+        split into its real and imaginary parts (recorded in `outputs`). In torch's order:
+        its first pass checks the outputs with the imaginary part of each complex one, its
+        second the real parts, so the first failure is the one torch reports."""
         def real_function(*args):
             outs = func(*self.joined(args))
             single = not isinstance(outs, (tuple, list))
-            split, where = [], []
-            for i, o in enumerate((outs,) if single else outs):
-                if E.is_tensor(o) and o.is_complex():
-                    split += [o.real, o.imag]
-                    where += [(i, "real"), (i, "imaginary")]
-                else:
-                    split.append(o)
-                    where.append((i, None))
+            outs = (outs,) if single else outs
+            is_complex = [E.is_tensor(o) and o.is_complex() for o in outs]
+            split = [o.imag if c else o for o, c in zip(outs, is_complex)]
+            where = [(i, "imaginary" if c else None) for i, c in enumerate(is_complex)]
+            split += [o.real for o, c in zip(outs, is_complex) if c]
+            where += [(i, "real") for i, c in enumerate(is_complex) if c]
             self.outputs = where
             return split[0] if single and len(split) == 1 else tuple(split)
         return real_function

@@ -10,8 +10,8 @@ from . import derivatives as table  # bound late: the table imports this module
 from . import kernels
 from .generic import (abs, any_true, by_row, cat, clamp, conj, constant, contiguous, cumprod,
                       cumsum,
-                      detach, diagonal, exp, expand, flip, gather, index_add, index_select,
-                      is_complex, isnan, log, log1p, matmul, mean, masked_fill, mm, numel, ones_like,
+                      detach, diagonal, exp, expand, flip, gather, imag, index_add,
+                      index_select, is_complex, isnan, log, log1p, matmul, mean, masked_fill, mm, numel, ones_like,
                       permute, prod, real, reshape, scatter, sigmoid, sign, slice, squeeze, sum,
                       sum_to, t, tanh, erf, transpose, tril, triu, unsqueeze, var, where, zeros,
                       zeros_like)
@@ -188,8 +188,15 @@ def pow_backward_exponent(grad, self, exponent, result):
     # d/de b^e = b^e log b; defined as 0 where b == 0 and e >= 0 (torch's convention)
     if isinstance(self, (int, float, np.generic)):  # a Python number as the base
         return grad * conj(result * np.log(self)) if self != 0 else zeros_like(grad)
-    at_zero = (self == 0) & (exponent >= 0)
+    at_zero = (self == 0) & _at_or_above_zero(exponent)
     return where(at_zero, 0, grad * conj(result * log(where(at_zero, 1, self))))
+
+
+def _at_or_above_zero(exponent):
+    """exponent >= 0; a complex one: real and >= 0 (torch's pow_backward_exponent)."""
+    if not is_complex(exponent):
+        return exponent >= 0
+    return (imag(exponent) == 0) & (real(exponent) >= 0)
 
 
 def mm_mat1_backward(grad, mat2, sizes, strides):
