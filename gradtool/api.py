@@ -6,11 +6,12 @@ from .autograd.creation import (arange, as_tensor, empty, empty_like, eye, from_
                                 rand_like, randint, randn, randn_like, randperm, tensor, zeros,
                                 zeros_like)
 from .autograd.device import device, get_default_device, set_default_device
-from .autograd.dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, int8,
-                              int16, int32, int64, uint8)
+from .autograd.dtypes import (bfloat16, bool_ as bool, complex64, complex128, dtype, float16,
+                              float32, float64, int8, int16, int32, int64, uint8)
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, set_grad_enabled)
 from .autograd.einsum import einsum
+from .autograd.complex_numbers import complex, is_complex, polar, view_as_complex, view_as_real
 from .autograd.ops import api as _api
 from .autograd.tensor import (Size, Tensor, cat, concat, is_inference, matmul, maximum, meshgrid,
                               minimum, normal, stack, std_mean, var_mean, where)
@@ -25,6 +26,7 @@ from .serialization import load, save
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
+cfloat, cdouble = complex64, complex128
 
 globals().update(_api.FUNCTIONS)
 

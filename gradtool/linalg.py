@@ -25,6 +25,9 @@ def _check_square(name, A):
     """torch's checks of a batch of square float matrices, in its words."""
     if A.dim() < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A._data.dtype.kind == "c":  # (the formulas here are real-only)
+        from .errors import NotInEngineError
+        raise NotInEngineError(f"torch.{name} on complex tensors")
     if A._data.dtype.kind != "f":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")

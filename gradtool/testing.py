@@ -18,7 +18,8 @@ __all__ = ["assert_close", "assert_gradcheck", "assert_gradgradcheck", "Gradchec
 
 # torch.testing's default (rtol, atol) by dtype; other dtypes (ints, bool) compare exactly
 _DEFAULT_TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
-                       "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+                       "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+                       "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
 _NUMBER_DTYPES = {int: "int64", float: "float64"}
 
 
@@ -134,7 +135,8 @@ def _compare_tensors(actual, expected, path, opts):
             _fail(_scalar_message(a.item(), e.item(), rtol, atol), path)
         diff[close] = 0
         # torch divides in the floating dtype of the operands (float32 for integer tensors)
-        floating = common if common.kind == "f" else np.dtype(np.float32)
+        floating = common if common.kind == "f" else np.dtype(
+            np.float64 if common.kind == "c" else np.float32)
         rel = diff.astype(floating) / np.abs(e).astype(floating)
         rel[close] = 0
     n, bad = close.size, int((~close).sum())

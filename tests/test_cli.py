@@ -46,12 +46,14 @@ BROKEN = {
     "broken_straight_through.py": dict(kind="surrogate_gradient", order=1, fails=True),
     "broken_gradient_reversal.py": dict(kind="surrogate_gradient", order=1, fails=True),
     "broken_model_function.py": dict(kind="wrong_node", order=1, fails=True),
+    "broken_complex_conj.py": dict(kind="wrong_gradient", order=1, fails=True),
 }
 PASSING = sorted([f for f in ALL_EXAMPLES if f.endswith("_ok.py")]
                  + ["basics.py", "model.py", "higher_order.py", "saved_hooks.py",
-                    "test_my_functions.py", "attention.py", "layernorm_reference.py"])
+                    "test_my_functions.py", "attention.py", "layernorm_reference.py",
+                    "complex_conj_ok.py"])
 ORDER2_PASSING = ["detached_backward_ok.py", "once_differentiable_ok.py", "higher_order.py",
-                  "saved_detached_ok.py", "attention.py"]
+                  "saved_detached_ok.py", "attention.py", "complex_conj_ok.py"]
 
 
 def ex(name):
@@ -230,6 +232,65 @@ def test_gradcheck_on_grad_modes_and_inplace_examples(sweep):
     assert targets["overwrites_saved_output"]["passed"] is False
     assert "inplace" in targets["overwrites_saved_output"]["reports"][-1]["error"]
     assert targets["out_of_place"]["passed"] and targets["write_through_a_view"]["passed"]
+
+
+def test_gradcheck_names_the_parts_of_complex_values(sweep):
+    """A complex Function that forgets its conj fails; the JSON's pairs are the real and
+    imaginary parts of the complex input and output (JSON has no complex numbers), and the
+    failures say which parts disagree, in torch's words."""
+    r = sweep[("gradcheck", "--json", ex("broken_complex_conj.py"))]
+    assert_exit(r, 1)
+    report = r.json()["targets"][0]["reports"][-1]
+    assert [i["label"] for i in report["inputs"]] == ["real part of z", "imaginary part of z"]
+    # (torch's order: its first pass checks the imaginary parts)
+    assert [o["label"] for o in report["outputs"]] == ["imaginary part of output 0",
+                                                        "real part of output 0"]
+    failing = {(p["output_name"], p["input_name"]) for p in report["pairs"] if not p["passed"]}
+    assert failing == {("real part of output 0", "imaginary part of z"),
+                       ("imaginary part of output 0", "real part of z")}
+    assert report["failures"][0]["message"].startswith(
+        "While considering the imaginary part of complex outputs only, Jacobian mismatch for "
+        "output 0 with respect to input 0 (real part of z)")
+
+
+COMPLEX_INSIDE = textwrap.dedent("""\
+    import gradtool
+    import gradtool as torch
+
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, z):
+            ctx.save_for_backward(z)
+            return z * z
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            z, = ctx.saved_tensors
+            return grad_output * 2 * z
+
+
+    @gradtool.example((3,))
+    def loss(x):
+        z = torch.polar(x.abs() + 1, x)
+        return (Square.apply(z).exp() * z.conj()).real.sum()
+    """)
+
+
+def test_gradcheck_localizes_a_wrong_complex_function_inside_a_real_loss(tmp_path):
+    """A real loss of a real input fails; localisation checks the complex Function call on
+    its own, part by part, and names it and its line (not "each node passes")."""
+    user = tmp_path / "complex_inside.py"
+    user.write_text(COMPLEX_INSIDE)
+    r = run("gradcheck", "--json", str(user))
+    assert_exit(r, 1)
+    targets = {t["name"]: t for t in r.json()["targets"]}
+    assert targets["Square"]["passed"]  # on its own, at real inputs, its backward is right
+    report = targets["loss"]["reports"][-1]
+    (wrong,) = [d for d in report["diagnoses"] if d["kind"] == "wrong_node"]
+    assert "SquareBackward" in wrong["message"]
+    assert "imaginary part of output 0 with respect to real part of z" in wrong["message"]
+    assert wrong["location"].endswith("complex_inside.py:20")
 
 
 def test_gradcheck_text_says_why_a_check_failed():

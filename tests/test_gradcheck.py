@@ -74,6 +74,7 @@ CASES = [
     ("mark_dirty", "AddOne", "input_modified_in_forward", 1, "fails", None),
     ("once_differentiable", "Cube", "once_differentiable", 2, "fails", None),
     ("detached_backward", "Cube", "backward_detaches", 2, "fails", None),
+    ("complex_conj", "Square", "wrong_gradient", 1, "fails", "Z"),
 ]
 CASE_IDS = [f"{stem}-{target}" for stem, target, *_ in CASES]
 

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import gradtool as gt
+from gradtool.errors import GradtoolError
 from gradtool.autograd import tensor as tensor_module
 from gradtool.autograd.ops import derivatives as D
 from gradtool.autograd import observers
@@ -1559,7 +1560,7 @@ assert len(set(CASE_IDS)) == len(CASE_IDS), "duplicate case ids"
 # ======================================== running a case ========================================
 def _outputs(out):
     outs = out if isinstance(out, (tuple, list)) else (out,)
-    return [o for o in outs if o.dtype.is_floating_point]
+    return [o for o in outs if o.dtype.is_floating_point or o.dtype.is_complex]
 
 
 def build(case, rng, dtype=np.float64):
@@ -1570,8 +1571,8 @@ def build(case, rng, dtype=np.float64):
             value = item.value
             arrays.append(value)
             inputs.append(gt.tensor(value) if isinstance(value, np.ndarray) else value)
-        else:
-            a = np.asarray(item, dtype=dtype)
+        else:  # (complex values stay complex: the complex sweep's)
+            a = np.asarray(item, dtype=None if np.iscomplexobj(item) else dtype)
             arrays.append(a)
             inputs.append(gt.tensor(a, requires_grad=True))
     return inputs, arrays
@@ -1766,7 +1767,9 @@ def exercise(case):
     total = None
     for g in grads:
         if g is not None and g.requires_grad:
-            total = g.sin().sum() if total is None else total + g.sin().sum()
+            term = g.sin().sum()
+            term = term.real if term.is_complex() else term  # (a real loss, for complex grads)
+            total = term if total is None else total + term
     if total is not None:
         gt.autograd.grad(total, diff, allow_unused=True)
 
@@ -1778,13 +1781,13 @@ def test_every_table_op_is_covered():
     row fails)."""
     table = set(D.TABLE.values())
     assert table and all(isinstance(s, registry.OpSpec) for s in table)
-    declared = {name for c in CASES for name in c.covers}
+    declared = {name for c in CASES + COMPLEX_CASES for name in c.covers}
     assert declared <= set(D.TABLE), f"unknown TABLE names: {declared - set(D.TABLE)}"
     assert declared == set(D.TABLE), f"no case for: {sorted(set(D.TABLE) - declared)}"
 
     created, applied, missing = set(), set(), []
     with recording() as rec:
-        for c in CASES:
+        for c in CASES + COMPLEX_CASES:
             rec.reset()
             exercise(c)
             for name in c.covers:
@@ -2324,7 +2327,11 @@ def test_every_row_jvp_runs_in_the_sweep():
                 test_forward_over_reverse_second_order(c)
     finally:
         registry.OpSpec.tangent = real
-    never = set(D.TABLE.values()) - reached
+    # forward mode refuses complex tensors (test_forward_mode_refuses_complex_tensors): the
+    # rows that only complex values reach have no jvp to run
+    complex_only = {D.CONJ, D.CONJ_PHYSICAL, D.SGN, D.ANGLE, D.VIEW_AS_REAL, D.VIEW_AS_COMPLEX,
+                    D.COMPLEX, D.POLAR}
+    never = set(D.TABLE.values()) - reached - complex_only
     assert not never, sorted(repr(s) for s in never)
 
 
@@ -2452,3 +2459,293 @@ def test_ops_along_a_dim_over_shapes(name, shape, dim, k, seed):
         (g,) = gt.autograd.grad(out, [x], gt.tensor(v))
         np.testing.assert_allclose(g._data, vjp(v, a, dim, k), rtol=1e-10, atol=1e-12)
     check_grads(lambda t: fn(t, dim, k), [x], order=1, seed=seed)
+
+
+
+# ====================================== complex numbers ======================================
+# torch's convention: for a real loss L, a complex input's gradient is dL/dRe z + i dL/dIm z.
+# With the cotangent v of a complex output, L = Re sum(conj(v) f(z)); of a real output,
+# L = sum(v f(z)). A holomorphic f's gradient is then v * conj(f'(z)).
+COMPLEX_CASES = []
+
+
+def complex_case(id, covers, fn, make, vjp, **kw):
+    covers = (covers,) if isinstance(covers, str) else tuple(covers)
+    COMPLEX_CASES.append(Case(id, covers, fn, make, vjp, **kw))
+
+
+def cnormal(*shapes):
+    return lambda r: [r.standard_normal(s) + 1j * r.standard_normal(s) for s in shapes]
+
+
+def cplane(r, shape=S):
+    """Complex values away from 0 and from the negative real axis (log's, sqrt's, angle's
+    branch cut), where every case is smooth."""
+    return r.uniform(0.5, 1.5, shape) * np.exp(1j * r.uniform(-2.5, 2.5, shape))
+
+
+def conj(a):
+    return np.conjugate(a)
+
+
+# elementwise, holomorphic: v * conj(f'(z))
+for _id, _covers, _fn, _make, _derivative in [
+    ("neg", "NEG", lambda z: -z ** 2, cnormal(S), lambda z: -2 * z),
+    ("exp", "EXP", lambda z: z.exp(), cnormal(S), np.exp),
+    ("log", "LOG", lambda z: z.log(), lambda r: [cplane(r)], lambda z: 1 / z),
+    ("sqrt", "SQRT", lambda z: z.sqrt(), lambda r: [cplane(r)], lambda z: 0.5 / np.sqrt(z)),
+    ("reciprocal", "RECIPROCAL", lambda z: z.reciprocal(), lambda r: [cplane(r)],
+     lambda z: -1 / z ** 2),
+    ("sin", "SIN", lambda z: z.sin(), cnormal(S), np.cos),
+    ("cos", "COS", lambda z: z.cos(), cnormal(S), lambda z: -np.sin(z)),
+    ("tanh", "TANH", lambda z: z.tanh(), lambda r: [0.5 * cplane(r)],
+     lambda z: 1 - np.tanh(z) ** 2),
+    ("sigmoid", "SIGMOID", lambda z: z.sigmoid(), lambda r: [0.5 * cplane(r)],
+     lambda z: np.exp(-z) / (1 + np.exp(-z)) ** 2),
+    ("pow_scalar", "POW", lambda z: z ** 3, cnormal(S), lambda z: 3 * z ** 2),
+    ("pow_complex_scalar", "POW", lambda z: z ** (0.5 + 1j), lambda r: [cplane(r)],
+     lambda z: (0.5 + 1j) * z ** (-0.5 + 1j)),
+    ("pow_scalar_base", "POW_SCALAR_BASE", lambda z: 2.0 ** z, cnormal(S),
+     lambda z: 2.0 ** z * np.log(2.0)),
+    ("mul_scalar", "MUL", lambda z: z * (2 - 3j) * z, cnormal(S), lambda z: (4 - 6j) * z),
+    ("rsub", "RSUB", lambda z: (1j - z).exp(), cnormal(S), lambda z: -np.exp(1j - z)),
+]:
+    complex_case(f"complex_{_id}", _covers, _fn, _make,
+                 lambda v, z, d=_derivative: [v * conj(d(z))])
+
+# real outputs of complex inputs; complex outputs of real inputs
+complex_case("complex_abs", "ABS", lambda z: z.abs(), lambda r: [cplane(r)],
+             lambda v, z: [v * z / np.abs(z)])
+complex_case("complex_angle", "ANGLE", lambda z: z.angle(), lambda r: [cplane(r)],
+             lambda v, z: [v * 1j * z / np.abs(z) ** 2])
+complex_case("real_angle", "ANGLE", lambda x: x.angle(), lambda r: [away_from(r, S)],
+             lambda v, x: [np.zeros_like(x)], order2=None)
+complex_case("complex_sgn", "SGN", lambda z: z.sgn(), lambda r: [cplane(r)],
+             lambda v, z: [(v - z / np.abs(z) * np.real(v * conj(z / np.abs(z)))) / np.abs(z)])
+complex_case("complex_conj", ("CONJ",), lambda z: z.conj() * z, cnormal(S),
+             lambda v, z: [v * conj(conj(z)) + conj(v) * z], order2="plain")
+complex_case("complex_conj_physical", "CONJ_PHYSICAL", lambda z: z.conj_physical(),
+             cnormal(S), lambda v, z: [conj(v)], order2="square")
+complex_case("complex_real_imag", ("VIEW_AS_REAL", "SELECT"),
+             lambda z: z.real * 2 + z.imag ** 2, cnormal(S),
+             lambda v, z: [2 * v + 1j * v * 2 * z.imag])
+complex_case("view_as_real", "VIEW_AS_REAL", lambda z: gt.view_as_real(z), cnormal(S),
+             lambda v, z: [v[..., 0] + 1j * v[..., 1]], order2="square")
+complex_case("view_as_complex", "VIEW_AS_COMPLEX", lambda x: gt.view_as_complex(x),
+             normal(3, 2), lambda v, x: [np.stack([v.real, v.imag], -1)], order2="square")
+complex_case("complex_from_parts", "COMPLEX", lambda a, b: gt.complex(a, b),
+             normals(S, S), lambda v, a, b: [v.real, v.imag], order2="square")
+complex_case("polar", "POLAR", lambda r, t: gt.polar(r, t),
+             lambda g: [g.uniform(0.5, 2.0, S), g.standard_normal(S)],
+             lambda v, r, t: [np.real(conj(v) * np.exp(1j * t)),
+                              np.real(conj(v) * 1j * r * np.exp(1j * t))])
+
+# two inputs, complex with complex and with real (a real input's gradient: the real part)
+complex_case("complex_mul", "MUL", lambda z, w: z * w, cnormal(S, S),
+             lambda v, z, w: [v * conj(w), v * conj(z)])
+complex_case("complex_mul_real", "MUL", lambda z, x: z * x,
+             lambda r: cnormal(S)(r) + normal(*S)(r),
+             lambda v, z, x: [v * x, np.real(v * conj(z))])
+complex_case("complex_div", "DIV", lambda z, w: z / w, lambda r: [cplane(r), cplane(r)],
+             lambda v, z, w: [v / conj(w), -v * conj(z / w ** 2)])
+complex_case("complex_div_real", "DIV", lambda x, w: x / w,
+             lambda r: [r.standard_normal(S), cplane(r)],
+             lambda v, x, w: [np.real(v / conj(w)), -v * conj(x / w ** 2)])
+complex_case("complex_add_alpha", "ADD", lambda z, w: z.add(w, alpha=2 - 1j),
+             cnormal(S, S), lambda v, z, w: [v, v * (2 + 1j)], order2="square")
+complex_case("complex_sub_real", "SUB", lambda z, x: z - x,
+             lambda r: cnormal(S)(r) + normal(*S)(r), lambda v, z, x: [v, -np.real(v)],
+             order2="square")
+complex_case("complex_pow_tensor", "POW_TENSOR", lambda z, w: z ** w,
+             lambda r: [cplane(r), 0.5 * cnormal(S)(r)[0]],
+             lambda v, z, w: [v * conj(w * z ** (w - 1)), v * conj(z ** w * np.log(z))])
+complex_case("complex_where", "WHERE", lambda z, w: gt.where(gt.tensor(MASK), z, w),
+             cnormal(S, S), lambda v, z, w: [v * MASK, v * ~MASK], order2="square")
+complex_case("real_to_complex", "TO_COPY", lambda x: x.to(gt.complex128) * (1 + 1j),
+             normal(*S), lambda v, x: [np.real(v * (1 - 1j))], order2="square")
+
+# products: A^H in the adjoint
+complex_case("complex_mm", "MM", lambda a, b: a.mm(b), cnormal((3, 4), (4, 2)),
+             lambda v, a, b: [v @ conj(b.T), conj(a.T) @ v])
+complex_case("complex_matmul_real", ("MM", "TO_COPY"), lambda a, x: a @ x.to(gt.complex128),
+             lambda r: cnormal((3, 4))(r) + normal(4, 2)(r),
+             lambda v, a, x: [v @ x.T, np.real(conj(a.T) @ v)])
+complex_case("complex_bmm", "BMM", lambda a, b: a.bmm(b), cnormal((2, 3, 4), (2, 4, 2)),
+             lambda v, a, b: [v @ conj(np.swapaxes(b, 1, 2)), conj(np.swapaxes(a, 1, 2)) @ v])
+complex_case("complex_mv", "MV", lambda a, x: a.mv(x), cnormal((3, 4), (4,)),
+             lambda v, a, x: [np.outer(v, conj(x)), conj(a.T) @ v])
+complex_case("complex_dot", "DOT", lambda a, b: a.dot(b), cnormal((4,), (4,)),
+             lambda v, a, b: [v * conj(b), v * conj(a)])
+complex_case("complex_addmm", "ADDMM", lambda c, a, b: c.addmm(a, b, alpha=1j),
+             cnormal((3, 2), (3, 4), (4, 2)),
+             lambda v, c, a, b: [v, -1j * v @ conj(b.T), -1j * conj(a.T) @ v])
+
+# reductions and shapes: linear with real coefficients, the same formulas as for reals
+complex_case("complex_sum_mean", ("SUM", "MEAN_DIM"), lambda z: z.sum() + z.mean(1).sum(),
+             cnormal(S), lambda v, z: [np.broadcast_to(v + v / 4, z.shape)], order2="square")
+complex_case("complex_reshape_transpose_cat",
+             ("VIEW", "T", "CAT", "SELECT"),
+             lambda z, w: gt.cat([z.view(4, 3), w.t()], 0)[:, 1],
+             cnormal(S, (3, 4)),
+             lambda v, z, w: [np.pad(v[:4, None], ((0, 0), (1, 1))).reshape(S),
+                              np.pad(v[4:, None], ((0, 0), (1, 1))).T],
+             order2="square")
+
+MASK = np.array([[True, False, True, False]] * 3)
+COMPLEX_IDS = [c.id for c in COMPLEX_CASES]
+assert len(set(COMPLEX_IDS)) == len(COMPLEX_IDS), "duplicate complex case ids"
+
+
+def complex_loss(fn, cotangents):
+    """z -> the real loss whose gradient is the vjp with these cotangents (torch's)."""
+    def loss(*xs):
+        total = 0
+        for o, v in zip(_outputs(fn(*xs)), cotangents):
+            total = total + ((o * v.conj()).real if o.is_complex() else o * v).sum()
+        return total
+    return loss
+
+
+def complex_central_differences(loss, inputs, eps=1e-6):
+    """dL/dRe x + i dL/dIm x for complex x (dL/dx for real x), by central differences."""
+    grads = []
+    for x in diff_inputs(inputs):
+        data = x._data
+        g = np.zeros(data.shape, dtype=data.dtype)
+        for i in np.ndindex(data.shape):
+            orig = data[i]
+            for step in ((1,) if data.dtype.kind == "f" else (1, 1j)):
+                data[i] = orig + eps * step
+                with gt.no_grad():
+                    hi = loss(*inputs).item()
+                data[i] = orig - eps * step
+                with gt.no_grad():
+                    lo = loss(*inputs).item()
+                data[i] = orig
+                g[i] += step * (hi - lo) / (2 * eps)
+        grads.append(g)
+    return grads
+
+
+def complex_cotangents(case, inputs, rng):
+    return [gt.tensor(rng.standard_normal(o.shape) + (
+        1j * rng.standard_normal(o.shape) if o.is_complex() else 0), dtype=o.dtype)
+        for o in _outputs(case.fn(*inputs))]
+
+
+@pytest.mark.parametrize("case", COMPLEX_CASES, ids=COMPLEX_IDS)
+def test_complex_matches_closed_form(case):
+    """The engine's gradient for a random complex cotangent equals the Wirtinger closed form;
+    every gradient has its input's dtype (a real input's is real: torch's handle_r_to_c)."""
+    rng = np.random.default_rng(11)
+    inputs, arrays = build(case, rng)
+    cots = complex_cotangents(case, inputs, rng)
+    grads = gt.autograd.grad(_outputs(case.fn(*inputs)), diff_inputs(inputs), cots)
+    expected = case.vjp(*[c._data for c in cots], *arrays)
+    for k, (x, g, e) in enumerate(zip(diff_inputs(inputs), grads, expected)):
+        assert g.dtype == x.dtype and g.shape == x.shape, (k, g.dtype, x.dtype)
+        np.testing.assert_allclose(g._data, e, rtol=1e-10, atol=1e-12,
+                                   err_msg=f"{case.id}: input {k} vs closed form")
+
+
+@pytest.mark.parametrize("case", COMPLEX_CASES, ids=COMPLEX_IDS)
+def test_complex_central_differences(case):
+    """First order against central differences along the real and imaginary axes, and, for
+    second order, the gradient of Re <w, grad> (create_graph=True) likewise."""
+    rng = np.random.default_rng(12)
+    inputs, _ = build(case, rng)
+    fn = order2_fn(case) if case.order2 else case.fn
+    loss = complex_loss(fn, complex_cotangents(case, inputs, rng))
+    analytic = gt.autograd.grad(loss(*inputs), diff_inputs(inputs))
+    for a, n in zip(analytic, complex_central_differences(loss, inputs)):
+        np.testing.assert_allclose(a._data, n, rtol=1e-5, atol=1e-6)
+    if not case.order2:
+        return
+    ws = [rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)
+          for x in diff_inputs(inputs)]
+
+    def second(*xs):
+        with gt.enable_grad():
+            grads = gt.autograd.grad(loss(*xs), diff_inputs(xs), create_graph=True)
+        return sum((g * gt.tensor(w.conj())).real.sum() if g.is_complex() else
+                   (g * gt.tensor(w.real)).sum() for g, w in zip(grads, ws))
+    analytic = [gt.zeros_like(x) if a is None else a for x, a in zip(
+        diff_inputs(inputs), gt.autograd.grad(second(*inputs), diff_inputs(inputs),
+                                              allow_unused=True))]
+    for a, n in zip(analytic, complex_central_differences(second, inputs, eps=1e-5)):
+        np.testing.assert_allclose(a._data, n, rtol=1e-4, atol=1e-5)
+
+
+@HYPOTHESIS
+@given(name=st.sampled_from(["add", "sub", "mul", "div"]),
+       shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3),
+       kinds=st.tuples(st.sampled_from(["f", "c"]), st.sampled_from(["f", "c"])),
+       seed=st.integers(0, 2 ** 16))
+def test_complex_binary_broadcasting(name, shapes, kinds, seed):
+    """Real and complex operands of any broadcast shapes: each gradient has its input's shape
+    and dtype and equals the Wirtinger closed form, unbroadcast."""
+    rng = np.random.default_rng(seed)
+    arrays = [rng.uniform(0.5, 1.5, s) * (np.exp(1j * rng.uniform(-3, 3, s)) if k == "c"
+                                          else rng.choice([-1, 1], s))
+              for s, k in zip(shapes.input_shapes, kinds)]
+    a, b = (gt.tensor(x, requires_grad=True) for x in arrays)
+    out = {"add": a + b, "sub": a - b, "mul": a * b, "div": a / b}[name]
+    v = rng.standard_normal(out.shape) + (1j * rng.standard_normal(out.shape)
+                                          if out.is_complex() else 0)
+    ga, gb = gt.autograd.grad(out, (a, b), gt.tensor(v))
+    x, y = arrays
+    expected = {"add": (v, v), "sub": (v, -v), "mul": (v * conj(y), v * conj(x)),
+                "div": (v / conj(y), -v * conj(x / y ** 2))}[name]
+    for g, t, e in zip((ga, gb), (a, b), expected):
+        e = unbroadcast(e, t.shape)
+        assert g.dtype == t.dtype and g.shape == t.shape
+        np.testing.assert_allclose(g._data, e.real if not t.is_complex() else e, rtol=1e-10,
+                                   atol=1e-12)
+
+
+def test_complex_backward_needs_a_real_scalar():
+    z = gt.tensor([1 + 1j], requires_grad=True)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for real "
+                                           "scalar outputs but got torch.complex64"):
+        (z * z).sum().backward()
+
+
+@pytest.mark.parametrize("op, message", [
+    (lambda z: z.relu(), "clamp is not supported for complex types"),
+    (lambda z: z.max(), "\"max_all\" not implemented for 'ComplexFloat'"),
+    (lambda z: z.sign(), "torch.sign is not intended to support complex numbers"),
+    (lambda z: gt.maximum(z, z), "maximum not implemented for complex tensors."),
+    (lambda z: z.erf(), "gradtool's engine does not provide torch.erf on complex tensors"),
+    (lambda z: z.log1p(), "gradtool's engine does not provide torch.log1p on complex tensors"),
+    (lambda z: z.var(), "gradtool's engine does not provide torch.var on complex tensors"),
+])
+def test_ops_without_complex_formulas_refuse_complex_values(op, message):
+    """Never a wrong number: an op with real-only formulas refuses a complex input, in
+    torch's words where torch refuses too, naming the op otherwise."""
+    z = gt.tensor([1 + 2j, -1 + 0.5j], requires_grad=True)
+    with pytest.raises((NotImplementedError, RuntimeError, GradtoolError),
+                       match=message.replace(".", r"\.")):
+        op(z)
+
+
+def test_forward_mode_refuses_complex_tensors():
+    """Forward mode's jvp rules are real-only: complex values are refused, never a wrong
+    tangent (README Limits)."""
+    import gradtool.autograd.forward_ad as fwAD
+    z = gt.tensor([1 + 2j])
+    x = gt.tensor([0.5], dtype=gt.float64)
+    with fwAD.dual_level():
+        with pytest.raises(GradtoolError, match="forward-mode AD .* on complex tensors"):
+            fwAD.make_dual(z, gt.ones_like(z))
+        dual = fwAD.make_dual(x, gt.ones_like(x))
+        with pytest.raises(GradtoolError, match="forward-mode AD .* on complex tensors"):
+            dual * 1j
+
+
+def test_complex_randn_splits_the_variance_between_the_parts():
+    """As torch's: each part N(0, 1/2), so that E|z|^2 = 1."""
+    gt.manual_seed(0)
+    z = gt.randn(20000, dtype=gt.cfloat)
+    assert z.dtype == gt.complex64 and z.shape == (20000,)
+    for part in (z.real, z.imag):
+        assert abs(float(part.var()) - 0.5) < 0.03

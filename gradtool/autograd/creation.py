@@ -26,7 +26,7 @@ def _finish(array, requires_grad, device=None):
         check_device(device)
     t = Tensor._wrap(array)
     if requires_grad:
-        if array.dtype.kind != "f":  # torch's factory wording (requires_grad_ has its own)
+        if array.dtype.kind not in "fc":  # torch's factory wording (requires_grad_ has its own)
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t._requires_grad = True
@@ -47,7 +47,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     else:
         array = np.array(_unwrap_nested(data),
                          dtype=_inferred_dtype(data) if dtype is None else None)
-        if array.dtype.kind not in "iufb":
+        if array.dtype.kind not in "iufcb":
             raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     if dtype is not None:
         array = array.astype(dtypes.to_numpy_dtype(dtype))
@@ -78,6 +78,8 @@ def _inferred_dtype(data):
         return np.dtype(np.int64)
     if isinstance(data, numbers.Real):
         return np.dtype(dtypes.DEFAULT_FLOAT)
+    if isinstance(data, numbers.Complex):
+        return dtypes.default_complex()
     return None  # not a number: np.array decides, and the caller refuses what is not one
 
 
@@ -171,8 +173,11 @@ def rand(*sizes, size=None, dtype=None, device=None, requires_grad=False):
 
 
 def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False):
-    return _finish(_generator.standard_normal(_size(sizes, size)).astype(_np_dtype(dtype)),
-                   requires_grad, device)
+    shape, np_dtype = _size(sizes, size), _np_dtype(dtype)
+    if np_dtype.kind == "c":  # as torch: each part N(0, 1/2), so E|z|^2 = 1
+        values = (_generator.standard_normal(shape + (2,)) * np.sqrt(0.5)).view(np.complex128)
+        return _finish(values[..., 0].astype(np_dtype), requires_grad, device)
+    return _finish(_generator.standard_normal(shape).astype(np_dtype), requires_grad, device)
 
 
 def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):

@@ -18,6 +18,7 @@ _state = grad_mode.state
 _FLOAT64 = np.dtype(np.float64)
 _ndarray = np.ndarray
 _FLOAT32 = np.dtype(np.float32)
+_DOUBLES = (_FLOAT64, np.dtype(np.complex128))  # (abs of a complex128 tensor is float64)
 _NO_EDGE = (None, 0)
 _NO_NODE = (None, None)  # _make_node's answer when no input requires grad
 _new_object = object.__new__
@@ -50,6 +51,11 @@ def call(spec, inputs, args=(), _observed=False):
         out = _QUIET.run(forward, *arrays, *args) if args else _QUIET.run(forward, *arrays)
     except ValueError as e:
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
+    except TypeError:  # (a kernel of Python's math module, given complex values)
+        for a in arrays if not spec.complex else ():
+            if getattr(a, "dtype", _FLOAT32).kind == "c":
+                _refuse_complex(spec, a.dtype)
+        raise
     except RuntimeError as e:  # (raised by Context.run, before the forward, if _QUIET is busy)
         if not str(e).startswith("cannot enter context"):
             raise
@@ -70,13 +76,15 @@ def call(spec, inputs, args=(), _observed=False):
     elif dtype is _FLOAT64:
         out = _as_result(out, arrays, spec, args)
         dtype = out.dtype
+    if dtype is not _FLOAT32 and dtype.kind == "c" and not spec.complex:
+        _refuse_complex(spec, dtype)
     result = _new_tensor(Tensor, out)
     if spec.view:
         _share_base(inputs[0], (result,))
     # integer and bool results (and declared non-differentiable ones) never require grad,
     # so their op records nothing
     if _state.grad_enabled and spec.result_differentiable and (
-            dtype is _FLOAT32 or dtype.kind == "f"):
+            dtype is _FLOAT32 or dtype.kind in "fc"):
         node, plan = _make_node(spec, inputs, args)
         if node is not None:
             result._requires_grad = True
@@ -89,6 +97,9 @@ def call(spec, inputs, args=(), _observed=False):
 
 def _multi_output(spec, inputs, args, arrays, outs):
     """call's ending for ops with several outputs (max(dim), split, ...)."""
+    for o in outs if not spec.complex else ():
+        if o.dtype.kind == "c":
+            _refuse_complex(spec, o.dtype)
     node, plan = _make_node(spec, inputs, args) if _state.grad_enabled else _NO_NODE
     results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
                     for i, o in enumerate(outs))
@@ -116,6 +127,8 @@ def call_inplace(spec, inputs, args=(), _observed=False):
     _check_inplace(target)
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     out = _forward(spec, arrays, args)
+    if not spec.complex and out.dtype.kind == "c":
+        _refuse_complex(spec, out.dtype)
     check_writable(spec, target, out, inputs, args)
     tangent = (_forward_ad.inplace_tangent(spec, inputs, args, arrays, out)
                if forward_level.active is not None else None)
@@ -216,6 +229,8 @@ def _make_node(spec, inputs, args=()):
                 fn = x._grad_fn
                 edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
                 data = x._data
+                if data.dtype.kind == "c" and not spec.complex:  # (norm, var: real results)
+                    _refuse_complex(spec, data.dtype)
                 shape = data.shape
                 meta = _METAS.get(shape)
                 if meta is None or meta[1] is not data.dtype:
@@ -256,7 +271,7 @@ def _shared_meta(shape, dtype):
 def _wrap_output(spec, array, node, i):
     r = Tensor._wrap(array)
     # integer and bool results (and declared non-differentiable outputs) never require grad
-    if node is not None and array.dtype.kind == "f" and (
+    if node is not None and array.dtype.kind in "fc" and (
             spec.outputs == "many" or spec.outputs[i] not in spec.nondiff_outputs):
         r._requires_grad, r._grad_fn, r._output_nr = True, node, i
     return r
@@ -328,7 +343,7 @@ def _as_result(out, arrays, spec, args=()):
     if spec.promotion is not None:
         return _promoted(out, arrays, spec, args)
     if out.dtype is _FLOAT64 and spec.promotes_dtype and not any(
-            isinstance(a, np.ndarray) and a.dtype is _FLOAT64 for a in _flat(arrays)):
+            isinstance(a, np.ndarray) and a.dtype in _DOUBLES for a in _flat(arrays)):
         out = out.astype(_FLOAT32)
     return out
 
@@ -340,7 +355,7 @@ def _promoted(out, arrays, spec, args):
     operands = list(arrays[0]) if spec.variadic else [arrays[p] for p in spec.diff_positions]
     operands += [args[i] for i in spec.promoted_args]
     want = dtypes.result_type(*operands)
-    if spec.promotion == "float" and want.kind != "f":
+    if spec.promotion == "float" and want.kind not in "fc":
         want = dtypes.DEFAULT_FLOAT
     if out.dtype == want:
         return out
@@ -360,6 +375,33 @@ def _promoted(out, arrays, spec, args):
         if token is not None:
             ERRSTATE.reset(token)
     return out if out.dtype == want else out.astype(want)
+
+
+# torch's own words where it refuses complex tensors too, by node ({}: the dtype's name)
+_CLAMP = (NotImplementedError, "clamp is not supported for complex types")
+_COMPLEX_REFUSALS = {
+    "ReluBackward0": _CLAMP, "ClampBackward1": _CLAMP, "ClampMinBackward0": _CLAMP,
+    "SignBackward0": (NotImplementedError, "Unlike NumPy, torch.sign is not intended to "
+                      "support complex numbers. Please use torch.sgn instead."),
+    "MaximumBackward0": (RuntimeError, "maximum not implemented for complex tensors."),
+    "MinimumBackward0": (RuntimeError, "minimum not implemented for complex tensors."),
+    "MaxBackward1": (NotImplementedError, "\"max_all\" not implemented for '{}'"),
+    "MinBackward1": (NotImplementedError, "\"min_all\" not implemented for '{}'"),
+    "MaxBackward0": (RuntimeError, "max(): does not support complex input"),
+    "MinBackward0": (RuntimeError, "min(): does not support complex input"),
+    "SortBackward0": (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    "TopkBackward0": (RuntimeError, " topk does not support complex dtypes on CPU"),
+}
+
+
+def _refuse_complex(spec, dtype):
+    """An op whose formulas are real-only meets a complex value: refused, not computed."""
+    from ..errors import NotInEngineError
+    refusal = _COMPLEX_REFUSALS.get(spec.node_class.__name__)
+    if refusal is not None:
+        error, message = refusal
+        raise error(message.format(dtypes.LEGACY_TYPE_NAMES[dtype.name]))
+    raise NotInEngineError(f"torch.{spec.name} on complex tensors")
 
 
 def _flat(arrays):

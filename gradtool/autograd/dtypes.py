@@ -5,12 +5,13 @@ import numpy as np
 class dtype:
     """A tensor element type; compares by identity, prints as torch does."""
 
-    __slots__ = ("name", "numpy", "is_floating_point", "itemsize")
+    __slots__ = ("name", "numpy", "is_floating_point", "is_complex", "itemsize")
 
     def __init__(self, name, numpy_dtype, itemsize=None):
         self.name = name
         self.numpy = None if numpy_dtype is None else np.dtype(numpy_dtype)
         self.is_floating_point = self.numpy is None or self.numpy.kind == "f"
+        self.is_complex = self.numpy is not None and self.numpy.kind == "c"
         self.itemsize = itemsize or self.numpy.itemsize
 
     def __repr__(self):
@@ -29,10 +30,13 @@ int32 = dtype("int32", np.int32)
 int64 = dtype("int64", np.int64)
 uint8 = dtype("uint8", np.uint8)
 bool_ = dtype("bool", np.bool_)
+complex64 = dtype("complex64", np.complex64)
+complex128 = dtype("complex128", np.complex128)
 # a name only (`dtype = torch.bfloat16 if ... else torch.float16` runs); numpy cannot compute in it
 bfloat16 = dtype("bfloat16", None, itemsize=2)
 
-ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, complex64,
+       complex128)
 BY_NUMPY = {d.numpy: d for d in ALL}
 DEFAULT_FLOAT = np.dtype(np.float32)
 
@@ -61,6 +65,8 @@ def to_numpy_dtype(d):
         return np.dtype(np.int64)
     if d is bool:
         return np.dtype(np.bool_)
+    if d is complex:
+        return default_complex()
     return from_numpy_dtype(np.dtype(d)).numpy
 
 
@@ -69,7 +75,7 @@ def to_numpy_dtype(d):
 # Python (or NumPy) scalars: the result is the promotion of the highest-priority group, a lower
 # group counting only where it is of a higher category (so float32 tensor * 0-d float64 tensor
 # is float32, an int tensor * 2.5 the default float dtype, an int32 tensor + 7 int32).
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _BOOL, _INT64 = np.dtype(np.bool_), np.dtype(np.int64)
 
 
@@ -81,15 +87,27 @@ def promote_types(a, b):
         return a
     ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
     if ca != cb:
+        if ca + cb == 5:  # float and complex: numpy's (float64 + complex64 is complex128)
+            return np.promote_types(a, b)
         return a if ca > cb else b
     return np.promote_types(a, b)
 
 
+def default_complex():
+    """torch's default complex dtype: the complex type of the default float dtype."""
+    return np.dtype(np.complex128) if DEFAULT_FLOAT == np.float64 else np.dtype(np.complex64)
+
+
 def _combine(higher, lower):
-    """torch's combine_categories: `lower` counts only if of a higher category."""
+    """torch's combine_categories: `lower` counts only if of a higher category (a complex
+    one keeps a float `higher`'s precision: float64 tensor * 1j is complex128)."""
     if higher is None:
         return lower
-    if lower is None or higher.kind == "f":
+    if lower is None or higher.kind == "c":
+        return higher
+    if lower.kind == "c":
+        return np.promote_types(higher, np.complex64) if higher.kind == "f" else lower
+    if higher.kind == "f":
         return higher
     if higher.kind == "b" or lower.kind == "f":
         return promote_types(higher, lower)
@@ -112,6 +130,8 @@ def result_type(*operands):
             g, d = 2, _INT64
         elif isinstance(data, (float, np.floating)):
             g, d = 2, DEFAULT_FLOAT
+        elif isinstance(data, (complex, np.complexfloating)):
+            g, d = 2, default_complex()
         else:
             continue
         groups[g] = d if groups[g] is None else promote_types(groups[g], d)
@@ -120,7 +140,9 @@ def result_type(*operands):
 
 # torch's names of dtypes in its messages (C++ and legacy tensor-type names)
 C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
-                 "int64": "long int", "int32": "int", "bool": "bool"}
+                 "int64": "long int", "int32": "int", "bool": "bool",
+                 "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 LEGACY_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
                       "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                      "uint8": "Byte", "bool": "Bool"}
+                      "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+                      "complex128": "ComplexDouble"}

@@ -82,6 +82,9 @@ def _root_grads(outputs, grad_outputs, create_graph, batched=False):
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if out._data.dtype.kind == "c":
+                raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                   f"outputs but got {out.dtype}".replace("gradtool.", "torch."))
             ones = np.ones_like(out._data)
             g = Tensor._wrap(ones if batch is None else
                              np.broadcast_to(ones, (batch,) + ones.shape).copy())
@@ -448,10 +451,11 @@ def _validate(node, i, g, batch=None):
         g = generic.sum_to(g, shape)
         data = g if on_array else g._data
     if data.dtype != dtype:
-        if dtype.kind != "f" or data.dtype.kind != "f":
+        if dtype.kind not in "fc" or data.dtype.kind not in "fc":
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
                                f"{i} - expected dtype {dtype} but got {data.dtype}")
-        g = g.astype(dtype) if on_array else g.to(dtype)
+        # (a real input's gradient is the real part of a complex one: torch's handle_r_to_c)
+        g = generic.to(g, dtype)
     return g
 
 

@@ -10,6 +10,8 @@ import collections
 
 import numpy as np
 
+from ..errors import NotInEngineError
+
 from . import forward_level, grad_mode
 from . import tensor as tensor_module
 
@@ -87,6 +89,8 @@ def make_dual(tensor, tangent, *, level=None):
                            "make sure to enter_dual_level() first.")
     if level is not None and level != current.index:
         raise RuntimeError("Invalid level given to _make_dual")
+    if tensor._data.dtype.kind == "c" or tangent._data.dtype.kind == "c":
+        raise NotInEngineError("forward-mode AD (forward_ad, jvp) on complex tensors")
     if tensor._data.dtype.kind != "f":
         raise ValueError(f"Expected primal to be floating point or complex, but got: "
                          f"{tensor.dtype}")
@@ -195,6 +199,8 @@ def propagate(spec, inputs, args, arrays, results):
     tangents = _input_tangents(spec, inputs)
     if tangents is None:
         return
+    if any(r._data.dtype.kind == "c" for r in results):  # (the jvp rules are real-only)
+        raise NotInEngineError("forward-mode AD (forward_ad, jvp) on complex tensors")
     out = _untracked(spec.tangent, inputs, args, arrays, results, tangents,
                      forward_level.active.batch)
     if spec.multi_output:

@@ -263,7 +263,7 @@ def _wire_outputs(ctx, args, outs):
                                "operation.")
         if not is_dirty and any(o is a for a in args):
             o = outs[i] = o.detach()  # an input returned as is: a new tensor, as in torch
-        if any(o is n for n in non_diff) or o._data.dtype.kind != "f":
+        if any(o is n for n in non_diff) or o._data.dtype.kind not in "fc":
             meta.append((o._data.shape, o._data.dtype))
             continue
         o._requires_grad, o._grad_fn, o._output_nr = True, ctx, i
@@ -303,7 +303,7 @@ def once_differentiable(backward):
         stand_ins = []
         for r in results:
             leaf = None
-            if isinstance(r, Tensor) and r._data.dtype.kind == "f":
+            if isinstance(r, Tensor) and r._data.dtype.kind in "fc":
                 leaf = r.detach()
                 leaf._requires_grad = True
             stand_ins.append(leaf)

@@ -10,7 +10,7 @@ PRECISION = 4
 LINEWIDTH = 80
 THRESHOLD = 1000
 EDGEITEMS = 3
-_DEFAULT_DTYPES = ("float32", "int64", "bool")
+_DEFAULT_DTYPES = ("float32", "int64", "bool", "complex64")
 
 
 class _Formatter:
@@ -45,6 +45,18 @@ class _Formatter:
         else:
             text = f"{value:.{PRECISION}f}"
         return " " * (self.width - len(text)) + text
+
+
+class _ComplexFormatter:
+    """torch's two formatters, one for the real parts and one for the imaginary parts."""
+
+    def __init__(self, values):
+        self.real, self.imag = _Formatter(values.real), _Formatter(values.imag)
+        self.width = self.real.width + self.imag.width + 1
+
+    def format(self, value):
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return self.real.format(value.real) + ("" if imag[0] in "+-" else "+") + imag
 
 
 def _plain(v):
@@ -91,7 +103,8 @@ def array_str(values, indent):
     if values.size == 0:
         return "[]"
     summarize = values.size > THRESHOLD
-    fmt = _Formatter(_summarized(values) if summarize else values)
+    shown = _summarized(values) if summarize else values
+    fmt = (_ComplexFormatter if values.dtype.kind == "c" else _Formatter)(shown)
     return _nested(values, indent, summarize, fmt)
 
 

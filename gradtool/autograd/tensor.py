@@ -191,6 +191,36 @@ class Tensor:
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
 
+    # ---------------- complex numbers ----------------
+    def is_complex(self):
+        return self._data.dtype.kind == "c"
+
+    @property
+    def real(self):
+        """A view of the real parts (torch's view_as_real(z)[..., 0]); a real tensor itself."""
+        if self._data.dtype.kind != "c":
+            return self
+        return call(_D.VIEW_AS_REAL, (self,)).select(-1, 0)
+
+    @property
+    def imag(self):
+        if self._data.dtype.kind != "c":
+            raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        return call(_D.VIEW_AS_REAL, (self,)).select(-1, 1)
+
+    def conj(self):
+        """The conjugate (a copy: gradtool has no lazy conjugate bit); a real tensor itself."""
+        return self if self._data.dtype.kind != "c" else call(_D.CONJ, (self,))
+
+    def resolve_conj(self):
+        return self
+
+    def is_conj(self):
+        return False
+
+    def __complex__(self):
+        return complex(self.item())
+
     @property
     def device(self):
         return _device.CPU
@@ -225,7 +255,7 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point dtype can require "
                                "gradients")
         if requires_grad and self._is_inference and not _state.inference:
@@ -379,6 +409,8 @@ class Tensor:
         return bool(self._data)
 
     def __float__(self):
+        if self._data.dtype.kind == "c":  # (torch's words)
+            raise RuntimeError("value cannot be converted to type double without overflow")
         return float(self.item())
 
     def __int__(self):
@@ -418,6 +450,7 @@ class Tensor:
 
     float, double, half = _cast(dtypes.float32), _cast(dtypes.float64), _cast(dtypes.float16)
     long, int, bool = _cast(dtypes.int64), _cast(dtypes.int32), _cast(dtypes.bool_)
+    cfloat, cdouble = _cast(dtypes.complex64), _cast(dtypes.complex128)
 
     def cpu(self):
         return self
@@ -563,15 +596,19 @@ class Tensor:
         return Tensor._wrap(np.asarray(self._data != _array(other)))
 
     def __lt__(self, other):
+        _unordered("lt", self, other)
         return Tensor._wrap(np.asarray(self._data < _array(other)))
 
     def __le__(self, other):
+        _unordered("le", self, other)
         return Tensor._wrap(np.asarray(self._data <= _array(other)))
 
     def __gt__(self, other):
+        _unordered("gt", self, other)
         return Tensor._wrap(np.asarray(self._data > _array(other)))
 
     def __ge__(self, other):
+        _unordered("ge", self, other)
         return Tensor._wrap(np.asarray(self._data >= _array(other)))
 
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
@@ -780,7 +817,7 @@ class Tensor:
 
     def mean(self, dim=None, keepdim=False, *, dtype=None):
         t = self if dtype is None else self.to(dtype)
-        if t._data.dtype.kind != "f":
+        if t._data.dtype.kind not in "fc":
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
                                f"either a floating point or complex dtype. Got: "
                                f"{dtypes.LEGACY_TYPE_NAMES.get(t._data.dtype.name)}")
@@ -1391,7 +1428,18 @@ def _check_nonempty(t, name):
                            f"== 0. Specify the reduction dim with the 'dim' argument.")
 
 
+def _unordered(op, *values):
+    """torch's refusal to order complex values (numpy would compare them lexicographically)."""
+    for v in values:
+        data = v._data if isinstance(v, Tensor) else np.asarray(v)
+        if data.dtype.kind == "c":
+            raise NotImplementedError(f"\"{op}_cpu\" not implemented for "
+                                      f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
+
+
 def _arg_reduce(fn, t, dim, keepdim):
+    if t._data.dtype.kind == "c":
+        raise RuntimeError(f"{fn.__name__}(): does not support complex input")
     if dim is None:
         return Tensor._wrap(np.asarray(fn(t._data)))
     return Tensor._wrap(np.asarray(fn(t._data, axis=_dim(dim, t._data.ndim), keepdims=keepdim)))
@@ -1458,6 +1506,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
                         f"not {type(ord).__name__}")
     if dtype is not None:
         x = x.to(dtype)
+    if x._data.dtype.kind == "c":  # (norm_backward is real-only)
+        from ..errors import NotInEngineError
+        raise NotInEngineError("torch.linalg.vector_norm on complex tensors")
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {dtypes.LEGACY_TYPE_NAMES.get(x._data.dtype.name)}")

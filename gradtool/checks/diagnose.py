@@ -66,7 +66,7 @@ def diagnose(check):
             r.diagnoses.append(Diagnosis(
                 "wrong_jvp" if forward else "wrong_gradient", "error",
                 f"the {'forward-mode (jvp)' if forward else 'analytical'} gradient of "
-                f"output {p.output_index} with respect to "
+                f"{_output_name(check, p)} with respect to "
                 f"{check.labels[p.input_position]} is wrong where the function is smooth: "
                 f"at input "
                 f"element {list(w['input_element'])}, output element "
@@ -370,3 +370,10 @@ def second_order(check, explained):
                 explained.update((p.output_index, p.input_index) for p in r.pairs
                                  if not p.passed and p.analytical is not None
                                  and not np.any(p.analytical))
+
+
+def _output_name(check, pair):
+    """"output 0", or the part of a complex output ("imaginary part of output 0")."""
+    if check.parts is None:
+        return f"output {pair.output_index}"
+    return check.report.outputs[pair.output_position]["label"]

@@ -21,7 +21,7 @@ import numpy as np
 import gradtool.engines as engines
 from ..errors import GradtoolError
 from .analytical import as_arrays, jacobian_rows, max_difference, vjp
-from . import hazards
+from . import complex_parts, hazards
 from .numerical import Evaluator, as_tuple, directional_wrt, jacobian_wrt
 from .diagnose import diagnose
 from .result import (MAX_DIFFERING, Diagnosis, Failure, GradcheckReport, PairResult, compare,
@@ -98,6 +98,10 @@ class Options:
 
 class _Stop(Exception):
     """The user's backward raised: no further check can run."""
+
+
+class _ComplexOutputs(Exception):
+    """Real inputs gave complex outputs: the check starts again on the function made real."""
 
 
 # ====================================== public API ======================================
@@ -186,8 +190,23 @@ def gradcheck_report(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, nondet_tol
     opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
                    fast_mode, fast_projections, check_forward_ad, check_backward_ad,
                    check_batched_forward_grad)
-    return _Check(func, inputs, opts, labels=names, causes=causes, function=function,
-                  numerical_func=numerical_func, declared=declared).run()
+    inputs = as_tuple(inputs)
+    E = engines.of(inputs)
+
+    def check(parts):
+        f, xs, labels, numerical, out_labels = func, inputs, names, numerical_func, None
+        if parts is not None:  # complex values: the function made real, checked part by part
+            labels = list(names or [f"input {i}" for i in range(len(inputs))])
+            f, xs, labels, parts = complex_parts.made_real(E, func, inputs, labels)
+            numerical = numerical_func and parts.function(E, numerical_func)
+            out_labels = lambda: complex_parts.output_labels(parts)  # noqa: E731
+        return _Check(f, xs, opts, labels=labels, causes=causes, function=function,
+                      numerical_func=numerical, declared=declared, output_labels=out_labels,
+                      parts=parts).run()
+    try:
+        return check(True if complex_parts.has_complex(E, inputs) else None)
+    except _ComplexOutputs:  # (found at the first call: real inputs, complex outputs)
+        return check(True)
 
 
 @_quiet_numpy
@@ -202,10 +221,23 @@ def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5
     inputs = as_tuple(inputs)
     E = engines.of(inputs)
     setup_calls = 0
+    outputs = None
     if grad_outputs is None:
         outputs = [o for o in as_tuple(func(*inputs))
                    if E.is_tensor(o) and o.requires_grad]
         setup_calls = 1
+    parts = None
+    if complex_parts.has_complex(E, inputs + as_tuple(grad_outputs or outputs)):
+        # complex values: the function made real (complex_parts), checked part by part
+        labels = list(names or [f"input {i}" for i in range(len(inputs))])
+        func, inputs, names, parts = complex_parts.made_real(E, func, inputs, labels)
+        if outputs is not None:
+            outputs = [o for o in as_tuple(func(*inputs)) if E.is_tensor(o) and o.requires_grad]
+            setup_calls += 1
+            output_names = complex_parts.output_labels(parts, output_names)
+        else:
+            grad_outputs = complex_parts.real_grad_outputs(E, as_tuple(grad_outputs))
+    if grad_outputs is None:
         grad_outputs = tuple(E.uniform_like(o, -1.0, 1.0).requires_grad_() for o in outputs)
     grad_outputs = as_tuple(grad_outputs)
     opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
@@ -233,8 +265,9 @@ class _Check:
 
     def __init__(self, func, inputs, opts, *, order=1, labels=None, first_order=None,
                  causes=(), function=None, numerical_func=None, declared=None,
-                 output_labels=None):
+                 output_labels=None, parts=None):
         self.opts = opts
+        self.parts = parts  # complex_parts.Parts: the user's complex values, made real
         self.order = order
         self.inputs = as_tuple(inputs)
         self.E = engines.of(self.inputs)
@@ -262,6 +295,9 @@ class _Check:
         self.diff_inputs = [self.inputs[p] for p in self.diff_positions]
         versions = [E.version(x) if E.is_tensor(x) else None for x in self.inputs]
         outs = as_tuple(self.ev.call())
+        if self.parts is None and self.order == 1 and complex_parts.has_complex(
+                E, [x for x in outs if E.is_tensor(x) and x.requires_grad]):
+            raise _ComplexOutputs
         self.base = tuple(self.ev.as_float64(x) for x in outs)
         if self.ev.numerical_func is not self.ev.func:  # central differences of the surrogate
             self.base = self.ev.values()
@@ -641,19 +677,22 @@ class _Check:
         E = self.E
         numerical = E.wrap(pair.numerical.astype(E.numpy_dtype(out)))
         analytical = E.wrap(pair.analytical.astype(E.numpy_dtype(x)))
-        mode = "computed with forward mode " if pair.ad == "forward" else ""
-        head = (f"Jacobian {mode}mismatch for output {pair.output_index:d} with respect to "
-                f"input {pair.input_index:d}")
+        head = self._mismatch_head(pair)
         if found_by:
             head += f" (found by {found_by})"
         return f"{head},\nnumerical:{numerical!r}\nanalytical:{analytical!r}\n"
 
+    def _mismatch_head(self, pair):
+        mode = "computed with forward mode " if pair.ad == "forward" else ""
+        if self.parts is not None:  # in the user's indices, with the parts named
+            return complex_parts.mismatch_head(self.parts, pair, self.labels, mode)
+        return (f"Jacobian {mode}mismatch for output {pair.output_index:d} with respect to "
+                f"input {pair.input_index:d}")
+
     def _fast_mismatch(self, pair, worst):
         full = pair.recheck
         scalar = lambda v: self.E.wrap(np.asarray(v))  # noqa: E731
-        mode = "computed with forward mode " if pair.ad == "forward" else ""
-        msg = (f"Jacobian {mode}mismatch for output {pair.output_index:d} with respect to input "
-               f"{pair.input_index:d},\nnumerical:{scalar(worst['numerical'])!r}\n"
+        msg = (f"{self._mismatch_head(pair)},\nnumerical:{scalar(worst['numerical'])!r}\n"
                f"analytical:{scalar(worst['analytical'])!r}\n\n"
                "The above quantities relating the numerical and analytical jacobians are "
                "computed \nin fast mode (v^T J u for random unit vectors u and v). Below, we "

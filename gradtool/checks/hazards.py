@@ -64,8 +64,9 @@ def _sums_to(shape, grad_shape):
 
 
 def _arrays(E, result):
-    return [None if not E.is_tensor(g) else np.asarray(E.array(g), dtype=np.float64)
-            for g in result]
+    # (float64, or complex128 for complex gradients)
+    return [None if not E.is_tensor(g) else np.asarray(
+        E.array(g), dtype=np.result_type(E.numpy_dtype(g), np.float64)) for g in result]
 
 
 def probe_backward(E, node, atol, rtol, nondet_tol):

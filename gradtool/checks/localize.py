@@ -87,7 +87,7 @@ def check_op(call, **options):
     """gradcheck_report of one built-in op on its own, at copies of the inputs it received.
     None when no input needs a gradient."""
     inputs = tuple(_fresh(t) for t in call.inputs)
-    if not any(t.requires_grad and t.is_floating_point() for t in inputs):
+    if not any(t.requires_grad and (t.is_floating_point() or t.is_complex()) for t in inputs):
         return None
     return gradcheck_report(lambda *tensors: call.replay(tensors), inputs,
                             names=[f"input {i}" for i in range(len(inputs))], **options)
@@ -104,7 +104,7 @@ def check_call(call, **options):
         [("kw", k) for k, v in call.kwargs.items() if E.is_tensor(v)]
     inputs = tuple(_fresh(call.args[key] if where == "arg" else call.kwargs[key])
                    for where, key in slots)
-    if not any(t.requires_grad and t.is_floating_point() for t in inputs):
+    if not any(t.requires_grad and (t.is_floating_point() or t.is_complex()) for t in inputs):
         return None
 
     def arguments(tensors):

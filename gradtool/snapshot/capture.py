@@ -110,7 +110,8 @@ def _backward(E, result, custom_nodes=()):
         result.warnings.extend(caught)
     for info, tensor in zip(result.snapshot.leaves, leaves):
         if tensor.grad is not None and E.has_values(tensor.grad):
-            data = E.array(tensor.grad).astype(np.float64)
+            data = E.array(tensor.grad)
+            data = np.abs(data) if data.dtype.kind == "c" else data.astype(np.float64)
             info.leaf.grad_finite = bool(np.all(np.isfinite(data)))
             info.leaf.grad_norm = float(np.sqrt(np.nansum(data * data)))
 

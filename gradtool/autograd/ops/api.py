@@ -25,3 +25,6 @@ FUNCTIONS = {name: _function(name) for name in _METHODS}
 FUNCTIONS["equal"] = lambda a, b: a.equal(b)
 FUNCTIONS["allclose"] = lambda a, b, **kw: a.allclose(b, **kw)
 FUNCTIONS["is_tensor"] = lambda obj: isinstance(obj, Tensor)
+FUNCTIONS["conj"] = lambda input: input.conj()
+FUNCTIONS["real"] = lambda input: input.real
+FUNCTIONS["imag"] = lambda input: input.imag

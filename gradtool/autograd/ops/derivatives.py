@@ -9,49 +9,51 @@ import numpy as np
 
 from . import formulas
 from . import kernels
-from .generic import (bmm, cat, cos, diagonal, exp, expand, flip, gather, index,
-                      index_put, masked_fill, matmul, mm, mv, ones_like, permute, reshape, roll,
-                      rsqrt,
-                      scatter, scatter_add, select, sign, sin, slice, squeeze, stack, sum,
-                      sum_to, t, to, transpose, tril, triu, unbind, unsqueeze, where, zeros,
-                      zeros_like)
+from .generic import (bmm, cat, conj, contiguous, cos, diagonal, exp, expand, flip, gather, imag,
+                      index, index_put, masked_fill, matmul, mm, mv, ones_like, permute, real,
+                      reshape, roll, rsqrt, scatter, scatter_add, select, sgn, sin, slice,
+                      squeeze, stack, sum, sum_to, t, to, transpose, tril, triu, unbind,
+                      unsqueeze, view_as_complex, view_as_real, where, zeros, zeros_like)
 from .registry import MANY, NON_DIFFERENTIABLE, OpSpec
 
 # ======================= elementwise, one input =======================
 # `method`: Tensor.exp(), its in-place twin Tensor.exp_() and gradtool.exp() are generated
+# complex=True: torch's formulas for complex values too (a conj is the identity on reals)
 NEG = OpSpec("neg", "NegBackward0", np.negative, jvp="elementwise", batches=True, method=True,
-             method_aliases=("negative",), self=lambda grad: -grad)
+             method_aliases=("negative",), complex=True, self=lambda grad: -grad)
 ABS = OpSpec("abs", "AbsBackward0", np.abs, jvp="elementwise", batches=True, method=True,
-             self=lambda grad, self: grad * sign(self))
+             complex=True, self=lambda grad, self: grad * sgn(self))
 SIGN = OpSpec("sign", "SignBackward0", np.sign, jvp="elementwise", batches=True, method=True,
               self=lambda grad: zeros_like(grad))
 EXP = OpSpec("exp", "ExpBackward0", np.exp, jvp="elementwise", batches=True, method=True,
-             promotion="float", self=lambda grad, result: grad * result)
+             promotion="float", complex=True, self=lambda grad, result: grad * conj(result))
 LOG = OpSpec("log", "LogBackward0", np.log, jvp="elementwise", batches=True, method=True,
-             promotion="float", self=lambda grad, self: grad / self)
+             promotion="float", complex=True, self=lambda grad, self: grad / conj(self))
 LOG1P = OpSpec("log1p", "Log1PBackward0", np.log1p, jvp="elementwise", batches=True,
                method=True, promotion="float", self=lambda grad, self: grad / (self + 1))
 EXPM1 = OpSpec("expm1", "Expm1Backward0", np.expm1, jvp="elementwise", batches=True,
                method=True, promotion="float", self=lambda grad, result: grad * (result + 1))
 SQRT = OpSpec("sqrt", "SqrtBackward0", np.sqrt, jvp="elementwise", batches=True, method=True,
-              promotion="float", self=lambda grad, result: grad / (2 * result))
+              promotion="float", complex=True,
+              self=lambda grad, result: grad / (2 * conj(result)))
 RECIPROCAL = OpSpec("reciprocal", "ReciprocalBackward0", kernels.reciprocal, jvp="elementwise",
-                    batches=True, method=True, promotion="float",
-                    self=lambda grad, result: -grad * result * result)
+                    batches=True, method=True, promotion="float", complex=True,
+                    self=lambda grad, result: -grad * conj(result * result))
 RSQRT = OpSpec("rsqrt", "RsqrtBackward0", kernels.rsqrt, jvp="elementwise", batches=True,
                method=True, promotion="float",
                self=lambda grad, result: -0.5 * grad * result ** 3)
 SIN = OpSpec("sin", "SinBackward0", np.sin, jvp="elementwise", batches=True, method=True,
-             promotion="float", self=lambda grad, self: grad * cos(self))
+             promotion="float", complex=True, self=lambda grad, self: grad * conj(cos(self)))
 COS = OpSpec("cos", "CosBackward0", np.cos, jvp="elementwise", batches=True, method=True,
-             promotion="float", self=lambda grad, self: -grad * sin(self))
+             promotion="float", complex=True, self=lambda grad, self: -grad * conj(sin(self)))
 TAN = OpSpec("tan", "TanBackward0", np.tan, jvp="elementwise", batches=True, method=True,
              promotion="float", self=lambda grad, result: grad * (1 + result * result))
 TANH = OpSpec("tanh", "TanhBackward0", np.tanh, jvp="elementwise", batches=True, method=True,
-              promotion="float", self=lambda grad, result: grad * (1 - result * result))
+              promotion="float", complex=True,
+              self=lambda grad, result: grad * conj(1 - result * result))
 SIGMOID = OpSpec("sigmoid", "SigmoidBackward0", kernels.sigmoid, jvp="elementwise",
-                 batches=True, method=True, promotion="float",
-                 self=lambda grad, result: grad * result * (1 - result))
+                 batches=True, method=True, promotion="float", complex=True,
+                 self=lambda grad, result: grad * conj(result * (1 - result)))
 # the inverse trigonometric and hyperbolic functions (torch's arc* names are aliases)
 ASIN = OpSpec("asin", "AsinBackward0", np.arcsin, jvp="elementwise", batches=True, method=True,
               method_aliases=("arcsin",), promotion="float",
@@ -98,7 +100,7 @@ CLAMP_MIN = OpSpec("clamp_min", "ClampMinBackward0", kernels.clamp, jvp="element
 CLONE = OpSpec("clone", "CloneBackward0", kernels.clone, function=True, jvp="linear", batches=True,
                args=("memory_format",), self=lambda grad: grad)
 # Ops that overwrite their input entirely (used in place): no gradient flows to what was there.
-COPY = OpSpec("copy_", "CopyBackwards", kernels.copy, jvp="elementwise",
+COPY = OpSpec("copy_", "CopyBackwards", kernels.copy, jvp="elementwise", complex=True,
               self=lambda grad: zeros_like(grad),
               src=lambda grad: grad)
 FILL = OpSpec("fill_", "FillBackward2", kernels.fill, jvp="elementwise", args=("value",),
@@ -131,41 +133,42 @@ TO_COPY = OpSpec("to", "ToCopyBackward0", kernels.to_dtype, jvp="linear", args=(
 # ======================= elementwise, two inputs (broadcasting) =======================
 # Gradients come back in the broadcast shape; the engine sums them to each input's shape.
 ADD = OpSpec("add", "AddBackward0", kernels.add, function=True, jvp="elementwise", batches=True,
-             args=("alpha",), promotion="promote", broadcasts=True,
+             args=("alpha",), promotion="promote", broadcasts=True, complex=True,
              self=lambda grad: grad,
-             other=lambda grad, alpha: formulas.scale(grad, alpha))
+             other=lambda grad, alpha: formulas.scale(grad, conj(alpha)))
 SUB = OpSpec("sub", "SubBackward0", kernels.sub, function=True, jvp="elementwise", batches=True,
-             args=("alpha",), promotion="promote", broadcasts=True,
+             args=("alpha",), promotion="promote", broadcasts=True, complex=True,
              self=lambda grad: grad,
-             other=lambda grad, alpha: formulas.scale(grad, -alpha))
+             other=lambda grad, alpha: formulas.scale(grad, -conj(alpha)))
 RSUB = OpSpec("rsub", "RsubBackward1", kernels.rsub, jvp="elementwise", batches=True,
               args=("other", "alpha"), promotion="promote", promoted_args=("other",),
-              broadcasts=True, self=lambda grad, alpha: formulas.scale(grad, -alpha))
+              broadcasts=True, complex=True,
+              self=lambda grad, alpha: formulas.scale(grad, -conj(alpha)))
 MUL = OpSpec("mul", "MulBackward0", kernels.mul, function=True, jvp="elementwise", batches=True,
-             promotion="promote", broadcasts=True,
-             self=lambda grad, other: grad * other,
-             other=lambda grad, self: grad * self)
+             promotion="promote", broadcasts=True, complex=True,
+             self=lambda grad, other: grad * conj(other),
+             other=lambda grad, self: grad * conj(self))
 # mul.Scalar: a tensor times a number inside torch's C++ (cross_entropy's label smoothing);
 # Python's tensor * 2.0 is MUL, the number wrapped in a tensor
 MUL_SCALAR = OpSpec("mul", "MulBackward1", kernels.mul, jvp="elementwise", batches=True,
-                    args=("other",), self=lambda grad, other: grad * other)
+                    args=("other",), complex=True, self=lambda grad, other: grad * conj(other))
 DIV = OpSpec("div", "DivBackward0", kernels.div, function=True, jvp="elementwise", batches=True,
-             promotion="float", broadcasts=True,
-             self=lambda grad, other: grad / other,
-             other=lambda grad, self, other: -grad * self / (other * other))
+             promotion="float", broadcasts=True, complex=True,
+             self=lambda grad, other: grad / conj(other),
+             other=lambda grad, self, other: -grad * conj(self / other / other))
 POW = OpSpec("pow", "PowBackward0", np.power, function=True, jvp="elementwise", batches=True,
              args=("exponent",), promotion="promote", promoted_args=("exponent",),
-             broadcasts=True,
+             broadcasts=True, complex=True,
              self=lambda grad, self, exponent: formulas.pow_backward(grad, self, exponent))
 POW_TENSOR = OpSpec("pow", "PowBackward1", np.power, jvp="elementwise", batches=True,
-                    promotion="promote", broadcasts=True,
+                    promotion="promote", broadcasts=True, complex=True,
                     self=lambda grad, self, exponent:
                         formulas.pow_backward_self(grad, self, exponent),
                     exponent=lambda grad, self, exponent, result:
                         formulas.pow_backward_exponent(grad, self, exponent, result))
 POW_SCALAR_BASE = OpSpec("pow", "PowBackward2", kernels.pow_scalar_base, jvp="elementwise",
                          batches=True, args=("self",), promotion="promote",
-                         promoted_args=("self",), broadcasts=True,
+                         promoted_args=("self",), broadcasts=True, complex=True,
                          exponent=lambda grad, self, exponent, result:
                              formulas.pow_backward_exponent(grad, self, exponent, result))
 ATAN2 = OpSpec("atan2", "Atan2Backward0", np.arctan2, function=True, jvp="elementwise",
@@ -198,18 +201,20 @@ MINIMUM = OpSpec("minimum", "MinimumBackward0", kernels.minimum, jvp="elementwis
                  other=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self < other))
 WHERE = OpSpec("where", "WhereBackward0", kernels.where, jvp="elementwise", batches=True,
-               promotion="promote", broadcasts=True,
+               promotion="promote", broadcasts=True, complex=True,
                condition=NON_DIFFERENTIABLE,
                self=lambda grad, condition: where(condition, grad, 0),
                other=lambda grad, condition: where(condition, 0, grad))
 MASKED_FILL = OpSpec("masked_fill", "MaskedFillBackward0", kernels.masked_fill, function=True,
                      jvp="elementwise", batches=True, args=("value",), broadcasts=True,
-                     writes_overlapping=True,
+                     writes_overlapping=True, complex=True,
                      self=lambda grad, mask: masked_fill(grad, mask, 0),
                      mask=NON_DIFFERENTIABLE)
 
 # ======================= matrix products =======================
+# (the products' formulas conjugate the other factor: mm_mat1_backward's grad @ mat2^H)
 MM = OpSpec("mm", "MmBackward0", np.matmul, function=True, jvp="bilinear", batches=True,
+            complex=True,
             self=lambda grad, mat2, self_sym_sizes, self_sym_strides:
                 formulas.mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides),
             mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides:
@@ -217,16 +222,17 @@ MM = OpSpec("mm", "MmBackward0", np.matmul, function=True, jvp="bilinear", batch
 # Linear's node: bias + input @ weight.t(), the product's backward as mm's
 ADDMM = OpSpec("addmm", "AddmmBackward0", kernels.addmm, function=True, args=("beta", "alpha"),
                batches=True,
+               complex=True,
                jvp=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta, alpha:
                    formulas.scale(self_t, beta)
                    + formulas.scale(mm(mat1_t, mat2) + mm(mat1, mat2_t), alpha),
-               self=lambda grad, beta: formulas.scale(grad, beta),
+               self=lambda grad, beta: formulas.scale(grad, conj(beta)),
                mat1=lambda grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha:
                    formulas.scale(formulas.mm_mat1_backward(
-                       grad, mat2, mat1_sym_sizes, mat1_sym_strides), alpha),
+                       grad, mat2, mat1_sym_sizes, mat1_sym_strides), conj(alpha)),
                mat2=lambda grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha:
                    formulas.scale(formulas.mm_mat2_backward(
-                       grad, mat1, mat2_sym_sizes, mat2_sym_strides), alpha))
+                       grad, mat1, mat2_sym_sizes, mat2_sym_strides), conj(alpha)))
 # MultiheadAttention's masked scores: mask + q @ k^T in one node
 BADDBMM = OpSpec("baddbmm", "BaddbmmBackward0", kernels.addmm, function=True,
                  args=("beta", "alpha"),
@@ -238,15 +244,15 @@ BADDBMM = OpSpec("baddbmm", "BaddbmmBackward0", kernels.addmm, function=True,
                      formulas.scale(bmm(grad, transpose(batch2, 1, 2)), alpha),
                  batch2=lambda grad, batch1, alpha:
                      formulas.scale(bmm(transpose(batch1, 1, 2), grad), alpha))
-MV = OpSpec("mv", "MvBackward0", np.matmul, function=True, jvp="bilinear",
-            self=lambda grad, vec: unsqueeze(grad, 1) * vec,
-            vec=lambda grad, self: mv(t(self), grad))
-DOT = OpSpec("dot", "DotBackward0", np.dot, function=True, jvp="bilinear",
-             self=lambda grad, tensor: grad * tensor,
-             tensor=lambda grad, self: grad * self)
-BMM = OpSpec("bmm", "BmmBackward0", np.matmul, function=True, jvp="bilinear",
-             self=lambda grad, mat2: bmm(grad, transpose(mat2, 1, 2)),
-             mat2=lambda grad, self: bmm(transpose(self, 1, 2), grad))
+MV = OpSpec("mv", "MvBackward0", np.matmul, function=True, jvp="bilinear", complex=True,
+            self=lambda grad, vec: unsqueeze(grad, 1) * conj(vec),
+            vec=lambda grad, self: mv(conj(t(self)), grad))
+DOT = OpSpec("dot", "DotBackward0", np.dot, function=True, jvp="bilinear", complex=True,
+             self=lambda grad, tensor: grad * conj(tensor),
+             tensor=lambda grad, self: grad * conj(self))
+BMM = OpSpec("bmm", "BmmBackward0", np.matmul, function=True, jvp="bilinear", complex=True,
+             self=lambda grad, mat2: bmm(grad, conj(transpose(mat2, 1, 2))),
+             mat2=lambda grad, self: bmm(conj(transpose(self, 1, 2)), grad))
 
 # ======================= reductions =======================
 SUM = OpSpec("sum", "SumBackward0", kernels.sum_all, function=True, jvp="linear", batches=True,
@@ -332,6 +338,30 @@ LOG_SOFTMAX = OpSpec("log_softmax", "LogSoftmaxBackward0", kernels.log_softmax, 
                      jvp=lambda self_t, result, dim:
                          self_t - sum(self_t * exp(result), dim, True),
                      self=lambda grad, result, dim: grad - exp(result) * sum(grad, dim, True))
+
+# ======================= complex numbers =======================
+# torch's conventions: a real loss L's gradient at z is dL/dRe z + i dL/dIm z (twice the
+# conjugate Wirtinger derivative); a real input's gradient is the real part of a complex one
+# (the engine takes it: torch's handle_r_to_c)
+CONJ = OpSpec("conj", "ConjBackward0", np.conjugate, jvp="linear", self=lambda grad: conj(grad))
+CONJ_PHYSICAL = OpSpec("conj_physical", "ConjPhysicalBackward0", np.conjugate, jvp="linear",
+                       method=True, self=lambda grad: conj(grad))
+SGN = OpSpec("sgn", "SgnBackward0", kernels.sgn, jvp="elementwise", method=True, complex=True,
+             self=lambda grad, self, result: formulas.sgn_backward(grad, self, result))
+ANGLE = OpSpec("angle", "AngleBackward0", kernels.angle, jvp="elementwise", method=True,
+               complex=True, self=lambda grad, self: formulas.angle_backward(grad, self))
+VIEW_AS_REAL = OpSpec("view_as_real", "ViewAsRealBackward0", kernels.view_as_real,
+                      jvp="linear", view=True,
+                      self=lambda grad: view_as_complex(contiguous(grad)))
+VIEW_AS_COMPLEX = OpSpec("view_as_complex", "ViewAsComplexBackward0", kernels.view_as_complex,
+                         jvp="linear", view=True,
+                         self=lambda grad: view_as_real(contiguous(grad)))
+COMPLEX = OpSpec("complex", "ComplexBackward0", kernels.complex_, jvp="linear", broadcasts=True,
+                 real=lambda grad: real(grad), imag=lambda grad: imag(grad))
+POLAR = OpSpec("polar", "PolarBackward0", kernels.polar, jvp="elementwise", complex=True,
+               broadcasts=True,
+               abs=lambda grad, result: real(conj(grad) * sgn(result)),
+               angle=lambda grad, result: real(conj(grad) * result * 1j))
 
 # ======================= shapes =======================
 VIEW = OpSpec("view", "ViewBackward0", kernels.view, jvp="linear", view=True, batches=True,

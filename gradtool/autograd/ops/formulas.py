@@ -8,10 +8,11 @@ import numpy as np
 from .. import grad_mode
 from . import derivatives as table  # bound late: the table imports this module
 from . import kernels
-from .generic import (abs, any_true, by_row, cat, clamp, constant, contiguous, cumprod, cumsum,
-                      detach, diagonal, exp, expand, flip, gather, index_add, index_select,
-                      isnan, log, log1p, matmul, mean, masked_fill, mm, numel, ones_like,
-                      permute, prod, reshape, scatter, sigmoid, sign, slice, squeeze, sum,
+from .generic import (abs, any_true, by_row, cat, clamp, conj, constant, contiguous, cumprod,
+                      cumsum,
+                      detach, diagonal, exp, expand, flip, gather, imag, index_add,
+                      index_select, is_complex, isnan, log, log1p, matmul, mean, masked_fill, mm, numel, ones_like,
+                      permute, prod, real, reshape, scatter, sigmoid, sign, slice, squeeze, sum,
                       sum_to, t, tanh, erf, transpose, tril, triu, unsqueeze, var, where, zeros,
                       zeros_like)
 from .kernels import expanded, is_column_major
@@ -176,35 +177,42 @@ def tie_split(grad, self, other, loses):
 def pow_backward(grad, self, exponent):
     if exponent == 0:
         return zeros_like(self) * grad
-    return grad * exponent * self ** (exponent - 1)
+    return grad * conj(exponent * self ** (exponent - 1))
 
 
 def pow_backward_self(grad, self, exponent):
-    return where(exponent == 0, 0, grad * exponent * self ** (exponent - 1))
+    return where(exponent == 0, 0, grad * conj(exponent * self ** (exponent - 1)))
 
 
 def pow_backward_exponent(grad, self, exponent, result):
     # d/de b^e = b^e log b; defined as 0 where b == 0 and e >= 0 (torch's convention)
     if isinstance(self, (int, float, np.generic)):  # a Python number as the base
-        return grad * result * float(np.log(self)) if self != 0 else zeros_like(grad)
-    at_zero = (self == 0) & (exponent >= 0)
-    return where(at_zero, 0, grad * result * log(where(at_zero, 1, self)))
+        return grad * conj(result * np.log(self)) if self != 0 else zeros_like(grad)
+    at_zero = (self == 0) & _at_or_above_zero(exponent)
+    return where(at_zero, 0, grad * conj(result * log(where(at_zero, 1, self))))
+
+
+def _at_or_above_zero(exponent):
+    """exponent >= 0; a complex one: real and >= 0 (torch's pow_backward_exponent)."""
+    if not is_complex(exponent):
+        return exponent >= 0
+    return (imag(exponent) == 0) & (real(exponent) >= 0)
 
 
 def mm_mat1_backward(grad, mat2, sizes, strides):
     """grad @ mat2^T, computed transposed when the input was column-major (a transposed
     weight), so its gradient comes back in the same layout, as torch's."""
     if is_column_major(sizes, strides):
-        return t(mm(mat2, t(grad)))
-    return mm(grad, t(mat2))
+        return t(mm(conj(mat2), t(grad)))
+    return mm(grad, conj(t(mat2)))
 
 
 def mm_mat2_backward(grad, mat1, sizes, strides):
     """mat1^T @ grad, computed transposed when the input was column-major (x @ w.t(): w's
     gradient is then contiguous in w's own layout, with no copy), as torch's."""
     if is_column_major(sizes, strides):
-        return t(mm(t(grad), mat1))
-    return mm(t(mat1), grad)
+        return t(mm(t(grad), conj(mat1)))
+    return mm(conj(t(mat1)), grad)
 
 
 def select_backward(grad, sizes, dim, index):
@@ -1051,3 +1059,20 @@ def linalg_svd_jvp(A_t, U, S, Vh, full_matrices):
     if m < n:
         dV = dV + matmul(matmul(mT(A_t), U) - matmul(V, mT(dP)), _diag_embed(1 / S))
     return [dU, dS, mT(dV)]
+
+
+def sgn_backward(grad, self, result):
+    """z / |z|: (grad - sgn * Re(grad * conj(sgn))) / |z|, 0 where z is 0."""
+    magnitude = abs(self)
+    at_zero = magnitude == 0
+    return where(at_zero, 0, (grad - result * real(grad * conj(result)))
+                 / where(at_zero, 1, magnitude))
+
+
+def angle_backward(grad, self):
+    """arg z: grad * i z / |z|^2 (0 at z = 0); of a real x, zeros (flat but at 0)."""
+    if not is_complex(self):
+        return zeros_like(self) * grad
+    magnitude2 = real(self * conj(self))
+    at_zero = magnitude2 == 0
+    return where(at_zero, 0, grad * self * 1j / where(at_zero, 1, magnitude2))

@@ -71,6 +71,48 @@ tanh = _unary(np.tanh, "tanh")
 isnan = _unary(np.isnan, "isnan")
 
 
+def conj(x):
+    """The complex conjugate. Real values are their own, returned as they are (no copy, no
+    node, as torch's conj), so one formula serves real and complex inputs at no cost."""
+    kind = type(x)
+    if kind is _ndarray:
+        return x if x.dtype.kind != "c" else np.conjugate(x)
+    if kind is float or kind is int:  # (a number saved in a tensor's place: x * 0.9)
+        return x
+    return x.conj() if isinstance(x, _Tensor) else x.conjugate()
+
+
+def real(x):
+    """The real part of a complex value (torch's handle_r_to_c); a real one as it is."""
+    if isinstance(x, _Tensor):
+        return x.real
+    return x.real if getattr(x, "dtype", None) is None or x.dtype.kind == "c" else x
+
+
+def is_complex(x):
+    return (x.is_complex() if isinstance(x, _Tensor) else
+            getattr(x, "dtype", np.dtype(type(x))).kind == "c")
+
+
+def imag(x):
+    return x.imag if isinstance(x, _Tensor) else np.imag(x)
+
+
+def view_as_real(x):
+    return by_row(_table.VIEW_AS_REAL, (x,))
+
+
+def view_as_complex(x):
+    return by_row(_table.VIEW_AS_COMPLEX, (x,))
+
+
+def sgn(x):
+    """x / |x| (0 at 0); torch's sign for real x."""
+    if isinstance(x, _Tensor):
+        return x.sgn()
+    return _kernels.sgn(x)
+
+
 def sigmoid(x):
     return _kernels.sigmoid(x) if not isinstance(x, _Tensor) else x.sigmoid()
 
@@ -100,7 +142,9 @@ def clamp(x, min=None, max=None):
 
 
 def to(x, dtype):
-    return x.astype(dtype, copy=False) if not isinstance(x, _Tensor) else x.to(dtype)
+    if isinstance(x, _Tensor):
+        return x.to(dtype)
+    return x if x.dtype == dtype else _kernels.to_dtype(x, dtype)
 
 
 def detach(x):

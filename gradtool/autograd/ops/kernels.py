@@ -116,7 +116,7 @@ def relu(self):
 def sigmoid(self):
     # torch's 1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving 0 (forwards
     # and formulas run with numpy's warnings off)
-    x = self if self.dtype.kind == "f" else self.astype(np.float64)  # (promotion casts after)
+    x = self if self.dtype.kind in "fc" else self.astype(np.float64)  # (promotion casts after)
     out = np.exp(np.negative(x))
     out += 1
     return np.reciprocal(out, out=out) if type(out) is np.ndarray else 1 / out  # (0-d: a scalar)
@@ -334,7 +334,50 @@ def expand(self, size):
 
 
 def to_dtype(self, dtype):
+    if self.dtype.kind == "c" and dtype.kind != "c":  # as torch: the imaginary part dropped
+        self = self.real
     return self.astype(dtype)
+
+
+# ---- complex numbers ----
+def sgn(self):
+    """z / |z|, 0 at 0 (torch.sgn); the sign of real values."""
+    if self.dtype.kind != "c":
+        return np.sign(self)
+    magnitude = np.abs(self)
+    return np.where(magnitude == 0, 0, self / np.where(magnitude == 0, 1, magnitude))
+
+
+def angle(self):
+    """The argument of z; of a real x, pi where x < 0 (nan stays nan), as torch."""
+    if self.dtype.kind == "c":
+        return np.angle(self)
+    return np.where(self < 0, np.pi, np.where(np.isnan(self), self, 0)).astype(
+        self.dtype if self.dtype.kind == "f" else np.float32)
+
+
+def view_as_real(self):
+    """A view of complex z as its (real, imag) pairs: a last dim of 2 (torch's strides)."""
+    parts = self.real  # numpy's view of the real parts, z's strides
+    return np.lib.stride_tricks.as_strided(parts, self.shape + (2,),
+                                           self.strides + (parts.itemsize,))
+
+
+def view_as_complex(self):
+    """A view of real pairs (a last dim of 2, stride 1) as complex values."""
+    # (numpy views a last dim of 2 contiguous values as one complex value)
+    return self.view(np.promote_types(self.dtype, np.complex64))[..., 0]
+
+
+def complex_(real, imag):
+    out = np.empty(np.broadcast_shapes(real.shape, imag.shape),
+                   np.promote_types(real.dtype, np.complex64))
+    out.real, out.imag = real, imag
+    return out
+
+
+def polar(abs, angle):
+    return complex_(abs * np.cos(angle), abs * np.sin(angle))
 
 
 def clone(self, memory_format="preserve"):  # preserve: the input's order of dims, as torch

@@ -197,8 +197,12 @@ class OpSpec:
                  batches=False, jvp=None, hidden=(), undefined_grads=False, promotion=None,
                  promoted_args=(), promotion_always=False, broadcasts=False,
                  writes_overlapping=False, reads_no_overlap=False, method=False, method_aliases=(),
-                 function=False, in_place_node=None, batched_jvp=None, **inputs):
+                 function=False, in_place_node=None, batched_jvp=None, complex=False,
+                 **inputs):
         spec.name = name
+        # its formulas are torch's for complex values too (the conjugates written in); a
+        # linear op with real coefficients (shapes, sums) needs none; others refuse complex
+        spec.complex = complex or jvp == "linear"
         spec.view = view  # the output shares memory (and the version counter) with input 0
         spec.promotes_dtype = promotes_dtype  # int inputs give float32 results, as in torch
         # torch's type promotion (dtypes.result_type of the differentiable inputs and the
