@@ -200,17 +200,17 @@ class Tensor:
         """A view of the real parts (torch's view_as_real(z)[..., 0]); a real tensor itself."""
         if self._data.dtype.kind != "c":
             return self
-        return call(_D.VIEW_AS_REAL, (self,)).select(-1, 0)
+        return call(table.VIEW_AS_REAL, (self,)).select(-1, 0)
 
     @property
     def imag(self):
         if self._data.dtype.kind != "c":
             raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-        return call(_D.VIEW_AS_REAL, (self,)).select(-1, 1)
+        return call(table.VIEW_AS_REAL, (self,)).select(-1, 1)
 
     def conj(self):
         """The conjugate (a copy: gradtool has no lazy conjugate bit); a real tensor itself."""
-        return self if self._data.dtype.kind != "c" else call(_D.CONJ, (self,))
+        return self if self._data.dtype.kind != "c" else call(table.CONJ, (self,))
 
     def resolve_conj(self):
         return self
