@@ -212,6 +212,10 @@ class Tensor:
         """The conjugate (a copy: gradtool has no lazy conjugate bit); a real tensor itself."""
         return self if self._data.dtype.kind != "c" else call(table.CONJ, (self,))
 
+    def conj_physical(self):
+        """The conjugate, a copy; a real tensor itself (as torch)."""
+        return self if self._data.dtype.kind != "c" else call(table.CONJ_PHYSICAL, (self,))
+
     def resolve_conj(self):
         return self
 

@@ -345,7 +345,7 @@ LOG_SOFTMAX = OpSpec("log_softmax", "LogSoftmaxBackward0", kernels.log_softmax, 
 # (the engine takes it: torch's handle_r_to_c)
 CONJ = OpSpec("conj", "ConjBackward0", np.conjugate, jvp="linear", self=lambda grad: conj(grad))
 CONJ_PHYSICAL = OpSpec("conj_physical", "ConjPhysicalBackward0", np.conjugate, jvp="linear",
-                       method=True, self=lambda grad: conj(grad))
+                       function=True, self=lambda grad: conj(grad))
 SGN = OpSpec("sgn", "SgnBackward0", kernels.sgn, jvp="elementwise", method=True, complex=True,
              self=lambda grad, self, result: formulas.sgn_backward(grad, self, result))
 ANGLE = OpSpec("angle", "AngleBackward0", kernels.angle, jvp="elementwise", method=True,
