@@ -212,6 +212,9 @@ class Tensor:
         """The conjugate (a copy: gradtool has no lazy conjugate bit); a real tensor itself."""
         return self if self._data.dtype.kind != "c" else call(table.CONJ, (self,))
 
+    def angle(self):
+        return call(table.ANGLE, (self,))
+
     def conj_physical(self):
         """The conjugate, a copy; a real tensor itself (as torch)."""
         return self if self._data.dtype.kind != "c" else call(table.CONJ_PHYSICAL, (self,))

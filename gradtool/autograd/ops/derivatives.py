@@ -348,7 +348,8 @@ CONJ_PHYSICAL = OpSpec("conj_physical", "ConjPhysicalBackward0", np.conjugate, j
                        function=True, self=lambda grad: conj(grad))
 SGN = OpSpec("sgn", "SgnBackward0", kernels.sgn, jvp="elementwise", method=True, complex=True,
              self=lambda grad, self, result: formulas.sgn_backward(grad, self, result))
-ANGLE = OpSpec("angle", "AngleBackward0", kernels.angle, jvp="elementwise", method=True,
+# (torch has no angle_: Tensor.angle is written by hand)
+ANGLE = OpSpec("angle", "AngleBackward0", kernels.angle, jvp="elementwise", function=True,
                complex=True, self=lambda grad, self: formulas.angle_backward(grad, self))
 VIEW_AS_REAL = OpSpec("view_as_real", "ViewAsRealBackward0", kernels.view_as_real,
                       jvp="linear", view=True,

@@ -1062,7 +1062,10 @@ def linalg_svd_jvp(A_t, U, S, Vh, full_matrices):
 
 
 def sgn_backward(grad, self, result):
-    """z / |z|: (grad - sgn * Re(grad * conj(sgn))) / |z|, 0 where z is 0."""
+    """z / |z|: (grad - sgn * Re(grad * conj(sgn))) / |z|, 0 where z is 0; of a real x,
+    zeros (torch's: no graph, as sign's)."""
+    if not is_complex(self):
+        return zeros_like(grad)
     magnitude = abs(self)
     at_zero = magnitude == 0
     return where(at_zero, 0, (grad - result * real(grad * conj(result)))
@@ -1072,7 +1075,7 @@ def sgn_backward(grad, self, result):
 def angle_backward(grad, self):
     """arg z: grad * i z / |z|^2 (0 at z = 0); of a real x, zeros (flat but at 0)."""
     if not is_complex(self):
-        return zeros_like(self) * grad
+        return zeros_like(grad)
     magnitude2 = real(self * conj(self))
     at_zero = magnitude2 == 0
     return where(at_zero, 0, grad * self * 1j / where(at_zero, 1, magnitude2))
