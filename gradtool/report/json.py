@@ -10,8 +10,10 @@ tensors carry their "device"."""
 import dataclasses
 import json
 import math
+import operator
 
 from ..engines import device_name, dtype_name
+from ..snapshot.graph import SavedInfo
 
 INSPECT_SCHEMA = "gradtool.inspect/2"
 GRADCHECK_SCHEMA = "gradtool.gradcheck/3"
@@ -41,12 +43,59 @@ def clean(value):
     return value
 
 
+class OneLineEach:
+    """A long list in a document (a graph's nodes): `make(item)` for each of `items`, written
+    one per line by json's C encoder as it is made, so that a 100,000-node graph is written in
+    seconds and never held whole, as dicts or as text."""
+
+    def __init__(self, items, make):
+        self.items, self.make = items, make
+
+
 def chunks(document):
-    """The document's JSON text in pieces, as the encoder makes them: written as they come,
-    a graph of 100,000 nodes never exists as one string (nor as json.dumps' list of its
-    millions of pieces). `document` is one of the *_document()s below, which return clean()
-    values: strict JSON, so encoding cannot fail half-way (and is not copied again here)."""
-    return json.JSONEncoder(indent=2, allow_nan=False).iterencode(document)
+    """The document's JSON text in pieces, written as they come (never one string): indented
+    by two spaces as json's `indent=2`, except a OneLineEach list, one element per line.
+    `document` is one of the *_document()s below: clean() values (strict JSON, so encoding
+    cannot fail half-way), and the OneLineEach elements, cleaned as they are encoded."""
+    return _indented(document, "\n")
+
+
+def _indented(value, newline):
+    inner = newline + "  "
+    if isinstance(value, dict) and value:
+        yield "{"
+        for i, (key, item) in enumerate(value.items()):
+            yield ("," if i else "") + inner + _ONE_LINE.encode(key) + ": "
+            yield from _indented(item, inner)
+        yield newline + "}"
+    elif isinstance(value, (list, tuple)) and value:
+        yield "["
+        for i, item in enumerate(value):
+            yield "," if i else ""
+            yield inner
+            yield from _indented(item, inner)
+        yield newline + "]"
+    elif isinstance(value, OneLineEach):
+        first = True
+        for item in value.items:
+            yield ("[" if first else ",") + inner + one_line(value.make(item))
+            first = False
+        yield "[]" if first else newline + "]"
+    else:
+        yield _ONE_LINE.encode(value)
+
+
+# the C encoder (json's Python encoder, which indent= needs, is 15x slower); default= turns
+# numpy values and dataclasses into JSON values, as clean() does
+_ONE_LINE = json.JSONEncoder(allow_nan=False, separators=(", ", ": "), default=clean)
+
+
+def one_line(value):
+    """`value` as JSON on one line, as clean() would make it."""
+    try:
+        return _ONE_LINE.encode(value)
+    except ValueError:  # a NaN or Inf inside: the strings clean() makes of them
+        return _ONE_LINE.encode(clean(value))
 
 
 def _tensor_summary(name, value):
@@ -60,25 +109,30 @@ def _tensor_summary(name, value):
 
 
 def snapshot_dict(snap):
-    nodes = []
-    for n in snap.nodes:
-        nodes.append({
-            "id": n.id, "name": n.name, "kind": n.kind, "label": n.label, "module": n.module,
-            "site": n.site, "problem": n.problem,
-            "parents": n.n_parents,
-            "next_functions": [{"node": c, "output_nr": nr} for c, nr in n.edges],
-            "outputs": {str(k): {"shape": list(v[0]), "dtype": v[1]}
-                        for k, v in sorted(n.outputs.items())},
-            "saved": [_saved_dict(s) for s in n.saved],
-            "leaf": n.leaf,
-        })
-    return {"nodes": nodes, "outputs": snap.outputs,
+    """The graph; its nodes made one at a time as they are written (OneLineEach)."""
+    return {"nodes": OneLineEach(snap.nodes, node_dict), "outputs": snap.outputs,
             "saved_total_bytes": snap.saved_total_bytes}
 
 
+def node_dict(n):
+    """One node as JSON values (its tuples are lists to the encoder, NaN left to one_line)."""
+    return {
+        "id": n.id, "name": n.name, "kind": n.kind, "label": n.label, "module": n.module,
+        "site": n.site, "problem": n.problem,
+        "parents": n.n_parents,
+        "next_functions": [{"node": c, "output_nr": nr} for c, nr in n.edges],
+        "outputs": {str(k): {"shape": v[0], "dtype": v[1]} for k, v in sorted(n.outputs.items())},
+        "saved": [_saved_dict(s) for s in n.saved],
+        "leaf": None if n.leaf is None else dataclasses.asdict(n.leaf),
+    }
+
+
+_SAVED_FIELDS = tuple(f.name for f in dataclasses.fields(SavedInfo) if f.name != "array_id")
+_saved_values = operator.attrgetter(*_SAVED_FIELDS)
+
+
 def _saved_dict(s):
-    d = dataclasses.asdict(s)
-    d.pop("array_id", None)
+    d = dict(zip(_SAVED_FIELDS, _saved_values(s)))
     d["modified"] = s.modified
     return d
 
