@@ -14,6 +14,14 @@ from ..autograd.views import CopySlices
 from ..autograd.walk import topological_order
 
 _CTX_OWN_ATTRIBUTES = frozenset(vars(BackwardCFunction()))  # what gradtool keeps on ctx
+_dtype_names = {}  # numpy dtype -> its name: str(dtype) runs numpy's Python code (~5 µs)
+
+
+def _dtype_name(numpy_dtype):
+    name = _dtype_names.get(numpy_dtype)
+    if name is None:
+        name = _dtype_names[numpy_dtype] = str(numpy_dtype)
+    return name
 
 
 class GradtoolEngine:
@@ -86,7 +94,7 @@ class GradtoolEngine:
 
     @staticmethod
     def dtype_name(t):
-        return str(t._data.dtype)  # numpy's name (the .name property costs 10x more)
+        return _dtype_name(t._data.dtype)  # numpy's name
 
     @staticmethod
     def version(t):
@@ -170,7 +178,7 @@ class GradtoolEngine:
     def edge_meta(node):
         """(shape, dtype name) of the tensor behind each next_functions edge (None where the
         forward input did not require grad)."""
-        return [None if meta is None else (tuple(meta[0]), str(meta[1]))
+        return [None if meta is None else (tuple(meta[0]), _dtype_name(meta[1]))
                 for meta in node._input_meta]
 
     @staticmethod

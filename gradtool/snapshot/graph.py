@@ -10,8 +10,11 @@ import numpy as np
 
 import gradtool.engines as engines
 
+from ..autograd.node import SavedTensor
 
-@dataclasses.dataclass
+
+# (slots: one or more per graph node, and no __dict__ each for the GC to scan)
+@dataclasses.dataclass(slots=True)
 class SavedInfo:
     """One value a node keeps for backward (`_saved_<name>` / `saved_tensors[i]`)."""
     name: str
@@ -36,7 +39,7 @@ class SavedInfo:
         return self.is_tensor and self.version_now != self.version_saved
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class LeafInfo:
     name: Optional[str]
     shape: tuple
@@ -48,7 +51,7 @@ class LeafInfo:
     device: str = "cpu"
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class NodeInfo:
     id: str
     name: str                 # MulBackward0, AccumulateGrad, MyFunctionBackward, CopySlices
@@ -67,7 +70,7 @@ class NodeInfo:
     problem: Optional[str] = None  # why its backward is wrong, when a check found it so
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class OutputInfo:
     index: int
     name: Optional[str]
@@ -257,7 +260,6 @@ def _module_path(metadata, module_names):
 
 def saved_info(name, value):
     """SavedInfo of one of gradtool's saved values (a SavedTensor, or a plain value)."""
-    from ..autograd.node import SavedTensor
     if value is None:
         return SavedInfo(name, False, value="None")
     if not isinstance(value, SavedTensor):
