@@ -8,6 +8,7 @@ order checked; pairs say how many differing entries they leave out. gradcheck ve
 target has a "reference" section (null without a reference check; see reference_dict) and
 tensors carry their "device"."""
 import dataclasses
+import functools
 import json
 import math
 import operator
@@ -44,19 +45,19 @@ def clean(value):
 
 
 class OneLineEach:
-    """A long list in a document (a graph's nodes): `make(item)` for each of `items`, written
-    one per line by json's C encoder as it is made, so that a 100,000-node graph is written in
-    seconds and never held whole, as dicts or as text."""
+    """A long list in a document (a graph's nodes): `line(item)`, the JSON text of an element
+    on one line, for each of `items`, written as it is made, so that a 100,000-node graph is
+    written in seconds and never held whole, as values or as text."""
 
-    def __init__(self, items, make):
-        self.items, self.make = items, make
+    def __init__(self, items, line):
+        self.items, self.line = items, line
 
 
 def chunks(document):
     """The document's JSON text in pieces, written as they come (never one string): indented
     by two spaces as json's `indent=2`, except a OneLineEach list, one element per line.
     `document` is one of the *_document()s below: clean() values (strict JSON, so encoding
-    cannot fail half-way), and the OneLineEach elements, cleaned as they are encoded."""
+    cannot fail half-way), and the OneLineEach lines (one_line() cleans what they hold)."""
     return _indented(document, "\n")
 
 
@@ -78,7 +79,7 @@ def _indented(value, newline):
     elif isinstance(value, OneLineEach):
         first = True
         for item in value.items:
-            yield ("[" if first else ",") + inner + one_line(value.make(item))
+            yield ("[" if first else ",") + inner + value.line(item)
             first = False
         yield "[]" if first else newline + "]"
     else:
@@ -110,31 +111,37 @@ def _tensor_summary(name, value):
 
 def snapshot_dict(snap):
     """The graph; its nodes made one at a time as they are written (OneLineEach)."""
-    return {"nodes": OneLineEach(snap.nodes, node_dict), "outputs": snap.outputs,
+    return {"nodes": OneLineEach(snap.nodes, node_line), "outputs": snap.outputs,
             "saved_total_bytes": snap.saved_total_bytes}
 
 
-def node_dict(n):
-    """One node as JSON values (its tuples are lists to the encoder, NaN left to one_line)."""
-    return {
+def node_line(n):
+    """One node's JSON text, on one line."""
+    head = one_line({
         "id": n.id, "name": n.name, "kind": n.kind, "label": n.label, "module": n.module,
         "site": n.site, "problem": n.problem,
         "parents": n.n_parents,
         "next_functions": [{"node": c, "output_nr": nr} for c, nr in n.edges],
         "outputs": {str(k): {"shape": v[0], "dtype": v[1]} for k, v in sorted(n.outputs.items())},
-        "saved": [_saved_dict(s) for s in n.saved],
-        "leaf": None if n.leaf is None else dataclasses.asdict(n.leaf),
-    }
+    })
+    saved = ", ".join([_saved_line(_saved_values(s)) if s.is_tensor else
+                       _constant_saved_line(_saved_values(s)) for s in n.saved])
+    leaf = "null" if n.leaf is None else one_line(dataclasses.asdict(n.leaf))
+    return f'{head[:-1]}, "saved": [{saved}], "leaf": {leaf}}}'
 
 
 _SAVED_FIELDS = tuple(f.name for f in dataclasses.fields(SavedInfo) if f.name != "array_id")
-_saved_values = operator.attrgetter(*_SAVED_FIELDS)
+_SAVED_KEYS = _SAVED_FIELDS + ("modified",)
+_saved_values = operator.attrgetter(*_SAVED_KEYS)
 
 
-def _saved_dict(s):
-    d = dict(zip(_SAVED_FIELDS, _saved_values(s)))
-    d["modified"] = s.modified
-    return d
+def _saved_line(values):
+    return one_line(dict(zip(_SAVED_KEYS, values)))
+
+
+# A non-tensor saved value (a dim, a scalar, None) recurs at node after node: its text is made
+# once. (Tensors' are not: their floats may be 0.0 and -0.0, equal as keys, not as text.)
+_constant_saved_line = functools.lru_cache(maxsize=1024)(_saved_line)
 
 
 def diagnosis_dict(d):
