@@ -12,7 +12,6 @@ import numpy as np
 
 import gradtool.engines as engines
 
-from ..autograd.node import SavedTensor
 
 
 # (slots: one or more per graph node, and no __dict__ each for the GC to scan)
@@ -277,30 +276,6 @@ def _module_path(metadata, module_names):
         return ()
     return tuple((call, module_names.get(id(module)) or name or type(module).__name__,
                   type(module).__name__) for call, (name, module) in zip(calls, stack))
-
-
-def saved_info(name, value):
-    """SavedInfo of one of gradtool's saved values (a SavedTensor, or a plain value)."""
-    if value is None:
-        return SavedInfo(name, False, value="None")
-    if not isinstance(value, SavedTensor):
-        return SavedInfo(name, False, value=short_repr(value))
-    info = SavedInfo(name, True, is_output=value.is_output, version_saved=value.saved_version,
-                     version_now=value.version_now)
-    if info.modified:
-        info.modified_at = value._version_counter[1]
-    if value._freed:
-        info.state = "freed"
-        return info
-    if value._unpack_hook is not None:
-        info.state = "packed"  # reading it would run the user's unpack hook: we do not
-        return info
-    array = value._array()
-    # str(dtype) is numpy's name of a builtin dtype, without the .name property's cost
-    info.shape, info.dtype, info.nbytes = tuple(array.shape), str(array.dtype), array.nbytes
-    info.array_id = id(array.base if array.base is not None else array)
-    info.min, info.mean, info.max = array_stats(array)
-    return info
 
 
 def array_stats(array):
