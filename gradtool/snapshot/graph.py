@@ -192,7 +192,7 @@ def _take_snapshot(outputs, named, sites, module_names, engine):
                                        _tangent_info(E, t), E.device_name(t)))
     snapshot = GraphSnapshot(list(by_node.values()), output_infos)
     # the live leaf tensors, aligned with snapshot.leaves, so a runner can read their grads
-    snapshot.leaf_tensors = [n.variable for n in order if E.node_kind(n) == "leaf"]
+    snapshot.leaf_tensors = [n.variable for n, info in by_node.items() if info.kind == "leaf"]
     snapshot.node_ids = ids  # live node -> its id, for what checks find about live nodes
     return snapshot
 
