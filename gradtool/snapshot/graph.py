@@ -13,7 +13,6 @@ import numpy as np
 import gradtool.engines as engines
 
 
-
 # (slots: one or more per graph node, and no __dict__ each for the GC to scan)
 @dataclasses.dataclass(slots=True)
 class SavedInfo:
