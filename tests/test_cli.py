@@ -166,6 +166,8 @@ def test_inspect_json_on_every_example(sweep, name):
     targets = cu.check_inspect_document(r.json(), ex(name))
     errors = [d for t in targets.values() for d in t["diagnostics"] if d["severity"] == "error"]
     assert_exit(r, 1 if errors else 0)  # an error (✗) is a failed check
+    node_lines = [line for line in r.stdout.splitlines() if line.lstrip().startswith('{"id": ')]
+    assert len(node_lines) == sum(len(t["graph"]["nodes"]) for t in targets.values())  # 1 a line
     for t in targets.values():
         path, _, line = t["location"].rpartition(":")
         assert os.path.samefile(path if os.path.isabs(path) else os.path.join(REPO, path),

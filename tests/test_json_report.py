@@ -3,13 +3,10 @@ rest of the document indented; what a node line holds; the snapshot leaves the G
 import dataclasses
 import gc
 import json
-import os
 
 import pytest
 
-import cli_util as cu
 import gradtool as gt
-from cli_util import EXAMPLES, assert_exit, run
 from gradtool.report.json import chunks, clean, inspect_document, node_line
 from gradtool.snapshot.graph import take_snapshot
 
@@ -76,18 +73,6 @@ def test_the_document_is_indented_and_its_nodes_one_per_line():
     node_lines = [line for line in lines if line.lstrip().startswith('{"id": ')]
     assert len(node_lines) == len(snapshot.nodes)
     assert all(line.startswith(" " * 10) for line in node_lines)  # inside targets/graph/nodes
-
-
-def test_inspect_json_of_a_file_writes_one_line_per_node():
-    r = run("inspect", "--json", os.path.join(EXAMPLES, "basics.py"))
-    assert_exit(r, 0)
-    targets = cu.check_inspect_document(r.json())
-    lines = r.stdout.split("\n")
-    node_lines = [line for line in lines if line.lstrip().startswith('{"id": ')]
-    assert len(node_lines) == sum(len(t["graph"]["nodes"]) for t in targets.values())
-    for line in node_lines:
-        node = json.loads(line.rstrip(","))
-        assert {"id", "name", "saved", "next_functions", "leaf"} <= set(node)
 
 
 @pytest.mark.parametrize("enabled", [True, False])
