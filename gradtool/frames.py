@@ -70,7 +70,10 @@ def user_site(frame=None, also=(), depth_limit=50):
         if frame is None:
             return None
         filename = frame.f_code.co_filename
-        if not is_gradtool(filename) and not (also and filename.startswith(also)):
+        ours = _gradtool_file.get(filename)  # is_gradtool, inlined: the forward trace's per-op cost
+        if ours is None:
+            ours = is_gradtool(filename)
+        if not ours and not (also and filename.startswith(also)):
             return (filename, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back
     return None

@@ -4,6 +4,7 @@ and the SVG it writes.
 
 Each subprocess costs ~0.3-0.7 s, so the runs over every example are made once, in parallel
 (`sweep`), and shared by the tests that read them."""
+import json
 import os
 import re
 import shutil
@@ -115,13 +116,33 @@ def chain_100k(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def chain_100k_json(tmp_path_factory):
+    """`gradtool inspect --json` of the same chain, its document written to a file, also
+    started at once in the background: (Popen, the document's path, stderr's path)."""
+    folder = tmp_path_factory.mktemp("chain100k_json")
+    user = folder / "long_chain.py"
+    user.write_text(CHAIN_100K)
+    document, stderr = folder / "chain.json", folder / "stderr.txt"
+    with open(document, "w") as out, open(stderr, "w") as err:
+        proc = subprocess.Popen([GRADTOOL, "inspect", "--json", str(user)], cwd=folder,
+                                env=cu.env(), stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+    yield proc, document, stderr
+    if proc.returncode is None:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
 def sweep(request):
     """Every example through the real CLI, run once and in parallel: {args tuple: Result}."""
     assert os.path.exists(GRADTOOL), (
         f"the installed gradtool command is missing at {GRADTOOL}: `pip install -e .` "
         f"into the environment running the tests")
-    if any(item.name == "test_render_100k_op_chain" for item in request.session.items):
+    names = {item.name for item in request.session.items}
+    if "test_render_100k_op_chain" in names:
         request.getfixturevalue("chain_100k")  # start it now, to overlap with the sweep
+    if "test_inspect_json_of_a_100k_op_chain" in names:
+        request.getfixturevalue("chain_100k_json")
     cmds = _sweep_commands()
     return dict(zip(cmds, cu.run_many(cmds)))
 
@@ -147,6 +168,8 @@ def test_inspect_json_on_every_example(sweep, name):
     targets = cu.check_inspect_document(r.json(), ex(name))
     errors = [d for t in targets.values() for d in t["diagnostics"] if d["severity"] == "error"]
     assert_exit(r, 1 if errors else 0)  # an error (✗) is a failed check
+    node_lines = [line for line in r.stdout.splitlines() if line.lstrip().startswith('{"id": ')]
+    assert len(node_lines) == sum(len(t["graph"]["nodes"]) for t in targets.values())  # 1 a line
     for t in targets.values():
         path, _, line = t["location"].rpartition(":")
         assert os.path.samefile(path if os.path.isabs(path) else os.path.join(REPO, path),
@@ -1111,6 +1134,34 @@ def test_render_100k_op_chain(chain_100k):
     assert len(nodes) < 200  # grouped, not 100,000 boxes
     text = " ".join(" ".join(n.texts) for n in nodes.values())
     assert "MulBackward0" in text
+
+
+def test_inspect_json_of_a_100k_op_chain(chain_100k_json):
+    """Issue 25: the whole document, valid, within 1 GiB (it was 1.59 GiB, then 0.91 GiB)."""
+    proc, document, stderr = chain_100k_json
+    _, status, usage = os.wait4(proc.pid, 0)  # (its own peak memory, not the other children's)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0, stderr.read_text()
+    assert stderr.read_text() == ""
+    assert usage.ru_maxrss < 1 << 20, f"peak memory {usage.ru_maxrss / 1024:.0f} MB"  # (KB)
+    text = document.read_text()
+    doc = json.loads(text)
+    target = cu.check_inspect_document(doc)["chain"]
+    nodes = target["graph"]["nodes"]
+    assert len(nodes) == 100_002  # the sum, 100,000 muls, x's AccumulateGrad
+    assert [n["name"] for n in nodes[:2]] == ["SumBackward0", "MulBackward0"]
+    assert all(n["name"] == "MulBackward0" and n["site"] == "long_chain.py:8"
+               and n["next_functions"][0]["node"] == f"n{i + 1}" for i, n in
+               enumerate(nodes[1:-1], start=1))
+    assert nodes[50_000]["saved"][0] == {
+        "name": "_saved_other", "is_tensor": False, "state": "live", "shape": None,
+        "dtype": None, "is_output": False, "version_saved": None, "version_now": None,
+        "modified_at": None, "nbytes": 0, "min": None, "mean": None, "max": None,
+        "value": "1.0000001", "modified": False}
+    leaf = nodes[-1]
+    assert leaf["kind"] == "leaf" and leaf["label"] == "x"
+    assert leaf["leaf"]["grad_finite"] and leaf["leaf"]["grad_norm"] > 0
+    assert text.count("\n") < 100_100  # one line per node
 
 
 def test_render_5000_node_graphs(tmp_path):

@@ -8,10 +8,13 @@ order checked; pairs say how many differing entries they leave out. gradcheck ve
 target has a "reference" section (null without a reference check; see reference_dict) and
 tensors carry their "device"."""
 import dataclasses
+import functools
 import json
 import math
+import operator
 
 from ..engines import device_name, dtype_name
+from ..snapshot.graph import SavedInfo
 
 INSPECT_SCHEMA = "gradtool.inspect/2"
 GRADCHECK_SCHEMA = "gradtool.gradcheck/3"
@@ -41,12 +44,59 @@ def clean(value):
     return value
 
 
+class OneLineEach:
+    """A long list in a document (a graph's nodes): `line(item)`, the JSON text of an element
+    on one line, for each of `items`, written as it is made, so that a 100,000-node graph is
+    written in seconds and never held whole, as values or as text."""
+
+    def __init__(self, items, line):
+        self.items, self.line = items, line
+
+
 def chunks(document):
-    """The document's JSON text in pieces, as the encoder makes them: written as they come,
-    a graph of 100,000 nodes never exists as one string (nor as json.dumps' list of its
-    millions of pieces). `document` is one of the *_document()s below, which return clean()
-    values: strict JSON, so encoding cannot fail half-way (and is not copied again here)."""
-    return json.JSONEncoder(indent=2, allow_nan=False).iterencode(document)
+    """The document's JSON text in pieces, written as they come (never one string): indented
+    by two spaces as json's `indent=2`, except a OneLineEach list, one element per line.
+    `document` is one of the *_document()s below: clean() values (strict JSON, so encoding
+    cannot fail half-way), and the OneLineEach lines (one_line() cleans what they hold)."""
+    return _indented(document, "\n")
+
+
+def _indented(value, newline):
+    inner = newline + "  "
+    if isinstance(value, dict) and value:
+        yield "{"
+        for i, (key, item) in enumerate(value.items()):
+            yield ("," if i else "") + inner + _ONE_LINE.encode(key) + ": "
+            yield from _indented(item, inner)
+        yield newline + "}"
+    elif isinstance(value, (list, tuple)) and value:
+        yield "["
+        for i, item in enumerate(value):
+            yield "," if i else ""
+            yield inner
+            yield from _indented(item, inner)
+        yield newline + "]"
+    elif isinstance(value, OneLineEach):
+        first = True
+        for item in value.items:
+            yield ("[" if first else ",") + inner + value.line(item)
+            first = False
+        yield "[]" if first else newline + "]"
+    else:
+        yield _ONE_LINE.encode(value)
+
+
+# the C encoder (json's Python encoder, which indent= needs, is 15x slower); default= turns
+# numpy values and dataclasses into JSON values, as clean() does
+_ONE_LINE = json.JSONEncoder(allow_nan=False, separators=(", ", ": "), default=clean)
+
+
+def one_line(value):
+    """`value` as JSON on one line, as clean() would make it."""
+    try:
+        return _ONE_LINE.encode(value)
+    except ValueError:  # a NaN or Inf inside: the strings clean() makes of them
+        return _ONE_LINE.encode(clean(value))
 
 
 def _tensor_summary(name, value):
@@ -60,27 +110,38 @@ def _tensor_summary(name, value):
 
 
 def snapshot_dict(snap):
-    nodes = []
-    for n in snap.nodes:
-        nodes.append({
-            "id": n.id, "name": n.name, "kind": n.kind, "label": n.label, "module": n.module,
-            "site": n.site, "problem": n.problem,
-            "parents": n.n_parents,
-            "next_functions": [{"node": c, "output_nr": nr} for c, nr in n.edges],
-            "outputs": {str(k): {"shape": list(v[0]), "dtype": v[1]}
-                        for k, v in sorted(n.outputs.items())},
-            "saved": [_saved_dict(s) for s in n.saved],
-            "leaf": n.leaf,
-        })
-    return {"nodes": nodes, "outputs": snap.outputs,
+    """The graph; its nodes made one at a time as they are written (OneLineEach)."""
+    return {"nodes": OneLineEach(snap.nodes, node_line), "outputs": snap.outputs,
             "saved_total_bytes": snap.saved_total_bytes}
 
 
-def _saved_dict(s):
-    d = dataclasses.asdict(s)
-    d.pop("array_id", None)
-    d["modified"] = s.modified
-    return d
+def node_line(n):
+    """One node's JSON text, on one line."""
+    head = one_line({
+        "id": n.id, "name": n.name, "kind": n.kind, "label": n.label, "module": n.module,
+        "site": n.site, "problem": n.problem,
+        "parents": n.n_parents,
+        "next_functions": [{"node": c, "output_nr": nr} for c, nr in n.edges],
+        "outputs": {str(k): {"shape": v[0], "dtype": v[1]} for k, v in sorted(n.outputs.items())},
+    })
+    saved = ", ".join([_saved_line(_saved_values(s)) if s.is_tensor else
+                       _constant_saved_line(_saved_values(s)) for s in n.saved])
+    leaf = "null" if n.leaf is None else one_line(dataclasses.asdict(n.leaf))
+    return f'{head[:-1]}, "saved": [{saved}], "leaf": {leaf}}}'
+
+
+_SAVED_FIELDS = tuple(f.name for f in dataclasses.fields(SavedInfo) if f.name != "array_id")
+_SAVED_KEYS = _SAVED_FIELDS + ("modified",)
+_saved_values = operator.attrgetter(*_SAVED_KEYS)
+
+
+def _saved_line(values):
+    return one_line(dict(zip(_SAVED_KEYS, values)))
+
+
+# A non-tensor saved value (a dim, a scalar, None) recurs at node after node: its text is made
+# once. (Tensors' are not: their floats may be 0.0 and -0.0, equal as keys, not as text.)
+_constant_saved_line = functools.lru_cache(maxsize=1024)(_saved_line)
 
 
 def diagnosis_dict(d):

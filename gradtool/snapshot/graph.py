@@ -1,7 +1,9 @@
 """A frozen picture of one backward graph, taken with the engine's one traversal
 (autograd.walk): nodes with stable ids in the order backward runs them, their edges, output
 shapes, saved values and leaves. Reports (text, dot, json) and diagnostics read only this."""
+import contextlib
 import dataclasses
+import gc
 import math
 import os
 from typing import Optional
@@ -11,7 +13,8 @@ import numpy as np
 import gradtool.engines as engines
 
 
-@dataclasses.dataclass
+# (slots: one or more per graph node, and no __dict__ each for the GC to scan)
+@dataclasses.dataclass(slots=True)
 class SavedInfo:
     """One value a node keeps for backward (`_saved_<name>` / `saved_tensors[i]`)."""
     name: str
@@ -36,7 +39,7 @@ class SavedInfo:
         return self.is_tensor and self.version_now != self.version_saved
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class LeafInfo:
     name: Optional[str]
     shape: tuple
@@ -48,12 +51,12 @@ class LeafInfo:
     device: str = "cpu"
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class NodeInfo:
     id: str
     name: str                 # MulBackward0, AccumulateGrad, MyFunctionBackward, CopySlices
     kind: str                 # op | custom | leaf | copy_slices | other
-    edges: list               # (child id or None, output_nr) per next_functions entry
+    edges: tuple              # (child id or None, output_nr) per next_functions entry
     outputs: dict             # output_nr -> (shape, dtype) of the tensor it is the grad_fn of
     saved: list
     n_parents: int = 0
@@ -67,7 +70,7 @@ class NodeInfo:
     problem: Optional[str] = None  # why its backward is wrong, when a check found it so
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class OutputInfo:
     index: int
     name: Optional[str]
@@ -118,11 +121,30 @@ class GraphSnapshot:
         return sum(seen.values())
 
 
+@contextlib.contextmanager
+def _cyclic_gc_paused():
+    """The snapshot makes a few lasting objects per node and no garbage: the cyclic GC's full
+    passes over the whole graph meanwhile find nothing (0.7 s of 100,000 nodes' 2 s). Paused
+    for that while only, and left as it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def take_snapshot(outputs, named=None, sites=None, module_names=None, engine=None):
     """Picture the graph behind `outputs` (Tensors of `engine`, default the current one).
     `named` maps the user's variable names to tensors, for labels; `sites` maps nodes to the
     (file, line, function) that made them, in the order the forward made them;
     `module_names` maps id(module) to the name the user knows it by (model.3.attn)."""
+    with _cyclic_gc_paused():
+        return _take_snapshot(outputs, named, sites, module_names, engine)
+
+
+def _take_snapshot(outputs, named, sites, module_names, engine):
     E = engine or engines.current()
     named = named or {}
     name_of = {id(t): name for name, t in named.items()}
@@ -169,7 +191,7 @@ def take_snapshot(outputs, named=None, sites=None, module_names=None, engine=Non
                                        _tangent_info(E, t), E.device_name(t)))
     snapshot = GraphSnapshot(list(by_node.values()), output_infos)
     # the live leaf tensors, aligned with snapshot.leaves, so a runner can read their grads
-    snapshot.leaf_tensors = [n.variable for n in order if E.node_kind(n) == "leaf"]
+    snapshot.leaf_tensors = [n.variable for n, info in by_node.items() if info.kind == "leaf"]
     snapshot.node_ids = ids  # live node -> its id, for what checks find about live nodes
     return snapshot
 
@@ -184,8 +206,8 @@ def _tangent_info(E, t):
 
 
 def _node_info(E, node, node_id, ids, module_names):
-    edges = [(ids.get(child) if child is not None else None, nr)
-             for child, nr in node.next_functions]
+    edges = tuple([(ids.get(child) if child is not None else None, nr)
+                   for child, nr in node.next_functions])
     kind = E.node_kind(node)
     meta = E.metadata(node) or {}
     if kind == "leaf":
@@ -253,31 +275,6 @@ def _module_path(metadata, module_names):
         return ()
     return tuple((call, module_names.get(id(module)) or name or type(module).__name__,
                   type(module).__name__) for call, (name, module) in zip(calls, stack))
-
-
-def saved_info(name, value):
-    """SavedInfo of one of gradtool's saved values (a SavedTensor, or a plain value)."""
-    from ..autograd.node import SavedTensor
-    if value is None:
-        return SavedInfo(name, False, value="None")
-    if not isinstance(value, SavedTensor):
-        return SavedInfo(name, False, value=short_repr(value))
-    info = SavedInfo(name, True, is_output=value.is_output, version_saved=value.saved_version,
-                     version_now=value.version_now)
-    if info.modified:
-        info.modified_at = value._version_counter[1]
-    if value._freed:
-        info.state = "freed"
-        return info
-    if value._unpack_hook is not None:
-        info.state = "packed"  # reading it would run the user's unpack hook: we do not
-        return info
-    array = value._array()
-    # str(dtype) is numpy's name of a builtin dtype, without the .name property's cost
-    info.shape, info.dtype, info.nbytes = tuple(array.shape), str(array.dtype), array.nbytes
-    info.array_id = id(array.base if array.base is not None else array)
-    info.min, info.mean, info.max = array_stats(array)
-    return info
 
 
 def array_stats(array):

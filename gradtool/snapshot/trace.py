@@ -11,13 +11,15 @@ import numpy as np
 from .. import frames
 from ..autograd import anomaly, grad_mode, observers
 from ..autograd import tensor as tensor_module
+from ..autograd.dispatch import call as dispatch_call
+from ..autograd.engine import current_task
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)  # one per op: no __dict__ for the GC to scan
 class OpEvent:
     op: str
-    inputs: list          # ids of the tensor inputs
-    outputs: list         # ids of the results
+    inputs: tuple         # ids of the tensor inputs
+    outputs: tuple        # ids of the results
     grad_enabled: bool
     inference: bool
     any_input_requires_grad: bool
@@ -119,13 +121,8 @@ def _detached_copy(t):
     return t.detach().clone().requires_grad_(t.requires_grad)
 
 
-def current_task():
-    from ..autograd.engine import current_task
-    return current_task()
-
-
 def _finite(t):
-    return t._data.dtype.kind != "f" or bool(np.all(np.isfinite(t._data)))
+    return t._data.dtype.kind != "f" or bool(np.isfinite(t._data).all())
 
 
 class TraceRecords:
@@ -222,7 +219,6 @@ class ForwardTrace(TraceRecords, observers.Observer):
                                     frames.user_call_site(sys._getframe(1)))
 
     def cut(self, kind, name, tensor, result):
-        from ..autograd.engine import current_task
         if kind == "detach":
             self._keep.append(result)
             self.detached[id(result)] = anomaly.user_site()
@@ -233,22 +229,21 @@ class ForwardTrace(TraceRecords, observers.Observer):
         self._add_cut(kind, name, tensor, taken, anomaly.user_site())
 
     def op(self, name, inputs, run):
-        from ..autograd.engine import current_task
         result = run()
         if current_task() is not None:
             return result  # ops run by backward formulas are not the user's forward
-        tensors = list(inputs[0]) if inputs and isinstance(inputs[0], list) else [
-            x for x in inputs if isinstance(x, tensor_module.Tensor)]
-        tensors = [x for x in tensors if isinstance(x, tensor_module.Tensor)]
+        Tensor = tensor_module.Tensor
+        if inputs and isinstance(inputs[0], list):  # a variadic op's tensors (cat, stack)
+            inputs = inputs[0]
+        tensors = [x for x in inputs if isinstance(x, Tensor)]
         outputs = list(result) if isinstance(result, tuple) else [result]
-        event = OpEvent(name, [id(x) for x in tensors], [id(o) for o in outputs],
+        event = OpEvent(name, tuple(map(id, tensors)), tuple(map(id, outputs)),
                         grad_mode.state.grad_enabled, grad_mode.state.inference,
                         any(x._requires_grad for x in tensors), anomaly.user_site(),
-                        not all(_finite(o) for o in outputs) and all(_finite(x) for x in tensors))
+                        not all(map(_finite, outputs)) and all(map(_finite, tensors)))
         self._add_event(event, tensors, outputs, [o._grad_fn for o in outputs], _called_by_user)
         if self.record_ops and isinstance(run, functools.partial):  # run: dispatch's own call
-            from ..autograd.dispatch import call
             spec, op_inputs, op_args = run.args[:3]  # (in place: the same formulas, out of place)
-            self._add_op_call(name, lambda i: call(spec, i, op_args), (op_inputs,), result,
-                              _raw_copy, event.site)
+            self._add_op_call(name, lambda i: dispatch_call(spec, i, op_args), (op_inputs,),
+                              result, _raw_copy, event.site)
         return result
