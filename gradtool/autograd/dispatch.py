@@ -229,7 +229,7 @@ def _make_node(spec, inputs, args=()):
                 fn = x._grad_fn
                 edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
                 data = x._data
-                if data.dtype.kind == "c" and not spec.complex:  # (norm, var: real results)
+                if not spec.complex and data.dtype.kind == "c":  # (norm, var: real results)
                     _refuse_complex(spec, data.dtype)
                 shape = data.shape
                 meta = _METAS.get(shape)
