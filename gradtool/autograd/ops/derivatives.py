@@ -10,9 +10,9 @@ import numpy as np
 from . import formulas
 from . import kernels
 from .generic import (bmm, cat, conj, contiguous, cos, diagonal, exp, expand, flip, gather, imag,
-                      index, index_put, masked_fill, matmul, mm, mv, ones_like, permute, real,
-                      reshape, roll, rsqrt, scatter, scatter_add, select, sgn, sin, slice,
-                      squeeze, stack, sum, sum_to, t, to, transpose, tril, triu, unbind,
+                      index, index_put, is_complex, masked_fill, matmul, mm, mv, ones_like,
+                      permute, real, reshape, roll, rsqrt, scatter, scatter_add, select, sgn,
+                      sin, slice, squeeze, stack, sum, sum_to, t, to, transpose, tril, triu, unbind,
                       unsqueeze, view_as_complex, view_as_real, where, zeros, zeros_like)
 from .registry import MANY, NON_DIFFERENTIABLE, OpSpec
 
@@ -30,9 +30,11 @@ EXP = OpSpec("exp", "ExpBackward0", np.exp, jvp="elementwise", batches=True, met
 LOG = OpSpec("log", "LogBackward0", np.log, jvp="elementwise", batches=True, method=True,
              promotion="float", complex=True, self=lambda grad, self: grad / conj(self))
 LOG1P = OpSpec("log1p", "Log1PBackward0", np.log1p, jvp="elementwise", batches=True,
-               method=True, promotion="float", self=lambda grad, self: grad / (self + 1))
+               method=True, promotion="float", complex=True,
+               self=lambda grad, self: grad / conj(self + 1))
 EXPM1 = OpSpec("expm1", "Expm1Backward0", np.expm1, jvp="elementwise", batches=True,
-               method=True, promotion="float", self=lambda grad, result: grad * (result + 1))
+               method=True, promotion="float", complex=True,
+               self=lambda grad, result: grad * conj(result + 1))
 SQRT = OpSpec("sqrt", "SqrtBackward0", np.sqrt, jvp="elementwise", batches=True, method=True,
               promotion="float", complex=True,
               self=lambda grad, result: grad / (2 * conj(result)))
@@ -40,14 +42,15 @@ RECIPROCAL = OpSpec("reciprocal", "ReciprocalBackward0", kernels.reciprocal, jvp
                     batches=True, method=True, promotion="float", complex=True,
                     self=lambda grad, result: -grad * conj(result * result))
 RSQRT = OpSpec("rsqrt", "RsqrtBackward0", kernels.rsqrt, jvp="elementwise", batches=True,
-               method=True, promotion="float",
-               self=lambda grad, result: -0.5 * grad * result ** 3)
+               method=True, promotion="float", complex=True,
+               self=lambda grad, result: -0.5 * grad * conj(result ** 3))
 SIN = OpSpec("sin", "SinBackward0", np.sin, jvp="elementwise", batches=True, method=True,
              promotion="float", complex=True, self=lambda grad, self: grad * conj(cos(self)))
 COS = OpSpec("cos", "CosBackward0", np.cos, jvp="elementwise", batches=True, method=True,
              promotion="float", complex=True, self=lambda grad, self: -grad * conj(sin(self)))
 TAN = OpSpec("tan", "TanBackward0", np.tan, jvp="elementwise", batches=True, method=True,
-             promotion="float", self=lambda grad, result: grad * (1 + result * result))
+             promotion="float", complex=True,
+             self=lambda grad, result: grad * conj(1 + result * result))
 TANH = OpSpec("tanh", "TanhBackward0", np.tanh, jvp="elementwise", batches=True, method=True,
               promotion="float", complex=True,
               self=lambda grad, result: grad * conj(1 - result * result))
@@ -56,27 +59,28 @@ SIGMOID = OpSpec("sigmoid", "SigmoidBackward0", kernels.sigmoid, jvp="elementwis
                  self=lambda grad, result: grad * conj(result * (1 - result)))
 # the inverse trigonometric and hyperbolic functions (torch's arc* names are aliases)
 ASIN = OpSpec("asin", "AsinBackward0", np.arcsin, jvp="elementwise", batches=True, method=True,
-              method_aliases=("arcsin",), promotion="float",
-              self=lambda grad, self: grad * rsqrt(1 - self * self))
+              method_aliases=("arcsin",), promotion="float", complex=True,
+              self=lambda grad, self: grad * conj(rsqrt(1 - self * self)))
 ACOS = OpSpec("acos", "AcosBackward0", np.arccos, jvp="elementwise", batches=True, method=True,
-              method_aliases=("arccos",), promotion="float",
-              self=lambda grad, self: -grad * rsqrt(1 - self * self))
+              method_aliases=("arccos",), promotion="float", complex=True,
+              self=lambda grad, self: -grad * conj(rsqrt(1 - self * self)))
 ATAN = OpSpec("atan", "AtanBackward0", np.arctan, jvp="elementwise", batches=True, method=True,
-              method_aliases=("arctan",), promotion="float",
-              self=lambda grad, self: grad / (self * self + 1))
+              method_aliases=("arctan",), promotion="float", complex=True,
+              self=lambda grad, self: grad / conj(self * self + 1))
 # torch leaves asinh_, acosh_ and atanh_ without a derivative (their Backward1 raises)
 ASINH = OpSpec("asinh", "AsinhBackward0", np.arcsinh, jvp="elementwise", batches=True,
                in_place_node="AsinhBackward1", method=True, method_aliases=("arcsinh",),
-               promotion="float",
-               self=lambda grad, self: grad * rsqrt(self * self + 1))
+               promotion="float", complex=True,
+               self=lambda grad, self: grad * conj(rsqrt(self * self + 1)))
 ACOSH = OpSpec("acosh", "AcoshBackward0", np.arccosh, jvp="elementwise", batches=True,
                in_place_node="AcoshBackward1", method=True, method_aliases=("arccosh",),
-               promotion="float",
-               self=lambda grad, self: grad * rsqrt(self * self - 1))
+               promotion="float", complex=True,  # (sqrt(z^2 - 1) is not sqrt(z-1) sqrt(z+1))
+               self=lambda grad, self: grad * conj(rsqrt(self + 1) * rsqrt(self - 1))
+                   if is_complex(self) else grad * rsqrt(self * self - 1))
 ATANH = OpSpec("atanh", "AtanhBackward0", np.arctanh, jvp="elementwise", batches=True,
                in_place_node="AtanhBackward1", method=True, method_aliases=("arctanh",),
-               promotion="float",
-               self=lambda grad, self: grad / (1 - self * self))
+               promotion="float", complex=True,
+               self=lambda grad, self: grad / conj(1 - self * self))
 # round (half to even) is flat: zero gradient, as torch's (RoundBackward1 with decimals=)
 ROUND = OpSpec("round", "RoundBackward0", kernels.round_, function=True, jvp="elementwise",
                batches=True,
