@@ -71,7 +71,7 @@ class Graph:
 
     def page(self):
         """The self-contained HTML page of `gradtool render --format html`."""
-        from .report import dot, html
+        from .report import html
         o = self.options
         target = types.SimpleNamespace(name=self.name, snapshot=self.snapshot,
                                        diagnostics=self.diagnoses,
@@ -82,9 +82,8 @@ class Graph:
     def save(self, path, format=None):
         """Write the drawing: the format from `format`, else from the file's suffix (svg,
         png, pdf, dot, html). Returns the path."""
-        from .cli.render_cmd import _format
         from .report import dot, output
-        fmt = _format(format, str(path), dot.FORMATS)
+        fmt = output.output_format(format, str(path), dot.FORMATS)
         if fmt == "html":
             data = self.page().encode()
         elif fmt == "dot":

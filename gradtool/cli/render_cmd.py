@@ -1,7 +1,5 @@
 """gradtool render: the backward DAG drawn with Graphviz."""
 import gc
-import os
-
 from typing import List
 
 import typer
@@ -37,7 +35,7 @@ def render(
     from ..report import dot, output as output_file
     try:
         common.check_engines(engine, None)
-        fmt = _format(fmt, output, dot.FORMATS)
+        fmt = output_file.output_format(fmt, output, dot.FORMATS)
         if renderer not in ("auto", "graphviz-pure", "dot"):
             raise GradtoolError(f"--renderer must be auto, graphviz-pure or dot (got "
                                 f"{renderer!r})")
@@ -81,23 +79,4 @@ def render(
     nodes = sum(len(c.snapshot.nodes) for c in captures)
     console(no_color=no_color, stderr=True).print(
         f"wrote {output} ({fmt}, {nodes:,} graph nodes)")
-
-
-def _format(fmt, output, formats):
-    """--format, else the -o suffix, else svg; an error names the option that is wrong."""
-    from ..errors import GradtoolError
-    suffix = os.path.splitext(output)[1].lstrip(".").lower()
-    if fmt is not None:
-        fmt = fmt.lower()
-        if fmt not in formats:
-            raise GradtoolError(f"--format must be one of {', '.join(formats)} (got {fmt!r})")
-        if suffix in formats and suffix != fmt:
-            raise GradtoolError(f"--format {fmt} contradicts -o {output} (a .{suffix} file): "
-                                f"drop --format, or name the file .{fmt}")
-        return fmt
-    if suffix and suffix not in formats:
-        raise GradtoolError(f"-o {output}: gradtool cannot tell the format from .{suffix}; "
-                            f"name the file .svg, .png, .pdf or .dot, or give --format (one "
-                            f"of {', '.join(formats)})")
-    return suffix or "svg"
 
