@@ -1,8 +1,8 @@
 """W7: an LSTM layer forward and backward, hidden 256, 32 steps, batch 32 (input 256,
 float32, zero initial state), gradients of the weights and of the input for a fixed
-cotangent. gradtool composes the LSTM of its ops (per step: addmm, split, sigmoid/tanh,
-mul, add), as torch's float64 path does; torch's float32 CPU LSTM is one oneDNN kernel per
-layer. numpy's column is the same math with the backward written by hand (the limit)."""
+cotangent. In float32 both engines run torch's CPU path: one mkldnn_rnn_layer op for the
+layer (oneDNN's kernel on torch; on gradtool the op's numpy steps, formulas.lstm_layer).
+numpy's column is the same math with the backward written by hand (the limit)."""
 import numpy as np
 
 from workloads import Case, Prepared, to_numpy

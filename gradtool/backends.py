@@ -5,3 +5,5 @@ mps = types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)
 # torch.backends.cudnn.deterministic = True and friends are accepted and change nothing
 cudnn = types.SimpleNamespace(enabled=False, deterministic=False, benchmark=False,
                               is_available=lambda: False)
+# torch.backends.mkldnn.enabled = False: the float32 LSTM composed of ops, as torch's
+mkldnn = types.SimpleNamespace(enabled=True, is_available=lambda: True)

@@ -160,6 +160,7 @@ class Case:
     #                                  derivative is only reached when the cotangent depends on x)
     eps: float = 1e-6
     cotangent_bits: Optional[int] = None
+    forward_ad: bool = True  # False: torch's op has no jvp; its refusal is tested instead
 
 
 CASES = []
@@ -1329,6 +1330,51 @@ case("group_norm", "NATIVE_GROUP_NORM",
      _group_norm_vjp)
 
 
+def _lstm_layer(reverse):
+    """torch's oneDNN LSTM layer op (nn.LSTM's in float32) called directly: output, h, c."""
+    def layer(x, w_ih, w_hh, b_ih, b_hh, h, c):
+        return tensor_module.call(D.MKLDNN_RNN_LAYER, (x, w_ih, w_hh, b_ih, b_hh, h, c),
+                                  (reverse, (), 2, 3, 1, True, False, False, True))[:3]
+    return layer
+
+
+def _lstm_layer_vjp(reverse):
+    """An LSTM layer's backward by hand in numpy, step by step (i, f, g, o gates)."""
+    def vjp(v, x, w_ih, w_hh, b_ih, b_hh, h0, c0):
+        sigmoid = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
+        order = list(range(len(x)))[::-1 if reverse else 1]
+        h, c, saved = h0, c0, {}
+        for t in order:
+            z = x[t] @ w_ih.T + b_ih + h @ w_hh.T + b_hh
+            i, f, g, o = (sigmoid(z[:, :3]), sigmoid(z[:, 3:6]), np.tanh(z[:, 6:9]),
+                          sigmoid(z[:, 9:]))
+            saved[t] = (x[t], h, c, i, f, g, o)
+            c = f * c + i * g
+            h = o * np.tanh(c)
+        grad_out, dh, dc = v
+        grads = [np.zeros_like(a) for a in (x, w_ih, w_hh, b_ih)]
+        for t in reversed(order):
+            xt, h_prev, c_prev, i, f, g, o = saved[t]
+            tanh_c = np.tanh(f * c_prev + i * g)
+            dh = dh + grad_out[t]
+            dc = dc + dh * o * (1 - tanh_c ** 2)
+            d = np.concatenate([dc * g * i * (1 - i), dc * c_prev * f * (1 - f),
+                                dc * i * (1 - g * g), dh * tanh_c * o * (1 - o)], 1)
+            grads[0][t] = d @ w_ih
+            grads[1] += d.T @ xt
+            grads[2] += d.T @ h_prev
+            grads[3] += d.sum(0)
+            dh, dc = d @ w_hh, dc * f
+        return grads + [grads[3], dh, dc]
+    return vjp
+
+
+for _reverse in (False, True):
+    case(f"mkldnn_rnn_layer{'_reverse' if _reverse else ''}", "MKLDNN_RNN_LAYER",
+         _lstm_layer(_reverse), normals((3, 2, 2), (12, 2), (12, 3), (12,), (12,), (2, 3), (2, 3)),
+         _lstm_layer_vjp(_reverse), forward_ad=False)
+
+
 def _channel_mask(shape, p):
     """The mask dropout2d draws (seeded): what its gradient is v times."""
     with gt.no_grad():
@@ -1555,6 +1601,7 @@ case("matrix_norm_nuc_dims", ("PERMUTE", "LINALG_SVD", "SUM_DIM"),
 
 CASE_IDS = [c.id for c in CASES]
 assert len(set(CASE_IDS)) == len(CASE_IDS), "duplicate case ids"
+JVP_CASES = [c for c in CASES if c.forward_ad]  # (forward mode's sweep)
 
 
 # ======================================== running a case ========================================
@@ -2244,7 +2291,7 @@ def test_every_row_declares_a_jvp():
     assert not missing, f"rows without a jvp (declare jvp= in derivatives.py): {missing}"
 
 
-@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("case", JVP_CASES, ids=[c.id for c in JVP_CASES])
 def test_jvp_central_differences(case):
     """J.v in forward mode equals central differences along v, for every output."""
     rng = np.random.default_rng(7)
@@ -2259,7 +2306,7 @@ def test_jvp_central_differences(case):
                                    err_msg=f"{case.id}: output {k} jvp vs central differences")
 
 
-@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("case", JVP_CASES, ids=[c.id for c in JVP_CASES])
 def test_jvp_agrees_with_backward(case):
     """u.(J v) from forward mode equals (u J).v from backward, on random u and v."""
     rng = np.random.default_rng(8)
@@ -2274,8 +2321,8 @@ def test_jvp_agrees_with_backward(case):
     assert forward == pytest.approx(backward, rel=rel, abs=1e-10), case.id
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.order2], ids=[
-    c.id for c in CASES if c.order2])
+@pytest.mark.parametrize("case", [c for c in JVP_CASES if c.order2], ids=[
+    c.id for c in JVP_CASES if c.order2])
 def test_forward_over_reverse_second_order(case):
     """Dual inputs through autograd.grad(create_graph=True): the gradient's tangent is the
     Hessian-vector product, checked against central differences of the gradient."""
@@ -2319,7 +2366,7 @@ def test_every_row_jvp_runs_in_the_sweep():
 
     registry.OpSpec.tangent = tangent
     try:
-        for c in CASES:
+        for c in JVP_CASES:
             inputs, _ = build(c, np.random.default_rng(7))
             forward_jvp(c.fn, inputs, random_tangents(inputs, np.random.default_rng(0)))
             forward_jvp(order2_fn(c), inputs, random_tangents(inputs, np.random.default_rng(0)))
@@ -2331,8 +2378,23 @@ def test_every_row_jvp_runs_in_the_sweep():
     # rows that only complex values reach have no jvp to run
     complex_only = {D.CONJ, D.CONJ_PHYSICAL, D.SGN, D.ANGLE, D.VIEW_AS_REAL, D.VIEW_AS_COMPLEX,
                     D.COMPLEX, D.POLAR}
-    never = set(D.TABLE.values()) - reached - complex_only
+    never = set(D.TABLE.values()) - reached - complex_only - _WITHOUT_FORWARD_AD
     assert not never, sorted(repr(s) for s in never)
+
+
+_WITHOUT_FORWARD_AD = {spec for c in CASES if not c.forward_ad for spec in
+                       (D.TABLE[name] for name in c.covers)}
+
+
+@pytest.mark.parametrize("spec", sorted(_WITHOUT_FORWARD_AD, key=repr), ids=repr)
+def test_rows_torch_gives_no_jvp_refuse_forward_ad_in_torchs_words(spec):
+    """Where torch has no forward-mode formula (mkldnn_rnn_layer), forward AD raises its
+    NotImplementedError, naming the op."""
+    case = next(c for c in CASES if spec.name in [D.TABLE[n].name for n in c.covers])
+    inputs, _ = build(case, np.random.default_rng(7))
+    with pytest.raises(NotImplementedError, match=f"Trying to use forward AD with {spec.name} "
+                                                  "that does not support it"):
+        forward_jvp(case.fn, inputs, random_tangents(inputs, np.random.default_rng(0)))
 
 
 @HYPOTHESIS
@@ -2395,7 +2457,7 @@ def batched_forward_jvp(fn, inputs, tangents):
         return [fwAD.unpack_dual(o).tangent for o in _outputs(fn(*duals))]
 
 
-@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("case", JVP_CASES, ids=[c.id for c in JVP_CASES])
 def test_batched_jvp_matches_one_at_a_time(case):
     """A batch of tangents in one forward pass (forward_ad.batched, what forward-mode
     Jacobians use) equals the jvps one tangent at a time, stacked: elementwise and reduction

@@ -1,8 +1,9 @@
 """Recurrent layers and attention (issue 21), against torch: the same parameter names and
 shapes, the same outputs and gradients from the same weights, and the same backward graph
 node for node (the gates split by unsafe_chunk, UnsafeSplitBackward0, as torch's). Tests
-marked parity run the same code on torch; all run in float64, where torch's CPU LSTM is the
-composition too (its float32 LSTM is one fused oneDNN node)."""
+marked parity run the same code on torch, in float64, where torch's CPU LSTM is the
+composition too; its float32 LSTM is one oneDNN op per layer and direction
+(MkldnnRnnLayerBackward0), and so is gradtool's (the float32 tests below)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -48,7 +49,7 @@ def _flat(outputs):
 
 
 def _compare(torch, make, inputs, call=lambda m, *xs: m(*xs), rtol=1e-10, nodes=True,
-             constants=0):
+             constants=0, atol=1e-12):
     """Outputs, gradients (inputs and parameters, weighted by fixed random cotangents) and
     backward nodes of a module on both engines; the last `constants` inputs (masks) need no
     gradient."""
@@ -71,7 +72,7 @@ def _compare(torch, make, inputs, call=lambda m, *xs: m(*xs), rtol=1e-10, nodes=
     for a, b in zip(mo + mg, to + tg):
         assert (a is None) == (b is None)
         if a is not None:
-            np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-12)
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
     assert mn == tn
     return mine
 
@@ -99,6 +100,111 @@ def test_recurrent_layer_matches_torch(kind, case):
         return getattr(nn, name)(3, 4, **extra, **options)
     x = np.random.default_rng(0).standard_normal((5, 2, 3))
     _compare(torch, make, [x])
+
+
+@parity
+@pytest.mark.parametrize("case", sorted(RNN_CASES) + ["three_layers", "unbatched_given_state"])
+@pytest.mark.parametrize("onednn", [True, False])
+def test_float32_lstm_is_torchs_onednn_op_per_layer(case, onednn):
+    """In float32 torch's CPU LSTM is oneDNN's: one MkldnnRnnLayerBackward0 per layer and
+    direction (the input made contiguous, zero biases without them); with
+    torch.backends.mkldnn.enabled = False, the composition. gradtool's graph is torch's either
+    way, node for node, with the same values to float32 rounding."""
+    torch = _torch()
+    options = dict(RNN_CASES.get(case, dict(num_layers=3 if case == "three_layers" else 2)))
+
+    def make(nn):
+        return nn.LSTM(3, 4, **options)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 2, 3)).astype(np.float32)
+    inputs, call = [x], lambda m, x: m(x)
+    if case == "unbatched_given_state":  # (L, H_in), states (layers, H)
+        inputs = [x[:, 0], *rng.standard_normal((2, 2, 4)).astype(np.float32)]
+        call = lambda m, x, h, c: m(x, (h, c))  # noqa: E731
+    previous = gt.backends.mkldnn.enabled, torch.backends.mkldnn.enabled
+    try:
+        gt.backends.mkldnn.enabled = torch.backends.mkldnn.enabled = onednn
+        mine = _compare(torch, make, inputs, call=call, rtol=1e-4, atol=1e-6)
+        out = call(mine, *(gt.tensor(a, requires_grad=True) for a in inputs))[0]
+        assert ("MkldnnRnnLayerBackward0" in _nodes(out)) == onednn
+    finally:
+        gt.backends.mkldnn.enabled, torch.backends.mkldnn.enabled = previous
+
+
+@parity
+def test_float32_lstm_node_saves_what_torchs_saves():
+    """MkldnnRnnLayerBackward0's _saved_* names, and each input, weight, state, argument and
+    output it saves, as torch's (the workspace, result3, is each engine's own layout)."""
+    torch = _torch()
+    mine, theirs = _same_module(torch, lambda nn: nn.LSTM(3, 4, bias=False, batch_first=True))
+    rng = np.random.default_rng(3)
+    x, h, c = (rng.standard_normal(s).astype(np.float32) for s in ((2, 5, 3), (1, 2, 4), (1, 2, 4)))
+    nodes = []
+    for lib, module in ((gt, mine), (torch, theirs)):
+        state = (lib.tensor(h, requires_grad=True), lib.tensor(c, requires_grad=True))
+        out = module(lib.tensor(x, requires_grad=True), state)[0]
+        nodes.append(out.grad_fn.next_functions[0][0])
+    node, theirs_node = nodes
+    assert node.name() == theirs_node.name() == "MkldnnRnnLayerBackward0"
+    names = sorted(n for n in dir(theirs_node) if n.startswith("_saved_"))
+    assert sorted(n for n in dir(node) if n.startswith("_saved_")) == names
+    for name in names:
+        a, b = getattr(node, name), getattr(theirs_node, name)
+        if name == "_saved_result3":
+            continue
+        if hasattr(b, "detach"):
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5,
+                                       atol=1e-6, err_msg=name)
+        else:
+            assert a == b, name
+
+
+@parity
+def test_float32_lstm_gradients_of_gradients_match_torch():
+    """Second order through the oneDNN op: its backward recomputes the steps from the
+    inputs when recording (as torch's differentiable backward), so gradients of gradients
+    are torch's; forward mode refuses, as torch's does."""
+    torch = _torch()
+    mine, theirs = _same_module(torch, lambda nn: nn.LSTM(3, 4, num_layers=2))
+    x = np.random.default_rng(4).standard_normal((4, 2, 3)).astype(np.float32)
+    results = []
+    for lib, module in ((gt, mine), (torch, theirs)):
+        xt = lib.tensor(x, requires_grad=True)
+        out, (h, c) = module(xt)
+        assert out.grad_fn.name() == "MkldnnRnnLayerBackward0"
+        (g,) = lib.autograd.grad((out.sum() + h.sum() + c.pow(2).sum()), xt, create_graph=True)
+        results.append([t.detach().numpy() for t in lib.autograd.grad(
+            g.pow(2).sum(), [xt] + list(module.parameters()))])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+    with gt.autograd.forward_ad.dual_level():
+        dual = gt.autograd.forward_ad.make_dual(gt.tensor(x), gt.ones(4, 2, 3))
+        with pytest.raises(NotImplementedError, match="forward AD with mkldnn_rnn_layer"):
+            mine(dual)
+
+
+def test_float32_lstm_op_agrees_with_the_composition():
+    """The oneDNN op's hand-written steps (first order reads its workspace) against the
+    same LSTM composed of the engine's ops (torch.backends.mkldnn.enabled = False): outputs
+    and every gradient, bidirectional and two layers deep, with given states."""
+    gt.manual_seed(0)
+    lstm = gt.nn.LSTM(3, 5, num_layers=2, bidirectional=True)
+    rng = np.random.default_rng(5)
+    x, h, c = (rng.standard_normal(s).astype(np.float32) for s in ((6, 2, 3), (4, 2, 5), (4, 2, 5)))
+    results = []
+    for onednn in (True, False):
+        gt.backends.mkldnn.enabled = onednn
+        try:
+            inputs = [gt.tensor(a, requires_grad=True) for a in (x, h, c)]
+            out, (hn, cn) = lstm(inputs[0], tuple(inputs[1:]))
+        finally:
+            gt.backends.mkldnn.enabled = True
+        assert ("MkldnnRnnLayerBackward0" in _nodes(out)) == onednn
+        loss = (out * out).sum() + hn.sum() - cn.sum()
+        grads = gt.autograd.grad(loss, inputs + list(lstm.parameters()))
+        results.append([t.detach().numpy() for t in [out, hn, cn, *grads]])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
 
 
 @parity

@@ -4,13 +4,17 @@ Each is composed of the engine's ops in the order of torch's CPU implementation
 (aten/src/ATen/native/RNN.cpp), so the recorded graph has torch's nodes: the input projection
 of the whole sequence as one linear, unbind into steps, per step a linear of the hidden state
 added to the step's projection, the gates (split with unsafe_chunk: UnsafeSplitBackward0), stack
-of the outputs. One difference: torch's float32 LSTM on CPU runs oneDNN's fused kernel
-(MkldnnRnnLayerBackward0, one node per layer), float64 the composition below."""
+of the outputs. torch's float32 LSTM on the CPU is oneDNN's kernel instead, one
+mkldnn_rnn_layer op (MkldnnRnnLayerBackward0) per layer and direction: so is gradtool's
+(RNNBase._run_onednn), where torch's use_mkldnn would choose it."""
 import math
 import warnings
 
+from .. import backends
 from ..autograd import creation
 from ..autograd.device import check as check_device
+from ..autograd.dispatch import call
+from ..autograd.ops import derivatives as table
 from ..autograd.tensor import cat, stack
 from ..errors import NotInEngineError
 from . import functional as F
@@ -51,6 +55,12 @@ def _gru_cell(input, hidden, w_ih, w_hh, b_ih, b_hh, projected=False):
 
 _CELLS = {"RNN_TANH": _simple_cell(lambda x: x.tanh()),
           "RNN_RELU": _simple_cell(lambda x: x.relu()), "LSTM": _lstm_cell, "GRU": _gru_cell}
+
+
+def _runs_onednn(input):
+    """torch's use_mkldnn for an LSTM: a float32 input with elements, oneDNN enabled."""
+    return (input._data.dtype == "float32" and input.numel() != 0
+            and backends.mkldnn.enabled)
 
 
 def _run_layer(cell, inputs, hidden, weights, reverse):
@@ -149,6 +159,8 @@ class RNNBase(Module):
         """torch's _VF.rnn/_VF.lstm: the layers in turn, both directions of a layer
         concatenated, dropout between layers in training; the last hidden state of each
         layer and direction stacked."""
+        if self.mode == "LSTM" and _runs_onednn(input):
+            return self._run_onednn(input, hidden)
         cell = _CELLS[self.mode]
         directions = 2 if self.bidirectional else 1
         is_lstm = self.mode == "LSTM"
@@ -170,6 +182,32 @@ class RNNBase(Module):
         if is_lstm:
             return input, (stack([h for h, _ in finals], 0), stack([c for _, c in finals], 0))
         return input, stack(finals, 0)
+
+    def _run_onednn(self, input, hidden):
+        """_run for torch's float32 CPU LSTM (aten/src/ATen/native/mkldnn/RNN.cpp): the
+        input and states made contiguous, one mkldnn_rnn_layer per layer and direction (zero
+        biases when there are none), outputs as _run's."""
+        input, hx, cx = input.contiguous(), hidden[0].contiguous(), hidden[1].contiguous()
+        directions = 2 if self.bidirectional else 1
+        hy, cy = [], []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                weights = self.all_weights[index]
+                if not self.bias:
+                    weights = weights + [creation.zeros(w.shape, dtype=w.dtype) for w in weights]
+                output, h, c, _ = call(
+                    table.MKLDNN_RNN_LAYER, (input, *weights, hx[index], cx[index]),
+                    (direction == 1, (), 2, self.hidden_size, self.num_layers, self.bias,
+                     self.bidirectional, self.batch_first, self.training))
+                outputs.append(output)
+                hy.append(h)
+                cy.append(c)
+            input = outputs[0] if directions == 1 else cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                input = F.dropout(input, self.dropout, True)
+        return input, (stack(hy, 0), stack(cy, 0))
 
     def extra_repr(self):
         text = f"{self.input_size}, {self.hidden_size}"
@@ -302,6 +340,32 @@ class RNNCellBase(Module):
         if batched:
             return out
         return tuple(h.squeeze(0) for h in out) if cell is _lstm_cell else out.squeeze(0)
+
+    def _run_onednn(self, input, hidden):
+        """_run for torch's float32 CPU LSTM (aten/src/ATen/native/mkldnn/RNN.cpp): the
+        input and states made contiguous, one mkldnn_rnn_layer per layer and direction (zero
+        biases when there are none), outputs as _run's."""
+        input, hx, cx = input.contiguous(), hidden[0].contiguous(), hidden[1].contiguous()
+        directions = 2 if self.bidirectional else 1
+        hy, cy = [], []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                weights = self.all_weights[index]
+                if not self.bias:
+                    weights = weights + [creation.zeros(w.shape, dtype=w.dtype) for w in weights]
+                output, h, c, _ = call(
+                    table.MKLDNN_RNN_LAYER, (input, *weights, hx[index], cx[index]),
+                    (direction == 1, (), 2, self.hidden_size, self.num_layers, self.bias,
+                     self.bidirectional, self.batch_first, self.training))
+                outputs.append(output)
+                hy.append(h)
+                cy.append(c)
+            input = outputs[0] if directions == 1 else cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                input = F.dropout(input, self.dropout, True)
+        return input, (stack(hy, 0), stack(cy, 0))
 
     def extra_repr(self):
         text = f"{self.input_size}, {self.hidden_size}"

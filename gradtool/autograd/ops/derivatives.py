@@ -14,7 +14,7 @@ from .generic import (bmm, cat, conj, contiguous, cos, diagonal, exp, expand, fl
                       permute, real, reshape, roll, rsqrt, scatter, scatter_add, select, sgn,
                       sin, slice, squeeze, stack, sum, sum_to, t, to, transpose, tril, triu, unbind,
                       unsqueeze, view_as_complex, view_as_real, where, zeros, zeros_like)
-from .registry import MANY, NON_DIFFERENTIABLE, OpSpec
+from .registry import MANY, NON_DIFFERENTIABLE, OpSpec, no_forward_ad
 
 # ======================= elementwise, one input =======================
 # `method`: Tensor.exp(), its in-place twin Tensor.exp_() and gradtool.exp() are generated
@@ -928,6 +928,24 @@ NATIVE_GROUP_NORM = OpSpec(
         formulas.group_norm_backward_weight(grad, input, N, group, eps, result1, result2),
     bias=lambda grad, input, weight, N, C, HxW, group, eps, result1, result2:
         formulas.channel_sum(grad))
+
+# ======================= recurrent layers =======================
+# torch's CPU LSTM in float32: oneDNN's kernel, one op per layer and direction (nn/rnn.py
+# takes it where torch's use_mkldnn does). One formula gives every input's gradient; the
+# workspace (result3) is gradtool's own layout (each step's gates and cell state).
+_LSTM_LAYER_INPUTS = ("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_")
+MKLDNN_RNN_LAYER = OpSpec(
+    "mkldnn_rnn_layer", "MkldnnRnnLayerBackward0", formulas.lstm_layer,
+    args=("reverse", "batch_sizes", "mode", "hidden_size", "num_layers", "has_biases",
+          "bidirectional", "batch_first", "train"),
+    outputs=("result0", "result1", "result2", "result3"), nondiff_outputs=("result3",),
+    one_formula=True, jvp=no_forward_ad("mkldnn_rnn_layer", "input"),
+    **dict.fromkeys(_LSTM_LAYER_INPUTS, lambda grads, input, weight0, weight1, weight2, weight3,
+                    hx_, cx_, result0, result1, result2, result3, reverse, mode, hidden_size,
+                    num_layers, has_biases, train, bidirectional, batch_sizes, batch_first:
+                    formulas.lstm_layer_backward(grads, input, weight0, weight1, weight2,
+                                                 weight3, hx_, cx_, result0, result3, reverse,
+                                                 has_biases)))
 
 # ======================= linear algebra (torch.linalg) =======================
 # The LU factors of solve, det and slogdet are outputs, saved as torch's nodes save them: the

@@ -8,11 +8,11 @@ import numpy as np
 from .. import grad_mode
 from . import derivatives as table  # bound late: the table imports this module
 from . import kernels
-from .generic import (abs, any_true, by_row, cat, clamp, conj, constant, contiguous, cumprod,
+from .generic import (abs, addmm, any_true, by_row, cat, clamp, conj, constant, contiguous, cumprod,
                       cumsum,
                       detach, diagonal, exp, expand, flip, gather, imag, index_add,
                       index_select, is_complex, isnan, log, log1p, matmul, mean, masked_fill, mm, numel, ones_like,
-                      permute, prod, real, reshape, scatter, sigmoid, sign, slice, squeeze, sum,
+                      permute, prod, real, reshape, scatter, sigmoid, sign, slice, squeeze, stack, sum,
                       sum_to, t, tanh, erf, transpose, tril, triu, unsqueeze, var, where, zeros,
                       zeros_like)
 from .kernels import expanded, is_column_major
@@ -1079,3 +1079,82 @@ def angle_backward(grad, self):
     magnitude2 = real(self * conj(self))
     at_zero = magnitude2 == 0
     return where(at_zero, 0, grad * self * 1j / where(at_zero, 1, magnitude2))
+
+
+# ---- the LSTM layer of torch's CPU float32 path (oneDNN's mkldnn_rnn_layer) ----
+def lstm_layer(input, weight0, weight1, weight2, weight3, hx_, cx_, reverse, batch_sizes, mode,
+               hidden_size, num_layers, has_biases, bidirectional, batch_first, train):
+    """The op's forward (arrays): the output (T, B, H), the last h and c, and the workspace
+    the first-order backward reads (each step's activated gates, then its cell state)."""
+    bias = weight2 + weight3 if has_biases else 0  # (without biases, torch passes zeros)
+    gates, cells, outputs = lstm_layer_steps(input, weight0, weight1, bias, hx_, cx_, reverse)
+    last = 0 if reverse else -1
+    workspace = np.empty(len(gates) * (gates[0].size + cells[0].size), input.dtype)
+    split = len(gates) * gates[0].size
+    np.stack(gates, out=workspace[:split].reshape((len(gates),) + gates[0].shape))
+    np.stack(cells, out=workspace[split:].reshape((len(cells),) + cells[0].shape))
+    return np.stack(outputs), outputs[last], cells[last], workspace
+
+
+def lstm_layer_steps(input, weight_ih, weight_hh, bias, hx, cx, reverse):
+    """One LSTM layer over a (T, B, in) sequence, reversed or not: each step's gates after
+    their activations (i, f, g, o side by side), its cell state and its output, indexed by
+    time. The op's forward on arrays; on Tensors, the backward's recomputation (second order:
+    gradients of the gradients through the gates)."""
+    steps, batch, hidden = input.shape[0], hx.shape[0], hx.shape[-1]
+    projected = reshape(  # every step's input projection at once: one 2-d product
+        mm(reshape(input, (steps * batch, input.shape[-1])), t(weight_ih)) + bias,
+        (steps, batch, 4 * hidden))
+    gates, cells, outputs = [None] * steps, [None] * steps, [None] * steps
+    h, c = hx, cx
+    for step in (reversed(range(steps)) if reverse else range(steps)):
+        z = addmm(projected[step], h, t(weight_hh))
+        activated = cat([sigmoid(z[:, :2 * hidden]), tanh(z[:, 2 * hidden:3 * hidden]),
+                         sigmoid(z[:, 3 * hidden:])], 1)
+        c = activated[:, hidden:2 * hidden] * c + (
+            activated[:, :hidden] * activated[:, 2 * hidden:3 * hidden])
+        h = activated[:, 3 * hidden:] * tanh(c)
+        gates[step], cells[step], outputs[step] = activated, c, h
+    return gates, cells, outputs
+
+
+def lstm_layer_backward(grads, input, weight0, weight1, weight2, weight3, hx_, cx_, result0,
+                        result3, reverse, has_biases):
+    """Every input's gradient at once (torch's mkldnn_rnn_layer_backward): input, the four
+    weights (both biases get the same), hx_ and cx_. First order reads the workspace;
+    gradients of gradients recompute the steps from the inputs, as torch's differentiable
+    backward does, so that they depend on the weights through the gates."""
+    grad_output, grad_hy, grad_cy = grads[:3]
+    steps, batch, hidden = input.shape[0], hx_.shape[0], hx_.shape[-1]
+    if isinstance(input, np.ndarray):
+        split = steps * batch * 4 * hidden
+        gates = reshape(result3[:split], (steps, batch, 4 * hidden))
+        cells = reshape(result3[split:], (steps, batch, hidden))
+        outputs = result0
+    else:
+        bias = weight2 + weight3 if has_biases else 0
+        gates, cells, outputs = lstm_layer_steps(input, weight0, weight1, bias, hx_, cx_,
+                                                 reverse)
+    before = 1 if reverse else -1  # the step processed before a step
+
+    def state_before(states, initial, step):
+        return states[step + before] if 0 <= step + before < steps else initial
+    dh, dc = grad_hy, grad_cy
+    d_gates = [None] * steps
+    for step in (range(steps) if reverse else reversed(range(steps))):
+        activated = gates[step]
+        i, f = activated[:, :hidden], activated[:, hidden:2 * hidden]
+        g, o = activated[:, 2 * hidden:3 * hidden], activated[:, 3 * hidden:]
+        tanh_c = tanh(cells[step])
+        dh = grad_output[step] + dh
+        dc = dc + dh * o * (1 - tanh_c * tanh_c)
+        d = cat([dc * g * i * (1 - i), dc * state_before(cells, cx_, step) * f * (1 - f),
+                 dc * i * (1 - g * g), dh * tanh_c * o * (1 - o)], 1)
+        d_gates[step] = d
+        dh, dc = mm(d, weight1), dc * f
+    d_gates = reshape(stack(d_gates, 0), (steps * batch, 4 * hidden))
+    h_before = stack([state_before(outputs, hx_, step) for step in range(steps)], 0)
+    return [reshape(mm(d_gates, weight0), input.shape),
+            mm(t(d_gates), reshape(input, (steps * batch, input.shape[-1]))),
+            mm(t(d_gates), reshape(h_before, (steps * batch, hidden))),
+            sum(d_gates, 0), sum(d_gates, 0), dh, dc]  # (two biases: two arrays)

@@ -355,6 +355,11 @@ def mm(a, b):
     return np.matmul(a, b)
 
 
+def addmm(self, mat1, mat2):
+    """self + mat1 @ mat2, in one pass on arrays (kernels.addmm: the faster way round)."""
+    return by_row(_table.ADDMM, (self, mat1, mat2), (1, 1))
+
+
 def mv(a, v):
     if _tensor(a) or _tensor(v):
         return _as_tensor(a).mv(v)

@@ -96,7 +96,7 @@ class OpNode(Node):
         else:
             given = grads[0]
         as_arrays = type(given) is np.ndarray
-        if spec.variadic:  # one formula gives the gradients of every tensor in the list
+        if spec.one_formula:  # it gives the gradients of every input (tensor in the list)
             out = self._evaluate(spec.formula_list[0], grads, as_arrays, batch_size)
             out = [g if child is not None else None
                    for g, (child, _) in zip(out, self.next_functions)]
@@ -162,13 +162,23 @@ def _in_place_twin(spec, node_name, args, jvp, batches, inputs):
     def no_derivative(grad):
         raise RuntimeError(f"the derivative for 'inplace version of {spec.name}' is not "
                            f"implemented.")
-
-    def no_jvp(self_t):
-        raise RuntimeError(f"Trying to use forward AD with {name} that does not support it "
-                           f"because it has not been implemented yet.")
-    twin = OpSpec(name, node_name, spec.forward, args=args, jvp=no_jvp, self=no_derivative)
+    twin = OpSpec(name, node_name, spec.forward, args=args, jvp=no_forward_ad(name, "self"),
+                  self=no_derivative)
     twin.derivative_implemented = False
     return twin
+
+
+def no_forward_ad(op_name, first_input):
+    """The jvp of a row torch gives none (its not_implemented), raising torch's error."""
+    def no_jvp(tangent):
+        raise NotImplementedError(
+            f"Trying to use forward AD with {op_name} that does not support it because it "
+            f"has not been implemented yet.\nPlease file an issue to PyTorch at https://github"
+            f".com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can "
+            f"prioritize its implementation.")
+    no_jvp.__signature__ = inspect.Signature([inspect.Parameter(
+        first_input + "_t", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+    return no_jvp
 
 
 def _reading_result(formula):
@@ -198,7 +208,7 @@ class OpSpec:
                  promoted_args=(), promotion_always=False, broadcasts=False,
                  writes_overlapping=False, reads_no_overlap=False, method=False, method_aliases=(),
                  function=False, in_place_node=None, batched_jvp=None, complex=False,
-                 **inputs):
+                 one_formula=False, **inputs):
         spec.name = name
         # its formulas are torch's for complex values too (the conjugates written in); a
         # linear op with real coefficients (shapes, sums) needs none; others refuse complex
@@ -226,6 +236,9 @@ class OpSpec:
         spec.multi_output = outputs == MANY or len(outputs) > 1
         spec.nondiff_outputs = tuple(nondiff_outputs)
         spec.variadic = variadic
+        # one formula (every input's) gives the gradients of all the inputs at once, as a
+        # derivatives.yaml line `input, weight0, ...: f(...)`; variadic rows are such too
+        spec.one_formula = one_formula or variadic
         spec.undefined_grads = undefined_grads  # `grads` keeps None for outputs without one
         spec.inputs = tuple(inputs)
         spec.formulas = {}
