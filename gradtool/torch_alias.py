@@ -24,7 +24,8 @@ MIRRORED = (
         "sparse", "dropout", "flatten", "rnn", "transformer", "utils")),
     "torch.optim", "torch.optim.optimizer", "torch.optim.lr_scheduler", "torch.testing",
     "torch.cuda", "torch.cuda.amp", "torch.amp", "torch.jit", "torch.accelerator",
-    "torch.backends", "torch.backends.cudnn", "torch.backends.mps", "torch.linalg",
+    "torch.backends", "torch.backends.cudnn", "torch.backends.mkldnn", "torch.backends.mps",
+    "torch.linalg",
     "torch.distributions", "torch.utils", "torch.utils.data",
 )
 

@@ -142,6 +142,7 @@ def test_a_torch_file_with_the_boilerplate_runs_unchanged(tmp_path):
     user.write_text(textwrap.dedent("""\
         import torch
         import torch.backends.cudnn as cudnn
+        import torch.backends.mkldnn
         import torch.cuda.amp
         from torch.cuda.amp import custom_bwd, custom_fwd
         from torch.nn.modules.loss import _Loss
@@ -150,6 +151,7 @@ def test_a_torch_file_with_the_boilerplate_runs_unchanged(tmp_path):
         from torch.utils.data import DataLoader, TensorDataset
 
         cudnn.benchmark = True
+        assert torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
         DEVICE = "cuda" if torch.cuda.is_available() or torch.accelerator.is_available() else "cpu"
         assert DEVICE == "cpu" and _pair(3) == (3, 3) and Module is torch.nn.Module
 
