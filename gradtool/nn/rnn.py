@@ -6,7 +6,7 @@ of the whole sequence as one linear, unbind into steps, per step a linear of the
 added to the step's projection, the gates (split with unsafe_chunk: UnsafeSplitBackward0), stack
 of the outputs. torch's float32 LSTM on the CPU is oneDNN's kernel instead, one
 mkldnn_rnn_layer op (MkldnnRnnLayerBackward0) per layer and direction: so is gradtool's
-(RNNBase._run_onednn), where torch's use_mkldnn would choose it."""
+(RNNBase._onednn_layer), where torch's use_mkldnn would choose it."""
 import math
 import warnings
 
@@ -158,22 +158,31 @@ class RNNBase(Module):
     def _run(self, input, hidden):
         """torch's _VF.rnn/_VF.lstm: the layers in turn, both directions of a layer
         concatenated, dropout between layers in training; the last hidden state of each
-        layer and direction stacked."""
-        if self.mode == "LSTM" and _runs_onednn(input):
-            return self._run_onednn(input, hidden)
-        cell = _CELLS[self.mode]
-        directions = 2 if self.bidirectional else 1
+        layer and direction stacked. A float32 LSTM runs as torch's on the CPU
+        (aten/src/ATen/native/mkldnn/RNN.cpp): input and states made contiguous, one
+        mkldnn_rnn_layer op per layer and direction, with zero biases when there are none."""
         is_lstm = self.mode == "LSTM"
-        layer_hidden = (list(zip(hidden[0].unbind(0), hidden[1].unbind(0))) if is_lstm
-                        else list(hidden.unbind(0)))
-        weights = self.all_weights if self.bias else [w + [None, None] for w in self.all_weights]
+        onednn = is_lstm and _runs_onednn(input)
+        if onednn:
+            input, hidden = input.contiguous(), tuple(h.contiguous() for h in hidden)
+            layer_hidden = [(hidden[0][i], hidden[1][i]) for i in range(len(hidden[0]))]
+        else:
+            layer_hidden = (list(zip(hidden[0].unbind(0), hidden[1].unbind(0))) if is_lstm
+                            else list(hidden.unbind(0)))
+        directions = 2 if self.bidirectional else 1
         finals = []
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(directions):
                 index = layer * directions + direction
-                output, final = _run_layer(cell, input, layer_hidden[index], weights[index],
-                                           reverse=direction == 1)
+                weights = self.all_weights[index]
+                if onednn:
+                    output, final = self._onednn_layer(input, layer_hidden[index], weights,
+                                                       reverse=direction == 1)
+                else:
+                    output, final = _run_layer(_CELLS[self.mode], input, layer_hidden[index],
+                                               weights if self.bias else weights + [None, None],
+                                               reverse=direction == 1)
                 outputs.append(output)
                 finals.append(final)
             input = outputs[0] if directions == 1 else cat(outputs, outputs[0].dim() - 1)
@@ -183,31 +192,14 @@ class RNNBase(Module):
             return input, (stack([h for h, _ in finals], 0), stack([c for _, c in finals], 0))
         return input, stack(finals, 0)
 
-    def _run_onednn(self, input, hidden):
-        """_run for torch's float32 CPU LSTM (aten/src/ATen/native/mkldnn/RNN.cpp): the
-        input and states made contiguous, one mkldnn_rnn_layer per layer and direction (zero
-        biases when there are none), outputs as _run's."""
-        input, hx, cx = input.contiguous(), hidden[0].contiguous(), hidden[1].contiguous()
-        directions = 2 if self.bidirectional else 1
-        hy, cy = [], []
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(directions):
-                index = layer * directions + direction
-                weights = self.all_weights[index]
-                if not self.bias:
-                    weights = weights + [creation.zeros(w.shape, dtype=w.dtype) for w in weights]
-                output, h, c, _ = call(
-                    table.MKLDNN_RNN_LAYER, (input, *weights, hx[index], cx[index]),
-                    (direction == 1, (), 2, self.hidden_size, self.num_layers, self.bias,
-                     self.bidirectional, self.batch_first, self.training))
-                outputs.append(output)
-                hy.append(h)
-                cy.append(c)
-            input = outputs[0] if directions == 1 else cat(outputs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                input = F.dropout(input, self.dropout, True)
-        return input, (stack(hy, 0), stack(cy, 0))
+    def _onednn_layer(self, input, hidden, weights, reverse):
+        """One layer and direction as torch's oneDNN op: output, (h, c)."""
+        if not self.bias:
+            weights = weights + [creation.zeros(w.shape, dtype=w.dtype) for w in weights]
+        output, h, c, _ = call(table.MKLDNN_RNN_LAYER, (input, *weights, *hidden),
+                               (reverse, (), 2, self.hidden_size, self.num_layers, self.bias,
+                                self.bidirectional, self.batch_first, self.training))
+        return output, (h, c)
 
     def extra_repr(self):
         text = f"{self.input_size}, {self.hidden_size}"
@@ -340,32 +332,6 @@ class RNNCellBase(Module):
         if batched:
             return out
         return tuple(h.squeeze(0) for h in out) if cell is _lstm_cell else out.squeeze(0)
-
-    def _run_onednn(self, input, hidden):
-        """_run for torch's float32 CPU LSTM (aten/src/ATen/native/mkldnn/RNN.cpp): the
-        input and states made contiguous, one mkldnn_rnn_layer per layer and direction (zero
-        biases when there are none), outputs as _run's."""
-        input, hx, cx = input.contiguous(), hidden[0].contiguous(), hidden[1].contiguous()
-        directions = 2 if self.bidirectional else 1
-        hy, cy = [], []
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(directions):
-                index = layer * directions + direction
-                weights = self.all_weights[index]
-                if not self.bias:
-                    weights = weights + [creation.zeros(w.shape, dtype=w.dtype) for w in weights]
-                output, h, c, _ = call(
-                    table.MKLDNN_RNN_LAYER, (input, *weights, hx[index], cx[index]),
-                    (direction == 1, (), 2, self.hidden_size, self.num_layers, self.bias,
-                     self.bidirectional, self.batch_first, self.training))
-                outputs.append(output)
-                hy.append(h)
-                cy.append(c)
-            input = outputs[0] if directions == 1 else cat(outputs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                input = F.dropout(input, self.dropout, True)
-        return input, (stack(hy, 0), stack(cy, 0))
 
     def extra_repr(self):
         text = f"{self.input_size}, {self.hidden_size}"
