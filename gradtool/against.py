@@ -4,8 +4,9 @@ second-order ones with order 2), backward node names and `_saved_*` names.
 
 The file is imported once per engine (its `import torch` gives gradtool, then torch), so the
 modules it defines exist twice; the parameters and buffers of its global nn.Modules, and the
-tensors it holds in global variables, are copied from torch's to gradtool's by name before the
-targets run, so both start from the same weights and data. Values are compared with torch.testing.assert_close's tolerances for their dtype."""
+tensors it holds in global variables or gives in @gradtool.example(...), are copied from
+torch's to gradtool's (by name, by argument) before the targets run, so both start from the
+same weights and data. Values are compared with torch.testing.assert_close's tolerances for their dtype."""
 import collections
 import dataclasses
 import os
@@ -80,6 +81,7 @@ def compare(ours, theirs, seed, shape, order=1):
         modules_ours = file_modules(E_ours, ours)
         _copy_weights(E_theirs, modules_theirs, E_ours, modules_ours)
         _copy_global_tensors(E_theirs, theirs, E_ours, ours)
+        _copy_example_tensors(E_theirs, theirs, E_ours, ours)
         a = _run(E_ours, ours, modules_ours, seed, shape, order)
     with engines.use(E_theirs):
         b = _run(E_theirs, theirs, modules_theirs, seed, shape, order)
@@ -118,6 +120,17 @@ def _copy_global_tensors(E_from, target_from, E_to, target_to):
     theirs = loader.file_namespace(target_from)
     for var, t in loader.file_namespace(target_to).items():
         source = theirs.get(var)
+        if E_to.is_tensor(t) and E_from.is_tensor(source) and \
+                tuple(source.shape) == tuple(t.shape):
+            E_to.array(t)[...] = E_from.array(source)
+
+
+def _copy_example_tensors(E_from, target_from, E_to, target_to):
+    """Tensors given in @gradtool.example(...) (torch.randn there draws differently on each
+    engine too), torch's values into gradtool's, argument by argument."""
+    pairs = list(zip(target_to.arg_specs, target_from.arg_specs))
+    pairs += [(t, target_from.kwarg_specs.get(k)) for k, t in target_to.kwarg_specs.items()]
+    for t, source in pairs:
         if E_to.is_tensor(t) and E_from.is_tensor(source) and \
                 tuple(source.shape) == tuple(t.shape):
             E_to.array(t)[...] = E_from.array(source)

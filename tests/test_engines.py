@@ -237,6 +237,35 @@ def test_against_torch_agrees_on_real_files_first_and_second_order():
     assert set(gpt) == {"loss", "stats", "conv_like"}
 
 
+LSTM_WITH_RANDOM_EXAMPLE = textwrap.dedent("""\
+    import gradtool
+    import torch
+
+    lstm = torch.nn.LSTM(4, 3, num_layers=2, batch_first=True)
+
+
+    @gradtool.example(torch.randn(2, 5, 4))
+    def loss(x):
+        out, (h, c) = lstm(x)
+        return out[:, -1].pow(2).sum() + c.sum()
+    """)
+
+
+@pytest.mark.parity
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_against_torch_uses_torchs_example_tensors_and_agrees_on_the_float32_lstm(tmp_path):
+    """A tensor drawn in @gradtool.example(...) is torch's on both engines (as global data
+    and weights are): without that copy the two runs start from different inputs and DIFFER
+    falsely. The float32 LSTM is torch's oneDNN op on both, node and saved name alike."""
+    user = tmp_path / "lstm_model.py"
+    user.write_text(LSTM_WITH_RANDOM_EXAMPLE)
+    result = cu.run("inspect", "--against", "torch", "--json", user)
+    assert_exit(result, 0)
+    [target] = result.json()["targets"]
+    assert target["agree"] and target["differences"] == []
+    assert target["compared"]["gradients"] == 8 and target["compared"]["nodes"] > 10
+
+
 @pytest.mark.parity
 @pytest.mark.skipif(torch is None, reason="torch is not installed")
 def test_against_torch_lists_each_difference_with_both_values(tmp_path):
