@@ -6,7 +6,8 @@ import math
 
 from .autograd.dispatch import call
 from .autograd import dtypes
-from .autograd.tensor import _dim, vector_norm
+from .autograd.free_functions import vector_norm
+from .autograd.tensor import _dim
 from .autograd.ops import derivatives as table
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "det", "slogdet",

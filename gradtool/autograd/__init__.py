@@ -1,4 +1,5 @@
 """gradtool.autograd: torch.autograd's API on the numpy engine."""
+from . import tensor_methods  # (first: attaches the Tensor's op methods)
 from . import forward_ad, graph, profiler
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)

@@ -7,7 +7,7 @@ import functools
 import numpy as np
 
 from . import forward_level
-from . import anomaly, dtypes, grad_mode, observers
+from . import anomaly, dtypes, forward_ad, grad_mode, observers
 from .errstate import ERRSTATE, QUIET, quiet_context
 from .node import SavedTensor, accumulator_of
 from .observers import subscribers as _subscribers  # dispatch's one check: anyone watching?
@@ -27,9 +27,6 @@ _new_object = object.__new__
 # and when it is busy (another thread's forward runs in it, or a forward came back to call),
 # the thread's own one (_forward_elsewhere).
 _QUIET = quiet_context()
-
-
-
 
 
 def call(spec, inputs, args=(), _observed=False):
@@ -91,7 +88,7 @@ def call(spec, inputs, args=(), _observed=False):
             result._grad_fn = node
             node._for_backward = _save(plan, inputs, args, arrays, (result,)) if plan else {}
     if forward_level.active is not None:
-        _forward_ad.propagate(spec, inputs, args, arrays, (result,))
+        forward_ad.propagate(spec, inputs, args, arrays, (result,))
     return result
 
 
@@ -111,7 +108,7 @@ def _multi_output(spec, inputs, args, arrays, outs):
         if results[0]._grad_fn is node:
             node._for_backward = _save(plan, inputs, args, arrays, results)
     if forward_level.active is not None:
-        _forward_ad.propagate(spec, inputs, args, arrays, results)
+        forward_ad.propagate(spec, inputs, args, arrays, results)
     return results
 
 
@@ -130,7 +127,7 @@ def call_inplace(spec, inputs, args=(), _observed=False):
     if not spec.complex and out.dtype.kind == "c":
         _refuse_complex(spec, out.dtype)
     check_writable(spec, target, out, inputs, args)
-    tangent = (_forward_ad.inplace_tangent(spec, inputs, args, arrays, out)
+    tangent = (forward_ad.inplace_tangent(spec, inputs, args, arrays, out)
                if forward_level.active is not None else None)
     node, plan = _make_node(spec, inputs, args) if _state.grad_enabled else _NO_NODE
     if node is not None:  # inputs are saved as they were before the write
@@ -143,7 +140,7 @@ def call_inplace(spec, inputs, args=(), _observed=False):
                 value = saved[name]
                 if type(value) is SavedTensor and value._tensor is target:
                     if forward_level.active is not None:
-                        _forward_ad.snapshot_tangent(value, target)
+                        forward_ad.snapshot_tangent(value, target)
                     value.snapshot()
     if internal_overlap(target._data):  # only elements written: others alias them
         np.copyto(target._data, out, casting="same_kind", where=out != target._data)
@@ -163,9 +160,9 @@ def call_inplace(spec, inputs, args=(), _observed=False):
                 value._graph_edge = (target._grad_fn, target._output_nr, None)
         saved.update(outputs)
     if tangent is not None:
-        _forward_ad.write_inplace_tangent(target, tangent)
+        forward_ad.write_inplace_tangent(target, tangent)
         if node is not None:
-            _forward_ad.save_output_tangent(saved, target._data, tangent)
+            forward_ad.save_output_tangent(saved, target._data, tangent)
     return target
 
 
@@ -293,6 +290,25 @@ def _save(plan, inputs, args, arrays, results):
             index, suffix = where
             saved[name] = derived(arrays[index], suffix)
     return saved
+
+
+def derived(value, suffix):
+    """A fact about an input recorded at forward time (value is the input's array(s))."""
+    if suffix == "_sym_sizes":
+        return value.shape
+    if suffix == "_sym_sizes_opt":  # an optional input's sizes; torch shows (0,) for None
+        return (0,) if value is None else value.shape
+    if suffix == "_sym_numel":
+        return value.size
+    if suffix == "_sym_strides":  # in elements, as torch's
+        return tuple(s // value.itemsize for s in value.strides)
+    if suffix == "_scalar_type":
+        return value.dtype
+    if suffix == "_dim":
+        return value.ndim
+    if suffix == "_sym_argsize_0":
+        return value.shape[0]
+    return [a.shape for a in value]  # _args_sizes of a list input
 
 
 def _share_base(source, views):
@@ -424,7 +440,3 @@ def _shape_error(spec, arrays, error):
                         f"at non-singleton dimension {max(len(a), len(b)) - i}")
     return f"{spec.name}: {error} (shapes {', '.join(str(list(s)) for s in shapes)})"
 
-
-from . import forward_ad as _forward_ad  # noqa: E402  (forward_ad imports this module)
-from .ops import derivatives as table  # noqa: E402
-from .ops.registry import derived  # noqa: E402

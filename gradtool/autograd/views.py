@@ -9,9 +9,10 @@ in-place op's own backward inside it. The view's history is then regenerated fro
 import numpy as np
 
 from . import grad_mode, overlap
-from . import tensor as tensor_module
+from .dispatch import call
 from .engine import _validate, gradient_edge
 from .node import Node
+from .ops import derivatives as table
 
 
 def view_indices(base, view):
@@ -45,7 +46,7 @@ class CopySlices(Node):
 
     def apply(self, grad_outputs):
         flat = grad_outputs[0].reshape(-1)
-        region = tensor_module.call(tensor_module.table.INDEX, (flat,), ((self.indices,),))
+        region = call(table.INDEX, (flat,), ((self.indices,),))
         grads = self.fn.apply([region])
         inside = grads[0]
         if inside is not None:
@@ -54,9 +55,8 @@ class CopySlices(Node):
                                    "written-to tensor refers to a single memory location. "
                                    "Please clone() the tensor before performing the operation.")
             inside = _validate(self.fn, 0, inside)
-        base_grad = tensor_module.call(tensor_module.table.INDEX_PUT,
-                                       (flat, 0 if inside is None else inside),
-                                       ((self.indices,), False))
+        base_grad = call(table.INDEX_PUT, (flat, 0 if inside is None else inside),
+                         ((self.indices,), False))
         return [base_grad.reshape(self.base_shape)] + list(grads[1:])
 
     def saved_values(self):
@@ -88,6 +88,6 @@ def regenerate(view):
         view._requires_grad, view._grad_fn, view._output_nr = False, None, 0
         return
     with grad_mode.enable_grad():
-        alias = tensor_module.call(tensor_module.table.AS_STRIDED, (base,), (view._data.shape,
-                                                 view_indices(base._data, view._data)))
+        alias = call(table.AS_STRIDED, (base,),
+                     (view._data.shape, view_indices(base._data, view._data)))
     view._requires_grad, view._grad_fn, view._output_nr = True, alias._grad_fn, 0

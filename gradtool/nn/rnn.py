@@ -11,7 +11,7 @@ import warnings
 
 from ..autograd import creation
 from ..autograd.device import check as check_device
-from ..autograd.tensor import cat, stack
+from ..autograd.free_functions import cat, stack
 from ..errors import NotInEngineError
 from . import functional as F
 from . import init
