@@ -11,6 +11,7 @@ from . import anomaly, dtypes, forward_ad, grad_mode, observers
 from .errstate import ERRSTATE, QUIET, quiet_context
 from .node import SavedTensor, accumulator_of
 from .observers import subscribers as _subscribers  # dispatch's one check: anyone watching?
+from .ops.rows import table
 from .overlap import check_writable, internal_overlap
 from .tensor import Tensor, _new_tensor
 
@@ -150,8 +151,11 @@ def call_inplace(spec, inputs, args=(), _observed=False):
     counter[0] += 1
     counter[1] = anomaly.user_site()  # named in the error if a saved tensor was overwritten
     if node is not None:
-        from . import views
-        views.rebase_history(target, node)
+        if target._base is None:
+            target._requires_grad, target._grad_fn, target._output_nr = True, node, 0
+        else:  # (views.py stands above this module: its CopySlices dispatches ops)
+            from .views import rebase_history
+            rebase_history(target, node)
         outputs = _save([e for e in plan if e[1] == "output"], inputs, args, arrays, (target,))
         if target._base is not None:  # as torch, the saved output of a write through a view
             # unpacks onto the view's new history (over CopySlices), not onto this node
@@ -220,7 +224,7 @@ def _make_node(spec, inputs, args=()):
     for x in tensors:
         if isinstance(x, Tensor):
             if x._base is not None and x._base_grad_fn is not x._base._grad_fn:
-                _refresh_view(x)
+                regenerate_view(x)
             if x._requires_grad:
                 mask |= bit
                 fn = x._grad_fn
@@ -321,17 +325,41 @@ def _share_base(source, views):
         v._is_inference = base._is_inference
 
 
-def _refresh_view(view):
-    """An in-place op changed the base's history since this view was made: the view's own
-    history is regenerated from the base's (torch replays the view the same way)."""
-    from . import views
-    views.regenerate(view)
+def view_indices(base, view):
+    """For each element of `view` (a numpy view into `base`'s memory), the flat C-order index
+    of the base element it aliases. (Views made by gradtool's ops never have negative
+    strides.)"""
+    itemsize = base.itemsize
+    span = sum(s * (n - 1) for s, n in zip(base.strides, base.shape)) // itemsize + 1
+    memory = np.empty(max(span, 1), dtype=np.int64)  # memory slot -> flat index stored there
+
+    def slot_strides(strides):
+        return tuple(s // itemsize * memory.itemsize for s in strides)
+    as_strided = np.lib.stride_tricks.as_strided
+    as_strided(memory, base.shape, slot_strides(base.strides))[...] = \
+        np.arange(base.size).reshape(base.shape)
+    start = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // itemsize
+    return as_strided(memory[start:], view.shape, slot_strides(view.strides)).copy()
+
+
+def regenerate_view(view):
+    """An in-place op changed the base's history since this view was made: the view gets the
+    history `base -> view` over the base's current one (torch replays the view the same way)."""
+    base = view._base
+    view._base_grad_fn = base._grad_fn
+    if not base._requires_grad:
+        view._requires_grad, view._grad_fn, view._output_nr = False, None, 0
+        return
+    with grad_mode.enable_grad():
+        alias = call(table.AS_STRIDED, (base,),
+                     (view._data.shape, view_indices(base._data, view._data)))
+    view._requires_grad, view._grad_fn, view._output_nr = True, alias._grad_fn, 0
 
 
 def sync_view(t):
     """Bring a view's history up to date before anyone reads it."""
     if t._base is not None and t._base_grad_fn is not t._base._grad_fn:
-        _refresh_view(t)
+        regenerate_view(t)
 
 
 def _check_inplace(target):
