@@ -1,7 +1,8 @@
 """`call`, the one dispatch every op goes through: the row's forward under numpy's quiet
 error state, torch's dtype promotion, the graph node with what its formulas save, views'
-shared bases, forward-mode tangents and the observers (profiler, forward trace); and
-`call_inplace`, its in-place twin (checked first, then written, version bumped)."""
+shared bases (and their history, regenerated when the base's changed), forward-mode tangents
+and the observers (profiler, forward trace). Its in-place twin, `call_inplace`, is
+inplace.py's, built on the same parts (run_forward, make_node, save_for_backward)."""
 import functools
 
 import numpy as np
@@ -12,7 +13,6 @@ from .errstate import ERRSTATE, QUIET, quiet_context
 from .node import SavedTensor, accumulator_of
 from .observers import subscribers as _subscribers  # dispatch's one check: anyone watching?
 from .ops.rows import table
-from .overlap import check_writable, internal_overlap
 from .tensor import Tensor, _new_tensor
 
 _state = grad_mode.state
@@ -21,7 +21,7 @@ _ndarray = np.ndarray
 _FLOAT32 = np.dtype(np.float32)
 _DOUBLES = (_FLOAT64, np.dtype(np.complex128))  # (abs of a complex128 tensor is float64)
 _NO_EDGE = (None, 0)
-_NO_NODE = (None, None)  # _make_node's answer when no input requires grad
+NO_NODE = (None, None)  # make_node's answer when no input requires grad
 _new_object = object.__new__
 
 # A Context is entered by one thread at a time, and not twice: call() uses this shared one,
@@ -43,7 +43,7 @@ def call(spec, inputs, args=(), _observed=False):
         arrays = []
         for x in inputs:  # (a plain loop: a list comprehension is a function call in 3.11)
             arrays.append(x._data if isinstance(x, Tensor) else x)
-    # _forward, inlined: as torch, inf and nan are results, not warnings (log(0), 0/0, ...)
+    # run_forward, inlined: as torch, inf and nan are results, not warnings (log(0), 0/0, ...)
     forward = spec.forward
     try:
         out = _QUIET.run(forward, *arrays, *args) if args else _QUIET.run(forward, *arrays)
@@ -52,7 +52,7 @@ def call(spec, inputs, args=(), _observed=False):
     except TypeError:  # (a kernel of Python's math module, given complex values)
         for a in arrays if not spec.complex else ():
             if getattr(a, "dtype", _FLOAT32).kind == "c":
-                _refuse_complex(spec, a.dtype)
+                refuse_complex(spec, a.dtype)
         raise
     except RuntimeError as e:  # (raised by Context.run, before the forward, if _QUIET is busy)
         if not str(e).startswith("cannot enter context"):
@@ -75,7 +75,7 @@ def call(spec, inputs, args=(), _observed=False):
         out = _as_result(out, arrays, spec, args)
         dtype = out.dtype
     if dtype is not _FLOAT32 and dtype.kind == "c" and not spec.complex:
-        _refuse_complex(spec, dtype)
+        refuse_complex(spec, dtype)
     result = _new_tensor(Tensor, out)
     if spec.view:
         _share_base(inputs[0], (result,))
@@ -83,11 +83,11 @@ def call(spec, inputs, args=(), _observed=False):
     # so their op records nothing
     if _state.grad_enabled and spec.result_differentiable and (
             dtype is _FLOAT32 or dtype.kind in "fc"):
-        node, plan = _make_node(spec, inputs, args)
+        node, plan = make_node(spec, inputs, args)
         if node is not None:
             result._requires_grad = True
             result._grad_fn = node
-            node._for_backward = _save(plan, inputs, args, arrays, (result,)) if plan else {}
+            node._for_backward = save_for_backward(plan, inputs, args, arrays, (result,)) if plan else {}
     if forward_level.active is not None:
         forward_ad.propagate(spec, inputs, args, arrays, (result,))
     return result
@@ -97,8 +97,8 @@ def _multi_output(spec, inputs, args, arrays, outs):
     """call's ending for ops with several outputs (max(dim), split, ...)."""
     for o in outs if not spec.complex else ():
         if o.dtype.kind == "c":
-            _refuse_complex(spec, o.dtype)
-    node, plan = _make_node(spec, inputs, args) if _state.grad_enabled else _NO_NODE
+            refuse_complex(spec, o.dtype)
+    node, plan = make_node(spec, inputs, args) if _state.grad_enabled else NO_NODE
     results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
                     for i, o in enumerate(outs))
     if spec.view:
@@ -107,70 +107,13 @@ def _multi_output(spec, inputs, args, arrays, outs):
         node._output_meta = [(r._data.shape, r._data.dtype) if r._grad_fn is node else None
                              for r in results]
         if results[0]._grad_fn is node:
-            node._for_backward = _save(plan, inputs, args, arrays, results)
+            node._for_backward = save_for_backward(plan, inputs, args, arrays, results)
     if forward_level.active is not None:
         forward_ad.propagate(spec, inputs, args, arrays, results)
     return results
 
 
-def call_inplace(spec, inputs, args=(), _observed=False):
-    """Op `spec` writing its result into inputs[0] (add_, mul_, copy_, __setitem__, ...):
-    checked before anything is written, bumps the version counter, and rewrites the
-    target's history (through its base, if it is a view: torch's CopySlices).
-    (_observed: as call's.)"""
-    if _subscribers and not _observed and observers.watching():
-        return observers.op(spec.name + "_", inputs,
-                            functools.partial(call_inplace, spec, inputs, args, True))
-    target = inputs[0]
-    _check_inplace(target)
-    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
-    out = _forward(spec, arrays, args)
-    if not spec.complex and out.dtype.kind == "c":
-        _refuse_complex(spec, out.dtype)
-    check_writable(spec, target, out, inputs, args)
-    tangent = (forward_ad.inplace_tangent(spec, inputs, args, arrays, out)
-               if forward_level.active is not None else None)
-    node, plan = _make_node(spec, inputs, args) if _state.grad_enabled else _NO_NODE
-    if node is not None:  # inputs are saved as they were before the write
-        saved = node._for_backward = _save([e for e in plan if e[1] != "output"], inputs, args,
-                                    arrays, None)
-        for name, kind, where in plan:  # the target as input 0 is kept as it was (torch's
-            # original_self); saved as another input it is the tensor itself, and so is
-            # seen as modified in backward (m.mul_(m) fails there, as in torch)
-            if kind == "input" and where == 0 and name in saved:
-                value = saved[name]
-                if type(value) is SavedTensor and value._tensor is target:
-                    if forward_level.active is not None:
-                        forward_ad.snapshot_tangent(value, target)
-                    value.snapshot()
-    if internal_overlap(target._data):  # only elements written: others alias them
-        np.copyto(target._data, out, casting="same_kind", where=out != target._data)
-    else:
-        np.copyto(target._data, out, casting="same_kind")
-    counter = target._version_counter
-    counter[0] += 1
-    counter[1] = anomaly.user_site()  # named in the error if a saved tensor was overwritten
-    if node is not None:
-        if target._base is None:
-            target._requires_grad, target._grad_fn, target._output_nr = True, node, 0
-        else:  # (views.py stands above this module: its CopySlices dispatches ops)
-            from .views import rebase_history
-            rebase_history(target, node)
-        outputs = _save([e for e in plan if e[1] == "output"], inputs, args, arrays, (target,))
-        if target._base is not None:  # as torch, the saved output of a write through a view
-            # unpacks onto the view's new history (over CopySlices), not onto this node
-            for value in outputs.values():
-                value.is_output = False
-                value._graph_edge = (target._grad_fn, target._output_nr, None)
-        saved.update(outputs)
-    if tangent is not None:
-        forward_ad.write_inplace_tangent(target, tangent)
-        if node is not None:
-            forward_ad.save_output_tangent(saved, target._data, tangent)
-    return target
-
-
-def _forward(spec, arrays, args):
+def run_forward(spec, arrays, args):
     """spec.forward on the input arrays, with torch's dtype for the result."""
     # As torch, inf and nan are results, not warnings (log(0), 0/0, exp(1000), ...).
     # Backward already runs quiet: ops it runs find the state set and leave it.
@@ -206,9 +149,9 @@ def _forward_elsewhere(spec, arrays, args):
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
 
 
-def _make_node(spec, inputs, args=()):
+def make_node(spec, inputs, args=()):
     """(the op's backward node, with one edge per differentiable input, and what it saves: the
-    row's save plan for the inputs that require grad), or _NO_NODE when none does. The
+    row's save plan for the inputs that require grad), or NO_NODE when none does. The
     caller fills the node's `_for_backward` by the plan."""
     variadic = spec.variadic
     if variadic:
@@ -231,7 +174,7 @@ def _make_node(spec, inputs, args=()):
                 edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
                 data = x._data
                 if not spec.complex and data.dtype.kind == "c":  # (norm, var: real results)
-                    _refuse_complex(spec, data.dtype)
+                    refuse_complex(spec, data.dtype)
                 shape = data.shape
                 meta = _METAS.get(shape)
                 if meta is None or meta[1] is not data.dtype:
@@ -243,7 +186,7 @@ def _make_node(spec, inputs, args=()):
         metas.append(None)
         bit <<= 1
     if not mask:
-        return _NO_NODE
+        return NO_NODE
     # Node.__init__'s fields, set here: no __init__ frame on the hot path
     node = _new_object(spec.node_class)
     node.next_functions = tuple(edges)
@@ -278,7 +221,7 @@ def _wrap_output(spec, array, node, i):
     return r
 
 
-def _save(plan, inputs, args, arrays, results):
+def save_for_backward(plan, inputs, args, arrays, results):
     """What the node's formulas read, by name (torch's `_saved_<name>`); `plan` is the
     spec's (name, kind, where) list for the inputs that require grad."""
     saved = {}
@@ -362,23 +305,6 @@ def sync_view(t):
         regenerate_view(t)
 
 
-def _check_inplace(target):
-    if target._is_inference and not _state.inference:
-        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
-                           "allowed.You can make a clone to get a normal tensor before doing "
-                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
-                           "details.")
-    if not _state.grad_enabled:
-        return
-    base = target._base
-    if base is None and target._requires_grad and target._grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    if base is not None and base._requires_grad and base._grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
-
-
 def _as_result(out, arrays, spec, args=()):
     """numpy gives scalars for 0-d results and float64 where torch keeps float32 (int inputs,
     NumPy scalars): make it an array of torch's dtype."""
@@ -438,7 +364,7 @@ _COMPLEX_REFUSALS = {
 }
 
 
-def _refuse_complex(spec, dtype):
+def refuse_complex(spec, dtype):
     """An op whose formulas are real-only meets a complex value: refused, not computed."""
     from ..errors import NotInEngineError
     refusal = _COMPLEX_REFUSALS.get(spec.node_class.__name__)

@@ -12,7 +12,8 @@ import numpy as np
 from . import creation, dtypes, engine, forward_level, grad_mode
 from .device import CPU, check as check_device, parse_to
 from .. import linalg
-from .dispatch import _check_inplace, call, call_inplace, sync_view
+from .dispatch import call, sync_view
+from .inplace import _check_inplace, call_inplace
 from .free_functions import _var_args, maximum, minimum, vector_norm, where
 from .indexing import _checked_mask, _getitem, _setitem
 from .matmul import matmul

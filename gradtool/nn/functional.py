@@ -11,7 +11,8 @@ from ..autograd import creation, dtypes
 from ..autograd.grad_mode import no_grad
 from ..autograd.ops import derivatives as table
 from ..autograd.ops import kernels
-from ..autograd.dispatch import call, call_inplace  # the dispatch every op runs through
+from ..autograd.dispatch import call  # the dispatch every op runs through
+from ..autograd.inplace import call_inplace
 from ..autograd.free_functions import where
 from ..errors import NotInEngineError
 
