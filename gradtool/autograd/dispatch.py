@@ -9,6 +9,7 @@ import numpy as np
 
 from . import forward_level
 from . import anomaly, dtypes, forward_ad, grad_mode, observers
+from ..errors import NotInEngineError
 from .errstate import ERRSTATE, QUIET, quiet_context
 from .node import SavedTensor, accumulator_of
 from .observers import subscribers as _subscribers  # dispatch's one check: anyone watching?
@@ -366,7 +367,6 @@ _COMPLEX_REFUSALS = {
 
 def refuse_complex(spec, dtype):
     """An op whose formulas are real-only meets a complex value: refused, not computed."""
-    from ..errors import NotInEngineError
     refusal = _COMPLEX_REFUSALS.get(spec.node_class.__name__)
     if refusal is not None:
         error, message = refusal
