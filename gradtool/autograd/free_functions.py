@@ -13,7 +13,6 @@ from .ops.rows import table
 from .tensor import Tensor, _as_tensor, _dim, _dims, _shape
 
 
-# ---------------- the functional API (gradtool.where, gradtool.cat, ...) ----------------
 def where(condition, input=None, other=None):
     condition = _as_tensor(condition)
     if input is None and other is None:
@@ -27,12 +26,6 @@ def maximum(input, other):
 
 def minimum(input, other):
     return call(table.MINIMUM, (input, _as_tensor(other)))
-
-
-
-
-
-
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):

@@ -4,7 +4,7 @@ holds the formulas that need local variables; generic.py the ops formulas are wr
 
 Adding an op is one row here (plus a named helper in formulas.py for a hard formula) and
 one case in tests/test_op_gradients.py; its Tensor method and gradtool.<name> function are
-a `method=` away (tensor.py's methods read it)."""
+a `method=` away (tensor_methods.py reads it)."""
 import numpy as np
 
 from . import formulas

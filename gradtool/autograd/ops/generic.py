@@ -16,7 +16,7 @@ import numpy as np
 from ..dispatch import call
 from ..free_functions import cat as _cat, stack as _stack, where as _where
 from ..matmul import matmul as _matmul
-from ..tensor import Tensor
+from ..tensor import Tensor, _as_tensor
 from . import kernels as _kernels
 from .rows import table as _table
 
@@ -58,10 +58,10 @@ def by_row(spec, inputs, args=()):
 
 # ---- elementwise ----
 def _unary(array_fn, method):
-    def op(x):
+    def elementwise(x):
         return array_fn(x) if not isinstance(x, Tensor) else getattr(x, method)()
-    op.__name__ = method
-    return op
+    elementwise.__name__ = method
+    return elementwise
 
 
 abs = _unary(np.abs, "abs")
@@ -162,10 +162,6 @@ def any_true(x):
 
 def numel(x):
     return x.size if not isinstance(x, Tensor) else x.numel()
-
-
-def _as_tensor(x):
-    return x if isinstance(x, Tensor) else Tensor._wrap(np.asarray(x))
 
 
 # ---- new values, like a given one ----
