@@ -88,7 +88,8 @@ def call(spec, inputs, args=(), _observed=False):
         if node is not None:
             result._requires_grad = True
             result._grad_fn = node
-            node._for_backward = save_for_backward(plan, inputs, args, arrays, (result,)) if plan else {}
+            node._for_backward = (save_for_backward(plan, inputs, args, arrays, (result,))
+                                  if plan else {})
     if forward_level.active is not None:
         forward_ad.propagate(spec, inputs, args, arrays, (result,))
     return result

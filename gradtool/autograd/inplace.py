@@ -42,8 +42,8 @@ def call_inplace(spec, inputs, args=(), _observed=False):
                if forward_level.active is not None else None)
     node, plan = make_node(spec, inputs, args) if _state.grad_enabled else NO_NODE
     if node is not None:  # inputs are saved as they were before the write
-        saved = node._for_backward = save_for_backward([e for e in plan if e[1] != "output"], inputs, args,
-                                    arrays, None)
+        saved = node._for_backward = save_for_backward(
+            [e for e in plan if e[1] != "output"], inputs, args, arrays, None)
         for name, kind, where in plan:  # the target as input 0 is kept as it was (torch's
             # original_self); saved as another input it is the tensor itself, and so is
             # seen as modified in backward (m.mul_(m) fails there, as in torch)
@@ -62,7 +62,8 @@ def call_inplace(spec, inputs, args=(), _observed=False):
     counter[1] = anomaly.user_site()  # named in the error if a saved tensor was overwritten
     if node is not None:
         rebase_history(target, node)
-        outputs = save_for_backward([e for e in plan if e[1] == "output"], inputs, args, arrays, (target,))
+        outputs = save_for_backward([e for e in plan if e[1] == "output"], inputs, args, arrays,
+                                    (target,))
         if target._base is not None:  # as torch, the saved output of a write through a view
             # unpacks onto the view's new history (over CopySlices), not onto this node
             for value in outputs.values():

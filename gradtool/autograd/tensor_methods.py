@@ -49,6 +49,7 @@ class TensorMethods:
                              requires_grad)
         _copy_state(t, self)
 
+    # ---------------- complex numbers ----------------
     @property
     def real(self):
         """A view of the real parts (torch's view_as_real(z)[..., 0]); a real tensor itself."""
@@ -73,6 +74,7 @@ class TensorMethods:
         """The conjugate, a copy; a real tensor itself (as torch)."""
         return self if self._data.dtype.kind != "c" else call(table.CONJ_PHYSICAL, (self,))
 
+    # ---------------- the graph (a stale view's history is regenerated first: ops) ----------------
     @property
     def device(self):
         return CPU
@@ -128,6 +130,7 @@ class TensorMethods:
         engine.backward((self,), None if gradient is None else (gradient,),
                         retain_graph, create_graph, inputs=inputs)
 
+    # ---------------- conversion ----------------
     def __repr__(self):
         return tensor_repr(self)
 
@@ -164,7 +167,9 @@ class TensorMethods:
         return call(table.CLONE, (self,))
 
     def contiguous(self):
-        return self if self._data.flags.c_contiguous else call(table.CLONE, (self,), ("contiguous",))
+        if self._data.flags.c_contiguous:
+            return self
+        return call(table.CLONE, (self,), ("contiguous",))
 
     # ---------------- arithmetic ----------------
     def __add__(self, other):
