@@ -350,7 +350,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
                 if batch is not None:
                     shape = (batch,) + shape
                 if data is None or data.shape != shape or data.dtype is not dtype:
-                    g = _validate(node, i, g, batch)
+                    g = validate_gradient(node, i, g, batch)
                     data = g if type(g) is np.ndarray else g._data
                 if on_arrays:
                     g = data
@@ -413,7 +413,7 @@ def _apply_per_element(node, grads, batch):
             out = node.apply([None if g is None else one(g[b, ...]) for g in grads])
             if len(out) != len(node.next_functions):
                 _wrong_count(node, out)
-            per_element.append([None if g is None else _data(_validate(node, i, g))
+            per_element.append([None if g is None else _data(validate_gradient(node, i, g))
                                 for i, g in enumerate(out)])
     finally:
         generic.batch.lead = 1
@@ -429,7 +429,7 @@ def _data(g):
     return g if type(g) is np.ndarray else g._data
 
 
-def _validate(node, i, g, batch=None):
+def validate_gradient(node, i, g, batch=None):
     """Check a returned gradient (a Tensor, or an array from a node taking arrays) against
     input i's shape and dtype; unbroadcast and cast. With `batch`, g is a batch of them."""
     on_array = type(g) is np.ndarray and (node.takes_arrays or batch is not None)

@@ -13,7 +13,7 @@ import numpy as np
 from . import anomaly, forward_ad, forward_level, grad_mode, observers
 from .dispatch import (NO_NODE, call, make_node, refuse_complex, regenerate_view, run_forward,
                        save_for_backward, view_indices)
-from .engine import _validate, gradient_edge
+from .engine import gradient_edge, validate_gradient
 from .node import Node, SavedTensor
 from .observers import subscribers as _subscribers  # anyone watching?
 from .ops import derivatives as table
@@ -32,7 +32,7 @@ def call_inplace(spec, inputs, args=(), _observed=False):
         return observers.op(spec.name + "_", inputs,
                             functools.partial(call_inplace, spec, inputs, args, True))
     target = inputs[0]
-    _check_inplace(target)
+    check_inplace(target)
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     out = run_forward(spec, arrays, args)
     if not spec.complex and out.dtype.kind == "c":
@@ -77,7 +77,8 @@ def call_inplace(spec, inputs, args=(), _observed=False):
     return target
 
 
-def _check_inplace(target):
+def check_inplace(target):
+    """torch's refusals of an in-place write (inference tensors, leaves that require grad)."""
     if target._is_inference and not _state.inference:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
                            "allowed.You can make a clone to get a normal tensor before doing "
@@ -116,7 +117,7 @@ class CopySlices(Node):
                 raise RuntimeError("unsupported operation: more than one element of the "
                                    "written-to tensor refers to a single memory location. "
                                    "Please clone() the tensor before performing the operation.")
-            inside = _validate(self.fn, 0, inside)
+            inside = validate_gradient(self.fn, 0, inside)
         base_grad = call(table.INDEX_PUT, (flat, 0 if inside is None else inside),
                          ((self.indices,), False))
         return [base_grad.reshape(self.base_shape)] + list(grads[1:])

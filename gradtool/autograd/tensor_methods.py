@@ -13,7 +13,7 @@ from . import creation, dtypes, engine, forward_level, grad_mode
 from .device import CPU, check as check_device, parse_to
 from .. import linalg
 from .dispatch import call, sync_view
-from .inplace import _check_inplace, call_inplace
+from .inplace import check_inplace, call_inplace
 from .free_functions import _var_args, maximum, minimum, vector_norm, where
 from .indexing import _checked_mask, _getitem, _setitem
 from .matmul import matmul
@@ -456,7 +456,7 @@ class TensorMethods:
         return self._transposed_in_place(table.T_, ())
 
     def _transposed_in_place(self, spec, args):
-        _check_inplace(self)
+        check_inplace(self)
         # (a view stays a view of its base: its data is the transposed view of the same memory)
         out = call(spec, (self,), args)
         self._data = out._data
@@ -1023,7 +1023,7 @@ def _scatter_reduce(t, dim, index, src, reduce, dispatch):
         src, Tensor) else src
     (np.add if reduce == "add" else np.multiply).at(out, where, values)
     if dispatch is call_inplace:
-        _check_inplace(t)
+        check_inplace(t)
         t._data[...] = out
         t._version_counter[0] += 1
         return t
