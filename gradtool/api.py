@@ -13,8 +13,10 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 from .autograd.einsum import einsum
 from .autograd.complex_numbers import complex, is_complex, polar, view_as_complex, view_as_real
 from .autograd.ops import api as _api
-from .autograd.tensor import (Size, Tensor, cat, concat, is_inference, matmul, maximum, meshgrid,
-                              minimum, normal, stack, std_mean, var_mean, where)
+from .autograd.free_functions import (cat, concat, is_inference, maximum, meshgrid, minimum,
+                                      normal, stack, std_mean, var_mean, where)
+from .autograd.matmul import matmul
+from .autograd.tensor import Size, Tensor
 from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                      IntTensor, LongTensor, ShortTensor, finfo, iinfo, range)
 from .interactive import check, draw, inspect

@@ -6,8 +6,10 @@ import math
 
 from .autograd.dispatch import call
 from .autograd import dtypes
-from .autograd.tensor import _dim, vector_norm
+from .autograd.free_functions import vector_norm
+from .autograd.tensor import _dim
 from .autograd.ops import derivatives as table
+from .errors import NotInEngineError
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "det", "slogdet",
            "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals"]
@@ -26,7 +28,6 @@ def _check_square(name, A):
     if A.dim() < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     if A._data.dtype.kind == "c":  # (the formulas here are real-only)
-        from .errors import NotInEngineError
         raise NotInEngineError(f"torch.{name} on complex tensors")
     if A._data.dtype.kind != "f":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "

@@ -7,10 +7,12 @@ import pytest
 
 import gradtool as gt
 from gradtool.autograd import observers
-from gradtool.autograd import tensor as tensor_module
+from gradtool.autograd import dispatch as dispatch_module
+from gradtool.autograd import inplace as inplace_module
 from gradtool.autograd.ops import derivatives
 from gradtool.autograd.profiler import profile
-from gradtool.autograd.tensor import call, call_inplace  # imported directly: still observed
+from gradtool.autograd.dispatch import call  # imported directly: still observed
+from gradtool.autograd.inplace import call_inplace
 from gradtool.snapshot.trace import ForwardTrace
 
 
@@ -66,10 +68,10 @@ def test_observers_wrap_in_order_and_an_in_place_op_is_named_with_its_underscore
 def test_nothing_is_patched_while_a_trace_and_a_profile_run():
     names = ("item", "tolist", "numpy", "data", "detach")
     methods = {name: vars(gt.Tensor)[name] for name in names}
-    dispatch = (tensor_module.call, tensor_module.call_inplace)
+    dispatch = (dispatch_module.call, inplace_module.call_inplace)
     with ForwardTrace(), profile():
         gt.ones(2).sum().item()
-        assert (tensor_module.call, tensor_module.call_inplace) == dispatch
+        assert (dispatch_module.call, inplace_module.call_inplace) == dispatch
         assert {name: vars(gt.Tensor)[name] for name in names} == methods
 
 
@@ -207,5 +209,5 @@ def _catch(errors, fn, *args):
 def test_dispatch_and_the_engine_loop_keep_their_locals_out_of_closure_cells():
     """Wrapping the work in a lambda there made every op allocate cells (~4% on W1)."""
     from gradtool.autograd import engine
-    for fn in (tensor_module.call, tensor_module.call_inplace, engine._execute):
+    for fn in (dispatch_module.call, inplace_module.call_inplace, engine._execute):
         assert fn.__code__.co_cellvars == (), fn.__name__

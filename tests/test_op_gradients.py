@@ -30,7 +30,7 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import gradtool as gt
 from gradtool.errors import GradtoolError
-from gradtool.autograd import tensor as tensor_module
+from gradtool.autograd.dispatch import call
 from gradtool.autograd.ops import derivatives as D
 from gradtool.autograd import observers
 from gradtool.autograd.ops import registry
@@ -232,7 +232,7 @@ case("sub_alpha", "SUB", lambda x, y: gt.sub(x, y, alpha=3.0), normals(S, S),
 case("rsub", "RSUB", lambda x: 2.0 - x, normal(*S), lambda v, x: [-v], order2="square")
 case("mul", "MUL", lambda x, y: x * y, normals((3, 1), (2, 1, 4)),
      lambda v, x, y: [unbroadcast(v * y, x.shape), unbroadcast(v * x, y.shape)])
-case("mul_scalar_op", "MUL_SCALAR", lambda x: tensor_module.call(D.MUL_SCALAR, (x,), (0.9,)),
+case("mul_scalar_op", "MUL_SCALAR", lambda x: call(D.MUL_SCALAR, (x,), (0.9,)),
      normal(*S), lambda v, x: [0.9 * v], order2="square")
 case("mul_scalar", "MUL", lambda x: x * 3.0, normal(*S), lambda v, x: [3.0 * v],
      order2="square")
@@ -527,24 +527,24 @@ case("diagonal_offset_dims", "DIAGONAL", lambda x: gt.diagonal(x, -1, 2, 0), nor
      order2="square")
 # the three backward ops as functions of their own (the gradient they spread out)
 case("select_backward_op", "SELECT_BACKWARD",
-     lambda g: tensor_module.call(D.SELECT_BACKWARD, (g,), ((3, 4), 1, 2)), normal(3),
+     lambda g: call(D.SELECT_BACKWARD, (g,), ((3, 4), 1, 2)), normal(3),
      lambda v, g: [v[:, 2]], order2="square")
 case("slice_backward_op", "SLICE_BACKWARD",
-     lambda g: tensor_module.call(D.SLICE_BACKWARD, (g,), ((3, 5), 1, 0, 5, 2)), normal(3, 3),
+     lambda g: call(D.SLICE_BACKWARD, (g,), ((3, 5), 1, 0, 5, 2)), normal(3, 3),
      lambda v, g: [v[:, 0:5:2]], order2="square")
 case("diagonal_backward_op", "DIAGONAL_BACKWARD",
-     lambda g: tensor_module.call(D.DIAGONAL_BACKWARD, (g,), ((3, 4), 1, 0, 1)), normal(3),
+     lambda g: call(D.DIAGONAL_BACKWARD, (g,), ((3, 4), 1, 0, 1)), normal(3),
      lambda v, g: [np.diagonal(v, 1)], order2="square")
 case("leaky_relu_backward_op", "LEAKY_RELU_BACKWARD",
-     lambda g, r: tensor_module.call(D.LEAKY_RELU_BACKWARD, (g, r), (0.1, False)),
+     lambda g, r: call(D.LEAKY_RELU_BACKWARD, (g, r), (0.1, False)),
      lambda r: [r.standard_normal(S), away_from(r, S)],
      lambda v, g, r: [np.where(r > 0, v, 0.1 * v), np.zeros_like(r)])
 case("threshold_backward_op", "THRESHOLD_BACKWARD",
-     lambda g, r: tensor_module.call(D.THRESHOLD_BACKWARD, (g, r), (0,)),
+     lambda g, r: call(D.THRESHOLD_BACKWARD, (g, r), (0,)),
      lambda r: [r.standard_normal(S), away_from(r, S)],
      lambda v, g, r: [v * (r > 0), np.zeros_like(r)], order2="square")
 case("index_backward_op", "INDEX_BACKWARD",
-     lambda g: tensor_module.call(D.INDEX_BACKWARD, (g,), ((3, 4), (np.array([2, 0, 2]),))),
+     lambda g: call(D.INDEX_BACKWARD, (g,), ((3, 4), (np.array([2, 0, 2]),))),
      normal(3, 4), lambda v, g: [v[np.array([2, 0, 2])]], order2="square")
 
 GATHER_INDEX = np.array([[0, 3, 3, 1, 0], [2, 2, 2, 2, 1], [1, 0, 3, 1, 3]])
@@ -676,12 +676,12 @@ case("inplace_through_view", ("AS_STRIDED", "MUL"), _through_view, normals(S, (3
      _through_view_vjp)
 # index_put with accumulate (repeated indices add up) and as_strided, as functions of their own
 case("index_put_accumulate_op", "INDEX_PUT",
-     lambda x, z: tensor_module.call(D.INDEX_PUT, (x, z), ((np.array([1, 1, 0]),), True)),
+     lambda x, z: call(D.INDEX_PUT, (x, z), ((np.array([1, 1, 0]),), True)),
      normals(S, (4,)), lambda v, x, z: [v, unbroadcast(v[[1, 1, 0]], z.shape)],
      order2="square")
 AS_STRIDED_INDICES = np.array([[0, 5, 5], [11, 2, 0]])
 case("as_strided_op", "AS_STRIDED",
-     lambda x: tensor_module.call(D.AS_STRIDED, (x,), ((2, 3), AS_STRIDED_INDICES)),
+     lambda x: call(D.AS_STRIDED, (x,), ((2, 3), AS_STRIDED_INDICES)),
      normal(*S), lambda v, x: [_added((12,), AS_STRIDED_INDICES, v).reshape(x.shape)],
      order2="square")
 
@@ -1333,8 +1333,8 @@ case("group_norm", "NATIVE_GROUP_NORM",
 def _lstm_layer(reverse):
     """torch's oneDNN LSTM layer op (nn.LSTM's in float32) called directly: output, h, c."""
     def layer(x, w_ih, w_hh, b_ih, b_hh, h, c):
-        return tensor_module.call(D.MKLDNN_RNN_LAYER, (x, w_ih, w_hh, b_ih, b_hh, h, c),
-                                  (reverse, (), 2, 3, 1, True, False, False, True))[:3]
+        return call(D.MKLDNN_RNN_LAYER, (x, w_ih, w_hh, b_ih, b_hh, h, c),
+                    (reverse, (), 2, 3, 1, True, False, False, True))[:3]
     return layer
 
 

@@ -1,5 +1,7 @@
 """gradtool.autograd: torch.autograd's API on the numpy engine."""
+from . import tensor_methods  # (first: attaches the Tensor's op methods)
 from . import forward_ad, graph, profiler
+from . import creation
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
 from .engine import backward, grad
@@ -21,8 +23,7 @@ class Variable(metaclass=_VariableType):
     tensor sharing t's data, detached, with requires_grad as given."""
 
     def __new__(cls, data=None, requires_grad=False, volatile=False):
-        from .creation import tensor
-        t = tensor([]) if data is None else data.detach()
+        t = creation.tensor([]) if data is None else data.detach()
         return t.requires_grad_(requires_grad) if requires_grad else t
 
 __all__ = ["backward", "grad", "profiler", "detect_anomaly", "set_detect_anomaly",

@@ -1,5 +1,6 @@
 """torch's device API, CPU only: `device("cpu")`, `device=` on factories, `.to(device)`, so
 device-agnostic code runs unchanged; any other device is a clear error where it is used."""
+from .tensor import Tensor
 
 # torch's device types: naming one is not an error (device("cuda") is a value), using it is
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
@@ -79,7 +80,6 @@ def check(where):
 def parse_to(args, kwargs):
     """Tensor.to / Module.to's arguments, torch's three forms: to(dtype), to(device, dtype),
     to(other): returns (dtype or None, copy) after checking any device named."""
-    from .tensor import Tensor
     dtype, copy = kwargs.pop("dtype", None), kwargs.pop("copy", False)
     if "device" in kwargs:
         check(kwargs.pop("device"))

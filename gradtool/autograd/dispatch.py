@@ -1,17 +1,19 @@
 """`call`, the one dispatch every op goes through: the row's forward under numpy's quiet
 error state, torch's dtype promotion, the graph node with what its formulas save, views'
-shared bases, forward-mode tangents and the observers (profiler, forward trace); and
-`call_inplace`, its in-place twin (checked first, then written, version bumped)."""
+shared bases (and their history, regenerated when the base's changed), forward-mode tangents
+and the observers (profiler, forward trace). Its in-place twin, `call_inplace`, is
+inplace.py's, built on the same parts (run_forward, make_node, save_for_backward)."""
 import functools
 
 import numpy as np
 
 from . import forward_level
-from . import anomaly, dtypes, grad_mode, observers
+from . import anomaly, dtypes, forward_ad, grad_mode, observers
+from ..errors import NotInEngineError
 from .errstate import ERRSTATE, QUIET, quiet_context
 from .node import SavedTensor, accumulator_of
 from .observers import subscribers as _subscribers  # dispatch's one check: anyone watching?
-from .overlap import check_writable, internal_overlap
+from .ops.rows import table
 from .tensor import Tensor, _new_tensor
 
 _state = grad_mode.state
@@ -20,16 +22,13 @@ _ndarray = np.ndarray
 _FLOAT32 = np.dtype(np.float32)
 _DOUBLES = (_FLOAT64, np.dtype(np.complex128))  # (abs of a complex128 tensor is float64)
 _NO_EDGE = (None, 0)
-_NO_NODE = (None, None)  # _make_node's answer when no input requires grad
+NO_NODE = (None, None)  # make_node's answer when no input requires grad
 _new_object = object.__new__
 
 # A Context is entered by one thread at a time, and not twice: call() uses this shared one,
 # and when it is busy (another thread's forward runs in it, or a forward came back to call),
 # the thread's own one (_forward_elsewhere).
 _QUIET = quiet_context()
-
-
-
 
 
 def call(spec, inputs, args=(), _observed=False):
@@ -45,7 +44,7 @@ def call(spec, inputs, args=(), _observed=False):
         arrays = []
         for x in inputs:  # (a plain loop: a list comprehension is a function call in 3.11)
             arrays.append(x._data if isinstance(x, Tensor) else x)
-    # _forward, inlined: as torch, inf and nan are results, not warnings (log(0), 0/0, ...)
+    # run_forward, inlined: as torch, inf and nan are results, not warnings (log(0), 0/0, ...)
     forward = spec.forward
     try:
         out = _QUIET.run(forward, *arrays, *args) if args else _QUIET.run(forward, *arrays)
@@ -54,7 +53,7 @@ def call(spec, inputs, args=(), _observed=False):
     except TypeError:  # (a kernel of Python's math module, given complex values)
         for a in arrays if not spec.complex else ():
             if getattr(a, "dtype", _FLOAT32).kind == "c":
-                _refuse_complex(spec, a.dtype)
+                refuse_complex(spec, a.dtype)
         raise
     except RuntimeError as e:  # (raised by Context.run, before the forward, if _QUIET is busy)
         if not str(e).startswith("cannot enter context"):
@@ -77,7 +76,7 @@ def call(spec, inputs, args=(), _observed=False):
         out = _as_result(out, arrays, spec, args)
         dtype = out.dtype
     if dtype is not _FLOAT32 and dtype.kind == "c" and not spec.complex:
-        _refuse_complex(spec, dtype)
+        refuse_complex(spec, dtype)
     result = _new_tensor(Tensor, out)
     if spec.view:
         _share_base(inputs[0], (result,))
@@ -85,13 +84,14 @@ def call(spec, inputs, args=(), _observed=False):
     # so their op records nothing
     if _state.grad_enabled and spec.result_differentiable and (
             dtype is _FLOAT32 or dtype.kind in "fc"):
-        node, plan = _make_node(spec, inputs, args)
+        node, plan = make_node(spec, inputs, args)
         if node is not None:
             result._requires_grad = True
             result._grad_fn = node
-            node._for_backward = _save(plan, inputs, args, arrays, (result,)) if plan else {}
+            node._for_backward = (save_for_backward(plan, inputs, args, arrays, (result,))
+                                  if plan else {})
     if forward_level.active is not None:
-        _forward_ad.propagate(spec, inputs, args, arrays, (result,))
+        forward_ad.propagate(spec, inputs, args, arrays, (result,))
     return result
 
 
@@ -99,8 +99,8 @@ def _multi_output(spec, inputs, args, arrays, outs):
     """call's ending for ops with several outputs (max(dim), split, ...)."""
     for o in outs if not spec.complex else ():
         if o.dtype.kind == "c":
-            _refuse_complex(spec, o.dtype)
-    node, plan = _make_node(spec, inputs, args) if _state.grad_enabled else _NO_NODE
+            refuse_complex(spec, o.dtype)
+    node, plan = make_node(spec, inputs, args) if _state.grad_enabled else NO_NODE
     results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
                     for i, o in enumerate(outs))
     if spec.view:
@@ -109,67 +109,13 @@ def _multi_output(spec, inputs, args, arrays, outs):
         node._output_meta = [(r._data.shape, r._data.dtype) if r._grad_fn is node else None
                              for r in results]
         if results[0]._grad_fn is node:
-            node._for_backward = _save(plan, inputs, args, arrays, results)
+            node._for_backward = save_for_backward(plan, inputs, args, arrays, results)
     if forward_level.active is not None:
-        _forward_ad.propagate(spec, inputs, args, arrays, results)
+        forward_ad.propagate(spec, inputs, args, arrays, results)
     return results
 
 
-def call_inplace(spec, inputs, args=(), _observed=False):
-    """Op `spec` writing its result into inputs[0] (add_, mul_, copy_, __setitem__, ...):
-    checked before anything is written, bumps the version counter, and rewrites the
-    target's history (through its base, if it is a view: torch's CopySlices).
-    (_observed: as call's.)"""
-    if _subscribers and not _observed and observers.watching():
-        return observers.op(spec.name + "_", inputs,
-                            functools.partial(call_inplace, spec, inputs, args, True))
-    target = inputs[0]
-    _check_inplace(target)
-    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
-    out = _forward(spec, arrays, args)
-    if not spec.complex and out.dtype.kind == "c":
-        _refuse_complex(spec, out.dtype)
-    check_writable(spec, target, out, inputs, args)
-    tangent = (_forward_ad.inplace_tangent(spec, inputs, args, arrays, out)
-               if forward_level.active is not None else None)
-    node, plan = _make_node(spec, inputs, args) if _state.grad_enabled else _NO_NODE
-    if node is not None:  # inputs are saved as they were before the write
-        saved = node._for_backward = _save([e for e in plan if e[1] != "output"], inputs, args,
-                                    arrays, None)
-        for name, kind, where in plan:  # the target as input 0 is kept as it was (torch's
-            # original_self); saved as another input it is the tensor itself, and so is
-            # seen as modified in backward (m.mul_(m) fails there, as in torch)
-            if kind == "input" and where == 0 and name in saved:
-                value = saved[name]
-                if type(value) is SavedTensor and value._tensor is target:
-                    if forward_level.active is not None:
-                        _forward_ad.snapshot_tangent(value, target)
-                    value.snapshot()
-    if internal_overlap(target._data):  # only elements written: others alias them
-        np.copyto(target._data, out, casting="same_kind", where=out != target._data)
-    else:
-        np.copyto(target._data, out, casting="same_kind")
-    counter = target._version_counter
-    counter[0] += 1
-    counter[1] = anomaly.user_site()  # named in the error if a saved tensor was overwritten
-    if node is not None:
-        from . import views
-        views.rebase_history(target, node)
-        outputs = _save([e for e in plan if e[1] == "output"], inputs, args, arrays, (target,))
-        if target._base is not None:  # as torch, the saved output of a write through a view
-            # unpacks onto the view's new history (over CopySlices), not onto this node
-            for value in outputs.values():
-                value.is_output = False
-                value._graph_edge = (target._grad_fn, target._output_nr, None)
-        saved.update(outputs)
-    if tangent is not None:
-        _forward_ad.write_inplace_tangent(target, tangent)
-        if node is not None:
-            _forward_ad.save_output_tangent(saved, target._data, tangent)
-    return target
-
-
-def _forward(spec, arrays, args):
+def run_forward(spec, arrays, args):
     """spec.forward on the input arrays, with torch's dtype for the result."""
     # As torch, inf and nan are results, not warnings (log(0), 0/0, exp(1000), ...).
     # Backward already runs quiet: ops it runs find the state set and leave it.
@@ -205,9 +151,9 @@ def _forward_elsewhere(spec, arrays, args):
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
 
 
-def _make_node(spec, inputs, args=()):
+def make_node(spec, inputs, args=()):
     """(the op's backward node, with one edge per differentiable input, and what it saves: the
-    row's save plan for the inputs that require grad), or _NO_NODE when none does. The
+    row's save plan for the inputs that require grad), or NO_NODE when none does. The
     caller fills the node's `_for_backward` by the plan."""
     variadic = spec.variadic
     if variadic:
@@ -223,14 +169,14 @@ def _make_node(spec, inputs, args=()):
     for x in tensors:
         if isinstance(x, Tensor):
             if x._base is not None and x._base_grad_fn is not x._base._grad_fn:
-                _refresh_view(x)
+                regenerate_view(x)
             if x._requires_grad:
                 mask |= bit
                 fn = x._grad_fn
                 edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
                 data = x._data
                 if not spec.complex and data.dtype.kind == "c":  # (norm, var: real results)
-                    _refuse_complex(spec, data.dtype)
+                    refuse_complex(spec, data.dtype)
                 shape = data.shape
                 meta = _METAS.get(shape)
                 if meta is None or meta[1] is not data.dtype:
@@ -242,7 +188,7 @@ def _make_node(spec, inputs, args=()):
         metas.append(None)
         bit <<= 1
     if not mask:
-        return _NO_NODE
+        return NO_NODE
     # Node.__init__'s fields, set here: no __init__ frame on the hot path
     node = _new_object(spec.node_class)
     node.next_functions = tuple(edges)
@@ -277,7 +223,7 @@ def _wrap_output(spec, array, node, i):
     return r
 
 
-def _save(plan, inputs, args, arrays, results):
+def save_for_backward(plan, inputs, args, arrays, results):
     """What the node's formulas read, by name (torch's `_saved_<name>`); `plan` is the
     spec's (name, kind, where) list for the inputs that require grad."""
     saved = {}
@@ -295,6 +241,25 @@ def _save(plan, inputs, args, arrays, results):
     return saved
 
 
+def derived(value, suffix):
+    """A fact about an input recorded at forward time (value is the input's array(s))."""
+    if suffix == "_sym_sizes":
+        return value.shape
+    if suffix == "_sym_sizes_opt":  # an optional input's sizes; torch shows (0,) for None
+        return (0,) if value is None else value.shape
+    if suffix == "_sym_numel":
+        return value.size
+    if suffix == "_sym_strides":  # in elements, as torch's
+        return tuple(s // value.itemsize for s in value.strides)
+    if suffix == "_scalar_type":
+        return value.dtype
+    if suffix == "_dim":
+        return value.ndim
+    if suffix == "_sym_argsize_0":
+        return value.shape[0]
+    return [a.shape for a in value]  # _args_sizes of a list input
+
+
 def _share_base(source, views):
     """Results of view ops share memory and the version counter with the root base."""
     base = source._base if source._base is not None else source
@@ -305,34 +270,41 @@ def _share_base(source, views):
         v._is_inference = base._is_inference
 
 
-def _refresh_view(view):
-    """An in-place op changed the base's history since this view was made: the view's own
-    history is regenerated from the base's (torch replays the view the same way)."""
-    from . import views
-    views.regenerate(view)
+def view_indices(base, view):
+    """For each element of `view` (a numpy view into `base`'s memory), the flat C-order index
+    of the base element it aliases. (Views made by gradtool's ops never have negative
+    strides.)"""
+    itemsize = base.itemsize
+    span = sum(s * (n - 1) for s, n in zip(base.strides, base.shape)) // itemsize + 1
+    memory = np.empty(max(span, 1), dtype=np.int64)  # memory slot -> flat index stored there
+
+    def slot_strides(strides):
+        return tuple(s // itemsize * memory.itemsize for s in strides)
+    as_strided = np.lib.stride_tricks.as_strided
+    as_strided(memory, base.shape, slot_strides(base.strides))[...] = \
+        np.arange(base.size).reshape(base.shape)
+    start = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // itemsize
+    return as_strided(memory[start:], view.shape, slot_strides(view.strides)).copy()
+
+
+def regenerate_view(view):
+    """An in-place op changed the base's history since this view was made: the view gets the
+    history `base -> view` over the base's current one (torch replays the view the same way)."""
+    base = view._base
+    view._base_grad_fn = base._grad_fn
+    if not base._requires_grad:
+        view._requires_grad, view._grad_fn, view._output_nr = False, None, 0
+        return
+    with grad_mode.enable_grad():
+        alias = call(table.AS_STRIDED, (base,),
+                     (view._data.shape, view_indices(base._data, view._data)))
+    view._requires_grad, view._grad_fn, view._output_nr = True, alias._grad_fn, 0
 
 
 def sync_view(t):
     """Bring a view's history up to date before anyone reads it."""
     if t._base is not None and t._base_grad_fn is not t._base._grad_fn:
-        _refresh_view(t)
-
-
-def _check_inplace(target):
-    if target._is_inference and not _state.inference:
-        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
-                           "allowed.You can make a clone to get a normal tensor before doing "
-                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
-                           "details.")
-    if not _state.grad_enabled:
-        return
-    base = target._base
-    if base is None and target._requires_grad and target._grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    if base is not None and base._requires_grad and base._grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
+        regenerate_view(t)
 
 
 def _as_result(out, arrays, spec, args=()):
@@ -394,9 +366,8 @@ _COMPLEX_REFUSALS = {
 }
 
 
-def _refuse_complex(spec, dtype):
+def refuse_complex(spec, dtype):
     """An op whose formulas are real-only meets a complex value: refused, not computed."""
-    from ..errors import NotInEngineError
     refusal = _COMPLEX_REFUSALS.get(spec.node_class.__name__)
     if refusal is not None:
         error, message = refusal
@@ -424,7 +395,3 @@ def _shape_error(spec, arrays, error):
                         f"at non-singleton dimension {max(len(a), len(b)) - i}")
     return f"{spec.name}: {error} (shapes {', '.join(str(list(s)) for s in shapes)})"
 
-
-from . import forward_ad as _forward_ad  # noqa: E402  (forward_ad imports this module)
-from .ops import derivatives as table  # noqa: E402
-from .ops.registry import derived  # noqa: E402

@@ -1,6 +1,8 @@
 """torch-style dtype objects over numpy dtypes."""
 import numpy as np
 
+from ..errors import NotInEngineError
+
 
 class dtype:
     """A tensor element type; compares by identity, prints as torch does."""
@@ -56,7 +58,6 @@ def to_numpy_dtype(d):
     """Accept a gradtool dtype, a numpy dtype or a Python type."""
     if isinstance(d, dtype):
         if d.numpy is None:
-            from ..errors import NotInEngineError
             raise NotInEngineError(f"torch.{d.name} tensors")
         return d.numpy
     if d is float:

@@ -6,21 +6,20 @@ adding up gradients that reach a node along several paths, and accumulating into
 """
 import functools
 import sys
-import warnings
+import threading
 import weakref
 
 import numpy as np
 
-import threading
-
 from . import forward_level
 from . import anomaly, grad_mode, observers
-from . import tensor as tensor_module  # (tensor.py imports this module: read at call time)
+from .dispatch import sync_view
 from .errstate import ERRSTATE, QUIET
+from .free_functions import stack
 from .node import AccumulateGrad, GraphRoot, accumulator_of
+from .ops import generic
+from .tensor import Tensor
 from .walk import count_dependencies, topological_order
-
-generic = None  # ops/generic.py, bound at the end of tensor.py (it needs Tensor)
 
 
 def _as_tuple(x):
@@ -58,7 +57,7 @@ def queue_callback(fn):
 
 def gradient_edge(t):
     """Where t's gradient enters the graph: (its grad_fn, output_nr), or its AccumulateGrad."""
-    tensor_module.sync_view(t)
+    sync_view(t)
     if t._grad_fn is not None:
         return (t._grad_fn, t._output_nr)
     return (accumulator_of(t), 0)
@@ -67,7 +66,6 @@ def gradient_edge(t):
 def _root_grads(outputs, grad_outputs, create_graph, batched=False):
     """The gradients backward starts from, checked against the outputs; `batched`: each
     a batch of them (a leading batch dim)."""
-    Tensor = tensor_module.Tensor
     grads = list(_as_tuple(grad_outputs)) or [None] * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(f"got {len(grads)} gradients for {len(outputs)} outputs")
@@ -149,7 +147,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of outputs with respect to inputs, returned (not accumulated)."""
-    Tensor = tensor_module.Tensor
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if not inputs:
@@ -192,7 +189,7 @@ def _batched_grad(outputs, grads, inputs, retain_graph, create_graph):
     nothing needs to see single gradients or record; otherwise one pass per element."""
     batch = grads[0].shape[0]
     if batch == 0:  # an empty batch of gradients
-        return [tensor_module.Tensor._wrap(np.zeros((0,) + inp._data.shape, inp._data.dtype))
+        return [Tensor._wrap(np.zeros((0,) + inp._data.shape, inp._data.dtype))
                 for inp in inputs]
     if not (create_graph or anomaly.enabled or observers.watching() or _has_hooks(outputs)):
         return run(outputs, [g._data for g in grads], retain_graph, False, inputs,
@@ -205,8 +202,8 @@ def _batched_grad(outputs, grads, inputs, retain_graph, create_graph):
 def _stack_batch(grads, inp):
     if all(g is None for g in grads):
         return None
-    zeros = tensor_module.Tensor._wrap(np.zeros_like(inp._data))
-    return tensor_module.stack([zeros if g is None else g for g in grads])
+    zeros = Tensor._wrap(np.zeros_like(inp._data))
+    return stack([zeros if g is None else g for g in grads])
 
 
 def _has_hooks(outputs):
@@ -271,7 +268,6 @@ def _plan(root, inputs, counts, accumulate):
 
 def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, create_graph,
              accumulate, batch):
-    Tensor = tensor_module.Tensor
     # Recording nothing, gradients travel as numpy arrays between the nodes that take them
     # (ops with array formulas): a Tensor is made only where one is handed out (hooks,
     # other nodes, leaves, autograd.grad's results).
@@ -354,7 +350,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
                 if batch is not None:
                     shape = (batch,) + shape
                 if data is None or data.shape != shape or data.dtype is not dtype:
-                    g = _validate(node, i, g, batch)
+                    g = validate_gradient(node, i, g, batch)
                     data = g if type(g) is np.ndarray else g._data
                 if on_arrays:
                     g = data
@@ -389,7 +385,7 @@ def _add(a, b):
 
 def _as_tensors(grads):
     """Gradients as Tensors, for everything that is not a node taking arrays."""
-    wrap = tensor_module.Tensor._wrap
+    wrap = Tensor._wrap
     return [wrap(g) if type(g) is np.ndarray else g for g in grads]
 
 
@@ -397,7 +393,7 @@ def _capture(captures, captured, node, grads):
     """autograd.grad's inputs: keep the gradient arriving at each one's edge."""
     for nr, g in enumerate(grads):
         for i in captures.get((node, nr), ()):
-            captured[i] = tensor_module.Tensor._wrap(g) if type(g) is np.ndarray else g
+            captured[i] = Tensor._wrap(g) if type(g) is np.ndarray else g
 
 
 def _wrong_count(node, out):
@@ -409,7 +405,7 @@ def _wrong_count(node, out):
 def _apply_per_element(node, grads, batch):
     """A node with no batched formulas, in a batched backward: applied to each element of the
     batch in turn, its gradients checked and stacked."""
-    one = (lambda g: g) if node.takes_arrays else tensor_module.Tensor._wrap
+    one = (lambda g: g) if node.takes_arrays else Tensor._wrap
     per_element = []
     generic.batch.lead = 0  # one element at a time: no batch dim
     try:
@@ -417,7 +413,7 @@ def _apply_per_element(node, grads, batch):
             out = node.apply([None if g is None else one(g[b, ...]) for g in grads])
             if len(out) != len(node.next_functions):
                 _wrong_count(node, out)
-            per_element.append([None if g is None else _data(_validate(node, i, g))
+            per_element.append([None if g is None else _data(validate_gradient(node, i, g))
                                 for i, g in enumerate(out)])
     finally:
         generic.batch.lead = 1
@@ -433,11 +429,11 @@ def _data(g):
     return g if type(g) is np.ndarray else g._data
 
 
-def _validate(node, i, g, batch=None):
+def validate_gradient(node, i, g, batch=None):
     """Check a returned gradient (a Tensor, or an array from a node taking arrays) against
     input i's shape and dtype; unbroadcast and cast. With `batch`, g is a batch of them."""
     on_array = type(g) is np.ndarray and (node.takes_arrays or batch is not None)
-    if not on_array and not isinstance(g, tensor_module.Tensor):
+    if not on_array and not isinstance(g, Tensor):
         raise TypeError(f"function {node.name()} returned a gradient of type "
                         f"{type(g).__name__} at index {i}, expected a Tensor or None")
     shape, dtype = node._input_meta[i]
@@ -480,16 +476,16 @@ def accumulate_into_leaf(leaf, g, create_graph, given_to_leaves):
     with leaf_lock:
         old = leaf._grad
         if create_graph and g._requires_grad:
-            leaf._grad = (tensor_module.Tensor._wrap(np.empty_like(data)).copy_(g) if old is None
+            leaf._grad = (Tensor._wrap(np.empty_like(data)).copy_(g) if old is None
                           else old + g)
         elif old is None:
             if (id(data) in given_to_leaves or not data.flags.writeable or
                     (data.base is not None and sys.getrefcount(data.base) > 2)):
                 data = data.copy()
             given_to_leaves.add(id(data))
-            leaf._grad = tensor_module.Tensor._wrap(data)
+            leaf._grad = Tensor._wrap(data)
         elif create_graph or not _owns(old._data):
-            leaf._grad = old + tensor_module.Tensor._wrap(data)
+            leaf._grad = old + Tensor._wrap(data)
         else:
             np.add(old._data, data, out=old._data, casting="same_kind")
             old._version_counter[0] += 1
@@ -577,12 +573,3 @@ def _run_post_hooks(hooks, grad_inputs, grad_outputs):
         if new is not None:
             grad_inputs = list(new)
     return grad_inputs
-
-
-def warn_non_leaf_grad():
-    warnings.warn(
-        "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
-        "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
-        "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf "
-        "Tensor. If you access the non-leaf Tensor by mistake, make sure you access the leaf "
-        "Tensor instead.", UserWarning, stacklevel=3)

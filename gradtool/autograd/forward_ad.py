@@ -13,7 +13,8 @@ import numpy as np
 from ..errors import NotInEngineError
 
 from . import forward_level, grad_mode
-from . import tensor as tensor_module
+from .node import SavedTensor
+from .tensor import Tensor
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "UnpackedDualTensor"]
@@ -107,7 +108,7 @@ def make_dual(tensor, tangent, *, level=None):
     if tangent_of(tensor) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            "gradient at the same level 0 is not supported.")
-    dual = _untracked(tensor_module.call, tensor_module.table.VIEW, (tensor,), (tensor._data.shape,))
+    dual = _untracked(tensor.view, tensor._data.shape)
     dual._fw_grad = (current, tangent)
     return dual
 
@@ -117,7 +118,7 @@ def unpack_dual(tensor, *, level=None):
     tangent = tangent_of(tensor) if forward_level.active is not None else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    primal = _untracked(tensor_module.call, tensor_module.table.VIEW, (tensor,), (tensor._data.shape,))
+    primal = _untracked(tensor.view, tensor._data.shape)
     return UnpackedDualTensor(primal, tangent)
 
 
@@ -148,7 +149,7 @@ def tangent_of(t):
         except AttributeError:
             return None
         if level is forward_level.active:
-            tangent = tensor_module.Tensor._wrap(
+            tangent = Tensor._wrap(
                 _same_view(base_tangent._data, base._data, t._data))
             t._fw_grad = (level, tangent)
             return tangent
@@ -220,7 +221,7 @@ def inplace_tangent(spec, inputs, args, arrays, out):
     tangents = _input_tangents(spec, inputs)
     if tangents is None:
         return None
-    result = tensor_module.Tensor._wrap(out)
+    result = Tensor._wrap(out)
     return _untracked(spec.tangent, inputs, args, arrays, (result,), tangents,
                       forward_level.active.batch)
 
@@ -238,7 +239,7 @@ def write_inplace_tangent(target, tangent):
                                   "use vectorize=False")
     current = tangent_of(target)
     if current is None:  # the base gets a zero tangent, and the view a view of it
-        base_tangent = tensor_module.Tensor._wrap(np.zeros_like(base._data))
+        base_tangent = Tensor._wrap(np.zeros_like(base._data))
         _set(base, base_tangent)
         current = tangent_of(target)
     np.copyto(current._data, tangent._data)
@@ -250,7 +251,7 @@ def _input_tangents(spec, inputs):
     if grad_mode.state.inference:
         return None
     xs = inputs[0] if spec.variadic else inputs
-    tangents = [tangent_of(x) if isinstance(x, tensor_module.Tensor) else None for x in xs]
+    tangents = [tangent_of(x) if isinstance(x, Tensor) else None for x in xs]
     for t in tangents:
         if t is not None:
             return tangents
@@ -267,7 +268,7 @@ def _save_tangent(result, tangent):
 def save_output_tangent(saved, data, tangent):
     for value in saved.values():
         # (an output kept as data: is_output, or the output of a write through a view)
-        if (type(value) is tensor_module.SavedTensor and value._tensor is None
+        if (type(value) is SavedTensor and value._tensor is None
                 and value._data is data):
             value._fw_grad = (forward_level.active, tangent)
 

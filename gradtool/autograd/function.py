@@ -8,8 +8,8 @@ import numpy as np
 
 from . import forward_level
 from . import anomaly, forward_ad, grad_mode, observers
-from . import tensor as tensor_module
 from .engine import gradient_edge
+from .free_functions import stack
 from .node import Node, SavedTensor
 from .tensor import Tensor
 
@@ -243,9 +243,9 @@ def _forward_tangents(cls, ctx, args, outputs, tangents):
 def _stacked(results):
     """Per-element jvp results (a tangent or a tuple of them) stacked on a batch dim."""
     if isinstance(results[0], (tuple, list)):
-        return tuple(None if r[0] is None else tensor_module.stack(list(r), 0)
+        return tuple(None if r[0] is None else stack(list(r), 0)
                      for r in zip(*results))
-    return None if results[0] is None else tensor_module.stack(results, 0)
+    return None if results[0] is None else stack(results, 0)
 
 
 def _wire_outputs(ctx, args, outs):

@@ -12,7 +12,8 @@ import numpy as np
 from . import forward_level
 from . import forward_ad, grad_mode
 from .engine import grad as _grad
-from .tensor import Tensor, stack
+from .free_functions import stack
+from .tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 

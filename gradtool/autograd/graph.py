@@ -8,6 +8,7 @@ import numpy as np
 from . import engine
 from .grad_mode import state
 from .node import Node, RemovableHandle
+from .tensor import Tensor
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "save_on_disk",
            "disable_saved_tensors_hooks", "register_multi_grad_hook"]
@@ -63,7 +64,6 @@ class save_on_disk(saved_tensors_hooks):
     idea, one level further down): memory for saved tensors traded for disk reads."""
 
     def __init__(self, directory=None):
-        from .tensor import Tensor
         self.directory = directory
         super().__init__(lambda t: _SpilledTensor(directory, t._data),
                          lambda spilled: Tensor._wrap(spilled.load()))

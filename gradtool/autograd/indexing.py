@@ -5,7 +5,8 @@ import numbers
 import numpy as np
 
 from . import dtypes
-from .dispatch import call, call_inplace
+from .dispatch import call
+from .inplace import call_inplace
 from .ops import derivatives as table
 from .tensor import Tensor, _as_tensor
 

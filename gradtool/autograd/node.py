@@ -4,7 +4,7 @@ import weakref
 
 from . import forward_level
 from . import anomaly, dtypes, grad_mode
-from . import tensor as tensor_module  # (tensor.py imports this module: read at call time)
+from .tensor import Tensor
 
 _state = grad_mode.state
 FREED_MESSAGE = (
@@ -263,7 +263,7 @@ class SavedTensor:
             data = _as_array(self._unpack_hook(self._packed), self._unpack_hook)
         else:
             data = self._data
-        out = tensor_module.Tensor._wrap(data)
+        out = Tensor._wrap(data)
         if self._requires_grad:
             out._requires_grad = True
             if self.is_output:
@@ -295,7 +295,7 @@ class SavedTensor:
             raise TypeError("register_hooks expects two callables: pack_hook, unpack_hook")
         tensor = self._tensor
         if tensor is None:
-            tensor = tensor_module.Tensor._wrap(self._data)
+            tensor = Tensor._wrap(self._data)
         else:
             self._remember_graph_edge(tensor)
         self._packed = pack_hook(tensor)
@@ -320,7 +320,7 @@ class SavedTensor:
 
 
 def _as_array(unpacked, hook):
-    if not isinstance(unpacked, tensor_module.Tensor):
+    if not isinstance(unpacked, Tensor):
         raise TypeError(f"Output of saved tensor unpack_hook {getattr(hook, '__name__', hook)!r} "
                         f"must be a Tensor, got {type(unpacked).__name__}")
     return unpacked._data

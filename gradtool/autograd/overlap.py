@@ -5,7 +5,7 @@ share memory (an expand; some ops may), nor from an input that overlaps the targ
 import numpy as np
 
 from . import dtypes
-from .ops import derivatives as table
+from .ops.rows import table
 from .tensor import Tensor
 
 

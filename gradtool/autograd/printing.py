@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from . import forward_level
+from . import forward_ad, forward_level
 
 PRECISION = 4
 LINEWIDTH = 80
@@ -126,7 +126,6 @@ def tensor_repr(t, prefix="tensor("):
         suffixes.append(f"grad_fn=<{type(t._grad_fn).__name__}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
-    from . import forward_ad  # (imports tensor, which imports this module)
     tangent = forward_ad.tangent_of(t) if forward_level.active is not None else None
     if tangent is not None:
         suffixes.append(f"tangent={tensor_repr(tangent)}")

@@ -10,7 +10,7 @@ from ..autograd.function import BackwardCFunction, Function, once_differentiable
 from ..autograd.function import Error as _OnceDifferentiableError
 from ..autograd.node import AccumulateGrad, SavedTensor
 from ..autograd.tensor import Tensor
-from ..autograd.views import CopySlices
+from ..autograd.inplace import CopySlices
 from ..autograd.walk import topological_order
 from ..snapshot.graph import SavedInfo, array_stats, short_repr
 

@@ -1,5 +1,5 @@
 """gradtool.nn: torch.nn's modules, layers and losses on the gradtool engine."""
-from . import functional, init, utils
+from . import functional, init, modules, utils  # (modules: torch.nn.modules.*, by torch's file)
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .layers import (ELU, GELU, Dropout, Dropout2d, Embedding, Flatten, Identity, LeakyReLU,
@@ -16,6 +16,7 @@ from .pooling import (AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, CircularP
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import (MultiheadAttention, Transformer, TransformerEncoder,
                           TransformerEncoderLayer)
+from ..errors import missing_attribute
 
 __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleList", "ModuleDict",
            "Identity", "Linear", "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "ELU",
@@ -30,8 +31,4 @@ __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleLis
            "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d", "ZeroPad1d",
            "ZeroPad2d", "ConstantPad1d", "ConstantPad2d"]
 
-
-from ..errors import missing_attribute  # noqa: E402
-
-__getattr__ = missing_attribute(__name__)
-from . import modules  # noqa: E402  (torch.nn.modules.*: the classes above, by torch's file)  # a torch name gradtool lacks: a clear error
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -5,8 +5,8 @@ import collections.abc
 import itertools
 import types
 
-from .. import nn
 from ..errors import missing_attribute
+from . import container, conv, layers, loss, module, normalization, pooling, rnn, transformer
 
 
 def _ntuple(n, name="parse"):
@@ -49,8 +49,10 @@ def _namespace(name, values):
 
 
 def _class(name):
-    from . import loss
-    return getattr(loss if name == "_Loss" else nn, name)
+    return next(getattr(source, name) for source in _SOURCES if hasattr(source, name))
+
+
+_SOURCES = (module, container, conv, layers, loss, normalization, pooling, rnn, transformer)
 
 
 for _file, _names in WHERE.items():

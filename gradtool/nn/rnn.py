@@ -14,8 +14,8 @@ from .. import backends
 from ..autograd import creation
 from ..autograd.device import check as check_device
 from ..autograd.dispatch import call
+from ..autograd.free_functions import cat, stack
 from ..autograd.ops import derivatives as table
-from ..autograd.tensor import cat, stack
 from ..errors import NotInEngineError
 from . import functional as F
 from . import init

@@ -1,6 +1,6 @@
 """Adam and AdamW (torch's single-tensor formulas, bias-corrected)."""
 from ..autograd import creation
-from ..autograd.tensor import maximum
+from ..autograd.free_functions import maximum
 from .optimizer import Optimizer
 
 

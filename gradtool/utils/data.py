@@ -9,7 +9,8 @@ import numbers
 import numpy as np
 
 from ..autograd import creation, dtypes
-from ..autograd.tensor import Tensor, stack
+from ..autograd.free_functions import stack
+from ..autograd.tensor import Tensor
 
 
 class Dataset:

@@ -4,11 +4,12 @@ holds the formulas that need local variables; generic.py the ops formulas are wr
 
 Adding an op is one row here (plus a named helper in formulas.py for a hard formula) and
 one case in tests/test_op_gradients.py; its Tensor method and gradtool.<name> function are
-a `method=` away (tensor.py's methods read it)."""
+a `method=` away (tensor_methods.py reads it)."""
 import numpy as np
 
 from . import formulas
 from . import kernels
+from . import rows
 from .generic import (bmm, cat, conj, contiguous, cos, diagonal, exp, expand, flip, gather, imag,
                       index, index_put, is_complex, masked_fill, matmul, mm, mv, ones_like,
                       permute, real, reshape, roll, rsqrt, scatter, scatter_add, select, sgn,
@@ -997,7 +998,8 @@ LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd,
                     A=lambda grads, U, S, Vh, full_matrices:
                         formulas.linalg_svd_backward(grads, U, S, Vh, full_matrices))
 
-TABLE = {name: value for name, value in globals().items() if isinstance(value, OpSpec)}
+TABLE = vars(rows.table)  # every row by name (the code below the table reads it there)
+TABLE.update({name: value for name, value in globals().items() if isinstance(value, OpSpec)})
 # (and the in-place twins that compute a gradient: tests/test_api.py checks the others)
 TABLE.update({f"{name}_": spec.in_place for name, spec in list(TABLE.items())
               if spec.in_place and spec.in_place.derivative_implemented})

@@ -6,15 +6,14 @@ import math
 import numpy as np
 
 from .. import grad_mode
-from . import derivatives as table  # bound late: the table imports this module
+from .rows import table
 from . import kernels
-from .generic import (abs, addmm, any_true, by_row, cat, clamp, conj, constant, contiguous, cumprod,
-                      cumsum,
-                      detach, diagonal, exp, expand, flip, gather, imag, index_add,
-                      index_select, is_complex, isnan, log, log1p, matmul, mean, masked_fill, mm, numel, ones_like,
-                      permute, prod, real, reshape, scatter, sigmoid, sign, slice, squeeze, stack, sum,
-                      sum_to, t, tanh, erf, transpose, tril, triu, unsqueeze, var, where, zeros,
-                      zeros_like)
+from .generic import (abs, addmm, any_true, by_row, cat, clamp, conj, constant, contiguous,
+                      cumprod, cumsum, detach, diagonal, erf, exp, expand, flip, gather, imag,
+                      index_add, index_select, is_complex, isnan, log, log1p, masked_fill, matmul,
+                      mean, mm, numel, ones_like, permute, prod, real, reshape, scatter, sigmoid,
+                      sign, slice, squeeze, stack, sum, sum_to, t, tanh, transpose, tril, triu,
+                      unsqueeze, var, where, zeros, zeros_like)
 from .kernels import expanded, is_column_major
 
 

@@ -13,7 +13,12 @@ import threading
 
 import numpy as np
 
-from .. import tensor as tensor_module  # bound late: tensor.py imports the table
+from ..dispatch import call
+from ..free_functions import cat as _cat, stack as _stack, where as _where
+from ..matmul import matmul as _matmul
+from ..tensor import Tensor, _as_tensor
+from . import kernels as _kernels
+from .rows import table as _table
 
 _ndarray = np.ndarray
 
@@ -26,7 +31,7 @@ batch = _Batch()
 
 
 def _tensor(x):
-    return isinstance(x, _Tensor)
+    return isinstance(x, Tensor)
 
 
 def _shift(dims):
@@ -47,16 +52,16 @@ def _sizes(x, sizes):
 def by_row(spec, inputs, args=()):
     """An op of the table on Tensors (dispatched and recorded) or arrays (its forward)."""
     if any(_tensor(x) for x in inputs):
-        return tensor_module.call(spec, inputs, args)
+        return call(spec, inputs, args)
     return spec.forward(*inputs, *args)
 
 
 # ---- elementwise ----
 def _unary(array_fn, method):
-    def op(x):
-        return array_fn(x) if not isinstance(x, _Tensor) else getattr(x, method)()
-    op.__name__ = method
-    return op
+    def elementwise(x):
+        return array_fn(x) if not isinstance(x, Tensor) else getattr(x, method)()
+    elementwise.__name__ = method
+    return elementwise
 
 
 abs = _unary(np.abs, "abs")
@@ -79,23 +84,23 @@ def conj(x):
         return x if x.dtype.kind != "c" else np.conjugate(x)
     if kind is float or kind is int:  # (a number saved in a tensor's place: x * 0.9)
         return x
-    return x.conj() if isinstance(x, _Tensor) else x.conjugate()
+    return x.conj() if isinstance(x, Tensor) else x.conjugate()
 
 
 def real(x):
     """The real part of a complex value (torch's handle_r_to_c); a real one as it is."""
-    if isinstance(x, _Tensor):
+    if isinstance(x, Tensor):
         return x.real
     return x.real if getattr(x, "dtype", None) is None or x.dtype.kind == "c" else x
 
 
 def is_complex(x):
-    return (x.is_complex() if isinstance(x, _Tensor) else
+    return (x.is_complex() if isinstance(x, Tensor) else
             getattr(x, "dtype", np.dtype(type(x))).kind == "c")
 
 
 def imag(x):
-    return x.imag if isinstance(x, _Tensor) else np.imag(x)
+    return x.imag if isinstance(x, Tensor) else np.imag(x)
 
 
 def view_as_real(x):
@@ -108,90 +113,86 @@ def view_as_complex(x):
 
 def sgn(x):
     """x / |x| (0 at 0); torch's sign for real x."""
-    if isinstance(x, _Tensor):
+    if isinstance(x, Tensor):
         return x.sgn()
     return _kernels.sgn(x)
 
 
 def sigmoid(x):
-    return _kernels.sigmoid(x) if not isinstance(x, _Tensor) else x.sigmoid()
+    return _kernels.sigmoid(x) if not isinstance(x, Tensor) else x.sigmoid()
 
 
 def rsqrt(x):
-    return _kernels.rsqrt(x) if not isinstance(x, _Tensor) else x.rsqrt()
+    return _kernels.rsqrt(x) if not isinstance(x, Tensor) else x.rsqrt()
 
 
 def erf(x):
-    return _kernels.erf(x) if not isinstance(x, _Tensor) else x.erf()
+    return _kernels.erf(x) if not isinstance(x, Tensor) else x.erf()
 
 
 def where(condition, x, y):
     if _tensor(condition) or _tensor(x) or _tensor(y):
-        return tensor_module.where(_as_tensor(condition), x, y)
+        return _where(_as_tensor(condition), x, y)
     return _kernels.where(condition, x, y)
 
 
 def masked_fill(x, mask, value):
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         return np.where(mask, np.asarray(value, dtype=x.dtype), x)
     return x.masked_fill(mask, value)
 
 
 def clamp(x, min=None, max=None):
-    return _kernels.clamp(x, min, max) if not isinstance(x, _Tensor) else x.clamp(min, max)
+    return _kernels.clamp(x, min, max) if not isinstance(x, Tensor) else x.clamp(min, max)
 
 
 def to(x, dtype):
-    if isinstance(x, _Tensor):
+    if isinstance(x, Tensor):
         return x.to(dtype)
     return x if x.dtype == dtype else _kernels.to_dtype(x, dtype)
 
 
 def detach(x):
-    return x if not isinstance(x, _Tensor) else x.detach()
+    return x if not isinstance(x, Tensor) else x.detach()
 
 
 def any_true(x):
-    return bool(np.any(x)) if not isinstance(x, _Tensor) else bool(x.any().item())
+    return bool(np.any(x)) if not isinstance(x, Tensor) else bool(x.any().item())
 
 
 def numel(x):
-    return x.size if not isinstance(x, _Tensor) else x.numel()
-
-
-def _as_tensor(x):
-    return x if isinstance(x, _Tensor) else tensor_module.Tensor._wrap(np.asarray(x))
+    return x.size if not isinstance(x, Tensor) else x.numel()
 
 
 # ---- new values, like a given one ----
 def zeros_like(x):
-    return np.zeros_like(x) if not isinstance(x, _Tensor) else tensor_module.Tensor._wrap(
+    return np.zeros_like(x) if not isinstance(x, Tensor) else Tensor._wrap(
         np.zeros_like(x._data))
 
 
 def ones_like(x):
-    return np.ones_like(x) if not isinstance(x, _Tensor) else tensor_module.Tensor._wrap(
+    return np.ones_like(x) if not isinstance(x, Tensor) else Tensor._wrap(
         np.ones_like(x._data))
 
 
 def zeros(sizes, like):
     """Zeros of one element's `sizes` (a batch of them when `like` is batched)."""
-    if not isinstance(like, _Tensor):
+    if not isinstance(like, Tensor):
         return np.zeros(_sizes(like, sizes), dtype=like.dtype)
-    return tensor_module.Tensor._wrap(np.zeros(tuple(sizes), dtype=like._data.dtype))
+    return Tensor._wrap(np.zeros(tuple(sizes), dtype=like._data.dtype))
 
 
 def constant(array, like):
     """A constant array (a mask, ...) in the kind of `like`."""
-    if not isinstance(like, _Tensor):
+    if not isinstance(like, Tensor):
         return array.reshape((1,) * batch.lead + array.shape) if batch.lead else array
-    return tensor_module.Tensor._wrap(array)
+    return Tensor._wrap(array)
 
 
 # ---- reductions ----
 def sum(x, dim=None, keepdim=False):
     """Over `dim` (None: every dim of one element)."""
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         if dim is None:
             dim = tuple(range(batch.lead, x.ndim))
         return np.sum(x, axis=_shift(dim), keepdims=keepdim)
@@ -199,33 +200,33 @@ def sum(x, dim=None, keepdim=False):
 
 
 def mean(x, dim, keepdim=False):
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         return np.mean(x, axis=_shift(dim), keepdims=keepdim)
     return x.mean(dim, keepdim=keepdim)
 
 
 def prod(x, dim, keepdim=False):
-    return (np.prod(x, axis=_shift(dim), keepdims=keepdim) if not isinstance(x, _Tensor)
+    return (np.prod(x, axis=_shift(dim), keepdims=keepdim) if not isinstance(x, Tensor)
             else x.prod(dim, keepdim=keepdim))
 
 
 def var(x, dim, correction, keepdim=False):
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         return np.var(x, axis=_shift(dim), ddof=correction, keepdims=keepdim)
     return x.var(dim, correction=correction, keepdim=keepdim)
 
 
 def cumsum(x, dim):
-    return np.cumsum(x, axis=_shift(dim)) if not isinstance(x, _Tensor) else x.cumsum(dim)
+    return np.cumsum(x, axis=_shift(dim)) if not isinstance(x, Tensor) else x.cumsum(dim)
 
 
 def cumprod(x, dim):
-    return np.cumprod(x, axis=_shift(dim)) if not isinstance(x, _Tensor) else x.cumprod(dim)
+    return np.cumprod(x, axis=_shift(dim)) if not isinstance(x, Tensor) else x.cumprod(dim)
 
 
 # ---- shapes ----
 def expand(x, sizes):
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         lead = batch.lead
         missing = len(sizes) - (x.ndim - lead)
         if lead and missing:  # each element's dims right-aligned after the batch dim
@@ -235,29 +236,29 @@ def expand(x, sizes):
 
 
 def contiguous(x):
-    return np.ascontiguousarray(x) if not isinstance(x, _Tensor) else x.contiguous()
+    return np.ascontiguousarray(x) if not isinstance(x, Tensor) else x.contiguous()
 
 
 def reshape(x, sizes):
-    return np.reshape(x, _sizes(x, sizes)) if not isinstance(x, _Tensor) else x.reshape(sizes)
+    return np.reshape(x, _sizes(x, sizes)) if not isinstance(x, Tensor) else x.reshape(sizes)
 
 
 def unsqueeze(x, dim):
-    return np.expand_dims(x, _shift(dim)) if not isinstance(x, _Tensor) else x.unsqueeze(dim)
+    return np.expand_dims(x, _shift(dim)) if not isinstance(x, Tensor) else x.unsqueeze(dim)
 
 
 def squeeze(x, dim):
-    return np.squeeze(x, _shift(dim)) if not isinstance(x, _Tensor) else x.squeeze(dim)
+    return np.squeeze(x, _shift(dim)) if not isinstance(x, Tensor) else x.squeeze(dim)
 
 
 def transpose(x, dim0, dim1):
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         return np.swapaxes(x, *_shift((dim0, dim1)))
     return x.transpose(dim0, dim1)
 
 
 def permute(x, dims):
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         lead = batch.lead
         return np.transpose(x, tuple(range(lead)) + _shift(tuple(dims)))
     return x.permute(tuple(dims))
@@ -265,78 +266,78 @@ def permute(x, dims):
 
 def t(x):
     """Transposed, for 2-d; 0-d and 1-d stay as they are (as torch's t)."""
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         return x if x.ndim - batch.lead < 2 else np.swapaxes(x, -1, -2)
     return x.t()
 
 
 def flip(x, dims):
-    return np.flip(x, _shift(tuple(dims))) if not isinstance(x, _Tensor) else x.flip(dims)
+    return np.flip(x, _shift(tuple(dims))) if not isinstance(x, Tensor) else x.flip(dims)
 
 
 def roll(x, shifts, dims):
-    if isinstance(x, _Tensor):
+    if isinstance(x, Tensor):
         return x.roll(shifts, dims)
     return _kernels.roll(x, shifts, _shift(tuple(dims)))
 
 
 def triu(x, diagonal):
-    return np.triu(x, diagonal) if not isinstance(x, _Tensor) else x.triu(diagonal)
+    return np.triu(x, diagonal) if not isinstance(x, Tensor) else x.triu(diagonal)
 
 
 def tril(x, diagonal):
-    return np.tril(x, diagonal) if not isinstance(x, _Tensor) else x.tril(diagonal)
+    return np.tril(x, diagonal) if not isinstance(x, Tensor) else x.tril(diagonal)
 
 
 def select(x, dim, index):
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         return np.take(x, index, axis=_shift(dim))
     return x.select(dim, index)
 
 
 def diagonal(x, offset, dim1, dim2):
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         return np.diagonal(x, offset, *_shift((dim1, dim2)))
     return x.diagonal(offset, dim1, dim2)
 
 
 def unbind(x, dim):
     """The slices along `dim` (on Tensors, selected one by one: torch's stack backward)."""
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         return list(np.moveaxis(x, _shift(dim), 0))
     return [x.select(dim, i) for i in range(x.shape[dim])]
 
 
 def cat(xs, dim):
     if any(_tensor(x) for x in xs):
-        return tensor_module.cat(xs, dim)
+        return _cat(xs, dim)
     return np.concatenate(xs, axis=_shift(dim))
 
 
 def stack(xs, dim):
     if any(_tensor(x) for x in xs):
-        return tensor_module.stack(xs, dim)
+        return _stack(xs, dim)
     return np.stack(xs, axis=_shift(dim))
 
 
 def slice(x, dim, start, end, step):
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         return _kernels.slice_(x, _shift(dim), start, end, step)
-    return tensor_module.call(_table.SLICE, (x,), (dim, start, end, step))
+    return call(_table.SLICE, (x,), (dim, start, end, step))
 
 
 def sum_to(grad, sizes):
     """A broadcast gradient summed back down to `sizes`: the one place broadcasting is
     undone (the engine's, for every node's gradients, and expand's formula)."""
     sizes = tuple(sizes)
-    lead = batch.lead if not isinstance(grad, _Tensor) else 0
+    lead = batch.lead if not isinstance(grad, Tensor) else 0
     shape = tuple(grad.shape)
     if shape[lead:] == sizes:
         return grad
     extra = len(shape) - lead - len(sizes)
     dims = tuple(range(lead, lead + extra)) + tuple(
         lead + extra + i for i, n in enumerate(sizes) if n == 1 and shape[lead + extra + i] != 1)
-    if not isinstance(grad, _Tensor):
+    if not isinstance(grad, Tensor):
         if dims:
             grad = np.sum(grad, axis=dims, keepdims=True)
         return grad.reshape(shape[:lead] + sizes) if extra else grad
@@ -369,7 +370,7 @@ def mv(a, v):
 def matmul(a, b):
     """torch's matmul (batches broadcast): the linear algebra formulas' product."""
     if _tensor(a) or _tensor(b):
-        return tensor_module.matmul(_as_tensor(a), _as_tensor(b))
+        return _matmul(_as_tensor(a), _as_tensor(b))
     return np.matmul(a, b)
 
 
@@ -381,13 +382,13 @@ def bmm(a, b):
 
 # ---- indexing ----
 def gather(x, dim, index):
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         return np.take_along_axis(x, index, axis=dim)
     return x.gather(dim, index)
 
 
 def scatter(x, dim, index, value):
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         return _kernels.scatter(x, index, value, dim)
     return x.scatter(dim, index, value)
 
@@ -397,7 +398,7 @@ def scatter_add(x, dim, index, src):
 
 
 def index_select(x, dim, index):
-    if not isinstance(x, _Tensor):
+    if not isinstance(x, Tensor):
         return np.take(x, index, axis=dim)
     return x.index_select(dim, index)
 
@@ -413,7 +414,3 @@ def index(x, indices):
 def index_put(x, indices, values):
     return by_row(_table.INDEX_PUT, (x, values), (indices, False))
 
-
-_Tensor = tensor_module.Tensor  # (this module is first imported by the table, after Tensor)
-from . import kernels as _kernels  # noqa: E402
-from . import derivatives as _table  # noqa: E402  (the rows the ops above dispatch to)

@@ -36,8 +36,10 @@ import inspect
 import numpy as np
 
 from .. import grad_mode
-from .. import tensor as tensor_module  # bound late: tensor.py imports the table
+from ..dispatch import call, derived
+from ..free_functions import stack
 from ..node import Node, SavedTensor
+from ..tensor import Tensor
 from . import formulas
 from .generic import ones_like, zeros_like
 
@@ -324,7 +326,7 @@ class OpSpec:
                 return self.batched_jvp(tangents[0], results[0], args)
             return _one_at_a_time(self, inputs, args, arrays, results, tangents, batch)
         if fn == "linear":
-            out = tensor_module.call(self, self._with_tangents(inputs, tangents, zeros=True), args)
+            out = call(self, self._with_tangents(inputs, tangents, zeros=True), args)
             if self.nondiff_outputs:  # (nll_loss's total_weight): no tangent
                 return [None if name in self.nondiff_outputs else o
                         for name, o in zip(self.outputs, out)]
@@ -335,7 +337,7 @@ class OpSpec:
                 if t is not None:
                     swapped = list(inputs)
                     swapped[i] = t
-                    total = _add(total, tensor_module.call(self, swapped, args))
+                    total = _add(total, call(self, swapped, args))
             return total
         value = _Values(self, inputs, args, arrays, results)
         if fn == "elementwise":
@@ -378,7 +380,7 @@ class OpSpec:
             t = tangents[i]
             x = inputs[i]
             out[i] = t if t is not None else (
-                zeros_like(x) if isinstance(x, tensor_module.Tensor) else 0)
+                zeros_like(x) if isinstance(x, Tensor) else 0)
         return out
 
     def _source(self, name):
@@ -429,7 +431,7 @@ class _Values:
             v = self.known[name]
             if v is None and name.endswith("_t"):  # an input without a tangent: zeros
                 x = self.inputs[self.spec.inputs.index(name[:-2])]
-                v = zeros_like(x) if isinstance(x, tensor_module.Tensor) else 0
+                v = zeros_like(x) if isinstance(x, Tensor) else 0
             return v
         kind, where = self.spec._source(name)
         if kind == "input":
@@ -452,7 +454,7 @@ def _add(total, t):
 def _like(t, result, batch=None):
     """A tangent in its output's shape and dtype (a broadcast input's tangent is expanded),
     after `batch` tangents' leading dim when batched."""
-    if not isinstance(t, tensor_module.Tensor):
+    if not isinstance(t, Tensor):
         t = zeros_like(result) + t
     if t._data.dtype != result._data.dtype:
         t = t.to(result._data.dtype)
@@ -467,26 +469,5 @@ def _one_at_a_time(spec, inputs, args, arrays, results, tangents, batch):
                          [None if t is None else t[b] for t in tangents])
             for b in range(batch)]
     if isinstance(outs[0], (list, tuple)):  # several outputs: stack each one's tangents
-        return [None if o[0] is None else tensor_module.stack(list(o), 0) for o in zip(*outs)]
-    return tensor_module.stack(outs, 0)
-
-
-def derived(value, suffix):
-    """A fact about an input recorded at forward time (value is the input's array(s))."""
-    if suffix == "_sym_sizes":
-        return value.shape
-    if suffix == "_sym_sizes_opt":  # an optional input's sizes; torch shows (0,) for None
-        return (0,) if value is None else value.shape
-    if suffix == "_sym_numel":
-        return value.size
-    if suffix == "_sym_strides":  # in elements, as torch's
-        return tuple(s // value.itemsize for s in value.strides)
-    if suffix == "_scalar_type":
-        return value.dtype
-    if suffix == "_dim":
-        return value.ndim
-    if suffix == "_sym_argsize_0":
-        return value.shape[0]
-    return [a.shape for a in value]  # _args_sizes of a list input
-
-
+        return [None if o[0] is None else stack(list(o), 0) for o in zip(*outs)]
+    return stack(outs, 0)

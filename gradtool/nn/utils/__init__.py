@@ -2,7 +2,8 @@
 import math
 
 from ...autograd.grad_mode import no_grad
-from ...autograd.tensor import Tensor, cat, stack, vector_norm
+from ...autograd.free_functions import cat, stack, vector_norm
+from ...autograd.tensor import Tensor
 from ...autograd import creation
 from . import rnn
 

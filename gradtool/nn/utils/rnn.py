@@ -1,5 +1,5 @@
 """nn.utils.rnn: pad_sequence (packed sequences are not provided)."""
-from ...autograd.tensor import cat, stack
+from ...autograd.free_functions import cat, stack
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
