@@ -98,7 +98,7 @@ CLAMP = OpSpec("clamp", "ClampBackward1", kernels.clamp, function=True, jvp="ele
                batches=True,
                args=("min", "max"), promotion="promote", promoted_args=("min", "max"),
                promotion_always=True,
-               self=lambda grad, self, min, max: formulas.clamp_backward(grad, self, min, max))
+               self=formulas.clamp_backward)
 CLAMP_MIN = OpSpec("clamp_min", "ClampMinBackward0", kernels.clamp, jvp="elementwise",
                    batches=True, args=("min", "max"),
                    self=lambda grad, self, min: formulas.clamp_backward(grad, self, min, None))
@@ -164,18 +164,15 @@ DIV = OpSpec("div", "DivBackward0", kernels.div, function=True, jvp="elementwise
 POW = OpSpec("pow", "PowBackward0", np.power, function=True, jvp="elementwise", batches=True,
              args=("exponent",), promotion="promote", promoted_args=("exponent",),
              broadcasts=True, complex=True,
-             self=lambda grad, self, exponent: formulas.pow_backward(grad, self, exponent))
+             self=formulas.pow_backward)
 POW_TENSOR = OpSpec("pow", "PowBackward1", np.power, jvp="elementwise", batches=True,
                     promotion="promote", broadcasts=True, complex=True,
-                    self=lambda grad, self, exponent:
-                        formulas.pow_backward_self(grad, self, exponent),
-                    exponent=lambda grad, self, exponent, result:
-                        formulas.pow_backward_exponent(grad, self, exponent, result))
+                    self=formulas.pow_backward_self,
+                    exponent=formulas.pow_backward_exponent)
 POW_SCALAR_BASE = OpSpec("pow", "PowBackward2", kernels.pow_scalar_base, jvp="elementwise",
                          batches=True, args=("self",), promotion="promote",
                          promoted_args=("self",), broadcasts=True, complex=True,
-                         exponent=lambda grad, self, exponent, result:
-                             formulas.pow_backward_exponent(grad, self, exponent, result))
+                         exponent=formulas.pow_backward_exponent)
 ATAN2 = OpSpec("atan2", "Atan2Backward0", np.arctan2, function=True, jvp="elementwise",
                batches=True,
                promotion="float", broadcasts=True,
@@ -280,12 +277,10 @@ MEAN_DIM = OpSpec("mean", "MeanBackward1", kernels.mean_dim, jvp="linear", batch
                       formulas.mean_backward(grad, self_sym_sizes, dim, keepdim))
 VAR = OpSpec("var", "VarBackward0", kernels.var, function=True, jvp="reduction",
              args=("dim", "correction", "keepdim"),
-             self=lambda grad, self, dim, correction, keepdim:
-                 formulas.var_backward(grad, self, dim, correction, keepdim))
+             self=formulas.var_backward)
 STD = OpSpec("std", "StdBackward0", kernels.std, function=True, jvp="reduction",
              args=("dim", "correction", "keepdim"),
-             self=lambda grad, self, dim, correction, keepdim, result:
-                 formulas.std_backward(grad, self, dim, correction, keepdim, result))
+             self=formulas.std_backward)
 PROD = OpSpec("prod", "ProdBackward0", kernels.prod_all, function=True, jvp="reduction",
               self=lambda grad, self, result:
                   formulas.prod_backward(grad, self, result, None, False))
@@ -295,11 +290,9 @@ PROD_DIM = OpSpec("prod", "ProdBackward1", kernels.prod_dim, jvp="reduction",
                       formulas.prod_backward(grad, self, result, dim, keepdim))
 # Full reductions spread the gradient evenly over ties; max(dim) sends it to the returned index.
 MAX = OpSpec("max", "MaxBackward1", kernels.max_all, function=True, jvp="reduction",
-             self=lambda grad, self, result:
-                 formulas.evenly_distribute_backward(grad, self, result))
+             self=formulas.evenly_distribute_backward)
 MIN = OpSpec("min", "MinBackward1", kernels.min_all, function=True, jvp="reduction",
-             self=lambda grad, self, result:
-                 formulas.evenly_distribute_backward(grad, self, result))
+             self=formulas.evenly_distribute_backward)
 MAX_DIM = OpSpec("max", "MaxBackward0", kernels.max_dim, jvp="reduction",
                  args=("dim", "keepdim"), outputs=("result", "indices"),
                  nondiff_outputs=("indices",),
@@ -352,10 +345,10 @@ CONJ = OpSpec("conj", "ConjBackward0", np.conjugate, jvp="linear", self=lambda g
 CONJ_PHYSICAL = OpSpec("conj_physical", "ConjPhysicalBackward0", np.conjugate, jvp="linear",
                        function=True, self=lambda grad: conj(grad))
 SGN = OpSpec("sgn", "SgnBackward0", kernels.sgn, jvp="elementwise", method=True, complex=True,
-             self=lambda grad, self, result: formulas.sgn_backward(grad, self, result))
+             self=formulas.sgn_backward)
 # (torch has no angle_: Tensor.angle is written by hand)
 ANGLE = OpSpec("angle", "AngleBackward0", kernels.angle, jvp="elementwise", function=True,
-               complex=True, self=lambda grad, self: formulas.angle_backward(grad, self))
+               complex=True, self=formulas.angle_backward)
 VIEW_AS_REAL = OpSpec("view_as_real", "ViewAsRealBackward0", kernels.view_as_real,
                       jvp="linear", view=True,
                       self=lambda grad: view_as_complex(contiguous(grad)))
@@ -471,8 +464,7 @@ EMBEDDING_DENSE_BACKWARD = OpSpec(
     "embedding_dense_backward", "EmbeddingDenseBackwardBackward0",
     kernels.embedding_dense_backward, jvp="linear",
     args=("num_weights", "padding_idx", "scale_grad_by_freq"),
-    grad_output=lambda grad, indices, padding_idx:
-        formulas.embedding_dense_double_backward(grad, indices, padding_idx),
+    grad_output=formulas.embedding_dense_double_backward,
     indices=NON_DIFFERENTIABLE)
 # leaky_relu's backward as an op of its own, as torch's: differentiable in `self` (with
 # derivative zero), so gradients of gradients require grad as torch's do
@@ -484,8 +476,7 @@ LEAKY_RELU_BACKWARD = OpSpec("leaky_relu_backward", "LeakyReluBackwardBackward0"
                              self=lambda grad: zeros_like(grad))
 THRESHOLD_BACKWARD = OpSpec("threshold_backward", "ThresholdBackwardBackward0",
                             kernels.threshold_backward, jvp="elementwise", args=("threshold",),
-                            grad_output=lambda grad, self, threshold:
-                                formulas.threshold_backward(grad, self, threshold),
+                            grad_output=formulas.threshold_backward,
                             self=lambda grad: zeros_like(grad))
 SELECT_BACKWARD = OpSpec("select_backward", "SelectBackwardBackward0", kernels.select_backward,
                          jvp="linear", args=("input_sizes", "dim", "index"),
@@ -561,17 +552,15 @@ SPLIT_WITH_SIZES = OpSpec("split_with_sizes", "SplitWithSizesBackward0",
 # ======================= activations =======================
 ERF = OpSpec("erf", "ErfBackward0", kernels.erf, jvp="elementwise", batches=True, method=True,
              promotion="float",
-             self=lambda grad, self: formulas.erf_backward(grad, self))
+             self=formulas.erf_backward)
 GELU = OpSpec("gelu", "GeluBackward0", kernels.gelu, jvp="elementwise", batches=True,
               args=("approximate",),
-              self=lambda grad, self, approximate:
-                  formulas.gelu_backward(grad, self, approximate))
+              self=formulas.gelu_backward)
 SILU = OpSpec("silu", "SiluBackward0", kernels.silu, jvp="elementwise", batches=True,
-              self=lambda grad, self: formulas.silu_backward(grad, self))
+              self=formulas.silu_backward)
 SOFTPLUS = OpSpec("softplus", "SoftplusBackward0", kernels.softplus, jvp="elementwise",
                   batches=True, args=("beta", "threshold"),
-                  self=lambda grad, self, beta, threshold:
-                      formulas.softplus_backward(grad, self, beta, threshold))
+                  self=formulas.softplus_backward)
 # leaky_relu'(0) = negative_slope: the gradient passes whole only where x > 0 (as torch);
 # in place (leaky_relu_) the input is gone: the output's sign says which side it was on
 LEAKY_RELU = OpSpec("leaky_relu", "LeakyReluBackward0", kernels.leaky_relu, jvp="elementwise",
@@ -593,8 +582,7 @@ MSE_LOSS = OpSpec("mse_loss", "MseLossBackward0", kernels.mse_loss, args=("reduc
                   jvp=lambda self_t, target_t, self, target, reduction: formulas.reduce_loss(
                       formulas.mse_loss_backward(1, self, target, 0) * (self_t - target_t),
                       reduction),
-                  self=lambda grad, self, target, reduction:
-                      formulas.mse_loss_backward(grad, self, target, reduction),
+                  self=formulas.mse_loss_backward,
                   target=lambda grad, self, target, reduction:
                       -formulas.mse_loss_backward(grad, self, target, reduction))
 SMOOTH_L1_LOSS = OpSpec(
@@ -603,8 +591,7 @@ SMOOTH_L1_LOSS = OpSpec(
         formulas.smooth_l1_loss_backward(1, self, target, 0, beta) * (self_t - target_t),
         reduction),
     args=("reduction", "beta"),
-    self=lambda grad, self, target, reduction, beta:
-        formulas.smooth_l1_loss_backward(grad, self, target, reduction, beta),
+    self=formulas.smooth_l1_loss_backward,
     target=lambda grad, self, target, reduction, beta:
         -formulas.smooth_l1_loss_backward(grad, self, target, reduction, beta))
 HUBER_LOSS = OpSpec(
@@ -612,8 +599,7 @@ HUBER_LOSS = OpSpec(
     jvp=lambda self_t, target_t, self, target, reduction, delta: formulas.reduce_loss(
         formulas.huber_loss_backward(1, self, target, 0, delta) * (self_t - target_t),
         reduction),
-    self=lambda grad, self, target, reduction, delta:
-        formulas.huber_loss_backward(grad, self, target, reduction, delta),
+    self=formulas.huber_loss_backward,
     target=lambda grad, self, target, reduction, delta:
         -formulas.huber_loss_backward(grad, self, target, reduction, delta))
 BINARY_CROSS_ENTROPY = OpSpec(
@@ -623,10 +609,8 @@ BINARY_CROSS_ENTROPY = OpSpec(
         + formulas.binary_cross_entropy_target_backward(target_t, self, target, weight, 0),
         reduction),
     args=("reduction",),
-    self=lambda grad, self, target, weight, reduction:
-        formulas.binary_cross_entropy_backward(grad, self, target, weight, reduction),
-    target=lambda grad, self, target, weight, reduction:
-        formulas.binary_cross_entropy_target_backward(grad, self, target, weight, reduction),
+    self=formulas.binary_cross_entropy_backward,
+    target=formulas.binary_cross_entropy_target_backward,
     weight=NON_DIFFERENTIABLE)
 BINARY_CROSS_ENTROPY_WITH_LOGITS = OpSpec(
     "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
@@ -636,19 +620,14 @@ BINARY_CROSS_ENTROPY_WITH_LOGITS = OpSpec(
             formulas.bce_with_logits_backward(self_t, self, target, weight, pos_weight, 0)
             + formulas.bce_with_logits_target_backward(target_t, self, target, weight,
                                                        pos_weight, 0), reduction),
-    self=lambda grad, self, target, weight, pos_weight, reduction:
-        formulas.bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction),
-    target=lambda grad, self, target, weight, pos_weight, reduction:
-        formulas.bce_with_logits_target_backward(grad, self, target, weight, pos_weight,
-                                                 reduction),
+    self=formulas.bce_with_logits_backward,
+    target=formulas.bce_with_logits_target_backward,
     weight=NON_DIFFERENTIABLE, pos_weight=NON_DIFFERENTIABLE)
 # nll_loss's second output is the total weight the mean divides by (saved, as torch)
 _NLL_LOSS = dict(
     jvp="linear", args=("reduction", "ignore_index"), outputs=("result", "total_weight"),
     nondiff_outputs=("total_weight",),
-    self=lambda grad, self, target, weight, reduction, ignore_index, total_weight:
-        formulas.nll_loss_backward(grad, self, target, weight, reduction, ignore_index,
-                                   total_weight),
+    self=formulas.nll_loss_backward,
     target=NON_DIFFERENTIABLE, weight=NON_DIFFERENTIABLE)  # (inputs in the forward's order)
 NLL_LOSS = OpSpec("nll_loss", "NllLossBackward0", kernels.nll_loss, **_NLL_LOSS)
 # (N, C, H, W) inputs
@@ -667,9 +646,7 @@ NLL_LOSS2D_BACKWARD = OpSpec("nll_loss2d_backward", "NllLoss2DBackwardBackward0"
 # mean (result1) and 1/std (result2) are outputs, saved; the formulas use them
 NATIVE_LAYER_NORM = OpSpec(
     "native_layer_norm", "NativeLayerNormBackward0", kernels.native_layer_norm,
-    jvp=lambda input_t, weight_t, bias_t, input, weight, normalized_shape, result1, result2:
-        formulas.layer_norm_jvp(input_t, weight_t, bias_t, input, weight, normalized_shape,
-                                result1, result2),
+    jvp=formulas.layer_norm_jvp,
     args=("normalized_shape", "eps"), outputs=("result", "result1", "result2"),
     nondiff_outputs=("result1", "result2"),
     # torch's one formula for the three reads input, weight and bias: it saves all of them
@@ -686,25 +663,20 @@ VAR_MEAN = OpSpec("var_mean", "VarMeanBackward0", kernels.var_mean,
                   jvp=lambda self_t, self, dim, correction, keepdim, result0:
                       formulas.var_mean_jvp(self_t, self, dim, correction, keepdim, result0),
                   outputs=("result0", "result1"), undefined_grads=True,
-                  self=lambda grads, self, dim, correction, keepdim:
-                      formulas.var_mean_backward(grads, self, dim, correction, keepdim))
+                  self=formulas.var_mean_backward)
 STD_MEAN = OpSpec("std_mean", "StdMeanBackward0", kernels.std_mean,
                   args=("dim", "correction", "keepdim"),
                   jvp=lambda self_t, self, dim, correction, keepdim, result0:
                       formulas.var_mean_jvp(self_t, self, dim, correction, keepdim, result0,
                                             std=True),
                   outputs=("result0", "result1"), undefined_grads=True,
-                  self=lambda grads, self, dim, correction, keepdim, result0:
-                      formulas.std_mean_backward(grads, self, dim, correction, keepdim,
-                                                 result0))
+                  self=formulas.std_mean_backward)
 CUMSUM = OpSpec("cumsum", "CumsumBackward0", kernels.cumsum, function=True, jvp="linear",
                 batches=True,
-                args=("dim",), self=lambda grad, dim: formulas.reverse_cumsum(grad, dim))
+                args=("dim",), self=formulas.reverse_cumsum)
 CUMPROD = OpSpec("cumprod", "CumprodBackward0", kernels.cumprod, function=True, args=("dim",),
-                 jvp=lambda self_t, self, dim, result:
-                     formulas.cumprod_jvp(self_t, self, dim, result),
-                 self=lambda grad, self, dim, result:
-                     formulas.cumprod_backward(grad, self, dim, result))
+                 jvp=formulas.cumprod_jvp,
+                 self=formulas.cumprod_backward)
 
 # ======================= reordering, repeating =======================
 FLIP = OpSpec("flip", "FlipBackward0", kernels.flip, function=True, jvp="linear", batches=True,
@@ -749,9 +721,7 @@ INDEX_ADD = OpSpec("index_add", "IndexAddBackward0", kernels.index_add, function
                    args=("dim", "alpha"), reads_no_overlap=True,
                    self=lambda grad: grad,
                    index=NON_DIFFERENTIABLE,
-                   source=lambda grad, dim, index, source, source_dim, alpha:
-                       formulas.index_add_source_backward(grad, dim, index, source, source_dim,
-                                                          alpha))
+                   source=formulas.index_add_source_backward)
 
 # ======================= convolutions, pooling, normalisation (N, C, *spatial) ===============
 # conv1d/2d and their transposes are one op, as torch's CPU `convolution`; its backward is
@@ -761,16 +731,9 @@ INDEX_ADD = OpSpec("index_add", "IndexAddBackward0", kernels.index_add, function
 _CONVOLUTION_ARGS = ("stride", "padding", "dilation", "transposed", "output_padding", "groups")
 CONVOLUTION = OpSpec(
     "convolution", "ConvolutionBackward0", kernels.convolution, args=_CONVOLUTION_ARGS,
-    jvp=lambda input_t, weight_t, bias_t, input, weight, stride, padding, dilation, transposed,
-    output_padding, groups: formulas.convolution_jvp(
-        input_t, weight_t, bias_t, input, weight, stride, padding, dilation, transposed,
-        output_padding, groups),
-    input=lambda grad, input, weight, stride, padding, dilation, transposed, output_padding,
-    groups: formulas.convolution_backward_input(grad, input, weight, stride, padding, dilation,
-                                                transposed, output_padding, groups),
-    weight=lambda grad, input, weight, stride, padding, dilation, transposed, groups:
-        formulas.convolution_backward_weight(grad, input, weight, stride, padding, dilation,
-                                             transposed, groups),
+    jvp=formulas.convolution_jvp,
+    input=formulas.convolution_backward_input,
+    weight=formulas.convolution_backward_weight,
     bias=lambda grad, input, weight, bias_sym_sizes_opt:
         formulas.channel_sum(grad))
 # max pooling returns each max's index in the (H, W) plane (result1); its backward is an op
@@ -787,7 +750,7 @@ MAX_POOL2D_WITH_INDICES_BACKWARD = OpSpec(
     "max_pool2d_with_indices_backward", "MaxPool2DWithIndicesBackwardBackward0",
     kernels.max_pool2d_with_indices_backward, jvp="linear",
     args=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
-    grad_output=lambda grad, indices: formulas.max_pool_double_backward(grad, indices),
+    grad_output=formulas.max_pool_double_backward,
     self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
 ADAPTIVE_MAX_POOL2D = OpSpec(
     "adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0", kernels.adaptive_max_pool2d,
@@ -797,7 +760,7 @@ ADAPTIVE_MAX_POOL2D = OpSpec(
 ADAPTIVE_MAX_POOL2D_BACKWARD = OpSpec(
     "adaptive_max_pool2d_backward", "AdaptiveMaxPool2DBackwardBackward0",
     kernels.max_pool_backward, jvp="linear",
-    grad_output=lambda grad, indices: formulas.max_pool_double_backward(grad, indices),
+    grad_output=formulas.max_pool_double_backward,
     self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
 _AVG_POOL2D_ARGS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
                     "divisor_override")
@@ -817,7 +780,7 @@ AVG_POOL2D_BACKWARD = OpSpec(
 ADAPTIVE_AVG_POOL2D = OpSpec(
     "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", kernels.adaptive_avg_pool,
     jvp="linear", args=("output_size",),
-    self=lambda grad, self: formulas.adaptive_avg_pool2d_backward(grad, self))
+    self=formulas.adaptive_avg_pool2d_backward)
 ADAPTIVE_AVG_POOL2D_BACKWARD = OpSpec(
     "adaptive_avg_pool2d_backward", "AdaptiveAvgPool2DBackwardBackward0",
     kernels.adaptive_avg_pool_backward, jvp="linear",
@@ -830,8 +793,7 @@ CONSTANT_PAD_ND = OpSpec(
     jvp=lambda self_t, pad: formulas.constant_pad_nd(self_t, pad),
     self=lambda grad, pad: formulas.constant_pad_nd(grad, [-p for p in pad]))
 _PAD = dict(jvp="linear", args=("padding",))
-_REFLECTION_PAD = dict(_PAD, self=lambda grad, self, padding:
-                       formulas.reflection_pad_backward(grad, self, padding))
+_REFLECTION_PAD = dict(_PAD, self=formulas.reflection_pad_backward)
 _REFLECTION_PAD_BACKWARD = dict(_PAD, grad_output=lambda grad, padding:
                                 formulas.reflection_pad(grad, padding),
                                 self=lambda grad: zeros_like(grad))
@@ -845,8 +807,7 @@ REFLECTION_PAD1D_BACKWARD = OpSpec("reflection_pad1d_backward",
 REFLECTION_PAD2D_BACKWARD = OpSpec("reflection_pad2d_backward",
                                    "ReflectionPad2DBackwardBackward0",
                                    kernels.reflection_pad_backward, **_REFLECTION_PAD_BACKWARD)
-_REPLICATION_PAD = dict(_PAD, self=lambda grad, self, padding:
-                        formulas.replication_pad_backward(grad, self, padding))
+_REPLICATION_PAD = dict(_PAD, self=formulas.replication_pad_backward)
 _REPLICATION_PAD_BACKWARD = dict(_PAD, grad_output=lambda grad, padding:
                                  formulas.replication_pad(grad, padding),
                                  self=lambda grad: zeros_like(grad))
@@ -902,13 +863,8 @@ NATIVE_BATCH_NORM = OpSpec(
     "native_batch_norm", "NativeBatchNormBackward0", kernels.native_batch_norm,
     args=("training", "momentum", "eps"), outputs=("result", "result1", "result2"),
     nondiff_outputs=("result1", "result2"),
-    jvp=lambda input_t, weight_t, bias_t, input, weight, running_mean, running_var, result1,
-    result2, training, eps: formulas.batch_norm_jvp(
-        input_t, weight_t, bias_t, input, weight, running_mean, running_var, result1, result2,
-        training, eps),
-    input=lambda grad, input, weight, running_mean, running_var, result1, result2, training,
-    eps: formulas.batch_norm_backward_input(grad, input, weight, running_mean, running_var,
-                                            result1, result2, training, eps),
+    jvp=formulas.batch_norm_jvp,
+    input=formulas.batch_norm_backward_input,
     weight=lambda grad, input, weight, running_mean, running_var, result1, result2, training,
     eps: formulas.batch_norm_backward_weight(grad, input, running_mean, running_var, result1,
                                              result2, training, eps),
@@ -919,12 +875,8 @@ NATIVE_GROUP_NORM = OpSpec(
     "native_group_norm", "NativeGroupNormBackward0", kernels.native_group_norm,
     args=("N", "C", "HxW", "group", "eps"), outputs=("result", "result1", "result2"),
     nondiff_outputs=("result1", "result2"),
-    jvp=lambda input_t, weight_t, bias_t, input, weight, N, group, eps, result1, result2:
-        formulas.group_norm_jvp(input_t, weight_t, bias_t, input, weight, N, group, eps,
-                                result1, result2),
-    input=lambda grad, input, weight, N, C, HxW, group, eps, result1, result2:
-        formulas.group_norm_backward_input(grad, input, weight, N, C, HxW, group, eps, result1,
-                                           result2),
+    jvp=formulas.group_norm_jvp,
+    input=formulas.group_norm_backward_input,
     weight=lambda grad, input, weight, N, C, HxW, group, eps, result1, result2:
         formulas.group_norm_backward_weight(grad, input, N, group, eps, result1, result2),
     bias=lambda grad, input, weight, N, C, HxW, group, eps, result1, result2:
@@ -954,15 +906,13 @@ MKLDNN_RNN_LAYER = OpSpec(
 LINALG_INV_EX = OpSpec("linalg_inv_ex", "LinalgInvExBackward0", kernels.linalg_inv_ex,
                        outputs=("inverse", "info"), nondiff_outputs=("info",),
                        jvp=lambda A_t, inverse: -matmul(inverse, matmul(A_t, inverse)),
-                       A=lambda grad, inverse: formulas.linalg_inv_backward(grad, inverse))
+                       A=formulas.linalg_inv_backward)
 LINALG_SOLVE_EX = OpSpec(
     "linalg_solve_ex", "LinalgSolveExBackward0", kernels.linalg_solve_ex, args=("left",),
     outputs=("result", "LU", "pivots", "info"), nondiff_outputs=("LU", "pivots", "info"),
-    jvp=lambda A_t, B_t, A, result, left: formulas.linalg_solve_jvp(A_t, B_t, A, result, left),
-    A=lambda grad, A, LU, pivots, result, left:
-        formulas.linalg_solve_backward_A(grad, A, LU, pivots, result, left),
-    B=lambda grad, A, LU, pivots, left: formulas.linalg_solve_backward_B(grad, A, LU, pivots,
-                                                                         left))
+    jvp=formulas.linalg_solve_jvp,
+    A=formulas.linalg_solve_backward_A,
+    B=formulas.linalg_solve_backward_B)
 LINALG_DET = OpSpec("linalg_det", "LinalgDetBackward0", kernels.linalg_det,
                     outputs=("result", "LU", "pivots"), nondiff_outputs=("LU", "pivots"),
                     jvp=lambda A_t, A, LU, pivots, result: [sum(formulas.linalg_det_backward(
@@ -974,29 +924,24 @@ LINALG_SLOGDET = OpSpec("linalg_slogdet", "LinalgSlogdetBackward0", kernels.lina
                         nondiff_outputs=("LU", "pivots"),  # (sign: differentiable, zero)
                         jvp=lambda A_t, A, sign: [zeros_like(sign), formulas.trace(
                             formulas.solve(A, A_t)), None, None],
-                        A=lambda grads, A, LU, pivots:
-                            formulas.linalg_slogdet_backward(grads, A, LU, pivots))
+                        A=formulas.linalg_slogdet_backward)
 LINALG_CHOLESKY_EX = OpSpec("linalg_cholesky_ex", "LinalgCholeskyExBackward0",
                             kernels.linalg_cholesky_ex, args=("upper",),
                             outputs=("L", "info"), nondiff_outputs=("info",),
-                            jvp=lambda A_t, L, upper: formulas.cholesky_jvp(A_t, L, upper),
-                            A=lambda grad, upper, L: formulas.cholesky_backward(grad, upper, L))
+                            jvp=formulas.cholesky_jvp,
+                            A=formulas.cholesky_backward)
 LINALG_QR = OpSpec("linalg_qr", "LinalgQrBackward0", kernels.linalg_qr, args=("mode",),
                    outputs=("Q", "R"),
-                   jvp=lambda A_t, Q, R, mode: formulas.linalg_qr_jvp(A_t, Q, R, mode),
-                   A=lambda grads, Q, R, mode: formulas.linalg_qr_backward(grads, Q, R, mode))
+                   jvp=formulas.linalg_qr_jvp,
+                   A=formulas.linalg_qr_backward)
 LINALG_EIGH = OpSpec("linalg_eigh", "LinalgEighBackward0", np.linalg.eigh, args=("UPLO",),
                      outputs=("eigenvalues", "eigenvectors"), undefined_grads=True,
-                     jvp=lambda A_t, eigenvalues, eigenvectors:
-                         formulas.linalg_eigh_jvp(A_t, eigenvalues, eigenvectors),
-                     A=lambda grads, eigenvalues, eigenvectors:
-                         formulas.linalg_eigh_backward(grads, eigenvalues, eigenvectors))
+                     jvp=formulas.linalg_eigh_jvp,
+                     A=formulas.linalg_eigh_backward)
 LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd,
                     args=("full_matrices",), outputs=("U", "S", "Vh"), undefined_grads=True,
-                    jvp=lambda A_t, U, S, Vh, full_matrices:
-                        formulas.linalg_svd_jvp(A_t, U, S, Vh, full_matrices),
-                    A=lambda grads, U, S, Vh, full_matrices:
-                        formulas.linalg_svd_backward(grads, U, S, Vh, full_matrices))
+                    jvp=formulas.linalg_svd_jvp,
+                    A=formulas.linalg_svd_backward)
 
 TABLE = vars(rows.table)  # every row by name (the code below the table reads it there)
 TABLE.update({name: value for name, value in globals().items() if isinstance(value, OpSpec)})
