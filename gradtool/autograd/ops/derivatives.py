@@ -108,12 +108,12 @@ CLONE = OpSpec("clone", "CloneBackward0", kernels.clone, function=True, jvp="lin
 COPY = OpSpec("copy_", "CopyBackwards", kernels.copy, jvp="elementwise", complex=True,
               self=lambda grad: zeros_like(grad),
               src=lambda grad: grad)
-FILL = OpSpec("fill_", "FillBackward2", kernels.fill, jvp="elementwise", args=("value",),
+FILL = OpSpec("fill_", "FillBackward2", np.full_like, jvp="elementwise", args=("value",),
               writes_overlapping=True, self=lambda grad: zeros_like(grad))
-FILL_TENSOR = OpSpec("fill_", "FillBackward3", kernels.fill_tensor,
+FILL_TENSOR = OpSpec("fill_", "FillBackward3", np.full_like,
                      jvp=lambda value_t: value_t, self=lambda grad: zeros_like(grad),
                      value=lambda grad: sum(grad))
-ZERO = OpSpec("zero_", "ZeroBackward0", kernels.zero, jvp="elementwise",
+ZERO = OpSpec("zero_", "ZeroBackward0", np.zeros_like, jvp="elementwise",
               writes_overlapping=True, self=lambda grad: zeros_like(grad))
 NORMAL = OpSpec("normal_", "NormalBackward0", kernels.normal, jvp="elementwise",
                 args=("mean", "std", "generator"), self=lambda grad: zeros_like(grad))
@@ -257,7 +257,7 @@ BMM = OpSpec("bmm", "BmmBackward0", np.matmul, function=True, jvp="bilinear", co
              mat2=lambda grad, self: bmm(conj(transpose(self, 1, 2)), grad))
 
 # ======================= reductions =======================
-SUM = OpSpec("sum", "SumBackward0", kernels.sum_all, function=True, jvp="linear", batches=True,
+SUM = OpSpec("sum", "SumBackward0", np.sum, function=True, jvp="linear", batches=True,
              batched_jvp=formulas.batched_reduction("sum"),
              self=lambda grad, self_sym_sizes: expand(grad, self_sym_sizes))
 SUM_DIM = OpSpec("sum", "SumBackward1", kernels.sum_dim, jvp="linear", batches=True,
@@ -265,7 +265,7 @@ SUM_DIM = OpSpec("sum", "SumBackward1", kernels.sum_dim, jvp="linear", batches=T
                  args=("dim", "keepdim"),
                  self=lambda grad, self_sym_sizes, dim, keepdim:
                      formulas.sum_backward(grad, self_sym_sizes, dim, keepdim))
-MEAN = OpSpec("mean", "MeanBackward0", kernels.mean_all, function=True, jvp="linear", batches=True,
+MEAN = OpSpec("mean", "MeanBackward0", np.mean, function=True, jvp="linear", batches=True,
               batched_jvp=formulas.batched_reduction("mean"),
               self=lambda grad, self_sym_sizes, self_sym_numel:
                   expand(grad / self_sym_numel, self_sym_sizes))
@@ -281,7 +281,7 @@ VAR = OpSpec("var", "VarBackward0", kernels.var, function=True, jvp="reduction",
 STD = OpSpec("std", "StdBackward0", kernels.std, function=True, jvp="reduction",
              args=("dim", "correction", "keepdim"),
              self=formulas.std_backward)
-PROD = OpSpec("prod", "ProdBackward0", kernels.prod_all, function=True, jvp="reduction",
+PROD = OpSpec("prod", "ProdBackward0", np.prod, function=True, jvp="reduction",
               self=lambda grad, self, result:
                   formulas.prod_backward(grad, self, result, None, False))
 PROD_DIM = OpSpec("prod", "ProdBackward1", kernels.prod_dim, jvp="reduction",
@@ -289,9 +289,9 @@ PROD_DIM = OpSpec("prod", "ProdBackward1", kernels.prod_dim, jvp="reduction",
                   self=lambda grad, self, dim, keepdim, result:
                       formulas.prod_backward(grad, self, result, dim, keepdim))
 # Full reductions spread the gradient evenly over ties; max(dim) sends it to the returned index.
-MAX = OpSpec("max", "MaxBackward1", kernels.max_all, function=True, jvp="reduction",
+MAX = OpSpec("max", "MaxBackward1", np.max, function=True, jvp="reduction",
              self=formulas.evenly_distribute_backward)
-MIN = OpSpec("min", "MinBackward1", kernels.min_all, function=True, jvp="reduction",
+MIN = OpSpec("min", "MinBackward1", np.min, function=True, jvp="reduction",
              self=formulas.evenly_distribute_backward)
 MAX_DIM = OpSpec("max", "MaxBackward0", kernels.max_dim, jvp="reduction",
                  args=("dim", "keepdim"), outputs=("result", "indices"),
@@ -371,7 +371,7 @@ RESHAPE_ALIAS = OpSpec("reshape", "ReshapeAliasBackward0", kernels.view, functio
                        batched_jvp=formulas.batched_reshape,
                        view=True, batches=True, args=("size",),
                        self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
-UNSAFE_VIEW = OpSpec("reshape", "UnsafeViewBackward0", kernels.reshape, jvp="linear",
+UNSAFE_VIEW = OpSpec("reshape", "UnsafeViewBackward0", np.reshape, jvp="linear",
                      batched_jvp=formulas.batched_reshape,
                      batches=True, args=("size",),
                      self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
@@ -393,12 +393,12 @@ SQUEEZE_DIMS = OpSpec("squeeze", "SqueezeBackward2", kernels.squeeze, jvp="linea
                       batched_jvp=formulas.batched_reshape,
                       batches=True, args=("dim",),
                       self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
-UNSQUEEZE = OpSpec("unsqueeze", "UnsqueezeBackward0", kernels.unsqueeze, function=True,
+UNSQUEEZE = OpSpec("unsqueeze", "UnsqueezeBackward0", np.expand_dims, function=True,
                    jvp="linear",
                    batched_jvp=formulas.batched_reshape,
                    view=True, batches=True, args=("dim",),
                    self=lambda grad, dim: squeeze(grad, dim))
-TRANSPOSE = OpSpec("transpose", "TransposeBackward0", kernels.transpose, function=True,
+TRANSPOSE = OpSpec("transpose", "TransposeBackward0", np.swapaxes, function=True,
                    jvp="linear",
                    batched_jvp=formulas.batched_permute(formulas.transposed),
                    view=True, batches=True, args=("dim0", "dim1"),
@@ -406,7 +406,7 @@ TRANSPOSE = OpSpec("transpose", "TransposeBackward0", kernels.transpose, functio
 T = OpSpec("t", "TBackward0", np.transpose, function=True, jvp="linear", view=True, batches=True,
            batched_jvp=formulas.batched_permute(formulas.reversed_dims),
            self=lambda grad: t(grad))
-PERMUTE = OpSpec("permute", "PermuteBackward0", kernels.permute, function=True, jvp="linear",
+PERMUTE = OpSpec("permute", "PermuteBackward0", np.transpose, function=True, jvp="linear",
                  batched_jvp=formulas.batched_permute(formulas.permuted),
                  view=True,
                  batches=True, args=("dims",),
@@ -687,12 +687,12 @@ ROLL = OpSpec("roll", "RollBackward0", kernels.roll, function=True, jvp="linear"
 REPEAT = OpSpec("repeat", "RepeatBackward0", kernels.repeat, jvp="linear", args=("repeats",),
                 self=lambda grad, repeats, self_sym_sizes:
                     formulas.repeat_backward(grad, repeats, self_sym_sizes))
-TRIU = OpSpec("triu", "TriuBackward0", kernels.triu, function=True, jvp="linear", batches=True,
+TRIU = OpSpec("triu", "TriuBackward0", np.triu, function=True, jvp="linear", batches=True,
               args=("diagonal",), self=lambda grad, diagonal: triu(grad, diagonal))
-TRIL = OpSpec("tril", "TrilBackward0", kernels.tril, function=True, jvp="linear", batches=True,
+TRIL = OpSpec("tril", "TrilBackward0", np.tril, function=True, jvp="linear", batches=True,
               args=("diagonal",), self=lambda grad, diagonal: tril(grad, diagonal))
 # transpose_ changes the tensor's own shape (see Tensor.transpose_)
-TRANSPOSE_ = OpSpec("transpose_", "TransposeBackward1", kernels.transpose,
+TRANSPOSE_ = OpSpec("transpose_", "TransposeBackward1", np.swapaxes,
                     jvp=lambda self_t, dim0, dim1: transpose(self_t, dim0, dim1),
                     args=("dim0", "dim1"),
                     self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))

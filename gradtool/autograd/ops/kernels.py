@@ -182,17 +182,9 @@ def _keep_where(condition, x):
 
 
 # ---- reductions ----
-def sum_all(self):
-    return np.sum(self)
-
-
 # reductions give contiguous results, as torch's (numpy's follow the input's layout)
 def sum_dim(self, dim, keepdim):
     return _contiguous(np.sum(self, axis=dim, keepdims=keepdim))
-
-
-def mean_all(self):
-    return np.mean(self)
 
 
 def mean_dim(self, dim, keepdim):
@@ -207,20 +199,8 @@ def std(self, dim, correction, keepdim):
     return _contiguous(np.std(self, axis=dim, ddof=correction, keepdims=keepdim))
 
 
-def prod_all(self):
-    return np.prod(self)
-
-
 def prod_dim(self, dim, keepdim):
     return _contiguous(np.prod(self, axis=dim, keepdims=keepdim))
-
-
-def max_all(self):
-    return np.max(self)
-
-
-def min_all(self):
-    return np.min(self)
 
 
 def max_dim(self, dim, keepdim):
@@ -293,28 +273,12 @@ def view(self, size):
                            ".reshape(...) instead.") from None
 
 
-def reshape(self, size):
-    return np.reshape(self, size)
-
-
 def squeeze(self, dim):
     if dim is None:
         return np.squeeze(self)
     dim = (dim,) if isinstance(dim, int) else dim
     dims = tuple(d for d in dim if self.shape[d] == 1)  # torch ignores dims of size != 1
     return np.squeeze(self, axis=dims) if dims else self.view()
-
-
-def unsqueeze(self, dim):
-    return np.expand_dims(self, dim)
-
-
-def transpose(self, dim0, dim1):
-    return np.swapaxes(self, dim0, dim1)
-
-
-def permute(self, dims):
-    return np.transpose(self, dims)
 
 
 def expand(self, size):
@@ -388,20 +352,8 @@ def copy(self, src):
     return np.broadcast_to(src, self.shape).astype(self.dtype)
 
 
-def fill(self, value):
-    return np.full_like(self, value)
-
-
-def fill_tensor(self, value):
-    return np.full_like(self, value)
-
-
 def threshold_backward(grad_output, self, threshold):
     return where(self > threshold, grad_output, 0)
-
-
-def zero(self):
-    return np.zeros_like(self)
 
 
 def normal(self, mean, std, generator):
@@ -770,14 +722,6 @@ def roll(self, shifts, dims):
 def repeat(self, repeats):
     lead = len(repeats) - self.ndim
     return np.tile(self.reshape((1,) * lead + self.shape), repeats)
-
-
-def triu(self, diagonal):
-    return np.triu(self, diagonal)
-
-
-def tril(self, diagonal):
-    return np.tril(self, diagonal)
 
 
 def sort(self, dim, descending):
