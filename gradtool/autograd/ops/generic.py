@@ -74,6 +74,10 @@ sin = _unary(np.sin, "sin")
 cos = _unary(np.cos, "cos")
 tanh = _unary(np.tanh, "tanh")
 isnan = _unary(np.isnan, "isnan")
+sgn = _unary(_kernels.sgn, "sgn")  # x / |x| (0 at 0); torch's sign for real x
+sigmoid = _unary(_kernels.sigmoid, "sigmoid")
+rsqrt = _unary(_kernels.rsqrt, "rsqrt")
+erf = _unary(_kernels.erf, "erf")
 
 
 def conj(x):
@@ -109,25 +113,6 @@ def view_as_real(x):
 
 def view_as_complex(x):
     return by_row(_table.VIEW_AS_COMPLEX, (x,))
-
-
-def sgn(x):
-    """x / |x| (0 at 0); torch's sign for real x."""
-    if isinstance(x, Tensor):
-        return x.sgn()
-    return _kernels.sgn(x)
-
-
-def sigmoid(x):
-    return _kernels.sigmoid(x) if not isinstance(x, Tensor) else x.sigmoid()
-
-
-def rsqrt(x):
-    return _kernels.rsqrt(x) if not isinstance(x, Tensor) else x.rsqrt()
-
-
-def erf(x):
-    return _kernels.erf(x) if not isinstance(x, Tensor) else x.erf()
 
 
 def where(condition, x, y):
