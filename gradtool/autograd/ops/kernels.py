@@ -712,10 +712,10 @@ def repeat(self, repeats):
 
 def sort(self, dim, descending):
     # stable, so ties keep their order (torch's stable=True); descending reverses the keys
-    keys = -self if descending and self.dtype.kind != "b" else self
-    indices = np.argsort(keys, axis=dim, kind="stable")
-    if descending and self.dtype.kind == "b":
+    if descending and self.dtype.kind == "b":  # (bools cannot be negated)
         indices = np.flip(np.argsort(self, axis=dim, kind="stable"), dim)
+    else:
+        indices = np.argsort(-self if descending else self, axis=dim, kind="stable")
     return _laid_out_like(np.take_along_axis(self, indices, dim), self), _laid_out_like(
         indices, self)
 
@@ -1214,7 +1214,6 @@ def diag_embed(self, offset, dim1, dim2):
 
 def scatter_value(self, index, dim, value):
     return scatter(self, index, value, dim)
-
 
 
 # ---- linear algebra (torch.linalg) ----
