@@ -58,10 +58,11 @@ def by_row(spec, inputs, args=()):
 
 # ---- elementwise ----
 def _unary(array_fn, method):
-    def elementwise(x):
+    """An op of one value: array_fn on arrays, the Tensor method on Tensors."""
+    def op(x):
         return array_fn(x) if not isinstance(x, Tensor) else getattr(x, method)()
-    elementwise.__name__ = method
-    return elementwise
+    op.__name__ = method
+    return op
 
 
 abs = _unary(np.abs, "abs")
@@ -220,8 +221,7 @@ def expand(x, sizes):
     return x.expand(sizes)
 
 
-def contiguous(x):
-    return np.ascontiguousarray(x) if not isinstance(x, Tensor) else x.contiguous()
+contiguous = _unary(np.ascontiguousarray, "contiguous")
 
 
 def reshape(x, sizes):
