@@ -628,19 +628,19 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
 
 
 def nll_loss_weights(self, target, weight, ignore_index):
-    """Each target's class weight (0 where ignored), and the target with ignored entries
-    replaced by a valid class, so it can index."""
+    """Each target's class weight (0 where ignored), the target with ignored entries
+    replaced by a valid class, so it can index, and the classes' dim of self."""
     ignored = target == ignore_index
     safe = np.where(ignored, 0, target)
     w = np.ones(target.shape, self.dtype) if weight is None else weight[safe].astype(self.dtype)
-    return np.where(ignored, 0, w).astype(self.dtype, copy=False), safe
+    class_dim = 0 if self.ndim == 1 else 1
+    return np.where(ignored, 0, w).astype(self.dtype, copy=False), safe, class_dim
 
 
 def nll_loss(self, target, weight, reduction, ignore_index):
     """-self[n, target[n]] * weight[target[n]] (classes on dim 1, or 0 for one sample), and
     the total weight the mean divides by (torch's second output)."""
-    class_dim = 0 if self.ndim == 1 else 1
-    w, safe = nll_loss_weights(self, target, weight, ignore_index)
+    w, safe, class_dim = nll_loss_weights(self, target, weight, ignore_index)
     picked = np.squeeze(np.take_along_axis(self, np.expand_dims(safe, class_dim), class_dim),
                         class_dim)
     loss = -picked * w
@@ -652,8 +652,7 @@ def nll_loss(self, target, weight, reduction, ignore_index):
 
 def nll_loss_backward(grad_output, self, target, weight, total_weight, reduction, ignore_index):
     """-grad * weight[target] at each target's class, 0 elsewhere (linear in grad)."""
-    class_dim = 0 if self.ndim == 1 else 1
-    w, safe = nll_loss_weights(self, target, weight, ignore_index)
+    w, safe, class_dim = nll_loss_weights(self, target, weight, ignore_index)
     g = -w * (grad_output / total_weight if reduction == 1 else grad_output)
     if reduction == 1 and not w.all():  # ignored targets get 0, even when all are (0/0)
         g = np.where(w != 0, g, 0)
