@@ -328,35 +328,34 @@ def huber_loss_backward(grad, self, target, reduction, delta):
     return slope * per_element(grad, reduction, numel(diff))
 
 
-def _numel(*shapes):
-    return int(np.prod(np.broadcast_shapes(*(tuple(s) for s in shapes))))
+def _bce_per_element(g, weight, reduction, self, target):
+    """A binary cross entropy's gradient g (grad times the slope), times the weight, per
+    element of the broadcast self and target."""
+    g = g if weight is None else g * weight
+    count = int(np.prod(np.broadcast_shapes(tuple(self.shape), tuple(target.shape))))
+    return per_element(g, reduction, count)
 
 
 def binary_cross_entropy_backward(grad, self, target, weight, reduction):
     # (x - t) / (x (1 - x)), the denominator kept off 0 as torch (EPSILON = 1e-12)
     g = grad * (self - target) / clamp((1 - self) * self, 1e-12)
-    g = g if weight is None else g * weight
-    return per_element(g, reduction, _numel(self.shape, target.shape))
+    return _bce_per_element(g, weight, reduction, self, target)
 
 
 def binary_cross_entropy_target_backward(grad, self, target, weight, reduction):
     g = grad * (log1p(-self) - log(self))
-    g = g if weight is None else g * weight
-    return per_element(g, reduction, _numel(self.shape, target.shape))
+    return _bce_per_element(g, weight, reduction, self, target)
 
 
 def bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction):
     s = sigmoid(self)
-    g = s - target if pos_weight is None else s - target - (pos_weight - 1) * target * (1 - s)
-    g = grad * g if weight is None else grad * g * weight
-    return per_element(g, reduction, _numel(self.shape, target.shape))
+    slope = s - target if pos_weight is None else s - target - (pos_weight - 1) * target * (1 - s)
+    return _bce_per_element(grad * slope, weight, reduction, self, target)
 
 
 def bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction):
-    g = -self if pos_weight is None else (
-        -self + (pos_weight - 1) * softplus(-self))
-    g = grad * g if weight is None else grad * g * weight
-    return per_element(g, reduction, _numel(self.shape, target.shape))
+    slope = -self if pos_weight is None else -self + (pos_weight - 1) * softplus(-self)
+    return _bce_per_element(grad * slope, weight, reduction, self, target)
 
 
 def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight):

@@ -58,10 +58,11 @@ def by_row(spec, inputs, args=()):
 
 # ---- elementwise ----
 def _unary(array_fn, method):
-    def elementwise(x):
+    """An op of one value: array_fn on arrays, the Tensor method on Tensors."""
+    def op(x):
         return array_fn(x) if not isinstance(x, Tensor) else getattr(x, method)()
-    elementwise.__name__ = method
-    return elementwise
+    op.__name__ = method
+    return op
 
 
 abs = _unary(np.abs, "abs")
@@ -74,6 +75,10 @@ sin = _unary(np.sin, "sin")
 cos = _unary(np.cos, "cos")
 tanh = _unary(np.tanh, "tanh")
 isnan = _unary(np.isnan, "isnan")
+sgn = _unary(_kernels.sgn, "sgn")  # x / |x| (0 at 0); torch's sign for real x
+sigmoid = _unary(_kernels.sigmoid, "sigmoid")
+rsqrt = _unary(_kernels.rsqrt, "rsqrt")
+erf = _unary(_kernels.erf, "erf")
 
 
 def conj(x):
@@ -109,25 +114,6 @@ def view_as_real(x):
 
 def view_as_complex(x):
     return by_row(_table.VIEW_AS_COMPLEX, (x,))
-
-
-def sgn(x):
-    """x / |x| (0 at 0); torch's sign for real x."""
-    if isinstance(x, Tensor):
-        return x.sgn()
-    return _kernels.sgn(x)
-
-
-def sigmoid(x):
-    return _kernels.sigmoid(x) if not isinstance(x, Tensor) else x.sigmoid()
-
-
-def rsqrt(x):
-    return _kernels.rsqrt(x) if not isinstance(x, Tensor) else x.rsqrt()
-
-
-def erf(x):
-    return _kernels.erf(x) if not isinstance(x, Tensor) else x.erf()
 
 
 def where(condition, x, y):
@@ -235,8 +221,7 @@ def expand(x, sizes):
     return x.expand(sizes)
 
 
-def contiguous(x):
-    return np.ascontiguousarray(x) if not isinstance(x, Tensor) else x.contiguous()
+contiguous = _unary(np.ascontiguousarray, "contiguous")
 
 
 def reshape(x, sizes):

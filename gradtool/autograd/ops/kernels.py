@@ -1,37 +1,31 @@
 """Forward computations on numpy arrays that need more than one numpy call.
 Each takes the op's tensor inputs (as arrays) then its other arguments, in the table's order,
 and returns arrays; dims arrive normalised (non-negative, tuples for multi-dim reductions)."""
+import operator
+
 import numpy as np
 
 
-def add(self, other, alpha):
-    out = self + other if alpha == 1 else self + other * alpha
-    return out if _c_ordered(self) else torch_layout(out, self, other)
+def _elementwise(numpy_op, with_alpha=False):
+    """A binary elementwise kernel: numpy's op, its result laid out as torch's when the first
+    operand is not C-ordered; with_alpha: other scaled by alpha first (add, sub)."""
+    if with_alpha:
+        def kernel(self, other, alpha):
+            out = numpy_op(self, other) if alpha == 1 else numpy_op(self, other * alpha)
+            return out if _c_ordered(self) else torch_layout(out, self, other)
+    else:
+        def kernel(self, other):
+            out = numpy_op(self, other)
+            return out if _c_ordered(self) else torch_layout(out, self, other)
+    return kernel
 
 
-def sub(self, other, alpha):
-    out = self - other if alpha == 1 else self - other * alpha
-    return out if _c_ordered(self) else torch_layout(out, self, other)
-
-
-def mul(self, other):
-    out = np.multiply(self, other)
-    return out if _c_ordered(self) else torch_layout(out, self, other)
-
-
-def div(self, other):
-    out = np.true_divide(self, other)
-    return out if _c_ordered(self) else torch_layout(out, self, other)
-
-
-def maximum(self, other):
-    out = np.maximum(self, other)
-    return out if _c_ordered(self) else torch_layout(out, self, other)
-
-
-def minimum(self, other):
-    out = np.minimum(self, other)
-    return out if _c_ordered(self) else torch_layout(out, self, other)
+add = _elementwise(operator.add, with_alpha=True)
+sub = _elementwise(operator.sub, with_alpha=True)
+mul = _elementwise(np.multiply)
+div = _elementwise(np.true_divide)
+maximum = _elementwise(np.maximum)
+minimum = _elementwise(np.minimum)
 
 
 def _contiguous(a):
@@ -183,48 +177,40 @@ def _keep_where(condition, x):
 
 # ---- reductions ----
 # reductions give contiguous results, as torch's (numpy's follow the input's layout)
-def sum_dim(self, dim, keepdim):
-    return _contiguous(np.sum(self, axis=dim, keepdims=keepdim))
+def _reduction(numpy_reduce):
+    def kernel(self, dim, keepdim):
+        return _contiguous(numpy_reduce(self, axis=dim, keepdims=keepdim))
+    return kernel
 
 
-def mean_dim(self, dim, keepdim):
-    return _contiguous(np.mean(self, axis=dim, keepdims=keepdim))
+def _reduction_with_correction(numpy_reduce):  # (var, std: ddof is torch's correction)
+    def kernel(self, dim, correction, keepdim):
+        return _contiguous(numpy_reduce(self, axis=dim, ddof=correction, keepdims=keepdim))
+    return kernel
 
 
-def var(self, dim, correction, keepdim):
-    return _contiguous(np.var(self, axis=dim, ddof=correction, keepdims=keepdim))
+sum_dim = _reduction(np.sum)
+mean_dim = _reduction(np.mean)
+prod_dim = _reduction(np.prod)
+amax = _reduction(np.amax)
+amin = _reduction(np.amin)
+var = _reduction_with_correction(np.var)
+std = _reduction_with_correction(np.std)
 
 
-def std(self, dim, correction, keepdim):
-    return _contiguous(np.std(self, axis=dim, ddof=correction, keepdims=keepdim))
+def _extreme_dim(numpy_arg):
+    """max.dim / min.dim: the values and their indices (numpy_arg: np.argmax or np.argmin)."""
+    def kernel(self, dim, keepdim):
+        indices = np.expand_dims(numpy_arg(self, axis=dim), dim)
+        values = np.take_along_axis(self, indices, axis=dim)
+        if keepdim:
+            return values, indices
+        return np.squeeze(values, axis=dim), np.squeeze(indices, axis=dim)
+    return kernel
 
 
-def prod_dim(self, dim, keepdim):
-    return _contiguous(np.prod(self, axis=dim, keepdims=keepdim))
-
-
-def max_dim(self, dim, keepdim):
-    indices = np.expand_dims(np.argmax(self, axis=dim), dim)
-    values = np.take_along_axis(self, indices, axis=dim)
-    return _squeeze_unless(values, dim, keepdim), _squeeze_unless(indices, dim, keepdim)
-
-
-def min_dim(self, dim, keepdim):
-    indices = np.expand_dims(np.argmin(self, axis=dim), dim)
-    values = np.take_along_axis(self, indices, axis=dim)
-    return _squeeze_unless(values, dim, keepdim), _squeeze_unless(indices, dim, keepdim)
-
-
-def _squeeze_unless(a, dim, keepdim):
-    return a if keepdim else np.squeeze(a, axis=dim)
-
-
-def amax(self, dim, keepdim):
-    return _contiguous(np.amax(self, axis=dim, keepdims=keepdim))
-
-
-def amin(self, dim, keepdim):
-    return _contiguous(np.amin(self, axis=dim, keepdims=keepdim))
+max_dim = _extreme_dim(np.argmax)
+min_dim = _extreme_dim(np.argmin)
 
 
 def logsumexp(self, dim, keepdim):
@@ -642,19 +628,19 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
 
 
 def nll_loss_weights(self, target, weight, ignore_index):
-    """Each target's class weight (0 where ignored), and the target with ignored entries
-    replaced by a valid class, so it can index."""
+    """Each target's class weight (0 where ignored), the target with ignored entries
+    replaced by a valid class, so it can index, and the classes' dim of self."""
     ignored = target == ignore_index
     safe = np.where(ignored, 0, target)
     w = np.ones(target.shape, self.dtype) if weight is None else weight[safe].astype(self.dtype)
-    return np.where(ignored, 0, w).astype(self.dtype, copy=False), safe
+    class_dim = 0 if self.ndim == 1 else 1
+    return np.where(ignored, 0, w).astype(self.dtype, copy=False), safe, class_dim
 
 
 def nll_loss(self, target, weight, reduction, ignore_index):
     """-self[n, target[n]] * weight[target[n]] (classes on dim 1, or 0 for one sample), and
     the total weight the mean divides by (torch's second output)."""
-    class_dim = 0 if self.ndim == 1 else 1
-    w, safe = nll_loss_weights(self, target, weight, ignore_index)
+    w, safe, class_dim = nll_loss_weights(self, target, weight, ignore_index)
     picked = np.squeeze(np.take_along_axis(self, np.expand_dims(safe, class_dim), class_dim),
                         class_dim)
     loss = -picked * w
@@ -666,8 +652,7 @@ def nll_loss(self, target, weight, reduction, ignore_index):
 
 def nll_loss_backward(grad_output, self, target, weight, total_weight, reduction, ignore_index):
     """-grad * weight[target] at each target's class, 0 elsewhere (linear in grad)."""
-    class_dim = 0 if self.ndim == 1 else 1
-    w, safe = nll_loss_weights(self, target, weight, ignore_index)
+    w, safe, class_dim = nll_loss_weights(self, target, weight, ignore_index)
     g = -w * (grad_output / total_weight if reduction == 1 else grad_output)
     if reduction == 1 and not w.all():  # ignored targets get 0, even when all are (0/0)
         g = np.where(w != 0, g, 0)
@@ -726,10 +711,10 @@ def repeat(self, repeats):
 
 def sort(self, dim, descending):
     # stable, so ties keep their order (torch's stable=True); descending reverses the keys
-    keys = -self if descending and self.dtype.kind != "b" else self
-    indices = np.argsort(keys, axis=dim, kind="stable")
-    if descending and self.dtype.kind == "b":
+    if descending and self.dtype.kind == "b":  # (bools cannot be negated)
         indices = np.flip(np.argsort(self, axis=dim, kind="stable"), dim)
+    else:
+        indices = np.argsort(-self if descending else self, axis=dim, kind="stable")
     return _laid_out_like(np.take_along_axis(self, indices, dim), self), _laid_out_like(
         indices, self)
 
@@ -1006,22 +991,19 @@ def _pad_plans(sizes, padding, mode):
     return plans
 
 
-def reflection_pad(self, padding):
-    return resample(self, _pad_plans(self.shape[-len(padding) // 2:], padding, "reflect"))
+def _padding_kernels(mode):
+    """The forward and backward kernels of a pad of this mode."""
+    def pad(self, padding):
+        return resample(self, _pad_plans(self.shape[-len(padding) // 2:], padding, mode))
+
+    def pad_backward(grad_output, self, padding):
+        sizes = self.shape[-len(padding) // 2:]
+        return resample_backward(grad_output, sizes, _pad_plans(sizes, padding, mode))
+    return pad, pad_backward
 
 
-def reflection_pad_backward(grad_output, self, padding):
-    sizes = self.shape[-len(padding) // 2:]
-    return resample_backward(grad_output, sizes, _pad_plans(sizes, padding, "reflect"))
-
-
-def replication_pad(self, padding):
-    return resample(self, _pad_plans(self.shape[-len(padding) // 2:], padding, "replicate"))
-
-
-def replication_pad_backward(grad_output, self, padding):
-    sizes = self.shape[-len(padding) // 2:]
-    return resample_backward(grad_output, sizes, _pad_plans(sizes, padding, "replicate"))
+reflection_pad, reflection_pad_backward = _padding_kernels("reflect")
+replication_pad, replication_pad_backward = _padding_kernels("replicate")
 
 
 def constant_pad_nd(self, pad, value=0):
@@ -1231,7 +1213,6 @@ def diag_embed(self, offset, dim1, dim2):
 
 def scatter_value(self, index, dim, value):
     return scatter(self, index, value, dim)
-
 
 
 # ---- linear algebra (torch.linalg) ----
