@@ -5,6 +5,7 @@ tensor.py (the data model) can stand below all of them; gradtool.autograd import
 module, which attaches them to the class once (nothing is reassigned afterwards)."""
 import collections
 import numbers
+import operator
 import types
 
 import numpy as np
@@ -38,6 +39,17 @@ def _cast(dtype):
         return self.to(dtype)
     cast.__name__ = dtype.name
     return cast
+
+
+def _comparison(name, compare, ordered):
+    """x == y, x < y, x & y, ...: numpy's elementwise `compare`, a bool tensor (never
+    differentiable); the orderings refuse complex values, as torch."""
+    def method(self, other):
+        if ordered:
+            _unordered(name, self, other)
+        return Tensor._wrap(np.asarray(compare(self._data, _array(other))))
+    method.__name__ = method.__qualname__ = f"__{name}__"
+    return method
 
 
 class TensorMethods:
@@ -286,38 +298,16 @@ class TensorMethods:
         return matmul(self, other)
 
     # ---------------- comparisons and logic (never differentiable) ----------------
-    def __eq__(self, other):
-        return Tensor._wrap(np.asarray(self._data == _array(other)))
-
-    def __ne__(self, other):
-        return Tensor._wrap(np.asarray(self._data != _array(other)))
-
-    def __lt__(self, other):
-        _unordered("lt", self, other)
-        return Tensor._wrap(np.asarray(self._data < _array(other)))
-
-    def __le__(self, other):
-        _unordered("le", self, other)
-        return Tensor._wrap(np.asarray(self._data <= _array(other)))
-
-    def __gt__(self, other):
-        _unordered("gt", self, other)
-        return Tensor._wrap(np.asarray(self._data > _array(other)))
-
-    def __ge__(self, other):
-        _unordered("ge", self, other)
-        return Tensor._wrap(np.asarray(self._data >= _array(other)))
-
+    __eq__ = _comparison("eq", operator.eq, ordered=False)
+    __ne__ = _comparison("ne", operator.ne, ordered=False)
+    __lt__ = _comparison("lt", operator.lt, ordered=True)
+    __le__ = _comparison("le", operator.le, ordered=True)
+    __gt__ = _comparison("gt", operator.gt, ordered=True)
+    __ge__ = _comparison("ge", operator.ge, ordered=True)
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
-
-    def __and__(self, other):
-        return Tensor._wrap(np.asarray(self._data & _array(other)))
-
-    def __or__(self, other):
-        return Tensor._wrap(np.asarray(self._data | _array(other)))
-
-    def __xor__(self, other):
-        return Tensor._wrap(np.asarray(self._data ^ _array(other)))
+    __and__ = _comparison("and", operator.and_, ordered=False)
+    __or__ = _comparison("or", operator.or_, ordered=False)
+    __xor__ = _comparison("xor", operator.xor, ordered=False)
 
     def __invert__(self):
         return Tensor._wrap(np.asarray(~self._data))
