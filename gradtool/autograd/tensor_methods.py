@@ -266,12 +266,7 @@ class TensorMethods:
         if batch2._data.shape[:2] != (b, m):
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                                f"[{b}, {m}] but got: {list(batch2._data.shape[:2])}.")
-        size = (b, n, batch2._data.shape[2])
-        if not _broadcastable(tuple(self.shape), size):
-            raise RuntimeError(f"The expanded size of the tensor ({size[-1]}) must match the "
-                               f"existing size ({self.shape[-1]}) at non-singleton dimension "
-                               f"{len(size) - 1}.  Target sizes: {list(size)}.  Tensor sizes: "
-                               f"{list(self.shape)}")
+        _check_expands_to(self, (b, n, batch2._data.shape[2]))
         return call(table.BADDBMM, (self, batch1, batch2), (beta, alpha))
 
     def bmm(self, mat2):
@@ -960,11 +955,16 @@ def _check_addmm(self, mat1, mat2, in_place):
         raise RuntimeError(f"The input tensor must be a matrix with size {size[0]}x{size[1]}, "
                            f"but got a {self.dim()}-D tensor with size "
                            f"{'x'.join(map(str, self.shape))}")
-    if not _broadcastable(tuple(self.shape), size):
+    _check_expands_to(self, size)
+
+
+def _check_expands_to(t, size):
+    """addmm's and baddbmm's `self` must broadcast to the product's size (torch's message)."""
+    if not _broadcastable(tuple(t.shape), size):
         raise RuntimeError(f"The expanded size of the tensor ({size[-1]}) must match the "
-                           f"existing size ({self.shape[-1]}) at non-singleton dimension "
+                           f"existing size ({t.shape[-1]}) at non-singleton dimension "
                            f"{len(size) - 1}.  Target sizes: {list(size)}.  Tensor sizes: "
-                           f"{list(self.shape)}")
+                           f"{list(t.shape)}")
 
 
 def _split(t, split_size, dim, by_size, by_sizes):
