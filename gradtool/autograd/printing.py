@@ -27,10 +27,8 @@ class _Formatter:
         # (Python floats: 1e308 / 1e-308 is inf, not numpy's overflow warning)
         lo, hi = float(np.abs(finite).min()), float(np.abs(finite).max())
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
-        if self.int_mode:
-            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
-        else:
-            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+        # (tiny magnitudes switch to scientific notation only for non-integer values)
+        self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or (not self.int_mode and lo < 1.0e-4)
         fmt = (f"{{:.{PRECISION}e}}" if self.sci_mode else
                "{:.0f}." if self.int_mode else f"{{:.{PRECISION}f}}")
         self.width = max(len(fmt.format(v)) for v in finite.tolist())
