@@ -1099,7 +1099,7 @@ def _arg_reduce(fn, t, dim, keepdim):
     return Tensor._wrap(np.asarray(fn(t._data, axis=_dim(dim, t._data.ndim), keepdims=keepdim)))
 
 
-def _methods(spec, name):
+def _attach_row_methods(spec, name):
     """Tensor.<name>() and Tensor.<name>_() of a one-input op of the table."""
     def method(self):
         return call(spec, (self,))
@@ -1109,14 +1109,12 @@ def _methods(spec, name):
     for fn, fn_name in ((method, name), (inplace, name + "_")):
         fn.__name__ = fn.__qualname__ = fn_name
         fn.__doc__ = f"torch's Tensor.{fn_name}(): the op table's {spec.name!r} row."
-    return method, inplace
+        setattr(Tensor, fn_name, fn)
 
 
 for _spec in table.TABLE.values():  # set once, at import: the table defines these methods
     for _name in _spec.method_names:
-        _out_of_place, _in_place = _methods(_spec, _name)
-        setattr(Tensor, _name, _out_of_place)
-        setattr(Tensor, _name + "_", _in_place)
+        _attach_row_methods(_spec, _name)
 
 
 def _attach(methods):
