@@ -26,10 +26,8 @@ from .tensor import Size, Tensor, _array, _as_tensor, _copy_state, _dim, _dims, 
 
 _state = grad_mode.state
 
-MaxResult = collections.namedtuple("max", ["values", "indices"])
 SortResult = collections.namedtuple("sort", ["values", "indices"])
 TopkResult = collections.namedtuple("topk", ["values", "indices"])
-MinResult = collections.namedtuple("min", ["values", "indices"])
 SvdResult = collections.namedtuple("svd", ["U", "S", "V"])
 
 
@@ -41,6 +39,24 @@ def _cast(dtype):
     return cast
 
 
+def _max_or_min(name, elementwise, whole, along_dim):
+    """x.max() / x.min(): over every element, along a dim as (values, indices), or, given a
+    tensor, elementwise against it (maximum / minimum)."""
+    Result = collections.namedtuple(name, ["values", "indices"])
+
+    def reduce(self, dim=None, keepdim=False):
+        if isinstance(dim, Tensor):
+            return elementwise(self, dim)
+        if dim is None:
+            _check_nonempty(self, name)
+            return call(whole, (self,))
+        d = _dim(dim, self._data.ndim)
+        _check_reduced_sizes(self, name, (d,), (d,))
+        return Result(*call(along_dim, (self,), (d, keepdim)))
+    reduce.__name__, reduce.__qualname__ = name, f"Tensor.{name}"
+    return reduce
+
+
 def _comparison(name, compare, ordered):
     """x == y, x < y, x & y, ...: numpy's elementwise `compare`, a bool tensor (never
     differentiable); the orderings refuse complex values, as torch."""
@@ -48,7 +64,7 @@ def _comparison(name, compare, ordered):
         if ordered:
             _unordered(name, self, other)
         return Tensor._wrap(np.asarray(compare(self._data, _array(other))))
-    method.__name__ = method.__qualname__ = f"__{name}__"
+    method.__name__, method.__qualname__ = f"__{name}__", f"Tensor.__{name}__"
     return method
 
 
@@ -516,25 +532,8 @@ class TensorMethods:
             return call(table.PROD, (t,))
         return call(table.PROD_DIM, (t,), (_dim(dim, t._data.ndim), keepdim))
 
-    def max(self, dim=None, keepdim=False):
-        if isinstance(dim, Tensor):
-            return maximum(self, dim)
-        if dim is None:
-            _check_nonempty(self, "max")
-            return call(table.MAX, (self,))
-        d = _dim(dim, self._data.ndim)
-        _check_reduced_sizes(self, "max", (d,), (d,))
-        return MaxResult(*call(table.MAX_DIM, (self,), (d, keepdim)))
-
-    def min(self, dim=None, keepdim=False):
-        if isinstance(dim, Tensor):
-            return minimum(self, dim)
-        if dim is None:
-            _check_nonempty(self, "min")
-            return call(table.MIN, (self,))
-        d = _dim(dim, self._data.ndim)
-        _check_reduced_sizes(self, "min", (d,), (d,))
-        return MinResult(*call(table.MIN_DIM, (self,), (d, keepdim)))
+    max = _max_or_min("max", maximum, table.MAX, table.MAX_DIM)
+    min = _max_or_min("min", minimum, table.MIN, table.MIN_DIM)
 
     def amax(self, dim=(), keepdim=False):
         dims = _dims(dim, self._data.ndim)
