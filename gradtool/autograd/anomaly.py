@@ -29,7 +29,6 @@ class set_detect_anomaly(_ModeContext):
     _bare_decorator_ok = False
 
     def __init__(self, mode, check_nan=True):
-        global enabled
         self.mode, self.check_nan = bool(mode), bool(check_nan)
         self._prev_anomaly = (enabled, globals()["check_nan"])
         _set(self.mode, self.check_nan)

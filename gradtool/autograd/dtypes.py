@@ -87,11 +87,9 @@ def promote_types(a, b):
     if a == b:
         return a
     ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
-    if ca != cb:
-        if ca + cb == 5:  # float and complex: numpy's (float64 + complex64 is complex128)
-            return np.promote_types(a, b)
+    if ca != cb and ca + cb != 5:  # (float and complex, 2 + 3: numpy's, below)
         return a if ca > cb else b
-    return np.promote_types(a, b)
+    return np.promote_types(a, b)  # (float64 + complex64 is complex128)
 
 
 def default_complex():

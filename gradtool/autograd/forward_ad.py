@@ -92,12 +92,10 @@ def make_dual(tensor, tangent, *, level=None):
         raise RuntimeError("Invalid level given to _make_dual")
     if tensor._data.dtype.kind == "c" or tangent._data.dtype.kind == "c":
         raise NotInEngineError("forward-mode AD (forward_ad, jvp) on complex tensors")
-    if tensor._data.dtype.kind != "f":
-        raise ValueError(f"Expected primal to be floating point or complex, but got: "
-                         f"{tensor.dtype}")
-    if tangent._data.dtype.kind != "f":
-        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
-                         f"{tangent.dtype}")
+    for name, t in (("primal", tensor), ("tangent", tangent)):
+        if t._data.dtype.kind != "f":
+            raise ValueError(f"Expected {name} to be floating point or complex, but got: "
+                             f"{t.dtype}")
     expected = tensor._data.shape if current.batch is None else (
         (current.batch,) + tensor._data.shape)
     if tangent._data.shape != expected:
@@ -252,10 +250,7 @@ def _input_tangents(spec, inputs):
         return None
     xs = inputs[0] if spec.variadic else inputs
     tangents = [tangent_of(x) if isinstance(x, Tensor) else None for x in xs]
-    for t in tangents:
-        if t is not None:
-            return tangents
-    return None
+    return tangents if any(t is not None for t in tangents) else None
 
 
 def _save_tangent(result, tangent):

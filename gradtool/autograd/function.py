@@ -179,11 +179,9 @@ class Function:
         ctx._input_meta = tuple((a._data.shape, a._data.dtype) if a._requires_grad else None
                                 for a in tensors)
         _wire_outputs(ctx, args, outs)
-        saved = {}
-        for i, t in enumerate(ctx._to_save):
-            is_output = any(t is o for o in outs)
-            saved[str(i)] = None if t is None else SavedTensor(t, is_output=is_output)
-        ctx._for_backward = saved
+        ctx._for_backward = {str(i): None if t is None else
+                             SavedTensor(t, is_output=any(t is o for o in outs))
+                             for i, t in enumerate(ctx._to_save)}
         ctx._to_save = ()
         return outs[0] if single else tuple(outs)
 
@@ -250,23 +248,21 @@ def _stacked(results):
 
 def _wire_outputs(ctx, args, outs):
     """Make each float output a result of ctx (output_nr = its position)."""
-    non_diff = ctx._non_differentiable
-    dirty = ctx._dirty
     meta = []
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
             meta.append(None)
             continue
-        is_dirty = any(o is d for d in dirty)
+        is_dirty = any(o is d for d in ctx._dirty)
         if is_dirty and o._requires_grad and o._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
                                "operation.")
         if not is_dirty and any(o is a for a in args):
             o = outs[i] = o.detach()  # an input returned as is: a new tensor, as in torch
-        if any(o is n for n in non_diff) or o._data.dtype.kind not in "fc":
-            meta.append((o._data.shape, o._data.dtype))
-            continue
-        o._requires_grad, o._grad_fn, o._output_nr = True, ctx, i
+        differentiable = (o._data.dtype.kind in "fc"
+                          and not any(o is n for n in ctx._non_differentiable))
+        if differentiable:
+            o._requires_grad, o._grad_fn, o._output_nr = True, ctx, i
         meta.append((o._data.shape, o._data.dtype))
     ctx._output_meta = tuple(meta)
 
@@ -291,9 +287,9 @@ def once_differentiable(backward):
     def wrapper(ctx, *grads):
         with grad_mode.no_grad():
             result = backward(ctx, *grads)
-        if not grad_mode.state.grad_enabled:
-            return result
-        if not any(isinstance(g, Tensor) and g._requires_grad for g in grads):
+        recording = grad_mode.state.grad_enabled and any(
+            isinstance(g, Tensor) and g._requires_grad for g in grads)
+        if not recording:
             return result
         # As torch: the results hang off one error node, an input per result (None: no
         # edge), each a fresh leaf, so a double backward through them raises, and reaches

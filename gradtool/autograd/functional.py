@@ -183,9 +183,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         _check_requires_grad(outputs, "outputs", strict=strict)
         v = _v_or_default(v, outputs, is_outputs_tuple, create_graph,
                           "the user-provided function returns", "vjp")
-    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
-        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
+    result = _grad_along_v(outputs, inputs, v, inputs, strict, create_graph, "back")
     return _returned(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
 
 
@@ -234,8 +232,8 @@ def _jvp_by_double_backward(func, inputs, v, create_graph, strict):
         grad_outputs = tuple(_zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    result = _undo_trick(grad_inputs, grad_outputs, v, outputs, strict, create_graph,
-                         "back_trick")
+    result = _grad_along_v(grad_inputs, grad_outputs, v, outputs, strict, create_graph,
+                           "back_trick")
     return _returned(outputs, result, create_graph, is_outputs_tuple, is_outputs_tuple)
 
 
@@ -383,11 +381,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
         out = func(*inp)
         is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
         _check_requires_grad(t_out, "outputs", strict=strict)
-        if is_out_tuple or not isinstance(out, Tensor):
-            raise RuntimeError("The function given to hessian should return a single Tensor")
-        if out.numel() != 1:
-            raise RuntimeError("The Tensor returned by the function given to hessian should "
-                               "contain a single element")
+        _single_output(t_out, is_out_tuple, "hessian")
         return out.squeeze()
 
     def jac_func(*inp):
@@ -409,9 +403,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
             func, inputs, v, create_graph, strict, "vhp")
         jac = _autograd_grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict=strict)
-    with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
+    result = _grad_along_v(jac, inputs, v, inputs, strict, create_graph, "double_back")
     return _returned(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
 
 
@@ -426,16 +418,18 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         grad_jac = tuple(_zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
-    result = _undo_trick(double_back, grad_jac, v, inputs, strict, create_graph,
-                         "double_back_trick")
+    result = _grad_along_v(double_back, grad_jac, v, inputs, strict, create_graph,
+                           "double_back_trick")
     return _returned(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
 
 
-def _undo_trick(grads, dummies, v, like, strict, create_graph, stage):
-    """The second half of the (double-)backward trick: the gradient of `grads` (linear in
-    the dummy grad_outputs) with respect to those dummies, along v."""
+def _grad_along_v(outputs, inputs, v, like, strict, create_graph, stage):
+    """The gradient of `outputs` with respect to `inputs` along v, recorded only with
+    create_graph, missing gradients zeros shaped as `like` (refused when strict): vjp's and
+    vhp's result, and the second half of the (double-)backward trick (`outputs` linear in
+    the dummy `inputs`)."""
     with grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled()):
-        grad_res = _autograd_grad(grads, dummies, v, create_graph=create_graph)
+        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         return _fill_in_zeros(grad_res, like, strict, create_graph, stage)
 
 

@@ -76,11 +76,10 @@ class disable_saved_tensors_hooks:
         self.error_message = error_message
 
     def __enter__(self):
+        if state.saved_tensors_hooks:  # hooks already installed: refused before any change
+            raise RuntimeError(self.error_message)
         self._prev = state.saved_tensors_hooks_disabled
         state.saved_tensors_hooks_disabled = self.error_message
-        if state.saved_tensors_hooks:
-            state.saved_tensors_hooks_disabled = self._prev
-            raise RuntimeError(self.error_message)
         return self
 
     def __exit__(self, *exc):

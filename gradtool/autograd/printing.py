@@ -27,10 +27,8 @@ class _Formatter:
         # (Python floats: 1e308 / 1e-308 is inf, not numpy's overflow warning)
         lo, hi = float(np.abs(finite).min()), float(np.abs(finite).max())
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
-        if self.int_mode:
-            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
-        else:
-            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+        # (tiny magnitudes switch to scientific notation only for non-integer values)
+        self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or (not self.int_mode and lo < 1.0e-4)
         fmt = (f"{{:.{PRECISION}e}}" if self.sci_mode else
                "{:.0f}." if self.int_mode else f"{{:.{PRECISION}f}}")
         self.width = max(len(fmt.format(v)) for v in finite.tolist())
@@ -63,14 +61,18 @@ def _plain(v):
     return str(v) if not isinstance(v, bool) else ("True" if v else "False")
 
 
+def _shown(n, summarize):
+    """The indices of the n items printed, None where torch prints "..." instead of the
+    middle ones."""
+    if summarize and n > 2 * EDGEITEMS:
+        return [*range(EDGEITEMS), None, *range(n - EDGEITEMS, n)]
+    return range(n)
+
+
 def _vector(values, indent, summarize, fmt):
     per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
     items = values.tolist()
-    if summarize and len(items) > 2 * EDGEITEMS:
-        data = [fmt.format(v) for v in items[:EDGEITEMS]] + [" ..."] + \
-               [fmt.format(v) for v in items[-EDGEITEMS:]]
-    else:
-        data = [fmt.format(v) for v in items]
+    data = [" ..." if i is None else fmt.format(items[i]) for i in _shown(len(items), summarize)]
     lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
     return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
 
@@ -80,13 +82,8 @@ def _nested(values, indent, summarize, fmt):
         return fmt.format(values.item())
     if values.ndim == 1:
         return _vector(values, indent, summarize, fmt)
-    n = values.shape[0]
-    if summarize and n > 2 * EDGEITEMS:
-        rows = ([_nested(values[i], indent + 1, summarize, fmt) for i in range(EDGEITEMS)] +
-                ["..."] +
-                [_nested(values[i], indent + 1, summarize, fmt) for i in range(n - EDGEITEMS, n)])
-    else:
-        rows = [_nested(values[i], indent + 1, summarize, fmt) for i in range(n)]
+    rows = ["..." if i is None else _nested(values[i], indent + 1, summarize, fmt)
+            for i in _shown(values.shape[0], summarize)]
     return "[" + ("," + "\n" * (values.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
 
 

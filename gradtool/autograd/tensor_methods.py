@@ -5,6 +5,7 @@ tensor.py (the data model) can stand below all of them; gradtool.autograd import
 module, which attaches them to the class once (nothing is reassigned afterwards)."""
 import collections
 import numbers
+import operator
 import types
 
 import numpy as np
@@ -25,10 +26,8 @@ from .tensor import Size, Tensor, _array, _as_tensor, _copy_state, _dim, _dims, 
 
 _state = grad_mode.state
 
-MaxResult = collections.namedtuple("max", ["values", "indices"])
 SortResult = collections.namedtuple("sort", ["values", "indices"])
 TopkResult = collections.namedtuple("topk", ["values", "indices"])
-MinResult = collections.namedtuple("min", ["values", "indices"])
 SvdResult = collections.namedtuple("svd", ["U", "S", "V"])
 
 
@@ -38,6 +37,35 @@ def _cast(dtype):
         return self.to(dtype)
     cast.__name__ = dtype.name
     return cast
+
+
+def _max_or_min(name, elementwise, whole, along_dim):
+    """x.max() / x.min(): over every element, along a dim as (values, indices), or, given a
+    tensor, elementwise against it (maximum / minimum)."""
+    Result = collections.namedtuple(name, ["values", "indices"])
+
+    def reduce(self, dim=None, keepdim=False):
+        if isinstance(dim, Tensor):
+            return elementwise(self, dim)
+        if dim is None:
+            _check_nonempty(self, name)
+            return call(whole, (self,))
+        d = _dim(dim, self._data.ndim)
+        _check_reduced_sizes(self, name, (d,), (d,))
+        return Result(*call(along_dim, (self,), (d, keepdim)))
+    reduce.__name__, reduce.__qualname__ = name, f"Tensor.{name}"
+    return reduce
+
+
+def _comparison(name, compare, ordered):
+    """x == y, x < y, x & y, ...: numpy's elementwise `compare`, a bool tensor (never
+    differentiable); the orderings refuse complex values, as torch."""
+    def method(self, other):
+        if ordered:
+            _unordered(name, self, other)
+        return Tensor._wrap(np.asarray(compare(self._data, _array(other))))
+    method.__name__, method.__qualname__ = f"__{name}__", f"Tensor.__{name}__"
+    return method
 
 
 class TensorMethods:
@@ -254,12 +282,7 @@ class TensorMethods:
         if batch2._data.shape[:2] != (b, m):
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                                f"[{b}, {m}] but got: {list(batch2._data.shape[:2])}.")
-        size = (b, n, batch2._data.shape[2])
-        if not _broadcastable(tuple(self.shape), size):
-            raise RuntimeError(f"The expanded size of the tensor ({size[-1]}) must match the "
-                               f"existing size ({self.shape[-1]}) at non-singleton dimension "
-                               f"{len(size) - 1}.  Target sizes: {list(size)}.  Tensor sizes: "
-                               f"{list(self.shape)}")
+        _check_expands_to(self, (b, n, batch2._data.shape[2]))
         return call(table.BADDBMM, (self, batch1, batch2), (beta, alpha))
 
     def bmm(self, mat2):
@@ -286,38 +309,16 @@ class TensorMethods:
         return matmul(self, other)
 
     # ---------------- comparisons and logic (never differentiable) ----------------
-    def __eq__(self, other):
-        return Tensor._wrap(np.asarray(self._data == _array(other)))
-
-    def __ne__(self, other):
-        return Tensor._wrap(np.asarray(self._data != _array(other)))
-
-    def __lt__(self, other):
-        _unordered("lt", self, other)
-        return Tensor._wrap(np.asarray(self._data < _array(other)))
-
-    def __le__(self, other):
-        _unordered("le", self, other)
-        return Tensor._wrap(np.asarray(self._data <= _array(other)))
-
-    def __gt__(self, other):
-        _unordered("gt", self, other)
-        return Tensor._wrap(np.asarray(self._data > _array(other)))
-
-    def __ge__(self, other):
-        _unordered("ge", self, other)
-        return Tensor._wrap(np.asarray(self._data >= _array(other)))
-
+    __eq__ = _comparison("eq", operator.eq, ordered=False)
+    __ne__ = _comparison("ne", operator.ne, ordered=False)
+    __lt__ = _comparison("lt", operator.lt, ordered=True)
+    __le__ = _comparison("le", operator.le, ordered=True)
+    __gt__ = _comparison("gt", operator.gt, ordered=True)
+    __ge__ = _comparison("ge", operator.ge, ordered=True)
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
-
-    def __and__(self, other):
-        return Tensor._wrap(np.asarray(self._data & _array(other)))
-
-    def __or__(self, other):
-        return Tensor._wrap(np.asarray(self._data | _array(other)))
-
-    def __xor__(self, other):
-        return Tensor._wrap(np.asarray(self._data ^ _array(other)))
+    __and__ = _comparison("and", operator.and_, ordered=False)
+    __or__ = _comparison("or", operator.or_, ordered=False)
+    __xor__ = _comparison("xor", operator.xor, ordered=False)
 
     def __invert__(self):
         return Tensor._wrap(np.asarray(~self._data))
@@ -531,25 +532,8 @@ class TensorMethods:
             return call(table.PROD, (t,))
         return call(table.PROD_DIM, (t,), (_dim(dim, t._data.ndim), keepdim))
 
-    def max(self, dim=None, keepdim=False):
-        if isinstance(dim, Tensor):
-            return maximum(self, dim)
-        if dim is None:
-            _check_nonempty(self, "max")
-            return call(table.MAX, (self,))
-        d = _dim(dim, self._data.ndim)
-        _check_reduced_sizes(self, "max", (d,), (d,))
-        return MaxResult(*call(table.MAX_DIM, (self,), (d, keepdim)))
-
-    def min(self, dim=None, keepdim=False):
-        if isinstance(dim, Tensor):
-            return minimum(self, dim)
-        if dim is None:
-            _check_nonempty(self, "min")
-            return call(table.MIN, (self,))
-        d = _dim(dim, self._data.ndim)
-        _check_reduced_sizes(self, "min", (d,), (d,))
-        return MinResult(*call(table.MIN_DIM, (self,), (d, keepdim)))
+    max = _max_or_min("max", maximum, table.MAX, table.MAX_DIM)
+    min = _max_or_min("min", minimum, table.MIN, table.MIN_DIM)
 
     def amax(self, dim=(), keepdim=False):
         dims = _dims(dim, self._data.ndim)
@@ -970,11 +954,16 @@ def _check_addmm(self, mat1, mat2, in_place):
         raise RuntimeError(f"The input tensor must be a matrix with size {size[0]}x{size[1]}, "
                            f"but got a {self.dim()}-D tensor with size "
                            f"{'x'.join(map(str, self.shape))}")
-    if not _broadcastable(tuple(self.shape), size):
+    _check_expands_to(self, size)
+
+
+def _check_expands_to(t, size):
+    """addmm's and baddbmm's `self` must broadcast to the product's size (torch's message)."""
+    if not _broadcastable(tuple(t.shape), size):
         raise RuntimeError(f"The expanded size of the tensor ({size[-1]}) must match the "
-                           f"existing size ({self.shape[-1]}) at non-singleton dimension "
+                           f"existing size ({t.shape[-1]}) at non-singleton dimension "
                            f"{len(size) - 1}.  Target sizes: {list(size)}.  Tensor sizes: "
-                           f"{list(self.shape)}")
+                           f"{list(t.shape)}")
 
 
 def _split(t, split_size, dim, by_size, by_sizes):
@@ -1109,7 +1098,7 @@ def _arg_reduce(fn, t, dim, keepdim):
     return Tensor._wrap(np.asarray(fn(t._data, axis=_dim(dim, t._data.ndim), keepdims=keepdim)))
 
 
-def _methods(spec, name):
+def _attach_row_methods(spec, name):
     """Tensor.<name>() and Tensor.<name>_() of a one-input op of the table."""
     def method(self):
         return call(spec, (self,))
@@ -1119,14 +1108,12 @@ def _methods(spec, name):
     for fn, fn_name in ((method, name), (inplace, name + "_")):
         fn.__name__ = fn.__qualname__ = fn_name
         fn.__doc__ = f"torch's Tensor.{fn_name}(): the op table's {spec.name!r} row."
-    return method, inplace
+        setattr(Tensor, fn_name, fn)
 
 
 for _spec in table.TABLE.values():  # set once, at import: the table defines these methods
     for _name in _spec.method_names:
-        _out_of_place, _in_place = _methods(_spec, _name)
-        setattr(Tensor, _name, _out_of_place)
-        setattr(Tensor, _name + "_", _in_place)
+        _attach_row_methods(_spec, _name)
 
 
 def _attach(methods):
