@@ -59,10 +59,10 @@ def by_row(spec, inputs, args=()):
 # ---- elementwise ----
 def _unary(array_fn, method):
     """An op of one value: array_fn on arrays, the Tensor method on Tensors."""
-    def op(x):
+    def on_array_or_tensor(x):
         return array_fn(x) if not isinstance(x, Tensor) else getattr(x, method)()
-    op.__name__ = method
-    return op
+    on_array_or_tensor.__name__ = method
+    return on_array_or_tensor
 
 
 abs = _unary(np.abs, "abs")
