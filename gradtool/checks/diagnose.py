@@ -99,7 +99,7 @@ def _none_gradients(check):
         d.details["numerical_max"] = largest
         if largest <= check.opts.atol:
             d.severity = "info"
-            d.message += f" Here it is right: central differences give 0 for that input too."
+            d.message += " Here it is right: central differences give 0 for that input too."
         else:
             d.severity = "error"
             d.message += (f" Here it is wrong: central differences give gradients up to "

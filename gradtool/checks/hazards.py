@@ -183,7 +183,7 @@ def _linearity(name, r1, r1b, r2, r0, atol, rtol, nondet_tol):
             "nonlinear_in_grad_output", "warning",
             f"{name}.backward is not linear in grad_output: backward(2g) != 2 backward(g)"
             + (" and backward(0) != 0" if nonzero_at_zero else "") + ". A vector-Jacobian "
-            f"product is linear in the vector.", {"function": name}))
+            "product is linear in the vector.", {"function": name}))
     spread = max(float(np.max(np.abs(a - b), initial=0.0)) for a, b, *_ in pairs)
     if spread > nondet_tol:
         found.append(Diagnosis(

@@ -183,7 +183,7 @@ def classify(numerical, analytical, atol, rtol, eps):
     if flat.all() and np.any(np.abs(a[~jump]) > atol):
         nonzero = np.abs(a) > atol
         return ("straight_through", None,
-                f"the forward is flat (its true gradient is 0 at every point checked"
+                "the forward is flat (its true gradient is 0 at every point checked"
                 + (f", with {int(jump.sum())} jump(s)" if jump.any() else "") + f") while "
                 f"backward gives non-zero gradients ({int(nonzero.sum())} entries, up to "
                 f"{np.abs(a).max():.3g}): a straight-through estimator or surrogate gradient")

@@ -8,12 +8,10 @@ import warnings
 import numpy as np
 
 from ..autograd import creation, dtypes
-from ..autograd.grad_mode import no_grad
 from ..autograd.ops import derivatives as table
 from ..autograd.ops import kernels
 from ..autograd.dispatch import call  # the dispatch every op runs through
 from ..autograd.inplace import call_inplace
-from ..autograd.free_functions import where
 from ..errors import NotInEngineError
 
 _REDUCTIONS = ("mean", "sum", "none")
