@@ -159,8 +159,7 @@ class TensorMethods:
                         retain_graph, create_graph, inputs=inputs)
 
     # ---------------- conversion ----------------
-    def __repr__(self):
-        return tensor_repr(self)
+    __repr__ = tensor_repr
 
     def __iter__(self):
         if self._data.ndim == 0:
@@ -244,16 +243,13 @@ class TensorMethods:
     def __neg__(self):
         return call(table.NEG, (self,))
 
-
     def __pos__(self):
         return self
 
     def __abs__(self):
         return call(table.ABS, (self,))
 
-
-    def __matmul__(self, other):
-        return matmul(self, other)
+    __matmul__ = matmul
 
     def __rmatmul__(self, other):
         return matmul(other, self)
@@ -367,11 +363,7 @@ class TensorMethods:
     def clamp_max(self, max):
         return self.clamp(max=max)
 
-    def maximum(self, other):
-        return maximum(self, other)
-
-    def minimum(self, other):
-        return minimum(self, other)
+    maximum, minimum = maximum, minimum  # gradtool.maximum(input, other), as methods
 
     def where(self, condition, other):
         return where(condition, self, other)
@@ -500,8 +492,7 @@ class TensorMethods:
     def uniform_(self, a=0.0, b=1.0):
         return call_inplace(table.UNIFORM, (self,), (a, b, creation.generator()))
 
-    def __setitem__(self, index, value):
-        _setitem(self, index, value)
+    __setitem__ = _setitem
 
     # ---------------- reductions ----------------
     def sum(self, dim=None, keepdim=False, *, dtype=None):
@@ -564,14 +555,7 @@ class TensorMethods:
         return vector_norm(self, p, dim, keepdim, dtype=dtype)
 
     # ---------------- linear algebra (torch.linalg's, as torch's methods) ----------------
-    def inverse(self):
-        return linalg.inv(self)
-
-    def det(self):
-        return linalg.det(self)
-
-    def slogdet(self):
-        return linalg.slogdet(self)
+    inverse, det, slogdet = linalg.inv, linalg.det, linalg.slogdet
 
     def logdet(self):
         """log det: nan where the determinant is negative (a where over slogdet, as torch)."""
@@ -676,8 +660,7 @@ class TensorMethods:
     def expand_as(self, other):
         return self.expand(other.shape)
 
-    def __getitem__(self, index):
-        return _getitem(self, index)
+    __getitem__ = _getitem
 
     def select(self, dim, index):
         dim = _dim(dim, self._data.ndim)
