@@ -17,18 +17,13 @@ def einsum(equation, *operands):
     labels, output, ell_dims = _parse(equation, operands)
     # each label's place in the aligned order: the output's, then the summed ones (the
     # ellipsis' dims among them if the output has none), in torch's label order
+    summed = sorted({s for subs in labels for s in subs} - set(output) - {_ELLIPSIS},
+                    key=_LETTERS.index)
     place, n = {}, 0
-    for s in output:
+    for s in output + ([] if _ELLIPSIS in output else [_ELLIPSIS]) + summed:
         place[s] = n
         n += ell_dims if s == _ELLIPSIS else 1
-    out_dims = n
-    if _ELLIPSIS not in place:
-        place[_ELLIPSIS] = n
-        n += ell_dims
-    for s in sorted({s for subs in labels for s in subs if s != _ELLIPSIS} - set(place),
-                    key=_LETTERS.index):
-        place[s] = n
-        n += 1
+    out_dims = sum(ell_dims if s == _ELLIPSIS else 1 for s in output)
     counts = [0] * n  # how many operands have each aligned dim of size > 1
     sizes = {}
     ops = [_aligned(t, subs, i, place, n, ell_dims, counts, sizes)
@@ -44,13 +39,10 @@ def einsum(equation, *operands):
                 if counts[d] == 1:  # no later operand has it: sum it in this product
                     summed.append(d)
                     counts[d] = 0
-            elif counts[d] == 1:  # only one of the two has it, and no later operand
-                if a.shape[d] != 1:
-                    a_only.append(d)
-                    counts[d] = 0
-                elif b.shape[d] != 1:
-                    b_only.append(d)
-                    counts[d] = 0
+            elif counts[d] == 1 and (a.shape[d] != 1 or b.shape[d] != 1):
+                # only one of the two has it, and no later operand
+                (a_only if a.shape[d] != 1 else b_only).append(d)
+                counts[d] = 0
         if a_only:
             a = a.sum(a_only, keepdim=True)
         if b_only:

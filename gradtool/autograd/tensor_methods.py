@@ -1,8 +1,6 @@
-"""The Tensor's op methods: every method that runs an op (arithmetic, comparisons,
-reductions, shapes, indexing, linear algebra, in-place writes, backward) and those the
-table's rows generate. They stand above dispatch, the table and the engine they call, so
-tensor.py (the data model) can stand below all of them; gradtool.autograd imports this
-module, which attaches them to the class once (nothing is reassigned afterwards)."""
+"""The Tensor's methods that run ops, and those the table's rows generate: above dispatch,
+the table and the engine they call, so that tensor.py (the data model) stands below them all;
+attached to the class once, when gradtool.autograd imports this module."""
 import collections
 import numbers
 import operator
@@ -48,7 +46,10 @@ def _max_or_min(name, elementwise, whole, along_dim):
         if isinstance(dim, Tensor):
             return elementwise(self, dim)
         if dim is None:
-            _check_nonempty(self, name)
+            if self._data.size == 0:
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                                   f"input.numel() == 0. Specify the reduction dim with the "
+                                   f"'dim' argument.")
             return call(whole, (self,))
         d = _dim(dim, self._data.ndim)
         _check_reduced_sizes(self, name, (d,), (d,))
@@ -59,10 +60,14 @@ def _max_or_min(name, elementwise, whole, along_dim):
 
 def _comparison(name, compare, ordered):
     """x == y, x < y, x & y, ...: numpy's elementwise `compare`, a bool tensor (never
-    differentiable); the orderings refuse complex values, as torch."""
+    differentiable); the orderings refuse complex values, as torch (numpy would compare them
+    lexicographically)."""
     def method(self, other):
         if ordered:
-            _unordered(name, self, other)
+            for data in (self._data, np.asarray(_array(other))):
+                if data.dtype.kind == "c":
+                    raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                              f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
         return Tensor._wrap(np.asarray(compare(self._data, _array(other))))
     method.__name__, method.__qualname__ = f"__{name}__", f"Tensor.__{name}__"
     return method
@@ -103,9 +108,7 @@ class TensorMethods:
         return self if self._data.dtype.kind != "c" else call(table.CONJ_PHYSICAL, (self,))
 
     # ---------------- the graph (a stale view's history is regenerated first: ops) ----------------
-    @property
-    def device(self):
-        return CPU
+    device = CPU
 
     @property
     def requires_grad(self):
@@ -257,8 +260,7 @@ class TensorMethods:
     matmul = __matmul__
 
     def mm(self, mat2):
-        _check_matrix("mm", self, 2, "self")
-        _check_matrix("mm", mat2, 2, "mat2")
+        _check_dims("mm", 2, self=self, mat2=mat2)
         return matmul(self, mat2)
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
@@ -272,8 +274,7 @@ class TensorMethods:
 
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         """beta * self + alpha * (batch1 @ batch2) over a batch, one BaddbmmBackward0 node."""
-        _check_matrix("baddbmm", batch1, 3, "batch1")
-        _check_matrix("baddbmm", batch2, 3, "batch2")
+        _check_dims("baddbmm", 3, batch1=batch1, batch2=batch2)
         b, n, m = batch1._data.shape
         if batch2._data.shape[:2] != (b, m):
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -282,8 +283,7 @@ class TensorMethods:
         return call(table.BADDBMM, (self, batch1, batch2), (beta, alpha))
 
     def bmm(self, mat2):
-        _check_matrix("bmm", self, 3, "batch1")
-        _check_matrix("bmm", mat2, 3, "batch2")
+        _check_dims("bmm", 3, batch1=self, batch2=mat2)
         want = [self._data.shape[0], self._data.shape[2]]
         if list(mat2._data.shape[:2]) != want:
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -291,8 +291,8 @@ class TensorMethods:
         return call(table.BMM, (self, mat2))
 
     def mv(self, vec):
-        _check_matrix("mv", self, 2, "self")
-        _check_matrix("mv", vec, 1, "vec")
+        _check_dims("mv", 2, self=self)
+        _check_dims("mv", 1, vec=vec)
         rows, cols = self._data.shape
         if vec._data.shape[0] != cols:
             raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{cols}), vec "
@@ -300,8 +300,7 @@ class TensorMethods:
         return matmul(self, vec)
 
     def dot(self, other):
-        _check_matrix("dot", self, 1, "self")
-        _check_matrix("dot", other, 1, "tensor")
+        _check_dims("dot", 1, self=self, tensor=other)
         return matmul(self, other)
 
     # ---------------- comparisons and logic (never differentiable) ----------------
@@ -811,11 +810,8 @@ class TensorMethods:
 
     def roll(self, shifts, dims=None):
         shifts = (shifts,) if isinstance(shifts, numbers.Integral) else tuple(shifts)
-        if dims is None:
-            dims = ()
-        elif isinstance(dims, numbers.Integral):
-            dims = (dims,)
-        dims = tuple(dims)
+        dims = () if dims is None else dims
+        dims = (dims,) if isinstance(dims, numbers.Integral) else tuple(dims)
         if dims and len(dims) != len(shifts):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                                f"dims:{len(dims)}")
@@ -844,8 +840,7 @@ class TensorMethods:
 
     def outer(self, vec2):
         """self as a column times vec2 (as torch: a view then MulBackward0)."""
-        _check_matrix("outer", self, 1, "self")
-        _check_matrix("outer", vec2, 1, "vec2")
+        _check_dims("outer", 1, self=self, vec2=vec2)
         return self.reshape(-1, 1) * vec2
 
     ger = outer
@@ -854,7 +849,10 @@ class TensorMethods:
         """0/1 samples with this tensor's values as probabilities (p: one probability)."""
         if p is not None:
             return self.detach().clone().bernoulli_(p)
-        _check_probabilities(self)
+        if self._data.dtype.kind != "f":
+            raise RuntimeError("bernoulli: expected a floating point tensor of probabilities")
+        if self._data.size and not ((self._data >= 0) & (self._data <= 1)).all():
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
         return call(table.BERNOULLI, (self,), (generator or creation.generator(),))
 
     # ---------------- new tensors like this one (never part of the graph) ----------------
@@ -909,9 +907,10 @@ def _checked_shape(t, shape):
     return shape
 
 
-def _check_matrix(op_name, t, ndim, arg):
-    if t.dim() != ndim:
-        raise RuntimeError(f"{op_name}: {arg} must be a {ndim}D tensor, got {t.dim()}D")
+def _check_dims(op_name, ndim, **operands):
+    for arg, t in operands.items():  # (in the order given: torch's first failing operand)
+        if t.dim() != ndim:
+            raise RuntimeError(f"{op_name}: {arg} must be a {ndim}D tensor, got {t.dim()}D")
 
 
 def _check_matrix_like(t, name):
@@ -1041,14 +1040,6 @@ def _index_add_args(t, dim, index, source, alpha):
     return (dim, alpha)
 
 
-def _check_probabilities(t):
-    data = t._data
-    if data.dtype.kind != "f":
-        raise RuntimeError("bernoulli: expected a floating point tensor of probabilities")
-    if data.size and not ((data >= 0) & (data <= 1)).all():
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-
-
 def _check_reduced_sizes(t, name, dims, given):
     """max/min reductions have no value over an empty dim (torch's IndexError)."""
     shape = t._data.shape
@@ -1056,21 +1047,6 @@ def _check_reduced_sizes(t, name, dims, given):
     for d, g in zip(dims, given if len(given) == len(dims) else dims):  # (named as given)
         if shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {g} to have non-zero size.")
-
-
-def _check_nonempty(t, name):
-    if t._data.size == 0:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
-                           f"== 0. Specify the reduction dim with the 'dim' argument.")
-
-
-def _unordered(op, *values):
-    """torch's refusal to order complex values (numpy would compare them lexicographically)."""
-    for v in values:
-        data = v._data if isinstance(v, Tensor) else np.asarray(v)
-        if data.dtype.kind == "c":
-            raise NotImplementedError(f"\"{op}_cpu\" not implemented for "
-                                      f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
 
 
 def _arg_reduce(fn, t, dim, keepdim):
