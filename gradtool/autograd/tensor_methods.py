@@ -33,7 +33,6 @@ def _cast(dtype):
     """x.float(), x.long(), ...: x.to(dtype)."""
     def cast(self):
         return self.to(dtype)
-    cast.__name__ = dtype.name
     return cast
 
 
@@ -54,7 +53,6 @@ def _max_or_min(name, elementwise, whole, along_dim):
         d = _dim(dim, self._data.ndim)
         _check_reduced_sizes(self, name, (d,), (d,))
         return Result(*call(along_dim, (self,), (d, keepdim)))
-    reduce.__name__, reduce.__qualname__ = name, f"Tensor.{name}"
     return reduce
 
 
@@ -69,7 +67,6 @@ def _comparison(name, compare, ordered):
                     raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
                                               f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
         return Tensor._wrap(np.asarray(compare(self._data, _array(other))))
-    method.__name__, method.__qualname__ = f"__{name}__", f"Tensor.__{name}__"
     return method
 
 
@@ -898,13 +895,10 @@ def _checked_shape(t, shape):
     if list(shape).count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = int(np.prod([n for n in shape if n != -1]))
-    if -1 in shape:
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        return tuple(numel // known if n == -1 else n for n in shape)
-    if known != numel:
+    resolved = tuple(numel // known if n == -1 else n for n in shape) if known else shape
+    if (-1 in shape and not known) or int(np.prod(resolved)) != numel:  # (-1 could be any)
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return shape
+    return resolved
 
 
 def _check_dims(op_name, ndim, **operands):
@@ -1076,14 +1070,16 @@ for _spec in table.TABLE.values():  # set once, at import: the table defines the
 
 
 def _attach(methods):
-    """Every attribute of `methods` becomes Tensor's, named as Tensor's own."""
+    """Every attribute of `methods` becomes Tensor's, named as Tensor's own (aliases keep
+    the first name): the factories' functions too."""
     for name, value in vars(methods).items():
         if name in ("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
                     "__hash__"):  # (None there, as __eq__ is defined: Tensor keeps its own)
             continue
         for fn in (value, getattr(value, "fget", None), getattr(value, "fset", None)):
-            if isinstance(fn, types.FunctionType) and fn.__qualname__.startswith("TensorMethods."):
-                fn.__qualname__ = "Tensor." + fn.__name__
+            if (isinstance(fn, types.FunctionType) and fn.__module__ == __name__
+                    and not fn.__qualname__.startswith("Tensor.")):
+                fn.__name__, fn.__qualname__ = name, "Tensor." + name
         setattr(Tensor, name, value)
 
 
