@@ -172,13 +172,8 @@ def _sumproduct_pair(left, right, summed):
     lro_size = lo_size = ro_size = sum_size = 1
     for d in range(left.dim()):
         sl, sr = left.shape[d] != 1, right.shape[d] != 1
-        if d in summed:
-            if sl and sr:
-                sum_size *= left.shape[d]
-            elif sl:
-                left = left.sum(d, keepdim=True)
-            elif sr:
-                right = right.sum(d, keepdim=True)
+        if d in summed:  # (both have it: einsum sums a dim only one has before the product)
+            sum_size *= left.shape[d]
         elif sl and sr:
             lro.append(d)
             lro_size *= left.shape[d]

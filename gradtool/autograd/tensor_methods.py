@@ -70,6 +70,27 @@ def _comparison(name, compare, ordered):
     return method
 
 
+def _arg_reduce(reduce):
+    """x.argmax() / x.argmin(): int64 indices (no gradient), of every element or along dim."""
+    def method(self, dim=None, keepdim=False):
+        if self._data.dtype.kind == "c":
+            raise RuntimeError(f"{reduce.__name__}(): does not support complex input")
+        if dim is None:
+            return Tensor._wrap(np.asarray(reduce(self._data)))
+        axis = _dim(dim, self._data.ndim)
+        return Tensor._wrap(np.asarray(reduce(self._data, axis=axis, keepdims=keepdim)))
+    return method
+
+
+def _triangle(spec):
+    """x.triu() / x.tril(): the upper / lower triangle of each matrix (the last two dims)."""
+    def triangle(self, diagonal=0):
+        if self._data.ndim < 2:
+            raise RuntimeError(f"{spec.name}: input tensor must have at least 2 dimensions")
+        return call(spec, (self,), (int(diagonal),))
+    return triangle
+
+
 class TensorMethods:
     """Tensor's methods that run ops (attached to Tensor below)."""
 
@@ -334,11 +355,7 @@ class TensorMethods:
     def isfinite(self):
         return Tensor._wrap(np.isfinite(self._data))
 
-    def argmax(self, dim=None, keepdim=False):
-        return _arg_reduce(np.argmax, self, dim, keepdim)
-
-    def argmin(self, dim=None, keepdim=False):
-        return _arg_reduce(np.argmin, self, dim, keepdim)
+    argmax, argmin = _arg_reduce(np.argmax), _arg_reduce(np.argmin)
 
     # ---------------- elementwise math (one-input ops: generated from the table) -----------
     def clamp(self, min=None, max=None):
@@ -827,13 +844,7 @@ class TensorMethods:
         dims = _shape(dims)
         return self.repeat((1,) * (self._data.ndim - len(dims)) + dims)
 
-    def triu(self, diagonal=0):
-        _check_matrix_like(self, "triu")
-        return call(table.TRIU, (self,), (int(diagonal),))
-
-    def tril(self, diagonal=0):
-        _check_matrix_like(self, "tril")
-        return call(table.TRIL, (self,), (int(diagonal),))
+    triu, tril = _triangle(table.TRIU), _triangle(table.TRIL)
 
     def outer(self, vec2):
         """self as a column times vec2 (as torch: a view then MulBackward0)."""
@@ -905,11 +916,6 @@ def _check_dims(op_name, ndim, **operands):
     for arg, t in operands.items():  # (in the order given: torch's first failing operand)
         if t.dim() != ndim:
             raise RuntimeError(f"{op_name}: {arg} must be a {ndim}D tensor, got {t.dim()}D")
-
-
-def _check_matrix_like(t, name):
-    if t._data.ndim < 2:
-        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
 
 
 def _check_addmm(self, mat1, mat2, in_place):
@@ -1041,14 +1047,6 @@ def _check_reduced_sizes(t, name, dims, given):
     for d, g in zip(dims, given if len(given) == len(dims) else dims):  # (named as given)
         if shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {g} to have non-zero size.")
-
-
-def _arg_reduce(fn, t, dim, keepdim):
-    if t._data.dtype.kind == "c":
-        raise RuntimeError(f"{fn.__name__}(): does not support complex input")
-    if dim is None:
-        return Tensor._wrap(np.asarray(fn(t._data)))
-    return Tensor._wrap(np.asarray(fn(t._data, axis=_dim(dim, t._data.ndim), keepdims=keepdim)))
 
 
 def _attach_row_methods(spec, name):
