@@ -70,6 +70,13 @@ def _comparison(name, compare, ordered):
     return method
 
 
+def _elementwise_no_grad(fn):
+    """~x, x.isnan(), ...: numpy's elementwise fn of the values, a tensor outside the graph."""
+    def method(self):
+        return Tensor._wrap(np.asarray(fn(self._data)))
+    return method
+
+
 def _arg_reduce(reduce):
     """x.argmax() / x.argmin(): int64 indices (no gradient), of every element or along dim."""
     def method(self, dim=None, keepdim=False):
@@ -333,10 +340,8 @@ class TensorMethods:
     __or__ = _comparison("or", operator.or_, ordered=False)
     __xor__ = _comparison("xor", operator.xor, ordered=False)
 
-    def __invert__(self):
-        return Tensor._wrap(np.asarray(~self._data))
-
-    logical_not = __invert__
+    __invert__ = logical_not = _elementwise_no_grad(np.invert)
+    isnan, isinf, isfinite = map(_elementwise_no_grad, (np.isnan, np.isinf, np.isfinite))
 
     def all(self, dim=None, keepdim=False):
         axis = None if dim is None else _dims(dim, self._data.ndim)
@@ -345,15 +350,6 @@ class TensorMethods:
     def any(self, dim=None, keepdim=False):
         axis = None if dim is None else _dims(dim, self._data.ndim)
         return Tensor._wrap(np.asarray(np.any(self._data, axis=axis, keepdims=keepdim)))
-
-    def isnan(self):
-        return Tensor._wrap(np.isnan(self._data))
-
-    def isinf(self):
-        return Tensor._wrap(np.isinf(self._data))
-
-    def isfinite(self):
-        return Tensor._wrap(np.isfinite(self._data))
 
     argmax, argmin = _arg_reduce(np.argmax), _arg_reduce(np.argmin)
 
