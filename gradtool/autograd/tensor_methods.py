@@ -151,14 +151,12 @@ class TensorMethods:
 
     @property
     def is_leaf(self):
-        sync_view(self)
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     def register_hook(self, hook):
         """hook(grad) runs when this tensor's gradient is computed; may return a new one."""
         if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
-                               "gradient")
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is None:
             if self._hooks is None:
                 self._hooks = []
@@ -172,8 +170,7 @@ class TensorMethods:
         """hook(tensor) runs after backward has accumulated this leaf's .grad (as torch: for
         a step per parameter, e.g. an optimizer that updates as gradients arrive)."""
         if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
-                               "gradient")
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
@@ -713,9 +710,30 @@ class TensorMethods:
         return self.nonzero()
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
-        """Category indices (int64, no gradient) drawn from each row of weights."""
-        return Tensor._wrap(_multinomial(self._data, num_samples, replacement,
-                                         generator or creation.generator()))
+        """Category indices (int64, no gradient) drawn from each row of weights, as torch's
+        draws (numpy's generator: other numbers than torch's)."""
+        weights = self._data
+        if weights.ndim not in (1, 2):
+            raise RuntimeError("prob_dist must be 1 or 2 dim")
+        rows = weights.reshape(-1, weights.shape[-1]).astype(np.float64)
+        if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if num_samples <= 0:
+            raise RuntimeError("cannot sample n_sample <= 0 samples")
+        if not replacement and num_samples > rows.shape[1]:
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                               "replacement")
+        totals = rows.sum(1)
+        if np.any(totals <= 0):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        generator = generator or creation.generator()
+        if replacement:
+            out = np.stack([generator.choice(rows.shape[1], num_samples, p=row / total)
+                            for row, total in zip(rows, totals)])
+        else:  # torch's algorithm: the largest w / Exp(1) draws (zero weights come last)
+            keys = rows / generator.exponential(size=rows.shape)
+            out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+        return Tensor._wrap(out.reshape(weights.shape[:-1] + (num_samples,)).astype(np.int64))
 
     def sum_to_size(self, *size):
         """self summed to `size` (which it must expand to): the engine's unbroadcasting."""
@@ -995,30 +1013,6 @@ def _scatter_reduce(t, dim, index, src, reduce, dispatch):
         t._version_counter[0] += 1
         return t
     return Tensor._wrap(out)
-
-
-def _multinomial(weights, num_samples, replacement, generator):
-    """torch.multinomial's draws, row by row (numpy's generator: other numbers than torch's)."""
-    if weights.ndim not in (1, 2):
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
-    rows = weights.reshape(-1, weights.shape[-1]).astype(np.float64)
-    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if num_samples <= 0:
-        raise RuntimeError("cannot sample n_sample <= 0 samples")
-    if not replacement and num_samples > rows.shape[1]:
-        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
-                           "replacement")
-    totals = rows.sum(1)
-    if np.any(totals <= 0):
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    if replacement:
-        out = np.stack([generator.choice(rows.shape[1], num_samples, p=row / total)
-                        for row, total in zip(rows, totals)])
-    else:  # torch's algorithm: the largest w / Exp(1) draws (zero weights come last)
-        keys = rows / generator.exponential(size=rows.shape)
-        out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
-    return out.reshape(weights.shape[:-1] + (num_samples,)).astype(np.int64)
 
 
 def _check_index(index, name):
