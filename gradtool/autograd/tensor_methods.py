@@ -900,9 +900,8 @@ class TensorMethods:
         return creation.legacy(self._data.dtype, args, device)
 
     def _new(self, make, size, dtype, device, requires_grad):
-        check_device(device)
         np_dtype = self._data.dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
-        return creation._finish(make(_shape(size), np_dtype), requires_grad)
+        return creation._finish(make(_shape(size), np_dtype), requires_grad, device)
 
 
 def _like(x, ref):
