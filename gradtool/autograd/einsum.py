@@ -57,12 +57,10 @@ def _parse(equation, operands):
     widest ellipsis covers; torch's errors for equations that do not fit the operands."""
     lhs, arrow, rhs = equation.partition("->")
     inputs = lhs.split(",")
-    if len(inputs) > len(operands):
-        raise RuntimeError("einsum(): fewer operands were provided than specified in the "
-                           "equation")
-    if len(inputs) < len(operands):
-        raise RuntimeError("einsum(): more operands were provided than specified in the "
-                           "equation")
+    if len(inputs) != len(operands):
+        fewer_or_more = "fewer" if len(inputs) > len(operands) else "more"
+        raise RuntimeError(f"einsum(): {fewer_or_more} operands were provided than specified "
+                           f"in the equation")
     labels = [_labels(s, f"for operand {i}") for i, s in enumerate(inputs)]
     ell_dims = 0
     for i, (subs, t) in enumerate(zip(labels, operands)):
@@ -187,9 +185,7 @@ def _sumproduct_pair(left, right, summed):
                 + [right.shape[d] for d in ro])
     left_order = lro + lo + summed + ro
     right_order = lro + summed + ro + lo
-    out_order = [0] * len(left_order)
-    for k, d in enumerate(left_order):
-        out_order[d] = k
+    out_order = [left_order.index(d) for d in range(len(left_order))]  # (its inverse)
     left = left.permute(left_order).reshape(lro_size, lo_size, sum_size)
     right = right.permute(right_order).reshape(lro_size, sum_size, ro_size)
     return left.bmm(right).view(out_size).permute(out_order)
