@@ -710,8 +710,8 @@ class TensorMethods:
         return self.nonzero()
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
-        """Category indices (int64, no gradient) drawn from each row of weights, as torch's
-        draws (numpy's generator: other numbers than torch's)."""
+        """Category indices (int64, no gradient) drawn from each row of weights by torch's
+        algorithms (numpy's generator: other numbers than torch's)."""
         weights = self._data
         if weights.ndim not in (1, 2):
             raise RuntimeError("prob_dist must be 1 or 2 dim")
