@@ -22,8 +22,7 @@ def generator():
 
 
 def _finish(array, requires_grad, device=None):
-    if device is not None:
-        check_device(device)
+    check_device(device)
     t = Tensor._wrap(array)
     if requires_grad:
         if array.dtype.kind not in "fc":  # torch's factory wording (requires_grad_ has its own)

@@ -17,18 +17,13 @@ def einsum(equation, *operands):
     labels, output, ell_dims = _parse(equation, operands)
     # each label's place in the aligned order: the output's, then the summed ones (the
     # ellipsis' dims among them if the output has none), in torch's label order
+    summed = sorted({s for subs in labels for s in subs} - set(output) - {_ELLIPSIS},
+                    key=_LETTERS.index)
     place, n = {}, 0
-    for s in output:
+    for s in output + ([] if _ELLIPSIS in output else [_ELLIPSIS]) + summed:
         place[s] = n
         n += ell_dims if s == _ELLIPSIS else 1
-    out_dims = n
-    if _ELLIPSIS not in place:
-        place[_ELLIPSIS] = n
-        n += ell_dims
-    for s in sorted({s for subs in labels for s in subs if s != _ELLIPSIS} - set(place),
-                    key=_LETTERS.index):
-        place[s] = n
-        n += 1
+    out_dims = sum(ell_dims if s == _ELLIPSIS else 1 for s in output)
     counts = [0] * n  # how many operands have each aligned dim of size > 1
     sizes = {}
     ops = [_aligned(t, subs, i, place, n, ell_dims, counts, sizes)
@@ -44,13 +39,10 @@ def einsum(equation, *operands):
                 if counts[d] == 1:  # no later operand has it: sum it in this product
                     summed.append(d)
                     counts[d] = 0
-            elif counts[d] == 1:  # only one of the two has it, and no later operand
-                if a.shape[d] != 1:
-                    a_only.append(d)
-                    counts[d] = 0
-                elif b.shape[d] != 1:
-                    b_only.append(d)
-                    counts[d] = 0
+            elif counts[d] == 1 and (a.shape[d] != 1 or b.shape[d] != 1):
+                # only one of the two has it, and no later operand
+                (a_only if a.shape[d] != 1 else b_only).append(d)
+                counts[d] = 0
         if a_only:
             a = a.sum(a_only, keepdim=True)
         if b_only:
@@ -65,12 +57,10 @@ def _parse(equation, operands):
     widest ellipsis covers; torch's errors for equations that do not fit the operands."""
     lhs, arrow, rhs = equation.partition("->")
     inputs = lhs.split(",")
-    if len(inputs) > len(operands):
-        raise RuntimeError("einsum(): fewer operands were provided than specified in the "
-                           "equation")
-    if len(inputs) < len(operands):
-        raise RuntimeError("einsum(): more operands were provided than specified in the "
-                           "equation")
+    if len(inputs) != len(operands):
+        fewer_or_more = "fewer" if len(inputs) > len(operands) else "more"
+        raise RuntimeError(f"einsum(): {fewer_or_more} operands were provided than specified "
+                           f"in the equation")
     labels = [_labels(s, f"for operand {i}") for i, s in enumerate(inputs)]
     ell_dims = 0
     for i, (subs, t) in enumerate(zip(labels, operands)):
@@ -180,13 +170,8 @@ def _sumproduct_pair(left, right, summed):
     lro_size = lo_size = ro_size = sum_size = 1
     for d in range(left.dim()):
         sl, sr = left.shape[d] != 1, right.shape[d] != 1
-        if d in summed:
-            if sl and sr:
-                sum_size *= left.shape[d]
-            elif sl:
-                left = left.sum(d, keepdim=True)
-            elif sr:
-                right = right.sum(d, keepdim=True)
+        if d in summed:  # (both have it: einsum sums a dim only one has before the product)
+            sum_size *= left.shape[d]
         elif sl and sr:
             lro.append(d)
             lro_size *= left.shape[d]
@@ -200,9 +185,7 @@ def _sumproduct_pair(left, right, summed):
                 + [right.shape[d] for d in ro])
     left_order = lro + lo + summed + ro
     right_order = lro + summed + ro + lo
-    out_order = [0] * len(left_order)
-    for k, d in enumerate(left_order):
-        out_order[d] = k
+    out_order = [left_order.index(d) for d in range(len(left_order))]  # (its inverse)
     left = left.permute(left_order).reshape(lro_size, lo_size, sum_size)
     right = right.permute(right_order).reshape(lro_size, sum_size, ro_size)
     return left.bmm(right).view(out_size).permute(out_order)

@@ -77,11 +77,8 @@ def meshgrid(*tensors, indexing=None):
     if swap:
         order[0], order[1] = order[1], order[0]
     shape = tuple(t.numel() for t in order)
-    grids = []
-    for i, t in enumerate(order):
-        view = [1] * len(order)
-        view[i] = -1
-        grids.append(t.view(view).expand(shape))
+    grids = [t.view([-1 if d == i else 1 for d in range(len(order))]).expand(shape)
+             for i, t in enumerate(order)]
     if swap:
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
@@ -109,8 +106,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_gra
     return call(table.NORMAL_TENSOR_TENSOR, (mean, std), (generator,))
 
 
-def is_inference(input):
-    return input.is_inference()
+is_inference = Tensor.is_inference  # gradtool.is_inference(input)
 
 
 def cat(tensors, dim=0, *, axis=None):

@@ -136,12 +136,10 @@ def _setitem(t, index, value):
     if not advanced and value._data.ndim == 0:
         view.fill_(value)
         return
-    shape = value._data.shape
-    lead = 0
-    while lead < len(shape) and shape[lead] == 1:  # as torch: leading 1s are dropped
-        lead += 1
+    shape = value._data.shape  # as torch: its leading 1s are dropped (by a view, which can)
+    lead = next((i for i, n in enumerate(shape) if n != 1), len(shape))
     if lead:
-        value = call(table.VIEW, (value,), (shape[lead:],))  # (a view always can: torch views)
+        value = call(table.VIEW, (value,), (shape[lead:],))
     if advanced:
         if value._data.dtype != t._data.dtype:
             raise RuntimeError(f"Index put requires the source and destination dtypes match, "

@@ -19,7 +19,7 @@ class _Formatter:
         self.int_mode, self.sci_mode, self.width = True, False, 1
         flat = values.ravel()
         if not self.floating:
-            self.width = max((len(_plain(v)) for v in flat.tolist()), default=1)
+            self.width = max((len(str(v)) for v in flat.tolist()), default=1)
             return
         finite = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
         if finite.size == 0:  # all zeros, nan or inf: torch keeps width 1
@@ -35,7 +35,7 @@ class _Formatter:
 
     def format(self, value):
         if not self.floating:
-            text = _plain(value)
+            text = str(value)
         elif self.sci_mode:
             text = f"{value:{self.width}.{PRECISION}e}"
         elif self.int_mode:
@@ -55,10 +55,6 @@ class _ComplexFormatter:
     def format(self, value):
         imag = (self.imag.format(value.imag) + "j").lstrip()
         return self.real.format(value.real) + ("" if imag[0] in "+-" else "+") + imag
-
-
-def _plain(v):
-    return str(v) if not isinstance(v, bool) else ("True" if v else "False")
 
 
 def _shown(n, summarize):
@@ -89,16 +85,12 @@ def _nested(values, indent, summarize, fmt):
 
 def _summarized(values):
     """Only the elements that will be shown, so the formatter sizes columns for them."""
-    if values.ndim == 0:
-        return values
     if values.shape[0] > 2 * EDGEITEMS:
         values = np.concatenate([values[:EDGEITEMS], values[-EDGEITEMS:]])
     return np.stack([_summarized(v) for v in values]) if values.ndim > 1 else values
 
 
 def array_str(values, indent):
-    if values.size == 0:
-        return "[]"
     summarize = values.size > THRESHOLD
     shown = _summarized(values) if summarize else values
     fmt = (_ComplexFormatter if values.dtype.kind == "c" else _Formatter)(shown)
@@ -109,16 +101,12 @@ def tensor_repr(t, prefix="tensor("):
     values = t._data
     indent = len(prefix)
     suffixes = []
-    if values.size == 0:
-        if values.ndim != 1:
-            suffixes.append(f"size={tuple(values.shape)}")
-        if values.dtype.name != "float32":
-            suffixes.append(f"dtype={t.dtype}")
-        body = "[]"
-    else:
-        if values.dtype.name not in _DEFAULT_DTYPES:
-            suffixes.append(f"dtype={t.dtype}")
-        body = array_str(values, indent)
+    # as torch: an empty tensor names its size (unless 1-d) and every dtype but float32
+    if values.size == 0 and values.ndim != 1:
+        suffixes.append(f"size={tuple(values.shape)}")
+    if values.dtype.name not in (_DEFAULT_DTYPES if values.size else ("float32",)):
+        suffixes.append(f"dtype={t.dtype}")
+    body = array_str(values, indent) if values.size else "[]"
     if t._grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t._grad_fn).__name__}>")
     elif t._requires_grad:

@@ -1,8 +1,6 @@
-"""Tensor, the data model: its array, dtype, shape and device, requires_grad, grad and its
-hooks' bookkeeping, the version counter, grad_fn, views' base. This module stands below every
-other of the engine; the methods that run an op (arithmetic, reductions, shapes, indexing,
-backward, and those generated from the table's rows) are tensor_methods.py's, attached to
-the class when gradtool.autograd is imported."""
+"""Tensor, the data model (its array, dtype, shape, requires_grad, grad, version counter,
+grad_fn, views' base), below every other module of the engine; the methods that run ops are
+tensor_methods.py's, attached to the class when gradtool.autograd is imported."""
 import numbers
 import warnings
 import weakref
@@ -39,11 +37,9 @@ def _dim(d, ndim):
 
 def _dims(dim, ndim):
     """Reduction dims as a tuple of non-negative ints; None (or ()) means all dims."""
-    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
-        return tuple(range(ndim))
     if isinstance(dim, (tuple, list)):
-        return tuple(_dim(d, ndim) for d in dim)
-    return (_dim(dim, ndim),)
+        return tuple(_dim(d, ndim) for d in dim) if dim else tuple(range(ndim))
+    return tuple(range(ndim)) if dim is None else (_dim(dim, ndim),)
 
 
 def _shape(args):

@@ -1,8 +1,6 @@
-"""The Tensor's op methods: every method that runs an op (arithmetic, comparisons,
-reductions, shapes, indexing, linear algebra, in-place writes, backward) and those the
-table's rows generate. They stand above dispatch, the table and the engine they call, so
-tensor.py (the data model) can stand below all of them; gradtool.autograd imports this
-module, which attaches them to the class once (nothing is reassigned afterwards)."""
+"""The Tensor's methods that run ops, and those the table's rows generate: above dispatch,
+the table and the engine they call, so that tensor.py (the data model) stands below them all;
+attached to the class once, when gradtool.autograd imports this module."""
 import collections
 import numbers
 import operator
@@ -35,7 +33,6 @@ def _cast(dtype):
     """x.float(), x.long(), ...: x.to(dtype)."""
     def cast(self):
         return self.to(dtype)
-    cast.__name__ = dtype.name
     return cast
 
 
@@ -48,24 +45,57 @@ def _max_or_min(name, elementwise, whole, along_dim):
         if isinstance(dim, Tensor):
             return elementwise(self, dim)
         if dim is None:
-            _check_nonempty(self, name)
+            if self._data.size == 0:
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                                   f"input.numel() == 0. Specify the reduction dim with the "
+                                   f"'dim' argument.")
             return call(whole, (self,))
         d = _dim(dim, self._data.ndim)
         _check_reduced_sizes(self, name, (d,), (d,))
         return Result(*call(along_dim, (self,), (d, keepdim)))
-    reduce.__name__, reduce.__qualname__ = name, f"Tensor.{name}"
     return reduce
 
 
 def _comparison(name, compare, ordered):
     """x == y, x < y, x & y, ...: numpy's elementwise `compare`, a bool tensor (never
-    differentiable); the orderings refuse complex values, as torch."""
+    differentiable); the orderings refuse complex values, as torch (numpy would compare them
+    lexicographically)."""
     def method(self, other):
         if ordered:
-            _unordered(name, self, other)
+            for data in (self._data, np.asarray(_array(other))):
+                if data.dtype.kind == "c":
+                    raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                              f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
         return Tensor._wrap(np.asarray(compare(self._data, _array(other))))
-    method.__name__, method.__qualname__ = f"__{name}__", f"Tensor.__{name}__"
     return method
+
+
+def _elementwise_no_grad(fn):
+    """~x, x.isnan(), ...: numpy's elementwise fn of the values, a tensor outside the graph."""
+    def method(self):
+        return Tensor._wrap(np.asarray(fn(self._data)))
+    return method
+
+
+def _arg_reduce(reduce):
+    """x.argmax() / x.argmin(): int64 indices (no gradient), of every element or along dim."""
+    def method(self, dim=None, keepdim=False):
+        if self._data.dtype.kind == "c":
+            raise RuntimeError(f"{reduce.__name__}(): does not support complex input")
+        if dim is None:
+            return Tensor._wrap(np.asarray(reduce(self._data)))
+        axis = _dim(dim, self._data.ndim)
+        return Tensor._wrap(np.asarray(reduce(self._data, axis=axis, keepdims=keepdim)))
+    return method
+
+
+def _triangle(spec):
+    """x.triu() / x.tril(): the upper / lower triangle of each matrix (the last two dims)."""
+    def triangle(self, diagonal=0):
+        if self._data.ndim < 2:
+            raise RuntimeError(f"{spec.name}: input tensor must have at least 2 dimensions")
+        return call(spec, (self,), (int(diagonal),))
+    return triangle
 
 
 class TensorMethods:
@@ -103,9 +133,7 @@ class TensorMethods:
         return self if self._data.dtype.kind != "c" else call(table.CONJ_PHYSICAL, (self,))
 
     # ---------------- the graph (a stale view's history is regenerated first: ops) ----------------
-    @property
-    def device(self):
-        return CPU
+    device = CPU
 
     @property
     def requires_grad(self):
@@ -123,14 +151,12 @@ class TensorMethods:
 
     @property
     def is_leaf(self):
-        sync_view(self)
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     def register_hook(self, hook):
         """hook(grad) runs when this tensor's gradient is computed; may return a new one."""
         if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
-                               "gradient")
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is None:
             if self._hooks is None:
                 self._hooks = []
@@ -144,8 +170,7 @@ class TensorMethods:
         """hook(tensor) runs after backward has accumulated this leaf's .grad (as torch: for
         a step per parameter, e.g. an optimizer that updates as gradients arrive)."""
         if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
-                               "gradient")
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
@@ -159,8 +184,7 @@ class TensorMethods:
                         retain_graph, create_graph, inputs=inputs)
 
     # ---------------- conversion ----------------
-    def __repr__(self):
-        return tensor_repr(self)
+    __repr__ = tensor_repr
 
     def __iter__(self):
         if self._data.ndim == 0:
@@ -244,16 +268,13 @@ class TensorMethods:
     def __neg__(self):
         return call(table.NEG, (self,))
 
-
     def __pos__(self):
         return self
 
     def __abs__(self):
         return call(table.ABS, (self,))
 
-
-    def __matmul__(self, other):
-        return matmul(self, other)
+    __matmul__ = matmul
 
     def __rmatmul__(self, other):
         return matmul(other, self)
@@ -261,8 +282,7 @@ class TensorMethods:
     matmul = __matmul__
 
     def mm(self, mat2):
-        _check_matrix("mm", self, 2, "self")
-        _check_matrix("mm", mat2, 2, "mat2")
+        _check_dims("mm", 2, self=self, mat2=mat2)
         return matmul(self, mat2)
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
@@ -276,8 +296,7 @@ class TensorMethods:
 
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         """beta * self + alpha * (batch1 @ batch2) over a batch, one BaddbmmBackward0 node."""
-        _check_matrix("baddbmm", batch1, 3, "batch1")
-        _check_matrix("baddbmm", batch2, 3, "batch2")
+        _check_dims("baddbmm", 3, batch1=batch1, batch2=batch2)
         b, n, m = batch1._data.shape
         if batch2._data.shape[:2] != (b, m):
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -286,8 +305,7 @@ class TensorMethods:
         return call(table.BADDBMM, (self, batch1, batch2), (beta, alpha))
 
     def bmm(self, mat2):
-        _check_matrix("bmm", self, 3, "batch1")
-        _check_matrix("bmm", mat2, 3, "batch2")
+        _check_dims("bmm", 3, batch1=self, batch2=mat2)
         want = [self._data.shape[0], self._data.shape[2]]
         if list(mat2._data.shape[:2]) != want:
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -295,8 +313,8 @@ class TensorMethods:
         return call(table.BMM, (self, mat2))
 
     def mv(self, vec):
-        _check_matrix("mv", self, 2, "self")
-        _check_matrix("mv", vec, 1, "vec")
+        _check_dims("mv", 2, self=self)
+        _check_dims("mv", 1, vec=vec)
         rows, cols = self._data.shape
         if vec._data.shape[0] != cols:
             raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{cols}), vec "
@@ -304,8 +322,7 @@ class TensorMethods:
         return matmul(self, vec)
 
     def dot(self, other):
-        _check_matrix("dot", self, 1, "self")
-        _check_matrix("dot", other, 1, "tensor")
+        _check_dims("dot", 1, self=self, tensor=other)
         return matmul(self, other)
 
     # ---------------- comparisons and logic (never differentiable) ----------------
@@ -320,10 +337,8 @@ class TensorMethods:
     __or__ = _comparison("or", operator.or_, ordered=False)
     __xor__ = _comparison("xor", operator.xor, ordered=False)
 
-    def __invert__(self):
-        return Tensor._wrap(np.asarray(~self._data))
-
-    logical_not = __invert__
+    __invert__ = logical_not = _elementwise_no_grad(np.invert)
+    isnan, isinf, isfinite = map(_elementwise_no_grad, (np.isnan, np.isinf, np.isfinite))
 
     def all(self, dim=None, keepdim=False):
         axis = None if dim is None else _dims(dim, self._data.ndim)
@@ -333,20 +348,7 @@ class TensorMethods:
         axis = None if dim is None else _dims(dim, self._data.ndim)
         return Tensor._wrap(np.asarray(np.any(self._data, axis=axis, keepdims=keepdim)))
 
-    def isnan(self):
-        return Tensor._wrap(np.isnan(self._data))
-
-    def isinf(self):
-        return Tensor._wrap(np.isinf(self._data))
-
-    def isfinite(self):
-        return Tensor._wrap(np.isfinite(self._data))
-
-    def argmax(self, dim=None, keepdim=False):
-        return _arg_reduce(np.argmax, self, dim, keepdim)
-
-    def argmin(self, dim=None, keepdim=False):
-        return _arg_reduce(np.argmin, self, dim, keepdim)
+    argmax, argmin = _arg_reduce(np.argmax), _arg_reduce(np.argmin)
 
     # ---------------- elementwise math (one-input ops: generated from the table) -----------
     def clamp(self, min=None, max=None):
@@ -367,11 +369,7 @@ class TensorMethods:
     def clamp_max(self, max):
         return self.clamp(max=max)
 
-    def maximum(self, other):
-        return maximum(self, other)
-
-    def minimum(self, other):
-        return minimum(self, other)
+    maximum, minimum = maximum, minimum  # gradtool.maximum(input, other), as methods
 
     def where(self, condition, other):
         return where(condition, self, other)
@@ -500,8 +498,7 @@ class TensorMethods:
     def uniform_(self, a=0.0, b=1.0):
         return call_inplace(table.UNIFORM, (self,), (a, b, creation.generator()))
 
-    def __setitem__(self, index, value):
-        _setitem(self, index, value)
+    __setitem__ = _setitem
 
     # ---------------- reductions ----------------
     def sum(self, dim=None, keepdim=False, *, dtype=None):
@@ -564,14 +561,7 @@ class TensorMethods:
         return vector_norm(self, p, dim, keepdim, dtype=dtype)
 
     # ---------------- linear algebra (torch.linalg's, as torch's methods) ----------------
-    def inverse(self):
-        return linalg.inv(self)
-
-    def det(self):
-        return linalg.det(self)
-
-    def slogdet(self):
-        return linalg.slogdet(self)
+    inverse, det, slogdet = linalg.inv, linalg.det, linalg.slogdet
 
     def logdet(self):
         """log det: nan where the determinant is negative (a where over slogdet, as torch)."""
@@ -676,8 +666,7 @@ class TensorMethods:
     def expand_as(self, other):
         return self.expand(other.shape)
 
-    def __getitem__(self, index):
-        return _getitem(self, index)
+    __getitem__ = _getitem
 
     def select(self, dim, index):
         dim = _dim(dim, self._data.ndim)
@@ -721,9 +710,30 @@ class TensorMethods:
         return self.nonzero()
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
-        """Category indices (int64, no gradient) drawn from each row of weights."""
-        return Tensor._wrap(_multinomial(self._data, num_samples, replacement,
-                                         generator or creation.generator()))
+        """Category indices (int64, no gradient) drawn from each row of weights by torch's
+        algorithms (numpy's generator: other numbers than torch's)."""
+        weights = self._data
+        if weights.ndim not in (1, 2):
+            raise RuntimeError("prob_dist must be 1 or 2 dim")
+        rows = weights.reshape(-1, weights.shape[-1]).astype(np.float64)
+        if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if num_samples <= 0:
+            raise RuntimeError("cannot sample n_sample <= 0 samples")
+        if not replacement and num_samples > rows.shape[1]:
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                               "replacement")
+        totals = rows.sum(1)
+        if np.any(totals <= 0):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        generator = generator or creation.generator()
+        if replacement:
+            out = np.stack([generator.choice(rows.shape[1], num_samples, p=row / total)
+                            for row, total in zip(rows, totals)])
+        else:  # torch's algorithm: the largest w / Exp(1) draws (zero weights come last)
+            keys = rows / generator.exponential(size=rows.shape)
+            out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+        return Tensor._wrap(out.reshape(weights.shape[:-1] + (num_samples,)).astype(np.int64))
 
     def sum_to_size(self, *size):
         """self summed to `size` (which it must expand to): the engine's unbroadcasting."""
@@ -828,11 +838,8 @@ class TensorMethods:
 
     def roll(self, shifts, dims=None):
         shifts = (shifts,) if isinstance(shifts, numbers.Integral) else tuple(shifts)
-        if dims is None:
-            dims = ()
-        elif isinstance(dims, numbers.Integral):
-            dims = (dims,)
-        dims = tuple(dims)
+        dims = () if dims is None else dims
+        dims = (dims,) if isinstance(dims, numbers.Integral) else tuple(dims)
         if dims and len(dims) != len(shifts):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                                f"dims:{len(dims)}")
@@ -851,18 +858,11 @@ class TensorMethods:
         dims = _shape(dims)
         return self.repeat((1,) * (self._data.ndim - len(dims)) + dims)
 
-    def triu(self, diagonal=0):
-        _check_matrix_like(self, "triu")
-        return call(table.TRIU, (self,), (int(diagonal),))
-
-    def tril(self, diagonal=0):
-        _check_matrix_like(self, "tril")
-        return call(table.TRIL, (self,), (int(diagonal),))
+    triu, tril = _triangle(table.TRIU), _triangle(table.TRIL)
 
     def outer(self, vec2):
         """self as a column times vec2 (as torch: a view then MulBackward0)."""
-        _check_matrix("outer", self, 1, "self")
-        _check_matrix("outer", vec2, 1, "vec2")
+        _check_dims("outer", 1, self=self, vec2=vec2)
         return self.reshape(-1, 1) * vec2
 
     ger = outer
@@ -871,7 +871,10 @@ class TensorMethods:
         """0/1 samples with this tensor's values as probabilities (p: one probability)."""
         if p is not None:
             return self.detach().clone().bernoulli_(p)
-        _check_probabilities(self)
+        if self._data.dtype.kind != "f":
+            raise RuntimeError("bernoulli: expected a floating point tensor of probabilities")
+        if self._data.size and not ((self._data >= 0) & (self._data <= 1)).all():
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
         return call(table.BERNOULLI, (self,), (generator or creation.generator(),))
 
     # ---------------- new tensors like this one (never part of the graph) ----------------
@@ -897,9 +900,8 @@ class TensorMethods:
         return creation.legacy(self._data.dtype, args, device)
 
     def _new(self, make, size, dtype, device, requires_grad):
-        check_device(device)
         np_dtype = self._data.dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
-        return creation._finish(make(_shape(size), np_dtype), requires_grad)
+        return creation._finish(make(_shape(size), np_dtype), requires_grad, device)
 
 
 def _like(x, ref):
@@ -917,23 +919,16 @@ def _checked_shape(t, shape):
     if list(shape).count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = int(np.prod([n for n in shape if n != -1]))
-    if -1 in shape:
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        return tuple(numel // known if n == -1 else n for n in shape)
-    if known != numel:
+    resolved = tuple(numel // known if n == -1 else n for n in shape) if known else shape
+    if (-1 in shape and not known) or int(np.prod(resolved)) != numel:  # (-1 could be any)
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return shape
+    return resolved
 
 
-def _check_matrix(op_name, t, ndim, arg):
-    if t.dim() != ndim:
-        raise RuntimeError(f"{op_name}: {arg} must be a {ndim}D tensor, got {t.dim()}D")
-
-
-def _check_matrix_like(t, name):
-    if t._data.ndim < 2:
-        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+def _check_dims(op_name, ndim, **operands):
+    for arg, t in operands.items():  # (in the order given: torch's first failing operand)
+        if t.dim() != ndim:
+            raise RuntimeError(f"{op_name}: {arg} must be a {ndim}D tensor, got {t.dim()}D")
 
 
 def _check_addmm(self, mat1, mat2, in_place):
@@ -1019,30 +1014,6 @@ def _scatter_reduce(t, dim, index, src, reduce, dispatch):
     return Tensor._wrap(out)
 
 
-def _multinomial(weights, num_samples, replacement, generator):
-    """torch.multinomial's draws, row by row (numpy's generator: other numbers than torch's)."""
-    if weights.ndim not in (1, 2):
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
-    rows = weights.reshape(-1, weights.shape[-1]).astype(np.float64)
-    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if num_samples <= 0:
-        raise RuntimeError("cannot sample n_sample <= 0 samples")
-    if not replacement and num_samples > rows.shape[1]:
-        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
-                           "replacement")
-    totals = rows.sum(1)
-    if np.any(totals <= 0):
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    if replacement:
-        out = np.stack([generator.choice(rows.shape[1], num_samples, p=row / total)
-                        for row, total in zip(rows, totals)])
-    else:  # torch's algorithm: the largest w / Exp(1) draws (zero weights come last)
-        keys = rows / generator.exponential(size=rows.shape)
-        out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
-    return out.reshape(weights.shape[:-1] + (num_samples,)).astype(np.int64)
-
-
 def _check_index(index, name):
     if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
@@ -1058,14 +1029,6 @@ def _index_add_args(t, dim, index, source, alpha):
     return (dim, alpha)
 
 
-def _check_probabilities(t):
-    data = t._data
-    if data.dtype.kind != "f":
-        raise RuntimeError("bernoulli: expected a floating point tensor of probabilities")
-    if data.size and not ((data >= 0) & (data <= 1)).all():
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-
-
 def _check_reduced_sizes(t, name, dims, given):
     """max/min reductions have no value over an empty dim (torch's IndexError)."""
     shape = t._data.shape
@@ -1073,29 +1036,6 @@ def _check_reduced_sizes(t, name, dims, given):
     for d, g in zip(dims, given if len(given) == len(dims) else dims):  # (named as given)
         if shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {g} to have non-zero size.")
-
-
-def _check_nonempty(t, name):
-    if t._data.size == 0:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
-                           f"== 0. Specify the reduction dim with the 'dim' argument.")
-
-
-def _unordered(op, *values):
-    """torch's refusal to order complex values (numpy would compare them lexicographically)."""
-    for v in values:
-        data = v._data if isinstance(v, Tensor) else np.asarray(v)
-        if data.dtype.kind == "c":
-            raise NotImplementedError(f"\"{op}_cpu\" not implemented for "
-                                      f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
-
-
-def _arg_reduce(fn, t, dim, keepdim):
-    if t._data.dtype.kind == "c":
-        raise RuntimeError(f"{fn.__name__}(): does not support complex input")
-    if dim is None:
-        return Tensor._wrap(np.asarray(fn(t._data)))
-    return Tensor._wrap(np.asarray(fn(t._data, axis=_dim(dim, t._data.ndim), keepdims=keepdim)))
 
 
 def _attach_row_methods(spec, name):
@@ -1117,14 +1057,16 @@ for _spec in table.TABLE.values():  # set once, at import: the table defines the
 
 
 def _attach(methods):
-    """Every attribute of `methods` becomes Tensor's, named as Tensor's own."""
+    """Every attribute of `methods` becomes Tensor's, named as Tensor's own (aliases keep
+    the first name): the factories' functions too."""
     for name, value in vars(methods).items():
         if name in ("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
                     "__hash__"):  # (None there, as __eq__ is defined: Tensor keeps its own)
             continue
         for fn in (value, getattr(value, "fget", None), getattr(value, "fset", None)):
-            if isinstance(fn, types.FunctionType) and fn.__qualname__.startswith("TensorMethods."):
-                fn.__qualname__ = "Tensor." + fn.__name__
+            if (isinstance(fn, types.FunctionType) and fn.__module__ == __name__
+                    and not fn.__qualname__.startswith("Tensor.")):
+                fn.__name__, fn.__qualname__ = name, "Tensor." + name
         setattr(Tensor, name, value)
 
 
