@@ -132,11 +132,8 @@ class OpNode(Node):
         saved = self._for_backward
         args = []
         for p in params:
-            if p == "grad":
-                args.append(grads[0])
-                continue
-            if p == "grads":
-                args.append(grads)
+            if p == "grad" or p == "grads":
+                args.append(grads[0] if p == "grad" else grads)
                 continue
             v = saved[p]
             if type(v) is SavedTensor:
@@ -243,20 +240,18 @@ class OpSpec:
         spec.one_formula = one_formula or variadic
         spec.undefined_grads = undefined_grads  # `grads` keeps None for outputs without one
         spec.inputs = tuple(inputs)
-        spec.formulas = {}
-        for input_name, formula in inputs.items():
-            if formula is NON_DIFFERENTIABLE:
-                continue
-            params = tuple(n for n, p in inspect.signature(formula).parameters.items()
+        spec.diff_inputs = tuple(n for n, f in inputs.items() if f is not NON_DIFFERENTIABLE)
+        spec.diff_positions = tuple(spec.inputs.index(n) for n in spec.diff_inputs)
+        formula_list = []
+        for input_name in spec.diff_inputs:
+            params = tuple(n for n, p in inspect.signature(inputs[input_name]).parameters.items()
                            if p.default is p.empty)  # (a default: in_place_node's flag)
             for p in params:
                 if spec._source(p) is None:
                     raise TypeError(f"{node_name}: formula for {input_name!r} uses unknown "
                                     f"name {p!r}")
-            spec.formulas[input_name] = (formula, params)
-        spec.diff_inputs = tuple(n for n in spec.inputs if n in spec.formulas)
-        spec.diff_positions = tuple(spec.inputs.index(n) for n in spec.diff_inputs)
-        spec.formula_list = tuple(spec.formulas[n] for n in spec.diff_inputs)
+            formula_list.append((inputs[input_name], params))
+        spec.formula_list = tuple(formula_list)
         # formulas of one output that read `grad` first: (fn, what else they read), for
         # OpNode.apply's lean path
         spec.grad_first = None if spec.variadic or spec.multi_output or any(
@@ -274,7 +269,9 @@ class OpSpec:
                    if n not in hidden and not n.endswith(_UNEXPOSED)}
         spec.node_class = type(node_name, (OpNode,), {
             "__slots__": (), "spec": spec, "_exposed": exposed,
-            "_exposed_tensors": frozenset(n for n in exposed if spec._is_tensor(n)),
+            # (torch's nodes keep index ops' indices as a list of tensors)
+            "_exposed_tensors": frozenset(n for n in exposed if n == "indices" or spec._source(
+                n)[0] in ("input", "output")),
             "saves_tensors": any(spec._source(n)[0] in ("input", "output") for n in names),
             "_arg_index": {n: i for i, n in enumerate(spec.args) if n in exposed},
             "batches": batches})
@@ -325,8 +322,14 @@ class OpSpec:
             if self.batched_jvp is not None:
                 return self.batched_jvp(tangents[0], results[0], args)
             return _one_at_a_time(self, inputs, args, arrays, results, tangents, batch)
-        if fn == "linear":
-            out = call(self, self._with_tangents(inputs, tangents, zeros=True), args)
+        if fn == "linear":  # the op on the tangents (zeros for the inputs without one)
+            if self.variadic:
+                swapped = ([_or_zeros(t, x) for x, t in zip(inputs[0], tangents)],)
+            else:
+                swapped = list(inputs)
+                for i in self.diff_positions:
+                    swapped[i] = _or_zeros(tangents[i], inputs[i])
+            out = call(self, swapped, args)
             if self.nondiff_outputs:  # (nll_loss's total_weight): no tangent
                 return [None if name in self.nondiff_outputs else o
                         for name, o in zip(self.outputs, out)]
@@ -339,7 +342,7 @@ class OpSpec:
                     swapped[i] = t
                     total = _add(total, call(self, swapped, args))
             return total
-        value = _Values(self, inputs, args, arrays, results)
+        value = _Values(self, inputs, args, arrays, results, tangents)
         if fn == "elementwise":
             total = None
             ndim = results[0]._data.ndim
@@ -363,25 +366,10 @@ class OpSpec:
             keepdim = bool(value.get("keepdim")) if "keepdim" in self.args else False
             g = value.call(self.formula_list[0], ones)
             return (g * tangents[0]).sum(dim, keepdim=keepdim)
-        for name in self.diff_inputs:  # a formula: zeros for the inputs without a tangent
-            value.known[name + "_t"] = tangents[self.inputs.index(name)]
-        out = fn(*(value.get(p) for p in params))
+        out = fn(*(value.get(p) for p in params))  # a formula
         if isinstance(out, list):  # one tangent per output (var_mean, ...)
             return [None if o is None else _like(o, r) for o, r in zip(out, results)]
         return _like(out, results[0])
-
-    def _with_tangents(self, inputs, tangents, zeros):
-        """`inputs` with each differentiable input swapped for its tangent (or zeros)."""
-        if self.variadic:
-            return ([t if t is not None else zeros_like(x)
-                     for x, t in zip(inputs[0], tangents)],)
-        out = list(inputs)
-        for i in self.diff_positions:
-            t = tangents[i]
-            x = inputs[i]
-            out[i] = t if t is not None else (
-                zeros_like(x) if isinstance(x, Tensor) else 0)
-        return out
 
     def _source(self, name):
         """Where a formula parameter's value comes from: (kind, detail) or None if unknown."""
@@ -397,10 +385,6 @@ class OpSpec:
             if name.endswith(suffix) and name[:-len(suffix)] in self.inputs:
                 return ("derived", (self.inputs.index(name[:-len(suffix)]), suffix))
         return None
-
-    def _is_tensor(self, name):
-        """Saved as a tensor by torch (index ops keep their indices as a list of tensors)."""
-        return self._source(name)[0] in ("input", "output") or name == "indices"
 
     def _save_plan(self, mask):
         """(name, kind, where) of each value to save when the differentiable inputs flagged
@@ -421,18 +405,14 @@ JVP_RULES = ("elementwise", "linear", "bilinear", "reduction")
 class _Values:
     """The values a jvp formula reads, by name, at forward time."""
 
-    def __init__(self, spec, inputs, args, arrays, results):
-        self.spec, self.inputs, self.args, self.arrays, self.results = (
-            spec, inputs, args, arrays, results)
-        self.known = {}
+    def __init__(self, spec, inputs, args, arrays, results, tangents):
+        self.spec, self.inputs, self.args, self.arrays, self.results, self.tangents = (
+            spec, inputs, args, arrays, results, tangents)
 
     def get(self, name):
-        if name in self.known:
-            v = self.known[name]
-            if v is None and name.endswith("_t"):  # an input without a tangent: zeros
-                x = self.inputs[self.spec.inputs.index(name[:-2])]
-                v = zeros_like(x) if isinstance(x, Tensor) else 0
-            return v
+        if name.endswith("_t") and name[:-2] in self.spec.diff_inputs:  # `<input>_t`
+            i = self.spec.inputs.index(name[:-2])
+            return _or_zeros(self.tangents[i], self.inputs[i])
         kind, where = self.spec._source(name)
         if kind == "input":
             return self.inputs[where]
@@ -449,6 +429,13 @@ class _Values:
 
 def _add(total, t):
     return t if total is None else total + t
+
+
+def _or_zeros(tangent, x):
+    """An input's tangent, or zeros where it has none (0 for a number)."""
+    if tangent is not None:
+        return tangent
+    return zeros_like(x) if isinstance(x, Tensor) else 0
 
 
 def _like(t, result, batch=None):
