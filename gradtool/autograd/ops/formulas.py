@@ -370,16 +370,17 @@ def nll_loss(input, target, weight, reduction, ignore_index):
     return by_row(spec, (input, target, weight), (reduction, ignore_index))[0]
 
 
-def layer_norm_stats(input, normalized_shape, result1, result2):
-    """mean and 1/std over the normalized dims. Building a double-backward graph, they are
-    functions of input (so their derivatives are in it): 1/std from the saved one, as
-    (var(x) - var(x0) + rstd0^-2)^(-1/2), since eps is not saved (as torch)."""
-    if not grad_mode.state.grad_enabled:
-        return result1, result2
-    dims = tuple(range(-len(normalized_shape), 0))
-    variance = var(input, dims, 0, keepdim=True)
-    rstd = (variance - detach(variance) + result2 ** -2) ** -0.5
-    return mean(input, dims, keepdim=True), rstd
+def _layer_norm_xhat(input, normalized_shape, result1, result2):
+    """x_hat and 1/std over the normalized dims. Building a double-backward graph, mean and
+    1/std are functions of input (so their derivatives are in it): 1/std from the saved one,
+    as (var(x) - var(x0) + rstd0^-2)^(-1/2), since eps is not saved (as torch)."""
+    average, rstd = result1, result2
+    if grad_mode.state.grad_enabled:
+        dims = tuple(range(-len(normalized_shape), 0))
+        variance = var(input, dims, 0, keepdim=True)
+        rstd = (variance - detach(variance) + result2 ** -2) ** -0.5
+        average = mean(input, dims, keepdim=True)
+    return (input - average) * rstd, rstd
 
 
 def normalized_backward(g, xhat, rstd, dims):
@@ -389,16 +390,14 @@ def normalized_backward(g, xhat, rstd, dims):
 
 
 def layer_norm_backward_input(grad, input, weight, normalized_shape, result1, result2):
-    average, rstd = layer_norm_stats(input, normalized_shape, result1, result2)
-    dims = tuple(range(-len(normalized_shape), 0))
-    xhat = (input - average) * rstd
+    xhat, rstd = _layer_norm_xhat(input, normalized_shape, result1, result2)
     g = grad if weight is None else grad * weight
-    return normalized_backward(g, xhat, rstd, dims)
+    return normalized_backward(g, xhat, rstd, tuple(range(-len(normalized_shape), 0)))
 
 
 def layer_norm_backward_weight(grad, input, normalized_shape, result1, result2):
-    average, rstd = layer_norm_stats(input, normalized_shape, result1, result2)
-    return sum_to(grad * ((input - average) * rstd), normalized_shape)
+    xhat, _ = _layer_norm_xhat(input, normalized_shape, result1, result2)
+    return sum_to(grad * xhat, normalized_shape)
 
 
 def reduce_loss(loss, reduction):
@@ -704,23 +703,19 @@ def _channel_dims(ndim):
     return (0,) + tuple(range(2, ndim))
 
 
-def batch_norm_stats(input, running_mean, running_var, result1, result2, training, eps):
-    """Mean and 1/std per channel, shaped to broadcast: the running ones in eval mode; the
-    batch's in training, recomputed from input when building a double-backward graph (so
-    their derivatives are in it)."""
+def _batch_norm_xhat(input, running_mean, running_var, result1, result2, training, eps):
+    """x_hat and 1/std per channel (shaped to broadcast) from the running mean and variance in
+    eval mode; the batch's in training, recomputed from input when building a double-backward
+    graph (so their derivatives are in it)."""
     ndim = len(input.shape)
     if not training:
-        return _channel(running_mean, ndim), _channel((running_var + eps) ** -0.5, ndim)
-    if grad_mode.state.grad_enabled:
+        average, rstd = _channel(running_mean, ndim), _channel((running_var + eps) ** -0.5, ndim)
+    elif grad_mode.state.grad_enabled:
         dims = _channel_dims(ndim)
-        return (mean(input, dims, keepdim=True),
-                (var(input, dims, 0, keepdim=True) + eps) ** -0.5)
-    return _channel(result1, ndim), _channel(result2, ndim)
-
-
-def _batch_norm_xhat(input, running_mean, running_var, result1, result2, training, eps):
-    average, rstd = batch_norm_stats(input, running_mean, running_var, result1, result2,
-                                     training, eps)
+        average = mean(input, dims, keepdim=True)
+        rstd = (var(input, dims, 0, keepdim=True) + eps) ** -0.5
+    else:
+        average, rstd = _channel(result1, ndim), _channel(result2, ndim)
     return (input - average) * rstd, rstd
 
 
@@ -755,7 +750,7 @@ def batch_norm_jvp(input_t, weight_t, bias_t, input, weight, running_mean, runni
 
 def _group_norm_xhat(input, N, group, eps, result1, result2):
     """x_hat per (sample, group), shaped (N, group, rest), and its 1/std (see
-    batch_norm_stats: recomputed from input when building a double-backward graph)."""
+    _batch_norm_xhat: recomputed from input when building a double-backward graph)."""
     grouped = reshape(input, (N, group, -1))
     if grad_mode.state.grad_enabled:
         average = mean(grouped, (2,), keepdim=True)
@@ -895,9 +890,8 @@ def linalg_slogdet_backward(grads, A, LU, pivots):
 
 def _inverse_transposed(A, LU, pivots):
     """A^{-T}, from det's LU factors (of A^T or of A, see kernels.det_factors)."""
-    adjoint = type(A) is np.ndarray and not kernels.factors_transposed(A)
-    return _solve_saved(A, LU, pivots, _eye_like(A), adjoint) if type(A) is np.ndarray else (
-        solve(mT(A), _eye_like(A)))
+    factors_transposed = type(A) is np.ndarray and kernels.factors_transposed(A)
+    return _solve_saved(A, LU, pivots, _eye_like(A), adjoint=not factors_transposed)
 
 
 def trace(x):
