@@ -6,9 +6,9 @@ import math
 import numpy as np
 
 from .. import grad_mode
-from .rows import table
+from .rows import row_function, table
 from . import kernels
-from .generic import (abs, addmm, any_true, by_row, cat, clamp, conj, constant, contiguous,
+from .generic import (abs, addmm, any_true, cat, clamp, conj, constant, contiguous,
                       cumprod, cumsum, detach, diagonal, erf, exp, expand, flip, gather, imag,
                       index_add, index_select, is_complex, isnan, log, log1p, masked_fill, matmul,
                       mean, mm, numel, ones_like, permute, prod, real, reshape, scatter, sigmoid,
@@ -83,22 +83,19 @@ def prod_backward(grad, self, result, dim, keepdim):
         # building a double-backward graph: with several zeros in a slice, the product of
         # the others is 0 but its derivative is not, so form it exactly (as torch does)
         return grad * _prod_of_others(self, dim)
-    prod_nonzero = (by_row(table.PROD_DIM, (safe_self,), (dim, True)) if any_true(is_zero)
-                    else result)
+    prod_nonzero = table.PROD_DIM(safe_self, dim, True) if any_true(is_zero) else result
     others = where(is_zero, where(zeros_in_slice == 1, prod_nonzero, 0), result / safe_self)
     return grad * others
 
 
 def _prod_of_others(self, dim):
-    """For each element, the product of the other elements of its slice along `dim`:
-    the slice laid out n times with a 1 on the diagonal, then multiplied out. O(n^2)."""
+    """For each element, the product of the other elements of its slice along `dim`: the
+    slice's dims moved last and flattened, for _prod_of_the_others."""
     keep = tuple(d for d in range(len(self.shape)) if d not in dim)
     perm = keep + tuple(dim)
     moved = permute(self, perm)
-    kept_shape = tuple(moved.shape[:len(keep)])
     n = int(np.prod(moved.shape[len(keep):]))
-    rows = expand(unsqueeze(reshape(moved, kept_shape + (n,)), -2), kept_shape + (n, n))
-    others = prod(where(constant(np.eye(n, dtype=bool), self), 1, rows), -1)
+    others = _prod_of_the_others(reshape(moved, tuple(moved.shape[:len(keep)]) + (n,)))
     return permute(reshape(others, tuple(moved.shape)), tuple(np.argsort(perm)))
 
 
@@ -214,39 +211,25 @@ def mm_mat2_backward(grad, mat1, sizes, strides):
     return mm(conj(t(mat1)), grad)
 
 
-def select_backward(grad, sizes, dim, index):
-    return by_row(table.SELECT_BACKWARD, (grad,), (sizes, dim, index))
+# rows a formula runs as they are, taking the row's tensor inputs, then its arguments
+select_backward = row_function("SELECT_BACKWARD")  # (grad, sizes, dim, index)
+diagonal_backward = row_function("DIAGONAL_BACKWARD")  # (grad, sizes, offset, dim1, dim2)
+slice_backward = row_function("SLICE_BACKWARD")  # (grad, sizes, dim, start, end, step)
+index_backward = row_function("INDEX_BACKWARD")  # (grad, sizes, indices)
+# (grad, self, negative_slope, self_is_result)
+leaky_relu_backward = row_function("LEAKY_RELU_BACKWARD")
+# (grad, indices, num_weights, padding_idx, scale_grad_by_freq)
+embedding_dense_backward = row_function("EMBEDDING_DENSE_BACKWARD")
 
 
-def diagonal_backward(grad, sizes, offset, dim1, dim2):
-    return by_row(table.DIAGONAL_BACKWARD, (grad,), (sizes, offset, dim1, dim2))
-
-
-def slice_backward(grad, sizes, dim, start, end, step):
-    return by_row(table.SLICE_BACKWARD, (grad,), (sizes, dim, start, end, step))
-
-
-def leaky_relu_backward(grad, self, negative_slope, self_is_result):
-    return by_row(table.LEAKY_RELU_BACKWARD, (grad, self), (negative_slope, self_is_result))
-
-
-def threshold_backward(grad, self, threshold):
-    return by_row(table.THRESHOLD_BACKWARD, (grad, self), (threshold,))
-
-
-def index_backward(grad, sizes, indices):
-    return by_row(table.INDEX_BACKWARD, (grad,), (sizes, indices))
-
-
-def embedding_dense_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
-    return by_row(table.EMBEDDING_DENSE_BACKWARD, (grad, indices),
-                  (num_weights, padding_idx, scale_grad_by_freq))
+def threshold_backward(grad, self, threshold):  # (a def: a row's formula, read by parameter names)
+    return table.THRESHOLD_BACKWARD(grad, self, threshold)
 
 
 def embedding_dense_double_backward(grad, indices, padding_idx):
     """The rows of grad the indices pick, the padding_idx ones zero (torch's; it leaves
     scale_grad_by_freq out, as gradtool refuses that option)."""
-    picked = by_row(table.EMBEDDING, (grad, indices), (-1, False, False))
+    picked = table.EMBEDDING(grad, indices, -1, False, False)
     return picked if padding_idx < 0 else where(unsqueeze(indices != padding_idx, -1),
                                                  picked, 0)
 
@@ -261,7 +244,7 @@ def cat_backward(grad, sizes, dim):
 
 # ---- activations ----
 def softplus(t, beta=1, threshold=20):
-    return by_row(table.SOFTPLUS, (t,), (beta, threshold))
+    return table.SOFTPLUS(t, beta, threshold)
 
 
 def erf_backward(grad, self):
@@ -362,12 +345,12 @@ def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total
     """torch's nll_loss_backward, an op of its own (differentiable in self, with derivative
     zero, as torch's)."""
     spec = table.NLL_LOSS2D_BACKWARD if len(self.shape) > 2 else table.NLL_LOSS_BACKWARD
-    return by_row(spec, (grad, self, target, weight, total_weight), (reduction, ignore_index))
+    return spec(grad, self, target, weight, total_weight, reduction, ignore_index)
 
 
 def nll_loss(input, target, weight, reduction, ignore_index):
     spec = table.NLL_LOSS2D if len(input.shape) > 2 else table.NLL_LOSS
-    return by_row(spec, (input, target, weight), (reduction, ignore_index))[0]
+    return spec(input, target, weight, reduction, ignore_index)[0]
 
 
 def _layer_norm_xhat(input, normalized_shape, result1, result2):
@@ -542,10 +525,8 @@ def permuted(ndim, args):
 
 
 # ---- convolutions ----
-def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                groups):
-    return by_row(table.CONVOLUTION, (input, weight, bias),
-                  (stride, padding, dilation, transposed, output_padding, groups))
+# (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+convolution = row_function("CONVOLUTION")
 
 
 def _narrowed(t, sizes):
@@ -620,32 +601,25 @@ def max_pool_double_backward(grad, indices):
 
 def max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation,
                                      ceil_mode, indices):
-    return by_row(table.MAX_POOL2D_WITH_INDICES_BACKWARD, (grad, self, indices),
-                  (kernel_size, stride, padding, dilation, ceil_mode))
+    return table.MAX_POOL2D_WITH_INDICES_BACKWARD(grad, self, indices, kernel_size, stride,
+                                                  padding, dilation, ceil_mode)
 
 
-def adaptive_max_pool2d_backward(grad, self, indices):
-    return by_row(table.ADAPTIVE_MAX_POOL2D_BACKWARD, (grad, self, indices))
-
-
-def avg_pool2d(self, *args):
-    return by_row(table.AVG_POOL2D, (self,), args)
-
-
-def avg_pool2d_backward(grad, self, *args):
-    return by_row(table.AVG_POOL2D_BACKWARD, (grad, self), args)
+adaptive_max_pool2d_backward = row_function("ADAPTIVE_MAX_POOL2D_BACKWARD")  # (grad, self, indices)
+avg_pool2d = row_function("AVG_POOL2D")  # (self, kernel_size, stride, padding, ...)
+avg_pool2d_backward = row_function("AVG_POOL2D_BACKWARD")  # (grad, self, kernel_size, ...)
 
 
 def adaptive_avg_pool2d(self, output_size):
-    return by_row(table.ADAPTIVE_AVG_POOL2D, (self,), (tuple(output_size),))
+    return table.ADAPTIVE_AVG_POOL2D(self, tuple(output_size))
 
 
-def adaptive_avg_pool2d_backward(grad, self):
-    return by_row(table.ADAPTIVE_AVG_POOL2D_BACKWARD, (grad, self))
+def adaptive_avg_pool2d_backward(grad, self):  # (a def: a row's formula, read by parameter names)
+    return table.ADAPTIVE_AVG_POOL2D_BACKWARD(grad, self)
 
 
 def constant_pad_nd(self, pad, value=0):
-    return by_row(table.CONSTANT_PAD_ND, (self,), (tuple(pad), value))
+    return table.CONSTANT_PAD_ND(self, tuple(pad), value)
 
 
 def _by_dims(rows, padding):
@@ -653,44 +627,41 @@ def _by_dims(rows, padding):
 
 
 def reflection_pad(self, padding):
-    return by_row(_by_dims((table.REFLECTION_PAD1D, table.REFLECTION_PAD2D), padding), (self,),
-                  (padding,))
+    return _by_dims((table.REFLECTION_PAD1D, table.REFLECTION_PAD2D), padding)(self, padding)
 
 
 def reflection_pad_backward(grad, self, padding):
     rows = (table.REFLECTION_PAD1D_BACKWARD, table.REFLECTION_PAD2D_BACKWARD)
-    return by_row(_by_dims(rows, padding), (grad, self), (padding,))
+    return _by_dims(rows, padding)(grad, self, padding)
 
 
 def replication_pad(self, padding):
-    rows = (table.REPLICATION_PAD1D, table.REPLICATION_PAD2D)
-    return by_row(_by_dims(rows, padding), (self,), (padding,))
+    return _by_dims((table.REPLICATION_PAD1D, table.REPLICATION_PAD2D), padding)(self, padding)
 
 
 def replication_pad_backward(grad, self, padding):
     rows = (table.REPLICATION_PAD1D_BACKWARD, table.REPLICATION_PAD2D_BACKWARD)
-    return by_row(_by_dims(rows, padding), (grad, self), (padding,))
+    return _by_dims(rows, padding)(grad, self, padding)
 
 
 def upsample_nearest(self, output_size, scales):
     row = (table.UPSAMPLE_NEAREST1D, table.UPSAMPLE_NEAREST2D)[len(output_size) - 1]
-    return by_row(row, (self,), (tuple(output_size),) + tuple(scales))
+    return row(self, tuple(output_size), *scales)
 
 
 def upsample_nearest_backward(grad, output_size, input_size, scales):
     row = (table.UPSAMPLE_NEAREST1D_BACKWARD,
            table.UPSAMPLE_NEAREST2D_BACKWARD)[len(output_size) - 1]
-    return by_row(row, (grad,), (tuple(output_size), tuple(input_size)) + tuple(scales))
+    return row(grad, tuple(output_size), tuple(input_size), *scales)
 
 
 def upsample_bilinear2d(self, output_size, align_corners, scales):
-    return by_row(table.UPSAMPLE_BILINEAR2D, (self,),
-                  (tuple(output_size), align_corners) + tuple(scales))
+    return table.UPSAMPLE_BILINEAR2D(self, tuple(output_size), align_corners, *scales)
 
 
 def upsample_bilinear2d_backward(grad, output_size, input_size, align_corners, scales):
-    return by_row(table.UPSAMPLE_BILINEAR2D_BACKWARD, (grad,),
-                  (tuple(output_size), tuple(input_size), align_corners) + tuple(scales))
+    return table.UPSAMPLE_BILINEAR2D_BACKWARD(grad, tuple(output_size), tuple(input_size),
+                                              align_corners, *scales)
 
 
 # ---- batch norm and group norm ----
@@ -794,12 +765,12 @@ def _eye_like(x):
 
 
 def _diag_embed(v):
-    return by_row(table.DIAG_EMBED, (v,), (0, -2, -1))
+    return table.DIAG_EMBED(v, 0, -2, -1)
 
 
 def solve(A, B):
     """A^{-1} B (B a batch of matrices): the recorded linalg.solve on Tensors."""
-    return by_row(table.LINALG_SOLVE_EX, (A, B), (True,))[0]
+    return table.LINALG_SOLVE_EX(A, B, True)[0]
 
 
 def _solve_saved(A, LU, pivots, B, adjoint):
@@ -861,8 +832,8 @@ def linalg_det_backward(grad, det, A, LU, pivots):
     bound = prod(sum(rows * rows, -1), -1) ** 0.5
     if not any_true(abs(detach(det)) <= _eps(LU) ** 0.5 * bound):
         return scale * _inverse_transposed(A, LU, pivots)
-    U, S, Vh = by_row(table.LINALG_SVD, (A,), (False,))
-    alpha = by_row(table.LINALG_DET, (U,))[0] * by_row(table.LINALG_DET, (Vh,))[0] * grad
+    U, S, Vh = table.LINALG_SVD(A, False)
+    alpha = table.LINALG_DET(U)[0] * table.LINALG_DET(Vh)[0] * grad
     return matmul(U * unsqueeze(unsqueeze(alpha, -1) * _prod_of_the_others(S), -2), Vh)
 
 

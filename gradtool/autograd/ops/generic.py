@@ -18,7 +18,7 @@ from ..free_functions import cat as _cat, stack as _stack, where as _where
 from ..matmul import matmul as _matmul
 from ..tensor import Tensor, _as_tensor
 from . import kernels as _kernels
-from .rows import table as _table
+from .rows import row_function, table as _table
 
 _ndarray = np.ndarray
 
@@ -47,13 +47,6 @@ def _shift(dims):
 def _sizes(x, sizes):
     """One element's sizes, after x's batch dim."""
     return x.shape[:batch.lead] + tuple(sizes) if batch.lead else tuple(sizes)
-
-
-def by_row(spec, inputs, args=()):
-    """An op of the table on Tensors (dispatched and recorded) or arrays (its forward)."""
-    if any(_tensor(x) for x in inputs):
-        return call(spec, inputs, args)
-    return spec.forward(*inputs, *args)
 
 
 # ---- elementwise ----
@@ -115,12 +108,8 @@ def imag(x):
     return x.imag if isinstance(x, Tensor) else np.imag(x)
 
 
-def view_as_real(x):
-    return by_row(_table.VIEW_AS_REAL, (x,))
-
-
-def view_as_complex(x):
-    return by_row(_table.VIEW_AS_COMPLEX, (x,))
+view_as_real = row_function("VIEW_AS_REAL")
+view_as_complex = row_function("VIEW_AS_COMPLEX")
 
 
 def where(condition, x, y):
@@ -313,18 +302,14 @@ def sum_to(grad, sizes):
     shape = tuple(grad.shape)
     if shape[lead:] == sizes:
         return grad
-    extra = len(shape) - lead - len(sizes)
-    dims = tuple(range(lead, lead + extra)) + tuple(
-        lead + extra + i for i, n in enumerate(sizes) if n == 1 and shape[lead + extra + i] != 1)
-    if not isinstance(grad, Tensor):
-        if dims:
-            grad = np.sum(grad, axis=dims, keepdims=True)
-        return grad.reshape(shape[:lead] + sizes) if extra else grad
-    if not sizes:  # to a scalar: one sum, as torch's sum_to
+    if not sizes and isinstance(grad, Tensor):  # to a scalar: one sum, as torch's sum_to
         return grad.sum()
+    extra = len(shape) - lead - len(sizes)  # (dims counted after the batch dim, as sum's)
+    dims = tuple(range(extra)) + tuple(
+        extra + i for i, n in enumerate(sizes) if n == 1 and shape[lead + extra + i] != 1)
     if dims:
-        grad = grad.sum(dims, keepdim=True)
-    return grad.reshape(sizes) if extra else grad
+        grad = sum(grad, dims, keepdim=True)
+    return reshape(grad, sizes) if extra else grad
 
 
 # ---- products ----
@@ -337,7 +322,7 @@ def mm(a, b):
 
 def addmm(self, mat1, mat2):
     """self + mat1 @ mat2, in one pass on arrays (kernels.addmm: the faster way round)."""
-    return by_row(_table.ADDMM, (self, mat1, mat2), (1, 1))
+    return _table.ADDMM(self, mat1, mat2, 1, 1)
 
 
 def mv(a, v):
@@ -373,7 +358,7 @@ def scatter(x, dim, index, value):
 
 
 def scatter_add(x, dim, index, src):
-    return by_row(_table.SCATTER_ADD, (x, index, src), (dim,))
+    return _table.SCATTER_ADD(x, index, src, dim)
 
 
 def index_select(x, dim, index):
@@ -383,13 +368,12 @@ def index_select(x, dim, index):
 
 
 def index_add(x, dim, index, source, alpha=1):
-    return by_row(_table.INDEX_ADD, (x, index, source), (dim, alpha))
+    return _table.INDEX_ADD(x, index, source, dim, alpha)
 
 
-def index(x, indices):
-    return by_row(_table.INDEX, (x,), (indices,))
+index = row_function("INDEX")
 
 
 def index_put(x, indices, values):
-    return by_row(_table.INDEX_PUT, (x, values), (indices, False))
+    return _table.INDEX_PUT(x, values, indices, False)
 

@@ -291,6 +291,14 @@ class OpSpec:
     def __repr__(self):
         return f"<op {self.name} -> {self.node_class.__name__}>"
 
+    def __call__(spec, *values):
+        """The row as a function of its tensor inputs, then its arguments (how a formula runs
+        another row): dispatched and recorded when an input is a Tensor, else its forward."""
+        inputs = values[:len(spec.inputs)]
+        if any(isinstance(x, Tensor) for x in inputs):
+            return call(spec, inputs, values[len(spec.inputs):])
+        return spec.forward(*values)
+
     def _dtype_check(self, always):
         """When the forward asks dtypes.result_type for the result's dtype (call's fast
         check): 0 never; 1 or 2 when the first one or two inputs' dtype is not numpy's
