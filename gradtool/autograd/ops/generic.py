@@ -302,14 +302,18 @@ def sum_to(grad, sizes):
     shape = tuple(grad.shape)
     if shape[lead:] == sizes:
         return grad
-    if not sizes and isinstance(grad, Tensor):  # to a scalar: one sum, as torch's sum_to
+    extra = len(shape) - lead - len(sizes)
+    dims = tuple(range(lead, lead + extra)) + tuple(
+        lead + extra + i for i, n in enumerate(sizes) if n == 1 and shape[lead + extra + i] != 1)
+    if not isinstance(grad, Tensor):
+        if dims:
+            grad = np.sum(grad, axis=dims, keepdims=True)
+        return grad.reshape(shape[:lead] + sizes) if extra else grad
+    if not sizes:  # to a scalar: one sum, as torch's sum_to
         return grad.sum()
-    extra = len(shape) - lead - len(sizes)  # (dims counted after the batch dim, as sum's)
-    dims = tuple(range(extra)) + tuple(
-        extra + i for i, n in enumerate(sizes) if n == 1 and shape[lead + extra + i] != 1)
     if dims:
-        grad = sum(grad, dims, keepdim=True)
-    return reshape(grad, sizes) if extra else grad
+        grad = grad.sum(dims, keepdim=True)
+    return grad.reshape(sizes) if extra else grad
 
 
 # ---- products ----
