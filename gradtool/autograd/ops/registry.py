@@ -295,8 +295,9 @@ class OpSpec:
         """The row as a function of its tensor inputs, then its arguments (how a formula runs
         another row): dispatched and recorded when an input is a Tensor, else its forward."""
         inputs = values[:len(spec.inputs)]
-        if any(isinstance(x, Tensor) for x in inputs):
-            return call(spec, inputs, values[len(spec.inputs):])
+        for x in inputs:  # (a loop, not any(): no generator on the relu backward's path)
+            if isinstance(x, Tensor):
+                return call(spec, inputs, values[len(spec.inputs):])
         return spec.forward(*values)
 
     def _dtype_check(self, always):
