@@ -184,15 +184,10 @@ def pow_backward_exponent(grad, self, exponent, result):
     # d/de b^e = b^e log b; defined as 0 where b == 0 and e >= 0 (torch's convention)
     if isinstance(self, (int, float, np.generic)):  # a Python number as the base
         return grad * conj(result * np.log(self)) if self != 0 else zeros_like(grad)
-    at_zero = (self == 0) & _at_or_above_zero(exponent)
+    at_or_above_zero = ((imag(exponent) == 0) & (real(exponent) >= 0) if is_complex(exponent)
+                        else exponent >= 0)  # (a complex exponent: real and >= 0, as torch)
+    at_zero = (self == 0) & at_or_above_zero
     return where(at_zero, 0, grad * conj(result * log(where(at_zero, 1, self))))
-
-
-def _at_or_above_zero(exponent):
-    """exponent >= 0; a complex one: real and >= 0 (torch's pow_backward_exponent)."""
-    if not is_complex(exponent):
-        return exponent >= 0
-    return (imag(exponent) == 0) & (real(exponent) >= 0)
 
 
 def mm_mat1_backward(grad, mat2, sizes, strides):
@@ -243,10 +238,6 @@ def cat_backward(grad, sizes, dim):
 
 
 # ---- activations ----
-def softplus(t, beta=1, threshold=20):
-    return table.SOFTPLUS(t, beta, threshold)
-
-
 def erf_backward(grad, self):
     return grad * (2 / np.sqrt(np.pi)) * exp(-self * self)
 
@@ -337,7 +328,8 @@ def bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction):
 
 
 def bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction):
-    slope = -self if pos_weight is None else -self + (pos_weight - 1) * softplus(-self)
+    # (softplus(-x) = log(1 + e^-x), torch's default beta 1 and threshold 20)
+    slope = -self if pos_weight is None else -self + (pos_weight - 1) * table.SOFTPLUS(-self, 1, 20)
     return _bce_per_element(grad * slope, weight, reduction, self, target)
 
 
@@ -830,16 +822,12 @@ def linalg_det_backward(grad, det, A, LU, pivots):
     scale = unsqueeze(unsqueeze(grad * det, -1), -1)
     rows = detach(A)
     bound = prod(sum(rows * rows, -1), -1) ** 0.5
-    if not any_true(abs(detach(det)) <= _eps(LU) ** 0.5 * bound):
+    eps = np.finfo(LU.dtype if type(LU) is np.ndarray else detach(LU).numpy().dtype).eps
+    if not any_true(abs(detach(det)) <= eps ** 0.5 * bound):
         return scale * _inverse_transposed(A, LU, pivots)
     U, S, Vh = table.LINALG_SVD(A, False)
     alpha = table.LINALG_DET(U)[0] * table.LINALG_DET(Vh)[0] * grad
     return matmul(U * unsqueeze(unsqueeze(alpha, -1) * _prod_of_the_others(S), -2), Vh)
-
-
-def _eps(x):
-    """The machine epsilon of x's dtype."""
-    return np.finfo(x.dtype if type(x) is np.ndarray else detach(x).numpy().dtype).eps
 
 
 def _prod_of_the_others(x):
