@@ -21,16 +21,6 @@ def scale(grad, alpha):
     return grad if alpha == 1 else grad * alpha
 
 
-def materialize(grads, output_meta, keep_undefined=False):
-    """Zeros for the outputs that received no gradient (multi-output ops), or None."""
-    grads = list(grads) + [None] * (len(output_meta) - len(grads))
-    if keep_undefined:
-        return grads
-    like = next(g for g in grads if g is not None)
-    return [g if g is not None or meta is None else
-            constant(np.zeros(*meta), like) for g, meta in zip(grads, output_meta)]
-
-
 def restore_reduced_dims(t, dim, keepdim):
     """Re-insert the reduced dims (size 1) so `t` broadcasts against the input."""
     if keepdim:

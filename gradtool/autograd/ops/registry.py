@@ -40,8 +40,7 @@ from ..dispatch import call, derived
 from ..free_functions import stack
 from ..node import Node, SavedTensor
 from ..tensor import Tensor
-from . import formulas
-from .generic import ones_like, zeros_like
+from .generic import constant, ones_like, zeros_like
 
 NON_DIFFERENTIABLE = "non_differentiable"
 MANY = "many"  # an op returning a sequence of outputs whose length depends on its arguments
@@ -93,8 +92,11 @@ class OpNode(Node):
         spec = self.spec
         if spec.multi_output:  # zeros for outputs without a gradient, or None if the row
             # tells them apart (as torch's undefined gradients: no term, no graph)
-            grads = formulas.materialize(grads, self._output_meta, spec.undefined_grads)
+            grads = list(grads) + [None] * (len(self._output_meta) - len(grads))
             given = next(g for g in grads if g is not None)
+            if not spec.undefined_grads:
+                grads = [g if g is not None or meta is None else constant(np.zeros(*meta), given)
+                         for g, meta in zip(grads, self._output_meta)]
         else:
             given = grads[0]
         as_arrays = type(given) is np.ndarray
