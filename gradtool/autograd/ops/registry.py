@@ -13,11 +13,10 @@ the node saves in the forward pass:
 A node saves only what the formulas of inputs that require grad need (as torch does).
 Inputs that are not differentiable are declared so with NON_DIFFERENTIABLE.
 
-Each formula is written once, with the ops of `generic`: the engine runs it on numpy arrays
-when nothing records (first order: no Tensors made), on Tensors when it records (gradients
-of gradients come for free), and, for rows marked `batches`, on a batch of gradients at once
-(autograd.grad's is_grads_batched: functional.jacobian(vectorize=True) and gradcheck's
-Jacobians are one backward pass); the nodes of other rows take a batch one element at a time.
+Each formula is written once, with the ops of `generic` (see there): on arrays, on Tensors
+(gradients of gradients) and, for rows marked `batches`, on a batch of gradients at once
+(is_grads_batched: gradcheck's Jacobians in one backward pass); other rows' nodes take a
+batch one element at a time.
 
 Forward mode (autograd.forward_ad): every row declares its `jvp`, the output's tangent from
 the inputs' (derivatives.yaml's `result:`). Where it follows from the backward formulas, the
@@ -149,7 +148,7 @@ class OpNode(Node):
         return fn(*args)
 
 
-def _in_place_twin(spec, node_name, args, jvp, batches, inputs):
+def _in_place_twin(spec, node_name, jvp, batches, inputs):
     """The row's in-place form with a node of its own (in_place_node): its formulas are the
     row's given the result for `self` and told so (self_is_result=True); where a formula
     cannot do without the input (no self_is_result), torch leaves the derivative
@@ -157,13 +156,13 @@ def _in_place_twin(spec, node_name, args, jvp, batches, inputs):
     name = spec.name + "_"
     if all(f is NON_DIFFERENTIABLE or "self_is_result" in inspect.signature(f).parameters
            for f in inputs.values()):
-        return OpSpec(name, node_name, spec.forward, args=args, jvp=jvp, batches=batches,
+        return OpSpec(name, node_name, spec.forward, args=spec.args, jvp=jvp, batches=batches,
                       **{n: _reading_result(f) for n, f in inputs.items()})
 
     def no_derivative(grad):
         raise RuntimeError(f"the derivative for 'inplace version of {spec.name}' is not "
                            f"implemented.")
-    twin = OpSpec(name, node_name, spec.forward, args=args, jvp=no_forward_ad(name, "self"),
+    twin = OpSpec(name, node_name, spec.forward, args=spec.args, jvp=no_forward_ad(name, "self"),
                   self=no_derivative)
     twin.derivative_implemented = False
     return twin
@@ -287,8 +286,7 @@ class OpSpec:
         spec.dtype_check = spec._dtype_check(promotion_always)
         # torch's in-place form of an op whose input is gone once overwritten (leaky_relu_,
         # elu_, asinh_): a node of its own
-        spec.in_place = in_place_node and _in_place_twin(spec, in_place_node, args, jvp,
-                                                         batches, inputs)
+        spec.in_place = in_place_node and _in_place_twin(spec, in_place_node, jvp, batches, inputs)
 
     def __repr__(self):
         return f"<op {self.name} -> {self.node_class.__name__}>"
