@@ -351,7 +351,20 @@ class OpSpec:
                     swapped[i] = t
                     total = _add(total, call(self, swapped, args))
             return total
-        value = _Values(self, inputs, args, arrays, results, tangents)
+
+        def value(name):  # what a jvp formula reads, by name, at forward time
+            if name.endswith("_t") and name[:-2] in self.diff_inputs:  # `<input>_t`
+                i = self.inputs.index(name[:-2])
+                return _or_zeros(tangents[i], inputs[i])
+            kind, where = self._source(name)
+            if kind == "derived":
+                return derived(arrays[where[0]], where[1])
+            return {"input": inputs, "arg": args, "output": results}[kind][where]
+
+        def backward(formula, grad):  # a backward formula, run at forward time
+            function, names = formula
+            return function(*(grad if name == "grad" else value(name) for name in names))
+
         if fn == "elementwise":
             total = None
             ndim = results[0]._data.ndim
@@ -361,21 +374,21 @@ class OpSpec:
                     if batch is not None:  # the batch dim first, the input's dims right-aligned
                         t = t.reshape((batch,) + (1,) * (ndim + 1 - t._data.ndim)
                                       + t._data.shape[1:])
-                    total = _add(total, value.call(formula, t))
+                    total = _add(total, backward(formula, t))
             if any(total is t for t in tangents):  # (x + 1): its own tangent, not x's
                 total = total.clone()
             return _like(total, results[0], batch)
         if fn == "reduction":  # one differentiable input, `self`
             ones = ones_like(results[0])
-            dim = value.get("dim") if "dim" in self.args else None
+            dim = value("dim") if "dim" in self.args else None
             ndim = arrays[0].ndim
             dim = tuple(range(ndim)) if dim is None else dim
             if batch is not None:  # counted from the end: the batch dim stays out of it
                 dim = tuple(d % ndim - ndim for d in ((dim,) if isinstance(dim, int) else dim))
-            keepdim = bool(value.get("keepdim")) if "keepdim" in self.args else False
-            g = value.call(self.formula_list[0], ones)
+            keepdim = bool(value("keepdim")) if "keepdim" in self.args else False
+            g = backward(self.formula_list[0], ones)
             return (g * tangents[0]).sum(dim, keepdim=keepdim)
-        out = fn(*(value.get(p) for p in params))  # a formula
+        out = fn(*(value(p) for p in params))  # a formula
         if isinstance(out, list):  # one tangent per output (var_mean, ...)
             return [None if o is None else _like(o, r) for o, r in zip(out, results)]
         return _like(out, results[0])
@@ -409,31 +422,6 @@ class OpSpec:
 
 
 JVP_RULES = ("elementwise", "linear", "bilinear", "reduction")
-
-
-class _Values:
-    """The values a jvp formula reads, by name, at forward time."""
-
-    def __init__(self, spec, inputs, args, arrays, results, tangents):
-        self.spec, self.inputs, self.args, self.arrays, self.results, self.tangents = (
-            spec, inputs, args, arrays, results, tangents)
-
-    def get(self, name):
-        if name.endswith("_t") and name[:-2] in self.spec.diff_inputs:  # `<input>_t`
-            i = self.spec.inputs.index(name[:-2])
-            return _or_zeros(self.tangents[i], self.inputs[i])
-        kind, where = self.spec._source(name)
-        if kind == "input":
-            return self.inputs[where]
-        if kind == "arg":
-            return self.args[where]
-        if kind == "output":
-            return self.results[where]
-        return derived(self.arrays[where[0]], where[1])
-
-    def call(self, formula, grad):
-        fn, params = formula
-        return fn(*(grad if p == "grad" else self.get(p) for p in params))
 
 
 def _add(total, t):
