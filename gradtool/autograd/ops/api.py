@@ -8,7 +8,7 @@ _METHODS = list(dict.fromkeys(name for spec in TABLE.values()
                               for name in spec.method_names + spec.function_names)) + (
     "clip flatten chunk argmax argmin all any isnan isinf isfinite detach numel eq ne lt le "
     "gt ge fliplr flipud tile argsort outer ger arctan2 diag nonzero argwhere multinomial "
-    "unsafe_chunk inverse det logdet slogdet svd").split()
+    "unsafe_chunk inverse det logdet slogdet svd equal allclose conj").split()
 
 
 def _function(name):
@@ -22,9 +22,6 @@ def _function(name):
 
 
 FUNCTIONS = {name: _function(name) for name in _METHODS}
-FUNCTIONS["equal"] = lambda a, b: a.equal(b)
-FUNCTIONS["allclose"] = lambda a, b, **kw: a.allclose(b, **kw)
 FUNCTIONS["is_tensor"] = lambda obj: isinstance(obj, Tensor)
-FUNCTIONS["conj"] = lambda input: input.conj()
 FUNCTIONS["real"] = lambda input: input.real
 FUNCTIONS["imag"] = lambda input: input.imag

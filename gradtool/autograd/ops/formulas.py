@@ -6,9 +6,9 @@ import math
 import numpy as np
 
 from .. import grad_mode
-from .rows import table
+from .rows import row_function, table
 from . import kernels
-from .generic import (abs, addmm, any_true, by_row, cat, clamp, conj, constant, contiguous,
+from .generic import (abs, addmm, any_true, cat, clamp, conj, constant, contiguous,
                       cumprod, cumsum, detach, diagonal, erf, exp, expand, flip, gather, imag,
                       index_add, index_select, is_complex, isnan, log, log1p, masked_fill, matmul,
                       mean, mm, numel, ones_like, permute, prod, real, reshape, scatter, sigmoid,
@@ -19,16 +19,6 @@ from .kernels import expanded, is_column_major
 
 def scale(grad, alpha):
     return grad if alpha == 1 else grad * alpha
-
-
-def materialize(grads, output_meta, keep_undefined=False):
-    """Zeros for the outputs that received no gradient (multi-output ops), or None."""
-    grads = list(grads) + [None] * (len(output_meta) - len(grads))
-    if keep_undefined:
-        return grads
-    like = next(g for g in grads if g is not None)
-    return [g if g is not None or meta is None else
-            constant(np.zeros(*meta), like) for g, meta in zip(grads, output_meta)]
 
 
 def restore_reduced_dims(t, dim, keepdim):
@@ -83,22 +73,19 @@ def prod_backward(grad, self, result, dim, keepdim):
         # building a double-backward graph: with several zeros in a slice, the product of
         # the others is 0 but its derivative is not, so form it exactly (as torch does)
         return grad * _prod_of_others(self, dim)
-    prod_nonzero = (by_row(table.PROD_DIM, (safe_self,), (dim, True)) if any_true(is_zero)
-                    else result)
+    prod_nonzero = table.PROD_DIM(safe_self, dim, True) if any_true(is_zero) else result
     others = where(is_zero, where(zeros_in_slice == 1, prod_nonzero, 0), result / safe_self)
     return grad * others
 
 
 def _prod_of_others(self, dim):
-    """For each element, the product of the other elements of its slice along `dim`:
-    the slice laid out n times with a 1 on the diagonal, then multiplied out. O(n^2)."""
+    """For each element, the product of the other elements of its slice along `dim`: the
+    slice's dims moved last and flattened, for _prod_of_the_others."""
     keep = tuple(d for d in range(len(self.shape)) if d not in dim)
     perm = keep + tuple(dim)
     moved = permute(self, perm)
-    kept_shape = tuple(moved.shape[:len(keep)])
     n = int(np.prod(moved.shape[len(keep):]))
-    rows = expand(unsqueeze(reshape(moved, kept_shape + (n,)), -2), kept_shape + (n, n))
-    others = prod(where(constant(np.eye(n, dtype=bool), self), 1, rows), -1)
+    others = _prod_of_the_others(reshape(moved, tuple(moved.shape[:len(keep)]) + (n,)))
     return permute(reshape(others, tuple(moved.shape)), tuple(np.argsort(perm)))
 
 
@@ -187,15 +174,10 @@ def pow_backward_exponent(grad, self, exponent, result):
     # d/de b^e = b^e log b; defined as 0 where b == 0 and e >= 0 (torch's convention)
     if isinstance(self, (int, float, np.generic)):  # a Python number as the base
         return grad * conj(result * np.log(self)) if self != 0 else zeros_like(grad)
-    at_zero = (self == 0) & _at_or_above_zero(exponent)
+    at_or_above_zero = ((imag(exponent) == 0) & (real(exponent) >= 0) if is_complex(exponent)
+                        else exponent >= 0)  # (a complex exponent: real and >= 0, as torch)
+    at_zero = (self == 0) & at_or_above_zero
     return where(at_zero, 0, grad * conj(result * log(where(at_zero, 1, self))))
-
-
-def _at_or_above_zero(exponent):
-    """exponent >= 0; a complex one: real and >= 0 (torch's pow_backward_exponent)."""
-    if not is_complex(exponent):
-        return exponent >= 0
-    return (imag(exponent) == 0) & (real(exponent) >= 0)
 
 
 def mm_mat1_backward(grad, mat2, sizes, strides):
@@ -214,39 +196,25 @@ def mm_mat2_backward(grad, mat1, sizes, strides):
     return mm(conj(t(mat1)), grad)
 
 
-def select_backward(grad, sizes, dim, index):
-    return by_row(table.SELECT_BACKWARD, (grad,), (sizes, dim, index))
+# rows a formula runs as they are, taking the row's tensor inputs, then its arguments
+select_backward = row_function("SELECT_BACKWARD")  # (grad, sizes, dim, index)
+diagonal_backward = row_function("DIAGONAL_BACKWARD")  # (grad, sizes, offset, dim1, dim2)
+slice_backward = row_function("SLICE_BACKWARD")  # (grad, sizes, dim, start, end, step)
+index_backward = row_function("INDEX_BACKWARD")  # (grad, sizes, indices)
+# (grad, self, negative_slope, self_is_result)
+leaky_relu_backward = row_function("LEAKY_RELU_BACKWARD")
+# (grad, indices, num_weights, padding_idx, scale_grad_by_freq)
+embedding_dense_backward = row_function("EMBEDDING_DENSE_BACKWARD")
 
 
-def diagonal_backward(grad, sizes, offset, dim1, dim2):
-    return by_row(table.DIAGONAL_BACKWARD, (grad,), (sizes, offset, dim1, dim2))
-
-
-def slice_backward(grad, sizes, dim, start, end, step):
-    return by_row(table.SLICE_BACKWARD, (grad,), (sizes, dim, start, end, step))
-
-
-def leaky_relu_backward(grad, self, negative_slope, self_is_result):
-    return by_row(table.LEAKY_RELU_BACKWARD, (grad, self), (negative_slope, self_is_result))
-
-
-def threshold_backward(grad, self, threshold):
-    return by_row(table.THRESHOLD_BACKWARD, (grad, self), (threshold,))
-
-
-def index_backward(grad, sizes, indices):
-    return by_row(table.INDEX_BACKWARD, (grad,), (sizes, indices))
-
-
-def embedding_dense_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
-    return by_row(table.EMBEDDING_DENSE_BACKWARD, (grad, indices),
-                  (num_weights, padding_idx, scale_grad_by_freq))
+def threshold_backward(grad, self, threshold):  # (a def: a row's formula, read by parameter names)
+    return table.THRESHOLD_BACKWARD(grad, self, threshold)
 
 
 def embedding_dense_double_backward(grad, indices, padding_idx):
     """The rows of grad the indices pick, the padding_idx ones zero (torch's; it leaves
     scale_grad_by_freq out, as gradtool refuses that option)."""
-    picked = by_row(table.EMBEDDING, (grad, indices), (-1, False, False))
+    picked = table.EMBEDDING(grad, indices, -1, False, False)
     return picked if padding_idx < 0 else where(unsqueeze(indices != padding_idx, -1),
                                                  picked, 0)
 
@@ -260,10 +228,6 @@ def cat_backward(grad, sizes, dim):
 
 
 # ---- activations ----
-def softplus(t, beta=1, threshold=20):
-    return by_row(table.SOFTPLUS, (t,), (beta, threshold))
-
-
 def erf_backward(grad, self):
     return grad * (2 / np.sqrt(np.pi)) * exp(-self * self)
 
@@ -354,7 +318,8 @@ def bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction):
 
 
 def bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction):
-    slope = -self if pos_weight is None else -self + (pos_weight - 1) * softplus(-self)
+    # (softplus(-x) = log(1 + e^-x), torch's default beta 1 and threshold 20)
+    slope = -self if pos_weight is None else -self + (pos_weight - 1) * table.SOFTPLUS(-self, 1, 20)
     return _bce_per_element(grad * slope, weight, reduction, self, target)
 
 
@@ -362,24 +327,25 @@ def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total
     """torch's nll_loss_backward, an op of its own (differentiable in self, with derivative
     zero, as torch's)."""
     spec = table.NLL_LOSS2D_BACKWARD if len(self.shape) > 2 else table.NLL_LOSS_BACKWARD
-    return by_row(spec, (grad, self, target, weight, total_weight), (reduction, ignore_index))
+    return spec(grad, self, target, weight, total_weight, reduction, ignore_index)
 
 
 def nll_loss(input, target, weight, reduction, ignore_index):
     spec = table.NLL_LOSS2D if len(input.shape) > 2 else table.NLL_LOSS
-    return by_row(spec, (input, target, weight), (reduction, ignore_index))[0]
+    return spec(input, target, weight, reduction, ignore_index)[0]
 
 
-def layer_norm_stats(input, normalized_shape, result1, result2):
-    """mean and 1/std over the normalized dims. Building a double-backward graph, they are
-    functions of input (so their derivatives are in it): 1/std from the saved one, as
-    (var(x) - var(x0) + rstd0^-2)^(-1/2), since eps is not saved (as torch)."""
-    if not grad_mode.state.grad_enabled:
-        return result1, result2
-    dims = tuple(range(-len(normalized_shape), 0))
-    variance = var(input, dims, 0, keepdim=True)
-    rstd = (variance - detach(variance) + result2 ** -2) ** -0.5
-    return mean(input, dims, keepdim=True), rstd
+def _layer_norm_xhat(input, normalized_shape, result1, result2):
+    """x_hat and 1/std over the normalized dims. Building a double-backward graph, mean and
+    1/std are functions of input (so their derivatives are in it): 1/std from the saved one,
+    as (var(x) - var(x0) + rstd0^-2)^(-1/2), since eps is not saved (as torch)."""
+    average, rstd = result1, result2
+    if grad_mode.state.grad_enabled:
+        dims = tuple(range(-len(normalized_shape), 0))
+        variance = var(input, dims, 0, keepdim=True)
+        rstd = (variance - detach(variance) + result2 ** -2) ** -0.5
+        average = mean(input, dims, keepdim=True)
+    return (input - average) * rstd, rstd
 
 
 def normalized_backward(g, xhat, rstd, dims):
@@ -389,16 +355,14 @@ def normalized_backward(g, xhat, rstd, dims):
 
 
 def layer_norm_backward_input(grad, input, weight, normalized_shape, result1, result2):
-    average, rstd = layer_norm_stats(input, normalized_shape, result1, result2)
-    dims = tuple(range(-len(normalized_shape), 0))
-    xhat = (input - average) * rstd
+    xhat, rstd = _layer_norm_xhat(input, normalized_shape, result1, result2)
     g = grad if weight is None else grad * weight
-    return normalized_backward(g, xhat, rstd, dims)
+    return normalized_backward(g, xhat, rstd, tuple(range(-len(normalized_shape), 0)))
 
 
 def layer_norm_backward_weight(grad, input, normalized_shape, result1, result2):
-    average, rstd = layer_norm_stats(input, normalized_shape, result1, result2)
-    return sum_to(grad * ((input - average) * rstd), normalized_shape)
+    xhat, _ = _layer_norm_xhat(input, normalized_shape, result1, result2)
+    return sum_to(grad * xhat, normalized_shape)
 
 
 def reduce_loss(loss, reduction):
@@ -543,10 +507,8 @@ def permuted(ndim, args):
 
 
 # ---- convolutions ----
-def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                groups):
-    return by_row(table.CONVOLUTION, (input, weight, bias),
-                  (stride, padding, dilation, transposed, output_padding, groups))
+# (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+convolution = row_function("CONVOLUTION")
 
 
 def _narrowed(t, sizes):
@@ -621,32 +583,25 @@ def max_pool_double_backward(grad, indices):
 
 def max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation,
                                      ceil_mode, indices):
-    return by_row(table.MAX_POOL2D_WITH_INDICES_BACKWARD, (grad, self, indices),
-                  (kernel_size, stride, padding, dilation, ceil_mode))
+    return table.MAX_POOL2D_WITH_INDICES_BACKWARD(grad, self, indices, kernel_size, stride,
+                                                  padding, dilation, ceil_mode)
 
 
-def adaptive_max_pool2d_backward(grad, self, indices):
-    return by_row(table.ADAPTIVE_MAX_POOL2D_BACKWARD, (grad, self, indices))
-
-
-def avg_pool2d(self, *args):
-    return by_row(table.AVG_POOL2D, (self,), args)
-
-
-def avg_pool2d_backward(grad, self, *args):
-    return by_row(table.AVG_POOL2D_BACKWARD, (grad, self), args)
+adaptive_max_pool2d_backward = row_function("ADAPTIVE_MAX_POOL2D_BACKWARD")  # (grad, self, indices)
+avg_pool2d = row_function("AVG_POOL2D")  # (self, kernel_size, stride, padding, ...)
+avg_pool2d_backward = row_function("AVG_POOL2D_BACKWARD")  # (grad, self, kernel_size, ...)
 
 
 def adaptive_avg_pool2d(self, output_size):
-    return by_row(table.ADAPTIVE_AVG_POOL2D, (self,), (tuple(output_size),))
+    return table.ADAPTIVE_AVG_POOL2D(self, tuple(output_size))
 
 
-def adaptive_avg_pool2d_backward(grad, self):
-    return by_row(table.ADAPTIVE_AVG_POOL2D_BACKWARD, (grad, self))
+def adaptive_avg_pool2d_backward(grad, self):  # (a def: a row's formula, read by parameter names)
+    return table.ADAPTIVE_AVG_POOL2D_BACKWARD(grad, self)
 
 
 def constant_pad_nd(self, pad, value=0):
-    return by_row(table.CONSTANT_PAD_ND, (self,), (tuple(pad), value))
+    return table.CONSTANT_PAD_ND(self, tuple(pad), value)
 
 
 def _by_dims(rows, padding):
@@ -654,44 +609,41 @@ def _by_dims(rows, padding):
 
 
 def reflection_pad(self, padding):
-    return by_row(_by_dims((table.REFLECTION_PAD1D, table.REFLECTION_PAD2D), padding), (self,),
-                  (padding,))
+    return _by_dims((table.REFLECTION_PAD1D, table.REFLECTION_PAD2D), padding)(self, padding)
 
 
 def reflection_pad_backward(grad, self, padding):
     rows = (table.REFLECTION_PAD1D_BACKWARD, table.REFLECTION_PAD2D_BACKWARD)
-    return by_row(_by_dims(rows, padding), (grad, self), (padding,))
+    return _by_dims(rows, padding)(grad, self, padding)
 
 
 def replication_pad(self, padding):
-    rows = (table.REPLICATION_PAD1D, table.REPLICATION_PAD2D)
-    return by_row(_by_dims(rows, padding), (self,), (padding,))
+    return _by_dims((table.REPLICATION_PAD1D, table.REPLICATION_PAD2D), padding)(self, padding)
 
 
 def replication_pad_backward(grad, self, padding):
     rows = (table.REPLICATION_PAD1D_BACKWARD, table.REPLICATION_PAD2D_BACKWARD)
-    return by_row(_by_dims(rows, padding), (grad, self), (padding,))
+    return _by_dims(rows, padding)(grad, self, padding)
 
 
 def upsample_nearest(self, output_size, scales):
     row = (table.UPSAMPLE_NEAREST1D, table.UPSAMPLE_NEAREST2D)[len(output_size) - 1]
-    return by_row(row, (self,), (tuple(output_size),) + tuple(scales))
+    return row(self, tuple(output_size), *scales)
 
 
 def upsample_nearest_backward(grad, output_size, input_size, scales):
     row = (table.UPSAMPLE_NEAREST1D_BACKWARD,
            table.UPSAMPLE_NEAREST2D_BACKWARD)[len(output_size) - 1]
-    return by_row(row, (grad,), (tuple(output_size), tuple(input_size)) + tuple(scales))
+    return row(grad, tuple(output_size), tuple(input_size), *scales)
 
 
 def upsample_bilinear2d(self, output_size, align_corners, scales):
-    return by_row(table.UPSAMPLE_BILINEAR2D, (self,),
-                  (tuple(output_size), align_corners) + tuple(scales))
+    return table.UPSAMPLE_BILINEAR2D(self, tuple(output_size), align_corners, *scales)
 
 
 def upsample_bilinear2d_backward(grad, output_size, input_size, align_corners, scales):
-    return by_row(table.UPSAMPLE_BILINEAR2D_BACKWARD, (grad,),
-                  (tuple(output_size), tuple(input_size), align_corners) + tuple(scales))
+    return table.UPSAMPLE_BILINEAR2D_BACKWARD(grad, tuple(output_size), tuple(input_size),
+                                              align_corners, *scales)
 
 
 # ---- batch norm and group norm ----
@@ -704,23 +656,19 @@ def _channel_dims(ndim):
     return (0,) + tuple(range(2, ndim))
 
 
-def batch_norm_stats(input, running_mean, running_var, result1, result2, training, eps):
-    """Mean and 1/std per channel, shaped to broadcast: the running ones in eval mode; the
-    batch's in training, recomputed from input when building a double-backward graph (so
-    their derivatives are in it)."""
+def _batch_norm_xhat(input, running_mean, running_var, result1, result2, training, eps):
+    """x_hat and 1/std per channel (shaped to broadcast) from the running mean and variance in
+    eval mode; the batch's in training, recomputed from input when building a double-backward
+    graph (so their derivatives are in it)."""
     ndim = len(input.shape)
     if not training:
-        return _channel(running_mean, ndim), _channel((running_var + eps) ** -0.5, ndim)
-    if grad_mode.state.grad_enabled:
+        average, rstd = _channel(running_mean, ndim), _channel((running_var + eps) ** -0.5, ndim)
+    elif grad_mode.state.grad_enabled:
         dims = _channel_dims(ndim)
-        return (mean(input, dims, keepdim=True),
-                (var(input, dims, 0, keepdim=True) + eps) ** -0.5)
-    return _channel(result1, ndim), _channel(result2, ndim)
-
-
-def _batch_norm_xhat(input, running_mean, running_var, result1, result2, training, eps):
-    average, rstd = batch_norm_stats(input, running_mean, running_var, result1, result2,
-                                     training, eps)
+        average = mean(input, dims, keepdim=True)
+        rstd = (var(input, dims, 0, keepdim=True) + eps) ** -0.5
+    else:
+        average, rstd = _channel(result1, ndim), _channel(result2, ndim)
     return (input - average) * rstd, rstd
 
 
@@ -755,7 +703,7 @@ def batch_norm_jvp(input_t, weight_t, bias_t, input, weight, running_mean, runni
 
 def _group_norm_xhat(input, N, group, eps, result1, result2):
     """x_hat per (sample, group), shaped (N, group, rest), and its 1/std (see
-    batch_norm_stats: recomputed from input when building a double-backward graph)."""
+    _batch_norm_xhat: recomputed from input when building a double-backward graph)."""
     grouped = reshape(input, (N, group, -1))
     if grad_mode.state.grad_enabled:
         average = mean(grouped, (2,), keepdim=True)
@@ -799,12 +747,12 @@ def _eye_like(x):
 
 
 def _diag_embed(v):
-    return by_row(table.DIAG_EMBED, (v,), (0, -2, -1))
+    return table.DIAG_EMBED(v, 0, -2, -1)
 
 
 def solve(A, B):
     """A^{-1} B (B a batch of matrices): the recorded linalg.solve on Tensors."""
-    return by_row(table.LINALG_SOLVE_EX, (A, B), (True,))[0]
+    return table.LINALG_SOLVE_EX(A, B, True)[0]
 
 
 def _solve_saved(A, LU, pivots, B, adjoint):
@@ -864,16 +812,12 @@ def linalg_det_backward(grad, det, A, LU, pivots):
     scale = unsqueeze(unsqueeze(grad * det, -1), -1)
     rows = detach(A)
     bound = prod(sum(rows * rows, -1), -1) ** 0.5
-    if not any_true(abs(detach(det)) <= _eps(LU) ** 0.5 * bound):
+    eps = np.finfo(LU.dtype if type(LU) is np.ndarray else detach(LU).numpy().dtype).eps
+    if not any_true(abs(detach(det)) <= eps ** 0.5 * bound):
         return scale * _inverse_transposed(A, LU, pivots)
-    U, S, Vh = by_row(table.LINALG_SVD, (A,), (False,))
-    alpha = by_row(table.LINALG_DET, (U,))[0] * by_row(table.LINALG_DET, (Vh,))[0] * grad
+    U, S, Vh = table.LINALG_SVD(A, False)
+    alpha = table.LINALG_DET(U)[0] * table.LINALG_DET(Vh)[0] * grad
     return matmul(U * unsqueeze(unsqueeze(alpha, -1) * _prod_of_the_others(S), -2), Vh)
-
-
-def _eps(x):
-    """The machine epsilon of x's dtype."""
-    return np.finfo(x.dtype if type(x) is np.ndarray else detach(x).numpy().dtype).eps
 
 
 def _prod_of_the_others(x):
@@ -895,9 +839,8 @@ def linalg_slogdet_backward(grads, A, LU, pivots):
 
 def _inverse_transposed(A, LU, pivots):
     """A^{-T}, from det's LU factors (of A^T or of A, see kernels.det_factors)."""
-    adjoint = type(A) is np.ndarray and not kernels.factors_transposed(A)
-    return _solve_saved(A, LU, pivots, _eye_like(A), adjoint) if type(A) is np.ndarray else (
-        solve(mT(A), _eye_like(A)))
+    factors_transposed = type(A) is np.ndarray and kernels.factors_transposed(A)
+    return _solve_saved(A, LU, pivots, _eye_like(A), adjoint=not factors_transposed)
 
 
 def trace(x):

@@ -18,7 +18,7 @@ from ..free_functions import cat as _cat, stack as _stack, where as _where
 from ..matmul import matmul as _matmul
 from ..tensor import Tensor, _as_tensor
 from . import kernels as _kernels
-from .rows import table as _table
+from .rows import row_function, table as _table
 
 _ndarray = np.ndarray
 
@@ -49,36 +49,36 @@ def _sizes(x, sizes):
     return x.shape[:batch.lead] + tuple(sizes) if batch.lead else tuple(sizes)
 
 
-def by_row(spec, inputs, args=()):
-    """An op of the table on Tensors (dispatched and recorded) or arrays (its forward)."""
-    if any(_tensor(x) for x in inputs):
-        return call(spec, inputs, args)
-    return spec.forward(*inputs, *args)
-
-
 # ---- elementwise ----
-def _unary(array_fn, method):
-    """An op of one value: array_fn on arrays, the Tensor method on Tensors."""
-    def on_array_or_tensor(x):
-        return array_fn(x) if not isinstance(x, Tensor) else getattr(x, method)()
+def _array_or_method(array_fn, method):
+    """array_fn on arrays, the Tensor method on Tensors, given the same arguments."""
+    def on_array_or_tensor(x, *args):
+        return array_fn(x, *args) if not isinstance(x, Tensor) else getattr(x, method)(*args)
     on_array_or_tensor.__name__ = method
     return on_array_or_tensor
 
 
-abs = _unary(np.abs, "abs")
-sign = _unary(np.sign, "sign")
-exp = _unary(np.exp, "exp")
-log = _unary(np.log, "log")
-log1p = _unary(np.log1p, "log1p")
-sqrt = _unary(np.sqrt, "sqrt")
-sin = _unary(np.sin, "sin")
-cos = _unary(np.cos, "cos")
-tanh = _unary(np.tanh, "tanh")
-isnan = _unary(np.isnan, "isnan")
-sgn = _unary(_kernels.sgn, "sgn")  # x / |x| (0 at 0); torch's sign for real x
-sigmoid = _unary(_kernels.sigmoid, "sigmoid")
-rsqrt = _unary(_kernels.rsqrt, "rsqrt")
-erf = _unary(_kernels.erf, "erf")
+def _along(array_fn, method):
+    """An op along a dim (or dims): on arrays, counted after the batch dim."""
+    def on_array_or_tensor(x, dim):
+        return array_fn(x, _shift(dim)) if not isinstance(x, Tensor) else getattr(x, method)(dim)
+    on_array_or_tensor.__name__ = method
+    return on_array_or_tensor
+
+
+abs = _array_or_method(np.abs, "abs")
+sign = _array_or_method(np.sign, "sign")
+exp = _array_or_method(np.exp, "exp")
+log = _array_or_method(np.log, "log")
+log1p = _array_or_method(np.log1p, "log1p")
+sin = _array_or_method(np.sin, "sin")
+cos = _array_or_method(np.cos, "cos")
+tanh = _array_or_method(np.tanh, "tanh")
+isnan = _array_or_method(np.isnan, "isnan")
+sgn = _array_or_method(_kernels.sgn, "sgn")  # x / |x| (0 at 0); torch's sign for real x
+sigmoid = _array_or_method(_kernels.sigmoid, "sigmoid")
+rsqrt = _array_or_method(_kernels.rsqrt, "rsqrt")
+erf = _array_or_method(_kernels.erf, "erf")
 
 
 def conj(x):
@@ -108,12 +108,8 @@ def imag(x):
     return x.imag if isinstance(x, Tensor) else np.imag(x)
 
 
-def view_as_real(x):
-    return by_row(_table.VIEW_AS_REAL, (x,))
-
-
-def view_as_complex(x):
-    return by_row(_table.VIEW_AS_COMPLEX, (x,))
+view_as_real = row_function("VIEW_AS_REAL")
+view_as_complex = row_function("VIEW_AS_COMPLEX")
 
 
 def where(condition, x, y):
@@ -202,12 +198,8 @@ def var(x, dim, correction, keepdim=False):
     return x.var(dim, correction=correction, keepdim=keepdim)
 
 
-def cumsum(x, dim):
-    return np.cumsum(x, axis=_shift(dim)) if not isinstance(x, Tensor) else x.cumsum(dim)
-
-
-def cumprod(x, dim):
-    return np.cumprod(x, axis=_shift(dim)) if not isinstance(x, Tensor) else x.cumprod(dim)
+cumsum = _along(np.cumsum, "cumsum")
+cumprod = _along(np.cumprod, "cumprod")
 
 
 # ---- shapes ----
@@ -221,19 +213,15 @@ def expand(x, sizes):
     return x.expand(sizes)
 
 
-contiguous = _unary(np.ascontiguousarray, "contiguous")
+contiguous = _array_or_method(np.ascontiguousarray, "contiguous")
 
 
 def reshape(x, sizes):
     return np.reshape(x, _sizes(x, sizes)) if not isinstance(x, Tensor) else x.reshape(sizes)
 
 
-def unsqueeze(x, dim):
-    return np.expand_dims(x, _shift(dim)) if not isinstance(x, Tensor) else x.unsqueeze(dim)
-
-
-def squeeze(x, dim):
-    return np.squeeze(x, _shift(dim)) if not isinstance(x, Tensor) else x.squeeze(dim)
+unsqueeze = _along(np.expand_dims, "unsqueeze")
+squeeze = _along(np.squeeze, "squeeze")
 
 
 def transpose(x, dim0, dim1):
@@ -256,8 +244,7 @@ def t(x):
     return x.t()
 
 
-def flip(x, dims):
-    return np.flip(x, _shift(tuple(dims))) if not isinstance(x, Tensor) else x.flip(dims)
+flip = _along(np.flip, "flip")
 
 
 def roll(x, shifts, dims):
@@ -266,12 +253,8 @@ def roll(x, shifts, dims):
     return _kernels.roll(x, shifts, _shift(tuple(dims)))
 
 
-def triu(x, diagonal):
-    return np.triu(x, diagonal) if not isinstance(x, Tensor) else x.triu(diagonal)
-
-
-def tril(x, diagonal):
-    return np.tril(x, diagonal) if not isinstance(x, Tensor) else x.tril(diagonal)
+triu = _array_or_method(np.triu, "triu")
+tril = _array_or_method(np.tril, "tril")
 
 
 def select(x, dim, index):
@@ -343,7 +326,7 @@ def mm(a, b):
 
 def addmm(self, mat1, mat2):
     """self + mat1 @ mat2, in one pass on arrays (kernels.addmm: the faster way round)."""
-    return by_row(_table.ADDMM, (self, mat1, mat2), (1, 1))
+    return _table.ADDMM(self, mat1, mat2, 1, 1)
 
 
 def mv(a, v):
@@ -379,7 +362,7 @@ def scatter(x, dim, index, value):
 
 
 def scatter_add(x, dim, index, src):
-    return by_row(_table.SCATTER_ADD, (x, index, src), (dim,))
+    return _table.SCATTER_ADD(x, index, src, dim)
 
 
 def index_select(x, dim, index):
@@ -389,13 +372,12 @@ def index_select(x, dim, index):
 
 
 def index_add(x, dim, index, source, alpha=1):
-    return by_row(_table.INDEX_ADD, (x, index, source), (dim, alpha))
+    return _table.INDEX_ADD(x, index, source, dim, alpha)
 
 
-def index(x, indices):
-    return by_row(_table.INDEX, (x,), (indices,))
+index = row_function("INDEX")
 
 
 def index_put(x, indices, values):
-    return by_row(_table.INDEX_PUT, (x, values), (indices, False))
+    return _table.INDEX_PUT(x, values, indices, False)
 

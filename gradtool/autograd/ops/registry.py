@@ -13,11 +13,10 @@ the node saves in the forward pass:
 A node saves only what the formulas of inputs that require grad need (as torch does).
 Inputs that are not differentiable are declared so with NON_DIFFERENTIABLE.
 
-Each formula is written once, with the ops of `generic`: the engine runs it on numpy arrays
-when nothing records (first order: no Tensors made), on Tensors when it records (gradients
-of gradients come for free), and, for rows marked `batches`, on a batch of gradients at once
-(autograd.grad's is_grads_batched: functional.jacobian(vectorize=True) and gradcheck's
-Jacobians are one backward pass); the nodes of other rows take a batch one element at a time.
+Each formula is written once, with the ops of `generic` (see there): on arrays, on Tensors
+(gradients of gradients) and, for rows marked `batches`, on a batch of gradients at once
+(is_grads_batched: gradcheck's Jacobians in one backward pass); other rows' nodes take a
+batch one element at a time.
 
 Forward mode (autograd.forward_ad): every row declares its `jvp`, the output's tangent from
 the inputs' (derivatives.yaml's `result:`). Where it follows from the backward formulas, the
@@ -40,8 +39,7 @@ from ..dispatch import call, derived
 from ..free_functions import stack
 from ..node import Node, SavedTensor
 from ..tensor import Tensor
-from . import formulas
-from .generic import ones_like, zeros_like
+from .generic import constant, ones_like, zeros_like
 
 NON_DIFFERENTIABLE = "non_differentiable"
 MANY = "many"  # an op returning a sequence of outputs whose length depends on its arguments
@@ -93,8 +91,11 @@ class OpNode(Node):
         spec = self.spec
         if spec.multi_output:  # zeros for outputs without a gradient, or None if the row
             # tells them apart (as torch's undefined gradients: no term, no graph)
-            grads = formulas.materialize(grads, self._output_meta, spec.undefined_grads)
+            grads = list(grads) + [None] * (len(self._output_meta) - len(grads))
             given = next(g for g in grads if g is not None)
+            if not spec.undefined_grads:
+                grads = [g if g is not None or meta is None else constant(np.zeros(*meta), given)
+                         for g, meta in zip(grads, self._output_meta)]
         else:
             given = grads[0]
         as_arrays = type(given) is np.ndarray
@@ -132,11 +133,8 @@ class OpNode(Node):
         saved = self._for_backward
         args = []
         for p in params:
-            if p == "grad":
-                args.append(grads[0])
-                continue
-            if p == "grads":
-                args.append(grads)
+            if p == "grad" or p == "grads":
+                args.append(grads[0] if p == "grad" else grads)
                 continue
             v = saved[p]
             if type(v) is SavedTensor:
@@ -150,7 +148,7 @@ class OpNode(Node):
         return fn(*args)
 
 
-def _in_place_twin(spec, node_name, args, jvp, batches, inputs):
+def _in_place_twin(spec, node_name, jvp, batches, inputs):
     """The row's in-place form with a node of its own (in_place_node): its formulas are the
     row's given the result for `self` and told so (self_is_result=True); where a formula
     cannot do without the input (no self_is_result), torch leaves the derivative
@@ -158,13 +156,13 @@ def _in_place_twin(spec, node_name, args, jvp, batches, inputs):
     name = spec.name + "_"
     if all(f is NON_DIFFERENTIABLE or "self_is_result" in inspect.signature(f).parameters
            for f in inputs.values()):
-        return OpSpec(name, node_name, spec.forward, args=args, jvp=jvp, batches=batches,
+        return OpSpec(name, node_name, spec.forward, args=spec.args, jvp=jvp, batches=batches,
                       **{n: _reading_result(f) for n, f in inputs.items()})
 
     def no_derivative(grad):
         raise RuntimeError(f"the derivative for 'inplace version of {spec.name}' is not "
                            f"implemented.")
-    twin = OpSpec(name, node_name, spec.forward, args=args, jvp=no_forward_ad(name, "self"),
+    twin = OpSpec(name, node_name, spec.forward, args=spec.args, jvp=no_forward_ad(name, "self"),
                   self=no_derivative)
     twin.derivative_implemented = False
     return twin
@@ -243,20 +241,18 @@ class OpSpec:
         spec.one_formula = one_formula or variadic
         spec.undefined_grads = undefined_grads  # `grads` keeps None for outputs without one
         spec.inputs = tuple(inputs)
-        spec.formulas = {}
-        for input_name, formula in inputs.items():
-            if formula is NON_DIFFERENTIABLE:
-                continue
-            params = tuple(n for n, p in inspect.signature(formula).parameters.items()
+        spec.diff_inputs = tuple(n for n, f in inputs.items() if f is not NON_DIFFERENTIABLE)
+        spec.diff_positions = tuple(spec.inputs.index(n) for n in spec.diff_inputs)
+        formula_list = []
+        for input_name in spec.diff_inputs:
+            params = tuple(n for n, p in inspect.signature(inputs[input_name]).parameters.items()
                            if p.default is p.empty)  # (a default: in_place_node's flag)
             for p in params:
                 if spec._source(p) is None:
                     raise TypeError(f"{node_name}: formula for {input_name!r} uses unknown "
                                     f"name {p!r}")
-            spec.formulas[input_name] = (formula, params)
-        spec.diff_inputs = tuple(n for n in spec.inputs if n in spec.formulas)
-        spec.diff_positions = tuple(spec.inputs.index(n) for n in spec.diff_inputs)
-        spec.formula_list = tuple(spec.formulas[n] for n in spec.diff_inputs)
+            formula_list.append((inputs[input_name], params))
+        spec.formula_list = tuple(formula_list)
         # formulas of one output that read `grad` first: (fn, what else they read), for
         # OpNode.apply's lean path
         spec.grad_first = None if spec.variadic or spec.multi_output or any(
@@ -274,7 +270,9 @@ class OpSpec:
                    if n not in hidden and not n.endswith(_UNEXPOSED)}
         spec.node_class = type(node_name, (OpNode,), {
             "__slots__": (), "spec": spec, "_exposed": exposed,
-            "_exposed_tensors": frozenset(n for n in exposed if spec._is_tensor(n)),
+            # (torch's nodes keep index ops' indices as a list of tensors)
+            "_exposed_tensors": frozenset(n for n in exposed if n == "indices" or spec._source(
+                n)[0] in ("input", "output")),
             "saves_tensors": any(spec._source(n)[0] in ("input", "output") for n in names),
             "_arg_index": {n: i for i, n in enumerate(spec.args) if n in exposed},
             "batches": batches})
@@ -288,11 +286,19 @@ class OpSpec:
         spec.dtype_check = spec._dtype_check(promotion_always)
         # torch's in-place form of an op whose input is gone once overwritten (leaky_relu_,
         # elu_, asinh_): a node of its own
-        spec.in_place = in_place_node and _in_place_twin(spec, in_place_node, args, jvp,
-                                                         batches, inputs)
+        spec.in_place = in_place_node and _in_place_twin(spec, in_place_node, jvp, batches, inputs)
 
     def __repr__(self):
         return f"<op {self.name} -> {self.node_class.__name__}>"
+
+    def __call__(spec, *values):
+        """The row as a function of its tensor inputs, then its arguments (how a formula runs
+        another row): dispatched and recorded when an input is a Tensor, else its forward."""
+        inputs = values[:len(spec.inputs)]
+        for x in inputs:  # (a loop, not any(): no generator on the relu backward's path)
+            if isinstance(x, Tensor):
+                return call(spec, inputs, values[len(spec.inputs):])
+        return spec.forward(*values)
 
     def _dtype_check(self, always):
         """When the forward asks dtypes.result_type for the result's dtype (call's fast
@@ -325,8 +331,14 @@ class OpSpec:
             if self.batched_jvp is not None:
                 return self.batched_jvp(tangents[0], results[0], args)
             return _one_at_a_time(self, inputs, args, arrays, results, tangents, batch)
-        if fn == "linear":
-            out = call(self, self._with_tangents(inputs, tangents, zeros=True), args)
+        if fn == "linear":  # the op on the tangents (zeros for the inputs without one)
+            if self.variadic:
+                swapped = ([_or_zeros(t, x) for x, t in zip(inputs[0], tangents)],)
+            else:
+                swapped = list(inputs)
+                for i in self.diff_positions:
+                    swapped[i] = _or_zeros(tangents[i], inputs[i])
+            out = call(self, swapped, args)
             if self.nondiff_outputs:  # (nll_loss's total_weight): no tangent
                 return [None if name in self.nondiff_outputs else o
                         for name, o in zip(self.outputs, out)]
@@ -339,7 +351,20 @@ class OpSpec:
                     swapped[i] = t
                     total = _add(total, call(self, swapped, args))
             return total
-        value = _Values(self, inputs, args, arrays, results)
+
+        def value(name):  # what a jvp formula reads, by name, at forward time
+            if name.endswith("_t") and name[:-2] in self.diff_inputs:  # `<input>_t`
+                i = self.inputs.index(name[:-2])
+                return _or_zeros(tangents[i], inputs[i])
+            kind, where = self._source(name)
+            if kind == "derived":
+                return derived(arrays[where[0]], where[1])
+            return {"input": inputs, "arg": args, "output": results}[kind][where]
+
+        def backward(formula, grad):  # a backward formula, run at forward time
+            function, names = formula
+            return function(*(grad if name == "grad" else value(name) for name in names))
+
         if fn == "elementwise":
             total = None
             ndim = results[0]._data.ndim
@@ -349,39 +374,24 @@ class OpSpec:
                     if batch is not None:  # the batch dim first, the input's dims right-aligned
                         t = t.reshape((batch,) + (1,) * (ndim + 1 - t._data.ndim)
                                       + t._data.shape[1:])
-                    total = _add(total, value.call(formula, t))
+                    total = _add(total, backward(formula, t))
             if any(total is t for t in tangents):  # (x + 1): its own tangent, not x's
                 total = total.clone()
             return _like(total, results[0], batch)
         if fn == "reduction":  # one differentiable input, `self`
             ones = ones_like(results[0])
-            dim = value.get("dim") if "dim" in self.args else None
+            dim = value("dim") if "dim" in self.args else None
             ndim = arrays[0].ndim
             dim = tuple(range(ndim)) if dim is None else dim
             if batch is not None:  # counted from the end: the batch dim stays out of it
                 dim = tuple(d % ndim - ndim for d in ((dim,) if isinstance(dim, int) else dim))
-            keepdim = bool(value.get("keepdim")) if "keepdim" in self.args else False
-            g = value.call(self.formula_list[0], ones)
+            keepdim = bool(value("keepdim")) if "keepdim" in self.args else False
+            g = backward(self.formula_list[0], ones)
             return (g * tangents[0]).sum(dim, keepdim=keepdim)
-        for name in self.diff_inputs:  # a formula: zeros for the inputs without a tangent
-            value.known[name + "_t"] = tangents[self.inputs.index(name)]
-        out = fn(*(value.get(p) for p in params))
+        out = fn(*(value(p) for p in params))  # a formula
         if isinstance(out, list):  # one tangent per output (var_mean, ...)
             return [None if o is None else _like(o, r) for o, r in zip(out, results)]
         return _like(out, results[0])
-
-    def _with_tangents(self, inputs, tangents, zeros):
-        """`inputs` with each differentiable input swapped for its tangent (or zeros)."""
-        if self.variadic:
-            return ([t if t is not None else zeros_like(x)
-                     for x, t in zip(inputs[0], tangents)],)
-        out = list(inputs)
-        for i in self.diff_positions:
-            t = tangents[i]
-            x = inputs[i]
-            out[i] = t if t is not None else (
-                zeros_like(x) if isinstance(x, Tensor) else 0)
-        return out
 
     def _source(self, name):
         """Where a formula parameter's value comes from: (kind, detail) or None if unknown."""
@@ -397,10 +407,6 @@ class OpSpec:
             if name.endswith(suffix) and name[:-len(suffix)] in self.inputs:
                 return ("derived", (self.inputs.index(name[:-len(suffix)]), suffix))
         return None
-
-    def _is_tensor(self, name):
-        """Saved as a tensor by torch (index ops keep their indices as a list of tensors)."""
-        return self._source(name)[0] in ("input", "output") or name == "indices"
 
     def _save_plan(self, mask):
         """(name, kind, where) of each value to save when the differentiable inputs flagged
@@ -418,37 +424,15 @@ class OpSpec:
 JVP_RULES = ("elementwise", "linear", "bilinear", "reduction")
 
 
-class _Values:
-    """The values a jvp formula reads, by name, at forward time."""
-
-    def __init__(self, spec, inputs, args, arrays, results):
-        self.spec, self.inputs, self.args, self.arrays, self.results = (
-            spec, inputs, args, arrays, results)
-        self.known = {}
-
-    def get(self, name):
-        if name in self.known:
-            v = self.known[name]
-            if v is None and name.endswith("_t"):  # an input without a tangent: zeros
-                x = self.inputs[self.spec.inputs.index(name[:-2])]
-                v = zeros_like(x) if isinstance(x, Tensor) else 0
-            return v
-        kind, where = self.spec._source(name)
-        if kind == "input":
-            return self.inputs[where]
-        if kind == "arg":
-            return self.args[where]
-        if kind == "output":
-            return self.results[where]
-        return derived(self.arrays[where[0]], where[1])
-
-    def call(self, formula, grad):
-        fn, params = formula
-        return fn(*(grad if p == "grad" else self.get(p) for p in params))
-
-
 def _add(total, t):
     return t if total is None else total + t
+
+
+def _or_zeros(tangent, x):
+    """An input's tangent, or zeros where it has none (0 for a number)."""
+    if tangent is not None:
+        return tangent
+    return zeros_like(x) if isinstance(x, Tensor) else 0
 
 
 def _like(t, result, batch=None):
