@@ -82,11 +82,11 @@ ATANH = OpSpec("atanh", "AtanhBackward0", np.arctanh, jvp="elementwise", batches
                in_place_node="AtanhBackward1", method=True, method_aliases=("arctanh",),
                promotion="float", complex=True,
                self=lambda grad, self: grad / conj(1 - self * self))
-# round (half to even) is flat: zero gradient, as torch's (RoundBackward1 with decimals=)
-ROUND = OpSpec("round", "RoundBackward0", kernels.round_, function=True, jvp="elementwise",
-               batches=True,
-               self=lambda grad: zeros_like(grad))
-ROUND_DECIMALS = OpSpec("round", "RoundBackward1", kernels.round_, jvp="elementwise",
+# round (half to even; decimals scale first, as torch's) is flat: zero gradient, as torch's
+# (RoundBackward1 with decimals=)
+ROUND = OpSpec("round", "RoundBackward0", np.round, function=True, jvp="elementwise",
+               batches=True, self=lambda grad: zeros_like(grad))
+ROUND_DECIMALS = OpSpec("round", "RoundBackward1", np.round, jvp="elementwise",
                         batches=True, args=("decimals",), self=lambda grad: zeros_like(grad))
 # relu'(0) = 0: the gradient passes only where the output is positive; through
 # threshold_backward, as torch, so the gradient is differentiable (in `result`, with
@@ -520,11 +520,11 @@ SCATTER_ADD = OpSpec("scatter_add", "ScatterAddBackward0", kernels.scatter_add, 
                      self=lambda grad: grad,
                      index=NON_DIFFERENTIABLE,
                      src=lambda grad, dim, index: gather(grad, dim, index))
-CAT = OpSpec("cat", "CatBackward0", kernels.cat, jvp="linear", args=("dim",), variadic=True,
+CAT = OpSpec("cat", "CatBackward0", np.concatenate, jvp="linear", args=("dim",), variadic=True,
              batches=True, promotion="promote",
              tensors=lambda grad, tensors_args_sizes, dim:
                  formulas.cat_backward(grad, tensors_args_sizes, dim))
-STACK = OpSpec("stack", "StackBackward0", kernels.stack, jvp="linear", args=("dim",),
+STACK = OpSpec("stack", "StackBackward0", np.stack, jvp="linear", args=("dim",),
                variadic=True, batches=True, promotion="promote",
                tensors=lambda grad, dim: unbind(grad, dim))
 UNBIND = OpSpec("unbind", "UnbindBackward0", kernels.unbind, function=True, jvp="linear", view=True,
@@ -712,7 +712,7 @@ TOPK = OpSpec("topk", "TopkBackward0", kernels.topk, function=True,
               outputs=("values", "indices"), nondiff_outputs=("indices",),
               self=lambda grad, dim, indices, self_sym_sizes:
                   formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, True))
-INDEX_SELECT = OpSpec("index_select", "IndexSelectBackward0", kernels.index_select, function=True,
+INDEX_SELECT = OpSpec("index_select", "IndexSelectBackward0", np.take, function=True,
                       jvp="linear", args=("dim",),
                       self=lambda grad, self_sym_sizes, dim, index:
                           formulas.index_select_backward(grad, self_sym_sizes, dim, index),

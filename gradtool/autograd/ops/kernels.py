@@ -441,22 +441,19 @@ def diagonal(self, offset, dim1, dim2):
                                            writeable=corner.flags.writeable)
 
 
-def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
-    out = np.zeros(input_sizes, dtype=grad_output.dtype)
-    diagonal(out, offset, dim1, dim2)[...] = grad_output
-    return out
+def _into_zeros(view_op):
+    """The backward of a view op: zeros of the input's sizes, the gradient written into the
+    op's view of them (the view's arguments follow input_sizes)."""
+    def backward(grad_output, input_sizes, *view_args):
+        out = np.zeros(input_sizes, dtype=grad_output.dtype)
+        view_op(out, *view_args)[...] = grad_output
+        return out
+    return backward
 
 
-def select_backward(grad_output, input_sizes, dim, index):
-    out = np.zeros(input_sizes, dtype=grad_output.dtype)
-    out[(slice(None),) * dim + (index,)] = grad_output
-    return out
-
-
-def slice_backward(grad_output, input_sizes, dim, start, end, step):
-    out = np.zeros(input_sizes, dtype=grad_output.dtype)
-    out[(slice(None),) * dim + (slice(start, end, step),)] = grad_output
-    return out
+select_backward = _into_zeros(select)
+slice_backward = _into_zeros(slice_)
+diagonal_backward = _into_zeros(diagonal)
 
 
 def index_backward(grad_output, input_sizes, indices):
@@ -486,14 +483,6 @@ def scatter_add(self, index, src, dim):
     out = self.copy()
     np.add.at(out, _scatter_index(index, dim), src[tuple(slice(0, n) for n in index.shape)])
     return out
-
-
-def cat(tensors, dim):
-    return np.concatenate(tensors, axis=dim)
-
-
-def stack(tensors, dim):
-    return np.stack(tensors, axis=dim)
 
 
 def split_with_sizes(self, split_sizes, dim):
@@ -723,10 +712,6 @@ def topk(self, k, dim, largest, sorted):
     values, indices = sort(self, dim, largest)
     index = (slice(None),) * dim + (slice(0, k),)
     return values[index].copy(), indices[index].copy()
-
-
-def index_select(self, index, dim):
-    return np.take(self, index, axis=dim)
 
 
 def index_add(self, index, source, dim, alpha):
@@ -1173,10 +1158,6 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 
 
 # ---- elementwise (issue 21) ----
-def round_(self, decimals=0):  # half to even, as torch; decimals scale first, as torch's
-    return np.round(self, decimals)
-
-
 def addcmul(self, tensor1, tensor2, value):
     return self + value * tensor1 * tensor2
 
