@@ -95,8 +95,7 @@ RELU = OpSpec("relu", "ReluBackward0", kernels.relu, jvp="elementwise", batches=
               method=True, self=lambda grad, result: formulas.threshold_backward(grad, result, 0))
 # clamp passes the gradient at the bounds themselves (torch: min <= x <= max).
 CLAMP = OpSpec("clamp", "ClampBackward1", kernels.clamp, function=True, jvp="elementwise",
-               batches=True,
-               args=("min", "max"), promotion="promote", promoted_args=("min", "max"),
+               batches=True, args=("min", "max"), promotion="promote", promoted_args=("min", "max"),
                promotion_always=True,
                self=formulas.clamp_backward)
 CLAMP_MIN = OpSpec("clamp_min", "ClampMinBackward0", kernels.clamp, jvp="elementwise",
@@ -124,8 +123,7 @@ NORMAL_TENSOR_FLOAT = OpSpec("normal", "NormalBackward1", kernels.normal_like,
 NORMAL_FLOAT_TENSOR = OpSpec("normal", "NormalBackward2", kernels.normal_std_tensor,
                              jvp="elementwise", args=("mean", "generator"),
                              std=lambda grad, std_sym_sizes: zeros(std_sym_sizes, grad))
-NORMAL_TENSOR_TENSOR = OpSpec("normal", "NormalBackward3", kernels.normal_like,
-                              jvp="elementwise",
+NORMAL_TENSOR_TENSOR = OpSpec("normal", "NormalBackward3", kernels.normal_like, jvp="elementwise",
                               args=("generator",),
                               mean=lambda grad, mean_sym_sizes: zeros(mean_sym_sizes, grad),
                               std=lambda grad, std_sym_sizes: zeros(std_sym_sizes, grad))
@@ -174,8 +172,7 @@ POW_SCALAR_BASE = OpSpec("pow", "PowBackward2", kernels.pow_scalar_base, jvp="el
                          promoted_args=("self",), broadcasts=True, complex=True,
                          exponent=formulas.pow_backward_exponent)
 ATAN2 = OpSpec("atan2", "Atan2Backward0", np.arctan2, function=True, jvp="elementwise",
-               batches=True,
-               promotion="float", broadcasts=True,
+               batches=True, promotion="float", broadcasts=True,
                self=lambda grad, self, other: grad * other / (self * self + other * other),
                other=lambda grad, self, other: -grad * self / (self * self + other * other))
 ADDCMUL = OpSpec("addcmul", "AddcmulBackward0", kernels.addcmul, function=True, jvp="elementwise",
@@ -190,28 +187,26 @@ ADDCDIV = OpSpec("addcdiv", "AddcdivBackward0", kernels.addcdiv, function=True, 
                  tensor2=lambda grad, tensor1, tensor2, value:
                      -grad * value * tensor1 / (tensor2 * tensor2))
 # Ties split the gradient in half between the two inputs, as torch does.
-MAXIMUM = OpSpec("maximum", "MaximumBackward0", kernels.maximum, jvp="elementwise",
-                 batches=True, promotion="promote", broadcasts=True,
+MAXIMUM = OpSpec("maximum", "MaximumBackward0", kernels.maximum, jvp="elementwise", batches=True,
+                 promotion="promote", broadcasts=True,
                  self=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self < other),
                  other=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self > other))
-MINIMUM = OpSpec("minimum", "MinimumBackward0", kernels.minimum, jvp="elementwise",
-                 batches=True, promotion="promote", broadcasts=True,
+MINIMUM = OpSpec("minimum", "MinimumBackward0", kernels.minimum, jvp="elementwise", batches=True,
+                 promotion="promote", broadcasts=True,
                  self=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self > other),
                  other=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self < other))
 WHERE = OpSpec("where", "WhereBackward0", kernels.where, jvp="elementwise", batches=True,
-               promotion="promote", broadcasts=True, complex=True,
-               condition=NON_DIFFERENTIABLE,
+               promotion="promote", broadcasts=True, complex=True, condition=NON_DIFFERENTIABLE,
                self=lambda grad, condition: where(condition, grad, 0),
                other=lambda grad, condition: where(condition, 0, grad))
 MASKED_FILL = OpSpec("masked_fill", "MaskedFillBackward0", kernels.masked_fill, function=True,
                      jvp="elementwise", batches=True, args=("value",), broadcasts=True,
                      writes_overlapping=True, complex=True,
-                     self=lambda grad, mask: masked_fill(grad, mask, 0),
-                     mask=NON_DIFFERENTIABLE)
+                     self=lambda grad, mask: masked_fill(grad, mask, 0), mask=NON_DIFFERENTIABLE)
 
 # ======================= matrix products =======================
 # (the products' formulas conjugate the other factor: mm_mat1_backward's grad @ mat2^H)
@@ -223,8 +218,7 @@ MM = OpSpec("mm", "MmBackward0", np.matmul, function=True, jvp="bilinear", batch
                 formulas.mm_mat2_backward(grad, self, mat2_sym_sizes, mat2_sym_strides))
 # Linear's node: bias + input @ weight.t(), the product's backward as mm's
 ADDMM = OpSpec("addmm", "AddmmBackward0", kernels.addmm, function=True, args=("beta", "alpha"),
-               batches=True,
-               complex=True,
+               batches=True, complex=True,
                jvp=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta, alpha:
                    formulas.scale(self_t, beta)
                    + formulas.scale(mm(mat1_t, mat2) + mm(mat1, mat2_t), alpha),
@@ -261,8 +255,7 @@ SUM = OpSpec("sum", "SumBackward0", np.sum, function=True, jvp="linear", batches
              batched_jvp=formulas.batched_reduction("sum"),
              self=lambda grad, self_sym_sizes: expand(grad, self_sym_sizes))
 SUM_DIM = OpSpec("sum", "SumBackward1", kernels.sum_dim, jvp="linear", batches=True,
-                 batched_jvp=formulas.batched_reduction("sum"),
-                 args=("dim", "keepdim"),
+                 batched_jvp=formulas.batched_reduction("sum"), args=("dim", "keepdim"),
                  self=lambda grad, self_sym_sizes, dim, keepdim:
                      formulas.sum_backward(grad, self_sym_sizes, dim, keepdim))
 MEAN = OpSpec("mean", "MeanBackward0", np.mean, function=True, jvp="linear", batches=True,
@@ -271,8 +264,7 @@ MEAN = OpSpec("mean", "MeanBackward0", np.mean, function=True, jvp="linear", bat
                   expand(grad / self_sym_numel, self_sym_sizes))
 # (self_sym_numel: torch's mean_backward reads it for an empty dim list; saved as torch does)
 MEAN_DIM = OpSpec("mean", "MeanBackward1", kernels.mean_dim, jvp="linear", batches=True,
-                  batched_jvp=formulas.batched_reduction("mean"),
-                  args=("dim", "keepdim"),
+                  batched_jvp=formulas.batched_reduction("mean"), args=("dim", "keepdim"),
                   self=lambda grad, self_sym_sizes, dim, self_sym_numel, keepdim:
                       formulas.mean_backward(grad, self_sym_sizes, dim, keepdim))
 VAR = OpSpec("var", "VarBackward0", kernels.var, function=True, jvp="reduction",
@@ -293,18 +285,14 @@ MAX = OpSpec("max", "MaxBackward1", np.max, function=True, jvp="reduction",
              self=formulas.evenly_distribute_backward)
 MIN = OpSpec("min", "MinBackward1", np.min, function=True, jvp="reduction",
              self=formulas.evenly_distribute_backward)
-MAX_DIM = OpSpec("max", "MaxBackward0", kernels.max_dim, jvp="reduction",
-                 args=("dim", "keepdim"), outputs=("result", "indices"),
-                 nondiff_outputs=("indices",),
+MAX_DIM = OpSpec("max", "MaxBackward0", kernels.max_dim, jvp="reduction", args=("dim", "keepdim"),
+                 outputs=("result", "indices"), nondiff_outputs=("indices",),
                  self=lambda grad, dim, indices, keepdim, self_sym_sizes:
-                     formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes,
-                                                       keepdim))
-MIN_DIM = OpSpec("min", "MinBackward0", kernels.min_dim, jvp="reduction",
-                 args=("dim", "keepdim"), outputs=("result", "indices"),
-                 nondiff_outputs=("indices",),
+                     formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim))
+MIN_DIM = OpSpec("min", "MinBackward0", kernels.min_dim, jvp="reduction", args=("dim", "keepdim"),
+                 outputs=("result", "indices"), nondiff_outputs=("indices",),
                  self=lambda grad, dim, indices, keepdim, self_sym_sizes:
-                     formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes,
-                                                       keepdim))
+                     formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim))
 AMAX = OpSpec("amax", "AmaxBackward0", kernels.amax, function=True, jvp="reduction",
               args=("dim", "keepdim"),
               self=lambda grad, self, dim, keepdim, result:
@@ -314,8 +302,7 @@ AMIN = OpSpec("amin", "AminBackward0", kernels.amin, function=True, jvp="reducti
               self=lambda grad, self, dim, keepdim, result:
                   formulas.amax_backward(grad, self, result, dim, keepdim))
 LOGSUMEXP = OpSpec("logsumexp", "LogsumexpBackward0", kernels.logsumexp, function=True,
-                   jvp="reduction",
-                   args=("dim", "keepdim"),
+                   jvp="reduction", args=("dim", "keepdim"),
                    self=lambda grad, self, dim, keepdim, result:
                        formulas.logsumexp_backward(grad, self, result, dim, keepdim))
 # torch 2's norm is linalg.vector_norm: it saves ord and dim (None: all)
@@ -331,10 +318,8 @@ SOFTMAX = OpSpec("softmax", "SoftmaxBackward0", kernels.softmax, function=True, 
                      result * (self_t - sum(self_t * result, dim, True)),
                  self=lambda grad, result, dim: result * (grad - sum(grad * result, dim, True)))
 LOG_SOFTMAX = OpSpec("log_softmax", "LogSoftmaxBackward0", kernels.log_softmax, function=True,
-                     args=("dim",),
-                     batches=True,
-                     jvp=lambda self_t, result, dim:
-                         self_t - sum(self_t * exp(result), dim, True),
+                     args=("dim",), batches=True,
+                     jvp=lambda self_t, result, dim: self_t - sum(self_t * exp(result), dim, True),
                      self=lambda grad, result, dim: grad - exp(result) * sum(grad, dim, True))
 
 # ======================= complex numbers =======================
@@ -367,18 +352,14 @@ VIEW = OpSpec("view", "ViewBackward0", kernels.view, jvp="linear", view=True, ba
               batched_jvp=formulas.batched_reshape,
               args=("size",), self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 RESHAPE_ALIAS = OpSpec("reshape", "ReshapeAliasBackward0", kernels.view, function=True,
-                       jvp="linear",
-                       batched_jvp=formulas.batched_reshape,
-                       view=True, batches=True, args=("size",),
+                       jvp="linear", batched_jvp=formulas.batched_reshape, view=True, batches=True,
+                       args=("size",),
                        self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 UNSAFE_VIEW = OpSpec("reshape", "UnsafeViewBackward0", np.reshape, jvp="linear",
-                     batched_jvp=formulas.batched_reshape,
-                     batches=True, args=("size",),
+                     batched_jvp=formulas.batched_reshape, batches=True, args=("size",),
                      self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 SQUEEZE = OpSpec("squeeze", "SqueezeBackward0", kernels.squeeze, function=True, jvp="linear",
-                 batched_jvp=formulas.batched_reshape,
-                 view=True,
-                 batches=True, args=("dim",),
+                 batched_jvp=formulas.batched_reshape, view=True, batches=True, args=("dim",),
                  self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 # matmul's 1-D @ 2-D squeezes its mm's fresh result in place (squeeze_(0)): not a view
 SQUEEZE_ = OpSpec("squeeze_", "SqueezeBackward4", kernels.squeeze, jvp="linear", batches=True,
@@ -386,34 +367,27 @@ SQUEEZE_ = OpSpec("squeeze_", "SqueezeBackward4", kernels.squeeze, jvp="linear",
                   self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
 # squeeze(int) and squeeze(tuple) save their dim (an int, a tuple) as torch's nodes do
 SQUEEZE_DIM = OpSpec("squeeze", "SqueezeBackward1", kernels.squeeze, jvp="linear", view=True,
-                     batched_jvp=formulas.batched_reshape,
-                     batches=True, args=("dim",),
+                     batched_jvp=formulas.batched_reshape, batches=True, args=("dim",),
                      self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
 SQUEEZE_DIMS = OpSpec("squeeze", "SqueezeBackward2", kernels.squeeze, jvp="linear", view=True,
-                      batched_jvp=formulas.batched_reshape,
-                      batches=True, args=("dim",),
+                      batched_jvp=formulas.batched_reshape, batches=True, args=("dim",),
                       self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
-UNSQUEEZE = OpSpec("unsqueeze", "UnsqueezeBackward0", np.expand_dims, function=True,
-                   jvp="linear",
-                   batched_jvp=formulas.batched_reshape,
-                   view=True, batches=True, args=("dim",),
+UNSQUEEZE = OpSpec("unsqueeze", "UnsqueezeBackward0", np.expand_dims, function=True, jvp="linear",
+                   batched_jvp=formulas.batched_reshape, view=True, batches=True, args=("dim",),
                    self=lambda grad, dim: squeeze(grad, dim))
-TRANSPOSE = OpSpec("transpose", "TransposeBackward0", np.swapaxes, function=True,
-                   jvp="linear",
-                   batched_jvp=formulas.batched_permute(formulas.transposed),
-                   view=True, batches=True, args=("dim0", "dim1"),
+TRANSPOSE = OpSpec("transpose", "TransposeBackward0", np.swapaxes, function=True, jvp="linear",
+                   batched_jvp=formulas.batched_permute(formulas.transposed), view=True,
+                   batches=True, args=("dim0", "dim1"),
                    self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
 T = OpSpec("t", "TBackward0", np.transpose, function=True, jvp="linear", view=True, batches=True,
            batched_jvp=formulas.batched_permute(formulas.reversed_dims),
            self=lambda grad: t(grad))
 PERMUTE = OpSpec("permute", "PermuteBackward0", np.transpose, function=True, jvp="linear",
-                 batched_jvp=formulas.batched_permute(formulas.permuted),
-                 view=True,
-                 batches=True, args=("dims",),
+                 batched_jvp=formulas.batched_permute(formulas.permuted), view=True, batches=True,
+                 args=("dims",),
                  self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
 EXPAND = OpSpec("expand", "ExpandBackward0", kernels.expand, jvp="linear", view=True,
-                batched_jvp=formulas.batched_expand,
-                batches=True, args=("size",),
+                batched_jvp=formulas.batched_expand, batches=True, args=("size",),
                 self=lambda grad, self_sym_sizes: sum_to(grad, self_sym_sizes))
 
 # ======================= indexing, joining, splitting =======================
@@ -429,14 +403,12 @@ SLICE = OpSpec("slice", "SliceBackward0", kernels.slice_, jvp="linear", view=Tru
                self=lambda grad, self_sym_sizes, dim, start, end, step:
                    formulas.slice_backward(grad, self_sym_sizes, dim, start, end, step))
 DIAGONAL = OpSpec("diagonal", "DiagonalBackward0", kernels.diagonal, function=True, jvp="linear",
-                  view=True,
-                  args=("offset", "dim1", "dim2"),
+                  view=True, args=("offset", "dim1", "dim2"),
                   self=lambda grad, self_sym_sizes, offset, dim1, dim2:
                       formulas.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2))
 # torch.diag: of a vector, diag_embed; of a matrix, a copy of its diagonal (not a view)
 DIAG_EMBED = OpSpec("diag_embed", "DiagEmbedBackward0", kernels.diag_embed, function=True,
-                    jvp="linear",
-                    args=("offset", "dim1", "dim2"),
+                    jvp="linear", args=("offset", "dim1", "dim2"),
                     self=lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2))
 DIAGONAL_COPY = OpSpec("diagonal_copy", "DiagonalBackward0_copy", kernels.diagonal_copy,
                        jvp="linear", args=("offset", "dim1", "dim2"),
@@ -461,11 +433,9 @@ EMBEDDING = OpSpec("embedding", "EmbeddingBackward0", kernels.embedding, jvp="li
                        grad, indices, weight_sym_argsize_0, padding_idx, scale_grad_by_freq),
                    indices=NON_DIFFERENTIABLE)
 EMBEDDING_DENSE_BACKWARD = OpSpec(
-    "embedding_dense_backward", "EmbeddingDenseBackwardBackward0",
-    kernels.embedding_dense_backward, jvp="linear",
-    args=("num_weights", "padding_idx", "scale_grad_by_freq"),
-    grad_output=formulas.embedding_dense_double_backward,
-    indices=NON_DIFFERENTIABLE)
+    "embedding_dense_backward", "EmbeddingDenseBackwardBackward0", kernels.embedding_dense_backward,
+    jvp="linear", args=("num_weights", "padding_idx", "scale_grad_by_freq"),
+    grad_output=formulas.embedding_dense_double_backward, indices=NON_DIFFERENTIABLE)
 # leaky_relu's backward as an op of its own, as torch's: differentiable in `self` (with
 # derivative zero), so gradients of gradients require grad as torch's do
 LEAKY_RELU_BACKWARD = OpSpec("leaky_relu_backward", "LeakyReluBackwardBackward0",
@@ -494,8 +464,7 @@ INDEX_BACKWARD = OpSpec("index_backward", "IndexBackwardBackward0", kernels.inde
                         jvp="linear", args=("input_sizes", "indices"),
                         grad_output=lambda grad, indices: index(grad, indices))
 INDEX_PUT = OpSpec("index_put", "IndexPutBackward0", kernels.index_put, jvp="linear",
-                   args=("indices", "accumulate"), writes_overlapping=True,
-                   reads_no_overlap=True,
+                   args=("indices", "accumulate"), writes_overlapping=True, reads_no_overlap=True,
                    self=lambda grad, indices, accumulate:
                        grad if accumulate else index_put(grad, indices, 0),
                    values=lambda grad, indices: index(grad, indices))
@@ -515,10 +484,8 @@ SCATTER_VALUE = OpSpec("scatter", "ScatterBackward1", kernels.scatter_value,
                        self=lambda grad, dim, index: scatter(grad, dim, index, 0),
                        index=NON_DIFFERENTIABLE)
 SCATTER_ADD = OpSpec("scatter_add", "ScatterAddBackward0", kernels.scatter_add, function=True,
-                     jvp="linear",
-                     args=("dim",),
-                     self=lambda grad: grad,
-                     index=NON_DIFFERENTIABLE,
+                     jvp="linear", args=("dim",),
+                     self=lambda grad: grad, index=NON_DIFFERENTIABLE,
                      src=lambda grad, dim, index: gather(grad, dim, index))
 CAT = OpSpec("cat", "CatBackward0", np.concatenate, jvp="linear", args=("dim",), variadic=True,
              batches=True, promotion="promote",
@@ -535,19 +502,16 @@ SPLIT = OpSpec("split", "SplitBackward0", kernels.split, function=True, jvp="lin
                self=lambda grads, self_sym_sizes, split_size, dim: cat(grads, dim))
 # unsafe_split / unsafe_chunk: split's outputs, not tracked as views (the RNN cells' gates)
 UNSAFE_SPLIT = OpSpec("unsafe_split", "UnsafeSplitBackward0", kernels.split, function=True,
-                      jvp="linear",
-                      args=("split_size", "dim"), outputs=MANY,
+                      jvp="linear", args=("split_size", "dim"), outputs=MANY,
                       self=lambda grads, self_sym_sizes, split_size, dim: cat(grads, dim))
 UNSAFE_SPLIT_WITH_SIZES = OpSpec("unsafe_split_with_sizes", "UnsafeSplitWithSizesBackward0",
                                  kernels.split_with_sizes, function=True, jvp="linear",
                                  args=("split_sizes", "dim"), outputs=MANY,
                                  self=lambda grads, self_sym_sizes, split_sizes, dim:
                                      cat(grads, dim))
-SPLIT_WITH_SIZES = OpSpec("split_with_sizes", "SplitWithSizesBackward0",
-                          kernels.split_with_sizes, jvp="linear", view=True,
-                          args=("split_sizes", "dim"), outputs=MANY,
-                          self=lambda grads, self_sym_sizes, split_sizes, dim:
-                              cat(grads, dim))
+SPLIT_WITH_SIZES = OpSpec("split_with_sizes", "SplitWithSizesBackward0", kernels.split_with_sizes,
+                          jvp="linear", view=True, args=("split_sizes", "dim"), outputs=MANY,
+                          self=lambda grads, self_sym_sizes, split_sizes, dim: cat(grads, dim))
 
 # ======================= activations =======================
 ERF = OpSpec("erf", "ErfBackward0", kernels.erf, jvp="elementwise", batches=True, method=True,
@@ -566,8 +530,7 @@ SOFTPLUS = OpSpec("softplus", "SoftplusBackward0", kernels.softplus, jvp="elemen
 LEAKY_RELU = OpSpec("leaky_relu", "LeakyReluBackward0", kernels.leaky_relu, jvp="elementwise",
                     batches=True, args=("negative_slope",), in_place_node="LeakyReluBackward1",
                     self=lambda grad, self, negative_slope, self_is_result=False:
-                        formulas.leaky_relu_backward(grad, self, negative_slope,
-                                                     self_is_result))
+                        formulas.leaky_relu_backward(grad, self, negative_slope, self_is_result))
 ELU = OpSpec("elu", "EluBackward0", kernels.elu, jvp="elementwise", batches=True,
              args=("alpha", "scale", "input_scale"), in_place_node="EluBackward1",
              self=lambda grad, self, alpha, scale, input_scale, self_is_result=False:
@@ -610,8 +573,7 @@ BINARY_CROSS_ENTROPY = OpSpec(
         reduction),
     args=("reduction",),
     self=formulas.binary_cross_entropy_backward,
-    target=formulas.binary_cross_entropy_target_backward,
-    weight=NON_DIFFERENTIABLE)
+    target=formulas.binary_cross_entropy_target_backward, weight=NON_DIFFERENTIABLE)
 BINARY_CROSS_ENTROPY_WITH_LOGITS = OpSpec(
     "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
     kernels.binary_cross_entropy_with_logits, args=("reduction",),
@@ -719,8 +681,7 @@ INDEX_SELECT = OpSpec("index_select", "IndexSelectBackward0", np.take, function=
                       index=NON_DIFFERENTIABLE)
 INDEX_ADD = OpSpec("index_add", "IndexAddBackward0", kernels.index_add, function=True, jvp="linear",
                    args=("dim", "alpha"), reads_no_overlap=True,
-                   self=lambda grad: grad,
-                   index=NON_DIFFERENTIABLE,
+                   self=lambda grad: grad, index=NON_DIFFERENTIABLE,
                    source=formulas.index_add_source_backward)
 
 # ======================= convolutions, pooling, normalisation (N, C, *spatial) ===============
@@ -734,8 +695,7 @@ CONVOLUTION = OpSpec(
     jvp=formulas.convolution_jvp,
     input=formulas.convolution_backward_input,
     weight=formulas.convolution_backward_weight,
-    bias=lambda grad, input, weight, bias_sym_sizes_opt:
-        formulas.channel_sum(grad))
+    bias=lambda grad, input, weight, bias_sym_sizes_opt: formulas.channel_sum(grad))
 # max pooling returns each max's index in the (H, W) plane (result1); its backward is an op
 # of its own (torch's), whose own gradient reads the gradient at those indices
 MAX_POOL2D_WITH_INDICES = OpSpec(
@@ -801,11 +761,9 @@ REFLECTION_PAD1D = OpSpec("reflection_pad1d", "ReflectionPad1DBackward0", kernel
                           **_REFLECTION_PAD)
 REFLECTION_PAD2D = OpSpec("reflection_pad2d", "ReflectionPad2DBackward0", kernels.reflection_pad,
                           **_REFLECTION_PAD)
-REFLECTION_PAD1D_BACKWARD = OpSpec("reflection_pad1d_backward",
-                                   "ReflectionPad1DBackwardBackward0",
+REFLECTION_PAD1D_BACKWARD = OpSpec("reflection_pad1d_backward", "ReflectionPad1DBackwardBackward0",
                                    kernels.reflection_pad_backward, **_REFLECTION_PAD_BACKWARD)
-REFLECTION_PAD2D_BACKWARD = OpSpec("reflection_pad2d_backward",
-                                   "ReflectionPad2DBackwardBackward0",
+REFLECTION_PAD2D_BACKWARD = OpSpec("reflection_pad2d_backward", "ReflectionPad2DBackwardBackward0",
                                    kernels.reflection_pad_backward, **_REFLECTION_PAD_BACKWARD)
 _REPLICATION_PAD = dict(_PAD, self=formulas.replication_pad_backward)
 _REPLICATION_PAD_BACKWARD = dict(_PAD, grad_output=lambda grad, padding:
@@ -831,8 +789,7 @@ UPSAMPLE_NEAREST2D = OpSpec(
     "upsample_nearest2d", "UpsampleNearest2DBackward0", kernels.upsample_nearest, jvp="linear",
     args=("output_size", "scales_h", "scales_w"),
     self=lambda grad, output_size, self_sym_sizes, scales_h, scales_w:
-        formulas.upsample_nearest_backward(grad, output_size, self_sym_sizes,
-                                           (scales_h, scales_w)))
+        formulas.upsample_nearest_backward(grad, output_size, self_sym_sizes, (scales_h, scales_w)))
 UPSAMPLE_BILINEAR2D = OpSpec(
     "upsample_bilinear2d", "UpsampleBilinear2DBackward0", kernels.upsample_linear, jvp="linear",
     args=("output_size", "align_corners", "scales_h", "scales_w"),
