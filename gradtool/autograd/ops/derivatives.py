@@ -26,61 +26,48 @@ ABS = OpSpec("abs", "AbsBackward0", np.abs, jvp="elementwise", batches=True, met
              complex=True, self=lambda grad, self: grad * sgn(self))
 SIGN = OpSpec("sign", "SignBackward0", np.sign, jvp="elementwise", batches=True, method=True,
               self=lambda grad: zeros_like(grad))
-EXP = OpSpec("exp", "ExpBackward0", np.exp, jvp="elementwise", batches=True, method=True,
-             promotion="float", complex=True, self=lambda grad, result: grad * conj(result))
-LOG = OpSpec("log", "LogBackward0", np.log, jvp="elementwise", batches=True, method=True,
-             promotion="float", complex=True, self=lambda grad, self: grad / conj(self))
-LOG1P = OpSpec("log1p", "Log1PBackward0", np.log1p, jvp="elementwise", batches=True,
-               method=True, promotion="float", complex=True,
+# functions of float results (an integer input gives the default float dtype): their fields
+_FLOATING = dict(jvp="elementwise", batches=True, method=True, promotion="float", complex=True)
+EXP = OpSpec("exp", "ExpBackward0", np.exp, **_FLOATING,
+             self=lambda grad, result: grad * conj(result))
+LOG = OpSpec("log", "LogBackward0", np.log, **_FLOATING, self=lambda grad, self: grad / conj(self))
+LOG1P = OpSpec("log1p", "Log1PBackward0", np.log1p, **_FLOATING,
                self=lambda grad, self: grad / conj(self + 1))
-EXPM1 = OpSpec("expm1", "Expm1Backward0", np.expm1, jvp="elementwise", batches=True,
-               method=True, promotion="float", complex=True,
+EXPM1 = OpSpec("expm1", "Expm1Backward0", np.expm1, **_FLOATING,
                self=lambda grad, result: grad * conj(result + 1))
-SQRT = OpSpec("sqrt", "SqrtBackward0", np.sqrt, jvp="elementwise", batches=True, method=True,
-              promotion="float", complex=True,
+SQRT = OpSpec("sqrt", "SqrtBackward0", np.sqrt, **_FLOATING,
               self=lambda grad, result: grad / (2 * conj(result)))
-RECIPROCAL = OpSpec("reciprocal", "ReciprocalBackward0", kernels.reciprocal, jvp="elementwise",
-                    batches=True, method=True, promotion="float", complex=True,
+RECIPROCAL = OpSpec("reciprocal", "ReciprocalBackward0", kernels.reciprocal, **_FLOATING,
                     self=lambda grad, result: -grad * conj(result * result))
-RSQRT = OpSpec("rsqrt", "RsqrtBackward0", kernels.rsqrt, jvp="elementwise", batches=True,
-               method=True, promotion="float", complex=True,
+RSQRT = OpSpec("rsqrt", "RsqrtBackward0", kernels.rsqrt, **_FLOATING,
                self=lambda grad, result: -0.5 * grad * conj(result ** 3))
-SIN = OpSpec("sin", "SinBackward0", np.sin, jvp="elementwise", batches=True, method=True,
-             promotion="float", complex=True, self=lambda grad, self: grad * conj(cos(self)))
-COS = OpSpec("cos", "CosBackward0", np.cos, jvp="elementwise", batches=True, method=True,
-             promotion="float", complex=True, self=lambda grad, self: -grad * conj(sin(self)))
-TAN = OpSpec("tan", "TanBackward0", np.tan, jvp="elementwise", batches=True, method=True,
-             promotion="float", complex=True,
+SIN = OpSpec("sin", "SinBackward0", np.sin, **_FLOATING,
+             self=lambda grad, self: grad * conj(cos(self)))
+COS = OpSpec("cos", "CosBackward0", np.cos, **_FLOATING,
+             self=lambda grad, self: -grad * conj(sin(self)))
+TAN = OpSpec("tan", "TanBackward0", np.tan, **_FLOATING,
              self=lambda grad, result: grad * conj(1 + result * result))
-TANH = OpSpec("tanh", "TanhBackward0", np.tanh, jvp="elementwise", batches=True, method=True,
-              promotion="float", complex=True,
+TANH = OpSpec("tanh", "TanhBackward0", np.tanh, **_FLOATING,
               self=lambda grad, result: grad * conj(1 - result * result))
-SIGMOID = OpSpec("sigmoid", "SigmoidBackward0", kernels.sigmoid, jvp="elementwise",
-                 batches=True, method=True, promotion="float", complex=True,
+SIGMOID = OpSpec("sigmoid", "SigmoidBackward0", kernels.sigmoid, **_FLOATING,
                  self=lambda grad, result: grad * conj(result * (1 - result)))
 # the inverse trigonometric and hyperbolic functions (torch's arc* names are aliases)
-ASIN = OpSpec("asin", "AsinBackward0", np.arcsin, jvp="elementwise", batches=True, method=True,
-              method_aliases=("arcsin",), promotion="float", complex=True,
+ASIN = OpSpec("asin", "AsinBackward0", np.arcsin, **_FLOATING, method_aliases=("arcsin",),
               self=lambda grad, self: grad * conj(rsqrt(1 - self * self)))
-ACOS = OpSpec("acos", "AcosBackward0", np.arccos, jvp="elementwise", batches=True, method=True,
-              method_aliases=("arccos",), promotion="float", complex=True,
+ACOS = OpSpec("acos", "AcosBackward0", np.arccos, **_FLOATING, method_aliases=("arccos",),
               self=lambda grad, self: -grad * conj(rsqrt(1 - self * self)))
-ATAN = OpSpec("atan", "AtanBackward0", np.arctan, jvp="elementwise", batches=True, method=True,
-              method_aliases=("arctan",), promotion="float", complex=True,
+ATAN = OpSpec("atan", "AtanBackward0", np.arctan, **_FLOATING, method_aliases=("arctan",),
               self=lambda grad, self: grad / conj(self * self + 1))
 # torch leaves asinh_, acosh_ and atanh_ without a derivative (their Backward1 raises)
-ASINH = OpSpec("asinh", "AsinhBackward0", np.arcsinh, jvp="elementwise", batches=True,
-               in_place_node="AsinhBackward1", method=True, method_aliases=("arcsinh",),
-               promotion="float", complex=True,
+ASINH = OpSpec("asinh", "AsinhBackward0", np.arcsinh, **_FLOATING, method_aliases=("arcsinh",),
+               in_place_node="AsinhBackward1",
                self=lambda grad, self: grad * conj(rsqrt(self * self + 1)))
-ACOSH = OpSpec("acosh", "AcoshBackward0", np.arccosh, jvp="elementwise", batches=True,
-               in_place_node="AcoshBackward1", method=True, method_aliases=("arccosh",),
-               promotion="float", complex=True,  # (sqrt(z^2 - 1) is not sqrt(z-1) sqrt(z+1))
+ACOSH = OpSpec("acosh", "AcoshBackward0", np.arccosh, **_FLOATING, method_aliases=("arccosh",),
+               in_place_node="AcoshBackward1",  # (sqrt(z^2 - 1) is not sqrt(z-1) sqrt(z+1))
                self=lambda grad, self: grad * conj(rsqrt(self + 1) * rsqrt(self - 1))
                    if is_complex(self) else grad * rsqrt(self * self - 1))
-ATANH = OpSpec("atanh", "AtanhBackward0", np.arctanh, jvp="elementwise", batches=True,
-               in_place_node="AtanhBackward1", method=True, method_aliases=("arctanh",),
-               promotion="float", complex=True,
+ATANH = OpSpec("atanh", "AtanhBackward0", np.arctanh, **_FLOATING, method_aliases=("arctanh",),
+               in_place_node="AtanhBackward1",
                self=lambda grad, self: grad / conj(1 - self * self))
 # round (half to even; decimals scale first, as torch's) is flat: zero gradient, as torch's
 # (RoundBackward1 with decimals=)
