@@ -148,7 +148,8 @@ def reciprocal(self):
 
 def split(self, split_size, dim):
     n = self.shape[dim]
-    return split_with_sizes(self, [min(split_size, n - i) for i in range(0, n, split_size)] or [0], dim)
+    sizes = [min(split_size, n - i) for i in range(0, n, split_size)] or [0]
+    return split_with_sizes(self, sizes, dim)
 
 
 def where(condition, self, other):
@@ -227,8 +228,7 @@ def softmax(self, dim):  # (initial: an empty dim has no max, and needs none)
 
 def log_softmax(self, dim):
     shifted = self - np.amax(self, axis=dim, keepdims=True, initial=-np.inf)
-    return _contiguous(shifted - np.log(np.sum(np.exp(shifted), axis=dim,
-                                                        keepdims=True)))
+    return _contiguous(shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True)))
 
 
 def norm(self, ord, dim, keepdim):
@@ -376,8 +376,7 @@ def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
     return np.take(weight, indices, axis=0)
 
 
-def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
-                             scale_grad_by_freq):
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """Each index's rows of grad_output summed into its row of weight; padding_idx's row
     stays zero."""
     dim = grad_output.shape[-1]
@@ -525,8 +524,7 @@ def by_transposed_product(mat1, mat2):
     smaller dims or more rows, or float64, are slower). The LSTM's per-step linear is one."""
     return (mat1.ndim == 2 and mat2.ndim == 2 and mat1.dtype == np.float32
             and mat2.dtype == np.float32 and mat1.shape[0] <= 32
-            and min(mat2.shape) >= 256 and mat1.flags.c_contiguous
-            and mat2.T.flags.c_contiguous)
+            and min(mat2.shape) >= 256 and mat1.flags.c_contiguous and mat2.T.flags.c_contiguous)
 
 
 def is_column_major(sizes, strides):
@@ -646,8 +644,7 @@ def nll_loss_backward(grad_output, self, target, weight, total_weight, reduction
     if reduction == 1 and not w.all():  # ignored targets get 0, even when all are (0/0)
         g = np.where(w != 0, g, 0)
     out = np.zeros_like(self)
-    np.put_along_axis(out, np.expand_dims(safe, class_dim), np.expand_dims(g, class_dim),
-                      class_dim)
+    np.put_along_axis(out, np.expand_dims(safe, class_dim), np.expand_dims(g, class_dim), class_dim)
     return out
 
 
@@ -738,8 +735,7 @@ def windows(x, kernel, stride, padding, dilation, pad_value=0):
     (before, after) pair per spatial dim."""
     spatial = len(kernel)
     if any(p for pair in padding for p in pair):
-        x = np.pad(x, ((0, 0),) * (x.ndim - spatial) + tuple(padding),
-                   constant_values=pad_value)
+        x = np.pad(x, ((0, 0),) * (x.ndim - spatial) + tuple(padding), constant_values=pad_value)
     span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
     view = np.lib.stride_tricks.sliding_window_view(x, span, axis=tuple(range(-spatial, 0)))
     lead = (slice(None),) * (x.ndim - spatial)
@@ -761,8 +757,7 @@ def add_windows(target, values, stride, dilation):
     return target
 
 
-def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                groups):
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     """torch's convolution (cross-correlation), or its transpose (the adjoint in the input),
     of (N, C, *spatial) inputs: im2col (one copy of the windows) and a matmul per group."""
     spatial = weight.ndim - 2
@@ -882,8 +877,7 @@ def max_pool2d_with_indices_backward(grad_output, self, indices, kernel_size, st
     return max_pool_backward(grad_output, self, indices)  # (the indices say it all)
 
 
-def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-               divisor_override):
+def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     stride = stride or kernel_size
     out, pads = _pool_padding(self.shape[-2:], kernel_size, stride, padding, (1, 1), ceil_mode)
     view = windows(self, kernel_size, stride, pads, (1, 1))
@@ -945,8 +939,7 @@ def resample(x, plans):
 def resample_backward(grad, sizes, plans):
     """The adjoint of resample: each output's gradient added back where it was read from
     (weighted), down to the input's `sizes` (its last len(plans) dims)."""
-    for axis, size, (index, weight) in reversed(list(zip(range(-len(plans), 0), sizes,
-                                                         plans))):
+    for axis, size, (index, weight) in reversed(list(zip(range(-len(plans), 0), sizes, plans))):
         moved = np.moveaxis(grad, axis, -1)
         rows = moved.reshape(-1, moved.shape[-1])
         starts = (np.arange(rows.shape[0]) * size)[:, None]
@@ -1111,8 +1104,7 @@ def adaptive_max_pool2d(self, output_size):
 
 
 # ---- normalisation ----
-def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
-                      eps):
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """Per channel (dim 1): (x - mean) / sqrt(var + eps) * weight + bias, with the batch's
     statistics (biased variance) in training, the running ones otherwise. In training the
     running statistics move towards the batch's in place, unbiased variance, inside the op
