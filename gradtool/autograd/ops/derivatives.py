@@ -67,8 +67,7 @@ ACOSH = OpSpec("acosh", "AcoshBackward0", np.arccosh, **_FLOATING, method_aliase
                self=lambda grad, self: grad * conj(rsqrt(self + 1) * rsqrt(self - 1))
                    if is_complex(self) else grad * rsqrt(self * self - 1))
 ATANH = OpSpec("atanh", "AtanhBackward0", np.arctanh, **_FLOATING, method_aliases=("arctanh",),
-               in_place_node="AtanhBackward1",
-               self=lambda grad, self: grad / conj(1 - self * self))
+               in_place_node="AtanhBackward1", self=lambda grad, self: grad / conj(1 - self * self))
 # round (half to even; decimals scale first, as torch's) is flat: zero gradient, as torch's
 # (RoundBackward1 with decimals=)
 ROUND = OpSpec("round", "RoundBackward0", np.round, function=True, jvp="elementwise",
@@ -83,8 +82,7 @@ RELU = OpSpec("relu", "ReluBackward0", kernels.relu, jvp="elementwise", batches=
 # clamp passes the gradient at the bounds themselves (torch: min <= x <= max).
 CLAMP = OpSpec("clamp", "ClampBackward1", kernels.clamp, function=True, jvp="elementwise",
                batches=True, args=("min", "max"), promotion="promote", promoted_args=("min", "max"),
-               promotion_always=True,
-               self=formulas.clamp_backward)
+               promotion_always=True, self=formulas.clamp_backward)
 CLAMP_MIN = OpSpec("clamp_min", "ClampMinBackward0", kernels.clamp, jvp="elementwise",
                    batches=True, args=("min", "max"),
                    self=lambda grad, self, min: formulas.clamp_backward(grad, self, min, None))
@@ -147,17 +145,15 @@ DIV = OpSpec("div", "DivBackward0", kernels.div, function=True, jvp="elementwise
              self=lambda grad, other: grad / conj(other),
              other=lambda grad, self, other: -grad * conj(self / other / other))
 POW = OpSpec("pow", "PowBackward0", np.power, function=True, jvp="elementwise", batches=True,
-             args=("exponent",), promotion="promote", promoted_args=("exponent",),
-             broadcasts=True, complex=True,
-             self=formulas.pow_backward)
+             args=("exponent",), promotion="promote", promoted_args=("exponent",), broadcasts=True,
+             complex=True, self=formulas.pow_backward)
 POW_TENSOR = OpSpec("pow", "PowBackward1", np.power, jvp="elementwise", batches=True,
                     promotion="promote", broadcasts=True, complex=True,
                     self=formulas.pow_backward_self,
                     exponent=formulas.pow_backward_exponent)
 POW_SCALAR_BASE = OpSpec("pow", "PowBackward2", kernels.pow_scalar_base, jvp="elementwise",
-                         batches=True, args=("self",), promotion="promote",
-                         promoted_args=("self",), broadcasts=True, complex=True,
-                         exponent=formulas.pow_backward_exponent)
+                         batches=True, args=("self",), promotion="promote", promoted_args=("self",),
+                         broadcasts=True, complex=True, exponent=formulas.pow_backward_exponent)
 ATAN2 = OpSpec("atan2", "Atan2Backward0", np.arctan2, function=True, jvp="elementwise",
                batches=True, promotion="float", broadcasts=True,
                self=lambda grad, self, other: grad * other / (self * self + other * other),
@@ -255,11 +251,9 @@ MEAN_DIM = OpSpec("mean", "MeanBackward1", kernels.mean_dim, jvp="linear", batch
                   self=lambda grad, self_sym_sizes, dim, self_sym_numel, keepdim:
                       formulas.mean_backward(grad, self_sym_sizes, dim, keepdim))
 VAR = OpSpec("var", "VarBackward0", kernels.var, function=True, jvp="reduction",
-             args=("dim", "correction", "keepdim"),
-             self=formulas.var_backward)
+             args=("dim", "correction", "keepdim"), self=formulas.var_backward)
 STD = OpSpec("std", "StdBackward0", kernels.std, function=True, jvp="reduction",
-             args=("dim", "correction", "keepdim"),
-             self=formulas.std_backward)
+             args=("dim", "correction", "keepdim"), self=formulas.std_backward)
 PROD = OpSpec("prod", "ProdBackward0", np.prod, function=True, jvp="reduction",
               self=lambda grad, self, result:
                   formulas.prod_backward(grad, self, result, None, False))
@@ -321,17 +315,14 @@ SGN = OpSpec("sgn", "SgnBackward0", kernels.sgn, jvp="elementwise", method=True,
 # (torch has no angle_: Tensor.angle is written by hand)
 ANGLE = OpSpec("angle", "AngleBackward0", kernels.angle, jvp="elementwise", function=True,
                complex=True, self=formulas.angle_backward)
-VIEW_AS_REAL = OpSpec("view_as_real", "ViewAsRealBackward0", kernels.view_as_real,
-                      jvp="linear", view=True,
-                      self=lambda grad: view_as_complex(contiguous(grad)))
+VIEW_AS_REAL = OpSpec("view_as_real", "ViewAsRealBackward0", kernels.view_as_real, jvp="linear",
+                      view=True, self=lambda grad: view_as_complex(contiguous(grad)))
 VIEW_AS_COMPLEX = OpSpec("view_as_complex", "ViewAsComplexBackward0", kernels.view_as_complex,
-                         jvp="linear", view=True,
-                         self=lambda grad: view_as_real(contiguous(grad)))
+                         jvp="linear", view=True, self=lambda grad: view_as_real(contiguous(grad)))
 COMPLEX = OpSpec("complex", "ComplexBackward0", kernels.complex_, jvp="linear", broadcasts=True,
                  real=lambda grad: real(grad), imag=lambda grad: imag(grad))
 POLAR = OpSpec("polar", "PolarBackward0", kernels.polar, jvp="elementwise", complex=True,
-               broadcasts=True,
-               abs=lambda grad, result: real(conj(grad) * sgn(result)),
+               broadcasts=True, abs=lambda grad, result: real(conj(grad) * sgn(result)),
                angle=lambda grad, result: real(conj(grad) * result * 1j))
 
 # ======================= shapes =======================
@@ -367,12 +358,10 @@ TRANSPOSE = OpSpec("transpose", "TransposeBackward0", np.swapaxes, function=True
                    batches=True, args=("dim0", "dim1"),
                    self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
 T = OpSpec("t", "TBackward0", np.transpose, function=True, jvp="linear", view=True, batches=True,
-           batched_jvp=formulas.batched_permute(formulas.reversed_dims),
-           self=lambda grad: t(grad))
+           batched_jvp=formulas.batched_permute(formulas.reversed_dims), self=lambda grad: t(grad))
 PERMUTE = OpSpec("permute", "PermuteBackward0", np.transpose, function=True, jvp="linear",
                  batched_jvp=formulas.batched_permute(formulas.permuted), view=True, batches=True,
-                 args=("dims",),
-                 self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
+                 args=("dims",), self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
 EXPAND = OpSpec("expand", "ExpandBackward0", kernels.expand, jvp="linear", view=True,
                 batched_jvp=formulas.batched_expand, batches=True, args=("size",),
                 self=lambda grad, self_sym_sizes: sum_to(grad, self_sym_sizes))
@@ -461,29 +450,24 @@ GATHER = OpSpec("gather", "GatherBackward0", kernels.gather, function=True, jvp=
                     zeros(self.shape, grad), dim, index, grad),
                 index=NON_DIFFERENTIABLE)
 SCATTER = OpSpec("scatter", "ScatterBackward0", kernels.scatter, function=True, jvp="linear",
-                 args=("dim",),
-                 self=lambda grad, dim, index: scatter(grad, dim, index, 0),
-                 index=NON_DIFFERENTIABLE,
-                 src=lambda grad, dim, index: gather(grad, dim, index))
+                 args=("dim",), self=lambda grad, dim, index: scatter(grad, dim, index, 0),
+                 index=NON_DIFFERENTIABLE, src=lambda grad, dim, index: gather(grad, dim, index))
 SCATTER_VALUE = OpSpec("scatter", "ScatterBackward1", kernels.scatter_value,
                        jvp=lambda self_t, dim, index: scatter(self_t, dim, index, 0),
                        args=("dim", "value"),
                        self=lambda grad, dim, index: scatter(grad, dim, index, 0),
                        index=NON_DIFFERENTIABLE)
 SCATTER_ADD = OpSpec("scatter_add", "ScatterAddBackward0", kernels.scatter_add, function=True,
-                     jvp="linear", args=("dim",),
-                     self=lambda grad: grad, index=NON_DIFFERENTIABLE,
+                     jvp="linear", args=("dim",), self=lambda grad: grad, index=NON_DIFFERENTIABLE,
                      src=lambda grad, dim, index: gather(grad, dim, index))
 CAT = OpSpec("cat", "CatBackward0", np.concatenate, jvp="linear", args=("dim",), variadic=True,
              batches=True, promotion="promote",
              tensors=lambda grad, tensors_args_sizes, dim:
                  formulas.cat_backward(grad, tensors_args_sizes, dim))
-STACK = OpSpec("stack", "StackBackward0", np.stack, jvp="linear", args=("dim",),
-               variadic=True, batches=True, promotion="promote",
-               tensors=lambda grad, dim: unbind(grad, dim))
+STACK = OpSpec("stack", "StackBackward0", np.stack, jvp="linear", args=("dim",), variadic=True,
+               batches=True, promotion="promote", tensors=lambda grad, dim: unbind(grad, dim))
 UNBIND = OpSpec("unbind", "UnbindBackward0", kernels.unbind, function=True, jvp="linear", view=True,
-                args=("dim",), outputs=MANY,
-                self=lambda grads, dim: stack(grads, dim))
+                args=("dim",), outputs=MANY, self=lambda grads, dim: stack(grads, dim))
 SPLIT = OpSpec("split", "SplitBackward0", kernels.split, function=True, jvp="linear", view=True,
                args=("split_size", "dim"), outputs=MANY,
                self=lambda grads, self_sym_sizes, split_size, dim: cat(grads, dim))
@@ -502,16 +486,13 @@ SPLIT_WITH_SIZES = OpSpec("split_with_sizes", "SplitWithSizesBackward0", kernels
 
 # ======================= activations =======================
 ERF = OpSpec("erf", "ErfBackward0", kernels.erf, jvp="elementwise", batches=True, method=True,
-             promotion="float",
-             self=formulas.erf_backward)
+             promotion="float", self=formulas.erf_backward)
 GELU = OpSpec("gelu", "GeluBackward0", kernels.gelu, jvp="elementwise", batches=True,
-              args=("approximate",),
-              self=formulas.gelu_backward)
+              args=("approximate",), self=formulas.gelu_backward)
 SILU = OpSpec("silu", "SiluBackward0", kernels.silu, jvp="elementwise", batches=True,
               self=formulas.silu_backward)
 SOFTPLUS = OpSpec("softplus", "SoftplusBackward0", kernels.softplus, jvp="elementwise",
-                  batches=True, args=("beta", "threshold"),
-                  self=formulas.softplus_backward)
+                  batches=True, args=("beta", "threshold"), self=formulas.softplus_backward)
 # leaky_relu'(0) = negative_slope: the gradient passes whole only where x > 0 (as torch);
 # in place (leaky_relu_) the input is gone: the output's sign says which side it was on
 LEAKY_RELU = OpSpec("leaky_relu", "LeakyReluBackward0", kernels.leaky_relu, jvp="elementwise",
@@ -523,8 +504,7 @@ ELU = OpSpec("elu", "EluBackward0", kernels.elu, jvp="elementwise", batches=True
              self=lambda grad, self, alpha, scale, input_scale, self_is_result=False:
                  formulas.elu_backward(grad, alpha, scale, input_scale, self_is_result, self))
 BERNOULLI = OpSpec("bernoulli", "BernoulliBackward0", kernels.bernoulli, function=True,
-                   jvp="elementwise",
-                   args=("generator",), self=lambda grad: zeros_like(grad))
+                   jvp="elementwise", args=("generator",), self=lambda grad: zeros_like(grad))
 
 # ======================= losses (one node each, as torch's) =======================
 # reduction is torch's enum: 0 none, 1 mean, 2 sum
@@ -540,8 +520,7 @@ SMOOTH_L1_LOSS = OpSpec(
     jvp=lambda self_t, target_t, self, target, reduction, beta: formulas.reduce_loss(
         formulas.smooth_l1_loss_backward(1, self, target, 0, beta) * (self_t - target_t),
         reduction),
-    args=("reduction", "beta"),
-    self=formulas.smooth_l1_loss_backward,
+    args=("reduction", "beta"), self=formulas.smooth_l1_loss_backward,
     target=lambda grad, self, target, reduction, beta:
         -formulas.smooth_l1_loss_backward(grad, self, target, reduction, beta))
 HUBER_LOSS = OpSpec(
@@ -558,8 +537,7 @@ BINARY_CROSS_ENTROPY = OpSpec(
         formulas.binary_cross_entropy_backward(self_t, self, target, weight, 0)
         + formulas.binary_cross_entropy_target_backward(target_t, self, target, weight, 0),
         reduction),
-    args=("reduction",),
-    self=formulas.binary_cross_entropy_backward,
+    args=("reduction",), self=formulas.binary_cross_entropy_backward,
     target=formulas.binary_cross_entropy_target_backward, weight=NON_DIFFERENTIABLE)
 BINARY_CROSS_ENTROPY_WITH_LOGITS = OpSpec(
     "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
@@ -621,8 +599,7 @@ STD_MEAN = OpSpec("std_mean", "StdMeanBackward0", kernels.std_mean,
                   outputs=("result0", "result1"), undefined_grads=True,
                   self=formulas.std_mean_backward)
 CUMSUM = OpSpec("cumsum", "CumsumBackward0", kernels.cumsum, function=True, jvp="linear",
-                batches=True,
-                args=("dim",), self=formulas.reverse_cumsum)
+                batches=True, args=("dim",), self=formulas.reverse_cumsum)
 CUMPROD = OpSpec("cumprod", "CumprodBackward0", kernels.cumprod, function=True, args=("dim",),
                  jvp=formulas.cumprod_jvp,
                  self=formulas.cumprod_backward)
@@ -667,9 +644,8 @@ INDEX_SELECT = OpSpec("index_select", "IndexSelectBackward0", np.take, function=
                           formulas.index_select_backward(grad, self_sym_sizes, dim, index),
                       index=NON_DIFFERENTIABLE)
 INDEX_ADD = OpSpec("index_add", "IndexAddBackward0", kernels.index_add, function=True, jvp="linear",
-                   args=("dim", "alpha"), reads_no_overlap=True,
-                   self=lambda grad: grad, index=NON_DIFFERENTIABLE,
-                   source=formulas.index_add_source_backward)
+                   args=("dim", "alpha"), reads_no_overlap=True, self=lambda grad: grad,
+                   index=NON_DIFFERENTIABLE, source=formulas.index_add_source_backward)
 
 # ======================= convolutions, pooling, normalisation (N, C, *spatial) ===============
 # conv1d/2d and their transposes are one op, as torch's CPU `convolution`; its backward is
@@ -705,9 +681,8 @@ ADAPTIVE_MAX_POOL2D = OpSpec(
     jvp=lambda self_t, result1: formulas.max_pool_double_backward(self_t, result1),
     self=lambda grad, self, result1: formulas.adaptive_max_pool2d_backward(grad, self, result1))
 ADAPTIVE_MAX_POOL2D_BACKWARD = OpSpec(
-    "adaptive_max_pool2d_backward", "AdaptiveMaxPool2DBackwardBackward0",
-    kernels.max_pool_backward, jvp="linear",
-    grad_output=formulas.max_pool_double_backward,
+    "adaptive_max_pool2d_backward", "AdaptiveMaxPool2DBackwardBackward0", kernels.max_pool_backward,
+    jvp="linear", grad_output=formulas.max_pool_double_backward,
     self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
 _AVG_POOL2D_ARGS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
                     "divisor_override")
@@ -725,9 +700,8 @@ AVG_POOL2D_BACKWARD = OpSpec(
                                           count_include_pad, divisor_override),
     self=lambda grad: zeros_like(grad))
 ADAPTIVE_AVG_POOL2D = OpSpec(
-    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", kernels.adaptive_avg_pool,
-    jvp="linear", args=("output_size",),
-    self=formulas.adaptive_avg_pool2d_backward)
+    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", kernels.adaptive_avg_pool, jvp="linear",
+    args=("output_size",), self=formulas.adaptive_avg_pool2d_backward)
 ADAPTIVE_AVG_POOL2D_BACKWARD = OpSpec(
     "adaptive_avg_pool2d_backward", "AdaptiveAvgPool2DBackwardBackward0",
     kernels.adaptive_avg_pool_backward, jvp="linear",
@@ -806,20 +780,18 @@ UPSAMPLE_BILINEAR2D_BACKWARD = OpSpec(
 NATIVE_BATCH_NORM = OpSpec(
     "native_batch_norm", "NativeBatchNormBackward0", kernels.native_batch_norm,
     args=("training", "momentum", "eps"), outputs=("result", "result1", "result2"),
-    nondiff_outputs=("result1", "result2"),
-    jvp=formulas.batch_norm_jvp,
+    nondiff_outputs=("result1", "result2"), jvp=formulas.batch_norm_jvp,
     input=formulas.batch_norm_backward_input,
     weight=lambda grad, input, weight, running_mean, running_var, result1, result2, training,
     eps: formulas.batch_norm_backward_weight(grad, input, running_mean, running_var, result1,
                                              result2, training, eps),
-    bias=lambda grad, input, weight, running_mean, running_var, result1, result2, training,
-    eps: formulas.channel_sum(grad),
+    bias=lambda grad, input, weight, running_mean, running_var, result1, result2, training, eps:
+        formulas.channel_sum(grad),
     running_mean=NON_DIFFERENTIABLE, running_var=NON_DIFFERENTIABLE)
 NATIVE_GROUP_NORM = OpSpec(
     "native_group_norm", "NativeGroupNormBackward0", kernels.native_group_norm,
     args=("N", "C", "HxW", "group", "eps"), outputs=("result", "result1", "result2"),
-    nondiff_outputs=("result1", "result2"),
-    jvp=formulas.group_norm_jvp,
+    nondiff_outputs=("result1", "result2"), jvp=formulas.group_norm_jvp,
     input=formulas.group_norm_backward_input,
     weight=lambda grad, input, weight, N, C, HxW, group, eps, result1, result2:
         formulas.group_norm_backward_weight(grad, input, N, group, eps, result1, result2),
@@ -870,21 +842,18 @@ LINALG_SLOGDET = OpSpec("linalg_slogdet", "LinalgSlogdetBackward0", kernels.lina
                             formulas.solve(A, A_t)), None, None],
                         A=formulas.linalg_slogdet_backward)
 LINALG_CHOLESKY_EX = OpSpec("linalg_cholesky_ex", "LinalgCholeskyExBackward0",
-                            kernels.linalg_cholesky_ex, args=("upper",),
-                            outputs=("L", "info"), nondiff_outputs=("info",),
-                            jvp=formulas.cholesky_jvp,
+                            kernels.linalg_cholesky_ex, args=("upper",), outputs=("L", "info"),
+                            nondiff_outputs=("info",), jvp=formulas.cholesky_jvp,
                             A=formulas.cholesky_backward)
 LINALG_QR = OpSpec("linalg_qr", "LinalgQrBackward0", kernels.linalg_qr, args=("mode",),
-                   outputs=("Q", "R"),
-                   jvp=formulas.linalg_qr_jvp,
+                   outputs=("Q", "R"), jvp=formulas.linalg_qr_jvp,
                    A=formulas.linalg_qr_backward)
 LINALG_EIGH = OpSpec("linalg_eigh", "LinalgEighBackward0", np.linalg.eigh, args=("UPLO",),
                      outputs=("eigenvalues", "eigenvectors"), undefined_grads=True,
                      jvp=formulas.linalg_eigh_jvp,
                      A=formulas.linalg_eigh_backward)
-LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd,
-                    args=("full_matrices",), outputs=("U", "S", "Vh"), undefined_grads=True,
-                    jvp=formulas.linalg_svd_jvp,
+LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd, args=("full_matrices",),
+                    outputs=("U", "S", "Vh"), undefined_grads=True, jvp=formulas.linalg_svd_jvp,
                     A=formulas.linalg_svd_backward)
 
 TABLE = vars(rows.table)  # every row by name (the code below the table reads it there)
