@@ -120,20 +120,18 @@ TO_COPY = OpSpec("to", "ToCopyBackward0", kernels.to_dtype, jvp="linear", args=(
 
 # ======================= elementwise, two inputs (broadcasting) =======================
 # Gradients come back in the broadcast shape; the engine sums them to each input's shape.
-ADD = OpSpec("add", "AddBackward0", kernels.add, function=True, jvp="elementwise", batches=True,
-             args=("alpha",), promotion="promote", broadcasts=True, complex=True,
-             self=lambda grad: grad,
+# The ops promoting their inputs' dtypes to one (torch's result_type) share these fields
+_BROADCASTING = dict(jvp="elementwise", batches=True, promotion="promote", broadcasts=True)
+ADD = OpSpec("add", "AddBackward0", kernels.add, function=True, **_BROADCASTING, args=("alpha",),
+             complex=True, self=lambda grad: grad,
              other=lambda grad, alpha: formulas.scale(grad, conj(alpha)))
-SUB = OpSpec("sub", "SubBackward0", kernels.sub, function=True, jvp="elementwise", batches=True,
-             args=("alpha",), promotion="promote", broadcasts=True, complex=True,
-             self=lambda grad: grad,
+SUB = OpSpec("sub", "SubBackward0", kernels.sub, function=True, **_BROADCASTING, args=("alpha",),
+             complex=True, self=lambda grad: grad,
              other=lambda grad, alpha: formulas.scale(grad, -conj(alpha)))
-RSUB = OpSpec("rsub", "RsubBackward1", kernels.rsub, jvp="elementwise", batches=True,
-              args=("other", "alpha"), promotion="promote", promoted_args=("other",),
-              broadcasts=True, complex=True,
+RSUB = OpSpec("rsub", "RsubBackward1", kernels.rsub, **_BROADCASTING, args=("other", "alpha"),
+              promoted_args=("other",), complex=True,
               self=lambda grad, alpha: formulas.scale(grad, -conj(alpha)))
-MUL = OpSpec("mul", "MulBackward0", kernels.mul, function=True, jvp="elementwise", batches=True,
-             promotion="promote", broadcasts=True, complex=True,
+MUL = OpSpec("mul", "MulBackward0", kernels.mul, function=True, **_BROADCASTING, complex=True,
              self=lambda grad, other: grad * conj(other),
              other=lambda grad, self: grad * conj(self))
 # mul.Scalar: a tensor times a number inside torch's C++ (cross_entropy's label smoothing);
@@ -144,46 +142,40 @@ DIV = OpSpec("div", "DivBackward0", kernels.div, function=True, jvp="elementwise
              promotion="float", broadcasts=True, complex=True,
              self=lambda grad, other: grad / conj(other),
              other=lambda grad, self, other: -grad * conj(self / other / other))
-POW = OpSpec("pow", "PowBackward0", np.power, function=True, jvp="elementwise", batches=True,
-             args=("exponent",), promotion="promote", promoted_args=("exponent",), broadcasts=True,
-             complex=True, self=formulas.pow_backward)
-POW_TENSOR = OpSpec("pow", "PowBackward1", np.power, jvp="elementwise", batches=True,
-                    promotion="promote", broadcasts=True, complex=True,
+POW = OpSpec("pow", "PowBackward0", np.power, function=True, **_BROADCASTING, args=("exponent",),
+             promoted_args=("exponent",), complex=True, self=formulas.pow_backward)
+POW_TENSOR = OpSpec("pow", "PowBackward1", np.power, **_BROADCASTING, complex=True,
                     self=formulas.pow_backward_self,
                     exponent=formulas.pow_backward_exponent)
-POW_SCALAR_BASE = OpSpec("pow", "PowBackward2", kernels.pow_scalar_base, jvp="elementwise",
-                         batches=True, args=("self",), promotion="promote", promoted_args=("self",),
-                         broadcasts=True, complex=True, exponent=formulas.pow_backward_exponent)
+POW_SCALAR_BASE = OpSpec("pow", "PowBackward2", kernels.pow_scalar_base, **_BROADCASTING,
+                         args=("self",), promoted_args=("self",), complex=True,
+                         exponent=formulas.pow_backward_exponent)
 ATAN2 = OpSpec("atan2", "Atan2Backward0", np.arctan2, function=True, jvp="elementwise",
                batches=True, promotion="float", broadcasts=True,
                self=lambda grad, self, other: grad * other / (self * self + other * other),
                other=lambda grad, self, other: -grad * self / (self * self + other * other))
-ADDCMUL = OpSpec("addcmul", "AddcmulBackward0", kernels.addcmul, function=True, jvp="elementwise",
-                 batches=True, args=("value",), promotion="promote", broadcasts=True,
-                 self=lambda grad: grad,
+ADDCMUL = OpSpec("addcmul", "AddcmulBackward0", kernels.addcmul, function=True, **_BROADCASTING,
+                 args=("value",), self=lambda grad: grad,
                  tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
                  tensor2=lambda grad, tensor1, value: grad * tensor1 * value)
-ADDCDIV = OpSpec("addcdiv", "AddcdivBackward0", kernels.addcdiv, function=True, jvp="elementwise",
-                 batches=True, args=("value",), promotion="promote", broadcasts=True,
-                 self=lambda grad: grad,
+ADDCDIV = OpSpec("addcdiv", "AddcdivBackward0", kernels.addcdiv, function=True, **_BROADCASTING,
+                 args=("value",), self=lambda grad: grad,
                  tensor1=lambda grad, tensor2, value: grad * value / tensor2,
                  tensor2=lambda grad, tensor1, tensor2, value:
                      -grad * value * tensor1 / (tensor2 * tensor2))
 # Ties split the gradient in half between the two inputs, as torch does.
-MAXIMUM = OpSpec("maximum", "MaximumBackward0", kernels.maximum, jvp="elementwise", batches=True,
-                 promotion="promote", broadcasts=True,
+MAXIMUM = OpSpec("maximum", "MaximumBackward0", kernels.maximum, **_BROADCASTING,
                  self=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self < other),
                  other=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self > other))
-MINIMUM = OpSpec("minimum", "MinimumBackward0", kernels.minimum, jvp="elementwise", batches=True,
-                 promotion="promote", broadcasts=True,
+MINIMUM = OpSpec("minimum", "MinimumBackward0", kernels.minimum, **_BROADCASTING,
                  self=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self > other),
                  other=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self < other))
-WHERE = OpSpec("where", "WhereBackward0", kernels.where, jvp="elementwise", batches=True,
-               promotion="promote", broadcasts=True, complex=True, condition=NON_DIFFERENTIABLE,
+WHERE = OpSpec("where", "WhereBackward0", kernels.where, **_BROADCASTING, complex=True,
+               condition=NON_DIFFERENTIABLE,
                self=lambda grad, condition: where(condition, grad, 0),
                other=lambda grad, condition: where(condition, 0, grad))
 MASKED_FILL = OpSpec("masked_fill", "MaskedFillBackward0", kernels.masked_fill, function=True,
@@ -573,13 +565,11 @@ NLL_LOSS2D_BACKWARD = OpSpec("nll_loss2d_backward", "NllLoss2DBackwardBackward0"
 # mean (result1) and 1/std (result2) are outputs, saved; the formulas use them
 NATIVE_LAYER_NORM = OpSpec(
     "native_layer_norm", "NativeLayerNormBackward0", kernels.native_layer_norm,
-    jvp=formulas.layer_norm_jvp,
     args=("normalized_shape", "eps"), outputs=("result", "result1", "result2"),
-    nondiff_outputs=("result1", "result2"),
+    nondiff_outputs=("result1", "result2"), jvp=formulas.layer_norm_jvp,
     # torch's one formula for the three reads input, weight and bias: it saves all of them
     input=lambda grad, input, weight, bias, normalized_shape, result1, result2:
-        formulas.layer_norm_backward_input(grad, input, weight, normalized_shape, result1,
-                                           result2),
+        formulas.layer_norm_backward_input(grad, input, weight, normalized_shape, result1, result2),
     weight=lambda grad, input, weight, bias, normalized_shape, result1, result2:
         formulas.layer_norm_backward_weight(grad, input, normalized_shape, result1, result2),
     bias=lambda grad, normalized_shape, bias: sum_to(grad, bias.shape))
