@@ -586,9 +586,7 @@ def mse_loss(self, target, reduction):
 
 
 def smooth_l1_loss(self, target, reduction, beta):
-    diff = np.abs(self - target)
-    if beta == 0:
-        return reduce(diff, reduction)
+    diff = np.abs(self - target)  # (beta 0: diff < 0 never holds, diff - 0 is l1's)
     return reduce(np.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta), reduction)
 
 
@@ -607,10 +605,8 @@ def binary_cross_entropy(self, target, weight, reduction):
 
 def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction):
     softplus_neg = np.maximum(-self, 0) + np.log1p(np.exp(-np.abs(self)))  # -log sigmoid(x)
-    if pos_weight is None:
-        loss = (1 - target) * self + softplus_neg
-    else:
-        loss = (1 - target) * self + (1 + (pos_weight - 1) * target) * softplus_neg
+    positives_scale = 1 if pos_weight is None else 1 + (pos_weight - 1) * target
+    loss = (1 - target) * self + positives_scale * softplus_neg
     return reduce(loss if weight is None else loss * weight, reduction)
 
 
