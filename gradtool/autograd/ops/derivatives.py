@@ -661,7 +661,7 @@ MAX_POOL2D_WITH_INDICES = OpSpec(
                                                   dilation, ceil_mode, result1))
 MAX_POOL2D_WITH_INDICES_BACKWARD = OpSpec(
     "max_pool2d_with_indices_backward", "MaxPool2DWithIndicesBackwardBackward0",
-    kernels.max_pool2d_with_indices_backward, jvp="linear",
+    kernels.max_pool_backward, jvp="linear",
     args=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
     grad_output=formulas.max_pool_double_backward,
     self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)

@@ -859,18 +859,14 @@ def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_m
     return best, index.astype(np.int64, copy=False)
 
 
-def max_pool_backward(grad_output, self, indices):
-    """Each output's gradient added at the index its max came from (repeated ones add up)."""
+def max_pool_backward(grad_output, self, indices, *pool_args):
+    """Each output's gradient added at the index its max came from (repeated ones add up);
+    max_pool2d's arguments (pool_args, as its backward op takes them) are not needed."""
     plane = self.shape[-2] * self.shape[-1]
     lead = int(np.prod(self.shape[:-2]))
     at = (np.arange(lead) * plane).reshape(grad_output.shape[:-2] + (1, 1)) + indices
     out = np.bincount(at.ravel(), weights=grad_output.ravel(), minlength=lead * plane)
     return out.astype(grad_output.dtype, copy=False).reshape(self.shape)
-
-
-def max_pool2d_with_indices_backward(grad_output, self, indices, kernel_size, stride, padding,
-                                     dilation, ceil_mode):
-    return max_pool_backward(grad_output, self, indices)  # (the indices say it all)
 
 
 def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
