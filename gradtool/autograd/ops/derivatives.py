@@ -26,67 +26,53 @@ ABS = OpSpec("abs", "AbsBackward0", np.abs, jvp="elementwise", batches=True, met
              complex=True, self=lambda grad, self: grad * sgn(self))
 SIGN = OpSpec("sign", "SignBackward0", np.sign, jvp="elementwise", batches=True, method=True,
               self=lambda grad: zeros_like(grad))
-EXP = OpSpec("exp", "ExpBackward0", np.exp, jvp="elementwise", batches=True, method=True,
-             promotion="float", complex=True, self=lambda grad, result: grad * conj(result))
-LOG = OpSpec("log", "LogBackward0", np.log, jvp="elementwise", batches=True, method=True,
-             promotion="float", complex=True, self=lambda grad, self: grad / conj(self))
-LOG1P = OpSpec("log1p", "Log1PBackward0", np.log1p, jvp="elementwise", batches=True,
-               method=True, promotion="float", complex=True,
+# functions of float results (an integer input gives the default float dtype): their fields
+_FLOATING = dict(jvp="elementwise", batches=True, method=True, promotion="float", complex=True)
+EXP = OpSpec("exp", "ExpBackward0", np.exp, **_FLOATING,
+             self=lambda grad, result: grad * conj(result))
+LOG = OpSpec("log", "LogBackward0", np.log, **_FLOATING, self=lambda grad, self: grad / conj(self))
+LOG1P = OpSpec("log1p", "Log1PBackward0", np.log1p, **_FLOATING,
                self=lambda grad, self: grad / conj(self + 1))
-EXPM1 = OpSpec("expm1", "Expm1Backward0", np.expm1, jvp="elementwise", batches=True,
-               method=True, promotion="float", complex=True,
+EXPM1 = OpSpec("expm1", "Expm1Backward0", np.expm1, **_FLOATING,
                self=lambda grad, result: grad * conj(result + 1))
-SQRT = OpSpec("sqrt", "SqrtBackward0", np.sqrt, jvp="elementwise", batches=True, method=True,
-              promotion="float", complex=True,
+SQRT = OpSpec("sqrt", "SqrtBackward0", np.sqrt, **_FLOATING,
               self=lambda grad, result: grad / (2 * conj(result)))
-RECIPROCAL = OpSpec("reciprocal", "ReciprocalBackward0", kernels.reciprocal, jvp="elementwise",
-                    batches=True, method=True, promotion="float", complex=True,
+RECIPROCAL = OpSpec("reciprocal", "ReciprocalBackward0", kernels.reciprocal, **_FLOATING,
                     self=lambda grad, result: -grad * conj(result * result))
-RSQRT = OpSpec("rsqrt", "RsqrtBackward0", kernels.rsqrt, jvp="elementwise", batches=True,
-               method=True, promotion="float", complex=True,
+RSQRT = OpSpec("rsqrt", "RsqrtBackward0", kernels.rsqrt, **_FLOATING,
                self=lambda grad, result: -0.5 * grad * conj(result ** 3))
-SIN = OpSpec("sin", "SinBackward0", np.sin, jvp="elementwise", batches=True, method=True,
-             promotion="float", complex=True, self=lambda grad, self: grad * conj(cos(self)))
-COS = OpSpec("cos", "CosBackward0", np.cos, jvp="elementwise", batches=True, method=True,
-             promotion="float", complex=True, self=lambda grad, self: -grad * conj(sin(self)))
-TAN = OpSpec("tan", "TanBackward0", np.tan, jvp="elementwise", batches=True, method=True,
-             promotion="float", complex=True,
+SIN = OpSpec("sin", "SinBackward0", np.sin, **_FLOATING,
+             self=lambda grad, self: grad * conj(cos(self)))
+COS = OpSpec("cos", "CosBackward0", np.cos, **_FLOATING,
+             self=lambda grad, self: -grad * conj(sin(self)))
+TAN = OpSpec("tan", "TanBackward0", np.tan, **_FLOATING,
              self=lambda grad, result: grad * conj(1 + result * result))
-TANH = OpSpec("tanh", "TanhBackward0", np.tanh, jvp="elementwise", batches=True, method=True,
-              promotion="float", complex=True,
+TANH = OpSpec("tanh", "TanhBackward0", np.tanh, **_FLOATING,
               self=lambda grad, result: grad * conj(1 - result * result))
-SIGMOID = OpSpec("sigmoid", "SigmoidBackward0", kernels.sigmoid, jvp="elementwise",
-                 batches=True, method=True, promotion="float", complex=True,
+SIGMOID = OpSpec("sigmoid", "SigmoidBackward0", kernels.sigmoid, **_FLOATING,
                  self=lambda grad, result: grad * conj(result * (1 - result)))
 # the inverse trigonometric and hyperbolic functions (torch's arc* names are aliases)
-ASIN = OpSpec("asin", "AsinBackward0", np.arcsin, jvp="elementwise", batches=True, method=True,
-              method_aliases=("arcsin",), promotion="float", complex=True,
+ASIN = OpSpec("asin", "AsinBackward0", np.arcsin, **_FLOATING, method_aliases=("arcsin",),
               self=lambda grad, self: grad * conj(rsqrt(1 - self * self)))
-ACOS = OpSpec("acos", "AcosBackward0", np.arccos, jvp="elementwise", batches=True, method=True,
-              method_aliases=("arccos",), promotion="float", complex=True,
+ACOS = OpSpec("acos", "AcosBackward0", np.arccos, **_FLOATING, method_aliases=("arccos",),
               self=lambda grad, self: -grad * conj(rsqrt(1 - self * self)))
-ATAN = OpSpec("atan", "AtanBackward0", np.arctan, jvp="elementwise", batches=True, method=True,
-              method_aliases=("arctan",), promotion="float", complex=True,
+ATAN = OpSpec("atan", "AtanBackward0", np.arctan, **_FLOATING, method_aliases=("arctan",),
               self=lambda grad, self: grad / conj(self * self + 1))
 # torch leaves asinh_, acosh_ and atanh_ without a derivative (their Backward1 raises)
-ASINH = OpSpec("asinh", "AsinhBackward0", np.arcsinh, jvp="elementwise", batches=True,
-               in_place_node="AsinhBackward1", method=True, method_aliases=("arcsinh",),
-               promotion="float", complex=True,
+ASINH = OpSpec("asinh", "AsinhBackward0", np.arcsinh, **_FLOATING, method_aliases=("arcsinh",),
+               in_place_node="AsinhBackward1",
                self=lambda grad, self: grad * conj(rsqrt(self * self + 1)))
-ACOSH = OpSpec("acosh", "AcoshBackward0", np.arccosh, jvp="elementwise", batches=True,
-               in_place_node="AcoshBackward1", method=True, method_aliases=("arccosh",),
-               promotion="float", complex=True,  # (sqrt(z^2 - 1) is not sqrt(z-1) sqrt(z+1))
+ACOSH = OpSpec("acosh", "AcoshBackward0", np.arccosh, **_FLOATING, method_aliases=("arccosh",),
+               in_place_node="AcoshBackward1",  # (sqrt(z^2 - 1) is not sqrt(z-1) sqrt(z+1))
                self=lambda grad, self: grad * conj(rsqrt(self + 1) * rsqrt(self - 1))
                    if is_complex(self) else grad * rsqrt(self * self - 1))
-ATANH = OpSpec("atanh", "AtanhBackward0", np.arctanh, jvp="elementwise", batches=True,
-               in_place_node="AtanhBackward1", method=True, method_aliases=("arctanh",),
-               promotion="float", complex=True,
-               self=lambda grad, self: grad / conj(1 - self * self))
-# round (half to even) is flat: zero gradient, as torch's (RoundBackward1 with decimals=)
-ROUND = OpSpec("round", "RoundBackward0", kernels.round_, function=True, jvp="elementwise",
-               batches=True,
-               self=lambda grad: zeros_like(grad))
-ROUND_DECIMALS = OpSpec("round", "RoundBackward1", kernels.round_, jvp="elementwise",
+ATANH = OpSpec("atanh", "AtanhBackward0", np.arctanh, **_FLOATING, method_aliases=("arctanh",),
+               in_place_node="AtanhBackward1", self=lambda grad, self: grad / conj(1 - self * self))
+# round (half to even; decimals scale first, as torch's) is flat: zero gradient, as torch's
+# (RoundBackward1 with decimals=)
+ROUND = OpSpec("round", "RoundBackward0", np.round, function=True, jvp="elementwise",
+               batches=True, self=lambda grad: zeros_like(grad))
+ROUND_DECIMALS = OpSpec("round", "RoundBackward1", np.round, jvp="elementwise",
                         batches=True, args=("decimals",), self=lambda grad: zeros_like(grad))
 # relu'(0) = 0: the gradient passes only where the output is positive; through
 # threshold_backward, as torch, so the gradient is differentiable (in `result`, with
@@ -95,10 +81,8 @@ RELU = OpSpec("relu", "ReluBackward0", kernels.relu, jvp="elementwise", batches=
               method=True, self=lambda grad, result: formulas.threshold_backward(grad, result, 0))
 # clamp passes the gradient at the bounds themselves (torch: min <= x <= max).
 CLAMP = OpSpec("clamp", "ClampBackward1", kernels.clamp, function=True, jvp="elementwise",
-               batches=True,
-               args=("min", "max"), promotion="promote", promoted_args=("min", "max"),
-               promotion_always=True,
-               self=formulas.clamp_backward)
+               batches=True, args=("min", "max"), promotion="promote", promoted_args=("min", "max"),
+               promotion_always=True, self=formulas.clamp_backward)
 CLAMP_MIN = OpSpec("clamp_min", "ClampMinBackward0", kernels.clamp, jvp="elementwise",
                    batches=True, args=("min", "max"),
                    self=lambda grad, self, min: formulas.clamp_backward(grad, self, min, None))
@@ -124,8 +108,7 @@ NORMAL_TENSOR_FLOAT = OpSpec("normal", "NormalBackward1", kernels.normal_like,
 NORMAL_FLOAT_TENSOR = OpSpec("normal", "NormalBackward2", kernels.normal_std_tensor,
                              jvp="elementwise", args=("mean", "generator"),
                              std=lambda grad, std_sym_sizes: zeros(std_sym_sizes, grad))
-NORMAL_TENSOR_TENSOR = OpSpec("normal", "NormalBackward3", kernels.normal_like,
-                              jvp="elementwise",
+NORMAL_TENSOR_TENSOR = OpSpec("normal", "NormalBackward3", kernels.normal_like, jvp="elementwise",
                               args=("generator",),
                               mean=lambda grad, mean_sym_sizes: zeros(mean_sym_sizes, grad),
                               std=lambda grad, std_sym_sizes: zeros(std_sym_sizes, grad))
@@ -137,20 +120,18 @@ TO_COPY = OpSpec("to", "ToCopyBackward0", kernels.to_dtype, jvp="linear", args=(
 
 # ======================= elementwise, two inputs (broadcasting) =======================
 # Gradients come back in the broadcast shape; the engine sums them to each input's shape.
-ADD = OpSpec("add", "AddBackward0", kernels.add, function=True, jvp="elementwise", batches=True,
-             args=("alpha",), promotion="promote", broadcasts=True, complex=True,
-             self=lambda grad: grad,
+# The ops promoting their inputs' dtypes to one (torch's result_type) share these fields
+_BROADCASTING = dict(jvp="elementwise", batches=True, promotion="promote", broadcasts=True)
+ADD = OpSpec("add", "AddBackward0", kernels.add, function=True, **_BROADCASTING, args=("alpha",),
+             complex=True, self=lambda grad: grad,
              other=lambda grad, alpha: formulas.scale(grad, conj(alpha)))
-SUB = OpSpec("sub", "SubBackward0", kernels.sub, function=True, jvp="elementwise", batches=True,
-             args=("alpha",), promotion="promote", broadcasts=True, complex=True,
-             self=lambda grad: grad,
+SUB = OpSpec("sub", "SubBackward0", kernels.sub, function=True, **_BROADCASTING, args=("alpha",),
+             complex=True, self=lambda grad: grad,
              other=lambda grad, alpha: formulas.scale(grad, -conj(alpha)))
-RSUB = OpSpec("rsub", "RsubBackward1", kernels.rsub, jvp="elementwise", batches=True,
-              args=("other", "alpha"), promotion="promote", promoted_args=("other",),
-              broadcasts=True, complex=True,
+RSUB = OpSpec("rsub", "RsubBackward1", kernels.rsub, **_BROADCASTING, args=("other", "alpha"),
+              promoted_args=("other",), complex=True,
               self=lambda grad, alpha: formulas.scale(grad, -conj(alpha)))
-MUL = OpSpec("mul", "MulBackward0", kernels.mul, function=True, jvp="elementwise", batches=True,
-             promotion="promote", broadcasts=True, complex=True,
+MUL = OpSpec("mul", "MulBackward0", kernels.mul, function=True, **_BROADCASTING, complex=True,
              self=lambda grad, other: grad * conj(other),
              other=lambda grad, self: grad * conj(self))
 # mul.Scalar: a tensor times a number inside torch's C++ (cross_entropy's label smoothing);
@@ -161,57 +142,46 @@ DIV = OpSpec("div", "DivBackward0", kernels.div, function=True, jvp="elementwise
              promotion="float", broadcasts=True, complex=True,
              self=lambda grad, other: grad / conj(other),
              other=lambda grad, self, other: -grad * conj(self / other / other))
-POW = OpSpec("pow", "PowBackward0", np.power, function=True, jvp="elementwise", batches=True,
-             args=("exponent",), promotion="promote", promoted_args=("exponent",),
-             broadcasts=True, complex=True,
-             self=formulas.pow_backward)
-POW_TENSOR = OpSpec("pow", "PowBackward1", np.power, jvp="elementwise", batches=True,
-                    promotion="promote", broadcasts=True, complex=True,
+POW = OpSpec("pow", "PowBackward0", np.power, function=True, **_BROADCASTING, args=("exponent",),
+             promoted_args=("exponent",), complex=True, self=formulas.pow_backward)
+POW_TENSOR = OpSpec("pow", "PowBackward1", np.power, **_BROADCASTING, complex=True,
                     self=formulas.pow_backward_self,
                     exponent=formulas.pow_backward_exponent)
-POW_SCALAR_BASE = OpSpec("pow", "PowBackward2", kernels.pow_scalar_base, jvp="elementwise",
-                         batches=True, args=("self",), promotion="promote",
-                         promoted_args=("self",), broadcasts=True, complex=True,
+POW_SCALAR_BASE = OpSpec("pow", "PowBackward2", kernels.pow_scalar_base, **_BROADCASTING,
+                         args=("self",), promoted_args=("self",), complex=True,
                          exponent=formulas.pow_backward_exponent)
 ATAN2 = OpSpec("atan2", "Atan2Backward0", np.arctan2, function=True, jvp="elementwise",
-               batches=True,
-               promotion="float", broadcasts=True,
+               batches=True, promotion="float", broadcasts=True,
                self=lambda grad, self, other: grad * other / (self * self + other * other),
                other=lambda grad, self, other: -grad * self / (self * self + other * other))
-ADDCMUL = OpSpec("addcmul", "AddcmulBackward0", kernels.addcmul, function=True, jvp="elementwise",
-                 batches=True, args=("value",), promotion="promote", broadcasts=True,
-                 self=lambda grad: grad,
+ADDCMUL = OpSpec("addcmul", "AddcmulBackward0", kernels.addcmul, function=True, **_BROADCASTING,
+                 args=("value",), self=lambda grad: grad,
                  tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
                  tensor2=lambda grad, tensor1, value: grad * tensor1 * value)
-ADDCDIV = OpSpec("addcdiv", "AddcdivBackward0", kernels.addcdiv, function=True, jvp="elementwise",
-                 batches=True, args=("value",), promotion="promote", broadcasts=True,
-                 self=lambda grad: grad,
+ADDCDIV = OpSpec("addcdiv", "AddcdivBackward0", kernels.addcdiv, function=True, **_BROADCASTING,
+                 args=("value",), self=lambda grad: grad,
                  tensor1=lambda grad, tensor2, value: grad * value / tensor2,
                  tensor2=lambda grad, tensor1, tensor2, value:
                      -grad * value * tensor1 / (tensor2 * tensor2))
 # Ties split the gradient in half between the two inputs, as torch does.
-MAXIMUM = OpSpec("maximum", "MaximumBackward0", kernels.maximum, jvp="elementwise",
-                 batches=True, promotion="promote", broadcasts=True,
+MAXIMUM = OpSpec("maximum", "MaximumBackward0", kernels.maximum, **_BROADCASTING,
                  self=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self < other),
                  other=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self > other))
-MINIMUM = OpSpec("minimum", "MinimumBackward0", kernels.minimum, jvp="elementwise",
-                 batches=True, promotion="promote", broadcasts=True,
+MINIMUM = OpSpec("minimum", "MinimumBackward0", kernels.minimum, **_BROADCASTING,
                  self=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self > other),
                  other=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self < other))
-WHERE = OpSpec("where", "WhereBackward0", kernels.where, jvp="elementwise", batches=True,
-               promotion="promote", broadcasts=True, complex=True,
+WHERE = OpSpec("where", "WhereBackward0", kernels.where, **_BROADCASTING, complex=True,
                condition=NON_DIFFERENTIABLE,
                self=lambda grad, condition: where(condition, grad, 0),
                other=lambda grad, condition: where(condition, 0, grad))
 MASKED_FILL = OpSpec("masked_fill", "MaskedFillBackward0", kernels.masked_fill, function=True,
                      jvp="elementwise", batches=True, args=("value",), broadcasts=True,
                      writes_overlapping=True, complex=True,
-                     self=lambda grad, mask: masked_fill(grad, mask, 0),
-                     mask=NON_DIFFERENTIABLE)
+                     self=lambda grad, mask: masked_fill(grad, mask, 0), mask=NON_DIFFERENTIABLE)
 
 # ======================= matrix products =======================
 # (the products' formulas conjugate the other factor: mm_mat1_backward's grad @ mat2^H)
@@ -223,8 +193,7 @@ MM = OpSpec("mm", "MmBackward0", np.matmul, function=True, jvp="bilinear", batch
                 formulas.mm_mat2_backward(grad, self, mat2_sym_sizes, mat2_sym_strides))
 # Linear's node: bias + input @ weight.t(), the product's backward as mm's
 ADDMM = OpSpec("addmm", "AddmmBackward0", kernels.addmm, function=True, args=("beta", "alpha"),
-               batches=True,
-               complex=True,
+               batches=True, complex=True,
                jvp=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta, alpha:
                    formulas.scale(self_t, beta)
                    + formulas.scale(mm(mat1_t, mat2) + mm(mat1, mat2_t), alpha),
@@ -261,8 +230,7 @@ SUM = OpSpec("sum", "SumBackward0", np.sum, function=True, jvp="linear", batches
              batched_jvp=formulas.batched_reduction("sum"),
              self=lambda grad, self_sym_sizes: expand(grad, self_sym_sizes))
 SUM_DIM = OpSpec("sum", "SumBackward1", kernels.sum_dim, jvp="linear", batches=True,
-                 batched_jvp=formulas.batched_reduction("sum"),
-                 args=("dim", "keepdim"),
+                 batched_jvp=formulas.batched_reduction("sum"), args=("dim", "keepdim"),
                  self=lambda grad, self_sym_sizes, dim, keepdim:
                      formulas.sum_backward(grad, self_sym_sizes, dim, keepdim))
 MEAN = OpSpec("mean", "MeanBackward0", np.mean, function=True, jvp="linear", batches=True,
@@ -271,16 +239,13 @@ MEAN = OpSpec("mean", "MeanBackward0", np.mean, function=True, jvp="linear", bat
                   expand(grad / self_sym_numel, self_sym_sizes))
 # (self_sym_numel: torch's mean_backward reads it for an empty dim list; saved as torch does)
 MEAN_DIM = OpSpec("mean", "MeanBackward1", kernels.mean_dim, jvp="linear", batches=True,
-                  batched_jvp=formulas.batched_reduction("mean"),
-                  args=("dim", "keepdim"),
+                  batched_jvp=formulas.batched_reduction("mean"), args=("dim", "keepdim"),
                   self=lambda grad, self_sym_sizes, dim, self_sym_numel, keepdim:
                       formulas.mean_backward(grad, self_sym_sizes, dim, keepdim))
 VAR = OpSpec("var", "VarBackward0", kernels.var, function=True, jvp="reduction",
-             args=("dim", "correction", "keepdim"),
-             self=formulas.var_backward)
+             args=("dim", "correction", "keepdim"), self=formulas.var_backward)
 STD = OpSpec("std", "StdBackward0", kernels.std, function=True, jvp="reduction",
-             args=("dim", "correction", "keepdim"),
-             self=formulas.std_backward)
+             args=("dim", "correction", "keepdim"), self=formulas.std_backward)
 PROD = OpSpec("prod", "ProdBackward0", np.prod, function=True, jvp="reduction",
               self=lambda grad, self, result:
                   formulas.prod_backward(grad, self, result, None, False))
@@ -293,18 +258,14 @@ MAX = OpSpec("max", "MaxBackward1", np.max, function=True, jvp="reduction",
              self=formulas.evenly_distribute_backward)
 MIN = OpSpec("min", "MinBackward1", np.min, function=True, jvp="reduction",
              self=formulas.evenly_distribute_backward)
-MAX_DIM = OpSpec("max", "MaxBackward0", kernels.max_dim, jvp="reduction",
-                 args=("dim", "keepdim"), outputs=("result", "indices"),
-                 nondiff_outputs=("indices",),
+MAX_DIM = OpSpec("max", "MaxBackward0", kernels.max_dim, jvp="reduction", args=("dim", "keepdim"),
+                 outputs=("result", "indices"), nondiff_outputs=("indices",),
                  self=lambda grad, dim, indices, keepdim, self_sym_sizes:
-                     formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes,
-                                                       keepdim))
-MIN_DIM = OpSpec("min", "MinBackward0", kernels.min_dim, jvp="reduction",
-                 args=("dim", "keepdim"), outputs=("result", "indices"),
-                 nondiff_outputs=("indices",),
+                     formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim))
+MIN_DIM = OpSpec("min", "MinBackward0", kernels.min_dim, jvp="reduction", args=("dim", "keepdim"),
+                 outputs=("result", "indices"), nondiff_outputs=("indices",),
                  self=lambda grad, dim, indices, keepdim, self_sym_sizes:
-                     formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes,
-                                                       keepdim))
+                     formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim))
 AMAX = OpSpec("amax", "AmaxBackward0", kernels.amax, function=True, jvp="reduction",
               args=("dim", "keepdim"),
               self=lambda grad, self, dim, keepdim, result:
@@ -314,8 +275,7 @@ AMIN = OpSpec("amin", "AminBackward0", kernels.amin, function=True, jvp="reducti
               self=lambda grad, self, dim, keepdim, result:
                   formulas.amax_backward(grad, self, result, dim, keepdim))
 LOGSUMEXP = OpSpec("logsumexp", "LogsumexpBackward0", kernels.logsumexp, function=True,
-                   jvp="reduction",
-                   args=("dim", "keepdim"),
+                   jvp="reduction", args=("dim", "keepdim"),
                    self=lambda grad, self, dim, keepdim, result:
                        formulas.logsumexp_backward(grad, self, result, dim, keepdim))
 # torch 2's norm is linalg.vector_norm: it saves ord and dim (None: all)
@@ -331,10 +291,8 @@ SOFTMAX = OpSpec("softmax", "SoftmaxBackward0", kernels.softmax, function=True, 
                      result * (self_t - sum(self_t * result, dim, True)),
                  self=lambda grad, result, dim: result * (grad - sum(grad * result, dim, True)))
 LOG_SOFTMAX = OpSpec("log_softmax", "LogSoftmaxBackward0", kernels.log_softmax, function=True,
-                     args=("dim",),
-                     batches=True,
-                     jvp=lambda self_t, result, dim:
-                         self_t - sum(self_t * exp(result), dim, True),
+                     args=("dim",), batches=True,
+                     jvp=lambda self_t, result, dim: self_t - sum(self_t * exp(result), dim, True),
                      self=lambda grad, result, dim: grad - exp(result) * sum(grad, dim, True))
 
 # ======================= complex numbers =======================
@@ -349,17 +307,14 @@ SGN = OpSpec("sgn", "SgnBackward0", kernels.sgn, jvp="elementwise", method=True,
 # (torch has no angle_: Tensor.angle is written by hand)
 ANGLE = OpSpec("angle", "AngleBackward0", kernels.angle, jvp="elementwise", function=True,
                complex=True, self=formulas.angle_backward)
-VIEW_AS_REAL = OpSpec("view_as_real", "ViewAsRealBackward0", kernels.view_as_real,
-                      jvp="linear", view=True,
-                      self=lambda grad: view_as_complex(contiguous(grad)))
+VIEW_AS_REAL = OpSpec("view_as_real", "ViewAsRealBackward0", kernels.view_as_real, jvp="linear",
+                      view=True, self=lambda grad: view_as_complex(contiguous(grad)))
 VIEW_AS_COMPLEX = OpSpec("view_as_complex", "ViewAsComplexBackward0", kernels.view_as_complex,
-                         jvp="linear", view=True,
-                         self=lambda grad: view_as_real(contiguous(grad)))
+                         jvp="linear", view=True, self=lambda grad: view_as_real(contiguous(grad)))
 COMPLEX = OpSpec("complex", "ComplexBackward0", kernels.complex_, jvp="linear", broadcasts=True,
                  real=lambda grad: real(grad), imag=lambda grad: imag(grad))
 POLAR = OpSpec("polar", "PolarBackward0", kernels.polar, jvp="elementwise", complex=True,
-               broadcasts=True,
-               abs=lambda grad, result: real(conj(grad) * sgn(result)),
+               broadcasts=True, abs=lambda grad, result: real(conj(grad) * sgn(result)),
                angle=lambda grad, result: real(conj(grad) * result * 1j))
 
 # ======================= shapes =======================
@@ -367,18 +322,14 @@ VIEW = OpSpec("view", "ViewBackward0", kernels.view, jvp="linear", view=True, ba
               batched_jvp=formulas.batched_reshape,
               args=("size",), self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 RESHAPE_ALIAS = OpSpec("reshape", "ReshapeAliasBackward0", kernels.view, function=True,
-                       jvp="linear",
-                       batched_jvp=formulas.batched_reshape,
-                       view=True, batches=True, args=("size",),
+                       jvp="linear", batched_jvp=formulas.batched_reshape, view=True, batches=True,
+                       args=("size",),
                        self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 UNSAFE_VIEW = OpSpec("reshape", "UnsafeViewBackward0", np.reshape, jvp="linear",
-                     batched_jvp=formulas.batched_reshape,
-                     batches=True, args=("size",),
+                     batched_jvp=formulas.batched_reshape, batches=True, args=("size",),
                      self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 SQUEEZE = OpSpec("squeeze", "SqueezeBackward0", kernels.squeeze, function=True, jvp="linear",
-                 batched_jvp=formulas.batched_reshape,
-                 view=True,
-                 batches=True, args=("dim",),
+                 batched_jvp=formulas.batched_reshape, view=True, batches=True, args=("dim",),
                  self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
 # matmul's 1-D @ 2-D squeezes its mm's fresh result in place (squeeze_(0)): not a view
 SQUEEZE_ = OpSpec("squeeze_", "SqueezeBackward4", kernels.squeeze, jvp="linear", batches=True,
@@ -386,34 +337,25 @@ SQUEEZE_ = OpSpec("squeeze_", "SqueezeBackward4", kernels.squeeze, jvp="linear",
                   self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
 # squeeze(int) and squeeze(tuple) save their dim (an int, a tuple) as torch's nodes do
 SQUEEZE_DIM = OpSpec("squeeze", "SqueezeBackward1", kernels.squeeze, jvp="linear", view=True,
-                     batched_jvp=formulas.batched_reshape,
-                     batches=True, args=("dim",),
+                     batched_jvp=formulas.batched_reshape, batches=True, args=("dim",),
                      self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
 SQUEEZE_DIMS = OpSpec("squeeze", "SqueezeBackward2", kernels.squeeze, jvp="linear", view=True,
-                      batched_jvp=formulas.batched_reshape,
-                      batches=True, args=("dim",),
+                      batched_jvp=formulas.batched_reshape, batches=True, args=("dim",),
                       self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
-UNSQUEEZE = OpSpec("unsqueeze", "UnsqueezeBackward0", np.expand_dims, function=True,
-                   jvp="linear",
-                   batched_jvp=formulas.batched_reshape,
-                   view=True, batches=True, args=("dim",),
+UNSQUEEZE = OpSpec("unsqueeze", "UnsqueezeBackward0", np.expand_dims, function=True, jvp="linear",
+                   batched_jvp=formulas.batched_reshape, view=True, batches=True, args=("dim",),
                    self=lambda grad, dim: squeeze(grad, dim))
-TRANSPOSE = OpSpec("transpose", "TransposeBackward0", np.swapaxes, function=True,
-                   jvp="linear",
-                   batched_jvp=formulas.batched_permute(formulas.transposed),
-                   view=True, batches=True, args=("dim0", "dim1"),
+TRANSPOSE = OpSpec("transpose", "TransposeBackward0", np.swapaxes, function=True, jvp="linear",
+                   batched_jvp=formulas.batched_permute(formulas.transposed), view=True,
+                   batches=True, args=("dim0", "dim1"),
                    self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
 T = OpSpec("t", "TBackward0", np.transpose, function=True, jvp="linear", view=True, batches=True,
-           batched_jvp=formulas.batched_permute(formulas.reversed_dims),
-           self=lambda grad: t(grad))
+           batched_jvp=formulas.batched_permute(formulas.reversed_dims), self=lambda grad: t(grad))
 PERMUTE = OpSpec("permute", "PermuteBackward0", np.transpose, function=True, jvp="linear",
-                 batched_jvp=formulas.batched_permute(formulas.permuted),
-                 view=True,
-                 batches=True, args=("dims",),
-                 self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
+                 batched_jvp=formulas.batched_permute(formulas.permuted), view=True, batches=True,
+                 args=("dims",), self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
 EXPAND = OpSpec("expand", "ExpandBackward0", kernels.expand, jvp="linear", view=True,
-                batched_jvp=formulas.batched_expand,
-                batches=True, args=("size",),
+                batched_jvp=formulas.batched_expand, batches=True, args=("size",),
                 self=lambda grad, self_sym_sizes: sum_to(grad, self_sym_sizes))
 
 # ======================= indexing, joining, splitting =======================
@@ -429,14 +371,12 @@ SLICE = OpSpec("slice", "SliceBackward0", kernels.slice_, jvp="linear", view=Tru
                self=lambda grad, self_sym_sizes, dim, start, end, step:
                    formulas.slice_backward(grad, self_sym_sizes, dim, start, end, step))
 DIAGONAL = OpSpec("diagonal", "DiagonalBackward0", kernels.diagonal, function=True, jvp="linear",
-                  view=True,
-                  args=("offset", "dim1", "dim2"),
+                  view=True, args=("offset", "dim1", "dim2"),
                   self=lambda grad, self_sym_sizes, offset, dim1, dim2:
                       formulas.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2))
 # torch.diag: of a vector, diag_embed; of a matrix, a copy of its diagonal (not a view)
 DIAG_EMBED = OpSpec("diag_embed", "DiagEmbedBackward0", kernels.diag_embed, function=True,
-                    jvp="linear",
-                    args=("offset", "dim1", "dim2"),
+                    jvp="linear", args=("offset", "dim1", "dim2"),
                     self=lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2))
 DIAGONAL_COPY = OpSpec("diagonal_copy", "DiagonalBackward0_copy", kernels.diagonal_copy,
                        jvp="linear", args=("offset", "dim1", "dim2"),
@@ -461,11 +401,9 @@ EMBEDDING = OpSpec("embedding", "EmbeddingBackward0", kernels.embedding, jvp="li
                        grad, indices, weight_sym_argsize_0, padding_idx, scale_grad_by_freq),
                    indices=NON_DIFFERENTIABLE)
 EMBEDDING_DENSE_BACKWARD = OpSpec(
-    "embedding_dense_backward", "EmbeddingDenseBackwardBackward0",
-    kernels.embedding_dense_backward, jvp="linear",
-    args=("num_weights", "padding_idx", "scale_grad_by_freq"),
-    grad_output=formulas.embedding_dense_double_backward,
-    indices=NON_DIFFERENTIABLE)
+    "embedding_dense_backward", "EmbeddingDenseBackwardBackward0", kernels.embedding_dense_backward,
+    jvp="linear", args=("num_weights", "padding_idx", "scale_grad_by_freq"),
+    grad_output=formulas.embedding_dense_double_backward, indices=NON_DIFFERENTIABLE)
 # leaky_relu's backward as an op of its own, as torch's: differentiable in `self` (with
 # derivative zero), so gradients of gradients require grad as torch's do
 LEAKY_RELU_BACKWARD = OpSpec("leaky_relu_backward", "LeakyReluBackwardBackward0",
@@ -494,8 +432,7 @@ INDEX_BACKWARD = OpSpec("index_backward", "IndexBackwardBackward0", kernels.inde
                         jvp="linear", args=("input_sizes", "indices"),
                         grad_output=lambda grad, indices: index(grad, indices))
 INDEX_PUT = OpSpec("index_put", "IndexPutBackward0", kernels.index_put, jvp="linear",
-                   args=("indices", "accumulate"), writes_overlapping=True,
-                   reads_no_overlap=True,
+                   args=("indices", "accumulate"), writes_overlapping=True, reads_no_overlap=True,
                    self=lambda grad, indices, accumulate:
                        grad if accumulate else index_put(grad, indices, 0),
                    values=lambda grad, indices: index(grad, indices))
@@ -505,76 +442,61 @@ GATHER = OpSpec("gather", "GatherBackward0", kernels.gather, function=True, jvp=
                     zeros(self.shape, grad), dim, index, grad),
                 index=NON_DIFFERENTIABLE)
 SCATTER = OpSpec("scatter", "ScatterBackward0", kernels.scatter, function=True, jvp="linear",
-                 args=("dim",),
-                 self=lambda grad, dim, index: scatter(grad, dim, index, 0),
-                 index=NON_DIFFERENTIABLE,
-                 src=lambda grad, dim, index: gather(grad, dim, index))
+                 args=("dim",), self=lambda grad, dim, index: scatter(grad, dim, index, 0),
+                 index=NON_DIFFERENTIABLE, src=lambda grad, dim, index: gather(grad, dim, index))
 SCATTER_VALUE = OpSpec("scatter", "ScatterBackward1", kernels.scatter_value,
                        jvp=lambda self_t, dim, index: scatter(self_t, dim, index, 0),
                        args=("dim", "value"),
                        self=lambda grad, dim, index: scatter(grad, dim, index, 0),
                        index=NON_DIFFERENTIABLE)
 SCATTER_ADD = OpSpec("scatter_add", "ScatterAddBackward0", kernels.scatter_add, function=True,
-                     jvp="linear",
-                     args=("dim",),
-                     self=lambda grad: grad,
-                     index=NON_DIFFERENTIABLE,
+                     jvp="linear", args=("dim",), self=lambda grad: grad, index=NON_DIFFERENTIABLE,
                      src=lambda grad, dim, index: gather(grad, dim, index))
-CAT = OpSpec("cat", "CatBackward0", kernels.cat, jvp="linear", args=("dim",), variadic=True,
+CAT = OpSpec("cat", "CatBackward0", np.concatenate, jvp="linear", args=("dim",), variadic=True,
              batches=True, promotion="promote",
              tensors=lambda grad, tensors_args_sizes, dim:
                  formulas.cat_backward(grad, tensors_args_sizes, dim))
-STACK = OpSpec("stack", "StackBackward0", kernels.stack, jvp="linear", args=("dim",),
-               variadic=True, batches=True, promotion="promote",
-               tensors=lambda grad, dim: unbind(grad, dim))
+STACK = OpSpec("stack", "StackBackward0", np.stack, jvp="linear", args=("dim",), variadic=True,
+               batches=True, promotion="promote", tensors=lambda grad, dim: unbind(grad, dim))
 UNBIND = OpSpec("unbind", "UnbindBackward0", kernels.unbind, function=True, jvp="linear", view=True,
-                args=("dim",), outputs=MANY,
-                self=lambda grads, dim: stack(grads, dim))
+                args=("dim",), outputs=MANY, self=lambda grads, dim: stack(grads, dim))
 SPLIT = OpSpec("split", "SplitBackward0", kernels.split, function=True, jvp="linear", view=True,
                args=("split_size", "dim"), outputs=MANY,
                self=lambda grads, self_sym_sizes, split_size, dim: cat(grads, dim))
 # unsafe_split / unsafe_chunk: split's outputs, not tracked as views (the RNN cells' gates)
 UNSAFE_SPLIT = OpSpec("unsafe_split", "UnsafeSplitBackward0", kernels.split, function=True,
-                      jvp="linear",
-                      args=("split_size", "dim"), outputs=MANY,
+                      jvp="linear", args=("split_size", "dim"), outputs=MANY,
                       self=lambda grads, self_sym_sizes, split_size, dim: cat(grads, dim))
 UNSAFE_SPLIT_WITH_SIZES = OpSpec("unsafe_split_with_sizes", "UnsafeSplitWithSizesBackward0",
                                  kernels.split_with_sizes, function=True, jvp="linear",
                                  args=("split_sizes", "dim"), outputs=MANY,
                                  self=lambda grads, self_sym_sizes, split_sizes, dim:
                                      cat(grads, dim))
-SPLIT_WITH_SIZES = OpSpec("split_with_sizes", "SplitWithSizesBackward0",
-                          kernels.split_with_sizes, jvp="linear", view=True,
-                          args=("split_sizes", "dim"), outputs=MANY,
-                          self=lambda grads, self_sym_sizes, split_sizes, dim:
-                              cat(grads, dim))
+SPLIT_WITH_SIZES = OpSpec("split_with_sizes", "SplitWithSizesBackward0", kernels.split_with_sizes,
+                          jvp="linear", view=True, args=("split_sizes", "dim"), outputs=MANY,
+                          self=lambda grads, self_sym_sizes, split_sizes, dim: cat(grads, dim))
 
 # ======================= activations =======================
 ERF = OpSpec("erf", "ErfBackward0", kernels.erf, jvp="elementwise", batches=True, method=True,
-             promotion="float",
-             self=formulas.erf_backward)
+             promotion="float", self=formulas.erf_backward)
 GELU = OpSpec("gelu", "GeluBackward0", kernels.gelu, jvp="elementwise", batches=True,
-              args=("approximate",),
-              self=formulas.gelu_backward)
+              args=("approximate",), self=formulas.gelu_backward)
 SILU = OpSpec("silu", "SiluBackward0", kernels.silu, jvp="elementwise", batches=True,
               self=formulas.silu_backward)
 SOFTPLUS = OpSpec("softplus", "SoftplusBackward0", kernels.softplus, jvp="elementwise",
-                  batches=True, args=("beta", "threshold"),
-                  self=formulas.softplus_backward)
+                  batches=True, args=("beta", "threshold"), self=formulas.softplus_backward)
 # leaky_relu'(0) = negative_slope: the gradient passes whole only where x > 0 (as torch);
 # in place (leaky_relu_) the input is gone: the output's sign says which side it was on
 LEAKY_RELU = OpSpec("leaky_relu", "LeakyReluBackward0", kernels.leaky_relu, jvp="elementwise",
                     batches=True, args=("negative_slope",), in_place_node="LeakyReluBackward1",
                     self=lambda grad, self, negative_slope, self_is_result=False:
-                        formulas.leaky_relu_backward(grad, self, negative_slope,
-                                                     self_is_result))
+                        formulas.leaky_relu_backward(grad, self, negative_slope, self_is_result))
 ELU = OpSpec("elu", "EluBackward0", kernels.elu, jvp="elementwise", batches=True,
              args=("alpha", "scale", "input_scale"), in_place_node="EluBackward1",
              self=lambda grad, self, alpha, scale, input_scale, self_is_result=False:
                  formulas.elu_backward(grad, alpha, scale, input_scale, self_is_result, self))
 BERNOULLI = OpSpec("bernoulli", "BernoulliBackward0", kernels.bernoulli, function=True,
-                   jvp="elementwise",
-                   args=("generator",), self=lambda grad: zeros_like(grad))
+                   jvp="elementwise", args=("generator",), self=lambda grad: zeros_like(grad))
 
 # ======================= losses (one node each, as torch's) =======================
 # reduction is torch's enum: 0 none, 1 mean, 2 sum
@@ -590,8 +512,7 @@ SMOOTH_L1_LOSS = OpSpec(
     jvp=lambda self_t, target_t, self, target, reduction, beta: formulas.reduce_loss(
         formulas.smooth_l1_loss_backward(1, self, target, 0, beta) * (self_t - target_t),
         reduction),
-    args=("reduction", "beta"),
-    self=formulas.smooth_l1_loss_backward,
+    args=("reduction", "beta"), self=formulas.smooth_l1_loss_backward,
     target=lambda grad, self, target, reduction, beta:
         -formulas.smooth_l1_loss_backward(grad, self, target, reduction, beta))
 HUBER_LOSS = OpSpec(
@@ -608,10 +529,8 @@ BINARY_CROSS_ENTROPY = OpSpec(
         formulas.binary_cross_entropy_backward(self_t, self, target, weight, 0)
         + formulas.binary_cross_entropy_target_backward(target_t, self, target, weight, 0),
         reduction),
-    args=("reduction",),
-    self=formulas.binary_cross_entropy_backward,
-    target=formulas.binary_cross_entropy_target_backward,
-    weight=NON_DIFFERENTIABLE)
+    args=("reduction",), self=formulas.binary_cross_entropy_backward,
+    target=formulas.binary_cross_entropy_target_backward, weight=NON_DIFFERENTIABLE)
 BINARY_CROSS_ENTROPY_WITH_LOGITS = OpSpec(
     "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
     kernels.binary_cross_entropy_with_logits, args=("reduction",),
@@ -646,13 +565,11 @@ NLL_LOSS2D_BACKWARD = OpSpec("nll_loss2d_backward", "NllLoss2DBackwardBackward0"
 # mean (result1) and 1/std (result2) are outputs, saved; the formulas use them
 NATIVE_LAYER_NORM = OpSpec(
     "native_layer_norm", "NativeLayerNormBackward0", kernels.native_layer_norm,
-    jvp=formulas.layer_norm_jvp,
     args=("normalized_shape", "eps"), outputs=("result", "result1", "result2"),
-    nondiff_outputs=("result1", "result2"),
+    nondiff_outputs=("result1", "result2"), jvp=formulas.layer_norm_jvp,
     # torch's one formula for the three reads input, weight and bias: it saves all of them
     input=lambda grad, input, weight, bias, normalized_shape, result1, result2:
-        formulas.layer_norm_backward_input(grad, input, weight, normalized_shape, result1,
-                                           result2),
+        formulas.layer_norm_backward_input(grad, input, weight, normalized_shape, result1, result2),
     weight=lambda grad, input, weight, bias, normalized_shape, result1, result2:
         formulas.layer_norm_backward_weight(grad, input, normalized_shape, result1, result2),
     bias=lambda grad, normalized_shape, bias: sum_to(grad, bias.shape))
@@ -672,8 +589,7 @@ STD_MEAN = OpSpec("std_mean", "StdMeanBackward0", kernels.std_mean,
                   outputs=("result0", "result1"), undefined_grads=True,
                   self=formulas.std_mean_backward)
 CUMSUM = OpSpec("cumsum", "CumsumBackward0", kernels.cumsum, function=True, jvp="linear",
-                batches=True,
-                args=("dim",), self=formulas.reverse_cumsum)
+                batches=True, args=("dim",), self=formulas.reverse_cumsum)
 CUMPROD = OpSpec("cumprod", "CumprodBackward0", kernels.cumprod, function=True, args=("dim",),
                  jvp=formulas.cumprod_jvp,
                  self=formulas.cumprod_backward)
@@ -712,16 +628,14 @@ TOPK = OpSpec("topk", "TopkBackward0", kernels.topk, function=True,
               outputs=("values", "indices"), nondiff_outputs=("indices",),
               self=lambda grad, dim, indices, self_sym_sizes:
                   formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, True))
-INDEX_SELECT = OpSpec("index_select", "IndexSelectBackward0", kernels.index_select, function=True,
+INDEX_SELECT = OpSpec("index_select", "IndexSelectBackward0", np.take, function=True,
                       jvp="linear", args=("dim",),
                       self=lambda grad, self_sym_sizes, dim, index:
                           formulas.index_select_backward(grad, self_sym_sizes, dim, index),
                       index=NON_DIFFERENTIABLE)
 INDEX_ADD = OpSpec("index_add", "IndexAddBackward0", kernels.index_add, function=True, jvp="linear",
-                   args=("dim", "alpha"), reads_no_overlap=True,
-                   self=lambda grad: grad,
-                   index=NON_DIFFERENTIABLE,
-                   source=formulas.index_add_source_backward)
+                   args=("dim", "alpha"), reads_no_overlap=True, self=lambda grad: grad,
+                   index=NON_DIFFERENTIABLE, source=formulas.index_add_source_backward)
 
 # ======================= convolutions, pooling, normalisation (N, C, *spatial) ===============
 # conv1d/2d and their transposes are one op, as torch's CPU `convolution`; its backward is
@@ -734,8 +648,7 @@ CONVOLUTION = OpSpec(
     jvp=formulas.convolution_jvp,
     input=formulas.convolution_backward_input,
     weight=formulas.convolution_backward_weight,
-    bias=lambda grad, input, weight, bias_sym_sizes_opt:
-        formulas.channel_sum(grad))
+    bias=lambda grad, input, weight, bias_sym_sizes_opt: formulas.channel_sum(grad))
 # max pooling returns each max's index in the (H, W) plane (result1); its backward is an op
 # of its own (torch's), whose own gradient reads the gradient at those indices
 MAX_POOL2D_WITH_INDICES = OpSpec(
@@ -748,7 +661,7 @@ MAX_POOL2D_WITH_INDICES = OpSpec(
                                                   dilation, ceil_mode, result1))
 MAX_POOL2D_WITH_INDICES_BACKWARD = OpSpec(
     "max_pool2d_with_indices_backward", "MaxPool2DWithIndicesBackwardBackward0",
-    kernels.max_pool2d_with_indices_backward, jvp="linear",
+    kernels.max_pool_backward, jvp="linear",
     args=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
     grad_output=formulas.max_pool_double_backward,
     self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
@@ -758,9 +671,8 @@ ADAPTIVE_MAX_POOL2D = OpSpec(
     jvp=lambda self_t, result1: formulas.max_pool_double_backward(self_t, result1),
     self=lambda grad, self, result1: formulas.adaptive_max_pool2d_backward(grad, self, result1))
 ADAPTIVE_MAX_POOL2D_BACKWARD = OpSpec(
-    "adaptive_max_pool2d_backward", "AdaptiveMaxPool2DBackwardBackward0",
-    kernels.max_pool_backward, jvp="linear",
-    grad_output=formulas.max_pool_double_backward,
+    "adaptive_max_pool2d_backward", "AdaptiveMaxPool2DBackwardBackward0", kernels.max_pool_backward,
+    jvp="linear", grad_output=formulas.max_pool_double_backward,
     self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
 _AVG_POOL2D_ARGS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
                     "divisor_override")
@@ -778,9 +690,8 @@ AVG_POOL2D_BACKWARD = OpSpec(
                                           count_include_pad, divisor_override),
     self=lambda grad: zeros_like(grad))
 ADAPTIVE_AVG_POOL2D = OpSpec(
-    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", kernels.adaptive_avg_pool,
-    jvp="linear", args=("output_size",),
-    self=formulas.adaptive_avg_pool2d_backward)
+    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", kernels.adaptive_avg_pool, jvp="linear",
+    args=("output_size",), self=formulas.adaptive_avg_pool2d_backward)
 ADAPTIVE_AVG_POOL2D_BACKWARD = OpSpec(
     "adaptive_avg_pool2d_backward", "AdaptiveAvgPool2DBackwardBackward0",
     kernels.adaptive_avg_pool_backward, jvp="linear",
@@ -801,11 +712,9 @@ REFLECTION_PAD1D = OpSpec("reflection_pad1d", "ReflectionPad1DBackward0", kernel
                           **_REFLECTION_PAD)
 REFLECTION_PAD2D = OpSpec("reflection_pad2d", "ReflectionPad2DBackward0", kernels.reflection_pad,
                           **_REFLECTION_PAD)
-REFLECTION_PAD1D_BACKWARD = OpSpec("reflection_pad1d_backward",
-                                   "ReflectionPad1DBackwardBackward0",
+REFLECTION_PAD1D_BACKWARD = OpSpec("reflection_pad1d_backward", "ReflectionPad1DBackwardBackward0",
                                    kernels.reflection_pad_backward, **_REFLECTION_PAD_BACKWARD)
-REFLECTION_PAD2D_BACKWARD = OpSpec("reflection_pad2d_backward",
-                                   "ReflectionPad2DBackwardBackward0",
+REFLECTION_PAD2D_BACKWARD = OpSpec("reflection_pad2d_backward", "ReflectionPad2DBackwardBackward0",
                                    kernels.reflection_pad_backward, **_REFLECTION_PAD_BACKWARD)
 _REPLICATION_PAD = dict(_PAD, self=formulas.replication_pad_backward)
 _REPLICATION_PAD_BACKWARD = dict(_PAD, grad_output=lambda grad, padding:
@@ -831,8 +740,7 @@ UPSAMPLE_NEAREST2D = OpSpec(
     "upsample_nearest2d", "UpsampleNearest2DBackward0", kernels.upsample_nearest, jvp="linear",
     args=("output_size", "scales_h", "scales_w"),
     self=lambda grad, output_size, self_sym_sizes, scales_h, scales_w:
-        formulas.upsample_nearest_backward(grad, output_size, self_sym_sizes,
-                                           (scales_h, scales_w)))
+        formulas.upsample_nearest_backward(grad, output_size, self_sym_sizes, (scales_h, scales_w)))
 UPSAMPLE_BILINEAR2D = OpSpec(
     "upsample_bilinear2d", "UpsampleBilinear2DBackward0", kernels.upsample_linear, jvp="linear",
     args=("output_size", "align_corners", "scales_h", "scales_w"),
@@ -862,20 +770,18 @@ UPSAMPLE_BILINEAR2D_BACKWARD = OpSpec(
 NATIVE_BATCH_NORM = OpSpec(
     "native_batch_norm", "NativeBatchNormBackward0", kernels.native_batch_norm,
     args=("training", "momentum", "eps"), outputs=("result", "result1", "result2"),
-    nondiff_outputs=("result1", "result2"),
-    jvp=formulas.batch_norm_jvp,
+    nondiff_outputs=("result1", "result2"), jvp=formulas.batch_norm_jvp,
     input=formulas.batch_norm_backward_input,
     weight=lambda grad, input, weight, running_mean, running_var, result1, result2, training,
     eps: formulas.batch_norm_backward_weight(grad, input, running_mean, running_var, result1,
                                              result2, training, eps),
-    bias=lambda grad, input, weight, running_mean, running_var, result1, result2, training,
-    eps: formulas.channel_sum(grad),
+    bias=lambda grad, input, weight, running_mean, running_var, result1, result2, training, eps:
+        formulas.channel_sum(grad),
     running_mean=NON_DIFFERENTIABLE, running_var=NON_DIFFERENTIABLE)
 NATIVE_GROUP_NORM = OpSpec(
     "native_group_norm", "NativeGroupNormBackward0", kernels.native_group_norm,
     args=("N", "C", "HxW", "group", "eps"), outputs=("result", "result1", "result2"),
-    nondiff_outputs=("result1", "result2"),
-    jvp=formulas.group_norm_jvp,
+    nondiff_outputs=("result1", "result2"), jvp=formulas.group_norm_jvp,
     input=formulas.group_norm_backward_input,
     weight=lambda grad, input, weight, N, C, HxW, group, eps, result1, result2:
         formulas.group_norm_backward_weight(grad, input, N, group, eps, result1, result2),
@@ -926,21 +832,18 @@ LINALG_SLOGDET = OpSpec("linalg_slogdet", "LinalgSlogdetBackward0", kernels.lina
                             formulas.solve(A, A_t)), None, None],
                         A=formulas.linalg_slogdet_backward)
 LINALG_CHOLESKY_EX = OpSpec("linalg_cholesky_ex", "LinalgCholeskyExBackward0",
-                            kernels.linalg_cholesky_ex, args=("upper",),
-                            outputs=("L", "info"), nondiff_outputs=("info",),
-                            jvp=formulas.cholesky_jvp,
+                            kernels.linalg_cholesky_ex, args=("upper",), outputs=("L", "info"),
+                            nondiff_outputs=("info",), jvp=formulas.cholesky_jvp,
                             A=formulas.cholesky_backward)
 LINALG_QR = OpSpec("linalg_qr", "LinalgQrBackward0", kernels.linalg_qr, args=("mode",),
-                   outputs=("Q", "R"),
-                   jvp=formulas.linalg_qr_jvp,
+                   outputs=("Q", "R"), jvp=formulas.linalg_qr_jvp,
                    A=formulas.linalg_qr_backward)
 LINALG_EIGH = OpSpec("linalg_eigh", "LinalgEighBackward0", np.linalg.eigh, args=("UPLO",),
                      outputs=("eigenvalues", "eigenvectors"), undefined_grads=True,
                      jvp=formulas.linalg_eigh_jvp,
                      A=formulas.linalg_eigh_backward)
-LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd,
-                    args=("full_matrices",), outputs=("U", "S", "Vh"), undefined_grads=True,
-                    jvp=formulas.linalg_svd_jvp,
+LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd, args=("full_matrices",),
+                    outputs=("U", "S", "Vh"), undefined_grads=True, jvp=formulas.linalg_svd_jvp,
                     A=formulas.linalg_svd_backward)
 
 TABLE = vars(rows.table)  # every row by name (the code below the table reads it there)

@@ -148,7 +148,8 @@ def reciprocal(self):
 
 def split(self, split_size, dim):
     n = self.shape[dim]
-    return split_with_sizes(self, [min(split_size, n - i) for i in range(0, n, split_size)] or [0], dim)
+    sizes = [min(split_size, n - i) for i in range(0, n, split_size)] or [0]
+    return split_with_sizes(self, sizes, dim)
 
 
 def where(condition, self, other):
@@ -227,8 +228,7 @@ def softmax(self, dim):  # (initial: an empty dim has no max, and needs none)
 
 def log_softmax(self, dim):
     shifted = self - np.amax(self, axis=dim, keepdims=True, initial=-np.inf)
-    return _contiguous(shifted - np.log(np.sum(np.exp(shifted), axis=dim,
-                                                        keepdims=True)))
+    return _contiguous(shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True)))
 
 
 def norm(self, ord, dim, keepdim):
@@ -376,8 +376,7 @@ def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
     return np.take(weight, indices, axis=0)
 
 
-def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
-                             scale_grad_by_freq):
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """Each index's rows of grad_output summed into its row of weight; padding_idx's row
     stays zero."""
     dim = grad_output.shape[-1]
@@ -441,22 +440,19 @@ def diagonal(self, offset, dim1, dim2):
                                            writeable=corner.flags.writeable)
 
 
-def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
-    out = np.zeros(input_sizes, dtype=grad_output.dtype)
-    diagonal(out, offset, dim1, dim2)[...] = grad_output
-    return out
+def _into_zeros(view_op):
+    """The backward of a view op: zeros of the input's sizes, the gradient written into the
+    op's view of them (the view's arguments follow input_sizes)."""
+    def backward(grad_output, input_sizes, *view_args):
+        out = np.zeros(input_sizes, dtype=grad_output.dtype)
+        view_op(out, *view_args)[...] = grad_output
+        return out
+    return backward
 
 
-def select_backward(grad_output, input_sizes, dim, index):
-    out = np.zeros(input_sizes, dtype=grad_output.dtype)
-    out[(slice(None),) * dim + (index,)] = grad_output
-    return out
-
-
-def slice_backward(grad_output, input_sizes, dim, start, end, step):
-    out = np.zeros(input_sizes, dtype=grad_output.dtype)
-    out[(slice(None),) * dim + (slice(start, end, step),)] = grad_output
-    return out
+select_backward = _into_zeros(select)
+slice_backward = _into_zeros(slice_)
+diagonal_backward = _into_zeros(diagonal)
 
 
 def index_backward(grad_output, input_sizes, indices):
@@ -486,14 +482,6 @@ def scatter_add(self, index, src, dim):
     out = self.copy()
     np.add.at(out, _scatter_index(index, dim), src[tuple(slice(0, n) for n in index.shape)])
     return out
-
-
-def cat(tensors, dim):
-    return np.concatenate(tensors, axis=dim)
-
-
-def stack(tensors, dim):
-    return np.stack(tensors, axis=dim)
 
 
 def split_with_sizes(self, split_sizes, dim):
@@ -536,8 +524,7 @@ def by_transposed_product(mat1, mat2):
     smaller dims or more rows, or float64, are slower). The LSTM's per-step linear is one."""
     return (mat1.ndim == 2 and mat2.ndim == 2 and mat1.dtype == np.float32
             and mat2.dtype == np.float32 and mat1.shape[0] <= 32
-            and min(mat2.shape) >= 256 and mat1.flags.c_contiguous
-            and mat2.T.flags.c_contiguous)
+            and min(mat2.shape) >= 256 and mat1.flags.c_contiguous and mat2.T.flags.c_contiguous)
 
 
 def is_column_major(sizes, strides):
@@ -599,9 +586,7 @@ def mse_loss(self, target, reduction):
 
 
 def smooth_l1_loss(self, target, reduction, beta):
-    diff = np.abs(self - target)
-    if beta == 0:
-        return reduce(diff, reduction)
+    diff = np.abs(self - target)  # (beta 0: diff < 0 never holds, diff - 0 is l1's)
     return reduce(np.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta), reduction)
 
 
@@ -620,10 +605,8 @@ def binary_cross_entropy(self, target, weight, reduction):
 
 def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction):
     softplus_neg = np.maximum(-self, 0) + np.log1p(np.exp(-np.abs(self)))  # -log sigmoid(x)
-    if pos_weight is None:
-        loss = (1 - target) * self + softplus_neg
-    else:
-        loss = (1 - target) * self + (1 + (pos_weight - 1) * target) * softplus_neg
+    positives_scale = 1 if pos_weight is None else 1 + (pos_weight - 1) * target
+    loss = (1 - target) * self + positives_scale * softplus_neg
     return reduce(loss if weight is None else loss * weight, reduction)
 
 
@@ -657,8 +640,7 @@ def nll_loss_backward(grad_output, self, target, weight, total_weight, reduction
     if reduction == 1 and not w.all():  # ignored targets get 0, even when all are (0/0)
         g = np.where(w != 0, g, 0)
     out = np.zeros_like(self)
-    np.put_along_axis(out, np.expand_dims(safe, class_dim), np.expand_dims(g, class_dim),
-                      class_dim)
+    np.put_along_axis(out, np.expand_dims(safe, class_dim), np.expand_dims(g, class_dim), class_dim)
     return out
 
 
@@ -725,10 +707,6 @@ def topk(self, k, dim, largest, sorted):
     return values[index].copy(), indices[index].copy()
 
 
-def index_select(self, index, dim):
-    return np.take(self, index, axis=dim)
-
-
 def index_add(self, index, source, dim, alpha):
     out = self.copy()
     source = source if alpha == 1 else source * alpha
@@ -753,8 +731,7 @@ def windows(x, kernel, stride, padding, dilation, pad_value=0):
     (before, after) pair per spatial dim."""
     spatial = len(kernel)
     if any(p for pair in padding for p in pair):
-        x = np.pad(x, ((0, 0),) * (x.ndim - spatial) + tuple(padding),
-                   constant_values=pad_value)
+        x = np.pad(x, ((0, 0),) * (x.ndim - spatial) + tuple(padding), constant_values=pad_value)
     span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
     view = np.lib.stride_tricks.sliding_window_view(x, span, axis=tuple(range(-spatial, 0)))
     lead = (slice(None),) * (x.ndim - spatial)
@@ -776,8 +753,7 @@ def add_windows(target, values, stride, dilation):
     return target
 
 
-def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                groups):
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     """torch's convolution (cross-correlation), or its transpose (the adjoint in the input),
     of (N, C, *spatial) inputs: im2col (one copy of the windows) and a matmul per group."""
     spatial = weight.ndim - 2
@@ -883,8 +859,9 @@ def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_m
     return best, index.astype(np.int64, copy=False)
 
 
-def max_pool_backward(grad_output, self, indices):
-    """Each output's gradient added at the index its max came from (repeated ones add up)."""
+def max_pool_backward(grad_output, self, indices, *pool_args):
+    """Each output's gradient added at the index its max came from (repeated ones add up);
+    max_pool2d's arguments (pool_args, as its backward op takes them) are not needed."""
     plane = self.shape[-2] * self.shape[-1]
     lead = int(np.prod(self.shape[:-2]))
     at = (np.arange(lead) * plane).reshape(grad_output.shape[:-2] + (1, 1)) + indices
@@ -892,13 +869,7 @@ def max_pool_backward(grad_output, self, indices):
     return out.astype(grad_output.dtype, copy=False).reshape(self.shape)
 
 
-def max_pool2d_with_indices_backward(grad_output, self, indices, kernel_size, stride, padding,
-                                     dilation, ceil_mode):
-    return max_pool_backward(grad_output, self, indices)  # (the indices say it all)
-
-
-def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-               divisor_override):
+def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     stride = stride or kernel_size
     out, pads = _pool_padding(self.shape[-2:], kernel_size, stride, padding, (1, 1), ceil_mode)
     view = windows(self, kernel_size, stride, pads, (1, 1))
@@ -960,8 +931,7 @@ def resample(x, plans):
 def resample_backward(grad, sizes, plans):
     """The adjoint of resample: each output's gradient added back where it was read from
     (weighted), down to the input's `sizes` (its last len(plans) dims)."""
-    for axis, size, (index, weight) in reversed(list(zip(range(-len(plans), 0), sizes,
-                                                         plans))):
+    for axis, size, (index, weight) in reversed(list(zip(range(-len(plans), 0), sizes, plans))):
         moved = np.moveaxis(grad, axis, -1)
         rows = moved.reshape(-1, moved.shape[-1])
         starts = (np.arange(rows.shape[0]) * size)[:, None]
@@ -1126,8 +1096,7 @@ def adaptive_max_pool2d(self, output_size):
 
 
 # ---- normalisation ----
-def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
-                      eps):
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """Per channel (dim 1): (x - mean) / sqrt(var + eps) * weight + bias, with the batch's
     statistics (biased variance) in training, the running ones otherwise. In training the
     running statistics move towards the batch's in place, unbiased variance, inside the op
@@ -1173,10 +1142,6 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 
 
 # ---- elementwise (issue 21) ----
-def round_(self, decimals=0):  # half to even, as torch; decimals scale first, as torch's
-    return np.round(self, decimals)
-
-
 def addcmul(self, tensor1, tensor2, value):
     return self + value * tensor1 * tensor2
 
