@@ -10,7 +10,6 @@ class _ModeState(threading.local):
     inference = False
     saved_tensors_hooks = ()  # stack of (pack, unpack) pairs; the innermost applies
     saved_tensors_hooks_disabled = None  # an error message while disabled
-    quiet_context = None  # where dispatch.call runs forwards when its shared context is busy
 
 
 state = _ModeState()

@@ -11,8 +11,8 @@ import functools
 import numpy as np
 
 from . import anomaly, forward_ad, forward_level, grad_mode, observers
-from .dispatch import (NO_NODE, call, make_node, refuse_complex, regenerate_view, run_forward,
-                       save_for_backward, view_indices)
+from .dispatch import (NO_NODE, as_result, call, make_node, refuse_complex, regenerate_view,
+                       run_forward, save_for_backward, view_indices)
 from .engine import gradient_edge, validate_gradient
 from .node import Node, SavedTensor
 from .observers import subscribers as _subscribers  # anyone watching?
@@ -34,7 +34,7 @@ def call_inplace(spec, inputs, args=(), _observed=False):
     target = inputs[0]
     check_inplace(target)
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
-    out = run_forward(spec, arrays, args)
+    out = as_result(run_forward(spec, arrays, args), arrays, spec, args)
     if not spec.complex and out.dtype.kind == "c":
         refuse_complex(spec, out.dtype)
     check_writable(spec, target, out, inputs, args)
