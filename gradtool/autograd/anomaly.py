@@ -33,9 +33,6 @@ class set_detect_anomaly(_ModeContext):
         self._prev_anomaly = (enabled, globals()["check_nan"])
         _set(self.mode, self.check_nan)
 
-    def clone(self):
-        return type(self)(self.mode, self.check_nan)
-
     def __call__(self, func):
         _set(*self._prev_anomaly)
         return super().__call__(func)
@@ -55,9 +52,6 @@ class detect_anomaly(_ModeContext):
 
     def __init__(self, check_nan=True):
         self.check_nan = bool(check_nan)
-
-    def clone(self):
-        return type(self)(self.check_nan)
 
     def __enter__(self):
         self._prev_anomaly = (enabled, check_nan)

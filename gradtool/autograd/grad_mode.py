@@ -30,7 +30,9 @@ class _ModeContext:
         # `@no_grad` (no parentheses) passes the function itself.
         if cls._bare_decorator_ok and len(args) == 1 and callable(args[0]) and not kwargs:
             return cls()(args[0])
-        return super().__new__(cls)
+        self = super().__new__(cls)
+        self._args = (args, kwargs)  # what clone() makes a fresh one from
+        return self
 
     _bare_decorator_ok = True
 
@@ -45,7 +47,8 @@ class _ModeContext:
         return wrapper
 
     def clone(self):
-        return type(self)()
+        args, kwargs = self._args
+        return type(self)(*args, **kwargs)
 
     def __enter__(self):
         self._prev = (state.grad_enabled, state.inference)
@@ -81,9 +84,6 @@ class set_grad_enabled(_ModeContext):
         self._prev = (state.grad_enabled, state.inference)
         state.grad_enabled = self.mode
 
-    def clone(self):
-        return type(self)(self.mode)
-
     def __call__(self, func):
         # Used as a decorator, the mode set at construction is undone: it applies per call.
         state.grad_enabled = self._prev[0]
@@ -98,9 +98,6 @@ class inference_mode(_ModeContext):
 
     def __init__(self, mode=True):
         self.mode = bool(mode)
-
-    def clone(self):
-        return type(self)(self.mode)
 
     def _apply(self):
         # as torch: inference_mode(False) re-enables grad mode inside inference mode
