@@ -294,7 +294,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
         # hooks on the tensor first (a leaf's, or a non-leaf's and retain_grad), then the node's
         if is_leaf:
             if grads is not None and node.variable._hooks:
-                grads = _run_leaf_hooks(node.variable, _as_tensors(grads))
+                grads = [_through_hooks(node.variable._hooks, _as_tensors(grads)[0])]
         elif hooks is not None and (hooks.tensor_pre or hooks.retains_grad):
             grads = _run_tensor_pre_hooks(hooks, _as_tensors(grads or []))
         if captures is not None and grads is not None:
@@ -503,15 +503,10 @@ def _ref_counts(data):
     return sys.getrefcount(data), 0 if data.base is None else sys.getrefcount(data.base)
 
 
-class _Holder:
-    __slots__ = ("data",)
-
-
-# the counts _owns sees for an array one object holds (a view whose base it alone holds):
+# the counts _owns sees for an array one tensor holds (a view whose base it alone holds):
 # measured, since they differ between Python versions
-_holder = _Holder()
-_holder.data = np.empty(2)[1:]
-_SOLE = (lambda data: _ref_counts(data))(_holder.data)
+_holder = Tensor._wrap(np.empty(2)[1:])
+_SOLE = (lambda data: _ref_counts(data))(_holder._data)
 del _holder
 
 
@@ -519,10 +514,7 @@ def _run_tensor_pre_hooks(hooks, grads):
     """A non-leaf tensor's hooks (register_hook), then retain_grad's copy of the result."""
     for nr, fns in hooks.tensor_pre.items():
         if nr < len(grads) and grads[nr] is not None:
-            for fn in list(fns):
-                new = fn(grads[nr])
-                if new is not None:
-                    grads[nr] = new
+            grads[nr] = _through_hooks(fns, grads[nr])
     for nr, ref in hooks.retains_grad.items():
         t = ref()
         if t is not None and nr < len(grads) and grads[nr] is not None:
@@ -539,14 +531,13 @@ def _run_node_pre_hooks(hooks, grads):
     return grads
 
 
-def _run_leaf_hooks(leaf, grads):
-    fns = leaf._hooks
-    if fns and grads and grads[0] is not None:
-        for fn in list(fns):
-            new = fn(grads[0])
-            if new is not None:
-                grads = [new]
-    return grads
+def _through_hooks(fns, grad):
+    """A tensor's gradient through its hooks (Tensor.register_hook), each given the last's."""
+    for fn in list(fns):
+        new = fn(grad)
+        if new is not None:
+            grad = new
+    return grad
 
 
 # id(leaf) -> [hook(leaf)] run after its .grad was accumulated
