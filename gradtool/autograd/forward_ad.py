@@ -8,6 +8,7 @@ dies with it and is invisible once its level has exited. dispatch.call pays one 
 """
 import collections
 import contextlib
+import types
 
 import numpy as np
 
@@ -25,20 +26,12 @@ class UnpackedDualTensor(collections.namedtuple("UnpackedDualTensor", ["primal",
     """What unpack_dual returns: the primal (a view without tangent) and the tangent."""
 
 
-class _Level:
-    """One dual level (torch numbers them; only level 0 exists, nesting is refused)."""
-
-    __slots__ = ("index", "batch")
-
-    def __init__(self, index, batch=None):
-        self.index = index
-        self.batch = batch  # B: every tangent holds B tangents (a leading dim), see batched()
-
-
 def enter_dual_level():
     if forward_level.active is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    forward_level.active = _Level(0)
+    # torch numbers its levels (only level 0 exists here); batch: B when every tangent at
+    # this level holds B tangents (a leading dim), see batched()
+    forward_level.active = types.SimpleNamespace(index=0, batch=None)
     return 0
 
 

@@ -317,8 +317,6 @@ def _vectorized_jacobian_of_output(i, out, inputs, create_graph, strict):
     """All the rows of d out / d inputs in one backward pass: the one-hot grad_outputs as one
     batch (the identity matrix)."""
     n = out.numel()
-    if n == 0:
-        return _jacobian_of_output(i, out, inputs, create_graph, strict)
     basis = Tensor._wrap(np.eye(n, dtype=out._data.dtype).reshape((n,) + tuple(out.shape)))
     vjs = _autograd_grad((out,), inputs, (basis,), retain_graph=True,
                          create_graph=create_graph, is_grads_batched=True)
