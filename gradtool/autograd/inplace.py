@@ -24,10 +24,7 @@ _state = grad_mode.state
 
 
 def call_inplace(spec, inputs, args=(), _observed=False):
-    """Op `spec` writing its result into inputs[0] (add_, mul_, copy_, __setitem__, ...):
-    checked before anything is written, bumps the version counter, and rewrites the
-    target's history (through its base, if it is a view: torch's CopySlices).
-    (_observed: as call's.)"""
+    """Op `spec` writing its result into inputs[0], as above. (_observed: as call's.)"""
     if _subscribers and not _observed and observers.watching():
         return observers.op(spec.name + "_", inputs,
                             functools.partial(call_inplace, spec, inputs, args, True))
