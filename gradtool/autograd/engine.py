@@ -422,7 +422,7 @@ def _apply_per_element(node, grads, batch):
         given = next((g for g in column if g is not None), None)
         stacked.append(None if given is None else np.stack(
             [np.zeros_like(given) if g is None else g for g in column]))
-    return stacked if per_element else [None] * len(node.next_functions)
+    return stacked  # (never an empty batch: _batched_grad answers that itself)
 
 
 def _data(g):
@@ -456,9 +456,8 @@ def validate_gradient(node, i, g, batch=None):
 
 
 def _expandable(shape, target):
-    if len(shape) > len(target):
-        return False
-    return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
+    return len(shape) <= len(target) and all(
+        s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
 
 
 # One lock for every leaf's .grad: threads backpropagating into a shared leaf (or making its
