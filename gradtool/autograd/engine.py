@@ -397,9 +397,8 @@ def _capture(captures, captured, node, grads):
 
 
 def _wrong_count(node, out):
-    n = len(node.next_functions)
     raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
-                       f"(expected {n}, got {len(out)})")
+                       f"(expected {len(node.next_functions)}, got {len(out)})")
 
 
 def _apply_per_element(node, grads, batch):

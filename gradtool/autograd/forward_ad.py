@@ -105,8 +105,7 @@ def unpack_dual(tensor, *, level=None):
     tangent = tangent_of(tensor) if forward_level.active is not None else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    primal = _untracked(tensor.view, tensor._data.shape)
-    return UnpackedDualTensor(primal, tangent)
+    return UnpackedDualTensor(_untracked(tensor.view, tensor._data.shape), tangent)
 
 
 # ---------------- the engine's side: reading, computing and writing tangents ----------------
@@ -220,8 +219,7 @@ def write_inplace_tangent(target, tangent):
                                   "use vectorize=False")
     current = tangent_of(target)
     if current is None:  # the base gets a zero tangent, and the view a view of it
-        base_tangent = Tensor._wrap(np.zeros_like(base._data))
-        _set(base, base_tangent)
+        _set(base, Tensor._wrap(np.zeros_like(base._data)))
         current = tangent_of(target)
     np.copyto(current._data, tangent._data)
 
