@@ -303,7 +303,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
             continue  # an input of autograd.grad: its gradient is read, its node does not run
         if hooks is not None:
             if hooks.pre:
-                grads = _run_node_pre_hooks(hooks, _as_tensors(grads or []))
+                grads = _run_node_hooks(hooks.pre, _as_tensors(grads or []))
             if grads is not None and not any(g is not None for g in grads):
                 grads = None
         if is_leaf:
@@ -312,7 +312,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
                 if POST_ACCUMULATE_HOOKS:
                     _run_post_accumulate_hooks(node.variable)
             if hooks is not None and hooks.post and grads is not None:
-                _run_post_hooks(hooks, [], _as_tensors(grads))
+                _run_node_hooks(hooks.post, [], tuple(_as_tensors(grads)))
             continue
         edges = node.next_functions
         if grads is not None or node is root:
@@ -331,7 +331,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
             if len(out) != len(edges):
                 _wrong_count(node, out)
             if hooks is not None and hooks.post:
-                out = _run_post_hooks(hooks, out, grads)
+                out = _run_node_hooks(hooks.post, out, tuple(grads))
         else:  # no gradient reached it: its inputs get none from it
             out = [None] * len(edges)
         saved = node._for_backward  # {}: nothing to free; None: a node may keep them elsewhere
@@ -521,9 +521,11 @@ def _run_tensor_pre_hooks(hooks, grads):
     return grads
 
 
-def _run_node_pre_hooks(hooks, grads):
-    for fn in list(hooks.pre):
-        new = fn(tuple(grads))
+def _run_node_hooks(fns, grads, grad_outputs=None):
+    """A node's pre-hooks, fn(grads), or with grad_outputs its post-hooks, fn(grads,
+    grad_outputs) (grads: its grad_inputs); each may return new grads."""
+    for fn in list(fns):
+        new = fn(tuple(grads)) if grad_outputs is None else fn(tuple(grads), grad_outputs)
         if new is not None:
             grads = list(new)
     return grads
@@ -554,11 +556,3 @@ def post_accumulate_hooks_of(leaf):
 def _run_post_accumulate_hooks(leaf):
     for fn in list(POST_ACCUMULATE_HOOKS.get(id(leaf), ())):
         fn(leaf)
-
-
-def _run_post_hooks(hooks, grad_inputs, grad_outputs):
-    for fn in list(hooks.post):
-        new = fn(tuple(grad_inputs), tuple(grad_outputs))
-        if new is not None:
-            grad_inputs = list(new)
-    return grad_inputs
