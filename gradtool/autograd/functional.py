@@ -204,19 +204,13 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
                       "the input to the user-provided function is", "jvp")
     if v is None:
         v = (Tensor._wrap(np.ones_like(inputs[0]._data)),)
-    outputs, result, is_outputs_tuple = _forward_mode(func, inputs, v)
-    return _returned(outputs, result, False, is_outputs_tuple, is_outputs_tuple)
-
-
-def _forward_mode(func, inputs, tangents):
-    """func's outputs at dual inputs, their tangents (zeros for an output without one), and
-    whether func returned a tuple."""
     with forward_ad.dual_level():
-        duals = [forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents)]
+        duals = [forward_ad.make_dual(x, t) for x, t in zip(inputs, v)]
         is_outputs_tuple, outputs = _outputs_of(func, duals, False, "jvp")
         result = tuple(forward_ad.tangent_of(o) for o in outputs)
+    # an output without a tangent does not depend on the inputs: J v is zeros
     result = tuple(_zeros_like(o) if t is None else t for o, t in zip(outputs, result))
-    return outputs, result, is_outputs_tuple
+    return _returned(outputs, result, False, is_outputs_tuple, is_outputs_tuple)
 
 
 def _jvp_by_double_backward(func, inputs, v, create_graph, strict):
