@@ -116,8 +116,9 @@ def _multi_output(spec, inputs, args, arrays, outs):
 
 
 def run_forward(spec, arrays, args):
-    """spec.forward on the input arrays, numpy's error state QUIET around it unless it is
-    already (backward runs quiet, and so does a forward inside a forward)."""
+    """spec.forward on the input arrays in numpy's QUIET error state (as torch, inf and nan are
+    results, not warnings: log(0), 0/0, exp(1000)), set around it unless it is already
+    (backward runs quiet, and so does a forward inside a forward)."""
     token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
     try:
         return spec.forward(*arrays, *args)
