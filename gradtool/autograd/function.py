@@ -48,12 +48,18 @@ class BackwardCFunction(Node, FunctionCtx):
     tensor argument of forward, and exposes what it saved as `saved_tensors` (no _saved_*)."""
 
     _forward_cls = None
-    # ctx's state until a call sets it (class defaults: all immutable, each set, never changed)
-    _to_save = _to_save_forward = _dirty = _non_differentiable = _output_meta = ()
-    needs_input_grad = ()
-    _arg_positions = ()  # the forward argument behind each next_functions edge
-    _materialize_grads = True
-    _in_jvp = False
+
+    def __init__(self):
+        super().__init__()
+        self._to_save = ()
+        self._dirty = ()
+        self._non_differentiable = ()
+        self._materialize_grads = True
+        self._output_meta = ()
+        self._arg_positions = ()  # the forward argument behind each next_functions edge
+        self.needs_input_grad = ()
+        self._to_save_forward = ()
+        self._in_jvp = False
 
     def __repr__(self):  # torch's form, gradtool's module: <torch.autograd.function.XBackward ...>
         return f"<{__name__}.{self.name()} object at {id(self):#x}>"
