@@ -49,7 +49,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     _forward_cls = None
 
-    def __init__(self):
+    def __init__(self):  # (instance attributes: engines/gradtool.py reads these as ctx's own)
         super().__init__()
         self._to_save = ()
         self._dirty = ()
