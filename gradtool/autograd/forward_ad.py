@@ -135,8 +135,7 @@ def tangent_of(t):
         except AttributeError:
             return None
         if level is forward_level.active:
-            tangent = Tensor._wrap(
-                _same_view(base_tangent._data, base._data, t._data))
+            tangent = Tensor._wrap(_same_view(base_tangent._data, base._data, t._data))
             t._fw_grad = (level, tangent)
             return tangent
     return None
@@ -201,8 +200,7 @@ def inplace_tangent(spec, inputs, args, arrays, out):
     tangents = _input_tangents(spec, inputs)
     if tangents is None:
         return None
-    result = Tensor._wrap(out)
-    return _untracked(spec.tangent, inputs, args, arrays, (result,), tangents,
+    return _untracked(spec.tangent, inputs, args, arrays, (Tensor._wrap(out),), tangents,
                       forward_level.active.batch)
 
 

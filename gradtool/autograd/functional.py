@@ -154,8 +154,7 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
 
 
 def _zeros_like(t, requires_grad=False):
-    z = Tensor._wrap(np.zeros_like(t._data))
-    return z.requires_grad_() if requires_grad else z
+    return Tensor._wrap(np.zeros_like(t._data)).requires_grad_(requires_grad)
 
 
 def _v_or_default(v, inputs_or_outputs, is_tuple, create_graph, what, fn_name):
