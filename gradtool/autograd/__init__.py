@@ -1,7 +1,6 @@
 """gradtool.autograd: torch.autograd's API on the numpy engine."""
 from . import tensor_methods  # (first: attaches the Tensor's op methods)
-from . import forward_ad, graph, profiler
-from . import creation
+from . import creation, forward_ad, graph, profiler
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
 from .engine import backward, grad

@@ -23,18 +23,23 @@ def format_site(site):
     return f"{filename}:{lineno} (in {function})"
 
 
-class set_detect_anomaly(_ModeContext):
-    """Turn anomaly detection on or off: a plain call, a context manager or a decorator."""
+class _AnomalyMode(_ModeContext):
+    """set_detect_anomaly's and detect_anomaly's exit: the anomaly mode they found."""
 
     _bare_decorator_ok = False
+
+    def __exit__(self, *exc):
+        _set(*self._prev_anomaly)
+        return False
+
+
+class set_detect_anomaly(_AnomalyMode):
+    """Turn anomaly detection on or off: a plain call, a context manager or a decorator."""
 
     def __init__(self, mode, check_nan=True):
         self.mode, self.check_nan = bool(mode), bool(check_nan)
         self._prev_anomaly = (enabled, globals()["check_nan"])
         _set(self.mode, self.check_nan)
-
-    def clone(self):
-        return type(self)(self.mode, self.check_nan)
 
     def __call__(self, func):
         _set(*self._prev_anomaly)
@@ -43,29 +48,16 @@ class set_detect_anomaly(_ModeContext):
     def __enter__(self):
         pass
 
-    def __exit__(self, *exc):
-        _set(*self._prev_anomaly)
-        return False
 
-
-class detect_anomaly(_ModeContext):
+class detect_anomaly(_AnomalyMode):
     """Context manager (and decorator) turning anomaly detection on inside."""
-
-    _bare_decorator_ok = False
 
     def __init__(self, check_nan=True):
         self.check_nan = bool(check_nan)
 
-    def clone(self):
-        return type(self)(self.check_nan)
-
     def __enter__(self):
         self._prev_anomaly = (enabled, check_nan)
         _set(True, self.check_nan)
-
-    def __exit__(self, *exc):
-        _set(*self._prev_anomaly)
-        return False
 
 
 def _set(mode, nan):

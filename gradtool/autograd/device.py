@@ -81,8 +81,7 @@ def parse_to(args, kwargs):
     """Tensor.to / Module.to's arguments, torch's three forms: to(dtype), to(device, dtype),
     to(other): returns (dtype or None, copy) after checking any device named."""
     dtype, copy = kwargs.pop("dtype", None), kwargs.pop("copy", False)
-    if "device" in kwargs:
-        check(kwargs.pop("device"))
+    check(kwargs.pop("device", None))
     kwargs.pop("non_blocking", None)
     kwargs.pop("memory_format", None)
     if kwargs:

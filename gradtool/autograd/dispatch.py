@@ -25,9 +25,9 @@ _NO_EDGE = (None, 0)
 NO_NODE = (None, None)  # make_node's answer when no input requires grad
 _new_object = object.__new__
 
-# A Context is entered by one thread at a time, and not twice: call() uses this shared one,
-# and when it is busy (another thread's forward runs in it, or a forward came back to call),
-# the thread's own one (_forward_elsewhere).
+# A Context is entered by one thread at a time, and not twice: call() runs forwards in this
+# shared one, and in run_forward when it is busy (another thread's forward runs in it, or a
+# forward came back to call).
 _QUIET = quiet_context()
 
 
@@ -44,7 +44,7 @@ def call(spec, inputs, args=(), _observed=False):
         arrays = []
         for x in inputs:  # (a plain loop: a list comprehension is a function call in 3.11)
             arrays.append(x._data if isinstance(x, Tensor) else x)
-    # run_forward, inlined: as torch, inf and nan are results, not warnings (log(0), 0/0, ...)
+    # as torch, inf and nan are results, not warnings (log(0), 0/0, ...): forwards run QUIET
     forward = spec.forward
     try:
         out = _QUIET.run(forward, *arrays, *args) if args else _QUIET.run(forward, *arrays)
@@ -58,11 +58,11 @@ def call(spec, inputs, args=(), _observed=False):
     except RuntimeError as e:  # (raised by Context.run, before the forward, if _QUIET is busy)
         if not str(e).startswith("cannot enter context"):
             raise
-        out = _forward_elsewhere(spec, arrays, args)
+        out = run_forward(spec, arrays, args)
     if spec.multi_output:
         return _multi_output(spec, inputs, args, arrays, out)
     if type(out) is not _ndarray:
-        out = _as_result(out, arrays, spec, args)
+        out = as_result(out, arrays, spec, args)
     dtype = out.dtype
     check = spec.dtype_check
     if check:
@@ -73,7 +73,7 @@ def call(spec, inputs, args=(), _observed=False):
             out = _promoted(out, arrays, spec, args)
             dtype = out.dtype
     elif dtype is _FLOAT64:
-        out = _as_result(out, arrays, spec, args)
+        out = as_result(out, arrays, spec, args)
         dtype = out.dtype
     if dtype is not _FLOAT32 and dtype.kind == "c" and not spec.complex:
         refuse_complex(spec, dtype)
@@ -101,7 +101,7 @@ def _multi_output(spec, inputs, args, arrays, outs):
         if o.dtype.kind == "c":
             refuse_complex(spec, o.dtype)
     node, plan = make_node(spec, inputs, args) if _state.grad_enabled else NO_NODE
-    results = tuple(_wrap_output(spec, _as_result(o, arrays, spec), node, i)
+    results = tuple(_wrap_output(spec, as_result(o, arrays, spec), node, i)
                     for i, o in enumerate(outs))
     if spec.view:
         _share_base(inputs[0], results)
@@ -116,39 +116,17 @@ def _multi_output(spec, inputs, args, arrays, outs):
 
 
 def run_forward(spec, arrays, args):
-    """spec.forward on the input arrays, with torch's dtype for the result."""
-    # As torch, inf and nan are results, not warnings (log(0), 0/0, exp(1000), ...).
-    # Backward already runs quiet: ops it runs find the state set and leave it.
+    """spec.forward on the input arrays in numpy's QUIET error state (as torch, inf and nan are
+    results, not warnings: log(0), 0/0, exp(1000)), set around it unless it is already
+    (backward runs quiet, and so does a forward inside a forward)."""
     token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
     try:
-        out = spec.forward(*arrays, *args) if args else spec.forward(*arrays)
+        return spec.forward(*arrays, *args)
     except ValueError as e:
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
     finally:
         if token is not None:
             ERRSTATE.reset(token)
-    if spec.multi_output:
-        return tuple(_as_result(o, arrays, spec) for o in out)
-    return _as_result(out, arrays, spec, args)
-
-
-def _forward_elsewhere(spec, arrays, args):
-    """call's forward when _QUIET is busy: in this thread's own quiet context, or as it is if
-    that one is busy too (a forward that came back to call() runs in it already)."""
-    quiet = _state.quiet_context
-    if quiet is None:
-        quiet = _state.quiet_context = quiet_context()
-    try:
-        return quiet.run(spec.forward, *arrays, *args)
-    except ValueError as e:
-        raise RuntimeError(_shape_error(spec, arrays, e)) from None
-    except RuntimeError as e:
-        if not str(e).startswith("cannot enter context"):
-            raise
-    try:
-        return spec.forward(*arrays, *args)
-    except ValueError as e:
-        raise RuntimeError(_shape_error(spec, arrays, e)) from None
 
 
 def make_node(spec, inputs, args=()):
@@ -307,7 +285,7 @@ def sync_view(t):
         regenerate_view(t)
 
 
-def _as_result(out, arrays, spec, args=()):
+def as_result(out, arrays, spec, args=()):
     """numpy gives scalars for 0-d results and float64 where torch keeps float32 (int inputs,
     NumPy scalars): make it an array of torch's dtype."""
     if type(out) is not np.ndarray:
@@ -340,12 +318,7 @@ def _promoted(out, arrays, spec, args):
                 cast[p] = cast[p].astype(want, copy=False)
     args = tuple(want.type(a) if i in spec.promoted_args and isinstance(a, np.generic) else a
                  for i, a in enumerate(args))
-    token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
-    try:
-        out = np.asarray(spec.forward(*cast, *args))
-    finally:
-        if token is not None:
-            ERRSTATE.reset(token)
+    out = np.asarray(run_forward(spec, cast, args))
     return out if out.dtype == want else out.astype(want)
 
 

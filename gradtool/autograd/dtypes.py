@@ -62,13 +62,9 @@ def to_numpy_dtype(d):
         return d.numpy
     if d is float:
         return DEFAULT_FLOAT
-    if d is int:
-        return np.dtype(np.int64)
-    if d is bool:
-        return np.dtype(np.bool_)
     if d is complex:
         return default_complex()
-    return from_numpy_dtype(np.dtype(d)).numpy
+    return from_numpy_dtype(np.dtype(d)).numpy  # (int is int64, bool bool: numpy 2's)
 
 
 # ---------------- type promotion: torch's rules, in one place ----------------

@@ -294,7 +294,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
         # hooks on the tensor first (a leaf's, or a non-leaf's and retain_grad), then the node's
         if is_leaf:
             if grads is not None and node.variable._hooks:
-                grads = _run_leaf_hooks(node.variable, _as_tensors(grads))
+                grads = [_through_hooks(node.variable._hooks, _as_tensors(grads)[0])]
         elif hooks is not None and (hooks.tensor_pre or hooks.retains_grad):
             grads = _run_tensor_pre_hooks(hooks, _as_tensors(grads or []))
         if captures is not None and grads is not None:
@@ -303,7 +303,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
             continue  # an input of autograd.grad: its gradient is read, its node does not run
         if hooks is not None:
             if hooks.pre:
-                grads = _run_node_pre_hooks(hooks, _as_tensors(grads or []))
+                grads = _run_node_hooks(hooks.pre, _as_tensors(grads or []))
             if grads is not None and not any(g is not None for g in grads):
                 grads = None
         if is_leaf:
@@ -312,7 +312,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
                 if POST_ACCUMULATE_HOOKS:
                     _run_post_accumulate_hooks(node.variable)
             if hooks is not None and hooks.post and grads is not None:
-                _run_post_hooks(hooks, [], _as_tensors(grads))
+                _run_node_hooks(hooks.post, [], tuple(_as_tensors(grads)))
             continue
         edges = node.next_functions
         if grads is not None or node is root:
@@ -331,7 +331,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
             if len(out) != len(edges):
                 _wrong_count(node, out)
             if hooks is not None and hooks.post:
-                out = _run_post_hooks(hooks, out, grads)
+                out = _run_node_hooks(hooks.post, out, tuple(grads))
         else:  # no gradient reached it: its inputs get none from it
             out = [None] * len(edges)
         saved = node._for_backward  # {}: nothing to free; None: a node may keep them elsewhere
@@ -397,9 +397,8 @@ def _capture(captures, captured, node, grads):
 
 
 def _wrong_count(node, out):
-    n = len(node.next_functions)
     raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
-                       f"(expected {n}, got {len(out)})")
+                       f"(expected {len(node.next_functions)}, got {len(out)})")
 
 
 def _apply_per_element(node, grads, batch):
@@ -422,7 +421,7 @@ def _apply_per_element(node, grads, batch):
         given = next((g for g in column if g is not None), None)
         stacked.append(None if given is None else np.stack(
             [np.zeros_like(given) if g is None else g for g in column]))
-    return stacked if per_element else [None] * len(node.next_functions)
+    return stacked  # (never an empty batch: _batched_grad answers that itself)
 
 
 def _data(g):
@@ -456,9 +455,8 @@ def validate_gradient(node, i, g, batch=None):
 
 
 def _expandable(shape, target):
-    if len(shape) > len(target):
-        return False
-    return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
+    return len(shape) <= len(target) and all(
+        s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
 
 
 # One lock for every leaf's .grad: threads backpropagating into a shared leaf (or making its
@@ -503,15 +501,10 @@ def _ref_counts(data):
     return sys.getrefcount(data), 0 if data.base is None else sys.getrefcount(data.base)
 
 
-class _Holder:
-    __slots__ = ("data",)
-
-
-# the counts _owns sees for an array one object holds (a view whose base it alone holds):
+# the counts _owns sees for an array one tensor holds (a view whose base it alone holds):
 # measured, since they differ between Python versions
-_holder = _Holder()
-_holder.data = np.empty(2)[1:]
-_SOLE = (lambda data: _ref_counts(data))(_holder.data)
+_holder = Tensor._wrap(np.empty(2)[1:])
+_SOLE = (lambda data: _ref_counts(data))(_holder._data)
 del _holder
 
 
@@ -519,10 +512,7 @@ def _run_tensor_pre_hooks(hooks, grads):
     """A non-leaf tensor's hooks (register_hook), then retain_grad's copy of the result."""
     for nr, fns in hooks.tensor_pre.items():
         if nr < len(grads) and grads[nr] is not None:
-            for fn in list(fns):
-                new = fn(grads[nr])
-                if new is not None:
-                    grads[nr] = new
+            grads[nr] = _through_hooks(fns, grads[nr])
     for nr, ref in hooks.retains_grad.items():
         t = ref()
         if t is not None and nr < len(grads) and grads[nr] is not None:
@@ -531,22 +521,23 @@ def _run_tensor_pre_hooks(hooks, grads):
     return grads
 
 
-def _run_node_pre_hooks(hooks, grads):
-    for fn in list(hooks.pre):
-        new = fn(tuple(grads))
+def _run_node_hooks(fns, grads, grad_outputs=None):
+    """A node's pre-hooks, fn(grads), or with grad_outputs its post-hooks, fn(grads,
+    grad_outputs) (grads: its grad_inputs); each may return new grads."""
+    for fn in list(fns):
+        new = fn(tuple(grads)) if grad_outputs is None else fn(tuple(grads), grad_outputs)
         if new is not None:
             grads = list(new)
     return grads
 
 
-def _run_leaf_hooks(leaf, grads):
-    fns = leaf._hooks
-    if fns and grads and grads[0] is not None:
-        for fn in list(fns):
-            new = fn(grads[0])
-            if new is not None:
-                grads = [new]
-    return grads
+def _through_hooks(fns, grad):
+    """A tensor's gradient through its hooks (Tensor.register_hook), each given the last's."""
+    for fn in list(fns):
+        new = fn(grad)
+        if new is not None:
+            grad = new
+    return grad
 
 
 # id(leaf) -> [hook(leaf)] run after its .grad was accumulated
@@ -565,11 +556,3 @@ def post_accumulate_hooks_of(leaf):
 def _run_post_accumulate_hooks(leaf):
     for fn in list(POST_ACCUMULATE_HOOKS.get(id(leaf), ())):
         fn(leaf)
-
-
-def _run_post_hooks(hooks, grad_inputs, grad_outputs):
-    for fn in list(hooks.post):
-        new = fn(tuple(grad_inputs), tuple(grad_outputs))
-        if new is not None:
-            grad_inputs = list(new)
-    return grad_inputs

@@ -7,6 +7,8 @@ dies with it and is invisible once its level has exited. dispatch.call pays one 
 `forward_level.active` when no level is active.
 """
 import collections
+import contextlib
+import types
 
 import numpy as np
 
@@ -24,20 +26,12 @@ class UnpackedDualTensor(collections.namedtuple("UnpackedDualTensor", ["primal",
     """What unpack_dual returns: the primal (a view without tangent) and the tangent."""
 
 
-class _Level:
-    """One dual level (torch numbers them; only level 0 exists, nesting is refused)."""
-
-    __slots__ = ("index", "batch")
-
-    def __init__(self, index, batch=None):
-        self.index = index
-        self.batch = batch  # B: every tangent holds B tangents (a leading dim), see batched()
-
-
 def enter_dual_level():
     if forward_level.active is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    forward_level.active = _Level(0)
+    # torch numbers its levels (only level 0 exists here); batch: B when every tangent at
+    # this level holds B tangents (a leading dim), see batched()
+    forward_level.active = types.SimpleNamespace(index=0, batch=None)
     return 0
 
 
@@ -48,24 +42,19 @@ def exit_dual_level(*, level=None):
     forward_level.active = None
 
 
-class batched:
+@contextlib.contextmanager
+def batched(size):
     """A dual level whose tangents carry a leading batch dim of `size` tangents: a forward
     pass computes `size` Jacobian-vector products at once (torch gets this from vmap over
     make_dual). gradtool's own: functional.jacobian(strategy="forward-mode", vectorize=True)
     and gradcheck's check_batched_forward_grad use it; make_dual then takes a tangent of
     shape (size, *tensor.shape)."""
-
-    def __init__(self, size):
-        self.size = size
-
-    def __enter__(self):
-        enter_dual_level()
-        forward_level.active.batch = self.size
-        return 0
-
-    def __exit__(self, *exc):
+    enter_dual_level()
+    forward_level.active.batch = size
+    try:
+        yield 0
+    finally:
         exit_dual_level()
-        return False
 
 
 class dual_level(grad_mode._ModeContext):
@@ -116,8 +105,7 @@ def unpack_dual(tensor, *, level=None):
     tangent = tangent_of(tensor) if forward_level.active is not None else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    primal = _untracked(tensor.view, tensor._data.shape)
-    return UnpackedDualTensor(primal, tangent)
+    return UnpackedDualTensor(_untracked(tensor.view, tensor._data.shape), tangent)
 
 
 # ---------------- the engine's side: reading, computing and writing tangents ----------------
@@ -147,8 +135,7 @@ def tangent_of(t):
         except AttributeError:
             return None
         if level is forward_level.active:
-            tangent = Tensor._wrap(
-                _same_view(base_tangent._data, base._data, t._data))
+            tangent = Tensor._wrap(_same_view(base_tangent._data, base._data, t._data))
             t._fw_grad = (level, tangent)
             return tangent
     return None
@@ -162,23 +149,19 @@ def last_tangent(t):
         return None
 
 
-class tangent_on:
+@contextlib.contextmanager
+def tangent_on(t, tangent):
     """`tangent` on `t` itself for a while (gradcheck's module parameters, which the module
     reads in place rather than as the dual tensor it was passed)."""
-
-    def __init__(self, t, tangent):
-        self.t, self.tangent = t, tangent
-
-    def __enter__(self):
-        self.before = getattr(self.t, "_fw_grad", None)
-        _set(self.t, self.tangent)
-
-    def __exit__(self, *exc):
-        if self.before is None:
-            del self.t._fw_grad
+    before = getattr(t, "_fw_grad", None)
+    _set(t, tangent)
+    try:
+        yield
+    finally:
+        if before is None:
+            del t._fw_grad
         else:
-            self.t._fw_grad = self.before
-        return False
+            t._fw_grad = before
 
 
 def _same_view(base_tangent, base, view):
@@ -206,11 +189,9 @@ def propagate(spec, inputs, args, arrays, results):
         out = out if isinstance(out, (list, tuple)) else [out]
         for r, t in zip(results, out):
             if t is not None and r._data.dtype.kind == "f":
-                _set(r, t)
-                _save_tangent(r, t)
+                _give_tangent(r, t)
         return
-    _set(results[0], out)
-    _save_tangent(results[0], out)
+    _give_tangent(results[0], out)
 
 
 def inplace_tangent(spec, inputs, args, arrays, out):
@@ -219,8 +200,7 @@ def inplace_tangent(spec, inputs, args, arrays, out):
     tangents = _input_tangents(spec, inputs)
     if tangents is None:
         return None
-    result = Tensor._wrap(out)
-    return _untracked(spec.tangent, inputs, args, arrays, (result,), tangents,
+    return _untracked(spec.tangent, inputs, args, arrays, (Tensor._wrap(out),), tangents,
                       forward_level.active.batch)
 
 
@@ -237,8 +217,7 @@ def write_inplace_tangent(target, tangent):
                                   "use vectorize=False")
     current = tangent_of(target)
     if current is None:  # the base gets a zero tangent, and the view a view of it
-        base_tangent = Tensor._wrap(np.zeros_like(base._data))
-        _set(base, base_tangent)
+        _set(base, Tensor._wrap(np.zeros_like(base._data)))
         current = tangent_of(target)
     np.copyto(current._data, tangent._data)
 
@@ -253,8 +232,10 @@ def _input_tangents(spec, inputs):
     return tangents if any(t is not None for t in tangents) else None
 
 
-def _save_tangent(result, tangent):
-    """An output its node saved keeps its tangent for backward (forward-over-reverse)."""
+def _give_tangent(result, tangent):
+    """An op's output gets its tangent; if its node saved it, so does the saved value, for
+    backward (forward-over-reverse)."""
+    _set(result, tangent)
     node = result._grad_fn
     if node is not None and node._for_backward:
         save_output_tangent(node._for_backward, result._data, tangent)

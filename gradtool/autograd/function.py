@@ -49,7 +49,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     _forward_cls = None
 
-    def __init__(self):
+    def __init__(self):  # (instance attributes: engines/gradtool.py reads these as ctx's own)
         super().__init__()
         self._to_save = ()
         self._dirty = ()
@@ -221,8 +221,7 @@ def _forward_tangents(cls, ctx, args, outputs, tangents):
     finally:
         ctx._in_jvp = False
         ctx._to_save_forward = ()
-    single = not isinstance(outputs, tuple)
-    outs = [outputs] if single else list(outputs)
+    outs = list(outputs) if isinstance(outputs, tuple) else [outputs]
     results = list(result) if isinstance(result, (tuple, list)) else [result]
     if len(results) != len(outs):
         raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "

@@ -99,6 +99,14 @@ def _check_requires_grad(inputs, input_type, strict):
             raise RuntimeError(_REQUIRES_GRAD_MESSAGES[input_type].format(i=i))
 
 
+def _outputs_of(func, inputs, strict, fn_name):
+    """func(*inputs): (whether it returned a tuple, its outputs as one), refused when strict
+    and an output does not require grad."""
+    is_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", fn_name)
+    _check_requires_grad(outputs, "outputs", strict=strict)
+    return is_tuple, outputs
+
+
 def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None,
                    is_grads_batched=False):
     """autograd.grad that skips outputs which are None or do not require grad (no output
@@ -146,8 +154,7 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
 
 
 def _zeros_like(t, requires_grad=False):
-    z = Tensor._wrap(np.zeros_like(t._data))
-    return z.requires_grad_() if requires_grad else z
+    return Tensor._wrap(np.zeros_like(t._data)).requires_grad_(requires_grad)
 
 
 def _v_or_default(v, inputs_or_outputs, is_tuple, create_graph, what, fn_name):
@@ -177,10 +184,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "vjp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_outputs_tuple, outputs = _outputs_of(func, inputs, strict, "vjp")
         v = _v_or_default(v, outputs, is_outputs_tuple, create_graph,
                           "the user-provided function returns", "vjp")
     result = _grad_along_v(outputs, inputs, v, inputs, strict, create_graph, "back")
@@ -199,21 +203,13 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
                       "the input to the user-provided function is", "jvp")
     if v is None:
         v = (Tensor._wrap(np.ones_like(inputs[0]._data)),)
-    outputs, result, is_outputs_tuple = _forward_mode(func, inputs, v)
-    return _returned(outputs, result, False, is_outputs_tuple, is_outputs_tuple)
-
-
-def _forward_mode(func, inputs, tangents):
-    """func's outputs at dual inputs, their tangents (zeros for an output without one), and
-    whether func returned a tuple."""
     with forward_ad.dual_level():
-        duals = [forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents)]
-        outputs = func(*duals)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jvp")
+        duals = [forward_ad.make_dual(x, t) for x, t in zip(inputs, v)]
+        is_outputs_tuple, outputs = _outputs_of(func, duals, False, "jvp")
         result = tuple(forward_ad.tangent_of(o) for o in outputs)
+    # an output without a tangent does not depend on the inputs: J v is zeros
     result = tuple(_zeros_like(o) if t is None else t for o, t in zip(outputs, result))
-    return outputs, result, is_outputs_tuple
+    return _returned(outputs, result, False, is_outputs_tuple, is_outputs_tuple)
 
 
 def _jvp_by_double_backward(func, inputs, v, create_graph, strict):
@@ -224,10 +220,7 @@ def _jvp_by_double_backward(func, inputs, v, create_graph, strict):
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
         v = _v_or_default(v, inputs, is_inputs_tuple, create_graph,
                           "the input to the user-provided function is", "jvp")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_outputs_tuple, outputs = _outputs_of(func, inputs, strict, "jvp")
         # backward is linear in grad_outputs, so their value does not matter (zeros are safe)
         grad_outputs = tuple(_zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
@@ -269,10 +262,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jacobian")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_outputs_tuple, outputs = _outputs_of(func, inputs, strict, "jacobian")
         if strategy == "forward-mode":
             return _tuple_postprocess(_forward_jacobian(func, inputs, outputs),
                                       (is_outputs_tuple, is_inputs_tuple))
@@ -312,15 +302,14 @@ def _jacobian_of_output(i, out, inputs, create_graph, strict):
 def _rows(row, inp):
     if len(row) == 1:  # a scalar output (hessian's inner jacobian): no stack to go through
         return row[0]
-    return stack(row, 0) if row else _empty_rows(inp)
+    return stack(row, 0) if row else Tensor._wrap(np.zeros((0,) + tuple(inp.shape),
+                                                           dtype=inp._data.dtype))
 
 
 def _vectorized_jacobian_of_output(i, out, inputs, create_graph, strict):
     """All the rows of d out / d inputs in one backward pass: the one-hot grad_outputs as one
     batch (the identity matrix)."""
     n = out.numel()
-    if n == 0:
-        return _jacobian_of_output(i, out, inputs, create_graph, strict)
     basis = Tensor._wrap(np.eye(n, dtype=out._data.dtype).reshape((n,) + tuple(out.shape)))
     vjs = _autograd_grad((out,), inputs, (basis,), retain_graph=True,
                          create_graph=create_graph, is_grads_batched=True)
@@ -365,10 +354,6 @@ def _as_outputs(out):
     return out if isinstance(out, tuple) else (out,)
 
 
-def _empty_rows(inp):
-    return Tensor._wrap(np.zeros((0,) + tuple(inp.shape), dtype=inp._data.dtype))
-
-
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             outer_jacobian_strategy="reverse-mode"):
     """The Hessian of a scalar function: a Tensor of shape in.shape + in.shape, or for
@@ -378,11 +363,9 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def ensure_single_output_function(*inp):
-        out = func(*inp)
-        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        _check_requires_grad(t_out, "outputs", strict=strict)
-        _single_output(t_out, is_out_tuple, "hessian")
-        return out.squeeze()
+        is_out_tuple, out = _outputs_of(func, inp, strict, "hessian")
+        _single_output(out, is_out_tuple, "hessian")
+        return out[0].squeeze()
 
     def jac_func(*inp):
         if outer_jacobian_strategy == "forward-mode":  # forward over reverse
@@ -447,10 +430,7 @@ def _scalar_setup(func, inputs, v, create_graph, strict, fn_name):
     inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
     v = _v_or_default(v, inputs, is_inputs_tuple, create_graph,
                       "the input to the user-provided function is", fn_name)
-    outputs = func(*inputs)
-    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                          fn_name)
-    _check_requires_grad(outputs, "outputs", strict=strict)
+    is_outputs_tuple, outputs = _outputs_of(func, inputs, strict, fn_name)
     _single_output(outputs, is_outputs_tuple, fn_name)
     return is_inputs_tuple, inputs, outputs, is_outputs_tuple, v
 

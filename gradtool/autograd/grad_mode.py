@@ -10,7 +10,6 @@ class _ModeState(threading.local):
     inference = False
     saved_tensors_hooks = ()  # stack of (pack, unpack) pairs; the innermost applies
     saved_tensors_hooks_disabled = None  # an error message while disabled
-    quiet_context = None  # where dispatch.call runs forwards when its shared context is busy
 
 
 state = _ModeState()
@@ -31,7 +30,9 @@ class _ModeContext:
         # `@no_grad` (no parentheses) passes the function itself.
         if cls._bare_decorator_ok and len(args) == 1 and callable(args[0]) and not kwargs:
             return cls()(args[0])
-        return super().__new__(cls)
+        self = super().__new__(cls)
+        self._args = (args, kwargs)  # what clone() makes a fresh one from
+        return self
 
     _bare_decorator_ok = True
 
@@ -46,7 +47,8 @@ class _ModeContext:
         return wrapper
 
     def clone(self):
-        return type(self)()
+        args, kwargs = self._args
+        return type(self)(*args, **kwargs)
 
     def __enter__(self):
         self._prev = (state.grad_enabled, state.inference)
@@ -82,9 +84,6 @@ class set_grad_enabled(_ModeContext):
         self._prev = (state.grad_enabled, state.inference)
         state.grad_enabled = self.mode
 
-    def clone(self):
-        return type(self)(self.mode)
-
     def __call__(self, func):
         # Used as a decorator, the mode set at construction is undone: it applies per call.
         state.grad_enabled = self._prev[0]
@@ -99,9 +98,6 @@ class inference_mode(_ModeContext):
 
     def __init__(self, mode=True):
         self.mode = bool(mode)
-
-    def clone(self):
-        return type(self)(self.mode)
 
     def _apply(self):
         # as torch: inference_mode(False) re-enables grad mode inside inference mode

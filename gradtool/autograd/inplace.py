@@ -11,8 +11,8 @@ import functools
 import numpy as np
 
 from . import anomaly, forward_ad, forward_level, grad_mode, observers
-from .dispatch import (NO_NODE, call, make_node, refuse_complex, regenerate_view, run_forward,
-                       save_for_backward, view_indices)
+from .dispatch import (NO_NODE, as_result, call, make_node, refuse_complex, regenerate_view,
+                       run_forward, save_for_backward, view_indices)
 from .engine import gradient_edge, validate_gradient
 from .node import Node, SavedTensor
 from .observers import subscribers as _subscribers  # anyone watching?
@@ -24,17 +24,14 @@ _state = grad_mode.state
 
 
 def call_inplace(spec, inputs, args=(), _observed=False):
-    """Op `spec` writing its result into inputs[0] (add_, mul_, copy_, __setitem__, ...):
-    checked before anything is written, bumps the version counter, and rewrites the
-    target's history (through its base, if it is a view: torch's CopySlices).
-    (_observed: as call's.)"""
+    """Op `spec` writing its result into inputs[0], as above. (_observed: as call's.)"""
     if _subscribers and not _observed and observers.watching():
         return observers.op(spec.name + "_", inputs,
                             functools.partial(call_inplace, spec, inputs, args, True))
     target = inputs[0]
     check_inplace(target)
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
-    out = run_forward(spec, arrays, args)
+    out = as_result(run_forward(spec, arrays, args), arrays, spec, args)
     if not spec.complex and out.dtype.kind == "c":
         refuse_complex(spec, out.dtype)
     check_writable(spec, target, out, inputs, args)

@@ -270,11 +270,9 @@ class SavedTensor:
                 out._grad_fn, out._output_nr = owner, self._output_nr
             else:  # a copy (pack hook, in-place snapshot): reconnect to the original's graph
                 out._grad_fn, out._output_nr, out._accumulator = self._graph_edge
-        if forward_level.active is not None:  # an output saved with its tangent (forward_ad)
-            try:
-                out._fw_grad = self._fw_grad
-            except AttributeError:
-                pass
+        tangent = getattr(self, "_fw_grad", None) if forward_level.active is not None else None
+        if tangent is not None:  # an output saved with its tangent (forward_ad)
+            out._fw_grad = tangent
         return out
 
     def unpack_array(self, owner=None):

@@ -10,9 +10,7 @@ from .tensor import Tensor
 
 
 def check_writable(spec, target, out, inputs, args):
-    """torch's memory-overlap checks: no write to a tensor whose elements share memory (an
-    expand; fill_, zero_, masked_fill_ and index_put_ may), nor from an input that overlaps
-    the target partly (index_put_: at all)."""
+    """torch's checks before writing `out` into `target` (shape, dtype, the overlap rules)."""
     data = target._data
     shape = data.shape
     if out.shape != shape:
