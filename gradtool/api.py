@@ -13,8 +13,8 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 from .autograd.einsum import einsum
 from .autograd.complex_numbers import complex, is_complex, polar, view_as_complex, view_as_real
 from .autograd.ops import api as _api
-from .autograd.free_functions import (cat, concat, is_inference, maximum, meshgrid, minimum,
-                                      normal, stack, std_mean, var_mean, where)
+from .autograd.free_functions import (cat, concat, concatenate, is_inference, maximum, meshgrid,
+                                      minimum, normal, stack, std_mean, var_mean, where)
 from .autograd.matmul import matmul
 from .autograd.tensor import Size, Tensor
 from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,

@@ -660,3 +660,21 @@ def test_einsum_records_torchs_backward_nodes(equation, shapes):
     np.testing.assert_allclose(out, torch_out, rtol=1e-12)
     for g, tg in zip(grads, torch_grads):
         np.testing.assert_allclose(g, tg, rtol=1e-12)
+
+
+def test_logical_not_gives_bools_for_any_dtype_and_invert_stays_bitwise():
+    # torch: logical_not is `x == 0` as bools for every dtype; `~` is bitwise on integers
+    for values, dtype in (([0.0, 2.5, -1.0], gt.float32), ([0, 2, -1], gt.int64),
+                          ([True, False, True], gt.bool)):
+        x = gt.tensor(values, dtype=dtype)
+        for not_x in (x.logical_not(), gt.logical_not(x)):
+            assert not_x.dtype == gt.bool
+            assert not_x.tolist() == [v == 0 for v in values]
+    assert (~gt.tensor([1, 2, 0])).tolist() == [-2, -3, -1]
+    assert (~gt.tensor([True, False])).tolist() == [False, True]
+
+
+def test_concatenate_is_cat():
+    a, b = gt.ones(2, requires_grad=True), gt.zeros(3)
+    out = gt.concatenate((a, b))
+    assert out.tolist() == [1, 1, 0, 0, 0] and type(out.grad_fn).__name__ == "CatBackward0"

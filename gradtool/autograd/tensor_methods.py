@@ -337,7 +337,8 @@ class TensorMethods:
     __or__ = _comparison("or", operator.or_, ordered=False)
     __xor__ = _comparison("xor", operator.xor, ordered=False)
 
-    __invert__ = logical_not = _elementwise_no_grad(np.invert)
+    __invert__ = _elementwise_no_grad(np.invert)  # bitwise on integers, logical on bools
+    logical_not = _elementwise_no_grad(np.logical_not)  # bools of any dtype, as torch
     isnan, isinf, isfinite = map(_elementwise_no_grad, (np.isnan, np.isinf, np.isfinite))
 
     def all(self, dim=None, keepdim=False):
