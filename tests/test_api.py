@@ -678,3 +678,29 @@ def test_concatenate_is_cat():
     a, b = gt.ones(2, requires_grad=True), gt.zeros(3)
     out = gt.concatenate((a, b))
     assert out.tolist() == [1, 1, 0, 0, 0] and type(out.grad_fn).__name__ == "CatBackward0"
+
+
+def test_masked_fill_with_a_mask_that_does_not_broadcast_is_torchs_error():
+    x = gt.zeros(2, 3)
+    for mask, words in ((gt.ones(2, 2, dtype=gt.bool), "tensor a (2) must match the size of "
+                         "tensor b (3) at non-singleton dimension 1"),
+                        (gt.ones(3, 1, dtype=gt.bool), "tensor a (3) must match the size of "
+                         "tensor b (2) at non-singleton dimension 0")):
+        with pytest.raises(RuntimeError, match=words.replace("(", r"\(").replace(")", r"\)")):
+            x.masked_fill(mask, 1.0)
+
+
+@pytest.mark.parametrize("run, words", [
+    (lambda: gt.zeros(3, 4, 1).expand(2, 3, 4), "tensor (3) must match the existing size (4) "
+     "at non-singleton dimension 1"),
+    (lambda: gt.zeros(3).expand(-1, 3), "tensor (-1) isn't allowed in a leading, non-existing "
+     "dimension 0"),
+    (lambda: gt.zeros(3, 4).addmm(gt.zeros(2, 5), gt.zeros(5, 4)), "tensor (2) must match the "
+     "existing size (3) at non-singleton dimension 0"),
+    (lambda: gt.zeros(3, 4, 1).baddbmm(gt.zeros(2, 3, 5), gt.zeros(2, 5, 4)), "tensor (3) must "
+     "match the existing size (4) at non-singleton dimension 1"),
+])
+def test_expand_errors_name_the_dim_torch_names(run, words):
+    # torch checks from the last dim, so it names the last one that does not expand
+    with pytest.raises(RuntimeError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        run()

@@ -356,15 +356,20 @@ def _flat(arrays):
             yield a
 
 
+def broadcast_mismatch(a, b):
+    """torch's words for shapes a and b that do not broadcast together (None if they do)."""
+    for i in range(1, max(len(a), len(b)) + 1):
+        sa = a[-i] if i <= len(a) else 1
+        sb = b[-i] if i <= len(b) else 1
+        if sa != sb and sa != 1 and sb != 1:
+            return (f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) "
+                    f"at non-singleton dimension {max(len(a), len(b)) - i}")
+    return None
+
+
 def _shape_error(spec, arrays, error):
     shapes = [np.shape(a) for a in _flat(arrays) if isinstance(a, np.ndarray)]
-    if len(shapes) == 2 and spec.broadcasts:
-        a, b = shapes
-        for i in range(1, max(len(a), len(b)) + 1):
-            sa = a[-i] if i <= len(a) else 1
-            sb = b[-i] if i <= len(b) else 1
-            if sa != sb and sa != 1 and sb != 1:
-                return (f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) "
-                        f"at non-singleton dimension {max(len(a), len(b)) - i}")
+    if len(shapes) == 2 and spec.broadcasts and broadcast_mismatch(*shapes):
+        return broadcast_mismatch(*shapes)
     return f"{spec.name}: {error} (shapes {', '.join(str(list(s)) for s in shapes)})"
 

@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 
 from . import dtypes
-from .dispatch import call
+from .dispatch import broadcast_mismatch, call
 from .inplace import call_inplace
 from .ops import derivatives as table
 from .tensor import Tensor, _as_tensor
@@ -157,6 +157,9 @@ def _checked_mask(t, mask):
     if mask._data.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{dtypes.C_TYPE_NAMES.get(mask._data.dtype.name)}")
+    mismatch = broadcast_mismatch(mask._data.shape, t._data.shape)  # torch: a is the mask
+    if mismatch:
+        raise RuntimeError(mismatch)
     if np.broadcast_shapes(mask._data.shape, t._data.shape) != t._data.shape:
         raise RuntimeError(f"The size of the mask {list(mask._data.shape)} must be "
                            f"broadcastable to the tensor {list(t._data.shape)}")

@@ -651,17 +651,12 @@ class TensorMethods:
     def expand(self, *sizes):
         sizes = _shape(sizes)
         lead = len(sizes) - self._data.ndim
-        if lead < 0:
-            raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be "
-                               f"greater or equal to the number of dimensions in the tensor "
-                               f"({self._data.ndim})")
+        if -1 in sizes[:max(lead, 0)]:
+            raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                               f"leading, non-existing dimension {sizes.index(-1)}")
         sizes = tuple(self._data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
-        for i, n in enumerate(self._data.shape):
-            if n != 1 and n != sizes[lead + i]:
-                raise RuntimeError(f"The expanded size of the tensor ({sizes[lead + i]}) must "
-                                   f"match the existing size ({n}) at non-singleton dimension "
-                                   f"{lead + i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
-                                   f"{list(self._data.shape)}")
+        _check_expands_to(self, sizes)
+        _check_expands_to(self, sizes)
         return call(table.EXPAND, (self,), (sizes,))
 
     def expand_as(self, other):
@@ -954,12 +949,18 @@ def _check_addmm(self, mat1, mat2, in_place):
 
 
 def _check_expands_to(t, size):
-    """addmm's and baddbmm's `self` must broadcast to the product's size (torch's message)."""
-    if not _broadcastable(tuple(t.shape), size):
-        raise RuntimeError(f"The expanded size of the tensor ({size[-1]}) must match the "
-                           f"existing size ({t.shape[-1]}) at non-singleton dimension "
-                           f"{len(size) - 1}.  Target sizes: {list(size)}.  Tensor sizes: "
-                           f"{list(t.shape)}")
+    """t must expand to `size` (expand, and addmm's and baddbmm's `self`): torch's message,
+    naming the last dim that does not (torch checks from the last dim)."""
+    shape, lead = t._data.shape, len(size) - t._data.ndim
+    if lead < 0:
+        raise RuntimeError(f"expand: the number of sizes provided ({len(size)}) must be greater "
+                           f"or equal to the number of dimensions in the tensor ({len(shape)})")
+    for d in reversed(range(t._data.ndim)):
+        if shape[d] != 1 and shape[d] != size[lead + d]:
+            raise RuntimeError(f"The expanded size of the tensor ({size[lead + d]}) must match "
+                               f"the existing size ({shape[d]}) at non-singleton dimension "
+                               f"{lead + d}.  Target sizes: {list(size)}.  Tensor sizes: "
+                               f"{list(shape)}")
 
 
 def _split(t, split_size, dim, by_size, by_sizes):

@@ -6,8 +6,8 @@ from .derivatives import TABLE
 # Tensor methods with no row of their own (composites, and results that need no gradient)
 _METHODS = list(dict.fromkeys(name for spec in TABLE.values()
                               for name in spec.method_names + spec.function_names)) + (
-    "clip flatten chunk argmax argmin all any logical_not isnan isinf isfinite detach numel eq ne lt le "
-    "gt ge fliplr flipud tile argsort outer ger arctan2 diag nonzero argwhere multinomial "
+    "clip flatten chunk argmax argmin all any logical_not isnan isinf isfinite detach numel eq "
+    "ne lt le gt ge fliplr flipud tile argsort outer ger arctan2 diag nonzero argwhere multinomial "
     "unsafe_chunk inverse det logdet slogdet svd equal allclose conj").split()
 
 
