@@ -46,7 +46,7 @@ class set_detect_anomaly(_AnomalyMode):
         return super().__call__(func)
 
     def __enter__(self):
-        pass
+        pass  # set_detect_anomaly(...) already applied the mode when it was made, as torch
 
 
 class detect_anomaly(_AnomalyMode):
