@@ -704,3 +704,20 @@ def test_expand_errors_name_the_dim_torch_names(run, words):
     # torch checks from the last dim, so it names the last one that does not expand
     with pytest.raises(RuntimeError, match=words.replace("(", r"\(").replace(")", r"\)")):
         run()
+
+
+def test_masked_fill_takes_the_broadcast_shape_out_of_place_and_refuses_it_in_place():
+    # torch: out of place the result has the broadcast shape and self's gradient is summed
+    # back to self's; in place the tensor cannot grow
+    mask = np.array([[[True, False, False], [False, True, False]],
+                     [[False, False, True], [True, True, False]]])
+    x = gt.arange(6.0).reshape(2, 3).requires_grad_()
+    y = x.masked_fill(gt.tensor(mask), 7.0)
+    assert tuple(y.shape) == (2, 2, 3) and type(y.grad_fn).__name__ == "MaskedFillBackward0"
+    expected = np.where(mask, 7.0, np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(y.detach().numpy(), expected)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), (~mask).sum(axis=0))
+    with pytest.raises(RuntimeError, match=r"output with shape \[2, 3\] doesn't match the "
+                                           r"broadcast shape \[2, 2, 3\]"):
+        x.detach().clone().masked_fill_(gt.tensor(mask), 1.0)

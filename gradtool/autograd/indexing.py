@@ -152,7 +152,9 @@ def _setitem(t, index, value):
         view.copy_(value.expand(view._data.shape))
 
 
-def _checked_mask(t, mask):
+def _checked_mask(t, mask, in_place=False):
+    """masked_fill's mask: bool, broadcasting with t (out of place, the result takes the
+    broadcast shape, as torch's) and, in place, to t's own shape."""
     mask = _as_tensor(mask)
     if mask._data.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
@@ -160,7 +162,8 @@ def _checked_mask(t, mask):
     mismatch = broadcast_mismatch(mask._data.shape, t._data.shape)  # torch: a is the mask
     if mismatch:
         raise RuntimeError(mismatch)
-    if np.broadcast_shapes(mask._data.shape, t._data.shape) != t._data.shape:
-        raise RuntimeError(f"The size of the mask {list(mask._data.shape)} must be "
-                           f"broadcastable to the tensor {list(t._data.shape)}")
+    shape = np.broadcast_shapes(mask._data.shape, t._data.shape)
+    if in_place and shape != t._data.shape:
+        raise RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the "
+                           f"broadcast shape {list(shape)}")
     return mask

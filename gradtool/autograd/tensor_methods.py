@@ -477,7 +477,8 @@ class TensorMethods:
     clip_ = clamp_
 
     def masked_fill_(self, mask, value):
-        return call_inplace(table.MASKED_FILL, (self, _checked_mask(self, mask)), (_scalar(value),))
+        return call_inplace(table.MASKED_FILL, (self, _checked_mask(self, mask, in_place=True)),
+                            (_scalar(value),))
 
     def zero_(self):
         return call_inplace(table.ZERO, (self,))
