@@ -369,7 +369,6 @@ def broadcast_mismatch(a, b):
 
 def _shape_error(spec, arrays, error):
     shapes = [np.shape(a) for a in _flat(arrays) if isinstance(a, np.ndarray)]
-    if len(shapes) == 2 and spec.broadcasts and broadcast_mismatch(*shapes):
-        return broadcast_mismatch(*shapes)
-    return f"{spec.name}: {error} (shapes {', '.join(str(list(s)) for s in shapes)})"
+    mismatch = len(shapes) == 2 and spec.broadcasts and broadcast_mismatch(*shapes)
+    return mismatch or f"{spec.name}: {error} (shapes {', '.join(str(list(s)) for s in shapes)})"
 
