@@ -1,9 +1,13 @@
-# Two commands on a fresh machine: `make demo` and `make test`.
+# Two commands on a fresh machine: `make demo` and `make test`; `make parity` runs the tests
+# that compare with PyTorch, in a venv of its own with torch installed (gradtool never needs it).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+TORCH_VENV := .venv-torch
+TORCH_BIN := $(TORCH_VENV)/bin
+TORCH_VERSION ?= 2.13.0
 
-.PHONY: demo test bench clean
+.PHONY: demo test parity bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,9 +26,18 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q
 
+$(TORCH_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(TORCH_VENV)
+	$(TORCH_BIN)/pip install -q --upgrade pip
+	$(TORCH_BIN)/pip install -q -e '.[test]' torch==$(TORCH_VERSION)
+	touch $@
+
+parity: $(TORCH_VENV)/.installed
+	$(TORCH_BIN)/python -m pytest -q -m parity
+
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run.py $(ARGS)
 	OMP_NUM_THREADS=1 $(BIN)/python benchmarks/reference_bench.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(TORCH_VENV) build *.egg-info

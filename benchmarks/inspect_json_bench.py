@@ -1,4 +1,4 @@
-"""How long `gradtool inspect --json` takes on a long chain (tests/test_cli.py's CHAIN_100K:
+"""How long `gradtool inspect --json` takes on a long chain (tests/cli/test_cli.py's CHAIN_100K:
 `y = y * 1.0000001` 100,000 times on a (2,) input, then `.sum()`), and its peak memory.
 Issue 25's goal: under 10 s and 1 GiB. Per run, as a user starts it (a subprocess):
 
@@ -58,10 +58,10 @@ def run_cli(args, stdout):
 def phases(user):
     """(capture, document) CPU seconds in this process (one thread: CPU is its work)."""
     sys.path.insert(0, REPO)
-    import gradtool.engines as engines
-    from gradtool import loader
+    import gradtool.adapters as engines
+    from gradtool.capture import loader
     from gradtool.report.json import chunks, inspect_document
-    from gradtool.snapshot import capture
+    from gradtool.checks.inspection import capture
     with engines.use("gradtool") as engine, engine.importing():
         targets = loader.load(user)
         start = time.process_time()

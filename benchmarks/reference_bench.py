@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
 def layer_norms(torch):
     """The example's fused LayerNorm and reference, built on `torch` (gradtool or torch)."""
     import importlib.util
-    import gradtool.torch_alias as alias
+    import gradtool.adapters.torch_alias as alias
     spec = importlib.util.spec_from_file_location(
         f"layernorm_{torch.__name__}", os.path.join(HERE, "..", "examples",
                                                     "layernorm_reference.py"))

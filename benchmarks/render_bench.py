@@ -73,9 +73,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
-    from gradtool.loader import load
+    from gradtool.capture.loader import load
     from gradtool.report import dot, html
-    from gradtool.snapshot import capture
+    from gradtool.checks.inspection import capture
     renderer = dot.find_renderer("auto", "svg")
     cases = {"model ~5,000 nodes": MODEL.format(blocks=375, steps=20),
              "model ~20,000 nodes": MODEL.format(blocks=1500, steps=80),

@@ -9,8 +9,8 @@ BinaryCrossEntropyWithLogitsBackward0, ...).
 """
 import gradtool
 import gradtool as torch
-from gradtool import nn
-from gradtool.nn import functional as F
+from gradtool.engine import nn
+from gradtool.engine.nn import functional as F
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 torch.manual_seed(0)

@@ -6,7 +6,7 @@ Function call on its own, at the inputs it received, and names Softsign, its lin
 call it sits in (`model.3`): diagnosis `wrong_node`. model_function_ok.py has the fixed Softsign."""
 import gradtool
 import gradtool as torch
-from gradtool import nn
+from gradtool.engine import nn
 
 
 class LeakyTanh(torch.autograd.Function):

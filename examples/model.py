@@ -6,7 +6,7 @@
 """
 import gradtool
 import gradtool as torch
-from gradtool import nn
+from gradtool.engine import nn
 
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3)).double()

@@ -1,7 +1,7 @@
 """The MLP of broken_model_function.py with Softsign's backward fixed: gradtool gradcheck passes."""
 import gradtool
 import gradtool as torch
-from gradtool import nn
+from gradtool.engine import nn
 
 
 class LeakyTanh(torch.autograd.Function):

@@ -8,7 +8,7 @@ module's box, one box per call (the cell called at each step is a box per step).
 """
 import gradtool
 import gradtool as torch
-from gradtool import nn
+from gradtool.engine import nn
 
 
 class Block(nn.Module):

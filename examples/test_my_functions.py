@@ -7,7 +7,7 @@ functions are pytest's, not gradtool targets)."""
 import pytest
 
 import gradtool as torch
-from gradtool.testing import assert_close, assert_gradcheck, assert_gradgradcheck
+from gradtool.frontends.testing import assert_close, assert_gradcheck, assert_gradgradcheck
 
 
 class SmoothAbs(torch.autograd.Function):

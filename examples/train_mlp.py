@@ -4,7 +4,7 @@ gradtool imports, it runs on torch unchanged.
 
 Stated result: with the default settings (seed 0, 300 full-batch Adam steps on 300 points, about
 a second) the model classifies at least 97% of 400 held-out test points correctly
-(TARGET_ACCURACY below; tests/test_nn.py checks it).
+(TARGET_ACCURACY below; tests/engine/test_nn.py checks it).
 
 It shows the grad-mode lessons of gradtool.nn and gradtool.optim:
 - the optimizer holds the model's very parameters and updates them in place under no_grad;
@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 import gradtool as torch
-from gradtool import nn
+from gradtool.engine import nn
 
 TARGET_ACCURACY = 0.97
 

@@ -1,3 +1,3 @@
-from gradtool.cli import main
+from gradtool.frontends.cli import main
 
 main()

@@ -1,4 +1,4 @@
-"""Helpers for tests/test_cli.py: run the installed `gradtool` command as a user does (a
+"""Helpers for tests/cli/test_cli.py: run the installed `gradtool` command as a user does (a
 subprocess), and read what it wrote (JSON documents, SVG drawings, error paragraphs)."""
 import concurrent.futures
 import dataclasses

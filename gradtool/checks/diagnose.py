@@ -200,7 +200,7 @@ def precision(check, failing, explained):
                        f"{low[0]} arithmetic")
                 worst = recheck_on(check, inputs64, failing, eps)
     except Exception as e:  # noqa: BLE001 - a kernel that cannot run in float64
-        from ..loader import describe_exception
+        from ..capture.loader import describe_exception
         explained.update((p.output_index, p.input_index) for p in failing)
         # (e.g. float32 data the file holds meets the float64 parameters): at the inputs as
         # they are, with the step suited to their precision

@@ -18,8 +18,8 @@ import warnings
 
 import numpy as np
 
-import gradtool.engines as engines
-from ..errors import GradtoolError
+import gradtool.adapters as engines
+from ..engine.errors import GradtoolError
 from .analytical import as_arrays, jacobian_rows, max_difference, vjp
 from . import complex_parts, hazards
 from .numerical import Evaluator, as_tuple, directional_wrt, jacobian_wrt

@@ -7,9 +7,9 @@ import dataclasses
 import inspect
 from typing import Optional
 
-import gradtool.engines as engines
+import gradtool.adapters as engines
 
-from ..specs import declared_surrogate
+from ..capture.specs import declared_surrogate
 from .gradcheck import gradcheck_report
 from .result import Diagnosis, GradcheckReport
 

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from .. import frames
+from ..engine import frames
 from .analytical import as_arrays, max_difference, vjp
 from .result import Diagnosis, compare
 

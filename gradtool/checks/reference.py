@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
-import gradtool.engines as engines
-from ..errors import GradtoolError
+import gradtool.adapters as engines
+from ..engine.errors import GradtoolError
 
 DEFAULT_FACTOR = 2.0
 FLOOR_ULPS = 4  # the floor: this many ulps of the dtype at the tensor's largest reference value
@@ -298,7 +298,7 @@ def site(fn):
 
 
 def _raised(who, dtype, exc):
-    from ..loader import user_error
+    from ..capture.loader import user_error
     name, filename, lineno = who
     error = user_error(exc, f"{name} in {dtype}")
     message = str(error)

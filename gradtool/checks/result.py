@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..diagnosis import Diagnosis  # noqa: F401  (checks' findings are Diagnoses)
+from .diagnoses import Diagnosis  # noqa: F401  (checks' findings are Diagnoses)
 
 MAX_DIFFERING = 50     # differing entries kept per pair (the worst); n_differing counts all
 

@@ -8,10 +8,10 @@ import dataclasses
 import inspect
 import os
 
-from .. import frames
-from ..loader import GENERATED, UserCodeError, example_hint, user_error
-from ..snapshot import capture
-from ..snapshot.capture import backward_named_in
+from ..engine import frames
+from ..capture.loader import GENERATED, UserCodeError, example_hint, user_error
+from .inspection import capture
+from .inspection import backward_named_in
 from .localize import declared_numerical, localize as localize_calls
 from .gradcheck import gradcheck_report, gradgradcheck_report
 
@@ -40,7 +40,7 @@ def check_target(target, seed, shape, *, eps=1e-6, atol=1e-5, rtol=1e-3, fast=Fa
     reaches, by the analytical Jacobians `modes` names (check_forward_ad, check_backward_ad).
     `progress(evaluations, n_elements)`: a context manager giving a function called once per
     evaluation of the target (a progress bar). `device`: where generated inputs go."""
-    from ..engines import current, device_name
+    from ..adapters import current, device_name
     c = capture(target, seed, shape, device, record_ops=localize == "all")
     inputs = c.run.tensor_inputs + c.parameters
     tensors = tuple(t for _, t in inputs)
@@ -107,9 +107,9 @@ def _forward_checkable(modes, custom_nodes):
     """(modes, a note or None): a forward check needs every custom Function on the way to
     define jvp. Without one, --mode forward is a usage error (exit 2) naming it; --mode both
     checks the backward alone, with a note."""
-    from ..diagnosis import Diagnosis
-    from ..engines import current
-    from ..loader import UserCodeError
+    from .diagnoses import Diagnosis
+    from ..adapters import current
+    from ..capture.loader import UserCodeError
     check_forward, check_backward = modes
     base = current().Function.jvp
     lacking = {n._forward_cls for n in custom_nodes if n._forward_cls.jvp is base} \
@@ -161,7 +161,7 @@ def _blame(report):
 def _locate_backward_error(report, custom_nodes):
     """The user's backward raised (exit 2), or the engine refused what it returned (a failed
     check, exit 1): either way the error names the user's line."""
-    from ..engines import current
+    from ..adapters import current
     error = report.user_error = user_error(report.exception, "backward")
     report.raised_in_user_code = frames.raised_in_user_code(report.exception,
                                                             also=current().own_dirs)

@@ -10,7 +10,7 @@ import textwrap
 
 import graphviz
 
-from ..errors import GradtoolError
+from ..engine.errors import GradtoolError
 from . import layout
 from .text import fmt_bytes, fmt_shape
 

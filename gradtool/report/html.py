@@ -18,7 +18,7 @@ SCRIPTS = ("cytoscape.min.js", "dagre.min.js", "cytoscape-navigator.js")
 
 
 def page(captures, show_saved=False, expand=False, depth=None):
-    """The page's bytes, for the captures (snapshot.capture.Capture, or anything with
+    """The page's bytes, for the captures (checks.inspection.Capture, or anything with
     .target.name, .snapshot and .diagnostics) of one file's targets."""
     data = {"targets": [_target(c, show_saved, expand, depth) for c in captures]}
     title = html.escape(", ".join(c.target.name for c in captures))

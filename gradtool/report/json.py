@@ -13,8 +13,8 @@ import json
 import math
 import operator
 
-from ..engines import device_name, dtype_name
-from ..snapshot.graph import SavedInfo
+from ..adapters import device_name, dtype_name
+from ..adapters.records import SavedInfo
 
 INSPECT_SCHEMA = "gradtool.inspect/2"
 GRADCHECK_SCHEMA = "gradtool.gradcheck/3"
@@ -248,7 +248,7 @@ def _localized_dict(located):
 
 
 def describe(exc):
-    from ..loader import describe_exception
+    from ..capture.loader import describe_exception
     return describe_exception(exc)
 
 
@@ -275,7 +275,7 @@ def gradcheck_document(file_spec, seed, shape, results):
 
 
 def against_document(file_spec, seed, shape, order, results):
-    """results: per target, an AgainstResult (against.py) or a TargetError."""
+    """results: per target, an AgainstResult (checks/against.py) or a TargetError."""
     targets = []
     for r in results:
         if hasattr(r, "error"):

@@ -6,7 +6,7 @@ import os
 import stat
 import tempfile
 
-from ..errors import GradtoolError
+from ..engine.errors import GradtoolError
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),

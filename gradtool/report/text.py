@@ -5,7 +5,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..engines import device_name, dtype_name
+from ..adapters import device_name, dtype_name
 
 CHAIN_FOLD = 8        # a linear chain longer than this shows its ends and a count
 MAX_TREE_LINES = 400  # beyond this the tree is cut with a note (the JSON has everything)

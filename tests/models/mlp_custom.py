@@ -2,7 +2,7 @@
 other. Their drawings must group alike (test_render.py)."""
 import gradtool
 import gradtool as torch
-from gradtool import nn
+from gradtool.engine import nn
 
 
 class MyTanh(torch.autograd.Function):

@@ -2,7 +2,7 @@
 The default drawing must show the blocks and fold the loop (test_render.py)."""
 import gradtool
 import gradtool as torch
-from gradtool import nn
+from gradtool.engine import nn
 
 
 class Block(nn.Module):

@@ -2,7 +2,7 @@
 small deterministic environment instead of gym: a two-headed policy network, actions sampled
 from a Categorical, log-probabilities and values saved per step, normalised returns, the
 policy and smooth-L1 value losses with an entropy bonus, Adam. Unchanged PyTorch code;
-tests/test_torch_files.py replays one episode on gradtool's engine and on torch."""
+tests/capture/test_torch_files.py replays one episode on gradtool's engine and on torch."""
 from collections import namedtuple
 
 import numpy as np

@@ -1,7 +1,7 @@
 """A character-level LSTM language model as people write it (char-rnn style): a Dataset of
 text windows, a DataLoader, Embedding -> 2-layer batch-first LSTM -> Linear, cross-entropy,
 gradient clipping, Adam with a StepLR schedule, and sampling from a Categorical. Unchanged
-PyTorch code; tests/test_torch_files.py trains it a step on gradtool's engine and on torch."""
+PyTorch code; tests/capture/test_torch_files.py trains it a step on gradtool's engine and on torch."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

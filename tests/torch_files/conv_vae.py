@@ -1,7 +1,7 @@
 """A convolutional VAE for 1x28x28 images as people write it: a strided Conv2d encoder with
 GroupNorm, mu and log-variance heads, the reparameterisation trick, a decoder of
 ConvTranspose2d, Upsample and Conv2d ending in a sigmoid, BCE + KL loss, Adam. Unchanged
-PyTorch code; tests/test_torch_files.py trains it on gradtool's engine and on torch."""
+PyTorch code; tests/capture/test_torch_files.py trains it on gradtool's engine and on torch."""
 import torch
 from torch import nn
 from torch.nn import functional as F

@@ -1,7 +1,7 @@
 """A small CNN for 1x28x28 images as people write it (pytorch/examples' MNIST net, with
 BatchNorm): two conv blocks (Conv2d, BatchNorm2d, ReLU, pooling), Dropout2d, an adaptive
 average pool, a Linear head, log_softmax + nll_loss, SGD with momentum. Unchanged PyTorch
-code; tests/test_torch_files.py trains it on gradtool's engine and on torch."""
+code; tests/capture/test_torch_files.py trains it on gradtool's engine and on torch."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

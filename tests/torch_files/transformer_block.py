@@ -1,6 +1,6 @@
 """A small GPT-style model as people write it: causal self-attention with masked_fill and
 softmax, LayerNorm, GELU MLPs, residuals and cross-entropy; and functions of statistics and
-einsum. --against torch compares it node by node (tests/test_engines.py)."""
+einsum. --against torch compares it node by node (tests/adapters/test_engines.py)."""
 import math
 import torch
 import torch.nn.functional as F

@@ -1,0 +1,179 @@
+"""The forward trace on real PyTorch (`--engine torch`): what adapters/trace.py's ForwardTrace
+records on gradtool's engine, recorded through torch's own extension points: a
+TorchFunctionMode sees every op (and `.detach()`, `.item()`, `.data`, ...), global module
+hooks see which nn.Module is running, and `Function.apply` is wrapped while the trace lasts
+(torch does not route it through the mode). Nodes made inside a module call get gradtool's
+module tags in their `metadata`, as gradtool's nn gives them, so graphs group by module."""
+import itertools
+import os
+import sys
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from ..engine import frames
+from .trace import OpEvent, TraceRecords
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_FUNCTION_PY = os.path.join(_TORCH_DIR, "autograd", "function.py")
+_LIBRARY = (os.path.join(_TORCH_DIR, "nn", ""), os.path.join(_TORCH_DIR, "optim", ""))
+_CUTTING = {"detach": ("detach", ".detach()"), "item": ("item", ".item()"),
+            "tolist": ("tolist", ".tolist()"), "numpy": ("numpy", ".numpy()")}
+_call_ids = itertools.count()
+
+
+def user_site():
+    """(filename, lineno, function) of the innermost frame outside torch and gradtool."""
+    return frames.user_site(sys._getframe(1), also=(_TORCH_DIR,))
+
+
+def _called_by_user():
+    """Whether the op is the user's own doing: not run by torch's nn or optim (which cut on
+    purpose), nor inside a custom Function's forward (which runs under no_grad)."""
+    frame, user_seen = sys._getframe(2), False
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename == _FUNCTION_PY and frame.f_code.co_name == "apply":
+            return False
+        if not user_seen and not frames.is_gradtool(filename):
+            if filename.startswith(_LIBRARY):
+                return False
+            user_seen = not filename.startswith(_TORCH_DIR)
+        frame = frame.f_back
+    return user_seen
+
+
+def _tensors(value, found):
+    if isinstance(value, torch.Tensor):
+        found.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _tensors(v, found)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _tensors(v, found)
+    return found
+
+
+def _detached_copy(t):
+    return t.detach().clone().requires_grad_(t.requires_grad)
+
+
+def _finite(t):
+    # a meta tensor has no values to be NaN
+    return not t.is_floating_point() or t.is_meta or bool(torch.isfinite(t).all())
+
+
+class _ModuleCall:
+    """One nn.Module call in progress, and the metadata tags of the nodes it makes."""
+
+    def __init__(self, module, parent):
+        self.module, self.parent, self.call_id = module, parent, next(_call_ids)
+        name = ""
+        if parent is not None:
+            outer = parent.tag["module"]
+            key = next((k for k, m in parent.module._modules.items() if m is module), None)
+            if key is None:  # called by an ancestor, not its parent: its name in the root
+                root = parent
+                while root.parent is not None:
+                    root = root.parent
+                key = next((n for n, m in root.module.named_modules() if m is module), "?")
+                outer = ""
+            name = f"{outer}.{key}" if outer else key
+        outer_tag = parent.tag if parent is not None else {}
+        self.tag = {"module": name, "module_type": type(module).__name__,
+                    "nn_module_stack": outer_tag.get("nn_module_stack", ()) + ((name, module),),
+                    "module_calls": outer_tag.get("module_calls", ()) + (self.call_id,)}
+
+
+class TorchTrace(TraceRecords, TorchFunctionMode):
+    """Context manager recording every torch op run inside it (ForwardTrace's records)."""
+
+    def __init__(self, target_code=None):
+        TraceRecords.__init__(self, target_code)
+        TorchFunctionMode.__init__(self)
+        self._modules = []        # module calls in progress, innermost last
+        self._parameters = {}     # id(parameter) -> (parameter, tag of its module's call)
+
+    @staticmethod
+    def _is_tensor(value):
+        return isinstance(value, torch.Tensor)
+
+    # ---- entering and leaving
+    def __enter__(self):
+        hooks = torch.nn.modules.module
+        self._handles = [hooks.register_module_forward_pre_hook(self._module_entered),
+                         hooks.register_module_forward_hook(self._module_left)]
+        self._apply = torch.autograd.Function.__dict__["apply"]
+        trace, apply = self, self._apply.__func__
+
+        def traced_apply(cls, *args, **kwargs):
+            result = apply(cls, *args, **kwargs)
+            trace._record(cls.__name__, _tensors((args, kwargs), []), result)
+            if torch._C._current_graph_task_id() < 0:  # (not inside a backward)
+                trace._add_function_call(cls, args, kwargs, result, _detached_copy,
+                                         frames.user_call_site(sys._getframe(1)))
+            return result
+        torch.autograd.Function.apply = classmethod(traced_apply)
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        torch.autograd.Function.apply = self._apply
+        for handle in self._handles:
+            handle.remove()
+        for parameter, tag in self._parameters.values():
+            if parameter.requires_grad:
+                meta = torch.autograd.graph.get_gradient_edge(parameter).node.metadata
+                meta.update(tag)  # (a tag left by an earlier run is stale)
+        return super().__exit__(*exc)
+
+    def _module_entered(self, module, args):
+        call = _ModuleCall(module, self._modules[-1] if self._modules else None)
+        self._modules.append(call)
+        for p in module.parameters(recurse=False):
+            self._parameters.setdefault(id(p), (p, call.tag))
+
+    def _module_left(self, module, args, output):
+        if self._modules and self._modules[-1].module is module:
+            self._modules.pop()
+
+    # ---- ops
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        name = getattr(func, "__name__", "")
+        if name == "__get__":  # a property: only .data takes a value out of the graph
+            if getattr(getattr(func, "__self__", None), "__name__", "") == "data":
+                self._cut("data", ".data", args[0], out)
+            return out
+        if name in _CUTTING:
+            kind, op = _CUTTING[name]
+            self._cut(kind, op, args[0], out)
+            if name == "detach":
+                self._keep.append(out)
+                self.detached[id(out)] = user_site()
+            return out
+        self._record(name.strip("_") or str(func), _tensors((args, kwargs), []), out)
+        return out
+
+    def _cut(self, kind, op, tensor, out):
+        if torch.is_grad_enabled() and _called_by_user():
+            self._add_cut(kind, op, tensor, out if isinstance(out, torch.Tensor) else None,
+                          user_site())
+
+    def _record(self, name, tensors, result):
+        outputs = _tensors(result, [])
+        if not outputs:
+            return
+        with torch.no_grad():
+            nonfinite = not all(_finite(o) for o in outputs) and all(_finite(x) for x in tensors)
+        event = OpEvent(name, [id(x) for x in tensors], [id(o) for o in outputs],
+                        torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
+                        any(x.requires_grad for x in tensors), user_site(), nonfinite)
+        nodes = [o.grad_fn for o in outputs]
+        self._add_event(event, tensors, outputs, nodes, _called_by_user)
+        tag = self._modules[-1].tag if self._modules else None
+        if tag is not None:
+            for node in nodes:
+                if node is not None and "module" not in node.metadata:
+                    node.metadata.update(tag)

@@ -1,0 +1,249 @@
+"""A record of the forward pass, so diagnostics can say *why* a tensor has no graph:
+which op made it, in which grad mode, at which line of the user's code, and whether a
+detach() or an input without requires_grad cut it off."""
+import dataclasses
+import functools
+import os
+import sys
+
+import numpy as np
+
+from ..engine import frames
+from ..engine.autograd import anomaly, grad_mode, observers
+from ..engine.autograd import tensor as tensor_module
+from ..engine.autograd.dispatch import call as dispatch_call
+from ..engine.autograd.engine import current_task
+
+
+@dataclasses.dataclass(slots=True)  # one per op: no __dict__ for the GC to scan
+class OpEvent:
+    op: str
+    inputs: tuple         # ids of the tensor inputs
+    outputs: tuple        # ids of the results
+    grad_enabled: bool
+    inference: bool
+    any_input_requires_grad: bool
+    site: tuple           # (filename, lineno, function) in the user's code, or None
+    made_nonfinite: bool = False  # finite inputs, but NaN or Inf in the result
+
+
+_FUNCTION_PY = os.path.join(frames.AUTOGRAD_DIR, "function.py")
+
+
+def _called_by_user():
+    """Whether the op being recorded is the user's own doing: reached from their code
+    through the engine's dispatch only, not from a library function (nn, optim, ...) that
+    cuts on purpose, nor inside a custom Function's forward (which runs under no_grad)."""
+    frame, user_seen = sys._getframe(1), False
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename == _FUNCTION_PY and frame.f_code.co_name == "apply":
+            return False
+        if not user_seen and filename != __file__:  # (skip the trace's own methods)
+            if not frames.is_gradtool(filename):
+                user_seen = True
+            elif not filename.startswith(frames.AUTOGRAD_DIR):
+                return False
+        frame = frame.f_back
+    return user_seen
+
+
+@dataclasses.dataclass
+class Cut:
+    """A value taken out of the graph from a tensor that requires grad, with grad mode on:
+    gradients do not flow back through it."""
+    kind: str             # detach | data | item | tolist | numpy | no_grad
+    op: str               # what the user called: "detach()", ".item()", "mul" (under no_grad)
+    source: int           # id of the tensor that required grad
+    result: object        # id of the tensor it made (None for a Python number or list)
+    site: tuple
+
+
+@dataclasses.dataclass
+class FunctionCall:
+    """One call of a custom autograd.Function in the forward, with what it received, so the
+    Function can be checked on its own at exactly those inputs (checks/localize.py)."""
+    cls: type
+    args: tuple           # as received; tensors as detached copies taken at the call
+    kwargs: dict
+    node: object          # the graph node of its outputs (None when nothing was recorded)
+    site: tuple           # (filename, lineno, function) of the user's call
+
+
+@dataclasses.dataclass
+class OpCall:
+    """One built-in op of the forward, kept so that it can be checked on its own at exactly the
+    inputs it received (`--localize all`): `replay(tensors)` runs the op again with `tensors`
+    in place of its tensor inputs (`inputs`: copies taken at the call)."""
+    name: str
+    replay: object
+    inputs: tuple
+    node: object          # the graph node of its output
+    site: tuple
+
+
+def with_slots(value, is_tensor, found):
+    """`value` (an op's arguments) with each tensor replaced by its index in `found`."""
+    if is_tensor(value):
+        found.append(value)
+        return _Slot(len(found) - 1)
+    if type(value) in (list, tuple):
+        return type(value)(with_slots(v, is_tensor, found) for v in value)
+    if type(value) is dict:
+        return {k: with_slots(v, is_tensor, found) for k, v in value.items()}
+    return value
+
+
+def filled(template, tensors):
+    """with_slots' template with the slots filled by `tensors`."""
+    if type(template) is _Slot:
+        return tensors[template.index]
+    if type(template) in (list, tuple):
+        return type(template)(filled(v, tensors) for v in template)
+    if type(template) is dict:
+        return {k: filled(v, tensors) for k, v in template.items()}
+    return template
+
+
+@dataclasses.dataclass(frozen=True)
+class _Slot:
+    index: int
+
+
+def _raw_copy(t):
+    """A copy of a gradtool tensor made without dispatch (the trace's observers see nothing)."""
+    out = tensor_module.Tensor._wrap(t._data.copy())
+    out._requires_grad = t._requires_grad
+    return out
+
+
+def _detached_copy(t):
+    return t.detach().clone().requires_grad_(t.requires_grad)
+
+
+def _finite(t):
+    return t._data.dtype.kind != "f" or bool(np.isfinite(t._data).all())
+
+
+class TraceRecords:
+    """What a forward trace records, whichever engine it watches (ForwardTrace here,
+    adapters/torch_trace.py on torch): the ops, the cuts, the site of each node and the target's
+    frame. Tensors it saw are kept alive while the trace lives, so their ids stay unique."""
+
+    def __init__(self, target_code=None):
+        self.events = []
+        self.made_by = {}     # id(tensor) -> OpEvent that produced it
+        self.detached = {}    # id(tensor) -> site of the detach() that made it
+        self.site_of_node = {}  # grad_fn -> site of the forward call that created it
+        self.cuts = []        # Cut, in the order they happened
+        self.detached_from = {}  # id(tensor) -> the Cut that made it
+        self._keep = []
+        self._target_code = target_code
+        self.target_frame = None  # kept: a returned frame still holds its final locals
+        self.function_calls = []  # FunctionCall per custom Function applied, in order
+        self.op_calls = []  # OpCall per built-in op, in order (only when record_ops)
+        self.record_ops = False
+
+    def _add_cut(self, kind, op, tensor, result, site):
+        """A value taken out of the graph (result: the tensor made, or None for a number)."""
+        source = self.detached_from.get(id(tensor))
+        if kind == "numpy" and source is not None:  # x.detach().numpy(): one round-trip
+            source.kind, source.op = "numpy", source.op + ".numpy()"
+            return
+        if not tensor.requires_grad:
+            return
+        cut = Cut(kind, op, id(tensor), id(result) if result is not None else None, site)
+        self.cuts.append(cut)
+        self._keep.append(tensor)
+        if result is not None:
+            self._keep.append(result)
+            self.detached_from[id(result)] = cut
+
+    def _add_function_call(self, cls, args, kwargs, result, copy, site):
+        """A custom Function applied to args: its inputs as they were (`copy` makes a detached
+        copy of a tensor that keeps its requires_grad), its node, the user's line."""
+        def kept(value):
+            return copy(value) if self._is_tensor(value) else value
+        outputs = result if isinstance(result, tuple) else (result,)
+        node = next((o.grad_fn for o in outputs if self._is_tensor(o) and o.grad_fn is not None),
+                    None)
+        self.function_calls.append(FunctionCall(
+            cls, tuple(kept(a) for a in args), {k: kept(v) for k, v in kwargs.items()}, node,
+            site))
+
+    def _add_op_call(self, name, run, arguments, result, copy, site):
+        """A built-in op's call, when `record_ops`: `run(*arguments)` ran it (arguments holding
+        its tensors anywhere); its inputs are kept as `copy` makes them."""
+        outputs = result if isinstance(result, tuple) else (result,)
+        node = next((o.grad_fn for o in outputs if self._is_tensor(o) and o.grad_fn is not None),
+                    None)
+        found = []
+        template = with_slots(arguments, self._is_tensor, found)
+        if node is None or not found:
+            return
+        self.op_calls.append(OpCall(name, lambda tensors: run(*filled(template, tensors)),
+                                    tuple(copy(t) for t in found), node, site))
+
+    def _add_event(self, event, tensors, outputs, nodes, called_by_user):
+        """An op the forward ran: its event, a no_grad cut if the user's code ran it with grad
+        mode off on a tensor that requires grad, the target's frame once, the nodes' sites."""
+        self.events.append(event)
+        if not event.grad_enabled and not event.inference and event.any_input_requires_grad \
+                and called_by_user():
+            source = next(x for x in tensors if x.requires_grad)
+            self.cuts.append(Cut("no_grad", event.op, id(source), id(outputs[0]), event.site))
+        if self.target_frame is None and self._target_code is not None:
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code is not self._target_code:
+                frame = frame.f_back
+            self.target_frame = frame
+        self._keep.extend(tensors)
+        self._keep.extend(outputs)
+        for o, node in zip(outputs, nodes):
+            self.made_by[id(o)] = event
+            if node is not None:
+                self.site_of_node.setdefault(node, event.site)
+
+
+class ForwardTrace(TraceRecords, observers.Observer):
+    """Context manager recording every op run inside it on gradtool's engine (by the thread
+    that entered it)."""
+
+    @staticmethod
+    def _is_tensor(value):
+        return isinstance(value, tensor_module.Tensor)
+
+    def function_call(self, cls, args, kwargs, result):
+        if current_task() is None:  # (a Function applied inside backward is no forward)
+            self._add_function_call(cls, args, kwargs, result, _detached_copy,
+                                    frames.user_call_site(sys._getframe(1)))
+
+    def cut(self, kind, name, tensor, result):
+        if kind == "detach":
+            self._keep.append(result)
+            self.detached[id(result)] = anomaly.user_site()
+        if current_task() is not None or not grad_mode.state.grad_enabled \
+                or not _called_by_user():
+            return
+        taken = result if isinstance(result, tensor_module.Tensor) else None
+        self._add_cut(kind, name, tensor, taken, anomaly.user_site())
+
+    def op(self, name, inputs, run):
+        result = run()
+        if current_task() is not None:
+            return result  # ops run by backward formulas are not the user's forward
+        Tensor = tensor_module.Tensor
+        if inputs and isinstance(inputs[0], list):  # a variadic op's tensors (cat, stack)
+            inputs = inputs[0]
+        tensors = [x for x in inputs if isinstance(x, Tensor)]
+        outputs = list(result) if isinstance(result, tuple) else [result]
+        event = OpEvent(name, tuple(map(id, tensors)), tuple(map(id, outputs)),
+                        grad_mode.state.grad_enabled, grad_mode.state.inference,
+                        any(x._requires_grad for x in tensors), anomaly.user_site(),
+                        not all(map(_finite, outputs)) and all(map(_finite, tensors)))
+        self._add_event(event, tensors, outputs, [o._grad_fn for o in outputs], _called_by_user)
+        if self.record_ops and isinstance(run, functools.partial):  # run: dispatch's own call
+            spec, op_inputs, op_args = run.args[:3]  # (in place: the same formulas, out of place)
+            self._add_op_call(name, lambda i: dispatch_call(spec, i, op_args), (op_inputs,),
+                              result, _raw_copy, event.site)
+        return result

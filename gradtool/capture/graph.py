@@ -1,0 +1,251 @@
+"""A frozen picture of one backward graph, taken with the engine's one traversal
+(autograd.walk): nodes with stable ids in the order backward runs them, their edges, output
+shapes, saved values and leaves. Reports (text, dot, json) and diagnostics read only this."""
+import contextlib
+import dataclasses
+import gc
+import os
+from typing import Optional
+
+import numpy as np
+
+import gradtool.adapters as engines
+from ..adapters.records import short_repr
+
+
+@dataclasses.dataclass(slots=True)
+class LeafInfo:
+    name: Optional[str]
+    shape: tuple
+    dtype: str
+    requires_grad: bool
+    is_inference: bool
+    grad_norm: Optional[float] = None   # filled in after backward
+    grad_finite: Optional[bool] = None
+    device: str = "cpu"
+
+
+@dataclasses.dataclass(slots=True)
+class NodeInfo:
+    id: str
+    name: str                 # MulBackward0, AccumulateGrad, MyFunctionBackward, CopySlices
+    kind: str                 # op | custom | leaf | copy_slices | other
+    edges: tuple              # (child id or None, output_nr) per next_functions entry
+    outputs: dict             # output_nr -> (shape, dtype) of the tensor it is the grad_fn of
+    saved: list
+    n_parents: int = 0
+    label: Optional[str] = None   # the user's variable name for its result, if known
+    module: Optional[str] = None  # the nn.Module that ran it, if any
+    module_path: tuple = ()       # (call id, name, type) per module call, outermost first
+    seq: Optional[int] = None     # when the forward made it (creation order), if known
+    metadata: dict = dataclasses.field(default_factory=dict)  # node.metadata's own entries, as text
+    site: Optional[str] = None    # file:line of the user's code whose forward call made it
+    leaf: Optional[LeafInfo] = None
+    problem: Optional[str] = None  # why its backward is wrong, when a check found it so
+
+
+@dataclasses.dataclass(slots=True)
+class OutputInfo:
+    index: int
+    name: Optional[str]
+    shape: tuple
+    dtype: str
+    requires_grad: bool
+    is_inference: bool
+    node: Optional[str]       # id of its grad_fn (or of its AccumulateGrad, for a leaf)
+    output_nr: int
+    finite: bool
+    tangent: Optional[dict] = None  # a dual tensor's (forward_ad) tangent: shape, norm
+    device: str = "cpu"
+
+
+@dataclasses.dataclass
+class GraphSnapshot:
+    nodes: list
+    outputs: list
+
+    def __post_init__(self):
+        self.by_id = {n.id: n for n in self.nodes}
+
+    @property
+    def leaves(self):
+        return [n for n in self.nodes if n.leaf is not None]
+
+    def chain_from(self, node, taken=()):
+        """The run of nodes from `node` down a single path (each next node has one input
+        edge and is used once), stopping at leaves and at nodes in `taken`."""
+        run = [node]
+        while True:
+            children = [c for c, _ in run[-1].edges if c is not None]
+            if len(children) != 1:
+                return run
+            child = self.by_id[children[0]]
+            if child.n_parents != 1 or child.kind == "leaf" or child.id in taken:
+                return run
+            run.append(child)
+
+    @property
+    def saved_total_bytes(self):
+        """Memory held by saved tensors, each array counted once."""
+        seen = {}
+        for node in self.nodes:
+            for s in node.saved:
+                if s.is_tensor and s.state != "freed":
+                    seen[s.array_id if s.array_id is not None else id(s)] = s.nbytes
+        return sum(seen.values())
+
+
+@contextlib.contextmanager
+def _cyclic_gc_paused():
+    """The snapshot makes a few lasting objects per node and no garbage: the cyclic GC's full
+    passes over the whole graph meanwhile find nothing (0.7 s of 100,000 nodes' 2 s). Paused
+    for that while only, and left as it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def take_snapshot(outputs, named=None, sites=None, module_names=None, engine=None):
+    """Picture the graph behind `outputs` (Tensors of `engine`, default the current one).
+    `named` maps the user's variable names to tensors, for labels; `sites` maps nodes to the
+    (file, line, function) that made them, in the order the forward made them;
+    `module_names` maps id(module) to the name the user knows it by (model.3.attn)."""
+    with _cyclic_gc_paused():
+        return _take_snapshot(outputs, named, sites, module_names, engine)
+
+
+def _take_snapshot(outputs, named, sites, module_names, engine):
+    E = engine or engines.current()
+    named = named or {}
+    name_of = {id(t): name for name, t in named.items()}
+    edges = [E.gradient_edge(t) if t.requires_grad else None for t in outputs]
+    order = E.topological_order([edge[0] for edge in edges if edge is not None])
+    ids = {node: f"n{i}" for i, node in enumerate(order)}
+    by_node = {node: _node_info(E, node, ids[node], ids, module_names or {}) for node in order}
+    _place_parameters(E, by_node)
+    for node in order:
+        for (child, nr), meta in zip(node.next_functions, E.edge_meta(node)):
+            if child is not None:
+                by_node[child].n_parents += 1
+                if meta is not None:
+                    by_node[child].outputs.setdefault(nr, meta)
+    relative = {}  # relpath is slow and the files are few
+    for seq, (node, site) in enumerate((sites or {}).items()):
+        if node in by_node:
+            by_node[node].seq = seq
+            if site is not None:
+                if site[0] not in relative:
+                    relative[site[0]] = os.path.relpath(site[0])
+                by_node[node].site = f"{relative[site[0]]}:{site[1]}"
+    for name, t in named.items():
+        if t.grad_fn is None:
+            continue
+        node, nr = E.gradient_edge(t)
+        info = by_node.get(node)
+        if info is not None and info.label is None:
+            info.label = name + ("" if nr == 0 else f"[{nr}]")
+    for node, info in by_node.items():
+        if info.leaf is not None:
+            info.label = info.leaf.name = name_of.get(id(node.variable))
+    output_infos = []
+    for i, (t, edge) in enumerate(zip(outputs, edges)):
+        node_id, nr = None, 0
+        if edge is not None:
+            node, nr = edge
+            node_id = ids[node]
+            by_node[node].outputs.setdefault(nr, (tuple(t.shape), E.dtype_name(t)))
+        finite = bool(np.all(np.isfinite(E.array(t)))) if t.is_floating_point() and \
+            E.has_values(t) else True
+        output_infos.append(OutputInfo(i, name_of.get(id(t)), tuple(t.shape), E.dtype_name(t),
+                                       t.requires_grad, t.is_inference(), node_id, nr, finite,
+                                       _tangent_info(E, t), E.device_name(t)))
+    snapshot = GraphSnapshot(list(by_node.values()), output_infos)
+    # the live leaf tensors, aligned with snapshot.leaves, so a runner can read their grads
+    snapshot.leaf_tensors = [n.variable for n, info in by_node.items() if info.kind == "leaf"]
+    snapshot.node_ids = ids  # live node -> its id, for what checks find about live nodes
+    return snapshot
+
+
+def _tangent_info(E, t):
+    """The tangent a dual output was given in forward mode (its level may have exited since)."""
+    tangent = E.last_tangent(t)
+    if tangent is None:
+        return None
+    return {"shape": list(tangent.shape), "dtype": tangent.dtype.name,
+            "norm": float(np.linalg.norm(np.asarray(tangent, dtype=np.float64)))}
+
+
+def _node_info(E, node, node_id, ids, module_names):
+    edges = tuple([(ids.get(child) if child is not None else None, nr)
+                   for child, nr in node.next_functions])
+    kind = E.node_kind(node)
+    meta = E.metadata(node) or {}
+    if kind == "leaf":
+        v = node.variable
+        leaf = LeafInfo(None, tuple(v.shape), E.dtype_name(v), v.requires_grad,
+                        v.is_inference(), device=E.device_name(v))
+        return NodeInfo(node_id, E.node_name(node), "leaf", edges, {}, [], leaf=leaf,
+                        module=_module_name(meta), module_path=_module_path(meta, module_names))
+    saved = [E.saved_info(label, value) for label, value in E.saved_values(node).items()]
+    return NodeInfo(node_id, E.node_name(node), kind, edges, {}, saved, module=_module_name(meta),
+                    module_path=_module_path(meta, module_names),
+                    metadata={str(k): short_repr(v) for k, v in meta.items()
+                              if k not in _MODULE_KEYS})
+
+
+def _module_name(metadata):
+    """'2 (Linear)' for a submodule, 'CrossEntropyLoss' for a module called on its own."""
+    name, kind = metadata.get("module"), metadata.get("module_type")
+    if name is None:
+        return None
+    if not isinstance(name, str):  # a module object
+        return type(name).__name__
+    kind = getattr(kind, "__name__", kind)
+    if not name:
+        return kind
+    return f"{name} ({kind})" if kind else name
+
+
+_MODULE_KEYS = ("module", "module_type", "nn_module_stack", "module_calls")  # nn's, shown apart
+
+
+def _place_parameters(E, by_node):
+    """A parameter's AccumulateGrad outlives a forward pass, and so does the module call its
+    tag names: a call of an earlier pass (a target run before, holding the same model) is
+    not in this graph. Such a parameter goes to the first call of its module in this graph
+    (as a fresh tag would), or to none."""
+    infos = by_node.values()
+    calls_here = {call for info in infos if info.kind != "leaf"
+                  for call, _, _ in info.module_path}
+    stale = [(node, info) for node, info in by_node.items() if info.kind == "leaf"
+             and info.module_path and info.module_path[-1][0] not in calls_here]
+    if not stale:
+        return
+    first_call = {}  # id(module) -> the module path of its first call in this graph
+    for node, info in by_node.items():
+        stack = (E.metadata(node) or {}).get("nn_module_stack") or ()
+        if info.kind == "leaf" or len(stack) != len(info.module_path):
+            continue
+        for depth, (_, module) in enumerate(stack):
+            known = first_call.get(id(module))
+            if known is None or info.module_path[depth][0] < known[-1][0]:
+                first_call[id(module)] = info.module_path[:depth + 1]
+    for node, info in stale:
+        module = E.metadata(node)["nn_module_stack"][-1][1]
+        info.module_path = first_call.get(id(module), ())
+        if not info.module_path:
+            info.module = None
+
+
+def _module_path(metadata, module_names):
+    """The module calls a node was made in, outermost first: (call id, name, type) each,
+    named as the user knows the module where we can tell (model.3.attn)."""
+    stack, calls = metadata.get("nn_module_stack"), metadata.get("module_calls")
+    if not stack or not calls or len(stack) != len(calls):
+        return ()
+    return tuple((call, module_names.get(id(module)) or name or type(module).__name__,
+                  type(module).__name__) for call, (name, module) in zip(calls, stack))

@@ -1,0 +1,319 @@
+"""What `gradtool inspect` warns about, each with a line of advice. Reads a Capture: the graph
+snapshot, the forward trace, the warnings the user's code raised and the backward's outcome."""
+import os
+
+from .diagnoses import Diagnosis
+
+NON_LEAF_GRAD_WARNING = "is not a leaf Tensor is being accessed"
+
+
+def _found(kind, severity, message, advice, location=None, details=None):
+    """A Diagnosis of inspect (which always has advice, and a location where it can)."""
+    return Diagnosis(kind, severity, message, details or {}, advice, location)
+
+
+def diagnose(capture):
+    found = []
+    found += _outputs_without_grad(capture)
+    found += _saved_modified_in_place(capture)
+    if capture.backward_error:
+        found.append(_found(
+            "backward_failed", "error", f"backward raised {capture.backward_error}",
+            "fix the cause above; with an in-place error, use the out-of-place op "
+            "(y = y + 1, not y += 1) or clone() the tensor before modifying it",
+            _where(capture.backward_location)))
+    found += _inputs_without_grad(capture)
+    found += [d for d in capture.causes if d.kind != "gradient_cut" or d.details["partial"]]
+    found += _non_leaf_grad_reads(capture)
+    found += _non_finite(capture)
+    found += _precision(capture)
+    found += one_branch(capture)
+    return found
+
+
+def _number(text):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def _branch(node):
+    """Which side of its kink every input of a piecewise op fell on, or None (both sides, or
+    not known): relu, abs, clamp, where."""
+    saved = {s.name: s for s in node.saved}
+    if node.name == "ReluBackward0" and "_saved_result" in saved:
+        r = saved["_saved_result"]
+        if r.min is not None and r.min > 0:
+            return "every input above 0"
+        if r.max is not None and r.max <= 0:
+            return "every input at or below 0"
+    if node.name == "AbsBackward0" and "_saved_self" in saved:
+        x = saved["_saved_self"]
+        if x.min is not None and (x.min > 0 or x.max < 0):
+            return "every input " + ("above" if x.min > 0 else "below") + " 0"
+    if node.name.startswith("Clamp") and "_saved_self" in saved:
+        x = saved["_saved_self"]
+        low = _number(getattr(saved.get("_saved_min"), "value", None))
+        high = _number(getattr(saved.get("_saved_max"), "value", None))
+        if x.min is None:
+            return None
+        if (low is None or x.min > low) and (high is None or x.max < high):
+            return "every input inside the bounds (never clamped)"
+        if high is not None and x.min > high:
+            return f"every input above max={high:g}"
+        if low is not None and x.max < low:
+            return f"every input below min={low:g}"
+    if node.name == "WhereBackward0" and "_saved_condition" in saved:
+        c = saved["_saved_condition"]
+        if c.min is not None and c.min == c.max:
+            return f"the condition {'True' if c.min else 'False'} everywhere"
+    return None
+
+
+def one_branch(capture):
+    """Piecewise ops whose inputs all fell on one side of the kink: a check of this run
+    exercises that branch only (info)."""
+    found = []
+    for node in capture.snapshot.nodes:
+        side = _branch(node)
+        if side is not None:
+            found.append(_found(
+                "one_branch", "info",
+                f"{node.name} ({node.id}) saw {side}: checks of this run exercise one branch "
+                f"of it only",
+                "give inputs on both sides of the kink, e.g. "
+                "@gradtool.example(gradtool.uniform(shape, -2, 2))",
+                node.site, {"node": node.id, "side": side}))
+    return found
+
+
+def diagnose_snapshot(snapshot):
+    """What a graph alone tells (gradtool.inspect(y) of a graph already made, with no trace
+    of the forward and no backward run): saved tensors modified in place, and precision."""
+    import types
+    view = types.SimpleNamespace(snapshot=snapshot)
+    return _saved_modified_in_place(view) + _precision(view)
+
+
+_CUT_WORDS = {
+    "detach": "`.detach()` takes {what} out of the graph",
+    "data": "`.data` takes {what} out of the graph",
+    "item": "`.item()` turns {what} into a Python number",
+    "tolist": "`.tolist()` turns {what} into Python numbers",
+    "numpy": "a numpy round-trip (`{op}`) takes {what} out of the graph",
+    "no_grad": "`{op}` ran with grad mode off (no_grad()) on {what}",
+}
+
+
+def gradient_cuts(capture):
+    """Every place the forward took a value out of the graph from a tensor that requires
+    grad and descends from the target's inputs (or module parameters): kind gradient_cut,
+    details {cut, op, inputs: the names whose path it cuts, partial: whether they still get
+    a gradient by another path}. Cuts whose result never reaches an output are left out."""
+    trace, names = capture.trace, capture.leaf_names
+    reaching = _ancestors(trace, [id(t) for t in capture.outputs])
+    found = []
+    for cut in trace.cuts:
+        if cut.result is not None and cut.kind != "numpy" and cut.result not in reaching:
+            continue  # e.g. a detached copy only printed
+        ids = _ancestors(trace, [cut.source])
+        inputs = [name for tid, name in names.items() if tid in ids]
+        if not inputs:
+            continue
+        partial = any(grad is not None for tid, grad in capture.leaf_grads.items()
+                      if tid in ids)
+        what = (names[cut.source] if cut.source in names else
+                f"a tensor computed from {', '.join(inputs)}")
+        message = (_CUT_WORDS[cut.kind].format(what=what, op=cut.op) +
+                   ": gradients do not flow back through it, so "
+                   + ("that path's contribution is missing from the gradient of " if partial
+                      else "no gradient reaches ") + ", ".join(inputs))
+        found.append(_found(
+            "gradient_cut", "warning", message,
+            "keep it a tensor computation outside no_grad() (no .item(), .detach(), .data or "
+            "numpy) if gradients should flow through it",
+            _site(cut.site), {"cut": cut.kind, "op": cut.op, "inputs": inputs,
+                              "partial": partial}))
+    return found
+
+
+def _ancestors(trace, ids):
+    """ids of the tensors the given ones were computed from (themselves included)."""
+    seen, stack = set(), list(ids)
+    while stack:
+        tid = stack.pop()
+        if tid in seen:
+            continue
+        seen.add(tid)
+        event = trace.made_by.get(tid)
+        if event is not None:
+            stack.extend(event.inputs)
+        cut = trace.detached_from.get(tid)
+        if cut is not None:
+            stack.append(cut.source)
+    return seen
+
+
+def saved_detached(E, trace, nodes):
+    """Custom Functions that save a detached tensor (ctx.save_for_backward(x.detach())):
+    first derivatives are fine, but backward cannot be differentiated through it."""
+    found = []
+    for node in nodes:
+        for k, saved in enumerate(E.saved_values(node).values()):
+            tensor = getattr(saved, "_tensor", saved)  # gradtool's SavedTensor, or torch's
+            site = trace.detached.get(id(tensor)) if tensor is not None else None
+            if site is None:
+                continue
+            name = node._forward_cls.__name__
+            found.append(_found(
+                "saved_detached", "info",
+                f"{name} saves a detached tensor (saved_tensors[{k}]): its backward cannot be "
+                f"differentiated through it, so second derivatives (gradcheck --order 2) that "
+                f"depend on it come out as zero",
+                "save the tensor itself (ctx.save_for_backward(x)); detach only what must "
+                "not be differentiated", _site(site), {"function": name, "saved_tensor": k}))
+    return found
+
+
+def _where(location):
+    if not location:
+        return None
+    filename, lineno = location[0], location[1]
+    return f"{os.path.relpath(filename)}:{lineno}" if filename else None
+
+
+def _site(site):
+    return _where(site) if site else None
+
+
+def _outputs_without_grad(capture):
+    found = []
+    inputs_require_grad = any(getattr(v, "requires_grad", False) for _, v in capture.inputs)
+    for info, tensor in zip(capture.snapshot.outputs, capture.outputs):
+        if info.requires_grad or tensor.dtype.is_floating_point is False:
+            continue
+        name = info.name or f"output {info.index}"
+        reason, advice, where = _why_no_grad(capture, tensor, inputs_require_grad)
+        found.append(_found("output_no_grad", "warning",
+                                f"{name} does not require grad: {reason}", advice, where))
+    return found
+
+
+def _why_no_grad(capture, tensor, inputs_require_grad):
+    trace = capture.trace
+    if tensor.is_inference():
+        event = trace.made_by.get(id(tensor))
+        return ("it is an inference tensor, made under inference_mode()",
+                "compute it outside inference_mode() if you need its gradient",
+                _site(event.site) if event else None)
+    # walk back through the ops that made it, to the first place the graph was cut
+    stack, seen = [id(tensor)], set()
+    while stack:
+        tid = stack.pop()
+        if tid in seen:
+            continue
+        seen.add(tid)
+        if tid in trace.detached:
+            return ("a detach() cut it off from the graph",
+                    "remove the detach() (or .data) if gradients should flow through here",
+                    _site(trace.detached[tid]))
+        event = trace.made_by.get(tid)
+        if event is None:
+            continue
+        if event.inference:
+            return (f"`{event.op}` ran under inference_mode()",
+                    "compute it outside inference_mode() if you need its gradient",
+                    _site(event.site))
+        if not event.grad_enabled and event.any_input_requires_grad:
+            return (f"`{event.op}` ran with grad mode off (no_grad() or "
+                    f"set_grad_enabled(False))",
+                    "move this computation out of the no_grad() block",
+                    _site(event.site))
+        stack.extend(event.inputs)
+    if not inputs_require_grad:
+        return ("none of the inputs requires grad",
+                "create the inputs with requires_grad=True", None)
+    return ("it was not computed from any tensor that requires grad",
+            "make sure the output depends on an input that requires grad", None)
+
+
+def _saved_modified_in_place(capture):
+    found = []
+    for node in capture.snapshot.nodes:
+        for saved in node.saved:
+            if saved.modified:
+                found.append(_found(
+                    "saved_modified_in_place", "error",
+                    f"{saved.name} of {node.name} ({node.id}) was saved at version "
+                    f"{saved.version_saved} and an in-place op moved it to version "
+                    f"{saved.version_now}: backward through {node.name} will fail",
+                    "use the out-of-place op (y = y * 2, not y *= 2) or clone() before the "
+                    "in-place op", _site(saved.modified_at)))
+    return found
+
+
+def _inputs_without_grad(capture):
+    found = []
+    for name, value in capture.inputs:
+        if getattr(value, "requires_grad", False) and value.is_leaf and value.grad is None \
+                and not capture.backward_error:
+            used_under = [e for e in capture.trace.events if id(value) in e.inputs]
+            cut = [e for e in used_under if not e.grad_enabled]
+            if cut:
+                reason = f"it is only used with grad mode off (`{cut[0].op}`)"
+                where = _site(cut[0].site)
+            elif used_under:
+                reason = "no path from the outputs leads back to it"
+                where = _site(used_under[0].site)
+            else:
+                reason, where = "the target never uses it", None
+            found.append(_found("input_no_grad", "warning",
+                                    f"input {name} requires grad but gets no gradient: {reason}",
+                                    "check that the output really depends on it", where))
+    return found
+
+
+def _non_leaf_grad_reads(capture):
+    found = []
+    for w in capture.warnings:
+        if NON_LEAF_GRAD_WARNING in str(w.message):
+            found.append(_found(
+                "non_leaf_grad", "warning",
+                ".grad was read on a tensor that is not a leaf: it is always None there",
+                "call .retain_grad() on that tensor before backward, or read the leaf's .grad",
+                f"{os.path.relpath(w.filename)}:{w.lineno}"))
+    return found
+
+
+def _non_finite(capture):
+    found = []
+    first = next((e for e in capture.trace.events if e.made_nonfinite), None)
+    for info in capture.snapshot.outputs:
+        if not info.finite:
+            where = _site(first.site) if first else None
+            origin = f"; the first NaN/Inf came from `{first.op}`" if first else ""
+            found.append(_found("non_finite_output", "error",
+                                    f"{info.name or f'output {info.index}'} contains NaN or "
+                                    f"Inf{origin}",
+                                    "check the inputs' domain at that line (log of <= 0, "
+                                    "division by 0, overflow in exp)", where))
+    for leaf in capture.snapshot.leaves:
+        if leaf.leaf.grad_finite is False:
+            found.append(_found("non_finite_grad", "error",
+                                    f"the gradient of {leaf.label or leaf.id} contains NaN or Inf",
+                                    "run with gradtool.autograd.detect_anomaly() to find the "
+                                    "backward node that produced it", None))
+    return found
+
+
+def _precision(capture):
+    low = [leaf.label or leaf.id for leaf in capture.snapshot.leaves
+           if leaf.leaf.dtype in ("float16", "float32")]
+    if not low:
+        return []
+    return [_found("precision", "info",
+                       f"{', '.join(low)} {'is' if len(low) == 1 else 'are'} not float64: "
+                       f"numerical gradient checks are limited by precision there",
+                       "use dtype=float64 inputs when checking gradients", None)]
+

@@ -1,0 +1,135 @@
+"""Run one target the way `gradtool inspect` and `render` need it: forward under the trace,
+a snapshot of the graph before backward frees it, then backward, then diagnostics."""
+import dataclasses
+import inspect
+import warnings
+from typing import Optional
+
+import numpy as np
+
+import gradtool.adapters as engines
+
+from ..capture import loader
+from . import findings as diagnostics
+from ..capture.graph import GraphSnapshot, take_snapshot
+
+
+@dataclasses.dataclass
+class Capture:
+    target: "loader.Target"
+    inputs: list              # (name, Tensor or value)
+    outputs: list             # Tensors
+    snapshot: GraphSnapshot
+    trace: object             # the forward trace (ForwardTrace, or TorchTrace on torch)
+    warnings: list            # warnings.WarningMessage raised by the user's code
+    backward_error: Optional[str] = None
+    backward_location: Optional[tuple] = None
+    backward_details: str = ""  # the user's frames of the backward error's traceback
+    diagnostics: list = dataclasses.field(default_factory=list)
+    run: Optional["loader.Run"] = None
+    leaf_names: dict = dataclasses.field(default_factory=dict)  # id(leaf) -> user's name
+    leaf_grads: dict = dataclasses.field(default_factory=dict)  # id(leaf) -> grad after backward
+    parameters: list = dataclasses.field(default_factory=list)  # (name, Parameter) reached
+    causes: list = dataclasses.field(default_factory=list)  # Diagnoses gradcheck can cite
+    custom_nodes: list = dataclasses.field(default_factory=list)  # custom Functions' nodes
+
+
+def target_code(target):
+    fn = target.obj.forward if target.kind == "Function" else target.obj
+    fn = inspect.unwrap(fn)
+    return getattr(fn, "__code__", None)
+
+
+def capture(target, seed=0, shape=(3,), device=None, localize=False, record_ops=False):
+    """Run the target (loader.run_target) under the forward trace, picture its graph, run
+    backward and read the diagnostics. The user's errors raise UserCodeError. With
+    `localize`, each custom Function call is also checked on its own (fast mode), and the
+    first wrong one is a diagnostic and marked in the snapshot."""
+    E = engines.current()
+    trace = E.trace(target_code(target), record_ops)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = loader.run_target(target, seed, shape, observe=trace, device=device)
+    modules = loader.file_modules(E, target)
+    named = loader.module_parameters(modules)
+    named.update({name: value for name, value in run.inputs if E.is_tensor(value)})
+    named.update({name: t for t, name in _names_from_trace(E, trace)})
+    snapshot = take_snapshot(run.outputs, named, trace.site_of_node,
+                             {id(m): var for var, m in reversed(modules.items())}, E)
+    result = Capture(target, run.inputs, run.outputs, snapshot, trace, list(caught), run=run)
+    result.leaf_names = {id(t): name for name, t in named.items()
+                         if t.is_leaf and t.requires_grad}
+    reached = {id(v) for v in snapshot.leaf_tensors} - {id(v) for _, v in run.inputs}
+    result.parameters = [(name, t) for name, t in loader.module_parameters(modules).items()
+                         if id(t) in reached]
+    custom = result.custom_nodes = E.custom_nodes(
+        [t.grad_fn for t in run.outputs if t.grad_fn is not None])
+    saved = diagnostics.saved_detached(E, trace, custom)
+    _backward(E, result, custom)
+    result.leaf_grads = {id(t): t.grad for name, t in named.items() if id(t) in
+                         result.leaf_names}
+    result.causes = diagnostics.gradient_cuts(result) + saved
+    result.diagnostics = diagnostics.diagnose(result)
+    result.causes += [d for d in result.diagnostics if d.kind == "non_finite_output"]
+    if localize and all(E.has_values(t) for _, t in run.inputs if E.is_tensor(t)):
+        # (central differences need values: not on the meta device)
+        from .localize import localize as check_calls
+        located = check_calls(result, fast_mode=True)
+        if located is not None and located.node is not None:
+            result.diagnostics.insert(0, located.as_diagnosis())
+    return result
+
+
+def _names_from_trace(E, trace):
+    frame_locals = trace.target_frame.f_locals if trace.target_frame is not None else {}
+    return [(v, k) for k, v in frame_locals.items()
+            if E.is_tensor(v) and not k.startswith("_")]
+
+
+def _backward(E, result, custom_nodes=()):
+    """Backward from every output that requires grad (gradient of ones), then record each
+    leaf's gradient. An error is recorded for the diagnostics, not raised; one the engine
+    raises about a custom Function's result points at that Function's backward."""
+    differentiable = [t for t in result.outputs if t.requires_grad]
+    leaves = result.snapshot.leaf_tensors
+    for v in leaves:
+        v.grad = None
+    if differentiable:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                E.backward(differentiable, [E.ones_like(t) for t in differentiable])
+            except KeyboardInterrupt:
+                raise
+            except BaseException as e:  # noqa: BLE001 - a version error, a user hook, ...
+                err = loader.user_error(e, "backward")
+                result.backward_error = loader.describe_exception(e)
+                result.backward_location = err.location or backward_named_in(
+                    result.backward_error, custom_nodes)
+                result.backward_details = err.details
+        result.warnings.extend(caught)
+    for info, tensor in zip(result.snapshot.leaves, leaves):
+        if tensor.grad is not None and E.has_values(tensor.grad):
+            data = E.array(tensor.grad)
+            data = np.abs(data) if data.dtype.kind == "c" else data.astype(np.float64)
+            info.leaf.grad_finite = bool(np.all(np.isfinite(data)))
+            info.leaf.grad_norm = float(np.sqrt(np.nansum(data * data)))
+
+
+def backward_named_in(message, custom_nodes):
+    """(file, line) of the backward of the custom Function the engine's message names."""
+    for node in custom_nodes:
+        if f"{node.name()} " in message + " ":
+            code = getattr(inspect.unwrap(node._forward_cls.backward), "__code__", None)
+            if code is not None:
+                return (code.co_filename, _def_line(code))
+    return None
+
+
+def _def_line(code):
+    """The `def` line of a function (co_firstlineno is its first decorator's)."""
+    import linecache
+    line = code.co_firstlineno
+    while linecache.getline(code.co_filename, line).strip().startswith("@"):
+        line += 1
+    return line

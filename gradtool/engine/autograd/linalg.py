@@ -1,0 +1,171 @@
+"""torch.linalg's functions (gradtool/engine/linalg.py is the module under torch's name): the norms (vector_norm one LinalgVectorNormBackward0 node; matrix_norm and
+norm composed as torch composes them) and the decompositions and solvers, each one node of
+the op table with torch's name (LinalgSolveExBackward0, LinalgSvdBackward0, ...)."""
+import collections
+import math
+
+from . import dtypes
+from .dispatch import call
+from .free_functions import vector_norm
+from .tensor import _dim
+from .ops import derivatives as table
+from ..errors import NotInEngineError
+
+__all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "det", "slogdet",
+           "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals"]
+
+# torch.return_types' named tuples
+InvExResult = collections.namedtuple("linalg_inv_ex", ["inverse", "info"])
+SlogdetResult = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+CholeskyExResult = collections.namedtuple("linalg_cholesky_ex", ["L", "info"])
+QrResult = collections.namedtuple("linalg_qr", ["Q", "R"])
+EighResult = collections.namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+SvdResult = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
+
+
+def _check_square(name, A):
+    """torch's checks of a batch of square float matrices, in its words."""
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A._data.dtype.kind == "c":  # (the formulas here are real-only)
+        raise NotInEngineError(f"torch.{name} on complex tensors")
+    if A._data.dtype.kind != "f":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
+    rows, cols = A.shape[-2:]
+    if rows != cols:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {rows} "
+                           f"by {cols} matrices")
+
+
+def inv_ex(A, *, check_errors=False):
+    _check_square("linalg.inv", A)
+    return InvExResult(*call(table.LINALG_INV_EX, (A,)))
+
+
+def inv(A):
+    """A^{-1}, one LinalgInvExBackward0 node (saving the inverse), as torch's."""
+    return inv_ex(A).inverse
+
+
+def solve(A, B, *, left=True):
+    """X with A X = B (or X A = B with left=False); B a vector or a batch of matrices."""
+    _check_square("linalg.solve", A)
+    if A._data.dtype != B._data.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
+                           f"A of type {dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)} and B of "
+                           f"type {dtypes.LEGACY_TYPE_NAMES.get(B._data.dtype.name)} instead")
+    return call(table.LINALG_SOLVE_EX, (A, B), (bool(left),))[0]
+
+
+def det(A):
+    _check_square("linalg.det", A)
+    return call(table.LINALG_DET, (A,))[0]
+
+
+def slogdet(A):
+    """(sign, log|det|): one LinalgSlogdetBackward0 node; only log|det| has a gradient."""
+    _check_square("linalg.slogdet", A)
+    return SlogdetResult(*call(table.LINALG_SLOGDET, (A,))[:2])
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    _check_square("linalg.cholesky", A)
+    return CholeskyExResult(*call(table.LINALG_CHOLESKY_EX, (A,), (bool(upper),)))
+
+
+def cholesky(A, *, upper=False):
+    return cholesky_ex(A, upper=upper).L
+
+
+def qr(A, mode="reduced"):
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           f"'reduced' (default), 'r', or 'complete'")
+    if A.dim() < 2:
+        raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
+    return QrResult(*call(table.LINALG_QR, (A,), (mode,)))
+
+
+def eigh(A, UPLO="L"):
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (its UPLO triangle)."""
+    _check_square("linalg.eigh", A)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return EighResult(*call(table.LINALG_EIGH, (A,), (UPLO,)))
+
+
+def eigvalsh(A, UPLO="L"):
+    """The eigenvalues: eigh's node (torch computes the eigenvectors when A requires grad)."""
+    return eigh(A, UPLO).eigenvalues
+
+
+def svd(A, full_matrices=True, *, driver=None):
+    if A.dim() < 2:
+        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    return SvdResult(*call(table.LINALG_SVD, (A,), (bool(full_matrices),)))
+
+
+def svdvals(A, *, driver=None):
+    """The singular values, descending: svd's node, as torch's when A requires grad."""
+    return svd(A, full_matrices=False).S
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """'fro' is the vector 2-norm over both dims; 1 / inf (and -1 / -inf) the largest
+    (smallest) column / row sum of |A|: amax (amin) over a vector 1-norm; 2 / -2 the largest
+    (smallest) singular value and 'nuc' their sum, over svdvals, as torch's."""
+    if ord not in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{dim if isinstance(dim, int) else ' '.join(map(str, dim))}")
+    dims = [_dim(d, A.dim()) for d in dim]
+    if ord == "fro":
+        return vector_norm(A, 2, dims, keepdim, dtype=dtype)
+    if ord in ("nuc", 2, -2):
+        return _spectral_norm(A, ord, dims, keepdim, dtype)
+    summed, reduced = dims if abs(ord) == 1 else dims[::-1]
+    if not keepdim and summed < reduced:  # the summed dim is gone when the extreme is taken
+        reduced -= 1
+    sums = vector_norm(A, 1, (summed,), keepdim, dtype=dtype)
+    return sums.amax(reduced, keepdim) if ord > 0 else sums.amin(reduced, keepdim)
+
+
+def _spectral_norm(A, ord, dims, keepdim, dtype):
+    """The two dims moved last (a permute unless they are already), svdvals, then the
+    largest, smallest or sum; keepdim puts size-1 dims back where they were."""
+    if dtype is not None:
+        A = A.to(dtype)
+    order = [d for d in range(A.dim()) if d not in dims] + dims
+    moved = A if order == list(range(A.dim())) else A.permute(order)
+    values = svdvals(moved)
+    out = (values.sum(-1) if ord == "nuc" else
+           values.amax(-1) if ord == 2 else values.amin(-1))
+    if keepdim:
+        out = out.unsqueeze(-1).unsqueeze(-1).permute(
+            [order.index(d) for d in range(A.dim())])
+    return out
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """A vector norm over one dim (or all, without `ord`), a matrix norm over two."""
+    if isinstance(ord, str):  # 'fro' and 'nuc' are matrix norms
+        return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    if ord is None:  # the 2-norm of the values, over any dims
+        return vector_norm(A, 2.0, dim, keepdim, dtype=dtype)
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dims) == 1:
+            return vector_norm(A, ord, dims, keepdim, dtype=dtype)
+        return matrix_norm(A, ord, dims, keepdim, dtype=dtype)
+    if A.dim() not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
+                           f"be 1D or 2D. Got {A.dim()}D.")
+    if A.dim() == 1:
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+

@@ -1,0 +1,853 @@
+"""The op table: every built-in op, one row each, with its forward (a numpy kernel) and one
+derivative per input, written once (registry.py says what a row's fields mean; formulas.py
+holds the formulas that need local variables; generic.py the ops formulas are written with).
+
+Adding an op is one row here (plus a named helper in formulas.py for a hard formula) and
+one case in tests/engine/test_op_gradients.py; its Tensor method and gradtool.<name> function are
+a `method=` away (tensor_methods.py reads it)."""
+import numpy as np
+
+from . import formulas
+from . import kernels
+from . import rows
+from .generic import (bmm, cat, conj, contiguous, cos, diagonal, exp, expand, flip, gather, imag,
+                      index, index_put, is_complex, masked_fill, matmul, mm, mv, ones_like,
+                      permute, real, reshape, roll, rsqrt, scatter, scatter_add, select, sgn, sin,
+                      slice, squeeze, stack, sum, sum_to, t, to, transpose, tril, triu, unbind,
+                      unsqueeze, view_as_complex, view_as_real, where, zeros, zeros_like)
+from .registry import MANY, NON_DIFFERENTIABLE, OpSpec, no_forward_ad
+
+# ======================= elementwise, one input =======================
+# `method`: Tensor.exp(), its in-place twin Tensor.exp_() and gradtool.exp() are generated
+# complex=True: torch's formulas for complex values too (a conj is the identity on reals)
+NEG = OpSpec("neg", "NegBackward0", np.negative, jvp="elementwise", batches=True, method=True,
+             method_aliases=("negative",), complex=True, self=lambda grad: -grad)
+ABS = OpSpec("abs", "AbsBackward0", np.abs, jvp="elementwise", batches=True, method=True,
+             complex=True, self=lambda grad, self: grad * sgn(self))
+SIGN = OpSpec("sign", "SignBackward0", np.sign, jvp="elementwise", batches=True, method=True,
+              self=lambda grad: zeros_like(grad))
+# functions of float results (an integer input gives the default float dtype): their fields
+_FLOATING = dict(jvp="elementwise", batches=True, method=True, promotion="float", complex=True)
+EXP = OpSpec("exp", "ExpBackward0", np.exp, **_FLOATING,
+             self=lambda grad, result: grad * conj(result))
+LOG = OpSpec("log", "LogBackward0", np.log, **_FLOATING, self=lambda grad, self: grad / conj(self))
+LOG1P = OpSpec("log1p", "Log1PBackward0", np.log1p, **_FLOATING,
+               self=lambda grad, self: grad / conj(self + 1))
+EXPM1 = OpSpec("expm1", "Expm1Backward0", np.expm1, **_FLOATING,
+               self=lambda grad, result: grad * conj(result + 1))
+SQRT = OpSpec("sqrt", "SqrtBackward0", np.sqrt, **_FLOATING,
+              self=lambda grad, result: grad / (2 * conj(result)))
+RECIPROCAL = OpSpec("reciprocal", "ReciprocalBackward0", kernels.reciprocal, **_FLOATING,
+                    self=lambda grad, result: -grad * conj(result * result))
+RSQRT = OpSpec("rsqrt", "RsqrtBackward0", kernels.rsqrt, **_FLOATING,
+               self=lambda grad, result: -0.5 * grad * conj(result ** 3))
+SIN = OpSpec("sin", "SinBackward0", np.sin, **_FLOATING,
+             self=lambda grad, self: grad * conj(cos(self)))
+COS = OpSpec("cos", "CosBackward0", np.cos, **_FLOATING,
+             self=lambda grad, self: -grad * conj(sin(self)))
+TAN = OpSpec("tan", "TanBackward0", np.tan, **_FLOATING,
+             self=lambda grad, result: grad * conj(1 + result * result))
+TANH = OpSpec("tanh", "TanhBackward0", np.tanh, **_FLOATING,
+              self=lambda grad, result: grad * conj(1 - result * result))
+SIGMOID = OpSpec("sigmoid", "SigmoidBackward0", kernels.sigmoid, **_FLOATING,
+                 self=lambda grad, result: grad * conj(result * (1 - result)))
+# the inverse trigonometric and hyperbolic functions (torch's arc* names are aliases)
+ASIN = OpSpec("asin", "AsinBackward0", np.arcsin, **_FLOATING, method_aliases=("arcsin",),
+              self=lambda grad, self: grad * conj(rsqrt(1 - self * self)))
+ACOS = OpSpec("acos", "AcosBackward0", np.arccos, **_FLOATING, method_aliases=("arccos",),
+              self=lambda grad, self: -grad * conj(rsqrt(1 - self * self)))
+ATAN = OpSpec("atan", "AtanBackward0", np.arctan, **_FLOATING, method_aliases=("arctan",),
+              self=lambda grad, self: grad / conj(self * self + 1))
+# torch leaves asinh_, acosh_ and atanh_ without a derivative (their Backward1 raises)
+ASINH = OpSpec("asinh", "AsinhBackward0", np.arcsinh, **_FLOATING, method_aliases=("arcsinh",),
+               in_place_node="AsinhBackward1",
+               self=lambda grad, self: grad * conj(rsqrt(self * self + 1)))
+ACOSH = OpSpec("acosh", "AcoshBackward0", np.arccosh, **_FLOATING, method_aliases=("arccosh",),
+               in_place_node="AcoshBackward1",  # (sqrt(z^2 - 1) is not sqrt(z-1) sqrt(z+1))
+               self=lambda grad, self: grad * conj(rsqrt(self + 1) * rsqrt(self - 1))
+                   if is_complex(self) else grad * rsqrt(self * self - 1))
+ATANH = OpSpec("atanh", "AtanhBackward0", np.arctanh, **_FLOATING, method_aliases=("arctanh",),
+               in_place_node="AtanhBackward1", self=lambda grad, self: grad / conj(1 - self * self))
+# round (half to even; decimals scale first, as torch's) is flat: zero gradient, as torch's
+# (RoundBackward1 with decimals=)
+ROUND = OpSpec("round", "RoundBackward0", np.round, function=True, jvp="elementwise",
+               batches=True, self=lambda grad: zeros_like(grad))
+ROUND_DECIMALS = OpSpec("round", "RoundBackward1", np.round, jvp="elementwise",
+                        batches=True, args=("decimals",), self=lambda grad: zeros_like(grad))
+# relu'(0) = 0: the gradient passes only where the output is positive; through
+# threshold_backward, as torch, so the gradient is differentiable (in `result`, with
+# derivative zero) and a second order gives zeros, not an error.
+RELU = OpSpec("relu", "ReluBackward0", kernels.relu, jvp="elementwise", batches=True,
+              method=True, self=lambda grad, result: formulas.threshold_backward(grad, result, 0))
+# clamp passes the gradient at the bounds themselves (torch: min <= x <= max).
+CLAMP = OpSpec("clamp", "ClampBackward1", kernels.clamp, function=True, jvp="elementwise",
+               batches=True, args=("min", "max"), promotion="promote", promoted_args=("min", "max"),
+               promotion_always=True, self=formulas.clamp_backward)
+CLAMP_MIN = OpSpec("clamp_min", "ClampMinBackward0", kernels.clamp, jvp="elementwise",
+                   batches=True, args=("min", "max"),
+                   self=lambda grad, self, min: formulas.clamp_backward(grad, self, min, None))
+CLONE = OpSpec("clone", "CloneBackward0", kernels.clone, function=True, jvp="linear", batches=True,
+               args=("memory_format",), self=lambda grad: grad)
+# Ops that overwrite their input entirely (used in place): no gradient flows to what was there.
+COPY = OpSpec("copy_", "CopyBackwards", kernels.copy, jvp="elementwise", complex=True,
+              self=lambda grad: zeros_like(grad),
+              src=lambda grad: grad)
+FILL = OpSpec("fill_", "FillBackward2", np.full_like, jvp="elementwise", args=("value",),
+              writes_overlapping=True, self=lambda grad: zeros_like(grad))
+FILL_TENSOR = OpSpec("fill_", "FillBackward3", np.full_like,
+                     jvp=lambda value_t: value_t, self=lambda grad: zeros_like(grad),
+                     value=lambda grad: sum(grad))
+ZERO = OpSpec("zero_", "ZeroBackward0", np.zeros_like, jvp="elementwise",
+              writes_overlapping=True, self=lambda grad: zeros_like(grad))
+NORMAL = OpSpec("normal_", "NormalBackward0", kernels.normal, jvp="elementwise",
+                args=("mean", "std", "generator"), self=lambda grad: zeros_like(grad))
+# torch.normal(mean, std) with a tensor mean and/or std: draws, with zero gradients
+NORMAL_TENSOR_FLOAT = OpSpec("normal", "NormalBackward1", kernels.normal_like,
+                             jvp="elementwise", args=("std", "generator"),
+                             mean=lambda grad, mean_sym_sizes: zeros(mean_sym_sizes, grad))
+NORMAL_FLOAT_TENSOR = OpSpec("normal", "NormalBackward2", kernels.normal_std_tensor,
+                             jvp="elementwise", args=("mean", "generator"),
+                             std=lambda grad, std_sym_sizes: zeros(std_sym_sizes, grad))
+NORMAL_TENSOR_TENSOR = OpSpec("normal", "NormalBackward3", kernels.normal_like, jvp="elementwise",
+                              args=("generator",),
+                              mean=lambda grad, mean_sym_sizes: zeros(mean_sym_sizes, grad),
+                              std=lambda grad, std_sym_sizes: zeros(std_sym_sizes, grad))
+UNIFORM = OpSpec("uniform_", "UniformBackward0", kernels.uniform, jvp="elementwise",
+                 args=("low", "high", "generator"), self=lambda grad: zeros_like(grad))
+TO_COPY = OpSpec("to", "ToCopyBackward0", kernels.to_dtype, jvp="linear", args=("dtype",),
+                 promotes_dtype=False,
+                 self=lambda grad, self_scalar_type: to(grad, self_scalar_type))
+
+# ======================= elementwise, two inputs (broadcasting) =======================
+# Gradients come back in the broadcast shape; the engine sums them to each input's shape.
+# The ops promoting their inputs' dtypes to one (torch's result_type) share these fields
+_BROADCASTING = dict(jvp="elementwise", batches=True, promotion="promote", broadcasts=True)
+ADD = OpSpec("add", "AddBackward0", kernels.add, function=True, **_BROADCASTING, args=("alpha",),
+             complex=True, self=lambda grad: grad,
+             other=lambda grad, alpha: formulas.scale(grad, conj(alpha)))
+SUB = OpSpec("sub", "SubBackward0", kernels.sub, function=True, **_BROADCASTING, args=("alpha",),
+             complex=True, self=lambda grad: grad,
+             other=lambda grad, alpha: formulas.scale(grad, -conj(alpha)))
+RSUB = OpSpec("rsub", "RsubBackward1", kernels.rsub, **_BROADCASTING, args=("other", "alpha"),
+              promoted_args=("other",), complex=True,
+              self=lambda grad, alpha: formulas.scale(grad, -conj(alpha)))
+MUL = OpSpec("mul", "MulBackward0", kernels.mul, function=True, **_BROADCASTING, complex=True,
+             self=lambda grad, other: grad * conj(other),
+             other=lambda grad, self: grad * conj(self))
+# mul.Scalar: a tensor times a number inside torch's C++ (cross_entropy's label smoothing);
+# Python's tensor * 2.0 is MUL, the number wrapped in a tensor
+MUL_SCALAR = OpSpec("mul", "MulBackward1", kernels.mul, jvp="elementwise", batches=True,
+                    args=("other",), complex=True, self=lambda grad, other: grad * conj(other))
+DIV = OpSpec("div", "DivBackward0", kernels.div, function=True, jvp="elementwise", batches=True,
+             promotion="float", broadcasts=True, complex=True,
+             self=lambda grad, other: grad / conj(other),
+             other=lambda grad, self, other: -grad * conj(self / other / other))
+POW = OpSpec("pow", "PowBackward0", np.power, function=True, **_BROADCASTING, args=("exponent",),
+             promoted_args=("exponent",), complex=True, self=formulas.pow_backward)
+POW_TENSOR = OpSpec("pow", "PowBackward1", np.power, **_BROADCASTING, complex=True,
+                    self=formulas.pow_backward_self,
+                    exponent=formulas.pow_backward_exponent)
+POW_SCALAR_BASE = OpSpec("pow", "PowBackward2", kernels.pow_scalar_base, **_BROADCASTING,
+                         args=("self",), promoted_args=("self",), complex=True,
+                         exponent=formulas.pow_backward_exponent)
+ATAN2 = OpSpec("atan2", "Atan2Backward0", np.arctan2, function=True, jvp="elementwise",
+               batches=True, promotion="float", broadcasts=True,
+               self=lambda grad, self, other: grad * other / (self * self + other * other),
+               other=lambda grad, self, other: -grad * self / (self * self + other * other))
+ADDCMUL = OpSpec("addcmul", "AddcmulBackward0", kernels.addcmul, function=True, **_BROADCASTING,
+                 args=("value",), self=lambda grad: grad,
+                 tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
+                 tensor2=lambda grad, tensor1, value: grad * tensor1 * value)
+ADDCDIV = OpSpec("addcdiv", "AddcdivBackward0", kernels.addcdiv, function=True, **_BROADCASTING,
+                 args=("value",), self=lambda grad: grad,
+                 tensor1=lambda grad, tensor2, value: grad * value / tensor2,
+                 tensor2=lambda grad, tensor1, tensor2, value:
+                     -grad * value * tensor1 / (tensor2 * tensor2))
+# Ties split the gradient in half between the two inputs, as torch does.
+MAXIMUM = OpSpec("maximum", "MaximumBackward0", kernels.maximum, **_BROADCASTING,
+                 self=lambda grad, self, other:
+                     formulas.tie_split(grad, self, other, self < other),
+                 other=lambda grad, self, other:
+                     formulas.tie_split(grad, self, other, self > other))
+MINIMUM = OpSpec("minimum", "MinimumBackward0", kernels.minimum, **_BROADCASTING,
+                 self=lambda grad, self, other:
+                     formulas.tie_split(grad, self, other, self > other),
+                 other=lambda grad, self, other:
+                     formulas.tie_split(grad, self, other, self < other))
+WHERE = OpSpec("where", "WhereBackward0", kernels.where, **_BROADCASTING, complex=True,
+               condition=NON_DIFFERENTIABLE,
+               self=lambda grad, condition: where(condition, grad, 0),
+               other=lambda grad, condition: where(condition, 0, grad))
+MASKED_FILL = OpSpec("masked_fill", "MaskedFillBackward0", kernels.masked_fill, function=True,
+                     jvp="elementwise", batches=True, args=("value",), broadcasts=True,
+                     writes_overlapping=True, complex=True,
+                     self=lambda grad, mask: masked_fill(grad, mask, 0), mask=NON_DIFFERENTIABLE)
+
+# ======================= matrix products =======================
+# (the products' formulas conjugate the other factor: mm_mat1_backward's grad @ mat2^H)
+MM = OpSpec("mm", "MmBackward0", np.matmul, function=True, jvp="bilinear", batches=True,
+            complex=True,
+            self=lambda grad, mat2, self_sym_sizes, self_sym_strides:
+                formulas.mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides),
+            mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides:
+                formulas.mm_mat2_backward(grad, self, mat2_sym_sizes, mat2_sym_strides))
+# Linear's node: bias + input @ weight.t(), the product's backward as mm's
+ADDMM = OpSpec("addmm", "AddmmBackward0", kernels.addmm, function=True, args=("beta", "alpha"),
+               batches=True, complex=True,
+               jvp=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta, alpha:
+                   formulas.scale(self_t, beta)
+                   + formulas.scale(mm(mat1_t, mat2) + mm(mat1, mat2_t), alpha),
+               self=lambda grad, beta: formulas.scale(grad, conj(beta)),
+               mat1=lambda grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha:
+                   formulas.scale(formulas.mm_mat1_backward(
+                       grad, mat2, mat1_sym_sizes, mat1_sym_strides), conj(alpha)),
+               mat2=lambda grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha:
+                   formulas.scale(formulas.mm_mat2_backward(
+                       grad, mat1, mat2_sym_sizes, mat2_sym_strides), conj(alpha)))
+# MultiheadAttention's masked scores: mask + q @ k^T in one node
+BADDBMM = OpSpec("baddbmm", "BaddbmmBackward0", kernels.addmm, function=True,
+                 args=("beta", "alpha"),
+                 jvp=lambda self_t, batch1_t, batch2_t, batch1, batch2, beta, alpha:
+                     formulas.scale(self_t, beta)
+                     + formulas.scale(bmm(batch1_t, batch2) + bmm(batch1, batch2_t), alpha),
+                 self=lambda grad, beta: formulas.scale(grad, beta),
+                 batch1=lambda grad, batch2, alpha:
+                     formulas.scale(bmm(grad, transpose(batch2, 1, 2)), alpha),
+                 batch2=lambda grad, batch1, alpha:
+                     formulas.scale(bmm(transpose(batch1, 1, 2), grad), alpha))
+MV = OpSpec("mv", "MvBackward0", np.matmul, function=True, jvp="bilinear", complex=True,
+            self=lambda grad, vec: unsqueeze(grad, 1) * conj(vec),
+            vec=lambda grad, self: mv(conj(t(self)), grad))
+DOT = OpSpec("dot", "DotBackward0", np.dot, function=True, jvp="bilinear", complex=True,
+             self=lambda grad, tensor: grad * conj(tensor),
+             tensor=lambda grad, self: grad * conj(self))
+BMM = OpSpec("bmm", "BmmBackward0", np.matmul, function=True, jvp="bilinear", complex=True,
+             self=lambda grad, mat2: bmm(grad, conj(transpose(mat2, 1, 2))),
+             mat2=lambda grad, self: bmm(conj(transpose(self, 1, 2)), grad))
+
+# ======================= reductions =======================
+SUM = OpSpec("sum", "SumBackward0", np.sum, function=True, jvp="linear", batches=True,
+             batched_jvp=formulas.batched_reduction("sum"),
+             self=lambda grad, self_sym_sizes: expand(grad, self_sym_sizes))
+SUM_DIM = OpSpec("sum", "SumBackward1", kernels.sum_dim, jvp="linear", batches=True,
+                 batched_jvp=formulas.batched_reduction("sum"), args=("dim", "keepdim"),
+                 self=lambda grad, self_sym_sizes, dim, keepdim:
+                     formulas.sum_backward(grad, self_sym_sizes, dim, keepdim))
+MEAN = OpSpec("mean", "MeanBackward0", np.mean, function=True, jvp="linear", batches=True,
+              batched_jvp=formulas.batched_reduction("mean"),
+              self=lambda grad, self_sym_sizes, self_sym_numel:
+                  expand(grad / self_sym_numel, self_sym_sizes))
+# (self_sym_numel: torch's mean_backward reads it for an empty dim list; saved as torch does)
+MEAN_DIM = OpSpec("mean", "MeanBackward1", kernels.mean_dim, jvp="linear", batches=True,
+                  batched_jvp=formulas.batched_reduction("mean"), args=("dim", "keepdim"),
+                  self=lambda grad, self_sym_sizes, dim, self_sym_numel, keepdim:
+                      formulas.mean_backward(grad, self_sym_sizes, dim, keepdim))
+VAR = OpSpec("var", "VarBackward0", kernels.var, function=True, jvp="reduction",
+             args=("dim", "correction", "keepdim"), self=formulas.var_backward)
+STD = OpSpec("std", "StdBackward0", kernels.std, function=True, jvp="reduction",
+             args=("dim", "correction", "keepdim"), self=formulas.std_backward)
+PROD = OpSpec("prod", "ProdBackward0", np.prod, function=True, jvp="reduction",
+              self=lambda grad, self, result:
+                  formulas.prod_backward(grad, self, result, None, False))
+PROD_DIM = OpSpec("prod", "ProdBackward1", kernels.prod_dim, jvp="reduction",
+                  args=("dim", "keepdim"),
+                  self=lambda grad, self, dim, keepdim, result:
+                      formulas.prod_backward(grad, self, result, dim, keepdim))
+# Full reductions spread the gradient evenly over ties; max(dim) sends it to the returned index.
+MAX = OpSpec("max", "MaxBackward1", np.max, function=True, jvp="reduction",
+             self=formulas.evenly_distribute_backward)
+MIN = OpSpec("min", "MinBackward1", np.min, function=True, jvp="reduction",
+             self=formulas.evenly_distribute_backward)
+MAX_DIM = OpSpec("max", "MaxBackward0", kernels.max_dim, jvp="reduction", args=("dim", "keepdim"),
+                 outputs=("result", "indices"), nondiff_outputs=("indices",),
+                 self=lambda grad, dim, indices, keepdim, self_sym_sizes:
+                     formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim))
+MIN_DIM = OpSpec("min", "MinBackward0", kernels.min_dim, jvp="reduction", args=("dim", "keepdim"),
+                 outputs=("result", "indices"), nondiff_outputs=("indices",),
+                 self=lambda grad, dim, indices, keepdim, self_sym_sizes:
+                     formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim))
+AMAX = OpSpec("amax", "AmaxBackward0", kernels.amax, function=True, jvp="reduction",
+              args=("dim", "keepdim"),
+              self=lambda grad, self, dim, keepdim, result:
+                  formulas.amax_backward(grad, self, result, dim, keepdim))
+AMIN = OpSpec("amin", "AminBackward0", kernels.amin, function=True, jvp="reduction",
+              args=("dim", "keepdim"),
+              self=lambda grad, self, dim, keepdim, result:
+                  formulas.amax_backward(grad, self, result, dim, keepdim))
+LOGSUMEXP = OpSpec("logsumexp", "LogsumexpBackward0", kernels.logsumexp, function=True,
+                   jvp="reduction", args=("dim", "keepdim"),
+                   self=lambda grad, self, dim, keepdim, result:
+                       formulas.logsumexp_backward(grad, self, result, dim, keepdim))
+# torch 2's norm is linalg.vector_norm: it saves ord and dim (None: all)
+NORM = OpSpec("norm", "LinalgVectorNormBackward0", kernels.norm, function=True,
+              args=("ord", "dim", "keepdim"),
+              jvp=lambda self_t, self, ord, dim, keepdim, result:
+                  formulas.norm_jvp(self_t, self, result, ord, dim, keepdim),
+              self=lambda grad, self, ord, dim, keepdim, result:
+                  formulas.norm_backward(grad, self, result, ord, dim, keepdim))
+SOFTMAX = OpSpec("softmax", "SoftmaxBackward0", kernels.softmax, function=True, args=("dim",),
+                 batches=True,
+                 jvp=lambda self_t, result, dim:
+                     result * (self_t - sum(self_t * result, dim, True)),
+                 self=lambda grad, result, dim: result * (grad - sum(grad * result, dim, True)))
+LOG_SOFTMAX = OpSpec("log_softmax", "LogSoftmaxBackward0", kernels.log_softmax, function=True,
+                     args=("dim",), batches=True,
+                     jvp=lambda self_t, result, dim: self_t - sum(self_t * exp(result), dim, True),
+                     self=lambda grad, result, dim: grad - exp(result) * sum(grad, dim, True))
+
+# ======================= complex numbers =======================
+# torch's conventions: a real loss L's gradient at z is dL/dRe z + i dL/dIm z (twice the
+# conjugate Wirtinger derivative); a real input's gradient is the real part of a complex one
+# (the engine takes it: torch's handle_r_to_c)
+CONJ = OpSpec("conj", "ConjBackward0", np.conjugate, jvp="linear", self=lambda grad: conj(grad))
+CONJ_PHYSICAL = OpSpec("conj_physical", "ConjPhysicalBackward0", np.conjugate, jvp="linear",
+                       function=True, self=lambda grad: conj(grad))
+SGN = OpSpec("sgn", "SgnBackward0", kernels.sgn, jvp="elementwise", method=True, complex=True,
+             self=formulas.sgn_backward)
+# (torch has no angle_: Tensor.angle is written by hand)
+ANGLE = OpSpec("angle", "AngleBackward0", kernels.angle, jvp="elementwise", function=True,
+               complex=True, self=formulas.angle_backward)
+VIEW_AS_REAL = OpSpec("view_as_real", "ViewAsRealBackward0", kernels.view_as_real, jvp="linear",
+                      view=True, self=lambda grad: view_as_complex(contiguous(grad)))
+VIEW_AS_COMPLEX = OpSpec("view_as_complex", "ViewAsComplexBackward0", kernels.view_as_complex,
+                         jvp="linear", view=True, self=lambda grad: view_as_real(contiguous(grad)))
+COMPLEX = OpSpec("complex", "ComplexBackward0", kernels.complex_, jvp="linear", broadcasts=True,
+                 real=lambda grad: real(grad), imag=lambda grad: imag(grad))
+POLAR = OpSpec("polar", "PolarBackward0", kernels.polar, jvp="elementwise", complex=True,
+               broadcasts=True, abs=lambda grad, result: real(conj(grad) * sgn(result)),
+               angle=lambda grad, result: real(conj(grad) * result * 1j))
+
+# ======================= shapes =======================
+VIEW = OpSpec("view", "ViewBackward0", kernels.view, jvp="linear", view=True, batches=True,
+              batched_jvp=formulas.batched_reshape,
+              args=("size",), self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+RESHAPE_ALIAS = OpSpec("reshape", "ReshapeAliasBackward0", kernels.view, function=True,
+                       jvp="linear", batched_jvp=formulas.batched_reshape, view=True, batches=True,
+                       args=("size",),
+                       self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+UNSAFE_VIEW = OpSpec("reshape", "UnsafeViewBackward0", np.reshape, jvp="linear",
+                     batched_jvp=formulas.batched_reshape, batches=True, args=("size",),
+                     self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+SQUEEZE = OpSpec("squeeze", "SqueezeBackward0", kernels.squeeze, function=True, jvp="linear",
+                 batched_jvp=formulas.batched_reshape, view=True, batches=True, args=("dim",),
+                 self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+# matmul's 1-D @ 2-D squeezes its mm's fresh result in place (squeeze_(0)): not a view
+SQUEEZE_ = OpSpec("squeeze_", "SqueezeBackward4", kernels.squeeze, jvp="linear", batches=True,
+                  args=("dim",),
+                  self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
+# squeeze(int) and squeeze(tuple) save their dim (an int, a tuple) as torch's nodes do
+SQUEEZE_DIM = OpSpec("squeeze", "SqueezeBackward1", kernels.squeeze, jvp="linear", view=True,
+                     batched_jvp=formulas.batched_reshape, batches=True, args=("dim",),
+                     self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
+SQUEEZE_DIMS = OpSpec("squeeze", "SqueezeBackward2", kernels.squeeze, jvp="linear", view=True,
+                      batched_jvp=formulas.batched_reshape, batches=True, args=("dim",),
+                      self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
+UNSQUEEZE = OpSpec("unsqueeze", "UnsqueezeBackward0", np.expand_dims, function=True, jvp="linear",
+                   batched_jvp=formulas.batched_reshape, view=True, batches=True, args=("dim",),
+                   self=lambda grad, dim: squeeze(grad, dim))
+TRANSPOSE = OpSpec("transpose", "TransposeBackward0", np.swapaxes, function=True, jvp="linear",
+                   batched_jvp=formulas.batched_permute(formulas.transposed), view=True,
+                   batches=True, args=("dim0", "dim1"),
+                   self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
+T = OpSpec("t", "TBackward0", np.transpose, function=True, jvp="linear", view=True, batches=True,
+           batched_jvp=formulas.batched_permute(formulas.reversed_dims), self=lambda grad: t(grad))
+PERMUTE = OpSpec("permute", "PermuteBackward0", np.transpose, function=True, jvp="linear",
+                 batched_jvp=formulas.batched_permute(formulas.permuted), view=True, batches=True,
+                 args=("dims",), self=lambda grad, dims: permute(grad, tuple(np.argsort(dims))))
+EXPAND = OpSpec("expand", "ExpandBackward0", kernels.expand, jvp="linear", view=True,
+                batched_jvp=formulas.batched_expand, batches=True, args=("size",),
+                self=lambda grad, self_sym_sizes: sum_to(grad, self_sym_sizes))
+
+# ======================= indexing, joining, splitting =======================
+# x[...] and x[:, :]: a new tensor on the same memory, as torch
+ALIAS = OpSpec("alias", "AliasBackward0", kernels.alias, jvp="linear", view=True, batches=True,
+               self=lambda grad: grad)
+SELECT = OpSpec("select", "SelectBackward0", kernels.select, jvp="linear", view=True,
+                args=("dim", "index"),
+                self=lambda grad, self_sym_sizes, dim, index:
+                    formulas.select_backward(grad, self_sym_sizes, dim, index))
+SLICE = OpSpec("slice", "SliceBackward0", kernels.slice_, jvp="linear", view=True,
+               args=("dim", "start", "end", "step"),
+               self=lambda grad, self_sym_sizes, dim, start, end, step:
+                   formulas.slice_backward(grad, self_sym_sizes, dim, start, end, step))
+DIAGONAL = OpSpec("diagonal", "DiagonalBackward0", kernels.diagonal, function=True, jvp="linear",
+                  view=True, args=("offset", "dim1", "dim2"),
+                  self=lambda grad, self_sym_sizes, offset, dim1, dim2:
+                      formulas.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2))
+# torch.diag: of a vector, diag_embed; of a matrix, a copy of its diagonal (not a view)
+DIAG_EMBED = OpSpec("diag_embed", "DiagEmbedBackward0", kernels.diag_embed, function=True,
+                    jvp="linear", args=("offset", "dim1", "dim2"),
+                    self=lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2))
+DIAGONAL_COPY = OpSpec("diagonal_copy", "DiagonalBackward0_copy", kernels.diagonal_copy,
+                       jvp="linear", args=("offset", "dim1", "dim2"),
+                       self=lambda grad, self_sym_sizes, offset, dim1, dim2:
+                           formulas.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2))
+AS_STRIDED = OpSpec("as_strided", "AsStridedBackward0", kernels.take_flat, jvp="linear",
+                    args=("size", "flat_indices"),
+                    hidden=("self_sym_sizes", "self_sym_numel", "flat_indices"),
+                    self=lambda grad, self_sym_sizes, self_sym_numel, flat_indices: reshape(
+                        formulas.index_backward(grad, (self_sym_numel,), (flat_indices,)),
+                        self_sym_sizes))
+INDEX = OpSpec("index", "IndexBackward0", kernels.index, jvp="linear", args=("indices",),
+               self=lambda grad, self_sym_sizes, indices:
+                   formulas.index_backward(grad, self_sym_sizes, indices))
+# nn.Embedding's rows of weight picked by integer indices; the padding_idx row (-1: none)
+# gets no gradient. Its backward is an op of its own, as torch's (the gradient of gradients)
+EMBEDDING = OpSpec("embedding", "EmbeddingBackward0", kernels.embedding, jvp="linear",
+                   args=("padding_idx", "scale_grad_by_freq", "sparse"),
+                   # (sparse: read by torch's formula, saved as torch does)
+                   weight=lambda grad, indices, weight_sym_argsize_0, padding_idx,
+                   scale_grad_by_freq, sparse: formulas.embedding_dense_backward(
+                       grad, indices, weight_sym_argsize_0, padding_idx, scale_grad_by_freq),
+                   indices=NON_DIFFERENTIABLE)
+EMBEDDING_DENSE_BACKWARD = OpSpec(
+    "embedding_dense_backward", "EmbeddingDenseBackwardBackward0", kernels.embedding_dense_backward,
+    jvp="linear", args=("num_weights", "padding_idx", "scale_grad_by_freq"),
+    grad_output=formulas.embedding_dense_double_backward, indices=NON_DIFFERENTIABLE)
+# leaky_relu's backward as an op of its own, as torch's: differentiable in `self` (with
+# derivative zero), so gradients of gradients require grad as torch's do
+LEAKY_RELU_BACKWARD = OpSpec("leaky_relu_backward", "LeakyReluBackwardBackward0",
+                             kernels.leaky_relu_backward, jvp="elementwise",
+                             args=("negative_slope", "self_is_result"),
+                             grad_output=lambda grad, self, negative_slope:
+                                 formulas.leaky_relu_backward(grad, self, negative_slope, False),
+                             self=lambda grad: zeros_like(grad))
+THRESHOLD_BACKWARD = OpSpec("threshold_backward", "ThresholdBackwardBackward0",
+                            kernels.threshold_backward, jvp="elementwise", args=("threshold",),
+                            grad_output=formulas.threshold_backward,
+                            self=lambda grad: zeros_like(grad))
+SELECT_BACKWARD = OpSpec("select_backward", "SelectBackwardBackward0", kernels.select_backward,
+                         jvp="linear", args=("input_sizes", "dim", "index"),
+                         grad_output=lambda grad, dim, index: select(grad, dim, index))
+SLICE_BACKWARD = OpSpec("slice_backward", "SliceBackwardBackward0", kernels.slice_backward,
+                        jvp="linear", args=("input_sizes", "dim", "start", "end", "step"),
+                        grad_output=lambda grad, dim, start, end, step:
+                            slice(grad, dim, start, end, step))
+DIAGONAL_BACKWARD = OpSpec("diagonal_backward", "DiagonalBackwardBackward0",
+                           kernels.diagonal_backward, jvp="linear",
+                           args=("input_sizes", "offset", "dim1", "dim2"),
+                           grad_output=lambda grad, offset, dim1, dim2:
+                               diagonal(grad, offset, dim1, dim2))
+INDEX_BACKWARD = OpSpec("index_backward", "IndexBackwardBackward0", kernels.index_backward,
+                        jvp="linear", args=("input_sizes", "indices"),
+                        grad_output=lambda grad, indices: index(grad, indices))
+INDEX_PUT = OpSpec("index_put", "IndexPutBackward0", kernels.index_put, jvp="linear",
+                   args=("indices", "accumulate"), writes_overlapping=True, reads_no_overlap=True,
+                   self=lambda grad, indices, accumulate:
+                       grad if accumulate else index_put(grad, indices, 0),
+                   values=lambda grad, indices: index(grad, indices))
+GATHER = OpSpec("gather", "GatherBackward0", kernels.gather, function=True, jvp="linear",
+                args=("dim", "sparse_grad"),
+                self=lambda grad, self, dim, index, sparse_grad: scatter_add(
+                    zeros(self.shape, grad), dim, index, grad),
+                index=NON_DIFFERENTIABLE)
+SCATTER = OpSpec("scatter", "ScatterBackward0", kernels.scatter, function=True, jvp="linear",
+                 args=("dim",), self=lambda grad, dim, index: scatter(grad, dim, index, 0),
+                 index=NON_DIFFERENTIABLE, src=lambda grad, dim, index: gather(grad, dim, index))
+SCATTER_VALUE = OpSpec("scatter", "ScatterBackward1", kernels.scatter_value,
+                       jvp=lambda self_t, dim, index: scatter(self_t, dim, index, 0),
+                       args=("dim", "value"),
+                       self=lambda grad, dim, index: scatter(grad, dim, index, 0),
+                       index=NON_DIFFERENTIABLE)
+SCATTER_ADD = OpSpec("scatter_add", "ScatterAddBackward0", kernels.scatter_add, function=True,
+                     jvp="linear", args=("dim",), self=lambda grad: grad, index=NON_DIFFERENTIABLE,
+                     src=lambda grad, dim, index: gather(grad, dim, index))
+CAT = OpSpec("cat", "CatBackward0", np.concatenate, jvp="linear", args=("dim",), variadic=True,
+             batches=True, promotion="promote",
+             tensors=lambda grad, tensors_args_sizes, dim:
+                 formulas.cat_backward(grad, tensors_args_sizes, dim))
+STACK = OpSpec("stack", "StackBackward0", np.stack, jvp="linear", args=("dim",), variadic=True,
+               batches=True, promotion="promote", tensors=lambda grad, dim: unbind(grad, dim))
+UNBIND = OpSpec("unbind", "UnbindBackward0", kernels.unbind, function=True, jvp="linear", view=True,
+                args=("dim",), outputs=MANY, self=lambda grads, dim: stack(grads, dim))
+SPLIT = OpSpec("split", "SplitBackward0", kernels.split, function=True, jvp="linear", view=True,
+               args=("split_size", "dim"), outputs=MANY,
+               self=lambda grads, self_sym_sizes, split_size, dim: cat(grads, dim))
+# unsafe_split / unsafe_chunk: split's outputs, not tracked as views (the RNN cells' gates)
+UNSAFE_SPLIT = OpSpec("unsafe_split", "UnsafeSplitBackward0", kernels.split, function=True,
+                      jvp="linear", args=("split_size", "dim"), outputs=MANY,
+                      self=lambda grads, self_sym_sizes, split_size, dim: cat(grads, dim))
+UNSAFE_SPLIT_WITH_SIZES = OpSpec("unsafe_split_with_sizes", "UnsafeSplitWithSizesBackward0",
+                                 kernels.split_with_sizes, function=True, jvp="linear",
+                                 args=("split_sizes", "dim"), outputs=MANY,
+                                 self=lambda grads, self_sym_sizes, split_sizes, dim:
+                                     cat(grads, dim))
+SPLIT_WITH_SIZES = OpSpec("split_with_sizes", "SplitWithSizesBackward0", kernels.split_with_sizes,
+                          jvp="linear", view=True, args=("split_sizes", "dim"), outputs=MANY,
+                          self=lambda grads, self_sym_sizes, split_sizes, dim: cat(grads, dim))
+
+# ======================= activations =======================
+ERF = OpSpec("erf", "ErfBackward0", kernels.erf, jvp="elementwise", batches=True, method=True,
+             promotion="float", self=formulas.erf_backward)
+GELU = OpSpec("gelu", "GeluBackward0", kernels.gelu, jvp="elementwise", batches=True,
+              args=("approximate",), self=formulas.gelu_backward)
+SILU = OpSpec("silu", "SiluBackward0", kernels.silu, jvp="elementwise", batches=True,
+              self=formulas.silu_backward)
+SOFTPLUS = OpSpec("softplus", "SoftplusBackward0", kernels.softplus, jvp="elementwise",
+                  batches=True, args=("beta", "threshold"), self=formulas.softplus_backward)
+# leaky_relu'(0) = negative_slope: the gradient passes whole only where x > 0 (as torch);
+# in place (leaky_relu_) the input is gone: the output's sign says which side it was on
+LEAKY_RELU = OpSpec("leaky_relu", "LeakyReluBackward0", kernels.leaky_relu, jvp="elementwise",
+                    batches=True, args=("negative_slope",), in_place_node="LeakyReluBackward1",
+                    self=lambda grad, self, negative_slope, self_is_result=False:
+                        formulas.leaky_relu_backward(grad, self, negative_slope, self_is_result))
+ELU = OpSpec("elu", "EluBackward0", kernels.elu, jvp="elementwise", batches=True,
+             args=("alpha", "scale", "input_scale"), in_place_node="EluBackward1",
+             self=lambda grad, self, alpha, scale, input_scale, self_is_result=False:
+                 formulas.elu_backward(grad, alpha, scale, input_scale, self_is_result, self))
+BERNOULLI = OpSpec("bernoulli", "BernoulliBackward0", kernels.bernoulli, function=True,
+                   jvp="elementwise", args=("generator",), self=lambda grad: zeros_like(grad))
+
+# ======================= losses (one node each, as torch's) =======================
+# reduction is torch's enum: 0 none, 1 mean, 2 sum
+MSE_LOSS = OpSpec("mse_loss", "MseLossBackward0", kernels.mse_loss, args=("reduction",),
+                  jvp=lambda self_t, target_t, self, target, reduction: formulas.reduce_loss(
+                      formulas.mse_loss_backward(1, self, target, 0) * (self_t - target_t),
+                      reduction),
+                  self=formulas.mse_loss_backward,
+                  target=lambda grad, self, target, reduction:
+                      -formulas.mse_loss_backward(grad, self, target, reduction))
+SMOOTH_L1_LOSS = OpSpec(
+    "smooth_l1_loss", "SmoothL1LossBackward0", kernels.smooth_l1_loss,
+    jvp=lambda self_t, target_t, self, target, reduction, beta: formulas.reduce_loss(
+        formulas.smooth_l1_loss_backward(1, self, target, 0, beta) * (self_t - target_t),
+        reduction),
+    args=("reduction", "beta"), self=formulas.smooth_l1_loss_backward,
+    target=lambda grad, self, target, reduction, beta:
+        -formulas.smooth_l1_loss_backward(grad, self, target, reduction, beta))
+HUBER_LOSS = OpSpec(
+    "huber_loss", "HuberLossBackward0", kernels.huber_loss, args=("reduction", "delta"),
+    jvp=lambda self_t, target_t, self, target, reduction, delta: formulas.reduce_loss(
+        formulas.huber_loss_backward(1, self, target, 0, delta) * (self_t - target_t),
+        reduction),
+    self=formulas.huber_loss_backward,
+    target=lambda grad, self, target, reduction, delta:
+        -formulas.huber_loss_backward(grad, self, target, reduction, delta))
+BINARY_CROSS_ENTROPY = OpSpec(
+    "binary_cross_entropy", "BinaryCrossEntropyBackward0", kernels.binary_cross_entropy,
+    jvp=lambda self_t, target_t, self, target, weight, reduction: formulas.reduce_loss(
+        formulas.binary_cross_entropy_backward(self_t, self, target, weight, 0)
+        + formulas.binary_cross_entropy_target_backward(target_t, self, target, weight, 0),
+        reduction),
+    args=("reduction",), self=formulas.binary_cross_entropy_backward,
+    target=formulas.binary_cross_entropy_target_backward, weight=NON_DIFFERENTIABLE)
+BINARY_CROSS_ENTROPY_WITH_LOGITS = OpSpec(
+    "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
+    kernels.binary_cross_entropy_with_logits, args=("reduction",),
+    jvp=lambda self_t, target_t, self, target, weight, pos_weight, reduction:
+        formulas.reduce_loss(
+            formulas.bce_with_logits_backward(self_t, self, target, weight, pos_weight, 0)
+            + formulas.bce_with_logits_target_backward(target_t, self, target, weight,
+                                                       pos_weight, 0), reduction),
+    self=formulas.bce_with_logits_backward,
+    target=formulas.bce_with_logits_target_backward,
+    weight=NON_DIFFERENTIABLE, pos_weight=NON_DIFFERENTIABLE)
+# nll_loss's second output is the total weight the mean divides by (saved, as torch)
+_NLL_LOSS = dict(
+    jvp="linear", args=("reduction", "ignore_index"), outputs=("result", "total_weight"),
+    nondiff_outputs=("total_weight",),
+    self=formulas.nll_loss_backward,
+    target=NON_DIFFERENTIABLE, weight=NON_DIFFERENTIABLE)  # (inputs in the forward's order)
+NLL_LOSS = OpSpec("nll_loss", "NllLossBackward0", kernels.nll_loss, **_NLL_LOSS)
+# (N, C, H, W) inputs
+NLL_LOSS2D = OpSpec("nll_loss2d", "NllLoss2DBackward0", kernels.nll_loss, **_NLL_LOSS)
+# their backward, an op (its gradient is nll_loss of the gradient's gradient; none for self)
+_NLL_LOSS_BACKWARD = dict(
+    jvp="linear", args=("reduction", "ignore_index"),
+    grad_output=lambda grad, target, weight, reduction, ignore_index:
+        formulas.nll_loss(grad, target, weight, reduction, ignore_index),
+    self=lambda grad: zeros_like(grad), target=NON_DIFFERENTIABLE, weight=NON_DIFFERENTIABLE,
+    total_weight=NON_DIFFERENTIABLE)
+NLL_LOSS_BACKWARD = OpSpec("nll_loss_backward", "NllLossBackwardBackward0",
+                           kernels.nll_loss_backward, **_NLL_LOSS_BACKWARD)
+NLL_LOSS2D_BACKWARD = OpSpec("nll_loss2d_backward", "NllLoss2DBackwardBackward0",
+                             kernels.nll_loss_backward, **_NLL_LOSS_BACKWARD)
+# mean (result1) and 1/std (result2) are outputs, saved; the formulas use them
+NATIVE_LAYER_NORM = OpSpec(
+    "native_layer_norm", "NativeLayerNormBackward0", kernels.native_layer_norm,
+    args=("normalized_shape", "eps"), outputs=("result", "result1", "result2"),
+    nondiff_outputs=("result1", "result2"), jvp=formulas.layer_norm_jvp,
+    # torch's one formula for the three reads input, weight and bias: it saves all of them
+    input=lambda grad, input, weight, bias, normalized_shape, result1, result2:
+        formulas.layer_norm_backward_input(grad, input, weight, normalized_shape, result1, result2),
+    weight=lambda grad, input, weight, bias, normalized_shape, result1, result2:
+        formulas.layer_norm_backward_weight(grad, input, normalized_shape, result1, result2),
+    bias=lambda grad, normalized_shape, bias: sum_to(grad, bias.shape))
+
+# ======================= reductions with two results, scans =======================
+VAR_MEAN = OpSpec("var_mean", "VarMeanBackward0", kernels.var_mean,
+                  args=("dim", "correction", "keepdim"),
+                  jvp=lambda self_t, self, dim, correction, keepdim, result0:
+                      formulas.var_mean_jvp(self_t, self, dim, correction, keepdim, result0),
+                  outputs=("result0", "result1"), undefined_grads=True,
+                  self=formulas.var_mean_backward)
+STD_MEAN = OpSpec("std_mean", "StdMeanBackward0", kernels.std_mean,
+                  args=("dim", "correction", "keepdim"),
+                  jvp=lambda self_t, self, dim, correction, keepdim, result0:
+                      formulas.var_mean_jvp(self_t, self, dim, correction, keepdim, result0,
+                                            std=True),
+                  outputs=("result0", "result1"), undefined_grads=True,
+                  self=formulas.std_mean_backward)
+CUMSUM = OpSpec("cumsum", "CumsumBackward0", kernels.cumsum, function=True, jvp="linear",
+                batches=True, args=("dim",), self=formulas.reverse_cumsum)
+CUMPROD = OpSpec("cumprod", "CumprodBackward0", kernels.cumprod, function=True, args=("dim",),
+                 jvp=formulas.cumprod_jvp,
+                 self=formulas.cumprod_backward)
+
+# ======================= reordering, repeating =======================
+FLIP = OpSpec("flip", "FlipBackward0", kernels.flip, function=True, jvp="linear", batches=True,
+              args=("dims",), self=lambda grad, dims: flip(grad, dims))
+ROLL = OpSpec("roll", "RollBackward0", kernels.roll, function=True, jvp="linear",
+              args=("shifts", "dims"),
+              self=lambda grad, shifts, dims: roll(grad, tuple(-s for s in shifts), dims))
+REPEAT = OpSpec("repeat", "RepeatBackward0", kernels.repeat, jvp="linear", args=("repeats",),
+                self=lambda grad, repeats, self_sym_sizes:
+                    formulas.repeat_backward(grad, repeats, self_sym_sizes))
+TRIU = OpSpec("triu", "TriuBackward0", np.triu, function=True, jvp="linear", batches=True,
+              args=("diagonal",), self=lambda grad, diagonal: triu(grad, diagonal))
+TRIL = OpSpec("tril", "TrilBackward0", np.tril, function=True, jvp="linear", batches=True,
+              args=("diagonal",), self=lambda grad, diagonal: tril(grad, diagonal))
+# transpose_ changes the tensor's own shape (see Tensor.transpose_)
+TRANSPOSE_ = OpSpec("transpose_", "TransposeBackward1", np.swapaxes,
+                    jvp=lambda self_t, dim0, dim1: transpose(self_t, dim0, dim1),
+                    args=("dim0", "dim1"),
+                    self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
+T_ = OpSpec("t_", "TBackward1", np.transpose, jvp=lambda self_t: t(self_t),
+            self=lambda grad: t(grad))
+
+# ======================= selecting, sorting =======================
+SORT = OpSpec("sort", "SortBackward0", kernels.sort, function=True,
+              jvp=lambda self_t, dim, indices: gather(self_t, dim, indices),
+              args=("dim", "descending"), outputs=("values", "indices"),
+              nondiff_outputs=("indices",),
+              self=lambda grad, dim, indices, self_sym_sizes:
+                  formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, True))
+TOPK = OpSpec("topk", "TopkBackward0", kernels.topk, function=True,
+              args=("k", "dim", "largest", "sorted"),
+              jvp=lambda self_t, dim, indices: gather(self_t, dim, indices),
+              outputs=("values", "indices"), nondiff_outputs=("indices",),
+              self=lambda grad, dim, indices, self_sym_sizes:
+                  formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, True))
+INDEX_SELECT = OpSpec("index_select", "IndexSelectBackward0", np.take, function=True,
+                      jvp="linear", args=("dim",),
+                      self=lambda grad, self_sym_sizes, dim, index:
+                          formulas.index_select_backward(grad, self_sym_sizes, dim, index),
+                      index=NON_DIFFERENTIABLE)
+INDEX_ADD = OpSpec("index_add", "IndexAddBackward0", kernels.index_add, function=True, jvp="linear",
+                   args=("dim", "alpha"), reads_no_overlap=True, self=lambda grad: grad,
+                   index=NON_DIFFERENTIABLE, source=formulas.index_add_source_backward)
+
+# ======================= convolutions, pooling, normalisation (N, C, *spatial) ===============
+# conv1d/2d and their transposes are one op, as torch's CPU `convolution`; its backward is
+# written with convolutions (the input's a transposed one, the weight's one of the input with
+# the gradient as kernel), so gradients of any order come from this row. torch's one formula
+# for the three reads input and weight: it saves both, whichever requires grad.
+_CONVOLUTION_ARGS = ("stride", "padding", "dilation", "transposed", "output_padding", "groups")
+CONVOLUTION = OpSpec(
+    "convolution", "ConvolutionBackward0", kernels.convolution, args=_CONVOLUTION_ARGS,
+    jvp=formulas.convolution_jvp,
+    input=formulas.convolution_backward_input,
+    weight=formulas.convolution_backward_weight,
+    bias=lambda grad, input, weight, bias_sym_sizes_opt: formulas.channel_sum(grad))
+# max pooling returns each max's index in the (H, W) plane (result1); its backward is an op
+# of its own (torch's), whose own gradient reads the gradient at those indices
+MAX_POOL2D_WITH_INDICES = OpSpec(
+    "max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0", kernels.max_pool2d_with_indices,
+    args=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
+    outputs=("result", "result1"), nondiff_outputs=("result1",),
+    jvp=lambda self_t, result1: formulas.max_pool_double_backward(self_t, result1),
+    self=lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1:
+        formulas.max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding,
+                                                  dilation, ceil_mode, result1))
+MAX_POOL2D_WITH_INDICES_BACKWARD = OpSpec(
+    "max_pool2d_with_indices_backward", "MaxPool2DWithIndicesBackwardBackward0",
+    kernels.max_pool_backward, jvp="linear",
+    args=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
+    grad_output=formulas.max_pool_double_backward,
+    self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
+ADAPTIVE_MAX_POOL2D = OpSpec(
+    "adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0", kernels.adaptive_max_pool2d,
+    args=("output_size",), outputs=("result", "result1"), nondiff_outputs=("result1",),
+    jvp=lambda self_t, result1: formulas.max_pool_double_backward(self_t, result1),
+    self=lambda grad, self, result1: formulas.adaptive_max_pool2d_backward(grad, self, result1))
+ADAPTIVE_MAX_POOL2D_BACKWARD = OpSpec(
+    "adaptive_max_pool2d_backward", "AdaptiveMaxPool2DBackwardBackward0", kernels.max_pool_backward,
+    jvp="linear", grad_output=formulas.max_pool_double_backward,
+    self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
+_AVG_POOL2D_ARGS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+                    "divisor_override")
+AVG_POOL2D = OpSpec(
+    "avg_pool2d", "AvgPool2DBackward0", kernels.avg_pool2d, jvp="linear", args=_AVG_POOL2D_ARGS,
+    self=lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override: formulas.avg_pool2d_backward(grad, self, kernel_size, stride, padding,
+                                                   ceil_mode, count_include_pad,
+                                                   divisor_override))
+AVG_POOL2D_BACKWARD = OpSpec(
+    "avg_pool2d_backward", "AvgPool2DBackwardBackward0", kernels.avg_pool2d_backward,
+    jvp="linear", args=_AVG_POOL2D_ARGS,
+    grad_output=lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override: formulas.avg_pool2d(grad, kernel_size, stride, padding, ceil_mode,
+                                          count_include_pad, divisor_override),
+    self=lambda grad: zeros_like(grad))
+ADAPTIVE_AVG_POOL2D = OpSpec(
+    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", kernels.adaptive_avg_pool, jvp="linear",
+    args=("output_size",), self=formulas.adaptive_avg_pool2d_backward)
+ADAPTIVE_AVG_POOL2D_BACKWARD = OpSpec(
+    "adaptive_avg_pool2d_backward", "AdaptiveAvgPool2DBackwardBackward0",
+    kernels.adaptive_avg_pool_backward, jvp="linear",
+    grad_output=lambda grad, grad_output_sym_sizes:
+        formulas.adaptive_avg_pool2d(grad, grad_output_sym_sizes[-2:]),
+    self=lambda grad: zeros_like(grad))
+# F.pad's modes (pads given last dim first); constant pads of negative size crop
+CONSTANT_PAD_ND = OpSpec(
+    "constant_pad_nd", "ConstantPadNdBackward0", kernels.constant_pad_nd, args=("pad", "value"),
+    jvp=lambda self_t, pad: formulas.constant_pad_nd(self_t, pad),
+    self=lambda grad, pad: formulas.constant_pad_nd(grad, [-p for p in pad]))
+_PAD = dict(jvp="linear", args=("padding",))
+_REFLECTION_PAD = dict(_PAD, self=formulas.reflection_pad_backward)
+_REFLECTION_PAD_BACKWARD = dict(_PAD, grad_output=lambda grad, padding:
+                                formulas.reflection_pad(grad, padding),
+                                self=lambda grad: zeros_like(grad))
+REFLECTION_PAD1D = OpSpec("reflection_pad1d", "ReflectionPad1DBackward0", kernels.reflection_pad,
+                          **_REFLECTION_PAD)
+REFLECTION_PAD2D = OpSpec("reflection_pad2d", "ReflectionPad2DBackward0", kernels.reflection_pad,
+                          **_REFLECTION_PAD)
+REFLECTION_PAD1D_BACKWARD = OpSpec("reflection_pad1d_backward", "ReflectionPad1DBackwardBackward0",
+                                   kernels.reflection_pad_backward, **_REFLECTION_PAD_BACKWARD)
+REFLECTION_PAD2D_BACKWARD = OpSpec("reflection_pad2d_backward", "ReflectionPad2DBackwardBackward0",
+                                   kernels.reflection_pad_backward, **_REFLECTION_PAD_BACKWARD)
+_REPLICATION_PAD = dict(_PAD, self=formulas.replication_pad_backward)
+_REPLICATION_PAD_BACKWARD = dict(_PAD, grad_output=lambda grad, padding:
+                                 formulas.replication_pad(grad, padding),
+                                 self=lambda grad: zeros_like(grad))
+REPLICATION_PAD1D = OpSpec("replication_pad1d", "ReplicationPad1DBackward0",
+                           kernels.replication_pad, **_REPLICATION_PAD)
+REPLICATION_PAD2D = OpSpec("replication_pad2d", "ReplicationPad2DBackward0",
+                           kernels.replication_pad, **_REPLICATION_PAD)
+REPLICATION_PAD1D_BACKWARD = OpSpec("replication_pad1d_backward",
+                                    "ReplicationPad1DBackwardBackward0",
+                                    kernels.replication_pad_backward, **_REPLICATION_PAD_BACKWARD)
+REPLICATION_PAD2D_BACKWARD = OpSpec("replication_pad2d_backward",
+                                    "ReplicationPad2DBackwardBackward0",
+                                    kernels.replication_pad_backward, **_REPLICATION_PAD_BACKWARD)
+# F.interpolate: scales (1 / scale_factor when given) decide the source positions as torch's
+UPSAMPLE_NEAREST1D = OpSpec(
+    "upsample_nearest1d", "UpsampleNearest1DBackward0", kernels.upsample_nearest, jvp="linear",
+    args=("output_size", "scales"),
+    self=lambda grad, output_size, self_sym_sizes, scales:
+        formulas.upsample_nearest_backward(grad, output_size, self_sym_sizes, (scales,)))
+UPSAMPLE_NEAREST2D = OpSpec(
+    "upsample_nearest2d", "UpsampleNearest2DBackward0", kernels.upsample_nearest, jvp="linear",
+    args=("output_size", "scales_h", "scales_w"),
+    self=lambda grad, output_size, self_sym_sizes, scales_h, scales_w:
+        formulas.upsample_nearest_backward(grad, output_size, self_sym_sizes, (scales_h, scales_w)))
+UPSAMPLE_BILINEAR2D = OpSpec(
+    "upsample_bilinear2d", "UpsampleBilinear2DBackward0", kernels.upsample_linear, jvp="linear",
+    args=("output_size", "align_corners", "scales_h", "scales_w"),
+    self=lambda grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w:
+        formulas.upsample_bilinear2d_backward(grad, output_size, self_sym_sizes, align_corners,
+                                              (scales_h, scales_w)))
+UPSAMPLE_NEAREST1D_BACKWARD = OpSpec(
+    "upsample_nearest1d_backward", "UpsampleNearest1DBackwardBackward0",
+    kernels.upsample_nearest_backward, jvp="linear", args=("output_size", "input_size", "scales"),
+    grad_output=lambda grad, output_size, scales:
+        formulas.upsample_nearest(grad, output_size, (scales,)))
+UPSAMPLE_NEAREST2D_BACKWARD = OpSpec(
+    "upsample_nearest2d_backward", "UpsampleNearest2DBackwardBackward0",
+    kernels.upsample_nearest_backward, jvp="linear",
+    args=("output_size", "input_size", "scales_h", "scales_w"),
+    grad_output=lambda grad, output_size, scales_h, scales_w:
+        formulas.upsample_nearest(grad, output_size, (scales_h, scales_w)))
+UPSAMPLE_BILINEAR2D_BACKWARD = OpSpec(
+    "upsample_bilinear2d_backward", "UpsampleBilinear2DBackwardBackward0",
+    kernels.upsample_linear_backward, jvp="linear",
+    args=("output_size", "input_size", "align_corners", "scales_h", "scales_w"),
+    grad_output=lambda grad, output_size, align_corners, scales_h, scales_w:
+        formulas.upsample_bilinear2d(grad, output_size, align_corners, (scales_h, scales_w)))
+# batch statistics (result1: mean, result2: 1/std; empty in eval mode) are outputs, saved; the
+# running statistics are updated inside the op. torch's one formula for the three reads every
+# saved value, so each formula here names them all
+NATIVE_BATCH_NORM = OpSpec(
+    "native_batch_norm", "NativeBatchNormBackward0", kernels.native_batch_norm,
+    args=("training", "momentum", "eps"), outputs=("result", "result1", "result2"),
+    nondiff_outputs=("result1", "result2"), jvp=formulas.batch_norm_jvp,
+    input=formulas.batch_norm_backward_input,
+    weight=lambda grad, input, weight, running_mean, running_var, result1, result2, training,
+    eps: formulas.batch_norm_backward_weight(grad, input, running_mean, running_var, result1,
+                                             result2, training, eps),
+    bias=lambda grad, input, weight, running_mean, running_var, result1, result2, training, eps:
+        formulas.channel_sum(grad),
+    running_mean=NON_DIFFERENTIABLE, running_var=NON_DIFFERENTIABLE)
+NATIVE_GROUP_NORM = OpSpec(
+    "native_group_norm", "NativeGroupNormBackward0", kernels.native_group_norm,
+    args=("N", "C", "HxW", "group", "eps"), outputs=("result", "result1", "result2"),
+    nondiff_outputs=("result1", "result2"), jvp=formulas.group_norm_jvp,
+    input=formulas.group_norm_backward_input,
+    weight=lambda grad, input, weight, N, C, HxW, group, eps, result1, result2:
+        formulas.group_norm_backward_weight(grad, input, N, group, eps, result1, result2),
+    bias=lambda grad, input, weight, N, C, HxW, group, eps, result1, result2:
+        formulas.channel_sum(grad))
+
+# ======================= recurrent layers =======================
+# torch's CPU LSTM in float32: oneDNN's kernel, one op per layer and direction (nn/rnn.py
+# takes it where torch's use_mkldnn does). One formula gives every input's gradient; the
+# workspace (result3) is gradtool's own layout (each step's gates and cell state).
+_LSTM_LAYER_INPUTS = ("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_")
+MKLDNN_RNN_LAYER = OpSpec(
+    "mkldnn_rnn_layer", "MkldnnRnnLayerBackward0", formulas.lstm_layer,
+    args=("reverse", "batch_sizes", "mode", "hidden_size", "num_layers", "has_biases",
+          "bidirectional", "batch_first", "train"),
+    outputs=("result0", "result1", "result2", "result3"), nondiff_outputs=("result3",),
+    one_formula=True, jvp=no_forward_ad("mkldnn_rnn_layer", "input"),
+    **dict.fromkeys(_LSTM_LAYER_INPUTS, lambda grads, input, weight0, weight1, weight2, weight3,
+                    hx_, cx_, result0, result1, result2, result3, reverse, mode, hidden_size,
+                    num_layers, has_biases, train, bidirectional, batch_sizes, batch_first:
+                    formulas.lstm_layer_backward(grads, input, weight0, weight1, weight2,
+                                                 weight3, hx_, cx_, result0, result3, reverse,
+                                                 has_biases)))
+
+# ======================= linear algebra (torch.linalg) =======================
+# The LU factors of solve, det and slogdet are outputs, saved as torch's nodes save them: the
+# first-order formulas solve with them (torch's lu_solve), gradients of gradients with A.
+LINALG_INV_EX = OpSpec("linalg_inv_ex", "LinalgInvExBackward0", kernels.linalg_inv_ex,
+                       outputs=("inverse", "info"), nondiff_outputs=("info",),
+                       jvp=lambda A_t, inverse: -matmul(inverse, matmul(A_t, inverse)),
+                       A=formulas.linalg_inv_backward)
+LINALG_SOLVE_EX = OpSpec(
+    "linalg_solve_ex", "LinalgSolveExBackward0", kernels.linalg_solve_ex, args=("left",),
+    outputs=("result", "LU", "pivots", "info"), nondiff_outputs=("LU", "pivots", "info"),
+    jvp=formulas.linalg_solve_jvp,
+    A=formulas.linalg_solve_backward_A,
+    B=formulas.linalg_solve_backward_B)
+LINALG_DET = OpSpec("linalg_det", "LinalgDetBackward0", kernels.linalg_det,
+                    outputs=("result", "LU", "pivots"), nondiff_outputs=("LU", "pivots"),
+                    jvp=lambda A_t, A, LU, pivots, result: [sum(formulas.linalg_det_backward(
+                        ones_like(result), result, A, LU, pivots) * A_t, (-2, -1)), None, None],
+                    A=lambda grad, A, LU, pivots, result:
+                        formulas.linalg_det_backward(grad, result, A, LU, pivots))
+LINALG_SLOGDET = OpSpec("linalg_slogdet", "LinalgSlogdetBackward0", kernels.linalg_slogdet,
+                        outputs=("sign", "logabsdet", "LU", "pivots"),
+                        nondiff_outputs=("LU", "pivots"),  # (sign: differentiable, zero)
+                        jvp=lambda A_t, A, sign: [zeros_like(sign), formulas.trace(
+                            formulas.solve(A, A_t)), None, None],
+                        A=formulas.linalg_slogdet_backward)
+LINALG_CHOLESKY_EX = OpSpec("linalg_cholesky_ex", "LinalgCholeskyExBackward0",
+                            kernels.linalg_cholesky_ex, args=("upper",), outputs=("L", "info"),
+                            nondiff_outputs=("info",), jvp=formulas.cholesky_jvp,
+                            A=formulas.cholesky_backward)
+LINALG_QR = OpSpec("linalg_qr", "LinalgQrBackward0", kernels.linalg_qr, args=("mode",),
+                   outputs=("Q", "R"), jvp=formulas.linalg_qr_jvp,
+                   A=formulas.linalg_qr_backward)
+LINALG_EIGH = OpSpec("linalg_eigh", "LinalgEighBackward0", np.linalg.eigh, args=("UPLO",),
+                     outputs=("eigenvalues", "eigenvectors"), undefined_grads=True,
+                     jvp=formulas.linalg_eigh_jvp,
+                     A=formulas.linalg_eigh_backward)
+LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd, args=("full_matrices",),
+                    outputs=("U", "S", "Vh"), undefined_grads=True, jvp=formulas.linalg_svd_jvp,
+                    A=formulas.linalg_svd_backward)
+
+TABLE = vars(rows.table)  # every row by name (the code below the table reads it there)
+TABLE.update({name: value for name, value in globals().items() if isinstance(value, OpSpec)})
+# (and the in-place twins that compute a gradient: tests/engine/test_api.py checks the others)
+TABLE.update({f"{name}_": spec.in_place for name, spec in list(TABLE.items())
+              if spec.in_place and spec.in_place.derivative_implemented})

@@ -1,0 +1,1101 @@
+"""Derivative formulas that need local variables, named after torch's (FunctionsManual.cpp).
+Each is written once with the ops of `generic`, which take Tensors (recording: gradients of
+gradients) or numpy arrays (the engine's first-order path)."""
+import math
+
+import numpy as np
+
+from .. import grad_mode
+from .rows import row_function, table
+from . import kernels
+from .generic import (abs, addmm, any_true, cat, clamp, conj, constant, contiguous, cumprod,
+                      cumsum, detach, diagonal, erf, exp, expand, flip, gather, imag, index_add,
+                      index_select, is_complex, isnan, log, log1p, masked_fill, matmul, mean, mm,
+                      numel, ones_like, permute, prod, real, reshape, scatter, sigmoid, sign,
+                      slice, squeeze, stack, sum, sum_to, t, tanh, transpose, tril, triu,
+                      unsqueeze, var, where, zeros, zeros_like)
+from .kernels import expanded, is_column_major
+
+
+def scale(grad, alpha):
+    return grad if alpha == 1 else grad * alpha
+
+
+def restore_reduced_dims(t, dim, keepdim):
+    """Re-insert the reduced dims (size 1) so `t` broadcasts against the input."""
+    if keepdim:
+        return t
+    for d in sorted(dim):
+        t = unsqueeze(t, d)
+    return t
+
+
+def sum_backward(grad, sizes, dim, keepdim):
+    return expand(restore_reduced_dims(grad, dim, keepdim), sizes)
+
+
+def mean_backward(grad, sizes, dim, keepdim):
+    count = int(np.prod([sizes[d] for d in dim]))
+    return sum_backward(grad, sizes, dim, keepdim) / count
+
+
+def var_backward(grad, self, dim, correction, keepdim):
+    # d var / dx = 2 (x - mean) / (N - correction)
+    n = int(np.prod([self.shape[d] for d in dim]))
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    factor = 2.0 / (n - correction) if n != correction else float("inf")  # (nan, as torch)
+    return factor * grad * (self - mean(self, dim, keepdim=True))
+
+
+def std_backward(grad, self, dim, correction, keepdim, result):
+    # d std = d var / (2 std); zero where std == 0, as torch
+    grad_var = masked_fill(grad / (2 * result), result == 0, 0)
+    return var_backward(grad_var, self, dim, correction, keepdim)
+
+
+def prod_backward(grad, self, result, dim, keepdim):
+    """d prod / dx_i = product of the others; exact when some x are zero (no 0/0)."""
+    if len(self.shape) == 0:
+        return grad  # as torch: no term in self, so no second-order gradient
+    if dim is None:
+        dim, keepdim = tuple(range(len(self.shape))), False
+    elif isinstance(dim, int):
+        dim = (dim,)
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    result = restore_reduced_dims(result, dim, keepdim)
+    is_zero = self == 0
+    if all(self.shape[d] == 1 for d in dim) and any_true(is_zero):
+        return grad  # torch's prod_safe_zeros_backward: a slice of one element, as is
+    safe_self = where(is_zero, 1, self)
+    zeros_in_slice = sum(is_zero, dim, keepdim=True)
+    # where x_i is the only zero, the product of the others is the product of the nonzeros
+    if grad_mode.state.grad_enabled and any_true(zeros_in_slice > 1):
+        # building a double-backward graph: with several zeros in a slice, the product of
+        # the others is 0 but its derivative is not, so form it exactly (as torch does)
+        return grad * _prod_of_others(self, dim)
+    prod_nonzero = table.PROD_DIM(safe_self, dim, True) if any_true(is_zero) else result
+    others = where(is_zero, where(zeros_in_slice == 1, prod_nonzero, 0), result / safe_self)
+    return grad * others
+
+
+def _prod_of_others(self, dim):
+    """For each element, the product of the other elements of its slice along `dim`: the
+    slice's dims moved last and flattened, for _prod_of_the_others."""
+    keep = tuple(d for d in range(len(self.shape)) if d not in dim)
+    perm = keep + tuple(dim)
+    moved = permute(self, perm)
+    n = int(np.prod(moved.shape[len(keep):]))
+    others = _prod_of_the_others(reshape(moved, tuple(moved.shape[:len(keep)]) + (n,)))
+    return permute(reshape(others, tuple(moved.shape)), tuple(np.argsort(perm)))
+
+
+def evenly_distribute_backward(grad, self, result):
+    mask = self == result
+    return expand(where(mask, grad / sum(mask), 0), tuple(self.shape))
+
+
+def amax_backward(grad, self, result, dim, keepdim):
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    mask = self == restore_reduced_dims(result, dim, keepdim)
+    return grad / sum(mask, dim, keepdim=True) * mask  # (a product: nan reaches all, as torch)
+
+
+def value_selecting_backward(grad, dim, indices, sizes, keepdim):
+    if not keepdim:
+        grad, indices = unsqueeze(grad, dim), unsqueeze(indices, dim)
+    return scatter(zeros(sizes, grad), dim, indices, grad)
+
+
+def logsumexp_backward(grad, self, result, dim, keepdim):
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    result = restore_reduced_dims(result, dim, keepdim)
+    return grad * exp(self - result)
+
+
+def norm_backward(grad, self, result, ord, dim, keepdim):
+    """torch's norm_backward, with its subgradients: 0 where x = 0 (and where the norm is 0),
+    ties of the inf norms share the gradient evenly. ord 0 has none (None, as torch)."""
+    if ord == 0:
+        return None
+    dim = tuple(range(len(self.shape))) if dim is None else tuple(dim)
+    grad = restore_reduced_dims(grad, dim, keepdim)
+    result = restore_reduced_dims(result, dim, keepdim)
+    if ord == 1:
+        return sign(self) * grad
+    if math.isinf(ord):
+        at_max = (abs(self) == result) | isnan(self)
+        return sign(self) * (grad / sum(at_max, dim, True)) * at_max
+    # (the masked entries divide by 1, so gradients of gradients stay finite there)
+    zero_norm = result == 0
+    if ord < 1:
+        zero = self == 0
+        scaled = sign(self) * where(zero, 0, where(zero, 1, abs(self)) ** (ord - 1))
+        return scaled * grad * result ** (1 - ord)
+    if ord == 2:
+        return where(zero_norm, 0, grad * self / where(zero_norm, 1, result))
+    scaled = sign(self) * abs(self) ** (ord - 1) if ord < 2 else self * abs(self) ** (ord - 2)
+    return scaled * where(zero_norm, 0, grad / where(zero_norm, 1, result) ** (ord - 1))
+
+
+def norm_jvp(self_t, self, result, ord, dim, keepdim):
+    """J.t: each output reads its slice, so backward's J^T.1 times t, summed (0 for ord 0)."""
+    if ord == 0:
+        return zeros_like(result)
+    dims = tuple(range(len(self.shape))) if dim is None else tuple(dim)
+    return sum(norm_backward(ones_like(result), self, result, ord, dim, keepdim) * self_t,
+               dims, keepdim)
+
+
+def clamp_backward(grad, self, min, max):
+    mask = None
+    if min is not None:
+        mask = self >= min
+    if max is not None:
+        mask = (self <= max) if mask is None else mask & (self <= max)
+    return grad if mask is None else where(mask, grad, 0)
+
+
+def tie_split(grad, self, other, loses):
+    """maximum/minimum: the full gradient to the winner, half to each at a tie."""
+    return masked_fill(where(self == other, grad / 2, grad), loses, 0)
+
+
+def pow_backward(grad, self, exponent):
+    if exponent == 0:
+        return zeros_like(self) * grad
+    return grad * conj(exponent * self ** (exponent - 1))
+
+
+def pow_backward_self(grad, self, exponent):
+    return where(exponent == 0, 0, grad * conj(exponent * self ** (exponent - 1)))
+
+
+def pow_backward_exponent(grad, self, exponent, result):
+    # d/de b^e = b^e log b; defined as 0 where b == 0 and e >= 0 (torch's convention)
+    if isinstance(self, (int, float, np.generic)):  # a Python number as the base
+        return grad * conj(result * np.log(self)) if self != 0 else zeros_like(grad)
+    at_or_above_zero = ((imag(exponent) == 0) & (real(exponent) >= 0) if is_complex(exponent)
+                        else exponent >= 0)  # (a complex exponent: real and >= 0, as torch)
+    at_zero = (self == 0) & at_or_above_zero
+    return where(at_zero, 0, grad * conj(result * log(where(at_zero, 1, self))))
+
+
+def mm_mat1_backward(grad, mat2, sizes, strides):
+    """grad @ mat2^T, computed transposed when the input was column-major (a transposed
+    weight), so its gradient comes back in the same layout, as torch's."""
+    if is_column_major(sizes, strides):
+        return t(mm(conj(mat2), t(grad)))
+    return mm(grad, conj(t(mat2)))
+
+
+def mm_mat2_backward(grad, mat1, sizes, strides):
+    """mat1^T @ grad, computed transposed when the input was column-major (x @ w.t(): w's
+    gradient is then contiguous in w's own layout, with no copy), as torch's."""
+    if is_column_major(sizes, strides):
+        return t(mm(t(grad), conj(mat1)))
+    return mm(conj(t(mat1)), grad)
+
+
+# rows a formula runs as they are, taking the row's tensor inputs, then its arguments
+select_backward = row_function("SELECT_BACKWARD")  # (grad, sizes, dim, index)
+diagonal_backward = row_function("DIAGONAL_BACKWARD")  # (grad, sizes, offset, dim1, dim2)
+slice_backward = row_function("SLICE_BACKWARD")  # (grad, sizes, dim, start, end, step)
+index_backward = row_function("INDEX_BACKWARD")  # (grad, sizes, indices)
+# (grad, self, negative_slope, self_is_result)
+leaky_relu_backward = row_function("LEAKY_RELU_BACKWARD")
+# (grad, indices, num_weights, padding_idx, scale_grad_by_freq)
+embedding_dense_backward = row_function("EMBEDDING_DENSE_BACKWARD")
+
+
+def threshold_backward(grad, self, threshold):  # (a def: a row's formula, read by parameter names)
+    return table.THRESHOLD_BACKWARD(grad, self, threshold)
+
+
+def embedding_dense_double_backward(grad, indices, padding_idx):
+    """The rows of grad the indices pick, the padding_idx ones zero (torch's; it leaves
+    scale_grad_by_freq out, as gradtool refuses that option)."""
+    picked = table.EMBEDDING(grad, indices, -1, False, False)
+    return picked if padding_idx < 0 else where(unsqueeze(indices != padding_idx, -1),
+                                                 picked, 0)
+
+
+def cat_backward(grad, sizes, dim):
+    grads, start = [], 0
+    for shape in sizes:
+        grads.append(slice(grad, dim, start, start + shape[dim], 1))
+        start += shape[dim]
+    return grads
+
+
+# ---- activations ----
+def erf_backward(grad, self):
+    return grad * (2 / np.sqrt(np.pi)) * exp(-self * self)
+
+
+def gelu_backward(grad, self, approximate):
+    if approximate == "tanh":
+        k = np.sqrt(2 / np.pi)
+        t = tanh(k * (self + 0.044715 * self ** 3))
+        slope = k * (1 + 3 * 0.044715 * self * self)  # d(inner)/dx
+        return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * slope)
+    cdf = 0.5 * (1 + erf(self * (1 / np.sqrt(2))))
+    pdf = exp(-0.5 * self * self) * (1 / np.sqrt(2 * np.pi))
+    return grad * (cdf + self * pdf)
+
+
+def silu_backward(grad, self):
+    s = sigmoid(self)
+    return grad * s * (1 + self * (1 - s))
+
+
+def softplus_backward(grad, self, beta, threshold):
+    return where(self * beta > threshold, grad, grad * sigmoid(self * beta))
+
+
+def elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result):
+    """From the input (EluBackward0) or, in place, from the output (EluBackward1)."""
+    # The first derivative takes the exponential side at 0 (x <= 0), the second derivative
+    # is 0 there (torch's elu_double_backward masks x < 0): the where() below keeps x = 0
+    # out of what the second derivative sees.
+    if is_result:  # exp(x s) alpha scale = result + alpha scale where x <= 0
+        result = self_or_result
+        negative_part = where(result < 0, result, 0)
+        return where(result > 0, grad * scale,
+                     grad * input_scale * (negative_part + alpha * scale))
+    self = self_or_result
+    negative_part = where(self < 0, self, 0)
+    negative = grad * (input_scale * alpha * scale) * exp(negative_part * input_scale)
+    return where(self > 0, grad * scale, negative)
+
+
+# ---- losses (reduction: 0 none, 1 mean, 2 sum) ----
+def per_element(grad, reduction, count):
+    """The gradient of each element's loss: grad itself (none), or the reduced loss's grad
+    spread over the elements (divided by their number for the mean)."""
+    return grad / count if reduction == 1 else grad
+
+
+def mse_loss_backward(grad, self, target, reduction):
+    diff = self - target
+    return 2 * diff * per_element(grad, reduction, numel(diff))
+
+
+def smooth_l1_loss_backward(grad, self, target, reduction, beta):
+    diff = self - target
+    slope = sign(diff) if beta == 0 else where(abs(diff) < beta, diff / beta, sign(diff))
+    return slope * per_element(grad, reduction, numel(diff))
+
+
+def huber_loss_backward(grad, self, target, reduction, delta):
+    diff = self - target
+    slope = where(abs(diff) <= delta, diff, sign(diff) * delta)
+    return slope * per_element(grad, reduction, numel(diff))
+
+
+def _bce_per_element(g, weight, reduction, self, target):
+    """A binary cross entropy's gradient g (grad times the slope), times the weight, per
+    element of the broadcast self and target."""
+    g = g if weight is None else g * weight
+    count = int(np.prod(np.broadcast_shapes(tuple(self.shape), tuple(target.shape))))
+    return per_element(g, reduction, count)
+
+
+def binary_cross_entropy_backward(grad, self, target, weight, reduction):
+    # (x - t) / (x (1 - x)), the denominator kept off 0 as torch (EPSILON = 1e-12)
+    g = grad * (self - target) / clamp((1 - self) * self, 1e-12)
+    return _bce_per_element(g, weight, reduction, self, target)
+
+
+def binary_cross_entropy_target_backward(grad, self, target, weight, reduction):
+    g = grad * (log1p(-self) - log(self))
+    return _bce_per_element(g, weight, reduction, self, target)
+
+
+def bce_with_logits_backward(grad, self, target, weight, pos_weight, reduction):
+    s = sigmoid(self)
+    slope = s - target if pos_weight is None else s - target - (pos_weight - 1) * target * (1 - s)
+    return _bce_per_element(grad * slope, weight, reduction, self, target)
+
+
+def bce_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction):
+    # (softplus(-x) = log(1 + e^-x), torch's default beta 1 and threshold 20)
+    slope = -self if pos_weight is None else -self + (pos_weight - 1) * table.SOFTPLUS(-self, 1, 20)
+    return _bce_per_element(grad * slope, weight, reduction, self, target)
+
+
+def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight):
+    """torch's nll_loss_backward, an op of its own (differentiable in self, with derivative
+    zero, as torch's)."""
+    spec = table.NLL_LOSS2D_BACKWARD if len(self.shape) > 2 else table.NLL_LOSS_BACKWARD
+    return spec(grad, self, target, weight, total_weight, reduction, ignore_index)
+
+
+def nll_loss(input, target, weight, reduction, ignore_index):
+    spec = table.NLL_LOSS2D if len(input.shape) > 2 else table.NLL_LOSS
+    return spec(input, target, weight, reduction, ignore_index)[0]
+
+
+def _layer_norm_xhat(input, normalized_shape, result1, result2):
+    """x_hat and 1/std over the normalized dims. Building a double-backward graph, mean and
+    1/std are functions of input (so their derivatives are in it): 1/std from the saved one,
+    as (var(x) - var(x0) + rstd0^-2)^(-1/2), since eps is not saved (as torch)."""
+    average, rstd = result1, result2
+    if grad_mode.state.grad_enabled:
+        dims = tuple(range(-len(normalized_shape), 0))
+        variance = var(input, dims, 0, keepdim=True)
+        rstd = (variance - detach(variance) + result2 ** -2) ** -0.5
+        average = mean(input, dims, keepdim=True)
+    return (input - average) * rstd, rstd
+
+
+def normalized_backward(g, xhat, rstd, dims):
+    """Through x_hat = (x - mean) * rstd over `dims`: the projection that removes the
+    mean and the x_hat component (symmetric, so also x_hat's tangent from x's)."""
+    return rstd * (g - mean(g, dims, keepdim=True) - xhat * mean(g * xhat, dims, keepdim=True))
+
+
+def layer_norm_backward_input(grad, input, weight, normalized_shape, result1, result2):
+    xhat, rstd = _layer_norm_xhat(input, normalized_shape, result1, result2)
+    g = grad if weight is None else grad * weight
+    return normalized_backward(g, xhat, rstd, tuple(range(-len(normalized_shape), 0)))
+
+
+def layer_norm_backward_weight(grad, input, normalized_shape, result1, result2):
+    xhat, _ = _layer_norm_xhat(input, normalized_shape, result1, result2)
+    return sum_to(grad * xhat, normalized_shape)
+
+
+def reduce_loss(loss, reduction):
+    """Each element's loss reduced as the loss was (the jvp of a loss from its elements')."""
+    if reduction == 0:
+        return loss
+    return sum(loss) / numel(loss) if reduction == 1 else sum(loss)
+
+
+def layer_norm_jvp(input_t, weight_t, bias_t, input, weight, normalized_shape, result1,
+                   result2):
+    """x_hat's tangent (the projection its backward applies, which is symmetric), then the
+    affine part: d(x_hat w + b) = dx_hat w + x_hat dw + db."""
+    dims = tuple(range(-len(normalized_shape), 0))
+    xhat = (input - result1) * result2
+    xhat_t = normalized_backward(input_t, xhat, result2, dims)
+    out = xhat_t if weight is None else xhat_t * weight + xhat * weight_t
+    return out + bias_t  # (0 without a bias)
+
+
+# ---- reductions and scans ----
+def var_mean_backward(grads, self, dim, correction, keepdim):
+    """The terms of the outputs that have a gradient only (as torch's: the mean's alone does
+    not depend on self)."""
+    grad_var, grad_mean = grads
+    terms = ([] if grad_var is None else [var_backward(grad_var, self, dim, correction, keepdim)]
+             ) + ([] if grad_mean is None else [mean_backward(grad_mean, self.shape, dim, keepdim)])
+    return terms[0] if len(terms) == 1 else terms[0] + terms[1]
+
+
+def std_mean_backward(grads, self, dim, correction, keepdim, result0):
+    grad_std, grad_mean = grads
+    terms = ([] if grad_std is None else
+             [std_backward(grad_std, self, dim, correction, keepdim, result0)]) + (
+        [] if grad_mean is None else [mean_backward(grad_mean, self.shape, dim, keepdim)])
+    return terms[0] if len(terms) == 1 else terms[0] + terms[1]
+
+
+def var_mean_jvp(self_t, self, dim, correction, keepdim, result0, std=False):
+    """[tangent of var (or std), tangent of mean]: each reads one slice along `dim`."""
+    ones = ones_like(result0)
+    d = (std_backward(ones, self, dim, correction, keepdim, result0) if std else
+         var_backward(ones, self, dim, correction, keepdim))
+    return [sum(d * self_t, dim, keepdim=keepdim), mean(self_t, dim, keepdim=keepdim)]
+
+
+def reverse_cumsum(grad, dim):
+    return flip(cumsum(flip(grad, (dim,)), dim), (dim,))
+
+
+def _products_of_others(self, dim):
+    """[.., i, k] = prod_{j <= k, j != i} x_j along `dim` (moved last), and the mask k >= i:
+    the products formed directly, for slices with a zero (O(n^2), as prod's backward)."""
+    n = self.shape[dim]
+    moved = transpose(self, dim, -1)
+    rows = expand(unsqueeze(moved, -2), tuple(moved.shape[:-1]) + (n, n))  # row i: x_i -> 1
+    partial = cumprod(where(constant(np.eye(n, dtype=bool), self), 1, rows), -1)
+    return partial, constant(np.triu(np.ones((n, n), dtype=bool)), self)
+
+
+def cumprod_backward(grad, self, dim, result):
+    """sum over k >= i of grad_k * result_k / x_i; with a zero in the slice, the products of
+    the others are formed directly."""
+    if numel(self) <= 1 or self.shape[dim] == 1:  # each output is its input: grad, as torch
+        return grad
+    if not any_true(self == 0):
+        return reverse_cumsum(grad * result, dim) / self
+    partial, upper = _products_of_others(self, dim)
+    g = unsqueeze(transpose(grad, dim, -1), -2)
+    return transpose(sum(where(upper, partial * g, 0), -1), -1, dim)
+
+
+def cumprod_jvp(self_t, self, dim, result):
+    """sum over i <= k of t_i * prod_{j <= k, j != i} x_j: result * cumsum(t / x) without a
+    zero in x, else the products of the others formed directly (as cumprod_backward)."""
+    if not any_true(self == 0):
+        return result * cumsum(self_t / self, dim)
+    partial, upper = _products_of_others(self, dim)
+    t = unsqueeze(transpose(self_t, dim, -1), -1)
+    return transpose(sum(where(upper, partial * t, 0), -2), -1, dim)
+
+
+def repeat_backward(grad, repeats, sizes):
+    """Each copy's gradient summed back: grad viewed as (r0, s0, r1, s1, ...)."""
+    padded = (1,) * (len(repeats) - len(sizes)) + tuple(sizes)
+    split = [n for pair in zip(repeats, padded) for n in pair]
+    return reshape(sum(reshape(grad, split), tuple(range(0, len(split), 2))), sizes)
+
+
+def index_select_backward(grad, sizes, dim, index):
+    return index_add(zeros(sizes, grad), dim, index, grad)
+
+
+def index_add_source_backward(grad, dim, index, source, source_dim, alpha):
+    g = scale(index_select(grad, dim, index), alpha)
+    return reshape(g, source.shape) if source_dim == 0 else g  # a 0-d source: one element
+
+
+# ---- a batch of tangents at once (forward-mode Jacobians) through the shape ops: the rows'
+# batched_jvp(t, result, args), t with a leading dim of B tangents ----
+def batched_reshape(t, result, args):
+    return t.reshape((t.shape[0],) + result.shape)
+
+
+def batched_reduction(method):
+    """sum / mean over all dims, or over `dim`, counted from the end (after the batch dim)."""
+    def batched(t, result, args):
+        ndim = t.ndim - 1
+        dims = args[0] if args else range(ndim)
+        return getattr(t, method)(tuple(d % ndim - ndim for d in dims),
+                                  keepdim=bool(args and args[1]))
+    return batched
+
+
+def batched_expand(t, result, args):
+    """The input's dims right-aligned, after the batch dim, then expanded."""
+    shape = (t.shape[0],) + result.shape
+    return t.reshape((shape[0],) + (1,) * (len(shape) - t.ndim) + t.shape[1:]).expand(shape)
+
+
+def batched_permute(dims_of):
+    """The op's permutation of the input's dims (dims_of(ndim, args)) after the batch dim."""
+    def batched(t, result, args):
+        ndim = t.ndim - 1
+        return t.permute((0,) + tuple(d % ndim + 1 for d in dims_of(ndim, args)))
+    return batched
+
+
+def transposed(ndim, args):
+    dims = list(range(ndim))
+    dim0, dim1 = args
+    dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
+    return dims
+
+
+def reversed_dims(ndim, args):  # t(): 2-d swapped, 0-d and 1-d unchanged
+    return tuple(reversed(range(ndim)))
+
+
+def permuted(ndim, args):
+    return args[0]
+
+
+# ---- convolutions ----
+# (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+convolution = row_function("CONVOLUTION")
+
+
+def _narrowed(t, sizes):
+    """t's spatial dims (after the first two) cut to `sizes`."""
+    for d, n in enumerate(sizes, 2):
+        if t.shape[d] != n:
+            t = slice(t, d, 0, n, 1)
+    return t
+
+
+def convolution_backward_input(grad, input, weight, stride, padding, dilation, transposed,
+                               output_padding, groups):
+    """The adjoint in the input: a transposed convolution of the gradient (a plain one for a
+    transposed convolution), sized back to the input."""
+    spatial = len(weight.shape) - 2
+    stride, padding, dilation = (expanded(v, spatial) for v in (stride, padding, dilation))
+    if transposed:
+        g = convolution(grad, weight, None, stride, padding, dilation, False, (0,) * spatial,
+                        groups)
+    else:  # the input rows the stride stepped past come back as output_padding
+        extra = tuple(n - ((o - 1) * s - 2 * p + d * (k - 1) + 1) for n, o, s, p, d, k in zip(
+            input.shape[2:], grad.shape[2:], stride, padding, dilation, weight.shape[2:]))
+        g = convolution(grad, weight, None, stride, padding, dilation, True, extra, groups)
+    return _narrowed(g, tuple(input.shape[2:]))
+
+
+def convolution_backward_weight(grad, input, weight, stride, padding, dilation, transposed,
+                                groups):
+    """The gradient in the weight: the input convolved with the gradient as the kernel, the
+    batch summed as the channels (stride and dilation swap roles); for a transposed
+    convolution the gradient and the input swap roles (as torch's double backward)."""
+    spatial = len(weight.shape) - 2
+    stride, padding, dilation = (expanded(v, spatial) for v in (stride, padding, dilation))
+    x, g = (grad, input) if transposed else (input, grad)
+    n, c, o = x.shape[0], x.shape[1], g.shape[1]
+    x_rest, g_rest = tuple(x.shape[2:]), tuple(g.shape[2:])
+    moved = tuple(range(3, 3 + spatial))
+    # each group's channels as the batch, (group, sample) as the channels
+    x = reshape(permute(reshape(x, (n, groups, c // groups) + x_rest), (2, 1, 0) + moved),
+                (c // groups, groups * n) + x_rest)
+    g = reshape(permute(reshape(g, (n, groups, o // groups) + g_rest), (1, 2, 0) + moved),
+                (o, n) + g_rest)
+    w = convolution(x, g, None, dilation, padding, stride, False, (0,) * spatial, groups)
+    return contiguous(transpose(_narrowed(w, tuple(weight.shape[2:])), 0, 1))
+
+
+def channel_sum(grad):
+    """The gradient of a per-channel bias: summed over all dims but dim 1."""
+    return sum(grad, (0,) + tuple(range(2, len(grad.shape))))
+
+
+def convolution_jvp(input_t, weight_t, bias_t, input, weight, stride, padding, dilation,
+                    transposed, output_padding, groups):
+    """Bilinear in input and weight, plus the bias: conv(x_t, w, b_t) + conv(x, w_t)."""
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    return (convolution(input_t, weight, None if _no_tangent(bias_t) else bias_t, *args)
+            + convolution(input, weight_t, None, *args))
+
+
+def _no_tangent(t):
+    return isinstance(t, (int, float))  # (the jvp machinery's 0 for an input without one)
+
+
+# ---- pooling, pads, resampling: each backward an op of its own, as torch's ----
+def max_pool_double_backward(grad, indices):
+    """Each output's value read at the index its max came from: max pooling's jvp, and the
+    gradient of its backward."""
+    flat = reshape(grad, tuple(grad.shape[:-2]) + (-1,))
+    at = reshape(indices, tuple(indices.shape[:-2]) + (-1,))
+    return reshape(gather(flat, len(at.shape) - 1, at), tuple(indices.shape))
+
+
+def max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation,
+                                     ceil_mode, indices):
+    return table.MAX_POOL2D_WITH_INDICES_BACKWARD(grad, self, indices, kernel_size, stride,
+                                                  padding, dilation, ceil_mode)
+
+
+adaptive_max_pool2d_backward = row_function("ADAPTIVE_MAX_POOL2D_BACKWARD")  # (grad, self, indices)
+avg_pool2d = row_function("AVG_POOL2D")  # (self, kernel_size, stride, padding, ...)
+avg_pool2d_backward = row_function("AVG_POOL2D_BACKWARD")  # (grad, self, kernel_size, ...)
+
+
+def adaptive_avg_pool2d(self, output_size):
+    return table.ADAPTIVE_AVG_POOL2D(self, tuple(output_size))
+
+
+def adaptive_avg_pool2d_backward(grad, self):  # (a def: a row's formula, read by parameter names)
+    return table.ADAPTIVE_AVG_POOL2D_BACKWARD(grad, self)
+
+
+def constant_pad_nd(self, pad, value=0):
+    return table.CONSTANT_PAD_ND(self, tuple(pad), value)
+
+
+def _by_dims(rows, padding):
+    return rows[len(padding) // 2 - 1]  # the 1-d row for 2 pads, the 2-d one for 4
+
+
+def reflection_pad(self, padding):
+    return _by_dims((table.REFLECTION_PAD1D, table.REFLECTION_PAD2D), padding)(self, padding)
+
+
+def reflection_pad_backward(grad, self, padding):
+    rows = (table.REFLECTION_PAD1D_BACKWARD, table.REFLECTION_PAD2D_BACKWARD)
+    return _by_dims(rows, padding)(grad, self, padding)
+
+
+def replication_pad(self, padding):
+    return _by_dims((table.REPLICATION_PAD1D, table.REPLICATION_PAD2D), padding)(self, padding)
+
+
+def replication_pad_backward(grad, self, padding):
+    rows = (table.REPLICATION_PAD1D_BACKWARD, table.REPLICATION_PAD2D_BACKWARD)
+    return _by_dims(rows, padding)(grad, self, padding)
+
+
+def upsample_nearest(self, output_size, scales):
+    row = (table.UPSAMPLE_NEAREST1D, table.UPSAMPLE_NEAREST2D)[len(output_size) - 1]
+    return row(self, tuple(output_size), *scales)
+
+
+def upsample_nearest_backward(grad, output_size, input_size, scales):
+    row = (table.UPSAMPLE_NEAREST1D_BACKWARD,
+           table.UPSAMPLE_NEAREST2D_BACKWARD)[len(output_size) - 1]
+    return row(grad, tuple(output_size), tuple(input_size), *scales)
+
+
+def upsample_bilinear2d(self, output_size, align_corners, scales):
+    return table.UPSAMPLE_BILINEAR2D(self, tuple(output_size), align_corners, *scales)
+
+
+def upsample_bilinear2d_backward(grad, output_size, input_size, align_corners, scales):
+    return table.UPSAMPLE_BILINEAR2D_BACKWARD(grad, tuple(output_size), tuple(input_size),
+                                              align_corners, *scales)
+
+
+# ---- batch norm and group norm ----
+def _channel(t, ndim):
+    """A per-channel (C,) value shaped to broadcast over (N, C, *spatial)."""
+    return reshape(t, (1, -1) + (1,) * (ndim - 2))
+
+
+def _channel_dims(ndim):
+    return (0,) + tuple(range(2, ndim))
+
+
+def _batch_norm_xhat(input, running_mean, running_var, result1, result2, training, eps):
+    """x_hat and 1/std per channel (shaped to broadcast) from the running mean and variance in
+    eval mode; the batch's in training, recomputed from input when building a double-backward
+    graph (so their derivatives are in it)."""
+    ndim = len(input.shape)
+    if not training:
+        average, rstd = _channel(running_mean, ndim), _channel((running_var + eps) ** -0.5, ndim)
+    elif grad_mode.state.grad_enabled:
+        dims = _channel_dims(ndim)
+        average = mean(input, dims, keepdim=True)
+        rstd = (var(input, dims, 0, keepdim=True) + eps) ** -0.5
+    else:
+        average, rstd = _channel(result1, ndim), _channel(result2, ndim)
+    return (input - average) * rstd, rstd
+
+
+def batch_norm_backward_input(grad, input, weight, running_mean, running_var, result1, result2,
+                              training, eps):
+    ndim = len(input.shape)
+    xhat, rstd = _batch_norm_xhat(input, running_mean, running_var, result1, result2, training,
+                                  eps)
+    g = grad if weight is None else grad * _channel(weight, ndim)
+    if not training:  # constant statistics: a per-channel scale
+        return g * rstd
+    return normalized_backward(g, xhat, rstd, _channel_dims(ndim))
+
+
+def batch_norm_backward_weight(grad, input, running_mean, running_var, result1, result2,
+                               training, eps):
+    xhat, _ = _batch_norm_xhat(input, running_mean, running_var, result1, result2, training, eps)
+    return sum(grad * xhat, _channel_dims(len(input.shape)))
+
+
+def batch_norm_jvp(input_t, weight_t, bias_t, input, weight, running_mean, running_var,
+                   result1, result2, training, eps):
+    ndim = len(input.shape)
+    xhat, rstd = _batch_norm_xhat(input, running_mean, running_var, result1, result2, training,
+                                  eps)
+    xhat_t = (normalized_backward(input_t, xhat, rstd, _channel_dims(ndim)) if training
+              else input_t * rstd)
+    out = xhat_t if weight is None else (
+        xhat_t * _channel(weight, ndim) + xhat * _channel(weight_t, ndim))
+    return out if _no_tangent(bias_t) else out + _channel(bias_t, ndim)
+
+
+def _group_norm_xhat(input, N, group, eps, result1, result2):
+    """x_hat per (sample, group), shaped (N, group, rest), and its 1/std (see
+    _batch_norm_xhat: recomputed from input when building a double-backward graph)."""
+    grouped = reshape(input, (N, group, -1))
+    if grad_mode.state.grad_enabled:
+        average = mean(grouped, (2,), keepdim=True)
+        rstd = (var(grouped, (2,), 0, keepdim=True) + eps) ** -0.5
+    else:
+        average, rstd = reshape(result1, (N, group, 1)), reshape(result2, (N, group, 1))
+    return (grouped - average) * rstd, rstd
+
+
+def group_norm_backward_input(grad, input, weight, N, C, HxW, group, eps, result1, result2):
+    xhat, rstd = _group_norm_xhat(input, N, group, eps, result1, result2)
+    g = grad if weight is None else grad * _channel(weight, len(input.shape))
+    return reshape(normalized_backward(reshape(g, (N, group, -1)), xhat, rstd, (2,)),
+                   tuple(input.shape))
+
+
+def group_norm_backward_weight(grad, input, N, group, eps, result1, result2):
+    xhat, _ = _group_norm_xhat(input, N, group, eps, result1, result2)
+    return sum(grad * reshape(xhat, tuple(input.shape)), _channel_dims(len(input.shape)))
+
+
+def group_norm_jvp(input_t, weight_t, bias_t, input, weight, N, group, eps, result1, result2):
+    ndim = len(input.shape)
+    xhat, rstd = _group_norm_xhat(input, N, group, eps, result1, result2)
+    xhat_t = reshape(normalized_backward(reshape(input_t, (N, group, -1)), xhat, rstd, (2,)),
+                     tuple(input.shape))
+    xhat = reshape(xhat, tuple(input.shape))
+    out = xhat_t if weight is None else (
+        xhat_t * _channel(weight, ndim) + xhat * _channel(weight_t, ndim))
+    return out if _no_tangent(bias_t) else out + _channel(bias_t, ndim)
+
+
+# ---- linear algebra (torch's FunctionsManual.cpp, real matrices) ----
+def mT(x):
+    return transpose(x, -1, -2)
+
+
+def _eye_like(x):
+    """The identity, batched as the square matrix x, in its dtype."""
+    return zeros_like(x) + constant(np.eye(x.shape[-1], dtype=bool), x)
+
+
+def _diag_embed(v):
+    return table.DIAG_EMBED(v, 0, -2, -1)
+
+
+def solve(A, B):
+    """A^{-1} B (B a batch of matrices): the recorded linalg.solve on Tensors."""
+    return table.LINALG_SOLVE_EX(A, B, True)[0]
+
+
+def _solve_saved(A, LU, pivots, B, adjoint):
+    """A^{-1} B, or A^{-T} B: from the saved LU factors on arrays (torch's lu_solve, first
+    order), by a recorded solve with A on Tensors (so gradients of gradients reach A)."""
+    if type(B) is np.ndarray and type(A) is np.ndarray:
+        return kernels.lu_solve(LU, pivots, B, adjoint)
+    return solve(mT(A) if adjoint else A, B)
+
+
+def _is_vector_rhs(A, B):
+    return len(B.shape) == 1 or (len(B.shape) == len(A.shape) - 1
+                                 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+def linalg_inv_backward(grad, inverse):
+    return -matmul(mT(inverse), matmul(grad, mT(inverse)))
+
+
+def _solve_grad_B(grad, A, LU, pivots, left):
+    """gB = A^{-T} gX (left) or gX A^{-T} (right), as a batch of matrices."""
+    g = unsqueeze(grad, -1) if _is_vector_rhs(A, grad) else grad
+    if left:
+        return _solve_saved(A, LU, pivots, g, True)
+    return mT(_solve_saved(A, LU, pivots, mT(g), False))
+
+
+def linalg_solve_backward_B(grad, A, LU, pivots, left):
+    gB = _solve_grad_B(grad, A, LU, pivots, left)
+    return squeeze(gB, -1) if _is_vector_rhs(A, grad) else gB
+
+
+def linalg_solve_backward_A(grad, A, LU, pivots, result, left):
+    """gA = -gB X^T (left) or -X^T gB (right), summed over B's batch by the engine."""
+    gB = _solve_grad_B(grad, A, LU, pivots, left)
+    X = unsqueeze(result, -1) if _is_vector_rhs(A, result) else result
+    return -matmul(gB, mT(X)) if left else -matmul(mT(X), gB)
+
+
+def linalg_solve_jvp(A_t, B_t, A, result, left):
+    """dX = A^{-1} (dB - dA X) (left), or (dB - X dA) A^{-1} (right)."""
+    vector = _is_vector_rhs(A, result)
+    X = unsqueeze(result, -1) if vector else result
+    dB = unsqueeze(B_t, -1) if vector and len(B_t.shape) == len(result.shape) else B_t
+    if left:
+        dX = solve(A, dB - matmul(A_t, X))
+    else:
+        dX = mT(solve(mT(A), mT(dB - matmul(X, A_t))))
+    return squeeze(dX, -1) if vector else dX
+
+
+def linalg_det_backward(grad, det, A, LU, pivots):
+    """grad det A^{-T} (the cofactors); where some matrix is singular, or nearly (|det| below
+    sqrt(eps) of Hadamard's bound, the product of its rows' norms: A^{-1} is then too
+    inexact), the cofactors through the SVD, det U det Vh U diag(prod of the other singular
+    values) Vh, as torch's."""
+    scale = unsqueeze(unsqueeze(grad * det, -1), -1)
+    rows = detach(A)
+    bound = prod(sum(rows * rows, -1), -1) ** 0.5
+    eps = np.finfo(LU.dtype if type(LU) is np.ndarray else detach(LU).numpy().dtype).eps
+    if not any_true(abs(detach(det)) <= eps ** 0.5 * bound):
+        return scale * _inverse_transposed(A, LU, pivots)
+    U, S, Vh = table.LINALG_SVD(A, False)
+    alpha = table.LINALG_DET(U)[0] * table.LINALG_DET(Vh)[0] * grad
+    return matmul(U * unsqueeze(unsqueeze(alpha, -1) * _prod_of_the_others(S), -2), Vh)
+
+
+def _prod_of_the_others(x):
+    """prod_{j != i} x_j along the last dim, with no division (so exact, and differentiable,
+    at and near zeros): exclusive cumulative products from both ends (torch's
+    prod_safe_zeros_backward)."""
+    last, n = len(x.shape) - 1, x.shape[-1]
+    ones = ones_like(slice(x, last, 0, 1, 1))
+    before = cumprod(cat([ones, slice(x, last, 0, n - 1, 1)], -1), -1)
+    after = flip(cumprod(cat([ones, flip(slice(x, last, 1, n, 1), (-1,))], -1), -1), (-1,))
+    return before * after
+
+
+def linalg_slogdet_backward(grads, A, LU, pivots):
+    """d log|det A| = A^{-T} (real matrices: the sign has no gradient)."""
+    g = unsqueeze(unsqueeze(grads[1], -1), -1)
+    return g * _inverse_transposed(A, LU, pivots)
+
+
+def _inverse_transposed(A, LU, pivots):
+    """A^{-T}, from det's LU factors (of A^T or of A, see kernels.det_factors)."""
+    factors_transposed = type(A) is np.ndarray and kernels.factors_transposed(A)
+    return _solve_saved(A, LU, pivots, _eye_like(A), adjoint=not factors_transposed)
+
+
+def trace(x):
+    return sum(diagonal(x, 0, -2, -1), -1)
+
+
+def cholesky_backward(grad, upper, L):
+    """gA = L^{-T} Phi(tril(L^T gL)) L^{-1}, Phi symmetrising with the diagonal halved
+    (Murray 2016), as torch's."""
+    if upper:
+        L, grad = mT(L), mT(grad)
+    P = tril(matmul(mT(L), grad), 0)
+    phi = 0.5 * (P + mT(tril(P, -1)))
+    left = solve(mT(L), phi)
+    return mT(solve(mT(L), mT(left)))  # left L^{-1}
+
+
+def cholesky_jvp(A_t, L, upper):
+    """dL = L Phi(L^{-1} dA L^{-T}), Phi the lower triangle with the diagonal halved."""
+    if upper:
+        L = mT(L)
+    L_inverse = solve(L, _eye_like(L))
+    X = matmul(matmul(L_inverse, A_t), mT(L_inverse))
+    dL = matmul(L, tril(X, -1) + 0.5 * X * _eye_like(X))
+    return mT(dL) if upper else dL
+
+
+def _qr_square_backward(gQ, gR, Q, R):
+    """m >= n: gA = (gQ + Q copyltu(M)) R^{-T}, M = gR R^T - Q^T gQ (copyltu(M): its upper
+    triangle mirrored, the diagonal kept)."""
+    M = matmul(gR, mT(R)) - matmul(mT(Q), gQ)
+    b = gQ + matmul(Q, triu(M, 0) + mT(triu(M, 1)))
+    return mT(solve(R, mT(b)))
+
+
+def linalg_qr_backward(grads, Q, R, mode):
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
+                           "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to "
+                           "differentiate through linalg.qr.")
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
+                           "nrows > ncols.")
+    gQ, gR = grads
+    if m >= n:
+        return _qr_square_backward(gQ, gR, Q, R)
+    # wide: A = [X Y] with X = Q R1 square, Y = Q R2; Y's gradient reaches Q through R2
+    R1, R2 = slice(R, len(R.shape) - 1, 0, m, 1), slice(R, len(R.shape) - 1, m, n, 1)
+    gR1, gR2 = slice(gR, len(gR.shape) - 1, 0, m, 1), slice(gR, len(gR.shape) - 1, m, n, 1)
+    Y = matmul(Q, R2)
+    gX = _qr_square_backward(gQ + matmul(Y, mT(gR2)), gR1, Q, R1)
+    return cat([gX, matmul(Q, gR2)], -1)
+
+
+def linalg_qr_jvp(A_t, Q, R, mode):
+    """dA = dQ R + Q dR with Q^T dQ skew and dR R^{-1} upper triangular: C = Q^T dA R^{-1},
+    Q^T dQ = tril(C, -1) - tril(C, -1)^T; a wide A's last columns follow from dQ."""
+    m, n = Q.shape[-2], R.shape[-1]
+    if m < n:
+        R1, R2 = slice(R, len(R.shape) - 1, 0, m, 1), slice(R, len(R.shape) - 1, m, n, 1)
+        dX = slice(A_t, len(A_t.shape) - 1, 0, m, 1)
+        dY = slice(A_t, len(A_t.shape) - 1, m, n, 1)
+        dQ, dR1 = linalg_qr_jvp(dX, Q, R1, mode)
+        return [dQ, cat([dR1, matmul(mT(Q), dY - matmul(dQ, R2))], -1)]
+    dA_Rinv = mT(solve(mT(R), mT(A_t)))  # dA R^{-1}
+    C = matmul(mT(Q), dA_Rinv)
+    omega = tril(C, -1) - mT(tril(C, -1))
+    dR = matmul(C - omega, R)
+    return [dA_Rinv - matmul(Q, C - omega), dR]
+
+
+def linalg_eigh_backward(grads, eigenvalues, eigenvectors):
+    """gA = V (diag(gL) + skew(V^T gV) / E) V^T, E_ij = L_j - L_i: repeated eigenvalues give
+    inf / nan when the eigenvectors get a gradient, as torch's."""
+    gL, gV = grads
+    V = eigenvectors
+    if gV is None:
+        return matmul(V * unsqueeze(gL, -2), mT(V))
+    VhgV = matmul(mT(V), gV)
+    VhgV = 0.5 * (VhgV - mT(VhgV))
+    E = unsqueeze(eigenvalues, -2) - unsqueeze(eigenvalues, -1) + _eye_like(VhgV)
+    gA = VhgV / E
+    if gL is not None:
+        gA = gA + _diag_embed(gL)
+    return matmul(V, matmul(gA, mT(V)))
+
+
+def linalg_eigh_jvp(A_t, eigenvalues, eigenvectors):
+    """dL = diag(V^T dA V); dV = V (V^T dA V / E), zero on the diagonal."""
+    V = eigenvectors
+    tmp = matmul(mT(V), matmul(A_t, V))
+    E = unsqueeze(eigenvalues, -2) - unsqueeze(eigenvalues, -1)
+    off = 1 - _eye_like(tmp)
+    return [diagonal(tmp, 0, -2, -1), matmul(V, off * tmp / (E + _eye_like(tmp)))]
+
+
+def _first(x, dim, k):
+    return x if x is None or x.shape[dim] == k else slice(x, dim % len(x.shape), 0, k, 1)
+
+
+def linalg_svd_backward(grads, U, S, Vh, full_matrices):
+    """torch's svd_backward (distinct singular values; repeated ones give inf / nan when U or
+    Vh get a gradient): with full_matrices, the first k columns of U and rows of Vh."""
+    gU, gS, gVh = grads
+    k = S.shape[-1]
+    if full_matrices:
+        U, gU, Vh, gVh = (_first(U, -1, k), _first(gU, -1, k), _first(Vh, -2, k),
+                          _first(gVh, -2, k))
+    m, n = U.shape[-2], Vh.shape[-1]
+    if gU is None and gVh is None:  # svdvals: U diag(gS) Vh
+        return (matmul(U, unsqueeze(gS, -1) * Vh) if m >= n
+                else matmul(U * unsqueeze(gS, -2), Vh))
+    UhgU = None if gU is None else matmul(mT(U), gU)
+    VhgV = None if gVh is None else matmul(Vh, mT(gVh))
+    UhgU = None if UhgU is None else UhgU - mT(UhgU)
+    VhgV = None if VhgV is None else VhgV - mT(VhgV)
+    S2 = S * S
+    E = unsqueeze(S2, -2) - unsqueeze(S2, -1) + _eye_like(matmul(unsqueeze(S, -1),
+                                                                  unsqueeze(S, -2)))
+    if gU is not None and gVh is not None:
+        inner = (UhgU * unsqueeze(S, -2) + unsqueeze(S, -1) * VhgV) / E
+    elif gU is None:
+        inner = unsqueeze(S, -1) * (VhgV / E)
+    else:
+        inner = (UhgU / E) * unsqueeze(S, -2)
+    if gS is not None:
+        inner = inner + _diag_embed(gS)
+    if m > n and gU is not None:
+        gUSinv = gU / unsqueeze(S, -2)
+        gA = matmul(U, inner) + gUSinv - matmul(U, matmul(mT(U), gUSinv))
+        return matmul(gA, Vh)
+    if m < n and gVh is not None:
+        SinvgVh = gVh / unsqueeze(S, -1)
+        gA = matmul(inner, Vh) + SinvgVh - matmul(matmul(SinvgVh, mT(Vh)), Vh)
+        return matmul(U, gA)
+    return matmul(U, matmul(inner, Vh)) if m >= n else matmul(matmul(U, inner), Vh)
+
+
+def linalg_svd_jvp(A_t, U, S, Vh, full_matrices):
+    """dP = U^T dA V: dS = diag(dP); dU = U (F o (dP S + S dP^T)) (+ the part of dA V S^-1
+    outside U's span when tall), dV likewise, F_ij = 1 / (s_j^2 - s_i^2)."""
+    m, n = U.shape[-2], Vh.shape[-1]
+    if full_matrices and m != n:
+        raise NotImplementedError("linalg_svd_jvp: full_matrices=True is not supported for "
+                                  "rectangular matrices (as torch); use full_matrices=False")
+    V = mT(Vh)
+    dP = matmul(mT(U), matmul(A_t, V))
+    dS = diagonal(dP, 0, -2, -1)
+    S_row, S_col = unsqueeze(S, -2), unsqueeze(S, -1)
+    eye = _eye_like(dP)
+    F = (1 - eye) / (S_row * S_row - S_col * S_col + eye)
+    dU = matmul(U, F * (dP * S_row + S_col * mT(dP)))
+    dV = matmul(V, F * (S_col * dP + mT(dP) * S_row))
+    if m > n:
+        dU = dU + matmul(matmul(A_t, V) - matmul(U, dP), _diag_embed(1 / S))
+    if m < n:
+        dV = dV + matmul(matmul(mT(A_t), U) - matmul(V, mT(dP)), _diag_embed(1 / S))
+    return [dU, dS, mT(dV)]
+
+
+def sgn_backward(grad, self, result):
+    """z / |z|: (grad - sgn * Re(grad * conj(sgn))) / |z|, 0 where z is 0; of a real x,
+    zeros (torch's: no graph, as sign's)."""
+    if not is_complex(self):
+        return zeros_like(grad)
+    magnitude = abs(self)
+    at_zero = magnitude == 0
+    return where(at_zero, 0, (grad - result * real(grad * conj(result)))
+                 / where(at_zero, 1, magnitude))
+
+
+def angle_backward(grad, self):
+    """arg z: grad * i z / |z|^2 (0 at z = 0); of a real x, zeros (flat but at 0)."""
+    if not is_complex(self):
+        return zeros_like(grad)
+    magnitude2 = real(self * conj(self))
+    at_zero = magnitude2 == 0
+    return where(at_zero, 0, grad * self * 1j / where(at_zero, 1, magnitude2))
+
+
+# ---- the LSTM layer of torch's CPU float32 path (oneDNN's mkldnn_rnn_layer) ----
+def lstm_layer(input, weight0, weight1, weight2, weight3, hx_, cx_, reverse, batch_sizes, mode,
+               hidden_size, num_layers, has_biases, bidirectional, batch_first, train):
+    """The op's forward (arrays): the output (T, B, H), the last h and c, and the workspace
+    the first-order backward reads (each step's activated gates, then its cell state)."""
+    bias = weight2 + weight3 if has_biases else 0  # (without biases, torch passes zeros)
+    gates, cells, outputs = lstm_layer_steps(input, weight0, weight1, bias, hx_, cx_, reverse)
+    last = 0 if reverse else -1
+    workspace = np.empty(len(gates) * (gates[0].size + cells[0].size), input.dtype)
+    split = len(gates) * gates[0].size
+    np.stack(gates, out=workspace[:split].reshape((len(gates),) + gates[0].shape))
+    np.stack(cells, out=workspace[split:].reshape((len(cells),) + cells[0].shape))
+    return np.stack(outputs), outputs[last], cells[last], workspace
+
+
+def lstm_layer_steps(input, weight_ih, weight_hh, bias, hx, cx, reverse):
+    """One LSTM layer over a (T, B, in) sequence, reversed or not: each step's gates after
+    their activations (i, f, g, o side by side), its cell state and its output, indexed by
+    time. The op's forward on arrays; on Tensors, the backward's recomputation (second order:
+    gradients of the gradients through the gates)."""
+    steps, batch, hidden = input.shape[0], hx.shape[0], hx.shape[-1]
+    projected = reshape(  # every step's input projection at once: one 2-d product
+        mm(reshape(input, (steps * batch, input.shape[-1])), t(weight_ih)) + bias,
+        (steps, batch, 4 * hidden))
+    gates, cells, outputs = [None] * steps, [None] * steps, [None] * steps
+    h, c = hx, cx
+    for step in (reversed(range(steps)) if reverse else range(steps)):
+        z = addmm(projected[step], h, t(weight_hh))
+        activated = cat([sigmoid(z[:, :2 * hidden]), tanh(z[:, 2 * hidden:3 * hidden]),
+                         sigmoid(z[:, 3 * hidden:])], 1)
+        c = activated[:, hidden:2 * hidden] * c + (
+            activated[:, :hidden] * activated[:, 2 * hidden:3 * hidden])
+        h = activated[:, 3 * hidden:] * tanh(c)
+        gates[step], cells[step], outputs[step] = activated, c, h
+    return gates, cells, outputs
+
+
+def lstm_layer_backward(grads, input, weight0, weight1, weight2, weight3, hx_, cx_, result0,
+                        result3, reverse, has_biases):
+    """Every input's gradient at once (torch's mkldnn_rnn_layer_backward): input, the four
+    weights (both biases get the same), hx_ and cx_. First order reads the workspace;
+    gradients of gradients recompute the steps from the inputs, as torch's differentiable
+    backward does, so that they depend on the weights through the gates."""
+    grad_output, grad_hy, grad_cy = grads[:3]
+    steps, batch, hidden = input.shape[0], hx_.shape[0], hx_.shape[-1]
+    if isinstance(input, np.ndarray):
+        split = steps * batch * 4 * hidden
+        gates = reshape(result3[:split], (steps, batch, 4 * hidden))
+        cells = reshape(result3[split:], (steps, batch, hidden))
+        outputs = result0
+    else:
+        bias = weight2 + weight3 if has_biases else 0
+        gates, cells, outputs = lstm_layer_steps(input, weight0, weight1, bias, hx_, cx_,
+                                                 reverse)
+    before = 1 if reverse else -1  # the step processed before a step
+
+    def state_before(states, initial, step):
+        return states[step + before] if 0 <= step + before < steps else initial
+    dh, dc = grad_hy, grad_cy
+    d_gates = [None] * steps
+    for step in (range(steps) if reverse else reversed(range(steps))):
+        activated = gates[step]
+        i, f = activated[:, :hidden], activated[:, hidden:2 * hidden]
+        g, o = activated[:, 2 * hidden:3 * hidden], activated[:, 3 * hidden:]
+        tanh_c = tanh(cells[step])
+        dh = grad_output[step] + dh
+        dc = dc + dh * o * (1 - tanh_c * tanh_c)
+        d = cat([dc * g * i * (1 - i), dc * state_before(cells, cx_, step) * f * (1 - f),
+                 dc * i * (1 - g * g), dh * tanh_c * o * (1 - o)], 1)
+        d_gates[step] = d
+        dh, dc = mm(d, weight1), dc * f
+    d_gates = reshape(stack(d_gates, 0), (steps * batch, 4 * hidden))
+    h_before = stack([state_before(outputs, hx_, step) for step in range(steps)], 0)
+    return [reshape(mm(d_gates, weight0), input.shape),
+            mm(t(d_gates), reshape(input, (steps * batch, input.shape[-1]))),
+            mm(t(d_gates), reshape(h_before, (steps * batch, hidden))),
+            sum(d_gates, 0), sum(d_gates, 0), dh, dc]  # (two biases: two arrays)

@@ -1,0 +1,79 @@
+"""Whose code is this frame? The one place gradtool decides it.
+
+A frame is gradtool's when its file lies in the gradtool package; a library's when it lies in
+gradtool, the standard library, an installed package (numpy, torch, ...); else it is the
+user's. Imports the standard library only, so every layer (the engine included) can use it."""
+import os
+import sys
+import sysconfig
+import traceback
+
+GRADTOOL_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+AUTOGRAD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "autograd", "")
+
+_gradtool_file = {}  # code filename -> whether it is gradtool's (abspath per frame is the cost)
+
+
+def is_gradtool(filename):
+    """Whether a code object's filename is one of gradtool's own files."""
+    ours = _gradtool_file.get(filename)
+    if ours is None:
+        ours = _gradtool_file[filename] = (not filename.startswith("<") and
+                                           os.path.abspath(filename).startswith(GRADTOOL_DIR))
+    return ours
+
+
+def library_dirs():
+    """Folders whose frames are never the user's: gradtool, the standard library, installed
+    packages and their scripts (the `gradtool` command itself)."""
+    dirs = {GRADTOOL_DIR}
+    paths = sysconfig.get_paths()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib", "scripts"):
+        if paths.get(key):
+            dirs.add(os.path.abspath(paths[key]) + os.sep)
+    return tuple(dirs)
+
+
+def is_library(filename):
+    """Whether a frame of this file belongs to gradtool or another library (not the user)."""
+    return filename.startswith("<") or os.path.abspath(filename).startswith(library_dirs())
+
+
+def user_frames(tb):
+    """The traceback's frames that are the user's code (not gradtool's, not a library's)."""
+    library = library_dirs()
+    return [f for f in traceback.extract_tb(tb)
+            if not f.filename.startswith("<") and
+            not os.path.abspath(f.filename).startswith(library)]
+
+
+def raised_in_user_code(exc, also=()):
+    """Whether the innermost frame of exc's traceback is the user's (not gradtool's nor one of
+    the folders in `also`, e.g. torch's): a custom backward that raises, rather than the
+    engine refusing what it returned."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and not is_gradtool(frames[-1].filename) and \
+        not os.path.abspath(frames[-1].filename).startswith(tuple(also))
+
+
+def user_call_site(frame):
+    """user_site skipping every library too (typer, the standard library, torch): the user's
+    own line that made a call, or None when gradtool itself made it."""
+    return user_site(frame, also=library_dirs())
+
+
+def user_site(frame=None, also=(), depth_limit=50):
+    """(filename, lineno, function) of the innermost frame, from `frame` (default: the
+    caller) outward, that is not gradtool's nor in the folders `also`; or None."""
+    frame = frame if frame is not None else sys._getframe(1)
+    for _ in range(depth_limit):
+        if frame is None:
+            return None
+        filename = frame.f_code.co_filename
+        ours = _gradtool_file.get(filename)  # is_gradtool, inlined: the forward trace's per-op cost
+        if ours is None:
+            ours = is_gradtool(filename)
+        if not ours and not (also and filename.startswith(also)):
+            return (filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None

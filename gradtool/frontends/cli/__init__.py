@@ -1,0 +1,52 @@
+"""The gradtool command: one thin module per command. Commands parse options, call the
+library, print, and choose the exit code; the library raises GradtoolError and never prints.
+
+Exit codes: 0 all good, 1 a check failed (a gradient mismatch, an error diagnostic, or a
+warning under --strict), 2 usage or user-code error (the worst over all targets), 130
+interrupted."""
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from . import common, gradcheck_cmd, inspect_cmd, interrupts, render_cmd
+
+
+class _FlagsShownAsFlags:
+    """typer prints `<bool>` beside a boolean flag in --help; a flag takes no value."""
+
+    def get_params(self, ctx):
+        params = super().get_params(ctx)
+        for param in params:
+            if getattr(param, "is_flag", False) and param.metavar is None:
+                param.metavar = ""
+        return params
+
+
+class _Group(_FlagsShownAsFlags, TyperGroup):
+    pass
+
+
+class _Command(_FlagsShownAsFlags, TyperCommand):
+    pass
+
+
+app = typer.Typer(
+    name="gradtool", add_completion=True, no_args_is_help=True, cls=_Group,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Check gradients and inspect autograd graphs of the functions and custom "
+         "autograd.Functions in a Python file. The file is executed as Python code.")
+app.command("inspect", cls=_Command)(interrupts.ends_cleanly(inspect_cmd.inspect))
+app.command("gradcheck", cls=_Command)(interrupts.ends_cleanly(gradcheck_cmd.gradcheck))
+app.command("render", cls=_Command)(interrupts.ends_cleanly(render_cmd.render))
+
+
+@app.callback(invoke_without_command=True)
+def _version(version: bool = typer.Option(False, "--version", help="Print the version.",
+                                          is_eager=True)):
+    if version:
+        from importlib.metadata import version as installed_version
+        typer.echo(f"gradtool {installed_version('gradtool')}")
+        raise typer.Exit(0)
+
+
+def main():
+    common.run_app(app)

@@ -1,0 +1,200 @@
+"""What every command shares: its options, error printing, exit codes."""
+import contextlib
+import dataclasses
+import gc
+import os
+import sys
+
+import typer
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
+
+FILE_ARG = typer.Argument(..., metavar="FILE[::NAME]",
+                          help="A Python file, optionally ::NAME to pick one target.")
+SEED = typer.Option(0, "--seed", min=0, max=2**63 - 1,
+                    help="Seed for every generated input (reproducible runs).")
+SHAPE = typer.Option(["3"], "--shape", metavar="[NAME=]SIZES",
+                     help="Shape of generated inputs, e.g. 3 or 2,3; per parameter: "
+                          "--shape x=2,3 --shape w=3 (repeatable).")
+JSON = typer.Option(False, "--json", help="One JSON document on stdout, nothing else there.")
+NO_COLOR = typer.Option(False, "--no-color", help="Plain text, no colours.")
+QUIET = typer.Option(False, "--quiet", "-q", help="One line per target: its verdict, where it "
+                                                  "is defined and the first finding (CI logs).")
+TIMEOUT = typer.Option(None, "--timeout", metavar="SECONDS",
+                       help="Stop a target that runs longer than this (exit 2).")
+ENGINE = typer.Option("gradtool", "--engine", metavar="gradtool|torch",
+                      help="Run the file on gradtool's engine (its `import torch` gives "
+                           "gradtool) or on PyTorch itself, when installed.")
+DEVICE = typer.Option(None, "--device", metavar="NAME",
+                      help="Put generated inputs (and @example shapes) on this device: cpu, "
+                           "cuda, cuda:1, ... (other devices need --engine torch).")
+AGAINST = typer.Option(None, "--against", metavar="torch",
+                       help="Run each target on gradtool and on PyTorch and compare outputs, "
+                            "gradients, node and saved names (exit 1 on a difference).")
+
+
+@contextlib.contextmanager
+def on_engine(name):
+    """While the user's file loads and runs: the engine `name` (engines.use), and on
+    gradtool's engine, `import torch` giving gradtool."""
+    import gradtool.adapters as engines
+    with engines.use(name) as engine, engine.importing():
+        yield engine
+
+
+def placed_on(engine, device):
+    """--device checked on the engine: its device object, or None when not given (a device
+    that engine cannot use raises NoDevice, exit 2)."""
+    return None if device is None else engine.check_device(device)
+
+
+def check_quiet(quiet, json_):
+    from ...engine.errors import GradtoolError
+    if quiet and json_:
+        raise GradtoolError("--quiet and --json both say what stdout holds: give one of them")
+
+
+def fail(error, no_color=False):
+    """Print a GradtoolError as one short paragraph (plus the user's frames) and exit 2."""
+    from ...report.text import console
+    con = console(no_color=no_color, stderr=True)
+    con.print(f"[bold red]gradtool: error:[/] {error}", markup=True, highlight=False)
+    details = getattr(error, "details", "")
+    if details:
+        con.print("Traceback (your code only):\n" + details.rstrip(), style="dim",
+                  markup=False)
+    raise typer.Exit(EXIT_USAGE)
+
+
+@dataclasses.dataclass
+class TargetError:
+    """A target whose run raised in the user's code: reported in its place, the others go
+    on (exit 2 at the end)."""
+    target: object
+    error: Exception
+
+
+def run_each(targets, check, no_color=False, timeout=None):
+    """check(target) for every target, in order; a UserCodeError of one target becomes its
+    TargetError, and so does running past `timeout` seconds. An interrupt is labelled with
+    the running target (cli/interrupts.py reports it and exits 128 + the signal)."""
+    from ...capture.loader import UserCodeError
+    from . import interrupts
+    results = []
+    for target in targets:
+        try:
+            results.append(interrupts.run_target(target, check, target, timeout=timeout))
+        except UserCodeError as e:
+            results.append(TargetError(target, e))
+    return results
+
+
+def exit_code(results, failed, warned, strict, raised=lambda result: False):
+    """The worst of all targets: 2 a target raised (or, `raised`, the user's code raised
+    while it was checked), 1 a check failed (or warned, under --strict), else 0.
+    failed/warned/raised: predicates of a target's result."""
+    codes = [EXIT_USAGE if isinstance(r, TargetError) or raised(r) else
+             EXIT_CHECK_FAILED if failed(r) or (strict and warned(r)) else EXIT_OK
+             for r in results]
+    return max(codes, default=EXIT_OK)
+
+
+def run_app(app):
+    """Run the typer app (standalone: usage errors exit 2, as documented)."""
+    from . import interrupts
+    sys.dont_write_bytecode = True  # the user's file (and what it imports) gets no __pycache__
+    interrupts.install()
+    try:
+        app()
+    finally:
+        # The process ends: the collections Python runs as it exits would scan every object
+        # still alive (a 100,000-op graph's records: about 1 s); frozen, they are skipped.
+        gc.freeze()
+
+
+_json_stdout = None  # the real stdout, kept for the one JSON document
+
+
+def user_prints_to_stderr(json_output):
+    """Under --json, whatever the user's code prints goes to stderr: stdout holds the one
+    JSON document (print_json) and nothing else. From here to the process's end, atexit
+    handlers, threads and C code included: file descriptor 1 itself is pointed at stderr."""
+    global _json_stdout
+    if json_output and _json_stdout is None:
+        sys.stdout.flush()
+        try:
+            _json_stdout = os.fdopen(os.dup(1), "w", encoding="utf-8")
+            os.dup2(2, 1)
+        except OSError:  # stdout closed: nothing to protect
+            pass
+    return contextlib.nullcontext()
+
+
+def print_json(pieces):
+    """The --json document (its text, in pieces: report.json.chunks), on the real stdout,
+    written in blocks of about a megabyte."""
+    out = sys.stdout if _json_stdout is None else _json_stdout
+    block, size = [], 0
+    for piece in pieces:
+        block.append(piece)
+        size += len(piece)
+        if size > 1 << 20:
+            out.write("".join(block))
+            block, size = [], 0
+    out.write("".join(block) + "\n")
+    out.flush()
+
+
+def check_engines(engine, against, device=None):
+    """--engine and --against: known names, and not both (--against runs both engines);
+    --device not with --against (gradtool's side runs on the CPU)."""
+    from ...engine.errors import GradtoolError
+    if against is not None and device not in (None, "cpu"):
+        raise GradtoolError(f"--against torch compares on the CPU, where gradtool's engine "
+                            f"runs: drop --device {device}")
+    if engine not in ("gradtool", "torch"):
+        raise GradtoolError(f"--engine must be gradtool or torch (got {engine!r})")
+    if against is not None and against != "torch":
+        raise GradtoolError(f"--against compares with torch: --against torch (got {against!r})")
+    if against is not None and engine != "gradtool":
+        raise GradtoolError("--against torch runs each target on gradtool's engine and on "
+                            "torch: drop --engine")
+
+
+def run_against(file, seed, shape, order, json_, no_color, timeout):
+    """--against torch: compare each target across engines, print, and exit (0 they agree,
+    1 a difference, 2 a target raised)."""
+    from ...checks import against
+    from ...adapters import get
+    from ...engine.errors import GradtoolError
+    from ...report import text
+    try:
+        get("torch")  # PyTorch installed, or exit 2 saying so
+        with user_prints_to_stderr(json_):
+            ours, theirs = against.load_both(file)
+            by_name = {t.name: t for t in theirs}
+            results = []
+            for target in ours:
+                other = by_name.get(target.name)
+                if other is None:
+                    from ...capture.loader import UserCodeError
+                    results.append(TargetError(target, UserCodeError(
+                        f"target {target.name} is not found when the file runs on torch")))
+                    continue
+                results += run_each([target], lambda t: against.compare(
+                    t, other, seed, shape, order), no_color, timeout)
+    except GradtoolError as e:
+        fail(e, no_color)
+    if json_:
+        from ...report.json import against_document, chunks
+        print_json(chunks(against_document(file, seed, shape, order, results)))
+    else:
+        con = text.console(no_color=no_color)
+        for i, r in enumerate(results):
+            if i:
+                con.print()
+            if isinstance(r, TargetError):
+                text.print_target_error(con, r.target, r.error)
+            else:
+                text.print_against(con, r)
+    raise typer.Exit(exit_code(results, lambda r: not r.passed, lambda r: False, False))

@@ -1,0 +1,271 @@
+"""gradtool gradcheck: numerical against analytic gradients for every target."""
+import dataclasses
+import enum
+import os
+import warnings
+from typing import List
+
+import typer
+
+from ...engine.errors import GradtoolError
+from ...report import text
+from . import common, interrupts
+
+
+def gradcheck(
+    file: str = common.FILE_ARG,
+    eps: float = typer.Option(1e-6, "--eps", help="Step of the central differences (> 0)."),
+    atol: float = typer.Option(1e-5, "--atol", help="Absolute tolerance (>= 0)."),
+    rtol: float = typer.Option(1e-3, "--rtol", help="Relative tolerance (>= 0)."),
+    fast: bool = typer.Option(False, "--fast", help="torch's fast mode: random projections "
+                                                    "(failures are rechecked in full)."),
+    order: int = typer.Option(1, "--order", min=1, max=2,
+                              help="1: gradcheck; 2: gradgradcheck too (second derivatives)."),
+    mode: "Mode" = typer.Option(None, "--mode", case_sensitive=False,
+                             help="forward|reverse|both: which analytical Jacobian is checked "
+                                  "(backward, jvp, or both). Default: reverse; both for an "
+                                  "autograd.Function that defines jvp."),
+    strict: bool = typer.Option(False, "--strict",
+                                help="Exit 1 on warnings too (hazards torch lets pass)."),
+    html: str = typer.Option(None, "--html", help="Also write a page of Jacobian heatmaps "
+                                                  "(numerical, analytical, difference)."),
+    reference: str = typer.Option(None, "--reference", metavar="FILE::NAME",
+                                  help="Check each target against this function in low "
+                                       "precision (as @gradtool.reference does)."),
+    reference_only: bool = typer.Option(False, "--reference-only",
+                                        help="Run only the reference check, not gradcheck."),
+    dtypes: str = typer.Option(None, "--dtypes", metavar="float32,bfloat16,float16",
+                               help="The dtypes of the reference check (default: float32, or "
+                                    "the example's own dtype when it is lower)."),
+    factor: float = typer.Option(2.0, "--factor",
+                                 help="Reference check: allow this many times the reference's "
+                                      "own error in each dtype."),
+    seed: int = common.SEED,
+    shape: List[str] = common.SHAPE,
+    json_: bool = common.JSON,
+    no_color: bool = common.NO_COLOR,
+    quiet: bool = common.QUIET,
+    timeout: float = common.TIMEOUT,
+    engine: str = common.ENGINE,
+    against: str = common.AGAINST,
+    device: str = common.DEVICE,
+    localize: str = typer.Option("custom", "--localize", metavar="custom|all|off",
+                                 help="On a failure, check each custom Function call on its "
+                                      "own and name the first wrong one (custom, the "
+                                      "default), every node of the graph (all), or none "
+                                      "(off)."),
+):
+    """Compare central differences with the analytic gradients of each target, per input and
+    output; on a failure, show both Jacobians and say why they differ. A target with a
+    reference (@gradtool.reference, --reference) is also checked against it in low
+    precision."""
+    from ...engine.errors import GradtoolError
+    from ...capture.loader import load, parse_shape
+    from ...report import output as output_file
+    try:
+        if localize == "all" and "torch" in (engine, against):
+            raise GradtoolError("--localize all re-runs every op of the graph on its own, which "
+                                "gradtool does on its own engine only: with --engine torch, "
+                                "--localize custom checks each custom Function call")
+        common.check_engines(engine, against, device)
+        common.check_quiet(quiet, json_)
+        _check_tolerances(eps, atol, rtol)
+        asked = _reference_options(reference, reference_only, dtypes, factor, against)
+        if localize not in ("custom", "all", "off"):
+            raise GradtoolError(f"--localize must be custom, all or off (got {localize!r})")
+        shape_tuple = parse_shape(shape)
+        interrupts.check_timeout(timeout)
+        if against is not None:
+            common.run_against(file, seed, shape_tuple, order, json_, no_color, timeout)
+        html_path = html and output_file.resolve(html)  # before the user's code can chdir
+        with common.user_prints_to_stderr(json_), common.on_engine(engine) as on:
+            place = common.placed_on(on, device)
+            reference_fn = asked.load()
+            targets = load(file)
+            results = common.run_each(
+                targets, lambda t: _check_target(
+                    t, seed, shape_tuple, place, asked, reference_fn,
+                    lambda: _check(t, seed, shape_tuple, json_ or quiet, no_color, eps=eps, atol=atol,
+                                   rtol=rtol, fast=fast, order=order, modes=modes_for(t, mode),
+                                   localize=localize, device=place)), no_color, timeout)
+        if html:
+            from ...report import heatmap
+            output_file.write_atomically(html_path, heatmap.page(file, results))
+    except GradtoolError as e:
+        common.fail(e, no_color)
+    if json_:
+        from ...report.json import chunks, gradcheck_document
+        common.print_json(chunks(gradcheck_document(file, seed, shape_tuple, results)))
+    else:
+        con = text.console(no_color=no_color)
+        for i, r in enumerate(results):
+            if quiet:
+                text.print_gradcheck_line(con, r)
+                continue
+            if i:
+                con.print()
+            if isinstance(r, common.TargetError):
+                text.print_target_error(con, r.target, r.error)
+                continue
+            for k, report in enumerate(r.reports):
+                text.print_gradcheck(con, r.target, report, heading=k == 0)
+            if r.reference is not None:
+                text.print_reference(con, r.target, r.reference, heading=not r.reports)
+            if r.reference_error is not None:
+                text.print_user_error(con, r.reference_error)
+    raise typer.Exit(common.exit_code(
+        results, lambda r: not r.passed,
+        lambda r: any(d.severity == "warning" for rep in r.reports for d in rep.diagnoses),
+        strict, raised=lambda r: r.reference_error is not None or any(
+            getattr(rep, "raised_in_user_code", False) for rep in r.reports)))
+
+
+def _check(target, seed, shape, quiet, no_color, **options):
+    """check_target, with a progress bar for long full-mode checks."""
+    from ...checks.target import check_target
+
+    def progress(evaluations, n):
+        return text.evaluation_progress(evaluations, f"{target.name}: {evaluations:,} "
+                                        f"evaluations", no_color=no_color,
+                                        enabled=not quiet and not options["fast"] and n >= 200)
+    with warnings.catch_warnings():
+        # torch's warning, once per input: the report's precision diagnosis says it with the
+        # cause, and the warning would name gradtool's line, not the user's
+        warnings.filterwarnings("ignore", r"Input #\d+ requires gradient and is not a double")
+        return check_target(target, seed, shape, progress=progress, **options)
+
+
+def _check_tolerances(eps, atol, rtol):
+    from ...engine.errors import GradtoolError
+    for option, value, ok, rule in (("--eps", eps, eps > 0, "> 0"),
+                                    ("--atol", atol, atol >= 0, ">= 0"),
+                                    ("--rtol", rtol, rtol >= 0, ">= 0")):
+        if not ok or value != value or value == float("inf"):
+            raise GradtoolError(f"{option} must be a finite number {rule} (got {value})")
+
+
+class Mode(str, enum.Enum):
+    forward = "forward"
+    reverse = "reverse"
+    both = "both"
+
+
+_MODES = {"reverse": (False, True), "forward": (True, False), "both": (True, True)}
+
+
+def modes_for(target, mode):
+    """(check_forward_ad, check_backward_ad) for a target: as asked, else reverse, and both
+    for a custom Function that defines its own jvp."""
+    if mode is None:
+        from ...adapters import current
+        Function = current().Function
+        own_jvp = target.kind == "Function" and target.obj.jvp is not Function.jvp
+        mode = "both" if own_jvp else "reverse"
+    return _MODES[mode.value if isinstance(mode, Mode) else mode]
+
+
+@dataclasses.dataclass
+class _ReferenceOptions:
+    """--reference, --reference-only, --dtypes, --factor, checked before any code runs."""
+    spec: str
+    only: bool
+    dtypes: list
+    factor: float
+
+    def load(self):
+        """The --reference function (its file imported as the target's is), or None."""
+        if self.spec is None:
+            return None
+        from ...capture.loader import UserCodeError, import_user_file, split_spec
+        path, name = split_spec(self.spec)
+        if name is None:
+            raise UserCodeError(f"--reference {self.spec}: name the function, as "
+                                f"--reference {path}::NAME")
+        module = import_user_file(path)
+        fn = getattr(module, name, None)
+        if not callable(fn):
+            raise UserCodeError(f"--reference {self.spec}: {path} has no function {name!r}")
+        return fn
+
+
+def _reference_options(spec, only, dtypes, factor, against):
+    from ...checks.reference import parse_dtypes
+    from ...engine.errors import GradtoolError
+    if not (factor > 0 and factor != float("inf")):
+        raise GradtoolError(f"--factor must be a finite number > 0 (got {factor})")
+    if against is not None and (spec or only or dtypes):
+        raise GradtoolError("--against torch compares engines; the reference check runs on "
+                            "one engine: drop --against")
+    return _ReferenceOptions(spec, only, parse_dtypes(dtypes) if dtypes else None, factor)
+
+
+def _check_target(target, seed, shape, device, asked, reference_fn, gradcheck):
+    """gradcheck (unless --reference-only), then the reference check when the target has a
+    reference (--reference, else its @gradtool.reference)."""
+    from ...checks import reference as ref
+    from ...capture.loader import UserCodeError
+    from ...checks.target import TargetCheck
+    result = TargetCheck(target, [], []) if asked.only else gradcheck()
+    reference_fn = reference_fn or ref.declared(target.obj)
+    if reference_fn is None:
+        if asked.only:
+            raise UserCodeError(
+                f"target {target.name} ({target.filename}:{target.lineno}) has no reference "
+                f"to check against: add @gradtool.reference(reference_fn) above it, or give "
+                f"--reference FILE::NAME", location=(target.filename, target.lineno))
+        if result.reports:
+            _suggest_reference(target, result.reports[0])
+        return result
+    try:
+        result.reference = _reference_check(target, seed, shape, device, asked, reference_fn)
+    except UserCodeError as e:
+        if asked.only:
+            raise
+        result.reference_error = e  # reported after the gradcheck that did run
+    return result
+
+
+def _reference_check(target, seed, shape, device, asked, reference_fn):
+    """The ReferenceReport of one target: its seeded inputs in each dtype, the parameters of
+    the modules its file holds."""
+    import functools
+
+    from ...checks import reference as ref
+    from ...adapters import current
+    from ...capture.loader import UserCodeError, make_inputs
+    from ...capture.loader import file_modules, module_parameters
+    E = current()
+    args, kwargs = make_inputs(target, seed, shape, device)
+    parameters = [(n, p) for n, p in module_parameters(file_modules(E, target)).items()
+                  if p.requires_grad]
+    names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
+                                                                  len(args))]
+    try:
+        return ref.reference_report(
+            functools.partial(target.call, **kwargs), functools.partial(reference_fn, **kwargs),
+            args, dtypes=asked.dtypes, factor=asked.factor, names=names,
+            parameters=parameters, seed=seed,
+            where=(target.name, target.filename, target.lineno))
+    except ref.ReferenceError as e:
+        raise UserCodeError(f"target {target.name}: reference check: {e}", e.details,
+                            e.location) from None
+    except GradtoolError as e:  # a dtype the engine lacks
+        raise UserCodeError(f"target {target.name}: reference check: {e}",
+                            location=(target.filename, target.lineno)) from None
+
+
+def _suggest_reference(target, report):
+    """A failed low-precision gradcheck that the float64 recheck could not clear: the
+    reference check is the tool; say so with the line to add."""
+    from ...checks.diagnose import REFERENCE_ADVICE
+    for d in report.diagnoses_of("precision"):
+        if not report.passed and REFERENCE_ADVICE in d.message:
+            name = target.obj.__name__
+            low = dict.fromkeys(i["dtype"] for i in report.inputs
+                                if i.get("dtype") in ("float32", "bfloat16", "float16"))
+            d.message = d.message.replace(REFERENCE_ADVICE, (
+                f"A kernel meant for this precision is judged against a float64 reference: "
+                f"add `@gradtool.reference(reference_{name.lower()})` above {name} "
+                f"({os.path.relpath(target.filename)}:{target.lineno}), "
+                f"reference_{name.lower()} being the plain code it replaces (same arguments), "
+                f"and run gradtool gradcheck --dtypes {','.join(low) or 'float32'}."))

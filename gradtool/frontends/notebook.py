@@ -1,0 +1,275 @@
+"""gradtool from Python: in a script, a REPL or a Jupyter notebook.
+
+    gradtool.draw(loss, params=dict(model.named_parameters()))  # torchviz's make_dot
+    gradtool.inspect(f, (x, w))   # what `gradtool inspect` prints, for one function
+    gradtool.check(f, (x, w))     # what `gradtool gradcheck` prints, and the heatmaps
+
+What they return prints as the CLI does (print(), str(), IPython's pretty printer) and shows
+as HTML in Jupyter (`_repr_html_`): the graph as the interactive page, a report as its
+coloured text with the Jacobian heatmaps. Tensors of real PyTorch work as gradtool's do."""
+import html as html_escape
+import io
+import sys
+import types
+
+WIDTH = 100  # columns of the text a report prints as (a notebook has no terminal width)
+
+
+def draw(output, params=None, *, show_saved=False, depth=None, expand=False):
+    """The backward graph of `output` (a tensor, or a list or tuple of them), as a Graph:
+    shown inline in Jupyter, `.save("g.svg")` (or .png, .pdf, .dot, .html), `.source` (DOT).
+    `params` (torchviz's argument: name -> tensor, e.g. dict(model.named_parameters())) and
+    the variables of the calling code name the leaves and outputs; modules found there group
+    the nodes by module call. `show_saved`, `depth`, `expand`: as `gradtool render`'s."""
+    return _draw(output, _caller_scope(), params, show_saved, depth, expand)
+
+
+def _draw(output, scope, params=None, show_saved=False, depth=None, expand=False):
+    from .. import adapters as engines
+    from ..capture.loader import module_parameters, modules_in
+    from ..capture.graph import take_snapshot
+    outputs = list(output) if isinstance(output, (list, tuple)) else [output]
+    engine = engines.of(outputs)
+    modules = modules_in(engine, scope)
+    # later names win: the caller's variables, then parameters by their modules' names
+    # (model.0.weight rather than params' 0.weight)
+    named = dict(params or {})
+    named.update({k: v for k, v in scope.items()
+                  if engine.is_tensor(v) and not k.startswith("_")})
+    named.update(module_parameters(modules))
+    snapshot = take_snapshot(outputs, named, None,
+                             {id(m): var for var, m in reversed(modules.items())}, engine)
+    return Graph(snapshot, (), _name_of(outputs, scope), show_saved, depth, expand)
+
+
+class Graph:
+    """A drawing of one backward graph: `.svg()`, `.source` (DOT), `.save(path)`, and in
+    Jupyter the page to explore it (fold and open module boxes, search, click a node)."""
+
+    def __init__(self, snapshot, diagnoses=(), name="graph", show_saved=False, depth=None,
+                 expand=False):
+        self.snapshot, self.diagnoses, self.name = snapshot, list(diagnoses), name
+        self.options = dict(show_saved=show_saved, expand=expand, depth=depth)
+
+    def __repr__(self):
+        return f"<gradtool.Graph {self.name}: {len(self.snapshot.nodes):,} nodes>"
+
+    def _digraph(self):
+        from ..report import dot
+        o = self.options
+        return dot.build(self.snapshot, o["show_saved"], o["expand"], o["depth"],
+                         self.diagnoses)
+
+    @property
+    def source(self):
+        """The DOT source (Graphviz's language)."""
+        return self._digraph().source
+
+    def svg(self):
+        from ..report import dot
+        return dot.render(self._digraph(), "svg", dot.find_renderer("auto", "svg")).decode()
+
+    def page(self):
+        """The self-contained HTML page of `gradtool render --format html`."""
+        from ..report import html
+        o = self.options
+        target = types.SimpleNamespace(name=self.name, snapshot=self.snapshot,
+                                       diagnostics=self.diagnoses,
+                                       target=types.SimpleNamespace(name=self.name))
+        return html.page([target], o["show_saved"],
+                         o["expand"], o["depth"]).decode()
+
+    def save(self, path, format=None):
+        """Write the drawing: the format from `format`, else from the file's suffix (svg,
+        png, pdf, dot, html). Returns the path."""
+        from ..report import dot, output
+        fmt = output.output_format(format, str(path), dot.FORMATS)
+        if fmt == "html":
+            data = self.page().encode()
+        elif fmt == "dot":
+            data = self.source.encode()
+        else:
+            data = dot.render(self._digraph(), fmt, dot.find_renderer("auto", fmt))
+        output.write_atomically(output.resolve(str(path)), data)
+        return path
+
+    def _repr_svg_(self):
+        return self.svg()
+
+    def _repr_html_(self):
+        return _inline_page(self.page())
+
+
+def inspect(target, inputs=(), *, seed=0):
+    """What `gradtool inspect` finds, as an InspectReport. `target`: a function (or an
+    autograd.Function, or its .apply) called with `inputs` (a tensor or a tuple; copied, so
+    yours are left alone), run forward and backward under gradtool's trace; or an output
+    tensor whose graph is already made, read as it is (no backward runs)."""
+    from .. import adapters as engines
+    if engines.of([target]).is_tensor(target) or isinstance(target, (list, tuple)):
+        return _inspect_graph(target, _caller_scope())
+    from ..checks.inspection import capture
+    with engines.use(engines.of(_as_tuple(inputs))):
+        return InspectReport(capture(_target(target, inputs), seed))
+
+
+def check(fn, inputs, *, order=1, eps=1e-6, atol=1e-5, rtol=1e-3, fast_mode=False,
+          mode=None, seed=0):
+    """What `gradtool gradcheck` reports for fn(*inputs), as a CheckReport: every input that
+    requires grad and every parameter of the modules fn calls, checked numerically against
+    the analytical gradients (`order=2`: second derivatives too; `mode`: "reverse",
+    "forward" or "both"). It never raises for a wrong gradient: read `.passed`."""
+    from .. import adapters as engines
+    from ..checks.target import check_target
+    from .cli.gradcheck_cmd import modes_for
+    target = _target(fn, inputs)
+    with engines.use(engines.of(_as_tuple(inputs))):
+        result = check_target(target, seed, (3,), eps=eps, atol=atol, rtol=rtol,
+                              fast=fast_mode, order=order, modes=modes_for(target, mode))
+    return CheckReport(result)
+
+
+class _Report:
+    """Prints as the CLI does; shows in Jupyter as that text, coloured."""
+
+    def _print(self, con):
+        raise NotImplementedError
+
+    def text(self, width=WIDTH, color=False):
+        """The report as the CLI prints it, `width` columns wide."""
+        con, buffer = _console(width, color)
+        self._print(con)
+        return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip().splitlines())
+
+    def __str__(self):
+        return self.text()
+
+    def _repr_pretty_(self, printer, cycle):  # IPython's terminal: the report, coloured
+        printer.text(self.text(color=True) if not cycle else repr(self))
+
+    def _repr_html_(self):
+        from rich.console import Console
+        con = Console(record=True, file=io.StringIO(), width=WIDTH, force_jupyter=False,
+                      force_terminal=True, color_system="truecolor", highlight=False)
+        self._print(con)
+        return con.export_html(inline_styles=True, code_format=_PRE)
+
+    def __repr__(self):  # one line: what --quiet prints
+        con, buffer = _console(10_000, False)
+        self._line(con)
+        return f"<{type(self).__name__} {buffer.getvalue().strip()}>"
+
+
+class InspectReport(_Report):
+    """gradtool inspect of one target: `.capture` (snapshot, diagnostics, inputs, outputs),
+    `.diagnostics`, `.graph` to draw it."""
+
+    def __init__(self, capture):
+        self.capture = capture
+        self.snapshot, self.diagnostics = capture.snapshot, capture.diagnostics
+
+    @property
+    def graph(self):
+        return Graph(self.snapshot, self.diagnostics, self.capture.target.name)
+
+    def _print(self, con):
+        from ..report import text
+        text.print_inspect(con, self.capture)
+
+    def _line(self, con):
+        from ..report import text
+        text.print_inspect_line(con, self.capture)
+
+
+class CheckReport(_Report):
+    """gradtool gradcheck of one target: `.passed`, `.reports` (a GradcheckReport per order
+    checked: pairs, failures, diagnoses), `.input_names`."""
+
+    def __init__(self, result):
+        self.result = result
+        self.reports, self.input_names = result.reports, result.input_names
+
+    @property
+    def passed(self):
+        return self.result.passed
+
+    def _print(self, con):
+        from ..report import text
+        for k, report in enumerate(self.reports):
+            text.print_gradcheck(con, self.result.target, report, heading=k == 0)
+
+    def _line(self, con):
+        from ..report import text
+        text.print_gradcheck_line(con, self.result)
+
+    def _repr_html_(self):
+        from ..report import heatmap
+        return super()._repr_html_() + heatmap.fragment([self.result])
+
+
+def _inspect_graph(output, scope):
+    """inspect(y) of a graph already made: its snapshot, and what can be told from it alone."""
+    from ..checks.inspection import Capture
+    from ..checks.findings import diagnose_snapshot
+    graph = _draw(output, scope)
+    outputs = list(output) if isinstance(output, (list, tuple)) else [output]
+    name = _name_of(outputs, scope)
+    leaves = {id(t): n.leaf.name for n, t in zip(graph.snapshot.leaves,
+                                                 graph.snapshot.leaf_tensors)}
+    inputs = [(leaves[id(t)] or f"leaf {i}", t)
+              for i, t in enumerate(graph.snapshot.leaf_tensors)]
+    where = types.SimpleNamespace(name=name, kind="graph", filename="<python>", lineno=0)
+    frame = sys._getframe(2)
+    where.filename, where.lineno = frame.f_code.co_filename, frame.f_lineno
+    capture = Capture(where, inputs, outputs, graph.snapshot, None, [])
+    capture.diagnostics = diagnose_snapshot(graph.snapshot)
+    return InspectReport(capture)
+
+
+def _target(fn, inputs):
+    """A loader Target for a function (or Function) called with these inputs."""
+    from ..capture.loader import Target
+    from .testing import Checked, _function_class, _parameter_names
+    cls = fn if isinstance(fn, type) else _function_class(fn)
+    where = Checked.of(cls.apply if cls is not None else fn)
+    return Target(where.name, "Function" if cls is not None else "example",
+                  cls if cls is not None else fn, _as_tuple(inputs), {},
+                  _parameter_names(cls.apply if cls is not None else fn), where.filename,
+                  where.lineno)
+
+
+def _as_tuple(inputs):
+    return tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
+
+
+def _caller_scope():
+    """The variables of the code that called gradtool (a notebook's are its globals)."""
+    frame = sys._getframe(2)
+    return {**frame.f_globals, **frame.f_locals}
+
+
+def _name_of(outputs, scope):
+    names = [k for t in outputs for k, v in scope.items() if v is t and not k.startswith("_")]
+    return names[0] if names else "graph"
+
+
+def _console(width, color):
+    from rich.console import Console
+    buffer = io.StringIO()
+    # never Jupyter's display (rich would send the text there, not to the buffer)
+    con = Console(file=buffer, width=width, force_jupyter=False, force_terminal=color,
+                  no_color=not color, color_system="truecolor" if color else None,
+                  highlight=False, soft_wrap=False)
+    return con, buffer
+
+
+_PRE = ('<pre style="font-family:Menlo,Consolas,\'DejaVu Sans Mono\',monospace;font-size:12px;'
+        'line-height:1.35;white-space:pre">{code}</pre>')
+
+
+def _inline_page(page):
+    """A whole HTML page shown inside a notebook's output: an iframe holding it, so that
+    its script and styles stay its own."""
+    return (f'<iframe srcdoc="{html_escape.escape(page, quote=True)}" '
+            f'style="width:100%;height:640px;border:1px solid #ccc" '
+            f'sandbox="allow-scripts"></iframe>')

@@ -1,0 +1,457 @@
+"""torch's semantics where real code meets them: type promotion, grad modes on generators,
+.numpy() under no_grad, views and inference tensors, and node shapes. Each behaviour is tested
+against torch's documented rules; the `parity` tests run the same code through torch too."""
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+import gradtool as gt
+from gradtool.engine.autograd import Function
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
+
+
+def _name(dtype):
+    return str(dtype).split(".")[-1]
+
+
+# ---------------------------------- type promotion ----------------------------------
+def test_a_dimensioned_tensor_wins_over_a_0d_tensor_of_its_category():
+    x = gt.ones(3, dtype=gt.float32)
+    assert (x * gt.tensor(1 / 3, dtype=gt.float64)).dtype == gt.float32
+    assert (gt.tensor(2.0, dtype=gt.float64) + x).dtype == gt.float32
+    h = gt.ones(3, dtype=gt.float16)
+    assert (h - gt.tensor(1.0)).dtype == gt.float16
+    assert (gt.ones(3, dtype=gt.int32) + gt.tensor(5)).dtype == gt.int32
+    # a 0-d tensor of a higher category counts: int tensor * 0-d float64 is float64
+    assert (gt.ones(3, dtype=gt.int32) * gt.tensor(2.0, dtype=gt.float64)).dtype == gt.float64
+    # computed in the result dtype, as torch (not in float64, then rounded)
+    assert (x * gt.tensor(1 / 3, dtype=gt.float64)).tolist() == [np.float32(1) * np.float32(1 / 3)] * 3
+
+
+def test_python_and_numpy_scalars_never_upcast():
+    x = gt.ones(2, dtype=gt.float16)
+    assert (x * 2.5).dtype == gt.float16 and (x * np.float64(2.5)).dtype == gt.float16
+    assert (gt.ones(2, dtype=gt.int32) * 3).dtype == gt.int32
+    assert (gt.tensor([1, 2]) * 2.5).dtype == gt.float32  # a higher category: default float
+    assert (gt.tensor([True, False]) + 1).dtype == gt.int64
+    assert (gt.tensor([1, 2]).clamp(min=1.5)).dtype == gt.float32
+    assert (gt.tensor([1, 2]) ** 2.5).dtype == gt.float32
+
+
+def test_integer_true_division_and_float_functions_give_the_default_float_dtype():
+    assert (gt.tensor([1, 2]) / gt.tensor([2, 4])).tolist() == [0.5, 0.5]
+    assert (gt.tensor([1, 2]) / gt.tensor([2, 4])).dtype == gt.float32
+    assert (2 / gt.tensor([1, 2])).dtype == gt.float32
+    assert gt.tensor([True]).exp().dtype == gt.float32  # numpy gives float16
+    assert gt.tensor([1], dtype=gt.int32).sigmoid().dtype == gt.float32
+
+
+def test_result_type_is_the_one_rule_and_in_place_ops_check_it():
+    from gradtool.engine.autograd.dtypes import result_type
+    assert result_type(np.ones(2, np.float32), np.array(1.0)) == np.float32
+    assert result_type(np.ones(2, np.int32), 2.5) == np.float32
+    assert gt.cat([gt.tensor([1, 2]), gt.tensor([1.0], dtype=gt.float16)]).dtype == gt.float16
+    x = gt.ones(2)
+    x.add_(gt.tensor(1.0, dtype=gt.float64))  # float32 result: fits
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired "
+                                           "output type Long"):
+        gt.tensor([1, 2]).add_(2.5)
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
+        gt.ones(2, 2) @ gt.ones(2, 2, dtype=gt.float64)
+
+
+_DTYPES = ["float16", "float32", "float64", "int32", "int64", "bool"]
+_BINARY = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b,
+           "maximum": lambda a, b: a.maximum(b), "pow": lambda a, b: a ** b}
+
+
+def _operand(lib, dtype, zero_dim):
+    value = True if dtype == "bool" else (3 if dtype.startswith("int") else 1.5)
+    return lib.tensor(value if zero_dim else [value, value], dtype=getattr(lib, dtype))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("op", ["add", "mul", "div", "maximum", "pow"])
+def test_binary_result_dtypes_match_torch_for_every_pair(op, torch):
+    fn = _BINARY[op]
+    for (da, za), (db, zb) in itertools.product(
+            itertools.product(_DTYPES, [False, True]), repeat=2):
+        try:
+            want = _name(fn(_operand(torch, da, za), _operand(torch, db, zb)).dtype)
+        except RuntimeError:
+            continue  # torch refuses (bool ** bool): not compared
+        got = _name(fn(_operand(gt, da, za), _operand(gt, db, zb)).dtype)
+        assert got == want, (op, da, "0-d" if za else "", db, "0-d" if zb else "")
+
+
+@pytest.mark.parity
+def test_scalar_operand_dtypes_match_torch(torch):
+    ops = [lambda a, s: a + s, lambda a, s: s * a, lambda a, s: a / s, lambda a, s: s / a,
+           lambda a, s: a ** s, lambda a, s: a.clamp(min=s)]
+    for dtype, scalar, fn in itertools.product(_DTYPES, [2, 2.5, np.float64(2.5)], ops):
+        try:
+            want = _name(fn(_operand(torch, dtype, False), scalar).dtype)
+        except RuntimeError:
+            continue
+        assert _name(fn(_operand(gt, dtype, False), scalar).dtype) == want, (dtype, scalar)
+
+
+# ---------------------------------- grad modes on generators ----------------------------------
+@pytest.mark.parametrize("mode, inside", [
+    (lambda: gt.no_grad(), False), (lambda: gt.set_grad_enabled(False), False),
+    (lambda: gt.inference_mode(), False), (lambda: gt.enable_grad(), True)])
+def test_grad_mode_decorators_apply_inside_a_generator_across_yields(mode, inside):
+    @mode()
+    def numbers():
+        for _ in range(2):
+            received = yield gt.is_grad_enabled()
+            assert received == "sent"
+
+    outside = not inside
+    with gt.set_grad_enabled(outside):
+        gen = numbers()
+        seen = [next(gen)]
+        assert gt.is_grad_enabled() is outside  # the caller's mode between yields
+        seen.append(gen.send("sent"))
+        with pytest.raises(StopIteration):
+            gen.send("sent")
+    assert seen == [inside, inside]
+
+
+# ---------------------------------- numpy ----------------------------------
+def test_numpy_of_a_tensor_that_requires_grad_works_under_no_grad_only():
+    x = gt.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        x.numpy()
+    with gt.no_grad():
+        assert x.numpy().tolist() == [1.0, 1.0]
+        assert np.asarray(x).tolist() == [1.0, 1.0]  # numpy reads it through __array__
+
+
+def test_numpy_code_inside_function_forward_works():
+    class NumpySin(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return gt.from_numpy(np.sin(x.numpy()))
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * gt.from_numpy(np.cos(x.detach().numpy()))
+    x = gt.randn(4, dtype=gt.float64, requires_grad=True)
+    assert gt.autograd.gradcheck(NumpySin.apply, (x,))
+
+
+# ---------------------------------- views and inference tensors ----------------------------------
+def test_detach_in_place_refuses_a_view():
+    base = gt.randn(4, requires_grad=True) * 1
+    for view in (base[:2], base.view(2, 2), gt.randn(4)[1:]):
+        with pytest.raises(RuntimeError, match="Can't detach views in-place. Use detach\\(\\) "
+                                               "instead."):
+            view.detach_()
+    y = gt.randn(4, requires_grad=True) * 1
+    assert y.detach_() is y and not y.requires_grad and y.grad_fn is None
+
+
+def test_version_of_an_inference_tensor_raises():
+    with gt.inference_mode():
+        t = gt.ones(2)
+    with pytest.raises(RuntimeError, match="Inference tensors do not track version counter."):
+        t._version
+    assert gt.ones(2)._version == 0
+
+
+# ---------------------------------- parity: node shapes and semantics ----------------------------------
+def _run_both(torch, program):
+    """program(lib) for gradtool and torch (the same code, written once)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch's create_graph cycle warning
+        return program(gt), program(torch)
+
+
+def _names(node):
+    if node is None:
+        return None
+    return (node.name().removeprefix("torch::autograd::"),
+            [None if f is None else f.name().removeprefix("torch::autograd::")
+             for f, _ in node.next_functions])
+
+
+@pytest.mark.parity
+def test_custom_function_nodes_match_torchs(torch):
+    def program(lib):
+        class Affine(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k, y):
+                ctx.save_for_backward(x, y)
+                ctx.k = k
+                return x * k + y
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * ctx.k, None, grad
+        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        node = Affine.apply(x, 2.0, lib.ones(3, dtype=lib.float64)).grad_fn
+        saved = sorted(a for a in dir(node) if a.startswith("_saved"))
+        form = repr(node).split(" object")[0].replace("gradtool.", "torch.")
+        return _names(node), saved, node.k, [t.tolist() for t in node.saved_tensors], form
+    mine, theirs = _run_both(torch, program)
+    assert mine == theirs
+
+
+@pytest.mark.parity
+def test_once_differentiable_error_node_matches_torchs(torch):
+    def program(lib):
+        class Twice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k):
+                return x * k
+
+            @staticmethod
+            @(lib.autograd.function.once_differentiable)
+            def backward(ctx, grad):
+                return grad * 2, None
+        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        y = Twice.apply(x, 2)
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        node = g.grad_fn
+        return type(node).__name__, _names(node), node.next_functions[0][0].variable.tolist()
+    mine, theirs = _run_both(torch, program)
+    assert mine == theirs
+
+
+@pytest.mark.parity
+def test_grad_accumulated_with_create_graph_matches_torchs_nodes(torch):
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        shapes = []
+        for _ in range(2):
+            (x ** 3).sum().backward(create_graph=True)
+            shapes.append(_names(x.grad.grad_fn))
+        first = x.grad
+        x.grad = None
+        (x * 2).sum().backward()
+        kept = x.grad
+        (x * 2).sum().backward()
+        return shapes, first.tolist(), kept.tolist(), kept is x.grad, kept._version
+    mine, theirs = _run_both(torch, program)
+    assert mine == theirs
+
+
+@pytest.mark.parity
+def test_hook_order_and_grad_of_a_non_leaf_match_torch(torch):
+    def program(lib):
+        ran = []
+        a = lib.ones(3, requires_grad=True)
+        b = a * 2
+        c = (b * b).sum()
+        acc = b.grad_fn.next_functions[0][0]
+        acc.register_prehook(lambda go: ran.append("acc pre"))
+        acc.register_hook(lambda gi, go: ran.append("acc post"))
+        a.register_hook(lambda g: ran.append("a hook"))
+        b.register_hook(lambda g: ran.append("b hook"))
+        b.grad_fn.register_prehook(lambda go: ran.append("b pre"))
+        b.grad_fn.register_hook(lambda gi, go: ran.append("b post"))
+        lib.autograd.grad(c, b, retain_graph=True)
+        ran.append("|")
+        lib.autograd.grad(c, a, retain_graph=True)
+        ran.append("|")
+        c.backward(inputs=[b])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            b_grad = b.grad.tolist()
+        return ran, b.retains_grad, b_grad, len(caught), a.grad
+    mine, theirs = _run_both(torch, program)
+    assert mine == theirs
+
+
+@pytest.mark.parity
+def test_materialized_zeros_and_numpy_under_no_grad_match_torch(torch):
+    def program(lib):
+        x, unused = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+        flags = []
+        for create_graph in (False, True):
+            _, z = lib.autograd.grad((x * x).sum(), [x, unused], materialize_grads=True,
+                                     create_graph=create_graph)
+            flags.append(z.requires_grad)
+        with lib.no_grad():
+            values = x.numpy().tolist()
+        return flags, values
+    mine, theirs = _run_both(torch, program)
+    assert mine == theirs
+
+
+@pytest.mark.parity
+def test_view_and_inference_errors_match_torch(torch):
+    def program(lib):
+        errors = []
+        with lib.inference_mode():
+            t = lib.ones(2)
+        for fn in (lambda: (lib.ones(4, requires_grad=True) * 1)[:2].detach_(),
+                   lambda: t._version):
+            try:
+                fn()
+                errors.append(None)
+            except RuntimeError as e:
+                errors.append(str(e).replace("gradtool", "torch"))
+        return errors
+    mine, theirs = _run_both(torch, program)
+    assert mine == theirs
+
+
+@pytest.mark.parity
+def test_generator_grad_modes_match_torch(torch):
+    def program(lib):
+        @lib.no_grad()
+        def gen():
+            yield lib.is_grad_enabled()
+            yield lib.is_grad_enabled()
+        out = []
+        for inside in gen():
+            out.append((inside, lib.is_grad_enabled()))
+        return out
+    mine, theirs = _run_both(torch, program)
+    assert mine == theirs
+
+
+# ---------------------------------- error messages ----------------------------------
+def _error_programs(lib):
+    """Mistakes real code makes, each raising an error whose message torch users know."""
+    x = lib.ones(6, requires_grad=True)
+    return {
+        "reshape": lambda: lib.ones(6).reshape(4, 2),
+        "view": lambda: lib.ones(6).view(-1, 4),
+        "view two -1": lambda: lib.ones(6).view(-1, -1),
+        "broadcast": lambda: lib.ones(2, 3) + lib.ones(4),
+        "mm shapes": lambda: lib.ones(2, 3) @ lib.ones(2, 3),
+        "mv": lambda: lib.ones(2, 3).mv(lib.ones(4)),
+        "bmm": lambda: lib.ones(2, 3, 4).bmm(lib.ones(3, 4, 5)),
+        "dot": lambda: lib.ones(3).dot(lib.ones(4)),
+        "non-scalar backward": lambda: (x * 2).backward(),
+        "backward twice": lambda: [y.backward() for y in [(x * x).sum()] * 2],
+        "no grad_fn": lambda: lib.ones(2).sum().backward(),
+        "in-place on leaf": lambda: x.add_(1),
+        "unused input": lambda: lib.autograd.grad((x * 2).sum(),
+                                                  [x, lib.ones(2, requires_grad=True)]),
+        "int requires grad": lambda: lib.ones(2, dtype=lib.int64).requires_grad_(),
+        "item": lambda: lib.ones(2).item(),
+        "dim out of range": lambda: lib.ones(2, 3).sum(2),
+        "cat sizes": lambda: lib.cat([lib.ones(2, 3), lib.ones(2, 4)]),
+        "cat dims": lambda: lib.cat([lib.ones(2, 3), lib.ones(3)]),
+        "stack sizes": lambda: lib.stack([lib.ones(2), lib.ones(3)]),
+        "expand": lambda: lib.ones(3).expand(2, 4),
+        "gather float index": lambda: lib.ones(2, 3).gather(1, lib.ones(2, 3)),
+        "grad shape": lambda: (x * 2).backward(lib.ones(3)),
+        "mean of ints": lambda: lib.ones(2, dtype=lib.int64).mean(),
+        "split sizes": lambda: lib.ones(4).split([1, 2]),
+        "narrow": lambda: lib.ones(4).narrow(0, 3, 4),
+        "chunk 0": lambda: lib.ones(4).chunk(0),
+        "masked_fill mask": lambda: lib.ones(2).masked_fill(lib.ones(2), 0.0),
+        "mixed matmul": lambda: lib.ones(2, 2) @ lib.ones(2, 2, dtype=lib.float64),
+    }
+
+
+def _message(fn):
+    try:
+        fn()
+    except Exception as e:
+        return f"{type(e).__name__}: {e}".replace("gradtool", "torch")
+    return None
+
+
+def test_error_messages_carry_torchs_key_phrases():
+    errors = {name: _message(fn) for name, fn in _error_programs(gt).items()}
+    assert errors["reshape"] == "RuntimeError: shape '[4, 2]' is invalid for input of size 6"
+    assert errors["view"] == "RuntimeError: shape '[-1, 4]' is invalid for input of size 6"
+    assert "Sizes of tensors must match except in dimension 0" in errors["cat sizes"]
+    assert "The expanded size of the tensor (4) must match the existing size (3)" in \
+        errors["expand"]
+    assert errors["unused input"].startswith("RuntimeError: The differentiated Tensor at index 1 "
+                                             "appears to not have been used in the graph.")
+    assert all(message is not None for message in errors.values())
+
+
+@pytest.mark.parity
+def test_error_messages_match_torchs(torch):
+    mine = {name: _message(fn) for name, fn in _error_programs(gt).items()}
+    theirs = {name: _message(fn) for name, fn in _error_programs(torch).items()}
+    # gradtool adds where it can: the in-place op's line, anomaly mode's hint (a prefix match)
+    for name in theirs:
+        assert mine[name] == theirs[name] or mine[name].startswith(theirs[name][:60]), name
+
+
+# ------------------------- found by the fuzz test's newer op makers -------------------------
+def _f64(*shape, seed=0):
+    return gt.tensor(np.random.default_rng(seed).standard_normal(shape), requires_grad=True)
+
+
+def test_gradients_that_read_no_input_do_not_require_grad_as_torchs():
+    """torch's backward of cumprod over a dim of size one is the gradient itself, and of
+    var_mean's mean alone reads no input: with create_graph they do not require grad."""
+    x = _f64(3, 1)
+    (g,) = gt.autograd.grad(x.cumprod(1).sum(), x, create_graph=True)
+    assert not g.requires_grad and np.all(g._data == 1)
+    (g,) = gt.autograd.grad(gt.var_mean(x, 0)[1].sum(), x, create_graph=True)
+    assert not g.requires_grad and np.allclose(g._data, 1 / 3)
+    (g,) = gt.autograd.grad(gt.std_mean(x, 0)[1].sum(), x, create_graph=True)
+    assert not g.requires_grad
+
+
+def test_leaky_relu_and_nll_loss_backwards_are_ops_whose_gradients_require_grad():
+    """As torch's: their backward is a node of its own, differentiable in its input with
+    derivative zero, so a gradient of a gradient requires grad (and is zero)."""
+    x = _f64(3, 4)
+    (g,) = gt.autograd.grad(gt.nn.functional.leaky_relu(x).sum(), x, create_graph=True)
+    assert g.requires_grad and g.grad_fn.name() == "LeakyReluBackwardBackward0"
+    assert not gt.autograd.grad(g.sum(), x)[0]._data.any()
+    (g,) = gt.autograd.grad(gt.nn.functional.nll_loss(x, gt.tensor([0, 3, 1])), x,
+                            create_graph=True)
+    assert g.requires_grad and g.grad_fn.name() == "NllLossBackwardBackward0"
+    np.testing.assert_allclose(g._data, np.eye(4)[[0, 3, 1]] / -3)
+
+
+def test_results_are_laid_out_in_memory_as_torchs():
+    """torch's strides (read from torch 2.13) for a transposed (4, 3) input: sort and flip
+    keep its layout, scans, roll and layer_norm give contiguous results."""
+    x = gt.tensor(np.arange(12.0).reshape(3, 4)).t()
+    for y in (x.sort(0).values, x.sort(0).indices, x.flip(0)):
+        assert tuple(s // y._data.itemsize for s in y._data.strides) == (1, 4)
+    for y in (x.cumsum(0), x.cumprod(1), x.roll(1, 0), gt.nn.functional.layer_norm(x, (3,))):
+        assert y.is_contiguous()
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        x.sort(0).values.view(-1)
+
+
+def test_index_add_from_its_own_memory_is_refused_as_torch():
+    x = gt.ones(2, 3)
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the "
+                                           "written-to tensor refer to a single memory"):
+        x.index_add_(0, gt.tensor([1, 0]), x)
+    x.index_add_(1, gt.tensor([0]), x[:, 2:])  # a column of itself, not the one written
+    assert x.tolist() == [[2.0, 1.0, 1.0], [2.0, 1.0, 1.0]]
+
+
+def test_transpose_in_place_of_a_view_keeps_it_a_view_with_torchs_gradient():
+    a = _f64(3, 2)
+    b = a * 1
+    v = b[0:2]
+    assert v.transpose_(0, 1) is v and v.shape == (2, 2) and v._base is b
+    assert b._version == 1 and v.grad_fn.name() == "TransposeBackward1"
+    (v * gt.tensor(np.arange(4.0).reshape(2, 2))).sum().backward()
+    np.testing.assert_array_equal(a.grad._data, [[0, 2], [1, 3], [0, 0]])
+    m = _f64(2, 3) * 1
+    assert m.t_().grad_fn.name() == "TBackward1" and m.shape == (3, 2)
+    assert (_f64(3) * 1).t_().grad_fn.name() == "TBackward1"
+
+
+def test_erf_of_a_0d_tensor():
+    x = gt.tensor(0.5, dtype=gt.float64, requires_grad=True)
+    y = x.erf()
+    assert y.shape == () and abs(y.item() - 0.5204998778130465) < 1e-15

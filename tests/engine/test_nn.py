@@ -1,0 +1,647 @@
+"""gradtool.nn: Parameter, Module (registration, modes, state_dict, hooks, repr), layers and
+losses (gradients against central differences in float64), default initialisation, nn.init,
+train/eval behaviour of Dropout and BatchNorm and its independence from grad mode, the
+module tags on graph nodes, and the MLP example reaching its stated accuracy."""
+import collections
+import copy
+import importlib.util
+import math
+import os
+
+import numpy as np
+import pytest
+
+import gradtool as gt
+import gradtool.engine.nn.functional as F
+from gradtool.engine import nn
+from gradtool.engine.autograd.node import AccumulateGrad
+from gradtool.engine.autograd.walk import topological_order
+
+from gradcheck_util import check_grads
+
+
+def f64(*shape, requires_grad=True, seed=0, scale=1.0, shift=0.0):
+    rng = np.random.default_rng(seed)
+    return gt.tensor(rng.standard_normal(shape) * scale + shift, dtype=gt.float64,
+                     requires_grad=requires_grad)
+
+
+def labels(*values):
+    return gt.tensor(list(values))
+
+
+# ---------------- Parameter ----------------
+def test_parameter_requires_grad_and_prints_as_torch():
+    p = nn.Parameter(gt.ones(2))
+    assert p.requires_grad and p.is_leaf and isinstance(p, gt.Tensor)
+    assert repr(p) == "Parameter containing:\ntensor([1., 1.], requires_grad=True)"
+    assert not nn.Parameter(gt.ones(2), requires_grad=False).requires_grad
+
+
+def test_parameter_shares_memory_with_its_data_and_ops_give_plain_tensors():
+    t = gt.zeros(3)
+    p = nn.Parameter(t)
+    assert np.shares_memory(p._data, t._data)
+    assert type(p * 2) is gt.Tensor and type(p.detach()) is gt.Tensor
+
+
+def test_deepcopy_keeps_parameters_parameters_with_their_own_memory():
+    model = nn.Linear(2, 2)
+    clone = copy.deepcopy(model)
+    assert type(clone.weight) is nn.Parameter and clone.weight.requires_grad
+    assert clone.weight.equal(model.weight)
+    assert not np.shares_memory(clone.weight._data, model.weight._data)
+
+
+# ---------------- Module: registration and iteration ----------------
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 3)
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        return self.act(self.fc1(x)) * 2
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Block()
+        self.head = nn.Linear(3, 1)
+        self.scale = 3.0  # a plain attribute
+
+    def forward(self, x):
+        return self.head(self.encoder(x)).sum()
+
+
+def test_attribute_assignment_registers_parameters_buffers_and_modules():
+    model = Model()
+    assert [n for n, _ in model.named_parameters()] == [
+        "encoder.fc1.weight", "encoder.fc1.bias", "head.weight", "head.bias"]
+    assert [n for n, _ in model.named_modules()] == ["", "encoder", "encoder.fc1",
+                                                     "encoder.act", "head"]
+    assert list(model.children()) == [model.encoder, model.head]
+    assert model.get_submodule("encoder.fc1") is model.encoder.fc1
+    assert model.scale == 3.0 and "scale" not in model._parameters
+    model.register_buffer("steps", gt.tensor(0))
+    assert "steps" in model.state_dict() and list(model.buffers())[0] is model.steps
+    model.register_buffer("cache", gt.zeros(1), persistent=False)
+    assert "cache" not in model.state_dict()
+
+
+def test_assigning_a_plain_tensor_to_a_parameter_name_is_refused():
+    lin = nn.Linear(2, 2)
+    with pytest.raises(TypeError, match="cannot assign .* as parameter 'weight'"):
+        lin.weight = gt.zeros(2, 2)
+    lin.bias = None
+    assert lin.bias is None and [n for n, _ in lin.named_parameters()] == ["weight"]
+    with pytest.raises(TypeError, match="cannot assign 'gradtool.Tensor' object to parameter"):
+        lin.register_parameter("w2", nn.Parameter(gt.ones(1)) * 1)
+    del lin.weight
+    assert list(lin.parameters()) == []
+
+
+def test_shared_parameters_are_listed_once():
+    a = nn.Linear(2, 2)
+    model = nn.Sequential(a, nn.Tanh(), a)
+    assert len(list(model.parameters())) == 2
+    assert len(model.state_dict()) == 4  # as torch: both names are saved
+
+
+def test_train_eval_requires_grad_and_zero_grad_reach_every_submodule():
+    model = Model()
+    assert model.eval() is model and not any(m.training for m in model.modules())
+    model.train()
+    assert all(m.training for m in model.modules())
+    model.requires_grad_(False)
+    assert not any(p.requires_grad for p in model.parameters())
+    assert not model(gt.randn(2, 3)).requires_grad
+    model.requires_grad_()
+    model(gt.randn(2, 3)).backward()
+    grad = model.head.weight.grad
+    model.zero_grad(set_to_none=False)
+    assert model.head.weight.grad is grad and not grad._data.any()
+    model.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_double_converts_in_place_keeping_the_parameter_objects():
+    bn = nn.BatchNorm1d(3)
+    weight = bn.weight
+    bn.double()
+    assert bn.weight is weight and weight.dtype == gt.float64
+    assert bn.running_mean.dtype == gt.float64 and bn.num_batches_tracked.dtype == gt.int64
+
+
+# ---------------- state_dict ----------------
+def test_state_dict_shares_memory_and_load_state_dict_copies_in_place():
+    gt.manual_seed(0)
+    a, b = Model(), Model()
+    sd = a.state_dict()
+    assert list(sd) == ["encoder.fc1.weight", "encoder.fc1.bias", "head.weight", "head.bias"]
+    assert not sd["head.weight"].requires_grad
+    assert np.shares_memory(sd["head.weight"]._data, a.head.weight._data)
+    weight, version = b.head.weight, b.head.weight._version
+    result = b.load_state_dict(sd)
+    assert repr(result) == "<All keys matched successfully>"
+    assert b.head.weight is weight and weight._version == version + 1
+    assert all(p.equal(q) for p, q in zip(a.parameters(), b.parameters()))
+
+
+def test_load_state_dict_reports_missing_unexpected_and_mismatched_keys():
+    lin = nn.Linear(2, 2)
+    sd = collections.OrderedDict(weight=gt.zeros(2, 2), extra=gt.zeros(1))
+    with pytest.raises(RuntimeError) as e:
+        lin.load_state_dict(sd)
+    assert str(e.value) == ('Error(s) in loading state_dict for Linear:\n\t'
+                            'Missing key(s) in state_dict: "bias". \n\t'
+                            'Unexpected key(s) in state_dict: "extra". ')
+    missing, unexpected = lin.load_state_dict(sd, strict=False)
+    assert (missing, unexpected) == (["bias"], ["extra"]) and not lin.weight._data.any()
+    with pytest.raises(RuntimeError, match=r"size mismatch for weight: copying a param with "
+                                           r"shape .*\[3, 2\].* from checkpoint"):
+        lin.load_state_dict({"weight": gt.zeros(3, 2), "bias": gt.zeros(2)})
+
+
+# ---------------- hooks and repr ----------------
+def test_forward_hooks_can_replace_inputs_and_outputs_and_be_removed():
+    lin = nn.Linear(2, 2)
+    seen = []
+    pre = lin.register_forward_pre_hook(lambda m, args: (args[0] * 0,))
+    post = lin.register_forward_hook(lambda m, args, out: seen.append(out.shape) or out + 1)
+    out = lin(gt.randn(4, 2))
+    assert seen == [gt.Size([4, 2])]
+    assert np.allclose(out._data, lin.bias._data + 1)
+    pre.remove()
+    post.remove()
+    x = gt.randn(4, 2)
+    assert lin(x).allclose(F.linear(x, lin.weight, lin.bias))
+    kw = lin.register_forward_hook(lambda m, args, kwargs, out: out * 0, with_kwargs=True)
+    assert not lin(x)._data.any()
+    kw.remove()
+
+
+def test_repr_is_torchs():
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Dropout(0.2), nn.BatchNorm1d(3),
+                          nn.LayerNorm(3), nn.Embedding(4, 5, padding_idx=0),
+                          nn.CrossEntropyLoss(), nn.ReLU(inplace=True))
+    assert repr(model) == """Sequential(
+  (0): Linear(in_features=2, out_features=3, bias=True)
+  (1): ReLU()
+  (2): Dropout(p=0.2, inplace=False)
+  (3): BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+  (4): LayerNorm((3,), eps=1e-05, elementwise_affine=True, bias=True)
+  (5): Embedding(4, 5, padding_idx=0)
+  (6): CrossEntropyLoss()
+  (7): ReLU(inplace=True)
+)"""
+    assert repr(Model()).startswith("Model(\n  (encoder): Block(\n    (fc1): Linear(")
+
+
+def test_sequential_indexing():
+    model = nn.Sequential(nn.Linear(2, 2), nn.Tanh(), nn.Linear(2, 1))
+    assert len(model) == 3 and model[-1] is model[2] and list(model)[1] is model[1]
+    assert isinstance(model[:2], nn.Sequential) and len(model[:2]) == 2
+    named = nn.Sequential(collections.OrderedDict(fc=nn.Linear(2, 2), act=nn.Tanh()))
+    assert [n for n, _ in named.named_children()] == ["fc", "act"]
+    with pytest.raises(IndexError):
+        model[3]
+    blocks = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+    assert len(list(blocks.parameters())) == 6 and blocks[1] is list(blocks)[1]
+
+
+# ---------------- default initialisation and nn.init ----------------
+def test_linear_default_init_is_kaiming_uniform_with_a_sqrt5():
+    gt.manual_seed(0)
+    lin = nn.Linear(400, 300)
+    bound = 1 / math.sqrt(400)  # gain(leaky_relu, sqrt 5) * sqrt(3 / fan_in)
+    w = lin.weight._data
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.99 * bound
+    assert w.std() == pytest.approx(bound / math.sqrt(3), rel=0.02)
+    assert np.abs(lin.bias._data).max() <= bound
+    gt.manual_seed(0)
+    assert nn.Linear(400, 300).weight.equal(lin.weight)  # seeded by manual_seed
+
+
+def test_other_layers_default_init():
+    gt.manual_seed(0)
+    emb = nn.Embedding(1000, 20, padding_idx=3)
+    assert emb.weight._data.std() == pytest.approx(1.0, rel=0.02)
+    assert not emb.weight._data[3].any()
+    bn, ln = nn.BatchNorm1d(4), nn.LayerNorm(4)
+    for layer in (bn, ln):
+        assert (layer.weight._data == 1).all() and not layer.bias._data.any()
+    assert not bn.running_mean._data.any() and (bn.running_var._data == 1).all()
+    assert bn.num_batches_tracked.item() == 0
+
+
+def test_init_functions_work_in_place_on_parameters_without_recording():
+    p = nn.Parameter(gt.empty(50, 40))
+    version = p._version
+    for fill in (nn.init.xavier_uniform_, nn.init.kaiming_normal_, nn.init.zeros_,
+                 nn.init.ones_, nn.init.eye_, lambda t: nn.init.constant_(t, 0.5),
+                 nn.init.trunc_normal_):
+        assert fill(p) is p
+        assert p.is_leaf and p.grad_fn is None and p.requires_grad
+    assert p._version == version + 7 and gt.is_grad_enabled()
+    nn.init.xavier_uniform_(p, gain=2.0)
+    assert np.abs(p._data).max() <= 2.0 * math.sqrt(6 / 90)
+    nn.init.kaiming_normal_(p, nonlinearity="relu")
+    assert p._data.std() == pytest.approx(math.sqrt(2 / 40), rel=0.1)
+    nn.init.trunc_normal_(p, std=1.0, a=-0.5, b=0.5)
+    assert np.abs(p._data).max() <= 0.5
+
+
+def test_calculate_gain_is_torchs_table():
+    gain = nn.init.calculate_gain
+    assert (gain("linear"), gain("sigmoid"), gain("tanh"), gain("relu"), gain("selu")) == (
+        1, 1, 5 / 3, math.sqrt(2), 0.75)
+    assert gain("leaky_relu", 0.2) == math.sqrt(2 / 1.04)
+    with pytest.raises(ValueError, match="Fan in and fan out can not be computed"):
+        nn.init.xavier_uniform_(gt.empty(3))
+
+
+# ---------------- Dropout and BatchNorm: train vs eval ----------------
+def test_dropout_zeroes_and_rescales_in_training_and_is_the_identity_in_eval():
+    gt.manual_seed(0)
+    drop = nn.Dropout(0.25)
+    x = gt.ones(100, 100, requires_grad=True)
+    y = drop(x)
+    kept = y._data != 0
+    assert kept.mean() == pytest.approx(0.75, abs=0.02)
+    assert np.allclose(y._data[kept], 1 / 0.75)
+    y.sum().backward()
+    assert np.allclose(x.grad._data, y._data)  # the gradient is the mask times 1/(1-p)
+    drop.eval()
+    assert drop(x) is x
+    assert nn.Dropout(1.0)(x).sum().item() == 0
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+        nn.Dropout(1.5)
+
+
+def test_batchnorm_uses_batch_statistics_in_training_and_updates_running_ones():
+    bn = nn.BatchNorm1d(2).double()
+    x = f64(8, 2, requires_grad=False, scale=3.0, shift=1.0)
+    y = bn(x)
+    assert np.allclose(y._data.mean(0), 0, atol=1e-12)
+    assert np.allclose(y._data.var(0), 1, atol=1e-4)  # var/(var + eps)
+    mean, unbiased = x._data.mean(0), x._data.var(0, ddof=1)
+    assert np.allclose(bn.running_mean._data, 0.9 * 0 + 0.1 * mean)
+    assert np.allclose(bn.running_var._data, 0.9 * 1 + 0.1 * unbiased)
+    bn(x)
+    assert np.allclose(bn.running_mean._data, 0.9 * (0.1 * mean) + 0.1 * mean)
+    assert bn.num_batches_tracked.item() == 2
+
+
+def test_batchnorm_uses_running_statistics_in_eval_and_leaves_them_alone():
+    bn = nn.BatchNorm1d(3).double()
+    x = f64(4, 3, 5, requires_grad=False, scale=2.0)  # (N, C, L): statistics over N and L
+    bn(x)
+    bn.eval()
+    state = {k: v.clone() for k, v in bn.state_dict().items()}
+    y = bn(x)
+    rm, rv = bn.running_mean._data[:, None], bn.running_var._data[:, None]
+    assert np.allclose(y._data, (x._data - rm) / np.sqrt(rv + 1e-5))
+    assert all(v.equal(bn.state_dict()[k]) for k, v in state.items())
+    bn.train()
+    assert not np.allclose(bn(x)._data, y._data)
+
+
+def test_batchnorm_momentum_none_is_the_cumulative_average():
+    bn = nn.BatchNorm1d(1, momentum=None).double()
+    batches = [f64(5, 1, requires_grad=False, seed=s) for s in range(3)]
+    for b in batches:
+        bn(b)
+    assert bn.running_mean.item() == pytest.approx(np.mean([b._data.mean() for b in batches]))
+
+
+def test_batchnorm_needs_more_than_one_value_per_channel_in_training():
+    bn = nn.BatchNorm1d(3)
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
+        bn(gt.randn(1, 3))
+    bn.eval()
+    assert bn(gt.randn(1, 3)).shape == (1, 3)
+
+
+def test_eval_and_no_grad_are_orthogonal():
+    """eval() changes what forward computes; no_grad() whether it is recorded. Each alone
+    does only its own job."""
+    gt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.BatchNorm1d(8))
+    x = gt.randn(16, 4)
+
+    model.eval()  # eval alone: deterministic, running statistics untouched, still recorded
+    out = model(x)
+    assert out.requires_grad and out.grad_fn is not None
+    assert model(x).equal(out) and model[2].num_batches_tracked.item() == 0
+    out.sum().backward()
+    assert model[0].weight.grad is not None
+
+    model.train()
+    with gt.no_grad():  # no_grad alone: nothing recorded, but Dropout drops and BN updates
+        a, b = model(x), model(x)
+    assert not a.requires_grad and a.grad_fn is None
+    assert not a.equal(b)
+    assert model[2].num_batches_tracked.item() == 2 and model[2].running_mean._data.any()
+
+    model.eval()
+    with gt.no_grad():  # both: the evaluation setting
+        a, b = model(x), model(x)
+    assert a.equal(b) and not a.requires_grad and model[2].num_batches_tracked.item() == 2
+
+
+# ---------------- gradients against central differences (float64) ----------------
+def reseeded(fn):
+    """fn with the random generator reset before each call: the same Dropout mask for the
+    analytic pass and every finite-difference evaluation."""
+    def wrapped(*args):
+        gt.manual_seed(0)
+        return fn(*args)
+    return wrapped
+
+
+def module_case(module, *inputs, order=1):
+    module = module.double()
+    params = list(module.parameters())
+    check_grads(lambda *xs: module(*xs[:len(inputs)]), [*inputs, *params], order=order)
+
+
+def test_linear_gradients():
+    module_case(nn.Linear(3, 2), f64(4, 3), order=2)
+    module_case(nn.Linear(3, 2, bias=False), f64(3))
+    module_case(nn.Linear(3, 2), f64(2, 4, 3))
+    check_grads(F.linear, [f64(4, 3), f64(2, 3, seed=1), f64(2, seed=2)], order=2)
+
+
+@pytest.mark.parametrize("module", [nn.ReLU(), nn.Tanh(), nn.Sigmoid(), nn.Identity()],
+                         ids=lambda m: type(m).__name__)
+def test_activation_gradients(module):
+    module_case(module, f64(3, 4), order=2)
+
+
+def test_softmax_gradients():
+    check_grads(lambda x: F.softmax(x, dim=1), [f64(3, 4)], order=2)
+    check_grads(lambda x: F.log_softmax(x, dim=0), [f64(3, 4)], order=2)
+
+
+def test_dropout_gradients():
+    drop = nn.Dropout(0.4)
+    check_grads(reseeded(drop), [f64(5, 4)], order=2)
+    check_grads(reseeded(lambda x: F.dropout(x.clone(), 0.3, inplace=True)), [f64(6)])
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (4, 3, 2)])
+@pytest.mark.parametrize("mode", ["train", "eval"])
+def test_batchnorm_gradients(shape, mode):
+    bn = nn.BatchNorm1d(3).double()
+    bn(f64(*shape, requires_grad=False, seed=3, scale=2.0))  # non-trivial running statistics
+    bn.train(mode == "train")
+    module_case(bn, f64(*shape, scale=2.0, shift=0.5), order=2 if shape == (6, 3) else 1)
+
+
+def test_layernorm_gradients():
+    module_case(nn.LayerNorm(4), f64(3, 4), order=2)
+    module_case(nn.LayerNorm((2, 3)), f64(2, 2, 3))
+    with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\]"):
+        nn.LayerNorm(4)(gt.randn(2, 3))
+
+
+def test_embedding_gradients_and_padding_row():
+    idx = labels([0, 1, 4], [1, 1, 2])
+    module_case(nn.Embedding(5, 3), idx)
+    # torch's padding_idx: the row is used in forward, but gets no gradient (by design, so
+    # not what central differences see)
+    emb = nn.Embedding(5, 3, padding_idx=1).double()
+    with gt.no_grad():
+        emb.weight[1] = 7.0
+    assert emb(idx)._data[1, 0].tolist() == [7.0] * 3
+    emb(idx).pow(2).sum().backward()
+    assert not emb.weight.grad._data[1].any() and not emb.weight.grad._data[3].any()
+    assert emb.weight.grad._data[0].any()
+    with pytest.raises(IndexError, match="index out of range in self"):
+        emb(labels(5))
+    frozen = nn.Embedding.from_pretrained(gt.eye(3))
+    assert not frozen.weight.requires_grad and frozen(gt.tensor(2)).tolist() == [0.0, 0.0, 1.0]
+
+
+@pytest.mark.parity
+def test_embedding_nodes_saved_values_and_double_backward_are_torchs():
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (gt, torch):
+        w = lib.tensor(np.arange(15.0).reshape(5, 3), requires_grad=True)
+        y = lib.nn.functional.embedding(lib.tensor([[1, 2], [0, 1]]), w, padding_idx=0)
+        node = y.grad_fn
+        g = lib.tensor(np.arange(12.0).reshape(2, 2, 3), requires_grad=True)
+        gw, = lib.autograd.grad(y, w, g, create_graph=True)
+        gg, = lib.autograd.grad((gw * gw).sum(), g)
+        seen.append((node.name(), sorted(a for a in dir(node) if a.startswith("_saved")),
+                     node._saved_indices.tolist(), node._saved_padding_idx,
+                     node._saved_weight_sym_argsize_0, node._saved_sparse,
+                     gw.grad_fn.name(), sorted(a for a in dir(gw.grad_fn)
+                                              if a.startswith("_saved")),
+                     gw.tolist(), gg.tolist()))
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_gradients(reduction):
+    module_case(nn.MSELoss(reduction=reduction), f64(3, 2), f64(3, 2, seed=1), order=2)
+    with pytest.warns(UserWarning, match="Using a target size"):
+        F.mse_loss(gt.zeros(3, 1), gt.zeros(3))
+
+
+CE_CASES = {
+    "indices": dict(),
+    "sum": dict(reduction="sum"),
+    "none": dict(reduction="none"),
+    "weights": dict(weight=True),
+    "ignore_index": dict(ignore_index=2),
+    "smoothing": dict(label_smoothing=0.2),
+    "everything": dict(weight=True, ignore_index=2, label_smoothing=0.1),
+    "probabilities": dict(probabilities=True),
+    "probabilities_smoothing_weights": dict(probabilities=True, label_smoothing=0.3,
+                                            weight=True, reduction="sum"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CE_CASES))
+def test_cross_entropy_gradients(case):
+    kwargs = dict(CE_CASES[case])
+    if kwargs.pop("weight", False):
+        kwargs["weight"] = gt.tensor(np.array([0.5, 2.0, 1.0, 1.5]))
+    if kwargs.pop("probabilities", False):
+        p = np.random.default_rng(1).random((5, 4))
+        target = gt.tensor(p / p.sum(1, keepdims=True))
+    else:
+        target = labels(0, 3, 2, 1, 2)
+    module_case(nn.CrossEntropyLoss(**kwargs), f64(5, 4), target, order=2)
+
+
+def test_cross_entropy_shapes_and_values():
+    x = f64(4, requires_grad=False)
+    expected = -np.log(np.exp(x._data[2]) / np.exp(x._data).sum())
+    assert F.cross_entropy(x, gt.tensor(2)).item() == pytest.approx(expected)  # one sample
+    check_grads(lambda x: F.cross_entropy(x, labels([0, 2], [1, 1])), [f64(2, 3, 2)])
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        F.cross_entropy(gt.randn(2, 3), labels(0, 7))
+    with pytest.raises(RuntimeError, match=r"Expected target size \[2, 2\], got \[2, 3\]"):
+        F.cross_entropy(gt.randn(2, 3, 2), labels([0, 1, 2], [1, 1, 1]))
+    with pytest.raises(ValueError, match="bad is not a valid value for reduction"):
+        nn.CrossEntropyLoss(reduction="bad")
+
+
+# ---------------- graph nodes know their module ----------------
+def module_of(node):
+    return node.metadata.get("module")
+
+
+def nodes(out):
+    return topological_order([out.grad_fn])
+
+
+def test_nodes_are_tagged_with_the_innermost_module_by_qualified_name():
+    model = Model()
+    x = gt.randn(2, 3, requires_grad=True)
+    out = model(x)
+    tags = {(n.name(), module_of(n)) for n in nodes(out)}
+    assert ("SumBackward0", "") in tags  # the root's own op
+    assert ("MulBackward0", "encoder") in tags  # Block.forward's own op
+    assert ("ReluBackward0", "encoder.act") in tags
+    assert {("AddmmBackward0", "encoder.fc1"), ("AddmmBackward0", "head")} <= tags
+    assert {("TBackward0", "encoder.fc1"), ("TBackward0", "head")} <= tags
+    mm = next(n for n in nodes(out)
+              if n.name() == "AddmmBackward0" and module_of(n) == "encoder.fc1")
+    assert mm.metadata["module_type"] == "Linear"
+    assert [name for name, _ in mm.metadata["nn_module_stack"]] == ["", "encoder", "encoder.fc1"]
+    assert mm.metadata["nn_module_stack"][-1][1] is model.encoder.fc1
+
+
+def test_each_call_of_a_module_is_its_own_instance_nested_in_its_callers_call():
+    block = Block()
+    x = gt.randn(2, 3, requires_grad=True)
+    out = block(block(x))
+    calls = {n.metadata["module_calls"] for n in nodes(out) if "module_calls" in n.metadata}
+    outer = {c[:1] for c in calls}
+    assert len(outer) == 2  # two calls of one module: two instances, not one merged box
+    assert {len(c) for c in calls} == {1, 2}  # fc1 and act nested inside each call
+    assert all(c[:1] in outer for c in calls)
+
+
+def test_parameter_leaves_belong_to_their_module_and_input_leaves_to_none():
+    model = Model()
+    x = gt.randn(2, 3, requires_grad=True)
+    out = model(x)
+    leaves = {id(n.variable): module_of(n) for n in nodes(out) if type(n) is AccumulateGrad}
+    assert leaves[id(model.encoder.fc1.weight)] == "encoder.fc1"
+    assert leaves[id(model.head.bias)] == "head"
+    assert leaves[id(x)] is None
+
+
+def test_a_parameter_used_only_inside_a_child_still_belongs_to_its_owner():
+    class Gate(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(gt.ones(3))
+            self.act = nn.Sigmoid()
+
+        def forward(self, x):
+            return self.act(self.w) * x
+
+    gate = nn.Sequential(nn.Linear(3, 3), Gate())
+    out = gate(gt.randn(2, 3))
+    tags = {n.name(): module_of(n) for n in nodes(out)}
+    assert tags["SigmoidBackward0"] == "1.act" and tags["MulBackward0"] == "1"
+    leaf = next(n for n in nodes(out) if type(n) is AccumulateGrad and n.variable is gate[1].w)
+    assert module_of(leaf) == "1"
+
+
+def test_the_inputs_history_is_not_tagged():
+    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(inplace=True), nn.Identity(),
+                          nn.Dropout(0.5).eval())
+    leaf = gt.randn(2, 3, requires_grad=True)
+    x = leaf * 3  # before the model: belongs to no module
+    out = model(x)
+    tags = {n.name(): module_of(n) for n in nodes(out)}
+    assert tags["MulBackward0"] is None
+    assert tags["ReluBackward0"] == "1" and tags["AddmmBackward0"] == "0"
+    assert "2" not in tags.values() and "3" not in tags.values()  # they returned their input
+
+
+def test_a_module_called_alone_is_the_root_and_no_grad_tags_nothing():
+    lin = nn.Linear(2, 2)
+    out = lin(gt.randn(1, 2))
+    assert {module_of(n) for n in nodes(out)} == {""}
+    with gt.no_grad():
+        assert lin(gt.randn(1, 2)).grad_fn is None
+
+
+# ---------------- the example ----------------
+def test_train_mlp_example_reaches_its_stated_accuracy():
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_mlp.py")
+    spec = importlib.util.spec_from_file_location("train_mlp_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    accuracy = example.main(verbose=False)
+    assert accuracy >= example.TARGET_ACCURACY
+    assert f"{example.TARGET_ACCURACY:.0%}" in example.__doc__.replace(" ", "").replace(
+        "at least", "")
+
+
+# ---------------- parity with torch ----------------
+@pytest.mark.parity
+def test_layers_and_losses_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((6, 4)) * 2 + 1
+    target = np.array([0, 3, 1, 3, 2, 1])
+    weight = np.array([0.5, 2.0, 1.0, 1.5])
+
+    def run(lib):
+        lib.manual_seed(0)
+        inp = lib.tensor(x, dtype=lib.float64, requires_grad=True)
+        bn, ln = lib.nn.BatchNorm1d(4).double(), lib.nn.LayerNorm(4).double()
+        ce = lib.nn.CrossEntropyLoss(weight=lib.tensor(weight), ignore_index=2,
+                                     label_smoothing=0.1)
+        h = ln(bn(inp))
+        bn.eval()
+        loss = ce(h + bn(inp), lib.tensor(target)) + lib.nn.functional.mse_loss(h, inp)
+        loss.backward()
+        return [t.detach().numpy() for t in (loss, inp.grad, bn.running_mean, bn.running_var)]
+
+    for ours, theirs in zip(run(gt), run(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_label_smoothing_cross_entropy_is_torchs_graph_values_and_gradients(reduction,
+                                                                          weighted):
+    """torch's cross_entropy_loss_label_smoothing op for op: the smoothing term's in-place
+    masked_fill of ignored targets, mul.Scalar (MulBackward1) for both weights."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    logits, target = rng.standard_normal((3, 10)), np.array([1, 3, -100])
+    weight = np.linspace(0.5, 2, 10) if weighted else None
+
+    def walk(node, out, seen):
+        if node is not None and node not in seen:
+            seen.add(node)
+            out.append((node.name().rpartition("::")[2],
+                        sorted(a for a in dir(node) if a.startswith("_saved"))))
+            for child, _ in node.next_functions:
+                walk(child, out, seen)
+        return out
+    seen = []
+    for lib in (gt, torch):
+        x = lib.tensor(logits, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(
+            x, lib.tensor(target), label_smoothing=0.1, reduction=reduction,
+            weight=None if weight is None else lib.tensor(weight))
+        loss.sum().backward()
+        seen.append((walk(loss.grad_fn, [], set()), loss.detach().numpy(), x.grad.numpy()))
+    assert seen[0][0] == seen[1][0]
+    np.testing.assert_allclose(seen[0][1], seen[1][1], rtol=1e-12)
+    np.testing.assert_allclose(seen[0][2], seen[1][2], rtol=1e-12, atol=1e-15)

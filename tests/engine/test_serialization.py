@@ -1,0 +1,208 @@
+"""gradtool.save / gradtool.load: round trips, and weights_only (the default, as torch 2.6+)
+building only tensors, containers and numbers: a checkpoint never runs code unless asked."""
+import collections
+import io
+import os
+import pickle
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import gradtool as gt
+from gradtool.engine import serialization
+
+
+class _RunsCode:
+    """A pickle that runs a command when unpickled: what a malicious checkpoint holds."""
+
+    def __init__(self, marker, via=subprocess.call):
+        self.marker, self.via = marker, via
+
+    def __reduce__(self):
+        if self.via is os.system:
+            return (os.system, (f"touch {self.marker}",))
+        return (self.via, (["touch", str(self.marker)],))
+
+
+def _roundtrip(obj, **load_args):
+    buffer = io.BytesIO()
+    gt.save(obj, buffer)
+    buffer.seek(0)
+    return gt.load(buffer, **load_args)
+
+
+def test_weights_only_round_trip_keeps_tensors_parameters_containers_and_numbers(tmp_path):
+    model = gt.nn.Linear(3, 2)
+    checkpoint = {
+        "model": model.state_dict(), "weight": model.weight, "step": 7, "lr": 0.1,
+        "name": "run", "flags": [True, None], "pair": (1, 2.5j), "tags": {"a"},
+        "frozen": frozenset({1}), "raw": b"\x00\x01", "counts": collections.Counter("aab"),
+        "x": gt.tensor([1.0, 2.0], requires_grad=True), "ints": gt.arange(4).reshape(2, 2),
+        "half": gt.ones(2, dtype=gt.float16), "empty": gt.zeros(0, 3), "scalar": gt.tensor(3.0),
+        "strided": gt.arange(6.0)[::2], "transposed": gt.ones(2, 3).T, "dtype": gt.float64,
+        "array": np.arange(3.0, dtype=">f4"), "np_scalar": np.int64(5),
+    }
+    path = tmp_path / "ckpt.pt"
+    gt.save(checkpoint, path)
+    loaded = gt.load(path)  # weights_only by default
+    assert type(loaded["model"]) is collections.OrderedDict
+    assert list(loaded["model"]) == ["weight", "bias"]
+    assert type(loaded["weight"]) is gt.nn.Parameter and loaded["weight"].requires_grad
+    assert loaded["x"].requires_grad and loaded["x"].is_leaf and not loaded["ints"].requires_grad
+    for key in ("x", "ints", "half", "empty", "scalar", "strided", "transposed"):
+        assert loaded[key].dtype is checkpoint[key].dtype
+        assert loaded[key].shape == checkpoint[key].shape
+        np.testing.assert_array_equal(loaded[key].detach().numpy(),
+                                      checkpoint[key].detach().numpy())
+    assert loaded["dtype"] is gt.float64
+    for key in ("step", "lr", "name", "flags", "pair", "tags", "frozen", "raw", "counts"):
+        assert loaded[key] == checkpoint[key] and type(loaded[key]) is type(checkpoint[key])
+    assert loaded["array"].dtype == np.dtype(">f4") and loaded["array"].flags.writeable
+    np.testing.assert_array_equal(loaded["array"], [0.0, 1.0, 2.0])
+    assert loaded["np_scalar"] == 5 and loaded["np_scalar"].dtype == np.int64
+    # a loaded state dict restores a model (the everyday use)
+    fresh = gt.nn.Linear(3, 2)
+    fresh.load_state_dict(loaded["model"])
+    np.testing.assert_array_equal(fresh.weight.detach().numpy(), model.weight.detach().numpy())
+
+
+def test_a_training_checkpoint_loads_under_weights_only():
+    model = gt.nn.Sequential(gt.nn.Linear(2, 3), gt.nn.BatchNorm1d(3))
+    opt = gt.optim.Adam(model.parameters(), lr=0.1)
+    model(gt.randn(4, 2)).sum().backward()
+    opt.step()
+    loaded = _roundtrip({"model": model.state_dict(), "optim": opt.state_dict()},
+                        map_location="cpu")
+    fresh_opt = gt.optim.Adam(model.parameters(), lr=0.1)
+    fresh_opt.load_state_dict(loaded["optim"])
+    model.load_state_dict(loaded["model"])
+    assert fresh_opt.state_dict()["param_groups"] == opt.state_dict()["param_groups"]
+    for mine, theirs in zip(fresh_opt.state.values(), opt.state.values()):
+        assert mine.keys() == theirs.keys()
+        for key in mine:
+            np.testing.assert_array_equal(mine[key].numpy(), theirs[key].numpy())
+
+
+def test_loaded_tensors_own_writable_memory():
+    loaded = _roundtrip({"w": gt.ones(3)})
+    loaded["w"].add_(1)
+    np.testing.assert_array_equal(loaded["w"].numpy(), [2.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize("weights_only", [None, True])
+def test_a_checkpoint_that_runs_code_is_refused_by_default(tmp_path, weights_only):
+    marker = tmp_path / "pwned"
+    path = tmp_path / "evil.pt"
+    gt.save({"w": gt.ones(2), "payload": _RunsCode(marker)}, path)
+    args = {} if weights_only is None else {"weights_only": weights_only}
+    with pytest.raises(pickle.UnpicklingError) as info:
+        gt.load(path, **args)
+    assert not marker.exists(), "loading ran the checkpoint's code"
+    message = str(info.value)
+    assert message.startswith("Weights only load failed.")
+    assert "GLOBAL subprocess.call was not an allowed global by default" in message
+    assert "`weights_only` set to `False`" in message
+    assert "arbitrary code execution" in message
+
+
+def test_os_and_sys_globals_are_blocked_even_when_allowlisted(tmp_path):
+    marker = tmp_path / "pwned"
+    path = tmp_path / "evil.pt"
+    gt.save(_RunsCode(marker, via=os.system), path)
+    with serialization.safe_globals([os.system]), pytest.raises(pickle.UnpicklingError) as info:
+        gt.load(path)
+    assert not marker.exists()
+    assert "GLOBAL posix.system whose module posix is blocked" in str(info.value)
+    assert "`weights_only` set to `False`" in str(info.value)
+
+
+def test_weights_only_false_is_the_explicit_choice_to_run_code(tmp_path):
+    marker = tmp_path / "ran"
+    path = tmp_path / "trusted.pt"
+    gt.save(_RunsCode(marker), path)
+    assert gt.load(path, weights_only=False) == 0
+    assert marker.exists()
+
+
+def test_a_pickle_module_means_full_pickle_as_in_torch(tmp_path):
+    path = tmp_path / "p.pt"
+    gt.save({"w": gt.ones(1)}, path)
+    assert gt.load(path, pickle_module=pickle)["w"].tolist() == [1.0]
+    with pytest.raises(RuntimeError, match="explicit pickle_module"):
+        gt.load(path, pickle_module=pickle, weights_only=True)
+
+
+def _crafted(rebuild_name, args):
+    """A pickle calling an allowed rebuild function with arguments it did not write."""
+    module, _, name = rebuild_name.rpartition(".")
+    return (b"\x80\x05" + pickle.dumps(module, 5)[2:-1] + pickle.dumps(name, 5)[2:-1]
+            + b"\x93" + pickle.dumps(args, 5)[2:-1] + b"R.")
+
+
+@pytest.mark.parametrize("rebuild, args, why", [
+    ("gradtool.serialization._rebuild_array", ("|O", (1,), b"\x41" * 8), "not a plain numeric"),
+    ("gradtool.serialization._rebuild_array", ("<f8", (1000000,), b"\x00" * 8), "needs"),
+    ("gradtool.serialization._rebuild_array", ("<f8", (-1,), b""), "not a tuple of sizes"),
+    ("gradtool.serialization._rebuild_array", ("<f8", None, "text"), "not bytes"),
+    ("gradtool.autograd.tensor._rebuild", ("data", False), "not (array, bool)"),
+    ("gradtool.autograd.dtypes._by_name", ("__class__",), "not a gradtool dtype"),
+])
+def test_allowed_rebuild_functions_check_their_arguments(rebuild, args, why):
+    data = _crafted(rebuild, args)
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed") as info:
+        gt.load(io.BytesIO(data))
+    assert why in str(info.value)
+
+
+def test_numpy_own_pickles_are_refused_under_weights_only():
+    """A tensor pickled by plain pickle carries numpy's reconstruct functions: not loaded."""
+    data = pickle.dumps(gt.ones(2))
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL numpy"):
+        gt.load(io.BytesIO(data))
+    assert gt.load(io.BytesIO(data), weights_only=False).tolist() == [1.0, 1.0]
+
+
+class _Point:
+    def __init__(self, x):
+        self.x = x
+
+
+def test_add_safe_globals_and_safe_globals_allow_a_trusted_class():
+    data = io.BytesIO()
+    gt.save(_Point(3), data)
+    with pytest.raises(pickle.UnpicklingError, match="add_safe_globals"):
+        gt.load(io.BytesIO(data.getvalue()))
+    with serialization.safe_globals([_Point]):
+        assert gt.load(io.BytesIO(data.getvalue())).x == 3
+    assert _Point not in serialization.get_safe_globals()
+    serialization.add_safe_globals([_Point])
+    try:
+        assert gt.load(io.BytesIO(data.getvalue())).x == 3
+    finally:
+        serialization.clear_safe_globals()
+
+
+@pytest.mark.parity
+def test_refusal_reads_as_torch_s(tmp_path):
+    torch = pytest.importorskip("torch")
+    marker = tmp_path / "pwned"
+    torch_path, gt_path = tmp_path / "torch.pt", tmp_path / "gt.pt"
+    # (torch pickles with protocol 2, where subprocess is spelled "commands")
+    for via, expected in ((subprocess.call, r"WeightsUnpickler error: Unsupported global: "
+                                            r"GLOBAL \w+\.call was not an allowed global by "
+                                            r"default\. Please use `\w+\.serialization\."
+                                            r"add_safe_globals\(\[\w+\.call\]\)`"),
+                          (os.system, r"\n\n\nTrying to load unsupported GLOBAL posix\.system "
+                                      r"whose module posix is blocked\.")):
+        torch.save({"payload": _RunsCode(marker, via)}, torch_path)
+        gt.save({"payload": _RunsCode(marker, via)}, gt_path)
+        for load, path in ((torch.load, torch_path), (gt.load, gt_path)):
+            with pytest.raises(pickle.UnpicklingError) as info:
+                load(path)
+            message = str(info.value)
+            assert message.startswith("Weights only load failed."), message
+            assert re.search(expected, message), message
+            assert "Re-running" in message and "`weights_only` set to `False`" in message
+        assert not marker.exists()

@@ -1,0 +1,147 @@
+"""gradtool from Python (gradtool/frontends/notebook.py): draw, inspect and check return objects that
+print as the CLI prints and show as HTML in Jupyter. Compared with the CLI run on the same
+file; on real PyTorch tensors where torch is installed (parity)."""
+import os
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+import cli_util as cu
+import gradtool
+import gradtool as gt
+from gradtool.engine import nn
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+class Cube(gt.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * 2 * x ** 2  # wrong: 3 x^2
+
+
+def test_draw_names_leaves_by_params_and_modules_and_groups_by_module_call(tmp_path):
+    gt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).double()
+    x = gt.randn(3, 4, dtype=gt.float64, requires_grad=True)
+    loss = model(x).pow(2).mean()
+    graph = gradtool.draw(loss, params=dict(model.named_parameters()))
+    assert repr(graph) == "<gradtool.Graph loss: 12 nodes>"
+    source = graph.source
+    assert 'label="model.0 (Linear)"' in source  # the module's frame
+    for name in ("model.0.weight", "model.2.bias", "x"):  # the user's names on the leaves
+        assert f'label="{name}\n' in source, name
+    svg = ET.fromstring(graph._repr_svg_())
+    texts = {t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")}
+    assert "model.0.weight" in texts and "MeanBackward0" in texts
+    page = graph._repr_html_()  # the explorer, inline: an iframe holding the page
+    assert page.startswith("<iframe srcdoc=") and "&lt;!DOCTYPE html&gt;" in page
+    for suffix in ("svg", "dot", "html"):
+        path = graph.save(tmp_path / f"g.{suffix}")
+        assert os.path.getsize(path) > 500
+    assert (tmp_path / "g.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
+    with pytest.raises(gradtool.errors.GradtoolError, match="cannot tell the format from .txt"):
+        graph.save(tmp_path / "g.txt")
+
+
+def test_check_report_prints_what_the_cli_prints(tmp_path):
+    x = gt.tensor(np.random.default_rng(0).standard_normal(3), requires_grad=True)  # the CLI's
+    report = gradtool.check(Cube, x)
+    assert not report.passed
+    text = str(report)
+    # the CLI's report of the same Function in a file
+    (tmp_path / "cube.py").write_text(
+        "import gradtool as torch\n\n\nclass Cube(torch.autograd.Function):\n"
+        "    @staticmethod\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n"
+        "        return x ** 3\n\n    @staticmethod\n    def backward(ctx, grad_output):\n"
+        "        x, = ctx.saved_tensors\n        return grad_output * 2 * x ** 2\n")
+    cli = cu.run("gradcheck", tmp_path / "cube.py", "--no-color", extra_env={"COLUMNS": "100"})
+    assert cli.returncode == 1
+    drop_heading = lambda t: t.splitlines()[1:]  # noqa: E731  (where Cube is defined differs)
+    assert [line.rstrip() for line in drop_heading(cli.stdout)] == drop_heading(text)
+    assert text.splitlines()[0].startswith(f"Cube  Function at {os.path.relpath(__file__)}:")
+    assert "wrong_gradient" in text and "1.23 ≠ 0.8203" in text
+    assert repr(report).startswith("<CheckReport FAIL  Cube  ") and "\n" not in repr(report)
+    html = report._repr_html_()
+    assert "FAIL" in html and html.count("data:image/png;base64,") == 3  # the heatmaps
+    assert '<div class="gradtool-heatmaps">' in html and "<script" not in html
+
+
+def test_check_covers_the_parameters_of_the_modules_a_function_calls():
+    gt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3), nn.Tanh()).double()
+    report = gradtool.check(lambda batch: model(batch).sum(), gt.randn(2, 4, dtype=gt.float64))
+    assert report.passed
+    assert report.input_names == ["batch", "model.0.weight", "model.0.bias"]
+
+
+def test_inspect_runs_a_function_as_the_cli_does_and_reads_a_graph_already_made():
+    def overwrites(x):
+        y = x.exp()
+        y.add_(1)
+        return y.sum()
+    report = gradtool.inspect(overwrites, gt.randn(3, dtype=gt.float64, requires_grad=True))
+    kinds = [d.kind for d in report.diagnostics]
+    assert "saved_modified_in_place" in kinds and "backward_failed" in kinds
+    assert repr(report).startswith("<InspectReport ERROR overwrites  ")
+    assert "_saved_result" in str(report) and "ExpBackward0" in str(report)
+    # a graph already made: read as it is, no backward run (the leaf keeps no .grad)
+    x = gt.randn(3, dtype=gt.float64, requires_grad=True)
+    y = x.exp()
+    y.mul_(2)
+    loss = y.sum()
+    read = gradtool.inspect(loss)
+    assert x.grad is None
+    assert [d.kind for d in read.diagnostics] == ["saved_modified_in_place"]
+    assert read.text().splitlines()[0].startswith(f"loss  graph at {os.path.relpath(__file__)}:")
+
+
+def test_a_failing_assertion_in_a_notebook_keeps_its_message(monkeypatch):
+    """Inside Jupyter rich displays what it prints instead of writing it to the buffer the
+    message is read from: the message was empty there."""
+    import rich.console
+    monkeypatch.setattr(rich.console, "_is_jupyter", lambda: True)
+    from gradtool.frontends.testing import assert_gradcheck
+    with pytest.raises(AssertionError) as caught:
+        assert_gradcheck(Cube.apply, (gt.randn(3, dtype=gt.float64, requires_grad=True),))
+    message = str(caught.value)
+    assert message.startswith("Cube  Function at ") and "<unknown>" not in message
+    assert "wrong_gradient" in message
+
+
+@pytest.mark.parity
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_draw_and_check_work_on_torch_tensors():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh()).double()
+    x = torch.randn(2, 4, dtype=torch.float64, requires_grad=True)
+    loss = model(x).sum()
+    graph = gradtool.draw(loss, params=dict(model.named_parameters()))
+    names = [n.name for n in graph.snapshot.nodes]
+    assert names[0] == "SumBackward0" and "AddmmBackward0" in names
+    assert re.search(r'label="0\.weight|label="model\.0\.weight', graph.source)
+
+    class TorchCube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return grad_output * 2 * x ** 2
+    report = gradtool.check(TorchCube, torch.randn(3, dtype=torch.float64, requires_grad=True))
+    assert not report.passed and "wrong_gradient" in str(report)
+    assert gradtool.check(lambda t: model(t).sum(), x).passed

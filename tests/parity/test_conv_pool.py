@@ -1,0 +1,240 @@
+"""nn's convolution, pooling, padding, resampling and normalisation layers against torch
+(tests marked parity): every module and option side by side on the same weights and inputs
+(outputs, gradients, node names, running statistics), random convolution shapes with
+hypothesis, torch's choices at ties, NaN and -inf in max pooling, and torch's messages for
+bad arguments. The op table's own sweep (tests/engine/test_op_gradients.py) proves each row's
+derivatives."""
+import re
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+torch = pytest.importorskip("torch")
+
+import gradtool as gt  # noqa: E402
+
+pytestmark = pytest.mark.parity
+
+
+def _both(make, x, train=True):
+    """The module made on each engine (gradtool's with torch's weights and buffers), run on x
+    (float64) and backward with a fixed cotangent: [(output, input grad, param grads, names,
+    buffers)] for gradtool and torch."""
+    theirs = make(torch.nn).double()
+    ours = make(gt.nn).double()
+    ours.load_state_dict({k: gt.tensor(v.detach().numpy()) for k, v in
+                          theirs.state_dict().items()})
+    results = []
+    for lib, module in ((gt, ours), (torch, theirs)):
+        module.train(train)
+        inp = lib.tensor(x, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = module(inp)
+        out = out[0] if isinstance(out, tuple) else out
+        cot = np.random.default_rng(1).standard_normal(tuple(out.shape))
+        out.backward(lib.tensor(cot))
+        names = out.grad_fn and (out.grad_fn.name().removeprefix("torch::autograd::"),
+                                 [f.name().removeprefix("torch::autograd::") if f else None
+                                  for f, _ in out.grad_fn.next_functions])
+        results.append((out.detach().numpy(), inp.grad.numpy(),
+                        [p.grad.numpy() for p in module.parameters()], names,
+                        {k: v.numpy() for k, v in module.state_dict().items()}))
+    return results
+
+
+def _assert_alike(results):
+    (out, gx, gp, names, buffers), (t_out, t_gx, t_gp, t_names, t_buffers) = results
+    np.testing.assert_allclose(out, t_out, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gx, t_gx, rtol=1e-10, atol=1e-12)
+    assert len(gp) == len(t_gp)
+    for a, b in zip(gp, t_gp):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    assert names == t_names
+    for key in t_buffers:
+        np.testing.assert_allclose(buffers[key], t_buffers[key], rtol=1e-12, err_msg=key)
+
+
+IMAGE = np.random.default_rng(0).standard_normal((2, 4, 7, 6))
+MODULES = {
+    "conv2d": lambda nn: nn.Conv2d(4, 6, 3, stride=2, padding=1),
+    "conv2d_groups_dilation_nobias": lambda nn: nn.Conv2d(4, 4, (3, 2), dilation=(2, 1),
+                                                          groups=2, bias=False),
+    "conv2d_same_even": lambda nn: nn.Conv2d(4, 3, (2, 4), padding="same"),
+    "conv2d_valid": lambda nn: nn.Conv2d(4, 3, 3, padding="valid"),
+    "conv2d_reflect": lambda nn: nn.Conv2d(4, 3, 3, padding=(1, 2), padding_mode="reflect"),
+    "conv2d_replicate_same": lambda nn: nn.Conv2d(4, 3, 4, padding="same",
+                                                  padding_mode="replicate"),
+    "conv2d_circular": lambda nn: nn.Conv2d(4, 3, 3, padding=1, padding_mode="circular"),
+    "conv_transpose2d": lambda nn: nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1,
+                                                      output_padding=1, groups=1),
+    "conv_transpose2d_groups": lambda nn: nn.ConvTranspose2d(4, 6, (2, 3), stride=(1, 2),
+                                                             groups=2, dilation=(2, 1)),
+    "max_pool2d": lambda nn: nn.MaxPool2d(3, 2, 1, ceil_mode=True),
+    "max_pool2d_indices": lambda nn: nn.MaxPool2d(2, return_indices=True),
+    "avg_pool2d": lambda nn: nn.AvgPool2d((3, 2), 2, (1, 1), count_include_pad=False),
+    "adaptive_avg": lambda nn: nn.AdaptiveAvgPool2d((None, 4)),
+    "adaptive_avg_1": lambda nn: nn.AdaptiveAvgPool2d(1),
+    "adaptive_max": lambda nn: nn.AdaptiveMaxPool2d((5, 4)),
+    "upsample_nearest": lambda nn: nn.Upsample(scale_factor=(1.5, 2)),
+    "upsample_bilinear": lambda nn: nn.Upsample(size=(9, 4), mode="bilinear"),
+    "upsampling_bilinear2d": lambda nn: nn.UpsamplingBilinear2d(scale_factor=2),
+    "reflection_pad": lambda nn: nn.ReflectionPad2d((2, 0, 1, 3)),
+    "replication_pad": lambda nn: nn.ReplicationPad2d(2),
+    "zero_pad": lambda nn: nn.ZeroPad2d((1, 2, 0, 1)),
+    "constant_pad": lambda nn: nn.ConstantPad2d((1, 1, 2, 0), 3.5),
+    "circular_pad": lambda nn: nn.CircularPad2d((1, 2, 2, 1)),
+    "batch_norm2d": lambda nn: nn.BatchNorm2d(4),
+    "batch_norm2d_cumulative": lambda nn: nn.BatchNorm2d(4, momentum=None, affine=False),
+    "batch_norm2d_untracked": lambda nn: nn.BatchNorm2d(4, track_running_stats=False),
+    "group_norm": lambda nn: nn.GroupNorm(2, 4),
+    "group_norm_no_affine": lambda nn: nn.GroupNorm(4, 4, affine=False),
+    "dropout2d_p0": lambda nn: nn.Dropout2d(0.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_module_matches_torch(name):
+    _assert_alike(_both(MODULES[name], IMAGE))
+
+
+@pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
+def test_batch_norm1d_and_eval_mode_match_torch(train):
+    x = np.random.default_rng(2).standard_normal((5, 3, 4))
+    _assert_alike(_both(lambda nn: nn.BatchNorm1d(3, momentum=0.3), x, train))
+    _assert_alike(_both(lambda nn: nn.BatchNorm2d(4), IMAGE, train))
+
+
+def test_one_dimensional_layers_and_unbatched_inputs_match_torch():
+    x = np.random.default_rng(3).standard_normal((2, 4, 9))
+    _assert_alike(_both(lambda nn: nn.Conv1d(4, 2, 3, stride=2, padding=2, dilation=2), x))
+    _assert_alike(_both(lambda nn: nn.ConvTranspose1d(4, 2, 3, stride=3, output_padding=2), x))
+    _assert_alike(_both(lambda nn: nn.Upsample(scale_factor=2.5), x))
+    _assert_alike(_both(lambda nn: nn.ReflectionPad1d((3, 1)), x))
+    _assert_alike(_both(lambda nn: nn.Conv2d(4, 2, 3, padding=1), IMAGE[0]))  # (C, H, W)
+    _assert_alike(_both(lambda nn: nn.MaxPool2d(2), IMAGE[0]))
+
+
+def test_conv_transpose_output_size_matches_torch():
+    def make(nn):
+        class WithSize(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.up = nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1)
+
+            def forward(self, x):
+                return self.up(x, output_size=[14, 12])
+        return WithSize()
+    results = _both(make, IMAGE)
+    _assert_alike(results)
+    assert results[0][0].shape == (2, 2, 14, 12)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_random_convolutions_match_torch(data):
+    """Random shapes, strides, paddings, dilations, groups, transposed or not: outputs, input
+    weight and bias gradients, and second-order gradients equal torch's."""
+    groups = data.draw(st.sampled_from([1, 2]))
+    c_in, c_out = groups * data.draw(st.integers(1, 2)), groups * data.draw(st.integers(1, 2))
+    spatial = data.draw(st.sampled_from([1, 2]))
+    kernel = tuple(data.draw(st.integers(1, 3)) for _ in range(spatial))
+    stride = tuple(data.draw(st.integers(1, 3)) for _ in range(spatial))
+    dilation = tuple(data.draw(st.integers(1, 2)) for _ in range(spatial))
+    padding = tuple(data.draw(st.integers(0, k // 2 + 1)) for k in kernel)
+    transposed = data.draw(st.booleans())
+    sizes = tuple(data.draw(st.integers(d * (k - 1) + 1, 7)) for k, d in zip(kernel, dilation))
+    output_padding = tuple(data.draw(st.integers(0, max(s, d) - 1)) if transposed else 0
+                           for s, d in zip(stride, dilation))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
+    x = rng.standard_normal((2, c_in) + sizes)
+    w = rng.standard_normal(((c_in, c_out // groups) if transposed else (c_out, c_in // groups))
+                            + kernel)
+    b = rng.standard_normal(c_out)
+    name = ("conv_transpose" if transposed else "conv") + f"{spatial}d"
+    results = []
+    for lib in (gt, torch):
+        xs, ws, bs = (lib.tensor(a, requires_grad=True) for a in (x, w, b))
+        fn = getattr(lib.nn.functional, name)
+        try:
+            out = (fn(xs, ws, bs, stride, padding, output_padding, groups, dilation) if transposed
+                   else fn(xs, ws, bs, stride, padding, dilation, groups))
+        except RuntimeError as e:  # (an output too small: both refuse)
+            results.append(type(e))
+            continue
+        first = lib.autograd.grad((out * out).sum(), (xs, ws, bs), create_graph=True)
+        second = lib.autograd.grad(sum((g.sin()).sum() for g in first), (xs, ws))
+        results.append([out.detach().numpy()] + [g.detach().numpy() for g in first + second])
+    if not isinstance(results[1], list):
+        assert results[0] is results[1]
+        return
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10)
+
+
+def test_max_pool_ties_nan_and_minus_inf_follow_torch():
+    """Ties go to the first in row-major order, a NaN wins (the last NaN of its window), and
+    a window of -inf (with padding) points at its first cell inside the input."""
+    x = np.array([[[[1.0, 1.0, 0.0, 2.0],
+                    [1.0, 0.0, np.nan, np.nan],
+                    [-np.inf, -np.inf, 5.0, 5.0],
+                    [-np.inf, -np.inf, 5.0, 1.0]]]])
+    for args in [(2,), (3, 1, 1), (2, 2, 1, 1, True)]:
+        results = []
+        for lib in (gt, torch):
+            xs = lib.tensor(x, requires_grad=True)
+            out, idx = lib.nn.functional.max_pool2d(xs, *args, return_indices=True)
+            out.backward(lib.ones_like(out))
+            results.append((out.detach().numpy(), idx.numpy(), xs.grad.numpy()))
+        for a, b in zip(*results):
+            np.testing.assert_array_equal(a, b)
+        out, idx = gt.nn.functional.adaptive_max_pool2d(gt.tensor(x), 3, return_indices=True)
+        t_out, t_idx = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), 3,
+                                                               return_indices=True)
+        np.testing.assert_array_equal(out.numpy(), t_out.numpy())
+        np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+
+
+BAD_CALLS = {
+    "conv_dtype": lambda lib, x: lib.nn.functional.conv2d(x, lib.ones(2, 4, 3, 3)),
+    "conv_channels": lambda lib, x: lib.nn.functional.conv2d(x[:, :3], x.new_ones(2, 4, 3, 3)),
+    "conv_groups": lambda lib, x: lib.nn.functional.conv2d(x, x.new_ones(3, 2, 3, 3), groups=2),
+    "conv_kernel_too_big": lambda lib, x: lib.nn.functional.conv2d(x, x.new_ones(2, 4, 8, 3)),
+    "conv_dims": lambda lib, x: lib.nn.functional.conv2d(x[0, 0], x.new_ones(2, 4, 3, 3)),
+    "conv_bias": lambda lib, x: lib.nn.functional.conv2d(x, x.new_ones(2, 4, 3, 3),
+                                                         x.new_ones(3)),
+    "conv_same_strided": lambda lib, x: lib.nn.functional.conv2d(
+        x, x.new_ones(2, 4, 3, 3), padding="same", stride=2),
+    "conv_padding_string": lambda lib, x: lib.nn.functional.conv2d(
+        x, x.new_ones(2, 4, 3, 3), padding="full"),
+    "conv_transpose_output_padding": lambda lib, x: lib.nn.functional.conv_transpose2d(
+        x, x.new_ones(4, 2, 3, 3), output_padding=1),
+    "pool_padding": lambda lib, x: lib.nn.functional.max_pool2d(x, 3, padding=2),
+    "pool_too_small": lambda lib, x: lib.nn.functional.avg_pool2d(x[..., :2, :2], 3),
+    "pad_reflect_too_big": lambda lib, x: lib.nn.functional.pad(x, (6, 0), mode="reflect"),
+    "pad_odd": lambda lib, x: lib.nn.functional.pad(x, (1, 1, 1)),
+    "interpolate_both": lambda lib, x: lib.nn.functional.interpolate(x, size=3, scale_factor=2),
+    "interpolate_corners": lambda lib, x: lib.nn.functional.interpolate(x, size=3,
+                                                                        align_corners=True),
+    "group_norm_groups": lambda lib, x: lib.nn.functional.group_norm(x, 3),
+    "batch_norm_dims": lambda lib, x: lib.nn.BatchNorm2d(4).double()(x[0]),
+    "batch_norm_eval_without_stats": lambda lib, x: lib.nn.functional.batch_norm(x, None, None),
+    "conv_groups_module": lambda lib, x: lib.nn.Conv2d(3, 4, 3, groups=2),
+    "conv_padding_mode": lambda lib, x: lib.nn.Conv2d(3, 4, 3, padding_mode="zero"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_CALLS))
+def test_bad_arguments_raise_torchs_error(name):
+    errors = []
+    for lib in (gt, torch):
+        with pytest.raises(Exception) as info:
+            BAD_CALLS[name](lib, lib.tensor(IMAGE))
+        # (a set in a message prints in an order that changes from run to run)
+        message = re.sub(r"\{[^}]*\}", lambda m: str(sorted(m.group(0)[1:-1].split(", "))),
+                         str(info.value))
+        errors.append((type(info.value).__name__, message))
+    assert errors[0] == errors[1]
