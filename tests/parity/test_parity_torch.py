@@ -392,7 +392,10 @@ def test_case_node_has_torchs_saved_attributes_and_values(case, only_first_input
         if (case.id, attr[7:]) in KNOWN_SAVED_VALUE_FORMS:
             continue
         if isinstance(b, list) or (isinstance(b, float) and isinstance(a, float)):
-            np.testing.assert_allclose(a, b, rtol=1e-14, err_msg=attr)
+            # a few ulps of the array's largest entry: LAPACK's factors (svd's Vh) differ in
+            # the last bit of their small entries between builds and thread counts
+            scale = np.max(np.abs(np.asarray(b)), initial=0.0)
+            np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-14 * scale, err_msg=attr)
         else:
             assert a == b, attr
 

@@ -65,6 +65,7 @@ def _new_tensor(cls, array):
 
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
+    __module__ = "gradtool"  # as torch.Tensor's is "torch": messages print <class 'gradtool.Tensor'>
 
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad",
                  "_version_counter", "_accumulator", "_hooks", "_base", "_base_grad_fn",
