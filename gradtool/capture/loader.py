@@ -1,4 +1,4 @@
-"""Import a user's file and find what gradtool should run in it (contract §3).
+"""Import a user's file and find what gradtool should run in it: its targets.
 
 The file is executed as Python code, the way pytest executes test files. Targets, reported in
 source order:

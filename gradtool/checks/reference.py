@@ -1,4 +1,4 @@
-"""Reference checks for low-precision code (contract §5): a target run in float32, bfloat16 or
+"""Reference checks for low-precision code: a target run in float32, bfloat16 or
 float16 against its reference run in float64, as kernel authors check fused kernels by hand.
 
 For each dtype, the target's outputs and the gradients of its inputs and parameters (for one

@@ -1141,7 +1141,7 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     return out, mean[..., 0], rstd[..., 0]
 
 
-# ---- elementwise (issue 21) ----
+# ---- elementwise ----
 def addcmul(self, tensor1, tensor2, value):
     return self + value * tensor1 * tensor2
 
