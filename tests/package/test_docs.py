@@ -48,12 +48,24 @@ def test_links_reach_files(path):
         text = f.read()
     missing = []
     for target in LINK.findall(text):
-        if re.match(r"[a-z]+:", target) or target.startswith("#"):
-            continue  # a web address, or a heading of the same page
-        file = os.path.normpath(os.path.join(os.path.dirname(path), target.split("#")[0]))
-        if not os.path.exists(file) and os.path.relpath(file, ROOT) not in NOT_YET_WRITTEN:
+        if re.match(r"[a-z]+:", target):
+            continue  # a web address
+        name, _, anchor = target.partition("#")
+        file = os.path.normpath(os.path.join(os.path.dirname(path), name)) if name else path
+        if os.path.relpath(file, ROOT) in NOT_YET_WRITTEN:
+            continue
+        if not os.path.exists(file) or (anchor and anchor not in _anchors(file)):
             missing.append(target)
-    assert not missing, f"{os.path.relpath(path, ROOT)} links to files that do not exist: {missing}"
+    assert not missing, f"{os.path.relpath(path, ROOT)} links to what does not exist: {missing}"
+
+
+def _anchors(file):
+    """The anchors of a Markdown file's headings, as GitHub makes them."""
+    if not file.endswith(".md"):
+        return set()
+    with open(file, encoding="utf-8") as f:
+        headings = [line.lstrip("#").strip() for line in f if line.startswith("#")]
+    return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
 
 
 @pytest.mark.parametrize("path", _markdown_files(), ids=lambda p: os.path.relpath(p, ROOT))
