@@ -71,7 +71,7 @@ def _anchors(file):
 @pytest.mark.parametrize("path", _markdown_files(), ids=lambda p: os.path.relpath(p, ROOT))
 def test_pages_give_reasons_not_issue_numbers(path):
     with open(path, encoding="utf-8") as f:
-        found = re.findall(r".*(?:\b[Ii]ssues? [0-9]+\b|contract §).*", f.read())
+        found = re.findall(r".*(?:\b[Ii]ssues? [0-9]+\b|contract \u00a7).*", f.read())
     assert not found, found
 
 
