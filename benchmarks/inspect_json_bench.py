@@ -1,6 +1,6 @@
 """How long `gradtool inspect --json` takes on a long chain (tests/cli/test_cli.py's CHAIN_100K:
 `y = y * 1.0000001` 100,000 times on a (2,) input, then `.sum()`), and its peak memory.
-Issue 25's goal: under 10 s and 1 GiB. Per run, as a user starts it (a subprocess):
+The goal: under 10 s and 1 GiB. Per run, as a user starts it (a subprocess):
 
     wall, CPU (user + system), max RSS      of `gradtool inspect --json chain.py > file`
     nodes, MB                                the document parsed back: complete and valid

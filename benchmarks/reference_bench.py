@@ -1,4 +1,4 @@
-"""The reference check's cost (issue 22): `reference_report` on a fused LayerNorm of a 64x1024
+"""The reference check's cost: `reference_report` on a fused LayerNorm of a 64x1024
 input against the same work written by hand: the float64 reference's forward and backward,
 then per dtype the target's and the reference's (inputs cast, one seeded grad_output, every
 output and gradient read back as float64 and compared). Prints the medians and their ratio

@@ -10,7 +10,7 @@ with repeated blocks (examples/resnet_like.py) at about 5,000 and 20,000 nodes, 
     cli html  the whole `gradtool render -o graph.html`; then the page's size
 
     .venv/bin/python benchmarks/render_bench.py [--repeat 3]
-Targets (issue 14): 5,000 nodes within 3 s and 20,000 within 10 s on 2 cores, HTML included.
+Targets: 5,000 nodes within 3 s and 20,000 within 10 s on 2 cores, HTML included.
 """
 import argparse
 import gc

@@ -1,9 +1,9 @@
-"""Tensors on any device under --engine torch (issue 22.1, contract §5): every value read
-goes through the engine adapter's one host copy, inputs off the host are perturbed where they
-live, --device places generated inputs, reports show devices, a device torch lacks is a clear
-error. Without a GPU, tested through OffHost (tests/torch_files/off_host.py: CPU memory that
-refuses .numpy() as a CUDA tensor does) and torch's meta device (no values); the `cuda` tests
-run the same commands on a GPU and skip without one."""
+"""Tensors on any device under --engine torch (GPU kernels are what the reference check is for):
+every value read goes through the engine adapter's one host copy, inputs off the host are
+perturbed where they live, --device places generated inputs, reports show devices, a device torch
+lacks is a clear error. Without a GPU, tested through OffHost (tests/torch_files/off_host.py: CPU
+memory that refuses .numpy() as a CUDA tensor does) and torch's meta device (no values); the
+`cuda` tests run the same commands on a GPU and skip without one."""
 import os
 import textwrap
 import xml.etree.ElementTree as ET

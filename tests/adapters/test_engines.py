@@ -1,7 +1,7 @@
-"""`--engine torch` and `--against torch` (issue 16.2-3; contract §4 "Engines"), and the engine
-adapter behind them (gradtool/adapters/). The torch runs are parity tests: they skip without
-PyTorch. Without PyTorch, both options exit 2 saying so: tested everywhere by hiding torch
-from a gradtool process."""
+"""`--engine torch` and `--against torch` (every report on PyTorch's own graph, and the engine
+compared with torch), and the engine adapter behind them (gradtool/adapters/). The torch runs are
+parity tests: they skip without PyTorch. Without PyTorch, both options exit 2 saying so: tested
+everywhere by hiding torch from a gradtool process."""
 import os
 import subprocess
 import sys

@@ -1,8 +1,8 @@
-"""Users' PyTorch files, unchanged (`import torch`), run by the CLI on gradtool's engine
-(issue 16.1; contract §4 "Engines"): the PyTorch docs' extending examples, a tutorial Function
-with its training loop at import time, an nn model with a local module and a lazy import, and
-names gradtool lacks, which are clear errors. All pass whether or not torch is installed: the
-alias wins over real torch, and leaves it as it was."""
+"""Users' PyTorch files, unchanged (`import torch`), run by the CLI on gradtool's engine: the
+PyTorch docs' extending examples, a tutorial Function with its training loop at import time, an
+nn model with a local module and a lazy import, and names gradtool lacks, which are clear errors.
+All pass whether or not torch is installed: the alias wins over real torch, and leaves it as it
+was."""
 import importlib.util
 import os
 import sys
@@ -135,7 +135,7 @@ def test_a_torch_name_gradtool_lacks_is_a_clear_error_naming_it_and_the_line(
     path, result = unsupported_runs[key]
     _, line, name = UNSUPPORTED[key]
     mentions = (f"{path}:{line}", f"gradtool's engine does not provide {name};")
-    if key in IN_A_TARGET:  # raised when the target runs: reported in its place (issue 12)
+    if key in IN_A_TARGET:  # raised when the target runs: reported in its place, others run
         message = cu.assert_target_error(result, "f", *mentions)
     else:                   # raised when the file loads: the whole run's error
         message = assert_clean_user_error(result, *mentions)

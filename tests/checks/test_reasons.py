@@ -1,8 +1,8 @@
-"""Where a gradient goes wrong and why (issue 23), through the `gradtool` command as a user runs
-it: the wrong custom Function named inside a model (text, JSON, SVG), true reasons (random
-forward, non-reentrant backward, surrogate gradients declared or not), None gradients judged
-by central differences, input specs and per-parameter shapes, --against with a raising
-backward. Every command runs once, all at once (`runs`)."""
+"""Where a gradient goes wrong and why, through the `gradtool` command as a user runs it: the wrong
+custom Function named inside a model (text, JSON, SVG), true reasons (random forward,
+non-reentrant backward, surrogate gradients declared or not), None gradients judged by central
+differences, input specs and per-parameter shapes, --against with a raising backward. Every
+command runs once, all at once (`runs`)."""
 import os
 import textwrap
 import xml.etree.ElementTree as ET

@@ -1,7 +1,7 @@
-"""Reference checks for low-precision code (issue 22.2-4, contract §5): a target in float32,
+"""Reference checks for low-precision code, which gradcheck cannot judge: a target in float32,
 bfloat16 or float16 against its reference in float64, allowed `factor` x the reference's own
-error in that dtype. On gradtool's engine (float32, float16) in-process and through the CLI;
-on torch CPU (float32, bfloat16, float16) as parity tests."""
+error in that dtype. On gradtool's engine (float32, float16) in-process and through the CLI; on
+torch CPU (float32, bfloat16, float16) as parity tests."""
 import json
 import os
 import textwrap

@@ -1,6 +1,6 @@
-"""The gradtool command as a user runs it (contract §3 and §4): the installed `gradtool`
-executable in a subprocess, checked by its exit code, its stdout/stderr, the JSON it prints
-and the SVG it writes.
+"""The gradtool command as a user runs it (what runs in a file, the commands, their options and
+output): the installed `gradtool` executable in a subprocess, checked by its exit code, its
+stdout/stderr, the JSON it prints and the SVG it writes.
 
 Each subprocess costs ~0.3-0.7 s, so the runs over every example are made once, in parallel
 (`sweep`), and shared by the tests that read them."""
@@ -1137,7 +1137,8 @@ def test_render_100k_op_chain(chain_100k):
 
 
 def test_inspect_json_of_a_100k_op_chain(chain_100k_json):
-    """Issue 25: the whole document, valid, within 1 GiB (it was 1.59 GiB, then 0.91 GiB)."""
+    """The whole document, valid, within 1 GiB (it was 1.59 GiB, then 0.91 GiB): a 100,000-node
+    graph must not hold its document in memory."""
     proc, document, stderr = chain_100k_json
     _, status, usage = os.wait4(proc.pid, 0)  # (its own peak memory, not the other children's)
     proc.returncode = os.waitstatus_to_exitcode(status)

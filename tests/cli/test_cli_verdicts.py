@@ -1,5 +1,5 @@
-"""Verdicts a user can trust (issue 12) and errors in the user's words (issue 13), through the
-installed `gradtool` command as a user runs it: exit codes, the JSON documents, the text.
+"""Verdicts a user can trust and errors in the user's words, through the installed `gradtool`
+command as a user runs it: exit codes, the JSON documents, the text.
 
 Every command here runs once, all of them at once (`runs`), and the tests read the results."""
 import os
@@ -687,7 +687,7 @@ def test_shell_completion(runs):
     assert runs["completion_words"].stdout.split() == ["gradcheck"]
 
 
-# ====================================================== errors in the user's words (issue 13)
+# ====================================================== errors in the user's words
 
 def test_each_user_error_names_the_users_line(runs):
     folder = runs["folder"]
@@ -790,7 +790,7 @@ def test_round_off_and_nan_are_named_not_called_kinks(runs):
 
 def test_a_backward_that_raises_is_a_user_code_error_and_a_refused_gradient_a_failed_check(
         tmp_path):
-    """Issue 13: a custom backward raising in the user's code exits 2, naming its line; the
+    """A custom backward raising in the user's code exits 2 (the user's error), naming its line; the
     engine refusing a gradient of the wrong shape is a failed check, exit 1."""
     user = tmp_path / "raises.py"
     user.write_text(textwrap.dedent("""\

@@ -1,7 +1,6 @@
-"""Never destroy, never run what was not asked for (issue 13): render -o writes only regular
-files (through symlinks, whole or not at all), signals end gradtool and its renderer child,
-the user's file leaves no __pycache__ and cannot move -o or corrupt --json, save_on_disk's
-files stay private."""
+"""Never destroy, never run what was not asked for: render -o writes only regular files (through
+symlinks, whole or not at all), signals end gradtool and its renderer child, the user's file
+leaves no __pycache__ and cannot move -o or corrupt --json, save_on_disk's files stay private."""
 import gc
 import os
 import re

@@ -460,7 +460,7 @@ def test_writing_into_a_result_never_changes_the_input_tangent():
         assert fwAD.unpack_dual(y).tangent.tolist() == [2 * V[0]] + V[1:]
 
 
-# ---------------- torch's behaviour on the rest of the API (issue 25) ----------------
+# ---------------- torch's behaviour on the rest of the API ----------------
 def test_dual_level_is_also_a_decorator():
     @fwAD.dual_level()
     def tangent_of_double(x, v):

@@ -1385,7 +1385,7 @@ def _channel_mask(shape, p):
 case("dropout2d", "MUL", _seeded(lambda x: gt.nn.functional.dropout2d(x, 0.5)),
      normal(3, 4, 2, 2), lambda v, x: [v * _channel_mask(x.shape, 0.5)])
 
-# ------------------------------ functions real files use (issue 21) ------------------------------
+# ------------------------------ functions real model files use ------------------------------
 case("asin", "ASIN", lambda x: x.asin(), lambda r: [r.uniform(-0.8, 0.8, S)],
      lambda v, x: [v / np.sqrt(1 - x * x)])
 case("arccos", "ACOS", lambda x: gt.arccos(x), lambda r: [r.uniform(-0.8, 0.8, S)],

@@ -1,7 +1,7 @@
-"""The names real PyTorch files use around the model (issue 21): legacy and factory forms,
-dtype limits, decorators and probes that must simply work, import paths; and the messages for
-what is still missing (issue 25): named as the user wrote it, --engine torch advised only
-where it would help, the refused argument named. Parity tests compare with torch itself."""
+"""The names real PyTorch files use around the model: legacy and factory forms, dtype limits,
+decorators and probes that must simply work, import paths; and the messages for what is still
+missing: named as the user wrote it, --engine torch advised only where it would help, the refused
+argument named. Parity tests compare with torch itself."""
 import importlib.util
 import textwrap
 import warnings

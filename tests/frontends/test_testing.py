@@ -1,4 +1,4 @@
-"""gradtool.testing (contract §2, issue 16): assert_close with torch.testing's tolerances and
+"""gradtool.testing, for a project's own tests: assert_close with torch.testing's tolerances and
 messages; assert_gradcheck / assert_gradgradcheck failing with the CLI's gradcheck report."""
 import inspect
 import math

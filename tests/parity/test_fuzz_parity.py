@@ -504,8 +504,9 @@ def op_spatial(rng, shapes):
 
 
 def op_functions(rng, shapes):
-    """The functions of issue 21: inverse trigonometric, atan2, addcmul/addcdiv, round, diag,
-    sum_to_size, meshgrid, unsafe_chunk, scatter of a value, linear algebra of square slices."""
+    """The functions real model files use: inverse trigonometric, atan2, addcmul/addcdiv,
+    round, diag, sum_to_size, meshgrid, unsafe_chunk, scatter of a value, linear algebra of
+    square slices."""
     a = pick(rng, shapes)
     s, nd = shapes[a], len(shapes[a])
     kind = str(rng.choice(["arc", "atan2", "addcmul", "addcdiv", "round", "diag", "sum_to_size",

@@ -1,9 +1,9 @@
-"""Recurrent layers and attention (issue 21), against torch: the same parameter names and
-shapes, the same outputs and gradients from the same weights, and the same backward graph
-node for node (the gates split by unsafe_chunk, UnsafeSplitBackward0, as torch's). Tests
-marked parity run the same code on torch, in float64, where torch's CPU LSTM is the
-composition too; its float32 LSTM is one oneDNN op per layer and direction
-(MkldnnRnnLayerBackward0), and so is gradtool's (the float32 tests below)."""
+"""Recurrent layers and attention, as real model files use them, against torch: the same parameter
+names and shapes, the same outputs and gradients from the same weights, and the same backward
+graph node for node (the gates split by unsafe_chunk, UnsafeSplitBackward0, as torch's). Tests
+marked parity run the same code on torch, in float64, where torch's CPU LSTM is the composition
+too; its float32 LSTM is one oneDNN op per layer and direction (MkldnnRnnLayerBackward0), and so
+is gradtool's (the float32 tests below)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st

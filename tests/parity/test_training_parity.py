@@ -1,6 +1,6 @@
-"""Around the model (issue 21): optimizers and learning-rate schedulers step for step against
-torch, gradient clipping, orthogonal init, distributions' log_prob/entropy/rsample and their
-graphs, and torch.utils.data. Tests marked parity run the same code on torch."""
+"""Around the model, what real training files use: optimizers and learning-rate schedulers step for
+step against torch, gradient clipping, orthogonal init, distributions' log_prob/entropy/rsample
+and their graphs, and torch.utils.data. Tests marked parity run the same code on torch."""
 import math
 
 import numpy as np
