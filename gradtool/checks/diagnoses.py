@@ -18,7 +18,7 @@ class Kind:
     name: str
     severity: str       # the usual one (a check's outcome may raise or lower it)
     advice: str         # one line: what to do about it
-    about: str          # what it means, why it happens, what to do (docs/diagnoses.md)
+    about: str          # what it means and why it happens (docs/diagnoses.md)
     examples: tuple = ()  # stems: examples/broken_<stem>.py provokes it, <stem>_ok.py does not
     raised: str = ""    # where it is raised besides its detectors (or instead of them)
     orders: tuple = (1, 2)        # the gradcheck orders its step runs at
@@ -30,10 +30,8 @@ class Kind:
     #                                      (pairs it explains, [Diagnosis]) (@explains)
 
 
-_PROBE = ("gradcheck's probe of each custom Function's backward (hazards.probe_backward), "
-          "before the check runs")
-_STAGES = "gradcheck's own stages (gradcheck._Check)"
-
+_PROBE = "the probe of each custom Function's backward (hazards.probe_backward)"
+_STAGES = "gradcheck's stages (gradcheck._Check)"
 
 
 def _registry(*kinds):
@@ -43,204 +41,147 @@ def _registry(*kinds):
 
 
 KINDS = _registry(
-    Kind("output_no_grad", "warning",
-         "check grad modes, detach() and the inputs' requires_grad",
-         "An output of the target does not require grad, so no gradient flows back from it. "
-         "It was computed under no_grad() or inference_mode(), cut off by detach() or .data, "
-         "or from inputs none of which requires grad; the message names the first such "
-         "place on the way back and its line (examples/grad_modes.py shows each). Compute "
-         "it outside the grad mode, drop the detach, or create the inputs with "
-         "requires_grad=True."),
-    Kind("saved_modified_in_place", "error",
-         "use the out-of-place op or clone() first",
-         "A tensor a node saved for backward was modified in place after it was saved (its "
-         "version moved on), so backward through that node fails with torch's 'modified by "
-         "an inplace operation' error. The message names the saved tensor, the node and the "
-         "line of the in-place op (examples/inplace_trouble.py). Use the out-of-place op "
-         "(y = y * 2, not y *= 2), or clone() before modifying.", from_graph=True),
+    Kind("output_no_grad", "warning", "check grad modes, detach() and the inputs' requires_grad",
+         "An output does not require grad, so no gradient flows back from it: it was made "
+         "under no_grad() or inference_mode(), cut off by detach(), or from inputs none of "
+         "which requires grad. The message names the first such line (examples/grad_modes.py)."),
+    Kind("saved_modified_in_place", "error", "use the out-of-place op or clone() first",
+         "A tensor a node saved for backward was modified in place afterwards, so backward "
+         "through that node fails with torch's 'modified by an inplace operation' error. The "
+         "message names the line of the in-place op (examples/inplace_trouble.py).",
+         from_graph=True),
     Kind("backward_failed", "error", "fix the cause above",
-         "backward raised: the message is the error, its location the user's line (or the "
-         "custom Function's backward the engine's message names). An in-place error is the "
-         "commonest cause; the other diagnoses usually say why."),
+         "backward raised; the location is the user's line, or the custom Function's backward "
+         "the engine's message names. An in-place op is the commonest cause."),
     Kind("input_no_grad", "warning", "check that the output really depends on it",
-         "An input requires grad but gets no gradient after backward: it is used only with "
-         "grad mode off, no path from the outputs leads back to it, or the target never "
-         "uses it. The message says which, at the first line that used it."),
-    Kind("non_finite_output", "error",
-         "keep the op inside its domain (log of > 0, sqrt of >= 0)",
-         "An output contains NaN or Inf, made by the forward (log of a negative number, "
-         "division by 0, overflow in exp); the message names the first op that made one and "
-         "its line. gradcheck cannot pass where it happens: the mismatches whose numbers "
-         "are not finite are put down to it, not to the formula. Keep the ops inside their "
-         "domain, or check at another point.",
-         raised="gradtool inspect: with non_finite_grad, in one look at NaN and Inf"),
+         "An input requires grad but gets no gradient: it is used only with grad mode off, no "
+         "path from the outputs leads back to it, or the target never uses it."),
+    Kind("non_finite_output", "error", "keep the op inside its domain (log of > 0, sqrt of >= 0)",
+         "An output holds NaN or Inf made by the forward (log of a negative number, division "
+         "by 0, overflow in exp); the message names the first op that made one. gradcheck puts "
+         "the mismatches whose numbers are not finite down to it.",
+         raised="gradtool inspect: by non_finite_grad's detector, which looks at both"),
     Kind("random_forward", "error",
          "fix the seed inside the function, or draw the noise once outside it",
-         "Two calls of the function at the same inputs differ by more than central "
-         "differences can bear: the forward draws random numbers (dropout, randn, "
-         "sampling), so f(x + h) - f(x - h) measures the noise, not the slope. Found first "
-         "because the noise makes every later probe meaningless. Fix the seed inside the "
-         "function, or draw the noise once outside it and pass it in.",
+         "Two calls at the same inputs differ by more than central differences can bear: the "
+         "forward draws random numbers (dropout, randn), so f(x + h) - f(x - h) measures the "
+         "noise, not the slope. The later probes are skipped: the noise defeats them.",
          examples=("random_forward",)),
     Kind("gradient_cut", "warning",
-         "keep the value in the graph (no .item(), .detach(), numpy or no_grad on the way "
-         "to the output)",
-         "The forward took a value out of the graph (.item(), .detach(), .data, a numpy "
-         "round-trip, an op under no_grad()) from a tensor that depends on the inputs, and "
-         "the result still reaches an output: gradients do not flow back through that path. "
-         "inspect warns where the inputs still get a gradient by another path (with no "
-         "other path, input_no_grad says so); when gradcheck fails on those inputs the cut "
-         "is the error, since central differences see the path the analytical gradient "
-         "leaves out.", examples=("gradient_cut",), orders=(1,), trusts_forward=True),
+         "keep the value in the graph (no .item(), .detach(), numpy or no_grad on the way to "
+         "the output)",
+         "The forward took a value out of the graph (.item(), .detach(), .data, numpy, "
+         "no_grad) and the result reaches an output, so the gradient leaves that path out. "
+         "inspect warns where the input still gets a gradient by another path; a gradcheck "
+         "that fails on that input names the cut as the error.",
+         examples=("gradient_cut",), orders=(1,), trusts_forward=True),
     Kind("backward_not_reentrant", "error",
          "compute out of place in backward (grad = grad * grad_output, not grad *= "
          "grad_output)",
-         "A backward that gives the right gradient the first time and another one the "
-         "next: it modifies state it reads (an in-place op on a saved tensor or a ctx "
-         "attribute, a counter). gradcheck runs backward many times on one graph, and so "
-         "does a retain_graph=True backward. A warning from the probe when backward "
-         "modifies what it reads; an error when the check fails and a fresh graph confirms "
-         "the formula is right. Compute out of place in backward.",
+         "backward is right the first time and not the next: it modifies state it reads (a "
+         "saved tensor in place, a counter), and gradcheck runs backward many times on one "
+         "graph. A warning from the probe; an error once a failed check is traced to it.",
          examples=("not_reentrant",), raised=_PROBE, orders=(1,), trusts_forward=True),
     Kind("surrogate_gradient", "error",
          "if the surrogate is meant, declare it with @gradtool.surrogate(...)",
-         "A custom Function's backward is recognisably not the true gradient of its forward "
-         "but a deliberate surrogate: straight-through (a flat forward with a non-zero "
-         "backward), a constant multiple (gradient reversal, scaling), or the true gradient "
-         "clipped or masked. If that is meant, declare it with @gradtool.surrogate(...) on "
-         "the class and gradtool checks the backward against what was declared.",
+         "A custom Function's backward is a recognisable surrogate, not the true gradient: "
+         "straight-through, a constant multiple (gradient reversal), the true gradient "
+         "clipped or masked. Declared, it is checked against what was declared.",
          examples=("straight_through", "gradient_reversal"), orders=(1,),
          trusts_forward=True),
     Kind("saved_detached", "info", "save the tensor itself, not a detached copy",
-         "A custom Function saves a detached tensor (ctx.save_for_backward(x.detach())): "
-         "first derivatives are right, but backward cannot be differentiated through it, so "
-         "second derivatives that depend on it come out as zero. Found by the forward "
-         "capture; an error when gradgradcheck fails with an all-zero analytical Jacobian. "
-         "Save the tensor itself.", examples=("saved_detached",),
-         raised="the forward capture (findings.saved_detached); gradcheck cites it in the "
+         "A custom Function saves a detached tensor: first derivatives are right, but second "
+         "derivatives through it come out as zero. An error when gradgradcheck fails so.",
+         examples=("saved_detached",),
+         raised="the forward capture (findings.saved_detached), cited by gradcheck's "
                 "once_differentiable step"),
     Kind("non_leaf_grad", "warning", "call retain_grad() on it, or read the leaf's .grad",
-         ".grad was read on a tensor that is not a leaf: autograd keeps gradients of leaves "
-         "only, so it is None there. Call .retain_grad() on that tensor before backward, or "
-         "read the leaf's .grad."),
+         ".grad was read on a tensor that is not a leaf: autograd keeps the gradients of "
+         "leaves only, so it is None there."),
     Kind("non_finite_grad", "error", "look for a division by zero or sqrt'(0) in backward",
-         "A leaf's gradient contains NaN or Inf after backward although the forward was "
-         "finite: a backward formula divides by zero (sqrt'(0), 1/x at 0) or overflows. Run "
-         "backward under gradtool.autograd.detect_anomaly() to find the node that made it."),
+         "A leaf's gradient holds NaN or Inf: a backward formula divides by zero or "
+         "overflows. detect_anomaly() names the node that made it."),
     Kind("precision", "warning", "check with float64 inputs and float64 arithmetic",
-         "Inputs or outputs are not float64, and gradcheck's tolerances assume float64: "
-         "central differences with a step of 1e-6 drown in float32 rounding. When the check "
-         "fails, gradtool redoes the numerical side in float64 (and with a step suited to "
-         "the arithmetic's precision); if the Jacobians then agree, precision, not the "
-         "formula, is the error. A kernel meant for low precision is judged against a "
-         "float64 reference instead (gradtool.testing.assert_matches_reference, "
-         "@gradtool.reference).", examples=("float32",), trusts_forward=True,
-         from_graph=True),
+         "Values are not float64, and gradcheck's tolerances assume float64. On a failure the "
+         "numerical side is redone in float64: if the Jacobians then agree, precision is the "
+         "error, not the formula (a low-precision kernel is judged against a reference).",
+         examples=("float32",), trusts_forward=True, from_graph=True),
     Kind("round_off", "error", "check with a larger --eps or without the large offset",
          "The outputs are so large next to the change a step of eps makes (x.sum() + 1e9) "
-         "that central differences keep few digits: every mismatch lies within that "
-         "rounding noise. Check with a larger --eps, with float64 throughout, or without the "
-         "large constant offset.", trusts_forward=True),
-    Kind("once_differentiable", "error", "write backward with differentiable ops",
-         "gradgradcheck fails and a custom Function's backward is decorated "
-         "@once_differentiable: it runs without recording a graph, so its result cannot be "
-         "differentiated again. Write backward with differentiable ops and drop the "
-         "decorator. This step of the diagnosis also names backward_detaches and cites "
-         "saved_detached.", examples=("once_differentiable",), orders=(2,),
+         "that central differences keep few digits: every mismatch lies within that noise.",
          trusts_forward=True),
+    Kind("once_differentiable", "error", "write backward with differentiable ops",
+         "gradgradcheck fails and a custom Function's backward is @once_differentiable: it "
+         "records no graph, so its result cannot be differentiated again.",
+         examples=("once_differentiable",), orders=(2,), trusts_forward=True),
     Kind("backward_detaches", "error", "keep backward's computation in the graph",
          "gradgradcheck fails and a custom Function's backward computes outside autograd "
-         "(.detach(), .data, .numpy(), no_grad): the gradients it returns do not require "
-         "grad under create_graph=True, or do not depend on its saved tensors in the graph, "
-         "so second derivatives through them come out as zero. Keep backward's computation "
-         "in the graph.", examples=("detached_backward",),
-         raised="the once_differentiable step of gradcheck's diagnosis "
-                "(hazards.double_backward_findings)"),
+         "(.detach(), .data, numpy, no_grad), so second derivatives through it are zero.",
+         examples=("detached_backward",), raised="gradcheck's once_differentiable step"),
     Kind("non_differentiable_point", "error", "check at a point away from the kink",
-         "The mismatch is at a kink (relu or abs at 0, a tie in max): the one-sided "
-         "derivatives differ there, central differences give their average, and the "
-         "analytical value follows a convention. gradtool probes the worst entries with a "
-         "five-point stencil and names the left and right derivatives. Info when the check "
-         "passes at such a point. Check at a point away from the kink.",
+         "The mismatch is at a kink (relu or abs at 0, a tie in max): central differences "
+         "average the one-sided derivatives, which a five-point stencil names; the analytical "
+         "value follows a convention. Info where the check passes at a kink.",
          examples=("kink",), trusts_forward=True),
     Kind("one_branch", "info",
          "give inputs on both sides of the kink, e.g. "
          "@gradtool.example(gradtool.uniform(shape, -2, 2))",
          "Every input of a piecewise op (relu, abs, clamp, where) fell on one side of its "
-         "kink, so a check of this run exercises one branch only. Give inputs on both "
-         "sides."),
+         "kink: a check of this run exercises one branch only."),
     Kind("grad_none_for_input", "warning",
          "return the input's gradient, or None only where it is truly 0",
-         "A custom Function's backward returns None for an input that requires grad: the "
-         "engine treats it as a zero gradient. Right where that input's true gradient is 0 "
-         "(central differences say so: info), wrong where it is not (error).",
+         "A custom Function's backward returns None for an input that requires grad, taken as "
+         "a zero gradient: info where central differences give 0 too, else an error.",
          examples=("none_grad",), raised=_PROBE, escalates=True),
     Kind("input_modified_in_forward", "warning", "clone() the input, or ctx.mark_dirty it",
-         "The forward modified an input in place without ctx.mark_dirty: autograd does not "
-         "know it changed, and each evaluation of the function starts from a different "
-         "point, so finite differences are meaningless; the mismatches on that input are put "
-         "down to it. clone() the input, or mark it dirty.", examples=("mark_dirty",),
-         raised="gradcheck, watching the inputs' versions (hazards.modified_inputs)",
+         "The forward modified an input in place without ctx.mark_dirty: each evaluation "
+         "starts from another point, so finite differences on that input are meaningless.",
+         examples=("mark_dirty",), raised="gradcheck (hazards.modified_inputs)",
          escalates=True),
     Kind("ignores_grad_output", "error", "return grad_output times the local derivative",
-         "backward returns the same gradients whatever grad_output is (and non-zero ones "
-         "for a zero grad_output): it must return grad_output times the local derivative, "
-         "the vector-Jacobian product. Every mismatch of the check is put down to it.",
-         examples=("ignores_grad_output",), raised=f"{_PROBE}, and {_STAGES}"),
+         "backward returns the same gradients whatever grad_output is, instead of the "
+         "vector-Jacobian product: every mismatch of the check is put down to it.",
+         examples=("ignores_grad_output",), raised=f"{_PROBE}; {_STAGES}"),
     Kind("wrong_gradient", "error", "fix the backward formula",
          "What is left when nothing else explains a mismatch: the analytical gradient "
-         "differs from central differences where the function is smooth. The message names "
-         "the worst entry with both values. Fix the backward formula (with --localize, the "
-         "first wrong custom Function is named instead: wrong_node).",
+         "differs from central differences where the function is smooth, at the entry named.",
          examples=("wrong_gradient", "complex_conj")),
     Kind("wrong_jvp", "error", "fix the jvp formula",
-         "As wrong_gradient, for the Jacobian computed in forward mode (a custom Function's "
-         "jvp, checked with --mode forward or both). Fix the jvp formula.",
-         examples=("jvp",), raised="the wrong_gradient step, for forward-mode pairs"),
+         "As wrong_gradient, for the Jacobian a custom Function's jvp computes (--mode "
+         "forward or both).", examples=("jvp",), raised="gradcheck's wrong_gradient step"),
     Kind("grad_wrong_dtype", "warning", "return a gradient of the input's dtype",
-         "A custom Function's backward returns a gradient of another dtype than its input: "
-         "the engine casts it silently (as torch does), and precision lost on the way is "
-         "lost for good.", examples=("grad_dtype",), raised=_PROBE, escalates=True),
+         "A custom Function's backward returns a gradient of another dtype than its input: it "
+         "is cast silently (as torch does), and precision lost on the way stays lost.",
+         examples=("grad_dtype",), raised=_PROBE, escalates=True),
     Kind("grad_wrong_shape", "warning", "return a gradient of the input's shape",
          "A custom Function's backward returns a gradient of another shape than its input: "
-         "the engine sums a broadcastable one down to the input's shape (as torch does), "
-         "which hides a backward that broadcasts by mistake, and rejects any other (error).",
-         examples=("grad_shape",), raised=_PROBE, escalates=True),
+         "one that broadcasts is summed down (as torch does, hiding the mistake), any other "
+         "is rejected (error).", examples=("grad_shape",), raised=_PROBE, escalates=True),
     Kind("ctx_stored_tensor", "warning", "use ctx.save_for_backward(...)",
-         "A custom Function keeps tensors as ctx attributes instead of "
-         "ctx.save_for_backward(...): an in-place change to them before backward goes "
-         "unnoticed, they are not freed after backward, and an output kept this way holds "
-         "its own graph alive.", examples=("ctx_storage",), raised=_PROBE),
-    Kind("nonlinear_in_grad_output", "warning",
-         "return grad_output times the local derivative",
-         "backward(2g) is not 2 backward(g) (or backward(0) is not 0): a vector-Jacobian "
-         "product is linear in the vector, so backward does something else with "
-         "grad_output than multiply it.", raised=f"{_PROBE}, and {_STAGES}",
-         escalates=True),
-    Kind("nondeterministic_backward", "warning",
-         "make backward deterministic, or pass nondet_tol",
-         "Two backward passes with the same grad_output differ: backward draws random "
-         "numbers, or reduces in an order that varies. An error where it makes torch's "
-         "reentrancy check fail; if it is expected, pass nondet_tol above the spread.",
-         examples=("nondeterministic",), raised=f"{_PROBE}, and {_STAGES}", escalates=True),
-    Kind("no_jvp", "info",
-         "define the Function's jvp(ctx, *tangents) to check forward mode too",
-         "With --mode both, a custom Function on the way defines no jvp, so only the "
-         "backward was checked (with --mode forward the same is a usage error, exit 2). "
-         "Define jvp(ctx, *tangents) to check forward mode too.",
-         raised="checking a target (target._forward_checkable)"),
+         "A custom Function keeps tensors on ctx: an in-place change to them goes unnoticed, "
+         "they outlive backward, and an output kept so holds its own graph alive.",
+         examples=("ctx_storage",), raised=_PROBE),
+    Kind("nonlinear_in_grad_output", "warning", "return grad_output times the local derivative",
+         "backward(2g) is not 2 backward(g): a vector-Jacobian product is linear in the "
+         "vector.", raised=f"{_PROBE}; {_STAGES}", escalates=True),
+    Kind("nondeterministic_backward", "warning", "make backward deterministic, or pass nondet_tol",
+         "Two backward passes with the same grad_output differ (random numbers, a reduction "
+         "order that varies): an error where torch's reentrancy check fails.",
+         examples=("nondeterministic",), raised=f"{_PROBE}; {_STAGES}", escalates=True),
+    Kind("no_jvp", "info", "define the Function's jvp(ctx, *tangents) to check forward mode too",
+         "With --mode both, a custom Function on the way defines no jvp, so only the backward "
+         "was checked (with --mode forward, a usage error).",
+         raised="checks.target._forward_checkable"),
     Kind("wrong_node", "error", "fix that Function's backward (its own check is shown)",
-         "On a failed check, each custom Function call (with --localize all, each op) is "
-         "checked on its own at the inputs it received, in backward order: the first that "
-         "fails is to blame, with its own diagnosis. It replaces the target's wrong_gradient "
-         "paragraphs.", examples=("model_function",),
-         raised="localisation (localize.Localized.as_diagnosis)"),
+         "Each custom Function call (each op, with --localize all) checked on its own at the "
+         "inputs it received, in backward order: the first that fails is to blame.",
+         examples=("model_function",), raised="localisation (localize.Localized)"),
     Kind("custom_functions_pass", "info",
          "look at how the Functions are composed, and at built-in ops used outside their "
          "domain",
-         "Localisation found every custom Function right on its own: the error is in how "
-         "they are composed, or in a built-in op used outside its domain (a kink, a NaN).",
-         raised="localisation (localize.Localized.as_diagnosis)"),
+         "Localisation found every custom Function right on its own: the error is in how they "
+         "are composed, or in a built-in op used outside its domain.",
+         raised="localisation (localize.Localized)"),
 )
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from ..engine import frames
 from .analytical import as_arrays, max_difference, vjp
 from .diagnoses import explains
+from .numerical import as_tuple
 from .result import Diagnosis, compare
 
 # what draws random numbers, as its function's name (gradtool's, torch's, numpy's)
@@ -93,7 +94,7 @@ def backward_not_reentrant(check, failing):
     E, o = check.E, check.opts
     mutated = check.report.diagnoses_of("backward_not_reentrant")  # seen by the hazard probe
     with E.enable_grad():
-        outs = [x for x in _as_tuple(check.ev.call()) if E.is_tensor(x) and x.requires_grad]
+        outs = [x for x in as_tuple(check.ev.call()) if E.is_tensor(x) and x.requires_grad]
     rng = np.random.default_rng(7)
     w = [rng.uniform(0.5, 1.5, tuple(t.shape)) for t in outs]
     xs = check.diff_inputs
@@ -225,7 +226,3 @@ def class_location(cls):
         return frames.location(inspect.getsourcefile(cls), start)
     except (OSError, TypeError):
         return None
-
-
-def _as_tuple(x):
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
