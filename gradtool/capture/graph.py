@@ -4,13 +4,13 @@ shapes, saved values and leaves. Reports (text, dot, json) and diagnostics read 
 import contextlib
 import dataclasses
 import gc
-import os
 from typing import Optional
 
 import numpy as np
 
 import gradtool.adapters as engines
 from ..adapters.records import short_repr
+from ..engine.frames import site_location
 
 
 @dataclasses.dataclass(slots=True)
@@ -133,14 +133,11 @@ def _take_snapshot(outputs, named, sites, module_names, engine):
                 by_node[child].n_parents += 1
                 if meta is not None:
                     by_node[child].outputs.setdefault(nr, meta)
-    relative = {}  # relpath is slow and the files are few
     for seq, (node, site) in enumerate((sites or {}).items()):
         if node in by_node:
             by_node[node].seq = seq
             if site is not None:
-                if site[0] not in relative:
-                    relative[site[0]] = os.path.relpath(site[0])
-                by_node[node].site = f"{relative[site[0]]}:{site[1]}"
+                by_node[node].site = site_location(site)
     for name, t in named.items():
         if t.grad_fn is None:
             continue

@@ -18,7 +18,7 @@ import traceback
 
 import gradtool.adapters as engines
 from ..engine.errors import GradtoolError
-from ..engine.frames import user_frames
+from ..engine.frames import location, user_frames
 from ..adapters.torch_alias import missing_torch_name, refused_arguments
 
 class UserCodeError(GradtoolError):
@@ -195,7 +195,7 @@ def import_user_file(path):
         if e.lineno is None:  # null bytes: Python gives no line
             raise UserCodeError(f"{path} cannot be compiled: {describe_exception(e)}",
                                 location=(path, 1)) from None
-        where = f"{e.filename}:{e.lineno}"
+        where = location(e.filename, e.lineno, relative=False)
         pointer = ""
         if e.text:
             pointer = "\n    " + e.text.rstrip("\n") + "\n    " + " " * max((e.offset or 1) - 1, 0) + "^"
@@ -240,8 +240,8 @@ def lacks_message(name, line=""):
 def user_error(exc, doing):
     """A UserCodeError for an exception raised while `doing` something with user code."""
     frames = user_frames(exc.__traceback__)
-    location = (frames[-1].filename, frames[-1].lineno) if frames else None
-    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    at = (frames[-1].filename, frames[-1].lineno) if frames else None
+    where = f" at {location(*at, relative=False)}" if at else ""
     name, _, text = describe_exception(exc).partition(": ")
     message = f"{doing} raised {name}{where}" + (f": {text}" if text else "")
     missing = missing_torch_name(exc)
@@ -252,7 +252,7 @@ def user_error(exc, doing):
     if refused is not None:
         message = f"{doing} failed{where}: {refused}"
     details = "".join(traceback.format_list(frames)) if frames else ""
-    return UserCodeError(message, details, location)
+    return UserCodeError(message, details, at)
 
 
 def find_targets(module, path, wanted=None):
@@ -425,8 +425,9 @@ def _leaf(E, target, shape, draw, requires_grad, device):
     try:
         return E.leaf(draw(), requires_grad=requires_grad, device=device)
     except (MemoryError, ValueError) as e:
-        raise UserCodeError(f"target {target.name} ({_rel(target.filename)}:{target.lineno}): "
-                            f"cannot make an input of shape {shape}: {e}",
+        where = location(target.filename, target.lineno)
+        raise UserCodeError(f"target {target.name} ({where}): cannot make an input of shape "
+                            f"{shape}: {e}",
                             location=(target.filename, target.lineno)) from None
 
 
@@ -485,13 +486,6 @@ def example_hint(target, number=None):
         elif spec is NUMBER or isinstance(spec, Unknown) or name == number:
             hints.append("2.0")
     return "@gradtool.example(" + ", ".join(hints) + ")"
-
-
-def _rel(path):
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return path
 
 
 # ------------------------------------------------------------------ running a target
@@ -558,7 +552,7 @@ def run_target(target, seed, shape, observe=None, device=None):
     outputs = flatten_outputs(result)
     if not outputs:
         raise UserCodeError(
-            f"target {target.name} ({_rel(target.filename)}:{target.lineno}) returned "
+            f"target {target.name} ({location(target.filename, target.lineno)}) returned "
             f"{type(result).__name__}, not a tensor: gradtool needs a tensor (or tensors) to "
             f"differentiate.", location=(target.filename, target.lineno))
     names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
@@ -579,7 +573,7 @@ def _forward_error(target, exc, shape=(3,), args=()):
         error.location = (target.filename, target.lineno)
         error.args = (error.args[0].replace(
             f"target {target.name} raised",
-            f"target {target.name} ({target.filename}:{target.lineno}) raised", 1),)
+            f"target {target.name} ({location(*error.location, relative=False)}) raised", 1),)
     generated = [n for n, spec in zip(target.param_names, target.arg_specs)
                  if spec is GENERATED or spec is NUMBER]
     shaped = [(n, tuple(a.shape)) for n, spec, a in zip(target.param_names, target.arg_specs,

@@ -3,12 +3,16 @@
 Run after every check stage, on the check's state (see gradcheck._Check): float32 precision
 (redo the numerical side in float64), non-differentiable points (five-point stencils at the
 worst entries), a backward that cannot be differentiated twice (gradgradcheck), and else a
-wrong formula. Each costs evaluations of func only when there is something to explain."""
+wrong formula. Each step is registered on its kind (diagnoses.KINDS, @explains; more in
+reasons.py) and they run in registry order. Each costs evaluations of func only when there is
+something to explain."""
 import contextlib
 
 import numpy as np
 
-from . import hazards, kinks, reasons
+from . import hazards, kinks
+from . import reasons  # noqa: F401  (its steps register themselves on their kinds)
+from .diagnoses import KINDS, explains
 from .numerical import as_tuple, jacobian_wrt, stencil_wrt
 from .result import Diagnosis, compare, element_index
 
@@ -18,73 +22,78 @@ REFERENCE_ADVICE = ("A kernel meant for this precision is judged against a float
                     "gradtool.testing.assert_matches_reference(fn, reference_fn, inputs), or "
                     "@gradtool.reference(reference_fn) on a gradtool gradcheck target.")
 
-# Hazards torch passes silently; when the check fails they are likely part of why.
-_EXPLAIN_FAILURES = {"grad_none_for_input", "grad_wrong_dtype", "grad_wrong_shape",
-                     "input_modified_in_forward", "nonlinear_in_grad_output",
-                     "nondeterministic_backward"}
-
 
 def diagnose(check):
-    """Explain the verdict, the likeliest root cause first: each step explains some failing
-    pairs and the later ones look only at the rest. Diagnosis costs evaluations only when
-    there is something to explain."""
+    """Explain the verdict, the likeliest root cause first: each kind's step (in registry
+    order) explains some failing pairs and the later ones look only at the rest."""
     check.ev.phase = "diagnosis"
     r = check.report
     failing = [p.recheck if p.mode == "fast" and p.recheck is not None else p
                for p in r.pairs if not p.passed]
     failing = [p for p in failing if p is not None and p.numerical is not None]
     explained = set()
-
-    def unexplained():
-        return [p for p in failing if (p.output_index, p.input_index) not in explained]
-
-    def reason(step):  # a step of reasons.py: (pairs explained, diagnoses)
-        pairs, found = step(check, unexplained())
+    for kind in KINDS.values():
+        if kind.explains is None or check.order not in kind.orders:
+            continue
+        if kind.trusts_forward and r.diagnoses_of("random_forward"):
+            continue  # (noise makes every probe meaningless)
+        pairs, found = kind.explains(check, [p for p in failing if _key(p) not in explained])
         explained.update(pairs)
         r.diagnoses.extend(found)
-    non_finite(check, failing, explained)
-    reason(reasons.random_forward)
-    if not r.diagnoses_of("random_forward"):  # (noise makes every probe below meaningless)
-        cuts(check, failing, explained)
-        if check.order == 1:
-            reason(reasons.backward_not_reentrant)
-            reason(reasons.surrogate_patterns)
-        precision(check, unexplained(), explained)
-        round_off(check, failing, explained)
-        second_order(check, explained)
-        non_differentiable_points(check, failing, explained)
-    _none_gradients(check)
-    # a root cause found earlier explains the mismatches it produces
-    modified = {d.details["input"] for d in r.diagnoses_of("input_modified_in_forward")}
-    ignores = bool(r.diagnoses_of("ignores_grad_output"))
-    explained.update((p.output_index, p.input_index) for p in failing
-                     if ignores or p.input_position in modified)
-    for p in failing:
-        if (p.output_index, p.input_index) not in explained:
-            w = p.worst
-            forward = p.ad == "forward"  # the jvp disagrees, not the backward
-            r.diagnoses.append(Diagnosis(
-                "wrong_jvp" if forward else "wrong_gradient", "error",
-                f"the {'forward-mode (jvp)' if forward else 'analytical'} gradient of "
-                f"{_output_name(check, p)} with respect to "
-                f"{check.labels[p.input_position]} is wrong where the function is smooth: "
-                f"at input "
-                f"element {list(w['input_element'])}, output element "
-                f"{list(w['output_element'])} it is {w['analytical']:.6g}, central "
-                f"differences give {w['numerical']:.6g} ({p.n_differing} entries differ).",
-                {"output_index": p.output_index, "input_index": p.input_index, **w}))
-    if not r.passed:
+    if not r.passed:  # hazards torch passes silently: when the check fails, likely why
         for d in r.diagnoses:
-            if d.kind in _EXPLAIN_FAILURES and d.severity == "warning" and \
+            if KINDS[d.kind].escalates and d.severity == "warning" and \
                     "numerical_max" not in d.details:
                 d.severity = "error"
     r.diagnoses.sort(key=lambda d: {"error": 0, "warning": 1, "info": 2}[d.severity])
 
-def _none_gradients(check):
+
+def _key(pair):
+    return pair.output_index, pair.input_index
+
+
+@explains("wrong_gradient")
+def wrong_formula(check, failing):
+    """What nothing else explains: a wrong formula (wrong_jvp for forward-mode pairs)."""
+    found = []
+    for p in failing:
+        w = p.worst
+        forward = p.ad == "forward"  # the jvp disagrees, not the backward
+        found.append(Diagnosis(
+            "wrong_jvp" if forward else "wrong_gradient", "error",
+            f"the {'forward-mode (jvp)' if forward else 'analytical'} gradient of "
+            f"{_output_name(check, p)} with respect to "
+            f"{check.labels[p.input_position]} is wrong where the function is smooth: "
+            f"at input "
+            f"element {list(w['input_element'])}, output element "
+            f"{list(w['output_element'])} it is {w['analytical']:.6g}, central "
+            f"differences give {w['numerical']:.6g} ({p.n_differing} entries differ).",
+            {"output_index": p.output_index, "input_index": p.input_index, **w}))
+    return {_key(p) for p in failing}, found
+
+
+@explains("input_modified_in_forward")
+def _modified_inputs(check, failing):
+    """An input the forward modified explains the mismatches on it (its finite differences
+    start from a different point each time)."""
+    modified = {d.details["input"]
+                for d in check.report.diagnoses_of("input_modified_in_forward")}
+    return {_key(p) for p in failing if p.input_position in modified}, []
+
+
+@explains("ignores_grad_output")
+def _ignored_grad_output(check, failing):
+    """A backward that ignores grad_output explains every mismatch."""
+    return ({_key(p) for p in failing} if check.report.diagnoses_of("ignores_grad_output")
+            else set()), []
+
+
+@explains("grad_none_for_input")
+def _none_gradients(check, failing):
     """A Function's backward returning None for an input is right where that input's true
     gradient is 0 (central differences say so): info; an error only where it is not."""
     if check.function is None or check.opts.fast_mode:
-        return
+        return set(), []
     for d in check.report.diagnoses_of("grad_none_for_input"):
         node = next((n for n in check.nodes if hazards.function_name(n) ==
                      d.details.get("function")), None)
@@ -104,29 +113,32 @@ def _none_gradients(check):
             d.severity = "error"
             d.message += (f" Here it is wrong: central differences give gradients up to "
                           f"{largest:.3g} for that input.")
+    return set(), []
 
 
-def non_finite(check, failing, explained):
+@explains("non_finite_output")
+def non_finite(check, failing):
     """NaN or Inf made by the forward (log of a negative number, ...): the mismatches
     where either side is not finite come from there, not from a wrong formula."""
     causes = [c for c in check.causes if c.kind == "non_finite_output"]
-    bad = {(p.output_index, p.input_index) for p in failing
+    bad = {_key(p) for p in failing
            if not (np.all(np.isfinite(p.numerical)) and np.all(np.isfinite(p.analytical)))}
-    if causes and bad:
-        explained.update(bad)
-        for c in causes:
-            check.report.diagnoses.append(Diagnosis(
-                c.kind, "error", c.message + ": gradients there are NaN or Inf, so the "
-                "check cannot pass at this point", c.details, c.advice, c.location))
+    if not (causes and bad):
+        return set(), []
+    return bad, [Diagnosis(c.kind, "error", c.message + ": gradients there are NaN or Inf, "
+                           "so the check cannot pass at this point", c.details, c.advice,
+                           c.location) for c in causes]
 
-def round_off(check, failing, explained):
+
+@explains("round_off")
+def round_off(check, failing):
     """Floating-point round-off: where the outputs are large next to the change a step
     of eps makes (x.sum() + 1e9), central differences keep few digits. A failing pair is
     explained when each mismatch lies within that rounding noise."""
     eps = check.opts.eps
-    found = []
+    found, explained = [], set()
     for p in failing:
-        if (p.output_index, p.input_index) in explained:
+        if _key(p) in explained:  # (its reverse- and forward-mode pairs)
             continue
         f0 = check.base[check.out_positions[p.output_index]]
         dtype = check.E.numpy_dtype(check.outputs[p.output_index])
@@ -138,38 +150,43 @@ def round_off(check, failing, explained):
         if not differs.any() or not np.all(diff[differs] <= 4 * noise[None, :].repeat(
                 diff.shape[0], 0)[differs] + allowed[differs]):
             continue
-        explained.add((p.output_index, p.input_index))
+        explained.add(_key(p))
         found.append((p, float(np.abs(f0).max()), dtype))
-    if found:
-        p, size, dtype = max(found, key=lambda x: x[1])
-        check.report.diagnoses.append(Diagnosis(
-            "round_off", "error",
-            f"floating-point round-off, not the formula: output {p.output_index} is as "
-            f"large as {size:.3g}, and a step of {eps:g} changes it by less than its own "
-            f"{np.dtype(dtype).name} rounding error ({np.finfo(dtype).eps * size:.2g}), so "
-            f"central differences lose their digits. Check with a larger --eps (e.g. "
-            f"{min(1e-2, eps * 1e3):g}), with float64 throughout, or without the large "
-            f"constant offset.",
-            {"output_index": p.output_index, "max_abs_output": size, "eps": eps}))
+    if not found:
+        return set(), []
+    p, size, dtype = max(found, key=lambda x: x[1])
+    return explained, [Diagnosis(
+        "round_off", "error",
+        f"floating-point round-off, not the formula: output {p.output_index} is as "
+        f"large as {size:.3g}, and a step of {eps:g} changes it by less than its own "
+        f"{np.dtype(dtype).name} rounding error ({np.finfo(dtype).eps * size:.2g}), so "
+        f"central differences lose their digits. Check with a larger --eps (e.g. "
+        f"{min(1e-2, eps * 1e3):g}), with float64 throughout, or without the large "
+        f"constant offset.",
+        {"output_index": p.output_index, "max_abs_output": size, "eps": eps})]
 
-def cuts(check, failing, explained):
+
+@explains("gradient_cut")
+def cuts(check, failing):
     """A failing pair whose input's path was cut in the forward (no_grad, detach(),
-    .item(), numpy, .data): the analytical gradient misses that path. Order 1 only."""
-    if check.order != 1:
-        return
+    .item(), numpy, .data): the analytical gradient misses that path."""
+    explained, found = set(), []
     for cause in check.causes:
         if cause.kind != "gradient_cut":
             continue
-        cut = {(p.output_index, p.input_index) for p in failing
+        cut = {_key(p) for p in failing
                if check.labels[p.input_position] in cause.details.get("inputs", ())}
         if cut - explained:
             explained.update(cut)
-            check.report.diagnoses.append(Diagnosis(
+            found.append(Diagnosis(
                 cause.kind, "error", cause.message + " (the analytical gradient leaves "
                 "that path out; central differences see it)", cause.details, cause.advice,
                 cause.location))
+    return explained, found
 
-def precision(check, failing, explained):
+
+@explains("precision")
+def precision(check, failing):
     """Non-float64 inputs or outputs: redo the numerical side on float64 copies of the
     inputs (and, if func still computes in low precision, with the step suited to that
     precision, eps^(1/3)) to tell rounding from a wrong formula."""
@@ -180,15 +197,15 @@ def precision(check, failing, explained):
                                                                 check.outputs)
                if check.E.dtype_name(t) != "float64"]
     if not low_in and not low_out:
-        return
+        return set(), []
     what = _first_few(low_in or low_out)
     details = {"inputs": low_in, "outputs": low_out}
     if not failing:
-        check.report.diagnoses.append(Diagnosis(
+        return set(), [Diagnosis(
             "precision", "warning",
             f"{what}: gradcheck's tolerances assume float64, so this check passes or "
-            f"fails by the luck of rounding. Check with float64 inputs.", details))
-        return
+            f"fails by the luck of rounding. Check with float64 inputs.", details)]
+    everything = {_key(p) for p in failing}
     eps, how = check.opts.eps, "With the inputs in float64"
     try:
         with check.ev.in_float64(check.inputs) as inputs64:
@@ -201,7 +218,6 @@ def precision(check, failing, explained):
                 worst = recheck_on(check, inputs64, failing, eps)
     except Exception as e:  # noqa: BLE001 - a kernel that cannot run in float64
         from ..capture.loader import describe_exception
-        explained.update((p.output_index, p.input_index) for p in failing)
         # (e.g. float32 data the file holds meets the float64 parameters): at the inputs as
         # they are, with the step suited to their precision
         lowest = min((check.E.array(x).dtype for x in check.diff_inputs),
@@ -209,33 +225,30 @@ def precision(check, failing, explained):
         eps = float(np.finfo(lowest).eps) ** (1 / 3)
         worst = recheck_on(check, check.inputs, failing, eps)
         if worst is not None:
-            check.report.diagnoses.append(Diagnosis(
+            return everything, [Diagnosis(
                 "precision", "error",
                 f"{what}: precision, not the formula, limits this check. The function "
                 f"cannot run in float64 ({describe_exception(e).splitlines()[0]}), but with "
                 f"a step of {eps:.1e} suited to {lowest} arithmetic the numerical Jacobians "
                 f"agree with the analytical ones (max abs error {worst:.3g}). "
-                f"{REFERENCE_ADVICE}", {**details, "eps": eps, "max_abs_error": worst}))
-            return
-        check.report.diagnoses.append(Diagnosis(
+                f"{REFERENCE_ADVICE}", {**details, "eps": eps, "max_abs_error": worst})]
+        return everything, [Diagnosis(
             "precision", "error",
             f"{what}, and the function cannot run in float64 to tell rounding from a wrong "
             f"formula ({describe_exception(e).splitlines()[0]}). {REFERENCE_ADVICE}",
-            {**details, "float64_error": describe_exception(e)}))
-        return
+            {**details, "float64_error": describe_exception(e)})]
     if worst is None:
-        check.report.diagnoses.append(Diagnosis(
+        return set(), [Diagnosis(
             "precision", "warning",
             f"{what}, but the mismatch remains with the inputs in float64: it is not (only) "
-            f"rounding.", details))
-        return
-    explained.update((p.output_index, p.input_index) for p in failing)
-    check.report.diagnoses.append(Diagnosis(
+            f"rounding.", details)]
+    return everything, [Diagnosis(
         "precision", "error",
         f"{what}: precision, not the formula, limits this check. {how} the numerical "
         f"Jacobians agree with the analytical ones (max abs error {worst:.3g}). Check "
         f"with float64 inputs and float64 arithmetic. {REFERENCE_ADVICE}",
-        {**details, "eps": eps, "max_abs_error": worst}))
+        {**details, "eps": eps, "max_abs_error": worst})]
+
 
 def _first_few(facts, few=3):
     """'a is float32, b is float32, c is float32 and 26 more': a model's parameters would
@@ -261,7 +274,8 @@ def recheck_on(check, inputs, failing, eps):
         worst = max(worst, max_abs)
     return worst
 
-def non_differentiable_points(check, failing, explained):
+@explains("non_differentiable_point")
+def non_differentiable_points(check, failing):
     """Probe the worst mismatched input elements (and, for passing float64 checks, the
     elements whose second differences look like a kink) with the five-point stencil. A
     failing pair is explained when every probed mismatch in it is a kink."""
@@ -271,8 +285,6 @@ def non_differentiable_points(check, failing, explained):
     at_float64 = contextlib.nullcontext() if all_float64 else check.ev.in_float64(check.inputs)
     elements = {}  # (input index, element) -> whether a failing pair mismatches there
     for p in failing:
-        if (p.output_index, p.input_index) in explained:
-            continue
         per_element = compare(p.numerical, p.analytical, o.atol, o.rtol)[3].max(axis=1)
         for k in np.argsort(-per_element)[:kinks.MAX_PROBED_ELEMENTS]:
             if per_element[k] > 1:
@@ -288,7 +300,7 @@ def non_differentiable_points(check, failing, explained):
             pos = check.diff_positions[j]
             values = stencil_wrt(check.ev, check.inputs, pos, k, o.eps)
             if any(d != np.float64 for d in check.ev.last_dtypes):
-                return  # func computes in low precision: stencils would show only rounding
+                return set(), []  # func computes in low precision: stencils show rounding
             for i, opos in enumerate(check.out_positions):
                 if i not in check.rows or pos not in check.numerical:
                     continue
@@ -309,18 +321,19 @@ def non_differentiable_points(check, failing, explained):
                              "numerical": float(numerical[m]),
                              "analytical": float(analytical[m]), "side": str(side[m])}
                     (points if failing_here and bad[m] else info_points).append(point)
+    explained, found = set(), []
     if points:
-        explained.update({(p["output_index"], p["input_index"]) for p in points}
-                         - unexplained)
-        check.report.diagnoses.append(Diagnosis(
-            "non_differentiable_point", "error", kinks.describe(points),
-            {"points": points}))
+        explained = {(p["output_index"], p["input_index"]) for p in points} - unexplained
+        found.append(Diagnosis("non_differentiable_point", "error", kinks.describe(points),
+                               {"points": points}))
     if info_points:
-        check.report.diagnoses.append(Diagnosis(
+        found.append(Diagnosis(
             "non_differentiable_point", "info",
             "the check passes, but " + kinks.describe(info_points).replace(
                 "the mismatch is at a non-differentiable point: ", ""),
             {"points": info_points}))
+    return explained, found
+
 
 def kink_suspects(check):
     """Full-mode elements whose second differences exceed what smoothness allows."""
@@ -340,13 +353,15 @@ def kink_suspects(check):
             suspects[j] = ks
     return suspects
 
-def second_order(check, explained):
+
+@explains("once_differentiable")
+def second_order(check, failing):
     """gradgradcheck failed: look at the custom Functions of the differentiated function
     for a backward that is @once_differentiable or detaches (which explains the pairs
-    whose analytical Jacobian is all zero)."""
+    whose analytical Jacobian is all zero), and at the forward's saved_detached causes."""
     r = check.report
-    if check.order != 2 or r.passed:
-        return
+    if r.passed:
+        return set(), []
     func, inputs = check.first_order
     with check.E.enable_grad():
         check.ev.counts["diagnosis"] += 1
@@ -355,21 +370,15 @@ def second_order(check, explained):
                      any(not p.passed and p.analytical is not None and
                          not np.any(p.analytical) for p in r.pairs))
     detached = [c for c in check.causes if c.kind == "saved_detached"]
-    if zero_jacobian and detached:
-        for c in detached:
-            r.diagnoses.append(Diagnosis(c.kind, "error", c.message, c.details, c.advice,
-                                         c.location))
-        explained.update((p.output_index, p.input_index) for p in r.pairs
-                         if not p.passed and p.analytical is not None
-                         and not np.any(p.analytical))
-    for node in hazards.custom_nodes(check.E, outs):
-        for d in hazards.double_backward_findings(check.E, node):
-            if d.kind == "once_differentiable" or zero_jacobian or \
-                    "inputs" in d.details:
-                r.diagnoses.append(d)
-                explained.update((p.output_index, p.input_index) for p in r.pairs
-                                 if not p.passed and p.analytical is not None
-                                 and not np.any(p.analytical))
+    found = [Diagnosis(c.kind, "error", c.message, c.details, c.advice, c.location)
+             for c in detached] if zero_jacobian else []
+    found += [d for node in hazards.custom_nodes(check.E, outs)
+              for d in hazards.double_backward_findings(check.E, node)
+              if d.kind == "once_differentiable" or zero_jacobian or "inputs" in d.details]
+    if not found:
+        return set(), []
+    return {_key(p) for p in r.pairs if not p.passed and p.analytical is not None
+            and not np.any(p.analytical)}, found
 
 
 def _output_name(check, pair):

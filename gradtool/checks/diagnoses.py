@@ -1,84 +1,231 @@
-"""Diagnosis: one finding of inspect's diagnostics or of gradcheck, with one set of
-snake_case kinds for both: KINDS, the registry (usual severity, advice, where documented)."""
+"""Diagnosis: one finding of `gradtool inspect` or of gradcheck, and KINDS, the registry of
+their kinds: one entry per kind (severity, advice, documentation, the example that provokes
+it, when its detector runs). The detectors register themselves on their entry (@finds: a
+finding of inspect, in findings.py; @explains: a step of gradcheck's diagnosis, in
+diagnose.py and reasons.py), and each checker runs them in registry order: the likeliest root
+cause first. docs/diagnoses.md is generated from here (page()):
+
+    .venv/bin/python -m gradtool.checks > docs/diagnoses.md
+"""
 import dataclasses
-from typing import Optional
+from typing import Callable, Optional
 
 SEVERITIES = ("error", "warning", "info")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class Kind:
-    severity: str     # the usual one (a check's outcome may raise or lower it)
-    advice: str       # one line: what to do about it
-    documented: str   # where a user reads about it: README.md, or the example that provokes it
+    name: str
+    severity: str       # the usual one (a check's outcome may raise or lower it)
+    advice: str         # one line: what to do about it
+    about: str          # what it means and why it happens (docs/diagnoses.md)
+    examples: tuple = ()  # stems: examples/broken_<stem>.py provokes it, <stem>_ok.py does not
+    raised: str = ""    # where it is raised besides its detectors (or instead of them)
+    orders: tuple = (1, 2)        # the gradcheck orders its step runs at
+    trusts_forward: bool = False  # its step probes func: meaningless once the forward is random
+    escalates: bool = False       # a hazard torch passes: an error when the check fails
+    from_graph: bool = False      # its inspect detector needs only the graph snapshot
+    finds: Optional[Callable] = None     # capture -> [Diagnosis]          (@finds)
+    explains: Optional[Callable] = None  # (check, unexplained pairs) ->
+    #                                      (pairs it explains, [Diagnosis]) (@explains)
 
 
-_README = "README.md"
-KINDS = {
-    # inspect (and the forward capture gradcheck starts from)
-    "output_no_grad": Kind("warning", "check grad modes, detach() and the inputs' requires_grad",
-                           _README),
-    "input_no_grad": Kind("warning", "check that the output really depends on it", _README),
-    "gradient_cut": Kind("warning", "keep the value in the graph (no .item(), .detach(), numpy or "
-                                    "no_grad on the way to the output)",
-                         "examples/broken_gradient_cut.py"),
-    "saved_modified_in_place": Kind("error", "use the out-of-place op or clone() first",
-                                    _README),
-    "backward_failed": Kind("error", "fix the cause above", _README),
-    "saved_detached": Kind("info", "save the tensor itself, not a detached copy",
-                           "examples/broken_saved_detached.py"),
-    "non_leaf_grad": Kind("warning", "call retain_grad() on it, or read the leaf's .grad",
-                          _README),
-    "non_finite_output": Kind("error", "keep the op inside its domain (log of > 0, sqrt of >= 0)",
-                              _README),
-    "non_finite_grad": Kind("error", "look for a division by zero or sqrt'(0) in backward",
-                            _README),
-    "precision": Kind("warning", "check with float64 inputs and float64 arithmetic",
-                      "examples/broken_float32.py"),
-    "one_branch": Kind("info", "give inputs on both sides of the kink, e.g. "
-                               "@gradtool.example(gradtool.uniform(shape, -2, 2))", _README),
-    # gradcheck: why a check fails
-    "wrong_gradient": Kind("error", "fix the backward formula", "examples/broken_wrong_gradient.py"),
-    "wrong_jvp": Kind("error", "fix the jvp formula", "examples/broken_jvp.py"),
-    "no_jvp": Kind("info", "define the Function's jvp(ctx, *tangents) to check forward mode too",
-                   _README),
-    "round_off": Kind("error", "check with a larger --eps or without the large offset", _README),
-    "non_differentiable_point": Kind("error", "check at a point away from the kink",
-                                     "examples/broken_kink.py"),
-    "nondeterministic_backward": Kind("warning", "make backward deterministic, or pass "
-                                                 "nondet_tol", "examples/broken_nondeterministic.py"),
-    "ignores_grad_output": Kind("error", "return grad_output times the local derivative",
-                                "examples/broken_ignores_grad_output.py"),
-    "nonlinear_in_grad_output": Kind("warning", "return grad_output times the local derivative",
-                                     _README),
-    "grad_none_for_input": Kind("warning", "return the input's gradient, or None only where it is "
-                                           "truly 0", "examples/broken_none_grad.py"),
-    "grad_wrong_dtype": Kind("warning", "return a gradient of the input's dtype",
-                             "examples/broken_grad_dtype.py"),
-    "grad_wrong_shape": Kind("warning", "return a gradient of the input's shape",
-                             "examples/broken_grad_shape.py"),
-    "ctx_stored_tensor": Kind("warning", "use ctx.save_for_backward(...)",
-                              "examples/broken_ctx_storage.py"),
-    "input_modified_in_forward": Kind("warning", "clone() the input, or ctx.mark_dirty it",
-                                      "examples/broken_mark_dirty.py"),
-    "once_differentiable": Kind("error", "write backward with differentiable ops",
-                                "examples/broken_once_differentiable.py"),
-    "backward_detaches": Kind("error", "keep backward's computation in the graph",
-                              "examples/broken_detached_backward.py"),
-    "random_forward": Kind("error", "fix the seed inside the function, or draw the noise once "
-                                    "outside it", "examples/broken_random_forward.py"),
-    "backward_not_reentrant": Kind("error", "compute out of place in backward (grad = grad * "
-                                            "grad_output, not grad *= grad_output)",
-                                   "examples/broken_not_reentrant.py"),
-    "surrogate_gradient": Kind("error", "if the surrogate is meant, declare it with "
-                                        "@gradtool.surrogate(...)",
-                               "examples/broken_straight_through.py"),
-    # gradcheck: where it goes wrong
-    "wrong_node": Kind("error", "fix that Function's backward (its own check is shown)",
-                       "examples/broken_model_function.py"),
-    "custom_functions_pass": Kind("info", "look at how the Functions are composed, and at "
-                                          "built-in ops used outside their domain", _README),
-}
+_PROBE = "the probe of each custom Function's backward (hazards.probe_backward)"
+_STAGES = "gradcheck's stages (gradcheck._Check)"
+
+
+def _registry(*kinds):
+    registry = {k.name: k for k in kinds}
+    assert len(registry) == len(kinds), "a kind is registered twice"
+    return registry
+
+
+KINDS = _registry(
+    Kind("output_no_grad", "warning", "check grad modes, detach() and the inputs' requires_grad",
+         "An output does not require grad, so no gradient flows back from it: it was made "
+         "under no_grad() or inference_mode(), cut off by detach(), or from inputs none of "
+         "which requires grad. The message names the first such line (examples/grad_modes.py)."),
+    Kind("saved_modified_in_place", "error", "use the out-of-place op or clone() first",
+         "A tensor a node saved for backward was modified in place afterwards, so backward "
+         "through that node fails with torch's 'modified by an inplace operation' error. The "
+         "message names the line of the in-place op (examples/inplace_trouble.py).",
+         from_graph=True),
+    Kind("backward_failed", "error", "fix the cause above",
+         "backward raised; the location is the user's line, or the custom Function's backward "
+         "the engine's message names. An in-place op is the commonest cause."),
+    Kind("input_no_grad", "warning", "check that the output really depends on it",
+         "An input requires grad but gets no gradient: it is used only with grad mode off, no "
+         "path from the outputs leads back to it, or the target never uses it."),
+    Kind("non_finite_output", "error", "keep the op inside its domain (log of > 0, sqrt of >= 0)",
+         "An output holds NaN or Inf made by the forward (log of a negative number, division "
+         "by 0, overflow in exp); the message names the first op that made one. gradcheck puts "
+         "the mismatches whose numbers are not finite down to it.",
+         raised="gradtool inspect: by non_finite_grad's detector, which looks at both"),
+    Kind("random_forward", "error",
+         "fix the seed inside the function, or draw the noise once outside it",
+         "Two calls at the same inputs differ by more than central differences can bear: the "
+         "forward draws random numbers (dropout, randn), so f(x + h) - f(x - h) measures the "
+         "noise, not the slope. The later probes are skipped: the noise defeats them.",
+         examples=("random_forward",)),
+    Kind("gradient_cut", "warning",
+         "keep the value in the graph (no .item(), .detach(), numpy or no_grad on the way to "
+         "the output)",
+         "The forward took a value out of the graph (.item(), .detach(), .data, numpy, "
+         "no_grad) and the result reaches an output, so the gradient leaves that path out. "
+         "inspect warns where the input still gets a gradient by another path; a gradcheck "
+         "that fails on that input names the cut as the error.",
+         examples=("gradient_cut",), orders=(1,), trusts_forward=True),
+    Kind("backward_not_reentrant", "error",
+         "compute out of place in backward (grad = grad * grad_output, not grad *= "
+         "grad_output)",
+         "backward is right the first time and not the next: it modifies state it reads (a "
+         "saved tensor in place, a counter), and gradcheck runs backward many times on one "
+         "graph. A warning from the probe; an error once a failed check is traced to it.",
+         examples=("not_reentrant",), raised=_PROBE, orders=(1,), trusts_forward=True),
+    Kind("surrogate_gradient", "error",
+         "if the surrogate is meant, declare it with @gradtool.surrogate(...)",
+         "A custom Function's backward is a recognisable surrogate, not the true gradient: "
+         "straight-through, a constant multiple (gradient reversal), the true gradient "
+         "clipped or masked. Declared, it is checked against what was declared.",
+         examples=("straight_through", "gradient_reversal"), orders=(1,),
+         trusts_forward=True),
+    Kind("saved_detached", "info", "save the tensor itself, not a detached copy",
+         "A custom Function saves a detached tensor: first derivatives are right, but second "
+         "derivatives through it come out as zero. An error when gradgradcheck fails so.",
+         examples=("saved_detached",),
+         raised="the forward capture (findings.saved_detached), cited by gradcheck's "
+                "once_differentiable step"),
+    Kind("non_leaf_grad", "warning", "call retain_grad() on it, or read the leaf's .grad",
+         ".grad was read on a tensor that is not a leaf: autograd keeps the gradients of "
+         "leaves only, so it is None there."),
+    Kind("non_finite_grad", "error", "look for a division by zero or sqrt'(0) in backward",
+         "A leaf's gradient holds NaN or Inf: a backward formula divides by zero or "
+         "overflows. detect_anomaly() names the node that made it."),
+    Kind("precision", "warning", "check with float64 inputs and float64 arithmetic",
+         "Values are not float64, and gradcheck's tolerances assume float64. On a failure the "
+         "numerical side is redone in float64: if the Jacobians then agree, precision is the "
+         "error, not the formula (a low-precision kernel is judged against a reference).",
+         examples=("float32",), trusts_forward=True, from_graph=True),
+    Kind("round_off", "error", "check with a larger --eps or without the large offset",
+         "The outputs are so large next to the change a step of eps makes (x.sum() + 1e9) "
+         "that central differences keep few digits: every mismatch lies within that noise.",
+         trusts_forward=True),
+    Kind("once_differentiable", "error", "write backward with differentiable ops",
+         "gradgradcheck fails and a custom Function's backward is @once_differentiable: it "
+         "records no graph, so its result cannot be differentiated again.",
+         examples=("once_differentiable",), orders=(2,), trusts_forward=True),
+    Kind("backward_detaches", "error", "keep backward's computation in the graph",
+         "gradgradcheck fails and a custom Function's backward computes outside autograd "
+         "(.detach(), .data, numpy, no_grad), so second derivatives through it are zero.",
+         examples=("detached_backward",), raised="gradcheck's once_differentiable step"),
+    Kind("non_differentiable_point", "error", "check at a point away from the kink",
+         "The mismatch is at a kink (relu or abs at 0, a tie in max): central differences "
+         "average the one-sided derivatives, which a five-point stencil names; the analytical "
+         "value follows a convention. Info where the check passes at a kink.",
+         examples=("kink",), trusts_forward=True),
+    Kind("one_branch", "info",
+         "give inputs on both sides of the kink, e.g. "
+         "@gradtool.example(gradtool.uniform(shape, -2, 2))",
+         "Every input of a piecewise op (relu, abs, clamp, where) fell on one side of its "
+         "kink: a check of this run exercises one branch only."),
+    Kind("grad_none_for_input", "warning",
+         "return the input's gradient, or None only where it is truly 0",
+         "A custom Function's backward returns None for an input that requires grad, taken as "
+         "a zero gradient: info where central differences give 0 too, else an error.",
+         examples=("none_grad",), raised=_PROBE, escalates=True),
+    Kind("input_modified_in_forward", "warning", "clone() the input, or ctx.mark_dirty it",
+         "The forward modified an input in place without ctx.mark_dirty: each evaluation "
+         "starts from another point, so finite differences on that input are meaningless.",
+         examples=("mark_dirty",), raised="gradcheck (hazards.modified_inputs)",
+         escalates=True),
+    Kind("ignores_grad_output", "error", "return grad_output times the local derivative",
+         "backward returns the same gradients whatever grad_output is, instead of the "
+         "vector-Jacobian product: every mismatch of the check is put down to it.",
+         examples=("ignores_grad_output",), raised=f"{_PROBE}; {_STAGES}"),
+    Kind("wrong_gradient", "error", "fix the backward formula",
+         "What is left when nothing else explains a mismatch: the analytical gradient "
+         "differs from central differences where the function is smooth, at the entry named.",
+         examples=("wrong_gradient", "complex_conj")),
+    Kind("wrong_jvp", "error", "fix the jvp formula",
+         "As wrong_gradient, for the Jacobian a custom Function's jvp computes (--mode "
+         "forward or both).", examples=("jvp",), raised="gradcheck's wrong_gradient step"),
+    Kind("grad_wrong_dtype", "warning", "return a gradient of the input's dtype",
+         "A custom Function's backward returns a gradient of another dtype than its input: it "
+         "is cast silently (as torch does), and precision lost on the way stays lost.",
+         examples=("grad_dtype",), raised=_PROBE, escalates=True),
+    Kind("grad_wrong_shape", "warning", "return a gradient of the input's shape",
+         "A custom Function's backward returns a gradient of another shape than its input: "
+         "one that broadcasts is summed down (as torch does, hiding the mistake), any other "
+         "is rejected (error).", examples=("grad_shape",), raised=_PROBE, escalates=True),
+    Kind("ctx_stored_tensor", "warning", "use ctx.save_for_backward(...)",
+         "A custom Function keeps tensors on ctx: an in-place change to them goes unnoticed, "
+         "they outlive backward, and an output kept so holds its own graph alive.",
+         examples=("ctx_storage",), raised=_PROBE),
+    Kind("nonlinear_in_grad_output", "warning", "return grad_output times the local derivative",
+         "backward(2g) is not 2 backward(g): a vector-Jacobian product is linear in the "
+         "vector.", raised=f"{_PROBE}; {_STAGES}", escalates=True),
+    Kind("nondeterministic_backward", "warning", "make backward deterministic, or pass nondet_tol",
+         "Two backward passes with the same grad_output differ (random numbers, a reduction "
+         "order that varies): an error where torch's reentrancy check fails.",
+         examples=("nondeterministic",), raised=f"{_PROBE}; {_STAGES}", escalates=True),
+    Kind("no_jvp", "info", "define the Function's jvp(ctx, *tangents) to check forward mode too",
+         "With --mode both, a custom Function on the way defines no jvp, so only the backward "
+         "was checked (with --mode forward, a usage error).",
+         raised="checks.target._forward_checkable"),
+    Kind("wrong_node", "error", "fix that Function's backward (its own check is shown)",
+         "Each custom Function call (each op, with --localize all) checked on its own at the "
+         "inputs it received, in backward order: the first that fails is to blame.",
+         examples=("model_function",), raised="localisation (localize.Localized)"),
+    Kind("custom_functions_pass", "info",
+         "look at how the Functions are composed, and at built-in ops used outside their "
+         "domain",
+         "Localisation found every custom Function right on its own: the error is in how they "
+         "are composed, or in a built-in op used outside its domain.",
+         raised="localisation (localize.Localized)"),
+)
+
+
+def finds(kind):
+    """Register the function as `kind`'s detector in gradtool inspect."""
+    def register(detector):
+        assert KINDS[kind].finds is None, f"{kind}: two inspect detectors"
+        KINDS[kind].finds = detector
+        return detector
+    return register
+
+
+def explains(kind):
+    """Register the function as `kind`'s step in gradcheck's diagnosis of a verdict."""
+    def register(step):
+        assert KINDS[kind].explains is None, f"{kind}: two gradcheck steps"
+        KINDS[kind].explains = step
+        return step
+    return register
+
+
+def page():
+    """docs/diagnoses.md: every kind, in registry order."""
+    lines = ["# Diagnoses", "",
+             "<!-- Generated from gradtool/checks/diagnoses.py by `.venv/bin/python -m "
+             "gradtool.checks > docs/diagnoses.md`: edit the registry, not this page. -->",
+             "",
+             "Every finding of `gradtool inspect` and every reason `gradtool gradcheck` gives "
+             "for a verdict has one of these kinds (the `kind` of a diagnosis in the JSON "
+             "output). They are listed in the order the checks look for them: the likeliest "
+             "root cause first. The severity is the usual one; a check's outcome may raise "
+             "or lower it.", "",
+             "| kind | severity | advice |", "|---|---|---|"]
+    lines += [f"| [`{k.name}`](#{k.name}) | {k.severity} | {k.advice} |"
+              for k in KINDS.values()]
+    for k in KINDS.values():
+        lines += ["", f"## {k.name}", "", f"**{k.severity}**. {k.about}", "",
+                  f"What to do: {k.advice}."]
+        if k.examples:
+            pairs = "; ".join(f"[`examples/broken_{s}.py`](../examples/broken_{s}.py) "
+                              f"provokes it, [`examples/{s}_ok.py`](../examples/{s}_ok.py) "
+                              f"does not" for s in k.examples)
+            lines += ["", f"Example: {pairs}."]
+    return "\n".join(lines) + "\n"
 
 
 @dataclasses.dataclass
@@ -97,6 +244,6 @@ class Diagnosis:
 
     def __post_init__(self):
         assert self.severity in SEVERITIES, self.severity
-        assert self.kind in KINDS, f"{self.kind!r}: add it to diagnosis.KINDS"
+        assert self.kind in KINDS, f"{self.kind!r}: add it to diagnoses.KINDS"
         if not self.advice:
             self.advice = KINDS[self.kind].advice

@@ -1,8 +1,10 @@
 """What `gradtool inspect` warns about, each with a line of advice. Reads a Capture: the graph
-snapshot, the forward trace, the warnings the user's code raised and the backward's outcome."""
-import os
+snapshot, the forward trace, the warnings the user's code raised and the backward's outcome.
+Each detector is registered on its kind (diagnoses.KINDS), whose order is inspect's."""
+import types
 
-from .diagnoses import Diagnosis
+from ..engine.frames import location, site_location
+from .diagnoses import KINDS, Diagnosis, finds
 
 NON_LEAF_GRAD_WARNING = "is not a leaf Tensor is being accessed"
 
@@ -13,22 +15,37 @@ def _found(kind, severity, message, advice, location=None, details=None):
 
 
 def diagnose(capture):
-    found = []
-    found += _outputs_without_grad(capture)
-    found += _saved_modified_in_place(capture)
-    if capture.backward_error:
-        found.append(_found(
-            "backward_failed", "error", f"backward raised {capture.backward_error}",
-            "fix the cause above; with an in-place error, use the out-of-place op "
-            "(y = y + 1, not y += 1) or clone() the tensor before modifying it",
-            _where(capture.backward_location)))
-    found += _inputs_without_grad(capture)
-    found += [d for d in capture.causes if d.kind != "gradient_cut" or d.details["partial"]]
-    found += _non_leaf_grad_reads(capture)
-    found += _non_finite(capture)
-    found += _precision(capture)
-    found += one_branch(capture)
-    return found
+    """Every kind's inspect detector, in registry order."""
+    return [d for kind in KINDS.values() if kind.finds for d in kind.finds(capture)]
+
+
+def diagnose_snapshot(snapshot):
+    """What a graph alone tells (gradtool.inspect(y) of a graph already made, with no trace
+    of the forward and no backward run): the detectors that need only the snapshot."""
+    view = types.SimpleNamespace(snapshot=snapshot)
+    return [d for kind in KINDS.values() if kind.from_graph for d in kind.finds(view)]
+
+
+@finds("backward_failed")
+def _backward_failed(capture):
+    if not capture.backward_error:
+        return []
+    return [_found("backward_failed", "error", f"backward raised {capture.backward_error}",
+                   "fix the cause above; with an in-place error, use the out-of-place op "
+                   "(y = y + 1, not y += 1) or clone() the tensor before modifying it",
+                   site_location(capture.backward_location))]
+
+
+@finds("gradient_cut")
+def _partial_cuts(capture):
+    """The forward's cuts (gradient_cuts) after which the inputs still get a gradient by
+    another path (with none, input_no_grad says so)."""
+    return [d for d in capture.causes if d.kind == "gradient_cut" and d.details["partial"]]
+
+
+@finds("saved_detached")
+def _detached_saves(capture):
+    return [d for d in capture.causes if d.kind == "saved_detached"]
 
 
 def _number(text):
@@ -71,6 +88,7 @@ def _branch(node):
     return None
 
 
+@finds("one_branch")
 def one_branch(capture):
     """Piecewise ops whose inputs all fell on one side of the kink: a check of this run
     exercises that branch only (info)."""
@@ -86,14 +104,6 @@ def one_branch(capture):
                 "@gradtool.example(gradtool.uniform(shape, -2, 2))",
                 node.site, {"node": node.id, "side": side}))
     return found
-
-
-def diagnose_snapshot(snapshot):
-    """What a graph alone tells (gradtool.inspect(y) of a graph already made, with no trace
-    of the forward and no backward run): saved tensors modified in place, and precision."""
-    import types
-    view = types.SimpleNamespace(snapshot=snapshot)
-    return _saved_modified_in_place(view) + _precision(view)
 
 
 _CUT_WORDS = {
@@ -133,7 +143,7 @@ def gradient_cuts(capture):
             "gradient_cut", "warning", message,
             "keep it a tensor computation outside no_grad() (no .item(), .detach(), .data or "
             "numpy) if gradients should flow through it",
-            _site(cut.site), {"cut": cut.kind, "op": cut.op, "inputs": inputs,
+            site_location(cut.site), {"cut": cut.kind, "op": cut.op, "inputs": inputs,
                               "partial": partial}))
     return found
 
@@ -172,21 +182,12 @@ def saved_detached(E, trace, nodes):
                 f"differentiated through it, so second derivatives (gradcheck --order 2) that "
                 f"depend on it come out as zero",
                 "save the tensor itself (ctx.save_for_backward(x)); detach only what must "
-                "not be differentiated", _site(site), {"function": name, "saved_tensor": k}))
+                "not be differentiated", site_location(site),
+                {"function": name, "saved_tensor": k}))
     return found
 
 
-def _where(location):
-    if not location:
-        return None
-    filename, lineno = location[0], location[1]
-    return f"{os.path.relpath(filename)}:{lineno}" if filename else None
-
-
-def _site(site):
-    return _where(site) if site else None
-
-
+@finds("output_no_grad")
 def _outputs_without_grad(capture):
     found = []
     inputs_require_grad = any(getattr(v, "requires_grad", False) for _, v in capture.inputs)
@@ -206,7 +207,7 @@ def _why_no_grad(capture, tensor, inputs_require_grad):
         event = trace.made_by.get(id(tensor))
         return ("it is an inference tensor, made under inference_mode()",
                 "compute it outside inference_mode() if you need its gradient",
-                _site(event.site) if event else None)
+                site_location(event.site) if event else None)
     # walk back through the ops that made it, to the first place the graph was cut
     stack, seen = [id(tensor)], set()
     while stack:
@@ -217,19 +218,19 @@ def _why_no_grad(capture, tensor, inputs_require_grad):
         if tid in trace.detached:
             return ("a detach() cut it off from the graph",
                     "remove the detach() (or .data) if gradients should flow through here",
-                    _site(trace.detached[tid]))
+                    site_location(trace.detached[tid]))
         event = trace.made_by.get(tid)
         if event is None:
             continue
         if event.inference:
             return (f"`{event.op}` ran under inference_mode()",
                     "compute it outside inference_mode() if you need its gradient",
-                    _site(event.site))
+                    site_location(event.site))
         if not event.grad_enabled and event.any_input_requires_grad:
             return (f"`{event.op}` ran with grad mode off (no_grad() or "
                     f"set_grad_enabled(False))",
                     "move this computation out of the no_grad() block",
-                    _site(event.site))
+                    site_location(event.site))
         stack.extend(event.inputs)
     if not inputs_require_grad:
         return ("none of the inputs requires grad",
@@ -238,6 +239,7 @@ def _why_no_grad(capture, tensor, inputs_require_grad):
             "make sure the output depends on an input that requires grad", None)
 
 
+@finds("saved_modified_in_place")
 def _saved_modified_in_place(capture):
     found = []
     for node in capture.snapshot.nodes:
@@ -249,10 +251,11 @@ def _saved_modified_in_place(capture):
                     f"{saved.version_saved} and an in-place op moved it to version "
                     f"{saved.version_now}: backward through {node.name} will fail",
                     "use the out-of-place op (y = y * 2, not y *= 2) or clone() before the "
-                    "in-place op", _site(saved.modified_at)))
+                    "in-place op", site_location(saved.modified_at)))
     return found
 
 
+@finds("input_no_grad")
 def _inputs_without_grad(capture):
     found = []
     for name, value in capture.inputs:
@@ -262,10 +265,10 @@ def _inputs_without_grad(capture):
             cut = [e for e in used_under if not e.grad_enabled]
             if cut:
                 reason = f"it is only used with grad mode off (`{cut[0].op}`)"
-                where = _site(cut[0].site)
+                where = site_location(cut[0].site)
             elif used_under:
                 reason = "no path from the outputs leads back to it"
-                where = _site(used_under[0].site)
+                where = site_location(used_under[0].site)
             else:
                 reason, where = "the target never uses it", None
             found.append(_found("input_no_grad", "warning",
@@ -274,6 +277,7 @@ def _inputs_without_grad(capture):
     return found
 
 
+@finds("non_leaf_grad")
 def _non_leaf_grad_reads(capture):
     found = []
     for w in capture.warnings:
@@ -282,16 +286,18 @@ def _non_leaf_grad_reads(capture):
                 "non_leaf_grad", "warning",
                 ".grad was read on a tensor that is not a leaf: it is always None there",
                 "call .retain_grad() on that tensor before backward, or read the leaf's .grad",
-                f"{os.path.relpath(w.filename)}:{w.lineno}"))
+                location(w.filename, w.lineno)))
     return found
 
 
+@finds("non_finite_grad")
 def _non_finite(capture):
+    """NaN or Inf in the outputs (non_finite_output), then in the leaves' gradients."""
     found = []
     first = next((e for e in capture.trace.events if e.made_nonfinite), None)
     for info in capture.snapshot.outputs:
         if not info.finite:
-            where = _site(first.site) if first else None
+            where = site_location(first.site) if first else None
             origin = f"; the first NaN/Inf came from `{first.op}`" if first else ""
             found.append(_found("non_finite_output", "error",
                                     f"{info.name or f'output {info.index}'} contains NaN or "
@@ -307,6 +313,7 @@ def _non_finite(capture):
     return found
 
 
+@finds("precision")
 def _precision(capture):
     low = [leaf.label or leaf.id for leaf in capture.snapshot.leaves
            if leaf.leaf.dtype in ("float16", "float32")]

@@ -4,6 +4,7 @@ Each custom Function's backward is called directly (node.apply, with grads we ch
 finding names the Function and the input, not just "the Jacobian is wrong somewhere"."""
 import numpy as np
 
+from ..engine.frames import site_location
 from .result import Diagnosis
 
 _PROBE_SEED = 20240
@@ -144,23 +145,15 @@ def _not_reentrant(E, name, changed):
     """backward modified what it reads in place: a second backward sees other values."""
     labels = ", ".join(label for label, _ in changed)
     site = next((s for s in (E.inplace_site(t) for _, t in changed) if s is not None), None)
-    where = f" at {_relative(site[0])}:{site[1]}" if site else ""
+    where = site_location(site)
     return Diagnosis(
         "backward_not_reentrant", "warning",
-        f"{name}.backward modifies {labels} in place{where}: the first backward is right, "
-        f"every later one (gradcheck's, a retain_graph=True backward, a second loss) starts "
-        f"from the modified value.",
+        f"{name}.backward modifies {labels} in place{f' at {where}' if where else ''}: the "
+        f"first backward is right, every later one (gradcheck's, a retain_graph=True "
+        f"backward, a second loss) starts from the modified value.",
         {"function": name, "modified": [label for label, _ in changed]},
         advice="compute out of place (grad = grad * grad_output, not grad *= grad_output)",
-        location=f"{_relative(site[0])}:{site[1]}" if site else None)
-
-
-def _relative(path):
-    import os
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return path
+        location=where)
 
 
 def _linearity(name, r1, r1b, r2, r0, atol, rtol, nondet_tol):

@@ -10,6 +10,7 @@ from typing import Optional
 import gradtool.adapters as engines
 
 from ..capture.specs import declared_surrogate
+from ..engine.frames import site_location
 from .gradcheck import gradcheck_report
 from .result import Diagnosis, GradcheckReport
 
@@ -61,7 +62,7 @@ def localize(capture, every_node=False, **options):
             info = capture.snapshot.by_id[node_id]
             module = info.module_path[-1][1] if info.module_path else info.module
             function = call.cls.__name__ if hasattr(call, "cls") else call.name
-            located = Localized(node_id, info.name, function, _where(call.site), module,
+            located = Localized(node_id, info.name, function, site_location(call.site), module,
                                 report, n, _called(call))
             info.problem = f"✗ {located.function}.backward is wrong (checked on its own)"
             return located
@@ -193,13 +194,3 @@ def _parameter_names(cls):
     if Function is not None and cls.setup_context is Function.setup_context:
         params = params[1:]  # forward(ctx, ...)
     return [p.name for p in params]
-
-
-def _where(site):
-    if site is None:
-        return None
-    import os
-    try:
-        return f"{os.path.relpath(site[0])}:{site[1]}"
-    except ValueError:
-        return f"{site[0]}:{site[1]}"

@@ -1,6 +1,7 @@
 """True reasons for a failed check that are not a wrong formula: a random forward, a backward
 that is not reentrant, a deliberate surrogate gradient. Each reads a failed check's state
-(gradcheck._Check) and returns the pairs it explains; each costs evaluations only then."""
+(gradcheck._Check) and returns the pairs it explains; each costs evaluations only then. Each is
+registered on its kind (diagnoses.KINDS), which says when it runs."""
 import inspect
 import sys
 
@@ -8,6 +9,8 @@ import numpy as np
 
 from ..engine import frames
 from .analytical import as_arrays, max_difference, vjp
+from .diagnoses import explains
+from .numerical import as_tuple
 from .result import Diagnosis, compare
 
 # what draws random numbers, as its function's name (gradtool's, torch's, numpy's)
@@ -17,6 +20,7 @@ RANDOM_CALLS = {"randn", "rand", "randint", "randn_like", "rand_like", "randint_
                 "uniform", "choice", "permutation", "shuffle"}
 
 
+@explains("random_forward")
 def random_forward(check, failing):
     """Two forwards at the same inputs differ by more than central differences can bear: the
     forward is random, so f(x + h) - f(x - h) measures the noise, not the slope."""
@@ -36,14 +40,14 @@ def random_forward(check, failing):
     if spread / (2 * o.eps) <= o.atol:
         return set(), []
     site = random_site(lambda: ev.values())
-    line = f" (it draws at {_site(site)})" if site else ""
+    line = f" (it draws at {frames.site_location(site)})" if site else ""
     return {(p.output_index, p.input_index) for p in failing}, [Diagnosis(
         "random_forward", "error",
         f"the forward is random: two calls at the same inputs differ by up to {spread:.3g} "
         f"(output {where[0]}){line}, so central differences measure the noise "
         f"(about {spread / (2 * o.eps):.3g} for a step of {o.eps:g}), not the slope.",
         {"max_difference": spread, "output_position": where[0]},
-        location=_location(site))]
+        location=frames.site_location(site))]
 
 
 def random_site(call):
@@ -79,6 +83,7 @@ def _library_dirs():
     return tuple(d for d in frames.library_dirs() if d != frames.GRADTOOL_DIR)
 
 
+@explains("backward_not_reentrant")
 def backward_not_reentrant(check, failing):
     """On a fresh graph, a first backward that matches central differences and a second one
     (same graph, same grad_output) that does not: the formula is right, the backward changes
@@ -89,7 +94,7 @@ def backward_not_reentrant(check, failing):
     E, o = check.E, check.opts
     mutated = check.report.diagnoses_of("backward_not_reentrant")  # seen by the hazard probe
     with E.enable_grad():
-        outs = [x for x in _as_tuple(check.ev.call()) if E.is_tensor(x) and x.requires_grad]
+        outs = [x for x in as_tuple(check.ev.call()) if E.is_tensor(x) and x.requires_grad]
     rng = np.random.default_rng(7)
     w = [rng.uniform(0.5, 1.5, tuple(t.shape)) for t in outs]
     xs = check.diff_inputs
@@ -128,6 +133,7 @@ def backward_not_reentrant(check, failing):
         {"max_difference": spread})]
 
 
+@explains("surrogate_gradient")
 def surrogate_patterns(check, failing):
     """A Function's backward that is a deliberate surrogate, recognised from the two Jacobians:
     a flat forward with a non-zero backward (straight-through, surrogate spikes), a constant
@@ -217,26 +223,6 @@ def class_location(cls):
     """'file:line' of a class's definition (its first decorator), or None."""
     try:
         lines, start = inspect.getsourcelines(cls)
-        return f"{frames_relpath(inspect.getsourcefile(cls))}:{start}"
+        return frames.location(inspect.getsourcefile(cls), start)
     except (OSError, TypeError):
         return None
-
-
-def frames_relpath(path):
-    import os
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return path
-
-
-def _site(site):
-    return f"{frames_relpath(site[0])}:{site[1]}" if site else "an unknown line"
-
-
-def _location(site):
-    return _site(site) if site else None
-
-
-def _as_tuple(x):
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)

@@ -19,6 +19,7 @@ import numpy as np
 
 import gradtool.adapters as engines
 from ..engine.errors import GradtoolError
+from ..engine import frames
 
 DEFAULT_FACTOR = 2.0
 FLOOR_ULPS = 4  # the floor: this many ulps of the dtype at the tensor's largest reference value
@@ -303,7 +304,7 @@ def _raised(who, dtype, exc):
     error = user_error(exc, f"{name} in {dtype}")
     message = str(error)
     if error.location is None:
-        message += f" ({filename}:{lineno})"
+        message += f" ({frames.location(filename, lineno, relative=False)})"
     if dtype != "float64" and _refuses_dtype(exc):
         message += (f"; {name} does not run in {dtype}: leave it out of --dtypes")
     return ReferenceError(message, error.location or (filename, lineno), error.details)

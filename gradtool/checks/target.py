@@ -6,7 +6,6 @@ user's line."""
 import contextlib
 import dataclasses
 import inspect
-import os
 
 from ..engine import frames
 from ..capture.loader import GENERATED, UserCodeError, example_hint, user_error
@@ -44,13 +43,14 @@ def check_target(target, seed, shape, *, eps=1e-6, atol=1e-5, rtol=1e-3, fast=Fa
     c = capture(target, seed, shape, device, record_ops=localize == "all")
     inputs = c.run.tensor_inputs + c.parameters
     tensors = tuple(t for _, t in inputs)
+    where = frames.location(target.filename, target.lineno, relative=False)
     if not any(t.requires_grad for t in tensors):
-        raise UserCodeError(f"target {target.name} ({target.filename}:{target.lineno}) has no "
+        raise UserCodeError(f"target {target.name} ({where}) has no "
                             f"input that requires grad: nothing to check.",
                             location=(target.filename, target.lineno))
     blank = next((n for n, t in inputs if not current().has_values(t)), None)
     if blank is not None:
-        raise UserCodeError(f"target {target.name} ({target.filename}:{target.lineno}): "
+        raise UserCodeError(f"target {target.name} ({where}): "
                             f"`{blank}` is on the {device_name(dict(inputs)[blank])} device, "
                             f"which holds no values, and central differences need values: "
                             f"inspect and render work there, gradcheck does not",
@@ -129,7 +129,7 @@ def _forward_checkable(modes, custom_nodes):
     return (False, True), Diagnosis(
         "no_jvp", "info", f"{message}; only the backward was checked.",
         advice=f"define {cls.__name__}.jvp(ctx, *tangents) to check forward mode too",
-        location=where and f"{os.path.relpath(where[0])}:{where[1]}")
+        location=frames.site_location(where))
 
 
 
@@ -168,7 +168,7 @@ def _locate_backward_error(report, custom_nodes):
     where = error.location or backward_named_in(str(error), custom_nodes)
     if error.location is None and where is not None:  # the engine refused its result
         error.location = where
-        error.args = (f"{error.args[0]} ({where[0]}:{where[1]})",)
+        error.args = (f"{error.args[0]} ({frames.site_location(where, relative=False)})",)
 
 
 def _needs_example(target, report, run):

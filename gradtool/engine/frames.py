@@ -1,8 +1,10 @@
-"""Whose code is this frame? The one place gradtool decides it.
+"""Whose code is this frame, and how is a place in it shown? The one place gradtool decides
+both.
 
 A frame is gradtool's when its file lies in the gradtool package; a library's when it lies in
 gradtool, the standard library, an installed package (numpy, torch, ...); else it is the
 user's. Imports the standard library only, so every layer (the engine included) can use it."""
+import functools
 import os
 import sys
 import sysconfig
@@ -77,3 +79,27 @@ def user_site(frame=None, also=(), depth_limit=50):
             return (filename, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back
     return None
+
+
+def location(filename, lineno=None, relative=True):
+    """A place in the user's code as gradtool shows it: 'file:line' ('file' without a line;
+    None without a file), the file relative to the working directory (as given with
+    relative=False, or where no relative path reaches it: another drive). The one place a
+    user location is formatted: messages, diagnoses and reports all come here."""
+    if not filename:
+        return None
+    shown = _relative(filename, os.getcwd()) if relative else filename
+    return shown if lineno is None else f"{shown}:{lineno}"
+
+
+def site_location(site, relative=True):
+    """location() of a site, (filename, lineno, ...), or None."""
+    return location(site[0], site[1], relative) if site else None
+
+
+@functools.lru_cache(maxsize=256)
+def _relative(filename, cwd):  # (relpath is slow, a graph's sites are many and its files few)
+    try:
+        return os.path.relpath(filename, cwd)
+    except ValueError:
+        return filename

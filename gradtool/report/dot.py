@@ -11,6 +11,7 @@ import textwrap
 import graphviz
 
 from ..engine.errors import GradtoolError
+from ..engine.frames import site_location
 from . import layout
 from .text import fmt_bytes, fmt_shape
 
@@ -100,13 +101,9 @@ def failing_nodes(snapshot):
             out.setdefault(node.id, []).append(node.problem)
         for s in node.saved:
             if s.modified:
-                where = f" at {_site(s.modified_at)}" if s.modified_at else ""
+                where = f" at {site_location(s.modified_at)}" if s.modified_at else ""
                 out.setdefault(node.id, []).append(f"✗ {s.name} modified in place{where}")
     return out
-
-
-def _site(site):
-    return f"{os.path.relpath(site[0])}:{site[1]}"
 
 
 def _draw_items(g, box, snapshot, ident, failing, tooltips):
@@ -221,7 +218,7 @@ def _draw_saved(g, snapshot, plan, within, ident, prefix):
                 extra = f"\n{fmt_bytes(s.nbytes)}" if s.state == "live" else ""
                 red = {"color": FAIL_COLOR, "penwidth": "2", "fontcolor": FAIL_COLOR,
                        "fillcolor": COLORS["fails"]} if s.modified else {}
-                where = f"\n✗ modified in place at {_site(s.modified_at)}" \
+                where = f"\n✗ modified in place at {site_location(s.modified_at)}" \
                     if s.modified and s.modified_at else ""
                 g.node(seen[key], f"{s.name}\n{shape}{extra}{where}",
                        **{"fillcolor": COLORS["saved"], "shape": "note", **red})

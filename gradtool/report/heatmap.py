@@ -13,6 +13,7 @@ import zlib
 import numpy as np
 
 from ..checks.result import worst_index
+from ..engine.frames import location
 
 HOVER_LIMIT = 40_000   # entries per map whose values the page carries for the mouse-over
 
@@ -57,8 +58,9 @@ def _sections(results):
 
 def _target_section(t, target, report, hover):
     status = "PASS" if report.passed else "FAIL"
+    where = location(target.filename, target.lineno, relative=False)
     out = [f'<section><h2>{html.escape(target.name)} <span class="{status.lower()}">{status}'
-           f'</span></h2><p class="where">{html.escape(f"{target.filename}:{target.lineno}")}'
+           f'</span></h2><p class="where">{html.escape(where)}'
            f' · {report.mode} mode, order {report.order}</p>']
     if report.exception is not None:
         out.append(f'<p class="fail">{html.escape(type(report.exception).__name__)}: '

@@ -10,6 +10,7 @@ import html
 import json
 import os
 
+from ..engine.frames import site_location
 from . import dot, layout
 from .text import fmt_bytes, fmt_num, fmt_shape
 
@@ -189,7 +190,7 @@ def _node_data(node, fails):
             if s.is_output:
                 row["output"] = True
         if s.modified:
-            row["modified"] = "modified in place" + (f" at {dot._site(s.modified_at)}"
+            row["modified"] = "modified in place" + (f" at {site_location(s.modified_at)}"
                                                      if s.modified_at else "")
         saved.append(row)
     optional = {"label": node.label, "site": node.site, "saved": saved,

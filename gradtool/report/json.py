@@ -15,6 +15,7 @@ import operator
 
 from ..adapters import device_name, dtype_name
 from ..adapters.records import SavedInfo
+from ..engine.frames import location, site_location
 
 INSPECT_SCHEMA = "gradtool.inspect/2"
 GRADCHECK_SCHEMA = "gradtool.gradcheck/3"
@@ -158,14 +159,13 @@ def _shape_fields(shape):
 
 def target_head(target):
     return {"name": target.name, "kind": target.kind,
-            "location": f"{target.filename}:{target.lineno}"}
+            "location": location(target.filename, target.lineno, relative=False)}
 
 
 def error_dict(error):
     """A target that raised (a UserCodeError): the paragraph, the user's line and frames."""
-    location = getattr(error, "location", None)
     return {"message": str(error),
-            "location": f"{location[0]}:{location[1]}" if location else None,
+            "location": site_location(getattr(error, "location", None), relative=False),
             "traceback": getattr(error, "details", "") or None}
 
 

@@ -6,6 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..adapters import device_name, dtype_name
+from ..engine.frames import location
 
 CHAIN_FOLD = 8        # a linear chain longer than this shows its ends and a count
 MAX_TREE_LINES = 400  # beyond this the tree is cut with a note (the JSON has everything)
@@ -163,7 +164,7 @@ def print_inspect(con, capture, all_saved=False, max_depth=None):
     snap = capture.snapshot
     target = capture.target
     con.print(Text(f"{target.name}", style="bold underline") +
-              Text(f"  {target.kind} at {_rel(target.filename)}:{target.lineno}", style="dim"))
+              Text(f"  {target.kind} at {location(target.filename, target.lineno)}", style="dim"))
     io_drop = ("tangent", "grad_fn", "requires_grad")
     print_table(con, _io_table("inputs", [(n, v) for n, v in capture.inputs]), io_drop)
     print_table(con, _io_table("outputs", [(o.name or f"output {o.index}", t)
@@ -287,7 +288,7 @@ def _line(con, verdict, style, target, finding):
     """One target on one line (--quiet): verdict, name, where it is defined, what was found;
     never wrapped, so that a CI log has one line per target."""
     con.print(Text(f"{verdict:<5} ", style=style) + Text(target.name, style="bold")
-              + Text(f"  {_rel(target.filename)}:{target.lineno}  ", style="dim")
+              + Text(f"  {location(target.filename, target.lineno)}  ", style="dim")
               + Text(" ".join(str(finding).split())), soft_wrap=True)
 
 
@@ -339,14 +340,6 @@ def print_gradcheck_line(con, result):
           result.target, finding)
 
 
-def _rel(path):
-    import os
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return path
-
-
 # ---------------------------------- gradcheck ----------------------------------
 JACOBIAN_SIDE_BY_SIDE = 8   # Jacobians up to this many rows and columns are shown whole
 
@@ -377,7 +370,7 @@ def print_target_error(con, target, error):
     """A target that raised, in its place among the others: the paragraph and the user's
     frames."""
     con.print(Text(f"{target.name}", style="bold underline") +
-              Text(f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim")
+              Text(f"  {target.kind} at {location(target.filename, target.lineno)}  ", style="dim")
               + Text(" ERROR ", style="bold white on red"))
     print_user_error(con, error)
 
@@ -397,7 +390,7 @@ def print_against(con, result):
     verdict = Text(" AGREE ", style="bold black on green") if result.passed else \
         Text(" DIFFER ", style="bold white on red")
     con.print(Text(f"{target.name}", style="bold underline") + Text(
-        f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim") + verdict)
+        f"  {target.kind} at {location(target.filename, target.lineno)}  ", style="dim") + verdict)
     n = result.compared
     con.print(Text(f"gradtool vs torch: {n['outputs']} output(s), {n['gradients']} gradient(s)"
                    + (f", {n['second_order']} second-order gradient(s)" if n["second_order"]
@@ -433,7 +426,7 @@ def print_gradcheck(con, target, report, heading=True):
         error or Text(" FAIL ", style="bold white on red")
     if heading:
         con.print(Text(f"{target.name}", style="bold underline") + Text(
-            f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim")
+            f"  {target.kind} at {location(target.filename, target.lineno)}  ", style="dim")
             + (error or ""))
     if not (heading and error):
         con.print(Text(f"order {report.order}: ", style="bold") + verdict)
@@ -586,7 +579,7 @@ def print_reference(con, target, report, heading=True):
         Text(" FAIL ", style="bold white on red")
     if heading:
         con.print(Text(f"{target.name}", style="bold underline") + Text(
-            f"  {target.kind} at {_rel(target.filename)}:{target.lineno}  ", style="dim"))
+            f"  {target.kind} at {location(target.filename, target.lineno)}  ", style="dim"))
     con.print(Text("reference check: ", style="bold") + verdict)
     con.print(Text(f"{report.target} in {', '.join(report.dtypes)} against "
                    f"{report.reference} in float64; allowed: {fmt_num(report.factor)} x the "

@@ -1,23 +1,72 @@
-"""Every diagnosis kind is registered once (diagnosis.KINDS) and documented where the registry
-says; every kind the code names is registered (an unknown kind is refused at construction)."""
+"""The registry of diagnosis kinds (diagnoses.KINDS): every kind registered once, documented,
+with a detector or the place that raises it, in the order the checkers run them; the example
+pairs it names are the ones the CLI tests run; docs/diagnoses.md is generated from it."""
 import os
 import re
 
 import pytest
 
-from gradtool.checks.diagnoses import KINDS, SEVERITIES, Diagnosis
+import gradtool.checks  # noqa: F401  (gradcheck's steps register themselves on import)
+import gradtool.checks.findings  # noqa: F401  (and inspect's)
+from gradtool.checks.diagnoses import KINDS, SEVERITIES, Diagnosis, page
+from tests.cli.test_cli import BROKEN
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(REPO, "examples")
+PAGE = os.path.join(REPO, "docs", "diagnoses.md")
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS))
-def test_every_kind_is_documented_where_the_registry_says(kind):
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_kind_is_documented_and_found_somewhere(kind):
     entry = KINDS[kind]
-    assert entry.severity in SEVERITIES and entry.advice
-    with open(os.path.join(REPO, entry.documented), encoding="utf-8") as f:
-        assert f"`{kind}`" in f.read() or kind in entry.documented, (kind, entry.documented)
-    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
-        assert f"`{kind}`" in f.read(), f"README.md does not name `{kind}`"
+    assert entry.name == kind and entry.severity in SEVERITIES and entry.advice
+    assert len(entry.about.split()) >= 12, f"{kind}: say what it means, why, what to do"
+    assert entry.finds or entry.explains or entry.raised, \
+        f"{kind}: no detector, and no word of where it is raised"
+    for stem in entry.examples:
+        for name in (f"broken_{stem}.py", f"{stem}_ok.py"):
+            assert os.path.exists(os.path.join(EXAMPLES, name)), (kind, name)
+
+
+def test_the_example_pairs_are_the_ones_the_cli_tests_provoke():
+    """tests/cli/test_cli.py runs every broken example through `gradtool gradcheck` and
+    asserts the kind it names appears (and that its _ok twin passes clean)."""
+    registered = {f"broken_{stem}.py": kind for kind, entry in KINDS.items()
+                  for stem in entry.examples}
+    assert registered == {name: b["kind"] for name, b in BROKEN.items()}
+
+
+def test_the_docs_page_is_generated_from_the_registry():
+    with open(PAGE, encoding="utf-8") as f:
+        committed = f.read()
+    assert committed == page(), \
+        "docs/diagnoses.md is stale: .venv/bin/python -m gradtool.checks > docs/diagnoses.md"
+    for kind, entry in KINDS.items():
+        assert f"\n## {kind}\n" in committed and entry.about in committed, kind
+
+
+def test_inspect_runs_its_detectors_in_registry_order():
+    assert [k for k, e in KINDS.items() if e.finds] == [
+        "output_no_grad", "saved_modified_in_place", "backward_failed", "input_no_grad",
+        "gradient_cut", "saved_detached", "non_leaf_grad", "non_finite_grad", "precision",
+        "one_branch"]
+    assert [k for k, e in KINDS.items() if e.from_graph] == [
+        "saved_modified_in_place", "precision"]
+
+
+def test_gradcheck_explains_the_likeliest_root_cause_first():
+    steps = [k for k, e in KINDS.items() if e.explains]
+    assert steps == [
+        "non_finite_output", "random_forward", "gradient_cut", "backward_not_reentrant",
+        "surrogate_gradient", "precision", "round_off", "once_differentiable",
+        "non_differentiable_point", "grad_none_for_input", "input_modified_in_forward",
+        "ignores_grad_output", "wrong_gradient"]
+    # a random forward makes every later probe meaningless: they are skipped after it
+    probes = [k for k in steps if KINDS[k].trusts_forward]
+    assert probes and all(steps.index(k) > steps.index("random_forward") for k in probes)
+    assert {k for k in steps if KINDS[k].orders == (1,)} == {
+        "gradient_cut", "backward_not_reentrant", "surrogate_gradient"}
+    assert KINDS["once_differentiable"].orders == (2,)
 
 
 def test_every_kind_named_in_the_code_is_registered():
@@ -27,7 +76,8 @@ def test_every_kind_named_in_the_code_is_registered():
             if name.endswith(".py"):
                 with open(os.path.join(folder, name), encoding="utf-8") as f:
                     text = f.read()
-                named |= set(re.findall(r'(?:Diagnosis|_found)\(\s*"([a-z_]+)"', text))
+                named |= set(re.findall(
+                    r'(?:Diagnosis|_found|finds|explains)\(\s*"([a-z_]+)"', text))
     assert named and named <= set(KINDS), named - set(KINDS)
 
 

@@ -1,6 +1,7 @@
 """Anomaly detection: a NaN produced by a backward node raises, naming the node and the line
 of user code whose forward call created it. Forward call sites are recorded only while the
 mode is on, so normal runs pay one flag check per op."""
+from ..frames import location
 from ..frames import user_site  # noqa: F401  (the one "is this the user's frame?": engine/frames.py)
 from .grad_mode import _ModeContext
 
@@ -20,7 +21,7 @@ def format_site(site):
     if site is None:
         return "an unknown location"
     filename, lineno, function = site
-    return f"{filename}:{lineno} (in {function})"
+    return f"{location(filename, lineno, relative=False)} (in {function})"
 
 
 class _AnomalyMode(_ModeContext):

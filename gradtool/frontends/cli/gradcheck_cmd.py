@@ -1,13 +1,13 @@
 """gradtool gradcheck: numerical against analytic gradients for every target."""
 import dataclasses
 import enum
-import os
 import warnings
 from typing import List
 
 import typer
 
 from ...engine.errors import GradtoolError
+from ...engine.frames import location
 from ...report import text
 from . import common, interrupts
 
@@ -210,7 +210,8 @@ def _check_target(target, seed, shape, device, asked, reference_fn, gradcheck):
     if reference_fn is None:
         if asked.only:
             raise UserCodeError(
-                f"target {target.name} ({target.filename}:{target.lineno}) has no reference "
+                f"target {target.name} "
+                f"({location(target.filename, target.lineno, relative=False)}) has no reference "
                 f"to check against: add @gradtool.reference(reference_fn) above it, or give "
                 f"--reference FILE::NAME", location=(target.filename, target.lineno))
         if result.reports:
@@ -266,6 +267,6 @@ def _suggest_reference(target, report):
             d.message = d.message.replace(REFERENCE_ADVICE, (
                 f"A kernel meant for this precision is judged against a float64 reference: "
                 f"add `@gradtool.reference(reference_{name.lower()})` above {name} "
-                f"({os.path.relpath(target.filename)}:{target.lineno}), "
+                f"({location(target.filename, target.lineno)}), "
                 f"reference_{name.lower()} being the plain code it replaces (same arguments), "
                 f"and run gradtool gradcheck --dtypes {','.join(low) or 'float32'}."))

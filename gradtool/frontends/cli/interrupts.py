@@ -13,6 +13,8 @@ import traceback
 
 import typer
 
+from ...engine.frames import location, site_location
+
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP. A KeyboardInterrupt, so every layer that lets Ctrl-C through (the
@@ -54,7 +56,7 @@ def run_target(target, fn, *args, timeout=None):
     """fn(*args), the run of one target: an interrupt inside names the target, and after
     `timeout` seconds the run stops with a UserCodeError saying where the target was."""
     from ...capture.loader import UserCodeError
-    label = f"target {target.name} ({os.path.basename(target.filename)}:{target.lineno})"
+    label = f"target {target.name} ({location(os.path.basename(target.filename), target.lineno)})"
     with running(label):
         if timeout is None:
             return fn(*args)
@@ -69,7 +71,8 @@ def run_target(target, fn, *args, timeout=None):
             frames = _own_frames(e.__traceback__)
             at = (frames[-1].filename, frames[-1].lineno) if frames else None
             raise UserCodeError(f"{label} did not finish within --timeout {timeout:g} s"
-                                + (f"; it was at {at[0]}:{at[1]}" if at else "") + ".",
+                                + (f"; it was at {site_location(at, relative=False)}" if at
+                                   else "") + ".",
                                 "".join(traceback.format_list(frames)), at) from None
         finally:
             signal.signal(signal.SIGALRM, previous)
@@ -104,7 +107,8 @@ def ends_cleanly(command):
             frames = _own_frames(e.__traceback__)
             print(f"\ngradtool: {signal.Signals(signum).name} received"
                   + (f" while running {where}" if where else "")
-                  + (f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else "")
+                  + (f" at {location(frames[-1].filename, frames[-1].lineno, relative=False)}"
+                     if frames else "")
                   + "; stopped.",
                   file=sys.stderr)
             raise typer.Exit(128 + signum) from None
