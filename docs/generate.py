@@ -4,7 +4,8 @@
     .venv/bin/python docs/generate.py cli.md     # rewrite one
 
 docs/cli.md comes from the typer app (gradtool.frontends.cli.app, through typer's own
-Markdown generator), docs/ops.md from the op table (gradtool/engine/autograd/ops/derivatives.py)
+Markdown generator), docs/diagnoses.md from the diagnosis registry
+(gradtool/checks/diagnoses.py), docs/ops.md from the op table (gradtool/engine/autograd/ops/derivatives.py)
 and the engine's namespaces. tests/package/test_docs.py fails when a committed page differs
 from what this script makes now, so a change to an option's help or a row of the table is
 followed by one run of this script.
@@ -167,7 +168,13 @@ def _engine_sections():
     return out
 
 
-PAGES = {"cli.md": cli_page, "ops.md": ops_page}
+def diagnoses_page():
+    """docs/diagnoses.md: every diagnosis kind, from their registry."""
+    from gradtool.checks.diagnoses import page
+    return page()
+
+
+PAGES = {"cli.md": cli_page, "diagnoses.md": diagnoses_page, "ops.md": ops_page}
 
 
 def main(names):

@@ -3,10 +3,7 @@ their kinds: one entry per kind (severity, advice, documentation, the example th
 it, when its detector runs). The detectors register themselves on their entry (@finds: a
 finding of inspect, in findings.py; @explains: a step of gradcheck's diagnosis, in
 diagnose.py and reasons.py), and each checker runs them in registry order: the likeliest root
-cause first. docs/diagnoses.md is generated from here (page()):
-
-    .venv/bin/python -m gradtool.checks > docs/diagnoses.md
-"""
+cause first. docs/diagnoses.md is generated from here (page(), through docs/generate.py)."""
 import dataclasses
 from typing import Callable, Optional
 
@@ -206,8 +203,8 @@ def explains(kind):
 def page():
     """docs/diagnoses.md: every kind, in registry order."""
     lines = ["# Diagnoses", "",
-             "<!-- Generated from gradtool/checks/diagnoses.py by `.venv/bin/python -m "
-             "gradtool.checks > docs/diagnoses.md`: edit the registry, not this page. -->",
+             "<!-- Generated from the registry, gradtool/checks/diagnoses.py, by "
+             "`.venv/bin/python docs/generate.py`: edit the registry, not this page. -->",
              "",
              "Every finding of `gradtool inspect` and every reason `gradtool gradcheck` gives "
              "for a verdict has one of these kinds (the `kind` of a diagnosis in the JSON "

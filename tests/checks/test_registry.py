@@ -13,7 +13,6 @@ from tests.cli.test_cli import BROKEN
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(REPO, "examples")
-PAGE = os.path.join(REPO, "docs", "diagnoses.md")
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -36,13 +35,10 @@ def test_the_example_pairs_are_the_ones_the_cli_tests_provoke():
     assert registered == {name: b["kind"] for name, b in BROKEN.items()}
 
 
-def test_the_docs_page_is_generated_from_the_registry():
-    with open(PAGE, encoding="utf-8") as f:
-        committed = f.read()
-    assert committed == page(), \
-        "docs/diagnoses.md is stale: .venv/bin/python -m gradtool.checks > docs/diagnoses.md"
+def test_the_docs_page_documents_every_kind():
+    text = page()  # (tests/package/test_docs.py checks docs/diagnoses.md is this page)
     for kind, entry in KINDS.items():
-        assert f"\n## {kind}\n" in committed and entry.about in committed, kind
+        assert f"\n## {kind}\n" in text and entry.about in text, kind
 
 
 def test_inspect_runs_its_detectors_in_registry_order():
