@@ -76,7 +76,7 @@ def main():
     from gradtool.capture.loader import load
     from gradtool.report import dot, html
     from gradtool.checks.inspection import capture
-    renderer = dot.find_renderer("auto", "svg")
+    renderer = dot.find_renderer("auto")
     cases = {"model ~5,000 nodes": MODEL.format(blocks=375, steps=20),
              "model ~20,000 nodes": MODEL.format(blocks=1500, steps=80),
              "chain 20,000 ops": CHAIN.format(ops=20_000)}

@@ -12,7 +12,7 @@ import io
 import sys
 import types
 
-WIDTH = 100  # columns of the text a report prints as (a notebook has no terminal width)
+from ..report import formats
 
 
 def draw(output, params=None, *, show_saved=False, depth=None, expand=False):
@@ -49,48 +49,32 @@ class Graph:
     def __init__(self, snapshot, diagnoses=(), name="graph", show_saved=False, depth=None,
                  expand=False):
         self.snapshot, self.diagnoses, self.name = snapshot, list(diagnoses), name
-        self.options = dict(show_saved=show_saved, expand=expand, depth=depth)
+        drawn = types.SimpleNamespace(snapshot=snapshot, diagnostics=self.diagnoses,
+                                      target=types.SimpleNamespace(name=name))
+        self.drawing = formats.Drawing([drawn], show_saved, expand, depth)
 
     def __repr__(self):
         return f"<gradtool.Graph {self.name}: {len(self.snapshot.nodes):,} nodes>"
 
-    def _digraph(self):
-        from ..report import dot
-        o = self.options
-        return dot.build(self.snapshot, o["show_saved"], o["expand"], o["depth"],
-                         self.diagnoses)
+    def _write(self, format):
+        return formats.FORMATS[format].write(self.drawing)
 
     @property
     def source(self):
         """The DOT source (Graphviz's language)."""
-        return self._digraph().source
+        return self._write("dot")
 
     def svg(self):
-        from ..report import dot
-        return dot.render(self._digraph(), "svg", dot.find_renderer("auto", "svg")).decode()
+        return self._write("svg")
 
     def page(self):
         """The self-contained HTML page of `gradtool render --format html`."""
-        from ..report import html
-        o = self.options
-        target = types.SimpleNamespace(name=self.name, snapshot=self.snapshot,
-                                       diagnostics=self.diagnoses,
-                                       target=types.SimpleNamespace(name=self.name))
-        return html.page([target], o["show_saved"],
-                         o["expand"], o["depth"]).decode()
+        return self._write("html")
 
     def save(self, path, format=None):
         """Write the drawing: the format from `format`, else from the file's suffix (svg,
         png, pdf, dot, html). Returns the path."""
-        from ..report import dot, output
-        fmt = output.output_format(format, str(path), dot.FORMATS)
-        if fmt == "html":
-            data = self.page().encode()
-        elif fmt == "dot":
-            data = self.source.encode()
-        else:
-            data = dot.render(self._digraph(), fmt, dot.find_renderer("auto", fmt))
-        output.write_atomically(output.resolve(str(path)), data)
+        formats.save(path, self.drawing, format)
         return path
 
     def _repr_svg_(self):
@@ -110,7 +94,7 @@ def inspect(target, inputs=(), *, seed=0):
         return _inspect_graph(target, _caller_scope())
     from ..checks.inspection import capture
     with engines.use(engines.of(_as_tuple(inputs))):
-        return InspectReport(capture(_target(target, inputs), seed))
+        return InspectReport(capture(_target(target, inputs), seed), seed)
 
 
 def check(fn, inputs, *, order=1, eps=1e-6, atol=1e-5, rtol=1e-3, fast_mode=False,
@@ -126,20 +110,28 @@ def check(fn, inputs, *, order=1, eps=1e-6, atol=1e-5, rtol=1e-3, fast_mode=Fals
     with engines.use(engines.of(_as_tuple(inputs))):
         result = check_target(target, seed, (3,), eps=eps, atol=atol, rtol=rtol,
                               fast=fast_mode, order=order, modes=modes_for(target, mode))
-    return CheckReport(result)
+    return CheckReport(result, seed)
 
 
 class _Report:
-    """Prints as the CLI does; shows in Jupyter as that text, coloured."""
+    """Prints as the CLI does; shows in Jupyter as that text, coloured; `.save(path)` writes
+    it (text, the CLI's JSON document, or a check's heatmap page)."""
 
-    def _print(self, con):
-        raise NotImplementedError
+    def __init__(self, command, result, seed):
+        target = result.target
+        self.findings = formats.Findings(command, f"{target.filename}::{target.name}",
+                                         [result], seed)
 
-    def text(self, width=WIDTH, color=False):
+    def text(self, width=formats.TEXT_WIDTH, color=False):
         """The report as the CLI prints it, `width` columns wide."""
-        con, buffer = _console(width, color)
-        self._print(con)
-        return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip().splitlines())
+        return formats.FORMATS["text"].write(self.findings, width=width,
+                                             color=color).rstrip("\n")
+
+    def save(self, path, format=None):
+        """Write the report: the format from `format`, else from the file's suffix (txt,
+        json; html: a check's Jacobian heatmaps). Returns the path."""
+        formats.save(path, self.findings, format)
+        return path
 
     def __str__(self):
         return self.text()
@@ -149,22 +141,23 @@ class _Report:
 
     def _repr_html_(self):
         from rich.console import Console
-        con = Console(record=True, file=io.StringIO(), width=WIDTH, force_jupyter=False,
-                      force_terminal=True, color_system="truecolor", highlight=False)
-        self._print(con)
+        con = Console(record=True, file=io.StringIO(), width=formats.TEXT_WIDTH,
+                      force_jupyter=False, force_terminal=True, color_system="truecolor",
+                      highlight=False)
+        formats.print_text(con, self.findings)
         return con.export_html(inline_styles=True, code_format=_PRE)
 
     def __repr__(self):  # one line: what --quiet prints
-        con, buffer = _console(10_000, False)
-        self._line(con)
-        return f"<{type(self).__name__} {buffer.getvalue().strip()}>"
+        line = formats.FORMATS["text"].write(self.findings, width=10_000, quiet=True)
+        return f"<{type(self).__name__} {line.strip()}>"
 
 
 class InspectReport(_Report):
     """gradtool inspect of one target: `.capture` (snapshot, diagnostics, inputs, outputs),
     `.diagnostics`, `.graph` to draw it."""
 
-    def __init__(self, capture):
+    def __init__(self, capture, seed=0):
+        super().__init__("inspect", capture, seed)
         self.capture = capture
         self.snapshot, self.diagnostics = capture.snapshot, capture.diagnostics
 
@@ -172,35 +165,19 @@ class InspectReport(_Report):
     def graph(self):
         return Graph(self.snapshot, self.diagnostics, self.capture.target.name)
 
-    def _print(self, con):
-        from ..report import text
-        text.print_inspect(con, self.capture)
-
-    def _line(self, con):
-        from ..report import text
-        text.print_inspect_line(con, self.capture)
-
 
 class CheckReport(_Report):
     """gradtool gradcheck of one target: `.passed`, `.reports` (a GradcheckReport per order
     checked: pairs, failures, diagnoses), `.input_names`."""
 
-    def __init__(self, result):
+    def __init__(self, result, seed=0):
+        super().__init__("gradcheck", result, seed)
         self.result = result
         self.reports, self.input_names = result.reports, result.input_names
 
     @property
     def passed(self):
         return self.result.passed
-
-    def _print(self, con):
-        from ..report import text
-        for k, report in enumerate(self.reports):
-            text.print_gradcheck(con, self.result.target, report, heading=k == 0)
-
-    def _line(self, con):
-        from ..report import text
-        text.print_gradcheck_line(con, self.result)
 
     def _repr_html_(self):
         from ..report import heatmap
@@ -251,16 +228,6 @@ def _caller_scope():
 def _name_of(outputs, scope):
     names = [k for t in outputs for k, v in scope.items() if v is t and not k.startswith("_")]
     return names[0] if names else "graph"
-
-
-def _console(width, color):
-    from rich.console import Console
-    buffer = io.StringIO()
-    # never Jupyter's display (rich would send the text there, not to the buffer)
-    con = Console(file=buffer, width=width, force_jupyter=False, force_terminal=color,
-                  no_color=not color, color_system="truecolor" if color else None,
-                  highlight=False, soft_wrap=False)
-    return con, buffer
 
 
 _PRE = ('<pre style="font-family:Menlo,Consolas,\'DejaVu Sans Mono\',monospace;font-size:12px;'

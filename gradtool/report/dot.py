@@ -20,7 +20,6 @@ COLORS = {"op": "lightgrey", "custom": "lightgrey", "copy_slices": "lightgrey",
           "saved": "orange", "group": "lightgoldenrod1", "fails": "#ffc0c0"}
 FAIL_COLOR = "red3"
 FONT = "Helvetica"     # one family for every label, clusters and edges included
-FORMATS = ("svg", "png", "pdf", "dot", "html")
 WRAP_LEAVES = 8        # more leaves than this side by side are wrapped into rows of this many
 
 
@@ -226,23 +225,14 @@ def _draw_saved(g, snapshot, plan, within, ident, prefix):
                    color="darkorange")
 
 
-def find_renderer(choice="auto", fmt="svg"):
-    """The path of the program that lays the graph out. graphviz-pure (a pip dependency,
-    found in this Python environment's scripts folder) first, else `dot` on PATH; PDF needs
-    the system `dot`."""
+def find_renderer(choice="auto"):
+    """The path of the program that lays the graph out (`choice`: auto, graphviz-pure or
+    dot). graphviz-pure (a pip dependency, found in this Python environment's scripts
+    folder) first, else `dot` on PATH."""
     pure = os.path.join(sysconfig.get_path("scripts"), "graphviz-pure")
     pure = pure if os.path.exists(pure) else shutil.which("graphviz-pure")
-    system = shutil.which("dot")
-    if choice == "graphviz-pure":
-        candidates = [pure]
-    elif choice == "dot":
-        candidates = [system]
-    else:
-        candidates = [system] if fmt == "pdf" else [pure, system]
-    if fmt == "pdf" and choice != "dot" and not system:
-        raise RendererNotFound("PDF needs Graphviz's own `dot`, which is not on PATH (install "
-                               "Graphviz, e.g. apt-get install graphviz); graphviz-pure writes "
-                               "svg and png, and --format dot needs no renderer.")
+    candidates = {"graphviz-pure": [pure], "dot": [shutil.which("dot")]}.get(
+        choice, [pure, shutil.which("dot")])
     for path in candidates:
         if path:
             return path

@@ -69,20 +69,3 @@ def _mode_for(real):
         os.umask(umask)
         return 0o666 & ~umask
 
-
-def output_format(fmt, output, formats):
-    """--format, else the -o suffix, else svg; an error names the option that is wrong."""
-    suffix = os.path.splitext(output)[1].lstrip(".").lower()
-    if fmt is not None:
-        fmt = fmt.lower()
-        if fmt not in formats:
-            raise GradtoolError(f"--format must be one of {', '.join(formats)} (got {fmt!r})")
-        if suffix in formats and suffix != fmt:
-            raise GradtoolError(f"--format {fmt} contradicts -o {output} (a .{suffix} file): "
-                                f"drop --format, or name the file .{fmt}")
-        return fmt
-    if suffix and suffix not in formats:
-        raise GradtoolError(f"-o {output}: gradtool cannot tell the format from .{suffix}; "
-                            f"name the file .svg, .png, .pdf or .dot, or give --format (one "
-                            f"of {', '.join(formats)})")
-    return suffix or "svg"

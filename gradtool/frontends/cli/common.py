@@ -1,36 +1,50 @@
 """What every command shares: its options, error printing, exit codes."""
 import contextlib
 import dataclasses
+import enum
 import gc
 import os
 import sys
+from typing import Annotated, List, Optional
 
 import typer
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
 
-FILE_ARG = typer.Argument(..., metavar="FILE[::NAME]",
-                          help="A Python file, optionally ::NAME to pick one target.")
-SEED = typer.Option(0, "--seed", min=0, max=2**63 - 1,
-                    help="Seed for every generated input (reproducible runs).")
-SHAPE = typer.Option(["3"], "--shape", metavar="[NAME=]SIZES",
-                     help="Shape of generated inputs, e.g. 3 or 2,3; per parameter: "
-                          "--shape x=2,3 --shape w=3 (repeatable).")
-JSON = typer.Option(False, "--json", help="One JSON document on stdout, nothing else there.")
-NO_COLOR = typer.Option(False, "--no-color", help="Plain text, no colours.")
-QUIET = typer.Option(False, "--quiet", "-q", help="One line per target: its verdict, where it "
-                                                  "is defined and the first finding (CI logs).")
-TIMEOUT = typer.Option(None, "--timeout", metavar="SECONDS",
-                       help="Stop a target that runs longer than this (exit 2).")
-ENGINE = typer.Option("gradtool", "--engine", metavar="gradtool|torch",
-                      help="Run the file on gradtool's engine (its `import torch` gives "
-                           "gradtool) or on PyTorch itself, when installed.")
-DEVICE = typer.Option(None, "--device", metavar="NAME",
-                      help="Put generated inputs (and @example shapes) on this device: cpu, "
-                           "cuda, cuda:1, ... (other devices need --engine torch).")
-AGAINST = typer.Option(None, "--against", metavar="torch",
-                       help="Run each target on gradtool and on PyTorch and compare outputs, "
-                            "gradients, node and saved names (exit 1 on a difference).")
+
+def choices(name, *values):
+    """An option's values, as an enum: typer lists them in --help and refuses any other
+    (exit 2, naming them)."""
+    return enum.Enum(name, [(v, v) for v in values], type=str)
+
+
+Engine, Against = choices("Engine", "gradtool", "torch"), choices("Against", "torch")
+
+# The options every command shares, in typer's Annotated style: `seed: common.Seed = 0`.
+File = Annotated[str, typer.Argument(metavar="FILE[::NAME]",
+                                     help="A Python file, optionally ::NAME to pick one target.")]
+Seed = Annotated[int, typer.Option("--seed", min=0, max=2**63 - 1,
+                                   help="Seed for every generated input (reproducible runs).")]
+Shape = Annotated[List[str], typer.Option(
+    "--shape", metavar="[NAME=]SIZES", help="Shape of generated inputs, e.g. 3 or 2,3; per "
+                                             "parameter: --shape x=2,3 --shape w=3 (repeatable).")]
+Json = Annotated[bool, typer.Option("--json",
+                                    help="One JSON document on stdout, nothing else there.")]
+NoColor = Annotated[bool, typer.Option("--no-color", help="Plain text, no colours.")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="One line per target: its verdict, "
+                                     "where it is defined and the first finding (CI logs).")]
+Timeout = Annotated[Optional[float], typer.Option(
+    "--timeout", metavar="SECONDS", help="Stop a target that runs longer than this (exit 2).")]
+EngineOption = Annotated[Engine, typer.Option(
+    "--engine", help="Run the file on gradtool's engine (its `import torch` gives gradtool) or "
+                     "on PyTorch itself, when installed.")]
+Device = Annotated[Optional[str], typer.Option(
+    "--device", metavar="NAME", help="Put generated inputs (and @example shapes) on this device: "
+                                     "cpu, cuda, cuda:1, ... (other devices need --engine "
+                                     "torch).")]
+AgainstOption = Annotated[Optional[Against], typer.Option(
+    "--against", help="Run each target on gradtool and on PyTorch and compare outputs, "
+                      "gradients, node and saved names (exit 1 on a difference).")]
 
 
 @contextlib.contextmanager
@@ -117,7 +131,7 @@ _json_stdout = None  # the real stdout, kept for the one JSON document
 
 def user_prints_to_stderr(json_output):
     """Under --json, whatever the user's code prints goes to stderr: stdout holds the one
-    JSON document (print_json) and nothing else. From here to the process's end, atexit
+    JSON document (report) and nothing else. From here to the process's end, atexit
     handlers, threads and C code included: file descriptor 1 itself is pointed at stderr."""
     global _json_stdout
     if json_output and _json_stdout is None:
@@ -130,12 +144,16 @@ def user_prints_to_stderr(json_output):
     return contextlib.nullcontext()
 
 
-def print_json(pieces):
-    """The --json document (its text, in pieces: report.json.chunks), on the real stdout,
-    written in blocks of about a megabyte."""
+def report(findings, json_, no_color, quiet=False, **text_options):
+    """Print what a command found: under --json its one JSON document on the real stdout
+    (written in blocks of about a megabyte), else its text report."""
+    from ...report import formats
+    if not json_:
+        from ...report.text import console
+        return formats.print_text(console(no_color=no_color), findings, quiet, **text_options)
     out = sys.stdout if _json_stdout is None else _json_stdout
     block, size = [], 0
-    for piece in pieces:
+    for piece in formats.json_document(findings):
         block.append(piece)
         size += len(piece)
         if size > 1 << 20:
@@ -146,17 +164,13 @@ def print_json(pieces):
 
 
 def check_engines(engine, against, device=None):
-    """--engine and --against: known names, and not both (--against runs both engines);
-    --device not with --against (gradtool's side runs on the CPU)."""
+    """--engine and --against not both (--against runs both engines); --device not with
+    --against (gradtool's side runs on the CPU)."""
     from ...engine.errors import GradtoolError
     if against is not None and device not in (None, "cpu"):
         raise GradtoolError(f"--against torch compares on the CPU, where gradtool's engine "
                             f"runs: drop --device {device}")
-    if engine not in ("gradtool", "torch"):
-        raise GradtoolError(f"--engine must be gradtool or torch (got {engine!r})")
-    if against is not None and against != "torch":
-        raise GradtoolError(f"--against compares with torch: --against torch (got {against!r})")
-    if against is not None and engine != "gradtool":
+    if against is not None and engine != Engine.gradtool:
         raise GradtoolError("--against torch runs each target on gradtool's engine and on "
                             "torch: drop --engine")
 
@@ -167,7 +181,7 @@ def run_against(file, seed, shape, order, json_, no_color, timeout):
     from ...checks import against
     from ...adapters import get
     from ...engine.errors import GradtoolError
-    from ...report import text
+    from ...report.formats import Findings
     try:
         get("torch")  # PyTorch installed, or exit 2 saying so
         with user_prints_to_stderr(json_):
@@ -185,16 +199,5 @@ def run_against(file, seed, shape, order, json_, no_color, timeout):
                     t, other, seed, shape, order), no_color, timeout)
     except GradtoolError as e:
         fail(e, no_color)
-    if json_:
-        from ...report.json import against_document, chunks
-        print_json(chunks(against_document(file, seed, shape, order, results)))
-    else:
-        con = text.console(no_color=no_color)
-        for i, r in enumerate(results):
-            if i:
-                con.print()
-            if isinstance(r, TargetError):
-                text.print_target_error(con, r.target, r.error)
-            else:
-                text.print_against(con, r)
+    report(Findings("against", file, results, seed, shape, order), json_, no_color)
     raise typer.Exit(exit_code(results, lambda r: not r.passed, lambda r: False, False))

@@ -1,8 +1,7 @@
 """gradtool gradcheck: numerical against analytic gradients for every target."""
 import dataclasses
-import enum
 import warnings
-from typing import List
+from typing import Annotated, Optional
 
 import typer
 
@@ -12,58 +11,65 @@ from ...report import text
 from . import common, interrupts
 
 
+Mode = common.choices("Mode", "forward", "reverse", "both")
+Localize = common.choices("Localize", "custom", "all", "off")
+
+
 def gradcheck(
-    file: str = common.FILE_ARG,
-    eps: float = typer.Option(1e-6, "--eps", help="Step of the central differences (> 0)."),
-    atol: float = typer.Option(1e-5, "--atol", help="Absolute tolerance (>= 0)."),
-    rtol: float = typer.Option(1e-3, "--rtol", help="Relative tolerance (>= 0)."),
-    fast: bool = typer.Option(False, "--fast", help="torch's fast mode: random projections "
-                                                    "(failures are rechecked in full)."),
-    order: int = typer.Option(1, "--order", min=1, max=2,
-                              help="1: gradcheck; 2: gradgradcheck too (second derivatives)."),
-    mode: "Mode" = typer.Option(None, "--mode", case_sensitive=False,
-                             help="forward|reverse|both: which analytical Jacobian is checked "
-                                  "(backward, jvp, or both). Default: reverse; both for an "
-                                  "autograd.Function that defines jvp."),
-    strict: bool = typer.Option(False, "--strict",
-                                help="Exit 1 on warnings too (hazards torch lets pass)."),
-    html: str = typer.Option(None, "--html", help="Also write a page of Jacobian heatmaps "
-                                                  "(numerical, analytical, difference)."),
-    reference: str = typer.Option(None, "--reference", metavar="FILE::NAME",
-                                  help="Check each target against this function in low "
-                                       "precision (as @gradtool.reference does)."),
-    reference_only: bool = typer.Option(False, "--reference-only",
-                                        help="Run only the reference check, not gradcheck."),
-    dtypes: str = typer.Option(None, "--dtypes", metavar="float32,bfloat16,float16",
-                               help="The dtypes of the reference check (default: float32, or "
-                                    "the example's own dtype when it is lower)."),
-    factor: float = typer.Option(2.0, "--factor",
-                                 help="Reference check: allow this many times the reference's "
-                                      "own error in each dtype."),
-    seed: int = common.SEED,
-    shape: List[str] = common.SHAPE,
-    json_: bool = common.JSON,
-    no_color: bool = common.NO_COLOR,
-    quiet: bool = common.QUIET,
-    timeout: float = common.TIMEOUT,
-    engine: str = common.ENGINE,
-    against: str = common.AGAINST,
-    device: str = common.DEVICE,
-    localize: str = typer.Option("custom", "--localize", metavar="custom|all|off",
-                                 help="On a failure, check each custom Function call on its "
-                                      "own and name the first wrong one (custom, the "
-                                      "default), every node of the graph (all), or none "
-                                      "(off)."),
+    file: common.File,
+    eps: Annotated[float, typer.Option("--eps", help="Step of the central differences "
+                                                     "(> 0).")] = 1e-6,
+    atol: Annotated[float, typer.Option("--atol", help="Absolute tolerance (>= 0).")] = 1e-5,
+    rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance (>= 0).")] = 1e-3,
+    fast: Annotated[bool, typer.Option("--fast", help="torch's fast mode: random projections "
+                                                      "(failures are rechecked in full).")] = False,
+    order: Annotated[int, typer.Option("--order", min=1, max=2, help="1: gradcheck; 2: "
+                                       "gradgradcheck too (second derivatives).")] = 1,
+    mode: Annotated[Optional[Mode], typer.Option(
+        "--mode", case_sensitive=False, help="forward|reverse|both: which analytical Jacobian "
+                                             "is checked (backward, jvp, or both). Default: "
+                                             "reverse; both for an autograd.Function that "
+                                             "defines jvp.")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too (hazards "
+                                                          "torch lets pass).")] = False,
+    html: Annotated[Optional[str], typer.Option(
+        "--html", metavar="FILE", help="Also write a page of Jacobian heatmaps (numerical, "
+                                       "analytical, difference).")] = None,
+    reference: Annotated[Optional[str], typer.Option(
+        "--reference", metavar="FILE::NAME", help="Check each target against this function in "
+                                                  "low precision (as @gradtool.reference "
+                                                  "does).")] = None,
+    reference_only: Annotated[bool, typer.Option(
+        "--reference-only", help="Run only the reference check, not gradcheck.")] = False,
+    dtypes: Annotated[Optional[str], typer.Option(
+        "--dtypes", metavar="float32,bfloat16,float16",
+        help="The dtypes of the reference check (default: float32, or the example's own "
+             "dtype when it is lower).")] = None,
+    factor: Annotated[float, typer.Option(
+        "--factor", help="Reference check: allow this many times the reference's own error "
+                         "in each dtype.")] = 2.0,
+    seed: common.Seed = 0,
+    shape: common.Shape = ["3"],
+    json_: common.Json = False,
+    no_color: common.NoColor = False,
+    quiet: common.Quiet = False,
+    timeout: common.Timeout = None,
+    engine: common.EngineOption = common.Engine.gradtool,
+    against: common.AgainstOption = None,
+    device: common.Device = None,
+    localize: Annotated[Localize, typer.Option(
+        "--localize", help="On a failure, check each custom Function call on its own and name "
+                           "the first wrong one (custom, the default), every node of the graph "
+                           "(all), or none (off).")] = Localize.custom,
 ):
     """Compare central differences with the analytic gradients of each target, per input and
     output; on a failure, show both Jacobians and say why they differ. A target with a
     reference (@gradtool.reference, --reference) is also checked against it in low
     precision."""
-    from ...engine.errors import GradtoolError
     from ...capture.loader import load, parse_shape
-    from ...report import output as output_file
+    from ...report import formats, output as output_file
     try:
-        if localize == "all" and "torch" in (engine, against):
+        if localize == Localize.all and common.Engine.torch in (engine, against):
             raise GradtoolError("--localize all re-runs every op of the graph on its own, which "
                                 "gradtool does on its own engine only: with --engine torch, "
                                 "--localize custom checks each custom Function call")
@@ -71,48 +77,29 @@ def gradcheck(
         common.check_quiet(quiet, json_)
         _check_tolerances(eps, atol, rtol)
         asked = _reference_options(reference, reference_only, dtypes, factor, against)
-        if localize not in ("custom", "all", "off"):
-            raise GradtoolError(f"--localize must be custom, all or off (got {localize!r})")
         shape_tuple = parse_shape(shape)
         interrupts.check_timeout(timeout)
         if against is not None:
             common.run_against(file, seed, shape_tuple, order, json_, no_color, timeout)
         html_path = html and output_file.resolve(html)  # before the user's code can chdir
-        with common.user_prints_to_stderr(json_), common.on_engine(engine) as on:
+        with common.user_prints_to_stderr(json_), common.on_engine(engine.value) as on:
             place = common.placed_on(on, device)
             reference_fn = asked.load()
             targets = load(file)
             results = common.run_each(
                 targets, lambda t: _check_target(
                     t, seed, shape_tuple, place, asked, reference_fn,
-                    lambda: _check(t, seed, shape_tuple, json_ or quiet, no_color, eps=eps, atol=atol,
-                                   rtol=rtol, fast=fast, order=order, modes=modes_for(t, mode),
-                                   localize=localize, device=place)), no_color, timeout)
+                    lambda: _check(t, seed, shape_tuple, json_ or quiet, no_color, eps=eps,
+                                   atol=atol, rtol=rtol, fast=fast, order=order,
+                                   modes=modes_for(t, mode), localize=localize.value,
+                                   device=place)), no_color, timeout)
+        findings = formats.Findings("gradcheck", file, results, seed, shape_tuple)
         if html:
-            from ...report import heatmap
-            output_file.write_atomically(html_path, heatmap.page(file, results))
+            output_file.write_atomically(html_path,
+                                         formats.FORMATS["heatmap"].content(findings))
     except GradtoolError as e:
         common.fail(e, no_color)
-    if json_:
-        from ...report.json import chunks, gradcheck_document
-        common.print_json(chunks(gradcheck_document(file, seed, shape_tuple, results)))
-    else:
-        con = text.console(no_color=no_color)
-        for i, r in enumerate(results):
-            if quiet:
-                text.print_gradcheck_line(con, r)
-                continue
-            if i:
-                con.print()
-            if isinstance(r, common.TargetError):
-                text.print_target_error(con, r.target, r.error)
-                continue
-            for k, report in enumerate(r.reports):
-                text.print_gradcheck(con, r.target, report, heading=k == 0)
-            if r.reference is not None:
-                text.print_reference(con, r.target, r.reference, heading=not r.reports)
-            if r.reference_error is not None:
-                text.print_user_error(con, r.reference_error)
+    common.report(findings, json_, no_color, quiet)
     raise typer.Exit(common.exit_code(
         results, lambda r: not r.passed,
         lambda r: any(d.severity == "warning" for rep in r.reports for d in rep.diagnoses),
@@ -142,12 +129,6 @@ def _check_tolerances(eps, atol, rtol):
                                     ("--rtol", rtol, rtol >= 0, ">= 0")):
         if not ok or value != value or value == float("inf"):
             raise GradtoolError(f"{option} must be a finite number {rule} (got {value})")
-
-
-class Mode(str, enum.Enum):
-    forward = "forward"
-    reverse = "reverse"
-    both = "both"
 
 
 _MODES = {"reverse": (False, True), "forward": (True, False), "both": (True, True)}
