@@ -1,5 +1,6 @@
 """Helpers for tests/cli/test_cli.py: run the installed `gradtool` command as a user does (a
 subprocess), and read what it wrote (JSON documents, SVG drawings, error paragraphs)."""
+import base64
 import concurrent.futures
 import dataclasses
 import json
@@ -221,6 +222,46 @@ def parse_svg(path):
 
 def all_svg_words(nodes):
     return {w for n in nodes.values() for w in n.words}
+
+
+def read_written(fmt, path):
+    """Parse the file gradtool wrote in format `fmt` (a name in gradtool/report/formats.py)
+    as a reader of that format would, failing if it cannot; the text it carries (names of
+    targets or nodes), "" for a binary format."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if fmt == "png":
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[-8:-4] == b"IEND", data[:16]
+        return ""
+    if fmt == "pdf":
+        assert data[:5] == b"%PDF-" and b"%%EOF" in data[-32:], data[:16]
+        return ""
+    text = data.decode("utf-8")
+    if fmt == "text":
+        assert text.strip() and not ANSI.search(text), text
+        return text
+    if fmt == "json":
+        document = Result([], 0, text, "").json()
+        assert document["schema"].startswith("gradtool."), document["schema"]
+        return " ".join(t["name"] for t in document["targets"])
+    if fmt == "svg":
+        return " ".join(all_svg_words(parse_svg(path)[1]))
+    if fmt == "dot":  # read back: Graphviz lays the source out again
+        import graphviz
+        from gradtool.report import dot
+        svg = ET.fromstring(dot.render(graphviz.Source(text), "svg", dot.find_renderer()))
+        return " ".join(t.text or "" for t in svg.iter(SVG_NS + "text"))
+    if fmt == "html":  # the graph explorer: its data, unpacked as its script unpacks it
+        from gradtool.report import html
+        data = html.unpack(re.search(r'<script id="data" type="application/gzip;base64">'
+                                     r'(.*?)</script>', text, re.S).group(1))
+        return " ".join(t["name"] + " " + " ".join(n["name"] for n in t["nodes"])
+                        for t in data["targets"])
+    if fmt == "heatmap":  # every map a PNG that decodes, the targets' names as headings
+        maps = re.findall(r'src="data:image/png;base64,([^"]+)"', text)
+        assert maps and all(base64.b64decode(m)[:8] == b"\x89PNG\r\n\x1a\n" for m in maps)
+        return " ".join(re.findall(r"<h2>([^<]*)", text))
+    raise AssertionError(f"no reader for the format {fmt!r}: add one to read_written")
 
 
 def source_line(path, snippet):

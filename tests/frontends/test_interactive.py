@@ -3,6 +3,7 @@ print as the CLI prints and show as HTML in Jupyter. Compared with the CLI run o
 file; on real PyTorch tensors where torch is installed (parity)."""
 import os
 import re
+import shutil
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -12,6 +13,7 @@ import cli_util as cu
 import gradtool
 import gradtool as gt
 from gradtool.engine import nn
+from gradtool.report.formats import FORMATS
 
 try:
     import torch
@@ -53,6 +55,30 @@ def test_draw_names_leaves_by_params_and_modules_and_groups_by_module_call(tmp_p
     assert (tmp_path / "g.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
     with pytest.raises(gradtool.errors.GradtoolError, match="cannot tell the format from .txt"):
         graph.save(tmp_path / "g.txt")
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_every_format_is_written_from_python(name, tmp_path):
+    """Each format of the registry, from a Graph's or a report's save(): from the file's
+    suffix and from format=, read back by a reader of that format."""
+    fmt = FORMATS[name]
+    if fmt.needs_dot and shutil.which("dot") is None:
+        pytest.skip(f"{name} needs the system Graphviz `dot`, which is not on PATH")
+    x = gt.tensor([0.5, -1.0, 2.0], dtype=gt.float64, requires_grad=True)
+    if "graph" in fmt.of:
+        savers, expected = {"graph": gradtool.draw((x * x).sin().sum())}, "MulBackward0"
+    else:
+        savers = {kind: report for kind, report in (("inspect", gradtool.inspect(Cube, x)),
+                                                    ("gradcheck", gradtool.check(Cube, x)))
+                  if kind in fmt.of}
+        assert savers, f"no object of the Python API writes the format {name}"
+        expected = "Cube"
+    for kind, saver in savers.items():
+        paths = [saver.save(tmp_path / f"{kind}.{suffix}") for suffix in fmt.suffixes]
+        paths.append(saver.save(tmp_path / f"{kind}.out", format=name))
+        for path in paths:
+            text = cu.read_written(name, path)
+            assert fmt.binary or expected in text, (path, text[:500])
 
 
 def test_check_report_prints_what_the_cli_prints(tmp_path):
