@@ -1,9 +1,7 @@
-"""Every format gradtool writes, in one registry: its file suffixes, what it shows (a drawing
-of graphs, or what a command found), what writes it, whether Graphviz lays it out. The CLI
-(render -o and --format, --json, gradcheck --html, the text report) and the notebook API
-(Graph.save, InspectReport.save, CheckReport.save) choose and write formats here only, so a
-format added here is one that both can write. Light to import: `gradtool --help` builds its
---format choices from it, and the writers' modules load when one is used."""
+"""Every format gradtool writes, in one registry: its suffixes, what it shows, what writes it,
+whether Graphviz lays it out. The CLI (render, --json, gradcheck --html, the text report) and
+the notebook API (Graph.save, the reports' save) write through it only, so a format added here
+is one both can write. Light to import (`gradtool --help` lists --format's choices from it)."""
 import dataclasses
 import io
 import os
@@ -59,12 +57,10 @@ class Format:
     graphviz: bool = False   # laid out by a Graphviz program (graphviz-pure or `dot`)
     needs_dot: bool = False  # Graphviz's own `dot` only
 
-    def write(self, subject, **options):
-        """The subject in this format: its text, or its bytes when the format is binary."""
+    def write(self, subject, **options):  # its text, or its bytes when binary
         return self.writer(self, subject, **options)
 
-    def content(self, subject, **options):
-        """The file's bytes."""
+    def content(self, subject, **options):  # the file's bytes
         data = self.write(subject, **options)
         return data if self.binary else data.encode()
 
