@@ -1,10 +1,9 @@
 """The API real code uses beyond the op sweep: the CPU-only device API, new_* factories,
 legacy Variable, post-accumulate-grad hooks, save_on_cpu, the profiler's table, the loss
 modules as torch's single nodes, nn's activation and container modules, and the errors of
-the new ops. Their gradients are swept in tests/engine/test_op_gradients.py; the parity tests here
-compare with torch where it is installed."""
-import warnings
-
+the new ops. Their gradients are swept in tests/engine/test_op_gradients.py; their comparisons
+with torch itself are in tests/parity (test_einsum.py, test_losses.py, test_dtypes.py,
+test_torch_names.py)."""
 import numpy as np
 import pytest
 
@@ -548,120 +547,7 @@ def test_einsum_three_operands_to_second_order():
     check_grads(lambda a, b, c: gt.einsum("ij,jk,k->i", a, b, c) ** 2, [a, b, c], order=2)
 
 
-# ---------------------------------- against torch ----------------------------------
-@pytest.mark.parity
-@pytest.mark.parametrize("make", [
-    lambda nn: nn.BCELoss(weight=None), lambda nn: nn.BCEWithLogitsLoss(reduction="sum"),
-    lambda nn: nn.L1Loss(), lambda nn: nn.SmoothL1Loss(beta=0.3), lambda nn: nn.HuberLoss(),
-    lambda nn: nn.MSELoss(reduction="sum"), lambda nn: nn.NLLLoss(ignore_index=1),
-    lambda nn: nn.CrossEntropyLoss(reduction="none")],
-    ids=["BCELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "MSELoss",
-         "NLLLoss", "CrossEntropyLoss"])
-def test_loss_modules_match_torch(make):
-    torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(5)
-    x = rng.uniform(0.1, 0.9, (2, 3, 4))
-    labels = rng.integers(0, 3, (2, 4))
-    results = []
-    for lib in (gt, torch):
-        module = make(lib.nn)
-        xt = lib.tensor(x, requires_grad=True)
-        classes = isinstance(module, (lib.nn.NLLLoss, lib.nn.CrossEntropyLoss))
-        target = lib.tensor(labels) if classes else lib.tensor(rng.random(x.shape) if lib is gt
-                                                               else results[0][3])
-        out = module(xt, target)
-        (g,) = lib.autograd.grad(out.sum(), xt)
-        results.append((out.detach().numpy(), g.numpy(), out.grad_fn.name(),
-                        None if classes else target.numpy()))
-    (mine, theirs) = results
-    np.testing.assert_allclose(mine[0], theirs[0], rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-12, atol=1e-14)
-    assert mine[2] == theirs[2]
-
-
-@pytest.mark.parity
-def test_device_api_matches_torch():
-    torch = pytest.importorskip("torch")
-    for lib in (gt, torch):
-        d = lib.device("cpu")
-        assert (repr(d), str(d), d.type, d.index) == ("device(type='cpu')", "cpu", "cpu", None)
-        assert lib.ones(1).device == d and lib.device("cuda", 2).index == 2
-    assert str(gt.device("cuda:1")) == str(torch.device("cuda:1"))
-
-
-@pytest.mark.parity
-def test_new_tensor_dtypes_match_torch():
-    torch = pytest.importorskip("torch")
-    for lib in (gt, torch):
-        x = lib.ones(2, dtype=lib.float64)
-        kinds = [str(t.dtype).split(".")[-1] for t in (
-            x.new_tensor([1, 2]), x.new_zeros(2), x.new_full((1,), 2), x.new_ones(1),
-            x.new_zeros(2, dtype=lib.int32))]
-        assert kinds == ["float64", "float64", "float64", "float64", "int32"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert gt.ones(2).new_tensor([1.5]).dtype == gt.float32
-
-
-@pytest.mark.parity
-@pytest.mark.parametrize("equation, shapes", [
-    ("ij,jk", ((2, 3), (3, 4))), ("ij,jk,k->i", ((2, 3), (3, 4), (4,))),
-    ("bhqd,bhkd->bhqk", ((2, 2, 3, 4), (2, 2, 5, 4))), ("...i,...i->...", ((2, 3, 4), (3, 4))),
-    ("ijk->kji", ((2, 3, 4),)), ("i,i", ((3,), (3,))), ("ij,kl->ijkl", ((2, 1), (3, 2)))])
-def test_einsum_matches_torch(equation, shapes):
-    torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(4)
-    arrays = [rng.standard_normal(s) for s in shapes]
-    results = []
-    for lib in (gt, torch):
-        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
-        out = lib.einsum(equation, *xs)
-        v = lib.tensor(np.random.default_rng(5).standard_normal(tuple(out.shape)))
-        grads = lib.autograd.grad(out, xs, v)
-        results.append([out.detach().numpy()] + [g.numpy() for g in grads])
-    for mine, theirs in zip(*results):
-        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
-
-
-def _backward_nodes(fn):
-    """Every node under fn, depth first: (name, its _saved_* names)."""
-    out, stack = [], [fn]
-    while stack:
-        fn = stack.pop()
-        if fn is not None:
-            out.append((fn.name().removeprefix("torch::autograd::"),
-                        sorted(a for a in dir(fn) if a.startswith("_saved_"))))
-            stack.extend(f for f, _ in reversed(fn.next_functions))
-    return out
-
-
-@pytest.mark.parity
-@pytest.mark.parametrize("equation, shapes", [
-    ("ij,jk->ik", ((2, 3), (3, 4))), ("bij,bjk->bik", ((2, 3, 4), (2, 4, 5))),
-    ("i,i->", ((3,), (3,))), ("ij->ji", ((2, 3),)), ("ii->i", ((3, 3),)), ("ii->", ((3, 3),)),
-    ("bii->bi", ((2, 3, 3),)), ("iij,jk->ik", ((3, 3, 2), (2, 4))), ("i,j->ij", ((2,), (3,))),
-    ("...ij,jk->...ik", ((2, 3, 4), (4, 2))), ("bn,anm,bm->ba", ((2, 3), (4, 3, 5), (2, 5))),
-    ("i...i", ((3, 2, 3),)), ("ij,kl->ijkl", ((2, 1), (3, 2)))])
-def test_einsum_records_torchs_backward_nodes(equation, shapes):
-    """The whole backward graph: the same nodes in the same order, with the same saved
-    names, values and gradients, diagonals included."""
-    torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(6)
-    arrays = [rng.standard_normal(s) for s in shapes]
-    results = []
-    for lib in (gt, torch):
-        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
-        out = lib.einsum(equation, *xs)
-        grads = lib.autograd.grad(out, xs, lib.ones_like(out))
-        results.append((_backward_nodes(out.grad_fn), out.detach().numpy(),
-                        [g.numpy() for g in grads]))
-    (nodes, out, grads), (torch_nodes, torch_out, torch_grads) = results
-    assert nodes == torch_nodes
-    np.testing.assert_allclose(out, torch_out, rtol=1e-12)
-    for g, tg in zip(grads, torch_grads):
-        np.testing.assert_allclose(g, tg, rtol=1e-12)
-
-
+# ------------------------- logical ops, cat, broadcasting errors -------------------------
 def test_logical_not_gives_bools_for_any_dtype_and_invert_stays_bitwise():
     # torch: logical_not is `x == 0` as bools for every dtype; `~` is bitwise on integers
     for values, dtype in (([0.0, 2.5, -1.0], gt.float32), ([0, 2, -1], gt.int64),
@@ -706,18 +592,3 @@ def test_expand_errors_name_the_dim_torch_names(run, words):
         run()
 
 
-def test_masked_fill_takes_the_broadcast_shape_out_of_place_and_refuses_it_in_place():
-    # torch: out of place the result has the broadcast shape and self's gradient is summed
-    # back to self's; in place the tensor cannot grow
-    mask = np.array([[[True, False, False], [False, True, False]],
-                     [[False, False, True], [True, True, False]]])
-    x = gt.arange(6.0).reshape(2, 3).requires_grad_()
-    y = x.masked_fill(gt.tensor(mask), 7.0)
-    assert tuple(y.shape) == (2, 2, 3) and type(y.grad_fn).__name__ == "MaskedFillBackward0"
-    expected = np.where(mask, 7.0, np.arange(6.0).reshape(2, 3))
-    np.testing.assert_array_equal(y.detach().numpy(), expected)
-    y.sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), (~mask).sum(axis=0))
-    with pytest.raises(RuntimeError, match=r"output with shape \[2, 3\] doesn't match the "
-                                           r"broadcast shape \[2, 2, 3\]"):
-        x.detach().clone().masked_fill_(gt.tensor(mask), 1.0)

@@ -1,23 +1,12 @@
 """torch's semantics where real code meets them: type promotion, grad modes on generators,
-.numpy() under no_grad, views and inference tensors, and node shapes. Each behaviour is tested
-against torch's documented rules; the `parity` tests run the same code through torch too."""
-import itertools
-import warnings
-
+.numpy() under no_grad, views and inference tensors, and error messages. Each behaviour is
+tested against torch's documented rules; the same code runs through torch too in tests/parity
+(test_dtypes.py, test_autograd.py, test_errors.py)."""
 import numpy as np
 import pytest
 
 import gradtool as gt
 from gradtool.engine.autograd import Function
-
-
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
-def _name(dtype):
-    return str(dtype).split(".")[-1]
 
 
 # ---------------------------------- type promotion ----------------------------------
@@ -64,42 +53,6 @@ def test_result_type_is_the_one_rule_and_in_place_ops_check_it():
         gt.tensor([1, 2]).add_(2.5)
     with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
         gt.ones(2, 2) @ gt.ones(2, 2, dtype=gt.float64)
-
-
-_DTYPES = ["float16", "float32", "float64", "int32", "int64", "bool"]
-_BINARY = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b,
-           "maximum": lambda a, b: a.maximum(b), "pow": lambda a, b: a ** b}
-
-
-def _operand(lib, dtype, zero_dim):
-    value = True if dtype == "bool" else (3 if dtype.startswith("int") else 1.5)
-    return lib.tensor(value if zero_dim else [value, value], dtype=getattr(lib, dtype))
-
-
-@pytest.mark.parity
-@pytest.mark.parametrize("op", ["add", "mul", "div", "maximum", "pow"])
-def test_binary_result_dtypes_match_torch_for_every_pair(op, torch):
-    fn = _BINARY[op]
-    for (da, za), (db, zb) in itertools.product(
-            itertools.product(_DTYPES, [False, True]), repeat=2):
-        try:
-            want = _name(fn(_operand(torch, da, za), _operand(torch, db, zb)).dtype)
-        except RuntimeError:
-            continue  # torch refuses (bool ** bool): not compared
-        got = _name(fn(_operand(gt, da, za), _operand(gt, db, zb)).dtype)
-        assert got == want, (op, da, "0-d" if za else "", db, "0-d" if zb else "")
-
-
-@pytest.mark.parity
-def test_scalar_operand_dtypes_match_torch(torch):
-    ops = [lambda a, s: a + s, lambda a, s: s * a, lambda a, s: a / s, lambda a, s: s / a,
-           lambda a, s: a ** s, lambda a, s: a.clamp(min=s)]
-    for dtype, scalar, fn in itertools.product(_DTYPES, [2, 2.5, np.float64(2.5)], ops):
-        try:
-            want = _name(fn(_operand(torch, dtype, False), scalar).dtype)
-        except RuntimeError:
-            continue
-        assert _name(fn(_operand(gt, dtype, False), scalar).dtype) == want, (dtype, scalar)
 
 
 # ---------------------------------- grad modes on generators ----------------------------------
@@ -168,159 +121,6 @@ def test_version_of_an_inference_tensor_raises():
     assert gt.ones(2)._version == 0
 
 
-# ---------------------------------- parity: node shapes and semantics ----------------------------------
-def _run_both(torch, program):
-    """program(lib) for gradtool and torch (the same code, written once)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # torch's create_graph cycle warning
-        return program(gt), program(torch)
-
-
-def _names(node):
-    if node is None:
-        return None
-    return (node.name().removeprefix("torch::autograd::"),
-            [None if f is None else f.name().removeprefix("torch::autograd::")
-             for f, _ in node.next_functions])
-
-
-@pytest.mark.parity
-def test_custom_function_nodes_match_torchs(torch):
-    def program(lib):
-        class Affine(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x, k, y):
-                ctx.save_for_backward(x, y)
-                ctx.k = k
-                return x * k + y
-
-            @staticmethod
-            def backward(ctx, grad):
-                return grad * ctx.k, None, grad
-        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
-        node = Affine.apply(x, 2.0, lib.ones(3, dtype=lib.float64)).grad_fn
-        saved = sorted(a for a in dir(node) if a.startswith("_saved"))
-        form = repr(node).split(" object")[0].replace("gradtool.", "torch.")
-        return _names(node), saved, node.k, [t.tolist() for t in node.saved_tensors], form
-    mine, theirs = _run_both(torch, program)
-    assert mine == theirs
-
-
-@pytest.mark.parity
-def test_once_differentiable_error_node_matches_torchs(torch):
-    def program(lib):
-        class Twice(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x, k):
-                return x * k
-
-            @staticmethod
-            @(lib.autograd.function.once_differentiable)
-            def backward(ctx, grad):
-                return grad * 2, None
-        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
-        y = Twice.apply(x, 2)
-        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
-        node = g.grad_fn
-        return type(node).__name__, _names(node), node.next_functions[0][0].variable.tolist()
-    mine, theirs = _run_both(torch, program)
-    assert mine == theirs
-
-
-@pytest.mark.parity
-def test_grad_accumulated_with_create_graph_matches_torchs_nodes(torch):
-    def program(lib):
-        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
-        shapes = []
-        for _ in range(2):
-            (x ** 3).sum().backward(create_graph=True)
-            shapes.append(_names(x.grad.grad_fn))
-        first = x.grad
-        x.grad = None
-        (x * 2).sum().backward()
-        kept = x.grad
-        (x * 2).sum().backward()
-        return shapes, first.tolist(), kept.tolist(), kept is x.grad, kept._version
-    mine, theirs = _run_both(torch, program)
-    assert mine == theirs
-
-
-@pytest.mark.parity
-def test_hook_order_and_grad_of_a_non_leaf_match_torch(torch):
-    def program(lib):
-        ran = []
-        a = lib.ones(3, requires_grad=True)
-        b = a * 2
-        c = (b * b).sum()
-        acc = b.grad_fn.next_functions[0][0]
-        acc.register_prehook(lambda go: ran.append("acc pre"))
-        acc.register_hook(lambda gi, go: ran.append("acc post"))
-        a.register_hook(lambda g: ran.append("a hook"))
-        b.register_hook(lambda g: ran.append("b hook"))
-        b.grad_fn.register_prehook(lambda go: ran.append("b pre"))
-        b.grad_fn.register_hook(lambda gi, go: ran.append("b post"))
-        lib.autograd.grad(c, b, retain_graph=True)
-        ran.append("|")
-        lib.autograd.grad(c, a, retain_graph=True)
-        ran.append("|")
-        c.backward(inputs=[b])
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            b_grad = b.grad.tolist()
-        return ran, b.retains_grad, b_grad, len(caught), a.grad
-    mine, theirs = _run_both(torch, program)
-    assert mine == theirs
-
-
-@pytest.mark.parity
-def test_materialized_zeros_and_numpy_under_no_grad_match_torch(torch):
-    def program(lib):
-        x, unused = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
-        flags = []
-        for create_graph in (False, True):
-            _, z = lib.autograd.grad((x * x).sum(), [x, unused], materialize_grads=True,
-                                     create_graph=create_graph)
-            flags.append(z.requires_grad)
-        with lib.no_grad():
-            values = x.numpy().tolist()
-        return flags, values
-    mine, theirs = _run_both(torch, program)
-    assert mine == theirs
-
-
-@pytest.mark.parity
-def test_view_and_inference_errors_match_torch(torch):
-    def program(lib):
-        errors = []
-        with lib.inference_mode():
-            t = lib.ones(2)
-        for fn in (lambda: (lib.ones(4, requires_grad=True) * 1)[:2].detach_(),
-                   lambda: t._version):
-            try:
-                fn()
-                errors.append(None)
-            except RuntimeError as e:
-                errors.append(str(e).replace("gradtool", "torch"))
-        return errors
-    mine, theirs = _run_both(torch, program)
-    assert mine == theirs
-
-
-@pytest.mark.parity
-def test_generator_grad_modes_match_torch(torch):
-    def program(lib):
-        @lib.no_grad()
-        def gen():
-            yield lib.is_grad_enabled()
-            yield lib.is_grad_enabled()
-        out = []
-        for inside in gen():
-            out.append((inside, lib.is_grad_enabled()))
-        return out
-    mine, theirs = _run_both(torch, program)
-    assert mine == theirs
-
-
 # ---------------------------------- error messages ----------------------------------
 def _error_programs(lib):
     """Mistakes real code makes, each raising an error whose message torch users know."""
@@ -378,15 +178,6 @@ def test_error_messages_carry_torchs_key_phrases():
     assert all(message is not None for message in errors.values())
 
 
-@pytest.mark.parity
-def test_error_messages_match_torchs(torch):
-    mine = {name: _message(fn) for name, fn in _error_programs(gt).items()}
-    theirs = {name: _message(fn) for name, fn in _error_programs(torch).items()}
-    # gradtool adds where it can: the in-place op's line, anomaly mode's hint (a prefix match)
-    for name in theirs:
-        assert mine[name] == theirs[name] or mine[name].startswith(theirs[name][:60]), name
-
-
 # ------------------------- found by the fuzz test's newer op makers -------------------------
 def _f64(*shape, seed=0):
     return gt.tensor(np.random.default_rng(seed).standard_normal(shape), requires_grad=True)
@@ -427,15 +218,6 @@ def test_results_are_laid_out_in_memory_as_torchs():
         assert y.is_contiguous()
     with pytest.raises(RuntimeError, match="view size is not compatible"):
         x.sort(0).values.view(-1)
-
-
-def test_index_add_from_its_own_memory_is_refused_as_torch():
-    x = gt.ones(2, 3)
-    with pytest.raises(RuntimeError, match="some elements of the input tensor and the "
-                                           "written-to tensor refer to a single memory"):
-        x.index_add_(0, gt.tensor([1, 0]), x)
-    x.index_add_(1, gt.tensor([0]), x[:, 2:])  # a column of itself, not the one written
-    assert x.tolist() == [[2.0, 1.0, 1.0], [2.0, 1.0, 1.0]]
 
 
 def test_transpose_in_place_of_a_view_keeps_it_a_view_with_torchs_gradient():

@@ -1,5 +1,8 @@
 """In-place ops, views and version counters: torch's semantics and its in-place
-correctness checks, with messages that also say where the in-place op ran."""
+correctness checks, with messages that also say where the in-place op ran; which writes into
+overlapping memory (an expand, an input sharing the output's memory) torch refuses; and an
+in-place op refusing the broadcast shape its out-of-place form takes (masked_fill_). Their
+comparison with torch itself is in tests/parity/test_inplace.py."""
 import numpy as np
 import pytest
 
@@ -267,3 +270,94 @@ def test_transpose_in_place_of_a_second_output_takes_the_gradient_as_its_new_nod
     np.testing.assert_allclose(grads[0], grads[1])
     np.testing.assert_allclose(grads[0], np.broadcast_to(2 * x0.mean(1, keepdims=True) / 4,
                                                          x0.shape))
+
+
+# ---------------- writes into overlapping memory (found by differential fuzzing) ----------------
+def test_write_into_an_expand_of_the_same_shape_is_allowed():
+    x = gt.zeros(3)
+    x.expand(3).add_(1)
+    x.expand(1, 3).mul_(2)
+    assert x.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_write_into_one_element_or_row_of_an_expand_is_allowed():
+    x = gt.zeros(1, 3)
+    y = x.expand(4, 3)
+    y[0, 1].add_(1)
+    y[2].add_(1)
+    assert x.tolist() == [[1.0, 2.0, 1.0]]
+
+
+def test_write_into_overlapping_elements_of_an_expand_is_refused():
+    y = gt.zeros(1, 3).expand(4, 3)
+    for write in (lambda: y.add_(1), lambda: y[:, 0].exp_(), lambda: y.copy_(gt.ones(4, 3))):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to"):
+            write()
+
+
+def test_fill_zero_and_masked_fill_may_write_into_an_expand():
+    x = gt.arange(3.0).view(3, 1)
+    x.expand(3, 4).masked_fill_(gt.tensor([[True, False, False, False]] * 3), 9.0)
+    assert x.flatten().tolist() == [9.0, 9.0, 9.0]
+    x.expand(3, 4).zero_()
+    assert x.flatten().tolist() == [0.0, 0.0, 0.0]
+
+
+def test_write_from_a_partly_overlapping_input_is_refused_a_full_overlap_is_not():
+    x = gt.arange(6.0)
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the written"):
+        x[1:].add_(x[:-1])
+    x.add_(x)
+    assert x.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    with pytest.raises(RuntimeError, match="some elements of the input tensor"):
+        x[[0, 1]] = x[2:4]  # index_put_: no overlap at all
+
+
+def test_mul_in_place_by_itself_then_backward_raises_the_version_error():
+    m = gt.randn(3, requires_grad=True) * 1.0
+    m.mul_(m)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        m.sum().backward()
+
+
+def test_pow_in_place_keeps_the_original_for_backward():
+    x = gt.tensor([1.0, 2.0], requires_grad=True)
+    m = x * 1.0
+    m.pow_(2)
+    m.sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
+def test_backward_through_a_write_into_an_expanded_view_raises():
+    x = gt.ones(1, 3, requires_grad=True)
+    y = (x * 1.0).expand(2, 3)
+    y.masked_fill_(gt.tensor([[True, False, False]] * 2), 0.0)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to"):
+        y.sum().backward()
+
+
+def test_index_add_from_its_own_memory_is_refused_as_torch():
+    x = gt.ones(2, 3)
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the "
+                                           "written-to tensor refer to a single memory"):
+        x.index_add_(0, gt.tensor([1, 0]), x)
+    x.index_add_(1, gt.tensor([0]), x[:, 2:])  # a column of itself, not the one written
+    assert x.tolist() == [[2.0, 1.0, 1.0], [2.0, 1.0, 1.0]]
+
+
+# ---------------- an in-place op cannot take a broadcast shape ----------------
+def test_masked_fill_takes_the_broadcast_shape_out_of_place_and_refuses_it_in_place():
+    # torch: out of place the result has the broadcast shape and self's gradient is summed
+    # back to self's; in place the tensor cannot grow
+    mask = np.array([[[True, False, False], [False, True, False]],
+                     [[False, False, True], [True, True, False]]])
+    x = gt.arange(6.0).reshape(2, 3).requires_grad_()
+    y = x.masked_fill(gt.tensor(mask), 7.0)
+    assert tuple(y.shape) == (2, 2, 3) and type(y.grad_fn).__name__ == "MaskedFillBackward0"
+    expected = np.where(mask, 7.0, np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(y.detach().numpy(), expected)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), (~mask).sum(axis=0))
+    with pytest.raises(RuntimeError, match=r"output with shape \[2, 3\] doesn't match the "
+                                           r"broadcast shape \[2, 2, 3\]"):
+        x.detach().clone().masked_fill_(gt.tensor(mask), 1.0)

@@ -2210,15 +2210,6 @@ def test_one_input_ops_on_zero_dim_tensors_match_one_element_ones(name):
     assert results[0] == results[1]
 
 
-@pytest.mark.parity
-@pytest.mark.parametrize("name", UNARY_METHODS)
-def test_one_input_ops_give_torchs_dtype_for_integer_inputs(name):
-    torch = pytest.importorskip("torch")
-    mine, theirs = (getattr(lib.tensor([1, 2, 3]), name)() for lib in (gt, torch))
-    assert str(mine.dtype).rpartition(".")[2] == str(theirs.dtype).rpartition(".")[2]
-    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
-
-
 def test_int_division_gives_float32():
     a, b = gt.tensor([1, 2, 3]), gt.tensor([2, 4, 4])
     assert (a / b).dtype == gt.float32 and (a / b).tolist() == [0.5, 0.5, 0.75]

@@ -1,106 +1,24 @@
 """The names real PyTorch files use around the model: legacy and factory forms, dtype limits,
 decorators and probes that must simply work, import paths; and the messages for what is still
 missing: named as the user wrote it, --engine torch advised only where it would help, the refused
-argument named. Parity tests compare with torch itself."""
+argument named. The forms and limits against torch itself are in tests/parity
+(test_torch_names.py, test_dtypes.py)."""
 import importlib.util
 import textwrap
-import warnings
 
-import numpy as np
 import pytest
 
 import cli_util as cu
 import gradtool as gt
 from cli_util import assert_exit
 
-parity = pytest.mark.parity
 TORCH_INSTALLED = importlib.util.find_spec("torch") is not None
 
 
-def _torch():
-    return pytest.importorskip("torch")
-
-
-def _described(t):
-    return (tuple(t.shape), str(t.dtype).split(".")[-1])
-
-
-# ---------------------------------- legacy and factory forms ----------------------------------
-LEGACY = {
-    "Tensor_sizes": lambda lib: lib.Tensor(2, 3),
-    "Tensor_data": lambda lib: lib.Tensor([1, 2]),
-    "Tensor_empty": lambda lib: lib.Tensor(),
-    "Tensor_size_object": lambda lib: lib.Tensor(lib.Size([4])),
-    "FloatTensor_sizes": lambda lib: lib.FloatTensor(3),
-    "FloatTensor_data": lambda lib: lib.FloatTensor([[1, 2], [3, 4]]),
-    "LongTensor_data": lambda lib: lib.LongTensor([1.7, -2.2]),
-    "DoubleTensor_data": lambda lib: lib.DoubleTensor([0.5]),
-    "BoolTensor_data": lambda lib: lib.BoolTensor([1, 0]),
-    "new_sizes": lambda lib: lib.ones(2, dtype=lib.float64).new(3, 1),
-    "new_data": lambda lib: lib.ones(2, dtype=lib.int32).new([5, 6]),
-    "new_empty": lambda lib: lib.ones(2).new(),
-    "zeros_size": lambda lib: lib.zeros(size=(2, 3)),
-    "ones_size": lambda lib: lib.ones(size=[4], dtype=lib.float64),
-    "empty_size": lambda lib: lib.empty(size=(1, 2)),
-    "randn_size": lambda lib: lib.randn(size=(2,)),
-    "rand_size": lambda lib: lib.rand(size=(3, 1)),
-    "range": lambda lib: lib.range(1, 4),
-    "range_step": lambda lib: lib.range(0, 1, 0.25, dtype=lib.float64),
-    "cat_axis": lambda lib: lib.cat([lib.ones(2, 1), lib.zeros(2, 1)], axis=1),
-    "stack_axis": lambda lib: lib.stack([lib.ones(2), lib.zeros(2)], axis=1),
-    "flip_dims": lambda lib: lib.arange(6).view(2, 3).flip(dims=(0, 1)),
-    "flip_function": lambda lib: lib.flip(lib.arange(4), dims=[0]),
-}
-VALUES_DEFINED = {"Tensor_data", "FloatTensor_data", "LongTensor_data", "DoubleTensor_data",
-                  "BoolTensor_data", "new_data", "zeros_size", "ones_size", "range",
-                  "range_step", "cat_axis", "stack_axis", "flip_dims", "flip_function"}
-
-
-@parity
-@pytest.mark.parametrize("name", sorted(LEGACY))
-def test_legacy_and_factory_forms_match_torch(name):
-    torch = _torch()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # torch.range's deprecation, on both
-        mine, theirs = LEGACY[name](gt), LEGACY[name](torch)
-    assert _described(mine) == _described(theirs)
-    if name in VALUES_DEFINED:
-        np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
-
-
-@parity
-def test_typed_tensor_classes_answer_isinstance_by_dtype_as_torch():
-    torch = _torch()
-    for lib in (gt, torch):
-        assert isinstance(lib.zeros(2), lib.FloatTensor)
-        assert not isinstance(lib.zeros(2, dtype=lib.float64), lib.FloatTensor)
-        assert isinstance(lib.zeros(2, dtype=lib.int64), lib.LongTensor)
-
-
+# ---------------------------------- torch.range, bfloat16 ----------------------------------
 def test_range_warns_as_torch():
     with pytest.warns(UserWarning, match="torch.range is deprecated"):
         gt.range(0, 2)
-
-
-@parity
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "bfloat16"])
-def test_finfo_matches_torch(dtype):
-    torch = _torch()
-    mine, theirs = gt.finfo(getattr(gt, dtype)), torch.finfo(getattr(torch, dtype))
-    for field in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
-        assert getattr(mine, field) == pytest.approx(getattr(theirs, field), rel=1e-6), field
-    assert mine.dtype == theirs.dtype and gt.finfo().eps == torch.finfo().eps
-
-
-@parity
-@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
-def test_iinfo_matches_torch(dtype):
-    torch = _torch()
-    mine, theirs = gt.iinfo(getattr(gt, dtype)), torch.iinfo(getattr(torch, dtype))
-    assert (mine.bits, mine.min, mine.max, mine.dtype) == \
-        (theirs.bits, theirs.min, theirs.max, theirs.dtype)
-    with pytest.raises(TypeError):
-        gt.iinfo(gt.float32)
 
 
 def test_bfloat16_is_a_name_and_computing_in_it_is_a_clear_error():

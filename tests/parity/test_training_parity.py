@@ -68,6 +68,58 @@ def test_optimizer_matches_torch_step_for_step(name):
             == {k: sorted(v) for k, v in topt.state_dict()["state"].items()})
 
 
+# SGD, Adam and AdamW with parameter groups, twenty steps: parameters and optimizer state
+CONFIGS = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.3)),
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+    ("SGD", dict(lr=0.1, momentum=0.5, weight_decay=0.05)),
+    ("Adam", dict(lr=0.01)),
+    ("Adam", dict(lr=0.01, betas=(0.8, 0.95), weight_decay=0.1)),
+    ("Adam", dict(lr=0.01, amsgrad=True)),
+    ("AdamW", dict(lr=0.01)),
+    ("AdamW", dict(lr=0.02, weight_decay=0.1, amsgrad=True)),
+]
+
+
+@parity
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name, kwargs", CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in
+                                                      enumerate(CONFIGS)])
+def test_twenty_steps_match_torch(name, kwargs, dtype):
+    torch = _torch()
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((16, 3)), rng.standard_normal((16, 2))
+
+    def build(lib):  # the same code for both libraries
+        model = lib.nn.Sequential(lib.nn.Linear(3, 5), lib.nn.Tanh(), lib.nn.Linear(5, 2))
+        model.to(getattr(lib, dtype))
+        groups = [{"params": model[0].parameters()},
+                  {"params": model[2].parameters(), "lr": kwargs["lr"] / 2}]
+        return model, getattr(lib.optim, name)(groups, **kwargs)
+
+    gt_model, gt_opt = build(gt)
+    torch_model, torch_opt = build(torch)
+    with torch.no_grad():
+        for p, q in zip(gt_model.parameters(), torch_model.parameters()):
+            q.copy_(torch.from_numpy(p.detach().numpy().copy()))
+    for lib, model, opt in ((gt, gt_model, gt_opt), (torch, torch_model, torch_opt)):
+        xs = lib.tensor(x, dtype=getattr(lib, dtype))
+        ys = lib.tensor(y, dtype=getattr(lib, dtype))
+        for _ in range(20):
+            opt.zero_grad()
+            lib.nn.functional.mse_loss(model(xs), ys).backward()
+            opt.step()
+    for p, q in zip(gt_model.parameters(), torch_model.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=0, atol=1e-6)
+    for p, q in zip(gt_model.parameters(), torch_model.parameters()):
+        for key, value in torch_opt.state[q].items():
+            np.testing.assert_allclose(gt_opt.state[p][key].detach().numpy(), value.numpy(),
+                                       rtol=1e-5, atol=1e-6, err_msg=key)
+
+
+
 def test_optimizers_refuse_bad_hyper_parameters_as_torch():
     w = gt.zeros(2, requires_grad=True)
     with pytest.raises(ValueError, match="Invalid learning rate: -1"):

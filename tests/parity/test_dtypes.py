@@ -1,0 +1,107 @@
+"""dtypes against torch: what each one-input op gives an integer tensor, the result dtype of
+binary ops for every pair of dtypes (0-d or not) and with Python and numpy scalars, the dtype
+torch.tensor infers from nested data, new_* factories, and finfo/iinfo. Tests marked parity,
+skipped without torch. The plain tests of the same rules are in tests/engine
+(test_op_gradients.py, test_fidelity_semantics.py, test_backward.py, test_api.py)."""
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+import gradtool as gt
+from tests.engine.test_backward import INFERRED_DTYPES
+from tests.engine.test_op_gradients import UNARY_METHODS
+
+pytestmark = pytest.mark.parity
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("name", UNARY_METHODS)
+def test_one_input_ops_give_torchs_dtype_for_integer_inputs(name):
+    torch = pytest.importorskip("torch")
+    mine, theirs = (getattr(lib.tensor([1, 2, 3]), name)() for lib in (gt, torch))
+    assert str(mine.dtype).rpartition(".")[2] == str(theirs.dtype).rpartition(".")[2]
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def _name(dtype):
+    return str(dtype).split(".")[-1]
+
+
+_DTYPES = ["float16", "float32", "float64", "int32", "int64", "bool"]
+_BINARY = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b,
+           "maximum": lambda a, b: a.maximum(b), "pow": lambda a, b: a ** b}
+
+
+def _operand(lib, dtype, zero_dim):
+    value = True if dtype == "bool" else (3 if dtype.startswith("int") else 1.5)
+    return lib.tensor(value if zero_dim else [value, value], dtype=getattr(lib, dtype))
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "div", "maximum", "pow"])
+def test_binary_result_dtypes_match_torch_for_every_pair(op, torch):
+    fn = _BINARY[op]
+    for (da, za), (db, zb) in itertools.product(
+            itertools.product(_DTYPES, [False, True]), repeat=2):
+        try:
+            want = _name(fn(_operand(torch, da, za), _operand(torch, db, zb)).dtype)
+        except RuntimeError:
+            continue  # torch refuses (bool ** bool): not compared
+        got = _name(fn(_operand(gt, da, za), _operand(gt, db, zb)).dtype)
+        assert got == want, (op, da, "0-d" if za else "", db, "0-d" if zb else "")
+
+
+def test_scalar_operand_dtypes_match_torch(torch):
+    ops = [lambda a, s: a + s, lambda a, s: s * a, lambda a, s: a / s, lambda a, s: s / a,
+           lambda a, s: a ** s, lambda a, s: a.clamp(min=s)]
+    for dtype, scalar, fn in itertools.product(_DTYPES, [2, 2.5, np.float64(2.5)], ops):
+        try:
+            want = _name(fn(_operand(torch, dtype, False), scalar).dtype)
+        except RuntimeError:
+            continue
+        assert _name(fn(_operand(gt, dtype, False), scalar).dtype) == want, (dtype, scalar)
+
+
+def test_tensor_dtype_inference_matches_torch():
+    torch = pytest.importorskip("torch")
+    for data, _ in INFERRED_DTYPES:
+        ours = gt.tensor(eval(data, {"np": np, "M": gt})).dtype
+        theirs = torch.tensor(eval(data, {"np": np, "M": torch})).dtype
+        assert str(ours).split(".")[1] == str(theirs).split(".")[1], data
+
+
+def test_new_tensor_dtypes_match_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (gt, torch):
+        x = lib.ones(2, dtype=lib.float64)
+        kinds = [str(t.dtype).split(".")[-1] for t in (
+            x.new_tensor([1, 2]), x.new_zeros(2), x.new_full((1,), 2), x.new_ones(1),
+            x.new_zeros(2, dtype=lib.int32))]
+        assert kinds == ["float64", "float64", "float64", "float64", "int32"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert gt.ones(2).new_tensor([1.5]).dtype == gt.float32
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "bfloat16"])
+def test_finfo_matches_torch(dtype):
+    torch = pytest.importorskip("torch")
+    mine, theirs = gt.finfo(getattr(gt, dtype)), torch.finfo(getattr(torch, dtype))
+    for field in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
+        assert getattr(mine, field) == pytest.approx(getattr(theirs, field), rel=1e-6), field
+    assert mine.dtype == theirs.dtype and gt.finfo().eps == torch.finfo().eps
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
+def test_iinfo_matches_torch(dtype):
+    torch = pytest.importorskip("torch")
+    mine, theirs = gt.iinfo(getattr(gt, dtype)), torch.iinfo(getattr(torch, dtype))
+    assert (mine.bits, mine.min, mine.max, mine.dtype) == \
+        (theirs.bits, theirs.min, theirs.max, theirs.dtype)
+    with pytest.raises(TypeError):
+        gt.iinfo(gt.float32)

@@ -1,0 +1,58 @@
+"""autograd.functional against torch: jacobian, hessian, vjp, jvp, hvp and vhp with and
+without create_graph and vectorize, jvp's graph, and autograd.grad(is_grads_batched=True).
+Tests marked parity, skipped without torch."""
+import pytest
+
+import gradtool as gt
+from tests.engine.test_functional import RNG, A, X, Y, _assert_same, _jvp_docstring_example
+
+pytestmark = pytest.mark.parity
+
+
+def _cases(T):
+    def f(x, y):
+        return (x * y).tanh(), x.sin() @ y
+
+    def s(x, y):
+        return (x.exp() @ y.cos()).sum() + (x ** 3).sum()
+
+    return f, s
+
+
+@pytest.mark.parametrize("vectorize", [False, True])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_every_function_matches_torch(create_graph, vectorize):
+    torch = pytest.importorskip("torch")
+    results = {}
+    for T in (gt, torch):
+        f, s = _cases(T)
+        x, y, v2 = (T.tensor(a, dtype=T.float64) for a in (X, Y, X + 1))
+        fn = T.autograd.functional
+        kw = {"create_graph": create_graph}
+        vec = {"create_graph": create_graph, "vectorize": vectorize}
+        results[T] = [
+            fn.jacobian(f, (x, y), **vec), fn.jacobian(lambda x: f(x, y)[0], x, **vec),
+            fn.hessian(s, (x, y), **vec), fn.hessian(lambda x: s(x, y), x, **vec),
+            fn.vjp(f, (x, y), (v2, T.tensor(2.0, dtype=T.float64)), **kw),
+            fn.jvp(f, (x, y), (v2, y), **kw), fn.hvp(s, (x, y), (v2, y), **kw),
+            fn.vhp(s, (x, y), (v2, y), **kw), fn.vjp(lambda x: s(x, y), x, **kw),
+        ]
+    _assert_same(results[gt], results[torch])
+
+
+def test_jvp_docstring_example_matches_torch():
+    torch = pytest.importorskip("torch")
+    ours, theirs = _jvp_docstring_example(gt), _jvp_docstring_example(torch)
+    assert [t.grad_fn.name() for t in ours] == [t.grad_fn.name() for t in theirs]
+
+
+def test_batched_grads_match_torch():
+    torch = pytest.importorskip("torch")
+    vs = RNG.standard_normal((5, 2))
+    results = []
+    for T in (gt, torch):
+        m = T.tensor(A, dtype=T.float64, requires_grad=True)
+        x = T.tensor(X, dtype=T.float64, requires_grad=True)
+        out = (m @ x.tanh()).softmax(0) * m.sum(1)
+        results.append(T.autograd.grad(out, (m, x), T.tensor(vs), is_grads_batched=True))
+    _assert_same(*results)

@@ -1,0 +1,70 @@
+"""The loss modules against torch: each module's value, input gradient and node name on a
+3-D input, and cross_entropy with label smoothing op for op (graph, values, gradients).
+Tests marked parity, skipped without torch."""
+import numpy as np
+import pytest
+
+import gradtool as gt
+
+pytestmark = pytest.mark.parity
+
+
+@pytest.mark.parametrize("make", [
+    lambda nn: nn.BCELoss(weight=None), lambda nn: nn.BCEWithLogitsLoss(reduction="sum"),
+    lambda nn: nn.L1Loss(), lambda nn: nn.SmoothL1Loss(beta=0.3), lambda nn: nn.HuberLoss(),
+    lambda nn: nn.MSELoss(reduction="sum"), lambda nn: nn.NLLLoss(ignore_index=1),
+    lambda nn: nn.CrossEntropyLoss(reduction="none")],
+    ids=["BCELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "MSELoss",
+         "NLLLoss", "CrossEntropyLoss"])
+def test_loss_modules_match_torch(make):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.1, 0.9, (2, 3, 4))
+    labels = rng.integers(0, 3, (2, 4))
+    results = []
+    for lib in (gt, torch):
+        module = make(lib.nn)
+        xt = lib.tensor(x, requires_grad=True)
+        classes = isinstance(module, (lib.nn.NLLLoss, lib.nn.CrossEntropyLoss))
+        target = lib.tensor(labels) if classes else lib.tensor(rng.random(x.shape) if lib is gt
+                                                               else results[0][3])
+        out = module(xt, target)
+        (g,) = lib.autograd.grad(out.sum(), xt)
+        results.append((out.detach().numpy(), g.numpy(), out.grad_fn.name(),
+                        None if classes else target.numpy()))
+    (mine, theirs) = results
+    np.testing.assert_allclose(mine[0], theirs[0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-12, atol=1e-14)
+    assert mine[2] == theirs[2]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_label_smoothing_cross_entropy_is_torchs_graph_values_and_gradients(reduction,
+                                                                          weighted):
+    """torch's cross_entropy_loss_label_smoothing op for op: the smoothing term's in-place
+    masked_fill of ignored targets, mul.Scalar (MulBackward1) for both weights."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    logits, target = rng.standard_normal((3, 10)), np.array([1, 3, -100])
+    weight = np.linspace(0.5, 2, 10) if weighted else None
+
+    def walk(node, out, seen):
+        if node is not None and node not in seen:
+            seen.add(node)
+            out.append((node.name().rpartition("::")[2],
+                        sorted(a for a in dir(node) if a.startswith("_saved"))))
+            for child, _ in node.next_functions:
+                walk(child, out, seen)
+        return out
+    seen = []
+    for lib in (gt, torch):
+        x = lib.tensor(logits, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(
+            x, lib.tensor(target), label_smoothing=0.1, reduction=reduction,
+            weight=None if weight is None else lib.tensor(weight))
+        loss.sum().backward()
+        seen.append((walk(loss.grad_fn, [], set()), loss.detach().numpy(), x.grad.numpy()))
+    assert seen[0][0] == seen[1][0]
+    np.testing.assert_allclose(seen[0][1], seen[1][1], rtol=1e-12)
+    np.testing.assert_allclose(seen[0][2], seen[1][2], rtol=1e-12, atol=1e-15)
