@@ -284,7 +284,7 @@ def _computed_inside(check, failing):
     low = max((e.cast[1] for e in casts), key=lambda d: _EPSILON.get(d, 0.0))
     first = next(e for e in casts if e.cast[1] == low)
     where = frames.site_location(first.site)
-    code = linecache.getline(first.site[0], first.site[1]).strip() if first.site else ""
+    code = linecache.getline(*first.site[:2]).split("#")[0].strip() if first.site else ""
     more = f" ({len(casts) - 1} more such ops)" if len(casts) > 1 else ""
     eps = check.opts.eps
     size = max((float(np.abs(b).max(initial=0.0)) for b in check.base if b is not None),

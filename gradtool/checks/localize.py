@@ -10,7 +10,8 @@ from typing import Optional
 import gradtool.adapters as engines
 
 from ..capture.specs import declared_surrogate
-from ..engine.frames import is_gradtool, site_location
+from ..engine.frames import site_location
+from .hazards import engines_own
 from .gradcheck import gradcheck_report
 from .result import Diagnosis, GradcheckReport
 
@@ -92,18 +93,11 @@ def ordered_calls(capture, every_node=False):
     """(node id, FunctionCall or OpCall) for each recorded custom Function call (and with
     `every_node` each built-in op), in backward order."""
     ids = getattr(capture.snapshot, "node_ids", {})
-    recorded = [c for c in capture.trace.function_calls if not _engines_own(c.cls)] + (
+    E = engines.current()
+    recorded = [c for c in capture.trace.function_calls if not engines_own(E, c.cls)] + (
         list(capture.trace.op_calls) if every_node else [])
     calls = [(ids[c.node], c) for c in recorded if c.node in ids]
     return sorted(calls, key=lambda item: int(item[0][1:]))
-
-
-def _engines_own(cls):
-    """Whether a Function's backward is the engine's own code (torch.utils.checkpoint's
-    CheckpointFunction, gradtool's): the user did not write it and cannot fix it."""
-    code = getattr(inspect.unwrap(cls.backward), "__code__", None)
-    filename = code.co_filename if code is not None else ""
-    return is_gradtool(filename) or filename.startswith(engines.current().own_dirs)
 
 
 def _called(call):

@@ -164,12 +164,16 @@ def surrogate_patterns(check, failing):
                    else "@gradtool.surrogate(smooth_fn) (backward = the true gradient of "
                         "smooth_fn)")
         where = class_location(cls)
+        at = f" on class {cls.__name__}" + (f" ({where})" if where else "")
+        meant = (f"If that is meant, declare it: {declare}{at}, and gradtool checks that "
+                 f"instead." if kind != "pass_through" else
+                 f"If it is meant and backward does not depend on grad_output's sign, declare "
+                 f"it: {declare}{at}; one that does is the gradient of no function and "
+                 f"cannot be declared. If it is not meant, fix the backward.")
         diagnoses.append(Diagnosis(
             "surrogate_gradient", "error",
             f"{cls.__name__}.backward is not the true gradient of its forward but a surrogate: "
-            f"{text} (output {p.output_index}, {check.labels[p.input_position]}). If that is "
-            f"meant, declare it: {declare} on class {cls.__name__}"
-            + (f" ({where})" if where else "") + ", and gradtool checks that instead.",
+            f"{text} (output {p.output_index}, {check.labels[p.input_position]}). {meant}",
             {"pattern": kind, "value": value, "function": cls.__name__,
              "output_index": p.output_index, "input_index": p.input_index},
             location=where))
@@ -248,7 +252,7 @@ def _passes_where_flat(n, a, flat, atol, rtol):
     forward is flat: the forward is the identity or flat at each entry, and the Jacobians
     differ only at flat entries, where backward gives 1. `straight_through` when it does so at
     every flat entry (a clamp straight-through), `pass_through` when only at some (where the
-    gradient points back into range, as a LowerBound's)."""
+    gradient points back into range, as a ClampWithGrad's)."""
     diagonal = np.eye(n.shape[0], dtype=bool)
     ones = np.abs(n - 1) <= atol + rtol
     differs = compare(n, a, atol, rtol)[3] > 1
@@ -264,8 +268,9 @@ def _passes_where_flat(n, a, flat, atol, rtol):
     return ("pass_through", None,
             f"the forward is flat at {saturated} of {n.shape[0]} entries (clamped, or "
             f"saturated) and the identity elsewhere, while backward passes the gradient "
-            f"through at {int(differs.sum())} of those: a pass-through surrogate (a "
-            f"LowerBound's, which lets the gradient through where it points back into range)")
+            f"through at {int(differs.sum())} of those: a pass-through surrogate (as a "
+            f"ClampWithGrad's, which lets the gradient through where it points back into "
+            f"range)")
 
 
 def class_location(cls):
