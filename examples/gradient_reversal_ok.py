@@ -5,11 +5,13 @@ import gradtool as torch
 
 
 @gradtool.surrogate("scaled", -0.5)
+@gradtool.example((4,), 0.5)
 class GradReverse(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x):
-        return x.clone()
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x.view_as(x)
 
     @staticmethod
     def backward(ctx, grad_output):
-        return -0.5 * grad_output
+        return -ctx.alpha * grad_output, None

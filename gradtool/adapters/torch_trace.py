@@ -12,7 +12,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ..engine import frames
-from .trace import OpEvent, TraceRecords
+from .trace import OpEvent, TraceRecords, narrowing
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _FUNCTION_PY = os.path.join(_TORCH_DIR, "autograd", "function.py")
@@ -53,6 +53,12 @@ def _tensors(value, found):
         for v in value.values():
             _tensors(v, found)
     return found
+
+
+def _precision(t):
+    d = t.dtype
+    return (d.itemsize * 8 if d.is_floating_point else d.itemsize * 4 if d.is_complex else 0,
+            str(d).replace("torch.", ""))
 
 
 def _detached_copy(t):
@@ -144,6 +150,7 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
         name = getattr(func, "__name__", "")
         if name == "__get__":  # a property: only .data takes a value out of the graph
             if getattr(getattr(func, "__self__", None), "__name__", "") == "data":
+                self._add_alias(args[0], out)
                 self._cut("data", ".data", args[0], out)
             return out
         if name in _CUTTING:
@@ -169,7 +176,8 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
             nonfinite = not all(_finite(o) for o in outputs) and all(_finite(x) for x in tensors)
         event = OpEvent(name, [id(x) for x in tensors], [id(o) for o in outputs],
                         torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
-                        any(x.requires_grad for x in tensors), user_site(), nonfinite)
+                        any(x.requires_grad for x in tensors), user_site(), nonfinite,
+                        narrowing(tensors, outputs, _precision))
         nodes = [o.grad_fn for o in outputs]
         self._add_event(event, tensors, outputs, nodes, _called_by_user)
         tag = self._modules[-1].tag if self._modules else None

@@ -25,6 +25,7 @@ class OpEvent:
     any_input_requires_grad: bool
     site: tuple           # (filename, lineno, function) in the user's code, or None
     made_nonfinite: bool = False  # finite inputs, but NaN or Inf in the result
+    cast: tuple = None    # (from, to) dtype names: a float result less precise than its inputs
 
 
 _FUNCTION_PY = os.path.join(frames.AUTOGRAD_DIR, "function.py")
@@ -125,6 +126,26 @@ def _finite(t):
     return t._data.dtype.kind != "f" or bool(np.isfinite(t._data).all())
 
 
+def narrowing(tensors, outputs, precision):
+    """(from, to) dtype names when an op's float result is less precise than its most precise
+    float input (x.float() on float64, a half()), else None. `precision(t)`: (bits of its
+    significand's type, name), bits 0 for tensors that are not float or complex."""
+    widest = max((precision(x) for x in tensors), default=(0, None), key=lambda p: p[0])
+    if not widest[0]:
+        return None
+    for o in outputs:
+        bits, name = precision(o)
+        if 0 < bits < widest[0]:
+            return widest[1], name
+    return None
+
+
+def _precision(t):
+    d = t._data.dtype
+    return (d.itemsize * 8 if d.kind == "f" else d.itemsize * 4 if d.kind == "c" else 0,
+            d.name)
+
+
 class TraceRecords:
     """What a forward trace records, whichever engine it watches (ForwardTrace here,
     adapters/torch_trace.py on torch): the ops, the cuts, the site of each node and the target's
@@ -137,6 +158,7 @@ class TraceRecords:
         self.site_of_node = {}  # grad_fn -> site of the forward call that created it
         self.cuts = []        # Cut, in the order they happened
         self.detached_from = {}  # id(tensor) -> the Cut that made it
+        self.written_through = {}  # id(tensor) -> ids of its `.data` aliases (copy_ into them)
         self._keep = []
         self._target_code = target_code
         self.target_frame = None  # kept: a returned frame still holds its final locals
@@ -158,6 +180,12 @@ class TraceRecords:
         if result is not None:
             self._keep.append(result)
             self.detached_from[id(result)] = cut
+
+    def _add_alias(self, tensor, alias):
+        """`tensor.data`: what is written into the alias (data-dependent initialisation under
+        no_grad) becomes tensor's value."""
+        self._keep.extend((tensor, alias))
+        self.written_through.setdefault(id(tensor), []).append(id(alias))
 
     def _add_function_call(self, cls, args, kwargs, result, copy, site):
         """A custom Function applied to args: its inputs as they were (`copy` makes a detached
@@ -222,6 +250,8 @@ class ForwardTrace(TraceRecords, observers.Observer):
         if kind == "detach":
             self._keep.append(result)
             self.detached[id(result)] = anomaly.user_site()
+        elif kind == "data":
+            self._add_alias(tensor, result)
         if current_task() is not None or not grad_mode.state.grad_enabled \
                 or not _called_by_user():
             return
@@ -240,7 +270,8 @@ class ForwardTrace(TraceRecords, observers.Observer):
         event = OpEvent(name, tuple(map(id, tensors)), tuple(map(id, outputs)),
                         grad_mode.state.grad_enabled, grad_mode.state.inference,
                         any(x._requires_grad for x in tensors), anomaly.user_site(),
-                        not all(map(_finite, outputs)) and all(map(_finite, tensors)))
+                        not all(map(_finite, outputs)) and all(map(_finite, tensors)),
+                        narrowing(tensors, outputs, _precision))
         self._add_event(event, tensors, outputs, [o._grad_fn for o in outputs], _called_by_user)
         if self.record_ops and isinstance(run, functools.partial):  # run: dispatch's own call
             spec, op_inputs, op_args = run.args[:3]  # (in place: the same formulas, out of place)

@@ -7,11 +7,13 @@ wrong formula. Each step is registered on its kind (diagnoses.KINDS, @explains; 
 reasons.py) and they run in registry order. Each costs evaluations of func only when there is
 something to explain."""
 import contextlib
+import linecache
 
 import numpy as np
 
+from ..engine import frames
 from . import hazards, kinks
-from . import reasons  # noqa: F401  (its steps register themselves on their kinds)
+from . import reasons  # (its steps register themselves on their kinds)
 from .diagnoses import KINDS, explains
 from .numerical import as_tuple, jacobian_wrt, stencil_wrt
 from .result import Diagnosis, compare, element_index
@@ -176,7 +178,11 @@ def cuts(check, failing):
             continue
         cut = {_key(p) for p in failing
                if check.labels[p.input_position] in cause.details.get("inputs", ())}
-        if cut - explained:
+        trick = reasons.detached_straight_through(check, cause, failing, cut - explained)
+        if trick is not None:
+            explained.update(cut)
+            found.append(trick)
+        elif cut - explained:
             explained.update(cut)
             found.append(Diagnosis(
                 cause.kind, "error", cause.message + " (the analytical gradient leaves "
@@ -197,7 +203,7 @@ def precision(check, failing):
                                                                 check.outputs)
                if check.E.dtype_name(t) != "float64"]
     if not low_in and not low_out:
-        return set(), []
+        return _computed_inside(check, failing)
     what = _first_few(low_in or low_out)
     details = {"inputs": low_in, "outputs": low_out}
     if not failing:
@@ -250,6 +256,61 @@ def precision(check, failing):
         {**details, "eps": eps, "max_abs_error": worst})]
 
 
+# machine epsilon of each precision a float64 function may compute in inside
+_EPSILON = {"float32": 2.0 ** -23, "complex64": 2.0 ** -23, "bfloat16": 2.0 ** -7,
+            "float16": 2.0 ** -10}
+
+
+def casts_inside(check):
+    """The ops of one call of func whose float result is less precise than their inputs
+    (x.float() in a float64 function), as trace events with their sites; kept on the check."""
+    if check.casts is None:
+        E, trace = check.E, check.E.trace(None)
+        try:
+            with E.enable_grad(), trace:
+                check.ev.call()
+        except Exception:  # noqa: BLE001 - only looking: the check met this call's errors
+            pass
+        check.casts = [e for e in trace.events if e.cast is not None]
+    return check.casts
+
+
+def _computed_inside(check, failing):
+    """Float64 in and out, but a step inside computes in lower precision: central
+    differences at this eps measure its rounding. Rechecked with the step suited to it."""
+    casts = casts_inside(check) if failing else []
+    if not casts:
+        return set(), []
+    low = max((e.cast[1] for e in casts), key=lambda d: _EPSILON.get(d, 0.0))
+    first = next(e for e in casts if e.cast[1] == low)
+    where = frames.site_location(first.site)
+    code = linecache.getline(*first.site[:2]).split("#")[0].strip() if first.site else ""
+    more = f" ({len(casts) - 1} more such ops)" if len(casts) > 1 else ""
+    eps = check.opts.eps
+    size = max((float(np.abs(b).max(initial=0.0)) for b in check.base if b is not None),
+               default=1.0) or 1.0
+    head = (f"the inputs and outputs are float64, but the function computes in {low} inside: "
+            f"`{code or first.op}` ({where or 'an unknown line'}) makes {low} from "
+            f"{first.cast[0]}"
+            f"{more}. Central differences with a step of {eps:g} measure its rounding (about "
+            f"{_EPSILON.get(low, 1e-3) * size / eps:.2g} here), not the slope")
+    details = {"casts": [{"op": e.op, "from": e.cast[0], "to": e.cast[1],
+                          "location": frames.site_location(e.site)} for e in casts]}
+    step = _EPSILON.get(low, 1e-3) ** (1 / 3)
+    worst = recheck_on(check, check.inputs, failing, step)
+    if worst is None:
+        return set(), [Diagnosis(
+            "precision", "warning",
+            f"{head}; with a step of {step:.1e} suited to {low} the mismatch remains, so it is "
+            f"not only rounding.", {**details, "eps": step}, location=where)]
+    return {_key(p) for p in failing}, [Diagnosis(
+        "precision", "error",
+        f"{head}. With a step of {step:.1e} suited to {low} arithmetic the numerical Jacobians "
+        f"agree with the analytical ones (max abs error {worst:.3g}): precision, not the "
+        f"formula, limits this check. {REFERENCE_ADVICE}",
+        {**details, "eps": step, "max_abs_error": worst}, location=where)]
+
+
 def _first_few(facts, few=3):
     """'a is float32, b is float32, c is float32 and 26 more': a model's parameters would
     fill the screen (the JSON's details keep them all)."""
@@ -280,6 +341,8 @@ def non_differentiable_points(check, failing):
     elements whose second differences look like a kink) with the five-point stencil. A
     failing pair is explained when every probed mismatch in it is a kink."""
     o = check.opts
+    if check.casts:
+        return set(), []  # func computes in low precision inside: stencils show rounding
     all_float64 = all(check.E.dtype_name(x) == "float64" for x in check.diff_inputs)
     # (on float32 inputs the stencils run at their float64 values: cast in place, restored)
     at_float64 = contextlib.nullcontext() if all_float64 else check.ev.in_float64(check.inputs)

@@ -71,7 +71,7 @@ KINDS = _registry(
          "no_grad) and the result reaches an output, so the gradient leaves that path out. "
          "inspect warns where the input still gets a gradient by another path; a gradcheck "
          "that fails on that input names the cut as the error.",
-         examples=("gradient_cut",), orders=(1,), trusts_forward=True),
+         examples=("gradient_cut", "data_init"), orders=(1,), trusts_forward=True),
     Kind("backward_not_reentrant", "error",
          "compute out of place in backward (grad = grad * grad_output, not grad *= "
          "grad_output)",
@@ -80,12 +80,18 @@ KINDS = _registry(
          "graph. A warning from the probe; an error once a failed check is traced to it.",
          examples=("not_reentrant",), raised=_PROBE, orders=(1,), trusts_forward=True),
     Kind("surrogate_gradient", "error",
-         "if the surrogate is meant, declare it with @gradtool.surrogate(...)",
+         "declare it with @gradtool.surrogate(...) if the surrogate is meant; fix the "
+         "backward if it is not",
          "A custom Function's backward is a recognisable surrogate, not the true gradient: "
-         "straight-through, a constant multiple (gradient reversal), the true gradient "
-         "clipped or masked. Declared, it is checked against what was declared.",
-         examples=("straight_through", "gradient_reversal"), orders=(1,),
-         trusts_forward=True),
+         "straight-through (of a sign, a rounding, a clamp; or written with detach, "
+         "`x + (q(x) - x).detach()`), a pass-through where the forward is flat, a constant "
+         "multiple (gradient reversal), the true gradient clipped or masked. Found inside a "
+         "target by localisation, it is the target's finding. Declared, it is checked "
+         "against what was declared.",
+         examples=("straight_through", "gradient_reversal", "clamp_straight_through",
+                   "round_pass", "pass_through"),
+         raised="gradcheck's gradient_cut step (a straight-through written with detach); "
+                "localisation (localize.Localized)", orders=(1,), trusts_forward=True),
     Kind("saved_detached", "info", "save the tensor itself, not a detached copy",
          "A custom Function saves a detached tensor: first derivatives are right, but second "
          "derivatives through it come out as zero. An error when gradgradcheck fails so.",
@@ -99,10 +105,14 @@ KINDS = _registry(
          "A leaf's gradient holds NaN or Inf: a backward formula divides by zero or "
          "overflows. detect_anomaly() names the node that made it."),
     Kind("precision", "warning", "check with float64 inputs and float64 arithmetic",
-         "Values are not float64, and gradcheck's tolerances assume float64. On a failure the "
-         "numerical side is redone in float64: if the Jacobians then agree, precision is the "
-         "error, not the formula (a low-precision kernel is judged against a reference).",
-         examples=("float32",), trusts_forward=True, from_graph=True),
+         "Values are not float64, or a float64 function computes in lower precision inside "
+         "(x.float(), the cast named with its line), and gradcheck's tolerances assume "
+         "float64: central differences at its eps measure rounding. On a failure the "
+         "numerical side is redone in float64, or with the step suited to that precision: if "
+         "the Jacobians then agree, precision is the error, not the formula (never a kink or "
+         "a wrong formula on that evidence alone; a low-precision kernel is judged against "
+         "a reference).",
+         examples=("float32", "float32_inside"), trusts_forward=True, from_graph=True),
     Kind("round_off", "error", "check with a larger --eps or without the large offset",
          "The outputs are so large next to the change a step of eps makes (x.sum() + 1e9) "
          "that central differences keep few digits: every mismatch lies within that noise.",

@@ -149,7 +149,8 @@ def gradient_cuts(capture):
 
 
 def _ancestors(trace, ids):
-    """ids of the tensors the given ones were computed from (themselves included)."""
+    """ids of the tensors the given ones were computed from (themselves included), and of
+    what was written into them through `.data`."""
     seen, stack = set(), list(ids)
     while stack:
         tid = stack.pop()
@@ -162,6 +163,7 @@ def _ancestors(trace, ids):
         cut = trace.detached_from.get(tid)
         if cut is not None:
             stack.append(cut.source)
+        stack.extend(trace.written_through.get(tid, ()))  # x.data.copy_(...) set its values
     return seen
 
 

@@ -286,6 +286,7 @@ class _Check:
         # 1 twice, which is what the grad_output probe would run for w = 1; they keep the two
         # results (arrays per diff input) here for it.
         self.unit_grads = None
+        self.casts = None  # ops of func that compute in lower precision (diagnose.casts_inside)
 
     # ---------------- stages ----------------
     def run(self):

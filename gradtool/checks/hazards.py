@@ -2,18 +2,29 @@
 
 Each custom Function's backward is called directly (node.apply, with grads we choose) so a
 finding names the Function and the input, not just "the Jacobian is wrong somewhere"."""
+import inspect
+
 import numpy as np
 
-from ..engine.frames import site_location
+from ..engine.frames import is_gradtool, site_location
 from .result import Diagnosis
 
 _PROBE_SEED = 20240
 
 
 def custom_nodes(E, outputs):
-    """The custom Function nodes (ctx objects) in the graph behind `outputs`."""
+    """The custom Function nodes (ctx objects) in the graph behind `outputs` that the user
+    wrote (not the engine's own, as torch.utils.checkpoint's)."""
     roots = [o.grad_fn for o in outputs if E.is_tensor(o) and o.grad_fn is not None]
-    return E.custom_nodes(roots)
+    return [n for n in E.custom_nodes(roots) if not engines_own(E, n._forward_cls)]
+
+
+def engines_own(E, cls):
+    """Whether a Function's backward is the engine's own code (torch.utils.checkpoint's
+    CheckpointFunction, gradtool's): the user did not write it and cannot fix it."""
+    code = getattr(inspect.unwrap(cls.backward), "__code__", None)
+    filename = code.co_filename if code is not None else ""
+    return is_gradtool(filename) or filename.startswith(E.own_dirs)
 
 
 def function_name(node):

@@ -11,8 +11,17 @@ import gradtool.adapters as engines
 
 from ..capture.specs import declared_surrogate
 from ..engine.frames import site_location
+from .hazards import engines_own
 from .gradcheck import gradcheck_report
 from .result import Diagnosis, GradcheckReport
+
+
+# What a node's own check may find that is no wrong formula of its backward: the target's
+# headline is then that finding, with this advice (None: the kind's own).
+NOT_THE_FORMULA = {
+    "surrogate_gradient": "declare it with @gradtool.surrogate(...) if the surrogate is meant; "
+                          "fix its backward if it is not",
+    "precision": None}
 
 
 @dataclasses.dataclass
@@ -39,13 +48,21 @@ class Localized:
         why = next((d for d in self.report.diagnoses if d.severity == "error"), None)
         where = f" at {self.location}" if self.location else ""
         inside = f" in {self.module}" if self.module else ""
+        details = {"node": self.node, "function": self.function, "module": self.module,
+                   "checked": self.checked}
+        if why is not None and why.kind in NOT_THE_FORMULA:
+            # a deliberate surrogate, or rounding: the node's own reason is the target's
+            return Diagnosis(
+                why.kind, "error",
+                f"{self.called}{where}{inside} ({self.node} {self.name}), checked on its own "
+                f"at the inputs it received: {why.message}", {**why.details, **details},
+                NOT_THE_FORMULA[why.kind] or why.advice, why.location or self.location)
         return Diagnosis(
             "wrong_node", "error",
             f"the first wrong node in backward order is {self.node} {self.name}: "
             f"{self.called}{where}{inside}, checked on its own at the inputs it "
             f"received, fails" + (f": {why.kind}: {why.message}" if why else "."),
-            {"node": self.node, "function": self.function, "module": self.module,
-             "checked": self.checked}, location=self.location)
+            details, location=self.location)
 
 
 def localize(capture, every_node=False, **options):
@@ -64,7 +81,10 @@ def localize(capture, every_node=False, **options):
             function = call.cls.__name__ if hasattr(call, "cls") else call.name
             located = Localized(node_id, info.name, function, site_location(call.site), module,
                                 report, n, _called(call))
-            info.problem = f"✗ {located.function}.backward is wrong (checked on its own)"
+            why = next((d.kind for d in report.diagnoses if d.severity == "error"), None)
+            info.problem = (f"✗ {located.function}: {why} (checked on its own)"
+                            if why in NOT_THE_FORMULA else
+                            f"✗ {located.function}.backward is wrong (checked on its own)")
             return located
     return Localized(None, None, None, None, None, None, len(calls))
 
@@ -73,7 +93,8 @@ def ordered_calls(capture, every_node=False):
     """(node id, FunctionCall or OpCall) for each recorded custom Function call (and with
     `every_node` each built-in op), in backward order."""
     ids = getattr(capture.snapshot, "node_ids", {})
-    recorded = list(capture.trace.function_calls) + (
+    E = engines.current()
+    recorded = [c for c in capture.trace.function_calls if not engines_own(E, c.cls)] + (
         list(capture.trace.op_calls) if every_node else [])
     calls = [(ids[c.node], c) for c in recorded if c.node in ids]
     return sorted(calls, key=lambda item: int(item[0][1:]))

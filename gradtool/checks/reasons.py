@@ -164,16 +164,42 @@ def surrogate_patterns(check, failing):
                    else "@gradtool.surrogate(smooth_fn) (backward = the true gradient of "
                         "smooth_fn)")
         where = class_location(cls)
+        at = f" on class {cls.__name__}" + (f" ({where})" if where else "")
+        meant = (f"If that is meant, declare it: {declare}{at}, and gradtool checks that "
+                 f"instead." if kind != "pass_through" else
+                 f"If it is meant and backward does not depend on grad_output's sign, declare "
+                 f"it: {declare}{at}; one that does is the gradient of no function and "
+                 f"cannot be declared. If it is not meant, fix the backward.")
         diagnoses.append(Diagnosis(
             "surrogate_gradient", "error",
             f"{cls.__name__}.backward is not the true gradient of its forward but a surrogate: "
-            f"{text} (output {p.output_index}, {check.labels[p.input_position]}). If that is "
-            f"meant, declare it: {declare} on class {cls.__name__}"
-            + (f" ({where})" if where else "") + ", and gradtool checks that instead.",
+            f"{text} (output {p.output_index}, {check.labels[p.input_position]}). {meant}",
             {"pattern": kind, "value": value, "function": cls.__name__,
              "output_index": p.output_index, "input_index": p.input_index},
             location=where))
     return explained, diagnoses
+
+
+def detached_straight_through(check, cut, failing, keys):
+    """A cut that is a straight-through estimator written with detach (`x + (q(x) -
+    x).detach()`, a round_pass): on every pair it cuts the forward is flat (or clamped) and
+    backward passes the gradient. The surrogate_gradient Diagnosis, or None."""
+    o = check.opts
+    pairs = [p for p in failing if (p.output_index, p.input_index) in keys and p.ad == "reverse"]
+    found = [classify(p.numerical, p.analytical, o.atol, o.rtol, o.eps) for p in pairs]
+    if cut.details.get("cut") not in ("detach", "data") or not found or \
+            any(f is None or f[0] != "straight_through" for f in found):
+        return None
+    return Diagnosis(
+        "surrogate_gradient", "error",
+        f"{cut.message.split(':')[0]} to make a straight-through estimator: {found[0][2]}. If "
+        f"that is meant, write it as an autograd.Function whose backward returns the "
+        f"gradient and declare it: @gradtool.surrogate(\"straight_through\") on that class, "
+        f"and gradtool checks that instead; if it is not, keep the value in the graph.",
+        {"pattern": "straight_through", "cut": cut.details["cut"],
+         "inputs": cut.details["inputs"]},
+        "declare it with @gradtool.surrogate(\"straight_through\") on an autograd.Function "
+        "if the surrogate is meant; keep the value in the graph if it is not", cut.location)
 
 
 def classify(numerical, analytical, atol, rtol, eps):
@@ -193,10 +219,12 @@ def classify(numerical, analytical, atol, rtol, eps):
                 + (f", with {int(jump.sum())} jump(s)" if jump.any() else "") + f") while "
                 f"backward gives non-zero gradients ({int(nonzero.sum())} entries, up to "
                 f"{np.abs(a).max():.3g}): a straight-through estimator or surrogate gradient")
+    square = n.shape[0] == n.shape[1]
+    if square and not compare(np.eye(n.shape[0]), n, atol, rtol)[0]:
+        return _passes_where_flat(n, a, flat, atol, rtol)
     # the other patterns are layers whose forward is the identity (a wrong constant factor in
     # the backward of any other function is a wrong formula, not a declared intent)
-    identity = n.shape[0] == n.shape[1] and compare(np.eye(n.shape[0]), n, atol, rtol)[0]
-    if not identity:
+    if not square:
         return None
     c = float(np.trace(a) / n.shape[0])
     if abs(c - 1) > 10 * rtol and compare(c * n, a, atol, rtol)[0]:
@@ -217,6 +245,32 @@ def classify(numerical, analytical, atol, rtol, eps):
         return ("clipped", t, f"the forward is the identity and backward clips the gradient to "
                               f"±{t:g} ({int(differs.sum())} entries clipped)")
     return None
+
+
+def _passes_where_flat(n, a, flat, atol, rtol):
+    """A clamp (or another saturating op) whose backward lets the gradient through where the
+    forward is flat: the forward is the identity or flat at each entry, and the Jacobians
+    differ only at flat entries, where backward gives 1. `straight_through` when it does so at
+    every flat entry (a clamp straight-through), `pass_through` when only at some (where the
+    gradient points back into range, as a ClampWithGrad's)."""
+    diagonal = np.eye(n.shape[0], dtype=bool)
+    ones = np.abs(n - 1) <= atol + rtol
+    differs = compare(n, a, atol, rtol)[3] > 1
+    if not (np.all(flat | (ones & diagonal)) and differs.any() and np.all(differs <= diagonal)
+            and np.all(flat[differs]) and np.all(np.abs(a[differs] - 1) <= atol + rtol)):
+        return None
+    saturated = int((flat & diagonal).sum())
+    if int(differs.sum()) == saturated:
+        return ("straight_through", None,
+                f"the forward is flat at {saturated} of {n.shape[0]} entries (clamped, or "
+                f"saturated) and the identity elsewhere, while backward passes the gradient "
+                f"through everywhere: a clamp straight-through estimator")
+    return ("pass_through", None,
+            f"the forward is flat at {saturated} of {n.shape[0]} entries (clamped, or "
+            f"saturated) and the identity elsewhere, while backward passes the gradient "
+            f"through at {int(differs.sum())} of those: a pass-through surrogate (as a "
+            f"ClampWithGrad's, which lets the gradient through where it points back into "
+            f"range)")
 
 
 def class_location(cls):

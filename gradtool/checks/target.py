@@ -146,14 +146,17 @@ def _over_tensors(run, n_args, tick):
 
 
 def _blame(report):
-    """The node to blame replaces the target's per-pair `wrong_gradient` paragraphs, which
-    all repeat what that one node's check says better."""
+    """The node to blame replaces the target's per-pair `wrong_gradient` paragraphs (and its
+    own finding of the node's kind), which all repeat what that one node's check says
+    better."""
     located = report.localized
     if located is None:
         return
     if located.node is not None:
-        report.diagnoses = [d for d in report.diagnoses if d.kind != "wrong_gradient"]
-        report.diagnoses.insert(0, located.as_diagnosis())
+        blamed = located.as_diagnosis()  # (a surrogate or rounding: says it for the target)
+        report.diagnoses = [d for d in report.diagnoses
+                            if d.kind not in ("wrong_gradient", blamed.kind)]
+        report.diagnoses.insert(0, blamed)
     else:
         report.diagnoses.append(located.as_diagnosis())
 

@@ -61,6 +61,7 @@ CASES = [
     ("wrong_gradient", "Cube", "wrong_gradient", 1, "fails", None),
     ("jvp", "Cube", "wrong_jvp", 1, "fails", None),
     ("float32", "tanh", "precision", 1, "fails", None),
+    ("float32_inside", "FusedSoftplus", "precision", 1, "fails", None),
     ("kink", "relu", "non_differentiable_point", 1, "fails", "AT_ZERO"),
     ("kink", "column_max", "non_differentiable_point", 1, "fails", "WITH_TIE"),
     ("nondeterministic", "JitteryCube", "nondeterministic_backward", 1, "fails", None),
@@ -120,7 +121,8 @@ def test_correct_counterpart_passes_without_diagnosis(stem, target, kind, order,
 # the commands do (checks.target: a Function on its own, localisation); their CLI tests and
 # tests/checks/test_reasons.py cover them.
 TRACE_CASES = {"gradient_cut", "saved_detached", "not_reentrant", "random_forward",
-               "straight_through", "gradient_reversal", "model_function"}
+               "straight_through", "gradient_reversal", "model_function",
+               "clamp_straight_through", "round_pass", "pass_through", "data_init"}
 
 
 def test_broken_examples_all_have_a_correct_counterpart():
