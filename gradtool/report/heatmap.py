@@ -4,6 +4,7 @@ diagnoses beside them. One self-contained page: the maps are PNGs inlined as dat
 (written here with zlib, one pixel per entry, drawn pixelated), no script needed but a small
 one that reads an entry's values under the mouse."""
 import base64
+import functools
 import html
 import json
 import re
@@ -14,8 +15,10 @@ import numpy as np
 
 from ..checks.result import worst_index
 from ..engine.frames import location
+from .numbers import fmt_num
 
 HOVER_LIMIT = 40_000   # entries per map whose values the page carries for the mouse-over
+_num = functools.partial(fmt_num, missing="?")  # a number the report lacks shows as ?
 
 
 def page(file, results):
@@ -193,17 +196,9 @@ def _diagnoses(diagnoses):
     return f'<ul class="diagnoses">{items}</ul>'
 
 
-def _num(x):
-    if x is None:
-        return "?"
-    try:
-        return f"{float(x):.4g}"
-    except (TypeError, ValueError):
-        return str(x)
-
-
 def _listed(a):
-    return [[None if not np.isfinite(v) else float(f"{v:.6g}") for v in row] for row in a]
+    """The entries as the mouse-over shows them: 6 digits, nan and inf by name."""
+    return [[fmt_num(v, 6) for v in row] for row in a]
 
 
 def _png(values, scale, rows, cols):

@@ -12,7 +12,8 @@ import os
 
 from ..engine.frames import site_location
 from . import dot, layout
-from .text import fmt_bytes, fmt_num, fmt_shape
+from .numbers import fmt_num
+from .text import fmt_bytes, fmt_shape
 
 VENDOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vendor")
 SCRIPTS = ("cytoscape.min.js", "dagre.min.js", "cytoscape-navigator.js")

@@ -1,12 +1,15 @@
 """Terminal reports (rich). Everything here reads snapshots and check reports; nothing
 computes."""
-from rich import box
+import dataclasses
+import re
+
+from rich.cells import cell_len
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ..adapters import device_name, dtype_name
 from ..engine.frames import location
+from .numbers import fmt_num
 
 CHAIN_FOLD = 8        # a linear chain longer than this shows its ends and a count
 MAX_TREE_LINES = 400  # beyond this the tree is cut with a note (the JSON has everything)
@@ -30,48 +33,163 @@ def console(no_color=False, stderr=False):
     return con
 
 
+# a token is never split across lines: a run of non-spaces, brackets holding spaces included
+# (`[0, 2]`, `float64[2, 3]`, `in[0, 2]`)
+TOKEN = re.compile(r"(?:\[[^\]\n]*\]|\S)+")
+
+
+def _wrap(text, width):
+    """A Text's lines, each at most `width` cells, broken only between tokens (a token
+    longer than the width alone on its line); its own newlines kept."""
+    out = []
+    for part in text.split("\n", allow_blank=True):
+        plain, starts, first = part.plain, [], 0
+        for m in TOKEN.finditer(plain):
+            if m.start() > first and cell_len(plain[first:m.end()]) > width:
+                starts.append(m.start())
+                first = m.start()
+        for piece in part.divide(starts):
+            piece.rstrip()
+            out.append(piece)
+    return out
+
+
+def say(con, text):
+    """Print prose to the console's width, wrapped only between tokens."""
+    for line in _wrap(text, con.width):
+        con.print(line)
+
+
+@dataclasses.dataclass
+class Column:
+    header: str
+    right: bool = False          # numbers are right-justified
+    prose: bool = True           # wraps between its tokens; else a cell stays on one line
+    whole_header: bool = False   # the header is one token too (`in \ out`)
+
+    def cells(self, table):
+        k = table.columns.index(self)
+        return [row[k] for row in table.rows]
+
+    def least(self, table):
+        """The narrowest it can be: its longest token (a whole cell unless prose)."""
+        header = [self.header] if self.whole_header else TOKEN.findall(self.header)
+        cells = [t for c in self.cells(table) for t in TOKEN.findall(c.plain)] if self.prose \
+            else [c.plain for c in self.cells(table)]
+        return max(map(cell_len, header + cells), default=1)
+
+    def most(self, table, header=True):
+        return max([cell_len(self.header) if header else 1] +
+                   [c.cell_len for c in self.cells(table)])
+
+
+class Grid:
+    """A table laid out by print_table: its widths decided on the cells' strings, as shown."""
+
+    def __init__(self, *columns, title=None, caption=None, left_out_hint="--json has them"):
+        self.columns = [c if isinstance(c, Column) else Column(c) for c in columns]
+        self.title, self.caption, self.left_out_hint = title, caption, left_out_hint
+        self.rows = []
+
+    def add_row(self, *cells):
+        self.rows.append([c if isinstance(c, Text) else Text(str(c)) for c in cells])
+
+    def fits(self, con):
+        """Whether it fits the console whole, each cell on one line."""
+        return sum(c.most(self) for c in self.columns) + 3 * len(self.columns) - 1 <= con.width
+
+
 def print_table(con, table, drop=()):
-    """Print a table that fits the console without splitting a word or a number inside a
-    cell: when it is too wide, the columns named in `drop` are left out, in that order, until
-    every column can be as wide as its longest word, and the room left goes to the columns
-    that would wrap. The caption says what was left out."""
-    from rich.measure import Measurement
-    gone = []
-    while table.columns:
-        # rich's own measures (padding included), and what its borders take
-        ranges = [table._measure_column(con, con.options, c) for c in table.columns]
-        ranges = [Measurement(r.maximum, r.maximum) if c.no_wrap else r  # kept whole
-                  for r, c in zip(ranges, table.columns)]
-        room = con.width - table._extra_width
-        if sum(r.maximum for r in ranges) <= room:
-            break  # rich lays it out whole
-        if sum(r.minimum for r in ranges) <= room or not any(
-                c.header in drop and c.header not in gone for c in table.columns):
-            _share_room(table, ranges, room)
+    """Print a Grid that fits the console, no token (number, index, shape, name) split:
+    when it is too wide, the columns named in `drop` are left out, in that order, then
+    whole columns from the right, a `…` in their place, until every column is as wide as
+    its longest token; the room left goes to the prose columns, wrapped between tokens.
+    The caption says what was left out."""
+    columns = list(table.columns)
+    gone, elided = [], False
+    while True:
+        room = con.width - 2 - 3 * (len(columns) - 1) - (4 if elided else 0)
+        least = [c.least(table) for c in columns]
+        most = [c.most(table) for c in columns]
+        if sum(most) <= room:
+            widths = most
             break
-        name = next(n for n in drop if any(c.header == n for c in table.columns))
-        table.columns.remove(next(c for c in table.columns if c.header == name))
-        gone.append(name)
+        if sum(least) <= room or len(columns) == 1:
+            widths = _share_room(least, [c.most(table, header=False) for c in columns],
+                                 most, room)
+            break
+        name = next((n for n in drop if any(c.header == n for c in columns)), None)
+        column = next(c for c in columns if c.header == name) if name else columns[-1]
+        columns.remove(column)
+        gone.append(column.header)
+        elided = elided or name is None
+    caption = table.caption
     if gone:
-        note = f"left out to fit {con.width} columns: {', '.join(gone)} (--json has them)"
-        table.caption = f"{table.caption}; {note}" if table.caption else note
-        table.caption_justify = "left"
-    con.print(table)
+        note = (f"left out to fit {con.width} columns: {', '.join(gone)} "
+                f"({table.left_out_hint})")
+        caption = f"{caption}; {note}" if caption else note
+    if table.title:
+        say(con, Text(table.title, style="italic"))
+    if elided:
+        columns.append(Column("…"))
+        widths.append(1)
+    lines = _header_lines(columns, widths)
+    lines.append(Text("─" * (sum(widths) + 3 * (len(widths) - 1) + 2)))
+    for row in table.rows:
+        cells = [row[table.columns.index(c)] if c.header != "…" else Text("…")
+                 for c in columns]
+        lines.extend(_row_lines(columns, widths, cells))
+    for line in lines:
+        line.rstrip()
+        con.print(line)
+    if caption:
+        say(con, Text(caption, style="dim"))
 
 
-def _share_room(table, ranges, room):
-    """Fixed column widths: each its longest word, the rest shared by what they lack."""
-    widths = [r.minimum for r in ranges]
-    lack = [r.maximum - r.minimum for r in ranges]
-    spare = max(0, room - sum(widths))
-    if sum(lack) <= spare:
-        widths = [r.maximum for r in ranges]
-    else:
+def _share_room(least, cells, most, room):
+    """Each column its longest token; the rest of the room shared by what they lack, the
+    cells first (a wrapped cell costs a line, a wrapped header does not)."""
+    widths = list(least)
+    for goal in (cells, most):
+        lack = [max(0, g - w) for g, w in zip(goal, widths)]
+        spare = max(0, room - sum(widths))
+        if sum(lack) <= spare:
+            widths = [w + n for w, n in zip(widths, lack)]
+            continue
         for i, need in enumerate(lack):
             widths[i] += need * spare // sum(lack)
-    for i, (column, width) in enumerate(zip(table.columns, widths)):
-        column.width = max(1, width - table._get_padding_width(i))
-        column.overflow = "fold"  # only a word longer than the whole console is cut
+        break
+    return widths
+
+
+def _header_lines(columns, widths):
+    headers = [[Text(c.header)] if c.whole_header else _wrap(Text(c.header), w)
+               for c, w in zip(columns, widths)]
+    height = max(len(h) for h in headers)
+    # headers sit on the rule, as rich draws them
+    headers = [[Text("")] * (height - len(h)) + h for h in headers]
+    return [_joined(columns, widths, [h[k] for h in headers]) for k in range(height)]
+
+
+def _row_lines(columns, widths, cells):
+    wrapped = [_wrap(cell, w) if c.prose else [cell] for c, w, cell in zip(columns, widths, cells)]
+    height = max(len(w) for w in wrapped)
+    wrapped = [w + [Text("")] * (height - len(w)) for w in wrapped]
+    return [_joined(columns, widths, [w[k] for w in wrapped]) for k in range(height)]
+
+
+def _joined(columns, widths, pieces):
+    line = Text(" ")
+    for k, (column, width, piece) in enumerate(zip(columns, widths, pieces)):
+        if k:
+            line.append("   ")
+        pad = " " * max(0, width - piece.cell_len)
+        if column.right:
+            line.append(pad)
+        line.append_text(piece)
+        if not column.right:
+            line.append(pad)
+    return line
 
 
 def fmt_shape(shape, dtype, device="cpu"):
@@ -85,12 +203,6 @@ def fmt_bytes(n):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
-
-
-def fmt_num(x):
-    if x is None:
-        return ""
-    return f"{x + 0.0:.4g}"  # (+ 0.0: -0 shows as 0; the sign of a zero is noise here)
 
 
 def node_title(node):
@@ -163,7 +275,7 @@ def _fold_chain(snapshot, node, shown):
 def print_inspect(con, capture, all_saved=False, max_depth=None):
     snap = capture.snapshot
     target = capture.target
-    con.print(Text(f"{target.name}", style="bold underline") +
+    say(con, Text(f"{target.name}", style="bold underline") +
               Text(f"  {target.kind} at {location(target.filename, target.lineno)}", style="dim"))
     io_drop = ("tangent", "grad_fn", "requires_grad")
     print_table(con, _io_table("inputs", [(n, v) for n, v in capture.inputs]), io_drop)
@@ -171,9 +283,9 @@ def print_inspect(con, capture, all_saved=False, max_depth=None):
                                            for o, t in zip(snap.outputs, capture.outputs)],
                                tangents=[o.tangent for o in snap.outputs]), io_drop)
     if not snap.nodes:
-        con.print(Text("No backward graph: no output requires grad.", style="yellow"))
+        say(con, Text("No backward graph: no output requires grad.", style="yellow"))
     else:
-        con.print(Text(f"Backward graph: {len(snap.nodes):,} nodes (backward runs them from "
+        say(con, Text(f"Backward graph: {len(snap.nodes):,} nodes (backward runs them from "
                        f"the top)", style="bold"))
         for prefix, node, note in tree_lines(snap, max_depth):
             line = Text(prefix, style="dim")
@@ -182,7 +294,7 @@ def print_inspect(con, capture, all_saved=False, max_depth=None):
             else:
                 line.append_text(node_title(node))
                 line.append(f"  {note}", style="dim")
-            con.print(line)
+            say(con, line)
         print_table(con, saved_table(snap, all_saved),
                     ("mean", "min", "max", "bytes", "output", "version"))
         print_table(con, leaves_table(snap), ("requires_grad", "node"))
@@ -191,10 +303,9 @@ def print_inspect(con, capture, all_saved=False, max_depth=None):
 
 def _io_table(title, pairs, tangents=None):
     """Inputs or outputs; a `tangent` column (forward mode) when an output is a dual tensor."""
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
     dual = tangents is not None and any(tangents)
-    for column in ("name", "value", "requires_grad", "grad_fn") + (("tangent",) if dual else ()):
-        table.add_column(column, no_wrap=column == "value")  # a shape is one token
+    table = Grid("name", "value", "requires_grad", "grad_fn", *(("tangent",) if dual else ()),
+                 title=title)
     for k, (name, value) in enumerate(pairs):
         tangent = ()
         if dual:
@@ -222,13 +333,9 @@ def is_bookkeeping(saved):
 
 
 def saved_table(snap, all_saved=False):
-    table = Table(title="saved for backward", title_justify="left", box=box.SIMPLE_HEAD,
-                  show_edge=False)
-    for column in ("node", "name", "value", "output", "version", "bytes", "min",
-                   "mean", "max"):
-        table.add_column(column, justify="right" if column in ("bytes", "min", "mean", "max")
-                         else "left", min_width=len(column), overflow="fold",
-                         no_wrap=column == "value")
+    table = Grid("node", "name", "value", "output", "version",
+                 *(Column(c, right=True, prose=False) for c in ("bytes", "min", "mean", "max")),
+                 title="saved for backward")
     rows = hidden = 0
     for node in snap.nodes:
         for s in node.saved:
@@ -254,14 +361,12 @@ def saved_table(snap, all_saved=False):
                      f"modified in place after being saved); total saved-tensor memory: "
                      f"{fmt_bytes(snap.saved_total_bytes)}" +
                      (f"; {hidden} sizes and constants hidden (--all-saved)" if hidden else ""))
-    table.caption_justify = "left"
     return table
 
 
 def leaves_table(snap):
-    table = Table(title="leaves", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
-    for column in ("node", "name", "value", "requires_grad", "grad norm"):
-        table.add_column(column, no_wrap=column == "value")
+    table = Grid("node", "name", "value", "requires_grad", Column("grad norm", right=False),
+                 title="leaves")
     for node in snap.leaves:
         leaf = node.leaf
         norm = "none" if leaf.grad_norm is None else fmt_num(leaf.grad_norm)
@@ -272,16 +377,16 @@ def leaves_table(snap):
 
 def print_diagnostics(con, diagnostics):
     if not diagnostics:
-        con.print(Text("✓ no diagnostics", style="green"))
+        say(con, Text("✓ no diagnostics", style="green"))
         return
-    con.print(Text("diagnostics", style="bold"))
+    say(con, Text("diagnostics", style="bold"))
     for d in diagnostics:
         line = Text(f" {SEVERITY_MARK[d.severity]} ", style=SEVERITY_STYLE[d.severity])
         line.append(d.message)
         if d.location:
             line.append(f"  ({d.location})", style="dim")
-        con.print(line)
-        con.print(Text(f"   → {d.advice}", style="dim"))
+        say(con, line)
+        say(con, Text(f"   → {d.advice}", style="dim"))
 
 
 def _line(con, verdict, style, target, finding):
@@ -369,7 +474,7 @@ class evaluation_progress:
 def print_target_error(con, target, error):
     """A target that raised, in its place among the others: the paragraph and the user's
     frames."""
-    con.print(Text(f"{target.name}", style="bold underline") +
+    say(con, Text(f"{target.name}", style="bold underline") +
               Text(f"  {target.kind} at {location(target.filename, target.lineno)}  ", style="dim")
               + Text(" ERROR ", style="bold white on red"))
     print_user_error(con, error)
@@ -377,10 +482,10 @@ def print_target_error(con, target, error):
 
 def print_user_error(con, error):
     """The paragraph of a UserCodeError, and the user's frames."""
-    con.print(Text(f"✗ {error}", style="red"))
+    say(con, Text(f"✗ {error}", style="red"))
     details = getattr(error, "details", "")
     if details:
-        con.print(Text("Traceback (your code only):\n" + details.rstrip(), style="dim"))
+        say(con, Text("Traceback (your code only):\n" + details.rstrip(), style="dim"))
 
 
 def print_against(con, result):
@@ -389,23 +494,21 @@ def print_against(con, result):
     target = result.target
     verdict = Text(" AGREE ", style="bold black on green") if result.passed else \
         Text(" DIFFER ", style="bold white on red")
-    con.print(Text(f"{target.name}", style="bold underline") + Text(
+    say(con, Text(f"{target.name}", style="bold underline") + Text(
         f"  {target.kind} at {location(target.filename, target.lineno)}  ", style="dim") + verdict)
     n = result.compared
-    con.print(Text(f"gradtool vs torch: {n['outputs']} output(s), {n['gradients']} gradient(s)"
+    say(con, Text(f"gradtool vs torch: {n['outputs']} output(s), {n['gradients']} gradient(s)"
                    + (f", {n['second_order']} second-order gradient(s)" if n["second_order"]
                       else "") + f", {n['nodes']} backward nodes, {n['saved']} saved names",
                    style="dim"))
     if result.passed:
         return
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for column in ("what", "where", "gradtool", "torch", "detail"):
-        table.add_column(column, overflow="fold")
+    table = Grid("what", "where", "gradtool", "torch", "detail")
     for d in result.differences:
         table.add_row(*(Text(v) for v in (d.kind, d.name, _plain(d.gradtool), _plain(d.torch),
                                           d.detail)))
     print_table(con, table, ("detail",))
-    con.print(Text(f"✗ {len(result.differences)} difference(s)", style="red"))
+    say(con, Text(f"✗ {len(result.differences)} difference(s)", style="red"))
 
 
 def _plain(value):
@@ -425,14 +528,14 @@ def print_gradcheck(con, target, report, heading=True):
     verdict = Text(" PASS ", style="bold black on green") if report.passed else \
         error or Text(" FAIL ", style="bold white on red")
     if heading:
-        con.print(Text(f"{target.name}", style="bold underline") + Text(
+        say(con, Text(f"{target.name}", style="bold underline") + Text(
             f"  {target.kind} at {location(target.filename, target.lineno)}  ", style="dim")
             + (error or ""))
     if not (heading and error):
-        con.print(Text(f"order {report.order}: ", style="bold") + verdict)
+        say(con, Text(f"order {report.order}: ", style="bold") + verdict)
     mode = f"{'gradgradcheck' if report.order == 2 else 'gradcheck'}, {report.mode} mode"
     opts = report.options
-    con.print(Text(f"{mode}, eps={opts.get('eps')}, atol={opts.get('atol')}, "
+    say(con, Text(f"{mode}, eps={opts.get('eps')}, atol={opts.get('atol')}, "
                    f"rtol={opts.get('rtol')}; {report.evaluations.get('total', '?')} "
                    f"evaluations", style="dim"))
     names = getattr(report, "input_names", [])
@@ -447,13 +550,9 @@ _PAIR_DROPS = ("max rel error", "there: numerical vs analytical")  # first left 
 
 def _pair_table(report, names):
     """The table of (output, input) pairs: errors, the worst entry, the verdict."""
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    for column in ("output", "input", "max abs error", "max rel error",
-                   "there: numerical vs analytical", "result"):
-        # narrow terminals wrap cells, never cut them (nor the verdict)
-        table.add_column(column, no_wrap=column in ("result", "output"), overflow="fold",
-                         min_width=min(len(column), 8),
-                         justify="right" if column.startswith("max") else "left")
+    table = Grid(Column("output", prose=False), "input",
+                 Column("max abs error", right=True), Column("max rel error", right=True),
+                 "there: numerical vs analytical", Column("result", prose=False))
     for pair in report.pairs:
         shown = pair.recheck or pair
         worst = shown.worst or {}
@@ -475,13 +574,13 @@ def _pair_table(report, names):
 def _rest_of_gradcheck(con, report, names):
     if report.exception is not None:
         error = getattr(report, "user_error", None)
-        con.print(Text(f"✗ {error or report.exception}", style="red"))
+        say(con, Text(f"✗ {error or report.exception}", style="red"))
         if error is not None and error.details:
-            con.print(Text("Traceback (your code only):\n" + error.details.rstrip(),
+            say(con, Text("Traceback (your code only):\n" + error.details.rstrip(),
                            style="dim"))
     for failure in report.failures:
         if failure.kind != "jacobian_mismatch":  # mismatches are shown as Jacobians below
-            con.print(Text(f"✗ {failure.message.strip()}", style="red"))
+            say(con, Text(f"✗ {failure.message.strip()}", style="red"))
     for pair in report.pairs:
         shown = pair.recheck or pair
         if not shown.passed and shown.numerical is not None:
@@ -490,18 +589,18 @@ def _rest_of_gradcheck(con, report, names):
             how = ("numerical | analytical, {} differing entries marked ≠" if shown_whole else
                    "{} differing entries, the farthest beyond the tolerance first (|analytical"
                    " - numerical| / (atol + rtol * |numerical|))")
-            con.print(Text(f"Jacobian{by} of {_output_label(report, shown)} w.r.t. "
+            say(con, Text(f"Jacobian{by} of {_output_label(report, shown)} w.r.t. "
                            f"{_input_label(report, shown)}: " + how.format(shown.n_differing),
                            style="bold"))
             print_table(con, _jacobians(report, shown, con))
     if report.declared:
-        con.print(Text(f"checked against the declared surrogate gradient ({report.declared}), "
+        say(con, Text(f"checked against the declared surrogate gradient ({report.declared}), "
                        f"not the true gradient", style="dim"))
     located = report.localized
     if located is not None and located.report is not None:
         where = f" at {located.location}" if located.location else ""
         inside = f" in {located.module}" if located.module else ""
-        con.print(Text(f"first wrong node in backward order: {located.node} {located.name} "
+        say(con, Text(f"first wrong node in backward order: {located.node} {located.name} "
                        f"({located.called}{where}{inside}), checked on its own at the "
                        f"inputs it received:", style="bold red"))
         print_table(con, _pair_table(located.report, getattr(located.report, "input_names", [])),
@@ -513,7 +612,7 @@ def _rest_of_gradcheck(con, report, names):
         line.append(d.message)
         if d.location:
             line.append(f"  ({d.location})", style="dim")
-        con.print(line)
+        say(con, line)
 
 
 def _output_label(report, pair):
@@ -542,10 +641,8 @@ def _jacobians(report, pair, con):
     violation = np.abs(ana - num) > report.options["atol"] + report.options["rtol"] * np.abs(num)
     violation |= np.isnan(ana) != np.isnan(num)
     if max(num.shape) <= JACOBIAN_SIDE_BY_SIDE:
-        table = Table(box=box.SIMPLE, show_edge=False)
-        table.add_column("in \\ out")
-        for j in range(num.shape[1]):
-            table.add_column(str(j), justify="right", no_wrap=True)
+        table = Grid(Column("in \\ out", prose=False, whole_header=True),
+                     *(Column(str(j), right=True, prose=False) for j in range(num.shape[1])))
         for i in range(num.shape[0]):
             cells = []
             for j in range(num.shape[1]):
@@ -554,20 +651,17 @@ def _jacobians(report, pair, con):
                                   f"{fmt_num(ana[i, j])}",
                                   style="bold red" if differs else None))
             table.add_row(str(i), *cells)
-        from rich.measure import Measurement
-        if Measurement.get(con, con.options, table).maximum <= con.width:
+        if table.fits(con):
             return table
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    for column in ("input element", "output element", "numerical", "analytical"):
-        table.add_column(column, justify="right")
+    table = Grid(*(Column(c, right=True, prose=False) for c in (
+        "input element", "output element", "numerical", "analytical")))
     for e in pair.differing[:20]:
         table.add_row(str(list(e["input_element"])), str(list(e["output_element"])),
                       fmt_num(e["numerical"]), Text(fmt_num(e["analytical"]), style="red"))
     if pair.n_differing > 20:
         listed = len(pair.differing)  # what --json lists; it says how many it leaves out
-        table.add_row(f"… {pair.n_differing - 20:,} more" + (
-            " in --json" if listed == pair.n_differing else
-            f"; --json lists the first {listed}"), "", "", "")
+        table.caption = f"… {pair.n_differing - 20:,} more" + (
+            " in --json" if listed == pair.n_differing else f"; --json lists the first {listed}")
     return table
 
 
@@ -578,30 +672,26 @@ def print_reference(con, target, report, heading=True):
     verdict = Text(" PASS ", style="bold black on green") if report.passed else \
         Text(" FAIL ", style="bold white on red")
     if heading:
-        con.print(Text(f"{target.name}", style="bold underline") + Text(
+        say(con, Text(f"{target.name}", style="bold underline") + Text(
             f"  {target.kind} at {location(target.filename, target.lineno)}  ", style="dim"))
-    con.print(Text("reference check: ", style="bold") + verdict)
-    con.print(Text(f"{report.target} in {', '.join(report.dtypes)} against "
+    say(con, Text("reference check: ", style="bold") + verdict)
+    say(con, Text(f"{report.target} in {', '.join(report.dtypes)} against "
                    f"{report.reference} in float64; allowed: {fmt_num(report.factor)} x the "
                    f"reference's own error in that dtype + {_floor_ulps()} ulps; "
                    f"{report.evaluations.get('total', '?')} runs", style="dim"))
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    for column in ("dtype", "tensor", "max abs error", "reference's error", "ratio",
-                   "worst: target vs float64", "result"):
-        table.add_column(column, no_wrap=column == "result", overflow="fold",
-                         min_width=min(len(column), 8),
-                         justify="right" if column in ("max abs error", "reference's error",
-                                                       "ratio") else "left")
+    table = Grid("dtype", "tensor", *(Column(c, right=True) for c in (
+        "max abs error", "reference's error", "ratio")), "worst: target vs float64",
+                 Column("result", prose=False))
     for c in report.comparisons:
         w = c.worst
-        where = (f"{w['index']}: {w['target']:.7g} vs {w['reference']:.7g}"
+        where = (f"{w['index']}: {fmt_num(w['target'], 7)} vs {fmt_num(w['reference'], 7)}"
                  if w["target"] is not None else "")
         table.add_row(c.dtype, f"{c.name} [{', '.join(str(n) for n in c.shape)}]",
                       fmt_num(c.max_abs_error), fmt_num(c.reference_error), fmt_num(c.ratio),
                       where, Text("ok", style="green") if c.passed else Text("FAIL", style="red"))
-    con.print(table)
+    print_table(con, table, ("worst: target vs float64",))
     for c in report.failed:
-        con.print(Text(f"✗ {c.name} in {c.dtype}: error {fmt_num(c.max_abs_error)} at "
+        say(con, Text(f"✗ {c.name} in {c.dtype}: error {fmt_num(c.max_abs_error)} at "
                        f"{c.worst['index']} is {fmt_num(c.ratio)} x the reference's own "
                        f"{c.dtype} error ({fmt_num(c.reference_error)}); allowed "
                        f"{fmt_num(c.tolerance)}", style="red"))
