@@ -1,6 +1,6 @@
 """Twelve residual blocks of one class in an nn.Sequential, called one by one from a loop
-over it, then a final Linear. Each block's drawing must be named by its own module
-(test_drawings.py), never by the last child the loop ran."""
+over it, then its final Linear. Every box must be named by the module call that owns its
+nodes, never by the last child the loop ran (test_drawings.py)."""
 import gradtool
 import gradtool as torch
 from gradtool.engine import nn
@@ -10,29 +10,19 @@ class Residual(nn.Module):
     def __init__(self, d):
         super().__init__()
         self.norm = nn.LayerNorm(d)
-        self.fc1 = nn.Linear(d, 2 * d)
-        self.fc2 = nn.Linear(2 * d, d)
+        self.net = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
 
     def forward(self, x):
-        return x + self.fc2(torch.relu(self.fc1(self.norm(x))))
-
-
-class Net(nn.Module):
-    def __init__(self, d=8, depth=12):
-        super().__init__()
-        self.model = nn.Sequential(*[Residual(d) for _ in range(depth)], nn.Linear(d, 2))
-
-    def forward(self, x):
-        h = x
-        for layer in self.model:
-            h = layer(h)
-        return h
+        return x + self.net(self.norm(x))
 
 
 torch.manual_seed(0)
-net = Net().double()
+model = nn.Sequential(*[Residual(16) for _ in range(12)], nn.Linear(16, 4)).double()
 
 
-@gradtool.example((5, 8))
+@gradtool.example((2, 4, 16))
 def looped(x):
-    return net(x).sum()
+    h = x
+    for layer in model:
+        h = layer(h)
+    return h.sum()
