@@ -406,8 +406,10 @@ def _chunk(box, readable, by_id):
 
 def _chunk_title(chunk, first, total):
     """A chunk of nothing but calls of one module kind side by side (those in its repeats
-    too) is named by them ("model.blocks.0–99 (Block) ×100"); any other by its place ("nodes
-    1–100 of 20,000"), after the first and last calls in it: never by one call of many."""
+    too), or of calls of one module in a loop with the few nodes between them, is named by
+    them ("model.blocks.0–99 (Block) ×100", "cell (Cell) calls 1–40 ×40"); any other by its
+    place ("nodes 1–100 of 20,000"), after the first and last calls in it: never by one call
+    of many."""
     calls, loose = _calls_in(chunk)
     where = f"nodes {first:,}–{first + chunk.n_nodes - 1:,} of {total:,}"
     if not calls:
@@ -415,7 +417,8 @@ def _chunk_title(chunk, first, total):
     names = [b.module[0] for b in calls]
     alike = len({b.module[1] for b in calls}) == 1 and (
         len(set(names)) == 1 or len({n.rpartition(".")[0] for n in names}) == 1)
-    if alike and not loose:
+    loop = len(set(names)) == 1 and 1 < len(calls) and loose <= LOOP_GAP * len(calls)
+    if alike and (not loose or loop):
         return calls[0].title if len(calls) == 1 else _repeat_title(calls)
     if names[0] == names[-1]:
         return f"{where} with {names[0]} ({calls[0].module[1]})"
@@ -423,18 +426,18 @@ def _chunk_title(chunk, first, total):
 
 
 def _calls_in(box):
-    """The outermost module calls inside a chunk or repeat, in order, and whether any node
-    sits beside them."""
-    calls, loose = [], False
+    """The outermost module calls inside a chunk or repeat, in order, and how many nodes sit
+    beside them."""
+    calls, loose = [], 0
     for item in box.items:
         if not isinstance(item, Box):
-            loose = True
+            loose += 1
         elif item.kind == "module":
             calls.append(item)
         else:
             inner, inner_loose = _calls_in(item)
             calls += inner
-            loose = loose or inner_loose
+            loose += inner_loose
     return calls, loose
 
 
