@@ -226,12 +226,14 @@ def _place_parameters(E, by_node):
     held = {}    # id(module) -> ids of its parameters, its submodules' included
     placed = {}  # misplaced node -> the module path found for it
     for node, info in by_node.items():
-        stack = (E.metadata(node) or {}).get("nn_module_stack") or ()
-        if info.kind == "leaf" or len(stack) != len(info.module_path):
+        if info.kind == "leaf" or not info.module_path:
             continue
         for child, _ in node.next_functions:
             if child not in misplaced:
                 continue
+            stack = (E.metadata(node) or {}).get("nn_module_stack") or ()
+            if len(stack) != len(info.module_path):
+                break
             for depth in range(len(stack) - 1, -1, -1):
                 module = stack[depth][1]
                 if id(module) not in held:
