@@ -211,31 +211,42 @@ _MODULE_KEYS = ("module", "module_type", "nn_module_stack", "module_calls")  # n
 
 
 def _place_parameters(E, by_node):
-    """A parameter's AccumulateGrad outlives a forward pass, and so does the module call its
-    tag names: a call of an earlier pass (a target run before, holding the same model) is
-    not in this graph. Such a parameter goes to the first call of its module in this graph
-    (as a fresh tag would), or to none."""
-    infos = by_node.values()
-    calls_here = {call for info in infos if info.kind != "leaf"
+    """Put each parameter's AccumulateGrad in the call of the module that holds it. Its tag
+    may be missing (a forward used a submodule's parameter without calling that submodule,
+    as MultiheadAttention does its out_proj's) or stale (the node outlives a forward pass,
+    and its tag names a call of an earlier pass: a target run before, holding the same
+    model). Such a parameter goes to the innermost call holding it among the calls its
+    consumers ran in, the earliest if several (as a fresh tag would), or to none."""
+    calls_here = {call for info in by_node.values() if info.kind != "leaf"
                   for call, _, _ in info.module_path}
-    stale = [(node, info) for node, info in by_node.items() if info.kind == "leaf"
-             and info.module_path and info.module_path[-1][0] not in calls_here]
-    if not stale:
+    misplaced = {node for node, info in by_node.items() if info.kind == "leaf"
+                 and (not info.module_path or info.module_path[-1][0] not in calls_here)}
+    if not misplaced:
         return
-    first_call = {}  # id(module) -> the module path of its first call in this graph
+    held = {}    # id(module) -> ids of its parameters, its submodules' included
+    placed = {}  # misplaced node -> the module path found for it
     for node, info in by_node.items():
-        stack = (E.metadata(node) or {}).get("nn_module_stack") or ()
-        if info.kind == "leaf" or len(stack) != len(info.module_path):
+        if info.kind == "leaf" or not info.module_path:
             continue
-        for depth, (_, module) in enumerate(stack):
-            known = first_call.get(id(module))
-            if known is None or info.module_path[depth][0] < known[-1][0]:
-                first_call[id(module)] = info.module_path[:depth + 1]
-    for node, info in stale:
-        module = E.metadata(node)["nn_module_stack"][-1][1]
-        info.module_path = first_call.get(id(module), ())
-        if not info.module_path:
-            info.module = None
+        for child, _ in node.next_functions:
+            if child not in misplaced:
+                continue
+            stack = (E.metadata(node) or {}).get("nn_module_stack") or ()
+            if len(stack) != len(info.module_path):
+                break
+            for depth in range(len(stack) - 1, -1, -1):
+                module = stack[depth][1]
+                if id(module) not in held:
+                    held[id(module)] = {id(p) for p in module.parameters()}
+                if id(child.variable) in held[id(module)]:
+                    path = info.module_path[:depth + 1]
+                    if child not in placed or path[-1][0] < placed[child][-1][0]:
+                        placed[child] = path
+                    break
+    for node in misplaced:
+        info = by_node[node]
+        info.module_path = placed.get(node, ())
+        info.module = "{} ({})".format(*info.module_path[-1][1:]) if info.module_path else None
 
 
 def _module_path(metadata, module_names):

@@ -2,6 +2,8 @@
 leaves, green outputs, orange saved tensors. Gradients flow upwards in the picture's
 opposite direction: edges go from an input's node to the node that consumes it, as torchviz
 draws them. Nodes are grouped by module call (layout.py); large graphs collapse boxes rather than shrink."""
+import html
+import math
 import os
 import shutil
 import subprocess
@@ -33,6 +35,34 @@ NODE_ATTR = {"style": "filled", "shape": "box", "fontname": FONT, "fontsize": "1
              "margin": "0.12,0.06", "height": "0.3", "fillcolor": COLORS["op"]}
 EDGE_ATTR = {"fontname": FONT, "fontsize": "9", "arrowsize": "0.7", "color": "gray35"}
 
+# Graphviz sizes text with Helvetica's widths; a viewer without Helvetica (or Arial, or
+# Liberation Sans) draws it in a wider fallback, DejaVu Sans or Verdana. Boxes are made wide
+# enough for those: em per character, at least their width for each class of character.
+_NARROW, _WIDE = set(" .,:;'\"|!ilIjft()[]{}r-`"), set("mwMW@%")
+
+
+def text_width(line, fontsize):
+    """Points a line of text takes at most in the common sans-serif fonts."""
+    return fontsize * sum(
+        0.46 if c in _NARROW else 1.0 if c in _WIDE or ord(c) > 126
+        else 0.8 if c.isupper() or c in "#&+<=>^~" else 0.64 for c in line)
+
+
+def _node(g, name, label, **attrs):
+    """A node whose box fits its label in any of those fonts (width is Graphviz's least)."""
+    size = float(attrs.get("fontsize", NODE_ATTR["fontsize"]))
+    margin = float(NODE_ATTR["margin"].split(",")[0])
+    widest = max(text_width(line, size) for line in label.split("\n"))
+    g.node(name, label, width=f"{widest / 72 + 2 * margin + 0.1:.2f}", **attrs)
+
+
+def _frame_label(title, fontsize=float(GRAPH_ATTR["fontsize"])):
+    """A frame's title in a cell as wide as it is in those fonts, its text from the left
+    edge: Graphviz widens the frame to the cell, whatever font draws it."""
+    return (f'<<table border="0" cellpadding="0" cellspacing="0"><tr><td width="'
+            f'{math.ceil(text_width(title, fontsize))}" fixedsize="true" align="left">'
+            f'{html.escape(title)}</td></tr></table>>')
+
 
 def build(snapshot, show_saved=False, expand=False, depth=None, diagnoses=()):
     """A graphviz.Digraph of the snapshot, grouped by module call (see layout.py); never
@@ -49,7 +79,7 @@ def combine(named_snapshots, show_saved=False, expand=False, depth=None):
     g = graphviz.Digraph("targets", graph_attr=GRAPH_ATTR, node_attr=NODE_ATTR,
                          edge_attr=EDGE_ATTR)
     for i, (name, snapshot, *diagnoses) in enumerate(named_snapshots):
-        frame = graphviz.Digraph(f"cluster_target{i}", graph_attr={"label": name})
+        frame = graphviz.Digraph(f"cluster_target{i}", graph_attr={"label": _frame_label(name)})
         draw(frame, snapshot, show_saved, expand, prefix=f"t{i}_", depth=depth,
              diagnoses=diagnoses[0] if diagnoses else ())
         g.subgraph(frame)
@@ -79,7 +109,7 @@ def draw(g, snapshot, show_saved=False, expand=False, prefix="", depth=None, dia
             outside = plan.visible(end[1])
             title = outside.title if isinstance(outside, layout.Box) else \
                 snapshot.by_id[end[1]].name
-            g.node(stub, ("from " if end[0] == "in" else "to ") + title, shape="plaintext",
+            _node(g, stub, ("from " if end[0] == "in" else "to ") + title, shape="plaintext",
                    style="", fontcolor="gray30")
             names.append(stub)
         g.edge(names[0], names[1])
@@ -113,7 +143,7 @@ def _draw_items(g, box, snapshot, ident, failing, tooltips):
                 fails = sum(1 for n in item.node_ids() if n in failing)
                 label = layout.summary(item) + (f"\n✗ {fails} will fail in backward"
                                                  if fails else "")
-                g.node(ident(item), label, shape="box3d",
+                _node(g, ident(item), label, shape="box3d",
                        fillcolor=COLORS["fails"] if fails else COLORS["group"],
                        **({"color": FAIL_COLOR, "fontcolor": FAIL_COLOR} if fails else {}))
             elif item.kind == "repeat":  # open, it is only its members
@@ -121,8 +151,8 @@ def _draw_items(g, box, snapshot, ident, failing, tooltips):
             else:
                 # a frame of g's own kind: html.py draws into a lighter recorder
                 frame = type(g)(f"cluster_{ident(item)}", graph_attr={
-                    "label": item.title, "style": "dashed,rounded", "color": "gray50",
-                    "margin": "10"})
+                    "label": _frame_label(item.title), "style": "dashed,rounded",
+                    "color": "gray50", "margin": "10"})
                 _draw_items(frame, item, snapshot, ident, failing, tooltips)
                 g.subgraph(frame)
             continue
@@ -135,7 +165,7 @@ def _draw_items(g, box, snapshot, ident, failing, tooltips):
                          fontcolor=FAIL_COLOR)
         if tooltips:
             attrs["tooltip"] = node.name
-        g.node(ident(item), "\n".join([_label(node)] + lines), **attrs)
+        _node(g, ident(item), "\n".join([_label(node)] + lines), **attrs)
         if node.kind == "leaf":
             sources.append(ident(item))
     # a long row of leaves becomes rows of WRAP_LEAVES (invisible edges stack them)
@@ -158,10 +188,10 @@ def _draw_outputs(g, snapshot, plan, ident, prefix):
     for out in snapshot.outputs:
         label = (out.name or f"output {out.index}") + "\n" + fmt_shape(out.shape, out.dtype)
         if out.node is None:  # cut off from the graph: drawn so its cut can point at it
-            g.node(f"{prefix}out{out.index}", label + "\nno grad", fillcolor="white",
+            _node(g, f"{prefix}out{out.index}", label + "\nno grad", fillcolor="white",
                    style="dashed")
             continue
-        g.node(f"{prefix}out{out.index}", label, fillcolor=COLORS["output"])
+        _node(g, f"{prefix}out{out.index}", label, fillcolor=COLORS["output"])
         g.edge(ident(plan.visible(out.node)), f"{prefix}out{out.index}")
 
 
@@ -187,7 +217,7 @@ def _draw_cuts(g, snapshot, plan, ident, prefix, diagnoses):
     for i, (kind, message, location) in enumerate(cut_diagnoses(diagnoses)):
         marker = f"{prefix}cut{i}"
         text = message if len(message) <= 120 else message[:117] + "..."
-        g.node(marker, "✂ " + textwrap.fill(text, 44)
+        _node(g, marker, "✂ " + textwrap.fill(text, 44)
                + (f"\n{location}" if location else ""), shape="note", fillcolor="white",
                color=FAIL_COLOR, fontcolor=FAIL_COLOR, style="filled,dashed")
         heads = {ident(plan.visible(n)) for n in at_site.get(location, ())} if location else set()
@@ -219,7 +249,7 @@ def _draw_saved(g, snapshot, plan, within, ident, prefix):
                        "fillcolor": COLORS["fails"]} if s.modified else {}
                 where = f"\n✗ modified in place at {site_location(s.modified_at)}" \
                     if s.modified and s.modified_at else ""
-                g.node(seen[key], f"{s.name}\n{shape}{extra}{where}",
+                _node(g, seen[key], f"{s.name}\n{shape}{extra}{where}",
                        **{"fillcolor": COLORS["saved"], "shape": "note", **red})
             g.edge(seen[key], ident(owner), style="dashed", arrowhead="none",
                    color="darkorange")

@@ -405,15 +405,40 @@ def _chunk(box, readable, by_id):
 
 
 def _chunk_title(chunk, first, total):
-    """A chunk of module calls is named by them ("model.blocks.0–99 (Block) ×100"); one of
-    loose nodes by their place ("nodes 1–100 of 20,000")."""
-    calls = [b for b in chunk.items if isinstance(b, Box) and b.kind == "module"]
-    if calls and len({b.module[1] for b in calls}) == 1:
-        return _repeat_title(calls)
+    """A chunk of nothing but calls of one module kind side by side (those in its repeats
+    too), or of calls of one module in a loop with the few nodes between them, is named by
+    them ("model.blocks.0–99 (Block) ×100", "cell (Cell) calls 1–40 ×40"); any other by its
+    place ("nodes 1–100 of 20,000"), after the first and last calls in it: never by one call
+    of many."""
+    calls, loose = _calls_in(chunk)
     where = f"nodes {first:,}–{first + chunk.n_nodes - 1:,} of {total:,}"
-    if calls:
-        return f"{calls[0].module[0]} … {calls[-1].module[0]} ({where})"
-    return where
+    if not calls:
+        return where
+    names = [b.module[0] for b in calls]
+    alike = len({b.module[1] for b in calls}) == 1 and (
+        len(set(names)) == 1 or len({n.rpartition(".")[0] for n in names}) == 1)
+    loop = len(set(names)) == 1 and 1 < len(calls) and loose <= LOOP_GAP * len(calls)
+    if alike and (not loose or loop):
+        return calls[0].title if len(calls) == 1 else _repeat_title(calls)
+    if names[0] == names[-1]:
+        return f"{where} with {names[0]} ({calls[0].module[1]})"
+    return f"{names[0]} … {names[-1]} ({where})"
+
+
+def _calls_in(box):
+    """The outermost module calls inside a chunk or repeat, in order, and how many nodes sit
+    beside them."""
+    calls, loose = [], 0
+    for item in box.items:
+        if not isinstance(item, Box):
+            loose += 1
+        elif item.kind == "module":
+            calls.append(item)
+        else:
+            inner, inner_loose = _calls_in(item)
+            calls += inner
+            loose += inner_loose
+    return calls, loose
 
 
 def _collapse(box, depth, readable):

@@ -41,7 +41,7 @@ def test_draw_names_leaves_by_params_and_modules_and_groups_by_module_call(tmp_p
     graph = gradtool.draw(loss, params=dict(model.named_parameters()))
     assert repr(graph) == "<gradtool.Graph loss: 12 nodes>"
     source = graph.source
-    assert 'label="model.0 (Linear)"' in source  # the module's frame
+    assert '>model.0 (Linear)</td>' in source  # the module's frame, titled
     for name in ("model.0.weight", "model.2.bias", "x"):  # the user's names on the leaves
         assert f'label="{name}\n' in source, name
     svg = ET.fromstring(graph._repr_svg_())
