@@ -88,6 +88,9 @@ def location(filename, lineno=None, relative=True):
     user location is formatted: messages, diagnoses and reports all come here."""
     if not filename:
         return None
+    cell = _cell_number(filename)
+    if cell is not None:  # a notebook's cell, named as Jupyter shows it
+        return f"cell [{cell}]" if lineno is None else f"cell [{cell}], line {lineno}"
     shown = _relative(filename, os.getcwd()) if relative else filename
     return shown if lineno is None else f"{shown}:{lineno}"
 
@@ -95,6 +98,16 @@ def location(filename, lineno=None, relative=True):
 def site_location(site, relative=True):
     """location() of a site, (filename, lineno, ...), or None."""
     return location(site[0], site[1], relative) if site else None
+
+
+def _cell_number(filename):
+    """The execution count of the IPython cell compiled under this filename (ipykernel's
+    /tmp/ipykernel_<pid>/<hash>.py), or None. Read from the running shell, never imported:
+    outside IPython there are no cells."""
+    IPython = sys.modules.get("IPython")
+    shell = getattr(IPython, "get_ipython", lambda: None)() if IPython is not None else None
+    cells = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    return cells.get(filename) if isinstance(cells, dict) else None
 
 
 @functools.lru_cache(maxsize=256)
