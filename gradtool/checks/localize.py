@@ -38,19 +38,35 @@ class Localized:
                 f"the inputs it received: the error is in how they are composed, or in a "
                 f"built-in op used outside its domain (a kink, a NaN).",
                 {"checked": self.checked})
-        why = None if self.report is None else \
-            next((d for d in self.report.diagnoses if d.severity == "error"), None)
-        reason = f": {self.raised}" if self.raised else \
-            f": {why.kind}: {why.message}" if why else "."
+        reason = self.reason()
         where = f" at {self.location}" if self.location else ""
         inside = f" in {self.module}" if self.module else ""
         return Diagnosis(
             "wrong_node", "error",
             f"the first wrong node in backward order is {self.node} {self.name}: "
             f"{self.called}{where}{inside}, checked on its own at the inputs it "
-            f"received, fails{reason}",
+            f"received, fails" + (f": {reason}" if reason else "."),
             {"node": self.node, "function": self.function, "module": self.module,
              "checked": self.checked}, location=self.location)
+
+
+    def reason(self):
+        """Why the node's own check fails: its first error, or what its replay or its
+        backward raised ("" when its check says no more)."""
+        if self.raised:
+            return self.raised
+        why = next((d for d in self.report.diagnoses if d.severity == "error"), None)
+        if why is not None:
+            return f"{why.kind}: {why.message}"
+        if self.report.exception is not None:
+            return user_error(self.report.exception, "its backward").args[0]
+        return ""
+
+    def wrong_inputs(self):
+        """The labels of the inputs whose gradient its own check finds wrong."""
+        pairs = self.report.pairs if self.report is not None else ()
+        return list(dict.fromkeys(self.report.input_label(p) for p in pairs
+                                  if not (p.recheck or p).passed))
 
 
 def localize(capture, every_node=False, **options):
@@ -75,7 +91,10 @@ def localize(capture, every_node=False, **options):
             function = call.cls.__name__ if hasattr(call, "cls") else call.name
             located = Localized(node_id, info.name, function, site_location(call.site), module,
                                 report, n, _called(call), raised)
-            info.problem = f"✗ {located.function}.backward is wrong (checked on its own)"
+            wrong = located.wrong_inputs()
+            info.problem = (f"✗ {located.function}.backward is wrong" +
+                            (f" for {', '.join(wrong)}" if wrong else "") + " (checked on its own)")
+            capture.localized = located  # (the explorer's panel of the node shows its check)
             return located
     return Localized(None, None, None, None, None, None, len(calls))
 
