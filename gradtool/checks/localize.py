@@ -49,7 +49,6 @@ class Localized:
             {"node": self.node, "function": self.function, "module": self.module,
              "checked": self.checked}, location=self.location)
 
-
     def reason(self):
         """Why the node's own check fails: its first error, or what its replay or its
         backward raised ("" when its check says no more)."""

@@ -15,7 +15,6 @@ import types
 import warnings
 
 from ..engine import frames
-
 from ..report import formats
 
 

@@ -590,7 +590,8 @@ function wrongNode(w) {  // the node to blame: what gradcheck prints of its own 
   h += "</table>";
   if (w.pairs.length) {
     h += `<table class="pairs"><tr>${PAIR_COLUMNS.map(c => `<th>${esc(c)}</th>`).join("")}</tr>`;
-    for (const r of w.pairs) h += "<tr>" + r.map((c, i) => `<td class="${i === 5 && c === "FAIL" ? "bad" : ""}">${esc(c)}</td>`).join("") + "</tr>";
+    const cell = (c, i) => `<td class="${i === 5 && c === "FAIL" ? "bad" : ""}">${esc(c)}</td>`;
+    for (const r of w.pairs) h += "<tr>" + r.map(cell).join("") + "</tr>";
     h += "</table>";
   }
   if (w.reason) h += `<p class="bad">${esc(w.reason)}</p>`;
