@@ -586,8 +586,8 @@ def run_target(target, seed, shape, observe=None, device=None):
     return Run(target, inputs, outputs, args, kwargs)
 
 
-_SHAPE_ERROR_WORDS = ("size", "shape", "broadcast", "must match", "mat1 and mat2",
-                      "dimension", "size mismatch", "element")
+_SHAPE_ERROR_WORDS = ("size", "shape", "broadcast", "must match", "mat1 and mat2", "dim",
+                      "1d", "2d", "3d", "matri", "square", "element")
 
 
 def _forward_error(target, exc, shape=(3,), args=()):
