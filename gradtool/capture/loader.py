@@ -18,7 +18,7 @@ import traceback
 
 import gradtool.adapters as engines
 from ..engine.errors import GradtoolError
-from ..engine.frames import location, user_frames
+from ..engine.frames import is_library, location, user_frames
 from ..adapters.torch_alias import missing_torch_name, refused_arguments
 
 class UserCodeError(GradtoolError):
@@ -97,10 +97,31 @@ class Shapes:
         return len(self.default)
 
     def option(self):
-        """The --shape options that give these shapes, as a user types them."""
-        text = lambda shape: ",".join(map(str, shape))  # noqa: E731
-        return " ".join([f"--shape {text(self.default)}"] +
-                        [f"--shape {n}={text(s)}" for n, s in self.named])
+        """The --shape options that give these shapes, as a user types them (the default
+        shape goes without saying: the CLI cannot tell it from a `--shape 3` typed)."""
+        return " ".join([f"--shape {_sizes(self.default)}"] * (self.default != (3,)) +
+                        [f"--shape {n}={_sizes(s)}" for n, s in self.named])
+
+    def origin(self):
+        """Where the shapes came from, as a message says it."""
+        implied = "the default shape 3" if self.default == (3,) else ""
+        return " and ".join(part for part in (self.option(), implied) if part)
+
+
+def _sizes(shape):
+    return ",".join(map(str, shape))
+
+
+def check_shapes(targets, shapes, path):
+    """A --shape NAME=SIZES must name a parameter of a target: a name that none has (a typo)
+    would leave every input at the default shape without a word."""
+    params = {name for t in targets for name in t.param_names}
+    unknown = [name for name, _ in getattr(shapes, "named", ()) if name not in params]
+    if unknown:
+        listing = "; ".join(f"{t.name}({', '.join(t.param_names)})" for t in targets)
+        whose = "the target" if len(targets) == 1 else "any target"
+        raise GradtoolError(f"--shape {unknown[0]}=... names no parameter of {whose} in "
+                            f"{os.path.basename(path)}: {listing}")
 
 
 def parse_shape(texts):
@@ -149,8 +170,9 @@ def split_spec(spec):
     return (path, name or None) if sep else (spec, None)
 
 
-def load(spec):
-    """Import the file named by `spec` (FILE or FILE::NAME) and return its targets."""
+def load(spec, shapes=None):
+    """Import the file named by `spec` (FILE or FILE::NAME) and return its targets (whose
+    parameters must include those `shapes`, --shape, names)."""
     path, wanted = split_spec(spec)
     full_path = os.path.abspath(path)  # before the file runs: it may chdir
     module = import_user_file(path)
@@ -165,11 +187,14 @@ def load(spec):
         if not chosen:
             names = ", ".join(t.name for t in targets)
             raise UserCodeError(f"No target named {wanted!r} in {path}. Targets: {names}.")
+        check_shapes(chosen, shapes, path)
         return chosen
     # a function named in @gradtool.reference(...) is another target's oracle: checked only
     # when asked for by name
     oracles = {id(vars(t.obj).get("__gradtool_reference__")) for t in targets}
-    return [t for t in targets if not (t.kind == "function" and id(t.obj) in oracles)]
+    targets = [t for t in targets if not (t.kind == "function" and id(t.obj) in oracles)]
+    check_shapes(targets, shapes, path)
+    return targets
 
 
 def import_user_file(path):
@@ -561,15 +586,16 @@ def run_target(target, seed, shape, observe=None, device=None):
     return Run(target, inputs, outputs, args, kwargs)
 
 
-_SHAPE_ERROR_WORDS = ("size", "shape", "broadcast", "must match", "mat1 and mat2",
-                      "dimension", "size mismatch")
+_SHAPE_ERROR_WORDS = ("size", "shape", "broadcast", "must match", "mat1 and mat2", "dim",
+                      "1d", "2d", "3d", "matri", "square", "element")
 
 
 def _forward_error(target, exc, shape=(3,), args=()):
     """The user's forward raised: their line, and when gradtool made up the inputs, what it
     made and how to give others (for a shape error, per parameter with --shape NAME=...)."""
     error = user_error(exc, f"target {target.name}")
-    if error.location is None:  # raised where gradtool called it: wrong arguments, ...
+    at_call = error.location is None
+    if at_call:  # raised where gradtool called it: wrong arguments, ...
         error.location = (target.filename, target.lineno)
         error.args = (error.args[0].replace(
             f"target {target.name} raised",
@@ -580,15 +606,32 @@ def _forward_error(target, exc, shape=(3,), args=()):
                                                        args)
               if spec is GENERATED and hasattr(a, "shape")]
     text = describe_exception(exc).lower()
+    if isinstance(exc, _NOT_THE_INPUTS) or missing_torch_name(exc) or refused_arguments(exc):
+        return error
     if shaped and any(word in text for word in _SHAPE_ERROR_WORDS):
         shapes = shape if isinstance(shape, Shapes) else Shapes(tuple(shape))
         made = ", ".join(f"{n} {list(s)}" for n, s in shaped)
         per_name = " ".join(f"--shape {n}=SIZES" for n, _ in shaped)
         error.args = (f"{error.args[0]} (a shape error: gradtool generated {made} from "
-                      f"{shapes.option()}; give each parameter its shape with {per_name}, or "
+                      f"{shapes.origin()}; give each parameter its shape with {per_name}, or "
                       f"{example_hint(target)} on {target.name})",)
-    elif generated:
+    elif generated and (any(word in text for word in _DTYPE_ERROR_WORDS) or
+                        isinstance(exc, _INPUT_CHECKS) and (at_call or _raised_by_user(exc))):
         error.args = (f"{error.args[0]} (gradtool called it with generated inputs for "
                       f"{', '.join(generated)}; if it needs others, give them with "
                       f"{example_hint(target)} on {target.name})",)
     return error
+
+
+# Errors no input causes (a name the code lacks); and those a user's own code raises when it
+# checks its inputs (an assert, a ValueError), or the call raises for the arguments' sake.
+_NOT_THE_INPUTS = (AttributeError, NameError, ImportError)
+_INPUT_CHECKS = (TypeError, ValueError, AssertionError)
+_DTYPE_ERROR_WORDS = ("dtype", "scalar type", "result type", "floating point")
+
+
+def _raised_by_user(exc):
+    """Whether the innermost frame of exc's traceback is the user's own code (not gradtool's
+    or a library's: torch's, numpy's)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and not is_library(frames[-1].filename)

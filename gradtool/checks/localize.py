@@ -9,6 +9,7 @@ from typing import Optional
 
 import gradtool.adapters as engines
 
+from ..capture.loader import user_error
 from ..capture.specs import declared_surrogate
 from ..engine.frames import site_location
 from .hazards import engines_own
@@ -35,6 +36,7 @@ class Localized:
     report: Optional[GradcheckReport]  # the node's own check
     checked: int                   # how many calls were checked
     called: Optional[str] = None   # what the user called: Name.apply, or the op (mul)
+    raised: Optional[str] = None   # why its check could not run: what replaying it raised
 
     def as_diagnosis(self):
         """The target's diagnosis: the node to blame, or that every custom node passes."""
@@ -45,11 +47,12 @@ class Localized:
                 f"the inputs it received: the error is in how they are composed, or in a "
                 f"built-in op used outside its domain (a kink, a NaN).",
                 {"checked": self.checked})
-        why = next((d for d in self.report.diagnoses if d.severity == "error"), None)
+        reason = self.reason()
         where = f" at {self.location}" if self.location else ""
         inside = f" in {self.module}" if self.module else ""
         details = {"node": self.node, "function": self.function, "module": self.module,
                    "checked": self.checked}
+        why = self._first_error()
         if why is not None and why.kind in NOT_THE_FORMULA:
             # a deliberate surrogate, or rounding: the node's own reason is the target's
             return Diagnosis(
@@ -61,8 +64,30 @@ class Localized:
             "wrong_node", "error",
             f"the first wrong node in backward order is {self.node} {self.name}: "
             f"{self.called}{where}{inside}, checked on its own at the inputs it "
-            f"received, fails" + (f": {why.kind}: {why.message}" if why else "."),
+            f"received, fails" + (f": {reason}" if reason else "."),
             details, location=self.location)
+
+    def reason(self):
+        """Why the node's own check fails: its first error, or what its replay or its
+        backward raised ("" when its check says no more)."""
+        if self.raised:
+            return self.raised
+        why = self._first_error()
+        if why is not None:
+            return f"{why.kind}: {why.message}"
+        if self.report.exception is not None:
+            return user_error(self.report.exception, "its backward").args[0]
+        return ""
+
+    def _first_error(self):
+        return None if self.report is None else next(
+            (d for d in self.report.diagnoses if d.severity == "error"), None)
+
+    def wrong_inputs(self):
+        """The labels of the inputs whose gradient its own check finds wrong."""
+        pairs = self.report.pairs if self.report is not None else ()
+        return list(dict.fromkeys(self.report.input_label(p) for p in pairs
+                                  if not (p.recheck or p).passed))
 
 
 def localize(capture, every_node=False, **options):
@@ -74,17 +99,26 @@ def localize(capture, every_node=False, **options):
     if not calls:
         return None
     for n, (node_id, call) in enumerate(calls, 1):
-        report = check_call(call, **options)
-        if report is not None and not report.passed:
+        raised = None
+        try:
+            report = check_call(call, **options)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001 - the replay raised: that node's finding
+            report, raised = None, user_error(e, f"replaying {_called(call)}").args[0]
+        if raised is not None or (report is not None and not report.passed):
             info = capture.snapshot.by_id[node_id]
             module = info.module_path[-1][1] if info.module_path else info.module
             function = call.cls.__name__ if hasattr(call, "cls") else call.name
             located = Localized(node_id, info.name, function, site_location(call.site), module,
-                                report, n, _called(call))
-            why = next((d.kind for d in report.diagnoses if d.severity == "error"), None)
-            info.problem = (f"✗ {located.function}: {why} (checked on its own)"
-                            if why in NOT_THE_FORMULA else
-                            f"✗ {located.function}.backward is wrong (checked on its own)")
+                                report, n, _called(call), raised)
+            why = located._first_error()
+            wrong = located.wrong_inputs()
+            info.problem = (f"✗ {located.function}: {why.kind} (checked on its own)"
+                            if why is not None and why.kind in NOT_THE_FORMULA else
+                            f"✗ {located.function}.backward is wrong" +
+                            (f" for {', '.join(wrong)}" if wrong else "") + " (checked on its own)")
+            capture.localized = located  # (the explorer's panel of the node shows its check)
             return located
     return Localized(None, None, None, None, None, None, len(calls))
 
@@ -141,6 +175,13 @@ def check_call(call, **options):
     def apply(*tensors):
         args, kwargs = arguments(tensors)
         return call.cls.apply(*args, **kwargs)
+    if _in_place(apply, inputs):
+        # ctx.mark_dirty on a leaf that requires grad is refused (by torch too): an in-place
+        # Function is checked as torch's gradcheck users check one, on a clone of its inputs
+        in_place = apply
+
+        def apply(*tensors):
+            return in_place(*(t.clone() for t in tensors))
     declared = declared_surrogate(call.cls)
     numerical = None
     if declared is not None:
@@ -203,6 +244,15 @@ def _add(base, at, at_base):
     if isinstance(base, tuple):
         return tuple(b + (x - y) for b, x, y in zip(base, at, at_base))
     return base + (at - at_base)
+
+
+def _in_place(apply, inputs):
+    """Whether the Function returns one of its inputs itself: modified in place and marked
+    dirty (run once on clones, which are not leaves, so that it may)."""
+    clones = tuple(t.clone() for t in inputs)
+    outputs = apply(*clones)
+    return any(o is c for o in (outputs if isinstance(outputs, tuple) else (outputs,))
+               for c in clones)
 
 
 def _fresh(t):

@@ -11,6 +11,7 @@ import sysconfig
 import traceback
 
 GRADTOOL_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+ENGINE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 AUTOGRAD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "autograd", "")
 
 _gradtool_file = {}  # code filename -> whether it is gradtool's (abspath per frame is the cost)
@@ -50,12 +51,16 @@ def user_frames(tb):
 
 
 def raised_in_user_code(exc, also=()):
-    """Whether the innermost frame of exc's traceback is the user's (not gradtool's nor one of
-    the folders in `also`, e.g. torch's): a custom backward that raises, rather than the
-    engine refusing what it returned."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    return bool(frames) and not is_gradtool(frames[-1].filename) and \
-        not os.path.abspath(frames[-1].filename).startswith(tuple(also))
+    """Whether exc was raised while the user's code ran: the innermost frame of its traceback
+    outside the engine (gradtool's, or the folders in `also`: torch's) is not gradtool's. A
+    custom backward that raises, itself or in a call it makes to the engine (an attribute it
+    deleted from ctx, a freed saved tensor), rather than the engine refusing what it returned.
+    (torch raises those in C++, without a frame of its own: gradtool's engine counts the same.)"""
+    engine = (ENGINE_DIR,) + tuple(also)
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if not os.path.abspath(frame.filename).startswith(engine):
+            return not is_gradtool(frame.filename)
+    return False
 
 
 def user_call_site(frame):
@@ -88,6 +93,9 @@ def location(filename, lineno=None, relative=True):
     user location is formatted: messages, diagnoses and reports all come here."""
     if not filename:
         return None
+    cell = _cell_number(filename)
+    if cell is not None:  # a notebook's cell, named as Jupyter shows it
+        return f"cell [{cell}]" if lineno is None else f"cell [{cell}], line {lineno}"
     shown = _relative(filename, os.getcwd()) if relative else filename
     return shown if lineno is None else f"{shown}:{lineno}"
 
@@ -95,6 +103,16 @@ def location(filename, lineno=None, relative=True):
 def site_location(site, relative=True):
     """location() of a site, (filename, lineno, ...), or None."""
     return location(site[0], site[1], relative) if site else None
+
+
+def _cell_number(filename):
+    """The execution count of the IPython cell compiled under this filename (ipykernel's
+    /tmp/ipykernel_<pid>/<hash>.py), or None. Read from the running shell, never imported:
+    outside IPython there are no cells."""
+    IPython = sys.modules.get("IPython")
+    shell = getattr(IPython, "get_ipython", lambda: None)() if IPython is not None else None
+    cells = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    return cells.get(filename) if isinstance(cells, dict) else None
 
 
 @functools.lru_cache(maxsize=256)

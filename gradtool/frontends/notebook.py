@@ -7,11 +7,14 @@
 What they return prints as the CLI does (print(), str(), IPython's pretty printer) and shows
 as HTML in Jupyter (`_repr_html_`): the graph as the interactive page, a report as its
 coloured text with the Jacobian heatmaps. Tensors of real PyTorch work as gradtool's do."""
+import contextlib
 import html as html_escape
 import io
 import sys
 import types
+import warnings
 
+from ..engine import frames
 from ..report import formats
 
 
@@ -107,7 +110,7 @@ def check(fn, inputs, *, order=1, eps=1e-6, atol=1e-5, rtol=1e-3, fast_mode=Fals
     from ..checks.target import check_target
     from .cli.gradcheck_cmd import modes_for
     target = _target(fn, inputs)
-    with engines.use(engines.of(_as_tuple(inputs))):
+    with engines.use(engines.of(_as_tuple(inputs))), _warnings_at(sys._getframe(1)):
         result = check_target(target, seed, (3,), eps=eps, atol=atol, rtol=rtol,
                               fast=fast_mode, order=order, modes=modes_for(target, mode))
     return CheckReport(result, seed)
@@ -136,8 +139,10 @@ class _Report:
     def __str__(self):
         return self.text()
 
-    def _repr_pretty_(self, printer, cycle):  # IPython's terminal: the report, coloured
-        printer.text(self.text(color=True) if not cycle else repr(self))
+    def _repr_pretty_(self, printer, cycle):
+        # coloured in IPython's terminal; a notebook's text/plain comes here too, and there
+        # escape codes are noise
+        printer.text(self.text(color=_on_terminal()) if not cycle else repr(self))
 
     def _repr_html_(self):
         from rich.console import Console
@@ -217,6 +222,33 @@ def _target(fn, inputs):
 
 def _as_tuple(inputs):
     return tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
+
+
+def _on_terminal():
+    isatty = getattr(sys.stdout, "isatty", None)
+    return bool(isatty and isatty())
+
+
+@contextlib.contextmanager
+def _warnings_at(frame):
+    """Warnings gradtool raises while it checks (torch's float32 warning), raised again at
+    `frame`'s line, the user's call of gradtool: Python would show gradtool's own line."""
+    caught = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    finally:
+        # (a check calls the function hundreds of times: each warning is raised again once)
+        once = {(str(w.message), w.category, w.filename, w.lineno): w for w in caught}
+        for w in once.values():
+            if frames.is_gradtool(w.filename):
+                scope = frame.f_globals
+                warnings.warn_explicit(w.message, w.category, frame.f_code.co_filename,
+                                       frame.f_lineno, module_globals=scope,
+                                       registry=scope.setdefault("__warningregistry__", {}))
+            else:  # the user's own warning: where it was raised
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _caller_scope():

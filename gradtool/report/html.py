@@ -24,7 +24,8 @@ def page(captures, show_saved=False, expand=False, depth=None):
     .target.name, .snapshot and .diagnostics) of one file's targets."""
     data = {"targets": [_target(c, show_saved, expand, depth) for c in captures]}
     title = html.escape(", ".join(c.target.name for c in captures))
-    return (_TEMPLATE.replace("%TITLE%", title).replace("%VENDOR%", _vendor())
+    return (_TEMPLATE.replace("%PAIR_COLUMNS%", json.dumps(PAIR_COLUMNS))
+            .replace("%TITLE%", title).replace("%VENDOR%", _vendor())
             .replace("%DATA%", pack(data))).encode()
 
 
@@ -84,11 +85,14 @@ def _target(cap, show_saved, expand, depth):
         if b.kind == "module":
             row["module"] = b.module[0]
         box_rows.append(row)
+    located = getattr(cap, "localized", None)  # the node to blame, when localisation ran
     nodes = []
     for nid in plan.order:
         node = snap.by_id[nid]
         data = _node_data(node, failing.get(nid, ()))
         data["box"] = index[plan.box_of[nid]]
+        if located is not None and nid == located.node:
+            data["wrong"] = _wrong_node(located)
         nodes.append(data)
     outputs = [{"id": f"out{o.index}", "node": o.node,
                 "text": (o.name or f"output {o.index}") + "\n" + fmt_shape(o.shape, o.dtype)
@@ -205,6 +209,37 @@ def _node_data(node, fails):
     return data
 
 
+def _wrong_node(located):
+    """What gradcheck prints of the node to blame (checks.localize.Localized): the call, its
+    line and module, the inputs whose gradient is wrong, its own check's pair table, why."""
+    report = located.report
+    return {"call": located.called, "line": located.location, "module": located.module,
+            "inputs": located.wrong_inputs(), "reason": located.reason(),
+            "pairs": [] if report is None else [_pair_row(report, p) for p in report.pairs]}
+
+
+PAIR_COLUMNS = ("output", "input", "max abs error", "max rel error",
+                "there: numerical vs analytical", "result")  # the CLI's pair table
+
+
+def _pair_row(report, pair):
+    shown = pair.recheck or pair  # fast mode: the pair redone in full mode, if it was
+    worst, where = shown.worst or {}, ""
+    if worst:
+        where = (f"in{list(worst.get('input_element', ()))} → "
+                 f"out{list(worst.get('output_element', ()))}: "
+                 f"{fmt_num(worst.get('numerical'))} vs {fmt_num(worst.get('analytical'))}")
+    elif shown.projections:  # fast mode: the projection farthest from agreeing
+        k, p = max(enumerate(shown.projections), key=lambda kp: kp[1]["ratio"])
+        where = f"projection {k}: {fmt_num(p['numerical'])} vs {fmt_num(p['analytical'])}"
+    described = next((i for i in report.inputs if i.get("position") == pair.input_position), {})
+    shape = described.get("shape")
+    label = report.input_label(pair) + (
+        "" if shape is None else " " + _shape(shape, described.get("dtype", "")))
+    return [report.output_label(pair), label, fmt_num(shown.max_abs_error),
+            fmt_num(shown.max_rel_error), where, "ok" if shown.passed else "FAIL"]
+
+
 def _shape(shape, dtype):
     return _shape_text(tuple(shape), dtype)
 
@@ -240,6 +275,7 @@ body{margin:0;font:13px Helvetica,Arial,sans-serif;display:flex;height:100vh;ove
 #side{width:330px;border-left:1px solid #ccc;padding:8px;overflow:auto}
 #side table{border-collapse:collapse;width:100%}#side td{border-top:1px solid #eee;padding:2px 4px;vertical-align:top}
 .bad{color:#c00}#status{color:#666;font-size:12px}
+#side .pairs{font-size:11px;margin:6px 0}#side .pairs th{text-align:left;font-weight:normal;color:#666;vertical-align:bottom}
 </style>
 %VENDOR%
 </head><body>
@@ -262,6 +298,7 @@ async function unpack(text) {  // the data: base64 of gzipped JSON (see html.py'
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   return JSON.parse(await new Response(stream).text());
 }
+const PAIR_COLUMNS = %PAIR_COLUMNS%;
 const MIN_ZOOM = 0.8;     // labels are 10 px: never below 8 px at "fit"
 const EXPAND_LIMIT = 1500;  // "expand all" stops opening boxes past this many items in sight
 const esc = s => String(s).replace(/[&<>"]/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})[c]);
@@ -531,6 +568,7 @@ function details(n) {
   row("inputs", ins.join(", ")); row("consumers", outs.join(", "));
   h += "</table>";
   for (const f of n.fails || []) h += `<p class="bad">${esc(f)}</p>`;
+  if (n.wrong) h += wrongNode(n.wrong);
   if (n.saved) {
     h += "<h4>saved for backward</h4>";
     for (const s of n.saved) {
@@ -546,6 +584,20 @@ function details(n) {
   document.getElementById("side").innerHTML = h;
 }
 
+function wrongNode(w) {  // the node to blame: what gradcheck prints of its own check
+  let h = `<div id="wrong"><h4 class="bad">checked on its own at the inputs it received</h4><table>`;
+  const rows = [["call", w.call], ["line", w.line], ["module", w.module], ["wrong for", w.inputs.join(", ")]];
+  for (const [k, v] of rows) if (v) h += `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`;
+  h += "</table>";
+  if (w.pairs.length) {
+    h += `<table class="pairs"><tr>${PAIR_COLUMNS.map(c => `<th>${esc(c)}</th>`).join("")}</tr>`;
+    const cell = (c, i) => `<td class="${i === 5 && c === "FAIL" ? "bad" : ""}">${esc(c)}</td>`;
+    for (const r of w.pairs) h += "<tr>" + r.map(cell).join("") + "</tr>";
+    h += "</table>";
+  }
+  if (w.reason) h += `<p class="bad">${esc(w.reason)}</p>`;
+  return h + "</div>";
+}
 function reveal(b) { for (let p = b; p !== 0 && p !== null; p = T.boxes[p].parent) T.openNow[p] = true; }
 function showNode(n) {  // open what holds it, draw, select it
   reveal(n.box); selected = "n:" + n.id; draw(false, selected); details(n);

@@ -68,3 +68,55 @@ def test_a_failing_assertion_keeps_its_whole_message_in_one_output(cells):
     message = _printed(outputs)
     assert message.startswith("WrongCube  Function at ") and "<unknown>" not in message
     assert "FAIL" in message and "wrong_gradient" in message
+
+
+CELLS = [
+    "import gradtool\nimport gradtool as torch",
+    # a wrong Function, a cut gradient: reports that name places in cells
+    "class WrongCube(torch.autograd.Function):\n"
+    "    @staticmethod\n"
+    "    def forward(ctx, x):\n"
+    "        ctx.save_for_backward(x)\n"
+    "        return x ** 3\n\n"
+    "    @staticmethod\n"
+    "    def backward(ctx, grad):\n"
+    "        x, = ctx.saved_tensors\n"
+    "        return grad * 2 * x ** 2\n",
+    "x = torch.randn(3, dtype=torch.float64, requires_grad=True)\n"
+    "gradtool.check(WrongCube, x)",
+    "def scaled(x, w):\n"
+    "    with torch.no_grad():\n"
+    "        y = x * w\n"
+    "    return y + x\n\n"
+    "gradtool.inspect(scaled, (x, x.detach().clone().requires_grad_()))",
+    "x32 = torch.randn(3, requires_grad=True)\n"
+    "gradtool.check(lambda t: (t * t).sum(), x32).passed",
+]
+
+
+@pytest.fixture(scope="module")
+def cell_outputs(tmp_path_factory):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    nbclient.NotebookClient(nb, timeout=180, kernel_name="python3", resources={
+        "metadata": {"path": str(tmp_path_factory.mktemp("cells"))}}).execute()
+    return [(c.execution_count, c.outputs) for c in nb.cells]
+
+
+def test_places_in_cells_read_as_jupyter_numbers_them_without_escape_codes(cell_outputs):
+    errors = [o for _, outputs in cell_outputs for o in outputs if o.output_type == "error"]
+    assert not errors, errors
+    defined, _ = cell_outputs[1]
+    check = _shown(cell_outputs[2][1])["text/plain"]
+    assert f"WrongCube  Function at cell [{defined}], line " in check and "FAIL" in check
+    number, outputs = cell_outputs[3]
+    inspect = " ".join(_shown(outputs)["text/plain"].split())
+    assert f"(cell [{number}], line 3)" in inspect and "ipykernel_" not in inspect
+    assert "\x1b[" not in check + inspect  # text/plain is plain text
+
+
+def test_a_warning_of_a_check_points_at_the_users_cell(cell_outputs):
+    number, outputs = cell_outputs[4]
+    warned = "".join(o.text for o in outputs if o.output_type == "stream" and o.name == "stderr")
+    assert "Input #0 requires gradient and is not a double precision" in warned
+    assert "notebook.py" not in warned and "gradtool" not in warned.split("UserWarning")[0]
+    assert ".py:2: UserWarning" in warned  # the line of the cell that called the check

@@ -338,3 +338,50 @@ def test_a_graph_drawn_from_python_shows_the_explorer_inline(browser, tmp_path):
         assert errors == []
     finally:
         page.close()
+
+
+SCALED_MUL = '''\
+import torch
+
+
+class ScaledMul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return 2 * x * w
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        return 2 * grad * w, grad * x  # wrong: w's gradient lost the factor 2
+
+
+def loss(x, w):
+    return ScaledMul.apply(x.tanh(), w).sum()
+'''
+
+
+def test_the_wrong_node_shows_its_line_its_input_and_its_own_check_as_the_cli_does(
+        browser, tmp_path):
+    (tmp_path / "scaled.py").write_text(SCALED_MUL)
+    path = tmp_path / "scaled.html"
+    r = cu.run("render", tmp_path / "scaled.py::loss", "-o", path)
+    assert r.returncode == 0, str(r)
+    p = Page(browser, path)
+    try:
+        node = p.id_of("ScaledMulBackward")
+        assert "is wrong for w" in p.js(f"gradtool.cy.getElementById({node!r}).data('label')")
+        p.click(node)
+        side = p.page.inner_text("#side")
+        assert "ScaledMul.apply" in side and "scaled.py:17" in side  # the call and its line
+        assert "wrong for\tw" in side
+        header = p.page.locator("#wrong .pairs th").all_inner_texts()
+        assert header == ["output", "input", "max abs error", "max rel error",
+                          "there: numerical vs analytical", "result"]
+        rows = [r.locator("td").all_inner_texts()
+                for r in p.page.locator("#wrong .pairs tr").all()[1:]]
+        assert [(r[1], r[5]) for r in rows] == [("x float64[3]", "ok"), ("w float64[3]", "FAIL")]
+        assert " vs " in rows[1][4] and "wrong_gradient" in side
+        assert p.errors == []
+    finally:
+        p.page.close()

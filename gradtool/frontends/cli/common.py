@@ -186,6 +186,8 @@ def run_against(file, seed, shape, order, json_, no_color, timeout):
         get("torch")  # PyTorch installed, or exit 2 saying so
         with user_prints_to_stderr(json_):
             ours, theirs = against.load_both(file)
+            from ...capture.loader import check_shapes
+            check_shapes(ours, shape, file)
             by_name = {t.name: t for t in theirs}
             results = []
             for target in ours:

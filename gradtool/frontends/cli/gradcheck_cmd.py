@@ -85,7 +85,7 @@ def gradcheck(
         with common.user_prints_to_stderr(json_), common.on_engine(engine.value) as on:
             place = common.placed_on(on, device)
             reference_fn = asked.load()
-            targets = load(file)
+            targets = load(file, shape_tuple)
             results = common.run_each(
                 targets, lambda t: _check_target(
                     t, seed, shape_tuple, place, asked, reference_fn,

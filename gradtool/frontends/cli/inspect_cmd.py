@@ -39,7 +39,7 @@ def inspect(
             common.run_against(file, seed, shape_tuple, 1, json_, no_color, timeout)
         with common.user_prints_to_stderr(json_), common.on_engine(engine.value) as on:
             place = common.placed_on(on, device)
-            targets = load(file)
+            targets = load(file, shape_tuple)
             from ...checks.inspection import capture
             results = common.run_each(targets, lambda t: capture(t, seed, shape_tuple, place,
                                                                   localize=True),

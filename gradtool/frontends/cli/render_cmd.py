@@ -48,7 +48,7 @@ def render(
         from ...checks.inspection import capture
         with common.on_engine(engine.value) as on:  # the user's code runs here
             place = common.placed_on(on, device)
-            targets = load(file)
+            targets = load(file, shape_tuple)
             # no full collections while the graphs are made: each scans every object made so
             # far (a second of 20,000 nodes); young garbage is still collected
             thresholds = gc.get_threshold()
