@@ -30,7 +30,8 @@ SIGN = OpSpec("sign", "SignBackward0", np.sign, jvp="elementwise", batches=True,
 _FLOATING = dict(jvp="elementwise", batches=True, method=True, promotion="float", complex=True)
 EXP = OpSpec("exp", "ExpBackward0", kernels.exp, **_FLOATING,
              self=lambda grad, result: grad * conj(result))
-LOG = OpSpec("log", "LogBackward0", kernels.log, **_FLOATING, self=lambda grad, self: grad / conj(self))
+LOG = OpSpec("log", "LogBackward0", kernels.log, **_FLOATING,
+             self=lambda grad, self: grad / conj(self))
 LOG1P = OpSpec("log1p", "Log1PBackward0", kernels.log1p, **_FLOATING,
                self=lambda grad, self: grad / conj(self + 1))
 EXPM1 = OpSpec("expm1", "Expm1Backward0", kernels.expm1, **_FLOATING,
@@ -142,8 +143,9 @@ DIV = OpSpec("div", "DivBackward0", kernels.div, function=True, jvp="elementwise
              promotion="float", broadcasts=True, complex=True,
              self=lambda grad, other: grad / conj(other),
              other=lambda grad, self, other: -grad * conj(self / other / other))
-POW = OpSpec("pow", "PowBackward0", kernels.power, function=True, **_BROADCASTING, args=("exponent",),
-             promoted_args=("exponent",), complex=True, self=formulas.pow_backward)
+POW = OpSpec("pow", "PowBackward0", kernels.power, function=True, **_BROADCASTING,
+             args=("exponent",), promoted_args=("exponent",), complex=True,
+             self=formulas.pow_backward)
 POW_TENSOR = OpSpec("pow", "PowBackward1", kernels.power, **_BROADCASTING, complex=True,
                     self=formulas.pow_backward_self,
                     exponent=formulas.pow_backward_exponent)
