@@ -7,10 +7,7 @@ ulp of float64 or a few, which is 2^-29 of float32's ulp, 2^-42 of float16's), s
 allows 2^-20 ulp more: where the exact value lies that close to a midpoint between two
 float32s, the float64 computation may round to either side, and both count as right (a
 vanishing fraction of inputs; none of these seeded ones). A result off by one ulp is 0.5
-more, far outside the bound.
-
-`ulp_errors` and `measure` are what benchmarks of accuracy can reuse (the before/after table
-in docs/engine.md was made with them)."""
+more, far outside the bound. (`measure` gives the errors themselves, for a table of them.)"""
 import math
 
 import numpy as np
