@@ -85,19 +85,25 @@ def make_dual(tensor, tangent, *, level=None):
         if t._data.dtype.kind != "f":
             raise ValueError(f"Expected {name} to be floating point or complex, but got: "
                              f"{t.dtype}")
-    expected = tensor._data.shape if current.batch is None else (
-        (current.batch,) + tensor._data.shape)
-    if tangent._data.shape != expected:
-        raise RuntimeError(f"Trying to set a forward gradient that has a different size than "
-                           f"that of the original Tensor, this is not supported. Tensor is of "
-                           f"size {list(tensor._data.shape)} while the given forward gradient "
-                           f"is of size {list(tangent._data.shape)}.")
+    check_size(tensor, tangent)
     if tangent_of(tensor) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            "gradient at the same level 0 is not supported.")
     dual = _untracked(tensor.view, tensor._data.shape)
     dual._fw_grad = (current, tangent)
     return dual
+
+
+def check_size(tensor, tangent):
+    """torch's refusal of a tangent whose size is not its tensor's (after the batch dim of
+    batched tangents): make_dual's and a custom Function's jvp's."""
+    batch = forward_level.active.batch
+    expected = tensor._data.shape if batch is None else (batch,) + tensor._data.shape
+    if tangent._data.shape != expected:
+        raise RuntimeError(f"Trying to set a forward gradient that has a different size than "
+                           f"that of the original Tensor, this is not supported. Tensor is of "
+                           f"size {list(tensor._data.shape)} while the given forward gradient "
+                           f"is of size {list(tangent._data.shape)}.")
 
 
 def unpack_dual(tensor, *, level=None):

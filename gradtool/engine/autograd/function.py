@@ -229,11 +229,13 @@ def _forward_tangents(cls, ctx, args, outputs, tangents):
     for i, (o, t) in enumerate(zip(outs, results)):
         if t is None or not isinstance(o, Tensor) or o._data.dtype.kind != "f":
             continue
-        shape = o._data.shape if batch is None else (batch,) + o._data.shape
-        if not isinstance(t, Tensor) or t._data.shape != shape:
-            raise RuntimeError(f"{cls.__name__}.jvp: the tangent of output {i} must be a Tensor "
-                               f"of the output's shape {list(o._data.shape)}, got "
-                               f"{list(t.shape) if isinstance(t, Tensor) else type(t).__name__}")
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"expected Variable or None (got {type(t).__name__}) for grad "
+                               f"output {i}.")
+        if t._data.dtype.kind not in "fc":  # (torch's words: an internal assert's)
+            raise RuntimeError("Expected both tensor and its forward grad to be floating point "
+                               "or complex")
+        forward_ad.check_size(o, t)
         forward_ad._set(o, t)
 
 

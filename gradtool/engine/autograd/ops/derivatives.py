@@ -28,12 +28,13 @@ SIGN = OpSpec("sign", "SignBackward0", np.sign, jvp="elementwise", batches=True,
               self=lambda grad: zeros_like(grad))
 # functions of float results (an integer input gives the default float dtype): their fields
 _FLOATING = dict(jvp="elementwise", batches=True, method=True, promotion="float", complex=True)
-EXP = OpSpec("exp", "ExpBackward0", np.exp, **_FLOATING,
+EXP = OpSpec("exp", "ExpBackward0", kernels.exp, **_FLOATING,
              self=lambda grad, result: grad * conj(result))
-LOG = OpSpec("log", "LogBackward0", np.log, **_FLOATING, self=lambda grad, self: grad / conj(self))
-LOG1P = OpSpec("log1p", "Log1PBackward0", np.log1p, **_FLOATING,
+LOG = OpSpec("log", "LogBackward0", kernels.log, **_FLOATING,
+             self=lambda grad, self: grad / conj(self))
+LOG1P = OpSpec("log1p", "Log1PBackward0", kernels.log1p, **_FLOATING,
                self=lambda grad, self: grad / conj(self + 1))
-EXPM1 = OpSpec("expm1", "Expm1Backward0", np.expm1, **_FLOATING,
+EXPM1 = OpSpec("expm1", "Expm1Backward0", kernels.expm1, **_FLOATING,
                self=lambda grad, result: grad * conj(result + 1))
 SQRT = OpSpec("sqrt", "SqrtBackward0", np.sqrt, **_FLOATING,
               self=lambda grad, result: grad / (2 * conj(result)))
@@ -41,32 +42,32 @@ RECIPROCAL = OpSpec("reciprocal", "ReciprocalBackward0", kernels.reciprocal, **_
                     self=lambda grad, result: -grad * conj(result * result))
 RSQRT = OpSpec("rsqrt", "RsqrtBackward0", kernels.rsqrt, **_FLOATING,
                self=lambda grad, result: -0.5 * grad * conj(result ** 3))
-SIN = OpSpec("sin", "SinBackward0", np.sin, **_FLOATING,
+SIN = OpSpec("sin", "SinBackward0", kernels.sin, **_FLOATING,
              self=lambda grad, self: grad * conj(cos(self)))
-COS = OpSpec("cos", "CosBackward0", np.cos, **_FLOATING,
+COS = OpSpec("cos", "CosBackward0", kernels.cos, **_FLOATING,
              self=lambda grad, self: -grad * conj(sin(self)))
-TAN = OpSpec("tan", "TanBackward0", np.tan, **_FLOATING,
+TAN = OpSpec("tan", "TanBackward0", kernels.tan, **_FLOATING,
              self=lambda grad, result: grad * conj(1 + result * result))
-TANH = OpSpec("tanh", "TanhBackward0", np.tanh, **_FLOATING,
+TANH = OpSpec("tanh", "TanhBackward0", kernels.tanh, **_FLOATING,
               self=lambda grad, result: grad * conj(1 - result * result))
 SIGMOID = OpSpec("sigmoid", "SigmoidBackward0", kernels.sigmoid, **_FLOATING,
                  self=lambda grad, result: grad * conj(result * (1 - result)))
 # the inverse trigonometric and hyperbolic functions (torch's arc* names are aliases)
-ASIN = OpSpec("asin", "AsinBackward0", np.arcsin, **_FLOATING, method_aliases=("arcsin",),
+ASIN = OpSpec("asin", "AsinBackward0", kernels.asin, **_FLOATING, method_aliases=("arcsin",),
               self=lambda grad, self: grad * conj(rsqrt(1 - self * self)))
-ACOS = OpSpec("acos", "AcosBackward0", np.arccos, **_FLOATING, method_aliases=("arccos",),
+ACOS = OpSpec("acos", "AcosBackward0", kernels.acos, **_FLOATING, method_aliases=("arccos",),
               self=lambda grad, self: -grad * conj(rsqrt(1 - self * self)))
-ATAN = OpSpec("atan", "AtanBackward0", np.arctan, **_FLOATING, method_aliases=("arctan",),
+ATAN = OpSpec("atan", "AtanBackward0", kernels.atan, **_FLOATING, method_aliases=("arctan",),
               self=lambda grad, self: grad / conj(self * self + 1))
 # torch leaves asinh_, acosh_ and atanh_ without a derivative (their Backward1 raises)
-ASINH = OpSpec("asinh", "AsinhBackward0", np.arcsinh, **_FLOATING, method_aliases=("arcsinh",),
+ASINH = OpSpec("asinh", "AsinhBackward0", kernels.asinh, **_FLOATING, method_aliases=("arcsinh",),
                in_place_node="AsinhBackward1",
                self=lambda grad, self: grad * conj(rsqrt(self * self + 1)))
-ACOSH = OpSpec("acosh", "AcoshBackward0", np.arccosh, **_FLOATING, method_aliases=("arccosh",),
+ACOSH = OpSpec("acosh", "AcoshBackward0", kernels.acosh, **_FLOATING, method_aliases=("arccosh",),
                in_place_node="AcoshBackward1",  # (sqrt(z^2 - 1) is not sqrt(z-1) sqrt(z+1))
                self=lambda grad, self: grad * conj(rsqrt(self + 1) * rsqrt(self - 1))
                    if is_complex(self) else grad * rsqrt(self * self - 1))
-ATANH = OpSpec("atanh", "AtanhBackward0", np.arctanh, **_FLOATING, method_aliases=("arctanh",),
+ATANH = OpSpec("atanh", "AtanhBackward0", kernels.atanh, **_FLOATING, method_aliases=("arctanh",),
                in_place_node="AtanhBackward1", self=lambda grad, self: grad / conj(1 - self * self))
 # round (half to even; decimals scale first, as torch's) is flat: zero gradient, as torch's
 # (RoundBackward1 with decimals=)
@@ -142,15 +143,16 @@ DIV = OpSpec("div", "DivBackward0", kernels.div, function=True, jvp="elementwise
              promotion="float", broadcasts=True, complex=True,
              self=lambda grad, other: grad / conj(other),
              other=lambda grad, self, other: -grad * conj(self / other / other))
-POW = OpSpec("pow", "PowBackward0", np.power, function=True, **_BROADCASTING, args=("exponent",),
-             promoted_args=("exponent",), complex=True, self=formulas.pow_backward)
-POW_TENSOR = OpSpec("pow", "PowBackward1", np.power, **_BROADCASTING, complex=True,
+POW = OpSpec("pow", "PowBackward0", kernels.power, function=True, **_BROADCASTING,
+             args=("exponent",), promoted_args=("exponent",), complex=True,
+             self=formulas.pow_backward)
+POW_TENSOR = OpSpec("pow", "PowBackward1", kernels.power, **_BROADCASTING, complex=True,
                     self=formulas.pow_backward_self,
                     exponent=formulas.pow_backward_exponent)
 POW_SCALAR_BASE = OpSpec("pow", "PowBackward2", kernels.pow_scalar_base, **_BROADCASTING,
                          args=("self",), promoted_args=("self",), complex=True,
                          exponent=formulas.pow_backward_exponent)
-ATAN2 = OpSpec("atan2", "Atan2Backward0", np.arctan2, function=True, jvp="elementwise",
+ATAN2 = OpSpec("atan2", "Atan2Backward0", kernels.atan2, function=True, jvp="elementwise",
                batches=True, promotion="float", broadcasts=True,
                self=lambda grad, self, other: grad * other / (self * self + other * other),
                other=lambda grad, self, other: -grad * self / (self * self + other * other))

@@ -68,12 +68,12 @@ def _along(array_fn, method):
 
 abs = _array_or_method(np.abs, "abs")
 sign = _array_or_method(np.sign, "sign")
-exp = _array_or_method(np.exp, "exp")
-log = _array_or_method(np.log, "log")
-log1p = _array_or_method(np.log1p, "log1p")
-sin = _array_or_method(np.sin, "sin")
-cos = _array_or_method(np.cos, "cos")
-tanh = _array_or_method(np.tanh, "tanh")
+exp = _array_or_method(_kernels.exp, "exp")
+log = _array_or_method(_kernels.log, "log")
+log1p = _array_or_method(_kernels.log1p, "log1p")
+sin = _array_or_method(_kernels.sin, "sin")
+cos = _array_or_method(_kernels.cos, "cos")
+tanh = _array_or_method(_kernels.tanh, "tanh")
 isnan = _array_or_method(np.isnan, "isnan")
 sgn = _array_or_method(_kernels.sgn, "sgn")  # x / |x| (0 at 0); torch's sign for real x
 sigmoid = _array_or_method(_kernels.sigmoid, "sigmoid")

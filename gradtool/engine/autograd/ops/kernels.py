@@ -1,17 +1,70 @@
 """Forward computations on numpy arrays that need more than one numpy call.
 Each takes the op's tensor inputs (as arrays) then its other arguments, in the table's order,
 and returns arrays; dims arrive normalised (non-negative, tuples for multi-dim reductions)."""
+import math
 import operator
 
 import numpy as np
 
+_F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
+# a float64 or complex128 result rounded to the dtype of the low-precision operands
+_ROUNDED_TO = {_F32: {_F64: _F32, np.dtype(np.complex128): np.dtype(np.complex64)},
+               _F16: {_F64: _F16, np.dtype(np.complex128): np.dtype(np.complex64)}}
+
+
+def rounded_once(kernel):
+    """`kernel` computed in float64 where its operands are float32 or float16, the result
+    rounded once to their dtype: the correctly rounded value, as IEEE's +, -, *, / and sqrt
+    are and numpy's float32 exp, log, tanh, sin, ... are not (they are an ulp or more off for
+    10-40% of inputs, torch's for 0.02-5%). Float64 rounded to float32 is off only where the
+    exact value lies within float64's error of a midpoint between two float32s (about 2^-29
+    of inputs), and then by that error. Number arguments are rounded to float32 first, as the
+    float32 kernel had them (and torch's, whose float16 kernels compute in float32 too).
+    With a float64 or complex operand, or none of low precision, the kernel runs as it is
+    (`.as_is`: what dispatch runs for a float64 tensor, without this wrapper's cost)."""
+    def in_float64(*operands):
+        first = getattr(operands[0], "dtype", None)
+        if first is _F64:  # (the common cases first)
+            return kernel(*operands)
+        if len(operands) == 1 and (first is _F32 or first is _F16):
+            return kernel(operands[0].astype(_F64)).astype(first)
+        low = None
+        for a in operands:
+            dtype = getattr(a, "dtype", None)
+            if dtype is _F32 or dtype is _F16:
+                low = low or dtype
+            elif dtype is not None and dtype.kind in "fc":
+                return kernel(*operands)  # (float64 or complex: numpy's precision is the op's)
+        if low is None:
+            return kernel(*operands)
+        wide = []
+        for a in operands:
+            dtype = getattr(a, "dtype", None)
+            wide.append(a.astype(_F64) if dtype is _F32 or dtype is _F16 else
+                        float(np.float32(a)) if type(a) is float else a)
+        out = kernel(*wide)
+        return out.astype(_ROUNDED_TO[low].get(out.dtype, out.dtype))
+    in_float64.__name__ = getattr(kernel, "__name__", "kernel")
+    in_float64.as_is = kernel
+    return in_float64
+
+
+# numpy's float32 kernels of these are not correctly rounded
+exp, log, log1p, expm1, sin, cos, tan, tanh, asin, acos, atan, asinh, acosh, atanh, power, \
+    atan2 = map(rounded_once, (
+        np.exp, np.log, np.log1p, np.expm1, np.sin, np.cos, np.tan, np.tanh, np.arcsin,
+        np.arccos, np.arctan, np.arcsinh, np.arccosh, np.arctanh, np.power, np.arctan2))
+
 
 def _elementwise(numpy_op, with_alpha=False):
     """A binary elementwise kernel: numpy's op, its result laid out as torch's when the first
-    operand is not C-ordered; with_alpha: other scaled by alpha first (add, sub)."""
+    operand is not C-ordered; with_alpha: other scaled by alpha first (add, sub), with one
+    rounding (torch's fused multiply-add)."""
     if with_alpha:
+        scaled = rounded_once(lambda self, other, alpha: numpy_op(self, other * alpha))
+
         def kernel(self, other, alpha):
-            out = numpy_op(self, other) if alpha == 1 else numpy_op(self, other * alpha)
+            out = numpy_op(self, other) if alpha == 1 else scaled(self, other, alpha)
             return out if _c_ordered(self) else torch_layout(out, self, other)
     else:
         def kernel(self, other):
@@ -99,14 +152,20 @@ def _laid_out(out, strides):
     return result
 
 
+@rounded_once
+def _rsub_scaled(self, other, alpha):
+    return other - self * alpha
+
+
 def rsub(self, other, alpha):
-    return other - self if alpha == 1 else other - self * alpha
+    return other - self if alpha == 1 else _rsub_scaled(self, other, alpha)
 
 
 def relu(self):
     return np.maximum(self, 0).astype(self.dtype, copy=False)
 
 
+@rounded_once
 def sigmoid(self):
     # torch's 1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving 0 (forwards
     # and formulas run with numpy's warnings off)
@@ -116,6 +175,7 @@ def sigmoid(self):
     return np.reciprocal(out, out=out) if type(out) is np.ndarray else 1 / out  # (0-d: a scalar)
 
 
+@rounded_once
 def rsqrt(self):
     return 1 / np.sqrt(self)
 
@@ -134,7 +194,7 @@ def masked_fill(self, mask, value):  # (contiguous, as torch's: a clone, then fi
 
 
 def pow_scalar_base(exponent, self):
-    return np.power(self, exponent)
+    return power(self, exponent)
 
 
 def unbind(self, dim):
@@ -326,6 +386,7 @@ def complex_(real, imag):
     return out
 
 
+@rounded_once
 def polar(abs, angle):
     return complex_(abs * np.cos(angle), abs * np.sin(angle))
 
@@ -533,7 +594,8 @@ def is_column_major(sizes, strides):
 
 
 # ---- activations ----
-_ERF = np.frompyfunc(__import__("math").erf, 1, 1)  # numpy has no erf; math's is exact
+# numpy has no erf: math's, correctly rounded in float64 (or nearly)
+_ERF, _ERFC = np.frompyfunc(math.erf, 1, 1), np.frompyfunc(math.erfc, 1, 1)
 
 
 def erf(self):
@@ -541,17 +603,23 @@ def erf(self):
     return out.astype(self.dtype) if self.dtype.kind == "f" else out
 
 
+@rounded_once
 def gelu(self, approximate):
+    # x Phi(x), with 1 + erf(-u) as erfc(u) and (1 + tanh(u)) / 2 as 1 / (1 + exp(-2u)): no
+    # cancellation where x is very negative
     if approximate == "tanh":
         inner = np.sqrt(2 / np.pi) * (self + 0.044715 * self ** 3)
-        return 0.5 * self * (1 + np.tanh(inner))
-    return 0.5 * self * (1 + erf(self / np.sqrt(2)))
+        return self / (1 + np.exp(-2 * inner))
+    out = 0.5 * self * np.asarray(_ERFC(self * -np.sqrt(0.5)), dtype=np.float64)
+    return out.astype(self.dtype, copy=False)
 
 
+@rounded_once
 def silu(self):
     return self * sigmoid(self)
 
 
+@rounded_once
 def softplus(self, beta, threshold):
     scaled = self * beta
     # log1p(exp(z)) / beta without overflow; linear above the threshold, as torch
@@ -568,6 +636,7 @@ def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
         grad_output.dtype, copy=False)
 
 
+@rounded_once
 def elu(self, alpha, scale, input_scale):
     negative = alpha * scale * np.expm1(np.minimum(self, 0) * input_scale)
     return np.where(self > 0, self * scale, negative).astype(self.dtype, copy=False)
@@ -1142,10 +1211,12 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 
 
 # ---- elementwise ----
+@rounded_once
 def addcmul(self, tensor1, tensor2, value):
     return self + value * tensor1 * tensor2
 
 
+@rounded_once
 def addcdiv(self, tensor1, tensor2, value):
     return self + value * tensor1 / tensor2
 

@@ -1,0 +1,202 @@
+"""float32 and float16 results are correctly rounded: every elementwise row of the op table,
+measured in ulps against a float64 reference computed independently (Python's math module,
+element by element), must be within half an ulp of it.
+
+Half an ulp is the correctly rounded value's error. The reference has float64's own error (an
+ulp of float64 or a few, which is 2^-29 of float32's ulp, 2^-42 of float16's), so the bound
+allows 2^-20 ulp more: where the exact value lies that close to a midpoint between two
+float32s, the float64 computation may round to either side, and both count as right (a
+vanishing fraction of inputs; none of these seeded ones). A result off by one ulp is 0.5
+more, far outside the bound. (`measure` gives the errors themselves, for a table of them.)"""
+import math
+
+import numpy as np
+import pytest
+
+import gradtool as gt
+from gradtool.engine.autograd.ops.derivatives import TABLE
+
+BOUND = 0.5 + 2 ** -20
+SAMPLES = 2000
+
+# ---- domains: (low, high, spacing) of the inputs drawn, plus special values ----
+REALS = ("uniform", -10.0, 10.0, (0.0, -0.0, 1e-30, -1e-30, 1e-6, 0.5, -0.5, 1.0, -1.0))
+POSITIVE = ("log-uniform", 1e-3, 1e3, (1.0, 1e-3, 0.5, 2.0))
+UNIT = ("uniform", -0.999, 0.999, (0.0, -0.0, 0.5, -0.5))
+ABOVE_ONE = ("uniform", 1.0, 100.0, (1.0, 1.5))
+EXPONENTS = ("uniform", -3.0, 3.0, (0.0, 1.0, -1.0, 2.0, 0.5))
+DIVISORS = ("uniform", -10.0, 10.0, (1e-3, -0.5, 1.0))
+BOOLS = ("bools",)
+
+
+def _sigmoid(x):
+    return 1 / (1 + math.exp(-x)) if x > -700 else 0.0
+
+
+def _softplus(x, beta, threshold):
+    return x if x * beta > threshold else math.log1p(math.exp(x * beta)) / beta
+
+
+def _gelu(x, approximate):
+    if approximate == "tanh":  # x (1 + tanh u) / 2 = x / (1 + exp(-2u))
+        u = math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
+        return x / (1 + math.exp(-2 * u)) if u > -350 else -0.0
+    return 0.5 * x * math.erfc(-x / math.sqrt(2))
+
+
+def _elu(x, alpha, scale, input_scale):
+    return x * scale if x > 0 else alpha * scale * math.expm1(x * input_scale)
+
+
+def _sign(x):
+    return math.copysign(1.0, x) if x else 0.0
+
+
+# row name: (the domain of each tensor input, the argument tuples to try, the function).
+# Number arguments are exact in float16, so that they mean the same in every dtype.
+REFERENCE = {
+    "NEG": ((REALS,), [()], lambda x: -x),
+    "ABS": ((REALS,), [()], abs),
+    "SIGN": ((REALS,), [()], _sign),
+    "SGN": ((REALS,), [()], _sign),
+    "EXP": ((REALS,), [()], math.exp),
+    "LOG": ((POSITIVE,), [()], math.log),
+    "LOG1P": ((POSITIVE,), [()], math.log1p),
+    "EXPM1": ((REALS,), [()], math.expm1),
+    "SQRT": ((POSITIVE,), [()], math.sqrt),
+    "RECIPROCAL": ((REALS,), [()], lambda x: 1 / x if x else math.copysign(math.inf, x)),
+    "RSQRT": ((POSITIVE,), [()], lambda x: 1 / math.sqrt(x)),
+    "SIN": ((REALS,), [()], math.sin),
+    "COS": ((REALS,), [()], math.cos),
+    "TAN": ((REALS,), [()], math.tan),
+    "TANH": ((REALS,), [()], math.tanh),
+    "SIGMOID": ((REALS,), [()], _sigmoid),
+    "ASIN": ((UNIT,), [()], math.asin),
+    "ACOS": ((UNIT,), [()], math.acos),
+    "ATAN": ((REALS,), [()], math.atan),
+    "ASINH": ((REALS,), [()], math.asinh),
+    "ACOSH": ((ABOVE_ONE,), [()], math.acosh),
+    "ATANH": ((UNIT,), [()], math.atanh),
+    "ERF": ((REALS,), [()], math.erf),
+    "ROUND": ((REALS,), [()], lambda x: float(round(x))),  # (half to even, as torch)
+    "RELU": ((REALS,), [()], lambda x: max(x, 0.0)),
+    "CLAMP": ((REALS,), [(-2.5, 3.5)], lambda x, lo, hi: min(max(x, lo), hi)),
+    "CLAMP_MIN": ((REALS,), [(-2.5, None)], lambda x, lo, hi: max(x, lo)),
+    "COPY": ((REALS, REALS), [()], lambda x, src: src),
+    "FILL": ((REALS,), [(2.5,)], lambda x, value: value),
+    "ZERO": ((REALS,), [()], lambda x: 0.0),
+    "ADD": ((REALS, REALS), [(1,), (0.375,)], lambda a, b, alpha: a + b * alpha),
+    "SUB": ((REALS, REALS), [(1,), (0.375,)], lambda a, b, alpha: a - b * alpha),
+    "RSUB": ((REALS,), [(2.5, 1), (2.5, 0.375)], lambda x, other, alpha: other - x * alpha),
+    "MUL": ((REALS, REALS), [()], lambda a, b: a * b),
+    "MUL_SCALAR": ((REALS,), [(0.375,)], lambda x, other: x * other),
+    "DIV": ((REALS, DIVISORS), [()], lambda a, b: a / b),
+    "POW": ((POSITIVE,), [(2.5,), (-1.5,), (3,)], math.pow),
+    "POW_TENSOR": ((POSITIVE, EXPONENTS), [()], math.pow),
+    "POW_SCALAR_BASE": ((EXPONENTS,), [(2.5,)], lambda e, base: math.pow(base, e)),
+    "ATAN2": ((REALS, REALS), [()], math.atan2),
+    "ADDCMUL": ((REALS, REALS, REALS), [(0.375,)], lambda s, a, b, v: s + v * a * b),
+    "ADDCDIV": ((REALS, REALS, DIVISORS), [(0.375,)], lambda s, a, b, v: s + v * a / b),
+    "MAXIMUM": ((REALS, REALS), [()], max),
+    "MINIMUM": ((REALS, REALS), [()], min),
+    "WHERE": ((BOOLS, REALS, REALS), [()], lambda c, a, b: a if c else b),
+    "MASKED_FILL": ((REALS, BOOLS), [(2.5,)], lambda x, mask, value: value if mask else x),
+    "ANGLE": ((REALS,), [()], lambda x: math.pi if x < 0 else 0.0),
+    "POLAR": ((POSITIVE, REALS), [()], lambda r, t: complex(r * math.cos(t), r * math.sin(t))),
+    "LEAKY_RELU_BACKWARD": ((REALS, REALS), [(0.375, False)],
+                            lambda g, x, slope, is_result: g if x > 0 else g * slope),
+    "THRESHOLD_BACKWARD": ((REALS, REALS), [(0.0,)], lambda g, x, t: g if x > t else 0.0),
+    "GELU": ((REALS,), [("none",), ("tanh",)], _gelu),
+    "SILU": ((REALS,), [()], lambda x: x * _sigmoid(x)),
+    "SOFTPLUS": ((REALS,), [(1.0, 20.0), (2.0, 5.0)], _softplus),
+    "LEAKY_RELU": ((REALS,), [(0.375,)], lambda x, slope: x if x > 0 else x * slope),
+    "LEAKY_RELU_": ((REALS,), [(0.375,)], lambda x, slope: x if x > 0 else x * slope),
+    "ELU": ((REALS,), [(1.0, 1.0, 1.0), (0.375, 1.5, 2.5)], _elu),
+    "ELU_": ((REALS,), [(1.0, 1.0, 1.0)], _elu),
+}
+# elementwise rows that are not a function to round
+NOT_FUNCTIONS = {
+    "NORMAL": "random draws", "NORMAL_TENSOR_FLOAT": "random draws",
+    "NORMAL_FLOAT_TENSOR": "random draws", "NORMAL_TENSOR_TENSOR": "random draws",
+    "UNIFORM": "random draws", "BERNOULLI": "random draws",
+    # torch defines it by its own arithmetic, nearbyint(x * 10^d) / 10^d in the tensor's
+    # dtype, which numpy's computes as it does
+    "ROUND_DECIMALS": "torch's float arithmetic",
+}
+
+
+def elementwise_rows():
+    return {name for name, spec in TABLE.items() if spec.jvp and spec.jvp[0] == "elementwise"}
+
+
+def draw(domain, dtype, rng, n):
+    """n inputs of `dtype` from `domain`, its special values first (all finite in dtype)."""
+    if domain[0] == "bools":
+        return rng.random(n) < 0.5
+    kind, low, high, special = domain
+    if kind == "uniform":
+        x = rng.uniform(low, high, n)
+    else:
+        x = np.exp(rng.uniform(math.log(low), math.log(high), n))
+    return np.concatenate([np.array(special), x]).astype(dtype)[:n]
+
+
+def reference(fn, inputs, args):
+    """fn on each element (Python floats: the float64 math of the inputs' exact values)."""
+    values = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in inputs]
+    out = np.frompyfunc(lambda *xs: fn(*(float(x) if type(x) is not np.bool_ else bool(x)
+                                         for x in xs), *args), len(values), 1)(*values)
+    return np.array(out.tolist(), dtype=np.complex128 if isinstance(out.flat[0], complex)
+                    else np.float64)
+
+
+def ulp_errors(got, ref, dtype):
+    """|got - ref| in units in the last place of `dtype` where ref lies (the gap between the
+    two numbers of dtype around it): 0.5 at most for the correctly rounded value. Where the
+    correctly rounded value is inf, 0 if got is it and inf otherwise."""
+    if np.iscomplexobj(ref):
+        return np.maximum(ulp_errors(got.real, ref.real, dtype),
+                          ulp_errors(got.imag, ref.imag, dtype))
+    with np.errstate(all="ignore"):  # (inf where the result overflows: decided below)
+        return _ulp_errors(got, ref, dtype)
+
+
+def _ulp_errors(got, ref, dtype):
+    rounded = ref.astype(dtype)
+    below = np.abs(rounded)  # the number of dtype at or below |ref|, then the gap above it
+    below = np.where(below.astype(np.float64) > np.abs(ref),
+                     np.nextafter(below, np.zeros((), dtype)), below)
+    ulp = np.spacing(below).astype(np.float64)
+    err = np.abs(got.astype(np.float64) - ref) / ulp
+    overflow = ~np.isfinite(rounded)
+    return np.where(overflow, np.where(got == rounded, 0.0, np.inf), err)
+
+
+def measure(name, args, dtype, n=SAMPLES, seed=0):
+    """The ulp errors of row `name` with `args` on n inputs of `dtype`, drawn by seed."""
+    domains, _, fn = REFERENCE[name]
+    rng = np.random.default_rng(seed)
+    inputs = [draw(d, dtype, rng, n) for d in domains]
+    out = TABLE[name](*(gt.tensor(x) for x in inputs), *args)
+    got = out.detach().numpy()
+    want = dtype if got.dtype.kind == "f" else np.dtype(np.complex64)
+    assert got.dtype == want, f"{name}: {got.dtype}"
+    return ulp_errors(got, reference(fn, inputs, args), dtype)
+
+
+def test_every_elementwise_row_is_measured_or_is_not_a_function():
+    assert elementwise_rows() == set(REFERENCE) | set(NOT_FUNCTIONS)
+
+
+CASES = [(name, args) for name, (_, arg_sets, _) in sorted(REFERENCE.items())
+         for args in arg_sets]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["float32", "float16"])
+@pytest.mark.parametrize("name, args", CASES, ids=[f"{n}{list(a) if a else ''}" for n, a in CASES])
+def test_elementwise_results_are_correctly_rounded(name, args, dtype):
+    err = measure(name, args, np.dtype(dtype))
+    worst = int(np.argmax(err))
+    assert err[worst] <= BOUND, (
+        f"{name}{args}: {err[worst]:.3g} ulps at input {worst}; "
+        f"{np.mean(err > BOUND):.2%} of the inputs beyond half an ulp")

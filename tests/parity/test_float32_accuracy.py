@@ -1,0 +1,65 @@
+"""gradtool's float32 elementwise functions are at least as accurate as torch's: on the same
+inputs, no more of gradtool's results differ from the correctly rounded value than torch's
+do (the value computed in float64 and rounded once: correct but for about 2^-29 of inputs).
+tests/engine/test_float_accuracy.py measures gradtool's alone, in ulps, against math."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import gradtool as gt  # noqa: E402
+
+pytestmark = pytest.mark.parity
+
+N = 100_000
+REALS, POSITIVE, UNIT, ABOVE_ONE = (-10, 10), (1e-3, 1e3), (-0.999, 0.999), (1, 100)
+
+
+def _draw(rng, domain):
+    low, high = domain
+    if domain is POSITIVE:
+        return np.exp(rng.uniform(np.log(low), np.log(high), N)).astype(np.float32)
+    return rng.uniform(low, high, N).astype(np.float32)
+
+
+# name: (the domain of each input, the function on either library's module)
+FUNCTIONS = {
+    "exp": ((REALS,), lambda m, x: m.exp(x)),
+    "log": ((POSITIVE,), lambda m, x: m.log(x)),
+    "log1p": ((POSITIVE,), lambda m, x: m.log1p(x)),
+    "expm1": ((REALS,), lambda m, x: m.expm1(x)),
+    "rsqrt": ((POSITIVE,), lambda m, x: m.rsqrt(x)),
+    "sin": ((REALS,), lambda m, x: m.sin(x)),
+    "cos": ((REALS,), lambda m, x: m.cos(x)),
+    "tan": ((REALS,), lambda m, x: m.tan(x)),
+    "tanh": ((REALS,), lambda m, x: m.tanh(x)),
+    "sigmoid": ((REALS,), lambda m, x: m.sigmoid(x)),
+    "asin": ((UNIT,), lambda m, x: m.asin(x)),
+    "acos": ((UNIT,), lambda m, x: m.acos(x)),
+    "atan": ((REALS,), lambda m, x: m.atan(x)),
+    "asinh": ((REALS,), lambda m, x: m.asinh(x)),
+    "acosh": ((ABOVE_ONE,), lambda m, x: m.acosh(x)),
+    "atanh": ((UNIT,), lambda m, x: m.atanh(x)),
+    "atan2": ((REALS, REALS), lambda m, y, x: m.atan2(y, x)),
+    "pow": ((POSITIVE, (-3, 3)), lambda m, x, e: m.pow(x, e)),
+    "silu": ((REALS,), lambda m, x: m.nn.functional.silu(x)),
+    "softplus": ((REALS,), lambda m, x: m.nn.functional.softplus(x)),
+    "elu": ((REALS,), lambda m, x: m.nn.functional.elu(x)),
+    "addcmul": ((REALS, REALS, REALS), lambda m, s, a, b: m.addcmul(s, a, b, value=0.375)),
+    "add alpha": ((REALS, REALS), lambda m, a, b: m.add(a, b, alpha=0.375)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_float32_results_are_correctly_rounded_at_least_as_often_as_torchs(name):
+    domains, fn = FUNCTIONS[name]
+    rng = np.random.default_rng(0)
+    xs = [_draw(rng, d) for d in domains]
+    exact = fn(torch, *(torch.tensor(x, dtype=torch.float64) for x in xs)).numpy()
+    rounded = exact.astype(np.float32)
+    mine = fn(gt, *(gt.tensor(x) for x in xs)).numpy()
+    theirs = fn(torch, *(torch.tensor(x) for x in xs)).numpy()
+    assert mine.dtype == theirs.dtype == np.float32
+    off_mine, off_theirs = np.mean(mine != rounded), np.mean(theirs != rounded)
+    assert off_mine <= off_theirs, (f"{name}: {off_mine:.2%} of gradtool's results are not "
+                                    f"the correctly rounded value, {off_theirs:.2%} of torch's")
