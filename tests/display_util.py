@@ -2,6 +2,7 @@
 document's value (the number shown must be that value rounded to the digits shown), every
 line against the width. Used by tests/report (the CLI, in process) and tests/frontends (the
 notebook API)."""
+import decimal
 import math
 import re
 
@@ -22,9 +23,12 @@ def assert_rounded(shown, value):
         return
     mantissa, _, exponent = shown.lstrip("-").partition("e")
     last = 10.0 ** (int(exponent or 0) - len(mantissa.partition(".")[2]))
-    error = abs(float(shown) - value)
-    assert error <= last / 2 * (1 + 1e-9), f"{shown} is not {value!r} rounded (cut?)"
-    assert error <= 5e-4 * abs(value) * (1 + 1e-9), f"{shown}: fewer than 4 digits of {value!r}"
+    # in decimal: the rounded text of a value near float's maximum is beyond it (1.798e+308)
+    error = abs(decimal.Decimal(shown) - decimal.Decimal(value))
+    assert error <= decimal.Decimal(last / 2 * (1 + 1e-9)), \
+        f"{shown} is not {value!r} rounded (cut?)"
+    assert error <= decimal.Decimal(5e-4 * abs(value)) * decimal.Decimal(1 + 1e-9), \
+        f"{shown}: fewer than 4 digits of {value!r}"
 
 
 def assert_fits(text, width):
