@@ -22,13 +22,14 @@ def assert_rounded(shown, value):
         assert shown == str(value), (shown, value)
         return
     mantissa, _, exponent = shown.lstrip("-").partition("e")
-    last = 10.0 ** (int(exponent or 0) - len(mantissa.partition(".")[2]))
-    # in decimal: the rounded text of a value near float's maximum is beyond it (1.798e+308)
-    error = abs(decimal.Decimal(shown) - decimal.Decimal(value))
-    assert error <= decimal.Decimal(last / 2 * (1 + 1e-9)), \
-        f"{shown} is not {value!r} rounded (cut?)"
-    assert error <= decimal.Decimal(5e-4 * abs(value)) * decimal.Decimal(1 + 1e-9), \
-        f"{shown}: fewer than 4 digits of {value!r}"
+    # all in decimal: the unit of the last digit of a subnormal (4.941e-324) underflows a
+    # float, and the rounded text of a value near float's maximum (1.798e+308) is beyond it
+    D = decimal.Decimal
+    last = D(1).scaleb(int(exponent or 0) - len(mantissa.partition(".")[2]))
+    error = abs(D(shown) - D(value))
+    slack = D("1.000000001")
+    assert error <= last / 2 * slack, f"{shown} is not {value!r} rounded (cut?)"
+    assert error <= D("5e-4") * abs(D(value)) * slack, f"{shown}: fewer than 4 digits of {value!r}"
 
 
 def assert_fits(text, width):

@@ -8,7 +8,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import cli_util as cu
 import display_util as du
@@ -23,6 +23,8 @@ WIDTHS = st.integers(40, 200)
 
 
 @given(st.one_of(VALUES, st.floats(allow_nan=True, allow_infinity=True)), st.integers(4, 9))
+@example(5e-324, 4)  # the smallest subnormal: its last digit's unit underflows a float
+@example(1.7976931348623157e308, 4)  # rounded, the text is beyond float's maximum
 def test_a_number_is_rounded_to_the_digits_shown(value, digits):
     shown = fmt_num(value, digits)
     du.assert_rounded(shown, value)
