@@ -94,6 +94,11 @@ class Options:
     check_forward_ad: bool = False
     check_backward_ad: bool = True
     check_batched_forward_grad: bool = False
+    # gradtool's own probes of a backward (random grad_outputs: linearity, determinism,
+    # reentrancy) on every check, or only to explain a failure: torch.autograd.gradcheck
+    # makes torch's backward calls and no others while it passes, so a backward that counts
+    # its calls or asserts on its grads sees there what it sees under torch
+    probe_passing: bool = True
 
 
 class _Stop(Exception):
@@ -131,7 +136,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         func, inputs, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol,
         check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
         fast_mode=fast_mode, check_forward_ad=check_forward_ad,
-        check_backward_ad=check_backward_ad, check_batched_forward_grad=check_batched_forward_grad)
+        check_backward_ad=check_backward_ad, check_batched_forward_grad=check_batched_forward_grad,
+        probe_passing=False)
     return _verdict(report, raise_exception)
 
 
@@ -157,7 +163,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         func, inputs, grad_outputs, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol,
         check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
         fast_mode=fast_mode, check_forward_ad=check_fwd_over_rev,
-        check_backward_ad=check_rev_over_rev)
+        check_backward_ad=check_rev_over_rev, probe_passing=False)
     return _verdict(report, raise_exception)
 
 
@@ -177,7 +183,8 @@ def gradcheck_report(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, nondet_tol
                      check_undefined_grad=True, check_grad_dtypes=False, fast_mode=False,
                      fast_projections=FAST_PROJECTIONS, check_forward_ad=False,
                      check_backward_ad=True, check_batched_forward_grad=False, names=None,
-                     causes=(), function=None, numerical_func=None, declared=None):
+                     causes=(), function=None, numerical_func=None, declared=None,
+                     probe_passing=True):
     """gradcheck's work, returned as a GradcheckReport instead of a verdict. Errors of the
     user's forward propagate; an error of a backward (or jvp) is kept in `report.exception`.
     `names`: the inputs' names for the diagnoses (default "input i"); `causes`: Diagnoses
@@ -186,10 +193,11 @@ def gradcheck_report(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, nondet_tol
     Function applied to its inputs (its own check: surrogate patterns, None gradients judged
     by central differences). `numerical_func`: what central differences differentiate instead
     of func, when `declared` (a specs.Surrogate, or a description of the declared surrogates
-    inside func) says the backward is meant to give its gradient."""
+    inside func) says the backward is meant to give its gradient. `probe_passing`: see
+    Options."""
     opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
                    fast_mode, fast_projections, check_forward_ad, check_backward_ad,
-                   check_batched_forward_grad)
+                   check_batched_forward_grad, probe_passing)
     inputs = as_tuple(inputs)
     E = engines.of(inputs)
 
@@ -214,7 +222,7 @@ def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5
                          nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
                          fast_mode=False, fast_projections=FAST_PROJECTIONS,
                          check_forward_ad=False, check_backward_ad=True, names=None,
-                         output_names=None, causes=()):
+                         output_names=None, causes=(), probe_passing=True):
     """gradgradcheck's work as a GradcheckReport (order 2). Its inputs are func's inputs
     followed by the grad_outputs, labelled `grad of <output>` (output_names default to
     "output i")."""
@@ -241,7 +249,8 @@ def gradgradcheck_report(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5
         grad_outputs = tuple(E.uniform_like(o, -1.0, 1.0).requires_grad_() for o in outputs)
     grad_outputs = as_tuple(grad_outputs)
     opts = Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
-                   fast_mode, fast_projections, check_forward_ad, check_backward_ad)
+                   fast_mode, fast_projections, check_forward_ad, check_backward_ad,
+                   probe_passing=probe_passing)
     output_names = list(output_names or [])
     output_names += [f"output {i}" for i in range(len(output_names), len(grad_outputs))]
     labels = (list(names or [f"input {i}" for i in range(len(inputs))]) +
@@ -287,6 +296,7 @@ class _Check:
         # results (arrays per diff input) here for it.
         self.unit_grads = None
         self.casts = None  # ops of func that compute in lower precision (diagnose.casts_inside)
+        self.zero_is_ignored = False  # backward gave nonzero gradients for a zero grad_output
 
     # ---------------- stages ----------------
     def run(self):
@@ -330,6 +340,8 @@ class _Check:
                 self._batched_forward()
         except _Stop:
             pass
+        if not o.probe_passing and not report.passed:
+            self._probes()  # (deferred until now: to explain the failure)
         if self.declared is not None:
             report.declared = self.declared if isinstance(self.declared, str) else \
                 self.declared.describe()
@@ -341,12 +353,32 @@ class _Check:
         E = self.E
         nodes = hazards.custom_nodes(E, self.outputs) if self.order == 1 else []
         self.report.diagnoses += hazards.modified_inputs(E, self.inputs, versions, nodes)
-        o = self.opts
         for node in nodes:
             self.report.diagnoses += hazards.stored_on_ctx(E, node)
-            self.report.diagnoses += hazards.probe_backward(E, node, o.atol, o.rtol,
-                                                            o.nondet_tol)
         self.nodes = nodes
+        if self.opts.probe_passing:
+            self._probe_nodes()
+
+    def _probe_nodes(self):
+        o = self.opts
+        for node in self.nodes:
+            self.report.diagnoses += hazards.probe_backward(self.E, node, o.atol, o.rtol,
+                                                            o.nondet_tol)
+
+    def _probes(self):
+        """gradtool's own probes of the backward, run after torch's stages."""
+        stages = self.report.diagnoses_of("nondeterministic_backward")
+        try:
+            self._probe_nodes()
+            if self.outputs and self.opts.check_backward_ad:
+                self._grad_output_probes()
+        except _Stop:
+            pass
+        named = [d for d in self.report.diagnoses_of("nondeterministic_backward")
+                 if d not in stages]
+        if stages and named:  # the Function found to be the culprit, in the stages' words
+            named[0].severity = stages[0].severity
+            self.report.diagnoses = [d for d in self.report.diagnoses if d not in stages]
 
     def _full(self):
         o = self.opts
@@ -567,15 +599,13 @@ class _Check:
                                             "zero")
 
     def _grad_output_checks(self):
-        """torch's test that backward is multiplied by grad_output (zero in, zero out), and
-        gradtool's with a grad_output w (random, or 1 for a scalar loss): backward(2w) =
-        2 backward(w), the same twice."""
+        """torch's test that backward is multiplied by grad_output (zero in, zero out), then
+        gradtool's probes (_grad_output_probes)."""
         if not self.outputs:
             return
         o, outs, xs = self.opts, self.outputs, self.diff_inputs
         E = self.E
         zero = self._backward(vjp, E, outs, xs, [np.zeros(tuple(t.shape)) for t in outs])
-        at_zero = any(g is not None and E.array(g).any() for g in zero)
         for g, x in zip(zero, xs):
             if g is None:
                 continue
@@ -585,6 +615,15 @@ class _Check:
             if problem:
                 self._fail("grad_output", problem)
                 break
+        self.zero_is_ignored = any(g is not None and E.array(g).any() for g in zero)
+        if o.probe_passing:
+            self._grad_output_probes()
+
+    def _grad_output_probes(self):
+        """gradtool's test with a grad_output w (random, or 1 for a scalar loss): backward(2w)
+        = 2 backward(w), the same twice."""
+        o, outs, xs = self.opts, self.outputs, self.diff_inputs
+        at_zero = self.zero_is_ignored
         if self.unit_grads is not None:  # w = 1, already run twice by the stage
             w, (g1, g1b) = [np.ones(outs[0].shape)], self.unit_grads
         else:
@@ -617,19 +656,23 @@ class _Check:
                 f"grad_outputs, can miss this.", {"max_difference": spread}))
 
     def _undefined_grad_checks(self):
-        """torch's check_undefined_grad, for what this engine can express: one output's
-        gradient left undefined at a time (when there are several), and custom Functions
-        that set_materialize_grads(False) called with no gradient at all."""
+        """torch's check_undefined_grad, for what this engine can express: every output's
+        gradient undefined (materialized as zeros; custom Functions that
+        set_materialize_grads(False) called with no gradient at all), then one output's
+        undefined at a time when there are several, as torch runs them."""
         if not self.opts.check_undefined_grad or not self.outputs:
             return
-        xs = self.diff_inputs
-        cases = [lambda k=k: vjp(self.E, [t for i, t in enumerate(self.outputs) if i != k], xs,
-                                   [np.zeros(t.shape) for i, t in enumerate(self.outputs)
-                                    if i != k])
-                 for k in range(len(self.outputs))] if len(self.outputs) > 1 else []
-        E = self.E
-        cases += [lambda n=n: E.call_backward(n, [None] * len(E.grad_output_meta(n)))
-                  for n in self.nodes if not E.materializes_grads(n)]
+        xs, E = self.diff_inputs, self.E
+        unmaterialized = [n for n in self.nodes if not E.materializes_grads(n)]
+        # output k undefined: zeros where its node materializes them, as torch's engine does;
+        # left out where the node would get None (its own case below calls it so)
+        kept = lambda k: [t for i, t in enumerate(self.outputs)  # noqa: E731
+                          if i != k or all(t.grad_fn is not n for n in unmaterialized)]
+        without = lambda k: vjp(E, kept(k), xs, [np.zeros(t.shape) for t in kept(k)])  # noqa
+        cases = [lambda n=n: E.call_backward(n, [None] * len(E.grad_output_meta(n)))
+                 for n in unmaterialized] or [lambda: without(None)]
+        if len(self.outputs) > 1:
+            cases += [lambda k=k: without(k) for k in range(len(self.outputs))]
         for case in cases:
             try:
                 grads = self._backward(case, catch=RuntimeError)

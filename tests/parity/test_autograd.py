@@ -169,3 +169,44 @@ def test_mark_dirty_matches_torch():
     assert mine[0] == theirs[0]
     assert mine[1].split("which is")[0].replace("gradtool.", "torch.") == \
         theirs[1].split("which is")[0]
+
+
+@pytest.mark.parametrize("applied", ["once", "per_output"])
+def test_gradcheck_calls_backward_as_torchs_does(torch, applied):
+    """torch.autograd.gradcheck on a Function with non-tensor inputs and outputs, applied
+    once or once per output: the same number of backward calls as torch's, each with the
+    same undefined (None) grad_outputs (a backward that counts or asserts on its grads sees
+    what it sees under torch)."""
+    def program(lib):
+        calls = []
+
+        class Mixed(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, t1, t2, scale, t3):
+                ctx.scale = scale
+                ctx.save_for_backward(t1, t2, t3)
+                return scale, (t1 + t2 * t3) * scale, None, True, (t1 * t2 + t3) * scale, \
+                    "bar", t1
+
+            @staticmethod
+            @lib.autograd.function.once_differentiable
+            def backward(ctx, *grads):
+                calls.append(tuple(g is None for g in grads))
+                t1, t2, t3 = ctx.saved_tensors
+                s = ctx.scale
+                return (grads[1] * s + grads[4] * t2 * s + grads[6],
+                        grads[1] * t3 * s + grads[4] * t1 * s, None,
+                        grads[1] * t2 * s + grads[4] * s)
+
+        t = [lib.rand(5, dtype=lib.double, requires_grad=k < 2) for k in range(3)]
+        def once(a, b, c):
+            out = Mixed.apply(a, b, 3, c)
+            return out[1], out[4], out[6]
+
+        def per_output(a, b, c):
+            return [Mixed.apply(a, b, 3, c)[k] for k in (1, 4, 6)]
+        ok = lib.autograd.gradcheck(once if applied == "once" else per_output, tuple(t))
+        return ok, sorted(set(calls)), len(calls)
+
+    ours, theirs = _run_both(torch, program)
+    assert ours == theirs
