@@ -27,7 +27,9 @@ from .diagnose import diagnose
 from .result import (MAX_DIFFERING, Diagnosis, Failure, GradcheckReport, PairResult, compare,
                      entry, worst_index)
 
-FAST_PROJECTIONS = 3       # random (u, v) pairs in fast mode; torch uses one
+# random (u, v) pairs in fast mode: torch's one in torch.autograd.gradcheck (its evaluations
+# and no more), three in gradtool's own checks (the CLI, the notebook, gradtool.testing)
+FAST_PROJECTIONS = 3
 FAST_SEED = 67280421310721  # fixed, as torch's own generator: checks are reproducible
 # A fast-mode pair using more than this share of its tolerance is rechecked in full mode:
 # a right gradient uses ~1e-5 of it in float64 (finite-difference error ~1e-10), while a
@@ -137,7 +139,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
         fast_mode=fast_mode, check_forward_ad=check_forward_ad,
         check_backward_ad=check_backward_ad, check_batched_forward_grad=check_batched_forward_grad,
-        probe_passing=False)
+        fast_projections=1, probe_passing=False)
     return _verdict(report, raise_exception)
 
 
@@ -163,7 +165,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         func, inputs, grad_outputs, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol,
         check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
         fast_mode=fast_mode, check_forward_ad=check_fwd_over_rev,
-        check_backward_ad=check_rev_over_rev, probe_passing=False)
+        check_backward_ad=check_rev_over_rev, fast_projections=1, probe_passing=False)
     return _verdict(report, raise_exception)
 
 
