@@ -11,7 +11,11 @@ from . import anomaly, forward_ad, grad_mode, observers
 from .engine import gradient_edge
 from .free_functions import stack
 from .node import Node, SavedTensor
+from .dispatch import NOT_BATCHED
 from .tensor import Tensor
+
+# torch.func's check and vmap rule for a Function's apply, set while a transform runs
+transform_hook = None
 
 
 class FunctionCtx:
@@ -146,6 +150,10 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if transform_hook is not None:  # torch.func's rules for Functions (func/function.py)
+            result = transform_hook(cls, args, kwargs)
+            if result is not NOT_BATCHED:
+                return result
         result = cls._apply(*args, **kwargs)
         if observers.subscribers:  # (the forward trace records each call and its inputs)
             observers.function_call(cls, args, kwargs, result)

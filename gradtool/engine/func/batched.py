@@ -236,9 +236,10 @@ def _attach_fallbacks():
 
 def _install_hooks():
     """While a vmap runs, dispatch and in-place ops send batched inputs to the rules."""
-    from . import rules
+    from . import function, rules
     dispatch.batching_hook = rules.batched_call if LEVELS else None
     inplace.batching_hook = rules.batched_call_inplace if LEVELS else None
+    function.install()
 
 
 _numbers = itertools.count(1)  # (a level's number is never reused: inner levels are higher)

@@ -11,7 +11,7 @@ from ..autograd import engine as autograd_engine, forward_ad, forward_level, gra
 from ..autograd.creation import eye, ones_like, zeros_like
 from ..autograd.tensor import Tensor
 from ..errors import NotInEngineError
-from . import tree
+from . import function as custom_function, tree
 from .batched import LEVELS, BatchedTensor, batched, movedim
 from .vmap import vmap
 
@@ -101,11 +101,16 @@ def _check_tensors(leaves):
 
 
 class _Running:
+    """The transform's function runs: inner transforms record, custom Functions are checked."""
     def __enter__(self):
         _active[0] += 1
+        custom_function.active[0] += 1
+        custom_function.install()
 
     def __exit__(self, *exc):
         _active[0] -= 1
+        custom_function.active[0] -= 1
+        custom_function.install()
 
 
 # ---------------- grad ----------------

@@ -2,6 +2,8 @@
 whole batch (rules.py). Where the function computes on values with numpy outside any op
 (Unbatched reaches vmap), it runs one example at a time, with a warning."""
 import functools
+import os
+import traceback
 import warnings
 
 from ..autograd import creation
@@ -114,15 +116,17 @@ def _vmap_once(func, flat_in_dims, flat_args, args_spec, kwargs, size, out_dims,
     try:
         inputs = [a if d is None else batching.batched(movedim(a, d, 0), level.index)
                   for a, d in zip(flat_args, flat_in_dims)]
-        try:
-            out = func(*tree.unflatten(inputs, args_spec), **kwargs)
-        except Unbatched:
-            return _one_at_a_time(func, flat_in_dims, flat_args, args_spec, kwargs, size,
-                                  out_dims, level)
+        out = func(*tree.unflatten(inputs, args_spec), **kwargs)
         return _unwrap(func, out, out_dims, level)
+    except Unbatched as e:
+        gave_up = e
     finally:
         batching.pop(level)
         creation.random_check = previous_check
+    if os.environ.get("GRADTOOL_VMAP_TRACE"):  # where the batched run gave up
+        traceback.print_exception(gave_up)
+    return _one_at_a_time(func, flat_in_dims, flat_args, args_spec, kwargs, size, out_dims,
+                          randomness)
 
 
 def _check_randomness():
@@ -137,17 +141,17 @@ def _check_randomness():
         raise Unbatched()  # a draw in one example's shape: each example draws its own
 
 
-def _one_at_a_time(func, flat_in_dims, flat_args, args_spec, kwargs, size, out_dims, level):
+def _one_at_a_time(func, flat_in_dims, flat_args, args_spec, kwargs, size, out_dims,
+                   randomness):
     """The whole function on each example, stacked (where it computes on values outside ops)."""
     warnings.warn(f"vmap({_name(func)}): the function computes on a batched tensor's values "
                   f"outside gradtool's ops (numpy on .data, or a random draw with "
                   f"randomness='different'); gradtool runs it one example at a time.",
                   UserWarning, stacklevel=4)
-    level.looping = True
     state = creation._generator.bit_generator.state
     results = []
     for b in range(size):
-        if level.randomness == "same":  # every example draws the same numbers
+        if randomness == "same":  # every example draws the same numbers
             creation._generator.bit_generator.state = state
         example = [a if d is None else a.select(d, b) for a, d in zip(flat_args, flat_in_dims)]
         results.append(func(*tree.unflatten(example, args_spec), **kwargs))

@@ -841,6 +841,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} "
                            f"classes or no classes but got weight tensor of shape: "
                            f"{list(weight.shape)}")
+    labels = getattr(labels, "examples", labels)  # (under vmap: every example's targets)
     valid = labels[labels != ignore_index]
     if valid.size and (valid.min() < 0 or valid.max() >= n_classes):
         bad = valid[(valid < 0) | (valid >= n_classes)][0]
