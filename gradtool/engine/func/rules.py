@@ -359,13 +359,38 @@ def convolution(spec, values, flags, args, level):
     """A batched input (the weight and bias shared): the batch folded into conv's N."""
     x, weight, bias = values
     if flags[1] or flags[2]:
-        return NOT_BATCHED
+        return _convolution_batched_weight(spec, values, flags, args, level)
     spatial = weight._data.ndim - 2
     if x._data.ndim == spatial + 2:  # an unbatched example (C, ...): the batch is N
         return call(spec, (x, weight, bias), args)
     size, n = x._data.shape[:2]
     out = call(spec, (x.reshape((size * n,) + tuple(x._data.shape[2:])), weight, bias), args)
     return out.reshape((size, n) + tuple(out._data.shape[1:]))
+
+
+def _convolution_batched_weight(spec, values, flags, args, level):
+    """Per-example weights (per-sample gradients, ensembles): one grouped convolution, the
+    examples as groups (the batch folded into the channels)."""
+    x, weight, bias = values
+    stride, padding, dilation, transposed, output_padding, groups = args
+    if transposed:
+        return NOT_BATCHED
+    size = level.size
+    spatial = (weight._data.ndim - 1 if flags[1] else weight._data.ndim) - 2
+    x = _expanded(x, flags[0], size)
+    weight = _expanded(weight, flags[1], size)
+    unbatched_example = x._data.ndim == spatial + 2  # (C, ...): one image per example
+    if unbatched_example:
+        x = x.unsqueeze(1)
+    n = x._data.shape[1]
+    # (B, N, C, ...) -> (N, B*C, ...); weight (B, O, C/g, ...) -> (B*O, C/g, ...)
+    folded = movedim(x, 0, 1).reshape((n, -1) + tuple(x._data.shape[3:]))
+    w = weight.reshape((-1,) + tuple(weight._data.shape[2:]))
+    b = None if bias is None else _expanded(bias, flags[2], size).reshape((-1,))
+    out = call(spec, (folded, w, b), (stride, padding, dilation, transposed, output_padding,
+                                      groups * size))
+    out = movedim(out.reshape((n, size, -1) + tuple(out._data.shape[2:])), 1, 0)
+    return out.squeeze(1) if unbatched_example else out
 
 
 _LEADING = {"max_pool2d_with_indices": 4, "avg_pool2d": 4, "adaptive_avg_pool2d": 4,
