@@ -31,10 +31,18 @@ def close(a, b, tol=1e-10):
 
 
 # ---------------- programs shared with the parity tests ----------------
+def _same_weights(torch, model):
+    """The same weights on either engine (their initialisers draw differently)."""
+    rng = np.random.default_rng(3)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.tensor(rng.standard_normal(tuple(p.shape)) * 0.5))
+    return model
+
+
 def mlp(torch, seed=0):
-    torch.manual_seed(seed)
     model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
-    return model.double()
+    return _same_weights(torch, model.double())
 
 
 def per_sample_grads(torch, x, y):
@@ -54,6 +62,7 @@ def cnn_per_sample_grads(torch, x, y):
     model = torch.nn.Sequential(
         torch.nn.Conv2d(1, 3, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(),
         torch.nn.Linear(12, 4)).double()
+    _same_weights(torch, model)
     params = {k: v.detach() for k, v in model.named_parameters()}
 
     def loss(p, xb, yb):
