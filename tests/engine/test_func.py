@@ -461,3 +461,36 @@ def test_vmap_equals_the_loop_over_in_dims_and_out_dims(op, batch, in_dim, out_d
     assert not rules.FALLBACKS
     expected = gt.stack([fn(x.select(in_dim % 3, b)) for b in range(batch)], out_dim)
     close(out, expected)
+
+
+def structures(torch, x, y):
+    """Output structures: argnums tuples, several outputs, has_aux, pytrees in and out."""
+    F = torch.func
+
+    def f(a, b):
+        return {"prod": a * b.sum(), "sq": (a * a).sum()}, a.cos()
+
+    def g(d, s):
+        return (d["u"] * d["v"]).sum() * s
+    jr, aux_r = F.jacrev(f, argnums=(0, 1), has_aux=True)(x, y)
+    jf, aux_f = F.jacfwd(f, argnums=(0, 1), has_aux=True)(x, y)
+    value, jvp_out, jvp_aux = F.jvp(f, (x, y), (torch.ones_like(x), torch.zeros_like(y)),
+                                    has_aux=True)
+    grads, value_g = F.grad_and_value(g)({"u": x, "v": y}, 2.0)
+    batched = F.vmap(lambda d, c: (d["u"] + c[0], d["v"] * c[1]),
+                     in_dims=({"u": 0, "v": 1}, (None, 0)))(
+        {"u": x.reshape(2, -1), "v": y.reshape(-1, 2)}, (x[0], y[:2]))
+    return {"jacrev": jr, "jacrev_aux": aux_r, "jacfwd": jf, "jacfwd_aux": aux_f,
+            "jvp_value": value, "jvp": jvp_out, "jvp_aux": jvp_aux, "grad_dict": grads,
+            "value": value_g, "vmap_trees": batched}
+
+
+def test_structures_of_the_transforms():
+    x, y = t(RNG.standard_normal(4)), t(RNG.standard_normal(4))
+    out = structures(gt, x, y)
+    for a, b in zip(out["jacrev"]["prod"], out["jacfwd"]["prod"]):
+        close(a, b)
+    close(out["jacrev"]["sq"][0], 2 * x)
+    close(out["jacrev_aux"], x.cos())
+    close(out["grad_dict"]["u"], 2.0 * y)
+    close(out["vmap_trees"][0], x.reshape(2, -1) + x[0])

@@ -84,3 +84,10 @@ def test_errors_match_torch(name):
     mine = programs.error_of(gt, name, gt.tensor(x))
     theirs = programs.error_of(torch, name, torch.tensor(x))
     assert mine == theirs
+
+
+def test_structures_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    mine, theirs = _both(torch, [rng.standard_normal(4), rng.standard_normal(4)])
+    _assert_same(programs.structures(gt, *mine), programs.structures(torch, *theirs))
