@@ -494,3 +494,47 @@ def test_structures_of_the_transforms():
     close(out["jacrev_aux"], x.cos())
     close(out["grad_dict"]["u"], 2.0 * y)
     close(out["vmap_trees"][0], x.reshape(2, -1) + x[0])
+
+
+def custom_function_program(torch, x, w):
+    """Custom Functions under vmap: a vmap staticmethod, and generate_vmap_rule (forward and
+    backward on the batched values), with vmap(grad) and grad(vmap)."""
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(a, b):
+            return a * b
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            return g * b, g * a
+
+        @staticmethod
+        def vmap(info, in_dims, a, b):
+            a = a if in_dims[0] is not None else a.expand(info.batch_size, *a.shape)
+            return a * b, 0
+
+    class Generated(Scale):
+        generate_vmap_rule = True
+        vmap = torch.autograd.Function.vmap
+
+    V, G = torch.func.vmap, torch.func.grad
+    return {
+        "vmap_rule": V(Scale.apply, in_dims=(0, None))(x, w),
+        "generated": V(Generated.apply, in_dims=(0, None))(x, w),
+        "vmap_grad": V(G(lambda a: Generated.apply(a, w).pow(2).sum()))(x),
+        "grad_vmap": G(lambda b: V(Generated.apply, in_dims=(0, None))(x, b).sum())(w),
+    }
+
+
+def test_custom_function_program():
+    x, w = t(RNG.standard_normal((3, 2))), t(RNG.standard_normal(2))
+    out = custom_function_program(gt, x, w)
+    close(out["vmap_rule"], x * w)
+    close(out["generated"], x * w)
+    close(out["vmap_grad"], 2 * x * w * w)
+    close(out["grad_vmap"], x.sum(0))

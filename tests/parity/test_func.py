@@ -91,3 +91,11 @@ def test_structures_match_torch():
     rng = np.random.default_rng(4)
     mine, theirs = _both(torch, [rng.standard_normal(4), rng.standard_normal(4)])
     _assert_same(programs.structures(gt, *mine), programs.structures(torch, *theirs))
+
+
+def test_custom_functions_under_vmap_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    mine, theirs = _both(torch, [rng.standard_normal((3, 2)), rng.standard_normal(2)])
+    _assert_same(programs.custom_function_program(gt, *mine),
+                 programs.custom_function_program(torch, *theirs))

@@ -143,6 +143,15 @@ class Function:
 
     vjp = backward
 
+    generate_vmap_rule = False  # torch.func.vmap runs forward and backward on batched values
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The Function under torch.func.vmap: (outputs, out_dims) from the physical inputs
+        (in_dims: each one's batch dim, or None)."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override "
+                                  "the vmap staticmethod or set generate_vmap_rule=True.")
+
     @staticmethod
     def jvp(ctx, *grad_inputs):
         raise NotImplementedError("You must implement the jvp function for custom "
