@@ -538,3 +538,172 @@ def test_custom_function_program():
     close(out["generated"], x * w)
     close(out["vmap_grad"], 2 * x * w * w)
     close(out["grad_vmap"], x.sum(0))
+
+
+# ---------------- a sweep of ops: vmap and vmap(grad) equal the per-example loop ----------------
+_SWEEP_RNG = np.random.default_rng(0)
+
+
+def _T(*shape):
+    return gt.tensor(_SWEEP_RNG.standard_normal(shape), dtype=gt.float64)
+
+
+F = gt.nn.functional
+W = _T(4, 3); V = _T(4); IDX = gt.tensor([2, 0, 1])
+SWEEP = {  # name -> one example's computation, on a (3, 4) float64 example
+    "var_corr": lambda a: a.var(0, correction=0),
+    "std": lambda a: a.std(),
+    "norm": lambda a: a.norm(),
+    "norm_dim": lambda a: a.norm(dim=1),
+    "topk": lambda a: a.topk(2, dim=-1).values,
+    "sort": lambda a: a.sort(0).values,
+    "argsort": lambda a: a.argsort(-1),
+    "split": lambda a: a.split(2, dim=1)[1],
+    "unbind": lambda a: a.unbind(1)[0],
+    "chunk": lambda a: a.chunk(2, 0)[0],
+    "squeeze": lambda a: a.unsqueeze(1).squeeze(),
+    "squeeze1": lambda a: a.unsqueeze(1).squeeze(1),
+    "expand": lambda a: a[:, :1].expand(3, 4),
+    "repeat": lambda a: a.repeat(2, 1, 1),
+    "flip": lambda a: a.flip(0),
+    "roll": lambda a: a.roll(1, 1),
+    "cumsum": lambda a: a.cumsum(1),
+    "cumprod": lambda a: a.cumprod(0),
+    "gather": lambda a: a.gather(1, gt.tensor([[0], [1], [2]])),
+    "index_tensor": lambda a: a[IDX],
+    "index_2d": lambda a: a[:, IDX],
+    "index_bool": lambda a: a[a.new_ones(3).bool()],
+    "embedding": lambda a: F.embedding(gt.tensor([0, 2]), a),
+    "layer_norm": lambda a: F.layer_norm(a, (4,)),
+    "mse_none": lambda a: F.mse_loss(a, a * 2, reduction="none"),
+    "mse_sum": lambda a: F.mse_loss(a, a.detach() + 1, reduction="sum"),
+    "bce_logits": lambda a: F.binary_cross_entropy_with_logits(a, a.sigmoid().detach()),
+    "smooth_l1": lambda a: F.smooth_l1_loss(a, a.flip(0)),
+    "ce_2d": lambda a: F.cross_entropy(a, gt.tensor([0, 1, 3])),
+    "ce_mean_w":
+        lambda a: F.cross_entropy(a, gt.tensor([0, 1, 3]), weight=gt.tensor([1., 2., 3., 4.], dtype=gt.float64)),
+    "ce_none": lambda a: F.cross_entropy(a, gt.tensor([0, 1, 3]), reduction="none"),
+    "ce_ignore": lambda a: F.cross_entropy(a, gt.tensor([0, -100, 3])),
+    "nll_1d": lambda a: F.nll_loss(a[0].log_softmax(0), gt.tensor(2)),
+    "linear1d": lambda a: F.linear(a[0], W.t(), V[:3]),
+    "linear2d": lambda a: F.linear(a, W.t()),
+    "bmm": lambda a: gt.bmm(a.unsqueeze(0), W.unsqueeze(0)),
+    "baddbmm":
+        lambda a: gt.baddbmm(gt.zeros(1, 3, 3, dtype=gt.float64), a.unsqueeze(0), W.unsqueeze(0)),
+    "dot": lambda a: gt.dot(a[0], V),
+    "mv": lambda a: gt.mv(a, V),
+    "matmul_vec": lambda a: V @ a.t(),
+    "clamp": lambda a: a.clamp(-0.5, 0.5),
+    "where_b": lambda a: gt.where(a > 0, a, V),
+    "inplace_add": lambda a: a.clone().add_(1),
+    "inplace_mul_b": lambda a: a.clone().mul_(a),
+    "relu_": lambda a: F.relu(a.clone(), inplace=True),
+    "setitem": lambda a: _setitem(a),
+    "zeros_like": lambda a: gt.zeros_like(a) + a,
+    "new_zeros": lambda a: a.new_zeros(4) + a[0],
+    "to_float": lambda a: a.float().double(),
+    "compare": lambda a: (a > 0).double(),
+    "argmax": lambda a: a.argmax(-1),
+    "any": lambda a: (a > 0).any(),
+    "pow": lambda a: a ** 2 + 2 ** a,
+    "rsub": lambda a: 1 - a,
+    "div_num": lambda a: 2 / a,
+    "abs_sign": lambda a: a.abs() * a.sign(),
+    "maximum": lambda a: gt.maximum(a, V),
+    "mean_dims": lambda a: a.mean((0, 1)),
+    "sum_keep": lambda a: a.sum(0, keepdim=True),
+    "prod": lambda a: a.prod(),
+    "max_all": lambda a: a.max(),
+    "min_dim": lambda a: a.min(1)[1],
+    "amax": lambda a: a.amax((0, 1)),
+    "logsumexp": lambda a: a.logsumexp(1),
+    "softmax0": lambda a: F.softmax(a, 0),
+    "gelu": lambda a: F.gelu(a),
+    "silu": lambda a: F.silu(a),
+    "elu": lambda a: F.elu(a),
+    "softplus": lambda a: F.softplus(a),
+    "leaky": lambda a: F.leaky_relu(a),
+    "dropout_eval": lambda a: F.dropout(a, 0.5, training=False),
+    "permute": lambda a: a.permute(1, 0),
+    "transpose": lambda a: a.transpose(0, 1),
+    "mT": lambda a: a.mT,
+    "view": lambda a: a.view(-1),
+    "flatten": lambda a: a.flatten(),
+    "reshape_nc": lambda a: a.t().reshape(-1),
+    "narrow": lambda a: a.narrow(1, 1, 2),
+    "select": lambda a: a[1, 2],
+    "slice_step": lambda a: a[::2, 1:],
+    "none_index": lambda a: a[None, :, None],
+    "cat0": lambda a: gt.cat([a, a], 0),
+    "stack1": lambda a: gt.stack([a, a * 2], 1),
+    "tril": lambda a: a.tril(),
+    "diag": lambda a: gt.diag(a[:, :3]),
+    "diagonal": lambda a: a.diagonal(),
+    "einsum": lambda a: gt.einsum("ij,jk->ik", a, W),
+    "outer": lambda a: gt.outer(a[0], V),
+    "tile": lambda a: a.tile(2),
+    "conv1d_unb": lambda a: F.conv1d(a.unsqueeze(0), gt.ones(2, 3, 2, dtype=gt.float64)),
+    "maxpool": lambda a: F.max_pool2d(a.reshape(1, 1, 3, 4), 2, ceil_mode=True),
+    "avgpool": lambda a: F.avg_pool2d(a.reshape(1, 3, 4), (1, 2)),
+    "adaptive": lambda a: F.adaptive_avg_pool2d(a.reshape(1, 1, 3, 4), 1),
+    "pad": lambda a: F.pad(a, (1, 1)),
+    "normalize": lambda a: F.normalize(a, dim=1),
+    "one_hot": lambda a: F.one_hot(a.argmax(-1), 4),
+    "sum_to_size": lambda a: a.sum_to_size(1, 4),
+    "masked_fill": lambda a: a.masked_fill(a > 0, 0.0),
+    "item_free_len": lambda a: a[: len(a) - 1],
+    "numel_shape": lambda a: a.reshape(a.shape[0], -1) * a.numel(),
+    "std_mean": lambda a: gt.std_mean(a, 1)[0],
+    "inv": lambda a: gt.linalg.inv(a[:, :3] + 3 * gt.eye(3, dtype=gt.float64)),
+    "det": lambda a: gt.linalg.det(a[:, :3]),
+    "sigmoid_bce": lambda a: F.binary_cross_entropy(a.sigmoid(), (a > 0).double()),
+    "index_select": lambda a: a.index_select(1, IDX),
+    "scatter_add":
+        lambda a: gt.zeros(3, 4, dtype=gt.float64).scatter_add(1, gt.tensor([[0, 1, 2, 3]] * 3), a),
+}
+
+
+def _setitem(a):
+    b = a.clone()
+    b[0] = b[1] * 2
+    b[:, 1] = 0.0
+    return b
+
+
+ONE_AT_A_TIME = {"scatter_add"}  # ops with no batching rule yet (the fallback runs them)
+
+
+@pytest.mark.parametrize("name", sorted(SWEEP))
+def test_vmap_and_per_sample_grads_of_each_op_equal_the_loop(name):
+    fn = SWEEP[name]
+    x = t(np.random.default_rng(7).standard_normal((5, 3, 4)))
+    rules.FALLBACKS.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        close(func.vmap(fn)(x), gt.stack([fn(x[i]) for i in range(5)]))
+        if not fn(x[0]).is_floating_point():
+            return
+
+        def f(a):
+            return fn(a).sin().sum()
+        expected = []
+        for i in range(5):
+            xi = x[i].detach().requires_grad_()
+            y = f(xi)
+            g = gt.autograd.grad(y, xi, allow_unused=True)[0] if y.requires_grad else None
+            expected.append(gt.zeros_like(xi) if g is None else g)
+        close(func.vmap(func.grad(f))(x), gt.stack(expected))
+    assert not rules.FALLBACKS or name in ONE_AT_A_TIME, dict(rules.FALLBACKS)
+
+
+def test_embedding_of_per_example_tables_and_indices_batches():
+    tables = t(RNG.standard_normal((5, 4, 3)))
+    ids = gt.tensor(RNG.integers(0, 4, (5, 2)))
+    lookup = gt.nn.functional.embedding
+    rules.FALLBACKS.clear()
+    close(func.vmap(lambda w, i: lookup(i, w))(tables, ids),
+          gt.stack([lookup(ids[k], tables[k]) for k in range(5)]))
+    grads = func.vmap(func.grad(lambda w, i: lookup(i, w).sin().sum()))(tables, ids)
+    close(grads, gt.stack([func.grad(lambda w: lookup(ids[k], w).sin().sum())(tables[k])
+                           for k in range(5)]))
+    assert not rules.FALLBACKS

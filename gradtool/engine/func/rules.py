@@ -10,6 +10,8 @@ import collections
 import functools
 import warnings
 
+import numpy as np
+
 from ..autograd import dispatch, inplace
 from ..autograd.dispatch import NOT_BATCHED, call
 from ..autograd.free_functions import stack
@@ -120,10 +122,17 @@ _drawing = _looping  # a rule that draws for the whole batch at once (different 
 
 
 def method_with_fallback(name, method):
-    """A Tensor method on BatchedTensor: as is, or one example at a time where it computes
-    on values with numpy (Unbatched)."""
+    """A Tensor method on BatchedTensor: its rule (METHOD_RULES: methods that compute on
+    values without an op), else as is (the ops it calls batch), else, where it computes on
+    values with numpy (Unbatched), one example at a time."""
+    rule = METHOD_RULES.get(name)
+
     @functools.wraps(method)
     def run(self, *args, **kwargs):
+        if rule is not None:
+            out = rule(method, self, args, kwargs)
+            if out is not NOT_BATCHED:
+                return out
         try:
             return method(self, *args, **kwargs)
         except Unbatched:
@@ -426,9 +435,19 @@ def layer_norm(spec, values, flags, args, level):
 
 @_rule("embedding")
 def embedding(spec, values, flags, args, level):
-    if flags[0]:
+    weight, indices = values
+    if not flags[0]:
+        return call(spec, values, args)  # batched indices: a batch more of lookups
+    # per-example tables (per-sample gradients): each example's rows picked by indexing,
+    # where no padding row must be kept from the gradient
+    padding_idx = args[0]
+    rows = indices._data
+    if padding_idx not in (None, -1) or type(rows) is not np.ndarray:
         return NOT_BATCHED
-    return call(spec, values, args)  # batched indices: a batch more of lookups
+    if flags[1]:
+        examples = np.arange(level.size).reshape((-1,) + (1,) * (rows.ndim - 1))
+        return call(table.INDEX, (weight,), ((examples, rows),))
+    return call(table.INDEX, (weight,), ((slice(None), rows),))
 
 
 @_rule("gather")
@@ -516,3 +535,64 @@ def _same_draw(spec, values, args, level):
     x = values[0]
     one = call(spec, [x.select(0, 0)] + list(values[1:]), args)
     return one.unsqueeze(0).expand(tuple(x._data.shape))
+
+
+# ---------------- methods that compute on values without an op ----------------
+METHOD_RULES = {}
+
+
+def _values_elementwise(method, self, args, kwargs):
+    """Comparisons, logic, isnan, ...: the method on the aligned physical operands."""
+    if kwargs or len(args) > 1:
+        return NOT_BATCHED
+    values = (self,) + args
+    index = top_level(values)
+    pairs = [physical(v, index) for v in values]
+    rank = max(_logical_ndim(v, f) for v, f in pairs)
+    aligned = [_aligned(v, rank) if f else v for v, f in pairs]
+    if not isinstance(aligned[0], Tensor):
+        return NOT_BATCHED
+    return batched(method(*aligned), index)
+
+
+for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "eq", "ne", "lt",
+              "le", "gt", "ge", "__and__", "__or__", "__xor__", "__invert__", "logical_not",
+              "isnan", "isinf", "isfinite"):
+    METHOD_RULES[_name] = _values_elementwise
+
+
+def _values_reduction(method, self, args, kwargs):
+    """argmax, argmin, any, all: over the shifted dim, or every logical dim of each example."""
+    index = top_level((self,))
+    x, _ = physical(self, index)
+    dim = kwargs.pop("dim", args[0] if args else None)
+    keepdim = kwargs.pop("keepdim", args[1] if len(args) > 1 else False)
+    if kwargs:
+        return NOT_BATCHED
+    if dim is None:
+        out = method(x.reshape((x._data.shape[0], -1)), 1)
+        if keepdim:
+            out = out.reshape((x._data.shape[0],) + (1,) * (x._data.ndim - 1))
+        return batched(out, index)
+    if isinstance(dim, (tuple, list)):
+        return batched(method(x, tuple(_shift(d) for d in dim), keepdim), index)
+    return batched(method(x, _shift(dim), keepdim), index)
+
+
+for _name in ("argmax", "argmin", "any", "all"):
+    METHOD_RULES[_name] = _values_reduction
+del _name
+
+
+@_rule("index_select")
+def index_select(spec, values, flags, args, level):
+    if flags[1]:
+        return NOT_BATCHED
+    return call(spec, values, (_shift(args[0]),))
+
+
+@_rule("linalg_inv_ex", "linalg_det", "linalg_slogdet", "linalg_cholesky_ex", "linalg_qr",
+       "linalg_eigh", "linalg_svd")
+def linalg(spec, values, flags, args, level):
+    """Functions of the last two dims, batched already: the examples are one more batch."""
+    return call(spec, values, args)

@@ -544,6 +544,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                            f"following scalar types: Long, Int; but got {input.dtype} instead "
                            f"(while checking arguments for embedding)")
     indices = input._data
+    indices = getattr(indices, "examples", indices)  # (under vmap: every example's indices)
     if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
     if padding_idx is not None and padding_idx < 0:
