@@ -550,6 +550,7 @@ def _T(*shape):
 
 F = gt.nn.functional
 W = _T(4, 3); V = _T(4); IDX = gt.tensor([2, 0, 1])
+CLASS_WEIGHTS = gt.tensor([1., 2., 3., 4.], dtype=gt.float64)
 SWEEP = {  # name -> one example's computation, on a (3, 4) float64 example
     "var_corr": lambda a: a.var(0, correction=0),
     "std": lambda a: a.std(),
@@ -580,8 +581,7 @@ SWEEP = {  # name -> one example's computation, on a (3, 4) float64 example
     "bce_logits": lambda a: F.binary_cross_entropy_with_logits(a, a.sigmoid().detach()),
     "smooth_l1": lambda a: F.smooth_l1_loss(a, a.flip(0)),
     "ce_2d": lambda a: F.cross_entropy(a, gt.tensor([0, 1, 3])),
-    "ce_mean_w":
-        lambda a: F.cross_entropy(a, gt.tensor([0, 1, 3]), weight=gt.tensor([1., 2., 3., 4.], dtype=gt.float64)),
+    "ce_mean_w": lambda a: F.cross_entropy(a, gt.tensor([0, 1, 3]), weight=CLASS_WEIGHTS),
     "ce_none": lambda a: F.cross_entropy(a, gt.tensor([0, 1, 3]), reduction="none"),
     "ce_ignore": lambda a: F.cross_entropy(a, gt.tensor([0, -100, 3])),
     "nll_1d": lambda a: F.nll_loss(a[0].log_softmax(0), gt.tensor(2)),
