@@ -254,14 +254,13 @@ _WHOLE = {"sum": "SUM_DIM", "mean": "MEAN_DIM", "prod": None, "max": "AMAX", "mi
 
 @_rule(*_DIM_ARGS)
 def along_dims(spec, values, flags, args, level):
-    if not spec.args or "dim" not in spec.args and "dims" not in spec.args and (
-            "dim0" not in spec.args and "dim1" not in spec.args):
+    names = _DIM_ARGS[spec.name]
+    if not any(name in spec.args for name in names):  # (sum(), max(), ...: no dim argument)
         return _whole(spec, values, flags, args, level)
     if len(values) != 1:
         return NOT_BATCHED
     x = values[0]
     ndim = x._data.ndim - 1
-    names = _DIM_ARGS[spec.name]
     args = list(args)
     for i, name in enumerate(spec.args):
         if name in names:
@@ -277,9 +276,6 @@ def along_dims(spec, values, flags, args, level):
 def _whole(spec, values, flags, args, level):
     """sum(), mean(), max(), ... of every element: over every logical dim of each example."""
     x = values[0]
-    if spec.name == "squeeze":  # squeeze() of every size-1 dim
-        dims = tuple(d + 1 for d, n in enumerate(x._data.shape[1:]) if n == 1)
-        return call(table.SQUEEZE_DIMS, (x,), (dims,)) if dims else call(table.ALIAS, (x,))
     if spec.name not in _WHOLE or len(values) != 1:
         return NOT_BATCHED
     x = x.reshape((x._data.shape[0], -1))
