@@ -707,3 +707,31 @@ def test_embedding_of_per_example_tables_and_indices_batches():
     close(grads, gt.stack([func.grad(lambda w: lookup(ids[k], w).sin().sum())(tables[k])
                            for k in range(5)]))
     assert not rules.FALLBACKS
+
+
+def outer_gradients(torch, x, w):
+    """Regular autograd around the transforms, through what they did not differentiate: an
+    argument outside argnums, and a parameter the function closes over."""
+    x = x.detach().requires_grad_()
+    w = w.detach().requires_grad_()
+    per_example = torch.func.vmap(torch.func.grad(lambda p, xb: (p * xb * w).sin().sum()),
+                                  in_dims=(None, 0))(torch.ones_like(w), x)
+    closed = torch.func.grad(lambda a: (a * w).tanh().sum())(x[0])
+    total = (per_example ** 2).sum() + closed.sum()
+    gx, gw = torch.autograd.grad(total, (x, w))
+    return {"per_example": per_example.detach(), "gx": gx, "gw": gw,
+            "requires_grad": (per_example.requires_grad, closed.requires_grad)}
+
+
+def test_outer_autograd_differentiates_through_arguments_and_closures():
+    x, w = t(RNG.standard_normal((3, 2))), t(RNG.standard_normal(2))
+    out = outer_gradients(gt, x, w)
+    assert out["requires_grad"] == (True, True)
+
+    def total(x, w):
+        per_example = (x * w).cos() * x * w
+        return (per_example ** 2).sum() + (1 - (x[0] * w).tanh() ** 2).mul(w).sum()
+    xs, ws = x.detach().requires_grad_(), w.detach().requires_grad_()
+    gx, gw = gt.autograd.grad(total(xs, ws), (xs, ws))
+    close(out["gx"], gx)
+    close(out["gw"], gw)

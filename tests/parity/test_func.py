@@ -99,3 +99,10 @@ def test_custom_functions_under_vmap_match_torch():
     mine, theirs = _both(torch, [rng.standard_normal((3, 2)), rng.standard_normal(2)])
     _assert_same(programs.custom_function_program(gt, *mine),
                  programs.custom_function_program(torch, *theirs))
+
+
+def test_outer_gradients_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    mine, theirs = _both(torch, [rng.standard_normal((3, 2)), rng.standard_normal(2)])
+    _assert_same(programs.outer_gradients(gt, *mine), programs.outer_gradients(torch, *theirs))

@@ -7,8 +7,11 @@ The function sees differentiable copies (torch's grad works on inputs that do no
 grad); a result leaves with a graph only when an outer level differentiates: grad enabled
 and an input requiring grad (regular autograd, or an enclosing transform's copy), a tangent
 (an enclosing jvp) or an enclosing transform whose function closes over our inputs."""
+import weakref
+
 from ..autograd import engine as autograd_engine, forward_ad, forward_level, grad_mode
 from ..autograd.creation import eye, ones_like, zeros_like
+from ..autograd.node import AccumulateGrad
 from ..autograd.tensor import Tensor
 from ..errors import NotInEngineError
 from . import function as custom_function, tree
@@ -46,6 +49,7 @@ def _differentiable(p):
         d = p.view_as(p)
         return d, d
     leaf = p.detach().requires_grad_()
+    _made[id(leaf)] = leaf
     tangent = _tangent(p)
     return leaf, (leaf if tangent is None else forward_ad.make_dual(leaf, tangent))
 
@@ -54,6 +58,37 @@ def _records(physical):
     """Whether results keep their graph: an outer level differentiates."""
     return grad_mode.is_grad_enabled() and (
         _active[0] > 0 or any(p.requires_grad or _tangent(p) is not None for p in physical))
+
+
+# the leaves transforms made (theirs, not an outer level's), by id: a WeakSet would compare
+# tensors with ==, which is elementwise
+_made = weakref.WeakValueDictionary()
+
+
+def _made_here(t):
+    return _made.get(id(t)) is t
+
+
+def _reaches_others(outputs):
+    """Whether the outputs' graph reaches a tensor that requires grad other than the leaves
+    transforms made: the function used one an outer level differentiates (an argument not
+    in argnums, a closed-over parameter), so results keep their graph, as torch's do."""
+    stack = [o._grad_fn for o in outputs]
+    for o in outputs:
+        if o._grad_fn is None and o._requires_grad and not _made_here(o):
+            return True
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, AccumulateGrad):
+            if not _made_here(node.variable):
+                return True
+            continue
+        stack.extend(fn for fn, _ in node.next_functions)
+    return False
 
 
 def _unwrapped(x, record):
@@ -142,7 +177,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                    f"scalar Tensor, got tensor with {output.dim()} dims. Maybe you "
                                    f"wanted to use the vjp or jacrev APIs instead?")
             out = to_physical(output, levels)
-            grads = _grads([out], [ones_like(out)], [leaf for leaf, _ in pairs], record)
+            leaves = [leaf for leaf, _ in pairs]
+            record = record or (grad_mode.is_grad_enabled() and _reaches_others([out]))
+            grads = _grads([out], [ones_like(out)], leaves, record)
         grads = tree.unflatten([from_physical(g, levels) for g in grads], spec)
         value = _unwrapped(output, record)
         if has_aux:
@@ -205,6 +242,7 @@ def vjp(func, *primals, has_aux=False):
                                    f"tensors, got unsupported type {type(o)}")
         outputs = [to_physical(o, levels) for o in flat_out]
     leaves = [leaf for leaf, _ in pairs]
+    record = record or (grad_mode.is_grad_enabled() and _reaches_others(outputs))
 
     def vjp_fn(cotangents, retain_graph=True, create_graph=None):
         flat_ct, ct_spec = tree.flatten(cotangents)
@@ -299,9 +337,10 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                 raise RuntimeError(f"jvp(f, primals, tangents): expected f(*args) to return "
                                    f"only tensors, got unsupported type {type(o)}")
             primal, tangent = forward_ad.unpack_dual(to_physical(o, levels))
-            values.append(from_physical(_unwrapped(primal, record), levels))
             tangent = zeros_like(primal) if tangent is None else tangent
-            out_tangents.append(from_physical(_unwrapped(tangent, record), levels))
+            keep = record or (grad_mode.is_grad_enabled() and _reaches_others([primal, tangent]))
+            values.append(from_physical(_unwrapped(primal, keep), levels))
+            out_tangents.append(from_physical(_unwrapped(tangent, keep), levels))
     result = (tree.unflatten(values, out_spec), tree.unflatten(out_tangents, out_spec))
     if has_aux:
         return result + (tree.tree_map(lambda a: _unwrapped(a, record), aux),)
