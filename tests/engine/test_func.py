@@ -735,3 +735,21 @@ def test_outer_autograd_differentiates_through_arguments_and_closures():
     gx, gw = gt.autograd.grad(total(xs, ws), (xs, ws))
     close(out["gx"], gx)
     close(out["gw"], gw)
+
+
+@pytest.mark.parametrize("draw", ["dropout", "normal_", "bernoulli"])
+def test_random_ops_draw_per_example_or_once(draw):
+    fn = {"dropout": lambda a: gt.nn.functional.dropout(a, 0.5),
+          "normal_": lambda a: a.clone().normal_(),
+          "bernoulli": lambda a: (a * 0.5).bernoulli()}[draw]
+    x = gt.ones(4, 500)
+    rules.FALLBACKS.clear()
+    different = func.vmap(fn, randomness="different")(x).numpy()
+    assert not rules.FALLBACKS  # one draw for the whole batch
+    assert not np.allclose(different, different[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same = func.vmap(fn, randomness="same")(x).numpy()
+    assert np.allclose(same, same[0])
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        func.vmap(fn)(x)

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from ..autograd import dispatch, inplace
+from ..autograd import creation, inplace
 from ..autograd.dispatch import NOT_BATCHED, call
 from ..autograd.free_functions import stack
 from ..autograd.matmul import matmul
@@ -68,9 +68,17 @@ def batched_call_inplace(spec, inputs, args):
     rank = max([target._data.ndim] + [_logical_ndim(v, f) for v, f in rest])
     values = [value] + [_aligned(v, rank) if f else v for v, f in rest]
     level = level_of(index)
+    if spec.name in _RANDOM_FILLS and level.randomness == "same":  # one draw for every example
+        one = value.select(0, 0).clone()
+        inplace.call_inplace(spec, [one] + values[1:], args)
+        inplace.call_inplace(table.COPY, (value, one.unsqueeze(0)))
+        return target
     with _drawing(level):
         inplace.call_inplace(spec, values, args)
     return target
+
+
+_RANDOM_FILLS = ("normal_", "uniform_")
 
 
 def _wrap(out, index):
@@ -148,8 +156,11 @@ def method_with_fallback(name, method):
                 return type(v)(example(w, b) for w in v)
             return v
         outs = []
+        state = creation._generator.bit_generator.state
         with _looping(level):
             for b in range(level.size):
+                if level.randomness == "same":  # every example draws the same numbers
+                    creation._generator.bit_generator.state = state
                 outs.append(method(example(self, b), *(example(a, b) for a in args),
                                    **{k: example(v, b) for k, v in kwargs.items()}))
         return rewrap_examples(outs, index)
@@ -592,3 +603,23 @@ def index_select(spec, values, flags, args, level):
 def linalg(spec, values, flags, args, level):
     """Functions of the last two dims, batched already: the examples are one more batch."""
     return call(spec, values, args)
+
+
+def _random_method(method, self, args, kwargs):
+    """bernoulli, bernoulli_, normal_, uniform_ on a batched tensor: one draw for the whole
+    batch, different per example (randomness='different'); 'same' and 'error' run the method
+    as is (one example's draw, broadcast; or torch's error)."""
+    index = top_level((self,) + args + tuple(kwargs.values()))
+    x, flag = physical(self, index)
+    level = level_of(index)
+    if not flag or level.randomness != "different" or index != top_level((self,)) or any(
+            type(a) is BatchedTensor for a in args + tuple(kwargs.values())):
+        return NOT_BATCHED
+    with _drawing(level):
+        out = method(x, *args, **kwargs)
+    return self if out is x else batched(out, index)
+
+
+for _name in ("bernoulli", "bernoulli_", "normal_", "uniform_"):
+    METHOD_RULES[_name] = _random_method
+del _name

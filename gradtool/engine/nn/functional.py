@@ -112,6 +112,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0 or input.numel() == 0:
         return input
+    if type(input._data) is not np.ndarray:  # under vmap: a mask per example (randomness=)
+        mask = input.detach().clone().bernoulli_(1.0 - p) / (1.0 - p) if p < 1 else 0.0
+        return input.mul_(mask) if inplace else input * mask
     if p == 1.0:
         scale = np.zeros(tuple(input.shape), input._data.dtype)
     else:
