@@ -551,7 +551,12 @@ def _T(*shape):
 F = gt.nn.functional
 W = _T(4, 3); V = _T(4); IDX = gt.tensor([2, 0, 1])
 CLASS_WEIGHTS = gt.tensor([1., 2., 3., 4.], dtype=gt.float64)
+TARGET = _T(3, 4).sigmoid()  # unbatched targets and weights of the losses
 SWEEP = {  # name -> one example's computation, on a (3, 4) float64 example
+    "mse_shared_target": lambda a: F.mse_loss(a, TARGET),
+    "bce_weight": lambda a: F.binary_cross_entropy(a.sigmoid(), TARGET, weight=V),
+    "bcel_pos_weight": lambda a: F.binary_cross_entropy_with_logits(a, TARGET, pos_weight=V),
+    "huber_sum": lambda a: F.huber_loss(a, TARGET, reduction="sum"),
     "var_corr": lambda a: a.var(0, correction=0),
     "std": lambda a: a.std(),
     "norm": lambda a: a.norm(),

@@ -473,9 +473,10 @@ def pointwise_loss(spec, values, flags, args, level):
     rank = max(_logical_ndim(v, f) for v, f in zip(values, flags))
     reduction = args[0]
     size = level.size
-    aligned = [_expanded(_aligned(v, rank), f, size) if isinstance(v, Tensor) and (
-        i < 2) else (_aligned(v, rank) if f else v)
-        for i, (v, f) in enumerate(zip(values, flags))]
+    # input and target batched alike (the loss kernels want equal shapes); weights aligned
+    aligned = [_aligned(_expanded(v, f, size), rank) if isinstance(v, Tensor) and i < 2
+               else (_aligned(v, rank) if f else v)
+               for i, (v, f) in enumerate(zip(values, flags))]
     out = call(spec, aligned, (_NONE,) + tuple(args[1:]))
     return _reduced(out, reduction)
 

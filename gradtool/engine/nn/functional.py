@@ -803,7 +803,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"input size ({input.shape}) is deprecated. Please ensure they have "
                          f"the same size.")
     # torch checks each element's input, then its target (NaN is outside [0, 1] too)
-    outside = [~((t._data >= 0) & (t._data <= 1)).ravel() for t in (input, target)]
+    values = [getattr(t._data, "examples", t._data) for t in (input, target)]  # (vmap: all)
+    outside = [~((v >= 0) & (v <= 1)).ravel() for v in values]
+    if outside[0].size != outside[1].size:  # (under vmap, one batched: which one, not where)
+        outside = [o.any(keepdims=True) for o in outside]
     first = np.flatnonzero(outside[0] | outside[1])
     if first.size:
         which = "input" if outside[0][first[0]] else "target"
