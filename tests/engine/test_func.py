@@ -346,7 +346,7 @@ def test_stack_module_state_runs_an_ensemble_under_vmap():
 
 
 def test_torch_func_and_functorch_names():
-    assert gt.func.vmap is func.vmap
+    assert gt.func.vmap is func.vmap and gt.vmap is func.vmap  # (torch.vmap too)
     from gradtool.engine.func import functorch
     assert functorch.grad is func.grad and functorch.jacrev is func.jacrev
     with gt.as_torch():
