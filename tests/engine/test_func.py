@@ -232,7 +232,6 @@ def test_composed_transforms_match_autograd_on_the_engine():
     close(out["grad_grad"], hess.sum(0))
     close(out["jvp_grad"], hess @ gt.ones_like(x))
     close(out["vmap_grad"][1], gt.func.grad(f)(2 * x))
-    g1 = gt.autograd.grad(f(x) + f(x * x), x)[0] if False else None
     xs = x.detach().requires_grad_()
     close(out["grad_vmap"], gt.autograd.grad(f(xs) + f(xs * xs), xs)[0])
     close(out["jacrev_sin"], AF.jacobian(gt.sin, x))
@@ -242,7 +241,6 @@ def test_composed_transforms_match_autograd_on_the_engine():
         tangent = fwAD.unpack_dual(gt.sin(fwAD.make_dual(x, gt.ones_like(x)))).tangent
     close(out["jvp"], tangent)
     assert all(v.grad_fn is None for v in out.values())
-    del g1
 
 
 def test_vmap_ops_equal_the_per_example_loop():
@@ -309,7 +307,7 @@ def test_jacrev_and_jacfwd_of_several_outputs_and_arguments():
         (ja, jb), (ja2, jb2) = jac(f, argnums=(0, 1))(x, y)
         close(ja, y.unsqueeze(1).expand(3, 2))
         close(jb, gt.eye(3, dtype=gt.float64) * 3)
-        close(ja2, gt.diag_embed(2 * x) if hasattr(gt, "diag_embed") else np.diag([2.0, 4.0]))
+        close(ja2, np.diag(2 * x.numpy()))
         close(jb2, np.zeros((2, 3)))
 
 

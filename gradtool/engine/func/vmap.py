@@ -213,7 +213,3 @@ def _unwrap(func, out, out_dims, level):
         results.append(movedim(value, 0, d) if d != 0 else value)
     return tree.unflatten(results, spec)
 
-
-def is_batched(x):
-    return type(x) is BatchedTensor
-
