@@ -176,6 +176,25 @@ ERRORS = {  # name -> a program that raises torch's error
     "jvp_structure": lambda torch, x: torch.func.jvp(lambda a: a, (x,), (x, x)),
     "vjp_non_tensor": lambda torch, x: torch.func.vjp(lambda a: (a, 1), x),
     "stack_no_models": lambda torch, x: torch.func.stack_module_state([]),
+    "out_dims_range": lambda torch, x: torch.func.vmap(lambda a: a, out_dims=3)(x),
+    "out_dims_none_batched": lambda torch, x: torch.func.vmap(lambda a: a, out_dims=None)(x),
+    "out_dims_structure":
+        lambda torch, x: torch.func.vmap(lambda a: (a, a), out_dims=(0, 0, 0))(x),
+    "in_dims_list": lambda torch, x: torch.func.vmap(lambda a: a, in_dims=[0])(x),
+    "in_dim_float": lambda torch, x: torch.func.vmap(lambda a: a, in_dims=(0.5,))(x),
+    "chunk_size": lambda torch, x: torch.func.vmap(lambda a: a, chunk_size=0)(x),
+    "grad_int_input": lambda torch, x: torch.func.grad(lambda a: a.sum())(torch.tensor([1, 2])),
+    "grad_argnums_repeated":
+        lambda torch, x: torch.func.grad(lambda a, b: a.sum(), argnums=(0, 0))(x, x),
+    "jacrev_chunk_size": lambda torch, x: torch.func.jacrev(lambda a: a, chunk_size=0)(x),
+    "vjp_cotangent_structure": lambda torch, x: torch.func.vjp(lambda a: (a, a), x)[1](x),
+    "inplace_into_unbatched": lambda torch, x: torch.func.vmap(lambda a: x[0].clone().add_(a))(x),
+    "functional_call_repeated_key": lambda torch, x: torch.func.functional_call(
+        torch.nn.Linear(4, 2), ({"weight": x}, {"weight": x}), (x,)),
+    "functional_call_not_a_dict":
+        lambda torch, x: torch.func.functional_call(torch.nn.Linear(4, 2), 3, (x,)),
+    "stack_modes": lambda torch, x: torch.func.stack_module_state(
+        [torch.nn.Linear(1, 1), torch.nn.Linear(1, 1).eval()]),
 }
 
 

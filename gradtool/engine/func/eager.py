@@ -249,8 +249,8 @@ def vjp(func, *primals, has_aux=False):
         if ct_spec != out_spec and not (out_spec is None and len(flat_ct) == 1):
             raise RuntimeError(f"Expected pytree structure of cotangents to be the same as "
                                f"pytree structure of outputs to the function. cotangents: "
-                               f"{tree.describe(ct_spec)}, primal output: "
-                               f"{tree.describe(out_spec)}")
+                               f"{tree.pprint(ct_spec)}, primal output: "
+                               f"{tree.pprint(out_spec)}")
         now = list(LEVELS)
         if now[:len(levels)] != levels:
             raise RuntimeError("vjp_fn: called outside the vmap its vjp was computed in")

@@ -56,14 +56,10 @@ def batched_call_inplace(spec, inputs, args):
         return NOT_BATCHED
     target = inputs[0]
     value, flag = physical(target, index)
-    if not flag:
-        raise RuntimeError(
-            "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists "
-            "a Tensor `other` in extra_args that has more elements than `self`. This happened "
-            "due to `other` being vmapped over but `self` not being vmapped over in a vmap. "
-            "Please try to use out-of-place operators instead of inplace arithmetic. If said "
-            "operator is being called inside the PyTorch framework, please file a bug report "
-            "instead.")
+    if not flag:  # another operand is batched: the result would not fit in self
+        shapes = [tuple(v.shape) for v in inputs if isinstance(v, Tensor)]
+        raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast "
+                           f"shape {[level_of(index).size] + list(np.broadcast_shapes(*shapes))}")
     rest = [physical(v, index) for v in inputs[1:]]
     rank = max([target._data.ndim] + [_logical_ndim(v, f) for v, f in rest])
     values = [value] + [_aligned(v, rank) if f else v for v, f in rest]

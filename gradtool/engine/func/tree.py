@@ -78,3 +78,18 @@ def _broadcast(prefix, tree, out, error):
         raise error()
     for p, t in zip(prefix, tree):
         _broadcast(p, t, out, error)
+
+
+def pprint(spec):
+    """A spec as torch's treespec_pprint writes it: (*, *), [*], {'a': *}, *."""
+    if spec is None:
+        return "*"
+    kind, extra, children = spec
+    if kind == "dict":
+        return "{" + ", ".join(f"{k!r}: {pprint(c)}" for k, c in zip(extra, children)) + "}"
+    inner = ", ".join(pprint(c) for c in children)
+    if kind == "list":
+        return f"[{inner}]"
+    if kind == "namedtuple":
+        return f"{extra.__name__}({inner})"
+    return f"({inner},)" if len(children) == 1 else f"({inner})"

@@ -8,7 +8,7 @@ import warnings
 
 from ..autograd import creation
 from ..autograd.free_functions import cat, stack
-from ..autograd.tensor import Tensor
+from ..autograd.tensor import Tensor, _dim
 from . import batched as batching, tree
 from .batched import BatchedTensor, LEVELS, Unbatched, movedim
 
@@ -210,6 +210,7 @@ def _unwrap(func, out, out_dims, level):
             value = o._value
         else:  # the same for every example: expanded
             value = o.unsqueeze(0).expand((level.size,) + tuple(o.shape))
+        d = _dim(d, value.dim())  # (torch's IndexError for an out_dim out of range)
         results.append(movedim(value, 0, d) if d != 0 else value)
     return tree.unflatten(results, spec)
 
