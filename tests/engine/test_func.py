@@ -566,10 +566,18 @@ def _T(*shape):
 
 
 F = gt.nn.functional
-W = _T(4, 3); V = _T(4); IDX = gt.tensor([2, 0, 1])
+W = _T(4, 3)
+V = _T(4)
+IDX = gt.tensor([2, 0, 1])
 CLASS_WEIGHTS = gt.tensor([1., 2., 3., 4.], dtype=gt.float64)
 TARGET = _T(3, 4).sigmoid()  # unbatched targets and weights of the losses
+SCATTER_INDEX = gt.tensor([[0, 1, 2, 3]] * 3)
 SWEEP = {  # name -> one example's computation, on a (3, 4) float64 example
+    "scatter_add_into_self": lambda a: a.scatter_add(1, SCATTER_INDEX, a * a),
+    "scatter_value": lambda a: a.scatter(1, SCATTER_INDEX[:, :2], 0.5),
+    "index_add": lambda a: a.index_add(1, IDX[:2], a[:, :2]),
+    "index_add_": lambda a: a.clone().index_add_(0, IDX[:2], a[:2] * 2),
+    "transpose_": lambda a: a.clone().transpose_(0, 1),
     "mse_shared_target": lambda a: F.mse_loss(a, TARGET),
     "bce_weight": lambda a: F.binary_cross_entropy(a.sigmoid(), TARGET, weight=V),
     "bcel_pos_weight": lambda a: F.binary_cross_entropy_with_logits(a, TARGET, pos_weight=V),
@@ -692,7 +700,7 @@ def _setitem(a):
     return b
 
 
-ONE_AT_A_TIME = {"scatter_add"}  # ops with no batching rule yet (the fallback runs them)
+ONE_AT_A_TIME = set()  # ops with no batching rule yet (the fallback runs them)
 
 
 @pytest.mark.parametrize("name", sorted(SWEEP))

@@ -112,12 +112,19 @@ def batched(value, level):
     t._data = LogicalArray(value._data)
     t._value = value
     t._level = level
-    t._requires_grad = value._requires_grad
     t._output_nr = 0
-    t._grad_fn = t._grad = t._accumulator = t._hooks = t._base = t._base_grad_fn = None
+    t._grad = t._accumulator = t._hooks = t._base = t._base_grad_fn = None
+    mirror_graph(t)
     t._version_counter = value._version_counter
     t._is_inference = value._is_inference
     return t
+
+
+def mirror_graph(t):
+    """The physical tensor's place in the graph, on its BatchedTensor (for code that reads
+    _requires_grad and _grad_fn: in-place checks, matmul's folding)."""
+    t._requires_grad = t._value._requires_grad
+    t._grad_fn = t._value._grad_fn
 
 
 def top_level(values):

@@ -17,9 +17,10 @@ from ..autograd.dispatch import NOT_BATCHED, call
 from ..autograd.free_functions import stack
 from ..autograd.matmul import matmul
 from ..autograd.ops.rows import table
-from ..autograd.tensor import Tensor
-from .batched import (BatchedTensor, Unbatched, batched, level_of, movedim, physical,
-                      top_level)
+from ..autograd.tensor import Tensor, _dim
+from ..errors import NotInEngineError
+from .batched import (BatchedTensor, LogicalArray, Unbatched, batched, level_of, mirror_graph,
+                      movedim, physical, top_level)
 
 FALLBACKS = collections.Counter()  # op name -> calls that ran one example at a time
 _warned = set()
@@ -61,16 +62,26 @@ def batched_call_inplace(spec, inputs, args):
         raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast "
                            f"shape {[level_of(index).size] + list(np.broadcast_shapes(*shapes))}")
     rest = [physical(v, index) for v in inputs[1:]]
+    level = level_of(index)
+    if spec.name in _SCATTERS:  # scatter_, scatter_add_, index_add_: dims, not broadcasting
+        values = _scatter_operands(spec, [value] + [v for v, _ in rest],
+                                   [True] + [f for _, f in rest], level.size)
+        if values is NOT_BATCHED:
+            raise NotInEngineError(f"{spec.name}_ under vmap with batched indices")
+        inplace.call_inplace(spec, values, _shifted_args(spec, args, value._data.ndim - 1))
+        mirror_graph(target)
+        return target
     rank = max([target._data.ndim] + [_logical_ndim(v, f) for v, f in rest])
     values = [value] + [_aligned(v, rank) if f else v for v, f in rest]
-    level = level_of(index)
+    args = _shifted_args(spec, args, value._data.ndim - 1)
     if spec.name in _RANDOM_FILLS and level.randomness == "same":  # one draw for every example
         one = value.select(0, 0).clone()
         inplace.call_inplace(spec, [one] + values[1:], args)
         inplace.call_inplace(table.COPY, (value, one.unsqueeze(0)))
-        return target
-    with _drawing(level):
-        inplace.call_inplace(spec, values, args)
+    else:
+        with _drawing(level):
+            inplace.call_inplace(spec, values, args)
+    mirror_graph(target)
     return target
 
 
@@ -257,6 +268,40 @@ _DIM_ARGS = {
 }
 # reductions of every element: the same reduction over every logical dim
 _WHOLE = {"sum": "SUM_DIM", "mean": "MEAN_DIM", "prod": None, "max": "AMAX", "min": "AMIN"}
+
+
+_DIM_NAMES = ("dim", "dims", "dim0", "dim1", "dim2")
+
+
+def _shifted_args(spec, args, ndim):
+    """The row's dim arguments (by name) past the batch dim."""
+    if not any(name in _DIM_NAMES for name in spec.args):
+        return args
+    return tuple(_shifted(a, ndim) if name in _DIM_NAMES and a is not None else a
+                 for name, a in zip(spec.args, args))
+
+
+_SCATTERS = ("scatter", "scatter_add", "index_add")
+
+
+def _scatter_operands(spec, values, flags, size):
+    """scatter's index and src batched with self (they index it elementwise); index_add's
+    index stays one list of rows for every example (a batched one: NOT_BATCHED)."""
+    if spec.name == "index_add":
+        if flags[1]:
+            return NOT_BATCHED
+        return [_expanded(values[0], flags[0], size), values[1],
+                _expanded(values[2], flags[2], size)]
+    return [_expanded(v, f, size) if isinstance(v, Tensor) else v
+            for v, f in zip(values, flags)]
+
+
+@_rule(*_SCATTERS)
+def scatter(spec, values, flags, args, level):
+    values = _scatter_operands(spec, values, flags, level.size)
+    if values is NOT_BATCHED:
+        return NOT_BATCHED
+    return call(spec, values, _shifted_args(spec, args, values[0]._data.ndim - 1))
 
 
 @_rule(*_DIM_ARGS)
@@ -620,3 +665,26 @@ def _random_method(method, self, args, kwargs):
 for _name in ("bernoulli", "bernoulli_", "normal_", "uniform_"):
     METHOD_RULES[_name] = _random_method
 del _name
+
+
+def _transposed_in_place(method, self, args, kwargs):
+    """transpose_ and t_ change the shape: the physical tensor is transposed in place and the
+    BatchedTensor takes its new layout."""
+    index = top_level((self,))
+    x, _ = physical(self, index)
+    ndim = self._data.ndim
+    if method.__name__ == "t_":
+        if ndim > 2:
+            return NOT_BATCHED  # (t_'s own error)
+        dims = (0, 1) if ndim == 2 else None
+    else:
+        dims = tuple(_dim(d, ndim) for d in (list(args) + [kwargs.get("dim0"),
+                                                           kwargs.get("dim1")])[:2])
+    if dims is not None:
+        x.transpose_(dims[0] + 1, dims[1] + 1)
+    self._data = LogicalArray(x._data)
+    mirror_graph(self)
+    return self
+
+
+METHOD_RULES["transpose_"] = METHOD_RULES["t_"] = _transposed_in_place
