@@ -484,6 +484,8 @@ def all_cases(quick=False, use_nn=False, deep=100_000):
     cases.extend(lstm_cases())
     from conv_workload import conv_cases  # W8: a conv net's training step
     cases.extend(conv_cases())
+    from func_workload import func_cases  # W9: torch.func's per-sample gradients
+    cases.extend(func_cases())
     if quick:
         for c in cases:
             c.budget /= 3

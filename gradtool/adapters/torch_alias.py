@@ -27,13 +27,18 @@ MIRRORED = (
     "torch.optim", "torch.optim.optimizer", "torch.optim.lr_scheduler", "torch.testing",
     "torch.cuda", "torch.cuda.amp", "torch.amp", "torch.jit", "torch.accelerator",
     "torch.backends", "torch.backends.cudnn", "torch.backends.mkldnn", "torch.backends.mps",
-    "torch.linalg",
+    "torch.linalg", "torch.func",
     "torch.distributions", "torch.utils", "torch.utils.data",
 )
 
 
+# torch.func's old home, mirrored too (module name -> the engine's module)
+OLD_NAMES = {"functorch": "gradtool.engine.func.functorch"}
+
+
 def _is_torch(name):
-    return name == "torch" or name.startswith("torch.")
+    return (name == "torch" or name.startswith("torch.") or name == "functorch"
+            or name.startswith("functorch."))
 
 
 def _gradtool_modules():
@@ -49,6 +54,8 @@ def _gradtool_modules():
                 modules[name] = getattr(importlib.import_module(parent), attr)
             except (ModuleNotFoundError, AttributeError):
                 continue
+    for name, mine in OLD_NAMES.items():
+        modules[name] = importlib.import_module(mine)
     return modules
 
 

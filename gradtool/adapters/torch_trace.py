@@ -115,6 +115,8 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
 
         def traced_apply(cls, *args, **kwargs):
             result = apply(cls, *args, **kwargs)
+            if _in_functorch_transform():
+                return result
             trace._record(cls.__name__, _tensors((args, kwargs), []), result)
             if torch._C._current_graph_task_id() < 0:  # (not inside a backward)
                 trace._add_function_call(cls, args, kwargs, result, _detached_copy,
@@ -136,6 +138,8 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
     def _module_entered(self, module, args):
         call = _ModuleCall(module, self._modules[-1] if self._modules else None)
         self._modules.append(call)
+        if _in_functorch_transform():  # (functional_call's stand-ins, not the module's own)
+            return
         for p in module.parameters(recurse=False):
             self._parameters.setdefault(id(p), (p, call.tag))
 
@@ -160,7 +164,8 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
                 self._keep.append(out)
                 self.detached[id(out)] = user_site()
             return out
-        self._record(name.strip("_") or str(func), _tensors((args, kwargs), []), out)
+        if not _in_functorch_transform():
+            self._record(name.strip("_") or str(func), _tensors((args, kwargs), []), out)
         return out
 
     def _cut(self, kind, op, tensor, out):
@@ -185,3 +190,11 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
             for node in nodes:
                 if node is not None and "module" not in node.metadata:
                     node.metadata.update(tag)
+
+
+def _in_functorch_transform():
+    """Inside torch.func's transforms the values are functorch's wrappers (batched, or tracked
+    at a grad level), which end with the transform and refuse .item(): the trace follows the
+    graph around the transform, not inside it."""
+    active = getattr(torch._C, "_are_functorch_transforms_active", None)
+    return active is not None and active()

@@ -31,3 +31,11 @@ globals().update(_api.FUNCTIONS)
 from . import (accelerator, amp, backends, cuda, distributions, jit, linalg, nn,  # noqa: E402
                optim, testing, utils)  # (they build on the engine above)
 from .amp import autocast  # noqa: E402
+
+
+def __getattr__(name):
+    """torch.vmap is torch.func.vmap (loaded on first use, as torch.func is)."""
+    if name == "vmap":
+        from .func import vmap
+        return vmap
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -385,3 +385,20 @@ def test_gradtools_engine_never_imports_torch_even_when_it_is_installed():
     done = subprocess.run([sys.executable, "-c", script, os.path.join(FILES, "extending.py::Exp")],
                           cwd=cu.REPO, env=cu.env(), capture_output=True, text=True, timeout=120)
     assert "exit 0 torch imported: False" in done.stderr, done.stderr
+
+
+def test_torch_func_file_passes_gradcheck_on_the_engine():
+    result = cu.run("gradcheck", "--json", "--shape", "x=4,3", os.path.join(FILES, "per_sample.py"))
+    assert_exit(result, 0)
+    assert result.json()["targets"][0]["passed"]
+
+
+@pytest.mark.parity
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_engine_torch_traces_around_torch_func_transforms():
+    """Inside torch.func's transforms torch's values are functorch wrappers that refuse
+    .item(): the trace follows the graph around the transforms."""
+    result = cu.run("gradcheck", "--engine", "torch", "--json", "--shape", "x=4,3",
+                    os.path.join(FILES, "per_sample.py"))
+    assert_exit(result, 0)
+    assert result.json()["targets"][0]["passed"]

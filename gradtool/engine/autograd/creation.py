@@ -17,7 +17,14 @@ def manual_seed(seed):
     return _generator
 
 
+# vmap's check of its randomness= (engine/func/vmap.py), set while a vmap runs
+random_check = None
+
+
 def generator():
+    """The generator every random draw reads (through here, so vmap can refuse or allow it)."""
+    if random_check is not None:
+        random_check()
     return _generator
 
 
@@ -167,27 +174,27 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 
 def rand(*sizes, size=None, dtype=None, device=None, requires_grad=False):
-    return _finish(_generator.random(_size(sizes, size)).astype(_np_dtype(dtype)), requires_grad,
+    return _finish(generator().random(_size(sizes, size)).astype(_np_dtype(dtype)), requires_grad,
                    device)
 
 
 def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     shape, np_dtype = _size(sizes, size), _np_dtype(dtype)
     if np_dtype.kind == "c":  # as torch: each part N(0, 1/2), so E|z|^2 = 1
-        values = (_generator.standard_normal(shape + (2,)) * np.sqrt(0.5)).view(np.complex128)
+        values = (generator().standard_normal(shape + (2,)) * np.sqrt(0.5)).view(np.complex128)
         return _finish(values[..., 0].astype(np_dtype), requires_grad, device)
-    return _finish(_generator.standard_normal(shape).astype(np_dtype), requires_grad, device)
+    return _finish(generator().standard_normal(shape).astype(np_dtype), requires_grad, device)
 
 
 def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
     if high is None or isinstance(high, (tuple, list)):  # randint(high, size), as torch
         low, high, size = 0, low, size if high is None else high
-    array = _generator.integers(low, high, _shape((size,)))
+    array = generator().integers(low, high, _shape((size,)))
     return _finish(array.astype(_np_dtype(dtype, np.dtype(np.int64))), requires_grad, device)
 
 
 def randperm(n, dtype=None, device=None):
-    return _finish(_generator.permutation(n).astype(_np_dtype(dtype, np.dtype(np.int64))), False,
+    return _finish(generator().permutation(n).astype(_np_dtype(dtype, np.dtype(np.int64))), False,
                    device)
 
 

@@ -25,6 +25,10 @@ _NO_EDGE = (None, 0)
 NO_NODE = (None, None)  # make_node's answer when no input requires grad
 _new_object = object.__new__
 
+# vmap's rules (engine/func/rules.py), set while a vmap runs: None costs call one check
+batching_hook = None
+NOT_BATCHED = object()  # the hook's answer when no input is batched
+
 # A Context is entered by one thread at a time, and not twice: call() runs forwards in this
 # shared one, and in run_forward when it is busy (another thread's forward runs in it, or a
 # forward came back to call).
@@ -38,6 +42,10 @@ def call(spec, inputs, args=(), _observed=False):
     if _subscribers and not _observed and observers.watching():
         # (a partial, not a lambda: a closure would turn call's locals into cells, on every op)
         return observers.op(spec.name, inputs, functools.partial(call, spec, inputs, args, True))
+    if batching_hook is not None:
+        out = batching_hook(spec, inputs, args)
+        if out is not NOT_BATCHED:
+            return out
     if spec.variadic:
         arrays = ([t._data for t in inputs[0]],)
     else:

@@ -11,7 +11,11 @@ from . import anomaly, forward_ad, grad_mode, observers
 from .engine import gradient_edge
 from .free_functions import stack
 from .node import Node, SavedTensor
+from .dispatch import NOT_BATCHED
 from .tensor import Tensor
+
+# torch.func's check and vmap rule for a Function's apply, set while a transform runs
+transform_hook = None
 
 
 class FunctionCtx:
@@ -139,6 +143,15 @@ class Function:
 
     vjp = backward
 
+    generate_vmap_rule = False  # torch.func.vmap runs forward and backward on batched values
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The Function under torch.func.vmap: (outputs, out_dims) from the physical inputs
+        (in_dims: each one's batch dim, or None)."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override "
+                                  "the vmap staticmethod or set generate_vmap_rule=True.")
+
     @staticmethod
     def jvp(ctx, *grad_inputs):
         raise NotImplementedError("You must implement the jvp function for custom "
@@ -146,6 +159,10 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if transform_hook is not None:  # torch.func's rules for Functions (func/function.py)
+            result = transform_hook(cls, args, kwargs)
+            if result is not NOT_BATCHED:
+                return result
         result = cls._apply(*args, **kwargs)
         if observers.subscribers:  # (the forward trace records each call and its inputs)
             observers.function_call(cls, args, kwargs, result)

@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from . import anomaly, forward_ad, forward_level, grad_mode, observers
-from .dispatch import (NO_NODE, as_result, call, make_node, refuse_complex, regenerate_view,
+from .dispatch import (NO_NODE, NOT_BATCHED, as_result, call, make_node, refuse_complex, regenerate_view,
                        run_forward, save_for_backward, view_indices)
 from .engine import gradient_edge, validate_gradient
 from .node import Node, SavedTensor
@@ -21,6 +21,7 @@ from .overlap import check_writable, internal_overlap
 from .tensor import Tensor
 
 _state = grad_mode.state
+batching_hook = None  # vmap's, as dispatch's
 
 
 def call_inplace(spec, inputs, args=(), _observed=False):
@@ -28,6 +29,10 @@ def call_inplace(spec, inputs, args=(), _observed=False):
     if _subscribers and not _observed and observers.watching():
         return observers.op(spec.name + "_", inputs,
                             functools.partial(call_inplace, spec, inputs, args, True))
+    if batching_hook is not None:
+        out = batching_hook(spec, inputs, args)
+        if out is not NOT_BATCHED:
+            return out
     target = inputs[0]
     check_inplace(target)
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]

@@ -112,6 +112,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0 or input.numel() == 0:
         return input
+    if type(input._data) is not np.ndarray:  # under vmap: a mask per example (randomness=)
+        mask = input.detach().clone().bernoulli_(1.0 - p) / (1.0 - p) if p < 1 else 0.0
+        return input.mul_(mask) if inplace else input * mask
     if p == 1.0:
         scale = np.zeros(tuple(input.shape), input._data.dtype)
     else:
@@ -544,6 +547,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                            f"following scalar types: Long, Int; but got {input.dtype} instead "
                            f"(while checking arguments for embedding)")
     indices = input._data
+    indices = getattr(indices, "examples", indices)  # (under vmap: every example's indices)
     if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
     if padding_idx is not None and padding_idx < 0:
@@ -799,7 +803,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"input size ({input.shape}) is deprecated. Please ensure they have "
                          f"the same size.")
     # torch checks each element's input, then its target (NaN is outside [0, 1] too)
-    outside = [~((t._data >= 0) & (t._data <= 1)).ravel() for t in (input, target)]
+    values = [getattr(t._data, "examples", t._data) for t in (input, target)]  # (vmap: all)
+    outside = [~((v >= 0) & (v <= 1)).ravel() for v in values]
+    if outside[0].size != outside[1].size:  # (under vmap, one batched: which one, not where)
+        outside = [o.any(keepdims=True) for o in outside]
     first = np.flatnonzero(outside[0] | outside[1])
     if first.size:
         which = "input" if outside[0][first[0]] else "target"
@@ -841,6 +848,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} "
                            f"classes or no classes but got weight tensor of shape: "
                            f"{list(weight.shape)}")
+    labels = getattr(labels, "examples", labels)  # (under vmap: every example's targets)
     valid = labels[labels != ignore_index]
     if valid.size and (valid.min() < 0 or valid.max() >= n_classes):
         bad = valid[(valid < 0) | (valid >= n_classes)][0]

@@ -1,0 +1,126 @@
+"""A custom autograd.Function under torch.func's transforms: it must define setup_context
+(torch's refusal otherwise); under vmap its `vmap` staticmethod gives the batched outputs,
+and with generate_vmap_rule = True its forward, setup_context and backward run on the
+batched values (one Function node on the physical tensors)."""
+import collections
+
+from ..autograd import function
+from ..autograd.dispatch import NOT_BATCHED
+from ..autograd.tensor import Tensor
+from .batched import LEVELS, BatchedTensor, batched, level_of, movedim, physical, top_level
+
+VmapInfo = collections.namedtuple("VmapInfo", ["batch_size", "randomness"])
+active = [0]  # transforms running (vmap levels count through LEVELS)
+
+
+def apply_under_transform(cls, args, kwargs):
+    if cls.setup_context is function.Function.setup_context:
+        raise RuntimeError(
+            "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+            "jacrev, ...), it must override the setup_context staticmethod. For more details, "
+            "please see https://pytorch.org/docs/main/notes/extending.func.html")
+    index = top_level(args)
+    if not index:
+        return NOT_BATCHED
+    level = level_of(index)
+    overridden = cls.vmap is not function.Function.vmap
+    if cls.generate_vmap_rule and overridden:
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it has both generate_vmap_rule=True "
+            f"and an overridden vmap staticmethod. Please set generate_vmap_rule=False or "
+            f"delete the overridden vmap staticmethod to avoid ambiguity. For more details, "
+            f"please see https://pytorch.org/docs/main/notes/extending.func.html")
+    if not cls.generate_vmap_rule and not overridden:
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+            f"override and implement the vmap staticmethod or set generate_vmap_rule=True. For "
+            f"more details, please see https://pytorch.org/docs/main/notes/extending.func.html")
+    if overridden:
+        pairs = [physical(a, index) for a in args]
+        in_dims = tuple(0 if flag else None for _, flag in pairs)
+        out, out_dims = cls.vmap(VmapInfo(level.size, level.randomness), in_dims,
+                                 *(v for v, _ in pairs), **kwargs)
+        single = not isinstance(out, tuple)
+        outs, dims = ((out,), (out_dims,)) if single else (out, out_dims if isinstance(
+            out_dims, tuple) else (out_dims,) * len(out))
+        wrapped = tuple(o if d is None or not isinstance(o, Tensor) else batched(
+            movedim(o, d, 0), index) for o, d in zip(outs, dims))
+        return wrapped[0] if single else wrapped
+    pairs = [physical(a, index) for a in args]
+    generated = _generated(cls, index, level.size, tuple(flag for _, flag in pairs))
+    out = generated.apply(*(v for v, _ in pairs), **kwargs)
+    if isinstance(out, tuple):
+        return tuple(batched(o, index) if isinstance(o, Tensor) else o for o in out)
+    return batched(out, index)
+
+
+def _generated(cls, index, size, flags):
+    """generate_vmap_rule: a Function on the physical tensors whose forward, setup_context and
+    backward run the user's on the batched values (the level made active again for a
+    backward that runs after the vmap returned: grad(vmap(f)))."""
+    def wrapped(values):
+        return [batched(v, index) if flag and isinstance(v, Tensor) else v
+                for v, flag in zip(values, flags)]
+
+    def unwrapped(out):
+        if not isinstance(out, Tensor):
+            return out
+        if type(out) is BatchedTensor and out._level == index:
+            return out._value
+        return out.unsqueeze(0).expand((size,) + tuple(out.shape))
+
+    def as_batched(out):
+        if isinstance(out, tuple):
+            return tuple(batched(o, index) if isinstance(o, Tensor) else o for o in out)
+        return batched(out, index)
+
+    def forward(*values, **kwargs):
+        with _level_active(index, size):
+            out = cls.forward(*wrapped(values), **kwargs)
+            return tuple(unwrapped(o) for o in out) if isinstance(out, tuple) else unwrapped(out)
+
+    def setup_context(ctx, inputs, output):
+        with _level_active(index, size):
+            cls.setup_context(ctx, tuple(wrapped(inputs)), as_batched(output))
+
+    def backward(ctx, *grads):
+        with _level_active(index, size):
+            out = cls.backward(ctx, *(None if g is None else batched(g, index) for g in grads))
+            single = not isinstance(out, tuple)
+            result = []
+            for g, flag in zip((out,) if single else out, flags):
+                if g is not None:
+                    g = unwrapped(g)
+                    if not flag:  # an input shared by every example: the examples' sum
+                        g = g.sum(0)
+                result.append(g)
+            return result[0] if single else tuple(result)
+    return type(cls.__name__, (function.Function,), {
+        "forward": staticmethod(forward), "setup_context": staticmethod(setup_context),
+        "backward": staticmethod(backward), "generate_vmap_rule": True})
+
+
+class _level_active:
+    """The vmap level `index` active (pushed again if its vmap has returned)."""
+
+    def __init__(self, index, size):
+        self.index, self.size, self.pushed = index, size, None
+
+    def __enter__(self):
+        if not any(level.index == self.index for level in LEVELS):
+            from . import batched as batching
+            self.pushed = batching.Level(self.index, self.size, "error")
+            LEVELS.append(self.pushed)
+            LEVELS.sort(key=lambda level: level.index)
+            batching._install_hooks()
+
+    def __exit__(self, *exc):
+        if self.pushed is not None:
+            from . import batched as batching
+            LEVELS.remove(self.pushed)
+            batching._install_hooks()
+
+
+def install():
+    """The hook is set while any transform runs (vmap levels, or grad/vjp/jvp's function)."""
+    function.transform_hook = apply_under_transform if (LEVELS or active[0]) else None
