@@ -10,6 +10,13 @@ from .module import Module
 from .parameter import Parameter
 
 
+def _fields_repr(*names):
+    """An extra_repr of `name=value` for each of the attributes `names`, in order."""
+    def extra_repr(self):
+        return ", ".join(f"{name}={getattr(self, name)}" for name in names)
+    return extra_repr
+
+
 class Identity(Module):
     """Returns its input unchanged (ignores any constructor arguments, as torch)."""
 
@@ -141,8 +148,7 @@ class Softplus(Module):
     def forward(self, input):
         return F.softplus(input, self.beta, self.threshold)
 
-    def extra_repr(self):
-        return f"beta={self.beta}, threshold={self.threshold}"
+    extra_repr = _fields_repr("beta", "threshold")
 
 
 class Softmax(Module):
@@ -155,8 +161,7 @@ class Softmax(Module):
     def forward(self, input):
         return F.softmax(input, self.dim)
 
-    def extra_repr(self):
-        return f"dim={self.dim}"
+    extra_repr = _fields_repr("dim")
 
 
 class LogSoftmax(Softmax):
@@ -176,8 +181,7 @@ class Flatten(Module):
     def forward(self, input):
         return input.flatten(self.start_dim, self.end_dim)
 
-    def extra_repr(self):
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+    extra_repr = _fields_repr("start_dim", "end_dim")
 
 
 class Dropout(Module):
@@ -195,8 +199,7 @@ class Dropout(Module):
     def forward(self, input):
         return F.dropout(input, self.p, self.training, self.inplace)
 
-    def extra_repr(self):
-        return f"p={self.p}, inplace={self.inplace}"
+    extra_repr = _fields_repr("p", "inplace")
 
 
 class Dropout2d(Dropout):
