@@ -59,10 +59,8 @@ class _ConvNd(Module):
         shape = ((in_channels, out_channels // groups) if transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
         self.weight = Parameter(creation.empty(shape, dtype=dtype))
-        if bias:
-            self.bias = Parameter(creation.empty(out_channels, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter(
+            "bias", Parameter(creation.empty(out_channels, dtype=dtype)) if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self):

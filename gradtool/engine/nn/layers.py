@@ -37,10 +37,8 @@ class Linear(Module):
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(creation.empty((out_features, in_features), dtype=dtype))
-        if bias:
-            self.bias = Parameter(creation.empty(out_features, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter(
+            "bias", Parameter(creation.empty(out_features, dtype=dtype)) if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self):
