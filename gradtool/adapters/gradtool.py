@@ -158,10 +158,7 @@ class GradtoolEngine:
         return None if tangent is None else tangent._data
 
     # ---- the graph
-    @staticmethod
-    def gradient_edge(t):
-        return _engine.gradient_edge(t)
-
+    gradient_edge = staticmethod(_engine.gradient_edge)
     topological_order = staticmethod(topological_order)
 
     @staticmethod

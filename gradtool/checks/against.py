@@ -80,9 +80,12 @@ def compare(ours, theirs, seed, shape, order=1):
         modules_theirs = file_modules(E_theirs, theirs)
     with engines.use(E_ours), E_ours.importing():
         modules_ours = file_modules(E_ours, ours)
-        _copy_weights(E_theirs, modules_theirs, E_ours, modules_ours)
-        _copy_global_tensors(E_theirs, theirs, E_ours, ours)
-        _copy_example_tensors(E_theirs, theirs, E_ours, ours)
+        # torch's values into gradtool's tensors, where both are tensors of one shape
+        for t, source in [*_weights(modules_theirs, modules_ours),
+                          *_global_tensors(theirs, ours), *_example_tensors(theirs, ours)]:
+            if E_ours.is_tensor(t) and E_theirs.is_tensor(source) and \
+                    tuple(source.shape) == tuple(t.shape):
+                E_ours.array(t)[...] = E_theirs.array(source)
         a = _run(E_ours, ours, modules_ours, seed, shape, order)
     with engines.use(E_theirs):
         b = _run(E_theirs, theirs, modules_theirs, seed, shape, order)
@@ -99,8 +102,8 @@ def compare(ours, theirs, seed, shape, order=1):
     return AgainstResult(ours, differences, compared)
 
 
-def _copy_weights(E_from, modules_from, E_to, modules_to):
-    """Parameters and buffers of torch's modules into gradtool's, by qualified name."""
+def _weights(modules_from, modules_to):
+    """Parameters and buffers of gradtool's modules and torch's, paired by qualified name."""
     for var, module in modules_to.items():
         other = modules_from.get(var)
         if other is None:
@@ -109,32 +112,21 @@ def _copy_weights(E_from, modules_from, E_to, modules_to):
         theirs.update(other.named_buffers(recurse=False))
         mine = dict(module.named_parameters(recurse=False))
         mine.update(module.named_buffers(recurse=False))
-        for name, t in mine.items():
-            source = theirs.get(name)
-            if source is not None and tuple(source.shape) == tuple(t.shape):
-                E_to.array(t)[...] = E_from.array(source)
+        yield from ((t, theirs.get(name)) for name, t in mine.items())
 
 
-def _copy_global_tensors(E_from, target_from, E_to, target_to):
+def _global_tensors(target_from, target_to):
     """Tensors the file holds in global variables (data drawn with torch.randn as it is
-    imported: the engines draw different numbers), torch's values into gradtool's, by name."""
+    imported: the engines draw different numbers), gradtool's and torch's, paired by name."""
     theirs = loader.file_namespace(target_from)
-    for var, t in loader.file_namespace(target_to).items():
-        source = theirs.get(var)
-        if E_to.is_tensor(t) and E_from.is_tensor(source) and \
-                tuple(source.shape) == tuple(t.shape):
-            E_to.array(t)[...] = E_from.array(source)
+    return [(t, theirs.get(var)) for var, t in loader.file_namespace(target_to).items()]
 
 
-def _copy_example_tensors(E_from, target_from, E_to, target_to):
+def _example_tensors(target_from, target_to):
     """Tensors given in @gradtool.example(...) (torch.randn there draws differently on each
-    engine too), torch's values into gradtool's, argument by argument."""
+    engine too), paired argument by argument."""
     pairs = list(zip(target_to.arg_specs, target_from.arg_specs))
-    pairs += [(t, target_from.kwarg_specs.get(k)) for k, t in target_to.kwarg_specs.items()]
-    for t, source in pairs:
-        if E_to.is_tensor(t) and E_from.is_tensor(source) and \
-                tuple(source.shape) == tuple(t.shape):
-            E_to.array(t)[...] = E_from.array(source)
+    return pairs + [(t, target_from.kwarg_specs.get(k)) for k, t in target_to.kwarg_specs.items()]
 
 
 def _run(E, target, modules, seed, shape, order):

@@ -171,23 +171,25 @@ def error_dict(error):
 
 def inspect_document(file_spec, seed, shape, results):
     """results: per target, a Capture or a TargetError."""
-    targets = []
-    for c in results:
-        if hasattr(c, "error"):
-            targets.append({**target_head(c.target), "error": error_dict(c.error)})
-            continue
-        targets.append({
-            **target_head(c.target),
-            "inputs": [_tensor_summary(n, v) for n, v in c.inputs],
-            "outputs": [_tensor_summary(o.name or f"output {o.index}", t)
-                        for o, t in zip(c.snapshot.outputs, c.outputs)],
-            "graph": snapshot_dict(c.snapshot),
-            "backward_error": c.backward_error,
-            "diagnostics": [diagnosis_dict(d) for d in c.diagnostics],
-            "error": None,
-        })
-    return clean({"schema": INSPECT_SCHEMA, "file": file_spec, "seed": seed,
-                  **_shape_fields(shape), "targets": targets})
+    return _document(INSPECT_SCHEMA, file_spec, seed, shape, results, {}, lambda c: {
+        "inputs": [_tensor_summary(n, v) for n, v in c.inputs],
+        "outputs": [_tensor_summary(o.name or f"output {o.index}", t)
+                    for o, t in zip(c.snapshot.outputs, c.outputs)],
+        "graph": snapshot_dict(c.snapshot),
+        "backward_error": c.backward_error,
+        "diagnostics": [diagnosis_dict(d) for d in c.diagnostics]})
+
+
+def _document(schema, file_spec, seed, shape, results, failed, fields, verdict=None, **head):
+    """A command's document: per target its head, then `fields(result)` (`failed` and its
+    error for a target that raised); `verdict` names the field that is true when it is true
+    of every target."""
+    targets = [{**target_head(r.target), **failed, "error": error_dict(r.error)}
+               if hasattr(r, "error") else {**target_head(r.target), **fields(r), "error": None}
+               for r in results]
+    verdicts = {verdict: all(t[verdict] for t in targets)} if verdict else {}
+    return clean({"schema": schema, "file": file_spec, "seed": seed, **_shape_fields(shape),
+                  **head, **verdicts, "targets": targets})
 
 
 def pair_dict(pair, report):
@@ -255,35 +257,19 @@ def describe(exc):
 def gradcheck_document(file_spec, seed, shape, results):
     """results: per target, a TargetCheck (its reports, one per order) or a
     TargetError."""
-    targets = []
-    for r in results:
-        if hasattr(r, "error"):
-            targets.append({**target_head(r.target), "passed": False,
-                            "error": error_dict(r.error)})
-            continue
-        targets.append({
-            **target_head(r.target), "input_names": r.input_names, "passed": r.passed,
-            "reports": [gradcheck_report_dict(rep) for rep in r.reports],
-            "reference": reference_dict(r.reference) if r.reference is not None else
-            {"passed": False, "error": error_dict(r.reference_error)}
-            if r.reference_error is not None else None,
-            "error": None,
-        })
-    return clean({"schema": GRADCHECK_SCHEMA, "file": file_spec, "seed": seed,
-                  **_shape_fields(shape),
-                  "passed": all(t["passed"] for t in targets), "targets": targets})
+    return _document(GRADCHECK_SCHEMA, file_spec, seed, shape, results, {"passed": False},
+                     lambda r: {
+                         "input_names": r.input_names, "passed": r.passed,
+                         "reports": [gradcheck_report_dict(rep) for rep in r.reports],
+                         "reference": reference_dict(r.reference) if r.reference is not None
+                         else {"passed": False, "error": error_dict(r.reference_error)}
+                         if r.reference_error is not None else None},
+                     "passed")
 
 
 def against_document(file_spec, seed, shape, order, results):
     """results: per target, an AgainstResult (checks/against.py) or a TargetError."""
-    targets = []
-    for r in results:
-        if hasattr(r, "error"):
-            targets.append({**target_head(r.target), "agree": False, "error": error_dict(r.error)})
-            continue
-        targets.append({**target_head(r.target), "agree": r.passed, "compared": r.compared,
-                        "differences": [dataclasses.asdict(d) for d in r.differences],
-                        "error": None})
-    return clean({"schema": AGAINST_SCHEMA, "file": file_spec, "seed": seed,
-                  **_shape_fields(shape), "order": order, "engines": ["gradtool", "torch"],
-                  "agree": all(t["agree"] for t in targets), "targets": targets})
+    return _document(AGAINST_SCHEMA, file_spec, seed, shape, results, {"agree": False},
+                     lambda r: {"agree": r.passed, "compared": r.compared,
+                                "differences": [dataclasses.asdict(d) for d in r.differences]},
+                     "agree", order=order, engines=["gradtool", "torch"])

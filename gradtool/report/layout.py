@@ -7,6 +7,7 @@ that use them) in which each box is one contiguous run; a module call whose node
 contiguous (something outside it runs between them) becomes several boxes, "part 1/2", ....
 Collapsing a run of consecutive nodes into one box keeps every edge pointing forward, so the
 collapsed graph is a DAG whatever the grouping."""
+import collections
 import dataclasses
 import heapq
 from typing import Optional
@@ -26,7 +27,8 @@ class Box:
     parent: Optional["Box"] = None
     collapsed: bool = False
     n_nodes: int = 0         # all nodes inside, nested ones too
-    names: dict = dataclasses.field(default_factory=dict)  # node name -> count inside
+    names: collections.Counter = dataclasses.field(  # node name -> count inside
+        default_factory=collections.Counter)
     sites: list = dataclasses.field(default_factory=list)  # first few source lines inside
     loop: bool = False       # a repeat of calls of one module (a cell called at each step)
 
@@ -271,7 +273,7 @@ def _box_tree(order, paths, names, by_id):
         node = by_id[nid]
         for _, box in stack:
             box.n_nodes += 1
-            box.names[node.name] = box.names.get(node.name, 0) + 1
+            box.names[node.name] += 1
             if node.site and len(box.sites) < 3 and node.site not in box.sites:
                 box.sites.append(node.site)
     calls_of_name = {}
@@ -290,9 +292,6 @@ def _box_tree(order, paths, names, by_id):
     for i, box in enumerate(root.boxes()):
         box.key = f"b{i}"
     return root
-
-
-
 
 
 def _group_repeats(root):
@@ -316,8 +315,7 @@ def _group_repeats(root):
             for m in calls:
                 m.parent = group
                 group.n_nodes += m.n_nodes
-                for name, count in m.names.items():
-                    group.names[name] = group.names.get(name, 0) + count
+                group.names.update(m.names)
             group.sites = calls[0].sites
             group.loop = calls[0].module[0] == calls[-1].module[0]
             out.append(group)
@@ -388,13 +386,12 @@ def _chunk(box, readable, by_id):
                 if isinstance(item, Box):
                     item.parent = chunk
                     chunk.n_nodes += item.n_nodes
-                    for name, count in item.names.items():
-                        chunk.names[name] = chunk.names.get(name, 0) + count
+                    chunk.names.update(item.names)
                     chunk.sites.extend(s for s in item.sites if s not in chunk.sites)
                 else:
                     node = by_id[item]
                     chunk.n_nodes += 1
-                    chunk.names[node.name] = chunk.names.get(node.name, 0) + 1
+                    chunk.names[node.name] += 1
                     if node.site and node.site not in chunk.sites:
                         chunk.sites.append(node.site)
             chunk.title = _chunk_title(chunk, first, box.n_nodes)

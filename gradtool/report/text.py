@@ -1,5 +1,6 @@
 """Terminal reports (rich). Everything here reads snapshots and check reports; nothing
 computes."""
+import collections
 import dataclasses
 import re
 
@@ -265,9 +266,7 @@ def _fold_chain(snapshot, node, shown):
         return node, None
     skipped = run[:-1]
     shown.update(n.id for n in skipped)
-    counts = {}
-    for n in skipped:
-        counts[n.name] = counts.get(n.name, 0) + 1
+    counts = collections.Counter(n.name for n in skipped)
     summary = ", ".join(f"{name} ×{count:,}" for name, count in counts.items())
     return run[-1], f"… a chain of {len(skipped):,} nodes from {node.id} ({summary})"
 
@@ -381,12 +380,19 @@ def print_diagnostics(con, diagnostics):
         return
     say(con, Text("diagnostics", style="bold"))
     for d in diagnostics:
-        line = Text(f" {SEVERITY_MARK[d.severity]} ", style=SEVERITY_STYLE[d.severity])
-        line.append(d.message)
-        if d.location:
-            line.append(f"  ({d.location})", style="dim")
-        say(con, line)
+        say(con, _diagnosis_line(d))
         say(con, Text(f"   → {d.advice}", style="dim"))
+
+
+def _diagnosis_line(d, kind=False):
+    """Its severity's mark, (its kind,) its message and where."""
+    line = Text(f" {SEVERITY_MARK[d.severity]} ", style=SEVERITY_STYLE[d.severity])
+    if kind:
+        line.append(f"{d.kind}: ", style="bold")
+    line.append(d.message)
+    if d.location:
+        line.append(f"  ({d.location})", style="dim")
+    return line
 
 
 def _line(con, verdict, style, target, finding):
@@ -606,13 +612,7 @@ def _rest_of_gradcheck(con, report, names):
         print_table(con, _pair_table(located.report, getattr(located.report, "input_names", [])),
                     _PAIR_DROPS)
     for d in report.diagnoses:
-        line = Text(f" {SEVERITY_MARK.get(d.severity, '-')} ",
-                    style=SEVERITY_STYLE.get(d.severity, ""))
-        line.append(f"{d.kind}: ", style="bold")
-        line.append(d.message)
-        if d.location:
-            line.append(f"  ({d.location})", style="dim")
-        say(con, line)
+        say(con, _diagnosis_line(d, kind=True))
 
 
 def _output_label(report, pair):

@@ -14,9 +14,34 @@ def _key(modules, index):
     return list(modules)[index % size]
 
 
-class Sequential(Module):
+class _Numbered(Module):
+    """Sequential's and ModuleList's indexing: modules in order, by position (negative counts
+    from the end) or slice, and append, which names a module by its position."""
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return type(self)(self._slice(list(self._modules.items())[index]))
+        return self._modules[_key(self._modules, index)]
+
+    def __setitem__(self, index, module):
+        setattr(self, _key(self._modules, index), module)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class Sequential(_Numbered):
     """Calls its modules in order, each on the previous one's output. Built from modules
     (named "0", "1", ...) or from an ordered dict of name -> module."""
+
+    _slice = collections.OrderedDict  # a slice keeps the modules' names
 
     def __init__(self, *args):
         super().__init__()
@@ -27,14 +52,6 @@ class Sequential(Module):
             for index, module in enumerate(args):
                 self.add_module(str(index), module)
 
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return type(self)(collections.OrderedDict(list(self._modules.items())[index]))
-        return self._modules[_key(self._modules, index)]
-
-    def __setitem__(self, index, module):
-        setattr(self, _key(self._modules, index), module)
-
     def __delitem__(self, index):
         if isinstance(index, slice):
             keys = list(self._modules)[index]
@@ -43,23 +60,13 @@ class Sequential(Module):
         for key in keys:
             delattr(self, key)
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
     def forward(self, input):
         for module in self:
             input = module(input)
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_Numbered):
     """A list of modules, registered (so their parameters are the container's) under the
     names "0", "1", ...; it has no forward of its own."""
 
@@ -68,23 +75,9 @@ class ModuleList(Module):
         if modules is not None:
             self.extend(modules)
 
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return type(self)(list(self._modules.values())[index])
-        return self._modules[_key(self._modules, index)]
-
-    def __setitem__(self, index, module):
-        setattr(self, _key(self._modules, index), module)
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
+    @staticmethod
+    def _slice(items):  # a slice is numbered from 0 again
+        return [module for _, module in items]
 
     def extend(self, modules):
         for module in modules:

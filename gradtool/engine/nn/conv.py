@@ -59,10 +59,8 @@ class _ConvNd(Module):
         shape = ((in_channels, out_channels // groups) if transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
         self.weight = Parameter(creation.empty(shape, dtype=dtype))
-        if bias:
-            self.bias = Parameter(creation.empty(out_channels, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter(
+            "bias", Parameter(creation.empty(out_channels, dtype=dtype)) if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -78,14 +76,10 @@ class _ConvNd(Module):
         n = self._spatial
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
              f"stride={self.stride}")
-        if self.padding != (0,) * n:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * n:
-            s += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * n:
-            s += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
+        for name, default in (("padding", (0,) * n), ("dilation", (1,) * n),
+                              ("output_padding", (0,) * n), ("groups", 1)):
+            if getattr(self, name) != default:  # only what differs from the default
+                s += f", {name}={getattr(self, name)}"
         if self.bias is None:
             s += ", bias=False"
         if self.padding_mode != "zeros":

@@ -10,6 +10,13 @@ from .module import Module
 from .parameter import Parameter
 
 
+def _fields_repr(*names):
+    """An extra_repr of `name=value` for each of the attributes `names`, in order."""
+    def extra_repr(self):
+        return ", ".join(f"{name}={getattr(self, name)}" for name in names)
+    return extra_repr
+
+
 class Identity(Module):
     """Returns its input unchanged (ignores any constructor arguments, as torch)."""
 
@@ -30,10 +37,8 @@ class Linear(Module):
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(creation.empty((out_features, in_features), dtype=dtype))
-        if bias:
-            self.bias = Parameter(creation.empty(out_features, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter(
+            "bias", Parameter(creation.empty(out_features, dtype=dtype)) if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -141,8 +146,7 @@ class Softplus(Module):
     def forward(self, input):
         return F.softplus(input, self.beta, self.threshold)
 
-    def extra_repr(self):
-        return f"beta={self.beta}, threshold={self.threshold}"
+    extra_repr = _fields_repr("beta", "threshold")
 
 
 class Softmax(Module):
@@ -155,8 +159,7 @@ class Softmax(Module):
     def forward(self, input):
         return F.softmax(input, self.dim)
 
-    def extra_repr(self):
-        return f"dim={self.dim}"
+    extra_repr = _fields_repr("dim")
 
 
 class LogSoftmax(Softmax):
@@ -176,8 +179,7 @@ class Flatten(Module):
     def forward(self, input):
         return input.flatten(self.start_dim, self.end_dim)
 
-    def extra_repr(self):
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+    extra_repr = _fields_repr("start_dim", "end_dim")
 
 
 class Dropout(Module):
@@ -195,8 +197,7 @@ class Dropout(Module):
     def forward(self, input):
         return F.dropout(input, self.p, self.training, self.inplace)
 
-    def extra_repr(self):
-        return f"p={self.p}, inplace={self.inplace}"
+    extra_repr = _fields_repr("p", "inplace")
 
 
 class Dropout2d(Dropout):

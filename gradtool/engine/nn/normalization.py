@@ -22,15 +22,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(creation.empty(num_features, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.empty(num_features, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, affine, bias, num_features, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", creation.ones(num_features, dtype=dtype))
@@ -48,10 +40,7 @@ class _BatchNorm(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         self._check_input_dim(input)
@@ -138,7 +127,7 @@ class LayerNorm(Module):
 
 
 def _affine_parameters(module, affine, bias, shape, dtype):
-    """GroupNorm's and LayerNorm's weight (ones) and bias (zeros) of `shape`, as torch: None
+    """The norms' weight (ones) and bias (zeros) of `shape`, as torch: None
     (registered as such) when not affine, or without a bias."""
     module.register_parameter(
         "weight", Parameter(creation.ones(shape, dtype=dtype)) if affine else None)

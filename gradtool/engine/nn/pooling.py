@@ -1,5 +1,6 @@
 """Pooling, padding and upsampling modules: thin wrappers of nn.functional's, as torch's."""
 from . import functional as F
+from .layers import _fields_repr
 from .module import Module
 
 
@@ -16,9 +17,7 @@ class MaxPool2d(Module):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+    extra_repr = _fields_repr("kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
 
 class AvgPool2d(Module):
@@ -34,8 +33,7 @@ class AvgPool2d(Module):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    extra_repr = _fields_repr("kernel_size", "stride", "padding")
 
 
 class AdaptiveAvgPool2d(Module):
@@ -46,8 +44,7 @@ class AdaptiveAvgPool2d(Module):
     def forward(self, input):
         return F.adaptive_avg_pool2d(input, self.output_size)
 
-    def extra_repr(self):
-        return f"output_size={self.output_size}"
+    extra_repr = _fields_repr("output_size")
 
 
 class AdaptiveMaxPool2d(Module):
@@ -58,8 +55,7 @@ class AdaptiveMaxPool2d(Module):
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
-    def extra_repr(self):
-        return f"output_size={self.output_size}"
+    extra_repr = _fields_repr("output_size")
 
 
 class Upsample(Module):
@@ -148,9 +144,7 @@ class ZeroPad2d(_PadNd):
 
 class ConstantPad1d(_PadNd):
     _dims = 1
-
-    def extra_repr(self):
-        return f"padding={self.padding}, value={self.value}"
+    extra_repr = _fields_repr("padding", "value")
 
 
 class ConstantPad2d(ConstantPad1d):

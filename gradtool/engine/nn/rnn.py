@@ -305,12 +305,9 @@ class RNNCellBase(Module):
         self.weight_ih = Parameter(creation.empty((gates * hidden_size, input_size), dtype=dtype))
         self.weight_hh = Parameter(creation.empty((gates * hidden_size, hidden_size),
                                                   dtype=dtype))
-        if bias:
-            self.bias_ih = Parameter(creation.empty(gates * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(creation.empty(gates * hidden_size, dtype=dtype))
-        else:
-            self.register_parameter("bias_ih", None)
-            self.register_parameter("bias_hh", None)
+        for name in ("bias_ih", "bias_hh"):
+            self.register_parameter(name, Parameter(
+                creation.empty(gates * hidden_size, dtype=dtype)) if bias else None)
         self.reset_parameters()
 
     reset_parameters = RNNBase.reset_parameters

@@ -50,10 +50,8 @@ class MultiheadAttention(Module):
             self.k_proj_weight = Parameter(creation.empty((embed_dim, self.kdim), dtype=dtype))
             self.v_proj_weight = Parameter(creation.empty((embed_dim, self.vdim), dtype=dtype))
             self.register_parameter("in_proj_weight", None)
-        if bias:
-            self.in_proj_bias = Parameter(creation.empty(3 * embed_dim, dtype=dtype))
-        else:
-            self.register_parameter("in_proj_bias", None)
+        self.register_parameter(
+            "in_proj_bias", Parameter(creation.empty(3 * embed_dim, dtype=dtype)) if bias else None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
         self.bias_k = self.bias_v = None
         self.add_zero_attn = False

@@ -38,9 +38,7 @@ class Adam(Optimizer):
     def _update_group(self, group):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
+        for p in self._with_grad(group):
             grad = -p.grad if group["maximize"] else p.grad
             state = self.state[p]
             if not state:

@@ -34,9 +34,7 @@ class RMSprop(Optimizer):
 
     def _update_group(self, group):
         lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
+        for p in self._with_grad(group):
             state = self.state[p]
             if not state:
                 state["step"] = creation.tensor(0.0)
@@ -83,9 +81,7 @@ class Adagrad(Optimizer):
                 self.state[p]["sum"] = creation.full_like(p, initial_accumulator_value)
 
     def _update_group(self, group):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
+        for p in self._with_grad(group):
             state = self.state[p]
             state["step"] += 1
             grad = _gradient(group, p)
@@ -111,9 +107,7 @@ class Adadelta(Optimizer):
 
     def _update_group(self, group):
         lr, rho, eps = group["lr"], group["rho"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
+        for p in self._with_grad(group):
             state = self.state[p]
             if not state:
                 state["step"] = creation.tensor(0.0)

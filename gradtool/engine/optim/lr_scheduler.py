@@ -72,17 +72,21 @@ class LRScheduler:
 _LRScheduler = LRScheduler
 
 
+def _per_group(value, optimizer, wrong_length):
+    """One value per param group: a list or tuple of them, or one value for every group."""
+    n = len(optimizer.param_groups)
+    if not isinstance(value, (list, tuple)):
+        return [value] * n
+    if len(value) != n:
+        raise ValueError(wrong_length.format(n, len(value)))
+    return list(value)
+
+
 class LambdaLR(LRScheduler):
     """lr = initial lr * lr_lambda(epoch) (one function, or one per param group)."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        groups = optimizer.param_groups
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != len(groups):
-                raise ValueError(f"Expected {len(groups)} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * len(groups)
+        self.lr_lambdas = _per_group(lr_lambda, optimizer, "Expected {} lr_lambdas, but got {}")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
@@ -177,13 +181,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.optimizer, self.factor, self.patience = optimizer, factor, patience
         self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
         self.cooldown, self.eps = cooldown, eps
-        if isinstance(min_lr, (list, tuple)):
-            if len(min_lr) != len(optimizer.param_groups):
-                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got "
-                                 f"{len(min_lr)}")
-            self.min_lrs = list(min_lr)
-        else:
-            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.min_lrs = _per_group(min_lr, optimizer, "expected {} min_lrs, got {}")
         self.mode_worse = math.inf if mode == "min" else -math.inf
         self.last_epoch = 0
         self._last_lr = self._current()

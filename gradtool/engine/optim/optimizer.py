@@ -10,7 +10,7 @@ import warnings
 
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.tensor import Tensor
-from ..nn.module import _reset_grad
+from ..nn.module import _reset_grad, _typename
 
 
 class _RequiredParameter:
@@ -103,6 +103,11 @@ class Optimizer:
     def _update_group(self, group):
         raise NotImplementedError
 
+    @staticmethod
+    def _with_grad(group):
+        """The group's parameters that have a .grad: the ones a step updates."""
+        return (p for p in group["params"] if p.grad is not None)
+
     # ---------------- state_dict ----------------
     def state_dict(self):
         """{"state": {index: per-parameter state}, "param_groups": [hyper-parameters with
@@ -160,9 +165,3 @@ def _cast_state(param, key, value):
     if isinstance(value, Tensor) and key != "step" and param.is_floating_point():
         return value.to(param.dtype)
     return value
-
-
-def _typename(value):
-    if isinstance(value, Tensor):
-        return f"gradtool.{type(value).__name__}"
-    return f"{type(value).__module__}.{type(value).__name__}"

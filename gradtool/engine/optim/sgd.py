@@ -31,9 +31,7 @@ class SGD(Optimizer):
     def _update_group(self, group):
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay, nesterov = group["weight_decay"], group["nesterov"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
+        for p in self._with_grad(group):
             grad = -p.grad if group["maximize"] else p.grad
             if weight_decay != 0:
                 grad = grad.add(p, alpha=weight_decay)
