@@ -24,7 +24,7 @@ Engine, Against = choices("Engine", "gradtool", "torch"), choices("Against", "to
 File = Annotated[str, typer.Argument(metavar="FILE[::NAME]",
                                      help="A Python file, optionally ::NAME to pick one target.")]
 Paths = Annotated[List[str], typer.Argument(
-    metavar="PATH...", show_default=False,
+    metavar="PATH", show_default=False,
     help="Python files (FILE::NAME picks one target) and folders (every Python file with "
          "targets inside, recursively), mixed.")]
 Jobs = Annotated[str, typer.Option(

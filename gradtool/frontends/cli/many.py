@@ -45,15 +45,18 @@ class FileRun:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "gradtool.frontends.cli.worker", self.path("request"),
                  self.path("reply")], stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                env=_worker_environment())
+                env=_worker_environment(), preexec_fn=_end_with_parent)
 
-    def done(self):
-        """Whether the worker has ended; its reply is then read (or made, if it left none)."""
+    def done(self, stopped=False):
+        """Whether the worker has ended; its reply is then read (or, unless gradtool
+        `stopped` it, made: it ended without one)."""
         if self.reply is None and self.process is not None and self.process.poll() is not None:
             try:
                 with open(self.path("reply"), encoding="utf-8") as f:
                     self.reply = json.load(f)
             except (OSError, ValueError):
+                if stopped:
+                    return False
                 self.reply = {"code": common.EXIT_USAGE,
                               "error": {"message": _ended_early(self.spec,
                                                                 self.process.returncode)}}
@@ -79,6 +82,16 @@ def _worker_environment():
         os.path.abspath(__file__)))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), here) if p)
     return env
+
+
+def _end_with_parent():
+    """In the worker, before it starts: on Linux, it is killed when gradtool ends, however
+    gradtool ends (even SIGKILL), so that no worker runs on orphaned."""
+    import ctypes
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: Ctrl-C and SIGTERM still stop workers
+        pass
 
 
 def _ended_early(spec, returncode):
@@ -142,7 +155,7 @@ def _stop(running):
         except subprocess.TimeoutExpired:
             r.process.kill()
             r.process.wait()
-        r.done()
+        r.done(stopped=True)  # a reply written just before the signal still counts
 
 
 def _show(con, run, options, above):
