@@ -119,7 +119,7 @@ class Graph:
         path."""
         _refuse_unknown(graphviz_options)
         if outfile is not None:
-            outfile = os.fspath(outfile)
+            outfile = _joined("", outfile)
             stem, suffix = os.path.splitext(outfile)
             fmt = _drawing_format(format or suffix.lstrip(".") or self.format)
             source_path = (filename and _joined(directory, filename)) or stem + ".gv"
@@ -176,8 +176,12 @@ def _refuse_unknown(options):
 
 
 def _joined(directory, filename):
+    """directory/filename, the folder made if missing (as graphviz does)."""
     filename = os.fspath(filename)
-    return os.path.join(os.fspath(directory), filename) if directory else filename
+    path = os.path.join(os.fspath(directory), filename) if directory else filename
+    if os.path.dirname(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    return path
 
 
 def open_in_viewer(path):

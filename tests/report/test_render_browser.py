@@ -315,27 +315,49 @@ def test_gradcheck_heatmap_page_reads_an_entry_under_the_mouse(browser, tmp_path
         p.page.close()
 
 
+def _notebook_output(graph, carry_shell):
+    """The HTML a notebook keeps for a graph, with or without the explorer's libraries."""
+    from gradtool.report import html
+    d = graph.drawing
+    return html.notebook_output(graph.svg(), html.title(d.captures),
+                                html.data(d.captures, d.show_saved, d.expand, d.depth),
+                                carry_shell)
+
+
 def test_a_graph_drawn_from_python_shows_the_explorer_inline(browser, tmp_path):
-    """gradtool.draw(y)._repr_html_ as a notebook shows it: the page in an iframe, working."""
+    """gradtool.draw(y) as a notebook shows it: the SVG, and the explorer on a click, in an
+    iframe. Only one output of the notebook carries the libraries, and it may come after
+    (outputs shown out of order, a notebook reopened); without it, the SVG stays and a line
+    says what to do."""
     import gradtool
     import gradtool as gt
     from gradtool.engine import nn
     gt.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).double()
     loss = model(gt.randn(5, 4, dtype=gt.float64)).pow(2).mean()
-    cell = tmp_path / "cell.html"
-    cell.write_text("<!DOCTYPE html><html><body>"
-                    + gradtool.draw(loss)._repr_html_() + "</body></html>")
+    x = gt.randn(3, dtype=gt.float64, requires_grad=True)
+    small = (x * x).exp().sum()
+    later, carrier = _notebook_output(gradtool.draw(loss), False), gradtool.draw(small)._repr_html_()
+    cells = {"both": later + carrier, "alone": later}
+    for name, body in cells.items():
+        (tmp_path / f"{name}.html").write_text(f"<!DOCTYPE html><html><body>{body}</body></html>")
     page = browser.new_page(viewport={"width": 1300, "height": 850})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
-        page.goto(cell.as_uri())
+        page.goto((tmp_path / "both.html").as_uri())
+        assert page.locator(".gradtool-static svg").count() == 2  # before any click
+        page.locator("button.gradtool-explore").first.click()
+        page.wait_for_selector("iframe")
         frame = page.frames[1]
         frame.wait_for_function("() => window.gradtool && window.gradtool.cy")
         labels = frame.evaluate("gradtool.cy.nodes().map(n => String(n.data('label')))")
         assert "model.0 (Linear)" in labels and any("model.0.weight" in t for t in labels)
-        assert errors == []
+        assert page.locator(".gradtool-static svg").count() == 1  # the other graph's SVG
+        page.goto((tmp_path / "alone.html").as_uri())
+        page.locator("button.gradtool-explore").click()
+        assert "restart the kernel" in page.inner_text("body")
+        assert page.locator(".gradtool-static svg").count() == 1 and errors == []
     finally:
         page.close()
 
