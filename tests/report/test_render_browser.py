@@ -315,6 +315,50 @@ def test_gradcheck_heatmap_page_reads_an_entry_under_the_mouse(browser, tmp_path
         p.page.close()
 
 
+SCALED_MUL_WRONG_W = '''\
+import torch
+
+
+class ScaledMul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x * w
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        return grad * w, 1.5 * grad * x  # wrong: w's gradient is grad * x
+'''
+
+
+@pytest.mark.parametrize("width", [1300, 1000])
+def test_a_failing_pair_on_the_heatmap_page_is_as_compact_as_a_passing_one(browser, tmp_path,
+                                                                          width):
+    """The three maps of a failing pair side by side with its diagnosis below them, as a
+    passing pair's: its block no taller than 1.2 times a passing pair's (its maps once
+    stacked one under another beside the diagnosis)."""
+    (tmp_path / "scaled.py").write_text(SCALED_MUL_WRONG_W)
+    path = tmp_path / "maps.html"
+    r = cu.run("gradcheck", tmp_path / "scaled.py", "--shape", "3,4", "--html", path)
+    assert r.returncode == 1, str(r)
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        page.goto(path.as_uri())
+        passing, failing = page.locator(".pair").all()
+        assert "pass" in passing.inner_text() and "FAIL" in failing.inner_text()
+        tops = [round(m.bounding_box()["y"]) for m in failing.locator(".map").all()]
+        assert len(tops) == 3 and len(set(tops)) == 1, tops  # one row
+        assert "wrong_gradient" in failing.locator(".diagnoses").inner_text()
+        below = failing.locator(".diagnoses").bounding_box()["y"]
+        assert below > max(m.bounding_box()["y"] + m.bounding_box()["height"]
+                           for m in failing.locator(".map").all())
+        heights = passing.bounding_box()["height"], failing.bounding_box()["height"]
+        assert heights[1] <= 1.2 * heights[0], heights
+    finally:
+        page.close()
+
+
 def _notebook_output(graph, carry_shell):
     """The HTML a notebook keeps for a graph, with or without the explorer's libraries."""
     from gradtool.report import html
