@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..adapters import device_name, dtype_name
+from ..checks.wording import count
 from ..engine.frames import location
 from .numbers import fmt_num
 
@@ -398,7 +399,11 @@ def _line(con, verdict, style, target, finding):
 
 
 def _count(n, noun):
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+    return count(n, noun)
+
+
+def _evaluations(total):
+    return "? evaluations" if total is None else count(total, "evaluation", grouped=False)
 
 
 def print_inspect_line(con, capture):
@@ -536,8 +541,8 @@ def print_gradcheck(con, target, report, heading=True):
     mode = f"{'gradgradcheck' if report.order == 2 else 'gradcheck'}, {report.mode} mode"
     opts = report.options
     say(con, Text(f"{mode}, eps={opts.get('eps')}, atol={opts.get('atol')}, "
-                   f"rtol={opts.get('rtol')}; {report.evaluations.get('total', '?')} "
-                   f"evaluations", style="dim"))
+                   f"rtol={opts.get('rtol')}; {_evaluations(report.evaluations.get('total'))}",
+                   style="dim"))
     names = getattr(report, "input_names", [])
     table = _pair_table(report, names)
     if report.pairs:
@@ -586,12 +591,12 @@ def _rest_of_gradcheck(con, report, names):
         if not shown.passed and shown.numerical is not None:
             by = " (forward mode: jvp)" if pair.ad == "forward" else ""
             shown_whole = max(shown.numerical.shape) <= JACOBIAN_SIDE_BY_SIDE
-            how = ("numerical | analytical, {} differing entries marked ≠" if shown_whole else
-                   "{} differing entries, the farthest beyond the tolerance first (|analytical"
+            differing = count(shown.n_differing, "differing entry", grouped=False)
+            how = (f"numerical | analytical, {differing} marked ≠" if shown_whole else
+                   f"{differing}, the farthest beyond the tolerance first (|analytical"
                    " - numerical| / (atol + rtol * |numerical|))")
             say(con, Text(f"Jacobian{by} of {_output_label(report, shown)} w.r.t. "
-                           f"{_input_label(report, shown)}: " + how.format(shown.n_differing),
-                           style="bold"))
+                           f"{_input_label(report, shown)}: " + how, style="bold"))
             print_table(con, _jacobians(report, shown, con))
     if report.declared:
         say(con, Text(f"checked against the declared surrogate gradient ({report.declared}), "
