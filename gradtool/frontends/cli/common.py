@@ -236,7 +236,8 @@ def report(findings, json_, no_color, quiet=False, **text_options):
 
 def check_engines(engine, against, device=None):
     """--engine and --against not both (--against runs both engines); --device not with
-    --against (gradtool's side runs on the CPU)."""
+    --against (gradtool's side runs on the CPU); PyTorch installed when either names it."""
+    from ...adapters import check_available
     from ...engine.errors import GradtoolError
     if against is not None and device not in (None, "cpu"):
         raise GradtoolError(f"--against torch compares on the CPU, where gradtool's engine "
@@ -244,6 +245,8 @@ def check_engines(engine, against, device=None):
     if against is not None and engine != "gradtool":
         raise GradtoolError("--against torch runs each target on gradtool's engine and on "
                             "torch: drop --engine")
+    for name in {engine, against} - {None}:
+        check_available(name)
 
 
 def against_outcome(file, seed, shape, order, json_, timeout):
