@@ -43,8 +43,8 @@ class FileRun:
         # the user's output goes to files, not pipes: a file that prints a lot never blocks
         with open(self.path("stdout"), "wb") as out, open(self.path("stderr"), "wb") as err:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "gradtool.frontends.cli.worker", self.path("request"),
-                 self.path("reply")], stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                [sys.executable, "-c", _WORKER, self.path("request"), self.path("reply")],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                 env=_worker_environment(), preexec_fn=_end_with_parent)
 
     def done(self, stopped=False):
@@ -73,6 +73,12 @@ class FileRun:
     @property
     def skipped(self):
         return bool(self.reply.get("skipped"))
+
+
+# The worker's program. Not `python -m`, which puts the current folder first on sys.path:
+# the user's imports resolve as under the `gradtool` command.
+_WORKER = ("import sys; del sys.path[0]; from gradtool.frontends.cli.worker import main; "
+           "main(*sys.argv[1:3])")
 
 
 def _worker_environment():

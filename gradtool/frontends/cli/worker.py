@@ -1,6 +1,5 @@
-"""One file of a run over several, in a process of its own (cli/many.py starts it):
-
-    python -m gradtool.frontends.cli.worker REQUEST.json REPLY.json
+"""One file of a run over several, in a process of its own (cli/many.py starts it, as
+main(REQUEST.json, REPLY.json)).
 
 The request names the command, the file and the command's options; the reply holds the
 file's exit code, its targets' counts and its report, already printed (text at the console's
