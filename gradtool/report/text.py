@@ -8,7 +8,6 @@ from rich.console import Console
 from rich.text import Text
 
 from ..adapters import device_name, dtype_name
-from ..checks.wording import count
 from ..engine.frames import location
 from .numbers import fmt_num
 
@@ -398,12 +397,14 @@ def _line(con, verdict, style, target, finding):
               + Text(" ".join(str(finding).split())), soft_wrap=True)
 
 
-def _count(n, noun):
-    return count(n, noun)
+def _count(n, noun, grouped=True):
+    # imported here: the checks package loads numpy, and `gradtool --help` imports this module
+    from ..checks.wording import count
+    return count(n, noun, grouped=grouped)
 
 
 def _evaluations(total):
-    return "? evaluations" if total is None else count(total, "evaluation", grouped=False)
+    return "? evaluations" if total is None else _count(total, "evaluation", grouped=False)
 
 
 def print_inspect_line(con, capture):
@@ -591,7 +592,7 @@ def _rest_of_gradcheck(con, report, names):
         if not shown.passed and shown.numerical is not None:
             by = " (forward mode: jvp)" if pair.ad == "forward" else ""
             shown_whole = max(shown.numerical.shape) <= JACOBIAN_SIDE_BY_SIDE
-            differing = count(shown.n_differing, "differing entry", grouped=False)
+            differing = _count(shown.n_differing, "differing entry", grouped=False)
             how = (f"numerical | analytical, {differing} marked ≠" if shown_whole else
                    f"{differing}, the farthest beyond the tolerance first (|analytical"
                    " - numerical| / (atol + rtol * |numerical|))")
