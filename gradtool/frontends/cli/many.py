@@ -135,15 +135,17 @@ def run(command, files, options, jobs):
                 if shown < len(runs):
                     time.sleep(_POLL_SECONDS)
         except KeyboardInterrupt as e:
-            _stop(running)
-            finished = [r for r in runs[shown:] if r.reply is not None]
-            for r in finished:  # done, but after a file still running
-                _show(con, r, options, above)
-            unfinished = [r.spec for r in runs if r.reply is None]
-            _finish(con, command, runs, options, interrupted=len(unfinished))
-            if not hasattr(e, "gradtool_running"):
-                e.gradtool_running = ", ".join(unfinished[:3]) + (
-                    f" and {len(unfinished) - 3} more files" if len(unfinished) > 3 else "")
+            started = [r for r in runs if r.process is not None and r.reply is None]
+            _stop(started)
+            for r in runs[shown:]:  # done, but after a file that was still running
+                if r.reply is not None:
+                    _show(con, r, options, above)
+            stopped = [r.spec for r in started if r.reply is None]
+            _finish(con, command, runs, options,
+                    interrupted=sum(1 for r in runs if r.reply is None))
+            if not hasattr(e, "gradtool_running") and stopped:
+                e.gradtool_running = ", ".join(stopped[:3]) + (
+                    f" and {len(stopped) - 3} more files" if len(stopped) > 3 else "")
             raise
         return _finish(con, command, runs, options)
 
