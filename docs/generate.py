@@ -32,7 +32,9 @@ def cli_page():
     docs = get_docs_for_click(obj=command, ctx=ctx, name="gradtool", title="gradtool: the command line")
     intro = (
         "`FILE[::NAME]` is a Python file, optionally `::NAME` to run one target of it "
-        "([what runs](commands.md#what-runs-targets)). Exit codes, output and signals: "
+        "([what runs](commands.md#what-runs-targets)); `PATH` is any number of them, and "
+        "folders ([several files](commands.md#several-files-and-folders)). Exit codes, "
+        "output and signals: "
         "[commands.md](commands.md#exit-codes).\n\n")
     title, _, rest = docs.strip().partition("\n")
     return (NOTICE.format(source="the typer app, gradtool/frontends/cli/") + title + "\n\n"

@@ -36,16 +36,22 @@ def _imported_torch():
     return module
 
 
+def check_available(name):
+    """Raise EngineUnavailable, saying what to install, when the engine `name` cannot run
+    here (without importing it: a command checks before any work is done)."""
+    if name == "torch" and not torch_installed():
+        raise EngineUnavailable(
+            "PyTorch is not installed here, and --engine torch and --against torch need "
+            "it (pip install torch); gradtool's own engine runs without it")
+
+
 def get(name):
     """The engine called `name` ("gradtool" or "torch")."""
     if name == "gradtool":
         from . import gradtool as implementation
         return implementation.ENGINE
     if name == "torch":
-        if not torch_installed():
-            raise EngineUnavailable(
-                "PyTorch is not installed here, and --engine torch and --against torch need "
-                "it (pip install torch); gradtool's own engine runs without it")
+        check_available(name)
         from . import torch as implementation
         return implementation.engine()
     raise GradtoolError(f"no engine named {name!r}: choose one of {', '.join(NAMES)}")

@@ -31,6 +31,11 @@ class UserCodeError(GradtoolError):
         self.location = location  # (filename, lineno) in the user's code, if known
 
 
+class NoTargets(UserCodeError):
+    """The file ran and defines nothing gradtool can check (in a folder searched for
+    targets, such a file is skipped)."""
+
+
 def example(*args, **kwargs):
     """Mark a function as a gradtool target, called with these arguments. Each argument is a
     Tensor, a number, or a shape tuple (which becomes a seeded float64 randn that requires
@@ -178,7 +183,7 @@ def load(spec, shapes=None):
     module = import_user_file(path)
     targets = find_targets(module, full_path, wanted)
     if not targets:
-        raise UserCodeError(
+        raise NoTargets(
             f"No targets found in {path}: define a function decorated with "
             f"@gradtool.example(...), an autograd.Function subclass, or a public function "
             f"whose parameters are tensors.")

@@ -12,6 +12,7 @@ import linecache
 import numpy as np
 
 from ..engine import frames
+from .wording import count, plural
 from . import hazards, kinks
 from . import reasons  # (its steps register themselves on their kinds)
 from .diagnoses import KINDS, explains
@@ -69,7 +70,8 @@ def wrong_formula(check, failing):
             f"at input "
             f"element {list(w['input_element'])}, output element "
             f"{list(w['output_element'])} it is {w['analytical']:.6g}, central "
-            f"differences give {w['numerical']:.6g} ({p.n_differing} entries differ).",
+            f"differences give {w['numerical']:.6g} ({count(p.n_differing, 'entry', grouped=False)} "
+            f"{plural(p.n_differing, 'differs')}).",
             {"output_index": p.output_index, "input_index": p.input_index, **w}))
     return {_key(p) for p in failing}, found
 

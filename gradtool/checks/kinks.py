@@ -9,6 +9,8 @@ f(x + s h), s = -2..2, tell the cases apart:
 So an entry is a kink when L1 != R1 and (L2 != R2 or F5 != C)."""
 import numpy as np
 
+from .wording import count
+
 MAX_PROBED_ELEMENTS = 8  # per input: each costs 5 evaluations of func
 
 
@@ -48,7 +50,8 @@ def describe(points):
     side = {"left": "equals the left derivative", "right": "equals the right derivative",
             "between": "lies between them (a subgradient)",
             "outside": "lies outside them, so the formula may be wrong as well"}[p["side"]]
-    more = f" ({len(points) - 1} more such entries)" if len(points) > 1 else ""
+    more = (f" ({count(len(points) - 1, 'entry', grouped=False).replace(' ', ' more such ', 1)})"
+            if len(points) > 1 else "")
     return (f"the mismatch is at a non-differentiable point: at {where} the left derivative "
             f"is {p['left']:.6g} and the right derivative {p['right']:.6g}; central "
             f"differences give their average {p['numerical']:.6g}, while the analytical "

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 from ..engine import frames
+from .wording import count
 from .analytical import as_arrays, max_difference, vjp
 from .diagnoses import explains
 from .numerical import as_tuple
@@ -217,7 +218,7 @@ def classify(numerical, analytical, atol, rtol, eps):
         return ("straight_through", None,
                 "the forward is flat (its true gradient is 0 at every point checked"
                 + (f", with {int(jump.sum())} jump(s)" if jump.any() else "") + f") while "
-                f"backward gives non-zero gradients ({int(nonzero.sum())} entries, up to "
+                f"backward gives non-zero gradients ({count(int(nonzero.sum()), 'entry', grouped=False)}, up to "
                 f"{np.abs(a).max():.3g}): a straight-through estimator or surrogate gradient")
     square = n.shape[0] == n.shape[1]
     if square and not compare(np.eye(n.shape[0]), n, atol, rtol)[0]:
@@ -243,7 +244,7 @@ def classify(numerical, analytical, atol, rtol, eps):
             np.all(bound < np.abs(n[differs])):
         t = float(f"{bound[0]:.6g}")
         return ("clipped", t, f"the forward is the identity and backward clips the gradient to "
-                              f"±{t:g} ({int(differs.sum())} entries clipped)")
+                              f"±{t:g} ({count(int(differs.sum()), 'entry', grouped=False)} clipped)")
     return None
 
 
@@ -262,11 +263,11 @@ def _passes_where_flat(n, a, flat, atol, rtol):
     saturated = int((flat & diagonal).sum())
     if int(differs.sum()) == saturated:
         return ("straight_through", None,
-                f"the forward is flat at {saturated} of {n.shape[0]} entries (clamped, or "
+                f"the forward is flat at {saturated} of {count(n.shape[0], 'entry', grouped=False)} (clamped, or "
                 f"saturated) and the identity elsewhere, while backward passes the gradient "
                 f"through everywhere: a clamp straight-through estimator")
     return ("pass_through", None,
-            f"the forward is flat at {saturated} of {n.shape[0]} entries (clamped, or "
+            f"the forward is flat at {saturated} of {count(n.shape[0], 'entry', grouped=False)} (clamped, or "
             f"saturated) and the identity elsewhere, while backward passes the gradient "
             f"through at {int(differs.sum())} of those: a pass-through surrogate (as a "
             f"ClampWithGrad's, which lets the gradient through where it points back into "

@@ -8,8 +8,9 @@ What they return prints as the CLI does (print(), str(), IPython's pretty printe
 as HTML in Jupyter (`_repr_html_`): the graph as the interactive page, a report as its
 coloured text with the Jacobian heatmaps. Tensors of real PyTorch work as gradtool's do."""
 import contextlib
-import html as html_escape
 import io
+import os
+import re
 import sys
 import types
 import warnings
@@ -47,7 +48,9 @@ def _draw(output, scope, params=None, show_saved=False, depth=None, expand=False
 
 class Graph:
     """A drawing of one backward graph: `.svg()`, `.source` (DOT), `.save(path)`, and in
-    Jupyter the page to explore it (fold and open module boxes, search, click a node)."""
+    Jupyter the SVG with a button to explore it (fold and open module boxes, search, click a
+    node). It answers as graphviz.Digraph, which torchviz's make_dot returns: `.render()`,
+    `.view()`, `.pipe()`, `.source`, `.format`, `.filename`, `.directory`."""
 
     def __init__(self, snapshot, diagnoses=(), name="graph", show_saved=False, depth=None,
                  expand=False):
@@ -55,6 +58,10 @@ class Graph:
         drawn = types.SimpleNamespace(snapshot=snapshot, diagnostics=self.diagnoses,
                                       target=types.SimpleNamespace(name=name))
         self.drawing = formats.Drawing([drawn], show_saved, expand, depth)
+        self._format = "pdf"  # graphviz's default: render() writes a PDF
+        self.filename = f"{name}.gv"  # where render() and save() put the DOT source
+        self.directory = ""
+        self._svg = None
 
     def __repr__(self):
         return f"<gradtool.Graph {self.name}: {len(self.snapshot.nodes):,} nodes>"
@@ -63,28 +70,168 @@ class Graph:
         return formats.FORMATS[format].write(self.drawing)
 
     @property
+    def format(self):
+        """The format render() and pipe() write when not told (graphviz's attribute; `pdf`
+        as there)."""
+        return self._format
+
+    @format.setter
+    def format(self, value):
+        self._format = _drawing_format(value).name
+
+    @property
     def source(self):
         """The DOT source (Graphviz's language)."""
         return self._write("dot")
 
     def svg(self):
-        return self._write("svg")
+        if self._svg is None:  # shown twice in a notebook: as SVG, and inside the HTML
+            self._svg = self._write("svg")
+        return self._svg
 
     def page(self):
         """The self-contained HTML page of `gradtool render --format html`."""
         return self._write("html")
 
-    def save(self, path, format=None):
-        """Write the drawing: the format from `format`, else from the file's suffix (svg,
-        png, pdf, dot, html). Returns the path."""
-        formats.save(path, self.drawing, format)
+    def save(self, filename=None, directory=None, format=None):
+        """Write the drawing to `filename` (in `directory`): in `format`, else the one its
+        suffix names (svg, png, pdf, dot or gv, html); without a suffix, or without a
+        filename (then `.filename`), the DOT source, as graphviz's save(). Returns the path."""
+        path = _joined(directory if directory is not None else self.directory,
+                       filename if filename is not None else self.filename)
+        has_suffix = bool(os.path.splitext(os.path.basename(path))[1])
+        formats.save(path, self.drawing, format or (None if has_suffix else "dot"))
         return path
 
-    def _repr_svg_(self):
-        return self.svg()
+    def pipe(self, format=None, encoding=None):
+        """The drawing in `format` (else .format) as bytes, or as text in `encoding`
+        (graphviz's pipe())."""
+        fmt = _drawing_format(format or self.format)
+        data = fmt.content(self.drawing)
+        return data.decode(encoding) if encoding is not None else data
 
+    def render(self, filename=None, directory=None, view=False, cleanup=False, format=None,
+               outfile=None, **graphviz_options):
+        """As graphviz's render(): the DOT source saved to `filename` (else .filename, in
+        `directory`), the drawing written beside it as FILENAME.FORMAT (format: the argument,
+        else .format), the source removed with `cleanup`, the drawing opened with `view`.
+        `outfile` names the drawing itself (its suffix the format). Returns the drawing's
+        path."""
+        _refuse_unknown(graphviz_options)
+        if outfile is not None:
+            outfile = _joined("", outfile)
+            stem, suffix = os.path.splitext(outfile)
+            fmt = _drawing_format(format or suffix.lstrip(".") or self.format)
+            source_path = (filename and _joined(directory, filename)) or stem + ".gv"
+            output_path = outfile
+        else:
+            fmt = _drawing_format(format or self.format)
+            source_path = _joined(directory if directory is not None else self.directory,
+                                  filename if filename is not None else self.filename)
+            output_path = f"{source_path}.{fmt.name}"
+        formats.save(source_path, self.drawing, "dot")
+        formats.save(output_path, self.drawing, fmt.name)
+        if cleanup:
+            os.remove(source_path)
+        if view:
+            open_in_viewer(output_path)
+        return output_path
+
+    def view(self, filename=None, directory=None, cleanup=False, **graphviz_options):
+        """render(view=True): write the drawing and open it in the system's viewer."""
+        return self.render(filename, directory, view=True, cleanup=cleanup,
+                           **graphviz_options)
+
+    # No _repr_svg_: Jupyter would keep the SVG twice, as image/svg+xml beside the HTML,
+    # which holds it already (and shows it where scripts do not run)
     def _repr_html_(self):
-        return _inline_page(self.page())
+        from ..report import html
+        return html.notebook_output(self.svg(), html.title(self.drawing.captures),
+                                    html.data(self.drawing.captures, self.drawing.show_saved,
+                                              self.drawing.expand, self.drawing.depth),
+                                    _carries_explorer())
+
+
+def _drawing_format(name):
+    """A drawing's Format from a name graphviz or gradtool uses for it (svg, png, pdf, dot or
+    gv, html); ValueError for any other, as graphviz raises."""
+    by_name = {n: formats.FORMATS[n] for n in formats.names("graph")}
+    by_name.update({s: f for f in list(by_name.values()) for s in f.suffixes})
+    fmt = by_name.get(str(name).lower().lstrip("."))
+    if fmt is None:
+        raise ValueError(f"gradtool draws a graph as {', '.join(by_name)}; "
+                         f"not as {name!r}")
+    return fmt
+
+
+# graphviz's render() options that change nothing in what gradtool writes
+_HARMLESS = {"quiet", "quiet_view", "engine", "renderer", "formatter", "neato_no_op",
+             "overwrite_source", "raise_if_result_exists"}
+
+
+def _refuse_unknown(options):
+    unknown = sorted(set(options) - _HARMLESS)
+    if unknown:
+        raise TypeError(f"render() got an unexpected keyword argument {unknown[0]!r}")
+
+
+def _joined(directory, filename):
+    """directory/filename, the folder made if missing (as graphviz does)."""
+    filename = os.fspath(filename)
+    path = os.path.join(os.fspath(directory), filename) if directory else filename
+    if os.path.dirname(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    return path
+
+
+def open_in_viewer(path):
+    """Open a file as a double-click would (graphviz's view=True)."""
+    import subprocess
+    if sys.platform == "darwin":
+        subprocess.Popen(["open", path])
+    elif sys.platform.startswith("win"):
+        os.startfile(path)  # noqa: only on Windows
+    else:
+        subprocess.Popen(["xdg-open", path], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+
+
+# Which output carries the explorer's libraries: the first graph shown since the kernel
+# started, and again when the cell that carried it runs again (its new output replaces it).
+_explorer_carrier = {"cell": None, "execution": None}
+
+
+def _carries_explorer():
+    """Whether this output carries the explorer's shell: always outside a kernel (a page
+    written from Python is read alone); in a kernel, as _explorer_carrier says."""
+    shell = _ipython_shell()
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return True
+    cell, execution = _cell_id(shell), getattr(shell, "execution_count", None)
+    first = _explorer_carrier["execution"] is None
+    rerun = (cell is not None and cell == _explorer_carrier["cell"]
+             and execution != _explorer_carrier["execution"])
+    if first or rerun:
+        _explorer_carrier.update(cell=cell, execution=execution)
+        return True
+    return False
+
+
+def _ipython_shell():
+    IPython = sys.modules.get("IPython")
+    return getattr(IPython, "get_ipython", lambda: None)() if IPython is not None else None
+
+
+def _cell_id(shell):
+    """The running cell's id, which Jupyter sends with each execution (None if unknown)."""
+    try:
+        parent = shell.kernel.get_parent("shell")
+    except Exception:  # noqa: BLE001 - an older ipykernel, or none
+        parent = getattr(shell, "parent_header", None)
+    try:
+        return parent["metadata"].get("cellId")
+    except (TypeError, KeyError, AttributeError):
+        return None
 
 
 def inspect(target, inputs=(), *, seed=0):
@@ -150,7 +297,10 @@ class _Report:
                       force_jupyter=False, force_terminal=True, color_system="truecolor",
                       highlight=False)
         formats.print_text(con, self.findings)
-        return con.export_html(inline_styles=True, code_format=_PRE)
+        # rich repeats each colour as text-decoration-color, which is the text's colour
+        # anyway: a notebook keeps every byte of its outputs
+        return re.sub(r"; text-decoration-color: #[0-9a-f]{6}|text-decoration-color: #[0-9a-f]{6}; ",
+                      "", con.export_html(inline_styles=True, code_format=_PRE))
 
     def __repr__(self):  # one line: what --quiet prints
         line = formats.FORMATS["text"].write(self.findings, width=10_000, quiet=True)
@@ -266,9 +416,3 @@ _PRE = ('<pre style="font-family:Menlo,Consolas,\'DejaVu Sans Mono\',monospace;f
         'line-height:1.35;white-space:pre">{code}</pre>')
 
 
-def _inline_page(page):
-    """A whole HTML page shown inside a notebook's output: an iframe holding it, so that
-    its script and styles stay its own."""
-    return (f'<iframe srcdoc="{html_escape.escape(page, quote=True)}" '
-            f'style="width:100%;height:640px;border:1px solid #ccc" '
-            f'sandbox="allow-scripts"></iframe>')

@@ -1,6 +1,6 @@
 """`gradtool gradcheck --html report.html`: for each (output, input) pair, heatmaps of the
 numerical and analytical Jacobians and of their difference, the worst element marked, the
-diagnoses beside them. One self-contained page: the maps are PNGs inlined as data: URLs
+diagnoses below them. One self-contained page: the maps are PNGs inlined as data: URLs
 (written here with zlib, one pixel per entry, drawn pixelated), no script needed but a small
 one that reads an entry's values under the mouse."""
 import base64
@@ -85,8 +85,10 @@ def _target_section(t, target, report, hover):
         key = f"t{t}p{p}"
         shape = next((i.get("shape") for i in report.inputs
                       if i.get("position") == pair.input_position), None)
-        out.append(f'<div class="pair">{head}<div class="beside">{_maps(key, full, hover, shape)}'
-                   f'{_diagnoses(_of_pair(report.diagnoses, pair))}</div></div>')
+        # the diagnoses below the three maps, not beside them: beside, they leave the maps a
+        # third of the width and the maps wrap one under another (a failing pair 4x as tall)
+        out.append(f'<div class="pair">{head}{_maps(key, full, hover, shape)}'
+                   f'{_diagnoses(_of_pair(report.diagnoses, pair))}</div>')
     out.append("</section>")
     return "".join(out)
 
@@ -228,7 +230,7 @@ _STYLE = """body{font:14px Helvetica,Arial,sans-serif;margin:20px;max-width:1200
 .maps{display:flex;gap:16px;flex-wrap:wrap}figure{margin:0}figcaption{font-size:12px}
 .map{position:relative;border:1px solid #999}.map img,.map svg{position:absolute;inset:0;width:100%;height:100%}
 .map img{image-rendering:pixelated}.pair{border-top:1px solid #ddd;padding:6px 0}
-.beside{display:flex;gap:24px;align-items:flex-start}.diagnoses{max-width:420px}
+.diagnoses{margin:0;padding-left:20px}
 .diagnoses li.error{color:#c00}.diagnoses li.warning{color:#a60}
 """
 

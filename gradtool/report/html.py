@@ -9,6 +9,8 @@ import gzip
 import html
 import json
 import os
+import re
+import uuid
 
 from ..engine.frames import site_location
 from . import dot, layout
@@ -22,18 +24,44 @@ SCRIPTS = ("cytoscape.min.js", "dagre.min.js", "cytoscape-navigator.js")
 def page(captures, show_saved=False, expand=False, depth=None):
     """The page's bytes, for the captures (checks.inspection.Capture, or anything with
     .target.name, .snapshot and .diagnostics) of one file's targets."""
-    data = {"targets": [_target(c, show_saved, expand, depth) for c in captures]}
-    title = html.escape(", ".join(c.target.name for c in captures))
-    return (_TEMPLATE.replace("%PAIR_COLUMNS%", json.dumps(PAIR_COLUMNS))
-            .replace("%TITLE%", title).replace("%VENDOR%", _vendor())
-            .replace("%DATA%", pack(data))).encode()
+    return fill(shell(), title(captures), data(captures, show_saved, expand, depth)).encode()
+
+
+def data(captures, show_saved=False, expand=False, depth=None):
+    """What the page shows of these captures: its %DATA%, packed."""
+    return pack({"targets": [_target(c, show_saved, expand, depth) for c in captures]})
+
+
+def title(captures):
+    """The page's %TITLE%: the targets' names, escaped for HTML."""
+    return html.escape(", ".join(c.target.name for c in captures))
+
+
+@functools.lru_cache(maxsize=2)
+def shell(minimap=True):
+    """The page without a graph: the libraries, styles and script, with %TITLE% and %DATA%
+    where a graph's title and data go. A notebook sends it once and fills it in the browser
+    for each graph (the libraries are most of a page's bytes); there, without the minimap
+    (a quarter of a notebook's frame, and 10 KB of every notebook)."""
+    return _TEMPLATE.replace("%PAIR_COLUMNS%", json.dumps(PAIR_COLUMNS)).replace(
+        "%VENDOR%", _vendor(SCRIPTS if minimap else SCRIPTS[:2], minimap))
+
+
+def fill(shell_text, title_text, data_text):
+    """The page: the shell with a graph's title and data in their places (the first of each;
+    the libraries' code never holds either placeholder)."""
+    return shell_text.replace("%TITLE%", title_text, 1).replace("%DATA%", data_text, 1)
 
 
 def pack(data):
     """The page's data as the page carries it: JSON, gzipped (a 20,000-node graph's JSON is
     ten times larger), in base64; the browser's DecompressionStream unpacks it."""
-    raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
-    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode()
+    return pack_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
+
+
+def pack_text(text):
+    """Text gzipped, in base64 (what a page's script unpacks with DecompressionStream)."""
+    return base64.b64encode(gzip.compress(text.encode(), compresslevel=6, mtime=0)).decode()
 
 
 def unpack(text):
@@ -41,20 +69,117 @@ def unpack(text):
     return json.loads(gzip.decompress(base64.b64decode(text)))
 
 
+def notebook_output(svg, title_text, data_text, carry_shell):
+    """A graph as a notebook's HTML output: the static SVG, which shows wherever the notebook
+    is read (untrusted, nbviewer, GitHub: no script needed), and, where scripts run, a button
+    that replaces it with the explorer. The explorer's page is filled in the browser from the
+    shell, which only the output with `carry_shell` holds (packed: the libraries are 600 KB);
+    the others find it in the notebook's page, whichever output is shown first, and keep it
+    in a window global."""
+    uid = uuid.uuid4().hex
+    shell_part = (f'<script type="application/gzip;base85" class="gradtool-explorer-shell">'
+                  f'{_packed_shell()}</script>' if carry_shell else "")
+    return (f'<div id="gradtool-{uid}" class="gradtool-graph">'
+            f'<div class="gradtool-static">{_compact_svg(svg)}</div>'
+            f'<script type="text/plain" class="gradtool-title">{title_text}</script>'
+            f'<script type="application/gzip;base64" class="gradtool-data">{data_text}</script>'
+            f'{shell_part}<script>{_notebook_script().replace("%ID%", uid)}</script></div>')
+
+
+def _compact_svg(svg):
+    """Graphviz's SVG as an HTML output holds it: no XML prologue or comments, no line breaks
+    between elements (a notebook keeps every byte of its outputs)."""
+    svg = svg[svg.find("<svg"):] if "<svg" in svg else svg
+    return re.sub(r">\s+<", "><", re.sub(r"<!--.*?-->", "", svg, flags=re.S))
+
+
+# base85 (Python's alphabet, `<` written `.`: no `</script` or `<!--` inside the script
+# element): the shell is the notebook's largest output, and base64 would make it 7% larger
+_B85 = ("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~")
+_B85_IN_HTML = str.maketrans("<", ".")
+
+
 @functools.lru_cache(maxsize=1)
-def _vendor():
-    """The libraries, inline: their licences (a comment), scripts and the navigator's style."""
+def _packed_shell():
+    """The shell gzipped, in base85 (the output's script decodes it)."""
+    raw = gzip.compress(shell(minimap=False).encode(), compresslevel=9, mtime=0)
+    return base64.b85encode(raw).decode().translate(_B85_IN_HTML)
+
+
+@functools.lru_cache(maxsize=1)
+def _notebook_script():
+    return _NOTEBOOK_SCRIPT.replace("%B85%", _B85.translate(_B85_IN_HTML))
+
+
+# An output's script: the button, and the shell found (in this output or another) and
+# unpacked once per page. Without the shell (its output deleted, the kernel not restarted
+# since), the SVG stays and a line says how to get the explorer.
+_NOTEBOOK_SCRIPT = """(function () {
+  const root = document.getElementById("gradtool-%ID%");
+  if (!root || root.dataset.ready) return;
+  root.dataset.ready = "1";
+  async function unpack(text) {  // base85 (html.py's _packed_shell) of gzipped text
+    const digits = "%B85%";
+    text = text.trim();
+    const padding = (5 - text.length % 5) % 5;
+    text += "~".repeat(padding);
+    const bytes = new Uint8Array(text.length / 5 * 4);
+    for (let i = 0, o = 0; i < text.length; i += 5, o += 4) {
+      let n = 0;
+      for (let k = 0; k < 5; k++) n = n * 85 + digits.indexOf(text[i + k]);
+      bytes[o] = n >>> 24; bytes[o + 1] = (n >>> 16) & 255;
+      bytes[o + 2] = (n >>> 8) & 255; bytes[o + 3] = n & 255;
+    }
+    const stream = new Blob([bytes.subarray(0, bytes.length - padding)]).stream()
+      .pipeThrough(new DecompressionStream("gzip"));
+    return await new Response(stream).text();
+  }
+  function shell() {
+    if (!window.gradtoolExplorerShell) {
+      const carrier = document.querySelector("script.gradtool-explorer-shell");
+      if (carrier) window.gradtoolExplorerShell = unpack(carrier.textContent);
+    }
+    return window.gradtoolExplorerShell;
+  }
+  shell();
+  const button = document.createElement("button");
+  button.className = "gradtool-explore";
+  button.textContent = "explore: fold modules, search, click a node";
+  button.onclick = async function () {
+    const page = shell();
+    if (!page) {
+      button.replaceWith("The explorer comes with the first graph a kernel draws, and that " +
+        "output is gone: restart the kernel and run again, or open graph.save('graph.html').");
+      return;
+    }
+    const title = root.querySelector("script.gradtool-title").textContent;
+    const data = root.querySelector("script.gradtool-data").textContent;
+    const frame = document.createElement("iframe");
+    frame.setAttribute("sandbox", "allow-scripts");
+    frame.style.cssText = "width:100%;height:640px;border:1px solid #ccc";
+    frame.srcdoc = (await page).replace("%TITLE%", () => title).replace("%DATA%", () => data);
+    root.querySelector(".gradtool-static").replaceWith(frame);
+    button.remove();
+  };
+  root.insertBefore(button, root.firstChild);
+})();"""
+
+
+def _vendor(scripts=SCRIPTS, minimap=True):
+    """The libraries, inline: their licences (a comment), scripts and the navigator's style
+    (`minimap`)."""
     with open(os.path.join(VENDOR, "LICENSES.txt"), encoding="utf-8") as f:
         parts = ["<!--\n" + f.read().replace("--", "- -") + "-->"]
-    for name in SCRIPTS:
+    for name in scripts:
         with open(os.path.join(VENDOR, name), encoding="utf-8") as f:
             text = f.read().replace("</script", "<\\/script")
         # a source map the page does not carry: no request for it, even with devtools open
         text = "\n".join(line for line in text.split("\n")
                          if not line.startswith("//# sourceMappingURL="))
         parts.append(f"<script>{text}</script>")
-    with open(os.path.join(VENDOR, "cytoscape-navigator.css"), encoding="utf-8") as f:
-        parts.append(f"<style>{f.read()}</style>")
+    if minimap:
+        with open(os.path.join(VENDOR, "cytoscape-navigator.css"), encoding="utf-8") as f:
+            parts.append(f"<style>{f.read()}</style>")
     return "\n".join(parts)
 
 
@@ -439,8 +564,10 @@ function draw(fit, focus) {
                     wheelSensitivity: 0.3, minZoom: 0.02, maxZoom: 4});
     cy.on("tap", "node", ev => tapped(ev.target));
     cy.on("tap", ev => { if (ev.target === cy) clearHighlight(); });
-    nav = cy.navigator({container: "#minimap", viewLiveFramerate: 0, rerenderDelay: 50,
-                        removeCustomContainer: false});
+    if (cy.navigator) {  // a notebook's explorer goes without the minimap
+      nav = cy.navigator({container: "#minimap", viewLiveFramerate: 0, rerenderDelay: 50,
+                          removeCustomContainer: false});
+    } else document.getElementById("minimap").hidden = true;
     window.gradtool.cy = cy;
   }
   cy.batch(() => { cy.elements().remove(); cy.add(els); });

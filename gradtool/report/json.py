@@ -6,7 +6,9 @@ ever added within a version. Version 2: diagnostics of inspect and gradcheck sha
 is reported in its place ({..., "error": {...}}); gradcheck targets carry "reports", one per
 order checked; pairs say how many differing entries they leave out. gradcheck version 3: each
 target has a "reference" section (null without a reference check; see reference_dict) and
-tensors carry their "device"."""
+tensors carry their "device". A run over several files is one gradtool.files/1 document: each
+file's own document (as a run of that file alone writes it, plus "error": null or the file's
+error), and a summary (files_document)."""
 import dataclasses
 import functools
 import json
@@ -20,6 +22,7 @@ from ..engine.frames import location, site_location
 INSPECT_SCHEMA = "gradtool.inspect/2"
 GRADCHECK_SCHEMA = "gradtool.gradcheck/3"
 AGAINST_SCHEMA = "gradtool.against/1"
+FILES_SCHEMA = "gradtool.files/1"  # a run over several files: their documents and a summary
 SMALL_JACOBIAN = 400   # entries; larger Jacobians go to JSON as their differing entries only
 
 
@@ -273,3 +276,28 @@ def against_document(file_spec, seed, shape, order, results):
                      lambda r: {"agree": r.passed, "compared": r.compared,
                                 "differences": [dataclasses.asdict(d) for d in r.differences]},
                      "agree", order=order, engines=["gradtool", "torch"])
+
+
+def file_error_document(kind, file_spec, seed, shape, order, message, location=None,
+                        traceback=None):
+    """The document of a file that could not be run (in a run over several files): the
+    head of its command's document, no targets, and the file's error."""
+    if kind == "against":
+        document = against_document(file_spec, seed, shape, order, [])
+        document["agree"] = False
+    elif kind == "inspect":
+        document = inspect_document(file_spec, seed, shape, [])
+    else:
+        document = gradcheck_document(file_spec, seed, shape, [])
+        document["passed"] = False
+    return {**document, "error": clean({"message": message, "location": location,
+                                        "traceback": traceback or None})}
+
+
+def files_document(command, documents, skipped, summary):
+    """A run over several files: `documents`, each file's own (in the order run), the files
+    of folders that had no targets (`skipped`), and the totals (`summary`: files, targets,
+    passed, failed, errors, skipped, interrupted, exit_code)."""
+    return clean({"schema": FILES_SCHEMA, "command": command,
+                  "passed": summary["exit_code"] == 0 and not summary["interrupted"],
+                  "summary": summary, "documents": documents, "skipped": skipped})

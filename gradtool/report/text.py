@@ -403,8 +403,14 @@ def _line(con, verdict, style, target, finding):
               + Text(" ".join(str(finding).split())), soft_wrap=True)
 
 
-def _count(n, noun):
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+def _count(n, noun, grouped=True):
+    # imported here: the checks package loads numpy, and `gradtool --help` imports this module
+    from ..checks.wording import count
+    return count(n, noun, grouped=grouped)
+
+
+def _evaluations(total):
+    return "? evaluations" if total is None else _count(total, "evaluation", grouped=False)
 
 
 def print_inspect_line(con, capture):
@@ -542,8 +548,8 @@ def print_gradcheck(con, target, report, heading=True):
     mode = f"{'gradgradcheck' if report.order == 2 else 'gradcheck'}, {report.mode} mode"
     opts = report.options
     say(con, Text(f"{mode}, eps={opts.get('eps')}, atol={opts.get('atol')}, "
-                   f"rtol={opts.get('rtol')}; {report.evaluations.get('total', '?')} "
-                   f"evaluations", style="dim"))
+                   f"rtol={opts.get('rtol')}; {_evaluations(report.evaluations.get('total'))}",
+                   style="dim"))
     names = getattr(report, "input_names", [])
     table = _pair_table(report, names)
     if report.pairs:
@@ -592,12 +598,12 @@ def _rest_of_gradcheck(con, report, names):
         if not shown.passed and shown.numerical is not None:
             by = " (forward mode: jvp)" if pair.ad == "forward" else ""
             shown_whole = max(shown.numerical.shape) <= JACOBIAN_SIDE_BY_SIDE
-            how = ("numerical | analytical, {} differing entries marked ≠" if shown_whole else
-                   "{} differing entries, the farthest beyond the tolerance first (|analytical"
+            differing = _count(shown.n_differing, "differing entry", grouped=False)
+            how = (f"numerical | analytical, {differing} marked ≠" if shown_whole else
+                   f"{differing}, the farthest beyond the tolerance first (|analytical"
                    " - numerical| / (atol + rtol * |numerical|))")
             say(con, Text(f"Jacobian{by} of {_output_label(report, shown)} w.r.t. "
-                           f"{_input_label(report, shown)}: " + how.format(shown.n_differing),
-                           style="bold"))
+                           f"{_input_label(report, shown)}: " + how, style="bold"))
             print_table(con, _jacobians(report, shown, con))
     if report.declared:
         say(con, Text(f"checked against the declared surrogate gradient ({report.declared}), "
@@ -700,3 +706,71 @@ def print_reference(con, target, report, heading=True):
 def _floor_ulps():
     from ..checks.reference import FLOOR_ULPS
     return FLOOR_ULPS
+
+
+# ------------------------------------------------------------------ runs over several files
+
+def console_settings(con):
+    """What a console prints like, for a worker process to print as it would."""
+    return {"width": con.width, "color_system": con.color_system,
+            "terminal": con.is_terminal, "no_color": con.no_color}
+
+
+def console_like(settings, file):
+    """A console that writes to `file` as the console of console_settings() would."""
+    return Console(file=file, width=settings["width"], force_terminal=settings["terminal"],
+                   color_system=settings["color_system"], no_color=settings["no_color"],
+                   force_jupyter=False, highlight=False, soft_wrap=False)
+
+
+FILE_VERDICTS = {0: ("PASS", "green"), 1: ("FAIL", "bold red"), 2: ("ERROR", "bold red")}
+
+
+def print_file_heading(con, spec):
+    """The line above one file's report when a run covers several."""
+    con.rule(Text(spec, style="bold"), align="left", style="dim")
+
+
+def print_file_error(con, spec, message, details="", quiet=False):
+    """A file that could not be run (it did not import, has no targets, its process died),
+    in its place among the others."""
+    if quiet:
+        con.print(Text("ERROR ", style="bold red") + Text(spec, style="bold") + Text("  ")
+                  + Text(" ".join(message.split())), soft_wrap=True)
+        return
+    say(con, Text(f"✗ {message}", style="red"))
+    if details:
+        say(con, Text("Traceback (your code only):\n" + details.rstrip(), style="dim"))
+
+
+def print_run_summary(con, command, files, summary, quiet=False):
+    """The end of a run over several files: with --quiet one line per file (its verdict and
+    counts), then the totals as pytest gives them, and what an interrupt left undone.
+    files: (spec, exit code, counts or None for a file that could not run) per file run."""
+    if quiet:
+        for spec, code, counts in files:
+            verdict, style = FILE_VERDICTS[code]
+            what = ("could not run" if counts is None else
+                    _count(sum(counts.values()), "target") + ": " + _tally(counts))
+            con.print(Text(f"{verdict:<5} ", style=style) + Text(spec, style="bold")
+                      + Text(f"  {what}"), soft_wrap=True)
+    else:
+        con.print()
+    verdict, style = FILE_VERDICTS[summary["exit_code"]]
+    line = Text(f"{command}: ", style="bold") + Text(_tally(summary), style=style)
+    line += Text(f" in {_count(summary['files'], 'file')}")
+    if summary["skipped"]:
+        line += Text(f"; {_count(summary['skipped'], 'file')} without targets skipped",
+                     style="dim")
+    if summary["interrupted"]:
+        line += Text(f"; interrupted: {_count(summary['interrupted'], 'file')} not finished",
+                     style="yellow")
+    con.print(line, soft_wrap=True)
+
+
+def _tally(counts):
+    """`5 passed, 1 failed, 2 errors`: the counts that are not zero (`0 passed` alone)."""
+    parts = [f"{counts['passed']:,} passed"] * bool(counts["passed"]) + \
+        [f"{counts['failed']:,} failed"] * bool(counts["failed"]) + \
+        [_count(counts["errors"], "error")] * bool(counts["errors"])
+    return ", ".join(parts) or "0 passed"

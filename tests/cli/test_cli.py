@@ -1104,9 +1104,9 @@ def test_version_and_python_m(sweep):
 HELP = {
     None: ["--version", "--help", "inspect", "gradcheck", "render"],
     "inspect": ["--seed", "--shape", "--json", "--no-color", "--strict", "--help",
-                "--timeout", "--all-saved", "--max-depth", "FILE[::NAME]"],
+                "--timeout", "--all-saved", "--max-depth", "PATH", "--jobs"],
     "gradcheck": ["--eps", "--atol", "--rtol", "--fast", "--order", "--strict", "--seed",
-                  "--shape", "--json", "--no-color", "--timeout", "--help", "FILE[::NAME]"],
+                  "--shape", "--json", "--no-color", "--timeout", "--help", "PATH", "--jobs"],
     "render": ["--output", "-o", "--format", "--renderer", "--show-saved", "--expand",
                "--seed", "--shape", "--no-color", "--help", "FILE[::NAME]"],
 }

@@ -2,6 +2,7 @@
 user asks for it, and read back by a reader of that format; the options whose values are
 choices refuse any other, naming them, and --help lists them."""
 import os
+import re
 import shutil
 
 import pytest
@@ -60,3 +61,45 @@ def test_a_choice_not_offered_exits_2_naming_the_choices_that_help_lists(tmp_pat
         assert_exit(helps[cmd], 0)
         assert "<" + "|".join(values) + ">" in helps[cmd].stdout, (option, helps[cmd].stdout)
     assert not list(tmp_path.iterdir())
+
+
+def test_an_unknown_suffix_names_every_suffix_the_registry_writes(tmp_path):
+    r = cu.run("render", BASICS, "-o", tmp_path / "out.jpg")
+    from gradtool.report.formats import names
+    suffixes = [f".{s}" for n in names("graph") for s in FORMATS[n].suffixes]
+    message = assert_clean_user_error(r, "cannot tell the format from .jpg", *suffixes,
+                                      "--format (one of " + ", ".join(names("graph")))
+    assert ".html" in message
+    assert not list(tmp_path.iterdir())
+
+
+ONE_WRONG_ENTRY = '''\
+import torch
+
+
+class AlmostSquare(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return 2 * x * grad * torch.tensor([1.5, 1.0, 1.0], dtype=x.dtype)  # wrong at [0]
+'''
+
+
+def test_counts_agree_with_their_nouns(tmp_path):
+    """`1 differing entry`, `1 entry differs`, `1 more such entry`: never `1 ... entries`."""
+    (tmp_path / "almost.py").write_text(ONE_WRONG_ENTRY)
+    one, kink = cu.run_many([["gradcheck", tmp_path / "almost.py", "--no-color"],
+                             ["gradcheck", os.path.join(cu.EXAMPLES, "broken_kink.py"), "-q"]])
+    assert_exit(one, 1)
+    text = cu.flat(one.stdout)
+    assert "numerical | analytical, 1 differing entry marked ≠" in text
+    assert "(1 entry differs)" in text
+    assert_exit(kink, 1)
+    assert "(1 more such entry)" in kink.stdout
+    for r in (one, kink):
+        assert not re.search(r"\b1 (differing |more such )?entries", r.stdout), r.stdout

@@ -44,17 +44,85 @@ def test_draw_names_leaves_by_params_and_modules_and_groups_by_module_call(tmp_p
     assert '>model.0 (Linear)</td>' in source  # the module's frame, titled
     for name in ("model.0.weight", "model.2.bias", "x"):  # the user's names on the leaves
         assert f'label="{name}\n' in source, name
-    svg = ET.fromstring(graph._repr_svg_())
+    svg = ET.fromstring(graph.svg())
     texts = {t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")}
     assert "model.0.weight" in texts and "MeanBackward0" in texts
-    page = graph._repr_html_()  # the explorer, inline: an iframe holding the page
-    assert page.startswith("<iframe srcdoc=") and "&lt;!DOCTYPE html&gt;" in page
+    shown = graph._repr_html_()  # the SVG, and the explorer's data for its button
+    assert '<div class="gradtool-static"><svg' in shown and "model.0.weight" in shown
+    assert 'class="gradtool-data"' in shown
+    assert not hasattr(graph, "_repr_svg_")  # Jupyter would keep the SVG twice
     for suffix in ("svg", "dot", "html"):
         path = graph.save(tmp_path / f"g.{suffix}")
         assert os.path.getsize(path) > 500
     assert (tmp_path / "g.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
     with pytest.raises(gradtool.errors.GradtoolError, match="cannot tell the format from .txt"):
         graph.save(tmp_path / "g.txt")
+
+
+def test_the_explorer_travels_with_the_first_graph_and_again_when_its_cell_reruns(
+        monkeypatch):
+    """In a kernel, one output carries the explorer's libraries: the first graph's, and the
+    new output of that cell when it runs again (it replaces the one that carried them)."""
+    import types
+    from gradtool.frontends import notebook
+    shell = types.SimpleNamespace(cell="a", execution_count=1)
+    shell.kernel = types.SimpleNamespace(
+        get_parent=lambda channel=None: {"metadata": {"cellId": shell.cell}})
+    monkeypatch.setattr(notebook, "_ipython_shell", lambda: shell)
+    monkeypatch.setattr(notebook, "_explorer_carrier", {"cell": None, "execution": None})
+    x = gt.tensor([0.5, -1.0], dtype=gt.float64, requires_grad=True)
+    graph = gradtool.draw((x * x).sum())
+
+    def carries():
+        return 'class="gradtool-explorer-shell"' in graph._repr_html_()
+    assert carries() and not carries()  # a second graph of the same run of the cell
+    shell.cell, shell.execution_count = "b", 2
+    assert not carries()
+    shell.cell, shell.execution_count = "a", 3
+    assert carries()
+    monkeypatch.setattr(notebook, "_ipython_shell", lambda: None)  # no kernel: a page alone
+    assert carries() and carries()
+
+
+def test_draw_answers_torchvizs_graphviz_habits(tmp_path, monkeypatch):
+    """make_dot returns a graphviz.Digraph; what its users call on it works on a Graph, with
+    graphviz's paths and return values."""
+    from gradtool.frontends import notebook
+    x = gt.tensor([0.5, -1.0, 2.0], dtype=gt.float64, requires_grad=True)
+    loss = (x * x).sin().sum()
+    dot = gradtool.draw(loss)
+    monkeypatch.chdir(tmp_path)
+    assert dot.format == "pdf" and dot.filename == "loss.gv"  # graphviz's default format
+    # render(filename, format=): the DOT source at `filename`, the drawing beside it
+    assert dot.render("attached", format="png") == "attached.png"
+    assert cu.read_written("png", "attached.png") == ""
+    assert "MulBackward0" in (tmp_path / "attached").read_text()  # the source, as graphviz
+    assert dot.render("g", directory="out", format="svg", cleanup=True) == \
+        os.path.join("out", "g.svg")
+    assert "MulBackward0" in cu.read_written("svg", tmp_path / "out" / "g.svg")
+    assert not (tmp_path / "out" / "g").exists()  # cleanup: the source removed
+    assert dot.render(outfile="drawn.svg") == "drawn.svg" and (tmp_path / "drawn.gv").exists()
+    # .format chooses what render() and pipe() write when not told
+    dot.format = "svg"
+    assert dot.render() == "loss.gv.svg" and (tmp_path / "loss.gv").exists()
+    assert dot.pipe().startswith(b"<?xml") or dot.pipe().lstrip().startswith(b"<svg")
+    assert dot.pipe(format="png")[:8] == b"\x89PNG\r\n\x1a\n"
+    assert dot.pipe(format="dot", encoding="utf-8") == dot.source
+    assert dot.source.startswith("digraph") and "MulBackward0" in dot.source
+    with pytest.raises(ValueError, match="jpg"):
+        dot.format = "jpg"
+    assert dot.format == "svg"
+    # save(): the DOT source at .filename, as graphviz's; with a suffix, that format
+    assert dot.save() == "loss.gv" and (tmp_path / "loss.gv").read_text() == dot.source
+    assert dot.save("again.gv", directory="out") == os.path.join("out", "again.gv")
+    # view(): rendered, then opened as a double-click would
+    opened = []
+    monkeypatch.setattr(notebook, "open_in_viewer", opened.append)
+    assert dot.view("seen") == "seen.svg" and opened == ["seen.svg"]
+    assert dot.render("twice", view=True, format="png") == "twice.png" and \
+        opened[-1] == "twice.png"
+    with pytest.raises(TypeError, match="bogus"):
+        dot.render("x", bogus=1)
 
 
 @pytest.mark.parametrize("name", list(FORMATS))

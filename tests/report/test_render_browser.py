@@ -315,27 +315,93 @@ def test_gradcheck_heatmap_page_reads_an_entry_under_the_mouse(browser, tmp_path
         p.page.close()
 
 
+SCALED_MUL_WRONG_W = '''\
+import torch
+
+
+class ScaledMul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x * w
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        return grad * w, 1.5 * grad * x  # wrong: w's gradient is grad * x
+'''
+
+
+@pytest.mark.parametrize("width", [1300, 1000])
+def test_a_failing_pair_on_the_heatmap_page_is_as_compact_as_a_passing_one(browser, tmp_path,
+                                                                          width):
+    """The three maps of a failing pair side by side with its diagnosis below them, as a
+    passing pair's: its block no taller than 1.2 times a passing pair's (its maps once
+    stacked one under another beside the diagnosis)."""
+    (tmp_path / "scaled.py").write_text(SCALED_MUL_WRONG_W)
+    path = tmp_path / "maps.html"
+    r = cu.run("gradcheck", tmp_path / "scaled.py", "--shape", "3,4", "--html", path)
+    assert r.returncode == 1, str(r)
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        page.goto(path.as_uri())
+        passing, failing = page.locator(".pair").all()
+        assert "pass" in passing.inner_text() and "FAIL" in failing.inner_text()
+        tops = [round(m.bounding_box()["y"]) for m in failing.locator(".map").all()]
+        assert len(tops) == 3 and len(set(tops)) == 1, tops  # one row
+        assert "wrong_gradient" in failing.locator(".diagnoses").inner_text()
+        below = failing.locator(".diagnoses").bounding_box()["y"]
+        assert below > max(m.bounding_box()["y"] + m.bounding_box()["height"]
+                           for m in failing.locator(".map").all())
+        heights = passing.bounding_box()["height"], failing.bounding_box()["height"]
+        assert heights[1] <= 1.2 * heights[0], heights
+    finally:
+        page.close()
+
+
+def _notebook_output(graph, carry_shell):
+    """The HTML a notebook keeps for a graph, with or without the explorer's libraries."""
+    from gradtool.report import html
+    d = graph.drawing
+    return html.notebook_output(graph.svg(), html.title(d.captures),
+                                html.data(d.captures, d.show_saved, d.expand, d.depth),
+                                carry_shell)
+
+
 def test_a_graph_drawn_from_python_shows_the_explorer_inline(browser, tmp_path):
-    """gradtool.draw(y)._repr_html_ as a notebook shows it: the page in an iframe, working."""
+    """gradtool.draw(y) as a notebook shows it: the SVG, and the explorer on a click, in an
+    iframe. Only one output of the notebook carries the libraries, and it may come after
+    (outputs shown out of order, a notebook reopened); without it, the SVG stays and a line
+    says what to do."""
     import gradtool
     import gradtool as gt
     from gradtool.engine import nn
     gt.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).double()
     loss = model(gt.randn(5, 4, dtype=gt.float64)).pow(2).mean()
-    cell = tmp_path / "cell.html"
-    cell.write_text("<!DOCTYPE html><html><body>"
-                    + gradtool.draw(loss)._repr_html_() + "</body></html>")
+    x = gt.randn(3, dtype=gt.float64, requires_grad=True)
+    small = (x * x).exp().sum()
+    later, carrier = _notebook_output(gradtool.draw(loss), False), gradtool.draw(small)._repr_html_()
+    cells = {"both": later + carrier, "alone": later}
+    for name, body in cells.items():
+        (tmp_path / f"{name}.html").write_text(f"<!DOCTYPE html><html><body>{body}</body></html>")
     page = browser.new_page(viewport={"width": 1300, "height": 850})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
-        page.goto(cell.as_uri())
+        page.goto((tmp_path / "both.html").as_uri())
+        assert page.locator(".gradtool-static svg").count() == 2  # before any click
+        page.locator("button.gradtool-explore").first.click()
+        page.wait_for_selector("iframe")
         frame = page.frames[1]
         frame.wait_for_function("() => window.gradtool && window.gradtool.cy")
         labels = frame.evaluate("gradtool.cy.nodes().map(n => String(n.data('label')))")
         assert "model.0 (Linear)" in labels and any("model.0.weight" in t for t in labels)
-        assert errors == []
+        assert page.locator(".gradtool-static svg").count() == 1  # the other graph's SVG
+        page.goto((tmp_path / "alone.html").as_uri())
+        page.locator("button.gradtool-explore").click()
+        assert "restart the kernel" in page.inner_text("body")
+        assert page.locator(".gradtool-static svg").count() == 1 and errors == []
     finally:
         page.close()
 

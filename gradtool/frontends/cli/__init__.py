@@ -2,7 +2,7 @@
 library, print, and choose the exit code; the library raises GradtoolError and never prints.
 
 Exit codes: 0 all good, 1 a check failed (a gradient mismatch, an error diagnostic, or a
-warning under --strict), 2 usage or user-code error (the worst over all targets), 130
+warning under --strict), 2 usage or user-code error (the worst over all targets, and all files), 130
 interrupted."""
 import typer
 from typer.core import TyperCommand, TyperGroup

@@ -23,6 +23,13 @@ Engine, Against = choices("Engine", "gradtool", "torch"), choices("Against", "to
 # The options every command shares, in typer's Annotated style: `seed: common.Seed = 0`.
 File = Annotated[str, typer.Argument(metavar="FILE[::NAME]",
                                      help="A Python file, optionally ::NAME to pick one target.")]
+Paths = Annotated[List[str], typer.Argument(
+    metavar="PATH", show_default=False,
+    help="Python files (FILE::NAME picks one target) and folders (every Python file with "
+         "targets inside, recursively), mixed.")]
+Jobs = Annotated[str, typer.Option(
+    "--jobs", "-j", metavar="N|auto", help="Run this many files at once, each in a process of "
+                                          "its own (auto: one per CPU).")]
 Seed = Annotated[int, typer.Option("--seed", min=0, max=2**63 - 1,
                                    help="Seed for every generated input (reproducible runs).")]
 Shape = Annotated[List[str], typer.Option(
@@ -103,14 +110,78 @@ def run_each(targets, check, no_color=False, timeout=None):
     return results
 
 
-def exit_code(results, failed, warned, strict, raised=lambda result: False):
-    """The worst of all targets: 2 a target raised (or, `raised`, the user's code raised
-    while it was checked), 1 a check failed (or warned, under --strict), else 0.
-    failed/warned/raised: predicates of a target's result."""
-    codes = [EXIT_USAGE if isinstance(r, TargetError) or raised(r) else
-             EXIT_CHECK_FAILED if failed(r) or (strict and warned(r)) else EXIT_OK
-             for r in results]
-    return max(codes, default=EXIT_OK)
+@dataclasses.dataclass
+class Outcome:
+    """What a command found in one file, ready to report: its findings, the exit code of
+    each target (as exit_codes), and the text report's own options."""
+    findings: object
+    codes: list
+    text_options: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def code(self):
+        """The file's exit code: the worst of its targets'."""
+        return max(self.codes, default=EXIT_OK)
+
+    def counts(self):
+        """How many targets passed (exit 0), failed (1) and raised (2)."""
+        return {"passed": self.codes.count(EXIT_OK),
+                "failed": self.codes.count(EXIT_CHECK_FAILED),
+                "errors": self.codes.count(EXIT_USAGE)}
+
+
+def exit_codes(results, failed, warned, strict, raised=lambda result: False):
+    """Each target's exit code: 2 it raised (or, `raised`, the user's code raised while it
+    was checked), 1 a check failed (or warned, under --strict), else 0; the command's is the
+    worst. failed/warned/raised: predicates of a target's result."""
+    return [EXIT_USAGE if isinstance(r, TargetError) or raised(r) else
+            EXIT_CHECK_FAILED if failed(r) or (strict and warned(r)) else EXIT_OK
+            for r in results]
+
+
+def plain(options):
+    """A command's parsed options as plain values (an enum choice as its text), the way a
+    file's run takes them, in this process or in a worker's."""
+    return {name: value.value if isinstance(value, enum.Enum) else value
+            for name, value in options.items()}
+
+
+def run_paths(command, paths, jobs, options, check_options, check_file):
+    """Run a command over the paths given: one file in this process, as it always ran
+    (check_file(spec, **options) -> Outcome, reported, exit with its code); several files,
+    or a folder, each in a worker process of its own (cli/many.py), one summary at the end.
+    check_options(**options) refuses wrong options before any user code runs."""
+    from ...capture.files import expand
+    from ...engine.errors import GradtoolError
+    json_, no_color, quiet = options["json_"], options["no_color"], options["quiet"]
+    try:
+        check_options(**options)
+        workers = parse_jobs(jobs)
+        files = expand(paths)
+        several = len(paths) > 1 or len(files) != 1 or files[0].from_directory
+        if several and options.get("html"):
+            raise GradtoolError("--html writes one page of one file's heatmaps: give one file "
+                                "(the page of several would not say which file a map is from)")
+        if not several:
+            outcome = check_file(files[0].spec, **options)
+    except GradtoolError as e:
+        fail(e, no_color)
+    if not several:
+        report(outcome.findings, json_, no_color, quiet, **outcome.text_options)
+        raise typer.Exit(outcome.code)
+    from . import many
+    raise typer.Exit(many.run(command, files, options, workers))
+
+
+def parse_jobs(jobs):
+    """-j N|auto: how many files run at once (auto: the CPUs this process may use)."""
+    from ...engine.errors import GradtoolError
+    if jobs == "auto":
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+            os.cpu_count() or 1
+    if not (jobs.isascii() and jobs.isdigit() and int(jobs) >= 1):
+        raise GradtoolError(f"-j must be a number of processes >= 1, or auto (got {jobs!r})")
+    return int(jobs)
 
 
 def run_app(app):
@@ -165,41 +236,39 @@ def report(findings, json_, no_color, quiet=False, **text_options):
 
 def check_engines(engine, against, device=None):
     """--engine and --against not both (--against runs both engines); --device not with
-    --against (gradtool's side runs on the CPU)."""
+    --against (gradtool's side runs on the CPU); PyTorch installed when either names it."""
+    from ...adapters import check_available
     from ...engine.errors import GradtoolError
     if against is not None and device not in (None, "cpu"):
         raise GradtoolError(f"--against torch compares on the CPU, where gradtool's engine "
                             f"runs: drop --device {device}")
-    if against is not None and engine != Engine.gradtool:
+    if against is not None and engine != "gradtool":
         raise GradtoolError("--against torch runs each target on gradtool's engine and on "
                             "torch: drop --engine")
+    for name in {engine, against} - {None}:
+        check_available(name)
 
 
-def run_against(file, seed, shape, order, json_, no_color, timeout):
-    """--against torch: compare each target across engines, print, and exit (0 they agree,
-    1 a difference, 2 a target raised)."""
+def against_outcome(file, seed, shape, order, json_, timeout):
+    """--against torch: each target compared across engines (exit code per target: 0 they
+    agree, 1 a difference, 2 it raised)."""
     from ...checks import against
     from ...adapters import get
-    from ...engine.errors import GradtoolError
+    from ...capture.loader import UserCodeError, check_shapes
     from ...report.formats import Findings
-    try:
-        get("torch")  # PyTorch installed, or exit 2 saying so
-        with user_prints_to_stderr(json_):
-            ours, theirs = against.load_both(file)
-            from ...capture.loader import check_shapes
-            check_shapes(ours, shape, file)
-            by_name = {t.name: t for t in theirs}
-            results = []
-            for target in ours:
-                other = by_name.get(target.name)
-                if other is None:
-                    from ...capture.loader import UserCodeError
-                    results.append(TargetError(target, UserCodeError(
-                        f"target {target.name} is not found when the file runs on torch")))
-                    continue
-                results += run_each([target], lambda t: against.compare(
-                    t, other, seed, shape, order), no_color, timeout)
-    except GradtoolError as e:
-        fail(e, no_color)
-    report(Findings("against", file, results, seed, shape, order), json_, no_color)
-    raise typer.Exit(exit_code(results, lambda r: not r.passed, lambda r: False, False))
+    get("torch")  # PyTorch installed, or exit 2 saying so
+    with user_prints_to_stderr(json_):
+        ours, theirs = against.load_both(file)
+        check_shapes(ours, shape, file)
+        by_name = {t.name: t for t in theirs}
+        results = []
+        for target in ours:
+            other = by_name.get(target.name)
+            if other is None:
+                results.append(TargetError(target, UserCodeError(
+                    f"target {target.name} is not found when the file runs on torch")))
+                continue
+            results += run_each([target], lambda t: against.compare(
+                t, other, seed, shape, order), timeout=timeout)
+    return Outcome(Findings("against", file, results, seed, shape, order),
+                   exit_codes(results, lambda r: not r.passed, lambda r: False, False))

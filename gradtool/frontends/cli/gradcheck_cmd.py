@@ -16,7 +16,7 @@ Localize = common.choices("Localize", "custom", "all", "off")
 
 
 def gradcheck(
-    file: common.File,
+    paths: common.Paths,
     eps: Annotated[float, typer.Option("--eps", help="Step of the central differences "
                                                      "(> 0).")] = 1e-6,
     atol: Annotated[float, typer.Option("--atol", help="Absolute tolerance (>= 0).")] = 1e-5,
@@ -61,46 +61,62 @@ def gradcheck(
         "--localize", help="On a failure, check each custom Function call on its own and name "
                            "the first wrong one (custom, the default), every node of the graph "
                            "(all), or none (off).")] = Localize.custom,
+    jobs: common.Jobs = "1",
 ):
     """Compare central differences with the analytic gradients of each target, per input and
     output; on a failure, show both Jacobians and say why they differ. A target with a
     reference (@gradtool.reference, --reference) is also checked against it in low
     precision."""
+    options = common.plain(locals())
+    del options["paths"], options["jobs"]
+    common.run_paths("gradcheck", paths, jobs, options, check_options, check_file)
+
+
+def check_options(eps, atol, rtol, reference, reference_only, dtypes, factor, shape, json_,
+                  quiet, timeout, engine, against, device, localize, **_):
+    """Refuse wrong options before any user code runs; the reference check's, parsed."""
+    from ...capture.loader import parse_shape
+    if localize == "all" and "torch" in (engine, against):
+        raise GradtoolError("--localize all re-runs every op of the graph on its own, which "
+                            "gradtool does on its own engine only: with --engine torch, "
+                            "--localize custom checks each custom Function call")
+    common.check_engines(engine, against, device)
+    common.check_quiet(quiet, json_)
+    _check_tolerances(eps, atol, rtol)
+    asked = _reference_options(reference, reference_only, dtypes, factor, against)
+    parse_shape(shape)
+    interrupts.check_timeout(timeout)
+    return asked
+
+
+def check_file(spec, eps, atol, rtol, fast, order, mode, strict, html, reference,
+               reference_only, dtypes, factor, seed, shape, json_, no_color, quiet, timeout,
+               engine, against, device, localize, progress=True):
+    """gradcheck the targets of one file (FILE or FILE::NAME), and write its --html page:
+    its Outcome."""
     from ...capture.loader import load, parse_shape
     from ...report import formats, output as output_file
-    try:
-        if localize == Localize.all and common.Engine.torch in (engine, against):
-            raise GradtoolError("--localize all re-runs every op of the graph on its own, which "
-                                "gradtool does on its own engine only: with --engine torch, "
-                                "--localize custom checks each custom Function call")
-        common.check_engines(engine, against, device)
-        common.check_quiet(quiet, json_)
-        _check_tolerances(eps, atol, rtol)
-        asked = _reference_options(reference, reference_only, dtypes, factor, against)
-        shape_tuple = parse_shape(shape)
-        interrupts.check_timeout(timeout)
-        if against is not None:
-            common.run_against(file, seed, shape_tuple, order, json_, no_color, timeout)
-        html_path = html and output_file.resolve(html)  # before the user's code can chdir
-        with common.user_prints_to_stderr(json_), common.on_engine(engine.value) as on:
-            place = common.placed_on(on, device)
-            reference_fn = asked.load()
-            targets = load(file, shape_tuple)
-            results = common.run_each(
-                targets, lambda t: _check_target(
-                    t, seed, shape_tuple, place, asked, reference_fn,
-                    lambda: _check(t, seed, shape_tuple, json_ or quiet, no_color, eps=eps,
-                                   atol=atol, rtol=rtol, fast=fast, order=order,
-                                   modes=modes_for(t, mode), localize=localize.value,
-                                   device=place)), no_color, timeout)
-        findings = formats.Findings("gradcheck", file, results, seed, shape_tuple)
-        if html:
-            output_file.write_atomically(html_path,
-                                         formats.FORMATS["heatmap"].content(findings))
-    except GradtoolError as e:
-        common.fail(e, no_color)
-    common.report(findings, json_, no_color, quiet)
-    raise typer.Exit(common.exit_code(
+    asked = check_options(eps, atol, rtol, reference, reference_only, dtypes, factor, shape,
+                          json_, quiet, timeout, engine, against, device, localize)
+    shape_tuple = parse_shape(shape)
+    if against is not None:
+        return common.against_outcome(spec, seed, shape_tuple, order, json_, timeout)
+    html_path = html and output_file.resolve(html)  # before the user's code can chdir
+    with common.user_prints_to_stderr(json_), common.on_engine(engine) as on:
+        place = common.placed_on(on, device)
+        reference_fn = asked.load()
+        targets = load(spec, shape_tuple)
+        results = common.run_each(
+            targets, lambda t: _check_target(
+                t, seed, shape_tuple, place, asked, reference_fn,
+                lambda: _check(t, seed, shape_tuple, not progress or json_ or quiet, no_color,
+                               eps=eps, atol=atol, rtol=rtol, fast=fast, order=order,
+                               modes=modes_for(t, mode), localize=localize,
+                               device=place)), timeout=timeout)
+    findings = formats.Findings("gradcheck", spec, results, seed, shape_tuple)
+    if html:
+        output_file.write_atomically(html_path, formats.FORMATS["heatmap"].content(findings))
+    return common.Outcome(findings, common.exit_codes(
         results, lambda r: not r.passed,
         lambda r: any(d.severity == "warning" for rep in r.reports for d in rep.diagnoses),
         strict, raised=lambda r: r.reference_error is not None or any(
