@@ -70,6 +70,39 @@ def _finite(t):
     return not t.is_floating_point() or t.is_meta or bool(torch.isfinite(t).all())
 
 
+def _inside_functorch():
+    """Whether a torch.func transform (vmap, grad, jacrev, jvp, ...) is running: its tensors
+    are wrappers whose values cannot be read (vmap refuses bool() of a batched tensor as
+    data-dependent control flow), so the trace records the op without reading values."""
+    return torch._C._functorch.peek_interpreter_stack() is not None
+
+
+def _made_nonfinite(tensors, outputs):
+    """Whether an op made NaN or Inf from finite inputs. Read with torch's own tensors: a
+    subclass's __torch_function__ (the user's code) never sees the trace's reads."""
+    with torch.no_grad(), torch._C.DisableTorchFunctionSubclass():
+        return not all(_finite(o) for o in outputs) and all(_finite(x) for x in tensors)
+
+
+def _own_parameters(module):
+    """The parameters a module registered itself, read from torch's registry: never through
+    parameters(), which a user's module may override (MAML's `def parameters(self)`). A
+    tensor a torch.func transform swapped in (functional_call under grad or vmap) is no leaf
+    of the run's graph."""
+    registered = vars(module).get("_parameters") or {}
+    return [p for p in registered.values()
+            if isinstance(p, torch.Tensor) and not torch._C._functorch.is_functorch_wrapped_tensor(p)]
+
+
+def _named_submodules(module, prefix=""):
+    """(qualified name, module) for module and everything below it, from torch's registry
+    (`_modules`), never through named_modules(), which a user's module may override."""
+    yield prefix, module
+    for key, child in (vars(module).get("_modules") or {}).items():
+        if child is not None:
+            yield from _named_submodules(child, f"{prefix}.{key}" if prefix else key)
+
+
 class _ModuleCall:
     """One nn.Module call in progress, and the metadata tags of the nodes it makes."""
 
@@ -78,12 +111,13 @@ class _ModuleCall:
         name = ""
         if parent is not None:
             outer = parent.tag["module"]
-            key = next((k for k, m in parent.module._modules.items() if m is module), None)
+            children = vars(parent.module).get("_modules") or {}
+            key = next((k for k, m in children.items() if m is module), None)
             if key is None:  # called by an ancestor, not its parent: its name in the root
                 root = parent
                 while root.parent is not None:
                     root = root.parent
-                key = next((n for n, m in root.module.named_modules() if m is module), "?")
+                key = next((n for n, m in _named_submodules(root.module) if m is module), "?")
                 outer = ""
             name = f"{outer}.{key}" if outer else key
         outer_tag = parent.tag if parent is not None else {}
@@ -116,7 +150,9 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
         def traced_apply(cls, *args, **kwargs):
             result = apply(cls, *args, **kwargs)
             trace._record(cls.__name__, _tensors((args, kwargs), []), result)
-            if torch._C._current_graph_task_id() < 0:  # (not inside a backward)
+            # (not inside a backward; nor inside a torch.func transform, whose wrapped inputs
+            # die with it: there is no call to check again on its own later)
+            if torch._C._current_graph_task_id() < 0 and not _inside_functorch():
                 trace._add_function_call(cls, args, kwargs, result, _detached_copy,
                                          frames.user_call_site(sys._getframe(1)))
             return result
@@ -128,7 +164,7 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
         for handle in self._handles:
             handle.remove()
         for parameter, tag in self._parameters.values():
-            if parameter.requires_grad:
+            if parameter.requires_grad and parameter.is_leaf:
                 meta = torch.autograd.graph.get_gradient_edge(parameter).node.metadata
                 meta.update(tag)  # (a tag left by an earlier run is stale)
         return super().__exit__(*exc)
@@ -136,7 +172,7 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
     def _module_entered(self, module, args):
         call = _ModuleCall(module, self._modules[-1] if self._modules else None)
         self._modules.append(call)
-        for p in module.parameters(recurse=False):
+        for p in _own_parameters(module):
             self._parameters.setdefault(id(p), (p, call.tag))
 
     def _module_left(self, module, args, output):
@@ -172,8 +208,7 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
         outputs = _tensors(result, [])
         if not outputs:
             return
-        with torch.no_grad():
-            nonfinite = not all(_finite(o) for o in outputs) and all(_finite(x) for x in tensors)
+        nonfinite = not _inside_functorch() and _made_nonfinite(tensors, outputs)
         event = OpEvent(name, [id(x) for x in tensors], [id(o) for o in outputs],
                         torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
                         any(x.requires_grad for x in tensors), user_site(), nonfinite,

@@ -323,7 +323,10 @@ def _defined_here(obj, path):
     if not (inspect.isfunction(obj) or inspect.isclass(obj)):
         return None
     try:
-        source_file = inspect.getsourcefile(obj)
+        # a function decorated by a library (@torch.enable_grad(), @torch.no_grad(), any
+        # functools.wraps) is the library's wrapper: its own code is where the user wrote it
+        source_file = inspect.getsourcefile(inspect.unwrap(obj) if inspect.isfunction(obj)
+                                            else obj)
     except TypeError:
         return None
     if source_file is None or os.path.abspath(source_file) != path:
