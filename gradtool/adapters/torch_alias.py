@@ -142,8 +142,8 @@ def refused_arguments(exc):
     if call is None:
         return None
     text, callee = call
-    if not _is_gradtools(getattr(callee, "__module__", None) or ""):
-        return None
+    if not _is_engines(getattr(callee, "__module__", None) or ""):
+        return None  # (a call into gradtool's recording, a hook torch calls, is no user's call)
     what = (f"the argument {found.group('keyword')}=" if found.group("keyword")
             else f"these arguments ({found.group(1)})")
     return f"{text}() on gradtool's engine does not take {what}"
@@ -153,6 +153,11 @@ def _is_gradtools(where):
     """Whether a module name or an absolute file name is gradtool's."""
     return where == "gradtool" or where.startswith("gradtool.") or (
         os.path.isabs(where) and frames.is_gradtool(where))
+
+
+def _is_engines(module_name):
+    """Whether a module is gradtool's engine (what `import torch` gives), old paths included."""
+    return torch_name(module_name) != module_name
 
 
 def _failing_call(tb):

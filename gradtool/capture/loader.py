@@ -18,17 +18,38 @@ import traceback
 
 import gradtool.adapters as engines
 from ..engine.errors import GradtoolError
-from ..engine.frames import is_library, location, user_frames
+from ..engine.frames import (is_gradtool, is_library, location, raised_in_recording,
+                             user_frames)
 from ..adapters.torch_alias import missing_torch_name, refused_arguments
 
 class UserCodeError(GradtoolError):
     """The user's file or target failed; `str()` is a short paragraph, `details` the user's
     frames of the traceback."""
 
+    details_title = "Traceback (your code only)"  # what `details` is, as printed above it
+
     def __init__(self, message, details="", location=None):
         super().__init__(message)
         self.details = details
         self.location = location  # (filename, lineno) in the user's code, if known
+
+
+class GradtoolBug(UserCodeError):
+    """gradtool's own recording failed while the user's code ran: reported in the target's
+    place as gradtool's bug, with a plea to report it, never as the user's error."""
+
+    details_title = "gradtool's traceback, to report"
+
+    def __init__(self, target, exc):
+        import traceback as tb
+        where = next((f for f in reversed(tb.extract_tb(exc.__traceback__))
+                      if is_gradtool(f.filename)), None)
+        at = f" at {location(where.filename, where.lineno, relative=False)}" if where else ""
+        super().__init__(
+            f"target {target.name} ({location(target.filename, target.lineno)}): gradtool's "
+            f"recording of the run failed{at}, not your code: {describe_exception(exc)}. This "
+            f"is a bug in gradtool; please report it with this file and the command you ran.",
+            "".join(tb.format_exception(exc)), (target.filename, target.lineno))
 
 
 def example(*args, **kwargs):
@@ -595,7 +616,10 @@ _SHAPE_ERROR_WORDS = ("size", "shape", "broadcast", "must match", "mat1 and mat2
 
 def _forward_error(target, exc, shape=(3,), args=()):
     """The user's forward raised: their line, and when gradtool made up the inputs, what it
-    made and how to give others (for a shape error, per parameter with --shape NAME=...)."""
+    made and how to give others (for a shape error, per parameter with --shape NAME=...).
+    An error of gradtool's own recording is named as gradtool's bug."""
+    if raised_in_recording(exc):
+        return GradtoolBug(target, exc)
     error = user_error(exc, f"target {target.name}")
     at_call = error.location is None
     if at_call:  # raised where gradtool called it: wrong arguments, ...

@@ -9,7 +9,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_BUG = 0, 1, 2, 3
 
 
 def choices(name, *values):
@@ -75,7 +75,8 @@ def fail(error, no_color=False):
     con.print(f"[bold red]gradtool: error:[/] {error}", markup=True, highlight=False)
     details = getattr(error, "details", "")
     if details:
-        con.print("Traceback (your code only):\n" + details.rstrip(), style="dim",
+        title = getattr(error, "details_title", "Traceback (your code only)")
+        con.print(f"{title}:\n" + details.rstrip(), style="dim",
                   markup=False)
     raise typer.Exit(EXIT_USAGE)
 
@@ -104,10 +105,12 @@ def run_each(targets, check, no_color=False, timeout=None):
 
 
 def exit_code(results, failed, warned, strict, raised=lambda result: False):
-    """The worst of all targets: 2 a target raised (or, `raised`, the user's code raised
-    while it was checked), 1 a check failed (or warned, under --strict), else 0.
-    failed/warned/raised: predicates of a target's result."""
-    codes = [EXIT_USAGE if isinstance(r, TargetError) or raised(r) else
+    """The worst of all targets: 3 gradtool's own bug stopped a target, 2 a target raised
+    (or, `raised`, the user's code raised while it was checked), 1 a check failed (or
+    warned, under --strict), else 0. failed/warned/raised: predicates of a target's result."""
+    from ...capture.loader import GradtoolBug
+    codes = [EXIT_BUG if isinstance(r, TargetError) and isinstance(r.error, GradtoolBug) else
+             EXIT_USAGE if isinstance(r, TargetError) or raised(r) else
              EXIT_CHECK_FAILED if failed(r) or (strict and warned(r)) else EXIT_OK
              for r in results]
     return max(codes, default=EXIT_OK)
