@@ -58,7 +58,7 @@ class _RefuseOtherTorchModules:
 
     def find_spec(self, name, path=None, target=None):
         if _is_torch(name):
-            raise NotInEngineImportError(name)
+            raise NotInEngineImportError(name, name=name)
         return None
 
 

@@ -73,6 +73,13 @@ class Tensor:
     __array_ufunc__ = None  # numpy defers to our reflected operators: np.float64(2) * t
     __hash__ = object.__hash__
 
+    def __getattr__(self, name):  # only reached when normal lookup fails: never per op
+        if name.startswith("_"):  # private and dunder names: Python's and numpy's probes
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}",
+                                 name=name, obj=self)
+        from ..errors import NotInEngineAttributeError
+        raise NotInEngineAttributeError(f"torch.Tensor.{name}", name=name, obj=self)
+
     def __reduce__(self):  # pickling (gradtool.save, copy.deepcopy) keeps data and the flag
         return (_rebuild, (self._data, self._requires_grad))
 
