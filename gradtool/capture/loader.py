@@ -618,7 +618,7 @@ def _forward_error(target, exc, shape=(3,), args=()):
     """The user's forward raised: their line, and when gradtool made up the inputs, what it
     made and how to give others (for a shape error, per parameter with --shape NAME=...).
     An error of gradtool's own recording is named as gradtool's bug."""
-    if raised_in_recording(exc):
+    if raised_in_recording(exc) and not isinstance(exc, GradtoolError):  # (not on purpose)
         return GradtoolBug(target, exc)
     error = user_error(exc, f"target {target.name}")
     at_call = error.location is None
