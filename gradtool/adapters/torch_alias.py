@@ -157,8 +157,10 @@ def _is_gradtools(where):
 
 
 def _is_engines(module_name):
-    """Whether a module is gradtool's engine (what `import torch` gives), old paths included."""
-    return torch_name(module_name) != module_name
+    """Whether a module is one the user's code calls through `import torch` (the engine, and
+    the checker it lends: torch.autograd.gradcheck), not gradtool's recording (adapters/),
+    whose hooks torch calls."""
+    return _is_gradtools(module_name) and not module_name.startswith("gradtool.adapters")
 
 
 def _failing_call(tb):
