@@ -77,10 +77,14 @@ def _inside_functorch():
     return torch._C._functorch.peek_interpreter_stack() is not None
 
 
+# What the trace reads of a tensor (requires_grad, grad_fn, its values) it reads as torch's
+# own Tensor: a subclass's __torch_function__ (the user's code) never sees the trace's reads.
+_UNSEEN_BY_SUBCLASSES = torch._C.DisableTorchFunctionSubclass
+
+
 def _made_nonfinite(tensors, outputs):
-    """Whether an op made NaN or Inf from finite inputs. Read with torch's own tensors: a
-    subclass's __torch_function__ (the user's code) never sees the trace's reads."""
-    with torch.no_grad(), torch._C.DisableTorchFunctionSubclass():
+    """Whether an op made NaN or Inf from finite inputs."""
+    with torch.no_grad():
         return not all(_finite(o) for o in outputs) and all(_finite(x) for x in tensors)
 
 
@@ -149,12 +153,13 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
 
         def traced_apply(cls, *args, **kwargs):
             result = apply(cls, *args, **kwargs)
-            trace._record(cls.__name__, _tensors((args, kwargs), []), result)
-            # (not inside a backward; nor inside a torch.func transform, whose wrapped inputs
-            # die with it: there is no call to check again on its own later)
-            if torch._C._current_graph_task_id() < 0 and not _inside_functorch():
-                trace._add_function_call(cls, args, kwargs, result, _detached_copy,
-                                         frames.user_call_site(sys._getframe(1)))
+            with _UNSEEN_BY_SUBCLASSES():
+                trace._record(cls.__name__, _tensors((args, kwargs), []), result)
+                # (not inside a backward; nor inside a torch.func transform, whose wrapped
+                # inputs die with it: there is no call to check again on its own later)
+                if torch._C._current_graph_task_id() < 0 and not _inside_functorch():
+                    trace._add_function_call(cls, args, kwargs, result, _detached_copy,
+                                             frames.user_call_site(sys._getframe(1)))
             return result
         torch.autograd.Function.apply = classmethod(traced_apply)
         return super().__enter__()
@@ -163,10 +168,11 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
         torch.autograd.Function.apply = self._apply
         for handle in self._handles:
             handle.remove()
-        for parameter, tag in self._parameters.values():
-            if parameter.requires_grad and parameter.is_leaf:
-                meta = torch.autograd.graph.get_gradient_edge(parameter).node.metadata
-                meta.update(tag)  # (a tag left by an earlier run is stale)
+        with _UNSEEN_BY_SUBCLASSES():
+            for parameter, tag in self._parameters.values():
+                if parameter.requires_grad and parameter.is_leaf:
+                    meta = torch.autograd.graph.get_gradient_edge(parameter).node.metadata
+                    meta.update(tag)  # (a tag left by an earlier run is stale)
         return super().__exit__(*exc)
 
     def _module_entered(self, module, args):
@@ -184,19 +190,19 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         name = getattr(func, "__name__", "")
-        if name == "__get__":  # a property: only .data takes a value out of the graph
-            if getattr(getattr(func, "__self__", None), "__name__", "") == "data":
-                self._add_alias(args[0], out)
-                self._cut("data", ".data", args[0], out)
-            return out
-        if name in _CUTTING:
-            kind, op = _CUTTING[name]
-            self._cut(kind, op, args[0], out)
-            if name == "detach":
-                self._keep.append(out)
-                self.detached[id(out)] = user_site()
-            return out
-        self._record(name.strip("_") or str(func), _tensors((args, kwargs), []), out)
+        with _UNSEEN_BY_SUBCLASSES():
+            if name == "__get__":  # a property: only .data takes a value out of the graph
+                if getattr(getattr(func, "__self__", None), "__name__", "") == "data":
+                    self._add_alias(args[0], out)
+                    self._cut("data", ".data", args[0], out)
+            elif name in _CUTTING:
+                kind, op = _CUTTING[name]
+                self._cut(kind, op, args[0], out)
+                if name == "detach":
+                    self._keep.append(out)
+                    self.detached[id(out)] = user_site()
+            else:
+                self._record(name.strip("_") or str(func), _tensors((args, kwargs), []), out)
         return out
 
     def _cut(self, kind, op, tensor, out):
