@@ -430,3 +430,15 @@ def test_resnet_file_trains_as_on_torch(dtype):
         losses.append([module.train().item()])
     _assert_trained_alike(ours, theirs, losses, dtype)
     assert ours.optimizer.param_groups[0]["lr"] == theirs.optimizer.param_groups[0]["lr"]
+
+
+def test_every_module_import_torch_mirrors_names_a_missing_name_by_torchs_path():
+    """torch.autograd.function, torch.backends.cudnn, torch.nn.modules.loss, ...: each module
+    `import torch` gives on gradtool's engine says torch's name of what it lacks."""
+    from gradtool.adapters.torch_alias import MIRRORED, _gradtool_modules
+    from gradtool.engine.errors import NotInEngineAttributeError
+    modules = _gradtool_modules()
+    for name in MIRRORED:
+        with pytest.raises(NotInEngineAttributeError) as caught:
+            getattr(modules[name], "not_a_torch_name")
+        assert caught.value.torch_name == f"{name}.not_a_torch_name"

@@ -166,3 +166,8 @@ def _typename(value):
     if isinstance(value, Tensor):
         return f"gradtool.{type(value).__name__}"
     return f"{type(value).__module__}.{type(value).__name__}"
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
