@@ -35,6 +35,7 @@ PATHS = [
     ("torch.tensor([1.0]).some_missing_method()", "torch.Tensor.some_missing_method",
      AttributeError),
     ("torch.ones(2).stft(4)", "torch.Tensor.stft", AttributeError),
+    ("torch.Tensor.stft", "torch.Tensor.stft", AttributeError),
 ]
 
 
