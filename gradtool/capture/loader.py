@@ -17,7 +17,7 @@ import sys
 import traceback
 
 import gradtool.adapters as engines
-from ..engine.errors import GradtoolError
+from ..engine.errors import GradtoolError, not_provided
 from ..engine.frames import (is_gradtool, is_library, location, raised_in_recording,
                              user_frames)
 from ..adapters.torch_alias import missing_torch_name, refused_arguments
@@ -271,16 +271,16 @@ def lacks_message(name, line=""):
     line), advising --engine torch only where it would run the file: on gradtool's engine,
     for a name reached through `import torch`."""
     if "gradtool" in line and "torch" not in line and name.startswith("torch"):
-        return (f"gradtool's engine does not provide gradtool{name[len('torch'):]} (PyTorch's "
-                f"{name}); this file imports gradtool itself, so --engine torch would not "
-                f"change it")
+        return not_provided(f"gradtool{name[len('torch'):]} (PyTorch's {name})",
+                            "this file imports gradtool itself, so --engine torch would not "
+                            "change it")
     if engines.current().name != "gradtool":
-        return f"gradtool's engine does not provide {name}, and this file uses gradtool itself"
+        return not_provided(name, "this file uses gradtool itself, which --engine torch does "
+                                  "not change")
     if engines.torch_installed():
-        return (f"gradtool's engine does not provide {name}; run the file on PyTorch itself "
-                f"with --engine torch")
-    return (f"gradtool's engine does not provide {name}; this file needs PyTorch itself "
-            f"(--engine torch), which is not installed here")
+        return not_provided(name, "run the file on PyTorch itself with --engine torch")
+    return not_provided(name, "this file needs PyTorch itself (--engine torch), which is not "
+                              "installed here")
 
 
 def user_error(exc, doing):

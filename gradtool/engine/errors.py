@@ -15,12 +15,13 @@ class NotInEngineError(GradtoolError):
         self.torch_name = torch_name
 
 
-def not_provided(torch_name):
-    """What the engine says of a torch feature it lacks, wherever it is reached (`import
-    gradtool as torch` in a script; the gradtool command says it again with the user's file
-    and line, capture/loader.py's lacks_message)."""
-    return (f"gradtool's engine does not provide {torch_name} (yet); run the code on PyTorch "
-            f"itself for it (the gradtool command's --engine torch)")
+def not_provided(torch_name, advice="run the code on PyTorch itself for it (the gradtool "
+                                    "command's --engine torch)"):
+    """The one sentence said of a torch feature gradtool's engine lacks, however it is
+    reached: the exception's own words under `import gradtool as torch`; in the gradtool
+    command, with the advice that fits the run (capture/loader.py's lacks_message), after
+    the user's file and line."""
+    return f"gradtool's engine does not provide {torch_name} (yet); {advice}"
 
 
 class NotInEngineAttributeError(NotInEngineError, AttributeError):

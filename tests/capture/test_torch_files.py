@@ -149,7 +149,7 @@ def test_a_torch_name_gradtool_lacks_is_a_clear_error_naming_it_and_the_line(
         unsupported_runs, key):
     path, result = unsupported_runs[key]
     _, line, name = UNSUPPORTED[key]
-    mentions = (f"{path}:{line}", f"gradtool's engine does not provide {name};")
+    mentions = (f"{path}:{line}", f"gradtool's engine does not provide {name} (yet);")
     if key in IN_A_TARGET:  # raised when the target runs: reported in its place, others run
         message = cu.assert_target_error(result, "f", *mentions)
     else:                   # raised when the file loads: the whole run's error
