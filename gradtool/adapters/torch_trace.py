@@ -94,8 +94,8 @@ def _own_parameters(module):
     tensor a torch.func transform swapped in (functional_call under grad or vmap) is no leaf
     of the run's graph."""
     registered = vars(module).get("_parameters") or {}
-    return [p for p in registered.values()
-            if isinstance(p, torch.Tensor) and not torch._C._functorch.is_functorch_wrapped_tensor(p)]
+    return [p for p in registered.values() if isinstance(p, torch.Tensor)
+            and not torch._C._functorch.is_functorch_wrapped_tensor(p)]
 
 
 def _named_submodules(module, prefix=""):

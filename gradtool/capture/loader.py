@@ -34,6 +34,11 @@ class UserCodeError(GradtoolError):
         self.location = location  # (filename, lineno) in the user's code, if known
 
 
+# What gradtool says wherever its own code failed (here, and the CLI's last resort)
+BUG_PLEA = ("This is a bug in gradtool, not in your code; please report it with the file, the "
+            "command you ran and gradtool's traceback")
+
+
 class GradtoolBug(UserCodeError):
     """gradtool's own recording failed while the user's code ran: reported in the target's
     place as gradtool's bug, with a plea to report it, never as the user's error."""
@@ -41,15 +46,13 @@ class GradtoolBug(UserCodeError):
     details_title = "gradtool's traceback, to report"
 
     def __init__(self, target, exc):
-        import traceback as tb
-        where = next((f for f in reversed(tb.extract_tb(exc.__traceback__))
+        where = next((f for f in reversed(traceback.extract_tb(exc.__traceback__))
                       if is_gradtool(f.filename)), None)
         at = f" at {location(where.filename, where.lineno, relative=False)}" if where else ""
         super().__init__(
             f"target {target.name} ({location(target.filename, target.lineno)}): gradtool's "
-            f"recording of the run failed{at}, not your code: {describe_exception(exc)}. This "
-            f"is a bug in gradtool; please report it with this file and the command you ran.",
-            "".join(tb.format_exception(exc)), (target.filename, target.lineno))
+            f"recording of the run failed{at}: {describe_exception(exc)}. {BUG_PLEA}.",
+            "".join(traceback.format_exception(exc)), (target.filename, target.lineno))
 
 
 def example(*args, **kwargs):

@@ -14,6 +14,7 @@ import traceback
 import typer
 
 from ...engine.frames import location, site_location
+from . import common
 
 
 class Terminated(KeyboardInterrupt):
@@ -104,11 +105,10 @@ def ends_cleanly(command):
         except (typer.Exit, typer.Abort):
             raise  # typer's own ways out
         except Exception as e:  # noqa: BLE001 - what no layer caught is gradtool's own bug
-            print(f"gradtool: internal error: {type(e).__name__}: {e}\nThis is a bug in "
-                  f"gradtool, not in your code; please report it with the file and the command "
-                  f"you ran, and this traceback:\n"
+            from ...capture.loader import BUG_PLEA
+            print(f"gradtool: internal error: {type(e).__name__}: {e}\n{BUG_PLEA}:\n"
                   + "".join(traceback.format_exception(e)).rstrip(), file=sys.stderr)
-            raise typer.Exit(3) from None
+            raise typer.Exit(common.EXIT_BUG) from None
         except KeyboardInterrupt as e:
             signum = e.signum if isinstance(e, Terminated) else signal.SIGINT
             where = getattr(e, "gradtool_running", None)
