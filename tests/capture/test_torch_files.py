@@ -442,3 +442,40 @@ def test_every_module_import_torch_mirrors_names_a_missing_name_by_torchs_path()
         with pytest.raises(NotInEngineAttributeError) as caught:
             getattr(modules[name], "not_a_torch_name")
         assert caught.value.torch_name == f"{name}.not_a_torch_name"
+
+
+def test_functions_under_grad_mode_decorators_are_targets(tmp_path):
+    """@torch.enable_grad(), @torch.no_grad(), @torch.inference_mode() and
+    @torch.set_grad_enabled(...) wrap the function (functools.wraps) in the library's code:
+    the target is the user's function, at the user's line, called through the wrapper."""
+    from gradtool.capture.loader import load
+    user = tmp_path / "decorated.py"
+    user.write_text(textwrap.dedent("""\
+        import torch
+
+
+        @torch.enable_grad()
+        def enabled(x):
+            return (x.sin() * x).sum()
+
+
+        @torch.no_grad()
+        def under_no_grad(x):
+            return x.sum()
+
+
+        @torch.inference_mode()
+        def under_inference(x):
+            return x.sum()
+
+
+        @torch.set_grad_enabled(True)
+        def set_enabled(x):
+            return x.exp().sum()
+        """))
+    targets = load(str(user))
+    assert [(t.name, t.lineno, t.param_names) for t in targets] == [
+        ("enabled", 4, ["x"]), ("under_no_grad", 9, ["x"]), ("under_inference", 14, ["x"]),
+        ("set_enabled", 19, ["x"])]
+    result = cu.run("gradcheck", "--json", f"{user}::enabled")
+    assert_exit(result, 0)
