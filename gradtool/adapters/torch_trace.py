@@ -70,6 +70,15 @@ def _finite(t):
     return not t.is_floating_point() or t.is_meta or bool(torch.isfinite(t).all())
 
 
+def run_users_op(func, args, kwargs):
+    """The op the user's code called, run: what it raises (a shape error in torch's C code)
+    is the user's, never the recording's (frames.RUNS_USERS_OP names this function)."""
+    return func(*args, **kwargs)
+
+
+assert run_users_op.__name__ == frames.RUNS_USERS_OP
+
+
 def _inside_functorch():
     """Whether a torch.func transform (vmap, grad, jacrev, jvp, ...) is running: its tensors
     are wrappers whose values cannot be read (vmap refuses bool() of a batched tensor as
@@ -152,7 +161,7 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
         trace, apply = self, self._apply.__func__
 
         def traced_apply(cls, *args, **kwargs):
-            result = apply(cls, *args, **kwargs)
+            result = run_users_op(apply, (cls, *args), kwargs)
             with _UNSEEN_BY_SUBCLASSES():
                 trace._record(cls.__name__, _tensors((args, kwargs), []), result)
                 # (not inside a backward; nor inside a torch.func transform, whose wrapped
@@ -188,7 +197,7 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
     # ---- ops
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
+        out = run_users_op(func, args, kwargs)
         name = getattr(func, "__name__", "")
         with _UNSEEN_BY_SUBCLASSES():
             if name == "__get__":  # a property: only .data takes a value out of the graph

@@ -64,15 +64,21 @@ def raised_in_user_code(exc, also=()):
     return False
 
 
+# The recording's one function that runs the op the user's code called (torch's C code, with
+# no frame of its own): what it raises is the op's, not the recording's.
+RUNS_USERS_OP = "run_users_op"
+
+
 def raised_in_recording(exc):
     """Whether exc came from gradtool's recording of a run (gradtool/adapters/: the forward
-    trace, the hooks and modes it gives torch), not from the user's code nor the engine: the
-    innermost frame of its traceback that is not another library's (torch's, the standard
-    library's) is the recording's. Such an error is gradtool's bug."""
+    trace, the hooks and modes it gives torch), not from the user's code nor the engine nor
+    an op the recording runs for the user: the innermost frame of its traceback that is not
+    another library's (torch's, the standard library's) is the recording's own. Such an
+    error is gradtool's bug."""
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         filename = os.path.abspath(frame.filename)
         if is_gradtool(filename):
-            return filename.startswith(RECORDING_DIR)
+            return filename.startswith(RECORDING_DIR) and frame.name != RUNS_USERS_OP
         if not is_library(filename):
             return False
     return False

@@ -244,3 +244,20 @@ def test_an_error_of_gradtools_recording_is_gradtools_bug_never_the_users(tmp_pa
     assert "bug in gradtool" in message and "report it" in message
     assert "gradtool's engine" not in message and "got an unexpected keyword" in message
     assert caught.value.details_title != loader.UserCodeError.details_title
+
+
+def test_an_error_of_the_users_op_under_the_recording_stays_the_users(tmp_path):
+    """torch's own refusal of the user's op (raised in C, under the recording's
+    __torch_function__) is the user's error at the user's line, exit 2: never gradtool's."""
+    user = tmp_path / "shapes.py"
+    user.write_text(textwrap.dedent("""\
+        import torch
+
+
+        def matrix_of_a_vector(x):
+            return torch.mm(x, x).sum()
+        """))
+    result = cu.run("gradcheck", "--engine", "torch", user)
+    message = cu.assert_target_error(result, "matrix_of_a_vector", f"{user}:5",
+                                     "self must be a matrix")
+    assert "bug in gradtool" not in message
