@@ -37,13 +37,19 @@ class TorchEngine:
     def array(t):
         """t's values as a numpy array: the one place a value crosses to the host. A CPU
         tensor's array shares its memory; a tensor elsewhere (CUDA, ...) is copied, bfloat16
-        as float32 (numpy has no bfloat16: every bfloat16 is a float32 exactly). A tensor with
-        no values (the meta device) raises NoValues."""
+        as float32 (numpy has no bfloat16: every bfloat16 is a float32 exactly). A view with
+        torch's conjugate or negative bit (`x.conj()` of a complex x, `torch._neg_view`) gives
+        the values it shows, and a ZeroTensor (the zeros torch saves in a Hessian-vector
+        product, which have no memory behind them) gives zeros. A tensor with no values (the
+        meta device) raises NoValues."""
         host = t.detach()
+        if host._is_zerotensor():
+            return np.zeros(tuple(host.shape), _numpy_dtype(host.dtype))
         try:
             host = host.cpu()
         except NotImplementedError as e:  # meta: "Cannot copy out of meta tensor; no data!"
             raise NoValues(f"a tensor on the {t.device} device holds no values ({e})") from None
+        host = host.resolve_conj().resolve_neg()  # (each the tensor itself when its bit is off)
         return (host.float() if host.dtype == torch.bfloat16 else host).numpy()
 
     @classmethod
@@ -52,7 +58,7 @@ class TorchEngine:
         torch's gradcheck writes `.data`): its numpy array when that shares t's memory, else
         the values where they live, written there (DeviceValues)."""
         host = t.detach().cpu() if t.device.type != "meta" else None
-        if host is not None and host.dtype != torch.bfloat16 and \
+        if host is not None and host.dtype != torch.bfloat16 and _plain_memory(host) and \
                 host.data_ptr() == t.data_ptr() and type(host) is torch.Tensor:
             return host.numpy()
         return DeviceValues(t, cls.array(t))
@@ -255,7 +261,7 @@ class TorchEngine:
                          is_output=label == "_saved_result", version_saved=value._version,
                          version_now=value._version,
                          nbytes=value.element_size() * value.numel(),
-                         array_id=value.untyped_storage().data_ptr() or id(value))
+                         array_id=_storage_id(value))
         if array is not None:
             info.min, info.mean, info.max = array_stats(array)
         return info
@@ -369,6 +375,19 @@ class _Unreadable:
 
     def __init__(self, error):
         self.message = str(error)
+
+
+def _plain_memory(t):
+    """Whether t's memory holds its values as they read: no conjugate or negative bit, and
+    memory at all (a ZeroTensor has none)."""
+    return not (t.is_conj() or t.is_neg() or t._is_zerotensor())
+
+
+def _storage_id(t):
+    """What tells one saved tensor's memory from another's (a ZeroTensor has no storage)."""
+    if t._is_zerotensor():
+        return id(t)
+    return t.untyped_storage().data_ptr() or id(t)
 
 
 @functools.lru_cache(maxsize=None)

@@ -28,7 +28,8 @@ MIRRORED = (
     "torch.cuda", "torch.cuda.amp", "torch.amp", "torch.jit", "torch.accelerator",
     "torch.backends", "torch.backends.cudnn", "torch.backends.mkldnn", "torch.backends.mps",
     "torch.linalg", "torch.func",
-    "torch.distributions", "torch.utils", "torch.utils.data",
+    "torch.distributions", "torch.distributions.distribution", "torch.distributions.normal",
+    "torch.distributions.categorical", "torch.distributions.kl", "torch.utils", "torch.utils.data",
 )
 
 
@@ -65,7 +66,7 @@ class _RefuseOtherTorchModules:
 
     def find_spec(self, name, path=None, target=None):
         if _is_torch(name):
-            raise NotInEngineImportError(name)
+            raise NotInEngineImportError(name, name=name)
         return None
 
 
@@ -149,8 +150,8 @@ def refused_arguments(exc):
     if call is None:
         return None
     text, callee = call
-    if not _is_gradtools(getattr(callee, "__module__", None) or ""):
-        return None
+    if not _is_engines(getattr(callee, "__module__", None) or ""):
+        return None  # (a call into gradtool's recording, a hook torch calls, is no user's call)
     what = (f"the argument {found.group('keyword')}=" if found.group("keyword")
             else f"these arguments ({found.group(1)})")
     return f"{text}() on gradtool's engine does not take {what}"
@@ -160,6 +161,13 @@ def _is_gradtools(where):
     """Whether a module name or an absolute file name is gradtool's."""
     return where == "gradtool" or where.startswith("gradtool.") or (
         os.path.isabs(where) and frames.is_gradtool(where))
+
+
+def _is_engines(module_name):
+    """Whether a module is one the user's code calls through `import torch` (the engine, and
+    the checker it lends: torch.autograd.gradcheck), not gradtool's recording (adapters/),
+    whose hooks torch calls."""
+    return _is_gradtools(module_name) and not module_name.startswith("gradtool.adapters")
 
 
 def _failing_call(tb):

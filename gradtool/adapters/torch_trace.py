@@ -70,6 +70,52 @@ def _finite(t):
     return not t.is_floating_point() or t.is_meta or bool(torch.isfinite(t).all())
 
 
+def run_users_op(func, args, kwargs):
+    """The op the user's code called, run: what it raises (a shape error in torch's C code)
+    is the user's, never the recording's (frames.RUNS_USERS_OP names this function)."""
+    return func(*args, **kwargs)
+
+
+assert run_users_op.__name__ == frames.RUNS_USERS_OP
+
+
+def _inside_functorch():
+    """Whether a torch.func transform (vmap, grad, jacrev, jvp, ...) is running: its tensors
+    are wrappers whose values cannot be read (vmap refuses bool() of a batched tensor as
+    data-dependent control flow), so the trace records the op without reading values."""
+    return torch._C._functorch.peek_interpreter_stack() is not None
+
+
+# What the trace reads of a tensor (requires_grad, grad_fn, its values) it reads as torch's
+# own Tensor: a subclass's __torch_function__ (the user's code) never sees the trace's reads.
+_UNSEEN_BY_SUBCLASSES = torch._C.DisableTorchFunctionSubclass
+
+
+def _made_nonfinite(tensors, outputs):
+    """Whether an op made NaN or Inf from finite inputs."""
+    with torch.no_grad():
+        return not all(_finite(o) for o in outputs) and all(_finite(x) for x in tensors)
+
+
+def _own_parameters(module):
+    """The parameters a module registered itself, read from torch's registry: never through
+    parameters(), which a user's module may override (MAML's `def parameters(self)`). A
+    tensor a torch.func transform swapped in (functional_call under grad or vmap) is no leaf
+    of the run's graph."""
+    registered = vars(module).get("_parameters") or {}
+    return [p for p in registered.values() if isinstance(p, torch.Tensor)
+            and not torch._C._functorch.is_functorch_wrapped_tensor(p)]
+
+
+def _named_submodules(module, prefix=""):
+    """(qualified name, module) for module and everything below it, from torch's registry
+    (`_modules`), never through named_modules(), which a user's module may override."""
+    yield prefix, module
+    for key, child in (vars(module).get("_modules") or {}).items():
+        if child is not None:
+            yield from _named_submodules(child, f"{prefix}.{key}" if prefix else key)
+
+
 class _ModuleCall:
     """One nn.Module call in progress, and the metadata tags of the nodes it makes."""
 
@@ -78,12 +124,13 @@ class _ModuleCall:
         name = ""
         if parent is not None:
             outer = parent.tag["module"]
-            key = next((k for k, m in parent.module._modules.items() if m is module), None)
+            children = vars(parent.module).get("_modules") or {}
+            key = next((k for k, m in children.items() if m is module), None)
             if key is None:  # called by an ancestor, not its parent: its name in the root
                 root = parent
                 while root.parent is not None:
                     root = root.parent
-                key = next((n for n, m in root.module.named_modules() if m is module), "?")
+                key = next((n for n, m in _named_submodules(root.module) if m is module), "?")
                 outer = ""
             name = f"{outer}.{key}" if outer else key
         outer_tag = parent.tag if parent is not None else {}
@@ -114,13 +161,14 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
         trace, apply = self, self._apply.__func__
 
         def traced_apply(cls, *args, **kwargs):
-            result = apply(cls, *args, **kwargs)
-            if _in_functorch_transform():
-                return result
-            trace._record(cls.__name__, _tensors((args, kwargs), []), result)
-            if torch._C._current_graph_task_id() < 0:  # (not inside a backward)
-                trace._add_function_call(cls, args, kwargs, result, _detached_copy,
-                                         frames.user_call_site(sys._getframe(1)))
+            result = run_users_op(apply, (cls, *args), kwargs)
+            with _UNSEEN_BY_SUBCLASSES():
+                trace._record(cls.__name__, _tensors((args, kwargs), []), result)
+                # (not inside a backward; nor inside a torch.func transform, whose wrapped
+                # inputs die with it: there is no call to check again on its own later)
+                if torch._C._current_graph_task_id() < 0 and not _inside_functorch():
+                    trace._add_function_call(cls, args, kwargs, result, _detached_copy,
+                                             frames.user_call_site(sys._getframe(1)))
             return result
         torch.autograd.Function.apply = classmethod(traced_apply)
         return super().__enter__()
@@ -129,18 +177,17 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
         torch.autograd.Function.apply = self._apply
         for handle in self._handles:
             handle.remove()
-        for parameter, tag in self._parameters.values():
-            if parameter.requires_grad:
-                meta = torch.autograd.graph.get_gradient_edge(parameter).node.metadata
-                meta.update(tag)  # (a tag left by an earlier run is stale)
+        with _UNSEEN_BY_SUBCLASSES():
+            for parameter, tag in self._parameters.values():
+                if parameter.requires_grad and parameter.is_leaf:
+                    meta = torch.autograd.graph.get_gradient_edge(parameter).node.metadata
+                    meta.update(tag)  # (a tag left by an earlier run is stale)
         return super().__exit__(*exc)
 
     def _module_entered(self, module, args):
         call = _ModuleCall(module, self._modules[-1] if self._modules else None)
         self._modules.append(call)
-        if _in_functorch_transform():  # (functional_call's stand-ins, not the module's own)
-            return
-        for p in module.parameters(recurse=False):
+        for p in _own_parameters(module):
             self._parameters.setdefault(id(p), (p, call.tag))
 
     def _module_left(self, module, args, output):
@@ -150,22 +197,21 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
     # ---- ops
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
+        out = run_users_op(func, args, kwargs)
         name = getattr(func, "__name__", "")
-        if name == "__get__":  # a property: only .data takes a value out of the graph
-            if getattr(getattr(func, "__self__", None), "__name__", "") == "data":
-                self._add_alias(args[0], out)
-                self._cut("data", ".data", args[0], out)
-            return out
-        if name in _CUTTING:
-            kind, op = _CUTTING[name]
-            self._cut(kind, op, args[0], out)
-            if name == "detach":
-                self._keep.append(out)
-                self.detached[id(out)] = user_site()
-            return out
-        if not _in_functorch_transform():
-            self._record(name.strip("_") or str(func), _tensors((args, kwargs), []), out)
+        with _UNSEEN_BY_SUBCLASSES():
+            if name == "__get__":  # a property: only .data takes a value out of the graph
+                if getattr(getattr(func, "__self__", None), "__name__", "") == "data":
+                    self._add_alias(args[0], out)
+                    self._cut("data", ".data", args[0], out)
+            elif name in _CUTTING:
+                kind, op = _CUTTING[name]
+                self._cut(kind, op, args[0], out)
+                if name == "detach":
+                    self._keep.append(out)
+                    self.detached[id(out)] = user_site()
+            else:
+                self._record(name.strip("_") or str(func), _tensors((args, kwargs), []), out)
         return out
 
     def _cut(self, kind, op, tensor, out):
@@ -177,8 +223,7 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
         outputs = _tensors(result, [])
         if not outputs:
             return
-        with torch.no_grad():
-            nonfinite = not all(_finite(o) for o in outputs) and all(_finite(x) for x in tensors)
+        nonfinite = not _inside_functorch() and _made_nonfinite(tensors, outputs)
         event = OpEvent(name, [id(x) for x in tensors], [id(o) for o in outputs],
                         torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
                         any(x.requires_grad for x in tensors), user_site(), nonfinite,
@@ -190,11 +235,3 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
             for node in nodes:
                 if node is not None and "module" not in node.metadata:
                     node.metadata.update(tag)
-
-
-def _in_functorch_transform():
-    """Inside torch.func's transforms the values are functorch's wrappers (batched, or tracked
-    at a grad level), which end with the transform and refuse .item(): the trace follows the
-    graph around the transform, not inside it."""
-    active = getattr(torch._C, "_are_functorch_transforms_active", None)
-    return active is not None and active()

@@ -17,13 +17,16 @@ import sys
 import traceback
 
 import gradtool.adapters as engines
-from ..engine.errors import GradtoolError
-from ..engine.frames import is_library, location, user_frames
+from ..engine.errors import GradtoolError, not_provided
+from ..engine.frames import (is_gradtool, is_library, location, raised_in_recording,
+                             user_frames)
 from ..adapters.torch_alias import missing_torch_name, refused_arguments
 
 class UserCodeError(GradtoolError):
     """The user's file or target failed; `str()` is a short paragraph, `details` the user's
     frames of the traceback."""
+
+    details_title = "Traceback (your code only)"  # what `details` is, as printed above it
 
     def __init__(self, message, details="", location=None):
         super().__init__(message)
@@ -34,6 +37,27 @@ class UserCodeError(GradtoolError):
 class NoTargets(UserCodeError):
     """The file ran and defines nothing gradtool can check (in a folder searched for
     targets, such a file is skipped)."""
+
+
+# What gradtool says wherever its own code failed (here, and the CLI's last resort)
+BUG_PLEA = ("This is a bug in gradtool, not in your code; please report it with the file, the "
+            "command you ran and gradtool's traceback")
+
+
+class GradtoolBug(UserCodeError):
+    """gradtool's own recording failed while the user's code ran: reported in the target's
+    place as gradtool's bug, with a plea to report it, never as the user's error."""
+
+    details_title = "gradtool's traceback, to report"
+
+    def __init__(self, target, exc):
+        where = next((f for f in reversed(traceback.extract_tb(exc.__traceback__))
+                      if is_gradtool(f.filename)), None)
+        at = f" at {location(where.filename, where.lineno, relative=False)}" if where else ""
+        super().__init__(
+            f"target {target.name} ({location(target.filename, target.lineno)}): gradtool's "
+            f"recording of the run failed{at}: {describe_exception(exc)}. {BUG_PLEA}.",
+            "".join(traceback.format_exception(exc)), (target.filename, target.lineno))
 
 
 def example(*args, **kwargs):
@@ -255,16 +279,16 @@ def lacks_message(name, line=""):
     line), advising --engine torch only where it would run the file: on gradtool's engine,
     for a name reached through `import torch`."""
     if "gradtool" in line and "torch" not in line and name.startswith("torch"):
-        return (f"gradtool's engine does not provide gradtool{name[len('torch'):]} (PyTorch's "
-                f"{name}); this file imports gradtool itself, so --engine torch would not "
-                f"change it")
+        return not_provided(f"gradtool{name[len('torch'):]} (PyTorch's {name})",
+                            "this file imports gradtool itself, so --engine torch would not "
+                            "change it")
     if engines.current().name != "gradtool":
-        return f"gradtool's engine does not provide {name}, and this file uses gradtool itself"
+        return not_provided(name, "this file uses gradtool itself, which --engine torch does "
+                                  "not change")
     if engines.torch_installed():
-        return (f"gradtool's engine does not provide {name}; run the file on PyTorch itself "
-                f"with --engine torch")
-    return (f"gradtool's engine does not provide {name}; this file needs PyTorch itself "
-            f"(--engine torch), which is not installed here")
+        return not_provided(name, "run the file on PyTorch itself with --engine torch")
+    return not_provided(name, "this file needs PyTorch itself (--engine torch), which is not "
+                              "installed here")
 
 
 def user_error(exc, doing):
@@ -328,7 +352,10 @@ def _defined_here(obj, path):
     if not (inspect.isfunction(obj) or inspect.isclass(obj)):
         return None
     try:
-        source_file = inspect.getsourcefile(obj)
+        # a function decorated by a library (@torch.enable_grad(), @torch.no_grad(), any
+        # functools.wraps) is the library's wrapper: its own code is where the user wrote it
+        source_file = inspect.getsourcefile(inspect.unwrap(obj) if inspect.isfunction(obj)
+                                            else obj)
     except TypeError:
         return None
     if source_file is None or os.path.abspath(source_file) != path:
@@ -597,7 +624,10 @@ _SHAPE_ERROR_WORDS = ("size", "shape", "broadcast", "must match", "mat1 and mat2
 
 def _forward_error(target, exc, shape=(3,), args=()):
     """The user's forward raised: their line, and when gradtool made up the inputs, what it
-    made and how to give others (for a shape error, per parameter with --shape NAME=...)."""
+    made and how to give others (for a shape error, per parameter with --shape NAME=...).
+    An error of gradtool's own recording is named as gradtool's bug."""
+    if raised_in_recording(exc) and not isinstance(exc, GradtoolError):  # (not on purpose)
+        return GradtoolBug(target, exc)
     error = user_error(exc, f"target {target.name}")
     at_call = error.location is None
     if at_call:  # raised where gradtool called it: wrong arguments, ...

@@ -7,7 +7,9 @@ engine's light modules (errors, frames) without numpy and the whole engine."""
 import importlib
 import os
 
-from .errors import missing_attribute
+from .errors import install_missing_modules, missing_attribute
+
+install_missing_modules()  # `import gradtool.fft`: torch's name in the error, as for gradtool.fft
 
 # Names of torch's that the tool provides (torch.autograd.gradcheck is gradtool's checker), lent
 # by the tool as {module name: {name: loader}}, so that the engine imports nothing of it.

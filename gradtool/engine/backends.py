@@ -1,9 +1,13 @@
 """gradtool.backends: the flags scripts set or ask about; no accelerator is available."""
-import types
+from .errors import missing_attribute, namespace_module
 
-mps = types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)
+mps = namespace_module(f"{__name__}.mps", dict(is_available=lambda: False,
+                                                is_built=lambda: False))
 # torch.backends.cudnn.deterministic = True and friends are accepted and change nothing
-cudnn = types.SimpleNamespace(enabled=False, deterministic=False, benchmark=False,
-                              is_available=lambda: False)
+cudnn = namespace_module(f"{__name__}.cudnn", dict(enabled=False, deterministic=False,
+                                                    benchmark=False, is_available=lambda: False))
 # torch.backends.mkldnn.enabled = False: the float32 LSTM composed of ops, as torch's
-mkldnn = types.SimpleNamespace(enabled=True, is_available=lambda: True)
+mkldnn = namespace_module(f"{__name__}.mkldnn", dict(enabled=True, is_available=lambda: True))
+
+__path__ = []  # a package to the import system: `import torch.backends.cudnn` finds its namespace
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -13,6 +13,7 @@ import traceback
 GRADTOOL_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 ENGINE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 AUTOGRAD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "autograd", "")
+RECORDING_DIR = os.path.join(GRADTOOL_DIR, "adapters", "")
 
 _gradtool_file = {}  # code filename -> whether it is gradtool's (abspath per frame is the cost)
 
@@ -60,6 +61,26 @@ def raised_in_user_code(exc, also=()):
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if not os.path.abspath(frame.filename).startswith(engine):
             return not is_gradtool(frame.filename)
+    return False
+
+
+# The recording's one function that runs the op the user's code called (torch's C code, with
+# no frame of its own): what it raises is the op's, not the recording's.
+RUNS_USERS_OP = "run_users_op"
+
+
+def raised_in_recording(exc):
+    """Whether exc came from gradtool's recording of a run (gradtool/adapters/: the forward
+    trace, the hooks and modes it gives torch), not from the user's code nor the engine nor
+    an op the recording runs for the user: the innermost frame of its traceback that is not
+    another library's (torch's, the standard library's) is the recording's own. Such an
+    error is gradtool's bug."""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        filename = os.path.abspath(frame.filename)
+        if is_gradtool(filename):
+            return filename.startswith(RECORDING_DIR) and frame.name != RUNS_USERS_OP
+        if not is_library(filename):
+            return False
     return False
 
 

@@ -497,7 +497,8 @@ def print_user_error(con, error):
     say(con, Text(f"✗ {error}", style="red"))
     details = getattr(error, "details", "")
     if details:
-        say(con, Text("Traceback (your code only):\n" + details.rstrip(), style="dim"))
+        title = getattr(error, "details_title", "Traceback (your code only)")
+        say(con, Text(f"{title}:\n" + details.rstrip(), style="dim"))
 
 
 def print_against(con, result):
@@ -588,7 +589,7 @@ def _rest_of_gradcheck(con, report, names):
         error = getattr(report, "user_error", None)
         say(con, Text(f"✗ {error or report.exception}", style="red"))
         if error is not None and error.details:
-            say(con, Text("Traceback (your code only):\n" + error.details.rstrip(),
+            say(con, Text(f"{error.details_title}:\n" + error.details.rstrip(),
                            style="dim"))
     for failure in report.failures:
         if failure.kind != "jacobian_mismatch":  # mismatches are shown as Jacobians below

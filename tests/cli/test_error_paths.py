@@ -121,3 +121,32 @@ def test_a_backward_that_runs_once_is_the_same_error_on_torch(files):
                  [d["kind"] for d in t["reports"][0]["diagnoses"]])
                 for t in result.json()["targets"]]
     assert findings(ours) == findings(theirs)
+
+
+def test_an_error_no_layer_caught_is_gradtools_bug_exit_3_with_its_traceback(tmp_path):
+    """Not typer's traceback and exit 1 (a failed check's code): one line naming it as
+    gradtool's bug, the plea to report it, gradtool's traceback to report, exit 3."""
+    import subprocess
+    import sys
+    user = tmp_path / "plain.py"
+    user.write_text("def f(x):\n    return (x * 2).sum()\n")
+    broken = textwrap.dedent(f"""\
+        import sys
+        from gradtool.report import formats
+
+        def print_text(*args, **kwargs):
+            raise RuntimeError("a report that cannot be printed")
+
+        formats.print_text = print_text  # gradtool's own code failing, as a bug would
+        from gradtool.frontends.cli import main
+        sys.argv = ["gradtool", "gradcheck", {str(user)!r}]
+        main()
+        """)
+    done = subprocess.run([sys.executable, "-c", broken], capture_output=True, text=True,
+                          env=cu.env(), timeout=300)
+    assert done.returncode == 3, done.stderr
+    first, plea = done.stderr.splitlines()[:2]
+    assert first == ("gradtool: internal error: RuntimeError: a report that cannot be "
+                     "printed")
+    assert "bug in gradtool, not in your code" in plea and "report it" in plea
+    assert "Traceback (most recent call last)" in done.stderr

@@ -58,9 +58,9 @@ def test_the_namespace_holds_the_engines_names_and_the_tools():
 
 def test_a_missing_name_is_torchs_name_in_the_error():
     from gradtool.engine.errors import NotInEngineAttributeError
-    with pytest.raises(NotInEngineAttributeError, match="does not provide torch.fft$"):
+    with pytest.raises(NotInEngineAttributeError, match=r"does not provide torch\.fft \(yet\)"):
         gradtool.fft
-    with pytest.raises(NotInEngineAttributeError, match=r"torch\.linalg\.eig$"):
+    with pytest.raises(NotInEngineAttributeError, match=r"torch\.linalg\.eig \(yet\)"):
         gradtool.linalg.eig
 
 

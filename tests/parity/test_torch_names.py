@@ -73,3 +73,13 @@ def test_device_api_matches_torch():
         assert (repr(d), str(d), d.type, d.index) == ("device(type='cpu')", "cpu", "cpu", None)
         assert lib.ones(1).device == d and lib.device("cuda", 2).index == 2
     assert str(gt.device("cuda:1")) == str(torch.device("cuda:1"))
+
+
+def test_the_module_methods_gradtool_names_as_missing_are_torchs_it_lacks():
+    """gradtool's Module says "does not provide torch.nn.Module.X" for exactly torch's public
+    names it lacks; any other missing attribute is the user's, as on torch."""
+    torch = pytest.importorskip("torch")
+    from gradtool.engine.nn.module import TORCH_METHODS_NOT_HERE
+    torchs = {n for n in dir(torch.nn.Module) if not n.startswith("_")}
+    gradtools = {n for n in dir(gt.nn.Module) if not n.startswith("_")}
+    assert TORCH_METHODS_NOT_HERE == torchs - gradtools

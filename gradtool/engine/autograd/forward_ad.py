@@ -260,3 +260,8 @@ def snapshot_tangent(saved, tensor):
     tangent = tangent_of(tensor)
     if tangent is not None:
         saved._fw_grad = (forward_level.active, _untracked(tangent.clone))
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -334,3 +334,8 @@ def once_differentiable(backward):
             wrapped.append(r)
         return wrapped[0] if single else tuple(wrapped)
     return wrapper
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -130,3 +130,8 @@ def _wrap_generator(mode, func):
         except StopIteration as e:
             return e.value
     return generator
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

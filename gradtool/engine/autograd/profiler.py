@@ -133,3 +133,8 @@ class profile(observers.Observer):
 
     def table(self, **kwargs):
         return self.key_averages().table(**kwargs)
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

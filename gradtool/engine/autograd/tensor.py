@@ -63,7 +63,19 @@ def _new_tensor(cls, array):
     return t
 
 
-class Tensor:
+class _TensorType(type):
+    """Tensor's metaclass (torch's Tensor has one too, _TensorMeta): a torch method gradtool
+    lacks, asked of the class (`torch.Tensor.stft`), is named as when asked of a tensor."""
+
+    def __getattr__(cls, name):  # only reached when normal lookup fails
+        if name.startswith("_"):
+            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}",
+                                 name=name, obj=cls)
+        from ..errors import NotInEngineAttributeError
+        raise NotInEngineAttributeError(f"torch.Tensor.{name}", name=name, obj=cls)
+
+
+class Tensor(metaclass=_TensorType):
     """An n-dimensional array that can record the operations applied to it."""
     __module__ = "gradtool"  # as torch.Tensor's is "torch": messages print <class 'gradtool.Tensor'>
 
@@ -72,6 +84,13 @@ class Tensor:
                  "_is_inference", "_fw_grad", "__weakref__")
     __array_ufunc__ = None  # numpy defers to our reflected operators: np.float64(2) * t
     __hash__ = object.__hash__
+
+    def __getattr__(self, name):  # only reached when normal lookup fails: never per op
+        if name.startswith("_"):  # private and dunder names: Python's and numpy's probes
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}",
+                                 name=name, obj=self)
+        from ..errors import NotInEngineAttributeError
+        raise NotInEngineAttributeError(f"torch.Tensor.{name}", name=name, obj=self)
 
     def __reduce__(self):  # pickling (gradtool.save, copy.deepcopy) keeps data and the flag
         return (_rebuild, (self._data, self._requires_grad))

@@ -231,6 +231,12 @@ def _broadcast_all(*values):
 __all__ = ["Distribution", "Categorical", "Normal", "kl_divergence"]
 
 
-from ..errors import missing_attribute  # noqa: E402
+from ..errors import missing_attribute, namespace_module  # noqa: E402
+
+# torch's files for these names, for code that spells the path (torch.distributions.normal.Normal)
+WHERE = {"distribution": {"Distribution": Distribution}, "normal": {"Normal": Normal},
+         "categorical": {"Categorical": Categorical}, "kl": {"kl_divergence": kl_divergence}}
+for _file, _names in WHERE.items():
+    globals()[_file] = namespace_module(f"{__name__}.{_file}", _names)
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

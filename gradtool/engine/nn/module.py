@@ -21,6 +21,18 @@ class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys",
     __str__ = __repr__
 
 
+# torch.nn.Module's public names that gradtool's Module lacks (tests/parity/test_torch_names.py
+# keeps the list current): named as torch's when asked for, where any other missing attribute
+# is the user's own (a misspelled layer) and torch's plain AttributeError.
+TORCH_METHODS_NOT_HERE = frozenset("""
+    T_destination bfloat16 call_super_init compile dump_patches get_buffer get_extra_state
+    get_parameter ipu mtia register_backward_hook register_full_backward_hook
+    register_full_backward_pre_hook register_load_state_dict_post_hook
+    register_load_state_dict_pre_hook register_state_dict_post_hook
+    register_state_dict_pre_hook set_extra_state set_submodule share_memory to_empty type
+    xpu""".split())
+
+
 class Module:
     """Base class of every layer and model: subclasses set parameters and submodules as
     attributes in `__init__` and compute in `forward`; call the module, not `forward`, so
@@ -72,6 +84,9 @@ class Module:
             values = d.get(store)
             if values is not None and name in values:
                 return values[name]
+        if name in TORCH_METHODS_NOT_HERE:  # torch's, gradtool's engine lacks it: say so
+            from ..errors import NotInEngineAttributeError
+            raise NotInEngineAttributeError(f"torch.nn.Module.{name}", name=name, obj=self)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):

@@ -3,9 +3,8 @@ there (`from torch.nn.modules.loss import _Loss`). Each submodule is a namespace
 classes; a name gradtool lacks is a clear error, as everywhere."""
 import collections.abc
 import itertools
-import types
 
-from ..errors import missing_attribute
+from ..errors import missing_attribute, namespace_module
 from . import container, conv, layers, loss, module, normalization, pooling, rnn, transformer
 
 
@@ -42,10 +41,7 @@ WHERE = {
 
 
 def _namespace(name, values):
-    module = types.ModuleType(f"{__name__}.{name}")
-    vars(module).update(values)
-    module.__getattr__ = missing_attribute(module.__name__)
-    return module
+    return namespace_module(f"{__name__}.{name}", values)
 
 
 def _class(name):
@@ -61,4 +57,5 @@ for _file, _names in WHERE.items():
 globals().update({n: _class(n) for names in WHERE.values() for n in names.split()
                   if not n.startswith("_")})
 
+__path__ = []  # a package to the import system: its namespaces import by name (their files')
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -165,3 +165,8 @@ def _cast_state(param, key, value):
     if isinstance(value, Tensor) and key != "step" and param.is_floating_point():
         return value.to(param.dtype)
     return value
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

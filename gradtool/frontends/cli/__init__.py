@@ -2,8 +2,8 @@
 library, print, and choose the exit code; the library raises GradtoolError and never prints.
 
 Exit codes: 0 all good, 1 a check failed (a gradient mismatch, an error diagnostic, or a
-warning under --strict), 2 usage or user-code error (the worst over all targets, and all files), 130
-interrupted."""
+warning under --strict), 2 usage or user-code error, 3 a bug of gradtool's own (the worst
+over all targets, and all files), 130 interrupted."""
 import typer
 from typer.core import TyperCommand, TyperGroup
 

@@ -9,7 +9,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_BUG = 0, 1, 2, 3
 
 
 def choices(name, *values):
@@ -82,7 +82,8 @@ def fail(error, no_color=False):
     con.print(f"[bold red]gradtool: error:[/] {error}", markup=True, highlight=False)
     details = getattr(error, "details", "")
     if details:
-        con.print("Traceback (your code only):\n" + details.rstrip(), style="dim",
+        title = getattr(error, "details_title", "Traceback (your code only)")
+        con.print(f"{title}:\n" + details.rstrip(), style="dim",
                   markup=False)
     raise typer.Exit(EXIT_USAGE)
 
@@ -124,17 +125,20 @@ class Outcome:
         return max(self.codes, default=EXIT_OK)
 
     def counts(self):
-        """How many targets passed (exit 0), failed (1) and raised (2)."""
+        """How many targets passed (exit 0), failed (1) and raised (2, or 3: gradtool's bug)."""
         return {"passed": self.codes.count(EXIT_OK),
                 "failed": self.codes.count(EXIT_CHECK_FAILED),
-                "errors": self.codes.count(EXIT_USAGE)}
+                "errors": sum(code >= EXIT_USAGE for code in self.codes)}
 
 
 def exit_codes(results, failed, warned, strict, raised=lambda result: False):
-    """Each target's exit code: 2 it raised (or, `raised`, the user's code raised while it
-    was checked), 1 a check failed (or warned, under --strict), else 0; the command's is the
-    worst. failed/warned/raised: predicates of a target's result."""
-    return [EXIT_USAGE if isinstance(r, TargetError) or raised(r) else
+    """Each target's exit code: 3 gradtool's own bug stopped it, 2 it raised (or, `raised`,
+    the user's code raised while it was checked), 1 a check failed (or warned, under
+    --strict), else 0; the command's is the worst. failed/warned/raised: predicates of a
+    target's result."""
+    from ...capture.loader import GradtoolBug
+    return [EXIT_BUG if isinstance(r, TargetError) and isinstance(r.error, GradtoolBug) else
+            EXIT_USAGE if isinstance(r, TargetError) or raised(r) else
             EXIT_CHECK_FAILED if failed(r) or (strict and warned(r)) else EXIT_OK
             for r in results]
 

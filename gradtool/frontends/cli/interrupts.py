@@ -14,6 +14,7 @@ import traceback
 import typer
 
 from ...engine.frames import location, site_location
+from . import common
 
 
 class Terminated(KeyboardInterrupt):
@@ -101,6 +102,13 @@ def ends_cleanly(command):
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
+        except (typer.Exit, typer.Abort):
+            raise  # typer's own ways out
+        except Exception as e:  # noqa: BLE001 - what no layer caught is gradtool's own bug
+            from ...capture.loader import BUG_PLEA
+            print(f"gradtool: internal error: {type(e).__name__}: {e}\n{BUG_PLEA}:\n"
+                  + "".join(traceback.format_exception(e)).rstrip(), file=sys.stderr)
+            raise typer.Exit(common.EXIT_BUG) from None
         except KeyboardInterrupt as e:
             signum = e.signum if isinstance(e, Terminated) else signal.SIGINT
             where = getattr(e, "gradtool_running", None)

@@ -1,0 +1,108 @@
+"""`import gradtool as torch` (a script, a notebook, no CLI): every torch name the engine lacks,
+however it is reached, is one message naming torch's name as the user wrote it, saying the engine
+does not provide it (yet) and advising --engine torch; the exception is still the one Python's
+probes expect (AttributeError for hasattr and getattr with a default, ImportError for `except
+ImportError`)."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import gradtool as torch
+from gradtool.engine.errors import (NotInEngineAttributeError, NotInEngineError,
+                                    NotInEngineImportError)
+
+# (statement, the torch name the message names, the exception Python's code expects)
+PATHS = [
+    ("import gradtool.fft", "torch.fft", ImportError),
+    ("from gradtool import fft", "torch.fft", ImportError),
+    ("torch.fft.rfft", "torch.fft", AttributeError),
+    ("from gradtool.nn.utils import weight_norm", "torch.nn.utils.weight_norm", ImportError),
+    ("from gradtool.nn.functional import conv3d", "torch.nn.functional.conv3d", ImportError),
+    ("from gradtool.engine.linalg import eig", "torch.linalg.eig", ImportError),
+    ("torch.nn.PReLU", "torch.nn.PReLU", AttributeError),
+    ("torch.nn.utils.weight_norm", "torch.nn.utils.weight_norm", AttributeError),
+    ("torch.linalg.eig", "torch.linalg.eig", AttributeError),
+    ("torch.special.erf", "torch.special", AttributeError),
+    ("import gradtool.special", "torch.special", ImportError),
+    ("torch.utils.checkpoint", "torch.utils.checkpoint", AttributeError),
+    ("import gradtool.utils.checkpoint", "torch.utils.checkpoint", ImportError),
+    ("from gradtool.utils.checkpoint import checkpoint", "torch.utils.checkpoint", ImportError),
+    ("torch.distributions.Gamma", "torch.distributions.Gamma", AttributeError),
+    ("torch.distributions.gamma.Gamma", "torch.distributions.gamma", AttributeError),
+    ("import gradtool.distributions.gamma", "torch.distributions.gamma", ImportError),
+    ("torch.tensor([1.0]).some_missing_method()", "torch.Tensor.some_missing_method",
+     AttributeError),
+    ("torch.ones(2).stft(4)", "torch.Tensor.stft", AttributeError),
+    ("torch.Tensor.stft", "torch.Tensor.stft", AttributeError),
+]
+
+
+@pytest.mark.parametrize("statement,name,expected", PATHS, ids=[p[0] for p in PATHS])
+def test_a_missing_name_is_one_clear_message_of_the_expected_type(statement, name, expected):
+    with pytest.raises(NotInEngineError) as caught:
+        exec(statement, {"torch": torch})
+    assert isinstance(caught.value, expected)
+    assert caught.value.torch_name == name
+    assert str(caught.value) == (
+        f"gradtool's engine does not provide {name} (yet); run the code on PyTorch itself for "
+        f"it (the gradtool command's --engine torch)")
+    assert "gradtool.engine" not in str(caught.value)
+
+
+def test_probes_see_a_missing_name_as_missing():
+    """hasattr, getattr with a default and `except ImportError` work as on torch."""
+    assert not hasattr(torch, "fft") and not hasattr(torch.nn, "PReLU")
+    assert not hasattr(torch.ones(2), "stft") and getattr(torch.nn.utils, "weight_norm",
+                                                          None) is None
+    assert isinstance(pytest.raises(AttributeError, getattr, torch.ones(2), "_private").value,
+                      AttributeError)
+    try:
+        from gradtool.nn.utils import weight_norm  # noqa: F401
+    except ImportError as e:
+        assert isinstance(e, NotInEngineImportError)
+    with pytest.raises(ModuleNotFoundError):
+        import gradtool.fft  # noqa: F401
+
+
+def test_what_the_engine_has_under_torchs_paths_imports():
+    """torch.distributions.normal.Normal and torch.nn.modules.loss: the classes gradtool has,
+    where torch keeps them."""
+    import gradtool.distributions.normal
+    import gradtool.nn.modules.loss
+    from gradtool.distributions.kl import kl_divergence
+    assert gradtool.distributions.normal.Normal is torch.distributions.Normal
+    assert torch.distributions.categorical.Categorical is torch.distributions.Categorical
+    assert kl_divergence is torch.distributions.kl_divergence
+    assert gradtool.nn.modules.loss.MSELoss is torch.nn.MSELoss
+    with pytest.raises(NotInEngineAttributeError, match="torch.distributions.normal.Foo"):
+        torch.distributions.normal.Foo
+
+
+def test_a_private_or_dunder_tensor_attribute_is_a_plain_attribute_error():
+    with pytest.raises(AttributeError) as caught:
+        torch.ones(2)._no_such_slot
+    assert not isinstance(caught.value, NotInEngineError)
+
+
+def test_the_missing_name_paths_import_nothing_heavy_until_used():
+    """`import gradtool` stays light (no numpy): the missing-name machinery is the slow path."""
+    code = textwrap.dedent("""\
+        import sys
+        import gradtool
+        assert "numpy" not in sys.modules, "import gradtool imported numpy"
+        """)
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_module_method_of_torchs_gradtool_lacks_is_named_a_misspelled_layer_is_not():
+    model = torch.nn.Linear(2, 2)
+    with pytest.raises(NotInEngineAttributeError,
+                       match=r"does not provide torch\.nn\.Module\.register_full_backward_hook"):
+        model.register_full_backward_hook(lambda *a: None)
+    with pytest.raises(AttributeError) as caught:
+        model.fc2
+    assert not isinstance(caught.value, NotInEngineError)
+    assert str(caught.value) == "'Linear' object has no attribute 'fc2'"
+    assert not hasattr(model, "to_empty")
