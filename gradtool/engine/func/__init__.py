@@ -10,3 +10,7 @@ _batched._attach_fallbacks()
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
            "stack_module_state", "vjp", "vmap"]
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch.func name gradtool lacks: a clear error

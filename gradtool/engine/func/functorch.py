@@ -1,5 +1,5 @@
 """`functorch`, torch.func's old home: the same transforms under their old names."""
-from ..errors import NotInEngineError
+from ..errors import NotInEngineError, missing_attribute
 from . import functional_call, grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp, vmap
 from .functional_call import stack_module_state
 
@@ -26,3 +26,6 @@ def make_functional(model, disable_autograd_tracking=False):
 
 
 make_functional_with_buffers = make_functional
+
+
+__getattr__ = missing_attribute("functorch")  # a functorch name gradtool lacks: a clear error
