@@ -40,6 +40,13 @@ def check_target(target, seed, shape, *, eps=1e-6, atol=1e-5, rtol=1e-3, fast=Fa
     `progress(evaluations, n_elements)`: a context manager giving a function called once per
     evaluation of the target (a progress bar). `device`: where generated inputs go."""
     from ..adapters import current, device_name
+    op_check = None
+    if target.kind == "custom_op":  # opcheck's findings; torch may refuse the op outright
+        from .custom_ops import check_op
+        op_check = check_op(target, seed, shape, device)
+        if op_check.blocks_gradcheck:
+            return TargetCheck(target, [op_check.report(target.param_names)],
+                               list(target.param_names))
     c = capture(target, seed, shape, device, record_ops=localize == "all")
     inputs = c.run.tensor_inputs + c.parameters
     tensors = tuple(t for _, t in inputs)
@@ -57,8 +64,11 @@ def check_target(target, seed, shape, *, eps=1e-6, atol=1e-5, rtol=1e-3, fast=Fa
                             location=(target.filename, target.lineno))
     n = sum(t.numel() for t in tensors if t.requires_grad)
     with progress(order * (2 * n + 1), n) if progress else contextlib.nullcontext() as tick:
-        return _check(target, c, inputs, tensors, tick, eps=eps, atol=atol, rtol=rtol,
-                      fast=fast, order=order, modes=modes, localize=localize)
+        result = _check(target, c, inputs, tensors, tick, eps=eps, atol=atol, rtol=rtol,
+                        fast=fast, order=order, modes=modes, localize=localize)
+    if op_check is not None:
+        op_check.add_to(result.reports[0], target.obj)
+    return result
 
 
 def _check(target, c, inputs, tensors, tick, *, eps, atol, rtol, fast, order, modes,
