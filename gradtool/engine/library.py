@@ -568,8 +568,16 @@ class CustomOpDef:
         positional = _tensors(args)
         if grad_mode.state.grad_enabled and any(t.requires_grad for t in positional) \
                 and not self._op.schema.mutable_names():
-            return self._autograd_function.apply(*args, **kwargs)
+            return self._autograd_function.apply(*args, _KeywordOnly(kwargs))
         return self._run_kernel(args, kwargs)
+
+
+class _KeywordOnly:
+    """The keyword-only arguments, passed to the generated Function as its last positional
+    argument (as torch passes its Metadata): apply() takes no keywords."""
+
+    def __init__(self, values):
+        self.values = values
 
 
 def _generated_function(custom):
@@ -578,7 +586,9 @@ def _generated_function(custom):
     or torch's error when none was registered."""
     overload = custom._opoverload
 
-    def forward(ctx, *args, **keyword_only):
+    def forward(ctx, *args):
+        *args, keyword_only = args
+        keyword_only = keyword_only.values
         result = custom._run_kernel(args, keyword_only)
         if custom._setup_context_fn is not None:
             if keyword_only:
@@ -593,7 +603,13 @@ def _generated_function(custom):
             raise RuntimeError(f"Trying to backward through {overload} but no autograd "
                                f"formula was registered. Please use register_autograd to add "
                                f"one.")
-        return custom._backward_fn(ctx, *grads)
+        needs = ctx.needs_input_grad
+        ctx.needs_input_grad = needs[:-1]  # the user's arguments, not the keyword-only holder
+        try:
+            result = custom._backward_fn(ctx, *grads)
+        finally:
+            ctx.needs_input_grad = needs
+        return (*result, None) if isinstance(result, tuple) else (result, None)
 
     name = f"GeneratedBackwardFor_{custom._namespace}_{custom._name}_default"
     return type(name, (Function,), {"forward": staticmethod(forward),
