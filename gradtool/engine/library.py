@@ -978,9 +978,22 @@ def _test_aot_dispatch(target, args, kwargs):
     result = target(*args, **kwargs)
     outputs = [t for t in _tensors(result) if t.requires_grad]
     inputs = [t for t in _tensors(args, kwargs) if t.requires_grad]
-    if outputs and inputs and grad_mode.state.grad_enabled:
-        from .autograd import grad
-        grad(outputs, inputs, [t.detach() * 0 + 1 for t in outputs], allow_unused=True)
+    if not (outputs and inputs and grad_mode.state.grad_enabled):
+        return
+    # torch traces the program with fake tensors: its gradients have the fake kernel's
+    # shapes and dtypes, so a wrong fake kernel breaks the backward here as there
+    described = outputs
+    fake = target.fake_kernel()
+    if fake is not None:
+        with grad_mode.no_grad():
+            fake_args, fake_kwargs = target.bind(list(_copied(args)), dict(_copied(kwargs)))
+            fakes = _tensors(fake(*fake_args, **fake_kwargs))
+        if len(fakes) == len(_tensors(result)):
+            described = [f for f, t in zip(fakes, _tensors(result)) if t.requires_grad]
+    from .autograd import grad
+    from .autograd.creation import ones
+    grad(outputs, inputs, [ones(tuple(t.shape), dtype=t.dtype) for t in described],
+         allow_unused=True)
 
 
 _TESTS = {"test_schema": _test_schema,
