@@ -143,7 +143,7 @@ def ops_file(tmp_path_factory):
 EXPECTED = {  # target: (kind, severity, the text of its line, whether the check fails)
     "same": ("output_aliases_input", "error", "def same", True),
     "double": ("declared_mutation_unused", "warning", "@torch.library.custom_op(\"t::double\"",
-               False),
+               True),  # (and it has no fake kernel: an error)
     "cube": ("saved_unused", "warning", "def setup_context", False),
     "square": ("backward_reads_unsaved", "error", "return grad * 2 * ctx.x", True),
 }
