@@ -22,6 +22,8 @@ def custom_nodes(E, outputs):
 def engines_own(E, cls):
     """Whether a Function's backward is the engine's own code (torch.utils.checkpoint's
     CheckpointFunction, gradtool's): the user did not write it and cannot fix it."""
+    if cls.__name__.startswith("GeneratedBackwardFor_"):  # a custom op's: its backward is
+        return False                                     # the one the user registered
     code = getattr(inspect.unwrap(cls.backward), "__code__", None)
     filename = code.co_filename if code is not None else ""
     return is_gradtool(filename) or filename.startswith(E.own_dirs)
@@ -29,6 +31,23 @@ def engines_own(E, cls):
 
 def function_name(node):
     return node._forward_cls.__name__
+
+
+def custom_op_name(cls):
+    """The name of the custom op whose generated Function `cls` is ("ns::op" on gradtool's
+    engine, which keeps the op; "ns_op" from torch's class name), or None."""
+    op = getattr(cls, "_custom_op", None)
+    if op is not None:
+        return op._qualname
+    prefix = "GeneratedBackwardFor_"
+    name = cls.__name__
+    return name[len(prefix):].removesuffix("_default") if name.startswith(prefix) else None
+
+
+def _forward_of(node):
+    """Where a Function's forward is, as a message names it (a custom op's setup_context)."""
+    op = custom_op_name(node._forward_cls)
+    return f"custom op {op}'s setup_context" if op else f"{function_name(node)}.forward"
 
 
 def stored_on_ctx(E, node):
@@ -40,7 +59,7 @@ def stored_on_ctx(E, node):
     attrs = ", ".join(f"ctx.{n}" for n in names)
     return [Diagnosis(
         "ctx_stored_tensor", "warning",
-        f"{function_name(node)}.forward keeps tensors on ctx directly ({attrs}) instead of "
+        f"{_forward_of(node)} keeps tensors on ctx directly ({attrs}) instead of "
         f"ctx.save_for_backward(...): an in-place change to them before backward then goes "
         f"unnoticed (saved tensors raise torch's 'modified by an inplace operation' error), "
         f"they are not freed after backward, and an output kept this way holds its own graph "

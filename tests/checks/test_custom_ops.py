@@ -212,3 +212,46 @@ def test_reference_checks_apply_to_custom_ops(tmp_path):
     doc = r.json()
     assert doc["targets"][0]["kind"] == "custom_op"
     assert doc["targets"][0]["reference"] is not None, r
+
+
+INSIDE = textwrap.dedent("""\
+    import torch
+    from torch import Tensor
+
+
+    @torch.library.custom_op("t::cube_inside", mutates_args=())
+    def cube(x: Tensor) -> Tensor:
+        return x ** 3
+
+
+    cube.register_fake(lambda x: torch.empty_like(x))
+
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 2 * x ** 2  # 3 x^2
+
+
+    cube.register_autograd(backward, setup_context=setup_context)
+
+
+    def model(x):
+        return cube(x.sin()).sum() * 2
+    """)
+
+
+def test_a_wrong_op_inside_a_function_is_the_node_to_blame(tmp_path):
+    path = tmp_path / "inside.py"
+    path.write_text(INSIDE)
+    r, doc = gradcheck(f"{path}::model", "gradtool")
+    assert_exit(r, 1)
+    (blamed,) = [d for d in findings(doc) if d["kind"] == "wrong_node"]
+    assert "custom op t::cube_inside" in blamed["message"]
+    assert blamed["location"].endswith(f":{line_of(str(path), 'return cube(x.sin())')}")
+    r, doc = gradcheck(f"{path}::cube", "gradtool", "--mode", "both")
+    (note,) = [d for d in findings(doc) if d["kind"] == "no_jvp"]
+    assert "custom op t::cube_inside has no forward-mode AD" in note["message"]
