@@ -343,3 +343,40 @@ def test_opcheck_of_a_library_op_without_autograd_or_fake():
     assert result == {"test_schema": "SUCCESS", "test_autograd_registration": "AssertionError",
                       "test_faketensor": "UnsupportedOperatorException",
                       "test_aot_dispatch_dynamic": "UnsupportedOperatorException"}
+
+
+def declared_mutation_versions(torch):
+    """How far a declared mutation moves the version on: the kernel's in-place op, then the
+    op's own bump (torch's ADInplaceOrView); a write through numpy, the op's alone."""
+    op = declared_mutation(torch)
+    buffer, x = x64(torch, 3, requires_grad=False), x64(torch, 3, requires_grad=False)
+    before = buffer._version
+    op(buffer, x)
+    in_place = buffer._version - before
+
+    def through_numpy(buf: torch.Tensor) -> None:
+        buf.numpy()[:] += 1
+    op = torch.library.custom_op(unique("np_write"), through_numpy, mutates_args=("buf",))
+    before = buffer._version
+    op(buffer)
+    return in_place, buffer._version - before
+
+
+def test_a_declared_mutation_moves_the_version_on_once_more_than_the_kernel():
+    assert declared_mutation_versions(torch) == (2, 1)
+
+
+def test_define_and_impl_by_name():
+    name = unique("by_name")
+    torch.library.define(name, "(Tensor x, float k=2.0) -> Tensor")
+    torch.library.impl(name, "cpu")(lambda x, k=2.0: x * k)
+    torch.library.register_fake(name, lambda x, k=2.0: torch.empty_like(x))
+    ns, op = name.split("::")
+    packet = getattr(getattr(torch.ops, ns), op)
+    x = x64(torch, 3, requires_grad=False)
+    assert torch.equal(packet(x), x * 2) and torch.equal(packet.default(x, k=3.0), x * 3)
+    assert str(packet.default._schema) == f"{name}(Tensor x, float k=2.0) -> Tensor"
+    with pytest.raises(RuntimeError, match="same name and overload name multiple times"):
+        torch.library.define(name, "(Tensor x) -> Tensor")
+    with pytest.raises(ValueError, match="does not exist"):
+        torch.library.impl("gt_test::never_defined", "cpu")(lambda x: x)

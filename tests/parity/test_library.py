@@ -109,3 +109,9 @@ def test_inferred_schemas_and_their_errors_are_torchs(source):
             return str(e).split(" Got func")[0]
     ours, theirs = both(run)
     assert ours == theirs
+
+
+def test_a_declared_mutation_moves_the_version_on_as_on_torch():
+    from tests.engine.test_library import declared_mutation_versions
+    ours, theirs = both(declared_mutation_versions)
+    assert ours == theirs
