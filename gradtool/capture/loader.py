@@ -79,7 +79,7 @@ class Target:
 
 
 GENERATED = object()  # an argument gradtool generates from --shape
-MUTATED = object()    # generated as GENERATED is, without requires_grad: a custom op mutates it
+MUTATED = object()    # generated as GENERATED is, without requires_grad: a custom op that mutates
 
 
 MAX_GENERATED_ELEMENTS = 10_000_000  # 80 MB of float64 per generated input
@@ -335,8 +335,9 @@ def find_targets(module, path, wanted=None):
 
 
 def _custom_op_target(name, op, path):
-    """The target of a custom op defined in this file (its kernel's file), or None. Its
-    tensor parameters are generated, those it mutates without requires_grad."""
+    """The target (or targets: one per @gradtool.example) of a custom op defined in this file
+    (its kernel's file), or None. Its tensor parameters are generated; without requires_grad
+    for an op that mutates."""
     fn = inspect.unwrap(op._init_fn)
     lineno = _defined_here(fn, path)
     if lineno is None:
@@ -350,8 +351,10 @@ def _custom_op_target(name, op, path):
         return [Target(f"{name}[{i}]" if len(examples) > 1 else name, "custom_op", op,
                        tuple(args), dict(kwargs), [p.name for p in params], path, lineno,
                        aliases) for i, (args, kwargs) in enumerate(examples)]
-    specs = tuple(MUTATED if p.name in mutated and _generated(p) is GENERATED
-                  else _generated(p) for p in params)
+    # an op that mutates cannot have autograd (register_autograd refuses it): none of its
+    # tensors is generated requiring grad
+    specs = tuple(MUTATED if mutated and _generated(p) is GENERATED else _generated(p)
+                  for p in params)
     return Target(name, "custom_op", op, specs, {}, [p.name for p in params], path, lineno,
                   aliases)
 
@@ -618,9 +621,9 @@ def run_target(target, seed, shape, observe=None, device=None):
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001 - whatever the user's code raises, exit() too
-        raise _forward_error(target, e, shape, args) from None
+        raise forward_error(target, e, shape, args) from None
     outputs = flatten_outputs(result)
-    if not outputs:
+    if not outputs and target.kind != "custom_op":  # (an op that only mutates returns None)
         raise UserCodeError(
             f"target {target.name} ({location(target.filename, target.lineno)}) returned "
             f"{type(result).__name__}, not a tensor: gradtool needs a tensor (or tensors) to "
@@ -635,7 +638,7 @@ _SHAPE_ERROR_WORDS = ("size", "shape", "broadcast", "must match", "mat1 and mat2
                       "1d", "2d", "3d", "matri", "square", "element")
 
 
-def _forward_error(target, exc, shape=(3,), args=()):
+def forward_error(target, exc, shape=(3,), args=()):
     """The user's forward raised: their line, and when gradtool made up the inputs, what it
     made and how to give others (for a shape error, per parameter with --shape NAME=...)."""
     error = user_error(exc, f"target {target.name}")

@@ -16,7 +16,7 @@ import numpy as np
 
 import gradtool.adapters as engines
 from ..engine import frames
-from ..capture.loader import make_inputs
+from ..capture.loader import forward_error, make_inputs
 from .diagnoses import Diagnosis
 from .result import Failure, GradcheckReport
 
@@ -85,6 +85,7 @@ def check_op(target, seed, shape, device=None):
         args, kwargs = make_inputs(target, seed, shape, device)
         return tuple(args), kwargs
     args, kwargs = fresh()
+    _callable_on(E, op, target, shape, fresh)
     results = E.opcheck(op, args, kwargs)
     diagnoses, kinds = [], set()
     for test, outcome in results.items():
@@ -111,14 +112,31 @@ def check_op(target, seed, shape, device=None):
                                for k, v in results.items()}, differentiable)
 
 
+def _callable_on(E, op, target, shape, fresh):
+    """The op must run on the inputs gradtool made (else a UserCodeError at the user's line,
+    with how to give others, as for any target); torch's refusal of an aliasing output is a
+    finding, not that."""
+    args, kwargs = fresh()
+    try:
+        with E.no_grad():
+            op(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - the user's kernel may raise anything
+        if not _aliasing(str(e)):
+            raise forward_error(target, e, shape, args) from None
+
+
+def _aliasing(text):
+    return "must not also be an input to this custom operator" in text or \
+        "is not defined to alias output" in text
+
+
 def _from_opcheck(E, op, target, test, exc, fresh):
     """The finding behind one failed opcheck test, from its exception's words."""
     text = str(exc)
     said = f"(opcheck's {test}: {type(exc).__name__}: {text})"
     details = {"test": test, "torch_message": text}
     name = op._qualname
-    if "must not also be an input to this custom operator" in text or \
-            "is not defined to alias output" in text:
+    if _aliasing(text):
         return Diagnosis("output_aliases_input", "error",
                          f"{name}'s kernel returns an input (or a view of one): torch raises "
                          f"at every call {said}", details, location=_site(_kernel(op)))
