@@ -255,3 +255,13 @@ def test_a_wrong_op_inside_a_function_is_the_node_to_blame(tmp_path):
     r, doc = gradcheck(f"{path}::cube", "gradtool", "--mode", "both")
     (note,) = [d for d in findings(doc) if d["kind"] == "no_jvp"]
     assert "custom op t::cube_inside has no forward-mode AD" in note["message"]
+
+
+def test_gradtool_check_runs_the_ops_opcheck_too():
+    import gradtool
+    from tests.engine.test_library import fake_of, scaled_sin, x64
+    assert gradtool.check(scaled_sin(gradtool), (x64(gradtool, 3),)).passed
+    wrong_fake = fake_of(gradtool, lambda x: x.new_empty((1,)))
+    report = gradtool.check(wrong_fake, (x64(gradtool, 3),))
+    assert not report.passed
+    assert "fake_kernel_mismatch" in {d.kind for d in report.result.reports[0].diagnoses}
