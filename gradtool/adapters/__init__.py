@@ -128,3 +128,16 @@ def mutated_arguments(op):
     return [a.name for a in schema.arguments
             if getattr(a, "is_mutable", None) or (getattr(a, "alias_info", None) is not None
                                                  and a.alias_info.is_write)]
+
+
+def custom_op_of(cls):
+    """The custom op whose generated autograd.Function `cls` is (both engines name it
+    GeneratedBackwardFor_<ns>_<op>_default; gradtool's keeps the op, torch's registry
+    OPDEFS has it), or None."""
+    op = getattr(cls, "_custom_op", None)
+    name = getattr(cls, "__name__", "")
+    if op is not None or not name.startswith("GeneratedBackwardFor_"):
+        return op
+    registry = getattr(sys.modules.get("torch._library.custom_ops"), "OPDEFS", {})
+    return next((op for op in list(registry.values())
+                 if f"GeneratedBackwardFor_{op._namespace}_{op._name}_default" == name), None)

@@ -22,8 +22,8 @@ def custom_nodes(E, outputs):
 def engines_own(E, cls):
     """Whether a Function's backward is the engine's own code (torch.utils.checkpoint's
     CheckpointFunction, gradtool's): the user did not write it and cannot fix it."""
-    if cls.__name__.startswith("GeneratedBackwardFor_"):  # a custom op's: its backward is
-        return False                                     # the one the user registered
+    if custom_op_name(cls) is not None:  # a custom op's: its backward is the user's
+        return False
     code = getattr(inspect.unwrap(cls.backward), "__code__", None)
     filename = code.co_filename if code is not None else ""
     return is_gradtool(filename) or filename.startswith(E.own_dirs)
@@ -34,14 +34,10 @@ def function_name(node):
 
 
 def custom_op_name(cls):
-    """The name of the custom op whose generated Function `cls` is ("ns::op" on gradtool's
-    engine, which keeps the op; "ns_op" from torch's class name), or None."""
-    op = getattr(cls, "_custom_op", None)
-    if op is not None:
-        return op._qualname
-    prefix = "GeneratedBackwardFor_"
-    name = cls.__name__
-    return name[len(prefix):].removesuffix("_default") if name.startswith(prefix) else None
+    """The "ns::op" of the custom op whose generated Function `cls` is, or None."""
+    from ..adapters import custom_op_of
+    op = custom_op_of(cls)
+    return op._qualname if op is not None else None
 
 
 def _forward_of(node):
