@@ -59,7 +59,18 @@ def stored_on_ctx(E, node):
         f"ctx.save_for_backward(...): an in-place change to them before backward then goes "
         f"unnoticed (saved tensors raise torch's 'modified by an inplace operation' error), "
         f"they are not freed after backward, and an output kept this way holds its own graph "
-        f"alive.", {"function": function_name(node), "attributes": names})]
+        f"alive.", {"function": function_name(node), "attributes": names},
+        location=_setup_context_site(node))]
+
+
+def _setup_context_site(node):
+    """The line of a custom op's setup_context (where it stores on ctx), or None."""
+    from ..adapters import custom_op_of
+    op = custom_op_of(node._forward_cls)
+    fn = inspect.unwrap(op._setup_context_fn) if op is not None and \
+        op._setup_context_fn is not None else None
+    code = getattr(fn, "__code__", None)
+    return site_location((code.co_filename, code.co_firstlineno)) if code else None
 
 
 def _holds_tensor(E, value):
