@@ -632,9 +632,19 @@ def _check_aliasing(name, kernel, args, kwargs, result):
     outputs = _tensors(result)
     for i, out in enumerate(outputs):
         others = inputs + outputs[:i]
-        if any(out is t or np.shares_memory(out._data, t._data) for t in others):
+        if any(out is t or _same_storage(out, t) for t in others):
             raise RuntimeError(f"{name} (with implementation in {inspect.getmodule(kernel)}): "
                                f"{_ALIAS_MESSAGE}")
+
+
+def _same_storage(a, b):
+    """Whether two tensors are views of one memory, as torch compares storages (two
+    disjoint slices of one tensor alias too)."""
+    def root(array):
+        while array.base is not None:
+            array = array.base
+        return array
+    return root(a._data) is root(b._data)
 
 
 def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None, tags=None):
@@ -893,7 +903,7 @@ def _test_schema(target, args, kwargs):
             raise RuntimeError(f"Argument {name} is not defined as mutable but was mutated")
     for out in _tensors(result):
         for name, t in named:
-            if out is t or np.shares_memory(out._data, t._data):
+            if out is t or _same_storage(out, t):
                 raise RuntimeError(f"Argument {name} is not defined to alias output but was "
                                    f"aliasing")
 

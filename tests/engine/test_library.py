@@ -380,3 +380,14 @@ def test_define_and_impl_by_name():
         torch.library.define(name, "(Tensor x) -> Tensor")
     with pytest.raises(ValueError, match="does not exist"):
         torch.library.impl("gt_test::never_defined", "cpu")(lambda x: x)
+
+
+def view_of_input(torch):
+    def first_row(x: torch.Tensor) -> torch.Tensor:
+        return x[:1]  # a view: the same memory as x
+    return torch.library.custom_op(unique("first_row"), first_row, mutates_args=())
+
+
+def test_an_output_that_views_an_input_is_refused_at_the_call():
+    with pytest.raises(RuntimeError, match="may not alias any inputs to this custom operator"):
+        view_of_input(torch)(x64(torch, 2, 3, requires_grad=False))

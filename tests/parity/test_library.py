@@ -115,3 +115,14 @@ def test_a_declared_mutation_moves_the_version_on_as_on_torch():
     from tests.engine.test_library import declared_mutation_versions
     ours, theirs = both(declared_mutation_versions)
     assert ours == theirs
+
+
+def test_an_output_that_views_an_input_is_refused_as_on_torch():
+    from tests.engine.test_library import view_of_input
+
+    def run(T):
+        with pytest.raises(RuntimeError) as e:
+            view_of_input(T)(x64(T, 2, 3, requires_grad=False))
+        return str(e.value).split("): ", 1)[1]
+    ours, theirs = both(run)
+    assert ours == theirs
