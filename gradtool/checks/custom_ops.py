@@ -139,7 +139,8 @@ def _from_opcheck(E, op, target, test, exc, fresh):
     if _aliasing(text):
         return Diagnosis("output_aliases_input", "error",
                          f"{name}'s kernel returns an input (or a view of one): torch raises "
-                         f"at every call {said}", details, location=_site(_kernel(op)))
+                         f"at every call {said}", details,
+                         location=_site(_return_site(op._init_fn) or _kernel(op)))
     mutated = _MUTATED.search(text)
     if mutated:
         arg = mutated.group(1)
@@ -186,6 +187,22 @@ def _source(fn):
     fn = inspect.unwrap(fn)
     code = getattr(fn, "__code__", None)
     return (code.co_filename, code.co_firstlineno) if code is not None else None
+
+
+def _return_site(fn):
+    """(filename, line) of a function's one `return` statement, or None (none, several, or
+    no source)."""
+    import ast
+    import textwrap
+    fn = inspect.unwrap(fn)
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
+    return (fn.__code__.co_filename, first + returns[0].lineno - 1) if len(returns) == 1 \
+        else None
 
 
 def _site(where):
