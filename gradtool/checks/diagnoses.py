@@ -190,7 +190,7 @@ KINDS = _registry(
          "return a new tensor (x.clone()), never an input or a view of one",
          "A custom op's kernel returns one of its inputs, a view of one, or one output twice: "
          "torch refuses it at the call (and opcheck's test_schema fails), since the compiler "
-         "assumes a custom op's outputs are fresh memory. The location is the kernel.",
+         "assumes a custom op's outputs are fresh memory. The location is the kernel's return.",
          raised=_OPCHECK),
     Kind("undeclared_mutation", "error", "list the argument in mutates_args, or clone() it "
          "before writing",
