@@ -144,7 +144,7 @@ def check_inspect_document(doc, file_spec=None):
         assert t["error"] is None, f"target {t['name']} raised: {t['error']}"
         for key in ("name", "kind", "location", "inputs", "outputs", "graph", "diagnostics"):
             assert key in t, f"target {t.get('name')} lacks {key!r}"
-        assert t["kind"] in ("example", "function", "Function")
+        assert t["kind"] in ("example", "function", "Function", "custom_op")
         assert re.search(r":\d+$", t["location"]), t["location"]
         graph = t["graph"]
         nodes = graph["nodes"]

@@ -105,3 +105,45 @@ def function_base(cls):
     if _imported_torch() is not None:
         bases.append(get("torch").Function)
     return next((base for base in bases if issubclass(cls, base) and cls is not base), None)
+
+
+# ---- custom ops (torch.library.custom_op): the engines' CustomOpDef keep the same private
+# attributes (gradtool's copies torch's names), read here and nowhere else
+def is_custom_op(obj):
+    """Whether obj is what torch.library.custom_op (or triton_op) returns, on either engine."""
+    return type(obj).__name__ == "CustomOpDef" and hasattr(obj, "_init_fn") and \
+        hasattr(obj, "_qualname")
+
+
+def op_functions(op):
+    """The functions a custom op was made of and registered with: its kernel(s), fake
+    kernel, setup_context and backward."""
+    fns = [op._init_fn, getattr(op, "_abstract_fn", None), getattr(op, "_backward_fn", None),
+           getattr(op, "_setup_context_fn", None), *getattr(op, "_backend_fns", {}).values()]
+    found = []
+    for fn in fns:
+        while fn is not None and fn not in found:  # torch wraps some of them
+            found.append(fn)
+            fn = getattr(fn, "__wrapped__", None)
+    return [fn for fn in found if fn is not None]
+
+
+def mutated_arguments(op):
+    """The names of the arguments a custom op's schema marks mutable (Tensor(a!))."""
+    schema = op._opoverload._schema
+    return [a.name for a in schema.arguments
+            if getattr(a, "is_mutable", None) or (getattr(a, "alias_info", None) is not None
+                                                 and a.alias_info.is_write)]
+
+
+def custom_op_of(cls):
+    """The custom op whose generated autograd.Function `cls` is (both engines name it
+    GeneratedBackwardFor_<ns>_<op>_default; gradtool's keeps the op, torch's registry
+    OPDEFS has it), or None."""
+    op = getattr(cls, "_custom_op", None)
+    name = getattr(cls, "__name__", "")
+    if op is not None or not name.startswith("GeneratedBackwardFor_"):
+        return op
+    registry = getattr(sys.modules.get("torch._library.custom_ops"), "OPDEFS", {})
+    return next((op for op in list(registry.values())
+                 if f"GeneratedBackwardFor_{op._namespace}_{op._name}_default" == name), None)

@@ -288,5 +288,11 @@ class GradtoolEngine:
         from ..engine.nn import Module
         return Module
 
+    @staticmethod
+    def opcheck(op, args, kwargs):
+        """torch.library.opcheck(op, args, kwargs, raise_exception=False): the engine's."""
+        from ..engine.library import opcheck
+        return opcheck(op, args, kwargs, raise_exception=False)
+
 
 ENGINE = GradtoolEngine()

@@ -331,6 +331,11 @@ class TorchEngine:
     def module_class():
         return torch.nn.Module
 
+    @staticmethod
+    def opcheck(op, args, kwargs):
+        """torch.library.opcheck(op, args, kwargs, raise_exception=False): torch's own."""
+        return torch.library.opcheck(op, args, kwargs, raise_exception=False)
+
 
 class DeviceValues:
     """A tensor's values where they live (CUDA, ...), perturbed in place as gradcheck perturbs

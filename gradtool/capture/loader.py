@@ -3,7 +3,10 @@
 The file is executed as Python code, the way pytest executes test files. Targets, reported in
 source order:
   1. functions decorated @gradtool.example(*args): one target per example;
-  2. autograd.Function subclasses defined in the file, applied to generated inputs;
+  2. autograd.Function subclasses defined in the file, applied to generated inputs, and
+     custom ops (torch.library.custom_op), named by their Python name or their "ns::op" (the
+     functions registered to an op, its setup_context, backward and fake kernel, are the
+     op's, not targets of their own);
   3. other public functions defined in the file that take positional parameters without
      defaults, each such parameter a generated tensor (not pytest's test* functions).
 Generated inputs are float64 `randn` tensors that require grad, seeded, shaped by --shape.
@@ -90,13 +93,14 @@ class Target:
     """One thing to run: a function with its arguments, or a custom Function."""
 
     name: str                 # as shown: "f", "f[1]", "MyFunction"
-    kind: str                 # "example" | "function" | "Function"
+    kind: str                 # "example" | "function" | "Function" | "custom_op"
     obj: object
     arg_specs: tuple          # Tensors, numbers, or shape tuples (GENERATED: from --shape)
     kwarg_specs: dict
     param_names: list
     filename: str
     lineno: int
+    aliases: tuple = ()       # other names it answers to in FILE::NAME (a custom op's ns::op)
 
     def call(self, *args, **kwargs):
         fn = self.obj.apply if self.kind == "Function" else self.obj
@@ -104,6 +108,7 @@ class Target:
 
 
 GENERATED = object()  # an argument gradtool generates from --shape
+MUTATED = object()    # generated as GENERATED is, without requires_grad: a custom op that mutates
 
 
 MAX_GENERATED_ELEMENTS = 10_000_000  # 80 MB of float64 per generated input
@@ -196,6 +201,9 @@ def split_spec(spec):
     if os.path.isfile(spec):
         return spec, None
     path, sep, name = spec.rpartition("::")
+    at = spec.rfind(".py::")
+    if sep and not os.path.isfile(path) and at >= 0:  # file.py::mylib::op, a custom op's name
+        path, name = spec[:at + 3], spec[at + 5:]
     return (path, name or None) if sep else (spec, None)
 
 
@@ -212,7 +220,8 @@ def load(spec, shapes=None):
             f"@gradtool.example(...), an autograd.Function subclass, or a public function "
             f"whose parameters are tensors.")
     if wanted is not None:
-        chosen = [t for t in targets if t.name == wanted or t.name.split("[")[0] == wanted]
+        chosen = [t for t in targets if t.name == wanted or t.name.split("[")[0] == wanted
+                  or wanted in t.aliases]
         if not chosen:
             names = ", ".join(t.name for t in targets)
             raise UserCodeError(f"No target named {wanted!r} in {path}. Targets: {names}.")
@@ -311,10 +320,18 @@ def user_error(exc, doing):
 
 def find_targets(module, path, wanted=None):
     targets, seen = [], set()
+    registered = {id(fn) for obj in vars(module).values() if engines.is_custom_op(obj)
+                  for fn in engines.op_functions(obj)}
     for name, obj in vars(module).items():
         if name.startswith("_") or id(obj) in seen:  # one object bound twice is one target
             continue
         seen.add(id(obj))
+        if engines.is_custom_op(obj):
+            found = _custom_op_target(name, obj, path)
+            targets += found if isinstance(found, list) else [found] if found else []
+            continue
+        if id(obj) in registered and name != wanted:  # an op's backward, fake kernel, ...
+            continue
         lineno = _defined_here(obj, path)
         if lineno is None:
             continue
@@ -344,6 +361,31 @@ def find_targets(module, path, wanted=None):
                                   params, path, lineno))
     targets.sort(key=lambda t: t.lineno)  # source order (a function's examples keep theirs)
     return targets
+
+
+def _custom_op_target(name, op, path):
+    """The target (or targets: one per @gradtool.example) of a custom op defined in this file
+    (its kernel's file), or None. Its tensor parameters are generated; without requires_grad
+    for an op that mutates."""
+    fn = inspect.unwrap(op._init_fn)
+    lineno = _defined_here(fn, path)
+    if lineno is None:
+        return None
+    params = [p for p in inspect.signature(fn).parameters.values()
+              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY)]
+    mutated = engines.mutated_arguments(op)
+    examples = vars(op).get("__gradtool_examples__")
+    aliases = (op._qualname,)
+    if examples is not None:
+        return [Target(f"{name}[{i}]" if len(examples) > 1 else name, "custom_op", op,
+                       tuple(args), dict(kwargs), [p.name for p in params], path, lineno,
+                       aliases) for i, (args, kwargs) in enumerate(examples)]
+    # an op that mutates cannot have autograd (register_autograd refuses it): none of its
+    # tensors is generated requiring grad
+    specs = tuple(MUTATED if mutated and _generated(p) is GENERATED else _generated(p)
+                  for p in params)
+    return Target(name, "custom_op", op, specs, {}, [p.name for p in params], path, lineno,
+                  aliases)
 
 
 def _defined_here(obj, path):
@@ -443,6 +485,9 @@ def make_inputs(target, seed, shape, device=None):
     shapes = shape if isinstance(shape, Shapes) else Shapes(tuple(shape))
 
     def build(name, spec):
+        if spec is MUTATED:
+            shape = shapes.of(name)
+            return _leaf(E, target, shape, lambda: rng.standard_normal(shape), False, device)
         if spec is GENERATED:
             spec = shapes.of(name)
         if isinstance(spec, InputSpec):
@@ -455,7 +500,8 @@ def make_inputs(target, seed, shape, device=None):
             return round(float(rng.uniform(0.5, 2.0)), 4)
         if isinstance(spec, Unknown):
             raise UserCodeError(
-                f"{target.name}.forward's parameter `{name}` is annotated {spec.annotation}: "
+                f"{target.name}{'' if target.kind == 'custom_op' else '.forward'}'s parameter "
+                f"`{name}` is annotated {spec.annotation}: "
                 f"gradtool cannot make one up. Give it with @gradtool.example(...) on "
                 f"{target.name}, e.g. {example_hint(target)}.",
                 location=(target.filename, target.lineno))
@@ -491,7 +537,9 @@ def _leaf(E, target, shape, draw, requires_grad, device):
 def file_namespace(target):
     """The target's file's global variables (and its closure's: a function made inside
     another)."""
-    fn = target.obj.forward if target.kind == "Function" else inspect.unwrap(target.obj)
+    fn = target.obj.forward if target.kind == "Function" else \
+        inspect.unwrap(target.obj._init_fn) if target.kind == "custom_op" else \
+        inspect.unwrap(target.obj)
     namespace = dict(getattr(fn, "__globals__", {}))
     if getattr(fn, "__closure__", None):
         namespace.update(inspect.getclosurevars(fn).nonlocals)
@@ -538,7 +586,7 @@ def example_hint(target, number=None):
     with defaults left out."""
     hints = []
     for name, spec in zip(target.param_names, target.arg_specs):
-        if spec is GENERATED and name != number:
+        if (spec is GENERATED or spec is MUTATED) and name != number:
             hints.append("(3,)")
         elif spec is NUMBER or isinstance(spec, Unknown) or name == number:
             hints.append("2.0")
@@ -605,9 +653,9 @@ def run_target(target, seed, shape, observe=None, device=None):
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001 - whatever the user's code raises, exit() too
-        raise _forward_error(target, e, shape, args) from None
+        raise forward_error(target, e, shape, args) from None
     outputs = flatten_outputs(result)
-    if not outputs:
+    if not outputs and target.kind != "custom_op":  # (an op that only mutates returns None)
         raise UserCodeError(
             f"target {target.name} ({location(target.filename, target.lineno)}) returned "
             f"{type(result).__name__}, not a tensor: gradtool needs a tensor (or tensors) to "
@@ -622,7 +670,7 @@ _SHAPE_ERROR_WORDS = ("size", "shape", "broadcast", "must match", "mat1 and mat2
                       "1d", "2d", "3d", "matri", "square", "element")
 
 
-def _forward_error(target, exc, shape=(3,), args=()):
+def forward_error(target, exc, shape=(3,), args=()):
     """The user's forward raised: their line, and when gradtool made up the inputs, what it
     made and how to give others (for a shape error, per parameter with --shape NAME=...).
     An error of gradtool's own recording is named as gradtool's bug."""
@@ -636,10 +684,10 @@ def _forward_error(target, exc, shape=(3,), args=()):
             f"target {target.name} raised",
             f"target {target.name} ({location(*error.location, relative=False)}) raised", 1),)
     generated = [n for n, spec in zip(target.param_names, target.arg_specs)
-                 if spec is GENERATED or spec is NUMBER]
+                 if spec is GENERATED or spec is NUMBER or spec is MUTATED]
     shaped = [(n, tuple(a.shape)) for n, spec, a in zip(target.param_names, target.arg_specs,
                                                        args)
-              if spec is GENERATED and hasattr(a, "shape")]
+              if (spec is GENERATED or spec is MUTATED) and hasattr(a, "shape")]
     text = describe_exception(exc).lower()
     if isinstance(exc, _NOT_THE_INPUTS) or missing_torch_name(exc) or refused_arguments(exc):
         return error

@@ -28,6 +28,9 @@ class Kind:
 
 
 _PROBE = "the probe of each custom Function's backward (hazards.probe_backward)"
+_OPCHECK = ("the custom-op check (checks/custom_ops.py), from torch.library.opcheck's result "
+            "on either engine")
+_OP_PROBE = "the custom-op check (checks/custom_ops.py), gradtool's own probe"
 _STAGES = "gradcheck's stages (gradcheck._Check)"
 
 
@@ -152,7 +155,7 @@ KINDS = _registry(
     Kind("wrong_gradient", "error", "fix the backward formula",
          "What is left when nothing else explains a mismatch: the analytical gradient "
          "differs from central differences where the function is smooth, at the entry named.",
-         examples=("wrong_gradient", "complex_conj")),
+         examples=("wrong_gradient", "complex_conj", "custom_op_backward")),
     Kind("wrong_jvp", "error", "fix the jvp formula",
          "As wrong_gradient, for the Jacobian a custom Function's jvp computes (--mode "
          "forward or both).", examples=("jvp",), raised="gradcheck's wrong_gradient step"),
@@ -183,6 +186,59 @@ KINDS = _registry(
          "Each custom Function call (each op, with --localize all) checked on its own at the "
          "inputs it received, in backward order: the first that fails is to blame.",
          examples=("model_function",), raised="localisation (localize.Localized)"),
+    Kind("output_aliases_input", "error",
+         "return a new tensor (x.clone()), never an input or a view of one",
+         "A custom op's kernel returns one of its inputs, a view of one, or one output twice: "
+         "torch refuses it at the call (and opcheck's test_schema fails), since the compiler "
+         "assumes a custom op's outputs are fresh memory. The location is the kernel's return.",
+         raised=_OPCHECK),
+    Kind("undeclared_mutation", "error", "list the argument in mutates_args, or clone() it "
+         "before writing",
+         "A custom op's kernel changes an input that mutates_args does not name (opcheck's "
+         "test_schema): torch.compile would reorder or drop the write, and gradcheck's "
+         "evaluations start from another point each time. The location is the write where "
+         "the engine knows it, else the kernel.",
+         examples=("undeclared_mutation",), raised=_OPCHECK),
+    Kind("declared_mutation_unused", "warning", "take the argument out of mutates_args",
+         "A custom op declares in mutates_args an argument its kernel never changes: torch "
+         "passes it, but the op cannot have an autograd formula (register_autograd refuses "
+         "mutable ops) and the compiler copies the tensor for nothing.",
+         raised=_OP_PROBE),
+    Kind("no_autograd", "error",
+         "register a backward with op.register_autograd(backward, setup_context=...)",
+         "A custom op is called on an input that requires grad and returns a differentiable "
+         "output, but no autograd formula is registered: torch raises at backward (opcheck's "
+         "test_aot_dispatch_dynamic fails; for a Library op, test_autograd_registration). "
+         "The gradients cannot be checked until one is registered.",
+         examples=("no_autograd",), raised=_OPCHECK),
+    Kind("no_fake_kernel", "error", "register a fake kernel with @op.register_fake",
+         "A custom op that returns tensors has no fake (meta) kernel, so torch.compile, export "
+         "and FX tracing cannot run it (opcheck's test_faketensor fails). The fake kernel "
+         "computes the outputs' shapes, dtypes and strides from the inputs' alone.",
+         raised=_OPCHECK),
+    Kind("fake_kernel_mismatch", "error",
+         "make the fake kernel return what the real one does (same shape, dtype, strides)",
+         "A custom op's fake kernel, run on the same inputs, gives an output of another shape, "
+         "dtype or stride than the real kernel (opcheck's test_faketensor): a compiled "
+         "program would be built for the wrong tensors. On gradtool's engine the fake kernel "
+         "runs on the real inputs (no FakeTensor mode). The location is the fake kernel.",
+         examples=("fake_shape",), raised=_OPCHECK),
+    Kind("saved_unused", "warning", "save only what backward reads",
+         "A custom op's setup_context saves a tensor that its backward never uses: backward's "
+         "result is the same whatever that tensor holds. It costs memory until backward; or "
+         "the backward forgot a term that needed it.",
+         raised=_OP_PROBE),
+    Kind("backward_reads_unsaved", "error",
+         "save it in setup_context (ctx.save_for_backward, or ctx.name = value)",
+         "A custom op's backward reads what setup_context never saved: an attribute of ctx it "
+         "never set, or more saved tensors than were saved (an empty ctx.saved_tensors when "
+         "setup_context is missing). backward raises.",
+         raised=_OP_PROBE),
+    Kind("opcheck_failed", "error", "fix what torch's message says",
+         "torch.library.opcheck failed a custom op for a reason none of the other kinds names "
+         "(the kernel raised on the inputs, or the fake kernel did): torch's message is "
+         "shown with the test that failed.",
+         raised=_OPCHECK),
     Kind("custom_functions_pass", "info",
          "look at how the Functions are composed, and at built-in ops used outside their "
          "domain",

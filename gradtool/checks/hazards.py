@@ -22,6 +22,8 @@ def custom_nodes(E, outputs):
 def engines_own(E, cls):
     """Whether a Function's backward is the engine's own code (torch.utils.checkpoint's
     CheckpointFunction, gradtool's): the user did not write it and cannot fix it."""
+    if custom_op_name(cls) is not None:  # a custom op's: its backward is the user's
+        return False
     code = getattr(inspect.unwrap(cls.backward), "__code__", None)
     filename = code.co_filename if code is not None else ""
     return is_gradtool(filename) or filename.startswith(E.own_dirs)
@@ -29,6 +31,19 @@ def engines_own(E, cls):
 
 def function_name(node):
     return node._forward_cls.__name__
+
+
+def custom_op_name(cls):
+    """The "ns::op" of the custom op whose generated Function `cls` is, or None."""
+    from ..adapters import custom_op_of
+    op = custom_op_of(cls)
+    return op._qualname if op is not None else None
+
+
+def _forward_of(node):
+    """Where a Function's forward is, as a message names it (a custom op's setup_context)."""
+    op = custom_op_name(node._forward_cls)
+    return f"custom op {op}'s setup_context" if op else f"{function_name(node)}.forward"
 
 
 def stored_on_ctx(E, node):
@@ -40,11 +55,22 @@ def stored_on_ctx(E, node):
     attrs = ", ".join(f"ctx.{n}" for n in names)
     return [Diagnosis(
         "ctx_stored_tensor", "warning",
-        f"{function_name(node)}.forward keeps tensors on ctx directly ({attrs}) instead of "
+        f"{_forward_of(node)} keeps tensors on ctx directly ({attrs}) instead of "
         f"ctx.save_for_backward(...): an in-place change to them before backward then goes "
         f"unnoticed (saved tensors raise torch's 'modified by an inplace operation' error), "
         f"they are not freed after backward, and an output kept this way holds its own graph "
-        f"alive.", {"function": function_name(node), "attributes": names})]
+        f"alive.", {"function": function_name(node), "attributes": names},
+        location=_setup_context_site(node))]
+
+
+def _setup_context_site(node):
+    """The line of a custom op's setup_context (where it stores on ctx), or None."""
+    from ..adapters import custom_op_of
+    op = custom_op_of(node._forward_cls)
+    fn = inspect.unwrap(op._setup_context_fn) if op is not None and \
+        op._setup_context_fn is not None else None
+    code = getattr(fn, "__code__", None)
+    return site_location((code.co_filename, code.co_firstlineno)) if code else None
 
 
 def _holds_tensor(E, value):

@@ -12,7 +12,7 @@ import gradtool.adapters as engines
 from ..capture.loader import user_error
 from ..capture.specs import declared_surrogate
 from ..engine.frames import site_location
-from .hazards import engines_own
+from .hazards import custom_op_name, engines_own
 from .gradcheck import gradcheck_report
 from .result import Diagnosis, GradcheckReport
 
@@ -136,7 +136,10 @@ def ordered_calls(capture, every_node=False):
 
 def _called(call):
     """What the user called: a Function's `Name.apply`, or the op's name."""
-    return f"{call.cls.__name__}.apply" if hasattr(call, "cls") else call.name
+    if not hasattr(call, "cls"):
+        return call.name
+    op = custom_op_name(call.cls)
+    return f"custom op {op}" if op else f"{call.cls.__name__}.apply"
 
 
 def check_op(call, **options):

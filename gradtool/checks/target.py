@@ -12,6 +12,7 @@ from ..capture.loader import GENERATED, UserCodeError, example_hint, user_error
 from .inspection import capture
 from .inspection import backward_named_in
 from .localize import declared_numerical, localize as localize_calls
+from .hazards import custom_op_name
 from .gradcheck import gradcheck_report, gradgradcheck_report
 
 
@@ -40,6 +41,13 @@ def check_target(target, seed, shape, *, eps=1e-6, atol=1e-5, rtol=1e-3, fast=Fa
     `progress(evaluations, n_elements)`: a context manager giving a function called once per
     evaluation of the target (a progress bar). `device`: where generated inputs go."""
     from ..adapters import current, device_name
+    op_check = None
+    if target.kind == "custom_op":  # opcheck's findings; torch may refuse the op outright
+        from .custom_ops import check_op
+        op_check = check_op(target, seed, shape, device)
+        if op_check.blocks_gradcheck:
+            return TargetCheck(target, [op_check.report(target.param_names)],
+                               list(target.param_names))
     c = capture(target, seed, shape, device, record_ops=localize == "all")
     inputs = c.run.tensor_inputs + c.parameters
     tensors = tuple(t for _, t in inputs)
@@ -57,8 +65,11 @@ def check_target(target, seed, shape, *, eps=1e-6, atol=1e-5, rtol=1e-3, fast=Fa
                             location=(target.filename, target.lineno))
     n = sum(t.numel() for t in tensors if t.requires_grad)
     with progress(order * (2 * n + 1), n) if progress else contextlib.nullcontext() as tick:
-        return _check(target, c, inputs, tensors, tick, eps=eps, atol=atol, rtol=rtol,
-                      fast=fast, order=order, modes=modes, localize=localize)
+        result = _check(target, c, inputs, tensors, tick, eps=eps, atol=atol, rtol=rtol,
+                        fast=fast, order=order, modes=modes, localize=localize)
+    if op_check is not None:
+        op_check.add_to(result.reports[0], target.obj)
+    return result
 
 
 def _check(target, c, inputs, tensors, tick, *, eps, atol, rtol, fast, order, modes,
@@ -84,7 +95,7 @@ def _check(target, c, inputs, tensors, tick, *, eps, atol, rtol, fast, order, mo
         first = reports[0]
         every_node = localize == "all"
         if localize != "off" and not first.passed and first.exception is None and modes[1] \
-                and (every_node or not (function is not None
+                and (every_node or not ((function is not None or target.kind == "custom_op")
                                         and len(c.trace.function_calls) == 1)):
             first.localized = localize_calls(c, every_node, **tolerances)
             _blame(first)
@@ -117,19 +128,27 @@ def _forward_checkable(modes, custom_nodes):
     if not lacking:
         return modes, None
     cls = sorted(lacking, key=lambda c: c.__name__)[0]
+    op = custom_op_name(cls)
     try:
-        where = (inspect.getsourcefile(cls), inspect.getsourcelines(cls)[1])
+        where = (inspect.getsourcefile(cls), inspect.getsourcelines(cls)[1]) if op is None \
+            else None
     except (OSError, TypeError):  # a class made without source
         where = None
-    message = (f"{cls.__name__} defines no jvp, so its Jacobian cannot be checked in forward "
-               f"mode (the jvp is what --mode forward checks)")
+    if op is not None:  # torch.library has no forward-mode formula to register for an op
+        message = (f"custom op {op} has no forward-mode AD (torch.library registers a backward "
+                   f"only), so its Jacobian cannot be checked in forward mode")
+        fix, advice = "check", "check custom ops with --mode reverse"
+    else:
+        message = (f"{cls.__name__} defines no jvp, so its Jacobian cannot be checked in "
+                   f"forward mode (the jvp is what --mode forward checks)")
+        fix = f"define {cls.__name__}.jvp(ctx, *tangents), or check"
+        advice = f"define {cls.__name__}.jvp(ctx, *tangents) to check forward mode too"
     if not check_backward:
-        raise UserCodeError(f"{message}: define {cls.__name__}.jvp(ctx, *tangents), or check "
-                            f"the backward with --mode reverse.", location=where)
+        raise UserCodeError(f"{message}: {fix} the backward with --mode reverse.",
+                            location=where)
     return (False, True), Diagnosis(
         "no_jvp", "info", f"{message}; only the backward was checked.",
-        advice=f"define {cls.__name__}.jvp(ctx, *tangents) to check forward mode too",
-        location=frames.site_location(where))
+        advice=advice, location=frames.site_location(where))
 
 
 

@@ -31,6 +31,8 @@ globals().update(_api.FUNCTIONS)
 from . import (accelerator, amp, backends, cuda, distributions, jit, linalg, nn,  # noqa: E402
                optim, testing, utils)  # (they build on the engine above)
 from .amp import autocast  # noqa: E402
+from . import library  # noqa: E402
+from .library import ops  # noqa: E402  (torch.ops.<namespace>.<op>)
 
 
 def __getattr__(name):

@@ -359,9 +359,18 @@ def _inspect_graph(output, scope):
 
 
 def _target(fn, inputs):
-    """A loader Target for a function (or Function) called with these inputs."""
+    """A loader Target for a function (or Function, or custom op) called with these
+    inputs."""
+    import inspect
+
+    from .. import adapters as engines
     from ..capture.loader import Target
     from .testing import Checked, _function_class, _parameter_names
+    if engines.is_custom_op(fn):  # checked with its opcheck, as the CLI checks it
+        kernel = inspect.unwrap(fn._init_fn)
+        return Target(kernel.__name__, "custom_op", fn, _as_tuple(inputs), {},
+                      list(inspect.signature(kernel).parameters), kernel.__code__.co_filename,
+                      kernel.__code__.co_firstlineno, (fn._qualname,))
     cls = fn if isinstance(fn, type) else _function_class(fn)
     where = Checked.of(cls.apply if cls is not None else fn)
     return Target(where.name, "Function" if cls is not None else "example",

@@ -548,9 +548,12 @@ def print_gradcheck(con, target, report, heading=True):
         say(con, Text(f"order {report.order}: ", style="bold") + verdict)
     mode = f"{'gradgradcheck' if report.order == 2 else 'gradcheck'}, {report.mode} mode"
     opts = report.options
-    say(con, Text(f"{mode}, eps={opts.get('eps')}, atol={opts.get('atol')}, "
-                   f"rtol={opts.get('rtol')}; {_evaluations(report.evaluations.get('total'))}",
-                   style="dim"))
+    if report.mode == "opcheck":  # a custom op whose gradients cannot (or need not) be checked
+        say(con, Text("opcheck only: no gradient was checked", style="dim"))
+    else:
+        evaluations = _evaluations(report.evaluations.get("total"))
+        say(con, Text(f"{mode}, eps={opts.get('eps')}, atol={opts.get('atol')}, "
+                       f"rtol={opts.get('rtol')}; {evaluations}", style="dim"))
     names = getattr(report, "input_names", [])
     table = _pair_table(report, names)
     if report.pairs:

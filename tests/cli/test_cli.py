@@ -53,6 +53,10 @@ BROKEN = {
     "broken_round_pass.py": dict(kind="surrogate_gradient", order=1, fails=True),
     "broken_pass_through.py": dict(kind="surrogate_gradient", order=1, fails=True),
     "broken_data_init.py": dict(kind="gradient_cut", order=1, fails=True),
+    "broken_custom_op_backward.py": dict(kind="wrong_gradient", order=1, fails=True),
+    "broken_fake_shape.py": dict(kind="fake_kernel_mismatch", order=1, fails=True),
+    "broken_undeclared_mutation.py": dict(kind="undeclared_mutation", order=1, fails=True),
+    "broken_no_autograd.py": dict(kind="no_autograd", order=1, fails=True),
 }
 PASSING = sorted([f for f in ALL_EXAMPLES if f.endswith("_ok.py")]
                  + ["basics.py", "model.py", "higher_order.py", "saved_hooks.py",

@@ -258,7 +258,7 @@ def _suggest_reference(target, report):
     from ...checks.diagnose import REFERENCE_ADVICE
     for d in report.diagnoses_of("precision"):
         if not report.passed and REFERENCE_ADVICE in d.message:
-            name = target.obj.__name__
+            name = getattr(target.obj, "__name__", None) or target.name  # (an op has none)
             low = dict.fromkeys(i["dtype"] for i in report.inputs
                                 if i.get("dtype") in ("float32", "bfloat16", "float16"))
             d.message = d.message.replace(REFERENCE_ADVICE, (
