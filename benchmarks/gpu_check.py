@@ -5,7 +5,8 @@ check on a Triton kernel when Triton is installed.
 
 Checks, each printed as it runs: inspect, gradcheck (a right and a wrong autograd.Function,
 an MLP moved to the device), render, --device cuda, the reference check of a fused softmax
-(torch ops) and of a Triton LayerNorm-style row kernel in float32/bfloat16/float16, and the
+(torch ops) and of a Triton LayerNorm-style row kernel in float32/bfloat16/float16 (as an
+autograd.Function and as a torch.library.triton_op), and the
 cost of gradcheck's host round-trips on a 1,000-element CUDA input. Ends with
 `gpu check: N/M pass`; exit 1 when one fails, 2 without a GPU."""
 import json
@@ -120,6 +121,48 @@ TRITON_FILE = textwrap.dedent("""\
     """)
 
 
+# The same kernel as PyTorch now recommends shipping it: a torch.library.triton_op with its
+# fake kernel and autograd registered, checked against its reference in three dtypes.
+TRITON_OP_FILE = TRITON_FILE.split("def rms_norm_reference")[0] + textwrap.dedent("""\
+    def rms_norm_reference(x, w):
+        return x / (x.pow(2).mean(-1, keepdim=True) + 1e-6).sqrt() * w
+
+
+    @gradtool.reference(rms_norm_reference)
+    @gradtool.example(torch.randn(32, 256, device="cuda", requires_grad=True),
+                      torch.ones(256, device="cuda", requires_grad=True))
+    @torch.library.triton_op("gpucheck::rms_norm", mutates_args=())
+    def rms_norm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        y = torch.empty_like(x)
+        n = x.shape[-1]
+        torch.library.wrap_triton(_scale_rows)[(x.shape[0],)](
+            x, y, w, n, BLOCK=triton.next_power_of_2(n))
+        return y
+
+
+    @rms_norm.register_fake
+    def _(x, w):
+        return torch.empty_like(x)
+
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        xf, gf, wf = x.float(), grad.float(), w.float()
+        rstd = 1 / (xf.pow(2).mean(-1, keepdim=True) + 1e-6).sqrt()
+        xhat = xf * rstd
+        gx = gf * wf
+        dx = rstd * (gx - xhat * (gx * xhat).mean(-1, keepdim=True))
+        return dx.to(x.dtype), (gf * xhat).sum(0).to(w.dtype)
+
+
+    rms_norm.register_autograd(backward, setup_context=setup_context)
+    """)
+
+
 class Checks:
     def __init__(self):
         self.passed, self.total = 0, 0
@@ -189,6 +232,17 @@ def triton_kernel(checks, folder):
     checks.check("Triton RMSNorm: reference check", done.returncode == 0 and len(targets) == 1
                  and reference.get("passed") is True,
                  ratios or targets[0].get("error") or done.stderr[-500:])
+    user = os.path.join(folder, "triton_op.py")
+    with open(user, "w") as f:
+        f.write(TRITON_OP_FILE)
+    done, doc = run("gradcheck", "--engine", "torch", "--json", "--reference-only",
+                    "--dtypes", "float32,bfloat16,float16", user)
+    targets = (doc or {}).get("targets") or [{}]
+    reference = targets[0].get("reference") or {}
+    checks.check("triton_op RMSNorm (custom op): reference check",
+                 done.returncode == 0 and targets[0].get("kind") == "custom_op"
+                 and reference.get("passed") is True,
+                 targets[0].get("error") or done.stderr[-500:])
 
 
 def host_round_trips(checks):

@@ -10,6 +10,7 @@ implementations, so nothing else knows which engine runs.
 some tensors (torch tensors given to gradtool.gradcheck are checked on torch)."""
 import contextlib
 import importlib.machinery
+import inspect
 import sys
 
 from ..engine.errors import GradtoolError
@@ -115,10 +116,19 @@ def is_custom_op(obj):
         hasattr(obj, "_qualname")
 
 
+def op_kernel(op):
+    """The user's function a custom op was made from: torch's triton_op hands custom_op a
+    function of its own that calls the user's (held in its closure)."""
+    fn = inspect.unwrap(op._init_fn)
+    inner = [cell.cell_contents for cell in fn.__closure__ or ()
+             if inspect.isfunction(cell.cell_contents)]
+    return inner[0] if fn.__module__.startswith("torch.") and len(inner) == 1 else fn
+
+
 def op_functions(op):
     """The functions a custom op was made of and registered with: its kernel(s), fake
     kernel, setup_context and backward."""
-    fns = [op._init_fn, getattr(op, "_abstract_fn", None), getattr(op, "_backward_fn", None),
+    fns = [op._init_fn, op_kernel(op), getattr(op, "_abstract_fn", None), getattr(op, "_backward_fn", None),
            getattr(op, "_setup_context_fn", None), *getattr(op, "_backend_fns", {}).values()]
     found = []
     for fn in fns:

@@ -367,7 +367,7 @@ def _custom_op_target(name, op, path):
     """The target (or targets: one per @gradtool.example) of a custom op defined in this file
     (its kernel's file), or None. Its tensor parameters are generated; without requires_grad
     for an op that mutates."""
-    fn = inspect.unwrap(op._init_fn)
+    fn = engines.op_kernel(op)
     lineno = _defined_here(fn, path)
     if lineno is None:
         return None
@@ -538,7 +538,7 @@ def file_namespace(target):
     """The target's file's global variables (and its closure's: a function made inside
     another)."""
     fn = target.obj.forward if target.kind == "Function" else \
-        inspect.unwrap(target.obj._init_fn) if target.kind == "custom_op" else \
+        engines.op_kernel(target.obj) if target.kind == "custom_op" else \
         inspect.unwrap(target.obj)
     namespace = dict(getattr(fn, "__globals__", {}))
     if getattr(fn, "__closure__", None):

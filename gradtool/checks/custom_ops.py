@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-import gradtool.adapters as engines
+from .. import adapters as engines
 from ..engine import frames
 from ..capture.loader import forward_error, make_inputs
 from .diagnoses import Diagnosis
@@ -140,7 +140,7 @@ def _from_opcheck(E, op, target, test, exc, fresh):
         return Diagnosis("output_aliases_input", "error",
                          f"{name}'s kernel returns an input (or a view of one): torch raises "
                          f"at every call {said}", details,
-                         location=_site(_return_site(op._init_fn) or _kernel(op)))
+                         location=_site(_return_site(engines.op_kernel(op)) or _kernel(op)))
     mutated = _MUTATED.search(text)
     if mutated:
         arg = mutated.group(1)
@@ -177,7 +177,7 @@ def _from_opcheck(E, op, target, test, exc, fresh):
 
 
 def _kernel(op):
-    return _source(op._init_fn)
+    return _source(engines.op_kernel(op))
 
 
 def _source(fn):

@@ -367,7 +367,7 @@ def _target(fn, inputs):
     from ..capture.loader import Target
     from .testing import Checked, _function_class, _parameter_names
     if engines.is_custom_op(fn):  # checked with its opcheck, as the CLI checks it
-        kernel = inspect.unwrap(fn._init_fn)
+        kernel = engines.op_kernel(fn)
         return Target(kernel.__name__, "custom_op", fn, _as_tuple(inputs), {},
                       list(inspect.signature(kernel).parameters), kernel.__code__.co_filename,
                       kernel.__code__.co_firstlineno, (fn._qualname,))

@@ -268,3 +268,49 @@ def test_gradtool_check_runs_the_ops_opcheck_too():
     report = gradtool.check(wrong_fake, (x64(gradtool, 3),))
     assert not report.passed
     assert "fake_kernel_mismatch" in {d.kind for d in report.result.reports[0].diagnoses}
+
+
+TRITON_OP = textwrap.dedent("""\
+    import gradtool
+    import torch
+    from torch import Tensor
+
+
+    def twice_sin(x):
+        return torch.sin(x) * 2.0
+
+
+    @gradtool.reference(twice_sin)
+    @torch.library.triton_op("t::tsin", mutates_args=())
+    def tsin(x: Tensor) -> Tensor:
+        return torch.sin(x) * 2.0  # (a Triton launch, on a machine with a GPU)
+
+
+    tsin.register_fake(lambda x: torch.empty_like(x))
+
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 2.0 * torch.cos(x)
+
+
+    tsin.register_autograd(backward, setup_context=setup_context)
+    """)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_triton_op_is_a_custom_op_target_named_by_the_users_function(tmp_path, engine):
+    """torch's triton_op wraps the user's function in one of torch's own: the target is
+    still the user's, at its line, with its parameters, its reference checked."""
+    path = tmp_path / "triton_ops.py"
+    path.write_text(TRITON_OP)
+    r, doc = gradcheck(str(path), engine)
+    assert_exit(r, 0)
+    [target] = doc["targets"]
+    assert (target["name"], target["kind"]) == ("tsin", "custom_op")
+    assert target["location"].endswith(f":{line_of(str(path), '@gradtool.reference')}")
+    assert target["reference"]["passed"] is True
