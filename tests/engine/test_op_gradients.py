@@ -1405,6 +1405,18 @@ case("round", "ROUND", lambda x: x.round() * x, lambda r: [r.integers(-3, 3, S) 
 case("round_decimals", "ROUND_DECIMALS", lambda x: gt.round(x, decimals=1) * x,
      lambda r: [(r.integers(-20, 20, S) + r.uniform(0.1, 0.4, S)) / 10],
      lambda v, x: [v * np.round(x, 1)])
+# floor, ceil and trunc are flat between the integers; frac passes the gradient through
+# (values kept 0.1 away from the integers, where they jump)
+def _off_integers(r):
+    return [r.integers(-3, 3, S) + r.uniform(0.1, 0.9, S)]
+
+
+case("floor", "FLOOR", lambda x: x.floor() * x, _off_integers, lambda v, x: [v * np.floor(x)])
+case("ceil", "CEIL", lambda x: gt.ceil(x) * x, _off_integers, lambda v, x: [v * np.ceil(x)])
+case("trunc", "TRUNC", lambda x: x.trunc() * x + x.fix(), _off_integers,
+     lambda v, x: [v * np.trunc(x)])
+case("frac", "FRAC", lambda x: x.frac() * x, _off_integers,
+     lambda v, x: [v * (x - np.trunc(x)) + v * x])
 case("addcmul", "ADDCMUL", lambda x, a, b: gt.addcmul(x, a, b, value=0.5),
      normals((3, 1), S, (4,)),
      lambda v, x, a, b: [unbroadcast(v, x.shape), 0.5 * v * b, unbroadcast(0.5 * v * a, b.shape)])

@@ -853,3 +853,31 @@ TABLE.update({name: value for name, value in globals().items() if isinstance(val
 # (and the in-place twins that compute a gradient: tests/engine/test_api.py checks the others)
 TABLE.update({f"{name}_": spec.in_place for name, spec in list(TABLE.items())
               if spec.in_place and spec.in_place.derivative_implemented})
+
+# ======================= rounding to integers =======================
+# floor, ceil and trunc (fix is its alias) are flat between the integers: zero gradient, as
+# round's; an integer tensor is its own floor and keeps its dtype (numpy's would be float).
+# frac = x - trunc(x) passes the gradient through. (Rows added after the table's first
+# reading, so they are read into TABLE below, in-place twins too.)
+
+
+def _integral_kept(fn):
+    def kernel(x):
+        return x.copy() if x.dtype.kind in "iub" else fn(x)
+    kernel.__name__ = fn.__name__
+    return kernel
+
+
+FLOOR = OpSpec("floor", "FloorBackward0", _integral_kept(np.floor), jvp="elementwise",
+               batches=True, method=True, self=lambda grad: zeros_like(grad))
+CEIL = OpSpec("ceil", "CeilBackward0", _integral_kept(np.ceil), jvp="elementwise",
+              batches=True, method=True, self=lambda grad: zeros_like(grad))
+TRUNC = OpSpec("trunc", "TruncBackward0", _integral_kept(np.trunc), jvp="elementwise",
+               batches=True, method=True, method_aliases=("fix",),
+               self=lambda grad: zeros_like(grad))
+FRAC = OpSpec("frac", "FracBackward0", lambda x: x - np.trunc(x), jvp="elementwise",
+              batches=True, method=True, self=lambda grad: grad)
+_ROUNDING = {"FLOOR": FLOOR, "CEIL": CEIL, "TRUNC": TRUNC, "FRAC": FRAC}
+TABLE.update(_ROUNDING)
+TABLE.update({f"{name}_": spec.in_place for name, spec in _ROUNDING.items()
+              if spec.in_place and spec.in_place.derivative_implemented})
