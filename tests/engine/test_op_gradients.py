@@ -722,6 +722,28 @@ case("elu", "ELU", lambda x: gt.nn.functional.elu(x, 1.5), lambda r: [away_from(
      lambda v, x: [v * np.where(x > 0, 1, 1.5 * np.exp(x))])
 case("elu_inplace", "ELU_", lambda x: gt.nn.functional.elu(x * 1.0, 1.5, inplace=True),
      lambda r: [away_from(r, S)], lambda v, x: [v * np.where(x > 0, 1, 1.5 * np.exp(x))])
+# the activations with torch nodes of their own (values kept off their kinks)
+case("hardtanh", "HARDTANH", lambda x: gt.nn.functional.hardtanh(x, -0.5, 1.0),
+     lambda r: [away_from(r, S, (-0.5, 1.0), 0.1)],
+     lambda v, x: [v * ((x > -0.5) & (x < 1.0))])
+case("relu6_inplace", "HARDTANH", lambda x: gt.nn.functional.relu6(x * 4.0, inplace=True),
+     lambda r: [away_from(r, S, (0.0, 1.5), 0.1)],
+     lambda v, x: [4.0 * v * ((x > 0) & (x < 1.5))])
+case("hardsigmoid", "HARDSIGMOID", lambda x: gt.nn.functional.hardsigmoid(x * 3.0),
+     lambda r: [away_from(r, S, (-1.0, 1.0), 0.1)],
+     lambda v, x: [v * 3.0 * float(np.float32(1 / 6)) * ((x > -1) & (x < 1))])  # torch's 1.0f/6
+case("hardswish", "HARDSWISH", lambda x: gt.nn.functional.hardswish(x * 3.0),
+     lambda r: [away_from(r, S, (-1.0, 1.0), 0.1)],
+     lambda v, x: [3.0 * v * np.where(x < -1, 0, np.where(x <= 1, x + 0.5, 1))])
+case("mish", "MISH", lambda x: gt.nn.functional.mish(x * 2.0), normal(*S),
+     lambda v, x: [2.0 * v * (np.tanh(np.logaddexp(0, 2 * x)) + 2 * x * _sigmoid(2 * x) * (
+         1 - np.tanh(np.logaddexp(0, 2 * x)) ** 2))])
+case("logsigmoid", "LOG_SIGMOID", lambda x: gt.nn.functional.logsigmoid(x * 3.0), normal(*S),
+     lambda v, x: [3.0 * v * _sigmoid(-3 * x)])
+case("prelu", "PRELU", lambda x, w: gt.nn.functional.prelu(x, w),
+     lambda r: [away_from(r, (2, 3, 4)), r.uniform(0.1, 0.5, (3,))],
+     lambda v, x, w: [np.where(x > 0, v, w[:, None] * v),
+                      np.where(x > 0, 0, x * v).sum(axis=(0, 2))])
 case("clamp_min_method", "CLAMP_MIN", lambda x: x.clamp_min(0.1),
      lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x >= 0.1)])
 case("bernoulli", "BERNOULLI", _seeded(lambda p: gt.bernoulli(p) * p),
@@ -1417,6 +1439,11 @@ case("trunc", "TRUNC", lambda x: x.trunc() * x + x.fix(), _off_integers,
      lambda v, x: [v * np.trunc(x)])
 case("frac", "FRAC", lambda x: x.frac() * x, _off_integers,
      lambda v, x: [v * (x - np.trunc(x)) + v * x])
+case("log2", "LOG2", lambda x: x.log2(), lambda r: [r.uniform(0.5, 2.0, S)],
+     lambda v, x: [v / (x * np.log(2))])
+case("log10", "LOG10", lambda x: gt.log10(x), lambda r: [r.uniform(0.5, 2.0, S)],
+     lambda v, x: [v / (x * np.log(10))])
+case("exp2", "EXP2", lambda x: x.exp2(), normal(*S), lambda v, x: [v * np.exp2(x) * np.log(2)])
 case("addcmul", "ADDCMUL", lambda x, a, b: gt.addcmul(x, a, b, value=0.5),
      normals((3, 1), S, (4,)),
      lambda v, x, a, b: [unbroadcast(v, x.shape), 0.5 * v * b, unbroadcast(0.5 * v * a, b.shape)])

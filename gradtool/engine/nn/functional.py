@@ -920,3 +920,88 @@ __all__ = ["linear", "relu", "tanh", "sigmoid", "gelu", "silu", "softplus", "lea
 from ..errors import missing_attribute  # noqa: E402
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
+
+
+# ---- more activations: the op table's rows (HARDTANH, HARDSIGMOID, HARDSWISH, MISH,
+# LOG_SIGMOID, PRELU, ELU for selu) where torch has a node of its own, composites where torch composes
+# (softsign, tanhshrink, softmin, glu: its GluBackward0 is not a row here, so its graph is
+# a chunk, a sigmoid and a mul)
+def _activation(spec, input, args=(), inplace=False):
+    return (call_inplace if inplace else call)(spec, (input,), args)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clamped to [min_val, max_val]; the gradient passes strictly inside only."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _activation(table.HARDTANH, input, (min_val, max_val), inplace)
+
+
+def relu6(input, inplace=False):
+    """min(max(x, 0), 6): hardtanh on [0, 6], as torch computes it."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6."""
+    return _activation(table.HARDSIGMOID, input, (), inplace)
+
+
+def hardswish(input, inplace=False):
+    """x * relu6(x + 3) / 6."""
+    return _activation(table.HARDSWISH, input, (), inplace)
+
+
+def mish(input, inplace=False):
+    """x * tanh(softplus(x))."""
+    return _activation(table.MISH, input, (), inplace)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)), computed as -softplus(-x) so that it does not overflow."""
+    return call(table.LOG_SIGMOID, (input,))[0]
+
+
+def prelu(input, weight):
+    """x where x > 0, else weight * x, a weight of one value or one per channel (dim 1)."""
+    if weight.dim() == 1 and weight.numel() > 1 and input.dim() >= 2:
+        if input.shape[1] != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.numel()} and channel size = "
+                               f"{input.shape[1]}.")
+        weight = weight.reshape((1, -1) + (1,) * (input.dim() - 2))  # (torch's shape)
+    return call(table.PRELU, (input, weight))
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with torch's constants (an EluBackward0 node, as torch's)."""
+    if inplace:
+        return call_inplace(table.ELU.in_place, (input,), (_SELU_ALPHA, _SELU_SCALE, 1))
+    return call(table.ELU, (input,), (_SELU_ALPHA, _SELU_SCALE, 1))
+
+
+def softsign(input):
+    """x / (1 + |x|)."""
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):
+    """x - tanh(x)."""
+    return input - input.tanh()
+
+
+def softmin(input, dim=None, dtype=None):
+    """softmax(-x)."""
+    return softmax(-input, dim, dtype=dtype)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b), a and b the halves of the input along dim."""
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} "
+                           f"is size {input.shape[dim]}")
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()

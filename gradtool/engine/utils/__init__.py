@@ -4,3 +4,5 @@ from . import data
 from ..errors import missing_attribute  # noqa: E402
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
+
+from . import checkpoint  # noqa: E402,F401

@@ -881,3 +881,65 @@ _ROUNDING = {"FLOOR": FLOOR, "CEIL": CEIL, "TRUNC": TRUNC, "FRAC": FRAC}
 TABLE.update(_ROUNDING)
 TABLE.update({f"{name}_": spec.in_place for name, spec in _ROUNDING.items()
               if spec.in_place and spec.in_place.derivative_implemented})
+
+# ======================= more activations =======================
+# torch's own nodes for nn's activations (hardtanh also serves relu6); each gradient is
+# torch's at the kinks: hardtanh and hardsigmoid pass nothing at their bounds, hardswish
+# takes its middle piece at +-3. (Read into TABLE below, as the rows above.)
+
+from .generic import sigmoid as _sigmoid  # noqa: E402
+
+
+def _tanh_softplus(x):
+    """tanh(softplus(x)) from sigmoid(x), which never overflows: 1 + e^x = 1 / (1 - s)."""
+    u = 1 - _sigmoid(x)
+    return (1 - u * u) / (1 + u * u)
+
+
+_SIXTH = float(np.float32(1 / 6))  # torch's hardsigmoid_backward scales by 1.0f / 6 (a float)
+HARDTANH = OpSpec("hardtanh", "HardtanhBackward0", lambda x, lo, hi: np.clip(x, lo, hi),
+                  jvp="elementwise", batches=True, args=("min_val", "max_val"),
+                  self=lambda grad, self, min_val, max_val:
+                      grad * ((self > min_val) & (self < max_val)))
+HARDSIGMOID = OpSpec("hardsigmoid", "HardsigmoidBackward0",
+                     lambda x: np.clip(x / 6 + 0.5, 0, 1).astype(x.dtype, copy=False),
+                     jvp="elementwise", batches=True,
+                     self=lambda grad, self: grad * ((self > -3) & (self < 3)) * _SIXTH)
+HARDSWISH = OpSpec("hardswish", "HardswishBackward0",
+                   lambda x: (x * np.clip(x / 6 + 0.5, 0, 1)).astype(x.dtype, copy=False),
+                   jvp="elementwise", batches=True,
+                   self=lambda grad, self: where(self < -3, 0 * grad, where(
+                       self <= 3, grad * (self / 3 + 0.5), grad)))
+MISH = OpSpec("mish", "MishBackward0",
+              lambda x: (x * np.tanh(np.logaddexp(0, x))).astype(x.dtype, copy=False),
+              jvp="elementwise", batches=True,
+              self=lambda grad, self: grad * (_tanh_softplus(self) + self * _sigmoid(self) * (
+                  1 - _tanh_softplus(self) ** 2)))
+# log_sigmoid saves torch's `buffer` beside the input: exp(-|x|), which its CPU kernel keeps
+LOG_SIGMOID = OpSpec("log_sigmoid_forward", "LogSigmoidBackward0",
+                     lambda x: ((np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))).astype(
+                         x.dtype, copy=False), np.exp(-np.abs(x)).astype(x.dtype, copy=False)),
+                     outputs=("output", "buffer"), nondiff_outputs=("buffer",),
+                     jvp=lambda self_t, self: [self_t * _sigmoid(-self), None],
+                     self=lambda grad, self, buffer: grad * _sigmoid(-self))
+# prelu: x where x > 0, else weight * x, the weight broadcast (nn.PReLU's per channel)
+PRELU = OpSpec("_prelu_kernel", "PreluKernelBackward0",
+               lambda x, w: np.where(x > 0, x, w * x), **_BROADCASTING,
+               self=lambda grad, self, weight: where(self > 0, grad, weight * grad),
+               weight=lambda grad, self: where(self > 0, 0 * grad, self * grad))
+_ACTIVATIONS = {"HARDTANH": HARDTANH, "HARDSIGMOID": HARDSIGMOID, "HARDSWISH": HARDSWISH,
+                "MISH": MISH, "LOG_SIGMOID": LOG_SIGMOID, "PRELU": PRELU}
+TABLE.update(_ACTIVATIONS)
+
+# ======================= logarithms and powers of 2 and 10 =======================
+_LN2, _LN10 = 0.6931471805599453, 2.302585092994046
+LOG2 = OpSpec("log2", "Log2Backward0", np.log2, **_FLOATING,
+              self=lambda grad, self: grad / conj(self * _LN2))
+LOG10 = OpSpec("log10", "Log10Backward0", np.log10, **_FLOATING,
+               self=lambda grad, self: grad / conj(self * _LN10))
+EXP2 = OpSpec("exp2", "Exp2Backward0", np.exp2, **_FLOATING,
+              self=lambda grad, result: grad * conj(result * _LN2))
+_LOGS = {"LOG2": LOG2, "LOG10": LOG10, "EXP2": EXP2}
+TABLE.update(_LOGS)
+TABLE.update({f"{name}_": spec.in_place for name, spec in _LOGS.items()
+              if spec.in_place and spec.in_place.derivative_implemented})

@@ -1,0 +1,91 @@
+"""Tensor methods the census of real files found missing (docs/census.md): torch's aliases
+(multiply, less, ...), the older casts (byte, char, short), square, repeat_interleave and
+unique, each in terms of the engine's own ops, so their nodes are torch's (square is
+PowBackward0, repeat_interleave IndexSelectBackward0, as in torch)."""
+import numpy as np
+
+from . import creation, dtypes
+from .tensor import Tensor
+
+
+class MoreTensorMethods:
+    def square(self):
+        return self.pow(2)
+
+    def square_(self):
+        return self.pow_(2)
+
+    def multiply(self, other):
+        return self.mul(other)
+
+    def multiply_(self, other):
+        return self.mul_(other)
+
+    def subtract(self, other, *, alpha=1):
+        return self.sub(other, alpha=alpha)
+
+    def true_divide(self, other):
+        return self.div(other)
+
+    def absolute(self):
+        return self.abs()
+
+    def less(self, other):
+        return self.lt(other)
+
+    def less_equal(self, other):
+        return self.le(other)
+
+    def greater(self, other):
+        return self.gt(other)
+
+    def greater_equal(self, other):
+        return self.ge(other)
+
+    def not_equal(self, other):
+        return self.ne(other)
+
+    def byte(self):
+        return self.to(dtypes.uint8)
+
+    def char(self):
+        return self.to(dtypes.int8)
+
+    def short(self):
+        return self.to(dtypes.int16)
+
+    def ndimension(self):
+        return self.dim()
+
+    def element_size(self):
+        return self._data.dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self._data.dtype.itemsize
+
+    @property
+    def is_sparse(self):  # the engine's tensors are all dense (strided)
+        return False
+
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+        """Each element (or slice along dim) repeated `repeats` times (a number, or one count
+        per element): an index_select, as torch computes it."""
+        input = self.reshape(-1) if dim is None else self
+        dim = 0 if dim is None else dim
+        counts = repeats.detach().numpy() if isinstance(repeats, Tensor) else repeats
+        index = np.repeat(np.arange(input.shape[dim]), counts)
+        return input.index_select(dim, creation.tensor(index, dtype=dtypes.int64))
+
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        """The distinct values, sorted (torch's CPU unique always sorts), with the inverse
+        indices and counts on request; no gradient flows (torch's has none either)."""
+        values, inverse, counts = np.unique(self.detach().numpy(), return_inverse=True,
+                                            return_counts=True, axis=dim)
+        out = [creation.tensor(values, dtype=self.dtype)]
+        shape = tuple(self.shape) if dim is None else (self.shape[dim],)
+        if return_inverse:
+            out.append(creation.tensor(inverse.reshape(shape), dtype=dtypes.int64))
+        if return_counts:
+            out.append(creation.tensor(counts, dtype=dtypes.int64))
+        return out[0] if len(out) == 1 else tuple(out)
