@@ -744,6 +744,9 @@ case("prelu", "PRELU", lambda x, w: gt.nn.functional.prelu(x, w),
      lambda r: [away_from(r, (2, 3, 4)), r.uniform(0.1, 0.5, (3,))],
      lambda v, x, w: [np.where(x > 0, v, w[:, None] * v),
                       np.where(x > 0, 0, x * v).sum(axis=(0, 2))])
+case("glu", "GLU", lambda x: gt.nn.functional.glu(x, 0), normal(4, 3),
+     lambda v, x: [np.concatenate([v * _sigmoid(x[2:]), v * x[:2] * _sigmoid(x[2:]) * (
+         1 - _sigmoid(x[2:]))])])
 case("clamp_min_method", "CLAMP_MIN", lambda x: x.clamp_min(0.1),
      lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x >= 0.1)])
 case("bernoulli", "BERNOULLI", _seeded(lambda p: gt.bernoulli(p) * p),

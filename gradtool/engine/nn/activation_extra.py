@@ -1,7 +1,7 @@
 """More of torch.nn's activation modules (torch.nn.modules.activation): each calls its
 functional twin, whose gradient is a row of the op table where torch has a node of its own
-(Hardtanh, ReLU6, Hardsigmoid, Hardswish, Mish, LogSigmoid, PReLU, SELU) and the
-composite torch computes otherwise (Softsign, Tanhshrink, Softmin, GLU)."""
+(Hardtanh, ReLU6, Hardsigmoid, Hardswish, Mish, LogSigmoid, PReLU, SELU, GLU) and the
+composite torch computes otherwise (Softsign, Tanhshrink, Softmin)."""
 from . import functional as F
 from .module import Module
 from .parameter import Parameter

@@ -923,9 +923,8 @@ __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clea
 
 
 # ---- more activations: the op table's rows (HARDTANH, HARDSIGMOID, HARDSWISH, MISH,
-# LOG_SIGMOID, PRELU, ELU for selu) where torch has a node of its own, composites where torch composes
-# (softsign, tanhshrink, softmin, glu: its GluBackward0 is not a row here, so its graph is
-# a chunk, a sigmoid and a mul)
+# LOG_SIGMOID, PRELU, GLU, and ELU for selu) where torch has a node of its own, composites
+# where torch composes (softsign, tanhshrink, softmin)
 def _activation(spec, input, args=(), inplace=False):
     return (call_inplace if inplace else call)(spec, (input,), args)
 
@@ -1000,8 +999,9 @@ def softmin(input, dim=None, dtype=None):
 
 def glu(input, dim=-1):
     """a * sigmoid(b), a and b the halves of the input along dim."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
     if input.shape[dim] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} "
                            f"is size {input.shape[dim]}")
-    a, b = input.chunk(2, dim)
-    return a * b.sigmoid()
+    return call(table.GLU, (input,), (dim,))

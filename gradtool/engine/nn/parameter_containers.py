@@ -2,6 +2,9 @@
 on the container (under "0", "1", ... or their keys), so that the module holding the container
 sees them in parameters(), state_dict() and the optimizer's groups. A plain tensor put in is
 made a Parameter, as torch does."""
+import collections
+import collections.abc
+
 from ..autograd.tensor import Tensor
 from .module import Module
 from .parameter import Parameter
@@ -106,7 +109,14 @@ class ParameterDict(Module):
         return value
 
     def update(self, parameters):
-        items = parameters.items() if hasattr(parameters, "items") else parameters
+        """From pairs or an ordered mapping in their order; from a plain dict sorted by key,
+        as torch (which still treats a dict as unordered)."""
+        if isinstance(parameters, (collections.OrderedDict, ParameterDict)):
+            items = parameters.items()
+        elif isinstance(parameters, collections.abc.Mapping):
+            items = sorted(parameters.items())
+        else:
+            items = parameters
         for key, value in items:
             self[key] = value
 

@@ -927,7 +927,34 @@ PRELU = OpSpec("_prelu_kernel", "PreluKernelBackward0",
                lambda x, w: np.where(x > 0, x, w * x), **_BROADCASTING,
                self=lambda grad, self, weight: where(self > 0, grad, weight * grad),
                weight=lambda grad, self: where(self > 0, 0 * grad, self * grad))
-_ACTIVATIONS = {"HARDTANH": HARDTANH, "HARDSIGMOID": HARDSIGMOID, "HARDSWISH": HARDSWISH,
+
+
+def _glu_halves(x, dim):
+    n = x.shape[dim] // 2
+    return slice(x, dim, 0, n, 1), slice(x, dim, n, 2 * n, 1)
+
+
+def _glu_backward(grad, self, dim):
+    a, b = _glu_halves(self, dim)
+    s = _sigmoid(b)
+    return cat([grad * s, grad * a * s * (1 - s)], dim)
+
+
+def _glu_jvp(self_t, self, dim):
+    (a, b), (a_t, b_t) = _glu_halves(self, dim), _glu_halves(self_t, dim)
+    s = _sigmoid(b)
+    return a_t * s + a * s * (1 - s) * b_t
+
+
+def _glu_kernel(x, dim):
+    a, b = np.split(x, 2, axis=dim)
+    return (a / (1 + np.exp(-b))).astype(x.dtype, copy=False)
+
+
+# glu: a * sigmoid(b), a and b the halves of the input along dim
+GLU = OpSpec("glu", "GluBackward0", _glu_kernel, args=("dim",), jvp=_glu_jvp,
+             self=_glu_backward)
+_ACTIVATIONS = {"GLU": GLU, "HARDTANH": HARDTANH, "HARDSIGMOID": HARDSIGMOID, "HARDSWISH": HARDSWISH,
                 "MISH": MISH, "LOG_SIGMOID": LOG_SIGMOID, "PRELU": PRELU}
 TABLE.update(_ACTIVATIONS)
 
