@@ -36,7 +36,11 @@ class ParameterList(Module):
         return getattr(self, self._index(index))
 
     def __setitem__(self, index, value):
-        setattr(self, self._index(index), _as_parameter(value))
+        key, value = self._index(index), _as_parameter(value)
+        if isinstance(value, Parameter) and key in self._parameters:
+            self._parameters[key] = value  # in its place: the order of parameters() stays
+        else:
+            setattr(self, key, value)
 
     def __len__(self):
         return self._size
