@@ -73,3 +73,60 @@ def test_device_api_matches_torch():
         assert (repr(d), str(d), d.type, d.index) == ("device(type='cpu')", "cpu", "cpu", None)
         assert lib.ones(1).device == d and lib.device("cuda", 2).index == 2
     assert str(gt.device("cuda:1")) == str(torch.device("cuda:1"))
+
+
+# ---- names added after the census of real files (docs/census.md): values, dtypes and nodes
+def _census_form(out):
+    outs = out if isinstance(out, tuple) else (out,)
+    return [(str(o.dtype).split(".")[-1], tuple(o.shape), o.detach().numpy().tolist(),
+             None if o.grad_fn is None else o.grad_fn.name()) for o in outs]
+# (each a tuple: dtype, shape, values, node)
+
+
+CENSUS_NAMES = {
+    "constants": lambda lib, x: lib.tensor([lib.pi, lib.e, lib.inf]),
+    "square": lambda lib, x: lib.square(x),
+    "multiply_subtract": lambda lib, x: x.multiply(2).subtract(x, alpha=0.5),
+    "comparisons": lambda lib, x: (x.less(0), x.greater_equal(0), x.not_equal(x)),
+    "casts": lambda lib, x: (x.byte(), x.char(), x.short()),
+    "repeat_interleave": lambda lib, x: x.repeat_interleave(2, dim=1),
+    "repeat_interleave_flat": lambda lib, x: lib.repeat_interleave(x, 2),
+    "repeat_interleave_counts": lambda lib, x: x.repeat_interleave(lib.tensor([1, 0, 2]), 1),
+    "unique": lambda lib, x: lib.unique(x.round(), return_inverse=True, return_counts=True),
+    "unique_dim": lambda lib, x: lib.cat([x, x]).round().unique(dim=0),
+    "vstack": lambda lib, x: lib.vstack([x[0], x]),
+    "hstack": lambda lib, x: lib.hstack([x, x]),
+    "hstack_1d": lambda lib, x: lib.hstack([x[0], x[1]]),
+    "qr": lambda lib, x: lib.qr(x.T @ x + lib.eye(3, dtype=x.dtype)),
+    "floor_ceil_int": lambda lib, x: (lib.floor(x.long()), x.long().ceil()),
+    "sizes": lambda lib, x: lib.tensor([x.element_size(), x.ndimension(), x.is_sparse,
+                                        x.itemsize]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CENSUS_NAMES))
+def test_census_names_are_torchs(name):
+    torch = pytest.importorskip("torch")
+    x = np.array([[1.2, -0.4, 2.6], [0.7, -1.9, 0.1]])
+    seen = []
+    for lib in (gt, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch.qr's deprecation
+            seen.append(_census_form(CENSUS_NAMES[name](lib, lib.tensor(x, requires_grad=True))))
+    for mine, theirs in zip(*seen):
+        if name.startswith("unique"):  # torch's Unique2Backward0 only refuses a backward
+            theirs = theirs[:3] + (None,)
+        assert mine[0::3] == theirs[0::3] and mine[1] == theirs[1]
+        np.testing.assert_allclose(np.array(mine[2], float), np.array(theirs[2], float),
+                                   rtol=1e-12, atol=1e-14)
+
+
+def test_the_deprecated_spellings_warn_as_torchs():
+    torch = pytest.importorskip("torch")
+    with pytest.warns(UserWarning, match="torch.qr is deprecated"):  # (torch's warns once)
+        gt.qr(gt.eye(2))
+    for lib in (gt, torch):
+        with pytest.warns(FutureWarning, match="`nn.init.kaiming_normal` is now deprecated"):
+            lib.nn.init.kaiming_normal(lib.empty(2, 2))
+        with pytest.warns(FutureWarning, match="clip_grad_norm` is now deprecated"):
+            lib.nn.utils.clip_grad_norm([lib.zeros(1, requires_grad=True)], 1.0)

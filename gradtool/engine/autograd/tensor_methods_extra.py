@@ -1,7 +1,8 @@
 """Tensor methods the census of real files found missing (docs/census.md): torch's aliases
 (multiply, less, ...), the older casts (byte, char, short), square, repeat_interleave and
 unique, each in terms of the engine's own ops, so their nodes are torch's (square is
-PowBackward0, repeat_interleave IndexSelectBackward0, as in torch)."""
+PowBackward0, repeat_interleave's are torch's composite); unique records no node (torch's
+Unique2Backward0 only refuses a backward)."""
 import numpy as np
 
 from . import creation, dtypes
@@ -69,12 +70,16 @@ class MoreTensorMethods:
         return False
 
     def repeat_interleave(self, repeats, dim=None, *, output_size=None):
-        """Each element (or slice along dim) repeated `repeats` times (a number, or one count
-        per element): an index_select, as torch computes it."""
+        """Each element (or slice along dim) repeated `repeats` times: a number repeats
+        through an expand, as torch (unsqueeze, expand, clone, flatten); one count per
+        element picks with index_select, as torch."""
         input = self.reshape(-1) if dim is None else self
-        dim = 0 if dim is None else dim
-        counts = repeats.detach().numpy() if isinstance(repeats, Tensor) else repeats
-        index = np.repeat(np.arange(input.shape[dim]), counts)
+        dim = 0 if dim is None else dim % input.dim()
+        if not isinstance(repeats, Tensor):
+            sizes = list(input.shape)
+            sizes.insert(dim + 1, repeats)
+            return input.unsqueeze(dim + 1).expand(*sizes).clone().flatten(dim, dim + 1)
+        index = np.repeat(np.arange(input.shape[dim]), repeats.detach().numpy())
         return input.index_select(dim, creation.tensor(index, dtype=dtypes.int64))
 
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
