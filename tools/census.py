@@ -35,7 +35,8 @@ and counted. What is counted, per file:
   `.state_dict`) count as Module's.
 
 A name is on the engine when it resolves under `gradtool.as_torch()` exactly as a user's
-`import torch` file reaches it (attributes, then submodule imports), and for `Tensor.<name>`
+`import torch` file reaches it (a torch module by importing it, `import torch.utils.checkpoint`;
+any other name by attributes, then submodule imports), and for `Tensor.<name>`
 and `Module.<name>` when the engine's Tensor or nn.Module has the attribute.
 
 Coverage: the share of name uses (every occurrence) the engine has, the share of files that
@@ -228,6 +229,7 @@ class Engine:
         # a name both torch's Tensor and Module have is on the engine when both of its have it
         self.shared = {name for name, kind in torch_names["Module"].items()
                        if kind == torch_names["Tensor"].get(name)}
+        self.modules = torch_names["modules"]
         self.known = {}
 
     def has(self, name):
@@ -243,6 +245,12 @@ class Engine:
         if owner == "Module":
             return hasattr(self.module, attr)
         with self.as_torch():
+            if name in self.modules:  # a module is imported, as the file does
+                try:
+                    importlib.import_module(name)
+                    return True
+                except ImportError:
+                    return False
             parts = name.split(".")
             try:
                 obj = importlib.import_module("torch")
