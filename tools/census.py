@@ -343,7 +343,7 @@ def percent(part, whole):
     return round(100.0 * part / whole, 1) if whole else 100.0
 
 
-def markdown(result, top):
+def markdown(result, top, top_missing=None):
     yes = {True: "yes", False: "**no**"}
     out = [f"Files: {result['files']} parsed, {result['files_skipped']} skipped (syntax "
            f"errors). Names: {result['names']}, {result['names_on_engine']} on the engine.",
@@ -363,9 +363,10 @@ def markdown(result, top):
         out.append(f"| {i} | `{row['name']}` | {row['files']} | {row['uses']} | "
                    f"{yes[row['on_engine']]} |")
     missing = [row for row in result["table"] if not row["on_engine"]]
-    out += ["", f"Top {top} missing names by files:", "", "| # | name | files | uses |",
+    top_missing = top if top_missing is None else top_missing
+    out += ["", f"Top {top_missing} missing names by files:", "", "| # | name | files | uses |",
             "|---|---|---|---|"]
-    for i, row in enumerate(missing[:top], 1):
+    for i, row in enumerate(missing[:top_missing], 1):
         out.append(f"| {i} | `{row['name']}` | {row['files']} | {row['uses']} |")
     return "\n".join(out) + "\n"
 
@@ -390,13 +391,15 @@ def main(argv=None):
     parser.add_argument("--json", action="store_true", help="the whole census as JSON")
     parser.add_argument("--markdown", action="store_true", help="tables for docs/census.md")
     parser.add_argument("--top", type=int, default=150, help="rows of the tables (150)")
+    parser.add_argument("--top-missing", type=int, help="rows of the missing names' table "
+                        "(as --top)")
     args = parser.parse_args(argv)
     result = census(args.sources)
     if args.json:
         json.dump(result, sys.stdout, indent=1)
         sys.stdout.write("\n")
     elif args.markdown:
-        sys.stdout.write(markdown(result, args.top))
+        sys.stdout.write(markdown(result, args.top, args.top_missing))
     else:
         sys.stdout.write(text(result, args.top))
 

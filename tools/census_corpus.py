@@ -60,8 +60,9 @@ def gather(repo, mirror, out, per_repo):
             candidates.append((-len(REFERENCE.findall(text)), path, text))
     candidates.sort()
     for _, path, text in candidates[:per_repo]:
+        name = path.replace("/", "__")  # (a notebook keeps its .ipynb: a.ipynb.py beside a.py)
         dest = os.path.join(out, repo.replace("/", "+", 1),
-                            path.replace("/", "__").rsplit(".", 1)[0] + ".py")
+                            name if name.endswith(".py") else name + ".py")
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         with open(dest, "w", encoding="utf-8") as f:
             f.write(text)

@@ -633,3 +633,10 @@ def test_activation_modules_say_what_they_refuse():
         nn.GLU()(gt.ones(2, 3))
     with pytest.raises(RuntimeError, match="Mismatch of parameter numbers"):
         nn.PReLU(3)(gt.ones(2, 4))
+
+
+def test_module_type_casts_integer_buffers_too():
+    model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    weight = model[0].weight
+    assert model.type(gt.float64) is model and model[0].weight is weight
+    assert weight.dtype == gt.float64 and model[1].num_batches_tracked.dtype == gt.float64

@@ -136,3 +136,15 @@ def test_data_parallel_without_cuda_and_checkpoint_are_the_plain_call():
         y.sum().backward()
         seen.append((list(model.state_dict()), y.detach().numpy().tolist(), x.grad.tolist()))
     assert seen[0] == seen[1]
+
+
+def test_module_type_casts_every_parameter_and_buffer_as_torch():
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (gt, torch):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        weight = model[0].weight
+        assert model.type(lib.float64) is model and model[0].weight is weight
+        seen.append([(n, str(t.dtype).split(".")[-1], type(t).__name__)
+                     for n, t in list(model.named_parameters()) + list(model.named_buffers())])
+    assert seen[0] == seen[1]
