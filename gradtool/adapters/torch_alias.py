@@ -28,7 +28,8 @@ MIRRORED = (
     "torch.cuda", "torch.cuda.amp", "torch.amp", "torch.jit", "torch.accelerator",
     "torch.backends", "torch.backends.cudnn", "torch.backends.mkldnn", "torch.backends.mps",
     "torch.linalg",
-    "torch.distributions", "torch.utils", "torch.utils.data", "torch.utils.checkpoint",
+    "torch.distributions", "torch.distributions.normal", "torch.distributions.categorical",
+    "torch.distributions.kl", "torch.utils", "torch.utils.data", "torch.utils.checkpoint",
 )
 
 

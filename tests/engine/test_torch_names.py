@@ -160,3 +160,17 @@ def test_engine_torch_is_not_advised_to_a_run_that_already_has_it(missing_runs):
     r = cu.run("gradcheck", "--engine", "torch", path)
     message = cu.assert_target_error(r, "f", "gradtool's engine does not provide gradtool.fft")
     assert "run the file on PyTorch itself" not in message
+
+
+def test_a_file_imports_distributions_submodules_and_checkpoint(tmp_path):
+    """The import forms the census found in real files (docs/census.md) load on the engine."""
+    import gradtool
+    with gradtool.as_torch():
+        import torch
+        from torch.distributions.normal import Normal
+        from torch.utils.checkpoint import checkpoint
+        import torch.distributions.kl
+        assert Normal is gt.distributions.Normal and torch.distributions.kl.kl_divergence
+        assert checkpoint(torch.tanh, torch.zeros(2)).tolist() == [0.0, 0.0]
+        with pytest.raises(AssertionError, match="not compiled with CUDA"):
+            torch.cuda.synchronize()

@@ -130,3 +130,34 @@ def test_the_deprecated_spellings_warn_as_torchs():
             lib.nn.init.kaiming_normal(lib.empty(2, 2))
         with pytest.warns(FutureWarning, match="clip_grad_norm` is now deprecated"):
             lib.nn.utils.clip_grad_norm([lib.zeros(1, requires_grad=True)], 1.0)
+
+
+CUDA_CALLS = [("empty_cache", ()), ("memory_allocated", ()), ("max_memory_allocated", ()),
+              ("memory_reserved", ()), ("max_memory_reserved", ()), ("synchronize", ()),
+              ("get_device_name", ()), ("get_device_properties", (0,))]
+
+
+@pytest.mark.parametrize("name, args", CUDA_CALLS, ids=[n for n, _ in CUDA_CALLS])
+def test_cuda_calls_answer_as_torch_without_cuda(name, args):
+    """On a machine without CUDA (torch's CPU build here): the same value or the same error."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("torch has CUDA here")
+    seen = []
+    for lib in (gt, torch):
+        try:
+            seen.append(("value", getattr(lib.cuda, name)(*args)))
+        except Exception as exc:  # noqa: BLE001 (the error is what is compared)
+            seen.append((type(exc).__name__, str(exc)))
+    assert seen[0] == seen[1]
+
+
+def test_distributions_submodules_hold_torchs_classes():
+    torch = pytest.importorskip("torch")
+    import torch.distributions.categorical  # noqa: F401 (torch's are modules to import)
+    import torch.distributions.kl  # noqa: F401
+    import torch.distributions.normal  # noqa: F401
+    for lib in (gt, torch):
+        assert lib.distributions.normal.Normal is lib.distributions.Normal
+        assert lib.distributions.categorical.Categorical is lib.distributions.Categorical
+        assert lib.distributions.kl.kl_divergence is lib.distributions.kl_divergence

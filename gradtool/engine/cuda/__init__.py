@@ -30,3 +30,40 @@ def is_bf16_supported(including_emulation=True):
 from ..errors import missing_attribute  # noqa: E402
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
+
+
+# ---- the rest of torch.cuda that real files call, answered as torch's build without CUDA
+# answers on this machine: memory queries say 0 and empty_cache does nothing; what needs a
+# device raises torch's own error
+_NO_CUDA = "Torch not compiled with CUDA enabled"
+
+
+def empty_cache():
+    return None
+
+
+def memory_allocated(device=None):
+    return 0
+
+
+max_memory_allocated = memory_reserved = max_memory_reserved = memory_allocated
+
+
+def synchronize(device=None):
+    raise AssertionError(_NO_CUDA)
+
+
+def set_device(device):
+    raise AssertionError(_NO_CUDA)
+
+
+def get_device_name(device=None):
+    raise AssertionError(_NO_CUDA)
+
+
+def get_device_properties(device=None):
+    raise AssertionError(_NO_CUDA)
+
+
+def reset_peak_memory_stats(device=None):
+    raise AssertionError(_NO_CUDA)

@@ -234,3 +234,5 @@ __all__ = ["Distribution", "Categorical", "Normal", "kl_divergence"]
 from ..errors import missing_attribute  # noqa: E402
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
+
+from . import categorical, kl, normal  # noqa: E402 (torch's submodules, as attributes too)

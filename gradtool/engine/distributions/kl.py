@@ -1,0 +1,2 @@
+"""torch.distributions.kl, the module real files import kl_divergence from."""
+from . import kl_divergence  # noqa: F401
