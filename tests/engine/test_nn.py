@@ -640,3 +640,13 @@ def test_module_type_casts_integer_buffers_too():
     weight = model[0].weight
     assert model.type(gt.float64) is model and model[0].weight is weight
     assert weight.dtype == gt.float64 and model[1].num_batches_tracked.dtype == gt.float64
+
+
+def test_instance_norm_normalises_each_sample_and_channel_alone():
+    x = gt.randn(2, 3, 8, dtype=gt.float64) * 3 + 2
+    y = nn.InstanceNorm1d(3)(x)
+    assert gt.allclose(y.mean(-1), gt.zeros(2, 3, dtype=gt.float64), atol=1e-12)
+    assert gt.allclose(y.var(-1, unbiased=False), gt.ones(2, 3, dtype=gt.float64), atol=1e-4)
+    assert nn.InstanceNorm1d(3)(x[0]).shape == (3, 8)  # an unbatched input
+    with pytest.raises(ValueError, match="expected 2D or 3D input"):
+        nn.InstanceNorm1d(3)(gt.ones(1, 2, 3, 4))

@@ -148,3 +148,26 @@ def test_module_type_casts_every_parameter_and_buffer_as_torch():
         seen.append([(n, str(t.dtype).split(".")[-1], type(t).__name__)
                      for n, t in list(model.named_parameters()) + list(model.named_buffers())])
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"affine": True}, {"track_running_stats": True}],
+                         ids=["plain", "affine", "running_stats"])
+def test_instance_norm_is_torchs(kwargs):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(7).standard_normal((2, 3, 4, 5)) * 2 + 1
+    seen = []
+    for lib in (gt, torch):
+        norm = lib.nn.InstanceNorm2d(3, **kwargs).double()
+        xt = lib.tensor(x, requires_grad=True)
+        y = norm(xt)
+        y.backward(lib.tensor(np.sin(np.arange(y.numel())).reshape(x.shape)))
+        norm.eval()
+        seen.append((repr(norm), y.grad_fn.name(), y.detach().numpy(), xt.grad.numpy(),
+                     [t.detach().numpy() for _, t in norm.named_parameters()] +
+                     [p.grad.numpy() for _, p in norm.named_parameters()] +
+                     [t.numpy() for _, t in norm.named_buffers()],
+                     norm(xt).detach().numpy()))
+    assert seen[0][:2] == seen[1][:2]
+    for a, b in zip(seen[0][2:], seen[1][2:]):
+        for u, v in (zip(a, b) if isinstance(a, list) else [(a, b)]):
+            np.testing.assert_allclose(u, v, rtol=1e-10, atol=1e-12)

@@ -1005,3 +1005,24 @@ def glu(input, dim=-1):
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} "
                            f"is size {input.shape[dim]}")
     return call(table.GLU, (input,), (dim,))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Each sample's channels normalised by their own statistics: batch_norm over the input
+    viewed as one sample of N * C channels, weight and bias repeated N times, as torch
+    composes it (ViewBackward0 over NativeBatchNormBackward0, RepeatBackward0 beneath); the
+    running statistics, when given, move by the mean over the samples."""
+    n, c = input.shape[:2]
+    shape = tuple(input.shape)
+    flat = input.reshape((1, n * c) + shape[2:])
+    repeat = (lambda t: None if t is None else t.repeat(n))
+    mean, var = repeat(running_mean), repeat(running_var)
+    out = batch_norm(flat, mean, var, repeat(weight), repeat(bias), use_input_stats, momentum,
+                     eps)
+    if use_input_stats and running_mean is not None:
+        from ..autograd.grad_mode import no_grad
+        with no_grad():
+            running_mean.copy_(mean.reshape(n, c).mean(0))
+            running_var.copy_(var.reshape(n, c).mean(0))
+    return out.reshape(shape)
