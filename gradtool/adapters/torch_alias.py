@@ -29,7 +29,8 @@ MIRRORED = (
     "torch.backends", "torch.backends.cudnn", "torch.backends.mkldnn", "torch.backends.mps",
     "torch.linalg",
     "torch.distributions", "torch.distributions.normal", "torch.distributions.categorical",
-    "torch.distributions.kl", "torch.utils", "torch.utils.data", "torch.utils.checkpoint",
+    "torch.distributions.kl", "torch.utils", "torch.utils.data", "torch.utils.data.dataloader",
+    "torch.utils.data.dataset", "torch.utils.data.sampler", "torch.utils.checkpoint",
 )
 
 

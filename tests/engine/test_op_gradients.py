@@ -619,6 +619,13 @@ case("clamp_", "CLAMP", lambda x: (x * 1.0).clamp_(-0.5, 0.5),
 case("masked_fill_", "MASKED_FILL", lambda x, m: x.sin().masked_fill_(m, 0.0),
      lambda r: [r.standard_normal(S), Const(r.random(S) < 0.5)],
      lambda v, x, m: [v * np.cos(x) * ~m])
+case("triu_", "TRIU", lambda x: x.sin().triu_(1), normal(*S),
+     lambda v, x: [np.triu(v, 1) * np.cos(x)])
+case("tril_", "TRIL", lambda x: (x * 2.0).tril_(), normal(*S), lambda v, x: [2.0 * np.tril(v)])
+case("scatter_add_", "SCATTER_ADD",
+     lambda x, s: x.sin().scatter_add_(1, gt.tensor([[0, 1], [3, 3], [2, 0]]), s),
+     normals(S, (3, 2)), lambda v, x, s: [v * np.cos(x), np.take_along_axis(
+         v, np.array([[0, 1], [3, 3], [2, 0]]), 1)])
 case("zero_", "ZERO", lambda x: x.sin().zero_().add_(x), normal(*S), lambda v, x: [v],
      order2="square")
 case("fill_", "FILL", lambda x: x.sin().fill_(2.0) * x, normal(*S), lambda v, x: [2.0 * v],

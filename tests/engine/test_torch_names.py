@@ -174,3 +174,14 @@ def test_a_file_imports_distributions_submodules_and_checkpoint(tmp_path):
         assert checkpoint(torch.tanh, torch.zeros(2)).tolist() == [0.0, 0.0]
         with pytest.raises(AssertionError, match="not compiled with CUDA"):
             torch.cuda.synchronize()
+
+
+def test_utils_data_submodules_give_the_same_classes():
+    import gradtool
+    with gradtool.as_torch():
+        from torch.utils.data.dataloader import DataLoader
+        from torch.utils.data.dataset import Dataset, TensorDataset
+        from torch.utils.data.sampler import RandomSampler
+        import torch.utils.data as data
+        assert (DataLoader, Dataset, TensorDataset, RandomSampler) == (
+            data.DataLoader, data.Dataset, data.TensorDataset, data.RandomSampler)

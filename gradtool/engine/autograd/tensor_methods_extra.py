@@ -6,7 +6,9 @@ Unique2Backward0 only refuses a backward)."""
 import numpy as np
 
 from . import creation, dtypes
-from .tensor import Tensor
+from .inplace import call_inplace
+from .ops import derivatives as table
+from .tensor import Tensor, _dim
 
 
 class MoreTensorMethods:
@@ -45,6 +47,16 @@ class MoreTensorMethods:
 
     def not_equal(self, other):
         return self.ne(other)
+
+    # the in-place twins of rows (the row's node, as torch's)
+    def scatter_add_(self, dim, index, src):
+        return call_inplace(table.SCATTER_ADD, (self, index, src), (_dim(dim, self.dim()),))
+
+    def triu_(self, diagonal=0):
+        return call_inplace(table.TRIU, (self,), (diagonal,))
+
+    def tril_(self, diagonal=0):
+        return call_inplace(table.TRIL, (self,), (diagonal,))
 
     def byte(self):
         return self.to(dtypes.uint8)
