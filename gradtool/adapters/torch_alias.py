@@ -28,7 +28,8 @@ MIRRORED = (
     "torch.cuda", "torch.cuda.amp", "torch.amp", "torch.jit", "torch.accelerator",
     "torch.backends", "torch.backends.cudnn", "torch.backends.mkldnn", "torch.backends.mps",
     "torch.linalg",
-    "torch.distributions", "torch.distributions.normal", "torch.distributions.categorical",
+    "torch.distributed", "torch.distributions", "torch.distributions.normal",
+    "torch.distributions.categorical",
     "torch.distributions.kl", "torch.utils", "torch.utils.data", "torch.utils.data.dataloader",
     "torch.utils.data.dataset", "torch.utils.data.sampler", "torch.utils.checkpoint",
 )

@@ -161,3 +161,17 @@ def test_distributions_submodules_hold_torchs_classes():
         assert lib.distributions.normal.Normal is lib.distributions.Normal
         assert lib.distributions.categorical.Categorical is lib.distributions.Categorical
         assert lib.distributions.kl.kl_divergence is lib.distributions.kl_divergence
+
+
+@pytest.mark.parametrize("name", ["get_rank", "get_world_size", "barrier", "all_reduce"])
+def test_distributed_without_a_process_group_raises_torchs_error(name):
+    torch = pytest.importorskip("torch")
+    import torch.distributed  # noqa: F401 (torch's is a module to import)
+    seen = []
+    for lib in (gt, torch):
+        assert not lib.distributed.is_initialized()
+        args = (lib.ones(1),) if name == "all_reduce" else ()
+        with pytest.raises(ValueError) as caught:
+            getattr(lib.distributed, name)(*args)
+        seen.append(str(caught.value))
+    assert seen[0] == seen[1]
