@@ -27,6 +27,7 @@ MIRRORED = (
     "torch.optim", "torch.optim.optimizer", "torch.optim.lr_scheduler", "torch.testing",
     "torch.cuda", "torch.cuda.amp", "torch.amp", "torch.jit", "torch.accelerator",
     "torch.backends", "torch.backends.cudnn", "torch.backends.mkldnn", "torch.backends.mps",
+    "torch.backends.cuda",
     "torch.linalg",
     "torch.distributed", "torch.distributions", "torch.distributions.normal",
     "torch.distributions.categorical",

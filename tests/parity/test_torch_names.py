@@ -175,3 +175,14 @@ def test_distributed_without_a_process_group_raises_torchs_error(name):
             getattr(lib.distributed, name)(*args)
         seen.append(str(caught.value))
     assert seen[0] == seen[1]
+
+
+def test_the_tf32_switches_have_torchs_defaults_and_can_be_set():
+    torch = pytest.importorskip("torch")
+    import torch.backends.cuda  # noqa: F401
+    for flag in ("allow_tf32", "allow_fp16_reduced_precision_reduction",
+                 "allow_bf16_reduced_precision_reduction"):
+        assert getattr(gt.backends.cuda.matmul, flag) == getattr(torch.backends.cuda.matmul, flag)
+    assert gt.backends.cudnn.allow_tf32 == torch.backends.cudnn.allow_tf32
+    gt.backends.cuda.matmul.allow_tf32 = True  # accepted (and changes nothing)
+    gt.backends.cuda.matmul.allow_tf32 = False
