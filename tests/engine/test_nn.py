@@ -650,3 +650,14 @@ def test_instance_norm_normalises_each_sample_and_channel_alone():
     assert nn.InstanceNorm1d(3)(x[0]).shape == (3, 8)  # an unbatched input
     with pytest.raises(ValueError, match="expected 2D or 3D input"):
         nn.InstanceNorm1d(3)(gt.ones(1, 2, 3, 4))
+
+
+@pytest.mark.parametrize("module", [nn.AvgPool1d(3, stride=2, padding=1),
+                                    nn.AdaptiveAvgPool1d(3), nn.InstanceNorm1d(3, affine=True),
+                                    nn.PReLU(3), nn.Mish(), nn.GLU(1)],
+                         ids=["avg_pool1d", "adaptive_avg_pool1d", "instance_norm",
+                              "prelu", "mish", "glu"])
+def test_census_modules_gradients_against_central_differences(module):
+    module = module.double()
+    check_grads(lambda x: module(x), [f64(2, 4 if isinstance(module, nn.GLU) else 3, 6)],
+                order=2)

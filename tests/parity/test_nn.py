@@ -171,3 +171,30 @@ def test_instance_norm_is_torchs(kwargs):
     for a, b in zip(seen[0][2:], seen[1][2:]):
         for u, v in (zip(a, b) if isinstance(a, list) else [(a, b)]):
             np.testing.assert_allclose(u, v, rtol=1e-10, atol=1e-12)
+
+
+POOLS_1D = {"avg": lambda lib: lib.nn.AvgPool1d(3, stride=2, padding=1),
+            "avg_no_pad_count": lambda lib: lib.nn.AvgPool1d(2, padding=1, ceil_mode=True,
+                                                             count_include_pad=False),
+            "adaptive": lambda lib: lib.nn.AdaptiveAvgPool1d(3),
+            "adaptive_to_1": lambda lib: lib.nn.AdaptiveAvgPool1d(1)}
+
+
+@pytest.mark.parametrize("name", sorted(POOLS_1D))
+def test_1d_average_pools_are_torchs(name):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(2).standard_normal((2, 3, 7))
+    seen = []
+    for lib in (gt, torch):
+        pool = POOLS_1D[name](lib)
+        xt = lib.tensor(x, requires_grad=True)
+        y = pool(xt)
+        y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape))))
+        chain, node = [], y.grad_fn
+        while node is not None and node.next_functions:
+            chain.append(node.name())
+            node = node.next_functions[0][0]
+        seen.append((repr(pool), chain, y.detach().numpy(), xt.grad.numpy()))
+    assert seen[0][:2] == seen[1][:2]
+    np.testing.assert_allclose(seen[0][2], seen[1][2], rtol=1e-13)
+    np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=1e-13)

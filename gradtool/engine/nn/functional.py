@@ -1026,3 +1026,21 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             running_mean.copy_(mean.reshape(n, c).mean(0))
             running_var.copy_(var.reshape(n, c).mean(0))
     return out.reshape(shape)
+
+
+# ---- 1-d average pooling: the 2-d op on the input given a height of 1, as torch composes it
+# (UnsqueezeBackward0, the 2-d node, SqueezeBackward1)
+def _single(value):
+    return value[0] if isinstance(value, (tuple, list)) else value
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    kernel = _single(kernel_size)
+    step = kernel if stride is None or stride == () or stride == [] else _single(stride)
+    return avg_pool2d(input.unsqueeze(-2), (1, kernel), (1, step), (0, _single(padding)),
+                      ceil_mode, count_include_pad).squeeze(-2)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _single(output_size))).squeeze(-2)
