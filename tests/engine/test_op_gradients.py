@@ -1454,6 +1454,16 @@ case("log2", "LOG2", lambda x: x.log2(), lambda r: [r.uniform(0.5, 2.0, S)],
 case("log10", "LOG10", lambda x: gt.log10(x), lambda r: [r.uniform(0.5, 2.0, S)],
      lambda v, x: [v / (x * np.log(10))])
 case("exp2", "EXP2", lambda x: x.exp2(), normal(*S), lambda v, x: [v * np.exp2(x) * np.log(2)])
+case("lerp_scalar", "LERP_SCALAR", lambda s, e: gt.lerp(s, e, 0.3), normals(S, (4,)),
+     lambda v, s, e: [0.7 * v, unbroadcast(0.3 * v, e.shape)])
+case("lerp_scalar_far", "LERP_SCALAR", lambda s, e: s.lerp(e, 0.8), normals(S, S),
+     lambda v, s, e: [0.2 * v, 0.8 * v])
+case("lerp_", "LERP_SCALAR", lambda s, e: s.sin().lerp_(e, 0.3), normals(S, (4,)),
+     lambda v, s, e: [0.7 * v * np.cos(s), unbroadcast(0.3 * v, e.shape)])
+case("lerp_tensor", "LERP", lambda s, e, w: s.lerp(e, w),
+     lambda r: [r.standard_normal(S), r.standard_normal((3, 1)), r.uniform(0, 1, (4,))],
+     lambda v, s, e, w: [v * (1 - w), unbroadcast(v * w, e.shape),
+                         unbroadcast(v * (e - s), w.shape)])
 case("addcmul", "ADDCMUL", lambda x, a, b: gt.addcmul(x, a, b, value=0.5),
      normals((3, 1), S, (4,)),
      lambda v, x, a, b: [unbroadcast(v, x.shape), 0.5 * v * b, unbroadcast(0.5 * v * a, b.shape)])

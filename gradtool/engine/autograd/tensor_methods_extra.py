@@ -6,6 +6,7 @@ Unique2Backward0 only refuses a backward)."""
 import numpy as np
 
 from . import creation, dtypes
+from .dispatch import call
 from .inplace import call_inplace
 from .ops import derivatives as table
 from .tensor import Tensor, _dim
@@ -57,6 +58,22 @@ class MoreTensorMethods:
 
     def tril_(self, diagonal=0):
         return call_inplace(table.TRIL, (self,), (diagonal,))
+
+    def lerp(self, end, weight):
+        """self + weight * (end - self): weight a number or a tensor."""
+        if isinstance(weight, Tensor):
+            return call(table.LERP, (self, end, weight))
+        return call(table.LERP_SCALAR, (self, end), (weight,))
+
+    def lerp_(self, end, weight):
+        if isinstance(weight, Tensor):
+            return call_inplace(table.LERP, (self, end, weight))
+        return call_inplace(table.LERP_SCALAR, (self, end), (weight,))
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        """|self - other| <= atol + rtol * |other|, elementwise; no gradient (a comparison)."""
+        other = other.detach().numpy() if isinstance(other, Tensor) else other
+        return creation.tensor(np.isclose(self.detach().numpy(), other, rtol, atol, equal_nan))
 
     def byte(self):
         return self.to(dtypes.uint8)

@@ -970,3 +970,22 @@ _LOGS = {"LOG2": LOG2, "LOG10": LOG10, "EXP2": EXP2}
 TABLE.update(_LOGS)
 TABLE.update({f"{name}_": spec.in_place for name, spec in _LOGS.items()
               if spec.in_place and spec.in_place.derivative_implemented})
+
+# ======================= lerp =======================
+# start + weight * (end - start), computed from the nearer end as torch's kernel does (so the
+# values agree to the last bit); a number weight (LerpBackward0) or a tensor (LerpBackward1)
+
+
+def _lerp_kernel(start, end, weight):
+    diff = end - start
+    return np.where(np.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
+
+
+LERP_SCALAR = OpSpec("lerp", "LerpBackward0", _lerp_kernel, **_BROADCASTING, args=("weight",),
+                     self=lambda grad, weight: grad * (1 - weight),
+                     end=lambda grad, weight: grad * weight)
+LERP = OpSpec("lerp", "LerpBackward1", _lerp_kernel, **_BROADCASTING,
+              self=lambda grad, weight: grad * (1 - weight),
+              end=lambda grad, weight: grad * weight,
+              weight=lambda grad, self, end: grad * (end - self))
+TABLE.update({"LERP_SCALAR": LERP_SCALAR, "LERP": LERP})
