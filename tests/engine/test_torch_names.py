@@ -197,3 +197,10 @@ def test_distributed_is_a_single_process_without_backends():
         assert not dist.is_available() and not dist.is_initialized()
         with pytest.raises(NotInEngineError, match="torch.distributed.init_process_group"):
             dist.init_process_group("gloo")
+
+
+def test_cuda_typed_classes_exist_and_hold_no_tensor():
+    assert not isinstance(gt.ones(1), gt.cuda.FloatTensor)
+    assert gt.cuda.LongTensor.dtype is gt.int64
+    with pytest.raises(TypeError, match="torch.cuda.HalfTensor not available"):
+        gt.cuda.HalfTensor(3)

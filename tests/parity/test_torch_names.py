@@ -188,3 +188,18 @@ def test_the_tf32_switches_have_torchs_defaults_and_can_be_set():
     assert gt.backends.cudnn.allow_tf32 == torch.backends.cudnn.allow_tf32
     gt.backends.cuda.matmul.allow_tf32 = True  # accepted (and changes nothing)
     gt.backends.cuda.matmul.allow_tf32 = False
+
+
+@pytest.mark.parametrize("name", ["FloatTensor", "LongTensor", "HalfTensor", "ByteTensor"])
+def test_cuda_typed_classes_are_torchs_without_cuda(name):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("torch has CUDA here")
+    seen = []
+    for lib in (gt, torch):
+        cls = getattr(lib.cuda, name)
+        with pytest.raises(TypeError) as caught:
+            cls(2)
+        seen.append((cls.__name__, str(cls.dtype).split(".")[-1], isinstance(lib.ones(1), cls),
+                     str(caught.value)))
+    assert seen[0] == seen[1]
