@@ -50,7 +50,7 @@ def _method_as_function(name):
 
 for _name in ("square", "multiply", "subtract", "true_divide", "absolute", "less",
               "less_equal", "greater", "greater_equal", "not_equal", "repeat_interleave",
-              "unique", "lerp", "isclose"):
+              "unique", "lerp", "isclose", "median"):
     globals().setdefault(_name, _method_as_function(_name))
 
 

@@ -1464,6 +1464,18 @@ case("lerp_tensor", "LERP", lambda s, e, w: s.lerp(e, w),
      lambda r: [r.standard_normal(S), r.standard_normal((3, 1)), r.uniform(0, 1, (4,))],
      lambda v, s, e, w: [v * (1 - w), unbroadcast(v * w, e.shape),
                          unbroadcast(v * (e - s), w.shape)])
+# median: the lower middle value; distinct values, so the gradient has one place to go
+def _median_vjp_dim(v, x, dim):
+    index = np.take(np.argsort(x, axis=dim), [(x.shape[dim] - 1) // 2], axis=dim)
+    g = np.zeros_like(x)
+    np.put_along_axis(g, index, np.expand_dims(v, dim), axis=dim)
+    return g
+
+
+case("median", "MEDIAN", lambda x: x.median() * x, normal(*S),
+     lambda v, x: [v * np.sort(x, None)[5] + (v * x).sum() * (x == np.sort(x, None)[5])])
+case("median_dim", "MEDIAN_DIM", lambda x: gt.median(x, 1).values, normal(*S),
+     lambda v, x: [_median_vjp_dim(v, x, 1)])
 case("addcmul", "ADDCMUL", lambda x, a, b: gt.addcmul(x, a, b, value=0.5),
      normals((3, 1), S, (4,)),
      lambda v, x, a, b: [unbroadcast(v, x.shape), 0.5 * v * b, unbroadcast(0.5 * v * a, b.shape)])

@@ -3,6 +3,8 @@
 unique, each in terms of the engine's own ops, so their nodes are torch's (square is
 PowBackward0, repeat_interleave's are torch's composite); unique records no node (torch's
 Unique2Backward0 only refuses a backward)."""
+import collections
+
 import numpy as np
 
 from . import creation, dtypes
@@ -10,6 +12,9 @@ from .dispatch import call
 from .inplace import call_inplace
 from .ops import derivatives as table
 from .tensor import Tensor, _dim
+
+
+MedianResult = collections.namedtuple("median", ["values", "indices"])
 
 
 class MoreTensorMethods:
@@ -69,6 +74,13 @@ class MoreTensorMethods:
         if isinstance(weight, Tensor):
             return call_inplace(table.LERP, (self, end, weight))
         return call_inplace(table.LERP_SCALAR, (self, end), (weight,))
+
+    def median(self, dim=None, keepdim=False):
+        """The lower of the two middle values: of every element, or along dim as (values,
+        indices)."""
+        if dim is None:
+            return call(table.MEDIAN, (self,))
+        return MedianResult(*call(table.MEDIAN_DIM, (self,), (_dim(dim, self.dim()), keepdim)))
 
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         """|self - other| <= atol + rtol * |other|, elementwise; no gradient (a comparison)."""

@@ -989,3 +989,37 @@ LERP = OpSpec("lerp", "LerpBackward1", _lerp_kernel, **_BROADCASTING,
               end=lambda grad, weight: grad * weight,
               weight=lambda grad, self, end: grad * (end - self))
 TABLE.update({"LERP_SCALAR": LERP_SCALAR, "LERP": LERP})
+
+# ======================= median =======================
+# the lower of the two middle values (torch's); a NaN anywhere makes the median NaN, at the
+# first NaN's index. Over everything its gradient is spread over the elements equal to it, as
+# max's; along a dim it goes to the returned index
+
+
+def _median_all(x):
+    if x.size and np.isnan(x).any():
+        return np.asarray(np.nan, x.dtype)
+    return np.asarray(np.sort(x, axis=None)[(x.size - 1) // 2])
+
+
+def _median_dim(x, dim, keepdim):
+    order = np.argsort(x, axis=dim, kind="stable")  # (NaN sorts last, so is never picked...)
+    index = np.take(order, [(x.shape[dim] - 1) // 2], axis=dim)
+    nan = np.isnan(x)
+    has_nan = nan.any(axis=dim, keepdims=True)
+    index = np.where(has_nan, np.argmax(nan, axis=dim, keepdims=True), index)  # (...but wins)
+    values = np.take_along_axis(x, index, axis=dim)
+    if not keepdim:
+        values, index = values.squeeze(dim), index.squeeze(dim)
+    return values, index.astype(np.int64)
+
+
+MEDIAN = OpSpec("median", "MedianBackward0", _median_all, jvp="reduction",
+                self=formulas.evenly_distribute_backward)
+MEDIAN_DIM = OpSpec("median", "MedianBackward1", _median_dim, jvp="reduction",
+                    args=("dim", "keepdim"), outputs=("result", "indices"),
+                    nondiff_outputs=("indices",),
+                    self=lambda grad, dim, indices, keepdim, self_sym_sizes:
+                        formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes,
+                                                          keepdim))
+TABLE.update({"MEDIAN": MEDIAN, "MEDIAN_DIM": MEDIAN_DIM})
