@@ -27,9 +27,12 @@ MIRRORED = (
     "torch.optim", "torch.optim.optimizer", "torch.optim.lr_scheduler", "torch.testing",
     "torch.cuda", "torch.cuda.amp", "torch.amp", "torch.jit", "torch.accelerator",
     "torch.backends", "torch.backends.cudnn", "torch.backends.mkldnn", "torch.backends.mps",
+    "torch.backends.cuda",
     "torch.linalg", "torch.func", "torch.library",
-    "torch.distributions", "torch.distributions.distribution", "torch.distributions.normal",
-    "torch.distributions.categorical", "torch.distributions.kl", "torch.utils", "torch.utils.data",
+    "torch.distributed", "torch.distributions", "torch.distributions.distribution",
+    "torch.distributions.normal", "torch.distributions.categorical", "torch.distributions.kl",
+    "torch.utils", "torch.utils.data", "torch.utils.data.dataloader",
+    "torch.utils.data.dataset", "torch.utils.data.sampler", "torch.utils.checkpoint",
 )
 
 

@@ -41,3 +41,51 @@ def __getattr__(name):
         from .func import vmap
         return vmap
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+# ---- names the census of real files found missing (docs/census.md)
+import builtins as _builtins  # noqa: E402 (int, float: the dtypes' names here)
+import math as _math  # noqa: E402
+import warnings as _warnings  # noqa: E402
+
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
+
+
+def _method_as_function(name):
+    def fn(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name}(input, ...) is input.{name}(...)."
+    return fn
+
+
+for _name in ("square", "multiply", "subtract", "true_divide", "absolute", "less",
+              "less_equal", "greater", "greater_equal", "not_equal", "repeat_interleave",
+              "unique", "lerp", "isclose", "median"):
+    globals().setdefault(_name, _method_as_function(_name))
+
+
+def vstack(tensors):
+    """The tensors (made at least 2-d) concatenated along dim 0."""
+    return cat([t.reshape(1, -1) if t.dim() < 2 else t for t in tensors], 0)
+
+
+def hstack(tensors):
+    """The tensors concatenated along dim 1 (along dim 0 when they are 1-d)."""
+    return cat(list(tensors), 0 if tensors[0].dim() == 1 else 1)
+
+
+def qr(input, some=True):
+    """Deprecated: linalg.qr, with `some` for its mode (torch warns the same)."""
+    _warnings.warn("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in "
+                   "a future PyTorch release.", UserWarning, stacklevel=2)
+    return linalg.qr(input, "reduced" if some else "complete")
+
+
+def get_num_threads():
+    return 1  # the engine's arithmetic is numpy's; it sets no thread count of its own
+
+
+def set_num_threads(num):
+    """Accepted and left alone: how many threads numpy's kernels use is numpy's affair."""
+    if not isinstance(num, _builtins.int) or num <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")

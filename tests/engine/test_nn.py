@@ -567,3 +567,97 @@ def test_train_mlp_example_reaches_its_stated_accuracy():
     assert accuracy >= example.TARGET_ACCURACY
     assert f"{example.TARGET_ACCURACY:.0%}" in example.__doc__.replace(" ", "").replace(
         "at least", "")
+
+
+# ---- the modules and names added after the census of real files (docs/census.md); their
+# values and gradients against torch are in tests/parity/test_nn.py
+def test_parameter_list_indexes_slices_and_grows_like_a_list():
+    plist = nn.ParameterList([gt.ones(2), nn.Parameter(gt.zeros(1))])
+    assert isinstance(plist[0], nn.Parameter) and plist[-1].shape == (1,)
+    plist += [gt.ones(3)]
+    assert len(plist) == 3 and [p.shape[0] for p in plist] == [2, 1, 3]
+    assert len(plist[1:]) == 2 and plist[1:][1] is plist[2]
+    with pytest.raises(IndexError):
+        plist[3]
+    plist[0] = gt.full((4,), 2.0)
+    assert [n for n, _ in plist.named_parameters()] == ["0", "1", "2"]
+    assert plist[0].shape == (4,) and isinstance(plist[0], nn.Parameter)
+
+
+def test_parameter_dict_keeps_pairs_in_order_and_pops():
+    pdict = nn.ParameterDict([("z", gt.ones(1)), ("a", gt.ones(2))])
+    assert list(pdict) == ["z", "a"] and "a" in pdict and pdict.get("b") is None
+    assert pdict.pop("z").shape == (1,) and list(pdict.keys()) == ["a"]
+    assert [n for n, _ in pdict.named_parameters()] == ["a"]
+
+
+def test_weight_norm_refuses_a_second_hook_and_a_missing_one():
+    layer = nn.utils.weight_norm(nn.Linear(3, 2))
+    with pytest.raises(RuntimeError, match="two weight_norm hooks"):
+        nn.utils.weight_norm(layer)
+    with pytest.raises(ValueError, match="weight_norm of 'bias' not found"):
+        nn.utils.remove_weight_norm(layer, "bias")
+    x = gt.randn(4, 3)
+    with gt.no_grad():
+        layer.weight_g.mul_(2.0)  # the next forward recomputes the weight from g and v
+    v = layer.weight_v
+    weight = v * (2.0 * v.norm(2, dim=1, keepdim=True) / v.norm(2, dim=1, keepdim=True))
+    assert gt.allclose(layer(x), x @ weight.T + layer.bias)
+
+
+def test_the_old_init_spellings_warn_and_fill_in_place():
+    w = gt.zeros(3, 4)
+    with pytest.warns(FutureWarning, match="nn.init.xavier_uniform_"):
+        assert nn.init.xavier_uniform(w) is w
+    assert w.abs().sum().item() > 0
+    with pytest.warns(FutureWarning, match="nn.init.constant_"):
+        nn.init.constant(w, 0.5)
+    assert w.eq(0.5).all()
+
+
+def test_data_parallel_is_the_module_and_checkpoint_the_call():
+    inner = nn.Linear(3, 2)
+    model = nn.DataParallel(inner)
+    x = gt.randn(5, 3)
+    assert gt.equal(model(x), inner(x)) and list(model.state_dict())[0] == "module.weight"
+    from gradtool.engine.utils.checkpoint import checkpoint, checkpoint_sequential
+    seq = nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, 1))
+    assert gt.equal(checkpoint(seq, x, use_reentrant=False), seq(x))
+    assert gt.equal(checkpoint_sequential(seq, 2, x), seq(x))
+
+
+def test_activation_modules_say_what_they_refuse():
+    with pytest.raises(ValueError, match="min_val cannot be greater"):
+        nn.Hardtanh(2.0, 1.0)
+    with pytest.raises(RuntimeError, match="Halving dimension must be even"):
+        nn.GLU()(gt.ones(2, 3))
+    with pytest.raises(RuntimeError, match="Mismatch of parameter numbers"):
+        nn.PReLU(3)(gt.ones(2, 4))
+
+
+def test_module_type_casts_integer_buffers_too():
+    model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    weight = model[0].weight
+    assert model.type(gt.float64) is model and model[0].weight is weight
+    assert weight.dtype == gt.float64 and model[1].num_batches_tracked.dtype == gt.float64
+
+
+def test_instance_norm_normalises_each_sample_and_channel_alone():
+    x = gt.randn(2, 3, 8, dtype=gt.float64) * 3 + 2
+    y = nn.InstanceNorm1d(3)(x)
+    assert gt.allclose(y.mean(-1), gt.zeros(2, 3, dtype=gt.float64), atol=1e-12)
+    assert gt.allclose(y.var(-1, unbiased=False), gt.ones(2, 3, dtype=gt.float64), atol=1e-4)
+    assert nn.InstanceNorm1d(3)(x[0]).shape == (3, 8)  # an unbatched input
+    with pytest.raises(ValueError, match="expected 2D or 3D input"):
+        nn.InstanceNorm1d(3)(gt.ones(1, 2, 3, 4))
+
+
+@pytest.mark.parametrize("module", [nn.AvgPool1d(3, stride=2, padding=1),
+                                    nn.AdaptiveAvgPool1d(3), nn.InstanceNorm1d(3, affine=True),
+                                    nn.PReLU(3), nn.Mish(), nn.GLU(1)],
+                         ids=["avg_pool1d", "adaptive_avg_pool1d", "instance_norm",
+                              "prelu", "mish", "glu"])
+def test_census_modules_gradients_against_central_differences(module):
+    module = module.double()
+    check_grads(lambda x: module(x), [f64(2, 4 if isinstance(module, nn.GLU) else 3, 6)],
+                order=2)

@@ -619,6 +619,13 @@ case("clamp_", "CLAMP", lambda x: (x * 1.0).clamp_(-0.5, 0.5),
 case("masked_fill_", "MASKED_FILL", lambda x, m: x.sin().masked_fill_(m, 0.0),
      lambda r: [r.standard_normal(S), Const(r.random(S) < 0.5)],
      lambda v, x, m: [v * np.cos(x) * ~m])
+case("triu_", "TRIU", lambda x: x.sin().triu_(1), normal(*S),
+     lambda v, x: [np.triu(v, 1) * np.cos(x)])
+case("tril_", "TRIL", lambda x: (x * 2.0).tril_(), normal(*S), lambda v, x: [2.0 * np.tril(v)])
+case("scatter_add_", "SCATTER_ADD",
+     lambda x, s: x.sin().scatter_add_(1, gt.tensor([[0, 1], [3, 3], [2, 0]]), s),
+     normals(S, (3, 2)), lambda v, x, s: [v * np.cos(x), np.take_along_axis(
+         v, np.array([[0, 1], [3, 3], [2, 0]]), 1)])
 case("zero_", "ZERO", lambda x: x.sin().zero_().add_(x), normal(*S), lambda v, x: [v],
      order2="square")
 case("fill_", "FILL", lambda x: x.sin().fill_(2.0) * x, normal(*S), lambda v, x: [2.0 * v],
@@ -722,6 +729,31 @@ case("elu", "ELU", lambda x: gt.nn.functional.elu(x, 1.5), lambda r: [away_from(
      lambda v, x: [v * np.where(x > 0, 1, 1.5 * np.exp(x))])
 case("elu_inplace", "ELU_", lambda x: gt.nn.functional.elu(x * 1.0, 1.5, inplace=True),
      lambda r: [away_from(r, S)], lambda v, x: [v * np.where(x > 0, 1, 1.5 * np.exp(x))])
+# the activations with torch nodes of their own (values kept off their kinks)
+case("hardtanh", "HARDTANH", lambda x: gt.nn.functional.hardtanh(x, -0.5, 1.0),
+     lambda r: [away_from(r, S, (-0.5, 1.0), 0.1)],
+     lambda v, x: [v * ((x > -0.5) & (x < 1.0))])
+case("relu6_inplace", "HARDTANH", lambda x: gt.nn.functional.relu6(x * 4.0, inplace=True),
+     lambda r: [away_from(r, S, (0.0, 1.5), 0.1)],
+     lambda v, x: [4.0 * v * ((x > 0) & (x < 1.5))])
+case("hardsigmoid", "HARDSIGMOID", lambda x: gt.nn.functional.hardsigmoid(x * 3.0),
+     lambda r: [away_from(r, S, (-1.0, 1.0), 0.1)],
+     lambda v, x: [v * 3.0 * float(np.float32(1 / 6)) * ((x > -1) & (x < 1))])  # torch's 1.0f/6
+case("hardswish", "HARDSWISH", lambda x: gt.nn.functional.hardswish(x * 3.0),
+     lambda r: [away_from(r, S, (-1.0, 1.0), 0.1)],
+     lambda v, x: [3.0 * v * np.where(x < -1, 0, np.where(x <= 1, x + 0.5, 1))])
+case("mish", "MISH", lambda x: gt.nn.functional.mish(x * 2.0), normal(*S),
+     lambda v, x: [2.0 * v * (np.tanh(np.logaddexp(0, 2 * x)) + 2 * x * _sigmoid(2 * x) * (
+         1 - np.tanh(np.logaddexp(0, 2 * x)) ** 2))])
+case("logsigmoid", "LOG_SIGMOID", lambda x: gt.nn.functional.logsigmoid(x * 3.0), normal(*S),
+     lambda v, x: [3.0 * v * _sigmoid(-3 * x)])
+case("prelu", "PRELU", lambda x, w: gt.nn.functional.prelu(x, w),
+     lambda r: [away_from(r, (2, 3, 4)), r.uniform(0.1, 0.5, (3,))],
+     lambda v, x, w: [np.where(x > 0, v, w[:, None] * v),
+                      np.where(x > 0, 0, x * v).sum(axis=(0, 2))])
+case("glu", "GLU", lambda x: gt.nn.functional.glu(x, 0), normal(4, 3),
+     lambda v, x: [np.concatenate([v * _sigmoid(x[2:]), v * x[:2] * _sigmoid(x[2:]) * (
+         1 - _sigmoid(x[2:]))])])
 case("clamp_min_method", "CLAMP_MIN", lambda x: x.clamp_min(0.1),
      lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x >= 0.1)])
 case("bernoulli", "BERNOULLI", _seeded(lambda p: gt.bernoulli(p) * p),
@@ -1405,6 +1437,45 @@ case("round", "ROUND", lambda x: x.round() * x, lambda r: [r.integers(-3, 3, S) 
 case("round_decimals", "ROUND_DECIMALS", lambda x: gt.round(x, decimals=1) * x,
      lambda r: [(r.integers(-20, 20, S) + r.uniform(0.1, 0.4, S)) / 10],
      lambda v, x: [v * np.round(x, 1)])
+# floor, ceil and trunc are flat between the integers; frac passes the gradient through
+# (values kept 0.1 away from the integers, where they jump)
+def _off_integers(r):
+    return [r.integers(-3, 3, S) + r.uniform(0.1, 0.9, S)]
+
+
+case("floor", "FLOOR", lambda x: x.floor() * x, _off_integers, lambda v, x: [v * np.floor(x)])
+case("ceil", "CEIL", lambda x: gt.ceil(x) * x, _off_integers, lambda v, x: [v * np.ceil(x)])
+case("trunc", "TRUNC", lambda x: x.trunc() * x + x.fix(), _off_integers,
+     lambda v, x: [v * np.trunc(x)])
+case("frac", "FRAC", lambda x: x.frac() * x, _off_integers,
+     lambda v, x: [v * (x - np.trunc(x)) + v * x])
+case("log2", "LOG2", lambda x: x.log2(), lambda r: [r.uniform(0.5, 2.0, S)],
+     lambda v, x: [v / (x * np.log(2))])
+case("log10", "LOG10", lambda x: gt.log10(x), lambda r: [r.uniform(0.5, 2.0, S)],
+     lambda v, x: [v / (x * np.log(10))])
+case("exp2", "EXP2", lambda x: x.exp2(), normal(*S), lambda v, x: [v * np.exp2(x) * np.log(2)])
+case("lerp_scalar", "LERP_SCALAR", lambda s, e: gt.lerp(s, e, 0.3), normals(S, (4,)),
+     lambda v, s, e: [0.7 * v, unbroadcast(0.3 * v, e.shape)])
+case("lerp_scalar_far", "LERP_SCALAR", lambda s, e: s.lerp(e, 0.8), normals(S, S),
+     lambda v, s, e: [0.2 * v, 0.8 * v])
+case("lerp_", "LERP_SCALAR", lambda s, e: s.sin().lerp_(e, 0.3), normals(S, (4,)),
+     lambda v, s, e: [0.7 * v * np.cos(s), unbroadcast(0.3 * v, e.shape)])
+case("lerp_tensor", "LERP", lambda s, e, w: s.lerp(e, w),
+     lambda r: [r.standard_normal(S), r.standard_normal((3, 1)), r.uniform(0, 1, (4,))],
+     lambda v, s, e, w: [v * (1 - w), unbroadcast(v * w, e.shape),
+                         unbroadcast(v * (e - s), w.shape)])
+# median: the lower middle value; distinct values, so the gradient has one place to go
+def _median_vjp_dim(v, x, dim):
+    index = np.take(np.argsort(x, axis=dim), [(x.shape[dim] - 1) // 2], axis=dim)
+    g = np.zeros_like(x)
+    np.put_along_axis(g, index, np.expand_dims(v, dim), axis=dim)
+    return g
+
+
+case("median", "MEDIAN", lambda x: x.median() * x, normal(*S),
+     lambda v, x: [v * np.sort(x, None)[5] + (v * x).sum() * (x == np.sort(x, None)[5])])
+case("median_dim", "MEDIAN_DIM", lambda x: gt.median(x, 1).values, normal(*S),
+     lambda v, x: [_median_vjp_dim(v, x, 1)])
 case("addcmul", "ADDCMUL", lambda x, a, b: gt.addcmul(x, a, b, value=0.5),
      normals((3, 1), S, (4,)),
      lambda v, x, a, b: [unbroadcast(v, x.shape), 0.5 * v * b, unbroadcast(0.5 * v * a, b.shape)])

@@ -160,3 +160,47 @@ def test_engine_torch_is_not_advised_to_a_run_that_already_has_it(missing_runs):
     r = cu.run("gradcheck", "--engine", "torch", path)
     message = cu.assert_target_error(r, "f", "gradtool's engine does not provide gradtool.fft")
     assert "run the file on PyTorch itself" not in message
+
+
+def test_a_file_imports_distributions_submodules_and_checkpoint(tmp_path):
+    """The import forms the census found in real files (docs/census.md) load on the engine."""
+    import gradtool
+    with gradtool.as_torch():
+        import torch
+        from torch.distributions.normal import Normal
+        from torch.utils.checkpoint import checkpoint
+        import torch.distributions.kl
+        assert Normal is gt.distributions.Normal and torch.distributions.kl.kl_divergence
+        assert checkpoint(torch.tanh, torch.zeros(2)).tolist() == [0.0, 0.0]
+        with pytest.raises(AssertionError, match="not compiled with CUDA"):
+            torch.cuda.synchronize()
+
+
+def test_utils_data_submodules_give_the_same_classes():
+    import gradtool
+    with gradtool.as_torch():
+        from torch.utils.data.dataloader import DataLoader
+        from torch.utils.data.dataset import Dataset, TensorDataset
+        from torch.utils.data.sampler import RandomSampler
+        import torch.utils.data as data
+        assert (DataLoader, Dataset, TensorDataset, RandomSampler) == (
+            data.DataLoader, data.Dataset, data.TensorDataset, data.RandomSampler)
+
+
+def test_distributed_is_a_single_process_without_backends():
+    """is_available() is False (no backends), so code that asks takes its one-process path;
+    starting a process group is a name the engine lacks, named as torch's."""
+    import gradtool
+    from gradtool.engine.errors import NotInEngineError
+    with gradtool.as_torch():
+        import torch.distributed as dist
+        assert not dist.is_available() and not dist.is_initialized()
+        with pytest.raises(NotInEngineError, match="torch.distributed.init_process_group"):
+            dist.init_process_group("gloo")
+
+
+def test_cuda_typed_classes_exist_and_hold_no_tensor():
+    assert not isinstance(gt.ones(1), gt.cuda.FloatTensor)
+    assert gt.cuda.LongTensor.dtype is gt.int64
+    with pytest.raises(TypeError, match="torch.cuda.HalfTensor not available"):
+        gt.cuda.HalfTensor(3)

@@ -1,6 +1,8 @@
 """nn layers against torch: embedding's node, saved values and double backward; BatchNorm,
 LayerNorm and a weighted, smoothed cross entropy trained together (loss, input gradient,
 running statistics). Tests marked parity, skipped without torch."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -49,3 +51,150 @@ def test_layers_and_losses_match_torch():
 
     for ours, theirs in zip(run(gt), run(torch)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+# ---- the modules added after the census of real files (docs/census.md)
+ACTIVATION_MODULES = [("Hardtanh", (-0.5, 1.5)), ("ReLU6", ()), ("Hardsigmoid", ()),
+                      ("Hardswish", ()), ("Mish", ()), ("SELU", ()), ("LogSigmoid", ()),
+                      ("Softsign", ()), ("Tanhshrink", ()), ("Softmin", (1,)), ("GLU", (1,)),
+                      ("PReLU", (4,)), ("PReLU", ())]
+
+
+@pytest.mark.parametrize("name, args", ACTIVATION_MODULES,
+                         ids=[f"{n}{len(a)}" for n, a in ACTIVATION_MODULES])
+def test_activation_modules_are_torchs(name, args):
+    """Output, input gradient, parameters' gradients, node name and repr, as torch's."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(3).standard_normal((2, 4, 3)) * 3
+    seen = []
+    for lib in (gt, torch):
+        module = getattr(lib.nn, name)(*args).double()
+        xt = lib.tensor(x, requires_grad=True)
+        y = module(xt)
+        y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape))))
+        seen.append((y.grad_fn.name(), repr(module), y.detach().numpy(), xt.grad.numpy(),
+                     [(n, p.grad.numpy()) for n, p in module.named_parameters()]))
+    (name_a, repr_a, y_a, g_a, p_a), (name_b, repr_b, y_b, g_b, p_b) = seen
+    assert (name_a, repr_a) == (name_b, repr_b)
+    np.testing.assert_allclose(y_a, y_b, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(g_a, g_b, rtol=1e-12, atol=1e-14)
+    assert [n for n, _ in p_a] == [n for n, _ in p_b]
+    for (_, a), (_, b) in zip(p_a, p_b):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_parameter_containers_register_as_torchs():
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (gt, torch):
+        holder = lib.nn.Module()
+        holder.plist = lib.nn.ParameterList([lib.nn.Parameter(lib.ones(2)), lib.zeros(3)])
+        holder.plist.append(lib.nn.Parameter(lib.ones(1)))
+        holder.pdict = lib.nn.ParameterDict({"b": lib.ones(2), "a": lib.nn.Parameter(lib.ones(1))})
+        seen.append(([n for n, _ in holder.named_parameters()], list(holder.state_dict()),
+                     len(holder.plist), list(holder.pdict.keys()),
+                     [type(p).__name__ for p in holder.plist], holder.plist[-1].shape[0]))
+    assert seen[0] == seen[1]
+
+
+def test_weight_norm_splits_and_joins_the_weight_as_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    w, x = rng.standard_normal((3, 2, 4)), rng.standard_normal((2, 2, 6))
+    seen = []
+    for lib in (gt, torch):
+        conv = lib.nn.Conv1d(2, 3, 4, bias=False).double()
+        with lib.no_grad():
+            conv.weight.copy_(lib.tensor(w))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # torch's: use parametrizations
+            lib.nn.utils.weight_norm(conv)
+        conv(lib.tensor(x)).pow(2).sum().backward()
+        names = [n for n, _ in conv.named_parameters()]
+        grads = [conv.weight_g.grad.numpy(), conv.weight_v.grad.numpy()]
+        lib.nn.utils.remove_weight_norm(conv)
+        seen.append((names, [n for n, _ in conv.named_parameters()], grads,
+                     conv.weight.detach().numpy()))
+    assert seen[0][:2] == seen[1][:2]
+    for a, b in zip(seen[0][2], seen[1][2]):
+        np.testing.assert_allclose(a, b, rtol=1e-11)
+    np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=1e-13)
+
+
+def test_data_parallel_without_cuda_and_checkpoint_are_the_plain_call():
+    torch = pytest.importorskip("torch")
+    import torch.utils.checkpoint  # noqa: F401 (torch's is a submodule to import)
+    seen = []
+    for lib in (gt, torch):
+        inner = lib.nn.Linear(3, 2).double()
+        with lib.no_grad():
+            inner.weight.copy_(lib.tensor(np.arange(6.0).reshape(2, 3)))
+            inner.bias.copy_(lib.tensor([0.5, -1.0]))
+        model = lib.nn.DataParallel(inner)
+        x = lib.tensor(np.ones((4, 3)), requires_grad=True)
+        y = lib.utils.checkpoint.checkpoint(model, x, use_reentrant=False)
+        y.sum().backward()
+        seen.append((list(model.state_dict()), y.detach().numpy().tolist(), x.grad.tolist()))
+    assert seen[0] == seen[1]
+
+
+def test_module_type_casts_every_parameter_and_buffer_as_torch():
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (gt, torch):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        weight = model[0].weight
+        assert model.type(lib.float64) is model and model[0].weight is weight
+        seen.append([(n, str(t.dtype).split(".")[-1], type(t).__name__)
+                     for n, t in list(model.named_parameters()) + list(model.named_buffers())])
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"affine": True}, {"track_running_stats": True}],
+                         ids=["plain", "affine", "running_stats"])
+def test_instance_norm_is_torchs(kwargs):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(7).standard_normal((2, 3, 4, 5)) * 2 + 1
+    seen = []
+    for lib in (gt, torch):
+        norm = lib.nn.InstanceNorm2d(3, **kwargs).double()
+        xt = lib.tensor(x, requires_grad=True)
+        y = norm(xt)
+        y.backward(lib.tensor(np.sin(np.arange(y.numel())).reshape(x.shape)))
+        norm.eval()
+        seen.append((repr(norm), y.grad_fn.name(), y.detach().numpy(), xt.grad.numpy(),
+                     [t.detach().numpy() for _, t in norm.named_parameters()] +
+                     [p.grad.numpy() for _, p in norm.named_parameters()] +
+                     [t.numpy() for _, t in norm.named_buffers()],
+                     norm(xt).detach().numpy()))
+    assert seen[0][:2] == seen[1][:2]
+    for a, b in zip(seen[0][2:], seen[1][2:]):
+        for u, v in (zip(a, b) if isinstance(a, list) else [(a, b)]):
+            np.testing.assert_allclose(u, v, rtol=1e-10, atol=1e-12)
+
+
+POOLS_1D = {"avg": lambda lib: lib.nn.AvgPool1d(3, stride=2, padding=1),
+            "avg_no_pad_count": lambda lib: lib.nn.AvgPool1d(2, padding=1, ceil_mode=True,
+                                                             count_include_pad=False),
+            "adaptive": lambda lib: lib.nn.AdaptiveAvgPool1d(3),
+            "adaptive_to_1": lambda lib: lib.nn.AdaptiveAvgPool1d(1)}
+
+
+@pytest.mark.parametrize("name", sorted(POOLS_1D))
+def test_1d_average_pools_are_torchs(name):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(2).standard_normal((2, 3, 7))
+    seen = []
+    for lib in (gt, torch):
+        pool = POOLS_1D[name](lib)
+        xt = lib.tensor(x, requires_grad=True)
+        y = pool(xt)
+        y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape))))
+        chain, node = [], y.grad_fn
+        while node is not None and node.next_functions:
+            chain.append(node.name())
+            node = node.next_functions[0][0]
+        seen.append((repr(pool), chain, y.detach().numpy(), xt.grad.numpy()))
+    assert seen[0][:2] == seen[1][:2]
+    np.testing.assert_allclose(seen[0][2], seen[1][2], rtol=1e-13)
+    np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=1e-13)

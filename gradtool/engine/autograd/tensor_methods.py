@@ -1074,3 +1074,7 @@ def _attach(methods):
 
 
 _attach(TensorMethods)
+
+
+from . import tensor_methods_extra  # noqa: E402 (the census of real files: more methods)
+_attach(tensor_methods_extra.MoreTensorMethods)

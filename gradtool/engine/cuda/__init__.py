@@ -30,3 +30,68 @@ def is_bf16_supported(including_emulation=True):
 from ..errors import missing_attribute  # noqa: E402
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
+
+
+# ---- the rest of torch.cuda that real files call, answered as torch's build without CUDA
+# answers on this machine: memory queries say 0 and empty_cache does nothing; what needs a
+# device raises torch's own error
+_NO_CUDA = "Torch not compiled with CUDA enabled"
+
+
+def empty_cache():
+    return None
+
+
+def memory_allocated(device=None):
+    return 0
+
+
+max_memory_allocated = memory_reserved = max_memory_reserved = memory_allocated
+
+
+def synchronize(device=None):
+    raise AssertionError(_NO_CUDA)
+
+
+def set_device(device):
+    raise AssertionError(_NO_CUDA)
+
+
+def get_device_name(device=None):
+    raise AssertionError(_NO_CUDA)
+
+
+def get_device_properties(device=None):
+    raise AssertionError(_NO_CUDA)
+
+
+def reset_peak_memory_stats(device=None):
+    raise AssertionError(_NO_CUDA)
+
+
+class _CudaTypedTensorMeta(type):
+    """torch.cuda.FloatTensor and the other typed classes, as torch's without CUDA has them:
+    no tensor here is one (isinstance is False), and making one raises torch's TypeError."""
+
+    def __instancecheck__(cls, obj):
+        return False
+
+    def __call__(cls, *args, **kwargs):
+        raise TypeError(f"type torch.cuda.{cls.__name__} not available. {_NO_CUDA}.")
+
+
+def _cuda_typed_tensor(name, dtype):
+    return _CudaTypedTensorMeta(name, (), {"dtype": dtype, "is_cuda": True,
+                                           "__doc__": f"torch.cuda.{name}: none without CUDA."})
+
+
+def _typed_tensor_classes():
+    from ..autograd import dtypes
+    names = {"FloatTensor": dtypes.float32, "DoubleTensor": dtypes.float64,
+             "HalfTensor": dtypes.float16, "BFloat16Tensor": dtypes.bfloat16,
+             "LongTensor": dtypes.int64, "IntTensor": dtypes.int32, "ShortTensor": dtypes.int16,
+             "CharTensor": dtypes.int8, "ByteTensor": dtypes.uint8, "BoolTensor": dtypes.bool_}
+    return {name: _cuda_typed_tensor(name, dtype) for name, dtype in names.items()}
+
+
+globals().update(_typed_tensor_classes())

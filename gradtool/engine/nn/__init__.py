@@ -32,3 +32,4 @@ __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleLis
            "ZeroPad2d", "ConstantPad1d", "ConstantPad2d"]
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
+from .extra import *  # noqa: E402,F401,F403 (activations, ParameterList/Dict, DataParallel, ...)

@@ -928,3 +928,127 @@ __all__ = ["linear", "relu", "tanh", "sigmoid", "gelu", "silu", "softplus", "lea
 from ..errors import missing_attribute  # noqa: E402
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
+
+
+# ---- more activations: the op table's rows (HARDTANH, HARDSIGMOID, HARDSWISH, MISH,
+# LOG_SIGMOID, PRELU, GLU, and ELU for selu) where torch has a node of its own, composites
+# where torch composes (softsign, tanhshrink, softmin)
+def _activation(spec, input, args=(), inplace=False):
+    return (call_inplace if inplace else call)(spec, (input,), args)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clamped to [min_val, max_val]; the gradient passes strictly inside only."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _activation(table.HARDTANH, input, (min_val, max_val), inplace)
+
+
+def relu6(input, inplace=False):
+    """min(max(x, 0), 6): hardtanh on [0, 6], as torch computes it."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6."""
+    return _activation(table.HARDSIGMOID, input, (), inplace)
+
+
+def hardswish(input, inplace=False):
+    """x * relu6(x + 3) / 6."""
+    return _activation(table.HARDSWISH, input, (), inplace)
+
+
+def mish(input, inplace=False):
+    """x * tanh(softplus(x))."""
+    return _activation(table.MISH, input, (), inplace)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)), computed as -softplus(-x) so that it does not overflow."""
+    return call(table.LOG_SIGMOID, (input,))[0]
+
+
+def prelu(input, weight):
+    """x where x > 0, else weight * x, a weight of one value or one per channel (dim 1)."""
+    if weight.dim() == 1 and weight.numel() > 1 and input.dim() >= 2:
+        if input.shape[1] != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.numel()} and channel size = "
+                               f"{input.shape[1]}.")
+        weight = weight.reshape((1, -1) + (1,) * (input.dim() - 2))  # (torch's shape)
+    return call(table.PRELU, (input, weight))
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with torch's constants (an EluBackward0 node, as torch's)."""
+    if inplace:
+        return call_inplace(table.ELU.in_place, (input,), (_SELU_ALPHA, _SELU_SCALE, 1))
+    return call(table.ELU, (input,), (_SELU_ALPHA, _SELU_SCALE, 1))
+
+
+def softsign(input):
+    """x / (1 + |x|)."""
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):
+    """x - tanh(x)."""
+    return input - input.tanh()
+
+
+def softmin(input, dim=None, dtype=None):
+    """softmax(-x)."""
+    return softmax(-input, dim, dtype=dtype)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b), a and b the halves of the input along dim."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} "
+                           f"is size {input.shape[dim]}")
+    return call(table.GLU, (input,), (dim,))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Each sample's channels normalised by their own statistics: batch_norm over the input
+    viewed as one sample of N * C channels, weight and bias repeated N times, as torch
+    composes it (ViewBackward0 over NativeBatchNormBackward0, RepeatBackward0 beneath); the
+    running statistics, when given, move by the mean over the samples."""
+    n, c = input.shape[:2]
+    shape = tuple(input.shape)
+    flat = input.reshape((1, n * c) + shape[2:])
+    repeat = (lambda t: None if t is None else t.repeat(n))
+    mean, var = repeat(running_mean), repeat(running_var)
+    out = batch_norm(flat, mean, var, repeat(weight), repeat(bias), use_input_stats, momentum,
+                     eps)
+    if use_input_stats and running_mean is not None:
+        from ..autograd.grad_mode import no_grad
+        with no_grad():
+            running_mean.copy_(mean.reshape(n, c).mean(0))
+            running_var.copy_(var.reshape(n, c).mean(0))
+    return out.reshape(shape)
+
+
+# ---- 1-d average pooling: the 2-d op on the input given a height of 1, as torch composes it
+# (UnsqueezeBackward0, the 2-d node, SqueezeBackward1)
+def _single(value):
+    return value[0] if isinstance(value, (tuple, list)) else value
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    kernel = _single(kernel_size)
+    step = kernel if stride is None or stride == () or stride == [] else _single(stride)
+    return avg_pool2d(input.unsqueeze(-2), (1, kernel), (1, step), (0, _single(padding)),
+                      ceil_mode, count_include_pad).squeeze(-2)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _single(output_size))).squeeze(-2)

@@ -154,3 +154,21 @@ def orthogonal_(tensor, gain=1, generator=None):
 from ..errors import missing_attribute  # noqa: E402
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
+
+
+# torch's older spellings, without the trailing underscore: they fill in place all the same,
+# and warn as torch's do
+def _deprecated(new):
+    def old(*args, **kwargs):
+        warnings.warn(f"`nn.init.{new.__name__[:-1]}` is now deprecated in favor of "
+                      f"`nn.init.{new.__name__}`.", FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+    old.__name__ = old.__qualname__ = new.__name__[:-1]
+    old.__doc__ = f"Deprecated: {new.__name__}."
+    return old
+
+
+uniform, normal, constant = map(_deprecated, (uniform_, normal_, constant_))
+xavier_uniform, xavier_normal = map(_deprecated, (xavier_uniform_, xavier_normal_))
+kaiming_uniform, kaiming_normal = map(_deprecated, (kaiming_uniform_, kaiming_normal_))
+orthogonal = _deprecated(orthogonal_)

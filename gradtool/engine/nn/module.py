@@ -574,3 +574,20 @@ def _tag_graph(frame, result, boundary):
             frame.parent.jumps = {}
         for root in roots:
             frame.parent.jumps[root] = stops
+
+
+def _cast_every_tensor(self, dst_type):
+    """Module.type(dst_type): every parameter and buffer cast to dst_type, integer buffers
+    too (unlike .to(dtype), which casts floating ones only), each Parameter kept as the same
+    object with new data, as torch's."""
+    with no_grad():
+        for module in self.modules():
+            for store in (module._parameters, module._buffers):
+                for key, value in store.items():
+                    if value is not None:
+                        value.data = value.data.type(dst_type)
+    return self
+
+
+_cast_every_tensor.__name__ = _cast_every_tensor.__qualname__ = "type"
+Module.type = _cast_every_tensor

@@ -245,3 +245,10 @@ class DataLoader:
 from ..errors import missing_attribute  # noqa: E402
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
+
+# torch.utils.data's submodules that real files import from (`from torch.utils.data.dataloader
+# import DataLoader`, `.dataset import Dataset`, `.sampler import Sampler`): their names all
+# live in this one module, which answers for each of them
+import sys as _sys  # noqa: E402
+
+dataloader = dataset = sampler = _sys.modules[__name__]

@@ -1,0 +1,11 @@
+"""The nn modules added after the census of torch names (docs/census.md), each in the file
+named for it; nn/__init__.py exports them all with one line."""
+from .activation_extra import *  # noqa: F401,F403
+from .activation_extra import __all__ as _activations
+from .data_parallel import DataParallel  # noqa: F401
+from .instance_norm import InstanceNorm1d, InstanceNorm2d  # noqa: F401
+from .parameter_containers import ParameterDict, ParameterList  # noqa: F401
+from .pooling_1d import AdaptiveAvgPool1d, AvgPool1d  # noqa: F401
+
+__all__ = _activations + ["ParameterList", "ParameterDict", "DataParallel", "InstanceNorm1d",
+                          "InstanceNorm2d", "AvgPool1d", "AdaptiveAvgPool1d"]
