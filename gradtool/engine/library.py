@@ -1013,3 +1013,8 @@ _TESTS = {"test_schema": _test_schema,
           "test_faketensor": _test_faketensor,
           "test_aot_dispatch_static": _test_aot_dispatch,
           "test_aot_dispatch_dynamic": _test_aot_dispatch}
+
+
+from .errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -95,16 +95,16 @@ UNSUPPORTED = {
     "from_module_import_function": ("from torch.nn.functional import conv3d\n\n\n"
                                     "def f(x):\n    return x.sum()\n",
                                     1, "torch.nn.functional.conv3d"),
-    "from_utils_import": ("import torch\nfrom torch.nn.utils import weight_norm\n\n\n"
-                          "def f(x):\n    return x.sum()\n", 2, "torch.nn.utils.weight_norm"),
-    "from_missing_submodule_import": ("from torch.utils.checkpoint import checkpoint\n\n\n"
+    "from_utils_import": ("import torch\nfrom torch.nn.utils import spectral_norm\n\n\n"
+                          "def f(x):\n    return x.sum()\n", 2, "torch.nn.utils.spectral_norm"),
+    "from_missing_submodule_import": ("from torch.utils.tensorboard import SummaryWriter\n\n\n"
                                       "def f(x):\n    return x.sum()\n",
-                                      1, "torch.utils.checkpoint"),
-    "layer_at_import": ("import torch\n\nact = torch.nn.PReLU()\n\n\n"
-                        "def f(x):\n    return x.sum()\n", 3, "torch.nn.PReLU"),
+                                      1, "torch.utils.tensorboard"),
+    "layer_at_import": ("import torch\n\nact = torch.nn.PixelShuffle(2)\n\n\n"
+                        "def f(x):\n    return x.sum()\n", 3, "torch.nn.PixelShuffle"),
     "from_import_in_a_target": ("import torch\n\n\ndef f(x):\n"
-                                "    from torch.nn.utils import weight_norm\n"
-                                "    return x.sum()\n", 5, "torch.nn.utils.weight_norm"),
+                                "    from torch.nn.utils import spectral_norm\n"
+                                "    return x.sum()\n", 5, "torch.nn.utils.spectral_norm"),
     "import_in_a_target": ("import torch\n\n\ndef f(x):\n    import torch.special\n"
                            "    return x.sum()\n", 5, "torch.special"),
     "missing_tensor_method": ("def f(x):\n    return x.some_missing_method()\n", 2,
