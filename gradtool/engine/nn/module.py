@@ -29,8 +29,7 @@ TORCH_METHODS_NOT_HERE = frozenset("""
     get_parameter ipu mtia register_backward_hook register_full_backward_hook
     register_full_backward_pre_hook register_load_state_dict_post_hook
     register_load_state_dict_pre_hook register_state_dict_post_hook
-    register_state_dict_pre_hook set_extra_state set_submodule share_memory to_empty type
-    xpu""".split())
+    register_state_dict_pre_hook set_extra_state set_submodule share_memory to_empty xpu""".split())
 
 
 class Module:
@@ -315,6 +314,11 @@ class Module:
             return self
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
+    def type(self, dst_type):
+        """Every parameter and buffer cast to dst_type, integer ones too (unlike .to(dtype),
+        which casts the floating ones only)."""
+        return self._apply(lambda t: t.type(dst_type))
+
     def double(self):
         from ..autograd.dtypes import float64
         return self.to(float64)
@@ -574,20 +578,3 @@ def _tag_graph(frame, result, boundary):
             frame.parent.jumps = {}
         for root in roots:
             frame.parent.jumps[root] = stops
-
-
-def _cast_every_tensor(self, dst_type):
-    """Module.type(dst_type): every parameter and buffer cast to dst_type, integer buffers
-    too (unlike .to(dtype), which casts floating ones only), each Parameter kept as the same
-    object with new data, as torch's."""
-    with no_grad():
-        for module in self.modules():
-            for store in (module._parameters, module._buffers):
-                for key, value in store.items():
-                    if value is not None:
-                        value.data = value.data.type(dst_type)
-    return self
-
-
-_cast_every_tensor.__name__ = _cast_every_tensor.__qualname__ = "type"
-Module.type = _cast_every_tensor

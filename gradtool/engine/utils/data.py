@@ -242,13 +242,15 @@ class DataLoader:
         return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
 
 
-from ..errors import missing_attribute  # noqa: E402
+from ..errors import missing_attribute, namespace_module  # noqa: E402
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
 
-# torch.utils.data's submodules that real files import from (`from torch.utils.data.dataloader
-# import DataLoader`, `.dataset import Dataset`, `.sampler import Sampler`): their names all
-# live in this one module, which answers for each of them
-import sys as _sys  # noqa: E402
-
-dataloader = dataset = sampler = _sys.modules[__name__]
+# torch.utils.data's files that real files import from (`from torch.utils.data.dataloader
+# import DataLoader`, `.dataset import Dataset`, `.sampler import Sampler`)
+WHERE = {"dataloader": ["DataLoader", "default_collate"],
+         "dataset": ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
+                     "random_split"],
+         "sampler": ["Sampler", "SequentialSampler", "RandomSampler", "BatchSampler"]}
+for _file, _names in WHERE.items():
+    globals()[_file] = namespace_module(f"{__name__}.{_file}", {n: globals()[n] for n in _names})
