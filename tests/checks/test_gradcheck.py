@@ -126,8 +126,10 @@ TRACE_CASES = {"gradient_cut", "saved_detached", "not_reentrant", "random_forwar
 
 
 def test_broken_examples_all_have_a_correct_counterpart():
+    from tests.checks.test_custom_ops import MISTAKES  # custom ops: with their opcheck
+    custom_ops = {name[len("broken_"):-len(".py")] for name in MISTAKES}
     broken = {p.stem[len("broken_"):] for p in EXAMPLES.glob("broken_*.py")}
-    assert broken == {stem for stem, *_ in CASES} | TRACE_CASES
+    assert broken == {stem for stem, *_ in CASES} | TRACE_CASES | custom_ops
     assert all((EXAMPLES / f"{stem}_ok.py").exists() for stem in broken)
 
 

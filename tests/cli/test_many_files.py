@@ -176,13 +176,18 @@ def test_wrong_paths_and_options_are_refused_before_anything_runs(project, tmp_p
     assert not (tmp_path / "maps.html").exists()
 
 
-def test_the_examples_folder_runs(tmp_path):
-    """Today's complaint: `gradtool gradcheck examples/` said "Not a Python file"."""
-    r = run("inspect", EXAMPLES, "-q", "-j", "2", timeout=600)
+def test_a_folder_of_examples_runs(tmp_path):
+    """`gradtool inspect examples/` used to say "Not a Python file". A few of the examples
+    (every one of them runs alone in tests/cli/test_cli.py's sweep), with a script that
+    has no targets (train_mlp.py), as a folder."""
+    import shutil
+    for name in ("basics.py", "broken_wrong_gradient.py", "grad_modes.py", "train_mlp.py"):
+        shutil.copy(os.path.join(EXAMPLES, name), tmp_path / name)
+    r = run("inspect", str(tmp_path), "-q", "-j", "2", timeout=600)
     assert r.returncode in (0, 1, 2)
     last = cu.flat(r.stdout.strip().splitlines()[-1])
     assert last.startswith("inspect: ") and "train_mlp.py" not in r.stdout, last
-    assert "skipped" in last  # train_mlp.py is a script without targets
+    assert "3 files" in last and "skipped" in last, last  # train_mlp.py: no targets
 
 
 def test_ctrl_c_stops_the_workers_and_prints_what_finished(tmp_path):

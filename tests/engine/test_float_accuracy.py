@@ -113,6 +113,20 @@ REFERENCE = {
     "LEAKY_RELU_": ((REALS,), [(0.375,)], lambda x, slope: x if x > 0 else x * slope),
     "ELU": ((REALS,), [(1.0, 1.0, 1.0), (0.375, 1.5, 2.5)], _elu),
     "ELU_": ((REALS,), [(1.0, 1.0, 1.0)], _elu),
+    "FLOOR": ((REALS,), [()], lambda x: float(math.floor(x))),
+    "CEIL": ((REALS,), [()], lambda x: float(math.ceil(x))),
+    "TRUNC": ((REALS,), [()], lambda x: float(math.trunc(x))),
+    "FRAC": ((REALS,), [()], lambda x: x - math.trunc(x)),
+    "LOG2": ((POSITIVE,), [()], math.log2),
+    "LOG10": ((POSITIVE,), [()], math.log10),
+    "EXP2": ((REALS,), [()], lambda x: 2.0 ** x),
+    "HARDTANH": ((REALS,), [(-2.5, 3.5)], lambda x, lo, hi: min(max(x, lo), hi)),
+    "HARDSIGMOID": ((REALS,), [()], lambda x: min(max(x / 6 + 0.5, 0.0), 1.0)),
+    "HARDSWISH": ((REALS,), [()], lambda x: x * min(max(x / 6 + 0.5, 0.0), 1.0)),
+    "MISH": ((REALS,), [()], lambda x: x * math.tanh(_softplus(x, 1.0, math.inf))),
+    "PRELU": ((REALS, REALS), [()], lambda x, w: x if x > 0 else w * x),
+    "LERP": ((REALS, REALS, UNIT), [()], lambda a, b, w: a + w * (b - a)),
+    "LERP_SCALAR": ((REALS, REALS), [(0.375,), (0.75,)], lambda a, b, w: a + w * (b - a)),
 }
 # elementwise rows that are not a function to round
 NOT_FUNCTIONS = {

@@ -902,16 +902,16 @@ HARDTANH = OpSpec("hardtanh", "HardtanhBackward0", lambda x, lo, hi: np.clip(x, 
                   self=lambda grad, self, min_val, max_val:
                       grad * ((self > min_val) & (self < max_val)))
 HARDSIGMOID = OpSpec("hardsigmoid", "HardsigmoidBackward0",
-                     lambda x: np.clip(x / 6 + 0.5, 0, 1).astype(x.dtype, copy=False),
+                     kernels.rounded_once(lambda x: np.clip(x / 6 + 0.5, 0, 1)),
                      jvp="elementwise", batches=True,
                      self=lambda grad, self: grad * ((self > -3) & (self < 3)) * _SIXTH)
 HARDSWISH = OpSpec("hardswish", "HardswishBackward0",
-                   lambda x: (x * np.clip(x / 6 + 0.5, 0, 1)).astype(x.dtype, copy=False),
+                   kernels.rounded_once(lambda x: x * np.clip(x / 6 + 0.5, 0, 1)),
                    jvp="elementwise", batches=True,
                    self=lambda grad, self: where(self < -3, 0 * grad, where(
                        self <= 3, grad * (self / 3 + 0.5), grad)))
 MISH = OpSpec("mish", "MishBackward0",
-              lambda x: (x * np.tanh(np.logaddexp(0, x))).astype(x.dtype, copy=False),
+              kernels.rounded_once(lambda x: x * np.tanh(np.logaddexp(0, x))),
               jvp="elementwise", batches=True,
               self=lambda grad, self: grad * (_tanh_softplus(self) + self * _sigmoid(self) * (
                   1 - _tanh_softplus(self) ** 2)))
@@ -960,11 +960,11 @@ TABLE.update(_ACTIVATIONS)
 
 # ======================= logarithms and powers of 2 and 10 =======================
 _LN2, _LN10 = 0.6931471805599453, 2.302585092994046
-LOG2 = OpSpec("log2", "Log2Backward0", np.log2, **_FLOATING,
+LOG2 = OpSpec("log2", "Log2Backward0", kernels.rounded_once(np.log2), **_FLOATING,
               self=lambda grad, self: grad / conj(self * _LN2))
-LOG10 = OpSpec("log10", "Log10Backward0", np.log10, **_FLOATING,
+LOG10 = OpSpec("log10", "Log10Backward0", kernels.rounded_once(np.log10), **_FLOATING,
                self=lambda grad, self: grad / conj(self * _LN10))
-EXP2 = OpSpec("exp2", "Exp2Backward0", np.exp2, **_FLOATING,
+EXP2 = OpSpec("exp2", "Exp2Backward0", kernels.rounded_once(np.exp2), **_FLOATING,
               self=lambda grad, result: grad * conj(result * _LN2))
 _LOGS = {"LOG2": LOG2, "LOG10": LOG10, "EXP2": EXP2}
 TABLE.update(_LOGS)
@@ -976,6 +976,7 @@ TABLE.update({f"{name}_": spec.in_place for name, spec in _LOGS.items()
 # values agree to the last bit); a number weight (LerpBackward0) or a tensor (LerpBackward1)
 
 
+@kernels.rounded_once
 def _lerp_kernel(start, end, weight):
     diff = end - start
     return np.where(np.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
