@@ -1431,6 +1431,26 @@ case("atanh", "ATANH", lambda x: gt.arctanh(x), lambda r: [r.uniform(-0.8, 0.8, 
 case("atan2", "ATAN2", lambda y, x: gt.atan2(y, x), lambda r: [r.standard_normal(S), signed(
     r, (4,))], lambda v, y, x: [v * x / (x * x + y * y),
                                unbroadcast(-v * y / (x * x + y * y), x.shape)])
+# remainder and fmod jump where self / other is a whole number: quotients kept away from them
+
+
+def _quotients(r, divisor):
+    return divisor * (r.integers(-3, 3, S) + r.uniform(0.2, 0.8, S))
+
+
+def _divisors(r):
+    return r.uniform(1.5, 2.5, (4,)) * r.choice((-1.0, 1.0), (4,))
+
+
+for _name, _rounded in (("remainder", np.floor), ("fmod", np.trunc)):
+    _row = _name.upper()
+    case(_name, _row, lambda x, y, _name=_name: getattr(gt, _name)(x, y),
+         lambda r: [_quotients(r, d := _divisors(r)), d],
+         lambda v, x, y, _rounded=_rounded: [v, unbroadcast(-v * _rounded(x / y), y.shape)])
+    case(f"{_name}_scalar", f"{_row}_SCALAR", lambda x, _name=_name: getattr(x, _name)(1.5),
+         lambda r: [_quotients(r, 1.5)], lambda v, x: [v])
+case("mod_operator", "REMAINDER_SCALAR", lambda x: x % -1.5, lambda r: [_quotients(r, 1.5)],
+     lambda v, x: [v])
 # round is flat between the half-integers (values kept 0.1 away from them)
 case("round", "ROUND", lambda x: x.round() * x, lambda r: [r.integers(-3, 3, S) + r.uniform(
     0.1, 0.4, S)], lambda v, x: [v * np.round(x)])

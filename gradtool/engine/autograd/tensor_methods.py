@@ -385,6 +385,34 @@ class TensorMethods:
             return call_inplace(table.ROUND_DECIMALS, (self,), (int(decimals),))
         return call_inplace(table.ROUND, (self,))
 
+    def remainder(self, other):
+        """Python's %: the sign of the divisor."""
+        if isinstance(other, Tensor):
+            return call(table.REMAINDER, (self, other))
+        return call(table.REMAINDER_SCALAR, (self,), (other,))
+
+    __mod__ = remainder
+
+    def __rmod__(self, other):
+        return call(table.REMAINDER, (_as_tensor(other), self))
+
+    def fmod(self, other):
+        """C's fmod: the sign of the dividend."""
+        if isinstance(other, Tensor):
+            return call(table.FMOD, (self, other))
+        return call(table.FMOD_SCALAR, (self,), (other,))
+
+    def floor_divide(self, other):
+        """self // other, rounded toward negative infinity. It records no graph: torch's
+        records a node whose backward raises (floor_divide has no derivative)."""
+        other = other._data if isinstance(other, Tensor) else other
+        return Tensor._wrap(np.asarray(np.floor_divide(self._data, other)))
+
+    __floordiv__ = floor_divide
+
+    def __rfloordiv__(self, other):
+        return Tensor._wrap(np.asarray(np.floor_divide(other, self._data)))
+
     def atan2(self, other):
         return call(table.ATAN2, (self, _as_tensor(other)))
 

@@ -1024,3 +1024,24 @@ MEDIAN_DIM = OpSpec("median", "MedianBackward1", _median_dim, jvp="reduction",
                         formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes,
                                                           keepdim))
 TABLE.update({"MEDIAN": MEDIAN, "MEDIAN_DIM": MEDIAN_DIM})
+
+# ======================= remainder and fmod =======================
+# remainder is Python's % (the sign of the divisor), fmod C's (the sign of the dividend):
+# self - q * other with q = floor(self / other) or trunc(self / other), so the gradient is
+# grad for self and -grad * q for other. A number divisor: RemainderBackward0 / FmodBackward0.
+from .generic import floor as _floor, trunc as _trunc  # noqa: E402
+
+
+def _modulo_rows(name, kernel, rounded, node):
+    tensor = OpSpec(name, f"{node}Backward1", kernel, function=True, **_BROADCASTING, self=lambda grad: grad,
+                    other=lambda grad, self, other: -grad * rounded(self / other))
+    number = OpSpec(name, f"{node}Backward0", kernel, jvp="elementwise", batches=True,
+                    args=("other",), promoted_args=("other",), promotion="promote",
+                    self=lambda grad: grad)
+    return tensor, number
+
+
+REMAINDER, REMAINDER_SCALAR = _modulo_rows("remainder", np.remainder, _floor, "Remainder")
+FMOD, FMOD_SCALAR = _modulo_rows("fmod", np.fmod, _trunc, "Fmod")
+TABLE.update({"REMAINDER": REMAINDER, "REMAINDER_SCALAR": REMAINDER_SCALAR, "FMOD": FMOD,
+              "FMOD_SCALAR": FMOD_SCALAR})

@@ -79,6 +79,8 @@ sgn = _array_or_method(_kernels.sgn, "sgn")  # x / |x| (0 at 0); torch's sign fo
 sigmoid = _array_or_method(_kernels.sigmoid, "sigmoid")
 rsqrt = _array_or_method(_kernels.rsqrt, "rsqrt")
 erf = _array_or_method(_kernels.erf, "erf")
+floor = _array_or_method(np.floor, "floor")
+trunc = _array_or_method(np.trunc, "trunc")
 
 
 def conj(x):
