@@ -146,6 +146,17 @@ def _precision(t):
             d.name)
 
 
+@dataclasses.dataclass
+class Transform:
+    """A torch.func transform the forward ran: kind (vmap), the function's name and its
+    parameters' names, how (for vmap: size, in_dims per argument) and the user's line."""
+    kind: str
+    function: str
+    parameters: list
+    details: dict
+    site: tuple
+
+
 class TraceRecords:
     """What a forward trace records, whichever engine it watches (ForwardTrace here,
     adapters/torch_trace.py on torch): the ops, the cuts, the site of each node and the target's
@@ -164,6 +175,7 @@ class TraceRecords:
         self.target_frame = None  # kept: a returned frame still holds its final locals
         self.function_calls = []  # FunctionCall per custom Function applied, in order
         self.op_calls = []  # OpCall per built-in op, in order (only when record_ops)
+        self.transforms = []  # Transform per torch.func transform run (vmap), in order
         self.record_ops = False
 
     def _add_cut(self, kind, op, tensor, result, site):
@@ -245,6 +257,16 @@ class ForwardTrace(TraceRecords, observers.Observer):
         if current_task() is None:  # (a Function applied inside backward is no forward)
             self._add_function_call(cls, args, kwargs, result, _detached_copy,
                                     frames.user_call_site(sys._getframe(1)))
+
+    def transform(self, kind, func, details):
+        import inspect
+        try:
+            parameters = list(inspect.signature(func).parameters)
+        except (TypeError, ValueError):  # (a builtin without a signature)
+            parameters = []
+        self.transforms.append(Transform(kind, getattr(func, "__name__", repr(func)),
+                                         parameters, details,
+                                         frames.user_call_site(sys._getframe(1))))
 
     def cut(self, kind, name, tensor, result):
         if kind == "detach":

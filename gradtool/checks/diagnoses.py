@@ -138,6 +138,10 @@ KINDS = _registry(
          "@gradtool.example(gradtool.uniform(shape, -2, 2))",
          "Every input of a piecewise op (relu, abs, clamp, where) fell on one side of its "
          "kink: a check of this run exercises one branch only."),
+    Kind("vmap_batched", "info",
+         "give in_dims=None to an argument every example shares",
+         "torch.func.vmap ran a function over a batch: which dim of each argument it "
+         "batched, and which arguments every example shares (as read from the run)."),
     Kind("grad_none_for_input", "warning",
          "return the input's gradient, or None only where it is truly 0",
          "A custom Function's backward returns None for an input that requires grad, taken as "

@@ -326,3 +326,25 @@ def _precision(capture):
                        f"numerical gradient checks are limited by precision there",
                        "use dtype=float64 inputs when checking gradients", None)]
 
+
+@finds("vmap_batched")
+def _vmap_batches(capture):
+    """Each vmap the forward ran: the dim it batched of each argument, named as the user's
+    function names its parameters."""
+    found = []
+    for t in getattr(capture.trace, "transforms", ()):
+        details, names = t.details, t.parameters
+        parts, shared = [], []
+        for i, d in enumerate(details["in_dims"]):
+            name = names[i] if i < len(names) else f"argument {i}"
+            (shared.append(name) if d is None else
+             parts.append(f"{name} along dim {d}" if isinstance(d, int) else f"{name} ({d})"))
+        message = (f"vmap({t.function}) ran {details['size']} examples at once, batching "
+                   f"{', '.join(parts) or 'nothing'}" +
+                   (f"; {', '.join(shared)} the same for every example" if shared else ""))
+        found.append(_found("vmap_batched", "info", message,
+                            KINDS["vmap_batched"].advice, site_location(t.site),
+                            {"function": t.function, "size": details["size"],
+                             "in_dims": [d if d is None or isinstance(d, int) else str(d)
+                                         for d in details["in_dims"]]}))
+    return found

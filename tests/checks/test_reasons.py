@@ -566,3 +566,20 @@ def test_surrogate_patterns_on_torch(runs):
              for t in doc["targets"]}
     assert found["BinarySTE"]["pattern"] == "straight_through"
     assert (found["GradReverse"]["pattern"], found["GradReverse"]["value"]) == ("scaled", -0.5)
+
+
+def test_inspect_says_which_dims_vmap_batched():
+    """Per-sample gradients (vmap over grad of a functional_call): the finding names each
+    argument of the mapped function and the dim vmap batched, at the user's vmap line."""
+    from gradtool.capture.loader import load
+    from gradtool.checks.inspection import capture
+    path = os.path.join(cu.REPO, "examples", "func_per_sample_grads.py")
+    [target] = load(path)
+    [d] = [d for d in capture(target).diagnostics if d.kind == "vmap_batched"]
+    assert d.severity == "info"
+    assert d.message == ("vmap(_per_example_loss) ran 5 examples at once, batching x along "
+                         "dim 0, y along dim 0; params the same for every example")
+    with open(path) as f:
+        line = next(i for i, text in enumerate(f, 1) if "vmap(grad(" in text)
+    assert d.location.endswith(f"func_per_sample_grads.py:{line}")
+    assert d.details == {"function": "_per_example_loss", "size": 5, "in_dims": [None, 0, 0]}

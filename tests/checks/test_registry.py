@@ -45,7 +45,7 @@ def test_inspect_runs_its_detectors_in_registry_order():
     assert [k for k, e in KINDS.items() if e.finds] == [
         "output_no_grad", "saved_modified_in_place", "backward_failed", "input_no_grad",
         "gradient_cut", "saved_detached", "non_leaf_grad", "non_finite_grad", "precision",
-        "one_branch"]
+        "one_branch", "vmap_batched"]
     assert [k for k, e in KINDS.items() if e.from_graph] == [
         "saved_modified_in_place", "precision"]
 

@@ -41,6 +41,10 @@ class Observer:
     def function_call(self, cls, args, kwargs, result):
         """A custom autograd.Function `cls` was applied to args and kwargs, giving `result`."""
 
+    def transform(self, kind, func, details):
+        """A torch.func transform (kind: vmap) is about to run `func`; details says how (for
+        vmap: each argument's batched dim or None, and the batch size)."""
+
     def __enter__(self):
         subscribe(self)
         return self
@@ -92,3 +96,8 @@ def cut(kind, name, tensor, result):
 def function_call(cls, args, kwargs, result):
     for observer in _this_thread.observers:
         observer.function_call(cls, args, kwargs, result)
+
+
+def transform(kind, func, details):
+    for observer in _this_thread.observers:
+        observer.transform(kind, func, details)

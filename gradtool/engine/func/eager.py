@@ -7,6 +7,7 @@ The function sees differentiable copies (torch's grad works on inputs that do no
 grad); a result leaves with a graph only when an outer level differentiates: grad enabled
 and an input requiring grad (regular autograd, or an enclosing transform's copy), a tangent
 (an enclosing jvp) or an enclosing transform whose function closes over our inputs."""
+import functools
 import weakref
 
 from ..autograd import engine as autograd_engine, forward_ad, forward_level, grad_mode
@@ -151,6 +152,7 @@ class _Running:
 # ---------------- grad ----------------
 def grad_and_value(func, argnums=0, has_aux=False):
     """(the gradient of func's scalar output with respect to args[argnums], the output)."""
+    @functools.wraps(func)  # (its name and signature are func's, as torch's)
     def wrapper(*args, **kwargs):
         nums = _check_argnums(argnums, len(args))
         levels = list(LEVELS)
@@ -192,6 +194,7 @@ def grad(func, argnums=0, has_aux=False):
     """The gradient of func's scalar output with respect to args[argnums]."""
     with_value = grad_and_value(func, argnums, has_aux)
 
+    @functools.wraps(func)  # (its name and signature are func's, as torch's)
     def wrapper(*args, **kwargs):
         grads, value = with_value(*args, **kwargs)
         return (grads, value[1]) if has_aux else grads
@@ -354,6 +357,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     if chunk_size is not None and chunk_size <= 0:
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
+    @functools.wraps(func)  # (its name and signature are func's, as torch's)
     def wrapper(*args, **kwargs):
         nums = _check_argnums(argnums, len(args))
         selected = _selected(args, nums)
@@ -393,6 +397,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """The Jacobian of func's outputs with respect to args[argnums], by forward mode: one
     forward pass for every input element at once (vmap over jvp)."""
+    @functools.wraps(func)  # (its name and signature are func's, as torch's)
     def wrapper(*args, **kwargs):
         nums = _check_argnums(argnums, len(args))
         selected = _selected(args, nums)

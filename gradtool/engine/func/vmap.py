@@ -6,7 +6,7 @@ import os
 import traceback
 import warnings
 
-from ..autograd import creation
+from ..autograd import creation, observers
 from ..autograd.free_functions import cat, stack
 from ..autograd.tensor import Tensor, _dim
 from . import batched as batching, tree
@@ -37,6 +37,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         flat_args, args_spec = tree.flatten(args)
         flat_in_dims = _in_dims(func, in_dims, args, flat_args)
         size = _batch_size(flat_in_dims, flat_args)
+        if observers.watching():  # (gradtool inspect says which dims were batched)
+            observers.transform("vmap", func, {"size": size,
+                                               "in_dims": _per_argument(in_dims, args)})
         if chunk_size is None or chunk_size >= size:
             return _vmap_once(func, flat_in_dims, flat_args, args_spec, kwargs, size,
                               out_dims, randomness)
@@ -93,6 +96,11 @@ def _in_dims(func, in_dims, args, flat_args):
                              f"for some input, but that input is a Tensor of dimensionality {n} "
                              f"so expected in_dim to satisfy -{n} <= in_dim < {n}.")
     return flat
+
+
+def _per_argument(in_dims, args):
+    """Each argument's in_dim as the user gave it (an int, None, or a nested tuple)."""
+    return list(in_dims) if isinstance(in_dims, tuple) else [in_dims] * len(args)
 
 
 def _torch_type(x):
