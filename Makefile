@@ -7,7 +7,7 @@ TORCH_VENV := .venv-torch
 TORCH_BIN := $(TORCH_VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: demo test parity bench clean
+.PHONY: demo test test-slow parity bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,11 @@ demo: $(VENV)/.installed
 	$(BIN)/gradtool render examples/basics.py::weighted_loss --show-saved -o demo.svg
 
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
+
+# every example through every command, each a process of its own: minutes; CI runs it too
+test-slow: $(VENV)/.installed
+	$(BIN)/python -m pytest -q -m "slow and not parity"
 
 $(TORCH_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(TORCH_VENV)

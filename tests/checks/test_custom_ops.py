@@ -18,8 +18,9 @@ except ImportError:
     torch = None
 
 EXAMPLES = os.path.join(cu.REPO, "examples")
-ENGINES = ["gradtool", pytest.param("torch", marks=pytest.mark.skipif(
-    torch is None, reason="torch is not installed"))]
+# the torch runs are parity tests: `make parity` (CI) runs them, with torch installed
+ENGINES = ["gradtool", pytest.param("torch", marks=[pytest.mark.parity, pytest.mark.skipif(
+    torch is None, reason="torch is not installed")])]
 
 
 def gradcheck(path, engine, *extra):

@@ -18,6 +18,9 @@ import pytest
 import cli_util as cu
 from cli_util import EXAMPLES, GRADTOOL, REPO, assert_clean_user_error, assert_exit, run
 
+# each test runs gradtool as separate processes, over every example: `make test-slow`
+pytestmark = pytest.mark.slow
+
 ALL_EXAMPLES = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".py"))
 # Scripts of the gallery run with `python examples/FILE`: no target the CLI could run.
 SCRIPTS = {"train_mlp.py"}

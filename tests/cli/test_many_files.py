@@ -13,6 +13,9 @@ import pytest
 import cli_util as cu
 from cli_util import EXAMPLES, GRADTOOL, assert_clean_user_error, assert_exit, run
 
+# each test runs gradtool as separate processes (several files, worker processes): `make test-slow`
+pytestmark = pytest.mark.slow
+
 SQUARE = """\
     import torch
 
