@@ -28,31 +28,11 @@ class Terminated(KeyboardInterrupt):
 
 def install():
     """Raise Terminated in the main thread on SIGTERM and SIGHUP (their default kills the
-    process at once, orphaning a renderer child and leaving temporary files), and make sure
-    a Ctrl-C is not lost. A signal the caller ignores (nohup ignores SIGHUP) stays ignored."""
+    process at once, orphaning a renderer child and leaving temporary files). A signal the
+    caller ignores (nohup ignores SIGHUP) stays ignored."""
     for sig in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(sig) is signal.SIG_DFL:
             signal.signal(sig, _raise_terminated)
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _raise_interrupt)
-
-
-_AGAIN_SECONDS = 2.0
-
-
-def _raise_interrupt(signum, frame):
-    """KeyboardInterrupt, raised again every _AGAIN_SECONDS until gradtool has unwound
-    (ends_cleanly disarms it): raised inside a finalizer, where Python prints and drops
-    exceptions, or into user code that catches everything, one Ctrl-C would be lost."""
-    signal.signal(signal.SIGALRM, _raise_interrupt)
-    signal.setitimer(signal.ITIMER_REAL, _AGAIN_SECONDS)
-    raise KeyboardInterrupt
-
-
-def disarm():
-    """Stop raising a Ctrl-C again: it has been caught where gradtool reports it."""
-    if signal.getsignal(signal.SIGALRM) is _raise_interrupt:
-        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def _raise_terminated(signum, frame):
@@ -130,7 +110,6 @@ def ends_cleanly(command):
                   + "".join(traceback.format_exception(e)).rstrip(), file=sys.stderr)
             raise typer.Exit(common.EXIT_BUG) from None
         except KeyboardInterrupt as e:
-            disarm()
             signum = e.signum if isinstance(e, Terminated) else signal.SIGINT
             where = getattr(e, "gradtool_running", None)
             frames = _own_frames(e.__traceback__)

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 
-from . import common, interrupts
+from . import common
 
 _POLL_SECONDS = 0.02
 _STOP_SECONDS = 5  # how long stopped workers may take to unwind before they are killed
@@ -135,7 +135,6 @@ def run(command, files, options, jobs):
                 if shown < len(runs):
                     time.sleep(_POLL_SECONDS)
         except KeyboardInterrupt as e:
-            interrupts.disarm()
             started = [r for r in runs if r.process is not None and r.reply is None]
             _stop(started)
             for r in runs[shown:]:  # done, but after a file that was still running

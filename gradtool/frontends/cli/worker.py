@@ -21,7 +21,6 @@ def main(request_path, reply_path):
     try:
         reply = run(request)
     except KeyboardInterrupt as e:  # the parent stops this run: no reply, no traceback
-        interrupts.disarm()
         signum = getattr(e, "signum", 2)
         sys.exit(128 + signum)
     tmp = reply_path + ".tmp"
