@@ -751,8 +751,10 @@ def test_interrupt_names_the_running_target_and_exits_130(tmp_path):
     user.write_text(textwrap.dedent(FILES["loops.py"]))
     user.write_text(textwrap.dedent(FILES["loops.py"]).replace(
         "    while True:", "    print('started', flush=True)\n    while True:"))
-    proc = subprocess.Popen([cu.GRADTOOL, "inspect", "--json", str(user)], env=cu.env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(  # SIGINT as a terminal delivers it (not ignored, as in `cmd &`)
+        [cu.GRADTOOL, "inspect", "--json", str(user)], env=cu.env(), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stderr.readline().strip() == "started"  # --json sends the user's prints here
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)

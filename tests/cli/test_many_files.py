@@ -202,9 +202,10 @@ def test_ctrl_c_stops_the_workers_and_prints_what_finished(tmp_path):
             time.sleep(120)
             return x
         """)
-    proc = subprocess.Popen([GRADTOOL, "gradcheck", str(tmp_path), "-j", "2", "--no-color"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=cu.env(), start_new_session=True)
+    proc = subprocess.Popen(  # SIGINT as a terminal delivers it (not ignored, as in `cmd &`)
+        [GRADTOOL, "gradcheck", str(tmp_path), "-j", "2", "--no-color"], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=cu.env(), start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen, deadline = "", time.monotonic() + 120
     while "Square" not in seen and time.monotonic() < deadline:
         seen += proc.stdout.readline()
