@@ -127,6 +127,10 @@ REFERENCE = {
     "PRELU": ((REALS, REALS), [()], lambda x, w: x if x > 0 else w * x),
     "LERP": ((REALS, REALS, UNIT), [()], lambda a, b, w: a + w * (b - a)),
     "LERP_SCALAR": ((REALS, REALS), [(0.375,), (0.75,)], lambda a, b, w: a + w * (b - a)),
+    "REMAINDER": ((REALS, DIVISORS), [()], lambda a, b: a % b),  # (Python's %: exact)
+    "REMAINDER_SCALAR": ((REALS,), [(1.5,), (-0.75,)], lambda a, b: a % b),
+    "FMOD": ((REALS, DIVISORS), [()], math.fmod),
+    "FMOD_SCALAR": ((REALS,), [(1.5,), (-0.75,)], math.fmod),
 }
 # elementwise rows that are not a function to round
 NOT_FUNCTIONS = {
