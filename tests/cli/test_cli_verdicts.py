@@ -757,9 +757,14 @@ def test_interrupt_names_the_running_target_and_exits_130(tmp_path):
         [cu.GRADTOOL, "inspect", "--json", str(user)], env=cu.env(), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    assert proc.stderr.readline().strip() == "started"  # --json sends the user's prints here
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        assert proc.stderr.readline().strip() == "started"  # --json sends the prints here
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:  # a run that did not stop loops on, filling memory: never leave it behind
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130, err
     assert "forever" in err and "Traceback" not in err
 
