@@ -875,7 +875,15 @@ CEIL = OpSpec("ceil", "CeilBackward0", _integral_kept(np.ceil), jvp="elementwise
 TRUNC = OpSpec("trunc", "TruncBackward0", _integral_kept(np.trunc), jvp="elementwise",
                batches=True, method=True, method_aliases=("fix",),
                self=lambda grad: zeros_like(grad))
-FRAC = OpSpec("frac", "FracBackward0", lambda x: x - np.trunc(x), jvp="elementwise",
+def _frac(x):
+    if x.dtype.kind in "iub":  # torch has no integer frac kernel
+        from ..dtypes import LEGACY_TYPE_NAMES
+        raise NotImplementedError(
+            f"\"frac_cpu\" not implemented for '{LEGACY_TYPE_NAMES[x.dtype.name]}'")
+    return x - np.trunc(x)
+
+
+FRAC = OpSpec("frac", "FracBackward0", _frac, jvp="elementwise",
               batches=True, method=True, self=lambda grad: grad)
 _ROUNDING = {"FLOOR": FLOOR, "CEIL": CEIL, "TRUNC": TRUNC, "FRAC": FRAC}
 TABLE.update(_ROUNDING)
