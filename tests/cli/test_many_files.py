@@ -206,13 +206,18 @@ def test_ctrl_c_stops_the_workers_and_prints_what_finished(tmp_path):
         [GRADTOOL, "gradcheck", str(tmp_path), "-j", "2", "--no-color"], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, env=cu.env(), start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    seen, deadline = "", time.monotonic() + 120
-    while "Square" not in seen and time.monotonic() < deadline:
-        seen += proc.stdout.readline()
-    assert "Square" in seen, "the finished file was not reported while the other ran"
-    time.sleep(0.5)  # the slow file is inside its target by now
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=60)
+    try:
+        seen, deadline = "", time.monotonic() + 120
+        while "Square" not in seen and time.monotonic() < deadline:
+            seen += proc.stdout.readline()
+        assert "Square" in seen, "the finished file was not reported while the other ran"
+        time.sleep(0.5)  # the slow file is inside its target by now
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:  # a run that did not stop: never leave it (or its workers) behind
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
     out = seen + stdout
     assert proc.returncode == 130, out + stderr
     assert "interrupted: 1 file not finished" in cu.flat(out)
