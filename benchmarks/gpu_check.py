@@ -220,29 +220,26 @@ def triton_kernel(checks, folder):
     except ImportError:
         print("  (Triton is not installed: its kernel is not checked)")
         return
-    user = os.path.join(folder, "triton_kernel.py")
+    _reference_check(checks, folder, "triton_kernel.py", TRITON_FILE,
+                     "Triton RMSNorm: reference check", "Function")
+    _reference_check(checks, folder, "triton_op.py", TRITON_OP_FILE,
+                     "triton_op RMSNorm (custom op): reference check", "custom_op")
+
+
+def _reference_check(checks, folder, name, source, what, kind):
+    """The file's one target checked against its reference in float32, bfloat16, float16."""
+    user = os.path.join(folder, name)
     with open(user, "w") as f:
-        f.write(TRITON_FILE)
+        f.write(source)
     done, doc = run("gradcheck", "--engine", "torch", "--json", "--reference-only",
                     "--dtypes", "float32,bfloat16,float16", user)
     targets = (doc or {}).get("targets") or [{}]
     reference = targets[0].get("reference") or {}
     ratios = ", ".join(f"{t['dtype']} {t['name']} {t['ratio']:.2f}"
                        + ("" if t["passed"] else " FAILED") for t in reference.get("tensors", []))
-    checks.check("Triton RMSNorm: reference check", done.returncode == 0 and len(targets) == 1
-                 and reference.get("passed") is True,
+    checks.check(what, done.returncode == 0 and len(targets) == 1 and
+                 targets[0].get("kind") == kind and reference.get("passed") is True,
                  ratios or targets[0].get("error") or done.stderr[-500:])
-    user = os.path.join(folder, "triton_op.py")
-    with open(user, "w") as f:
-        f.write(TRITON_OP_FILE)
-    done, doc = run("gradcheck", "--engine", "torch", "--json", "--reference-only",
-                    "--dtypes", "float32,bfloat16,float16", user)
-    targets = (doc or {}).get("targets") or [{}]
-    reference = targets[0].get("reference") or {}
-    checks.check("triton_op RMSNorm (custom op): reference check",
-                 done.returncode == 0 and targets[0].get("kind") == "custom_op"
-                 and reference.get("passed") is True,
-                 targets[0].get("error") or done.stderr[-500:])
 
 
 def host_round_trips(checks):
