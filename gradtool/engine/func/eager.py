@@ -149,6 +149,16 @@ class _Running:
         custom_function.install()
 
 
+def _split_aux(output, has_aux, call):
+    """(output, aux) of a function run with has_aux (aux None without), in torch's words."""
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(f"{call}: output of function f should be a tuple: (output, aux) if "
+                           f"has_aux is True")
+    return output
+
+
 # ---------------- grad ----------------
 def grad_and_value(func, argnums=0, has_aux=False):
     """(the gradient of func's scalar output with respect to args[argnums], the output)."""
@@ -232,12 +242,7 @@ def vjp(func, *primals, has_aux=False):
         seen = tree.unflatten([from_physical(s, levels) for _, s in pairs], spec)
         with _Running():
             output = func(*seen)
-        aux = None
-        if has_aux:
-            if not (isinstance(output, tuple) and len(output) == 2):
-                raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "
-                                   "(output, aux) if has_aux is True")
-            output, aux = output
+        output, aux = _split_aux(output, has_aux, "vjp(f, *primals)")
         flat_out, out_spec = tree.flatten(output)
         for o in flat_out:
             if not isinstance(o, Tensor):
@@ -327,12 +332,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         seen = tree.unflatten([from_physical(d, levels) for d in duals], p_spec)
         with _Running():
             output = func(*seen)
-        aux = None
-        if has_aux:
-            if not (isinstance(output, tuple) and len(output) == 2):
-                raise RuntimeError("jvp(f, primals, tangents): output of function f should be a "
-                                   "tuple: (output, aux) if has_aux is True")
-            output, aux = output
+        output, aux = _split_aux(output, has_aux, "jvp(f, primals, tangents)")
         flat_out, out_spec = tree.flatten(output)
         values, out_tangents = [], []
         for o in flat_out:
