@@ -21,6 +21,7 @@ from .autograd.dtypes import dtype as _dtype
 from .autograd.device import device as _device
 from .autograd.function import Function
 from .autograd.tensor import Tensor
+from .func import tree
 
 __all__ = ["Library", "custom_op", "triton_op", "wrap_triton", "register_autograd",
            "register_fake", "register_kernel", "register_torch_dispatch", "define", "impl",
@@ -612,9 +613,89 @@ def _generated_function(custom):
         return (*result, None) if isinstance(result, tuple) else (result, None)
 
     name = f"GeneratedBackwardFor_{custom._namespace}_{custom._name}_default"
-    return type(name, (Function,), {"forward": staticmethod(forward),
-                                    "backward": staticmethod(backward),
-                                    "_custom_op": custom, "__module__": __name__})
+    generated = type(name, (Function,), {"forward": staticmethod(forward),
+                                         "backward": staticmethod(backward),
+                                         "_custom_op": custom, "__module__": __name__})
+    schema = custom._op.schema
+    if any(_is_tensorlist(t) for t in [a.type for a in schema.arguments] + [schema.returns]):
+        _supports_tensorlist(generated)
+    return generated
+
+
+def _is_tensorlist(type_):
+    """Tensor[], Tensor?[], Tensor[]?, Tensor?[]? (mutable ones too): what torch flattens."""
+    bare = type_.replace(" ", "")
+    while "(" in bare and "!)" in bare:  # Tensor(a0!)[] -> Tensor[]
+        bare = bare[:bare.index("(")] + bare[bare.index("!)") + 2:]
+    return any(t in bare for t in ("Tensor[]", "Tensor?[]"))
+
+
+class _TensorListMetadata:
+    def __init__(self, input_spec):
+        self.input_spec, self.output_spec, self.result_is_tuple = input_spec, None, None
+
+
+def _not_list_of_tensor(tree):
+    if isinstance(tree, tuple):
+        return False
+    if isinstance(tree, list):
+        return any(not isinstance(x, Tensor) for x in tree)
+    return True
+
+
+def _not_list_of_optional_tensor(tree):
+    if isinstance(tree, tuple):
+        return False
+    if isinstance(tree, list):
+        return any(x is not None and not isinstance(x, Tensor) for x in tree)
+    return True
+
+
+def _supports_tensorlist(cls):
+    """torch's supports_tensorlist: the Function sees each tensor of a List[Tensor] argument
+    (or result) as an input (output) of its own, so each gets its gradient; backward returns
+    a list of gradients (None entries allowed) for a list argument."""
+    forward, backward, apply = cls.forward, cls.backward, cls.apply
+
+    def new_forward(ctx, *args):
+        metadata, args = args[-1], args[:-1]
+        args = tree.unflatten(list(args), metadata.input_spec)
+        result = forward(ctx, *args)
+        metadata.result_is_tuple = isinstance(result, tuple)
+        flat, metadata.output_spec = tree.flatten(
+            result if metadata.result_is_tuple else (result,), _not_list_of_tensor)
+        ctx._pt_metadata = metadata
+        return tuple(flat)
+
+    def new_backward(ctx, *grads):
+        metadata = ctx._pt_metadata
+        grads = tree.unflatten(list(grads), metadata.output_spec)
+        needs = ctx.needs_input_grad
+        try:
+            ctx.needs_input_grad = tree.unflatten(list(needs[:-1]), metadata.input_spec)
+            grad_inputs = backward(ctx, *grads)
+        finally:
+            ctx.needs_input_grad = needs
+        if not isinstance(grad_inputs, tuple):
+            grad_inputs = (grad_inputs,)
+        flat, spec = tree.flatten(grad_inputs, _not_list_of_optional_tensor)
+        if spec != metadata.input_spec:
+            raise RuntimeError(f"Expected the return from backward to be of the same "
+                               f"structure as the inputs. Got: {tree.describe(spec)} (return "
+                               f"from backward), {tree.describe(metadata.input_spec)} (inputs)")
+        return tuple(flat + [None])
+
+    def new_apply(*args):
+        flat, spec = tree.flatten(args, _not_list_of_tensor)
+        metadata = _TensorListMetadata(spec)
+        result = apply(*flat, metadata)
+        if not isinstance(result, tuple):
+            result = (result,)
+        result = tree.unflatten(list(result), metadata.output_spec)
+        return result if metadata.result_is_tuple else result[0]
+
+    cls.forward, cls.backward = staticmethod(new_forward), staticmethod(new_backward)
+    cls.apply = staticmethod(new_apply)
 
 
 _ALIAS_MESSAGE = (

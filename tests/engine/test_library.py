@@ -391,3 +391,90 @@ def view_of_input(torch):
 def test_an_output_that_views_an_input_is_refused_at_the_call():
     with pytest.raises(RuntimeError, match="may not alias any inputs to this custom operator"):
         view_of_input(torch)(x64(torch, 2, 3, requires_grad=False))
+
+
+# ------------------------------------------------------------------ List[Tensor] arguments
+def weighted_sum(torch, name=None):
+    """sum_i xs[i] * w, xs a List[Tensor]: backward returns a list of gradients for xs, None
+    where an entry needs none (as ctx.needs_input_grad says, per entry)."""
+    Tensor = torch.Tensor
+
+    def kernel(xs: typing.Sequence[Tensor], w: Tensor) -> Tensor:
+        return sum(x * w for x in xs)
+    op = torch.library.custom_op(name or unique("weighted_sum"), kernel, mutates_args=())
+
+    def setup_context(ctx, inputs, output):
+        xs, w = inputs
+        ctx.save_for_backward(w, *xs)
+
+    def backward(ctx, grad):
+        w, *xs = ctx.saved_tensors
+        needs_xs, needs_w = ctx.needs_input_grad
+        return ([grad * w if needed else None for needed in needs_xs],
+                grad * sum(xs) if needs_w else None)
+    op.register_autograd(backward, setup_context=setup_context)
+    return op
+
+
+def split_scaled(torch, name=None):
+    """x -> [x * 1, x * 2, ..., x * n]: a List[Tensor] result, whose gradients arrive in
+    backward as one list."""
+    Tensor = torch.Tensor
+
+    def kernel(x: Tensor, n: int) -> typing.List[Tensor]:
+        return [x * (i + 1) for i in range(n)]
+    op = torch.library.custom_op(name or unique("split_scaled"), kernel, mutates_args=())
+
+    def backward(ctx, grads):
+        return sum(g * (i + 1) for i, g in enumerate(grads)), None
+    op.register_autograd(backward, setup_context=lambda ctx, inputs, output: None)
+    return op
+
+
+def wrong_structure(torch):
+    """A backward that returns one tensor for a list argument: torch refuses its structure."""
+    def kernel(xs: typing.List[torch.Tensor]) -> torch.Tensor:
+        return sum(x * 1.0 for x in xs)
+    op = torch.library.custom_op(unique("wrong_structure"), kernel, mutates_args=())
+    op.register_autograd(lambda ctx, grad: grad)
+    return op
+
+
+def test_each_tensor_of_a_list_argument_gets_its_gradient():
+    op = weighted_sum(torch)
+    xs = [x64(torch, 3), x64(torch, 3) * 2, x64(torch, 3, requires_grad=False)]
+    w = x64(torch, 3)
+    y = op(xs, w)
+    assert [type(n).__name__ if n else None for n, _ in y.grad_fn.next_functions] == \
+        ["AccumulateGrad", "MulBackward0", None, "AccumulateGrad"]
+    g0, g1, gw = torch.autograd.grad(y.sum(), [xs[0], xs[1], w])
+    assert torch.allclose(g0, w) and torch.allclose(g1, w)  # the closed form
+    assert torch.allclose(gw, xs[0] + xs[1] + xs[2])
+    leaves = [x64(torch, 3), x64(torch, 3), x64(torch, 3)]
+    assert torch.autograd.gradcheck(lambda a, b, w: op([a, b], w), tuple(leaves))
+
+
+def test_a_list_argument_whose_entries_need_no_gradient_gets_none_entries():
+    op = weighted_sum(torch)
+    a, b, w = x64(torch, 2), x64(torch, 2, requires_grad=False), x64(torch, 2)
+    op([a, b], w).sum().backward()
+    assert torch.allclose(a.grad, w) and b.grad is None
+
+
+def test_a_list_result_gives_backward_a_list_of_gradients():
+    op = split_scaled(torch)
+    x = x64(torch, 3)
+    parts = op(x, 3)
+    assert isinstance(parts, list) and len(parts) == 3
+    (parts[0] + parts[2] * 10).sum().backward()  # the second part unused: a zero gradient
+    assert torch.allclose(x.grad, torch.full_like(x, 1.0 + 30.0))
+    assert torch.autograd.gradcheck(lambda x: tuple(op(x, 2)), (x64(torch, 3),))
+
+
+def test_a_backward_of_the_wrong_structure_is_refused_in_torchs_words():
+    op = wrong_structure(torch)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Expected the return from backward to be of the same structure as the inputs. "
+            "Got: TreeSpec(tuple, None, [*,\n  *]) (return from backward), TreeSpec(tuple, None, "
+            "[TreeSpec(list, None, [*,\n    *]),\n  *]) (inputs)")):
+        op([x64(torch, 2), x64(torch, 2)]).sum().backward()

@@ -126,3 +126,36 @@ def test_an_output_that_views_an_input_is_refused_as_on_torch():
         return str(e.value).split("): ", 1)[1]
     ours, theirs = both(run)
     assert ours == theirs
+
+
+def test_list_arguments_and_results_get_torchs_gradients_node_edges_and_needs_input_grad():
+    from tests.engine.test_library import split_scaled, weighted_sum
+
+    def run(T):
+        def given(*values, requires_grad=True):
+            return T.tensor(values, dtype=T.float64, requires_grad=requires_grad)
+        op = weighted_sum(T)
+        xs = [given(0.5, -1.0, 2.0), given(1.5, 0.25, -3.0) * 2,
+              given(4.0, 1.0, 0.0, requires_grad=False)]
+        w = given(-0.5, 3.0, 1.25)
+        y = op(xs, w)
+        edges = [type(n).__name__ if n else None for n, _ in y.grad_fn.next_functions]
+        grads = T.autograd.grad(y.sum(), [xs[0], w])
+        parts = split_scaled(T)(w, 3)
+        (gw,) = T.autograd.grad(parts[0].sum() + (parts[2] * 10).sum(), w)
+        return numpy(y).tolist(), edges, [numpy(g).tolist() for g in grads + (gw,)]
+    ours, theirs = both(run)
+    assert ours[:2] == theirs[:2]
+    for a, b in zip(ours[2], theirs[2]):
+        assert a == pytest.approx(b)
+
+
+def test_a_backward_of_the_wrong_structure_is_refused_as_on_torch():
+    from tests.engine.test_library import wrong_structure
+
+    def run(T):
+        with pytest.raises(RuntimeError) as e:
+            wrong_structure(T)([x64(T, 2), x64(T, 2)]).sum().backward()
+        return str(e.value)
+    ours, theirs = both(run)
+    assert ours == theirs

@@ -6,20 +6,24 @@ def is_node(x):
     return isinstance(x, (tuple, list, dict))
 
 
-def flatten(tree):
-    """(the leaves in order, a spec for unflatten)."""
+def flatten(tree, is_leaf=None):
+    """(the leaves in order, a spec for unflatten); `is_leaf(subtree)` stops the descent where
+    it says so (torch's is_leaf)."""
     leaves = []
-    return leaves, _flatten(tree, leaves)
+    return leaves, _flatten(tree, leaves, is_leaf)
 
 
-def _flatten(tree, leaves):
+def _flatten(tree, leaves, is_leaf):
+    if is_leaf is not None and is_leaf(tree):
+        leaves.append(tree)
+        return None
     if isinstance(tree, dict):
         keys = list(tree)
-        return ("dict", keys, [_flatten(tree[k], leaves) for k in keys])
+        return ("dict", keys, [_flatten(tree[k], leaves, is_leaf) for k in keys])
     if isinstance(tree, tuple) and hasattr(tree, "_fields"):
-        return ("namedtuple", type(tree), [_flatten(v, leaves) for v in tree])
+        return ("namedtuple", type(tree), [_flatten(v, leaves, is_leaf) for v in tree])
     if isinstance(tree, (tuple, list)):
-        return (type(tree).__name__, None, [_flatten(v, leaves) for v in tree])
+        return (type(tree).__name__, None, [_flatten(v, leaves, is_leaf) for v in tree])
     leaves.append(tree)
     return None
 
@@ -46,14 +50,16 @@ def tree_map(fn, tree):
     return unflatten([fn(x) for x in leaves], spec)
 
 
-def describe(spec):
-    """A spec as torch prints a TreeSpec (for error messages)."""
+def describe(spec, indent=0):
+    """A spec as torch prints a TreeSpec (for error messages), nested ones indented."""
     if spec is None:
         return "*"
     kind, extra, children = spec
     name = {"namedtuple": getattr(extra, "__name__", "namedtuple")}.get(kind, kind)
-    return f"TreeSpec({name}, {extra if kind == 'dict' else None}, [" + ",\n  ".join(
-        describe(c) for c in children) + "])"
+    indent += 2
+    inner = ",".join((f"\n{' ' * indent}" if i else "") + describe(c, indent)
+                     for i, c in enumerate(children))
+    return f"TreeSpec({name}, {extra if kind == 'dict' else None}, [{inner}])"
 
 
 def broadcast_prefix(prefix, tree, error):
