@@ -557,6 +557,68 @@ def test_custom_function_program():
     close(out["grad_vmap"], x.sum(0))
 
 
+def telltale_function_program(torch, x, w):
+    """Which formula differentiates a Function with a vmap staticmethod: its forward a * b,
+    its vmap rule a * b * 3 and its backward (g * 100 * b, g * 7 * a) deliberately
+    disagree. With the grad transform inside the vmap (vmap(grad), vmap(vjp), vmap(jacrev))
+    torch's grad level records the Function, differentiated by its backward (per example);
+    with the vmap inside (grad(vmap), jacrev(vmap), backward through vmap's result) the
+    rule's ops are recorded and differentiated."""
+    class Telltale(torch.autograd.Function):
+        @staticmethod
+        def forward(a, b):
+            return a * b
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            return g * 100 * b, g * 7 * a
+
+        @staticmethod
+        def vmap(info, in_dims, a, b):
+            a = a if in_dims[0] is not None else a.expand(info.batch_size, *a.shape)
+            b = b if in_dims[1] is not None else b.expand(info.batch_size, *b.shape)
+            return a * b * 3, 0
+
+    F = torch.func
+    both = F.vmap(F.grad(lambda a, b: Telltale.apply(a, b).sum(), argnums=(0, 1)),
+                  in_dims=(0, None))(x, w)
+    value, pull = F.vjp(lambda a: F.vmap(Telltale.apply, in_dims=(0, None))(a, w), x)
+    leaf = x.detach().requires_grad_()
+    (through_result,) = torch.autograd.grad(
+        F.vmap(Telltale.apply, in_dims=(0, None))(leaf, w).sum(), leaf)
+    return {
+        "vmap_grad": both,
+        "vmap_vjp": F.vmap(lambda a: F.vjp(lambda c: Telltale.apply(c, w), a)[0])(x),
+        "vmap_vjp_pull": F.vmap(lambda a: F.vjp(lambda c: Telltale.apply(c, w), a)[1](
+            torch.ones_like(a)))(x),
+        "vmap_jacrev": F.vmap(F.jacrev(Telltale.apply), in_dims=(0, None))(x, w),
+        "grad_vmap": F.grad(lambda b: F.vmap(Telltale.apply, in_dims=(0, None))(x, b).sum())(
+            w),
+        "vjp_vmap": (value, pull(torch.ones_like(value))),
+        "backward_through_vmap": through_result,
+    }
+
+
+def test_a_function_with_a_vmap_rule_is_differentiated_as_torch_does():
+    x, w = t(RNG.standard_normal((3, 2))), t(RNG.standard_normal(2))
+    out = telltale_function_program(gt, x, w)
+    per_example = gt.ones_like(x)
+    close(out["vmap_grad"][0], 100 * w * per_example)  # the backward, each example's own
+    close(out["vmap_grad"][1], 7 * x)
+    close(out["vmap_vjp"], 3 * x * w)  # the value: the rule's
+    close(out["vmap_vjp_pull"][0], 100 * w * per_example)
+    close(out["vmap_jacrev"], gt.stack([gt.diag(100 * w)] * 3))
+    close(out["grad_vmap"], 3 * x.sum(0))  # the rule's ops
+    close(out["vjp_vmap"][0], 3 * x * w)
+    close(out["vjp_vmap"][1][0], 3 * w * per_example)
+    close(out["backward_through_vmap"], 3 * w * per_example)
+
+
 # ---------------- a sweep of ops: vmap and vmap(grad) equal the per-example loop ----------------
 _SWEEP_RNG = np.random.default_rng(0)
 

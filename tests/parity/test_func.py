@@ -101,6 +101,14 @@ def test_custom_functions_under_vmap_match_torch():
                  programs.custom_function_program(torch, *theirs))
 
 
+def test_a_function_with_a_vmap_rule_is_differentiated_as_by_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    mine, theirs = _both(torch, [rng.standard_normal((3, 2)), rng.standard_normal(2)])
+    _assert_same(programs.telltale_function_program(gt, *mine),
+                 programs.telltale_function_program(torch, *theirs))
+
+
 def test_outer_gradients_match_torch():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(6)

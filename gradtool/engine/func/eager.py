@@ -137,15 +137,23 @@ def _check_tensors(leaves):
 
 
 class _Running:
-    """The transform's function runs: inner transforms record, custom Functions are checked."""
+    """The transform's function runs: inner transforms record, custom Functions are checked
+    (and a reverse-mode one, grad or vjp, is a grad level above the vmaps active now)."""
+    def __init__(self, reverse=False):
+        self.reverse = reverse
+
     def __enter__(self):
         _active[0] += 1
         custom_function.active[0] += 1
+        if self.reverse:
+            custom_function.reverse_entries.append(LEVELS[-1].index if LEVELS else 0)
         custom_function.install()
 
     def __exit__(self, *exc):
         _active[0] -= 1
         custom_function.active[0] -= 1
+        if self.reverse:
+            custom_function.reverse_entries.pop()
         custom_function.install()
 
 
@@ -173,7 +181,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         with grad_mode.enable_grad():
             pairs = [_differentiable(p) for p in physical]
             seen = tree.unflatten([from_physical(s, levels) for _, s in pairs], spec)
-            with _Running():
+            with _Running(reverse=True):
                 output = func(*_replaced(args, nums, seen), **kwargs)
             aux = None
             if has_aux:
@@ -240,7 +248,7 @@ def vjp(func, *primals, has_aux=False):
     with grad_mode.enable_grad():
         pairs = [_differentiable(p) for p in physical]
         seen = tree.unflatten([from_physical(s, levels) for _, s in pairs], spec)
-        with _Running():
+        with _Running(reverse=True):
             output = func(*seen)
         output, aux = _split_aux(output, has_aux, "vjp(f, *primals)")
         flat_out, out_spec = tree.flatten(output)

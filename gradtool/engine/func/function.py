@@ -35,7 +35,15 @@ def apply_under_transform(cls, args, kwargs):
             f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
             f"override and implement the vmap staticmethod or set generate_vmap_rule=True. For "
             f"more details, please see https://pytorch.org/docs/main/notes/extending.func.html")
-    if overridden:
+    if overridden and _differentiated_inside(index):
+        # torch: the grad level (above this vmap) records the Function with its backward,
+        # whose forward is the vmap rule one level down; the rule's ops are not recorded
+        pairs = [physical(a, index) for a in args]
+        info = VmapInfo(level.size, level.randomness)
+        generated = _generated(cls, index, level.size, tuple(flag for _, flag in pairs),
+                               rule=info)
+        return _as_batched(generated.apply(*(v for v, _ in pairs), **kwargs), index)
+    if overridden:  # vmap above any grad: the rule's ops are what autograd records
         pairs = [physical(a, index) for a in args]
         in_dims = tuple(0 if flag else None for _, flag in pairs)
         out, out_dims = cls.vmap(VmapInfo(level.size, level.randomness), in_dims,
@@ -48,16 +56,29 @@ def apply_under_transform(cls, args, kwargs):
         return wrapped[0] if single else wrapped
     pairs = [physical(a, index) for a in args]
     generated = _generated(cls, index, level.size, tuple(flag for _, flag in pairs))
-    out = generated.apply(*(v for v, _ in pairs), **kwargs)
+    return _as_batched(generated.apply(*(v for v, _ in pairs), **kwargs), index)
+
+
+def _as_batched(out, index):
     if isinstance(out, tuple):
         return tuple(batched(o, index) if isinstance(o, Tensor) else o for o in out)
     return batched(out, index)
 
 
-def _generated(cls, index, size, flags):
-    """generate_vmap_rule: a Function on the physical tensors whose forward, setup_context and
-    backward run the user's on the batched values (the level made active again for a
-    backward that runs after the vmap returned: grad(vmap(f)))."""
+# the vmap level that was innermost when each running grad/vjp (reverse mode) began, 0 for
+# none: a vmap level at or below one of them has a grad level above it
+reverse_entries = []
+
+
+def _differentiated_inside(index):
+    return any(entry >= index for entry in reverse_entries)
+
+
+def _generated(cls, index, size, flags, rule=None):
+    """A Function on the physical tensors whose setup_context and backward run the user's on
+    the batched values (the level made active again for a backward that runs after the vmap
+    returned: grad(vmap(f))). Its forward is the user's forward on the batched values
+    (generate_vmap_rule), or with `rule` (the VmapInfo) the user's vmap staticmethod."""
     def wrapped(values):
         return [batched(v, index) if flag and isinstance(v, Tensor) else v
                 for v, flag in zip(values, flags)]
@@ -75,6 +96,8 @@ def _generated(cls, index, size, flags):
         return batched(out, index)
 
     def forward(*values, **kwargs):
+        if rule is not None:
+            return _run_rule(cls, rule, flags, values, kwargs, size)
         with _level_active(index, size):
             out = cls.forward(*wrapped(values), **kwargs)
             return tuple(unwrapped(o) for o in out) if isinstance(out, tuple) else unwrapped(out)
@@ -98,6 +121,22 @@ def _generated(cls, index, size, flags):
     return type(cls.__name__, (function.Function,), {
         "forward": staticmethod(forward), "setup_context": staticmethod(setup_context),
         "backward": staticmethod(backward), "generate_vmap_rule": True})
+
+
+def _run_rule(cls, info, flags, values, kwargs, size):
+    """The user's vmap staticmethod on the physical values: outputs with the batch at dim 0
+    (an output it says is unbatched, out_dim None, expanded)."""
+    in_dims = tuple(0 if flag else None for flag in flags)
+    out, out_dims = cls.vmap(info, in_dims, *values, **kwargs)
+    single = not isinstance(out, tuple)
+    outs = (out,) if single else out
+    dims = (out_dims,) if single else (out_dims if isinstance(out_dims, tuple)
+                                       else (out_dims,) * len(out))
+    physical_outs = tuple(
+        o if not isinstance(o, Tensor) else
+        o.unsqueeze(0).expand((size,) + tuple(o.shape)) if d is None else movedim(o, d, 0)
+        for o, d in zip(outs, dims))
+    return physical_outs[0] if single else physical_outs
 
 
 class _level_active:
