@@ -16,12 +16,12 @@ import warnings
 
 import numpy as np
 
-from .autograd import grad_mode
+from .autograd import forward_ad, grad_mode
 from .autograd.dtypes import dtype as _dtype
 from .autograd.device import device as _device
 from .autograd.function import Function
 from .autograd.tensor import Tensor
-from .func import tree
+from .func import batched as batching, function as func_function, rules, tree
 
 __all__ = ["Library", "custom_op", "triton_op", "wrap_triton", "register_autograd",
            "register_fake", "register_kernel", "register_torch_dispatch", "define", "impl",
@@ -494,6 +494,7 @@ class CustomOpDef:
         self._abstract_fn = None
         self._backward_fn = None
         self._setup_context_fn = None
+        self._vmap_fn = None
         self._op = OpDef(namespace, name, schema)
         self._op.custom = self
         self._opoverload = self._op.default
@@ -533,9 +534,13 @@ class CustomOpDef:
                                   "subclasses or dispatch modes): register_torch_dispatch "
                                   "needs PyTorch itself (--engine torch)")
 
-    def register_vmap(self, func=None):
-        raise NotImplementedError("gradtool's engine does not support register_vmap for "
-                                  "custom ops; it needs PyTorch itself (--engine torch)")
+    def register_vmap(self, func=None, /):
+        """The op's rule under vmap: func(info, in_dims, *args, **kwargs) -> (outputs,
+        out_dims), given the physical arguments (batch at dim 0 where in_dims says 0)."""
+        def register(func):
+            self._vmap_fn = func
+            return func
+        return register if func is None else register(func)
 
     def register_autocast(self, device_type, cast_inputs):
         raise NotImplementedError("gradtool's engine does not support register_autocast for "
@@ -555,8 +560,8 @@ class CustomOpDef:
         """The kernel, below autograd (it records nothing), its result checked for aliasing
         and the arguments it declares mutated one version on (as torch's ADInplaceOrView)."""
         kernel = self._kernel(args)
-        with grad_mode.no_grad():
-            result = kernel(*args, **kwargs)
+        with grad_mode.no_grad():  # (forward AD is autograd too: no tangent, as in torch)
+            result = forward_ad._untracked(lambda: kernel(*args, **kwargs))
         _check_aliasing(self._name, kernel, args, kwargs, result)
         mutable = set(self._op.schema.mutable_names())
         for a, value in zip(self._op.schema.arguments, list(args) + list(kwargs.values())):
@@ -566,11 +571,74 @@ class CustomOpDef:
         return result
 
     def _dispatch(self, args, kwargs):
+        index = batching.top_level(args)
+        if index:  # under vmap: torch's FuncTorchBatched key comes before autograd
+            return self._batched(index, args, kwargs)
         positional = _tensors(args)
         if grad_mode.state.grad_enabled and any(t.requires_grad for t in positional) \
                 and not self._op.schema.mutable_names():
             return self._autograd_function.apply(*args, _KeywordOnly(kwargs))
         return self._run_kernel(args, kwargs)
+
+
+    def _batched(self, index, args, kwargs):
+        """The op on arguments batched at vmap level `index`: the registered vmap rule on
+        the physical arguments (whose calls of ops, this one included, run a level down),
+        else torch's fallback, the op on one example at a time."""
+        level = batching.level_of(index)
+        if self._vmap_fn is None:
+            return self._one_example_at_a_time(level, args, kwargs)
+        flat, spec = tree.flatten(list(args))
+        pairs = [batching.physical(a, index) if isinstance(a, Tensor) else (a, False)
+                 for a in flat]
+        values = tree.unflatten([v for v, _ in pairs], spec)
+        in_dims = tree.unflatten([0 if flag else None for _, flag in pairs], spec)
+        info = func_function.VmapInfo(level.size, level.randomness)
+        result = self._vmap_fn(info, tuple(in_dims), *values, **kwargs)
+        if not isinstance(result, tuple) or len(result) != 2:
+            got = f"a {type(result)}" if not isinstance(result, tuple) else \
+                f"{len(result)} returns"
+            raise RuntimeError(f"Expected the vmap staticmethod to have two returns, an output "
+                               f"and out_dims with pytree structure compatible with the "
+                               f"output. Got {got} instead")
+        output, out_dims = result
+        flat_out, out_spec = tree.flatten(output)
+
+        def incompatible():
+            return RuntimeError(
+                f"The autograd.Function's vmap staticmethod returned an incompatible (output, "
+                f"out_dims) tuple. Expected out_dims={out_dims} to be compatible with the "
+                f"structure of `output`. out_dims has structure "
+                f"{tree.describe(tree.flatten(out_dims)[1])} but output has structure "
+                f"{tree.describe(out_spec)}. For more details, please see "
+                f"https://pytorch.org/docs/main/notes/extending.func.html")
+        flat_dims = tree.broadcast_prefix(out_dims, output, incompatible)
+        originals = {id(v): a for (v, _), a in zip(pairs, flat)}
+        wrapped = [o if not isinstance(o, Tensor) else originals[id(o)] if id(o) in originals
+                   else o if d is None else batching.batched(batching.movedim(o, d, 0), index)
+                   for o, d in zip(flat_out, flat_dims)]
+        return tree.unflatten(wrapped, out_spec)
+
+    def _one_example_at_a_time(self, level, args, kwargs):
+        """torch's vmap fallback: the op on each example, the results stacked."""
+        index = level.index
+        rules.note_fallback(self._qualname, stacklevel=7)
+
+        def example(v, b):
+            if type(v) is batching.BatchedTensor and v._level == index:
+                return v._value.select(0, b)
+            if isinstance(v, list):
+                return [example(w, b) for w in v]
+            return v
+        outs = []
+        with rules.looping(level):
+            for b in range(level.size):
+                outs.append(self._op(*(example(a, b) for a in args), **kwargs))
+        if outs[0] is None:
+            return None
+        if isinstance(outs[0], list):
+            return list(rules.rewrap_examples([tuple(o) for o in outs], index))
+        return rules.rewrap_examples(outs, index)
 
 
 class _KeywordOnly:

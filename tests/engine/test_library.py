@@ -478,3 +478,148 @@ def test_a_backward_of_the_wrong_structure_is_refused_in_torchs_words():
             "Got: TreeSpec(tuple, None, [*,\n  *]) (return from backward), TreeSpec(tuple, None, "
             "[TreeSpec(list, None, [*,\n    *]),\n  *]) (inputs)")):
         op([x64(torch, 2), x64(torch, 2)]).sum().backward()
+
+
+# ------------------------------------------------------------------ under vmap and forward mode
+def numpy_sin(torch, with_rule, calls=None):
+    """sin computed by numpy (no op a vmap could batch), its backward registered, and with
+    `with_rule` a vmap rule that runs it once on the whole batch (calls counts the kernel's
+    calls)."""
+    import numpy as np
+    calls = [] if calls is None else calls
+
+    def kernel(x: torch.Tensor) -> torch.Tensor:
+        calls.append(tuple(x.shape))
+        return torch.tensor(np.sin(x.numpy()), dtype=x.dtype)
+    op = torch.library.custom_op(unique("numpy_sin"), kernel, mutates_args=())
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * torch.cos(x)
+    op.register_autograd(backward, setup_context=setup_context)
+    if with_rule:
+        op.register_vmap(lambda info, in_dims, x: (op(x), in_dims[0]))
+    return op
+
+
+def scaled_pair(torch):
+    """(x * k, y): a vmap rule that keeps an output unbatched (out_dims None) and takes a
+    List[Tensor]; it records what it was given."""
+    seen = []
+
+    def kernel(xs: typing.List[torch.Tensor], k: float) -> typing.Tuple[torch.Tensor,
+                                                                        torch.Tensor]:
+        return xs[0] * k, xs[1] + 0.0
+    op = torch.library.custom_op(unique("scaled_pair"), kernel, mutates_args=())
+
+    def rule(info, in_dims, xs, k):
+        seen.append((info.batch_size, info.randomness, in_dims, [tuple(x.shape) for x in xs]))
+        first = xs[0] if in_dims[0][0] is not None else xs[0].expand(info.batch_size,
+                                                                     *xs[0].shape)
+        return (first * k, xs[1] + 0.0), (0, in_dims[0][1])
+    op.register_vmap(rule)
+    return op, seen
+
+
+def custom_op_transforms(torch):
+    """A custom op under vmap (its rule, the fallback, nested vmaps, the outer graph) and
+    forward mode, on either engine: values, gradients, the rule's arguments, refusals."""
+    import warnings as warnings_module
+    F = torch.func
+    x = torch.tensor([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]], dtype=torch.float64)
+    calls = []
+    ruled, plain = numpy_sin(torch, True, calls), numpy_sin(torch, False)
+    out = {"rule": F.vmap(ruled)(x), "rule_calls": list(calls)}
+    calls.clear()
+    out["nested"] = F.vmap(F.vmap(ruled))(x)
+    out["nested_calls"] = list(calls)
+    with warnings_module.catch_warnings():
+        warnings_module.simplefilter("ignore")
+        out["fallback"] = F.vmap(plain)(x)
+        leaf = x.clone().requires_grad_()
+        (out["fallback_grad"],) = torch.autograd.grad(F.vmap(plain)(leaf).sum(), leaf)
+    leaf = x.clone().requires_grad_()
+    y = F.vmap(ruled)(leaf)
+    out["rule_node"] = type(y.grad_fn).__name__.rsplit("_", 2)[0]  # (the op's number off)
+    (out["rule_grad"],) = torch.autograd.grad(y.sum(), leaf)
+    pair, seen = scaled_pair(torch)
+    first, second = F.vmap(pair, in_dims=([0, None], None))([x, x[0]], 2.0)
+    out["pair"], out["pair_seen"] = (first, second), seen
+    for name, run in {
+        "grad": lambda: F.grad(lambda a: ruled(a).sum())(x[0]),
+        "vmap_grad": lambda: F.vmap(F.grad(lambda a: ruled(a).sum()))(x),
+        "forward_ad_requiring_grad": lambda: _dual_through(torch, ruled, leaf),
+        "one_return": lambda: F.vmap(_one_return_rule(torch))(x),
+    }.items():
+        try:
+            run()
+            out[name] = "no error"
+        except (RuntimeError, NotImplementedError) as e:
+            out[name] = f"{type(e).__name__}: {e}".replace("gradtool.Tensor", "torch.Tensor")
+    out["jvp"] = F.jvp(ruled, (x,), (torch.ones_like(x),))
+    out["forward_ad_tangent"] = _dual_through(torch, ruled, x)
+    return out
+
+
+def _dual_through(torch, op, x):
+    fwAD = torch.autograd.forward_ad
+    with fwAD.dual_level():
+        return fwAD.unpack_dual(op(fwAD.make_dual(x, torch.ones_like(x)))).tangent
+
+
+def _one_return_rule(torch):
+    def kernel(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+    op = torch.library.custom_op(unique("one_return"), kernel, mutates_args=())
+    op.register_vmap(lambda info, in_dims, x: op(x))
+    return op
+
+
+def test_a_vmap_rule_runs_once_on_the_batch_and_the_fallback_once_per_example():
+    from gradtool.engine.func import rules
+    out = custom_op_transforms(torch)
+    x = torch.tensor([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]], dtype=torch.float64)
+    assert torch.allclose(out["rule"], x.sin()) and out["rule_calls"] == [(3, 2)]
+    assert torch.allclose(out["nested"], x.sin()) and out["nested_calls"] == [(3, 2)]
+    assert torch.allclose(out["fallback"], x.sin())
+    assert torch.allclose(out["fallback_grad"], x.cos())
+    op = numpy_sin(torch, False)
+    with pytest.warns(UserWarning, match=f"the batching rule for {op._qualname}. gradtool "
+                                         f"runs it one example at a time"):
+        torch.func.vmap(op)(x)
+    assert rules.FALLBACKS[op._qualname] == 1
+
+
+def test_through_a_vmap_rule_the_outer_graph_records_the_ops_node_and_its_backward():
+    out = custom_op_transforms(torch)
+    x = torch.tensor([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]], dtype=torch.float64)
+    assert out["rule_node"] == "GeneratedBackwardFor_gt_test_numpy_sin"
+    assert torch.allclose(out["rule_grad"], x.cos())  # the registered backward's closed form
+    op = numpy_sin(torch, True)
+    assert torch.autograd.gradcheck(lambda a: torch.func.vmap(op)(a),
+                                    (x.clone().requires_grad_(),))
+
+
+def test_a_vmap_rule_gets_physical_arguments_list_in_dims_and_may_keep_an_output_unbatched():
+    out = custom_op_transforms(torch)
+    x = torch.tensor([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]], dtype=torch.float64)
+    first, second = out["pair"]
+    assert torch.allclose(first, x * 2) and torch.equal(second, x[0].expand(3, 2))
+    assert out["pair_seen"] == [(3, "error", ([0, None], None), [(3, 2), (2,)])]
+
+
+def test_under_grad_transforms_and_forward_mode_a_custom_op_does_as_torch():
+    out = custom_op_transforms(torch)
+    refusal = "must override the setup_context staticmethod"
+    assert refusal in out["grad"] and refusal in out["vmap_grad"]
+    assert out["forward_ad_requiring_grad"] == (
+        "NotImplementedError: You must implement the jvp function for custom "
+        "autograd.Function to use it with forward mode AD.")
+    assert out["one_return"].startswith("RuntimeError: Expected the vmap staticmethod to have "
+                                        "two returns")
+    # the kernel runs below forward AD too: no tangent comes out (zeros from jvp)
+    assert out["forward_ad_tangent"] is None
+    assert torch.equal(out["jvp"][1], torch.zeros(3, 2, dtype=torch.float64))

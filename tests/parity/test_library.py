@@ -159,3 +159,20 @@ def test_a_backward_of_the_wrong_structure_is_refused_as_on_torch():
         return str(e.value)
     ours, theirs = both(run)
     assert ours == theirs
+
+
+def test_custom_ops_under_vmap_and_forward_mode_do_as_on_torch():
+    from tests.engine.test_library import custom_op_transforms
+    ours, theirs = both(custom_op_transforms)
+    assert set(ours) == set(theirs)
+    for key in ours:
+        a, b = ours[key], theirs[key]
+        if key in ("rule_calls", "nested_calls", "pair_seen", "rule_node") or \
+                isinstance(a, str) or a is None:
+            assert a == b, key
+            continue
+        for mine, torchs in zip(a if isinstance(a, tuple) else (a,),
+                                b if isinstance(b, tuple) else (b,)):
+            assert numpy(mine).shape == numpy(torchs).shape, key
+            assert numpy(mine).ravel().tolist() == pytest.approx(numpy(torchs).ravel().tolist()), \
+                key

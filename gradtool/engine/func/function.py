@@ -14,6 +14,10 @@ active = [0]  # transforms running (vmap levels count through LEVELS)
 
 
 def apply_under_transform(cls, args, kwargs):
+    if getattr(cls, "_custom_op", None) is not None and not active[0]:
+        # a custom op's Function: vmap runs the op's rule or fallback first, so this call is
+        # a level down, where only a grad or jvp transform above refuses it (as torch)
+        return NOT_BATCHED
     if cls.setup_context is function.Function.setup_context:
         raise RuntimeError(
             "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "

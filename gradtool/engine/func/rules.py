@@ -97,12 +97,7 @@ def _wrap(out, index):
 # ---------------- the fallback ----------------
 def _one_at_a_time(spec, values, flags, args, level):
     """The op on each example, stacked: correct for any op, one numpy call per example."""
-    FALLBACKS[spec.name] += 1
-    if spec.name not in _warned:
-        _warned.add(spec.name)
-        warnings.warn(f"There is a performance drop because we have not yet implemented the "
-                      f"batching rule for {spec.name}. gradtool runs it one example at a time.",
-                      UserWarning, stacklevel=4)
+    note_fallback(spec.name)
     outs = []
     with _looping(level):
         for b in range(level.size):
@@ -112,6 +107,16 @@ def _one_at_a_time(spec, values, flags, args, level):
                 inputs = [v.select(0, b) if f else v for v, f in zip(values, flags)]
             outs.append(call(spec, inputs, args))
     return _stacked(outs)
+
+
+def note_fallback(name, stacklevel=5):
+    """Count a call that runs one example at a time; warn the first time for each op."""
+    FALLBACKS[name] += 1
+    if name not in _warned:
+        _warned.add(name)
+        warnings.warn(f"There is a performance drop because we have not yet implemented the "
+                      f"batching rule for {name}. gradtool runs it one example at a time.",
+                      UserWarning, stacklevel=stacklevel)
 
 
 def _stacked(outs):
@@ -133,7 +138,7 @@ class _looping:
         self.level.looping = self.was
 
 
-_drawing = _looping  # a rule that draws for the whole batch at once (different per example)
+looping = _drawing = _looping  # a rule that draws for the whole batch at once (different per example)
 
 
 def method_with_fallback(name, method):
