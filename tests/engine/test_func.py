@@ -604,6 +604,57 @@ def telltale_function_program(torch, x, w):
     }
 
 
+def nested_forward_program(torch, x, v, w):
+    """Forward mode inside forward mode: jvp(jvp), jacfwd(jacfwd), three jacfwds, jacfwd
+    over jacrev, and a vmap over jvp(jvp)."""
+    F = torch.func
+
+    def f(a):
+        return (a.sin() * a.exp()).sum() * a[0] + a.pow(3)
+
+    def inner(a):
+        return F.jvp(f, (a,), (v,))[1]
+
+    def scalar(a):
+        return (a.sin() * a.exp()).sum() * a[0]
+    return {
+        "jvp_jvp": F.jvp(inner, (x,), (w,)),
+        "jacfwd_jacfwd": F.jacfwd(F.jacfwd(scalar))(x),
+        "jacfwd_cubed": F.jacfwd(F.jacfwd(F.jacfwd(lambda a: a.sin().sum() * a[0])))(x),
+        "jacfwd_jacrev": F.jacfwd(F.jacrev(lambda a: (a.tanh() * a).sum()))(x),
+        "vmap_jvp_jvp": F.vmap(lambda a: F.jvp(inner, (a,), (w,))[1])(
+            torch.stack([x, 2 * x])),
+    }
+
+
+def test_forward_mode_nests():
+    x, v, w = t([0.3, -0.7, 1.1]), t([1.0, 0.5, -2.0]), t([0.2, 1.0, 0.4])
+    out = nested_forward_program(gt, x, v, w)
+
+    def f(a):
+        return (a.sin() * a.exp()).sum() * a[0] + a.pow(3)
+    # the second directional derivative, from the Hessians of reverse mode
+    hessians = AF.jacobian(lambda a: AF.jacobian(f, a, create_graph=True), x)  # (3, 3, 3)
+    expected = (hessians * v.reshape(1, 3, 1) * w.reshape(1, 1, 3)).sum((1, 2))
+    close(out["jvp_jvp"][1], expected)
+    close(out["jvp_jvp"][0], AF.jacobian(f, x) @ v)
+
+    def directional(a):  # central differences of the inner jvp along w
+        return AF.jacobian(f, a) @ v
+    eps = 1e-6
+    close(out["jvp_jvp"][1], (directional(x + eps * w) - directional(x - eps * w)) / (2 * eps),
+          tol=1e-6)
+    scalar = lambda a: (a.sin() * a.exp()).sum() * a[0]  # noqa: E731
+    close(out["jacfwd_jacfwd"], AF.hessian(scalar, x))
+    sech2 = 1 - x.tanh() ** 2
+    close(out["jacfwd_jacrev"], gt.diag(2 * sech2 - 2 * x * x.tanh() * sech2))
+    third = out["jacfwd_cubed"]  # d3/da3 of sin(a).sum() * a0: closed form
+    assert tuple(third.shape) == (3, 3, 3)
+    close(third[0, 0, 0], -x[0].cos() * x[0] - 3 * x[0].sin())
+    close(third[1, 1, 0], -x[1].sin())
+    close(out["vmap_jvp_jvp"][0], out["jvp_jvp"][1])
+
+
 def test_a_function_with_a_vmap_rule_is_differentiated_as_torch_does():
     x, w = t(RNG.standard_normal((3, 2))), t(RNG.standard_normal(2))
     out = telltale_function_program(gt, x, w)

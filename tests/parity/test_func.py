@@ -109,6 +109,14 @@ def test_a_function_with_a_vmap_rule_is_differentiated_as_by_torch():
                  programs.telltale_function_program(torch, *theirs))
 
 
+def test_nested_forward_mode_matches_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    mine, theirs = _both(torch, [rng.standard_normal(3) for _ in range(3)])
+    _assert_same(programs.nested_forward_program(gt, *mine),
+                 programs.nested_forward_program(torch, *theirs))
+
+
 def test_outer_gradients_match_torch():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(6)

@@ -14,7 +14,6 @@ from ..autograd import engine as autograd_engine, forward_ad, forward_level, gra
 from ..autograd.creation import eye, ones_like, zeros_like
 from ..autograd.node import AccumulateGrad
 from ..autograd.tensor import Tensor
-from ..errors import NotInEngineError
 from . import function as custom_function, tree
 from .batched import LEVELS, BatchedTensor, batched, movedim
 from .vmap import vmap
@@ -321,9 +320,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                            f"{tree.describe(p_spec)} and tangents with structure "
                            f"{tree.describe(t_spec)}")
     _check_tensors(flat_p + flat_t)
-    if forward_level.active is not None:
-        raise NotInEngineError("nested jvp (forward mode inside forward mode)")
     levels = list(LEVELS)
+    if forward_level.active is not None:  # inside another jvp: its tangents ride along
+        return _jvp_by_reverse(func, flat_p, p_spec, flat_t, levels, has_aux)
     physical = [to_physical(p, levels) for p in flat_p]
     record = _records(physical)
     with forward_ad.dual_level():
@@ -356,6 +355,51 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if has_aux:
         return result + (tree.tree_map(lambda a: _unwrapped(a, record), aux),)
     return result
+
+
+def _jvp_by_reverse(func, flat_p, p_spec, flat_t, levels, has_aux):
+    """jvp inside a jvp (torch's levels of forward mode; the engine has one): J v computed
+    in reverse mode as d/du <J^T u, v> (u a cotangent; J^T u is linear in it), every step an
+    op recorded with the outer level active, so that the outer tangents flow through the
+    result (forward over reverse over reverse). Takes the ops' double backward."""
+    physical = [to_physical(p, levels) for p in flat_p]
+    tangents = []
+    for p, t in zip(physical, flat_t):
+        t = to_physical(t, levels)
+        if t.shape != p.shape:
+            raise RuntimeError(
+                f"Trying to set a forward gradient that has a different size than that of "
+                f"the original Tensor, this is not supported. Tensor is of size "
+                f"{list(p.shape[len(levels):])} while the given forward gradient is of size "
+                f"{list(t.shape[len(levels):])}.")
+        tangents.append(t.to(p.dtype))
+    with grad_mode.enable_grad():
+        pairs = [_differentiable(p) for p in physical]
+        seen = tree.unflatten([from_physical(s, levels) for _, s in pairs], p_spec)
+        with _Running():
+            output = func(*seen)
+        output, aux = _split_aux(output, has_aux, "jvp(f, primals, tangents)")
+        flat_out, out_spec = tree.flatten(output)
+        for o in flat_out:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(f"jvp(f, primals, tangents): expected f(*args) to return "
+                                   f"only tensors, got unsupported type {type(o)}")
+        outputs = [to_physical(o, levels) for o in flat_out]
+        leaves = [leaf for leaf, _ in pairs]
+        cotangents = [zeros_like(o).requires_grad_() for o in outputs]
+        pulled = _grads(outputs, cotangents, leaves, record=True)
+        used = [(g, t) for g, t in zip(pulled, tangents) if g.requires_grad]
+        if used:
+            found = autograd_engine.grad([g for g, _ in used], cotangents,
+                                         [t for _, t in used], retain_graph=True,
+                                         create_graph=True, allow_unused=True)
+        else:
+            found = [None] * len(cotangents)
+        out_tangents = [zeros_like(o) if g is None else g for g, o in zip(found, outputs)]
+    values = tree.unflatten([from_physical(o, levels) for o in outputs], out_spec)
+    result = (values, tree.unflatten([from_physical(t, levels) for t in out_tangents],
+                                     out_spec))
+    return result + (aux,) if has_aux else result
 
 
 # ---------------- Jacobians ----------------
