@@ -803,7 +803,54 @@ SWEEP = {  # name -> one example's computation, on a (3, 4) float64 example
     "index_select": lambda a: a.index_select(1, IDX),
     "scatter_add":
         lambda a: gt.zeros(3, 4, dtype=gt.float64).scatter_add(1, gt.tensor([[0, 1, 2, 3]] * 3), a),
+    # indices that differ per example (computed from it): one advanced indexing for the batch
+    "index_per_example": lambda a: a[a.argmax(0)],
+    "index_per_example_cols": lambda a: a[:, a[0].argsort()[:2]],
+    "index_per_example_pair": lambda a: a[a.argmax(0) % 3, a.argmin(0)],
+    "index_per_example_int": lambda a: a[1, a.argmax(1)],
+    "index_per_example_ellipsis": lambda a: a[..., a.argmin(1) % 4],
+    "index_per_example_separated":
+        lambda a: a.reshape(3, 2, 2)[a.argmax(1)[:2] % 3, :, a.argmin(0)[:2] % 2],
+    "index_shared_table": lambda a: W[a.argmax(1)] * a[:, :1],
+    "remainder": lambda a: a.remainder(0.3) + a.fmod(0.4) + a.floor() + a.ceil() + a.trunc(),
+    "hard_acts": lambda a: F.hardtanh(a) + F.hardsigmoid(a) + F.hardswish(a) + F.mish(a),
+    "log2_exp2": lambda a: a.exp2().log2() + a.abs().log10() + gt.lerp(a, a * 2, 0.3),
+    "log_sigmoid": lambda a: F.logsigmoid(a),
+    "batch_norm_eval": lambda a: F.batch_norm(a, V[:4] * 0.1, V[:4].abs() + 0.5, V, V * 2),
+    "batch_norm_train": lambda a: F.batch_norm(a, None, None, V, V * 2, training=True),
+    "batch_norm_3d": lambda a: F.batch_norm(a.reshape(1, 4, 3), None, None, training=True),
+    "group_norm": lambda a: F.group_norm(a.reshape(1, 4, 3), 2, V, V),
+    "rnn_cell": lambda a: _cell(gt.nn.RNNCell)(a, a[:, :3]),
+    "lstm_cell": lambda a: _cell(gt.nn.LSTMCell)(a, (a[:, :3], a[:, 1:]))[1],
+    "gru_cell": lambda a: _cell(gt.nn.GRUCell)(a),
+    "lstm_layers": lambda a: _cell(gt.nn.LSTM, num_layers=2)(a)[0],
+    "gru_bidirectional": lambda a: _cell(gt.nn.GRU, bidirectional=True, batch_first=True)(
+        a.unsqueeze(0))[1],
+    "rnn_relu": lambda a: _cell(gt.nn.RNN, nonlinearity="relu")(a.unsqueeze(1))[0],
 }
+
+
+def _recurrent(kind, **kwargs):
+    """A module (4 inputs, hidden 3) with weights of its own, made outside vmap."""
+    module = kind(4, 3, **kwargs).double()
+    rng = np.random.default_rng(2)
+    with gt.no_grad():
+        for p in module.parameters():
+            p.copy_(gt.tensor(rng.standard_normal(tuple(p.shape)) * 0.5))
+    return module
+
+
+_CELLS = {(gt.nn.RNNCell, ()): _recurrent(gt.nn.RNNCell),
+          (gt.nn.LSTMCell, ()): _recurrent(gt.nn.LSTMCell),
+          (gt.nn.GRUCell, ()): _recurrent(gt.nn.GRUCell),
+          (gt.nn.LSTM, (("num_layers", 2),)): _recurrent(gt.nn.LSTM, num_layers=2),
+          (gt.nn.GRU, (("batch_first", True), ("bidirectional", True))):
+              _recurrent(gt.nn.GRU, bidirectional=True, batch_first=True),
+          (gt.nn.RNN, (("nonlinearity", "relu"),)): _recurrent(gt.nn.RNN, nonlinearity="relu")}
+
+
+def _cell(kind, **kwargs):
+    return _CELLS[(kind, tuple(sorted(kwargs.items())))]
 
 
 def _setitem(a):
@@ -813,7 +860,9 @@ def _setitem(a):
     return b
 
 
-ONE_AT_A_TIME = set()  # ops with no batching rule yet (the fallback runs them)
+# ops with no batching rule yet (the fallback runs them): one_hot reads its indices' values
+# with numpy (their range, the class count)
+ONE_AT_A_TIME = {"one_hot"}
 
 
 @pytest.mark.parametrize("name", sorted(SWEEP))
@@ -821,9 +870,12 @@ def test_vmap_and_per_sample_grads_of_each_op_equal_the_loop(name):
     fn = SWEEP[name]
     x = t(np.random.default_rng(7).standard_normal((5, 3, 4)))
     rules.FALLBACKS.clear()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         close(func.vmap(fn)(x), gt.stack([fn(x[i]) for i in range(5)]))
+        # (nor the whole function one example at a time)
+        assert not [w for w in caught if "one example at a time" in str(w.message)] or \
+            name in ONE_AT_A_TIME
         if not fn(x[0]).is_floating_point():
             return
 
@@ -837,6 +889,73 @@ def test_vmap_and_per_sample_grads_of_each_op_equal_the_loop(name):
             expected.append(gt.zeros_like(xi) if g is None else g)
         close(func.vmap(func.grad(f))(x), gt.stack(expected))
     assert not rules.FALLBACKS or name in ONE_AT_A_TIME, dict(rules.FALLBACKS)
+
+
+def batching_rules_program(torch, x, w):
+    """Per-example indices, batch norm (eval; training with and without running statistics;
+    torch's refusal of shared running statistics that each example would update) and the
+    RNN cells torch batches, under vmap, with per-sample gradients."""
+    F, Fn = torch.func, torch.nn.functional
+    idx = torch.tensor([[0, 2], [1, 1], [3, 0], [2, 2]])
+    means, variances = torch.zeros(4, 3, dtype=x.dtype), torch.ones(4, 3, dtype=x.dtype)
+    out = {
+        "rows": F.vmap(lambda a, i: a[i])(x, idx),
+        "cols": F.vmap(lambda a, i: a[:, i])(x, idx % 3),
+        "pairs": F.vmap(lambda a, i: a[i, i.flip(0) % 3])(x, idx),
+        "shared_table": F.vmap(lambda i: x[0][i])(idx),
+        "rows_grad": F.vmap(F.grad(lambda a, i: a[i].sin().sum()))(x, idx),
+        "bn_eval": F.vmap(lambda a: Fn.batch_norm(a, w * 0.1, w.abs() + 0.5, w, w * 2))(x),
+        "bn_train": F.vmap(lambda a: Fn.batch_norm(a, None, None, w, None, training=True))(x),
+        "bn_train_stats": F.vmap(lambda a, m, v: Fn.batch_norm(a, m, v, training=True))(
+            x, means, variances),
+        "running": (means, variances),
+        "bn_grad": F.vmap(F.grad(lambda a: Fn.batch_norm(a, None, None, w, w,
+                                                         training=True).pow(3).sum()))(x),
+    }
+    torch.manual_seed(0)
+    cell = torch.nn.GRUCell(3, 2).double()
+    with torch.no_grad():
+        for p in cell.parameters():
+            p.copy_(torch.linspace(-1, 1, p.numel(), dtype=torch.float64).reshape(p.shape))
+    out["gru_cell"] = F.vmap(cell)(x)
+    for name, run in {
+        "bn_shared_stats": lambda: F.vmap(lambda a: Fn.batch_norm(
+            a, torch.zeros(3, dtype=x.dtype), torch.ones(3, dtype=x.dtype), training=True))(x),
+        "boolean_mask": lambda: F.vmap(lambda a: a[a > 0])(x),
+    }.items():
+        try:
+            run()
+            out[name] = "no error"
+        except RuntimeError as e:
+            out[name] = str(e)
+    return out
+
+
+def test_batching_rules_for_indexing_batch_norm_and_rnn_cells_equal_the_loop():
+    x, w = t(RNG.standard_normal((4, 5, 3))), t(RNG.standard_normal(3))
+    rules.FALLBACKS.clear()
+    out = batching_rules_program(gt, x, w)
+    assert not rules.FALLBACKS, dict(rules.FALLBACKS)
+    idx = [[0, 2], [1, 1], [3, 0], [2, 2]]
+    close(out["rows"], gt.stack([x[b][gt.tensor(i)] for b, i in enumerate(idx)]))
+    close(out["pairs"], gt.stack([x[b][gt.tensor(i), gt.tensor(i[::-1]) % 3]
+                                  for b, i in enumerate(idx)]))
+    Fn = gt.nn.functional
+    expected, means, variances = [], [], []
+    for b in range(4):
+        m, v = gt.zeros(3, dtype=gt.float64), gt.ones(3, dtype=gt.float64)
+        expected.append(Fn.batch_norm(x[b], m, v, training=True))
+        means.append(m)
+        variances.append(v)
+    close(out["bn_train_stats"], gt.stack(expected))
+    close(out["running"][0], gt.stack(means))  # each example moved its own statistics
+    close(out["running"][1], gt.stack(variances))
+    close(out["bn_train"], gt.stack([Fn.batch_norm(x[b], None, None, w, None, training=True)
+                                     for b in range(4)]))
+    assert out["bn_shared_stats"].startswith("Batch norm got a batched tensor as input while "
+                                             "the running_mean or running_var")
+    assert out["boolean_mask"].startswith("vmap: We do not support batching operators that "
+                                          "can support dynamic shape")
 
 
 def test_embedding_of_per_example_tables_and_indices_batches():

@@ -117,6 +117,17 @@ def test_nested_forward_mode_matches_torch():
                  programs.nested_forward_program(torch, *theirs))
 
 
+def test_batching_rules_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(9)
+    mine, theirs = _both(torch, [rng.standard_normal((4, 5, 3)), rng.standard_normal(3)])
+    ours = programs.batching_rules_program(gt, *mine)
+    torchs = programs.batching_rules_program(torch, *theirs)
+    for name in ("bn_shared_stats", "boolean_mask"):
+        assert ours.pop(name) == torchs.pop(name)
+    _assert_same(ours, torchs)
+
+
 def test_outer_gradients_match_torch():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(6)

@@ -105,9 +105,16 @@ def _advanced_index(advanced):
     return tuple(advanced.get(d, slice(None)) for d in range(max(advanced) + 1))
 
 
+batching_hook = None  # vmap's rule for an index tensor batched under vmap (func/rules.py)
+
+
 def _getitem(t, index):
     """Indexing as torch does it: views for ints, slices and None, then IndexBackward0 for
     tensor and list indices."""
+    if batching_hook is not None:
+        out = batching_hook(t, index)
+        if out is not NotImplemented:
+            return out
     items = _index_items(index)
     if len(items) == 1 and isinstance(items[0], slice) and not isinstance(index, tuple):
         return _slice(t, 0, items[0], skip_full=False)

@@ -12,7 +12,7 @@ import itertools
 
 import numpy as np
 
-from ..autograd import dispatch, inplace
+from ..autograd import dispatch, indexing, inplace
 from ..autograd.tensor import Tensor
 
 _new_object = object.__new__
@@ -246,6 +246,7 @@ def _install_hooks():
     from . import function, rules
     dispatch.batching_hook = rules.batched_call if LEVELS else None
     inplace.batching_hook = rules.batched_call_inplace if LEVELS else None
+    indexing.batching_hook = rules.batched_getitem if LEVELS else None
     function.install()
 
 

@@ -250,7 +250,9 @@ def _rule(*names):
        "add", "sub", "div", "atan2", "addcmul", "addcdiv", "maximum", "minimum", "where",
        "masked_fill", "conj", "conj_physical", "sgn", "angle", "complex", "polar", "alias",
        "erf", "gelu", "silu", "softplus", "leaky_relu", "elu", "leaky_relu_backward",
-       "threshold_backward", "triu", "tril", "copy_", "view_as_real", "view_as_complex")
+       "threshold_backward", "triu", "tril", "copy_", "view_as_real", "view_as_complex",
+       "ceil", "floor", "trunc", "frac", "exp2", "log2", "log10", "fmod", "remainder",
+       "hardsigmoid", "hardswish", "hardtanh", "mish", "lerp", "log_sigmoid_forward")
 def elementwise(spec, values, flags, args, level):
     """Elementwise and broadcasting ops (and those on the last dims only): operands aligned
     to the logical rank, so broadcasting sees each example."""
@@ -484,6 +486,112 @@ def layer_norm(spec, values, flags, args, level):
     if any(flags[1:]):
         return NOT_BATCHED
     return call(spec, values, args)  # normalized over the last dims: the batch is a lead dim
+
+
+_BATCH_NORM_REFUSAL = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which "
+    "will be updated in place, were not batched.\nIf you are using a module and do not need "
+    "eval mode, please set `track_running_stats` to be False.If you are using a prebuilt "
+    "module and do not need eval mode, please see the functorch website for resources on how "
+    "to patch your module to work with vmap")
+
+
+@_rule("native_batch_norm")
+def batch_norm(spec, values, flags, args, level):
+    """functorch's rule: the examples' channels side by side, (N, B*C, *), one batch norm
+    for all (each example's channel its own statistics), then back to (B, N, C, *). In
+    training, running statistics that an example would update must be batched (torch's
+    refusal), and are updated through a view of them."""
+    x, weight, bias, running_mean, running_var = values
+    training = args[0]
+    stats = [(t, f) for t, f in ((running_mean, flags[3]), (running_var, flags[4]))
+             if t is not None]
+    if training and flags[0] and any(not f for _, f in stats):
+        raise RuntimeError(_BATCH_NORM_REFUSAL)
+    if training and any(not t._data.flags.c_contiguous for t, f in stats if f):
+        return NOT_BATCHED  # (their view would be a copy: the update would be lost)
+    size = level.size
+    x = _expanded(x, flags[0], size)
+    n, c = x._data.shape[1], x._data.shape[2]
+    rest = tuple(x._data.shape[3:])
+    side_by_side = movedim(x, 0, 1).reshape((n, size * c) + rest)
+
+    def per_channel(t, flag):
+        return None if t is None else _expanded(t, flag, size).reshape((size * c,))
+    out, mean, rstd = call(spec, (side_by_side,) + tuple(
+        per_channel(t, f) for t, f in zip(values[1:], flags[1:])), args)
+    out = movedim(out.reshape((n, size, c) + rest), 1, 0)
+    if mean._data.shape[0] == 0:  # eval mode: empty statistics, one per example
+        return out, mean.expand((size, 0)), rstd.expand((size, 0))
+    return out, mean.reshape((size, c)), rstd.reshape((size, c))
+
+
+@_rule("native_group_norm")
+def group_norm(spec, values, flags, args, level):
+    """Each example's samples normalised on their own: the batch folded into N."""
+    if any(flags[1:]):
+        return NOT_BATCHED
+    x = values[0]
+    n, c, hxw, group, eps = args
+    size = level.size
+    out, mean, rstd = call(spec, (x.reshape((size * n,) + tuple(x._data.shape[2:])),) +
+                           tuple(values[1:]), (size * n, c, hxw, group, eps))
+    return (out.reshape(tuple(x._data.shape)), mean.reshape((size, n, group)),
+            rstd.reshape((size, n, group)))
+
+
+# ---------------- indexing by tensors batched under vmap ----------------
+_DYNAMIC_SHAPE = ("vmap: We do not support batching operators that can support dynamic shape. "
+                  "Attempting to batch over indexing with a boolean mask.")
+
+
+def batched_getitem(t, index):
+    """t[index] where an index tensor is batched (per-example indices): one advanced
+    indexing of the physical tensor, each example's indices paired with its own rows by an
+    index over the batch. NotImplemented where the ordinary path serves (no batched index
+    tensor) or this one cannot (None items, 0-d index tensors: the fallback)."""
+    from ..autograd.indexing import _index_items
+    items = _index_items(index)
+    tensors = [i for i in items if isinstance(i, Tensor)]
+    index_level = top_level(tensors)
+    if not index_level or index_level < top_level((t,)):
+        return NotImplemented  # (an index batched only below t's level: t's rule first)
+    for i in tensors:
+        if type(i) is BatchedTensor and i._level == index_level and i._data.dtype == np.bool_:
+            raise RuntimeError(_DYNAMIC_SHAPE)
+    if any(i is None or isinstance(i, (bool, np.bool_)) or (isinstance(i, Tensor) and (
+            i._data.ndim == 0 or i._data.dtype == np.bool_)) or isinstance(i, (list, tuple))
+            for i in items):
+        return NotImplemented
+    # the ints and slices first (views, each example's), then the tensor indices
+    view = t[tuple(slice(None) if isinstance(i, Tensor) else i for i in items)]
+    positions, dim = {}, 0
+    for i in items:
+        if i is Ellipsis:
+            dim += view.dim() - sum(1 for j in items if isinstance(j, (slice, Tensor)))
+        elif isinstance(i, (slice, Tensor)):
+            if isinstance(i, Tensor):
+                positions[dim] = i
+            dim += 1
+    level = level_of(index_level)
+    size = level.size
+    source, flag = physical(view, index_level)
+    source = _expanded(source, flag, size)
+    pairs = {d: physical(i, index_level) for d, i in positions.items()}
+    rank = max(_logical_ndim(v, f) for v, f in pairs.values())
+    arrays = {d: (_aligned(v, rank) if f else v)._data for d, (v, f) in pairs.items()}
+    if not all(type(a) is np.ndarray for a in arrays.values()):
+        return NotImplemented
+    over_batch = np.arange(size).reshape((size,) + (1,) * rank)
+    first, last = min(arrays), max(arrays)
+    if last - first + 1 == len(arrays):  # adjacent: the indexed dims stay where they are
+        source = movedim(source, 0, first)
+        numpy_index = (slice(None),) * first + (over_batch,) + tuple(
+            arrays[d] for d in range(first, last + 1))
+        return batched(movedim(call(table.INDEX, (source,), (numpy_index,)), first, 0),
+                       index_level)
+    numpy_index = (over_batch,) + tuple(arrays.get(d, slice(None)) for d in range(last + 1))
+    return batched(call(table.INDEX, (source,), (numpy_index,)), index_level)
 
 
 @_rule("embedding")
