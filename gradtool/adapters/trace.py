@@ -122,8 +122,15 @@ def _detached_copy(t):
     return t.detach().clone().requires_grad_(t.requires_grad)
 
 
+def _values(t):
+    """A tensor's values; a BatchedTensor's (under vmap) are every example's, its physical
+    array: reading its own would send vmap to run the function one example at a time."""
+    data = t._data
+    return getattr(data, "examples", data)
+
+
 def _finite(t):
-    return t._data.dtype.kind != "f" or bool(np.isfinite(t._data).all())
+    return t._data.dtype.kind != "f" or bool(np.isfinite(_values(t)).all())
 
 
 def narrowing(tensors, outputs, precision):
@@ -295,7 +302,9 @@ class ForwardTrace(TraceRecords, observers.Observer):
                         not all(map(_finite, outputs)) and all(map(_finite, tensors)),
                         narrowing(tensors, outputs, _precision))
         self._add_event(event, tensors, outputs, [o._grad_fn for o in outputs], _called_by_user)
-        if self.record_ops and isinstance(run, functools.partial):  # run: dispatch's own call
+        batched = any(_values(x) is not x._data for x in tensors)  # (no replay after vmap)
+        if self.record_ops and isinstance(run, functools.partial) and not batched:
+            # run: dispatch's own call
             spec, op_inputs, op_args = run.args[:3]  # (in place: the same formulas, out of place)
             self._add_op_call(name, lambda i: dispatch_call(spec, i, op_args), (op_inputs,),
                               result, _raw_copy, event.site)

@@ -393,6 +393,19 @@ def test_torch_func_file_passes_gradcheck_on_the_engine():
     assert result.json()["targets"][0]["passed"]
 
 
+def test_the_trace_around_vmap_records_one_node_per_batched_op():
+    """The trace reads every op's values (is it finite?) without reading a batched tensor's
+    own, which would send vmap to run the function one example at a time: the graph around
+    vmap(grad(...)) holds the batched ops (Bmm over the examples), not each example's
+    (Select of each input row, Stack of the results)."""
+    result = cu.run("inspect", "--json", os.path.join(cu.EXAMPLES, "func_per_sample_grads.py"))
+    assert_exit(result, 0)
+    names = [n["name"] for n in result.json()["targets"][0]["graph"]["nodes"]]
+    assert "BmmBackward0" in names
+    assert "StackBackward0" not in names and "SelectBackward0" not in names
+    assert "one example at a time" not in result.stderr
+
+
 @pytest.mark.parity
 @pytest.mark.skipif(torch is None, reason="torch is not installed")
 def test_engine_torch_traces_around_torch_func_transforms():
