@@ -9,6 +9,7 @@ the user's setup_context saves on. The engine has no dispatcher, no FakeTensor m
 compiler, so opcheck's tests are the engine's versions of torch's (see opcheck)."""
 import collections.abc
 import copy
+import enum
 import inspect
 import numbers
 import typing
@@ -23,11 +24,33 @@ from .autograd.function import Function
 from .autograd.tensor import Tensor
 from .func import batched as batching, function as func_function, rules, tree
 
-__all__ = ["Library", "custom_op", "triton_op", "wrap_triton", "register_autograd",
+__all__ = ["Library", "Tag", "custom_op", "triton_op", "wrap_triton", "register_autograd",
            "register_fake", "register_kernel", "register_torch_dispatch", "define", "impl",
            "infer_schema", "opcheck", "get_ctx", "CustomOpDef", "OpCheckError"]
 
 _OPS = {}  # "ns::name" -> the OpDef of every op defined so far
+
+# torch.Tag: what an operator declares about itself (torch's members, values and order)
+Tag = enum.Enum("Tag", [(name, value) for value, name in enumerate((
+    "core", "cudagraph_unsafe", "data_dependent_output", "dynamic_output_shape",
+    "flexible_layout", "generated", "inplace", "inplace_view", "maybe_aliasing_or_mutating",
+    "needs_contiguous_strides", "needs_exact_strides", "needs_fixed_stride_order",
+    "nondeterministic_bitwise", "nondeterministic_seeded", "out", "out_variant", "pointwise",
+    "pt2_compliant_tag", "reduction", "view_copy"))], module=__name__)
+
+
+def _tag_tuple(tags, where):
+    """tags as torch takes them: one Tag or a sequence of Tags (None: none)."""
+    if tags is None:
+        return ()
+    if isinstance(tags, Tag):
+        return (tags,)
+    tags = tuple(tags)
+    for tag in tags:
+        if not isinstance(tag, Tag):
+            raise TypeError(f"{where}: tags must be torch.Tag values (e.g. "
+                            f"torch.Tag.pointwise), got {tag!r}")
+    return tags
 
 
 # ------------------------------------------------------------------ schemas
@@ -237,6 +260,7 @@ class OpDef:
         self.kernels = {}
         self.fake = None
         self.custom = None  # the CustomOpDef, for an op made by custom_op
+        self.tags = []  # torch.Tags, as defined
         self.default = OpOverload(self)
         self.packet = OpOverloadPacket(self)
 
@@ -386,6 +410,10 @@ class OpOverload:
     def name(self):
         return self._op.qualname
 
+    @property
+    def tags(self):
+        return list(self._op.tags)
+
     def __call__(self, *args, **kwargs):
         return self._op(*args, **kwargs)
 
@@ -485,8 +513,9 @@ class CustomOpDef:
     """What torch.library.custom_op returns: the op, callable, with its registrations. The
     private attributes are torch's names (gradtool's checks read either engine's)."""
 
-    def __init__(self, namespace, name, schema, fn):
+    def __init__(self, namespace, name, schema, fn, tags=()):
         self._namespace, self._name = namespace, name
+        self._tags = tags
         self._qualname = f"{namespace}::{name}"
         self._schema = schema
         self._init_fn = fn
@@ -497,6 +526,9 @@ class CustomOpDef:
         self._vmap_fn = None
         self._op = OpDef(namespace, name, schema)
         self._op.custom = self
+        # torch declares every custom op pt2-compliant, first
+        self._op.tags = [Tag.pt2_compliant_tag] + [t for t in tags
+                                                   if t is not Tag.pt2_compliant_tag]
         self._opoverload = self._op.default
         _OPS[self._qualname] = self._op
         self._autograd_function = _generated_function(self)
@@ -801,9 +833,10 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None,
     used as a decorator or called with the function."""
     def inner(fn):
         namespace, opname = _split_name(name)
+        normalized = tuple(dict.fromkeys(_tag_tuple(tags, "custom_op()")))
         schema_text = infer_schema(fn, mutates_args=mutates_args) if schema is None \
             else schema
-        result = CustomOpDef(namespace, opname, schema_text, fn)
+        result = CustomOpDef(namespace, opname, schema_text, fn, normalized)
         if schema is not None:
             expected = set(result._op.schema.mutable_names())
             if expected != set(mutates_args):
@@ -901,6 +934,7 @@ class Library:
             raise RuntimeError(f"Tried to register an operator ({qualname}) with the same name "
                                f"and overload name multiple times.")
         _OPS[qualname] = OpDef(self.ns, name, parsed)
+        _OPS[qualname].tags = list(_tag_tuple(tags, "define()"))
         return name
 
     def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False, allow_override=False):

@@ -623,3 +623,47 @@ def test_under_grad_transforms_and_forward_mode_a_custom_op_does_as_torch():
     # the kernel runs below forward AD too: no tangent comes out (zeros from jvp)
     assert out["forward_ad_tangent"] is None
     assert torch.equal(out["jvp"][1], torch.zeros(3, 2, dtype=torch.float64))
+
+
+# ------------------------------------------------------------------ tags
+def tagged_ops(torch):
+    """The tags ops carry, as torch.ops.<ns>.<op>.default.tags reads them: a custom op's
+    (pt2_compliant_tag first, duplicates dropped, one Tag alone accepted) and Library.define's
+    (as given)."""
+    Tag = torch.Tag
+
+    def kernel(x: torch.Tensor) -> torch.Tensor:
+        return x.clone()
+    plain = torch.library.custom_op(unique("untagged"), kernel, mutates_args=())
+    several = torch.library.custom_op(
+        unique("tagged"), kernel, mutates_args=(),
+        tags=(Tag.needs_fixed_stride_order, Tag.pt2_compliant_tag, Tag.needs_fixed_stride_order))
+    one = torch.library.custom_op(unique("pointwise"), kernel, mutates_args=(),
+                                  tags=Tag.pointwise)
+    ns = unique("tags").replace("::", "_")
+    lib = torch.library.Library(ns, "DEF")
+    lib.define("given(Tensor x) -> Tensor", tags=[Tag.inplace_view, Tag.core])
+    lib.define("alone(Tensor x) -> Tensor", tags=Tag.nondeterministic_seeded)
+    lib.define("none(Tensor x) -> Tensor")
+    packet = getattr(torch.ops, ns)
+    tags = {"plain": plain._opoverload.tags, "several": several._opoverload.tags,
+            "one": one._opoverload.tags, "given": packet.given.default.tags,
+            "alone": packet.alone.default.tags, "none": packet.none.default.tags}
+    return ({k: [repr(t) for t in v] for k, v in tags.items()},
+            Tag.pt2_compliant_tag in tags["several"],
+            sorted((name, tag.value) for name, tag in Tag.__members__.items()), lib)
+
+
+def test_ops_keep_their_tags_as_torch_does():
+    tags, compliant, members, _ = tagged_ops(torch)
+    assert tags["plain"] == ["<Tag.pt2_compliant_tag: 17>"]
+    assert tags["several"] == ["<Tag.pt2_compliant_tag: 17>",
+                               "<Tag.needs_fixed_stride_order: 11>"]
+    assert tags["one"] == ["<Tag.pt2_compliant_tag: 17>", "<Tag.pointwise: 16>"]
+    assert tags["given"] == ["<Tag.inplace_view: 7>", "<Tag.core: 0>"]
+    assert tags["alone"] == ["<Tag.nondeterministic_seeded: 13>"] and tags["none"] == []
+    assert compliant and ("pointwise", 16) in members
+    assert str(torch.Tag.pointwise) == "Tag.pointwise" and torch.Tag.pointwise.name == "pointwise"
+    with pytest.raises(TypeError, match="torch.Tag"):
+        torch.library.Library(unique("t").replace("::", "_"), "DEF").define(
+            "f(Tensor x) -> Tensor", tags=["pointwise"])

@@ -176,3 +176,9 @@ def test_custom_ops_under_vmap_and_forward_mode_do_as_on_torch():
             assert numpy(mine).shape == numpy(torchs).shape, key
             assert numpy(mine).ravel().tolist() == pytest.approx(numpy(torchs).ravel().tolist()), \
                 key
+
+
+def test_ops_keep_their_tags_as_on_torch():
+    from tests.engine.test_library import tagged_ops
+    ours, theirs = both(tagged_ops)
+    assert ours[:3] == theirs[:3]
