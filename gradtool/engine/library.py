@@ -612,7 +612,6 @@ class CustomOpDef:
             return self._autograd_function.apply(*args, _KeywordOnly(kwargs))
         return self._run_kernel(args, kwargs)
 
-
     def _batched(self, index, args, kwargs):
         """The op on arguments batched at vmap level `index`: the registered vmap rule on
         the physical arguments (whose calls of ops, this one included, run a level down),

@@ -138,7 +138,8 @@ class _looping:
         self.level.looping = self.was
 
 
-looping = _drawing = _looping  # a rule that draws for the whole batch at once (different per example)
+_drawing = _looping  # a rule that draws for the whole batch at once (different per example)
+looping = _looping  # (a custom op's fallback, library.py)
 
 
 def method_with_fallback(name, method):
