@@ -18,6 +18,7 @@ import inspect
 import os
 import sys
 import traceback
+import typing
 
 import gradtool.adapters as engines
 from ..engine.errors import GradtoolError, not_provided
@@ -449,6 +450,9 @@ def _generated(param):
         return param.default
     annotation = param.annotation
     name = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    if name in ("Sequence", "List", "list") and [getattr(a, "__name__", "") for a in
+                                                 typing.get_args(annotation)] == ["Tensor"]:
+        return [GENERATED, GENERATED]  # a List[Tensor] (a custom op's Tensor[]): two tensors
     if name in ("float", "complex"):
         return NUMBER
     if name in ("int", "bool"):
@@ -509,6 +513,9 @@ def make_inputs(target, seed, shape, device=None):
             return spec.detach().clone().requires_grad_(spec.requires_grad)
         if isinstance(spec, tuple) and all(isinstance(n, int) for n in spec):
             return _leaf(E, target, spec, lambda: rng.standard_normal(spec), True, device)
+        if isinstance(spec, list) and spec and all(s is GENERATED or E.is_tensor(s)
+                                                   for s in spec):
+            return [build(name, s) for s in spec]  # a list of tensors, each made or copied
         return spec
     names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
                                                                     len(target.arg_specs))]
@@ -617,27 +624,43 @@ class Run:
 
     @property
     def tensor_inputs(self):
-        """(name, tensor) of the arguments that are tensors: what gradcheck varies."""
-        is_tensor = engines.current().is_tensor
-        return [(n, v) for n, v in self.inputs if is_tensor(v)]
+        """(name, tensor) of the arguments that are tensors, and of the tensors in an argument
+        that is a list of them (`xs[0]`, a custom op's List[Tensor]): what gradcheck varies."""
+        found = []
+        for name, value in self.inputs:
+            found += [(name if i is None else f"{name}[{i}]", t) for i, t in _tensors_of(value)]
+        return found
 
     def function(self):
         """The target as a function of its tensor arguments (in tensor_inputs' order), the
         other arguments fixed: the function gradcheck checks."""
-        is_tensor = engines.current().is_tensor
-        slots = [("arg", i) for i, a in enumerate(self.args) if is_tensor(a)] + \
-            [("kw", k) for k, v in self.kwargs.items() if is_tensor(v)]
+        slots = [("arg", k, i) for k, a in enumerate(self.args) for i, _ in _tensors_of(a)] + \
+            [("kw", k, i) for k, v in self.kwargs.items() for i, _ in _tensors_of(v)]
         target, args, kwargs = self.target, self.args, self.kwargs
 
         def target_function(*tensors):
             call_args, call_kwargs = list(args), dict(kwargs)
-            for (where, key), t in zip(slots, tensors):
-                if where == "arg":
-                    call_args[key] = t
+            call_args = [list(a) if isinstance(a, list) else a for a in call_args]
+            call_kwargs = {k: list(v) if isinstance(v, list) else v
+                           for k, v in call_kwargs.items()}
+            for (where, key, i), t in zip(slots, tensors):
+                place = call_args if where == "arg" else call_kwargs
+                if i is None:
+                    place[key] = t
                 else:
-                    call_kwargs[key] = t
+                    place[key][i] = t
             return target.call(*call_args, **call_kwargs)
         return target_function
+
+
+def _tensors_of(value):
+    """(None, value) for a tensor, (i, tensor) for each of a list of tensors, else nothing."""
+    is_tensor = engines.current().is_tensor
+    if is_tensor(value):
+        return [(None, value)]
+    if isinstance(value, list) and value and all(is_tensor(v) for v in value):
+        return list(enumerate(value))
+    return []
 
 
 def run_target(target, seed, shape, observe=None, device=None):

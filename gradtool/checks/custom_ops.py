@@ -326,8 +326,10 @@ def _saved_probe(E, op, target, fresh):
         except Exception as e:  # noqa: BLE001 - the user's backward may raise anything
             return probe, e
         grads_in = grads_in if isinstance(grads_in, tuple) else (grads_in,)
+        flat = [g for item in grads_in  # (a List[Tensor] argument's: a list of gradients)
+                for g in (item if isinstance(item, list) else [item])]
         return probe, [None if not E.is_tensor(g) else np.array(E.array(g), copy=True)
-                       for g in grads_in]
+                       for g in flat]
     probe, base = run(saved)
     if isinstance(base, Exception):
         where = frames.user_frames(base.__traceback__)

@@ -315,3 +315,50 @@ def test_a_triton_op_is_a_custom_op_target_named_by_the_users_function(tmp_path,
     assert (target["name"], target["kind"]) == ("tsin", "custom_op")
     assert target["location"].endswith(f":{line_of(str(path), '@gradtool.reference')}")
     assert target["reference"]["passed"] is True
+
+
+LIST_OP = textwrap.dedent("""\
+    from typing import Sequence
+
+    import torch
+
+
+    @torch.library.custom_op("t::weighted_sum", mutates_args=())
+    def weighted_sum(xs: Sequence[torch.Tensor], w: torch.Tensor) -> torch.Tensor:
+        return sum(x * w for x in xs)
+
+
+    @weighted_sum.register_fake
+    def _(xs, w):
+        return torch.empty_like(w)
+
+
+    def setup_context(ctx, inputs, output):
+        xs, w = inputs
+        ctx.save_for_backward(w, *xs)
+
+
+    def backward(ctx, grad):
+        w, *xs = ctx.saved_tensors
+        return [grad * w * (1 if i == 0 else WRONG) for i in range(len(xs))], grad * sum(xs)
+
+
+    weighted_sum.register_autograd(backward, setup_context=setup_context)
+    """)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("wrong", [1, 3])
+def test_each_tensor_of_a_list_argument_is_checked(tmp_path, engine, wrong):
+    """A List[Tensor] argument is made of two tensors, each an input of its own (`xs[0]`,
+    `xs[1]`): a gradient wrong for the second entry only fails that entry's pairs; the saved
+    tensors backward reads for the list's gradients count as used."""
+    path = tmp_path / "list_op.py"
+    path.write_text(LIST_OP.replace("WRONG", str(wrong)))
+    r, doc = gradcheck(str(path), engine)
+    assert_exit(r, 0 if wrong == 1 else 1)
+    [report] = doc["targets"][0]["reports"]
+    assert [i["label"] for i in report["inputs"]] == ["xs[0]", "xs[1]", "w"]
+    assert {p["input_name"]: p["passed"] for p in report["pairs"]} == {
+        "xs[0]": True, "xs[1]": wrong == 1, "w": True}
+    assert "saved_unused" not in [d["kind"] for d in report["diagnoses"]]
