@@ -626,29 +626,7 @@ class CustomOpDef:
         in_dims = tree.unflatten([0 if flag else None for _, flag in pairs], spec)
         info = func_function.VmapInfo(level.size, level.randomness)
         result = self._vmap_fn(info, tuple(in_dims), *values, **kwargs)
-        if not isinstance(result, tuple) or len(result) != 2:
-            got = f"a {type(result)}" if not isinstance(result, tuple) else \
-                f"{len(result)} returns"
-            raise RuntimeError(f"Expected the vmap staticmethod to have two returns, an output "
-                               f"and out_dims with pytree structure compatible with the "
-                               f"output. Got {got} instead")
-        output, out_dims = result
-        flat_out, out_spec = tree.flatten(output)
-
-        def incompatible():
-            return RuntimeError(
-                f"The autograd.Function's vmap staticmethod returned an incompatible (output, "
-                f"out_dims) tuple. Expected out_dims={out_dims} to be compatible with the "
-                f"structure of `output`. out_dims has structure "
-                f"{tree.describe(tree.flatten(out_dims)[1])} but output has structure "
-                f"{tree.describe(out_spec)}. For more details, please see "
-                f"https://pytorch.org/docs/main/notes/extending.func.html")
-        flat_dims = tree.broadcast_prefix(out_dims, output, incompatible)
-        originals = {id(v): a for (v, _), a in zip(pairs, flat)}
-        wrapped = [o if not isinstance(o, Tensor) else originals[id(o)] if id(o) in originals
-                   else o if d is None else batching.batched(batching.movedim(o, d, 0), index)
-                   for o, d in zip(flat_out, flat_dims)]
-        return tree.unflatten(wrapped, out_spec)
+        return func_function.rule_outputs_batched(result, index, pairs, flat)
 
     def _one_example_at_a_time(self, level, args, kwargs):
         """torch's vmap fallback: the op on each example, the results stacked."""

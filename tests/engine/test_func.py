@@ -195,7 +195,27 @@ ERRORS = {  # name -> a program that raises torch's error
         lambda torch, x: torch.func.functional_call(torch.nn.Linear(4, 2), 3, (x,)),
     "stack_modes": lambda torch, x: torch.func.stack_module_state(
         [torch.nn.Linear(1, 1), torch.nn.Linear(1, 1).eval()]),
+    "vmap_rule_one_return": lambda torch, x: torch.func.vmap(_rule_returning(torch, 1))(x),
+    "vmap_rule_out_dims": lambda torch, x: torch.func.vmap(_rule_returning(torch, 2))(x),
 }
+
+
+def _rule_returning(torch, kind):
+    """A Function whose vmap staticmethod returns only its output (1), or out_dims that do
+    not fit its outputs (2)."""
+    class Rule(torch.autograd.Function):
+        @staticmethod
+        def forward(a):
+            return a * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def vmap(info, in_dims, a):
+            return a * 2 if kind == 1 else ((a * 2, a * 3), (0, 0, 0))
+    return Rule.apply
 
 
 def error_of(torch, name, x):

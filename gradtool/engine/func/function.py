@@ -7,6 +7,7 @@ import collections
 from ..autograd import function
 from ..autograd.dispatch import NOT_BATCHED
 from ..autograd.tensor import Tensor
+from . import tree
 from .batched import LEVELS, BatchedTensor, batched, level_of, movedim, physical, top_level
 
 VmapInfo = collections.namedtuple("VmapInfo", ["batch_size", "randomness"])
@@ -50,14 +51,9 @@ def apply_under_transform(cls, args, kwargs):
     if overridden:  # vmap above any grad: the rule's ops are what autograd records
         pairs = [physical(a, index) for a in args]
         in_dims = tuple(0 if flag else None for _, flag in pairs)
-        out, out_dims = cls.vmap(VmapInfo(level.size, level.randomness), in_dims,
-                                 *(v for v, _ in pairs), **kwargs)
-        single = not isinstance(out, tuple)
-        outs, dims = ((out,), (out_dims,)) if single else (out, out_dims if isinstance(
-            out_dims, tuple) else (out_dims,) * len(out))
-        wrapped = tuple(o if d is None or not isinstance(o, Tensor) else batched(
-            movedim(o, d, 0), index) for o, d in zip(outs, dims))
-        return wrapped[0] if single else wrapped
+        result = cls.vmap(VmapInfo(level.size, level.randomness), in_dims,
+                          *(v for v, _ in pairs), **kwargs)
+        return rule_outputs_batched(result, index, pairs, args)
     pairs = [physical(a, index) for a in args]
     generated = _generated(cls, index, level.size, tuple(flag for _, flag in pairs))
     return _as_batched(generated.apply(*(v for v, _ in pairs), **kwargs), index)
@@ -131,16 +127,46 @@ def _run_rule(cls, info, flags, values, kwargs, size):
     """The user's vmap staticmethod on the physical values: outputs with the batch at dim 0
     (an output it says is unbatched, out_dim None, expanded)."""
     in_dims = tuple(0 if flag else None for flag in flags)
-    out, out_dims = cls.vmap(info, in_dims, *values, **kwargs)
-    single = not isinstance(out, tuple)
-    outs = (out,) if single else out
-    dims = (out_dims,) if single else (out_dims if isinstance(out_dims, tuple)
-                                       else (out_dims,) * len(out))
-    physical_outs = tuple(
+    flat, dims, spec = rule_outputs(cls.vmap(info, in_dims, *values, **kwargs))
+    return tree.unflatten([
         o if not isinstance(o, Tensor) else
         o.unsqueeze(0).expand((size,) + tuple(o.shape)) if d is None else movedim(o, d, 0)
-        for o, d in zip(outs, dims))
-    return physical_outs[0] if single else physical_outs
+        for o, d in zip(flat, dims)], spec)
+
+
+def rule_outputs(result):
+    """(flat outputs, their out_dims, the outputs' structure) of what a vmap rule returned
+    (a Function's vmap staticmethod, a custom op's register_vmap), checked as torch checks
+    it."""
+    if not isinstance(result, tuple) or len(result) != 2:
+        kind = "<class 'torch.Tensor'>" if isinstance(result, Tensor) else type(result)
+        got = f"a {kind}" if not isinstance(result, tuple) else f"{len(result)} returns"
+        raise RuntimeError(f"Expected the vmap staticmethod to have two returns, an output and "
+                           f"out_dims with pytree structure compatible with the output. Got "
+                           f"{got} instead")
+    output, out_dims = result
+    flat, spec = tree.flatten(output)
+
+    def incompatible():
+        return RuntimeError(
+            f"The autograd.Function's vmap staticmethod returned an incompatible (output, "
+            f"out_dims) tuple. Expected out_dims={out_dims} to be compatible with the "
+            f"structure of `output`. out_dims has structure "
+            f"{tree.describe(tree.flatten(out_dims)[1])} but output has structure "
+            f"{tree.describe(spec)}. For more details, please see "
+            f"https://pytorch.org/docs/main/notes/extending.func.html")
+    return flat, tree.broadcast_prefix(out_dims, output, incompatible), spec
+
+
+def rule_outputs_batched(result, index, pairs, originals):
+    """A vmap rule's outputs as batched tensors of level `index` (out_dim None: as they are);
+    an output that is one of the rule's physical inputs is the argument it came from (torch
+    keeps its identity). pairs: (physical, batched?) per flat argument, as in originals."""
+    flat, dims, spec = rule_outputs(result)
+    by_id = {id(v): a for (v, _), a in zip(pairs, originals)}
+    return tree.unflatten([
+        o if not isinstance(o, Tensor) else by_id[id(o)] if id(o) in by_id else
+        o if d is None else batched(movedim(o, d, 0), index) for o, d in zip(flat, dims)], spec)
 
 
 class _level_active:
