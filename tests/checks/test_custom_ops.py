@@ -348,17 +348,16 @@ LIST_OP = textwrap.dedent("""\
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("wrong", [1, 3])
-def test_each_tensor_of_a_list_argument_is_checked(tmp_path, engine, wrong):
+def test_each_tensor_of_a_list_argument_is_checked(tmp_path, engine):
     """A List[Tensor] argument is made of two tensors, each an input of its own (`xs[0]`,
     `xs[1]`): a gradient wrong for the second entry only fails that entry's pairs; the saved
     tensors backward reads for the list's gradients count as used."""
     path = tmp_path / "list_op.py"
-    path.write_text(LIST_OP.replace("WRONG", str(wrong)))
+    path.write_text(LIST_OP.replace("WRONG", "3"))
     r, doc = gradcheck(str(path), engine)
-    assert_exit(r, 0 if wrong == 1 else 1)
+    assert_exit(r, 1)
     [report] = doc["targets"][0]["reports"]
     assert [i["label"] for i in report["inputs"]] == ["xs[0]", "xs[1]", "w"]
     assert {p["input_name"]: p["passed"] for p in report["pairs"]} == {
-        "xs[0]": True, "xs[1]": wrong == 1, "w": True}
+        "xs[0]": True, "xs[1]": False, "w": True}
     assert "saved_unused" not in [d["kind"] for d in report["diagnoses"]]
