@@ -33,6 +33,7 @@ from . import (accelerator, amp, backends, cuda, distributions, jit, linalg, nn,
 from .amp import autocast  # noqa: E402
 from . import library  # noqa: E402
 from .library import ops  # noqa: E402  (torch.ops.<namespace>.<op>)
+from . import fft  # noqa: E402  (torch.fft)
 
 
 def __getattr__(name):

@@ -2756,6 +2756,53 @@ complex_case("complex_reshape_transpose_cat",
                               np.pad(v[4:, None], ((0, 0), (1, 1))).T],
              order2="square")
 
+# discrete Fourier transforms (torch.fft): linear over the reals, so the closed form is the
+# adjoint of numpy's own transform, built column by column from its values at unit inputs
+def linear_vjp(np_fn):
+    """v -> the gradient of Re <v, f(x)> for f linear over the reals (a real input's: real)."""
+    def vjp(v, x):
+        g = np.zeros(x.shape, complex if np.iscomplexobj(x) else float)
+        for i in np.ndindex(x.shape):
+            for step in ((1,) if not np.iscomplexobj(x) else (1, 1j)):
+                e = np.zeros(x.shape, x.dtype)
+                e[i] = step
+                g[i] += step * np.real(np.sum(np.conj(v) * np_fn(e)))
+        return [g]
+    return vjp
+
+
+for _id, _covers, _fn, _make, _np_fn in [
+    ("fft_real_ortho", "FFT_R2C", lambda x: gt.fft.fft(x, norm="ortho"), normal(*S),
+     lambda a: np.fft.fft(a, norm="ortho")),
+    ("fft_complex_padded", ("FFT_C2C", "CONSTANT_PAD_ND"), lambda z: gt.fft.fft(z, n=5, dim=0),
+     cnormal(S), lambda a: np.fft.fft(a, n=5, axis=0)),
+    ("ifft_real_cut", ("FFT_R2C", "CONJ", "SLICE"), lambda x: gt.fft.ifft(x, n=3), normal(*S),
+     lambda a: np.fft.ifft(a, n=3)),
+    ("ifft_complex_forward", "FFT_C2C", lambda z: gt.fft.ifft(z, norm="forward"), cnormal(S),
+     lambda a: np.fft.ifft(a, norm="forward")),
+    ("rfft", "FFT_R2C", lambda x: gt.fft.rfft(x), normal(3, 5),
+     lambda a: np.fft.rfft(a)),
+    ("rfft_even_dim0", "FFT_R2C", lambda x: gt.fft.rfft(x, dim=0, norm="forward"), normal(4, 3),
+     lambda a: np.fft.rfft(a, axis=0, norm="forward")),
+    ("irfft_odd", "FFT_C2R", lambda z: gt.fft.irfft(z, n=7), cnormal(S),
+     lambda a: np.fft.irfft(a, n=7)),
+    ("irfft_even_ortho", "FFT_C2R", lambda z: gt.fft.irfft(z, norm="ortho"), cnormal(S),
+     lambda a: np.fft.irfft(a, norm="ortho")),
+    ("hfft", ("FFT_C2R", "CONJ"), lambda z: gt.fft.hfft(z), cnormal(S), lambda a: np.fft.hfft(a)),
+    ("ihfft", ("FFT_R2C", "CONJ"), lambda x: gt.fft.ihfft(x), normal(*S),
+     lambda a: np.fft.ihfft(a)),
+    ("fft2_real", ("FFT_C2C", "TO_COPY"), lambda x: gt.fft.fft2(x), normal(*S),
+     lambda a: np.fft.fft2(a)),
+    ("ifftn_s", "FFT_C2C", lambda z: gt.fft.ifftn(z, s=(2, 5)), cnormal(S),
+     lambda a: np.fft.ifftn(a, s=(2, 5), axes=(0, 1))),
+    ("rfft2", "FFT_R2C", lambda x: gt.fft.rfft2(x, norm="ortho"), normal(*S),
+     lambda a: np.fft.rfft2(a, norm="ortho")),
+    ("irfft2_s", "FFT_C2R", lambda z: gt.fft.irfft2(z, s=(3, 5)), cnormal(S),
+     lambda a: np.fft.irfft2(a, s=(3, 5))),
+]:
+    complex_case(f"fft_{_id}" if not _id.startswith(("fft", "ifft")) else _id, _covers, _fn,
+                 _make, linear_vjp(_np_fn), order2="square")
+
 MASK = np.array([[True, False, True, False]] * 3)
 COMPLEX_IDS = [c.id for c in COMPLEX_CASES]
 assert len(set(COMPLEX_IDS)) == len(COMPLEX_IDS), "duplicate complex case ids"

@@ -703,6 +703,7 @@ ADAPTIVE_AVG_POOL2D_BACKWARD = OpSpec(
 # F.pad's modes (pads given last dim first); constant pads of negative size crop
 CONSTANT_PAD_ND = OpSpec(
     "constant_pad_nd", "ConstantPadNdBackward0", kernels.constant_pad_nd, args=("pad", "value"),
+    complex=True,
     jvp=lambda self_t, pad: formulas.constant_pad_nd(self_t, pad),
     self=lambda grad, pad: formulas.constant_pad_nd(grad, [-p for p in pad]))
 _PAD = dict(jvp="linear", args=("padding",))
@@ -1053,3 +1054,80 @@ REMAINDER, REMAINDER_SCALAR = _modulo_rows("remainder", np.remainder, _floor, "R
 FMOD, FMOD_SCALAR = _modulo_rows("fmod", np.fmod, _trunc, "Fmod")
 TABLE.update({"REMAINDER": REMAINDER, "REMAINDER_SCALAR": REMAINDER_SCALAR, "FMOD": FMOD,
               "FMOD_SCALAR": FMOD_SCALAR})
+
+# ======================= discrete Fourier transforms (torch.fft) =======================
+# torch.fft's functions are three ops, as torch's: a real-to-complex transform (onesided:
+# rfft's half spectrum), complex-to-complex (forward or inverse) and complex-to-real (the
+# inverse of a onesided spectrum, `last_dim_size` long), each over `dim` and scaled by
+# `normalization` (0: not, 1: by 1/sqrt(n), 2: by 1/n). The gradient of each is another
+# transform with the same scaling in the opposite direction (an unscaled DFT's adjoint is the
+# unscaled inverse DFT); computed in float64 and rounded once to the input's precision.
+from .generic import constant as _constant  # noqa: E402
+
+_COMPLEX_OF = {np.dtype(np.float32): np.complex64, np.dtype(np.float16): np.complex64}
+
+
+def _fft_scaled(out, n, normalization, dtype):
+    if normalization == 1:
+        out *= 1 / np.sqrt(n)
+    elif normalization == 2:
+        out *= 1 / n
+    return out.astype(dtype, copy=False)
+
+
+def _fft_r2c(self, dim, normalization, onesided):
+    x = self.astype(np.float64)
+    out = np.fft.rfftn(x, axes=dim) if onesided else np.fft.fftn(x, axes=dim)
+    n = int(np.prod([self.shape[d] for d in dim]))
+    return _fft_scaled(out, n, normalization, _COMPLEX_OF.get(self.dtype, np.complex128))
+
+
+def _fft_c2c(self, dim, normalization, forward):
+    x = self.astype(np.complex128)
+    out = np.fft.fftn(x, axes=dim) if forward else np.fft.ifftn(x, axes=dim, norm="forward")
+    n = int(np.prod([self.shape[d] for d in dim]))
+    return _fft_scaled(out, n, normalization, self.dtype)
+
+
+def _fft_c2r(self, dim, normalization, last_dim_size):
+    sizes = [self.shape[d] for d in dim[:-1]] + [last_dim_size]
+    out = np.fft.irfftn(self.astype(np.complex128), s=sizes, axes=dim, norm="forward")
+    real_dtype = np.float32 if self.dtype == np.complex64 else np.float64
+    return _fft_scaled(out, int(np.prod(sizes)), normalization, real_dtype)
+
+
+def _fft_r2c_backward(grad, self, dim, normalization, onesided):
+    """The inverse transform of the full spectrum, whose real part reaches the real input;
+    a onesided gradient is the full spectrum's with the dropped half zero."""
+    last = dim[-1]
+    missing = self.shape[last] - grad.shape[last]
+    if onesided and missing > 0:
+        sizes = list(grad.shape)
+        sizes[last] = missing
+        grad = cat([grad, zeros(sizes, grad)], last)
+    return real(FFT_C2C(grad, dim, normalization, False))
+
+
+def _fft_c2r_backward(grad, dim, normalization):
+    """The onesided forward transform; the bins whose mirror image lies outside the half
+    spectrum stood for two of the full spectrum's, so their gradient counts twice."""
+    out = FFT_R2C(grad, dim, normalization, True)
+    last = dim[-1]
+    doubled = grad.shape[last] - out.shape[last]
+    if doubled > 0:
+        complex64 = getattr(out, "_data", out).dtype == np.complex64
+        weights = np.ones(out.shape[last], np.float32 if complex64 else np.float64)
+        weights[1:1 + doubled] = 2
+        out = out * _constant(weights.reshape((-1,) + (1,) * (len(out.shape) - 1 - last)), out)
+    return out
+
+
+FFT_R2C = OpSpec("_fft_r2c", "FftR2CBackward0", _fft_r2c, jvp="linear",
+                 args=("dim", "normalization", "onesided"), self=_fft_r2c_backward)
+FFT_C2C = OpSpec("_fft_c2c", "FftC2CBackward0", _fft_c2c, jvp="linear",
+                 args=("dim", "normalization", "forward"),
+                 self=lambda grad, dim, normalization, forward:
+                     FFT_C2C(grad, dim, normalization, not forward))
+FFT_C2R = OpSpec("_fft_c2r", "FftC2RBackward0", _fft_c2r, jvp="linear",
+                 args=("dim", "normalization", "last_dim_size"), self=_fft_c2r_backward)
+TABLE.update({"FFT_R2C": FFT_R2C, "FFT_C2C": FFT_C2C, "FFT_C2R": FFT_C2R})
