@@ -1,0 +1,168 @@
+"""torch.special's functions (gradtool/engine/special.py is the module under torch's name):
+each a row of the op table (derivatives.py, "special functions") or torch's alias of one
+(special.expit is sigmoid, special.gammaln lgamma, ...); the functions torch gives no
+gradient (bessel_j0, bessel_j1) are values only, as torch's."""
+import math
+import numbers
+
+import numpy as np
+
+from . import creation, dtypes
+from .dispatch import call
+from .ops import derivatives as table
+from .ops.kernels import rounded_once
+from . import special_functions
+from .tensor import Tensor
+
+__all__ = ["i0", "i0e", "i1", "i1e", "gammaln", "digamma", "psi", "polygamma", "multigammaln",
+           "erf", "erfc", "erfcx", "erfinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit",
+           "exp2", "expm1", "log1p", "round", "softmax", "log_softmax", "logsumexp", "sinc",
+           "entr", "xlogy", "xlog1py", "zeta", "bessel_j0", "bessel_j1"]
+
+
+def _unary(row, name):
+    def fn(input, *, out=None):
+        return call(row, (input,))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.special.{name}: the op table's {row.name!r} row."
+    return fn
+
+
+i0 = _unary(table.I0, "i0")
+i0e = _unary(table.SPECIAL_I0E, "i0e")
+i1 = _unary(table.SPECIAL_I1, "i1")
+i1e = _unary(table.SPECIAL_I1E, "i1e")
+gammaln = _unary(table.LGAMMA, "gammaln")
+digamma = psi = _unary(table.DIGAMMA, "digamma")
+erfc = _unary(table.ERFC, "erfc")
+erfcx = _unary(table.SPECIAL_ERFCX, "erfcx")
+erfinv = _unary(table.ERFINV, "erfinv")
+ndtri = _unary(table.SPECIAL_NDTRI, "ndtri")
+log_ndtr = _unary(table.SPECIAL_LOG_NDTR, "log_ndtr")
+sinc = _unary(table.SINC, "sinc")
+entr = _unary(table.SPECIAL_ENTR, "entr")
+
+
+def polygamma(n, input, *, out=None):
+    """The n-th derivative of digamma (n = 0: digamma itself)."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return call(table.POLYGAMMA, (input,), (int(n),))
+
+
+def multigammaln(input, p, *, out=None):
+    """log of the multivariate gamma function of dimension p (torch.mvlgamma)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError("mvlgamma is not implemented for "
+                           f"{dtypes.LEGACY_TYPE_NAMES[input._data.dtype.name]}")
+    if not bool((input._data > (p - 1) / 2).all()):
+        raise RuntimeError(f"All elements must be greater than (p-1)/2")
+    return call(table.MVLGAMMA, (input,), (int(p),))
+
+
+def ndtr(input, *, out=None):
+    """The standard normal distribution function, (1 + erf(x / sqrt 2)) / 2 as torch composes
+    it (its last node MulBackward1)."""
+    x = input if input._data.dtype.kind == "f" else input.to(
+        dtypes.from_numpy_dtype(dtypes.DEFAULT_FLOAT))
+    return call(table.MUL_SCALAR, ((x * math.sqrt(0.5)).erf() + 1,), (0.5,))
+
+
+def _binary(tensors, numbers_first, numbers_second, name):
+    """A two-input special function: a number on either side has its own row (torch's Scalar
+    overloads); two numbers are refused as torch's."""
+    def fn(input, other, *, out=None):
+        if isinstance(input, Tensor) and isinstance(other, Tensor):
+            return call(tensors, (input, other))
+        if isinstance(other, Tensor) and isinstance(input, numbers.Number):
+            return call(numbers_first, (other,), (input,))
+        if isinstance(input, Tensor) and isinstance(other, numbers.Number):
+            return call(numbers_second, (input,), (other,))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(other).__name__})")
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+xlogy = _binary(table.XLOGY, table.XLOGY_SCALAR_SELF, table.XLOGY_SCALAR_OTHER, "xlogy")
+xlog1py = _binary(table.SPECIAL_XLOG1PY, table.SPECIAL_XLOG1PY_SCALAR_SELF,
+                  table.SPECIAL_XLOG1PY_SCALAR_OTHER, "special_xlog1py")
+zeta = _binary(table.SPECIAL_ZETA, table.SPECIAL_ZETA_SCALAR_SELF,
+               table.SPECIAL_ZETA_SCALAR_OTHER, "special_zeta")
+
+
+def _without_gradient(kernel, name):
+    """A function torch gives no derivative: its value, recording nothing (so requiring no
+    grad, as torch's result)."""
+    rounded = rounded_once(kernel)
+
+    def fn(input, *, out=None):
+        data = input._data
+        if data.dtype.kind == "c":
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                      f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
+        if data.dtype.kind != "f":
+            data = data.astype(dtypes.DEFAULT_FLOAT)
+        return creation.tensor(np.asarray(rounded(data)).astype(data.dtype, copy=False))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+bessel_j0 = _without_gradient(special_functions.bessel_j0, "bessel_j0")
+bessel_j1 = _without_gradient(special_functions.bessel_j1, "bessel_j1")
+
+
+# ---- torch's aliases of ops the engine has under their own names ----
+def erf(input, *, out=None):
+    return input.erf()
+
+
+def expit(input, *, out=None):
+    return input.sigmoid()
+
+
+def exp2(input, *, out=None):
+    return input.exp2()
+
+
+def expm1(input, *, out=None):
+    return input.expm1()
+
+
+def log1p(input, *, out=None):
+    return input.log1p()
+
+
+def logit(input, eps=None, *, out=None):
+    return input.logit(eps)
+
+
+def round(input, *, decimals=0, out=None):
+    return input.round(decimals=decimals)
+
+
+def softmax(input, dim, *, dtype=None):
+    return input.softmax(dim, dtype=dtype)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    return input.log_softmax(dim, dtype=dtype)
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    return input.logsumexp(dim, keepdim)
+
+
+class SpecialTensorMethods:
+    """Tensor.polygamma(n), Tensor.mvlgamma(p), Tensor.xlogy(other)."""
+
+    def polygamma(self, n):
+        return polygamma(n, self)
+
+    def mvlgamma(self, p):
+        return multigammaln(self, p)
+
+    def xlogy(self, other):
+        return xlogy(self, other)

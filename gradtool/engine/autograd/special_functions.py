@@ -1,0 +1,428 @@
+"""The special functions torch computes with its own series (ATen/native/Math.h, derived from
+the Cephes Math Library, 3-clause BSD, Copyright (c) 2018 Steven Moshier): the same series
+and coefficients here, in float64, one element at a time with Python's math module, so the
+values are torch's float64 values (to its last bit or so). numpy kernels of float64 arrays;
+the op table rounds a float32 input's result once (kernels.rounded_once)."""
+import math
+
+import numpy as np
+
+
+def elementwise(scalar_fn):
+    """A numpy kernel of float64 arrays from a function of Python floats."""
+    vectorised = np.frompyfunc(scalar_fn, 1, 1)
+
+    def kernel(x):
+        return np.asarray(vectorised(np.asarray(x, np.float64)), np.float64)
+    kernel.__name__ = scalar_fn.__name__
+    return kernel
+
+
+def _chbevl(x, coefficients):
+    """The Chebyshev series sum_i c_i T_i(x/2), by Clenshaw's recurrence (Cephes' chbevl)."""
+    b0, b1, b2 = coefficients[0], 0.0, 0.0
+    for c in coefficients[1:]:
+        b2, b1 = b1, b0
+        b0 = x * b1 - b2 + c
+    return 0.5 * (b0 - b2)
+
+
+def _polevl(x, coefficients):
+    result = 0.0
+    for c in coefficients:
+        result = result * x + c
+    return result
+
+
+# ---- the modified Bessel functions of order 0 and 1 (and exp(-|x|) times them) ----
+_I0E_A = (
+    -4.41534164647933937950E-18, 3.33079451882223809783E-17, -2.43127984654795469359E-16,
+    1.71539128555513303061E-15, -1.16853328779934516808E-14, 7.67618549860493561688E-14,
+    -4.85644678311192946090E-13, 2.95505266312963983461E-12, -1.72682629144155570723E-11,
+    9.67580903537323691224E-11, -5.18979560163526290666E-10, 2.65982372468238665035E-9,
+    -1.30002500998624804212E-8, 6.04699502254191894932E-8, -2.67079385394061173391E-7,
+    1.11738753912010371815E-6, -4.41673835845875056359E-6, 1.64484480707288970893E-5,
+    -5.75419501008210370398E-5, 1.88502885095841655729E-4, -5.76375574538582365885E-4,
+    1.63947561694133579842E-3, -4.32430999505057594430E-3, 1.05464603945949983183E-2,
+    -2.37374148058994688156E-2, 4.93052842396707084878E-2, -9.49010970480476444210E-2,
+    1.71620901522208775349E-1, -3.04682672343198398683E-1, 6.76795274409476084995E-1)
+_I0E_B = (
+    -7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029675999901E-17,
+    3.46122286769746109310E-17, -2.82762398051658348494E-16, -3.42548561967721913462E-16,
+    1.77256013305652638360E-15, 3.81168066935262242075E-15, -9.55484669882830764870E-15,
+    -4.15056934728722208663E-14, 1.54008621752140982691E-14, 3.85277838274214270114E-13,
+    7.18012445138366623367E-13, -1.79417853150680611778E-12, -1.32158118404477131188E-11,
+    -3.14991652796324136454E-11, 1.18891471078464383424E-11, 4.94060238822496958910E-10,
+    3.39623202570838634515E-9, 2.26666899049817806459E-8, 2.04891858946906374183E-7,
+    2.89137052083475648297E-6, 6.88975834691682398426E-5, 3.36911647825569408990E-3,
+    8.04490411014108831608E-1)
+_I1E_A = (
+    2.77791411276104639959E-18, -2.11142121435816608115E-17, 1.55363195773620046921E-16,
+    -1.10559694773538630805E-15, 7.60068429473540693410E-15, -5.04218550472791168711E-14,
+    3.22379336594557470981E-13, -1.98397439776494371520E-12, 1.17361862988909016308E-11,
+    -6.66348972350202774223E-11, 3.62559028155211703701E-10, -1.88724975172282928790E-9,
+    9.38153738649577178388E-9, -4.44505912879632808065E-8, 2.00329475355213526229E-7,
+    -8.56872026469545474066E-7, 3.47025130813767847674E-6, -1.32731636560394358279E-5,
+    4.78156510755005422638E-5, -1.61760815825896745588E-4, 5.12285956168575772895E-4,
+    -1.51357245063125314899E-3, 4.15642294431288815669E-3, -1.05640848946261981558E-2,
+    2.47264490306265168283E-2, -5.29459812080949914269E-2, 1.02643658689847095384E-1,
+    -1.76416518357834055153E-1, 2.52587186443633654823E-1)
+_I1E_B = (
+    7.51729631084210481353E-18, 4.41434832307170791151E-18, -4.65030536848935832153E-17,
+    -3.20952592199342395980E-17, 2.96262899764595013876E-16, 3.30820231092092828324E-16,
+    -1.88035477551078244854E-15, -3.81440307243700780478E-15, 1.04202769841288027642E-14,
+    4.27244001671195135429E-14, -2.10154184277266431302E-14, -4.08355111109219731823E-13,
+    -7.19855177624590851209E-13, 2.03562854414708950722E-12, 1.41258074366137813316E-11,
+    3.25260358301548823856E-11, -1.89749581235054123450E-11, -5.58974346219658380687E-10,
+    -3.83538038596423702205E-9, -2.63146884688951950684E-8, -2.51223623787020892529E-7,
+    -3.88256480887769039346E-6, -1.10588938762623716291E-4, -9.76109749136146840777E-3,
+    7.78576235018280120474E-1)
+
+
+def _i0e(x):
+    x = abs(x)
+    if x <= 8.0:
+        return _chbevl(x / 2.0 - 2.0, _I0E_A)
+    return _chbevl(32.0 / x - 2.0, _I0E_B) / math.sqrt(x)
+
+
+def _i1e(x):
+    a = abs(x)
+    out = _chbevl(a / 2.0 - 2.0, _I1E_A) * a if a <= 8.0 else \
+        _chbevl(32.0 / a - 2.0, _I1E_B) / math.sqrt(a)
+    return -out if x < 0 else out
+
+
+def _i0(x):
+    a = abs(x)
+    if a <= 8.0:
+        return math.exp(a) * _chbevl(a / 2.0 - 2.0, _I0E_A)
+    return math.exp(a) * _chbevl(32.0 / a - 2.0, _I0E_B) / math.sqrt(a) if a < 710 else math.inf
+
+
+def _i1(x):
+    a = abs(x)
+    if a <= 8.0:
+        out = math.exp(a) * a * _chbevl(a / 2.0 - 2.0, _I1E_A)
+    else:
+        out = math.exp(a) * _chbevl(32.0 / a - 2.0, _I1E_B) / math.sqrt(a) if a < 710 \
+            else math.inf
+    return -out if x < 0 else out
+
+
+i0, i0e, i1, i1e = elementwise(_i0), elementwise(_i0e), elementwise(_i1), elementwise(_i1e)
+
+
+# ---- the gamma function's logarithm and derivatives ----
+def _c_lgamma():
+    """The C library's lgamma, which torch calls (std::lgamma): Python's math.lgamma loses
+    relative accuracy near its zeros at 1 and 2 (hundreds of ulps); math's where there is
+    no C library to load."""
+    import ctypes
+    import ctypes.util
+    try:
+        fn = ctypes.CDLL(ctypes.util.find_library("m") or ctypes.util.find_library("c")).lgamma
+    except (OSError, AttributeError, TypeError):
+        return None
+    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_double]
+    return fn
+
+
+_C_LGAMMA = _c_lgamma()
+
+
+def _lgamma(x):
+    if _C_LGAMMA is not None:
+        return _C_LGAMMA(x)
+    try:
+        return math.lgamma(x)
+    except (ValueError, OverflowError):  # (a pole: 0, -1, -2, ...; or too large)
+        return math.inf
+
+
+_PSI_A = (8.33333333333333333333E-2, -2.10927960927960927961E-2, 7.57575757575757575758E-3,
+          -4.16666666666666666667E-3, 3.96825396825396825397E-3, -8.33333333333333333333E-3,
+          8.33333333333333333333E-2)
+
+
+def _digamma(x):
+    if x == 0:
+        return math.copysign(math.inf, -x)
+    if math.isnan(x) or x == -math.inf:
+        return math.nan
+    if x < 0:
+        if x == math.trunc(x):
+            return math.nan
+        r = math.modf(x)[0]  # (tan(pi r) is more accurate than tan(pi x))
+        return _digamma(1 - x) - math.pi / math.tan(math.pi * r)
+    result = 0.0
+    while x < 10:
+        result -= 1 / x
+        x += 1
+    if x == 10:
+        return result + 2.25175258906672110764
+    y = 0.0
+    if x < 1.0e17:
+        z = 1.0 / (x * x)
+        y = z * _polevl(z, _PSI_A)
+    return result + math.log(x) - (0.5 / x) - y
+
+
+def _trigamma(x):
+    sign, result = 1.0, 0.0
+    if x < 0.5:
+        sign = -1.0
+        sin_pi_x = math.sin(math.pi * x)
+        if sin_pi_x == 0:
+            return math.inf
+        result -= (math.pi * math.pi) / (sin_pi_x * sin_pi_x)
+        x = 1 - x
+    for _ in range(6):
+        result += 1 / (x * x)
+        x += 1
+    ixx = 1 / (x * x)
+    result += (1 + 1 / (2 * x) + ixx * (1. / 6 - ixx * (1. / 30 - ixx * (1. / 42)))) / x
+    return sign * result
+
+
+_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+_MACHEP = 1.11022302462515654042E-16
+
+
+def _zeta(x, q):
+    """The Hurwitz zeta function sum_k (k + q)^-x (Cephes' zeta, by Euler-Maclaurin)."""
+    if x == 1:
+        return math.inf
+    if x < 1 or math.isnan(x) or math.isnan(q):
+        return math.nan
+    if q <= 0:
+        if q == math.floor(q):
+            return math.inf
+        if x != math.floor(x):
+            return math.nan
+    s = q ** -x
+    a, i, b = q, 0, 0.0
+    while i < 9 or a <= 9.0:
+        i += 1
+        a += 1.0
+        b = a ** -x
+        s += b
+        if -_MACHEP * s < b < _MACHEP * s:
+            return s
+    w = a
+    s += b * w / (x - 1.0)
+    s -= 0.5 * b
+    a, k = 1.0, 0.0
+    for i in range(12):
+        a *= x + k
+        b /= w
+        t = a * b / _ZETA_A[i]
+        s = s + t
+        if abs(t / s) < _MACHEP:
+            return s
+        k += 1.0
+        a *= x + k
+        b /= w
+        k += 1.0
+    return s
+
+
+lgamma, digamma, trigamma = elementwise(_lgamma), elementwise(_digamma), elementwise(_trigamma)
+zeta = np.vectorize(_zeta, otypes=[np.float64])
+
+
+def polygamma(x, n):
+    """The n-th derivative of digamma: digamma, trigamma, then (-1)^(n+1) n! zeta(n+1, x)."""
+    if n == 0:
+        return digamma(x)
+    if n == 1:
+        return trigamma(x)
+    return (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1.0)) * zeta(n + 1.0, x)
+
+
+# ---- the error function's inverse, and the normal distribution's ----
+def _erfinv(y):
+    """A rational first guess refined by two Newton steps (torch's calc_erfinv)."""
+    a = (0.886226899, -1.645349621, 0.914624893, -0.140543331)
+    b = (-2.118377725, 1.442710462, -0.329097515, 0.012229801)
+    c = (-1.970840454, -1.624906493, 3.429567803, 1.641345311)
+    d = (3.543889200, 1.637067800)
+    y_abs = abs(y)
+    if math.isnan(y) or y_abs > 1.0:
+        return math.nan
+    if y_abs == 1.0:
+        return math.copysign(math.inf, y)
+    if y_abs <= 0.7:
+        z = y * y
+        num = ((a[3] * z + a[2]) * z + a[1]) * z + a[0]
+        dem = (((b[3] * z + b[2]) * z + b[1]) * z + b[0]) * z + 1.0
+        x = y * num / dem
+    else:
+        z = math.sqrt(-math.log((1.0 - y_abs) / 2.0))
+        num = ((c[3] * z + c[2]) * z + c[1]) * z + c[0]
+        dem = (d[1] * z + d[0]) * z + 1.0
+        x = math.copysign(num, y) / dem
+    two_over_root_pi = 2.0 / math.sqrt(math.pi)
+    for _ in range(2):
+        x = x - (math.erf(x) - y) / (two_over_root_pi * math.exp(-x * x))
+    return x
+
+
+_NDTRI_P0 = (-5.99633501014107895267E1, 9.80010754185999661536E1, -5.66762857469070293439E1,
+             1.39312609387279679503E1, -1.23916583867381258016E0)
+_NDTRI_Q0 = (1.0, 1.95448858338141759834E0, 4.67627912898881538453E0, 8.63602421390890590575E1,
+             -2.25462687854119370527E2, 2.00260212380060660359E2, -8.20372256168333339912E1,
+             1.59056225126211695515E1, -1.18331621121330003142E0)
+_NDTRI_P1 = (4.05544892305962419923E0, 3.15251094599893866154E1, 5.71628192246421288162E1,
+             4.40805073893200834700E1, 1.46849561928858024014E1, 2.18663306850790267539E0,
+             -1.40256079171354495875E-1, -3.50424626827848203418E-2, -8.57456785154685413611E-4)
+_NDTRI_Q1 = (1.0, 1.57799883256466749731E1, 4.53907635128879210584E1, 4.13172038254672030440E1,
+             1.50425385692907503408E1, 2.50464946208309415979E0, -1.42182922854787788574E-1,
+             -3.80806407691578277194E-2, -9.33259480895457427372E-4)
+_NDTRI_P2 = (3.23774891776946035970E0, 6.91522889068984211695E0, 3.93881025292474443415E0,
+             1.33303460815807542389E0, 2.01485389549179081538E-1, 1.23716634817820021358E-2,
+             3.01581553508235416007E-4, 2.65806974686737550832E-6, 6.23974539184983293730E-9)
+_NDTRI_Q2 = (1.0, 6.02427039364742014255E0, 3.67983563856160859403E0, 1.37702099489081330271E0,
+             2.16236993594496635890E-1, 1.34204006088543189037E-2, 3.28014464682127739104E-4,
+             2.89247864745380683936E-6, 6.79019408009981274425E-9)
+
+
+def _ndtri(y0):
+    """The standard normal quantile (Cephes' ndtri)."""
+    if y0 == 0:
+        return -math.inf
+    if y0 == 1:
+        return math.inf
+    if math.isnan(y0) or y0 < 0 or y0 > 1:
+        return math.nan
+    code, y = True, y0
+    if y > 1.0 - 0.13533528323661269189:  # (exp(-2))
+        y, code = 1.0 - y, False
+    if y > 0.13533528323661269189:
+        y = y - 0.5
+        y2 = y * y
+        return (y + y * (y2 * _polevl(y2, _NDTRI_P0) / _polevl(y2, _NDTRI_Q0))) * \
+            2.50662827463100050242E0
+    x = math.sqrt(-2.0 * math.log(y))
+    x0 = x - math.log(x) / x
+    z = 1.0 / x
+    if x < 8.0:
+        x1 = z * _polevl(z, _NDTRI_P1) / _polevl(z, _NDTRI_Q1)
+    else:
+        x1 = z * _polevl(z, _NDTRI_P2) / _polevl(z, _NDTRI_Q2)
+    x = x0 - x1
+    return -x if code else x
+
+
+def _erfcx(x):
+    """exp(x^2) erfc(x), without overflow or cancellation: exp(x^2) from an x split so that
+    the square of its high part is exact; for large x, the asymptotic series (its terms fall
+    far below an ulp before they grow)."""
+    if math.isnan(x):
+        return math.nan
+    if x < 0:
+        if x < -26.7:
+            return math.inf
+        return 2 * _exp_square(x) - _erfcx(-x)
+    if x > 26.0:
+        inv = 1 / (2 * x * x)
+        total, term = 1.0, 1.0
+        for k in range(1, 40):
+            term *= -(2 * k - 1) * inv
+            total += term
+            if abs(term) < 1e-17 * abs(total):
+                break
+        return total / (x * math.sqrt(math.pi))
+    return _exp_square(x) * math.erfc(x)
+
+
+def _exp_square(x):
+    hi = math.ldexp(math.floor(math.ldexp(x, 20)), -20)  # (hi * hi is exact)
+    lo = x - hi
+    return math.exp(hi * hi) * math.exp(lo * (2 * hi + lo))
+
+
+def _log_ndtr(x):
+    t = x * 0.7071067811865476
+    if x < -1.0:
+        return math.log(_erfcx(-t) / 2) - t * t
+    return math.log1p(-math.erfc(t) / 2)
+
+
+erfinv, ndtri = elementwise(_erfinv), elementwise(_ndtri)
+erfcx, log_ndtr = elementwise(_erfcx), elementwise(_log_ndtr)
+erfc = elementwise(math.erfc)
+
+
+# ---- Bessel functions of the first kind (no gradient in torch) ----
+_J0 = dict(
+    PP=(7.96936729297347051624e-04, 8.28352392107440799803e-02, 1.23953371646414299388e+00,
+        5.44725003058768775090e+00, 8.74716500199817011941e+00, 5.30324038235394892183e+00,
+        9.99999999999999997821e-01),
+    PQ=(9.24408810558863637013e-04, 8.56288474354474431428e-02, 1.25352743901058953537e+00,
+        5.47097740330417105182e+00, 8.76190883237069594232e+00, 5.30605288235394617618e+00,
+        1.00000000000000000218e+00),
+    QP=(-1.13663838898469149931e-02, -1.28252718670509318512e+00, -1.95539544257735972385e+01,
+        -9.32060152123768231369e+01, -1.77681167980488050595e+02, -1.47077505154951170175e+02,
+        -5.14105326766599330220e+01, -6.05014350600728481186e+00),
+    QQ=(6.43178256118178023184e+01, 8.56430025976980587198e+02, 3.88240183605401609683e+03,
+        7.24046774195652478189e+03, 5.93072701187316984827e+03, 2.06209331660327847417e+03,
+        2.42005740240291393179e+02),
+    RP=(-4.79443220978201773821e+09, 1.95617491946556577543e+12, -2.49248344360967716204e+14,
+        9.70862251047306323952e+15),
+    RQ=(4.99563147152651017219e+02, 1.73785401676374683123e+05, 4.84409658339962045305e+07,
+        1.11855537045356834862e+10, 2.11277520115489217587e+12, 3.10518229857422583814e+14,
+        3.18121955943204943306e+16, 1.71086294081043136091e+18))
+_J1 = dict(
+    PP=(7.62125616208173112003e-04, 7.31397056940917570436e-02, 1.12719608129684925192e+00,
+        5.11207951146807644818e+00, 8.42404590141772420927e+00, 5.21451598682361504063e+00,
+        1.00000000000000000254e+00),
+    PQ=(5.71323128072548699714e-04, 6.88455908754495404082e-02, 1.10514232634061696926e+00,
+        5.07386386128601488557e+00, 8.39985554327604159757e+00, 5.20982848682361821619e+00,
+        9.99999999999999997461e-01),
+    QP=(5.10862594750176621635e-02, 4.98213872951233449420e+00, 7.58238284132545283818e+01,
+        3.66779609360150777800e+02, 7.10856304998926107277e+02, 5.97489612400613639965e+02,
+        2.11688757100572135698e+02, 2.52070205858023719784e+01),
+    QQ=(7.42373277035675149943e+01, 1.05644886038262816351e+03, 4.98641058337653607651e+03,
+        9.56231892404756170795e+03, 7.99704160447350683650e+03, 2.82619278517639096600e+03,
+        3.36093607810698293419e+02),
+    RP=(-8.99971225705559398224e+08, 4.52228297998194034323e+11, -7.27494245221818276015e+13,
+        3.68295732863852883286e+15),
+    RQ=(6.20836478118054335476e+02, 2.56987256757748830383e+05, 8.35146791431949253037e+07,
+        2.21511595479792499675e+10, 4.74914122079991414898e+12, 7.84369607876235854894e+14,
+        8.95222336184627338078e+16, 5.32278620332680085395e+18))
+_TWO_OVER_ROOT_PI_ = 0.797884560802865355879892119868763737  # sqrt(2 / pi)
+
+
+def _bessel_j0(x):
+    x = abs(x)
+    if x <= 5.0:
+        if x < 0.00001:
+            return 1.0 - x * x / 4.0
+        return (x * x - 5.78318596294678452118e+00) * (x * x - 3.04712623436620863991e+01) * \
+            _polevl(x * x, _J0["RP"]) / _polevl(x * x, _J0["RQ"])
+    z = 25.0 / (x * x)
+    p = _polevl(z, _J0["PP"]) / _polevl(z, _J0["PQ"])
+    q = _polevl(z, _J0["QP"]) / _polevl(z, _J0["QQ"])
+    shifted = x - 0.785398163397448309615660845819875721
+    return (p * math.cos(shifted) - 5.0 / x * q * math.sin(shifted)) * _TWO_OVER_ROOT_PI_ / \
+        math.sqrt(x)
+
+
+def _bessel_j1(x):
+    if x < 0:
+        return -_bessel_j1(-x)
+    if x <= 5.0:
+        return _polevl(x * x, _J1["RP"]) / _polevl(x * x, _J1["RQ"]) * x * (
+            x * x - 1.46819706421238932572e+01) * (x * x - 4.92184563216946036703e+01)
+    z = 5.0 / x * (5.0 / x)
+    p = _polevl(z, _J1["PP"]) / _polevl(z, _J1["PQ"])
+    q = _polevl(z, _J1["QP"]) / _polevl(z, _J1["QQ"])
+    shifted = x - 2.356194490192344928846982537459627163
+    return (p * math.cos(shifted) - 5.0 / x * q * math.sin(shifted)) * _TWO_OVER_ROOT_PI_ / \
+        math.sqrt(x)
+
+
+bessel_j0, bessel_j1 = elementwise(_bessel_j0), elementwise(_bessel_j1)
