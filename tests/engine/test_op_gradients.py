@@ -1690,6 +1690,71 @@ case("matrix_norm_nuc_dims", ("PERMUTE", "LINALG_SVD", "SUM_DIM"),
      lambda v, a: [np.stack([v[k] * (lambda U, S, Vh: U @ Vh)(*np.linalg.svd(a[:, k], False))
                              for k in range(2)], 1)])
 
+# ------------------------------ special functions (torch.special) ------------------------------
+# the closed forms in the special functions' own terms (i0' = i1, digamma' = trigamma, ...),
+# their values torch's series (special_functions, which numpy lacks)
+from gradtool.engine.autograd import special_functions as sf  # noqa: E402
+
+
+def _ndtr_np(x):
+    return 0.5 * np.vectorize(math.erfc)(-x / math.sqrt(2))
+
+
+case("i0", "I0", lambda x: x.i0(), normal(*S), lambda v, x: [v * sf.i1(x)])
+case("special_i0e", "SPECIAL_I0E", lambda x: gt.special.i0e(x), lambda r: [away_from(r, S)],
+     lambda v, x: [v * (sf.i1e(x) - np.sign(x) * sf.i0e(x))])
+case("special_i1", "SPECIAL_I1", lambda x: gt.special.i1(x), lambda r: [away_from(r, S)],
+     lambda v, x: [v * (sf.i0(x) - sf.i1(x) / x)])
+case("special_i1e", "SPECIAL_I1E", lambda x: gt.special.i1e(x), lambda r: [away_from(r, S)],
+     lambda v, x: [v * (sf.i0e(x) - sf.i1e(x) * (np.sign(x) + 1 / x))])
+case("lgamma", "LGAMMA", lambda x: x.lgamma(), lambda r: [r.uniform(0.5, 4.0, S)],
+     lambda v, x: [v * sf.digamma(x)])
+case("digamma", "DIGAMMA", lambda x: gt.special.psi(x), lambda r: [r.uniform(0.5, 4.0, S)],
+     lambda v, x: [v * sf.polygamma(x, 1)])
+case("polygamma", "POLYGAMMA", lambda x: gt.polygamma(2, x), lambda r: [r.uniform(0.5, 4.0, S)],
+     lambda v, x: [v * sf.polygamma(x, 3)])
+case("mvlgamma", "MVLGAMMA", lambda x: x.mvlgamma(3), lambda r: [r.uniform(1.5, 4.0, S)],
+     lambda v, x: [v * sum(sf.digamma(x - j / 2) for j in range(3))])
+case("erfc", "ERFC", lambda x: x.erfc(), normal(*S),
+     lambda v, x: [-v * 2 / math.sqrt(math.pi) * np.exp(-x * x)])
+case("erfinv", "ERFINV", lambda x: gt.erfinv(x), lambda r: [r.uniform(-0.9, 0.9, S)],
+     lambda v, x: [v * math.sqrt(math.pi) / 2 * np.exp(sf.erfinv(x) ** 2)])
+case("special_erfcx", "SPECIAL_ERFCX", lambda x: gt.special.erfcx(x), normal(*S),
+     lambda v, x: [v * (2 * x * sf.erfcx(x) - 2 / math.sqrt(math.pi))])
+case("special_ndtri", "SPECIAL_NDTRI", lambda x: gt.special.ndtri(x),
+     lambda r: [r.uniform(0.05, 0.95, S)],
+     lambda v, x: [v * math.sqrt(2 * math.pi) * np.exp(sf.ndtri(x) ** 2 / 2)])
+case("special_log_ndtr", "SPECIAL_LOG_NDTR", lambda x: gt.special.log_ndtr(x),
+     lambda r: [3 * r.standard_normal(S)],
+     lambda v, x: [v * np.exp(-x * x / 2) / math.sqrt(2 * math.pi) / _ndtr_np(x)])
+case("special_ndtr", ("ERF", "MUL_SCALAR"), lambda x: gt.special.ndtr(x), normal(*S),
+     lambda v, x: [v * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)])
+case("sinc", "SINC", lambda x: x.sinc(), lambda r: [away_from(r, S)],
+     lambda v, x: [v * (np.cos(np.pi * x) / x - np.sin(np.pi * x) / (np.pi * x * x))])
+case("special_entr", "SPECIAL_ENTR", lambda x: gt.special.entr(x),
+     lambda r: [r.uniform(0.2, 2.0, S)], lambda v, x: [-v * (1 + np.log(x))])
+case("xlogy", "XLOGY", lambda x, y: gt.xlogy(x, y),
+     lambda r: [r.standard_normal((3, 1)), r.uniform(0.5, 2.0, (4,))],
+     lambda v, x, y: [unbroadcast(v * np.log(y), x.shape), unbroadcast(v * x / y, y.shape)])
+case("xlogy_number_self", "XLOGY_SCALAR_SELF", lambda y: gt.special.xlogy(2.0, y),
+     lambda r: [r.uniform(0.5, 2.0, S)], lambda v, y: [v * 2.0 / y])
+case("xlogy_number_other", "XLOGY_SCALAR_OTHER", lambda x: x.xlogy(3.0), normal(*S),
+     lambda v, x: [v * math.log(3.0)])
+case("special_xlog1py", "SPECIAL_XLOG1PY", lambda x, y: gt.special.xlog1py(x, y),
+     lambda r: [r.standard_normal(S), r.uniform(-0.5, 2.0, S)],
+     lambda v, x, y: [v * np.log1p(y), v * x / (1 + y)])
+case("special_xlog1py_number_self", "SPECIAL_XLOG1PY_SCALAR_SELF",
+     lambda y: gt.special.xlog1py(2.0, y), lambda r: [r.uniform(-0.5, 2.0, S)],
+     lambda v, y: [v * 2.0 / (1 + y)])
+case("special_xlog1py_number_other", "SPECIAL_XLOG1PY_SCALAR_OTHER",
+     lambda x: gt.special.xlog1py(x, 3.0), normal(*S), lambda v, x: [v * math.log1p(3.0)])
+case("special_zeta", "SPECIAL_ZETA", lambda x, q: gt.special.zeta(x, q),
+     lambda r: [Const(r.uniform(2.0, 4.0, S)), r.uniform(0.5, 2.0, S)],
+     lambda v, x, q: [-v * x * sf.zeta(x + 1, q)])
+case("special_zeta_number_self", "SPECIAL_ZETA_SCALAR_SELF",
+     lambda q: gt.special.zeta(2.5, q), lambda r: [r.uniform(0.5, 2.0, S)],
+     lambda v, q: [-v * 2.5 * sf.zeta(3.5, q)])
+
 CASE_IDS = [c.id for c in CASES]
 assert len(set(CASE_IDS)) == len(CASE_IDS), "duplicate case ids"
 JVP_CASES = [c for c in CASES if c.forward_ad]  # (forward mode's sweep)
