@@ -57,8 +57,6 @@ def multigammaln(input, p, *, out=None):
     if input._data.dtype.kind not in "fc":
         raise RuntimeError("mvlgamma is not implemented for "
                            f"{dtypes.LEGACY_TYPE_NAMES[input._data.dtype.name]}")
-    if not bool((input._data > (p - 1) / 2).all()):
-        raise RuntimeError(f"All elements must be greater than (p-1)/2")
     return call(table.MVLGAMMA, (input,), (int(p),))
 
 
@@ -140,15 +138,16 @@ def logit(input, eps=None, *, out=None):
 
 
 def round(input, *, decimals=0, out=None):
-    return input.round(decimals=decimals)
+    """(torch.special.round is round.decimals, RoundBackward1, decimals=0 too)"""
+    return call(table.ROUND_DECIMALS, (input,), (decimals,))
 
 
 def softmax(input, dim, *, dtype=None):
-    return input.softmax(dim, dtype=dtype)
+    return (input if dtype is None else input.to(dtype)).softmax(dim)
 
 
 def log_softmax(input, dim, *, dtype=None):
-    return input.log_softmax(dim, dtype=dtype)
+    return (input if dtype is None else input.to(dtype)).log_softmax(dim)
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):

@@ -202,12 +202,12 @@ def _zeta(x, q):
             return math.inf
         if x != math.floor(x):
             return math.nan
-    s = q ** -x
+    s = _power(q, -x)
     a, i, b = q, 0, 0.0
     while i < 9 or a <= 9.0:
         i += 1
         a += 1.0
-        b = a ** -x
+        b = _power(a, -x)
         s += b
         if -_MACHEP * s < b < _MACHEP * s:
             return s
@@ -220,13 +220,21 @@ def _zeta(x, q):
         b /= w
         t = a * b / _ZETA_A[i]
         s = s + t
-        if abs(t / s) < _MACHEP:
+        if s and abs(t / s) < _MACHEP:  # (C's t / 0 is inf: no return)
             return s
         k += 1.0
         a *= x + k
         b /= w
         k += 1.0
     return s
+
+
+def _power(a, b):
+    """a ** b as C's pow: inf where it overflows (Python raises)."""
+    try:
+        return a ** b
+    except (OverflowError, ZeroDivisionError):
+        return math.inf
 
 
 lgamma, digamma, trigamma = elementwise(_lgamma), elementwise(_digamma), elementwise(_trigamma)

@@ -101,15 +101,27 @@ def _frame_index(n_frames, n_fft, hop_length):
     return creation.tensor(np.arange(n_frames)[:, None] * hop_length + np.arange(n_fft))
 
 
-def _repr(input, n_fft, hop_length, win_length, window, normalized, onesided, return_complex):
-    """torch's REPR of the call, which its error messages begin with."""
-    opt = (lambda v: "None" if v is None else str(v).lower() if isinstance(v, bool) else str(v))
-    window_repr = "None" if window is None else (
-        f"{dtypes.LEGACY_TYPE_NAMES[window._data.dtype.name]}Type{list(window.shape)}")
-    return (f"stft({dtypes.LEGACY_TYPE_NAMES[input._data.dtype.name]}Type"
-            f"{list(input.shape)}, n_fft={n_fft}, hop_length={hop_length}, "
-            f"win_length={win_length}, window={window_repr}, normalized={str(normalized).lower()},"
-            f" onesided={opt(onesided)}, return_complex={opt(return_complex)}) ")
+def _option(value):
+    """An optional argument as torch's messages print it: None, or a bool as 0 or 1."""
+    return "None" if value is None else str(int(value)) if isinstance(value, bool) else str(value)
+
+
+def _legacy(x):
+    return dtypes.LEGACY_TYPE_NAMES[x._data.dtype.name]
+
+
+def _window_repr(window):
+    return "None" if window is None else f"torch.{_legacy(window)}Tensor{{{list(window.shape)}}}"
+
+
+def _repr(input, n_fft, hop_length, win_length, window, normalized, onesided, return_complex,
+          align_to_window):
+    """torch's REPR of the stft call, which its error messages begin with."""
+    return (f"stft(torch.{_legacy(input)}Tensor{list(input.shape)}, n_fft={n_fft}, "
+            f"hop_length={hop_length}, win_length={win_length}, window={_window_repr(window)}, "
+            f"normalized={int(normalized)}, onesided={_option(onesided)}, "
+            f"return_complex={_option(return_complex)}, "
+            f"align_to_window={_option(align_to_window)}) ")
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
@@ -134,7 +146,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     complex_input = input._data.dtype.kind == "c" or (
         window is not None and window._data.dtype.kind == "c")
     say = _repr(input, n_fft, hop_length, win_length, window, normalized, onesided,
-                return_complex)
+                return_complex, align_to_window)
     if return_complex is None:
         if not complex_input:
             raise RuntimeError("stft requires the return_complex parameter be given for real "
@@ -187,6 +199,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
           normalized=False, onesided=None, length=None, return_complex=False):
     """The signal whose stft is `input` (with the same window): each frame's inverse
     transform, overlap-added and divided by the sum of the squared windows under it."""
+    given_window, given_onesided = window, onesided  # (for the message)
     hop_length = n_fft >> 2 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
     if input._data.dtype.kind != "c":
@@ -241,7 +254,12 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     y = y[:, start:end]
     envelope = envelope[:, start:end]
     if bool((envelope.abs() < 1e-11).any()):
-        raise RuntimeError("window overlap add min: 1")
+        raise RuntimeError(
+            f"istft(CPU{_legacy(input)}Type{list(input.shape)}, n_fft={n_fft}, hop_length="
+            f"{hop_length}, win_length={win_length}, window={_window_repr(given_window)}, "
+            f"center={int(center)}, normalized={int(normalized)}, onesided="
+            f"{_option(given_onesided)}, length={_option(length)}, return_complex="
+            f"{int(return_complex)}) window overlap add min: 1\n[ CPUBoolType{{}} ]")
     y = y / envelope
     if input.dim() == 2:
         y = y.squeeze(0)
