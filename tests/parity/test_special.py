@@ -163,6 +163,7 @@ STFTS = [
     dict(n_fft=15, win_length=9, normalized=True, pad_mode="constant", return_complex=True),
     dict(n_fft=16, window="hann", onesided=False, return_complex=True),
     dict(n_fft=12, hop_length=4, pad_mode="replicate", return_complex=False),
+    dict(n_fft=12, hop_length=5, pad_mode="circular", window="hann", return_complex=True),
     dict(n_fft=8, window="hann", return_complex=True, complex_input=True),
 ]
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from . import creation, dtypes
 from .dispatch import call
+from .free_functions import cat
 from .grad_mode import no_grad
 from .ops import derivatives as table
 
@@ -124,6 +125,26 @@ def _repr(input, n_fft, hop_length, win_length, window, normalized, onesided, re
             f"align_to_window={_option(align_to_window)}) ")
 
 
+def _padded(x, pad, mode):
+    """F.pad(x, [pad, pad], mode) of the (1, batch, length) signal, by F.pad's rows."""
+    length = x.shape[-1]
+    if mode == "constant":
+        return call(table.CONSTANT_PAD_ND, (x,), ((pad, pad), 0))
+    if mode == "reflect":
+        if pad >= length:
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
+                               f"input dimension, but got: padding ({pad}, {pad}) at dimension 2 "
+                               f"of input {list(x.shape)}")
+        return call(table.REFLECTION_PAD1D, (x,), ((pad, pad),))
+    if mode == "replicate":
+        return call(table.REPLICATION_PAD1D, (x,), ((pad, pad),))
+    if mode == "circular":
+        if pad > length:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        return cat([x[..., length - pad:], x, x[..., :pad]], -1)
+    raise NotImplementedError(f"Unrecognised padding mode {mode}")
+
+
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
          pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
          align_to_window=None):
@@ -137,9 +158,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if center:
         signal_dim = input.dim()
         extended = [1] * (3 - signal_dim) + list(input.shape)
-        pad = n_fft // 2
-        from ..nn import functional as F
-        input = F.pad(input.view(extended), [pad, pad], pad_mode)
+        input = _padded(input.view(extended), n_fft // 2, pad_mode)
         input = input.view(input.shape[-signal_dim:])
     hop_length = n_fft >> 2 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
