@@ -188,6 +188,40 @@ def test_probing_for_missing_names_works_as_with_torch(tmp_path):
     assert r.json()["targets"][0]["passed"]
 
 
+
+def test_a_file_using_fft_stft_and_special_is_checked_on_the_engine(tmp_path):
+    """torch.fft, torch.stft with a window and torch.special as real files write them: every
+    target's gradient passes the check (exit 0), on gradtool's engine."""
+    user = tmp_path / "spectral.py"
+    user.write_text(textwrap.dedent("""\
+        import gradtool
+        import torch
+        import torch.fft
+        from torch.special import i0e, xlogy
+
+
+        @gradtool.example((4, 6), (4, 4))
+        def spectral_conv(x, w):
+            X = torch.fft.rfft2(x, norm="ortho")
+            return torch.fft.irfft2(X * w, s=x.shape[-2:], norm="ortho").pow(2).sum()
+
+
+        @gradtool.example((40,))
+        def spectrogram(x):
+            window = torch.hann_window(8, dtype=x.dtype)
+            S = torch.stft(x, 8, hop_length=2, window=window, return_complex=True)
+            return S.abs().pow(2).sum()
+
+
+        def special(x):
+            return (i0e(x) + xlogy(x, x.abs() + 1) + torch.lgamma(x.abs() + 1)).sum()
+        """))
+    r = cu.run("gradcheck", "--json", user)
+    assert_exit(r, 0)
+    results = {t["name"]: t["passed"] for t in r.json()["targets"]}
+    assert results == {"spectral_conv": True, "spectrogram": True, "special": True}
+
+
 # ------------------------------------------------------------------ in process: no leaks
 
 def _torch_entries():
