@@ -265,3 +265,40 @@ def test_stft_errors_match_torch(call):
             call(L, L.tensor(np.ones(50)))
         messages.append((type(info.value).__name__, str(info.value).split("\n")[0]))
     assert messages[0] == messages[1]
+
+
+POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+               "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+               "laguerre_polynomial_l", "legendre_polynomial_p"]
+POINTS = np.array([0.0, 1.0, -1.0, 0.3, -0.7, 0.999, 1.5, -2.0, 3.0, 0.05])
+DEGREES = np.array([-1, 0, 1, 2, 3, 5, 7, 9, 12, 20])
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_polynomials_match_torch(name, dtype):
+    """Every degree at every point (the edges +-1 and 0 among them), tensor or number on
+    either side; no gradient, as torch's."""
+    x, n = np.meshgrid(POINTS, DEGREES)
+    results = []
+    for L in (gt, torch):
+        fn = getattr(L.special, name)
+        xs = L.tensor(x, dtype=getattr(L, dtype), requires_grad=True)
+        outs = [fn(xs, L.tensor(n)), fn(xs, 4), fn(0.3, L.tensor(DEGREES)),
+                fn(L.tensor([1, 2]), L.tensor([2, 3]))]
+        assert not any(o.requires_grad for o in outs)
+        results.append(outs)
+    for mine, theirs in zip(*results):
+        assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        wide = theirs.dtype == torch.float64  # (torch's float32 recurrence runs in float32)
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), equal_nan=True,
+                                   rtol=1e-12 if wide else 1e-4, atol=1e-12 if wide else 1e-4)
+
+
+def test_spherical_bessel_j0_matches_torch():
+    x = np.concatenate([REALS, [0.49, 0.5, np.inf, -np.inf]])
+    for dtype in ("float64", "float32"):
+        mine = gt.special.spherical_bessel_j0(gt.tensor(x, dtype=getattr(gt, dtype)))
+        theirs = torch.special.spherical_bessel_j0(torch.tensor(x, dtype=getattr(torch, dtype)))
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-14 if dtype ==
+                                   "float64" else 1e-6, atol=1e-15 if dtype == "float64" else 1e-7)

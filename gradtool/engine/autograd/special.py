@@ -17,7 +17,10 @@ from .tensor import Tensor
 __all__ = ["i0", "i0e", "i1", "i1e", "gammaln", "digamma", "psi", "polygamma", "multigammaln",
            "erf", "erfc", "erfcx", "erfinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit",
            "exp2", "expm1", "log1p", "round", "softmax", "log_softmax", "logsumexp", "sinc",
-           "entr", "xlogy", "xlog1py", "zeta", "bessel_j0", "bessel_j1"]
+           "entr", "xlogy", "xlog1py", "zeta", "bessel_j0", "bessel_j1", "spherical_bessel_j0",
+           "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+           "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+           "laguerre_polynomial_l", "legendre_polynomial_p"]
 
 
 def _unary(row, name):
@@ -110,6 +113,40 @@ def _without_gradient(kernel, name):
 
 bessel_j0 = _without_gradient(special_functions.bessel_j0, "bessel_j0")
 bessel_j1 = _without_gradient(special_functions.bessel_j1, "bessel_j1")
+spherical_bessel_j0 = _without_gradient(special_functions.spherical_bessel_j0,
+                                        "spherical_bessel_j0")
+
+
+def _polynomial(name, degree_fn):
+    """A polynomial of degree n in x, either a tensor or a number (n cut to an integer, as
+    torch's); the result's dtype is the two's (the default float for integers), recording
+    nothing (torch gives these no derivative). `degree_fn(x, n, low_precision)`."""
+    def fn(input, n, *, out=None):
+        if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"({type(input).__name__}, {type(n).__name__})")
+        dtype = dtypes.result_type(input, n)
+        dtype = dtype if dtype.kind == "f" else dtypes.DEFAULT_FLOAT
+        x, degree = (np.asarray(v._data if isinstance(v, Tensor) else v, np.float64)
+                     for v in (input, n))
+        with np.errstate(invalid="ignore"):
+            degree = np.where(np.isfinite(degree), degree, -1).astype(np.int64)
+        low = dtype != np.float64
+        values = np.frompyfunc(lambda a, k: degree_fn(a, int(k), low), 2, 1)(x, degree)
+        return creation.tensor(np.asarray(values, np.float64).astype(dtype))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+for _name, _fn in special_functions.POLYNOMIALS.items():
+    globals()[_name] = _polynomial(_name, lambda a, k, low, f=_fn: f(a, k))
+# (torch returns NaN past degree 512, 128 in float32: its recurrence's own limit)
+hermite_polynomial_h = _polynomial(
+    "hermite_polynomial_h", lambda a, k, low: special_functions.hermite_h(a, k, 128 if low else
+                                                                          512))
+hermite_polynomial_he = _polynomial(
+    "hermite_polynomial_he", lambda a, k, low: special_functions.hermite_he(a, k, 128 if low
+                                                                            else 512))
 
 
 # ---- torch's aliases of ops the engine has under their own names ----

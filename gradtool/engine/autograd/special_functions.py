@@ -434,3 +434,158 @@ def _bessel_j1(x):
 
 
 bessel_j0, bessel_j1 = elementwise(_bessel_j0), elementwise(_bessel_j1)
+
+
+# ---- orthogonal polynomials of degree n (no gradient in torch): its recurrences ----
+def _chebyshev_t(x, n):
+    if n < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        return 1.0 if x > 0 or n % 2 == 0 else -1.0
+    if n > 6 and abs(x) < 1.0:
+        return math.cos(n * math.acos(x))
+    return _three_term(x, n, 1.0, x)
+
+
+def _chebyshev_u(x, n):
+    if n < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        return float(n + 1) if x > 0 or n % 2 == 0 else -float(n + 1)
+    if n > 8 and abs(x) < 1.0:
+        theta = math.acos(x)
+        if math.sin(theta) != 0:
+            return math.sin((n + 1) * theta) / math.sin(theta)
+        return (n + 1) * math.cos((n + 1) * theta) / x
+    return _three_term(x, n, 1.0, x + x)
+
+
+def _chebyshev_v(x, n):
+    if n < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        if x > 0:
+            return 1.0
+        return float(n + n + 1) if n % 2 == 0 else -float(n + n + 1)
+    if n > 8 and abs(x) < 1.0:
+        theta = math.acos(x)
+        if math.sin(theta / 2) != 1.0:
+            return math.cos((n + 0.5) * theta) / math.cos(theta / 2)
+        return float(n + n + 1) if n % 2 == 0 else -float(n + n + 1)
+    return _three_term(x, n, 1.0, x + x - 1.0)
+
+
+def _chebyshev_w(x, n):
+    if n < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        if x > 0:
+            return float(n + n + 1)
+        return 1.0 if n % 2 == 0 else -1.0
+    if n > 8 and abs(x) < 1.0:
+        theta = math.acos(x)
+        if math.cos(theta / 2) != 1.0:
+            return math.sin((n + 0.5) * theta) / math.sin(theta / 2)
+        if x > 0:
+            return float(n + n + 1)
+        return 1.0 if n % 2 == 0 else -1.0
+    return _three_term(x, n, 1.0, x + x + 1.0)
+
+
+def _three_term(x, n, p, q):
+    """P_n from P_0 = p, P_1 = q and P_{k+1} = 2x P_k - P_{k-1} (Chebyshev's recurrence)."""
+    if n == 0:
+        return p
+    if n == 1:
+        return q
+    r = q
+    for _ in range(2, n + 1):
+        if math.isnan(q):
+            break
+        r = (x + x) * q - p
+        p, q = q, r
+    return r
+
+
+def hermite_h(x, n, limit):
+    if n < 0:
+        return 0.0
+    if n == 0:
+        return 1.0
+    if n == 1:
+        return x + x
+    if n > limit:
+        return math.nan
+    p, q, r = 1.0, x + x, 0.0
+    for k in range(2, n + n, 2):
+        r = (x + x) * q - k * p
+        p, q = q, r
+    return r
+
+
+def hermite_he(x, n, limit):
+    if n < 0:
+        return 0.0
+    if n == 0:
+        return 1.0
+    if n == 1:
+        return x
+    if n > limit:
+        return math.nan
+    p, q, r = 1.0, x, 0.0
+    for k in range(1, n):
+        r = x * q - k * p
+        p, q = q, r
+    return r
+
+
+def _laguerre_l(x, n):
+    if n < 0:
+        return 0.0
+    if abs(x) == 0.0 or n == 0:
+        return 1.0
+    if n == 1:
+        return 1.0 - x
+    p, q, r = 1.0, 1.0 - x, 0.0
+    for k in range(1, n):
+        if math.isnan(q):
+            break
+        r = (((k + k) + (1.0 - x)) * q - k * p) / (k + 1)
+        p, q = q, r
+    return r
+
+
+def _legendre_p(x, n):
+    if n < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        return 1.0 if x > 0 or n % 2 == 0 else -1.0
+    if n == 0:
+        return 1.0
+    if n == 1:
+        return x
+    p, q, r = 1.0, x, 0.0
+    for k in range(1, n):
+        if math.isnan(q):
+            break
+        r = ((k + k + 1) * x * q - k * p) / (k + 1)
+        p, q = q, r
+    return r
+
+
+POLYNOMIALS = {"chebyshev_polynomial_t": _chebyshev_t, "chebyshev_polynomial_u": _chebyshev_u,
+               "chebyshev_polynomial_v": _chebyshev_v, "chebyshev_polynomial_w": _chebyshev_w,
+               "laguerre_polynomial_l": _laguerre_l, "legendre_polynomial_p": _legendre_p}
+
+
+def _spherical_bessel_j0(x):
+    if math.isinf(x):
+        return 0.0
+    if abs(x) < 0.5:
+        x2 = x * x
+        return 1.0 + x2 * (-1.0 / 6.0 + x2 * (1.0 / 120.0 + x2 * (-1.0 / 5040.0 + x2 * (
+            1.0 / 362880.0 + x2 * (-1.0 / 39916800.0 + x2 * (1.0 / 6227020800.0))))))
+    return math.sin(x) / x
+
+
+spherical_bessel_j0 = elementwise(_spherical_bessel_j0)
