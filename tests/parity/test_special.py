@@ -94,16 +94,20 @@ def test_values_gradients_and_node_match_torch(name, fn, inputs, dtype):
     assert np.array_equal(np.isnan(my_grad), np.isnan(their_grad))
 
 
-@pytest.mark.parametrize("name", ["bessel_j0", "bessel_j1"])
+@pytest.mark.parametrize("name", ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+                                  "modified_bessel_i0", "modified_bessel_i1",
+                                  "modified_bessel_k0", "modified_bessel_k1",
+                                  "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+                                  "spherical_bessel_j0"])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_functions_without_gradient_match_torch(name, dtype):
     """Values only: the result requires no grad, as torch's (which has no derivative)."""
-    x = np.concatenate([REALS, [4.99, 5.0, 5.01, 1e-6, 300.0]])
+    x = np.concatenate([REALS, [4.99, 5.0, 5.01, 1e-6, 300.0, 1.99, 2.0, 2.01, np.inf]])
     mine = getattr(gt.special, name)(gt.tensor(x, dtype=getattr(gt, dtype), requires_grad=True))
     theirs = getattr(torch.special, name)(torch.tensor(x, dtype=getattr(torch, dtype),
                                                        requires_grad=True))
     assert mine.requires_grad == theirs.requires_grad is False
-    np.testing.assert_allclose(mine.numpy(), theirs.numpy(),
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), equal_nan=True,
                                rtol=1e-13 if dtype == "float64" else 5e-5, atol=1e-6)
 
 
@@ -302,3 +306,16 @@ def test_spherical_bessel_j0_matches_torch():
         theirs = torch.special.spherical_bessel_j0(torch.tensor(x, dtype=getattr(torch, dtype)))
         np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-14 if dtype ==
                                    "float64" else 1e-6, atol=1e-15 if dtype == "float64" else 1e-7)
+
+
+@pytest.mark.parametrize("name", [
+    "i0", "i1", "i0e", "i1e", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+    "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0", "erfcx",
+    "log_ndtr", "ndtri", "digamma", "erfinv", "sinc", "entr", "gammaln", "erfc", "ndtr"])
+def test_values_at_infinities_and_nan_match_torch(name):
+    """Where Python's math raises (sin(inf), log(0)), the value is C's, as torch's."""
+    x = np.array([np.inf, -np.inf, np.nan])
+    mine = getattr(gt.special, name)(gt.tensor(x)).numpy()
+    theirs = getattr(torch.special, name)(torch.tensor(x)).numpy()
+    np.testing.assert_array_equal(mine, theirs)

@@ -18,7 +18,9 @@ __all__ = ["i0", "i0e", "i1", "i1e", "gammaln", "digamma", "psi", "polygamma", "
            "erf", "erfc", "erfcx", "erfinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit",
            "exp2", "expm1", "log1p", "round", "softmax", "log_softmax", "logsumexp", "sinc",
            "entr", "xlogy", "xlog1py", "zeta", "bessel_j0", "bessel_j1", "spherical_bessel_j0",
-           "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+           "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+           "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+           "scaled_modified_bessel_k1", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
            "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
            "laguerre_polynomial_l", "legendre_polynomial_p"]
 
@@ -106,7 +108,8 @@ def _without_gradient(kernel, name):
                                       f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
         if data.dtype.kind != "f":
             data = data.astype(dtypes.DEFAULT_FLOAT)
-        return creation.tensor(np.asarray(rounded(data)).astype(data.dtype, copy=False))
+        with np.errstate(all="ignore"):  # (beyond float32's range: inf, as torch's)
+            return creation.tensor(np.asarray(rounded(data)).astype(data.dtype, copy=False))
     fn.__name__ = fn.__qualname__ = name
     return fn
 
@@ -115,6 +118,19 @@ bessel_j0 = _without_gradient(special_functions.bessel_j0, "bessel_j0")
 bessel_j1 = _without_gradient(special_functions.bessel_j1, "bessel_j1")
 spherical_bessel_j0 = _without_gradient(special_functions.spherical_bessel_j0,
                                         "spherical_bessel_j0")
+bessel_y0 = _without_gradient(special_functions.bessel_y0, "bessel_y0")
+bessel_y1 = _without_gradient(special_functions.bessel_y1, "bessel_y1")
+# (torch's modified_bessel_i0/i1 are i0's and i1's series, with no gradient)
+modified_bessel_i0 = _without_gradient(special_functions.i0, "modified_bessel_i0")
+modified_bessel_i1 = _without_gradient(special_functions.i1, "modified_bessel_i1")
+modified_bessel_k0 = _without_gradient(special_functions.modified_bessel_k0,
+                                       "modified_bessel_k0")
+modified_bessel_k1 = _without_gradient(special_functions.modified_bessel_k1,
+                                       "modified_bessel_k1")
+scaled_modified_bessel_k0 = _without_gradient(special_functions.scaled_modified_bessel_k0,
+                                              "scaled_modified_bessel_k0")
+scaled_modified_bessel_k1 = _without_gradient(special_functions.scaled_modified_bessel_k1,
+                                              "scaled_modified_bessel_k1")
 
 
 def _polynomial(name, degree_fn):
@@ -133,7 +149,8 @@ def _polynomial(name, degree_fn):
             degree = np.where(np.isfinite(degree), degree, -1).astype(np.int64)
         low = dtype != np.float64
         values = np.frompyfunc(lambda a, k: degree_fn(a, int(k), low), 2, 1)(x, degree)
-        return creation.tensor(np.asarray(values, np.float64).astype(dtype))
+        with np.errstate(all="ignore"):  # (beyond float32's range: inf, as torch's)
+            return creation.tensor(np.asarray(values, np.float64).astype(dtype))
     fn.__name__ = fn.__qualname__ = name
     return fn
 

@@ -9,8 +9,16 @@ import numpy as np
 
 
 def elementwise(scalar_fn):
-    """A numpy kernel of float64 arrays from a function of Python floats."""
-    vectorised = np.frompyfunc(scalar_fn, 1, 1)
+    """A numpy kernel of float64 arrays from a function of Python floats. Where Python's
+    math raises and C's returns a value (sin(inf), a domain error: NaN), the value is C's,
+    as torch's kernels have it."""
+    def c_semantics(x):
+        try:
+            return scalar_fn(x)
+        except ValueError:
+            return math.nan
+    c_semantics.__name__ = scalar_fn.__name__
+    vectorised = np.frompyfunc(c_semantics, 1, 1)
 
     def kernel(x):
         return np.asarray(vectorised(np.asarray(x, np.float64)), np.float64)
@@ -93,11 +101,19 @@ def _i1e(x):
     return -out if x < 0 else out
 
 
+def _exp(x):
+    """exp as C's: inf where it overflows (Python raises)."""
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
 def _i0(x):
     a = abs(x)
     if a <= 8.0:
         return math.exp(a) * _chbevl(a / 2.0 - 2.0, _I0E_A)
-    return math.exp(a) * _chbevl(32.0 / a - 2.0, _I0E_B) / math.sqrt(a) if a < 710 else math.inf
+    return _exp(a) * _chbevl(32.0 / a - 2.0, _I0E_B) / math.sqrt(a)  # (inf / inf: NaN)
 
 
 def _i1(x):
@@ -105,8 +121,7 @@ def _i1(x):
     if a <= 8.0:
         out = math.exp(a) * a * _chbevl(a / 2.0 - 2.0, _I1E_A)
     else:
-        out = math.exp(a) * _chbevl(32.0 / a - 2.0, _I1E_B) / math.sqrt(a) if a < 710 \
-            else math.inf
+        out = _exp(a) * _chbevl(32.0 / a - 2.0, _I1E_B) / math.sqrt(a)
     return -out if x < 0 else out
 
 
@@ -353,6 +368,8 @@ def _exp_square(x):
 
 
 def _log_ndtr(x):
+    if x == -math.inf:  # (C's log(0); Python's raises)
+        return -math.inf
     t = x * 0.7071067811865476
     if x < -1.0:
         return math.log(_erfcx(-t) / 2) - t * t
@@ -589,3 +606,131 @@ def _spherical_bessel_j0(x):
 
 
 spherical_bessel_j0 = elementwise(_spherical_bessel_j0)
+
+
+# ---- Bessel functions of the second kind, and the modified ones of the second kind (no
+# gradient in torch): its rational and Chebyshev approximations ----
+_Y0 = dict(
+    PP=(0.0007969367292973471, 0.08283523921074408, 1.239533716464143, 5.447250030587687,
+        8.74716500199817, 5.303240382353949, 1.0),
+    PQ=(0.0009244088105588637, 0.08562884743544745, 1.2535274390105895, 5.470977403304171,
+        8.761908832370695, 5.306052882353947, 1.0),
+    QP=(-0.011366383889846916, -1.2825271867050931, -19.553954425773597, -93.20601521237683,
+        -177.68116798048806, -147.07750515495118, -51.41053267665993, -6.050143506007285),
+    QQ=(64.3178256118178, 856.4300259769806, 3882.4018360540163, 7240.467741956525,
+        5930.727011873169, 2062.0933166032783, 242.0057402402914),
+    YP=(15592.436785523574, -14663929.59039716, 5435264770.518765, -982136065717.9115,
+        87590639439536.7, -3466283033847297.0, 4.4273326857256984e+16,
+        -1.8495080043698668e+16),
+    YQ=(1041.2835366425984, 626107.330137135, 268919633.39381415, 86400248710.3935,
+        20297961275010.555, 3171577528429750.5, 2.5059625617265306e+17))
+_Y1 = dict(
+    PP=(0.0007621256162081731, 0.07313970569409176, 1.1271960812968493, 5.112079511468076,
+        8.424045901417724, 5.214515986823615, 1.0),
+    PQ=(0.0005713231280725487, 0.06884559087544954, 1.105142326340617, 5.073863861286015,
+        8.399855543276042, 5.209828486823619, 1.0),
+    QP=(0.05108625947501766, 4.982138729512334, 75.82382841325453, 366.7796093601508,
+        710.8563049989261, 597.4896124006136, 211.68875710057213, 25.207020585802372),
+    QQ=(74.23732770356752, 1056.4488603826283, 4986.410583376536, 9562.318924047562,
+        7997.041604473507, 2826.1927851763908, 336.0936078106983),
+    YP=(1263204747.9017804, -647355876379.1603, 114509511541823.73, -8127702555013251.0,
+        2.024394757135949e+17, -7.788771962659501e+17),
+    YQ=(594.3015923461282, 235564.09294306856, 73481194.44597217, 18760131610.870617,
+        3882312774962.3857, 620557727146953.8, 6.871410873553005e+16, 3.9727060811656064e+18))
+_K0_A = (
+    1.374465435613523e-16, 4.25981614279661e-14, 1.0349695257633842e-11,
+    1.904516377220209e-09, 2.5347910790261494e-07, 2.286212103119452e-05,
+    0.001264615411446926, 0.0359799365153615, 0.3442898999246285, -0.5353273932339028)
+_K0_B = (
+    5.300433772686263e-18, -1.6475804301524212e-17, 5.2103915050390274e-17,
+    -1.678231096805412e-16, 5.512055978524319e-16, -1.848593377343779e-15,
+    6.3400764774050706e-15, -2.2275133269916698e-14, 8.032890775363575e-14,
+    -2.9800969231727303e-13, 1.140340588208475e-12, -4.514597883373944e-12,
+    1.8559491149547177e-11, -7.957489244477107e-11, 3.577397281400301e-10,
+    -1.69753450938906e-09, 8.574034017414225e-09, -4.660489897687948e-08,
+    2.766813639445015e-07, -1.8317555227191195e-06, 1.39498137188765e-05,
+    -0.00012849549581627802, 0.0015698838857300533, -0.0314481013119645, 2.4403030820659555)
+_K1_A = (
+    -7.023863479386288e-18, -2.427449850519366e-15, -6.666901694199329e-13,
+    -1.4114883926335278e-10, -2.213387630734726e-08, -2.4334061415659684e-06,
+    -0.0001730288957513052, -0.006975723859639864, -0.12261118082265715,
+    -0.3531559607765449, 1.5253002273389478)
+_K1_B = (
+    -5.756744483665017e-18, 1.7940508731475592e-17, -5.689462558442859e-17,
+    1.838093544366639e-16, -6.057047248373319e-16, 2.038703165624334e-15,
+    -7.019837090418314e-15, 2.4771544244813043e-14, -8.976705182324994e-14,
+    3.3484196660784293e-13, -1.2891739609510289e-12, 5.13963967348173e-12,
+    -2.1299678384275683e-11, 9.218315187605006e-11, -4.1903547593418965e-10,
+    2.015049755197033e-09, -1.0345762465678097e-08, 5.7410841254500495e-08,
+    -3.5019606030878126e-07, 2.406484947837217e-06, -1.936197974166083e-05,
+    0.00019521551847135162, -0.002857816859622779, 0.10392373657681724, 2.7206261904844427)
+
+
+def _bessel_y0(x):
+    if x <= 5.0:
+        if x == 0.0:
+            return -math.inf
+        if x < 0.0:
+            return math.nan
+        return _polevl(x * x, _Y0["YP"]) / _polevl(x * x, _Y0["YQ"]) + (
+            0.636619772367581343075535053490057448 * math.log(x) * _bessel_j0(x))
+    z = 25.0 / (x * x)
+    p = _polevl(z, _Y0["PP"]) / _polevl(z, _Y0["PQ"])
+    q = _polevl(z, _Y0["QP"]) / _polevl(z, _Y0["QQ"])
+    shifted = x - 0.785398163397448309615660845819875721
+    return (p * math.sin(shifted) + 5.0 / x * q * math.cos(shifted)) * _TWO_OVER_ROOT_PI_ / \
+        math.sqrt(x)
+
+
+def _bessel_y1(x):
+    if x <= 5.0:
+        if x == 0.0:
+            return -math.inf
+        if x <= 0.0:
+            return math.nan
+        return x * (_polevl(x * x, _Y1["YP"]) / _polevl(x * x, _Y1["YQ"])) + (
+            0.636619772367581343075535053490057448 * (_bessel_j1(x) * math.log(x) - 1.0 / x))
+    z = 5.0 / x * (5.0 / x)
+    p = _polevl(z, _Y1["PP"]) / _polevl(z, _Y1["PQ"])
+    q = _polevl(z, _Y1["QP"]) / _polevl(z, _Y1["QQ"])
+    shifted = x - 2.356194490192344928846982537459627163
+    return (p * math.sin(shifted) + 5.0 / x * q * math.cos(shifted)) * _TWO_OVER_ROOT_PI_ / \
+        math.sqrt(x)
+
+
+def _k(x, order, scaled):
+    """K0 or K1 (times exp(x) when scaled): a Chebyshev series in x^2 beside 0, in 8/x
+    beyond 2."""
+    if x == 0.0:
+        return math.inf
+    if x < 0.0:
+        return math.nan
+    if x <= 2.0:
+        if order == 0:
+            value = _chbevl(x * x - 2.0, _K0_A) - math.log(0.5 * x) * _i0(x)
+        else:
+            value = math.log(0.5 * x) * _i1(x) + _chbevl(x * x - 2.0, _K1_A) / x
+        return value * math.exp(x) if scaled else value
+    tail = _chbevl(8.0 / x - 2.0, _K0_B if order == 0 else _K1_B) / math.sqrt(x)
+    return tail if scaled else math.exp(-x) * tail
+
+
+def _k0(x):
+    return _k(x, 0, False)
+
+
+def _k1(x):
+    return _k(x, 1, False)
+
+
+def _k0e(x):
+    return _k(x, 0, True)
+
+
+def _k1e(x):
+    return _k(x, 1, True)
+
+
+bessel_y0, bessel_y1 = elementwise(_bessel_y0), elementwise(_bessel_y1)
+modified_bessel_k0, modified_bessel_k1 = elementwise(_k0), elementwise(_k1)
+scaled_modified_bessel_k0, scaled_modified_bessel_k1 = elementwise(_k0e), elementwise(_k1e)
