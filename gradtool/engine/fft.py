@@ -14,7 +14,8 @@ from .autograd.tensor import _dim
 from .errors import missing_attribute
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
-           "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq",
+           "rfftfreq", "fftshift", "ifftshift"]
 
 # how a transform is scaled (torch's fft_norm_mode): not, by 1/sqrt(n), by 1/n
 _NONE, _BY_ROOT_N, _BY_N = 0, 1, 2
@@ -205,6 +206,44 @@ def irfftn(input, s=None, dim=None, norm=None):
     return call(table.FFT_C2R, (x,), (tuple(dims), _normalization(norm, False), last))
 
 
+def hfftn(input, s=None, dim=None, norm=None):
+    """hfft over several dims: forward transforms over all but the last, then the last's
+    Hermitian one (real output, s[-1] long)."""
+    dims, sizes = _shape_and_dims(input, s, dim)
+    if not dims:
+        raise RuntimeError("hfftn must transform at least one axis")
+    last = 2 * (input.shape[dims[-1]] - 1) if s is None or list(s)[-1] == -1 else sizes[-1]
+    _checked_n(last)
+    x = _resized(_promoted(input, complex=True), dims, sizes[:-1] + [last // 2 + 1])
+    normalization = _normalization(norm, True)
+    if len(dims) > 1:
+        x = call(table.FFT_C2C, (x,), (tuple(dims[:-1]), normalization, True))
+    return call(table.FFT_C2R, (x.conj(),), ((dims[-1],), normalization, last))
+
+
+def ihfftn(input, s=None, dim=None, norm=None):
+    """The inverse of hfftn: the onesided inverse transform of a real signal."""
+    _real_input("ihfftn", input)
+    dims, sizes = _shape_and_dims(input, s, dim)
+    if not dims:
+        raise RuntimeError("ihfftn must transform at least one axis")
+    x = _resized(_promoted(input), dims, sizes)
+    normalization = _normalization(norm, False)
+    out = call(table.FFT_R2C, (x,), ((dims[-1],), normalization, True))
+    if len(dims) == 1:
+        return out.conj()
+    out = call(table.CONJ_PHYSICAL, (out,))  # (conj(fft(y)) is the inverse of conj(y))
+    return call(table.FFT_C2C, (out,), (tuple(dims[:-1]), normalization, False))
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None):
+    return hfftn(input, s, dim, norm)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None):
+    return ihfftn(input, s, dim, norm)
+
+
 def rfft2(input, s=None, dim=(-2, -1), norm=None):
     return rfftn(input, s, dim, norm)
 
@@ -258,4 +297,4 @@ def _no_grad():
     return no_grad()
 
 
-__getattr__ = missing_attribute(__name__)  # (hfft2, ihfftn, ...: a clear error)
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

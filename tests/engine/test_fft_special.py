@@ -36,6 +36,7 @@ def test_transforms_match_numpy_and_invert(shape, norm, seed):
         (gt.fft.irfft(gt.fft.rfft(gt.tensor(x), norm=norm), n, norm=norm), x),
         (gt.fft.irfftn(gt.fft.rfftn(gt.tensor(x), norm=norm), shape, norm=norm), x),
         (gt.fft.hfft(gt.fft.ihfft(gt.tensor(x), norm=norm), n, norm=norm), x),
+        (gt.fft.hfftn(gt.fft.ihfftn(gt.tensor(x), norm=norm), shape, norm=norm), x),
         (gt.fft.ifftn(gt.fft.fftn(gt.tensor(z), norm=norm), norm=norm), z),
     ]
     for mine, expected in checks:

@@ -30,6 +30,10 @@ CALLS = [
     ("irfftn", {}, "complex"), ("irfftn", {"s": (2, -1), "dim": (0, 1)}, "complex"),
     ("hfft", {}, "complex"), ("hfft", {"n": 7}, "complex"), ("hfft", {}, "real"),
     ("ihfft", {}, "real"), ("ihfft", {"n": 5, "dim": 0}, "real"),
+    ("hfft2", {}, "complex"), ("hfft2", {"s": (3, 7)}, "complex"), ("hfftn", {}, "real"),
+    ("hfftn", {"dim": 1}, "complex"), ("hfftn", {"s": (2, 4, 5)}, "complex"),
+    ("ihfft2", {}, "real"), ("ihfft2", {"s": (3, 5)}, "real"), ("ihfftn", {}, "real"),
+    ("ihfftn", {"dim": (0, 2)}, "real"), ("ihfftn", {"dim": 2}, "real"),
 ]
 NORMS = [None, "backward", "ortho", "forward"]
 

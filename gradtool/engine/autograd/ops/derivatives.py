@@ -1300,7 +1300,7 @@ _SPECIALS = {
     "SPECIAL_XLOG1PY_SCALAR_OTHER": SPECIAL_XLOG1PY_SCALAR_OTHER, "SPECIAL_ZETA": SPECIAL_ZETA,
     "SPECIAL_ZETA_SCALAR_SELF": SPECIAL_ZETA_SCALAR_SELF}
 # (zeta with a number for q has no derivative at all, as torch's: out of the table, whose rows
-# all compute one; tests/engine/test_api.py checks its refusal)
+# all compute one; tests/engine/test_fft_special.py checks its refusal)
 SPECIAL_ZETA_SCALAR_OTHER.derivative_implemented = False
 TABLE.update(_SPECIALS)
 TABLE.update({f"{name}_": spec.in_place for name, spec in _SPECIALS.items()
