@@ -98,11 +98,12 @@ def test_values_gradients_and_node_match_torch(name, fn, inputs, dtype):
                                   "modified_bessel_i0", "modified_bessel_i1",
                                   "modified_bessel_k0", "modified_bessel_k1",
                                   "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-                                  "spherical_bessel_j0"])
+                                  "spherical_bessel_j0", "airy_ai"])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_functions_without_gradient_match_torch(name, dtype):
     """Values only: the result requires no grad, as torch's (which has no derivative)."""
-    x = np.concatenate([REALS, [4.99, 5.0, 5.01, 1e-6, 300.0, 1.99, 2.0, 2.01, np.inf]])
+    x = np.concatenate([REALS, [4.99, 5.0, 5.01, 1e-6, 300.0, 1.99, 2.0, 2.01, np.inf, 2.09, -2.09,
+                                8.3, 8.33, 103.0, 104.0, -2.1]])
     mine = getattr(gt.special, name)(gt.tensor(x, dtype=getattr(gt, dtype), requires_grad=True))
     theirs = getattr(torch.special, name)(torch.tensor(x, dtype=getattr(torch, dtype),
                                                        requires_grad=True))
@@ -273,9 +274,11 @@ def test_stft_errors_match_torch(call):
 
 POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
                "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
-               "laguerre_polynomial_l", "legendre_polynomial_p"]
-POINTS = np.array([0.0, 1.0, -1.0, 0.3, -0.7, 0.999, 1.5, -2.0, 3.0, 0.05])
-DEGREES = np.array([-1, 0, 1, 2, 3, 5, 7, 9, 12, 20])
+               "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
+               "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+               "shifted_chebyshev_polynomial_w"]
+POINTS = np.array([0.0, 1.0, -1.0, 0.3, -0.7, 0.999, 1.5, -2.0, 3.0, 0.05, 0.5])
+DEGREES = np.array([-1, 0, 1, 2, 3, 5, 6, 7, 9, 12, 20])
 
 
 @pytest.mark.parametrize("name", POLYNOMIALS)
@@ -312,7 +315,8 @@ def test_spherical_bessel_j0_matches_torch():
     "i0", "i1", "i0e", "i1e", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
     "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
     "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0", "erfcx",
-    "log_ndtr", "ndtri", "digamma", "erfinv", "sinc", "entr", "gammaln", "erfc", "ndtr"])
+    "log_ndtr", "ndtri", "digamma", "erfinv", "sinc", "entr", "gammaln", "erfc", "ndtr",
+    "airy_ai"])
 def test_values_at_infinities_and_nan_match_torch(name):
     """Where Python's math raises (sin(inf), log(0)), the value is C's, as torch's."""
     x = np.array([np.inf, -np.inf, np.nan])

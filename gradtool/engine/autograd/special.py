@@ -18,11 +18,13 @@ __all__ = ["i0", "i0e", "i1", "i1e", "gammaln", "digamma", "psi", "polygamma", "
            "erf", "erfc", "erfcx", "erfinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit",
            "exp2", "expm1", "log1p", "round", "softmax", "log_softmax", "logsumexp", "sinc",
            "entr", "xlogy", "xlog1py", "zeta", "bessel_j0", "bessel_j1", "spherical_bessel_j0",
-           "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+           "airy_ai", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
            "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
            "scaled_modified_bessel_k1", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
            "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
-           "laguerre_polynomial_l", "legendre_polynomial_p"]
+           "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
+           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w"]
 
 
 def _unary(row, name):
@@ -118,6 +120,7 @@ bessel_j0 = _without_gradient(special_functions.bessel_j0, "bessel_j0")
 bessel_j1 = _without_gradient(special_functions.bessel_j1, "bessel_j1")
 spherical_bessel_j0 = _without_gradient(special_functions.spherical_bessel_j0,
                                         "spherical_bessel_j0")
+airy_ai = _without_gradient(special_functions.airy_ai, "airy_ai")
 bessel_y0 = _without_gradient(special_functions.bessel_y0, "bessel_y0")
 bessel_y1 = _without_gradient(special_functions.bessel_y1, "bessel_y1")
 # (torch's modified_bessel_i0/i1 are i0's and i1's series, with no gradient)

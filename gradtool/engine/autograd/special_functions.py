@@ -590,9 +590,45 @@ def _legendre_p(x, n):
     return r
 
 
+def _signed(n, value):
+    """value for an even degree, -value for an odd one."""
+    return value if n % 2 == 0 else -value
+
+
+def _shifted_chebyshev(kind, x, n):
+    """The Chebyshev polynomial of `kind` ("t", "u", "v", "w") at 2x - 1, with torch's own
+    cases at x = 0 and 1 and its switch to the trigonometric form."""
+    if n < 0:
+        return 0.0
+    y = x + x - 1.0
+    if x == 1.0:
+        return {"t": 1.0, "u": n + 1.0, "v": 1.0, "w": n + n + 1.0}[kind]
+    if x == 0.0:
+        return _signed(n, {"t": 1.0, "u": n + 1.0, "v": n + n + 1.0, "w": 1.0}[kind])
+    if n > (4 if kind == "w" else 6) and abs(y) < 1.0:
+        theta = math.acos(y)
+        if kind == "t":
+            return math.cos(n * theta)
+        if kind == "u":
+            if math.sin(theta) != 0:
+                return math.sin((n + 1) * theta) / math.sin(theta)
+            return (n + 1) * math.cos((n + 1) * theta) / y
+        if kind == "v":
+            if math.sin(theta / 2) != 1.0:
+                return math.cos((n + 0.5) * theta) / math.cos(theta / 2)
+            return _signed(n, n + n + 1.0)
+        if math.cos(theta / 2) != 1.0:
+            return math.sin((n + 0.5) * theta) / math.sin(theta / 2)
+        return _signed(n, 1.0)
+    first = {"t": y, "u": y + y, "v": y + y - 1.0, "w": y + y + 1.0}[kind]
+    return _three_term(y, n, 1.0, first)
+
+
 POLYNOMIALS = {"chebyshev_polynomial_t": _chebyshev_t, "chebyshev_polynomial_u": _chebyshev_u,
                "chebyshev_polynomial_v": _chebyshev_v, "chebyshev_polynomial_w": _chebyshev_w,
-               "laguerre_polynomial_l": _laguerre_l, "legendre_polynomial_p": _legendre_p}
+               "laguerre_polynomial_l": _laguerre_l, "legendre_polynomial_p": _legendre_p,
+               **{f"shifted_chebyshev_polynomial_{kind}":
+                  lambda x, n, kind=kind: _shifted_chebyshev(kind, x, n) for kind in "tuvw"}}
 
 
 def _spherical_bessel_j0(x):
@@ -734,3 +770,64 @@ def _k1e(x):
 bessel_y0, bessel_y1 = elementwise(_bessel_y0), elementwise(_bessel_y1)
 modified_bessel_k0, modified_bessel_k1 = elementwise(_k0), elementwise(_k1)
 scaled_modified_bessel_k0, scaled_modified_bessel_k1 = elementwise(_k0e), elementwise(_k1e)
+
+
+# ---- the Airy function Ai (no gradient in torch) ----
+_AIRY = dict(
+    AN=(0.346538101525629, 12.007595273964581, 76.27960536152345, 168.08922493463058,
+        159.75639135016442, 70.53609068404442, 14.026469116338967, 1.0),
+    AD=(0.5675945326387702, 14.75625625848472, 84.51389701414746, 177.31808814540045,
+        164.2346928715297, 71.47784008255756, 14.095913560783403, 1.0),
+    AFN=(-0.1316963234183318, -0.6264565444319123, -0.6931580360369335, -0.2797799815451191,
+        -0.04919001326095003, -0.004062659235948854, -0.0001592764962392621,
+        -2.776491081552329e-06, -1.6778769848911465e-08),
+    AFD=(13.356042070655324, 32.682503279522464, 26.736704094149957, 9.187074029072596,
+        1.4752914677166642, 0.11568717379518804, 0.004402916416152112,
+        7.547203482874142e-05, 4.5185009297058035e-07),
+    AGN=(0.01973399320916857, 0.39110302961568827, 1.0657989759959559, 0.9391692298166502,
+        0.35146565610554764, 0.06338889196289255, 0.005858041130483885,
+        0.000282851600836737, 6.98793669997261e-06, 8.117892395543892e-08,
+        3.415517847659236e-10),
+    AGD=(9.30892908077442, 19.835292871831214, 15.564662893286462, 5.476860694229755,
+        0.9542936116189619, 0.08645808263523921, 0.004126565238242226,
+        0.00010125908511650914, 1.1716673321441352e-06, 4.9183457006293e-09))
+
+
+def _airy_ai(x):
+    """Cephes' airy: asymptotic forms beyond -2.09 and 2.09 (8.32 for the series' end), its
+    power series between."""
+    if math.isinf(x):
+        return math.nan
+    if x > 103.892:
+        return 0.0
+    if x < -2.09:
+        zeta = -2.0 * x * math.sqrt(-x) / 3.0
+        z = 1.0 / zeta
+        afn, afd = _polevl(z * z, _AIRY["AFN"]), _polevl(z * z, _AIRY["AFD"])
+        agn, agd = _polevl(z * z, _AIRY["AGN"]), _polevl(z * z, _AIRY["AGD"])
+        t = zeta + 0.25 * math.pi
+        return 5.64189583547756286948e-01 / math.sqrt(math.sqrt(-x)) * (
+            math.sin(t) * (1.0 + z * z * afn / afd) - math.cos(t) * (z * agn / agd))
+    if x >= 2.09:
+        zeta = 2.0 * x * math.sqrt(x) / 3.0
+        an, ad = _polevl(1.0 / zeta, _AIRY["AN"]), _polevl(1.0 / zeta, _AIRY["AD"])
+        return 5.64189583547756286948e-01 * (an / ad) / (
+            2.0 * math.sqrt(math.sqrt(x)) * math.exp(zeta))
+    f, g, k, m, n, t, z = 1.0, x, 1.0, 1.0, x, 1.0, x * x * x
+    while t > 2.220446049250313e-16:
+        m *= z
+        k += 1.0
+        m /= k
+        n *= z
+        k += 1.0
+        n /= k
+        m /= k
+        f += m
+        k += 1.0
+        n /= k
+        g += n
+        t = abs(m / f)
+    return 0.355028053887817239260 * f - 0.258819403792806798405 * g
+
+
+airy_ai = elementwise(_airy_ai)
