@@ -20,11 +20,11 @@ __all__ = ["i0", "i0e", "i1", "i1e", "gammaln", "digamma", "psi", "polygamma", "
            "entr", "xlogy", "xlog1py", "zeta", "bessel_j0", "bessel_j1", "spherical_bessel_j0",
            "airy_ai", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
            "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
-           "scaled_modified_bessel_k1", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
-           "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
-           "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
-           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
-           "shifted_chebyshev_polynomial_w"]
+           "scaled_modified_bessel_k1", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
+           "chebyshev_polynomial_v", "chebyshev_polynomial_w", "hermite_polynomial_h",
+           "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
+           "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+           "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w"]
 
 
 def _unary(row, name):

@@ -27,8 +27,7 @@ def _window(name, window_length, periodic, dtype, requires_grad, values):
         raise RuntimeError(f"{name} requires non-negative window length, got "
                            f"window_length={window_length}")
     if dtype is not None and not dtype.is_floating_point:
-        raise RuntimeError(f"{name} expects floating point dtypes, got: "
-                           f"TensorOptions(dtype={dtype.name if hasattr(dtype, 'name') else dtype})")
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
     if window_length <= 1:
         array = np.ones(window_length)
     else:
