@@ -1,7 +1,5 @@
 """torch.special, under torch's module name; the functions are the autograd layer's
-(gradtool/engine/autograd/special.py). A name of torch's family the engine lacks (the
-incomplete gamma functions: docs/limits.md says why) is a clear missing-name error, never a
-wrong value."""
+(gradtool/engine/autograd/special.py), the whole of torch 2.13's family."""
 from .autograd.special import *  # noqa: F401,F403 (every name of its __all__)
 from .autograd.special import __all__  # noqa: F401
 from .errors import missing_attribute

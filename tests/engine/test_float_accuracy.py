@@ -165,6 +165,8 @@ REFERENCE.update({
                                      lambda x, y: x * math.log1p(y) if x else 0.0),
     "SPECIAL_ZETA": ((ABOVE_ONE, POSITIVE), [()], sf._zeta),
     "SPECIAL_ZETA_SCALAR_SELF": ((POSITIVE,), [(2.5,)], lambda q, x: sf._zeta(x, q)),
+    "IGAMMA": ((POSITIVE, POSITIVE), [()], sf._igamma),
+    "IGAMMAC": ((POSITIVE, POSITIVE), [()], sf._igammac),
 })
 # elementwise rows that are not a function to round
 NOT_FUNCTIONS = {

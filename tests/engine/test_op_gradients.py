@@ -1751,6 +1751,12 @@ case("special_xlog1py_number_other", "SPECIAL_XLOG1PY_SCALAR_OTHER",
 case("special_zeta", "SPECIAL_ZETA", lambda x, q: gt.special.zeta(x, q),
      lambda r: [Const(r.uniform(2.0, 4.0, S)), r.uniform(0.5, 2.0, S)],
      lambda v, x, q: [-v * x * sf.zeta(x + 1, q)])
+case("igamma", "IGAMMA", lambda a, x: gt.special.gammainc(a, x),
+     lambda r: [Const(r.uniform(0.5, 3.0, S)), r.uniform(0.5, 3.0, S)],
+     lambda v, a, x: [v * x ** (a - 1) * np.exp(-x) / np.vectorize(math.gamma)(a)])
+case("igammac", "IGAMMAC", lambda a, x: a.igammac(x),
+     lambda r: [Const(r.uniform(0.5, 3.0, S)), r.uniform(0.5, 3.0, S)],
+     lambda v, a, x: [-v * x ** (a - 1) * np.exp(-x) / np.vectorize(math.gamma)(a)])
 case("special_zeta_number_self", "SPECIAL_ZETA_SCALAR_SELF",
      lambda q: gt.special.zeta(2.5, q), lambda r: [r.uniform(0.5, 2.0, S)],
      lambda v, q: [-v * 2.5 * sf.zeta(3.5, q)])

@@ -62,6 +62,10 @@ UNARY = [
      POSITIVE),
     ("zeta", lambda L, x: L.special.zeta(2.5, x), POSITIVE),
     ("zeta_tensors", lambda L, x: L.special.zeta(x.detach() + 1.5, x), POSITIVE),
+    ("gammainc", lambda L, x: L.special.gammainc(x.detach() * 0.7 + 0.1, x), POSITIVE),
+    ("gammaincc", lambda L, x: L.special.gammaincc(x.detach() * 1.3, x), POSITIVE),
+    ("igamma_large", lambda L, x: L.igamma(x.detach() * 10 + 150, x * 10 + 160), POSITIVE),
+    ("igammac", lambda L, x: L.tensor(3.0, dtype=x.dtype).igammac(x), POSITIVE),
 ]
 
 
@@ -118,8 +122,11 @@ def test_functions_without_gradient_match_torch(name, dtype):
     lambda L: L.special.zeta(L.tensor([2.0], requires_grad=True), 1.5).sum().backward(),
     lambda L: L.special.zeta(L.tensor([2.0], requires_grad=True),
                              L.tensor([1.5])).sum().backward(),
+    lambda L: L.special.gammainc(L.tensor([2.0], requires_grad=True),
+                                 L.tensor([1.5])).sum().backward(),
+    lambda L: L.igammac(L.tensor([2.0], requires_grad=True), L.tensor([1.5])).sum().backward(),
 ], ids=["polygamma_negative_n", "mvlgamma_p0", "zeta_number_q_backward",
-        "zeta_x_backward"])
+        "zeta_x_backward", "igamma_a_backward", "igammac_a_backward"])
 def test_refusals_match_torch(call):
     messages = []
     for L in (gt, torch):

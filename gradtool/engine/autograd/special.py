@@ -24,7 +24,8 @@ __all__ = ["i0", "i0e", "i1", "i1e", "gammaln", "digamma", "psi", "polygamma", "
            "chebyshev_polynomial_v", "chebyshev_polynomial_w", "hermite_polynomial_h",
            "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
            "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
-           "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w"]
+           "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "gammainc",
+           "gammaincc"]
 
 
 def _unary(row, name):
@@ -96,6 +97,16 @@ xlog1py = _binary(table.SPECIAL_XLOG1PY, table.SPECIAL_XLOG1PY_SCALAR_SELF,
                   table.SPECIAL_XLOG1PY_SCALAR_OTHER, "special_xlog1py")
 zeta = _binary(table.SPECIAL_ZETA, table.SPECIAL_ZETA_SCALAR_SELF,
                table.SPECIAL_ZETA_SCALAR_OTHER, "special_zeta")
+
+
+def gammainc(input, other, *, out=None):
+    """The regularized lower incomplete gamma function P(input, other) (torch.igamma)."""
+    return call(table.IGAMMA, (input, other))
+
+
+def gammaincc(input, other, *, out=None):
+    """The regularized upper incomplete gamma function Q(input, other) = 1 - P (torch.igammac)."""
+    return call(table.IGAMMAC, (input, other))
 
 
 def _without_gradient(kernel, name):
@@ -212,7 +223,14 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 
 
 class SpecialTensorMethods:
-    """Tensor.polygamma(n), Tensor.mvlgamma(p), Tensor.xlogy(other)."""
+    """Tensor.polygamma(n), Tensor.mvlgamma(p), Tensor.xlogy(other), Tensor.igamma(other),
+    Tensor.igammac(other)."""
+
+    def igamma(self, other):
+        return gammainc(self, other)
+
+    def igammac(self, other):
+        return gammaincc(self, other)
 
     def polygamma(self, n):
         return polygamma(n, self)

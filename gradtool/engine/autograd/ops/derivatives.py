@@ -1209,8 +1209,16 @@ def _number_first(kernel):
     return swapped
 
 
-def _zeta_self_backward(grad):
-    raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+def _not_implemented(what):
+    """The formula of an input torch does not differentiate: its error, at backward."""
+    def no_derivative(grad):
+        raise NotImplementedError(f"the derivative for '{what}' is not implemented.")
+    return no_derivative
+
+
+def _igamma_other_backward(grad, self, other):
+    """d/dx of the regularized lower incomplete gamma function P(a, x): x^(a-1) e^-x / G(a)."""
+    return grad * exp((self - 1) * _log(other) - other - LGAMMA(self))
 
 
 _rounded = kernels.rounded_once
@@ -1279,7 +1287,7 @@ SPECIAL_XLOG1PY_SCALAR_OTHER = OpSpec(
 # zeta(x, q): torch differentiates in q only
 SPECIAL_ZETA = OpSpec("special_zeta", "SpecialZetaBackward0", _rounded(_special.zeta),
                       **_BROADCASTING, promotion_always=True,
-                      self=lambda grad: _zeta_self_backward(grad),
+                      self=_not_implemented("zeta"),
                       other=lambda grad, self, other: grad * -self * SPECIAL_ZETA(self + 1.0,
                                                                                     other))
 SPECIAL_ZETA_SCALAR_SELF = OpSpec(
@@ -1288,7 +1296,15 @@ SPECIAL_ZETA_SCALAR_SELF = OpSpec(
     other=lambda grad, self, other: grad * -self * SPECIAL_ZETA_SCALAR_SELF(other, self + 1.0))
 SPECIAL_ZETA_SCALAR_OTHER = OpSpec(
     "special_zeta", "SpecialZetaBackward2", _rounded(_special.zeta), **_SPECIAL,
-    args=("other",), promoted_args=("other",), self=lambda grad: _zeta_self_backward(grad))
+    args=("other",), promoted_args=("other",), self=_not_implemented("zeta"))
+# the regularized incomplete gamma functions P(a, x) and Q(a, x) = 1 - P: torch
+# differentiates in x only
+IGAMMA = OpSpec("igamma", "IgammaBackward0", _rounded(_special.gammainc), **_BROADCASTING,
+                promotion_always=True, self=_not_implemented("igamma: input"),
+                other=_igamma_other_backward)
+IGAMMAC = OpSpec("igammac", "IgammacBackward0", _rounded(_special.gammaincc), **_BROADCASTING,
+                 promotion_always=True, self=_not_implemented("igammac: input"),
+                 other=lambda grad, self, other: -_igamma_other_backward(grad, self, other))
 _SPECIALS = {
     "I0": I0, "SPECIAL_I0E": SPECIAL_I0E, "SPECIAL_I1": SPECIAL_I1, "SPECIAL_I1E": SPECIAL_I1E,
     "LGAMMA": LGAMMA, "DIGAMMA": DIGAMMA, "POLYGAMMA": POLYGAMMA, "MVLGAMMA": MVLGAMMA,
@@ -1298,7 +1314,7 @@ _SPECIALS = {
     "XLOGY_SCALAR_OTHER": XLOGY_SCALAR_OTHER, "SPECIAL_XLOG1PY": SPECIAL_XLOG1PY,
     "SPECIAL_XLOG1PY_SCALAR_SELF": SPECIAL_XLOG1PY_SCALAR_SELF,
     "SPECIAL_XLOG1PY_SCALAR_OTHER": SPECIAL_XLOG1PY_SCALAR_OTHER, "SPECIAL_ZETA": SPECIAL_ZETA,
-    "SPECIAL_ZETA_SCALAR_SELF": SPECIAL_ZETA_SCALAR_SELF}
+    "SPECIAL_ZETA_SCALAR_SELF": SPECIAL_ZETA_SCALAR_SELF, "IGAMMA": IGAMMA, "IGAMMAC": IGAMMAC}
 # (zeta with a number for q has no derivative at all, as torch's: out of the table, whose rows
 # all compute one; tests/engine/test_fft_special.py checks its refusal)
 SPECIAL_ZETA_SCALAR_OTHER.derivative_implemented = False
