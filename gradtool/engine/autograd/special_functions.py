@@ -1,6 +1,7 @@
 """The special functions torch computes with its own series (ATen/native/Math.h, derived from
-the Cephes Math Library, 3-clause BSD, Copyright (c) 2018 Steven Moshier): the same series
-and coefficients here, in float64, one element at a time with Python's math module, so the
+the Cephes Math Library, 3-clause BSD, Copyright (c) 2018 Steven Moshier; the incomplete
+gamma functions from SciPy's and Boost's, as torch's NOTICE credits): the same series and
+coefficients here, in float64, one element at a time with Python's math module, so the
 values are torch's float64 values (to its last bit or so). numpy kernels of float64 arrays;
 the op table rounds a float32 input's result once (kernels.rounded_once)."""
 import math
@@ -833,7 +834,8 @@ def _airy_ai(x):
 airy_ai = elementwise(_airy_ai)
 
 
-# ---- the regularized incomplete gamma functions (SciPy's, Cephes' and Boost's methods, as torch ports them) ----
+# ---- the regularized incomplete gamma functions (SciPy's, Cephes' and Boost's methods,
+# as torch ports them) ----
 _LANCZOS_NUM = (
     0.006061842346248907, 0.5098416655656676, 19.519927882476175, 449.9445569063168,
     6955.999602515376, 75999.29304014542, 601859.6171681099, 3481712.154980646,
