@@ -486,6 +486,8 @@ def all_cases(quick=False, use_nn=False, deep=100_000):
     cases.extend(conv_cases())
     from func_workload import func_cases  # W9: torch.func's per-sample gradients
     cases.extend(func_cases())
+    from fft_workload import fft_cases  # W10: a spectral convolution (torch.fft)
+    cases.extend(fft_cases())
     if quick:
         for c in cases:
             c.budget /= 3

@@ -44,7 +44,8 @@ _TOOL_NAMES = {
 # notebooks, pytest configurations and saved files that name them import the very same modules.
 _MOVED = {**{name: f"engine.{name}" for name in (
     "autograd", "nn", "optim", "utils", "distributions", "linalg", "cuda", "amp", "jit",
-    "backends", "accelerator", "legacy", "serialization", "errors", "library")},
+    "backends", "accelerator", "legacy", "serialization", "errors", "library", "fft",
+    "special")},
     "testing": "frontends.testing", "pytest_plugin": "frontends.pytest_plugin",
     "cli": "frontends.cli", "torch_alias": "adapters.torch_alias"}
 

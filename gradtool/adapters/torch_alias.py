@@ -28,7 +28,7 @@ MIRRORED = (
     "torch.cuda", "torch.cuda.amp", "torch.amp", "torch.jit", "torch.accelerator",
     "torch.backends", "torch.backends.cudnn", "torch.backends.mkldnn", "torch.backends.mps",
     "torch.backends.cuda",
-    "torch.linalg", "torch.func", "torch.library",
+    "torch.linalg", "torch.func", "torch.library", "torch.fft", "torch.special",
     "torch.distributed", "torch.distributions", "torch.distributions.distribution",
     "torch.distributions.normal", "torch.distributions.categorical", "torch.distributions.kl",
     "torch.utils", "torch.utils.data", "torch.utils.data.dataloader",

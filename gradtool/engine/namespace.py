@@ -33,6 +33,12 @@ from . import (accelerator, amp, backends, cuda, distributions, jit, linalg, nn,
 from .amp import autocast  # noqa: E402
 from . import library  # noqa: E402
 from .library import Tag, ops  # noqa: E402  (torch.ops.<namespace>.<op>)
+from . import fft, special  # noqa: E402  (torch.fft, torch.special)
+from .autograd.spectral import (bartlett_window, blackman_window, hamming_window,  # noqa: E402
+                                hann_window, istft, kaiser_window, stft)
+from .special import xlogy  # noqa: E402
+from .special import gammainc as igamma, gammaincc as igammac  # noqa: E402
+from .special import multigammaln as mvlgamma, polygamma  # noqa: E402  (torch.polygamma(n, x))
 
 
 def __getattr__(name):

@@ -132,6 +132,42 @@ REFERENCE = {
     "FMOD": ((REALS, DIVISORS), [()], math.fmod),
     "FMOD_SCALAR": ((REALS,), [(1.5,), (-0.75,)], math.fmod),
 }
+# torch.special's rows: the float64 reference is torch's own series (the engine's
+# special_functions, on Python floats element by element) or math's; what is measured is the
+# rounding to float32 and float16
+from gradtool.engine.autograd import special_functions as sf  # noqa: E402
+
+NORMAL_PROBABILITIES = ("uniform", 0.001, 0.999, (0.5, 0.25))
+OFF_POLES = ("uniform", 0.001, 10.0, (0.5, -0.5, 1e-6, 1.0, -2.5))  # (digamma: NaN at -1, -2, ..)
+REFERENCE.update({
+    "I0": ((REALS,), [()], sf._i0),
+    "SPECIAL_I0E": ((REALS,), [()], sf._i0e),
+    "SPECIAL_I1": ((REALS,), [()], sf._i1),
+    "SPECIAL_I1E": ((REALS,), [()], sf._i1e),
+    "LGAMMA": ((POSITIVE,), [()], math.lgamma),
+    "DIGAMMA": ((OFF_POLES,), [()], sf._digamma),
+    "POLYGAMMA": ((POSITIVE,), [(1,), (2,)], lambda x, n: float(sf.polygamma(x, n))),
+    "MVLGAMMA": ((ABOVE_ONE,), [(2,)], lambda x, p: sum(math.lgamma(x - j / 2) for j in range(
+        p)) + p * (p - 1) / 4 * math.log(math.pi)),
+    "ERFC": ((REALS,), [()], math.erfc),
+    "ERFINV": ((UNIT,), [()], sf._erfinv),
+    "SPECIAL_ERFCX": ((REALS,), [()], sf._erfcx),
+    "SPECIAL_NDTRI": ((NORMAL_PROBABILITIES,), [()], sf._ndtri),
+    "SPECIAL_LOG_NDTR": ((REALS,), [()], sf._log_ndtr),
+    "SINC": ((REALS,), [()], lambda x: math.sin(math.pi * x) / (math.pi * x) if x else 1.0),
+    "SPECIAL_ENTR": ((POSITIVE,), [()], lambda x: -x * math.log(x)),
+    "XLOGY": ((REALS, POSITIVE), [()], lambda x, y: x * math.log(y) if x else 0.0),
+    "XLOGY_SCALAR_SELF": ((POSITIVE,), [(1.5,)], lambda y, x: x * math.log(y)),
+    "XLOGY_SCALAR_OTHER": ((REALS,), [(3.0,)], lambda x, y: x * math.log(y) if x else 0.0),
+    "SPECIAL_XLOG1PY": ((REALS, POSITIVE), [()], lambda x, y: x * math.log1p(y) if x else 0.0),
+    "SPECIAL_XLOG1PY_SCALAR_SELF": ((POSITIVE,), [(1.5,)], lambda y, x: x * math.log1p(y)),
+    "SPECIAL_XLOG1PY_SCALAR_OTHER": ((REALS,), [(3.0,)],
+                                     lambda x, y: x * math.log1p(y) if x else 0.0),
+    "SPECIAL_ZETA": ((ABOVE_ONE, POSITIVE), [()], sf._zeta),
+    "SPECIAL_ZETA_SCALAR_SELF": ((POSITIVE,), [(2.5,)], lambda q, x: sf._zeta(x, q)),
+    "IGAMMA": ((POSITIVE, POSITIVE), [()], sf._igamma),
+    "IGAMMAC": ((POSITIVE, POSITIVE), [()], sf._igammac),
+})
 # elementwise rows that are not a function to round
 NOT_FUNCTIONS = {
     "NORMAL": "random draws", "NORMAL_TENSOR_FLOAT": "random draws",

@@ -1690,6 +1690,77 @@ case("matrix_norm_nuc_dims", ("PERMUTE", "LINALG_SVD", "SUM_DIM"),
      lambda v, a: [np.stack([v[k] * (lambda U, S, Vh: U @ Vh)(*np.linalg.svd(a[:, k], False))
                              for k in range(2)], 1)])
 
+# ------------------------------ special functions (torch.special) ------------------------------
+# the closed forms in the special functions' own terms (i0' = i1, digamma' = trigamma, ...),
+# their values torch's series (special_functions, which numpy lacks)
+from gradtool.engine.autograd import special_functions as sf  # noqa: E402
+
+
+def _ndtr_np(x):
+    return 0.5 * np.vectorize(math.erfc)(-x / math.sqrt(2))
+
+
+case("i0", "I0", lambda x: x.i0(), normal(*S), lambda v, x: [v * sf.i1(x)])
+case("special_i0e", "SPECIAL_I0E", lambda x: gt.special.i0e(x), lambda r: [away_from(r, S)],
+     lambda v, x: [v * (sf.i1e(x) - np.sign(x) * sf.i0e(x))])
+case("special_i1", "SPECIAL_I1", lambda x: gt.special.i1(x), lambda r: [away_from(r, S)],
+     lambda v, x: [v * (sf.i0(x) - sf.i1(x) / x)])
+case("special_i1e", "SPECIAL_I1E", lambda x: gt.special.i1e(x), lambda r: [away_from(r, S)],
+     lambda v, x: [v * (sf.i0e(x) - sf.i1e(x) * (np.sign(x) + 1 / x))])
+case("lgamma", "LGAMMA", lambda x: x.lgamma(), lambda r: [r.uniform(0.5, 4.0, S)],
+     lambda v, x: [v * sf.digamma(x)])
+case("digamma", "DIGAMMA", lambda x: gt.special.psi(x), lambda r: [r.uniform(0.5, 4.0, S)],
+     lambda v, x: [v * sf.polygamma(x, 1)])
+case("polygamma", "POLYGAMMA", lambda x: gt.polygamma(2, x), lambda r: [r.uniform(0.5, 4.0, S)],
+     lambda v, x: [v * sf.polygamma(x, 3)])
+case("mvlgamma", "MVLGAMMA", lambda x: x.mvlgamma(3), lambda r: [r.uniform(1.5, 4.0, S)],
+     lambda v, x: [v * sum(sf.digamma(x - j / 2) for j in range(3))])
+case("erfc", "ERFC", lambda x: x.erfc(), normal(*S),
+     lambda v, x: [-v * 2 / math.sqrt(math.pi) * np.exp(-x * x)])
+case("erfinv", "ERFINV", lambda x: gt.erfinv(x), lambda r: [r.uniform(-0.9, 0.9, S)],
+     lambda v, x: [v * math.sqrt(math.pi) / 2 * np.exp(sf.erfinv(x) ** 2)])
+case("special_erfcx", "SPECIAL_ERFCX", lambda x: gt.special.erfcx(x), normal(*S),
+     lambda v, x: [v * (2 * x * sf.erfcx(x) - 2 / math.sqrt(math.pi))])
+case("special_ndtri", "SPECIAL_NDTRI", lambda x: gt.special.ndtri(x),
+     lambda r: [r.uniform(0.05, 0.95, S)],
+     lambda v, x: [v * math.sqrt(2 * math.pi) * np.exp(sf.ndtri(x) ** 2 / 2)])
+case("special_log_ndtr", "SPECIAL_LOG_NDTR", lambda x: gt.special.log_ndtr(x),
+     lambda r: [3 * r.standard_normal(S)],
+     lambda v, x: [v * np.exp(-x * x / 2) / math.sqrt(2 * math.pi) / _ndtr_np(x)])
+case("special_ndtr", ("ERF", "MUL_SCALAR"), lambda x: gt.special.ndtr(x), normal(*S),
+     lambda v, x: [v * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)])
+case("sinc", "SINC", lambda x: x.sinc(), lambda r: [away_from(r, S)],
+     lambda v, x: [v * (np.cos(np.pi * x) / x - np.sin(np.pi * x) / (np.pi * x * x))])
+case("special_entr", "SPECIAL_ENTR", lambda x: gt.special.entr(x),
+     lambda r: [r.uniform(0.2, 2.0, S)], lambda v, x: [-v * (1 + np.log(x))])
+case("xlogy", "XLOGY", lambda x, y: gt.xlogy(x, y),
+     lambda r: [r.standard_normal((3, 1)), r.uniform(0.5, 2.0, (4,))],
+     lambda v, x, y: [unbroadcast(v * np.log(y), x.shape), unbroadcast(v * x / y, y.shape)])
+case("xlogy_number_self", "XLOGY_SCALAR_SELF", lambda y: gt.special.xlogy(2.0, y),
+     lambda r: [r.uniform(0.5, 2.0, S)], lambda v, y: [v * 2.0 / y])
+case("xlogy_number_other", "XLOGY_SCALAR_OTHER", lambda x: x.xlogy(3.0), normal(*S),
+     lambda v, x: [v * math.log(3.0)])
+case("special_xlog1py", "SPECIAL_XLOG1PY", lambda x, y: gt.special.xlog1py(x, y),
+     lambda r: [r.standard_normal(S), r.uniform(-0.5, 2.0, S)],
+     lambda v, x, y: [v * np.log1p(y), v * x / (1 + y)])
+case("special_xlog1py_number_self", "SPECIAL_XLOG1PY_SCALAR_SELF",
+     lambda y: gt.special.xlog1py(2.0, y), lambda r: [r.uniform(-0.5, 2.0, S)],
+     lambda v, y: [v * 2.0 / (1 + y)])
+case("special_xlog1py_number_other", "SPECIAL_XLOG1PY_SCALAR_OTHER",
+     lambda x: gt.special.xlog1py(x, 3.0), normal(*S), lambda v, x: [v * math.log1p(3.0)])
+case("special_zeta", "SPECIAL_ZETA", lambda x, q: gt.special.zeta(x, q),
+     lambda r: [Const(r.uniform(2.0, 4.0, S)), r.uniform(0.5, 2.0, S)],
+     lambda v, x, q: [-v * x * sf.zeta(x + 1, q)])
+case("igamma", "IGAMMA", lambda a, x: gt.special.gammainc(a, x),
+     lambda r: [Const(r.uniform(0.5, 3.0, S)), r.uniform(0.5, 3.0, S)],
+     lambda v, a, x: [v * x ** (a - 1) * np.exp(-x) / np.vectorize(math.gamma)(a)])
+case("igammac", "IGAMMAC", lambda a, x: a.igammac(x),
+     lambda r: [Const(r.uniform(0.5, 3.0, S)), r.uniform(0.5, 3.0, S)],
+     lambda v, a, x: [-v * x ** (a - 1) * np.exp(-x) / np.vectorize(math.gamma)(a)])
+case("special_zeta_number_self", "SPECIAL_ZETA_SCALAR_SELF",
+     lambda q: gt.special.zeta(2.5, q), lambda r: [r.uniform(0.5, 2.0, S)],
+     lambda v, q: [-v * 2.5 * sf.zeta(3.5, q)])
+
 CASE_IDS = [c.id for c in CASES]
 assert len(set(CASE_IDS)) == len(CASE_IDS), "duplicate case ids"
 JVP_CASES = [c for c in CASES if c.forward_ad]  # (forward mode's sweep)
@@ -2459,7 +2530,7 @@ def test_every_row_jvp_runs_in_the_sweep():
     # forward mode refuses complex tensors (test_forward_mode_refuses_complex_tensors): the
     # rows that only complex values reach have no jvp to run
     complex_only = {D.CONJ, D.CONJ_PHYSICAL, D.SGN, D.ANGLE, D.VIEW_AS_REAL, D.VIEW_AS_COMPLEX,
-                    D.COMPLEX, D.POLAR}
+                    D.COMPLEX, D.POLAR, D.FFT_R2C, D.FFT_C2C, D.FFT_C2R}
     never = set(D.TABLE.values()) - reached - complex_only - _WITHOUT_FORWARD_AD
     assert not never, sorted(repr(s) for s in never)
 
@@ -2755,6 +2826,53 @@ complex_case("complex_reshape_transpose_cat",
              lambda v, z, w: [np.pad(v[:4, None], ((0, 0), (1, 1))).reshape(S),
                               np.pad(v[4:, None], ((0, 0), (1, 1))).T],
              order2="square")
+
+# discrete Fourier transforms (torch.fft): linear over the reals, so the closed form is the
+# adjoint of numpy's own transform, built column by column from its values at unit inputs
+def linear_vjp(np_fn):
+    """v -> the gradient of Re <v, f(x)> for f linear over the reals (a real input's: real)."""
+    def vjp(v, x):
+        g = np.zeros(x.shape, complex if np.iscomplexobj(x) else float)
+        for i in np.ndindex(x.shape):
+            for step in ((1,) if not np.iscomplexobj(x) else (1, 1j)):
+                e = np.zeros(x.shape, x.dtype)
+                e[i] = step
+                g[i] += step * np.real(np.sum(np.conj(v) * np_fn(e)))
+        return [g]
+    return vjp
+
+
+for _id, _covers, _fn, _make, _np_fn in [
+    ("fft_real_ortho", "FFT_R2C", lambda x: gt.fft.fft(x, norm="ortho"), normal(*S),
+     lambda a: np.fft.fft(a, norm="ortho")),
+    ("fft_complex_padded", ("FFT_C2C", "CONSTANT_PAD_ND"), lambda z: gt.fft.fft(z, n=5, dim=0),
+     cnormal(S), lambda a: np.fft.fft(a, n=5, axis=0)),
+    ("ifft_real_cut", ("FFT_R2C", "CONJ", "SLICE"), lambda x: gt.fft.ifft(x, n=3), normal(*S),
+     lambda a: np.fft.ifft(a, n=3)),
+    ("ifft_complex_forward", "FFT_C2C", lambda z: gt.fft.ifft(z, norm="forward"), cnormal(S),
+     lambda a: np.fft.ifft(a, norm="forward")),
+    ("rfft", "FFT_R2C", lambda x: gt.fft.rfft(x), normal(3, 5),
+     lambda a: np.fft.rfft(a)),
+    ("rfft_even_dim0", "FFT_R2C", lambda x: gt.fft.rfft(x, dim=0, norm="forward"), normal(4, 3),
+     lambda a: np.fft.rfft(a, axis=0, norm="forward")),
+    ("irfft_odd", "FFT_C2R", lambda z: gt.fft.irfft(z, n=7), cnormal(S),
+     lambda a: np.fft.irfft(a, n=7)),
+    ("irfft_even_ortho", "FFT_C2R", lambda z: gt.fft.irfft(z, norm="ortho"), cnormal(S),
+     lambda a: np.fft.irfft(a, norm="ortho")),
+    ("hfft", ("FFT_C2R", "CONJ"), lambda z: gt.fft.hfft(z), cnormal(S), lambda a: np.fft.hfft(a)),
+    ("ihfft", ("FFT_R2C", "CONJ"), lambda x: gt.fft.ihfft(x), normal(*S),
+     lambda a: np.fft.ihfft(a)),
+    ("fft2_real", ("FFT_C2C", "TO_COPY"), lambda x: gt.fft.fft2(x), normal(*S),
+     lambda a: np.fft.fft2(a)),
+    ("ifftn_s", "FFT_C2C", lambda z: gt.fft.ifftn(z, s=(2, 5)), cnormal(S),
+     lambda a: np.fft.ifftn(a, s=(2, 5), axes=(0, 1))),
+    ("rfft2", "FFT_R2C", lambda x: gt.fft.rfft2(x, norm="ortho"), normal(*S),
+     lambda a: np.fft.rfft2(a, norm="ortho")),
+    ("irfft2_s", "FFT_C2R", lambda z: gt.fft.irfft2(z, s=(3, 5)), cnormal(S),
+     lambda a: np.fft.irfft2(a, s=(3, 5))),
+]:
+    complex_case(f"fft_{_id}" if not _id.startswith(("fft", "ifft")) else _id, _covers, _fn,
+                 _make, linear_vjp(_np_fn), order2="square")
 
 MASK = np.array([[True, False, True, False]] * 3)
 COMPLEX_IDS = [c.id for c in COMPLEX_CASES]

@@ -110,8 +110,8 @@ def test_a_torch_file_with_the_boilerplate_runs_unchanged(tmp_path):
 # ---------------------------------- messages for what is missing ----------------------------------
 MISSING = {
     # (file text, line, what the message must say, whether it advises --engine torch)
-    "gradtool_spelled": ("import gradtool\n\n\ndef f(x):\n    return gradtool.fft.rfft(x).sum()\n",
-                         5, "does not provide gradtool.fft (PyTorch's torch.fft)", False),
+    "gradtool_spelled": ("import gradtool\n\n\ndef f(x):\n    return gradtool.onnx.export(x)\n",
+                         5, "does not provide gradtool.onnx (PyTorch's torch.onnx)", False),
     "submodule_import": ("import torch\nimport torch.nn.functional.extra\n\n\n"
                          "def f(x):\n    return x.sum()\n", 2,
                          "does not provide torch.nn.functional.extra", True),
@@ -158,7 +158,7 @@ def test_a_missing_name_or_argument_is_named_as_written_with_the_line(missing_ru
 def test_engine_torch_is_not_advised_to_a_run_that_already_has_it(missing_runs):
     path, _ = missing_runs["gradtool_spelled"]
     r = cu.run("gradcheck", "--engine", "torch", path)
-    message = cu.assert_target_error(r, "f", "gradtool's engine does not provide gradtool.fft")
+    message = cu.assert_target_error(r, "f", "gradtool's engine does not provide gradtool.onnx")
     assert "run the file on PyTorch itself" not in message
 
 

@@ -145,7 +145,10 @@ def test_case_matches_torch(case):
 # is not implemented"); gradtool's is (zero almost everywhere), and the sweep checks it
 TORCH_HAS_NO_SECOND_ORDER = {"hardsigmoid"}
 # The internal-dispatch cases call other ops in torch:
-KNOWN_NAME_DIFFERENCES = {"index_backward_op", "as_strided_op", "diagonal_backward_op"}
+KNOWN_NAME_DIFFERENCES = {"index_backward_op", "as_strided_op", "diagonal_backward_op",
+                          # torch's C++ adds the 1 with add.Scalar (AddBackward1), a node
+                          # the engine has no row for; its Python `1 + t` is AddBackward0
+                          "special_ndtr"}
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id not in KNOWN_NAME_DIFFERENCES],

@@ -1106,3 +1106,7 @@ _attach(TensorMethods)
 
 from . import tensor_methods_extra  # noqa: E402 (the census of real files: more methods)
 _attach(tensor_methods_extra.MoreTensorMethods)
+from . import spectral  # noqa: E402 (Tensor.stft, Tensor.istft)
+_attach(spectral.SpectralTensorMethods)
+from . import special  # noqa: E402 (Tensor.polygamma, mvlgamma, xlogy)
+_attach(special.SpecialTensorMethods)

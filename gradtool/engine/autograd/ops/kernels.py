@@ -1007,7 +1007,10 @@ def resample_backward(grad, sizes, plans):
         at = np.concatenate([(starts + i).ravel() for i in index])
         weights = rows.ravel() if weight is None else np.concatenate(
             [(rows * w).ravel() for w in weight])
-        summed = np.bincount(at, weights=weights, minlength=rows.shape[0] * size)
+        summed = np.bincount(at, weights=weights.real, minlength=rows.shape[0] * size)
+        if np.iscomplexobj(weights):  # (bincount sums real weights: the parts one at a time)
+            summed = summed + 1j * np.bincount(at, weights=weights.imag,
+                                               minlength=rows.shape[0] * size)
         grad = np.moveaxis(summed.astype(grad.dtype, copy=False).reshape(
             moved.shape[:-1] + (size,)), -1, axis)
     return np.ascontiguousarray(grad)
