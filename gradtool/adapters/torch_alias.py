@@ -34,6 +34,11 @@ MIRRORED = (
     "torch.utils", "torch.utils.data", "torch.utils.data.dataloader",
     "torch.utils.data.dataset", "torch.utils.data.sampler", "torch.utils.checkpoint",
 )
+# training infrastructure: parallel wrappers, the distributed sampler, hub, multiprocessing
+MIRRORED += (
+    "torch.nn.parallel", "torch.nn.parallel.distributed", "torch.nn.parallel.data_parallel",
+    "torch.utils.data.distributed",
+)
 
 
 # torch.func's old home, mirrored too (module name -> the engine's module)

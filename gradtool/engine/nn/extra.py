@@ -2,7 +2,7 @@
 named for it; nn/__init__.py exports them all with one line."""
 from .activation_extra import *  # noqa: F401,F403
 from .activation_extra import __all__ as _activations
-from .data_parallel import DataParallel  # noqa: F401
+from .parallel import DataParallel  # noqa: F401
 from .instance_norm import InstanceNorm1d, InstanceNorm2d  # noqa: F401
 from .parameter_containers import ParameterDict, ParameterList  # noqa: F401
 from .pooling_1d import AdaptiveAvgPool1d, AvgPool1d  # noqa: F401
