@@ -37,7 +37,8 @@ MIRRORED = (
 # training infrastructure: parallel wrappers, the distributed sampler, hub, multiprocessing
 MIRRORED += (
     "torch.nn.parallel", "torch.nn.parallel.distributed", "torch.nn.parallel.data_parallel",
-    "torch.utils.data.distributed", "torch.utils.tensorboard",
+    "torch.utils.data.distributed", "torch.utils.tensorboard", "torch.hub",
+    "torch.utils.model_zoo",
 )
 
 
