@@ -38,7 +38,7 @@ MIRRORED = (
 MIRRORED += (
     "torch.nn.parallel", "torch.nn.parallel.distributed", "torch.nn.parallel.data_parallel",
     "torch.utils.data.distributed", "torch.utils.tensorboard", "torch.hub",
-    "torch.utils.model_zoo", "torch.multiprocessing",
+    "torch.utils.model_zoo", "torch.multiprocessing", "torch.compiler",
 )
 
 

@@ -32,6 +32,7 @@ from . import (accelerator, amp, backends, cuda, distributions, jit, linalg, nn,
                optim, testing, utils)  # (they build on the engine above)
 from .amp import autocast  # noqa: E402
 from . import library  # noqa: E402
+from .compiler import compile  # noqa: E402,F401 (eager: gradtool/engine/compiler.py)
 from .library import ops  # noqa: E402  (torch.ops.<namespace>.<op>)
 
 

@@ -25,7 +25,7 @@ class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys",
 # keeps the list current): named as torch's when asked for, where any other missing attribute
 # is the user's own (a misspelled layer) and torch's plain AttributeError.
 TORCH_METHODS_NOT_HERE = frozenset("""
-    T_destination bfloat16 call_super_init compile dump_patches get_buffer get_extra_state
+    T_destination bfloat16 call_super_init dump_patches get_buffer get_extra_state
     get_parameter ipu mtia register_backward_hook register_full_backward_hook
     register_full_backward_pre_hook register_load_state_dict_post_hook
     register_load_state_dict_pre_hook register_state_dict_post_hook
@@ -254,6 +254,13 @@ class Module:
             yield b
 
     # ---------------- modes and gradients ----------------
+    def compile(self, *args, **kwargs):
+        """Compile the module's calls in place: here they run eagerly, as every compiled call
+        on the engine (gradtool/engine/compiler.py); the settings are checked as torch's."""
+        from .compiled import check_settings
+        check_settings(kwargs.get("backend", "inductor"), kwargs.get("mode"),
+                       kwargs.get("options"))
+
     def train(self, mode=True):
         """Set training mode here and in every submodule (Dropout drops, BatchNorm uses batch
         statistics). Independent of grad mode: it changes what forward computes, not
