@@ -1137,6 +1137,36 @@ _conv_case("conv_transpose1d_dilation", "CONVOLUTION",
 _conv_case("conv2d_unbatched", ("CONVOLUTION", "UNSQUEEZE", "SQUEEZE_DIM"),
            lambda x, w: gt.nn.functional.conv2d(x, w), ((2, 4, 4), (3, 2, 3, 3)),
            lambda x, w: conv_np(x[None], w)[0])
+_conv_case("conv3d", "CONVOLUTION",
+           lambda x, w, b: gt.nn.functional.conv3d(x, w, b, (1, 2, 1), (1, 0, 1)),
+           ((1, 2, 3, 4, 3), (2, 2, 2, 3, 2), (2,)),
+           lambda x, w, b: conv_np(x, w, b, (1, 2, 1), (1, 0, 1), (1, 1, 1)))
+_conv_case("conv_transpose3d", "CONVOLUTION",
+           lambda x, w: gt.nn.functional.conv_transpose3d(x, w, None, 2, (0, 1, 0), 1),
+           ((1, 2, 2, 3, 2), (2, 2, 2, 2, 3)),
+           lambda x, w: conv_transpose_np(x, w, None, (2, 2, 2), (0, 1, 0), (1, 1, 1), 1,
+                                          (1, 1, 1)))
+
+
+def pixel_shuffle_np(x, r):
+    *lead, c, h, w = x.shape
+    out = x.reshape(*lead, c // (r * r), r, r, h, w)
+    return np.moveaxis(out, (-4, -3), (-3, -1)).reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle_np(x, r):
+    *lead, c, h, w = x.shape
+    out = x.reshape(*lead, c, h // r, r, w // r, r)
+    return np.moveaxis(out, (-3, -1), (-4, -3)).reshape(*lead, c * r * r, h // r, w // r)
+
+
+# each is the other's adjoint, and its inverse
+case("pixel_shuffle", ("PIXEL_SHUFFLE", "PIXEL_UNSHUFFLE"),
+     lambda x: gt.nn.functional.pixel_shuffle(x, 2), normal(2, 8, 2, 3),
+     lambda v, x: [pixel_unshuffle_np(v, 2)], order2="square")
+case("pixel_unshuffle", ("PIXEL_UNSHUFFLE", "PIXEL_SHUFFLE"),
+     lambda x: gt.nn.functional.pixel_unshuffle(x, 3), normal(1, 2, 3, 6),
+     lambda v, x: [pixel_shuffle_np(v, 3)], order2="square")
 
 
 def _pool_np(x, kernel, stride, padding, reduce, pad_value, dilation=(1, 1), ceil=False):

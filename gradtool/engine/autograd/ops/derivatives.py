@@ -789,6 +789,15 @@ NATIVE_GROUP_NORM = OpSpec(
         formulas.group_norm_backward_weight(grad, input, N, group, eps, result1, result2),
     bias=lambda grad, input, weight, N, C, HxW, group, eps, result1, result2:
         formulas.channel_sum(grad))
+# pixel (un)shuffle: channels r*r*C <-> an r-times finer (H, W) grid; each the other's adjoint
+PIXEL_SHUFFLE = OpSpec(
+    "pixel_shuffle", "PixelShuffleBackward0", kernels.pixel_shuffle, jvp="linear",
+    args=("upscale_factor",),
+    self=lambda grad, upscale_factor: formulas.pixel_unshuffle(grad, upscale_factor))
+PIXEL_UNSHUFFLE = OpSpec(
+    "pixel_unshuffle", "PixelUnshuffleBackward0", kernels.pixel_unshuffle, jvp="linear",
+    args=("downscale_factor",),
+    self=lambda grad, downscale_factor: formulas.pixel_shuffle(grad, downscale_factor))
 
 # ======================= recurrent layers =======================
 # torch's CPU LSTM in float32: oneDNN's kernel, one op per layer and direction (nn/rnn.py

@@ -600,6 +600,14 @@ def adaptive_avg_pool2d_backward(grad, self):  # (a def: a row's formula, read b
     return table.ADAPTIVE_AVG_POOL2D_BACKWARD(grad, self)
 
 
+def pixel_shuffle(self, upscale_factor):
+    return table.PIXEL_SHUFFLE(self, upscale_factor)
+
+
+def pixel_unshuffle(self, downscale_factor):
+    return table.PIXEL_UNSHUFFLE(self, downscale_factor)
+
+
 def constant_pad_nd(self, pad, value=0):
     return table.CONSTANT_PAD_ND(self, tuple(pad), value)
 

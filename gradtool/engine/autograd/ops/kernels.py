@@ -1045,6 +1045,27 @@ reflection_pad, reflection_pad_backward = _padding_kernels("reflect")
 replication_pad, replication_pad_backward = _padding_kernels("replicate")
 
 
+def pixel_shuffle(self, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): channel c r^2 + i r + j moves to row offset i and
+    column offset j, as torch's."""
+    r = upscale_factor
+    *lead, c, h, w = self.shape
+    out = self.reshape(*lead, c // (r * r), r, r, h, w)
+    n = len(lead)
+    out = out.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return np.ascontiguousarray(out.reshape(*lead, c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(self, downscale_factor):
+    """pixel_shuffle's inverse: (*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = downscale_factor
+    *lead, c, h, w = self.shape
+    out = self.reshape(*lead, c, h // r, r, w // r, r)
+    n = len(lead)
+    out = out.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return np.ascontiguousarray(out.reshape(*lead, c * r * r, h // r, w // r))
+
+
 def constant_pad_nd(self, pad, value=0):
     """F.pad's constant mode: pads (negative ones crop) from the last dim backwards."""
     out = self
