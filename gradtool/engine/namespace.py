@@ -33,6 +33,9 @@ from . import (accelerator, amp, backends, cuda, distributions, jit, linalg, nn,
 from .amp import autocast  # noqa: E402
 from . import library  # noqa: E402
 from .compiler import compile  # noqa: E402,F401 (eager: gradtool/engine/compiler.py)
+from . import version  # noqa: E402,F401
+from .amp import (get_autocast_cpu_dtype, get_autocast_dtype,  # noqa: E402,F401
+                  get_autocast_gpu_dtype, is_autocast_enabled)
 from .library import ops  # noqa: E402  (torch.ops.<namespace>.<op>)
 
 

@@ -578,6 +578,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     (q and k each scaled by sqrt(scale)), with its _safe_softmax (a row that masks every key
     gives zeros, and zero gradients); torch's CPU kernel records one fused node
     (ScaledDotProductFlashAttentionForCpuBackward0), which the engine does not have."""
+    from .attention import check_cpu_kernel
+    check_cpu_kernel()  # (nn.attention.sdpa_kernel may have left out every CPU kernel)
     if enable_gqa:
         raise NotInEngineError("torch.nn.functional.scaled_dot_product_attention(enable_gqa=...)")
     if is_causal and attn_mask is not None:
