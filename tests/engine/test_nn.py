@@ -717,3 +717,27 @@ def test_sync_batch_norm_in_one_process_is_batch_norm(tmp_path):
         assert sync(x).allclose(plain.eval()(x))
     finally:
         gt.distributed.destroy_process_group()
+
+
+def test_a_packed_batch_runs_each_sequence_to_its_own_length():
+    """Packing round-trips, and a recurrent layer over a packed batch gives each sequence
+    the outputs and last hidden state of running it alone."""
+    rnn_utils = gt.nn.utils.rnn
+    gt.manual_seed(0)
+    x = gt.randn(4, 3, 2, dtype=gt.float64)
+    lengths = [2, 4, 1]
+    packed = rnn_utils.pack_padded_sequence(x, lengths, enforce_sorted=False)
+    assert packed.batch_sizes.tolist() == [3, 2, 1, 1]
+    assert packed.sorted_indices.tolist() == [1, 0, 2]
+    padded, got = rnn_utils.pad_packed_sequence(packed)
+    assert got.tolist() == lengths
+    for b, n in enumerate(lengths):
+        assert padded[:n, b].equal(x[:n, b]) and not padded[n:, b].any()
+    gru = gt.nn.GRU(2, 3, bidirectional=True).double()
+    out, h_n = gru(packed)
+    out, _ = rnn_utils.pad_packed_sequence(out)
+    for b, n in enumerate(lengths):
+        alone, h_alone = gru(x[:n, b:b + 1])
+        assert alone.allclose(out[:n, b:b + 1]) and h_alone.allclose(h_n[:, b:b + 1])
+    with pytest.raises(RuntimeError, match="must be sorted in decreasing order"):
+        rnn_utils.pack_padded_sequence(x, lengths)
