@@ -315,7 +315,8 @@ def test_lbfgs_solves_a_least_squares_problem(line_search_fn):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((8, 3)), rng.standard_normal(8)
     x = gt.zeros(3, dtype=gt.float64, requires_grad=True)
-    opt = gt.optim.LBFGS([x], max_iter=50, line_search_fn=line_search_fn)
+    opt = gt.optim.LBFGS([x], max_iter=50, tolerance_grad=1e-12, tolerance_change=1e-15,
+                         line_search_fn=line_search_fn)
 
     def closure():
         opt.zero_grad()
