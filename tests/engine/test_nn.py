@@ -741,3 +741,17 @@ def test_a_packed_batch_runs_each_sequence_to_its_own_length():
         assert alone.allclose(out[:n, b:b + 1]) and h_alone.allclose(h_n[:, b:b + 1])
     with pytest.raises(RuntimeError, match="must be sorted in decreasing order"):
         rnn_utils.pack_padded_sequence(x, lengths)
+
+
+def test_spectral_norm_divides_the_weight_by_its_largest_singular_value():
+    gt.manual_seed(0)
+    layer = gt.nn.utils.spectral_norm(gt.nn.Conv2d(2, 3, 2).double())
+    assert sorted(layer.state_dict()) == ["bias", "weight_orig", "weight_u", "weight_v"]
+    for _ in range(50):  # the power iteration converges over the training forwards
+        layer(gt.ones(1, 2, 3, 3, dtype=gt.float64))
+    matrix = layer.weight.detach().numpy().reshape(3, -1)
+    np.testing.assert_allclose(np.linalg.svd(matrix, compute_uv=False)[0], 1.0, rtol=1e-8)
+    with pytest.raises(RuntimeError, match="Cannot register two spectral_norm hooks"):
+        gt.nn.utils.spectral_norm(layer)
+    gt.nn.utils.remove_spectral_norm(layer)
+    assert sorted(layer.state_dict()) == ["bias", "weight"]

@@ -318,3 +318,38 @@ def test_long_tail_errors_warnings_and_inits_are_torchs():
                      repr(lib.nn.CosineSimilarity(0)),
                      outcome(lambda: F.rms_norm(lib.ones(2, 3), (4,)))))
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("make", ["linear", "conv_transpose"])
+def test_spectral_norm_is_torchs(make):
+    """The power iteration's buffers, the normalised weight, outputs and gradients over a few
+    training steps, an eval step and remove_spectral_norm, as torch's (torch's random u, v
+    and weight copied into the engine's module)."""
+    torch = pytest.importorskip("torch")
+    build = {"linear": lambda lib: lib.nn.Linear(4, 3),
+             "conv_transpose": lambda lib: lib.nn.ConvTranspose1d(2, 3, 2)}[make]
+    shape = (2, 4) if make == "linear" else (1, 2, 5)
+    theirs = torch.nn.utils.spectral_norm(build(torch).double(), n_power_iterations=2)
+    ours = gt.nn.utils.spectral_norm(build(gt).double(), n_power_iterations=2)
+    with gt.no_grad():
+        for name, value in theirs.state_dict().items():
+            getattr(ours, name).copy_(gt.tensor(value.numpy()))
+    x = np.random.default_rng(6).standard_normal(shape)
+    seen = []
+    for lib, module in ((gt, ours), (torch, theirs)):
+        steps = []
+        for _ in range(3):
+            xt = lib.tensor(x, requires_grad=True)
+            module(xt).pow(2).sum().backward()
+            steps.append([t.numpy().copy() for t in (  # (copies: .grad accumulates in place)
+                module.weight.detach(), xt.grad, module.weight_orig.grad, module.weight_u)])
+        module.eval()
+        steps.append([module(lib.tensor(x)).detach().numpy()])
+        names = sorted(module.state_dict())
+        lib.nn.utils.remove_spectral_norm(module)
+        seen.append((steps, names, sorted(module.state_dict()), module.weight.detach().numpy()))
+    assert seen[0][1:3] == seen[1][1:3]
+    for ours_step, theirs_step in zip(seen[0][0], seen[1][0]):
+        for a, b in zip(ours_step, theirs_step):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=1e-10)

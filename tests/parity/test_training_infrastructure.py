@@ -144,3 +144,14 @@ def test_futures_handles_and_sdpa_kernel_choice_are_torchs():
                      _outcome(lambda: attention.sdpa_kernel("math").__enter__())))
     assert seen[0] == seen[1]
     np.testing.assert_allclose(numbers[0], numbers[1], rtol=1e-6)
+
+
+def test_checkpoint_device_states_of_cpu_tensors_are_torchs():
+    torch = pytest.importorskip("torch")
+    import torch.utils.checkpoint  # noqa: F401
+    seen = []
+    for lib in (gt, torch):
+        states = lib.utils.checkpoint.get_device_states(lib.ones(2), 3)
+        lib.utils.checkpoint.set_device_states(*states)
+        seen.append(states)
+    assert seen[0] == seen[1] == ([], [])
