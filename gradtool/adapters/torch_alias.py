@@ -39,7 +39,8 @@ MIRRORED += (
     "torch.nn.parallel", "torch.nn.parallel.distributed", "torch.nn.parallel.data_parallel",
     "torch.utils.data.distributed", "torch.utils.tensorboard", "torch.hub",
     "torch.utils.model_zoo", "torch.multiprocessing", "torch.compiler", "torch.version",
-    "torch.futures", "torch.utils.hooks", "torch.nn.attention",
+    "torch.futures", "torch.utils.hooks", "torch.nn.attention", "torch.nn.utils.spectral_norm",
+    "torch.nn.utils.stateless",
 )
 
 

@@ -72,3 +72,13 @@ def test_kernel_choice_and_devices_without_one():
     assert gt.version.cuda is None and not gt.is_autocast_enabled()
     with pytest.raises(RuntimeError, match="none is available"):
         gt.accelerator.set_device_index(0)
+
+
+def test_checkpoint_device_states_and_stateless_call():
+    assert gt.utils.checkpoint.get_device_states(gt.ones(2)) == ([], [])
+    gt.utils.checkpoint.set_device_states([], [])
+    layer = gt.nn.Linear(2, 1)
+    with pytest.warns(FutureWarning, match="deprecated"):
+        out = gt.nn.utils.stateless.functional_call(
+            layer, {"weight": gt.ones(1, 2), "bias": gt.zeros(1)}, (gt.ones(1, 2),))
+    assert out.tolist() == [[2.0]]

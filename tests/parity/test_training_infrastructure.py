@@ -155,3 +155,16 @@ def test_checkpoint_device_states_of_cpu_tensors_are_torchs():
         lib.utils.checkpoint.set_device_states(*states)
         seen.append(states)
     assert seen[0] == seen[1] == ([], [])
+
+
+def test_stateless_functional_call_is_torchs_deprecated_alias():
+    torch = pytest.importorskip("torch")
+    import torch.nn.utils.stateless  # noqa: F401
+    seen = []
+    for lib in (gt, torch):
+        layer = lib.nn.Linear(2, 1)
+        with pytest.warns(FutureWarning, match="stateless.functional_call` is deprecated"):
+            out = lib.nn.utils.stateless.functional_call(
+                layer, {"weight": lib.ones(1, 2), "bias": lib.tensor([0.5])}, (lib.ones(3, 2),))
+        seen.append(out.tolist())
+    assert seen[0] == seen[1] == [[2.5]] * 3

@@ -41,6 +41,10 @@ OPTIMIZERS = {
     "Adamax-decay": dict(lr=0.05, betas=(0.8, 0.9), weight_decay=0.1, maximize=True),
     "ASGD": dict(lr=0.05),
     "ASGD-averaging": dict(lr=0.05, lambd=0.01, alpha=0.5, t0=2, weight_decay=0.1),
+    "RAdam": dict(lr=0.05),
+    "RAdam-decoupled": dict(lr=0.05, betas=(0.5, 0.9), weight_decay=0.1,
+                            decoupled_weight_decay=True),
+    "RAdam-decay": dict(lr=0.05, betas=(0.5, 0.9), weight_decay=0.1, maximize=True),
     "Rprop": dict(lr=0.05),
     "Rprop-bounded": dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(0.01, 0.2), maximize=True),
 }

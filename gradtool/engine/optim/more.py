@@ -1,4 +1,4 @@
-"""Adamax, ASGD, Rprop, SparseAdam and LBFGS: torch's single-tensor formulas, step for step
+"""Adamax, RAdam, ASGD, Rprop, SparseAdam and LBFGS: torch's single-tensor formulas, step for step
 (lerp_, addcdiv_, addcmul_ spelled as the engine's mul and add), so that each step's numbers
 are torch's."""
 from ..autograd import creation
@@ -39,6 +39,58 @@ class Adamax(Optimizer):
             exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
             clr = lr / (1 - beta1 ** state["step"].item())
             p.add_(exp_avg / exp_inf, alpha=-clr)
+
+
+class RAdam(Optimizer):
+    """Rectified Adam: Adam's step times the rectification of its variance estimate once the
+    approximated SMA length rho_t exceeds 5, before that the bias-corrected momentum alone."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False,
+                 capturable=False, differentiable=False):
+        _check("learning rate", lr)
+        _check("epsilon value", eps)
+        for i, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        _check("weight_decay value", weight_decay)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      maximize=maximize, foreach=foreach,
+                                      capturable=capturable,
+                                      decoupled_weight_decay=decoupled_weight_decay,
+                                      differentiable=differentiable))
+
+    def _update_group(self, group):
+        (beta1, beta2), eps, lr = group["betas"], group["eps"], group["lr"]
+        weight_decay = group["weight_decay"]
+        for p in self._with_grad(group):
+            state = self.state[p]
+            if not state:
+                state["step"] = creation.tensor(0.0)
+                state["exp_avg"] = creation.zeros_like(p)
+                state["exp_avg_sq"] = creation.zeros_like(p)
+            state["step"] += 1
+            step = state["step"].item()
+            grad = -p.grad if group["maximize"] else p.grad
+            if weight_decay != 0:
+                if group["decoupled_weight_decay"]:
+                    p.mul_(1 - lr * weight_decay)
+                else:
+                    grad = grad.add(p, alpha=weight_decay)
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            exp_avg.add_(grad - exp_avg, alpha=1 - beta1)  # torch's lerp_
+            exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
+            bias_correction1, bias_correction2 = 1 - beta1 ** step, 1 - beta2 ** step
+            corrected = exp_avg / bias_correction1
+            rho_inf = 2 / (1 - beta2) - 1
+            rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+            if rho_t > 5.0:
+                rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                        / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+                adaptive = (bias_correction2 ** 0.5) / exp_avg_sq.sqrt().add_(eps)
+                p.add_(corrected * lr * adaptive * rect, alpha=-1.0)
+            else:
+                p.add_(corrected * lr, alpha=-1.0)
 
 
 class ASGD(Optimizer):
@@ -352,4 +404,4 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
     return bracket_f[low_pos], bracket_g[low_pos], t, ls_func_evals
 
 
-__all__ = ["Adamax", "ASGD", "Rprop", "SparseAdam", "LBFGS"]
+__all__ = ["Adamax", "RAdam", "ASGD", "Rprop", "SparseAdam", "LBFGS"]
