@@ -219,6 +219,8 @@ LONG_TAIL_MODULES = {
     "RMSNorm": (lambda lib: lib.nn.RMSNorm((3, 4)), (2, 3, 4)),
     "RMSNorm_eps": (lambda lib: lib.nn.RMSNorm(4, eps=1e-3, elementwise_affine=False), (5, 4)),
     "Unflatten": (lambda lib: lib.nn.Unflatten(1, (2, 3)), (4, 6, 2)),
+    "Unfold": (lambda lib: lib.nn.Unfold((2, 3), padding=1, stride=2), (2, 2, 5, 4)),
+    "Fold": (lambda lib: lib.nn.Fold((4, 5), 2, dilation=(2, 1)), (8, 8)),
 }
 
 

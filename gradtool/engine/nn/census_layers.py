@@ -117,6 +117,35 @@ class AdaptiveMaxPool1d(Module):
         return f"output_size={self.output_size}"
 
 
+class Unfold(Module):
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = (kernel_size, dilation,
+                                                                      padding, stride)
+
+    def forward(self, input):
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
+
+class Fold(Module):
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.output_size, self.kernel_size = output_size, kernel_size
+        self.dilation, self.padding, self.stride = dilation, padding, stride
+
+    def forward(self, input):
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                      self.stride)
+
+    def extra_repr(self):
+        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+                f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}")
+
+
 class RMSNorm(Module):
     """x / sqrt(mean(x^2 over normalized_shape) + eps) * weight (weight = 1 at first)."""
 
@@ -188,4 +217,5 @@ class CosineSimilarity(Module):
 
 
 __all__ = ["BatchNorm3d", "SyncBatchNorm", "PixelShuffle", "PixelUnshuffle", "MaxPool1d",
-           "AdaptiveMaxPool1d", "RMSNorm", "Unflatten", "KLDivLoss", "CosineSimilarity"]
+           "AdaptiveMaxPool1d", "Unfold", "Fold", "RMSNorm", "Unflatten", "KLDivLoss",
+           "CosineSimilarity"]

@@ -85,6 +85,43 @@ def pixel_unshuffle(input, downscale_factor):
     return call(table.PIXEL_UNSHUFFLE, (input,), (int(downscale_factor),))
 
 
+def _pairs(*values):
+    return [tuple(v) if isinstance(v, (tuple, list)) else (v, v) for v in values]
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """The sliding blocks of a (N, C, H, W) or (C, H, W) input as columns, (N, C kh kw, L)
+    or (C kh kw, L): one Im2ColBackward0 node."""
+    if input.dim() not in (3, 4):
+        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported "
+                                  f"(got {input.dim()}D)")
+    return call(table.IM2COL, (input,), tuple(_pairs(kernel_size, dilation, padding, stride)))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """unfold's adjoint: columns (N, C kh kw, L) or (C kh kw, L) summed back into an
+    output_size plane: one Col2ImBackward0 node."""
+    if input.dim() not in (2, 3):
+        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input "
+                                  f"Tensors are supported (got {input.dim()}D)")
+    size, kernel, dilation, padding, stride = _pairs(output_size, kernel_size, dilation,
+                                                     padding, stride)
+    columns = input if input.dim() == 3 else input.unsqueeze(0)  # (for the checks)
+    if columns.shape[1] % (kernel[0] * kernel[1]):
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={columns.shape[1]} "
+                           f"and kernel_size={kernel}.")
+    blocks = [(n + 2 * p - d * (k - 1) - 1) // s + 1
+              for n, k, d, p, s in zip(size, kernel, dilation, padding, stride)]
+    if columns.shape[2] != blocks[0] * blocks[1]:
+        raise RuntimeError(f"Given output_size={size}, kernel_size={kernel}, dilation="
+                           f"{dilation}, padding={padding}, stride={stride}, expected size of "
+                           f"input's dimension 2 to match the calculated number of sliding "
+                           f"blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but "
+                           f"got input.size(2)={columns.shape[2]}.")
+    return call(table.COL2IM, (input,), (size, kernel, dilation, padding, stride))
+
+
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """input / sqrt(mean(input^2 over the last len(normalized_shape) dims) + eps), times
     weight; eps defaults to the dtype's machine epsilon. torch's composition."""
@@ -163,4 +200,5 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
 
 __all__ = ["conv3d", "conv_transpose3d", "max_pool1d", "max_pool1d_with_indices",
            "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices", "pixel_shuffle",
-           "pixel_unshuffle", "rms_norm", "kl_div", "cosine_similarity", "gumbel_softmax"]
+           "pixel_unshuffle", "unfold", "fold", "rms_norm", "kl_div", "cosine_similarity",
+           "gumbel_softmax"]
