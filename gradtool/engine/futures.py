@@ -88,3 +88,8 @@ def collect_all(futures):
 def wait_all(futures):
     """The futures' values, in order (the first exception raised)."""
     return [fut.wait() for fut in futures]
+
+
+from .errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -156,3 +156,8 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
                       f"To use a different start_method use:\n\t\t "
                       f"torch.multiprocessing.start_processes(...)", FutureWarning, stacklevel=2)
     return start_processes(fn, args, nprocs, join, daemon, start_method="spawn")
+
+
+from .errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

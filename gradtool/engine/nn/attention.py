@@ -46,3 +46,8 @@ def check_cpu_kernel():
 
 
 __all__ = ["SDPBackend", "sdpa_kernel"]
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

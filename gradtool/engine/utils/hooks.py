@@ -29,3 +29,8 @@ class RemovableHandle:
 
 
 __all__ = ["RemovableHandle"]
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

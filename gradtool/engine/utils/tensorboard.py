@@ -267,3 +267,8 @@ class SummaryWriter:
 
 
 __all__ = ["FileWriter", "SummaryWriter"]
+
+
+from ..errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

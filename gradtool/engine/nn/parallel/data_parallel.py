@@ -22,3 +22,8 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
     """The functional form spreads a call over the GPUs: without one it has no device type to
     spread over and raises, as torch's does."""
     raise RuntimeError("device type could not be determined")
+
+
+from ...errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -52,3 +52,8 @@ class DistributedDataParallel(Module):
 
 
 __all__ = ["DistributedDataParallel"]
+
+
+from ...errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

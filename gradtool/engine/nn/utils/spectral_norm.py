@@ -80,3 +80,8 @@ def remove_spectral_norm(module, name="weight"):
     handle.remove()
     fn.remove(module)
     return module
+
+
+from ...errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

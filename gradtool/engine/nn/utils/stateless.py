@@ -12,3 +12,8 @@ def functional_call(module, parameters_and_buffers, args=None, kwargs=None, *,
     from ...func import functional_call as func_functional_call
     return func_functional_call(module, parameters_and_buffers, args, kwargs,
                                 tie_weights=tie_weights, strict=strict)
+
+
+from ...errors import missing_attribute  # noqa: E402
+
+__getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
