@@ -16,7 +16,12 @@ and counted. What is counted, per file:
   prefix that torch has (tools/torch_names.txt), plus one more part when that prefix is a
   module (a name torch lacks is still a name the file needs); parts from the first private
   one (`_x`, `__init__`) on are dropped. Every imported torch path counts once more, at the
-  import: a file stops there when the engine lacks it. Imports of private paths
+  import: a file stops there when the engine lacks it. An alias the file rebinds is no longer
+  torch's from there on: inside a function that takes it as a parameter or assigns it
+  (`def train(optimizer)` after `from torch.optim import optimizer`; `data, y = data.to(d)`
+  after `from torch.utils import data`), and at module level from the line that assigns it
+  (`optim = torch.optim.Adam(...)` after `import torch.optim as optim`), in the functions too.
+  Imports of private paths
   (`torch._six`, `torch.nn.modules._utils`) are not counted: they are torch's internals,
   which the engine does not mirror and torch itself moves between versions.
 - Tensor methods, counted as `Tensor.<name>` wherever they are called on anything
@@ -93,6 +98,8 @@ class FileScan(ast.NodeVisitor):
     def __init__(self, torch_names):
         self.torch = torch_names
         self.aliases = {}  # local name -> the torch path it is bound to
+        self.rebound_at = {}  # alias -> first line where module-level code assigns it
+        self.local_names = []  # a stack: the names each enclosing function binds itself
         self.uses = collections.Counter()
         self.skip_builtin = builtin_attribute_names() | AMBIGUOUS_ATTRIBUTES
 
@@ -121,9 +128,23 @@ class FileScan(ast.NodeVisitor):
             self.aliases[alias.asname or alias.name] = path
             self.uses[path] += 1
 
+    # -- a rebound alias is the file's own variable, not torch's module
+    def visit_FunctionDef(self, node):
+        self.local_names.append(bound_names(node))
+        self.generic_visit(node)
+        self.local_names.pop()
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_FunctionDef
+
+    def _is_alias(self, node):
+        if node.id not in self.aliases or any(node.id in names for names in self.local_names):
+            return False
+        line = self.rebound_at.get(node.id)
+        return line is None or (not self.local_names and node.lineno < line)
+
     # -- names and attribute chains
     def visit_Name(self, node):
-        if isinstance(node.ctx, ast.Load) and node.id in self.aliases:
+        if isinstance(node.ctx, ast.Load) and self._is_alias(node):
             target = self.aliases[node.id]
             if target != "torch" and target not in self.torch["modules"]:
                 self.uses[target] += 1  # `Linear(...)` after `from torch.nn import Linear`
@@ -152,6 +173,11 @@ class FileScan(ast.NodeVisitor):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.visit(node)
         self.uses.clear()
+        for node in module_level_nodes(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and \
+                    node.id in self.aliases:
+                first = self.rebound_at.get(node.id, node.lineno)
+                self.rebound_at[node.id] = min(node.lineno, first)
         self._call_targets = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
         self.visit(tree)
         return self.uses
@@ -162,7 +188,7 @@ class FileScan(ast.NodeVisitor):
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
             node = node.value
-        if not isinstance(node, ast.Name) or node.id not in self.aliases:
+        if not isinstance(node, ast.Name) or not self._is_alias(node):
             return None
         return self.aliases[node.id].split(".") + parts[::-1]
 
@@ -187,6 +213,36 @@ class FileScan(ast.NodeVisitor):
             self.uses[f"Tensor.{attr}"] += 1
         elif self.torch["Module"].get(attr) == want:
             self.uses[f"Module.{attr}"] += 1
+
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def module_level_nodes(tree):
+    """The nodes of the module's own code, not those inside its functions."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(child for child in ast.iter_child_nodes(node)
+                     if not isinstance(child, FUNCTIONS))
+
+
+def bound_names(function):
+    """The names a function binds itself: its parameters and the names its body assigns
+    (not those it declares global or nonlocal, nor those of the functions it defines)."""
+    args = function.args
+    names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    body = function.body if isinstance(function.body, list) else [function.body]
+    declared = set()
+    for statement in body:
+        for node in module_level_nodes(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                declared.update(node.names)
+    return names - declared
 
 
 def private(path):

@@ -34,6 +34,14 @@ MIRRORED = (
     "torch.utils", "torch.utils.data", "torch.utils.data.dataloader",
     "torch.utils.data.dataset", "torch.utils.data.sampler", "torch.utils.checkpoint",
 )
+# training infrastructure: parallel wrappers, the distributed sampler, hub, multiprocessing
+MIRRORED += (
+    "torch.nn.parallel", "torch.nn.parallel.distributed", "torch.nn.parallel.data_parallel",
+    "torch.utils.data.distributed", "torch.utils.tensorboard", "torch.hub",
+    "torch.utils.model_zoo", "torch.multiprocessing", "torch.compiler", "torch.version",
+    "torch.futures", "torch.utils.hooks", "torch.nn.attention", "torch.nn.utils.spectral_norm",
+    "torch.nn.utils.stateless",
+)
 
 
 # torch.func's old home, mirrored too (module name -> the engine's module)

@@ -72,6 +72,29 @@ def is_autocast_available(device_type):
     return False
 
 
+# ---- the autocast state's queries: never enabled (on the CPU the engine refuses it, and
+# there is no other device), the dtypes torch's defaults
+def is_autocast_enabled(device_type=None):
+    return False
+
+
+def get_autocast_dtype(device_type):
+    from .autograd import dtypes
+    return dtypes.bfloat16 if device_type == "cpu" else dtypes.float16
+
+
+def get_autocast_gpu_dtype():
+    warnings.warn("torch.get_autocast_gpu_dtype() is deprecated. Please use "
+                  "torch.get_autocast_dtype('cuda') instead.", DeprecationWarning, stacklevel=2)
+    return get_autocast_dtype("cuda")
+
+
+def get_autocast_cpu_dtype():
+    warnings.warn("torch.get_autocast_cpu_dtype() is deprecated. Please use "
+                  "torch.get_autocast_dtype('cpu') instead.", DeprecationWarning, stacklevel=2)
+    return get_autocast_dtype("cpu")
+
+
 from .errors import missing_attribute  # noqa: E402
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

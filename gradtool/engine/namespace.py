@@ -39,6 +39,10 @@ from .autograd.spectral import (bartlett_window, blackman_window, hamming_window
 from .special import xlogy  # noqa: E402
 from .special import gammainc as igamma, gammaincc as igammac  # noqa: E402
 from .special import multigammaln as mvlgamma, polygamma  # noqa: E402  (torch.polygamma(n, x))
+from .compiler import compile  # noqa: E402,F401 (eager: gradtool/engine/compiler.py)
+from . import version  # noqa: E402,F401
+from .amp import (get_autocast_cpu_dtype, get_autocast_dtype,  # noqa: E402,F401
+                  get_autocast_gpu_dtype, is_autocast_enabled)
 
 
 def __getattr__(name):

@@ -93,19 +93,20 @@ UNSUPPORTED = {
                          2, "torch.onnx"),
     "from_torch_import": ("from torch import onnx\n\n\ndef f(x):\n    return x.sum()\n",
                           1, "torch.onnx"),
-    "from_module_import_function": ("from torch.nn.functional import conv3d\n\n\n"
-                                    "def f(x):\n    return x.sum()\n",
-                                    1, "torch.nn.functional.conv3d"),
-    "from_utils_import": ("import torch\nfrom torch.nn.utils import spectral_norm\n\n\n"
-                          "def f(x):\n    return x.sum()\n", 2, "torch.nn.utils.spectral_norm"),
-    "from_missing_submodule_import": ("from torch.utils.tensorboard import SummaryWriter\n\n\n"
+    "from_module_import_function": ("from torch.nn.functional import fractional_max_pool3d\n"
+                                    "\n\ndef f(x):\n    return x.sum()\n",
+                                    1, "torch.nn.functional.fractional_max_pool3d"),
+    "from_utils_import": ("import torch\nfrom torch.nn.utils import skip_init\n\n\n"
+                          "def f(x):\n    return x.sum()\n", 2, "torch.nn.utils.skip_init"),
+    "from_missing_submodule_import": ("from torch.utils.mobile_optimizer import "
+                                      "optimize_for_mobile\n\n\n"
                                       "def f(x):\n    return x.sum()\n",
-                                      1, "torch.utils.tensorboard"),
-    "layer_at_import": ("import torch\n\nact = torch.nn.PixelShuffle(2)\n\n\n"
-                        "def f(x):\n    return x.sum()\n", 3, "torch.nn.PixelShuffle"),
+                                      1, "torch.utils.mobile_optimizer"),
+    "layer_at_import": ("import torch\n\nact = torch.nn.LazyLinear(2)\n\n\n"
+                        "def f(x):\n    return x.sum()\n", 3, "torch.nn.LazyLinear"),
     "from_import_in_a_target": ("import torch\n\n\ndef f(x):\n"
-                                "    from torch.nn.utils import spectral_norm\n"
-                                "    return x.sum()\n", 5, "torch.nn.utils.spectral_norm"),
+                                "    from torch.nn.utils import skip_init\n"
+                                "    return x.sum()\n", 5, "torch.nn.utils.skip_init"),
     "import_in_a_target": ("import torch\n\n\ndef f(x):\n    import torch.export\n"
                            "    return x.sum()\n", 5, "torch.export"),
     "missing_tensor_method": ("def f(x):\n    return x.some_missing_method()\n", 2,
@@ -118,7 +119,7 @@ UNSUPPORTED = {
         class Net(nn.Module):
             def __init__(self):
                 super().__init__()
-                self.conv = nn.Conv3d(1, 1, 3)
+                self.conv = nn.LazyConv2d(1, 3)
 
 
         net = Net()
@@ -126,7 +127,7 @@ UNSUPPORTED = {
 
         def f(x):
             return x.sum()
-        """), 8, "torch.nn.Conv3d"),
+        """), 8, "torch.nn.LazyConv2d"),
 }
 
 
@@ -171,7 +172,7 @@ def test_probing_for_missing_names_works_as_with_torch(tmp_path):
         import torch
 
         HAS_ONNX = hasattr(torch, "onnx")
-        CONV = getattr(torch.nn, "Conv3d", None)
+        CONV = getattr(torch.nn, "LazyConv2d", None)
         try:
             import torch.onnx
             IMPORTED = True

@@ -18,15 +18,17 @@ PATHS = [
     ("import gradtool.onnx", "torch.onnx", ImportError),
     ("from gradtool import onnx", "torch.onnx", ImportError),
     ("torch.onnx.export", "torch.onnx", AttributeError),
-    ("from gradtool.nn.utils import spectral_norm", "torch.nn.utils.spectral_norm", ImportError),
-    ("from gradtool.nn.functional import conv3d", "torch.nn.functional.conv3d", ImportError),
+    ("from gradtool.nn.utils import skip_init", "torch.nn.utils.skip_init", ImportError),
+    ("from gradtool.nn.functional import fractional_max_pool3d",
+     "torch.nn.functional.fractional_max_pool3d", ImportError),
     ("from gradtool.engine.linalg import eig", "torch.linalg.eig", ImportError),
-    ("torch.nn.PixelShuffle", "torch.nn.PixelShuffle", AttributeError),
-    ("torch.nn.utils.spectral_norm", "torch.nn.utils.spectral_norm", AttributeError),
+    ("torch.nn.LazyLinear", "torch.nn.LazyLinear", AttributeError),
+    ("torch.nn.utils.skip_init", "torch.nn.utils.skip_init", AttributeError),
     ("torch.linalg.eig", "torch.linalg.eig", AttributeError),
-    ("torch.utils.tensorboard", "torch.utils.tensorboard", AttributeError),
-    ("import gradtool.utils.tensorboard", "torch.utils.tensorboard", ImportError),
-    ("from gradtool.utils.tensorboard import SummaryWriter", "torch.utils.tensorboard", ImportError),
+    ("torch.utils.mobile_optimizer", "torch.utils.mobile_optimizer", AttributeError),
+    ("import gradtool.utils.mobile_optimizer", "torch.utils.mobile_optimizer", ImportError),
+    ("from gradtool.utils.mobile_optimizer import optimize_for_mobile",
+     "torch.utils.mobile_optimizer", ImportError),
     ("torch.distributions.Gamma", "torch.distributions.Gamma", AttributeError),
     ("torch.distributions.gamma.Gamma", "torch.distributions.gamma", AttributeError),
     ("import gradtool.distributions.gamma", "torch.distributions.gamma", ImportError),
@@ -51,13 +53,13 @@ def test_a_missing_name_is_one_clear_message_of_the_expected_type(statement, nam
 
 def test_probes_see_a_missing_name_as_missing():
     """hasattr, getattr with a default and `except ImportError` work as on torch."""
-    assert not hasattr(torch, "onnx") and not hasattr(torch.nn, "PixelShuffle")
-    assert not hasattr(torch.ones(2), "to_mkldnn") and getattr(torch.nn.utils, "spectral_norm",
+    assert not hasattr(torch, "onnx") and not hasattr(torch.nn, "LazyLinear")
+    assert not hasattr(torch.ones(2), "to_mkldnn") and getattr(torch.nn.utils, "skip_init",
                                                           None) is None
     assert isinstance(pytest.raises(AttributeError, getattr, torch.ones(2), "_private").value,
                       AttributeError)
     try:
-        from gradtool.nn.utils import spectral_norm  # noqa: F401
+        from gradtool.nn.utils import skip_init  # noqa: F401
     except ImportError as e:
         assert isinstance(e, NotInEngineImportError)
     with pytest.raises(ModuleNotFoundError):
@@ -97,8 +99,8 @@ def test_the_missing_name_paths_import_nothing_heavy_until_used():
 def test_a_module_method_of_torchs_gradtool_lacks_is_named_a_misspelled_layer_is_not():
     model = torch.nn.Linear(2, 2)
     with pytest.raises(NotInEngineAttributeError,
-                       match=r"does not provide torch\.nn\.Module\.register_full_backward_hook"):
-        model.register_full_backward_hook(lambda *a: None)
+                       match=r"does not provide torch\.nn\.Module\.register_state_dict_pre_hook"):
+        model.register_state_dict_pre_hook(lambda *a: None)
     with pytest.raises(AttributeError) as caught:
         model.fc2
     assert not isinstance(caught.value, NotInEngineError)

@@ -661,3 +661,97 @@ def test_census_modules_gradients_against_central_differences(module):
     module = module.double()
     check_grads(lambda x: module(x), [f64(2, 4 if isinstance(module, nn.GLU) else 3, 6)],
                 order=2)
+
+
+# ---- the layers of the census's long tail (their comparison with torch: tests/parity/test_nn.py)
+def test_long_tail_layers_compute_their_closed_forms():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 4))
+    norm = gt.nn.RMSNorm(4, eps=0.0)
+    np.testing.assert_allclose(norm(gt.tensor(x)).detach().numpy(),
+                               x / np.sqrt((x ** 2).mean(-1, keepdims=True)))
+    p, q = rng.dirichlet(np.ones(4), 3), rng.dirichlet(np.ones(4), 3)
+    kl = gt.nn.KLDivLoss(reduction="batchmean")(gt.tensor(np.log(q)), gt.tensor(p))
+    np.testing.assert_allclose(kl.item(), (p * np.log(p / q)).sum() / 3)
+    y = rng.standard_normal((3, 4))
+    cos = gt.nn.CosineSimilarity(1)(gt.tensor(x), gt.tensor(y))
+    np.testing.assert_allclose(cos.numpy(), (x * y).sum(1) / np.linalg.norm(x, axis=1)
+                               / np.linalg.norm(y, axis=1))
+    assert gt.nn.Unflatten(1, (2, 2))(gt.tensor(x)).shape == (3, 2, 2)
+    image = gt.tensor(rng.standard_normal((1, 2, 3, 4, 5)))
+    assert gt.nn.functional.pixel_unshuffle(gt.nn.PixelShuffle(1)(image[0]), 1).equal(image[0])
+
+
+def test_dirac_makes_a_convolution_the_identity():
+    conv = gt.nn.Conv3d(2, 2, 3, padding=1, bias=False)
+    gt.nn.init.dirac_(conv.weight)
+    x = gt.randn(1, 2, 3, 4, 2)
+    assert conv(x).allclose(x)
+    with pytest.raises(ValueError, match="dim 0 must be divisible by groups"):
+        gt.nn.init.dirac_(gt.empty(3, 1, 3), groups=2)
+
+
+def test_gumbel_softmax_samples_the_argmax_of_perturbed_logits():
+    gt.manual_seed(0)
+    logits = gt.tensor([[10.0, 0.0, -10.0]] * 200, requires_grad=True)
+    soft = gt.nn.functional.gumbel_softmax(logits, tau=0.5)
+    assert soft.sum(-1).allclose(gt.ones(200))
+    hard = gt.nn.functional.gumbel_softmax(logits, hard=True)
+    assert set(hard.flatten().tolist()) == {0.0, 1.0} and hard.sum().item() == 200
+    assert hard[:, 0].mean().item() > 0.95  # e^10 against e^0: almost always the first
+    hard.select(1, 0).sum().backward()  # straight through: the soft sample's gradient
+    assert logits.grad.abs().sum().item() > 0
+
+
+def test_sync_batch_norm_in_one_process_is_batch_norm(tmp_path):
+    gt.manual_seed(0)
+    x = gt.randn(4, 3, 5)
+    sync, plain = gt.nn.SyncBatchNorm(3), gt.nn.BatchNorm1d(3)
+    assert sync(x).allclose(plain(x)) and sync.running_var.allclose(plain.running_var)
+    gt.distributed.init_process_group("gloo", init_method=f"file://{tmp_path}/s", rank=0,
+                                      world_size=1)
+    try:
+        with pytest.raises(ValueError, match="expected input tensor to be on GPU"):
+            sync(x)
+        sync.eval()
+        assert sync(x).allclose(plain.eval()(x))
+    finally:
+        gt.distributed.destroy_process_group()
+
+
+def test_a_packed_batch_runs_each_sequence_to_its_own_length():
+    """Packing round-trips, and a recurrent layer over a packed batch gives each sequence
+    the outputs and last hidden state of running it alone."""
+    rnn_utils = gt.nn.utils.rnn
+    gt.manual_seed(0)
+    x = gt.randn(4, 3, 2, dtype=gt.float64)
+    lengths = [2, 4, 1]
+    packed = rnn_utils.pack_padded_sequence(x, lengths, enforce_sorted=False)
+    assert packed.batch_sizes.tolist() == [3, 2, 1, 1]
+    assert packed.sorted_indices.tolist() == [1, 0, 2]
+    padded, got = rnn_utils.pad_packed_sequence(packed)
+    assert got.tolist() == lengths
+    for b, n in enumerate(lengths):
+        assert padded[:n, b].equal(x[:n, b]) and not padded[n:, b].any()
+    gru = gt.nn.GRU(2, 3, bidirectional=True).double()
+    out, h_n = gru(packed)
+    out, _ = rnn_utils.pad_packed_sequence(out)
+    for b, n in enumerate(lengths):
+        alone, h_alone = gru(x[:n, b:b + 1])
+        assert alone.allclose(out[:n, b:b + 1]) and h_alone.allclose(h_n[:, b:b + 1])
+    with pytest.raises(RuntimeError, match="must be sorted in decreasing order"):
+        rnn_utils.pack_padded_sequence(x, lengths)
+
+
+def test_spectral_norm_divides_the_weight_by_its_largest_singular_value():
+    gt.manual_seed(0)
+    layer = gt.nn.utils.spectral_norm(gt.nn.Conv2d(2, 3, 2).double())
+    assert sorted(layer.state_dict()) == ["bias", "weight_orig", "weight_u", "weight_v"]
+    for _ in range(50):  # the power iteration converges over the training forwards
+        layer(gt.ones(1, 2, 3, 3, dtype=gt.float64))
+    matrix = layer.weight.detach().numpy().reshape(3, -1)
+    np.testing.assert_allclose(np.linalg.svd(matrix, compute_uv=False)[0], 1.0, rtol=1e-8)
+    with pytest.raises(RuntimeError, match="Cannot register two spectral_norm hooks"):
+        gt.nn.utils.spectral_norm(layer)
+    gt.nn.utils.remove_spectral_norm(layer)
+    assert sorted(layer.state_dict()) == ["bias", "weight"]

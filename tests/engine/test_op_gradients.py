@@ -18,6 +18,7 @@ backward ran, and each case must reach the rows it declares in `covers`.
 """
 import contextlib
 import dataclasses
+import itertools
 import math
 import warnings
 from typing import Callable, Optional
@@ -1137,6 +1138,68 @@ _conv_case("conv_transpose1d_dilation", "CONVOLUTION",
 _conv_case("conv2d_unbatched", ("CONVOLUTION", "UNSQUEEZE", "SQUEEZE_DIM"),
            lambda x, w: gt.nn.functional.conv2d(x, w), ((2, 4, 4), (3, 2, 3, 3)),
            lambda x, w: conv_np(x[None], w)[0])
+_conv_case("conv3d", "CONVOLUTION",
+           lambda x, w, b: gt.nn.functional.conv3d(x, w, b, (1, 2, 1), (1, 0, 1)),
+           ((1, 2, 3, 4, 3), (2, 2, 2, 3, 2), (2,)),
+           lambda x, w, b: conv_np(x, w, b, (1, 2, 1), (1, 0, 1), (1, 1, 1)))
+_conv_case("conv_transpose3d", "CONVOLUTION",
+           lambda x, w: gt.nn.functional.conv_transpose3d(x, w, None, 2, (0, 1, 0), 1),
+           ((1, 2, 2, 3, 2), (2, 2, 2, 2, 3)),
+           lambda x, w: conv_transpose_np(x, w, None, (2, 2, 2), (0, 1, 0), (1, 1, 1), 1,
+                                          (1, 1, 1)))
+
+
+def pixel_shuffle_np(x, r):
+    *lead, c, h, w = x.shape
+    out = x.reshape(*lead, c // (r * r), r, r, h, w)
+    return np.moveaxis(out, (-4, -3), (-3, -1)).reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle_np(x, r):
+    *lead, c, h, w = x.shape
+    out = x.reshape(*lead, c, h // r, r, w // r, r)
+    return np.moveaxis(out, (-3, -1), (-4, -3)).reshape(*lead, c * r * r, h // r, w // r)
+
+
+def unfold_np(x, kernel, dilation, padding, stride):
+    """Each sliding block of the padded (N, C, H, W) plane as a column, element by element."""
+    x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    n, c, h, w = x.shape
+    rows = [(h - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1,
+            (w - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1]
+    out = np.zeros((n, c * kernel[0] * kernel[1], rows[0] * rows[1]))
+    for ch, i, j, bi, bj in itertools.product(range(c), range(kernel[0]), range(kernel[1]),
+                                              range(rows[0]), range(rows[1])):
+        out[:, (ch * kernel[0] + i) * kernel[1] + j, bi * rows[1] + bj] = x[
+            :, ch, bi * stride[0] + i * dilation[0], bj * stride[1] + j * dilation[1]]
+    return out
+
+
+def fold_np(cols, size, kernel, dilation, padding, stride):
+    """unfold_np's adjoint: the matrix of unfold_np applied transposed."""
+    c = cols.shape[1] // (kernel[0] * kernel[1])
+    n_in = c * size[0] * size[1]
+    basis = np.eye(n_in).reshape(n_in, c, *size)
+    matrix = unfold_np(basis, kernel, dilation, padding, stride).reshape(n_in, -1)
+    return (cols.reshape(cols.shape[0], -1) @ matrix.T).reshape(cols.shape[0], c, *size)
+
+
+# F.unfold and F.fold: each the other's adjoint
+case("unfold", ("IM2COL", "COL2IM"),
+     lambda x: gt.nn.functional.unfold(x, (2, 3), (1, 2), 1, (2, 1)), normal(2, 2, 4, 5),
+     lambda v, x: [fold_np(v, (4, 5), (2, 3), (1, 2), (1, 1), (2, 1))], order2="square")
+case("fold", ("COL2IM", "IM2COL"),
+     lambda c: gt.nn.functional.fold(c, (3, 4), 2, 1, (1, 0), 1), normal(1, 8, 12),
+     lambda v, c: [unfold_np(v, (2, 2), (1, 1), (1, 0), (1, 1))], order2="square")
+
+
+# each is the other's adjoint, and its inverse
+case("pixel_shuffle", ("PIXEL_SHUFFLE", "PIXEL_UNSHUFFLE"),
+     lambda x: gt.nn.functional.pixel_shuffle(x, 2), normal(2, 8, 2, 3),
+     lambda v, x: [pixel_unshuffle_np(v, 2)], order2="square")
+case("pixel_unshuffle", ("PIXEL_UNSHUFFLE", "PIXEL_SHUFFLE"),
+     lambda x: gt.nn.functional.pixel_unshuffle(x, 3), normal(1, 2, 3, 6),
+     lambda v, x: [pixel_shuffle_np(v, 3)], order2="square")
 
 
 def _pool_np(x, kernel, stride, padding, reduce, pad_value, dilation=(1, 1), ceil=False):

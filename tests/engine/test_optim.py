@@ -306,3 +306,43 @@ def test_load_state_dict_refuses_a_different_layout():
     two_groups = gt.optim.SGD([{"params": [model.weight]}, {"params": [model.bias]}], lr=0.1)
     with pytest.raises(ValueError, match="different number of parameter groups"):
         two_groups.load_state_dict(opt.state_dict())
+
+
+# ---- Adamax, ASGD, Rprop, LBFGS, SparseAdam (step for step against torch:
+# tests/parity/test_training_parity.py)
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_lbfgs_solves_a_least_squares_problem(line_search_fn):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((8, 3)), rng.standard_normal(8)
+    x = gt.zeros(3, dtype=gt.float64, requires_grad=True)
+    opt = gt.optim.LBFGS([x], max_iter=50, tolerance_grad=1e-12, tolerance_change=1e-15,
+                         line_search_fn=line_search_fn)
+
+    def closure():
+        opt.zero_grad()
+        loss = ((gt.tensor(a) @ x - gt.tensor(b)) ** 2).sum()
+        loss.backward()
+        return loss
+    for _ in range(3):
+        opt.step(closure)
+    np.testing.assert_allclose(x.detach().numpy(), np.linalg.lstsq(a, b, rcond=None)[0],
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("name, kwargs", [("Adamax", {"lr": 0.1}), ("ASGD", {"lr": 0.1}),
+                                          ("Rprop", {"lr": 0.1})])
+def test_first_order_optimizers_descend(name, kwargs):
+    w = gt.tensor([2.0, -3.0], requires_grad=True)
+    opt = getattr(gt.optim, name)([w], **kwargs)
+    for _ in range(30):
+        opt.zero_grad()
+        (w ** 2).sum().backward()
+        opt.step()
+    assert (w ** 2).sum().item() < 1.0
+
+
+def test_sparse_adam_refuses_the_engines_dense_gradients():
+    w = gt.zeros(2, requires_grad=True)
+    w.grad = gt.ones(2)
+    with pytest.raises(RuntimeError, match="does not support dense gradients"):
+        gt.optim.SparseAdam([w]).step()

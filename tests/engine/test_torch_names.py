@@ -187,18 +187,6 @@ def test_utils_data_submodules_give_the_same_classes():
             data.DataLoader, data.Dataset, data.TensorDataset, data.RandomSampler)
 
 
-def test_distributed_is_a_single_process_without_backends():
-    """is_available() is False (no backends), so code that asks takes its one-process path;
-    starting a process group is a name the engine lacks, named as torch's."""
-    import gradtool
-    from gradtool.engine.errors import NotInEngineError
-    with gradtool.as_torch():
-        import torch.distributed as dist
-        assert not dist.is_available() and not dist.is_initialized()
-        with pytest.raises(NotInEngineError, match="torch.distributed.init_process_group"):
-            dist.init_process_group("gloo")
-
-
 def test_cuda_typed_classes_exist_and_hold_no_tensor():
     assert not isinstance(gt.ones(1), gt.cuda.FloatTensor)
     assert gt.cuda.LongTensor.dtype is gt.int64

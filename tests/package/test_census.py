@@ -132,3 +132,31 @@ def test_json_and_markdown_outputs(result):
                           capture_output=True, text=True, check=True)
     assert "| 1 | `torch.not_a_torch_name` | 1 | 1 |" in done.stdout
     assert done.stdout.count("| 5 |") == 1  # top 5 of all names; fewer are missing
+
+
+def test_an_alias_the_file_rebinds_is_no_longer_torchs(tmp_path):
+    """A parameter or a local variable named like a torch alias, or a module-level assignment
+    to it, is the file's own object from there on: its methods are no torch names."""
+    (tmp_path / "rebinds.py").write_text(textwrap.dedent("""
+        import torch
+        import torch.optim as optim
+        from torch.utils import data
+        from torch.optim import optimizer
+
+        def train(model, optimizer):
+            optimizer.zero_grad()
+            for data, target in []:
+                data = data.to("cpu")
+
+        def uses_the_module():
+            return data.DataLoader([1])
+
+        first = optim.SGD([], lr=0.1)
+        optim = torch.optim.Adam([])
+        optim.step()
+        fn = lambda optim: optim.zero_grad()
+        """))
+    names = {row["name"] for row in census.census([str(tmp_path)])["table"]}
+    assert {"torch.optim.SGD", "torch.optim.Adam", "torch.utils.data.DataLoader"} <= names
+    assert not names & {"torch.optim.zero_grad", "torch.optim.step", "torch.utils.data.to",
+                        "torch.optim.optimizer.zero_grad"}

@@ -198,3 +198,160 @@ def test_1d_average_pools_are_torchs(name):
     assert seen[0][:2] == seen[1][:2]
     np.testing.assert_allclose(seen[0][2], seen[1][2], rtol=1e-13)
     np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=1e-13)
+
+
+# ---- the layers of the census's long tail: 3-d convolutions, pixel shuffles, 1-d max pools,
+# RMSNorm, Unflatten, KL divergence, cosine similarity, SyncBatchNorm in one process
+LONG_TAIL_MODULES = {
+    "Conv3d": (lambda lib: lib.nn.Conv3d(2, 3, (2, 3, 2), stride=(1, 2, 1), padding=1),
+               (2, 2, 4, 5, 3)),
+    "Conv3d_groups": (lambda lib: lib.nn.Conv3d(2, 4, 2, dilation=(1, 2, 1), groups=2,
+                                                bias=False), (1, 2, 3, 4, 4)),
+    "ConvTranspose3d": (lambda lib: lib.nn.ConvTranspose3d(2, 4, 2, stride=2, groups=2),
+                        (1, 2, 2, 3, 2)),
+    "BatchNorm3d": (lambda lib: lib.nn.BatchNorm3d(3), (2, 3, 2, 3, 2)),
+    "SyncBatchNorm": (lambda lib: lib.nn.SyncBatchNorm(3, momentum=None), (4, 3, 5)),
+    "PixelShuffle": (lambda lib: lib.nn.PixelShuffle(2), (2, 8, 3, 2)),
+    "PixelUnshuffle": (lambda lib: lib.nn.PixelUnshuffle(2), (2, 4, 6)),
+    "MaxPool1d": (lambda lib: lib.nn.MaxPool1d(3, 2, padding=1, dilation=1, ceil_mode=True),
+                  (2, 3, 8)),
+    "AdaptiveMaxPool1d": (lambda lib: lib.nn.AdaptiveMaxPool1d(3), (2, 3, 7)),
+    "RMSNorm": (lambda lib: lib.nn.RMSNorm((3, 4)), (2, 3, 4)),
+    "RMSNorm_eps": (lambda lib: lib.nn.RMSNorm(4, eps=1e-3, elementwise_affine=False), (5, 4)),
+    "Unflatten": (lambda lib: lib.nn.Unflatten(1, (2, 3)), (4, 6, 2)),
+    "Unfold": (lambda lib: lib.nn.Unfold((2, 3), padding=1, stride=2), (2, 2, 5, 4)),
+    "Fold": (lambda lib: lib.nn.Fold((4, 5), 2, dilation=(2, 1)), (8, 8)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LONG_TAIL_MODULES))
+def test_long_tail_modules_are_torchs(name):
+    """Output, input gradient, parameters' gradients, node name and repr, as torch's (torch's
+    parameters copied into the engine's module)."""
+    torch = pytest.importorskip("torch")
+    build, shape = LONG_TAIL_MODULES[name]
+    x = np.random.default_rng(4).standard_normal(shape)
+    theirs = build(torch).double()
+    ours = build(gt).double()
+    with gt.no_grad():
+        for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+            p.copy_(gt.tensor(q.detach().numpy()))
+    seen = []
+    for lib, module in ((gt, ours), (torch, theirs)):
+        xt = lib.tensor(x, requires_grad=True)
+        y = module(xt)
+        y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape))))
+        seen.append((y.grad_fn.name(), repr(module), y.detach().numpy(), xt.grad.numpy(),
+                     [(n, p.grad.numpy()) for n, p in module.named_parameters()],
+                     [(n, b.numpy()) for n, b in module.named_buffers()]))
+    (node_a, repr_a, *numbers_a), (node_b, repr_b, *numbers_b) = seen
+    assert (node_a, repr_a) == (node_b, repr_b)
+    np.testing.assert_allclose(numbers_a[0], numbers_b[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(numbers_a[1], numbers_b[1], rtol=1e-12, atol=1e-12)
+    for (n, a), (m, b) in zip(numbers_a[2] + numbers_a[3], numbers_b[2] + numbers_b[3]):
+        assert n == m
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+LONG_TAIL_FUNCTIONS = {
+    "kl_div_batchmean": lambda F, a, b: F.kl_div(a.log_softmax(1), b.softmax(1),
+                                                 reduction="batchmean"),
+    "kl_div_log_target_sum": lambda F, a, b: F.kl_div(a, b, reduction="sum", log_target=True),
+    "kl_div_none_zero_target": lambda F, a, b: F.kl_div(a, b.relu(), reduction="none"),
+    "cosine_similarity": lambda F, a, b: F.cosine_similarity(a, b, dim=0),
+    "cosine_similarity_broadcast": lambda F, a, b: F.cosine_similarity(a, b[:1], eps=1e-3),
+    "rms_norm": lambda F, a, b: F.rms_norm(a, (4,), b[0]),
+    "max_pool1d_indices": lambda F, a, b: F.max_pool1d(a.unsqueeze(0), 2, return_indices=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LONG_TAIL_FUNCTIONS))
+def test_long_tail_functions_are_torchs(name):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    seen = []
+    for lib in (gt, torch):
+        xa, xb = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        out = LONG_TAIL_FUNCTIONS[name](lib.nn.functional, xa, xb)
+        indices = None
+        if isinstance(out, tuple):
+            out, indices = out[0], out[1].tolist()
+        grads = lib.autograd.grad(out.sum(), (xa, xb), allow_unused=True)
+        seen.append((out.grad_fn.name(), indices, out.detach().numpy(),
+                     [None if g is None else g.numpy() for g in grads]))
+    assert seen[0][:2] == seen[1][:2]
+    np.testing.assert_allclose(seen[0][2], seen[1][2], rtol=1e-12, atol=1e-14)
+    for ours, theirs in zip(seen[0][3], seen[1][3]):
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_long_tail_errors_warnings_and_inits_are_torchs():
+    torch = pytest.importorskip("torch")
+    import torch.nn.parallel  # noqa: F401
+
+    def outcome(call):
+        try:
+            result = call()
+            return ("ok", None if result is None else np.asarray(result.detach()).tolist())
+        except Exception as exc:  # noqa: BLE001 (the comparison is of the exceptions)
+            return (type(exc).__name__, str(exc))
+    seen = []
+    for lib in (gt, torch):
+        F = lib.nn.functional
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            F.kl_div(lib.zeros(2, 2), lib.ones(2, 2))
+            F.gumbel_softmax(lib.zeros(2, 3), eps=1e-3)
+        hard = F.gumbel_softmax(lib.randn(4, 5), tau=0.5, hard=True)
+        seen.append(([str(w.message) for w in caught],
+                     hard.sum(-1).tolist(), sorted(set(hard.flatten().tolist())),
+                     outcome(lambda: F.pixel_shuffle(lib.ones(2, 3), 2)),
+                     outcome(lambda: F.pixel_shuffle(lib.ones(1, 6, 2, 2), 2)),
+                     outcome(lambda: F.pixel_unshuffle(lib.ones(1, 1, 3, 4), 2)),
+                     outcome(lambda: lib.nn.init.dirac_(lib.empty(4, 2, 3, 3), groups=2)),
+                     outcome(lambda: lib.nn.init.dirac_(lib.empty(3, 2))),
+                     outcome(lambda: lib.nn.SyncBatchNorm(2)(lib.ones(2))),
+                     repr(lib.nn.SyncBatchNorm.convert_sync_batchnorm(
+                         lib.nn.Sequential(lib.nn.BatchNorm2d(3), lib.nn.ReLU()))),
+                     repr(lib.nn.KLDivLoss(reduction="batchmean", log_target=True)),
+                     repr(lib.nn.CosineSimilarity(0)),
+                     outcome(lambda: F.rms_norm(lib.ones(2, 3), (4,)))))
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("make", ["linear", "conv_transpose"])
+def test_spectral_norm_is_torchs(make):
+    """The power iteration's buffers, the normalised weight, outputs and gradients over a few
+    training steps, an eval step and remove_spectral_norm, as torch's (torch's random u, v
+    and weight copied into the engine's module)."""
+    torch = pytest.importorskip("torch")
+    build = {"linear": lambda lib: lib.nn.Linear(4, 3),
+             "conv_transpose": lambda lib: lib.nn.ConvTranspose1d(2, 3, 2)}[make]
+    shape = (2, 4) if make == "linear" else (1, 2, 5)
+    theirs = torch.nn.utils.spectral_norm(build(torch).double(), n_power_iterations=2)
+    ours = gt.nn.utils.spectral_norm(build(gt).double(), n_power_iterations=2)
+    with gt.no_grad():
+        for name, value in theirs.state_dict().items():
+            getattr(ours, name).copy_(gt.tensor(value.numpy()))
+    x = np.random.default_rng(6).standard_normal(shape)
+    seen = []
+    for lib, module in ((gt, ours), (torch, theirs)):
+        steps = []
+        for _ in range(3):
+            xt = lib.tensor(x, requires_grad=True)
+            module(xt).pow(2).sum().backward()
+            steps.append([t.numpy().copy() for t in (  # (copies: .grad accumulates in place)
+                module.weight.detach(), xt.grad, module.weight_orig.grad, module.weight_u)])
+        module.eval()
+        steps.append([module(lib.tensor(x)).detach().numpy()])
+        names = sorted(module.state_dict())
+        lib.nn.utils.remove_spectral_norm(module)
+        seen.append((steps, names, sorted(module.state_dict()), module.weight.detach().numpy()))
+    assert seen[0][1:3] == seen[1][1:3]
+    for ours_step, theirs_step in zip(seen[0][0], seen[1][0]):
+        for a, b in zip(ours_step, theirs_step):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=1e-10)

@@ -383,3 +383,69 @@ def test_generate_square_subsequent_mask_matches_torch():
     torch = _torch()
     np.testing.assert_array_equal(gt.nn.Transformer.generate_square_subsequent_mask(4).numpy(),
                                   torch.nn.Transformer.generate_square_subsequent_mask(4).numpy())
+
+
+# ---- packed sequences: nn.utils.rnn's packing and the recurrent layers over a packed batch
+def test_packing_and_padding_are_torchs():
+    torch = pytest.importorskip("torch")
+    import torch.nn.utils.rnn  # noqa: F401
+    x = np.random.default_rng(8).standard_normal((3, 4, 2))  # (B, T, *), batch first
+
+    def outcome(call):
+        try:
+            call()
+            return "ok"
+        except Exception as exc:  # noqa: BLE001 (the comparison is of the exceptions)
+            return (type(exc).__name__, str(exc))
+    seen, grads = [], []
+    for lib in (gt, torch):
+        rnn = lib.nn.utils.rnn
+        xt = lib.tensor(x, requires_grad=True)
+        packed = rnn.pack_padded_sequence(xt, lib.tensor([2, 4, 1]), batch_first=True,
+                                          enforce_sorted=False)
+        padded, lengths = rnn.pad_packed_sequence(packed, batch_first=True, padding_value=-1.0,
+                                                  total_length=5)
+        (padded * padded).sum().backward()
+        grads.append(xt.grad.numpy())
+        stacked = rnn.pack_sequence([lib.ones(3, 2), lib.ones(2, 2), lib.ones(1, 2)])
+        seen.append((type(packed).__name__, packed.data.tolist(), packed.batch_sizes.tolist(),
+                     packed.sorted_indices.tolist(), packed.unsorted_indices.tolist(),
+                     padded.tolist(), lengths.tolist(), stacked.batch_sizes.tolist(),
+                     stacked.sorted_indices,
+                     outcome(lambda: rnn.pack_padded_sequence(xt, [2, 4, 1], True)),
+                     outcome(lambda: rnn.pack_padded_sequence(xt, [4, 0, 0], True)),
+                     outcome(lambda: rnn.pad_packed_sequence(packed, total_length=2))))
+    assert seen[0] == seen[1]
+    np.testing.assert_allclose(grads[0], grads[1])
+
+
+@pytest.mark.parametrize("mode, dtype", [("LSTM", "float64"), ("GRU", "float64"),
+                                         ("RNN", "float64"), ("LSTM", "float32")])
+def test_recurrent_layers_over_a_packed_batch_are_torchs(mode, dtype):
+    """Outputs, last hidden states (each sequence's own last step, in the caller's order) and
+    the gradients of input, initial state and weights, as torch's."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(9)
+    x, h0 = rng.standard_normal((5, 3, 2)), rng.standard_normal((4, 3, 3))
+    results = []
+    for lib in (gt, torch):
+        lib.manual_seed(0)
+        layer = getattr(lib.nn, mode)(2, 3, num_layers=2, bidirectional=True).to(
+            getattr(lib, dtype))
+        for p in layer.parameters():
+            with lib.no_grad():
+                p.copy_(lib.tensor(np.cos(np.arange(p.numel()) + p.numel()).reshape(
+                    tuple(p.shape))))
+        xt = lib.tensor(x, dtype=getattr(lib, dtype), requires_grad=True)
+        ht = lib.tensor(h0, dtype=getattr(lib, dtype), requires_grad=True)
+        packed = lib.nn.utils.rnn.pack_padded_sequence(xt, [3, 5, 2], enforce_sorted=False)
+        out, hidden = layer(packed, (ht, ht * 0.5) if mode == "LSTM" else ht)
+        h_n = hidden[0] if mode == "LSTM" else hidden
+        padded, _ = lib.nn.utils.rnn.pad_packed_sequence(out)
+        (padded.sum() + (h_n * h_n).sum()).backward()
+        results.append([padded.detach().numpy(), h_n.detach().numpy(), xt.grad.numpy(),
+                        ht.grad.numpy()] + [p.grad.numpy() for p in layer.parameters()])
+        assert type(out).__name__ == "PackedSequence"
+    tolerance = 1e-5 if dtype == "float32" else 1e-11
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=tolerance, atol=tolerance)

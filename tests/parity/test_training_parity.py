@@ -37,6 +37,16 @@ OPTIMIZERS = {
     "Adagrad-decay": dict(lr=0.1, weight_decay=0.2, maximize=True),
     "Adadelta": dict(lr=1.0),
     "Adadelta-decay": dict(lr=0.5, rho=0.8, weight_decay=0.1),
+    "Adamax": dict(lr=0.05),
+    "Adamax-decay": dict(lr=0.05, betas=(0.8, 0.9), weight_decay=0.1, maximize=True),
+    "ASGD": dict(lr=0.05),
+    "ASGD-averaging": dict(lr=0.05, lambd=0.01, alpha=0.5, t0=2, weight_decay=0.1),
+    "RAdam": dict(lr=0.05),
+    "RAdam-decoupled": dict(lr=0.05, betas=(0.5, 0.9), weight_decay=0.1,
+                            decoupled_weight_decay=True),
+    "RAdam-decay": dict(lr=0.05, betas=(0.5, 0.9), weight_decay=0.1, maximize=True),
+    "Rprop": dict(lr=0.05),
+    "Rprop-bounded": dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(0.01, 0.2), maximize=True),
 }
 
 
@@ -118,6 +128,59 @@ def test_twenty_steps_match_torch(name, kwargs, dtype):
             np.testing.assert_allclose(gt_opt.state[p][key].detach().numpy(), value.numpy(),
                                        rtol=1e-5, atol=1e-6, err_msg=key)
 
+
+
+@parity
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_lbfgs_matches_torch_step_for_step(line_search_fn):
+    """LBFGS (its closure re-evaluated within a step): the parameters after each step, the
+    evaluations counted, as torch's."""
+    torch = _torch()
+    seen = []
+    for lib in (gt, torch):
+        rng = np.random.default_rng(5)
+        w = lib.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+        x, y = lib.tensor(rng.standard_normal((6, 3))), lib.tensor(rng.standard_normal((6, 2)))
+        opt = lib.optim.LBFGS([w], lr=0.8, max_iter=5, history_size=3,
+                              line_search_fn=line_search_fn)
+
+        def closure():
+            opt.zero_grad()
+            loss = ((x @ w).tanh() - y).pow(2).sum() + 0.1 * (w ** 4).sum()
+            loss.backward()
+            return loss
+        history = []
+        for _ in range(4):
+            loss = opt.step(closure)
+            history.append(np.concatenate([[float(loss)], w.detach().numpy().ravel()]))
+        state = opt.state[w]
+        seen.append((np.array(history), state["func_evals"], state["n_iter"]))
+    np.testing.assert_allclose(seen[0][0], seen[1][0], rtol=1e-9, atol=1e-12)
+    assert seen[0][1:] == seen[1][1:]
+
+
+@parity
+def test_new_optimizers_refuse_as_torch():
+    torch = _torch()
+
+    def outcome(call):
+        try:
+            call()
+            return "ok"
+        except Exception as exc:  # noqa: BLE001 (the comparison is of the exceptions)
+            return (type(exc).__name__, str(exc))
+    seen = []
+    for lib in (gt, torch):
+        w = lib.zeros(2, requires_grad=True)
+        w.grad = lib.ones(2)
+        sparse = lib.optim.SparseAdam([w])
+        seen.append([outcome(sparse.step),
+                     outcome(lambda: lib.optim.Adamax([w], betas=(1.0, 0.9))),
+                     outcome(lambda: lib.optim.Rprop([w], etas=(1.2, 0.5))),
+                     outcome(lambda: lib.optim.ASGD([w], lr=-1)),
+                     outcome(lambda: lib.optim.LBFGS([w], line_search_fn="armijo").step(
+                         lambda: (w * w).sum()))])
+    assert seen[0] == seen[1]
 
 
 def test_optimizers_refuse_bad_hyper_parameters_as_torch():

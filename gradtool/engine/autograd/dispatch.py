@@ -245,6 +245,8 @@ def derived(value, suffix):
         return value.ndim
     if suffix == "_sym_argsize_0":
         return value.shape[0]
+    if suffix in ("_sym_argsize_minus_2", "_sym_argsize_minus_1"):  # (F.unfold's H and W)
+        return value.shape[-2 if suffix.endswith("2") else -1]
     return [a.shape for a in value]  # _args_sizes of a list input
 
 

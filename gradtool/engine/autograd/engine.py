@@ -331,6 +331,11 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
             if len(out) != len(edges):
                 _wrong_count(node, out)
             if hooks is not None and hooks.post:
+                # post hooks see the gradients as the inputs get them (summed to their
+                # shapes, cast to their dtypes), as torch's validate_outputs runs first
+                out = [g if g is None or edge[0] is None else
+                       validate_gradient(node, i, g, batch) for i, (g, edge) in
+                       enumerate(zip(out, edges))]
                 out = _run_node_hooks(hooks.post, out, tuple(grads))
         else:  # no gradient reached it: its inputs get none from it
             out = [None] * len(edges)

@@ -3,6 +3,7 @@
 While a profile is open it observes its thread's dispatch (observers.py): each op's forward
 and each backward node the engine runs are timed; when none is open nothing is timed at all."""
 import collections
+import contextlib
 import time
 
 from . import engine, observers
@@ -92,21 +93,27 @@ class profile(observers.Observer):
 
     def _timed(self, key, run):
         """run(), its time counted under key (its self time without nested events')."""
-        self._children.append(0.0)
-        start = time.perf_counter()
+        start = self._begin()
         try:
             return run()
         finally:
-            elapsed = (time.perf_counter() - start) * 1e6
-            nested = self._children.pop()
-            if self._children:
-                self._children[-1] += elapsed
-            event = self.events.get(key)
-            if event is None:
-                event = self.events[key] = FunctionEventAvg(key)
-            event.count += 1
-            event.cpu_time_total += elapsed
-            event.self_cpu_time_total += elapsed - nested
+            self._end(key, start)
+
+    def _begin(self):
+        self._children.append(0.0)
+        return time.perf_counter()
+
+    def _end(self, key, start):
+        elapsed = (time.perf_counter() - start) * 1e6
+        nested = self._children.pop()
+        if self._children:
+            self._children[-1] += elapsed
+        event = self.events.get(key)
+        if event is None:
+            event = self.events[key] = FunctionEventAvg(key)
+        event.count += 1
+        event.cpu_time_total += elapsed
+        event.self_cpu_time_total += elapsed - nested
 
     def op(self, name, inputs, run):
         if engine.current_task() is not None:  # ops run by backward formulas: their node's
@@ -138,3 +145,22 @@ class profile(observers.Observer):
 from ..errors import missing_attribute  # noqa: E402
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
+
+
+class record_function(contextlib.ContextDecorator):
+    """A named block (with record_function("name"): ..., or @record_function("name")) that
+    an open profiler times as one event of that name, the ops inside nested in it."""
+
+    def __init__(self, name, args=None):
+        self.name, self.args = name, args
+        self._open = []
+
+    def __enter__(self):
+        self._open.append([(p, p._begin()) for p in observers.watching()
+                           if isinstance(p, profile)])
+        return self
+
+    def __exit__(self, *exc):
+        for p, start in self._open.pop():
+            p._end(self.name, start)
+        return False

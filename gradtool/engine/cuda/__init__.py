@@ -95,3 +95,53 @@ def _typed_tensor_classes():
 
 
 globals().update(_typed_tensor_classes())
+
+
+# ---- devices, streams and events, as torch's build without CUDA answers them
+class OutOfMemoryError(RuntimeError):
+    """What a CUDA allocation that does not fit raises (never, here: no CUDA memory)."""
+
+
+class device:
+    """with torch.cuda.device(i): make CUDA device i current; index -1 does nothing. Without
+    CUDA, entering a real index raises torch's error."""
+
+    def __init__(self, device):
+        self.idx, self.prev_idx = _device_index(device), -1
+
+    def __enter__(self):
+        if self.idx is None:
+            raise TypeError("'<' not supported between instances of 'NoneType' and 'int'")
+        if self.idx != -1:
+            raise RuntimeError("PyTorch was compiled without CUDA support")
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _device_index(device):
+    from ..autograd.device import device as torch_device
+    if isinstance(device, int) or device is None:
+        return device
+    device = torch_device(device)
+    if device.type != "cuda":
+        raise ValueError(f"Expected a cuda device, but got: {device}")
+    return device.index
+
+
+class Event:
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("Tried to instantiate dummy base class Event")
+
+
+class Stream:
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("torch.cuda.Stream requires CUDA support")
+
+
+def current_stream(device=None):
+    raise AssertionError(_NO_CUDA)
+
+
+def get_device_capability(device=None):
+    raise AssertionError(_NO_CUDA)

@@ -1,5 +1,5 @@
 """gradtool.nn: torch.nn's modules, layers and losses on the gradtool engine."""
-from . import functional, init, modules, utils  # (modules: torch.nn.modules.*, by torch's file)
+from . import attention, functional, init, modules, parallel, utils  # (modules: torch's files)
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .layers import (ELU, GELU, Dropout, Dropout2d, Embedding, Flatten, Identity, LeakyReLU,

@@ -1,4 +1,4 @@
-"""Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d: torch's parameters (weight
+"""Conv1d/2d/3d, ConvTranspose1d/2d/3d: torch's parameters (weight
 (out, in / groups, *kernel), transposed (in, out / groups, *kernel)), initialisation and
 padding modes."""
 import math
@@ -119,6 +119,12 @@ class Conv2d(_Conv):
     _function = staticmethod(F.conv2d)
 
 
+class Conv3d(_Conv):
+    """A 3-d convolution of (N, C_in, D, H, W) or (C_in, D, H, W) inputs."""
+    _spatial = 3
+    _function = staticmethod(F.conv3d)
+
+
 class _ConvTranspose(_ConvNd):
     _function = staticmethod(F.conv_transpose2d)
 
@@ -167,3 +173,9 @@ class ConvTranspose1d(_ConvTranspose):
 class ConvTranspose2d(_ConvTranspose):
     """The transpose (adjoint in the input) of Conv2d; forward(input, output_size=None)."""
     _function = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """The transpose (adjoint in the input) of Conv3d."""
+    _spatial = 3
+    _function = staticmethod(F.conv_transpose3d)

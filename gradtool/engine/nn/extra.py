@@ -2,10 +2,14 @@
 named for it; nn/__init__.py exports them all with one line."""
 from .activation_extra import *  # noqa: F401,F403
 from .activation_extra import __all__ as _activations
-from .data_parallel import DataParallel  # noqa: F401
+from .parallel import DataParallel  # noqa: F401
+from .census_layers import *  # noqa: F401,F403
+from .census_layers import __all__ as _census_layers
+from .conv import Conv3d, ConvTranspose3d  # noqa: F401
 from .instance_norm import InstanceNorm1d, InstanceNorm2d  # noqa: F401
 from .parameter_containers import ParameterDict, ParameterList  # noqa: F401
 from .pooling_1d import AdaptiveAvgPool1d, AvgPool1d  # noqa: F401
 
 __all__ = _activations + ["ParameterList", "ParameterDict", "DataParallel", "InstanceNorm1d",
-                          "InstanceNorm2d", "AvgPool1d", "AdaptiveAvgPool1d"]
+                          "InstanceNorm2d", "AvgPool1d", "AdaptiveAvgPool1d", "Conv3d",
+                          "ConvTranspose3d"] + _census_layers

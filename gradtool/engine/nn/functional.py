@@ -313,7 +313,7 @@ def _convolution_transpose(input, weight, bias, stride, padding, output_padding,
                                             (dilation, "dilation")))
     _check_convolution(input, weight, bias, stride, padding, groups, True)
     if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
-        names = ("height", "width") if spatial == 2 else ("width",)
+        names = ("depth", "height", "width")[-spatial:]
         parts = [f"{what}_{n}: {v}" for what, values in (
             ("output_padding", output_padding), ("stride", stride), ("dilation", dilation))
             for n, v in zip(names, values)]
@@ -578,6 +578,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     (q and k each scaled by sqrt(scale)), with its _safe_softmax (a row that masks every key
     gives zeros, and zero gradients); torch's CPU kernel records one fused node
     (ScaledDotProductFlashAttentionForCpuBackward0), which the engine does not have."""
+    from .attention import check_cpu_kernel
+    check_cpu_kernel()  # (nn.attention.sdpa_kernel may have left out every CPU kernel)
     if enable_gqa:
         raise NotInEngineError("torch.nn.functional.scaled_dot_product_attention(enable_gqa=...)")
     if is_causal and attn_mask is not None:
@@ -1052,3 +1054,6 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 def adaptive_avg_pool1d(input, output_size):
     return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _single(output_size))).squeeze(-2)
+
+
+from .functional_census import *  # noqa: E402,F401,F403 (conv3d, pixel_shuffle, kl_div, ...)

@@ -85,6 +85,24 @@ def eye_(tensor):
         return tensor.copy_(creation.eye(*tensor.shape))
 
 
+def dirac_(tensor, groups=1):
+    """The identity of a convolution (3-5 dims): 1 at each kernel's centre from input channel
+    d to output channel d (of each group), 0 elsewhere."""
+    dims = tensor.dim()
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if tensor.shape[0] % groups:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = tensor.shape[0] // groups
+    centre = tuple(n // 2 for n in tensor.shape[2:])
+    with no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(min(out_per_group, tensor.shape[1])):
+                tensor[(g * out_per_group + d, d) + centre] = 1
+    return tensor
+
+
 def xavier_uniform_(tensor, gain=1.0):
     """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)

@@ -4,6 +4,7 @@ forward created them (`node.metadata["module"]`), which lets the CLI group a gra
 import collections
 import itertools
 import threading
+import warnings
 
 from ..autograd.grad_mode import no_grad
 from ..autograd.node import AccumulateGrad, RemovableHandle
@@ -25,8 +26,8 @@ class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys",
 # keeps the list current): named as torch's when asked for, where any other missing attribute
 # is the user's own (a misspelled layer) and torch's plain AttributeError.
 TORCH_METHODS_NOT_HERE = frozenset("""
-    T_destination bfloat16 call_super_init compile dump_patches get_buffer get_extra_state
-    get_parameter ipu mtia register_backward_hook register_full_backward_hook
+    T_destination bfloat16 call_super_init dump_patches get_buffer get_extra_state
+    get_parameter ipu mtia register_full_backward_hook
     register_full_backward_pre_hook register_load_state_dict_post_hook
     register_load_state_dict_pre_hook register_state_dict_post_hook
     register_state_dict_pre_hook set_extra_state set_submodule share_memory to_empty xpu""".split())
@@ -71,6 +72,8 @@ class Module:
                 out = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
                 if out is not None:
                     result = out
+            if self.__dict__.get("_backward_hooks"):
+                _hook_output_node(self, args, result)
             _tag_graph(frame, result, boundary)
             return result
         finally:
@@ -254,6 +257,13 @@ class Module:
             yield b
 
     # ---------------- modes and gradients ----------------
+    def compile(self, *args, **kwargs):
+        """Compile the module's calls in place: here they run eagerly, as every compiled call
+        on the engine (gradtool/engine/compiler.py); the settings are checked as torch's."""
+        from .compiled import check_settings
+        check_settings(kwargs.get("backend", "inductor"), kwargs.get("mode"),
+                       kwargs.get("options"))
+
     def train(self, mode=True):
         """Set training mode here and in every submodule (Dropout drops, BatchNorm uses batch
         statistics). Independent of grad mode: it changes what forward computes, not
@@ -398,6 +408,14 @@ class Module:
         value); with_kwargs: hook(module, args, kwargs) returning (args, kwargs) or None."""
         return _add_hook(self._forward_pre_hooks, (hook, with_kwargs), prepend)
 
+    def register_backward_hook(self, hook):
+        """Deprecated (torch's words, warned at the call where they apply): hook(module,
+        grad_input, grad_output) runs when the gradient reaches the node that made the
+        module's first output tensor, with that node's gradients: the module's own only when
+        the forward is one node."""
+        hooks = self.__dict__.setdefault("_backward_hooks", [])
+        return _add_hook(hooks, hook, False)
+
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False):
         """hook(module, args, output) runs after forward and may return a new output;
         with_kwargs: hook(module, args, kwargs, output)."""
@@ -434,6 +452,48 @@ def _typename(value):
     if isinstance(value, Tensor):
         return f"gradtool.{type(value).__name__}"
     return f"{type(value).__module__}.{type(value).__name__}"
+
+
+def _hook_output_node(module, inputs, result):
+    """register_backward_hook's hooks on the node of the module's first output tensor, and
+    torch's warnings where that node's gradients are not the module's."""
+    var = result
+    while not isinstance(var, Tensor):
+        var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(
+            var, dict) else var[0]
+    grad_fn = var.grad_fn
+    if grad_fn is None:
+        return
+    for hook in tuple(module._backward_hooks):
+        grad_fn.register_hook(lambda grad_input, grad_output, hook=hook:
+                              hook(module, grad_input, grad_output))
+    results = (result,) if isinstance(result, Tensor) else result
+    message = None
+    if not (isinstance(results, tuple) and all(isinstance(r, Tensor) for r in results)):
+        message = ("Using non-full backward hooks on a Module that does not return a single "
+                   "Tensor or a tuple of Tensors is deprecated and will be removed in future "
+                   "versions. This hook will be missing some of the grad_output. Please use "
+                   "register_full_backward_hook to get the documented behavior.")
+    elif not all(isinstance(i, Tensor) for i in inputs):
+        message = ("Using non-full backward hooks on a Module that does not take as input a "
+                   "single Tensor or a tuple of Tensors is deprecated and will be removed in "
+                   "future versions. This hook will be missing some of the grad_input. Please "
+                   "use register_full_backward_hook to get the documented behavior.")
+    else:
+        output_nodes = {r.grad_fn for r in results if r.grad_fn is not None}
+        if len(output_nodes) > 1:
+            message = ("Using a non-full backward hook when outputs are generated by different "
+                       "autograd Nodes is deprecated and will be removed in future versions. "
+                       "This hook will be missing some grad_output. Please use "
+                       "register_full_backward_hook to get the documented behavior.")
+        elif {i.grad_fn for i in inputs if i.grad_fn is not None} != {
+                n[0] for n in grad_fn.next_functions}:
+            message = ("Using a non-full backward hook when the forward contains multiple "
+                       "autograd Nodes is deprecated and will be removed in future versions. "
+                       "This hook will be missing some grad_input. Please use "
+                       "register_full_backward_hook to get the documented behavior.")
+    if message:
+        warnings.warn(message, FutureWarning, stacklevel=3)
 
 
 def _add_hook(hooks, entry, prepend):

@@ -14,13 +14,14 @@ from .. import backends
 from ..autograd import creation
 from ..autograd.device import check as check_device
 from ..autograd.dispatch import call
-from ..autograd.free_functions import cat, stack
+from ..autograd.free_functions import cat, stack, where
 from ..autograd.ops import derivatives as table
 from ..errors import NotInEngineError
 from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
+from .utils.rnn import PackedSequence, _padded
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -63,14 +64,22 @@ def _runs_onednn(input):
             and backends.mkldnn.enabled)
 
 
-def _run_layer(cell, inputs, hidden, weights, reverse):
+def _run_layer(cell, inputs, hidden, weights, reverse, running=None):
     """One direction of one layer over a (T, B, in) sequence: the input projection of every
-    step at once (torch's CPU path), then the steps; outputs (T, B, H) and the last hidden."""
+    step at once (torch's CPU path), then the steps; outputs (T, B, H) and the last hidden.
+    running (a packed batch): per step, a (B, 1) mask of the sequences still running; the
+    others keep their hidden state, so each ends with its own last step's (and, reversed,
+    starts at its own last step)."""
     w_ih, w_hh, b_ih, b_hh = weights
     steps = F.linear(inputs, w_ih, b_ih).unbind(0)
+    order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
     outputs = []
-    for step in (reversed(steps) if reverse else steps):
-        hidden = cell(step, hidden, w_ih, w_hh, b_ih, b_hh, projected=True)
+    for t in order:
+        new = cell(steps[t], hidden, w_ih, w_hh, b_ih, b_hh, projected=True)
+        if running is not None:
+            new = (tuple(where(running[t], n, h) for n, h in zip(new, hidden))
+                   if isinstance(new, tuple) else where(running[t], new, hidden))
+        hidden = new
         outputs.append(hidden[0] if isinstance(hidden, tuple) else hidden)
     if reverse:
         outputs.reverse()
@@ -155,14 +164,14 @@ class RNNBase(Module):
         if tuple(hx.shape) != expected:
             raise RuntimeError(f"Expected {name} size {expected}, got {list(hx.shape)}")
 
-    def _run(self, input, hidden):
+    def _run(self, input, hidden, running=None):
         """torch's _VF.rnn/_VF.lstm: the layers in turn, both directions of a layer
         concatenated, dropout between layers in training; the last hidden state of each
         layer and direction stacked. A float32 LSTM runs as torch's on the CPU
         (aten/src/ATen/native/mkldnn/RNN.cpp): input and states made contiguous, one
         mkldnn_rnn_layer op per layer and direction, with zero biases when there are none."""
         is_lstm = self.mode == "LSTM"
-        onednn = is_lstm and _runs_onednn(input)
+        onednn = is_lstm and _runs_onednn(input) and running is None
         if onednn:
             input, hidden = input.contiguous(), tuple(h.contiguous() for h in hidden)
             layer_hidden = [(hidden[0][i], hidden[1][i]) for i in range(len(hidden[0]))]
@@ -182,7 +191,7 @@ class RNNBase(Module):
                 else:
                     output, final = _run_layer(_CELLS[self.mode], input, layer_hidden[index],
                                                weights if self.bias else weights + [None, None],
-                                               reverse=direction == 1)
+                                               direction == 1, running)
                 outputs.append(output)
                 finals.append(final)
             input = outputs[0] if directions == 1 else cat(outputs, outputs[0].dim() - 1)
@@ -191,6 +200,31 @@ class RNNBase(Module):
         if is_lstm:
             return input, (stack([h for h, _ in finals], 0), stack([c for _, c in finals], 0))
         return input, stack(finals, 0)
+
+    def _forward_packed(self, packed, hx):
+        """A PackedSequence in, a PackedSequence out (and the last hidden state of each
+        sequence, in the caller's batch order): the batch padded, run with each sequence
+        stopping at its length, packed again; hx is given in the caller's order too."""
+        padded, lengths = _padded(packed, 0.0, packed.batch_sizes.size(0))
+        self._check_input(padded)
+        batch, is_lstm = padded.size(1), self.mode == "LSTM"
+        if hx is None:
+            zeros = self._zeros(padded, batch)
+            hx = (zeros, zeros) if is_lstm else zeros
+        elif packed.sorted_indices is not None:
+            hx = (tuple(h.index_select(1, packed.sorted_indices) for h in hx) if is_lstm
+                  else hx.index_select(1, packed.sorted_indices))
+        for i, h in enumerate(hx if is_lstm else (hx,)):
+            self._check_hidden(h, batch, f"hidden[{i}]" if is_lstm else "hidden")
+        lengths = creation.tensor(lengths).unsqueeze(1)
+        running = [lengths > t for t in range(padded.size(0))]
+        output, h_n = self._run(padded, hx, running)
+        sizes = packed.batch_sizes.tolist()
+        data = cat([output[t, :size] for t, size in enumerate(sizes)])
+        if packed.unsorted_indices is not None:
+            h_n = (tuple(h.index_select(1, packed.unsorted_indices) for h in h_n) if is_lstm
+                   else h_n.index_select(1, packed.unsorted_indices))
+        return packed._with_data(data), h_n
 
     def _onednn_layer(self, input, hidden, weights, reverse):
         """One layer and direction as torch's oneDNN op: output, (h, c)."""
@@ -220,6 +254,8 @@ class _OneHidden(RNNBase):
     """RNN and GRU: one hidden state h, (layers * directions, batch, hidden)."""
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         self._check_input(input)
         batched = input.dim() == 3
         if not batched:
@@ -273,6 +309,8 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         self._check_input(input)
         batched = input.dim() == 3
         if not batched:

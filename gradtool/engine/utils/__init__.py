@@ -1,6 +1,6 @@
 """gradtool.utils: torch.utils.data (datasets and an in-process DataLoader) and
 torch.utils.checkpoint."""
-from . import checkpoint, data
+from . import checkpoint, data, hooks
 
 from ..errors import missing_attribute  # noqa: E402
 

@@ -18,6 +18,18 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     return input
 
 
+def get_device_states(*args):
+    """The devices of the accelerator tensors among args and their RNG states: the engine's
+    tensors are all on the CPU, so none (as torch's for CPU tensors)."""
+    return [], []
+
+
+def set_device_states(devices, states, *, device_type=None):
+    """Restore the RNG states get_device_states took: of no device, here."""
+    if list(devices) or list(states):
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+
 from ..errors import missing_attribute  # noqa: E402
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -243,6 +243,8 @@ class DataLoader:
 
 
 from ..errors import missing_attribute, namespace_module  # noqa: E402
+from .samplers import (DistributedSampler, SubsetRandomSampler,  # noqa: E402,F401
+                       get_worker_info)
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
 
@@ -251,6 +253,8 @@ __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clea
 WHERE = {"dataloader": ["DataLoader", "default_collate"],
          "dataset": ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
                      "random_split"],
-         "sampler": ["Sampler", "SequentialSampler", "RandomSampler", "BatchSampler"]}
+         "sampler": ["Sampler", "SequentialSampler", "RandomSampler", "BatchSampler",
+                     "SubsetRandomSampler"],
+         "distributed": ["DistributedSampler"]}
 for _file, _names in WHERE.items():
     globals()[_file] = namespace_module(f"{__name__}.{_file}", {n: globals()[n] for n in _names})

@@ -790,6 +790,29 @@ NATIVE_GROUP_NORM = OpSpec(
         formulas.group_norm_backward_weight(grad, input, N, group, eps, result1, result2),
     bias=lambda grad, input, weight, N, C, HxW, group, eps, result1, result2:
         formulas.channel_sum(grad))
+# F.unfold (sliding blocks as columns) and F.fold (columns summed back): each the other's
+# adjoint
+_BLOCK_ARGS = ("kernel_size", "dilation", "padding", "stride")
+IM2COL = OpSpec(
+    "im2col", "Im2ColBackward0", kernels.im2col, jvp="linear", args=_BLOCK_ARGS,
+    self=lambda grad, self_sym_argsize_minus_2, self_sym_argsize_minus_1, kernel_size,
+    dilation, padding, stride: formulas.col2im(
+        grad, (self_sym_argsize_minus_2, self_sym_argsize_minus_1), kernel_size, dilation,
+        padding, stride))
+COL2IM = OpSpec(
+    "col2im", "Col2ImBackward0", kernels.col2im, jvp="linear",
+    args=("output_size",) + _BLOCK_ARGS,
+    self=lambda grad, kernel_size, dilation, padding, stride: formulas.im2col(
+        grad, kernel_size, dilation, padding, stride))
+# pixel (un)shuffle: channels r*r*C <-> an r-times finer (H, W) grid; each the other's adjoint
+PIXEL_SHUFFLE = OpSpec(
+    "pixel_shuffle", "PixelShuffleBackward0", kernels.pixel_shuffle, jvp="linear",
+    args=("upscale_factor",),
+    self=lambda grad, upscale_factor: formulas.pixel_unshuffle(grad, upscale_factor))
+PIXEL_UNSHUFFLE = OpSpec(
+    "pixel_unshuffle", "PixelUnshuffleBackward0", kernels.pixel_unshuffle, jvp="linear",
+    args=("downscale_factor",),
+    self=lambda grad, downscale_factor: formulas.pixel_shuffle(grad, downscale_factor))
 
 # ======================= recurrent layers =======================
 # torch's CPU LSTM in float32: oneDNN's kernel, one op per layer and direction (nn/rnn.py

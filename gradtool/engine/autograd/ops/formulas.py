@@ -600,6 +600,22 @@ def adaptive_avg_pool2d_backward(grad, self):  # (a def: a row's formula, read b
     return table.ADAPTIVE_AVG_POOL2D_BACKWARD(grad, self)
 
 
+def im2col(self, kernel_size, dilation, padding, stride):
+    return table.IM2COL(self, kernel_size, dilation, padding, stride)
+
+
+def col2im(self, output_size, kernel_size, dilation, padding, stride):
+    return table.COL2IM(self, output_size, kernel_size, dilation, padding, stride)
+
+
+def pixel_shuffle(self, upscale_factor):
+    return table.PIXEL_SHUFFLE(self, upscale_factor)
+
+
+def pixel_unshuffle(self, downscale_factor):
+    return table.PIXEL_UNSHUFFLE(self, downscale_factor)
+
+
 def constant_pad_nd(self, pad, value=0):
     return table.CONSTANT_PAD_ND(self, tuple(pad), value)
 

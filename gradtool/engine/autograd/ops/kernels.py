@@ -1048,6 +1048,70 @@ reflection_pad, reflection_pad_backward = _padding_kernels("reflect")
 replication_pad, replication_pad_backward = _padding_kernels("replicate")
 
 
+def _blocks(size, kernel, dilation, padding, stride):
+    """How many sliding blocks fit along one dim."""
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _block_slices(kernel_size, dilation, stride, counts):
+    """For each kernel offset (i, j), the slices of the padded plane its blocks read."""
+    (kh, kw), (dh, dw), (sh, sw), (oh, ow) = kernel_size, dilation, stride, counts
+    return [(slice(i * dh, i * dh + sh * (oh - 1) + 1, sh),
+             slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)) for i in range(kh) for j in range(kw)]
+
+
+def im2col(self, kernel_size, dilation, padding, stride):
+    """(N, C, H, W) -> (N, C kh kw, L): each sliding block's values as a column, channel
+    first then the kernel's offsets, blocks in row-major order (F.unfold); unbatched
+    (C, H, W) -> (C kh kw, L), as torch's."""
+    if self.ndim == 3:
+        return im2col(self[None], kernel_size, dilation, padding, stride)[0]
+    n, c, h, w = self.shape
+    counts = [_blocks(size, k, d, p, s) for size, k, d, p, s in
+              zip((h, w), kernel_size, dilation, padding, stride)]
+    padded = np.pad(self, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    cols = np.stack([padded[:, :, rows, columns] for rows, columns in
+                     _block_slices(kernel_size, dilation, stride, counts)], 2)
+    return np.ascontiguousarray(cols.reshape(n, -1, counts[0] * counts[1]))
+
+
+def col2im(self, output_size, kernel_size, dilation, padding, stride):
+    """im2col's adjoint (F.fold): each column added back where its block lies."""
+    if self.ndim == 2:
+        return col2im(self[None], output_size, kernel_size, dilation, padding, stride)[0]
+    n = self.shape[0]
+    (h, w), (ph, pw) = output_size, padding
+    counts = [_blocks(size, k, d, p, s) for size, k, d, p, s in
+              zip((h, w), kernel_size, dilation, padding, stride)]
+    kernels = kernel_size[0] * kernel_size[1]
+    cols = self.reshape(n, -1, kernels, counts[0], counts[1])
+    out = np.zeros((n, cols.shape[1], h + 2 * ph, w + 2 * pw), dtype=self.dtype)
+    for k, (rows, columns) in enumerate(_block_slices(kernel_size, dilation, stride, counts)):
+        out[:, :, rows, columns] += cols[:, :, k]
+    return np.ascontiguousarray(out[:, :, ph:ph + h, pw:pw + w])
+
+
+def pixel_shuffle(self, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): channel c r^2 + i r + j moves to row offset i and
+    column offset j, as torch's."""
+    r = upscale_factor
+    *lead, c, h, w = self.shape
+    out = self.reshape(*lead, c // (r * r), r, r, h, w)
+    n = len(lead)
+    out = out.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return np.ascontiguousarray(out.reshape(*lead, c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(self, downscale_factor):
+    """pixel_shuffle's inverse: (*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = downscale_factor
+    *lead, c, h, w = self.shape
+    out = self.reshape(*lead, c, h // r, r, w // r, r)
+    n = len(lead)
+    out = out.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return np.ascontiguousarray(out.reshape(*lead, c * r * r, h // r, w // r))
+
+
 def constant_pad_nd(self, pad, value=0):
     """F.pad's constant mode: pads (negative ones crop) from the last dim backwards."""
     out = self

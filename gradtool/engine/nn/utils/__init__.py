@@ -62,6 +62,8 @@ from ...errors import missing_attribute  # noqa: E402
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
 
+from . import stateless  # noqa: E402,F401
+from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: E402,F401
 from .weight_norm import remove_weight_norm, weight_norm  # noqa: E402,F401
 
 
