@@ -61,10 +61,6 @@ def _precision(t):
             str(d).replace("torch.", ""))
 
 
-def _detached_copy(t):
-    return t.detach().clone().requires_grad_(t.requires_grad)
-
-
 def _finite(t):
     # a meta tensor has no values to be NaN
     return not t.is_floating_point() or t.is_meta or bool(torch.isfinite(t).all())
@@ -167,7 +163,7 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
                 # (not inside a backward; nor inside a torch.func transform, whose wrapped
                 # inputs die with it: there is no call to check again on its own later)
                 if torch._C._current_graph_task_id() < 0 and not _inside_functorch():
-                    trace._add_function_call(cls, args, kwargs, result, _detached_copy,
+                    trace._add_function_call(cls, args, kwargs, result,
                                              frames.user_call_site(sys._getframe(1)))
             return result
         torch.autograd.Function.apply = classmethod(traced_apply)

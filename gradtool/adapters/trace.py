@@ -118,7 +118,8 @@ def _raw_copy(t):
     return out
 
 
-def _detached_copy(t):
+def detached_copy(t):
+    """A copy of a tensor (either engine's) out of the graph that keeps its requires_grad."""
     return t.detach().clone().requires_grad_(t.requires_grad)
 
 
@@ -199,24 +200,25 @@ class TraceRecords:
         self._keep.extend((tensor, alias))
         self.written_through.setdefault(id(tensor), []).append(id(alias))
 
-    def _add_function_call(self, cls, args, kwargs, result, copy, site):
-        """A custom Function applied to args: its inputs as they were (`copy` makes a detached
-        copy of a tensor that keeps its requires_grad), its node, the user's line."""
-        def kept(value):
-            return copy(value) if self._is_tensor(value) else value
+    def _node_of(self, result):
+        """The graph node of an op's outputs (None when nothing was recorded)."""
         outputs = result if isinstance(result, tuple) else (result,)
-        node = next((o.grad_fn for o in outputs if self._is_tensor(o) and o.grad_fn is not None),
+        return next((o.grad_fn for o in outputs if self._is_tensor(o) and o.grad_fn is not None),
                     None)
+
+    def _add_function_call(self, cls, args, kwargs, result, site):
+        """A custom Function applied to args: its inputs as they were (tensors as detached
+        copies that keep their requires_grad), its node, the user's line."""
+        def kept(value):
+            return detached_copy(value) if self._is_tensor(value) else value
         self.function_calls.append(FunctionCall(
-            cls, tuple(kept(a) for a in args), {k: kept(v) for k, v in kwargs.items()}, node,
-            site))
+            cls, tuple(kept(a) for a in args), {k: kept(v) for k, v in kwargs.items()},
+            self._node_of(result), site))
 
     def _add_op_call(self, name, run, arguments, result, copy, site):
         """A built-in op's call, when `record_ops`: `run(*arguments)` ran it (arguments holding
         its tensors anywhere); its inputs are kept as `copy` makes them."""
-        outputs = result if isinstance(result, tuple) else (result,)
-        node = next((o.grad_fn for o in outputs if self._is_tensor(o) and o.grad_fn is not None),
-                    None)
+        node = self._node_of(result)
         found = []
         template = with_slots(arguments, self._is_tensor, found)
         if node is None or not found:
@@ -255,7 +257,7 @@ class ForwardTrace(TraceRecords, observers.Observer):
 
     def function_call(self, cls, args, kwargs, result):
         if current_task() is None:  # (a Function applied inside backward is no forward)
-            self._add_function_call(cls, args, kwargs, result, _detached_copy,
+            self._add_function_call(cls, args, kwargs, result,
                                     frames.user_call_site(sys._getframe(1)))
 
     def transform(self, kind, func, details):

@@ -106,6 +106,10 @@ class Target:
         fn = self.obj.apply if self.kind == "Function" else self.obj
         return fn(*args, **kwargs)
 
+    def argument_names(self, n):
+        """The names of its first n positional arguments: its parameters', then arg<i>."""
+        return list(self.param_names) + [f"arg{i}" for i in range(len(self.param_names), n)]
+
 
 GENERATED = object()  # an argument gradtool generates from --shape
 MUTATED = object()    # generated as GENERATED is, without requires_grad: a custom op that mutates
@@ -339,12 +343,10 @@ def find_targets(module, path, wanted=None):
         is_function_class = inspect.isclass(obj) and _is_function_class(obj)
         kind = "Function" if is_function_class else "example"
         if examples is not None:
-            params = _forward_params(obj) if is_function_class else _param_names(obj)
             for i, (args, kwargs) in enumerate(examples):
                 label = f"{name}[{i}]" if len(examples) > 1 else name
                 targets.append(Target(label, kind, obj, tuple(args), dict(kwargs),
-                                      [p.name for p in params] if is_function_class
-                                      else params, path, lineno))
+                                      parameter_names(obj), path, lineno))
         elif is_function_class:
             params = _forward_params(obj)
             targets.append(Target(name, "Function", obj, tuple(_generated(p) for p in params),
@@ -466,7 +468,12 @@ class Unknown:
 NUMBER = object()  # a float parameter: gradtool draws a seeded number
 
 
-def _param_names(fn):
+def parameter_names(fn):
+    """The names of fn's inputs: for a custom Function (the class, or its .apply) its
+    forward's parameters after ctx, else fn's own parameters."""
+    cls = fn if isinstance(fn, type) else getattr(fn, "__self__", None)
+    if engines.function_base(cls) is not None:
+        return [p.name for p in _forward_params(cls)]
     try:
         return list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
@@ -510,9 +517,8 @@ def make_inputs(target, seed, shape, device=None):
         if isinstance(spec, tuple) and all(isinstance(n, int) for n in spec):
             return _leaf(E, target, spec, lambda: rng.standard_normal(spec), True, device)
         return spec
-    names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
-                                                                    len(target.arg_specs))]
-    args = [build(n, a) for n, a in zip(names, target.arg_specs)]
+    args = [build(n, a) for n, a in zip(target.argument_names(len(target.arg_specs)),
+                                        target.arg_specs)]
     kwargs = {k: build(k, v) for k, v in target.kwarg_specs.items()}
     return args, kwargs
 
@@ -624,20 +630,27 @@ class Run:
     def function(self):
         """The target as a function of its tensor arguments (in tensor_inputs' order), the
         other arguments fixed: the function gradcheck checks."""
-        is_tensor = engines.current().is_tensor
-        slots = [("arg", i) for i, a in enumerate(self.args) if is_tensor(a)] + \
-            [("kw", k) for k, v in self.kwargs.items() if is_tensor(v)]
-        target, args, kwargs = self.target, self.args, self.kwargs
+        _, arguments = tensor_slots(engines.current().is_tensor, self.args, self.kwargs)
+        call = self.target.call
 
         def target_function(*tensors):
-            call_args, call_kwargs = list(args), dict(kwargs)
-            for (where, key), t in zip(slots, tensors):
-                if where == "arg":
-                    call_args[key] = t
-                else:
-                    call_kwargs[key] = t
-            return target.call(*call_args, **call_kwargs)
+            args, kwargs = arguments(tensors)
+            return call(*args, **kwargs)
         return target_function
+
+
+def tensor_slots(is_tensor, args, kwargs):
+    """Where the tensors among a call's arguments are: ("arg", index) or ("kw", name) each, in
+    that order; and `arguments(tensors)`, the call's (args, kwargs) with those in their place."""
+    slots = [("arg", i) for i, a in enumerate(args) if is_tensor(a)] + \
+        [("kw", k) for k, v in kwargs.items() if is_tensor(v)]
+
+    def arguments(tensors):
+        new_args, new_kwargs = list(args), dict(kwargs)
+        for (where, key), t in zip(slots, tensors):
+            (new_args if where == "arg" else new_kwargs)[key] = t
+        return new_args, new_kwargs
+    return slots, arguments
 
 
 def run_target(target, seed, shape, observe=None, device=None):
@@ -660,9 +673,7 @@ def run_target(target, seed, shape, observe=None, device=None):
             f"target {target.name} ({location(target.filename, target.lineno)}) returned "
             f"{type(result).__name__}, not a tensor: gradtool needs a tensor (or tensors) to "
             f"differentiate.", location=(target.filename, target.lineno))
-    names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
-                                                                    len(args))]
-    inputs = list(zip(names, args)) + list(kwargs.items())
+    inputs = list(zip(target.argument_names(len(args)), args)) + list(kwargs.items())
     return Run(target, inputs, outputs, args, kwargs)
 
 

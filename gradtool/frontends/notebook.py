@@ -364,8 +364,8 @@ def _target(fn, inputs):
     import inspect
 
     from .. import adapters as engines
-    from ..capture.loader import Target
-    from .testing import Checked, _function_class, _parameter_names
+    from ..capture.loader import Target, parameter_names
+    from .testing import Checked, _function_class
     if engines.is_custom_op(fn):  # checked with its opcheck, as the CLI checks it
         kernel = engines.op_kernel(fn)
         return Target(kernel.__name__, "custom_op", fn, _as_tuple(inputs), {},
@@ -375,7 +375,7 @@ def _target(fn, inputs):
     where = Checked.of(cls.apply if cls is not None else fn)
     return Target(where.name, "Function" if cls is not None else "example",
                   cls if cls is not None else fn, _as_tuple(inputs), {},
-                  _parameter_names(cls.apply if cls is not None else fn), where.filename,
+                  parameter_names(cls or fn), where.filename,
                   where.lineno)
 
 

@@ -137,7 +137,8 @@ class Checked:
 def _input_names(fn, inputs):
     """fn's parameter names for its inputs, as the CLI names a target's inputs."""
     inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
-    params = _parameter_names(fn)
+    from ..capture.loader import parameter_names
+    params = parameter_names(fn)
     return [params[i] if i < len(params) else f"input {i}" for i in range(len(inputs))]
 
 
@@ -147,16 +148,6 @@ def _function_class(fn):
     owner = getattr(fn, "__self__", None)
     return owner if function_base(owner) is not None else None
 
-
-def _parameter_names(fn):
-    from ..capture.loader import _forward_params
-    function_class = _function_class(fn)
-    if function_class is not None:
-        return [p.name for p in _forward_params(function_class)]
-    try:
-        return list(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        return []
 
 
 def __getattr__(name):  # a torch.testing name gradtool lacks: torch's name in the error
