@@ -12,7 +12,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ..engine import frames
-from .trace import OpEvent, TraceRecords, narrowing
+from .trace import OpEvent, TraceRecords, called_by_user, narrowing
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _FUNCTION_PY = os.path.join(_TORCH_DIR, "autograd", "function.py")
@@ -28,19 +28,9 @@ def user_site():
 
 
 def _called_by_user():
-    """Whether the op is the user's own doing: not run by torch's nn or optim (which cut on
-    purpose), nor inside a custom Function's forward (which runs under no_grad)."""
-    frame, user_seen = sys._getframe(2), False
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if filename == _FUNCTION_PY and frame.f_code.co_name == "apply":
-            return False
-        if not user_seen and not frames.is_gradtool(filename):
-            if filename.startswith(_LIBRARY):
-                return False
-            user_seen = not filename.startswith(_TORCH_DIR)
-        frame = frame.f_back
-    return user_seen
+    # torch's nn and optim are its library; gradtool's frames are the recording's
+    return called_by_user(_FUNCTION_PY, lambda f: f.startswith(_LIBRARY),
+                          lambda f: f.startswith(_TORCH_DIR) or frames.is_gradtool(f))
 
 
 def _tensors(value, found):

@@ -31,22 +31,28 @@ class OpEvent:
 _FUNCTION_PY = os.path.join(frames.AUTOGRAD_DIR, "function.py")
 
 
-def _called_by_user():
-    """Whether the op being recorded is the user's own doing: reached from their code
-    through the engine's dispatch only, not from a library function (nn, optim, ...) that
-    cuts on purpose, nor inside a custom Function's forward (which runs under no_grad)."""
+def called_by_user(function_py, is_library, is_engine):
+    """Whether the op being recorded is the user's own doing, on either engine: reached from
+    their code through the engine's own files only (`is_engine(filename)`), not from a library
+    function (nn, optim, ...: `is_library`) that cuts on purpose, nor inside a custom
+    Function's forward (`apply` in `function_py`; it runs under no_grad)."""
     frame, user_seen = sys._getframe(1), False
     while frame is not None:
         filename = frame.f_code.co_filename
-        if filename == _FUNCTION_PY and frame.f_code.co_name == "apply":
+        if filename == function_py and frame.f_code.co_name == "apply":
             return False
-        if not user_seen and filename != __file__:  # (skip the trace's own methods)
-            if not frames.is_gradtool(filename):
-                user_seen = True
-            elif not filename.startswith(frames.AUTOGRAD_DIR):
+        if not user_seen:
+            if is_library(filename):
                 return False
+            user_seen = not is_engine(filename)
         frame = frame.f_back
     return user_seen
+
+
+def _called_by_user():
+    # gradtool's files but the engine's dispatch (and this trace's methods) are its library
+    return called_by_user(_FUNCTION_PY, lambda f: frames.is_gradtool(f) and not (
+        f.startswith(frames.AUTOGRAD_DIR) or f == __file__), frames.is_gradtool)
 
 
 @dataclasses.dataclass
