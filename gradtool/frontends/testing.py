@@ -5,7 +5,6 @@ torch's messages). `assert_gradcheck` / `assert_gradgradcheck` run gradcheck / g
 with the report `gradtool gradcheck` prints: the per-pair table, the Jacobians with the
 differing entries marked, and the diagnoses."""
 import inspect
-import io
 
 from ..engine.testing import assert_close
 
@@ -101,12 +100,8 @@ def _text():
 
 def _render(print_to):
     """What print_to(console) prints, as a plain string."""
-    buffer = io.StringIO()
-    # force_jupyter=False: in a notebook rich would display the text, not write the buffer
-    con = _text().Console(file=buffer, width=150, no_color=True, color_system=None,
-                          highlight=False, soft_wrap=False, force_jupyter=False)
-    print_to(con)
-    return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip().splitlines())
+    from ..report.formats import rendered
+    return rendered(print_to, width=150).rstrip("\n")
 
 
 class Checked:
