@@ -15,6 +15,7 @@ import sys
 import types
 import warnings
 
+from ..checks.numerical import as_tuple as _as_tuple
 from ..engine import frames
 from ..report import formats
 
@@ -350,9 +351,9 @@ def _inspect_graph(output, scope):
                                                  graph.snapshot.leaf_tensors)}
     inputs = [(leaves[id(t)] or f"leaf {i}", t)
               for i, t in enumerate(graph.snapshot.leaf_tensors)]
-    where = types.SimpleNamespace(name=name, kind="graph", filename="<python>", lineno=0)
     frame = sys._getframe(2)
-    where.filename, where.lineno = frame.f_code.co_filename, frame.f_lineno
+    where = types.SimpleNamespace(name=name, kind="graph", filename=frame.f_code.co_filename,
+                                  lineno=frame.f_lineno)
     capture = Capture(where, inputs, outputs, graph.snapshot, None, [])
     capture.diagnostics = diagnose_snapshot(graph.snapshot)
     return InspectReport(capture)
@@ -377,10 +378,6 @@ def _target(fn, inputs):
                   cls if cls is not None else fn, _as_tuple(inputs), {},
                   parameter_names(cls or fn), where.filename,
                   where.lineno)
-
-
-def _as_tuple(inputs):
-    return tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
 
 
 def _on_terminal():
