@@ -98,11 +98,15 @@ class Graph:
         """Write the drawing to `filename` (in `directory`): in `format`, else the one its
         suffix names (svg, png, pdf, dot or gv, html); without a suffix, or without a
         filename (then `.filename`), the DOT source, as graphviz's save(). Returns the path."""
-        path = _joined(directory if directory is not None else self.directory,
-                       filename if filename is not None else self.filename)
+        path = self._path(filename, directory)
         has_suffix = bool(os.path.splitext(os.path.basename(path))[1])
         formats.save(path, self.drawing, format or (None if has_suffix else "dot"))
         return path
+
+    def _path(self, filename, directory):
+        """graphviz's path of the source: .filename in .directory unless given."""
+        return _joined(self.directory if directory is None else directory,
+                       self.filename if filename is None else filename)
 
     def pipe(self, format=None, encoding=None):
         """The drawing in `format` (else .format) as bytes, or as text in `encoding`
@@ -127,8 +131,7 @@ class Graph:
             output_path = outfile
         else:
             fmt = _drawing_format(format or self.format)
-            source_path = _joined(directory if directory is not None else self.directory,
-                                  filename if filename is not None else self.filename)
+            source_path = self._path(filename, directory)
             output_path = f"{source_path}.{fmt.name}"
         formats.save(source_path, self.drawing, "dot")
         formats.save(output_path, self.drawing, fmt.name)
