@@ -49,12 +49,12 @@ def check_available(name):
 def get(name):
     """The engine called `name` ("gradtool" or "torch")."""
     if name == "gradtool":
-        from . import gradtool as implementation
-        return implementation.ENGINE
+        from . import gradtool as engine
+        return engine
     if name == "torch":
         check_available(name)
-        from . import torch as implementation
-        return implementation.engine()
+        from . import torch as engine
+        return engine
     raise GradtoolError(f"no engine named {name!r}: choose one of {', '.join(NAMES)}")
 
 

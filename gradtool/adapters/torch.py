@@ -20,321 +20,322 @@ from .errors import NoDevice, NoValues
 _VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
 
 
-class TorchEngine:
-    name = "torch"
-    Tensor = torch.Tensor
-    Function = torch.autograd.Function
-    once_differentiable_code = torch.autograd.function.once_differentiable(
-        lambda ctx: None).__code__
-    own_dirs = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep,)
+# ---- the Engine's names (adapters/__init__.py): this module is torch's Engine
+name = "torch"
+Tensor = torch.Tensor
+Function = torch.autograd.Function
+once_differentiable_code = torch.autograd.function.once_differentiable(
+    lambda ctx: None).__code__
+own_dirs = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep,)
 
-    # ---- tensors
-    @staticmethod
-    def is_tensor(x):
-        return isinstance(x, torch.Tensor)
 
-    @staticmethod
-    def array(t):
-        """t's values as a numpy array: the one place a value crosses to the host. A CPU
-        tensor's array shares its memory; a tensor elsewhere (CUDA, ...) is copied, bfloat16
-        as float32 (numpy has no bfloat16: every bfloat16 is a float32 exactly). A view with
-        torch's conjugate or negative bit (`x.conj()` of a complex x, `torch._neg_view`) gives
-        the values it shows, and a ZeroTensor (the zeros torch saves in a Hessian-vector
-        product, which have no memory behind them) gives zeros. A tensor with no values (the
-        meta device) raises NoValues."""
-        host = t.detach()
-        if host._is_zerotensor():
-            return np.zeros(tuple(host.shape), _numpy_dtype(host.dtype))
-        try:
-            host = host.cpu()
-        except NotImplementedError as e:  # meta: "Cannot copy out of meta tensor; no data!"
-            raise NoValues(f"a tensor on the {t.device} device holds no values ({e})") from None
-        host = host.resolve_conj().resolve_neg()  # (each the tensor itself when its bit is off)
-        return (host.float() if host.dtype == torch.bfloat16 else host).numpy()
+# ---- tensors
+def is_tensor(x):
+    return isinstance(x, torch.Tensor)
 
-    @classmethod
-    def writable(cls, t):
-        """t's values to perturb in place (gradcheck), without moving its version counter (as
-        torch's gradcheck writes `.data`): its numpy array when that shares t's memory, else
-        the values where they live, written there (DeviceValues)."""
-        host = t.detach().cpu() if t.device.type != "meta" else None
-        if host is not None and host.dtype != torch.bfloat16 and _plain_memory(host) and \
-                host.data_ptr() == t.data_ptr() and type(host) is torch.Tensor:
-            return host.numpy()
-        return DeviceValues(t, cls.array(t))
 
-    @staticmethod
-    def wrap(array, like=None):
-        """A tensor on these values (shared when possible); with `like` (a tensor, or anything
-        with its .device and .dtype), on like's device in like's dtype: a grad_output goes
-        where its output is."""
-        array = np.asarray(array)
-        t = torch.from_numpy(array if array.flags.writeable else array.copy())
-        return t if like is None else t.to(device=like.device, dtype=like.dtype)
+def array(t):
+    """t's values as a numpy array: the one place a value crosses to the host. A CPU
+    tensor's array shares its memory; a tensor elsewhere (CUDA, ...) is copied, bfloat16
+    as float32 (numpy has no bfloat16: every bfloat16 is a float32 exactly). A view with
+    torch's conjugate or negative bit (`x.conj()` of a complex x, `torch._neg_view`) gives
+    the values it shows, and a ZeroTensor (the zeros torch saves in a Hessian-vector
+    product, which have no memory behind them) gives zeros. A tensor with no values (the
+    meta device) raises NoValues."""
+    host = t.detach()
+    if host._is_zerotensor():
+        return np.zeros(tuple(host.shape), _numpy_dtype(host.dtype))
+    try:
+        host = host.cpu()
+    except NotImplementedError as e:  # meta: "Cannot copy out of meta tensor; no data!"
+        raise NoValues(f"a tensor on the {t.device} device holds no values ({e})") from None
+    host = host.resolve_conj().resolve_neg()  # (each the tensor itself when its bit is off)
+    return (host.float() if host.dtype == torch.bfloat16 else host).numpy()
 
-    @staticmethod
-    def numpy_dtype(t):
-        """The numpy dtype of t's values as array(t) gives them."""
-        return _numpy_dtype(t.dtype)
 
-    @staticmethod
-    def leaf(array, requires_grad, device=None, dtype=None):
-        """A fresh leaf holding a copy of array, on `device`, in the dtype named `dtype`."""
-        t = torch.from_numpy(np.asarray(array))
-        # a copy either way: the leaf owns its values
-        t = t.to(device=device, dtype=None if dtype is None else getattr(torch, dtype),
-                 copy=True)
-        return t.requires_grad_(requires_grad)
+def writable(t):
+    """t's values to perturb in place (gradcheck), without moving its version counter (as
+    torch's gradcheck writes `.data`): its numpy array when that shares t's memory, else
+    the values where they live, written there (DeviceValues)."""
+    host = t.detach().cpu() if t.device.type != "meta" else None
+    if host is not None and host.dtype != torch.bfloat16 and _plain_memory(host) and \
+            host.data_ptr() == t.data_ptr() and type(host) is torch.Tensor:
+        return host.numpy()
+    return DeviceValues(t, array(t))
 
-    @staticmethod
-    def ones_like(t):
-        return torch.ones_like(t)
 
-    @staticmethod
-    def has_values(t):
-        return t.device.type != "meta"
+def wrap(array, like=None):
+    """A tensor on these values (shared when possible); with `like` (a tensor, or anything
+    with its .device and .dtype), on like's device in like's dtype: a grad_output goes
+    where its output is."""
+    array = np.asarray(array)
+    t = torch.from_numpy(array if array.flags.writeable else array.copy())
+    return t if like is None else t.to(device=like.device, dtype=like.dtype)
 
-    @staticmethod
-    def device_name(t):
-        return str(t.device)
 
-    @staticmethod
-    def check_device(name):
-        """torch's device called `name`, or NoDevice saying why it cannot be used here."""
-        try:
-            device = torch.device(name)
-            torch.empty(0, device=device)
-        except (RuntimeError, AssertionError) as e:  # a bad name; CUDA not built or no GPU
-            raise NoDevice(f"--device {name}: torch cannot place a tensor there "
-                           f"({str(e).splitlines()[0]})") from None
-        return device
+def numpy_dtype(t):
+    """The numpy dtype of t's values as array(t) gives them."""
+    return _numpy_dtype(t.dtype)
 
-    @staticmethod
-    def dtype_name(t):
-        return str(t.dtype).removeprefix("torch.")
 
-    @staticmethod
-    def version(t):
-        return t._version
+def leaf(array, requires_grad, device=None, dtype=None):
+    """A fresh leaf holding a copy of array, on `device`, in the dtype named `dtype`."""
+    t = torch.from_numpy(np.asarray(array))
+    # a copy either way: the leaf owns its values
+    t = t.to(device=device, dtype=None if dtype is None else getattr(torch, dtype),
+             copy=True)
+    return t.requires_grad_(requires_grad)
 
-    @staticmethod
-    def inplace_site(t):
-        """torch does not record where an in-place op ran."""
-        return None
 
-    manual_seed = staticmethod(torch.manual_seed)
+def ones_like(t):
+    return torch.ones_like(t)
 
-    @staticmethod
-    def uniform_like(t, low, high):
-        dtype = t.dtype if t.is_floating_point() else torch.float64
-        return torch.empty(t.shape, dtype=dtype).uniform_(low, high)
 
-    # ---- autograd
-    no_grad = staticmethod(torch.no_grad)
-    enable_grad = staticmethod(torch.enable_grad)
+def has_values(t):
+    return t.device.type != "meta"
 
-    @staticmethod
-    def grad(outputs, inputs, grad_outputs, *, retain_graph=None, create_graph=False,
-             allow_unused=False, is_grads_batched=False):
-        outputs, inputs = list(outputs), list(inputs)
-        if not is_grads_batched:
-            return torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph=retain_graph,
-                                       create_graph=create_graph, allow_unused=allow_unused)
-        # one backward per row: torch batches with vmap, which a custom Function without a
-        # vmap rule refuses
-        rows = [torch.autograd.grad(outputs, inputs, [g[b] for g in grad_outputs],
-                                    retain_graph=True, create_graph=create_graph,
-                                    allow_unused=allow_unused)
-                for b in range(len(grad_outputs[0]))]
-        return tuple(None if column[0] is None else torch.stack(column)
-                     for column in zip(*rows))
 
-    @staticmethod
-    def backward(tensors, grad_tensors):
-        torch.autograd.backward(list(tensors), list(grad_tensors))
+def device_name(t):
+    return str(t.device)
 
-    @staticmethod
-    def jvp(call, inputs, position, tangent):
-        x = inputs[position]
-        tangent = torch.from_numpy(tangent.reshape(tuple(x.shape)).copy()).to(x.device)
-        with forward_ad.dual_level():
-            duals = list(inputs)
-            if isinstance(x, torch.nn.Parameter):
-                # a module reads its parameter in place, not the dual it was passed: give the
-                # parameter itself the tangent (an in-place copy of a dual; the level's exit
-                # removes it)
-                with torch.no_grad():
-                    x.copy_(forward_ad.make_dual(x.detach().clone(), tangent))
-            else:
-                duals[position] = forward_ad.make_dual(x, tangent)
-            outs = call(duals)
-            outs = outs if isinstance(outs, tuple) else (outs,)
-            tangents = [forward_ad.unpack_dual(o).tangent if isinstance(o, torch.Tensor)
-                        else None for o in outs]
-        return [None if t is None else TorchEngine.array(t) for t in tangents]
 
-    @classmethod
-    def batched_jvp(cls, call, inputs, position, tangents):
-        """J v for each v in `tangents`, one jvp at a time; call(*inputs) as gradtool's."""
-        columns = [cls.jvp(lambda args: call(*args), inputs, position, t) for t in tangents]
-        outs = call(*inputs)
+def check_device(name):
+    """torch's device called `name`, or NoDevice saying why it cannot be used here."""
+    try:
+        device = torch.device(name)
+        torch.empty(0, device=device)
+    except (RuntimeError, AssertionError) as e:  # a bad name; CUDA not built or no GPU
+        raise NoDevice(f"--device {name}: torch cannot place a tensor there "
+                       f"({str(e).splitlines()[0]})") from None
+    return device
+
+
+def dtype_name(t):
+    return str(t.dtype).removeprefix("torch.")
+
+
+def version(t):
+    return t._version
+
+
+def inplace_site(t):
+    """torch does not record where an in-place op ran."""
+    return None
+
+manual_seed = torch.manual_seed
+
+
+def uniform_like(t, low, high):
+    dtype = t.dtype if t.is_floating_point() else torch.float64
+    return torch.empty(t.shape, dtype=dtype).uniform_(low, high)
+
+
+# ---- autograd
+no_grad = torch.no_grad
+enable_grad = torch.enable_grad
+
+
+def grad(outputs, inputs, grad_outputs, *, retain_graph=None, create_graph=False,
+         allow_unused=False, is_grads_batched=False):
+    outputs, inputs = list(outputs), list(inputs)
+    if not is_grads_batched:
+        return torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph=retain_graph,
+                                   create_graph=create_graph, allow_unused=allow_unused)
+    # one backward per row: torch batches with vmap, which a custom Function without a
+    # vmap rule refuses
+    rows = [torch.autograd.grad(outputs, inputs, [g[b] for g in grad_outputs],
+                                retain_graph=True, create_graph=create_graph,
+                                allow_unused=allow_unused)
+            for b in range(len(grad_outputs[0]))]
+    return tuple(None if column[0] is None else torch.stack(column)
+                 for column in zip(*rows))
+
+
+def backward(tensors, grad_tensors):
+    torch.autograd.backward(list(tensors), list(grad_tensors))
+
+
+def jvp(call, inputs, position, tangent):
+    x = inputs[position]
+    tangent = torch.from_numpy(tangent.reshape(tuple(x.shape)).copy()).to(x.device)
+    with forward_ad.dual_level():
+        duals = list(inputs)
+        if isinstance(x, torch.nn.Parameter):
+            # a module reads its parameter in place, not the dual it was passed: give the
+            # parameter itself the tangent (an in-place copy of a dual; the level's exit
+            # removes it)
+            with torch.no_grad():
+                x.copy_(forward_ad.make_dual(x.detach().clone(), tangent))
+        else:
+            duals[position] = forward_ad.make_dual(x, tangent)
+        outs = call(duals)
         outs = outs if isinstance(outs, tuple) else (outs,)
-        return [np.stack([np.zeros(tuple(o.shape)) if c[i] is None else c[i] for c in columns])
-                if isinstance(o, torch.Tensor) else None for i, o in enumerate(outs)]
+        tangents = [forward_ad.unpack_dual(o).tangent if isinstance(o, torch.Tensor)
+                    else None for o in outs]
+    return [None if t is None else array(t) for t in tangents]
 
-    @staticmethod
-    def last_tangent(t):
-        return None  # torch drops a tangent when its dual level exits
 
-    # ---- the graph
-    @staticmethod
-    def gradient_edge(t):
-        edge = torch.autograd.graph.get_gradient_edge(t)
-        return edge.node, edge.output_nr
+def batched_jvp(call, inputs, position, tangents):
+    """J v for each v in `tangents`, one jvp at a time; call(*inputs) as gradtool's."""
+    columns = [jvp(lambda args: call(*args), inputs, position, t) for t in tangents]
+    outs = call(*inputs)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    return [np.stack([np.zeros(tuple(o.shape)) if c[i] is None else c[i] for c in columns])
+            if isinstance(o, torch.Tensor) else None for i, o in enumerate(outs)]
 
-    @staticmethod
-    def topological_order(roots):
-        from ..engine.autograd.walk import topological_order
-        return topological_order(roots)
 
-    @staticmethod
-    def node_name(node):
-        if isinstance(node, BackwardCFunction):  # a Function's node: torch 2.11 refuses .name()
-            return type(node).__name__
-        return node.name().rpartition("::")[2]  # torch::autograd::AccumulateGrad
+def last_tangent(t):
+    return None  # torch drops a tangent when its dual level exits
 
-    @staticmethod
-    def node_kind(node):
-        name = type(node).__name__
-        return ("leaf" if name == "AccumulateGrad" else
-                "custom" if isinstance(node, BackwardCFunction) else
-                "copy_slices" if name == "CopySlices" else "op")
 
-    @staticmethod
-    def edge_meta(node):
-        meta = []
-        for child, nr in node.next_functions:
-            if child is None:
-                meta.append(None)
-            elif hasattr(child, "variable"):
-                meta.append((tuple(child.variable.shape), _dtype_name(child.variable.dtype)))
-            else:
-                m = child._input_metadata[nr]
-                meta.append((tuple(m.shape), _dtype_name(m.dtype)))
-        return meta
+# ---- the graph
+def gradient_edge(t):
+    edge = torch.autograd.graph.get_gradient_edge(t)
+    return edge.node, edge.output_nr
 
-    @staticmethod
-    def saved_values(node):
-        if isinstance(node, BackwardCFunction):
+
+def topological_order(roots):
+    from ..engine.autograd.walk import topological_order
+    return topological_order(roots)
+
+
+def node_name(node):
+    if isinstance(node, BackwardCFunction):  # a Function's node: torch 2.11 refuses .name()
+        return type(node).__name__
+    return node.name().rpartition("::")[2]  # torch::autograd::AccumulateGrad
+
+
+def node_kind(node):
+    name = type(node).__name__
+    return ("leaf" if name == "AccumulateGrad" else
+            "custom" if isinstance(node, BackwardCFunction) else
+            "copy_slices" if name == "CopySlices" else "op")
+
+
+def edge_meta(node):
+    meta = []
+    for child, nr in node.next_functions:
+        if child is None:
+            meta.append(None)
+        elif hasattr(child, "variable"):
+            meta.append((tuple(child.variable.shape), _dtype_name(child.variable.dtype)))
+        else:
+            m = child._input_metadata[nr]
+            meta.append((tuple(m.shape), _dtype_name(m.dtype)))
+    return meta
+
+
+def saved_values(node):
+    if isinstance(node, BackwardCFunction):
+        try:
+            return {f"saved_tensors[{i}]": t for i, t in enumerate(node.saved_tensors)}
+        except RuntimeError as e:
+            return {"saved_tensors": _Unreadable(e)}
+    values = {}
+    for name in dir(node):
+        if name.startswith("_saved_"):
             try:
-                return {f"saved_tensors[{i}]": t for i, t in enumerate(node.saved_tensors)}
-            except RuntimeError as e:
-                return {"saved_tensors": _Unreadable(e)}
-        values = {}
-        for name in dir(node):
-            if name.startswith("_saved_"):
-                try:
-                    values[name] = getattr(node, name)
-                except RuntimeError as e:  # freed, or modified in place since
-                    values[name] = _Unreadable(e)
-        return values
+                values[name] = getattr(node, name)
+            except RuntimeError as e:  # freed, or modified in place since
+                values[name] = _Unreadable(e)
+    return values
 
-    @staticmethod
-    def saved_info(label, value):
-        if isinstance(value, _Unreadable):
-            info = SavedInfo(label, True)
-            found = _VERSIONS.search(value.message)
-            if found:  # torch refuses to give it back: its shape and values are unknown
-                info.version_now, info.version_saved = int(found.group(1)), int(found.group(2))
-                info.state = "modified"
-            elif "freed" in value.message:
-                info.state = "freed"
-            return info
-        if isinstance(value, (list, tuple)) and value and all(
-                isinstance(v, torch.Tensor) for v in value):
-            value = value[0] if len(value) == 1 else value
-        if not isinstance(value, torch.Tensor):
-            from .records import short_repr
-            return SavedInfo(label, False, value=short_repr(value))
-        array = TorchEngine.array(value) if TorchEngine.has_values(value) else None
-        info = SavedInfo(label, True, shape=tuple(value.shape), dtype=_dtype_name(value.dtype),
-                         is_output=label == "_saved_result", version_saved=value._version,
-                         version_now=value._version,
-                         nbytes=value.element_size() * value.numel(),
-                         array_id=_storage_id(value))
-        if array is not None:
-            info.min, info.mean, info.max = array_stats(array)
+
+def saved_info(label, value):
+    if isinstance(value, _Unreadable):
+        info = SavedInfo(label, True)
+        found = _VERSIONS.search(value.message)
+        if found:  # torch refuses to give it back: its shape and values are unknown
+            info.version_now, info.version_saved = int(found.group(1)), int(found.group(2))
+            info.state = "modified"
+        elif "freed" in value.message:
+            info.state = "freed"
         return info
+    if isinstance(value, (list, tuple)) and value and all(
+            isinstance(v, torch.Tensor) for v in value):
+        value = value[0] if len(value) == 1 else value
+    if not isinstance(value, torch.Tensor):
+        from .records import short_repr
+        return SavedInfo(label, False, value=short_repr(value))
+    values = array(value) if has_values(value) else None
+    info = SavedInfo(label, True, shape=tuple(value.shape), dtype=_dtype_name(value.dtype),
+                     is_output=label == "_saved_result", version_saved=value._version,
+                     version_now=value._version,
+                     nbytes=value.element_size() * value.numel(),
+                     array_id=_storage_id(value))
+    if values is not None:
+        info.min, info.mean, info.max = array_stats(values)
+    return info
 
-    @staticmethod
-    def metadata(node):
-        return node.metadata
 
-    # ---- custom Functions
-    @classmethod
-    def custom_nodes(cls, roots):
-        return [n for n in cls.topological_order(roots) if isinstance(n, BackwardCFunction)]
+def metadata(node):
+    return node.metadata
 
-    @staticmethod
-    def ctx_attributes(node):
-        return dict(vars(node))
 
-    @classmethod
-    def call_backward(cls, node, grads):
-        """backward's results per next_functions edge (torch's apply returns one per forward
-        argument: the edges are the tensor arguments)."""
-        result = node.apply(*grads)
-        result = list(result) if isinstance(result, tuple) else [result]
-        return [None if k is None else result[k] for k in cls.edge_positions(node)]
+# ---- custom Functions
+def custom_nodes(roots):
+    return [n for n in topological_order(roots) if isinstance(n, BackwardCFunction)]
 
-    @staticmethod
-    def grad_output_meta(node):
-        return [(tuple(m.shape), _numpy_dtype(m.dtype), m) for m in node._input_metadata]
 
-    @staticmethod
-    def edge_positions(node):
-        """The forward argument behind each next_functions edge. torch keeps an edge per
-        tensor argument, and ctx.needs_input_grad an entry per argument: the edges that
-        require grad are the arguments it marks (None for the others when some arguments
-        are not tensors)."""
-        needs, edges = node.needs_input_grad, node.next_functions
-        if len(needs) == len(edges):
-            return tuple(range(len(edges)))
-        marked = iter(k for k, need in enumerate(needs) if need)
-        return tuple(None if child is None else next(marked, None) for child, _ in edges)
+def ctx_attributes(node):
+    return dict(vars(node))
 
-    @staticmethod
-    def dirty(node):
-        return node.dirty_tensors or ()
 
-    @staticmethod
-    def materializes_grads(node):
-        return getattr(node, "materialize_grads", None) is not False
+def call_backward(node, grads):
+    """backward's results per next_functions edge (torch's apply returns one per forward
+    argument: the edges are the tensor arguments)."""
+    result = node.apply(*grads)
+    result = list(result) if isinstance(result, tuple) else [result]
+    return [None if k is None else result[k] for k in edge_positions(node)]
 
-    @staticmethod
-    def cut_once_differentiable(grads):
-        pass  # torch's own once_differentiable already gives torch's verdict
 
-    # ---- running a user's file
-    @staticmethod
-    def importing():
-        return contextlib.nullcontext()  # the file's `import torch` is torch
+def grad_output_meta(node):
+    return [(tuple(m.shape), _numpy_dtype(m.dtype), m) for m in node._input_metadata]
 
-    @staticmethod
-    def trace(target_code, record_ops=False):
-        """(record_ops, every op's inputs for --localize all: gradtool's engine only; the CLI
-        refuses it on torch before anything runs)"""
-        from .torch_trace import TorchTrace
-        return TorchTrace(target_code)
 
-    @staticmethod
-    def module_class():
-        return torch.nn.Module
+def edge_positions(node):
+    """The forward argument behind each next_functions edge. torch keeps an edge per
+    tensor argument, and ctx.needs_input_grad an entry per argument: the edges that
+    require grad are the arguments it marks (None for the others when some arguments
+    are not tensors)."""
+    needs, edges = node.needs_input_grad, node.next_functions
+    if len(needs) == len(edges):
+        return tuple(range(len(edges)))
+    marked = iter(k for k, need in enumerate(needs) if need)
+    return tuple(None if child is None else next(marked, None) for child, _ in edges)
 
-    @staticmethod
-    def opcheck(op, args, kwargs):
-        """torch.library.opcheck(op, args, kwargs, raise_exception=False): torch's own."""
-        return torch.library.opcheck(op, args, kwargs, raise_exception=False)
+
+def dirty(node):
+    return node.dirty_tensors or ()
+
+
+def materializes_grads(node):
+    return getattr(node, "materialize_grads", None) is not False
+
+
+def cut_once_differentiable(grads):
+    pass  # torch's own once_differentiable already gives torch's verdict
+
+
+# ---- running a user's file
+def importing():
+    return contextlib.nullcontext()  # the file's `import torch` is torch
+
+
+def trace(target_code, record_ops=False):
+    """(record_ops, every op's inputs for --localize all: gradtool's engine only; the CLI
+    refuses it on torch before anything runs)"""
+    from .torch_trace import TorchTrace
+    return TorchTrace(target_code)
+
+
+def module_class():
+    return torch.nn.Module
+
+
+def opcheck(op, args, kwargs):
+    """torch.library.opcheck(op, args, kwargs, raise_exception=False): torch's own."""
+    return torch.library.opcheck(op, args, kwargs, raise_exception=False)
 
 
 class DeviceValues:
@@ -403,9 +404,4 @@ def _dtype_name(dtype):
 @functools.lru_cache(maxsize=None)
 def _numpy_dtype(dtype):
     return np.dtype("float32" if dtype == torch.bfloat16 else _dtype_name(dtype))
-
-
-@functools.lru_cache(maxsize=1)
-def engine():
-    return TorchEngine()
 

@@ -12,7 +12,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ..engine import frames
-from .trace import OpEvent, TraceRecords, narrowing
+from .trace import OpEvent, TraceRecords, called_by_user, narrowing
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _FUNCTION_PY = os.path.join(_TORCH_DIR, "autograd", "function.py")
@@ -28,19 +28,9 @@ def user_site():
 
 
 def _called_by_user():
-    """Whether the op is the user's own doing: not run by torch's nn or optim (which cut on
-    purpose), nor inside a custom Function's forward (which runs under no_grad)."""
-    frame, user_seen = sys._getframe(2), False
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if filename == _FUNCTION_PY and frame.f_code.co_name == "apply":
-            return False
-        if not user_seen and not frames.is_gradtool(filename):
-            if filename.startswith(_LIBRARY):
-                return False
-            user_seen = not filename.startswith(_TORCH_DIR)
-        frame = frame.f_back
-    return user_seen
+    # torch's nn and optim are its library; gradtool's frames are the recording's
+    return called_by_user(_FUNCTION_PY, lambda f: f.startswith(_LIBRARY),
+                          lambda f: f.startswith(_TORCH_DIR) or frames.is_gradtool(f))
 
 
 def _tensors(value, found):
@@ -59,10 +49,6 @@ def _precision(t):
     d = t.dtype
     return (d.itemsize * 8 if d.is_floating_point else d.itemsize * 4 if d.is_complex else 0,
             str(d).replace("torch.", ""))
-
-
-def _detached_copy(t):
-    return t.detach().clone().requires_grad_(t.requires_grad)
 
 
 def _finite(t):
@@ -167,7 +153,7 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
                 # (not inside a backward; nor inside a torch.func transform, whose wrapped
                 # inputs die with it: there is no call to check again on its own later)
                 if torch._C._current_graph_task_id() < 0 and not _inside_functorch():
-                    trace._add_function_call(cls, args, kwargs, result, _detached_copy,
+                    trace._add_function_call(cls, args, kwargs, result,
                                              frames.user_call_site(sys._getframe(1)))
             return result
         torch.autograd.Function.apply = classmethod(traced_apply)

@@ -31,22 +31,28 @@ class OpEvent:
 _FUNCTION_PY = os.path.join(frames.AUTOGRAD_DIR, "function.py")
 
 
-def _called_by_user():
-    """Whether the op being recorded is the user's own doing: reached from their code
-    through the engine's dispatch only, not from a library function (nn, optim, ...) that
-    cuts on purpose, nor inside a custom Function's forward (which runs under no_grad)."""
+def called_by_user(function_py, is_library, is_engine):
+    """Whether the op being recorded is the user's own doing, on either engine: reached from
+    their code through the engine's own files only (`is_engine(filename)`), not from a library
+    function (nn, optim, ...: `is_library`) that cuts on purpose, nor inside a custom
+    Function's forward (`apply` in `function_py`; it runs under no_grad)."""
     frame, user_seen = sys._getframe(1), False
     while frame is not None:
         filename = frame.f_code.co_filename
-        if filename == _FUNCTION_PY and frame.f_code.co_name == "apply":
+        if filename == function_py and frame.f_code.co_name == "apply":
             return False
-        if not user_seen and filename != __file__:  # (skip the trace's own methods)
-            if not frames.is_gradtool(filename):
-                user_seen = True
-            elif not filename.startswith(frames.AUTOGRAD_DIR):
+        if not user_seen:
+            if is_library(filename):
                 return False
+            user_seen = not is_engine(filename)
         frame = frame.f_back
     return user_seen
+
+
+def _called_by_user():
+    # gradtool's files but the engine's dispatch (and this trace's methods) are its library
+    return called_by_user(_FUNCTION_PY, lambda f: frames.is_gradtool(f) and not (
+        f.startswith(frames.AUTOGRAD_DIR) or f == __file__), frames.is_gradtool)
 
 
 @dataclasses.dataclass
@@ -118,7 +124,8 @@ def _raw_copy(t):
     return out
 
 
-def _detached_copy(t):
+def detached_copy(t):
+    """A copy of a tensor (either engine's) out of the graph that keeps its requires_grad."""
     return t.detach().clone().requires_grad_(t.requires_grad)
 
 
@@ -206,24 +213,25 @@ class TraceRecords:
         self._keep.extend((tensor, alias))
         self.written_through.setdefault(id(tensor), []).append(id(alias))
 
-    def _add_function_call(self, cls, args, kwargs, result, copy, site):
-        """A custom Function applied to args: its inputs as they were (`copy` makes a detached
-        copy of a tensor that keeps its requires_grad), its node, the user's line."""
-        def kept(value):
-            return copy(value) if self._is_tensor(value) else value
+    def _node_of(self, result):
+        """The graph node of an op's outputs (None when nothing was recorded)."""
         outputs = result if isinstance(result, tuple) else (result,)
-        node = next((o.grad_fn for o in outputs if self._is_tensor(o) and o.grad_fn is not None),
+        return next((o.grad_fn for o in outputs if self._is_tensor(o) and o.grad_fn is not None),
                     None)
+
+    def _add_function_call(self, cls, args, kwargs, result, site):
+        """A custom Function applied to args: its inputs as they were (tensors as detached
+        copies that keep their requires_grad), its node, the user's line."""
+        def kept(value):
+            return detached_copy(value) if self._is_tensor(value) else value
         self.function_calls.append(FunctionCall(
-            cls, tuple(kept(a) for a in args), {k: kept(v) for k, v in kwargs.items()}, node,
-            site))
+            cls, tuple(kept(a) for a in args), {k: kept(v) for k, v in kwargs.items()},
+            self._node_of(result), site))
 
     def _add_op_call(self, name, run, arguments, result, copy, site):
         """A built-in op's call, when `record_ops`: `run(*arguments)` ran it (arguments holding
         its tensors anywhere); its inputs are kept as `copy` makes them."""
-        outputs = result if isinstance(result, tuple) else (result,)
-        node = next((o.grad_fn for o in outputs if self._is_tensor(o) and o.grad_fn is not None),
-                    None)
+        node = self._node_of(result)
         found = []
         template = with_slots(arguments, self._is_tensor, found)
         if node is None or not found:
@@ -262,7 +270,7 @@ class ForwardTrace(TraceRecords, observers.Observer):
 
     def function_call(self, cls, args, kwargs, result):
         if current_task() is None:  # (a Function applied inside backward is no forward)
-            self._add_function_call(cls, args, kwargs, result, _detached_copy,
+            self._add_function_call(cls, args, kwargs, result,
                                     frames.user_call_site(sys._getframe(1)))
 
     def transform(self, kind, func, details):

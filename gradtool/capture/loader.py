@@ -107,6 +107,10 @@ class Target:
         fn = self.obj.apply if self.kind == "Function" else self.obj
         return fn(*args, **kwargs)
 
+    def argument_names(self, n):
+        """The names of its first n positional arguments: its parameters', then arg<i>."""
+        return list(self.param_names) + [f"arg{i}" for i in range(len(self.param_names), n)]
+
 
 GENERATED = object()  # an argument gradtool generates from --shape
 MUTATED = object()    # generated as GENERATED is, without requires_grad: a custom op that mutates
@@ -340,12 +344,10 @@ def find_targets(module, path, wanted=None):
         is_function_class = inspect.isclass(obj) and _is_function_class(obj)
         kind = "Function" if is_function_class else "example"
         if examples is not None:
-            params = _forward_params(obj) if is_function_class else _param_names(obj)
             for i, (args, kwargs) in enumerate(examples):
                 label = f"{name}[{i}]" if len(examples) > 1 else name
                 targets.append(Target(label, kind, obj, tuple(args), dict(kwargs),
-                                      [p.name for p in params] if is_function_class
-                                      else params, path, lineno))
+                                      parameter_names(obj), path, lineno))
         elif is_function_class:
             params = _forward_params(obj)
             targets.append(Target(name, "Function", obj, tuple(_generated(p) for p in params),
@@ -470,7 +472,12 @@ class Unknown:
 NUMBER = object()  # a float parameter: gradtool draws a seeded number
 
 
-def _param_names(fn):
+def parameter_names(fn):
+    """The names of fn's inputs: for a custom Function (the class, or its .apply) its
+    forward's parameters after ctx, else fn's own parameters."""
+    cls = fn if isinstance(fn, type) else getattr(fn, "__self__", None)
+    if engines.function_base(cls) is not None:
+        return [p.name for p in _forward_params(cls)]
     try:
         return list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
@@ -517,9 +524,8 @@ def make_inputs(target, seed, shape, device=None):
                                                    for s in spec):
             return [build(name, s) for s in spec]  # a list of tensors, each made or copied
         return spec
-    names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
-                                                                    len(target.arg_specs))]
-    args = [build(n, a) for n, a in zip(names, target.arg_specs)]
+    args = [build(n, a) for n, a in zip(target.argument_names(len(target.arg_specs)),
+                                        target.arg_specs)]
     kwargs = {k: build(k, v) for k, v in target.kwarg_specs.items()}
     return args, kwargs
 
@@ -634,33 +640,47 @@ class Run:
     def function(self):
         """The target as a function of its tensor arguments (in tensor_inputs' order), the
         other arguments fixed: the function gradcheck checks."""
-        slots = [("arg", k, i) for k, a in enumerate(self.args) for i, _ in _tensors_of(a)] + \
-            [("kw", k, i) for k, v in self.kwargs.items() for i, _ in _tensors_of(v)]
-        target, args, kwargs = self.target, self.args, self.kwargs
+        _, arguments = tensor_slots(engines.current().is_tensor, self.args, self.kwargs,
+                                    lists=True)
+        call = self.target.call
 
         def target_function(*tensors):
-            call_args, call_kwargs = list(args), dict(kwargs)
-            call_args = [list(a) if isinstance(a, list) else a for a in call_args]
-            call_kwargs = {k: list(v) if isinstance(v, list) else v
-                           for k, v in call_kwargs.items()}
-            for (where, key, i), t in zip(slots, tensors):
-                place = call_args if where == "arg" else call_kwargs
-                if i is None:
-                    place[key] = t
-                else:
-                    place[key][i] = t
-            return target.call(*call_args, **call_kwargs)
+            args, kwargs = arguments(tensors)
+            return call(*args, **kwargs)
         return target_function
 
 
-def _tensors_of(value):
-    """(None, value) for a tensor, (i, tensor) for each of a list of tensors, else nothing."""
-    is_tensor = engines.current().is_tensor
+def _tensors_of(value, is_tensor=None, lists=True):
+    """(None, value) for a tensor, (i, tensor) for each of a list of tensors (when `lists`),
+    else nothing."""
+    is_tensor = is_tensor or engines.current().is_tensor
     if is_tensor(value):
         return [(None, value)]
-    if isinstance(value, list) and value and all(is_tensor(v) for v in value):
+    if lists and isinstance(value, list) and value and all(is_tensor(v) for v in value):
         return list(enumerate(value))
     return []
+
+
+def tensor_slots(is_tensor, args, kwargs, lists=False):
+    """Where the tensors among a call's arguments are: ("arg", index, i) or ("kw", name, i)
+    each, in that order, i the place in a list of tensors (with `lists`: a custom op's
+    List[Tensor]) or None; and `arguments(tensors)`, the call's (args, kwargs) with those in
+    their place."""
+    slots = [("arg", k, i) for k, a in enumerate(args)
+             for i, _ in _tensors_of(a, is_tensor, lists)] + \
+        [("kw", k, i) for k, v in kwargs.items() for i, _ in _tensors_of(v, is_tensor, lists)]
+
+    def arguments(tensors):
+        new_args = [list(a) if isinstance(a, list) else a for a in args]
+        new_kwargs = {k: list(v) if isinstance(v, list) else v for k, v in kwargs.items()}
+        for (where, key, i), t in zip(slots, tensors):
+            place = new_args if where == "arg" else new_kwargs
+            if i is None:
+                place[key] = t
+            else:
+                place[key][i] = t
+        return new_args, new_kwargs
+    return slots, arguments
 
 
 def run_target(target, seed, shape, observe=None, device=None):
@@ -683,9 +703,7 @@ def run_target(target, seed, shape, observe=None, device=None):
             f"target {target.name} ({location(target.filename, target.lineno)}) returned "
             f"{type(result).__name__}, not a tensor: gradtool needs a tensor (or tensors) to "
             f"differentiate.", location=(target.filename, target.lineno))
-    names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
-                                                                    len(args))]
-    inputs = list(zip(names, args)) + list(kwargs.items())
+    inputs = list(zip(target.argument_names(len(args)), args)) + list(kwargs.items())
     return Run(target, inputs, outputs, args, kwargs)
 
 

@@ -17,11 +17,9 @@ import numpy as np
 import gradtool.adapters as engines
 
 from ..engine import frames
+from ..engine.testing import _DEFAULT_TOLERANCES as TOLERANCES  # assert_close's, per dtype
 from ..capture import loader
 
-# torch.testing.assert_close's default (rtol, atol) per dtype
-TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
-              "float64": (1e-7, 1e-7)}
 _SECOND_ORDER_SEED = 20250
 
 

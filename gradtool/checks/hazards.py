@@ -74,13 +74,10 @@ def _setup_context_site(node):
 
 
 def _holds_tensor(E, value):
-    if E.is_tensor(value):
-        return True
-    if isinstance(value, (list, tuple)):
-        return any(E.is_tensor(v) for v in value)
-    if isinstance(value, dict):
-        return any(E.is_tensor(v) for v in value.values())
-    return False
+    """A tensor, or a list, tuple or dict with a tensor among its items."""
+    items = value.values() if isinstance(value, dict) else \
+        value if isinstance(value, (list, tuple)) else (value,)
+    return any(E.is_tensor(v) for v in items)
 
 
 def _random_grads(E, node, rng, scale=1.0, requires_grad=False):

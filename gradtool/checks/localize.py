@@ -4,12 +4,12 @@ backward order is the one to blame. Also the central differences a target is che
 when its Functions declare surrogate gradients (`@gradtool.surrogate`)."""
 import collections
 import dataclasses
-import inspect
 from typing import Optional
 
 import gradtool.adapters as engines
 
-from ..capture.loader import user_error
+from ..adapters.trace import detached_copy
+from ..capture.loader import parameter_names, tensor_slots, user_error
 from ..capture.specs import declared_surrogate
 from ..engine.frames import site_location
 from .hazards import custom_op_name, engines_own
@@ -145,7 +145,7 @@ def _called(call):
 def check_op(call, **options):
     """gradcheck_report of one built-in op on its own, at copies of the inputs it received.
     None when no input needs a gradient."""
-    inputs = tuple(_fresh(t) for t in call.inputs)
+    inputs = tuple(detached_copy(t) for t in call.inputs)
     if not any(t.requires_grad and (t.is_floating_point() or t.is_complex()) for t in inputs):
         return None
     return gradcheck_report(lambda *tensors: call.replay(tensors), inputs,
@@ -159,21 +159,11 @@ def check_call(call, **options):
     if not hasattr(call, "cls"):
         return check_op(call, **options)
     E = engines.of(list(call.args) + list(call.kwargs.values()))
-    slots = [("arg", i) for i, a in enumerate(call.args) if E.is_tensor(a)] + \
-        [("kw", k) for k, v in call.kwargs.items() if E.is_tensor(v)]
-    inputs = tuple(_fresh(call.args[key] if where == "arg" else call.kwargs[key])
-                   for where, key in slots)
+    slots, arguments = tensor_slots(E.is_tensor, call.args, call.kwargs)
+    inputs = tuple(detached_copy(call.args[key] if where == "arg" else call.kwargs[key])
+                   for where, key, _ in slots)
     if not any(t.requires_grad and (t.is_floating_point() or t.is_complex()) for t in inputs):
         return None
-
-    def arguments(tensors):
-        args, kwargs = list(call.args), dict(call.kwargs)
-        for (where, key), t in zip(slots, tensors):
-            if where == "arg":
-                args[key] = t
-            else:
-                kwargs[key] = t
-        return args, kwargs
 
     def apply(*tensors):
         args, kwargs = arguments(tensors)
@@ -193,7 +183,7 @@ def check_call(call, **options):
         def numerical(*tensors):
             args, kwargs = arguments(tensors)
             return local(*args, **kwargs)
-    names = _parameter_names(call.cls)
+    names = parameter_names(call.cls)
     labels = [names[key] if where == "arg" and key < len(names) else str(key)
               for where, key in slots]
     return gradcheck_report(apply, inputs, names=labels, function=call.cls,
@@ -257,14 +247,3 @@ def _in_place(apply, inputs):
     return any(o is c for o in (outputs if isinstance(outputs, tuple) else (outputs,))
                for c in clones)
 
-
-def _fresh(t):
-    return t.detach().clone().requires_grad_(t.requires_grad)
-
-
-def _parameter_names(cls):
-    params = list(inspect.signature(cls.forward).parameters.values())
-    Function = engines.function_base(cls)
-    if Function is not None and cls.setup_context is Function.setup_context:
-        params = params[1:]  # forward(ctx, ...)
-    return [p.name for p in params]

@@ -31,9 +31,6 @@ class TargetCheck:
             self.reference is None or self.reference.passed)
 
 
-LOCALIZE = ("custom", "all", "off")  # custom Function calls; every node; none
-
-
 def check_target(target, seed, shape, *, eps=1e-6, atol=1e-5, rtol=1e-3, fast=False, order=1,
                  modes=(False, True), localize="custom", progress=None, device=None):
     """TargetCheck of a target: gradcheck of every tensor input and every module parameter it
@@ -120,7 +117,6 @@ def _forward_checkable(modes, custom_nodes):
     checks the backward alone, with a note."""
     from .diagnoses import Diagnosis
     from ..adapters import current
-    from ..capture.loader import UserCodeError
     check_forward, check_backward = modes
     base = current().Function.jvp
     lacking = {n._forward_cls for n in custom_nodes if n._forward_cls.jvp is base} \
@@ -149,7 +145,6 @@ def _forward_checkable(modes, custom_nodes):
     return (False, True), Diagnosis(
         "no_jvp", "info", f"{message}; only the backward was checked.",
         advice=advice, location=frames.site_location(where))
-
 
 
 def _over_tensors(run, n_args, tick):

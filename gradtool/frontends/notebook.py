@@ -15,6 +15,7 @@ import sys
 import types
 import warnings
 
+from ..checks.numerical import as_tuple as _as_tuple
 from ..engine import frames
 from ..report import formats
 
@@ -97,11 +98,15 @@ class Graph:
         """Write the drawing to `filename` (in `directory`): in `format`, else the one its
         suffix names (svg, png, pdf, dot or gv, html); without a suffix, or without a
         filename (then `.filename`), the DOT source, as graphviz's save(). Returns the path."""
-        path = _joined(directory if directory is not None else self.directory,
-                       filename if filename is not None else self.filename)
+        path = self._path(filename, directory)
         has_suffix = bool(os.path.splitext(os.path.basename(path))[1])
         formats.save(path, self.drawing, format or (None if has_suffix else "dot"))
         return path
+
+    def _path(self, filename, directory):
+        """graphviz's path of the source: .filename in .directory unless given."""
+        return _joined(self.directory if directory is None else directory,
+                       self.filename if filename is None else filename)
 
     def pipe(self, format=None, encoding=None):
         """The drawing in `format` (else .format) as bytes, or as text in `encoding`
@@ -126,8 +131,7 @@ class Graph:
             output_path = outfile
         else:
             fmt = _drawing_format(format or self.format)
-            source_path = _joined(directory if directory is not None else self.directory,
-                                  filename if filename is not None else self.filename)
+            source_path = self._path(filename, directory)
             output_path = f"{source_path}.{fmt.name}"
         formats.save(source_path, self.drawing, "dot")
         formats.save(output_path, self.drawing, fmt.name)
@@ -350,9 +354,9 @@ def _inspect_graph(output, scope):
                                                  graph.snapshot.leaf_tensors)}
     inputs = [(leaves[id(t)] or f"leaf {i}", t)
               for i, t in enumerate(graph.snapshot.leaf_tensors)]
-    where = types.SimpleNamespace(name=name, kind="graph", filename="<python>", lineno=0)
     frame = sys._getframe(2)
-    where.filename, where.lineno = frame.f_code.co_filename, frame.f_lineno
+    where = types.SimpleNamespace(name=name, kind="graph", filename=frame.f_code.co_filename,
+                                  lineno=frame.f_lineno)
     capture = Capture(where, inputs, outputs, graph.snapshot, None, [])
     capture.diagnostics = diagnose_snapshot(graph.snapshot)
     return InspectReport(capture)
@@ -364,8 +368,8 @@ def _target(fn, inputs):
     import inspect
 
     from .. import adapters as engines
-    from ..capture.loader import Target
-    from .testing import Checked, _function_class, _parameter_names
+    from ..capture.loader import Target, parameter_names
+    from .testing import Checked, _function_class
     if engines.is_custom_op(fn):  # checked with its opcheck, as the CLI checks it
         kernel = engines.op_kernel(fn)
         return Target(kernel.__name__, "custom_op", fn, _as_tuple(inputs), {},
@@ -375,12 +379,8 @@ def _target(fn, inputs):
     where = Checked.of(cls.apply if cls is not None else fn)
     return Target(where.name, "Function" if cls is not None else "example",
                   cls if cls is not None else fn, _as_tuple(inputs), {},
-                  _parameter_names(cls.apply if cls is not None else fn), where.filename,
+                  parameter_names(cls or fn), where.filename,
                   where.lineno)
-
-
-def _as_tuple(inputs):
-    return tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
 
 
 def _on_terminal():

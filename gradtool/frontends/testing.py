@@ -5,7 +5,6 @@ torch's messages). `assert_gradcheck` / `assert_gradgradcheck` run gradcheck / g
 with the report `gradtool gradcheck` prints: the per-pair table, the Jacobians with the
 differing entries marked, and the diagnoses."""
 import inspect
-import io
 
 from ..engine.testing import assert_close
 
@@ -101,12 +100,8 @@ def _text():
 
 def _render(print_to):
     """What print_to(console) prints, as a plain string."""
-    buffer = io.StringIO()
-    # force_jupyter=False: in a notebook rich would display the text, not write the buffer
-    con = _text().Console(file=buffer, width=150, no_color=True, color_system=None,
-                          highlight=False, soft_wrap=False, force_jupyter=False)
-    print_to(con)
-    return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip().splitlines())
+    from ..report.formats import rendered
+    return rendered(print_to, width=150).rstrip("\n")
 
 
 class Checked:
@@ -137,7 +132,8 @@ class Checked:
 def _input_names(fn, inputs):
     """fn's parameter names for its inputs, as the CLI names a target's inputs."""
     inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
-    params = _parameter_names(fn)
+    from ..capture.loader import parameter_names
+    params = parameter_names(fn)
     return [params[i] if i < len(params) else f"input {i}" for i in range(len(inputs))]
 
 
@@ -147,16 +143,6 @@ def _function_class(fn):
     owner = getattr(fn, "__self__", None)
     return owner if function_base(owner) is not None else None
 
-
-def _parameter_names(fn):
-    from ..capture.loader import _forward_params
-    function_class = _function_class(fn)
-    if function_class is not None:
-        return [p.name for p in _forward_params(function_class)]
-    try:
-        return list(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        return []
 
 
 def __getattr__(name):  # a torch.testing name gradtool lacks: torch's name in the error

@@ -117,15 +117,20 @@ def json_document(findings):
     return json.chunks(document(f.file, f.seed, f.shape, f.results))
 
 
-def _text(fmt, findings, width=TEXT_WIDTH, color=False, **options):
+def rendered(print_to, width=TEXT_WIDTH, color=False):
+    """What print_to(console) prints on a console `width` columns wide, as text."""
     from rich.console import Console
     buffer = io.StringIO()
     # never Jupyter's display (rich would send the text there, not to the buffer)
     con = Console(file=buffer, width=width, force_jupyter=False, force_terminal=color,
                   no_color=not color, color_system="truecolor" if color else None,
                   highlight=False, soft_wrap=False)
-    print_text(con, findings, **options)
+    print_to(con)
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().rstrip().splitlines())
+
+
+def _text(fmt, findings, width=TEXT_WIDTH, color=False, **options):
+    return rendered(lambda con: print_text(con, findings, **options), width, color)
 
 
 def _graphviz(fmt, drawing, renderer=None):

@@ -13,8 +13,6 @@ def fmt_num(x, digits=DIGITS, missing=""):
     if x is None:
         return missing
     x = float(x)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
+    if not math.isfinite(x):
+        return str(x)  # "nan", "inf" or "-inf"
     return f"{x + 0.0:.{digits}g}"

@@ -271,11 +271,20 @@ def _fold_chain(snapshot, node, shown):
     return run[-1], f"… a chain of {len(skipped):,} nodes from {node.id} ({summary})"
 
 
+def _heading(con, target, badge=""):
+    """A target's name, kind and where it is defined, then `badge` (a verdict)."""
+    say(con, Text(target.name, style="bold underline") + Text(
+        f"  {target.kind} at {location(target.filename, target.lineno)}  ", style="dim") + badge)
+
+
+def _badge(word, good):
+    """A verdict in a box: PASS, FAIL, ERROR, ..."""
+    return Text(f" {word} ", style="bold black on green" if good else "bold white on red")
+
+
 def print_inspect(con, capture, all_saved=False, max_depth=None):
     snap = capture.snapshot
-    target = capture.target
-    say(con, Text(f"{target.name}", style="bold underline") +
-              Text(f"  {target.kind} at {location(target.filename, target.lineno)}", style="dim"))
+    _heading(con, capture.target)
     io_drop = ("tangent", "grad_fn", "requires_grad")
     print_table(con, _io_table("inputs", [(n, v) for n, v in capture.inputs]), io_drop)
     print_table(con, _io_table("outputs", [(o.name or f"output {o.index}", t)
@@ -486,9 +495,7 @@ class evaluation_progress:
 def print_target_error(con, target, error):
     """A target that raised, in its place among the others: the paragraph and the user's
     frames."""
-    say(con, Text(f"{target.name}", style="bold underline") +
-              Text(f"  {target.kind} at {location(target.filename, target.lineno)}  ", style="dim")
-              + Text(" ERROR ", style="bold white on red"))
+    _heading(con, target, _badge("ERROR", False))
     print_user_error(con, error)
 
 
@@ -504,11 +511,8 @@ def print_user_error(con, error):
 def print_against(con, result):
     """One target compared across engines (--against torch): what agrees, or each
     difference with both values."""
-    target = result.target
-    verdict = Text(" AGREE ", style="bold black on green") if result.passed else \
-        Text(" DIFFER ", style="bold white on red")
-    say(con, Text(f"{target.name}", style="bold underline") + Text(
-        f"  {target.kind} at {location(target.filename, target.lineno)}  ", style="dim") + verdict)
+    _heading(con, result.target, _badge("AGREE", True) if result.passed else
+             _badge("DIFFER", False))
     n = result.compared
     say(con, Text(f"gradtool vs torch: {n['outputs']} output(s), {n['gradients']} gradient(s)"
                    + (f", {n['second_order']} second-order gradient(s)" if n["second_order"]
@@ -537,13 +541,10 @@ def print_gradcheck(con, target, report, heading=True):
     first (the target's name is already shown)."""
     # a backward (or jvp) that raised ended the check: an error, as a target that raised
     # is headed (print_target_error), not a verdict
-    error = Text(" ERROR ", style="bold white on red") if report.exception is not None else None
-    verdict = Text(" PASS ", style="bold black on green") if report.passed else \
-        error or Text(" FAIL ", style="bold white on red")
+    error = _badge("ERROR", False) if report.exception is not None else None
+    verdict = _badge("PASS", True) if report.passed else error or _badge("FAIL", False)
     if heading:
-        say(con, Text(f"{target.name}", style="bold underline") + Text(
-            f"  {target.kind} at {location(target.filename, target.lineno)}  ", style="dim")
-            + (error or ""))
+        _heading(con, target, error or "")
     if not (heading and error):
         say(con, Text(f"order {report.order}: ", style="bold") + verdict)
     mode = f"{'gradgradcheck' if report.order == 2 else 'gradcheck'}, {report.mode} mode"
@@ -679,12 +680,10 @@ def _jacobians(report, pair, con):
 def print_reference(con, target, report, heading=True):
     """A ReferenceReport: per dtype and tensor, the target's error against the float64
     reference, the reference's own error in that dtype, their ratio and the verdict."""
-    verdict = Text(" PASS ", style="bold black on green") if report.passed else \
-        Text(" FAIL ", style="bold white on red")
     if heading:
-        say(con, Text(f"{target.name}", style="bold underline") + Text(
-            f"  {target.kind} at {location(target.filename, target.lineno)}  ", style="dim"))
-    say(con, Text("reference check: ", style="bold") + verdict)
+        _heading(con, target)
+    say(con, Text("reference check: ", style="bold") + _badge("PASS" if report.passed else "FAIL",
+                                                             report.passed))
     say(con, Text(f"{report.target} in {', '.join(report.dtypes)} against "
                    f"{report.reference} in float64; allowed: {fmt_num(report.factor)} x the "
                    f"reference's own error in that dtype + {_floor_ulps()} ulps; "

@@ -151,16 +151,17 @@ def test_a_device_torch_lacks_is_a_clear_error(runs):
 def test_adapter_copies_off_host_values_and_perturbs_them_in_place():
     """The adapter's two doors: array() copies a tensor that is not in host memory (never
     .numpy() on it); writable() writes where the values live, moving no version counter."""
-    from gradtool.adapters.torch import DeviceValues, TorchEngine
+    from gradtool.adapters import torch as torch_engine
+    from gradtool.adapters.torch import DeviceValues
     import importlib.util
     spec = importlib.util.spec_from_file_location("off_host", OFF_HOST)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     x = module.off_host(2, 3)
-    host = TorchEngine.array(x)
+    host = torch_engine.array(x)
     host[0, 0] = 99.0
     assert x[0, 0].item() == pytest.approx(-0.9)  # a copy
-    values = TorchEngine.writable(x)
+    values = torch_engine.writable(x)
     assert isinstance(values, DeviceValues) and values.shape == (2, 3)
     version = x._version
     values.flat[4] = 7.0
@@ -168,9 +169,9 @@ def test_adapter_copies_off_host_values_and_perturbs_them_in_place():
     values[...] = np.zeros((2, 3))
     assert float(x.detach().abs().sum()) == 0.0 and x._version == version
     plain = torch.zeros(3, dtype=torch.float64)
-    assert isinstance(TorchEngine.writable(plain), np.ndarray)  # CPU: shares memory
+    assert isinstance(torch_engine.writable(plain), np.ndarray)  # CPU: shares memory
     half = torch.zeros(2, dtype=torch.bfloat16)
-    assert TorchEngine.array(half).dtype == np.float32  # numpy has no bfloat16
+    assert torch_engine.array(half).dtype == np.float32  # numpy has no bfloat16
 
 
 # ------------------------------------------------------------------ on a GPU

@@ -220,15 +220,20 @@ def user_prints_to_stderr(json_output):
 
 
 def report(findings, json_, no_color, quiet=False, **text_options):
-    """Print what a command found: under --json its one JSON document on the real stdout
-    (written in blocks of about a megabyte), else its text report."""
+    """Print what a command found: under --json its one JSON document (write_json), else its
+    text report."""
     from ...report import formats
     if not json_:
         from ...report.text import console
         return formats.print_text(console(no_color=no_color), findings, quiet, **text_options)
+    write_json(formats.json_document(findings))
+
+
+def write_json(pieces):
+    """A JSON document's pieces on the real stdout, in blocks of about a megabyte."""
     out = sys.stdout if _json_stdout is None else _json_stdout
     block, size = [], 0
-    for piece in formats.json_document(findings):
+    for piece in pieces:
         block.append(piece)
         size += len(piece)
         if size > 1 << 20:

@@ -236,12 +236,10 @@ def _reference_check(target, seed, shape, device, asked, reference_fn):
     args, kwargs = make_inputs(target, seed, shape, device)
     parameters = [(n, p) for n, p in module_parameters(file_modules(E, target)).items()
                   if p.requires_grad]
-    names = list(target.param_names) + [f"arg{i}" for i in range(len(target.param_names),
-                                                                  len(args))]
     try:
         return ref.reference_report(
             functools.partial(target.call, **kwargs), functools.partial(reference_fn, **kwargs),
-            args, dtypes=asked.dtypes, factor=asked.factor, names=names,
+            args, dtypes=asked.dtypes, factor=asked.factor, names=target.argument_names(len(args)),
             parameters=parameters, seed=seed,
             where=(target.name, target.filename, target.lineno))
     except ref.ReferenceError as e:

@@ -13,7 +13,7 @@ import traceback
 
 import typer
 
-from ...engine.frames import location, site_location
+from ...engine.frames import location, site_location, user_frames
 from . import common
 
 
@@ -69,7 +69,7 @@ def run_target(target, fn, *args, timeout=None):
             finally:  # an alarm due right here still lands in the except below
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except _TimedOut as e:
-            frames = _own_frames(e.__traceback__)
+            frames = user_frames(e.__traceback__)
             at = (frames[-1].filename, frames[-1].lineno) if frames else None
             raise UserCodeError(f"{label} did not finish within --timeout {timeout:g} s"
                                 + (f"; it was at {site_location(at, relative=False)}" if at
@@ -112,7 +112,7 @@ def ends_cleanly(command):
         except KeyboardInterrupt as e:
             signum = e.signum if isinstance(e, Terminated) else signal.SIGINT
             where = getattr(e, "gradtool_running", None)
-            frames = _own_frames(e.__traceback__)
+            frames = user_frames(e.__traceback__)
             print(f"\ngradtool: {signal.Signals(signum).name} received"
                   + (f" while running {where}" if where else "")
                   + (f" at {location(frames[-1].filename, frames[-1].lineno, relative=False)}"
@@ -121,10 +121,3 @@ def ends_cleanly(command):
                   file=sys.stderr)
             raise typer.Exit(128 + signum) from None
     return wrapper
-
-
-def _own_frames(tb):
-    """The traceback's frames of the user's own code: not gradtool's, not an installed
-    library's or the standard library's."""
-    from ...engine.frames import user_frames
-    return user_frames(tb)

@@ -236,9 +236,5 @@ def _print_document(command, runs, finished, summary, options):
                 options.get("order", 1), error["message"], error.get("location"),
                 error.get("details")))
     skipped = [r.spec for r in runs if r.reply is not None and r.skipped]
-    document = json_report.files_document(command, documents, skipped, summary)
-    out = sys.stdout
-    for piece in json_report.chunks(document):
-        out.write(piece)
-    out.write("\n")
-    out.flush()
+    common.write_json(json_report.chunks(
+        json_report.files_document(command, documents, skipped, summary)))

@@ -43,11 +43,9 @@ def run(request):
     options = request["options"]
     try:
         outcome = check_file(request["spec"], progress=False, **options)
-    except NoTargets as e:
-        if request["from_directory"]:
-            return {"skipped": True}
-        return {"code": 2, "error": {"message": str(e), "details": e.details}}
     except GradtoolError as e:
+        if isinstance(e, NoTargets) and request["from_directory"]:
+            return {"skipped": True}
         return {"code": 2, "error": {
             "message": str(e), "details": getattr(e, "details", ""),
             "location": site_location(getattr(e, "location", None), relative=False)}}
@@ -59,7 +57,3 @@ def run(request):
                            options["quiet"], **outcome.text_options)
         report = buffer.getvalue()
     return {"code": outcome.code, "counts": outcome.counts(), "report": report}
-
-
-if __name__ == "__main__":
-    main(*sys.argv[1:3])
