@@ -185,7 +185,7 @@ def check_call(call, **options):
             return local(*args, **kwargs)
     names = parameter_names(call.cls)
     labels = [names[key] if where == "arg" and key < len(names) else str(key)
-              for where, key in slots]
+              for where, key, _ in slots]
     return gradcheck_report(apply, inputs, names=labels, function=call.cls,
                             numerical_func=numerical, declared=declared, **options)
 
