@@ -89,3 +89,71 @@ def set_num_threads(num):
     """Accepted and left alone: how many threads numpy's kernels use is numpy's affair."""
     if not isinstance(num, _builtins.int) or num <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
+
+
+# ---- dtypes, memory formats, layouts, generators (the census's torch-level names)
+from .autograd.creation import (Generator, default_generator, get_rng_state,  # noqa: E402
+                                initial_seed, randint_like, seed, set_rng_state)
+from .autograd.memory import (channels_last, channels_last_3d, contiguous_format,  # noqa: E402
+                              layout, memory_format, preserve_format, sparse_coo, strided)
+from .autograd.printing import set_printoptions  # noqa: E402
+from .autograd import dtypes as _dtypes  # noqa: E402
+
+for _name in ("clamp_min", "clamp_max", "is_floating_point"):
+    globals().setdefault(_name, _method_as_function(_name))
+
+
+def get_default_dtype():
+    """The dtype of floating point tensors made from Python numbers (float32 until set)."""
+    return _dtypes.from_numpy_dtype(_dtypes.DEFAULT_FLOAT)
+
+
+def set_default_dtype(d):
+    """Makes `d` (a floating point dtype) the default float dtype: of factories, of tensors
+    made from Python floats, of integer inputs to true division; complex follows it."""
+    if not isinstance(d, _dtypes.dtype) or not d.is_floating_point or d.numpy is None:
+        raise TypeError("only floating-point types are supported as the default type")
+    _dtypes.DEFAULT_FLOAT = d.numpy
+
+
+def set_default_tensor_type(t):
+    """Deprecated (as torch warns): the default dtype of a legacy tensor type, its class or
+    its name ('torch.DoubleTensor'); CUDA types are not available, as in torch's CPU build."""
+    _warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                   "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+                   UserWarning, stacklevel=2)
+    name = t if isinstance(t, str) else f"torch.{getattr(t, '__name__', t)}"
+    if name.startswith("torch.cuda."):
+        raise TypeError(f"type {name} not available. Torch not compiled with CUDA enabled.")
+    legacy = globals().get(name.rpartition(".")[2])
+    if legacy is None or not hasattr(legacy, "dtype"):
+        raise TypeError(f"invalid type: '{name}'")
+    set_default_dtype(legacy.dtype)
+
+
+def promote_types(type1, type2):
+    """The smallest dtype both convert to (a float type absorbs any integer), as torch's."""
+    return _dtypes.from_numpy_dtype(_dtypes.promote_types(_dtypes.to_numpy_dtype(type1),
+                                                          _dtypes.to_numpy_dtype(type2)))
+
+
+def typename(obj):
+    """A tensor's legacy type name ('torch.FloatTensor'); otherwise module.qualname."""
+    if isinstance(obj, Tensor):
+        return "torch." + _dtypes.LEGACY_TYPE_NAMES[obj._data.dtype.name] + "Tensor"
+    module = getattr(obj, "__module__", "") or ""
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if qualname is None:
+        module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+def symeig(input, eigenvectors=False, upper=True, *, out=None):
+    """Removed from torch: its message says what replaces it."""
+    raise RuntimeError(
+        "This function was deprecated since version 1.9 and is now removed. The default "
+        "behavior has changed from using the upper triangular portion of the matrix by default "
+        "to using the lower triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) should be "
+        "replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V "
+        "= torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = "
+        "torch.linalg.eigh(A, UPLO='U' if upper else 'L')")

@@ -646,6 +646,20 @@ case("normal_", "NORMAL", _seeded(lambda x: x.sin().normal_(0.5, 2.0) * x), norm
      lambda v, x: [v * _filled("normal_", 0.5, 2.0)(x.shape)._data], order2="square")
 case("uniform_", "UNIFORM", _seeded(lambda x: x.sin().uniform_(-1.0, 3.0) * x), normal(*S),
      lambda v, x: [v * _filled("uniform_", -1.0, 3.0)(x.shape)._data], order2="square")
+# torch's other random fills, the same way
+# (random_()'s range is the dtype's: its draws differ in float32, so they are multiplied by 0)
+case("random_fill", "RANDOM", _seeded(lambda x: x.sin().random_() * 0.0 + x), normal(*S),
+     lambda v, x: [v], order2="square")
+for _fill, _row, _args in (("random_", "RANDOM_TO", (7,)),
+                           ("random_", "RANDOM_FROM_TO", (-3, 4)),
+                           ("log_normal_", "LOG_NORMAL", (0.5, 0.3)),
+                           ("exponential_", "EXPONENTIAL", (2.0,)),
+                           ("geometric_", "GEOMETRIC", (0.4,)),
+                           ("cauchy_", "CAUCHY", (1.0, 0.5))):
+    case(f"{_row.lower()}_fill", _row,
+         _seeded(lambda x, _fill=_fill, _args=_args: getattr(x.sin(), _fill)(*_args) * x),
+         normal(*S), lambda v, x, _fill=_fill, _args=_args: [
+             v * _filled(_fill, *_args)(x.shape)._data], order2="square")
 
 
 def _setitem_basic(x, z):
@@ -958,6 +972,15 @@ case("erf_0d", "ERF", lambda x: x.sum().erf(), normal(*S),
      lambda v, x: [np.full(x.shape, v * 2 / np.sqrt(np.pi) * np.exp(-x.sum() ** 2))])
 case("transpose_", "TRANSPOSE_", lambda x: (x * 1.0).transpose_(0, 1), normal(*S),
      lambda v, x: [v.T], order2="square")
+# squeeze_ and unsqueeze_ change the tensor's own shape, as transpose_
+case("squeeze_all_", "SQUEEZE_ALL_", lambda x: (x * 1.0).squeeze_(), normal(3, 1, 4, 1),
+     lambda v, x: [v.reshape(x.shape)], order2="square")
+case("squeeze_dim_", "SQUEEZE_", lambda x: (x * 1.0).squeeze_(3), normal(3, 1, 4, 1),
+     lambda v, x: [v.reshape(x.shape)], order2="square")
+case("squeeze_dims_", "SQUEEZE_DIMS_", lambda x: (x * 1.0).squeeze_((1, 3)), normal(3, 1, 4, 1),
+     lambda v, x: [v.reshape(x.shape)], order2="square")
+case("unsqueeze_", "UNSQUEEZE_", lambda x: (x * 1.0).unsqueeze_(1), normal(*S),
+     lambda v, x: [v.reshape(x.shape)], order2="square")
 
 # ------------------------------ selecting, sorting ------------------------------
 

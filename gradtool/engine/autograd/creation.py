@@ -7,25 +7,97 @@ from . import dtypes
 from .device import check as check_device
 from .tensor import Size, Tensor, _shape
 
-_generator = np.random.default_rng()
+class Generator:
+    """A source of random numbers (torch.Generator): seeded with manual_seed, passed to the
+    random factories and fills as generator=. numpy's generator underneath: the same seed
+    gives other numbers than torch's."""
+
+    def __init__(self, device="cpu"):
+        if str(device).startswith("cuda"):  # torch's CPU build has no CUDA generator
+            raise RuntimeError(
+                "Cannot get CUDA generator without ATen_cuda library. PyTorch splits its "
+                "backend into two shared libraries: a CPU library and a CUDA library; this error "
+                "has occurred because you are trying to use some CUDA functionality, but the CUDA "
+                "library has not been loaded by the dynamic linker for some reason.  The CUDA "
+                "library MUST be loaded, EVEN IF you don't directly use any symbols from the "
+                "CUDA library! One common culprit is a lack of -Wl,--no-as-needed in your link "
+                "arguments; many dynamic linkers will delete dynamic library dependencies if you "
+                "don't depend on any of their symbols.  You can check if this has occurred by "
+                "using link on your binary to see if there is a dependency on *_cuda.dll "
+                "library.")
+        check_device(device)
+        self.seed()
+
+    @property
+    def device(self):
+        from .device import CPU
+        return CPU
+
+    def manual_seed(self, seed):
+        self._initial_seed = int(seed) % 2 ** 64  # (torch takes negative seeds modulo 2^64)
+        self._rng = np.random.default_rng(self._initial_seed)
+        return self
+
+    def initial_seed(self):
+        return self._initial_seed
+
+    def seed(self):
+        """Seeds from the operating system's entropy; returns the seed."""
+        seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+        self.manual_seed(seed)
+        return seed
+
+    def get_state(self):
+        """The state as a uint8 tensor (numpy's state, pickled: not torch's bytes)."""
+        import pickle
+        state = pickle.dumps((self._initial_seed, self._rng.bit_generator.state))
+        return Tensor._wrap(np.frombuffer(state, np.uint8).copy())
+
+    def set_state(self, new_state):
+        import pickle
+        self._initial_seed, state = pickle.loads(new_state._data.tobytes())
+        self._rng.bit_generator.state = state
+        return self
+
+
+default_generator = Generator()
 
 
 def manual_seed(seed):
     """Seed every random factory (rand, randn, randint, ..., and nn's initialisers)."""
-    global _generator
-    _generator = np.random.default_rng(int(seed))
-    return _generator
+    return default_generator.manual_seed(seed)
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def seed():
+    return default_generator.seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
 
 
 # vmap's check of its randomness= (engine/func/vmap.py), set while a vmap runs
 random_check = None
 
 
-def generator():
-    """The generator every random draw reads (through here, so vmap can refuse or allow it)."""
+def generator(given=None):
+    """numpy's generator a random draw reads: the given torch.Generator's, or the default's
+    (through here, so vmap can refuse or allow it)."""
     if random_check is not None:
         random_check()
-    return _generator
+    if given is None:
+        return default_generator._rng
+    if not isinstance(given, Generator):
+        raise TypeError(f"generator must be a torch.Generator, not {type(given).__name__}")
+    return given._rng
 
 
 def _finish(array, requires_grad, device=None):
@@ -39,8 +111,10 @@ def _finish(array, requires_grad, device=None):
     return t
 
 
-def _np_dtype(dtype, default=dtypes.DEFAULT_FLOAT):
-    return default if dtype is None else dtypes.to_numpy_dtype(dtype)
+def _np_dtype(dtype, default=None):  # (None: the default float dtype when called)
+    if dtype is not None:
+        return dtypes.to_numpy_dtype(dtype)
+    return dtypes.DEFAULT_FLOAT if default is None else default
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -173,29 +247,34 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     return _finish(np.linspace(start, end, steps).astype(_np_dtype(dtype)), requires_grad, device)
 
 
-def rand(*sizes, size=None, dtype=None, device=None, requires_grad=False):
-    return _finish(generator().random(_size(sizes, size)).astype(_np_dtype(dtype)), requires_grad,
-                   device)
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    return _finish(_draw(generator).random(_size(sizes, size)).astype(_np_dtype(dtype)),
+                   requires_grad, device)
 
 
-def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False):
-    shape, np_dtype = _size(sizes, size), _np_dtype(dtype)
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    shape, np_dtype, rng = _size(sizes, size), _np_dtype(dtype), _draw(generator)
     if np_dtype.kind == "c":  # as torch: each part N(0, 1/2), so E|z|^2 = 1
-        values = (generator().standard_normal(shape + (2,)) * np.sqrt(0.5)).view(np.complex128)
+        values = (rng.standard_normal(shape + (2,)) * np.sqrt(0.5)).view(np.complex128)
         return _finish(values[..., 0].astype(np_dtype), requires_grad, device)
-    return _finish(generator().standard_normal(shape).astype(np_dtype), requires_grad, device)
+    return _finish(rng.standard_normal(shape).astype(np_dtype), requires_grad, device)
 
 
-def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
+def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None,
+            requires_grad=False):
     if high is None or isinstance(high, (tuple, list)):  # randint(high, size), as torch
         low, high, size = 0, low, size if high is None else high
-    array = generator().integers(low, high, _shape((size,)))
+    array = _draw(generator).integers(low, high, _shape((size,)))
     return _finish(array.astype(_np_dtype(dtype, np.dtype(np.int64))), requires_grad, device)
 
 
-def randperm(n, dtype=None, device=None):
-    return _finish(generator().permutation(n).astype(_np_dtype(dtype, np.dtype(np.int64))), False,
-                   device)
+def randperm(n, *, generator=None, dtype=None, device=None):
+    return _finish(_draw(generator).permutation(n).astype(_np_dtype(dtype, np.dtype(np.int64))),
+                   False, device)
+
+
+def _draw(given):  # (the factories' argument generator= hides generator() inside them)
+    return generator(given)
 
 
 def _like(fn):
@@ -211,6 +290,13 @@ ones_like = _like(ones)
 empty_like = _like(empty)
 rand_like = _like(rand)
 randn_like = _like(randn)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    """randint(low, high) (or randint(0, low)) of input's shape and (by default) dtype."""
+    low, high = (0, low) if high is None else (low, high)
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device,
+                   requires_grad=requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):

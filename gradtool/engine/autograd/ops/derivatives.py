@@ -160,6 +160,23 @@ NORMAL_TENSOR_TENSOR = OpSpec("normal", "NormalBackward3", kernels.normal_like, 
                               std=lambda grad, std_sym_sizes: zeros(std_sym_sizes, grad))
 UNIFORM = OpSpec("uniform_", "UniformBackward0", kernels.uniform, jvp="elementwise",
                  args=("low", "high", "generator"), self=lambda grad: zeros_like(grad))
+# torch's other random fills, each drawing from its distribution: zero gradient, as normal_'s
+# (random_'s three forms: integers in [from, to), in [0, to), or all a dtype represents exactly)
+_RANDOM_FILL = dict(jvp="elementwise", self=lambda grad: zeros_like(grad))
+RANDOM_FROM_TO = OpSpec("random_", "RandomBackward0", kernels.random_integers,
+                        args=("from", "to", "generator"), **_RANDOM_FILL)
+RANDOM_TO = OpSpec("random_", "RandomBackward1", kernels.random_integers,
+                   args=("from", "to", "generator"), **_RANDOM_FILL)
+RANDOM = OpSpec("random_", "RandomBackward2", kernels.random_integers,
+                args=("from", "to", "generator"), **_RANDOM_FILL)
+LOG_NORMAL = OpSpec("log_normal_", "LogNormalBackward0", kernels.log_normal,
+                    args=("mean", "std", "generator"), **_RANDOM_FILL)
+EXPONENTIAL = OpSpec("exponential_", "ExponentialBackward0", kernels.exponential,
+                     args=("lambd", "generator"), **_RANDOM_FILL)
+GEOMETRIC = OpSpec("geometric_", "GeometricBackward0", kernels.geometric,
+                   args=("p", "generator"), **_RANDOM_FILL)
+CAUCHY = OpSpec("cauchy_", "CauchyBackward0", kernels.cauchy,
+                args=("median", "sigma", "generator"), **_RANDOM_FILL)
 TO_COPY = OpSpec("to", "ToCopyBackward0", kernels.to_dtype, jvp="linear", args=("dtype",),
                  promotes_dtype=False,
                  self=lambda grad, self_scalar_type: to(grad, self_scalar_type))
@@ -454,6 +471,15 @@ SQUEEZE = OpSpec("squeeze", "SqueezeBackward0", kernels.squeeze, function=True, 
 SQUEEZE_ = OpSpec("squeeze_", "SqueezeBackward4", kernels.squeeze, jvp="linear", batches=True,
                   args=("dim",),
                   self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
+# Tensor.squeeze_ and unsqueeze_ change the tensor's own shape (as transpose_): nodes of
+# their own, as torch's (squeeze_() of every size-1 dim, of one dim above, of several dims)
+SQUEEZE_ALL_ = OpSpec("squeeze_", "SqueezeBackward3", kernels.squeeze, jvp="linear", args=("dim",),
+                      self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+SQUEEZE_DIMS_ = OpSpec("squeeze_", "SqueezeBackward5", kernels.squeeze, jvp="linear",
+                       args=("dim",),
+                       self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
+UNSQUEEZE_ = OpSpec("unsqueeze_", "UnsqueezeBackward1", np.expand_dims, jvp="linear",
+                    args=("dim",), self=lambda grad, dim: squeeze(grad, dim))
 # squeeze(int) and squeeze(tuple) save their dim (an int, a tuple) as torch's nodes do
 SQUEEZE_DIM = OpSpec("squeeze", "SqueezeBackward1", kernels.squeeze, jvp="linear", view=True,
                      batched_jvp=formulas.batched_reshape, batches=True, args=("dim",),

@@ -391,8 +391,11 @@ def polar(abs, angle):
     return complex_(abs * np.cos(angle), abs * np.sin(angle))
 
 
-def clone(self, memory_format="preserve"):  # preserve: the input's order of dims, as torch
-    return self.copy(order="K" if memory_format == "preserve" else "C")
+def clone(self, memory_format=None):  # None: torch's preserve_format, the input's dim order
+    if memory_format is None:
+        return self.copy(order="K")
+    from ..memory import laid_out
+    return laid_out(self, memory_format)
 
 
 def copy(self, src):
@@ -409,6 +412,38 @@ def normal(self, mean, std, generator):
 
 def uniform(self, low, high, generator):
     return generator.uniform(low, high, self.shape).astype(self.dtype)
+
+
+def random_integers(self, low, high, generator):
+    """Integers drawn uniformly from [low, high); high None: up to what the dtype holds
+    exactly, as torch's random_() (2^mantissa bits for floats, the largest value for ints)."""
+    if high is None:
+        if self.dtype.kind == "f":
+            high = 2 ** (np.finfo(self.dtype).nmant + 1) + 1
+        elif self.dtype.kind == "b":
+            high = 2
+        else:
+            high = int(np.iinfo(self.dtype).max) + 1
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    return generator.integers(low, high, self.shape).astype(self.dtype)
+
+
+def log_normal(self, mean, std, generator):
+    return generator.lognormal(mean, std, self.shape).astype(self.dtype)
+
+
+def exponential(self, lambd, generator):
+    return generator.exponential(1 / lambd, self.shape).astype(self.dtype)
+
+
+def geometric(self, p, generator):
+    return generator.geometric(p, self.shape).astype(self.dtype)
+
+
+def cauchy(self, median, sigma, generator):
+    return (median + sigma * generator.standard_cauchy(self.shape)).astype(self.dtype)
 
 
 # ---- indexing ----
