@@ -23,7 +23,7 @@ class Generator:
                 "CUDA library! One common culprit is a lack of -Wl,--no-as-needed in your link "
                 "arguments; many dynamic linkers will delete dynamic library dependencies if you "
                 "don't depend on any of their symbols.  You can check if this has occurred by "
-                "using link on your binary to see if there is a dependency on *_cuda.dll "
+                "using ldd on your binary to see if there is a dependency on *_cuda.so "
                 "library.")
         check_device(device)
         self.seed()

@@ -135,3 +135,18 @@ class MoreTensorMethods:
         if return_counts:
             out.append(creation.tensor(counts, dtype=dtypes.int64))
         return out[0] if len(out) == 1 else tuple(out)
+
+
+class RemovedTensorMethods:
+    """Tensor methods torch removed, answering with torch's message of what replaces them."""
+
+    def reinforce(self, reward):
+        raise RuntimeError(
+            "reinforce() was removed.\nUse torch.distributions instead.\nSee "
+            "https://pytorch.org/docs/main/distributions.html\n\nInstead of:\n\nprobs = "
+            "policy_network(state)\naction = probs.multinomial()\nnext_state, reward = "
+            "env.step(action)\naction.reinforce(reward)\naction.backward()\n\nUse:\n\nprobs = "
+            "policy_network(state)\n# NOTE: categorical is equivalent to what used to be called "
+            "multinomial\nm = torch.distributions.Categorical(probs)\naction = m.sample()\n"
+            "next_state, reward = env.step(action)\nloss = -m.log_prob(action) * reward\n"
+            "loss.backward()\n")
