@@ -157,3 +157,10 @@ def symeig(input, eigenvectors=False, upper=True, *, out=None):
         "replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V "
         "= torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = "
         "torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
+
+
+# ---- selecting, writing by index, windows, modes, histograms (Tensor methods as functions)
+for _name in ("masked_select", "index_copy", "index_fill", "put", "take", "mode", "logit",
+              "nansum", "nanmean", "movedim", "moveaxis", "logical_or", "logical_and",
+              "logical_xor", "histc", "histogram"):
+    globals().setdefault(_name, _method_as_function(_name))

@@ -1179,3 +1179,4 @@ from . import tensor_methods_extra  # noqa: E402 (the census of real files: more
 _attach(tensor_methods_extra.MoreTensorMethods)
 _attach(memory.MemoryTensorMethods)
 _attach(tensor_methods_extra.RemovedTensorMethods)
+_attach(tensor_methods_extra.SelectingTensorMethods)

@@ -150,3 +150,178 @@ class RemovedTensorMethods:
             "multinomial\nm = torch.distributions.Categorical(probs)\naction = m.sample()\n"
             "next_state, reward = env.step(action)\nloss = -m.log_prob(action) * reward\n"
             "loss.backward()\n")
+
+
+ModeResult = collections.namedtuple("mode", ["values", "indices"])
+HistogramResult = collections.namedtuple("histogram", ["hist", "bin_edges"])
+
+
+def _long_index(index, name):
+    if not isinstance(index, Tensor) or index._data.dtype != np.int64:
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got "
+                           f"{getattr(index, 'dtype', type(index).__name__)}")
+    return index
+
+
+class SelectingTensorMethods:
+    """Selecting, writing by index, windows, modes and histograms (the census's Tensor
+    ops): each a row of the table or made of the engine's ops."""
+
+    def masked_select(self, mask):
+        return call(table.MASKED_SELECT, (self, mask))
+
+    def index_copy(self, dim, index, source):
+        dim = _dim(dim, max(self.dim(), 1))
+        _long_index(index, "index_copy_")
+        if source.dim() and source.shape[dim if source.dim() > 1 else 0] != index.numel():
+            raise IndexError(f"index_copy_(): Number of indices ({index.numel()}) should be "
+                             f"equal to source.size(dim) ({source.shape[dim]})")
+        return call(table.INDEX_COPY, (self, index, source), (dim,))
+
+    def index_copy_(self, dim, index, source):
+        dim = _dim(dim, max(self.dim(), 1))
+        _long_index(index, "index_copy_")
+        return call_inplace(table.INDEX_COPY, (self, index, source), (dim,))
+
+    def index_fill(self, dim, index, value):
+        return call(table.INDEX_FILL, (self, _long_index(index, "index_fill_")),
+                    (_dim(dim, max(self.dim(), 1)), _fill_value(value)))
+
+    def index_fill_(self, dim, index, value):
+        return call_inplace(table.INDEX_FILL, (self, _long_index(index, "index_fill_")),
+                            (_dim(dim, max(self.dim(), 1)), _fill_value(value)))
+
+    def put(self, index, source, accumulate=False):
+        _check_put(self, index, source)
+        return call(table.PUT, (self, index, source), (accumulate,))
+
+    def put_(self, index, source, accumulate=False):
+        _check_put(self, index, source)
+        return call_inplace(table.PUT, (self, index, source), (accumulate,))
+
+    def take(self, index):
+        _check_put(self, index, None)
+        return call(table.TAKE, (self, index))
+
+    def unfold(self, dimension, size, step):
+        """The windows of `size` elements every `step` along dimension, as a last dim (a
+        view)."""
+        dimension = _dim(dimension, max(self.dim(), 1))
+        length = self.shape[dimension] if self.dim() else 1
+        if size > length:
+            raise RuntimeError(f"maximum size for tensor at dimension {dimension} is {length} "
+                               f"but size is {size}")
+        if step <= 0:
+            raise RuntimeError(f"step is {step} but must be > 0")
+        return call(table.UNFOLD, (self,), (dimension, size, step))
+
+    def mode(self, dim=-1, keepdim=False):
+        return ModeResult(*call(table.MODE, (self,), (_dim(dim, max(self.dim(), 1)), keepdim)))
+
+    def logit(self, eps=None):
+        return call(table.LOGIT, (self,), (eps,))
+
+    def logit_(self, eps=None):
+        return call_inplace(table.LOGIT, (self,), (eps,))
+
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        t = self if dtype is None else self.to(dtype)
+        dims = None if dim is None else tuple(
+            _dim(d, max(self.dim(), 1)) for d in (dim if isinstance(dim, (tuple, list)) else (dim,)))
+        return call(table.NANSUM, (t,), (dims, keepdim))
+
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        """The mean of the elements that are not NaN (torch's: nansum over their count)."""
+        if self._data.dtype.kind not in "fc":
+            raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
+                               f"dtype but got {dtypes.LEGACY_TYPE_NAMES[self._data.dtype.name]}")
+        count = self.isnan().logical_not().sum(dim, keepdim)
+        return self.nansum(dim, keepdim, dtype=dtype) / count
+
+    def movedim(self, source, destination):
+        """The dims `source` moved to positions `destination`, the others in order (a
+        permute)."""
+        nd = self.dim()
+        source = [_dim(d, max(nd, 1)) for d in (source if isinstance(source, (tuple, list))
+                                                 else (source,))]
+        destination = [_dim(d, max(nd, 1)) for d in (
+            destination if isinstance(destination, (tuple, list)) else (destination,))]
+        if len(source) != len(destination):
+            raise RuntimeError(f"movedim: Invalid source or destination dims: source "
+                               f"({source} dims) should contain the same number of dims as "
+                               f"destination ({destination} dims)")
+        order = [d for d in range(nd) if d not in source]
+        for dst, src in sorted(zip(destination, source)):
+            order.insert(dst, src)
+        return self.permute(order) if nd else self.view(())
+
+    moveaxis = movedim
+
+    def logical_or(self, other):
+        return _logical(np.logical_or, self, other)
+
+    def logical_and(self, other):
+        return _logical(np.logical_and, self, other)
+
+    def logical_xor(self, other):
+        return _logical(np.logical_xor, self, other)
+
+    def histc(self, bins=100, min=0, max=0):
+        """Counts of the elements in `bins` equal bins over [min, max] (the data's range when
+        both are 0); elements outside are left out. No gradient, as torch's."""
+        data = self._data
+        if data.dtype.kind not in "f":
+            raise RuntimeError(f"\"histogram_cpu\" not implemented for "
+                               f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
+        lo, hi = float(min), float(max)
+        if lo == hi and data.size:
+            lo, hi = float(data.min()), float(data.max())
+        if lo == hi:
+            lo, hi = lo - 1, hi + 1
+        if lo > hi:
+            raise RuntimeError("torch.histc: max must be larger than min")
+        counts, _ = np.histogram(data, bins, (lo, hi))
+        return Tensor._wrap(counts.astype(data.dtype))
+
+    def histogram(self, bins, *, range=None, weight=None, density=False):
+        """(hist, bin_edges): bins a number of equal bins over `range` (the data's when not
+        given) or a tensor of edges. No gradient."""
+        data = self._data
+        edges = bins._data if isinstance(bins, Tensor) else bins
+        weights = None if weight is None else weight._data
+        lo_hi = range if range is not None or isinstance(bins, Tensor) else (
+            (float(data.min()), float(data.max())) if data.size else (0.0, 1.0))
+        hist, edges = np.histogram(data, edges, lo_hi, weights=weights, density=density)
+        return HistogramResult(Tensor._wrap(hist.astype(data.dtype)),
+                               Tensor._wrap(edges.astype(data.dtype)))
+
+
+def _logical(fn, a, b):
+    b = b._data if isinstance(b, Tensor) else b
+    return Tensor._wrap(np.asarray(fn(a._data, b)))
+
+
+def _fill_value(value):
+    if isinstance(value, Tensor):
+        if value.dim():
+            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.dim()} dimension(s).")
+        if value.requires_grad:  # (torch's IndexFillBackward1, not in the engine yet)
+            from ..errors import NotInEngineError
+            raise NotInEngineError("index_fill with a value tensor that requires grad")
+        return value.item()
+    return value
+
+
+def _check_put(t, index, source):
+    _long_index(index, "put_" if source is not None else "take")
+    n = t.numel()
+    flat = index._data.reshape(-1)
+    if flat.size and (flat.min() < -n or flat.max() >= n):
+        bad = int(flat[(flat < -n) | (flat >= n)][0])
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
+                         f"elements.")
+    if source is not None and source.numel() != index.numel():
+        raise RuntimeError(f"put_(): Expected source and index to have the same number of "
+                           f"elements, but got source.numel() = {source.numel()}, "
+                           f"index.numel() = {index.numel()}")

@@ -15,7 +15,7 @@ from .generic import (bmm, cat, conj, contiguous, cos, diagonal, exp, expand, fl
                       permute, real, reshape, roll, rsqrt, scatter, scatter_add, select, sgn, sin,
                       slice, squeeze, stack, sum, sum_to, t, to, transpose, tril, triu, unbind,
                       unsqueeze, view_as_complex, view_as_real, where, zeros, zeros_like)
-from .generic import floor as _floor, sigmoid as _sigmoid, trunc as _trunc
+from .generic import floor as _floor, index_select, sigmoid as _sigmoid, trunc as _trunc
 from .registry import MANY, NON_DIFFERENTIABLE, OpSpec, no_forward_ad
 
 # ======================= elementwise, one input =======================
@@ -120,6 +120,9 @@ def _frac(x):
 FRAC = OpSpec("frac", "FracBackward0", _frac, jvp="elementwise",
               batches=True, method=True, self=lambda grad: grad)
 
+# logit = log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given
+LOGIT = OpSpec("logit", "LogitBackward0", kernels.logit, jvp="elementwise", batches=True,
+               args=("eps",), promotion="float", self=formulas.logit_backward)
 # relu'(0) = 0: the gradient passes only where the output is positive; through
 # threshold_backward, as torch, so the gradient is differentiable (in `result`, with
 # derivative zero) and a second order gives zeros, not an error.
@@ -355,6 +358,9 @@ PROD_DIM = OpSpec("prod", "ProdBackward1", kernels.prod_dim, jvp="reduction",
                   args=("dim", "keepdim"),
                   self=lambda grad, self, dim, keepdim, result:
                       formulas.prod_backward(grad, self, result, dim, keepdim))
+# nansum: NaNs count as zero (and get no gradient)
+NANSUM = OpSpec("nansum", "NansumBackward0", kernels.nansum, jvp="reduction",
+                args=("dim", "keepdim"), self=formulas.nansum_backward)
 # Full reductions spread the gradient evenly over ties; max(dim) sends it to the returned index.
 MAX = OpSpec("max", "MaxBackward1", np.max, function=True, jvp="reduction",
              self=formulas.evenly_distribute_backward)
@@ -597,6 +603,42 @@ SCATTER_VALUE = OpSpec("scatter", "ScatterBackward1", kernels.scatter_value,
 SCATTER_ADD = OpSpec("scatter_add", "ScatterAddBackward0", kernels.scatter_add, function=True,
                      jvp="linear", args=("dim",), self=lambda grad: grad, index=NON_DIFFERENTIABLE,
                      src=lambda grad, dim, index: gather(grad, dim, index))
+MASKED_SELECT = OpSpec("masked_select", "MaskedSelectBackward0", kernels.masked_select,
+                       function=True, jvp="linear", self=formulas.masked_select_backward,
+                       mask=NON_DIFFERENTIABLE)
+# index_copy, index_fill: slices along dim at `index` overwritten (by source's slices, by a
+# number); what was there gets no gradient
+INDEX_COPY = OpSpec("index_copy", "IndexCopyBackward0", kernels.index_copy, function=True,
+                    jvp="linear", args=("dim",), reads_no_overlap=True,
+                    self=lambda grad, dim, index: formulas.index_fill(grad, dim, index, 0),
+                    index=NON_DIFFERENTIABLE,
+                    source=lambda grad, dim, index, source, source_dim: reshape(
+                        index_select(grad, dim, index), source.shape)
+                        if source_dim == 0 else index_select(grad, dim, index))
+INDEX_FILL = OpSpec("index_fill", "IndexFillBackward0", kernels.index_fill, function=True,
+                    jvp=lambda self_t, dim, index: formulas.index_fill(self_t, dim, index, 0),
+                    args=("dim", "value"), writes_overlapping=True,
+                    self=lambda grad, dim, index: formulas.index_fill(grad, dim, index, 0),
+                    index=NON_DIFFERENTIABLE)
+# put and take address the tensor as one flat dim
+PUT = OpSpec("put", "PutBackward0", kernels.put, function=True, jvp="linear",
+             args=("accumulate",), reads_no_overlap=True, hidden=("source_sym_sizes",),
+             self=lambda grad, index, source_sym_sizes, accumulate: grad if accumulate
+                 else formulas.put(grad, index, zeros(source_sym_sizes, grad), False),
+             index=NON_DIFFERENTIABLE,
+             source=lambda grad, index, source: reshape(formulas.take(grad, index), source.shape))
+TAKE = OpSpec("take", "TakeBackward0", kernels.take, function=True, jvp="linear",
+              self=lambda grad, self, index: formulas.put(zeros_like(self), index, grad, True),
+              index=NON_DIFFERENTIABLE)
+# unfold: windows along a dim (a view); its backward adds each window back, an op of its own
+UNFOLD = OpSpec("unfold", "UnfoldBackward0", kernels.unfold, jvp="linear", view=True,
+                args=("dimension", "size", "step"),
+                self=lambda grad, self_sym_sizes, dimension, size, step:
+                    formulas.unfold_backward(grad, self_sym_sizes, dimension, size, step))
+UNFOLD_BACKWARD = OpSpec("unfold_backward", "UnfoldBackwardBackward0", kernels.unfold_backward,
+                         jvp="linear", args=("input_sizes", "dim", "size", "step"),
+                         grad_in=lambda grad, dim, size, step:
+                             formulas.unfold(grad, dim, size, step))
 CAT = OpSpec("cat", "CatBackward0", np.concatenate, jvp="linear", args=("dim",), variadic=True,
              batches=True, promotion="promote",
              tensors=lambda grad, tensors_args_sizes, dim:
@@ -804,6 +846,11 @@ STD_MEAN = OpSpec("std_mean", "StdMeanBackward0", kernels.std_mean,
                                             std=True),
                   outputs=("result0", "result1"), undefined_grads=True,
                   self=formulas.std_mean_backward)
+# the most frequent value along dim (the least of equally frequent ones), at its last index
+MODE = OpSpec("mode", "ModeBackward0", kernels.mode, function=True, jvp="reduction",
+              args=("dim", "keepdim"), outputs=("values", "indices"), nondiff_outputs=("indices",),
+              self=lambda grad, dim, indices, keepdim, self_sym_sizes:
+                  formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim))
 CUMSUM = OpSpec("cumsum", "CumsumBackward0", kernels.cumsum, function=True, jvp="linear",
                 batches=True, args=("dim",), self=formulas.reverse_cumsum)
 CUMPROD = OpSpec("cumprod", "CumprodBackward0", kernels.cumprod, function=True, args=("dim",),

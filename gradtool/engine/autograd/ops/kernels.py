@@ -1407,3 +1407,85 @@ def linalg_qr(A, mode):
         return np.empty((0,), dtype=A.dtype), np.linalg.qr(A, "r")
     return np.linalg.qr(A, mode)
 
+
+
+# ---- selecting and writing by index, windows, modes (the census's Tensor ops) ----
+def masked_select(self, mask):
+    """The elements where mask (broadcast with self) is true, as one dim."""
+    if mask.dtype != np.bool_:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+    shape = np.broadcast_shapes(self.shape, mask.shape)
+    return np.broadcast_to(self, shape)[np.broadcast_to(mask, shape)]
+
+
+def index_copy(self, index, source, dim):
+    out = self.copy()
+    out[(slice(None),) * dim + (index,)] = source
+    return out
+
+
+def index_fill(self, index, dim, value):
+    out = self.copy()
+    out[(slice(None),) * dim + (index,)] = value
+    return out
+
+
+def put(self, index, source, accumulate):
+    """self's elements at the flat indices `index` (negative from the end) set to source
+    (accumulate: added to)."""
+    out = self.copy()
+    flat = out.reshape(-1)
+    if accumulate:
+        np.add.at(flat, index.reshape(-1), source.reshape(-1))
+    else:
+        flat[index.reshape(-1)] = source.reshape(-1)
+    return out
+
+
+def take(self, index):
+    return self.reshape(-1)[index]
+
+
+def unfold(self, dimension, size, step):
+    """The windows of `size` elements every `step` along `dimension`, as a new last dim: a
+    view of the same memory, as torch's."""
+    windows = np.lib.stride_tricks.sliding_window_view(self, size, axis=dimension,
+                                                       writeable=self.flags.writeable)
+    return windows[(slice(None),) * dimension + (slice(None, None, step),)]
+
+
+def unfold_backward(grad_in, input_sizes, dim, size, step):
+    """Each window's gradient added back to the elements it covers."""
+    out = np.zeros(input_sizes, grad_in.dtype)
+    for i in range(grad_in.shape[dim]):
+        window = np.moveaxis(np.take(grad_in, i, axis=dim), -1, dim)
+        out[(slice(None),) * dim + (slice(i * step, i * step + size),)] += window
+    return out
+
+
+def mode(self, dim, keepdim):
+    """The most frequent value along dim (the smallest of equally frequent ones) and the last
+    index it is at, as torch's CPU kernel."""
+    moved = np.moveaxis(self, dim, -1)
+    rows = moved.reshape(-1, moved.shape[-1]) if moved.ndim else moved.reshape(1, 1)
+    values = np.empty(rows.shape[0], self.dtype)
+    indices = np.empty(rows.shape[0], np.int64)
+    for r, row in enumerate(rows):
+        distinct, counts = np.unique(row, return_counts=True)  # (sorted: ties go to the least)
+        values[r] = distinct[np.argmax(counts)]
+        indices[r] = np.flatnonzero(row == values[r])[-1]
+    shape = moved.shape[:-1]
+    values, indices = values.reshape(shape), indices.reshape(shape)
+    if keepdim and self.ndim:
+        values, indices = np.expand_dims(values, dim), np.expand_dims(indices, dim)
+    return values, indices
+
+
+@rounded_once
+def logit(self, eps):
+    x = self if eps is None else np.clip(self, eps, 1 - eps)
+    return np.log(x / (1 - x))
+
+
+def nansum(self, dim, keepdim):
+    return np.nansum(self, axis=dim, keepdims=keepdim).astype(self.dtype, copy=False)
