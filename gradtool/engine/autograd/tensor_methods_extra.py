@@ -158,8 +158,11 @@ HistogramResult = collections.namedtuple("histogram", ["hist", "bin_edges"])
 
 def _long_index(index, name):
     if not isinstance(index, Tensor) or index._data.dtype != np.int64:
-        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got "
-                           f"{getattr(index, 'dtype', type(index).__name__)}")
+        if name == "index_fill_":
+            raise IndexError("index_fill_(): Expected dtype int64 for index.")
+        got = (dtypes.LEGACY_TYPE_NAMES[index._data.dtype.name] if isinstance(index, Tensor)
+               else type(index).__name__)
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {got}")
     return index
 
 
@@ -213,6 +216,8 @@ class SelectingTensorMethods:
                                f"but size is {size}")
         if step <= 0:
             raise RuntimeError(f"step is {step} but must be > 0")
+        if not self.dim():  # (a number's one window: itself, as one dim)
+            return self.reshape(1)
         return call(table.UNFOLD, (self,), (dimension, size, step))
 
     def mode(self, dim=-1, keepdim=False):
@@ -271,7 +276,7 @@ class SelectingTensorMethods:
         both are 0); elements outside are left out. No gradient, as torch's."""
         data = self._data
         if data.dtype.kind not in "f":
-            raise RuntimeError(f"\"histogram_cpu\" not implemented for "
+            raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
                                f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
         lo, hi = float(min), float(max)
         if lo == hi and data.size:
@@ -322,6 +327,6 @@ def _check_put(t, index, source):
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
                          f"elements.")
     if source is not None and source.numel() != index.numel():
-        raise RuntimeError(f"put_(): Expected source and index to have the same number of "
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
                            f"elements, but got source.numel() = {source.numel()}, "
                            f"index.numel() = {index.numel()}")
