@@ -164,3 +164,86 @@ for _name in ("masked_select", "index_copy", "index_fill", "put", "take", "mode"
               "nansum", "nanmean", "movedim", "moveaxis", "logical_or", "logical_and",
               "logical_xor", "histc", "histogram"):
     globals().setdefault(_name, _method_as_function(_name))
+
+
+# ---- turns, products, distances, statistics
+import numpy as _np  # noqa: E402
+
+for _name in ("rot90", "cross", "dist", "cov", "quantile", "nanquantile", "floor_divide"):
+    globals().setdefault(_name, _method_as_function(_name))
+
+
+def fill(input, value):
+    """A tensor of input's shape and dtype holding `value` (fill_'s out-of-place form)."""
+    from .autograd.dispatch import call as _call
+    from .autograd.ops import derivatives as _table
+    return _call(_table.FILL_OUT, (input,), (value,))
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distances between every row of x1 and every row of x2 (batched)."""
+    if x1.dim() < 2 or x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    from .autograd.dispatch import call as _call
+    from .autograd.ops import derivatives as _table
+    return _call(_table.CDIST, (x1, x2), (_builtins.float(p), None))
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """x1 and x2 each divided by its norm along dim (at least eps), their products summed,
+    as torch's."""
+    shape = tuple(_np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+    x1 = x1 if tuple(x1.shape) == shape else x1.expand(shape)
+    x2 = x2 if tuple(x2.shape) == shape else x2.expand(shape)
+    norm1, norm2 = x1.norm(2, dim, keepdim=True), x2.norm(2, dim, keepdim=True)
+    with no_grad():  # (torch clamps the norms in place, outside the graph)
+        norm1.clamp_min_(eps)
+        norm2.clamp_min_(eps)
+    return ((x1 / norm1) * (x2 / norm2)).sum(dim)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along dim: spacing dx (1 by default) or the sample points x."""
+    n = y.shape[dim]
+    if x is None:
+        spacing = 1 if dx is None else dx
+        if n == 0:
+            return y.sum(dim) * spacing
+        return (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * spacing
+    x_dim = dim if x.dim() > 1 else 0
+    steps = x.narrow(x_dim, 1, x.shape[x_dim] - 1) - x.narrow(x_dim, 0, x.shape[x_dim] - 1)
+    middle = y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)
+    if steps.dim() == 1 and y.dim() > 1:
+        steps = steps.view([-1 if d == dim % y.dim() else 1 for d in _builtins.range(y.dim())])
+    return (steps * middle).sum(dim) / 2
+
+
+trapz = trapezoid
+
+
+def cartesian_prod(*tensors):
+    """Every combination of one element of each 1-D tensor, one per row (one tensor: itself)."""
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.flatten() for g in grids], 1)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element is among test_elements (a bool tensor; no gradient)."""
+    a = elements._data if isinstance(elements, Tensor) else _np.asarray(elements)
+    b = test_elements._data if isinstance(test_elements, Tensor) else _np.asarray(test_elements)
+    return Tensor._wrap(_np.asarray(_np.isin(a, b, invert=invert)))
+
+
+def embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """The rows of weight picked by input (nn.functional.embedding's op, its argument
+    order)."""
+    from .nn import functional as _F
+    return _F.embedding(input, weight, None if padding_idx < 0 else padding_idx,
+                        scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)

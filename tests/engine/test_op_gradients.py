@@ -1050,6 +1050,39 @@ case("nanmean", ("NANSUM", "DIV"), lambda x: x.nanmean(0), normal(*S),
      lambda v, x: [np.broadcast_to(v / 3, x.shape)], order2="square")
 case("movedim", "PERMUTE", lambda x: x.movedim((0, 1), (2, 0)), normal(2, 3, 4),
      lambda v, x: [np.moveaxis(v, (2, 0), (0, 1))], order2="square")
+case("rot90", "ROT90", lambda x: gt.rot90(x), normal(*S), lambda v, x: [np.rot90(v, -1)],
+     order2="square")
+case("rot90_k3_dims", "ROT90", lambda x: x.rot90(3, [2, 0]), normal(2, 3, 4),
+     lambda v, x: [np.rot90(v, -3, (2, 0))], order2="square")
+case("fill_out", "FILL_OUT", lambda x: gt.fill(x, 2.5) * x, normal(*S), lambda v, x: [2.5 * v])
+
+
+def _p_norm_grad(d, p):
+    """d ||d||_p / d d along the last dim (numpy, away from zeros and ties)."""
+    if p == np.inf:
+        a = np.abs(d)
+        return np.sign(d) * (a == a.max(-1, keepdims=True))
+    n = (np.abs(d) ** p).sum(-1, keepdims=True) ** (1 / p)
+    return np.sign(d) * (np.abs(d) / n) ** (p - 1)
+
+
+case("cross", "LINALG_CROSS", lambda a, b: gt.linalg.cross(a, b, dim=1), normals((4, 3), (1, 3)),
+     lambda v, a, b: [np.cross(b, v), unbroadcast(np.cross(v, a), b.shape)])
+case("cross_dim", "LINALG_CROSS", lambda a, b: a.cross(b, dim=0), normals((3, 2), (3, 2)),
+     lambda v, a, b: [np.cross(b, v, axis=0), np.cross(v, a, axis=0)])
+for _p in (2.0, 1.0, 3.0, np.inf):
+    case(f"dist_p{_p}", "DIST", lambda a, b, _p=_p: gt.dist(a, b, _p), normals(S, (4,)),
+         lambda v, a, b, _p=_p: [v * _p_norm_grad((a - b).reshape(-1), _p).reshape(S),
+                                 unbroadcast(-v * _p_norm_grad((a - b).reshape(-1), _p)
+                                             .reshape(S), b.shape)])
+    case(f"cdist_p{_p}", "CDIST", lambda a, b, _p=_p: gt.cdist(a, b, _p), normals((3, 2), (4, 2)),
+         lambda v, a, b, _p=_p: [
+             (v[..., None] * _p_norm_grad(a[:, None] - b[None], _p)).sum(1),
+             -(v[..., None] * _p_norm_grad(a[:, None] - b[None], _p)).sum(0)])
+case("cdist_batched", "CDIST", lambda a, b: gt.cdist(a, b), normals((2, 3, 2), (1, 4, 2)),
+     lambda v, a, b: [(v[..., None] * _p_norm_grad(a[:, :, None] - b[:, None], 2)).sum(2),
+                      unbroadcast(-(v[..., None] * _p_norm_grad(
+                          a[:, :, None] - b[:, None], 2)).sum(1), b.shape)])
 
 # ------------------------------ selecting, sorting ------------------------------
 

@@ -48,6 +48,33 @@ PROGRAMS = {
                                                 x.unfold(0, 2, 1)._is_view()))(lib.arange(4.0)),
     "logit_values": lambda lib: [_t(lib, [0.0, 0.25, 0.5, 1.0, 1.5]).logit(),
                                  lib.logit(_t(lib, [0.0, 0.1, 0.95]), eps=0.2)],
+    "quantiles": lambda lib: [_t(lib, X).quantile(0.3), _t(lib, X).quantile(
+        _t(lib, [0.1, 0.5, 1.0]), dim=1, keepdim=True), _t(lib, X).quantile(0.4, 0),
+        _t(lib, X).quantile(0.35, 1, interpolation="lower"),
+        _t(lib, X).quantile(0.35, 1, interpolation="higher"),
+        _t(lib, X).quantile(0.35, 1, interpolation="midpoint"),
+        _t(lib, X).quantile(0.35, 1, interpolation="nearest"),
+        _t(lib, [[1.0, np.nan, 3.0], [2.0, 4.0, 0.5]]).quantile(0.5, 1),
+        lib.nanquantile(_t(lib, [[1.0, np.nan, 3.0], [np.nan, np.nan, 1.0]]), 0.25, dim=1),
+        _t(lib, [[np.nan, np.nan]]).nanquantile(0.5, 1)],
+    "cov": lambda lib: [lib.cov(_t(lib, X)), _t(lib, X[0]).cov(), lib.cov(
+        _t(lib, X), correction=0), lib.cov(_t(lib, X), fweights=_t(lib, [1, 2, 1, 3, 1]),
+                                          aweights=_t(lib, [0.5, 1.0, 2.0, 1.0, 0.2]))],
+    "distances": lambda lib: [lib.cdist(_t(lib, X), _t(lib, X[::-1].copy() + 1), p) for p in (
+        0.0, 1.0, 2.0, 3.5, float("inf"))] + [lib.dist(_t(lib, X), _t(lib, X[0]), 3.0)],
+    "cross_rot90": lambda lib: [lib.cross(_t(lib, X[:, :3]), _t(lib, X[::-1, 1:4].copy()), dim=1),
+                                lib.rot90(_t(lib, X), 2), _t(lib, X).rot90(-1, (1, 0))],
+    "composites": lambda lib: [
+        lib.cosine_similarity(_t(lib, X), _t(lib, X[::-1].copy())),
+        lib.cosine_similarity(_t(lib, X), _t(lib, X[:1]), dim=0),
+        lib.trapezoid(_t(lib, X)), lib.trapezoid(_t(lib, X), dx=0.5, dim=0),
+        lib.trapezoid(_t(lib, X), _t(lib, [0.0, 1.0, 3.0, 3.5, 5.0])),
+        lib.cartesian_prod(_t(lib, [1, 2]), _t(lib, [3, 4, 5])),
+        lib.isin(_t(lib, X), _t(lib, [1.0, 5.0])),
+        lib.isin(_t(lib, [1, 2, 3]), _t(lib, [2]), invert=True),
+        lib.fill(_t(lib, X), 0.5), lib.linalg.vecdot(_t(lib, X), _t(lib, X[::-1].copy())),
+        lib.embedding(_t(lib, X.T.copy()), _t(lib, [[0, 4], [2, 2]])),
+        lib.floor_divide(_t(lib, [5, -5]), 2), lib.floor_divide(_t(lib, X), 2.0)],
     "nansum_nanmean": lambda lib: [_t(lib, [[1.0, np.nan], [2.0, 3.0]]).nansum(),
                                    lib.nanmean(_t(lib, [[1.0, np.nan], [2.0, 3.0]]), 1),
                                    _t(lib, [[np.nan, np.nan]]).nanmean(1)],
@@ -66,6 +93,11 @@ ERRORS = {
     "movedim_lengths": lambda lib: lib.zeros(2, 3).movedim((0, 1), (1,)),
     "histc_int": lambda lib: _t(lib, [1, 2]).histc(),
     "nanmean_int": lambda lib: _t(lib, [1, 2]).nanmean(),
+    "cdist_one_dim": lambda lib: lib.cdist(_t(lib, [1.0]), _t(lib, [[1.0]])),
+    "cross_length": lambda lib: lib.linalg.cross(_t(lib, X), _t(lib, X)),
+    "rot90_same_dims": lambda lib: _t(lib, X).rot90(1, (0, 0)),
+    "quantile_out_of_range": lambda lib: _t(lib, X).quantile(1.5),
+    "quantile_int": lambda lib: _t(lib, [1, 2]).quantile(0.5),
 }
 
 
@@ -110,5 +142,5 @@ def test_an_unfold_is_a_view_writes_show_through():
 
 @pytest.mark.parametrize("name", ERRORS)
 def test_refusals(name):
-    with pytest.raises((RuntimeError, IndexError, NotImplementedError)):
+    with pytest.raises((RuntimeError, IndexError, NotImplementedError, ValueError)):
         ERRORS[name](gt)

@@ -330,3 +330,145 @@ def _check_put(t, index, source):
         raise IndexError(f"put_(): Expected source and index to have the same number of "
                            f"elements, but got source.numel() = {source.numel()}, "
                            f"index.numel() = {index.numel()}")
+
+
+class ComputingTensorMethods:
+    """Turns, products, distances, statistics (the census's Tensor ops): rows of the table,
+    or made of the engine's ops as torch makes them."""
+
+    def rot90(self, k=1, dims=(0, 1)):
+        dims = tuple(dims)
+        if len(dims) != 2:
+            raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+        if self.dim() < 2:
+            raise RuntimeError(f"expected total dims >= 2, but got total dims = {self.dim()}")
+        dims = tuple(_dim(d, self.dim()) for d in dims)
+        if dims[0] == dims[1]:
+            raise RuntimeError(f"expected rotation dims to be different, but got dim0 = "
+                               f"{dims[0]} and dim1 = {dims[1]}")
+        return call(table.ROT90, (self,), (k, dims))
+
+    def cross(self, other, dim=None):
+        if dim is None:  # (torch: the first dim of size 3, with a deprecation warning)
+            import warnings
+            warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
+                          "Please either pass the dim explicitly or simply use "
+                          "torch.linalg.cross.\nThe default value of dim will change to agree "
+                          "with that of linalg.cross in a future release.", UserWarning,
+                          stacklevel=2)
+            shape = np.broadcast_shapes(tuple(self.shape), tuple(other.shape))
+            dim = next((d for d, n in enumerate(shape) if n == 3), -1)
+        return linalg_cross(self, other, dim)
+
+    def dist(self, other, p=2):
+        return call(table.DIST, (self, other), (p,))
+
+    def clamp_min_(self, min):
+        return self.clamp_(min=min)
+
+    def clamp_max_(self, max):
+        return self.clamp_(max=max)
+
+    def qr(self, some=True):
+        from .. import namespace
+        return namespace.qr(self, some)
+
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        """The covariance of the rows (variables) over the columns (observations), weighted
+        by fweights (counts) and aweights (importances), as torch's."""
+        if self.dim() > 2:
+            raise ValueError(f"cov(): expected input to have two or fewer dimensions but got "
+                             f"an input with {self.dim()} dimensions")
+        x = self.view(1, -1) if self.dim() < 2 else self
+        weights = None
+        if fweights is not None:
+            weights = fweights
+        if aweights is not None:
+            weights = aweights if weights is None else weights * aweights
+        if weights is None:
+            w_sum = x.shape[1]
+            mean = x.sum(1) / w_sum
+            norm = w_sum - correction
+        else:
+            w_sum = weights.sum()
+            mean = (x * weights).sum(1) / w_sum
+            norm = w_sum - (correction * (weights * aweights).sum() / w_sum
+                            if aweights is not None else correction)
+        centred = x - mean.unsqueeze(1)
+        product = (centred * weights if weights is not None else centred) @ centred.mT.conj()
+        return (product / (norm if not isinstance(norm, Tensor) else norm.clamp(min=0))
+                ).squeeze()
+
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        return _quantile(self, q, dim, keepdim, interpolation, ignore_nan=False)
+
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        return _quantile(self, q, dim, keepdim, interpolation, ignore_nan=True)
+
+
+def linalg_cross(input, other, dim=-1):
+    if input.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    nd = input.dim()
+    dim = _dim(dim, nd)
+    shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+    if shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim - nd if dim - nd < 0 else dim} "
+                           f"must have length 3. Got {input.shape[dim - nd]} and "
+                           f"{other.shape[dim - nd]}")
+    return call(table.LINALG_CROSS, (input, other), (dim,))
+
+
+def _quantile(t, q, dim, keepdim, interpolation, ignore_nan):
+    """torch's quantile: the sorted values at rank q (n - 1), between neighbours as
+    `interpolation` says (a NaN in a row makes its quantiles NaN unless ignore_nan)."""
+    from .creation import tensor as _tensor
+    name = "nanquantile" if ignore_nan else "quantile"
+    if t._data.dtype.kind != "f":
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    scalar_q = not isinstance(q, Tensor)
+    q = _tensor(q, dtype=t.dtype) if scalar_q else q
+    if q.dim() > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if ((q._data < 0) | (q._data > 1)).any():
+        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q.item()}"
+                           if scalar_q else f"{name}() q values must be in the range [0, 1]")
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise ValueError(f"{name}() interpolation must be one of linear, lower, higher, "
+                         f"midpoint or nearest. Got {interpolation}")
+    if dim is None:
+        values, dim_out = t.reshape(-1), None
+    else:
+        dim_out = _dim(dim, max(t.dim(), 1))
+        values = t.movedim(dim_out, -1) if t.dim() else t.reshape(1)
+    sorted_values = values.sort(-1).values
+    n = values.shape[-1]
+    nan = values.isnan()
+    count = (n - nan.sum(-1, keepdim=True)) if ignore_nan else None
+    qs = q.reshape(-1)
+    ranks = qs * ((count - 1) if ignore_nan else (n - 1))  # (broadcast: rows by qs)
+    if not ignore_nan:
+        ranks = ranks.expand(tuple(values.shape[:-1]) + (qs.numel(),))
+        ranks = ranks.masked_fill(nan.any(-1, keepdim=True), n - 1)  # (the NaN sorted last)
+    ranks = ranks.clamp(min=0)
+    if interpolation == "lower":
+        ranks = ranks.floor()
+    elif interpolation == "higher":
+        ranks = ranks.ceil()
+    elif interpolation == "nearest":
+        ranks = ranks.round()
+    below = ranks.floor().long().clamp(max=n - 1)
+    above = ranks.ceil().long().clamp(max=n - 1)
+    low, high = sorted_values.gather(-1, below), sorted_values.gather(-1, above)
+    weights = ranks - below.to(ranks.dtype)
+    if interpolation == "midpoint":
+        weights = weights.masked_fill(weights > 0, 0.5)
+    out = low.lerp(high, weights.to(low.dtype))
+    if ignore_nan:
+        out = out.masked_fill(count.expand(out.shape) == 0, float("nan"))
+    out = out.movedim(-1, 0)  # (q's dim first, as torch's)
+    if dim_out is not None and keepdim:
+        out = out.unsqueeze(dim_out + 1)
+    elif dim is None and keepdim:
+        out = out.reshape((qs.numel(),) + (1,) * t.dim())
+    return out.squeeze(0) if scalar_q or q.dim() == 0 else out

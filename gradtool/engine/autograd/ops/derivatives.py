@@ -146,6 +146,9 @@ FILL = OpSpec("fill_", "FillBackward2", np.full_like, jvp="elementwise", args=("
 FILL_TENSOR = OpSpec("fill_", "FillBackward3", np.full_like,
                      jvp=lambda value_t: value_t, self=lambda grad: zeros_like(grad),
                      value=lambda grad: sum(grad))
+# torch.fill: fill_'s out-of-place form
+FILL_OUT = OpSpec("fill", "FillBackward0", np.full_like, jvp="elementwise", args=("value",),
+                  self=lambda grad: zeros_like(grad))
 ZERO = OpSpec("zero_", "ZeroBackward0", np.zeros_like, jvp="elementwise",
               writes_overlapping=True, self=lambda grad: zeros_like(grad))
 NORMAL = OpSpec("normal_", "NormalBackward0", kernels.normal, jvp="elementwise",
@@ -875,6 +878,9 @@ TRANSPOSE_ = OpSpec("transpose_", "TransposeBackward1", np.swapaxes,
                     jvp=lambda self_t, dim0, dim1: transpose(self_t, dim0, dim1),
                     args=("dim0", "dim1"),
                     self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
+# rot90: k quarter turns in the plane of dims (a new tensor); its gradient turns back
+ROT90 = OpSpec("rot90", "Rot90Backward0", kernels.rot90, function=True, jvp="linear",
+               args=("k", "dims"), self=lambda grad, k, dims: formulas.rot90(grad, -k, dims))
 T_ = OpSpec("t_", "TBackward1", np.transpose, jvp=lambda self_t: t(self_t),
             self=lambda grad: t(grad))
 
@@ -1101,6 +1107,26 @@ LINALG_CHOLESKY_EX = OpSpec("linalg_cholesky_ex", "LinalgCholeskyExBackward0",
 LINALG_QR = OpSpec("linalg_qr", "LinalgQrBackward0", kernels.linalg_qr, args=("mode",),
                    outputs=("Q", "R"), jvp=formulas.linalg_qr_jvp,
                    A=formulas.linalg_qr_backward)
+LINALG_CROSS = OpSpec("linalg_cross", "LinalgCrossBackward0", kernels.linalg_cross,
+                      jvp="bilinear", args=("dim",), broadcasts=True, promotion="promote",
+                      self=lambda grad, other, dim: formulas.linalg_cross(conj(other), grad, dim),
+                      other=lambda grad, self, dim: formulas.linalg_cross(grad, conj(self), dim))
+# dist: the p-norm of self - other; cdist: of every pair of rows of x1 and x2 (torch's
+# _cdist_forward; for p = 2 and more than 25 rows torch computes it through matmuls instead)
+DIST = OpSpec("dist", "DistBackward0", kernels.dist, function=True, args=("p",),
+              broadcasts=True, promotion="promote",
+              jvp=lambda self_t, other_t, self, other, p, result: formulas.norm_jvp(
+                  reshape(self_t - other_t, (-1,)), reshape(self - other, (-1,)), result, p,
+                  (0,), False),
+              self=formulas.dist_backward,
+              other=lambda grad, self, other, p, result:
+                  -formulas.dist_backward(grad, self, other, p, result))
+CDIST = OpSpec("_cdist_forward", "CdistBackward0", kernels.cdist, args=("p", "compute_mode"),
+               jvp=formulas.cdist_jvp,
+               x1=lambda grad, x1, x2, p, result:
+                   formulas.cdist_backward(grad, x1, x2, p, result, "x1"),
+               x2=lambda grad, x1, x2, p, result:
+                   formulas.cdist_backward(grad, x1, x2, p, result, "x2"))
 LINALG_EIGH = OpSpec("linalg_eigh", "LinalgEighBackward0", np.linalg.eigh, args=("UPLO",),
                      outputs=("eigenvalues", "eigenvectors"), undefined_grads=True,
                      jvp=formulas.linalg_eigh_jvp,

@@ -1128,6 +1128,14 @@ def take(x, index):
     return table.TAKE(x, index)
 
 
+def rot90(x, k, dims):
+    return table.ROT90(x, k, dims)
+
+
+def linalg_cross(x, y, dim):
+    return table.LINALG_CROSS(x, y, dim)
+
+
 def unfold(x, dimension, size, step):
     return table.UNFOLD(x, dimension, size, step)
 
@@ -1147,3 +1155,28 @@ def logit_backward(grad, self, eps):
 def nansum_backward(grad, self, dim, keepdim):
     dim = tuple(range(len(self.shape))) if dim is None else dim
     return where(isnan(self), 0 * grad, sum_backward(grad, tuple(self.shape), dim, keepdim))
+
+
+def p_norm_backward(grad, diff, result, p):
+    """The gradient of the p-norms of diff's rows (its last dim) with respect to diff."""
+    return norm_backward(grad, diff, result, p, (len(diff.shape) - 1,), False)
+
+
+def dist_backward(grad, self, other, p, result):
+    diff = self - other
+    shape = tuple(diff.shape)
+    return reshape(p_norm_backward(grad, reshape(diff, (-1,)), result, p), shape)
+
+
+def cdist_backward(grad, x1, x2, p, result, wrt):
+    """The pairwise differences' gradients summed over the other set's points."""
+    diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
+    g = p_norm_backward(grad, diff, result, p)
+    return sum_to(sum(g, -2), tuple(x1.shape)) if wrt == "x1" else \
+        sum_to(-sum(g, -3), tuple(x2.shape))
+
+
+def cdist_jvp(x1_t, x2_t, x1, x2, p, result):
+    diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
+    diff_t = unsqueeze(x1_t, -2) - unsqueeze(x2_t, -3)
+    return norm_jvp(diff_t, diff, result, p, (len(diff.shape) - 1,), False)

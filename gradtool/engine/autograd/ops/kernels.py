@@ -1489,3 +1489,34 @@ def logit(self, eps):
 
 def nansum(self, dim, keepdim):
     return np.nansum(self, axis=dim, keepdims=keepdim).astype(self.dtype, copy=False)
+
+
+def rot90(self, k, dims):
+    return np.rot90(self, k, dims).copy()  # (a new tensor, contiguous, as torch's)
+
+
+def linalg_cross(self, other, dim):
+    shape = np.broadcast_shapes(self.shape, other.shape)
+    return np.cross(np.broadcast_to(self, shape), np.broadcast_to(other, shape), axis=dim)
+
+
+def p_norm(diff, p):
+    """The p-norm of each row of diff (last dim): torch's dist and cdist."""
+    a = np.abs(diff)
+    if p == 0:
+        return (a != 0).sum(-1).astype(diff.dtype)
+    if p == np.inf:
+        return a.max(-1) if a.shape[-1] else np.zeros(a.shape[:-1], diff.dtype)
+    if p == 1:
+        return a.sum(-1)
+    if p == 2:
+        return np.sqrt((a * a).sum(-1))
+    return ((a ** p).sum(-1) ** (1 / p)).astype(diff.dtype, copy=False)
+
+
+def dist(self, other, p):
+    return np.asarray(p_norm((self - other).reshape(-1), p))
+
+
+def cdist(x1, x2, p, compute_mode):
+    return p_norm(x1[..., :, None, :] - x2[..., None, :, :], p)
