@@ -144,3 +144,30 @@ def test_an_unfold_is_a_view_writes_show_through():
 def test_refusals(name):
     with pytest.raises((RuntimeError, IndexError, NotImplementedError, ValueError)):
         ERRORS[name](gt)
+
+
+# composites of the engine's ops: gradients (first and second order) against central
+# differences here, against torch's in tests/parity/test_selecting_ops.py
+GRADIENTS = {
+    "cosine_similarity": (lambda lib, a, b: lib.cosine_similarity(a, b, dim=1), [(3, 4), (3, 4)]),
+    "quantile": (lambda lib, a: a.quantile(lib.tensor([0.3, 0.8], dtype=a.dtype), dim=1),
+                 [(3, 5)]),
+    "nanquantile": (lambda lib, a: lib.nanquantile(a, 0.4), [(2, 5)]),
+    "cov": (lambda lib, a: lib.cov(a), [(3, 5)]),
+    "cov_weighted": (lambda lib, a: a.cov(fweights=lib.tensor([1, 2, 1, 1, 3]),
+                                         aweights=lib.tensor([0.5, 1.0, 1.0, 2.0, 0.3],
+                                                             dtype=a.dtype)), [(2, 5)]),
+    "trapezoid": (lambda lib, a, x: lib.trapezoid(a, x), [(3, 5), (5,)]),
+    "trapezoid_dx": (lambda lib, a: lib.trapezoid(a, dx=0.3, dim=0), [(3, 5)]),
+    "vecdot": (lambda lib, a, b: lib.linalg.vecdot(a, b), [(3, 4), (4,)]),
+    "cartesian_prod": (lambda lib, a, b: lib.cartesian_prod(a, b), [(2,), (3,)]),
+}
+
+
+@pytest.mark.parametrize("name", GRADIENTS)
+def test_composites_have_the_gradients_of_central_differences(name):
+    from gradcheck_util import check_grads
+    fn, shapes = GRADIENTS[name]
+    rng = np.random.default_rng(7)
+    inputs = [gt.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes]
+    check_grads(lambda *xs: fn(gt, *xs), inputs, order=2)

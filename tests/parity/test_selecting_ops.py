@@ -33,3 +33,23 @@ def test_refusals_are_torchs(name):
     with pytest.raises(type(theirs.value)) as ours:
         programs.ERRORS[name](gt)
     assert str(ours.value) == str(theirs.value)
+
+
+def _grads(lib, fn, arrays):
+    inputs = [lib.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(lib, *inputs)
+    grads = lib.autograd.grad(out.sum(), inputs, create_graph=True)
+    total = sum((g * g).sum() for g in grads)
+    second = lib.autograd.grad(total, inputs, allow_unused=True) if total.requires_grad else \
+        [None] * len(inputs)
+    return [out.detach().numpy()] + [g.detach().numpy() for g in grads] + [
+        np.zeros(1) if g is None else g.detach().numpy() for g in second]
+
+
+@pytest.mark.parametrize("name", programs.GRADIENTS)
+def test_composites_gradients_are_torchs(name):
+    fn, shapes = programs.GRADIENTS[name]
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    for a, b in zip(_grads(gt, fn, arrays), _grads(torch, fn, arrays)):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
