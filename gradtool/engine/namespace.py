@@ -248,3 +248,14 @@ def embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=Fa
     from .nn import functional as _F
     return _F.embedding(input, weight, None if padding_idx < 0 else padding_idx,
                         scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+# ---- sparse COO tensors, held densely (gradtool/engine/sparse.py)
+def sparse_coo_tensor(indices, values, size=None, **kwargs):
+    from .sparse import sparse_coo_tensor as make
+    return make(indices, values, size, **kwargs)
+
+
+def spmm(input, mat2):
+    """A sparse matrix times a dense one (torch.sparse.mm)."""
+    return input @ mat2

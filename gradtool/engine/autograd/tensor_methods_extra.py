@@ -472,3 +472,16 @@ def _quantile(t, q, dim, keepdim, interpolation, ignore_nan):
     elif dim is None and keepdim:
         out = out.reshape((qs.numel(),) + (1,) * t.dim())
     return out.squeeze(0) if scalar_q or q.dim() == 0 else out
+
+
+class SparseTensorMethods:
+    """A dense tensor's way to a sparse one (gradtool/engine/sparse.py holds them densely)."""
+
+    def to_sparse(self, sparse_dim=None):
+        from .. import sparse
+        return sparse.to_sparse(self, sparse_dim)
+
+    to_sparse_coo = to_sparse
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return self if dtype is None else self.to(dtype)
