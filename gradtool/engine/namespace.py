@@ -250,10 +250,8 @@ def embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=Fa
                         scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
-# ---- sparse COO tensors, held densely (gradtool/engine/sparse.py)
-def sparse_coo_tensor(indices, values, size=None, **kwargs):
-    from .sparse import sparse_coo_tensor as make
-    return make(indices, values, size, **kwargs)
+# ---- sparse COO tensors, held densely (gradtool/engine/autograd/sparse.py)
+from .autograd.sparse import sparse_coo_tensor  # noqa: E402
 
 
 def spmm(input, mat2):

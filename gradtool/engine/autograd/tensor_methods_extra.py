@@ -370,8 +370,12 @@ class ComputingTensorMethods:
         return self.clamp_(max=max)
 
     def qr(self, some=True):
-        from .. import namespace
-        return namespace.qr(self, some)
+        """Deprecated: linalg.qr, with `some` for its mode (torch warns the same)."""
+        import warnings
+        from . import linalg
+        warnings.warn("torch.qr is deprecated in favor of torch.linalg.qr and will be removed "
+                      "in a future PyTorch release.", UserWarning, stacklevel=2)
+        return linalg.qr(self, "reduced" if some else "complete")
 
     def cov(self, *, correction=1, fweights=None, aweights=None):
         """The covariance of the rows (variables) over the columns (observations), weighted
@@ -478,7 +482,7 @@ class SparseTensorMethods:
     """A dense tensor's way to a sparse one (gradtool/engine/sparse.py holds them densely)."""
 
     def to_sparse(self, sparse_dim=None):
-        from .. import sparse
+        from . import sparse
         return sparse.to_sparse(self, sparse_dim)
 
     to_sparse_coo = to_sparse
