@@ -257,3 +257,25 @@ from .autograd.sparse import sparse_coo_tensor  # noqa: E402
 def spmm(input, mat2):
     """A sparse matrix times a dense one (torch.sparse.mm)."""
     return input @ mat2
+
+
+# ---- typed storages (torch.ByteStorage, ...: the legacy tensor constructors view them)
+from .autograd.creation import STORAGES as _STORAGES, TypedStorage  # noqa: E402
+
+globals().update({cls.__name__: cls for cls in _STORAGES.values()})
+
+
+# ---- the LU factorisation's older names
+from .autograd.linalg import lu_unpack  # noqa: E402
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """Deprecated (torch warns the same): linalg.lu_factor(_ex)'s results."""
+    _warnings.warn(
+        "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
+        "and will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, "
+        "compute_pivots)\nshould be replaced with\nLU, pivots = torch.linalg.lu_factor(A, "
+        "compute_pivots)\nand\nLU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\n"
+        "should be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, "
+        "compute_pivots)", UserWarning, stacklevel=2)
+    return A.lu(pivot, get_infos)

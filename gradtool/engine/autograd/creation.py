@@ -184,7 +184,78 @@ def legacy(np_dtype, args, device=None):
         raise TypeError(f"a legacy tensor constructor takes sizes (ints) or one sequence of "
                         f"data, not {', '.join(type(a).__name__ for a in args)}")
     (data,) = args
+    if isinstance(data, TypedStorage):  # a tensor over the storage's memory, as torch's
+        if data.dtype.numpy != np_dtype:
+            raise TypeError(f"expected {dtypes.from_numpy_dtype(np_dtype)} storage, got "
+                            f"{data.dtype}")
+        return Tensor._wrap(data._array)
     return Tensor._wrap(np.array(_unwrap_nested(data)).astype(np_dtype))
+
+
+class TypedStorage:
+    """A one-dimensional block of elements of one dtype (torch's typed storages:
+    torch.ByteStorage, FloatStorage, ...), which a legacy constructor of that dtype views."""
+
+    dtype = None  # (each storage class's)
+
+    def __init__(self, *args, device=None):
+        check_device(device)
+        if len(args) == 1 and isinstance(args[0], numbers.Integral):
+            self._array = np.zeros(int(args[0]), self.dtype.numpy)
+        elif len(args) == 1:
+            self._array = np.array(_unwrap_nested(args[0]), self.dtype.numpy).reshape(-1)
+        else:
+            self._array = np.zeros(0, self.dtype.numpy)
+
+    @classmethod
+    def from_buffer(cls, buffer, byte_order="native", count=-1, offset=0):
+        """The storage of the bytes of `buffer` (byte_order for elements wider than a byte)."""
+        dtype = cls.dtype.numpy
+        if dtype.itemsize > 1 and byte_order != "native":
+            dtype = dtype.newbyteorder("<" if byte_order == "little" else ">")
+        storage = cls.__new__(cls)
+        storage._array = np.frombuffer(bytes(buffer), dtype, count, offset).astype(
+            cls.dtype.numpy)
+        return storage
+
+    def __len__(self):
+        return self._array.size
+
+    def size(self):
+        return self._array.size
+
+    def __getitem__(self, index):
+        return self._array[index].tolist()
+
+    def __setitem__(self, index, value):
+        self._array[index] = value
+
+    def __iter__(self):
+        return iter(self._array.tolist())
+
+    def tolist(self):
+        return self._array.tolist()
+
+    def element_size(self):
+        return self._array.itemsize
+
+    def nbytes(self):
+        return self._array.nbytes
+
+    def __repr__(self):
+        values = "\n".join(f" {v}" for v in self._array.tolist())
+        return (f"{values}\n[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size "
+                f"{self._array.size}]")
+
+
+def _storage_class(name, dtype):
+    return type(name, (TypedStorage,), {"dtype": dtype, "__doc__": f"{dtype} storage."})
+
+
+STORAGES = {d.name: _storage_class(f"{name}Storage", d) for name, d in (
+    ("Byte", dtypes.uint8), ("Char", dtypes.int8), ("Short", dtypes.int16),
+    ("Int", dtypes.int32), ("Long", dtypes.int64), ("Float", dtypes.float32),
+    ("Double", dtypes.float64), ("Half", dtypes.float16), ("Bool", dtypes.bool_))}
 
 
 def as_tensor(data, dtype=None, device=None):

@@ -377,6 +377,12 @@ class ComputingTensorMethods:
                       "in a future PyTorch release.", UserWarning, stacklevel=2)
         return linalg.qr(self, "reduced" if some else "complete")
 
+    def lu(self, pivot=True, get_infos=False):
+        """(LU, pivots) of the matrix (and the infos on request): linalg.lu_factor_ex's."""
+        from . import linalg
+        LU, pivots, infos = linalg.lu_factor_ex(self, pivot=pivot)
+        return (LU, pivots, infos) if get_infos else (LU, pivots)
+
     def cov(self, *, correction=1, fweights=None, aweights=None):
         """The covariance of the rows (variables) over the columns (observations), weighted
         by fweights (counts) and aweights (importances), as torch's."""
