@@ -1,10 +1,10 @@
-"""Sparse COO tensors, on dense storage (torch.sparse is gradtool/engine/sparse.py): a sparse tensor here is a Tensor
-whose memory holds its dense values (the duplicates of uncoalesced indices summed), beside the
-indices and values it was built from. Everything torch computes from a sparse tensor's values
-(to_dense, torch.sparse.mm, spmm, matmul, sums) gives torch's numbers, and gradients reach
-the values; the graph's nodes are the dense ones (IndexPutBackward0 where torch records
-SparseCooTensorWithDimsAndTensorsBackward0), and an op on a sparse tensor returns a dense one
-where torch's would stay sparse."""
+"""Sparse COO tensors, on dense storage (torch.sparse is gradtool/engine/sparse.py): a sparse
+tensor here is a Tensor whose memory holds its dense values (the duplicates of uncoalesced
+indices summed), beside the indices and values it was built from. Everything torch computes
+from a sparse tensor's values (to_dense, torch.sparse.mm, spmm, matmul, sums) gives torch's
+numbers, and gradients reach the values; the graph's nodes are the dense ones
+(IndexPutBackward0 where torch records SparseCooTensorWithDimsAndTensorsBackward0), and an op
+on a sparse tensor returns a dense one where torch's would stay sparse."""
 import weakref
 
 import numpy as np

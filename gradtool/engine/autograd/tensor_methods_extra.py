@@ -231,8 +231,8 @@ class SelectingTensorMethods:
 
     def nansum(self, dim=None, keepdim=False, *, dtype=None):
         t = self if dtype is None else self.to(dtype)
-        dims = None if dim is None else tuple(
-            _dim(d, max(self.dim(), 1)) for d in (dim if isinstance(dim, (tuple, list)) else (dim,)))
+        dims = None if dim is None else tuple(_dim(d, max(self.dim(), 1)) for d in (
+            dim if isinstance(dim, (tuple, list)) else (dim,)))
         return call(table.NANSUM, (t,), (dims, keepdim))
 
     def nanmean(self, dim=None, keepdim=False, *, dtype=None):
