@@ -3,6 +3,14 @@
 from .autograd.linalg import (__all__, cholesky, cholesky_ex, det, eigh,  # noqa: F401
                               eigvalsh, inv, inv_ex, matrix_norm, norm, qr, slogdet, solve, svd,
                               svdvals, vector_norm)
+from .autograd.linalg import lu, lu_factor, lu_factor_ex  # noqa: F401
+from .autograd.tensor_methods_extra import linalg_cross as cross  # noqa: F401
 from .errors import missing_attribute
+
+
+def vecdot(x, y, *, dim=-1):
+    """The dot products of x's and y's vectors along dim (x conjugated), as torch's: a
+    product and a sum."""
+    return (x.conj() * y).sum(dim)
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -131,6 +131,9 @@ REFERENCE = {
     "REMAINDER_SCALAR": ((REALS,), [(1.5,), (-0.75,)], lambda a, b: a % b),
     "FMOD": ((REALS, DIVISORS), [()], math.fmod),
     "FMOD_SCALAR": ((REALS,), [(1.5,), (-0.75,)], math.fmod),
+    "FILL_OUT": ((REALS,), [(2.5,)], lambda x, value: value),
+    "LOGIT": ((REALS,), [(0.25,)], lambda x, eps: math.log(
+        min(max(x, eps), 1 - eps) / (1 - min(max(x, eps), 1 - eps)))),
 }
 # torch.special's rows: the float64 reference is torch's own series (the engine's
 # special_functions, on Python floats element by element) or math's; what is measured is the
@@ -172,7 +175,9 @@ REFERENCE.update({
 NOT_FUNCTIONS = {
     "NORMAL": "random draws", "NORMAL_TENSOR_FLOAT": "random draws",
     "NORMAL_FLOAT_TENSOR": "random draws", "NORMAL_TENSOR_TENSOR": "random draws",
-    "UNIFORM": "random draws", "BERNOULLI": "random draws",
+    "UNIFORM": "random draws", "BERNOULLI": "random draws", "RANDOM": "random draws",
+    "RANDOM_TO": "random draws", "RANDOM_FROM_TO": "random draws", "LOG_NORMAL": "random draws",
+    "EXPONENTIAL": "random draws", "GEOMETRIC": "random draws", "CAUCHY": "random draws",
     # torch defines it by its own arithmetic, nearbyint(x * 10^d) / 10^d in the tensor's
     # dtype, which numpy's computes as it does
     "ROUND_DECIMALS": "torch's float arithmetic",

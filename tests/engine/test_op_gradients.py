@@ -647,6 +647,20 @@ case("normal_", "NORMAL", _seeded(lambda x: x.sin().normal_(0.5, 2.0) * x), norm
      lambda v, x: [v * _filled("normal_", 0.5, 2.0)(x.shape)._data], order2="square")
 case("uniform_", "UNIFORM", _seeded(lambda x: x.sin().uniform_(-1.0, 3.0) * x), normal(*S),
      lambda v, x: [v * _filled("uniform_", -1.0, 3.0)(x.shape)._data], order2="square")
+# torch's other random fills, the same way
+# (random_()'s range is the dtype's: its draws differ in float32, so they are multiplied by 0)
+case("random_fill", "RANDOM", _seeded(lambda x: x.sin().random_() * 0.0 + x), normal(*S),
+     lambda v, x: [v], order2="square")
+for _fill, _row, _args in (("random_", "RANDOM_TO", (7,)),
+                           ("random_", "RANDOM_FROM_TO", (-3, 4)),
+                           ("log_normal_", "LOG_NORMAL", (0.5, 0.3)),
+                           ("exponential_", "EXPONENTIAL", (2.0,)),
+                           ("geometric_", "GEOMETRIC", (0.4,)),
+                           ("cauchy_", "CAUCHY", (1.0, 0.5))):
+    case(f"{_row.lower()}_fill", _row,
+         _seeded(lambda x, _fill=_fill, _args=_args: getattr(x.sin(), _fill)(*_args) * x),
+         normal(*S), lambda v, x, _fill=_fill, _args=_args: [
+             v * _filled(_fill, *_args)(x.shape)._data], order2="square")
 
 
 def _setitem_basic(x, z):
@@ -959,6 +973,117 @@ case("erf_0d", "ERF", lambda x: x.sum().erf(), normal(*S),
      lambda v, x: [np.full(x.shape, v * 2 / np.sqrt(np.pi) * np.exp(-x.sum() ** 2))])
 case("transpose_", "TRANSPOSE_", lambda x: (x * 1.0).transpose_(0, 1), normal(*S),
      lambda v, x: [v.T], order2="square")
+# squeeze_ and unsqueeze_ change the tensor's own shape, as transpose_
+case("squeeze_all_", "SQUEEZE_ALL_", lambda x: (x * 1.0).squeeze_(), normal(3, 1, 4, 1),
+     lambda v, x: [v.reshape(x.shape)], order2="square")
+case("squeeze_dim_", "SQUEEZE_", lambda x: (x * 1.0).squeeze_(3), normal(3, 1, 4, 1),
+     lambda v, x: [v.reshape(x.shape)], order2="square")
+case("squeeze_dims_", "SQUEEZE_DIMS_", lambda x: (x * 1.0).squeeze_((1, 3)), normal(3, 1, 4, 1),
+     lambda v, x: [v.reshape(x.shape)], order2="square")
+case("unsqueeze_", "UNSQUEEZE_", lambda x: (x * 1.0).unsqueeze_(1), normal(*S),
+     lambda v, x: [v.reshape(x.shape)], order2="square")
+
+
+# ------------------- selecting and writing by index, windows, modes -------------------
+def _masked_select_vjp(v, x, mask):
+    shape = np.broadcast_shapes(x.shape, mask.shape)
+    g = np.zeros(shape)
+    g[np.broadcast_to(mask, shape)] = v
+    return [unbroadcast(g, x.shape)]
+
+
+def _unfold_vjp(v, x, dim, size, step):
+    g = np.zeros(x.shape)
+    for i in range(v.shape[dim]):
+        g[(slice(None),) * dim + (slice(i * step, i * step + size),)] += np.moveaxis(
+            np.take(v, i, axis=dim), -1, dim)
+    return [g]
+
+
+_PICKED = np.array([2, 0])
+case("masked_select", "MASKED_SELECT", lambda x, m: x.masked_select(m),
+     lambda r: [r.standard_normal(S), Const(r.random(S) < 0.5)],
+     lambda v, x, m: _masked_select_vjp(v, x, m), order2="square")
+case("masked_select_broadcast", "MASKED_SELECT", lambda x, m: gt.masked_select(x, m),
+     lambda r: [r.standard_normal((3, 1)), Const(np.array([True, False, True, True]))],
+     lambda v, x, m: _masked_select_vjp(v, x, m), order2="square")
+case("index_copy", "INDEX_COPY", lambda x, s: x.index_copy(1, gt.tensor(_PICKED), s),
+     normals(S, (3, 2)),
+     lambda v, x, s: [np.where(np.isin(np.arange(4), _PICKED), 0.0, v), v[:, _PICKED]],
+     order2="square")
+case("index_copy_", "INDEX_COPY", lambda x, s: (x * 1.0).index_copy_(0, gt.tensor([1]), s),
+     normals(S, (1, 4)), lambda v, x, s: [np.where(np.arange(3)[:, None] == 1, 0.0, v), v[[1]]],
+     order2="square")
+case("index_fill", "INDEX_FILL", lambda x: x.index_fill(1, gt.tensor(_PICKED), -2.0) * x,
+     normal(*S), lambda v, x: [np.where(np.isin(np.arange(4), _PICKED), -2.0 * v, 2 * v * x)])
+case("index_fill_", "INDEX_FILL", lambda x: x.sin().index_fill_(0, gt.tensor([0, 2]), 1.5),
+     normal(*S), lambda v, x: [np.where(np.isin(np.arange(3), [0, 2])[:, None], 0.0,
+                                        v * np.cos(x))])
+case("put", "PUT", lambda x, s: x.put(gt.tensor([[0, -1], [5, 2]]), s), normals(S, (2, 2)),
+     lambda v, x, s: [np.where(np.isin(np.arange(12), [0, 11, 5, 2]).reshape(S), 0.0, v),
+                      v.reshape(-1)[[0, 11, 5, 2]].reshape(2, 2)], order2="square")
+case("put_accumulate", "PUT", lambda x, s: (x * 1.0).put_(gt.tensor([1, 1, 4]), s, True),
+     normals(S, (3,)), lambda v, x, s: [v, v.reshape(-1)[[1, 1, 4]]], order2="square")
+case("take", "TAKE", lambda x: gt.take(x, gt.tensor([[3, -1], [3, 0]])), normal(*S),
+     lambda v, x: [np.bincount([3, 11, 3, 0], v.reshape(-1), 12).reshape(S)],
+     order2="square")
+case("unfold", "UNFOLD", lambda x: x.unfold(1, 3, 2), normal(3, 7),
+     lambda v, x: _unfold_vjp(v, x, 1, 3, 2), order2="square")
+case("unfold_overlapping", "UNFOLD", lambda x: x.unfold(0, 2, 1) ** 2, normal(4, 2),
+     lambda v, x: _unfold_vjp(v * 2 * np.lib.stride_tricks.sliding_window_view(x, 2, 0), x,
+                              0, 2, 1))
+case("unfold_backward_op", "UNFOLD_BACKWARD",
+     lambda g: call(D.UNFOLD_BACKWARD, (g,), ((3, 5), 1, 2, 1)), normal(3, 4, 2),
+     lambda v, g: [np.lib.stride_tricks.sliding_window_view(v, 2, 1)], order2="square")
+# (distinct values, so that central differences keep the mode: each value once, the least)
+case("mode", "MODE", lambda x: gt.mode(x, 1).values, normal(*S),
+     lambda v, x: [(x == x.min(1, keepdims=True)) * v[:, None]])
+case("mode_keepdim", "MODE", lambda x: x.mode(0, True)[0] * 2, normal(*S),
+     lambda v, x: [(x == x.min(0, keepdims=True)) * 2 * v])
+case("logit", "LOGIT", lambda x: x.logit(), lambda r: [r.uniform(0.1, 0.9, S)],
+     lambda v, x: [v / (x * (1 - x))])
+case("logit_eps", "LOGIT", lambda x: gt.logit(x, 0.2), lambda r: [r.uniform(0.05, 0.95, S)],
+     lambda v, x: [np.where((x < 0.2) | (x > 0.8), 0.0, v / (x * (1 - x)))])
+case("nansum", "NANSUM", lambda x: gt.nansum(x * x), normal(*S), lambda v, x: [2 * v * x])
+case("nansum_dim", "NANSUM", lambda x: x.nansum(1, keepdim=True), normal(*S),
+     lambda v, x: [np.broadcast_to(v, x.shape)], order2="square")
+case("nanmean", ("NANSUM", "DIV"), lambda x: x.nanmean(0), normal(*S),
+     lambda v, x: [np.broadcast_to(v / 3, x.shape)], order2="square")
+case("movedim", "PERMUTE", lambda x: x.movedim((0, 1), (2, 0)), normal(2, 3, 4),
+     lambda v, x: [np.moveaxis(v, (2, 0), (0, 1))], order2="square")
+case("rot90", "ROT90", lambda x: gt.rot90(x), normal(*S), lambda v, x: [np.rot90(v, -1)],
+     order2="square")
+case("rot90_k3_dims", "ROT90", lambda x: x.rot90(3, [2, 0]), normal(2, 3, 4),
+     lambda v, x: [np.rot90(v, -3, (2, 0))], order2="square")
+case("fill_out", "FILL_OUT", lambda x: gt.fill(x, 2.5) * x, normal(*S), lambda v, x: [2.5 * v])
+
+
+def _p_norm_grad(d, p):
+    """d ||d||_p / d d along the last dim (numpy, away from zeros and ties)."""
+    if p == np.inf:
+        a = np.abs(d)
+        return np.sign(d) * (a == a.max(-1, keepdims=True))
+    n = (np.abs(d) ** p).sum(-1, keepdims=True) ** (1 / p)
+    return np.sign(d) * (np.abs(d) / n) ** (p - 1)
+
+
+case("cross", "LINALG_CROSS", lambda a, b: gt.linalg.cross(a, b, dim=1), normals((4, 3), (1, 3)),
+     lambda v, a, b: [np.cross(b, v), unbroadcast(np.cross(v, a), b.shape)])
+case("cross_dim", "LINALG_CROSS", lambda a, b: a.cross(b, dim=0), normals((3, 2), (3, 2)),
+     lambda v, a, b: [np.cross(b, v, axis=0), np.cross(v, a, axis=0)])
+for _p in (2.0, 1.0, 3.0, np.inf):
+    case(f"dist_p{_p}", "DIST", lambda a, b, _p=_p: gt.dist(a, b, _p), normals(S, (4,)),
+         lambda v, a, b, _p=_p: [v * _p_norm_grad((a - b).reshape(-1), _p).reshape(S),
+                                 unbroadcast(-v * _p_norm_grad((a - b).reshape(-1), _p)
+                                             .reshape(S), b.shape)])
+    case(f"cdist_p{_p}", "CDIST", lambda a, b, _p=_p: gt.cdist(a, b, _p), normals((3, 2), (4, 2)),
+         lambda v, a, b, _p=_p: [
+             (v[..., None] * _p_norm_grad(a[:, None] - b[None], _p)).sum(1),
+             -(v[..., None] * _p_norm_grad(a[:, None] - b[None], _p)).sum(0)])
+case("cdist_batched", "CDIST", lambda a, b: gt.cdist(a, b), normals((2, 3, 2), (1, 4, 2)),
+     lambda v, a, b: [(v[..., None] * _p_norm_grad(a[:, :, None] - b[:, None], 2)).sum(2),
+                      unbroadcast(-(v[..., None] * _p_norm_grad(
+                          a[:, :, None] - b[:, None], 2)).sum(1), b.shape)])
 
 # ------------------------------ selecting, sorting ------------------------------
 

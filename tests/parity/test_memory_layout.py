@@ -45,3 +45,53 @@ def view_outcome(lib, code):
 @pytest.mark.parametrize("code", LAYOUTS)
 def test_view_of_a_result_succeeds_or_fails_as_in_torch(code):
     assert view_outcome(gt, code) == view_outcome(torch, code)
+
+
+@pytest.mark.parametrize("code", LAYOUTS)
+def test_a_results_strides_are_torchs(code):
+    def strides(lib):
+        x = lib.tensor(np.arange(24.0).reshape(2, 3, 4))
+        y = lib.tensor(np.arange(24.0).reshape(4, 2, 3))
+        return eval(code, {"lib": lib, "x": x, "y": y}).stride()
+    assert strides(gt) == strides(torch)
+
+
+# strides, memory formats, layouts, resize_/set_, H/mH: the programs of
+# tests/engine/test_memory_layout.py on both libraries
+from tests.engine import test_memory_layout as programs  # noqa: E402
+
+
+@pytest.mark.parametrize("name", programs.STRIDES)
+def test_strides_and_memory_formats_are_torchs(name):
+    assert programs.STRIDES[name](gt) == programs.STRIDES[name](torch)
+
+
+@pytest.mark.parametrize("name", programs.FLAGS)
+def test_layout_and_format_flags_are_torchs(name):
+    assert programs.FLAGS[name](gt) == programs.FLAGS[name](torch)
+
+
+@pytest.mark.parametrize("name", programs.VALUES)
+def test_resize_set_and_conjugate_transposes_give_torchs_values(name):
+    ours, theirs = programs.VALUES[name](gt), programs.VALUES[name](torch)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    if not theirs.is_complex():  # (torch's conj is a lazy view: its strides are the input's)
+        assert ours.stride() == theirs.stride()
+    np.testing.assert_array_equal(ours.numpy(), theirs.resolve_conj().numpy())
+
+
+@pytest.mark.parametrize("name", programs.ERRORS)
+def test_refusals_are_torchs(name):
+    with pytest.raises(Exception) as theirs:
+        programs.ERRORS[name](torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        programs.ERRORS[name](gt)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_resize_and_H_nodes_are_torchs():
+    for lib in (gt, torch):
+        x = lib.randn(2, 3, requires_grad=True)
+        with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+            names = [x.resize(3, 2).grad_fn.name(), x.H.grad_fn.name(), x.mH.grad_fn.name()]
+        assert names == ["ResizeBackward", "TransposeBackward0", "TransposeBackward0"]

@@ -7,25 +7,97 @@ from . import dtypes
 from .device import check as check_device
 from .tensor import Size, Tensor, _shape
 
-_generator = np.random.default_rng()
+class Generator:
+    """A source of random numbers (torch.Generator): seeded with manual_seed, passed to the
+    random factories and fills as generator=. numpy's generator underneath: the same seed
+    gives other numbers than torch's."""
+
+    def __init__(self, device="cpu"):
+        if str(device).startswith("cuda"):  # torch's CPU build has no CUDA generator
+            raise RuntimeError(
+                "Cannot get CUDA generator without ATen_cuda library. PyTorch splits its "
+                "backend into two shared libraries: a CPU library and a CUDA library; this error "
+                "has occurred because you are trying to use some CUDA functionality, but the CUDA "
+                "library has not been loaded by the dynamic linker for some reason.  The CUDA "
+                "library MUST be loaded, EVEN IF you don't directly use any symbols from the "
+                "CUDA library! One common culprit is a lack of -Wl,--no-as-needed in your link "
+                "arguments; many dynamic linkers will delete dynamic library dependencies if you "
+                "don't depend on any of their symbols.  You can check if this has occurred by "
+                "using ldd on your binary to see if there is a dependency on *_cuda.so "
+                "library.")
+        check_device(device)
+        self.seed()
+
+    @property
+    def device(self):
+        from .device import CPU
+        return CPU
+
+    def manual_seed(self, seed):
+        self._initial_seed = int(seed) % 2 ** 64  # (torch takes negative seeds modulo 2^64)
+        self._rng = np.random.default_rng(self._initial_seed)
+        return self
+
+    def initial_seed(self):
+        return self._initial_seed
+
+    def seed(self):
+        """Seeds from the operating system's entropy; returns the seed."""
+        seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+        self.manual_seed(seed)
+        return seed
+
+    def get_state(self):
+        """The state as a uint8 tensor (numpy's state, pickled: not torch's bytes)."""
+        import pickle
+        state = pickle.dumps((self._initial_seed, self._rng.bit_generator.state))
+        return Tensor._wrap(np.frombuffer(state, np.uint8).copy())
+
+    def set_state(self, new_state):
+        import pickle
+        self._initial_seed, state = pickle.loads(new_state._data.tobytes())
+        self._rng.bit_generator.state = state
+        return self
+
+
+default_generator = Generator()
 
 
 def manual_seed(seed):
     """Seed every random factory (rand, randn, randint, ..., and nn's initialisers)."""
-    global _generator
-    _generator = np.random.default_rng(int(seed))
-    return _generator
+    return default_generator.manual_seed(seed)
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def seed():
+    return default_generator.seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
 
 
 # vmap's check of its randomness= (engine/func/vmap.py), set while a vmap runs
 random_check = None
 
 
-def generator():
-    """The generator every random draw reads (through here, so vmap can refuse or allow it)."""
+def generator(given=None):
+    """numpy's generator a random draw reads: the given torch.Generator's, or the default's
+    (through here, so vmap can refuse or allow it)."""
     if random_check is not None:
         random_check()
-    return _generator
+    if given is None:
+        return default_generator._rng
+    if not isinstance(given, Generator):
+        raise TypeError(f"generator must be a torch.Generator, not {type(given).__name__}")
+    return given._rng
 
 
 def _finish(array, requires_grad, device=None):
@@ -39,8 +111,10 @@ def _finish(array, requires_grad, device=None):
     return t
 
 
-def _np_dtype(dtype, default=dtypes.DEFAULT_FLOAT):
-    return default if dtype is None else dtypes.to_numpy_dtype(dtype)
+def _np_dtype(dtype, default=None):  # (None: the default float dtype when called)
+    if dtype is not None:
+        return dtypes.to_numpy_dtype(dtype)
+    return dtypes.DEFAULT_FLOAT if default is None else default
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -110,7 +184,78 @@ def legacy(np_dtype, args, device=None):
         raise TypeError(f"a legacy tensor constructor takes sizes (ints) or one sequence of "
                         f"data, not {', '.join(type(a).__name__ for a in args)}")
     (data,) = args
+    if isinstance(data, TypedStorage):  # a tensor over the storage's memory, as torch's
+        if data.dtype.numpy != np_dtype:
+            raise TypeError(f"expected {dtypes.from_numpy_dtype(np_dtype)} storage, got "
+                            f"{data.dtype}")
+        return Tensor._wrap(data._array)
     return Tensor._wrap(np.array(_unwrap_nested(data)).astype(np_dtype))
+
+
+class TypedStorage:
+    """A one-dimensional block of elements of one dtype (torch's typed storages:
+    torch.ByteStorage, FloatStorage, ...), which a legacy constructor of that dtype views."""
+
+    dtype = None  # (each storage class's)
+
+    def __init__(self, *args, device=None):
+        check_device(device)
+        if len(args) == 1 and isinstance(args[0], numbers.Integral):
+            self._array = np.zeros(int(args[0]), self.dtype.numpy)
+        elif len(args) == 1:
+            self._array = np.array(_unwrap_nested(args[0]), self.dtype.numpy).reshape(-1)
+        else:
+            self._array = np.zeros(0, self.dtype.numpy)
+
+    @classmethod
+    def from_buffer(cls, buffer, byte_order="native", count=-1, offset=0):
+        """The storage of the bytes of `buffer` (byte_order for elements wider than a byte)."""
+        dtype = cls.dtype.numpy
+        if dtype.itemsize > 1 and byte_order != "native":
+            dtype = dtype.newbyteorder("<" if byte_order == "little" else ">")
+        storage = cls.__new__(cls)
+        storage._array = np.frombuffer(bytes(buffer), dtype, count, offset).astype(
+            cls.dtype.numpy)
+        return storage
+
+    def __len__(self):
+        return self._array.size
+
+    def size(self):
+        return self._array.size
+
+    def __getitem__(self, index):
+        return self._array[index].tolist()
+
+    def __setitem__(self, index, value):
+        self._array[index] = value
+
+    def __iter__(self):
+        return iter(self._array.tolist())
+
+    def tolist(self):
+        return self._array.tolist()
+
+    def element_size(self):
+        return self._array.itemsize
+
+    def nbytes(self):
+        return self._array.nbytes
+
+    def __repr__(self):
+        values = "\n".join(f" {v}" for v in self._array.tolist())
+        return (f"{values}\n[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size "
+                f"{self._array.size}]")
+
+
+def _storage_class(name, dtype):
+    return type(name, (TypedStorage,), {"dtype": dtype, "__doc__": f"{dtype} storage."})
+
+
+STORAGES = {d.name: _storage_class(f"{name}Storage", d) for name, d in (
+    ("Byte", dtypes.uint8), ("Char", dtypes.int8), ("Short", dtypes.int16),
+    ("Int", dtypes.int32), ("Long", dtypes.int64), ("Float", dtypes.float32),
+    ("Double", dtypes.float64), ("Half", dtypes.float16), ("Bool", dtypes.bool_))}
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -173,29 +318,34 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     return _finish(np.linspace(start, end, steps).astype(_np_dtype(dtype)), requires_grad, device)
 
 
-def rand(*sizes, size=None, dtype=None, device=None, requires_grad=False):
-    return _finish(generator().random(_size(sizes, size)).astype(_np_dtype(dtype)), requires_grad,
-                   device)
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    return _finish(_draw(generator).random(_size(sizes, size)).astype(_np_dtype(dtype)),
+                   requires_grad, device)
 
 
-def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False):
-    shape, np_dtype = _size(sizes, size), _np_dtype(dtype)
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    shape, np_dtype, rng = _size(sizes, size), _np_dtype(dtype), _draw(generator)
     if np_dtype.kind == "c":  # as torch: each part N(0, 1/2), so E|z|^2 = 1
-        values = (generator().standard_normal(shape + (2,)) * np.sqrt(0.5)).view(np.complex128)
+        values = (rng.standard_normal(shape + (2,)) * np.sqrt(0.5)).view(np.complex128)
         return _finish(values[..., 0].astype(np_dtype), requires_grad, device)
-    return _finish(generator().standard_normal(shape).astype(np_dtype), requires_grad, device)
+    return _finish(rng.standard_normal(shape).astype(np_dtype), requires_grad, device)
 
 
-def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
+def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None,
+            requires_grad=False):
     if high is None or isinstance(high, (tuple, list)):  # randint(high, size), as torch
         low, high, size = 0, low, size if high is None else high
-    array = generator().integers(low, high, _shape((size,)))
+    array = _draw(generator).integers(low, high, _shape((size,)))
     return _finish(array.astype(_np_dtype(dtype, np.dtype(np.int64))), requires_grad, device)
 
 
-def randperm(n, dtype=None, device=None):
-    return _finish(generator().permutation(n).astype(_np_dtype(dtype, np.dtype(np.int64))), False,
-                   device)
+def randperm(n, *, generator=None, dtype=None, device=None):
+    return _finish(_draw(generator).permutation(n).astype(_np_dtype(dtype, np.dtype(np.int64))),
+                   False, device)
+
+
+def _draw(given):  # (the factories' argument generator= hides generator() inside them)
+    return generator(given)
 
 
 def _like(fn):
@@ -211,6 +361,13 @@ ones_like = _like(ones)
 empty_like = _like(empty)
 rand_like = _like(rand)
 randn_like = _like(randn)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    """randint(low, high) (or randint(0, low)) of input's shape and (by default) dtype."""
+    low, high = (0, low) if high is None else (low, high)
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device,
+                   requires_grad=requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):

@@ -83,7 +83,6 @@ def parse_to(args, kwargs):
     dtype, copy = kwargs.pop("dtype", None), kwargs.pop("copy", False)
     check(kwargs.pop("device", None))
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     flags = []

@@ -87,7 +87,7 @@ def meshgrid(*tensors, indexing=None):
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):
     """torch.normal: draws of N(mean, std) for a tensor mean and/or std (their nodes have zero
     gradients, as torch's), or of a given size for two numbers."""
-    generator = generator or creation.generator()
+    generator = creation.generator(generator)
     if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
         if size is None:
             raise TypeError("normal() received an invalid combination of arguments: two "

@@ -169,3 +169,87 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
         return vector_norm(A, ord, None, keepdim, dtype=dtype)
     return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
 
+
+
+# ---- LU factorisation (torch.linalg.lu_factor, lu, torch.lu, lu_unpack): forward only
+import numpy as np  # noqa: E402
+
+from . import grad_mode  # noqa: E402
+from .tensor import Tensor  # noqa: E402
+
+LuFactorExResult = collections.namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+LuFactorResult = collections.namedtuple("linalg_lu_factor", ["LU", "pivots"])
+LuUnpackResult = collections.namedtuple("lu_unpack", ["P", "L", "U"])
+LuResult = collections.namedtuple("linalg_lu", ["P", "L", "U"])
+
+
+def _lu_arrays(a):
+    """LAPACK's getrf: partial pivoting (the first largest |pivot|), L's multipliers below the
+    diagonal and U on and above it; pivots 1-based (int32); info the first zero pivot."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.reshape(-1, m, n).copy()
+    pivots = np.zeros((batch.shape[0], k), np.int32)
+    info = np.zeros(batch.shape[0], np.int32)
+    for b, A in enumerate(batch):
+        for j in range(k):
+            p = j + int(np.argmax(np.abs(A[j:, j])))
+            pivots[b, j] = p + 1
+            if p != j:
+                A[[j, p]] = A[[p, j]]
+            if A[j, j] != 0:
+                A[j + 1:, j] /= A[j, j]
+            elif not info[b]:
+                info[b] = j + 1
+            A[j + 1:, j + 1:] -= np.outer(A[j + 1:, j], A[j, j + 1:])
+    return (batch.reshape(a.shape), pivots.reshape(a.shape[:-2] + (k,)),
+            info.reshape(a.shape[:-2]))
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """(LU, pivots, info) of A (..., m, n). No gradient in the engine yet: an A that requires
+    grad is refused, not silently detached."""
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got "
+                           f"size: {list(A.shape)} instead")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    if A.requires_grad and grad_mode.state.grad_enabled:
+        from ..errors import NotInEngineError
+        raise NotInEngineError("gradients through torch.linalg.lu_factor (torch.lu)")
+    LU, pivots, info = _lu_arrays(A._data)
+    return LuFactorExResult(Tensor._wrap(LU), Tensor._wrap(pivots), Tensor._wrap(info))
+
+
+def lu_factor(A, *, pivot=True):
+    LU, pivots, info = lu_factor_ex(A, pivot=pivot)
+    return LuFactorResult(LU, pivots)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) with A = P L U from lu_factor's (LU, pivots); L and U are differentiable in
+    LU_data (its lower and upper triangles)."""
+    m, n = LU_data.shape[-2:]
+    k = min(m, n)
+    batch = tuple(LU_data.shape[:-2])
+    empty = Tensor._wrap(np.zeros(0, LU_data._data.dtype))
+    L = U = P = empty
+    if unpack_data:
+        eye = Tensor._wrap(np.eye(m, k, dtype=LU_data._data.dtype))
+        L = LU_data[..., :, :k].tril(-1) + eye
+        U = LU_data[..., :k, :].triu()
+    if unpack_pivots:
+        swaps = LU_pivots._data.reshape(-1, LU_pivots.shape[-1]).astype(np.int64) - 1
+        Ps = []
+        for row in swaps:
+            perm = np.arange(m)
+            for i, p in enumerate(row):
+                perm[[i, p]] = perm[[p, i]]
+            Ps.append(np.eye(m, dtype=LU_data._data.dtype)[perm].T)
+        P = Tensor._wrap(np.stack(Ps).reshape(batch + (m, m)) if Ps else
+                         np.zeros(batch + (m, m), LU_data._data.dtype))
+    return LuUnpackResult(P, L, U)
+
+
+def lu(A, *, pivot=True):
+    return LuResult(*lu_unpack(*lu_factor(A, pivot=pivot)))

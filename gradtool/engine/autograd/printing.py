@@ -10,7 +10,25 @@ PRECISION = 4
 LINEWIDTH = 80
 THRESHOLD = 1000
 EDGEITEMS = 3
+SCI_MODE = None  # None: the values decide; True, False: set_printoptions(sci_mode=)'s choice
 _DEFAULT_DTYPES = ("float32", "int64", "bool", "complex64")
+# torch's profiles: (precision, threshold, edgeitems, linewidth)
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80),
+             "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None):
+    """torch.set_printoptions: a profile first, then the options given; sci_mode is always
+    set (None gives the choice back to the values), as torch's."""
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH, SCI_MODE
+    if profile is not None:
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = _PROFILES[profile]
+    PRECISION = PRECISION if precision is None else precision
+    THRESHOLD = THRESHOLD if threshold is None else threshold
+    EDGEITEMS = EDGEITEMS if edgeitems is None else edgeitems
+    LINEWIDTH = LINEWIDTH if linewidth is None else linewidth
+    SCI_MODE = sci_mode
 
 
 class _Formatter:
@@ -29,6 +47,8 @@ class _Formatter:
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
         # (tiny magnitudes switch to scientific notation only for non-integer values)
         self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or (not self.int_mode and lo < 1.0e-4)
+        if SCI_MODE is not None:
+            self.sci_mode = SCI_MODE
         fmt = (f"{{:.{PRECISION}e}}" if self.sci_mode else
                "{:.0f}." if self.int_mode else f"{{:.{PRECISION}f}}")
         self.width = max(len(fmt.format(v)) for v in finite.tolist())

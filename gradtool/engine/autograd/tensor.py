@@ -286,9 +286,6 @@ class Tensor(metaclass=_TensorType):
     def cpu(self):
         return self
 
-    def is_contiguous(self):
-        return self._data.flags.c_contiguous
-
     def equal(self, other):
         return self._data.shape == other._data.shape and bool(np.all(self._data == other._data))
 

@@ -5,10 +5,11 @@ import collections
 import numbers
 import operator
 import types
+import warnings
 
 import numpy as np
 
-from . import creation, dtypes, engine, forward_level, grad_mode
+from . import creation, dtypes, engine, forward_level, grad_mode, memory
 from .device import CPU, check as check_device, parse_to
 from . import linalg
 from .dispatch import call, sync_view
@@ -195,11 +196,20 @@ class TensorMethods:
         """to(dtype), to(device, dtype), to(other), with copy=: the device must be the CPU."""
         if len(args) == 1 and not kwargs and isinstance(args[0], (dtypes.dtype, np.dtype)):
             dtype, copy = args[0], False  # the common case, and the formulas'
+            fmt = memory.preserve_format
         else:
+            fmt = kwargs.pop("memory_format", memory.preserve_format)
+            memory.check_format(fmt, self._data.ndim, "to")
             dtype, copy = parse_to(args, kwargs)
+        relaid = not memory.has_format(self._data, fmt)
         if dtype is None or dtypes.to_numpy_dtype(dtype) == self._data.dtype:
-            return self.clone() if copy else self
-        return call(table.TO_COPY, (self,), (dtypes.to_numpy_dtype(dtype),))
+            if not (copy or relaid):
+                return self
+            dtype = self.dtype
+        out = call(table.TO_COPY, (self,), (dtypes.to_numpy_dtype(dtype),))
+        if relaid:  # (a fresh result: laid out as asked, its values the same)
+            out._data = memory.laid_out(out._data, fmt)
+        return out
 
     def type(self, dtype=None):
         return self.dtype if dtype is None else self.to(dtype)
@@ -215,13 +225,19 @@ class TensorMethods:
         check_device("cuda" if device is None else device)
         return self
 
-    def clone(self):
-        return call(table.CLONE, (self,))
+    def clone(self, *, memory_format=memory.preserve_format):
+        memory.check_format(memory_format, self._data.ndim, "clone")
+        if memory_format is memory.preserve_format:
+            return call(table.CLONE, (self,))
+        return call(table.CLONE, (self,), (memory_format,))
 
-    def contiguous(self):
-        if self._data.flags.c_contiguous:
+    def contiguous(self, memory_format=memory.contiguous_format):
+        memory.check_format(memory_format, self._data.ndim)
+        if memory.has_format(self._data, memory_format):
             return self
-        return call(table.CLONE, (self,), ("contiguous",))
+        if memory_format is memory.preserve_format:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+        return call(table.CLONE, (self,), (memory_format,))
 
     # ---------------- arithmetic ----------------
     def __add__(self, other):
@@ -464,11 +480,11 @@ class TensorMethods:
         return call_inplace(table.INDEX_ADD, (self, index, source),
                             _index_add_args(self, dim, index, source, alpha))
 
-    def bernoulli_(self, p=0.5):
+    def bernoulli_(self, p=0.5, *, generator=None):
         """Each element set to 1 with probability p (a number or a tensor), else 0."""
         probs = p._data if isinstance(p, Tensor) else p
-        return self.copy_(Tensor._wrap((creation.generator().random(self._data.shape) < probs)
-                                       .astype(self._data.dtype)))
+        draws = creation.generator(generator).random(self._data.shape)
+        return self.copy_(Tensor._wrap((draws < probs).astype(self._data.dtype)))
 
     def transpose_(self, dim0, dim1):
         """Transposes this tensor itself (its shape changes): a TransposeBackward1 node."""
@@ -476,6 +492,17 @@ class TensorMethods:
         return self._transposed_in_place(table.TRANSPOSE_, (_dim(dim0, nd), _dim(dim1, nd)))
 
     swapaxes_ = transpose_
+
+    def squeeze_(self, dim=None):
+        nd = self._data.ndim
+        if dim is None:
+            return self._transposed_in_place(table.SQUEEZE_ALL_, (None,))
+        if isinstance(dim, (tuple, list)):
+            return self._transposed_in_place(table.SQUEEZE_DIMS_, (_dims(dim, nd),))
+        return self._transposed_in_place(table.SQUEEZE_, (_dim(dim, nd),))
+
+    def unsqueeze_(self, dim):
+        return self._transposed_in_place(table.UNSQUEEZE_, (_dim(dim, self._data.ndim + 1),))
 
     def t_(self):
         if self._data.ndim > 2:
@@ -522,11 +549,34 @@ class TensorMethods:
     def copy_(self, src):
         return call_inplace(table.COPY, (self, src))
 
-    def normal_(self, mean=0.0, std=1.0):
-        return call_inplace(table.NORMAL, (self,), (mean, std, creation.generator()))
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        return call_inplace(table.NORMAL, (self,), (mean, std, creation.generator(generator)))
 
-    def uniform_(self, a=0.0, b=1.0):
-        return call_inplace(table.UNIFORM, (self,), (a, b, creation.generator()))
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        return call_inplace(table.UNIFORM, (self,), (a, b, creation.generator(generator)))
+
+    def random_(self, from_=None, to=None, *, generator=None, **by_name):
+        """Integers drawn uniformly: random_(to) in [0, to), random_(from, to), random_() all
+        the dtype holds exactly (torch's names: `from` is a keyword Python reserves)."""
+        from_, to = by_name.pop("from", from_), by_name.pop("to", to)
+        rng = creation.generator(generator)
+        if from_ is None:
+            return call_inplace(table.RANDOM, (self,), (0, to, rng))
+        if to is None:
+            return call_inplace(table.RANDOM_TO, (self,), (0, from_, rng))
+        return call_inplace(table.RANDOM_FROM_TO, (self,), (from_, to, rng))
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        return call_inplace(table.LOG_NORMAL, (self,), (mean, std, creation.generator(generator)))
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        return call_inplace(table.EXPONENTIAL, (self,), (lambd, creation.generator(generator)))
+
+    def geometric_(self, p, *, generator=None):
+        return call_inplace(table.GEOMETRIC, (self,), (p, creation.generator(generator)))
+
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+        return call_inplace(table.CAUCHY, (self,), (median, sigma, creation.generator(generator)))
 
     __setitem__ = _setitem
 
@@ -667,6 +717,27 @@ class TensorMethods:
     def mT(self):
         return self.transpose(-2, -1)
 
+    @property
+    def H(self):  # the conjugate transpose of a matrix
+        if self._data.ndim not in (0, 2):
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                               f"{self._data.ndim}-D tensor."
+                               + (" For batches of matrices, consider using tensor.mH"
+                                  if self._data.ndim > 2 else ""))
+        if not self._data.ndim:
+            warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                          UserWarning, stacklevel=2)
+            return self.conj()
+        return self.mH
+
+    @property
+    def mH(self):  # the conjugate transpose of each matrix of a batch
+        if self._data.ndim < 2:
+            raise RuntimeError(f"tensor.mH is only supported on matrices or batches of "
+                               f"matrices. Got {self._data.ndim}-D tensor.")
+        out = self.transpose(-2, -1)
+        return out.conj() if out.is_complex() else out
+
     def permute(self, *dims):
         dims = _shape(dims)
         nd = self._data.ndim
@@ -751,7 +822,7 @@ class TensorMethods:
         totals = rows.sum(1)
         if np.any(totals <= 0):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        generator = generator or creation.generator()
+        generator = creation.generator(generator)
         if replacement:
             out = np.stack([generator.choice(rows.shape[1], num_samples, p=row / total)
                             for row, total in zip(rows, totals)])
@@ -900,7 +971,7 @@ class TensorMethods:
             raise RuntimeError("bernoulli: expected a floating point tensor of probabilities")
         if self._data.size and not ((self._data >= 0) & (self._data <= 1)).all():
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-        return call(table.BERNOULLI, (self,), (generator or creation.generator(),))
+        return call(table.BERNOULLI, (self,), (creation.generator(generator),))
 
     # ---------------- new tensors like this one (never part of the graph) ----------------
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
@@ -1106,6 +1177,11 @@ _attach(TensorMethods)
 
 from . import tensor_methods_extra  # noqa: E402 (the census of real files: more methods)
 _attach(tensor_methods_extra.MoreTensorMethods)
+_attach(memory.MemoryTensorMethods)
+_attach(tensor_methods_extra.RemovedTensorMethods)
+_attach(tensor_methods_extra.SelectingTensorMethods)
+_attach(tensor_methods_extra.ComputingTensorMethods)
+_attach(tensor_methods_extra.SparseTensorMethods)
 from . import spectral  # noqa: E402 (Tensor.stft, Tensor.istft)
 _attach(spectral.SpectralTensorMethods)
 from . import special  # noqa: E402 (Tensor.polygamma, mvlgamma, xlogy)

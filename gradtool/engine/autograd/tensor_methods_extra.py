@@ -135,3 +135,363 @@ class MoreTensorMethods:
         if return_counts:
             out.append(creation.tensor(counts, dtype=dtypes.int64))
         return out[0] if len(out) == 1 else tuple(out)
+
+
+class RemovedTensorMethods:
+    """Tensor methods torch removed, answering with torch's message of what replaces them."""
+
+    def reinforce(self, reward):
+        raise RuntimeError(
+            "reinforce() was removed.\nUse torch.distributions instead.\nSee "
+            "https://pytorch.org/docs/main/distributions.html\n\nInstead of:\n\nprobs = "
+            "policy_network(state)\naction = probs.multinomial()\nnext_state, reward = "
+            "env.step(action)\naction.reinforce(reward)\naction.backward()\n\nUse:\n\nprobs = "
+            "policy_network(state)\n# NOTE: categorical is equivalent to what used to be called "
+            "multinomial\nm = torch.distributions.Categorical(probs)\naction = m.sample()\n"
+            "next_state, reward = env.step(action)\nloss = -m.log_prob(action) * reward\n"
+            "loss.backward()\n")
+
+
+ModeResult = collections.namedtuple("mode", ["values", "indices"])
+HistogramResult = collections.namedtuple("histogram", ["hist", "bin_edges"])
+
+
+def _long_index(index, name):
+    if not isinstance(index, Tensor) or index._data.dtype != np.int64:
+        if name == "index_fill_":
+            raise IndexError("index_fill_(): Expected dtype int64 for index.")
+        got = (dtypes.LEGACY_TYPE_NAMES[index._data.dtype.name] if isinstance(index, Tensor)
+               else type(index).__name__)
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {got}")
+    return index
+
+
+class SelectingTensorMethods:
+    """Selecting, writing by index, windows, modes and histograms (the census's Tensor
+    ops): each a row of the table or made of the engine's ops."""
+
+    def masked_select(self, mask):
+        return call(table.MASKED_SELECT, (self, mask))
+
+    def index_copy(self, dim, index, source):
+        dim = _dim(dim, max(self.dim(), 1))
+        _long_index(index, "index_copy_")
+        if source.dim() and source.shape[dim if source.dim() > 1 else 0] != index.numel():
+            raise IndexError(f"index_copy_(): Number of indices ({index.numel()}) should be "
+                             f"equal to source.size(dim) ({source.shape[dim]})")
+        return call(table.INDEX_COPY, (self, index, source), (dim,))
+
+    def index_copy_(self, dim, index, source):
+        dim = _dim(dim, max(self.dim(), 1))
+        _long_index(index, "index_copy_")
+        return call_inplace(table.INDEX_COPY, (self, index, source), (dim,))
+
+    def index_fill(self, dim, index, value):
+        return call(table.INDEX_FILL, (self, _long_index(index, "index_fill_")),
+                    (_dim(dim, max(self.dim(), 1)), _fill_value(value)))
+
+    def index_fill_(self, dim, index, value):
+        return call_inplace(table.INDEX_FILL, (self, _long_index(index, "index_fill_")),
+                            (_dim(dim, max(self.dim(), 1)), _fill_value(value)))
+
+    def put(self, index, source, accumulate=False):
+        _check_put(self, index, source)
+        return call(table.PUT, (self, index, source), (accumulate,))
+
+    def put_(self, index, source, accumulate=False):
+        _check_put(self, index, source)
+        return call_inplace(table.PUT, (self, index, source), (accumulate,))
+
+    def take(self, index):
+        _check_put(self, index, None)
+        return call(table.TAKE, (self, index))
+
+    def unfold(self, dimension, size, step):
+        """The windows of `size` elements every `step` along dimension, as a last dim (a
+        view)."""
+        dimension = _dim(dimension, max(self.dim(), 1))
+        length = self.shape[dimension] if self.dim() else 1
+        if size > length:
+            raise RuntimeError(f"maximum size for tensor at dimension {dimension} is {length} "
+                               f"but size is {size}")
+        if step <= 0:
+            raise RuntimeError(f"step is {step} but must be > 0")
+        if not self.dim():  # (a number's one window: itself, as one dim)
+            return self.reshape(1)
+        return call(table.UNFOLD, (self,), (dimension, size, step))
+
+    def mode(self, dim=-1, keepdim=False):
+        return ModeResult(*call(table.MODE, (self,), (_dim(dim, max(self.dim(), 1)), keepdim)))
+
+    def logit(self, eps=None):
+        return call(table.LOGIT, (self,), (eps,))
+
+    def logit_(self, eps=None):
+        return call_inplace(table.LOGIT, (self,), (eps,))
+
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        t = self if dtype is None else self.to(dtype)
+        dims = None if dim is None else tuple(_dim(d, max(self.dim(), 1)) for d in (
+            dim if isinstance(dim, (tuple, list)) else (dim,)))
+        return call(table.NANSUM, (t,), (dims, keepdim))
+
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        """The mean of the elements that are not NaN (torch's: nansum over their count)."""
+        if self._data.dtype.kind not in "fc":
+            raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
+                               f"dtype but got {dtypes.LEGACY_TYPE_NAMES[self._data.dtype.name]}")
+        count = self.isnan().logical_not().sum(dim, keepdim)
+        return self.nansum(dim, keepdim, dtype=dtype) / count
+
+    def movedim(self, source, destination):
+        """The dims `source` moved to positions `destination`, the others in order (a
+        permute)."""
+        nd = self.dim()
+        source = [_dim(d, max(nd, 1)) for d in (source if isinstance(source, (tuple, list))
+                                                 else (source,))]
+        destination = [_dim(d, max(nd, 1)) for d in (
+            destination if isinstance(destination, (tuple, list)) else (destination,))]
+        if len(source) != len(destination):
+            raise RuntimeError(f"movedim: Invalid source or destination dims: source "
+                               f"({source} dims) should contain the same number of dims as "
+                               f"destination ({destination} dims)")
+        order = [d for d in range(nd) if d not in source]
+        for dst, src in sorted(zip(destination, source)):
+            order.insert(dst, src)
+        return self.permute(order) if nd else self.view(())
+
+    moveaxis = movedim
+
+    def logical_or(self, other):
+        return _logical(np.logical_or, self, other)
+
+    def logical_and(self, other):
+        return _logical(np.logical_and, self, other)
+
+    def logical_xor(self, other):
+        return _logical(np.logical_xor, self, other)
+
+    def histc(self, bins=100, min=0, max=0):
+        """Counts of the elements in `bins` equal bins over [min, max] (the data's range when
+        both are 0); elements outside are left out. No gradient, as torch's."""
+        data = self._data
+        if data.dtype.kind not in "f":
+            raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
+                               f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
+        lo, hi = float(min), float(max)
+        if lo == hi and data.size:
+            lo, hi = float(data.min()), float(data.max())
+        if lo == hi:
+            lo, hi = lo - 1, hi + 1
+        if lo > hi:
+            raise RuntimeError("torch.histc: max must be larger than min")
+        counts, _ = np.histogram(data, bins, (lo, hi))
+        return Tensor._wrap(counts.astype(data.dtype))
+
+    def histogram(self, bins, *, range=None, weight=None, density=False):
+        """(hist, bin_edges): bins a number of equal bins over `range` (the data's when not
+        given) or a tensor of edges. No gradient."""
+        data = self._data
+        edges = bins._data if isinstance(bins, Tensor) else bins
+        weights = None if weight is None else weight._data
+        lo_hi = range if range is not None or isinstance(bins, Tensor) else (
+            (float(data.min()), float(data.max())) if data.size else (0.0, 1.0))
+        hist, edges = np.histogram(data, edges, lo_hi, weights=weights, density=density)
+        return HistogramResult(Tensor._wrap(hist.astype(data.dtype)),
+                               Tensor._wrap(edges.astype(data.dtype)))
+
+
+def _logical(fn, a, b):
+    b = b._data if isinstance(b, Tensor) else b
+    return Tensor._wrap(np.asarray(fn(a._data, b)))
+
+
+def _fill_value(value):
+    if isinstance(value, Tensor):
+        if value.dim():
+            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.dim()} dimension(s).")
+        if value.requires_grad:  # (torch's IndexFillBackward1, not in the engine yet)
+            from ..errors import NotInEngineError
+            raise NotInEngineError("index_fill with a value tensor that requires grad")
+        return value.item()
+    return value
+
+
+def _check_put(t, index, source):
+    _long_index(index, "put_" if source is not None else "take")
+    n = t.numel()
+    flat = index._data.reshape(-1)
+    if flat.size and (flat.min() < -n or flat.max() >= n):
+        bad = int(flat[(flat < -n) | (flat >= n)][0])
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
+                         f"elements.")
+    if source is not None and source.numel() != index.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
+                           f"elements, but got source.numel() = {source.numel()}, "
+                           f"index.numel() = {index.numel()}")
+
+
+class ComputingTensorMethods:
+    """Turns, products, distances, statistics (the census's Tensor ops): rows of the table,
+    or made of the engine's ops as torch makes them."""
+
+    def rot90(self, k=1, dims=(0, 1)):
+        dims = tuple(dims)
+        if len(dims) != 2:
+            raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+        if self.dim() < 2:
+            raise RuntimeError(f"expected total dims >= 2, but got total dims = {self.dim()}")
+        dims = tuple(_dim(d, self.dim()) for d in dims)
+        if dims[0] == dims[1]:
+            raise RuntimeError(f"expected rotation dims to be different, but got dim0 = "
+                               f"{dims[0]} and dim1 = {dims[1]}")
+        return call(table.ROT90, (self,), (k, dims))
+
+    def cross(self, other, dim=None):
+        if dim is None:  # (torch: the first dim of size 3, with a deprecation warning)
+            import warnings
+            warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
+                          "Please either pass the dim explicitly or simply use "
+                          "torch.linalg.cross.\nThe default value of dim will change to agree "
+                          "with that of linalg.cross in a future release.", UserWarning,
+                          stacklevel=2)
+            shape = np.broadcast_shapes(tuple(self.shape), tuple(other.shape))
+            dim = next((d for d, n in enumerate(shape) if n == 3), -1)
+        return linalg_cross(self, other, dim)
+
+    def dist(self, other, p=2):
+        return call(table.DIST, (self, other), (p,))
+
+    def clamp_min_(self, min):
+        return self.clamp_(min=min)
+
+    def clamp_max_(self, max):
+        return self.clamp_(max=max)
+
+    def qr(self, some=True):
+        """Deprecated: linalg.qr, with `some` for its mode (torch warns the same)."""
+        import warnings
+        from . import linalg
+        warnings.warn("torch.qr is deprecated in favor of torch.linalg.qr and will be removed "
+                      "in a future PyTorch release.", UserWarning, stacklevel=2)
+        return linalg.qr(self, "reduced" if some else "complete")
+
+    def lu(self, pivot=True, get_infos=False):
+        """(LU, pivots) of the matrix (and the infos on request): linalg.lu_factor_ex's."""
+        from . import linalg
+        LU, pivots, infos = linalg.lu_factor_ex(self, pivot=pivot)
+        return (LU, pivots, infos) if get_infos else (LU, pivots)
+
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        """The covariance of the rows (variables) over the columns (observations), weighted
+        by fweights (counts) and aweights (importances), as torch's."""
+        if self.dim() > 2:
+            raise ValueError(f"cov(): expected input to have two or fewer dimensions but got "
+                             f"an input with {self.dim()} dimensions")
+        x = self.view(1, -1) if self.dim() < 2 else self
+        weights = None
+        if fweights is not None:
+            weights = fweights
+        if aweights is not None:
+            weights = aweights if weights is None else weights * aweights
+        if weights is None:
+            w_sum = x.shape[1]
+            mean = x.sum(1) / w_sum
+            norm = w_sum - correction
+        else:
+            w_sum = weights.sum()
+            mean = (x * weights).sum(1) / w_sum
+            norm = w_sum - (correction * (weights * aweights).sum() / w_sum
+                            if aweights is not None else correction)
+        centred = x - mean.unsqueeze(1)
+        product = (centred * weights if weights is not None else centred) @ centred.mT.conj()
+        return (product / (norm if not isinstance(norm, Tensor) else norm.clamp(min=0))
+                ).squeeze()
+
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        return _quantile(self, q, dim, keepdim, interpolation, ignore_nan=False)
+
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        return _quantile(self, q, dim, keepdim, interpolation, ignore_nan=True)
+
+
+def linalg_cross(input, other, dim=-1):
+    if input.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    nd = input.dim()
+    dim = _dim(dim, nd)
+    shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+    if shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim - nd if dim - nd < 0 else dim} "
+                           f"must have length 3. Got {input.shape[dim - nd]} and "
+                           f"{other.shape[dim - nd]}")
+    return call(table.LINALG_CROSS, (input, other), (dim,))
+
+
+def _quantile(t, q, dim, keepdim, interpolation, ignore_nan):
+    """torch's quantile: the sorted values at rank q (n - 1), between neighbours as
+    `interpolation` says (a NaN in a row makes its quantiles NaN unless ignore_nan)."""
+    from .creation import tensor as _tensor
+    name = "nanquantile" if ignore_nan else "quantile"
+    if t._data.dtype.kind != "f":
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    scalar_q = not isinstance(q, Tensor)
+    q = _tensor(q, dtype=t.dtype) if scalar_q else q
+    if q.dim() > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if ((q._data < 0) | (q._data > 1)).any():
+        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q.item()}"
+                           if scalar_q else f"{name}() q values must be in the range [0, 1]")
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise ValueError(f"{name}() interpolation must be one of linear, lower, higher, "
+                         f"midpoint or nearest. Got {interpolation}")
+    if dim is None:
+        values, dim_out = t.reshape(-1), None
+    else:
+        dim_out = _dim(dim, max(t.dim(), 1))
+        values = t.movedim(dim_out, -1) if t.dim() else t.reshape(1)
+    sorted_values = values.sort(-1).values
+    n = values.shape[-1]
+    nan = values.isnan()
+    count = (n - nan.sum(-1, keepdim=True)) if ignore_nan else None
+    qs = q.reshape(-1)
+    ranks = qs * ((count - 1) if ignore_nan else (n - 1))  # (broadcast: rows by qs)
+    if not ignore_nan:
+        ranks = ranks.expand(tuple(values.shape[:-1]) + (qs.numel(),))
+        ranks = ranks.masked_fill(nan.any(-1, keepdim=True), n - 1)  # (the NaN sorted last)
+    ranks = ranks.clamp(min=0)
+    if interpolation == "lower":
+        ranks = ranks.floor()
+    elif interpolation == "higher":
+        ranks = ranks.ceil()
+    elif interpolation == "nearest":
+        ranks = ranks.round()
+    below = ranks.floor().long().clamp(max=n - 1)
+    above = ranks.ceil().long().clamp(max=n - 1)
+    low, high = sorted_values.gather(-1, below), sorted_values.gather(-1, above)
+    weights = ranks - below.to(ranks.dtype)
+    if interpolation == "midpoint":
+        weights = weights.masked_fill(weights > 0, 0.5)
+    out = low.lerp(high, weights.to(low.dtype))
+    if ignore_nan:
+        out = out.masked_fill(count.expand(out.shape) == 0, float("nan"))
+    out = out.movedim(-1, 0)  # (q's dim first, as torch's)
+    if dim_out is not None and keepdim:
+        out = out.unsqueeze(dim_out + 1)
+    elif dim is None and keepdim:
+        out = out.reshape((qs.numel(),) + (1,) * t.dim())
+    return out.squeeze(0) if scalar_q or q.dim() == 0 else out
+
+
+class SparseTensorMethods:
+    """A dense tensor's way to a sparse one (gradtool/engine/sparse.py holds them densely)."""
+
+    def to_sparse(self, sparse_dim=None):
+        from . import sparse
+        return sparse.to_sparse(self, sparse_dim)
+
+    to_sparse_coo = to_sparse
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return self if dtype is None else self.to(dtype)

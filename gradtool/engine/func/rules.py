@@ -169,11 +169,11 @@ def method_with_fallback(name, method):
                 return type(v)(example(w, b) for w in v)
             return v
         outs = []
-        state = creation._generator.bit_generator.state
+        state = creation.default_generator._rng.bit_generator.state
         with _looping(level):
             for b in range(level.size):
                 if level.randomness == "same":  # every example draws the same numbers
-                    creation._generator.bit_generator.state = state
+                    creation.default_generator._rng.bit_generator.state = state
                 outs.append(method(example(self, b), *(example(a, b) for a in args),
                                    **{k: example(v, b) for k, v in kwargs.items()}))
         return rewrap_examples(outs, index)

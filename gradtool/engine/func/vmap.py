@@ -156,11 +156,11 @@ def _one_at_a_time(func, flat_in_dims, flat_args, args_spec, kwargs, size, out_d
                   f"outside gradtool's ops (numpy on .data, or a random draw with "
                   f"randomness='different'); gradtool runs it one example at a time.",
                   UserWarning, stacklevel=4)
-    state = creation._generator.bit_generator.state
+    state = creation.default_generator._rng.bit_generator.state
     results = []
     for b in range(size):
         if randomness == "same":  # every example draws the same numbers
-            creation._generator.bit_generator.state = state
+            creation.default_generator._rng.bit_generator.state = state
         example = [a if d is None else a.select(d, b) for a, d in zip(flat_args, flat_in_dims)]
         results.append(func(*tree.unflatten(example, args_spec), **kwargs))
     flat_results = [tree.flatten(r)[0] for r in results]

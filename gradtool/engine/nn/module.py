@@ -319,10 +319,17 @@ class Module:
         """to(dtype), to(device, dtype), to(tensor): converts floating point parameters and
         buffers; the device must be the CPU (the only one gradtool has)."""
         from ..autograd.device import parse_to
-        dtype, _ = parse_to(args, dict(kwargs))
-        if dtype is None:
+        kwargs = dict(kwargs)
+        fmt = kwargs.pop("memory_format", None)  # (for the 4-d and 5-d ones, as torch's)
+        dtype, _ = parse_to(args, kwargs)
+        if dtype is None and fmt is None:
             return self
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+        def convert(t):
+            if fmt is not None and t.dim() in (4, 5):
+                t = t.to(memory_format=fmt)
+            return t.to(dtype) if dtype is not None and t.is_floating_point() else t
+        return self._apply(convert)
 
     def type(self, dst_type):
         """Every parameter and buffer cast to dst_type, integer ones too (unlike .to(dtype),

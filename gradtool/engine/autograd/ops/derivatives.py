@@ -15,6 +15,7 @@ from .generic import (bmm, cat, conj, contiguous, cos, diagonal, exp, expand, fl
                       permute, real, reshape, roll, rsqrt, scatter, scatter_add, select, sgn, sin,
                       slice, squeeze, stack, sum, sum_to, t, to, transpose, tril, triu, unbind,
                       unsqueeze, view_as_complex, view_as_real, where, zeros, zeros_like)
+from .generic import floor as _floor, index_select, sigmoid as _sigmoid, trunc as _trunc
 from .registry import MANY, NON_DIFFERENTIABLE, OpSpec, no_forward_ad
 
 # ======================= elementwise, one input =======================
@@ -36,6 +37,16 @@ LOG1P = OpSpec("log1p", "Log1PBackward0", kernels.log1p, **_FLOATING,
                self=lambda grad, self: grad / conj(self + 1))
 EXPM1 = OpSpec("expm1", "Expm1Backward0", kernels.expm1, **_FLOATING,
                self=lambda grad, result: grad * conj(result + 1))
+
+# logarithms and powers of 2 and 10
+_LN2, _LN10 = 0.6931471805599453, 2.302585092994046
+LOG2 = OpSpec("log2", "Log2Backward0", kernels.rounded_once(np.log2), **_FLOATING,
+              self=lambda grad, self: grad / conj(self * _LN2))
+LOG10 = OpSpec("log10", "Log10Backward0", kernels.rounded_once(np.log10), **_FLOATING,
+               self=lambda grad, self: grad / conj(self * _LN10))
+EXP2 = OpSpec("exp2", "Exp2Backward0", kernels.rounded_once(np.exp2), **_FLOATING,
+              self=lambda grad, result: grad * conj(result * _LN2))
+
 SQRT = OpSpec("sqrt", "SqrtBackward0", np.sqrt, **_FLOATING,
               self=lambda grad, result: grad / (2 * conj(result)))
 RECIPROCAL = OpSpec("reciprocal", "ReciprocalBackward0", kernels.reciprocal, **_FLOATING,
@@ -75,6 +86,43 @@ ROUND = OpSpec("round", "RoundBackward0", np.round, function=True, jvp="elementw
                batches=True, self=lambda grad: zeros_like(grad))
 ROUND_DECIMALS = OpSpec("round", "RoundBackward1", np.round, jvp="elementwise",
                         batches=True, args=("decimals",), self=lambda grad: zeros_like(grad))
+
+# rounding to integers
+# floor, ceil and trunc (fix is its alias) are flat between the integers: zero gradient, as
+# round's; an integer tensor is its own floor and keeps its dtype (numpy's would be float).
+# frac = x - trunc(x) passes the gradient through.
+
+
+def _integral_kept(fn):
+    def kernel(x):
+        return x.copy() if x.dtype.kind in "iub" else fn(x)
+    kernel.__name__ = fn.__name__
+    return kernel
+
+
+FLOOR = OpSpec("floor", "FloorBackward0", _integral_kept(np.floor), jvp="elementwise",
+               batches=True, method=True, self=lambda grad: zeros_like(grad))
+CEIL = OpSpec("ceil", "CeilBackward0", _integral_kept(np.ceil), jvp="elementwise",
+              batches=True, method=True, self=lambda grad: zeros_like(grad))
+TRUNC = OpSpec("trunc", "TruncBackward0", _integral_kept(np.trunc), jvp="elementwise",
+               batches=True, method=True, method_aliases=("fix",),
+               self=lambda grad: zeros_like(grad))
+
+
+def _frac(x):
+    if x.dtype.kind in "iub":  # torch has no integer frac kernel
+        from ..dtypes import LEGACY_TYPE_NAMES
+        raise NotImplementedError(
+            f"\"frac_cpu\" not implemented for '{LEGACY_TYPE_NAMES[x.dtype.name]}'")
+    return x - np.trunc(x)
+
+
+FRAC = OpSpec("frac", "FracBackward0", _frac, jvp="elementwise",
+              batches=True, method=True, self=lambda grad: grad)
+
+# logit = log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given
+LOGIT = OpSpec("logit", "LogitBackward0", kernels.logit, jvp="elementwise", batches=True,
+               args=("eps",), promotion="float", self=formulas.logit_backward)
 # relu'(0) = 0: the gradient passes only where the output is positive; through
 # threshold_backward, as torch, so the gradient is differentiable (in `result`, with
 # derivative zero) and a second order gives zeros, not an error.
@@ -98,6 +146,9 @@ FILL = OpSpec("fill_", "FillBackward2", np.full_like, jvp="elementwise", args=("
 FILL_TENSOR = OpSpec("fill_", "FillBackward3", np.full_like,
                      jvp=lambda value_t: value_t, self=lambda grad: zeros_like(grad),
                      value=lambda grad: sum(grad))
+# torch.fill: fill_'s out-of-place form
+FILL_OUT = OpSpec("fill", "FillBackward0", np.full_like, jvp="elementwise", args=("value",),
+                  self=lambda grad: zeros_like(grad))
 ZERO = OpSpec("zero_", "ZeroBackward0", np.zeros_like, jvp="elementwise",
               writes_overlapping=True, self=lambda grad: zeros_like(grad))
 NORMAL = OpSpec("normal_", "NormalBackward0", kernels.normal, jvp="elementwise",
@@ -115,6 +166,23 @@ NORMAL_TENSOR_TENSOR = OpSpec("normal", "NormalBackward3", kernels.normal_like, 
                               std=lambda grad, std_sym_sizes: zeros(std_sym_sizes, grad))
 UNIFORM = OpSpec("uniform_", "UniformBackward0", kernels.uniform, jvp="elementwise",
                  args=("low", "high", "generator"), self=lambda grad: zeros_like(grad))
+# torch's other random fills, each drawing from its distribution: zero gradient, as normal_'s
+# (random_'s three forms: integers in [from, to), in [0, to), or all a dtype represents exactly)
+_RANDOM_FILL = dict(jvp="elementwise", self=lambda grad: zeros_like(grad))
+RANDOM_FROM_TO = OpSpec("random_", "RandomBackward0", kernels.random_integers,
+                        args=("from", "to", "generator"), **_RANDOM_FILL)
+RANDOM_TO = OpSpec("random_", "RandomBackward1", kernels.random_integers,
+                   args=("from", "to", "generator"), **_RANDOM_FILL)
+RANDOM = OpSpec("random_", "RandomBackward2", kernels.random_integers,
+                args=("from", "to", "generator"), **_RANDOM_FILL)
+LOG_NORMAL = OpSpec("log_normal_", "LogNormalBackward0", kernels.log_normal,
+                    args=("mean", "std", "generator"), **_RANDOM_FILL)
+EXPONENTIAL = OpSpec("exponential_", "ExponentialBackward0", kernels.exponential,
+                     args=("lambd", "generator"), **_RANDOM_FILL)
+GEOMETRIC = OpSpec("geometric_", "GeometricBackward0", kernels.geometric,
+                   args=("p", "generator"), **_RANDOM_FILL)
+CAUCHY = OpSpec("cauchy_", "CauchyBackward0", kernels.cauchy,
+                args=("median", "sigma", "generator"), **_RANDOM_FILL)
 TO_COPY = OpSpec("to", "ToCopyBackward0", kernels.to_dtype, jvp="linear", args=("dtype",),
                  promotes_dtype=False,
                  self=lambda grad, self_scalar_type: to(grad, self_scalar_type))
@@ -184,6 +252,44 @@ MASKED_FILL = OpSpec("masked_fill", "MaskedFillBackward0", kernels.masked_fill, 
                      jvp="elementwise", batches=True, args=("value",), broadcasts=True,
                      writes_overlapping=True, complex=True,
                      self=lambda grad, mask: masked_fill(grad, mask, 0), mask=NON_DIFFERENTIABLE)
+
+# lerp
+# start + weight * (end - start), computed from the nearer end as torch's kernel does (so the
+# values agree to the last bit); a number weight (LerpBackward0) or a tensor (LerpBackward1)
+
+
+@kernels.rounded_once
+def _lerp_kernel(start, end, weight):
+    diff = end - start
+    return np.where(np.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
+
+
+LERP_SCALAR = OpSpec("lerp", "LerpBackward0", _lerp_kernel, **_BROADCASTING, args=("weight",),
+                     self=lambda grad, weight: grad * (1 - weight),
+                     end=lambda grad, weight: grad * weight)
+LERP = OpSpec("lerp", "LerpBackward1", _lerp_kernel, **_BROADCASTING,
+              self=lambda grad, weight: grad * (1 - weight),
+              end=lambda grad, weight: grad * weight,
+              weight=lambda grad, self, end: grad * (end - self))
+
+# remainder and fmod
+# remainder is Python's % (the sign of the divisor), fmod C's (the sign of the dividend):
+# self - q * other with q = floor(self / other) or trunc(self / other), so the gradient is
+# grad for self and -grad * q for other. A number divisor: RemainderBackward0 / FmodBackward0.
+
+
+def _modulo_rows(name, kernel, rounded, node):
+    tensor = OpSpec(name, f"{node}Backward1", kernel, function=True, **_BROADCASTING, self=lambda grad: grad,
+                    other=lambda grad, self, other: -grad * rounded(self / other))
+    number = OpSpec(name, f"{node}Backward0", kernel, jvp="elementwise", batches=True,
+                    args=("other",), promoted_args=("other",), promotion="promote",
+                    self=lambda grad: grad)
+    return tensor, number
+
+
+REMAINDER, REMAINDER_SCALAR = _modulo_rows("remainder", np.remainder, _floor, "Remainder")
+FMOD, FMOD_SCALAR = _modulo_rows("fmod", np.fmod, _trunc, "Fmod")
+
 
 # ======================= matrix products =======================
 # (the products' formulas conjugate the other factor: mm_mat1_backward's grad @ mat2^H)
@@ -255,6 +361,9 @@ PROD_DIM = OpSpec("prod", "ProdBackward1", kernels.prod_dim, jvp="reduction",
                   args=("dim", "keepdim"),
                   self=lambda grad, self, dim, keepdim, result:
                       formulas.prod_backward(grad, self, result, dim, keepdim))
+# nansum: NaNs count as zero (and get no gradient)
+NANSUM = OpSpec("nansum", "NansumBackward0", kernels.nansum, jvp="reduction",
+                args=("dim", "keepdim"), self=formulas.nansum_backward)
 # Full reductions spread the gradient evenly over ties; max(dim) sends it to the returned index.
 MAX = OpSpec("max", "MaxBackward1", np.max, function=True, jvp="reduction",
              self=formulas.evenly_distribute_backward)
@@ -268,6 +377,40 @@ MIN_DIM = OpSpec("min", "MinBackward0", kernels.min_dim, jvp="reduction", args=(
                  outputs=("result", "indices"), nondiff_outputs=("indices",),
                  self=lambda grad, dim, indices, keepdim, self_sym_sizes:
                      formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim))
+
+# median
+# the lower of the two middle values (torch's); a NaN anywhere makes the median NaN, at the
+# first NaN's index. Over everything its gradient is spread over the elements equal to it, as
+# max's; along a dim it goes to the returned index
+
+
+def _median_all(x):
+    if x.size and np.isnan(x).any():
+        return np.asarray(np.nan, x.dtype)
+    return np.asarray(np.sort(x, axis=None)[(x.size - 1) // 2])
+
+
+def _median_dim(x, dim, keepdim):
+    order = np.argsort(x, axis=dim, kind="stable")  # (NaN sorts last, so is never picked...)
+    index = np.take(order, [(x.shape[dim] - 1) // 2], axis=dim)
+    nan = np.isnan(x)
+    has_nan = nan.any(axis=dim, keepdims=True)
+    index = np.where(has_nan, np.argmax(nan, axis=dim, keepdims=True), index)  # (...but wins)
+    values = np.take_along_axis(x, index, axis=dim)
+    if not keepdim:
+        values, index = values.squeeze(dim), index.squeeze(dim)
+    return values, index.astype(np.int64)
+
+
+MEDIAN = OpSpec("median", "MedianBackward0", _median_all, jvp="reduction",
+                self=formulas.evenly_distribute_backward)
+MEDIAN_DIM = OpSpec("median", "MedianBackward1", _median_dim, jvp="reduction",
+                    args=("dim", "keepdim"), outputs=("result", "indices"),
+                    nondiff_outputs=("indices",),
+                    self=lambda grad, dim, indices, keepdim, self_sym_sizes:
+                        formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes,
+                                                          keepdim))
+
 AMAX = OpSpec("amax", "AmaxBackward0", kernels.amax, function=True, jvp="reduction",
               args=("dim", "keepdim"),
               self=lambda grad, self, dim, keepdim, result:
@@ -337,6 +480,15 @@ SQUEEZE = OpSpec("squeeze", "SqueezeBackward0", kernels.squeeze, function=True, 
 SQUEEZE_ = OpSpec("squeeze_", "SqueezeBackward4", kernels.squeeze, jvp="linear", batches=True,
                   args=("dim",),
                   self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
+# Tensor.squeeze_ and unsqueeze_ change the tensor's own shape (as transpose_): nodes of
+# their own, as torch's (squeeze_() of every size-1 dim, of one dim above, of several dims)
+SQUEEZE_ALL_ = OpSpec("squeeze_", "SqueezeBackward3", kernels.squeeze, jvp="linear", args=("dim",),
+                      self=lambda grad, self_sym_sizes: reshape(grad, self_sym_sizes))
+SQUEEZE_DIMS_ = OpSpec("squeeze_", "SqueezeBackward5", kernels.squeeze, jvp="linear",
+                       args=("dim",),
+                       self=lambda grad, self_sym_sizes, dim: reshape(grad, self_sym_sizes))
+UNSQUEEZE_ = OpSpec("unsqueeze_", "UnsqueezeBackward1", np.expand_dims, jvp="linear",
+                    args=("dim",), self=lambda grad, dim: squeeze(grad, dim))
 # squeeze(int) and squeeze(tuple) save their dim (an int, a tuple) as torch's nodes do
 SQUEEZE_DIM = OpSpec("squeeze", "SqueezeBackward1", kernels.squeeze, jvp="linear", view=True,
                      batched_jvp=formulas.batched_reshape, batches=True, args=("dim",),
@@ -454,6 +606,42 @@ SCATTER_VALUE = OpSpec("scatter", "ScatterBackward1", kernels.scatter_value,
 SCATTER_ADD = OpSpec("scatter_add", "ScatterAddBackward0", kernels.scatter_add, function=True,
                      jvp="linear", args=("dim",), self=lambda grad: grad, index=NON_DIFFERENTIABLE,
                      src=lambda grad, dim, index: gather(grad, dim, index))
+MASKED_SELECT = OpSpec("masked_select", "MaskedSelectBackward0", kernels.masked_select,
+                       function=True, jvp="linear", self=formulas.masked_select_backward,
+                       mask=NON_DIFFERENTIABLE)
+# index_copy, index_fill: slices along dim at `index` overwritten (by source's slices, by a
+# number); what was there gets no gradient
+INDEX_COPY = OpSpec("index_copy", "IndexCopyBackward0", kernels.index_copy, function=True,
+                    jvp="linear", args=("dim",), reads_no_overlap=True,
+                    self=lambda grad, dim, index: formulas.index_fill(grad, dim, index, 0),
+                    index=NON_DIFFERENTIABLE,
+                    source=lambda grad, dim, index, source, source_dim: reshape(
+                        index_select(grad, dim, index), source.shape)
+                        if source_dim == 0 else index_select(grad, dim, index))
+INDEX_FILL = OpSpec("index_fill", "IndexFillBackward0", kernels.index_fill, function=True,
+                    jvp=lambda self_t, dim, index: formulas.index_fill(self_t, dim, index, 0),
+                    args=("dim", "value"), writes_overlapping=True,
+                    self=lambda grad, dim, index: formulas.index_fill(grad, dim, index, 0),
+                    index=NON_DIFFERENTIABLE)
+# put and take address the tensor as one flat dim
+PUT = OpSpec("put", "PutBackward0", kernels.put, function=True, jvp="linear",
+             args=("accumulate",), reads_no_overlap=True, hidden=("source_sym_sizes",),
+             self=lambda grad, index, source_sym_sizes, accumulate: grad if accumulate
+                 else formulas.put(grad, index, zeros(source_sym_sizes, grad), False),
+             index=NON_DIFFERENTIABLE,
+             source=lambda grad, index, source: reshape(formulas.take(grad, index), source.shape))
+TAKE = OpSpec("take", "TakeBackward0", kernels.take, function=True, jvp="linear",
+              self=lambda grad, self, index: formulas.put(zeros_like(self), index, grad, True),
+              index=NON_DIFFERENTIABLE)
+# unfold: windows along a dim (a view); its backward adds each window back, an op of its own
+UNFOLD = OpSpec("unfold", "UnfoldBackward0", kernels.unfold, jvp="linear", view=True,
+                args=("dimension", "size", "step"),
+                self=lambda grad, self_sym_sizes, dimension, size, step:
+                    formulas.unfold_backward(grad, self_sym_sizes, dimension, size, step))
+UNFOLD_BACKWARD = OpSpec("unfold_backward", "UnfoldBackwardBackward0", kernels.unfold_backward,
+                         jvp="linear", args=("input_sizes", "dim", "size", "step"),
+                         grad_in=lambda grad, dim, size, step:
+                             formulas.unfold(grad, dim, size, step))
 CAT = OpSpec("cat", "CatBackward0", np.concatenate, jvp="linear", args=("dim",), variadic=True,
              batches=True, promotion="promote",
              tensors=lambda grad, tensors_args_sizes, dim:
@@ -499,6 +687,77 @@ ELU = OpSpec("elu", "EluBackward0", kernels.elu, jvp="elementwise", batches=True
                  formulas.elu_backward(grad, alpha, scale, input_scale, self_is_result, self))
 BERNOULLI = OpSpec("bernoulli", "BernoulliBackward0", kernels.bernoulli, function=True,
                    jvp="elementwise", args=("generator",), self=lambda grad: zeros_like(grad))
+
+# more of nn's activations
+# torch's own nodes for nn's activations (hardtanh also serves relu6); each gradient is
+# torch's at the kinks: hardtanh and hardsigmoid pass nothing at their bounds, hardswish
+# takes its middle piece at +-3.
+
+def _tanh_softplus(x):
+    """tanh(softplus(x)) from sigmoid(x), which never overflows: 1 + e^x = 1 / (1 - s)."""
+    u = 1 - _sigmoid(x)
+    return (1 - u * u) / (1 + u * u)
+
+
+_SIXTH = float(np.float32(1 / 6))  # torch's hardsigmoid_backward scales by 1.0f / 6 (a float)
+HARDTANH = OpSpec("hardtanh", "HardtanhBackward0", lambda x, lo, hi: np.clip(x, lo, hi),
+                  jvp="elementwise", batches=True, args=("min_val", "max_val"),
+                  self=lambda grad, self, min_val, max_val:
+                      grad * ((self > min_val) & (self < max_val)))
+HARDSIGMOID = OpSpec("hardsigmoid", "HardsigmoidBackward0",
+                     kernels.rounded_once(lambda x: np.clip(x / 6 + 0.5, 0, 1)),
+                     jvp="elementwise", batches=True,
+                     self=lambda grad, self: grad * ((self > -3) & (self < 3)) * _SIXTH)
+HARDSWISH = OpSpec("hardswish", "HardswishBackward0",
+                   kernels.rounded_once(lambda x: x * np.clip(x / 6 + 0.5, 0, 1)),
+                   jvp="elementwise", batches=True,
+                   self=lambda grad, self: where(self < -3, 0 * grad, where(
+                       self <= 3, grad * (self / 3 + 0.5), grad)))
+MISH = OpSpec("mish", "MishBackward0",
+              kernels.rounded_once(lambda x: x * np.tanh(np.logaddexp(0, x))),
+              jvp="elementwise", batches=True,
+              self=lambda grad, self: grad * (_tanh_softplus(self) + self * _sigmoid(self) * (
+                  1 - _tanh_softplus(self) ** 2)))
+# log_sigmoid saves torch's `buffer` beside the input: exp(-|x|), which its CPU kernel keeps
+LOG_SIGMOID = OpSpec("log_sigmoid_forward", "LogSigmoidBackward0",
+                     lambda x: ((np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))).astype(
+                         x.dtype, copy=False), np.exp(-np.abs(x)).astype(x.dtype, copy=False)),
+                     outputs=("output", "buffer"), nondiff_outputs=("buffer",),
+                     jvp=lambda self_t, self: [self_t * _sigmoid(-self), None],
+                     self=lambda grad, self, buffer: grad * _sigmoid(-self))
+# prelu: x where x > 0, else weight * x, the weight broadcast (nn.PReLU's per channel)
+PRELU = OpSpec("_prelu_kernel", "PreluKernelBackward0",
+               lambda x, w: np.where(x > 0, x, w * x), **_BROADCASTING,
+               self=lambda grad, self, weight: where(self > 0, grad, weight * grad),
+               weight=lambda grad, self: where(self > 0, 0 * grad, self * grad))
+
+
+def _glu_halves(x, dim):
+    n = x.shape[dim] // 2
+    return slice(x, dim, 0, n, 1), slice(x, dim, n, 2 * n, 1)
+
+
+def _glu_backward(grad, self, dim):
+    a, b = _glu_halves(self, dim)
+    s = _sigmoid(b)
+    return cat([grad * s, grad * a * s * (1 - s)], dim)
+
+
+def _glu_jvp(self_t, self, dim):
+    (a, b), (a_t, b_t) = _glu_halves(self, dim), _glu_halves(self_t, dim)
+    s = _sigmoid(b)
+    return a_t * s + a * s * (1 - s) * b_t
+
+
+def _glu_kernel(x, dim):
+    a, b = np.split(x, 2, axis=dim)
+    return (a / (1 + np.exp(-b))).astype(x.dtype, copy=False)
+
+
+# glu: a * sigmoid(b), a and b the halves of the input along dim
+GLU = OpSpec("glu", "GluBackward0", _glu_kernel, args=("dim",), jvp=_glu_jvp,
+             self=_glu_backward)
+
 
 # ======================= losses (one node each, as torch's) =======================
 # reduction is torch's enum: 0 none, 1 mean, 2 sum
@@ -590,6 +849,11 @@ STD_MEAN = OpSpec("std_mean", "StdMeanBackward0", kernels.std_mean,
                                             std=True),
                   outputs=("result0", "result1"), undefined_grads=True,
                   self=formulas.std_mean_backward)
+# the most frequent value along dim (the least of equally frequent ones), at its last index
+MODE = OpSpec("mode", "ModeBackward0", kernels.mode, function=True, jvp="reduction",
+              args=("dim", "keepdim"), outputs=("values", "indices"), nondiff_outputs=("indices",),
+              self=lambda grad, dim, indices, keepdim, self_sym_sizes:
+                  formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim))
 CUMSUM = OpSpec("cumsum", "CumsumBackward0", kernels.cumsum, function=True, jvp="linear",
                 batches=True, args=("dim",), self=formulas.reverse_cumsum)
 CUMPROD = OpSpec("cumprod", "CumprodBackward0", kernels.cumprod, function=True, args=("dim",),
@@ -614,6 +878,9 @@ TRANSPOSE_ = OpSpec("transpose_", "TransposeBackward1", np.swapaxes,
                     jvp=lambda self_t, dim0, dim1: transpose(self_t, dim0, dim1),
                     args=("dim0", "dim1"),
                     self=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
+# rot90: k quarter turns in the plane of dims (a new tensor); its gradient turns back
+ROT90 = OpSpec("rot90", "Rot90Backward0", kernels.rot90, function=True, jvp="linear",
+               args=("k", "dims"), self=lambda grad, k, dims: formulas.rot90(grad, -k, dims))
 T_ = OpSpec("t_", "TBackward1", np.transpose, jvp=lambda self_t: t(self_t),
             self=lambda grad: t(grad))
 
@@ -864,6 +1131,26 @@ LINALG_CHOLESKY_EX = OpSpec("linalg_cholesky_ex", "LinalgCholeskyExBackward0",
 LINALG_QR = OpSpec("linalg_qr", "LinalgQrBackward0", kernels.linalg_qr, args=("mode",),
                    outputs=("Q", "R"), jvp=formulas.linalg_qr_jvp,
                    A=formulas.linalg_qr_backward)
+LINALG_CROSS = OpSpec("linalg_cross", "LinalgCrossBackward0", kernels.linalg_cross,
+                      jvp="bilinear", args=("dim",), broadcasts=True, promotion="promote",
+                      self=lambda grad, other, dim: formulas.linalg_cross(conj(other), grad, dim),
+                      other=lambda grad, self, dim: formulas.linalg_cross(grad, conj(self), dim))
+# dist: the p-norm of self - other; cdist: of every pair of rows of x1 and x2 (torch's
+# _cdist_forward; for p = 2 and more than 25 rows torch computes it through matmuls instead)
+DIST = OpSpec("dist", "DistBackward0", kernels.dist, function=True, args=("p",),
+              broadcasts=True, promotion="promote",
+              jvp=lambda self_t, other_t, self, other, p, result: formulas.norm_jvp(
+                  reshape(self_t - other_t, (-1,)), reshape(self - other, (-1,)), result, p,
+                  (0,), False),
+              self=formulas.dist_backward,
+              other=lambda grad, self, other, p, result:
+                  -formulas.dist_backward(grad, self, other, p, result))
+CDIST = OpSpec("_cdist_forward", "CdistBackward0", kernels.cdist, args=("p", "compute_mode"),
+               jvp=formulas.cdist_jvp,
+               x1=lambda grad, x1, x2, p, result:
+                   formulas.cdist_backward(grad, x1, x2, p, result, "x1"),
+               x2=lambda grad, x1, x2, p, result:
+                   formulas.cdist_backward(grad, x1, x2, p, result, "x2"))
 LINALG_EIGH = OpSpec("linalg_eigh", "LinalgEighBackward0", np.linalg.eigh, args=("UPLO",),
                      outputs=("eigenvalues", "eigenvectors"), undefined_grads=True,
                      jvp=formulas.linalg_eigh_jvp,
@@ -877,206 +1164,6 @@ TABLE.update({name: value for name, value in globals().items() if isinstance(val
 # (and the in-place twins that compute a gradient: tests/engine/test_api.py checks the others)
 TABLE.update({f"{name}_": spec.in_place for name, spec in list(TABLE.items())
               if spec.in_place and spec.in_place.derivative_implemented})
-
-# ======================= rounding to integers =======================
-# floor, ceil and trunc (fix is its alias) are flat between the integers: zero gradient, as
-# round's; an integer tensor is its own floor and keeps its dtype (numpy's would be float).
-# frac = x - trunc(x) passes the gradient through. (Rows added after the table's first
-# reading, so they are read into TABLE below, in-place twins too.)
-
-
-def _integral_kept(fn):
-    def kernel(x):
-        return x.copy() if x.dtype.kind in "iub" else fn(x)
-    kernel.__name__ = fn.__name__
-    return kernel
-
-
-FLOOR = OpSpec("floor", "FloorBackward0", _integral_kept(np.floor), jvp="elementwise",
-               batches=True, method=True, self=lambda grad: zeros_like(grad))
-CEIL = OpSpec("ceil", "CeilBackward0", _integral_kept(np.ceil), jvp="elementwise",
-              batches=True, method=True, self=lambda grad: zeros_like(grad))
-TRUNC = OpSpec("trunc", "TruncBackward0", _integral_kept(np.trunc), jvp="elementwise",
-               batches=True, method=True, method_aliases=("fix",),
-               self=lambda grad: zeros_like(grad))
-def _frac(x):
-    if x.dtype.kind in "iub":  # torch has no integer frac kernel
-        from ..dtypes import LEGACY_TYPE_NAMES
-        raise NotImplementedError(
-            f"\"frac_cpu\" not implemented for '{LEGACY_TYPE_NAMES[x.dtype.name]}'")
-    return x - np.trunc(x)
-
-
-FRAC = OpSpec("frac", "FracBackward0", _frac, jvp="elementwise",
-              batches=True, method=True, self=lambda grad: grad)
-_ROUNDING = {"FLOOR": FLOOR, "CEIL": CEIL, "TRUNC": TRUNC, "FRAC": FRAC}
-TABLE.update(_ROUNDING)
-TABLE.update({f"{name}_": spec.in_place for name, spec in _ROUNDING.items()
-              if spec.in_place and spec.in_place.derivative_implemented})
-
-# ======================= more activations =======================
-# torch's own nodes for nn's activations (hardtanh also serves relu6); each gradient is
-# torch's at the kinks: hardtanh and hardsigmoid pass nothing at their bounds, hardswish
-# takes its middle piece at +-3. (Read into TABLE below, as the rows above.)
-
-from .generic import sigmoid as _sigmoid  # noqa: E402
-
-
-def _tanh_softplus(x):
-    """tanh(softplus(x)) from sigmoid(x), which never overflows: 1 + e^x = 1 / (1 - s)."""
-    u = 1 - _sigmoid(x)
-    return (1 - u * u) / (1 + u * u)
-
-
-_SIXTH = float(np.float32(1 / 6))  # torch's hardsigmoid_backward scales by 1.0f / 6 (a float)
-HARDTANH = OpSpec("hardtanh", "HardtanhBackward0", lambda x, lo, hi: np.clip(x, lo, hi),
-                  jvp="elementwise", batches=True, args=("min_val", "max_val"),
-                  self=lambda grad, self, min_val, max_val:
-                      grad * ((self > min_val) & (self < max_val)))
-HARDSIGMOID = OpSpec("hardsigmoid", "HardsigmoidBackward0",
-                     kernels.rounded_once(lambda x: np.clip(x / 6 + 0.5, 0, 1)),
-                     jvp="elementwise", batches=True,
-                     self=lambda grad, self: grad * ((self > -3) & (self < 3)) * _SIXTH)
-HARDSWISH = OpSpec("hardswish", "HardswishBackward0",
-                   kernels.rounded_once(lambda x: x * np.clip(x / 6 + 0.5, 0, 1)),
-                   jvp="elementwise", batches=True,
-                   self=lambda grad, self: where(self < -3, 0 * grad, where(
-                       self <= 3, grad * (self / 3 + 0.5), grad)))
-MISH = OpSpec("mish", "MishBackward0",
-              kernels.rounded_once(lambda x: x * np.tanh(np.logaddexp(0, x))),
-              jvp="elementwise", batches=True,
-              self=lambda grad, self: grad * (_tanh_softplus(self) + self * _sigmoid(self) * (
-                  1 - _tanh_softplus(self) ** 2)))
-# log_sigmoid saves torch's `buffer` beside the input: exp(-|x|), which its CPU kernel keeps
-LOG_SIGMOID = OpSpec("log_sigmoid_forward", "LogSigmoidBackward0",
-                     lambda x: ((np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))).astype(
-                         x.dtype, copy=False), np.exp(-np.abs(x)).astype(x.dtype, copy=False)),
-                     outputs=("output", "buffer"), nondiff_outputs=("buffer",),
-                     jvp=lambda self_t, self: [self_t * _sigmoid(-self), None],
-                     self=lambda grad, self, buffer: grad * _sigmoid(-self))
-# prelu: x where x > 0, else weight * x, the weight broadcast (nn.PReLU's per channel)
-PRELU = OpSpec("_prelu_kernel", "PreluKernelBackward0",
-               lambda x, w: np.where(x > 0, x, w * x), **_BROADCASTING,
-               self=lambda grad, self, weight: where(self > 0, grad, weight * grad),
-               weight=lambda grad, self: where(self > 0, 0 * grad, self * grad))
-
-
-def _glu_halves(x, dim):
-    n = x.shape[dim] // 2
-    return slice(x, dim, 0, n, 1), slice(x, dim, n, 2 * n, 1)
-
-
-def _glu_backward(grad, self, dim):
-    a, b = _glu_halves(self, dim)
-    s = _sigmoid(b)
-    return cat([grad * s, grad * a * s * (1 - s)], dim)
-
-
-def _glu_jvp(self_t, self, dim):
-    (a, b), (a_t, b_t) = _glu_halves(self, dim), _glu_halves(self_t, dim)
-    s = _sigmoid(b)
-    return a_t * s + a * s * (1 - s) * b_t
-
-
-def _glu_kernel(x, dim):
-    a, b = np.split(x, 2, axis=dim)
-    return (a / (1 + np.exp(-b))).astype(x.dtype, copy=False)
-
-
-# glu: a * sigmoid(b), a and b the halves of the input along dim
-GLU = OpSpec("glu", "GluBackward0", _glu_kernel, args=("dim",), jvp=_glu_jvp,
-             self=_glu_backward)
-_ACTIVATIONS = {"GLU": GLU, "HARDTANH": HARDTANH, "HARDSIGMOID": HARDSIGMOID, "HARDSWISH": HARDSWISH,
-                "MISH": MISH, "LOG_SIGMOID": LOG_SIGMOID, "PRELU": PRELU}
-TABLE.update(_ACTIVATIONS)
-
-# ======================= logarithms and powers of 2 and 10 =======================
-_LN2, _LN10 = 0.6931471805599453, 2.302585092994046
-LOG2 = OpSpec("log2", "Log2Backward0", kernels.rounded_once(np.log2), **_FLOATING,
-              self=lambda grad, self: grad / conj(self * _LN2))
-LOG10 = OpSpec("log10", "Log10Backward0", kernels.rounded_once(np.log10), **_FLOATING,
-               self=lambda grad, self: grad / conj(self * _LN10))
-EXP2 = OpSpec("exp2", "Exp2Backward0", kernels.rounded_once(np.exp2), **_FLOATING,
-              self=lambda grad, result: grad * conj(result * _LN2))
-_LOGS = {"LOG2": LOG2, "LOG10": LOG10, "EXP2": EXP2}
-TABLE.update(_LOGS)
-TABLE.update({f"{name}_": spec.in_place for name, spec in _LOGS.items()
-              if spec.in_place and spec.in_place.derivative_implemented})
-
-# ======================= lerp =======================
-# start + weight * (end - start), computed from the nearer end as torch's kernel does (so the
-# values agree to the last bit); a number weight (LerpBackward0) or a tensor (LerpBackward1)
-
-
-@kernels.rounded_once
-def _lerp_kernel(start, end, weight):
-    diff = end - start
-    return np.where(np.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
-
-
-LERP_SCALAR = OpSpec("lerp", "LerpBackward0", _lerp_kernel, **_BROADCASTING, args=("weight",),
-                     self=lambda grad, weight: grad * (1 - weight),
-                     end=lambda grad, weight: grad * weight)
-LERP = OpSpec("lerp", "LerpBackward1", _lerp_kernel, **_BROADCASTING,
-              self=lambda grad, weight: grad * (1 - weight),
-              end=lambda grad, weight: grad * weight,
-              weight=lambda grad, self, end: grad * (end - self))
-TABLE.update({"LERP_SCALAR": LERP_SCALAR, "LERP": LERP})
-
-# ======================= median =======================
-# the lower of the two middle values (torch's); a NaN anywhere makes the median NaN, at the
-# first NaN's index. Over everything its gradient is spread over the elements equal to it, as
-# max's; along a dim it goes to the returned index
-
-
-def _median_all(x):
-    if x.size and np.isnan(x).any():
-        return np.asarray(np.nan, x.dtype)
-    return np.asarray(np.sort(x, axis=None)[(x.size - 1) // 2])
-
-
-def _median_dim(x, dim, keepdim):
-    order = np.argsort(x, axis=dim, kind="stable")  # (NaN sorts last, so is never picked...)
-    index = np.take(order, [(x.shape[dim] - 1) // 2], axis=dim)
-    nan = np.isnan(x)
-    has_nan = nan.any(axis=dim, keepdims=True)
-    index = np.where(has_nan, np.argmax(nan, axis=dim, keepdims=True), index)  # (...but wins)
-    values = np.take_along_axis(x, index, axis=dim)
-    if not keepdim:
-        values, index = values.squeeze(dim), index.squeeze(dim)
-    return values, index.astype(np.int64)
-
-
-MEDIAN = OpSpec("median", "MedianBackward0", _median_all, jvp="reduction",
-                self=formulas.evenly_distribute_backward)
-MEDIAN_DIM = OpSpec("median", "MedianBackward1", _median_dim, jvp="reduction",
-                    args=("dim", "keepdim"), outputs=("result", "indices"),
-                    nondiff_outputs=("indices",),
-                    self=lambda grad, dim, indices, keepdim, self_sym_sizes:
-                        formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes,
-                                                          keepdim))
-TABLE.update({"MEDIAN": MEDIAN, "MEDIAN_DIM": MEDIAN_DIM})
-
-# ======================= remainder and fmod =======================
-# remainder is Python's % (the sign of the divisor), fmod C's (the sign of the dividend):
-# self - q * other with q = floor(self / other) or trunc(self / other), so the gradient is
-# grad for self and -grad * q for other. A number divisor: RemainderBackward0 / FmodBackward0.
-from .generic import floor as _floor, trunc as _trunc  # noqa: E402
-
-
-def _modulo_rows(name, kernel, rounded, node):
-    tensor = OpSpec(name, f"{node}Backward1", kernel, function=True, **_BROADCASTING, self=lambda grad: grad,
-                    other=lambda grad, self, other: -grad * rounded(self / other))
-    number = OpSpec(name, f"{node}Backward0", kernel, jvp="elementwise", batches=True,
-                    args=("other",), promoted_args=("other",), promotion="promote",
-                    self=lambda grad: grad)
-    return tensor, number
-
-
-REMAINDER, REMAINDER_SCALAR = _modulo_rows("remainder", np.remainder, _floor, "Remainder")
-FMOD, FMOD_SCALAR = _modulo_rows("fmod", np.fmod, _trunc, "Fmod")
-TABLE.update({"REMAINDER": REMAINDER, "REMAINDER_SCALAR": REMAINDER_SCALAR, "FMOD": FMOD,
-              "FMOD_SCALAR": FMOD_SCALAR})
 
 # ======================= discrete Fourier transforms (torch.fft) =======================
 # torch.fft's functions are three ops, as torch's: a real-to-complex transform (onesided:

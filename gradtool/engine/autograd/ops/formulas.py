@@ -14,6 +14,7 @@ from .generic import (abs, addmm, any_true, cat, clamp, conj, constant, contiguo
                       numel, ones_like, permute, prod, real, reshape, scatter, sigmoid, sign,
                       slice, squeeze, stack, sum, sum_to, t, tanh, transpose, tril, triu,
                       unsqueeze, var, where, zeros, zeros_like)
+from .generic import index_put
 from .kernels import expanded, is_column_major
 
 
@@ -1115,3 +1116,83 @@ def lstm_layer_backward(grads, input, weight0, weight1, weight2, weight3, hx_, c
             mm(t(d_gates), reshape(input, (steps * batch, input.shape[-1]))),
             mm(t(d_gates), reshape(h_before, (steps * batch, hidden))),
             sum(d_gates, 0), sum(d_gates, 0), dh, dc]  # (two biases: two arrays)
+
+
+# ---- selecting and writing by index, windows (the census's Tensor ops) ----
+def _array_of(x):
+    return x._data if hasattr(x, "_data") else x
+
+
+def masked_select_backward(grad, self, mask):
+    """The selected elements' gradients put back where the mask (broadcast with self) is
+    true, summed to self's shape."""
+    mask = _array_of(mask)
+    shape = np.broadcast_shapes(tuple(self.shape), mask.shape)
+    where_true = np.nonzero(np.broadcast_to(mask, shape))
+    return sum_to(index_put(zeros(shape, grad), where_true, grad), tuple(self.shape))
+
+
+def index_fill(x, dim, index, value):
+    return table.INDEX_FILL(x, index, dim, value)
+
+
+def put(x, index, source, accumulate):
+    return table.PUT(x, index, source, accumulate)
+
+
+def take(x, index):
+    return table.TAKE(x, index)
+
+
+def rot90(x, k, dims):
+    return table.ROT90(x, k, dims)
+
+
+def linalg_cross(x, y, dim):
+    return table.LINALG_CROSS(x, y, dim)
+
+
+def unfold(x, dimension, size, step):
+    return table.UNFOLD(x, dimension, size, step)
+
+
+def unfold_backward(grad, input_sizes, dim, size, step):
+    return table.UNFOLD_BACKWARD(grad, input_sizes, dim, size, step)
+
+
+def logit_backward(grad, self, eps):
+    """grad / (x (1 - x)); outside [eps, 1 - eps] (clamped) zero, outside [0, 1] NaN."""
+    out = grad / (self * (1 - self))
+    if eps is None:
+        return where((self < 0) | (self > 1), float("nan"), out)
+    return where((self < eps) | (self > 1 - eps), 0 * grad, out)
+
+
+def nansum_backward(grad, self, dim, keepdim):
+    dim = tuple(range(len(self.shape))) if dim is None else dim
+    return where(isnan(self), 0 * grad, sum_backward(grad, tuple(self.shape), dim, keepdim))
+
+
+def p_norm_backward(grad, diff, result, p):
+    """The gradient of the p-norms of diff's rows (its last dim) with respect to diff."""
+    return norm_backward(grad, diff, result, p, (len(diff.shape) - 1,), False)
+
+
+def dist_backward(grad, self, other, p, result):
+    diff = self - other
+    shape = tuple(diff.shape)
+    return reshape(p_norm_backward(grad, reshape(diff, (-1,)), result, p), shape)
+
+
+def cdist_backward(grad, x1, x2, p, result, wrt):
+    """The pairwise differences' gradients summed over the other set's points."""
+    diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
+    g = p_norm_backward(grad, diff, result, p)
+    return sum_to(sum(g, -2), tuple(x1.shape)) if wrt == "x1" else \
+        sum_to(-sum(g, -3), tuple(x2.shape))
+
+
+def cdist_jvp(x1_t, x2_t, x1, x2, p, result):
+    diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
+    diff_t = unsqueeze(x1_t, -2) - unsqueeze(x2_t, -3)
+    return norm_jvp(diff_t, diff, result, p, (len(diff.shape) - 1,), False)

@@ -391,8 +391,11 @@ def polar(abs, angle):
     return complex_(abs * np.cos(angle), abs * np.sin(angle))
 
 
-def clone(self, memory_format="preserve"):  # preserve: the input's order of dims, as torch
-    return self.copy(order="K" if memory_format == "preserve" else "C")
+def clone(self, memory_format=None):  # None: torch's preserve_format, the input's dim order
+    if memory_format is None:
+        return self.copy(order="K")
+    from ..memory import laid_out
+    return laid_out(self, memory_format)
 
 
 def copy(self, src):
@@ -409,6 +412,38 @@ def normal(self, mean, std, generator):
 
 def uniform(self, low, high, generator):
     return generator.uniform(low, high, self.shape).astype(self.dtype)
+
+
+def random_integers(self, low, high, generator):
+    """Integers drawn uniformly from [low, high); high None: up to what the dtype holds
+    exactly, as torch's random_() (2^mantissa bits for floats, the largest value for ints)."""
+    if high is None:
+        if self.dtype.kind == "f":
+            high = 2 ** (np.finfo(self.dtype).nmant + 1) + 1
+        elif self.dtype.kind == "b":
+            high = 2
+        else:
+            high = int(np.iinfo(self.dtype).max) + 1
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    return generator.integers(low, high, self.shape).astype(self.dtype)
+
+
+def log_normal(self, mean, std, generator):
+    return generator.lognormal(mean, std, self.shape).astype(self.dtype)
+
+
+def exponential(self, lambd, generator):
+    return generator.exponential(1 / lambd, self.shape).astype(self.dtype)
+
+
+def geometric(self, p, generator):
+    return generator.geometric(p, self.shape).astype(self.dtype)
+
+
+def cauchy(self, median, sigma, generator):
+    return (median + sigma * generator.standard_cauchy(self.shape)).astype(self.dtype)
 
 
 # ---- indexing ----
@@ -1439,3 +1474,116 @@ def linalg_qr(A, mode):
         return np.empty((0,), dtype=A.dtype), np.linalg.qr(A, "r")
     return np.linalg.qr(A, mode)
 
+
+
+# ---- selecting and writing by index, windows, modes (the census's Tensor ops) ----
+def masked_select(self, mask):
+    """The elements where mask (broadcast with self) is true, as one dim."""
+    if mask.dtype != np.bool_:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+    shape = np.broadcast_shapes(self.shape, mask.shape)
+    return np.broadcast_to(self, shape)[np.broadcast_to(mask, shape)]
+
+
+def index_copy(self, index, source, dim):
+    out = self.copy()
+    out[(slice(None),) * dim + (index,)] = source
+    return out
+
+
+def index_fill(self, index, dim, value):
+    out = self.copy()
+    out[(slice(None),) * dim + (index,)] = value
+    return out
+
+
+def put(self, index, source, accumulate):
+    """self's elements at the flat indices `index` (negative from the end) set to source
+    (accumulate: added to)."""
+    out = self.copy()
+    flat = out.reshape(-1)
+    if accumulate:
+        np.add.at(flat, index.reshape(-1), source.reshape(-1))
+    else:
+        flat[index.reshape(-1)] = source.reshape(-1)
+    return out
+
+
+def take(self, index):
+    return self.reshape(-1)[index]
+
+
+def unfold(self, dimension, size, step):
+    """The windows of `size` elements every `step` along `dimension`, as a new last dim: a
+    view of the same memory, as torch's."""
+    windows = np.lib.stride_tricks.sliding_window_view(self, size, axis=dimension,
+                                                       writeable=self.flags.writeable)
+    return windows[(slice(None),) * dimension + (slice(None, None, step),)]
+
+
+def unfold_backward(grad_in, input_sizes, dim, size, step):
+    """Each window's gradient added back to the elements it covers."""
+    out = np.zeros(input_sizes, grad_in.dtype)
+    for i in range(grad_in.shape[dim]):
+        window = np.moveaxis(np.take(grad_in, i, axis=dim), -1, dim)
+        out[(slice(None),) * dim + (slice(i * step, i * step + size),)] += window
+    return out
+
+
+def mode(self, dim, keepdim):
+    """The most frequent value along dim (the smallest of equally frequent ones) and the last
+    index it is at, as torch's CPU kernel."""
+    moved = np.moveaxis(self, dim, -1)
+    rows = moved.reshape(-1, moved.shape[-1]) if moved.ndim else moved.reshape(1, 1)
+    values = np.empty(rows.shape[0], self.dtype)
+    indices = np.empty(rows.shape[0], np.int64)
+    for r, row in enumerate(rows):
+        distinct, counts = np.unique(row, return_counts=True)  # (sorted: ties go to the least)
+        values[r] = distinct[np.argmax(counts)]
+        indices[r] = np.flatnonzero(row == values[r])[-1]
+    shape = moved.shape[:-1]
+    values, indices = values.reshape(shape), indices.reshape(shape)
+    if keepdim and self.ndim:
+        values, indices = np.expand_dims(values, dim), np.expand_dims(indices, dim)
+    return values, indices
+
+
+@rounded_once
+def logit(self, eps):
+    x = self if eps is None else np.clip(self, eps, 1 - eps)
+    return np.log(x / (1 - x))
+
+
+def nansum(self, dim, keepdim):
+    return np.nansum(self, axis=dim, keepdims=keepdim).astype(self.dtype, copy=False)
+
+
+def rot90(self, k, dims):
+    return np.rot90(self, k, dims).copy()  # (a new tensor, contiguous, as torch's)
+
+
+def linalg_cross(self, other, dim):
+    shape = np.broadcast_shapes(self.shape, other.shape)
+    return np.cross(np.broadcast_to(self, shape), np.broadcast_to(other, shape), axis=dim)
+
+
+def p_norm(diff, p):
+    """The p-norm of each row of diff (last dim): torch's dist and cdist."""
+    a = np.abs(diff)
+    if p == 0:
+        return (a != 0).sum(-1).astype(diff.dtype)
+    if p == np.inf:
+        return a.max(-1) if a.shape[-1] else np.zeros(a.shape[:-1], diff.dtype)
+    if p == 1:
+        return a.sum(-1)
+    if p == 2:
+        return np.sqrt((a * a).sum(-1))
+    return ((a ** p).sum(-1) ** (1 / p)).astype(diff.dtype, copy=False)
+
+
+def dist(self, other, p):
+    return np.asarray(p_norm((self - other).reshape(-1), p))
+
+
+def cdist(x1, x2, p, compute_mode):
+    return p_norm(x1[..., :, None, :] - x2[..., None, :, :], p)
