@@ -228,6 +228,30 @@ def test_vectorized_hessian_matches_its_closed_form():
     np.testing.assert_allclose(hess.numpy(), expected, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("rows_per_pass", [None, 1, 2])
+def test_hessian_asked_for_no_strategy_batches_its_rows_with_the_same_result(
+        monkeypatch, rows_per_pass):
+    """With no strategy asked for, hessian's rows come from batched backward passes (the
+    fastest way), in passes of bounded size: the Hessian of one backward pass per row (what
+    create_graph=True still takes) and of the closed form, in torch's tuple structure."""
+    if rows_per_pass is not None:  # the bound counts row elements: rows x the widest input
+        monkeypatch.setattr(F, "_ROWS_PER_PASS", rows_per_pass * 4)
+
+    def f(x, y):
+        return (x * x).sum() ** 2 * y.prod() + (x.sin() * y[:3]).sum()
+    inputs = (t(X), t(RNG.standard_normal(4)))
+    batched = F.hessian(f, inputs)
+    row_by_row = F.hessian(f, inputs, create_graph=True)
+    for i in range(2):
+        for j in range(2):
+            assert not batched[i][j].requires_grad
+            close(batched[i][j], row_by_row[i][j].detach().numpy())
+    assert batched[1][0].shape == (4, 3)
+    s = np.sum(X * X)  # sum(x^2)^2 + sum(sin x): 4 s I + 8 x x^T - diag(sin x)
+    close(F.hessian(lambda x: (x * x).sum() ** 2 + x.sin().sum(), t(X)),
+          4 * s * np.eye(3) + 8 * np.outer(X, X) - np.diag(np.sin(X)))
+
+
 # ---------------- autograd.grad(is_grads_batched=True) ----------------
 def test_batched_grads_are_one_vector_jacobian_product_per_row():
     m = t(A, requires_grad=True)

@@ -88,26 +88,10 @@ class Node:
     def __call__(self, *grad_outputs):
         return tuple(self.apply(list(grad_outputs)))
 
-    # -- saved values: _saved_<name> and _raw_saved_<name>, as torch exposes them --
-    def __getattr__(self, attr):
-        exposed = type(self)._exposed
-        if attr.startswith("_saved_") and attr[7:] in exposed:
-            name = attr[7:]
-            kept = self._for_backward
-            if kept and name in kept:
-                value = kept[name]
-                return value.unpack(self) if type(value) is SavedTensor else value
-            index = type(self)._arg_index.get(name)
-            return exposed[name] if index is None else self._args[index]
-        if attr.startswith("_raw_saved_") and attr[11:] in type(self)._exposed_tensors:
-            value = (self._for_backward or {}).get(attr[11:])
-            return value if type(value) is SavedTensor else None
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
-
-    def __dir__(self):
-        cls = type(self)
-        return (list(super().__dir__()) + ["_saved_" + name for name in cls._exposed] +
-                ["_raw_saved_" + name for name in cls._exposed_tensors])
+    # -- saved values: _saved_<name> and _raw_saved_<name>, as torch exposes them, are
+    # attributes of each op's node class (exposed_attributes), not a __getattr__: a class
+    # with __getattr__ keeps CPython 3.11 from specializing the loads of every node field
+    # the engine reads per node --
 
     def saved_values(self):
         """{name: SavedTensor or plain value}: what this node saved of torch's `_saved_*`."""
@@ -139,6 +123,48 @@ class Node:
         hooks = self._node_hooks().pre
         hooks.append(fn)
         return RemovableHandle(hooks, fn)
+
+
+class _SavedAttribute:
+    """A node's `_saved_<name>`: the value saved (a tensor unpacked, with its checks), or what
+    torch shows when this call did not save it (an argument from the node's `_args`)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __get__(self, node, cls=None):
+        if node is None:
+            return self
+        name = self.name
+        kept = node._for_backward
+        if kept and name in kept:
+            value = kept[name]
+            return value.unpack(node) if type(value) is SavedTensor else value
+        index = cls._arg_index.get(name)
+        return cls._exposed[name] if index is None else node._args[index]
+
+
+class _RawSavedAttribute(_SavedAttribute):
+    """A node's `_raw_saved_<name>`: the SavedTensor itself (None once nothing is kept)."""
+
+    __slots__ = ()
+
+    def __get__(self, node, cls=None):
+        if node is None:
+            return self
+        value = (node._for_backward or {}).get(self.name)
+        return value if type(value) is SavedTensor else None
+
+
+def exposed_attributes(exposed, exposed_tensors):
+    """The class attributes `_saved_<name>` (and `_raw_saved_<name>` for tensors) of a node
+    class exposing `exposed`."""
+    attributes = {"_saved_" + name: _SavedAttribute(name) for name in exposed}
+    attributes.update({"_raw_saved_" + name: _RawSavedAttribute(name)
+                       for name in exposed_tensors})
+    return attributes
 
 
 class GraphRoot(Node):
@@ -221,14 +247,11 @@ class SavedTensor:
         if hooks:  # the innermost saved_tensors_hooks pair packs every tensor saved inside it
             self.register_hooks(*hooks[-1])
 
-    @classmethod
-    def released(cls):
-        """A saved value already freed: reading it raises the freed error."""
-        saved = cls.__new__(cls)
-        saved._tensor = saved._data = saved._packed = saved._unpack_hook = None
-        saved._version_counter, saved.saved_version, saved.is_output = [0, None], 0, False
-        saved._requires_grad, saved._output_nr, saved._freed = False, 0, True
-        return saved
+    @staticmethod
+    def released():
+        """A saved value already freed: reading it raises the freed error. (One object for
+        all: nothing changes a freed value, and backward frees one per number an op saved.)"""
+        return _RELEASED
 
     def release(self):
         self._freed = True
@@ -315,6 +338,36 @@ class SavedTensor:
         leaf_accumulator = (weakref.ref(accumulator_of(tensor))
                             if tensor._requires_grad and tensor._grad_fn is None else None)
         self._graph_edge = (tensor._grad_fn, tensor._output_nr, leaf_accumulator)
+
+
+def _released():
+    saved = SavedTensor.__new__(SavedTensor)
+    saved._tensor = saved._data = saved._packed = saved._unpack_hook = None
+    saved._version_counter, saved.saved_version, saved.is_output = [0, None], 0, False
+    saved._requires_grad, saved._output_nr, saved._freed = False, 0, True
+    return saved
+
+
+_RELEASED = _released()
+_new_saved = SavedTensor.__new__
+
+
+def saved_output(tensor):
+    """SavedTensor(tensor, is_output=True), its fields set here: no __init__ to go through
+    on the per-op path (an op saving its result, as tanh and exp do)."""
+    saved = _new_saved(SavedTensor)
+    counter = saved._version_counter = tensor._version_counter
+    saved.saved_version = counter[0]
+    saved.is_output = True
+    saved._freed = False
+    saved._packed = saved._unpack_hook = saved._tensor = None
+    saved._data = tensor._data
+    saved._requires_grad = tensor._requires_grad
+    saved._output_nr = tensor._output_nr
+    hooks = _state.saved_tensors_hooks
+    if hooks:
+        saved.register_hooks(*hooks[-1])
+    return saved
 
 
 def _as_array(unpacked, hook):

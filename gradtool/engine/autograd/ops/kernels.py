@@ -7,6 +7,7 @@ import operator
 import numpy as np
 
 _F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
+_ndarray = np.ndarray
 # a float64 or complex128 result rounded to the dtype of the low-precision operands
 _ROUNDED_TO = {_F32: {_F64: _F32, np.dtype(np.complex128): np.dtype(np.complex64)},
                _F16: {_F64: _F16, np.dtype(np.complex128): np.dtype(np.complex64)}}
@@ -60,16 +61,22 @@ def _elementwise(numpy_op, with_alpha=False):
     """A binary elementwise kernel: numpy's op, its result laid out as torch's when the first
     operand is not C-ordered; with_alpha: other scaled by alpha first (add, sub), with one
     rounding (torch's fused multiply-add)."""
+    # (numpy's layout is torch's for a result of at most one dim, read first: it spares the
+    # flags object _c_ordered makes, on every op)
     if with_alpha:
         scaled = rounded_once(lambda self, other, alpha: numpy_op(self, other * alpha))
 
         def kernel(self, other, alpha):
             out = numpy_op(self, other) if alpha == 1 else scaled(self, other, alpha)
-            return out if _c_ordered(self) else torch_layout(out, self, other)
+            if type(out) is not _ndarray or out.ndim < 2 or _c_ordered(self):
+                return out
+            return torch_layout(out, self, other)
     else:
         def kernel(self, other):
             out = numpy_op(self, other)
-            return out if _c_ordered(self) else torch_layout(out, self, other)
+            if type(out) is not _ndarray or out.ndim < 2 or _c_ordered(self):
+                return out
+            return torch_layout(out, self, other)
     return kernel
 
 

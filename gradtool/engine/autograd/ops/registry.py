@@ -37,7 +37,7 @@ import numpy as np
 from .. import grad_mode
 from ..dispatch import call, derived
 from ..free_functions import stack
-from ..node import Node, SavedTensor
+from ..node import Node, SavedTensor, exposed_attributes
 from ..tensor import Tensor
 from .generic import constant, ones_like, zeros_like
 
@@ -271,14 +271,15 @@ class OpSpec:
                               if p not in ("grad", "grads"))
         exposed = {n: () if n.endswith("_sym_strides") else None for n in names
                    if n not in hidden and not n.endswith(_UNEXPOSED)}
+        # (torch's nodes keep index ops' indices as a list of tensors)
+        exposed_tensors = frozenset(n for n in exposed if n == "indices" or spec._source(
+            n)[0] in ("input", "output"))
         spec.node_class = type(node_name, (OpNode,), {
             "__slots__": (), "spec": spec, "_exposed": exposed,
-            # (torch's nodes keep index ops' indices as a list of tensors)
-            "_exposed_tensors": frozenset(n for n in exposed if n == "indices" or spec._source(
-                n)[0] in ("input", "output")),
+            "_exposed_tensors": exposed_tensors,
             "saves_tensors": any(spec._source(n)[0] in ("input", "output") for n in names),
             "_arg_index": {n: i for i, n in enumerate(spec.args) if n in exposed},
-            "batches": batches})
+            "batches": batches, **exposed_attributes(exposed, exposed_tensors)})
         spec.jvp = spec._jvp_formula(node_name, jvp)
         # a batch of tangents through a shape op at once (formulas.batched_*); other rows
         # that cannot broadcast over the batch take one tangent at a time
