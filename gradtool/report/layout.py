@@ -440,10 +440,12 @@ def _calls_in(box):
 
 def _collapse(box, depth, readable):
     """Collapse boxes below `box`: with `depth`, module calls nested deeper than it (and every
-    chunk); else, unless all of it is small enough to show open, open boxes outermost first
-    while at most `readable` items stay in sight. The model's own module calls come first; a
-    stack of calls alike opens to its calls, which open together or not at all; calls of one
-    module in a loop stay one box ×N, and chunks stay shut (the page opens them on a click)."""
+    chunk); else, unless all of it is small enough to show open, the one folding rule (the
+    page's "expand all" follows it too): open level by level, outermost first, and within a
+    level the boxes of one kind (LayerNorm, Block, ...) together or not at all, in the order
+    they come, while at most `readable` items stay in sight. Siblings alike are thus always
+    drawn alike (every block's norms open, or none). Calls of one module in a loop stay one
+    box xN, and chunks stay shut (the page opens them on a click)."""
     inner = list(box.boxes())
     if depth is not None:
         for b in inner:
@@ -454,39 +456,35 @@ def _collapse(box, depth, readable):
         b.collapsed = not small
     if small:
         return
-    shown = len(box.items)
-    place = {b: i for i, b in enumerate(inner)}
-    queue = []  # (level, place, boxes opened together)
-
-    def offer(units, level):
-        for unit in units:
-            if all(b.kind != "chunk" and not b.loop for b in unit):
-                heapq.heappush(queue, (level, place[unit[0]], unit))
-    offer(_inner_units((box,)), 0)
-    while queue:
-        level, _, unit = heapq.heappop(queue)
-        cost = sum(len(b.items) - 1 for b in unit)
-        if shown + cost > readable:
-            continue
-        shown += cost
-        for b in unit:
-            b.collapsed = False
-        offer(_inner_units(unit), level + 1)
+    shown, level = len(box.items), [box]
+    while level:
+        opened = []
+        for group in alike_groups(level):
+            cost = sum(len(b.items) - 1 for b in group)
+            if shown + cost <= readable:
+                shown += cost
+                opened += group
+                for b in group:
+                    b.collapsed = False
+        level = opened
 
 
-def _inner_units(unit):
-    """The boxes inside a unit of open boxes, grouped as they open: the calls of a repeat
-    together, the same parts of calls alike together, others each alone."""
-    children = [_child_boxes(b) for b in unit]
-    if len(unit) == 1 and unit[0].kind == "repeat":
-        return [tuple(children[0])]
-    if len(unit) > 1 and len({len(c) for c in children}) == 1:
-        return list(zip(*children))
-    return [(c,) for cs in children for c in cs]
+def alike_groups(level):
+    """The boxes inside the boxes of `level` that may open, grouped by kind (a module's class;
+    a repeat by what it repeats), each group in order and the groups in the order they come."""
+    groups = {}
+    for parent in level:
+        for b in parent.items:
+            if isinstance(b, Box) and b.kind != "chunk" and not b.loop:
+                groups.setdefault(_kind_of(b), []).append(b)
+    return list(groups.values())
 
 
-def _child_boxes(box):
-    return [i for i in box.items if isinstance(i, Box)]
+def _kind_of(box):
+    if box.kind == "module":
+        return box.module[1]
+    first = next(i for i in box.items if isinstance(i, Box))
+    return box.kind, _kind_of(first)
 
 
 def summary(box, limit=3):

@@ -123,6 +123,72 @@ def test_every_view_of_the_page_is_a_dag_and_shows_each_node_once(snapshot):
     assert shown == {n.id: 1 for n in snapshot.nodes}
 
 
+def _levels(view):
+    """The boxes in sight in a view (those whose every holder up to the view is open), with
+    their level below it: [(level, box)]."""
+    out, stack = [], [(1, b) for b in view.items if isinstance(b, layout.Box)]
+    while stack:
+        level, b = stack.pop()
+        out.append((level, b))
+        if not b.collapsed:
+            stack.extend((level + 1, c) for c in b.items if isinstance(c, layout.Box))
+    return out
+
+
+def assert_siblings_alike_fold_alike(plan, readable=layout.READABLE):
+    """The folding rule, in every view of the page: boxes in sight at one level and of one
+    kind are all open or all folded, and a view keeps to the budget unless it is all open."""
+    for view in layout.views(plan):
+        states = {}
+        for level, b in _levels(view):
+            if b.kind != "chunk" and not b.loop:
+                states.setdefault((level, layout._kind_of(b)), set()).add(b.collapsed)
+        assert all(len(s) == 1 for s in states.values()), (view, states)
+        in_sight = {_ident(plan.visible(n, view)) for n in view.node_ids()}
+        assert len(in_sight) <= readable or not layout.collapsed_within(view), view
+
+
+@settings(max_examples=60, deadline=None)
+@given(random_graphs(), st.integers(3, 12))
+def test_one_folding_rule_siblings_of_one_kind_fold_alike(snapshot, readable):
+    plan = layout.make_plan(snapshot, readable=readable)
+    states = {}
+    for level, b in _levels(plan.root):
+        if b.kind != "chunk" and not b.loop:
+            states.setdefault((level, layout._kind_of(b)), set()).add(b.collapsed)
+    assert all(len(s) == 1 for s in states.values()), states
+
+
+class NormBlock(nn.Module):
+    """The issue's stack: every block a LayerNorm and two Linears."""
+    def __init__(self):
+        super().__init__()
+        self.ln = nn.LayerNorm(3)
+        self.fc1 = nn.Linear(3, 6)
+        self.fc2 = nn.Linear(6, 3)
+
+    def forward(self, x):
+        return x + self.fc2(self.fc1(self.ln(x)).relu())
+
+
+def test_blocks_of_a_stack_and_of_a_transformer_fold_alike_in_every_view():
+    model = nn.Sequential(*[NormBlock() for _ in range(40)])
+    snapshot = take_snapshot([model(gt.randn(2, 3)).sum()],
+                             module_names={id(m): f"model.{k}" if k else "model"
+                                           for k, m in model.named_modules()})
+    plan = layout.make_plan(snapshot)
+    assert_siblings_alike_fold_alike(plan)
+    titles = dict(_titles(plan))
+    assert titles["model.0.ln (LayerNorm)"] == titles["model.39.ln (LayerNorm)"]
+    cap = one_capture(os.path.join(MODELS, "transformer_rnn.py"))
+    plan = layout.make_plan(cap.snapshot)
+    assert_siblings_alike_fold_alike(plan)
+    for view in layout.views(plan):  # a block opened in the page: both its norms alike
+        if view.title == "model.blocks.3 (Block)":
+            norms = [b.collapsed for b in view.boxes() if "norm" in b.title]
+            assert len(norms) == 2 and len(set(norms)) == 1
+
+
 # ---------------------------------------------------------------- module calls, nested
 class Block(nn.Module):
     def __init__(self):
