@@ -11,6 +11,7 @@ import json
 import os
 import re
 import uuid
+import zlib
 
 from ..engine.frames import site_location
 from . import dot, layout
@@ -28,8 +29,33 @@ def page(captures, show_saved=False, expand=False, depth=None):
 
 
 def data(captures, show_saved=False, expand=False, depth=None):
-    """What the page shows of these captures: its %DATA%, packed."""
-    return pack({"targets": [_target(c, show_saved, expand, depth) for c in captures]})
+    """What the page shows of these captures: its %DATA%, packed. Each target's nodes are
+    encoded and compressed one by one as they are made: a 20,000-node graph's data is 10 MB
+    of JSON and three times that as Python objects, none of which need be held at once."""
+    gz = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip stream, as DecompressionStream reads
+    out = []
+
+    def emit(text):
+        out.append(gz.compress(text.encode()))
+    emit('{"targets":[')
+    for k, cap in enumerate(captures):
+        target = _target(cap, show_saved, expand, depth)
+        nodes, target["nodes"] = target["nodes"], _NODES
+        head, tail = _dumps(target).split(json.dumps(_NODES), 1)
+        emit(("," if k else "") + head + "[")
+        for i, node in enumerate(nodes):
+            emit(("," if i else "") + _dumps(node))
+        emit("]" + tail)
+    emit("]}")
+    out.append(gz.flush())
+    return base64.b64encode(b"".join(out)).decode()
+
+
+_NODES = "\0nodes\0"  # where a target's nodes go in its JSON
+
+
+def _dumps(value):
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def title(captures):
@@ -53,19 +79,8 @@ def fill(shell_text, title_text, data_text):
     return shell_text.replace("%TITLE%", title_text, 1).replace("%DATA%", data_text, 1)
 
 
-def pack(data):
-    """The page's data as the page carries it: JSON, gzipped (a 20,000-node graph's JSON is
-    ten times larger), in base64; the browser's DecompressionStream unpacks it."""
-    return pack_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
-
-
-def pack_text(text):
-    """Text gzipped, in base64 (what a page's script unpacks with DecompressionStream)."""
-    return base64.b64encode(gzip.compress(text.encode(), compresslevel=6, mtime=0)).decode()
-
-
 def unpack(text):
-    """pack's inverse (for tests and tools that read a page's data)."""
+    """data's inverse (for tests and tools that read a page's data)."""
     return json.loads(gzip.decompress(base64.b64decode(text)))
 
 
@@ -211,18 +226,18 @@ def _target(cap, show_saved, expand, depth):
             row["module"] = b.module[0]
         box_rows.append(row)
     located = getattr(cap, "localized", None)  # the node to blame, when localisation ran
-    nodes = []
-    for nid in plan.order:
-        node = snap.by_id[nid]
-        data = _node_data(node, failing.get(nid, ()))
-        data["box"] = index[plan.box_of[nid]]
-        if located is not None and nid == located.node:
-            data["wrong"] = _wrong_node(located)
-        nodes.append(data)
+
+    def nodes():  # made as they are packed (data)
+        for nid in plan.order:
+            data = _node_data(snap.by_id[nid], failing.get(nid, ()))
+            data["box"] = index[plan.box_of[nid]]
+            if located is not None and nid == located.node:
+                data["wrong"] = _wrong_node(located)
+            yield data
     outputs = [{"id": f"out{o.index}", "node": o.node,
                 "text": (o.name or f"output {o.index}") + "\n" + fmt_shape(o.shape, o.dtype)
                 + ("" if o.node is not None else "\nno grad")} for o in snap.outputs]
-    return {"name": cap.target.name, "boxes": box_rows, "nodes": nodes, "edges": edges,
+    return {"name": cap.target.name, "boxes": box_rows, "nodes": nodes(), "edges": edges,
             "shapes": list(shapes), "outputs": outputs, "show_saved": show_saved,
             "cuts": _cuts(snap, cap.diagnostics)}
 

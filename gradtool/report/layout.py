@@ -31,6 +31,7 @@ class Box:
         default_factory=collections.Counter)
     sites: list = dataclasses.field(default_factory=list)  # first few source lines inside
     loop: bool = False       # a repeat of calls of one module (a cell called at each step)
+    signature: Optional[tuple] = None  # what calls alike share (_signature)
 
     def __repr__(self):
         return f"Box({self.key}, {self.title!r}, {self.n_nodes} nodes)"
@@ -269,13 +270,12 @@ def _box_tree(order, paths, names, by_id):
             runs.setdefault(call, []).append(box)
             parent.items.append(box)
             stack.append((path[:k], box))
-        stack[-1][1].items.append(nid)
+        innermost = stack[-1][1]
+        innermost.items.append(nid)
+        innermost.n_nodes += 1
         node = by_id[nid]
-        for _, box in stack:
-            box.n_nodes += 1
-            box.names[node.name] += 1
-            if node.site and len(box.sites) < 3 and node.site not in box.sites:
-                box.sites.append(node.site)
+        innermost.names[node.name] += 1
+    _add_up(root, by_id)
     calls_of_name = {}
     for call in sorted(runs):
         calls_of_name.setdefault(names[call][0], []).append(call)
@@ -292,6 +292,19 @@ def _box_tree(order, paths, names, by_id):
     for i, box in enumerate(root.boxes()):
         box.key = f"b{i}"
     return root
+
+
+def _add_up(box, by_id):
+    """Each box's counts made those of all it holds (the sweep counted only the nodes directly
+    in it: once per node, not once per node and box around it), and its first few sites."""
+    for item in box.items:
+        if isinstance(item, Box):
+            _add_up(item, by_id)
+            box.n_nodes += item.n_nodes
+            box.names.update(item.names)
+        for site in item.sites if isinstance(item, Box) else [by_id[item].site]:
+            if site and len(box.sites) < 3 and site not in box.sites:
+                box.sites.append(site)
 
 
 def _group_repeats(root):
@@ -351,9 +364,11 @@ def _repeat_end(items, i):
 def _signature(item):
     if not isinstance(item, Box) or item.kind != "module":
         return None
-    # parameters shared by the calls sit in the first one: not part of the likeness
-    return item.module[1], tuple(sorted((k, v) for k, v in item.names.items()
-                                        if k != "AccumulateGrad"))
+    if item.signature is None:  # asked again and again while the runs are found
+        # parameters shared by the calls sit in the first one: not part of the likeness
+        item.signature = item.module[1], tuple(sorted(
+            (k, v) for k, v in item.names.items() if k != "AccumulateGrad"))
+    return item.signature
 
 
 def _repeat_title(calls):
