@@ -693,46 +693,35 @@ function countsText() {  // what is in sight, in numbers that add up to the grap
   return text;
 }
 
-// A frame's title sits above its top edge, where the edges coming into the frame cross it:
-// it goes, left, right or between them, where none of them crosses (canvas text metrics
-// give its width; the edges are straight, one per pair of items).
+// A frame's title sits above its top edge, where edges into the frame or past it may cross
+// it: it goes where none does, in the middle if it can, else as near it as a gap between
+// them allows (the edges are straight: one per pair of items).
 function placeTitles() {
   const frames = cy.nodes(".frame");
   if (!frames.length) return;
-  const ctx = document.createElement("canvas").getContext("2d");
-  ctx.font = "11px Helvetica, Arial, sans-serif";
-  const crossings = new Map();  // frame id -> [x1, x2] ranges of edges through its title band
-  const band = {};
-  frames.forEach(f => {
-    const b = f.boundingBox({includeLabels: false});
-    band[f.id()] = {x1: b.x1, x2: b.x2, y1: b.y1 - 16, y2: b.y1, w: ctx.measureText(f.data("label")).width + 6};
-    crossings.set(f.id(), []);
+  const lines = cy.edges().map(e => {
+    const p = e.source().position(), q = e.target().position();
+    return {p, q, y1: Math.min(p.y, q.y), y2: Math.max(p.y, q.y)};
   });
-  cy.edges().forEach(e => {
-    const s = e.source(), t = e.target();
-    const inS = new Set(s.ancestors().map(a => a.id())), inT = new Set(t.ancestors().map(a => a.id()));
-    const entered = [...inS].filter(id => !inT.has(id)).concat([...inT].filter(id => !inS.has(id)));
-    if (!entered.length) return;
-    const p = s.position(), q = t.position();
-    for (const id of entered) {
-      const r = band[id]; if (!r) continue;
-      const at = y => p.y === q.y ? null : p.x + (q.x - p.x) * (y - p.y) / (q.y - p.y);
-      const lo = Math.max(Math.min(p.y, q.y), r.y1), hi = Math.min(Math.max(p.y, q.y), r.y2);
-      if (lo > hi) continue;
-      const xa = at(lo), xb = at(hi);
-      if (xa === null) continue;
-      crossings.get(id).push([Math.min(xa, xb) - 4, Math.max(xa, xb) + 4]);
+  const shifts = frames.map(f => {  // read all first: a batch would read frames' old bounds
+    const b = f.boundingBox({includeNodes: false, includeEdges: false, includeLabels: true});
+    const shift = parseFloat(f.style("text-margin-x")) || 0;  // where it was: moved back
+    const r = {x1: b.x1 - shift, x2: b.x2 - shift, y1: b.y1, y2: b.y2, w: b.w};
+    const taken = [];  // x ranges where an edge crosses the title's band
+    for (const {p, q, y1, y2} of lines) {
+      const lo = Math.max(y1, r.y1), hi = Math.min(y2, r.y2);
+      if (lo > hi || p.y === q.y) continue;
+      const xa = p.x + (q.x - p.x) * (lo - p.y) / (q.y - p.y), xb = p.x + (q.x - p.x) * (hi - p.y) / (q.y - p.y);
+      taken.push([Math.min(xa, xb) - 3, Math.max(xa, xb) + 3]);
     }
-  });
-  cy.batch(() => frames.forEach(f => {
-    const r = band[f.id()], taken = crossings.get(f.id()).sort((a, b) => a[0] - b[0]);
-    const mid = (r.x1 + r.x2) / 2, free = x => taken.every(([a, b]) => x + r.w / 2 < a || x - r.w / 2 > b);
-    // the middle, else as near it as a gap allows (gaps: the frame's edges and the crossings')
-    const tries = [mid, r.x1 + r.w / 2, r.x2 - r.w / 2];
-    for (const [a, b] of taken) tries.push(a - r.w / 2, b + r.w / 2);
+    const mid = (r.x1 + r.x2) / 2, half = r.w / 2;
+    const free = x => taken.every(([a, b]) => x + half < a || x - half > b);
+    const tries = [mid];
+    for (const [a, b] of taken) tries.push(a - half - 1, b + half + 1);
     const best = tries.filter(free).sort((a, b) => Math.abs(a - mid) - Math.abs(b - mid))[0];
-    f.style("text-margin-x", best === undefined ? 0 : best - mid);
-  }));
+    return best === undefined ? 0 : best - mid;
+  });
+  cy.batch(() => frames.forEach((f, i) => { f.style("text-margin-x", shifts[i]); }));
 }
 
 // The minimap: the graph drawn small in the tree's column (so it never hides the graph),

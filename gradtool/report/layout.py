@@ -117,7 +117,7 @@ def make_plan(snapshot, depth=None, expand=False, readable=READABLE):
             consumers[tail].append(head)
     order = _forward_order(nodes, inputs, consumers, paths)
     root = _box_tree(order, paths, names, snapshot.by_id)
-    _group_repeats(root)
+    _group_repeats(root, snapshot.by_id)
     if not expand:
         for box in [root, *root.boxes()]:
             _chunk(box, readable, snapshot.by_id)
@@ -307,7 +307,7 @@ def _add_up(box, by_id):
                 box.sites.append(site)
 
 
-def _group_repeats(root):
+def _group_repeats(root, by_id):
     """Runs of sibling module calls that repeat get a box of their own: calls alike side by
     side (the blocks of a stack, "model.blocks.0–23 (Block) ×24"), and calls of one module
     in a loop with a few nodes between them (a recurrent cell and the slices that feed it,
@@ -325,10 +325,14 @@ def _group_repeats(root):
             calls = [m for m in members if isinstance(m, Box)]
             group = Box(f"{calls[0].key}r", "repeat", _repeat_title(calls), calls[0].depth,
                         items=members, parent=box)
-            for m in calls:
-                m.parent = group
-                group.n_nodes += m.n_nodes
-                group.names.update(m.names)
+            for m in members:  # the calls, and the nodes between them in a loop
+                if isinstance(m, Box):
+                    m.parent = group
+                    group.n_nodes += m.n_nodes
+                    group.names.update(m.names)
+                else:
+                    group.n_nodes += 1
+                    group.names[by_id[m].name] += 1
             group.sites = calls[0].sites
             group.loop = calls[0].module[0] == calls[-1].module[0]
             out.append(group)
