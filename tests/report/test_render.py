@@ -437,6 +437,33 @@ def test_page_of_a_20000_node_model_is_small(tmp_path):
     assert len(_page_data(text.decode())["targets"][0]["nodes"]) == len(cap.snapshot.nodes)
 
 
+@pytest.mark.slow
+def test_page_of_a_20000_node_model_is_sane(tmp_path):
+    """The page of resnet_like's model at 19,832 nodes: its size, every node once, every
+    box after its parent, a first view of a readable number of items, the boxes' counts
+    adding up to the nodes (the page's status line sums them)."""
+    cap = _stack_capture(tmp_path, blocks=1500, steps=80)
+    text = html.page([cap])
+    assert len(text) < 2_500_000  # 1.3 MB, of which the libraries are 0.5
+    [target] = _page_data(text.decode())["targets"]
+    nodes, boxes = target["nodes"], target["boxes"]
+    assert len(nodes) == len(cap.snapshot.nodes) > 19_000
+    assert len({n["id"] for n in nodes}) == len(nodes)
+    assert all(b["parent"] < i for i, b in enumerate(boxes) if i)
+    direct = [0] * len(boxes)
+    for n in nodes:
+        direct[n["box"]] += 1
+    held = list(direct)  # each box's nodes, those of the boxes inside it too
+    for i in range(len(boxes) - 1, 0, -1):
+        held[boxes[i]["parent"]] += held[i]
+    assert [b["n"] for b in boxes] == held
+    def in_sight(i):  # what box i shows (open boxes show what they hold)
+        if not boxes[i]["open"]:
+            return 1
+        return direct[i] + sum(in_sight(k) for k, b in enumerate(boxes) if b["parent"] == i)
+    assert in_sight(0) <= layout.READABLE
+
+
 def _stack_capture(tmp_path, blocks, steps):
     """examples/resnet_like.py's model with `blocks` residual blocks and `steps` cell calls."""
     path = tmp_path / "stack.py"
