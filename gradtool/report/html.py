@@ -68,7 +68,11 @@ def shell():
     """The page without a graph: the libraries, styles and script, with %TITLE% and %DATA%
     where a graph's title and data go. A notebook sends it once and fills it in the browser
     for each graph (the libraries are most of a page's bytes)."""
-    return _TEMPLATE.replace("%PAIR_COLUMNS%", json.dumps(PAIR_COLUMNS)).replace(
+    # without indentation and comments (every notebook carries the shell): whole-line ones,
+    # and those after code that ends a statement, a block or an argument
+    compact = re.sub(r"^//.*\n", "", re.sub(r"^[ \t]+", "", _TEMPLATE, flags=re.M), flags=re.M)
+    compact = re.sub(r"(?<=[;{},)(\]])[ \t]+//[^\n]*$", "", compact, flags=re.M)
+    return compact.replace("%PAIR_COLUMNS%", json.dumps(PAIR_COLUMNS)).replace(
         "%VENDOR%", _vendor())
 
 
