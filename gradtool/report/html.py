@@ -601,10 +601,13 @@ function draw(fit, focus) {
   if (focus && cy.getElementById(focus).length) center(cy.getElementById(focus));
   else if (fit) fitView();
   if (selected && cy.getElementById(selected).length) highlight(cy.getElementById(selected));
+  tm.view = performance.now() - t0;
   document.getElementById("status").textContent = countsText();
-  window.gradtool.drawMs = performance.now() - t0;
+  tm.counts = performance.now() - t0;
   tree();
+  tm.tree = performance.now() - t0;
   mapData(); drawMap();
+  window.gradtool.drawMs = tm.map = performance.now() - t0;
 }
 
 // Each open frame is laid out on its own by dagre, the frames inside it standing as one node
@@ -668,12 +671,14 @@ function layOut() {
 }
 
 function fitView() {  // the whole view, unless its text would be smaller than 8 px: then its top
-  cy.fit(undefined, 20);
-  if (cy.zoom() > 1.5) { cy.zoom(1.5); cy.center(); }
+  // (nodes' boxes only: edges lie between them, and their labels' boxes cost a second here)
+  const bb = cy.nodes().boundingBox();
+  cy.fit(cy.nodes(), 20);
+  if (cy.zoom() > 1.5) { cy.zoom(1.5); cy.center(cy.nodes()); }
   if (cy.zoom() < MIN_ZOOM) {  // the top of the graph, centred on its first row
-    const items = cy.nodes().not(":parent"), bb = cy.elements().boundingBox();
-    const top = items.min(n => n.boundingBox().y1).value;
-    const row = items.filter(n => n.boundingBox().y1 < top + 40).boundingBox();
+    const items = cy.nodes().not(":parent"), box = n => n.boundingBox({includeLabels: false});
+    const top = items.min(n => box(n).y1).value;
+    const row = items.filter(n => box(n).y1 < top + 40).boundingBox();
     cy.zoom(MIN_ZOOM);
     cy.pan({x: cy.width() / 2 - (row.x1 + row.x2) / 2 * MIN_ZOOM, y: 20 - bb.y1 * MIN_ZOOM});
   }
@@ -734,7 +739,7 @@ function placeTitles() {
 const MAP_MAX = 220, MAP_MIN = 40;
 let map = null, mapQueued = false;
 function mapData() {
-  const bb = cy.elements().boundingBox();
+  const bb = cy.nodes().boundingBox({includeLabels: false});  // (labels' boxes: a second more)
   const rects = [];
   cy.nodes().forEach(n => {
     const b = n.boundingBox({includeLabels: false});
