@@ -580,6 +580,11 @@ def test_a_graph_drawn_from_python_shows_the_explorer_inline(browser, tmp_path):
         frame.wait_for_function("() => window.gradtool && window.gradtool.cy")
         labels = frame.evaluate("gradtool.cy.nodes().map(n => String(n.data('label')))")
         assert "model.0 (Linear)" in labels and any("model.0.weight" in t for t in labels)
+        # in the notebook's frame too, the minimap covers no part of the graph
+        in_frame = Page.__new__(Page)
+        in_frame.page = frame
+        m = minimap_box(in_frame)
+        assert m is None or not overlaps(m, graph_box(in_frame))
         assert page.locator(".gradtool-static svg").count() == 1  # the other graph's SVG
         page.goto((tmp_path / "alone.html").as_uri())
         page.locator("button.gradtool-explore").click()
