@@ -687,19 +687,16 @@ function center(el) { cy.zoom(Math.max(cy.zoom(), 1)); cy.center(el); }
 
 function countsText() {  // what is in sight, in numbers that add up to the graph's nodes
   const fmt = k => k.toLocaleString("en");
-  let nodes = 0, folded = 0, inside = 0, other = 0;
+  let nodes = 0, folded = 0, inside = 0;
   cy.nodes().not(".frame").forEach(n => {
     const id = n.id();
     if (id.startsWith("n:")) nodes++;
     else if (id.startsWith("b:")) { folded++; inside += T.boxes[Number(id.slice(2))].n; }
-    else other++;  // outputs, cuts, saved values
   });
   const total = T.nodes.length;
-  let text = `in sight: ${fmt(nodes)} nodes`;
-  if (folded) text += ` + ${fmt(folded)} folded box${folded > 1 ? "es" : ""} holding ${fmt(inside)}`;
-  text += ` = ${fmt(nodes + inside)} of ${fmt(total)} nodes`;
-  if (other) text += ` (and ${fmt(other)} output${other > 1 ? "s" : ""}, cuts or saved values)`;
-  return text;
+  if (!folded) return `in sight: ${fmt(nodes)} of ${fmt(total)} nodes`;
+  return `in sight: ${fmt(nodes)} nodes + ${fmt(folded)} folded box${folded > 1 ? "es" : ""} ` +
+    `holding ${fmt(inside)} = ${fmt(nodes + inside)} of ${fmt(total)} nodes`;
 }
 
 // A frame's title sits above its top edge, where edges into the frame or past it may cross
@@ -709,15 +706,21 @@ function placeTitles() {
   const frames = cy.nodes(".frame");
   if (!frames.length) return;
   const lines = cy.edges().map(e => {
-    const p = e.source().position(), q = e.target().position();
-    return {p, q, y1: Math.min(p.y, q.y), y2: Math.max(p.y, q.y)};
+    const p = e.source().position(), q = e.target().position(), text = e.data("label") || "";
+    // its label, at its middle: about 6 px a character at 10 px (measuring costs a second)
+    const label = text && {x: (p.x + q.x) / 2, y: (p.y + q.y) / 2, half: 3 * text.length + 3};
+    return {p, q, y1: Math.min(p.y, q.y), y2: Math.max(p.y, q.y), label};
   });
-  const shifts = frames.map(f => {  // read all first: a batch would read frames' old bounds
+  // innermost first, each moved before the next is measured: a title moved out past its
+  // frame's side widens the frame around it (and a batch would read frames' old bounds)
+  const depth = f => f.ancestors().length;
+  frames.sort((f, g) => depth(g) - depth(f)).forEach(f => {
     const b = f.boundingBox({includeNodes: false, includeEdges: false, includeLabels: true});
     const shift = parseFloat(f.style("text-margin-x")) || 0;  // where it was: moved back
     const r = {x1: b.x1 - shift, x2: b.x2 - shift, y1: b.y1, y2: b.y2, w: b.w};
     const taken = [];  // x ranges where an edge crosses the title's band
-    for (const {p, q, y1, y2} of lines) {
+    for (const {p, q, y1, y2, label} of lines) {
+      if (label && label.y + 8 > r.y1 && label.y - 8 < r.y2) taken.push([label.x - label.half, label.x + label.half]);
       const lo = Math.max(y1, r.y1), hi = Math.min(y2, r.y2);
       if (lo > hi || p.y === q.y) continue;
       const xa = p.x + (q.x - p.x) * (lo - p.y) / (q.y - p.y), xb = p.x + (q.x - p.x) * (hi - p.y) / (q.y - p.y);
@@ -728,9 +731,8 @@ function placeTitles() {
     const tries = [mid];
     for (const [a, b] of taken) tries.push(a - half - 1, b + half + 1);
     const best = tries.filter(free).sort((a, b) => Math.abs(a - mid) - Math.abs(b - mid))[0];
-    return best === undefined ? 0 : best - mid;
+    f.style("text-margin-x", best === undefined ? 0 : best - mid);
   });
-  cy.batch(() => frames.forEach((f, i) => { f.style("text-margin-x", shifts[i]); }));
 }
 
 // The minimap: the graph drawn small in the tree's column (so it never hides the graph),

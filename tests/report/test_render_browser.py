@@ -351,7 +351,7 @@ def test_edge_labels_are_drawn_only_where_they_are_readable(page_of, tmp_path):
     p.page.screenshot(path=str(tmp_path / "edges.png"))
 
 
-def test_frame_titles_are_not_crossed_by_edges(page_of):
+def test_frame_titles_are_not_crossed_by_edges_or_their_labels(page_of):
     for name in ("open", "mixed"):
         p = page_of(name)
         if name == "mixed":
@@ -369,8 +369,11 @@ def test_frame_titles_are_not_crossed_by_edges(page_of):
             };
             cy.nodes('.frame').forEach(f => {
               const r = f.boundingBox({includeNodes: false, includeEdges: false, includeLabels: true});
+              const meets = (a, b) => a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2;
               cy.edges().forEach(e => {
                 if (hits(e.sourceEndpoint(), e.targetEndpoint(), r)) out.push([f.data('label'), e.id()]);
+                const label = e.boundingBox({includeNodes: false, includeEdges: false, includeLabels: true});
+                if (e.data('label') && meets(label, r)) out.push([f.data('label'), 'label of ' + e.id()]);
               });
             });
             return [cy.nodes('.frame').length, out];
@@ -403,10 +406,14 @@ def status_numbers(p):
     """The status line's numbers: nodes in sight, folded boxes, nodes in them, the sum, total."""
     import re
     text = p.page.inner_text("#status")
-    m = re.match(r"in sight: ([\d,]+) nodes(?: \+ ([\d,]+) folded box(?:es)? holding ([\d,]+))?"
-                 r" = ([\d,]+) of ([\d,]+) nodes", text)
+    whole = re.fullmatch(r"in sight: ([\d,]+) of ([\d,]+) nodes", text)  # nothing folded
+    if whole:
+        nodes, total = (int(g.replace(",", "")) for g in whole.groups())
+        return [nodes, 0, 0, nodes, total]
+    m = re.fullmatch(r"in sight: ([\d,]+) nodes \+ ([\d,]+) folded box(?:es)? holding ([\d,]+)"
+                     r" = ([\d,]+) of ([\d,]+) nodes", text)
     assert m, text
-    return [int((g or "0").replace(",", "")) for g in m.groups()]
+    return [int(g.replace(",", "")) for g in m.groups()]
 
 
 def test_the_status_line_counts_add_up(page_of):
