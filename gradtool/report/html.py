@@ -11,6 +11,7 @@ import json
 import os
 import re
 import uuid
+import zlib
 
 from ..engine.frames import site_location
 from . import dot, layout
@@ -18,7 +19,7 @@ from .numbers import fmt_num
 from .text import fmt_bytes, fmt_shape
 
 VENDOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vendor")
-SCRIPTS = ("cytoscape.min.js", "dagre.min.js", "cytoscape-navigator.js")
+SCRIPTS = ("cytoscape.min.js", "dagre.min.js")
 
 
 def page(captures, show_saved=False, expand=False, depth=None):
@@ -28,8 +29,33 @@ def page(captures, show_saved=False, expand=False, depth=None):
 
 
 def data(captures, show_saved=False, expand=False, depth=None):
-    """What the page shows of these captures: its %DATA%, packed."""
-    return pack({"targets": [_target(c, show_saved, expand, depth) for c in captures]})
+    """What the page shows of these captures: its %DATA%, packed. Each target's nodes are
+    encoded and compressed one by one as they are made: a 20,000-node graph's data is 10 MB
+    of JSON and three times that as Python objects, none of which need be held at once."""
+    gz = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip stream, as DecompressionStream reads
+    out = []
+
+    def emit(text):
+        out.append(gz.compress(text.encode()))
+    emit('{"targets":[')
+    for k, cap in enumerate(captures):
+        target = _target(cap, show_saved, expand, depth)
+        nodes, target["nodes"] = target["nodes"], _NODES
+        head, tail = _dumps(target).split(json.dumps(_NODES), 1)
+        emit(("," if k else "") + head + "[")
+        for i, node in enumerate(nodes):
+            emit(("," if i else "") + _dumps(node))
+        emit("]" + tail)
+    emit("]}")
+    out.append(gz.flush())
+    return base64.b64encode(b"".join(out)).decode()
+
+
+_NODES = "\0nodes\0"  # where a target's nodes go in its JSON
+
+
+def _dumps(value):
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def title(captures):
@@ -37,14 +63,17 @@ def title(captures):
     return html.escape(", ".join(c.target.name for c in captures))
 
 
-@functools.lru_cache(maxsize=2)
-def shell(minimap=True):
+@functools.lru_cache(maxsize=1)
+def shell():
     """The page without a graph: the libraries, styles and script, with %TITLE% and %DATA%
     where a graph's title and data go. A notebook sends it once and fills it in the browser
-    for each graph (the libraries are most of a page's bytes); there, without the minimap
-    (a quarter of a notebook's frame, and 10 KB of every notebook)."""
-    return _TEMPLATE.replace("%PAIR_COLUMNS%", json.dumps(PAIR_COLUMNS)).replace(
-        "%VENDOR%", _vendor(SCRIPTS if minimap else SCRIPTS[:2], minimap))
+    for each graph (the libraries are most of a page's bytes)."""
+    # without indentation and comments (every notebook carries the shell): whole-line ones,
+    # and those after code that ends a statement, a block or an argument
+    compact = re.sub(r"^//.*\n", "", re.sub(r"^[ \t]+", "", _TEMPLATE, flags=re.M), flags=re.M)
+    compact = re.sub(r"(?<=[;{},)(\]])[ \t]+//[^\n]*$", "", compact, flags=re.M)
+    return compact.replace("%PAIR_COLUMNS%", json.dumps(PAIR_COLUMNS)).replace(
+        "%VENDOR%", _vendor())
 
 
 def fill(shell_text, title_text, data_text):
@@ -53,19 +82,8 @@ def fill(shell_text, title_text, data_text):
     return shell_text.replace("%TITLE%", title_text, 1).replace("%DATA%", data_text, 1)
 
 
-def pack(data):
-    """The page's data as the page carries it: JSON, gzipped (a 20,000-node graph's JSON is
-    ten times larger), in base64; the browser's DecompressionStream unpacks it."""
-    return pack_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
-
-
-def pack_text(text):
-    """Text gzipped, in base64 (what a page's script unpacks with DecompressionStream)."""
-    return base64.b64encode(gzip.compress(text.encode(), compresslevel=6, mtime=0)).decode()
-
-
 def unpack(text):
-    """pack's inverse (for tests and tools that read a page's data)."""
+    """data's inverse (for tests and tools that read a page's data)."""
     return json.loads(gzip.decompress(base64.b64decode(text)))
 
 
@@ -102,7 +120,7 @@ _B85_IN_HTML = str.maketrans("<", ".")
 @functools.lru_cache(maxsize=1)
 def _packed_shell():
     """The shell gzipped, in base85 (the output's script decodes it)."""
-    raw = gzip.compress(shell(minimap=False).encode(), compresslevel=9, mtime=0)
+    raw = gzip.compress(shell().encode(), compresslevel=9, mtime=0)
     return base64.b85encode(raw).decode().translate(_B85_IN_HTML)
 
 
@@ -165,21 +183,17 @@ _NOTEBOOK_SCRIPT = """(function () {
 })();"""
 
 
-def _vendor(scripts=SCRIPTS, minimap=True):
-    """The libraries, inline: their licences (a comment), scripts and the navigator's style
-    (`minimap`)."""
+def _vendor():
+    """The libraries, inline, after their licences (a comment)."""
     with open(os.path.join(VENDOR, "LICENSES.txt"), encoding="utf-8") as f:
         parts = ["<!--\n" + f.read().replace("--", "- -") + "-->"]
-    for name in scripts:
+    for name in SCRIPTS:
         with open(os.path.join(VENDOR, name), encoding="utf-8") as f:
             text = f.read().replace("</script", "<\\/script")
         # a source map the page does not carry: no request for it, even with devtools open
         text = "\n".join(line for line in text.split("\n")
                          if not line.startswith("//# sourceMappingURL="))
         parts.append(f"<script>{text}</script>")
-    if minimap:
-        with open(os.path.join(VENDOR, "cytoscape-navigator.css"), encoding="utf-8") as f:
-            parts.append(f"<style>{f.read()}</style>")
     return "\n".join(parts)
 
 
@@ -209,20 +223,22 @@ def _target(cap, show_saved, expand, depth):
                "summary": _box_summary(b, params[i], ins[i], outs[i], failing)}
         if b.kind == "module":
             row["module"] = b.module[0]
+        if b.kind in ("module", "repeat"):  # boxes of one kind open together (the folding rule)
+            row["alike"] = str(layout._kind_of(b))
         box_rows.append(row)
     located = getattr(cap, "localized", None)  # the node to blame, when localisation ran
-    nodes = []
-    for nid in plan.order:
-        node = snap.by_id[nid]
-        data = _node_data(node, failing.get(nid, ()))
-        data["box"] = index[plan.box_of[nid]]
-        if located is not None and nid == located.node:
-            data["wrong"] = _wrong_node(located)
-        nodes.append(data)
+
+    def nodes():  # made as they are packed (data)
+        for nid in plan.order:
+            data = _node_data(snap.by_id[nid], failing.get(nid, ()))
+            data["box"] = index[plan.box_of[nid]]
+            if located is not None and nid == located.node:
+                data["wrong"] = _wrong_node(located)
+            yield data
     outputs = [{"id": f"out{o.index}", "node": o.node,
                 "text": (o.name or f"output {o.index}") + "\n" + fmt_shape(o.shape, o.dtype)
                 + ("" if o.node is not None else "\nno grad")} for o in snap.outputs]
-    return {"name": cap.target.name, "boxes": box_rows, "nodes": nodes, "edges": edges,
+    return {"name": cap.target.name, "boxes": box_rows, "nodes": nodes(), "edges": edges,
             "shapes": list(shapes), "outputs": outputs, "show_saved": show_saved,
             "cuts": _cuts(snap, cap.diagnostics)}
 
@@ -379,11 +395,15 @@ _TEMPLATE = r"""<!DOCTYPE html>
 <title>gradtool: %TITLE%</title>
 <style>
 body{margin:0;font:13px Helvetica,Arial,sans-serif;display:flex;height:100vh;overflow:hidden}
-#tree{width:250px;border-right:1px solid #ccc;display:flex;flex-direction:column;min-height:0}
+#tree{width:280px;min-width:160px;max-width:70vw;border-right:1px solid #ccc;display:flex;
+  flex-direction:column;min-height:0;resize:horizontal;overflow:hidden}
 #tree .buttons{padding:6px;border-bottom:1px solid #eee;display:flex;gap:6px}
+#note{padding:4px 6px;font-size:12px;background:#fff8dc;border-bottom:1px solid #eee}
 #modules{overflow:auto;flex:1;padding:4px 0;font-size:12px}
-#modules div{white-space:nowrap;cursor:pointer;padding:1px 4px}#modules div:hover{background:#eef}
+#modules div{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;cursor:pointer;padding:1px 4px}
+#modules div:hover{background:#eef}
 #modules .on{font-weight:bold}#modules .count{color:#888;font-weight:normal}
+#minimap{display:block;margin:6px auto;border:1px solid #999;background:#fff;cursor:crosshair;flex:none}
 #main{flex:1;display:flex;flex-direction:column;min-width:0}
 #bar{padding:6px 10px;border-bottom:1px solid #ccc;display:flex;gap:10px;align-items:center}
 #targets a{color:#06c;cursor:pointer;margin-right:8px}#targets a.on{font-weight:bold;color:#000}
@@ -394,9 +414,6 @@ body{margin:0;font:13px Helvetica,Arial,sans-serif;display:flex;height:100vh;ove
 #results i{color:#666}#results .what{color:#888;font-size:11px;margin-right:6px}
 #canvas{flex:1;position:relative;background:#fafafa;min-height:0}
 #cy{position:absolute;inset:0}
-#minimap{position:absolute;right:10px;bottom:10px;width:200px;height:150px;border:1px solid #999;
-  background:#fff;z-index:5;overflow:hidden}
-#minimap.cytoscape-navigator{position:absolute;top:auto;left:auto}
 #side{width:330px;border-left:1px solid #ccc;padding:8px;overflow:auto}
 #side table{border-collapse:collapse;width:100%}#side td{border-top:1px solid #eee;padding:2px 4px;vertical-align:top}
 .bad{color:#c00}#status{color:#666;font-size:12px}
@@ -405,12 +422,13 @@ body{margin:0;font:13px Helvetica,Arial,sans-serif;display:flex;height:100vh;ove
 %VENDOR%
 </head><body>
 <div id="tree"><div class="buttons"><button id="expand-all">expand all</button>
-<button id="collapse-all">collapse all</button></div><div id="modules"></div></div>
+<button id="collapse-all">collapse all</button></div><div id="note" hidden></div>
+<div id="modules"></div><canvas id="minimap" title="the whole graph: click or drag to look there"></canvas></div>
 <div id="main"><div id="bar"><span id="targets"></span><span id="status"></span>
 <span style="flex:1"></span>
 <input id="search" placeholder="search: node, variable or module" autocomplete="off">
 <button id="fit">fit</button></div><div id="results" hidden></div>
-<div id="canvas"><div id="cy"></div><div id="minimap"></div></div></div>
+<div id="canvas"><div id="cy"></div></div></div>
 <div id="side"><b>Click a node</b> to see what it saved, with its inputs and consumers
 highlighted; click a yellow box to open it, a dashed frame to fold it; the tree on the left
 opens and folds modules too. Drag to pan, wheel to zoom.</div>
@@ -424,17 +442,21 @@ async function unpack(text) {  // the data: base64 of gzipped JSON (see html.py'
   return JSON.parse(await new Response(stream).text());
 }
 const PAIR_COLUMNS = %PAIR_COLUMNS%;
-const MIN_ZOOM = 0.8;     // labels are 10 px: never below 8 px at "fit"
-const EXPAND_LIMIT = 1500;  // "expand all" stops opening boxes past this many items in sight
+const MIN_TEXT_PX = 8, MIN_ZOOM = 0.8;  // labels are 10 px: never below 8 px at "fit"
+const EXPAND_LIMIT = 600;  // "expand all" stops opening boxes past this many items in sight (dagre:
+                          // a few seconds for 600 items in nested frames on a slow machine)
 const esc = s => String(s).replace(/[&<>"]/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})[c]);
-let T = null, t = 0, cy = null, nav = null, selected = null;
+let T = null, t = 0, cy = null, selected = null;
 
 function load(k) {  // a target's data made ready: its boxes' ancestry, nodes by id
   t = k; T = D.targets[k];
   T.byId = {}; T.nodes.forEach((n, i) => { T.byId[n.id] = n; });
   T.boxes.forEach((b, i) => { b.index = i; b.children = []; });
   T.boxes.forEach(b => { if (b.parent !== null) T.boxes[b.parent].children.push(b.index); });
+  T.boxes.forEach(b => { b.items = b.children.length; });  // what an open box puts in sight
+  T.nodes.forEach(n => { T.boxes[n.box].items++; });
   T.openNow = T.boxes.map(b => b.open);
+  document.getElementById("note").hidden = true;
   document.getElementById("targets").innerHTML = D.targets.length > 1 ?
     D.targets.map((x, i) => `<a data-t="${i}" class="${i === k ? "on" : ""}">${esc(x.name)}</a>`).join("") :
     `<b>${esc(T.name)}</b>`;
@@ -543,11 +565,13 @@ const STYLE = [
   {selector: "node.fails", style: {"background-color": "#ffc0c0", "border-color": "#cd0000", "border-width": 2, "color": "#cd0000"}},
   {selector: "node.cut", style: {"background-color": "#fff", "border-color": "#cd0000", "border-style": "dashed", "color": "#cd0000", "shape": "rectangle"}},
   {selector: "node.frame", style: {"background-color": "#fff", "background-opacity": 0.6, "border-style": "dashed", "border-color": "#808080",
-    "shape": "round-rectangle", "text-valign": "top", "text-halign": "center", "font-size": 11, "padding": 10, "color": "#333"}},
+    "shape": "round-rectangle", "text-valign": "top", "text-halign": "center", "font-size": 11, "padding": 10, "color": "#333",
+    "text-background-color": "#fafafa", "text-background-opacity": 1, "text-background-padding": 1}},
   {selector: "node.frame.repeat, node.frame.chunk", style: {"border-style": "dotted", "background-opacity": 0.3}},
   {selector: "edge", style: {"width": 1, "line-color": "#595959", "target-arrow-color": "#595959", "target-arrow-shape": "triangle",
-    "arrow-scale": 0.7, "curve-style": "bezier", "label": "data(label)", "font-size": 8, "color": "#555",
-    "text-background-color": "#fafafa", "text-background-opacity": 1, "text-background-padding": 1}},
+    "arrow-scale": 0.7, "curve-style": "bezier", "label": "data(label)", "font-size": 10, "color": "#555",
+    "text-background-color": "#fafafa", "text-background-opacity": 1, "text-background-padding": 1,
+    "min-zoomed-font-size": MIN_TEXT_PX}},  // a shape too small to read is not drawn: zoom in for it
   {selector: "edge.cutedge", style: {"line-color": "#cd0000", "target-arrow-color": "#cd0000", "line-style": "dashed", "label": "cut", "color": "#cd0000"}},
   {selector: "edge.savededge", style: {"line-color": "#ff8c00", "line-style": "dashed", "target-arrow-shape": "none"}},
   {selector: ".faded", style: {"opacity": 0.25}},
@@ -564,23 +588,26 @@ function draw(fit, focus) {
                     wheelSensitivity: 0.3, minZoom: 0.02, maxZoom: 4});
     cy.on("tap", "node", ev => tapped(ev.target));
     cy.on("tap", ev => { if (ev.target === cy) clearHighlight(); });
-    if (cy.navigator) {  // a notebook's explorer goes without the minimap
-      nav = cy.navigator({container: "#minimap", viewLiveFramerate: 0, rerenderDelay: 50,
-                          removeCustomContainer: false});
-    } else document.getElementById("minimap").hidden = true;
+    cy.on("viewport", () => mapSoon());
+    new ResizeObserver(() => { cy.resize(); mapSoon(); }).observe(document.getElementById("cy"));
     window.gradtool.cy = cy;
   }
   cy.batch(() => { cy.elements().remove(); cy.add(els); });
   tm.cy = performance.now() - t0;
   layOut();
-  tm.layout = performance.now() - t0; window.gradtool.tm = tm;
+  tm.layout = performance.now() - t0;
+  placeTitles();
+  tm.titles = performance.now() - t0; window.gradtool.tm = tm;
   if (focus && cy.getElementById(focus).length) center(cy.getElementById(focus));
   else if (fit) fitView();
   if (selected && cy.getElementById(selected).length) highlight(cy.getElementById(selected));
-  const shown = cy.nodes().not(".frame").length;
-  document.getElementById("status").textContent = `${shown.toLocaleString("en")} items in sight of ${T.nodes.length.toLocaleString("en")} nodes`;
-  window.gradtool.drawMs = performance.now() - t0;
+  tm.view = performance.now() - t0;
+  document.getElementById("status").textContent = countsText();
+  tm.counts = performance.now() - t0;
   tree();
+  tm.tree = performance.now() - t0;
+  mapData(); drawMap();
+  window.gradtool.drawMs = tm.map = performance.now() - t0;
 }
 
 // Each open frame is laid out on its own by dagre, the frames inside it standing as one node
@@ -644,17 +671,126 @@ function layOut() {
 }
 
 function fitView() {  // the whole view, unless its text would be smaller than 8 px: then its top
-  cy.fit(undefined, 20);
-  if (cy.zoom() > 1.5) { cy.zoom(1.5); cy.center(); }
+  // (nodes' boxes only: edges lie between them, and their labels' boxes cost a second here)
+  const bb = cy.nodes().boundingBox();
+  cy.fit(cy.nodes(), 20);
+  if (cy.zoom() > 1.5) { cy.zoom(1.5); cy.center(cy.nodes()); }
   if (cy.zoom() < MIN_ZOOM) {  // the top of the graph, centred on its first row
-    const items = cy.nodes().not(":parent"), bb = cy.elements().boundingBox();
-    const top = items.min(n => n.boundingBox().y1).value;
-    const row = items.filter(n => n.boundingBox().y1 < top + 40).boundingBox();
+    const items = cy.nodes().not(":parent"), box = n => n.boundingBox({includeLabels: false});
+    const top = items.min(n => box(n).y1).value;
+    const row = items.filter(n => box(n).y1 < top + 40).boundingBox();
     cy.zoom(MIN_ZOOM);
     cy.pan({x: cy.width() / 2 - (row.x1 + row.x2) / 2 * MIN_ZOOM, y: 20 - bb.y1 * MIN_ZOOM});
   }
 }
 function center(el) { cy.zoom(Math.max(cy.zoom(), 1)); cy.center(el); }
+
+function countsText() {  // what is in sight, in numbers that add up to the graph's nodes
+  const fmt = k => k.toLocaleString("en");
+  let nodes = 0, folded = 0, inside = 0;
+  cy.nodes().not(".frame").forEach(n => {
+    const id = n.id();
+    if (id.startsWith("n:")) nodes++;
+    else if (id.startsWith("b:")) { folded++; inside += T.boxes[Number(id.slice(2))].n; }
+  });
+  const total = T.nodes.length;
+  if (!folded) return `in sight: ${fmt(nodes)} of ${fmt(total)} nodes`;
+  return `in sight: ${fmt(nodes)} nodes + ${fmt(folded)} folded box${folded > 1 ? "es" : ""} ` +
+    `holding ${fmt(inside)} = ${fmt(nodes + inside)} of ${fmt(total)} nodes`;
+}
+
+// A frame's title sits above its top edge, where edges into the frame or past it may cross
+// it: it goes where none does, in the middle if it can, else as near it as a gap between
+// them allows (the edges are straight: one per pair of items).
+function placeTitles() {
+  const frames = cy.nodes(".frame");
+  if (!frames.length) return;
+  const lines = cy.edges().map(e => {
+    const p = e.source().position(), q = e.target().position(), text = e.data("label") || "";
+    // its label, at its middle: about 6 px a character at 10 px (measuring costs a second)
+    const label = text && {x: (p.x + q.x) / 2, y: (p.y + q.y) / 2, half: 3 * text.length + 3};
+    return {p, q, y1: Math.min(p.y, q.y), y2: Math.max(p.y, q.y), label};
+  });
+  // innermost first, each moved before the next is measured: a title moved out past its
+  // frame's side widens the frame around it (and a batch would read frames' old bounds)
+  const depth = f => f.ancestors().length;
+  frames.sort((f, g) => depth(g) - depth(f)).forEach(f => {
+    const b = f.boundingBox({includeNodes: false, includeEdges: false, includeLabels: true});
+    const shift = parseFloat(f.style("text-margin-x")) || 0;  // where it was: moved back
+    const r = {x1: b.x1 - shift, x2: b.x2 - shift, y1: b.y1, y2: b.y2, w: b.w};
+    const taken = [];  // x ranges where an edge crosses the title's band
+    for (const {p, q, y1, y2, label} of lines) {
+      if (label && label.y + 8 > r.y1 && label.y - 8 < r.y2) taken.push([label.x - label.half, label.x + label.half]);
+      const lo = Math.max(y1, r.y1), hi = Math.min(y2, r.y2);
+      if (lo > hi || p.y === q.y) continue;
+      const xa = p.x + (q.x - p.x) * (lo - p.y) / (q.y - p.y), xb = p.x + (q.x - p.x) * (hi - p.y) / (q.y - p.y);
+      taken.push([Math.min(xa, xb) - 3, Math.max(xa, xb) + 3]);
+    }
+    const mid = (r.x1 + r.x2) / 2, half = r.w / 2;
+    const free = x => taken.every(([a, b]) => x + half < a || x - half > b);
+    const tries = [mid];
+    for (const [a, b] of taken) tries.push(a - half - 1, b + half + 1);
+    const best = tries.filter(free).sort((a, b) => Math.abs(a - mid) - Math.abs(b - mid))[0];
+    f.style("text-margin-x", best === undefined ? 0 : best - mid);
+  });
+}
+
+// The minimap: the graph drawn small in the tree's column (so it never hides the graph),
+// at its own aspect ratio where that leaves it at least MAP_MIN px either way, else stretched
+// along its short side, like a scroll bar; hidden while the whole graph is in sight.
+const MAP_MAX = 220, MAP_MIN = 40;
+let map = null, mapQueued = false;
+function mapData() {
+  const bb = cy.nodes().boundingBox({includeLabels: false});  // (labels' boxes: a second more)
+  const rects = [];
+  cy.nodes().forEach(n => {
+    const b = n.boundingBox({includeLabels: false});
+    rects.push([b.x1, b.y1, b.w, b.h, n.isParent() ? 0 : n.hasClass("folded") ? 2 : 1]);
+  });
+  map = {bb, rects};
+}
+function mapSoon() {
+  if (!mapQueued) { mapQueued = true; requestAnimationFrame(() => { mapQueued = false; drawMap(); }); }
+}
+function drawMap() {
+  const canvas = document.getElementById("minimap");
+  if (!map || !map.rects.length) { canvas.hidden = true; return; }
+  const bb = map.bb, ext = cy.extent();
+  const whole = ext.x1 <= bb.x1 && ext.y1 <= bb.y1 && ext.x2 >= bb.x2 && ext.y2 >= bb.y2;
+  canvas.hidden = whole;
+  if (whole) return;
+  const room = Math.min(MAP_MAX, canvas.parentElement.clientWidth - 14);
+  const k = Math.min(room / Math.max(bb.w, 1), MAP_MAX / Math.max(bb.h, 1));
+  const w = Math.max(MAP_MIN, Math.min(room, bb.w * k)), h = Math.max(MAP_MIN, Math.min(MAP_MAX, bb.h * k));
+  const sx = w / Math.max(bb.w, 1), sy = h / Math.max(bb.h, 1), dpr = window.devicePixelRatio || 1;
+  canvas.style.width = w + "px"; canvas.style.height = h + "px";
+  canvas.width = Math.round(w * dpr); canvas.height = Math.round(h * dpr);
+  const g = canvas.getContext("2d");
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const colors = ["#999", "#c8c8c8", "#e0c800"];
+  for (const [x, y, rw, rh, c] of map.rects) {
+    const X = (x - bb.x1) * sx, Y = (y - bb.y1) * sy;
+    if (c === 0) { g.strokeStyle = colors[0]; g.lineWidth = 0.5; g.strokeRect(X, Y, rw * sx, rh * sy); }
+    else { g.fillStyle = colors[c]; g.fillRect(X, Y, Math.max(rw * sx, 1), Math.max(rh * sy, 1)); }
+  }
+  g.strokeStyle = "#e00000"; g.lineWidth = 1.5;  // what the graph's pane shows
+  g.strokeRect((ext.x1 - bb.x1) * sx, (ext.y1 - bb.y1) * sy, Math.max(ext.w * sx, 3), Math.max(ext.h * sy, 3));
+  map.sx = sx; map.sy = sy;
+}
+function lookAtMap(ev) {  // the point of the minimap under the mouse to the middle of the pane
+  if (!map || !map.sx) return;
+  const r = document.getElementById("minimap").getBoundingClientRect();
+  const x = map.bb.x1 + (ev.clientX - r.left) / map.sx, y = map.bb.y1 + (ev.clientY - r.top) / map.sy;
+  cy.pan({x: cy.width() / 2 - x * cy.zoom(), y: cy.height() / 2 - y * cy.zoom()});
+}
+{
+  const canvas = document.getElementById("minimap");
+  let dragging = false;
+  canvas.addEventListener("mousedown", ev => { dragging = true; lookAtMap(ev); });
+  window.addEventListener("mousemove", ev => { if (dragging) lookAtMap(ev); });
+  window.addEventListener("mouseup", () => { dragging = false; });
+}
+
 
 function tapped(el) {
   const id = el.id();
@@ -739,7 +875,8 @@ function tree() {  // the module tree: every box, open ones in bold; a click ope
   const walk = (b, depth) => {
     for (const c of T.boxes[b].children) {
       const box = T.boxes[c];
-      rows.push(`<div data-b="${c}" class="${T.openNow[c] ? "on" : ""}" style="padding-left:${4 + 12 * depth}px">` +
+      rows.push(`<div data-b="${c}" class="${T.openNow[c] ? "on" : ""}" style="padding-left:${4 + 12 * depth}px" ` +
+                `title="${esc(box.title)}: ${box.n.toLocaleString("en")} nodes">` +
                 `${box.children.length ? (T.openNow[c] ? "▾" : "▸") : "·"} ${esc(box.title)} <span class="count">${box.n.toLocaleString("en")}</span></div>`);
       if (T.openNow[c] && rows.length < 3000) walk(c, depth + 1);
     }
@@ -752,21 +889,53 @@ document.getElementById("modules").addEventListener("click", ev => {
   const b = Number(d.dataset.b);
   if (T.openNow[b]) fold(b); else { reveal(T.boxes[b].parent); open(b, true); }
 });
-document.getElementById("expand-all").addEventListener("click", () => {
-  // outermost first, while what is in sight stays drawable
-  let shown = T.boxes[0].children.length + T.nodes.filter(n => n.box === 0).length;
-  const queue = [...T.boxes[0].children];
-  while (queue.length) {
-    const b = queue.shift(), box = T.boxes[b];
-    const cost = box.children.length + T.nodes.filter(n => n.box === b).length - 1;
-    if (!T.openNow[b] && shown + cost > EXPAND_LIMIT) continue;
-    if (!T.openNow[b]) shown += cost;
-    T.openNow[b] = true; queue.push(...box.children);
+// "expand all": the folding rule (layout.py) with the page's larger budget: level by level,
+// the boxes of one kind together or not at all, while at most EXPAND_LIMIT items are in sight;
+// then it says where it stopped and why.
+function inSightOpen(b) {  // the items box b puts in sight when it opens: boxes inside it
+  // keep their own open or folded state (open ones show what they hold)
+  let k = T.boxes[b].items - T.boxes[b].children.length;
+  for (const c of T.boxes[b].children) k += T.openNow[c] ? inSightOpen(c) : 1;
+  return k;
+}
+function expandAll() {
+  const t0 = performance.now(), fmt = k => k.toLocaleString("en");
+  let shown = cy.nodes().not(".frame").length, level = [0], stopped = null;
+  while (level.length) {
+    const groups = new Map(), next = [];
+    for (const p of level) for (const c of T.boxes[p].children) {
+      const box = T.boxes[c], key = box.kind === "chunk" ? "chunk" : box.alike || box.kind;
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(c);
+    }
+    for (const group of groups.values()) {
+      const shut = group.filter(b => !T.openNow[b]);
+      const cost = shut.reduce((sum, b) => sum + inSightOpen(b) - 1, 0);
+      if (shown + cost > EXPAND_LIMIT) {
+        if (!stopped) stopped = {box: shut[0], count: shut.length, would: shown + cost};
+        next.push(...group.filter(b => T.openNow[b]));  // what was open already goes on
+        continue;
+      }
+      shown += cost; shut.forEach(b => { T.openNow[b] = true; }); next.push(...group);
+    }
+    level = next;
   }
+  selected = null;  // no fading left from a node clicked before
   draw(true);
-});
+  const note = document.getElementById("note");
+  if (stopped) {
+    const title = T.boxes[stopped.box].title, more = stopped.count - 1;
+    note.textContent = `Expanded as far as ${fmt(EXPAND_LIMIT)} items in sight, the most the page ` +
+      `lays out quickly: "${title}"` + (more ? ` and ${fmt(more)} more like it` : "") +
+      ` stay folded (opening ${more ? "them" : "it"} would put ${fmt(stopped.would)} items in sight). ` +
+      `Click a folded box to open it.`;
+  } else note.textContent = `Everything is open: ${fmt(cy.nodes().not(".frame").length)} items in sight.`;
+  note.hidden = false;
+  window.gradtool.expandMs = performance.now() - t0;
+}
+document.getElementById("expand-all").addEventListener("click", expandAll);
 document.getElementById("collapse-all").addEventListener("click", () => {
-  T.openNow = T.boxes.map((b, i) => i === 0); draw(true);
+  T.openNow = T.boxes.map((b, i) => i === 0); document.getElementById("note").hidden = true; draw(true);
 });
 document.getElementById("fit").addEventListener("click", () => fitView());
 document.getElementById("targets").addEventListener("click", ev => {
@@ -794,7 +963,8 @@ results.addEventListener("click", ev => {
   results.hidden = true;
   if (d.dataset.b !== undefined) showBox(Number(d.dataset.b)); else showNode(T.byId[d.dataset.n]);
 });
-window.gradtool = {load, open, fold, showNode, showBox, fitView, get T() { return T; }, get D() { return D; }};
+window.gradtool = {load, open, fold, showNode, showBox, fitView, expandAll, countsText,
+                  get T() { return T; }, get D() { return D; }};
 unpack(document.getElementById("data").textContent).then(data => { D = data; load(0); });
 </script></body></html>
 """

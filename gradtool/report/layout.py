@@ -31,6 +31,7 @@ class Box:
         default_factory=collections.Counter)
     sites: list = dataclasses.field(default_factory=list)  # first few source lines inside
     loop: bool = False       # a repeat of calls of one module (a cell called at each step)
+    signature: Optional[tuple] = None  # what calls alike share (_signature)
 
     def __repr__(self):
         return f"Box({self.key}, {self.title!r}, {self.n_nodes} nodes)"
@@ -116,7 +117,7 @@ def make_plan(snapshot, depth=None, expand=False, readable=READABLE):
             consumers[tail].append(head)
     order = _forward_order(nodes, inputs, consumers, paths)
     root = _box_tree(order, paths, names, snapshot.by_id)
-    _group_repeats(root)
+    _group_repeats(root, snapshot.by_id)
     if not expand:
         for box in [root, *root.boxes()]:
             _chunk(box, readable, snapshot.by_id)
@@ -269,13 +270,12 @@ def _box_tree(order, paths, names, by_id):
             runs.setdefault(call, []).append(box)
             parent.items.append(box)
             stack.append((path[:k], box))
-        stack[-1][1].items.append(nid)
+        innermost = stack[-1][1]
+        innermost.items.append(nid)
+        innermost.n_nodes += 1
         node = by_id[nid]
-        for _, box in stack:
-            box.n_nodes += 1
-            box.names[node.name] += 1
-            if node.site and len(box.sites) < 3 and node.site not in box.sites:
-                box.sites.append(node.site)
+        innermost.names[node.name] += 1
+    _add_up(root, by_id)
     calls_of_name = {}
     for call in sorted(runs):
         calls_of_name.setdefault(names[call][0], []).append(call)
@@ -294,7 +294,20 @@ def _box_tree(order, paths, names, by_id):
     return root
 
 
-def _group_repeats(root):
+def _add_up(box, by_id):
+    """Each box's counts made those of all it holds (the sweep counted only the nodes directly
+    in it: once per node, not once per node and box around it), and its first few sites."""
+    for item in box.items:
+        if isinstance(item, Box):
+            _add_up(item, by_id)
+            box.n_nodes += item.n_nodes
+            box.names.update(item.names)
+        for site in item.sites if isinstance(item, Box) else [by_id[item].site]:
+            if site and len(box.sites) < 3 and site not in box.sites:
+                box.sites.append(site)
+
+
+def _group_repeats(root, by_id):
     """Runs of sibling module calls that repeat get a box of their own: calls alike side by
     side (the blocks of a stack, "model.blocks.0–23 (Block) ×24"), and calls of one module
     in a loop with a few nodes between them (a recurrent cell and the slices that feed it,
@@ -312,10 +325,14 @@ def _group_repeats(root):
             calls = [m for m in members if isinstance(m, Box)]
             group = Box(f"{calls[0].key}r", "repeat", _repeat_title(calls), calls[0].depth,
                         items=members, parent=box)
-            for m in calls:
-                m.parent = group
-                group.n_nodes += m.n_nodes
-                group.names.update(m.names)
+            for m in members:  # the calls, and the nodes between them in a loop
+                if isinstance(m, Box):
+                    m.parent = group
+                    group.n_nodes += m.n_nodes
+                    group.names.update(m.names)
+                else:
+                    group.n_nodes += 1
+                    group.names[by_id[m].name] += 1
             group.sites = calls[0].sites
             group.loop = calls[0].module[0] == calls[-1].module[0]
             out.append(group)
@@ -351,9 +368,11 @@ def _repeat_end(items, i):
 def _signature(item):
     if not isinstance(item, Box) or item.kind != "module":
         return None
-    # parameters shared by the calls sit in the first one: not part of the likeness
-    return item.module[1], tuple(sorted((k, v) for k, v in item.names.items()
-                                        if k != "AccumulateGrad"))
+    if item.signature is None:  # asked again and again while the runs are found
+        # parameters shared by the calls sit in the first one: not part of the likeness
+        item.signature = item.module[1], tuple(sorted(
+            (k, v) for k, v in item.names.items() if k != "AccumulateGrad"))
+    return item.signature
 
 
 def _repeat_title(calls):
@@ -440,10 +459,12 @@ def _calls_in(box):
 
 def _collapse(box, depth, readable):
     """Collapse boxes below `box`: with `depth`, module calls nested deeper than it (and every
-    chunk); else, unless all of it is small enough to show open, open boxes outermost first
-    while at most `readable` items stay in sight. The model's own module calls come first; a
-    stack of calls alike opens to its calls, which open together or not at all; calls of one
-    module in a loop stay one box ×N, and chunks stay shut (the page opens them on a click)."""
+    chunk); else, unless all of it is small enough to show open, the one folding rule (the
+    page's "expand all" follows it too): open level by level, outermost first, and within a
+    level the boxes of one kind (LayerNorm, Block, ...) together or not at all, in the order
+    they come, while at most `readable` items stay in sight. Siblings alike are thus always
+    drawn alike (every block's norms open, or none). Calls of one module in a loop stay one
+    box xN, and chunks stay shut (the page opens them on a click)."""
     inner = list(box.boxes())
     if depth is not None:
         for b in inner:
@@ -454,39 +475,35 @@ def _collapse(box, depth, readable):
         b.collapsed = not small
     if small:
         return
-    shown = len(box.items)
-    place = {b: i for i, b in enumerate(inner)}
-    queue = []  # (level, place, boxes opened together)
-
-    def offer(units, level):
-        for unit in units:
-            if all(b.kind != "chunk" and not b.loop for b in unit):
-                heapq.heappush(queue, (level, place[unit[0]], unit))
-    offer(_inner_units((box,)), 0)
-    while queue:
-        level, _, unit = heapq.heappop(queue)
-        cost = sum(len(b.items) - 1 for b in unit)
-        if shown + cost > readable:
-            continue
-        shown += cost
-        for b in unit:
-            b.collapsed = False
-        offer(_inner_units(unit), level + 1)
+    shown, level = len(box.items), [box]
+    while level:
+        opened = []
+        for group in alike_groups(level):
+            cost = sum(len(b.items) - 1 for b in group)
+            if shown + cost <= readable:
+                shown += cost
+                opened += group
+                for b in group:
+                    b.collapsed = False
+        level = opened
 
 
-def _inner_units(unit):
-    """The boxes inside a unit of open boxes, grouped as they open: the calls of a repeat
-    together, the same parts of calls alike together, others each alone."""
-    children = [_child_boxes(b) for b in unit]
-    if len(unit) == 1 and unit[0].kind == "repeat":
-        return [tuple(children[0])]
-    if len(unit) > 1 and len({len(c) for c in children}) == 1:
-        return list(zip(*children))
-    return [(c,) for cs in children for c in cs]
+def alike_groups(level):
+    """The boxes inside the boxes of `level` that may open, grouped by kind (a module's class;
+    a repeat by what it repeats), each group in order and the groups in the order they come."""
+    groups = {}
+    for parent in level:
+        for b in parent.items:
+            if isinstance(b, Box) and b.kind != "chunk" and not b.loop:
+                groups.setdefault(_kind_of(b), []).append(b)
+    return list(groups.values())
 
 
-def _child_boxes(box):
-    return [i for i in box.items if isinstance(i, Box)]
+def _kind_of(box):
+    if box.kind == "module":
+        return box.module[1]
+    first = next(i for i in box.items if isinstance(i, Box))
+    return box.kind, _kind_of(first)
 
 
 def summary(box, limit=3):

@@ -73,6 +73,7 @@ class Page:
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("request", lambda r: self.requests.append(r.url))
         self.url = path.as_uri()
+        self.shot_dir = path.parent
         start = time.perf_counter()
         self.page.goto(self.url)
         self.wait("window.gradtool && window.gradtool.cy")
@@ -221,9 +222,8 @@ def test_clicking_a_node_shows_its_saved_values_and_highlights_its_inputs_and_co
     assert p.js("gradtool.cy.nodes('.faded').length") > 10  # the rest fades
 
 
-def test_minimap_and_module_tree_with_expand_and_collapse_all(page_of):
+def test_module_tree_with_expand_and_collapse_all(page_of):
     p = page_of("shut")
-    assert p.js("document.querySelector('#minimap canvas, #minimap img') !== null")
     tree = p.page.inner_text("#modules")
     assert "model (ResNetLike)" in tree
     p.page.click("#expand-all")
@@ -231,12 +231,202 @@ def test_minimap_and_module_tree_with_expand_and_collapse_all(page_of):
     tree = p.page.inner_text("#modules")
     assert "model.blocks.2.mlp.0 (Linear)" in tree and "model.cell (Cell) calls 1–3 ×3" in tree
     assert p.id_of("model.blocks.2.mlp.0.weight")
+    assert p.page.inner_text("#note").startswith("Everything is open")
     p.page.click("#collapse-all")
     p.wait("gradtool.cy.nodes().length < 10")
-    assert p.id_of("model (ResNetLike)")
+    assert p.id_of("model (ResNetLike)") and not p.page.is_visible("#note")
     # a row of the tree opens that module in place
     p.page.locator("#modules div", has_text="model (ResNetLike)").first.click()
     p.wait("gradtool.cy.nodes('.frame').length >= 1")
+
+
+def minimap_box(p):
+    """The minimap's place on the page (None while hidden) and how much of it is drawn."""
+    return p.js("""(() => {
+        const m = document.getElementById('minimap');
+        if (m.hidden) return null;
+        const r = m.getBoundingClientRect(), g = m.getContext('2d');
+        const px = g.getImageData(0, 0, m.width, m.height).data;
+        let inked = 0;
+        for (let i = 3; i < px.length; i += 4) if (px[i] > 0) inked++;
+        return {x: r.x, y: r.y, w: r.width, h: r.height, inked};
+    })()""")
+
+
+def overlaps(a, b):
+    return a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and \
+        a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+
+
+def graph_box(p):
+    """The graph's rendered bounding box in the page, clipped to its pane."""
+    return p.js("""(() => {
+        const c = document.getElementById('cy').getBoundingClientRect();
+        const b = gradtool.cy.elements().renderedBoundingBox();
+        const x1 = Math.max(0, b.x1), y1 = Math.max(0, b.y1);
+        const x2 = Math.min(c.width, b.x2), y2 = Math.min(c.height, b.y2);
+        return {x: c.left + x1, y: c.top + y1, w: x2 - x1, h: y2 - y1};
+    })()""")
+
+
+def test_minimap_never_hides_the_graph_and_works_at_any_shape(page_of):
+    """Beside the graph at every size: hidden while the whole graph is in sight (it could not
+    help), drawn at least 40 px either way on a tall graph (not a hairline), and a click on
+    it takes the view there."""
+    shut = page_of("shut")
+    assert minimap_box(shut) is None  # a graph wholly in sight
+    for name in ("open", "big"):
+        p = page_of(name)
+        for step in ("first view", "expanded"):
+            m = minimap_box(p)
+            assert m is not None, (name, step)
+            assert m["w"] >= 40 and m["h"] >= 40 and m["inked"] > 200, (name, step, m)
+            assert not overlaps(m, graph_box(p)), (name, step)
+            if step == "first view":
+                p.page.click("#expand-all")
+                p.wait("!document.getElementById('note').hidden")
+        before = p.js("gradtool.cy.pan().y")
+        p.page.mouse.click(m["x"] + m["w"] / 2, m["y"] + m["h"] - 3)  # the bottom of the graph
+        assert p.js("gradtool.cy.pan().y") < before - 100
+        p.page.screenshot(path=str(p.shot_dir / f"minimap-{name}.png"))
+
+
+def test_expand_all_follows_the_folding_rule_says_where_it_stops_and_clears_fading(page_of):
+    p = page_of("big")
+    p.click(p.js("gradtool.cy.nodes().filter(n => n.id().startsWith('n:'))[0].id()"))
+    assert p.js("gradtool.cy.elements('.faded').length") > 0
+    p.page.click("#expand-all")
+    p.wait("!document.getElementById('note').hidden")
+    note = p.page.inner_text("#note")
+    # it stopped: it names what stays folded, why, and what to do
+    assert "model.blocks.0 (Block)" in note and "159 more like it stay folded" in note
+    assert "600 items in sight" in note and "Click a folded box" in note
+    assert p.js("gradtool.cy.getElementById('b:' + gradtool.T.boxes.findIndex("
+                "b => b.title === 'model.blocks.0 (Block)')).hasClass('folded')")
+    assert p.js("gradtool.cy.elements('.faded, .near, .hit').length") == 0
+    assert p.js("gradtool.cy.nodes().not('.frame').length") <= 600
+    assert_alike_boxes_fold_alike(p)
+    print(f"expand all on {p.js('gradtool.T.nodes.length')} nodes: "
+          f"{p.js('gradtool.expandMs'):.0f} ms in the page")
+
+
+def assert_alike_boxes_fold_alike(p):
+    """Boxes in sight (their holders open) at one level and of one kind: all open or all
+    folded."""
+    mixed = p.js("""(() => {
+        const T = gradtool.T, seen = {};
+        T.boxes.forEach((b, i) => {
+            if (!i || !b.alike) return;
+            let level = 0, inSight = true;
+            for (let q = b.parent; q !== 0; q = T.boxes[q].parent) { level++; inSight = inSight && T.openNow[q]; }
+            if (!inSight) return;
+            const key = level + ' ' + b.alike;
+            (seen[key] = seen[key] || new Set()).add(T.openNow[i]);
+        });
+        return Object.keys(seen).filter(k => seen[k].size > 1);
+    })()""")
+    assert mixed == []
+
+
+def test_boxes_of_one_kind_fold_alike_in_the_default_view_and_in_an_opened_block(page_of):
+    p = page_of("mixed")
+    assert_alike_boxes_fold_alike(p)
+    block = p.id_of("model.blocks.3 (Block)")
+    p.click(block)
+    p.wait(f"gradtool.cy.getElementById({block!r}).hasClass('frame')")
+    norms = p.js("gradtool.cy.nodes().filter(n => /^model.blocks.3.norm[12] /.test(n.data('label')))"
+                 ".map(n => n.hasClass('frame'))")
+    assert len(norms) == 2 and len(set(norms)) == 1
+
+
+def test_edge_labels_are_drawn_only_where_they_are_readable(page_of, tmp_path):
+    p = page_of("open")
+    p.page.click("#fit")
+    sizes = p.js("gradtool.cy.edges().filter(e => e.data('label')).map("
+                 "e => parseFloat(e.style('font-size')) * gradtool.cy.zoom())")
+    assert sizes and min(sizes) >= MIN_TEXT_PX
+    # zoomed out, cytoscape leaves out a label below 8 px instead of drawing it smaller
+    assert p.js("gradtool.cy.edges().map(e => parseFloat(e.style('min-zoomed-font-size')))") \
+        == [MIN_TEXT_PX] * p.js("gradtool.cy.edges().length")
+    p.page.screenshot(path=str(tmp_path / "edges.png"))
+
+
+def test_frame_titles_are_not_crossed_by_edges_or_their_labels(page_of):
+    for name in ("open", "mixed"):
+        p = page_of(name)
+        if name == "mixed":
+            block = p.id_of("model.blocks.3 (Block)")
+            p.click(block)
+            p.wait(f"gradtool.cy.getElementById({block!r}).hasClass('frame')")
+        crossed = p.js("""(() => {
+            const cy = gradtool.cy, out = [];
+            const hits = (p, q, r) => {  // does segment p-q meet rectangle r?
+              for (let k = 0; k <= 50; k++) {
+                const x = p.x + (q.x - p.x) * k / 50, y = p.y + (q.y - p.y) * k / 50;
+                if (x > r.x1 && x < r.x2 && y > r.y1 && y < r.y2) return true;
+              }
+              return false;
+            };
+            cy.nodes('.frame').forEach(f => {
+              const r = f.boundingBox({includeNodes: false, includeEdges: false, includeLabels: true});
+              const meets = (a, b) => a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2;
+              cy.edges().forEach(e => {
+                if (hits(e.sourceEndpoint(), e.targetEndpoint(), r)) out.push([f.data('label'), e.id()]);
+                const label = e.boundingBox({includeNodes: false, includeEdges: false, includeLabels: true});
+                if (e.data('label') && meets(label, r)) out.push([f.data('label'), 'label of ' + e.id()]);
+              });
+            });
+            return [cy.nodes('.frame').length, out];
+        })()""")
+        frames, crossings = crossed
+        assert frames >= 3 and crossings == [], (name, crossings)
+
+
+def test_tree_resizes_and_a_clipped_name_has_its_tooltip(page_of):
+    p = page_of("mixed")
+    rows = p.page.locator("#modules div")
+    clipped = p.js("[...document.querySelectorAll('#modules div')].filter("
+                   "d => d.scrollWidth > d.clientWidth).map(d => [d.textContent, d.title])")
+    for text, title in clipped:
+        assert title and text.split(" ", 1)[1].rsplit(" ", 1)[0] in title
+    assert rows.count() > 3 and all(rows.nth(i).get_attribute("title") for i in range(3))
+    tree = p.page.locator("#tree").bounding_box()
+    pane = p.js("gradtool.cy.width()")
+    # cytoscape's handle for CSS resize: the tree's bottom right corner, dragged right
+    p.page.mouse.move(tree["x"] + tree["width"] - 3, tree["y"] + tree["height"] - 3)
+    p.page.mouse.down()
+    p.page.mouse.move(tree["x"] + tree["width"] + 200, tree["y"] + tree["height"] - 3, steps=5)
+    p.page.mouse.up()
+    wider = p.page.locator("#tree").bounding_box()["width"]
+    assert wider > tree["width"] + 150
+    p.wait(f"gradtool.cy.width() < {pane - 150}")  # the graph's pane gave it the room
+
+
+def status_numbers(p):
+    """The status line's numbers: nodes in sight, folded boxes, nodes in them, the sum, total."""
+    import re
+    text = p.page.inner_text("#status")
+    whole = re.fullmatch(r"in sight: ([\d,]+) of ([\d,]+) nodes", text)  # nothing folded
+    if whole:
+        nodes, total = (int(g.replace(",", "")) for g in whole.groups())
+        return [nodes, 0, 0, nodes, total]
+    m = re.fullmatch(r"in sight: ([\d,]+) nodes \+ ([\d,]+) folded box(?:es)? holding ([\d,]+)"
+                     r" = ([\d,]+) of ([\d,]+) nodes", text)
+    assert m, text
+    return [int(g.replace(",", "")) for g in m.groups()]
+
+
+def test_the_status_line_counts_add_up(page_of):
+    for name in ("open", "shut", "mixed", "big"):
+        p = page_of(name)
+        for step in ("first", "expanded"):
+            nodes, boxes, inside, total_in_sight, total = status_numbers(p)
+            assert nodes + inside == total_in_sight == total == p.js("gradtool.T.nodes.length")
+            assert nodes == p.js("gradtool.cy.nodes().filter(n => n.id().startsWith('n:')).length")
+            assert boxes == p.js("gradtool.cy.nodes('.folded').length")
+            if step == "first" and name == "big":  # (opening all of mixed: 10 s of dagre)
+                p.page.click("#expand-all")
+                p.wait("!document.getElementById('note').hidden")
 
 
 def test_search_lists_modules_and_nodes_and_shows_them(page_of):
@@ -397,6 +587,11 @@ def test_a_graph_drawn_from_python_shows_the_explorer_inline(browser, tmp_path):
         frame.wait_for_function("() => window.gradtool && window.gradtool.cy")
         labels = frame.evaluate("gradtool.cy.nodes().map(n => String(n.data('label')))")
         assert "model.0 (Linear)" in labels and any("model.0.weight" in t for t in labels)
+        # in the notebook's frame too, the minimap covers no part of the graph
+        in_frame = Page.__new__(Page)
+        in_frame.page = frame
+        m = minimap_box(in_frame)
+        assert m is None or not overlaps(m, graph_box(in_frame))
         assert page.locator(".gradtool-static svg").count() == 1  # the other graph's SVG
         page.goto((tmp_path / "alone.html").as_uri())
         page.locator("button.gradtool-explore").click()
@@ -448,6 +643,47 @@ def test_the_wrong_node_shows_its_line_its_input_and_its_own_check_as_the_cli_do
                 for r in p.page.locator("#wrong .pairs tr").all()[1:]]
         assert [(r[1], r[5]) for r in rows] == [("x float64[3]", "ok"), ("w float64[3]", "FAIL")]
         assert " vs " in rows[1][4] and "wrong_gradient" in side
+        assert p.errors == []
+    finally:
+        p.page.close()
+
+
+@pytest.fixture(scope="module")
+def page_20000(tmp_path_factory):
+    """resnet_like's model with 1,500 blocks and 80 cell calls: 19,832 nodes."""
+    folder = tmp_path_factory.mktemp("stack")
+    (folder / "stack.py").write_text(
+        f"import sys\nsys.path.insert(0, {cu.EXAMPLES!r})\nimport gradtool\n"
+        "from resnet_like import ResNetLike\ngradtool.manual_seed(0)\n"
+        "model = ResNetLike(depth=1500, steps=80).double()\n\n\n@gradtool.example((2, 4))\n"
+        "def stack(x):\n    return model(x)\n")
+    path = folder / "stack.html"
+    r = cu.run("render", folder / "stack.py", "-o", path)
+    assert r.returncode == 0, str(r)
+    return path
+
+
+@pytest.mark.slow
+def test_expand_all_on_a_20000_node_model_finishes_and_says_where_it_stops(browser, page_20000):
+    p = Page(browser, page_20000)
+    try:
+        assert p.js("gradtool.T.nodes.length") > 19_000
+        p.click(p.js("gradtool.cy.nodes().filter(n => n.id().startsWith('n:'))[0].id()"))
+        p.page.click("#expand-all")
+        p.page.wait_for_function("() => !document.getElementById('note').hidden",
+                                 timeout=120_000)
+        note = p.page.inner_text("#note")
+        assert "stay folded" in note and "Click a folded box" in note, note
+        assert p.js("gradtool.cy.elements('.faded').length") == 0
+        assert p.js("gradtool.cy.nodes().not('.frame').length") <= 600
+        nodes, boxes, inside, in_sight, total = status_numbers(p)
+        assert nodes + inside == in_sight == total == p.js("gradtool.T.nodes.length")
+        assert_alike_boxes_fold_alike(p)
+        m = minimap_box(p)  # a tall graph's minimap: drawn, not a hairline or a broken image
+        assert m is not None and m["w"] >= 40 and m["h"] >= 40 and m["inked"] > 200, m
+        assert not overlaps(m, graph_box(p))
+        print(f"19,832 nodes: first paint {p.first_paint:.2f} s, expand all "
+              f"{p.js('gradtool.expandMs'):.0f} ms in the page")
         assert p.errors == []
     finally:
         p.page.close()
