@@ -1310,10 +1310,10 @@ def fold_np(cols, size, kernel, dilation, padding, stride):
 
 
 # F.unfold and F.fold: each the other's adjoint
-case("unfold", ("IM2COL", "COL2IM"),
+case("functional_unfold", ("IM2COL", "COL2IM"),
      lambda x: gt.nn.functional.unfold(x, (2, 3), (1, 2), 1, (2, 1)), normal(2, 2, 4, 5),
      lambda v, x: [fold_np(v, (4, 5), (2, 3), (1, 2), (1, 1), (2, 1))], order2="square")
-case("fold", ("COL2IM", "IM2COL"),
+case("functional_fold", ("COL2IM", "IM2COL"),
      lambda c: gt.nn.functional.fold(c, (3, 4), 2, 1, (1, 0), 1), normal(1, 8, 12),
      lambda v, c: [unfold_np(v, (2, 2), (1, 1), (1, 0), (1, 1))], order2="square")
 

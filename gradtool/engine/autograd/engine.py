@@ -333,10 +333,8 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
             if hooks is not None and hooks.post:
                 # post hooks see the gradients as the inputs get them (summed to their
                 # shapes, cast to their dtypes), as torch's validate_outputs runs first
-                out = [g if g is None or edge[0] is None else
-                       validate_gradient(node, i, g, batch) for i, (g, edge) in
-                       enumerate(zip(out, edges))]
-                out = _run_node_hooks(hooks.post, out, tuple(grads))
+                out = _run_node_hooks(hooks.post, _validated(node, out, edges, batch),
+                                      tuple(grads))
         else:  # no gradient reached it: its inputs get none from it
             out = [None] * len(edges)
         saved = node._for_backward  # {}: nothing to free; None: a node may keep them elsewhere
@@ -379,6 +377,13 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
             if left == 0 and (reached is None or child in reached):
                 ready.append(child)
     return captured
+
+
+def _validated(node, out, edges, batch):
+    """`out` as the inputs get it (out of _execute: a comprehension there would make the
+    loop's locals closure cells)."""
+    return [g if g is None or edge[0] is None else validate_gradient(node, i, g, batch)
+            for i, (g, edge) in enumerate(zip(out, edges))]
 
 
 def _add(a, b):
