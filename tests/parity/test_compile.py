@@ -1,12 +1,23 @@
 """torch.compile and torch.jit's tracing against torch's: the compiled module's wrapper, its
 values and gradients (torch with its eager backend), the settings' errors, and trace's.
 Tests marked parity, skipped without torch."""
+import sys
+
 import numpy as np
 import pytest
 
 import gradtool as gt
 
 pytestmark = pytest.mark.parity
+
+
+@pytest.fixture(autouse=True)
+def _distribution_checks_back_on():
+    """Starting torch's compiler turns torch.distributions' argument checks off for the whole
+    process, once: the tests after these compare those checks."""
+    yield
+    if "torch" in sys.modules:
+        sys.modules["torch"].distributions.Distribution.set_default_validate_args(True)
 
 
 def _outcome(call):

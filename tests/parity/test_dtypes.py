@@ -33,7 +33,9 @@ def test_one_input_ops_give_torchs_dtype_for_integer_inputs(name):
         return
     mine = getattr(gt.tensor([1, 2, 3]), name)()
     assert str(mine.dtype).rpartition(".")[2] == str(theirs.dtype).rpartition(".")[2]
-    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
+    # (atol: where the value is 0 (sinc at the integers), torch's float32 kernel leaves
+    # -2.8e-8, the engine's float64 one 3.9e-17)
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-7)
 
 
 def _name(dtype):
