@@ -23,12 +23,17 @@ demo: $(VENV)/.installed
 	$(BIN)/gradtool gradcheck examples/basics.py
 	$(BIN)/gradtool render examples/basics.py::weighted_loss --show-saved -o demo.svg
 
-test: $(VENV)/.installed
-	$(BIN)/python -m pytest -q -m "not slow"
+# -n auto --dist loadfile: one worker a core, each test file on one worker (its module
+# fixtures run once)
+PYTEST = -m pytest -q -n auto --dist loadfile
 
-# every example through every command, each a process of its own: minutes; CI runs it too
+test: $(VENV)/.installed
+	$(BIN)/python $(PYTEST) -m "not slow and not browser"
+
+# every example through every command, each a process of its own, and the pages in a
+# browser: minutes; CI runs it too
 test-slow: $(VENV)/.installed
-	$(BIN)/python -m pytest -q -m "slow and not parity"
+	$(BIN)/python $(PYTEST) -m "(slow or browser) and not parity"
 
 $(TORCH_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(TORCH_VENV)
@@ -37,7 +42,7 @@ $(TORCH_VENV)/.installed: pyproject.toml
 	touch $@
 
 parity: $(TORCH_VENV)/.installed
-	$(TORCH_BIN)/python -m pytest -q -m parity
+	$(TORCH_BIN)/python $(PYTEST) -m parity
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run.py $(ARGS)
