@@ -3,13 +3,17 @@ named for it; nn/__init__.py exports them all with one line."""
 from .activation_extra import *  # noqa: F401,F403
 from .activation_extra import __all__ as _activations
 from .parallel import DataParallel  # noqa: F401
-from .census_layers import *  # noqa: F401,F403
-from .census_layers import __all__ as _census_layers
+from .rearranging import *  # noqa: F401,F403
+from .rearranging import __all__ as _rearranging
+from .loss import KLDivLoss  # noqa: F401
+from .normalization import BatchNorm3d, RMSNorm, SyncBatchNorm  # noqa: F401
 from .conv import Conv3d, ConvTranspose3d  # noqa: F401
 from .instance_norm import InstanceNorm1d, InstanceNorm2d  # noqa: F401
 from .parameter_containers import ParameterDict, ParameterList  # noqa: F401
-from .pooling_1d import AdaptiveAvgPool1d, AvgPool1d  # noqa: F401
+from .pooling_1d import (AdaptiveAvgPool1d, AdaptiveMaxPool1d, AvgPool1d,  # noqa: F401
+                         MaxPool1d)
 
 __all__ = _activations + ["ParameterList", "ParameterDict", "DataParallel", "InstanceNorm1d",
                           "InstanceNorm2d", "AvgPool1d", "AdaptiveAvgPool1d", "Conv3d",
-                          "ConvTranspose3d"] + _census_layers
+                          "ConvTranspose3d", "KLDivLoss", "BatchNorm3d", "RMSNorm",
+                          "SyncBatchNorm", "MaxPool1d", "AdaptiveMaxPool1d"] + _rearranging

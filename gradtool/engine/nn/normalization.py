@@ -1,6 +1,9 @@
-"""BatchNorm1d, BatchNorm2d, GroupNorm and LayerNorm."""
+"""BatchNorm1d, 2d and 3d, SyncBatchNorm, GroupNorm, LayerNorm and RMSNorm."""
+import numbers
+
 from ..autograd import creation, dtypes
 from ..autograd.device import check as check_device
+from .. import distributed
 from . import functional as F
 from . import init
 from .module import Module
@@ -140,3 +143,80 @@ def _reset_affine(module):
         init.ones_(module.weight)
     if module.bias is not None:
         init.zeros_(module.bias)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm of an (N, C, D, H, W) input."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm whose batch statistics are taken over every process of the group: in one
+    process they are the process's own, so it is the batch norm of any input of at least 2
+    dims. As torch's, training with an initialised process group wants a GPU input."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None, *,
+                 bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        batch_statistics = self.training or self.running_mean is None
+        if batch_statistics and self.training and distributed.is_initialized():
+            raise ValueError("SyncBatchNorm expected input tensor to be on GPU or XPU or "
+                             "privateuseone")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """The module with each BatchNorm*d replaced by a SyncBatchNorm sharing its
+        parameters and running statistics."""
+        output = module
+        if isinstance(module, _BatchNorm):
+            output = cls(module.num_features, module.eps, module.momentum, module.affine,
+                         module.track_running_stats, process_group,
+                         bias=module.bias is not None)
+            if module.affine:
+                output.weight, output.bias = module.weight, module.bias
+            output.running_mean, output.running_var = module.running_mean, module.running_var
+            output.num_batches_tracked = module.num_batches_tracked
+            output.training = module.training
+        for name, child in module.named_children():
+            output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return output
+
+
+class RMSNorm(Module):
+    """x / sqrt(mean(x^2 over normalized_shape) + eps) * weight (weight = 1 at first)."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(creation.empty(self.normalized_shape, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")

@@ -1,5 +1,6 @@
-"""nn.AvgPool1d and nn.AdaptiveAvgPool1d, over the last dim of (N, C, L) or (C, L)
-(F.avg_pool1d, F.adaptive_avg_pool1d: the 2-d ops on a height of 1, as torch's)."""
+"""nn.AvgPool1d, nn.AdaptiveAvgPool1d, nn.MaxPool1d and nn.AdaptiveMaxPool1d, over the last
+dim of (N, C, L) or (C, L) (nn.functional's 1-d pools: the 2-d ops on a height of 1, as
+torch's)."""
 from . import functional as F
 from .module import Module
 
@@ -35,3 +36,33 @@ class AdaptiveAvgPool1d(Module):
 
 
 __all__ = ["AvgPool1d", "AdaptiveAvgPool1d"]
+
+
+class MaxPool1d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input):
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AdaptiveMaxPool1d(Module):
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
