@@ -4,7 +4,9 @@ from .layers import _fields_repr
 from .module import Module
 
 
-class MaxPool2d(Module):
+class _MaxPoolNd(Module):
+    """The arguments and repr every MaxPool*d shares, as torch's _MaxPoolNd."""
+
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
         super().__init__()
@@ -13,11 +15,13 @@ class MaxPool2d(Module):
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
+    extra_repr = _fields_repr("kernel_size", "stride", "padding", "dilation", "ceil_mode")
+
+
+class MaxPool2d(_MaxPoolNd):
     def forward(self, input):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
-
-    extra_repr = _fields_repr("kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
 
 class AvgPool2d(Module):

@@ -3,6 +3,7 @@ dim of (N, C, L) or (C, L) (nn.functional's 1-d pools: the 2-d ops on a height o
 torch's)."""
 from . import functional as F
 from .module import Module
+from .pooling import _MaxPoolNd
 
 
 class AvgPool1d(Module):
@@ -35,25 +36,13 @@ class AdaptiveAvgPool1d(Module):
         return f"output_size={self.output_size}"
 
 
-__all__ = ["AvgPool1d", "AdaptiveAvgPool1d"]
+__all__ = ["AvgPool1d", "AdaptiveAvgPool1d", "MaxPool1d", "AdaptiveMaxPool1d"]
 
 
-class MaxPool1d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
+class MaxPool1d(_MaxPoolNd):
     def forward(self, input):
         return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
-
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
 class AdaptiveMaxPool1d(Module):
