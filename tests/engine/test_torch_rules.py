@@ -81,8 +81,22 @@ def test_index_put_of_another_dtype_is_refused():
 def test_out_of_range_index_is_refused_unless_nothing_is_read():
     x = gt.ones(1, 4, 3)
     assert x[0, 6:, None, ..., [3, -2]].shape == (0, 1, 2)  # an empty result reads nothing
-    with pytest.raises(IndexError):
+    # torch counts the dim among the index tensors (numpy would say "axis 2")
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
         x[0, :, [3]]
+
+
+def test_mask_of_two_dims_then_an_index_tensor():
+    """A 2-d mask covers two dims; the index after it addresses the third."""
+    x = gt.arange(24.0).view(2, 3, 4).requires_grad_()
+    mask = gt.tensor([[True, False, True], [False, True, True]])
+    picked = x[mask, [1]]
+    assert picked.tolist() == [1.0, 9.0, 17.0, 21.0]
+    picked.sum().backward()
+    assert x.grad.sum().item() == 4.0 and x.grad[0, 2].tolist() == [0.0, 1.0, 0.0, 0.0]
+    assert x[mask, 1:3].shape == (4, 2)
+    with pytest.raises(IndexError, match="index 9 is out of bounds for dimension 2 with size 4"):
+        x[mask, [9]]
 
 
 def test_float_index_tensor_is_refused():

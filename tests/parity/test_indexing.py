@@ -26,7 +26,8 @@ INDEXES = ["[0, :, [1, 0]]", "[:, 0, [1, 0]]", "[[1, 0], :, 0]", "[[1, 0], :, [1
            "[lib.tensor(0), :, [1, 0]]", "[lib.tensor([0]), :, 1]", "[x.detach() > 3]",
            "[:, x.detach()[0, :, 0] > 3]", "[...]", "[:, :]", "[:]", "[0:2, 1:]", "[[0, 1]]",
            "[[0, slice(None)]]", "[lib.tensor(True)]", "[:, -3:]", "[:, 0:100]", "[range(2), 1, [0, 3]]",
-           "[:, range(3), range(3)]", "[[range(2), 1]]"]
+           "[:, range(3), range(3)]", "[[range(2), 1]]",
+           "[x.detach()[:, :, 0] > 3, [1]]", "[x.detach()[:, :, 0] > 3, 1:3]"]
 
 
 def run_index(lib, index, set_value=None):
@@ -59,3 +60,18 @@ def test_setitem_matches_torch(index, value):
     mine, theirs = run_index(gt, index, value), run_index(torch, index, value)
     assert mine[2] == theirs[2]
     assert np.array_equal(mine[1], theirs[1]) and np.array_equal(mine[3], theirs[3])
+
+
+OUT_OF_BOUNDS = ["[[5]]", "[0, [7]]", "[[0], [7]]", "[[0, 1], [2, -9]]", "[:, [1], [9]]",
+                 "[[True, False], [7]]", "[x.detach()[:, :, 0] > 3, [9]]"]
+
+
+@pytest.mark.parametrize("index", OUT_OF_BOUNDS)
+def test_out_of_bounds_message_matches_torch(index):
+    """The dim in the message is counted among the index tensors, as torch counts it."""
+    messages = []
+    for lib in (gt, torch):
+        with pytest.raises(IndexError) as raised:
+            run_index(lib, index)
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1]

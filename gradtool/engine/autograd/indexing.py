@@ -101,8 +101,14 @@ def _index_array(item):
 
 def _advanced_index(advanced):
     """The numpy index for the tensor indices found by _apply_basic: numpy's rules then
-    agree with torch's (indexed dims stay in place when adjacent, else go first)."""
-    return tuple(advanced.get(d, slice(None)) for d in range(max(advanced) + 1))
+    agree with torch's (indexed dims stay in place when adjacent, else go first). A k-d bool
+    mask covers k dims, so the dims after it are counted from its last."""
+    index, dim, last = [], 0, max(advanced)
+    while dim <= last:
+        item = advanced.get(dim, slice(None))
+        index.append(item)
+        dim += item.ndim if isinstance(item, np.ndarray) and item.dtype == np.bool_ else 1
+    return tuple(index)
 
 
 batching_hook = None  # vmap's rule for an index tensor batched under vmap (func/rules.py)

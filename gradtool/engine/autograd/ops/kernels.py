@@ -501,8 +501,28 @@ def index(self, indices):
         except IndexError:
             out = None
         if out is None or out.size:
-            raise
+            raise _out_of_bounds(self, indices) from None
     return out if out.ndim < 2 else _index_layout(out, self, indices)
+
+
+def _out_of_bounds(self, indices):
+    """torch's message for an index tensor's value outside its dim: the dim is counted among
+    the index tensors (x[:, [1], [9]] of a (2, 3, 4) tensor: "dimension 1 with size 4"),
+    where numpy counts every axis."""
+    axis = ordinal = 0
+    for index in indices:
+        if type(index) is np.ndarray and index.dtype == np.bool_:  # torch: its nonzero()
+            axis, ordinal = axis + index.ndim, ordinal + index.ndim
+            continue
+        if type(index) is np.ndarray:
+            size = self.shape[axis]
+            bad = index[(index >= size) | (index < -size)]
+            if bad.size:
+                return IndexError(f"index {bad.flat[0]} is out of bounds for dimension "
+                                  f"{ordinal} with size {size}")
+            ordinal += 1
+        axis += 1
+    return IndexError("index out of range")  # not reached: numpy raised for a bound
 
 
 def _index_layout(out, self, indices):
