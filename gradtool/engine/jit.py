@@ -61,8 +61,8 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
 
 
 def save(m, f, _extra_files=None):
-    """The module (its Python object, weights and all) pickled with the engine's save; load
-    reads it back. An archive of torch's TorchScript is not this format."""
+    """The module (its Python object, weights and all) pickled with the engine's save (torch.save's
+    format); load reads it back. An archive of torch's TorchScript is not this format."""
     from .serialization import save as save_object
     save_object(m, f)
 
@@ -72,9 +72,23 @@ def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
     from .serialization import load as load_object
     if isinstance(f, (str, bytes, os.PathLike)) and not os.path.exists(f):
         raise ValueError(f"The provided filename {os.fspath(f)} does not exist")
-    if zipfile.is_zipfile(f):  # torch's TorchScript archive: code the engine cannot run
+    if _is_torchscript(f):  # compiled code the engine cannot run
         raise NotInEngineError("torch.jit.load of a TorchScript archive")
     return load_object(f, map_location=map_location, weights_only=False)
+
+
+def _is_torchscript(f):
+    """A TorchScript archive holds its code (`<name>/code/...`); save's archive, torch.save's
+    format, only data.pkl and the storages."""
+    if not zipfile.is_zipfile(f):
+        return False
+    if hasattr(f, "seek"):
+        f.seek(0)
+    with zipfile.ZipFile(f) as archive:
+        found = any("/code/" in name for name in archive.namelist())
+    if hasattr(f, "seek"):
+        f.seek(0)
+    return found
 
 
 from .errors import missing_attribute  # noqa: E402
