@@ -69,6 +69,8 @@ REFERENCE = {
     "SIN": ((REALS,), [()], math.sin),
     "COS": ((REALS,), [()], math.cos),
     "TAN": ((REALS,), [()], math.tan),
+    "SINH": ((REALS,), [()], math.sinh),
+    "COSH": ((REALS,), [()], math.cosh),
     "TANH": ((REALS,), [()], math.tanh),
     "SIGMOID": ((REALS,), [()], _sigmoid),
     "ASIN": ((UNIT,), [()], math.asin),

@@ -1612,6 +1612,8 @@ case("arccos", "ACOS", lambda x: gt.arccos(x), lambda r: [r.uniform(-0.8, 0.8, S
      lambda v, x: [-v / np.sqrt(1 - x * x)])
 case("arctan", "ATAN", lambda x: x.arctan(), normal(*S), lambda v, x: [v / (1 + x * x)])
 case("asinh", "ASINH", lambda x: gt.asinh(x), normal(*S), lambda v, x: [v / np.sqrt(x * x + 1)])
+case("sinh", "SINH", lambda x: gt.sinh(x), normal(*S), lambda v, x: [v * np.cosh(x)])
+case("cosh", "COSH", lambda x: x.cosh(), normal(*S), lambda v, x: [v * np.sinh(x)])
 case("arccosh", "ACOSH", lambda x: x.arccosh(), lambda r: [r.uniform(1.2, 3.0, S)],
      lambda v, x: [v / np.sqrt(x * x - 1)])
 case("atanh", "ATANH", lambda x: gt.arctanh(x), lambda r: [r.uniform(-0.8, 0.8, S)],
@@ -2933,6 +2935,8 @@ for _id, _covers, _fn, _make, _derivative in [
     ("acosh", "ACOSH", lambda z: z.acosh(), lambda r: [off_axes(r)],
      lambda z: 1 / (np.sqrt(z - 1) * np.sqrt(z + 1))),
     ("atanh", "ATANH", lambda z: z.atanh(), lambda r: [off_axes(r)], lambda z: 1 / (1 - z * z)),
+    ("sinh", "SINH", lambda z: z.sinh(), cnormal(S), np.cosh),
+    ("cosh", "COSH", lambda z: z.cosh(), cnormal(S), np.sinh),
 ]:
     complex_case(f"complex_{_id}", _covers, _fn, _make,
                  lambda v, z, d=_derivative: [v * conj(d(z))])

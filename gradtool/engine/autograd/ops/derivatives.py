@@ -10,11 +10,11 @@ import numpy as np
 from . import formulas
 from . import kernels
 from . import rows
-from .generic import (bmm, cat, conj, contiguous, cos, diagonal, exp, expand, flip, gather, imag,
-                      index, index_put, is_complex, masked_fill, matmul, mm, mv, ones_like,
+from .generic import (bmm, cat, conj, contiguous, cos, cosh, diagonal, exp, expand, flip, gather,
+                      imag, index, index_put, is_complex, masked_fill, matmul, mm, mv, ones_like,
                       permute, real, reshape, roll, rsqrt, scatter, scatter_add, select, sgn, sin,
-                      slice, squeeze, stack, sum, sum_to, t, to, transpose, tril, triu, unbind,
-                      unsqueeze, view_as_complex, view_as_real, where, zeros, zeros_like)
+                      sinh, slice, squeeze, stack, sum, sum_to, t, to, transpose, tril, triu,
+                      unbind, unsqueeze, view_as_complex, view_as_real, where, zeros, zeros_like)
 from .generic import floor as _floor, index_select, sigmoid as _sigmoid, trunc as _trunc
 from .registry import MANY, NON_DIFFERENTIABLE, OpSpec, no_forward_ad
 
@@ -59,6 +59,10 @@ COS = OpSpec("cos", "CosBackward0", kernels.cos, **_FLOATING,
              self=lambda grad, self: -grad * conj(sin(self)))
 TAN = OpSpec("tan", "TanBackward0", kernels.tan, **_FLOATING,
              self=lambda grad, result: grad * conj(1 + result * result))
+SINH = OpSpec("sinh", "SinhBackward0", kernels.sinh, **_FLOATING,
+              self=lambda grad, self: grad * conj(cosh(self)))
+COSH = OpSpec("cosh", "CoshBackward0", kernels.cosh, **_FLOATING,
+              self=lambda grad, self: grad * conj(sinh(self)))
 TANH = OpSpec("tanh", "TanhBackward0", kernels.tanh, **_FLOATING,
               self=lambda grad, result: grad * conj(1 - result * result))
 SIGMOID = OpSpec("sigmoid", "SigmoidBackward0", kernels.sigmoid, **_FLOATING,

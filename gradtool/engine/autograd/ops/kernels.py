@@ -51,10 +51,11 @@ def rounded_once(kernel):
 
 
 # numpy's float32 kernels of these are not correctly rounded
-exp, log, log1p, expm1, sin, cos, tan, tanh, asin, acos, atan, asinh, acosh, atanh, power, \
-    atan2 = map(rounded_once, (
-        np.exp, np.log, np.log1p, np.expm1, np.sin, np.cos, np.tan, np.tanh, np.arcsin,
-        np.arccos, np.arctan, np.arcsinh, np.arccosh, np.arctanh, np.power, np.arctan2))
+exp, log, log1p, expm1, sin, cos, tan, sinh, cosh, tanh, asin, acos, atan, asinh, acosh, atanh, \
+    power, atan2 = map(rounded_once, (
+        np.exp, np.log, np.log1p, np.expm1, np.sin, np.cos, np.tan, np.sinh, np.cosh, np.tanh,
+        np.arcsin, np.arccos, np.arctan, np.arcsinh, np.arccosh, np.arctanh, np.power,
+        np.arctan2))
 
 
 def _elementwise(numpy_op, with_alpha=False):
