@@ -289,3 +289,282 @@ def lu(A, pivot=True, get_infos=False, out=None):
         "should be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, "
         "compute_pivots)", UserWarning, stacklevel=2)
     return A.lu(pivot, get_infos)
+
+
+# ---- torch-level spellings of Tensor methods, stacking and splitting, dtype questions
+for _name in ("swapaxes", "swapdims", "narrow", "select", "broadcast_to", "msort",
+              "take_along_dim", "is_conj", "resolve_conj", "is_neg", "resolve_neg", "is_nonzero",
+              "is_signed", "is_same_size", "count_nonzero", "isposinf", "isneginf", "isreal",
+              "inner", "diagflat", "divide", "get_device"):
+    globals().setdefault(_name, _method_as_function(_name))
+
+# torch.exp_(x) is x.exp_(): torch's in-place functions, for those the engine's Tensor has
+for _name in ("abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+              "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_",
+              "clamp_max_", "clamp_min_", "clip_", "conj_physical_", "cos_", "cosh_", "deg2rad_",
+              "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_",
+              "frac_", "gcd_", "i0_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_",
+              "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_",
+              "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_",
+              "tan_", "tanh_", "trunc_", "xlogy_", "zero_"):
+    if hasattr(Tensor, _name):
+        globals().setdefault(_name, _method_as_function(_name))
+
+
+def _at_least(dims, tensors):
+    """atleast_Nd's rule: one tensor in, one out; several (or a sequence), a tuple. A 1-d
+    tensor grows to (1, n) and (1, n, 1), a 2-d one to (m, n, 1), as torch's."""
+    def grown(t):
+        if t.dim() >= dims:
+            return t
+        if t.dim() == 0:
+            return t.reshape((1,) * dims)
+        if t.dim() == 1:
+            t = t.unsqueeze(0)
+        return t.unsqueeze(-1) if dims == 3 else t
+    if len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        return tuple(grown(t) for t in tensors[0])
+    return grown(tensors[0]) if len(tensors) == 1 else tuple(grown(t) for t in tensors)
+
+
+def atleast_1d(*tensors):
+    return _at_least(1, tensors)
+
+
+def atleast_2d(*tensors):
+    return _at_least(2, tensors)
+
+
+def atleast_3d(*tensors):
+    return _at_least(3, tensors)
+
+
+def column_stack(tensors):
+    """The tensors side by side as columns: 0-d and 1-d ones become one column each."""
+    return hstack([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors])
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    return cat(atleast_3d(*tensors), 2)
+
+
+def _split_by(name, dim, input, indices_or_sections):
+    """hsplit/vsplit/dsplit: numpy's rule, equal parts of a dim (which must divide) or cuts
+    at the given indices."""
+    size = input.shape[dim]
+    if isinstance(indices_or_sections, _builtins.int):
+        if indices_or_sections == 0 or size % indices_or_sections:
+            raise RuntimeError(
+                f"torch.{name} attempted to split along dimension {dim}, but the size of the "
+                f"dimension {size} is not divisible by the split_size {indices_or_sections}!")
+        step = size // indices_or_sections
+        cuts = list(_builtins.range(step, size, step))
+    else:
+        cuts = list(indices_or_sections)
+    bounds = [0] + [_builtins.min(_builtins.max(c if c >= 0 else c + size, 0), size)
+                    for c in cuts] + [size]
+    return tuple(input.narrow(dim, start, _builtins.max(stop - start, 0))
+                 for start, stop in zip(bounds, bounds[1:]))
+
+
+def hsplit(input, indices_or_sections):
+    if input.dim() < 1:
+        raise RuntimeError(f"torch.hsplit requires a tensor with at least 1 dimension, but "
+                           f"got a tensor with {input.dim()} dimensions!")
+    return _split_by("hsplit", 0 if input.dim() == 1 else 1, input, indices_or_sections)
+
+
+def vsplit(input, indices_or_sections):
+    if input.dim() < 2:
+        raise RuntimeError(f"torch.vsplit requires a tensor with at least 2 dimension, but "
+                           f"got a tensor with {input.dim()} dimensions!")
+    return _split_by("vsplit", 0, input, indices_or_sections)
+
+
+def dsplit(input, indices_or_sections):
+    if input.dim() < 3:
+        raise RuntimeError(f"torch.dsplit requires a tensor with at least 3 dimension, but "
+                           f"got a tensor with {input.dim()} dimensions!")
+    return _split_by("dsplit", 2, input, indices_or_sections)
+
+
+def result_type(tensor1, tensor2):
+    """The dtype an op on these two (tensors or numbers) gives, by torch's promotion."""
+    return _dtypes.from_numpy_dtype(_dtypes.result_type(tensor1, tensor2))
+
+
+def can_cast(from_, to):
+    """Whether torch's casting rule allows from_ -> to: never floating to integral, complex to
+    real, or anything but bool to bool."""
+    kinds = from_.numpy.kind if from_.numpy is not None else "f", \
+        to.numpy.kind if to.numpy is not None else "f"
+    rank = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+    return rank[kinds[0]] <= rank[kinds[1]] and not (kinds[1] == "b" and kinds[0] != "b")
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule's running sums along dim (one fewer than y's samples)."""
+    n = y.shape[dim]
+    middle = y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)
+    if x is None:
+        return (middle * ((1 if dx is None else dx) / 2)).cumsum(dim)
+    x_dim = dim if x.dim() > 1 else 0
+    steps = x.narrow(x_dim, 1, x.shape[x_dim] - 1) - x.narrow(x_dim, 0, x.shape[x_dim] - 1)
+    if steps.dim() == 1 and y.dim() > 1:
+        steps = steps.view([-1 if d == dim % y.dim() else 1 for d in _builtins.range(y.dim())])
+    return (steps * middle / 2).cumsum(dim)
+
+
+def corrcoef(input):
+    """Pearson's correlation coefficients of the rows (variables) of input: cov divided by
+    the products of standard deviations, clipped to [-1, 1] as torch's."""
+    c = input.cov()
+    if c.dim() == 0:
+        return c / c
+    d = c.diagonal()
+    stddev = d.real.sqrt() if d.is_complex() else d.sqrt()
+    c = c / stddev.unsqueeze(1)
+    c = c / stddev.unsqueeze(0)
+    if c.is_complex():
+        return complex(c.real.clip(-1, 1), c.imag.clip(-1, 1))
+    return c.clip(-1, 1)
+
+
+# ---- settings that the engine's numpy arithmetic keeps as torch's CPU build reports them
+_settings = {"deterministic": 0, "warn_always": False, "interop_threads": 1}
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """The engine's ops are deterministic already; the setting is kept and reported."""
+    if not isinstance(mode, _builtins.bool):
+        raise TypeError(f"_set_deterministic_algorithms(): argument 'mode' (position 1) must "
+                        f"be bool, not {type(mode).__name__}")
+    _settings["deterministic"] = (1 if warn_only else 2) if mode else 0
+
+
+def are_deterministic_algorithms_enabled():
+    return _settings["deterministic"] > 0
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    return _settings["deterministic"] == 1
+
+
+def set_deterministic_debug_mode(debug_mode):
+    if isinstance(debug_mode, str):
+        names = ("default", "warn", "error")
+        if debug_mode not in names:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, "
+                               f"`warn`, `error`, but got {debug_mode}")
+        debug_mode = names.index(debug_mode)
+    elif debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
+                           f"{debug_mode}")
+    _settings["deterministic"] = debug_mode
+
+
+def get_deterministic_debug_mode():
+    return _settings["deterministic"]
+
+
+def set_warn_always(b):
+    _settings["warn_always"] = _builtins.bool(b)
+
+
+def is_warn_always_enabled():
+    return _settings["warn_always"]
+
+
+def get_num_interop_threads():
+    return _settings["interop_threads"]
+
+
+def set_num_interop_threads(num):
+    if not isinstance(num, _builtins.int) or num <= 0:
+        raise RuntimeError("Number of inter-op threads must be positive")
+    _settings["interop_threads"] = num
+
+
+def init_num_threads():
+    """torch's thread pools start here; numpy's need nothing."""
+
+
+def set_flush_denormal(mode):
+    """False: numpy's arithmetic cannot flush denormals to zero (torch answers False where it
+    cannot either), so nothing changes."""
+    return False
+
+
+from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    autograd.set_detect_anomaly(enabled, check_nan)
+
+
+# ---- factories over memory that exists already
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """A tensor of obj that shares its memory where it can (a tensor, a numpy array of a
+    dtype the engine has), copying only when asked (copy=True) or when it must (a dtype
+    change, Python lists); copy=False refuses to copy, as torch's."""
+    target = None if dtype is None else _dtypes.to_numpy_dtype(dtype)
+    if isinstance(obj, Tensor):
+        data = obj._data
+    elif isinstance(obj, _np.ndarray):
+        data = obj
+    else:
+        data = tensor(obj, dtype=dtype)._data
+        copy = False if copy is None else copy
+    needs_copy = target is not None and data.dtype != target
+    if copy is False and needs_copy:
+        names = _dtypes.LEGACY_TYPE_NAMES
+        raise ValueError(f"can't alias tensor with dtype '{names[data.dtype.name]}' into dtype "
+                         f"'{names[target.name]}'.")
+    if copy or needs_copy:
+        data = data.astype(target if target is not None else data.dtype, copy=True)
+    out = obj if isinstance(obj, Tensor) and data is obj._data and not requires_grad \
+        else Tensor._wrap(data)
+    if requires_grad:
+        out.requires_grad_()
+    return out
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-d tensor over a Python buffer's bytes (shared, not copied), as torch's."""
+    view = memoryview(buffer)
+    if view.readonly:
+        _warnings.warn("The given buffer is not writable, and PyTorch does not support "
+                       "non-writable tensors. This means you can write to the underlying "
+                       "(supposedly non-writable) buffer using the tensor. You may want to copy "
+                       "the buffer to protect its data or make it writable before converting "
+                       "it to a tensor. This type of warning will be suppressed for the rest "
+                       "of this program.", UserWarning, stacklevel=2)
+    data = _np.frombuffer(buffer, dtype=_dtypes.to_numpy_dtype(dtype), count=count,
+                          offset=offset)
+    out = Tensor._wrap(data if data.flags.writeable else data.copy())
+    return out.requires_grad_() if requires_grad else out
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, **kwargs):
+    """An uninitialised tensor laid out with the given strides (in elements)."""
+    numpy_dtype = _dtypes.to_numpy_dtype(dtype) if dtype is not None else _dtypes.DEFAULT_FLOAT
+    size, stride = tuple(size), tuple(stride)
+    extent = (1 + _builtins.sum((n - 1) * s for n, s in zip(size, stride))
+              if _builtins.all(size) else 0)
+    base = _np.zeros(extent, numpy_dtype)
+    data = _np.lib.stride_tricks.as_strided(base, size,
+                                            [s * base.itemsize for s in stride])
+    out = Tensor._wrap(data)
+    return out.requires_grad_() if requires_grad else out
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, **kwargs):
+    """A 0-d tensor of the number s, of the default float dtype unless dtype says."""
+    return tensor(s, dtype=dtype or get_default_dtype(), requires_grad=requires_grad)
+
+
+def is_storage(obj):
+    return isinstance(obj, TypedStorage)

@@ -1639,6 +1639,13 @@ for _name, _rounded in (("remainder", np.floor), ("fmod", np.trunc)):
          lambda v, x, y, _rounded=_rounded: [v, unbroadcast(-v * _rounded(x / y), y.shape)])
     case(f"{_name}_scalar", f"{_row}_SCALAR", lambda x, _name=_name: getattr(x, _name)(1.5),
          lambda r: [_quotients(r, 1.5)], lambda v, x: [v])
+# div with a rounding mode is flat between the jumps: zero gradients (times x, to see them)
+case("div_floor", "DIV_ROUNDED", lambda x, y: x.div(y, rounding_mode="floor") * x,
+     lambda r: [_quotients(r, d := _divisors(r)), d],
+     lambda v, x, y: [v * np.floor(x / y), np.zeros(y.shape)])
+case("div_trunc", "DIV_ROUNDED", lambda x, y: gt.div(x, y, rounding_mode="trunc") * x,
+     lambda r: [_quotients(r, d := _divisors(r)), d],
+     lambda v, x, y: [v * np.trunc(x / y), np.zeros(y.shape)])
 case("mod_operator", "REMAINDER_SCALAR", lambda x: x % -1.5, lambda r: [_quotients(r, 1.5)],
      lambda v, x: [v])
 # round is flat between the half-integers (values kept 0.1 away from them)

@@ -266,7 +266,12 @@ class TensorMethods:
     def __truediv__(self, other):
         return call(table.DIV, (self, other))
 
-    div = divide = __truediv__
+    def div(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return call(table.DIV, (self, other))
+        return call(table.DIV_ROUNDED, (self, other), (_rounding_mode(rounding_mode),))
+
+    divide = div
 
     def __rtruediv__(self, other):  # as torch: other * (1 / self)
         return call(table.MUL, (self.reciprocal(), other))
@@ -466,8 +471,12 @@ class TensorMethods:
     def mul_(self, other):
         return call_inplace(table.MUL, (self, other))
 
-    def div_(self, other):
-        return call_inplace(table.DIV, (self, other))
+    def div_(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return call_inplace(table.DIV, (self, other))
+        return call_inplace(table.DIV_ROUNDED, (self, other), (_rounding_mode(rounding_mode),))
+
+    divide_ = div_
 
     def pow_(self, exponent):
         if isinstance(exponent, Tensor):
@@ -1172,6 +1181,13 @@ def _attach(methods):
         setattr(Tensor, name, value)
 
 
+def _rounding_mode(mode):
+    if mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{mode}'")
+    return mode
+
+
 _attach(TensorMethods)
 
 
@@ -1182,6 +1198,7 @@ _attach(tensor_methods_extra.RemovedTensorMethods)
 _attach(tensor_methods_extra.SelectingTensorMethods)
 _attach(tensor_methods_extra.ComputingTensorMethods)
 _attach(tensor_methods_extra.SparseTensorMethods)
+_attach(tensor_methods_extra.AliasTensorMethods)
 from . import spectral  # noqa: E402 (Tensor.stft, Tensor.istft)
 _attach(spectral.SpectralTensorMethods)
 from . import special  # noqa: E402 (Tensor.polygamma, mvlgamma, xlogy)

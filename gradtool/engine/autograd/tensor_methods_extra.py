@@ -495,3 +495,93 @@ class SparseTensorMethods:
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         return self if dtype is None else self.to(dtype)
+
+
+class AliasTensorMethods:
+    """torch's other spellings of engine ops (swapdims, broadcast_to, msort), and the
+    questions a tensor answers about itself, each in terms of the engine's own ops so the
+    nodes are torch's."""
+
+    def swapdims(self, dim0, dim1):
+        return self.transpose(dim0, dim1)
+
+    def broadcast_to(self, size):
+        return self.expand(size)
+
+    def msort(self):
+        return self.sort(0).values
+
+    def take_along_dim(self, indices, dim=None):
+        """gather along dim after broadcasting self and indices over the other dims, as
+        torch's (the whole tensor flattened when dim is None)."""
+        if indices._data.dtype != np.int64:
+            raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but "
+                               f"got {dtypes.LEGACY_TYPE_NAMES[indices._data.dtype.name]}")
+        if dim is None:
+            return self.reshape(-1).gather(0, indices.reshape(-1))
+        if self.dim() != indices.dim():
+            raise RuntimeError(
+                f"torch.take_along_dim(): input and indices should have the same number of "
+                f"dimensions, but got {self.dim()} dimensions for input, and {indices.dim()} "
+                f"dimensions for indices")
+        dim = _dim(dim, self.dim())
+        sizes = list(self.shape)
+        sizes[dim] = indices.shape[dim]
+        indices = indices.broadcast_to(np.broadcast_shapes(tuple(sizes), tuple(indices.shape)))
+        sizes = list(indices.shape)
+        sizes[dim] = self.shape[dim]
+        return self.broadcast_to(np.broadcast_shapes(tuple(sizes), tuple(self.shape))).gather(
+            dim, indices)
+
+    def inner(self, other):
+        """The products of self's and other's last dims, summed (a product when either is a
+        number)."""
+        if self.dim() == 0 or other.dim() == 0:
+            return self * other
+        if self.shape[-1] != other.shape[-1]:
+            raise RuntimeError(f"inner() the last dimension must match on both input tensors "
+                               f"but got shapes {list(self.shape)} and {list(other.shape)}")
+        size = self.shape[-1]
+        product = self.reshape(-1, size) @ other.reshape(-1, size).t()
+        return product.reshape(tuple(self.shape[:-1]) + tuple(other.shape[:-1]))
+
+    def diagflat(self, offset=0):
+        return self.contiguous().view(-1).diag_embed(offset)
+
+    def count_nonzero(self, dim=None):
+        return Tensor._wrap(np.asarray(np.count_nonzero(self._data, axis=dim), np.int64))
+
+    def isposinf(self):
+        return Tensor._wrap(np.isposinf(self._data) if self._data.dtype.kind in "fc"
+                            else np.zeros(self._data.shape, np.bool_))
+
+    def isneginf(self):
+        return Tensor._wrap(np.isneginf(self._data) if self._data.dtype.kind in "fc"
+                            else np.zeros(self._data.shape, np.bool_))
+
+    def isreal(self):
+        data = self._data
+        return Tensor._wrap(data.imag == 0 if data.dtype.kind == "c"
+                            else np.ones(data.shape, np.bool_))
+
+    def is_neg(self):
+        return False  # the engine keeps no negative bit: a neg is computed
+
+    def resolve_neg(self):
+        return self
+
+    def is_signed(self):
+        return self._data.dtype.kind not in "ub"
+
+    def is_same_size(self, other):
+        return self.shape == other.shape
+
+    def is_nonzero(self):
+        if self._data.size == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        if self._data.size > 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(-1)[0] != 0)
+
+    def get_device(self):
+        return -1  # torch's answer for a CPU tensor

@@ -215,6 +215,12 @@ DIV = OpSpec("div", "DivBackward0", kernels.div, function=True, jvp="elementwise
              promotion="float", broadcasts=True, complex=True,
              self=lambda grad, other: grad / conj(other),
              other=lambda grad, self, other: -grad * conj(self / other / other))
+# div with rounding_mode: the quotient is flat between its jumps, so torch's gradient is zero
+# (its formulas name self, other and rounding_mode, which its node keeps: so does this one)
+DIV_ROUNDED = OpSpec("div", "DivBackward2", kernels.div_rounded, **_BROADCASTING,
+                     args=("rounding_mode",),
+                     self=lambda grad, self, other, rounding_mode: zeros_like(grad),
+                     other=lambda grad, self, other, rounding_mode: zeros_like(grad))
 POW = OpSpec("pow", "PowBackward0", kernels.power, function=True, **_BROADCASTING,
              args=("exponent",), promoted_args=("exponent",), complex=True,
              self=formulas.pow_backward)

@@ -6,6 +6,8 @@ import operator
 
 import numpy as np
 
+from ..dtypes import LEGACY_TYPE_NAMES
+
 _F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 _ndarray = np.ndarray
 # a float64 or complex128 result rounded to the dtype of the low-precision operands
@@ -85,6 +87,26 @@ add = _elementwise(operator.add, with_alpha=True)
 sub = _elementwise(operator.sub, with_alpha=True)
 mul = _elementwise(np.multiply)
 div = _elementwise(np.true_divide)
+
+
+def div_rounded(self, other, rounding_mode):
+    """div with a rounding_mode: the quotient rounded toward zero ("trunc") or down ("floor");
+    integers divide as integers, and by zero raise as torch's."""
+    kind = np.result_type(self, other).kind
+    if kind == "c":
+        raise NotImplementedError(f'"div_{rounding_mode}_cpu" not implemented for '
+                                  f"'{LEGACY_TYPE_NAMES[np.result_type(self, other).name]}'")
+    if kind in "iub":
+        if np.any(np.asarray(other) == 0):
+            raise RuntimeError("ZeroDivisionError")
+        quotient = np.floor_divide(self, other)
+        if rounding_mode == "trunc":  # one up where the floor went past zero
+            quotient = quotient + ((np.remainder(self, other) != 0) & (
+                (np.asarray(self) < 0) != (np.asarray(other) < 0)))
+        return quotient
+    if rounding_mode == "floor":
+        return np.floor_divide(self, other)
+    return np.trunc(np.true_divide(self, other))
 maximum = _elementwise(np.maximum)
 minimum = _elementwise(np.minimum)
 

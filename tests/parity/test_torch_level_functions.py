@@ -1,0 +1,197 @@
+"""torch's top-level spellings of Tensor methods, its stacking and splitting helpers, its
+dtype questions, settings and factories over existing memory, against torch: values, the
+gradient, the nodes recorded and the errors. Tests marked parity, skipped without torch."""
+import warnings
+
+import numpy as np
+import pytest
+
+import gradtool as gt
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.parity
+
+
+def _input(lib):
+    return lib.tensor(np.arange(-5.0, 7.0).reshape(3, 4) / 3, requires_grad=True)
+
+
+# name: f(lib, x) -> a tensor or tuple of tensors computed from x, a (3, 4) float64 leaf
+DIFFERENTIABLE = {
+    "swapaxes": lambda lib, x: lib.swapaxes(x, 0, 1),
+    "swapdims": lambda lib, x: x.swapdims(1, 0),
+    "narrow": lambda lib, x: lib.narrow(x, 1, 1, 2),
+    "select": lambda lib, x: lib.select(x, 0, -1),
+    "broadcast_to": lambda lib, x: lib.broadcast_to(x, (2, 3, 4)),
+    "msort": lambda lib, x: lib.msort(-x),
+    "take_along_dim": lambda lib, x: lib.take_along_dim(x, lib.tensor([[0], [3], [1]]), 1),
+    "take_along_dim_flat": lambda lib, x: x.take_along_dim(lib.tensor([11, 0, 5])),
+    "take_along_dim_broadcast": lambda lib, x: lib.take_along_dim(x, lib.tensor([[2, 0]]), 1),
+    "inner": lambda lib, x: lib.inner(x, x[:2]),
+    "inner_vectors": lambda lib, x: x[0].inner(x[1]),
+    "inner_number": lambda lib, x: lib.inner(x, x[0, 0]),
+    "diagflat": lambda lib, x: lib.diagflat(x[:2, :2], 1),
+    "divide": lambda lib, x: lib.divide(x, 3.0),
+    "divide_floor": lambda lib, x: x.divide(0.7, rounding_mode="floor") * x,
+    "div_trunc": lambda lib, x: lib.div(x, x[0] + 3, rounding_mode="trunc") * x,
+    "atleast_1d": lambda lib, x: lib.atleast_1d(x[0, 0]),
+    "atleast_2d": lambda lib, x: lib.atleast_2d(x[0], x[0, 0]),
+    "atleast_3d": lambda lib, x: lib.atleast_3d([x, x[0], x[0, 0]]),
+    "column_stack": lambda lib, x: lib.column_stack([x[0], x[1], x[:2].t()]),
+    "column_stack_numbers": lambda lib, x: lib.column_stack([x[0, 0], x[1, 1]]),
+    "row_stack": lambda lib, x: lib.row_stack([x[0], x]),
+    "dstack": lambda lib, x: lib.dstack([x, x * 2, x]),
+    "dstack_vectors": lambda lib, x: lib.dstack([x[0], x[1]]),
+    "hsplit": lambda lib, x: lib.hsplit(x, 2),
+    "hsplit_indices": lambda lib, x: lib.hsplit(x, [1, -1, 9]),
+    "hsplit_1d": lambda lib, x: lib.hsplit(x[0], [3]),
+    "vsplit": lambda lib, x: lib.vsplit(x, [2]),
+    "dsplit": lambda lib, x: lib.dsplit(x.view(1, 3, 4), 2),
+    "cumulative_trapezoid": lambda lib, x: lib.cumulative_trapezoid(x),
+    "cumulative_trapezoid_dx": lambda lib, x: lib.cumulative_trapezoid(x, dx=0.5, dim=0),
+    "cumulative_trapezoid_x": lambda lib, x: lib.cumulative_trapezoid(x, x[0].exp().cumsum(0)),
+    "corrcoef": lambda lib, x: lib.corrcoef(x * x[0]),
+    "exp_": lambda lib, x: lib.exp_(x * 1.0),
+    "clamp_": lambda lib, x: lib.clamp_(x * 1.0, -0.5, 0.5),
+    "sinh_": lambda lib, x: lib.sinh_(x * 1.0),
+}
+
+
+def _outputs(result):
+    return result if isinstance(result, tuple) else (result,)
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+def test_values_and_gradients_match_torch(name):
+    seen = []
+    for lib in (gt, torch):
+        x = _input(lib)
+        outs = _outputs(DIFFERENTIABLE[name](lib, x))
+        total = sum((o * lib.arange(1.0, o.numel() + 1, dtype=lib.float64).view(o.shape)).sum()
+                    for o in outs)
+        total.backward()
+        seen.append(([tuple(o.shape) for o in outs], [o.detach().numpy().copy() for o in outs],
+                     x.grad.numpy().copy()))
+    (shapes, values, grad), (t_shapes, t_values, t_grad) = seen
+    assert shapes == t_shapes
+    for mine, theirs in zip(values, t_values):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grad, t_grad, rtol=1e-12, atol=1e-12)
+
+
+QUESTIONS = {
+    "count_nonzero": lambda lib: lib.count_nonzero(lib.tensor([[0, 1], [2, 0]])),
+    "count_nonzero_dim": lambda lib: lib.tensor([[0, 1], [2, 0.5]]).count_nonzero(1),
+    "count_nonzero_dims": lambda lib: lib.count_nonzero(lib.ones(2, 3, 4), (0, 2)),
+    "isposinf": lambda lib: lib.isposinf(lib.tensor([1.0, float("inf"), -float("inf")])),
+    "isneginf": lambda lib: lib.tensor([1.0, float("inf"), -float("inf")]).isneginf(),
+    "isneginf_ints": lambda lib: lib.isneginf(lib.tensor([1, -3])),
+    "isreal": lambda lib: lib.isreal(lib.tensor([1 + 0j, 2j])),
+    "isreal_floats": lambda lib: lib.isreal(lib.tensor([1.0, 2.0])),
+    "is_nonzero": lambda lib: lib.is_nonzero(lib.tensor([0.5])),
+    "is_nonzero_zero": lambda lib: lib.tensor(0).is_nonzero(),
+    "is_signed": lambda lib: [lib.is_signed(lib.ones(1, dtype=d)) for d in (
+        lib.uint8, lib.bool, lib.int8, lib.float16, lib.complex64)],
+    "is_same_size": lambda lib: [lib.ones(2, 3).is_same_size(lib.zeros(2, 3)),
+                                 lib.is_same_size(lib.ones(2), lib.ones(3))],
+    "is_neg": lambda lib: [lib.is_neg(-lib.ones(2)), lib.resolve_neg(lib.ones(2)).tolist()],
+    "is_conj": lambda lib: [lib.is_conj(lib.ones(2)), lib.resolve_conj(lib.ones(2)).tolist()],
+    "get_device": lambda lib: [lib.get_device(lib.ones(1)), lib.ones(1).get_device()],
+    "result_type": lambda lib: [str(lib.result_type(*pair)).split(".")[-1] for pair in (
+        (lib.ones(2, dtype=lib.int32), 2.5), (2, 3.0), (lib.tensor(1.0), lib.ones(2, dtype=lib.float16)),
+        (lib.ones(2, dtype=lib.uint8), lib.ones(2, dtype=lib.int8)), (True, 2),
+        (lib.ones(1, dtype=lib.int64), 1j))],
+    "can_cast": lambda lib: [lib.can_cast(a, b) for a in (
+        lib.bool, lib.uint8, lib.int32, lib.float16, lib.float64, lib.complex64)
+        for b in (lib.bool, lib.int8, lib.int64, lib.float32, lib.complex128)],
+    "asarray_list": lambda lib: lib.asarray([[1, 2], [3, 4]], dtype=lib.float64),
+    "scalar_tensor": lambda lib: [lib.scalar_tensor(3), lib.scalar_tensor(2, dtype=lib.int32)],
+    "empty_strided": lambda lib: [lib.empty_strided((2, 3), (1, 2)).stride(),
+                                  lib.empty_strided((2,), (1,), dtype=lib.int8).zero_()],
+    "frombuffer": lambda lib: lib.frombuffer(bytearray(b"\x01\x00\x02\x00\x03\x00"),
+                                             dtype=lib.int16, count=2, offset=2),
+}
+
+
+def _plain(value):
+    if hasattr(value, "numpy"):
+        return (tuple(value.shape), str(value.dtype).split(".")[-1], value.tolist())
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("name", QUESTIONS)
+def test_answers_match_torch(name):
+    assert _plain(QUESTIONS[name](gt)) == _plain(QUESTIONS[name](torch))
+
+
+ERRORS = {
+    "take_along_dim_dtype": lambda lib: lib.take_along_dim(lib.ones(2, 2), lib.ones(2, 1), 1),
+    "take_along_dim_dims": lambda lib: lib.take_along_dim(lib.ones(2, 2),
+                                                          lib.tensor([0]), 1),
+    "inner_sizes": lambda lib: lib.inner(lib.ones(2, 3), lib.ones(4)),
+    "is_nonzero_empty": lambda lib: lib.is_nonzero(lib.ones(0)),
+    "is_nonzero_many": lambda lib: lib.ones(2).is_nonzero(),
+    "hsplit_divisible": lambda lib: lib.hsplit(lib.ones(2, 4), 3),
+    "hsplit_0d": lambda lib: lib.hsplit(lib.tensor(1.0), 1),
+    "vsplit_1d": lambda lib: lib.vsplit(lib.ones(4), 2),
+    "dsplit_2d": lambda lib: lib.dsplit(lib.ones(4, 2), 2),
+    "debug_mode_name": lambda lib: lib.set_deterministic_debug_mode("sometimes"),
+    "debug_mode_number": lambda lib: lib.set_deterministic_debug_mode(5),
+    "deterministic_mode": lambda lib: lib.use_deterministic_algorithms(1),
+    "asarray_no_copy": lambda lib: lib.asarray(lib.ones(2), dtype=lib.float64, copy=False),
+}
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_errors_match_torch(name):
+    raised = []
+    for lib in (gt, torch):
+        with pytest.raises(Exception) as info:
+            ERRORS[name](lib)
+        raised.append((type(info.value).__name__, str(info.value)))
+    assert raised[0] == raised[1]
+
+
+def test_settings_are_kept_and_reported_as_torch_s():
+    def report(lib):
+        states = []
+        for step in (lambda: lib.use_deterministic_algorithms(True, warn_only=True),
+                     lambda: lib.set_deterministic_debug_mode("error"),
+                     lambda: lib.set_deterministic_debug_mode(0),
+                     lambda: lib.use_deterministic_algorithms(True),
+                     lambda: lib.use_deterministic_algorithms(False)):
+            step()
+            states.append((lib.get_deterministic_debug_mode(),
+                           lib.are_deterministic_algorithms_enabled(),
+                           lib.is_deterministic_algorithms_warn_only_enabled()))
+        lib.set_warn_always(True)
+        states.append(lib.is_warn_always_enabled())
+        lib.set_warn_always(False)
+        lib.set_anomaly_enabled(True, check_nan=False)
+        states.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
+        lib.set_anomaly_enabled(False)
+        states.append(lib.is_anomaly_enabled())
+        return states
+    assert report(gt) == report(torch)
+
+
+def test_asarray_and_frombuffer_share_memory_as_torch_s():
+    for lib in (gt, torch):
+        array = np.zeros(3)
+        shared = lib.asarray(array)
+        array[0] = 5.0
+        assert shared.tolist() == [5.0, 0.0, 0.0]
+        assert lib.asarray(array, copy=True).tolist() == [5.0, 0.0, 0.0]
+        array[1] = 1.0
+        t = lib.ones(2)
+        assert lib.asarray(t) is t
+        buffer = bytearray(4)
+        view = lib.frombuffer(buffer, dtype=lib.uint8)
+        buffer[2] = 7
+        assert view.tolist() == [0, 0, 7, 0]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert lib.frombuffer(b"\x01\x02", dtype=lib.uint8).tolist() == [1, 2]
+        assert any("not writable" in str(w.message) for w in caught)
