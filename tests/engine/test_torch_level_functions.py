@@ -139,3 +139,30 @@ def test_torch_level_in_place_functions_are_the_methods():
     x = gt.zeros(2)
     assert gt.exp_(x) is x and x.tolist() == [1.0, 1.0]
     assert gt.zero_(x) is x and x.tolist() == [0.0, 0.0]
+
+
+def test_in_place_twins_write_the_out_of_place_result_and_record_its_node():
+    for name, args, out_of_place in [("cumsum_", (1,), lambda y: y.cumsum(1)),
+                                     ("cumprod_", (0,), lambda y: y.cumprod(0)),
+                                     ("remainder_", (0.7,), lambda y: y.remainder(0.7)),
+                                     ("fmod_", (-0.7,), lambda y: y.fmod(-0.7)),
+                                     ("absolute_", (), lambda y: y.abs()),
+                                     ("mvlgamma_", (2,), lambda y: y.mvlgamma(2))]:
+        x = _leaf(np.abs(ARRAY) + 2)
+        expected = out_of_place(x)
+        y = x * 1.0
+        version = y._version
+        out = getattr(y, name)(*args)
+        assert out is y and y._version == version + 1
+        assert type(y.grad_fn).__name__ == type(expected.grad_fn).__name__
+        np.testing.assert_array_equal(y.detach().numpy(), expected.detach().numpy())
+        (g,) = gt.autograd.grad(y.sum(), x)
+        (h,) = gt.autograd.grad(expected.sum(), x)
+        np.testing.assert_allclose(g.numpy(), h.numpy(), rtol=1e-12)
+
+
+def test_where_a_tensor_lies_in_its_memory():
+    t = gt.ones(2, 3, dtype=gt.float64)
+    assert t.nbytes == 48 and t[1:].storage_offset() == 3 and t[:, 1].storage_offset() == 1
+    assert not (t.is_meta or t.is_mps or t.is_quantized or t.is_nested)
+    assert t.new_empty_strided((2, 2), (1, 2)).stride() == (1, 2)

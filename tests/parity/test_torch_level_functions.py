@@ -195,3 +195,50 @@ def test_asarray_and_frombuffer_share_memory_as_torch_s():
             warnings.simplefilter("always")
             assert lib.frombuffer(b"\x01\x02", dtype=lib.uint8).tolist() == [1, 2]
         assert any("not writable" in str(w.message) for w in caught)
+
+
+# name: f(lib, y) changing y, a non-leaf (3, 4) float64 tensor, in place
+IN_PLACE = {
+    "cumsum_": lambda lib, y: y.cumsum_(1),
+    "cumprod_": lambda lib, y: y.cumprod_(0),
+    "remainder_": lambda lib, y: y.remainder_(0.7),
+    "remainder_tensor": lambda lib, y: y.remainder_(y.detach()[0] + 3),
+    "fmod_": lambda lib, y: y.fmod_(-0.7),
+    "subtract_": lambda lib, y: y.subtract_(y.detach(), alpha=0.5),
+    "absolute_": lambda lib, y: y.absolute_(),
+    "true_divide_": lambda lib, y: y.true_divide_(3.0),
+    "swapdims_": lambda lib, y: y.swapdims_(0, 1),
+    "mvlgamma_": lambda lib, y: (y.abs_() + 2).mvlgamma_(2),
+    "igammac_": lambda lib, y: y.detach().abs().add_(0.5).igammac_(y.abs() + 1),
+}
+
+
+@pytest.mark.parametrize("name", IN_PLACE)
+def test_in_place_twins_match_torch(name):
+    seen = []
+    for lib in (gt, torch):
+        x = _input(lib)
+        y = x * 1.0
+        out = IN_PLACE[name](lib, y)
+        names, node = [], out.grad_fn
+        while node is not None and len(names) < 3:
+            names.append(type(node).__name__)
+            node = node.next_functions[0][0] if node.next_functions else None
+        (out * lib.arange(1.0, out.numel() + 1, dtype=lib.float64).view(out.shape)).sum().backward()
+        seen.append((out.detach().numpy().copy(), names, x.grad.numpy().copy(), y._version))
+    np.testing.assert_allclose(seen[0][0], seen[1][0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(seen[0][2], seen[1][2], rtol=1e-10, atol=1e-12)
+    assert seen[0][1] == seen[1][1] and seen[0][3] == seen[1][3]
+
+
+def test_layout_answers_match_torch():
+    def answers(lib):
+        t = lib.ones(2, 3, dtype=lib.float64)
+        return [t.nbytes, t[1:].storage_offset(), t.t().storage_offset(), t[:, 1].storage_offset(),
+                t.is_meta, t.is_mps, t.is_quantized, t.is_nested, t.is_mkldnn, t.is_sparse_csr,
+                t.positive().tolist(), t.new_empty_strided((2, 2), (1, 2)).stride(),
+                [p.shape for p in t.hsplit(3)], t.corrcoef().shape]
+    assert answers(gt) == answers(torch)
+    for lib in (gt, torch):
+        with pytest.raises(RuntimeError, match="on a bool tensor is not supported"):
+            lib.ones(2, dtype=lib.bool).positive()

@@ -585,3 +585,93 @@ class AliasTensorMethods:
 
     def get_device(self):
         return -1  # torch's answer for a CPU tensor
+
+
+class InPlaceTwinMethods:
+    """The in-place forms torch has of ops the engine computes out of place: each writes its
+    row's result into self (call_inplace: the version bump, torch's node and its checks)."""
+
+    def cumsum_(self, dim, *, dtype=None):
+        return call_inplace(table.CUMSUM, (self,), (_dim(dim, self._data.ndim),))
+
+    def cumprod_(self, dim, *, dtype=None):
+        return call_inplace(table.CUMPROD, (self,), (_dim(dim, self._data.ndim),))
+
+    def remainder_(self, other):
+        if isinstance(other, Tensor):
+            return call_inplace(table.REMAINDER, (self, other))
+        return call_inplace(table.REMAINDER_SCALAR, (self,), (other,))
+
+    def fmod_(self, other):
+        if isinstance(other, Tensor):
+            return call_inplace(table.FMOD, (self, other))
+        return call_inplace(table.FMOD_SCALAR, (self,), (other,))
+
+    def subtract_(self, other, *, alpha=1):
+        return self.sub_(other, alpha=alpha)
+
+    def absolute_(self):
+        return self.abs_()
+
+    def true_divide_(self, other):
+        return self.div_(other)
+
+    def swapdims_(self, dim0, dim1):
+        return self.transpose_(dim0, dim1)
+
+    def mvlgamma_(self, p):
+        if p < 1:
+            raise RuntimeError("p has to be greater than or equal to 1")
+        return call_inplace(table.MVLGAMMA, (self,), (int(p),))
+
+    def igamma_(self, other):
+        return call_inplace(table.IGAMMA, (self, other))
+
+    def igammac_(self, other):
+        return call_inplace(table.IGAMMAC, (self, other))
+
+
+class LayoutQuestionMethods:
+    """What a CPU tensor answers about where and how it is stored, as torch's CPU build."""
+
+    is_meta = is_mps = is_xla = is_vulkan = is_ipu = is_mtia = is_maia = is_mkldnn = False
+    is_nested = is_quantized = is_sparse_csr = False
+
+    @property
+    def nbytes(self):
+        return self._data.nbytes
+
+    def storage_offset(self):
+        """Where the tensor starts in the array it views, in elements (0 for its own)."""
+        base = self._data
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        start = self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        return start // self._data.itemsize if start >= 0 else 0
+
+    def positive(self):
+        if self._data.dtype == np.bool_:
+            raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+        return self
+
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
+                          **kwargs):
+        from ..namespace import empty_strided
+        return empty_strided(size, stride, dtype=dtype or dtypes.from_numpy_dtype(
+            self._data.dtype), requires_grad=requires_grad)
+
+    def hsplit(self, indices_or_sections):
+        from ..namespace import hsplit
+        return hsplit(self, indices_or_sections)
+
+    def vsplit(self, indices_or_sections):
+        from ..namespace import vsplit
+        return vsplit(self, indices_or_sections)
+
+    def dsplit(self, indices_or_sections):
+        from ..namespace import dsplit
+        return dsplit(self, indices_or_sections)
+
+    def corrcoef(self):
+        from ..namespace import corrcoef
+        return corrcoef(self)
