@@ -281,6 +281,16 @@ case("addmm_scaled_bias_row", "ADDMM",
 case("linear_transposed_weight", "ADDMM",  # nn.Linear: the weight enters transposed
      lambda x, w, c: gt.nn.functional.linear(x, w, c), normals((3, 4), (2, 4), (2,)),
      lambda v, x, w, c: [v @ w, v.T @ x, v.sum(0)])
+case("addmv", "ADDMV", lambda c, a, b: gt.addmv(c, a, b, beta=0.5, alpha=-2.0),
+     normals((3,), (3, 4), (4,)), lambda v, c, a, b: [0.5 * v, -2.0 * np.outer(v, b), -2.0 * a.T @ v])
+case("addmv_", "ADDMV", lambda c, a, b: (c * 1.0).addmv_(a, b), normals((3,), (3, 4), (4,)),
+     lambda v, c, a, b: [v, np.outer(v, b), a.T @ v])
+case("addr", "ADDR", lambda c, a, b: c.addr(a, b, alpha=3.0), normals((1, 4), (3,), (4,)),
+     lambda v, c, a, b: [v.sum(0, keepdims=True), 3.0 * v @ b, 3.0 * v.T @ a])
+case("addbmm", "ADDBMM", lambda c, a, b: gt.addbmm(c, a, b, beta=-1.0, alpha=0.5),
+     normals((2,), (3, 2, 4), (3, 4, 2)),
+     lambda v, c, a, b: [-v.sum(0), 0.5 * v @ np.swapaxes(b, 1, 2),
+                         0.5 * np.swapaxes(a, 1, 2) @ v])
 case("mv", "MV", lambda a, b: gt.mv(a, b), normals((3, 4), (4,)),
      lambda v, a, b: [np.outer(v, b), a.T @ v])
 case("dot", "DOT", lambda a, b: a.dot(b), normals((4,), (4,)), lambda v, a, b: [v * b, v * a])
@@ -1740,6 +1750,9 @@ case("baddbmm", "BADDBMM", lambda c, a, b: gt.baddbmm(c, a, b, beta=0.5, alpha=-
      normals((3, 2), (2, 3, 4), (2, 4, 2)),
      lambda v, c, a, b: [0.5 * v.sum(0), -2.0 * v @ np.swapaxes(b, 1, 2),
                          -2.0 * np.swapaxes(a, 1, 2) @ v])
+case("baddbmm_", "BADDBMM", lambda c, a, b: (c * 1.0).baddbmm_(a, b, alpha=2.0),
+     normals((2, 3, 2), (2, 3, 4), (2, 4, 2)),
+     lambda v, c, a, b: [v, 2.0 * v @ np.swapaxes(b, 1, 2), 2.0 * np.swapaxes(a, 1, 2) @ v])
 case("addmm_", "ADDMM", lambda c, a, b: (c * 1.0).addmm_(a, b, beta=2.0),
      normals((3, 2), (3, 4), (4, 2)), lambda v, c, a, b: [2.0 * v, v @ b.T, a.T @ v])
 

@@ -141,6 +141,17 @@ ERRORS = {
     "debug_mode_number": lambda lib: lib.set_deterministic_debug_mode(5),
     "deterministic_mode": lambda lib: lib.use_deterministic_algorithms(1),
     "asarray_no_copy": lambda lib: lib.asarray(lib.ones(2), dtype=lib.float64, copy=False),
+    "addmv_vec": lambda lib: lib.addmv(lib.zeros(2), lib.ones(2, 3), lib.ones(4)),
+    "addmv_input": lambda lib: lib.addmv(lib.zeros(3), lib.ones(2, 3), lib.ones(3)),
+    "addmv_dims": lambda lib: lib.addmv(lib.zeros(2), lib.ones(2, 3, 1), lib.ones(3)),
+    "addmv_in_place": lambda lib: lib.zeros(1).addmv_(lib.ones(2, 3), lib.ones(3)),
+    "addr_dims": lambda lib: lib.addr(lib.zeros(2, 3), lib.ones(2, 2), lib.ones(3)),
+    "addr_input": lambda lib: lib.addr(lib.zeros(3, 3), lib.ones(2), lib.ones(3)),
+    "addbmm_batches": lambda lib: lib.addbmm(lib.zeros(2, 2), lib.ones(4, 2, 3),
+                                             lib.ones(5, 3, 2)),
+    "addbmm_sizes": lambda lib: lib.addbmm(lib.zeros(2, 2), lib.ones(4, 2, 3), lib.ones(4, 4, 2)),
+    "addbmm_input": lambda lib: lib.addbmm(lib.zeros(3, 2), lib.ones(4, 2, 3), lib.ones(4, 3, 2)),
+    "baddbmm_in_place": lambda lib: lib.zeros(1, 2).baddbmm_(lib.ones(1, 1, 3), lib.ones(1, 3, 2)),
 }
 
 

@@ -247,10 +247,9 @@ def derived(value, suffix):
         return value.dtype
     if suffix == "_dim":
         return value.ndim
-    if suffix == "_sym_argsize_0":
-        return value.shape[0]
-    if suffix in ("_sym_argsize_minus_2", "_sym_argsize_minus_1"):  # (F.unfold's H and W)
-        return value.shape[-2 if suffix.endswith("2") else -1]
+    if suffix.startswith("_sym_argsize_"):  # one size (F.unfold's H and W: minus_2, minus_1)
+        dim = suffix[len("_sym_argsize_"):]
+        return value.shape[-int(dim[6:]) if dim.startswith("minus_") else int(dim)]
     return [a.shape for a in value]  # _args_sizes of a list input
 
 

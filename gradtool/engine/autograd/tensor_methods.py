@@ -325,6 +325,40 @@ class TensorMethods:
         _check_expands_to(self, (b, n, batch2._data.shape[2]))
         return call(table.BADDBMM, (self, batch1, batch2), (beta, alpha))
 
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        _check_in_place_size(self, (batch1.shape[0], batch1.shape[1], batch2.shape[-1]))
+        return call_inplace(table.BADDBMM, (self, batch1, batch2), (beta, alpha))
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        """beta * self + alpha * (mat @ vec), one AddmvBackward0 node."""
+        _check_addmv(self, mat, vec)
+        return call(table.ADDMV, (self, mat, vec), (beta, alpha))
+
+    def addmv_(self, mat, vec, *, beta=1, alpha=1):
+        _check_addmv(self, mat, vec)
+        _check_in_place_size(self, (mat.shape[0],))
+        return call_inplace(table.ADDMV, (self, mat, vec), (beta, alpha))
+
+    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+        """beta * self + alpha * (the outer product of vec1 and vec2), one AddrBackward0."""
+        _check_addr(self, vec1, vec2)
+        return call(table.ADDR, (self, vec1, vec2), (beta, alpha))
+
+    def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+        _check_addr(self, vec1, vec2)
+        _check_in_place_size(self, (vec1.shape[0], vec2.shape[0]))
+        return call_inplace(table.ADDR, (self, vec1, vec2), (beta, alpha))
+
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        """beta * self + alpha * (the sum of batch1[i] @ batch2[i]), one AddbmmBackward0."""
+        _check_addbmm(self, batch1, batch2)
+        return call(table.ADDBMM, (self, batch1, batch2), (beta, alpha))
+
+    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        _check_addbmm(self, batch1, batch2)
+        _check_in_place_size(self, (batch1.shape[1], batch2.shape[2]))
+        return call_inplace(table.ADDBMM, (self, batch1, batch2), (beta, alpha))
+
     def bmm(self, mat2):
         _check_dims("bmm", 3, batch1=self, batch2=mat2)
         want = [self._data.shape[0], self._data.shape[2]]
@@ -1055,6 +1089,41 @@ def _check_addmm(self, mat1, mat2, in_place):
                            f"but got a {self.dim()}-D tensor with size "
                            f"{'x'.join(map(str, self.shape))}")
     _check_expands_to(self, size)
+
+
+def _check_addmv(self, mat, vec):
+    if mat.dim() != 2 or vec.dim() != 1 or self.dim() > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {self.dim()}, {mat.dim()}, "
+                           f"{vec.dim()}")
+    rows, cols = mat._data.shape
+    if vec._data.shape[0] != cols or self._data.shape not in ((), (1,), (rows,)):
+        raise RuntimeError(f"size mismatch, got input ({self._data.size}), mat ({rows}x{cols}), "
+                           f"vec ({vec._data.shape[0]})")
+
+
+def _check_addr(self, vec1, vec2):
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.dim() != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.dim()}-D")
+    _check_expands_to(self, (vec1.shape[0], vec2.shape[0]))
+
+
+def _check_addbmm(self, batch1, batch2):
+    _check_dims("addbmm", 3, batch1=batch1, batch2=batch2)
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
+                           f"{batch1.shape[0]} and {batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
+                           f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
+    _check_expands_to(self, (batch1.shape[1], batch2.shape[2]))
+
+
+def _check_in_place_size(self, size):
+    """An in-place product writes its result into self: the shapes must be the same."""
+    if tuple(self.shape) != tuple(size):
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output "
+                           f"tensor size {list(size)} should match")
 
 
 def _check_expands_to(t, size):

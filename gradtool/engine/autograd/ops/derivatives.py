@@ -333,6 +333,38 @@ BADDBMM = OpSpec("baddbmm", "BaddbmmBackward0", kernels.addmm, function=True,
                      formulas.scale(bmm(grad, transpose(batch2, 1, 2)), alpha),
                  batch2=lambda grad, batch1, alpha:
                      formulas.scale(bmm(transpose(batch1, 1, 2), grad), alpha))
+# beta * self + alpha * (a product): matrix-vector, outer, and a batch of products summed
+ADDMV = OpSpec("addmv", "AddmvBackward0", kernels.addmv, function=True, args=("beta", "alpha"),
+               complex=True,
+               jvp=lambda self_t, mat_t, vec_t, mat, vec, beta, alpha:
+                   formulas.scale(self_t, beta) + formulas.scale(mv(mat_t, vec) + mv(mat, vec_t),
+                                                                 alpha),
+               self=lambda grad, beta: formulas.scale(grad, conj(beta)),
+               mat=lambda grad, vec, alpha: formulas.scale(unsqueeze(grad, 1) * conj(vec),
+                                                           conj(alpha)),
+               vec=lambda grad, mat, alpha: formulas.scale(mv(conj(t(mat)), grad), conj(alpha)))
+ADDR = OpSpec("addr", "AddrBackward0", kernels.addr, function=True, args=("beta", "alpha"),
+              complex=True,
+              jvp=lambda self_t, vec1_t, vec2_t, vec1, vec2, beta, alpha:
+                  formulas.scale(self_t, beta) + formulas.scale(
+                      unsqueeze(vec1_t, 1) * vec2 + unsqueeze(vec1, 1) * vec2_t, alpha),
+              self=lambda grad, beta: formulas.scale(grad, conj(beta)),
+              vec1=lambda grad, vec2, alpha: formulas.scale(mv(grad, conj(vec2)), conj(alpha)),
+              vec2=lambda grad, vec1, alpha: formulas.scale(mv(t(grad), conj(vec1)), conj(alpha)))
+ADDBMM = OpSpec("addbmm", "AddbmmBackward0", kernels.addbmm, function=True,
+                args=("beta", "alpha"), complex=True,
+                jvp=lambda self_t, batch1_t, batch2_t, batch1, batch2, beta, alpha:
+                    formulas.scale(self_t, beta) + formulas.scale(
+                        sum(bmm(batch1_t, batch2) + bmm(batch1, batch2_t), 0), alpha),
+                self=lambda grad, beta: formulas.scale(grad, conj(beta)),
+                batch1=lambda grad, batch2, batch1_sym_argsize_0, batch1_sym_argsize_1,
+                batch2_sym_argsize_2, alpha: formulas.scale(bmm(expand(unsqueeze(grad, 0), (
+                    batch1_sym_argsize_0, batch1_sym_argsize_1, batch2_sym_argsize_2)),
+                    conj(transpose(batch2, 1, 2))), conj(alpha)),
+                batch2=lambda grad, batch1, batch1_sym_argsize_0, batch1_sym_argsize_1,
+                batch2_sym_argsize_2, alpha: formulas.scale(bmm(conj(transpose(batch1, 1, 2)),
+                    expand(unsqueeze(grad, 0), (batch1_sym_argsize_0, batch1_sym_argsize_1,
+                                                batch2_sym_argsize_2))), conj(alpha)))
 MV = OpSpec("mv", "MvBackward0", np.matmul, function=True, jvp="bilinear", complex=True,
             self=lambda grad, vec: unsqueeze(grad, 1) * conj(vec),
             vec=lambda grad, self: mv(conj(t(self)), grad))

@@ -643,6 +643,27 @@ def split_with_sizes(self, split_sizes, dim):
 
 
 # ---- matrix products ----
+def _scaled_sum(product, self, beta, alpha):
+    """beta * self + alpha * product, as addmm's: beta = 0 ignores self, NaNs included."""
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        return np.broadcast_to(product, np.broadcast_shapes(product.shape, self.shape)).copy()
+    return product + (self if beta == 1 else beta * self)
+
+
+def addmv(self, mat, vec, beta, alpha):
+    return _scaled_sum(np.matmul(mat, vec), self, beta, alpha)
+
+
+def addr(self, vec1, vec2, beta, alpha):
+    return _scaled_sum(np.multiply.outer(vec1, vec2), self, beta, alpha)
+
+
+def addbmm(self, batch1, batch2, beta, alpha):
+    return _scaled_sum(np.matmul(batch1, batch2).sum(0), self, beta, alpha)
+
+
 def addmm(self, mat1, mat2, beta, alpha):
     """beta * self + alpha * (mat1 @ mat2), adding into the product (no second buffer);
     beta = 0 ignores self, NaNs included, as torch. The result is C-ordered, as torch's."""

@@ -44,8 +44,8 @@ from .generic import constant, ones_like, zeros_like
 NON_DIFFERENTIABLE = "non_differentiable"
 MANY = "many"  # an op returning a sequence of outputs whose length depends on its arguments
 _DERIVED = ("_sym_sizes", "_sym_sizes_opt", "_sym_numel", "_sym_strides", "_scalar_type",
-            "_args_sizes", "_dim", "_sym_argsize_0", "_sym_argsize_minus_2",
-            "_sym_argsize_minus_1")
+            "_args_sizes", "_dim", "_sym_argsize_0", "_sym_argsize_1", "_sym_argsize_2",
+            "_sym_argsize_minus_2", "_sym_argsize_minus_1")
 _UNEXPOSED = ("_scalar_type", "_args_sizes")  # facts torch's nodes keep without a _saved_ name
 _state = grad_mode.state
 
