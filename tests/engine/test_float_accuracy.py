@@ -183,6 +183,9 @@ NOT_FUNCTIONS = {
     # torch defines it by its own arithmetic, nearbyint(x * 10^d) / 10^d in the tensor's
     # dtype, which numpy's computes as it does
     "ROUND_DECIMALS": "torch's float arithmetic",
+    # floor division is fmod-based in the tensor's dtype (torch's div_floor_floating), as
+    # numpy's floor_divide; trunc is the rounded quotient truncated
+    "DIV_ROUNDED": "torch's float arithmetic",
 }
 
 

@@ -166,3 +166,21 @@ def test_where_a_tensor_lies_in_its_memory():
     assert t.nbytes == 48 and t[1:].storage_offset() == 3 and t[:, 1].storage_offset() == 1
     assert not (t.is_meta or t.is_mps or t.is_quantized or t.is_nested)
     assert t.new_empty_strided((2, 2), (1, 2)).stride() == (1, 2)
+
+
+def test_bitwise_ops_are_numpys_on_integers_and_refuse_floats():
+    a, b = np.array([5, 3, -2]), np.array([6, 1, 7])
+    x, y = gt.tensor(a), gt.tensor(b)
+    assert (x & y).tolist() == (a & b).tolist() and (x | 6).tolist() == (a | 6).tolist()
+    assert (x ^ y).tolist() == (a ^ b).tolist() and (~x).tolist() == (~a).tolist()
+    assert (x << 2).tolist() == (a << 2).tolist() and (x >> 1).tolist() == (a >> 1).tolist()
+    assert (3 & x).tolist() == (3 & a).tolist()
+    assert (gt.tensor([1, 2], dtype=gt.int8) | gt.tensor([4], dtype=gt.int32)).dtype is gt.int32
+    version = x._version
+    x ^= y
+    assert x.tolist() == (a ^ b).tolist() and x._version == version + 1
+    with pytest.raises(NotImplementedError, match='"bitwise_and_cpu" not implemented for '
+                                                  "'Float'"):
+        gt.ones(1).bitwise_and(1)
+    with pytest.raises(TypeError, match="only implemented on integer and Boolean"):
+        ~gt.ones(1)

@@ -253,3 +253,61 @@ def test_layout_answers_match_torch():
     for lib in (gt, torch):
         with pytest.raises(RuntimeError, match="on a bool tensor is not supported"):
             lib.ones(2, dtype=lib.bool).positive()
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32", "uint8"])
+def test_rounded_division_is_torch_s_in_every_dtype(mode, dtype):
+    """torch defines it by its own arithmetic in the tensor's dtype: compared value for value,
+    at random quotients and at the edges (zero divisors, signed zeros, infinities)."""
+    rng = np.random.default_rng(0)
+    if dtype.startswith("float"):
+        a = np.concatenate([rng.uniform(-50, 50, 500), [0.0, -0.0, np.inf, -np.inf, 7.0, -7.0]])
+        b = np.concatenate([rng.uniform(-5, 5, 500), [0.0, 3.0, 2.0, -0.0, 0.0, -0.0]])
+    else:
+        low = 0 if dtype == "uint8" else -50
+        a, b = rng.integers(low, 50, 500), rng.integers(1, 9, 500)
+    results = []
+    for lib in (gt, torch):
+        x = lib.tensor(a.astype(dtype))
+        y = lib.tensor(b.astype(dtype))
+        results.append(x.div(y, rounding_mode=mode).numpy())
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+BITWISE = {
+    "and": lambda lib: lib.tensor([5, 3, -2]).bitwise_and(6),
+    "and_operator_bools": lambda lib: lib.tensor([True, False]) & lib.tensor([True, True]),
+    "and_reflected": lambda lib: 6 & lib.tensor([5, 3]),
+    "or_dtypes": lambda lib: lib.tensor([1, 2], dtype=lib.int8) | lib.tensor([4], dtype=lib.int32),
+    "xor_bool_number": lambda lib: lib.tensor([5]) ^ True,
+    "not_uint8": lambda lib: ~lib.tensor([5, 0], dtype=lib.uint8),
+    "not_bools": lambda lib: lib.bitwise_not(lib.tensor([True, False])),
+    "left_shift": lambda lib: lib.bitwise_left_shift(lib.tensor([5, -3]), lib.tensor([1, 2])),
+    "right_shift_operator": lambda lib: lib.tensor([5, -3, 64]) >> 1,
+    "shift_reflected": lambda lib: 1 << lib.tensor([0, 3]),
+}
+
+
+@pytest.mark.parametrize("name", BITWISE)
+def test_bitwise_ops_match_torch(name):
+    assert _plain(BITWISE[name](gt)) == _plain(BITWISE[name](torch))
+
+
+def test_bitwise_in_place_forms_and_refusals_match_torch():
+    for lib in (gt, torch):
+        x = lib.tensor([5, 3])
+        version = x._version
+        x &= 6
+        x.bitwise_or_(lib.tensor([8, 8]))
+        x <<= 1
+        assert x.tolist() == [24, 20] and x._version == version + 3
+    for op in (lambda lib: lib.ones(1).bitwise_and(lib.tensor([1])),
+               lambda lib: lib.ones(1) << 1, lambda lib: ~lib.ones(1),
+               lambda lib: lib.tensor([1j]) | 1):
+        messages = []
+        for lib in (gt, torch):
+            with pytest.raises(Exception) as info:
+                op(lib)
+            messages.append((type(info.value).__name__, str(info.value)))
+        assert messages[0] == messages[1]

@@ -675,3 +675,53 @@ class LayoutQuestionMethods:
     def corrcoef(self):
         from ..namespace import corrcoef
         return corrcoef(self)
+
+
+def _bitwise(numpy_fn, kernel):
+    """A bitwise op of integer or bool tensors (and numbers): numpy's fn on operands promoted
+    as torch promotes them; floating and complex operands are refused in torch's words. No
+    gradient: its result is an integer."""
+    def method(self, other=None):
+        operands = (self,) if other is None else (self, other)
+        dtype = dtypes.result_type(*operands)
+        if dtype.kind not in "iub":
+            raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for "
+                                      f"'{dtypes.LEGACY_TYPE_NAMES[dtype.name]}'")
+        arrays = [np.asarray(x._data if isinstance(x, Tensor) else x).astype(dtype, copy=False)
+                  for x in operands]
+        return Tensor._wrap(np.asarray(numpy_fn(*arrays)))
+
+    def in_place(self, other=None):
+        result = method(self, other)
+        from .grad_mode import no_grad
+        with no_grad():  # (an integer result: nothing to differentiate, only the version)
+            return self.copy_(result)
+
+    def reflected(self, other):
+        return method(Tensor._wrap(np.asarray(other)) if not isinstance(other, Tensor)
+                      else other, self)
+    return method, in_place, reflected
+
+
+class BitwiseTensorMethods:
+    """&, |, ^, ~, << and >> on integer and bool tensors, with torch's names and in-place
+    forms."""
+
+    bitwise_and, bitwise_and_, __rand__ = _bitwise(np.bitwise_and, "bitwise_and")
+    bitwise_or, bitwise_or_, __ror__ = _bitwise(np.bitwise_or, "bitwise_or")
+    bitwise_xor, bitwise_xor_, __rxor__ = _bitwise(np.bitwise_xor, "bitwise_xor")
+    bitwise_left_shift, bitwise_left_shift_, __rlshift__ = _bitwise(np.left_shift, "lshift")
+    bitwise_right_shift, bitwise_right_shift_, __rrshift__ = _bitwise(np.right_shift, "rshift")
+    bitwise_not, bitwise_not_, _ = _bitwise(np.invert, "bitwise_not")
+    __and__, __iand__ = bitwise_and, bitwise_and_
+    __or__, __ior__ = bitwise_or, bitwise_or_
+    __xor__, __ixor__ = bitwise_xor, bitwise_xor_
+    __lshift__, __ilshift__ = bitwise_left_shift, bitwise_left_shift_
+    __rshift__, __irshift__ = bitwise_right_shift, bitwise_right_shift_
+    del _
+
+    def __invert__(self):
+        if self._data.dtype.kind not in "iub":  # (the operator's own words, as torch's)
+            raise TypeError("~ (operator.invert) is only implemented on integer and "
+                            "Boolean-type tensors")
+        return self.bitwise_not()
