@@ -70,6 +70,8 @@ REFERENCE = {
     "COS": ((REALS,), [()], math.cos),
     "TAN": ((REALS,), [()], math.tan),
     "SINH": ((REALS,), [()], math.sinh),
+    "RAD2DEG": ((REALS,), [()], math.degrees),
+    "DEG2RAD": ((REALS,), [()], math.radians),
     "COSH": ((REALS,), [()], math.cosh),
     "TANH": ((REALS,), [()], math.tanh),
     "SIGMOID": ((REALS,), [()], _sigmoid),

@@ -294,6 +294,8 @@ case("addbmm", "ADDBMM", lambda c, a, b: gt.addbmm(c, a, b, beta=-1.0, alpha=0.5
 case("mv", "MV", lambda a, b: gt.mv(a, b), normals((3, 4), (4,)),
      lambda v, a, b: [np.outer(v, b), a.T @ v])
 case("dot", "DOT", lambda a, b: a.dot(b), normals((4,), (4,)), lambda v, a, b: [v * b, v * a])
+case("vdot", "VDOT", lambda a, b: gt.vdot(a, b), normals((4,), (4,)),
+     lambda v, a, b: [v * b, v * a])
 case("bmm", "BMM", lambda a, b: a.bmm(b), normals((2, 3, 4), (2, 4, 2)),
      lambda v, a, b: [v @ np.swapaxes(b, 1, 2), np.swapaxes(a, 1, 2) @ v])
 # matmul with a batch or a vector is torch's ops: the larger operand folded for one mm / mv,
@@ -1623,6 +1625,9 @@ case("arccos", "ACOS", lambda x: gt.arccos(x), lambda r: [r.uniform(-0.8, 0.8, S
 case("arctan", "ATAN", lambda x: x.arctan(), normal(*S), lambda v, x: [v / (1 + x * x)])
 case("asinh", "ASINH", lambda x: gt.asinh(x), normal(*S), lambda v, x: [v / np.sqrt(x * x + 1)])
 case("sinh", "SINH", lambda x: gt.sinh(x), normal(*S), lambda v, x: [v * np.cosh(x)])
+case("rad2deg", "RAD2DEG", lambda x: gt.rad2deg(x), normal(*S),
+     lambda v, x: [v * 180 / np.pi])
+case("deg2rad", "DEG2RAD", lambda x: x.deg2rad(), normal(*S), lambda v, x: [v * np.pi / 180])
 case("cosh", "COSH", lambda x: x.cosh(), normal(*S), lambda v, x: [v * np.sinh(x)])
 case("arccosh", "ACOSH", lambda x: x.arccosh(), lambda r: [r.uniform(1.2, 3.0, S)],
      lambda v, x: [v / np.sqrt(x * x - 1)])
@@ -3024,6 +3029,11 @@ complex_case("complex_mv", "MV", lambda a, x: a.mv(x), cnormal((3, 4), (4,)),
              lambda v, a, x: [np.outer(v, conj(x)), conj(a.T) @ v])
 complex_case("complex_dot", "DOT", lambda a, b: a.dot(b), cnormal((4,), (4,)),
              lambda v, a, b: [v * conj(b), v * conj(a)])
+complex_case("complex_vdot", "VDOT", lambda a, b: a.vdot(b), cnormal((4,), (4,)),
+             lambda v, a, b: [conj(v) * b, v * a])
+complex_case("complex_addmv", "ADDMV", lambda c, a, x: c.addmv(a, x, beta=1j),
+             cnormal((3,), (3, 4), (4,)),
+             lambda v, c, a, x: [-1j * v, np.outer(v, conj(x)), conj(a.T) @ v])
 complex_case("complex_addmm", "ADDMM", lambda c, a, b: c.addmm(a, b, alpha=1j),
              cnormal((3, 2), (3, 4), (4, 2)),
              lambda v, c, a, b: [v, -1j * v @ conj(b.T), -1j * conj(a.T) @ v])

@@ -80,6 +80,9 @@ def test_values_and_gradients_match_torch(name):
 
 
 QUESTIONS = {
+    "vdot_ints": lambda lib: lib.vdot(lib.tensor([1, 2]), lib.tensor([3, 4])),
+    "rad2deg_ints": lambda lib: lib.rad2deg(lib.tensor([1, 2])),
+    "deg2rad_half": lambda lib: lib.deg2rad(lib.tensor([90.0, 45.0], dtype=lib.float16)),
     "count_nonzero": lambda lib: lib.count_nonzero(lib.tensor([[0, 1], [2, 0]])),
     "count_nonzero_dim": lambda lib: lib.tensor([[0, 1], [2, 0.5]]).count_nonzero(1),
     "count_nonzero_dims": lambda lib: lib.count_nonzero(lib.ones(2, 3, 4), (0, 2)),
@@ -152,6 +155,11 @@ ERRORS = {
     "addbmm_sizes": lambda lib: lib.addbmm(lib.zeros(2, 2), lib.ones(4, 2, 3), lib.ones(4, 4, 2)),
     "addbmm_input": lambda lib: lib.addbmm(lib.zeros(3, 2), lib.ones(4, 2, 3), lib.ones(4, 3, 2)),
     "baddbmm_in_place": lambda lib: lib.zeros(1, 2).baddbmm_(lib.ones(1, 1, 3), lib.ones(1, 3, 2)),
+    "vdot_dims": lambda lib: lib.vdot(lib.ones(2, 2), lib.ones(2)),
+    "vdot_sizes": lambda lib: lib.vdot(lib.ones(3), lib.ones(4)),
+    "vdot_dtypes": lambda lib: lib.vdot(lib.ones(3), lib.ones(3, dtype=lib.float64)),
+    "rad2deg_complex": lambda lib: lib.rad2deg(lib.tensor([1j])),
+    "deg2rad_complex": lambda lib: lib.ones(1, dtype=lib.complex64).deg2rad_(),
 }
 
 

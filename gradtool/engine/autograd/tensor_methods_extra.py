@@ -545,6 +545,35 @@ class AliasTensorMethods:
         product = self.reshape(-1, size) @ other.reshape(-1, size).t()
         return product.reshape(tuple(self.shape[:-1]) + tuple(other.shape[:-1]))
 
+    def vdot(self, other):
+        """The dot product with self conjugated."""
+        if self.dim() != 1 or other.dim() != 1:
+            raise RuntimeError(f"1D tensors expected, but got {self.dim()}D and {other.dim()}D "
+                               f"tensors")
+        if self._data.dtype != other._data.dtype:
+            names = dtypes.LEGACY_TYPE_NAMES
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                               f"{names[self._data.dtype.name]} and "
+                               f"{names[other._data.dtype.name]}")
+        if self.shape != other.shape:
+            n, m = self.shape[0], other.shape[0]
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] "
+                               f"to have the same number of elements, but got {n} and {m} "
+                               f"elements respectively")
+        return call(table.VDOT, (self, other))
+
+    def rad2deg(self):
+        return call(table.RAD2DEG, (_real_angles(self, "rad2deg"),))
+
+    def rad2deg_(self):
+        return call_inplace(table.RAD2DEG, (_real_angles(self, "rad2deg"),))
+
+    def deg2rad(self):
+        return call(table.DEG2RAD, (_real_angles(self, "deg2rad"),))
+
+    def deg2rad_(self):
+        return call_inplace(table.DEG2RAD, (_real_angles(self, "deg2rad"),))
+
     def diagflat(self, offset=0):
         return self.contiguous().view(-1).diag_embed(offset)
 
@@ -585,6 +614,12 @@ class AliasTensorMethods:
 
     def get_device(self):
         return -1  # torch's answer for a CPU tensor
+
+
+def _real_angles(t, name):
+    if t._data.dtype.kind == "c":
+        raise RuntimeError(f"{name} is not supported for complex tensors.")
+    return t
 
 
 class InPlaceTwinMethods:

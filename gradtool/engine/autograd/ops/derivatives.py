@@ -47,6 +47,15 @@ LOG10 = OpSpec("log10", "Log10Backward0", kernels.rounded_once(np.log10), **_FLO
 EXP2 = OpSpec("exp2", "Exp2Backward0", kernels.rounded_once(np.exp2), **_FLOATING,
               self=lambda grad, result: grad * conj(result * _LN2))
 
+# angles: a constant factor (Tensor.rad2deg refuses complex input, as torch)
+_DEGREES_PER_RADIAN = 57.29577951308232
+RAD2DEG = OpSpec("rad2deg", "Rad2DegBackward0", kernels.rounded_once(np.rad2deg),
+                 **dict(_FLOATING, complex=False, method=False),
+                 self=lambda grad: formulas.scale(grad, _DEGREES_PER_RADIAN))
+DEG2RAD = OpSpec("deg2rad", "Deg2RadBackward0", kernels.rounded_once(np.deg2rad),
+                 **dict(_FLOATING, complex=False, method=False),
+                 self=lambda grad: formulas.scale(grad, 1 / _DEGREES_PER_RADIAN))
+
 SQRT = OpSpec("sqrt", "SqrtBackward0", np.sqrt, **_FLOATING,
               self=lambda grad, result: grad / (2 * conj(result)))
 RECIPROCAL = OpSpec("reciprocal", "ReciprocalBackward0", kernels.reciprocal, **_FLOATING,
@@ -371,6 +380,9 @@ MV = OpSpec("mv", "MvBackward0", np.matmul, function=True, jvp="bilinear", compl
 DOT = OpSpec("dot", "DotBackward0", np.dot, function=True, jvp="bilinear", complex=True,
              self=lambda grad, tensor: grad * conj(tensor),
              tensor=lambda grad, self: grad * conj(self))
+VDOT = OpSpec("vdot", "VdotBackward0", np.vdot, jvp="bilinear", complex=True,
+              self=lambda grad, other: conj(grad) * other,
+              other=lambda grad, self: grad * self)
 BMM = OpSpec("bmm", "BmmBackward0", np.matmul, function=True, jvp="bilinear", complex=True,
              self=lambda grad, mat2: bmm(grad, conj(transpose(mat2, 1, 2))),
              mat2=lambda grad, self: bmm(conj(transpose(self, 1, 2)), grad))
