@@ -297,7 +297,7 @@ for _name in ("swapaxes", "swapdims", "narrow", "select", "broadcast_to", "msort
               "is_signed", "is_same_size", "count_nonzero", "isposinf", "isneginf", "isreal",
               "inner", "diagflat", "divide", "get_device", "bitwise_and", "bitwise_or",
               "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
-              "vdot", "rad2deg", "deg2rad"):
+              "vdot", "rad2deg", "deg2rad", "kthvalue"):
     globals().setdefault(_name, _method_as_function(_name))
 
 # torch.exp_(x) is x.exp_(): torch's in-place functions, for those the engine's Tensor has

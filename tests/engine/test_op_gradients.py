@@ -1048,6 +1048,10 @@ case("unfold_backward_op", "UNFOLD_BACKWARD",
      lambda g: call(D.UNFOLD_BACKWARD, (g,), ((3, 5), 1, 2, 1)), normal(3, 4, 2),
      lambda v, g: [np.lib.stride_tricks.sliding_window_view(v, 2, 1)], order2="square")
 # (distinct values, so that central differences keep the mode: each value once, the least)
+case("kthvalue", "KTHVALUE", lambda x: gt.kthvalue(x, 2, 1).values, normal(*S),
+     lambda v, x: [(x == np.sort(x, 1)[:, 1:2]) * v[:, None]])
+case("kthvalue_keepdim", "KTHVALUE", lambda x: x.kthvalue(3, 0, True)[0] * 2, normal(*S),
+     lambda v, x: [(x == np.sort(x, 0)[2:3]) * 2 * v])
 case("mode", "MODE", lambda x: gt.mode(x, 1).values, normal(*S),
      lambda v, x: [(x == x.min(1, keepdims=True)) * v[:, None]])
 case("mode_keepdim", "MODE", lambda x: x.mode(0, True)[0] * 2, normal(*S),

@@ -155,6 +155,8 @@ ERRORS = {
     "addbmm_sizes": lambda lib: lib.addbmm(lib.zeros(2, 2), lib.ones(4, 2, 3), lib.ones(4, 4, 2)),
     "addbmm_input": lambda lib: lib.addbmm(lib.zeros(3, 2), lib.ones(4, 2, 3), lib.ones(4, 3, 2)),
     "baddbmm_in_place": lambda lib: lib.zeros(1, 2).baddbmm_(lib.ones(1, 1, 3), lib.ones(1, 3, 2)),
+    "kthvalue_k": lambda lib: lib.ones(3).kthvalue(4),
+    "kthvalue_empty": lambda lib: lib.ones(2, 0).kthvalue(1),
     "vdot_dims": lambda lib: lib.vdot(lib.ones(2, 2), lib.ones(2)),
     "vdot_sizes": lambda lib: lib.vdot(lib.ones(3), lib.ones(4)),
     "vdot_dtypes": lambda lib: lib.vdot(lib.ones(3), lib.ones(3, dtype=lib.float64)),
@@ -319,3 +321,22 @@ def test_bitwise_in_place_forms_and_refusals_match_torch():
                 op(lib)
             messages.append((type(info.value).__name__, str(info.value)))
         assert messages[0] == messages[1]
+
+
+def test_kthvalue_picks_torch_s_index_among_equal_values_and_nan():
+    """torch's CPU kernel is a quickselect: which of equal values it reports depends on its
+    swaps. Rows of few distinct values (and NaN) give many ties."""
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = int(rng.integers(1, 14))
+        row = rng.integers(0, 4, n).astype(float)
+        if rng.random() < 0.2:
+            row[rng.integers(0, n)] = np.nan
+        k = int(rng.integers(1, n + 1))
+        mine, theirs = gt.tensor(row).kthvalue(k), torch.tensor(row).kthvalue(k)
+        assert mine.indices.item() == theirs.indices.item(), (row, k)
+        np.testing.assert_array_equal(mine.values.numpy(), theirs.values.numpy())
+    x = rng.integers(0, 3, (3, 5, 4)).astype(float)
+    for dim, keepdim in ((0, False), (1, True), (-1, False)):
+        mine, theirs = gt.tensor(x).kthvalue(2, dim, keepdim), torch.tensor(x).kthvalue(2, dim, keepdim)
+        np.testing.assert_array_equal(mine.indices.numpy(), theirs.indices.numpy())

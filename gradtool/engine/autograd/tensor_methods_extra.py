@@ -15,6 +15,7 @@ from .tensor import Tensor, _dim
 
 
 MedianResult = collections.namedtuple("median", ["values", "indices"])
+KthvalueResult = collections.namedtuple("kthvalue", ["values", "indices"])
 
 
 class MoreTensorMethods:
@@ -573,6 +574,16 @@ class AliasTensorMethods:
 
     def deg2rad_(self):
         return call_inplace(table.DEG2RAD, (_real_angles(self, "deg2rad"),))
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        """(values, indices) of the k-th smallest element along dim."""
+        dim = _dim(dim, max(self.dim(), 1))
+        size = self.shape[dim] if self.dim() else 1
+        if size == 0:
+            raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
+        if not 1 <= k <= size:
+            raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+        return KthvalueResult(*call(table.KTHVALUE, (self,), (k, dim, keepdim)))
 
     def diagflat(self, offset=0):
         return self.contiguous().view(-1).diag_embed(offset)

@@ -908,6 +908,13 @@ MODE = OpSpec("mode", "ModeBackward0", kernels.mode, function=True, jvp="reducti
               args=("dim", "keepdim"), outputs=("values", "indices"), nondiff_outputs=("indices",),
               self=lambda grad, dim, indices, keepdim, self_sym_sizes:
                   formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, keepdim))
+# the k-th smallest value along dim, at the index torch's quickselect finds
+KTHVALUE = OpSpec("kthvalue", "KthvalueBackward0", kernels.kthvalue, jvp="reduction",
+                  args=("k", "dim", "keepdim"), outputs=("values", "indices"),
+                  nondiff_outputs=("indices",),
+                  self=lambda grad, dim, indices, keepdim, self_sym_sizes:
+                      formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes,
+                                                        keepdim))
 CUMSUM = OpSpec("cumsum", "CumsumBackward0", kernels.cumsum, function=True, jvp="linear",
                 batches=True, args=("dim",), self=formulas.reverse_cumsum)
 CUMPROD = OpSpec("cumprod", "CumprodBackward0", kernels.cumprod, function=True, args=("dim",),

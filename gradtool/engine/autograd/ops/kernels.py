@@ -1619,6 +1619,66 @@ def mode(self, dim, keepdim):
     return values, indices
 
 
+def kthvalue(self, k, dim, keepdim):
+    """The k-th smallest value along dim (NaN the largest) and its index: torch's
+    quickselect, so that among equal values the index is the one torch's CPU kernel gives."""
+    moved = np.moveaxis(self, dim, -1) if self.ndim else self.reshape(1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    values = np.empty(rows.shape[0], self.dtype)
+    indices = np.empty(rows.shape[0], np.int64)
+    for r, row in enumerate(rows):
+        values[r], indices[r] = _quick_select(row.tolist(), k - 1)
+    shape = moved.shape[:-1]
+    values, indices = values.reshape(shape), indices.reshape(shape)
+    if keepdim and self.ndim:
+        values, indices = np.expand_dims(values, dim), np.expand_dims(indices, dim)
+    return values, indices
+
+
+def _greater_or_nan(x, y):
+    return (x != x and y == y) or x > y
+
+
+def _quick_select(values, k):
+    """torch's quick_select_template (median of three, Hoare partition) on a list: the k-th
+    (from 0) value and the index it came from."""
+    index = list(range(len(values)))
+
+    def swap(a, b):
+        values[a], values[b] = values[b], values[a]
+        index[a], index[b] = index[b], index[a]
+    low, high = 0, len(values) - 1
+    while high > low:
+        if high == low + 1:
+            if _greater_or_nan(values[low], values[high]):
+                swap(low, high)
+            break
+        swap(low + (high - low) // 2, low + 1)
+        if _greater_or_nan(values[low + 1], values[high]):
+            swap(low + 1, high)
+        if _greater_or_nan(values[low], values[high]):
+            swap(low, high)
+        if _greater_or_nan(values[low + 1], values[low]):
+            swap(low + 1, low)
+        i, j, pivot = low + 1, high, values[low]
+        while True:
+            i += 1
+            while _greater_or_nan(pivot, values[i]):
+                i += 1
+            j -= 1
+            while _greater_or_nan(values[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(low, j)
+        if j <= k:
+            low = i
+        if j >= k:
+            high = j - 1
+    return values[k], index[k]
+
+
 @rounded_once
 def logit(self, eps):
     x = self if eps is None else np.clip(self, eps, 1 - eps)
