@@ -755,3 +755,56 @@ def test_spectral_norm_divides_the_weight_by_its_largest_singular_value():
         gt.nn.utils.spectral_norm(layer)
     gt.nn.utils.remove_spectral_norm(layer)
     assert sorted(layer.state_dict()) == ["bias", "weight"]
+
+
+# ---- the rest of torch.nn's activations (gradients: the op sweep; against torch:
+# tests/parity/test_nn.py)
+def test_rrelu_draws_a_slope_per_negative_element_in_training_and_uses_their_mean_in_eval():
+    gt.manual_seed(0)
+    x = gt.tensor(-np.linspace(0.5, 2.0, 400), requires_grad=True)
+    layer = nn.RReLU(0.1, 0.3)
+    slopes = layer(x).detach() / x.detach()
+    assert 0.1 <= slopes.min().item() and slopes.max().item() <= 0.3
+    assert slopes.std().item() > 0.03  # drawn, not one slope
+    y = layer(x)
+    y.sum().backward()
+    assert gt.allclose(x.grad, y.detach() / x.detach())  # the slopes drawn for this call
+    layer.eval()
+    assert gt.allclose(layer(x) / x, gt.full((400,), 0.2, dtype=gt.float64))
+    assert gt.equal(layer(-x), -x)  # the positive side is the identity
+    with pytest.raises(RuntimeError, match="Lower bound should be less than or equal"):
+        F.rrelu(x, 0.5, 0.2)
+
+
+def test_the_in_place_activations_write_into_their_input_and_refuse_a_leaf():
+    cases = {"relu_": (), "hardtanh_": (-0.5, 0.5), "elu_": (1.5,), "selu_": (),
+             "celu_": (1.5,), "leaky_relu_": (0.2,), "rrelu_": (0.1, 0.3),
+             "threshold_": (0.1, 2.0)}
+    for name, args in cases.items():
+        x = f64(3, 4)
+        h = x * 1.0
+        version = h._version
+        out = getattr(F, name)(h, *args)
+        assert out is h and h._version == version + 1, name
+        out_of_place = getattr(F, name[:-1])(x.detach(), *args)
+        assert gt.allclose(h.detach(), out_of_place), name
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            getattr(F, name)(x, *args)
+
+
+def test_the_shrinks_and_threshold_compute_their_closed_forms():
+    x = gt.tensor([-2.0, -0.5, -0.2, 0.0, 0.3, 0.6, 3.0], dtype=gt.float64)
+    assert nn.Hardshrink(0.4)(x).tolist() == [-2.0, -0.5, 0.0, 0.0, 0.0, 0.6, 3.0]
+    assert gt.allclose(nn.Softshrink(0.4)(x), gt.tensor([-1.6, -0.1, 0, 0, 0, 0.2, 2.6],
+                                                        dtype=gt.float64))
+    assert nn.Threshold(0.3, -1.0)(x).tolist() == [-1.0] * 5 + [0.6, 3.0]
+    assert gt.allclose(nn.CELU(2.0)(x), gt.where(x > 0, x, 2.0 * ((x / 2.0).exp() - 1)))
+    with pytest.raises(RuntimeError, match=r"lambda must be in range \[0, 3.40282e\+38\] for "
+                                           r"input dtype Float, but found -1"):
+        F.softshrink(gt.ones(2), -1.0)
+    with pytest.raises(RuntimeError, match="alpha cannot be 0 for CELU"):
+        nn.CELU(0.0)(x)
+    assert [repr(m) for m in (nn.Threshold(0.1, 2.0, True), nn.CELU(), nn.RReLU(),
+                              nn.Hardshrink(), nn.Softshrink(0.25))] == [
+        "Threshold(threshold=0.1, value=2.0, inplace=True)", "CELU(alpha=1.0)",
+        "RReLU(lower=0.125, upper=0.3333333333333333)", "Hardshrink(0.5)", "Softshrink(0.25)"]

@@ -769,6 +769,27 @@ case("prelu", "PRELU", lambda x, w: gt.nn.functional.prelu(x, w),
 case("glu", "GLU", lambda x: gt.nn.functional.glu(x, 0), normal(4, 3),
      lambda v, x: [np.concatenate([v * _sigmoid(x[2:]), v * x[:2] * _sigmoid(x[2:]) * (
          1 - _sigmoid(x[2:]))])])
+# the shrinks, threshold, celu and rrelu (nodes of their own in torch)
+case("hardshrink", "HARDSHRINK", lambda x: gt.nn.functional.hardshrink(x, 0.5),
+     lambda r: [away_from(r, S, (-0.5, 0.5), 0.1)], lambda v, x: [v * (np.abs(x) > 0.5)])
+case("softshrink", "SOFTSHRINK", lambda x: gt.nn.functional.softshrink(x * 2.0, 0.5),
+     lambda r: [away_from(r, S, (-0.25, 0.25), 0.1)], lambda v, x: [2.0 * v * (np.abs(x) > 0.25)])
+case("threshold", "THRESHOLD", lambda x: gt.nn.functional.threshold(x, 0.1, 2.0),
+     lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x > 0.1)])
+case("threshold_", "THRESHOLD_", lambda x: gt.nn.functional.threshold_(x * 1.0, 0.1, 2.0),
+     lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x > 0.1)])
+case("celu", "CELU", lambda x: gt.nn.functional.celu(x, 1.5), lambda r: [away_from(r, S)],
+     lambda v, x: [v * np.where(x > 0, 1, np.exp(x / 1.5))])
+case("celu_", "CELU_", lambda x: gt.nn.functional.celu_(x * 1.0, 1.5), lambda r: [away_from(r, S)],
+     lambda v, x: [v * np.where(x > 0, 1, np.exp(x / 1.5))])
+case("rrelu_eval", "RRELU_WITH_NOISE", lambda x: gt.nn.functional.rrelu(x, 0.1, 0.3),
+     lambda r: [away_from(r, S)], lambda v, x: [v * np.where(x > 0, 1, 0.2)])
+_rrelu_training = _seeded(lambda x: gt.nn.functional.rrelu(x, 0.1, 0.3, training=True))
+case("rrelu_training", "RRELU_WITH_NOISE", _rrelu_training, lambda r: [away_from(r, S)],
+     lambda v, x: [v * _rrelu_training(gt.tensor(x))._data / x])  # (the drawn slopes)
+case("rrelu_", "RRELU_WITH_NOISE_", _seeded(
+    lambda x: gt.nn.functional.rrelu_(x * 1.0, 0.1, 0.3, training=True)),
+     lambda r: [away_from(r, S)], lambda v, x: [v * _rrelu_training(gt.tensor(x))._data / x])
 case("clamp_min_method", "CLAMP_MIN", lambda x: x.clamp_min(0.1),
      lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x >= 0.1)])
 case("bernoulli", "BERNOULLI", _seeded(lambda p: gt.bernoulli(p) * p),

@@ -57,7 +57,8 @@ def test_layers_and_losses_match_torch():
 ACTIVATION_MODULES = [("Hardtanh", (-0.5, 1.5)), ("ReLU6", ()), ("Hardsigmoid", ()),
                       ("Hardswish", ()), ("Mish", ()), ("SELU", ()), ("LogSigmoid", ()),
                       ("Softsign", ()), ("Tanhshrink", ()), ("Softmin", (1,)), ("GLU", (1,)),
-                      ("PReLU", (4,)), ("PReLU", ())]
+                      ("PReLU", (4,)), ("PReLU", ()), ("CELU", (1.5,)), ("Threshold", (0.1, 2.0)),
+                      ("Hardshrink", ()), ("Softshrink", (0.7,)), ("RReLU", (0.1, 0.3))]
 
 
 @pytest.mark.parametrize("name, args", ACTIVATION_MODULES,
@@ -68,7 +69,7 @@ def test_activation_modules_are_torchs(name, args):
     x = np.random.default_rng(3).standard_normal((2, 4, 3)) * 3
     seen = []
     for lib in (gt, torch):
-        module = getattr(lib.nn, name)(*args).double()
+        module = getattr(lib.nn, name)(*args).double().eval()  # (RReLU: its mean slope)
         xt = lib.tensor(x, requires_grad=True)
         y = module(xt)
         y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape))))
@@ -355,3 +356,55 @@ def test_spectral_norm_is_torchs(make):
         for a, b in zip(ours_step, theirs_step):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=1e-10)
+
+
+IN_PLACE_ACTIVATIONS = {"relu_": (), "hardtanh_": (-0.5, 0.5), "elu_": (1.5,), "selu_": (),
+                        "celu_": (1.5,), "leaky_relu_": (0.2,), "rrelu_": (0.1, 0.3),
+                        "threshold_": (0.1, 2.0)}
+
+
+@pytest.mark.parametrize("name", IN_PLACE_ACTIVATIONS)
+def test_in_place_activations_are_torchs(name):
+    """nn.functional's in-place activations: the values written, the version bump, torch's node
+    and gradient, and torch's refusal of a leaf that requires grad."""
+    torch = pytest.importorskip("torch")
+    args = IN_PLACE_ACTIVATIONS[name]
+    x = np.random.default_rng(5).standard_normal((3, 4)) * 2
+    seen = []
+    for lib in (gt, torch):
+        leaf = lib.tensor(x, requires_grad=True)
+        h = leaf * 1.0
+        out = getattr(lib.nn.functional, name)(h, *args)
+        out.backward(lib.tensor(np.cos(np.arange(12.0)).reshape(3, 4)))
+        with pytest.raises(RuntimeError) as refused:
+            getattr(lib.nn.functional, name)(leaf, *args)
+        seen.append((out is h, h._version, out.grad_fn.name(), str(refused.value),
+                     out.detach().numpy(), leaf.grad.numpy()))
+    assert seen[0][:4] == seen[1][:4]
+    np.testing.assert_allclose(seen[0][4], seen[1][4], rtol=1e-14)
+    np.testing.assert_allclose(seen[0][5], seen[1][5], rtol=1e-14)
+
+
+def test_rrelu_in_training_and_the_activations_errors_are_torchs():
+    """RReLU in training draws (other numbers than torch's generator): each slope within
+    [lower, upper] and the gradient the drawn slope, on both; the argument errors as torch's."""
+    torch = pytest.importorskip("torch")
+    x = -np.linspace(0.5, 2.0, 50)
+    for lib in (gt, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        y = lib.nn.RReLU(0.1, 0.3)(xt)
+        y.sum().backward()
+        slopes = (y / xt).detach().numpy()
+        assert y.grad_fn.name() == "RreluWithNoiseBackward0"
+        assert 0.1 <= slopes.min() and slopes.max() <= 0.3
+        np.testing.assert_allclose(xt.grad.numpy(), slopes, rtol=1e-14)
+    for call in (lambda lib: lib.nn.functional.softshrink(lib.ones(2), -1.0),
+                 lambda lib: lib.nn.functional.softshrink(lib.ones(2, dtype=lib.float64), -2),
+                 lambda lib: lib.nn.functional.rrelu(lib.ones(2), 0.5, 0.2),
+                 lambda lib: lib.nn.functional.celu(lib.ones(2), 0.0)):
+        errors = []
+        for lib in (gt, torch):
+            with pytest.raises(Exception) as caught:
+                call(lib)
+            errors.append((type(caught.value), str(caught.value)))
+        assert errors[0] == errors[1]

@@ -45,7 +45,7 @@ TORCH_EQUIVALENTS = {
 NOT_COMPARABLE = {"normal_", "uniform_", "bernoulli", "dropout2d", "mkldnn_rnn_layer",
                   "mkldnn_rnn_layer_reverse", "random_fill", "random_to_fill",
                   "random_from_to_fill", "log_normal_fill", "exponential_fill", "geometric_fill",
-                  "cauchy_fill"}
+                  "cauchy_fill", "rrelu_training", "rrelu_"}
 CASES = [c for c in sweep.CASES if c.id not in NOT_COMPARABLE]
 
 
@@ -329,6 +329,8 @@ KNOWN_SAVED_VALUE_FORMS = {
     ("var", "correction"), ("std", "correction"), ("amax_all", "dim"), ("cumprod", "dim"),
     ("topk", "dim"), ("norm_p_neg1", "dim"), ("norm_inf_dim", "dim"), ("matrix_norm_2", "dim"),
     ("matrix_norm_nuc_dims", "dim"), ("adaptive_avg_pool2d_to_1", "dim"),
+    # in eval mode torch's rrelu saves an uninitialised noise tensor (never read)
+    ("rrelu_eval", "noise"),
     # torch's addcdiv saves tensor2 whichever inputs require grad; gradtool only for the
     # formulas that read it (tensor1's and tensor2's)
     ("addcdiv", "tensor2"),

@@ -1243,3 +1243,85 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     index = y_soft.max(dim, keepdim=True)[1]
     y_hard = creation.zeros_like(logits).scatter_(dim, index, 1.0)
     return y_hard - y_soft.detach() + y_soft
+
+
+# ---- the shrinks, threshold, celu and rrelu (rows of their own, as torch's nodes) and the
+# in-place twins torch names with a trailing underscore
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    return call(table.HARDSHRINK, (input,), (lambd,))
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    if lambd < 0:
+        maximum = np.finfo(input._data.dtype).max if input.is_floating_point() else math.inf
+        raise RuntimeError(f"lambda must be in range [0, {maximum:g}] for input dtype "
+                           f"{dtypes.LEGACY_TYPE_NAMES[input._data.dtype.name]}, but found "
+                           f"{lambd:g}")
+    return call(table.SOFTSHRINK, (input,), (lambd,))
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, else value."""
+    if inplace:
+        return call_inplace(table.THRESHOLD_, (input,), (threshold, value))
+    return call(table.THRESHOLD, (input,), (threshold, value))
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _activation(table.CELU.in_place if inplace else table.CELU, input, (alpha,), inplace)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: in training each x <= 0 is scaled by a slope drawn from
+    U(lower, upper) (torch's noise, saved for backward); otherwise by their mean."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    data = input._data
+    noise = np.ones(data.shape, data.dtype)
+    if training:
+        negative = data <= 0
+        noise[negative] = creation.generator().uniform(lower, upper, int(negative.sum()))
+    inputs, args = (input, creation.from_numpy(noise)), (lower, upper, training)
+    if inplace:
+        return call_inplace(table.RRELU_WITH_NOISE.in_place, inputs, args)
+    return call(table.RRELU_WITH_NOISE, inputs, args)
+
+
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def threshold_(input, threshold, value):
+    return _threshold(input, threshold, value, inplace=True)
+
+
+_threshold = threshold  # (threshold_'s argument `threshold` hides the function, as in torch)

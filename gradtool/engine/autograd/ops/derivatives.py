@@ -758,6 +758,39 @@ def _glu_kernel(x, dim):
 GLU = OpSpec("glu", "GluBackward0", _glu_kernel, args=("dim",), jvp=_glu_jvp,
              self=_glu_backward)
 
+# the shrinks pass the gradient where |x| > lambd, nothing on [-lambd, lambd] (as torch's)
+def _shrunk(x, lambd):
+    return (x < -lambd) | (x > lambd)
+
+
+HARDSHRINK = OpSpec("hardshrink", "HardshrinkBackward0",
+                    lambda x, lambd: np.where(_shrunk(x, lambd), x, 0).astype(x.dtype, copy=False),
+                    jvp="elementwise", batches=True, args=("lambd",),
+                    self=lambda grad, self, lambd: grad * _shrunk(self, lambd))
+SOFTSHRINK = OpSpec("softshrink", "SoftshrinkBackward0",
+                    lambda x, lambd: np.where(_shrunk(x, lambd), x - np.sign(x) * lambd, 0).astype(
+                        x.dtype, copy=False),
+                    jvp="elementwise", batches=True, args=("lambd",),
+                    self=lambda grad, self, lambd: grad * _shrunk(self, lambd))
+# threshold: x where x > threshold, else value; its gradient is relu's threshold_backward.
+# threshold_ keeps the input as it was (ThresholdBackward1 saves self, not the result)
+_THRESHOLD_FIELDS = dict(jvp="elementwise", batches=True, args=("threshold", "value"),
+                         self=lambda grad, self, threshold:
+                             formulas.threshold_backward(grad, self, threshold))
+THRESHOLD = OpSpec("threshold", "ThresholdBackward0", kernels.threshold, **_THRESHOLD_FIELDS)
+THRESHOLD_ = OpSpec("threshold_", "ThresholdBackward1", kernels.threshold, **_THRESHOLD_FIELDS)
+# celu(x, alpha) = elu(x, alpha, scale=1, input_scale=1/alpha), torch's nodes of its own
+CELU = OpSpec("celu", "CeluBackward0", kernels.celu, jvp="elementwise", batches=True,
+              args=("alpha",), in_place_node="CeluBackward1",
+              self=lambda grad, self, alpha, self_is_result=False: formulas.elu_backward(
+                  grad, alpha, 1, 1 / alpha, self_is_result, self))
+# rrelu: x * noise, the noise drawn by nn.functional (1 where x > 0, U(lower, upper) below) in
+# training; leaky_relu with the mean slope (lower + upper) / 2 otherwise
+RRELU_WITH_NOISE = OpSpec(
+    "rrelu_with_noise", "RreluWithNoiseBackward0", kernels.rrelu_with_noise, jvp="elementwise",
+    batches=True, args=("lower", "upper", "training"), in_place_node="RreluWithNoiseBackward1",
+    self=formulas.rrelu_with_noise_backward, noise=NON_DIFFERENTIABLE)
+
 
 # ======================= losses (one node each, as torch's) =======================
 # reduction is torch's enum: 0 none, 1 mean, 2 sum

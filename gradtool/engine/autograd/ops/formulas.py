@@ -253,6 +253,14 @@ def softplus_backward(grad, self, beta, threshold):
     return where(self * beta > threshold, grad, grad * sigmoid(self * beta))
 
 
+def rrelu_with_noise_backward(grad, self, noise, lower, upper, training, self_is_result=False):
+    """The drawn slopes in training (torch's: when upper and lower differ), else leaky_relu's
+    gradient at the mean slope."""
+    if training and upper - lower > 1e-6:
+        return grad * noise
+    return leaky_relu_backward(grad, self, (lower + upper) / 2, self_is_result)
+
+
 def elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result):
     """From the input (EluBackward0) or, in place, from the output (EluBackward1)."""
     # The first derivative takes the exponential side at 0 (x <= 0), the second derivative

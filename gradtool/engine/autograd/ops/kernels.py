@@ -684,6 +684,20 @@ def elu(self, alpha, scale, input_scale):
     return np.where(self > 0, self * scale, negative).astype(self.dtype, copy=False)
 
 
+def threshold(self, threshold, value):
+    return np.where(self > threshold, self, value).astype(self.dtype, copy=False)
+
+
+def celu(self, alpha):
+    return elu(self, alpha, 1, 1 / alpha)
+
+
+def rrelu_with_noise(self, noise, lower, upper, training):
+    if training:
+        return (self * noise).astype(self.dtype, copy=False)
+    return leaky_relu(self, (lower + upper) / 2)
+
+
 # ---- losses (reduction: 0 none, 1 mean, 2 sum, torch's enum) ----
 def reduce(loss, reduction):
     if reduction == 1:
