@@ -808,3 +808,26 @@ def test_the_shrinks_and_threshold_compute_their_closed_forms():
                               nn.Hardshrink(), nn.Softshrink(0.25))] == [
         "Threshold(threshold=0.1, value=2.0, inplace=True)", "CELU(alpha=1.0)",
         "RReLU(lower=0.125, upper=0.3333333333333333)", "Hardshrink(0.5)", "Softshrink(0.25)"]
+
+
+def test_two_input_layers_gradients_against_central_differences():
+    """Bilinear's gradients with respect to both inputs, its weight and bias (the functional
+    the module calls), PairwiseDistance's with respect to a broadcast pair."""
+    check_grads(F.bilinear, [f64(4, 3), f64(4, 2, seed=1), f64(2, 3, 2, seed=2),
+                             f64(2, seed=3)], order=2)
+    check_grads(nn.PairwiseDistance(3.0), [f64(4, 3), f64(3, seed=1)], order=2)
+
+
+def test_bilinear_is_a_quadratic_form_per_output_and_pdist_the_pairs_distances():
+    rng = np.random.default_rng(0)
+    a, b, w = rng.standard_normal((5, 3)), rng.standard_normal((5, 2)), rng.standard_normal(
+        (4, 3, 2))
+    y = F.bilinear(gt.tensor(a), gt.tensor(b), gt.tensor(w))
+    np.testing.assert_allclose(y.numpy(), np.einsum("bi,oij,bj->bo", a, w, b))
+    d = F.pdist(gt.tensor(a), 1.5).numpy()
+    pairs = [(i, j) for i in range(5) for j in range(i + 1, 5)]
+    np.testing.assert_allclose(d, [(np.abs(a[i] - a[j]) ** 1.5).sum() ** (1 / 1.5)
+                                   for i, j in pairs])
+    assert F.pdist(gt.ones(1, 3)).shape == (0,)
+    with pytest.raises(ValueError, match="in1_features must be > 0"):
+        nn.Bilinear(0, 2, 3)

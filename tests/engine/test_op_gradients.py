@@ -1106,6 +1106,30 @@ case("cdist_batched", "CDIST", lambda a, b: gt.cdist(a, b), normals((2, 3, 2), (
                       unbroadcast(-(v[..., None] * _p_norm_grad(
                           a[:, :, None] - b[:, None], 2)).sum(1), b.shape)])
 
+
+def _pdist_vjp(p):
+    def vjp(v, x):
+        i, j = np.triu_indices(x.shape[0], 1)
+        g = v[:, None] * _p_norm_grad(x[i] - x[j], p)
+        out = np.zeros_like(x)
+        np.add.at(out, i, g)
+        np.add.at(out, j, -g)
+        return [out]
+    return vjp
+
+
+for _p in (2.0, 1.0, 3.0, np.inf):
+    case(f"pdist_p{_p}", "PDIST", lambda x, _p=_p: gt.nn.functional.pdist(x, _p),
+         normal(4, 3), _pdist_vjp(_p))
+case("pairwise_distance", ("ADD_SCALAR", "NORM_SCALAROPT_DIM"),
+     lambda a, b: gt.nn.functional.pairwise_distance(a, b, 3.0, eps=0.1), normals(S, (4,)),
+     lambda v, a, b: [v[:, None] * _p_norm_grad(a - b + 0.1, 3.0),
+                      unbroadcast(-v[:, None] * _p_norm_grad(a - b + 0.1, 3.0), b.shape)])
+# nn.Bilinear's _trilinear: y[b, o] = x1[b, i] w[o, i, j] x2[b, j]
+case("bilinear", "TRILINEAR", lambda a, w, b: gt.nn.functional.bilinear(a, b, w),
+     normals((3, 4), (2, 4, 5), (3, 5)),
+     lambda v, a, w, b: [np.einsum("bo,oij,bj->bi", v, w, b), np.einsum("bo,bi,bj->oij", v, a, b),
+                         np.einsum("bo,bi,oij->bj", v, a, w)])
 # ------------------------------ selecting, sorting ------------------------------
 
 

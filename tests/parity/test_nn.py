@@ -408,3 +408,51 @@ def test_rrelu_in_training_and_the_activations_errors_are_torchs():
                 call(lib)
             errors.append((type(caught.value), str(caught.value)))
         assert errors[0] == errors[1]
+
+
+# ---- Bilinear and the distances: values, gradients (inputs and parameters), nodes, repr and
+# state_dict from the same weights
+TWO_INPUT_LAYERS = {
+    "bilinear": (lambda nn: nn.Bilinear(4, 3, 2).double(), [(5, 4), (5, 3)]),
+    "bilinear_no_bias_batched": (lambda nn: nn.Bilinear(4, 3, 2, bias=False).double(),
+                                 [(2, 5, 4), (2, 5, 3)]),
+    "bilinear_unbatched": (lambda nn: nn.Bilinear(4, 3, 2).double(), [(4,), (3,)]),
+    "pairwise_distance": (lambda nn: nn.PairwiseDistance(), [(5, 4), (5, 4)]),
+    "pairwise_distance_p1_keepdim": (lambda nn: nn.PairwiseDistance(1.0, 1e-3, True),
+                                     [(5, 4), (4,)]),
+    "pairwise_distance_pinf": (lambda nn: nn.PairwiseDistance(float("inf")), [(5, 4), (5, 4)]),
+}
+
+
+@pytest.mark.parametrize("case", TWO_INPUT_LAYERS)
+def test_two_input_layers_are_torchs(case):
+    from tests.parity.test_recurrent_attention import _compare
+    torch = pytest.importorskip("torch")
+    make, shapes = TWO_INPUT_LAYERS[case]
+    rng = np.random.default_rng(4)
+    mine = _compare(torch, make, [rng.standard_normal(s) for s in shapes])
+    assert repr(mine) == repr(make(torch.nn))
+
+
+def test_bilinear_and_pdist_refuse_what_torch_refuses():
+    torch = pytest.importorskip("torch")
+    calls = [lambda lib: lib.nn.functional.bilinear(lib.ones(2, 3), lib.ones(2, 4),
+                                                    lib.ones(5, 3, 3)),
+             lambda lib: lib.nn.functional.bilinear(lib.ones(2, 3), lib.ones(3, 3),
+                                                    lib.ones(5, 3, 3)),
+             lambda lib: lib.nn.functional.bilinear(lib.ones(2, 3), lib.ones(2, 2, 3),
+                                                    lib.ones(5, 3, 3)),
+             lambda lib: lib.nn.functional.bilinear(lib.ones(2, 4), lib.ones(2, 3),
+                                                    lib.ones(5, 3, 3)),
+             lambda lib: lib.nn.functional.bilinear(lib.ones(2, 3), lib.ones(2, 3),
+                                                    lib.ones(5, 3, 3), lib.ones(4)),
+             lambda lib: lib.nn.Bilinear(0, 2, 3),
+             lambda lib: lib.nn.functional.pdist(lib.ones(2, 3, 4)),
+             lambda lib: lib.nn.functional.pdist(lib.ones(2, 3), -1.0)]
+    for call in calls:
+        errors = []
+        for lib in (gt, torch):
+            with pytest.raises(Exception) as caught:
+                call(lib)
+            errors.append((type(caught.value), str(caught.value)))
+        assert errors[0] == errors[1]

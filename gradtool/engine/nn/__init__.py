@@ -33,3 +33,7 @@ __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleLis
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
 from .extra import *  # noqa: E402,F401,F403 (activations, ParameterList/Dict, DataParallel, ...)
+
+# the rest of torch.nn's activations and layers, its lazy modules and its decoder
+from .layers import Bilinear  # noqa: E402,F401
+__all__ += ["Bilinear"]

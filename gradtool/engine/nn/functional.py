@@ -1325,3 +1325,44 @@ def threshold_(input, threshold, value):
 
 
 _threshold = threshold  # (threshold_'s argument `threshold` hides the function, as in torch)
+
+
+# ---- bilinear (torch's _trilinear node between reshapes), pairwise_distance (composed as
+# torch's C++: sub, add.Scalar, norm) and pdist (a node of its own)
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and "
+                           f"{input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: "
+                               f"got {input1.shape[i]} and {input2.shape[i]}")
+    for k, x in ((1, input1), (2, input2)):
+        if x.shape[-1] != weight.shape[k]:
+            raise RuntimeError(f"bilinear(): input{k} size does not match weight size: got "
+                               f"{x.shape[-1]} but expected {weight.shape[k]}")
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[0]} but expected {weight.shape[0]}")
+    rows1 = input1.reshape(-1, input1.shape[-1])
+    rows2 = input2.reshape(-1, input2.shape[-1])
+    out = call(table.TRILINEAR, (rows1, weight, rows2), ((1, 3), (0,), (1, 2), (2, 3), 1))
+    out = out.reshape(*input1.shape[:-1], weight.shape[0])
+    return out if bias is None else out + bias
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """The p-norm of x1 - x2 + eps over the last dim (of the larger input)."""
+    innermost = max(x1.dim(), x2.dim()) - 1
+    shifted = call(table.ADD_SCALAR, (x1 - x2,), (eps, 1))
+    return call(table.NORM_SCALAROPT_DIM, (shifted,), (p, (innermost,), keepdim))
+
+
+def pdist(input, p=2):
+    """The p-norm distance of every pair of rows i < j of a matrix, as a vector."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return call(table.PDIST, (input,), (float(p),))

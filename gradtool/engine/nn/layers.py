@@ -1,4 +1,4 @@
-"""Linear, Identity, activations, Softmax, Flatten, Dropout, Dropout2d and Embedding modules."""
+"""Linear, Bilinear, Identity, activations, Softmax, Flatten, Dropout, Dropout2d and Embedding modules."""
 import math
 
 from ..autograd import creation
@@ -54,6 +54,39 @@ class Linear(Module):
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b for each output feature: weight (out, in1, in2) and bias (out,), both
+    U(-1/sqrt(in1), 1/sqrt(in1)) as torch."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        check_device(device)  # the CPU, the only device
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        self.weight = Parameter(creation.empty((out_features, in1_features, in2_features),
+                                               dtype=dtype))
+        self.register_parameter(
+            "bias", Parameter(creation.empty(out_features, dtype=dtype)) if bias else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.in1_features <= 0:
+            raise ValueError(f"in1_features must be > 0, but got (in1_features="
+                             f"{self.in1_features})")
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
 class ReLU(Module):

@@ -207,6 +207,9 @@ MUL = OpSpec("mul", "MulBackward0", kernels.mul, function=True, **_BROADCASTING,
 # Python's tensor * 2.0 is MUL, the number wrapped in a tensor
 MUL_SCALAR = OpSpec("mul", "MulBackward1", kernels.mul, jvp="elementwise", batches=True,
                     args=("other",), complex=True, self=lambda grad, other: grad * conj(other))
+# add.Scalar: a tensor plus a number inside torch's C++ (pairwise_distance's eps)
+ADD_SCALAR = OpSpec("add", "AddBackward1", kernels.add, jvp="elementwise", batches=True,
+                    args=("other", "alpha"), complex=True, self=lambda grad: grad)
 DIV = OpSpec("div", "DivBackward0", kernels.div, function=True, jvp="elementwise", batches=True,
              promotion="float", broadcasts=True, complex=True,
              self=lambda grad, other: grad / conj(other),
@@ -332,6 +335,21 @@ DOT = OpSpec("dot", "DotBackward0", np.dot, function=True, jvp="bilinear", compl
 BMM = OpSpec("bmm", "BmmBackward0", np.matmul, function=True, jvp="bilinear", complex=True,
              self=lambda grad, mat2: bmm(grad, conj(transpose(mat2, 1, 2))),
              mat2=lambda grad, self: bmm(conj(transpose(self, 1, 2)), grad))
+# _trilinear (nn.Bilinear's node): the three inputs unsqueezed at their expand dims,
+# multiplied and summed over sumdim; each input's gradient the product of the other two and
+# the gradient (unsqueezed at sumdim), summed over the input's expand dims
+TRILINEAR = OpSpec("_trilinear", "TrilinearBackward0", kernels.trilinear,
+                   args=("expand1", "expand2", "expand3", "sumdim", "unroll_dim"),
+                   jvp="bilinear",  # (linear in each input: the rule holds for three)
+                   i1=lambda grad, i2, i3, expand1, expand2, expand3, sumdim:
+                       formulas.trilinear_backward(grad, expand1, (i2, expand2), (i3, expand3),
+                                                   sumdim),
+                   i2=lambda grad, i1, i3, expand1, expand2, expand3, sumdim:
+                       formulas.trilinear_backward(grad, expand2, (i1, expand1), (i3, expand3),
+                                                   sumdim),
+                   i3=lambda grad, i1, i2, expand1, expand2, expand3, sumdim:
+                       formulas.trilinear_backward(grad, expand3, (i1, expand1), (i2, expand2),
+                                                   sumdim))
 
 # ======================= reductions =======================
 SUM = OpSpec("sum", "SumBackward0", np.sum, function=True, jvp="linear", batches=True,
@@ -430,6 +448,12 @@ NORM = OpSpec("norm", "LinalgVectorNormBackward0", kernels.norm, function=True,
                   formulas.norm_jvp(self_t, self, result, ord, dim, keepdim),
               self=lambda grad, self, ord, dim, keepdim, result:
                   formulas.norm_backward(grad, self, result, ord, dim, keepdim))
+# norm.ScalarOpt_dim: the norm torch's C++ calls (pairwise_distance), saving p, not ord
+NORM_SCALAROPT_DIM = OpSpec("norm", "NormBackward1", kernels.norm, args=("p", "dim", "keepdim"),
+                            jvp=lambda self_t, self, p, dim, keepdim, result:
+                                formulas.norm_jvp(self_t, self, result, p, dim, keepdim),
+                            self=lambda grad, self, p, dim, keepdim, result:
+                                formulas.norm_backward(grad, self, result, p, dim, keepdim))
 SOFTMAX = OpSpec("softmax", "SoftmaxBackward0", kernels.softmax, function=True, args=("dim",),
                  batches=True,
                  jvp=lambda self_t, result, dim:
@@ -1184,6 +1208,9 @@ CDIST = OpSpec("_cdist_forward", "CdistBackward0", kernels.cdist, args=("p", "co
                    formulas.cdist_backward(grad, x1, x2, p, result, "x1"),
                x2=lambda grad, x1, x2, p, result:
                    formulas.cdist_backward(grad, x1, x2, p, result, "x2"))
+# pdist: the p-norm of every pair of rows i < j of one matrix, in row-major pair order
+PDIST = OpSpec("_pdist_forward", "PdistBackward0", kernels.pdist, args=("p",),
+               jvp=formulas.pdist_jvp, self=formulas.pdist_backward)
 LINALG_EIGH = OpSpec("linalg_eigh", "LinalgEighBackward0", np.linalg.eigh, args=("UPLO",),
                      outputs=("eigenvalues", "eigenvectors"), undefined_grads=True,
                      jvp=formulas.linalg_eigh_jvp,

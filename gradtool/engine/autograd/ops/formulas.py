@@ -1200,6 +1200,36 @@ def cdist_backward(grad, x1, x2, p, result, wrt):
         sum_to(-sum(g, -3), tuple(x2.shape))
 
 
+def _pdist_differences(x):
+    i, j = (constant(k, x) for k in kernels.pdist_pairs(x.shape[0]))
+    return i, j, index_select(x, 0, i) - index_select(x, 0, j)
+
+
+def pdist_backward(grad, self, p, result):
+    """Each pair's p-norm gradient, added to its first row and taken from its second."""
+    i, j, diff = _pdist_differences(self)
+    g = p_norm_backward(grad, diff, result, p)
+    return index_add(index_add(zeros_like(self), 0, i, g), 0, j, -g)
+
+
+def pdist_jvp(self_t, self, p, result):
+    _, _, diff = _pdist_differences(self)
+    _, _, diff_t = _pdist_differences(self_t)
+    return norm_jvp(diff_t, diff, result, p, (1,), False)
+
+
+def _unsqueezed(x, dims):
+    for d in sorted(dims):
+        x = unsqueeze(x, d)
+    return x
+
+
+def trilinear_backward(grad, expand_self, other, another, sumdim):
+    product = _unsqueezed(grad, sumdim) * _unsqueezed(other[0], other[1]) * _unsqueezed(
+        another[0], another[1])
+    return sum(product, tuple(expand_self)) if expand_self else product
+
+
 def cdist_jvp(x1_t, x2_t, x1, x2, p, result):
     diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
     diff_t = unsqueeze(x1_t, -2) - unsqueeze(x2_t, -3)

@@ -1608,3 +1608,19 @@ def dist(self, other, p):
 
 def cdist(x1, x2, p, compute_mode):
     return p_norm(x1[..., :, None, :] - x2[..., None, :, :], p)
+
+
+def pdist_pairs(n):
+    """The rows (i, j), i < j, of pdist's pairs in its order."""
+    return np.triu_indices(n, 1)
+
+
+def pdist(self, p):
+    i, j = pdist_pairs(self.shape[0])
+    return p_norm(self[i] - self[j], p).astype(self.dtype, copy=False)
+
+
+def trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
+    product = (np.expand_dims(i1, tuple(expand1)) * np.expand_dims(i2, tuple(expand2))
+               * np.expand_dims(i3, tuple(expand3)))
+    return product.sum(axis=tuple(sumdim)) if sumdim else product
