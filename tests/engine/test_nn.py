@@ -831,3 +831,35 @@ def test_bilinear_is_a_quadratic_form_per_output_and_pdist_the_pairs_distances()
     assert F.pdist(gt.ones(1, 3)).shape == (0,)
     with pytest.raises(ValueError, match="in1_features must be > 0"):
         nn.Bilinear(0, 2, 3)
+
+
+# ---- the Transformer's decoder (against torch: tests/parity/test_recurrent_attention.py)
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
+def test_decoder_layer_gradients_against_central_differences(norm_first):
+    gt.manual_seed(0)
+    layer = nn.TransformerDecoderLayer(4, 2, 6, dropout=0.0, norm_first=norm_first,
+                                       activation="gelu").double()
+    mask = nn.Transformer.generate_square_subsequent_mask(3, dtype=gt.float64)
+    check_grads(lambda tgt, memory: layer(tgt, memory, tgt_mask=mask),
+                [f64(3, 2, 4), f64(5, 2, 4, seed=1)])
+
+
+def test_transformer_decoder_is_causal_under_the_causal_mask():
+    """With the causal mask (given or detected) an output depends on the target's earlier
+    positions only, and on all of the source."""
+    gt.manual_seed(0)
+    model = nn.Transformer(8, 2, 1, 2, 16, dropout=0.0, batch_first=True).double()
+    src, tgt = f64(2, 5, 8, requires_grad=False), f64(2, 4, 8, seed=1, requires_grad=False)
+    mask = model.generate_square_subsequent_mask(4, dtype=gt.float64)
+    out = model(src, tgt, tgt_mask=mask)
+    changed_tgt, changed_src = tgt.clone(), src.clone()
+    changed_tgt[:, 2:] += 1.0
+    changed_src[:, -1] += 1.0
+    later = model(src, changed_tgt, tgt_mask=mask)
+    assert out.shape == (2, 4, 8) and gt.allclose(later[:, :2], out[:, :2])
+    assert not gt.allclose(later[:, 2:], out[:, 2:])
+    assert not gt.allclose(model(changed_src, tgt, tgt_mask=mask)[:, 0], out[:, 0])
+    assert [len(model.encoder.layers), len(model.decoder.layers)] == [1, 2]
+    assert model.decoder.layers[0].activation is F.relu
+    with pytest.raises(RuntimeError, match="the batch number of src and tgt must be equal"):
+        model(src, tgt[:1])

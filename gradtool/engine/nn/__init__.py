@@ -36,4 +36,5 @@ from .extra import *  # noqa: E402,F401,F403 (activations, ParameterList/Dict, D
 
 # the rest of torch.nn's activations and layers, its lazy modules and its decoder
 from .layers import Bilinear  # noqa: E402,F401
-__all__ += ["Bilinear"]
+from .transformer import TransformerDecoder, TransformerDecoderLayer  # noqa: E402,F401
+__all__ += ["Bilinear", "TransformerDecoder", "TransformerDecoderLayer"]

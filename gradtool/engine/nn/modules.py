@@ -23,7 +23,7 @@ _HELPERS = {"_ntuple": _ntuple, "_single": _ntuple(1, "_single"),
 
 # torch's file for each of gradtool's nn classes
 WHERE = {
-    "module": "Module", "linear": "Identity Linear",
+    "module": "Module", "linear": "Identity Linear Bilinear",
     "activation": "ReLU Tanh Sigmoid GELU SiLU LeakyReLU ELU Softplus Softmax LogSoftmax "
                   "MultiheadAttention",
     "loss": "_Loss MSELoss L1Loss SmoothL1Loss HuberLoss BCELoss BCEWithLogitsLoss NLLLoss "
@@ -36,7 +36,8 @@ WHERE = {
     "padding": "ReflectionPad1d ReflectionPad2d ReplicationPad1d ReplicationPad2d CircularPad1d "
                "CircularPad2d ZeroPad1d ZeroPad2d ConstantPad1d ConstantPad2d",
     "flatten": "Flatten", "rnn": "RNNBase RNN GRU LSTM RNNCellBase RNNCell GRUCell LSTMCell",
-    "transformer": "Transformer TransformerEncoder TransformerEncoderLayer", "utils": "",
+    "transformer": "Transformer TransformerEncoder TransformerEncoderLayer TransformerDecoder "
+                   "TransformerDecoderLayer", "utils": "",
 }
 
 
