@@ -863,3 +863,93 @@ def test_transformer_decoder_is_causal_under_the_causal_mask():
     assert model.decoder.layers[0].activation is F.relu
     with pytest.raises(RuntimeError, match="the batch number of src and tgt must be equal"):
         model(src, tgt[:1])
+
+
+# ---- the lazy modules (against torch: tests/parity/test_nn.py)
+LAZY = [(lambda: nn.LazyLinear(3), (2, 5), nn.Linear, (3, 5)),
+        (lambda: nn.LazyConv1d(4, 3), (2, 5, 7), nn.Conv1d, (4, 5, 3)),
+        (lambda: nn.LazyConv2d(4, 3, groups=2), (2, 6, 5, 5), nn.Conv2d, (4, 3, 3, 3)),
+        (lambda: nn.LazyConv3d(2, 1), (5, 3, 3, 3), nn.Conv3d, (2, 5, 1, 1, 1)),
+        (lambda: nn.LazyConvTranspose1d(4, 3), (2, 5, 7), nn.ConvTranspose1d, (5, 4, 3)),
+        (lambda: nn.LazyConvTranspose2d(4, 3), (2, 5, 4, 4), nn.ConvTranspose2d, (5, 4, 3, 3)),
+        (lambda: nn.LazyConvTranspose3d(4, 1), (1, 5, 2, 2, 2), nn.ConvTranspose3d,
+         (5, 4, 1, 1, 1)),
+        (lambda: nn.LazyBatchNorm1d(), (4, 5), nn.BatchNorm1d, (5,)),
+        (lambda: nn.LazyBatchNorm2d(), (2, 5, 3, 3), nn.BatchNorm2d, (5,)),
+        (lambda: nn.LazyBatchNorm3d(), (2, 5, 2, 2, 2), nn.BatchNorm3d, (5,)),
+        (lambda: nn.LazyInstanceNorm1d(), (2, 5, 4), nn.InstanceNorm1d, (5,)),
+        (lambda: nn.LazyInstanceNorm2d(), (2, 5, 3, 3), nn.InstanceNorm2d, (5,))]
+
+
+@pytest.mark.parametrize("make, shape, becomes, weight_shape", LAZY,
+                         ids=[b.__name__ for _, _, b, _ in LAZY])
+def test_a_lazy_module_takes_its_shapes_from_its_first_input_and_becomes_its_class(
+        make, shape, becomes, weight_shape):
+    module = make().double()
+    assert module.has_uninitialized_params() and type(module).__name__ == "Lazy" + \
+        becomes.__name__
+    assert {name: type(t).__name__ for name, t in module.state_dict().items()
+            if name != "num_batches_tracked"} == {
+        name: "UninitializedParameter" if name in ("weight", "bias") else "UninitializedBuffer"
+        for name in module.state_dict() if name != "num_batches_tracked"}
+    x = f64(*shape)
+    module(x)
+    assert type(module) is becomes and not hasattr(module, "_initialize_hook")
+    assert module.weight.shape == weight_shape and module.weight.dtype == gt.float64
+    check_grads(module, [x])  # a plain module now: its gradients are its class's
+
+
+def test_uninitialized_parameters_refuse_use_and_load_their_shapes():
+    layer = nn.LazyLinear(3)
+    with pytest.raises(ValueError, match=r"Attempted to use an uninitialized parameter in "
+                                         r"<method 'sum' of 'torch._C.TensorBase' objects>"):
+        layer.weight.sum()
+    with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized"):
+        layer.weight.shape
+    assert repr(layer.weight) == "<UninitializedParameter>"
+    assert [repr(v) for v in layer.state_dict().values()] == ["<UninitializedParameter>"] * 2
+    copied = copy.deepcopy(layer)
+    assert copied.has_uninitialized_params() and copied.weight is not layer.weight
+    trained = nn.Linear(4, 3)
+    layer.load_state_dict(trained.state_dict())  # loading materialises the shapes
+    assert not layer.has_uninitialized_params() and type(layer) is nn.LazyLinear
+    x = gt.randn(2, 4)
+    assert gt.equal(layer(x), trained(x)) and type(layer) is nn.Linear
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        nn.LazyConv2d(4, 3, groups=2)(gt.ones(1, 3, 5, 5))
+    with pytest.raises(RuntimeError, match=r"Expected 2D \(unbatched\) or 3D \(batched\) input "
+                                           r"to LazyConv1d"):
+        nn.LazyConv1d(4, 3)(gt.ones(5))
+
+
+def test_buffer_assigned_to_a_module_is_registered_persistent_or_not():
+    module = nn.Module()
+    module.kept = nn.Buffer(gt.ones(2))
+    module.scratch = nn.Buffer(gt.zeros(3), persistent=False)
+    assert list(module.state_dict()) == ["kept"]
+    assert [name for name, _ in module.named_buffers()] == ["kept", "scratch"]
+    assert module.double().kept.dtype == gt.float64
+
+
+def test_the_deprecated_container_warns_and_holds_its_keyword_children():
+    with pytest.warns(FutureWarning, match="`nn.Container` is deprecated"):
+        container = nn.Container(act=nn.ReLU(), out=nn.Linear(2, 1))
+    assert list(dict(container.named_children())) == ["act", "out"]
+    with pytest.warns(FutureWarning, match="Subclass that instead"):
+        class Old(nn.Container):
+            pass
+
+
+def test_the_new_layers_import_from_torchs_module_paths():
+    from gradtool.nn.modules.activation import CELU, Hardshrink
+    from gradtool.nn.modules.container import Container
+    from gradtool.nn.modules.conv import LazyConvTranspose2d
+    from gradtool.nn.modules.lazy import LazyModuleMixin
+    from gradtool.nn.modules.linear import Bilinear, LazyLinear
+    from gradtool.nn.modules.transformer import TransformerDecoder
+    from gradtool.nn.parameter import UninitializedBuffer
+    assert (CELU, Hardshrink, Container, LazyConvTranspose2d, Bilinear, LazyLinear,
+            TransformerDecoder, UninitializedBuffer) == (
+        nn.CELU, nn.Hardshrink, nn.Container, nn.LazyConvTranspose2d, nn.Bilinear,
+        nn.LazyLinear, nn.TransformerDecoder, nn.UninitializedBuffer)
+    assert issubclass(nn.LazyLinear, LazyModuleMixin)

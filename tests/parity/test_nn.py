@@ -456,3 +456,77 @@ def test_bilinear_and_pdist_refuse_what_torch_refuses():
                 call(lib)
             errors.append((type(caught.value), str(caught.value)))
         assert errors[0] == errors[1]
+
+
+# ---- the lazy modules: before their first input (repr, state_dict), after it (the class they
+# become, repr, state_dict), and then values and gradients from the same weights
+LAZY_MODULES = {"LazyLinear": ((3,), (2, 5)), "LazyConv1d": ((4, 3), (2, 6, 7)),
+                "LazyConv2d": ((4, 3, 1, 1, 1, 2), (2, 6, 5, 5)),
+                "LazyConv3d": ((2, 2), (1, 3, 3, 3, 3)),
+                "LazyConvTranspose1d": ((4, 3, 2), (2, 5, 4)),
+                "LazyConvTranspose2d": ((4, 3), (5, 4, 4)),
+                "LazyConvTranspose3d": ((2, 2), (1, 3, 2, 2, 2)),
+                "LazyBatchNorm1d": ((), (4, 5)), "LazyBatchNorm2d": ((1e-3, 0.2), (2, 5, 3, 3)),
+                "LazyBatchNorm3d": ((), (2, 3, 2, 2, 2)), "LazyInstanceNorm1d": ((), (2, 5, 4)),
+                "LazyInstanceNorm2d": ((1e-5, 0.1, False, False), (2, 5, 3, 3))}
+
+
+@pytest.mark.parametrize("name", LAZY_MODULES)
+def test_lazy_modules_are_torchs(name):
+    from tests.parity.test_recurrent_attention import _compare
+    torch = pytest.importorskip("torch")
+    args, shape = LAZY_MODULES[name]
+    x = np.random.default_rng(6).standard_normal(shape)
+    seen = []
+    for lib in (gt, torch):
+        module = getattr(lib.nn, name)(*args)
+        before = (repr(module), [(k, repr(v)) for k, v in module.state_dict().items()],
+                  module.has_uninitialized_params())
+        module.double()(lib.tensor(x))
+        seen.append((before, type(module).__name__, repr(module),
+                     [(k, tuple(v.shape), str(v.dtype).split(".")[-1])
+                      for k, v in module.state_dict().items()]))
+    assert seen[0] == seen[1]
+
+    def make(nn):
+        module = getattr(nn, name)(*args).double()
+        module(gt.tensor(x) if nn is gt.nn else torch.tensor(x))
+        return module.eval() if "Norm" in name else module
+    _compare(torch, make, [x], nodes=False)  # (nodes: the classes' own parity tests)
+
+
+def test_uninitialized_parameters_and_buffers_are_torchs():
+    torch = pytest.importorskip("torch")
+    calls = [lambda lib: lib.nn.LazyLinear(3).weight.sum(),
+             lambda lib: lib.nn.LazyLinear(3).weight.shape,
+             lambda lib: lib.nn.LazyBatchNorm1d().running_mean.mul(2),
+             lambda lib: lib.nn.LazyConv2d(4, 3, groups=2)(lib.ones(1, 3, 5, 5)),
+             lambda lib: lib.nn.LazyLinear(3).weight.share_memory_()]
+    for call in calls:
+        errors = []
+        for lib in (gt, torch):
+            with pytest.raises(Exception) as caught:
+                call(lib)
+            errors.append((type(caught.value), str(caught.value)))
+        assert errors[0] == errors[1]
+    for lib in (gt, torch):  # loading a state_dict gives a lazy module its shapes
+        layer = lib.nn.LazyLinear(3)
+        layer.load_state_dict(lib.nn.Linear(4, 3).state_dict())
+        assert (type(layer).__name__, tuple(layer.weight.shape)) == ("LazyLinear", (3, 4))
+        module = lib.nn.Module()
+        module.kept, module.scratch = lib.nn.Buffer(lib.ones(2)), lib.nn.Buffer(
+            lib.ones(1), persistent=False)
+        assert list(module.state_dict()) == ["kept"]
+        assert [n for n, _ in module.named_buffers()] == ["kept", "scratch"]
+
+
+def test_the_deprecated_container_warns_as_torchs():
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (gt, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            container = lib.nn.Container(act=lib.nn.ReLU())
+            type("Old", (lib.nn.Container,), {})
+        seen.append(([(w.category, str(w.message)) for w in caught], repr(container)))
+    assert seen[0] == seen[1]

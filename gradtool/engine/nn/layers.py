@@ -6,8 +6,9 @@ from ..autograd.device import check as check_device
 from ..autograd.grad_mode import no_grad
 from . import functional as F
 from . import init
+from .lazy import LazyModuleMixin
 from .module import Module
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter
 
 
 def _fields_repr(*names):
@@ -288,3 +289,29 @@ class Embedding(Module):
     def extra_repr(self):
         text = f"{self.num_embeddings}, {self.embedding_dim}"
         return text if self.padding_idx is None else text + f", padding_idx={self.padding_idx}"
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose in_features is the last dim of its first input."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)  # (no bias yet: it would be replaced at once)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
