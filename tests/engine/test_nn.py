@@ -953,3 +953,18 @@ def test_the_new_layers_import_from_torchs_module_paths():
         nn.CELU, nn.Hardshrink, nn.Container, nn.LazyConvTranspose2d, nn.Bilinear,
         nn.LazyLinear, nn.TransformerDecoder, nn.UninitializedBuffer)
     assert issubclass(nn.LazyLinear, LazyModuleMixin)
+
+
+def test_embedding_bag_reduces_each_bag_and_says_what_it_refuses():
+    from gradtool.engine.errors import NotInEngineError
+    weight = gt.tensor(np.arange(12.0).reshape(4, 3))
+    bags = nn.EmbeddingBag.from_pretrained(weight, mode="sum", padding_idx=3)
+    out = bags(gt.tensor([1, 3, 2, 0]), gt.tensor([0, 2, 2]))  # bags [1, 3], [], [2, 0]
+    assert out.tolist() == [[3.0, 4.0, 5.0], [0.0, 0.0, 0.0], [6.0, 8.0, 10.0]]
+    mean = F.embedding_bag(gt.tensor([[0, 2], [1, 1]]), weight)  # a 2-d input: rows are bags
+    assert mean.tolist() == [[3.0, 4.0, 5.0], [3.0, 4.0, 5.0]]
+    assert F.embedding_bag(gt.tensor([[0, 2]]), weight, mode="max").tolist() == [[6.0, 7.0, 8.0]]
+    with pytest.raises(NotInEngineError, match="scale_grad_by_freq"):
+        F.embedding_bag(gt.tensor([0, 1]), weight, gt.tensor([0]), scale_grad_by_freq=True)
+    with pytest.raises(ValueError, match="mode has to be one of sum, mean or max"):
+        F.embedding_bag(gt.tensor([0, 1]), weight, gt.tensor([0]), mode="median")

@@ -503,6 +503,43 @@ case("embedding", ("EMBEDDING", "EMBEDDING_DENSE_BACKWARD"),
 case("embedding_no_padding", "EMBEDDING", lambda w, i: gt.nn.functional.embedding(i, w),
      lambda r: [r.standard_normal((4, 2)), Const(np.array([3, 3, 0]))],
      lambda v, w, i: [_added(w.shape, i, v)], order2="square")
+# nn.EmbeddingBag: bags cut at offsets (an empty one included), the padding_idx row left out
+_BAG_INDICES, _BAG_OFFSETS = np.array([0, 2, 2, 5, 1, 4]), np.array([0, 2, 2])
+
+
+def _bag_vjp(mode, padding=-1, with_weights=False):
+    def vjp(v, w, *psw):
+        bag = np.searchsorted(_BAG_OFFSETS, np.arange(6), side="right") - 1
+        kept = _BAG_INDICES != padding
+        rows = w[_BAG_INDICES] * (psw[0][:, None] if with_weights else 1)
+        g = np.zeros_like(w)
+        for b in range(3):
+            members = np.nonzero((bag == b) & kept)[0]
+            if mode == "max" and members.size:
+                first = rows[members].argmax(0)
+                np.add.at(g, (_BAG_INDICES[members][first], np.arange(w.shape[1])), v[b])
+            elif members.size:
+                scale = 1 / members.size if mode == "mean" else 1
+                weights = psw[0][members] if with_weights else np.ones(members.size)
+                np.add.at(g, _BAG_INDICES[members], scale * weights[:, None] * v[b])
+        if not with_weights:
+            return [g]
+        return [g, (v[bag] * w[_BAG_INDICES]).sum(-1) * kept]
+    return vjp
+
+
+def _bag(mode, **kw):
+    return lambda w, *psw: gt.nn.functional.embedding_bag(
+        gt.tensor(_BAG_INDICES), w, gt.tensor(_BAG_OFFSETS), mode=mode,
+        per_sample_weights=psw[0] if psw else None, **kw)
+
+
+case("embedding_bag_sum_weighted", "EMBEDDING_BAG", _bag("sum", padding_idx=2),
+     normals((6, 3), (6,)), _bag_vjp("sum", 2, True), order2=None, forward_ad=False)
+case("embedding_bag_mean", "EMBEDDING_BAG", _bag("mean"), normal(6, 3), _bag_vjp("mean"),
+     order2=None, forward_ad=False)
+case("embedding_bag_max", "EMBEDDING_BAG", _bag("max", padding_idx=5), normal(6, 3),
+     _bag_vjp("max", 5), order2=None, forward_ad=False)
 case("index_tensor_2d", "INDEX", lambda x, i: x[i], lambda r: [
     r.standard_normal((4, 3)), Const(np.array([[0, 3], [3, 3]]))],
      lambda v, x, i: [_added(x.shape, i, v)], order2="square")

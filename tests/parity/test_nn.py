@@ -530,3 +530,64 @@ def test_the_deprecated_container_warns_as_torchs():
             type("Old", (lib.nn.Container,), {})
         seen.append(([(w.category, str(w.message)) for w in caught], repr(container)))
     assert seen[0] == seen[1]
+
+
+# ---- EmbeddingBag: values, gradients (weight and per-sample weights), repr, the node's saved
+# bags, from the same weights
+EMBEDDING_BAGS = {
+    "mean_offsets": (dict(), [np.array([0, 2, 2, 5, 1, 4]), np.array([0, 2, 2])]),
+    "sum_2d_padding": (dict(mode="sum", padding_idx=-2), [np.array([[0, 4], [5, 4], [1, 1]])]),
+    "max_last_offset": (dict(mode="max", include_last_offset=True),
+                        [np.array([3, 2, 2, 5, 1]), np.array([0, 2, 2, 5])]),
+    "sum_weighted": (dict(mode="sum"), [np.array([0, 2, 2, 5, 2]), np.array([0, 3]),
+                                        np.linspace(0.5, 1.5, 5)]),
+}
+
+
+@pytest.mark.parametrize("case", EMBEDDING_BAGS)
+def test_embedding_bag_is_torchs(case):
+    from tests.parity.test_recurrent_attention import _compare
+    torch = pytest.importorskip("torch")
+    options, inputs = EMBEDDING_BAGS[case]
+    make = (lambda nn: nn.EmbeddingBag(6, 3, **options).double())
+    mine = _compare(torch, make, inputs)
+    assert repr(mine) == repr(make(torch.nn))
+    theirs = make(torch.nn)
+    mine.load_state_dict({k: gt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    saved = []
+    for lib, module in ((gt, mine), (torch, theirs)):
+        node = module(*[lib.tensor(a) for a in inputs]).grad_fn
+        saved.append([node.name()] + [getattr(node, f"_saved_result{k}").tolist()
+                                      for k in (1, 2, 3)])
+    assert saved[0] == saved[1]  # offset2bag, bag_size, max_indices
+
+
+def test_embedding_bag_from_pretrained_and_its_errors_are_torchs():
+    torch = pytest.importorskip("torch")
+    for lib in (gt, torch):
+        bag = lib.nn.EmbeddingBag.from_pretrained(lib.tensor([[1.0, 2.0], [3.0, 5.0]]),
+                                                  mode="max")
+        assert bag(lib.tensor([[0, 1]])).tolist() == [[3.0, 5.0]]
+        assert not bag.weight.requires_grad
+    w = np.ones((4, 2))
+    calls = [lambda lib: lib.nn.functional.embedding_bag(lib.tensor([[0, 1]]), lib.tensor(w),
+                                                         lib.tensor([0])),
+             lambda lib: lib.nn.functional.embedding_bag(lib.tensor([0, 1]), lib.tensor(w)),
+             lambda lib: lib.nn.functional.embedding_bag(lib.tensor([0, 1]), lib.tensor(w),
+                                                         lib.tensor([0]), mode="median"),
+             lambda lib: lib.nn.functional.embedding_bag(lib.tensor([0, 1]), lib.tensor(w),
+                                                         lib.tensor([0]), mode="max",
+                                                         scale_grad_by_freq=True),
+             lambda lib: lib.nn.functional.embedding_bag(
+                 lib.tensor([0, 1]), lib.tensor(w), lib.tensor([0]),
+                 per_sample_weights=lib.ones(2, dtype=lib.float64)),
+             lambda lib: lib.nn.functional.embedding_bag(lib.tensor([[[0]]]), lib.tensor(w)),
+             lambda lib: lib.nn.EmbeddingBag(3, 2, padding_idx=3)]
+    for call in calls:
+        errors = []
+        for lib in (gt, torch):
+            with pytest.raises(Exception) as caught:
+                call(lib)
+            errors.append((type(caught.value),
+                           str(caught.value).replace("gradtool.Tensor", "torch.Tensor")))
+        assert errors[0] == errors[1]

@@ -36,7 +36,7 @@ from .extra import *  # noqa: E402,F401,F403 (activations, ParameterList/Dict, D
 
 # the rest of torch.nn's activations and layers, its lazy modules and its decoder
 from .container import Container  # noqa: E402,F401
-from .layers import Bilinear, LazyLinear  # noqa: E402,F401
+from .layers import Bilinear, EmbeddingBag, LazyLinear  # noqa: E402,F401
 from .conv import (LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,  # noqa: E402,F401
                    LazyConvTranspose2d, LazyConvTranspose3d)
 from .normalization import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d  # noqa: E402,F401
@@ -47,4 +47,4 @@ __all__ += ["Bilinear", "TransformerDecoder", "TransformerDecoderLayer", "LazyLi
             "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
             "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
             "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "Buffer",
-            "UninitializedBuffer", "UninitializedParameter", "Container"]
+            "UninitializedBuffer", "UninitializedParameter", "Container", "EmbeddingBag"]

@@ -32,7 +32,7 @@ WHERE = {
     "container": "Sequential ModuleList ModuleDict Container",
     "normalization": "LayerNorm GroupNorm",
     "batchnorm": "BatchNorm1d BatchNorm2d LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d",
-    "lazy": "LazyModuleMixin", "sparse": "Embedding", "dropout": "Dropout Dropout2d",
+    "lazy": "LazyModuleMixin", "sparse": "Embedding EmbeddingBag", "dropout": "Dropout Dropout2d",
     "conv": "Conv1d Conv2d ConvTranspose1d ConvTranspose2d LazyConv1d LazyConv2d LazyConv3d "
             "LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d",
     "pooling": "MaxPool2d AvgPool2d AdaptiveAvgPool2d AdaptiveMaxPool2d",

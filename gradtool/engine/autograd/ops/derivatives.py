@@ -582,6 +582,23 @@ EMBEDDING_DENSE_BACKWARD = OpSpec(
     "embedding_dense_backward", "EmbeddingDenseBackwardBackward0", kernels.embedding_dense_backward,
     jvp="linear", args=("num_weights", "padding_idx", "scale_grad_by_freq"),
     grad_output=formulas.embedding_dense_double_backward, indices=NON_DIFFERENTIABLE)
+# nn.EmbeddingBag's bags of rows summed, averaged or maxed (torch's _embedding_bag, with its
+# offset2bag, bag_size and max_indices outputs); its gradient is not differentiable, as torch's
+EMBEDDING_BAG = OpSpec(
+    "_embedding_bag", "EmbeddingBagBackward0", kernels.embedding_bag,
+    args=("scale_grad_by_freq", "mode", "sparse", "include_last_offset", "padding_idx"),
+    outputs=("result0", "result1", "result2", "result3"),
+    nondiff_outputs=("result1", "result2", "result3"),
+    jvp=no_forward_ad("_embedding_bag", "weight"),
+    weight=lambda grad, indices, offsets, per_sample_weights, result1, result2, result3,
+    weight_sym_argsize_0, scale_grad_by_freq, mode, sparse, padding_idx:
+        formulas.embedding_bag_backward(grad, indices, offsets, per_sample_weights, result1,
+                                        result2, result3, weight_sym_argsize_0,
+                                        scale_grad_by_freq, mode, padding_idx),
+    indices=NON_DIFFERENTIABLE, offsets=NON_DIFFERENTIABLE,
+    per_sample_weights=lambda grad, weight, indices, result1, padding_idx:
+        formulas.embedding_bag_per_sample_weights_backward(grad, weight, indices, result1,
+                                                           padding_idx))
 # leaky_relu's backward as an op of its own, as torch's: differentiable in `self` (with
 # derivative zero), so gradients of gradients require grad as torch's do
 LEAKY_RELU_BACKWARD = OpSpec("leaky_relu_backward", "LeakyReluBackwardBackward0",

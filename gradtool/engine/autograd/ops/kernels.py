@@ -479,6 +479,39 @@ def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
     return np.take(weight, indices, axis=0)
 
 
+def embedding_bags(indices, offsets, include_last_offset):
+    """The bag of each index (torch's offset2bag) and the number of bags."""
+    starts = offsets[:-1] if include_last_offset else offsets
+    bag = np.searchsorted(starts, np.arange(len(indices)), side="right") - 1
+    return bag, len(starts)
+
+
+def embedding_bag(weight, indices, offsets, per_sample_weights, scale_grad_by_freq, mode,
+                  sparse, include_last_offset, padding_idx):
+    """torch's _embedding_bag: each bag's rows of weight summed (times per_sample_weights),
+    averaged or maxed (mode 0, 1, 2), the padding_idx rows left out and empty bags zero; with
+    offset2bag, bag_size (0 for sums) and max_indices (bag_size but for maxes) as torch's."""
+    bag, n_bags = embedding_bags(indices, offsets, include_last_offset)
+    kept = indices != padding_idx
+    rows = weight[indices] * (1 if per_sample_weights is None else per_sample_weights[:, None])
+    out = np.zeros((n_bags, weight.shape[1]), weight.dtype)
+    counts = np.bincount(bag[kept], minlength=n_bags)
+    if mode == 2:  # per feature, the first of the bag's rows holding the maximum
+        max_indices = np.zeros(out.shape, np.int64)
+        for b in range(n_bags):
+            members = np.nonzero((bag == b) & kept)[0]
+            if members.size:
+                first = np.argmax(rows[members], axis=0)
+                out[b] = rows[members][first, np.arange(out.shape[1])]
+                max_indices[b] = indices[members][first]
+        return out, bag, counts, max_indices
+    np.add.at(out, bag[kept], rows[kept])
+    if mode == 1:
+        out /= np.maximum(counts, 1)[:, None]
+        return out, bag, counts, counts.copy()
+    return out, bag, np.zeros(n_bags, np.int64), np.zeros(n_bags, np.int64)
+
+
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """Each index's rows of grad_output summed into its row of weight; padding_idx's row
     stays zero."""
