@@ -968,3 +968,24 @@ def test_embedding_bag_reduces_each_bag_and_says_what_it_refuses():
         F.embedding_bag(gt.tensor([0, 1]), weight, gt.tensor([0]), scale_grad_by_freq=True)
     with pytest.raises(ValueError, match="mode has to be one of sum, mean or max"):
         F.embedding_bag(gt.tensor([0, 1]), weight, gt.tensor([0]), mode="median")
+
+
+# ---- AdaptiveLogSoftmaxWithLoss (against torch: tests/parity/test_nn.py)
+def test_adaptive_log_softmax_is_a_distribution_over_all_classes():
+    gt.manual_seed(0)
+    model = nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0, head_bias=True).double()
+    x = f64(5, 8)
+    target = gt.tensor([0, 4, 9, 2, 7])
+    log_prob = model.log_prob(x)
+    assert gt.allclose(log_prob.exp().sum(1), gt.ones(5, dtype=gt.float64))
+    output, loss = model(x, target)
+    assert gt.allclose(output, log_prob.gather(1, target.unsqueeze(1)).squeeze(1))
+    assert gt.allclose(loss, -output.mean())
+    assert gt.equal(model.predict(x), log_prob.argmax(1))
+    assert model(x[1], target[1]).output.shape == ()  # one example: a 0-d target
+    check_grads(lambda x: model(x, target).loss, [x])
+    with pytest.raises(RuntimeError, match=r"Target values should be in \[0, 9\]"):
+        model(x, gt.tensor([0, 1, 2, 3, 10]))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 10, [6, 3])
+

@@ -591,3 +591,32 @@ def test_embedding_bag_from_pretrained_and_its_errors_are_torchs():
             errors.append((type(caught.value),
                            str(caught.value).replace("gradtool.Tensor", "torch.Tensor")))
         assert errors[0] == errors[1]
+
+
+# ---- AdaptiveLogSoftmaxWithLoss: forward's (output, loss), log_prob and predict, gradients of
+# the input and every parameter, repr and state_dict, from the same weights
+@pytest.mark.parametrize("head_bias", [False, True])
+def test_adaptive_log_softmax_is_torchs(head_bias):
+    from tests.parity.test_recurrent_attention import _compare
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(2).standard_normal((6, 8))
+    target = np.array([0, 4, 9, 2, 7, 1])  # one row in the last cluster: a 0-d row index
+
+    def make(nn):
+        return nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0,
+                                             head_bias=head_bias).double()
+    mine = _compare(torch, make, [x, target], nodes=False)
+    assert repr(mine) == repr(make(torch.nn))
+    theirs = make(torch.nn)
+    mine.load_state_dict({k: gt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    for method in ("log_prob", "predict"):
+        np.testing.assert_allclose(getattr(mine, method)(gt.tensor(x)).detach().numpy(),
+                                   getattr(theirs, method)(torch.tensor(x)).detach().numpy(),
+                                   rtol=1e-12)
+    out = mine(gt.tensor(x[0]), gt.tensor(target[0]))
+    assert type(out).__name__ == "_ASMoutput" and out._fields == ("output", "loss")
+    for lib, module in ((gt, mine), (torch, theirs)):
+        with pytest.raises(RuntimeError) as caught:
+            module(lib.tensor(x), lib.tensor(target + 1))
+        assert "Target values should be in [0, 9], but values in range [1, 10]" in str(
+            caught.value)

@@ -5,7 +5,7 @@ import collections.abc
 import itertools
 
 from ..errors import missing_attribute, namespace_module
-from . import (activation_extra, container, conv, lazy, layers, loss, module, normalization,
+from . import (activation_extra, adaptive, container, conv, lazy, layers, loss, module, normalization,
                pooling, rnn, transformer)
 
 
@@ -32,7 +32,7 @@ WHERE = {
     "container": "Sequential ModuleList ModuleDict Container",
     "normalization": "LayerNorm GroupNorm",
     "batchnorm": "BatchNorm1d BatchNorm2d LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d",
-    "lazy": "LazyModuleMixin", "sparse": "Embedding EmbeddingBag", "dropout": "Dropout Dropout2d",
+    "lazy": "LazyModuleMixin", "adaptive": "AdaptiveLogSoftmaxWithLoss", "sparse": "Embedding EmbeddingBag", "dropout": "Dropout Dropout2d",
     "conv": "Conv1d Conv2d ConvTranspose1d ConvTranspose2d LazyConv1d LazyConv2d LazyConv3d "
             "LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d",
     "pooling": "MaxPool2d AvgPool2d AdaptiveAvgPool2d AdaptiveMaxPool2d",
@@ -54,7 +54,7 @@ def _class(name):
 
 
 _SOURCES = (module, container, conv, layers, loss, normalization, pooling, rnn, transformer,
-            activation_extra, lazy)
+            activation_extra, lazy, adaptive)
 
 
 for _file, _names in WHERE.items():

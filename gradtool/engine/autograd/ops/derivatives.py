@@ -971,8 +971,8 @@ TOPK = OpSpec("topk", "TopkBackward0", kernels.topk, function=True,
               outputs=("values", "indices"), nondiff_outputs=("indices",),
               self=lambda grad, dim, indices, self_sym_sizes:
                   formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, True))
-INDEX_SELECT = OpSpec("index_select", "IndexSelectBackward0", np.take, function=True,
-                      jvp="linear", args=("dim",),
+INDEX_SELECT = OpSpec("index_select", "IndexSelectBackward0", kernels.index_select,
+                      function=True, jvp="linear", args=("dim",),
                       self=lambda grad, self_sym_sizes, dim, index:
                           formulas.index_select_backward(grad, self_sym_sizes, dim, index),
                       index=NON_DIFFERENTIABLE)

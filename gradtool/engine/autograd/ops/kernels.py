@@ -870,8 +870,13 @@ def index_add(self, index, source, dim, alpha):
     source = source if alpha == 1 else source * alpha
     if np.ndim(source) == 0:
         source = np.reshape(source, (1,))
-    np.add.at(out, (slice(None),) * dim + (index,), source)
+    np.add.at(out, (slice(None),) * dim + (np.reshape(index, -1),), source)
     return out
+
+
+def index_select(self, index, dim):
+    """The slices at index along dim; a 0-d index picks one and keeps the dim, as torch's."""
+    return np.take(self, np.reshape(index, -1) if self.ndim else index, axis=dim)
 
 
 def bernoulli(self, generator):
@@ -1541,7 +1546,7 @@ def masked_select(self, mask):
 
 def index_copy(self, index, source, dim):
     out = self.copy()
-    out[(slice(None),) * dim + (index,)] = source
+    out[(slice(None),) * dim + (np.reshape(index, -1),)] = source  # (a 0-d index: one slice)
     return out
 
 
