@@ -102,8 +102,8 @@ UNSUPPORTED = {
                                       "optimize_for_mobile\n\n\n"
                                       "def f(x):\n    return x.sum()\n",
                                       1, "torch.utils.mobile_optimizer"),
-    "layer_at_import": ("import torch\n\nact = torch.nn.LazyLinear(2)\n\n\n"
-                        "def f(x):\n    return x.sum()\n", 3, "torch.nn.LazyLinear"),
+    "layer_at_import": ("import torch\n\nact = torch.nn.quantized.Linear(2, 2)\n\n\n"
+                        "def f(x):\n    return x.sum()\n", 3, "torch.nn.quantized"),
     "from_import_in_a_target": ("import torch\n\n\ndef f(x):\n"
                                 "    from torch.nn.utils import skip_init\n"
                                 "    return x.sum()\n", 5, "torch.nn.utils.skip_init"),
@@ -119,7 +119,7 @@ UNSUPPORTED = {
         class Net(nn.Module):
             def __init__(self):
                 super().__init__()
-                self.conv = nn.LazyConv2d(1, 3)
+                self.conv = nn.quantized.Conv2d(1, 1, 3)
 
 
         net = Net()
@@ -127,7 +127,7 @@ UNSUPPORTED = {
 
         def f(x):
             return x.sum()
-        """), 8, "torch.nn.LazyConv2d"),
+        """), 8, "torch.nn.quantized"),
 }
 
 
@@ -172,7 +172,7 @@ def test_probing_for_missing_names_works_as_with_torch(tmp_path):
         import torch
 
         HAS_ONNX = hasattr(torch, "onnx")
-        CONV = getattr(torch.nn, "LazyConv2d", None)
+        CONV = getattr(torch.nn, "quantized", None)
         try:
             import torch.onnx
             IMPORTED = True

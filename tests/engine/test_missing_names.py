@@ -22,7 +22,7 @@ PATHS = [
     ("from gradtool.nn.functional import fractional_max_pool3d",
      "torch.nn.functional.fractional_max_pool3d", ImportError),
     ("from gradtool.engine.linalg import eig", "torch.linalg.eig", ImportError),
-    ("torch.nn.LazyLinear", "torch.nn.LazyLinear", AttributeError),
+    ("torch.nn.quantized", "torch.nn.quantized", AttributeError),
     ("torch.nn.utils.skip_init", "torch.nn.utils.skip_init", AttributeError),
     ("torch.linalg.eig", "torch.linalg.eig", AttributeError),
     ("torch.utils.mobile_optimizer", "torch.utils.mobile_optimizer", AttributeError),
@@ -53,7 +53,7 @@ def test_a_missing_name_is_one_clear_message_of_the_expected_type(statement, nam
 
 def test_probes_see_a_missing_name_as_missing():
     """hasattr, getattr with a default and `except ImportError` work as on torch."""
-    assert not hasattr(torch, "onnx") and not hasattr(torch.nn, "LazyLinear")
+    assert not hasattr(torch, "onnx") and not hasattr(torch.nn, "quantized")
     assert not hasattr(torch.ones(2), "to_mkldnn") and getattr(torch.nn.utils, "skip_init",
                                                           None) is None
     assert isinstance(pytest.raises(AttributeError, getattr, torch.ones(2), "_private").value,

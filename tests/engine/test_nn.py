@@ -755,3 +755,237 @@ def test_spectral_norm_divides_the_weight_by_its_largest_singular_value():
         gt.nn.utils.spectral_norm(layer)
     gt.nn.utils.remove_spectral_norm(layer)
     assert sorted(layer.state_dict()) == ["bias", "weight"]
+
+
+# ---- the rest of torch.nn's activations (gradients: the op sweep; against torch:
+# tests/parity/test_nn.py)
+def test_rrelu_draws_a_slope_per_negative_element_in_training_and_uses_their_mean_in_eval():
+    gt.manual_seed(0)
+    x = gt.tensor(-np.linspace(0.5, 2.0, 400), requires_grad=True)
+    layer = nn.RReLU(0.1, 0.3)
+    slopes = layer(x).detach() / x.detach()
+    assert 0.1 <= slopes.min().item() and slopes.max().item() <= 0.3
+    assert slopes.std().item() > 0.03  # drawn, not one slope
+    y = layer(x)
+    y.sum().backward()
+    assert gt.allclose(x.grad, y.detach() / x.detach())  # the slopes drawn for this call
+    layer.eval()
+    assert gt.allclose(layer(x) / x, gt.full((400,), 0.2, dtype=gt.float64))
+    assert gt.equal(layer(-x), -x)  # the positive side is the identity
+    with pytest.raises(RuntimeError, match="Lower bound should be less than or equal"):
+        F.rrelu(x, 0.5, 0.2)
+
+
+def test_the_in_place_activations_write_into_their_input_and_refuse_a_leaf():
+    cases = {"relu_": (), "hardtanh_": (-0.5, 0.5), "elu_": (1.5,), "selu_": (),
+             "celu_": (1.5,), "leaky_relu_": (0.2,), "rrelu_": (0.1, 0.3),
+             "threshold_": (0.1, 2.0)}
+    for name, args in cases.items():
+        x = f64(3, 4)
+        h = x * 1.0
+        version = h._version
+        out = getattr(F, name)(h, *args)
+        assert out is h and h._version == version + 1, name
+        out_of_place = getattr(F, name[:-1])(x.detach(), *args)
+        assert gt.allclose(h.detach(), out_of_place), name
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            getattr(F, name)(x, *args)
+
+
+def test_the_shrinks_and_threshold_compute_their_closed_forms():
+    x = gt.tensor([-2.0, -0.5, -0.2, 0.0, 0.3, 0.6, 3.0], dtype=gt.float64)
+    assert nn.Hardshrink(0.4)(x).tolist() == [-2.0, -0.5, 0.0, 0.0, 0.0, 0.6, 3.0]
+    assert gt.allclose(nn.Softshrink(0.4)(x), gt.tensor([-1.6, -0.1, 0, 0, 0, 0.2, 2.6],
+                                                        dtype=gt.float64))
+    assert nn.Threshold(0.3, -1.0)(x).tolist() == [-1.0] * 5 + [0.6, 3.0]
+    assert gt.allclose(nn.CELU(2.0)(x), gt.where(x > 0, x, 2.0 * ((x / 2.0).exp() - 1)))
+    with pytest.raises(RuntimeError, match=r"lambda must be in range \[0, 3.40282e\+38\] for "
+                                           r"input dtype Float, but found -1"):
+        F.softshrink(gt.ones(2), -1.0)
+    with pytest.raises(RuntimeError, match="alpha cannot be 0 for CELU"):
+        nn.CELU(0.0)(x)
+    assert [repr(m) for m in (nn.Threshold(0.1, 2.0, True), nn.CELU(), nn.RReLU(),
+                              nn.Hardshrink(), nn.Softshrink(0.25))] == [
+        "Threshold(threshold=0.1, value=2.0, inplace=True)", "CELU(alpha=1.0)",
+        "RReLU(lower=0.125, upper=0.3333333333333333)", "Hardshrink(0.5)", "Softshrink(0.25)"]
+
+
+def test_two_input_layers_gradients_against_central_differences():
+    """Bilinear's gradients with respect to both inputs, its weight and bias (the functional
+    the module calls), PairwiseDistance's with respect to a broadcast pair."""
+    check_grads(F.bilinear, [f64(4, 3), f64(4, 2, seed=1), f64(2, 3, 2, seed=2),
+                             f64(2, seed=3)], order=2)
+    check_grads(nn.PairwiseDistance(3.0), [f64(4, 3), f64(3, seed=1)], order=2)
+
+
+def test_bilinear_is_a_quadratic_form_per_output_and_pdist_the_pairs_distances():
+    rng = np.random.default_rng(0)
+    a, b, w = rng.standard_normal((5, 3)), rng.standard_normal((5, 2)), rng.standard_normal(
+        (4, 3, 2))
+    y = F.bilinear(gt.tensor(a), gt.tensor(b), gt.tensor(w))
+    np.testing.assert_allclose(y.numpy(), np.einsum("bi,oij,bj->bo", a, w, b))
+    d = F.pdist(gt.tensor(a), 1.5).numpy()
+    pairs = [(i, j) for i in range(5) for j in range(i + 1, 5)]
+    np.testing.assert_allclose(d, [(np.abs(a[i] - a[j]) ** 1.5).sum() ** (1 / 1.5)
+                                   for i, j in pairs])
+    assert F.pdist(gt.ones(1, 3)).shape == (0,)
+    with pytest.raises(ValueError, match="in1_features must be > 0"):
+        nn.Bilinear(0, 2, 3)
+
+
+# ---- the Transformer's decoder (against torch: tests/parity/test_recurrent_attention.py)
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
+def test_decoder_layer_gradients_against_central_differences(norm_first):
+    gt.manual_seed(0)
+    layer = nn.TransformerDecoderLayer(4, 2, 6, dropout=0.0, norm_first=norm_first,
+                                       activation="gelu").double()
+    mask = nn.Transformer.generate_square_subsequent_mask(3, dtype=gt.float64)
+    check_grads(lambda tgt, memory: layer(tgt, memory, tgt_mask=mask),
+                [f64(3, 2, 4), f64(5, 2, 4, seed=1)])
+
+
+def test_transformer_decoder_is_causal_under_the_causal_mask():
+    """With the causal mask (given or detected) an output depends on the target's earlier
+    positions only, and on all of the source."""
+    gt.manual_seed(0)
+    model = nn.Transformer(8, 2, 1, 2, 16, dropout=0.0, batch_first=True).double()
+    src, tgt = f64(2, 5, 8, requires_grad=False), f64(2, 4, 8, seed=1, requires_grad=False)
+    mask = model.generate_square_subsequent_mask(4, dtype=gt.float64)
+    out = model(src, tgt, tgt_mask=mask)
+    changed_tgt, changed_src = tgt.clone(), src.clone()
+    changed_tgt[:, 2:] += 1.0
+    changed_src[:, -1] += 1.0
+    later = model(src, changed_tgt, tgt_mask=mask)
+    assert out.shape == (2, 4, 8) and gt.allclose(later[:, :2], out[:, :2])
+    assert not gt.allclose(later[:, 2:], out[:, 2:])
+    assert not gt.allclose(model(changed_src, tgt, tgt_mask=mask)[:, 0], out[:, 0])
+    assert [len(model.encoder.layers), len(model.decoder.layers)] == [1, 2]
+    assert model.decoder.layers[0].activation is F.relu
+    with pytest.raises(RuntimeError, match="the batch number of src and tgt must be equal"):
+        model(src, tgt[:1])
+
+
+# ---- the lazy modules (against torch: tests/parity/test_nn.py)
+LAZY = [(lambda: nn.LazyLinear(3), (2, 5), nn.Linear, (3, 5)),
+        (lambda: nn.LazyConv1d(4, 3), (2, 5, 7), nn.Conv1d, (4, 5, 3)),
+        (lambda: nn.LazyConv2d(4, 3, groups=2), (2, 6, 5, 5), nn.Conv2d, (4, 3, 3, 3)),
+        (lambda: nn.LazyConv3d(2, 1), (5, 3, 3, 3), nn.Conv3d, (2, 5, 1, 1, 1)),
+        (lambda: nn.LazyConvTranspose1d(4, 3), (2, 5, 7), nn.ConvTranspose1d, (5, 4, 3)),
+        (lambda: nn.LazyConvTranspose2d(4, 3), (2, 5, 4, 4), nn.ConvTranspose2d, (5, 4, 3, 3)),
+        (lambda: nn.LazyConvTranspose3d(4, 1), (1, 5, 2, 2, 2), nn.ConvTranspose3d,
+         (5, 4, 1, 1, 1)),
+        (lambda: nn.LazyBatchNorm1d(), (4, 5), nn.BatchNorm1d, (5,)),
+        (lambda: nn.LazyBatchNorm2d(), (2, 5, 3, 3), nn.BatchNorm2d, (5,)),
+        (lambda: nn.LazyBatchNorm3d(), (2, 5, 2, 2, 2), nn.BatchNorm3d, (5,)),
+        (lambda: nn.LazyInstanceNorm1d(), (2, 5, 4), nn.InstanceNorm1d, (5,)),
+        (lambda: nn.LazyInstanceNorm2d(), (2, 5, 3, 3), nn.InstanceNorm2d, (5,))]
+
+
+@pytest.mark.parametrize("make, shape, becomes, weight_shape", LAZY,
+                         ids=[b.__name__ for _, _, b, _ in LAZY])
+def test_a_lazy_module_takes_its_shapes_from_its_first_input_and_becomes_its_class(
+        make, shape, becomes, weight_shape):
+    module = make().double()
+    assert module.has_uninitialized_params() and type(module).__name__ == "Lazy" + \
+        becomes.__name__
+    assert {name: type(t).__name__ for name, t in module.state_dict().items()
+            if name != "num_batches_tracked"} == {
+        name: "UninitializedParameter" if name in ("weight", "bias") else "UninitializedBuffer"
+        for name in module.state_dict() if name != "num_batches_tracked"}
+    x = f64(*shape)
+    module(x)
+    assert type(module) is becomes and not hasattr(module, "_initialize_hook")
+    assert module.weight.shape == weight_shape and module.weight.dtype == gt.float64
+    check_grads(module, [x])  # a plain module now: its gradients are its class's
+
+
+def test_uninitialized_parameters_refuse_use_and_load_their_shapes():
+    layer = nn.LazyLinear(3)
+    with pytest.raises(ValueError, match=r"Attempted to use an uninitialized parameter in "
+                                         r"<method 'sum' of 'torch._C.TensorBase' objects>"):
+        layer.weight.sum()
+    with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized"):
+        layer.weight.shape
+    assert repr(layer.weight) == "<UninitializedParameter>"
+    assert [repr(v) for v in layer.state_dict().values()] == ["<UninitializedParameter>"] * 2
+    copied = copy.deepcopy(layer)
+    assert copied.has_uninitialized_params() and copied.weight is not layer.weight
+    trained = nn.Linear(4, 3)
+    layer.load_state_dict(trained.state_dict())  # loading materialises the shapes
+    assert not layer.has_uninitialized_params() and type(layer) is nn.LazyLinear
+    x = gt.randn(2, 4)
+    assert gt.equal(layer(x), trained(x)) and type(layer) is nn.Linear
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        nn.LazyConv2d(4, 3, groups=2)(gt.ones(1, 3, 5, 5))
+    with pytest.raises(RuntimeError, match=r"Expected 2D \(unbatched\) or 3D \(batched\) input "
+                                           r"to LazyConv1d"):
+        nn.LazyConv1d(4, 3)(gt.ones(5))
+
+
+def test_buffer_assigned_to_a_module_is_registered_persistent_or_not():
+    module = nn.Module()
+    module.kept = nn.Buffer(gt.ones(2))
+    module.scratch = nn.Buffer(gt.zeros(3), persistent=False)
+    assert list(module.state_dict()) == ["kept"]
+    assert [name for name, _ in module.named_buffers()] == ["kept", "scratch"]
+    assert module.double().kept.dtype == gt.float64
+
+
+def test_the_deprecated_container_warns_and_holds_its_keyword_children():
+    with pytest.warns(FutureWarning, match="`nn.Container` is deprecated"):
+        container = nn.Container(act=nn.ReLU(), out=nn.Linear(2, 1))
+    assert list(dict(container.named_children())) == ["act", "out"]
+    with pytest.warns(FutureWarning, match="Subclass that instead"):
+        class Old(nn.Container):
+            pass
+
+
+def test_the_new_layers_import_from_torchs_module_paths():
+    from gradtool.nn.modules.activation import CELU, Hardshrink
+    from gradtool.nn.modules.container import Container
+    from gradtool.nn.modules.conv import LazyConvTranspose2d
+    from gradtool.nn.modules.lazy import LazyModuleMixin
+    from gradtool.nn.modules.linear import Bilinear, LazyLinear
+    from gradtool.nn.modules.transformer import TransformerDecoder
+    from gradtool.nn.parameter import UninitializedBuffer
+    assert (CELU, Hardshrink, Container, LazyConvTranspose2d, Bilinear, LazyLinear,
+            TransformerDecoder, UninitializedBuffer) == (
+        nn.CELU, nn.Hardshrink, nn.Container, nn.LazyConvTranspose2d, nn.Bilinear,
+        nn.LazyLinear, nn.TransformerDecoder, nn.UninitializedBuffer)
+    assert issubclass(nn.LazyLinear, LazyModuleMixin)
+
+
+def test_embedding_bag_reduces_each_bag_and_says_what_it_refuses():
+    from gradtool.engine.errors import NotInEngineError
+    weight = gt.tensor(np.arange(12.0).reshape(4, 3))
+    bags = nn.EmbeddingBag.from_pretrained(weight, mode="sum", padding_idx=3)
+    out = bags(gt.tensor([1, 3, 2, 0]), gt.tensor([0, 2, 2]))  # bags [1, 3], [], [2, 0]
+    assert out.tolist() == [[3.0, 4.0, 5.0], [0.0, 0.0, 0.0], [6.0, 8.0, 10.0]]
+    mean = F.embedding_bag(gt.tensor([[0, 2], [1, 1]]), weight)  # a 2-d input: rows are bags
+    assert mean.tolist() == [[3.0, 4.0, 5.0], [3.0, 4.0, 5.0]]
+    assert F.embedding_bag(gt.tensor([[0, 2]]), weight, mode="max").tolist() == [[6.0, 7.0, 8.0]]
+    with pytest.raises(NotInEngineError, match="scale_grad_by_freq"):
+        F.embedding_bag(gt.tensor([0, 1]), weight, gt.tensor([0]), scale_grad_by_freq=True)
+    with pytest.raises(ValueError, match="mode has to be one of sum, mean or max"):
+        F.embedding_bag(gt.tensor([0, 1]), weight, gt.tensor([0]), mode="median")
+
+
+# ---- AdaptiveLogSoftmaxWithLoss (against torch: tests/parity/test_nn.py)
+def test_adaptive_log_softmax_is_a_distribution_over_all_classes():
+    gt.manual_seed(0)
+    model = nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0, head_bias=True).double()
+    x = f64(5, 8)
+    target = gt.tensor([0, 4, 9, 2, 7])
+    log_prob = model.log_prob(x)
+    assert gt.allclose(log_prob.exp().sum(1), gt.ones(5, dtype=gt.float64))
+    output, loss = model(x, target)
+    assert gt.allclose(output, log_prob.gather(1, target.unsqueeze(1)).squeeze(1))
+    assert gt.allclose(loss, -output.mean())
+    assert gt.equal(model.predict(x), log_prob.argmax(1))
+    assert model(x[1], target[1]).output.shape == ()  # one example: a 0-d target
+    check_grads(lambda x: model(x, target).loss, [x])
+    with pytest.raises(RuntimeError, match=r"Target values should be in \[0, 9\]"):
+        model(x, gt.tensor([0, 1, 2, 3, 10]))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 10, [6, 3])
+

@@ -515,6 +515,43 @@ case("embedding", ("EMBEDDING", "EMBEDDING_DENSE_BACKWARD"),
 case("embedding_no_padding", "EMBEDDING", lambda w, i: gt.nn.functional.embedding(i, w),
      lambda r: [r.standard_normal((4, 2)), Const(np.array([3, 3, 0]))],
      lambda v, w, i: [_added(w.shape, i, v)], order2="square")
+# nn.EmbeddingBag: bags cut at offsets (an empty one included), the padding_idx row left out
+_BAG_INDICES, _BAG_OFFSETS = np.array([0, 2, 2, 5, 1, 4]), np.array([0, 2, 2])
+
+
+def _bag_vjp(mode, padding=-1, with_weights=False):
+    def vjp(v, w, *psw):
+        bag = np.searchsorted(_BAG_OFFSETS, np.arange(6), side="right") - 1
+        kept = _BAG_INDICES != padding
+        rows = w[_BAG_INDICES] * (psw[0][:, None] if with_weights else 1)
+        g = np.zeros_like(w)
+        for b in range(3):
+            members = np.nonzero((bag == b) & kept)[0]
+            if mode == "max" and members.size:
+                first = rows[members].argmax(0)
+                np.add.at(g, (_BAG_INDICES[members][first], np.arange(w.shape[1])), v[b])
+            elif members.size:
+                scale = 1 / members.size if mode == "mean" else 1
+                weights = psw[0][members] if with_weights else np.ones(members.size)
+                np.add.at(g, _BAG_INDICES[members], scale * weights[:, None] * v[b])
+        if not with_weights:
+            return [g]
+        return [g, (v[bag] * w[_BAG_INDICES]).sum(-1) * kept]
+    return vjp
+
+
+def _bag(mode, **kw):
+    return lambda w, *psw: gt.nn.functional.embedding_bag(
+        gt.tensor(_BAG_INDICES), w, gt.tensor(_BAG_OFFSETS), mode=mode,
+        per_sample_weights=psw[0] if psw else None, **kw)
+
+
+case("embedding_bag_sum_weighted", "EMBEDDING_BAG", _bag("sum", padding_idx=2),
+     normals((6, 3), (6,)), _bag_vjp("sum", 2, True), order2=None, forward_ad=False)
+case("embedding_bag_mean", "EMBEDDING_BAG", _bag("mean"), normal(6, 3), _bag_vjp("mean"),
+     order2=None, forward_ad=False)
+case("embedding_bag_max", "EMBEDDING_BAG", _bag("max", padding_idx=5), normal(6, 3),
+     _bag_vjp("max", 5), order2=None, forward_ad=False)
 case("index_tensor_2d", "INDEX", lambda x, i: x[i], lambda r: [
     r.standard_normal((4, 3)), Const(np.array([[0, 3], [3, 3]]))],
      lambda v, x, i: [_added(x.shape, i, v)], order2="square")
@@ -781,6 +818,27 @@ case("prelu", "PRELU", lambda x, w: gt.nn.functional.prelu(x, w),
 case("glu", "GLU", lambda x: gt.nn.functional.glu(x, 0), normal(4, 3),
      lambda v, x: [np.concatenate([v * _sigmoid(x[2:]), v * x[:2] * _sigmoid(x[2:]) * (
          1 - _sigmoid(x[2:]))])])
+# the shrinks, threshold, celu and rrelu (nodes of their own in torch)
+case("hardshrink", "HARDSHRINK", lambda x: gt.nn.functional.hardshrink(x, 0.5),
+     lambda r: [away_from(r, S, (-0.5, 0.5), 0.1)], lambda v, x: [v * (np.abs(x) > 0.5)])
+case("softshrink", "SOFTSHRINK", lambda x: gt.nn.functional.softshrink(x * 2.0, 0.5),
+     lambda r: [away_from(r, S, (-0.25, 0.25), 0.1)], lambda v, x: [2.0 * v * (np.abs(x) > 0.25)])
+case("threshold", "THRESHOLD", lambda x: gt.nn.functional.threshold(x, 0.1, 2.0),
+     lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x > 0.1)])
+case("threshold_", "THRESHOLD_", lambda x: gt.nn.functional.threshold_(x * 1.0, 0.1, 2.0),
+     lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x > 0.1)])
+case("celu", "CELU", lambda x: gt.nn.functional.celu(x, 1.5), lambda r: [away_from(r, S)],
+     lambda v, x: [v * np.where(x > 0, 1, np.exp(x / 1.5))])
+case("celu_", "CELU_", lambda x: gt.nn.functional.celu_(x * 1.0, 1.5), lambda r: [away_from(r, S)],
+     lambda v, x: [v * np.where(x > 0, 1, np.exp(x / 1.5))])
+case("rrelu_eval", "RRELU_WITH_NOISE", lambda x: gt.nn.functional.rrelu(x, 0.1, 0.3),
+     lambda r: [away_from(r, S)], lambda v, x: [v * np.where(x > 0, 1, 0.2)])
+_rrelu_training = _seeded(lambda x: gt.nn.functional.rrelu(x, 0.1, 0.3, training=True))
+case("rrelu_training", "RRELU_WITH_NOISE", _rrelu_training, lambda r: [away_from(r, S)],
+     lambda v, x: [v * _rrelu_training(gt.tensor(x))._data / x])  # (the drawn slopes)
+case("rrelu_", "RRELU_WITH_NOISE_", _seeded(
+    lambda x: gt.nn.functional.rrelu_(x * 1.0, 0.1, 0.3, training=True)),
+     lambda r: [away_from(r, S)], lambda v, x: [v * _rrelu_training(gt.tensor(x))._data / x])
 case("clamp_min_method", "CLAMP_MIN", lambda x: x.clamp_min(0.1),
      lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x >= 0.1)])
 case("bernoulli", "BERNOULLI", _seeded(lambda p: gt.bernoulli(p) * p),
@@ -1101,6 +1159,30 @@ case("cdist_batched", "CDIST", lambda a, b: gt.cdist(a, b), normals((2, 3, 2), (
                       unbroadcast(-(v[..., None] * _p_norm_grad(
                           a[:, :, None] - b[:, None], 2)).sum(1), b.shape)])
 
+
+def _pdist_vjp(p):
+    def vjp(v, x):
+        i, j = np.triu_indices(x.shape[0], 1)
+        g = v[:, None] * _p_norm_grad(x[i] - x[j], p)
+        out = np.zeros_like(x)
+        np.add.at(out, i, g)
+        np.add.at(out, j, -g)
+        return [out]
+    return vjp
+
+
+for _p in (2.0, 1.0, 3.0, np.inf):
+    case(f"pdist_p{_p}", "PDIST", lambda x, _p=_p: gt.nn.functional.pdist(x, _p),
+         normal(4, 3), _pdist_vjp(_p))
+case("pairwise_distance", ("ADD_SCALAR", "NORM_SCALAROPT_DIM"),
+     lambda a, b: gt.nn.functional.pairwise_distance(a, b, 3.0, eps=0.1), normals(S, (4,)),
+     lambda v, a, b: [v[:, None] * _p_norm_grad(a - b + 0.1, 3.0),
+                      unbroadcast(-v[:, None] * _p_norm_grad(a - b + 0.1, 3.0), b.shape)])
+# nn.Bilinear's _trilinear: y[b, o] = x1[b, i] w[o, i, j] x2[b, j]
+case("bilinear", "TRILINEAR", lambda a, w, b: gt.nn.functional.bilinear(a, b, w),
+     normals((3, 4), (2, 4, 5), (3, 5)),
+     lambda v, a, w, b: [np.einsum("bo,oij,bj->bi", v, w, b), np.einsum("bo,bi,bj->oij", v, a, b),
+                         np.einsum("bo,bi,oij->bj", v, a, w)])
 # ------------------------------ selecting, sorting ------------------------------
 
 

@@ -311,3 +311,11 @@ def test_elu_second_derivative_at_zero_is_zero_and_prod_of_one_zero_is_linear():
         assert not requires_grad and h is None
 
 
+def test_index_select_and_index_copy_take_a_0d_index_as_one_slice():
+    x = gt.randn(4, 3, dtype=gt.float64, requires_grad=True)
+    picked = x.index_select(0, gt.tensor(2))
+    assert picked.shape == (1, 3) and gt.equal(picked[0], x[2])
+    picked.sum().backward()
+    assert x.grad.sum(1).tolist() == [0.0, 0.0, 3.0, 0.0]
+    out = gt.zeros(4).index_copy_(0, gt.tensor(1), gt.tensor([5.0]))
+    assert out.tolist() == [0.0, 5.0, 0.0, 0.0]

@@ -57,7 +57,8 @@ def test_layers_and_losses_match_torch():
 ACTIVATION_MODULES = [("Hardtanh", (-0.5, 1.5)), ("ReLU6", ()), ("Hardsigmoid", ()),
                       ("Hardswish", ()), ("Mish", ()), ("SELU", ()), ("LogSigmoid", ()),
                       ("Softsign", ()), ("Tanhshrink", ()), ("Softmin", (1,)), ("GLU", (1,)),
-                      ("PReLU", (4,)), ("PReLU", ())]
+                      ("PReLU", (4,)), ("PReLU", ()), ("CELU", (1.5,)), ("Threshold", (0.1, 2.0)),
+                      ("Hardshrink", ()), ("Softshrink", (0.7,)), ("RReLU", (0.1, 0.3))]
 
 
 @pytest.mark.parametrize("name, args", ACTIVATION_MODULES,
@@ -68,7 +69,7 @@ def test_activation_modules_are_torchs(name, args):
     x = np.random.default_rng(3).standard_normal((2, 4, 3)) * 3
     seen = []
     for lib in (gt, torch):
-        module = getattr(lib.nn, name)(*args).double()
+        module = getattr(lib.nn, name)(*args).double().eval()  # (RReLU: its mean slope)
         xt = lib.tensor(x, requires_grad=True)
         y = module(xt)
         y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape))))
@@ -355,3 +356,267 @@ def test_spectral_norm_is_torchs(make):
         for a, b in zip(ours_step, theirs_step):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=1e-10)
+
+
+IN_PLACE_ACTIVATIONS = {"relu_": (), "hardtanh_": (-0.5, 0.5), "elu_": (1.5,), "selu_": (),
+                        "celu_": (1.5,), "leaky_relu_": (0.2,), "rrelu_": (0.1, 0.3),
+                        "threshold_": (0.1, 2.0)}
+
+
+@pytest.mark.parametrize("name", IN_PLACE_ACTIVATIONS)
+def test_in_place_activations_are_torchs(name):
+    """nn.functional's in-place activations: the values written, the version bump, torch's node
+    and gradient, and torch's refusal of a leaf that requires grad."""
+    torch = pytest.importorskip("torch")
+    args = IN_PLACE_ACTIVATIONS[name]
+    x = np.random.default_rng(5).standard_normal((3, 4)) * 2
+    seen = []
+    for lib in (gt, torch):
+        leaf = lib.tensor(x, requires_grad=True)
+        h = leaf * 1.0
+        out = getattr(lib.nn.functional, name)(h, *args)
+        out.backward(lib.tensor(np.cos(np.arange(12.0)).reshape(3, 4)))
+        with pytest.raises(RuntimeError) as refused:
+            getattr(lib.nn.functional, name)(leaf, *args)
+        seen.append((out is h, h._version, out.grad_fn.name(), str(refused.value),
+                     out.detach().numpy(), leaf.grad.numpy()))
+    assert seen[0][:4] == seen[1][:4]
+    np.testing.assert_allclose(seen[0][4], seen[1][4], rtol=1e-14)
+    np.testing.assert_allclose(seen[0][5], seen[1][5], rtol=1e-14)
+
+
+def test_rrelu_in_training_and_the_activations_errors_are_torchs():
+    """RReLU in training draws (other numbers than torch's generator): each slope within
+    [lower, upper] and the gradient the drawn slope, on both; the argument errors as torch's."""
+    torch = pytest.importorskip("torch")
+    x = -np.linspace(0.5, 2.0, 50)
+    for lib in (gt, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        y = lib.nn.RReLU(0.1, 0.3)(xt)
+        y.sum().backward()
+        slopes = (y / xt).detach().numpy()
+        assert y.grad_fn.name() == "RreluWithNoiseBackward0"
+        assert 0.1 <= slopes.min() and slopes.max() <= 0.3
+        np.testing.assert_allclose(xt.grad.numpy(), slopes, rtol=1e-14)
+    for call in (lambda lib: lib.nn.functional.softshrink(lib.ones(2), -1.0),
+                 lambda lib: lib.nn.functional.softshrink(lib.ones(2, dtype=lib.float64), -2),
+                 lambda lib: lib.nn.functional.rrelu(lib.ones(2), 0.5, 0.2),
+                 lambda lib: lib.nn.functional.celu(lib.ones(2), 0.0)):
+        errors = []
+        for lib in (gt, torch):
+            with pytest.raises(Exception) as caught:
+                call(lib)
+            errors.append((type(caught.value), str(caught.value)))
+        assert errors[0] == errors[1]
+
+
+# ---- Bilinear and the distances: values, gradients (inputs and parameters), nodes, repr and
+# state_dict from the same weights
+TWO_INPUT_LAYERS = {
+    "bilinear": (lambda nn: nn.Bilinear(4, 3, 2).double(), [(5, 4), (5, 3)]),
+    "bilinear_no_bias_batched": (lambda nn: nn.Bilinear(4, 3, 2, bias=False).double(),
+                                 [(2, 5, 4), (2, 5, 3)]),
+    "bilinear_unbatched": (lambda nn: nn.Bilinear(4, 3, 2).double(), [(4,), (3,)]),
+    "pairwise_distance": (lambda nn: nn.PairwiseDistance(), [(5, 4), (5, 4)]),
+    "pairwise_distance_p1_keepdim": (lambda nn: nn.PairwiseDistance(1.0, 1e-3, True),
+                                     [(5, 4), (4,)]),
+    "pairwise_distance_pinf": (lambda nn: nn.PairwiseDistance(float("inf")), [(5, 4), (5, 4)]),
+}
+
+
+@pytest.mark.parametrize("case", TWO_INPUT_LAYERS)
+def test_two_input_layers_are_torchs(case):
+    from tests.parity.test_recurrent_attention import _compare
+    torch = pytest.importorskip("torch")
+    make, shapes = TWO_INPUT_LAYERS[case]
+    rng = np.random.default_rng(4)
+    mine = _compare(torch, make, [rng.standard_normal(s) for s in shapes])
+    assert repr(mine) == repr(make(torch.nn))
+
+
+def test_bilinear_and_pdist_refuse_what_torch_refuses():
+    torch = pytest.importorskip("torch")
+    calls = [lambda lib: lib.nn.functional.bilinear(lib.ones(2, 3), lib.ones(2, 4),
+                                                    lib.ones(5, 3, 3)),
+             lambda lib: lib.nn.functional.bilinear(lib.ones(2, 3), lib.ones(3, 3),
+                                                    lib.ones(5, 3, 3)),
+             lambda lib: lib.nn.functional.bilinear(lib.ones(2, 3), lib.ones(2, 2, 3),
+                                                    lib.ones(5, 3, 3)),
+             lambda lib: lib.nn.functional.bilinear(lib.ones(2, 4), lib.ones(2, 3),
+                                                    lib.ones(5, 3, 3)),
+             lambda lib: lib.nn.functional.bilinear(lib.ones(2, 3), lib.ones(2, 3),
+                                                    lib.ones(5, 3, 3), lib.ones(4)),
+             lambda lib: lib.nn.Bilinear(0, 2, 3),
+             lambda lib: lib.nn.functional.pdist(lib.ones(2, 3, 4)),
+             lambda lib: lib.nn.functional.pdist(lib.ones(2, 3), -1.0)]
+    for call in calls:
+        errors = []
+        for lib in (gt, torch):
+            with pytest.raises(Exception) as caught:
+                call(lib)
+            errors.append((type(caught.value), str(caught.value)))
+        assert errors[0] == errors[1]
+
+
+# ---- the lazy modules: before their first input (repr, state_dict), after it (the class they
+# become, repr, state_dict), and then values and gradients from the same weights
+LAZY_MODULES = {"LazyLinear": ((3,), (2, 5)), "LazyConv1d": ((4, 3), (2, 6, 7)),
+                "LazyConv2d": ((4, 3, 1, 1, 1, 2), (2, 6, 5, 5)),
+                "LazyConv3d": ((2, 2), (1, 3, 3, 3, 3)),
+                "LazyConvTranspose1d": ((4, 3, 2), (2, 5, 4)),
+                "LazyConvTranspose2d": ((4, 3), (5, 4, 4)),
+                "LazyConvTranspose3d": ((2, 2), (1, 3, 2, 2, 2)),
+                "LazyBatchNorm1d": ((), (4, 5)), "LazyBatchNorm2d": ((1e-3, 0.2), (2, 5, 3, 3)),
+                "LazyBatchNorm3d": ((), (2, 3, 2, 2, 2)), "LazyInstanceNorm1d": ((), (2, 5, 4)),
+                "LazyInstanceNorm2d": ((1e-5, 0.1, False, False), (2, 5, 3, 3))}
+
+
+@pytest.mark.parametrize("name", LAZY_MODULES)
+def test_lazy_modules_are_torchs(name):
+    from tests.parity.test_recurrent_attention import _compare
+    torch = pytest.importorskip("torch")
+    args, shape = LAZY_MODULES[name]
+    x = np.random.default_rng(6).standard_normal(shape)
+    seen = []
+    for lib in (gt, torch):
+        module = getattr(lib.nn, name)(*args)
+        before = (repr(module), [(k, repr(v)) for k, v in module.state_dict().items()],
+                  module.has_uninitialized_params())
+        module.double()(lib.tensor(x))
+        seen.append((before, type(module).__name__, repr(module),
+                     [(k, tuple(v.shape), str(v.dtype).split(".")[-1])
+                      for k, v in module.state_dict().items()]))
+    assert seen[0] == seen[1]
+
+    def make(nn):
+        module = getattr(nn, name)(*args).double()
+        module(gt.tensor(x) if nn is gt.nn else torch.tensor(x))
+        return module.eval() if "Norm" in name else module
+    _compare(torch, make, [x], nodes=False)  # (nodes: the classes' own parity tests)
+
+
+def test_uninitialized_parameters_and_buffers_are_torchs():
+    torch = pytest.importorskip("torch")
+    calls = [lambda lib: lib.nn.LazyLinear(3).weight.sum(),
+             lambda lib: lib.nn.LazyLinear(3).weight.shape,
+             lambda lib: lib.nn.LazyBatchNorm1d().running_mean.mul(2),
+             lambda lib: lib.nn.LazyConv2d(4, 3, groups=2)(lib.ones(1, 3, 5, 5)),
+             lambda lib: lib.nn.LazyLinear(3).weight.share_memory_()]
+    for call in calls:
+        errors = []
+        for lib in (gt, torch):
+            with pytest.raises(Exception) as caught:
+                call(lib)
+            errors.append((type(caught.value), str(caught.value)))
+        assert errors[0] == errors[1]
+    for lib in (gt, torch):  # loading a state_dict gives a lazy module its shapes
+        layer = lib.nn.LazyLinear(3)
+        layer.load_state_dict(lib.nn.Linear(4, 3).state_dict())
+        assert (type(layer).__name__, tuple(layer.weight.shape)) == ("LazyLinear", (3, 4))
+        module = lib.nn.Module()
+        module.kept, module.scratch = lib.nn.Buffer(lib.ones(2)), lib.nn.Buffer(
+            lib.ones(1), persistent=False)
+        assert list(module.state_dict()) == ["kept"]
+        assert [n for n, _ in module.named_buffers()] == ["kept", "scratch"]
+
+
+def test_the_deprecated_container_warns_as_torchs():
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (gt, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            container = lib.nn.Container(act=lib.nn.ReLU())
+            type("Old", (lib.nn.Container,), {})
+        seen.append(([(w.category, str(w.message)) for w in caught], repr(container)))
+    assert seen[0] == seen[1]
+
+
+# ---- EmbeddingBag: values, gradients (weight and per-sample weights), repr, the node's saved
+# bags, from the same weights
+EMBEDDING_BAGS = {
+    "mean_offsets": (dict(), [np.array([0, 2, 2, 5, 1, 4]), np.array([0, 2, 2])]),
+    "sum_2d_padding": (dict(mode="sum", padding_idx=-2), [np.array([[0, 4], [5, 4], [1, 1]])]),
+    "max_last_offset": (dict(mode="max", include_last_offset=True),
+                        [np.array([3, 2, 2, 5, 1]), np.array([0, 2, 2, 5])]),
+    "sum_weighted": (dict(mode="sum"), [np.array([0, 2, 2, 5, 2]), np.array([0, 3]),
+                                        np.linspace(0.5, 1.5, 5)]),
+}
+
+
+@pytest.mark.parametrize("case", EMBEDDING_BAGS)
+def test_embedding_bag_is_torchs(case):
+    from tests.parity.test_recurrent_attention import _compare
+    torch = pytest.importorskip("torch")
+    options, inputs = EMBEDDING_BAGS[case]
+    make = (lambda nn: nn.EmbeddingBag(6, 3, **options).double())
+    mine = _compare(torch, make, inputs)
+    assert repr(mine) == repr(make(torch.nn))
+    theirs = make(torch.nn)
+    mine.load_state_dict({k: gt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    saved = []
+    for lib, module in ((gt, mine), (torch, theirs)):
+        node = module(*[lib.tensor(a) for a in inputs]).grad_fn
+        saved.append([node.name()] + [getattr(node, f"_saved_result{k}").tolist()
+                                      for k in (1, 2, 3)])
+    assert saved[0] == saved[1]  # offset2bag, bag_size, max_indices
+
+
+def test_embedding_bag_from_pretrained_and_its_errors_are_torchs():
+    torch = pytest.importorskip("torch")
+    for lib in (gt, torch):
+        bag = lib.nn.EmbeddingBag.from_pretrained(lib.tensor([[1.0, 2.0], [3.0, 5.0]]),
+                                                  mode="max")
+        assert bag(lib.tensor([[0, 1]])).tolist() == [[3.0, 5.0]]
+        assert not bag.weight.requires_grad
+    w = np.ones((4, 2))
+    calls = [lambda lib: lib.nn.functional.embedding_bag(lib.tensor([[0, 1]]), lib.tensor(w),
+                                                         lib.tensor([0])),
+             lambda lib: lib.nn.functional.embedding_bag(lib.tensor([0, 1]), lib.tensor(w)),
+             lambda lib: lib.nn.functional.embedding_bag(lib.tensor([0, 1]), lib.tensor(w),
+                                                         lib.tensor([0]), mode="median"),
+             lambda lib: lib.nn.functional.embedding_bag(lib.tensor([0, 1]), lib.tensor(w),
+                                                         lib.tensor([0]), mode="max",
+                                                         scale_grad_by_freq=True),
+             lambda lib: lib.nn.functional.embedding_bag(
+                 lib.tensor([0, 1]), lib.tensor(w), lib.tensor([0]),
+                 per_sample_weights=lib.ones(2, dtype=lib.float64)),
+             lambda lib: lib.nn.functional.embedding_bag(lib.tensor([[[0]]]), lib.tensor(w)),
+             lambda lib: lib.nn.EmbeddingBag(3, 2, padding_idx=3)]
+    for call in calls:
+        errors = []
+        for lib in (gt, torch):
+            with pytest.raises(Exception) as caught:
+                call(lib)
+            errors.append((type(caught.value),
+                           str(caught.value).replace("gradtool.Tensor", "torch.Tensor")))
+        assert errors[0] == errors[1]
+
+
+# ---- AdaptiveLogSoftmaxWithLoss: forward's (output, loss), log_prob and predict, gradients of
+# the input and every parameter, repr and state_dict, from the same weights
+@pytest.mark.parametrize("head_bias", [False, True])
+def test_adaptive_log_softmax_is_torchs(head_bias):
+    from tests.parity.test_recurrent_attention import _compare
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(2).standard_normal((6, 8))
+    target = np.array([0, 4, 9, 2, 7, 1])  # one row in the last cluster: a 0-d row index
+
+    def make(nn):
+        return nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0,
+                                             head_bias=head_bias).double()
+    mine = _compare(torch, make, [x, target], nodes=False)
+    assert repr(mine) == repr(make(torch.nn))
+    theirs = make(torch.nn)
+    mine.load_state_dict({k: gt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    for method in ("log_prob", "predict"):
+        np.testing.assert_allclose(getattr(mine, method)(gt.tensor(x)).detach().numpy(),
+                                   getattr(theirs, method)(torch.tensor(x)).detach().numpy(),
+                                   rtol=1e-12)
+    out = mine(gt.tensor(x[0]), gt.tensor(target[0]))
+    assert type(out).__name__ == "_ASMoutput" and out._fields == ("output", "loss")
+    for lib, module in ((gt, mine), (torch, theirs)):
+        with pytest.raises(RuntimeError) as caught:
+            module(lib.tensor(x), lib.tensor(target + 1))
+        assert "Target values should be in [0, 9], but values in range [1, 10]" in str(
+            caught.value)

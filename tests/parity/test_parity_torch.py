@@ -45,7 +45,7 @@ TORCH_EQUIVALENTS = {
 NOT_COMPARABLE = {"normal_", "uniform_", "bernoulli", "dropout2d", "mkldnn_rnn_layer",
                   "mkldnn_rnn_layer_reverse", "random_fill", "random_to_fill",
                   "random_from_to_fill", "log_normal_fill", "exponential_fill", "geometric_fill",
-                  "cauchy_fill"}
+                  "cauchy_fill", "rrelu_training", "rrelu_"}
 CASES = [c for c in sweep.CASES if c.id not in NOT_COMPARABLE]
 
 
@@ -145,9 +145,13 @@ def test_case_matches_torch(case):
 
 
 # torch's backward of these is not differentiable ("derivative for aten::hardsigmoid_backward
-# is not implemented", the same for _cdist_backward); gradtool's is, and the sweep checks it
+# is not implemented", the same for _cdist_backward and _pdist_backward); gradtool's is,
+# and the sweep checks it
 TORCH_HAS_NO_SECOND_ORDER = {"hardsigmoid", "cdist_p2.0", "cdist_p1.0", "cdist_p3.0",
-                             "cdist_pinf", "cdist_batched"}
+                             "cdist_pinf", "cdist_batched", "pdist_p2.0", "pdist_p1.0",
+                             "pdist_p3.0", "pdist_pinf",
+                             # _embedding_bag_per_sample_weights_backward: torch raises
+                             "embedding_bag_sum_weighted"}
 # The internal-dispatch cases call other ops in torch:
 KNOWN_NAME_DIFFERENCES = {"index_backward_op", "as_strided_op", "diagonal_backward_op",
                           # torch's C++ adds the 1 with add.Scalar (AddBackward1), a node
@@ -329,6 +333,8 @@ KNOWN_SAVED_VALUE_FORMS = {
     ("var", "correction"), ("std", "correction"), ("amax_all", "dim"), ("cumprod", "dim"),
     ("topk", "dim"), ("norm_p_neg1", "dim"), ("norm_inf_dim", "dim"), ("matrix_norm_2", "dim"),
     ("matrix_norm_nuc_dims", "dim"), ("adaptive_avg_pool2d_to_1", "dim"),
+    # in eval mode torch's rrelu saves an uninitialised noise tensor (never read)
+    ("rrelu_eval", "noise"),
     # torch's addcdiv saves tensor2 whichever inputs require grad; gradtool only for the
     # formulas that read it (tensor1's and tensor2's)
     ("addcdiv", "tensor2"),

@@ -378,6 +378,69 @@ def test_transformer_encoder_matches_torch(options, masked):
              constants=1)
 
 
+DECODER_OPTIONS = {"post_norm": dict(), "pre_norm_batch_first": dict(norm_first=True,
+                                                                     batch_first=True),
+                   "gelu_string": dict(activation="gelu"),
+                   "callable_activation": dict(activation=lambda x: x.tanh(), bias=False)}
+
+
+@parity
+@pytest.mark.parametrize("options", DECODER_OPTIONS.values(), ids=DECODER_OPTIONS)
+@pytest.mark.parametrize("masks", ["none", "causal", "causal_hint_and_padding"])
+def test_transformer_decoder_matches_torch(options, masks):
+    """Values and gradients of the target, the memory and every parameter; the target's causal
+    mask given, detected, or with key padding masks."""
+    torch = _torch()
+    rng = np.random.default_rng(8)
+    batch_first = options.get("batch_first", False)
+    tgt = rng.standard_normal((2, 4, 8) if batch_first else (4, 2, 8))
+    memory = rng.standard_normal((2, 5, 8) if batch_first else (5, 2, 8))
+    mask = np.triu(np.full((4, 4), -np.inf), 1) if masks != "none" else None
+    tgt_padding = np.array([[False] * 3 + [True], [False] * 4])
+    memory_padding = np.array([[False] * 5, [False] * 3 + [True] * 2])
+    padded = masks == "causal_hint_and_padding"
+
+    def make(nn):
+        dtype = gt.float64 if nn is gt.nn else torch.float64
+        layer = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, dtype=dtype, **options)
+        return nn.TransformerDecoder(layer, 2, norm=nn.LayerNorm(8, dtype=dtype))
+
+    def call(m, tgt, memory, mask, tgt_padding, memory_padding):
+        return m(tgt, memory, tgt_mask=mask, tgt_key_padding_mask=tgt_padding,
+                 memory_key_padding_mask=memory_padding, tgt_is_causal=True if padded else None)
+    _compare(torch, make, [tgt, memory, mask, tgt_padding if padded else None,
+                           memory_padding if padded else None], call=call, constants=3,
+             nodes=False)  # (torch's CPU attention here: one fused flash-attention node)
+
+
+@parity
+@pytest.mark.parametrize("options", [dict(), dict(norm_first=True, batch_first=True)],
+                         ids=["post_norm", "pre_norm_batch_first"])
+def test_transformer_matches_torch_end_to_end(options):
+    """nn.Transformer from the same weights: its output, the gradients of source, target and
+    all parameters, its repr and state_dict keys (_compare loads torch's)."""
+    torch = _torch()
+    rng = np.random.default_rng(9)
+    src, tgt = rng.standard_normal((5, 2, 8)), rng.standard_normal((4, 2, 8))
+    if options.get("batch_first"):
+        src, tgt = src.transpose(1, 0, 2), tgt.transpose(1, 0, 2)
+    mask = np.triu(np.full((4, 4), -np.inf), 1)
+
+    def make(nn):
+        dtype = gt.float64 if nn is gt.nn else torch.float64
+        return nn.Transformer(8, 2, 2, 1, 16, dropout=0.0, dtype=dtype, **options)
+    mine = _compare(torch, make, [src, tgt, mask], constants=1, nodes=False,
+                    call=lambda m, src, tgt, mask: m(src, tgt, tgt_mask=mask))
+    one_layer_each = [lib.nn.Transformer(8, 2, 1, 1, 16, **options) for lib in (gt, torch)]
+    assert repr(one_layer_each[0]) == repr(one_layer_each[1])  # (one: ModuleList's repr of
+    # repeated blocks, "(0-1): 2 x ...", is ModuleList's own concern)
+    for lib in (gt, torch):
+        with pytest.raises(RuntimeError, match="the feature number of src and tgt must be equal"):
+            make(lib.nn)(lib.zeros(3, 2, 8, dtype=lib.float64), lib.zeros(3, 2, 6))
+        with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
+            lib.nn.TransformerDecoderLayer(8, 2, activation="tanh")
+
+
 @parity
 def test_generate_square_subsequent_mask_matches_torch():
     torch = _torch()

@@ -33,3 +33,20 @@ __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleLis
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
 from .extra import *  # noqa: E402,F401,F403 (activations, ParameterList/Dict, DataParallel, ...)
+
+# the rest of torch.nn's activations and layers, its lazy modules and its decoder
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402,F401
+from .container import Container  # noqa: E402,F401
+from .layers import Bilinear, EmbeddingBag, LazyLinear  # noqa: E402,F401
+from .conv import (LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,  # noqa: E402,F401
+                   LazyConvTranspose2d, LazyConvTranspose3d)
+from .normalization import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d  # noqa: E402,F401
+from .instance_norm import LazyInstanceNorm1d, LazyInstanceNorm2d  # noqa: E402,F401
+from .parameter import Buffer, UninitializedBuffer, UninitializedParameter  # noqa: E402,F401
+from .transformer import TransformerDecoder, TransformerDecoderLayer  # noqa: E402,F401
+__all__ += ["Bilinear", "TransformerDecoder", "TransformerDecoderLayer", "LazyLinear",
+            "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+            "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+            "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "Buffer",
+            "UninitializedBuffer", "UninitializedParameter", "Container", "EmbeddingBag",
+            "AdaptiveLogSoftmaxWithLoss"]

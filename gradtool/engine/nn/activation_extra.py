@@ -144,5 +144,75 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
+class Threshold(Module):
+    """x where x > threshold, else value."""
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"threshold={self.threshold}, value={self.value}{inplace}"
+
+
+class CELU(Module):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class RReLU(Module):
+    """Leaky ReLU with a random slope from U(lower, upper) for each element in training, their
+    mean in eval mode."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace}"
+
+
+class _Shrink(Module):
+    function = None
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return type(self).function(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Hardshrink(_Shrink):
+    """x where |x| > lambd, else 0."""
+    function = staticmethod(F.hardshrink)
+
+
+class Softshrink(_Shrink):
+    """x shrunk towards 0 by lambd, 0 on [-lambd, lambd]."""
+    function = staticmethod(F.softshrink)
+
+
 __all__ = ["Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "SELU", "LogSigmoid",
-           "Softsign", "Tanhshrink", "Softmin", "GLU", "PReLU"]
+           "Softsign", "Tanhshrink", "Softmin", "GLU", "PReLU", "Threshold", "CELU", "RReLU",
+           "Hardshrink", "Softshrink"]

@@ -1,6 +1,7 @@
-"""Sequential, ModuleList and ModuleDict."""
+"""Sequential, ModuleList and ModuleDict, and the deprecated Container."""
 import collections
 import operator
+import warnings
 
 from .module import Module
 
@@ -132,3 +133,22 @@ class ModuleDict(Module):
         items = modules.items() if hasattr(modules, "items") else modules
         for key, module in items:
             self[key] = module
+
+
+_CONTAINER_DEPRECATED = ("`nn.Container` is deprecated. All of its functionality is now "
+                         "implemented in `nn.Module`. Subclass that instead.")
+
+
+class Container(Module):
+    """torch's deprecated Module holding the keyword arguments as children; it warns when made
+    and when subclassed, as torch's."""
+
+    def __init_subclass__(cls, **kwargs):
+        warnings.warn(_CONTAINER_DEPRECATED, FutureWarning, stacklevel=2)
+        super().__init_subclass__(**kwargs)
+
+    def __init__(self, **kwargs):
+        warnings.warn(_CONTAINER_DEPRECATED, FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)

@@ -7,8 +7,9 @@ from ..autograd import creation
 from ..autograd.device import check as check_device
 from . import functional as F
 from . import init
+from .lazy import LazyModuleMixin
 from .module import Module
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter
 
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
@@ -179,3 +180,72 @@ class ConvTranspose3d(_ConvTranspose):
     """The transpose (adjoint in the input) of Conv3d."""
     _spatial = 3
     _function = staticmethod(F.conv_transpose3d)
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """in_channels from the first input: its dim 1 (dim 0 unbatched)."""
+
+    def __init__(self, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                 padding_mode, device, dtype, **transposed):
+        super().__init__(0, 0, kernel_size, stride=stride, padding=padding, dilation=dilation,
+                         groups=groups, bias=False, padding_mode=padding_mode, **transposed)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            per_group = ((self.in_channels, self.out_channels // self.groups) if self.transposed
+                         else (self.out_channels, self.in_channels // self.groups))
+            self.weight.materialize(per_group + tuple(self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input):
+        unbatched = self._spatial + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) "
+                               f"input to {self.__class__.__name__}, but got input of size: "
+                               f"{input.shape}")
+        return input.shape[1] if input.dim() == unbatched + 1 else input.shape[0]
+
+
+def _lazy_conv(base):
+    class LazyConv(_LazyConvXdMixin, base):
+        cls_to_become = base
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                     groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+            super().__init__(out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                             padding_mode, device, dtype)
+    LazyConv.__name__ = LazyConv.__qualname__ = "Lazy" + base.__name__
+    LazyConv.__doc__ = f"A {base.__name__} whose in_channels is its first input's."
+    return LazyConv
+
+
+def _lazy_conv_transpose(base):
+    class LazyConvTranspose(_LazyConvXdMixin, base):
+        cls_to_become = base
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                     groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                     dtype=None):
+            super().__init__(out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                             padding_mode, device, dtype, output_padding=output_padding)
+    LazyConvTranspose.__name__ = LazyConvTranspose.__qualname__ = "Lazy" + base.__name__
+    LazyConvTranspose.__doc__ = f"A {base.__name__} whose in_channels is its first input's."
+    return LazyConvTranspose
+
+
+LazyConv1d, LazyConv2d, LazyConv3d = map(_lazy_conv, (Conv1d, Conv2d, Conv3d))
+LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = map(
+    _lazy_conv_transpose, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d))

@@ -1243,3 +1243,186 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     index = y_soft.max(dim, keepdim=True)[1]
     y_hard = creation.zeros_like(logits).scatter_(dim, index, 1.0)
     return y_hard - y_soft.detach() + y_soft
+
+
+# ---- the shrinks, threshold, celu and rrelu (rows of their own, as torch's nodes) and the
+# in-place twins torch names with a trailing underscore
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    return call(table.HARDSHRINK, (input,), (lambd,))
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    if lambd < 0:
+        maximum = np.finfo(input._data.dtype).max if input.is_floating_point() else math.inf
+        raise RuntimeError(f"lambda must be in range [0, {maximum:g}] for input dtype "
+                           f"{dtypes.LEGACY_TYPE_NAMES[input._data.dtype.name]}, but found "
+                           f"{lambd:g}")
+    return call(table.SOFTSHRINK, (input,), (lambd,))
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, else value."""
+    if inplace:
+        return call_inplace(table.THRESHOLD_, (input,), (threshold, value))
+    return call(table.THRESHOLD, (input,), (threshold, value))
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _activation(table.CELU.in_place if inplace else table.CELU, input, (alpha,), inplace)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: in training each x <= 0 is scaled by a slope drawn from
+    U(lower, upper) (torch's noise, saved for backward); otherwise by their mean."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    data = input._data
+    noise = np.ones(data.shape, data.dtype)
+    if training:
+        negative = data <= 0
+        noise[negative] = creation.generator().uniform(lower, upper, int(negative.sum()))
+    inputs, args = (input, creation.from_numpy(noise)), (lower, upper, training)
+    if inplace:
+        return call_inplace(table.RRELU_WITH_NOISE.in_place, inputs, args)
+    return call(table.RRELU_WITH_NOISE, inputs, args)
+
+
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def threshold_(input, threshold, value):
+    return _threshold(input, threshold, value, inplace=True)
+
+
+_threshold = threshold  # (threshold_'s argument `threshold` hides the function, as in torch)
+
+
+# ---- bilinear (torch's _trilinear node between reshapes), pairwise_distance (composed as
+# torch's C++: sub, add.Scalar, norm) and pdist (a node of its own)
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and "
+                           f"{input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: "
+                               f"got {input1.shape[i]} and {input2.shape[i]}")
+    for k, x in ((1, input1), (2, input2)):
+        if x.shape[-1] != weight.shape[k]:
+            raise RuntimeError(f"bilinear(): input{k} size does not match weight size: got "
+                               f"{x.shape[-1]} but expected {weight.shape[k]}")
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[0]} but expected {weight.shape[0]}")
+    rows1 = input1.reshape(-1, input1.shape[-1])
+    rows2 = input2.reshape(-1, input2.shape[-1])
+    out = call(table.TRILINEAR, (rows1, weight, rows2), ((1, 3), (0,), (1, 2), (2, 3), 1))
+    out = out.reshape(*input1.shape[:-1], weight.shape[0])
+    return out if bias is None else out + bias
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """The p-norm of x1 - x2 + eps over the last dim (of the larger input)."""
+    innermost = max(x1.dim(), x2.dim()) - 1
+    shifted = call(table.ADD_SCALAR, (x1 - x2,), (eps, 1))
+    return call(table.NORM_SCALAROPT_DIM, (shifted,), (p, (innermost,), keepdim))
+
+
+def pdist(input, p=2):
+    """The p-norm distance of every pair of rows i < j of a matrix, as a vector."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return call(table.PDIST, (input,), (float(p),))
+
+
+# ---- embedding_bag: torch's Python checks and layout (2-d input: one bag a row), then its
+# _embedding_bag node
+_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """Sums, means or maxes of bags of rows of weight: a 2-d input's rows are the bags, a 1-d
+    one is cut at `offsets`."""
+    if weight.dtype == dtypes.int64 and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
+                         f"not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated "
+                             f"is a mini-batch of fixed length sequences. However, found "
+                             f"offsets of type {type(offsets)}")
+        offsets = creation.arange(0, input.numel(), input.size(1), dtype=input.dtype)
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.dim()}")
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None or sparse or scale_grad_by_freq:
+        raise NotInEngineError("torch.nn.functional.embedding_bag(max_norm=..., sparse=True, "
+                               "scale_grad_by_freq=True)")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{mode}'). Please open a feature request on GitHub.")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return call(table.EMBEDDING_BAG, (weight, input, offsets, per_sample_weights),
+                (scale_grad_by_freq, _BAG_MODES[mode], sparse, include_last_offset,
+                 -1 if padding_idx is None else padding_idx))[0]

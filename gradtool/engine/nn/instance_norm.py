@@ -3,6 +3,7 @@ statistics (F.instance_norm); affine weight and bias and running statistics are 
 default, as torch's."""
 from ..autograd import creation
 from . import functional as F
+from .lazy import _LazyNormBase
 from .module import Module
 from .parameter import Parameter
 
@@ -13,7 +14,6 @@ class _InstanceNorm(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
                  track_running_stats=False, bias=True, device=None, dtype=None):
         super().__init__()
-        self.with_bias = affine and bias
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
@@ -44,7 +44,7 @@ class _InstanceNorm(Module):
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.with_bias}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
                 f"track_running_stats={self.track_running_stats}")
 
 
@@ -56,4 +56,12 @@ class InstanceNorm2d(_InstanceNorm):
     dims = 3
 
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "LazyInstanceNorm1d", "LazyInstanceNorm2d"]
+
+
+class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
+    cls_to_become = InstanceNorm2d

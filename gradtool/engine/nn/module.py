@@ -9,7 +9,7 @@ import warnings
 from ..autograd.grad_mode import no_grad
 from ..autograd.node import AccumulateGrad, RemovableHandle
 from ..autograd.tensor import Tensor
-from .parameter import Parameter
+from .parameter import Buffer, Parameter, is_lazy
 
 
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys",
@@ -104,6 +104,11 @@ class Module:
                 raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
                                 f"(gradtool.nn.Parameter or None expected)")
             params[name] = None
+        elif isinstance(value, Buffer):  # nn.Buffer(t): registered as a buffer
+            if buffers is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            self._forget(name)
+            self.register_buffer(name, value, persistent=value.persistent)
         elif isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
@@ -362,12 +367,12 @@ class Module:
         memory with the module's (detached unless keep_vars): copy them to keep a snapshot."""
         if destination is None:
             destination = collections.OrderedDict()
-        for name, p in self._parameters.items():
-            if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, p in self._parameters.items():  # (a lazy module's uninitialized ones as
+            if p is not None:                      # they are: they cannot be detached)
+                destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers:
-                destination[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
@@ -387,6 +392,8 @@ class Module:
                 if key not in state_dict:
                     continue
                 value = state_dict[key]
+                if is_lazy(target) and isinstance(value, Tensor) and not is_lazy(value):
+                    target.materialize(value.shape)  # a lazy module takes the shape loaded
                 if not isinstance(value, Tensor):
                     errors.append(f'While copying the parameter named "{key}", expected '
                                   f'gradtool.Tensor from checkpoint but received '

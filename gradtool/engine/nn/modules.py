@@ -5,7 +5,8 @@ import collections.abc
 import itertools
 
 from ..errors import missing_attribute, namespace_module
-from . import container, conv, layers, loss, module, normalization, pooling, rnn, transformer
+from . import (activation_extra, adaptive, container, conv, lazy, layers, loss, module, normalization,
+               pooling, rnn, transformer)
 
 
 def _ntuple(n, name="parse"):
@@ -23,20 +24,24 @@ _HELPERS = {"_ntuple": _ntuple, "_single": _ntuple(1, "_single"),
 
 # torch's file for each of gradtool's nn classes
 WHERE = {
-    "module": "Module", "linear": "Identity Linear",
+    "module": "Module", "linear": "Identity Linear Bilinear LazyLinear",
     "activation": "ReLU Tanh Sigmoid GELU SiLU LeakyReLU ELU Softplus Softmax LogSoftmax "
-                  "MultiheadAttention",
+                  "MultiheadAttention " + " ".join(activation_extra.__all__),
     "loss": "_Loss MSELoss L1Loss SmoothL1Loss HuberLoss BCELoss BCEWithLogitsLoss NLLLoss "
             "CrossEntropyLoss",
-    "container": "Sequential ModuleList ModuleDict", "normalization": "LayerNorm GroupNorm",
-    "batchnorm": "BatchNorm1d BatchNorm2d", "sparse": "Embedding", "dropout": "Dropout Dropout2d",
-    "conv": "Conv1d Conv2d ConvTranspose1d ConvTranspose2d",
+    "container": "Sequential ModuleList ModuleDict Container",
+    "normalization": "LayerNorm GroupNorm",
+    "batchnorm": "BatchNorm1d BatchNorm2d LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d",
+    "lazy": "LazyModuleMixin", "adaptive": "AdaptiveLogSoftmaxWithLoss", "sparse": "Embedding EmbeddingBag", "dropout": "Dropout Dropout2d",
+    "conv": "Conv1d Conv2d ConvTranspose1d ConvTranspose2d LazyConv1d LazyConv2d LazyConv3d "
+            "LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d",
     "pooling": "MaxPool2d AvgPool2d AdaptiveAvgPool2d AdaptiveMaxPool2d",
     "upsampling": "Upsample UpsamplingNearest2d UpsamplingBilinear2d",
     "padding": "ReflectionPad1d ReflectionPad2d ReplicationPad1d ReplicationPad2d CircularPad1d "
                "CircularPad2d ZeroPad1d ZeroPad2d ConstantPad1d ConstantPad2d",
     "flatten": "Flatten", "rnn": "RNNBase RNN GRU LSTM RNNCellBase RNNCell GRUCell LSTMCell",
-    "transformer": "Transformer TransformerEncoder TransformerEncoderLayer", "utils": "",
+    "transformer": "Transformer TransformerEncoder TransformerEncoderLayer TransformerDecoder "
+                   "TransformerDecoderLayer", "utils": "",
 }
 
 
@@ -48,7 +53,8 @@ def _class(name):
     return next(getattr(source, name) for source in _SOURCES if hasattr(source, name))
 
 
-_SOURCES = (module, container, conv, layers, loss, normalization, pooling, rnn, transformer)
+_SOURCES = (module, container, conv, layers, loss, normalization, pooling, rnn, transformer,
+            activation_extra, lazy, adaptive)
 
 
 for _file, _names in WHERE.items():

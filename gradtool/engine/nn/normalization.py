@@ -6,6 +6,7 @@ from ..autograd.device import check as check_device
 from .. import distributed
 from . import functional as F
 from . import init
+from .lazy import _LazyNormBase
 from .module import Module
 from .parameter import Parameter
 
@@ -220,3 +221,15 @@ class RMSNorm(Module):
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
+
+
+class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
+    cls_to_become = BatchNorm3d

@@ -1,7 +1,7 @@
 """Modules that rearrange their input's elements or compare two inputs: PixelShuffle and
 PixelUnshuffle (channels to and from space), Unfold and Fold (sliding blocks to and from
-columns), Unflatten, CosineSimilarity. Each as torch's: arguments, repr and forward
-(nn.functional's functions)."""
+columns), Unflatten, CosineSimilarity, PairwiseDistance. Each as torch's: arguments, repr and
+forward (nn.functional's functions)."""
 from . import functional as F
 from .module import Module
 
@@ -90,4 +90,16 @@ class CosineSimilarity(Module):
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
-__all__ = ["PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "Unflatten", "CosineSimilarity"]
+class PairwiseDistance(Module):
+    """The p-norm of x1 - x2 + eps over the last dim."""
+
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+__all__ = ["PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "Unflatten", "CosineSimilarity",
+           "PairwiseDistance"]

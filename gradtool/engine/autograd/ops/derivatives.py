@@ -220,6 +220,9 @@ MUL = OpSpec("mul", "MulBackward0", kernels.mul, function=True, **_BROADCASTING,
 # Python's tensor * 2.0 is MUL, the number wrapped in a tensor
 MUL_SCALAR = OpSpec("mul", "MulBackward1", kernels.mul, jvp="elementwise", batches=True,
                     args=("other",), complex=True, self=lambda grad, other: grad * conj(other))
+# add.Scalar: a tensor plus a number inside torch's C++ (pairwise_distance's eps)
+ADD_SCALAR = OpSpec("add", "AddBackward1", kernels.add, jvp="elementwise", batches=True,
+                    args=("other", "alpha"), complex=True, self=lambda grad: grad)
 DIV = OpSpec("div", "DivBackward0", kernels.div, function=True, jvp="elementwise", batches=True,
              promotion="float", broadcasts=True, complex=True,
              self=lambda grad, other: grad / conj(other),
@@ -386,6 +389,21 @@ VDOT = OpSpec("vdot", "VdotBackward0", np.vdot, jvp="bilinear", complex=True,
 BMM = OpSpec("bmm", "BmmBackward0", np.matmul, function=True, jvp="bilinear", complex=True,
              self=lambda grad, mat2: bmm(grad, conj(transpose(mat2, 1, 2))),
              mat2=lambda grad, self: bmm(conj(transpose(self, 1, 2)), grad))
+# _trilinear (nn.Bilinear's node): the three inputs unsqueezed at their expand dims,
+# multiplied and summed over sumdim; each input's gradient the product of the other two and
+# the gradient (unsqueezed at sumdim), summed over the input's expand dims
+TRILINEAR = OpSpec("_trilinear", "TrilinearBackward0", kernels.trilinear,
+                   args=("expand1", "expand2", "expand3", "sumdim", "unroll_dim"),
+                   jvp="bilinear",  # (linear in each input: the rule holds for three)
+                   i1=lambda grad, i2, i3, expand1, expand2, expand3, sumdim:
+                       formulas.trilinear_backward(grad, expand1, (i2, expand2), (i3, expand3),
+                                                   sumdim),
+                   i2=lambda grad, i1, i3, expand1, expand2, expand3, sumdim:
+                       formulas.trilinear_backward(grad, expand2, (i1, expand1), (i3, expand3),
+                                                   sumdim),
+                   i3=lambda grad, i1, i2, expand1, expand2, expand3, sumdim:
+                       formulas.trilinear_backward(grad, expand3, (i1, expand1), (i2, expand2),
+                                                   sumdim))
 
 # ======================= reductions =======================
 SUM = OpSpec("sum", "SumBackward0", np.sum, function=True, jvp="linear", batches=True,
@@ -484,6 +502,12 @@ NORM = OpSpec("norm", "LinalgVectorNormBackward0", kernels.norm, function=True,
                   formulas.norm_jvp(self_t, self, result, ord, dim, keepdim),
               self=lambda grad, self, ord, dim, keepdim, result:
                   formulas.norm_backward(grad, self, result, ord, dim, keepdim))
+# norm.ScalarOpt_dim: the norm torch's C++ calls (pairwise_distance), saving p, not ord
+NORM_SCALAROPT_DIM = OpSpec("norm", "NormBackward1", kernels.norm, args=("p", "dim", "keepdim"),
+                            jvp=lambda self_t, self, p, dim, keepdim, result:
+                                formulas.norm_jvp(self_t, self, result, p, dim, keepdim),
+                            self=lambda grad, self, p, dim, keepdim, result:
+                                formulas.norm_backward(grad, self, result, p, dim, keepdim))
 SOFTMAX = OpSpec("softmax", "SoftmaxBackward0", kernels.softmax, function=True, args=("dim",),
                  batches=True,
                  jvp=lambda self_t, result, dim:
@@ -612,6 +636,23 @@ EMBEDDING_DENSE_BACKWARD = OpSpec(
     "embedding_dense_backward", "EmbeddingDenseBackwardBackward0", kernels.embedding_dense_backward,
     jvp="linear", args=("num_weights", "padding_idx", "scale_grad_by_freq"),
     grad_output=formulas.embedding_dense_double_backward, indices=NON_DIFFERENTIABLE)
+# nn.EmbeddingBag's bags of rows summed, averaged or maxed (torch's _embedding_bag, with its
+# offset2bag, bag_size and max_indices outputs); its gradient is not differentiable, as torch's
+EMBEDDING_BAG = OpSpec(
+    "_embedding_bag", "EmbeddingBagBackward0", kernels.embedding_bag,
+    args=("scale_grad_by_freq", "mode", "sparse", "include_last_offset", "padding_idx"),
+    outputs=("result0", "result1", "result2", "result3"),
+    nondiff_outputs=("result1", "result2", "result3"),
+    jvp=no_forward_ad("_embedding_bag", "weight"),
+    weight=lambda grad, indices, offsets, per_sample_weights, result1, result2, result3,
+    weight_sym_argsize_0, scale_grad_by_freq, mode, sparse, padding_idx:
+        formulas.embedding_bag_backward(grad, indices, offsets, per_sample_weights, result1,
+                                        result2, result3, weight_sym_argsize_0,
+                                        scale_grad_by_freq, mode, padding_idx),
+    indices=NON_DIFFERENTIABLE, offsets=NON_DIFFERENTIABLE,
+    per_sample_weights=lambda grad, weight, indices, result1, padding_idx:
+        formulas.embedding_bag_per_sample_weights_backward(grad, weight, indices, result1,
+                                                           padding_idx))
 # leaky_relu's backward as an op of its own, as torch's: differentiable in `self` (with
 # derivative zero), so gradients of gradients require grad as torch's do
 LEAKY_RELU_BACKWARD = OpSpec("leaky_relu_backward", "LeakyReluBackwardBackward0",
@@ -812,6 +853,39 @@ def _glu_kernel(x, dim):
 GLU = OpSpec("glu", "GluBackward0", _glu_kernel, args=("dim",), jvp=_glu_jvp,
              self=_glu_backward)
 
+# the shrinks pass the gradient where |x| > lambd, nothing on [-lambd, lambd] (as torch's)
+def _shrunk(x, lambd):
+    return (x < -lambd) | (x > lambd)
+
+
+HARDSHRINK = OpSpec("hardshrink", "HardshrinkBackward0",
+                    lambda x, lambd: np.where(_shrunk(x, lambd), x, 0).astype(x.dtype, copy=False),
+                    jvp="elementwise", batches=True, args=("lambd",),
+                    self=lambda grad, self, lambd: grad * _shrunk(self, lambd))
+SOFTSHRINK = OpSpec("softshrink", "SoftshrinkBackward0",
+                    lambda x, lambd: np.where(_shrunk(x, lambd), x - np.sign(x) * lambd, 0).astype(
+                        x.dtype, copy=False),
+                    jvp="elementwise", batches=True, args=("lambd",),
+                    self=lambda grad, self, lambd: grad * _shrunk(self, lambd))
+# threshold: x where x > threshold, else value; its gradient is relu's threshold_backward.
+# threshold_ keeps the input as it was (ThresholdBackward1 saves self, not the result)
+_THRESHOLD_FIELDS = dict(jvp="elementwise", batches=True, args=("threshold", "value"),
+                         self=lambda grad, self, threshold:
+                             formulas.threshold_backward(grad, self, threshold))
+THRESHOLD = OpSpec("threshold", "ThresholdBackward0", kernels.threshold, **_THRESHOLD_FIELDS)
+THRESHOLD_ = OpSpec("threshold_", "ThresholdBackward1", kernels.threshold, **_THRESHOLD_FIELDS)
+# celu(x, alpha) = elu(x, alpha, scale=1, input_scale=1/alpha), torch's nodes of its own
+CELU = OpSpec("celu", "CeluBackward0", kernels.celu, jvp="elementwise", batches=True,
+              args=("alpha",), in_place_node="CeluBackward1",
+              self=lambda grad, self, alpha, self_is_result=False: formulas.elu_backward(
+                  grad, alpha, 1, 1 / alpha, self_is_result, self))
+# rrelu: x * noise, the noise drawn by nn.functional (1 where x > 0, U(lower, upper) below) in
+# training; leaky_relu with the mean slope (lower + upper) / 2 otherwise
+RRELU_WITH_NOISE = OpSpec(
+    "rrelu_with_noise", "RreluWithNoiseBackward0", kernels.rrelu_with_noise, jvp="elementwise",
+    batches=True, args=("lower", "upper", "training"), in_place_node="RreluWithNoiseBackward1",
+    self=formulas.rrelu_with_noise_backward, noise=NON_DIFFERENTIABLE)
+
 
 # ======================= losses (one node each, as torch's) =======================
 # reduction is torch's enum: 0 none, 1 mean, 2 sum
@@ -958,8 +1032,8 @@ TOPK = OpSpec("topk", "TopkBackward0", kernels.topk, function=True,
               outputs=("values", "indices"), nondiff_outputs=("indices",),
               self=lambda grad, dim, indices, self_sym_sizes:
                   formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes, True))
-INDEX_SELECT = OpSpec("index_select", "IndexSelectBackward0", np.take, function=True,
-                      jvp="linear", args=("dim",),
+INDEX_SELECT = OpSpec("index_select", "IndexSelectBackward0", kernels.index_select,
+                      function=True, jvp="linear", args=("dim",),
                       self=lambda grad, self_sym_sizes, dim, index:
                           formulas.index_select_backward(grad, self_sym_sizes, dim, index),
                       index=NON_DIFFERENTIABLE)
@@ -1212,6 +1286,9 @@ CDIST = OpSpec("_cdist_forward", "CdistBackward0", kernels.cdist, args=("p", "co
                    formulas.cdist_backward(grad, x1, x2, p, result, "x1"),
                x2=lambda grad, x1, x2, p, result:
                    formulas.cdist_backward(grad, x1, x2, p, result, "x2"))
+# pdist: the p-norm of every pair of rows i < j of one matrix, in row-major pair order
+PDIST = OpSpec("_pdist_forward", "PdistBackward0", kernels.pdist, args=("p",),
+               jvp=formulas.pdist_jvp, self=formulas.pdist_backward)
 LINALG_EIGH = OpSpec("linalg_eigh", "LinalgEighBackward0", np.linalg.eigh, args=("UPLO",),
                      outputs=("eigenvalues", "eigenvectors"), undefined_grads=True,
                      jvp=formulas.linalg_eigh_jvp,

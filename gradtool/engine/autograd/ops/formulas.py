@@ -212,6 +212,40 @@ def threshold_backward(grad, self, threshold):  # (a def: a row's formula, read 
     return table.THRESHOLD_BACKWARD(grad, self, threshold)
 
 
+def _array(x):
+    return x._data if hasattr(x, "_data") else x
+
+
+def embedding_bag_backward(grad, indices, offsets, per_sample_weights, result1, result2,
+                           result3, weight_sym_argsize_0, scale_grad_by_freq, mode,
+                           padding_idx):
+    """Each index's row gets its bag's gradient (times its per-sample weight, over the bag's
+    size for means, per feature only where it was the maximum), none for padding_idx; as in
+    torch, the result is not differentiable again. (scale_grad_by_freq: saved, as torch's node
+    does; nn.functional refuses it.)"""
+    g, index, bag = _array(grad), _array(indices), _array(result1)
+    out = np.zeros((weight_sym_argsize_0, g.shape[1]), g.dtype)
+    if mode == 2:
+        filled = _array(result2) > 0
+        np.add.at(out, (_array(result3)[filled], np.arange(g.shape[1])), g[filled])
+        return constant(out, grad)
+    rows = g[bag]
+    if mode == 1:
+        rows = rows / np.maximum(_array(result2), 1)[bag][:, None]
+    if per_sample_weights is not None:
+        rows = rows * _array(per_sample_weights)[:, None]
+    kept = index != padding_idx
+    np.add.at(out, index[kept], rows[kept])
+    return constant(out, grad)
+
+
+def embedding_bag_per_sample_weights_backward(grad, weight, indices, result1, padding_idx):
+    """d(out[bag]) / d(per_sample_weight[i]) = weight[index[i]]: their dot with the gradient."""
+    g, w, index = _array(grad), _array(weight), _array(indices)
+    out = (g[_array(result1)] * w[index]).sum(-1) * (index != padding_idx)
+    return constant(out.astype(g.dtype, copy=False), grad)
+
+
 def embedding_dense_double_backward(grad, indices, padding_idx):
     """The rows of grad the indices pick, the padding_idx ones zero (torch's; it leaves
     scale_grad_by_freq out, as gradtool refuses that option)."""
@@ -251,6 +285,14 @@ def silu_backward(grad, self):
 
 def softplus_backward(grad, self, beta, threshold):
     return where(self * beta > threshold, grad, grad * sigmoid(self * beta))
+
+
+def rrelu_with_noise_backward(grad, self, noise, lower, upper, training, self_is_result=False):
+    """The drawn slopes in training (torch's: when upper and lower differ), else leaky_relu's
+    gradient at the mean slope."""
+    if training and upper - lower > 1e-6:
+        return grad * noise
+    return leaky_relu_backward(grad, self, (lower + upper) / 2, self_is_result)
 
 
 def elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result):
@@ -1190,6 +1232,36 @@ def cdist_backward(grad, x1, x2, p, result, wrt):
     g = p_norm_backward(grad, diff, result, p)
     return sum_to(sum(g, -2), tuple(x1.shape)) if wrt == "x1" else \
         sum_to(-sum(g, -3), tuple(x2.shape))
+
+
+def _pdist_differences(x):
+    i, j = (constant(k, x) for k in kernels.pdist_pairs(x.shape[0]))
+    return i, j, index_select(x, 0, i) - index_select(x, 0, j)
+
+
+def pdist_backward(grad, self, p, result):
+    """Each pair's p-norm gradient, added to its first row and taken from its second."""
+    i, j, diff = _pdist_differences(self)
+    g = p_norm_backward(grad, diff, result, p)
+    return index_add(index_add(zeros_like(self), 0, i, g), 0, j, -g)
+
+
+def pdist_jvp(self_t, self, p, result):
+    _, _, diff = _pdist_differences(self)
+    _, _, diff_t = _pdist_differences(self_t)
+    return norm_jvp(diff_t, diff, result, p, (1,), False)
+
+
+def _unsqueezed(x, dims):
+    for d in sorted(dims):
+        x = unsqueeze(x, d)
+    return x
+
+
+def trilinear_backward(grad, expand_self, other, another, sumdim):
+    product = _unsqueezed(grad, sumdim) * _unsqueezed(other[0], other[1]) * _unsqueezed(
+        another[0], another[1])
+    return sum(product, tuple(expand_self)) if expand_self else product
 
 
 def cdist_jvp(x1_t, x2_t, x1, x2, p, result):

@@ -373,7 +373,7 @@ def scatter_add(x, dim, index, src):
 
 def index_select(x, dim, index):
     if not isinstance(x, Tensor):
-        return np.take(x, index, axis=dim)
+        return _kernels.index_select(x, index, dim)
     return x.index_select(dim, index)
 
 

@@ -502,6 +502,39 @@ def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
     return np.take(weight, indices, axis=0)
 
 
+def embedding_bags(indices, offsets, include_last_offset):
+    """The bag of each index (torch's offset2bag) and the number of bags."""
+    starts = offsets[:-1] if include_last_offset else offsets
+    bag = np.searchsorted(starts, np.arange(len(indices)), side="right") - 1
+    return bag, len(starts)
+
+
+def embedding_bag(weight, indices, offsets, per_sample_weights, scale_grad_by_freq, mode,
+                  sparse, include_last_offset, padding_idx):
+    """torch's _embedding_bag: each bag's rows of weight summed (times per_sample_weights),
+    averaged or maxed (mode 0, 1, 2), the padding_idx rows left out and empty bags zero; with
+    offset2bag, bag_size (0 for sums) and max_indices (bag_size but for maxes) as torch's."""
+    bag, n_bags = embedding_bags(indices, offsets, include_last_offset)
+    kept = indices != padding_idx
+    rows = weight[indices] * (1 if per_sample_weights is None else per_sample_weights[:, None])
+    out = np.zeros((n_bags, weight.shape[1]), weight.dtype)
+    counts = np.bincount(bag[kept], minlength=n_bags)
+    if mode == 2:  # per feature, the first of the bag's rows holding the maximum
+        max_indices = np.zeros(out.shape, np.int64)
+        for b in range(n_bags):
+            members = np.nonzero((bag == b) & kept)[0]
+            if members.size:
+                first = np.argmax(rows[members], axis=0)
+                out[b] = rows[members][first, np.arange(out.shape[1])]
+                max_indices[b] = indices[members][first]
+        return out, bag, counts, max_indices
+    np.add.at(out, bag[kept], rows[kept])
+    if mode == 1:
+        out /= np.maximum(counts, 1)[:, None]
+        return out, bag, counts, counts.copy()
+    return out, bag, np.zeros(n_bags, np.int64), np.zeros(n_bags, np.int64)
+
+
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """Each index's rows of grad_output summed into its row of weight; padding_idx's row
     stays zero."""
@@ -748,6 +781,20 @@ def elu(self, alpha, scale, input_scale):
     return np.where(self > 0, self * scale, negative).astype(self.dtype, copy=False)
 
 
+def threshold(self, threshold, value):
+    return np.where(self > threshold, self, value).astype(self.dtype, copy=False)
+
+
+def celu(self, alpha):
+    return elu(self, alpha, 1, 1 / alpha)
+
+
+def rrelu_with_noise(self, noise, lower, upper, training):
+    if training:
+        return (self * noise).astype(self.dtype, copy=False)
+    return leaky_relu(self, (lower + upper) / 2)
+
+
 # ---- losses (reduction: 0 none, 1 mean, 2 sum, torch's enum) ----
 def reduce(loss, reduction):
     if reduction == 1:
@@ -887,8 +934,13 @@ def index_add(self, index, source, dim, alpha):
     source = source if alpha == 1 else source * alpha
     if np.ndim(source) == 0:
         source = np.reshape(source, (1,))
-    np.add.at(out, (slice(None),) * dim + (index,), source)
+    np.add.at(out, (slice(None),) * dim + (np.reshape(index, -1),), source)
     return out
+
+
+def index_select(self, index, dim):
+    """The slices at index along dim; a 0-d index picks one and keeps the dim, as torch's."""
+    return np.take(self, np.reshape(index, -1) if self.ndim else index, axis=dim)
 
 
 def bernoulli(self, generator):
@@ -1558,7 +1610,7 @@ def masked_select(self, mask):
 
 def index_copy(self, index, source, dim):
     out = self.copy()
-    out[(slice(None),) * dim + (index,)] = source
+    out[(slice(None),) * dim + (np.reshape(index, -1),)] = source  # (a 0-d index: one slice)
     return out
 
 
@@ -1718,3 +1770,19 @@ def dist(self, other, p):
 
 def cdist(x1, x2, p, compute_mode):
     return p_norm(x1[..., :, None, :] - x2[..., None, :, :], p)
+
+
+def pdist_pairs(n):
+    """The rows (i, j), i < j, of pdist's pairs in its order."""
+    return np.triu_indices(n, 1)
+
+
+def pdist(self, p):
+    i, j = pdist_pairs(self.shape[0])
+    return p_norm(self[i] - self[j], p).astype(self.dtype, copy=False)
+
+
+def trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
+    product = (np.expand_dims(i1, tuple(expand1)) * np.expand_dims(i2, tuple(expand2))
+               * np.expand_dims(i3, tuple(expand3)))
+    return product.sum(axis=tuple(sumdim)) if sumdim else product
