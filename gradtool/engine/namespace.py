@@ -353,44 +353,8 @@ def dstack(tensors):
     return cat(atleast_3d(*tensors), 2)
 
 
-def _split_by(name, dim, input, indices_or_sections):
-    """hsplit/vsplit/dsplit: numpy's rule, equal parts of a dim (which must divide) or cuts
-    at the given indices."""
-    size = input.shape[dim]
-    if isinstance(indices_or_sections, _builtins.int):
-        if indices_or_sections == 0 or size % indices_or_sections:
-            raise RuntimeError(
-                f"torch.{name} attempted to split along dimension {dim}, but the size of the "
-                f"dimension {size} is not divisible by the split_size {indices_or_sections}!")
-        step = size // indices_or_sections
-        cuts = list(_builtins.range(step, size, step))
-    else:
-        cuts = list(indices_or_sections)
-    bounds = [0] + [_builtins.min(_builtins.max(c if c >= 0 else c + size, 0), size)
-                    for c in cuts] + [size]
-    return tuple(input.narrow(dim, start, _builtins.max(stop - start, 0))
-                 for start, stop in zip(bounds, bounds[1:]))
-
-
-def hsplit(input, indices_or_sections):
-    if input.dim() < 1:
-        raise RuntimeError(f"torch.hsplit requires a tensor with at least 1 dimension, but "
-                           f"got a tensor with {input.dim()} dimensions!")
-    return _split_by("hsplit", 0 if input.dim() == 1 else 1, input, indices_or_sections)
-
-
-def vsplit(input, indices_or_sections):
-    if input.dim() < 2:
-        raise RuntimeError(f"torch.vsplit requires a tensor with at least 2 dimension, but "
-                           f"got a tensor with {input.dim()} dimensions!")
-    return _split_by("vsplit", 0, input, indices_or_sections)
-
-
-def dsplit(input, indices_or_sections):
-    if input.dim() < 3:
-        raise RuntimeError(f"torch.dsplit requires a tensor with at least 3 dimension, but "
-                           f"got a tensor with {input.dim()} dimensions!")
-    return _split_by("dsplit", 2, input, indices_or_sections)
+from .autograd.tensor_methods_extra import (corrcoef, dsplit, empty_strided,  # noqa: E402
+                                            hsplit, vsplit)
 
 
 def result_type(tensor1, tensor2):
@@ -418,21 +382,6 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     if steps.dim() == 1 and y.dim() > 1:
         steps = steps.view([-1 if d == dim % y.dim() else 1 for d in _builtins.range(y.dim())])
     return (steps * middle / 2).cumsum(dim)
-
-
-def corrcoef(input):
-    """Pearson's correlation coefficients of the rows (variables) of input: cov divided by
-    the products of standard deviations, clipped to [-1, 1] as torch's."""
-    c = input.cov()
-    if c.dim() == 0:
-        return c / c
-    d = c.diagonal()
-    stddev = d.real.sqrt() if d.is_complex() else d.sqrt()
-    c = c / stddev.unsqueeze(1)
-    c = c / stddev.unsqueeze(0)
-    if c.is_complex():
-        return complex(c.real.clip(-1, 1), c.imag.clip(-1, 1))
-    return c.clip(-1, 1)
 
 
 # ---- settings that the engine's numpy arithmetic keeps as torch's CPU build reports them
@@ -547,19 +496,6 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     data = _np.frombuffer(buffer, dtype=_dtypes.to_numpy_dtype(dtype), count=count,
                           offset=offset)
     out = Tensor._wrap(data if data.flags.writeable else data.copy())
-    return out.requires_grad_() if requires_grad else out
-
-
-def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, **kwargs):
-    """An uninitialised tensor laid out with the given strides (in elements)."""
-    numpy_dtype = _dtypes.to_numpy_dtype(dtype) if dtype is not None else _dtypes.DEFAULT_FLOAT
-    size, stride = tuple(size), tuple(stride)
-    extent = (1 + _builtins.sum((n - 1) * s for n, s in zip(size, stride))
-              if _builtins.all(size) else 0)
-    base = _np.zeros(extent, numpy_dtype)
-    data = _np.lib.stride_tricks.as_strided(base, size,
-                                            [s * base.itemsize for s in stride])
-    out = Tensor._wrap(data)
     return out.requires_grad_() if requires_grad else out
 
 

@@ -702,24 +702,19 @@ class LayoutQuestionMethods:
 
     def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
                           **kwargs):
-        from ..namespace import empty_strided
         return empty_strided(size, stride, dtype=dtype or dtypes.from_numpy_dtype(
             self._data.dtype), requires_grad=requires_grad)
 
     def hsplit(self, indices_or_sections):
-        from ..namespace import hsplit
         return hsplit(self, indices_or_sections)
 
     def vsplit(self, indices_or_sections):
-        from ..namespace import vsplit
         return vsplit(self, indices_or_sections)
 
     def dsplit(self, indices_or_sections):
-        from ..namespace import dsplit
         return dsplit(self, indices_or_sections)
 
     def corrcoef(self):
-        from ..namespace import corrcoef
         return corrcoef(self)
 
 
@@ -771,3 +766,73 @@ class BitwiseTensorMethods:
             raise TypeError("~ (operator.invert) is only implemented on integer and "
                             "Boolean-type tensors")
         return self.bitwise_not()
+
+
+# ---- torch-level functions the methods above share (torch.hsplit, torch.corrcoef, ...)
+def _split_by(name, dim, input, indices_or_sections):
+    """hsplit/vsplit/dsplit: numpy's rule, equal parts of a dim (which must divide) or cuts
+    at the given indices."""
+    size = input.shape[dim]
+    if isinstance(indices_or_sections, int):
+        if indices_or_sections == 0 or size % indices_or_sections:
+            raise RuntimeError(
+                f"torch.{name} attempted to split along dimension {dim}, but the size of the "
+                f"dimension {size} is not divisible by the split_size {indices_or_sections}!")
+        step = size // indices_or_sections
+        cuts = list(range(step, size, step))
+    else:
+        cuts = list(indices_or_sections)
+    bounds = [0] + [min(max(c if c >= 0 else c + size, 0), size)
+                    for c in cuts] + [size]
+    return tuple(input.narrow(dim, start, max(stop - start, 0))
+                 for start, stop in zip(bounds, bounds[1:]))
+
+
+def hsplit(input, indices_or_sections):
+    if input.dim() < 1:
+        raise RuntimeError(f"torch.hsplit requires a tensor with at least 1 dimension, but "
+                           f"got a tensor with {input.dim()} dimensions!")
+    return _split_by("hsplit", 0 if input.dim() == 1 else 1, input, indices_or_sections)
+
+
+def vsplit(input, indices_or_sections):
+    if input.dim() < 2:
+        raise RuntimeError(f"torch.vsplit requires a tensor with at least 2 dimension, but "
+                           f"got a tensor with {input.dim()} dimensions!")
+    return _split_by("vsplit", 0, input, indices_or_sections)
+
+
+def dsplit(input, indices_or_sections):
+    if input.dim() < 3:
+        raise RuntimeError(f"torch.dsplit requires a tensor with at least 3 dimension, but "
+                           f"got a tensor with {input.dim()} dimensions!")
+    return _split_by("dsplit", 2, input, indices_or_sections)
+
+
+def corrcoef(input):
+    """Pearson's correlation coefficients of the rows (variables) of input: cov divided by
+    the products of standard deviations, clipped to [-1, 1] as torch's."""
+    c = input.cov()
+    if c.dim() == 0:
+        return c / c
+    d = c.diagonal()
+    stddev = d.real.sqrt() if d.is_complex() else d.sqrt()
+    c = c / stddev.unsqueeze(1)
+    c = c / stddev.unsqueeze(0)
+    if c.is_complex():
+        from .complex_numbers import complex as _complex
+        return _complex(c.real.clip(-1, 1), c.imag.clip(-1, 1))
+    return c.clip(-1, 1)
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, **kwargs):
+    """An uninitialised tensor laid out with the given strides (in elements)."""
+    numpy_dtype = dtypes.to_numpy_dtype(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT
+    size, stride = tuple(size), tuple(stride)
+    extent = (1 + sum((n - 1) * s for n, s in zip(size, stride))
+              if all(size) else 0)
+    base = np.zeros(extent, numpy_dtype)
+    data = np.lib.stride_tricks.as_strided(base, size,
+                                            [s * base.itemsize for s in stride])
+    out = Tensor._wrap(data)
+    return out.requires_grad_() if requires_grad else out
