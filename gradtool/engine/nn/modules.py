@@ -51,9 +51,16 @@ def _class(name):
 _SOURCES = (module, container, conv, layers, loss, normalization, pooling, rnn, transformer)
 
 
+# torch.nn.modules.module's functions: hooks on every module
+_MODULE_FUNCTIONS = {n: getattr(module, n) for n in (
+    "register_module_forward_pre_hook", "register_module_forward_hook",
+    "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+    "register_module_backward_hook")}
+
 for _file, _names in WHERE.items():
     globals()[_file] = _namespace(_file, _HELPERS if _file == "utils" else
-                                  {n: _class(n) for n in _names.split()})
+                                  {n: _class(n) for n in _names.split()}
+                                  | (_MODULE_FUNCTIONS if _file == "module" else {}))
 globals().update({n: _class(n) for names in WHERE.values() for n in names.split()
                   if not n.startswith("_")})
 
