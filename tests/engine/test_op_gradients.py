@@ -237,6 +237,10 @@ case("mul_scalar_op", "MUL_SCALAR", lambda x: call(D.MUL_SCALAR, (x,), (0.9,)),
      normal(*S), lambda v, x: [0.9 * v], order2="square")
 case("mul_scalar", "MUL", lambda x: x * 3.0, normal(*S), lambda v, x: [3.0 * v],
      order2="square")
+case("add_scalar_op", "ADD_SCALAR", lambda x: call(D.ADD_SCALAR, (x,), (1.5, 1)), normal(*S),
+     lambda v, x: [v], order2="square")
+case("sub_scalar_op", "SUB_SCALAR", lambda x: call(D.SUB_SCALAR, (x,), (0.5, 1)), normal(*S),
+     lambda v, x: [v], order2="square")
 case("div", "DIV", lambda x, y: x / y, lambda r: [r.standard_normal((3, 4)), signed(r, (4,))],
      lambda v, x, y: [unbroadcast(v / y, x.shape), unbroadcast(-v * x / y ** 2, y.shape)])
 case("rdiv", ("RECIPROCAL", "MUL"), lambda y: 2.0 / y, lambda r: [signed(r, S)],
@@ -408,6 +412,9 @@ case("norm_p1_5_keepdim", "NORM", lambda x: gt.linalg.vector_norm(x, 1.5, (0, 2)
      normal(*S3), _p_norm_vjp(1.5, (0, 2), True))
 case("norm_p0_5", "NORM", lambda x: x.norm(0.5, dim=0),
      lambda r: [away_from(r, S, margin=0.3)], _p_norm_vjp(0.5, (0,)))
+case("norm_scalar_dim_op", "NORM_SCALAR_DIM",
+     lambda x: call(D.NORM_SCALAR_DIM, (x,), (3.0, (1,), False)), normal(*S3),
+     _p_norm_vjp(3, (1,)))
 case("norm_p_neg1", "NORM", lambda x: gt.linalg.vector_norm(x, -1, -1),
      lambda r: [away_from(r, S, margin=0.3)], _p_norm_vjp(-1, (1,)))
 case("norm_inf_dim", "NORM", lambda x: gt.linalg.vector_norm(x, float("inf"), dim=-1),

@@ -33,6 +33,9 @@ TORCH_EQUIVALENTS = {
     "threshold_backward_op": lambda g, r: torch.ops.aten.threshold_backward(g, r, 0),
     "leaky_relu_backward_op": lambda g, r: torch.ops.aten.leaky_relu_backward(g, r, 0.1, False),
     "mul_scalar_op": lambda x: torch.ops.aten.mul.Scalar(x, 0.9),
+    "add_scalar_op": lambda x: torch.ops.aten.add.Scalar(x, 1.5),
+    "sub_scalar_op": lambda x: torch.ops.aten.sub.Scalar(x, 0.5),
+    "norm_scalar_dim_op": lambda x: torch.ops.aten.norm.ScalarOpt_dim(x, 3.0, [1]),
     "unfold_backward_op": lambda g: torch.ops.aten.unfold_backward(g, [3, 5], 1, 2, 1),
     # (the seeded wrapper calls gradtool: the same cases, unseeded: the draws are multiplied by 0)
     "normal_tensor_float": lambda m: torch.normal(m, 2.0) * 0.0 + m,

@@ -33,3 +33,11 @@ __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleLis
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error
 from .extra import *  # noqa: E402,F401,F403 (activations, ParameterList/Dict, DataParallel, ...)
+
+# the embedding, margin and likelihood losses
+from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss,  # noqa: E402
+                   MarginRankingLoss, MultiLabelSoftMarginLoss, NLLLoss2d, PoissonNLLLoss,
+                   TripletMarginLoss, TripletMarginWithDistanceLoss)
+__all__ += ["CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
+            "MultiLabelSoftMarginLoss", "NLLLoss2d", "PoissonNLLLoss", "TripletMarginLoss",
+            "TripletMarginWithDistanceLoss"]

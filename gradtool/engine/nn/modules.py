@@ -27,7 +27,9 @@ WHERE = {
     "activation": "ReLU Tanh Sigmoid GELU SiLU LeakyReLU ELU Softplus Softmax LogSoftmax "
                   "MultiheadAttention",
     "loss": "_Loss MSELoss L1Loss SmoothL1Loss HuberLoss BCELoss BCEWithLogitsLoss NLLLoss "
-            "CrossEntropyLoss",
+            "CrossEntropyLoss KLDivLoss NLLLoss2d PoissonNLLLoss GaussianNLLLoss HingeEmbeddingLoss "
+            "MultiLabelSoftMarginLoss CosineEmbeddingLoss MarginRankingLoss TripletMarginLoss "
+            "TripletMarginWithDistanceLoss",
     "container": "Sequential ModuleList ModuleDict", "normalization": "LayerNorm GroupNorm",
     "batchnorm": "BatchNorm1d BatchNorm2d", "sparse": "Embedding", "dropout": "Dropout Dropout2d",
     "conv": "Conv1d Conv2d ConvTranspose1d ConvTranspose2d",

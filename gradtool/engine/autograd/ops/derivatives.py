@@ -200,6 +200,12 @@ SUB = OpSpec("sub", "SubBackward0", kernels.sub, function=True, **_BROADCASTING,
 RSUB = OpSpec("rsub", "RsubBackward1", kernels.rsub, **_BROADCASTING, args=("other", "alpha"),
               promoted_args=("other",), complex=True,
               self=lambda grad, alpha: formulas.scale(grad, -conj(alpha)))
+# add.Scalar and sub.Scalar: a tensor and a number inside torch's C++ (the margin losses);
+# Python's tensor + 2.0 is ADD, the number wrapped in a tensor
+ADD_SCALAR = OpSpec("add", "AddBackward1", kernels.add, jvp="elementwise", batches=True,
+                    args=("other", "alpha"), complex=True, self=lambda grad: grad)
+SUB_SCALAR = OpSpec("sub", "SubBackward1", kernels.sub, jvp="elementwise", batches=True,
+                    args=("other", "alpha"), complex=True, self=lambda grad: grad)
 MUL = OpSpec("mul", "MulBackward0", kernels.mul, function=True, **_BROADCASTING, complex=True,
              self=lambda grad, other: grad * conj(other),
              other=lambda grad, self: grad * conj(self))
@@ -430,6 +436,13 @@ NORM = OpSpec("norm", "LinalgVectorNormBackward0", kernels.norm, function=True,
                   formulas.norm_jvp(self_t, self, result, ord, dim, keepdim),
               self=lambda grad, self, ord, dim, keepdim, result:
                   formulas.norm_backward(grad, self, result, ord, dim, keepdim))
+# norm.ScalarOpt_dim, which torch's C++ calls (pairwise_distance): the same p-norm as NORM,
+# its own node, saving p
+NORM_SCALAR_DIM = OpSpec("norm", "NormBackward1", kernels.norm, args=("p", "dim", "keepdim"),
+                         jvp=lambda self_t, self, p, dim, keepdim, result:
+                             formulas.norm_jvp(self_t, self, result, p, dim, keepdim),
+                         self=lambda grad, self, p, dim, keepdim, result:
+                             formulas.norm_backward(grad, self, result, p, dim, keepdim))
 SOFTMAX = OpSpec("softmax", "SoftmaxBackward0", kernels.softmax, function=True, args=("dim",),
                  batches=True,
                  jvp=lambda self_t, result, dim:
