@@ -1,6 +1,7 @@
 """nn.utils: gradient clipping, the parameters as one vector, weight and spectral norm,
 fusing batch norms, memory formats, skip_init, as torch.nn.utils (one file each, torch's)."""
-from . import clip_grad, convert_parameters, fusion, init, memory_format, rnn  # noqa: F401
+from . import (clip_grad, convert_parameters, fusion, init, memory_format,  # noqa: F401
+               parametrizations, parametrize, rnn)
 from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_,  # noqa: F401
                         clip_grads_with_norm_, get_total_norm)
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
