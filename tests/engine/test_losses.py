@@ -1,6 +1,6 @@
 """The embedding, margin and likelihood losses (cosine embedding, hinge embedding, margin
 ranking, triplet margin with and without a distance function, Poisson and Gaussian NLL,
-multilabel soft margin, NLLLoss2d): gradients against central differences, the closed form
+soft margin, multi-class and multi-label margin, multilabel soft margin, NLLLoss2d): gradients against central differences, the closed form
 of a few, and torch's argument errors. LOSSES is shared with tests/parity/test_losses.py,
 which compares values, gradients and graphs with torch's."""
 import math
@@ -60,6 +60,23 @@ def _multilabel(lib, reduction):
         weight=lib.tensor(np.linspace(0.5, 1.5, 5)), reduction=reduction)(a, lib.tensor(PROBS))
 
 
+CLASSES = np.array([0, 4, 2, 1])
+LISTED = np.array([[3, 0, -1, 1, 2], [1, 2, 4, -1, 0], [0, -1, 1, 2, 3], [4, 3, 2, 1, 0]])
+
+
+def _soft_margin(lib, reduction):
+    return lambda a: lib.nn.SoftMarginLoss(reduction=reduction)(a, lib.tensor(np.sign(X2)))
+
+
+def _multi_margin(lib, reduction):
+    return lambda a: lib.nn.MultiMarginLoss(p=2, margin=0.5, weight=lib.tensor(
+        np.linspace(0.5, 1.5, 5)), reduction=reduction)(a, lib.tensor(CLASSES))
+
+
+def _multilabel_margin(lib, reduction):
+    return lambda a: lib.nn.MultiLabelMarginLoss(reduction=reduction)(a, lib.tensor(LISTED))
+
+
 # (name, loss given the library and a reduction, inputs)
 LOSSES = [("cosine_embedding", _cosine, (X1, X2)), ("hinge_embedding", _hinge, (X1,)),
           ("margin_ranking", _ranking, (X1, X2)), ("triplet_margin", _triplet, (X1, X2, X3)),
@@ -72,7 +89,11 @@ LOSSES = [("cosine_embedding", _cosine, (X1, X2)), ("hinge_embedding", _hinge, (
           ("gaussian_nll", _gaussian, (X1, POSITIVE)),
           ("gaussian_nll_full_homoscedastic", lambda lib, r: _gaussian(lib, r, full=True),
            (X1, POSITIVE[:, 0])),
-          ("multilabel_soft_margin", _multilabel, (X1,))]
+          ("multilabel_soft_margin", _multilabel, (X1,)),
+          ("soft_margin", _soft_margin, (X1,)), ("multi_margin", _multi_margin, (X1,)),
+          ("multi_margin_one_sample", lambda lib, r: lambda a: lib.nn.functional.multi_margin_loss(
+              a[0], lib.tensor(CLASSES[0]), reduction=r), (X1,)),
+          ("multilabel_margin", _multilabel_margin, (X1,))]
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -135,6 +156,17 @@ def loss_errors(lib):
         lambda: F.poisson_nll_loss(t, t, reduction="avg"),
         lambda: F.hinge_embedding_loss(t, t, reduction="avg"),
         lambda: F.multilabel_soft_margin_loss(t, t, reduction="avg"),
+        lambda: F.soft_margin_loss(t, t[:2]),
+        lambda: F.soft_margin_loss(t[0], t),
+        lambda: F.multi_margin_loss(t, lib.tensor([1, 0, 5])),
+        lambda: F.multi_margin_loss(t, lib.tensor([1, 0])),
+        lambda: F.multi_margin_loss(t, lib.tensor([1, 0, 2]), p=3),
+        lambda: F.multi_margin_loss(t, lib.tensor([1, 0, 2]), weight=lib.ones(2, 2)),
+        lambda: F.multi_margin_loss(t, lib.tensor([1, 0, 2]), weight=lib.ones(3)),
+        lambda: lib.nn.MultiMarginLoss(p=3),
+        lambda: lib.nn.MultiMarginLoss(weight=lib.ones(2, 2)),
+        lambda: F.multilabel_margin_loss(t, lib.tensor([[1, -1, 0, 0]])),
+        lambda: F.multilabel_margin_loss(t, lib.tensor([[1, -1, 0, 4]] * 3)),
     ]
     out = []
     for call in calls:
@@ -155,6 +187,9 @@ def test_loss_argument_errors():
                                        "got 0 instead")
     assert errors[10] == errors[11] == ("ValueError", "var has negative entry/entries")
     assert errors[12] == ("ValueError", "var is of incorrect size")
+    assert errors[19] == ("RuntimeError", "target out of range")
+    assert errors[21] == ("ValueError", "only p == 1 and p == 2 supported")
+    assert errors[27] == ("RuntimeError", "argument #2 'target' is out of range")
     assert all(error is not None for error in errors)
 
 

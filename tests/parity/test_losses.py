@@ -117,6 +117,8 @@ def test_new_loss_modules_reprs_and_state_dicts_are_torchs():
                    nn.TripletMarginLoss(swap=True), nn.PoissonNLLLoss(full=True),
                    nn.GaussianNLLLoss(full=True), nn.NLLLoss2d(weight=lib.ones(3)),
                    nn.MultiLabelSoftMarginLoss(weight=lib.ones(2)),
-                   nn.TripletMarginWithDistanceLoss(distance_function=nn.CosineSimilarity())]
+                   nn.TripletMarginWithDistanceLoss(distance_function=nn.CosineSimilarity()),
+                   nn.SoftMarginLoss(), nn.MultiLabelMarginLoss(reduction="sum"),
+                   nn.MultiMarginLoss(p=2, margin=0.5, weight=lib.ones(3))]
         seen.append([(repr(m), list(m.state_dict()), m.reduction) for m in modules])
     assert seen[0] == seen[1]

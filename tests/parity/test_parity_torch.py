@@ -148,9 +148,11 @@ def test_case_matches_torch(case):
 
 
 # torch's backward of these is not differentiable ("derivative for aten::hardsigmoid_backward
-# is not implemented", the same for _cdist_backward); gradtool's is, and the sweep checks it
+# is not implemented", the same for _cdist_backward and the margin losses' backward ops);
+# gradtool's is, and the sweep checks it
 TORCH_HAS_NO_SECOND_ORDER = {"hardsigmoid", "cdist_p2.0", "cdist_p1.0", "cdist_p3.0",
-                             "cdist_pinf", "cdist_batched"}
+                             "cdist_pinf", "cdist_batched", "multi_margin_loss_p2_weight",
+                             "multi_margin_loss_none", "multilabel_margin_loss"}
 # The internal-dispatch cases call other ops in torch:
 KNOWN_NAME_DIFFERENCES = {"index_backward_op", "as_strided_op", "diagonal_backward_op",
                           # torch's C++ adds the 1 with add.Scalar (AddBackward1), a node

@@ -36,8 +36,10 @@ from .extra import *  # noqa: E402,F401,F403 (activations, ParameterList/Dict, D
 
 # the embedding, margin and likelihood losses
 from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss,  # noqa: E402
-                   MarginRankingLoss, MultiLabelSoftMarginLoss, NLLLoss2d, PoissonNLLLoss,
-                   TripletMarginLoss, TripletMarginWithDistanceLoss)
+                   MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+                   MultiMarginLoss, NLLLoss2d, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
+                   TripletMarginWithDistanceLoss)
 __all__ += ["CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
-            "MultiLabelSoftMarginLoss", "NLLLoss2d", "PoissonNLLLoss", "TripletMarginLoss",
+            "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss2d",
+            "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
             "TripletMarginWithDistanceLoss"]

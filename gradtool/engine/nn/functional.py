@@ -10,7 +10,7 @@ import numpy as np
 from ..autograd import creation, dtypes
 from ..autograd.ops import derivatives as table
 from ..autograd.ops import kernels
-from ..autograd.dispatch import call  # the dispatch every op runs through
+from ..autograd.dispatch import broadcast_mismatch, call  # (the dispatch every op runs through)
 from ..autograd.free_functions import vector_norm, where
 from ..autograd.grad_mode import no_grad
 from ..autograd.inplace import call_inplace
@@ -1423,3 +1423,64 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     if reduction not in _REDUCTIONS:
         raise ValueError(reduction + " is not valid")
     return _reduce(loss, reduction)
+
+
+# ---- the margin losses torch computes in one op, each with its own node ----
+def _class_targets(input, target, name):
+    """multi_margin_loss's checks on the class indices."""
+    n = input.shape[0] if input.dim() == 2 else 1
+    if input.dim() == 2 and (target.dim() != 1 or target.shape[0] != n):
+        raise RuntimeError(f"{name}: target tensor should be 1-D with size equal to the number "
+                           f"of input samples (batch size). Expected target size [{n}], but got "
+                           f"{list(target.shape)}. Input has shape {list(input.shape)}.")
+    labels = target._data
+    if labels.size and (labels.min() < 0 or labels.max() >= input.shape[-1]):
+        raise RuntimeError("target out of range")
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-y x)) for labels y of +-1: one SoftMarginLossBackward0."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    mismatch = broadcast_mismatch(tuple(input.shape), tuple(target.shape))
+    if mismatch:
+        raise RuntimeError(mismatch)
+    shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(target.shape)))
+    if shape != tuple(input.shape):  # (torch's loss is written into input's shape)
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+    return call(table.SOFT_MARGIN_LOSS, (input, target), (_REDUCTION_ENUM[reduction],))
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """The multi-class hinge loss: sum over j != y of max(0, margin - x[y] + x[j]) ** p
+    (times weight[y]), / C; one MultiMarginLossBackward0."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None:
+        if weight.dim() != 1:
+            raise ValueError("weight must be one-dimensional")
+        if weight.shape[0] != input.shape[-1]:
+            raise RuntimeError(f"inconsistent weight size, expected {input.shape[-1]} but got "
+                               f"{list(weight.shape)}")
+    _class_targets(input, target, "multi_margin_loss")
+    return call(table.MULTI_MARGIN_LOSS, (input, target, weight),
+                (p, margin, _REDUCTION_ENUM[reduction]))
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """The multi-label hinge loss: each row of target lists classes (ended by -1); sum over
+    listed a and unlisted j of max(0, 1 - (x[a] - x[j])), / C; one
+    MultilabelMarginLossBackward0."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    labels = target._data
+    if labels.size and (labels.min() < -1 or labels.max() >= input.shape[-1]):
+        raise RuntimeError("argument #2 'target' is out of range")
+    return call(table.MULTILABEL_MARGIN_LOSS, (input, target), (_REDUCTION_ENUM[reduction],))[0]

@@ -29,7 +29,7 @@ WHERE = {
     "loss": "_Loss MSELoss L1Loss SmoothL1Loss HuberLoss BCELoss BCEWithLogitsLoss NLLLoss "
             "CrossEntropyLoss KLDivLoss NLLLoss2d PoissonNLLLoss GaussianNLLLoss HingeEmbeddingLoss "
             "MultiLabelSoftMarginLoss CosineEmbeddingLoss MarginRankingLoss TripletMarginLoss "
-            "TripletMarginWithDistanceLoss",
+            "TripletMarginWithDistanceLoss SoftMarginLoss MultiLabelMarginLoss MultiMarginLoss",
     "container": "Sequential ModuleList ModuleDict", "normalization": "LayerNorm GroupNorm",
     "batchnorm": "BatchNorm1d BatchNorm2d", "sparse": "Embedding", "dropout": "Dropout Dropout2d",
     "conv": "Conv1d Conv2d ConvTranspose1d ConvTranspose2d",

@@ -816,6 +816,29 @@ BINARY_CROSS_ENTROPY_WITH_LOGITS = OpSpec(
     self=formulas.bce_with_logits_backward,
     target=formulas.bce_with_logits_target_backward,
     weight=NON_DIFFERENTIABLE, pos_weight=NON_DIFFERENTIABLE)
+SOFT_MARGIN_LOSS = OpSpec(
+    "soft_margin_loss", "SoftMarginLossBackward0", kernels.soft_margin_loss,
+    args=("reduction",),
+    jvp=lambda self_t, self, target, reduction: formulas.reduce_loss(
+        formulas.soft_margin_loss_backward(1, self, target, 0) * self_t, reduction),
+    self=formulas.soft_margin_loss_backward, target=NON_DIFFERENTIABLE)
+# the per-sample jvp: the backward with each sample's gradient 1 (reduction sum), summed
+MULTI_MARGIN_LOSS = OpSpec(
+    "multi_margin_loss", "MultiMarginLossBackward0", kernels.multi_margin_loss,
+    args=("p", "margin", "reduction"),
+    jvp=lambda self_t, self, target, weight, p, margin, reduction: formulas.reduce_loss(
+        sum(formulas.multi_margin_loss_backward(1, self, target, weight, p, margin, 2)
+            * self_t, -1), reduction),
+    self=formulas.multi_margin_loss_backward, target=NON_DIFFERENTIABLE,
+    weight=NON_DIFFERENTIABLE)
+# is_target (which classes a row lists) is its second output, saved, as torch's
+MULTILABEL_MARGIN_LOSS = OpSpec(
+    "multilabel_margin_loss", "MultilabelMarginLossBackward0", kernels.multilabel_margin_loss,
+    args=("reduction",), outputs=("result", "is_target"), nondiff_outputs=("is_target",),
+    jvp=lambda self_t, self, target, reduction, is_target: formulas.reduce_loss(
+        sum(formulas.multilabel_margin_loss_backward(1, self, target, 2, is_target)
+            * self_t, -1), reduction),
+    self=formulas.multilabel_margin_loss_backward, target=NON_DIFFERENTIABLE)
 # nll_loss's second output is the total weight the mean divides by (saved, as torch)
 _NLL_LOSS = dict(
     jvp="linear", args=("reduction", "ignore_index"), outputs=("result", "total_weight"),
