@@ -365,3 +365,24 @@ def test_bfloat16_is_the_engines_clear_error():
     with pytest.raises(NotInEngineError, match="torch.bfloat16 tensors"):
         gt.nn.Linear(2, 2).bfloat16()
     assert gt.nn.ReLU().bfloat16() is not None  # nothing to convert, nothing refused
+
+
+def overridden_save(lib):
+    """A subclass's _save_to_state_dict is what state_dict calls, for the module and inside
+    a container; it sees torch's _non_persistent_buffers_set."""
+    class Scaled(lib.nn.Linear):
+        def _save_to_state_dict(self, destination, prefix, keep_vars):
+            super()._save_to_state_dict(destination, prefix, keep_vars)
+            destination[prefix + "weight"] = destination[prefix + "weight"] * 2
+            destination[prefix + "transient"] = sorted(self._non_persistent_buffers_set)
+
+    scaled = Scaled(2, 1)
+    scaled.register_buffer("tmp", lib.ones(1), persistent=False)
+    with lib.no_grad():
+        scaled.weight.fill_(1.0)
+    state = lib.nn.Sequential(scaled).state_dict()
+    return list(state), state["0.weight"].tolist(), state["0.transient"]
+
+
+def test_an_overridden_save_to_state_dict_is_called():
+    assert overridden_save(gt) == (["0.weight", "0.bias", "0.transient"], [[2.0, 2.0]], ["tmp"])

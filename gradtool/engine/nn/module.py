@@ -57,7 +57,7 @@ class Module:
         d["training"] = True
         d["_parameters"] = {}
         d["_buffers"] = {}
-        d["_non_persistent_buffers"] = set()
+        d["_non_persistent_buffers_set"] = set()
         d["_modules"] = {}
         d["_forward_pre_hooks"] = []
         d["_forward_hooks"] = []
@@ -161,7 +161,7 @@ class Module:
         for store in (self._parameters, self._buffers, self._modules):
             if name in store:
                 del store[name]
-                self._non_persistent_buffers.discard(name)
+                self._non_persistent_buffers_set.discard(name)
                 return
         object.__delattr__(self, name)
 
@@ -176,7 +176,7 @@ class Module:
         for store in (self._parameters, self._buffers, self._modules):
             if store is not keep:
                 store.pop(name, None)
-        self._non_persistent_buffers.discard(name)
+        self._non_persistent_buffers_set.discard(name)
 
     def _check_name(self, kind, name, store):
         if "_parameters" not in self.__dict__:
@@ -212,9 +212,9 @@ class Module:
                             f"(gradtool.Tensor or None required)")
         self._buffers[name] = tensor
         if persistent:
-            self._non_persistent_buffers.discard(name)
+            self._non_persistent_buffers_set.discard(name)
         else:
-            self._non_persistent_buffers.add(name)
+            self._non_persistent_buffers_set.add(name)
 
     def add_module(self, name, module):
         """Add a child module (or None) under `name`."""
@@ -460,7 +460,7 @@ class Module:
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()
         for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers:
+            if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
         if _overrides(self, "get_extra_state"):
             destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
@@ -509,7 +509,7 @@ class Module:
                  error_msgs)
         local_state = {k: v for k, v in itertools.chain(
             self._parameters.items(),
-            ((k, b) for k, b in self._buffers.items() if k not in self._non_persistent_buffers))
+            ((k, b) for k, b in self._buffers.items() if k not in self._non_persistent_buffers_set))
             if v is not None}
         assign = local_metadata.get("assign_to_params_buffers", False)
         for name, param in local_state.items():
@@ -899,8 +899,10 @@ def register_module_forward_pre_hook(hook):
     return _add_hook(_global_forward_pre_hooks, (hook, False), False)
 
 
-def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
-    """hook(module, args, output) after every module's forward, before the module's own."""
+def register_module_forward_hook(hook, *, with_kwargs=False):
+    """hook(module, args, output) after every module's forward, before the module's own.
+    (torch's always_call, a hook also run when forward raises, is not here: passing it is
+    Python's TypeError, where ignoring it would change what runs.)"""
     return _add_hook(_global_forward_hooks, (hook, with_kwargs), False)
 
 
