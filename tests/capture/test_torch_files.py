@@ -96,8 +96,8 @@ UNSUPPORTED = {
     "from_module_import_function": ("from torch.nn.functional import fractional_max_pool3d\n"
                                     "\n\ndef f(x):\n    return x.sum()\n",
                                     1, "torch.nn.functional.fractional_max_pool3d"),
-    "from_utils_import": ("import torch\nfrom torch.nn.utils import skip_init\n\n\n"
-                          "def f(x):\n    return x.sum()\n", 2, "torch.nn.utils.skip_init"),
+    "from_utils_import": ("import torch\nfrom torch.nn.utils import prune\n\n\n"
+                          "def f(x):\n    return x.sum()\n", 2, "torch.nn.utils.prune"),
     "from_missing_submodule_import": ("from torch.utils.mobile_optimizer import "
                                       "optimize_for_mobile\n\n\n"
                                       "def f(x):\n    return x.sum()\n",
@@ -105,8 +105,8 @@ UNSUPPORTED = {
     "layer_at_import": ("import torch\n\nact = torch.nn.quantized.Linear(2, 2)\n\n\n"
                         "def f(x):\n    return x.sum()\n", 3, "torch.nn.quantized"),
     "from_import_in_a_target": ("import torch\n\n\ndef f(x):\n"
-                                "    from torch.nn.utils import skip_init\n"
-                                "    return x.sum()\n", 5, "torch.nn.utils.skip_init"),
+                                "    from torch.nn.utils import prune\n"
+                                "    return x.sum()\n", 5, "torch.nn.utils.prune"),
     "import_in_a_target": ("import torch\n\n\ndef f(x):\n    import torch.export\n"
                            "    return x.sum()\n", 5, "torch.export"),
     "missing_tensor_method": ("def f(x):\n    return x.some_missing_method()\n", 2,

@@ -237,6 +237,10 @@ case("mul_scalar_op", "MUL_SCALAR", lambda x: call(D.MUL_SCALAR, (x,), (0.9,)),
      normal(*S), lambda v, x: [0.9 * v], order2="square")
 case("mul_scalar", "MUL", lambda x: x * 3.0, normal(*S), lambda v, x: [3.0 * v],
      order2="square")
+case("add_scalar_op", "ADD_SCALAR", lambda x: call(D.ADD_SCALAR, (x,), (1.5, 1)), normal(*S),
+     lambda v, x: [v], order2="square")
+case("sub_scalar_op", "SUB_SCALAR", lambda x: call(D.SUB_SCALAR, (x,), (0.5, 1)), normal(*S),
+     lambda v, x: [v], order2="square")
 case("div", "DIV", lambda x, y: x / y, lambda r: [r.standard_normal((3, 4)), signed(r, (4,))],
      lambda v, x, y: [unbroadcast(v / y, x.shape), unbroadcast(-v * x / y ** 2, y.shape)])
 case("rdiv", ("RECIPROCAL", "MUL"), lambda y: 2.0 / y, lambda r: [signed(r, S)],
@@ -420,6 +424,9 @@ case("norm_p1_5_keepdim", "NORM", lambda x: gt.linalg.vector_norm(x, 1.5, (0, 2)
      normal(*S3), _p_norm_vjp(1.5, (0, 2), True))
 case("norm_p0_5", "NORM", lambda x: x.norm(0.5, dim=0),
      lambda r: [away_from(r, S, margin=0.3)], _p_norm_vjp(0.5, (0,)))
+case("norm_scalar_dim_op", "NORM_SCALAROPT_DIM",
+     lambda x: call(D.NORM_SCALAROPT_DIM, (x,), (3.0, (1,), False)), normal(*S3),
+     _p_norm_vjp(3, (1,)))
 case("norm_p_neg1", "NORM", lambda x: gt.linalg.vector_norm(x, -1, -1),
      lambda r: [away_from(r, S, margin=0.3)], _p_norm_vjp(-1, (1,)))
 case("norm_inf_dim", "NORM", lambda x: gt.linalg.vector_norm(x, float("inf"), dim=-1),
@@ -948,6 +955,56 @@ case("nll_loss_weight_ignore", "NLL_LOSS",
 case("nll_loss_none", "NLL_LOSS", lambda x, t: gt.nn.functional.nll_loss(x, t, reduction="none"),
      lambda r: [r.standard_normal((5, 4)), Const(LABELS)],
      lambda v, x, t: _nll_vjp(reduction="none")(v, x, t))
+MARGIN_SIGNS = np.array([[1.0, -1.0, 1.0, 1.0], [-1.0, -1.0, 1.0, -1.0], [1.0, 1.0, -1.0, 1.0]])
+case("soft_margin_loss", "SOFT_MARGIN_LOSS",
+     lambda x, y: gt.nn.functional.soft_margin_loss(x, y), lambda r: [r.standard_normal(S),
+                                                                      Const(MARGIN_SIGNS)],
+     lambda v, x, y: [v * -y / (1 + np.exp(y * x)) / x.size])
+MARGIN_CLASSES, MARGIN_WEIGHT = np.array([1, 0, 3]), np.array([0.5, 1.5, 1.0, 2.0])
+
+
+def _multi_margin_vjp(p, margin, reduction):
+    """d/dx of sum_j!=y max(0, margin - x_y + x_j)^p w_y / C, per sample, then reduced."""
+    def vjp(v, x, t, w):
+        n, c = x.shape
+        rows = np.arange(n)
+        z = margin - x[rows, t][:, None] + x
+        slope = np.where(z > 0, p * np.maximum(z, 0) ** (p - 1), 0.0)
+        slope[rows, t] = 0
+        slope *= w[t][:, None] / c
+        slope[rows, t] = -slope.sum(1)
+        per_sample = v[:, None] if reduction == "none" else v / n if reduction == "mean" else v
+        return [slope * per_sample]
+    return vjp
+
+
+case("multi_margin_loss_p2_weight", "MULTI_MARGIN_LOSS",
+     lambda x, t, w: gt.nn.functional.multi_margin_loss(x, t, p=2, margin=0.7, weight=w),
+     lambda r: [r.standard_normal(S), Const(MARGIN_CLASSES), Const(MARGIN_WEIGHT)],
+     _multi_margin_vjp(2, 0.7, "mean"))
+case("multi_margin_loss_none", "MULTI_MARGIN_LOSS",
+     lambda x, t, w: gt.nn.MultiMarginLoss(weight=w, reduction="none")(x, t),
+     lambda r: [r.standard_normal(S), Const(MARGIN_CLASSES), Const(MARGIN_WEIGHT)],
+     _multi_margin_vjp(1, 1.0, "none"))
+MARGIN_LABELS = np.array([[3, 0, -1, 1], [1, 2, -1, 0], [0, -1, 1, 2]])
+
+
+def _multilabel_margin_vjp(v, x, t):
+    """d/dx of sum over listed a, unlisted j of max(0, 1 - x_a + x_j) / C, summed."""
+    g = np.zeros_like(x)
+    for i, row in enumerate(t):
+        listed = list(row[:list(row).index(-1)] if -1 in row else row)
+        for a in listed:
+            for j in set(range(x.shape[1])) - set(listed):
+                if 1 - x[i, a] + x[i, j] > 0:
+                    g[i, a] -= v / x.shape[1]
+                    g[i, j] += v / x.shape[1]
+    return [g]
+
+
+case("multilabel_margin_loss", "MULTILABEL_MARGIN_LOSS",
+     lambda x, t: gt.nn.functional.multilabel_margin_loss(x, t, reduction="sum"),
+     lambda r: [r.standard_normal(S), Const(MARGIN_LABELS)], _multilabel_margin_vjp)
 case("cross_entropy", ("LOG_SOFTMAX", "NLL_LOSS"),
      lambda x, t: gt.nn.functional.cross_entropy(x, t),
      lambda r: [r.standard_normal((5, 4)), Const(LABELS)],

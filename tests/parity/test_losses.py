@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import gradtool as gt
+from tests.engine import test_losses as engine_losses
 
 pytestmark = pytest.mark.parity
 
@@ -68,3 +69,56 @@ def test_label_smoothing_cross_entropy_is_torchs_graph_values_and_gradients(redu
     assert seen[0][0] == seen[1][0]
     np.testing.assert_allclose(seen[0][1], seen[1][1], rtol=1e-12)
     np.testing.assert_allclose(seen[0][2], seen[1][2], rtol=1e-12, atol=1e-15)
+
+
+def _graph(node, seen):
+    if node is None or node in seen:
+        return []
+    seen.add(node)
+    names = [node.name().rpartition("::")[2]]
+    for child, _ in node.next_functions:
+        names += _graph(child, seen)
+    return names
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name,loss,inputs", engine_losses.LOSSES,
+                         ids=[case[0] for case in engine_losses.LOSSES])
+def test_margin_and_likelihood_losses_are_torchs(name, loss, inputs, reduction):
+    """Values, gradients w.r.t. every input and the recorded graph, node for node."""
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (gt, torch):
+        tensors = [lib.tensor(x, requires_grad=True) for x in inputs]
+        out = loss(lib, reduction)(*tensors)
+        grads = lib.autograd.grad(out.sum(), tensors)
+        seen.append((out.detach().numpy(), [g.numpy() for g in grads],
+                     _graph(out.grad_fn, set())))
+    (mine, theirs) = seen
+    np.testing.assert_allclose(mine[0], theirs[0], rtol=1e-12, atol=1e-14)
+    for g_mine, g_theirs in zip(mine[1], theirs[1]):
+        np.testing.assert_allclose(g_mine, g_theirs, rtol=1e-10, atol=1e-13)
+    assert mine[2] == theirs[2]
+
+
+def test_loss_argument_errors_are_torchs():
+    torch = pytest.importorskip("torch")
+    mine, theirs = (engine_losses.loss_errors(lib) for lib in (gt, torch))
+    assert mine == [None if e is None else (e[0], e[1].replace("torch.", "gradtool."))
+                    for e in theirs]
+
+
+def test_new_loss_modules_reprs_and_state_dicts_are_torchs():
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (gt, torch):
+        nn = lib.nn
+        modules = [nn.CosineEmbeddingLoss(0.5), nn.HingeEmbeddingLoss(), nn.MarginRankingLoss(),
+                   nn.TripletMarginLoss(swap=True), nn.PoissonNLLLoss(full=True),
+                   nn.GaussianNLLLoss(full=True), nn.NLLLoss2d(weight=lib.ones(3)),
+                   nn.MultiLabelSoftMarginLoss(weight=lib.ones(2)),
+                   nn.TripletMarginWithDistanceLoss(distance_function=nn.CosineSimilarity()),
+                   nn.SoftMarginLoss(), nn.MultiLabelMarginLoss(reduction="sum"),
+                   nn.MultiMarginLoss(p=2, margin=0.5, weight=lib.ones(3))]
+        seen.append([(repr(m), list(m.state_dict()), m.reduction) for m in modules])
+    assert seen[0] == seen[1]

@@ -33,6 +33,9 @@ TORCH_EQUIVALENTS = {
     "threshold_backward_op": lambda g, r: torch.ops.aten.threshold_backward(g, r, 0),
     "leaky_relu_backward_op": lambda g, r: torch.ops.aten.leaky_relu_backward(g, r, 0.1, False),
     "mul_scalar_op": lambda x: torch.ops.aten.mul.Scalar(x, 0.9),
+    "add_scalar_op": lambda x: torch.ops.aten.add.Scalar(x, 1.5),
+    "sub_scalar_op": lambda x: torch.ops.aten.sub.Scalar(x, 0.5),
+    "norm_scalar_dim_op": lambda x: torch.ops.aten.norm.ScalarOpt_dim(x, 3.0, [1]),
     "unfold_backward_op": lambda g: torch.ops.aten.unfold_backward(g, [3, 5], 1, 2, 1),
     # (the seeded wrapper calls gradtool: the same cases, unseeded: the draws are multiplied by 0)
     "normal_tensor_float": lambda m: torch.normal(m, 2.0) * 0.0 + m,
@@ -145,11 +148,12 @@ def test_case_matches_torch(case):
 
 
 # torch's backward of these is not differentiable ("derivative for aten::hardsigmoid_backward
-# is not implemented", the same for _cdist_backward and _pdist_backward); gradtool's is,
-# and the sweep checks it
+# is not implemented", the same for _cdist_backward, _pdist_backward and the margin losses'
+# backward ops); gradtool's is, and the sweep checks it
 TORCH_HAS_NO_SECOND_ORDER = {"hardsigmoid", "cdist_p2.0", "cdist_p1.0", "cdist_p3.0",
                              "cdist_pinf", "cdist_batched", "pdist_p2.0", "pdist_p1.0",
-                             "pdist_p3.0", "pdist_pinf",
+                             "pdist_p3.0", "pdist_pinf", "multi_margin_loss_p2_weight",
+                             "multi_margin_loss_none", "multilabel_margin_loss",
                              # _embedding_bag_per_sample_weights_backward: torch raises
                              "embedding_bag_sum_weighted"}
 # The internal-dispatch cases call other ops in torch:

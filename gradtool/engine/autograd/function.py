@@ -275,10 +275,10 @@ def _wire_outputs(ctx, args, outs):
         if is_dirty and o._requires_grad and o._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
                                "operation.")
+        marked = any(o is n for n in ctx._non_differentiable)  # (before o is replaced)
         if not is_dirty and any(o is a for a in args):
             o = outs[i] = o.detach()  # an input returned as is: a new tensor, as in torch
-        differentiable = (o._data.dtype.kind in "fc"
-                          and not any(o is n for n in ctx._non_differentiable))
+        differentiable = o._data.dtype.kind in "fc" and not marked
         if differentiable:
             o._requires_grad, o._grad_fn, o._output_nr = True, ctx, i
         meta.append((o._data.shape, o._data.dtype))

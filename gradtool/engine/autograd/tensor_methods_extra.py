@@ -365,7 +365,9 @@ class ComputingTensorMethods:
         return call(table.DIST, (self, other), (p,))
 
     def clamp_min_(self, min):
-        return self.clamp_(min=min)
+        if isinstance(min, Tensor):
+            return self.clamp_(min=min)
+        return call_inplace(table.CLAMP_MIN, (self,), (min, None))  # (ClampMinBackward0)
 
     def clamp_max_(self, max):
         return self.clamp_(max=max)

@@ -50,3 +50,12 @@ __all__ += ["Bilinear", "TransformerDecoder", "TransformerDecoderLayer", "LazyLi
             "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "Buffer",
             "UninitializedBuffer", "UninitializedParameter", "Container", "EmbeddingBag",
             "AdaptiveLogSoftmaxWithLoss"]
+# the embedding, margin and likelihood losses
+from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss,  # noqa: E402
+                   MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+                   MultiMarginLoss, NLLLoss2d, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
+                   TripletMarginWithDistanceLoss)
+__all__ += ["CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
+            "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss2d",
+            "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
+            "TripletMarginWithDistanceLoss"]

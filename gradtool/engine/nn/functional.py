@@ -10,7 +10,7 @@ import numpy as np
 from ..autograd import creation, dtypes
 from ..autograd.ops import derivatives as table
 from ..autograd.ops import kernels
-from ..autograd.dispatch import call  # the dispatch every op runs through
+from ..autograd.dispatch import broadcast_mismatch, call  # (the dispatch every op runs through)
 from ..autograd.free_functions import vector_norm, where
 from ..autograd.grad_mode import no_grad
 from ..autograd.inplace import call_inplace
@@ -1426,3 +1426,242 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     return call(table.EMBEDDING_BAG, (weight, input, offsets, per_sample_weights),
                 (scale_grad_by_freq, _BAG_MODES[mode], sparse, include_last_offset,
                  -1 if padding_idx is None else padding_idx))[0]
+# ---- the embedding, margin and likelihood losses: compositions of the engine's ops in the
+# order of torch's ATen functions (aten/src/ATen/native/Loss.cpp), so the graphs match ----
+_EPSILON = 1e-12  # cosine_embedding_loss's guard on the squared norms, torch's
+
+
+def _legacy_reduction(size_average, reduce, reduction):
+    return (_reduction(size_average, reduce, reduction)
+            if size_average is not None or reduce is not None else reduction)
+
+
+# C++'s arithmetic with a number: add.Scalar and sub.Scalar nodes, and a number minus a
+# tensor as a filled tensor minus it in place (SubBackward0), as in torch's graphs
+def _plus(tensor, number):
+    return call(table.ADD_SCALAR, (tensor,), (number, 1))
+
+
+def _minus(tensor, number):
+    return call(table.SUB_SCALAR, (tensor,), (number, 1))
+
+
+def _number_minus(number, tensor):
+    return creation.full_like(tensor, number).sub_(tensor)
+
+
+def _apply_loss_reduction(loss, reduction):
+    """torch's apply_loss_reduction: an unknown reduction string is its ValueError."""
+    _check_reduction(reduction)
+    return _reduce(loss, reduction)
+
+
+def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """torch.pairwise_distance's formula, which the triplet losses call: the p-norm of
+    x1 - x2 + eps over the last dimension."""
+    dim = max(x1.dim(), x2.dim()) - 1
+    if dim < 0:  # two scalars: the norm of a 0-d difference
+        return (x1 - x2 + eps).norm(p)
+    return call(table.NORM_SCALAROPT_DIM, (_plus(x1 - x2, eps),), (p, (dim,), keepdim))
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """1 - cos(x1, x2) where target is 1, max(0, cos - margin) where it is -1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    dim = target.dim()
+    if dim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if dim == 1 and not (input1.dim() == 2 and input2.dim() == 2):
+        raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with "
+                           f"sizes {list(input1.shape)} and {list(input2.shape)}.")
+    if dim == 0 and not (input1.dim() == 1 and input2.dim() == 1):
+        raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with "
+                           f"sizes {list(input1.shape)} and {list(input2.shape)}.")
+    prod_sum = (input1 * input2).sum(dim)
+    mag_square1 = _plus((input1 * input1).sum(dim), _EPSILON)
+    mag_square2 = _plus((input2 * input2).sum(dim), _EPSILON)
+    cos = prod_sum / (mag_square1 * mag_square2).sqrt_()
+    zeros = creation.zeros_like(cos)
+    pos = _number_minus(1, cos)
+    neg = _minus(cos, margin).clamp_min_(0)
+    output = where(target == 1, pos, zeros) + where(target == -1, neg, zeros)
+    return _apply_loss_reduction(output, reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """x where target is 1, max(0, margin - x) where it is -1 (both where it is neither)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    zeros = creation.zeros_like(input)
+    margin_clamp = _number_minus(margin, input).clamp_min_(0)
+    output = where(target != 1, margin_clamp, zeros) + where(target != -1, input, zeros)
+    return _apply_loss_reduction(output, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
+    """max(0, -target * (x1 - x2) + margin): target 1 asks x1 to rank higher."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {input1.shape}, input2: {input2.shape}, "
+                           f"target: {target.shape} ")
+    output = _plus(-target * (input1 - input2), margin).clamp_min_(0)
+    return _apply_loss_reduction(output, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """max(0, margin + d(a, p) - d(a, n)), d the pairwise p-norm distance; swap: d(a, n) is
+    min(d(a, n), d(p, n))."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    dist_pos = _pairwise_distance(anchor, positive, p, eps)
+    dist_neg = _pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = dist_neg.minimum(_pairwise_distance(positive, negative, p, eps))
+    return _apply_loss_reduction((_plus(dist_pos, margin) - dist_neg).clamp_min(0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """triplet_margin_loss with any distance (the pairwise one by default); torch's Python."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    distance = _pairwise_distance if distance_function is None else distance_function
+    dist_pos = distance(anchor, positive)
+    dist_neg = distance(anchor, negative)
+    if swap:
+        dist_neg = dist_neg.minimum(distance(positive, negative))
+    return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
+
+
+def _check_triplet_dims(anchor, positive, negative):
+    dims = (anchor.dim(), positive.dim(), negative.dim())
+    if len(set(dims)) != 1:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {dims[0]}D, positive "
+                           f"{dims[1]}D, and negative {dims[2]}D inputs")
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    """exp(x) - t x for log-rates (log_input), else x - t log(x + eps); full adds Stirling's
+    approximation of log(t!) where t > 1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * _plus(input, eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """0.5 (log var + (x - t)^2 / var) (+ 0.5 log 2 pi with full), var clamped at eps
+    without gradient through the clamp; var may omit or broadcast one dimension."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * creation.ones_like(input)
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.dim() == var.dim() and sum(
+                v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss += 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """-(t log sigmoid(x) + (1 - t) log sigmoid(-x)), weighted, averaged over the classes."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(dim=class_dim) / input.shape[class_dim]
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    return _reduce(loss, reduction)
+
+
+# ---- the margin losses torch computes in one op, each with its own node ----
+def _class_targets(input, target, name):
+    """multi_margin_loss's checks on the class indices."""
+    n = input.shape[0] if input.dim() == 2 else 1
+    if input.dim() == 2 and (target.dim() != 1 or target.shape[0] != n):
+        raise RuntimeError(f"{name}: target tensor should be 1-D with size equal to the number "
+                           f"of input samples (batch size). Expected target size [{n}], but got "
+                           f"{list(target.shape)}. Input has shape {list(input.shape)}.")
+    labels = target._data
+    if labels.size and (labels.min() < 0 or labels.max() >= input.shape[-1]):
+        raise RuntimeError("target out of range")
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-y x)) for labels y of +-1: one SoftMarginLossBackward0."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    mismatch = broadcast_mismatch(tuple(input.shape), tuple(target.shape))
+    if mismatch:
+        raise RuntimeError(mismatch)
+    shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(target.shape)))
+    if shape != tuple(input.shape):  # (torch's loss is written into input's shape)
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+    return call(table.SOFT_MARGIN_LOSS, (input, target), (_REDUCTION_ENUM[reduction],))
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """The multi-class hinge loss: sum over j != y of max(0, margin - x[y] + x[j]) ** p
+    (times weight[y]), / C; one MultiMarginLossBackward0."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None:
+        if weight.dim() != 1:
+            raise ValueError("weight must be one-dimensional")
+        if weight.shape[0] != input.shape[-1]:
+            raise RuntimeError(f"inconsistent weight size, expected {input.shape[-1]} but got "
+                               f"{list(weight.shape)}")
+    _class_targets(input, target, "multi_margin_loss")
+    return call(table.MULTI_MARGIN_LOSS, (input, target, weight),
+                (p, margin, _REDUCTION_ENUM[reduction]))
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """The multi-label hinge loss: each row of target lists classes (ended by -1); sum over
+    listed a and unlisted j of max(0, 1 - (x[a] - x[j])), / C; one
+    MultilabelMarginLossBackward0."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    labels = target._data
+    if labels.size and (labels.min() < -1 or labels.max() >= input.shape[-1]):
+        raise RuntimeError("argument #2 'target' is out of range")
+    return call(table.MULTILABEL_MARGIN_LOSS, (input, target), (_REDUCTION_ENUM[reduction],))[0]

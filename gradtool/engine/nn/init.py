@@ -190,3 +190,20 @@ uniform, normal, constant = map(_deprecated, (uniform_, normal_, constant_))
 xavier_uniform, xavier_normal = map(_deprecated, (xavier_uniform_, xavier_normal_))
 kaiming_uniform, kaiming_normal = map(_deprecated, (kaiming_uniform_, kaiming_normal_))
 orthogonal = _deprecated(orthogonal_)
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """A 2-d tensor drawn from N(0, std**2), then in each column ceil(sparsity * rows)
+    entries, at random rows, set to 0 (Martens, 2010)."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):
+            tensor[creation.randperm(rows)[:num_zeros], col] = 0
+    return tensor
+
+
+eye, dirac, sparse = map(_deprecated, (eye_, dirac_, sparse_))

@@ -2,11 +2,16 @@
 eval modes, state_dict, forward hooks; and the link from graph nodes back to the module whose
 forward created them (`node.metadata["module"]`), which lets the CLI group a graph by module."""
 import collections
+import collections.abc
+import functools
 import itertools
 import threading
+import typing
 import warnings
+import weakref
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.node import AccumulateGrad, RemovableHandle
 from ..autograd.tensor import Tensor
 from .parameter import Buffer, Parameter, is_lazy
@@ -25,12 +30,10 @@ class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys",
 # torch.nn.Module's public names that gradtool's Module lacks (tests/parity/test_torch_names.py
 # keeps the list current): named as torch's when asked for, where any other missing attribute
 # is the user's own (a misspelled layer) and torch's plain AttributeError.
-TORCH_METHODS_NOT_HERE = frozenset("""
-    T_destination bfloat16 call_super_init dump_patches get_buffer get_extra_state
-    get_parameter ipu mtia register_full_backward_hook
-    register_full_backward_pre_hook register_load_state_dict_post_hook
-    register_load_state_dict_pre_hook register_state_dict_post_hook
-    register_state_dict_pre_hook set_extra_state set_submodule share_memory to_empty xpu""".split())
+# share_memory: the engine's tensors are copied into another process, never shared.
+TORCH_METHODS_NOT_HERE = frozenset("ipu mtia share_memory xpu".split())
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"  # get_extra_state's key in the state_dict, as torch's
 
 
 class Module:
@@ -38,15 +41,35 @@ class Module:
     attributes in `__init__` and compute in `forward`; call the module, not `forward`, so
     that hooks run and the graph nodes get tagged with the module."""
 
-    def __init__(self):
+    dump_patches = False
+    _version = 1  # saved in state_dict's _metadata: _load_from_state_dict may read it
+    call_super_init = False  # True: __init__ passes its arguments on (cooperative mixins)
+    T_destination = typing.TypeVar("T_destination", bound=dict)
+
+    def __init__(self, *args, **kwargs):
+        if self.call_super_init is False and kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                            f"argument '{next(iter(kwargs))}'")
+        if self.call_super_init is False and args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given")
         d = self.__dict__  # set directly: __setattr__ needs these stores to exist first
         d["training"] = True
         d["_parameters"] = {}
         d["_buffers"] = {}
-        d["_non_persistent_buffers"] = set()
+        d["_non_persistent_buffers_set"] = set()
         d["_modules"] = {}
         d["_forward_pre_hooks"] = []
         d["_forward_hooks"] = []
+        d["_backward_pre_hooks"] = []
+        d["_backward_hooks"] = []
+        d["_is_full_backward_hook"] = None  # which kind _backward_hooks holds (never both)
+        d["_state_dict_pre_hooks"] = []
+        d["_state_dict_hooks"] = []
+        d["_load_state_dict_pre_hooks"] = []
+        d["_load_state_dict_post_hooks"] = []
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
@@ -58,7 +81,9 @@ class Module:
             # the inputs' history ends the walk that tags this call's nodes (see _tag_graph);
             # taken before forward, which may modify an input in place
             boundary = {t.grad_fn for t in _tensors((args, kwargs))}
-            for hook, with_kwargs in tuple(self._forward_pre_hooks):
+            full_hooks, old_hooks = self._get_backward_hooks()
+            pre_hooks = _global_backward_pre_hooks + self.__dict__.get("_backward_pre_hooks", [])
+            for hook, with_kwargs in _global_forward_pre_hooks + self._forward_pre_hooks:
                 if with_kwargs:
                     out = hook(self, args, kwargs)
                     if out is not None:
@@ -67,13 +92,23 @@ class Module:
                     out = hook(self, args)
                     if out is not None:
                         args = out if isinstance(out, tuple) else (out,)
+            full = None
+            if full_hooks or pre_hooks:
+                full = _FullBackwardHook(self, full_hooks, pre_hooks)
+                args = full.wrap_inputs(args)
             result = self.forward(*args, **kwargs)
-            for hook, with_kwargs in tuple(self._forward_hooks):
+            for hook, with_kwargs in _global_forward_hooks + self._forward_hooks:
                 out = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
                 if out is not None:
                     result = out
-            if self.__dict__.get("_backward_hooks"):
-                _hook_output_node(self, args, result)
+            if full is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn(f"For backward hooks to be called, module output should be a "
+                                  f"Tensor or a tuple of Tensors but received {type(result)}",
+                                  stacklevel=2)
+                result = full.wrap_outputs(result)
+            if old_hooks:
+                _hook_output_node(self, args, result, old_hooks)
             _tag_graph(frame, result, boundary)
             return result
         finally:
@@ -97,7 +132,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep=params)
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -107,12 +142,12 @@ class Module:
         elif isinstance(value, Buffer):  # nn.Buffer(t): registered as a buffer
             if buffers is None:
                 raise AttributeError("cannot assign buffer before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep=buffers)
             self.register_buffer(name, value, persistent=value.persistent)
         elif isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep=modules)
             modules[name] = value
         elif modules is not None and name in modules:
             if value is not None:
@@ -131,7 +166,7 @@ class Module:
         for store in (self._parameters, self._buffers, self._modules):
             if name in store:
                 del store[name]
-                self._non_persistent_buffers.discard(name)
+                self._non_persistent_buffers_set.discard(name)
                 return
         object.__delattr__(self, name)
 
@@ -139,12 +174,14 @@ class Module:
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
                       | set(self._modules))
 
-    def _forget(self, name):
-        """Drop `name` from every store, before it is registered in one of them."""
+    def _forget(self, name, keep):
+        """Drop `name` from every store but `keep`, the one it is registered in next (where a
+        replaced entry keeps its place, as torch's)."""
         self.__dict__.pop(name, None)
         for store in (self._parameters, self._buffers, self._modules):
-            store.pop(name, None)
-        self._non_persistent_buffers.discard(name)
+            if store is not keep:
+                store.pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
 
     def _check_name(self, kind, name, store):
         if "_parameters" not in self.__dict__:
@@ -180,9 +217,9 @@ class Module:
                             f"(gradtool.Tensor or None required)")
         self._buffers[name] = tensor
         if persistent:
-            self._non_persistent_buffers.discard(name)
+            self._non_persistent_buffers_set.discard(name)
         else:
-            self._non_persistent_buffers.add(name)
+            self._non_persistent_buffers_set.add(name)
 
     def add_module(self, name, module):
         """Add a child module (or None) under `name`."""
@@ -192,6 +229,40 @@ class Module:
         self._modules[name] = module
 
     register_module = add_module
+
+    def set_submodule(self, target, module, strict=False):
+        """Put `module` at a dotted path whose parent exists (strict: replace only)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        parent_path, _, name = target.rpartition(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def get_parameter(self, target):
+        """The Parameter at a dotted path such as "encoder.fc1.weight"."""
+        return self._get_member(target, "nn.Parameter",
+                                lambda module, name, value: isinstance(value, Parameter))
+
+    def get_buffer(self, target):
+        """The buffer at a dotted path such as "bn.running_mean"."""
+        return self._get_member(target, "buffer",
+                                lambda module, name, value: name in module._buffers)
+
+    def _get_member(self, target, kind, is_kind):
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        value = getattr(module, name)
+        if not is_kind(module, name, value):
+            raise AttributeError(f"`{name}` is not {'an' if kind[0] in 'n' else 'a'} {kind}")
+        return value
 
     def get_submodule(self, target):
         """The submodule at a dotted path such as "encoder.fc1" ("" is self)."""
@@ -304,10 +375,10 @@ class Module:
         fn(self)
         return self
 
-    def _apply(self, fn):
+    def _apply(self, fn, recurse=True):
         """Convert parameters (keeping the Parameter objects, as torch does by default) and
         buffers with fn."""
-        for module in self.children():
+        for module in self.children() if recurse else ():
             module._apply(fn)
         with no_grad():
             for p in self._parameters.values():
@@ -353,6 +424,18 @@ class Module:
         from ..autograd.dtypes import float16
         return self.to(float16)
 
+    def bfloat16(self):
+        """The floating point tensors in bfloat16, which the engine names but cannot compute
+        in: a module with any raises the engine's clear error (--engine torch has them)."""
+        from ..autograd.dtypes import bfloat16
+        return self.to(bfloat16)
+
+    def to_empty(self, *, device, recurse=True):
+        """Every parameter and buffer replaced by an uninitialised one of its shape and dtype
+        (the Parameter objects kept, as _apply keeps them); device is checked, as .to's."""
+        from ..autograd.creation import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
     def cpu(self):
         return self
 
@@ -362,48 +445,160 @@ class Module:
         return self
 
     # ---------------- state_dict ----------------
-    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
-        """{qualified name: tensor} for parameters and persistent buffers. The tensors share
-        memory with the module's (detached unless keep_vars): copy them to keep a snapshot."""
-        if destination is None:
-            destination = collections.OrderedDict()
+    def get_extra_state(self):
+        """Override it (with set_extra_state) to save any picklable value in the state_dict,
+        under "<prefix>_extra_state"."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
+                           "be called. Please file an issue at https://github.com/pytorch/"
+                           "pytorch/issues/new?template=bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state):
+        """Override it to take back what get_extra_state saved."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
+                           "be called. Please file an issue at https://github.com/pytorch/"
+                           "pytorch/issues/new?template=bug-report.yml to report this bug.")
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """This module's own entries (not its children's): state_dict calls it on every module,
+        and subclasses override it to save differently."""
         for name, p in self._parameters.items():  # (a lazy module's uninitialized ones as
             if p is not None:                      # they are: they cannot be detached)
                 destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
         for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers:
+            if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
+        if _overrides(self, "get_extra_state"):
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """{qualified name: tensor} for parameters and persistent buffers. The tensors share
+        memory with the module's (detached unless keep_vars): copy them to keep a snapshot.
+        Its `_metadata` holds each module's `_version` for _load_from_state_dict."""
+        if args:
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                          "#torch.nn.Module.state_dict for details.", FutureWarning,
+                          stacklevel=2)
+            destination = args[0] if destination is None else destination
+            prefix = args[1] if len(args) > 1 and prefix == "" else prefix
+            keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
+        if destination is None:
+            destination = collections.OrderedDict()
+            destination._metadata = collections.OrderedDict()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in tuple(self._state_dict_pre_hooks):
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
                                   keep_vars=keep_vars)
+        for hook in tuple(self._state_dict_hooks):
+            result = hook(self, destination, prefix, local_metadata)
+            if getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:  # the private hook may replace the dict
+                destination = result
         return destination
 
-    def load_state_dict(self, state_dict, strict=True):
-        """Copy values into the existing parameters and buffers, in place under no_grad (so
-        optimizers keep pointing at them). Returns (missing_keys, unexpected_keys); with
-        strict, any of those or a shape mismatch raises, as in torch."""
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
-        with no_grad():
-            for key, target in own.items():
-                if key not in state_dict:
-                    continue
-                value = state_dict[key]
-                if is_lazy(target) and isinstance(value, Tensor) and not is_lazy(value):
-                    target.materialize(value.shape)  # a lazy module takes the shape loaded
-                if not isinstance(value, Tensor):
-                    errors.append(f'While copying the parameter named "{key}", expected '
-                                  f'gradtool.Tensor from checkpoint but received '
-                                  f'{type(value).__name__}')
-                elif value.shape != target.shape:
-                    errors.append(f"size mismatch for {key}: copying a param with shape "
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        """Copy this module's own entries (not its children's) from state_dict and record
+        what is missing, unexpected or wrong; load_state_dict calls it on every module, and
+        subclasses override it (e.g. to convert an older `version` in local_metadata)."""
+        for hook in tuple(self._load_state_dict_pre_hooks):
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs)
+        local_state = {k: v for k, v in itertools.chain(
+            self._parameters.items(),
+            ((k, b) for k, b in self._buffers.items() if k not in self._non_persistent_buffers_set))
+            if v is not None}
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected '
+                                  f'torch.Tensor or Tensor-like object from checkpoint but '
+                                  f'received {type(value)}')
+                continue
+            if is_lazy(param) and not is_lazy(value):
+                param.materialize(value.shape)  # a lazy module takes the shape loaded
+            if param.dim() == 0 and value.shape == (1,):
+                value = value[0]
+            if value.shape != param.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{value.shape} from checkpoint, the shape in current model "
-                                  f"is {target.shape}.")
-                else:
-                    target.copy_(value)
+                                  f"is {param.shape}.")
+                continue
+            try:
+                with no_grad():
+                    if assign:
+                        if isinstance(param, Parameter) and not isinstance(value, Parameter):
+                            value = Parameter(value, requires_grad=param.requires_grad)
+                        elif isinstance(param, Parameter):
+                            value.requires_grad_(param.requires_grad)
+                        setattr(self, name, value)
+                    else:
+                        param.copy_(value)
+            except Exception as ex:
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
+                                  f'in the model are {param.size()} and whose dimensions in '
+                                  f'the checkpoint are {value.size()}, an exception occurred : '
+                                  f'{ex.args}.')
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if _overrides(self, "set_extra_state"):
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_key:
+                    head = key[len(prefix):].split(".", 1)
+                    if (head[0] not in self._modules if len(head) > 1
+                            else head[0] not in local_state):
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy values into the existing parameters and buffers, in place under no_grad (so
+        optimizers keep pointing at them; assign=True puts the given tensors in instead).
+        Returns (missing_keys, unexpected_keys); with strict, any of those or a shape mismatch
+        raises, as in torch."""
+        if not isinstance(state_dict, collections.abc.Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing, unexpected, errors = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = collections.OrderedDict(state_dict)
+
+        def load(module, local_state_dict, prefix=""):
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True,
+                                         missing, unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local_state_dict.items()
+                                 if k.startswith(child_prefix)}, child_prefix)
+            keys = _IncompatibleKeys(missing, unexpected)  # hooks may edit the lists in place
+            for hook in tuple(module._load_state_dict_post_hooks):
+                if hook(module, keys) is not None:
+                    raise AssertionError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                        "expected to return new values, if incompatible_keys need to be "
+                        "modified, it should be done inplace.")
+        load(self, state_dict)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: "
@@ -412,9 +607,43 @@ class Module:
                 errors.insert(0, "Missing key(s) in state_dict: "
                               f"{', '.join(_quoted(k) for k in missing)}. ")
         if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t"
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
+
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) runs before state_dict saves this module."""
+        return _add_hook(self._state_dict_pre_hooks, hook, False)
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) runs after state_dict saved this
+        module and its children; it may edit the dict in place, and must return None."""
+        hook._from_public_api = True
+        return _add_hook(self._state_dict_hooks, hook, False)
+
+    def _register_state_dict_hook(self, hook):
+        """The older post-hook: as register_state_dict_post_hook's, but what it returns
+        replaces the dict (respected at the module state_dict was called on)."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via "
+                               "register_state_dict_post_hook")
+        return _add_hook(self._state_dict_hooks, hook, False)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs) runs before this module's entries are loaded."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """As register_load_state_dict_pre_hook, the module left out unless with_module."""
+        return _add_hook(self._load_state_dict_pre_hooks,
+                         _WrappedHook(hook, self if with_module else None), False)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) runs after load_state_dict loaded this module; it
+        may edit incompatible_keys' lists in place (which strict then sees)."""
+        return _add_hook(self._load_state_dict_post_hooks, hook, False)
 
     # ---------------- hooks ----------------
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
@@ -427,8 +656,38 @@ class Module:
         grad_input, grad_output) runs when the gradient reaches the node that made the
         module's first output tensor, with that node's gradients: the module's own only when
         the forward is one node."""
-        hooks = self.__dict__.setdefault("_backward_hooks", [])
-        return _add_hook(hooks, hook, False)
+        self._set_backward_hook_kind(False)
+        return _add_hook(self._backward_hooks, hook, False)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) runs once the gradients w.r.t. the module's
+        tensor inputs are computed (None for a non-tensor input); it may return replacements
+        for grad_input. With no input requiring grad it runs at the outputs, grad_input all
+        None. The call records a BackwardHookFunctionBackward node on the inputs and one on
+        the outputs, as torch's."""
+        self._set_backward_hook_kind(True)
+        return _add_hook(self._backward_hooks, hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) runs when the gradients w.r.t. the module's outputs are
+        computed, before the module's backward; it may return replacements for grad_output."""
+        return _add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def _set_backward_hook_kind(self, full):
+        if self._is_full_backward_hook is (not full):
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        self._is_full_backward_hook = full
+
+    def _get_backward_hooks(self):
+        """(full hooks, old-style hooks) for a call: the module-global ones first."""
+        own = self.__dict__.get("_backward_hooks", [])
+        kind = self.__dict__.get("_is_full_backward_hook")
+        full = ((_global_backward_hooks if _global_is_full_backward_hook is True else [])
+                + (own if kind is True else []))
+        old = ((_global_backward_hooks if _global_is_full_backward_hook is False else [])
+               + (own if kind is False else []))
+        return full, old
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False):
         """hook(module, args, output) runs after forward and may return a new output;
@@ -468,7 +727,7 @@ def _typename(value):
     return f"{type(value).__module__}.{type(value).__name__}"
 
 
-def _hook_output_node(module, inputs, result):
+def _hook_output_node(module, inputs, result, hooks):
     """register_backward_hook's hooks on the node of the module's first output tensor, and
     torch's warnings where that node's gradients are not the module's."""
     var = result
@@ -478,7 +737,7 @@ def _hook_output_node(module, inputs, result):
     grad_fn = var.grad_fn
     if grad_fn is None:
         return
-    for hook in tuple(module._backward_hooks):
+    for hook in hooks:
         grad_fn.register_hook(lambda grad_input, grad_output, hook=hook:
                               hook(module, grad_input, grad_output))
     results = (result,) if isinstance(result, Tensor) else result
@@ -508,6 +767,180 @@ def _hook_output_node(module, inputs, result):
                        "register_full_backward_hook to get the documented behavior.")
     if message:
         warnings.warn(message, FutureWarning, stacklevel=3)
+
+
+# ---------------- full backward hooks ----------------
+class BackwardHookFunction(Function):
+    """Returns its tensors as they are: its nodes (BackwardHookFunctionBackward, as torch's)
+    give the full backward hooks the gradients w.r.t. a module's inputs and outputs."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        ctx.mark_non_differentiable(*[a for a in args if not a.requires_grad])
+        return args
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return grads
+
+
+class _FullBackwardHook:
+    """One module call's full backward hooks (torch's BackwardHook): the outputs' node keeps
+    grad_output (after the pre-hooks) until the inputs' node calls the hooks with both."""
+
+    def __init__(self, module, hooks, pre_hooks):
+        self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
+        self.grad_outputs = None
+        self.n_inputs = self.n_outputs = -1
+        self.input_index = self.output_index = None
+
+    def wrap_inputs(self, args):
+        args, self.input_index = self._through_function(args, self._on_inputs)
+        self.n_inputs = len(args)
+        return args
+
+    def wrap_outputs(self, result):
+        single = not isinstance(result, tuple)
+        outputs, self.output_index = self._through_function(
+            (result,) if single else result, self._on_outputs)
+        self.n_outputs = 1 if single else len(outputs)
+        return outputs[0] if single else outputs
+
+    def _through_function(self, args, register):
+        """args with its tensors passed through one BackwardHookFunction, whose node gets
+        `register`ed; unchanged (index None) when none requires grad."""
+        index = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        if not (any(args[i].requires_grad for i in index) and is_grad_enabled()):
+            return args, None
+        wrapped = BackwardHookFunction.apply(*(args[i] for i in index))
+        node = next(t.grad_fn for t in wrapped if t.grad_fn is not None)
+        register(node)
+        out = list(args)
+        for i, t in zip(index, wrapped):
+            out[i] = t
+        return (tuple(out) if type(args) is tuple else type(args)(*out)), index
+
+    @staticmethod
+    def _pack(index, values, size):
+        packed = [None] * size
+        for i, value in zip(index, values):
+            packed[i] = value
+        return tuple(packed)
+
+    def _on_inputs(self, node):
+        def hook(grad_input, _):
+            if self.grad_outputs is None:
+                return None
+            grads = self._pack(self.input_index, grad_input, self.n_inputs)
+            for user_hook in self.hooks:
+                out = user_hook(self.module, grads, self.grad_outputs)
+                if out is None:
+                    continue
+                if len(out) != len(grads):
+                    raise RuntimeError(f"Backward hook returned an invalid number of "
+                                       f"grad_input, got {len(out)}, but expected {len(grads)}")
+                grads = out
+            self.grad_outputs = None
+            return tuple(grads[i] for i in self.input_index)
+        node.register_hook(hook)
+
+    def _on_outputs(self, node):
+        def prehook(grad_output):
+            self.grad_outputs = self._pack(self.output_index, grad_output, self.n_outputs)
+            for pre_hook in self.pre_hooks:
+                out = pre_hook(self.module, self.grad_outputs)
+                if out is None:
+                    continue
+                if len(out) != len(self.grad_outputs):
+                    raise RuntimeError(f"Backward pre hook returned an invalid number of "
+                                       f"grad_output, got {len(out)}, but expected "
+                                       f"{len(self.grad_outputs)}")
+                self.grad_outputs = out
+            grad_outputs = self.grad_outputs
+            if self.input_index is None:  # no input requires grad: the hooks run here
+                warnings.warn("Full backward hook is firing when gradients are computed with "
+                              "respect to module outputs since no inputs require gradients. "
+                              "See https://docs.pytorch.org/docs/main/generated/torch.nn."
+                              "Module.html#torch.nn.Module.register_full_backward_hook for "
+                              "more details.", stacklevel=5)
+                grad_inputs = (None,) * self.n_inputs
+                for user_hook in self.hooks:
+                    out = user_hook(self.module, grad_inputs, self.grad_outputs)
+                    if out is not None and not (isinstance(out, tuple)
+                                                and all(g is None for g in out)):
+                        raise RuntimeError("Backward hook for Modules where no input requires "
+                                           "gradient should always return None or None for "
+                                           "all gradients.")
+                self.grad_outputs = None
+            return tuple(grad_outputs[i] for i in self.output_index)
+        node.register_prehook(prehook)
+
+
+class _WrappedHook:
+    """A hook called with its module first (torch's, for the load_state_dict pre-hooks)."""
+
+    def __init__(self, hook, module=None):
+        self.hook = hook
+        functools.update_wrapper(self, hook)
+        self.module = None if module is None else weakref.ref(module)
+
+    def __call__(self, *args, **kwargs):
+        if self.module is None:
+            return self.hook(*args, **kwargs)
+        module = self.module()
+        if module is None:
+            raise RuntimeError("You are trying to call the hook of a dead Module!")
+        return self.hook(module, *args, **kwargs)
+
+
+# ---------------- hooks on every module (torch.nn.modules.module's) ----------------
+_global_forward_pre_hooks = []
+_global_forward_hooks = []
+_global_backward_pre_hooks = []
+_global_backward_hooks = []
+_global_is_full_backward_hook = None  # which kind _global_backward_hooks holds
+
+
+def register_module_forward_pre_hook(hook):
+    """hook(module, args) before every module's forward, before the module's own."""
+    return _add_hook(_global_forward_pre_hooks, (hook, False), False)
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False):
+    """hook(module, args, output) after every module's forward, before the module's own.
+    (torch's always_call, a hook also run when forward raises, is not here: passing it is
+    Python's TypeError, where ignoring it would change what runs.)"""
+    return _add_hook(_global_forward_hooks, (hook, with_kwargs), False)
+
+
+def register_module_full_backward_pre_hook(hook):
+    """A full backward pre-hook on every module, run before the module's own."""
+    return _add_hook(_global_backward_pre_hooks, hook, False)
+
+
+def register_module_full_backward_hook(hook):
+    """A full backward hook on every module, run before the module's own."""
+    _set_global_backward_hook_kind(True)
+    return _add_hook(_global_backward_hooks, hook, False)
+
+
+def register_module_backward_hook(hook):
+    """The deprecated backward hook on every module."""
+    _set_global_backward_hook_kind(False)
+    return _add_hook(_global_backward_hooks, hook, False)
+
+
+def _set_global_backward_hook_kind(full):
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
+                           "global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = full
+
+
+def _overrides(module, method):
+    """Whether module's class defines its own `method` (get_extra_state, set_extra_state)."""
+    return getattr(type(module), method, None) is not getattr(Module, method)
 
 
 def _add_hook(hooks, entry, prepend):

@@ -28,11 +28,14 @@ WHERE = {
     "activation": "ReLU Tanh Sigmoid GELU SiLU LeakyReLU ELU Softplus Softmax LogSoftmax "
                   "MultiheadAttention " + " ".join(activation_extra.__all__),
     "loss": "_Loss MSELoss L1Loss SmoothL1Loss HuberLoss BCELoss BCEWithLogitsLoss NLLLoss "
-            "CrossEntropyLoss",
+            "CrossEntropyLoss KLDivLoss NLLLoss2d PoissonNLLLoss GaussianNLLLoss HingeEmbeddingLoss "
+            "MultiLabelSoftMarginLoss CosineEmbeddingLoss MarginRankingLoss TripletMarginLoss "
+            "TripletMarginWithDistanceLoss SoftMarginLoss MultiLabelMarginLoss MultiMarginLoss",
     "container": "Sequential ModuleList ModuleDict Container",
     "normalization": "LayerNorm GroupNorm",
     "batchnorm": "BatchNorm1d BatchNorm2d LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d",
-    "lazy": "LazyModuleMixin", "adaptive": "AdaptiveLogSoftmaxWithLoss", "sparse": "Embedding EmbeddingBag", "dropout": "Dropout Dropout2d",
+    "lazy": "LazyModuleMixin", "adaptive": "AdaptiveLogSoftmaxWithLoss",
+    "sparse": "Embedding EmbeddingBag", "dropout": "Dropout Dropout2d",
     "conv": "Conv1d Conv2d ConvTranspose1d ConvTranspose2d LazyConv1d LazyConv2d LazyConv3d "
             "LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d",
     "pooling": "MaxPool2d AvgPool2d AdaptiveAvgPool2d AdaptiveMaxPool2d",
@@ -57,9 +60,16 @@ _SOURCES = (module, container, conv, layers, loss, normalization, pooling, rnn, 
             activation_extra, lazy, adaptive)
 
 
+# torch.nn.modules.module's functions: hooks on every module
+_MODULE_FUNCTIONS = {n: getattr(module, n) for n in (
+    "register_module_forward_pre_hook", "register_module_forward_hook",
+    "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+    "register_module_backward_hook")}
+
 for _file, _names in WHERE.items():
     globals()[_file] = _namespace(_file, _HELPERS if _file == "utils" else
-                                  {n: _class(n) for n in _names.split()})
+                                  {n: _class(n) for n in _names.split()}
+                                  | (_MODULE_FUNCTIONS if _file == "module" else {}))
 globals().update({n: _class(n) for names in WHERE.values() for n in names.split()
                   if not n.startswith("_")})
 

@@ -213,6 +213,13 @@ SUB = OpSpec("sub", "SubBackward0", kernels.sub, function=True, **_BROADCASTING,
 RSUB = OpSpec("rsub", "RsubBackward1", kernels.rsub, **_BROADCASTING, args=("other", "alpha"),
               promoted_args=("other",), complex=True,
               self=lambda grad, alpha: formulas.scale(grad, -conj(alpha)))
+# add.Scalar and sub.Scalar: a tensor and a number inside torch's C++ (the margin losses,
+# pairwise_distance's eps);
+# Python's tensor + 2.0 is ADD, the number wrapped in a tensor
+ADD_SCALAR = OpSpec("add", "AddBackward1", kernels.add, jvp="elementwise", batches=True,
+                    args=("other", "alpha"), complex=True, self=lambda grad: grad)
+SUB_SCALAR = OpSpec("sub", "SubBackward1", kernels.sub, jvp="elementwise", batches=True,
+                    args=("other", "alpha"), complex=True, self=lambda grad: grad)
 MUL = OpSpec("mul", "MulBackward0", kernels.mul, function=True, **_BROADCASTING, complex=True,
              self=lambda grad, other: grad * conj(other),
              other=lambda grad, self: grad * conj(self))
@@ -220,9 +227,6 @@ MUL = OpSpec("mul", "MulBackward0", kernels.mul, function=True, **_BROADCASTING,
 # Python's tensor * 2.0 is MUL, the number wrapped in a tensor
 MUL_SCALAR = OpSpec("mul", "MulBackward1", kernels.mul, jvp="elementwise", batches=True,
                     args=("other",), complex=True, self=lambda grad, other: grad * conj(other))
-# add.Scalar: a tensor plus a number inside torch's C++ (pairwise_distance's eps)
-ADD_SCALAR = OpSpec("add", "AddBackward1", kernels.add, jvp="elementwise", batches=True,
-                    args=("other", "alpha"), complex=True, self=lambda grad: grad)
 DIV = OpSpec("div", "DivBackward0", kernels.div, function=True, jvp="elementwise", batches=True,
              promotion="float", broadcasts=True, complex=True,
              self=lambda grad, other: grad / conj(other),
@@ -931,6 +935,29 @@ BINARY_CROSS_ENTROPY_WITH_LOGITS = OpSpec(
     self=formulas.bce_with_logits_backward,
     target=formulas.bce_with_logits_target_backward,
     weight=NON_DIFFERENTIABLE, pos_weight=NON_DIFFERENTIABLE)
+SOFT_MARGIN_LOSS = OpSpec(
+    "soft_margin_loss", "SoftMarginLossBackward0", kernels.soft_margin_loss,
+    args=("reduction",),
+    jvp=lambda self_t, self, target, reduction: formulas.reduce_loss(
+        formulas.soft_margin_loss_backward(1, self, target, 0) * self_t, reduction),
+    self=formulas.soft_margin_loss_backward, target=NON_DIFFERENTIABLE)
+# the per-sample jvp: the backward with each sample's gradient 1 (reduction sum), summed
+MULTI_MARGIN_LOSS = OpSpec(
+    "multi_margin_loss", "MultiMarginLossBackward0", kernels.multi_margin_loss,
+    args=("p", "margin", "reduction"),
+    jvp=lambda self_t, self, target, weight, p, margin, reduction: formulas.reduce_loss(
+        sum(formulas.multi_margin_loss_backward(1, self, target, weight, p, margin, 2)
+            * self_t, -1), reduction),
+    self=formulas.multi_margin_loss_backward, target=NON_DIFFERENTIABLE,
+    weight=NON_DIFFERENTIABLE)
+# is_target (which classes a row lists) is its second output, saved, as torch's
+MULTILABEL_MARGIN_LOSS = OpSpec(
+    "multilabel_margin_loss", "MultilabelMarginLossBackward0", kernels.multilabel_margin_loss,
+    args=("reduction",), outputs=("result", "is_target"), nondiff_outputs=("is_target",),
+    jvp=lambda self_t, self, target, reduction, is_target: formulas.reduce_loss(
+        sum(formulas.multilabel_margin_loss_backward(1, self, target, 2, is_target)
+            * self_t, -1), reduction),
+    self=formulas.multilabel_margin_loss_backward, target=NON_DIFFERENTIABLE)
 # nll_loss's second output is the total weight the mean divides by (saved, as torch)
 _NLL_LOSS = dict(
     jvp="linear", args=("reduction", "ignore_index"), outputs=("result", "total_weight"),

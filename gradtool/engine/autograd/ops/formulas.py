@@ -366,6 +366,45 @@ def bce_with_logits_target_backward(grad, self, target, weight, pos_weight, redu
     return _bce_per_element(grad * slope, weight, reduction, self, target)
 
 
+def soft_margin_loss_backward(grad, self, target, reduction):
+    z = exp(-target * self)
+    return -target * z / (1 + z) * per_element(grad, reduction, numel(self))
+
+
+def _labels(target):
+    return np.asarray(target._data if hasattr(target, "_data") else target)
+
+
+def _per_sample(grad, reduction, n):
+    """The gradient of each sample's loss, as a column: the reduced loss's spread."""
+    if reduction == 0:
+        return reshape(grad, (n, 1))
+    return grad / n if reduction == 1 else grad
+
+
+def multi_margin_loss_backward(grad, self, target, weight, p, margin, reduction):
+    x = reshape(self, (-1, self.shape[-1]) if len(self.shape) else (1, 1))
+    n, c = x.shape
+    y = _labels(target).reshape(-1)
+    chosen = constant(np.eye(c, dtype=bool)[y], x)
+    z = margin - sum(where(chosen, x, 0), 1, keepdim=True) + x
+    slope = where((z > 0) & ~chosen, z * 2 if p == 2 else 1, 0) / c
+    if weight is not None:
+        slope = slope * reshape(weight[y], (n, 1))
+    g = slope - chosen * sum(slope, 1, keepdim=True)
+    return reshape(g * _per_sample(grad, reduction, n), self.shape)
+
+
+def multilabel_margin_loss_backward(grad, self, target, reduction, is_target):
+    x = reshape(self, (-1, self.shape[-1]) if len(self.shape) else (1, 1))
+    n, c = x.shape
+    count, listed = kernels.multilabel_targets(_labels(target), (n, c))
+    d = 1 - unsqueeze(x, 2) + unsqueeze(x, 1)  # d[i, a, j] = 1 - (x[a] - x[j])
+    pairs = constant(count[:, :, None] * (1 - listed)[:, None, :] / c, x) * (d > 0)
+    g = sum(pairs, 1) - sum(pairs, 2)  # + for the unlisted j, - for the listed a
+    return reshape(g * _per_sample(grad, reduction, n), self.shape)
+
+
 def nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight):
     """torch's nll_loss_backward, an op of its own (differentiable in self, with derivative
     zero, as torch's)."""

@@ -818,6 +818,52 @@ def huber_loss(self, target, reduction, delta):
                   reduction)
 
 
+def soft_margin_loss(self, target, reduction):
+    return reduce(np.log1p(np.exp(-target * self)), reduction)
+
+
+def margin_rows(self):
+    """A (C,) or (N, C) input of the margin losses as (N, C) rows."""
+    return self.reshape(-1, self.shape[-1]) if self.ndim else self.reshape(1, 1)
+
+
+def multi_margin_loss(self, target, weight, p, margin, reduction):
+    """sum over j != y of max(0, margin - x[y] + x[j]) ** p (times weight[y]), / C."""
+    x = margin_rows(self)
+    n, c = x.shape
+    rows, y = np.arange(n), np.asarray(target).reshape(-1)
+    z = np.maximum(margin - x[rows, y][:, None] + x, 0)
+    z[rows, y] = 0
+    z = z ** p
+    if weight is not None:
+        z = z * weight[y][:, None]
+    return reduce((z.sum(1) / c).reshape(np.shape(target)), reduction)
+
+
+def multilabel_targets(target, shape):
+    """(count, is_target), both (N, C): how often each class is listed in a row of target
+    before its first -1, and whether it is."""
+    labels = np.asarray(target).reshape(shape)
+    count = np.zeros(shape)
+    for i, row in enumerate(labels):
+        for label in row:
+            if label < 0:
+                break
+            count[i, label] += 1
+    return count, (count > 0).astype(float)
+
+
+def multilabel_margin_loss(self, target, reduction):
+    """sum over listed classes a and unlisted j of max(0, 1 - (x[a] - x[j])), / C; with
+    is_target, torch's second output."""
+    x = margin_rows(self)
+    count, is_target = multilabel_targets(target, x.shape)
+    d = np.maximum(1 - x[:, :, None] + x[:, None, :], 0)
+    loss = (count[:, :, None] * (1 - is_target)[:, None, :] * d).sum((1, 2)) / x.shape[1]
+    return (reduce(loss.reshape(self.shape[:-1]), reduction),
+            is_target.reshape(self.shape).astype(self.dtype))
+
+
 def binary_cross_entropy(self, target, weight, reduction):
     # torch clamps each log at -100, so probabilities of exactly 0 or 1 give finite losses
     loss = -(target * np.maximum(np.log(self), -100)

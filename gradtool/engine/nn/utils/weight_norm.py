@@ -30,6 +30,9 @@ class _WeightNorm:
 
 def weight_norm(module, name="weight", dim=0):
     """Reparameterise module.<name> as g * v / ||v|| (norms over every dim but `dim`)."""
+    import warnings
+    warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                  "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
     if name in getattr(module, "_weight_norm_handles", {}):
         raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter "
                                f"{name}")

@@ -1,0 +1,201 @@
+"""The embedding, margin and likelihood losses (cosine embedding, hinge embedding, margin
+ranking, triplet margin with and without a distance function, Poisson and Gaussian NLL,
+soft margin, multi-class and multi-label margin, multilabel soft margin, NLLLoss2d): gradients against central differences, the closed form
+of a few, and torch's argument errors. LOSSES is shared with tests/parity/test_losses.py,
+which compares values, gradients and graphs with torch's."""
+import math
+
+import numpy as np
+import pytest
+
+import gradtool as gt
+from gradcheck_util import check_grads
+
+RNG = np.random.default_rng(3)
+X1, X2, X3 = (RNG.standard_normal((4, 5)) for _ in range(3))
+SIGNS = np.array([1, -1, 1, -1])
+POSITIVE = RNG.uniform(0.2, 2.0, (4, 5))
+COUNTS = RNG.integers(0, 5, (4, 5)).astype(float)
+PROBS = RNG.uniform(0, 1, (4, 5))
+
+
+def _cosine(lib, reduction):
+    return lambda a, b: lib.nn.CosineEmbeddingLoss(margin=0.2, reduction=reduction)(
+        a, b, lib.tensor(SIGNS))
+
+
+def _hinge(lib, reduction):
+    return lambda a: lib.nn.HingeEmbeddingLoss(margin=0.7, reduction=reduction)(
+        a, lib.tensor(np.tile(SIGNS[:, None], (1, 5)), dtype=lib.float64))
+
+
+def _ranking(lib, reduction):
+    return lambda a, b: lib.nn.MarginRankingLoss(margin=0.3, reduction=reduction)(
+        a[:, 0], b[:, 0], lib.tensor(SIGNS, dtype=lib.float64))
+
+
+def _triplet(lib, reduction, swap=False, p=2.0):
+    return lambda a, b, c: lib.nn.TripletMarginLoss(margin=1.5, p=p, swap=swap,
+                                                    reduction=reduction)(a, b, c)
+
+
+def _triplet_distance(lib, reduction):
+    return lambda a, b, c: lib.nn.functional.triplet_margin_with_distance_loss(
+        a, b, c, distance_function=lambda x, y: 1 - lib.nn.functional.cosine_similarity(x, y),
+        margin=0.5, swap=True, reduction=reduction)
+
+
+def _poisson(lib, reduction, log_input=True, full=False):
+    return lambda a: lib.nn.PoissonNLLLoss(log_input=log_input, full=full,
+                                           reduction=reduction)(a, lib.tensor(COUNTS))
+
+
+def _gaussian(lib, reduction, full=False):
+    return lambda a, var: lib.nn.GaussianNLLLoss(full=full, reduction=reduction)(
+        a, lib.tensor(X3), var)
+
+
+def _multilabel(lib, reduction):
+    return lambda a: lib.nn.MultiLabelSoftMarginLoss(
+        weight=lib.tensor(np.linspace(0.5, 1.5, 5)), reduction=reduction)(a, lib.tensor(PROBS))
+
+
+CLASSES = np.array([0, 4, 2, 1])
+LISTED = np.array([[3, 0, -1, 1, 2], [1, 2, 4, -1, 0], [0, -1, 1, 2, 3], [4, 3, 2, 1, 0]])
+
+
+def _soft_margin(lib, reduction):
+    return lambda a: lib.nn.SoftMarginLoss(reduction=reduction)(a, lib.tensor(np.sign(X2)))
+
+
+def _multi_margin(lib, reduction):
+    return lambda a: lib.nn.MultiMarginLoss(p=2, margin=0.5, weight=lib.tensor(
+        np.linspace(0.5, 1.5, 5)), reduction=reduction)(a, lib.tensor(CLASSES))
+
+
+def _multilabel_margin(lib, reduction):
+    return lambda a: lib.nn.MultiLabelMarginLoss(reduction=reduction)(a, lib.tensor(LISTED))
+
+
+# (name, loss given the library and a reduction, inputs)
+LOSSES = [("cosine_embedding", _cosine, (X1, X2)), ("hinge_embedding", _hinge, (X1,)),
+          ("margin_ranking", _ranking, (X1, X2)), ("triplet_margin", _triplet, (X1, X2, X3)),
+          ("triplet_margin_swap_p1", lambda lib, r: _triplet(lib, r, swap=True, p=1.0),
+           (X1, X2, X3)),
+          ("triplet_margin_with_distance", _triplet_distance, (X1, X2, X3)),
+          ("poisson_nll", _poisson, (X1,)),
+          ("poisson_nll_rates_full", lambda lib, r: _poisson(lib, r, log_input=False,
+                                                             full=True), (POSITIVE,)),
+          ("gaussian_nll", _gaussian, (X1, POSITIVE)),
+          ("gaussian_nll_full_homoscedastic", lambda lib, r: _gaussian(lib, r, full=True),
+           (X1, POSITIVE[:, 0])),
+          ("multilabel_soft_margin", _multilabel, (X1,)),
+          ("soft_margin", _soft_margin, (X1,)), ("multi_margin", _multi_margin, (X1,)),
+          ("multi_margin_one_sample", lambda lib, r: lambda a: lib.nn.functional.multi_margin_loss(
+              a[0], lib.tensor(CLASSES[0]), reduction=r), (X1,)),
+          ("multilabel_margin", _multilabel_margin, (X1,))]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name,loss,inputs", LOSSES, ids=[case[0] for case in LOSSES])
+def test_loss_gradients_match_central_differences(name, loss, inputs, reduction):
+    tensors = [gt.tensor(x, requires_grad=True) for x in inputs]
+    check_grads(loss(gt, reduction), tensors)
+
+
+def test_closed_forms():
+    """The losses' formulas written out in numpy, elementwise."""
+    F = gt.nn.functional
+    a, b = gt.tensor(X1), gt.tensor(X2)
+    cos = (X1 * X2).sum(1) / np.sqrt((X1 ** 2).sum(1) * (X2 ** 2).sum(1))
+    np.testing.assert_allclose(
+        F.cosine_embedding_loss(a, b, gt.tensor(SIGNS), margin=0.1, reduction="none").numpy(),
+        np.where(SIGNS == 1, 1 - cos, np.maximum(cos - 0.1, 0)), rtol=1e-10)
+    np.testing.assert_allclose(
+        F.margin_ranking_loss(a, b, gt.tensor(np.ones((4, 5))), margin=0.2, reduction="sum")
+        .item(), np.maximum(-(X1 - X2) + 0.2, 0).sum())
+    np.testing.assert_allclose(
+        F.poisson_nll_loss(a, gt.tensor(COUNTS)).item(), (np.exp(X1) - COUNTS * X1).mean())
+    var = POSITIVE
+    np.testing.assert_allclose(
+        F.gaussian_nll_loss(a, b, gt.tensor(var), full=True, reduction="none").numpy(),
+        0.5 * (np.log(var) + (X1 - X2) ** 2 / var) + 0.5 * math.log(2 * math.pi))
+    d_pos = np.linalg.norm(X1 - X2 + 1e-6, axis=1)
+    d_neg = np.linalg.norm(X1 - X3 + 1e-6, axis=1)
+    np.testing.assert_allclose(
+        F.triplet_margin_loss(a, b, gt.tensor(X3), margin=2.0, reduction="none").numpy(),
+        np.maximum(2.0 + d_pos - d_neg, 0))
+
+
+def test_gaussian_nll_clamps_var_without_a_gradient_through_the_clamp():
+    var = gt.tensor([1e-9, 0.5], dtype=gt.float64, requires_grad=True)
+    gt.nn.functional.gaussian_nll_loss(gt.zeros(2, dtype=gt.float64),
+                                       gt.ones(2, dtype=gt.float64), var).backward()
+    assert var.grad[0].item() == pytest.approx(0.5 * (1 / 1e-6 - 1 / 1e-12) / 2)
+
+
+def loss_errors(lib):
+    """Each loss's argument errors: (exception type, message)."""
+    F = lib.nn.functional
+    t = lib.ones(3, 4)
+    calls = [
+        lambda: F.cosine_embedding_loss(t, t, lib.ones(3, 1)),
+        lambda: F.cosine_embedding_loss(t, t, lib.ones(3)[0]),
+        lambda: F.cosine_embedding_loss(t[0], t[0], lib.ones(3)),
+        lambda: F.margin_ranking_loss(t, t[0], t),
+        lambda: F.triplet_margin_loss(t, t, t[0]),
+        lambda: F.triplet_margin_loss(t, t, t, margin=0),
+        lambda: F.triplet_margin_with_distance_loss(t, t, t, reduction="avg"),
+        lambda: F.triplet_margin_with_distance_loss(t, t, t, margin=-1.0),
+        lambda: lib.nn.TripletMarginLoss(margin=0),
+        lambda: lib.nn.TripletMarginWithDistanceLoss(margin=0),
+        lambda: F.gaussian_nll_loss(t, t, -1.0),
+        lambda: F.gaussian_nll_loss(t, t, -t),
+        lambda: F.gaussian_nll_loss(t, t, lib.ones(2, 4)),
+        lambda: F.gaussian_nll_loss(t, t, t, reduction="avg"),
+        lambda: F.poisson_nll_loss(t, t, reduction="avg"),
+        lambda: F.hinge_embedding_loss(t, t, reduction="avg"),
+        lambda: F.multilabel_soft_margin_loss(t, t, reduction="avg"),
+        lambda: F.soft_margin_loss(t, t[:2]),
+        lambda: F.soft_margin_loss(t[0], t),
+        lambda: F.multi_margin_loss(t, lib.tensor([1, 0, 5])),
+        lambda: F.multi_margin_loss(t, lib.tensor([1, 0])),
+        lambda: F.multi_margin_loss(t, lib.tensor([1, 0, 2]), p=3),
+        lambda: F.multi_margin_loss(t, lib.tensor([1, 0, 2]), weight=lib.ones(2, 2)),
+        lambda: F.multi_margin_loss(t, lib.tensor([1, 0, 2]), weight=lib.ones(3)),
+        lambda: lib.nn.MultiMarginLoss(p=3),
+        lambda: lib.nn.MultiMarginLoss(weight=lib.ones(2, 2)),
+        lambda: F.multilabel_margin_loss(t, lib.tensor([[1, -1, 0, 0]])),
+        lambda: F.multilabel_margin_loss(t, lib.tensor([[1, -1, 0, 4]] * 3)),
+    ]
+    out = []
+    for call in calls:
+        try:
+            call()
+            out.append(None)
+        except Exception as e:  # noqa: BLE001 (the type is compared too)
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+def test_loss_argument_errors():
+    errors = loss_errors(gt)
+    assert errors[0] == ("RuntimeError",
+                         "0D or 1D target tensor expected, multi-target not supported")
+    assert errors[5] == ("ValueError", "margin must be greater than 0, got 0")
+    assert errors[8] == ("ValueError", "TripletMarginLoss: expected margin to be greater than 0, "
+                                       "got 0 instead")
+    assert errors[10] == errors[11] == ("ValueError", "var has negative entry/entries")
+    assert errors[12] == ("ValueError", "var is of incorrect size")
+    assert errors[19] == ("RuntimeError", "target out of range")
+    assert errors[21] == ("ValueError", "only p == 1 and p == 2 supported")
+    assert errors[27] == ("RuntimeError", "argument #2 'target' is out of range")
+    assert all(error is not None for error in errors)
+
+
+def test_nll_loss_2d_is_nll_loss_under_its_old_name():
+    logp = gt.randn(2, 3, 4, 4, dtype=gt.float64).log_softmax(1)
+    target = gt.randint(0, 3, (2, 4, 4))
+    loss = gt.nn.NLLLoss2d(ignore_index=1)
+    assert isinstance(loss, gt.nn.NLLLoss) and loss.ignore_index == 1
+    assert loss(logp, target).item() == gt.nn.NLLLoss(ignore_index=1)(logp, target).item()
