@@ -1217,49 +1217,7 @@ def test_render_5000_node_graphs(tmp_path):
 
 # ============================================================== 6. start-up
 
-# What a start that only parses arguments must not import: numpy (and the engine behind it),
-# rich and the report modules, the checks and the loader; they load when a command runs.
-HEAVY_FOR_HELP = ("numpy", "rich", "graphviz", "gradtool.engine.namespace",
-                  "gradtool.engine.autograd", "gradtool.report.text", "gradtool.checks",
-                  "gradtool.capture")
-
-
-def _heavy(modules):
-    return sorted(m for m in modules for h in HEAVY_FOR_HELP if m == h or m.startswith(h + "."))
-
-
-def _imported_by(*argv):
-    """The modules a `python -X importtime ARGV...` process imported, and its result."""
-    done = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True,
-                          text=True, cwd=REPO, env=cu.env(), timeout=60,
-                          stdin=subprocess.DEVNULL)
-    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
-                if line.startswith("import time:")}
-    return imported, done
-
-
-@pytest.mark.parametrize("argv", [
-    [GRADTOOL, "--help"], ["-m", "gradtool", "--help"], [GRADTOOL, "inspect", "--help"],
-    [GRADTOOL, "gradcheck", "-h"], [GRADTOOL, "render", "--help"], [GRADTOOL, "--version"]])
-def test_help_imports_only_the_command_line(argv):
-    imported, done = _imported_by(*argv)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(("Usage: ", "gradtool "))
-    assert {"typer", "gradtool.frontends.cli"} <= imported  # the record is read right
-    assert not _heavy(imported), f"`gradtool {' '.join(argv[1:])}` imports {_heavy(imported)}"
-
-
-def test_usage_error_imports_only_the_command_line():
-    imported, done = _imported_by(GRADTOOL, "gradcheck", "--no-such-option", "f.py")
-    assert done.returncode == 2
-    assert "No such option: --no-such-option" in done.stderr
-    assert "gradtool.frontends.cli" in imported and not _heavy(imported)
-
-
-def test_importing_the_cli_leaves_the_engine_unloaded():
-    imported, done = _imported_by("-c", "import gradtool.cli")  # the old path, an alias
-    assert done.returncode == 0, done.stderr
-    assert "typer" in imported and not _heavy(imported)
+# in test_start.py (quick, so in the default suite): what --help and argument parsing import
 
 
 # ============================================================== forward mode (--mode)
