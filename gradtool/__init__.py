@@ -8,7 +8,6 @@ Two products, dependencies pointing one way (tests/architecture checks it):
 gradtool.engine is what `import torch` becomes, and imports nothing of the tool. This module
 serves the tool's names and the engine's namespace lazily, so `gradtool --help` starts fast."""
 import importlib
-import importlib.abc
 import importlib.util
 import sys
 
@@ -59,8 +58,10 @@ def _moved(name):
     return ".".join([__name__, _MOVED[parts[1]], *parts[2:]])
 
 
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports an old path as the module it moved to (one module object under both names)."""
+class _MovedModules:
+    """Imports an old path as the module it moved to (one module object under both names).
+    A meta-path finder and loader by its methods alone: importlib.abc would import
+    importlib.resources (pathlib, tempfile, shutil) into every start of the command."""
 
     def find_spec(self, name, path=None, target=None):
         return importlib.util.spec_from_loader(name, self) if _moved(name) else None

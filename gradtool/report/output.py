@@ -4,7 +4,6 @@ device, FIFO or directory named by mistake is refused, not replaced)."""
 import contextlib
 import os
 import stat
-import tempfile
 
 from ..engine.errors import GradtoolError
 
@@ -42,6 +41,7 @@ def write_atomically(path, data):
     renamed over it, so readers see the old file or the new one, never a half-written one;
     nothing is left behind if anything fails. A symlink stays a symlink (its target is
     replaced); an existing file keeps its permissions, a new one gets the umask's."""
+    import tempfile  # (here: the command's start, --help included, imports this module)
     real = resolve(path)  # again: the path may have changed while the user's code ran
     tmp = None
     try:

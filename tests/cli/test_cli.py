@@ -1217,21 +1217,7 @@ def test_render_5000_node_graphs(tmp_path):
 
 # ============================================================== 6. start-up
 
-def test_help_does_not_import_numpy():
-    code = ("import sys, gradtool.cli; "
-            "heavy = [m for m in ('numpy', 'graphviz', 'gradtool.autograd') if m in sys.modules]; "
-            "assert not heavy, heavy")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=REPO, env=cu.env(), timeout=60)
-    assert done.returncode == 0, done.stderr
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "gradtool", "--help"],
-                          capture_output=True, text=True, cwd=REPO, env=cu.env(), timeout=60)
-    assert done.returncode == 0, done.stderr
-    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
-                if line.startswith("import time:")}
-    assert "gradtool.frontends.cli" in imported
-    for heavy in ("numpy", "graphviz", "gradtool.autograd"):
-        assert heavy not in imported, f"`gradtool --help` imports {heavy}"
+# in test_start.py (quick, so in the default suite): what --help and argument parsing import
 
 
 # ============================================================== forward mode (--mode)

@@ -29,14 +29,21 @@ class _Command(_FlagsShownAsFlags, TyperCommand):
     pass
 
 
+# Help and usage errors in click's plain layout (rich_markup_mode=None): typer's rich layout
+# imports rich, markdown-it and pygments, which took most of `gradtool --help`'s start.
 app = typer.Typer(
     name="gradtool", add_completion=True, no_args_is_help=True, cls=_Group,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]},
     help="Check gradients and inspect autograd graphs of the functions and custom "
          "autograd.Functions in a Python file. The file is executed as Python code.")
-app.command("inspect", cls=_Command)(interrupts.ends_cleanly(inspect_cmd.inspect))
-app.command("gradcheck", cls=_Command)(interrupts.ends_cleanly(gradcheck_cmd.gradcheck))
-app.command("render", cls=_Command)(interrupts.ends_cleanly(render_cmd.render))
+# short_help: the one line `gradtool --help` lists (click would cut the docstring's first
+# sentence to fit)
+app.command("inspect", cls=_Command, short_help="The backward graph, every saved tensor, "
+            "leaves and diagnostics.")(interrupts.ends_cleanly(inspect_cmd.inspect))
+app.command("gradcheck", cls=_Command, short_help="Numerical against analytical gradients, "
+            "and why they differ.")(interrupts.ends_cleanly(gradcheck_cmd.gradcheck))
+app.command("render", cls=_Command, short_help="The graph drawn with Graphviz (-o g.html: an "
+            "explorer).")(interrupts.ends_cleanly(render_cmd.render))
 
 
 @app.callback(invoke_without_command=True)

@@ -189,16 +189,36 @@ def parse_jobs(jobs):
 
 
 def run_app(app):
-    """Run the typer app (standalone: usage errors exit 2, as documented)."""
+    """Run the typer app; a usage error exits 2, said in one paragraph (usage_error)."""
     from . import interrupts
     sys.dont_write_bytecode = True  # the user's file (and what it imports) gets no __pycache__
     interrupts.install()
     try:
-        app()
+        try:  # not standalone: click's usage errors come here instead of its two paragraphs
+            code = app(standalone_mode=False)
+        except _UsageError as error:
+            usage_error(error)
+            code = error.exit_code
+        sys.exit(code or EXIT_OK)
     finally:
         # The process ends: the collections Python runs as it exits would scan every object
         # still alive (a 100,000-op graph's records: about 1 s); frozen, they are skipped.
         gc.freeze()
+
+
+# click's UsageError (typer vendors click in its recent versions: no import path for all)
+_UsageError = typer.BadParameter.__mro__[1]
+
+
+def usage_error(error):
+    """A usage error as one paragraph on stderr, like gradtool's own errors: the command's
+    usage line, where its help is, what was wrong. Bare `gradtool` prints the help."""
+    ctx = error.ctx
+    if ctx is None or error.message == ctx.get_help():
+        return error.show()
+    help_option = ctx.help_option_names[0]
+    typer.echo(f"{ctx.get_usage()}\nTry '{ctx.command_path} {help_option}' for help.\n"
+               f"Error: {error.format_message()}", err=True)
 
 
 _json_stdout = None  # the real stdout, kept for the one JSON document

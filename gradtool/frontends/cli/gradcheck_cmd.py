@@ -7,7 +7,6 @@ import typer
 
 from ...engine.errors import GradtoolError
 from ...engine.frames import location
-from ...report import text
 from . import common, interrupts
 
 
@@ -126,6 +125,7 @@ def check_file(spec, eps, atol, rtol, fast, order, mode, strict, html, reference
 def _check(target, seed, shape, quiet, no_color, **options):
     """check_target, with a progress bar for long full-mode checks."""
     from ...checks.target import check_target
+    from ...report import text
 
     def progress(evaluations, n):
         return text.evaluation_progress(evaluations, f"{target.name}: {evaluations:,} "
