@@ -3,6 +3,7 @@ which op made it, in which grad mode, at which line of the user's code, and whet
 detach() or an input without requires_grad cut it off."""
 import dataclasses
 import functools
+import math
 import os
 import sys
 
@@ -137,7 +138,11 @@ def _values(t):
 
 
 def _finite(t):
-    return t._data.dtype.kind != "f" or bool(np.isfinite(_values(t)).all())
+    if t._data.dtype.kind != "f":
+        return True
+    values = _values(t)
+    # a finite sum has no inf or nan in it (one call, no boolean array); else look closer
+    return math.isfinite(np.add.reduce(values, axis=None)) or bool(np.isfinite(values).all())
 
 
 def narrowing(tensors, outputs, precision):
@@ -156,8 +161,14 @@ def narrowing(tensors, outputs, precision):
 
 def _precision(t):
     d = t._data.dtype
-    return (d.itemsize * 8 if d.kind == "f" else d.itemsize * 4 if d.kind == "c" else 0,
-            d.name)
+    found = _precisions.get(d)
+    if found is None:
+        found = _precisions[d] = (d.itemsize * 8 if d.kind == "f" else
+                                  d.itemsize * 4 if d.kind == "c" else 0, d.name)
+    return found
+
+
+_precisions = {}  # numpy dtype -> _precision's answer: dtype.name runs numpy's Python code
 
 
 @dataclasses.dataclass

@@ -2,6 +2,7 @@
 a snapshot of the graph before backward frees it, then backward, then diagnostics."""
 import dataclasses
 import inspect
+import math
 import warnings
 from typing import Optional
 
@@ -32,6 +33,15 @@ class Capture:
     parameters: list = dataclasses.field(default_factory=list)  # (name, Parameter) reached
     causes: list = dataclasses.field(default_factory=list)  # Diagnoses gradcheck can cite
     custom_nodes: list = dataclasses.field(default_factory=list)  # custom Functions' nodes
+
+    def let_run_go(self):
+        """Keep what a drawing reads (the target, the snapshot's records, the diagnoses) and
+        drop the live run: its graph, tensors and trace are then freed, and a drawing made
+        after reuses their memory (30 MB of a 20,000-node model's peak)."""
+        self.trace = self.run = None
+        self.inputs, self.outputs, self.parameters, self.custom_nodes = [], [], [], []
+        self.leaf_grads, self.leaf_names, self.causes = {}, {}, []
+        self.snapshot.leaf_tensors, self.snapshot.node_ids = [], {}
 
 
 def target_code(target):
@@ -82,6 +92,9 @@ def capture(target, seed=0, shape=(3,), device=None, localize=False, record_ops=
 
 def _names_from_trace(E, trace):
     frame_locals = trace.target_frame.f_locals if trace.target_frame is not None else {}
+    # read once, then let the frame go: it holds the frames that called it, this one too,
+    # and so the whole run, in a cycle only the cyclic GC could free
+    trace.target_frame = None
     return [(v, k) for k, v in frame_locals.items()
             if E.is_tensor(v) and not k.startswith("_")]
 
@@ -112,8 +125,13 @@ def _backward(E, result, custom_nodes=()):
         if tensor.grad is not None and E.has_values(tensor.grad):
             data = E.array(tensor.grad)
             data = np.abs(data) if data.dtype.kind == "c" else data.astype(np.float64)
-            info.leaf.grad_finite = bool(np.all(np.isfinite(data)))
-            info.leaf.grad_norm = float(np.sqrt(np.nansum(data * data)))
+            squares = data * data
+            total = float(np.add.reduce(squares, axis=None))
+            if math.isfinite(total):  # so is every element: nansum's answer, without its copy
+                info.leaf.grad_finite, info.leaf.grad_norm = True, math.sqrt(total)
+            else:
+                info.leaf.grad_finite = bool(np.all(np.isfinite(data)))
+                info.leaf.grad_norm = float(np.sqrt(np.nansum(squares)))
 
 
 def backward_named_in(message, custom_nodes):
