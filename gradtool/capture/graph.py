@@ -3,6 +3,7 @@
 shapes, saved values and leaves. Reports (text, dot, json) and diagnostics read only this."""
 import contextlib
 import dataclasses
+import functools
 import gc
 from typing import Optional
 
@@ -209,7 +210,12 @@ def _module_name(metadata):
     kind = getattr(kind, "__name__", kind)
     if not name:
         return kind
-    return f"{name} ({kind})" if kind else name
+    return _module_label(name, kind) if kind else name
+
+
+@functools.lru_cache(maxsize=4096)
+def _module_label(name, kind):  # one text for the many nodes of a call
+    return f"{name} ({kind})"
 
 
 _MODULE_KEYS = ("module", "module_type", "nn_module_stack", "module_calls")  # nn's, shown apart

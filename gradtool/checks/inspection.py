@@ -61,7 +61,8 @@ def capture(target, seed=0, shape=(3,), device=None, localize=False, record_ops=
         warnings.simplefilter("always")
         run = loader.run_target(target, seed, shape, observe=trace, device=device)
     modules = loader.file_modules(E, target)
-    named = loader.module_parameters(modules)
+    parameters = loader.module_parameters(modules)
+    named = dict(parameters)
     named.update({name: value for name, value in run.inputs if E.is_tensor(value)})
     named.update({name: t for t, name in _names_from_trace(E, trace)})
     snapshot = take_snapshot(run.outputs, named, trace.site_of_node,
@@ -70,8 +71,7 @@ def capture(target, seed=0, shape=(3,), device=None, localize=False, record_ops=
     result.leaf_names = {id(t): name for name, t in named.items()
                          if t.is_leaf and t.requires_grad}
     reached = {id(v) for v in snapshot.leaf_tensors} - {id(v) for _, v in run.inputs}
-    result.parameters = [(name, t) for name, t in loader.module_parameters(modules).items()
-                         if id(t) in reached]
+    result.parameters = [(name, t) for name, t in parameters.items() if id(t) in reached]
     custom = result.custom_nodes = E.custom_nodes(
         [t.grad_fn for t in run.outputs if t.grad_fn is not None])
     saved = diagnostics.saved_detached(E, trace, custom)

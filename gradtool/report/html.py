@@ -332,7 +332,7 @@ def _node_data(node, fails):
             row["value"] = s.state
         else:
             row.update(shape=_shape(s.shape, s.dtype), dtype=s.dtype,
-                       version=f"{s.version_saved} / {s.version_now}", bytes=fmt_bytes(s.nbytes),
+                       version=f"{s.version_saved} / {s.version_now}", bytes=_bytes(s.nbytes),
                        stats=f"min {fmt_num(s.min)}, mean {fmt_num(s.mean)}, "
                              f"max {fmt_num(s.max)}")
             if s.is_output:
@@ -341,10 +341,18 @@ def _node_data(node, fails):
             row["modified"] = "modified in place" + (f" at {site_location(s.modified_at)}"
                                                      if s.modified_at else "")
         saved.append(row)
-    optional = {"label": node.label, "site": node.site, "saved": saved,
-                "out": [_shape(*node.outputs[k]) for k in sorted(node.outputs)],
-                "metadata": node.metadata, "fails": list(fails)}
-    data.update((k, v) for k, v in optional.items() if v)
+    if node.label:
+        data["label"] = node.label
+    if node.site:
+        data["site"] = node.site
+    if saved:
+        data["saved"] = saved
+    if node.outputs:
+        data["out"] = [_shape(*node.outputs[k]) for k in sorted(node.outputs)]
+    if node.metadata:
+        data["metadata"] = node.metadata
+    if fails:
+        data["fails"] = list(fails)
     if node.leaf is not None:
         leaf = node.leaf
         data["leaf"] = {"shape": _shape(leaf.shape, leaf.dtype),
@@ -387,8 +395,9 @@ def _shape(shape, dtype):
     return _shape_text(tuple(shape), dtype)
 
 
-# the same few shapes and module paths come back for thousands of nodes
+# the same few shapes, module paths and sizes come back for thousands of nodes
 _shape_text = functools.lru_cache(maxsize=4096)(fmt_shape)
+_bytes = functools.lru_cache(maxsize=4096)(fmt_bytes)
 
 
 _TEMPLATE = r"""<!DOCTYPE html>
