@@ -126,12 +126,13 @@ def _backward(E, result, custom_nodes=()):
             data = E.array(tensor.grad)
             data = np.abs(data) if data.dtype.kind == "c" else data.astype(np.float64)
             squares = data * data
-            total = float(np.add.reduce(squares, axis=None))
-            if math.isfinite(total):  # so is every element: nansum's answer, without its copy
-                info.leaf.grad_finite, info.leaf.grad_norm = True, math.sqrt(total)
-            else:
-                info.leaf.grad_finite = bool(np.all(np.isfinite(data)))
-                info.leaf.grad_norm = float(np.sqrt(np.nansum(squares)))
+            total = float(np.add.reduce(squares, axis=None))  # (nansum copies the array)
+            finite = math.isfinite(total)  # then so is every element
+            if not finite:
+                finite = bool(np.all(np.isfinite(data)))
+                if math.isnan(total):  # NaNs inside: the norm of the rest
+                    total = float(np.nansum(squares))
+            info.leaf.grad_finite, info.leaf.grad_norm = finite, math.sqrt(total)
 
 
 def backward_named_in(message, custom_nodes):

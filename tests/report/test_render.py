@@ -506,6 +506,27 @@ def test_saved_tensor_stats_skip_nans_and_are_nan_when_all_are():
     assert all(np.isnan(v) for v in stats[(2,)])
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.floats(-1e150, 1e150),
+                          st.sampled_from([float("nan"), float("inf"), float("-inf")])),
+                max_size=6))
+def test_leaf_gradient_norm_skips_nans_and_finite_says_whether_every_element_is(grad):
+    """What inspect shows of a leaf's gradient: the norm of its numbers (NaNs left out, an
+    inf makes it inf) and whether all of it is finite."""
+    import math
+    from types import SimpleNamespace
+    import gradtool.adapters as engines
+    from gradtool.checks.inspection import _backward
+    x = gt.ones(len(grad), dtype=gt.float64, requires_grad=True)
+    out = x * gt.tensor(grad, dtype=gt.float64)  # backward of ones: x.grad is `grad`
+    result = SimpleNamespace(outputs=[out], snapshot=take_snapshot([out]), warnings=[])
+    _backward(engines.current(), result)
+    [leaf] = [n.leaf for n in result.snapshot.leaves]
+    assert leaf.grad_finite == all(math.isfinite(g) for g in grad)
+    expected = math.sqrt(math.fsum(g * g for g in grad if not math.isnan(g)))
+    assert leaf.grad_norm == pytest.approx(expected, rel=1e-12)
+
+
 # ---------------------------------------------------------------- through the CLI
 def _pngs(text):
     """(width, height) of every inline PNG of a page."""
