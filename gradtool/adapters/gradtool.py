@@ -1,6 +1,7 @@
 """The adapter for gradtool's bundled engine: its tensors hold a numpy array (`_data`), its
 nodes keep their saved values in `_for_backward` and their forward inputs' metadata in `_input_meta`."""
 
+import functools
 import numpy as np
 
 from ..engine.autograd import creation, forward_ad, grad_mode
@@ -185,16 +186,21 @@ def saved_values(node):
     """{label: the saved object} as the user reads them: `_saved_self`, or
     `saved_tensors[i]` for a custom Function."""
     if isinstance(node, BackwardCFunction):
-        return {f"saved_tensors[{k}]": v for k, v in node.saved_values().items()}
+        return {_label("saved_tensors[{}]", k): v for k, v in node.saved_values().items()}
     exposed = getattr(type(node), "_exposed", None)
     if exposed is None:
-        return {f"_saved_{k}": v for k, v in node.saved_values().items()}
+        return {_label("_saved_{}", k): v for k, v in node.saved_values().items()}
     # every `_saved_*` the node has, as torch lists them: kept for backward, else an
     # argument torch saves always (alpha), else unset (None, as torch's)
     kept, arg_index = node._for_backward or {}, type(node)._arg_index
-    return {f"_saved_{name}": kept[name] if name in kept else
+    return {_label("_saved_{}", name): kept[name] if name in kept else
             default if arg_index.get(name) is None else node._args[arg_index[name]]
             for name, default in exposed.items()}
+
+
+@functools.lru_cache(maxsize=4096)
+def _label(pattern, key):  # the same few names for thousands of nodes: each text made once
+    return pattern.format(key)
 
 
 def saved_info(name, value):

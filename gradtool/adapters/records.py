@@ -2,6 +2,7 @@
 and the statistics of an array. The snapshot (capture/graph.py) is built from them."""
 import dataclasses
 import math
+import sys
 from typing import Optional
 
 import numpy as np
@@ -52,4 +53,5 @@ def array_stats(array):
 
 def short_repr(value, limit=60):
     text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    # interned: the same dims and scalars are saved by thousands of nodes
+    return sys.intern(str(text) if len(text) <= limit else text[:limit - 3] + "...")

@@ -156,8 +156,14 @@ def narrowing(tensors, outputs, precision):
 
 def _precision(t):
     d = t._data.dtype
-    return (d.itemsize * 8 if d.kind == "f" else d.itemsize * 4 if d.kind == "c" else 0,
-            d.name)
+    found = _precisions.get(d)
+    if found is None:
+        found = _precisions[d] = (d.itemsize * 8 if d.kind == "f" else
+                                  d.itemsize * 4 if d.kind == "c" else 0, d.name)
+    return found
+
+
+_precisions = {}  # numpy dtype -> _precision's answer: dtype.name runs numpy's Python code
 
 
 @dataclasses.dataclass

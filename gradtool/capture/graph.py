@@ -3,6 +3,7 @@
 shapes, saved values and leaves. Reports (text, dot, json) and diagnostics read only this."""
 import contextlib
 import dataclasses
+import functools
 import gc
 from typing import Optional
 
@@ -125,7 +126,8 @@ def _take_snapshot(outputs, named, sites, module_names, engine):
     edges = [E.gradient_edge(t) if t.requires_grad else None for t in outputs]
     order = E.topological_order([edge[0] for edge in edges if edge is not None])
     ids = {node: f"n{i}" for i, node in enumerate(order)}
-    by_node = {node: _node_info(E, node, ids[node], ids, module_names or {}) for node in order}
+    paths = _ModulePaths(module_names or {})
+    by_node = {node: _node_info(E, node, ids[node], ids, paths) for node in order}
     _place_parameters(E, by_node)
     for node in order:
         for (child, nr), meta in zip(node.next_functions, E.edge_meta(node)):
@@ -133,11 +135,15 @@ def _take_snapshot(outputs, named, sites, module_names, engine):
                 by_node[child].n_parents += 1
                 if meta is not None:
                     by_node[child].outputs.setdefault(nr, meta)
+    site_texts = {}  # a line of the user's makes many nodes: one text for them all
     for seq, (node, site) in enumerate((sites or {}).items()):
         if node in by_node:
             by_node[node].seq = seq
             if site is not None:
-                by_node[node].site = site_location(site)
+                text = site_texts.get(site)
+                if text is None:
+                    text = site_texts[site] = site_location(site)
+                by_node[node].site = text
     for name, t in named.items():
         if t.grad_fn is None:
             continue
@@ -176,7 +182,7 @@ def _tangent_info(E, t):
             "norm": float(np.linalg.norm(np.asarray(tangent, dtype=np.float64)))}
 
 
-def _node_info(E, node, node_id, ids, module_names):
+def _node_info(E, node, node_id, ids, paths):
     edges = tuple([(ids.get(child) if child is not None else None, nr)
                    for child, nr in node.next_functions])
     kind = E.node_kind(node)
@@ -186,10 +192,10 @@ def _node_info(E, node, node_id, ids, module_names):
         leaf = LeafInfo(None, tuple(v.shape), E.dtype_name(v), v.requires_grad,
                         v.is_inference(), device=E.device_name(v))
         return NodeInfo(node_id, E.node_name(node), "leaf", edges, {}, [], leaf=leaf,
-                        module=_module_name(meta), module_path=_module_path(meta, module_names))
+                        module=_module_name(meta), module_path=paths.of(meta))
     saved = [E.saved_info(label, value) for label, value in E.saved_values(node).items()]
     return NodeInfo(node_id, E.node_name(node), kind, edges, {}, saved, module=_module_name(meta),
-                    module_path=_module_path(meta, module_names),
+                    module_path=paths.of(meta),
                     metadata={str(k): short_repr(v) for k, v in meta.items()
                               if k not in _MODULE_KEYS})
 
@@ -204,7 +210,12 @@ def _module_name(metadata):
     kind = getattr(kind, "__name__", kind)
     if not name:
         return kind
-    return f"{name} ({kind})" if kind else name
+    return _module_label(name, kind) if kind else name
+
+
+@functools.lru_cache(maxsize=4096)
+def _module_label(name, kind):  # one text for the many nodes of a call
+    return f"{name} ({kind})"
 
 
 _MODULE_KEYS = ("module", "module_type", "nn_module_stack", "module_calls")  # nn's, shown apart
@@ -249,11 +260,23 @@ def _place_parameters(E, by_node):
         info.module = "{} ({})".format(*info.module_path[-1][1:]) if info.module_path else None
 
 
-def _module_path(metadata, module_names):
+class _ModulePaths:
     """The module calls a node was made in, outermost first: (call id, name, type) each,
-    named as the user knows the module where we can tell (model.3.attn)."""
-    stack, calls = metadata.get("nn_module_stack"), metadata.get("module_calls")
-    if not stack or not calls or len(stack) != len(calls):
-        return ()
-    return tuple((call, module_names.get(id(module)) or name or type(module).__name__,
-                  type(module).__name__) for call, (name, module) in zip(calls, stack))
+    named as the user knows the module where we can tell (model.3.attn). The nodes of one
+    call share one path (the engine tags them with one stack): made once per call, not per
+    node, and held once."""
+
+    def __init__(self, module_names):
+        self.module_names = module_names
+        self.made = {}  # the calls' ids -> their path
+
+    def of(self, metadata):
+        stack, calls = metadata.get("nn_module_stack"), metadata.get("module_calls")
+        if not stack or not calls or len(stack) != len(calls):
+            return ()
+        path = self.made.get(calls)
+        if path is None:
+            path = self.made[calls] = tuple(
+                (call, self.module_names.get(id(module)) or name or type(module).__name__,
+                 type(module).__name__) for call, (name, module) in zip(calls, stack))
+        return path

@@ -297,14 +297,19 @@ def _box_tree(order, paths, names, by_id):
 def _add_up(box, by_id):
     """Each box's counts made those of all it holds (the sweep counted only the nodes directly
     in it: once per node, not once per node and box around it), and its first few sites."""
+    sites = box.sites
     for item in box.items:
         if isinstance(item, Box):
             _add_up(item, by_id)
             box.n_nodes += item.n_nodes
             box.names.update(item.names)
-        for site in item.sites if isinstance(item, Box) else [by_id[item].site]:
-            if site and len(box.sites) < 3 and site not in box.sites:
-                box.sites.append(site)
+            if len(sites) < 3:
+                sites.extend(s for s in item.sites if s not in sites)
+                del sites[3:]
+        elif len(sites) < 3:
+            site = by_id[item].site
+            if site and site not in sites:
+                sites.append(site)
 
 
 def _group_repeats(root, by_id):

@@ -498,6 +498,29 @@ def test_nodes_are_tagged_with_the_innermost_module_by_qualified_name():
     assert mm.metadata["nn_module_stack"][-1][1] is model.encoder.fc1
 
 
+def test_a_child_registered_or_replaced_during_forward_is_tagged_by_its_name():
+    """Each call's name comes from its caller's children as they are when it is called: a
+    child added by forward after a first call, or put in another's place, is named by its
+    key (the caller's children are looked up, not scanned, and a stale lookup is redone)."""
+    class Growing(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = nn.Linear(3, 3)
+
+        def forward(self, x):
+            x = self.first(x)
+            self.second = nn.Linear(3, 3)   # registered after `first` was called
+            x = self.second(x)
+            self.first = nn.Linear(3, 3)    # replaced after its call
+            return self.first(x).sum()
+    model = Growing()
+    out = model(gt.randn(2, 3, requires_grad=True))
+    calls = [(module_of(n), n.metadata["module_calls"]) for n in nodes(out)
+             if n.name() == "AddmmBackward0"]
+    assert sorted(name for name, _ in calls) == ["first", "first", "second"]
+    assert len({c for _, c in calls}) == 3  # three calls, each its own
+
+
 def test_each_call_of_a_module_is_its_own_instance_nested_in_its_callers_call():
     block = Block()
     x = gt.randn(2, 3, requires_grad=True)

@@ -464,6 +464,25 @@ def test_page_of_a_20000_node_model_is_sane(tmp_path):
     assert in_sight(0) <= layout.READABLE
 
 
+def test_a_drawing_needs_nothing_of_the_live_run_and_letting_it_go_frees_it():
+    """`gradtool render` lets each capture's run go before it draws, so that the drawing
+    reuses that memory: the page and the SVG's graph are the same without it, and the
+    graph is freed at once (no reference cycle left for the cyclic GC)."""
+    import gc
+    import weakref
+    cap = one_capture(ex("resnet_like.py"))
+    page, digraph = html.page([cap]), dot.build(cap.snapshot, diagnoses=cap.diagnostics).source
+    output_node = weakref.ref(cap.outputs[0].grad_fn)
+    gc.disable()
+    try:
+        cap.let_run_go()
+        assert output_node() is None
+    finally:
+        gc.enable()
+    assert html.page([cap]) == page
+    assert dot.build(cap.snapshot, diagnoses=cap.diagnostics).source == digraph
+
+
 def _stack_capture(tmp_path, blocks, steps):
     """examples/resnet_like.py's model with `blocks` residual blocks and `steps` cell calls."""
     path = tmp_path / "stack.py"
@@ -485,6 +504,27 @@ def test_saved_tensor_stats_skip_nans_and_are_nan_when_all_are():
     assert stats[(4,)] == pytest.approx((np.exp(-2), (np.exp(1) + np.exp(3) + np.exp(-2)) / 3,
                                          np.exp(3)))
     assert all(np.isnan(v) for v in stats[(2,)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.floats(-1e150, 1e150),
+                          st.sampled_from([float("nan"), float("inf"), float("-inf")])),
+                max_size=6))
+def test_leaf_gradient_norm_skips_nans_and_finite_says_whether_every_element_is(grad):
+    """What inspect shows of a leaf's gradient: the norm of its numbers (NaNs left out, an
+    inf makes it inf) and whether all of it is finite."""
+    import math
+    from types import SimpleNamespace
+    import gradtool.adapters as engines
+    from gradtool.checks.inspection import _backward
+    x = gt.ones(len(grad), dtype=gt.float64, requires_grad=True)
+    out = x * gt.tensor(grad, dtype=gt.float64)  # backward of ones: x.grad is `grad`
+    result = SimpleNamespace(outputs=[out], snapshot=take_snapshot([out]), warnings=[])
+    _backward(engines.current(), result)
+    [leaf] = [n.leaf for n in result.snapshot.leaves]
+    assert leaf.grad_finite == all(math.isfinite(g) for g in grad)
+    expected = math.sqrt(math.fsum(g * g for g in grad if not math.isnan(g)))
+    assert leaf.grad_norm == pytest.approx(expected, rel=1e-12)
 
 
 # ---------------------------------------------------------------- through the CLI

@@ -979,13 +979,14 @@ class _Frame:
     """One module call in progress. Its qualified name is the module's name in the outermost
     module being called (the model), worked out only when a node needs tagging."""
 
-    __slots__ = ("module", "parent", "call_id", "jumps", "_root_names", "_tag")
+    __slots__ = ("module", "parent", "call_id", "jumps", "_root_names", "_child_names", "_tag")
 
     def __init__(self, module, parent):
         self.module, self.parent = module, parent
         self.call_id = next(_call_ids)  # tells two calls of one module apart; increases with time
         self.jumps = None  # {inner call's output node: where that call's walk stopped}
         self._root_names = None  # only the root frame's: {id(module): qualified name}
+        self._child_names = None  # {id(child module): its key}, made when a child is called
         self._tag = None
 
     def tag(self):
@@ -1005,9 +1006,18 @@ class _Frame:
             return ""
         prefix = parent.tag()["module"]
         prefix += "." if prefix else ""
-        for key, module in parent.module._modules.items():  # mostly, a caller's own child
-            if module is self.module:
-                return prefix + key
+        # mostly, a caller's own child: looked up, not searched (a Sequential of 1,500
+        # blocks would scan its children once per block)
+        if parent._child_names is None:
+            parent._child_names = {}
+            for key, module in parent.module._modules.items():
+                parent._child_names.setdefault(id(module), key)  # the first key, as a scan
+        key = parent._child_names.get(id(self.module))
+        if key is None or parent.module._modules.get(key) is not self.module:
+            # (its children changed since: a child registered during forward)
+            key = next((k for k, m in parent.module._modules.items() if m is self.module), None)
+        if key is not None:
+            return prefix + key
         root = parent
         while root.parent is not None:
             root = root.parent

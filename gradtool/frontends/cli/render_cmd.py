@@ -58,6 +58,8 @@ def render(
                                                   timeout=timeout) for t in targets]
             finally:
                 gc.set_threshold(*thresholds)
+        for c in captures:
+            c.let_run_go()
         # the captures live to the end: the collector need not scan them again and again
         # while the drawing makes its many small objects (a second on 20,000 nodes)
         gc.freeze()
