@@ -1327,37 +1327,43 @@ case("pixel_unshuffle", ("PIXEL_UNSHUFFLE", "PIXEL_SHUFFLE"),
      lambda v, x: [pixel_shuffle_np(v, 3)], order2="square")
 
 
-def _pool_np(x, kernel, stride, padding, reduce, pad_value, dilation=(1, 1), ceil=False):
-    """Each window of x (padded) reduced; windows of ceil mode cut at the padded edge."""
+def _pool_np(x, kernel, stride, padding, reduce, pad_value, dilation=None, ceil=False):
+    """Each window of x (padded) reduced over the last len(kernel) dims; windows of ceil mode
+    cut at the padded edge."""
+    spatial = len(kernel)
+    dilation = dilation or (1,) * spatial
     sizes = []
-    for n, k, p, s, d in zip(x.shape[-2:], kernel, padding, stride, dilation):
+    for n, k, p, s, d in zip(x.shape[-spatial:], kernel, padding, stride, dilation):
         span = n + 2 * p - d * (k - 1) - 1
         size = (-(-span // s) if ceil else span // s) + 1
         sizes.append(size - 1 if ceil and (size - 1) * s >= n + p else size)
-    xp = np.pad(x, [(0, 0)] * (x.ndim - 2) + [(p, p + k * s) for p, k, s in
-                                             zip(padding, kernel, stride)],
+    xp = np.pad(x, [(0, 0)] * (x.ndim - spatial) + [(p, p + k * s) for p, k, s in
+                                                   zip(padding, kernel, stride)],
                 constant_values=pad_value)
-    out = np.zeros(x.shape[:-2] + tuple(sizes))
+    out = np.zeros(x.shape[:-spatial] + tuple(sizes))
     for pos in np.ndindex(*sizes):
         out[(Ellipsis,) + pos] = reduce(xp[(Ellipsis,) + _window(pos, stride, dilation, kernel)],
                                         pos)
     return out
 
 
-def _max_pool_vjp(kernel, stride, padding, dilation=(1, 1), ceil=False):
+def _max_pool_vjp(kernel, stride, padding, dilation=None, ceil=False):
     """v at each window's (unique) max, found by a loop."""
+    spatial = len(kernel)
+    dilation = dilation or (1,) * spatial
+
     def vjp(v, x):
         g = np.zeros_like(x)
-        sizes = v.shape[-2:]
-        for lead in np.ndindex(*x.shape[:-2]):
+        sizes, inside = v.shape[-spatial:], x.shape[-spatial:]
+        for lead in np.ndindex(*x.shape[:-spatial]):
             for pos in np.ndindex(*sizes):
                 best = None
                 for off in np.ndindex(*kernel):
-                    r, c = (p * s - pd + o * d for p, s, pd, o, d in
-                            zip(pos, stride, padding, off, dilation))
-                    if 0 <= r < x.shape[-2] and 0 <= c < x.shape[-1] and (
-                            best is None or x[lead + (r, c)] > x[lead + best]):
-                        best = (r, c)
+                    at = tuple(p * s - pd + o * d for p, s, pd, o, d in
+                               zip(pos, stride, padding, off, dilation))
+                    if all(0 <= a < n for a, n in zip(at, inside)) and (
+                            best is None or x[lead + at] > x[lead + best]):
+                        best = at
                 g[lead + best] += v[lead + pos]
         return [g]
     return vjp
@@ -1369,19 +1375,29 @@ case("max_pool2d", ("MAX_POOL2D_WITH_INDICES", "MAX_POOL2D_WITH_INDICES_BACKWARD
 case("max_pool2d_padding_dilation_ceil", "MAX_POOL2D_WITH_INDICES",
      lambda x: gt.nn.functional.max_pool2d(x, (3, 2), (2, 1), (1, 0), (1, 2), ceil_mode=True),
      normal(2, 6, 5), _max_pool_vjp((3, 2), (2, 1), (1, 0), (1, 2), True), order2="square")
+case("max_pool3d", ("MAX_POOL3D_WITH_INDICES", "MAX_POOL3D_WITH_INDICES_BACKWARD"),
+     lambda x: gt.nn.functional.max_pool3d(x, 2), normal(1, 2, 4, 2, 4),
+     _max_pool_vjp((2, 2, 2), (2, 2, 2), (0, 0, 0)), order2="square")
+case("max_pool3d_padding_dilation_ceil", "MAX_POOL3D_WITH_INDICES",
+     lambda x: gt.nn.functional.max_pool3d(x, (2, 3, 2), (2, 1, 2), (1, 1, 0), (1, 1, 2),
+                                           ceil_mode=True),
+     normal(2, 4, 3, 5), _max_pool_vjp((2, 3, 2), (2, 1, 2), (1, 1, 0), (1, 1, 2), True),
+     order2="square")
 
 
 def _avg_np(kernel, stride, padding, ceil, include_pad, divisor=None):
+    spatial = len(kernel)
+
     def mean(window, pos):
-        h0, w0 = (p * s - pd for p, s, pd in zip(pos, stride, padding))
-        h1, w1 = (min(a + k, n + pd) for a, k, n, pd in zip((h0, w0), kernel, shape, padding))
-        count = (h1 - h0) * (w1 - w0) if include_pad else (
-            (min(h1, shape[0]) - max(h0, 0)) * (min(w1, shape[1]) - max(w0, 0)))
-        return window.sum(axis=(-2, -1)) / (divisor or count)
+        starts = [p * s - pd for p, s, pd in zip(pos, stride, padding)]
+        ends = [min(a + k, n + pd) for a, k, n, pd in zip(starts, kernel, shape, padding)]
+        count = np.prod([(e - a) if include_pad else (min(e, n) - max(a, 0))
+                         for a, e, n in zip(starts, ends, shape)])
+        return window.sum(axis=tuple(range(-spatial, 0))) / (divisor or count)
     shape = []
 
     def pool(x):
-        shape[:] = x.shape[-2:]
+        shape[:] = x.shape[-spatial:]
         return _pool_np(x, kernel, stride, padding, mean, 0.0, ceil=ceil)
     return pool
 
@@ -1393,6 +1409,14 @@ case("avg_pool2d", ("AVG_POOL2D", "AVG_POOL2D_BACKWARD"),
 case("avg_pool2d_divisor", "AVG_POOL2D",
      lambda x: gt.nn.functional.avg_pool2d(x, (2, 3), 1, (1, 0), divisor_override=4),
      normal(2, 4, 5), affine_vjps(_avg_np((2, 3), (1, 1), (1, 0), False, True, 4)))
+case("avg_pool3d", ("AVG_POOL3D", "AVG_POOL3D_BACKWARD"),
+     lambda x: gt.nn.functional.avg_pool3d(x, (2, 3, 3), 2, (1, 1, 0), ceil_mode=True,
+                                           count_include_pad=False),
+     normal(1, 2, 3, 5, 4), affine_vjps(_avg_np((2, 3, 3), (2, 2, 2), (1, 1, 0), True, False)),
+     order2="square")
+case("avg_pool3d_divisor", "AVG_POOL3D",
+     lambda x: gt.nn.functional.avg_pool3d(x, 2, 1, 1, divisor_override=3),
+     normal(2, 2, 3, 2), affine_vjps(_avg_np((2, 2, 2), (1, 1, 1), (1, 1, 1), False, True, 3)))
 
 
 def _adaptive_windows(n, out):
@@ -1401,21 +1425,28 @@ def _adaptive_windows(n, out):
 
 def _adaptive_np(out, reduce):
     def pool(x):
-        rows, cols = (_adaptive_windows(n, o) for n, o in zip(x.shape[-2:], out))
-        return np.stack([np.stack([reduce(x[..., r0:r1, c0:c1], axis=(-2, -1))
-                                   for c0, c1 in cols], -1) for r0, r1 in rows], -2)
+        spatial = len(out)
+        windows = [_adaptive_windows(n, o) for n, o in zip(x.shape[-spatial:], out)]
+        result = np.zeros(x.shape[:-spatial] + tuple(out))
+        for pos in np.ndindex(*out):
+            cells = tuple(slice(*w[p]) for w, p in zip(windows, pos))
+            result[(Ellipsis,) + pos] = reduce(x[(Ellipsis,) + cells],
+                                               axis=tuple(range(-spatial, 0)))
+        return result
     return pool
 
 
 def _adaptive_max_vjp(out):
     def vjp(v, x):
+        spatial = len(out)
         g = np.zeros_like(x)
-        rows, cols = (_adaptive_windows(n, o) for n, o in zip(x.shape[-2:], out))
-        for lead in np.ndindex(*x.shape[:-2]):
-            for i, (r0, r1) in enumerate(rows):
-                for j, (c0, c1) in enumerate(cols):
-                    r, c = np.unravel_index(np.argmax(x[lead][r0:r1, c0:c1]), (r1 - r0, c1 - c0))
-                    g[lead + (r0 + r, c0 + c)] += v[lead + (i, j)]
+        windows = [_adaptive_windows(n, o) for n, o in zip(x.shape[-spatial:], out)]
+        for lead in np.ndindex(*x.shape[:-spatial]):
+            for pos in np.ndindex(*out):
+                starts = [w[p][0] for w, p in zip(windows, pos)]
+                cells = x[lead + tuple(slice(*w[p]) for w, p in zip(windows, pos))]
+                at = np.unravel_index(np.argmax(cells), cells.shape)
+                g[lead + tuple(a + s for a, s in zip(at, starts))] += v[lead + pos]
         return [g]
     return vjp
 
@@ -1428,6 +1459,12 @@ case("adaptive_avg_pool2d_to_1", "MEAN_DIM", lambda x: gt.nn.AdaptiveAvgPool2d(1
 case("adaptive_max_pool2d", ("ADAPTIVE_MAX_POOL2D", "ADAPTIVE_MAX_POOL2D_BACKWARD"),
      lambda x: gt.nn.functional.adaptive_max_pool2d(x, (2, 3)), normal(2, 2, 5, 7),
      _adaptive_max_vjp((2, 3)), order2="square")
+case("adaptive_avg_pool3d", ("ADAPTIVE_AVG_POOL3D", "ADAPTIVE_AVG_POOL3D_BACKWARD"),
+     lambda x: gt.nn.functional.adaptive_avg_pool3d(x, (2, 3, 2)), normal(1, 2, 3, 5, 3),
+     affine_vjps(_adaptive_np((2, 3, 2), np.mean)), order2="square")
+case("adaptive_max_pool3d", ("ADAPTIVE_MAX_POOL3D", "ADAPTIVE_MAX_POOL3D_BACKWARD"),
+     lambda x: gt.nn.functional.adaptive_max_pool3d(x, (2, 2, 3)), normal(2, 3, 5, 4),
+     _adaptive_max_vjp((2, 2, 3)), order2="square")
 
 
 def _pad_np(pad, mode, **kw):
@@ -1450,6 +1487,12 @@ case("pad_replicate1d", ("REPLICATION_PAD1D", "REPLICATION_PAD1D_BACKWARD"),
 case("pad_replicate2d", ("REPLICATION_PAD2D", "REPLICATION_PAD2D_BACKWARD"),
      lambda x: gt.nn.functional.pad(x, (2, 1, 1, 2), mode="replicate"), normal(1, 2, 3, 3),
      affine_vjps(_pad_np((2, 1, 1, 2), "edge")), order2="square")
+case("pad_reflect3d", ("REFLECTION_PAD3D", "REFLECTION_PAD3D_BACKWARD"),
+     lambda x: gt.nn.ReflectionPad3d((1, 2, 0, 2, 2, 1))(x), normal(2, 3, 3, 4),
+     affine_vjps(_pad_np((1, 2, 0, 2, 2, 1), "reflect")), order2="square")
+case("pad_replicate3d", ("REPLICATION_PAD3D", "REPLICATION_PAD3D_BACKWARD"),
+     lambda x: gt.nn.functional.pad(x, (2, 1, 1, 0, 0, 2), mode="replicate"),
+     normal(1, 2, 2, 3, 2), affine_vjps(_pad_np((2, 1, 1, 0, 0, 2), "edge")), order2="square")
 case("pad_circular2d", ("COPY", "SLICE"),
      lambda x: gt.nn.functional.pad(x, (1, 2, 2, 1), mode="circular"), normal(1, 2, 3, 4),
      affine_vjps(_pad_np((1, 2, 2, 1), "wrap")), order2="square")

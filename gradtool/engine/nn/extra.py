@@ -17,3 +17,10 @@ __all__ = _activations + ["ParameterList", "ParameterDict", "DataParallel", "Ins
                           "InstanceNorm2d", "AvgPool1d", "AdaptiveAvgPool1d", "Conv3d",
                           "ConvTranspose3d", "KLDivLoss", "BatchNorm3d", "RMSNorm",
                           "SyncBatchNorm", "MaxPool1d", "AdaptiveMaxPool1d"] + _rearranging
+# the pooling, padding, dropout and sampling families' long tail
+from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d,  # noqa: F401,E402
+                      CircularPad3d, ConstantPad3d, MaxPool3d, ReflectionPad3d, ReplicationPad3d,
+                      ZeroPad3d)
+
+__all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "ReflectionPad3d",
+            "ReplicationPad3d", "CircularPad3d", "ZeroPad3d", "ConstantPad3d"]

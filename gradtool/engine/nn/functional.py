@@ -341,25 +341,33 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                                   dilation, 2, "conv_transpose2d")
 
 
-def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, name):
+def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, name, spatial=2):
     """kernel_size, stride (() when not given: the kernel's, saved as torch saves it), padding,
-    dilation as pairs, checked as torch's pooling checks them."""
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"{name}: Expected 3D or 4D tensor, but got {list(input.shape)}")
-    kernel_size = _per_dim(kernel_size, 2, "kernel_size")
-    stride = () if stride is None or stride == [] else _per_dim(stride, 2, "stride")
-    padding, dilation = _per_dim(padding, 2, "padding"), _per_dim(dilation, 2, "dilation")
+    dilation per spatial dim (2 or 3), checked as torch's pooling checks them."""
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}: Expected 3D or 4D tensor, but got {list(input.shape)}"
+                           if spatial == 2 else
+                           "non-empty 4D or 5D (batch mode) tensor expected for input")
+    kernel_size = _per_dim(kernel_size, spatial, "kernel_size")
+    stride = () if stride is None or stride == [] or stride == () else _per_dim(
+        stride, spatial, "stride")
+    padding = _per_dim(padding, spatial, "padding")
+    dilation = _per_dim(dilation, spatial, "dilation")
     for p, k, d in zip(padding, kernel_size, dilation):
         if p > (d * (k - 1) + 1) // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                                f"pad={p}, kernel_size={k} and dilation={d}")
-    sizes = tuple(input.shape[-2:])
+    sizes = tuple(input.shape[-spatial:])
+    if name == "avg_pool3d" and any(n < k for n, k in zip(sizes, kernel_size)):
+        raise RuntimeError("input image (T: {} H: {} W: {}) smaller than kernel size (kT: {} "
+                           "kH: {} kW: {})".format(*sizes, *kernel_size))
     out = tuple(kernels.pooling_output_size(n, k, p, s, d, ceil_mode) for n, k, p, s, d in zip(
         sizes, kernel_size, padding, stride or kernel_size, dilation))
     if min(out) < 1:
-        planes = input.shape[-3]
-        raise RuntimeError(f"Given input size: ({planes}x{sizes[0]}x{sizes[1]}). Calculated "
-                           f"output size: ({planes}x{out[0]}x{out[1]}). Output size is too small")
+        planes = input.shape[-spatial - 1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (planes,) + sizes))}). "
+                           f"Calculated output size: ({'x'.join(map(str, (planes,) + out))}). "
+                           f"Output size is too small")
     return kernel_size, stride, padding, dilation
 
 
@@ -387,14 +395,17 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                                           bool(count_include_pad), divisor_override))
 
 
-def _adaptive_size(input, output_size, name):
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got {list(input.shape)}")
-    sizes = (output_size,) * 2 if isinstance(output_size, (int, np.integer)) or (
+def _adaptive_size(input, output_size, name, spatial=2):
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but got"
+                           f"{':' if name == 'adaptive_max_pool3d' else ''} {list(input.shape)}")
+    sizes = (output_size,) * spatial if isinstance(output_size, (int, np.integer)) or (
         output_size is None) else tuple(output_size)
-    if len(sizes) != 2:
-        raise RuntimeError(f"{name}: output_size must be 2")
-    return tuple(int(n if s is None else s) for s, n in zip(sizes, input.shape[-2:]))
+    if len(sizes) != spatial:
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be 3"
+                           if name == "adaptive_max_pool3d" else
+                           f"{name}: output_size must be {spatial}")
+    return tuple(int(n if s is None else s) for s, n in zip(sizes, input.shape[-spatial:]))
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -430,9 +441,7 @@ def pad(input, pad, mode="constant", value=None):
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     dims = len(pad) // 2
-    if dims == 3 and input.dim() in (4, 5):
-        raise NotInEngineError(f"torch.nn.functional.pad(mode='{mode}') of 3 dims")
-    if dims not in (1, 2) or input.dim() not in (dims + 1, dims + 2):
+    if dims not in (1, 2, 3) or input.dim() not in (dims + 1, dims + 2):
         raise NotImplementedError(
             f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
             "Supported combinations for non-constant padding:\n"
@@ -448,7 +457,9 @@ def pad(input, pad, mode="constant", value=None):
                                f"input dimension, but got: padding ({left}, {right}) at dimension "
                                f"{input.dim() - 1 - i} of input {list(input.shape)}")
     rows = {("reflect", 1): table.REFLECTION_PAD1D, ("reflect", 2): table.REFLECTION_PAD2D,
-            ("replicate", 1): table.REPLICATION_PAD1D, ("replicate", 2): table.REPLICATION_PAD2D}
+            ("reflect", 3): table.REFLECTION_PAD3D,
+            ("replicate", 1): table.REPLICATION_PAD1D, ("replicate", 2): table.REPLICATION_PAD2D,
+            ("replicate", 3): table.REPLICATION_PAD3D}
     return call(rows[mode, dims], (input,), (tuple(pad),))
 
 
@@ -1243,3 +1254,45 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     index = y_soft.max(dim, keepdim=True)[1]
     y_hard = creation.zeros_like(logits).scatter_(dim, index, 1.0)
     return y_hard - y_soft.detach() + y_soft
+
+
+# ---- the pooling, padding, dropout and sampling families' long tail: 3-d pools (the 2-d
+# kernels over (D, H, W), rows of their own as torch's), ...
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """The largest value of each (D, H, W) window, and with return_indices its index in the
+    flattened (D, H, W) block: one MaxPool3DWithIndicesBackward0 node."""
+    args = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool3d", 3)
+    out, indices = call(table.MAX_POOL3D_WITH_INDICES, (input,), args + (bool(ceil_mode),))
+    return (out, indices) if return_indices else out
+
+
+max_pool3d_with_indices = max_pool3d
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    kernel_size, stride, padding, _ = _pool_args(input, kernel_size, stride, padding, 1,
+                                                 ceil_mode, "avg_pool3d", 3)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    return call(table.AVG_POOL3D, (input,), (kernel_size, stride, padding, bool(ceil_mode),
+                                          bool(count_include_pad), divisor_override))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Means over windows splitting (D, H, W) into output_size; output_size 1 is a mean over
+    the last three dims (as torch)."""
+    size = _adaptive_size(input, output_size, "adaptive_avg_pool3d", 3)
+    if size == (1, 1, 1):
+        return input.mean((-1, -2, -3), keepdim=True)
+    return call(table.ADAPTIVE_AVG_POOL3D, (input,), (size,))
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    size = _adaptive_size(input, output_size, "adaptive_max_pool3d", 3)
+    out, indices = call(table.ADAPTIVE_MAX_POOL3D, (input,), (size,))
+    return (out, indices) if return_indices else out
+
+
+adaptive_max_pool3d_with_indices = adaptive_max_pool3d

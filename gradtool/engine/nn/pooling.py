@@ -24,7 +24,15 @@ class MaxPool2d(_MaxPoolNd):
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-class AvgPool2d(Module):
+class MaxPool3d(_MaxPoolNd):
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class _AvgPoolNd(Module):
+    """AvgPool2d's and AvgPool3d's arguments and repr."""
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
         super().__init__()
@@ -34,32 +42,56 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return self._pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                          self.count_include_pad, self.divisor_override)
 
     extra_repr = _fields_repr("kernel_size", "stride", "padding")
 
 
-class AdaptiveAvgPool2d(Module):
+class AvgPool2d(_AvgPoolNd):
+    _pool = staticmethod(F.avg_pool2d)
+
+
+class AvgPool3d(_AvgPoolNd):
+    _pool = staticmethod(F.avg_pool3d)
+
+
+class _AdaptiveAvgPoolNd(Module):
     def __init__(self, output_size):
         super().__init__()
         self.output_size = output_size
 
     def forward(self, input):
-        return F.adaptive_avg_pool2d(input, self.output_size)
+        return self._pool(input, self.output_size)
 
     extra_repr = _fields_repr("output_size")
 
 
-class AdaptiveMaxPool2d(Module):
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    _pool = staticmethod(F.adaptive_avg_pool2d)
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    _pool = staticmethod(F.adaptive_avg_pool3d)
+
+
+class _AdaptiveMaxPoolNd(Module):
     def __init__(self, output_size, return_indices=False):
         super().__init__()
         self.output_size, self.return_indices = output_size, return_indices
 
     def forward(self, input):
-        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+        return self._pool(input, self.output_size, self.return_indices)
 
     extra_repr = _fields_repr("output_size")
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    _pool = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    _pool = staticmethod(F.adaptive_max_pool3d)
 
 
 class Upsample(Module):
@@ -134,6 +166,18 @@ class CircularPad2d(_PadNd):
     _mode = "circular"
 
 
+class ReflectionPad3d(_PadNd):
+    _mode, _dims = "reflect", 3
+
+
+class ReplicationPad3d(_PadNd):
+    _mode, _dims = "replicate", 3
+
+
+class CircularPad3d(_PadNd):
+    _mode, _dims = "circular", 3
+
+
 class ZeroPad1d(_PadNd):
     _dims = 1
 
@@ -153,3 +197,14 @@ class ConstantPad1d(_PadNd):
 
 class ConstantPad2d(ConstantPad1d):
     _dims = 2
+
+
+class ZeroPad3d(_PadNd):
+    _dims = 3
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+
+class ConstantPad3d(ConstantPad1d):
+    _dims = 3

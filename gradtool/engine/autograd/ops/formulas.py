@@ -574,11 +574,11 @@ def _no_tangent(t):
 
 
 # ---- pooling, pads, resampling: each backward an op of its own, as torch's ----
-def max_pool_double_backward(grad, indices):
+def max_pool_double_backward(grad, indices, spatial=2):
     """Each output's value read at the index its max came from: max pooling's jvp, and the
-    gradient of its backward."""
-    flat = reshape(grad, tuple(grad.shape[:-2]) + (-1,))
-    at = reshape(indices, tuple(indices.shape[:-2]) + (-1,))
+    gradient of its backward (over the last `spatial` dims)."""
+    flat = reshape(grad, tuple(grad.shape[:-spatial]) + (-1,))
+    at = reshape(indices, tuple(indices.shape[:-spatial]) + (-1,))
     return reshape(gather(flat, len(at.shape) - 1, at), tuple(indices.shape))
 
 
@@ -591,6 +591,25 @@ def max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, d
 adaptive_max_pool2d_backward = row_function("ADAPTIVE_MAX_POOL2D_BACKWARD")  # (grad, self, indices)
 avg_pool2d = row_function("AVG_POOL2D")  # (self, kernel_size, stride, padding, ...)
 avg_pool2d_backward = row_function("AVG_POOL2D_BACKWARD")  # (grad, self, kernel_size, ...)
+
+
+def max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation,
+                                     ceil_mode, indices):
+    return table.MAX_POOL3D_WITH_INDICES_BACKWARD(grad, self, indices, kernel_size, stride,
+                                                  padding, dilation, ceil_mode)
+
+
+adaptive_max_pool3d_backward = row_function("ADAPTIVE_MAX_POOL3D_BACKWARD")  # (grad, self, indices)
+avg_pool3d = row_function("AVG_POOL3D")
+avg_pool3d_backward = row_function("AVG_POOL3D_BACKWARD")
+
+
+def adaptive_avg_pool3d(self, output_size):
+    return table.ADAPTIVE_AVG_POOL3D(self, tuple(output_size))
+
+
+def adaptive_avg_pool3d_backward(grad, self):
+    return table.ADAPTIVE_AVG_POOL3D_BACKWARD(grad, self)
 
 
 def adaptive_avg_pool2d(self, output_size):
@@ -622,24 +641,27 @@ def constant_pad_nd(self, pad, value=0):
 
 
 def _by_dims(rows, padding):
-    return rows[len(padding) // 2 - 1]  # the 1-d row for 2 pads, the 2-d one for 4
+    return rows[len(padding) // 2 - 1]  # the 1-d row for 2 pads, the 2-d one for 4, ...
 
 
 def reflection_pad(self, padding):
-    return _by_dims((table.REFLECTION_PAD1D, table.REFLECTION_PAD2D), padding)(self, padding)
+    return _by_dims((table.REFLECTION_PAD1D, table.REFLECTION_PAD2D, table.REFLECTION_PAD3D), padding)(self, padding)
 
 
 def reflection_pad_backward(grad, self, padding):
-    rows = (table.REFLECTION_PAD1D_BACKWARD, table.REFLECTION_PAD2D_BACKWARD)
+    rows = (table.REFLECTION_PAD1D_BACKWARD, table.REFLECTION_PAD2D_BACKWARD,
+            table.REFLECTION_PAD3D_BACKWARD)
     return _by_dims(rows, padding)(grad, self, padding)
 
 
 def replication_pad(self, padding):
-    return _by_dims((table.REPLICATION_PAD1D, table.REPLICATION_PAD2D), padding)(self, padding)
+    return _by_dims((table.REPLICATION_PAD1D, table.REPLICATION_PAD2D,
+                     table.REPLICATION_PAD3D), padding)(self, padding)
 
 
 def replication_pad_backward(grad, self, padding):
-    rows = (table.REPLICATION_PAD1D_BACKWARD, table.REPLICATION_PAD2D_BACKWARD)
+    rows = (table.REPLICATION_PAD1D_BACKWARD, table.REPLICATION_PAD2D_BACKWARD,
+            table.REPLICATION_PAD3D_BACKWARD)
     return _by_dims(rows, padding)(grad, self, padding)
 
 

@@ -1,6 +1,7 @@
 """Forward computations on numpy arrays that need more than one numpy call.
 Each takes the op's tensor inputs (as arrays) then its other arguments, in the table's order,
 and returns arrays; dims arrive normalised (non-negative, tuples for multi-dim reductions)."""
+import functools
 import math
 import operator
 
@@ -944,53 +945,73 @@ def _pool_padding(sizes, kernel, stride, padding, dilation, ceil_mode):
     return out, pads
 
 
-def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
-    """The largest value of each window and its index in the flattened (H, W) plane: torch's
-    CPU scan, vectorised over the windows (a loop over the kernel's offsets): a value wins
-    if larger than the best so far (ties: the first) or NaN (the last NaN); the best starts
-    at -inf on the window's first cell inside the input."""
+def _flat_index(coords, sizes):
+    """Per-dim coordinate vectors (each along its own axis) as indices into the flattened
+    spatial block of `sizes` (row-major), broadcast against each other."""
+    spatial = len(sizes)
+    index = 0
+    for i, (c, step) in enumerate(zip(coords, np.cumprod((sizes[1:] + (1,))[::-1])[::-1])):
+        index = index + np.asarray(c).reshape((-1,) + (1,) * (spatial - 1 - i)) * int(step)
+    return index
+
+
+def max_pool_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    """The largest value of each window and its index in the flattened spatial block (H, W)
+    or (D, H, W): torch's CPU scan, vectorised over the windows (a loop over the kernel's
+    offsets): a value wins if larger than the best so far (ties: the first) or NaN (the last
+    NaN); the best starts at -inf on the window's first cell inside the input."""
+    spatial = len(kernel_size)
     stride = stride or kernel_size
-    sizes = self.shape[-2:]
+    sizes = tuple(self.shape[-spatial:])
     out, pads = _pool_padding(sizes, kernel_size, stride, padding, dilation, ceil_mode)
-    padded = np.pad(self, ((0, 0),) * (self.ndim - 2) + pads, constant_values=-np.inf) if any(
-        p for pair in pads for p in pair) else self
+    padded = np.pad(self, ((0, 0),) * (self.ndim - spatial) + pads,
+                    constant_values=-np.inf) if any(p for pair in pads for p in pair) else self
     starts = [np.arange(o) * s - p for o, s, p in zip(out, stride, padding)]
     first = [np.where(a < 0, a + -(a // d) * d, a) for a, d in zip(starts, dilation)]
-    best = np.full(self.shape[:-2] + out, -np.inf, self.dtype)
-    index = np.broadcast_to(first[0][:, None] * sizes[1] + first[1][None, :], best.shape)
-    grid = starts[0][:, None] * sizes[1] + starts[1][None, :]
+    best = np.full(self.shape[:-spatial] + out, -np.inf, self.dtype)
+    index = np.broadcast_to(_flat_index(first, sizes), best.shape)
+    grid = _flat_index(starts, sizes)
     nan_aware = bool(np.isnan(self).any())  # (without a NaN, one comparison an offset)
-    for kh, kw in np.ndindex(*kernel_size):
-        h, w = kh * dilation[0], kw * dilation[1]
-        value = padded[..., h:h + stride[0] * (out[0] - 1) + 1:stride[0],
-                       w:w + stride[1] * (out[1] - 1) + 1:stride[1]]
+    for offset in np.ndindex(*kernel_size):
+        shift = tuple(k * d for k, d in zip(offset, dilation))
+        value = padded[(Ellipsis,) + tuple(slice(h, h + s * (o - 1) + 1, s)
+                                           for h, s, o in zip(shift, stride, out))]
         wins = (value > best) | np.isnan(value) if nan_aware else value > best
         best = np.where(wins, value, best)
-        index = np.where(wins, grid + (h * sizes[1] + w), index)
+        index = np.where(wins, grid + _flat_index(shift, sizes).item(), index)
     return best, index.astype(np.int64, copy=False)
 
 
-def max_pool_backward(grad_output, self, indices, *pool_args):
-    """Each output's gradient added at the index its max came from (repeated ones add up);
-    max_pool2d's arguments (pool_args, as its backward op takes them) are not needed."""
-    plane = self.shape[-2] * self.shape[-1]
-    lead = int(np.prod(self.shape[:-2]))
-    at = (np.arange(lead) * plane).reshape(grad_output.shape[:-2] + (1, 1)) + indices
-    out = np.bincount(at.ravel(), weights=grad_output.ravel(), minlength=lead * plane)
-    return out.astype(grad_output.dtype, copy=False).reshape(self.shape)
+def _max_pool_backward(spatial):
+    def max_pool_backward(grad_output, self, indices, *pool_args):
+        """Each output's gradient added at the index its max came from (repeated ones add
+        up); the pool's arguments (pool_args, as its backward op takes them) are not needed."""
+        block = int(np.prod(self.shape[-spatial:]))
+        lead = int(np.prod(self.shape[:-spatial]))
+        at = (np.arange(lead) * block).reshape(grad_output.shape[:-spatial] + (1,) * spatial) + (
+            indices)
+        out = np.bincount(at.ravel(), weights=grad_output.ravel(), minlength=lead * block)
+        return out.astype(grad_output.dtype, copy=False).reshape(self.shape)
+    return max_pool_backward
 
 
-def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+max_pool_backward, max_pool3d_backward = _max_pool_backward(2), _max_pool_backward(3)
+
+
+def avg_pool(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """The mean of each window over the last len(kernel_size) dims (2 or 3)."""
+    spatial = len(kernel_size)
     stride = stride or kernel_size
-    out, pads = _pool_padding(self.shape[-2:], kernel_size, stride, padding, (1, 1), ceil_mode)
-    view = windows(self, kernel_size, stride, pads, (1, 1))
-    return np.ascontiguousarray(view.sum(axis=(-2, -1)) / _avg_divisor(
-        self.shape[-2:], out, kernel_size, stride, padding, count_include_pad,
+    out, pads = _pool_padding(self.shape[-spatial:], kernel_size, stride, padding,
+                              (1,) * spatial, ceil_mode)
+    view = windows(self, kernel_size, stride, pads, (1,) * spatial)
+    return np.ascontiguousarray(view.sum(axis=tuple(range(-spatial, 0))) / _avg_divisor(
+        self.shape[-spatial:], out, kernel_size, stride, padding, count_include_pad,
         divisor_override).astype(self.dtype))
 
 
 def _avg_divisor(sizes, out, kernel, stride, padding, count_include_pad, divisor_override):
-    """What each window's sum is divided by (torch's avg_pool2d): the override, or the
+    """What each window's sum is divided by (torch's avg_pool2d/3d): the override, or the
     window's cells inside the padded input, or (without count_include_pad) inside the input."""
     if divisor_override:
         return np.full(out, float(divisor_override))
@@ -1001,25 +1022,27 @@ def _avg_divisor(sizes, out, kernel, stride, padding, count_include_pad, divisor
         if not count_include_pad:
             start, end = np.maximum(start, 0), np.minimum(end, n)
         counts.append(end - start)
-    return np.outer(counts[0], counts[1]).astype(np.float64)
+    return functools.reduce(np.multiply.outer, counts).astype(np.float64)
 
 
-def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
-                        count_include_pad, divisor_override):
+def avg_pool_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                      count_include_pad, divisor_override):
     """Each output's gradient spread evenly (by its divisor) over its window."""
+    spatial = len(kernel_size)
     stride = stride or kernel_size
-    sizes = self.shape[-2:]
-    out, pads = _pool_padding(sizes, kernel_size, stride, padding, (1, 1), ceil_mode)
+    sizes = self.shape[-spatial:]
+    out, pads = _pool_padding(sizes, kernel_size, stride, padding, (1,) * spatial, ceil_mode)
     share = grad_output / _avg_divisor(sizes, out, kernel_size, stride, padding,
                                        count_include_pad, divisor_override).astype(
         grad_output.dtype)
-    values = np.broadcast_to(share[..., None, None, :, :],
-                             share.shape[:-2] + tuple(kernel_size) + share.shape[-2:])
+    lead = share.shape[:-spatial]
+    values = np.broadcast_to(share.reshape(lead + (1,) * spatial + share.shape[-spatial:]),
+                             lead + tuple(kernel_size) + share.shape[-spatial:])
     full = tuple(n + a + b for n, (a, b) in zip(sizes, pads))
-    target = add_windows(np.zeros(self.shape[:-2] + full, grad_output.dtype), values, stride,
-                         (1, 1))
-    return np.ascontiguousarray(target[..., pads[0][0]:pads[0][0] + sizes[0],
-                                       pads[1][0]:pads[1][0] + sizes[1]])
+    target = add_windows(np.zeros(self.shape[:-spatial] + full, grad_output.dtype), values,
+                         stride, (1,) * spatial)
+    return np.ascontiguousarray(target[(Ellipsis,) + tuple(
+        slice(a, a + n) for n, (a, _) in zip(sizes, pads))])
 
 
 # ---- resampling along each spatial dim: pads, upsampling, adaptive average pooling ----
@@ -1247,30 +1270,40 @@ def adaptive_avg_pool(self, output_size):
                            zip(self.shape[-len(output_size):], output_size)])
 
 
-def adaptive_avg_pool_backward(grad_output, self):
-    sizes = self.shape[-2:]
-    return resample_backward(grad_output, sizes, [
-        _adaptive_plan(n, o) for n, o in zip(sizes, grad_output.shape[-2:])])
+def _adaptive_avg_pool_backward(spatial):
+    def adaptive_avg_pool_backward(grad_output, self):
+        sizes = self.shape[-spatial:]
+        return resample_backward(grad_output, sizes, [
+            _adaptive_plan(n, o) for n, o in zip(sizes, grad_output.shape[-spatial:])])
+    return adaptive_avg_pool_backward
 
 
-def adaptive_max_pool2d(self, output_size):
-    """The largest value of each adaptive window and its index in the (H, W) plane (the
-    first of ties, the last NaN, as torch's kernel)."""
-    (rows, _), (cols, _) = (_adaptive_plan(n, o) for n, o in zip(self.shape[-2:], output_size))
-    rows, cols = np.stack(rows), np.stack(cols)  # (window, out) each
-    picked = self[..., rows[:, :, None, None], cols[None, None, :, :]]  # (.., kh, oh, kw, ow)
-    lead = tuple(range(picked.ndim - 4))
-    flat = picked.transpose(lead + tuple(d + len(lead) for d in (1, 3, 0, 2))).reshape(
-        picked.shape[:-4] + (rows.shape[1], cols.shape[1], -1))  # (.., oh, ow, kh * kw)
+adaptive_avg_pool2d_backward = _adaptive_avg_pool_backward(2)
+adaptive_avg_pool3d_backward = _adaptive_avg_pool_backward(3)
+
+
+def adaptive_max_pool(self, output_size):
+    """The largest value of each adaptive window over the last len(output_size) dims and its
+    index in that flattened block (the first of ties, the last NaN, as torch's kernel)."""
+    spatial = len(output_size)
+    plans = [np.stack(_adaptive_plan(n, o)[0]) for n, o in
+             zip(self.shape[-spatial:], output_size)]  # (window, out) per dim
+    # every window's cells picked: (..., out_1, .., out_n, win_1 * .. * win_n)
+    index = tuple(p.T.reshape((1,) * i + (p.shape[1],) + (1,) * (spatial - 1 - i) + (1,) * i
+                              + (p.shape[0],) + (1,) * (spatial - 1 - i))
+                  for i, p in enumerate(plans))
+    picked = self[(Ellipsis,) + index]
+    flat = picked.reshape(picked.shape[:picked.ndim - spatial] + (-1,))
     local = np.argmax(flat, axis=-1)
     values = np.take_along_axis(flat, local[..., None], -1)[..., 0]
     if np.isnan(values).any():
         last = flat.shape[-1] - 1 - np.argmax(np.isnan(flat[..., ::-1]), axis=-1)
         local = np.where(np.isnan(values), last, local)
-    kh, kw = divmod(local, cols.shape[0])
-    at_row = rows[kh, np.arange(rows.shape[1])[:, None]]
-    at_col = cols[kw, np.arange(cols.shape[1])[None, :]]
-    return np.ascontiguousarray(values), (at_row * self.shape[-1] + at_col).astype(np.int64)
+    offsets = np.unravel_index(local, tuple(p.shape[0] for p in plans))
+    at = 0  # each chosen cell's coordinates, row-major into the flattened block
+    for i, (p, off, n) in enumerate(zip(plans, offsets, self.shape[-spatial:])):
+        at = at * n + p[off, np.arange(p.shape[1]).reshape((-1,) + (1,) * (spatial - 1 - i))]
+    return np.ascontiguousarray(values), at.astype(np.int64)
 
 
 # ---- normalisation ----
