@@ -238,3 +238,76 @@ def test_bad_arguments_raise_torchs_error(name):
                          str(info.value))
         errors.append((type(info.value).__name__, message))
     assert errors[0] == errors[1]
+
+
+# ---- the 3-d pools and pads: the same modules over (D, H, W)
+VOLUME = np.random.default_rng(6).standard_normal((2, 3, 4, 5, 6))
+VOLUME_MODULES = {
+    "max_pool3d": lambda nn: nn.MaxPool3d((2, 3, 2), (1, 2, 2), (1, 1, 0), ceil_mode=True),
+    "max_pool3d_dilation": lambda nn: nn.MaxPool3d(2, dilation=(1, 2, 2), return_indices=True),
+    "avg_pool3d": lambda nn: nn.AvgPool3d((3, 2, 3), 2, (1, 1, 0), ceil_mode=True,
+                                          count_include_pad=False),
+    "avg_pool3d_divisor": lambda nn: nn.AvgPool3d(2, 1, divisor_override=5),
+    "adaptive_avg_pool3d": lambda nn: nn.AdaptiveAvgPool3d((3, None, 4)),
+    "adaptive_avg_pool3d_1": lambda nn: nn.AdaptiveAvgPool3d(1),
+    "adaptive_max_pool3d": lambda nn: nn.AdaptiveMaxPool3d((3, 2, 4), return_indices=True),
+    "reflection_pad3d": lambda nn: nn.ReflectionPad3d((1, 2, 3, 0, 2, 1)),
+    "replication_pad3d": lambda nn: nn.ReplicationPad3d(2),
+    "circular_pad3d": lambda nn: nn.CircularPad3d((1, 0, 2, 1, 1, 2)),
+    "constant_pad3d": lambda nn: nn.ConstantPad3d((1, 0, 2, 1, 0, 1), -2.5),
+    "zero_pad3d": lambda nn: nn.ZeroPad3d(1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VOLUME_MODULES))
+@pytest.mark.parametrize("batched", [True, False], ids=["batched", "unbatched"])
+def test_3d_pools_and_pads_match_torch(name, batched):
+    """Output, input gradient, node names and repr, batched (N, C, D, H, W) and (C, D, H, W)."""
+    x = VOLUME if batched else VOLUME[0]
+    _assert_alike(_both(VOLUME_MODULES[name], x))
+    assert repr(VOLUME_MODULES[name](gt.nn)) == repr(VOLUME_MODULES[name](torch.nn))
+
+
+@pytest.mark.parametrize("pool", ["max_pool3d", "adaptive_max_pool3d"])
+def test_3d_max_pool_indices_ties_and_nan_follow_torch(pool):
+    """Indices into the flattened (D, H, W) block; ties go to the first, a NaN wins."""
+    x = np.round(VOLUME * 2) / 2  # (many ties)
+    x[0, 1, 2, 3, 4] = x[1, 2, 0, 0, 0] = np.nan
+    x[0, 0, 1] = -np.inf
+    args = (2, 2, 1) if pool == "max_pool3d" else ((3, 4, 5),)
+    seen = []
+    for lib in (gt, torch):
+        xs = lib.tensor(x, requires_grad=True)
+        out, idx = getattr(lib.nn.functional, pool)(xs, *args, return_indices=True)
+        out.backward(lib.ones_like(out))
+        seen.append((out.detach().numpy(), idx.numpy(), xs.grad.numpy()))
+    for a, b in zip(*seen):
+        np.testing.assert_array_equal(a, b)
+
+
+VOLUME_BAD_CALLS = {
+    "max_pool3d_dims": lambda F, x: F.max_pool3d(x[0, 0], 2),
+    "avg_pool3d_dims": lambda F, x: F.avg_pool3d(x[0, 0], 2),
+    "max_pool3d_padding": lambda F, x: F.max_pool3d(x, 2, padding=2),
+    "avg_pool3d_padding": lambda F, x: F.avg_pool3d(x, 2, padding=2),
+    "max_pool3d_too_small": lambda F, x: F.max_pool3d(x, 5),
+    "avg_pool3d_too_small": lambda F, x: F.avg_pool3d(x, 5),
+    "avg_pool3d_divisor_zero": lambda F, x: F.avg_pool3d(x, 2, divisor_override=0),
+    "adaptive_avg_pool3d_dims": lambda F, x: F.adaptive_avg_pool3d(x[0, 0], 2),
+    "adaptive_max_pool3d_dims": lambda F, x: F.adaptive_max_pool3d(x[0, 0], 2),
+    "adaptive_avg_pool3d_size": lambda F, x: F.adaptive_avg_pool3d(x, (2, 2)),
+    "adaptive_max_pool3d_size": lambda F, x: F.adaptive_max_pool3d(x, (2, 2)),
+    "pad_reflect3d_too_high": lambda F, x: F.pad(x, (1, 1, 5, 1, 1, 1), mode="reflect"),
+    "pad_reflect3d_too_deep": lambda F, x: F.pad(x, (1, 1, 1, 1, 4, 1), mode="reflect"),
+    "pad_replicate3d_dims": lambda F, x: F.pad(x[0, 0], (1,) * 6, mode="replicate"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VOLUME_BAD_CALLS))
+def test_3d_pool_and_pad_errors_are_torchs(name):
+    errors = []
+    for lib in (gt, torch):
+        with pytest.raises(Exception) as info:
+            VOLUME_BAD_CALLS[name](lib.nn.functional, lib.tensor(VOLUME))
+        errors.append((type(info.value).__name__, str(info.value)))
+    assert errors[0] == errors[1]

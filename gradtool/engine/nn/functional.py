@@ -453,8 +453,8 @@ def pad(input, pad, mode="constant", value=None):
     for i in range(dims):
         left, right, size = pad[2 * i], pad[2 * i + 1], input.shape[-1 - i]
         if mode == "reflect" and (left >= size or right >= size):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
-                               f"input dimension, but got: padding ({left}, {right}) at dimension "
+            raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the "
+                               f"corresponding input dimension, but got: padding ({left}, {right}) at dimension "
                                f"{input.dim() - 1 - i} of input {list(input.shape)}")
     rows = {("reflect", 1): table.REFLECTION_PAD1D, ("reflect", 2): table.REFLECTION_PAD2D,
             ("reflect", 3): table.REFLECTION_PAD3D,
