@@ -1286,6 +1286,20 @@ def pixel_unshuffle_np(x, r):
     return np.moveaxis(out, (-3, -1), (-4, -3)).reshape(*lead, c * r * r, h // r, w // r)
 
 
+def channel_shuffle_np(x, groups):
+    """Channel g * (C / groups) + i to i * groups + g, element by element."""
+    out = np.empty_like(x)
+    per_group = x.shape[1] // groups
+    for g in range(groups):
+        for i in range(per_group):
+            out[:, i * groups + g] = x[:, g * per_group + i]
+    return out
+
+
+case("channel_shuffle", "CHANNEL_SHUFFLE", lambda x: gt.nn.functional.channel_shuffle(x, 3),
+     normal(2, 6, 2, 1), lambda v, x: [channel_shuffle_np(v, 2)], order2="square")
+
+
 def unfold_np(x, kernel, dilation, padding, stride):
     """Each sliding block of the padded (N, C, H, W) plane as a column, element by element."""
     x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])

@@ -193,13 +193,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "a future release to interpret the input as one without a batch "
                       "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
                       "behavior, please switch to using dropout1d instead.", stacklevel=2)
-    if not training or p == 0.0 or input.numel() == 0:
-        return input
-    shape = tuple(input.shape[:2]) + (1,) * (ndim - 2)
-    keep = creation.generator().random(shape) >= p if p < 1.0 else np.zeros(shape, bool)
-    mask = creation.from_numpy((keep / (1.0 - p) if p < 1.0 else keep).astype(
-        input._data.dtype))
-    return input.mul_(mask) if inplace else input * mask
+    return _dropout(input, p, training, inplace, feature=True)
 
 
 # ---------------- convolutions, pooling, padding, resampling ----------------
@@ -1257,7 +1251,9 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
 
 
 # ---- the pooling, padding, dropout and sampling families' long tail: 3-d pools (the 2-d
-# kernels over (D, H, W), rows of their own as torch's), ...
+# kernels over (D, H, W), rows of their own as torch's), the dropouts as ATen's one
+# _dropout_impl, and the layers torch composes in Python (lp pools, local response norm),
+# composed the same way so that their nodes are torch's
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """The largest value of each (D, H, W) window, and with return_indices its index in the
@@ -1296,3 +1292,161 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
 
 
 adaptive_max_pool3d_with_indices = adaptive_max_pool3d
+
+
+_SELU_SATURATION = 1.7580993408473766  # selu's scale * alpha: -selu's limit at -inf
+
+
+def _dropout(input, p, training, inplace, feature=False, alpha=False):
+    """ATen's _dropout_impl, for dropout2d/3d/1d and the alpha dropouts: one keep mask per
+    element or (feature) per (sample, channel), kept with probability 1 - p. Plain: kept
+    values scaled by 1 / (1 - p). Alpha (for SELU nets): dropped values set to selu's
+    saturation -alpha', then an affine map a x + b that keeps mean 0 and variance 1."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if p == 1.0:
+        zero = creation.zeros((), dtype=input.dtype)
+        return input.mul_(zero) if inplace else input * zero
+    if feature and input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = (tuple(input.shape[:2]) + (1,) * (input.dim() - 2) if feature
+             else tuple(input.shape))
+    keep = (creation.generator().random(shape) >= p).astype(input._data.dtype)
+    if not alpha:
+        noise = creation.from_numpy(keep / (1.0 - p))
+        return input.mul_(noise) if inplace else input * noise
+    a = 1.0 / math.sqrt((_SELU_SATURATION ** 2 * p + 1) * (1 - p))
+    shift = creation.from_numpy((keep - 1) * _SELU_SATURATION * a + _SELU_SATURATION * a * p)
+    noise = creation.from_numpy(keep * a)
+    return (input.mul_(noise) if inplace else input * noise).add_(shift)
+
+
+def _channelwise_unbatched(input, batched, inplace, run):
+    """torch's dropout1d/3d on an unbatched input: given a batch of one, then squeezed."""
+    if batched:
+        return run(input)
+    out = run(input.unsqueeze_(0) if inplace else input.unsqueeze(0))
+    return out.squeeze_(0) if inplace else out.squeeze(0)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Whole channels of (N, C, L) or (C, L) zeroed with probability p, the others scaled by
+    1 / (1 - p)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout "
+                           "on inputs with 1 spatial dimension, a channel dimension, and an "
+                           "optional batch dimension (i.e. 2D or 3D inputs).")
+    return _channelwise_unbatched(input, input.dim() == 3, inplace, lambda x: _dropout(
+        x, p, training, inplace, feature=True))
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Whole channels of (N, C, D, H, W) or (C, D, H, W) zeroed with probability p, the others
+    scaled by 1 / (1 - p)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    ndim = input.dim()
+    if ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {ndim}-D input to dropout3d, which is deprecated "
+                      "and will result in an error in a future release. To retain the behavior "
+                      "and silence this warning, please use dropout instead. Note that "
+                      "dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      "spatial dimensions, a channel dimension, and an optional batch "
+                      "dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+    return _channelwise_unbatched(input, ndim == 5, inplace, lambda x: _dropout(
+        x, p, training, inplace, feature=True))
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout for SELU networks: dropped elements take selu's saturation value, then all are
+    mapped affinely so that zero-mean unit-variance inputs keep their mean and variance."""
+    return _dropout(input, p, training, inplace, alpha=True)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels (dim 1)."""
+    return _dropout(input, p, training, inplace, feature=True, alpha=True)
+
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, spatial):
+    """torch's lp_pool1d/2d/3d: (sum of x^p over each window)^(1/p), as the window's mean of
+    x^p times its size; p = +-inf is max pooling of |x| (of -|x|, negated)."""
+    max_pool, avg_pool = {1: (max_pool1d, avg_pool1d), 2: (max_pool2d, avg_pool2d),
+                          3: (max_pool3d, avg_pool3d)}[spatial]
+    if norm_type == math.inf:
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    window = math.prod(_per_dim(kernel_size, spatial, "kernel_size"))
+    if stride is not None:
+        out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return (out.sign() * relu(out.abs())).mul(window).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Each value divided by (k + alpha * mean of the squares of `size` neighbouring channels
+    (zero-padded))^beta, as torch composes it (a pad and an average pool over channels)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input "
+                         f"(got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = tuple(input.shape)
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).view(sizes)
+    return input / div.mul(alpha).add(k).pow(beta)
+
+
+def channel_shuffle(input, groups):
+    """Channels (dim 1) split into `groups` groups and interleaved: channel g * (C / groups)
+    + i moves to i * groups + g. One ChannelShuffleBackward0 node."""
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    if input.shape[1] % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got "
+                           f"{input.shape[1]} channels and {groups} groups.")
+    return call(table.CHANNEL_SHUFFLE, (input,), (int(groups),))
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """interpolate(mode='nearest'), under its deprecated name."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """interpolate(mode='bilinear', align_corners=True), under its deprecated name."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

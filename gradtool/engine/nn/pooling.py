@@ -94,6 +94,31 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     _pool = staticmethod(F.adaptive_max_pool3d)
 
 
+class _LPPoolNd(Module):
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size = norm_type, kernel_size
+        self.stride, self.ceil_mode = stride, ceil_mode
+
+    def forward(self, input):
+        return self._pool(input, float(self.norm_type), self.kernel_size, self.stride,
+                          self.ceil_mode)
+
+    extra_repr = _fields_repr("norm_type", "kernel_size", "stride", "ceil_mode")
+
+
+class LPPool1d(_LPPoolNd):
+    _pool = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    _pool = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    _pool = staticmethod(F.lp_pool3d)
+
+
 class Upsample(Module):
     """F.interpolate as a module (modes 'nearest', 'bilinear', 'area')."""
 

@@ -91,3 +91,15 @@ class CosineSimilarity(Module):
 
 
 __all__ = ["PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "Unflatten", "CosineSimilarity"]
+
+
+class ChannelShuffle(Module):
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"

@@ -1132,6 +1132,11 @@ PIXEL_SHUFFLE = OpSpec(
     "pixel_shuffle", "PixelShuffleBackward0", kernels.pixel_shuffle, jvp="linear",
     args=("upscale_factor",),
     self=lambda grad, upscale_factor: formulas.pixel_unshuffle(grad, upscale_factor))
+# its inverse is the shuffle of the other factor of C: C / groups groups
+CHANNEL_SHUFFLE = OpSpec(
+    "channel_shuffle", "ChannelShuffleBackward0", kernels.channel_shuffle, jvp="linear",
+    args=("groups",),
+    self=lambda grad, groups: formulas.channel_shuffle(grad, grad.shape[1] // groups))
 PIXEL_UNSHUFFLE = OpSpec(
     "pixel_unshuffle", "PixelUnshuffleBackward0", kernels.pixel_unshuffle, jvp="linear",
     args=("downscale_factor",),

@@ -628,6 +628,10 @@ def col2im(self, output_size, kernel_size, dilation, padding, stride):
     return table.COL2IM(self, output_size, kernel_size, dilation, padding, stride)
 
 
+def channel_shuffle(self, groups):
+    return table.CHANNEL_SHUFFLE(self, groups)
+
+
 def pixel_shuffle(self, upscale_factor):
     return table.PIXEL_SHUFFLE(self, upscale_factor)
 

@@ -1167,6 +1167,14 @@ def pixel_shuffle(self, upscale_factor):
     return np.ascontiguousarray(out.reshape(*lead, c // (r * r), h * r, w * r))
 
 
+def channel_shuffle(self, groups):
+    """Channels (dim 1) as a (groups, C / groups) grid, transposed: channel g (C / groups) + i
+    moves to i groups + g."""
+    n, c = self.shape[:2]
+    grid = self.reshape((n, groups, c // groups) + self.shape[2:])
+    return np.ascontiguousarray(grid.swapaxes(1, 2)).reshape(self.shape)
+
+
 def pixel_unshuffle(self, downscale_factor):
     """pixel_shuffle's inverse: (*, C, H r, W r) -> (*, C r^2, H, W)."""
     r = downscale_factor
