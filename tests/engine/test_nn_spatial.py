@@ -182,7 +182,7 @@ ERRORS = {
     "channel shuffle of uneven groups": (lambda: F.channel_shuffle(gt.ones(1, 5, 2), 2),
                                          RuntimeError, "Got 5 channels and 2 groups"),
     "channel shuffle of a matrix": (lambda: F.channel_shuffle(gt.ones(4, 2), 2),
-                                    RuntimeError, "at least 3 dimensions"),
+                                    RuntimeError, "expects input with > 2 dims"),
     "local response norm of a matrix": (lambda: F.local_response_norm(gt.ones(2, 3), 2),
                                         ValueError, "Expected 3D or higher"),
     "CrossMapLRN2d of a 3-d input": (lambda: nn.CrossMapLRN2d(3)(gt.ones(2, 3, 4)),

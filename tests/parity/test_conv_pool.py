@@ -311,3 +311,121 @@ def test_3d_pool_and_pad_errors_are_torchs(name):
             VOLUME_BAD_CALLS[name](lib.nn.functional, lib.tensor(VOLUME))
         errors.append((type(info.value).__name__, str(info.value)))
     assert errors[0] == errors[1]
+
+
+# ---- the layers torch composes in Python (lp pools, local response norms) and the small
+# ones of the long tail: outputs, gradients, node names and repr as torch's
+COMPOSED_MODULES = {
+    "lp_pool1d": (lambda nn: nn.LPPool1d(3, 2, 1), (2, 3, 7)),
+    "lp_pool2d": (lambda nn: nn.LPPool2d(2, (2, 3), ceil_mode=True), (2, 3, 5, 7)),
+    "lp_pool2d_inf": (lambda nn: nn.LPPool2d(float("inf"), 2), (3, 4, 4)),
+    "lp_pool3d": (lambda nn: nn.LPPool3d(1.5, 2, (1, 2, 1)), (1, 2, 3, 4, 3)),
+    "local_response_norm_3d": (lambda nn: nn.LocalResponseNorm(3, 0.5, 0.6, 1.5), (2, 5, 4)),
+    "local_response_norm_4d": (lambda nn: nn.LocalResponseNorm(4, 0.3), (2, 6, 3, 2)),
+    "local_response_norm_5d": (lambda nn: nn.LocalResponseNorm(2), (1, 4, 2, 2, 3)),
+    "cross_map_lrn2d": (lambda nn: nn.CrossMapLRN2d(3, 0.4, 0.6, 2), (2, 5, 2, 3)),
+    "cross_map_lrn2d_even": (lambda nn: nn.CrossMapLRN2d(4, 0.4), (2, 6, 2, 2)),
+    "instance_norm3d": (lambda nn: nn.InstanceNorm3d(3, affine=True), (2, 3, 2, 3, 2)),
+    "instance_norm3d_unbatched": (lambda nn: nn.InstanceNorm3d(3), (3, 2, 3, 2)),
+    "softmax2d": (lambda nn: nn.Softmax2d(), (2, 3, 2, 2)),
+    "channel_shuffle": (lambda nn: nn.ChannelShuffle(3), (2, 6, 2, 1)),
+    "dropout1d_eval": (lambda nn: nn.Dropout1d(0.5).eval(), (2, 3, 4)),
+    "alpha_dropout_p0": (lambda nn: nn.AlphaDropout(0.0), (2, 3)),
+    "feature_alpha_dropout_eval": (lambda nn: nn.FeatureAlphaDropout(0.3).eval(), (2, 3, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED_MODULES))
+def test_composed_layers_match_torch(name):
+    make, shape = COMPOSED_MODULES[name]
+    x = np.abs(np.random.default_rng(7).standard_normal(shape)) + 0.1
+    if "lp_pool" not in name:
+        x = np.random.default_rng(7).standard_normal(shape)
+    _assert_alike(_both(make, x, train="eval" not in name))
+    assert repr(make(gt.nn)) == repr(make(torch.nn))
+
+
+@pytest.mark.parametrize("name", ["upsample_nearest", "upsample_bilinear"])
+def test_deprecated_upsampling_names_warn_as_torch(name):
+    seen = []
+    for lib in (gt, torch):
+        x = lib.tensor(IMAGE, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = getattr(lib.nn.functional, name)(x, scale_factor=2)
+        out.backward(lib.ones_like(out))
+        seen.append(([str(w.message) for w in caught], out.grad_fn.name(),
+                     out.detach().numpy(), x.grad.numpy()))
+    assert seen[0][:2] == seen[1][:2]
+    np.testing.assert_allclose(seen[0][2], seen[1][2], rtol=1e-12)
+    np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=1e-12)
+
+
+DROPOUTS = {  # (function, input shape, the dims one mask value covers)
+    "dropout1d": ("dropout1d", (30, 40, 5), (2,)),
+    "dropout1d_unbatched": ("dropout1d", (40, 5), (1,)),
+    "dropout3d": ("dropout3d", (30, 40, 2, 2, 2), (2, 3, 4)),
+    "dropout3d_unbatched": ("dropout3d", (40, 2, 2, 3), (1, 2, 3)),
+    "alpha_dropout": ("alpha_dropout", (300, 40), ()),
+    "feature_alpha_dropout": ("feature_alpha_dropout", (30, 40, 4), (2,)),
+}
+
+
+@pytest.mark.parametrize("p", [0.0, 0.3, 1.0])
+@pytest.mark.parametrize("name", sorted(DROPOUTS))
+def test_dropouts_behave_as_torchs(name, p):
+    """Random masks differ between the engines; what they do is compared: the shape, the
+    set of values a one input takes, masks constant over each channel, the share dropped
+    (within sampling error), the node of the result, and eval mode's identity."""
+    fn, shape, channel_dims = DROPOUTS[name]
+    seen = []
+    for lib in (gt, torch):
+        lib.manual_seed(0)
+        x = lib.ones(shape, dtype=lib.float64, requires_grad=True)
+        out = getattr(lib.nn.functional, fn)(x, p, training=True)
+        values = out.detach().numpy()
+        constant = bool((values == values.max(axis=channel_dims, keepdims=True)).all()) if (
+            channel_dims) else True
+        dropped = float((values == values.min()).mean()) if len(np.unique(values)) > 1 else (
+            float(p == 1.0))
+        eval_out = getattr(lib.nn.functional, fn)(x, p, training=False)
+        seen.append((tuple(out.shape), sorted(np.round(np.unique(values), 12).tolist()),
+                     constant, out.grad_fn.name() if out.grad_fn else None,
+                     eval_out is x, dropped))
+    assert seen[0][:5] == seen[1][:5]
+    assert seen[0][5] == pytest.approx(seen[1][5], abs=0.08)
+
+
+DROPOUT_ERRORS = {
+    "dropout1d_4d": lambda F, x: F.dropout1d(x.reshape(1, 2, 3, 4)),
+    "dropout1d_p": lambda F, x: F.dropout1d(x.reshape(2, 12), 1.5),
+    "dropout3d_p": lambda F, x: F.dropout3d(x, -0.1),
+    "alpha_dropout_p": lambda F, x: F.alpha_dropout(x, 2.0),
+    "feature_alpha_dropout_1d": lambda F, x: F.feature_alpha_dropout(x.flatten(), 0.5, True),
+    "channel_shuffle_groups": lambda F, x: F.channel_shuffle(x.reshape(1, 3, 8), 2),
+    "channel_shuffle_dims": lambda F, x: F.channel_shuffle(x.reshape(4, 6), 2),
+    "channel_shuffle_zero_groups": lambda F, x: F.channel_shuffle(x.reshape(1, 4, 6), 0),
+    "local_response_norm_dims": lambda F, x: F.local_response_norm(x.reshape(4, 6), 2),
+    "lp_pool2d_too_small": lambda F, x: F.lp_pool2d(x.reshape(1, 2, 3, 4), 2, 4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DROPOUT_ERRORS))
+def test_dropout_shuffle_and_lrn_errors_are_torchs(name):
+    errors = []
+    for lib in (gt, torch):
+        with pytest.raises(Exception) as info:
+            DROPOUT_ERRORS[name](lib.nn.functional, lib.ones(2, 3, 4, dtype=lib.float64))
+        errors.append((type(info.value).__name__, str(info.value)))
+    assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("module", ["CrossMapLRN2d", "Softmax2d", "InstanceNorm3d"])
+def test_module_errors_are_torchs(module):
+    errors = []
+    for lib in (gt, torch):
+        layer = getattr(lib.nn, module)(*(() if module == "Softmax2d" else (3,)))
+        with pytest.raises(Exception) as info:
+            layer(lib.ones(2, 3, dtype=lib.float64))
+        errors.append((type(info.value).__name__, str(info.value)))
+    assert errors[0] == errors[1]

@@ -1427,8 +1427,8 @@ def channel_shuffle(input, groups):
     """Channels (dim 1) split into `groups` groups and interleaved: channel g * (C / groups)
     + i moves to i * groups + g. One ChannelShuffleBackward0 node."""
     if input.dim() <= 2:
-        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.dim()} dimension(s)")
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
     if groups <= 0:
         raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
                            f"groups:{groups}")
