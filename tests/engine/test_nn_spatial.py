@@ -66,6 +66,20 @@ def test_gradients_against_central_differences(name):
     check_grads(reseeded(lambda *xs: module(xs[0])), [x, *module.parameters()], order=2)
 
 
+@pytest.mark.parametrize("spatial", [1, 2, 3])
+def test_max_unpool_puts_each_max_back_and_zeroes_the_rest(spatial):
+    pool = getattr(nn, f"MaxPool{spatial}d")(2, return_indices=True)
+    unpool = getattr(nn, f"MaxUnpool{spatial}d")(2)
+    x = f64(*(2, 3, 4, 2, 4)[:2 + spatial])
+    y = unpool(*pool(x)).detach().numpy()
+    kept = y != 0
+    np.testing.assert_array_equal(y[kept], x.detach().numpy()[kept])
+    assert kept.sum() == pool(x)[0].numel()  # one per window
+    check_grads(lambda t: unpool(*pool(t)), [x], order=2)
+    larger = [n + 1 for n in x.shape[2:]]  # (within a stride of the pooled-from size)
+    assert unpool(*pool(x), output_size=larger).shape == (2, 3, *larger)
+
+
 def test_lp_pool_is_the_p_norm_of_each_window():
     x = np.abs(np.random.default_rng(1).standard_normal((2, 3, 4, 6)))
     out = F.lp_pool2d(gt.tensor(x), 3, (2, 3)).numpy()
@@ -175,6 +189,15 @@ ERRORS = {
                                       RuntimeError, "Argument #8: Padding size"),
     "dropout1d of a 4-d input": (lambda: F.dropout1d(gt.ones(1, 2, 3, 4)), RuntimeError,
                                  "dropout1d: Expected 2D or 3D input"),
+    "max_unpool2d index past the output": (lambda: F.max_unpool2d(
+        gt.ones(1, 1, 2, 2), gt.full((1, 1, 2, 2), 16, dtype=gt.int64), 2), RuntimeError,
+        r"Found an invalid max index: 16 \(output volumes are of size 4x4\)"),
+    "max_unpool2d output size": (lambda: F.max_unpool2d(
+        gt.ones(1, 1, 2, 2), gt.zeros(1, 1, 2, 2, dtype=gt.int64), 2, output_size=(6, 4)),
+        ValueError, r"dim 0 must be between 2 and 6"),
+    "max_unpool3d float indices": (lambda: F.max_unpool3d(
+        gt.ones(1, 2, 2, 2), gt.zeros(1, 2, 2, 2), 2), RuntimeError,
+        "elements in indices should be type int64 but got: Float"),
     "alpha dropout p": (lambda: F.alpha_dropout(gt.ones(2), 1.5), ValueError,
                         "dropout probability has to be between 0 and 1"),
     "feature alpha dropout of a vector": (lambda: F.feature_alpha_dropout(

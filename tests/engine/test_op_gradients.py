@@ -1399,6 +1399,26 @@ case("max_pool3d_padding_dilation_ceil", "MAX_POOL3D_WITH_INDICES",
      order2="square")
 
 
+def _unpooled_max_vjp(spatial):
+    """max_unpool(max_pool(x)) with 2-wide windows keeps each window's max and zeroes the
+    rest: its vjp is v at the maxima (found by _max_pool_vjp's loop)."""
+    def vjp(v, x):
+        pooled = np.ones(x.shape[:-spatial] + tuple(n // 2 for n in x.shape[-spatial:]))
+        at_max = _max_pool_vjp((2,) * spatial, (2,) * spatial, (0,) * spatial)(pooled, x)[0]
+        return [v * at_max]
+    return vjp
+
+
+case("max_unpool2d", ("MAX_UNPOOL2D", "MAX_POOL2D_WITH_INDICES"),
+     lambda x: gt.nn.functional.max_unpool2d(*gt.nn.functional.max_pool2d(
+         x, 2, return_indices=True), 2), normal(2, 2, 4, 6), _unpooled_max_vjp(2),
+     order2="square")
+case("max_unpool3d", ("MAX_UNPOOL3D", "MAX_POOL3D_WITH_INDICES"),
+     lambda x: gt.nn.functional.max_unpool3d(*gt.nn.functional.max_pool3d(
+         x, 2, return_indices=True), 2), normal(2, 4, 2, 4), _unpooled_max_vjp(3),
+     order2="square")
+
+
 def _avg_np(kernel, stride, padding, ceil, include_pad, divisor=None):
     spatial = len(kernel)
 

@@ -429,3 +429,62 @@ def test_module_errors_are_torchs(module):
             layer(lib.ones(2, 3, dtype=lib.float64))
         errors.append((type(info.value).__name__, str(info.value)))
     assert errors[0] == errors[1]
+
+
+# ---- max unpooling: max pooling's indices written back, as torch's
+UNPOOLS = {
+    "max_unpool1d": (lambda nn: (nn.MaxPool1d(3, 2, 1, return_indices=True),
+                                 nn.MaxUnpool1d(3, 2, 1)), (2, 3, 8), (2, 3, 8)),
+    "max_unpool1d_size": (lambda nn: (nn.MaxPool1d(2, return_indices=True), nn.MaxUnpool1d(2)),
+                          (3, 7), [7]),
+    "max_unpool2d": (lambda nn: (nn.MaxPool2d(2, return_indices=True), nn.MaxUnpool2d(2)),
+                     (2, 3, 5, 6), (2, 3, 5, 6)),
+    "max_unpool2d_stride": (lambda nn: (nn.MaxPool2d((3, 2), 1, (1, 0), return_indices=True),
+                                        nn.MaxUnpool2d((3, 2), 1, (1, 0))), (3, 4, 5), None),
+    "max_unpool3d": (lambda nn: (nn.MaxPool3d(2, return_indices=True), nn.MaxUnpool3d(2)),
+                     (2, 2, 4, 5, 4), [5, 5, 4]),
+    "max_unpool3d_unbatched": (lambda nn: (nn.MaxPool3d(2, 1, return_indices=True),
+                                           nn.MaxUnpool3d(2, 1)), (2, 3, 3, 4), None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNPOOLS))
+def test_max_unpool_matches_torch(name):
+    make, shape, output_size = UNPOOLS[name]
+    x = np.random.default_rng(8).standard_normal(shape)
+    seen = []
+    for lib in (gt, torch):
+        pool, unpool = make(lib.nn)
+        xs = lib.tensor(x, requires_grad=True)
+        out, indices = pool(xs)
+        y = unpool(out, indices, output_size)
+        y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape))))
+        seen.append((repr(unpool), y.grad_fn.name(), y.detach().numpy(), xs.grad.numpy()))
+    assert seen[0][:2] == seen[1][:2]
+    np.testing.assert_array_equal(seen[0][2], seen[1][2])
+    np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=1e-12, atol=1e-14)
+
+
+UNPOOL_BAD_CALLS = {
+    "invalid_index": lambda F, x, i: F.max_unpool2d(x, i * 10, 2),
+    "invalid_index_3d": lambda F, x, i: F.max_unpool3d(x.unsqueeze(0), i.unsqueeze(0) * 10, 2),
+    "output_size_range": lambda F, x, i: F.max_unpool2d(x, i, 2, output_size=(9, 9)),
+    "output_size_length": lambda F, x, i: F.max_unpool2d(x, i, 2, output_size=[9]),
+    "indices_shape": lambda F, x, i: F.max_unpool2d(x, i[:, :, :1], 2),
+    "indices_dtype": lambda F, x, i: F.max_unpool2d(x, i.double(), 2),
+    "dims": lambda F, x, i: F.max_unpool2d(x[0, 0], i[0, 0], 2),
+    "dims_3d": lambda F, x, i: F.max_unpool3d(x[0], i[0], 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNPOOL_BAD_CALLS))
+def test_max_unpool_errors_are_torchs(name):
+    errors = []
+    for lib in (gt, torch):
+        x, i = lib.nn.functional.max_pool2d(lib.tensor(IMAGE), 2, return_indices=True)
+        with pytest.raises(Exception) as info:
+            UNPOOL_BAD_CALLS[name](lib.nn.functional, x, i)
+        # (which of several invalid indices torch names depends on its threads' order)
+        errors.append((type(info.value).__name__,
+                       re.sub(r"invalid max index: \d+", "invalid max index: N", str(info.value))))
+    assert errors[0] == errors[1]

@@ -20,7 +20,8 @@ __all__ = _activations + ["ParameterList", "ParameterDict", "DataParallel", "Ins
 # the pooling, padding, dropout and sampling families' long tail
 from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d,  # noqa: F401,E402
                       CircularPad3d, ConstantPad3d, LPPool1d, LPPool2d, LPPool3d, MaxPool3d,
-                      ReflectionPad3d, ReplicationPad3d, ZeroPad3d)
+                      MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, ReflectionPad3d, ReplicationPad3d,
+                      ZeroPad3d)
 from .layers import (AlphaDropout, Dropout1d, Dropout3d,  # noqa: F401,E402
                      FeatureAlphaDropout, Softmax2d)
 from .normalization import CrossMapLRN2d, LocalResponseNorm  # noqa: F401,E402
@@ -31,4 +32,4 @@ __all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", 
             "ReplicationPad3d", "CircularPad3d", "ZeroPad3d", "ConstantPad3d", "LPPool1d",
             "LPPool2d", "LPPool3d", "Dropout1d", "Dropout3d", "AlphaDropout",
             "FeatureAlphaDropout", "Softmax2d", "LocalResponseNorm", "CrossMapLRN2d",
-            "InstanceNorm3d", "ChannelShuffle"]
+            "InstanceNorm3d", "ChannelShuffle", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]

@@ -1252,8 +1252,8 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
 
 # ---- the pooling, padding, dropout and sampling families' long tail: 3-d pools (the 2-d
 # kernels over (D, H, W), rows of their own as torch's), the dropouts as ATen's one
-# _dropout_impl, and the layers torch composes in Python (lp pools, local response norm),
-# composed the same way so that their nodes are torch's
+# _dropout_impl, max unpooling (rows of their own), and the layers torch composes in Python
+# (lp pools, local response norm), composed the same way so that their nodes are torch's
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """The largest value of each (D, H, W) window, and with return_indices its index in the
@@ -1450,3 +1450,75 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    """torch's: the size max pooling came from, or output_size (its last dims) when within
+    a stride of it."""
+    spatial = len(kernel_size)
+    default = [(input.shape[-spatial + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+               for d in range(spatial)]
+    if output_size is None:
+        size = default
+    else:
+        given = output_size
+        if len(output_size) == spatial + 2:
+            output_size = output_size[2:]
+        if len(output_size) != spatial:
+            raise ValueError(f"output_size should be a sequence containing {spatial} or "
+                             f"{spatial + 2} elements, but it has a length of "
+                             f"'{len(output_size)}'")
+        for d in range(spatial):
+            low, high = default[d] - stride[d], default[d] + stride[d]
+            if not low < output_size[d] < high:
+                raise ValueError(f'invalid output_size "{given}" (dim {d} must be between {low} '
+                                 f'and {high})')
+        size = list(output_size)
+    for d in range(spatial):
+        if size[d] < 0:
+            raise ValueError(f"max_unpooling: output_size must contain non-negative spatial "
+                             f"dimensions, but got output_size[{d}]={size[d]}")
+    return [int(n) for n in size]
+
+
+def _max_unpool(input, indices, output_size, spatial, stride=(), padding=()):
+    """ATen's max_unpooling2d/3d checks, then the row."""
+    if indices.dtype is not dtypes.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{_TORCH_DTYPE_NAMES.get(indices.dtype.name, indices.dtype.name)}")
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"Input to max_unpooling{spatial}d should be a {spatial + 1}d or "
+                           f"{spatial + 2}d Tensor, but got a tensor with {input.dim()} "
+                           f"dimensions.")
+    if tuple(input.shape) != tuple(indices.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    if spatial == 2:
+        return call(table.MAX_UNPOOL2D, (input, indices), (tuple(output_size),))
+    return call(table.MAX_UNPOOL3D, (input, indices), (tuple(output_size), stride, padding))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """max_pool1d's partial inverse: the 2-d op on a width of 1, as torch's."""
+    kernel_size = (_single(kernel_size),)
+    stride = kernel_size if stride is None else (_single(stride),)
+    size = _unpool_output_size(input, kernel_size, stride, (_single(padding),), output_size)
+    return _max_unpool(input.unsqueeze(-1), indices.unsqueeze(-1), size + [1], 2).squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Each value of a max_pool2d output written back at its index, zeros elsewhere."""
+    kernel_size = _per_dim(kernel_size, 2, "kernel_size")
+    stride = kernel_size if stride is None else _per_dim(stride, 2, "stride")
+    padding = _per_dim(padding, 2, "padding")
+    return _max_unpool(input, indices, _unpool_output_size(input, kernel_size, stride, padding,
+                                                           output_size), 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel_size = _per_dim(kernel_size, 3, "kernel_size")
+    stride = kernel_size if stride is None else _per_dim(stride, 3, "stride")
+    padding = _per_dim(padding, 3, "padding")
+    return _max_unpool(input, indices, _unpool_output_size(input, kernel_size, stride, padding,
+                                                           output_size), 3, stride, padding)

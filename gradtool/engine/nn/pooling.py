@@ -94,6 +94,33 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     _pool = staticmethod(F.adaptive_max_pool3d)
 
 
+class _MaxUnpoolNd(Module):
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        spread = (lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,) * self._dims)
+        self.kernel_size = spread(kernel_size)
+        self.stride = spread(stride if stride is not None else kernel_size)
+        self.padding = spread(padding)
+
+    def forward(self, input, indices, output_size=None):
+        return self._unpool(input, indices, self.kernel_size, self.stride, self.padding,
+                            output_size)
+
+    extra_repr = _fields_repr("kernel_size", "stride", "padding")
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _dims, _unpool = 1, staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _dims, _unpool = 2, staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _dims, _unpool = 3, staticmethod(F.max_unpool3d)
+
+
 class _LPPoolNd(Module):
     def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
         super().__init__()

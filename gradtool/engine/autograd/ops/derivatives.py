@@ -967,6 +967,17 @@ ADAPTIVE_AVG_POOL2D_BACKWARD = OpSpec(
     grad_output=lambda grad, grad_output_sym_sizes:
         formulas.adaptive_avg_pool2d(grad, grad_output_sym_sizes[-2:]),
     self=lambda grad: zeros_like(grad))
+# max unpooling writes each value at its max pool index; its gradient reads it back there
+MAX_UNPOOL2D = OpSpec(
+    "max_unpool2d", "MaxUnpool2DBackward0", kernels.max_unpool, jvp="linear",
+    args=("output_size",),
+    self=lambda grad, indices: formulas.max_pool_double_backward(grad, indices, 2),
+    indices=NON_DIFFERENTIABLE)
+MAX_UNPOOL3D = OpSpec(
+    "max_unpool3d", "MaxUnpool3DBackward0", kernels.max_unpool, jvp="linear",
+    args=("output_size", "stride", "padding"),
+    self=lambda grad, indices: formulas.max_pool_double_backward(grad, indices, 3),
+    indices=NON_DIFFERENTIABLE)
 # the 3-d pools: the same kernels over (D, H, W), indices into the flattened (D, H, W) block
 MAX_POOL3D_WITH_INDICES = OpSpec(
     "max_pool3d_with_indices", "MaxPool3DWithIndicesBackward0", kernels.max_pool_with_indices,

@@ -998,6 +998,23 @@ def _max_pool_backward(spatial):
 max_pool_backward, max_pool3d_backward = _max_pool_backward(2), _max_pool_backward(3)
 
 
+def max_unpool(self, indices, output_size, *stride_padding):
+    """max pooling's partial inverse: each value written at its index into a zero block of
+    output_size (the last len(output_size) dims); max_unpool3d's stride and padding (as its
+    op takes them) only decide nothing here."""
+    spatial = len(output_size)
+    lead = self.shape[:-spatial]
+    at = indices.reshape(lead + (-1,))
+    block = math.prod(output_size)
+    invalid = (at < 0) | (at >= block)
+    if invalid.any():
+        raise RuntimeError(f"Found an invalid max index: {at[invalid][0]} (output volumes are "
+                           f"of size {'x'.join(map(str, output_size))})")
+    out = np.zeros(lead + (block,), self.dtype)
+    np.put_along_axis(out, at, self.reshape(lead + (-1,)), axis=-1)
+    return out.reshape(lead + tuple(output_size))
+
+
 def avg_pool(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     """The mean of each window over the last len(kernel_size) dims (2 or 3)."""
     spatial = len(kernel_size)
