@@ -1,5 +1,5 @@
 """nn's pooling, padding, dropout, normalisation and rearranging layers of the long tail on the
-engine alone: the 3-d pools and pads, LPPool1d/2d/3d, the channel dropouts and alpha dropouts,
+engine alone: the 3-d pools and pads, max unpooling, fractional max pooling, LPPool1d/2d/3d, the channel dropouts and alpha dropouts,
 LocalResponseNorm and CrossMapLRN2d, InstanceNorm3d, Softmax2d, ChannelShuffle and the
 deprecated upsampling names. Gradients against central differences (the op rows' own closed
 forms are in test_op_gradients.py), closed forms and the errors each raises; their comparison
@@ -41,6 +41,12 @@ MODULES = {  # (module, input shape, whether its input must be positive)
     "CircularPad3d": (lambda: nn.CircularPad3d((1, 1, 0, 1, 1, 0)), (1, 1, 2, 3, 2), False),
     "ConstantPad3d": (lambda: nn.ConstantPad3d((1, 0, 0, 1, 2, 0), 0.5), (2, 2, 2, 2), False),
     "ZeroPad3d": (lambda: nn.ZeroPad3d(1), (1, 2, 2, 2), False),
+    "FractionalMaxPool2d": (lambda: nn.FractionalMaxPool2d(
+        (2, 3), (3, 2), _random_samples=gt.tensor([[[0.3, 0.8], [0.6, 0.1]]])), (1, 2, 5, 6),
+        False),
+    "FractionalMaxPool3d": (lambda: nn.FractionalMaxPool3d(
+        2, output_ratio=0.6, _random_samples=gt.tensor([[[0.3, 0.8, 0.5]] * 2])), (2, 4, 5, 4),
+        False),
     "LPPool1d": (lambda: nn.LPPool1d(3, 2, 1), (2, 3, 5), True),
     "LPPool2d": (lambda: nn.LPPool2d(2, (2, 3), ceil_mode=True), (1, 2, 5, 4), False),
     "LPPool3d": (lambda: nn.LPPool3d(1.5, 2), (1, 2, 2, 4, 2), True),
@@ -78,6 +84,19 @@ def test_max_unpool_puts_each_max_back_and_zeroes_the_rest(spatial):
     check_grads(lambda t: unpool(*pool(t)), [x], order=2)
     larger = [n + 1 for n in x.shape[2:]]  # (within a stride of the pooled-from size)
     assert unpool(*pool(x), output_size=larger).shape == (2, 3, *larger)
+
+
+def test_fractional_max_pool_draws_its_windows_unless_given_samples():
+    """Without _random_samples each call draws new window starts (from manual_seed's
+    generator); the output has the size asked for, and every output is one input value."""
+    x = f64(2, 3, 9, 9)
+    gt.manual_seed(0)
+    first = F.fractional_max_pool2d(x, 2, output_size=(4, 5))
+    gt.manual_seed(0)
+    assert F.fractional_max_pool2d(x, 2, output_size=(4, 5)).equal(first)
+    assert first.shape == (2, 3, 4, 5)
+    assert np.isin(first.detach().numpy(), x.detach().numpy()).all()
+    assert F.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5)).shape == (2, 3, 4, 4)
 
 
 def test_lp_pool_is_the_p_norm_of_each_window():
@@ -198,6 +217,11 @@ ERRORS = {
     "max_unpool3d float indices": (lambda: F.max_unpool3d(
         gt.ones(1, 2, 2, 2), gt.zeros(1, 2, 2, 2), 2), RuntimeError,
         "elements in indices should be type int64 but got: Float"),
+    "fractional pool past the input": (lambda: F.fractional_max_pool2d(
+        gt.ones(1, 1, 4, 4), 3, output_size=3), RuntimeError,
+        "pool height 3 too large relative to input height 4"),
+    "fractional pool without a size": (lambda: nn.FractionalMaxPool3d(2), ValueError,
+                                       "requires specifying either an output size"),
     "alpha dropout p": (lambda: F.alpha_dropout(gt.ones(2), 1.5), ValueError,
                         "dropout probability has to be between 0 and 1"),
     "feature alpha dropout of a vector": (lambda: F.feature_alpha_dropout(

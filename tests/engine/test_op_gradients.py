@@ -1419,6 +1419,44 @@ case("max_unpool3d", ("MAX_UNPOOL3D", "MAX_POOL3D_WITH_INDICES"),
      order2="square")
 
 
+_FRACTIONAL_SAMPLES = np.random.default_rng(11).random((2, 2, 3))
+
+
+def _fractional_vjp(kernel, out):
+    """v at each window's max; the windows start at torch's pseudo-random sequence,
+    int((i + u) alpha) - int(u alpha), alpha = (size - kernel) / (out - 1), the last at the
+    end, u the plane's sample for that dim (2-d: the width's is the first)."""
+    spatial = len(kernel)
+
+    def starts(u, size, o, k):
+        alpha = (size - k) / (o - 1) if o > 1 else 0.0
+        return [int((i + u) * alpha) - int(u * alpha) for i in range(o - 1)] + [size - k]
+
+    def vjp(v, x):
+        g = np.zeros_like(x)
+        for b, c in np.ndindex(*x.shape[:2]):
+            u = _FRACTIONAL_SAMPLES[b, c, :spatial]
+            u = u[::-1] if spatial == 2 else u
+            begin = [starts(ud, n, o, k) for ud, n, o, k in zip(u, x.shape[2:], out, kernel)]
+            for pos in np.ndindex(*out):
+                first = tuple(s[p] for s, p in zip(begin, pos))
+                window = x[(b, c) + tuple(slice(f, f + k) for f, k in zip(first, kernel))]
+                at = np.unravel_index(np.argmax(window), window.shape)
+                g[(b, c) + tuple(f + a for f, a in zip(first, at))] += v[(b, c) + pos]
+        return [g]
+    return vjp
+
+
+case("fractional_max_pool2d", ("FRACTIONAL_MAX_POOL2D", "FRACTIONAL_MAX_POOL2D_BACKWARD"),
+     lambda x: gt.nn.functional.fractional_max_pool2d(x, (2, 3), (3, 4), _random_samples=gt.tensor(
+         _FRACTIONAL_SAMPLES[..., :2], dtype=x.dtype)),
+     normal(2, 2, 5, 7), _fractional_vjp((2, 3), (3, 4)), order2="square")
+case("fractional_max_pool3d", ("FRACTIONAL_MAX_POOL3D", "FRACTIONAL_MAX_POOL3D_BACKWARD"),
+     lambda x: gt.nn.functional.fractional_max_pool3d(
+         x, 2, (2, 3, 2), _random_samples=gt.tensor(_FRACTIONAL_SAMPLES, dtype=x.dtype)),
+     normal(2, 2, 4, 5, 4), _fractional_vjp((2, 2, 2), (2, 3, 2)), order2="square")
+
+
 def _avg_np(kernel, stride, padding, ceil, include_pad, divisor=None):
     spatial = len(kernel)
 

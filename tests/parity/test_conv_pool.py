@@ -488,3 +488,83 @@ def test_max_unpool_errors_are_torchs(name):
         errors.append((type(info.value).__name__,
                        re.sub(r"invalid max index: \d+", "invalid max index: N", str(info.value))))
     assert errors[0] == errors[1]
+
+
+# ---- fractional max pooling: with the same _random_samples the windows are torch's
+FRACTIONAL = {
+    "2d_size": (2, (2, 3, 7, 9), dict(kernel_size=(2, 3), output_size=(4, 5))),
+    "2d_ratio_unbatched": (2, (3, 8, 8), dict(kernel_size=3, output_ratio=(0.5, 0.7))),
+    "2d_one": (2, (2, 2, 5, 5), dict(kernel_size=2, output_size=1)),
+    "2d_dense": (2, (1, 2, 7, 9), dict(kernel_size=2, output_size=(6, 8))),
+    "3d_size": (3, (2, 2, 5, 6, 7), dict(kernel_size=(2, 2, 3), output_size=(3, 4, 2))),
+    "3d_ratio_unbatched": (3, (2, 4, 5, 6), dict(kernel_size=2, output_ratio=0.5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FRACTIONAL))
+def test_fractional_max_pool_matches_torch(name):
+    """Values, indices, gradients, node names and the module's repr and state_dict."""
+    spatial, shape, kwargs = FRACTIONAL[name]
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(shape)
+    samples = rng.random((1 if len(shape) == spatial + 1 else shape[0], shape[-spatial - 1],
+                          spatial))
+    seen = []
+    for lib in (gt, torch):
+        module = getattr(lib.nn, f"FractionalMaxPool{spatial}d")(
+            return_indices=True, _random_samples=lib.tensor(samples), **kwargs)
+        xs = lib.tensor(x, requires_grad=True)
+        out, indices = module(xs)
+        grad, = lib.autograd.grad(out, xs, lib.tensor(np.cos(np.arange(out.numel())).reshape(
+            tuple(out.shape))), create_graph=True)
+        seen.append((repr(module), sorted(module.state_dict()), out.grad_fn.name(),
+                     grad.grad_fn.name(), out.detach().numpy(), indices.numpy(),
+                     grad.detach().numpy()))
+    assert seen[0][:4] == seen[1][:4]
+    for a, b in zip(seen[0][4:], seen[1][4:]):
+        np.testing.assert_array_equal(a, b)
+
+
+FRACTIONAL_BAD_CALLS = {
+    "no_size": lambda F, x, s: F.fractional_max_pool2d(x, 2),
+    "too_large": lambda F, x, s: F.fractional_max_pool2d(x, 5, output_size=4),
+    "too_large_3d": lambda F, x, s: F.fractional_max_pool3d(x.unsqueeze(0), (2, 2, 8),
+                                                            output_size=(1, 2, 2)),
+    "float_ratio_2d": lambda F, x, s: F.fractional_max_pool2d(x, 2, output_ratio=0.5),
+    "samples_batch": lambda F, x, s: F.fractional_max_pool2d(x, 2, output_size=3,
+                                                             _random_samples=s[:1]),
+    "samples_channels": lambda F, x, s: F.fractional_max_pool2d(x, 2, output_size=3,
+                                                                _random_samples=s[:, :2]),
+    "samples_dims": lambda F, x, s: F.fractional_max_pool2d(
+        x, 2, output_size=3, _random_samples=s.repeat(1, 1, 2)),
+    "samples_dtype": lambda F, x, s: F.fractional_max_pool2d(x, 2, output_size=3,
+                                                             _random_samples=s.float()),
+    "kernel_length": lambda F, x, s: F.fractional_max_pool2d(x, (2, 2, 2), output_size=3),
+}
+FRACTIONAL_BAD_MODULES = {
+    "no_size": lambda nn: nn.FractionalMaxPool2d(2),
+    "both": lambda nn: nn.FractionalMaxPool3d(2, 3, 0.5),
+    "ratio_range": lambda nn: nn.FractionalMaxPool2d(2, output_ratio=1.5),
+    "kernel_3d": lambda nn: nn.FractionalMaxPool3d((2, 0, 2), output_ratio=0.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FRACTIONAL_BAD_CALLS))
+def test_fractional_max_pool_errors_are_torchs(name):
+    errors = []
+    for lib in (gt, torch):
+        samples = lib.tensor(np.random.default_rng(1).random((2, 3, 2)))
+        with pytest.raises(Exception) as info:
+            FRACTIONAL_BAD_CALLS[name](lib.nn.functional, lib.tensor(IMAGE[:, :3]), samples)
+        errors.append((type(info.value).__name__, str(info.value)))
+    assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("name", sorted(FRACTIONAL_BAD_MODULES))
+def test_fractional_max_pool_module_arguments_are_checked_as_torchs(name):
+    errors = []
+    for lib in (gt, torch):
+        with pytest.raises(Exception) as info:
+            FRACTIONAL_BAD_MODULES[name](lib.nn)
+        errors.append((type(info.value).__name__, str(info.value)))
+    assert errors[0] == errors[1]

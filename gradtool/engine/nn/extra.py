@@ -19,7 +19,8 @@ __all__ = _activations + ["ParameterList", "ParameterDict", "DataParallel", "Ins
                           "SyncBatchNorm", "MaxPool1d", "AdaptiveMaxPool1d"] + _rearranging
 # the pooling, padding, dropout and sampling families' long tail
 from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d,  # noqa: F401,E402
-                      CircularPad3d, ConstantPad3d, LPPool1d, LPPool2d, LPPool3d, MaxPool3d,
+                      CircularPad3d, ConstantPad3d, FractionalMaxPool2d, FractionalMaxPool3d,
+                      LPPool1d, LPPool2d, LPPool3d, MaxPool3d,
                       MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, ReflectionPad3d, ReplicationPad3d,
                       ZeroPad3d)
 from .layers import (AlphaDropout, Dropout1d, Dropout3d,  # noqa: F401,E402
@@ -32,4 +33,5 @@ __all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", 
             "ReplicationPad3d", "CircularPad3d", "ZeroPad3d", "ConstantPad3d", "LPPool1d",
             "LPPool2d", "LPPool3d", "Dropout1d", "Dropout3d", "AlphaDropout",
             "FeatureAlphaDropout", "Softmax2d", "LocalResponseNorm", "CrossMapLRN2d",
-            "InstanceNorm3d", "ChannelShuffle", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+            "InstanceNorm3d", "ChannelShuffle", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+            "FractionalMaxPool2d", "FractionalMaxPool3d"]

@@ -1252,7 +1252,8 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
 
 # ---- the pooling, padding, dropout and sampling families' long tail: 3-d pools (the 2-d
 # kernels over (D, H, W), rows of their own as torch's), the dropouts as ATen's one
-# _dropout_impl, max unpooling (rows of their own), and the layers torch composes in Python
+# _dropout_impl, max unpooling and fractional max pooling (rows of their own), and the layers
+# torch composes in Python
 # (lp pools, local response norm), composed the same way so that their nodes are torch's
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
@@ -1522,3 +1523,71 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     padding = _per_dim(padding, 3, "padding")
     return _max_unpool(input, indices, _unpool_output_size(input, kernel_size, stride, padding,
                                                            output_size), 3, stride, padding)
+
+
+def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples,
+                         spatial):
+    """torch's fractional_max_pool2d/3d_with_indices: the output size (given, or the ratio of
+    the input's), a sample per (sample, channel, dim) drawn when not given, and ATen's checks."""
+    name = f"fractional_max_pool{spatial}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if spatial == 2 and len(output_ratio) > 2:  # (as torch's: a float ratio has no len)
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple "
+                             f"of Ints.")
+        ratio = (output_ratio,) * spatial if isinstance(output_ratio, (int, float)) else tuple(
+            output_ratio)
+        output_size = [int(input.shape[d - spatial] * ratio[d]) for d in range(spatial)]
+    if _random_samples is None:
+        batch = 1 if input.dim() == spatial + 1 else input.shape[0]
+        _random_samples = creation.rand(batch, input.shape[-spatial - 1], spatial,
+                                        dtype=input.dtype)
+    kernel_size = (kernel_size,) * spatial if isinstance(kernel_size, (int, np.integer)) else (
+        tuple(kernel_size))
+    output_size = (output_size,) * spatial if isinstance(output_size, (int, np.integer)) else (
+        tuple(output_size))
+    if len(kernel_size) != spatial:
+        raise RuntimeError(f"{name}: kernel_size must either be a single Int or tuple of Ints")
+    if len(output_size) != spatial:
+        raise RuntimeError(f"{name}: output_size must either be a single Int or tuple of Ints")
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but got: "
+                           f"{list(input.shape)}")
+    batch = 1 if input.dim() == spatial + 1 else input.shape[0]
+    if _random_samples.shape[0] < batch:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if _random_samples.shape[1] != input.shape[-spatial - 1]:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if _random_samples.shape[2] != spatial:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {spatial}; got "
+                           f"{_random_samples.shape[2]}.")
+    if _random_samples.dtype is not input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    words = (("height", "width") if spatial == 2 else ("time", "height", "width"))
+    where = name + ("(): " if spatial == 2 else "_out(): ")
+    for word, o, k, n in zip(words, output_size, kernel_size, input.shape[-spatial:]):
+        if o + k - 1 > n:
+            raise RuntimeError(f"{where}pool {word} {k} too large relative to input {word} {n}")
+    row = table.FRACTIONAL_MAX_POOL2D if spatial == 2 else table.FRACTIONAL_MAX_POOL3D
+    return call(row, (input, _random_samples), (kernel_size, output_size))
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """Max pooling over windows of kernel_size at pseudo-random starts, so that the output
+    has output_size (or output_ratio of the input's size): one FractionalMaxPool2DBackward0."""
+    out, indices = _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                        _random_samples, 2)
+    return (out, indices) if return_indices else out
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    out, indices = _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                        _random_samples, 3)
+    return (out, indices) if return_indices else out
+
+
+fractional_max_pool2d_with_indices = fractional_max_pool2d
+fractional_max_pool3d_with_indices = fractional_max_pool3d

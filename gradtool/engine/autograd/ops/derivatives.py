@@ -978,6 +978,32 @@ MAX_UNPOOL3D = OpSpec(
     args=("output_size", "stride", "padding"),
     self=lambda grad, indices: formulas.max_pool_double_backward(grad, indices, 3),
     indices=NON_DIFFERENTIABLE)
+# fractional max pooling: windows at starts drawn from random_samples; a max pool's backward
+_FRACTIONAL_ARGS = ("kernel_size", "output_size")
+FRACTIONAL_MAX_POOL2D = OpSpec(
+    "fractional_max_pool2d", "FractionalMaxPool2DBackward0", kernels.fractional_max_pool,
+    args=_FRACTIONAL_ARGS, outputs=("result", "result1"), nondiff_outputs=("result1",),
+    jvp=lambda self_t, result1: formulas.max_pool_double_backward(self_t, result1, 2),
+    self=lambda grad, self, kernel_size, output_size, result1:
+        formulas.fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1),
+    random_samples=NON_DIFFERENTIABLE)
+FRACTIONAL_MAX_POOL2D_BACKWARD = OpSpec(
+    "fractional_max_pool2d_backward", "FractionalMaxPool2DBackwardBackward0",
+    kernels.max_pool_backward, jvp="linear", args=_FRACTIONAL_ARGS,
+    grad_output=lambda grad, indices: formulas.max_pool_double_backward(grad, indices, 2),
+    self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
+FRACTIONAL_MAX_POOL3D = OpSpec(
+    "fractional_max_pool3d", "FractionalMaxPool3DBackward0", kernels.fractional_max_pool,
+    args=_FRACTIONAL_ARGS, outputs=("result", "result1"), nondiff_outputs=("result1",),
+    jvp=lambda self_t, result1: formulas.max_pool_double_backward(self_t, result1, 3),
+    self=lambda grad, self, kernel_size, output_size, result1:
+        formulas.fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1),
+    random_samples=NON_DIFFERENTIABLE)
+FRACTIONAL_MAX_POOL3D_BACKWARD = OpSpec(
+    "fractional_max_pool3d_backward", "FractionalMaxPool3DBackwardBackward0",
+    kernels.max_pool3d_backward, jvp="linear", args=_FRACTIONAL_ARGS,
+    grad_output=lambda grad, indices: formulas.max_pool_double_backward(grad, indices, 3),
+    self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
 # the 3-d pools: the same kernels over (D, H, W), indices into the flattened (D, H, W) block
 MAX_POOL3D_WITH_INDICES = OpSpec(
     "max_pool3d_with_indices", "MaxPool3DWithIndicesBackward0", kernels.max_pool_with_indices,

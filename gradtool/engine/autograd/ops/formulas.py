@@ -600,6 +600,14 @@ def max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, d
 
 
 adaptive_max_pool3d_backward = row_function("ADAPTIVE_MAX_POOL3D_BACKWARD")  # (grad, self, indices)
+
+
+def fractional_max_pool2d_backward(grad, self, kernel_size, output_size, indices):
+    return table.FRACTIONAL_MAX_POOL2D_BACKWARD(grad, self, indices, kernel_size, output_size)
+
+
+def fractional_max_pool3d_backward(grad, self, kernel_size, output_size, indices):
+    return table.FRACTIONAL_MAX_POOL3D_BACKWARD(grad, self, indices, kernel_size, output_size)
 avg_pool3d = row_function("AVG_POOL3D")
 avg_pool3d_backward = row_function("AVG_POOL3D_BACKWARD")
 

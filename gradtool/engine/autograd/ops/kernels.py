@@ -946,13 +946,18 @@ def _pool_padding(sizes, kernel, stride, padding, dilation, ceil_mode):
 
 
 def _flat_index(coords, sizes):
-    """Per-dim coordinate vectors (each along its own axis) as indices into the flattened
-    spatial block of `sizes` (row-major), broadcast against each other."""
-    spatial = len(sizes)
+    """Coordinates (numbers, or arrays that broadcast), one per spatial dim, as row-major
+    indices into the flattened spatial block of `sizes`."""
     index = 0
-    for i, (c, step) in enumerate(zip(coords, np.cumprod((sizes[1:] + (1,))[::-1])[::-1])):
-        index = index + np.asarray(c).reshape((-1,) + (1,) * (spatial - 1 - i)) * int(step)
+    for c, n in zip(coords, sizes):
+        index = index * n + c
     return index
+
+
+def _along_axes(vectors):
+    """Each 1-d vector along its own axis (the first along the first of len(vectors))."""
+    n = len(vectors)
+    return [np.asarray(v).reshape((-1,) + (1,) * (n - 1 - i)) for i, v in enumerate(vectors)]
 
 
 def max_pool_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
@@ -969,8 +974,8 @@ def max_pool_with_indices(self, kernel_size, stride, padding, dilation, ceil_mod
     starts = [np.arange(o) * s - p for o, s, p in zip(out, stride, padding)]
     first = [np.where(a < 0, a + -(a // d) * d, a) for a, d in zip(starts, dilation)]
     best = np.full(self.shape[:-spatial] + out, -np.inf, self.dtype)
-    index = np.broadcast_to(_flat_index(first, sizes), best.shape)
-    grid = _flat_index(starts, sizes)
+    index = np.broadcast_to(_flat_index(_along_axes(first), sizes), best.shape)
+    grid = _flat_index(_along_axes(starts), sizes)
     nan_aware = bool(np.isnan(self).any())  # (without a NaN, one comparison an offset)
     for offset in np.ndindex(*kernel_size):
         shift = tuple(k * d for k, d in zip(offset, dilation))
@@ -978,7 +983,7 @@ def max_pool_with_indices(self, kernel_size, stride, padding, dilation, ceil_mod
                                            for h, s, o in zip(shift, stride, out))]
         wins = (value > best) | np.isnan(value) if nan_aware else value > best
         best = np.where(wins, value, best)
-        index = np.where(wins, grid + _flat_index(shift, sizes).item(), index)
+        index = np.where(wins, grid + _flat_index(shift, sizes), index)
     return best, index.astype(np.int64, copy=False)
 
 
@@ -996,6 +1001,46 @@ def _max_pool_backward(spatial):
 
 
 max_pool_backward, max_pool3d_backward = _max_pool_backward(2), _max_pool_backward(3)
+
+
+def _fractional_starts(samples, size, out, pool):
+    """torch's generate_intervals: each window's start for one sample u in [0, 1) per plane,
+    floor((i + u) alpha) - floor(u alpha) with alpha = (size - pool) / (out - 1) in the input's
+    float type; the last window ends at the input's end."""
+    alpha = (samples.dtype.type(size - pool) / samples.dtype.type(out - 1)) if out > 1 else 0
+    u = samples[:, None]
+    starts = ((np.arange(out, dtype=samples.dtype) + u) * alpha).astype(np.int64) - (
+        (u * alpha).astype(np.int64))
+    starts[:, -1] = size - pool
+    return starts  # (planes, out)
+
+
+def fractional_max_pool(self, random_samples, kernel_size, output_size):
+    """The largest value of each window of kernel_size at pseudo-random starts (one sample
+    per plane and dim: the width's first for 2-d, the depth's first for 3-d, as torch's), and
+    its index in the flattened spatial block; torch's scan (ties: the first; NaN wins)."""
+    spatial = len(kernel_size)
+    sizes = self.shape[-spatial:]
+    planes = self.reshape((-1,) + sizes)
+    samples = random_samples.reshape(-1, spatial)[:planes.shape[0]]
+    order = (1, 0) if spatial == 2 else (0, 1, 2)  # which sample each dim (H, W, ...) reads
+    starts = [_fractional_starts(samples[:, k], n, o, p) for k, n, o, p in
+              zip(order, sizes, output_size, kernel_size)]
+    plane = np.arange(planes.shape[0]).reshape((-1,) + (1,) * spatial)
+    # each dim's starts along its own output axis: (planes, 1, .., out_d, .., 1)
+    along = [s.reshape((-1,) + (1,) * d + (s.shape[1],) + (1,) * (spatial - 1 - d))
+             for d, s in enumerate(starts)]
+    best = np.full((planes.shape[0],) + tuple(output_size), -np.inf, self.dtype)
+    index = np.broadcast_to(_flat_index(along, sizes), best.shape)
+    for offset in np.ndindex(*kernel_size):
+        at = [a + k for a, k in zip(along, offset)]
+        value = planes[(plane,) + tuple(at)]
+        wins = (value > best) | np.isnan(value)
+        best = np.where(wins, value, best)
+        index = np.where(wins, _flat_index(at, sizes), index)
+    lead = self.shape[:-spatial]
+    return (best.reshape(lead + tuple(output_size)),
+            index.astype(np.int64).reshape(lead + tuple(output_size)))
 
 
 def max_unpool(self, indices, output_size, *stride_padding):
@@ -1325,10 +1370,9 @@ def adaptive_max_pool(self, output_size):
         last = flat.shape[-1] - 1 - np.argmax(np.isnan(flat[..., ::-1]), axis=-1)
         local = np.where(np.isnan(values), last, local)
     offsets = np.unravel_index(local, tuple(p.shape[0] for p in plans))
-    at = 0  # each chosen cell's coordinates, row-major into the flattened block
-    for i, (p, off, n) in enumerate(zip(plans, offsets, self.shape[-spatial:])):
-        at = at * n + p[off, np.arange(p.shape[1]).reshape((-1,) + (1,) * (spatial - 1 - i))]
-    return np.ascontiguousarray(values), at.astype(np.int64)
+    at = [p[off, o] for p, off, o in zip(plans, offsets, _along_axes(
+        [np.arange(p.shape[1]) for p in plans]))]  # each chosen cell's coordinates
+    return np.ascontiguousarray(values), _flat_index(at, self.shape[-spatial:]).astype(np.int64)
 
 
 # ---- normalisation ----
