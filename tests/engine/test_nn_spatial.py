@@ -1,7 +1,7 @@
 """nn's pooling, padding, dropout, normalisation and rearranging layers of the long tail on the
 engine alone: the 3-d pools and pads, max unpooling, fractional max pooling, LPPool1d/2d/3d, the channel dropouts and alpha dropouts,
-LocalResponseNorm and CrossMapLRN2d, InstanceNorm3d, Softmax2d, ChannelShuffle and the
-deprecated upsampling names. Gradients against central differences (the op rows' own closed
+LocalResponseNorm and CrossMapLRN2d, InstanceNorm3d, Softmax2d, ChannelShuffle, affine_grid
+and the deprecated upsampling names. Gradients against central differences (the op rows' own closed
 forms are in test_op_gradients.py), closed forms and the errors each raises; their comparison
 with torch is in tests/parity/test_conv_pool.py."""
 import math
@@ -183,6 +183,22 @@ def test_channel_shuffle_interleaves_the_groups():
     assert F.channel_shuffle(F.channel_shuffle(x, 2), 3).equal(x)
 
 
+def test_affine_grid_of_the_identity_is_the_pixel_grid():
+    """The identity map's grid: x across the width, y down the height, from -1 to 1 at the
+    corner pixels' centres with align_corners, inside them (by (n - 1) / n) without."""
+    identity = gt.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], dtype=gt.float64)
+    grid = F.affine_grid(identity, (1, 1, 2, 3), align_corners=True).numpy()
+    np.testing.assert_allclose(grid[0, :, :, 0], [[-1, 0, 1]] * 2)
+    np.testing.assert_allclose(grid[0, :, :, 1], [[-1] * 3, [1] * 3])
+    inner = F.affine_grid(identity, (1, 1, 2, 3), align_corners=False).numpy()
+    np.testing.assert_allclose(inner[0, 0, :, 0], [-2 / 3, 0, 2 / 3])
+    theta = f64(2, 3, 4)
+    check_grads(lambda t: F.affine_grid(t, (2, 1, 2, 3, 2), align_corners=False), [theta],
+                order=2)
+    with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
+        F.affine_grid(identity, (1, 1, 2, 3))
+
+
 def test_deprecated_upsampling_names_warn_and_interpolate():
     x = f64(1, 2, 3, 3)
     with pytest.warns(UserWarning, match="upsample_nearest` is deprecated"):
@@ -222,6 +238,9 @@ ERRORS = {
         "pool height 3 too large relative to input height 4"),
     "fractional pool without a size": (lambda: nn.FractionalMaxPool3d(2), ValueError,
                                        "requires specifying either an output size"),
+    "affine_grid of a 3-d size with 2-d matrices": (lambda: F.affine_grid(
+        gt.ones(1, 2, 3), (1, 1, 2, 2, 2), False), ValueError,
+        "Expected a batch of 3D affine matrices of shape Nx3x4"),
     "alpha dropout p": (lambda: F.alpha_dropout(gt.ones(2), 1.5), ValueError,
                         "dropout probability has to be between 0 and 1"),
     "feature alpha dropout of a vector": (lambda: F.feature_alpha_dropout(

@@ -1539,6 +1539,35 @@ case("adaptive_max_pool3d", ("ADAPTIVE_MAX_POOL3D", "ADAPTIVE_MAX_POOL3D_BACKWAR
      _adaptive_max_vjp((2, 2, 3)), order2="square")
 
 
+def _affine_grid_vjp(size, align_corners):
+    """theta's gradient: sum over output positions of grad (x', y'[, z']) times the position's
+    (x, y[, z], 1), its normalised coordinates from -1 to 1 (pixel centres unless
+    align_corners), built position by position."""
+    def coordinate(i, n):
+        if n == 1:
+            return 0.0
+        line = -1 + 2 * i / (n - 1)
+        return line if align_corners else line * (n - 1) / n
+
+    def vjp(v, theta):
+        g = np.zeros_like(theta)
+        spatial = size[2:]
+        for b in range(size[0]):
+            for pos in np.ndindex(*spatial):
+                base = [coordinate(i, n) for i, n in zip(pos, spatial)][::-1] + [1.0]
+                g[b] += np.outer(v[(b,) + pos], base)
+        return [g]
+    return vjp
+
+
+case("affine_grid", "AFFINE_GRID_GENERATOR",
+     lambda t: gt.nn.functional.affine_grid(t, (2, 1, 3, 4), align_corners=False),
+     normal(2, 2, 3), _affine_grid_vjp((2, 1, 3, 4), False), order2="square")
+case("affine_grid_3d_align_corners", "AFFINE_GRID_GENERATOR",
+     lambda t: gt.nn.functional.affine_grid(t, (1, 2, 2, 3, 2), align_corners=True),
+     normal(1, 3, 4), _affine_grid_vjp((1, 2, 2, 3, 2), True), order2="square")
+
+
 def _pad_np(pad, mode, **kw):
     return lambda x: np.pad(x, [(0, 0)] * (x.ndim - len(pad) // 2) + [
         (pad[2 * i], pad[2 * i + 1]) for i in reversed(range(len(pad) // 2))], mode=mode, **kw)

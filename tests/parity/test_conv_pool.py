@@ -568,3 +568,47 @@ def test_fractional_max_pool_module_arguments_are_checked_as_torchs(name):
             FRACTIONAL_BAD_MODULES[name](lib.nn)
         errors.append((type(info.value).__name__, str(info.value)))
     assert errors[0] == errors[1]
+
+
+# ---- affine_grid: one AffineGridGeneratorBackward0 node, as torch's
+@pytest.mark.parametrize("size, align_corners", [
+    ((2, 3, 4, 5), False), ((2, 3, 4, 5), True), ((2, 1, 3, 4, 2), False),
+    ((1, 1, 1, 3), True), ((2, 3, 1, 1, 1), False), ((1, 2, 3, 2, 4), True)])
+def test_affine_grid_matches_torch(size, align_corners):
+    """Grid values, theta's gradient and second-order gradient, node name and saved size."""
+    theta = np.random.default_rng(10).standard_normal((size[0], len(size) - 2, len(size) - 1))
+    seen = []
+    for lib in (gt, torch):
+        t = lib.tensor(theta, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            grid = lib.nn.functional.affine_grid(t, size, align_corners=align_corners)
+        cot = lib.tensor(np.cos(np.arange(grid.numel())).reshape(tuple(grid.shape)))
+        first, = lib.autograd.grad((grid * grid * cot).sum(), t, create_graph=True)
+        second, = lib.autograd.grad(first.sin().sum(), t)
+        seen.append(([str(w.message) for w in caught], grid.grad_fn.name(),
+                     tuple(grid.grad_fn._saved_size), grid.detach().numpy(),
+                     first.detach().numpy(), second.numpy()))
+    assert seen[0][:3] == seen[1][:3]
+    for a, b in zip(seen[0][3:], seen[1][3:]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+AFFINE_GRID_BAD_CALLS = {
+    "theta_shape": lambda F, t: F.affine_grid(t[:, :, :2], (2, 3, 4, 5), False),
+    "theta_shape_3d": lambda F, t: F.affine_grid(t, (2, 3, 4, 5, 6), False),
+    "size_length": lambda F, t: F.affine_grid(t, (2, 3, 4), False),
+    "empty_size": lambda F, t: F.affine_grid(t, (2, 3, 0, 5), False),
+    "integer_theta": lambda F, t: F.affine_grid(t.long(), (2, 3, 4, 5), False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AFFINE_GRID_BAD_CALLS))
+def test_affine_grid_errors_are_torchs(name):
+    errors = []
+    for lib in (gt, torch):
+        with pytest.raises(Exception) as info:
+            AFFINE_GRID_BAD_CALLS[name](lib.nn.functional, lib.ones(2, 2, 3, dtype=lib.float64))
+        # (a shape or dtype prints as gradtool's on the engine, as its repr does everywhere)
+        errors.append((type(info.value).__name__, str(info.value).replace("torch.", "gradtool.")))
+    assert errors[0] == errors[1]

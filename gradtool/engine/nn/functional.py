@@ -1591,3 +1591,40 @@ def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=Non
 
 fractional_max_pool2d_with_indices = fractional_max_pool2d
 fractional_max_pool3d_with_indices = fractional_max_pool3d
+
+
+_ALIGN_CORNERS_DEFAULT = ("Default grid_sample and affine_grid behavior has changed to "
+                          "align_corners=False since 1.3.0. Please specify align_corners=True "
+                          "if the old behavior is desired. See the documentation of grid_sample "
+                          "for details.")
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid (N, H, W, 2) or (N, D, H, W, 3) of F.grid_sample for a batch of
+    affine maps theta (N, 2, 3) or (N, 3, 4), in normalised [-1, 1] coordinates: one
+    AffineGridGeneratorBackward0 node, with torch's checks."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{size}. Got {theta.shape}.")
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{size}. Got {theta.shape}.")
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    if align_corners and min(list(size)[2:]) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                      "grids when align_corners=True. "
+                      "This is not an intended use case of affine_grid. See the documentation "
+                      "of affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return call(table.AFFINE_GRID_GENERATOR, (theta,), (tuple(int(n) for n in size),
+                                                         bool(align_corners)))

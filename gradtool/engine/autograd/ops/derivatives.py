@@ -1051,6 +1051,11 @@ ADAPTIVE_AVG_POOL3D_BACKWARD = OpSpec(
     grad_output=lambda grad, grad_output_sym_sizes:
         formulas.adaptive_avg_pool3d(grad, grad_output_sym_sizes[-3:]),
     self=lambda grad: zeros_like(grad))
+# F.affine_grid's sampling grid: each output position's base coordinates mapped by theta
+AFFINE_GRID_GENERATOR = OpSpec(
+    "affine_grid_generator", "AffineGridGeneratorBackward0", kernels.affine_grid_generator,
+    jvp="linear", args=("size", "align_corners"),
+    theta=formulas.affine_grid_generator_backward)
 # F.pad's modes (pads given last dim first); constant pads of negative size crop
 CONSTANT_PAD_ND = OpSpec(
     "constant_pad_nd", "ConstantPadNdBackward0", kernels.constant_pad_nd, args=("pad", "value"),

@@ -636,6 +636,14 @@ def col2im(self, output_size, kernel_size, dilation, padding, stride):
     return table.COL2IM(self, output_size, kernel_size, dilation, padding, stride)
 
 
+def affine_grid_generator_backward(grad, size, align_corners):
+    """theta's gradient: the base grid's transpose times the grid's gradient, per batch."""
+    array = getattr(grad, "_data", grad)  # (a Tensor's array, or the array itself)
+    base = kernels.affine_base_grid(size, align_corners, array.dtype)
+    flat = reshape(grad, (size[0], base.shape[0], len(size) - 2))
+    return transpose(matmul(constant(np.ascontiguousarray(base.T), grad), flat), -1, -2)
+
+
 def channel_shuffle(self, groups):
     return table.CHANNEL_SHUFFLE(self, groups)
 

@@ -1043,6 +1043,27 @@ def fractional_max_pool(self, random_samples, kernel_size, output_size):
             index.astype(np.int64).reshape(lead + tuple(output_size)))
 
 
+def affine_base_grid(size, align_corners, dtype):
+    """ATen's base grid of affine_grid for size (N, C, *spatial): each output position's
+    normalised coordinates (x, y[, z]) and a 1, as a (positions, dims + 1) matrix; each dim
+    from -1 to 1 (pixel centres without align_corners), 0 for a dim of one."""
+    def steps(n):
+        if n <= 1:
+            return np.zeros(max(n, 1), dtype)
+        line = np.linspace(-1, 1, n, dtype=dtype)
+        return line if align_corners else line * dtype.type(n - 1) / dtype.type(n)
+    axes = np.meshgrid(*[steps(n) for n in size[2:]], indexing="ij")  # (D,) H, W
+    base = np.stack(list(axes[::-1]) + [np.ones_like(axes[0])], -1)  # x first: W's coordinate
+    return base.reshape(-1, len(size) - 1)
+
+
+def affine_grid_generator(theta, size, align_corners):
+    """Each base grid position mapped by its batch's theta (N, dims, dims + 1)."""
+    base = affine_base_grid(size, align_corners, theta.dtype)
+    out = np.matmul(base, theta.swapaxes(1, 2))  # (N, positions, dims)
+    return out.reshape((size[0],) + tuple(size[2:]) + (len(size) - 2,))
+
+
 def max_unpool(self, indices, output_size, *stride_padding):
     """max pooling's partial inverse: each value written at its index into a zero block of
     output_size (the last len(output_size) dims); max_unpool3d's stride and padding (as its
