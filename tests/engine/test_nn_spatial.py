@@ -211,6 +211,18 @@ def test_deprecated_upsampling_names_warn_and_interpolate():
         assert y.equal(F.interpolate(x, (5, 4), mode="bilinear", align_corners=True))
 
 
+def test_the_layers_import_from_torchs_module_files():
+    from gradtool.nn.modules.channelshuffle import ChannelShuffle
+    from gradtool.nn.modules.dropout import AlphaDropout
+    from gradtool.nn.modules.instancenorm import InstanceNorm3d
+    from gradtool.nn.modules.padding import ReflectionPad3d
+    from gradtool.nn.modules.pooling import FractionalMaxPool2d, MaxPool2d, MaxPool3d
+    assert (ChannelShuffle, AlphaDropout, InstanceNorm3d, ReflectionPad3d) == (
+        nn.ChannelShuffle, nn.AlphaDropout, nn.InstanceNorm3d, nn.ReflectionPad3d)
+    assert (FractionalMaxPool2d, MaxPool2d, MaxPool3d) == (
+        nn.FractionalMaxPool2d, nn.MaxPool2d, nn.MaxPool3d)
+
+
 ERRORS = {
     "max_pool3d of a 3-d input": (lambda: F.max_pool3d(gt.ones(2, 3, 4), 2), RuntimeError,
                                   "non-empty 4D or 5D"),

@@ -6,6 +6,7 @@ import itertools
 
 from ..errors import missing_attribute, namespace_module
 from . import container, conv, layers, loss, module, normalization, pooling, rnn, transformer
+from . import instance_norm, rearranging
 
 
 def _ntuple(n, name="parse"):
@@ -49,6 +50,20 @@ def _class(name):
 
 
 _SOURCES = (module, container, conv, layers, loss, normalization, pooling, rnn, transformer)
+
+# the pooling, padding, dropout and sampling families' long tail, in torch's files
+_LONG_TAIL = {
+    "pooling": "MaxPool3d AvgPool3d AdaptiveAvgPool3d AdaptiveMaxPool3d MaxUnpool1d "
+               "MaxUnpool2d MaxUnpool3d LPPool1d LPPool2d LPPool3d FractionalMaxPool2d "
+               "FractionalMaxPool3d",
+    "padding": "ReflectionPad3d ReplicationPad3d CircularPad3d ZeroPad3d ConstantPad3d",
+    "dropout": "Dropout1d Dropout3d AlphaDropout FeatureAlphaDropout",
+    "normalization": "LocalResponseNorm CrossMapLRN2d", "instancenorm": "InstanceNorm3d",
+    "channelshuffle": "ChannelShuffle", "activation": "Softmax2d",
+}
+for _file, _names in _LONG_TAIL.items():
+    WHERE[_file] = f"{WHERE.get(_file, '')} {_names}".strip()
+_SOURCES += (instance_norm, rearranging)
 
 
 for _file, _names in WHERE.items():
