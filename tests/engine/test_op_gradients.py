@@ -1568,6 +1568,76 @@ case("affine_grid_3d_align_corners", "AFFINE_GRID_GENERATOR",
      normal(1, 3, 4), _affine_grid_vjp((1, 2, 2, 3, 2), True), order2="square")
 
 
+def _grid_sample_np(x, grid, mode, align_corners, border=False):
+    """F.grid_sample output by output: each grid coordinate (x first) unnormalised to a
+    position along its input dim, the taps around it weighted (bilinear: 1 - t and t;
+    bicubic: cubic convolution, A = -0.75; nearest: the rounded position), taps outside
+    the input reading zero. The grid may be complex (a complex step differentiates it)."""
+    sizes, coords = x.shape[2:], grid.shape[-1]
+    out = np.zeros(x.shape[:2] + grid.shape[1:-1], np.result_type(x, grid))
+    a = -0.75
+    for b in range(x.shape[0]):
+        for pos in np.ndindex(*grid.shape[1:-1]):
+            taps = []
+            for d in range(coords):
+                g, n = grid[(b,) + pos + (d,)], sizes[-1 - d]
+                s = (g + 1) / 2 * (n - 1) if align_corners else ((g + 1) * n - 1) / 2
+                if mode == "nearest":
+                    r = min(max(s.real, 0), n - 1) if border else s.real
+                    taps.append([(int(np.rint(r)), 1.0)])
+                    continue
+                f = int(np.floor(s.real))
+                t = s - f
+                if mode == "bilinear":
+                    taps.append([(f, 1 - t), (f + 1, t)])
+                else:
+                    near = (lambda u: ((a + 2) * u - (a + 3)) * u * u + 1)
+                    far = (lambda u: ((a * u - 5 * a) * u + 8 * a) * u - 4 * a)
+                    taps.append([(f - 1, far(t + 1)), (f, near(t)), (f + 1, near(1 - t)),
+                                 (f + 2, far(2 - t))])
+            for combo in itertools.product(*taps):
+                at = tuple(p for p, _ in combo)[::-1]
+                if all(0 <= p < n for p, n in zip(at, sizes)):
+                    out[(b, slice(None)) + pos] += np.prod([w for _, w in combo]) * (
+                        x[(b, slice(None)) + at])
+    return out
+
+
+def _grid_sample_vjp(mode, align_corners, border=False):
+    """The input's vjp column by column (grid_sample is linear in it); the grid's by a
+    complex step of _grid_sample_np (exact: the weights are polynomials in the grid)."""
+    def vjp(v, x, grid):
+        sample = (lambda inp, g: _grid_sample_np(inp, g, mode, align_corners, border))
+        gx = affine_vjp(lambda inp: sample(inp, grid), [x], 0, v)
+        gg = np.zeros_like(grid)
+        if mode != "nearest":
+            for i in np.ndindex(*grid.shape):
+                step = grid.astype(complex)
+                step[i] += 1e-30j
+                gg[i] = np.sum(sample(x, step).imag / 1e-30 * v)
+        return [gx, gg]
+    return vjp
+
+
+def _grid(*shape):
+    return lambda r: [r.standard_normal(shape[0]), r.uniform(-1.3, 1.3, shape[1])]
+
+
+case("grid_sample_bilinear", "GRID_SAMPLER_2D",
+     lambda x, g: gt.nn.functional.grid_sample(x, g, align_corners=False),
+     _grid((2, 2, 3, 4), (2, 3, 2, 2)), _grid_sample_vjp("bilinear", False))
+case("grid_sample_bicubic_align_corners", "GRID_SAMPLER_2D",
+     lambda x, g: gt.nn.functional.grid_sample(x, g, "bicubic", align_corners=True),
+     _grid((1, 2, 4, 5), (1, 2, 3, 2)), _grid_sample_vjp("bicubic", True))
+case("grid_sample_nearest_border", "GRID_SAMPLER_2D",
+     lambda x, g: gt.nn.functional.grid_sample(x, g, "nearest", "border", align_corners=False),
+     _grid((2, 1, 3, 3), (2, 2, 2, 2)), _grid_sample_vjp("nearest", False, border=True),
+     order2="square")
+case("grid_sample_3d_trilinear", "GRID_SAMPLER_3D",
+     lambda x, g: gt.nn.functional.grid_sample(x, g, align_corners=True),
+     _grid((1, 2, 2, 3, 3), (1, 2, 1, 2, 3)), _grid_sample_vjp("bilinear", True))
+
+
 def _pad_np(pad, mode, **kw):
     return lambda x: np.pad(x, [(0, 0)] * (x.ndim - len(pad) // 2) + [
         (pad[2 * i], pad[2 * i + 1]) for i in reversed(range(len(pad) // 2))], mode=mode, **kw)

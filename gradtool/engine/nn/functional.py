@@ -1628,3 +1628,49 @@ def affine_grid(theta, size, align_corners=None):
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return call(table.AFFINE_GRID_GENERATOR, (theta,), (tuple(int(n) for n in size),
                                                          bool(align_corners)))
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """The input (N, C, H, W) or (N, C, D, H, W) read at the grid's normalised positions
+    (N, H', W', 2) or (N, D', H', W', 3), x first, -1 to 1 across the input, by bilinear,
+    nearest or (4-d) bicubic interpolation; positions outside read zeros, the border or the
+    reflection. One GridSampler2DBackward0 (3D) node, gradients for input and grid."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
+        align_corners = False
+    interpolation = ("bilinear", "nearest", "bicubic").index(mode)
+    padding = ("zeros", "border", "reflection").index(padding_mode)
+    if input.dtype is not grid.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
+                           f"input has {_dtype_name(input)} and grid has {_dtype_name(grid)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in "
+                           f"last dimension, but got grid with sizes {list(grid.shape)}")
+    for i in range(2, input.dim()):
+        if input.shape[i] <= 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {i} being empty")
+    spatial = 2 if input.dim() == 4 else 3
+    if input.dim() != spatial + 2 or grid.dim() != input.dim():
+        raise RuntimeError(f"grid_sampler(): expected {spatial + 2}D input and grid with same "
+                           f"number of dimensions, but got input with sizes {list(input.shape)} "
+                           f"and grid with sizes {list(grid.shape)}")
+    if spatial == 3 and interpolation == 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    row = table.GRID_SAMPLER_2D if spatial == 2 else table.GRID_SAMPLER_3D
+    return call(row, (input, grid), (interpolation, padding, bool(align_corners)))
+
+
+def _dtype_name(t):
+    return f"torch.{t.dtype.name}"  # (torch's c10 names, as its message prints them)

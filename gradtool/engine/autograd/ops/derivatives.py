@@ -1056,6 +1056,16 @@ AFFINE_GRID_GENERATOR = OpSpec(
     "affine_grid_generator", "AffineGridGeneratorBackward0", kernels.affine_grid_generator,
     jvp="linear", args=("size", "align_corners"),
     theta=formulas.affine_grid_generator_backward)
+# F.grid_sample: the input read at the grid's positions (formulas.py's taps); interpolation
+# 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2 reflection
+_GRID_SAMPLER = dict(
+    args=("interpolation_mode", "padding_mode", "align_corners"),
+    jvp=formulas.grid_sampler_jvp, input=formulas.grid_sampler_input_backward,
+    grid=formulas.grid_sampler_grid_backward)
+GRID_SAMPLER_2D = OpSpec("grid_sampler_2d", "GridSampler2DBackward0", formulas.grid_sampler,
+                         **_GRID_SAMPLER)
+GRID_SAMPLER_3D = OpSpec("grid_sampler_3d", "GridSampler3DBackward0", formulas.grid_sampler,
+                         **_GRID_SAMPLER)
 # F.pad's modes (pads given last dim first); constant pads of negative size crop
 CONSTANT_PAD_ND = OpSpec(
     "constant_pad_nd", "ConstantPadNdBackward0", kernels.constant_pad_nd, args=("pad", "value"),

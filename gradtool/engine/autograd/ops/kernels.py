@@ -1064,6 +1064,54 @@ def affine_grid_generator(theta, size, align_corners):
     return out.reshape((size[0],) + tuple(size[2:]) + (len(size) - 2,))
 
 
+def _reflect(coord, twice_low, twice_high):
+    """torch's reflect_coordinates_set_grad: coord reflected into [low, high], and the sign
+    of its derivative."""
+    if twice_low == twice_high:
+        return np.zeros_like(coord), np.zeros_like(coord)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    coord = coord - low
+    sign = np.where(coord < 0, -1.0, 1.0)
+    coord = np.abs(coord)
+    extra, flips = np.fmod(coord, span), np.floor(coord / span)
+    even = flips % 2 == 0
+    return np.where(even, extra + low, span - extra + low), np.where(even, sign, -sign)
+
+
+def _grid_sample_padded(source, size, padding_mode, align_corners):
+    """torch's compute_coordinates_set_grad: a position along a dim of `size` with the
+    padding mode applied (border: clipped, no gradient at or past the edges; reflection:
+    reflected, then clipped), and the factor its derivative gets."""
+    mult = np.ones_like(source)
+    if padding_mode == 2:
+        source, mult = (_reflect(source, 0, 2 * (size - 1)) if align_corners
+                        else _reflect(source, -1, 2 * size - 1))
+    if padding_mode in (1, 2):
+        mult = np.where((source > 0) & (source < size - 1), mult, 0.0)
+        source = np.clip(source, 0, size - 1)
+    return source, mult
+
+
+def grid_sample_source(coord, size, padding_mode, align_corners, pad=True):
+    """torch's grid_sampler_compute_source_index_set_grad: a normalised coordinate in
+    [-1, 1] as a position along a dim of `size` (padded unless pad=False: bicubic pads each
+    tap instead), and its derivative in the coordinate."""
+    if align_corners:
+        source, mult = (coord + 1) / 2 * (size - 1), (size - 1) / 2
+    else:
+        source, mult = ((coord + 1) * size - 1) / 2, size / 2
+    if not pad:
+        return source, np.full_like(coord, mult)
+    source, padded = _grid_sample_padded(source, size, padding_mode, align_corners)
+    return source, padded * mult
+
+
+def grid_sample_pad_tap(index, size, padding_mode, align_corners):
+    """A bicubic tap's integer position with the padding mode applied (get_value_bounded)."""
+    source, _ = _grid_sample_padded(index.astype(np.float64), size, padding_mode, align_corners)
+    return source.astype(np.int64)
+
+
 def max_unpool(self, indices, output_size, *stride_padding):
     """max pooling's partial inverse: each value written at its index into a zero block of
     output_size (the last len(output_size) dims); max_unpool3d's stride and padding (as its
