@@ -1,7 +1,7 @@
 """nn's pooling, padding, dropout, normalisation and rearranging layers of the long tail on the
 engine alone: the 3-d pools and pads, max unpooling, fractional max pooling, LPPool1d/2d/3d, the channel dropouts and alpha dropouts,
-LocalResponseNorm and CrossMapLRN2d, InstanceNorm3d, Softmax2d, ChannelShuffle, affine_grid
-and the deprecated upsampling names. Gradients against central differences (the op rows' own closed
+LocalResponseNorm and CrossMapLRN2d, InstanceNorm3d, Softmax2d, ChannelShuffle, affine_grid,
+grid_sample and the deprecated upsampling names. Gradients against central differences (the op rows' own closed
 forms are in test_op_gradients.py), closed forms and the errors each raises; their comparison
 with torch is in tests/parity/test_conv_pool.py."""
 import math
@@ -199,6 +199,31 @@ def test_affine_grid_of_the_identity_is_the_pixel_grid():
         F.affine_grid(identity, (1, 1, 2, 3))
 
 
+@pytest.mark.parametrize("spatial", [2, 3])
+def test_grid_sample_on_the_identity_grid_returns_the_input(spatial):
+    """affine_grid of the identity is each pixel's centre: every mode reads the input back."""
+    x = f64(2, 3, *(4, 3, 5)[:spatial])
+    identity = gt.cat([gt.eye(spatial, dtype=gt.float64), gt.zeros(spatial, 1,
+                                                                   dtype=gt.float64)], 1)
+    grid = F.affine_grid(identity.expand(2, spatial, spatial + 1), tuple(x.shape),
+                         align_corners=False)
+    for mode in ["bilinear", "nearest"] + (["bicubic"] if spatial == 2 else []):
+        y = F.grid_sample(x, grid, mode, align_corners=False)
+        np.testing.assert_allclose(y.detach().numpy(), x.detach().numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_grid_sample_gradients_against_central_differences(mode, padding):
+    """Of input and grid, to second order; grid positions inside and outside the input,
+    away from the kinks of border and reflection (cell edges and the input's edges)."""
+    x = f64(1, 2, 3, 4)
+    grid = gt.tensor([[[[-0.71, 0.33], [1.37, -0.52]], [[0.12, -1.41], [-1.23, 0.91]]]],
+                     dtype=gt.float64, requires_grad=True)
+    check_grads(lambda a, g: F.grid_sample(a, g, mode, padding, align_corners=False),
+                [x, grid], order=2)
+
+
 def test_deprecated_upsampling_names_warn_and_interpolate():
     x = f64(1, 2, 3, 3)
     with pytest.warns(UserWarning, match="upsample_nearest` is deprecated"):
@@ -253,6 +278,12 @@ ERRORS = {
     "affine_grid of a 3-d size with 2-d matrices": (lambda: F.affine_grid(
         gt.ones(1, 2, 3), (1, 1, 2, 2, 2), False), ValueError,
         "Expected a batch of 3D affine matrices of shape Nx3x4"),
+    "grid_sample of a bad mode": (lambda: F.grid_sample(gt.ones(1, 1, 2, 2),
+                                                        gt.zeros(1, 1, 1, 2), "area"),
+                                  ValueError, "expected mode to be 'bilinear', 'nearest' or"),
+    "grid_sample of a grid of another batch": (lambda: F.grid_sample(
+        gt.ones(2, 1, 2, 2), gt.zeros(1, 1, 1, 2), align_corners=False), RuntimeError,
+        "expected grid and input to have same batch size"),
     "alpha dropout p": (lambda: F.alpha_dropout(gt.ones(2), 1.5), ValueError,
                         "dropout probability has to be between 0 and 1"),
     "feature alpha dropout of a vector": (lambda: F.feature_alpha_dropout(

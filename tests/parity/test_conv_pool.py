@@ -612,3 +612,70 @@ def test_affine_grid_errors_are_torchs(name):
         # (a shape or dtype prints as gradtool's on the engine, as its repr does everywhere)
         errors.append((type(info.value).__name__, str(info.value).replace("torch.", "gradtool.")))
     assert errors[0] == errors[1]
+
+
+# ---- grid_sample: every mode, padding and align_corners, 4-d and 5-d, as torch's
+GRID_SAMPLES = [(spatial, mode, padding, align) for spatial in (2, 3)
+                for mode in ("bilinear", "nearest", "bicubic")
+                for padding in ("zeros", "border", "reflection") for align in (False, True)
+                if not (spatial == 3 and mode == "bicubic")]
+
+
+@pytest.mark.parametrize("spatial, mode, padding, align_corners", GRID_SAMPLES)
+def test_grid_sample_matches_torch(spatial, mode, padding, align_corners):
+    """Output, the gradients of input and grid (positions inside and well outside the
+    input) and their second-order gradients, node names."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 3) + ((4, 5) if spatial == 2 else (3, 4, 5)))
+    g = rng.uniform(-1.6, 1.6, (2,) + ((3, 4) if spatial == 2 else (2, 3, 2)) + (spatial,))
+    seen = []
+    for lib in (gt, torch):
+        xs, gs = lib.tensor(x, requires_grad=True), lib.tensor(g, requires_grad=True)
+        y = lib.nn.functional.grid_sample(xs, gs, mode, padding, align_corners)
+        cot = lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))
+        gx, gg = lib.autograd.grad((y * y * cot).sum(), (xs, gs), create_graph=True)
+        second = lib.autograd.grad((gx.sin().sum() + gg.sin().sum()), (xs, gs),
+                                   allow_unused=True)
+        seen.append((y.grad_fn.name(), [a.detach().numpy() for a in (y, gx, gg)],
+                     [None if s is None else s.numpy() for s in second]))
+    assert seen[0][0] == seen[1][0]
+    for a, b in zip(seen[0][1], seen[1][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    for a, b in zip(seen[0][2], seen[1][2]):
+        if a is None or b is None:  # (an unused input: None on one, zeros on the other)
+            assert not np.any(a if a is not None else b)
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
+
+
+GRID_SAMPLE_BAD_CALLS = {
+    "mode": lambda F, x, g: F.grid_sample(x, g, "area", align_corners=False),
+    "padding": lambda F, x, g: F.grid_sample(x, g, padding_mode="wrap", align_corners=False),
+    "batch": lambda F, x, g: F.grid_sample(x, g[:1], align_corners=False),
+    "last_dim": lambda F, x, g: F.grid_sample(x, g[..., :1], align_corners=False),
+    "dims": lambda F, x, g: F.grid_sample(x[:, :, 0], g[:, 0], align_corners=False),
+    "bicubic_3d": lambda F, x, g: F.grid_sample(x.unsqueeze(2), g.unsqueeze(1).expand(
+        -1, 1, -1, -1, -1)[..., :1].expand(-1, -1, -1, -1, 3), "bicubic", align_corners=False),
+    "dtype": lambda F, x, g: F.grid_sample(x, g.float(), align_corners=False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRID_SAMPLE_BAD_CALLS))
+def test_grid_sample_errors_are_torchs(name):
+    errors = []
+    for lib in (gt, torch):
+        x, g = lib.ones(2, 3, 4, 5, dtype=lib.float64), lib.zeros(2, 3, 4, 2, dtype=lib.float64)
+        with pytest.raises(Exception) as info:
+            GRID_SAMPLE_BAD_CALLS[name](lib.nn.functional, x, g)
+        errors.append((type(info.value).__name__, str(info.value)))
+    assert errors[0] == errors[1]
+
+
+def test_grid_sample_warns_of_the_align_corners_default_as_torch():
+    seen = []
+    for lib in (gt, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.nn.functional.grid_sample(lib.ones(1, 1, 2, 2), lib.zeros(1, 1, 1, 2))
+        seen.append([str(w.message) for w in caught])
+    assert seen[0] == seen[1] and len(seen[0]) == 1

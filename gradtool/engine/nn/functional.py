@@ -1647,8 +1647,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     interpolation = ("bilinear", "nearest", "bicubic").index(mode)
     padding = ("zeros", "border", "reflection").index(padding_mode)
     if input.dtype is not grid.dtype:
-        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
-                           f"input has {_dtype_name(input)} and grid has {_dtype_name(grid)}")
+        raise RuntimeError(f"expected scalar type {_TORCH_DTYPE_NAMES.get(input.dtype.name)} but "
+                           f"found {_TORCH_DTYPE_NAMES.get(grid.dtype.name)}")
     if input.shape[0] != grid.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
                            f"but got input with sizes {list(input.shape)} and grid with sizes "
@@ -1670,7 +1670,3 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     row = table.GRID_SAMPLER_2D if spatial == 2 else table.GRID_SAMPLER_3D
     return call(row, (input, grid), (interpolation, padding, bool(align_corners)))
-
-
-def _dtype_name(t):
-    return f"torch.{t.dtype.name}"  # (torch's c10 names, as its message prints them)
