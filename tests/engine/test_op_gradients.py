@@ -1628,14 +1628,14 @@ case("grid_sample_bilinear", "GRID_SAMPLER_2D",
      _grid((2, 2, 3, 4), (2, 3, 2, 2)), _grid_sample_vjp("bilinear", False))
 case("grid_sample_bicubic_align_corners", "GRID_SAMPLER_2D",
      lambda x, g: gt.nn.functional.grid_sample(x, g, "bicubic", align_corners=True),
-     _grid((1, 2, 4, 5), (1, 2, 3, 2)), _grid_sample_vjp("bicubic", True))
+     _grid((1, 1, 4, 4), (1, 2, 2, 2)), _grid_sample_vjp("bicubic", True))
 case("grid_sample_nearest_border", "GRID_SAMPLER_2D",
      lambda x, g: gt.nn.functional.grid_sample(x, g, "nearest", "border", align_corners=False),
      _grid((2, 1, 3, 3), (2, 2, 2, 2)), _grid_sample_vjp("nearest", False, border=True),
      order2="square")
 case("grid_sample_3d_trilinear", "GRID_SAMPLER_3D",
      lambda x, g: gt.nn.functional.grid_sample(x, g, align_corners=True),
-     _grid((1, 2, 2, 3, 3), (1, 2, 1, 2, 3)), _grid_sample_vjp("bilinear", True))
+     _grid((1, 1, 2, 3, 3), (1, 1, 2, 2, 3)), _grid_sample_vjp("bilinear", True))
 
 
 def _pad_np(pad, mode, **kw):

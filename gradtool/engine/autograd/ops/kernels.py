@@ -1114,8 +1114,8 @@ def grid_sample_pad_tap(index, size, padding_mode, align_corners):
 
 def max_unpool(self, indices, output_size, *stride_padding):
     """max pooling's partial inverse: each value written at its index into a zero block of
-    output_size (the last len(output_size) dims); max_unpool3d's stride and padding (as its
-    op takes them) only decide nothing here."""
+    output_size (the last len(output_size) dims); max_unpool3d's stride and padding, which its
+    op takes, are not needed."""
     spatial = len(output_size)
     lead = self.shape[:-spatial]
     at = indices.reshape(lead + (-1,))
