@@ -1,9 +1,10 @@
 """nn's pooling, padding, dropout, normalisation and rearranging layers of the long tail on the
-engine alone: the 3-d pools and pads, max unpooling, fractional max pooling, LPPool1d/2d/3d, the channel dropouts and alpha dropouts,
-LocalResponseNorm and CrossMapLRN2d, InstanceNorm3d, Softmax2d, ChannelShuffle, affine_grid,
-grid_sample and the deprecated upsampling names. Gradients against central differences (the op rows' own closed
-forms are in test_op_gradients.py), closed forms and the errors each raises; their comparison
-with torch is in tests/parity/test_conv_pool.py."""
+engine alone: the 3-d pools and pads, max unpooling, fractional max pooling, LPPool1d/2d/3d,
+the channel dropouts and alpha dropouts, LocalResponseNorm and CrossMapLRN2d, InstanceNorm3d,
+Softmax2d, ChannelShuffle, affine_grid, grid_sample and the deprecated upsampling names.
+Gradients against central differences (the op rows' own closed forms are in
+test_op_gradients.py), closed forms and the errors each raises; their comparison with torch is
+in tests/parity/test_conv_pool.py."""
 import math
 import warnings
 

@@ -448,8 +448,9 @@ def pad(input, pad, mode="constant", value=None):
         left, right, size = pad[2 * i], pad[2 * i + 1], input.shape[-1 - i]
         if mode == "reflect" and (left >= size or right >= size):
             raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the "
-                               f"corresponding input dimension, but got: padding ({left}, {right}) at dimension "
-                               f"{input.dim() - 1 - i} of input {list(input.shape)}")
+                               f"corresponding input dimension, but got: padding ({left}, "
+                               f"{right}) at dimension {input.dim() - 1 - i} of input "
+                               f"{list(input.shape)}")
     rows = {("reflect", 1): table.REFLECTION_PAD1D, ("reflect", 2): table.REFLECTION_PAD2D,
             ("reflect", 3): table.REFLECTION_PAD3D,
             ("replicate", 1): table.REPLICATION_PAD1D, ("replicate", 2): table.REPLICATION_PAD2D,

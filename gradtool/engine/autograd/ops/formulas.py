@@ -799,7 +799,8 @@ def _by_dims(rows, padding):
 
 
 def reflection_pad(self, padding):
-    return _by_dims((table.REFLECTION_PAD1D, table.REFLECTION_PAD2D, table.REFLECTION_PAD3D), padding)(self, padding)
+    rows = (table.REFLECTION_PAD1D, table.REFLECTION_PAD2D, table.REFLECTION_PAD3D)
+    return _by_dims(rows, padding)(self, padding)
 
 
 def reflection_pad_backward(grad, self, padding):
