@@ -1441,6 +1441,20 @@ def pixel_unshuffle_np(x, r):
     return np.moveaxis(out, (-3, -1), (-4, -3)).reshape(*lead, c * r * r, h // r, w // r)
 
 
+def channel_shuffle_np(x, groups):
+    """Channel g * (C / groups) + i to i * groups + g, element by element."""
+    out = np.empty_like(x)
+    per_group = x.shape[1] // groups
+    for g in range(groups):
+        for i in range(per_group):
+            out[:, i * groups + g] = x[:, g * per_group + i]
+    return out
+
+
+case("channel_shuffle", "CHANNEL_SHUFFLE", lambda x: gt.nn.functional.channel_shuffle(x, 3),
+     normal(2, 6, 2, 1), lambda v, x: [channel_shuffle_np(v, 2)], order2="square")
+
+
 def unfold_np(x, kernel, dilation, padding, stride):
     """Each sliding block of the padded (N, C, H, W) plane as a column, element by element."""
     x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
@@ -1482,37 +1496,43 @@ case("pixel_unshuffle", ("PIXEL_UNSHUFFLE", "PIXEL_SHUFFLE"),
      lambda v, x: [pixel_shuffle_np(v, 3)], order2="square")
 
 
-def _pool_np(x, kernel, stride, padding, reduce, pad_value, dilation=(1, 1), ceil=False):
-    """Each window of x (padded) reduced; windows of ceil mode cut at the padded edge."""
+def _pool_np(x, kernel, stride, padding, reduce, pad_value, dilation=None, ceil=False):
+    """Each window of x (padded) reduced over the last len(kernel) dims; windows of ceil mode
+    cut at the padded edge."""
+    spatial = len(kernel)
+    dilation = dilation or (1,) * spatial
     sizes = []
-    for n, k, p, s, d in zip(x.shape[-2:], kernel, padding, stride, dilation):
+    for n, k, p, s, d in zip(x.shape[-spatial:], kernel, padding, stride, dilation):
         span = n + 2 * p - d * (k - 1) - 1
         size = (-(-span // s) if ceil else span // s) + 1
         sizes.append(size - 1 if ceil and (size - 1) * s >= n + p else size)
-    xp = np.pad(x, [(0, 0)] * (x.ndim - 2) + [(p, p + k * s) for p, k, s in
-                                             zip(padding, kernel, stride)],
+    xp = np.pad(x, [(0, 0)] * (x.ndim - spatial) + [(p, p + k * s) for p, k, s in
+                                                   zip(padding, kernel, stride)],
                 constant_values=pad_value)
-    out = np.zeros(x.shape[:-2] + tuple(sizes))
+    out = np.zeros(x.shape[:-spatial] + tuple(sizes))
     for pos in np.ndindex(*sizes):
         out[(Ellipsis,) + pos] = reduce(xp[(Ellipsis,) + _window(pos, stride, dilation, kernel)],
                                         pos)
     return out
 
 
-def _max_pool_vjp(kernel, stride, padding, dilation=(1, 1), ceil=False):
+def _max_pool_vjp(kernel, stride, padding, dilation=None, ceil=False):
     """v at each window's (unique) max, found by a loop."""
+    spatial = len(kernel)
+    dilation = dilation or (1,) * spatial
+
     def vjp(v, x):
         g = np.zeros_like(x)
-        sizes = v.shape[-2:]
-        for lead in np.ndindex(*x.shape[:-2]):
+        sizes, inside = v.shape[-spatial:], x.shape[-spatial:]
+        for lead in np.ndindex(*x.shape[:-spatial]):
             for pos in np.ndindex(*sizes):
                 best = None
                 for off in np.ndindex(*kernel):
-                    r, c = (p * s - pd + o * d for p, s, pd, o, d in
-                            zip(pos, stride, padding, off, dilation))
-                    if 0 <= r < x.shape[-2] and 0 <= c < x.shape[-1] and (
-                            best is None or x[lead + (r, c)] > x[lead + best]):
-                        best = (r, c)
+                    at = tuple(p * s - pd + o * d for p, s, pd, o, d in
+                               zip(pos, stride, padding, off, dilation))
+                    if all(0 <= a < n for a, n in zip(at, inside)) and (
+                            best is None or x[lead + at] > x[lead + best]):
+                        best = at
                 g[lead + best] += v[lead + pos]
         return [g]
     return vjp
@@ -1524,19 +1544,87 @@ case("max_pool2d", ("MAX_POOL2D_WITH_INDICES", "MAX_POOL2D_WITH_INDICES_BACKWARD
 case("max_pool2d_padding_dilation_ceil", "MAX_POOL2D_WITH_INDICES",
      lambda x: gt.nn.functional.max_pool2d(x, (3, 2), (2, 1), (1, 0), (1, 2), ceil_mode=True),
      normal(2, 6, 5), _max_pool_vjp((3, 2), (2, 1), (1, 0), (1, 2), True), order2="square")
+case("max_pool3d", ("MAX_POOL3D_WITH_INDICES", "MAX_POOL3D_WITH_INDICES_BACKWARD"),
+     lambda x: gt.nn.functional.max_pool3d(x, 2), normal(1, 2, 4, 2, 4),
+     _max_pool_vjp((2, 2, 2), (2, 2, 2), (0, 0, 0)), order2="square")
+case("max_pool3d_padding_dilation_ceil", "MAX_POOL3D_WITH_INDICES",
+     lambda x: gt.nn.functional.max_pool3d(x, (2, 3, 2), (2, 1, 2), (1, 1, 0), (1, 1, 2),
+                                           ceil_mode=True),
+     normal(2, 4, 3, 5), _max_pool_vjp((2, 3, 2), (2, 1, 2), (1, 1, 0), (1, 1, 2), True),
+     order2="square")
+
+
+def _unpooled_max_vjp(spatial):
+    """max_unpool(max_pool(x)) with 2-wide windows keeps each window's max and zeroes the
+    rest: its vjp is v at the maxima (found by _max_pool_vjp's loop)."""
+    def vjp(v, x):
+        pooled = np.ones(x.shape[:-spatial] + tuple(n // 2 for n in x.shape[-spatial:]))
+        at_max = _max_pool_vjp((2,) * spatial, (2,) * spatial, (0,) * spatial)(pooled, x)[0]
+        return [v * at_max]
+    return vjp
+
+
+case("max_unpool2d", ("MAX_UNPOOL2D", "MAX_POOL2D_WITH_INDICES"),
+     lambda x: gt.nn.functional.max_unpool2d(*gt.nn.functional.max_pool2d(
+         x, 2, return_indices=True), 2), normal(2, 2, 4, 6), _unpooled_max_vjp(2),
+     order2="square")
+case("max_unpool3d", ("MAX_UNPOOL3D", "MAX_POOL3D_WITH_INDICES"),
+     lambda x: gt.nn.functional.max_unpool3d(*gt.nn.functional.max_pool3d(
+         x, 2, return_indices=True), 2), normal(2, 4, 2, 4), _unpooled_max_vjp(3),
+     order2="square")
+
+
+_FRACTIONAL_SAMPLES = np.random.default_rng(11).random((2, 2, 3))
+
+
+def _fractional_vjp(kernel, out):
+    """v at each window's max; the windows start at torch's pseudo-random sequence,
+    int((i + u) alpha) - int(u alpha), alpha = (size - kernel) / (out - 1), the last at the
+    end, u the plane's sample for that dim (2-d: the width's is the first)."""
+    spatial = len(kernel)
+
+    def starts(u, size, o, k):
+        alpha = (size - k) / (o - 1) if o > 1 else 0.0
+        return [int((i + u) * alpha) - int(u * alpha) for i in range(o - 1)] + [size - k]
+
+    def vjp(v, x):
+        g = np.zeros_like(x)
+        for b, c in np.ndindex(*x.shape[:2]):
+            u = _FRACTIONAL_SAMPLES[b, c, :spatial]
+            u = u[::-1] if spatial == 2 else u
+            begin = [starts(ud, n, o, k) for ud, n, o, k in zip(u, x.shape[2:], out, kernel)]
+            for pos in np.ndindex(*out):
+                first = tuple(s[p] for s, p in zip(begin, pos))
+                window = x[(b, c) + tuple(slice(f, f + k) for f, k in zip(first, kernel))]
+                at = np.unravel_index(np.argmax(window), window.shape)
+                g[(b, c) + tuple(f + a for f, a in zip(first, at))] += v[(b, c) + pos]
+        return [g]
+    return vjp
+
+
+case("fractional_max_pool2d", ("FRACTIONAL_MAX_POOL2D", "FRACTIONAL_MAX_POOL2D_BACKWARD"),
+     lambda x: gt.nn.functional.fractional_max_pool2d(x, (2, 3), (3, 4), _random_samples=gt.tensor(
+         _FRACTIONAL_SAMPLES[..., :2], dtype=x.dtype)),
+     normal(2, 2, 5, 7), _fractional_vjp((2, 3), (3, 4)), order2="square")
+case("fractional_max_pool3d", ("FRACTIONAL_MAX_POOL3D", "FRACTIONAL_MAX_POOL3D_BACKWARD"),
+     lambda x: gt.nn.functional.fractional_max_pool3d(
+         x, 2, (2, 3, 2), _random_samples=gt.tensor(_FRACTIONAL_SAMPLES, dtype=x.dtype)),
+     normal(2, 2, 4, 5, 4), _fractional_vjp((2, 2, 2), (2, 3, 2)), order2="square")
 
 
 def _avg_np(kernel, stride, padding, ceil, include_pad, divisor=None):
+    spatial = len(kernel)
+
     def mean(window, pos):
-        h0, w0 = (p * s - pd for p, s, pd in zip(pos, stride, padding))
-        h1, w1 = (min(a + k, n + pd) for a, k, n, pd in zip((h0, w0), kernel, shape, padding))
-        count = (h1 - h0) * (w1 - w0) if include_pad else (
-            (min(h1, shape[0]) - max(h0, 0)) * (min(w1, shape[1]) - max(w0, 0)))
-        return window.sum(axis=(-2, -1)) / (divisor or count)
+        starts = [p * s - pd for p, s, pd in zip(pos, stride, padding)]
+        ends = [min(a + k, n + pd) for a, k, n, pd in zip(starts, kernel, shape, padding)]
+        count = np.prod([(e - a) if include_pad else (min(e, n) - max(a, 0))
+                         for a, e, n in zip(starts, ends, shape)])
+        return window.sum(axis=tuple(range(-spatial, 0))) / (divisor or count)
     shape = []
 
     def pool(x):
-        shape[:] = x.shape[-2:]
+        shape[:] = x.shape[-spatial:]
         return _pool_np(x, kernel, stride, padding, mean, 0.0, ceil=ceil)
     return pool
 
@@ -1548,6 +1636,14 @@ case("avg_pool2d", ("AVG_POOL2D", "AVG_POOL2D_BACKWARD"),
 case("avg_pool2d_divisor", "AVG_POOL2D",
      lambda x: gt.nn.functional.avg_pool2d(x, (2, 3), 1, (1, 0), divisor_override=4),
      normal(2, 4, 5), affine_vjps(_avg_np((2, 3), (1, 1), (1, 0), False, True, 4)))
+case("avg_pool3d", ("AVG_POOL3D", "AVG_POOL3D_BACKWARD"),
+     lambda x: gt.nn.functional.avg_pool3d(x, (2, 3, 3), 2, (1, 1, 0), ceil_mode=True,
+                                           count_include_pad=False),
+     normal(1, 2, 3, 5, 4), affine_vjps(_avg_np((2, 3, 3), (2, 2, 2), (1, 1, 0), True, False)),
+     order2="square")
+case("avg_pool3d_divisor", "AVG_POOL3D",
+     lambda x: gt.nn.functional.avg_pool3d(x, 2, 1, 1, divisor_override=3),
+     normal(2, 2, 3, 2), affine_vjps(_avg_np((2, 2, 2), (1, 1, 1), (1, 1, 1), False, True, 3)))
 
 
 def _adaptive_windows(n, out):
@@ -1556,21 +1652,28 @@ def _adaptive_windows(n, out):
 
 def _adaptive_np(out, reduce):
     def pool(x):
-        rows, cols = (_adaptive_windows(n, o) for n, o in zip(x.shape[-2:], out))
-        return np.stack([np.stack([reduce(x[..., r0:r1, c0:c1], axis=(-2, -1))
-                                   for c0, c1 in cols], -1) for r0, r1 in rows], -2)
+        spatial = len(out)
+        windows = [_adaptive_windows(n, o) for n, o in zip(x.shape[-spatial:], out)]
+        result = np.zeros(x.shape[:-spatial] + tuple(out))
+        for pos in np.ndindex(*out):
+            cells = tuple(slice(*w[p]) for w, p in zip(windows, pos))
+            result[(Ellipsis,) + pos] = reduce(x[(Ellipsis,) + cells],
+                                               axis=tuple(range(-spatial, 0)))
+        return result
     return pool
 
 
 def _adaptive_max_vjp(out):
     def vjp(v, x):
+        spatial = len(out)
         g = np.zeros_like(x)
-        rows, cols = (_adaptive_windows(n, o) for n, o in zip(x.shape[-2:], out))
-        for lead in np.ndindex(*x.shape[:-2]):
-            for i, (r0, r1) in enumerate(rows):
-                for j, (c0, c1) in enumerate(cols):
-                    r, c = np.unravel_index(np.argmax(x[lead][r0:r1, c0:c1]), (r1 - r0, c1 - c0))
-                    g[lead + (r0 + r, c0 + c)] += v[lead + (i, j)]
+        windows = [_adaptive_windows(n, o) for n, o in zip(x.shape[-spatial:], out)]
+        for lead in np.ndindex(*x.shape[:-spatial]):
+            for pos in np.ndindex(*out):
+                starts = [w[p][0] for w, p in zip(windows, pos)]
+                cells = x[lead + tuple(slice(*w[p]) for w, p in zip(windows, pos))]
+                at = np.unravel_index(np.argmax(cells), cells.shape)
+                g[lead + tuple(a + s for a, s in zip(at, starts))] += v[lead + pos]
         return [g]
     return vjp
 
@@ -1583,6 +1686,111 @@ case("adaptive_avg_pool2d_to_1", "MEAN_DIM", lambda x: gt.nn.AdaptiveAvgPool2d(1
 case("adaptive_max_pool2d", ("ADAPTIVE_MAX_POOL2D", "ADAPTIVE_MAX_POOL2D_BACKWARD"),
      lambda x: gt.nn.functional.adaptive_max_pool2d(x, (2, 3)), normal(2, 2, 5, 7),
      _adaptive_max_vjp((2, 3)), order2="square")
+case("adaptive_avg_pool3d", ("ADAPTIVE_AVG_POOL3D", "ADAPTIVE_AVG_POOL3D_BACKWARD"),
+     lambda x: gt.nn.functional.adaptive_avg_pool3d(x, (2, 3, 2)), normal(1, 2, 3, 5, 3),
+     affine_vjps(_adaptive_np((2, 3, 2), np.mean)), order2="square")
+case("adaptive_max_pool3d", ("ADAPTIVE_MAX_POOL3D", "ADAPTIVE_MAX_POOL3D_BACKWARD"),
+     lambda x: gt.nn.functional.adaptive_max_pool3d(x, (2, 2, 3)), normal(2, 3, 5, 4),
+     _adaptive_max_vjp((2, 2, 3)), order2="square")
+
+
+def _affine_grid_vjp(size, align_corners):
+    """theta's gradient: sum over output positions of grad (x', y'[, z']) times the position's
+    (x, y[, z], 1), its normalised coordinates from -1 to 1 (pixel centres unless
+    align_corners), built position by position."""
+    def coordinate(i, n):
+        if n == 1:
+            return 0.0
+        line = -1 + 2 * i / (n - 1)
+        return line if align_corners else line * (n - 1) / n
+
+    def vjp(v, theta):
+        g = np.zeros_like(theta)
+        spatial = size[2:]
+        for b in range(size[0]):
+            for pos in np.ndindex(*spatial):
+                base = [coordinate(i, n) for i, n in zip(pos, spatial)][::-1] + [1.0]
+                g[b] += np.outer(v[(b,) + pos], base)
+        return [g]
+    return vjp
+
+
+case("affine_grid", "AFFINE_GRID_GENERATOR",
+     lambda t: gt.nn.functional.affine_grid(t, (2, 1, 3, 4), align_corners=False),
+     normal(2, 2, 3), _affine_grid_vjp((2, 1, 3, 4), False), order2="square")
+case("affine_grid_3d_align_corners", "AFFINE_GRID_GENERATOR",
+     lambda t: gt.nn.functional.affine_grid(t, (1, 2, 2, 3, 2), align_corners=True),
+     normal(1, 3, 4), _affine_grid_vjp((1, 2, 2, 3, 2), True), order2="square")
+
+
+def _grid_sample_np(x, grid, mode, align_corners, border=False):
+    """F.grid_sample output by output: each grid coordinate (x first) unnormalised to a
+    position along its input dim, the taps around it weighted (bilinear: 1 - t and t;
+    bicubic: cubic convolution, A = -0.75; nearest: the rounded position), taps outside
+    the input reading zero. The grid may be complex (a complex step differentiates it)."""
+    sizes, coords = x.shape[2:], grid.shape[-1]
+    out = np.zeros(x.shape[:2] + grid.shape[1:-1], np.result_type(x, grid))
+    a = -0.75
+    for b in range(x.shape[0]):
+        for pos in np.ndindex(*grid.shape[1:-1]):
+            taps = []
+            for d in range(coords):
+                g, n = grid[(b,) + pos + (d,)], sizes[-1 - d]
+                s = (g + 1) / 2 * (n - 1) if align_corners else ((g + 1) * n - 1) / 2
+                if mode == "nearest":
+                    r = min(max(s.real, 0), n - 1) if border else s.real
+                    taps.append([(int(np.rint(r)), 1.0)])
+                    continue
+                f = int(np.floor(s.real))
+                t = s - f
+                if mode == "bilinear":
+                    taps.append([(f, 1 - t), (f + 1, t)])
+                else:
+                    near = (lambda u: ((a + 2) * u - (a + 3)) * u * u + 1)
+                    far = (lambda u: ((a * u - 5 * a) * u + 8 * a) * u - 4 * a)
+                    taps.append([(f - 1, far(t + 1)), (f, near(t)), (f + 1, near(1 - t)),
+                                 (f + 2, far(2 - t))])
+            for combo in itertools.product(*taps):
+                at = tuple(p for p, _ in combo)[::-1]
+                if all(0 <= p < n for p, n in zip(at, sizes)):
+                    out[(b, slice(None)) + pos] += np.prod([w for _, w in combo]) * (
+                        x[(b, slice(None)) + at])
+    return out
+
+
+def _grid_sample_vjp(mode, align_corners, border=False):
+    """The input's vjp column by column (grid_sample is linear in it); the grid's by a
+    complex step of _grid_sample_np (exact: the weights are polynomials in the grid)."""
+    def vjp(v, x, grid):
+        sample = (lambda inp, g: _grid_sample_np(inp, g, mode, align_corners, border))
+        gx = affine_vjp(lambda inp: sample(inp, grid), [x], 0, v)
+        gg = np.zeros_like(grid)
+        if mode != "nearest":
+            for i in np.ndindex(*grid.shape):
+                step = grid.astype(complex)
+                step[i] += 1e-30j
+                gg[i] = np.sum(sample(x, step).imag / 1e-30 * v)
+        return [gx, gg]
+    return vjp
+
+
+def _grid(*shape):
+    return lambda r: [r.standard_normal(shape[0]), r.uniform(-1.3, 1.3, shape[1])]
+
+
+case("grid_sample_bilinear", "GRID_SAMPLER_2D",
+     lambda x, g: gt.nn.functional.grid_sample(x, g, align_corners=False),
+     _grid((2, 2, 3, 4), (2, 3, 2, 2)), _grid_sample_vjp("bilinear", False))
+case("grid_sample_bicubic_align_corners", "GRID_SAMPLER_2D",
+     lambda x, g: gt.nn.functional.grid_sample(x, g, "bicubic", align_corners=True),
+     _grid((1, 1, 4, 4), (1, 2, 2, 2)), _grid_sample_vjp("bicubic", True))
+case("grid_sample_nearest_border", "GRID_SAMPLER_2D",
+     lambda x, g: gt.nn.functional.grid_sample(x, g, "nearest", "border", align_corners=False),
+     _grid((2, 1, 3, 3), (2, 2, 2, 2)), _grid_sample_vjp("nearest", False, border=True),
+     order2="square")
+case("grid_sample_3d_trilinear", "GRID_SAMPLER_3D",
+     lambda x, g: gt.nn.functional.grid_sample(x, g, align_corners=True),
+     _grid((1, 1, 2, 3, 3), (1, 1, 2, 2, 3)), _grid_sample_vjp("bilinear", True))
 
 
 def _pad_np(pad, mode, **kw):
@@ -1605,6 +1813,12 @@ case("pad_replicate1d", ("REPLICATION_PAD1D", "REPLICATION_PAD1D_BACKWARD"),
 case("pad_replicate2d", ("REPLICATION_PAD2D", "REPLICATION_PAD2D_BACKWARD"),
      lambda x: gt.nn.functional.pad(x, (2, 1, 1, 2), mode="replicate"), normal(1, 2, 3, 3),
      affine_vjps(_pad_np((2, 1, 1, 2), "edge")), order2="square")
+case("pad_reflect3d", ("REFLECTION_PAD3D", "REFLECTION_PAD3D_BACKWARD"),
+     lambda x: gt.nn.ReflectionPad3d((1, 2, 0, 2, 2, 1))(x), normal(2, 3, 3, 4),
+     affine_vjps(_pad_np((1, 2, 0, 2, 2, 1), "reflect")), order2="square")
+case("pad_replicate3d", ("REPLICATION_PAD3D", "REPLICATION_PAD3D_BACKWARD"),
+     lambda x: gt.nn.functional.pad(x, (2, 1, 1, 0, 0, 2), mode="replicate"),
+     normal(1, 2, 2, 3, 2), affine_vjps(_pad_np((2, 1, 1, 0, 0, 2), "edge")), order2="square")
 case("pad_circular2d", ("COPY", "SLICE"),
      lambda x: gt.nn.functional.pad(x, (1, 2, 2, 1), mode="circular"), normal(1, 2, 3, 4),
      affine_vjps(_pad_np((1, 2, 2, 1), "wrap")), order2="square")

@@ -41,13 +41,15 @@ from .layers import Bilinear, EmbeddingBag, LazyLinear  # noqa: E402,F401
 from .conv import (LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,  # noqa: E402,F401
                    LazyConvTranspose2d, LazyConvTranspose3d)
 from .normalization import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d  # noqa: E402,F401
-from .instance_norm import LazyInstanceNorm1d, LazyInstanceNorm2d  # noqa: E402,F401
+from .instance_norm import (LazyInstanceNorm1d, LazyInstanceNorm2d,  # noqa: E402,F401
+                            LazyInstanceNorm3d)
 from .parameter import Buffer, UninitializedBuffer, UninitializedParameter  # noqa: E402,F401
 from .transformer import TransformerDecoder, TransformerDecoderLayer  # noqa: E402,F401
 __all__ += ["Bilinear", "TransformerDecoder", "TransformerDecoderLayer", "LazyLinear",
             "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
             "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
-            "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "Buffer",
+            "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+            "Buffer",
             "UninitializedBuffer", "UninitializedParameter", "Container", "EmbeddingBag",
             "AdaptiveLogSoftmaxWithLoss"]
 # the embedding, margin and likelihood losses

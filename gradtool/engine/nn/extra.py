@@ -17,3 +17,21 @@ __all__ = _activations + ["ParameterList", "ParameterDict", "DataParallel", "Ins
                           "InstanceNorm2d", "AvgPool1d", "AdaptiveAvgPool1d", "Conv3d",
                           "ConvTranspose3d", "KLDivLoss", "BatchNorm3d", "RMSNorm",
                           "SyncBatchNorm", "MaxPool1d", "AdaptiveMaxPool1d"] + _rearranging
+# the pooling, padding, dropout and sampling families' long tail
+from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d,  # noqa: F401,E402
+                      CircularPad3d, ConstantPad3d, FractionalMaxPool2d, FractionalMaxPool3d,
+                      LPPool1d, LPPool2d, LPPool3d, MaxPool3d,
+                      MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, ReflectionPad3d, ReplicationPad3d,
+                      ZeroPad3d)
+from .layers import (AlphaDropout, Dropout1d, Dropout3d,  # noqa: F401,E402
+                     FeatureAlphaDropout, Softmax2d)
+from .normalization import CrossMapLRN2d, LocalResponseNorm  # noqa: F401,E402
+from .instance_norm import InstanceNorm3d  # noqa: F401,E402
+from .rearranging import ChannelShuffle  # noqa: F401,E402
+
+__all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "ReflectionPad3d",
+            "ReplicationPad3d", "CircularPad3d", "ZeroPad3d", "ConstantPad3d", "LPPool1d",
+            "LPPool2d", "LPPool3d", "Dropout1d", "Dropout3d", "AlphaDropout",
+            "FeatureAlphaDropout", "Softmax2d", "LocalResponseNorm", "CrossMapLRN2d",
+            "InstanceNorm3d", "ChannelShuffle", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+            "FractionalMaxPool2d", "FractionalMaxPool3d"]

@@ -193,13 +193,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "a future release to interpret the input as one without a batch "
                       "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
                       "behavior, please switch to using dropout1d instead.", stacklevel=2)
-    if not training or p == 0.0 or input.numel() == 0:
-        return input
-    shape = tuple(input.shape[:2]) + (1,) * (ndim - 2)
-    keep = creation.generator().random(shape) >= p if p < 1.0 else np.zeros(shape, bool)
-    mask = creation.from_numpy((keep / (1.0 - p) if p < 1.0 else keep).astype(
-        input._data.dtype))
-    return input.mul_(mask) if inplace else input * mask
+    return _dropout(input, p, training, inplace, feature=True)
 
 
 # ---------------- convolutions, pooling, padding, resampling ----------------
@@ -341,25 +335,33 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                                   dilation, 2, "conv_transpose2d")
 
 
-def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, name):
+def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, name, spatial=2):
     """kernel_size, stride (() when not given: the kernel's, saved as torch saves it), padding,
-    dilation as pairs, checked as torch's pooling checks them."""
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"{name}: Expected 3D or 4D tensor, but got {list(input.shape)}")
-    kernel_size = _per_dim(kernel_size, 2, "kernel_size")
-    stride = () if stride is None or stride == [] else _per_dim(stride, 2, "stride")
-    padding, dilation = _per_dim(padding, 2, "padding"), _per_dim(dilation, 2, "dilation")
+    dilation per spatial dim (2 or 3), checked as torch's pooling checks them."""
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}: Expected 3D or 4D tensor, but got {list(input.shape)}"
+                           if spatial == 2 else
+                           "non-empty 4D or 5D (batch mode) tensor expected for input")
+    kernel_size = _per_dim(kernel_size, spatial, "kernel_size")
+    stride = () if stride is None or stride == [] or stride == () else _per_dim(
+        stride, spatial, "stride")
+    padding = _per_dim(padding, spatial, "padding")
+    dilation = _per_dim(dilation, spatial, "dilation")
     for p, k, d in zip(padding, kernel_size, dilation):
         if p > (d * (k - 1) + 1) // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                                f"pad={p}, kernel_size={k} and dilation={d}")
-    sizes = tuple(input.shape[-2:])
+    sizes = tuple(input.shape[-spatial:])
+    if name == "avg_pool3d" and any(n < k for n, k in zip(sizes, kernel_size)):
+        raise RuntimeError("input image (T: {} H: {} W: {}) smaller than kernel size (kT: {} "
+                           "kH: {} kW: {})".format(*sizes, *kernel_size))
     out = tuple(kernels.pooling_output_size(n, k, p, s, d, ceil_mode) for n, k, p, s, d in zip(
         sizes, kernel_size, padding, stride or kernel_size, dilation))
     if min(out) < 1:
-        planes = input.shape[-3]
-        raise RuntimeError(f"Given input size: ({planes}x{sizes[0]}x{sizes[1]}). Calculated "
-                           f"output size: ({planes}x{out[0]}x{out[1]}). Output size is too small")
+        planes = input.shape[-spatial - 1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (planes,) + sizes))}). "
+                           f"Calculated output size: ({'x'.join(map(str, (planes,) + out))}). "
+                           f"Output size is too small")
     return kernel_size, stride, padding, dilation
 
 
@@ -387,14 +389,17 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                                           bool(count_include_pad), divisor_override))
 
 
-def _adaptive_size(input, output_size, name):
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got {list(input.shape)}")
-    sizes = (output_size,) * 2 if isinstance(output_size, (int, np.integer)) or (
+def _adaptive_size(input, output_size, name, spatial=2):
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but got"
+                           f"{':' if name == 'adaptive_max_pool3d' else ''} {list(input.shape)}")
+    sizes = (output_size,) * spatial if isinstance(output_size, (int, np.integer)) or (
         output_size is None) else tuple(output_size)
-    if len(sizes) != 2:
-        raise RuntimeError(f"{name}: output_size must be 2")
-    return tuple(int(n if s is None else s) for s, n in zip(sizes, input.shape[-2:]))
+    if len(sizes) != spatial:
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be 3"
+                           if name == "adaptive_max_pool3d" else
+                           f"{name}: output_size must be {spatial}")
+    return tuple(int(n if s is None else s) for s, n in zip(sizes, input.shape[-spatial:]))
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -430,9 +435,7 @@ def pad(input, pad, mode="constant", value=None):
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     dims = len(pad) // 2
-    if dims == 3 and input.dim() in (4, 5):
-        raise NotInEngineError(f"torch.nn.functional.pad(mode='{mode}') of 3 dims")
-    if dims not in (1, 2) or input.dim() not in (dims + 1, dims + 2):
+    if dims not in (1, 2, 3) or input.dim() not in (dims + 1, dims + 2):
         raise NotImplementedError(
             f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
             "Supported combinations for non-constant padding:\n"
@@ -444,11 +447,14 @@ def pad(input, pad, mode="constant", value=None):
     for i in range(dims):
         left, right, size = pad[2 * i], pad[2 * i + 1], input.shape[-1 - i]
         if mode == "reflect" and (left >= size or right >= size):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
-                               f"input dimension, but got: padding ({left}, {right}) at dimension "
-                               f"{input.dim() - 1 - i} of input {list(input.shape)}")
+            raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the "
+                               f"corresponding input dimension, but got: padding ({left}, "
+                               f"{right}) at dimension {input.dim() - 1 - i} of input "
+                               f"{list(input.shape)}")
     rows = {("reflect", 1): table.REFLECTION_PAD1D, ("reflect", 2): table.REFLECTION_PAD2D,
-            ("replicate", 1): table.REPLICATION_PAD1D, ("replicate", 2): table.REPLICATION_PAD2D}
+            ("reflect", 3): table.REFLECTION_PAD3D,
+            ("replicate", 1): table.REPLICATION_PAD1D, ("replicate", 2): table.REPLICATION_PAD2D,
+            ("replicate", 3): table.REPLICATION_PAD3D}
     return call(rows[mode, dims], (input,), (tuple(pad),))
 
 
@@ -1665,3 +1671,425 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if labels.size and (labels.min() < -1 or labels.max() >= input.shape[-1]):
         raise RuntimeError("argument #2 'target' is out of range")
     return call(table.MULTILABEL_MARGIN_LOSS, (input, target), (_REDUCTION_ENUM[reduction],))[0]
+
+
+# ---- the pooling, padding, dropout and sampling families' long tail: 3-d pools (the 2-d
+# kernels over (D, H, W), rows of their own as torch's), the dropouts as ATen's one
+# _dropout_impl, max unpooling and fractional max pooling (rows of their own), and the layers
+# torch composes in Python
+# (lp pools, local response norm), composed the same way so that their nodes are torch's
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """The largest value of each (D, H, W) window, and with return_indices its index in the
+    flattened (D, H, W) block: one MaxPool3DWithIndicesBackward0 node."""
+    args = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool3d", 3)
+    out, indices = call(table.MAX_POOL3D_WITH_INDICES, (input,), args + (bool(ceil_mode),))
+    return (out, indices) if return_indices else out
+
+
+max_pool3d_with_indices = max_pool3d
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    kernel_size, stride, padding, _ = _pool_args(input, kernel_size, stride, padding, 1,
+                                                 ceil_mode, "avg_pool3d", 3)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    return call(table.AVG_POOL3D, (input,), (kernel_size, stride, padding, bool(ceil_mode),
+                                          bool(count_include_pad), divisor_override))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Means over windows splitting (D, H, W) into output_size; output_size 1 is a mean over
+    the last three dims (as torch)."""
+    size = _adaptive_size(input, output_size, "adaptive_avg_pool3d", 3)
+    if size == (1, 1, 1):
+        return input.mean((-1, -2, -3), keepdim=True)
+    return call(table.ADAPTIVE_AVG_POOL3D, (input,), (size,))
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    size = _adaptive_size(input, output_size, "adaptive_max_pool3d", 3)
+    out, indices = call(table.ADAPTIVE_MAX_POOL3D, (input,), (size,))
+    return (out, indices) if return_indices else out
+
+
+adaptive_max_pool3d_with_indices = adaptive_max_pool3d
+
+
+_SELU_SATURATION = 1.7580993408473766  # selu's scale * alpha: -selu's limit at -inf
+
+
+def _dropout(input, p, training, inplace, feature=False, alpha=False):
+    """ATen's _dropout_impl, for dropout2d/3d/1d and the alpha dropouts: one keep mask per
+    element or (feature) per (sample, channel), kept with probability 1 - p. Plain: kept
+    values scaled by 1 / (1 - p). Alpha (for SELU nets): dropped values set to selu's
+    saturation -alpha', then an affine map a x + b that keeps mean 0 and variance 1."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if p == 1.0:
+        zero = creation.zeros((), dtype=input.dtype)
+        return input.mul_(zero) if inplace else input * zero
+    if feature and input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = (tuple(input.shape[:2]) + (1,) * (input.dim() - 2) if feature
+             else tuple(input.shape))
+    keep = (creation.generator().random(shape) >= p).astype(input._data.dtype)
+    if not alpha:
+        noise = creation.from_numpy(keep / (1.0 - p))
+        return input.mul_(noise) if inplace else input * noise
+    a = 1.0 / math.sqrt((_SELU_SATURATION ** 2 * p + 1) * (1 - p))
+    shift = creation.from_numpy((keep - 1) * _SELU_SATURATION * a + _SELU_SATURATION * a * p)
+    noise = creation.from_numpy(keep * a)
+    return (input.mul_(noise) if inplace else input * noise).add_(shift)
+
+
+def _channelwise_unbatched(input, batched, inplace, run):
+    """torch's dropout1d/3d on an unbatched input: given a batch of one, then squeezed."""
+    if batched:
+        return run(input)
+    out = run(input.unsqueeze_(0) if inplace else input.unsqueeze(0))
+    return out.squeeze_(0) if inplace else out.squeeze(0)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Whole channels of (N, C, L) or (C, L) zeroed with probability p, the others scaled by
+    1 / (1 - p)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout "
+                           "on inputs with 1 spatial dimension, a channel dimension, and an "
+                           "optional batch dimension (i.e. 2D or 3D inputs).")
+    return _channelwise_unbatched(input, input.dim() == 3, inplace, lambda x: _dropout(
+        x, p, training, inplace, feature=True))
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Whole channels of (N, C, D, H, W) or (C, D, H, W) zeroed with probability p, the others
+    scaled by 1 / (1 - p)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    ndim = input.dim()
+    if ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {ndim}-D input to dropout3d, which is deprecated "
+                      "and will result in an error in a future release. To retain the behavior "
+                      "and silence this warning, please use dropout instead. Note that "
+                      "dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      "spatial dimensions, a channel dimension, and an optional batch "
+                      "dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+    return _channelwise_unbatched(input, ndim == 5, inplace, lambda x: _dropout(
+        x, p, training, inplace, feature=True))
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout for SELU networks: dropped elements take selu's saturation value, then all are
+    mapped affinely so that zero-mean unit-variance inputs keep their mean and variance."""
+    return _dropout(input, p, training, inplace, alpha=True)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels (dim 1)."""
+    return _dropout(input, p, training, inplace, feature=True, alpha=True)
+
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, spatial):
+    """torch's lp_pool1d/2d/3d: (sum of x^p over each window)^(1/p), as the window's mean of
+    x^p times its size; p = +-inf is max pooling of |x| (of -|x|, negated)."""
+    max_pool, avg_pool = {1: (max_pool1d, avg_pool1d), 2: (max_pool2d, avg_pool2d),
+                          3: (max_pool3d, avg_pool3d)}[spatial]
+    if norm_type == math.inf:
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    window = math.prod(_per_dim(kernel_size, spatial, "kernel_size"))
+    if stride is not None:
+        out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return (out.sign() * relu(out.abs())).mul(window).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Each value divided by (k + alpha * mean of the squares of `size` neighbouring channels
+    (zero-padded))^beta, as torch composes it (a pad and an average pool over channels)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input "
+                         f"(got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = tuple(input.shape)
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).view(sizes)
+    return input / div.mul(alpha).add(k).pow(beta)
+
+
+def channel_shuffle(input, groups):
+    """Channels (dim 1) split into `groups` groups and interleaved: channel g * (C / groups)
+    + i moves to i * groups + g. One ChannelShuffleBackward0 node."""
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    if input.shape[1] % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got "
+                           f"{input.shape[1]} channels and {groups} groups.")
+    return call(table.CHANNEL_SHUFFLE, (input,), (int(groups),))
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """interpolate(mode='nearest'), under its deprecated name."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """interpolate(mode='bilinear', align_corners=True), under its deprecated name."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    """torch's: the size max pooling came from, or output_size (its last dims) when within
+    a stride of it."""
+    spatial = len(kernel_size)
+    default = [(input.shape[-spatial + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+               for d in range(spatial)]
+    if output_size is None:
+        size = default
+    else:
+        given = output_size
+        if len(output_size) == spatial + 2:
+            output_size = output_size[2:]
+        if len(output_size) != spatial:
+            raise ValueError(f"output_size should be a sequence containing {spatial} or "
+                             f"{spatial + 2} elements, but it has a length of "
+                             f"'{len(output_size)}'")
+        for d in range(spatial):
+            low, high = default[d] - stride[d], default[d] + stride[d]
+            if not low < output_size[d] < high:
+                raise ValueError(f'invalid output_size "{given}" (dim {d} must be between {low} '
+                                 f'and {high})')
+        size = list(output_size)
+    for d in range(spatial):
+        if size[d] < 0:
+            raise ValueError(f"max_unpooling: output_size must contain non-negative spatial "
+                             f"dimensions, but got output_size[{d}]={size[d]}")
+    return [int(n) for n in size]
+
+
+def _max_unpool(input, indices, output_size, spatial, stride=(), padding=()):
+    """ATen's max_unpooling2d/3d checks, then the row."""
+    if indices.dtype is not dtypes.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{_TORCH_DTYPE_NAMES.get(indices.dtype.name, indices.dtype.name)}")
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"Input to max_unpooling{spatial}d should be a {spatial + 1}d or "
+                           f"{spatial + 2}d Tensor, but got a tensor with {input.dim()} "
+                           f"dimensions.")
+    if tuple(input.shape) != tuple(indices.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    if spatial == 2:
+        return call(table.MAX_UNPOOL2D, (input, indices), (tuple(output_size),))
+    return call(table.MAX_UNPOOL3D, (input, indices), (tuple(output_size), stride, padding))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """max_pool1d's partial inverse: the 2-d op on a width of 1, as torch's."""
+    kernel_size = (_single(kernel_size),)
+    stride = kernel_size if stride is None else (_single(stride),)
+    size = _unpool_output_size(input, kernel_size, stride, (_single(padding),), output_size)
+    return _max_unpool(input.unsqueeze(-1), indices.unsqueeze(-1), size + [1], 2).squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Each value of a max_pool2d output written back at its index, zeros elsewhere."""
+    kernel_size = _per_dim(kernel_size, 2, "kernel_size")
+    stride = kernel_size if stride is None else _per_dim(stride, 2, "stride")
+    padding = _per_dim(padding, 2, "padding")
+    return _max_unpool(input, indices, _unpool_output_size(input, kernel_size, stride, padding,
+                                                           output_size), 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel_size = _per_dim(kernel_size, 3, "kernel_size")
+    stride = kernel_size if stride is None else _per_dim(stride, 3, "stride")
+    padding = _per_dim(padding, 3, "padding")
+    return _max_unpool(input, indices, _unpool_output_size(input, kernel_size, stride, padding,
+                                                           output_size), 3, stride, padding)
+
+
+def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples,
+                         spatial):
+    """torch's fractional_max_pool2d/3d_with_indices: the output size (given, or the ratio of
+    the input's), a sample per (sample, channel, dim) drawn when not given, and ATen's checks."""
+    name = f"fractional_max_pool{spatial}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if spatial == 2 and len(output_ratio) > 2:  # (as torch's: a float ratio has no len)
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple "
+                             f"of Ints.")
+        ratio = (output_ratio,) * spatial if isinstance(output_ratio, (int, float)) else tuple(
+            output_ratio)
+        output_size = [int(input.shape[d - spatial] * ratio[d]) for d in range(spatial)]
+    if _random_samples is None:
+        batch = 1 if input.dim() == spatial + 1 else input.shape[0]
+        _random_samples = creation.rand(batch, input.shape[-spatial - 1], spatial,
+                                        dtype=input.dtype)
+    kernel_size = (kernel_size,) * spatial if isinstance(kernel_size, (int, np.integer)) else (
+        tuple(kernel_size))
+    output_size = (output_size,) * spatial if isinstance(output_size, (int, np.integer)) else (
+        tuple(output_size))
+    if len(kernel_size) != spatial:
+        raise RuntimeError(f"{name}: kernel_size must either be a single Int or tuple of Ints")
+    if len(output_size) != spatial:
+        raise RuntimeError(f"{name}: output_size must either be a single Int or tuple of Ints")
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but got: "
+                           f"{list(input.shape)}")
+    batch = 1 if input.dim() == spatial + 1 else input.shape[0]
+    if _random_samples.shape[0] < batch:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if _random_samples.shape[1] != input.shape[-spatial - 1]:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if _random_samples.shape[2] != spatial:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {spatial}; got "
+                           f"{_random_samples.shape[2]}.")
+    if _random_samples.dtype is not input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    words = (("height", "width") if spatial == 2 else ("time", "height", "width"))
+    where = name + ("(): " if spatial == 2 else "_out(): ")
+    for word, o, k, n in zip(words, output_size, kernel_size, input.shape[-spatial:]):
+        if o + k - 1 > n:
+            raise RuntimeError(f"{where}pool {word} {k} too large relative to input {word} {n}")
+    row = table.FRACTIONAL_MAX_POOL2D if spatial == 2 else table.FRACTIONAL_MAX_POOL3D
+    return call(row, (input, _random_samples), (kernel_size, output_size))
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """Max pooling over windows of kernel_size at pseudo-random starts, so that the output
+    has output_size (or output_ratio of the input's size): one FractionalMaxPool2DBackward0."""
+    out, indices = _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                        _random_samples, 2)
+    return (out, indices) if return_indices else out
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    out, indices = _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                        _random_samples, 3)
+    return (out, indices) if return_indices else out
+
+
+fractional_max_pool2d_with_indices = fractional_max_pool2d
+fractional_max_pool3d_with_indices = fractional_max_pool3d
+
+
+_ALIGN_CORNERS_DEFAULT = ("Default grid_sample and affine_grid behavior has changed to "
+                          "align_corners=False since 1.3.0. Please specify align_corners=True "
+                          "if the old behavior is desired. See the documentation of grid_sample "
+                          "for details.")
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid (N, H, W, 2) or (N, D, H, W, 3) of F.grid_sample for a batch of
+    affine maps theta (N, 2, 3) or (N, 3, 4), in normalised [-1, 1] coordinates: one
+    AffineGridGeneratorBackward0 node, with torch's checks."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{size}. Got {theta.shape}.")
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{size}. Got {theta.shape}.")
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    if align_corners and min(list(size)[2:]) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                      "grids when align_corners=True. "
+                      "This is not an intended use case of affine_grid. See the documentation "
+                      "of affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return call(table.AFFINE_GRID_GENERATOR, (theta,), (tuple(int(n) for n in size),
+                                                         bool(align_corners)))
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """The input (N, C, H, W) or (N, C, D, H, W) read at the grid's normalised positions
+    (N, H', W', 2) or (N, D', H', W', 3), x first, -1 to 1 across the input, by bilinear,
+    nearest or (4-d) bicubic interpolation; positions outside read zeros, the border or the
+    reflection. One GridSampler2DBackward0 (3D) node, gradients for input and grid."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
+        align_corners = False
+    interpolation = ("bilinear", "nearest", "bicubic").index(mode)
+    padding = ("zeros", "border", "reflection").index(padding_mode)
+    if input.dtype is not grid.dtype:
+        raise RuntimeError(f"expected scalar type {_TORCH_DTYPE_NAMES.get(input.dtype.name)} but "
+                           f"found {_TORCH_DTYPE_NAMES.get(grid.dtype.name)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in "
+                           f"last dimension, but got grid with sizes {list(grid.shape)}")
+    for i in range(2, input.dim()):
+        if input.shape[i] <= 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {i} being empty")
+    spatial = 2 if input.dim() == 4 else 3
+    if input.dim() != spatial + 2 or grid.dim() != input.dim():
+        raise RuntimeError(f"grid_sampler(): expected {spatial + 2}D input and grid with same "
+                           f"number of dimensions, but got input with sizes {list(input.shape)} "
+                           f"and grid with sizes {list(grid.shape)}")
+    if spatial == 3 and interpolation == 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    row = table.GRID_SAMPLER_2D if spatial == 2 else table.GRID_SAMPLER_3D
+    return call(row, (input, grid), (interpolation, padding, bool(align_corners)))

@@ -1,4 +1,4 @@
-"""nn.InstanceNorm1d and InstanceNorm2d: each sample's channels normalised by their own
+"""nn.InstanceNorm1d, 2d and 3d: each sample's channels normalised by their own
 statistics (F.instance_norm); affine weight and bias and running statistics are off by
 default, as torch's."""
 from ..autograd import creation
@@ -9,7 +9,7 @@ from .parameter import Parameter
 
 
 class _InstanceNorm(Module):
-    dims = None  # the input's dims without the batch: (C, L) or (C, H, W)
+    dims = None  # the input's dims without the batch: (C, L), (C, H, W) or (C, D, H, W)
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
                  track_running_stats=False, bias=True, device=None, dtype=None):
@@ -56,7 +56,12 @@ class InstanceNorm2d(_InstanceNorm):
     dims = 3
 
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "LazyInstanceNorm1d", "LazyInstanceNorm2d"]
+class InstanceNorm3d(_InstanceNorm):
+    dims = 4
+
+
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
+           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
@@ -65,3 +70,7 @@ class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
 
 class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
     cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNormBase, InstanceNorm3d):
+    cls_to_become = InstanceNorm3d

@@ -242,6 +242,40 @@ class Dropout2d(Dropout):
         return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
+class Softmax2d(Module):
+    """softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
+                             f"instead")
+        return F.softmax(input, -3)
+
+
+class Dropout1d(Dropout):
+    """Dropout2d over (N, C, L) or (C, L): whole channels zeroed."""
+
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(Dropout):
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(Dropout):
+    """F.alpha_dropout in training mode (for SELU networks), the identity in eval mode."""
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(Dropout):
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)
+
+
 class Embedding(Module):
     """A lookup table: row i of weight (num_embeddings, embedding_dim) for index i.
     weight ~ N(0, 1), with the padding_idx row zeroed and kept out of the gradient."""

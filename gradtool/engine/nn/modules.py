@@ -5,8 +5,8 @@ import collections.abc
 import itertools
 
 from ..errors import missing_attribute, namespace_module
-from . import (activation_extra, adaptive, container, conv, lazy, layers, loss, module, normalization,
-               pooling, rnn, transformer)
+from . import (activation_extra, adaptive, container, conv, instance_norm, lazy, layers, loss,
+               module, normalization, pooling, rearranging, rnn, transformer)
 
 
 def _ntuple(n, name="parse"):
@@ -58,6 +58,22 @@ def _class(name):
 
 _SOURCES = (module, container, conv, layers, loss, normalization, pooling, rnn, transformer,
             activation_extra, lazy, adaptive)
+
+# the pooling, padding, dropout and sampling families' long tail, in torch's files
+_LONG_TAIL = {
+    "pooling": "MaxPool3d AvgPool3d AdaptiveAvgPool3d AdaptiveMaxPool3d MaxUnpool1d "
+               "MaxUnpool2d MaxUnpool3d LPPool1d LPPool2d LPPool3d FractionalMaxPool2d "
+               "FractionalMaxPool3d",
+    "padding": "ReflectionPad3d ReplicationPad3d CircularPad3d ZeroPad3d ConstantPad3d",
+    "dropout": "Dropout1d Dropout3d AlphaDropout FeatureAlphaDropout",
+    "normalization": "LocalResponseNorm CrossMapLRN2d",
+    "instancenorm": "InstanceNorm1d InstanceNorm2d InstanceNorm3d LazyInstanceNorm1d "
+                    "LazyInstanceNorm2d LazyInstanceNorm3d",
+    "channelshuffle": "ChannelShuffle", "activation": "Softmax2d",
+}
+for _file, _names in _LONG_TAIL.items():
+    WHERE[_file] = f"{WHERE.get(_file, '')} {_names}".strip()
+_SOURCES += (instance_norm, rearranging)
 
 
 # torch.nn.modules.module's functions: hooks on every module

@@ -1,9 +1,11 @@
-"""BatchNorm1d, 2d and 3d, SyncBatchNorm, GroupNorm, LayerNorm and RMSNorm."""
+"""BatchNorm1d, 2d and 3d, SyncBatchNorm, GroupNorm, LayerNorm, RMSNorm, and the local
+response norms (LocalResponseNorm, and torch's older CrossMapLRN2d)."""
 import numbers
 
 from ..autograd import creation, dtypes
 from ..autograd.device import check as check_device
 from .. import distributed
+from . import _functions
 from . import functional as F
 from . import init
 from .lazy import _LazyNormBase
@@ -233,3 +235,26 @@ class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
 
 class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
     cls_to_become = BatchNorm3d
+
+
+class LocalResponseNorm(Module):
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(LocalResponseNorm):
+    """torch's older local response norm of (N, C, H, W): a Function of its own
+    (CrossMapLRN2dBackward), whose channel windows are torch's running sums."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input):
+        return _functions.CrossMapLRN2d.apply(input, self.size, self.alpha, self.beta, self.k)

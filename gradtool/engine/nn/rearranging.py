@@ -102,4 +102,16 @@ class PairwiseDistance(Module):
 
 
 __all__ = ["PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "Unflatten", "CosineSimilarity",
-           "PairwiseDistance"]
+           "PairwiseDistance", "ChannelShuffle"]
+
+
+class ChannelShuffle(Module):
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"

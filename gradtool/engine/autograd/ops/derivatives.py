@@ -1083,7 +1083,7 @@ CONVOLUTION = OpSpec(
 # max pooling returns each max's index in the (H, W) plane (result1); its backward is an op
 # of its own (torch's), whose own gradient reads the gradient at those indices
 MAX_POOL2D_WITH_INDICES = OpSpec(
-    "max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0", kernels.max_pool2d_with_indices,
+    "max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0", kernels.max_pool_with_indices,
     args=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
     outputs=("result", "result1"), nondiff_outputs=("result1",),
     jvp=lambda self_t, result1: formulas.max_pool_double_backward(self_t, result1),
@@ -1097,7 +1097,7 @@ MAX_POOL2D_WITH_INDICES_BACKWARD = OpSpec(
     grad_output=formulas.max_pool_double_backward,
     self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
 ADAPTIVE_MAX_POOL2D = OpSpec(
-    "adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0", kernels.adaptive_max_pool2d,
+    "adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0", kernels.adaptive_max_pool,
     args=("output_size",), outputs=("result", "result1"), nondiff_outputs=("result1",),
     jvp=lambda self_t, result1: formulas.max_pool_double_backward(self_t, result1),
     self=lambda grad, self, result1: formulas.adaptive_max_pool2d_backward(grad, self, result1))
@@ -1108,13 +1108,13 @@ ADAPTIVE_MAX_POOL2D_BACKWARD = OpSpec(
 _AVG_POOL2D_ARGS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
                     "divisor_override")
 AVG_POOL2D = OpSpec(
-    "avg_pool2d", "AvgPool2DBackward0", kernels.avg_pool2d, jvp="linear", args=_AVG_POOL2D_ARGS,
+    "avg_pool2d", "AvgPool2DBackward0", kernels.avg_pool, jvp="linear", args=_AVG_POOL2D_ARGS,
     self=lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
     divisor_override: formulas.avg_pool2d_backward(grad, self, kernel_size, stride, padding,
                                                    ceil_mode, count_include_pad,
                                                    divisor_override))
 AVG_POOL2D_BACKWARD = OpSpec(
-    "avg_pool2d_backward", "AvgPool2DBackwardBackward0", kernels.avg_pool2d_backward,
+    "avg_pool2d_backward", "AvgPool2DBackwardBackward0", kernels.avg_pool_backward,
     jvp="linear", args=_AVG_POOL2D_ARGS,
     grad_output=lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
     divisor_override: formulas.avg_pool2d(grad, kernel_size, stride, padding, ceil_mode,
@@ -1125,10 +1125,109 @@ ADAPTIVE_AVG_POOL2D = OpSpec(
     args=("output_size",), self=formulas.adaptive_avg_pool2d_backward)
 ADAPTIVE_AVG_POOL2D_BACKWARD = OpSpec(
     "adaptive_avg_pool2d_backward", "AdaptiveAvgPool2DBackwardBackward0",
-    kernels.adaptive_avg_pool_backward, jvp="linear",
+    kernels.adaptive_avg_pool2d_backward, jvp="linear",
     grad_output=lambda grad, grad_output_sym_sizes:
         formulas.adaptive_avg_pool2d(grad, grad_output_sym_sizes[-2:]),
     self=lambda grad: zeros_like(grad))
+# max unpooling writes each value at its max pool index; its gradient reads it back there
+MAX_UNPOOL2D = OpSpec(
+    "max_unpool2d", "MaxUnpool2DBackward0", kernels.max_unpool, jvp="linear",
+    args=("output_size",),
+    self=lambda grad, indices: formulas.max_pool_double_backward(grad, indices, 2),
+    indices=NON_DIFFERENTIABLE)
+MAX_UNPOOL3D = OpSpec(
+    "max_unpool3d", "MaxUnpool3DBackward0", kernels.max_unpool, jvp="linear",
+    args=("output_size", "stride", "padding"),
+    self=lambda grad, indices: formulas.max_pool_double_backward(grad, indices, 3),
+    indices=NON_DIFFERENTIABLE)
+# fractional max pooling: windows at starts drawn from random_samples; a max pool's backward
+_FRACTIONAL_ARGS = ("kernel_size", "output_size")
+FRACTIONAL_MAX_POOL2D = OpSpec(
+    "fractional_max_pool2d", "FractionalMaxPool2DBackward0", kernels.fractional_max_pool,
+    args=_FRACTIONAL_ARGS, outputs=("result", "result1"), nondiff_outputs=("result1",),
+    jvp=lambda self_t, result1: formulas.max_pool_double_backward(self_t, result1, 2),
+    self=lambda grad, self, kernel_size, output_size, result1:
+        formulas.fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1),
+    random_samples=NON_DIFFERENTIABLE)
+FRACTIONAL_MAX_POOL2D_BACKWARD = OpSpec(
+    "fractional_max_pool2d_backward", "FractionalMaxPool2DBackwardBackward0",
+    kernels.max_pool_backward, jvp="linear", args=_FRACTIONAL_ARGS,
+    grad_output=lambda grad, indices: formulas.max_pool_double_backward(grad, indices, 2),
+    self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
+FRACTIONAL_MAX_POOL3D = OpSpec(
+    "fractional_max_pool3d", "FractionalMaxPool3DBackward0", kernels.fractional_max_pool,
+    args=_FRACTIONAL_ARGS, outputs=("result", "result1"), nondiff_outputs=("result1",),
+    jvp=lambda self_t, result1: formulas.max_pool_double_backward(self_t, result1, 3),
+    self=lambda grad, self, kernel_size, output_size, result1:
+        formulas.fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1),
+    random_samples=NON_DIFFERENTIABLE)
+FRACTIONAL_MAX_POOL3D_BACKWARD = OpSpec(
+    "fractional_max_pool3d_backward", "FractionalMaxPool3DBackwardBackward0",
+    kernels.max_pool3d_backward, jvp="linear", args=_FRACTIONAL_ARGS,
+    grad_output=lambda grad, indices: formulas.max_pool_double_backward(grad, indices, 3),
+    self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
+# the 3-d pools: the same kernels over (D, H, W), indices into the flattened (D, H, W) block
+MAX_POOL3D_WITH_INDICES = OpSpec(
+    "max_pool3d_with_indices", "MaxPool3DWithIndicesBackward0", kernels.max_pool_with_indices,
+    args=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
+    outputs=("result", "result1"), nondiff_outputs=("result1",),
+    jvp=lambda self_t, result1: formulas.max_pool_double_backward(self_t, result1, 3),
+    self=lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1:
+        formulas.max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding,
+                                                  dilation, ceil_mode, result1))
+MAX_POOL3D_WITH_INDICES_BACKWARD = OpSpec(
+    "max_pool3d_with_indices_backward", "MaxPool3DWithIndicesBackwardBackward0",
+    kernels.max_pool3d_backward, jvp="linear",
+    args=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
+    grad_output=lambda grad, indices: formulas.max_pool_double_backward(grad, indices, 3),
+    self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
+ADAPTIVE_MAX_POOL3D = OpSpec(
+    "adaptive_max_pool3d", "AdaptiveMaxPool3DBackward0", kernels.adaptive_max_pool,
+    args=("output_size",), outputs=("result", "result1"), nondiff_outputs=("result1",),
+    jvp=lambda self_t, result1: formulas.max_pool_double_backward(self_t, result1, 3),
+    self=lambda grad, self, result1: formulas.adaptive_max_pool3d_backward(grad, self, result1))
+ADAPTIVE_MAX_POOL3D_BACKWARD = OpSpec(
+    "adaptive_max_pool3d_backward", "AdaptiveMaxPool3DBackwardBackward0",
+    kernels.max_pool3d_backward, jvp="linear",
+    grad_output=lambda grad, indices: formulas.max_pool_double_backward(grad, indices, 3),
+    self=lambda grad: zeros_like(grad), indices=NON_DIFFERENTIABLE)
+AVG_POOL3D = OpSpec(
+    "avg_pool3d", "AvgPool3DBackward0", kernels.avg_pool, jvp="linear", args=_AVG_POOL2D_ARGS,
+    self=lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override: formulas.avg_pool3d_backward(grad, self, kernel_size, stride, padding,
+                                                   ceil_mode, count_include_pad,
+                                                   divisor_override))
+AVG_POOL3D_BACKWARD = OpSpec(
+    "avg_pool3d_backward", "AvgPool3DBackwardBackward0", kernels.avg_pool_backward,
+    jvp="linear", args=_AVG_POOL2D_ARGS,
+    grad_output=lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override: formulas.avg_pool3d(grad, kernel_size, stride, padding, ceil_mode,
+                                          count_include_pad, divisor_override),
+    self=lambda grad: zeros_like(grad))
+ADAPTIVE_AVG_POOL3D = OpSpec(
+    "adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0", kernels.adaptive_avg_pool, jvp="linear",
+    args=("output_size",), self=formulas.adaptive_avg_pool3d_backward)
+ADAPTIVE_AVG_POOL3D_BACKWARD = OpSpec(
+    "adaptive_avg_pool3d_backward", "AdaptiveAvgPool3DBackwardBackward0",
+    kernels.adaptive_avg_pool3d_backward, jvp="linear",
+    grad_output=lambda grad, grad_output_sym_sizes:
+        formulas.adaptive_avg_pool3d(grad, grad_output_sym_sizes[-3:]),
+    self=lambda grad: zeros_like(grad))
+# F.affine_grid's sampling grid: each output position's base coordinates mapped by theta
+AFFINE_GRID_GENERATOR = OpSpec(
+    "affine_grid_generator", "AffineGridGeneratorBackward0", kernels.affine_grid_generator,
+    jvp="linear", args=("size", "align_corners"),
+    theta=formulas.affine_grid_generator_backward)
+# F.grid_sample: the input read at the grid's positions (formulas.py's taps); interpolation
+# 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2 reflection
+_GRID_SAMPLER = dict(
+    args=("interpolation_mode", "padding_mode", "align_corners"),
+    jvp=formulas.grid_sampler_jvp, input=formulas.grid_sampler_input_backward,
+    grid=formulas.grid_sampler_grid_backward)
+GRID_SAMPLER_2D = OpSpec("grid_sampler_2d", "GridSampler2DBackward0", formulas.grid_sampler,
+                         **_GRID_SAMPLER)
+GRID_SAMPLER_3D = OpSpec("grid_sampler_3d", "GridSampler3DBackward0", formulas.grid_sampler,
+                         **_GRID_SAMPLER)
 # F.pad's modes (pads given last dim first); constant pads of negative size crop
 CONSTANT_PAD_ND = OpSpec(
     "constant_pad_nd", "ConstantPadNdBackward0", kernels.constant_pad_nd, args=("pad", "value"),
@@ -1144,9 +1243,13 @@ REFLECTION_PAD1D = OpSpec("reflection_pad1d", "ReflectionPad1DBackward0", kernel
                           **_REFLECTION_PAD)
 REFLECTION_PAD2D = OpSpec("reflection_pad2d", "ReflectionPad2DBackward0", kernels.reflection_pad,
                           **_REFLECTION_PAD)
+REFLECTION_PAD3D = OpSpec("reflection_pad3d", "ReflectionPad3DBackward0", kernels.reflection_pad,
+                          **_REFLECTION_PAD)
 REFLECTION_PAD1D_BACKWARD = OpSpec("reflection_pad1d_backward", "ReflectionPad1DBackwardBackward0",
                                    kernels.reflection_pad_backward, **_REFLECTION_PAD_BACKWARD)
 REFLECTION_PAD2D_BACKWARD = OpSpec("reflection_pad2d_backward", "ReflectionPad2DBackwardBackward0",
+                                   kernels.reflection_pad_backward, **_REFLECTION_PAD_BACKWARD)
+REFLECTION_PAD3D_BACKWARD = OpSpec("reflection_pad3d_backward", "ReflectionPad3DBackwardBackward0",
                                    kernels.reflection_pad_backward, **_REFLECTION_PAD_BACKWARD)
 _REPLICATION_PAD = dict(_PAD, self=formulas.replication_pad_backward)
 _REPLICATION_PAD_BACKWARD = dict(_PAD, grad_output=lambda grad, padding:
@@ -1156,11 +1259,16 @@ REPLICATION_PAD1D = OpSpec("replication_pad1d", "ReplicationPad1DBackward0",
                            kernels.replication_pad, **_REPLICATION_PAD)
 REPLICATION_PAD2D = OpSpec("replication_pad2d", "ReplicationPad2DBackward0",
                            kernels.replication_pad, **_REPLICATION_PAD)
+REPLICATION_PAD3D = OpSpec("replication_pad3d", "ReplicationPad3DBackward0",
+                           kernels.replication_pad, **_REPLICATION_PAD)
 REPLICATION_PAD1D_BACKWARD = OpSpec("replication_pad1d_backward",
                                     "ReplicationPad1DBackwardBackward0",
                                     kernels.replication_pad_backward, **_REPLICATION_PAD_BACKWARD)
 REPLICATION_PAD2D_BACKWARD = OpSpec("replication_pad2d_backward",
                                     "ReplicationPad2DBackwardBackward0",
+                                    kernels.replication_pad_backward, **_REPLICATION_PAD_BACKWARD)
+REPLICATION_PAD3D_BACKWARD = OpSpec("replication_pad3d_backward",
+                                    "ReplicationPad3DBackwardBackward0",
                                     kernels.replication_pad_backward, **_REPLICATION_PAD_BACKWARD)
 # F.interpolate: scales (1 / scale_factor when given) decide the source positions as torch's
 UPSAMPLE_NEAREST1D = OpSpec(
@@ -1238,6 +1346,11 @@ PIXEL_SHUFFLE = OpSpec(
     "pixel_shuffle", "PixelShuffleBackward0", kernels.pixel_shuffle, jvp="linear",
     args=("upscale_factor",),
     self=lambda grad, upscale_factor: formulas.pixel_unshuffle(grad, upscale_factor))
+# its inverse is the shuffle of the other factor of C: C / groups groups
+CHANNEL_SHUFFLE = OpSpec(
+    "channel_shuffle", "ChannelShuffleBackward0", kernels.channel_shuffle, jvp="linear",
+    args=("groups",),
+    self=lambda grad, groups: formulas.channel_shuffle(grad, grad.shape[1] // groups))
 PIXEL_UNSHUFFLE = OpSpec(
     "pixel_unshuffle", "PixelUnshuffleBackward0", kernels.pixel_unshuffle, jvp="linear",
     args=("downscale_factor",),

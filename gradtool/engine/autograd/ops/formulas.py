@@ -1,6 +1,7 @@
 """Derivative formulas that need local variables, named after torch's (FunctionsManual.cpp).
 Each is written once with the ops of `generic`, which take Tensors (recording: gradients of
 gradients) or numpy arrays (the engine's first-order path)."""
+import itertools
 import math
 
 import numpy as np
@@ -11,8 +12,9 @@ from . import kernels
 from .generic import (abs, addmm, any_true, cat, clamp, conj, constant, contiguous, cumprod,
                       cumsum, detach, diagonal, erf, exp, expand, flip, gather, imag, index_add,
                       index_select, is_complex, isnan, log, log1p, masked_fill, matmul, mean, mm,
-                      numel, ones_like, permute, prod, real, reshape, scatter, sigmoid, sign,
-                      slice, squeeze, stack, sum, sum_to, t, tanh, transpose, tril, triu,
+                      numel, ones_like, permute, prod, real, reshape, scatter, scatter_add,
+                      select, sigmoid, sign, slice, squeeze, stack, sum, sum_to, t, tanh,
+                      transpose, tril, triu,
                       unsqueeze, var, where, zeros, zeros_like)
 from .generic import index_put
 from .kernels import expanded, is_column_major
@@ -655,11 +657,11 @@ def _no_tangent(t):
 
 
 # ---- pooling, pads, resampling: each backward an op of its own, as torch's ----
-def max_pool_double_backward(grad, indices):
+def max_pool_double_backward(grad, indices, spatial=2):
     """Each output's value read at the index its max came from: max pooling's jvp, and the
-    gradient of its backward."""
-    flat = reshape(grad, tuple(grad.shape[:-2]) + (-1,))
-    at = reshape(indices, tuple(indices.shape[:-2]) + (-1,))
+    gradient of its backward (over the last `spatial` dims)."""
+    flat = reshape(grad, tuple(grad.shape[:-spatial]) + (-1,))
+    at = reshape(indices, tuple(indices.shape[:-spatial]) + (-1,))
     return reshape(gather(flat, len(at.shape) - 1, at), tuple(indices.shape))
 
 
@@ -672,6 +674,33 @@ def max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, d
 adaptive_max_pool2d_backward = row_function("ADAPTIVE_MAX_POOL2D_BACKWARD")  # (grad, self, indices)
 avg_pool2d = row_function("AVG_POOL2D")  # (self, kernel_size, stride, padding, ...)
 avg_pool2d_backward = row_function("AVG_POOL2D_BACKWARD")  # (grad, self, kernel_size, ...)
+
+
+def max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation,
+                                     ceil_mode, indices):
+    return table.MAX_POOL3D_WITH_INDICES_BACKWARD(grad, self, indices, kernel_size, stride,
+                                                  padding, dilation, ceil_mode)
+
+
+adaptive_max_pool3d_backward = row_function("ADAPTIVE_MAX_POOL3D_BACKWARD")  # (grad, self, indices)
+
+
+def fractional_max_pool2d_backward(grad, self, kernel_size, output_size, indices):
+    return table.FRACTIONAL_MAX_POOL2D_BACKWARD(grad, self, indices, kernel_size, output_size)
+
+
+def fractional_max_pool3d_backward(grad, self, kernel_size, output_size, indices):
+    return table.FRACTIONAL_MAX_POOL3D_BACKWARD(grad, self, indices, kernel_size, output_size)
+avg_pool3d = row_function("AVG_POOL3D")
+avg_pool3d_backward = row_function("AVG_POOL3D_BACKWARD")
+
+
+def adaptive_avg_pool3d(self, output_size):
+    return table.ADAPTIVE_AVG_POOL3D(self, tuple(output_size))
+
+
+def adaptive_avg_pool3d_backward(grad, self):
+    return table.ADAPTIVE_AVG_POOL3D_BACKWARD(grad, self)
 
 
 def adaptive_avg_pool2d(self, output_size):
@@ -690,6 +719,150 @@ def col2im(self, output_size, kernel_size, dilation, padding, stride):
     return table.COL2IM(self, output_size, kernel_size, dilation, padding, stride)
 
 
+def affine_grid_generator_backward(grad, size, align_corners):
+    """theta's gradient: the base grid's transpose times the grid's gradient, per batch."""
+    array = getattr(grad, "_data", grad)  # (a Tensor's array, or the array itself)
+    base = kernels.affine_base_grid(size, align_corners, array.dtype)
+    flat = reshape(grad, (size[0], base.shape[0], len(size) - 2))
+    return transpose(matmul(constant(np.ascontiguousarray(base.T), grad), flat), -1, -2)
+
+
+# ---- F.grid_sample: each output a weighted sum of taps of the input (2 per dim, bilinear;
+# 1, nearest; 4, bicubic), the weights functions of the grid. Written with generic ops, the
+# same code is the forward (on arrays), both gradients and their own gradients (on Tensors).
+_CUBIC_A = -0.75  # torch's cubic convolution coefficient
+
+
+def _cubic(t):
+    """torch's get_cubic_upsample_coefficients at t in [0, 1), and their derivatives."""
+    a, u, v, w = _CUBIC_A, t + 1, 1 - t, 2 - t
+    far = (lambda x: ((a * x - 5 * a) * x + 8 * a) * x - 4 * a)
+    near = (lambda x: ((a + 2) * x - (a + 3)) * x * x + 1)
+    far_slope = (lambda x: (3 * a * x - 10 * a) * x + 8 * a)
+    near_slope = (lambda x: (3 * (a + 2) * x - 2 * (a + 3)) * x)
+    return ([far(u), near(t), near(v), far(w)],
+            [far_slope(u), near_slope(t), -near_slope(v), -far_slope(w)])
+
+
+def _grid_sample_taps(input_sizes, grid, mode, padding_mode, align_corners):
+    """[(flat index into the input's spatial block (N, P), valid (N, P) as 0/1, weight,
+    [d weight / d grid coordinate d, for each d])]: every tap of every output position. Grid
+    coordinate d (x, y[, z]) reads along the input's dim -1 - d."""
+    array = getattr(grid, "_data", grid)  # (the positions, never differentiated)
+    n, coords = array.shape[0], array.shape[-1]
+    per_dim = []  # per grid coordinate: [(positions, weight, slope)]
+    for d in range(coords):
+        size = input_sizes[-1 - d]
+        g = array[..., d].reshape(n, -1)
+        source, mult = kernels.grid_sample_source(g, size, padding_mode, align_corners,
+                                                  pad=mode != 2)
+        if mode == 1:  # nearest (half to even, as nearbyint)
+            per_dim.append([(np.rint(source).astype(np.int64), 1.0, 0.0)])
+            continue
+        base = np.floor(source)
+        # t = source - base as a function of the grid (exact: the map is linear there)
+        t = (reshape(select(grid, -1, d), (n, -1)) * constant(mult, grid)
+             + constant(source - base - g * mult, grid))
+        base = base.astype(np.int64)
+        if mode == 0:
+            per_dim.append([(base, 1 - t, constant(-mult, grid)), (base + 1, t,
+                                                                  constant(mult, grid))])
+        else:
+            coeffs, slopes = _cubic(t)
+            per_dim.append([(kernels.grid_sample_pad_tap(base - 1 + i, size, padding_mode,
+                                                         align_corners),
+                             coeffs[i], slopes[i] * constant(mult, grid)) for i in range(4)])
+    taps = []
+    for combo in itertools.product(*per_dim):
+        positions = [p for p, _, _ in combo]
+        valid = np.ones(positions[0].shape, bool)
+        for p, d in zip(positions, range(coords)):
+            valid &= (p >= 0) & (p < input_sizes[-1 - d])
+        flat = kernels._flat_index([np.where(valid, p, 0) for p in positions[::-1]],
+                                   input_sizes[-coords:])
+        weight, slopes = 1.0, []
+        for _, w, _ in combo:
+            weight = weight * w
+        for d in range(coords):
+            slope = combo[d][2]
+            for e in range(coords):
+                slope = slope if e == d else slope * combo[e][1]
+            slopes.append(slope)
+        taps.append((flat, constant(valid.astype(array.dtype), grid), weight, slopes))
+    return taps
+
+
+def _tap_index(flat, like, channels):
+    return constant(np.ascontiguousarray(np.broadcast_to(
+        flat[:, None, :], (flat.shape[0], channels, flat.shape[1]))), like)
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """The input sampled at the grid's positions: (N, C, *grid's spatial)."""
+    n, c = input.shape[:2]
+    values = reshape(input, (n, c, -1))
+    out = 0
+    for flat, valid, weight, _ in _grid_sample_taps(tuple(input.shape[2:]), grid,
+                                                    interpolation_mode, padding_mode,
+                                                    align_corners):
+        out = out + gather(values, 2, _tap_index(flat, input, c)) * unsqueeze(weight * valid, 1)
+    return reshape(out, (n, c) + tuple(grid.shape[1:-1]))
+
+
+def grid_sampler_input_backward(grad, input, grid, interpolation_mode, padding_mode,
+                                align_corners):
+    """Each output's gradient added back into its taps, by their weights."""
+    n, c = input.shape[:2]
+    grads = reshape(grad, (n, c, -1))
+    total = zeros((n, c, numel(input) // (n * c)), grad)
+    for flat, valid, weight, _ in _grid_sample_taps(tuple(input.shape[2:]), grid,
+                                                    interpolation_mode, padding_mode,
+                                                    align_corners):
+        total = scatter_add(total, 2, _tap_index(flat, input, c),
+                            grads * unsqueeze(weight * valid, 1))
+    return reshape(total, tuple(input.shape))
+
+
+def grid_sampler_grid_backward(grad, input, grid, interpolation_mode, padding_mode,
+                               align_corners):
+    """Per grid coordinate: the taps' values times their weights' slopes, summed over the
+    channels (nearest: none)."""
+    if interpolation_mode == 1:
+        return zeros_like(grid)
+    n, c = input.shape[:2]
+    grads, values = reshape(grad, (n, c, -1)), reshape(input, (n, c, -1))
+    coords = grid.shape[-1]
+    totals = [0] * coords
+    for flat, valid, _, slopes in _grid_sample_taps(tuple(input.shape[2:]), grid,
+                                                    interpolation_mode, padding_mode,
+                                                    align_corners):
+        read = sum(grads * gather(values, 2, _tap_index(flat, input, c)), 1) * valid
+        totals = [total + read * slope for total, slope in zip(totals, slopes)]
+    return reshape(stack(totals, -1), tuple(grid.shape))
+
+
+def grid_sampler_jvp(input_t, grid_t, input, grid, interpolation_mode, padding_mode,
+                     align_corners):
+    """The input's tangent sampled, plus the grid's moving each output along its slopes."""
+    args = (interpolation_mode, padding_mode, align_corners)
+    out = 0 if _no_tangent(input_t) else grid_sampler(input_t, grid, *args)
+    if _no_tangent(grid_t) or interpolation_mode == 1:
+        return out
+    n, c = input.shape[:2]
+    values = reshape(input, (n, c, -1))
+    for flat, valid, _, slopes in _grid_sample_taps(tuple(input.shape[2:]), grid, *args):
+        moved = 0
+        for d, slope in enumerate(slopes):
+            moved = moved + slope * reshape(select(grid_t, -1, d), (n, -1))
+        out = out + reshape(gather(values, 2, _tap_index(flat, input, c))
+                            * unsqueeze(moved * valid, 1), (n, c) + tuple(grid.shape[1:-1]))
+    return out
+
+
+def channel_shuffle(self, groups):
+    return table.CHANNEL_SHUFFLE(self, groups)
+
+
 def pixel_shuffle(self, upscale_factor):
     return table.PIXEL_SHUFFLE(self, upscale_factor)
 
@@ -703,24 +876,28 @@ def constant_pad_nd(self, pad, value=0):
 
 
 def _by_dims(rows, padding):
-    return rows[len(padding) // 2 - 1]  # the 1-d row for 2 pads, the 2-d one for 4
+    return rows[len(padding) // 2 - 1]  # the 1-d row for 2 pads, the 2-d one for 4, ...
 
 
 def reflection_pad(self, padding):
-    return _by_dims((table.REFLECTION_PAD1D, table.REFLECTION_PAD2D), padding)(self, padding)
+    rows = (table.REFLECTION_PAD1D, table.REFLECTION_PAD2D, table.REFLECTION_PAD3D)
+    return _by_dims(rows, padding)(self, padding)
 
 
 def reflection_pad_backward(grad, self, padding):
-    rows = (table.REFLECTION_PAD1D_BACKWARD, table.REFLECTION_PAD2D_BACKWARD)
+    rows = (table.REFLECTION_PAD1D_BACKWARD, table.REFLECTION_PAD2D_BACKWARD,
+            table.REFLECTION_PAD3D_BACKWARD)
     return _by_dims(rows, padding)(grad, self, padding)
 
 
 def replication_pad(self, padding):
-    return _by_dims((table.REPLICATION_PAD1D, table.REPLICATION_PAD2D), padding)(self, padding)
+    return _by_dims((table.REPLICATION_PAD1D, table.REPLICATION_PAD2D,
+                     table.REPLICATION_PAD3D), padding)(self, padding)
 
 
 def replication_pad_backward(grad, self, padding):
-    rows = (table.REPLICATION_PAD1D_BACKWARD, table.REPLICATION_PAD2D_BACKWARD)
+    rows = (table.REPLICATION_PAD1D_BACKWARD, table.REPLICATION_PAD2D_BACKWARD,
+            table.REPLICATION_PAD3D_BACKWARD)
     return _by_dims(rows, padding)(grad, self, padding)
 
 

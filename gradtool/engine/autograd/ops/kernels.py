@@ -1,6 +1,7 @@
 """Forward computations on numpy arrays that need more than one numpy call.
 Each takes the op's tensor inputs (as arrays) then its other arguments, in the table's order,
 and returns arrays; dims arrive normalised (non-negative, tuples for multi-dim reductions)."""
+import functools
 import math
 import operator
 
@@ -1106,53 +1107,204 @@ def _pool_padding(sizes, kernel, stride, padding, dilation, ceil_mode):
     return out, pads
 
 
-def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
-    """The largest value of each window and its index in the flattened (H, W) plane: torch's
-    CPU scan, vectorised over the windows (a loop over the kernel's offsets): a value wins
-    if larger than the best so far (ties: the first) or NaN (the last NaN); the best starts
-    at -inf on the window's first cell inside the input."""
+def _flat_index(coords, sizes):
+    """Coordinates (numbers, or arrays that broadcast), one per spatial dim, as row-major
+    indices into the flattened spatial block of `sizes`."""
+    index = 0
+    for c, n in zip(coords, sizes):
+        index = index * n + c
+    return index
+
+
+def _along_axes(vectors):
+    """Each 1-d vector along its own axis (the first along the first of len(vectors))."""
+    n = len(vectors)
+    return [np.asarray(v).reshape((-1,) + (1,) * (n - 1 - i)) for i, v in enumerate(vectors)]
+
+
+def max_pool_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    """The largest value of each window and its index in the flattened spatial block (H, W)
+    or (D, H, W): torch's CPU scan, vectorised over the windows (a loop over the kernel's
+    offsets): a value wins if larger than the best so far (ties: the first) or NaN (the last
+    NaN); the best starts at -inf on the window's first cell inside the input."""
+    spatial = len(kernel_size)
     stride = stride or kernel_size
-    sizes = self.shape[-2:]
+    sizes = tuple(self.shape[-spatial:])
     out, pads = _pool_padding(sizes, kernel_size, stride, padding, dilation, ceil_mode)
-    padded = np.pad(self, ((0, 0),) * (self.ndim - 2) + pads, constant_values=-np.inf) if any(
-        p for pair in pads for p in pair) else self
+    padded = np.pad(self, ((0, 0),) * (self.ndim - spatial) + pads,
+                    constant_values=-np.inf) if any(p for pair in pads for p in pair) else self
     starts = [np.arange(o) * s - p for o, s, p in zip(out, stride, padding)]
     first = [np.where(a < 0, a + -(a // d) * d, a) for a, d in zip(starts, dilation)]
-    best = np.full(self.shape[:-2] + out, -np.inf, self.dtype)
-    index = np.broadcast_to(first[0][:, None] * sizes[1] + first[1][None, :], best.shape)
-    grid = starts[0][:, None] * sizes[1] + starts[1][None, :]
+    best = np.full(self.shape[:-spatial] + out, -np.inf, self.dtype)
+    index = np.broadcast_to(_flat_index(_along_axes(first), sizes), best.shape)
+    grid = _flat_index(_along_axes(starts), sizes)
     nan_aware = bool(np.isnan(self).any())  # (without a NaN, one comparison an offset)
-    for kh, kw in np.ndindex(*kernel_size):
-        h, w = kh * dilation[0], kw * dilation[1]
-        value = padded[..., h:h + stride[0] * (out[0] - 1) + 1:stride[0],
-                       w:w + stride[1] * (out[1] - 1) + 1:stride[1]]
+    for offset in np.ndindex(*kernel_size):
+        shift = tuple(k * d for k, d in zip(offset, dilation))
+        value = padded[(Ellipsis,) + tuple(slice(h, h + s * (o - 1) + 1, s)
+                                           for h, s, o in zip(shift, stride, out))]
         wins = (value > best) | np.isnan(value) if nan_aware else value > best
         best = np.where(wins, value, best)
-        index = np.where(wins, grid + (h * sizes[1] + w), index)
+        index = np.where(wins, grid + _flat_index(shift, sizes), index)
     return best, index.astype(np.int64, copy=False)
 
 
-def max_pool_backward(grad_output, self, indices, *pool_args):
-    """Each output's gradient added at the index its max came from (repeated ones add up);
-    max_pool2d's arguments (pool_args, as its backward op takes them) are not needed."""
-    plane = self.shape[-2] * self.shape[-1]
-    lead = int(np.prod(self.shape[:-2]))
-    at = (np.arange(lead) * plane).reshape(grad_output.shape[:-2] + (1, 1)) + indices
-    out = np.bincount(at.ravel(), weights=grad_output.ravel(), minlength=lead * plane)
-    return out.astype(grad_output.dtype, copy=False).reshape(self.shape)
+def _max_pool_backward(spatial):
+    def max_pool_backward(grad_output, self, indices, *pool_args):
+        """Each output's gradient added at the index its max came from (repeated ones add
+        up); the pool's arguments (pool_args, as its backward op takes them) are not needed."""
+        block = int(np.prod(self.shape[-spatial:]))
+        lead = int(np.prod(self.shape[:-spatial]))
+        at = (np.arange(lead) * block).reshape(grad_output.shape[:-spatial] + (1,) * spatial) + (
+            indices)
+        out = np.bincount(at.ravel(), weights=grad_output.ravel(), minlength=lead * block)
+        return out.astype(grad_output.dtype, copy=False).reshape(self.shape)
+    return max_pool_backward
 
 
-def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+max_pool_backward, max_pool3d_backward = _max_pool_backward(2), _max_pool_backward(3)
+
+
+def _fractional_starts(samples, size, out, pool):
+    """torch's generate_intervals: each window's start for one sample u in [0, 1) per plane,
+    floor((i + u) alpha) - floor(u alpha) with alpha = (size - pool) / (out - 1) in the input's
+    float type; the last window ends at the input's end."""
+    alpha = (samples.dtype.type(size - pool) / samples.dtype.type(out - 1)) if out > 1 else 0
+    u = samples[:, None]
+    starts = ((np.arange(out, dtype=samples.dtype) + u) * alpha).astype(np.int64) - (
+        (u * alpha).astype(np.int64))
+    starts[:, -1] = size - pool
+    return starts  # (planes, out)
+
+
+def fractional_max_pool(self, random_samples, kernel_size, output_size):
+    """The largest value of each window of kernel_size at pseudo-random starts (one sample
+    per plane and dim: the width's first for 2-d, the depth's first for 3-d, as torch's), and
+    its index in the flattened spatial block; torch's scan (ties: the first; NaN wins)."""
+    spatial = len(kernel_size)
+    sizes = self.shape[-spatial:]
+    planes = self.reshape((-1,) + sizes)
+    samples = random_samples.reshape(-1, spatial)[:planes.shape[0]]
+    order = (1, 0) if spatial == 2 else (0, 1, 2)  # which sample each dim (H, W, ...) reads
+    starts = [_fractional_starts(samples[:, k], n, o, p) for k, n, o, p in
+              zip(order, sizes, output_size, kernel_size)]
+    plane = np.arange(planes.shape[0]).reshape((-1,) + (1,) * spatial)
+    # each dim's starts along its own output axis: (planes, 1, .., out_d, .., 1)
+    along = [s.reshape((-1,) + (1,) * d + (s.shape[1],) + (1,) * (spatial - 1 - d))
+             for d, s in enumerate(starts)]
+    best = np.full((planes.shape[0],) + tuple(output_size), -np.inf, self.dtype)
+    index = np.broadcast_to(_flat_index(along, sizes), best.shape)
+    for offset in np.ndindex(*kernel_size):
+        at = [a + k for a, k in zip(along, offset)]
+        value = planes[(plane,) + tuple(at)]
+        wins = (value > best) | np.isnan(value)
+        best = np.where(wins, value, best)
+        index = np.where(wins, _flat_index(at, sizes), index)
+    lead = self.shape[:-spatial]
+    return (best.reshape(lead + tuple(output_size)),
+            index.astype(np.int64).reshape(lead + tuple(output_size)))
+
+
+def affine_base_grid(size, align_corners, dtype):
+    """ATen's base grid of affine_grid for size (N, C, *spatial): each output position's
+    normalised coordinates (x, y[, z]) and a 1, as a (positions, dims + 1) matrix; each dim
+    from -1 to 1 (pixel centres without align_corners), 0 for a dim of one."""
+    def steps(n):
+        if n <= 1:
+            return np.zeros(max(n, 1), dtype)
+        line = np.linspace(-1, 1, n, dtype=dtype)
+        return line if align_corners else line * dtype.type(n - 1) / dtype.type(n)
+    axes = np.meshgrid(*[steps(n) for n in size[2:]], indexing="ij")  # (D,) H, W
+    base = np.stack(list(axes[::-1]) + [np.ones_like(axes[0])], -1)  # x first: W's coordinate
+    return base.reshape(-1, len(size) - 1)
+
+
+def affine_grid_generator(theta, size, align_corners):
+    """Each base grid position mapped by its batch's theta (N, dims, dims + 1)."""
+    base = affine_base_grid(size, align_corners, theta.dtype)
+    out = np.matmul(base, theta.swapaxes(1, 2))  # (N, positions, dims)
+    return out.reshape((size[0],) + tuple(size[2:]) + (len(size) - 2,))
+
+
+def _reflect(coord, twice_low, twice_high):
+    """torch's reflect_coordinates_set_grad: coord reflected into [low, high], and the sign
+    of its derivative."""
+    if twice_low == twice_high:
+        return np.zeros_like(coord), np.zeros_like(coord)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    coord = coord - low
+    sign = np.where(coord < 0, -1.0, 1.0)
+    coord = np.abs(coord)
+    extra, flips = np.fmod(coord, span), np.floor(coord / span)
+    even = flips % 2 == 0
+    return np.where(even, extra + low, span - extra + low), np.where(even, sign, -sign)
+
+
+def _grid_sample_padded(source, size, padding_mode, align_corners):
+    """torch's compute_coordinates_set_grad: a position along a dim of `size` with the
+    padding mode applied (border: clipped, no gradient at or past the edges; reflection:
+    reflected, then clipped), and the factor its derivative gets."""
+    mult = np.ones_like(source)
+    if padding_mode == 2:
+        source, mult = (_reflect(source, 0, 2 * (size - 1)) if align_corners
+                        else _reflect(source, -1, 2 * size - 1))
+    if padding_mode in (1, 2):
+        mult = np.where((source > 0) & (source < size - 1), mult, 0.0)
+        source = np.clip(source, 0, size - 1)
+    return source, mult
+
+
+def grid_sample_source(coord, size, padding_mode, align_corners, pad=True):
+    """torch's grid_sampler_compute_source_index_set_grad: a normalised coordinate in
+    [-1, 1] as a position along a dim of `size` (padded unless pad=False: bicubic pads each
+    tap instead), and its derivative in the coordinate."""
+    if align_corners:
+        source, mult = (coord + 1) / 2 * (size - 1), (size - 1) / 2
+    else:
+        source, mult = ((coord + 1) * size - 1) / 2, size / 2
+    if not pad:
+        return source, np.full_like(coord, mult)
+    source, padded = _grid_sample_padded(source, size, padding_mode, align_corners)
+    return source, padded * mult
+
+
+def grid_sample_pad_tap(index, size, padding_mode, align_corners):
+    """A bicubic tap's integer position with the padding mode applied (get_value_bounded)."""
+    source, _ = _grid_sample_padded(index.astype(np.float64), size, padding_mode, align_corners)
+    return source.astype(np.int64)
+
+
+def max_unpool(self, indices, output_size, *stride_padding):
+    """max pooling's partial inverse: each value written at its index into a zero block of
+    output_size (the last len(output_size) dims); max_unpool3d's stride and padding, which its
+    op takes, are not needed."""
+    spatial = len(output_size)
+    lead = self.shape[:-spatial]
+    at = indices.reshape(lead + (-1,))
+    block = math.prod(output_size)
+    invalid = (at < 0) | (at >= block)
+    if invalid.any():
+        raise RuntimeError(f"Found an invalid max index: {at[invalid][0]} (output volumes are "
+                           f"of size {'x'.join(map(str, output_size))})")
+    out = np.zeros(lead + (block,), self.dtype)
+    np.put_along_axis(out, at, self.reshape(lead + (-1,)), axis=-1)
+    return out.reshape(lead + tuple(output_size))
+
+
+def avg_pool(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """The mean of each window over the last len(kernel_size) dims (2 or 3)."""
+    spatial = len(kernel_size)
     stride = stride or kernel_size
-    out, pads = _pool_padding(self.shape[-2:], kernel_size, stride, padding, (1, 1), ceil_mode)
-    view = windows(self, kernel_size, stride, pads, (1, 1))
-    return np.ascontiguousarray(view.sum(axis=(-2, -1)) / _avg_divisor(
-        self.shape[-2:], out, kernel_size, stride, padding, count_include_pad,
+    out, pads = _pool_padding(self.shape[-spatial:], kernel_size, stride, padding,
+                              (1,) * spatial, ceil_mode)
+    view = windows(self, kernel_size, stride, pads, (1,) * spatial)
+    return np.ascontiguousarray(view.sum(axis=tuple(range(-spatial, 0))) / _avg_divisor(
+        self.shape[-spatial:], out, kernel_size, stride, padding, count_include_pad,
         divisor_override).astype(self.dtype))
 
 
 def _avg_divisor(sizes, out, kernel, stride, padding, count_include_pad, divisor_override):
-    """What each window's sum is divided by (torch's avg_pool2d): the override, or the
+    """What each window's sum is divided by (torch's avg_pool2d/3d): the override, or the
     window's cells inside the padded input, or (without count_include_pad) inside the input."""
     if divisor_override:
         return np.full(out, float(divisor_override))
@@ -1163,25 +1315,27 @@ def _avg_divisor(sizes, out, kernel, stride, padding, count_include_pad, divisor
         if not count_include_pad:
             start, end = np.maximum(start, 0), np.minimum(end, n)
         counts.append(end - start)
-    return np.outer(counts[0], counts[1]).astype(np.float64)
+    return functools.reduce(np.multiply.outer, counts).astype(np.float64)
 
 
-def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
-                        count_include_pad, divisor_override):
+def avg_pool_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                      count_include_pad, divisor_override):
     """Each output's gradient spread evenly (by its divisor) over its window."""
+    spatial = len(kernel_size)
     stride = stride or kernel_size
-    sizes = self.shape[-2:]
-    out, pads = _pool_padding(sizes, kernel_size, stride, padding, (1, 1), ceil_mode)
+    sizes = self.shape[-spatial:]
+    out, pads = _pool_padding(sizes, kernel_size, stride, padding, (1,) * spatial, ceil_mode)
     share = grad_output / _avg_divisor(sizes, out, kernel_size, stride, padding,
                                        count_include_pad, divisor_override).astype(
         grad_output.dtype)
-    values = np.broadcast_to(share[..., None, None, :, :],
-                             share.shape[:-2] + tuple(kernel_size) + share.shape[-2:])
+    lead = share.shape[:-spatial]
+    values = np.broadcast_to(share.reshape(lead + (1,) * spatial + share.shape[-spatial:]),
+                             lead + tuple(kernel_size) + share.shape[-spatial:])
     full = tuple(n + a + b for n, (a, b) in zip(sizes, pads))
-    target = add_windows(np.zeros(self.shape[:-2] + full, grad_output.dtype), values, stride,
-                         (1, 1))
-    return np.ascontiguousarray(target[..., pads[0][0]:pads[0][0] + sizes[0],
-                                       pads[1][0]:pads[1][0] + sizes[1]])
+    target = add_windows(np.zeros(self.shape[:-spatial] + full, grad_output.dtype), values,
+                         stride, (1,) * spatial)
+    return np.ascontiguousarray(target[(Ellipsis,) + tuple(
+        slice(a, a + n) for n, (a, _) in zip(sizes, pads))])
 
 
 # ---- resampling along each spatial dim: pads, upsampling, adaptive average pooling ----
@@ -1306,6 +1460,14 @@ def pixel_shuffle(self, upscale_factor):
     return np.ascontiguousarray(out.reshape(*lead, c // (r * r), h * r, w * r))
 
 
+def channel_shuffle(self, groups):
+    """Channels (dim 1) as a (groups, C / groups) grid, transposed: channel g (C / groups) + i
+    moves to i groups + g."""
+    n, c = self.shape[:2]
+    grid = self.reshape((n, groups, c // groups) + self.shape[2:])
+    return np.ascontiguousarray(grid.swapaxes(1, 2)).reshape(self.shape)
+
+
 def pixel_unshuffle(self, downscale_factor):
     """pixel_shuffle's inverse: (*, C, H r, W r) -> (*, C r^2, H, W)."""
     r = downscale_factor
@@ -1409,30 +1571,39 @@ def adaptive_avg_pool(self, output_size):
                            zip(self.shape[-len(output_size):], output_size)])
 
 
-def adaptive_avg_pool_backward(grad_output, self):
-    sizes = self.shape[-2:]
-    return resample_backward(grad_output, sizes, [
-        _adaptive_plan(n, o) for n, o in zip(sizes, grad_output.shape[-2:])])
+def _adaptive_avg_pool_backward(spatial):
+    def adaptive_avg_pool_backward(grad_output, self):
+        sizes = self.shape[-spatial:]
+        return resample_backward(grad_output, sizes, [
+            _adaptive_plan(n, o) for n, o in zip(sizes, grad_output.shape[-spatial:])])
+    return adaptive_avg_pool_backward
 
 
-def adaptive_max_pool2d(self, output_size):
-    """The largest value of each adaptive window and its index in the (H, W) plane (the
-    first of ties, the last NaN, as torch's kernel)."""
-    (rows, _), (cols, _) = (_adaptive_plan(n, o) for n, o in zip(self.shape[-2:], output_size))
-    rows, cols = np.stack(rows), np.stack(cols)  # (window, out) each
-    picked = self[..., rows[:, :, None, None], cols[None, None, :, :]]  # (.., kh, oh, kw, ow)
-    lead = tuple(range(picked.ndim - 4))
-    flat = picked.transpose(lead + tuple(d + len(lead) for d in (1, 3, 0, 2))).reshape(
-        picked.shape[:-4] + (rows.shape[1], cols.shape[1], -1))  # (.., oh, ow, kh * kw)
+adaptive_avg_pool2d_backward = _adaptive_avg_pool_backward(2)
+adaptive_avg_pool3d_backward = _adaptive_avg_pool_backward(3)
+
+
+def adaptive_max_pool(self, output_size):
+    """The largest value of each adaptive window over the last len(output_size) dims and its
+    index in that flattened block (the first of ties, the last NaN, as torch's kernel)."""
+    spatial = len(output_size)
+    plans = [np.stack(_adaptive_plan(n, o)[0]) for n, o in
+             zip(self.shape[-spatial:], output_size)]  # (window, out) per dim
+    # every window's cells picked: (..., out_1, .., out_n, win_1 * .. * win_n)
+    index = tuple(p.T.reshape((1,) * i + (p.shape[1],) + (1,) * (spatial - 1 - i) + (1,) * i
+                              + (p.shape[0],) + (1,) * (spatial - 1 - i))
+                  for i, p in enumerate(plans))
+    picked = self[(Ellipsis,) + index]
+    flat = picked.reshape(picked.shape[:picked.ndim - spatial] + (-1,))
     local = np.argmax(flat, axis=-1)
     values = np.take_along_axis(flat, local[..., None], -1)[..., 0]
     if np.isnan(values).any():
         last = flat.shape[-1] - 1 - np.argmax(np.isnan(flat[..., ::-1]), axis=-1)
         local = np.where(np.isnan(values), last, local)
-    kh, kw = divmod(local, cols.shape[0])
-    at_row = rows[kh, np.arange(rows.shape[1])[:, None]]
-    at_col = cols[kw, np.arange(cols.shape[1])[None, :]]
-    return np.ascontiguousarray(values), (at_row * self.shape[-1] + at_col).astype(np.int64)
+    offsets = np.unravel_index(local, tuple(p.shape[0] for p in plans))
+    at = [p[off, o] for p, off, o in zip(plans, offsets, _along_axes(
+        [np.arange(p.shape[1]) for p in plans]))]  # each chosen cell's coordinates
+    return np.ascontiguousarray(values), _flat_index(at, self.shape[-spatial:]).astype(np.int64)
 
 
 # ---- normalisation ----
