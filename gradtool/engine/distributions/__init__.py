@@ -1,21 +1,38 @@
 """gradtool.distributions: torch.distributions on the engine, module by module as torch lays
 it out (torch.distributions.normal.Normal...), with torch's formulas (so the same nodes are
 recorded), its argument validation (in Distribution, against each class's arg_constraints and
-support) and its kl_divergence dispatch. Samples draw from gradtool.manual_seed's generator."""
-from . import constraints
+support), transforms, constraint registries and kl_divergence dispatch. Samples draw from
+gradtool.manual_seed's generator."""
+from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .constraint_registry import biject_to, transform_to
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .pareto import Pareto
+from .transformed_distribution import TransformedDistribution
+from .transforms import *  # noqa: F401,F403 (torch.distributions.ExpTransform...)
+from .uniform import Uniform
+from .weibull import Weibull
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "ExponentialFamily", "Independent",
-           "MultivariateNormal", "Normal", "OneHotCategorical",
-           "OneHotCategoricalStraightThrough", "constraints", "kl_divergence", "register_kl"]
+__all__ = ["Bernoulli", "Categorical", "Cauchy", "Distribution", "Exponential",
+           "ExponentialFamily", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+           "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "Pareto", "TransformedDistribution", "Uniform",
+           "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl",
+           "transform_to", "transforms", *transforms.__all__]
 
 from ..errors import missing_attribute  # noqa: E402
 
