@@ -50,7 +50,7 @@ class Distribution:
                 raise ValueError(f"Expected parameter {param} ({type(value).__name__} of shape "
                                  f"{tuple(value.shape)}) of distribution {self!r} to satisfy "
                                  f"the constraint {constraint!r}, but found invalid values:\n"
-                                 f"{value}")
+                                 f"{_formatted(value)}")
 
     def expand(self, batch_shape, _instance=None):
         """The same distribution with its parameters expanded to batch_shape (no copy, no
@@ -140,7 +140,7 @@ class Distribution:
         if value.size()[event_dim_start:] != self._event_shape:
             raise ValueError(f"The right-most size of value must match event_shape: "
                              f"{value.size()} vs {self._event_shape}.")
-        actual, expected = value.size(), self._batch_shape + self._event_shape
+        actual, expected = value.size(), Size(self._batch_shape + self._event_shape)
         for i, j in zip(reversed(actual), reversed(expected)):
             if i != 1 and j != 1 and i != j:
                 raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: "
@@ -155,7 +155,8 @@ class Distribution:
         if not bool(support.check(value).all()):
             raise ValueError(f"Expected value argument ({type(value).__name__} of shape "
                              f"{tuple(value.shape)}) to be within the support ({support!r}) of "
-                             f"the distribution {self!r}, but found invalid values:\n{value}")
+                             f"the distribution {self!r}, but found invalid values:\n"
+                             f"{_formatted(value)}")
 
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
@@ -168,6 +169,11 @@ class Distribution:
         shown = [name for name in self.arg_constraints if name in self.__dict__]
         args = ", ".join(f"{name}: {_shown(self.__dict__[name])}" for name in shown)
         return f"{type(self).__name__}({args})"
+
+
+def _formatted(value):
+    """A tensor as torch's f-strings write it: a 0-d one as its number."""
+    return value.item() if value.dim() == 0 else value
 
 
 def _shown(value):

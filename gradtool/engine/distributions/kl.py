@@ -11,11 +11,18 @@ from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gumbel import Gumbel
+from .half_normal import HalfNormal
 from .independent import Independent
+from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal, _mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
-from .utils import _sum_rightmost
+from .pareto import Pareto
+from .transformed_distribution import TransformedDistribution
+from .uniform import Uniform
+from .utils import _sum_rightmost, euler_constant
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -27,7 +34,8 @@ def register_kl(type_p, type_q):
     """A decorator: the function computes KL(p || q) for p of type_p and q of type_q (and
     their subclasses, unless a more specific pair is registered)."""
     for name, t in (("type_p", type_p), ("type_q", type_q)):
-        if not (isinstance(t, type) and issubclass(t, Distribution)):
+        # (torch's test, as written: issubclass itself refuses what is not a class)
+        if not isinstance(t, type) and issubclass(t, Distribution):
             raise TypeError(f"Expected {name} to be a Distribution subclass but got {t}")
 
     def decorator(fun):
@@ -151,6 +159,57 @@ def _kl_normal_normal(p, q):
     var_ratio = (p.scale / q.scale).pow(2)
     t1 = ((p.loc - q.loc) / q.scale).pow(2)
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    rate_ratio = q.rate / p.rate
+    return -rate_ratio.log() + rate_ratio - 1
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ct1, ct2, ct3 = p.scale / q.scale, q.loc / q.scale, p.loc / q.scale
+    t1 = -ct1.log() - ct2 + ct3
+    t2 = ct1 * euler_constant
+    t3 = (ct2 + (1 + ct1).lgamma() - ct3).exp()
+    return t1 + t2 + t3 - (1 + euler_constant)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = (p.loc - q.loc).abs()
+    return -scale_ratio.log() + loc_abs_diff / q.scale \
+        + scale_ratio * (-loc_abs_diff / p.scale).exp() - 1
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio, alpha_ratio = p.scale / q.scale, q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return _infinite_where(result, p.support.lower_bound < q.support.lower_bound)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    if p.transforms != q.transforms:
+        raise NotImplementedError
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p, q):
+    result = ((q.high - q.low) / (p.high - p.low)).log()
+    return _infinite_where(result, (q.low > p.low) | (q.high < p.high))
 
 
 from ..errors import missing_attribute  # noqa: E402
