@@ -30,7 +30,7 @@ def test_values_are_torchs(name):
 def _grads(lib, name):
     params = [lib.tensor(np.asarray(p, dtype=np.float64), requires_grad=True)
               for p in programs.FAMILIES[name][1]]
-    outs = [s for s in programs.statistics(lib, name, params)
+    outs = [s for s in programs.statistics(lib, name, params, differentiated=True)
             if s.requires_grad and bool(s.isfinite().all())]
     grads = lib.autograd.grad(sum(o.sum() for o in outs), params, allow_unused=True)
     return [np.zeros(1) if g is None else g.numpy() for g in grads]

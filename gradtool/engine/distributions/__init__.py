@@ -5,12 +5,17 @@ support), transforms, constraint registries and kl_divergence dispatch. Samples 
 gradtool.manual_seed's generator."""
 from . import constraints, transforms
 from .bernoulli import Bernoulli
+from .beta import Beta
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .chi2 import Chi2
 from .constraint_registry import biject_to, transform_to
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .gamma import Gamma
+from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
@@ -22,17 +27,20 @@ from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
+from .poisson import Poisson
+from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403 (torch.distributions.ExpTransform...)
 from .uniform import Uniform
 from .weibull import Weibull
 
-__all__ = ["Bernoulli", "Categorical", "Cauchy", "Distribution", "Exponential",
-           "ExponentialFamily", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-           "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical",
-           "OneHotCategoricalStraightThrough", "Pareto", "TransformedDistribution", "Uniform",
-           "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl",
-           "transform_to", "transforms", *transforms.__all__]
+__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
+           "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
+           "HalfNormal", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal",
+           "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+           "StudentT", "TransformedDistribution", "Uniform", "Weibull", "biject_to",
+           "constraints", "kl_divergence", "register_kl", "transform_to", "transforms",
+           *transforms.__all__]
 
 from ..errors import missing_attribute  # noqa: E402
 
