@@ -345,6 +345,13 @@ KL_PAIRS = {  # (lib) -> (p, q)
                             D.Pareto(t([0.5, 1.0]), t([2.0, 5.0]))),
     "log_normal": lambda D, t: (D.LogNormal(t([0.5, 1.0]), t([1.0, 2.0])),
                                 D.LogNormal(t([0.0, -1.0]), t([2.0, 0.5]))),
+    "gamma": lambda D, t: (D.Gamma(t([0.5, 3.0]), t([1.0, 2.0])),
+                           D.Gamma(t([1.5, 2.0]), t([0.5, 3.0]))),
+    "beta": lambda D, t: (D.Beta(t([0.5, 3.0]), t([1.0, 2.0])),
+                          D.Beta(t([1.5, 2.0]), t([0.5, 3.0]))),
+    "dirichlet": lambda D, t: (D.Dirichlet(t([0.5, 3.0, 1.0])), D.Dirichlet(t([1.5, 2.0, 0.5]))),
+    "poisson": lambda D, t: (D.Poisson(t([0.5, 3.0])), D.Poisson(t([1.5, 2.0]))),
+    "geometric": lambda D, t: (D.Geometric(t([0.3, 0.7])), D.Geometric(t([0.5, 0.2]))),
     "bernoulli": lambda D, t: (D.Bernoulli(t([0.3, 0.9])), D.Bernoulli(t([0.5, 0.2]))),
     "categorical": lambda D, t: (D.Categorical(t([0.2, 0.8])), D.Categorical(t([0.6, 0.4]))),
     "independent": lambda D, t: (D.Independent(D.Normal(t([0.5, 1.0]), t([1.0, 2.0])), 1),
@@ -368,6 +375,22 @@ def test_kl_divergence_is_the_expected_log_ratio(name):
     ratio = (p.log_prob(x) - q.log_prob(x)).numpy()
     np.testing.assert_array_less(np.abs(ratio.mean(0) - kl(gt, name).numpy()),
                                  5 * ratio.std(0) / math.sqrt(len(ratio)) + 1e-9)
+
+
+def test_the_gamma_familys_draws_refuse_a_gradient_they_do_not_have():
+    """rsample of Gamma, Chi2, Beta, Dirichlet and StudentT draws as torch does, but the
+    engine has no reparameterised gradient for the draws: parameters that require grad are
+    refused with the engine's missing-name error, not given a wrong (zero) gradient."""
+    from gradtool.engine.errors import NotInEngineError
+    concentration = _t(gt, [0.5, 2.0]).requires_grad_()
+    with pytest.raises(NotInEngineError, match="torch._standard_gamma"):
+        gt.distributions.Gamma(concentration, 1.0).rsample()
+    with pytest.raises(NotInEngineError):
+        gt.distributions.Beta(concentration, concentration).rsample()
+    gt.manual_seed(0)
+    draws = gt.distributions.Gamma(concentration, 1.0).sample((3,))
+    assert draws.shape == (3, 2) and not draws.requires_grad
+    assert gt.distributions.Gamma(_t(gt, [0.5, 2.0]), 1.0).rsample((3,)).shape == (3, 2)
 
 
 def test_the_module_paths_hold_the_classes():
