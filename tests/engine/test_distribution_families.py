@@ -51,8 +51,21 @@ FAMILIES = {
                   ([3.0, 5.0], [0.5, -1.0], [1.0, 2.0]), [1.5, 0.3], "m"),
     "poisson": (lambda D, rate: D.Poisson(rate), ([0.5, 3.5],), [1.0, 4.0], "mv"),
     "geometric": (lambda D, probs: D.Geometric(probs), ([0.3, 0.7],), [0.0, 3.0], "mv"),
+    "kumaraswamy": (lambda D, c1, c0: D.Kumaraswamy(c1, c0), ([1.5, 2.0], [2.0, 3.0]),
+                    [0.3, 0.8], "mvr"),
+    "logistic_normal": (lambda D, loc, scale: D.LogisticNormal(loc, scale),
+                        ([[0.5, -1.0], [0.2, 0.3]], [[1.0, 0.5], [2.0, 0.3]]),
+                        [[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]], "r"),
+    "mixture_same_family": (lambda D, logits, loc, scale: D.MixtureSameFamily(
+        D.Categorical(logits=logits), D.Normal(loc, scale)),
+        ([0.3, -0.5], [-1.0, 2.0], [0.5, 1.5]), [0.3, 1.5], "mv"),
+    "binomial": (lambda D, probs: D.Binomial(10, probs), ([0.3, 0.7],), [3.0, 8.0], "mv"),
+    "relaxed_bernoulli": (lambda D, probs: D.RelaxedBernoulli(probs.new_tensor(0.5), probs),
+                          ([0.3, 0.7],), [0.2, 0.9], "r"),
 }
-NO_ENTROPY = {"poisson"}  # (torch's Poisson has none: its carrier measure's mean is unknown)
+# (torch's have none: Poisson's carrier measure has no closed-form mean; transformed ones
+# have no formula)
+NO_ENTROPY = {"poisson", "logistic_normal", "relaxed_bernoulli", "mixture_same_family"}
 QUANTILES = [0.2, 0.7]
 
 
@@ -68,7 +81,7 @@ def has_icdf(name):
 
 
 def has_cdf(name):
-    return has_icdf(name) or name in ("log_normal", "gamma", "chi2")
+    return has_icdf(name) or name in ("log_normal", "gamma", "chi2", "mixture_same_family")
 
 
 def statistics(lib, name, params=None, differentiated=False):
@@ -77,7 +90,12 @@ def statistics(lib, name, params=None, differentiated=False):
     concentration is torch's igamma's, which it does not implement)."""
     d = family(lib, name, params)
     value = _t(lib, FAMILIES[name][2])
-    out = [d.log_prob(value), d.mean, d.variance, d.stddev, d.mode]
+    out = [d.log_prob(value)]
+    for statistic in ("mean", "variance", "stddev", "mode"):
+        try:  # (what the family does not define raises, on torch too)
+            out.append(getattr(d, statistic))
+        except NotImplementedError:
+            pass
     if name not in NO_ENTROPY:
         out.append(d.entropy())
     if has_cdf(name) and not (differentiated and name in ("gamma", "chi2")):
