@@ -62,10 +62,21 @@ FAMILIES = {
     "binomial": (lambda D, probs: D.Binomial(10, probs), ([0.3, 0.7],), [3.0, 8.0], "mv"),
     "relaxed_bernoulli": (lambda D, probs: D.RelaxedBernoulli(probs.new_tensor(0.5), probs),
                           ([0.3, 0.7],), [0.2, 0.9], "r"),
+    "negative_binomial": (lambda D, total_count, probs: D.NegativeBinomial(total_count, probs),
+                          ([2.5, 4.0], [0.3, 0.6]), [1.0, 5.0], "mv"),
+    "multinomial": (lambda D, probs: D.Multinomial(5, probs),
+                    ([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]],), [[1.0, 2.0, 2.0], [3.0, 0.0, 2.0]],
+                    "mv"),
+    "relaxed_one_hot_categorical": (lambda D, logits: D.RelaxedOneHotCategorical(
+        logits.new_tensor(0.7), logits=logits), ([[0.2, -0.3, 0.5], [0.6, 0.1, -0.3]],),
+        [[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]], "r"),
+    "inverse_gamma": (lambda D, concentration, rate: D.InverseGamma(concentration, rate),
+                      ([2.5, 4.0], [1.0, 2.0]), [1.5, 0.3], "m"),
 }
 # (torch's have none: Poisson's carrier measure has no closed-form mean; transformed ones
 # have no formula)
-NO_ENTROPY = {"poisson", "logistic_normal", "relaxed_bernoulli", "mixture_same_family"}
+NO_ENTROPY = {"poisson", "logistic_normal", "relaxed_bernoulli", "mixture_same_family",
+              "negative_binomial", "relaxed_one_hot_categorical"}
 QUANTILES = [0.2, 0.7]
 
 

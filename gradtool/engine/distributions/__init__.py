@@ -21,18 +21,22 @@ from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403 (torch.distributions.ExpTransform...)
@@ -40,13 +44,14 @@ from .uniform import Uniform
 from .weibull import Weibull
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-           "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel",
-           "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy", "Laplace", "LogNormal",
-           "LogisticNormal", "LogitRelaxedBernoulli", "MixtureSameFamily", "MultivariateNormal",
-           "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
-           "RelaxedBernoulli", "StudentT", "TransformedDistribution", "Uniform", "Weibull",
-           "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
-           "transforms", *transforms.__all__]
+           "Distribution", "ExpRelaxedCategorical", "Exponential", "ExponentialFamily", "Gamma",
+           "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
+           "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli",
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+           "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
+           "Uniform", "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl",
+           "transform_to", "transforms", *transforms.__all__]
 
 from ..errors import missing_attribute  # noqa: E402
 
