@@ -70,6 +70,11 @@ FAMILIES = {
     "relaxed_one_hot_categorical": (lambda D, logits: D.RelaxedOneHotCategorical(
         logits.new_tensor(0.7), logits=logits), ([[0.2, -0.3, 0.5], [0.6, 0.1, -0.3]],),
         [[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]], "r"),
+    "lowrank_multivariate_normal": (lambda D, loc, cov_factor, cov_diag:
+                                    D.LowRankMultivariateNormal(loc, cov_factor, cov_diag),
+                                    ([[0.5, -1.0, 0.2], [0.0, 1.0, 2.0]],
+                                     [[1.0, 0.5], [-0.3, 0.8], [0.2, -1.0]], [0.5, 1.5, 0.8]),
+                                    [[0.1, 0.2, -0.3], [1.0, -2.0, 0.5]], "mvr"),
     "inverse_gamma": (lambda D, concentration, rate: D.InverseGamma(concentration, rate),
                       ([2.5, 4.0], [1.0, 2.0]), [1.5, 0.3], "m"),
 }
@@ -420,6 +425,21 @@ def test_the_gamma_familys_draws_refuse_a_gradient_they_do_not_have():
     draws = gt.distributions.Gamma(concentration, 1.0).sample((3,))
     assert draws.shape == (3, 2) and not draws.requires_grad
     assert gt.distributions.Gamma(_t(gt, [0.5, 2.0]), 1.0).rsample((3,)).shape == (3, 2)
+
+
+def lowrank_matrices(lib):
+    d = family(lib, "lowrank_multivariate_normal")
+    return [d.covariance_matrix, d.precision_matrix, d.scale_tril, d.variance]
+
+
+def test_lowrank_matrices_are_the_covariances():
+    cov, precision, tril, variance = (m.numpy() for m in lowrank_matrices(gt))
+    _, (_, w, diag), *_ = FAMILIES["lowrank_multivariate_normal"]
+    expected = np.asarray(w) @ np.asarray(w).T + np.diag(diag)
+    np.testing.assert_allclose(cov, np.broadcast_to(expected, (2, 3, 3)), rtol=1e-12)
+    np.testing.assert_allclose(precision[0], np.linalg.inv(expected), rtol=1e-10)
+    np.testing.assert_allclose(tril[0] @ tril[0].T, expected, rtol=1e-12)
+    np.testing.assert_allclose(variance[0], np.diag(expected), rtol=1e-12)
 
 
 def test_the_module_paths_hold_the_classes():

@@ -122,3 +122,7 @@ def test_biject_to_and_transform_to_are_torchs():
 @pytest.mark.parametrize("name", programs.KL_PAIRS)
 def test_kl_divergence_is_torchs(name):
     _assert_same([programs.kl(gt, name)], [programs.kl(torch, name)])
+
+
+def test_lowrank_matrices_are_torchs():
+    _assert_same(programs.lowrank_matrices(gt), programs.lowrank_matrices(torch))
