@@ -75,13 +75,17 @@ FAMILIES = {
                                     ([[0.5, -1.0, 0.2], [0.0, 1.0, 2.0]],
                                      [[1.0, 0.5], [-0.3, 0.8], [0.2, -1.0]], [0.5, 1.5, 0.8]),
                                     [[0.1, 0.2, -0.3], [1.0, -2.0, 0.5]], "mvr"),
+    "fisher_snedecor": (lambda D, df1, df2: D.FisherSnedecor(df1, df2),
+                        ([3.0, 6.0], [9.0, 12.0]), [1.5, 0.3], "m"),
+    "generalized_pareto": (lambda D, loc, scale, concentration: D.GeneralizedPareto(
+        loc, scale, concentration), ([0.5, -1.0], [1.0, 2.0], [0.2, -0.1]), [1.5, 0.3], "mvr"),
     "inverse_gamma": (lambda D, concentration, rate: D.InverseGamma(concentration, rate),
                       ([2.5, 4.0], [1.0, 2.0]), [1.5, 0.3], "m"),
 }
 # (torch's have none: Poisson's carrier measure has no closed-form mean; transformed ones
 # have no formula)
 NO_ENTROPY = {"poisson", "logistic_normal", "relaxed_bernoulli", "mixture_same_family",
-              "negative_binomial", "relaxed_one_hot_categorical"}
+              "negative_binomial", "relaxed_one_hot_categorical", "fisher_snedecor"}
 QUANTILES = [0.2, 0.7]
 
 
@@ -93,7 +97,7 @@ def family(lib, name, params=None):
 
 def has_icdf(name):
     return name in ("uniform", "exponential", "laplace", "cauchy", "half_normal",
-                    "half_cauchy")
+                    "half_cauchy", "generalized_pareto")
 
 
 def has_cdf(name):

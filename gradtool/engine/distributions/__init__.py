@@ -15,7 +15,9 @@ from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
+from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
