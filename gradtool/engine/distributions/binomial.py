@@ -15,7 +15,7 @@ def _clamp_by_zero(x):
 
 
 class Binomial(Distribution):
-    """Successes in total_count trials, each a success with ."""
+    """Successes in total_count trials, each a success with `probs`."""
 
     arg_constraints = {"total_count": constraints.nonnegative_integer,
                        "probs": constraints.unit_interval, "logits": constraints.real}
