@@ -12,7 +12,8 @@ __all__ = ["Geometric"]
 
 
 class Geometric(Distribution):
-    """The number of failures before the first success, each trial a success with ."""
+    """The number of failures before the first success, each trial a success
+    with `probs`."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
