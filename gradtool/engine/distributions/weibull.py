@@ -29,7 +29,8 @@ class Weibull(TransformedDistribution):
 
     @property
     def mode(self):
-        return self.scale * ((self.concentration - 1) / self.concentration)             ** self.concentration.reciprocal()
+        return self.scale * ((self.concentration - 1) / self.concentration) \
+            ** self.concentration.reciprocal()
 
     @property
     def variance(self):
@@ -37,7 +38,8 @@ class Weibull(TransformedDistribution):
                                     - (2 * (1 + self.concentration_reciprocal).lgamma()).exp())
 
     def entropy(self):
-        return euler_constant * (1 - self.concentration_reciprocal)             + (self.scale * self.concentration_reciprocal).log() + 1
+        return euler_constant * (1 - self.concentration_reciprocal) \
+            + (self.scale * self.concentration_reciprocal).log() + 1
 
 
 from ..errors import missing_attribute  # noqa: E402
