@@ -1878,6 +1878,146 @@ case("matrix_norm_nuc_dims", ("PERMUTE", "LINALG_SVD", "SUM_DIM"),
      lambda v, a: [np.stack([v[k] * (lambda U, S, Vh: U @ Vh)(*np.linalg.svd(a[:, k], False))
                              for k in range(2)], 1)])
 
+
+# powers and chains of products: torch's mm nodes (and linalg.inv's for a negative power)
+def _power_vjp(v, a, n):
+    """d(A^n): sum over k of (A^k)^T v (A^(n-1-k))^T; through A^{-1} for a negative n."""
+    b = np.linalg.inv(a) if n < 0 else a
+    p = [np.linalg.matrix_power(b, k) for k in range(abs(n))]
+    g = sum(np.swapaxes(p[k], -1, -2) @ v @ np.swapaxes(p[abs(n) - 1 - k], -1, -2)
+            for k in range(abs(n)))
+    return [-np.swapaxes(b, -1, -2) @ g @ np.swapaxes(b, -1, -2) if n < 0 else g]
+
+
+def _chain_vjp(v, *factors):
+    """The gradient of each factor of a chain product (a 1-D first factor a row, a 1-D last
+    one a column)."""
+    mats = [f[None] if i == 0 and f.ndim == 1 else f[:, None] if f.ndim == 1 else f
+            for i, f in enumerate(factors)]
+    v = np.asarray(v).reshape(mats[0].shape[0], mats[-1].shape[1])
+    grads = []
+    for i, f in enumerate(factors):
+        before = np.eye(mats[0].shape[0])
+        for m in mats[:i]:
+            before = before @ m
+        after = np.eye(mats[-1].shape[1])
+        for m in mats[i + 1:][::-1]:
+            after = m @ after
+        grads.append((before.T @ v @ after.T).reshape(f.shape))
+    return grads
+
+
+def _invertible(*shape):
+    return lambda r: [r.standard_normal(shape) + 3 * np.eye(shape[-1])]
+
+
+case("matrix_power_3", "MM", lambda a: gt.linalg.matrix_power(a, 3), _invertible(3, 3),
+     lambda v, a: _power_vjp(v, a, 3))
+case("matrix_power_6", "MM", lambda a: gt.matrix_power(a, 6), _invertible(3, 3),
+     lambda v, a: _power_vjp(v, a, 6))
+case("matrix_power_neg2", ("LINALG_INV_EX", "MM"), lambda a: a.matrix_power(-2),
+     _invertible(3, 3), lambda v, a: _power_vjp(v, a, -2))
+case("matrix_power_batch_5", ("BMM", "UNSAFE_VIEW"), lambda a: gt.linalg.matrix_power(a, 5),
+     _invertible(2, 3, 3), lambda v, a: _power_vjp(v, a, 5))
+case("multi_dot_vector_ends", ("MM", "VIEW"),
+     lambda a, b, c, d: gt.linalg.multi_dot([a, b, c, d]),
+     normals((4,), (4, 2), (2, 5), (5,)), _chain_vjp)
+case("multi_dot_five", ("MM", "VIEW"), lambda *m: gt.linalg.multi_dot(m),
+     normals((3, 6), (6, 2), (2, 4), (4, 5), (5, 2)), _chain_vjp)
+case("chain_matmul", ("MM", "VIEW"), lambda a, b, c: gt.chain_matmul(a, b, c),
+     normals((2, 3), (3, 4), (4, 2)), _chain_vjp)
+
+
+# triangular solves: the gradient of A on the triangle the solve reads
+def _triangle(a, upper, unitriangular=False):
+    t = np.triu(a, int(unitriangular)) if upper else np.tril(a, -int(unitriangular))
+    return t + np.eye(a.shape[-1]) if unitriangular else t
+
+
+def _solve_triangular_vjp(v, a, b, upper, left=True, unitriangular=False):
+    t = _triangle(a, upper, unitriangular)
+    x = np.linalg.solve(t, b) if left else b @ np.linalg.inv(t)
+    gb = np.linalg.solve(np.swapaxes(t, -1, -2), v) if left else v @ _inv_T(t)
+    ga = -gb @ np.swapaxes(x, -1, -2) if left else -np.swapaxes(x, -1, -2) @ gb
+    ga = _triangle(ga, upper, unitriangular) - (np.eye(a.shape[-1]) if unitriangular else 0)
+    return [unbroadcast(ga, a.shape), unbroadcast(gb, b.shape)]
+
+
+def _triangular(*shapes):
+    """A well-conditioned square matrix (its diagonal away from 0) and a right-hand side."""
+    return lambda r: [r.standard_normal(shapes[0]) + 3 * np.eye(shapes[0][-1]),
+                      r.standard_normal(shapes[1])]
+
+
+case("solve_triangular_upper", "LINALG_SOLVE_TRIANGULAR",
+     lambda a, b: gt.linalg.solve_triangular(a, b, upper=True), _triangular((3, 3), (3, 2)),
+     lambda v, a, b: _solve_triangular_vjp(v, a, b, True))
+case("solve_triangular_lower_right_unit", "LINALG_SOLVE_TRIANGULAR",
+     lambda a, b: gt.linalg.solve_triangular(a, b, upper=False, left=False, unitriangular=True),
+     _triangular((3, 3), (2, 3)), lambda v, a, b: _solve_triangular_vjp(v, a, b, False, False, True))
+case("solve_triangular_batch_broadcast", "LINALG_SOLVE_TRIANGULAR",
+     lambda a, b: gt.linalg.solve_triangular(a, b, upper=False), _triangular((2, 3, 3), (3, 2)),
+     lambda v, a, b: _solve_triangular_vjp(v, a, b, False))
+
+
+def _triangular_solve_vjp(v, b, a, upper=True, transpose=False, unitriangular=False):
+    t = _triangle(a, upper, unitriangular)
+    ga, gb = _solve_triangular_vjp(v[0], np.swapaxes(t, -1, -2) if transpose else t, b,
+                                   upper != transpose)
+    ga = np.swapaxes(ga, -1, -2) if transpose else ga
+    ga = _triangle(ga, upper, unitriangular) - (np.eye(a.shape[-1]) if unitriangular else 0)
+    return [gb, ga + v[1]]
+
+
+case("triangular_solve", "TRIANGULAR_SOLVE", lambda b, a: gt.triangular_solve(b, a),
+     lambda r: _triangular((3, 3), (3, 2))(r)[::-1], _triangular_solve_vjp)
+case("triangular_solve_transpose_unit", "TRIANGULAR_SOLVE",
+     lambda b, a: b.triangular_solve(a, upper=False, transpose=True, unitriangular=True),
+     lambda r: _triangular((3, 3), (3, 2))(r)[::-1],
+     lambda v, b, a: _triangular_solve_vjp(v, b, a, False, True, True))
+
+
+# solves and inverses from a Cholesky factor: the factor made triangular by the case (torch's
+# gradient reaches the whole factor, which only its triangle affects)
+def _factor(x, upper):
+    return (x.triu() if upper else x.tril()) + x.new_tensor(3 * np.eye(x.shape[-1]))
+
+
+def _factor_np(x, upper):
+    return (np.triu(x) if upper else np.tril(x)) + 3 * np.eye(x.shape[-1])
+
+
+def _cholesky_solve_vjp(v, b, x, upper=False):
+    L = _factor_np(x, upper)
+    A = np.swapaxes(L, -1, -2) @ L if upper else L @ np.swapaxes(L, -1, -2)
+    X = np.linalg.solve(A, b)
+    gb = np.linalg.solve(A, v)
+    C = gb @ np.swapaxes(X, -1, -2)
+    C = C + np.swapaxes(C, -1, -2)
+    gL = -L @ C if upper else -C @ L
+    return [unbroadcast(gb, b.shape), unbroadcast(np.triu(gL) if upper else np.tril(gL), x.shape)]
+
+
+def _cholesky_inverse_vjp(v, x, upper=False):
+    L = _factor_np(x, upper)
+    inverse = np.linalg.inv(np.swapaxes(L, -1, -2) @ L if upper else L @ np.swapaxes(L, -1, -2))
+    C = inverse @ (v + np.swapaxes(v, -1, -2)) @ inverse
+    gL = -L @ C if upper else -C @ L
+    return [np.triu(gL) if upper else np.tril(gL)]
+
+
+case("cholesky_solve", ("CHOLESKY_SOLVE", "TRIL"),
+     lambda b, x: gt.cholesky_solve(b, _factor(x, False)), normals((3, 2), (3, 3)),
+     _cholesky_solve_vjp)
+case("cholesky_solve_upper_batch", ("CHOLESKY_SOLVE", "TRIU"),
+     lambda b, x: b.cholesky_solve(_factor(x, True), upper=True), normals((2, 3, 2), (3, 3)),
+     lambda v, b, x: _cholesky_solve_vjp(v, b, x, True))
+case("cholesky_inverse", ("CHOLESKY_INVERSE", "TRIL"),
+     lambda x: gt.cholesky_inverse(_factor(x, False)), normal(3, 3), _cholesky_inverse_vjp)
+case("cholesky_inverse_upper", ("CHOLESKY_INVERSE", "TRIU"),
+     lambda x: _factor(x, True).cholesky_inverse(upper=True), normal(3, 3),
+     lambda v, x: _cholesky_inverse_vjp(v, x, True))
+
 # ------------------------------ special functions (torch.special) ------------------------------
 # the closed forms in the special functions' own terms (i0' = i1, digamma' = trigamma, ...),
 # their values torch's series (special_functions, which numpy lacks)

@@ -9,10 +9,11 @@ from .dispatch import call
 from .free_functions import vector_norm
 from .tensor import _dim
 from .ops import derivatives as table
-from ..errors import NotInEngineError
+from ..errors import NotInEngineError, _LinAlgError as LinAlgError
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "det", "slogdet",
-           "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals"]
+           "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals",
+           "matrix_power", "multi_dot", "solve_triangular", "LinAlgError"]
 
 # torch.return_types' named tuples
 InvExResult = collections.namedtuple("linalg_inv_ex", ["inverse", "info"])
@@ -215,7 +216,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     if A.requires_grad and grad_mode.state.grad_enabled:
-        from ..errors import NotInEngineError
+        from ..errors import NotInEngineError, _LinAlgError as LinAlgError
         raise NotInEngineError("gradients through torch.linalg.lu_factor (torch.lu)")
     LU, pivots, info = _lu_arrays(A._data)
     return LuFactorExResult(Tensor._wrap(LU), Tensor._wrap(pivots), Tensor._wrap(info))
@@ -253,3 +254,206 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 def lu(A, *, pivot=True):
     return LuResult(*lu_unpack(*lu_factor(A, pivot=pivot)))
+
+
+# ---- powers and chains of products, triangular solves (torch.linalg's and older names)
+import warnings  # noqa: E402
+
+TriangularSolveResult = collections.namedtuple("triangular_solve",
+                                               ["solution", "cloned_coefficient"])
+
+
+def matrix_power(A, n):
+    """A^n by repeated squaring, torch's products in torch's order (so its MmBackward0 nodes):
+    A^{-1} first for a negative n (linalg.inv's errors), a copy of the identity for 0."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not "
+                        f"{type(n).__name__}")
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but "
+                           f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    if n == 0:  # the identity, written into a copy of A (no gradient reaches A)
+        eye = Tensor._wrap(np.eye(A.shape[-1], dtype=A._data.dtype))
+        return A.clone().copy_(eye)
+    if n < 0:
+        A, n = inv(A), -n
+        if n == 1:
+            return A
+    if n == 1:
+        return A.clone()
+    if n == 2:
+        return A.matmul(A)
+    if n == 3:
+        return A.matmul(A).matmul(A)
+    squares, result = None, None  # A^(2^k) and the product of those n's bits ask for
+    while n > 0:
+        bit, n = n % 2, n // 2
+        squares = A if squares is None else squares.matmul(squares)
+        if bit:
+            result = squares if result is None else result.matmul(squares)
+    return result
+
+
+def _chain_order(sizes):
+    """The split of each sub-chain that costs the fewest multiplications (the textbook's
+    dynamic programme, as torch's: the first split of the cheapest ones)."""
+    n = len(sizes) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + sizes[i] * sizes[k + 1] * sizes[j + 1]
+                if q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+def multi_dot(tensors):
+    """The product of a chain of matrices (the first may be a row vector, the last a column
+    vector) in the cheapest order, mm by mm, viewed to the result's shape as torch's."""
+    tensors = list(tensors)
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first, last = tensors[0].dim(), tensors[-1].dim()
+    if first not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {first}D")
+    if last not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last}D")
+    for i, t in enumerate(tensors[1:-1], 1):
+        if t.dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
+    for i, t in enumerate(tensors[1:], 1):
+        if t._data.dtype != tensors[0]._data.dtype:
+            raise RuntimeError(
+                f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                f"{dtypes.C_TYPE_NAMES.get(tensors[0]._data.dtype.name)} and tensor {i} "
+                f"{dtypes.C_TYPE_NAMES.get(t._data.dtype.name)}")
+    out_shape = (tuple(tensors[0].shape[:1]) if first == 2 else ()) + (
+        tuple(tensors[-1].shape[1:]) if last == 2 else ())
+    if first == 1:
+        tensors[0] = tensors[0].unsqueeze(0)
+    if last == 1:
+        tensors[-1] = tensors[-1].unsqueeze(-1)
+    for i in range(n - 1):
+        if tensors[i].shape[-1] != tensors[i + 1].shape[0]:
+            shapes = [list(tensors[k].shape) for k in (i, i + 1)]
+            shapes[0] = shapes[0][1:] if i == 0 and first == 1 else shapes[0]
+            shapes[1] = shapes[1][:1] if i + 1 == n - 1 and last == 1 else shapes[1]
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {shapes[0]} "
+                               f"and {shapes[1]} cannot be multiplied")
+    if n == 2:
+        return tensors[0].mm(tensors[1]).view(out_shape)
+    if n == 3:  # (A B) C or A (B C), whichever costs less (the first on a tie)
+        (a, b), d = tensors[0].shape, tensors[2].shape[1]
+        c = tensors[1].shape[1]
+        A, B, C = tensors
+        if a * c * (b + d) > b * d * (a + c):
+            return A.mm(B.mm(C)).view(out_shape)
+        return A.mm(B).mm(C).view(out_shape)
+    split = _chain_order([t.shape[0] for t in tensors] + [tensors[-1].shape[1]])
+
+    def product(i, j):
+        if i == j:
+            return tensors[i]
+        return product(i, split[i][j]).mm(product(split[i][j] + 1, j))
+    return product(0, n - 1).view(out_shape)
+
+
+def _check_triangular_dtypes(kernel, dtype):
+    """Floats only (the formulas here are real-only); an integer dtype is torch's refusal by
+    its CPU kernel's name."""
+    if dtype.kind == "c":
+        raise NotInEngineError(f"{kernel} on complex tensors")
+    if dtype.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{dtypes.LEGACY_TYPE_NAMES.get(dtype.name)}'")
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """X with A X = B (or X A = B), A upper or lower triangular (the other triangle is not
+    read; unitriangular: nor its diagonal, taken as ones); batch dims broadcast."""
+    for name, t in (("A", A), ("B", B)):
+        if t.dim() < 2:
+            raise RuntimeError(f"linalg.solve_triangular: The input tensor {name} must have "
+                               f"at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.solve_triangular: A must be batches of square matrices, "
+                           f"but they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.shape[-1] != B.shape[-2 if left else -1]:
+        raise RuntimeError(
+            f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
+            f"{B.shape[-2]}x{B.shape[-1]})")
+    _check_triangular_dtypes("triangular_solve_cpu", dtypes.result_type(A, B))
+    return call(table.LINALG_SOLVE_TRIANGULAR, (A, B),
+                (bool(upper), bool(left), bool(unitriangular)))
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """Deprecated (torch warns the same): X with op(A) X = b, op(A) A or A^T, and a copy of
+    A: linalg.solve_triangular's arguments the other way round."""
+    warnings.warn(
+        "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand "
+        "will be removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its "
+        "arguments reversed and does not return a copy of one of the inputs.\nX = "
+        "torch.triangular_solve(B, A).solution\nshould be replaced with\nX = "
+        "torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=2)
+    if b.dim() < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, "
+                           f"but it has {b.dim()} dimensions instead")
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, "
+                           f"but it has {A.dim()} dimensions instead")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
+                           f"{A.shape[-2]} by {A.shape[-1]} but each b matrix is "
+                           f"{b.shape[-2]} by {b.shape[-1]}")
+    _check_triangular_dtypes("triangular_solve_cpu", A._data.dtype)
+    return TriangularSolveResult(*call(table.TRIANGULAR_SOLVE, (b, A), (
+        bool(upper), bool(transpose), bool(unitriangular))))
+
+
+def cholesky_solve(B, L, upper=False):
+    """X with A X = B for A = L L^T (U^T U when upper), from the factor's triangle."""
+    if B.dim() < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {B.dim()} "
+                           f"dimensions instead")
+    if L.dim() < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {L.dim()} "
+                           f"dimensions instead")
+    if B._data.dtype != L._data.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(B._data.dtype.name)} and A of type "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(L._data.dtype.name)} instead.")
+    if L.shape[-1] != L.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are "
+                           f"{L.shape[-2]} by {L.shape[-1]} matrices")
+    if L.shape[-1] != B.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is "
+                           f"{B.shape[-2]} by {B.shape[-1]}")
+    _check_triangular_dtypes("cholesky_solve_cpu", L._data.dtype)
+    return call(table.CHOLESKY_SOLVE, (B, L), (bool(upper),))
+
+
+def cholesky_inverse(L, upper=False):
+    """(L L^T)^{-1} (or (U^T U)^{-1}) from a Cholesky factor; a zero on its diagonal is
+    torch's LinAlgError."""
+    if L.dim() < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if L.shape[-1] != L.shape[-2]:
+        raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they "
+                           f"are {L.shape[-2]} by {L.shape[-1]} matrices")
+    _check_triangular_dtypes("cholesky_inverse_out_cpu", L._data.dtype)
+    return call(table.CHOLESKY_INVERSE, (L,), (bool(upper),))

@@ -1019,6 +1019,82 @@ def linalg_svd_jvp(A_t, U, S, Vh, full_matrices):
     return [dU, dS, mT(dV)]
 
 
+def _triangle(x, upper, unitriangular):
+    """The triangle a triangular solve reads (its diagonal too, unless unitriangular)."""
+    return triu(x, int(unitriangular)) if upper else tril(x, -int(unitriangular))
+
+
+def solve_triangular(A, B, upper, left=True, unitriangular=False):
+    return table.LINALG_SOLVE_TRIANGULAR(A, B, upper, left, unitriangular)
+
+
+def linalg_solve_triangular_backward(grad, self, result, upper, left, unitriangular):
+    """gB = A^{-T} gX (left) or gX A^{-T}; gA = -gB X^T (or -X^T gB) on A's triangle."""
+    gB = solve_triangular(mT(self), grad, not upper, left, unitriangular)
+    gA = -matmul(gB, mT(result)) if left else -matmul(mT(result), gB)
+    return [_triangle(gA, upper, unitriangular), gB]
+
+
+def linalg_solve_triangular_jvp(self_t, B_t, self, result, upper, left, unitriangular):
+    """dX = A^{-1} (dB - dA X) (left) or (dB - X dA) A^{-1}, dA on A's triangle."""
+    dA = _triangle(self_t, upper, unitriangular)
+    dB = B_t - (matmul(dA, result) if left else matmul(result, dA))
+    return solve_triangular(self, dB, upper, left, unitriangular)
+
+
+def triangular_solve_backward(grads, self, A, solution, upper, transpose, unitriangular):
+    """op(A) X = b: gb = op(A)^{-T} gX; gA = -gb X^T (or -X gb^T when transposed) on A's
+    triangle, plus the copy of A's gradient (all of it, as torch's)."""
+    gX, gM = grads
+    gb = gA = None
+    if gX is not None:
+        gb = solve_triangular(A if transpose else mT(A), gX, upper == transpose,
+                              unitriangular=unitriangular)
+        gA = _triangle(-matmul(solution, mT(gb)) if transpose else -matmul(gb, mT(solution)),
+                       upper, unitriangular)
+    if gA is None:
+        gA, gb = zeros_like(A), zeros_like(self)
+    return [gb, gA if gM is None else gA + gM]
+
+
+def triangular_solve_jvp(self_t, A_t, A, solution, upper, transpose, unitriangular):
+    dA = _triangle(A_t, upper, unitriangular)
+    op_A, op_dA = (mT(A), mT(dA)) if transpose else (A, dA)
+    return [solve_triangular(op_A, self_t - matmul(op_dA, solution), upper != transpose,
+                             unitriangular=unitriangular), A_t + 0]
+
+
+def cholesky_solve(B, L, upper):
+    return table.CHOLESKY_SOLVE(B, L, upper)
+
+
+def cholesky_solve_backward(grad, self, input2, result, upper):
+    """A = L L^T (or U^T U): gB = A^{-1} gX; gL = -(C + C^T) L (or -U (C + C^T)), C = gB X^T
+    (all of L, not its triangle: torch's formula)."""
+    gB = cholesky_solve(grad, input2, upper)
+    C = matmul(gB, mT(result))
+    C = C + mT(C)
+    return [gB, -matmul(input2, C) if upper else -matmul(C, input2)]
+
+
+def cholesky_solve_jvp(self_t, input2_t, input2, result, upper):
+    """dX = A^{-1} (dB - dA X), dA = dL L^T + L dL^T (dU^T U + U^T dU)."""
+    dK = matmul(mT(input2_t), input2) if upper else matmul(input2_t, mT(input2))
+    return cholesky_solve(self_t - matmul(dK + mT(dK), result), input2, upper)
+
+
+def cholesky_inverse_backward(grad, self, upper, result):
+    """gL = -(A^{-1} (G + G^T) A^{-1}) L (or -U (...)), A^{-1} the result."""
+    C = matmul(result, matmul(grad + mT(grad), result))
+    return -matmul(self, C) if upper else -matmul(C, self)
+
+
+def cholesky_inverse_jvp(self_t, self, upper, result):
+    """d(A^{-1}) = -A^{-1} dA A^{-1}, dA = dL L^T + L dL^T (dU^T U + U^T dU)."""
+    dK = matmul(mT(self_t), self) if upper else matmul(self_t, mT(self))
+    return -matmul(result, matmul(dK + mT(dK), result))
+
+
 def sgn_backward(grad, self, result):
     """z / |z|: (grad - sgn * Re(grad * conj(sgn))) / |z|, 0 where z is 0; of a real x,
     zeros (torch's: no graph, as sign's)."""

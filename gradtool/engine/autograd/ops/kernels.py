@@ -6,6 +6,8 @@ import operator
 
 import numpy as np
 
+from ...errors import _LinAlgError
+
 _F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 _ndarray = np.ndarray
 # a float64 or complex128 result rounded to the dtype of the low-precision operands
@@ -1433,15 +1435,29 @@ def _det_from_lu(LU, pivots):
     return np.where(swaps, -1, 1) * np.prod(np.diagonal(LU, 0, -2, -1), axis=-1)
 
 
+def lapack_layout(x):
+    """x's values in LAPACK's memory order, as torch's linear algebra results: each matrix
+    column-major (strides (n, 1, m) of an (n, m) batch), the batch row-major."""
+    return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2)
+
+
+def _raise_singular(name, diagonals):
+    """torch's LinAlgError for the first matrix with a zero on its factor's diagonal (1-based,
+    the batch element named when A is a batch)."""
+    zeros = diagonals.reshape(-1, diagonals.shape[-1]) == 0
+    batch = int(np.argmax(zeros.any(-1)))
+    where = f"(Batch element {batch}): " if diagonals.ndim > 1 else ""
+    raise _LinAlgError(f"{name}: {where}The diagonal element {np.argmax(zeros[batch]) + 1} is "
+                       f"zero, the inversion could not be completed because the input matrix "
+                       f"is singular.")
+
+
 def linalg_inv_ex(A):
     try:
         inverse = np.linalg.inv(A)
     except np.linalg.LinAlgError:
-        zero = np.argmax(np.diagonal(lu_factor(A)[0], 0, -2, -1) == 0, -1).max() + 1
-        raise RuntimeError(f"linalg.inv: The diagonal element {zero} is zero, the inversion "
-                           f"could not be completed because the input matrix is singular."
-                           ) from None
-    return inverse, np.zeros(A.shape[:-2], dtype=np.int32)
+        _raise_singular("linalg.inv", np.diagonal(lu_factor(A)[0], 0, -2, -1))
+    return lapack_layout(inverse), np.zeros(A.shape[:-2], dtype=np.int32)
 
 
 def linalg_solve_ex(A, B, left):
@@ -1451,7 +1467,7 @@ def linalg_solve_ex(A, B, left):
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
     matrix = B[..., None] if vector else B
     if np.any(np.diagonal(LU, 0, -2, -1) == 0):
-        raise RuntimeError("torch.linalg.solve: The solver failed because the input matrix is "
+        raise _LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
                            "singular.")
     if left:
         X = lu_solve(LU, pivots, matrix, False)
@@ -1490,10 +1506,56 @@ def linalg_cholesky_ex(A, upper):
     except np.linalg.LinAlgError:
         order = next(k for k in range(1, A.shape[-1] + 1) if np.any(
             np.linalg.eigvalsh(A[..., :k, :k]) <= 0))
-        raise RuntimeError(f"linalg.cholesky: The factorization could not be completed because "
+        raise _LinAlgError(f"linalg.cholesky: The factorization could not be completed because "
                            f"the input is not positive-definite (the leading minor of order "
                            f"{order} is not positive-definite).") from None
     return (np.swapaxes(L, -1, -2).copy() if upper else L), np.zeros(A.shape[:-2], np.int32)
+
+
+def solve_triangular(A, B, upper, left, unitriangular):
+    """X with A X = B (left) or X A = B, A triangular: only its upper or lower triangle is
+    read, its diagonal taken as ones when unitriangular. Substitution row by row, as LAPACK's
+    trsm: a zero on the diagonal gives inf / nan, not an error, as torch's."""
+    if not left:  # X A = B is A^T X^T = B^T, A^T triangular on the other side
+        return lapack_layout(np.swapaxes(solve_triangular(
+            np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2), not upper, True, unitriangular),
+            -1, -2))
+    n = A.shape[-1]
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    A = np.broadcast_to(A, batch + A.shape[-2:])
+    X = np.array(np.broadcast_to(B, batch + B.shape[-2:]), dtype=np.result_type(A, B))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for i in (range(n - 1, -1, -1) if upper else range(n)):
+            known = slice(i + 1, n) if upper else slice(0, i)
+            X[..., i, :] -= np.einsum("...j,...jk->...k", A[..., i, known], X[..., known, :])
+            if not unitriangular:
+                X[..., i, :] /= A[..., i, i, None]
+    return lapack_layout(X)
+
+
+def triangular_solve(b, A, upper, transpose, unitriangular):
+    """torch.triangular_solve: op(A) X = b (op: the transpose when asked), and a copy of A."""
+    A_op = np.swapaxes(A, -1, -2) if transpose else A
+    return (solve_triangular(A_op, b, upper != transpose, True, unitriangular),
+            lapack_layout(A))
+
+
+def cholesky_solve(B, L, upper):
+    """X with L L^T X = B (U^T U X = B when upper): two triangular solves with the factor's
+    triangle, as LAPACK's potrs."""
+    lower = np.swapaxes(L, -1, -2) if upper else L  # the factor with A = lower lower^T
+    Y = solve_triangular(lower, B, False, True, False)
+    return solve_triangular(np.swapaxes(lower, -1, -2), Y, True, True, False)
+
+
+def cholesky_inverse(L, upper):
+    """(L L^T)^{-1} (or (U^T U)^{-1}) from the factor's triangle; a zero on its diagonal is
+    torch's LinAlgError."""
+    diagonals = np.diagonal(L, 0, -2, -1)
+    if np.any(diagonals == 0):
+        _raise_singular("cholesky_inverse", diagonals)
+    eye = np.broadcast_to(np.eye(L.shape[-1], dtype=L.dtype), L.shape)
+    return cholesky_solve(eye, L, upper)
 
 
 def linalg_qr(A, mode):
