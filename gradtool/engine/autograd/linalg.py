@@ -5,7 +5,7 @@ import collections
 import math
 
 from . import dtypes
-from .dispatch import call
+from .dispatch import broadcast_mismatch, call
 from .free_functions import vector_norm
 from .tensor import _dim
 from .ops import derivatives as table
@@ -376,9 +376,13 @@ def _check_triangular_dtypes(kernel, dtype):
                                   f"'{dtypes.LEGACY_TYPE_NAMES.get(dtype.name)}'")
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+def solve_triangular(A, B, *, upper=None, left=True, unitriangular=False):
     """X with A X = B (or X A = B), A upper or lower triangular (the other triangle is not
-    read; unitriangular: nor its diagonal, taken as ones); batch dims broadcast."""
+    read; unitriangular: nor its diagonal, taken as ones); batch dims broadcast. `upper` has
+    no default (torch's words when it is missing)."""
+    if upper is None:
+        raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: '
+                        '"upper"')
     for name, t in (("A", A), ("B", B)):
         if t.dim() < 2:
             raise RuntimeError(f"linalg.solve_triangular: The input tensor {name} must have "
@@ -391,7 +395,10 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
             f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
             f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
             f"{B.shape[-2]}x{B.shape[-1]})")
-    _check_triangular_dtypes("triangular_solve_cpu", dtypes.result_type(A, B))
+    mismatch = broadcast_mismatch(tuple(B.shape[:-2]), tuple(A.shape[:-2]))  # (torch's order)
+    if mismatch:
+        raise RuntimeError(mismatch)
+    _check_triangular_dtypes("triangular_solve_cpu", A._data.dtype)
     return call(table.LINALG_SOLVE_TRIANGULAR, (A, B),
                 (bool(upper), bool(left), bool(unitriangular)))
 

@@ -1163,7 +1163,7 @@ LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd, args=("fu
 # gradient lies on that triangle; torch.triangular_solve (deprecated) also returns a copy of A
 LINALG_SOLVE_TRIANGULAR = OpSpec(
     "linalg_solve_triangular", "LinalgSolveTriangularBackward0", kernels.solve_triangular,
-    args=("upper", "left", "unitriangular"), promotion="promote",
+    args=("upper", "left", "unitriangular"), promotes_dtype=False,
     jvp=formulas.linalg_solve_triangular_jvp, one_formula=True,
     **dict.fromkeys(("self", "B"), formulas.linalg_solve_triangular_backward))
 TRIANGULAR_SOLVE = OpSpec(

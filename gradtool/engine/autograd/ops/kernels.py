@@ -1438,7 +1438,8 @@ def _det_from_lu(LU, pivots):
 def lapack_layout(x):
     """x's values in LAPACK's memory order, as torch's linear algebra results: each matrix
     column-major (strides (n, 1, m) of an (n, m) batch), the batch row-major."""
-    return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2)
+    return np.swapaxes(np.swapaxes(x, -1, -2).copy(), -1, -2)  # (a fresh copy: canonical
+    # strides even along size-1 dims, which numpy's contiguity tests ignore)
 
 
 def _raise_singular(name, diagonals):
@@ -1514,7 +1515,7 @@ def linalg_cholesky_ex(A, upper):
 
 def solve_triangular(A, B, upper, left, unitriangular):
     """X with A X = B (left) or X A = B, A triangular: only its upper or lower triangle is
-    read, its diagonal taken as ones when unitriangular. Substitution row by row, as LAPACK's
+    read, its diagonal taken as ones when unitriangular; X has A's dtype, as torch's. Substitution row by row, as LAPACK's
     trsm: a zero on the diagonal gives inf / nan, not an error, as torch's."""
     if not left:  # X A = B is A^T X^T = B^T, A^T triangular on the other side
         return lapack_layout(np.swapaxes(solve_triangular(
@@ -1523,7 +1524,7 @@ def solve_triangular(A, B, upper, left, unitriangular):
     n = A.shape[-1]
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
     A = np.broadcast_to(A, batch + A.shape[-2:])
-    X = np.array(np.broadcast_to(B, batch + B.shape[-2:]), dtype=np.result_type(A, B))
+    X = np.array(np.broadcast_to(B, batch + B.shape[-2:]), dtype=A.dtype)  # (A's: torch's)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for i in (range(n - 1, -1, -1) if upper else range(n)):
             known = slice(i + 1, n) if upper else slice(0, i)
