@@ -278,6 +278,7 @@ globals().update({cls.__name__: cls for cls in _STORAGES.values()})
 # ---- powers, chains of products, triangular and Cholesky solves (older names: linalg's)
 from .autograd.linalg import (cholesky_inverse, cholesky_solve, matrix_power,  # noqa: E402
                               triangular_solve)
+from .autograd.linalg import matrix_exp, pinverse  # noqa: E402
 
 
 def chain_matmul(*matrices, out=None):

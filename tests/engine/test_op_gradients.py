@@ -2018,6 +2018,86 @@ case("cholesky_inverse_upper", ("CHOLESKY_INVERSE", "TRIU"),
      lambda x: _factor(x, True).cholesky_inverse(upper=True), normal(3, 3),
      lambda v, x: _cholesky_inverse_vjp(v, x, True))
 
+
+# the pseudo-inverse of a full-rank matrix: (A^T A)^{-1} A^T (tall), its transpose's
+# transpose (wide); least squares through it
+def _pinv_vjp(v, a):
+    if a.shape[0] < a.shape[1]:
+        return [_pinv_vjp(v.T, a.T)[0].T]
+    C = np.linalg.inv(a.T @ a)
+    P = C @ a.T
+    return [-a @ P @ v.T @ C - P.T @ v @ P.T + v.T @ C]
+
+
+def _lstsq_vjp(v, a, b, residuals=False):
+    vector = b.ndim == 1
+    B = b[:, None] if vector else b
+    gx = v[0][:, None] if vector else v[0]
+    P = np.linalg.pinv(a)
+    ga, gb = _pinv_vjp(gx @ B.T, a)[0], P.T @ gx
+    if residuals:  # |A X - B|^2 per column, X optimal: only the explicit dependence counts
+        X = P @ B
+        r = (a @ X - B) * (v[1][None] if not vector else v[1])
+        ga, gb = ga + 2 * r @ X.T, gb - 2 * r
+    return [ga, gb[:, 0] if vector else gb]
+
+
+case("pinv_tall", "LINALG_PINV", lambda a: gt.linalg.pinv(a), normal(4, 3), _pinv_vjp)
+case("pinv_wide", "LINALG_PINV", lambda a: gt.pinverse(a), normal(2, 4), _pinv_vjp)
+case("pinv_hermitian", ("LINALG_PINV", "MM"), lambda x: gt.linalg.pinv(_spd(x), hermitian=True),
+     normal(3, 3), lambda v, x: [_through_spd(-_inv_T(x @ x.T + 3 * np.eye(3)) @ v @ _inv_T(
+         x @ x.T + 3 * np.eye(3)), x)])
+case("lstsq_tall", "LINALG_LSTSQ", lambda a, b: gt.linalg.lstsq(a, b).solution,
+     normals((4, 3), (4, 2)), lambda v, a, b: _lstsq_vjp((v, None), a, b))
+case("lstsq_wide_vector", "LINALG_LSTSQ", lambda a, b: gt.linalg.lstsq(a, b).solution,
+     normals((2, 4), (2,)), lambda v, a, b: _lstsq_vjp((v, None), a, b))
+case("lstsq_gelsd_residuals", "LINALG_LSTSQ",
+     lambda a, b: gt.linalg.lstsq(a, b, driver="gelsd")[:2], normals((5, 3), (5, 2)),
+     lambda v, a, b: _lstsq_vjp(v, a, b, residuals=True))
+
+
+def _expm(m):
+    """e^m by a Taylor series after halving (independent of the engine's Pade kernel)."""
+    s = max(0, int(np.ceil(np.log2(max(np.abs(m).sum(0).max(), 1e-300) / 0.25))))
+    m = m / 2.0 ** s
+    term, out = np.eye(len(m)), np.eye(len(m))
+    for k in range(1, 30):
+        term = term @ m / k
+        out = out + term
+    for _ in range(s):
+        out = out @ out
+    return out
+
+
+def _matrix_exp_vjp(v, a):
+    """The adjoint of e^A's derivative: the top right block of exp([[A^T, v], [0, A^T]])."""
+    if a.ndim == 3:
+        return [np.stack([_matrix_exp_vjp(vi, ai)[0] for vi, ai in zip(v, a)])]
+    n = len(a)
+    return [_expm(np.block([[a.T, v], [np.zeros((n, n)), a.T]]))[:n, n:]]
+
+
+case("matrix_exp", "LINALG_MATRIX_EXP", lambda a: gt.linalg.matrix_exp(a), normal(3, 3),
+     _matrix_exp_vjp)
+case("matrix_exp_batch", "LINALG_MATRIX_EXP", lambda a: a.matrix_exp(), normal(2, 3, 3),
+     _matrix_exp_vjp)
+case("linalg_vander", ("CAT", "CUMPROD"), lambda x: gt.linalg.vander(x, N=4),
+     lambda r: [signed(r, (3,))], lambda v, x: [sum(k * x ** (k - 1) * v[:, k] for k in range(1, 4))])
+case("linalg_diagonal", "DIAGONAL", lambda a: gt.linalg.diagonal(a, offset=1), normal(2, 3, 4),
+     lambda v, a: [np.stack([np.diag(vi, 1)[:3, :] for vi in v])])
+case("tensorinv", ("LINALG_INV_EX",), lambda a: gt.linalg.tensorinv(a, ind=1),
+     lambda r: [(r.standard_normal((4, 4)) + 3 * np.eye(4)).reshape(4, 2, 2)],
+     lambda v, a: [(-_inv_T(a.reshape(4, 4)) @ v.reshape(4, 4) @ _inv_T(a.reshape(4, 4)))
+                   .reshape(4, 2, 2)])
+case("tensorsolve", ("LINALG_SOLVE_EX",), lambda a, b: gt.linalg.tensorsolve(a, b),
+     lambda r: [(r.standard_normal((6, 6)) + 3 * np.eye(6)).reshape(2, 3, 6),
+                r.standard_normal((2, 3))],
+     lambda v, a, b: [g.reshape(s) for g, s in zip(
+         _solve_vjp(v, a.reshape(6, 6), b.reshape(6)), ((2, 3, 6), (2, 3)))])
+case("solve_ex_right", "LINALG_SOLVE_EX", lambda a, b: gt.linalg.solve_ex(a, b, left=False)[0],
+     lambda r: [r.standard_normal(SQ) + 3 * np.eye(3), r.standard_normal((2, 3))],
+     lambda v, a, b: _solve_vjp(v, a, b, left=False))
+
 # ------------------------------ special functions (torch.special) ------------------------------
 # the closed forms in the special functions' own terms (i0' = i1, digamma' = trigamma, ...),
 # their values torch's series (special_functions, which numpy lacks)

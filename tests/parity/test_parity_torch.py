@@ -330,6 +330,7 @@ KNOWN_SAVED_VALUE_FORMS = {
     ("var", "correction"), ("std", "correction"), ("amax_all", "dim"), ("cumprod", "dim"),
     ("topk", "dim"), ("norm_p_neg1", "dim"), ("norm_inf_dim", "dim"), ("matrix_norm_2", "dim"),
     ("matrix_norm_nuc_dims", "dim"), ("adaptive_avg_pool2d_to_1", "dim"),
+    ("linalg_vander", "dim"), ("linalg_diagonal", "dim1"), ("linalg_diagonal", "dim2"),
     # torch's addcdiv saves tensor2 whichever inputs require grad; gradtool only for the
     # formulas that read it (tensor1's and tensor2's)
     ("addcdiv", "tensor2"),

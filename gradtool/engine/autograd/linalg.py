@@ -6,14 +6,16 @@ import math
 
 from . import dtypes
 from .dispatch import broadcast_mismatch, call
-from .free_functions import vector_norm
+from .free_functions import cat, vector_norm
 from .tensor import _dim
 from .ops import derivatives as table
 from ..errors import NotInEngineError, _LinAlgError as LinAlgError
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "det", "slogdet",
            "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals",
-           "matrix_power", "multi_dot", "solve_triangular", "LinAlgError"]
+           "matrix_power", "multi_dot", "solve_triangular", "LinAlgError", "lstsq", "pinv",
+           "matrix_rank", "matrix_exp", "diagonal", "vander", "solve_ex", "tensorinv",
+           "tensorsolve"]
 
 # torch.return_types' named tuples
 InvExResult = collections.namedtuple("linalg_inv_ex", ["inverse", "info"])
@@ -464,3 +466,147 @@ def cholesky_inverse(L, upper=False):
                            f"are {L.shape[-2]} by {L.shape[-1]} matrices")
     _check_triangular_dtypes("cholesky_inverse_out_cpu", L._data.dtype)
     return call(table.CHOLESKY_INVERSE, (L,), (bool(upper),))
+
+
+# ---- least squares, the pseudo-inverse, the rank, the matrix exponential
+LstsqResult = collections.namedtuple("linalg_lstsq",
+                                     ["solution", "residuals", "rank", "singular_values"])
+SolveExResult = collections.namedtuple("linalg_solve_ex", ["result", "info"])
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def _float_matrices(name, A):
+    if A._data.dtype.kind == "c":
+        raise NotInEngineError(f"torch.{name} on complex tensors")
+
+
+def _tolerance(value):
+    """atol / rtol as a number (a 0-d tensor's value)."""
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """min |A X - B|: the minimum-norm solution (through the pseudo-inverse; LAPACK's gelsy
+    by default on torch's CPU gives the same), with torch's other results per driver."""
+    driver = "gelsy" if driver is None else driver
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, "
+                           "gelsy, gelsd, gelss)")
+    if A._data.dtype != B._data.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)} and other's "
+                           f"dtype {dtypes.LEGACY_TYPE_NAMES.get(B._data.dtype.name)}")
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.linalg.lstsq: input must have at least 2 dimensions.")
+    vector = B.dim() == A.dim() - 1
+    if (B.shape[-1] if vector else B.shape[-2]) != A.shape[-2]:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match "
+                           f"other.size({-1 if vector else -2})")
+    _float_matrices("linalg.lstsq", A)
+    _check_square_or_float("torch.linalg.lstsq", A)
+    return LstsqResult(*call(table.LINALG_LSTSQ, (A, B), (rcond, driver)))
+
+
+def _check_square_or_float(name, A):
+    if A._data.dtype.kind != "f":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse: through the SVD (eigh when hermitian), singular
+    values at or below max(atol, rtol * the largest) dropped."""
+    if A.dim() < 2 or A._data.dtype.kind not in "fc":
+        kind = dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)
+        raise RuntimeError(f"linalg.pinv({kind}{{{list(A.shape)}}}): expected a tensor with 2 "
+                           f"or more dimensions of float, double, cfloat or cdouble types")
+    _float_matrices("linalg.pinv", A)
+    return call(table.LINALG_PINV, (A,), (_tolerance(atol), _tolerance(rtol), bool(hermitian)))
+
+
+def pinverse(input, rcond=1e-15):
+    """torch.pinverse: linalg.pinv with rtol=rcond."""
+    return pinv(input, rtol=rcond)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """How many singular values (|eigenvalues| when hermitian) are above max(atol, rtol *
+    the largest); rtol defaults as pinv's. An int64 tensor, no gradient."""
+    if A._data.dtype.kind not in "fc":
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_rank: The input tensor input must have at least 2 "
+                           "dimensions.")
+    atol, rtol = _tolerance(atol), _tolerance(rtol)
+    if rtol is None:
+        rtol = 0.0 if atol else np.finfo(A._data.dtype).eps * max(A.shape[-2:])
+    data = A._data
+    S = np.abs(np.linalg.eigvalsh(data)) if hermitian else np.linalg.svd(data, compute_uv=False)
+    largest = S.max(-1, keepdims=True, initial=0.0)
+    return Tensor._wrap(np.sum(S > np.maximum(atol or 0.0, rtol * largest), -1).astype(np.int64))
+
+
+def matrix_exp(A):
+    """e^A, one LinalgMatrixExpBackward0 node; its gradient the exponential of a block
+    matrix, as torch's."""
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they "
+                           f"are {A.shape[-2]} by {A.shape[-1]} matrices")
+    _float_matrices("linalg.matrix_exp", A)
+    _check_square_or_float("linalg.matrix_exp", A)
+    return call(table.LINALG_MATRIX_EXP, (A,))
+
+
+# ---- composed of other ops, as torch composes them
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """torch.diagonal with the last two dims as its default."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+def vander(x, *, N=None):
+    """Columns x^0, x^1, ..., x^(N-1) (ones, then a cumulative product), as torch's."""
+    N = x.shape[-1] if N is None and x.dim() else N
+    if N is None or N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    ones = Tensor._wrap(np.ones(tuple(x.shape) + (1,), x._data.dtype))
+    powers = x.unsqueeze(-1).expand(*x.shape, N - 1).cumprod(-1)
+    return cat([ones, powers], -1)
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """(X, info): solve's node, info zeros (a singular A is torch's LinAlgError either way
+    here, as with check_errors=True)."""
+    _check_square("linalg.solve", A)
+    result, _, _, info = call(table.LINALG_SOLVE_EX, (A, B), (bool(left),))
+    return SolveExResult(result, info)
+
+
+def tensorinv(A, ind=2):
+    """The inverse of A seen as a matrix of its first `ind` dims by the rest."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    n = math.prod(rows)
+    if n != math.prod(cols):
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape["
+                           f"ind:]) == prod(self.shape[:ind]), but got {math.prod(cols)} != {n}")
+    return inv(A.reshape(n, -1)).reshape(cols + rows)
+
+
+def tensorsolve(A, B, dims=None):
+    """X with tensordot(A, X, X.dim()) = B: a matrix solve of A's first B.dim() dims by the
+    rest (`dims` moved last first)."""
+    if dims is not None:
+        dims = [d % A.dim() for d in dims]
+        A = A.permute([d for d in range(A.dim()) if d not in dims] + dims)
+    result_shape = tuple(A.shape[B.dim():])
+    n = math.prod(result_shape)
+    if math.prod(A.shape[:B.dim()]) != n:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape["
+                           f"other.ndim:]) == prod(self.shape[:other.ndim]), but got "
+                           f"{n} != {math.prod(A.shape[:B.dim()])}")
+    return solve(A.reshape(n, n), B.reshape(n)).view(result_shape)

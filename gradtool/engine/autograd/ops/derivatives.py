@@ -1180,6 +1180,20 @@ CHOLESKY_INVERSE = OpSpec("cholesky_inverse", "CholeskyInverseBackward0",
                           kernels.cholesky_inverse, args=("upper",),
                           jvp=formulas.cholesky_inverse_jvp,
                           self=formulas.cholesky_inverse_backward)
+# the pseudo-inverse (differentiable where A's rank does not change), least squares through
+# it, and the matrix exponential (its derivative: the exponential of a block matrix)
+LINALG_PINV = OpSpec("linalg_pinv", "LinalgPinvBackward0", kernels.linalg_pinv,
+                     args=("atol", "rtol", "hermitian"), jvp=formulas.pinv_jvp,
+                     self=formulas.pinv_backward)
+LINALG_LSTSQ = OpSpec(
+    "linalg_lstsq", "LinalgLstsqBackward0", kernels.linalg_lstsq, args=("rcond", "driver"),
+    outputs=("solution", "residuals", "rank", "singular_values"),
+    nondiff_outputs=("rank", "singular_values"), undefined_grads=True, one_formula=True,
+    jvp=formulas.linalg_lstsq_jvp,
+    **dict.fromkeys(("self", "b"), formulas.linalg_lstsq_backward))
+LINALG_MATRIX_EXP = OpSpec("linalg_matrix_exp", "LinalgMatrixExpBackward0",
+                           kernels.linalg_matrix_exp, jvp=formulas.linalg_matrix_exp_jvp,
+                           self=formulas.linalg_matrix_exp_backward)
 
 TABLE = vars(rows.table)  # every row by name (the code below the table reads it there)
 TABLE.update({name: value for name, value in globals().items() if isinstance(value, OpSpec)})

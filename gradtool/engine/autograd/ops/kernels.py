@@ -1559,6 +1559,78 @@ def cholesky_inverse(L, upper):
     return cholesky_solve(eye, L, upper)
 
 
+def _pseudo_inverse(A, atol, rtol, hermitian):
+    """A^+ from the SVD (the eigendecomposition when hermitian), the singular values at or
+    below max(atol, rtol * the largest) dropped; also those values, descending."""
+    if hermitian:
+        values, U = np.linalg.eigh(A)
+        S = np.abs(values)
+        V = U * np.sign(values)[..., None, :]  # A = U diag(values) U^T = U diag(S) V^T
+    else:
+        U, S, Vh = np.linalg.svd(A, full_matrices=False)
+        V = np.swapaxes(Vh, -1, -2)
+    largest = S.max(-1, keepdims=True, initial=0.0)
+    kept = S > np.maximum(atol, rtol * largest)
+    inverse = np.where(kept, 1 / np.where(kept, S, 1), 0)
+    pinv = (V * inverse[..., None, :]) @ np.swapaxes(U, -1, -2)
+    return pinv.astype(A.dtype, copy=False), S
+
+
+def linalg_pinv(A, atol, rtol, hermitian):
+    """torch's tolerances: none given, rtol = eps * max(m, n); an atol alone, rtol = 0."""
+    if rtol is None:
+        rtol = 0.0 if atol else np.finfo(A.dtype).eps * max(A.shape[-2:])
+    return lapack_layout(_pseudo_inverse(A, atol or 0.0, rtol, hermitian)[0])
+
+
+def linalg_lstsq(A, B, rcond, driver):
+    """The least-squares (minimum-norm) solution through the pseudo-inverse, with what
+    torch's CPU drivers fill: the rank (all but gels), the singular values (gelsd, gelss),
+    the squared residuals of each column (m > n, every matrix of full rank; not gelsy)."""
+    m, n = A.shape[-2:]
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    matrix = B[..., None] if vector else B
+    rtol = np.finfo(A.dtype).eps * max(m, n) if rcond is None else rcond
+    pinv, S = _pseudo_inverse(A, 0.0, 0 if driver == "gels" else rtol, False)
+    X = pinv @ matrix
+    largest = S.max(-1, keepdims=True, initial=0.0)
+    rank = np.sum(S > rtol * largest, -1).astype(np.int64)
+    empty = np.zeros((0,), A.dtype)
+    residuals = empty
+    if driver != "gelsy" and m > n and np.all(rank == n):
+        residuals = np.sum((A @ X - matrix) ** 2, -2).astype(A.dtype)
+    values = S.astype(A.dtype) if driver in ("gelsd", "gelss") else empty
+    X = lapack_layout(X)
+    return (X[..., 0] if vector else X, residuals[..., 0] if vector and residuals.size else
+            residuals, rank if driver != "gels" else np.zeros((0,), np.int64), values)
+
+
+_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
+           129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
+           40840800., 960960., 16380., 182., 1.)
+
+
+def linalg_matrix_exp(A):
+    """e^A by scaling and squaring with the [13/13] Pade approximant (Higham 2005): A halved
+    until its 1-norm is below 5.37, the approximant, squared back."""
+    b = _PADE13
+    norm = np.abs(A).sum(-2).max(initial=0.0)
+    s = max(0, int(np.ceil(np.log2(norm / 5.371920351148152)))) if norm > 0 else 0
+    A = A / 2.0 ** s
+    eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape)
+    A2 = A @ A
+    A4 = A2 @ A2
+    A6 = A4 @ A2
+    U = A @ (A6 @ (b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2
+             + b[1] * eye)
+    V = A6 @ (b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 \
+        + b[0] * eye
+    R = np.linalg.solve(V - U, V + U)
+    for _ in range(s):
+        R = R @ R
+    return R.astype(A.dtype, copy=False)
+
+
 def linalg_qr(A, mode):
     if mode == "r":  # Q is not computed: an empty tensor, as torch's
         return np.empty((0,), dtype=A.dtype), np.linalg.qr(A, "r")
