@@ -551,6 +551,27 @@ LINALG_SOLVER_ERRORS = [
      "cholesky_inverse: The input tensor A must have at least 2 dimensions."),
     (lambda: gt.cholesky_inverse(gt.ones(2, 2, dtype=gt.int64)), NotImplementedError,
      "\"cholesky_inverse_out_cpu\" not implemented for 'Long'"),
+    (lambda: gt.linalg.lstsq(gt.ones(4, 3), gt.ones(3, 2)), RuntimeError,
+     "torch.linalg.lstsq: input.size(-2) should match other.size(-2)"),
+    (lambda: gt.linalg.lstsq(gt.ones(4, 3, dtype=gt.float64), gt.ones(4, 2)), RuntimeError,
+     "torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
+     "dtype Double and other's dtype Float"),
+    (lambda: gt.linalg.lstsq(gt.ones(4, 3), gt.ones(4, 2), driver="foo"), RuntimeError,
+     "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"),
+    (lambda: gt.linalg.pinv(gt.ones(3)), RuntimeError,
+     "linalg.pinv(Float{[3]}): expected a tensor with 2 or more dimensions of float, double, "
+     "cfloat or cdouble types"),
+    (lambda: gt.linalg.pinv(gt.ones(2, 2, dtype=gt.int64)), RuntimeError,
+     "linalg.pinv(Long{[2, 2]}): expected a tensor with 2 or more dimensions"),
+    (lambda: gt.linalg.matrix_exp(gt.ones(2, 3)), RuntimeError,
+     "linalg.matrix_exp: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: gt.linalg.matrix_exp(gt.ones(3)), RuntimeError,
+     "linalg.matrix_exp: The input tensor A must have at least 2 dimensions."),
+    (lambda: gt.linalg.matrix_exp(gt.ones(2, 2, dtype=gt.int64)), RuntimeError,
+     "linalg.matrix_exp: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda: gt.linalg.matrix_rank(gt.ones(2, 2, dtype=gt.int64)), RuntimeError,
+     "This function doesn't handle types other than float and double"),
+    (lambda: gt.linalg.vander(gt.ones(3), N=1), RuntimeError, "N must be greater than 1."),
     # singular matrices: torch's LinAlgError, a RuntimeError
     (lambda: gt.linalg.inv(gt.zeros(2, 3, 3)), gt.linalg.LinAlgError,
      "linalg.inv: (Batch element 0): The diagonal element 1 is zero, the inversion could not "
@@ -622,6 +643,53 @@ def test_deprecated_triangular_solve_and_chain_matmul_warn_and_return_torchs_res
     assert result.cloned_coefficient.tolist() == a.tolist()
     with pytest.warns(UserWarning, match="torch.chain_matmul is deprecated"):
         assert gt.chain_matmul(a).grad_fn.name() == "CloneBackward0"
+
+
+@pytest.mark.parametrize("driver, residuals, rank, values", [
+    (None, (0,), (), (0,)), ("gels", (2,), (0,), (0,)), ("gelsd", (2,), (), (3,)),
+    ("gelss", (2,), (), (3,))])
+def test_lstsq_fills_what_each_driver_computes(driver, residuals, rank, values):
+    """torch's CPU drivers: gelsy (the default) the rank only; gels the residuals; gelsd and
+    gelss also the singular values. The residuals are |A X - B|^2 per column."""
+    a, b = f64(4, 3), f64(4, 2, seed=1)
+    out = gt.linalg.lstsq(a, b, driver=driver)
+    assert type(out).__name__ == "linalg_lstsq"
+    assert [tuple(t.shape) for t in out[1:]] == [residuals, rank, values]
+    expected = np.linalg.lstsq(a.detach().numpy(), b.detach().numpy(), rcond=None)
+    np.testing.assert_allclose(out.solution.detach().numpy(), expected[0], rtol=1e-10)
+    if residuals != (0,):
+        np.testing.assert_allclose(out.residuals.detach().numpy(), expected[1], rtol=1e-10)
+    if rank == ():
+        assert out.rank.item() == 3 and out.rank.dtype == gt.int64
+
+
+def test_matrix_rank_counts_singular_values_above_the_tolerance():
+    diag = gt.diag(gt.tensor([1.0, 1e-3, 1e-9], dtype=gt.float64))
+    assert gt.linalg.matrix_rank(diag).item() == 3
+    assert gt.linalg.matrix_rank(diag, rtol=1e-5).item() == 2
+    assert gt.linalg.matrix_rank(diag, atol=1e-2).item() == 1
+    assert gt.linalg.matrix_rank(gt.ones(2, 3, 3)).tolist() == [1, 1]
+    assert gt.linalg.matrix_rank(-diag, hermitian=True).item() == 3
+
+
+def test_pinv_drops_the_singular_values_below_the_tolerance():
+    a = gt.diag(gt.tensor([2.0, 1e-20, 4.0], dtype=gt.float64))
+    np.testing.assert_allclose(gt.linalg.pinv(a).numpy(), np.diag([0.5, 0.0, 0.25]))
+    np.testing.assert_allclose(gt.linalg.pinv(a, atol=3.0).numpy(), np.diag([0.0, 0.0, 0.25]))
+    np.testing.assert_allclose(gt.linalg.pinv(-a, hermitian=True).numpy(),
+                               np.diag([-0.5, 0.0, -0.25]))
+
+
+def test_matrix_exp_of_a_rotation_generator_and_of_a_large_matrix():
+    """exp of [[0, -t], [t, 0]] is the rotation by t; a norm well above the Pade bound goes
+    through squaring (e^(A + A) = (e^A)^2)."""
+    t = 0.7
+    rotation = gt.linalg.matrix_exp(gt.tensor([[0.0, -t], [t, 0.0]], dtype=gt.float64))
+    np.testing.assert_allclose(rotation.numpy(), [[np.cos(t), -np.sin(t)],
+                                                  [np.sin(t), np.cos(t)]], atol=1e-15)
+    a = f64(3, 3, requires_grad=False) * 4
+    np.testing.assert_allclose(gt.matrix_exp(2 * a).numpy(),
+                               np.linalg.matrix_power(gt.matrix_exp(a).numpy(), 2), rtol=1e-11)
 
 
 @given(st.lists(st.integers(1, 4), min_size=3, max_size=7), st.booleans(), st.booleans())

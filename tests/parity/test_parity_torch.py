@@ -491,6 +491,24 @@ LINALG_SOLVER_PROGRAMS = {
         gt.tensor([[2.0, 1.0], [7.0, 3.0]]), upper=True),
     "multi_dot_vectors": lambda: gt.linalg.multi_dot([gt.ones(3), gt.ones(3)]),
     "inverse_layout": lambda: gt.linalg.inv(gt.eye(3).expand(2, 3, 3) * 2),
+    **{f"lstsq_{driver}": (lambda driver: lambda: gt.linalg.lstsq(
+        (gt.arange(24.0) ** 2 % 7).reshape(2, 4, 3).double(),
+        gt.arange(16.0).reshape(2, 4, 2).cos().double(),
+        driver=driver))(driver) for driver in (None, "gels", "gelsd", "gelss")},
+    "lstsq_rank_deficient": lambda: gt.linalg.lstsq(gt.ones(2, 4, 3, dtype=gt.float64),
+                                                    gt.ones(2, 4, 1, dtype=gt.float64),
+                                                    driver="gelsd"),
+    "lstsq_wide_vector": lambda: gt.linalg.lstsq(gt.arange(8.0).reshape(2, 4).sin(),
+                                                 gt.tensor([1.0, 2.0])),
+    "pinv_tolerances": lambda: tuple(gt.linalg.pinv(
+        gt.diag(gt.tensor([2.0, 1e-20, 4.0, 1e-3], dtype=gt.float64)), **kw)
+        for kw in ({}, {"atol": 3.0}, {"rtol": 1e-2}, {"hermitian": True})),
+    "matrix_rank": lambda: tuple(gt.linalg.matrix_rank(
+        gt.diag(gt.tensor([1.0, 1e-3, 1e-9])), **kw)
+        for kw in ({}, {"rtol": 1e-5}, {"atol": 1e-2}, {"hermitian": True})),
+    "matrix_exp": lambda: gt.linalg.matrix_exp(
+        gt.arange(18.0, dtype=gt.float64).reshape(2, 3, 3).cos() * 3),
+    "vander_int": lambda: gt.linalg.vander(gt.tensor([1, 2, 3]), N=4),
 }
 
 

@@ -1580,7 +1580,7 @@ def linalg_pinv(A, atol, rtol, hermitian):
     """torch's tolerances: none given, rtol = eps * max(m, n); an atol alone, rtol = 0."""
     if rtol is None:
         rtol = 0.0 if atol else np.finfo(A.dtype).eps * max(A.shape[-2:])
-    return lapack_layout(_pseudo_inverse(A, atol or 0.0, rtol, hermitian)[0])
+    return _pseudo_inverse(A, atol or 0.0, rtol, hermitian)[0]
 
 
 def linalg_lstsq(A, B, rcond, driver):
@@ -1600,7 +1600,10 @@ def linalg_lstsq(A, B, rcond, driver):
     if driver != "gelsy" and m > n and np.all(rank == n):
         residuals = np.sum((A @ X - matrix) ** 2, -2).astype(A.dtype)
     values = S.astype(A.dtype) if driver in ("gelsd", "gelss") else empty
-    X = lapack_layout(X)
+    # LAPACK writes X over B's column-major buffer of max(m, n) rows: torch's X is its view
+    buffer = np.zeros(X.shape[:-2] + (X.shape[-1], max(m, n)), X.dtype)
+    buffer[..., :n] = np.swapaxes(X, -1, -2)
+    X = np.swapaxes(buffer, -1, -2)[..., :n, :]
     return (X[..., 0] if vector else X, residuals[..., 0] if vector and residuals.size else
             residuals, rank if driver != "gels" else np.zeros((0,), np.int64), values)
 
@@ -1614,6 +1617,8 @@ def linalg_matrix_exp(A):
     """e^A by scaling and squaring with the [13/13] Pade approximant (Higham 2005): A halved
     until its 1-norm is below 5.37, the approximant, squared back."""
     b = _PADE13
+    dtype = A.dtype
+    A = A.astype(np.float64)  # (float32 too: rounded once at the end)
     norm = np.abs(A).sum(-2).max(initial=0.0)
     s = max(0, int(np.ceil(np.log2(norm / 5.371920351148152)))) if norm > 0 else 0
     A = A / 2.0 ** s
@@ -1628,7 +1633,7 @@ def linalg_matrix_exp(A):
     R = np.linalg.solve(V - U, V + U)
     for _ in range(s):
         R = R @ R
-    return R.astype(A.dtype, copy=False)
+    return R.astype(dtype, copy=False)
 
 
 def linalg_qr(A, mode):
