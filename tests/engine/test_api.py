@@ -572,6 +572,16 @@ LINALG_SOLVER_ERRORS = [
     (lambda: gt.linalg.matrix_rank(gt.ones(2, 2, dtype=gt.int64)), RuntimeError,
      "This function doesn't handle types other than float and double"),
     (lambda: gt.linalg.vander(gt.ones(3), N=1), RuntimeError, "N must be greater than 1."),
+    (lambda: gt.linalg.cond(gt.ones(3)), RuntimeError,
+     "linalg.cond: The input tensor must have at least 2 dimensions."),
+    (lambda: gt.linalg.cond(gt.ones(2, 3), 1), RuntimeError,
+     "linalg.cond(ord=1): A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: gt.linalg.cond(gt.ones(2, 3), "fro"), RuntimeError,
+     "linalg.cond(ord=fro): A must be batches of square matrices"),
+    (lambda: gt.linalg.cond(gt.ones(2, 2), 3), RuntimeError,
+     "linalg.cond got an invalid norm type: 3"),
+    (lambda: gt.linalg.cond(gt.ones(2, 2, dtype=gt.int64), 1), RuntimeError,
+     "linalg.inv: Expected a floating point or complex tensor as input. Got Long"),
     # singular matrices: torch's LinAlgError, a RuntimeError
     (lambda: gt.linalg.inv(gt.zeros(2, 3, 3)), gt.linalg.LinAlgError,
      "linalg.inv: (Batch element 0): The diagonal element 1 is zero, the inversion could not "

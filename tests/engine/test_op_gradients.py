@@ -2094,6 +2094,16 @@ case("tensorsolve", ("LINALG_SOLVE_EX",), lambda a, b: gt.linalg.tensorsolve(a, 
                 r.standard_normal((2, 3))],
      lambda v, a, b: [g.reshape(s) for g, s in zip(
          _solve_vjp(v, a.reshape(6, 6), b.reshape(6)), ((2, 3, 6), (2, 3)))])
+def _cond_vjp(v, a):
+    U, S, Vh = np.linalg.svd(a)
+    return [v * (np.outer(U[:, 0], Vh[0]) / S[-1] - S[0] / S[-1] ** 2 * np.outer(U[:, -1],
+                                                                                 Vh[-1]))]
+
+
+case("linalg_cond", "LINALG_SVD", lambda a: gt.linalg.cond(a), normal(3, 3), _cond_vjp)
+case("linalg_cond_nuc", ("LINALG_SVD", "RECIPROCAL"), lambda a: gt.linalg.cond(a, "nuc"),
+     normal(3, 3), lambda v, a: (lambda U, S, Vh: [v * U @ np.diag(
+         (1 / S).sum() - S.sum() / S ** 2) @ Vh])(*np.linalg.svd(a)))
 case("solve_ex_right", "LINALG_SOLVE_EX", lambda a, b: gt.linalg.solve_ex(a, b, left=False)[0],
      lambda r: [r.standard_normal(SQ) + 3 * np.eye(3), r.standard_normal((2, 3))],
      lambda v, a, b: _solve_vjp(v, a, b, left=False))

@@ -15,7 +15,7 @@ __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "det"
            "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals",
            "matrix_power", "multi_dot", "solve_triangular", "LinAlgError", "lstsq", "pinv",
            "matrix_rank", "matrix_exp", "diagonal", "vander", "solve_ex", "tensorinv",
-           "tensorsolve"]
+           "tensorsolve", "cond"]
 
 # torch.return_types' named tuples
 InvExResult = collections.namedtuple("linalg_inv_ex", ["inverse", "info"])
@@ -610,3 +610,36 @@ def tensorsolve(A, B, dims=None):
                            f"other.ndim:]) == prod(self.shape[:other.ndim]), but got "
                            f"{n} != {math.prod(A.shape[:B.dim()])}")
     return solve(A.reshape(n, n), B.reshape(n)).view(result_shape)
+
+
+def cond(A, p=None):
+    """The condition number: the ratio of the extreme singular values (p None, 2, -2), else
+    |A|_p |A^{-1}|_p (inf for a singular A, and where 0 * inf made a nan), as torch's."""
+    if A.dim() < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if p is None or p in (2, -2):
+        values = svdvals(A)
+        largest = values.narrow(-1, 0, 1)
+        smallest = values.narrow(-1, values.shape[-1] - 1, 1)
+        return (smallest / largest if p == -2 else largest / smallest).squeeze(-1)
+    if p == "nuc":  # sum(s) sum(1 / s), svdvals twice as torch's
+        return svdvals(A).sum(-1) * svdvals(A).reciprocal().sum(-1)
+    if p not in ("fro", 1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if A.shape[-1] != A.shape[-2]:
+        shown = p if isinstance(p, str) else int(p) if abs(p) == 1 else (
+            "inf" if p > 0 else "-inf")
+        raise RuntimeError(f"linalg.cond(ord={shown}): A must be batches of square matrices, "
+                           f"but they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    try:
+        inverse = inv(A)
+        singular = Tensor._wrap(np.zeros(A.shape[:-2] + (1, 1), bool))
+    except LinAlgError:  # (torch's inv_ex reports it in info: the inverse is then inf)
+        _check_square("linalg.inv", A)
+        inverse = Tensor._wrap(np.zeros(A._data.shape, A._data.dtype))
+        singular = Tensor._wrap(np.ones(A.shape[:-2] + (1, 1), bool))
+    # in place, as torch's: so a backward through the inverse fails as torch's does (its
+    # saved inverse was modified)
+    inverse.masked_fill_(singular, math.inf)
+    result = matrix_norm(A, p) * matrix_norm(inverse, p)
+    return result.masked_fill(result.isnan(), math.inf)  # (torch's nan_to_num_)
