@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import gradtool as gt
 from gradtool.engine import nn
+from gradtool.engine.errors import NotInEngineError
 from gradtool.engine.nn import functional as F
 from gradcheck_util import check_grads
 
@@ -582,6 +583,12 @@ LINALG_SOLVER_ERRORS = [
      "linalg.cond got an invalid norm type: 3"),
     (lambda: gt.linalg.cond(gt.ones(2, 2, dtype=gt.int64), 1), RuntimeError,
      "linalg.inv: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda: gt.linalg.eig(gt.ones(2, 3)), RuntimeError,
+     "linalg.eig: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: gt.linalg.eig(gt.ones(3)), RuntimeError,
+     "linalg.eig: The input tensor A must have at least 2 dimensions."),
+    (lambda: gt.linalg.eigvals(gt.ones(2, 2, dtype=gt.int64)), RuntimeError,
+     "Unknown Complex ScalarType for Long"),
     # singular matrices: torch's LinAlgError, a RuntimeError
     (lambda: gt.linalg.inv(gt.zeros(2, 3, 3)), gt.linalg.LinAlgError,
      "linalg.inv: (Batch element 0): The diagonal element 1 is zero, the inversion could not "
@@ -700,6 +707,23 @@ def test_matrix_exp_of_a_rotation_generator_and_of_a_large_matrix():
     a = f64(3, 3, requires_grad=False) * 4
     np.testing.assert_allclose(gt.matrix_exp(2 * a).numpy(),
                                np.linalg.matrix_power(gt.matrix_exp(a).numpy(), 2), rtol=1e-11)
+
+
+def test_eig_gives_complex_eigenpairs_and_refuses_gradients():
+    """A real matrix's eigenvalues are complex (a rotation's: e^(+-i t)); A V = V diag(L).
+    The engine has no gradient for eig yet: an A requiring grad is a clear refusal."""
+    t = 0.3
+    rotation = gt.tensor([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]], dtype=gt.float64)
+    L, V = gt.linalg.eig(rotation)
+    assert L.dtype == gt.complex128 and V.dtype == gt.complex128
+    np.testing.assert_allclose(sorted(L.numpy(), key=np.imag), [np.exp(-1j * t), np.exp(1j * t)])
+    a = f64(2, 3, 3, requires_grad=False)
+    L, V = gt.linalg.eig(a)
+    np.testing.assert_allclose(a.numpy() @ V.numpy(), V.numpy() * L.numpy()[:, None, :],
+                               atol=1e-12)
+    assert gt.linalg.eigvals(a.float()).dtype == gt.complex64
+    with pytest.raises(NotInEngineError, match="linalg.eig"):
+        gt.linalg.eigvals(f64(3, 3))
 
 
 @given(st.lists(st.integers(1, 4), min_size=3, max_size=7), st.booleans(), st.booleans())

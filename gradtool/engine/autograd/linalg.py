@@ -15,7 +15,7 @@ __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "det"
            "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals",
            "matrix_power", "multi_dot", "solve_triangular", "LinAlgError", "lstsq", "pinv",
            "matrix_rank", "matrix_exp", "diagonal", "vander", "solve_ex", "tensorinv",
-           "tensorsolve", "cond"]
+           "tensorsolve", "cond", "eig", "eigvals"]
 
 # torch.return_types' named tuples
 InvExResult = collections.namedtuple("linalg_inv_ex", ["inverse", "info"])
@@ -643,3 +643,35 @@ def cond(A, p=None):
     inverse.masked_fill_(singular, math.inf)
     result = matrix_norm(A, p) * matrix_norm(inverse, p)
     return result.masked_fill(result.isnan(), math.inf)  # (torch's nan_to_num_)
+
+
+# ---- eigenvalues of general matrices: forward only
+EigResult = collections.namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
+
+
+def eig(A):
+    """Eigenvalues and unit eigenvectors (LAPACK's geev, as torch's: complex even for a real
+    A). No gradient in the engine yet: an A that requires grad is refused, not silently
+    detached."""
+    if A.dim() < 2:
+        raise RuntimeError("linalg.eig: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.eig: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A._data.dtype.kind not in "fc":
+        raise RuntimeError(f"Unknown Complex ScalarType for "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
+    if A.requires_grad and grad_mode.state.grad_enabled:
+        raise NotInEngineError("gradients through torch.linalg.eig (eigvals)")
+    complex_dtype = np.result_type(A._data.dtype, np.complex64)
+    values, vectors = np.linalg.eig(A._data)
+    return EigResult(Tensor._wrap(values.astype(complex_dtype)),
+                     Tensor._wrap(_lapack_columns(vectors.astype(complex_dtype))))
+
+
+def _lapack_columns(x):
+    return np.swapaxes(np.swapaxes(x, -1, -2).copy(), -1, -2)
+
+
+def eigvals(A):
+    return eig(A).eigenvalues
