@@ -6,6 +6,12 @@ class GradtoolError(Exception):
     """Base class for gradtool's own errors."""
 
 
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError (torch._C._LinAlgError, the name it prints): a matrix the
+    factorisation or inversion cannot go through (singular, not positive-definite). A
+    RuntimeError, so code catching torch's RuntimeError catches it."""
+
+
 class NotInEngineError(GradtoolError):
     """A torch name that gradtool's engine does not provide (torch.fft, nn.Conv2d, ...).
     `torch_name` is the name as torch spells it."""

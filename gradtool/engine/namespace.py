@@ -275,6 +275,27 @@ from .autograd.creation import STORAGES as _STORAGES, TypedStorage  # noqa: E402
 globals().update({cls.__name__: cls for cls in _STORAGES.values()})
 
 
+# ---- powers, chains of products, triangular and Cholesky solves (older names: linalg's)
+from .autograd.linalg import (cholesky_inverse, cholesky_solve, matrix_power,  # noqa: E402
+                              triangular_solve)
+from .autograd.linalg import matrix_exp, pinverse  # noqa: E402
+
+
+def chain_matmul(*matrices, out=None):
+    """Deprecated (torch warns the same): linalg.multi_dot of matrices given one by one."""
+    _warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+                   "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
+                   "more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        if m.dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return linalg.multi_dot(matrices)
+
+
 # ---- the LU factorisation's older names
 from .autograd.linalg import lu_unpack  # noqa: E402
 

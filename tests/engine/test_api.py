@@ -6,9 +6,12 @@ with torch itself are in tests/parity (test_einsum.py, test_losses.py, test_dtyp
 test_torch_names.py)."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gradtool as gt
 from gradtool.engine import nn
+from gradtool.engine.errors import NotInEngineError
 from gradtool.engine.nn import functional as F
 from gradcheck_util import check_grads
 
@@ -480,6 +483,266 @@ def test_spectral_matrix_norms_are_the_singular_values(ord):
         assert out.grad_fn.next_functions[0][0].name() == "LinalgSvdBackward0"
     check_grads(lambda x: gt.linalg.matrix_norm(x, ord, dim=(0, 2), keepdim=True),
                 [f64(2, 3, 4)], order=2)
+
+
+# ---- matrix powers, chains of products, triangular and Cholesky solves ----
+LINALG_SOLVER_ERRORS = [
+    (lambda: gt.linalg.matrix_power(gt.ones(3), 2), RuntimeError,
+     "linalg.matrix_power: The input tensor A must have at least 2 dimensions."),
+    (lambda: gt.linalg.matrix_power(gt.ones(2, 3), 2), RuntimeError,
+     "linalg.matrix_power: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: gt.linalg.matrix_power(gt.ones(2, 2, dtype=gt.int64), -1), RuntimeError,
+     "linalg.inv: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda: gt.linalg.matrix_power(gt.ones(2, 2), 2.0), TypeError,
+     "linalg_matrix_power(): argument 'n' (position 2) must be int, not float"),
+    (lambda: gt.linalg.multi_dot([gt.ones(2, 2)]), RuntimeError,
+     "multi_dot(): expected at least 2 tensors but got 1"),
+    (lambda: gt.linalg.multi_dot([gt.ones(2, 2, 2), gt.ones(2, 2)]), RuntimeError,
+     "multi_dot(): the first tensor must be 1D or 2D but got 3D"),
+    (lambda: gt.linalg.multi_dot([gt.ones(2, 2), gt.ones(2, 2, 2)]), RuntimeError,
+     "multi_dot(): the last tensor must be 1D or 2D but got 3D"),
+    (lambda: gt.linalg.multi_dot([gt.ones(2, 2), gt.ones(2, 2, 2), gt.ones(2, 2)]),
+     RuntimeError, "multi_dot(): tensor 1 must be 2D but got 3D"),
+    (lambda: gt.linalg.multi_dot([gt.ones(2, 3), gt.ones(4, 2)]), RuntimeError,
+     "multi_dot(): tensors 0 and 1 with shapes [2, 3] and [4, 2] cannot be multiplied"),
+    (lambda: gt.linalg.multi_dot([gt.ones(3), gt.ones(3, 2), gt.ones(4)]), RuntimeError,
+     "multi_dot(): tensors 1 and 2 with shapes [3, 2] and [4] cannot be multiplied"),
+    (lambda: gt.linalg.multi_dot([gt.ones(2, 2, dtype=gt.int64), gt.ones(2, 2)]), RuntimeError,
+     "multi_dot(): all tensors must have be the same dtype but tensor 0 is long int and "
+     "tensor 1 float"),
+    (lambda: gt.chain_matmul(), RuntimeError, "chain_matmul(): Expected one or more matrices"),
+    (lambda: gt.chain_matmul(gt.ones(3), gt.ones(3, 2)), RuntimeError,
+     "Tensor dimension is 1, expected 2 instead."),
+    (lambda: gt.linalg.solve_triangular(gt.ones(2, 2), gt.ones(2), upper=True), RuntimeError,
+     "linalg.solve_triangular: The input tensor B must have at least 2 dimensions."),
+    (lambda: gt.linalg.solve_triangular(gt.ones(2, 3), gt.ones(2, 1), upper=True),
+     RuntimeError, "linalg.solve_triangular: A must be batches of square matrices, but they "
+                   "are 2 by 3 matrices"),
+    (lambda: gt.linalg.solve_triangular(gt.ones(2, 2), gt.ones(3, 1), upper=True),
+     RuntimeError, "linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                   "AX = B (2x2 and 3x1)"),
+    (lambda: gt.linalg.solve_triangular(gt.ones(2, 2), gt.ones(1, 3), upper=True, left=False),
+     RuntimeError, "linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                   "XA = B (2x2 and 1x3)"),
+    (lambda: gt.linalg.solve_triangular(gt.ones(2, 2, dtype=gt.int64),
+                                        gt.ones(2, 1, dtype=gt.int64), upper=True),
+     NotImplementedError, "\"triangular_solve_cpu\" not implemented for 'Long'"),
+    (lambda: gt.linalg.solve_triangular(gt.ones(2, 2), gt.ones(2, 1)), TypeError,
+     'linalg_solve_triangular() missing 1 required positional arguments: "upper"'),
+    (lambda: gt.linalg.solve_triangular(gt.ones(3, 2, 2), gt.ones(2, 2, 1), upper=True),
+     RuntimeError, "must match the size of tensor b"),
+    (lambda: gt.triangular_solve(gt.ones(2, 1), gt.ones(2, 3)), RuntimeError,
+     "A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: gt.triangular_solve(gt.ones(2), gt.ones(2, 2)), RuntimeError,
+     "torch.triangular_solve: Expected b to have at least 2 dimensions, but it has 1 "
+     "dimensions instead"),
+    (lambda: gt.triangular_solve(gt.ones(3, 1), gt.ones(2, 2)), RuntimeError,
+     "Incompatible matrix sizes for triangular_solve: each A matrix is 2 by 2 but each b "
+     "matrix is 3 by 1"),
+    (lambda: gt.cholesky_solve(gt.ones(2, 1), gt.ones(2, 3)), RuntimeError,
+     "A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: gt.cholesky_solve(gt.ones(2), gt.ones(2, 2)), RuntimeError,
+     "b should have at least 2 dimensions, but has 1 dimensions instead"),
+    (lambda: gt.cholesky_solve(gt.ones(2, 1), gt.ones(2, 2, dtype=gt.float64)), RuntimeError,
+     "Expected b and A to have the same dtype, but found b of type Float and A of type Double "
+     "instead."),
+    (lambda: gt.cholesky_inverse(gt.ones(2, 3)), RuntimeError,
+     "cholesky_inverse: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: gt.cholesky_inverse(gt.ones(2)), RuntimeError,
+     "cholesky_inverse: The input tensor A must have at least 2 dimensions."),
+    (lambda: gt.cholesky_inverse(gt.ones(2, 2, dtype=gt.int64)), NotImplementedError,
+     "\"cholesky_inverse_out_cpu\" not implemented for 'Long'"),
+    (lambda: gt.linalg.lstsq(gt.ones(4, 3), gt.ones(3, 2)), RuntimeError,
+     "torch.linalg.lstsq: input.size(-2) should match other.size(-2)"),
+    (lambda: gt.linalg.lstsq(gt.ones(4, 3, dtype=gt.float64), gt.ones(4, 2)), RuntimeError,
+     "torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
+     "dtype Double and other's dtype Float"),
+    (lambda: gt.linalg.lstsq(gt.ones(4, 3), gt.ones(4, 2), driver="foo"), RuntimeError,
+     "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"),
+    (lambda: gt.linalg.pinv(gt.ones(3)), RuntimeError,
+     "linalg.pinv(Float{[3]}): expected a tensor with 2 or more dimensions of float, double, "
+     "cfloat or cdouble types"),
+    (lambda: gt.linalg.pinv(gt.ones(2, 2, dtype=gt.int64)), RuntimeError,
+     "linalg.pinv(Long{[2, 2]}): expected a tensor with 2 or more dimensions"),
+    (lambda: gt.linalg.matrix_exp(gt.ones(2, 3)), RuntimeError,
+     "linalg.matrix_exp: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: gt.linalg.matrix_exp(gt.ones(3)), RuntimeError,
+     "linalg.matrix_exp: The input tensor A must have at least 2 dimensions."),
+    (lambda: gt.linalg.matrix_exp(gt.ones(2, 2, dtype=gt.int64)), RuntimeError,
+     "linalg.matrix_exp: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda: gt.linalg.matrix_rank(gt.ones(2, 2, dtype=gt.int64)), RuntimeError,
+     "This function doesn't handle types other than float and double"),
+    (lambda: gt.linalg.vander(gt.ones(3), N=1), RuntimeError, "N must be greater than 1."),
+    (lambda: gt.linalg.cond(gt.ones(3)), RuntimeError,
+     "linalg.cond: The input tensor must have at least 2 dimensions."),
+    (lambda: gt.linalg.cond(gt.ones(2, 3), 1), RuntimeError,
+     "linalg.cond(ord=1): A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: gt.linalg.cond(gt.ones(2, 3), "fro"), RuntimeError,
+     "linalg.cond(ord=fro): A must be batches of square matrices"),
+    (lambda: gt.linalg.cond(gt.ones(2, 2), 3), RuntimeError,
+     "linalg.cond got an invalid norm type: 3"),
+    (lambda: gt.linalg.cond(gt.ones(2, 2, dtype=gt.int64), 1), RuntimeError,
+     "linalg.inv: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda: gt.linalg.eig(gt.ones(2, 3)), RuntimeError,
+     "linalg.eig: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: gt.linalg.eig(gt.ones(3)), RuntimeError,
+     "linalg.eig: The input tensor A must have at least 2 dimensions."),
+    (lambda: gt.linalg.eigvals(gt.ones(2, 2, dtype=gt.int64)), RuntimeError,
+     "Unknown Complex ScalarType for Long"),
+    # singular matrices: torch's LinAlgError, a RuntimeError
+    (lambda: gt.linalg.inv(gt.zeros(2, 3, 3)), gt.linalg.LinAlgError,
+     "linalg.inv: (Batch element 0): The diagonal element 1 is zero, the inversion could not "
+     "be completed because the input matrix is singular."),
+    (lambda: gt.linalg.matrix_power(gt.zeros(2, 2), -1), gt.linalg.LinAlgError,
+     "linalg.inv: The diagonal element 1 is zero"),
+    (lambda: gt.linalg.solve(gt.zeros(2, 2), gt.ones(2)), gt.linalg.LinAlgError,
+     "torch.linalg.solve: The solver failed because the input matrix is singular."),
+    (lambda: gt.linalg.cholesky(-gt.eye(2)), gt.linalg.LinAlgError,
+     "linalg.cholesky: The factorization could not be completed because the input is not "
+     "positive-definite (the leading minor of order 1 is not positive-definite)."),
+    (lambda: gt.cholesky_inverse(gt.tensor([[2.0, 0.0], [1.0, 0.0]])), gt.linalg.LinAlgError,
+     "cholesky_inverse: The diagonal element 2 is zero, the inversion could not be completed "
+     "because the input matrix is singular."),
+]
+
+
+@pytest.mark.filterwarnings("ignore:torch.(chain_matmul|triangular_solve) is deprecated")
+@pytest.mark.parametrize("call, error, message", LINALG_SOLVER_ERRORS)
+def test_linalg_solvers_and_powers_raise_torchs_errors(call, error, message):
+    with pytest.raises(error) as e:
+        call()
+    assert message in str(e.value)
+    assert not issubclass(error, gt.linalg.LinAlgError) or isinstance(e.value, RuntimeError)
+
+
+def test_linalg_error_is_a_runtime_error_named_as_torchs():
+    assert issubclass(gt.linalg.LinAlgError, RuntimeError)
+    assert gt.linalg.LinAlgError.__name__ == "_LinAlgError"
+
+
+def test_triangular_solve_of_a_zero_diagonal_gives_inf_and_nan_not_an_error():
+    """LAPACK's trsm divides by the zero: torch's result, no error."""
+    out = gt.linalg.solve_triangular(gt.zeros(2, 2), gt.ones(2, 1), upper=True)
+    assert np.isnan(out[0, 0].item()) and np.isinf(out[1, 0].item())
+
+
+def test_solve_triangular_reads_one_triangle_only():
+    a, b = f64(3, 3, requires_grad=False) + 3 * gt.eye(3, dtype=gt.float64), f64(3, 2, seed=1)
+    for upper, unit in ((True, False), (False, False), (True, True), (False, True)):
+        t = (a.triu(int(unit)) if upper else a.tril(-int(unit))) + unit * gt.eye(
+            3, dtype=gt.float64)
+        x = gt.linalg.solve_triangular(a, b, upper=upper, unitriangular=unit)
+        np.testing.assert_allclose((t @ x).detach().numpy(), b.detach().numpy(), atol=1e-12)
+
+
+def test_matrix_power_of_integers_and_the_zeroth_power():
+    """Positive powers of integer matrices stay integers; the zeroth power is the identity,
+    with a zero gradient (a copy written over A's clone, as torch's)."""
+    m = gt.tensor([[1, 1], [1, 0]])
+    assert gt.linalg.matrix_power(m, 10).tolist() == [[89, 55], [55, 34]]
+    x = f64(2, 3, 3)
+    eye = gt.linalg.matrix_power(x, 0)
+    assert eye.tolist() == np.broadcast_to(np.eye(3), (2, 3, 3)).tolist()
+    assert eye.grad_fn.name() == "CopyBackwards"
+    g, = gt.autograd.grad(eye.sum(), x)
+    assert not g.any()
+
+
+@pytest.mark.filterwarnings("error")
+def test_deprecated_triangular_solve_and_chain_matmul_warn_and_return_torchs_results():
+    a, b = f64(3, 3) + 3 * gt.eye(3, dtype=gt.float64), f64(3, 2, seed=1)
+    with pytest.warns(UserWarning, match="torch.triangular_solve is deprecated"):
+        result = gt.triangular_solve(b, a, upper=False)
+    assert type(result).__name__ == "triangular_solve"
+    assert result._fields == ("solution", "cloned_coefficient")
+    np.testing.assert_allclose(result.solution.detach().numpy(), gt.linalg.solve_triangular(
+        a, b, upper=False).detach().numpy())
+    assert result.cloned_coefficient.tolist() == a.tolist()
+    with pytest.warns(UserWarning, match="torch.chain_matmul is deprecated"):
+        assert gt.chain_matmul(a).grad_fn.name() == "CloneBackward0"
+
+
+@pytest.mark.parametrize("driver, residuals, rank, values", [
+    (None, (0,), (), (0,)), ("gels", (2,), (0,), (0,)), ("gelsd", (2,), (), (3,)),
+    ("gelss", (2,), (), (3,))])
+def test_lstsq_fills_what_each_driver_computes(driver, residuals, rank, values):
+    """torch's CPU drivers: gelsy (the default) the rank only; gels the residuals; gelsd and
+    gelss also the singular values. The residuals are |A X - B|^2 per column."""
+    a, b = f64(4, 3), f64(4, 2, seed=1)
+    out = gt.linalg.lstsq(a, b, driver=driver)
+    assert type(out).__name__ == "linalg_lstsq"
+    assert [tuple(t.shape) for t in out[1:]] == [residuals, rank, values]
+    expected = np.linalg.lstsq(a.detach().numpy(), b.detach().numpy(), rcond=None)
+    np.testing.assert_allclose(out.solution.detach().numpy(), expected[0], rtol=1e-10)
+    if residuals != (0,):
+        np.testing.assert_allclose(out.residuals.detach().numpy(), expected[1], rtol=1e-10)
+    if rank == ():
+        assert out.rank.item() == 3 and out.rank.dtype == gt.int64
+
+
+def test_matrix_rank_counts_singular_values_above_the_tolerance():
+    diag = gt.diag(gt.tensor([1.0, 1e-3, 1e-9], dtype=gt.float64))
+    assert gt.linalg.matrix_rank(diag).item() == 3
+    assert gt.linalg.matrix_rank(diag, rtol=1e-5).item() == 2
+    assert gt.linalg.matrix_rank(diag, atol=1e-2).item() == 1
+    assert gt.linalg.matrix_rank(gt.ones(2, 3, 3)).tolist() == [1, 1]
+    assert gt.linalg.matrix_rank(-diag, hermitian=True).item() == 3
+
+
+def test_pinv_drops_the_singular_values_below_the_tolerance():
+    a = gt.diag(gt.tensor([2.0, 1e-20, 4.0], dtype=gt.float64))
+    np.testing.assert_allclose(gt.linalg.pinv(a).numpy(), np.diag([0.5, 0.0, 0.25]))
+    np.testing.assert_allclose(gt.linalg.pinv(a, atol=3.0).numpy(), np.diag([0.0, 0.0, 0.25]))
+    np.testing.assert_allclose(gt.linalg.pinv(-a, hermitian=True).numpy(),
+                               np.diag([-0.5, 0.0, -0.25]))
+
+
+def test_matrix_exp_of_a_rotation_generator_and_of_a_large_matrix():
+    """exp of [[0, -t], [t, 0]] is the rotation by t; a norm well above the Pade bound goes
+    through squaring (e^(A + A) = (e^A)^2)."""
+    t = 0.7
+    rotation = gt.linalg.matrix_exp(gt.tensor([[0.0, -t], [t, 0.0]], dtype=gt.float64))
+    np.testing.assert_allclose(rotation.numpy(), [[np.cos(t), -np.sin(t)],
+                                                  [np.sin(t), np.cos(t)]], atol=1e-15)
+    a = f64(3, 3, requires_grad=False) * 4
+    np.testing.assert_allclose(gt.matrix_exp(2 * a).numpy(),
+                               np.linalg.matrix_power(gt.matrix_exp(a).numpy(), 2), rtol=1e-11)
+
+
+def test_eig_gives_complex_eigenpairs_and_refuses_gradients():
+    """A real matrix's eigenvalues are complex (a rotation's: e^(+-i t)); A V = V diag(L).
+    The engine has no gradient for eig yet: an A requiring grad is a clear refusal."""
+    t = 0.3
+    rotation = gt.tensor([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]], dtype=gt.float64)
+    L, V = gt.linalg.eig(rotation)
+    assert L.dtype == gt.complex128 and V.dtype == gt.complex128
+    np.testing.assert_allclose(sorted(L.numpy(), key=np.imag), [np.exp(-1j * t), np.exp(1j * t)])
+    a = f64(2, 3, 3, requires_grad=False)
+    L, V = gt.linalg.eig(a)
+    np.testing.assert_allclose(a.numpy() @ V.numpy(), V.numpy() * L.numpy()[:, None, :],
+                               atol=1e-12)
+    assert gt.linalg.eigvals(a.float()).dtype == gt.complex64
+    with pytest.raises(NotInEngineError, match="linalg.eig"):
+        gt.linalg.eigvals(f64(3, 3))
+
+
+@given(st.lists(st.integers(1, 4), min_size=3, max_size=7), st.booleans(), st.booleans())
+@settings(max_examples=25, deadline=None, derandomize=True)
+def test_multi_dot_is_the_chain_product_in_any_order(sizes, row_first, column_last):
+    """Whatever order the cheapest parenthesisation picks, the product and the gradients are
+    the chain's (a 1-D first factor a row, a 1-D last one a column)."""
+    rng = np.random.default_rng(len(sizes))
+    arrays = [rng.standard_normal((sizes[i], sizes[i + 1])) for i in range(len(sizes) - 1)]
+    if row_first:
+        arrays[0] = arrays[0][0]
+    if column_last and len(arrays) > 1:
+        arrays[-1] = arrays[-1][:, 0]
+    tensors = [gt.tensor(a, requires_grad=True) for a in arrays]
+    out = gt.linalg.multi_dot(tensors)
+    expected = np.linalg.multi_dot(arrays)
+    assert tuple(out.shape) == np.shape(expected)
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-10, atol=1e-12)
+    check_grads(lambda *t: gt.linalg.multi_dot(t), tensors, order=1)
 
 
 def test_normalize_any_p_divides_by_the_p_norm_clamped_at_eps():

@@ -2262,6 +2262,236 @@ case("matrix_norm_nuc_dims", ("PERMUTE", "LINALG_SVD", "SUM_DIM"),
      lambda v, a: [np.stack([v[k] * (lambda U, S, Vh: U @ Vh)(*np.linalg.svd(a[:, k], False))
                              for k in range(2)], 1)])
 
+
+# powers and chains of products: torch's mm nodes (and linalg.inv's for a negative power)
+def _power_vjp(v, a, n):
+    """d(A^n): sum over k of (A^k)^T v (A^(n-1-k))^T; through A^{-1} for a negative n."""
+    b = np.linalg.inv(a) if n < 0 else a
+    p = [np.linalg.matrix_power(b, k) for k in range(abs(n))]
+    g = sum(np.swapaxes(p[k], -1, -2) @ v @ np.swapaxes(p[abs(n) - 1 - k], -1, -2)
+            for k in range(abs(n)))
+    return [-np.swapaxes(b, -1, -2) @ g @ np.swapaxes(b, -1, -2) if n < 0 else g]
+
+
+def _chain_vjp(v, *factors):
+    """The gradient of each factor of a chain product (a 1-D first factor a row, a 1-D last
+    one a column)."""
+    mats = [f[None] if i == 0 and f.ndim == 1 else f[:, None] if f.ndim == 1 else f
+            for i, f in enumerate(factors)]
+    v = np.asarray(v).reshape(mats[0].shape[0], mats[-1].shape[1])
+    grads = []
+    for i, f in enumerate(factors):
+        before = np.eye(mats[0].shape[0])
+        for m in mats[:i]:
+            before = before @ m
+        after = np.eye(mats[-1].shape[1])
+        for m in mats[i + 1:][::-1]:
+            after = m @ after
+        grads.append((before.T @ v @ after.T).reshape(f.shape))
+    return grads
+
+
+def _invertible(*shape):
+    return lambda r: [r.standard_normal(shape) + 3 * np.eye(shape[-1])]
+
+
+case("matrix_power_3", "MM", lambda a: gt.linalg.matrix_power(a, 3), _invertible(3, 3),
+     lambda v, a: _power_vjp(v, a, 3))
+case("matrix_power_6", "MM", lambda a: gt.matrix_power(a, 6), _invertible(3, 3),
+     lambda v, a: _power_vjp(v, a, 6))
+case("matrix_power_neg2", ("LINALG_INV_EX", "MM"), lambda a: a.matrix_power(-2),
+     _invertible(3, 3), lambda v, a: _power_vjp(v, a, -2))
+case("matrix_power_batch_5", ("BMM", "UNSAFE_VIEW"), lambda a: gt.linalg.matrix_power(a, 5),
+     _invertible(2, 3, 3), lambda v, a: _power_vjp(v, a, 5))
+case("multi_dot_vector_ends", ("MM", "VIEW"),
+     lambda a, b, c, d: gt.linalg.multi_dot([a, b, c, d]),
+     normals((4,), (4, 2), (2, 5), (5,)), _chain_vjp)
+case("multi_dot_five", ("MM", "VIEW"), lambda *m: gt.linalg.multi_dot(m),
+     normals((3, 6), (6, 2), (2, 4), (4, 5), (5, 2)), _chain_vjp)
+case("chain_matmul", ("MM", "VIEW"), lambda a, b, c: gt.chain_matmul(a, b, c),
+     normals((2, 3), (3, 4), (4, 2)), _chain_vjp)
+
+
+# triangular solves: the gradient of A on the triangle the solve reads
+def _triangle(a, upper, unitriangular=False):
+    t = np.triu(a, int(unitriangular)) if upper else np.tril(a, -int(unitriangular))
+    return t + np.eye(a.shape[-1]) if unitriangular else t
+
+
+def _solve_triangular_vjp(v, a, b, upper, left=True, unitriangular=False):
+    t = _triangle(a, upper, unitriangular)
+    x = np.linalg.solve(t, b) if left else b @ np.linalg.inv(t)
+    gb = np.linalg.solve(np.swapaxes(t, -1, -2), v) if left else v @ _inv_T(t)
+    ga = -gb @ np.swapaxes(x, -1, -2) if left else -np.swapaxes(x, -1, -2) @ gb
+    ga = _triangle(ga, upper, unitriangular) - (np.eye(a.shape[-1]) if unitriangular else 0)
+    return [unbroadcast(ga, a.shape), unbroadcast(gb, b.shape)]
+
+
+def _triangular(*shapes):
+    """A well-conditioned square matrix (its diagonal away from 0) and a right-hand side."""
+    return lambda r: [r.standard_normal(shapes[0]) + 3 * np.eye(shapes[0][-1]),
+                      r.standard_normal(shapes[1])]
+
+
+case("solve_triangular_upper", "LINALG_SOLVE_TRIANGULAR",
+     lambda a, b: gt.linalg.solve_triangular(a, b, upper=True), _triangular((3, 3), (3, 2)),
+     lambda v, a, b: _solve_triangular_vjp(v, a, b, True))
+case("solve_triangular_lower_right_unit", "LINALG_SOLVE_TRIANGULAR",
+     lambda a, b: gt.linalg.solve_triangular(a, b, upper=False, left=False, unitriangular=True),
+     _triangular((3, 3), (2, 3)), lambda v, a, b: _solve_triangular_vjp(v, a, b, False, False, True))
+case("solve_triangular_batch_broadcast", "LINALG_SOLVE_TRIANGULAR",
+     lambda a, b: gt.linalg.solve_triangular(a, b, upper=False), _triangular((2, 3, 3), (3, 2)),
+     lambda v, a, b: _solve_triangular_vjp(v, a, b, False))
+
+
+def _triangular_solve_vjp(v, b, a, upper=True, transpose=False, unitriangular=False):
+    t = _triangle(a, upper, unitriangular)
+    ga, gb = _solve_triangular_vjp(v[0], np.swapaxes(t, -1, -2) if transpose else t, b,
+                                   upper != transpose)
+    ga = np.swapaxes(ga, -1, -2) if transpose else ga
+    ga = _triangle(ga, upper, unitriangular) - (np.eye(a.shape[-1]) if unitriangular else 0)
+    return [gb, ga + v[1]]
+
+
+case("triangular_solve", "TRIANGULAR_SOLVE", lambda b, a: gt.triangular_solve(b, a),
+     lambda r: _triangular((3, 3), (3, 2))(r)[::-1], _triangular_solve_vjp)
+case("triangular_solve_transpose_unit", "TRIANGULAR_SOLVE",
+     lambda b, a: b.triangular_solve(a, upper=False, transpose=True, unitriangular=True),
+     lambda r: _triangular((3, 3), (3, 2))(r)[::-1],
+     lambda v, b, a: _triangular_solve_vjp(v, b, a, False, True, True))
+
+
+# solves and inverses from a Cholesky factor: the factor made triangular by the case (torch's
+# gradient reaches the whole factor, which only its triangle affects)
+def _factor(x, upper):
+    return (x.triu() if upper else x.tril()) + x.new_tensor(3 * np.eye(x.shape[-1]))
+
+
+def _factor_np(x, upper):
+    return (np.triu(x) if upper else np.tril(x)) + 3 * np.eye(x.shape[-1])
+
+
+def _cholesky_solve_vjp(v, b, x, upper=False):
+    L = _factor_np(x, upper)
+    A = np.swapaxes(L, -1, -2) @ L if upper else L @ np.swapaxes(L, -1, -2)
+    X = np.linalg.solve(A, b)
+    gb = np.linalg.solve(A, v)
+    C = gb @ np.swapaxes(X, -1, -2)
+    C = C + np.swapaxes(C, -1, -2)
+    gL = -L @ C if upper else -C @ L
+    return [unbroadcast(gb, b.shape), unbroadcast(np.triu(gL) if upper else np.tril(gL), x.shape)]
+
+
+def _cholesky_inverse_vjp(v, x, upper=False):
+    L = _factor_np(x, upper)
+    inverse = np.linalg.inv(np.swapaxes(L, -1, -2) @ L if upper else L @ np.swapaxes(L, -1, -2))
+    C = inverse @ (v + np.swapaxes(v, -1, -2)) @ inverse
+    gL = -L @ C if upper else -C @ L
+    return [np.triu(gL) if upper else np.tril(gL)]
+
+
+case("cholesky_solve", ("CHOLESKY_SOLVE", "TRIL"),
+     lambda b, x: gt.cholesky_solve(b, _factor(x, False)), normals((3, 2), (3, 3)),
+     _cholesky_solve_vjp)
+case("cholesky_solve_upper_batch", ("CHOLESKY_SOLVE", "TRIU"),
+     lambda b, x: b.cholesky_solve(_factor(x, True), upper=True), normals((2, 3, 2), (3, 3)),
+     lambda v, b, x: _cholesky_solve_vjp(v, b, x, True))
+case("cholesky_inverse", ("CHOLESKY_INVERSE", "TRIL"),
+     lambda x: gt.cholesky_inverse(_factor(x, False)), normal(3, 3), _cholesky_inverse_vjp)
+case("cholesky_inverse_upper", ("CHOLESKY_INVERSE", "TRIU"),
+     lambda x: _factor(x, True).cholesky_inverse(upper=True), normal(3, 3),
+     lambda v, x: _cholesky_inverse_vjp(v, x, True))
+
+
+# the pseudo-inverse of a full-rank matrix: (A^T A)^{-1} A^T (tall), its transpose's
+# transpose (wide); least squares through it
+def _pinv_vjp(v, a):
+    if a.shape[0] < a.shape[1]:
+        return [_pinv_vjp(v.T, a.T)[0].T]
+    C = np.linalg.inv(a.T @ a)
+    P = C @ a.T
+    return [-a @ P @ v.T @ C - P.T @ v @ P.T + v.T @ C]
+
+
+def _lstsq_vjp(v, a, b, residuals=False):
+    vector = b.ndim == 1
+    B = b[:, None] if vector else b
+    gx = v[0][:, None] if vector else v[0]
+    P = np.linalg.pinv(a)
+    ga, gb = _pinv_vjp(gx @ B.T, a)[0], P.T @ gx
+    if residuals:  # |A X - B|^2 per column, X optimal: only the explicit dependence counts
+        X = P @ B
+        r = (a @ X - B) * (v[1][None] if not vector else v[1])
+        ga, gb = ga + 2 * r @ X.T, gb - 2 * r
+    return [ga, gb[:, 0] if vector else gb]
+
+
+case("pinv_tall", "LINALG_PINV", lambda a: gt.linalg.pinv(a), normal(4, 3), _pinv_vjp)
+case("pinv_wide", "LINALG_PINV", lambda a: gt.pinverse(a), normal(2, 4), _pinv_vjp)
+case("pinv_hermitian", ("LINALG_PINV", "MM"), lambda x: gt.linalg.pinv(_spd(x), hermitian=True),
+     normal(3, 3), lambda v, x: [_through_spd(-_inv_T(x @ x.T + 3 * np.eye(3)) @ v @ _inv_T(
+         x @ x.T + 3 * np.eye(3)), x)])
+case("lstsq_tall", "LINALG_LSTSQ", lambda a, b: gt.linalg.lstsq(a, b).solution,
+     normals((4, 3), (4, 2)), lambda v, a, b: _lstsq_vjp((v, None), a, b))
+case("lstsq_wide_vector", "LINALG_LSTSQ", lambda a, b: gt.linalg.lstsq(a, b).solution,
+     normals((2, 4), (2,)), lambda v, a, b: _lstsq_vjp((v, None), a, b))
+case("lstsq_gelsd_residuals", "LINALG_LSTSQ",
+     lambda a, b: gt.linalg.lstsq(a, b, driver="gelsd")[:2], normals((5, 3), (5, 2)),
+     lambda v, a, b: _lstsq_vjp(v, a, b, residuals=True))
+
+
+def _expm(m):
+    """e^m by a Taylor series after halving (independent of the engine's Pade kernel)."""
+    s = max(0, int(np.ceil(np.log2(max(np.abs(m).sum(0).max(), 1e-300) / 0.25))))
+    m = m / 2.0 ** s
+    term, out = np.eye(len(m)), np.eye(len(m))
+    for k in range(1, 30):
+        term = term @ m / k
+        out = out + term
+    for _ in range(s):
+        out = out @ out
+    return out
+
+
+def _matrix_exp_vjp(v, a):
+    """The adjoint of e^A's derivative: the top right block of exp([[A^T, v], [0, A^T]])."""
+    if a.ndim == 3:
+        return [np.stack([_matrix_exp_vjp(vi, ai)[0] for vi, ai in zip(v, a)])]
+    n = len(a)
+    return [_expm(np.block([[a.T, v], [np.zeros((n, n)), a.T]]))[:n, n:]]
+
+
+case("matrix_exp", "LINALG_MATRIX_EXP", lambda a: gt.linalg.matrix_exp(a), normal(3, 3),
+     _matrix_exp_vjp)
+case("matrix_exp_batch", "LINALG_MATRIX_EXP", lambda a: a.matrix_exp(), normal(2, 3, 3),
+     _matrix_exp_vjp)
+case("linalg_vander", ("CAT", "CUMPROD"), lambda x: gt.linalg.vander(x, N=4),
+     lambda r: [signed(r, (3,))], lambda v, x: [sum(k * x ** (k - 1) * v[:, k] for k in range(1, 4))])
+case("linalg_diagonal", "DIAGONAL", lambda a: gt.linalg.diagonal(a, offset=1), normal(2, 3, 4),
+     lambda v, a: [np.stack([np.diag(vi, 1)[:3, :] for vi in v])])
+case("tensorinv", ("LINALG_INV_EX",), lambda a: gt.linalg.tensorinv(a, ind=1),
+     lambda r: [(r.standard_normal((4, 4)) + 3 * np.eye(4)).reshape(4, 2, 2)],
+     lambda v, a: [(-_inv_T(a.reshape(4, 4)) @ v.reshape(4, 4) @ _inv_T(a.reshape(4, 4)))
+                   .reshape(4, 2, 2)])
+case("tensorsolve", ("LINALG_SOLVE_EX",), lambda a, b: gt.linalg.tensorsolve(a, b),
+     lambda r: [(r.standard_normal((6, 6)) + 3 * np.eye(6)).reshape(2, 3, 6),
+                r.standard_normal((2, 3))],
+     lambda v, a, b: [g.reshape(s) for g, s in zip(
+         _solve_vjp(v, a.reshape(6, 6), b.reshape(6)), ((2, 3, 6), (2, 3)))])
+def _cond_vjp(v, a):
+    U, S, Vh = np.linalg.svd(a)
+    return [v * (np.outer(U[:, 0], Vh[0]) / S[-1] - S[0] / S[-1] ** 2 * np.outer(U[:, -1],
+                                                                                 Vh[-1]))]
+
+
+case("linalg_cond", "LINALG_SVD", lambda a: gt.linalg.cond(a), normal(3, 3), _cond_vjp)
+case("linalg_cond_nuc", ("LINALG_SVD", "RECIPROCAL"), lambda a: gt.linalg.cond(a, "nuc"),
+     normal(3, 3), lambda v, a: (lambda U, S, Vh: [v * U @ np.diag(
+         (1 / S).sum() - S.sum() / S ** 2) @ Vh])(*np.linalg.svd(a)))
+case("solve_ex_right", "LINALG_SOLVE_EX", lambda a, b: gt.linalg.solve_ex(a, b, left=False)[0],
+     lambda r: [r.standard_normal(SQ) + 3 * np.eye(3), r.standard_normal((2, 3))],
+     lambda v, a, b: _solve_vjp(v, a, b, left=False))
+
 # ------------------------------ special functions (torch.special) ------------------------------
 # the closed forms in the special functions' own terms (i0' = i1, digamma' = trigamma, ...),
 # their values torch's series (special_functions, which numpy lacks)

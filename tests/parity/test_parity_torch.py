@@ -16,6 +16,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import gradtool as gt  # noqa: E402
 from tests.engine import test_op_gradients as sweep  # noqa: E402
+from tests.engine.test_api import LINALG_SOLVER_ERRORS  # noqa: E402
 
 pytestmark = pytest.mark.parity
 HYPOTHESIS = settings(max_examples=20, deadline=None, derandomize=True)
@@ -339,6 +340,8 @@ KNOWN_SAVED_VALUE_FORMS = {
     ("matrix_norm_nuc_dims", "dim"), ("adaptive_avg_pool2d_to_1", "dim"),
     # in eval mode torch's rrelu saves an uninitialised noise tensor (never read)
     ("rrelu_eval", "noise"),
+    ("linalg_vander", "dim"), ("linalg_diagonal", "dim1"), ("linalg_diagonal", "dim2"),
+    ("linalg_cond", "dim"),
     # torch's addcdiv saves tensor2 whichever inputs require grad; gradtool only for the
     # formulas that read it (tensor1's and tensor2's)
     ("addcdiv", "tensor2"),
@@ -455,6 +458,122 @@ def test_linalg_errors_match_torch():
                 call(lib)
             messages.append(str(e.value).split("\n")[0])
         assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("call, error, message", LINALG_SOLVER_ERRORS)
+def test_linalg_solver_and_power_errors_match_torch(call, error, message):
+    """The same exception type (LinAlgError's name included) and message as torch's."""
+    results = []
+    for fn in (call, as_torch(call)):
+        with warnings.catch_warnings(), pytest.raises(Exception) as e:
+            warnings.simplefilter("ignore", UserWarning)
+            fn()
+        results.append((type(e.value).__name__, str(e.value).split("\n")[0]))
+    assert results[0] == results[1]
+
+
+def test_linalg_error_is_torchs():
+    assert gt.linalg.LinAlgError.__name__ == torch.linalg.LinAlgError.__name__
+    assert gt.linalg.LinAlgError.__mro__[1:] == torch.linalg.LinAlgError.__mro__[1:]
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, 1, -1, "fro", "nuc", float("inf")])
+def test_linalg_cond_backward_works_or_fails_as_torchs(p):
+    """torch's cond for p = +-1, +-inf, 'fro' writes into linalg.inv's saved result in place
+    (the inverse of a singular matrix set to inf), so its backward fails; the engine's does
+    the same. Through the singular values (None, +-2, 'nuc') it works, with torch's values."""
+    a = np.arange(9.0).reshape(3, 3) ** 2 % 7
+    outcomes = []
+    for lib in (gt, torch):
+        x = lib.tensor(a, requires_grad=True)
+        try:
+            g, = lib.autograd.grad(lib.linalg.cond(x, p), x)
+            outcomes.append(g.numpy())
+        except RuntimeError as e:
+            outcomes.append(str(e).split("[")[0])
+    if isinstance(outcomes[1], str):
+        assert outcomes[0] == outcomes[1]
+    else:
+        np.testing.assert_allclose(outcomes[0], outcomes[1], rtol=1e-10)
+
+
+# programs whose results (values, dtypes, strides, named tuples' fields) are compared
+LINALG_SOLVER_PROGRAMS = {
+    "integer_power": lambda: gt.linalg.matrix_power(gt.tensor([[1, 1], [1, 0]]), 10),
+    "zeroth_power": lambda: gt.matrix_power(gt.arange(8.0).reshape(2, 2, 2), 0),
+    "batched_power": lambda: gt.arange(8.0).reshape(2, 2, 2).matrix_power(3),
+    "zero_diagonal": lambda: gt.linalg.solve_triangular(gt.zeros(2, 2), gt.ones(2, 1),
+                                                        upper=True),
+    "dtype_of_A": lambda: (gt.linalg.solve_triangular(
+        gt.eye(2) * 2, gt.ones(2, 1, dtype=gt.float64), upper=True),
+        gt.linalg.solve_triangular(gt.eye(2, dtype=gt.float64) * 2, gt.ones(2, 1), upper=True)),
+    "right_layout": lambda: gt.linalg.solve_triangular(
+        gt.eye(3, dtype=gt.float64) * 2, gt.ones(2, 3, dtype=gt.float64), upper=False,
+        left=False),
+    "triangular_solve": lambda: gt.triangular_solve(
+        gt.ones(2, 1, dtype=gt.float64), gt.tensor([[2.0, 1.0], [5.0, 4.0]],
+                                                   dtype=gt.float64), transpose=True),
+    "triangular_solve_fields": lambda: (lambda r: (r.cloned_coefficient, r.solution))(
+        gt.triangular_solve(gt.ones(2, 3), gt.tensor([[2.0, 1.0], [5.0, 4.0]]), upper=False)),
+    "cholesky_solve_broadcast": lambda: gt.cholesky_solve(
+        gt.ones(3, 2, 1), gt.tensor([[2.0, 7.0], [1.0, 3.0]])),
+    "cholesky_inverse": lambda: gt.cholesky_inverse(gt.tensor([[2.0, 7.0], [1.0, 3.0]])),
+    "cholesky_inverse_upper": lambda: gt.cholesky_inverse(
+        gt.tensor([[2.0, 1.0], [7.0, 3.0]]), upper=True),
+    "multi_dot_vectors": lambda: gt.linalg.multi_dot([gt.ones(3), gt.ones(3)]),
+    "inverse_layout": lambda: gt.linalg.inv(gt.eye(3).expand(2, 3, 3) * 2),
+    **{f"lstsq_{driver}": (lambda driver: lambda: gt.linalg.lstsq(
+        (gt.arange(24.0) ** 2 % 7).reshape(2, 4, 3).double(),
+        gt.arange(16.0).reshape(2, 4, 2).cos().double(),
+        driver=driver))(driver) for driver in (None, "gels", "gelsd", "gelss")},
+    "lstsq_rank_deficient": lambda: gt.linalg.lstsq(gt.ones(2, 4, 3, dtype=gt.float64),
+                                                    gt.ones(2, 4, 1, dtype=gt.float64),
+                                                    driver="gelsd"),
+    "lstsq_wide_vector": lambda: gt.linalg.lstsq(gt.arange(8.0).reshape(2, 4).sin(),
+                                                 gt.tensor([1.0, 2.0])),
+    "pinv_tolerances": lambda: tuple(gt.linalg.pinv(
+        gt.diag(gt.tensor([2.0, 1e-20, 4.0, 1e-3], dtype=gt.float64)), **kw)
+        for kw in ({}, {"atol": 3.0}, {"rtol": 1e-2}, {"hermitian": True})),
+    "matrix_rank": lambda: tuple(gt.linalg.matrix_rank(
+        gt.diag(gt.tensor([1.0, 1e-3, 1e-9])), **kw)
+        for kw in ({}, {"rtol": 1e-5}, {"atol": 1e-2}, {"hermitian": True})),
+    "matrix_exp": lambda: gt.linalg.matrix_exp(
+        gt.arange(18.0, dtype=gt.float64).reshape(2, 3, 3).cos() * 3),
+    "vander_int": lambda: gt.linalg.vander(gt.tensor([1, 2, 3]), N=4),
+    # (each eigenvector's phase is LAPACK's choice, its sign differs between builds: |V|)
+    "eig": lambda: (lambda L, V: (L, V.abs()))(*gt.linalg.eig(
+        (gt.arange(18.0, dtype=gt.float64) ** 2 % 7).reshape(2, 3, 3))),
+    "eigvals_float32": lambda: gt.linalg.eigvals(gt.tensor([[0.0, -1.0], [1.0, 0.0]])),
+    "cond_singular": lambda: tuple(gt.linalg.cond(gt.eye(2) * gt.tensor([1.0, 0.0]), p)
+                                   for p in (None, 2, -2, 1, -1, "fro", "nuc", float("inf"))),
+    "cond_batch": lambda: tuple(gt.linalg.cond((gt.arange(18.0) ** 2 % 7).reshape(2, 3, 3), p)
+                                for p in (None, -2, -1, "nuc", -float("inf"))),
+}
+
+
+def _matrix_layout(t):
+    """Whether contiguous, and the strides where every size is above 1 (the engine's strides
+    are numpy's, canonical along a size-1 dim, where torch's LAPACK results keep theirs)."""
+    return t.is_contiguous(), (t.stride() if min(t.shape, default=2) > 1 else None)
+
+
+@pytest.mark.parametrize("name", LINALG_SOLVER_PROGRAMS)
+def test_linalg_solver_and_power_results_match_torch(name):
+    program = LINALG_SOLVER_PROGRAMS[name]
+    results = []
+    for fn in (program, as_torch(program)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            out = fn()
+        outs = out if isinstance(out, tuple) else (out,)
+        results.append((type(out).__name__,
+                        [(str(o.dtype), tuple(o.shape), _matrix_layout(o),
+                          np.asarray(o.tolist())) for o in outs]))
+    (mine_type, mine), (theirs_type, theirs) = results
+    assert mine_type == theirs_type
+    for (d1, s1, st1, v1), (d2, s2, st2, v2) in zip(mine, theirs):
+        assert (d1.split(".")[-1], s1, st1) == (d2.split(".")[-1], s2, st2)
+        np.testing.assert_allclose(v1, v2, rtol=1e-6, atol=1e-12, equal_nan=True)
 
 
 # ------------------------------ functions without a gradient ------------------------------

@@ -135,7 +135,8 @@ def result_type(*operands):
 
 # torch's names of dtypes in its messages (C++ and legacy tensor-type names)
 C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
-                 "int64": "long int", "int32": "int", "bool": "bool",
+                 "int64": "long int", "int32": "int", "int16": "short int",
+                 "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
                  "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 LEGACY_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
                       "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",

@@ -5,14 +5,17 @@ import collections
 import math
 
 from . import dtypes
-from .dispatch import call
-from .free_functions import vector_norm
+from .dispatch import broadcast_mismatch, call
+from .free_functions import cat, vector_norm
 from .tensor import _dim
 from .ops import derivatives as table
-from ..errors import NotInEngineError
+from ..errors import NotInEngineError, _LinAlgError as LinAlgError
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "det", "slogdet",
-           "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals"]
+           "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals",
+           "matrix_power", "multi_dot", "solve_triangular", "LinAlgError", "lstsq", "pinv",
+           "matrix_rank", "matrix_exp", "diagonal", "vander", "solve_ex", "tensorinv",
+           "tensorsolve", "cond", "eig", "eigvals"]
 
 # torch.return_types' named tuples
 InvExResult = collections.namedtuple("linalg_inv_ex", ["inverse", "info"])
@@ -215,7 +218,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     if A.requires_grad and grad_mode.state.grad_enabled:
-        from ..errors import NotInEngineError
+        from ..errors import NotInEngineError, _LinAlgError as LinAlgError
         raise NotInEngineError("gradients through torch.linalg.lu_factor (torch.lu)")
     LU, pivots, info = _lu_arrays(A._data)
     return LuFactorExResult(Tensor._wrap(LU), Tensor._wrap(pivots), Tensor._wrap(info))
@@ -253,3 +256,422 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 def lu(A, *, pivot=True):
     return LuResult(*lu_unpack(*lu_factor(A, pivot=pivot)))
+
+
+# ---- powers and chains of products, triangular solves (torch.linalg's and older names)
+import warnings  # noqa: E402
+
+TriangularSolveResult = collections.namedtuple("triangular_solve",
+                                               ["solution", "cloned_coefficient"])
+
+
+def matrix_power(A, n):
+    """A^n by repeated squaring, torch's products in torch's order (so its MmBackward0 nodes):
+    A^{-1} first for a negative n (linalg.inv's errors), a copy of the identity for 0."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not "
+                        f"{type(n).__name__}")
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but "
+                           f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    if n == 0:  # the identity, written into a copy of A (no gradient reaches A)
+        eye = Tensor._wrap(np.eye(A.shape[-1], dtype=A._data.dtype))
+        return A.clone().copy_(eye)
+    if n < 0:
+        A, n = inv(A), -n
+        if n == 1:
+            return A
+    if n == 1:
+        return A.clone()
+    if n == 2:
+        return A.matmul(A)
+    if n == 3:
+        return A.matmul(A).matmul(A)
+    squares, result = None, None  # A^(2^k) and the product of those n's bits ask for
+    while n > 0:
+        bit, n = n % 2, n // 2
+        squares = A if squares is None else squares.matmul(squares)
+        if bit:
+            result = squares if result is None else result.matmul(squares)
+    return result
+
+
+def _chain_order(sizes):
+    """The split of each sub-chain that costs the fewest multiplications (the textbook's
+    dynamic programme, as torch's: the first split of the cheapest ones)."""
+    n = len(sizes) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + sizes[i] * sizes[k + 1] * sizes[j + 1]
+                if q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+def multi_dot(tensors):
+    """The product of a chain of matrices (the first may be a row vector, the last a column
+    vector) in the cheapest order, mm by mm, viewed to the result's shape as torch's."""
+    tensors = list(tensors)
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first, last = tensors[0].dim(), tensors[-1].dim()
+    if first not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {first}D")
+    if last not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last}D")
+    for i, t in enumerate(tensors[1:-1], 1):
+        if t.dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
+    for i, t in enumerate(tensors[1:], 1):
+        if t._data.dtype != tensors[0]._data.dtype:
+            raise RuntimeError(
+                f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                f"{dtypes.C_TYPE_NAMES.get(tensors[0]._data.dtype.name)} and tensor {i} "
+                f"{dtypes.C_TYPE_NAMES.get(t._data.dtype.name)}")
+    out_shape = (tuple(tensors[0].shape[:1]) if first == 2 else ()) + (
+        tuple(tensors[-1].shape[1:]) if last == 2 else ())
+    if first == 1:
+        tensors[0] = tensors[0].unsqueeze(0)
+    if last == 1:
+        tensors[-1] = tensors[-1].unsqueeze(-1)
+    for i in range(n - 1):
+        if tensors[i].shape[-1] != tensors[i + 1].shape[0]:
+            shapes = [list(tensors[k].shape) for k in (i, i + 1)]
+            shapes[0] = shapes[0][1:] if i == 0 and first == 1 else shapes[0]
+            shapes[1] = shapes[1][:1] if i + 1 == n - 1 and last == 1 else shapes[1]
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {shapes[0]} "
+                               f"and {shapes[1]} cannot be multiplied")
+    if n == 2:
+        return tensors[0].mm(tensors[1]).view(out_shape)
+    if n == 3:  # (A B) C or A (B C), whichever costs less (the first on a tie)
+        (a, b), d = tensors[0].shape, tensors[2].shape[1]
+        c = tensors[1].shape[1]
+        A, B, C = tensors
+        if a * c * (b + d) > b * d * (a + c):
+            return A.mm(B.mm(C)).view(out_shape)
+        return A.mm(B).mm(C).view(out_shape)
+    split = _chain_order([t.shape[0] for t in tensors] + [tensors[-1].shape[1]])
+
+    def product(i, j):
+        if i == j:
+            return tensors[i]
+        return product(i, split[i][j]).mm(product(split[i][j] + 1, j))
+    return product(0, n - 1).view(out_shape)
+
+
+def _check_triangular_dtypes(kernel, dtype):
+    """Floats only (the formulas here are real-only); an integer dtype is torch's refusal by
+    its CPU kernel's name."""
+    if dtype.kind == "c":
+        raise NotInEngineError(f"{kernel} on complex tensors")
+    if dtype.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{dtypes.LEGACY_TYPE_NAMES.get(dtype.name)}'")
+
+
+def solve_triangular(A, B, *, upper=None, left=True, unitriangular=False):
+    """X with A X = B (or X A = B), A upper or lower triangular (the other triangle is not
+    read; unitriangular: nor its diagonal, taken as ones); batch dims broadcast. `upper` has
+    no default (torch's words when it is missing)."""
+    if upper is None:
+        raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: '
+                        '"upper"')
+    for name, t in (("A", A), ("B", B)):
+        if t.dim() < 2:
+            raise RuntimeError(f"linalg.solve_triangular: The input tensor {name} must have "
+                               f"at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.solve_triangular: A must be batches of square matrices, "
+                           f"but they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.shape[-1] != B.shape[-2 if left else -1]:
+        raise RuntimeError(
+            f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
+            f"{B.shape[-2]}x{B.shape[-1]})")
+    mismatch = broadcast_mismatch(tuple(B.shape[:-2]), tuple(A.shape[:-2]))  # (torch's order)
+    if mismatch:
+        raise RuntimeError(mismatch)
+    _check_triangular_dtypes("triangular_solve_cpu", A._data.dtype)
+    return call(table.LINALG_SOLVE_TRIANGULAR, (A, B),
+                (bool(upper), bool(left), bool(unitriangular)))
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """Deprecated (torch warns the same): X with op(A) X = b, op(A) A or A^T, and a copy of
+    A: linalg.solve_triangular's arguments the other way round."""
+    warnings.warn(
+        "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand "
+        "will be removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its "
+        "arguments reversed and does not return a copy of one of the inputs.\nX = "
+        "torch.triangular_solve(B, A).solution\nshould be replaced with\nX = "
+        "torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=2)
+    if b.dim() < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, "
+                           f"but it has {b.dim()} dimensions instead")
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, "
+                           f"but it has {A.dim()} dimensions instead")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
+                           f"{A.shape[-2]} by {A.shape[-1]} but each b matrix is "
+                           f"{b.shape[-2]} by {b.shape[-1]}")
+    _check_triangular_dtypes("triangular_solve_cpu", A._data.dtype)
+    return TriangularSolveResult(*call(table.TRIANGULAR_SOLVE, (b, A), (
+        bool(upper), bool(transpose), bool(unitriangular))))
+
+
+def cholesky_solve(B, L, upper=False):
+    """X with A X = B for A = L L^T (U^T U when upper), from the factor's triangle."""
+    if B.dim() < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {B.dim()} "
+                           f"dimensions instead")
+    if L.dim() < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {L.dim()} "
+                           f"dimensions instead")
+    if B._data.dtype != L._data.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(B._data.dtype.name)} and A of type "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(L._data.dtype.name)} instead.")
+    if L.shape[-1] != L.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are "
+                           f"{L.shape[-2]} by {L.shape[-1]} matrices")
+    if L.shape[-1] != B.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is "
+                           f"{B.shape[-2]} by {B.shape[-1]}")
+    _check_triangular_dtypes("cholesky_solve_cpu", L._data.dtype)
+    return call(table.CHOLESKY_SOLVE, (B, L), (bool(upper),))
+
+
+def cholesky_inverse(L, upper=False):
+    """(L L^T)^{-1} (or (U^T U)^{-1}) from a Cholesky factor; a zero on its diagonal is
+    torch's LinAlgError."""
+    if L.dim() < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if L.shape[-1] != L.shape[-2]:
+        raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they "
+                           f"are {L.shape[-2]} by {L.shape[-1]} matrices")
+    _check_triangular_dtypes("cholesky_inverse_out_cpu", L._data.dtype)
+    return call(table.CHOLESKY_INVERSE, (L,), (bool(upper),))
+
+
+# ---- least squares, the pseudo-inverse, the rank, the matrix exponential
+LstsqResult = collections.namedtuple("linalg_lstsq",
+                                     ["solution", "residuals", "rank", "singular_values"])
+SolveExResult = collections.namedtuple("linalg_solve_ex", ["result", "info"])
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def _float_matrices(name, A):
+    if A._data.dtype.kind == "c":
+        raise NotInEngineError(f"torch.{name} on complex tensors")
+
+
+def _tolerance(value):
+    """atol / rtol as a number (a 0-d tensor's value)."""
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """min |A X - B|: the minimum-norm solution (through the pseudo-inverse; LAPACK's gelsy
+    by default on torch's CPU gives the same), with torch's other results per driver."""
+    driver = "gelsy" if driver is None else driver
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, "
+                           "gelsy, gelsd, gelss)")
+    if A._data.dtype != B._data.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)} and other's "
+                           f"dtype {dtypes.LEGACY_TYPE_NAMES.get(B._data.dtype.name)}")
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.linalg.lstsq: input must have at least 2 dimensions.")
+    vector = B.dim() == A.dim() - 1
+    if (B.shape[-1] if vector else B.shape[-2]) != A.shape[-2]:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match "
+                           f"other.size({-1 if vector else -2})")
+    _float_matrices("linalg.lstsq", A)
+    _check_square_or_float("torch.linalg.lstsq", A)
+    return LstsqResult(*call(table.LINALG_LSTSQ, (A, B), (rcond, driver)))
+
+
+def _check_square_or_float(name, A):
+    if A._data.dtype.kind != "f":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse: through the SVD (eigh when hermitian), singular
+    values at or below max(atol, rtol * the largest) dropped."""
+    if A.dim() < 2 or A._data.dtype.kind not in "fc":
+        kind = dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)
+        raise RuntimeError(f"linalg.pinv({kind}{{{list(A.shape)}}}): expected a tensor with 2 "
+                           f"or more dimensions of float, double, cfloat or cdouble types")
+    _float_matrices("linalg.pinv", A)
+    return call(table.LINALG_PINV, (A,), (_tolerance(atol), _tolerance(rtol), bool(hermitian)))
+
+
+def pinverse(input, rcond=1e-15):
+    """torch.pinverse: linalg.pinv with rtol=rcond."""
+    return pinv(input, rtol=rcond)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """How many singular values (|eigenvalues| when hermitian) are above max(atol, rtol *
+    the largest); rtol defaults as pinv's. An int64 tensor, no gradient."""
+    if A._data.dtype.kind not in "fc":
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_rank: The input tensor input must have at least 2 "
+                           "dimensions.")
+    atol, rtol = _tolerance(atol), _tolerance(rtol)
+    if rtol is None:
+        rtol = 0.0 if atol else np.finfo(A._data.dtype).eps * max(A.shape[-2:])
+    data = A._data
+    S = np.abs(np.linalg.eigvalsh(data)) if hermitian else np.linalg.svd(data, compute_uv=False)
+    largest = S.max(-1, keepdims=True, initial=0.0)
+    return Tensor._wrap(np.sum(S > np.maximum(atol or 0.0, rtol * largest), -1).astype(np.int64))
+
+
+def matrix_exp(A):
+    """e^A, one LinalgMatrixExpBackward0 node; its gradient the exponential of a block
+    matrix, as torch's."""
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they "
+                           f"are {A.shape[-2]} by {A.shape[-1]} matrices")
+    _float_matrices("linalg.matrix_exp", A)
+    _check_square_or_float("linalg.matrix_exp", A)
+    return call(table.LINALG_MATRIX_EXP, (A,))
+
+
+# ---- composed of other ops, as torch composes them
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """torch.diagonal with the last two dims as its default."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+def vander(x, *, N=None):
+    """Columns x^0, x^1, ..., x^(N-1) (ones, then a cumulative product), as torch's."""
+    N = x.shape[-1] if N is None and x.dim() else N
+    if N is None or N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    ones = Tensor._wrap(np.ones(tuple(x.shape) + (1,), x._data.dtype))
+    powers = x.unsqueeze(-1).expand(*x.shape, N - 1).cumprod(-1)
+    return cat([ones, powers], -1)
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """(X, info): solve's node, info zeros (a singular A is torch's LinAlgError either way
+    here, as with check_errors=True)."""
+    _check_square("linalg.solve", A)
+    result, _, _, info = call(table.LINALG_SOLVE_EX, (A, B), (bool(left),))
+    return SolveExResult(result, info)
+
+
+def tensorinv(A, ind=2):
+    """The inverse of A seen as a matrix of its first `ind` dims by the rest."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    n = math.prod(rows)
+    if n != math.prod(cols):
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape["
+                           f"ind:]) == prod(self.shape[:ind]), but got {math.prod(cols)} != {n}")
+    return inv(A.reshape(n, -1)).reshape(cols + rows)
+
+
+def tensorsolve(A, B, dims=None):
+    """X with tensordot(A, X, X.dim()) = B: a matrix solve of A's first B.dim() dims by the
+    rest (`dims` moved last first)."""
+    if dims is not None:
+        dims = [d % A.dim() for d in dims]
+        A = A.permute([d for d in range(A.dim()) if d not in dims] + dims)
+    result_shape = tuple(A.shape[B.dim():])
+    n = math.prod(result_shape)
+    if math.prod(A.shape[:B.dim()]) != n:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape["
+                           f"other.ndim:]) == prod(self.shape[:other.ndim]), but got "
+                           f"{n} != {math.prod(A.shape[:B.dim()])}")
+    return solve(A.reshape(n, n), B.reshape(n)).view(result_shape)
+
+
+def cond(A, p=None):
+    """The condition number: the ratio of the extreme singular values (p None, 2, -2), else
+    |A|_p |A^{-1}|_p (inf for a singular A, and where 0 * inf made a nan), as torch's."""
+    if A.dim() < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if p is None or p in (2, -2):
+        values = svdvals(A)
+        largest = values.narrow(-1, 0, 1)
+        smallest = values.narrow(-1, values.shape[-1] - 1, 1)
+        return (smallest / largest if p == -2 else largest / smallest).squeeze(-1)
+    if p == "nuc":  # sum(s) sum(1 / s), svdvals twice as torch's
+        return svdvals(A).sum(-1) * svdvals(A).reciprocal().sum(-1)
+    if p not in ("fro", 1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if A.shape[-1] != A.shape[-2]:
+        shown = p if isinstance(p, str) else int(p) if abs(p) == 1 else (
+            "inf" if p > 0 else "-inf")
+        raise RuntimeError(f"linalg.cond(ord={shown}): A must be batches of square matrices, "
+                           f"but they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    try:
+        inverse = inv(A)
+        singular = Tensor._wrap(np.zeros(A.shape[:-2] + (1, 1), bool))
+    except LinAlgError:  # (torch's inv_ex reports it in info: the inverse is then inf)
+        _check_square("linalg.inv", A)
+        inverse = Tensor._wrap(np.zeros(A._data.shape, A._data.dtype))
+        singular = Tensor._wrap(np.ones(A.shape[:-2] + (1, 1), bool))
+    # in place, as torch's: so a backward through the inverse fails as torch's does (its
+    # saved inverse was modified)
+    inverse.masked_fill_(singular, math.inf)
+    result = matrix_norm(A, p) * matrix_norm(inverse, p)
+    return result.masked_fill(result.isnan(), math.inf)  # (torch's nan_to_num_)
+
+
+# ---- eigenvalues of general matrices: forward only
+EigResult = collections.namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
+
+
+def eig(A):
+    """Eigenvalues and unit eigenvectors (LAPACK's geev, as torch's: complex even for a real
+    A). No gradient in the engine yet: an A that requires grad is refused, not silently
+    detached."""
+    if A.dim() < 2:
+        raise RuntimeError("linalg.eig: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.eig: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A._data.dtype.kind not in "fc":
+        raise RuntimeError(f"Unknown Complex ScalarType for "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
+    if A.requires_grad and grad_mode.state.grad_enabled:
+        raise NotInEngineError("gradients through torch.linalg.eig (eigvals)")
+    complex_dtype = np.result_type(A._data.dtype, np.complex64)
+    values, vectors = np.linalg.eig(A._data)
+    return EigResult(Tensor._wrap(values.astype(complex_dtype)),
+                     Tensor._wrap(_lapack_columns(vectors.astype(complex_dtype))))
+
+
+def _lapack_columns(x):
+    return np.swapaxes(np.swapaxes(x, -1, -2).copy(), -1, -2)
+
+
+def eigvals(A):
+    return eig(A).eigenvalues

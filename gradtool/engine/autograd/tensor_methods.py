@@ -685,6 +685,9 @@ class TensorMethods:
 
     # ---------------- linear algebra (torch.linalg's, as torch's methods) ----------------
     inverse, det, slogdet = linalg.inv, linalg.det, linalg.slogdet
+    matrix_power, triangular_solve = linalg.matrix_power, linalg.triangular_solve
+    cholesky_solve, cholesky_inverse = linalg.cholesky_solve, linalg.cholesky_inverse
+    matrix_exp, pinverse = linalg.matrix_exp, linalg.pinverse
 
     def logdet(self):
         """log det: nan where the determinant is negative (a where over slogdet, as torch)."""

@@ -1437,6 +1437,42 @@ LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd, args=("fu
                     outputs=("U", "S", "Vh"), undefined_grads=True, jvp=formulas.linalg_svd_jvp,
                     A=formulas.linalg_svd_backward)
 
+# triangular solves: A's triangle only is read (its diagonal ones when unitriangular), so its
+# gradient lies on that triangle; torch.triangular_solve (deprecated) also returns a copy of A
+LINALG_SOLVE_TRIANGULAR = OpSpec(
+    "linalg_solve_triangular", "LinalgSolveTriangularBackward0", kernels.solve_triangular,
+    args=("upper", "left", "unitriangular"), promotes_dtype=False,
+    jvp=formulas.linalg_solve_triangular_jvp, one_formula=True,
+    **dict.fromkeys(("self", "B"), formulas.linalg_solve_triangular_backward))
+TRIANGULAR_SOLVE = OpSpec(
+    "triangular_solve", "TriangularSolveBackward0", kernels.triangular_solve,
+    args=("upper", "transpose", "unitriangular"), outputs=("solution", "cloned_coefficient"),
+    undefined_grads=True, jvp=formulas.triangular_solve_jvp, one_formula=True,
+    **dict.fromkeys(("self", "A"), formulas.triangular_solve_backward))
+# solves and inverses from a Cholesky factor L (A = L L^T, or U^T U when upper); their
+# gradients reach all of L, as torch's formulas give them
+CHOLESKY_SOLVE = OpSpec("cholesky_solve", "CholeskySolveBackward0", kernels.cholesky_solve,
+                        args=("upper",), jvp=formulas.cholesky_solve_jvp, one_formula=True,
+                        **dict.fromkeys(("self", "input2"), formulas.cholesky_solve_backward))
+CHOLESKY_INVERSE = OpSpec("cholesky_inverse", "CholeskyInverseBackward0",
+                          kernels.cholesky_inverse, args=("upper",),
+                          jvp=formulas.cholesky_inverse_jvp,
+                          self=formulas.cholesky_inverse_backward)
+# the pseudo-inverse (differentiable where A's rank does not change), least squares through
+# it, and the matrix exponential (its derivative: the exponential of a block matrix)
+LINALG_PINV = OpSpec("linalg_pinv", "LinalgPinvBackward0", kernels.linalg_pinv,
+                     args=("atol", "rtol", "hermitian"), jvp=formulas.pinv_jvp,
+                     self=formulas.pinv_backward)
+LINALG_LSTSQ = OpSpec(
+    "linalg_lstsq", "LinalgLstsqBackward0", kernels.linalg_lstsq, args=("rcond", "driver"),
+    outputs=("solution", "residuals", "rank", "singular_values"),
+    nondiff_outputs=("rank", "singular_values"), undefined_grads=True, one_formula=True,
+    jvp=formulas.linalg_lstsq_jvp,
+    **dict.fromkeys(("self", "b"), formulas.linalg_lstsq_backward))
+LINALG_MATRIX_EXP = OpSpec("linalg_matrix_exp", "LinalgMatrixExpBackward0",
+                           kernels.linalg_matrix_exp, jvp=formulas.linalg_matrix_exp_jvp,
+                           self=formulas.linalg_matrix_exp_backward)
+
 TABLE = vars(rows.table)  # every row by name (the code below the table reads it there)
 TABLE.update({name: value for name, value in globals().items() if isinstance(value, OpSpec)})
 # (and the in-place twins that compute a gradient: tests/engine/test_api.py checks the others)

@@ -1277,6 +1277,173 @@ def linalg_svd_jvp(A_t, U, S, Vh, full_matrices):
     return [dU, dS, mT(dV)]
 
 
+def _triangle(x, upper, unitriangular):
+    """The triangle a triangular solve reads (its diagonal too, unless unitriangular)."""
+    return triu(x, int(unitriangular)) if upper else tril(x, -int(unitriangular))
+
+
+def solve_triangular(A, B, upper, left=True, unitriangular=False):
+    return table.LINALG_SOLVE_TRIANGULAR(A, B, upper, left, unitriangular)
+
+
+def linalg_solve_triangular_backward(grad, self, result, upper, left, unitriangular):
+    """gB = A^{-T} gX (left) or gX A^{-T}; gA = -gB X^T (or -X^T gB) on A's triangle."""
+    gB = solve_triangular(mT(self), grad, not upper, left, unitriangular)
+    gA = -matmul(gB, mT(result)) if left else -matmul(mT(result), gB)
+    return [_triangle(gA, upper, unitriangular), gB]
+
+
+def linalg_solve_triangular_jvp(self_t, B_t, self, result, upper, left, unitriangular):
+    """dX = A^{-1} (dB - dA X) (left) or (dB - X dA) A^{-1}, dA on A's triangle."""
+    dA = _triangle(self_t, upper, unitriangular)
+    dB = B_t - (matmul(dA, result) if left else matmul(result, dA))
+    return solve_triangular(self, dB, upper, left, unitriangular)
+
+
+def triangular_solve_backward(grads, self, A, solution, upper, transpose, unitriangular):
+    """op(A) X = b: gb = op(A)^{-T} gX; gA = -gb X^T (or -X gb^T when transposed) on A's
+    triangle, plus the copy of A's gradient (all of it, as torch's)."""
+    gX, gM = grads
+    gb = gA = None
+    if gX is not None:
+        gb = solve_triangular(A if transpose else mT(A), gX, upper == transpose,
+                              unitriangular=unitriangular)
+        gA = _triangle(-matmul(solution, mT(gb)) if transpose else -matmul(gb, mT(solution)),
+                       upper, unitriangular)
+    if gA is None:
+        gA, gb = zeros_like(A), zeros_like(self)
+    return [gb, gA if gM is None else gA + gM]
+
+
+def triangular_solve_jvp(self_t, A_t, A, solution, upper, transpose, unitriangular):
+    dA = _triangle(A_t, upper, unitriangular)
+    op_A, op_dA = (mT(A), mT(dA)) if transpose else (A, dA)
+    return [solve_triangular(op_A, self_t - matmul(op_dA, solution), upper != transpose,
+                             unitriangular=unitriangular), A_t + 0]
+
+
+def cholesky_solve(B, L, upper):
+    return table.CHOLESKY_SOLVE(B, L, upper)
+
+
+def cholesky_solve_backward(grad, self, input2, result, upper):
+    """A = L L^T (or U^T U): gB = A^{-1} gX; gL = -(C + C^T) L (or -U (C + C^T)), C = gB X^T
+    (all of L, not its triangle: torch's formula)."""
+    gB = cholesky_solve(grad, input2, upper)
+    C = matmul(gB, mT(result))
+    C = C + mT(C)
+    return [gB, -matmul(input2, C) if upper else -matmul(C, input2)]
+
+
+def cholesky_solve_jvp(self_t, input2_t, input2, result, upper):
+    """dX = A^{-1} (dB - dA X), dA = dL L^T + L dL^T (dU^T U + U^T dU)."""
+    dK = matmul(mT(input2_t), input2) if upper else matmul(input2_t, mT(input2))
+    return cholesky_solve(self_t - matmul(dK + mT(dK), result), input2, upper)
+
+
+def cholesky_inverse_backward(grad, self, upper, result):
+    """gL = -(A^{-1} (G + G^T) A^{-1}) L (or -U (...)), A^{-1} the result."""
+    C = matmul(result, matmul(grad + mT(grad), result))
+    return -matmul(self, C) if upper else -matmul(C, self)
+
+
+def cholesky_inverse_jvp(self_t, self, upper, result):
+    """d(A^{-1}) = -A^{-1} dA A^{-1}, dA = dL L^T + L dL^T (dU^T U + U^T dU)."""
+    dK = matmul(mT(self_t), self) if upper else matmul(self_t, mT(self))
+    return -matmul(result, matmul(dK + mT(dK), result))
+
+
+def pinv_backward(grad, result, self):
+    """torch's pinv_backward (A of constant rank near the point), in the smaller size."""
+    m, n = self.shape[-2], self.shape[-1]
+    pinvA, A = result, self
+    pinvAh, gradh = mT(pinvA), mT(grad)
+    if m <= n:
+        K = matmul(gradh, pinvA)
+        KpinvAh = matmul(K, pinvAh)
+        return (-mT(matmul(pinvA, K)) + KpinvAh - matmul(matmul(A, pinvA), KpinvAh)
+                + matmul(matmul(pinvAh, pinvA), gradh - matmul(K, A)))
+    K = matmul(pinvA, gradh)
+    pinvAhK = matmul(pinvAh, K)
+    return (-mT(matmul(K, pinvA)) + matmul(matmul(gradh - matmul(A, K), pinvA), pinvAh)
+            + pinvAhK - matmul(matmul(pinvAhK, pinvA), A))
+
+
+def pinv_jvp(self_t, self, result):
+    """torch's pinv_jvp, in the smaller size."""
+    m, n = self.shape[-2], self.shape[-1]
+    A, pinvA, dA = self, result, self_t
+    dAh, pinvAh = mT(dA), mT(pinvA)
+    if m <= n:
+        K = matmul(pinvAh, dAh)
+        return (matmul(pinvA, K - mT(K) - matmul(K, matmul(A, pinvA)))
+                + matmul(dAh - matmul(pinvA, matmul(A, dAh)), matmul(pinvAh, pinvA)))
+    K = matmul(pinvA, dA)
+    Kh = mT(K)
+    return (matmul(Kh - K - matmul(matmul(pinvA, A), Kh), pinvA)
+            + matmul(matmul(pinvA, pinvAh), dAh - matmul(matmul(dAh, A), pinvA)))
+
+
+def linalg_lstsq_backward(grads, self, b, solution):
+    """X = A^+ B: gA through pinv's backward with g(A^+) = gX B^T, gB = A^{+T} gX; the squared
+    residuals r = |A X - B|^2 (X optimal) add 2 (A X - B) X^T and -2 (A X - B)."""
+    gX, gR = grads[0], grads[1]
+    vector = _is_vector_rhs(self, b)
+    B = unsqueeze(b, -1) if vector else b
+    X = unsqueeze(solution, -1) if vector else solution
+    pinvA = table.LINALG_PINV(self, 0.0, None, False)
+    gA = gB = None
+    if gX is not None:
+        g = unsqueeze(gX, -1) if vector else gX
+        gA = pinv_backward(matmul(g, mT(B)), pinvA, self)
+        gB = matmul(mT(pinvA), g)
+    if gR is not None and gR.shape[-1:] != (0,):
+        residual = matmul(self, X) - B
+        r = unsqueeze(gR, -1) if vector else unsqueeze(gR, -2)
+        gA = (0 if gA is None else gA) + 2 * matmul(residual * r, mT(X))
+        gB = (0 if gB is None else gB) - 2 * residual * r
+    if gA is None:
+        return [zeros_like(self), zeros_like(b)]
+    return [gA, squeeze(gB, -1) if vector else gB]
+
+
+def linalg_lstsq_jvp(self_t, b_t, self, b, solution, residuals):
+    """dX from X = A^+ B: pinv's jvp applied to B, plus A^+ dB; where the squared residuals
+    are computed, 2 sum((A X - B) (dA X + A dX - dB)) over each column."""
+    vector = _is_vector_rhs(self, b)
+    B = unsqueeze(b, -1) if vector else b
+    dB = unsqueeze(b_t, -1) if vector else b_t
+    pinvA = table.LINALG_PINV(self, 0.0, None, False)
+    dX = matmul(pinv_jvp(self_t, self, pinvA), B) + matmul(pinvA, dB)
+    dR = zeros_like(residuals)
+    if residuals.shape[-1:] != (0,):
+        X = unsqueeze(solution, -1) if vector else solution
+        residual = matmul(self, X) - B
+        dR = 2 * sum(residual * (matmul(self_t, X) + matmul(self, dX) - dB), -2)
+        dR = squeeze(dR, -1) if vector else dR
+    return [squeeze(dX, -1) if vector else dX, dR, None, None]
+
+
+def _matrix_exp_differential(A, E, adjoint):
+    """The derivative of e^A in the direction E (its adjoint: in A^T), the top right block of
+    the exponential of [[A, E], [0, A]] (Mathias 1996), as torch's."""
+    A = mT(A) if adjoint else A
+    n = A.shape[-1]
+    last = len(A.shape) - 1
+    top = cat([A, E], -1)
+    bottom = cat([zeros_like(A), A], -1)
+    block = table.LINALG_MATRIX_EXP(cat([top, bottom], -2))
+    return slice(slice(block, last - 1, 0, n, 1), last, n, 2 * n, 1)
+
+
+def linalg_matrix_exp_backward(grad, self):
+    return _matrix_exp_differential(self, grad, True)
+
+
+def linalg_matrix_exp_jvp(self_t, self):
+    return _matrix_exp_differential(self, self_t, False)
+
+
 def sgn_backward(grad, self, result):
     """z / |z|: (grad - sgn * Re(grad * conj(sgn))) / |z|, 0 where z is 0; of a real x,
     zeros (torch's: no graph, as sign's)."""

@@ -8,6 +8,7 @@ import operator
 import numpy as np
 
 from ..dtypes import LEGACY_TYPE_NAMES
+from ...errors import _LinAlgError
 
 _F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 _ndarray = np.ndarray
@@ -1746,15 +1747,30 @@ def _det_from_lu(LU, pivots):
     return np.where(swaps, -1, 1) * np.prod(np.diagonal(LU, 0, -2, -1), axis=-1)
 
 
+def lapack_layout(x):
+    """x's values in LAPACK's memory order, as torch's linear algebra results: each matrix
+    column-major (strides (n, 1, m) of an (n, m) batch), the batch row-major."""
+    return np.swapaxes(np.swapaxes(x, -1, -2).copy(), -1, -2)  # (a fresh copy: canonical
+    # strides even along size-1 dims, which numpy's contiguity tests ignore)
+
+
+def _raise_singular(name, diagonals):
+    """torch's LinAlgError for the first matrix with a zero on its factor's diagonal (1-based,
+    the batch element named when A is a batch)."""
+    zeros = diagonals.reshape(-1, diagonals.shape[-1]) == 0
+    batch = int(np.argmax(zeros.any(-1)))
+    where = f"(Batch element {batch}): " if diagonals.ndim > 1 else ""
+    raise _LinAlgError(f"{name}: {where}The diagonal element {np.argmax(zeros[batch]) + 1} is "
+                       f"zero, the inversion could not be completed because the input matrix "
+                       f"is singular.")
+
+
 def linalg_inv_ex(A):
     try:
         inverse = np.linalg.inv(A)
     except np.linalg.LinAlgError:
-        zero = np.argmax(np.diagonal(lu_factor(A)[0], 0, -2, -1) == 0, -1).max() + 1
-        raise RuntimeError(f"linalg.inv: The diagonal element {zero} is zero, the inversion "
-                           f"could not be completed because the input matrix is singular."
-                           ) from None
-    return inverse, np.zeros(A.shape[:-2], dtype=np.int32)
+        _raise_singular("linalg.inv", np.diagonal(lu_factor(A)[0], 0, -2, -1))
+    return lapack_layout(inverse), np.zeros(A.shape[:-2], dtype=np.int32)
 
 
 def linalg_solve_ex(A, B, left):
@@ -1764,7 +1780,7 @@ def linalg_solve_ex(A, B, left):
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
     matrix = B[..., None] if vector else B
     if np.any(np.diagonal(LU, 0, -2, -1) == 0):
-        raise RuntimeError("torch.linalg.solve: The solver failed because the input matrix is "
+        raise _LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
                            "singular.")
     if left:
         X = lu_solve(LU, pivots, matrix, False)
@@ -1803,10 +1819,133 @@ def linalg_cholesky_ex(A, upper):
     except np.linalg.LinAlgError:
         order = next(k for k in range(1, A.shape[-1] + 1) if np.any(
             np.linalg.eigvalsh(A[..., :k, :k]) <= 0))
-        raise RuntimeError(f"linalg.cholesky: The factorization could not be completed because "
+        raise _LinAlgError(f"linalg.cholesky: The factorization could not be completed because "
                            f"the input is not positive-definite (the leading minor of order "
                            f"{order} is not positive-definite).") from None
     return (np.swapaxes(L, -1, -2).copy() if upper else L), np.zeros(A.shape[:-2], np.int32)
+
+
+def solve_triangular(A, B, upper, left, unitriangular):
+    """X with A X = B (left) or X A = B, A triangular: only its upper or lower triangle is
+    read, its diagonal taken as ones when unitriangular; X has A's dtype, as torch's. Substitution row by row, as LAPACK's
+    trsm: a zero on the diagonal gives inf / nan, not an error, as torch's."""
+    if not left:  # X A = B is A^T X^T = B^T, A^T triangular on the other side
+        return lapack_layout(np.swapaxes(solve_triangular(
+            np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2), not upper, True, unitriangular),
+            -1, -2))
+    n = A.shape[-1]
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    A = np.broadcast_to(A, batch + A.shape[-2:])
+    X = np.array(np.broadcast_to(B, batch + B.shape[-2:]), dtype=A.dtype)  # (A's: torch's)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for i in (range(n - 1, -1, -1) if upper else range(n)):
+            known = slice(i + 1, n) if upper else slice(0, i)
+            X[..., i, :] -= np.einsum("...j,...jk->...k", A[..., i, known], X[..., known, :])
+            if not unitriangular:
+                X[..., i, :] /= A[..., i, i, None]
+    return lapack_layout(X)
+
+
+def triangular_solve(b, A, upper, transpose, unitriangular):
+    """torch.triangular_solve: op(A) X = b (op: the transpose when asked), and a copy of A."""
+    A_op = np.swapaxes(A, -1, -2) if transpose else A
+    return (solve_triangular(A_op, b, upper != transpose, True, unitriangular),
+            lapack_layout(A))
+
+
+def cholesky_solve(B, L, upper):
+    """X with L L^T X = B (U^T U X = B when upper): two triangular solves with the factor's
+    triangle, as LAPACK's potrs."""
+    lower = np.swapaxes(L, -1, -2) if upper else L  # the factor with A = lower lower^T
+    Y = solve_triangular(lower, B, False, True, False)
+    return solve_triangular(np.swapaxes(lower, -1, -2), Y, True, True, False)
+
+
+def cholesky_inverse(L, upper):
+    """(L L^T)^{-1} (or (U^T U)^{-1}) from the factor's triangle; a zero on its diagonal is
+    torch's LinAlgError."""
+    diagonals = np.diagonal(L, 0, -2, -1)
+    if np.any(diagonals == 0):
+        _raise_singular("cholesky_inverse", diagonals)
+    eye = np.broadcast_to(np.eye(L.shape[-1], dtype=L.dtype), L.shape)
+    return cholesky_solve(eye, L, upper)
+
+
+def _pseudo_inverse(A, atol, rtol, hermitian):
+    """A^+ from the SVD (the eigendecomposition when hermitian), the singular values at or
+    below max(atol, rtol * the largest) dropped; also those values, descending."""
+    if hermitian:
+        values, U = np.linalg.eigh(A)
+        S = np.abs(values)
+        V = U * np.sign(values)[..., None, :]  # A = U diag(values) U^T = U diag(S) V^T
+    else:
+        U, S, Vh = np.linalg.svd(A, full_matrices=False)
+        V = np.swapaxes(Vh, -1, -2)
+    largest = S.max(-1, keepdims=True, initial=0.0)
+    kept = S > np.maximum(atol, rtol * largest)
+    inverse = np.where(kept, 1 / np.where(kept, S, 1), 0)
+    pinv = (V * inverse[..., None, :]) @ np.swapaxes(U, -1, -2)
+    return pinv.astype(A.dtype, copy=False), S
+
+
+def linalg_pinv(A, atol, rtol, hermitian):
+    """torch's tolerances: none given, rtol = eps * max(m, n); an atol alone, rtol = 0."""
+    if rtol is None:
+        rtol = 0.0 if atol else np.finfo(A.dtype).eps * max(A.shape[-2:])
+    return _pseudo_inverse(A, atol or 0.0, rtol, hermitian)[0]
+
+
+def linalg_lstsq(A, B, rcond, driver):
+    """The least-squares (minimum-norm) solution through the pseudo-inverse, with what
+    torch's CPU drivers fill: the rank (all but gels), the singular values (gelsd, gelss),
+    the squared residuals of each column (m > n, every matrix of full rank; not gelsy)."""
+    m, n = A.shape[-2:]
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    matrix = B[..., None] if vector else B
+    rtol = np.finfo(A.dtype).eps * max(m, n) if rcond is None else rcond
+    pinv, S = _pseudo_inverse(A, 0.0, 0 if driver == "gels" else rtol, False)
+    X = pinv @ matrix
+    largest = S.max(-1, keepdims=True, initial=0.0)
+    rank = np.sum(S > rtol * largest, -1).astype(np.int64)
+    empty = np.zeros((0,), A.dtype)
+    residuals = empty
+    if driver != "gelsy" and m > n and np.all(rank == n):
+        residuals = np.sum((A @ X - matrix) ** 2, -2).astype(A.dtype)
+    values = S.astype(A.dtype) if driver in ("gelsd", "gelss") else empty
+    # LAPACK writes X over B's column-major buffer of max(m, n) rows: torch's X is its view
+    buffer = np.zeros(X.shape[:-2] + (X.shape[-1], max(m, n)), X.dtype)
+    buffer[..., :n] = np.swapaxes(X, -1, -2)
+    X = np.swapaxes(buffer, -1, -2)[..., :n, :]
+    return (X[..., 0] if vector else X, residuals[..., 0] if vector and residuals.size else
+            residuals, rank if driver != "gels" else np.zeros((0,), np.int64), values)
+
+
+_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
+           129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
+           40840800., 960960., 16380., 182., 1.)
+
+
+def linalg_matrix_exp(A):
+    """e^A by scaling and squaring with the [13/13] Pade approximant (Higham 2005): A halved
+    until its 1-norm is below 5.37, the approximant, squared back."""
+    b = _PADE13
+    dtype = A.dtype
+    A = A.astype(np.float64)  # (float32 too: rounded once at the end)
+    norm = np.abs(A).sum(-2).max(initial=0.0)
+    s = max(0, int(np.ceil(np.log2(norm / 5.371920351148152)))) if norm > 0 else 0
+    A = A / 2.0 ** s
+    eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape)
+    A2 = A @ A
+    A4 = A2 @ A2
+    A6 = A4 @ A2
+    U = A @ (A6 @ (b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2
+             + b[1] * eye)
+    V = A6 @ (b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 \
+        + b[0] * eye
+    R = np.linalg.solve(V - U, V + U)
+    for _ in range(s):
+        R = R @ R
+    return R.astype(dtype, copy=False)
 
 
 def linalg_qr(A, mode):

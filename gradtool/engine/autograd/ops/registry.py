@@ -258,7 +258,7 @@ class OpSpec:
         spec.formula_list = tuple(formula_list)
         # formulas of one output that read `grad` first: (fn, what else they read), for
         # OpNode.apply's lean path
-        spec.grad_first = None if spec.variadic or spec.multi_output or any(
+        spec.grad_first = None if spec.one_formula or spec.multi_output or any(
             params[0] != "grad" or "grads" in params for _, params in spec.formula_list
         ) else tuple((fn, params[1:]) for fn, params in spec.formula_list)
         if batches and spec.multi_output:
