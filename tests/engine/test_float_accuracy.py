@@ -90,6 +90,8 @@ REFERENCE = {
     "FILL": ((REALS,), [(2.5,)], lambda x, value: value),
     "ZERO": ((REALS,), [()], lambda x: 0.0),
     "ADD": ((REALS, REALS), [(1,), (0.375,)], lambda a, b, alpha: a + b * alpha),
+    "ADD_SCALAR": ((REALS,), [(1.5, 1), (0.375, 2)], lambda a, other, alpha: a + other * alpha),
+    "SUB_SCALAR": ((REALS,), [(1.5, 1), (0.375, 2)], lambda a, other, alpha: a - other * alpha),
     "SUB": ((REALS, REALS), [(1,), (0.375,)], lambda a, b, alpha: a - b * alpha),
     "RSUB": ((REALS,), [(2.5, 1), (2.5, 0.375)], lambda x, other, alpha: other - x * alpha),
     "MUL": ((REALS, REALS), [()], lambda a, b: a * b),
@@ -114,6 +116,15 @@ REFERENCE = {
     "SILU": ((REALS,), [()], lambda x: x * _sigmoid(x)),
     "SOFTPLUS": ((REALS,), [(1.0, 20.0), (2.0, 5.0)], _softplus),
     "LEAKY_RELU": ((REALS,), [(0.375,)], lambda x, slope: x if x > 0 else x * slope),
+    "HARDSHRINK": ((REALS,), [(0.5,)], lambda x, lambd: x if abs(x) > lambd else 0.0),
+    "SOFTSHRINK": ((REALS,), [(0.5,)], lambda x, lambd: x - math.copysign(lambd, x)
+                   if abs(x) > lambd else 0.0),
+    "THRESHOLD": ((REALS,), [(0.5, -1.5)], lambda x, threshold, value: x if x > threshold
+                  else value),
+    "THRESHOLD_": ((REALS,), [(0.5, -1.5)], lambda x, threshold, value: x if x > threshold
+                   else value),
+    "CELU": ((REALS,), [(1.0,), (0.5,)], lambda x, alpha: _elu(x, alpha, 1.0, 1 / alpha)),
+    "CELU_": ((REALS,), [(1.0,), (0.5,)], lambda x, alpha: _elu(x, alpha, 1.0, 1 / alpha)),
     "LEAKY_RELU_": ((REALS,), [(0.375,)], lambda x, slope: x if x > 0 else x * slope),
     "ELU": ((REALS,), [(1.0, 1.0, 1.0), (0.375, 1.5, 2.5)], _elu),
     "ELU_": ((REALS,), [(1.0, 1.0, 1.0)], _elu),
@@ -182,6 +193,7 @@ NOT_FUNCTIONS = {
     "UNIFORM": "random draws", "BERNOULLI": "random draws", "RANDOM": "random draws",
     "RANDOM_TO": "random draws", "RANDOM_FROM_TO": "random draws", "LOG_NORMAL": "random draws",
     "EXPONENTIAL": "random draws", "GEOMETRIC": "random draws", "CAUCHY": "random draws",
+    "RRELU_WITH_NOISE": "random draws", "RRELU_WITH_NOISE_": "random draws",
     # torch defines it by its own arithmetic, nearbyint(x * 10^d) / 10^d in the tensor's
     # dtype, which numpy's computes as it does
     "ROUND_DECIMALS": "torch's float arithmetic",
