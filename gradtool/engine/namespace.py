@@ -289,3 +289,12 @@ def lu(A, pivot=True, get_infos=False, out=None):
         "should be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, "
         "compute_pivots)", UserWarning, stacklevel=2)
     return A.lu(pivot, get_infos)
+
+
+# ---- torch's composite shape ops (autograd/composites.py)
+from .autograd.composites import (block_diag, broadcast_shapes, broadcast_tensors,  # noqa: E402
+                                  cartesian_prod, combinations, diff, kron, tensordot, trace,
+                                  tril_indices, triu_indices, vander)
+
+for _name in ("ravel", "unflatten", "tensor_split"):
+    globals().setdefault(_name, _method_as_function(_name))

@@ -574,6 +574,18 @@ case("cat", "CAT", lambda a, b, c: gt.cat([a, b, c], dim=1), normals((3, 1), (3,
      lambda v, a, b, c: [v[:, :1], v[:, 1:5], v[:, 5:]], order2="square")
 case("cat_dim0", "CAT", lambda a, b: gt.cat((a, b)), normals((2, 3), (1, 3)),
      lambda v, a, b: [v[:2], v[2:]], order2="square")
+
+
+def _block_diag_vjp(v, a, b, c):
+    return [v[:2, :4], v[2, 4:7], v[3, 7]]
+
+
+case("block_diag", "BLOCK_DIAG", lambda a, b, c: gt.block_diag(a, b, c),
+     normals((2, 4), (3,), ()), _block_diag_vjp, order2="square")
+case("trace", ("TRACE", "DIAGONAL_BACKWARD"), lambda x: x.trace(), normal(*S),
+     lambda v, x: [v * np.eye(*S)], order2="square")
+case("trace_tall", ("TRACE", "DIAGONAL_BACKWARD"), lambda x: gt.trace(x), normal(4, 2),
+     lambda v, x: [v * np.eye(4, 2)], order2="square")
 case("stack", "STACK", lambda a, b: gt.stack([a, b], dim=1), normals(S, S),
      lambda v, a, b: [v[:, 0], v[:, 1]], order2="square")
 case("stack_last", "STACK", lambda a, b, c: gt.stack([a, b, c], -1), normals(S, S, S),

@@ -536,6 +536,9 @@ DIAGONAL_COPY = OpSpec("diagonal_copy", "DiagonalBackward0_copy", kernels.diagon
                        jvp="linear", args=("offset", "dim1", "dim2"),
                        self=lambda grad, self_sym_sizes, offset, dim1, dim2:
                            formulas.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2))
+# trace: the diagonal's sum; its gradient is grad on the diagonal (trace_backward)
+TRACE = OpSpec("trace", "TraceBackward0", kernels.trace, jvp="linear",
+               self=lambda grad, self_sym_sizes: formulas.trace_backward(grad, self_sym_sizes))
 AS_STRIDED = OpSpec("as_strided", "AsStridedBackward0", kernels.take_flat, jvp="linear",
                     args=("size", "flat_indices"),
                     hidden=("self_sym_sizes", "self_sym_numel", "flat_indices"),
@@ -648,6 +651,12 @@ CAT = OpSpec("cat", "CatBackward0", np.concatenate, jvp="linear", args=("dim",),
                  formulas.cat_backward(grad, tensors_args_sizes, dim))
 STACK = OpSpec("stack", "StackBackward0", np.stack, jvp="linear", args=("dim",), variadic=True,
                batches=True, promotion="promote", tensors=lambda grad, dim: unbind(grad, dim))
+# block_diag: the tensors (0-d as 1x1, 1-d as a row) down the diagonal of a matrix of zeros;
+# each gets its block of the gradient back
+BLOCK_DIAG = OpSpec("block_diag", "BlockDiagBackward0", kernels.block_diag, jvp="linear",
+                    variadic=True, promotion="promote",
+                    tensors=lambda grad, tensors_args_sizes:
+                        formulas.block_diag_backward(grad, tensors_args_sizes))
 UNBIND = OpSpec("unbind", "UnbindBackward0", kernels.unbind, function=True, jvp="linear", view=True,
                 args=("dim",), outputs=MANY, self=lambda grads, dim: stack(grads, dim))
 SPLIT = OpSpec("split", "SplitBackward0", kernels.split, function=True, jvp="linear", view=True,

@@ -228,6 +228,22 @@ def cat_backward(grad, sizes, dim):
     return grads
 
 
+def block_diag_backward(grad, sizes):
+    """Each input's block of the gradient, in the input's own shape (0-d and 1-d ones were
+    laid as a row)."""
+    grads, row, col = [], 0, 0
+    for shape in sizes:
+        rows, cols = (shape[0], shape[1]) if len(shape) == 2 else (1, int(np.prod(shape)))
+        block = slice(slice(grad, 0, row, row + rows, 1), 1, col, col + cols, 1)
+        grads.append(reshape(block, shape) if len(shape) < 2 else block)
+        row, col = row + rows, col + cols
+    return grads
+
+
+def trace_backward(grad, sizes):
+    return diagonal_backward(expand(grad, (min(sizes),)), sizes, 0, 0, 1)
+
+
 # ---- activations ----
 def erf_backward(grad, self):
     return grad * (2 / np.sqrt(np.pi)) * exp(-self * self)

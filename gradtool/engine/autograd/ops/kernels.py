@@ -1376,6 +1376,22 @@ def diag_embed(self, offset, dim1, dim2):
     return diagonal_backward(self, tuple(sizes), offset, dim1, dim2)
 
 
+def trace(self):
+    return np.asarray(np.trace(self), np.result_type(self, np.int64) if self.dtype.kind in "biu"
+                      else self.dtype)  # (integers sum as int64, as torch's)
+
+
+def block_diag(tensors):
+    blocks = [t.reshape(1, -1) if t.ndim < 2 else t for t in tensors]
+    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)),
+                   np.result_type(*tensors))
+    row = col = 0
+    for b in blocks:
+        out[row:row + b.shape[0], col:col + b.shape[1]] = b
+        row, col = row + b.shape[0], col + b.shape[1]
+    return out
+
+
 def scatter_value(self, index, dim, value):
     return scatter(self, index, value, dim)
 
