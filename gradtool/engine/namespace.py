@@ -298,3 +298,9 @@ from .autograd.composites import (block_diag, broadcast_shapes, broadcast_tensor
 
 for _name in ("ravel", "unflatten", "tensor_split"):
     globals().setdefault(_name, _method_as_function(_name))
+
+# ---- torch's elementwise functions beyond arithmetic (autograd/elementwise.py)
+from .autograd import elementwise as _elementwise  # noqa: E402
+
+for _name in _elementwise.NAMES:
+    globals().setdefault(_name, _method_as_function(_name))

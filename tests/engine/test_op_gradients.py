@@ -1631,6 +1631,32 @@ case("atanh", "ATANH", lambda x: gt.arctanh(x), lambda r: [r.uniform(-0.8, 0.8, 
 case("atan2", "ATAN2", lambda y, x: gt.atan2(y, x), lambda r: [r.standard_normal(S), signed(
     r, (4,))], lambda v, y, x: [v * x / (x * x + y * y),
                                unbroadcast(-v * y / (x * x + y * y), x.shape)])
+case("logaddexp", "LOGADDEXP", lambda x, y: gt.logaddexp(x, y), normals(S, (4,)),
+     lambda v, x, y: [v / (1 + np.exp(y - x)), unbroadcast(v / (1 + np.exp(x - y)), y.shape)])
+case("logaddexp2", "LOGADDEXP2", lambda x, y: x.logaddexp2(y), normals((3, 1), S),
+     lambda v, x, y: [unbroadcast(v / (1 + 2 ** (y - x)), x.shape), v / (1 + 2 ** (x - y))])
+case("hypot", "HYPOT", lambda x, y: gt.hypot(x, y), lambda r: [signed(r, S), signed(r, (4,))],
+     lambda v, x, y: [v * x / np.hypot(x, y), unbroadcast(v * y / np.hypot(x, y), y.shape)])
+case("nextafter", "NEXTAFTER", lambda x, y: gt.nextafter(x, y), normals(S, S),
+     lambda v, x, y: [v, np.zeros_like(y)])
+case("copysign", "COPYSIGN", lambda x, y: gt.copysign(x, y),
+     lambda r: [signed(r, S), signed(r, (4,))],
+     lambda v, x, y: [v * np.sign(x) * np.sign(y), np.zeros_like(y)])
+case("copysign_scalar", "COPYSIGN_SCALAR", lambda x: x.copysign(-2.0), lambda r: [signed(r, S)],
+     lambda v, x: [-v * np.sign(x)])
+case("fmax", "FMAX", lambda x, y: gt.fmax(x, y), lambda r: [away_from(r, S), r.standard_normal(
+    (4,)) * 0.1], lambda v, x, y: [v * (x > y), unbroadcast(v * (x < y), y.shape)])
+case("fmin", "FMIN", lambda x, y: x.fmin(y), lambda r: [away_from(r, S), r.standard_normal(
+    (4,)) * 0.1], lambda v, x, y: [v * (x < y), unbroadcast(v * (x > y), y.shape)])
+case("ldexp", "LDEXP", lambda x, y: gt.ldexp(x, y), normals(S, (4,)),
+     lambda v, x, y: [v * 2 ** y, unbroadcast(v * x * 2 ** y * np.log(2), y.shape)])
+# frexp's exponent jumps at the powers of two: mantissas kept inside (0.55, 0.95)
+case("frexp", "FREXP", lambda x: gt.frexp(x).mantissa,
+     lambda r: [r.uniform(0.55, 0.95, S) * r.choice([-1.0, 1.0], S) * 2.0 ** r.integers(-3, 4, S)],
+     lambda v, x: [v / 2.0 ** np.frexp(x)[1]])
+# (log of a negative number is NaN: replaced, so no gradient reaches it)
+case("nan_to_num", ("NAN_TO_NUM", "LOG"), lambda x: x.log().nan_to_num(1.0),
+     lambda r: [signed(r, S)], lambda v, x: [v * (x > 0) / x])
 # remainder and fmod jump where self / other is a whole number: quotients kept away from them
 
 

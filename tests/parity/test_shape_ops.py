@@ -23,7 +23,7 @@ def _outputs(out):
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def compare(fn, *arrays, seed=0, graph=True):
+def compare(fn, *arrays, seed=0, graph=True, rtol=1e-14):
     """fn(gt, *inputs) and fn(torch, *inputs): values, dtypes, shapes, and (with `graph`) node
     names and the inputs' gradients for one random cotangent per float output."""
     mine, theirs = _both(arrays, grad=graph)
@@ -35,7 +35,7 @@ def compare(fn, *arrays, seed=0, graph=True):
         assert str(o.dtype).split(".")[1] == str(t.dtype).split(".")[1]
         assert tuple(o.shape) == tuple(t.shape)
         # (tensordot's mm sums in another order than torch's: a last bit apart)
-        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-14)
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=rtol)
         assert (o.grad_fn is None) == (t.grad_fn is None)
         if t.grad_fn is not None:
             assert type(o.grad_fn).__name__ == type(t.grad_fn).__name__
@@ -49,7 +49,7 @@ def compare(fn, *arrays, seed=0, graph=True):
             if t.requires_grad:
                 want = t.grad.numpy() if t.grad is not None else np.zeros(t.shape)
                 got = m.grad.numpy() if m.grad is not None else np.zeros(m.shape)
-                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+                np.testing.assert_allclose(got, want, rtol=max(rtol, 1e-12), atol=rtol)
 
 
 def refuses_as_torch(fn, *arrays):

@@ -16,6 +16,7 @@ from .generic import (bmm, cat, conj, contiguous, cos, diagonal, exp, expand, fl
                       slice, squeeze, stack, sum, sum_to, t, to, transpose, tril, triu, unbind,
                       unsqueeze, view_as_complex, view_as_real, where, zeros, zeros_like)
 from .generic import floor as _floor, index_select, sigmoid as _sigmoid, trunc as _trunc
+from .generic import exp2, isfinite, isnan
 from .registry import MANY, NON_DIFFERENTIABLE, OpSpec, no_forward_ad
 
 # ======================= elementwise, one input =======================
@@ -135,6 +136,11 @@ CLAMP = OpSpec("clamp", "ClampBackward1", kernels.clamp, function=True, jvp="ele
 CLAMP_MIN = OpSpec("clamp_min", "ClampMinBackward0", kernels.clamp, jvp="elementwise",
                    batches=True, args=("min", "max"),
                    self=lambda grad, self, min: formulas.clamp_backward(grad, self, min, None))
+# nan_to_num: NaN and the infinities replaced by numbers (by default 0 and the dtype's largest
+# and smallest); the replaced elements get no gradient; an integer tensor is itself
+NAN_TO_NUM = OpSpec("nan_to_num", "NanToNumBackward0", kernels.nan_to_num, jvp="elementwise",
+                    batches=True, args=("nan", "posinf", "neginf"),
+                    self=lambda grad, self: where(isfinite(self), grad, 0))
 CLONE = OpSpec("clone", "CloneBackward0", kernels.clone, function=True, jvp="linear", batches=True,
                args=("memory_format",), self=lambda grad: grad)
 # Ops that overwrite their input entirely (used in place): no gradient flows to what was there.
@@ -290,6 +296,65 @@ def _modulo_rows(name, kernel, rounded, node):
 REMAINDER, REMAINDER_SCALAR = _modulo_rows("remainder", np.remainder, _floor, "Remainder")
 FMOD, FMOD_SCALAR = _modulo_rows("fmod", np.fmod, _trunc, "Fmod")
 
+
+# logaddexp, logaddexp2, hypot and nextafter: torch has float kernels only (integers refused);
+# logaddexp's gradients are each input's softmax weight: 1 / (1 + e^(other - self))
+_FLOAT_KERNEL = dict(function=True, **_BROADCASTING)
+LOGADDEXP = OpSpec("logaddexp", "LogaddexpBackward0",
+                   kernels.floating_only("logaddexp", kernels.rounded_once(np.logaddexp)),
+                   **_FLOAT_KERNEL,
+                   self=lambda grad, self, other: grad / (1 + exp(other - self)),
+                   other=lambda grad, self, other: grad / (1 + exp(self - other)))
+LOGADDEXP2 = OpSpec("logaddexp2", "Logaddexp2Backward0",
+                    kernels.floating_only("logaddexp2", kernels.rounded_once(np.logaddexp2)),
+                    **_FLOAT_KERNEL,
+                    self=lambda grad, self, other: grad / (1 + exp((other - self) * _LN2)),
+                    other=lambda grad, self, other: grad / (1 + exp((self - other) * _LN2)))
+HYPOT = OpSpec("hypot", "HypotBackward0",
+               kernels.floating_only("hypot", kernels.rounded_once(np.hypot)), **_FLOAT_KERNEL,
+               self=lambda grad, self, result: grad * self / result,
+               other=lambda grad, other, result: grad * other / result)
+# the next float after self towards other: a step of one ulp, so torch passes the gradient
+# through to self and none to other (saving both)
+NEXTAFTER = OpSpec("nextafter", "NextafterBackward0",
+                   kernels.floating_only("nextafter", np.nextafter), **_FLOAT_KERNEL,
+                   self=lambda grad, self, other: grad,
+                   other=lambda grad, self, other: zeros_like(grad))
+# copysign: |self| with other's sign (an integer result is the default float); the gradient
+# to self is the sign flip result / self (0 where self is 0), none to other
+COPYSIGN = OpSpec("copysign", "CopysignBackward0", np.copysign, function=True, jvp="elementwise",
+                  batches=True, promotion="float", broadcasts=True,
+                  self=lambda grad, self, result: formulas.copysign_self_backward(grad, self,
+                                                                                  result),
+                  other=lambda grad: zeros_like(grad))
+COPYSIGN_SCALAR = OpSpec("copysign", "CopysignBackward1", np.copysign, jvp="elementwise",
+                         batches=True, args=("other",), promotion="float",
+                         self=lambda grad, self, result:
+                             formulas.copysign_self_backward(grad, self, result))
+# fmax and fmin ignore a NaN (maximum and minimum spread it); ties give all to self, as torch's
+FMAX = OpSpec("fmax", "FmaxBackward0", np.fmax, function=True, **_BROADCASTING,
+              self=lambda grad, self, other: where((self >= other) | isnan(other), grad, 0),
+              other=lambda grad, self, other: where((self >= other) | isnan(other), 0, grad))
+FMIN = OpSpec("fmin", "FminBackward0", np.fmin, function=True, **_BROADCASTING,
+              self=lambda grad, self, other: where((self <= other) | isnan(other), grad, 0),
+              other=lambda grad, self, other: where((self <= other) | isnan(other), 0, grad))
+# ldexp: self * 2^other (a float result); frexp: its inverse, mantissa in [0.5, 1) and an int32
+# exponent, the gradient scaled back by 2^-exponent
+LDEXP = OpSpec("ldexp", "LdexpBackward0", kernels.rounded_once(kernels.ldexp), function=True,
+               jvp="elementwise", batches=True, promotion="float", broadcasts=True,
+               self=lambda grad, other: grad * exp2(other),
+               other=lambda grad, result: grad * result * _LN2)
+FREXP = OpSpec("frexp", "FrexpBackward0", kernels.frexp, function=True,
+               jvp=lambda self_t, exponent: self_t * formulas.power_of_two(-exponent, self_t),
+               outputs=("mantissa", "exponent"), nondiff_outputs=("exponent",),
+               self=lambda grad, exponent: grad * formulas.power_of_two(-exponent, grad))
+# heaviside: a step, which torch does not differentiate (its node refuses at backward); out
+# of the table, whose rows all compute a derivative
+HEAVISIDE = OpSpec("heaviside", "NotImplemented", kernels.heaviside, jvp="elementwise",
+                   promotion="promote", broadcasts=True,
+                   self=formulas.not_implemented("heaviside"),
+                   values=formulas.not_implemented("heaviside"))
+HEAVISIDE.derivative_implemented = False
 
 # ======================= matrix products =======================
 # (the products' formulas conjugate the other factor: mm_mat1_backward's grad @ mat2^H)
@@ -1169,7 +1234,8 @@ LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd, args=("fu
                     A=formulas.linalg_svd_backward)
 
 TABLE = vars(rows.table)  # every row by name (the code below the table reads it there)
-TABLE.update({name: value for name, value in globals().items() if isinstance(value, OpSpec)})
+TABLE.update({name: value for name, value in globals().items()
+              if isinstance(value, OpSpec) and value.derivative_implemented})
 # (and the in-place twins that compute a gradient: tests/engine/test_api.py checks the others)
 TABLE.update({f"{name}_": spec.in_place for name, spec in list(TABLE.items())
               if spec.in_place and spec.in_place.derivative_implemented})

@@ -228,6 +228,26 @@ def cat_backward(grad, sizes, dim):
     return grads
 
 
+def copysign_self_backward(grad, self, result):
+    """grad * result / self, 0 where self is 0 (torch's copysign_tensor_self_backward)."""
+    zero = self == 0
+    return where(zero, 0, grad * result / where(zero, 1, self))
+
+
+def power_of_two(exponent, like):
+    """2^exponent (exact: ldexp of 1) in like's dtype, a constant of the kind of `like`."""
+    data = exponent._data if hasattr(exponent, "_data") else np.asarray(exponent)
+    dtype = like._data.dtype if hasattr(like, "_data") else like.dtype
+    return constant(np.ldexp(np.ones((), dtype), data.astype(np.int64)), like)
+
+
+def not_implemented(op_name):
+    """The formula of an op torch does not differentiate: its error, at backward."""
+    def no_derivative(grad):
+        raise RuntimeError(f"derivative for aten::{op_name} is not implemented")
+    return no_derivative
+
+
 def block_diag_backward(grad, sizes):
     """Each input's block of the gradient, in the input's own shape (0-d and 1-d ones were
     laid as a row)."""

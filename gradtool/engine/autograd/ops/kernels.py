@@ -1376,6 +1376,39 @@ def diag_embed(self, offset, dim1, dim2):
     return diagonal_backward(self, tuple(sizes), offset, dim1, dim2)
 
 
+def floating_only(name, kernel):
+    """A kernel torch has for floating types only: integers and bools refused in its words."""
+    def checked(*operands):
+        dtype = np.result_type(*operands)
+        if dtype.kind in "biu":
+            from ..dtypes import LEGACY_TYPE_NAMES
+            raise NotImplementedError(
+                f"\"{name}_cpu\" not implemented for '{LEGACY_TYPE_NAMES[dtype.name]}'")
+        return kernel(*operands)
+    checked.__name__ = name
+    return checked
+
+
+def nan_to_num(self, nan, posinf, neginf):
+    if self.dtype.kind not in "fc":
+        return self.copy()
+    return np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
+
+
+def ldexp(self, other):
+    """self * 2^other in floating point (numpy's ldexp wants an integer exponent)."""
+    return self * np.exp2(other)
+
+
+def frexp(self):
+    mantissa, exponent = np.frexp(self)
+    return mantissa, exponent.astype(np.int32)
+
+
+def heaviside(self, values):
+    return np.heaviside(self, values).astype(np.result_type(self, values))
+
+
 def trace(self):
     return np.asarray(np.trace(self), np.result_type(self, np.int64) if self.dtype.kind in "biu"
                       else self.dtype)  # (integers sum as int64, as torch's)
