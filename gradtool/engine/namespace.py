@@ -304,3 +304,9 @@ from .autograd import elementwise as _elementwise  # noqa: E402
 
 for _name in _elementwise.NAMES:
     globals().setdefault(_name, _method_as_function(_name))
+
+# ---- torch's scans and reductions beyond sums (autograd/scans.py)
+from .autograd import scans as _scans  # noqa: E402
+
+for _name in _scans.NAMES:
+    globals().setdefault(_name, _method_as_function(_name))

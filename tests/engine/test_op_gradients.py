@@ -952,6 +952,62 @@ def _cumprod_vjp(v, x):
 
 case("cumprod", "CUMPROD", lambda x: x.cumprod(-1), lambda r: [signed(r, S)], _cumprod_vjp)
 case("cumprod_size_one_dim", "CUMPROD", lambda x: x.cumprod(1), normal(3, 1), lambda v, x: [v])
+def _running_argextreme(x, pick):
+    """cummax's / cummin's source indices along the last dim (distinct values: no ties)."""
+    return np.array([[pick(row[:i + 1]) for i in range(len(row))] for row in x])
+
+
+def _to_sources(v, x, pick):
+    out = np.zeros_like(x)
+    idx = _running_argextreme(x, pick)
+    for r in range(x.shape[0]):
+        np.add.at(out[r], idx[r], v[r])
+    return out
+
+
+case("cummax", "CUMMAX", lambda x: x.cummax(1).values, normal(*S),
+     lambda v, x: [_to_sources(v, x, np.argmax)])
+case("cummin", "CUMMIN", lambda x: gt.cummin(x, 1)[0], normal(*S),
+     lambda v, x: [_to_sources(v, x, np.argmin)])
+
+
+def _logcumsumexp_vjp(v, x):
+    r = np.logaddexp.accumulate(x, axis=1)
+    return [np.array([[sum(v[k, j] * np.exp(x[k, i] - r[k, j]) for j in range(i, x.shape[1]))
+                       for i in range(x.shape[1])] for k in range(x.shape[0])])]
+
+
+case("logcumsumexp", "LOGCUMSUMEXP", lambda x: x.logcumsumexp(1), normal(*S), _logcumsumexp_vjp)
+# (large inputs: the backward sums in log space, so nothing overflows)
+case("logcumsumexp_large", "LOGCUMSUMEXP", lambda x: gt.logcumsumexp(x, 0),
+     lambda r: [r.standard_normal(S) + 800.0], lambda v, x: [_logcumsumexp_vjp(v.T, x.T)[0].T])
+case("aminmax", "AMINMAX", lambda x: gt.aminmax(x), normal(*S),
+     lambda v, x: [v[0] * (x == x.min()) + v[1] * (x == x.max())])
+case("aminmax_dim", "AMINMAX", lambda x: x.aminmax(dim=0, keepdim=True), normal(*S),
+     lambda v, x: [v[0] * (x == x.min(0)) + v[1] * (x == x.max(0))])
+case("aminmax_only_max_used", "AMINMAX", lambda x: gt.aminmax(x, dim=1).max, normal(*S),
+     lambda v, x: [v[:, None] * (x == x.max(1, keepdims=True))])
+
+
+def _with_nans(r):
+    x = r.standard_normal(S)
+    x[0, 1] = x[2, 3] = np.nan
+    return [x]
+
+
+def _nanmedian_dim_vjp(v, x):
+    out = np.zeros_like(x)
+    for k, row in enumerate(x):
+        kept = np.flatnonzero(~np.isnan(row))
+        order = kept[np.argsort(row[kept])]
+        out[k, order[(len(order) - 1) // 2]] = v[k]
+    return [out]
+
+
+case("nanmedian", "NANMEDIAN", lambda x: x.nanmedian(), _with_nans,
+     lambda v, x: [v * (x == np.sort(x[~np.isnan(x)])[(np.sum(~np.isnan(x)) - 1) // 2])])
+case("nanmedian_dim", "NANMEDIAN_DIM", lambda x: gt.nanmedian(x, 1).values, _with_nans,
+     _nanmedian_dim_vjp)
 case("cumprod_with_zeros", "CUMPROD", lambda x: gt.cumprod(x, 1),
      lambda r: [signed(r, S) * (np.arange(4) % 3 != 1)], _cumprod_vjp)
 

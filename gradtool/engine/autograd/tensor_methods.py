@@ -1186,6 +1186,8 @@ from . import composites  # noqa: E402 (ravel, unflatten, tensor_split, diff, ..
 _attach(composites.ShapeTensorMethods)
 from . import elementwise  # noqa: E402 (logaddexp, hypot, copysign, fmax, ...)
 _attach(elementwise.ElementwiseTensorMethods)
+from . import scans  # noqa: E402 (cummax, cummin, logcumsumexp, aminmax, nanmedian)
+_attach(scans.ScanTensorMethods)
 from . import spectral  # noqa: E402 (Tensor.stft, Tensor.istft)
 _attach(spectral.SpectralTensorMethods)
 from . import special  # noqa: E402 (Tensor.polygamma, mvlgamma, xlogy)

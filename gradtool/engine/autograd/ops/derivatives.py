@@ -933,6 +933,34 @@ CUMSUM = OpSpec("cumsum", "CumsumBackward0", kernels.cumsum, function=True, jvp=
 CUMPROD = OpSpec("cumprod", "CumprodBackward0", kernels.cumprod, function=True, args=("dim",),
                  jvp=formulas.cumprod_jvp,
                  self=formulas.cumprod_backward)
+# cummax / cummin: the running extreme and the index it came from (a later equal value takes
+# over; a NaN, once met, stays); each gradient goes back to the index it came from
+CUMMAX = OpSpec("cummax", "CummaxBackward0", kernels.cummax, args=("dim",),
+                outputs=("values", "indices"), nondiff_outputs=("indices",),
+                jvp=lambda self_t, dim, indices: gather(self_t, dim, indices),
+                self=formulas.cummaxmin_backward)
+CUMMIN = OpSpec("cummin", "CumminBackward0", kernels.cummin, args=("dim",),
+                outputs=("values", "indices"), nondiff_outputs=("indices",),
+                jvp=lambda self_t, dim, indices: gather(self_t, dim, indices),
+                self=formulas.cummaxmin_backward)
+# logcumsumexp: log of the running sum of exp, float only; its backward and jvp are torch's
+# (written with logcumsumexp itself, so that large inputs do not overflow)
+LOGCUMSUMEXP = OpSpec("logcumsumexp", "LogcumsumexpBackward0", kernels.logcumsumexp, args=("dim",),
+                      jvp=formulas.logcumsumexp_jvp, self=formulas.logcumsumexp_backward)
+# aminmax: the least and the greatest element (of all, or along dim) at once; each output's
+# gradient is spread over the elements equal to it, as amin's and amax's
+AMINMAX = OpSpec("aminmax", "AminmaxBackward0", kernels.aminmax, args=("dim", "keepdim"),
+                 outputs=("min", "max"), jvp=formulas.aminmax_jvp,
+                 self=formulas.aminmax_backward)
+# nanmedian: median of the elements that are not NaN (NaN only where all are), as median's
+NANMEDIAN = OpSpec("nanmedian", "NanmedianBackward0", kernels.nanmedian_all, jvp="reduction",
+                   self=formulas.evenly_distribute_backward)
+NANMEDIAN_DIM = OpSpec("nanmedian", "NanmedianBackward1", kernels.nanmedian_dim, jvp="reduction",
+                       args=("dim", "keepdim"), outputs=("result", "indices"),
+                       nondiff_outputs=("indices",),
+                       self=lambda grad, dim, indices, keepdim, self_sym_sizes:
+                           formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes,
+                                                             keepdim))
 
 # ======================= reordering, repeating =======================
 FLIP = OpSpec("flip", "FlipBackward0", kernels.flip, function=True, jvp="linear", batches=True,

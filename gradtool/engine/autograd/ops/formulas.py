@@ -14,6 +14,7 @@ from .generic import (abs, addmm, any_true, cat, clamp, conj, constant, contiguo
                       numel, ones_like, permute, prod, real, reshape, scatter, sigmoid, sign,
                       slice, squeeze, stack, sum, sum_to, t, tanh, transpose, tril, triu,
                       unsqueeze, var, where, zeros, zeros_like)
+from .generic import scatter_add
 from .generic import index_put
 from .kernels import expanded, is_column_major
 
@@ -246,6 +247,70 @@ def not_implemented(op_name):
     def no_derivative(grad):
         raise RuntimeError(f"derivative for aten::{op_name} is not implemented")
     return no_derivative
+
+
+_logcumsumexp_row = row_function("LOGCUMSUMEXP")
+
+
+def _reverse_logcumsumexp(x, dim):
+    return flip(_logcumsumexp_row(flip(x, (dim,)), dim), (dim,))
+
+
+def _log_parts(t):
+    """log|t| where t > 0 and where t < 0, the dtype's lowest number elsewhere (not -inf, so
+    that gradients of what is built from them stay finite)."""
+    with np.errstate(divide="ignore"):
+        log_abs = log(abs(t))
+    lowest = float(np.finfo(t._data.dtype if hasattr(t, "_data") else t.dtype).min)
+    return where(t > 0, log_abs, lowest), where(t < 0, log_abs, lowest)
+
+
+def logcumsumexp_backward(grad, self, result, dim):
+    """sum over j >= i of grad_j exp(self_i - result_j), positive and negative gradients
+    apart, each summed in log space (torch's logcumsumexp_backward)."""
+    positive, negative = _log_parts(grad)
+    return (exp(_reverse_logcumsumexp(positive - result, dim) + self)
+            - exp(_reverse_logcumsumexp(negative - result, dim) + self))
+
+
+def logcumsumexp_jvp(self_t, self, result, dim):
+    """sum over i <= j of t_i exp(self_i - result_j), in log space as the backward."""
+    positive, negative = _log_parts(self_t)
+    return (exp(_logcumsumexp_row(self + positive, dim) - result)
+            - exp(_logcumsumexp_row(self + negative, dim) - result))
+
+
+def cummaxmin_backward(grad, self, dim, indices):
+    """Each running extreme's gradient added at the index it came from."""
+    if len(self.shape) == 0:  # (a 0-d input is its own extreme)
+        return grad
+    return scatter_add(zeros_like(self), dim, indices, grad)
+
+
+def _aminmax_dims(self, dim):
+    return tuple(range(self.ndim if hasattr(self, "ndim") else self.dim())) if dim is None \
+        else (dim,)
+
+
+def aminmax_backward(grads, self, dim, keepdim, min, max):
+    """Each defined output's gradient spread over the elements equal to it (amax's)."""
+    dims = _aminmax_dims(self, dim)
+    total = None
+    for grad, result in zip(grads, (min, max)):
+        if grad is not None:
+            part = amax_backward(grad, self, result, dims, keepdim)
+            total = part if total is None else total + part
+    return total
+
+
+def aminmax_jvp(self_t, self, dim, keepdim, min, max):
+    dims = _aminmax_dims(self, dim)
+    out = []
+    for result in (min, max):
+        mask = self == restore_reduced_dims(result, dims, keepdim)
+        picked = sum(self_t * mask, dims, keepdim) / sum(mask, dims, keepdim)
+        out.append(picked)
+    return out
 
 
 def block_diag_backward(grad, sizes):

@@ -806,6 +806,77 @@ def cumprod(self, dim):
     return _contiguous(np.cumprod(self, axis=dim))
 
 
+def _running_extreme(better):
+    """cummax / cummin along dim: values and the index each came from (torch's CPU loop: a
+    later value takes over when `better` or equal; a NaN takes over and stays)."""
+    def kernel(self, dim):
+        if self.ndim == 0:
+            return self.copy(), np.zeros((), np.int64)
+        x = np.moveaxis(self, dim, 0)
+        values, indices = np.empty_like(x), np.zeros(x.shape, np.int64)
+        if x.shape[0]:
+            best, where = x[0].copy(), np.zeros(x.shape[1:], np.int64)
+            floating = x.dtype.kind in "fc"
+            for i in range(x.shape[0]):
+                take = better(x[i], best) | (x[i] == best)
+                if floating:
+                    take = (take & ~np.isnan(best)) | np.isnan(x[i])
+                best, where = np.where(take, x[i], best), np.where(take, i, where)
+                values[i], indices[i] = best, where
+        return (_contiguous(np.moveaxis(values, 0, dim)),
+                _contiguous(np.moveaxis(indices, 0, dim)))
+    return kernel
+
+
+cummax = _running_extreme(np.greater)
+cummin = _running_extreme(np.less)
+
+
+@rounded_once
+def _logcumsumexp(self, dim):
+    return _contiguous(np.logaddexp.accumulate(self, axis=dim))
+
+
+def logcumsumexp(self, dim):
+    if self.dtype.kind not in "fc":
+        from ..dtypes import LEGACY_TYPE_NAMES
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
+                                  f"'{LEGACY_TYPE_NAMES[self.dtype.name]}'")
+    if self.ndim == 0:
+        return self.copy()
+    return _logcumsumexp(self, dim)
+
+
+def aminmax(self, dim, keepdim):
+    axis = None if dim is None else dim
+    low, high = np.min(self, axis=axis, keepdims=keepdim), np.max(self, axis=axis,
+                                                                  keepdims=keepdim)
+    return np.asarray(low), np.asarray(high)
+
+
+def nanmedian_all(self):
+    kept = self[~np.isnan(self)] if self.dtype.kind == "f" else self.reshape(-1)
+    if kept.size == 0:
+        return np.asarray(np.nan, self.dtype)
+    return np.asarray(np.sort(kept)[(kept.size - 1) // 2])
+
+
+def nanmedian_dim(self, dim, keepdim):
+    """Per slice, the lower middle of the non-NaN values, at its index (NaN sorts last, so
+    the (count - 1) // 2-th of the sorted slice; an all-NaN slice gives its first NaN)."""
+    if self.ndim == 0:
+        return self.copy(), np.zeros((), np.int64)
+    order = np.argsort(self, axis=dim, kind="stable")
+    count = (~np.isnan(self)).sum(axis=dim, keepdims=True) if self.dtype.kind == "f" else \
+        np.full(np.delete(self.shape, dim).tolist()[:dim] + [1] + list(self.shape[dim + 1:]),
+                self.shape[dim])
+    index = np.take_along_axis(order, np.maximum(count - 1, 0) // 2, axis=dim)
+    values = np.take_along_axis(self, index, axis=dim)
+    if not keepdim:
+        values, index = values.squeeze(dim), index.squeeze(dim)
+    return values, index.astype(np.int64)
+
+
 # ---- reordering ----
 def flip(self, dims):
     return np.flip(self, dims).copy(order="K")  # a copy laid out as the input, as torch's
