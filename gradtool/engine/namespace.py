@@ -310,3 +310,23 @@ from .autograd import scans as _scans  # noqa: E402
 
 for _name in _scans.NAMES:
     globals().setdefault(_name, _method_as_function(_name))
+
+# ---- torch.random, and the float32 matmul precision setting
+from . import random  # noqa: E402
+
+_float32_matmul_precision = "highest"
+
+
+def get_float32_matmul_precision():
+    return _float32_matmul_precision
+
+
+def set_float32_matmul_precision(precision):
+    """Stored and returned as torch's; the engine's float32 matmul is numpy's, which has one
+    precision: the setting changes no number (as on torch's CPU, docs/limits.md)."""
+    global _float32_matmul_precision
+    if precision not in ("highest", "high", "medium"):
+        _warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                       f"setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        return
+    _float32_matmul_precision = precision
