@@ -3,6 +3,7 @@ fork_rng, which restores the generator's state when its block ends."""
 import contextlib
 
 from .autograd.creation import get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .errors import missing_attribute
 
 __all__ = ["fork_rng", "get_rng_state", "initial_seed", "manual_seed", "seed", "set_rng_state"]
 
@@ -23,3 +24,6 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
         yield
     finally:
         set_rng_state(state)
+
+
+__getattr__ = missing_attribute(__name__)  # a torch.random name gradtool lacks: a clear error
