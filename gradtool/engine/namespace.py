@@ -310,6 +310,7 @@ from .autograd import scans as _scans  # noqa: E402
 
 for _name in _scans.NAMES:
     globals().setdefault(_name, _method_as_function(_name))
+searchsorted, bucketize = _scans.searchsorted, _scans.bucketize
 
 # ---- torch.random, and the float32 matmul precision setting
 from . import random  # noqa: E402

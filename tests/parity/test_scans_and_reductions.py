@@ -65,3 +65,76 @@ def test_nanmedian_as_torch(x):
     compare(lambda t, a: tuple(a.nanmedian(1)), x)
     compare(lambda t, a: tuple(t.nanmedian(a, 0, keepdim=True)), x)
     _same_named_tuple(gt.nanmedian(gt.tensor(x), 1), torch.nanmedian(torch.tensor(x), 1))
+
+
+# ---- integer results: bincount, unique_consecutive, searchsorted, bucketize
+COUNTED = np.array([1, 3, 1, 0, 5])
+SORTED = np.array([1.0, 3.0, 3.0, 5.0, 7.0])
+RUNS = np.array([1, 1, 2, 2, 3, 1, 1, 2])
+
+INTEGER_RESULTS = {
+    "bincount": (lambda t, a: t.bincount(a), COUNTED),
+    "bincount_weights_minlength": (lambda t, a, w: a.bincount(w, minlength=8), COUNTED,
+                                   np.array([0.5, 1.0, 1.0, 2.0, 3.0])),
+    "bincount_float32_weights": (lambda t, a, w: t.bincount(a, w), COUNTED,
+                                 np.arange(5, dtype=np.float32)),
+    "bincount_int_weights": (lambda t, a, w: t.bincount(a, w), COUNTED, np.arange(5)),
+    "bincount_int32_empty": (lambda t, a: t.bincount(a.int()[:0]), COUNTED),
+    "unique_consecutive": (lambda t, a: t.unique_consecutive(a), RUNS),
+    "unique_consecutive_inverse_counts": (
+        lambda t, a: t.unique_consecutive(a, return_inverse=True, return_counts=True), RUNS),
+    "unique_consecutive_2d_flat": (lambda t, a: a.reshape(2, 4).unique_consecutive(
+        return_inverse=True), RUNS),
+    "unique_consecutive_dim0": (lambda t, a: t.unique_consecutive(
+        a, return_inverse=True, return_counts=True, dim=0), np.array([[1, 1], [1, 1], [2, 3]])),
+    "unique_consecutive_dim1": (lambda t, a: a.unique_consecutive(return_counts=True, dim=1),
+                                np.array([[1, 1, 2], [1, 1, 3]])),
+    "unique_consecutive_empty": (lambda t, a: t.unique_consecutive(
+        a[:0], return_inverse=True, return_counts=True), SORTED),
+    "searchsorted": (lambda t, s, v: t.searchsorted(s, v), SORTED,
+                     np.array([3.0, 6.0, 9.0, 0.0])),
+    "searchsorted_right_int32": (lambda t, s, v: t.searchsorted(s, v, right=True,
+                                                               out_int32=True), SORTED, SORTED),
+    "searchsorted_side": (lambda t, s, v: t.searchsorted(s, v, side="right"), SORTED, SORTED),
+    "searchsorted_number": (lambda t, s: t.searchsorted(s, 3.0), SORTED),
+    "searchsorted_batched": (lambda t, s, v: t.searchsorted(s, v),
+                             np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]),
+                             np.array([[2.0, 0.5], [5.0, 7.0]])),
+    "searchsorted_sorter": (lambda t, s, v, o: t.searchsorted(s, v, sorter=o),
+                            np.array([5.0, 1.0, 3.0]), np.array([2.0, 4.0]), np.array([1, 2, 0])),
+    "searchsorted_int_values": (lambda t, s, v: t.searchsorted(s, v), SORTED, COUNTED),
+    "bucketize": (lambda t, v, b: t.bucketize(v, b), np.array([[3.0, 6.0], [9.0, 0.0]]),
+                  np.array([1.0, 3.0, 5.0, 7.0])),
+    "bucketize_right_int32": (lambda t, v, b: t.bucketize(v, b, right=True, out_int32=True),
+                              SORTED, np.array([1.0, 3.0, 5.0, 7.0])),
+    "bucketize_number": (lambda t, b: t.bucketize(3.0, b), SORTED),
+}
+
+
+@pytest.mark.parametrize("name", INTEGER_RESULTS)
+def test_integer_results_as_torch(name):
+    fn, *arrays = INTEGER_RESULTS[name]
+    compare(fn, *arrays, graph=False)
+
+
+INTEGER_RESULT_ERRORS = {
+    "bincount_negative": (lambda t, a: t.bincount(a - 3), COUNTED),
+    "bincount_float": (lambda t, a: t.bincount(a), SORTED),
+    "bincount_2d": (lambda t, a: t.bincount(a.reshape(1, -1)), COUNTED),
+    "bincount_weights_length": (lambda t, a, w: t.bincount(a, w), COUNTED, SORTED[:3]),
+    "bincount_negative_minlength": (lambda t, a: t.bincount(a, minlength=-1), COUNTED),
+    "searchsorted_bad_side": (lambda t, s: t.searchsorted(s, s, side="middle"), SORTED),
+    "searchsorted_opposites": (lambda t, s: t.searchsorted(s, s, right=True, side="left"),
+                               SORTED),
+    "searchsorted_shapes": (lambda t, s, v: t.searchsorted(s, v), np.ones((2, 3)),
+                            np.ones((3, 1))),
+    "searchsorted_sorter_size": (lambda t, s, o: t.searchsorted(s, s, sorter=o), SORTED,
+                                 np.array([0])),
+    "bucketize_2d_boundaries": (lambda t, v, b: t.bucketize(v, b), SORTED, np.ones((2, 2))),
+}
+
+
+@pytest.mark.parametrize("name", INTEGER_RESULT_ERRORS)
+def test_integer_results_refuse_as_torch(name):
+    fn, *arrays = INTEGER_RESULT_ERRORS[name]
+    refuses_as_torch(fn, *arrays)
