@@ -935,6 +935,57 @@ case("var_mean", "VAR_MEAN", lambda x: gt.var_mean(x, 1), normal(*S3),
 case("std_mean", "STD_MEAN", lambda x: gt.std_mean(x, (0, 2), keepdim=True), normal(*S3),
      lambda v, x: [v[0] * (x - x.mean((0, 2), keepdims=True))
                    / (7 * x.std((0, 2), ddof=1, keepdims=True)) + v[1] / 8])
+# scatter_reduce along dim 1 of a (3, 4) self from a (3, 2) src: targets (0, 2), (1, 1), (3, 3)
+SCATTER_REDUCE_INDEX = np.array([[0, 2], [1, 1], [3, 3]])
+
+
+def _scatter_reduce_vjp(reduce, include_self):
+    """Each element's share of its target's gradient, element by element (no ties: inputs
+    distinct; prod: no zeros)."""
+    def vjp(v, x, i, s):
+        gx, gs = v.copy(), np.zeros_like(s)
+        for r in range(3):
+            for t in set(i[r]):
+                cols = [c for c in range(2) if i[r, c] == t]
+                if not include_self:  # (a target's own value took no part)
+                    gx[r, t] = 0
+                members = ([x[r, t]] if include_self else []) + [s[r, c] for c in cols]
+                if reduce == "mean":
+                    share = v[r, t] / len(members)
+                    gs[r, cols] = share
+                    if include_self:
+                        gx[r, t] = share
+                elif reduce == "prod":
+                    total = np.prod(members)
+                    gs[r, cols] = [v[r, t] * total / s[r, c] for c in cols]
+                    if include_self:
+                        gx[r, t] = v[r, t] * total / x[r, t]
+                elif reduce == "amax":
+                    best = max(members)
+                    gs[r, cols] = [v[r, t] * (s[r, c] == best) for c in cols]
+                    if include_self:
+                        gx[r, t] = v[r, t] * (x[r, t] == best)
+                else:  # sum
+                    gs[r, cols] = v[r, t]
+                    if include_self:
+                        gx[r, t] = v[r, t]
+        return [gx, gs]
+    return vjp
+
+
+def _scatter_reduce_amin_vjp(v, x, i, s):
+    """amin picks the elements amax picks of the negated inputs."""
+    return _scatter_reduce_vjp("amax", False)(v, -x, i, -s)
+
+
+for _reduce, _include in (("sum", True), ("sum", False), ("mean", True), ("mean", False),
+                          ("prod", True), ("prod", False), ("amax", True), ("amin", False)):
+    case(f"scatter_reduce_{_reduce}{'' if _include else '_exclude_self'}", "SCATTER_REDUCE",
+         lambda x, i, s, _reduce=_reduce, _include=_include: x.scatter_reduce(
+             1, i, s, _reduce, include_self=_include),
+         lambda r: [signed(r, (3, 4)), Const(SCATTER_REDUCE_INDEX), signed(r, (3, 2))],
+         _scatter_reduce_amin_vjp if _reduce == "amin" else _scatter_reduce_vjp(_reduce,
+                                                                                 _include))
 case("cumsum", "CUMSUM", lambda x: x.cumsum(1), normal(*S3),
      lambda v, x: [np.flip(np.cumsum(np.flip(v, 1), 1), 1)], order2="square")
 

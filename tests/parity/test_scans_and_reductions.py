@@ -108,6 +108,14 @@ INTEGER_RESULTS = {
     "bucketize_right_int32": (lambda t, v, b: t.bucketize(v, b, right=True, out_int32=True),
                               SORTED, np.array([1.0, 3.0, 5.0, 7.0])),
     "bucketize_number": (lambda t, b: t.bucketize(3.0, b), SORTED),
+    # scatter_reduce of integers (mean rounds down, as torch's); its float gradients are sweep
+    # cases (tests/engine/test_op_gradients.py)
+    "scatter_reduce_int_mean": (lambda t, x, s: t.scatter_reduce(
+        x, 1, t.tensor([[0, 0], [1, 3]]), s, reduce="mean"),
+        np.array([[5, 7, 0, 1], [2, 2, 2, 2]]), np.array([[2, 4], [-3, 8]])),
+    "scatter_reduce_int_amin_exclude_self": (lambda t, x, s: x.scatter_reduce(
+        1, t.tensor([[0, 0], [1, 3]]).int(), s, "amin", include_self=False),
+        np.arange(8).reshape(2, 4), np.array([[2, 4], [-3, 8]])),
 }
 
 
@@ -131,6 +139,8 @@ INTEGER_RESULT_ERRORS = {
     "searchsorted_sorter_size": (lambda t, s, o: t.searchsorted(s, s, sorter=o), SORTED,
                                  np.array([0])),
     "bucketize_2d_boundaries": (lambda t, v, b: t.bucketize(v, b), SORTED, np.ones((2, 2))),
+    "scatter_reduce_dtypes": (lambda t, x, s: x.scatter_reduce(0, t.tensor([0]), s, "sum"),
+                              SORTED, COUNTED),
 }
 
 

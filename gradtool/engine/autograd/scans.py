@@ -9,6 +9,7 @@ import numpy as np
 from . import dtypes
 from ..errors import NotInEngineError
 from .dispatch import call
+from .inplace import call_inplace
 from .ops import derivatives as table
 from .tensor import Tensor, _dim
 
@@ -43,6 +44,14 @@ class ScanTensorMethods:
             return call(table.NANMEDIAN, (self,))
         return NanmedianResult(*call(table.NANMEDIAN_DIM, (self,),
                                      (_dim(dim, self.dim()), keepdim)))
+
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        return call(table.SCATTER_REDUCE, *_scatter_reduce_operands(self, dim, index, src,
+                                                                    reduce, include_self))
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        return call_inplace(table.SCATTER_REDUCE, *_scatter_reduce_operands(
+            self, dim, index, src, reduce, include_self))
 
     def bincount(self, weights=None, minlength=0):
         """How often each of 0, 1, ..., max is in a 1-d tensor of non-negative integers (the
@@ -91,6 +100,18 @@ class ScanTensorMethods:
         if return_counts:
             out.append(Tensor._wrap(np.diff(np.append(starts, length)).astype(np.int64)))
         return out[0] if len(out) == 1 else tuple(out)
+
+
+def _scatter_reduce_operands(self, dim, index, src, reduce, include_self):
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
+                           f"got {reduce}")
+    if index._data.dtype.kind not in "iu":
+        raise RuntimeError("scatter_reduce(): Expected dtype int32/int64 for index")
+    if src._data.dtype != self._data.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    index = index.to(dtypes.int64) if index._data.dtype != np.int64 else index
+    return (self, index, src), (_dim(dim, self.dim()), reduce, bool(include_self))
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, out=None,
@@ -143,4 +164,4 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 
 
 NAMES = ("cummax", "cummin", "logcumsumexp", "aminmax", "nanmedian", "bincount",
-         "unique_consecutive")
+         "unique_consecutive", "scatter_reduce")

@@ -674,6 +674,17 @@ SCATTER_VALUE = OpSpec("scatter", "ScatterBackward1", kernels.scatter_value,
 SCATTER_ADD = OpSpec("scatter_add", "ScatterAddBackward0", kernels.scatter_add, function=True,
                      jvp="linear", args=("dim",), self=lambda grad: grad, index=NON_DIFFERENTIABLE,
                      src=lambda grad, dim, index: gather(grad, dim, index))
+# scatter_reduce: src reduced into self at index by sum, prod, mean, amax or amin (with or
+# without self's own values); torch's gradients for each (formulas.scatter_reduce_backward)
+SCATTER_REDUCE = OpSpec("scatter_reduce", "ScatterReduceBackward0", kernels.scatter_reduce,
+                        args=("dim", "reduce", "include_self"), jvp=formulas.scatter_reduce_jvp,
+                        self=lambda grad, self, index, src, dim, reduce, include_self, result:
+                            formulas.scatter_reduce_backward(
+                                grad, self, index, src, dim, reduce, include_self, result)[0],
+                        index=NON_DIFFERENTIABLE,
+                        src=lambda grad, self, index, src, dim, reduce, include_self, result:
+                            formulas.scatter_reduce_backward(
+                                grad, self, index, src, dim, reduce, include_self, result)[1])
 MASKED_SELECT = OpSpec("masked_select", "MaskedSelectBackward0", kernels.masked_select,
                        function=True, jvp="linear", self=formulas.masked_select_backward,
                        mask=NON_DIFFERENTIABLE)

@@ -14,7 +14,7 @@ from .generic import (abs, addmm, any_true, cat, clamp, conj, constant, contiguo
                       numel, ones_like, permute, prod, real, reshape, scatter, sigmoid, sign,
                       slice, squeeze, stack, sum, sum_to, t, tanh, transpose, tril, triu,
                       unsqueeze, var, where, zeros, zeros_like)
-from .generic import scatter_add
+from .generic import scatter_add, to
 from .generic import index_put
 from .kernels import expanded, is_column_major
 
@@ -285,6 +285,69 @@ def cummaxmin_backward(grad, self, dim, indices):
     if len(self.shape) == 0:  # (a 0-d input is its own extreme)
         return grad
     return scatter_add(zeros_like(self), dim, indices, grad)
+
+
+_scatter_reduce_row = row_function("SCATTER_REDUCE")
+
+
+def scatter_reduce_backward(grad, self, index, src, dim, reduce, include_self, result):
+    """(self's gradient, src's), as torch's scatter_reduce_backward: sum and mean pass the
+    gradient (mean divided by each target's count), amax and amin spread it evenly over the
+    values equal to the result, prod divides the result by each factor (a lone zero factor
+    gets the product of the others)."""
+    if reduce == "sum":
+        grad_self, grad_src = grad, gather(grad, dim, index)
+    elif reduce == "mean":
+        count = ones_like(grad) if include_self else zeros_like(grad)
+        count = scatter_add(count, dim, index, ones_like(src))
+        count = masked_fill(count, count == 0, 1)
+        grad_self = grad / count
+        grad_src = gather(grad_self, dim, index)
+    elif reduce in ("amax", "amin"):
+        value = gather(result, dim, index)
+        self_is_result = to(self == result, _dtype_of(grad))
+        src_is_result = to(src == value, _dtype_of(grad))
+        share = grad / scatter_add(self_is_result, dim, index, src_is_result)
+        grad_self = self_is_result * share
+        grad_src = src_is_result * gather(share, dim, index)
+    else:  # prod
+        masked_self = masked_fill(self, self == 0, 1)
+        masked_self_result = _scatter_reduce_row(masked_self, index, src, dim, reduce,
+                                                 include_self)
+        grad_self = grad * masked_self_result / masked_self
+        src_zero = src == 0
+        zeros_at_target = gather(scatter_add(zeros_like(self), dim, index,
+                                             to(src_zero, _dtype_of(grad))), dim, index)
+        single_zero = src_zero & (zeros_at_target == 1)
+        masked_src_result = _scatter_reduce_row(self, index, masked_fill(src, single_zero, 1),
+                                                dim, reduce, include_self)
+        grad_src = where(single_zero, gather(grad * masked_src_result, dim, index),
+                         gather(grad * result, dim, index) / masked_fill(src, src_zero, 1))
+    if not include_self:  # the targets' own values took no part
+        grad_self = scatter(grad_self, dim, index, 0)
+    return grad_self, grad_src
+
+
+def _dtype_of(x):
+    return x._data.dtype if hasattr(x, "_data") else x.dtype
+
+
+def scatter_reduce_jvp(self_t, src_t, self, index, src, dim, reduce, include_self, result):
+    """scatter_reduce's jvp: sum and mean reduce the tangents as the values; amax and amin
+    average the tangents of the values equal to the result; prod's is the result times the
+    sum of each factor's relative tangent (torch's CPU gives prod no tangent)."""
+    if reduce in ("sum", "mean"):
+        return _scatter_reduce_row(self_t, index, src_t, dim, reduce, include_self)
+    if reduce == "prod":  # d(prod) = prod * sum(dx / x) (nonzero factors)
+        return result * _scatter_reduce_row(self_t / self, index, src_t / src, dim, "sum",
+                                            include_self)
+    value = gather(result, dim, index)
+    self_is_result = to(self == result, _dtype_of(self_t))
+    src_is_result = to(src == value, _dtype_of(self_t))
+    if not include_self:
+        self_is_result = scatter(self_is_result, dim, index, 0)
+    count = scatter_add(self_is_result, dim, index, src_is_result)
+    return scatter_add(self_t * self_is_result, dim, index, src_t * src_is_result) / count
 
 
 def _aminmax_dims(self, dim):

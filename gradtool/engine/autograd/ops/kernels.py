@@ -607,6 +607,31 @@ def scatter_add(self, index, src, dim):
     return out
 
 
+_SCATTER_REDUCTIONS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
+                       "amin": np.minimum}
+
+
+def scatter_reduce(self, index, src, dim, reduce, include_self):
+    """src's values reduced into self at index along dim; without include_self the targets'
+    own values take no part (they start from the reduction's identity)."""
+    out = self.copy()
+    where = _scatter_index(index, dim)
+    values = src[tuple(slice(0, n) for n in index.shape)]
+    if not include_self:
+        identity = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
+        if identity is None:  # amax / amin: the dtype's lowest / highest
+            info = np.finfo(out.dtype) if out.dtype.kind == "f" else np.iinfo(out.dtype)
+            identity = info.min if reduce == "amax" else info.max
+        out[where] = identity
+    _SCATTER_REDUCTIONS[reduce].at(out, where, values)
+    if reduce == "mean":
+        count = np.full(out.shape, 1 if include_self else 0, np.int64)
+        np.add.at(count, where, 1)
+        count = np.maximum(count, 1)
+        out = out // count if out.dtype.kind in "iu" else (out / count).astype(out.dtype)
+    return out
+
+
 def split_with_sizes(self, split_sizes, dim):
     # basic slices (views), not np.split: its Python-level array_split costs 10x (the LSTM's
     # gates are split at every step)
