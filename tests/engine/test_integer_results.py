@@ -97,3 +97,10 @@ def test_float32_matmul_precision_is_stored():
         assert gt.get_float32_matmul_precision() == "high"
     finally:
         gt.set_float32_matmul_precision(saved)
+
+
+def test_index_reduce_warns_that_it_is_in_beta_as_torchs():
+    x = gt.ones(2, 3)
+    with pytest.warns(UserWarning, match="index_reduce\\(\\) is in beta and the API may change"):
+        x.index_reduce_(0, gt.tensor([1]), x[:1] * 2, "amax")
+    assert x.tolist() == [[1, 1, 1], [2, 2, 2]]

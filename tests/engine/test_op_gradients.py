@@ -986,6 +986,18 @@ for _reduce, _include in (("sum", True), ("sum", False), ("mean", True), ("mean"
          lambda r: [signed(r, (3, 4)), Const(SCATTER_REDUCE_INDEX), signed(r, (3, 2))],
          _scatter_reduce_amin_vjp if _reduce == "amin" else _scatter_reduce_vjp(_reduce,
                                                                                  _include))
+# index_reduce: src's columns into self's columns 0 and 3 (scatter_reduce's closed forms,
+# the index spread over each row); torch gives it no forward AD
+INDEX_REDUCE_INDEX = np.array([[0, 3]] * 3)
+for _reduce, _include in (("prod", True), ("mean", False), ("amax", True), ("amin", False)):
+    case(f"index_reduce_{_reduce}{'' if _include else '_exclude_self'}", "INDEX_REDUCE",
+         lambda x, s, _reduce=_reduce, _include=_include: x.index_reduce(
+             1, gt.tensor([0, 3]), s, _reduce, include_self=_include),
+         lambda r: [signed(r, (3, 4)), signed(r, (3, 2))],
+         lambda v, x, s, _reduce=_reduce, _include=_include: (
+             _scatter_reduce_amin_vjp(v, x, INDEX_REDUCE_INDEX, s) if _reduce == "amin" else
+             _scatter_reduce_vjp(_reduce, _include)(v, x, INDEX_REDUCE_INDEX, s)),
+         forward_ad=False)
 case("cumsum", "CUMSUM", lambda x: x.cumsum(1), normal(*S3),
      lambda v, x: [np.flip(np.cumsum(np.flip(v, 1), 1), 1)], order2="square")
 

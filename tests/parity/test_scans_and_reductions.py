@@ -113,6 +113,8 @@ INTEGER_RESULTS = {
     "scatter_reduce_int_mean": (lambda t, x, s: t.scatter_reduce(
         x, 1, t.tensor([[0, 0], [1, 3]]), s, reduce="mean"),
         np.array([[5, 7, 0, 1], [2, 2, 2, 2]]), np.array([[2, 4], [-3, 8]])),
+    "index_reduce_int_mean": (lambda t, x, s: x.index_reduce(0, t.tensor([0, 0]), s, "mean"),
+                              np.ones((2, 3), np.int64), np.array([[3, 4, 5], [1, 1, 1]])),
     "scatter_reduce_int_amin_exclude_self": (lambda t, x, s: x.scatter_reduce(
         1, t.tensor([[0, 0], [1, 3]]).int(), s, "amin", include_self=False),
         np.arange(8).reshape(2, 4), np.array([[2, 4], [-3, 8]])),
@@ -120,6 +122,7 @@ INTEGER_RESULTS = {
 
 
 @pytest.mark.parametrize("name", INTEGER_RESULTS)
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
 def test_integer_results_as_torch(name):
     fn, *arrays = INTEGER_RESULTS[name]
     compare(fn, *arrays, graph=False)
@@ -139,12 +142,29 @@ INTEGER_RESULT_ERRORS = {
     "searchsorted_sorter_size": (lambda t, s, o: t.searchsorted(s, s, sorter=o), SORTED,
                                  np.array([0])),
     "bucketize_2d_boundaries": (lambda t, v, b: t.bucketize(v, b), SORTED, np.ones((2, 2))),
+    "index_reduce_sum": (lambda t, x: x.index_reduce(0, t.tensor([0]), x[:1], "sum"), SORTED),
+    "index_reduce_index_count": (lambda t, x: x.index_reduce(0, t.tensor([0, 1]), x[:1],
+                                                             "prod"), SORTED),
     "scatter_reduce_dtypes": (lambda t, x, s: x.scatter_reduce(0, t.tensor([0]), s, "sum"),
                               SORTED, COUNTED),
 }
 
 
 @pytest.mark.parametrize("name", INTEGER_RESULT_ERRORS)
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
 def test_integer_results_refuse_as_torch(name):
     fn, *arrays = INTEGER_RESULT_ERRORS[name]
     refuses_as_torch(fn, *arrays)
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
+def test_index_reduce_in_place_as_torch():
+    """(torch warns that index_reduce is in beta once per process, so which call warns
+    depends on the tests run before: the engine's warning is tested in
+    tests/engine/test_integer_results.py)"""
+    results = []
+    for lib in (gt, torch):
+        x = lib.ones(2, 3)
+        x.index_reduce_(0, lib.tensor([1]), x[:1] * 2, "amax")
+        results.append(x.tolist())
+    assert results[0] == results[1] == [[1, 1, 1], [2, 2, 2]]

@@ -3,6 +3,7 @@
 integer results, outside the graph: bincount, unique_consecutive, searchsorted, bucketize.
 torch.<name> for each method is the method (namespace.py)."""
 import collections
+import warnings
 
 import numpy as np
 
@@ -52,6 +53,14 @@ class ScanTensorMethods:
     def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
         return call_inplace(table.SCATTER_REDUCE, *_scatter_reduce_operands(
             self, dim, index, src, reduce, include_self))
+
+    def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+        return call(table.INDEX_REDUCE, *_index_reduce_operands(self, dim, index, source,
+                                                                reduce, include_self))
+
+    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+        return call_inplace(table.INDEX_REDUCE, *_index_reduce_operands(
+            self, dim, index, source, reduce, include_self))
 
     def bincount(self, weights=None, minlength=0):
         """How often each of 0, 1, ..., max is in a 1-d tensor of non-negative integers (the
@@ -112,6 +121,19 @@ def _scatter_reduce_operands(self, dim, index, src, reduce, include_self):
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     index = index.to(dtypes.int64) if index._data.dtype != np.int64 else index
     return (self, index, src), (_dim(dim, self.dim()), reduce, bool(include_self))
+
+
+def _index_reduce_operands(self, dim, index, source, reduce, include_self):
+    warnings.warn("index_reduce() is in beta and the API may change at any time.",
+                  UserWarning, stacklevel=3)
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    dim = _dim(dim, self.dim())
+    if index.numel() != source.shape[dim]:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be "
+                           f"equal to source.size(dim): ({source.shape[dim]}), for dim: {dim}")
+    return (self, index.to(dtypes.int64), source), (dim, reduce, bool(include_self))
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, out=None,

@@ -685,6 +685,18 @@ SCATTER_REDUCE = OpSpec("scatter_reduce", "ScatterReduceBackward0", kernels.scat
                         src=lambda grad, self, index, src, dim, reduce, include_self, result:
                             formulas.scatter_reduce_backward(
                                 grad, self, index, src, dim, reduce, include_self, result)[1])
+# index_reduce: source's slices along dim reduced into self's slices at a 1-d index by prod,
+# mean, amax or amin: scatter_reduce's gradients, the index spread over each slice
+INDEX_REDUCE = OpSpec("index_reduce", "IndexReduceBackward0", kernels.index_reduce,
+                      args=("dim", "reduce", "include_self"),
+                      jvp=no_forward_ad("index_reduce", "self"),
+                      self=lambda grad, self, index, source, dim, reduce, include_self, result:
+                          formulas.index_reduce_backward(
+                              grad, self, index, source, dim, reduce, include_self, result)[0],
+                      index=NON_DIFFERENTIABLE,
+                      source=lambda grad, self, index, source, dim, reduce, include_self, result:
+                          formulas.index_reduce_backward(
+                              grad, self, index, source, dim, reduce, include_self, result)[1])
 MASKED_SELECT = OpSpec("masked_select", "MaskedSelectBackward0", kernels.masked_select,
                        function=True, jvp="linear", self=formulas.masked_select_backward,
                        mask=NON_DIFFERENTIABLE)

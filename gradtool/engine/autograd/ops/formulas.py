@@ -328,6 +328,16 @@ def scatter_reduce_backward(grad, self, index, src, dim, reduce, include_self, r
     return grad_self, grad_src
 
 
+def index_reduce_backward(grad, self, index, source, dim, reduce, include_self, result):
+    """(self's gradient, source's): scatter_reduce's, the index spread over source's slices."""
+    if hasattr(index, "_data"):  # (an index is never differentiated: a constant)
+        index = index._data
+    spread = constant(np.ascontiguousarray(kernels.index_along(index, tuple(source.shape),
+                                                               dim)), grad)
+    return scatter_reduce_backward(grad, self, spread, source, dim, reduce, include_self,
+                                   result)
+
+
 def _dtype_of(x):
     return x._data.dtype if hasattr(x, "_data") else x.dtype
 

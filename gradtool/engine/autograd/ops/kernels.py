@@ -632,6 +632,21 @@ def scatter_reduce(self, index, src, dim, reduce, include_self):
     return out
 
 
+def index_along(index, shape, dim):
+    """A 1-d index of positions along dim, as scatter's index: one per element of a tensor
+    of `shape`."""
+    along = [1] * len(shape)
+    along[dim] = -1
+    return np.broadcast_to(np.asarray(index).reshape(along), shape)
+
+
+def index_reduce(self, index, source, dim, reduce, include_self):
+    """source's slices along dim reduced into self's slices at index (scatter_reduce with
+    the index spread over each slice)."""
+    return scatter_reduce(self, index_along(index, source.shape, dim), source, dim, reduce,
+                          include_self)
+
+
 def split_with_sizes(self, split_sizes, dim):
     # basic slices (views), not np.split: its Python-level array_split costs 10x (the LSTM's
     # gates are split at every step)
