@@ -42,6 +42,7 @@ MIRRORED += (
     "torch.futures", "torch.utils.hooks", "torch.nn.attention", "torch.nn.utils.spectral_norm",
     "torch.nn.utils.stateless",
 )
+MIRRORED += ("torch.random",)  # (fork_rng and the generator's seeding)
 
 
 # torch.func's old home, mirrored too (module name -> the engine's module)

@@ -527,3 +527,45 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, **kwargs):
 
 def is_storage(obj):
     return isinstance(obj, TypedStorage)
+
+
+# ---- torch's composite shape ops (autograd/composites.py)
+from .autograd.composites import (block_diag, broadcast_shapes, broadcast_tensors,  # noqa: E402
+                                  cartesian_prod, combinations, diff, kron, tensordot, trace,
+                                  tril_indices, triu_indices, vander)
+
+for _name in ("ravel", "unflatten", "tensor_split"):
+    globals().setdefault(_name, _method_as_function(_name))
+
+# ---- torch's elementwise functions beyond arithmetic (autograd/elementwise.py)
+from .autograd import elementwise as _elementwise  # noqa: E402
+
+for _name in _elementwise.NAMES:
+    globals().setdefault(_name, _method_as_function(_name))
+
+# ---- torch's scans and reductions beyond sums (autograd/scans.py)
+from .autograd import scans as _scans  # noqa: E402
+
+for _name in _scans.NAMES:
+    globals().setdefault(_name, _method_as_function(_name))
+searchsorted, bucketize = _scans.searchsorted, _scans.bucketize
+
+# ---- torch.random, and the float32 matmul precision setting
+from . import random  # noqa: E402
+
+_float32_matmul_precision = "highest"
+
+
+def get_float32_matmul_precision():
+    return _float32_matmul_precision
+
+
+def set_float32_matmul_precision(precision):
+    """Stored and returned as torch's; the engine's float32 matmul is numpy's, which has one
+    precision: the setting changes no number (as on torch's CPU, docs/limits.md)."""
+    global _float32_matmul_precision
+    if precision not in ("highest", "high", "medium"):
+        _warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                       f"setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        return
+    _float32_matmul_precision = precision

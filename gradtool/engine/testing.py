@@ -8,7 +8,7 @@ import numpy as np
 from .autograd.tensor import Tensor
 from .errors import missing_attribute
 
-__all__ = ["assert_close"]
+__all__ = ["assert_close", "assert_allclose"]
 
 # torch.testing's default (rtol, atol) by dtype; other dtypes (ints, bool) compare exactly
 _DEFAULT_TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
@@ -205,3 +205,32 @@ def _dtype(x):
 
 
 __getattr__ = missing_attribute(__name__)  # a torch.testing name gradtool lacks: a clear error
+
+
+# assert_allclose's default (rtol, atol) by dtype (its own: looser than assert_close's)
+_ALLCLOSE_TOLERANCES = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5),
+                        "float64": (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """Deprecated (torch warns the same): assert_close with expected made a tensor of
+    actual's dtype, dtypes not compared, NaNs equal, and the tolerances of the less precise
+    dtype of the two (float32: 1e-4 and 1e-5, float64: 1e-5 and 1e-8, others exact)."""
+    import warnings
+    from .autograd.creation import tensor
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be "
+                  "removed in a future release. Please use `torch.testing.assert_close()` "
+                  "instead. You can find detailed upgrade instructions in "
+                  "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning,
+                  stacklevel=2)
+    __tracebackhide__ = True
+    if not isinstance(actual, Tensor):
+        actual = tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        pairs = [_ALLCLOSE_TOLERANCES.get(t._data.dtype.name, (0.0, 0.0))
+                 for t in (actual, expected)]
+        rtol, atol = max(p[0] for p in pairs), max(p[1] for p in pairs)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                 check_dtype=False, msg=msg or None)

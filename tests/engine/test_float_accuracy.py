@@ -186,6 +186,19 @@ REFERENCE.update({
     "IGAMMA": ((POSITIVE, POSITIVE), [()], sf._igamma),
     "IGAMMAC": ((POSITIVE, POSITIVE), [()], sf._igammac),
 })
+REFERENCE.update({
+    "LOGADDEXP": ((REALS, REALS), [()],
+                  lambda a, b: max(a, b) + math.log1p(math.exp(-abs(a - b)))),
+    "LOGADDEXP2": ((REALS, REALS), [()],
+                   lambda a, b: max(a, b) + math.log1p(2.0 ** -abs(a - b)) / math.log(2)),
+    "HYPOT": ((REALS, REALS), [()], math.hypot),
+    "COPYSIGN": ((REALS, REALS), [()], math.copysign),
+    "COPYSIGN_SCALAR": ((REALS,), [(-2.0,), (0.0,)], math.copysign),
+    "FMAX": ((REALS, REALS), [()], max),
+    "FMIN": ((REALS, REALS), [()], min),
+    "LDEXP": ((REALS, EXPONENTS), [()], lambda x, e: x * 2.0 ** e),
+    "NAN_TO_NUM": ((REALS,), [(0.0, None, None), (1.5, 2.5, -2.5)], lambda x, *replaced: x),
+})
 # elementwise rows that are not a function to round
 NOT_FUNCTIONS = {
     "NORMAL": "random draws", "NORMAL_TENSOR_FLOAT": "random draws",
@@ -200,6 +213,8 @@ NOT_FUNCTIONS = {
     # floor division is fmod-based in the tensor's dtype (torch's div_floor_floating), as
     # numpy's floor_divide; trunc is the rounded quotient truncated
     "DIV_ROUNDED": "torch's float arithmetic",
+    # the next number of the tensor's own dtype: exact by definition (tests/parity compares it)
+    "NEXTAFTER": "a step to the next number of the dtype",
 }
 
 

@@ -630,6 +630,18 @@ case("cat", "CAT", lambda a, b, c: gt.cat([a, b, c], dim=1), normals((3, 1), (3,
      lambda v, a, b, c: [v[:, :1], v[:, 1:5], v[:, 5:]], order2="square")
 case("cat_dim0", "CAT", lambda a, b: gt.cat((a, b)), normals((2, 3), (1, 3)),
      lambda v, a, b: [v[:2], v[2:]], order2="square")
+
+
+def _block_diag_vjp(v, a, b, c):
+    return [v[:2, :4], v[2, 4:7], v[3, 7]]
+
+
+case("block_diag", "BLOCK_DIAG", lambda a, b, c: gt.block_diag(a, b, c),
+     normals((2, 4), (3,), ()), _block_diag_vjp, order2="square")
+case("trace", ("TRACE", "DIAGONAL_BACKWARD"), lambda x: x.trace(), normal(*S),
+     lambda v, x: [v * np.eye(*S)], order2="square")
+case("trace_tall", ("TRACE", "DIAGONAL_BACKWARD"), lambda x: gt.trace(x), normal(4, 2),
+     lambda v, x: [v * np.eye(4, 2)], order2="square")
 case("stack", "STACK", lambda a, b: gt.stack([a, b], dim=1), normals(S, S),
      lambda v, a, b: [v[:, 0], v[:, 1]], order2="square")
 case("stack_last", "STACK", lambda a, b, c: gt.stack([a, b, c], -1), normals(S, S, S),
@@ -1050,6 +1062,69 @@ case("var_mean", "VAR_MEAN", lambda x: gt.var_mean(x, 1), normal(*S3),
 case("std_mean", "STD_MEAN", lambda x: gt.std_mean(x, (0, 2), keepdim=True), normal(*S3),
      lambda v, x: [v[0] * (x - x.mean((0, 2), keepdims=True))
                    / (7 * x.std((0, 2), ddof=1, keepdims=True)) + v[1] / 8])
+# scatter_reduce along dim 1 of a (3, 4) self from a (3, 2) src: targets (0, 2), (1, 1), (3, 3)
+SCATTER_REDUCE_INDEX = np.array([[0, 2], [1, 1], [3, 3]])
+
+
+def _scatter_reduce_vjp(reduce, include_self):
+    """Each element's share of its target's gradient, element by element (no ties: inputs
+    distinct; prod: no zeros)."""
+    def vjp(v, x, i, s):
+        gx, gs = v.copy(), np.zeros_like(s)
+        for r in range(3):
+            for t in set(i[r]):
+                cols = [c for c in range(2) if i[r, c] == t]
+                if not include_self:  # (a target's own value took no part)
+                    gx[r, t] = 0
+                members = ([x[r, t]] if include_self else []) + [s[r, c] for c in cols]
+                if reduce == "mean":
+                    share = v[r, t] / len(members)
+                    gs[r, cols] = share
+                    if include_self:
+                        gx[r, t] = share
+                elif reduce == "prod":
+                    total = np.prod(members)
+                    gs[r, cols] = [v[r, t] * total / s[r, c] for c in cols]
+                    if include_self:
+                        gx[r, t] = v[r, t] * total / x[r, t]
+                elif reduce == "amax":
+                    best = max(members)
+                    gs[r, cols] = [v[r, t] * (s[r, c] == best) for c in cols]
+                    if include_self:
+                        gx[r, t] = v[r, t] * (x[r, t] == best)
+                else:  # sum
+                    gs[r, cols] = v[r, t]
+                    if include_self:
+                        gx[r, t] = v[r, t]
+        return [gx, gs]
+    return vjp
+
+
+def _scatter_reduce_amin_vjp(v, x, i, s):
+    """amin picks the elements amax picks of the negated inputs."""
+    return _scatter_reduce_vjp("amax", False)(v, -x, i, -s)
+
+
+for _reduce, _include in (("sum", True), ("sum", False), ("mean", True), ("mean", False),
+                          ("prod", True), ("prod", False), ("amax", True), ("amin", False)):
+    case(f"scatter_reduce_{_reduce}{'' if _include else '_exclude_self'}", "SCATTER_REDUCE",
+         lambda x, i, s, _reduce=_reduce, _include=_include: x.scatter_reduce(
+             1, i, s, _reduce, include_self=_include),
+         lambda r: [signed(r, (3, 4)), Const(SCATTER_REDUCE_INDEX), signed(r, (3, 2))],
+         _scatter_reduce_amin_vjp if _reduce == "amin" else _scatter_reduce_vjp(_reduce,
+                                                                                 _include))
+# index_reduce: src's columns into self's columns 0 and 3 (scatter_reduce's closed forms,
+# the index spread over each row); torch gives it no forward AD
+INDEX_REDUCE_INDEX = np.array([[0, 3]] * 3)
+for _reduce, _include in (("prod", True), ("mean", False), ("amax", True), ("amin", False)):
+    case(f"index_reduce_{_reduce}{'' if _include else '_exclude_self'}", "INDEX_REDUCE",
+         lambda x, s, _reduce=_reduce, _include=_include: x.index_reduce(
+             1, gt.tensor([0, 3]), s, _reduce, include_self=_include),
+         lambda r: [signed(r, (3, 4)), signed(r, (3, 2))],
+         lambda v, x, s, _reduce=_reduce, _include=_include: (
+             _scatter_reduce_amin_vjp(v, x, INDEX_REDUCE_INDEX, s) if _reduce == "amin" else
+             _scatter_reduce_vjp(_reduce, _include)(v, x, INDEX_REDUCE_INDEX, s)),
+         forward_ad=False)
 case("cumsum", "CUMSUM", lambda x: x.cumsum(1), normal(*S3),
      lambda v, x: [np.flip(np.cumsum(np.flip(v, 1), 1), 1)], order2="square")
 
@@ -1067,6 +1142,62 @@ def _cumprod_vjp(v, x):
 
 case("cumprod", "CUMPROD", lambda x: x.cumprod(-1), lambda r: [signed(r, S)], _cumprod_vjp)
 case("cumprod_size_one_dim", "CUMPROD", lambda x: x.cumprod(1), normal(3, 1), lambda v, x: [v])
+def _running_argextreme(x, pick):
+    """cummax's / cummin's source indices along the last dim (distinct values: no ties)."""
+    return np.array([[pick(row[:i + 1]) for i in range(len(row))] for row in x])
+
+
+def _to_sources(v, x, pick):
+    out = np.zeros_like(x)
+    idx = _running_argextreme(x, pick)
+    for r in range(x.shape[0]):
+        np.add.at(out[r], idx[r], v[r])
+    return out
+
+
+case("cummax", "CUMMAX", lambda x: x.cummax(1).values, normal(*S),
+     lambda v, x: [_to_sources(v, x, np.argmax)])
+case("cummin", "CUMMIN", lambda x: gt.cummin(x, 1)[0], normal(*S),
+     lambda v, x: [_to_sources(v, x, np.argmin)])
+
+
+def _logcumsumexp_vjp(v, x):
+    r = np.logaddexp.accumulate(x, axis=1)
+    return [np.array([[sum(v[k, j] * np.exp(x[k, i] - r[k, j]) for j in range(i, x.shape[1]))
+                       for i in range(x.shape[1])] for k in range(x.shape[0])])]
+
+
+case("logcumsumexp", "LOGCUMSUMEXP", lambda x: x.logcumsumexp(1), normal(*S), _logcumsumexp_vjp)
+# (large inputs: the backward sums in log space, so nothing overflows)
+case("logcumsumexp_large", "LOGCUMSUMEXP", lambda x: gt.logcumsumexp(x, 0),
+     lambda r: [r.standard_normal(S) + 800.0], lambda v, x: [_logcumsumexp_vjp(v.T, x.T)[0].T])
+case("aminmax", "AMINMAX", lambda x: gt.aminmax(x), normal(*S),
+     lambda v, x: [v[0] * (x == x.min()) + v[1] * (x == x.max())])
+case("aminmax_dim", "AMINMAX", lambda x: x.aminmax(dim=0, keepdim=True), normal(*S),
+     lambda v, x: [v[0] * (x == x.min(0)) + v[1] * (x == x.max(0))])
+case("aminmax_only_max_used", "AMINMAX", lambda x: gt.aminmax(x, dim=1).max, normal(*S),
+     lambda v, x: [v[:, None] * (x == x.max(1, keepdims=True))])
+
+
+def _with_nans(r):
+    x = r.standard_normal(S)
+    x[0, 1] = x[2, 3] = np.nan
+    return [x]
+
+
+def _nanmedian_dim_vjp(v, x):
+    out = np.zeros_like(x)
+    for k, row in enumerate(x):
+        kept = np.flatnonzero(~np.isnan(row))
+        order = kept[np.argsort(row[kept])]
+        out[k, order[(len(order) - 1) // 2]] = v[k]
+    return [out]
+
+
+case("nanmedian", "NANMEDIAN", lambda x: x.nanmedian(), _with_nans,
+     lambda v, x: [v * (x == np.sort(x[~np.isnan(x)])[(np.sum(~np.isnan(x)) - 1) // 2])])
+case("nanmedian_dim", "NANMEDIAN_DIM", lambda x: gt.nanmedian(x, 1).values, _with_nans,
+     _nanmedian_dim_vjp)
 case("cumprod_with_zeros", "CUMPROD", lambda x: gt.cumprod(x, 1),
      lambda r: [signed(r, S) * (np.arange(4) % 3 != 1)], _cumprod_vjp)
 
@@ -1993,6 +2124,32 @@ case("atanh", "ATANH", lambda x: gt.arctanh(x), lambda r: [r.uniform(-0.8, 0.8, 
 case("atan2", "ATAN2", lambda y, x: gt.atan2(y, x), lambda r: [r.standard_normal(S), signed(
     r, (4,))], lambda v, y, x: [v * x / (x * x + y * y),
                                unbroadcast(-v * y / (x * x + y * y), x.shape)])
+case("logaddexp", "LOGADDEXP", lambda x, y: gt.logaddexp(x, y), normals(S, (4,)),
+     lambda v, x, y: [v / (1 + np.exp(y - x)), unbroadcast(v / (1 + np.exp(x - y)), y.shape)])
+case("logaddexp2", "LOGADDEXP2", lambda x, y: x.logaddexp2(y), normals((3, 1), S),
+     lambda v, x, y: [unbroadcast(v / (1 + 2 ** (y - x)), x.shape), v / (1 + 2 ** (x - y))])
+case("hypot", "HYPOT", lambda x, y: gt.hypot(x, y), lambda r: [signed(r, S), signed(r, (4,))],
+     lambda v, x, y: [v * x / np.hypot(x, y), unbroadcast(v * y / np.hypot(x, y), y.shape)])
+case("nextafter", "NEXTAFTER", lambda x, y: gt.nextafter(x, y), normals(S, S),
+     lambda v, x, y: [v, np.zeros_like(y)])
+case("copysign", "COPYSIGN", lambda x, y: gt.copysign(x, y),
+     lambda r: [signed(r, S), signed(r, (4,))],
+     lambda v, x, y: [v * np.sign(x) * np.sign(y), np.zeros_like(y)])
+case("copysign_scalar", "COPYSIGN_SCALAR", lambda x: x.copysign(-2.0), lambda r: [signed(r, S)],
+     lambda v, x: [-v * np.sign(x)])
+case("fmax", "FMAX", lambda x, y: gt.fmax(x, y), lambda r: [away_from(r, S), r.standard_normal(
+    (4,)) * 0.1], lambda v, x, y: [v * (x > y), unbroadcast(v * (x < y), y.shape)])
+case("fmin", "FMIN", lambda x, y: x.fmin(y), lambda r: [away_from(r, S), r.standard_normal(
+    (4,)) * 0.1], lambda v, x, y: [v * (x < y), unbroadcast(v * (x > y), y.shape)])
+case("ldexp", "LDEXP", lambda x, y: gt.ldexp(x, y), normals(S, (4,)),
+     lambda v, x, y: [v * 2 ** y, unbroadcast(v * x * 2 ** y * np.log(2), y.shape)])
+# frexp's exponent jumps at the powers of two: mantissas kept inside (0.55, 0.95)
+case("frexp", "FREXP", lambda x: gt.frexp(x).mantissa,
+     lambda r: [r.uniform(0.55, 0.95, S) * r.choice([-1.0, 1.0], S) * 2.0 ** r.integers(-3, 4, S)],
+     lambda v, x: [v / 2.0 ** np.frexp(x)[1]])
+# (log of a negative number is NaN: replaced, so no gradient reaches it)
+case("nan_to_num", ("NAN_TO_NUM", "LOG"), lambda x: x.log().nan_to_num(1.0),
+     lambda r: [signed(r, S)], lambda v, x: [v * (x > 0) / x])
 # remainder and fmod jump where self / other is a whole number: quotients kept away from them
 
 

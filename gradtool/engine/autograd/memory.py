@@ -94,6 +94,11 @@ def check_format(fmt, ndim, op="contiguous"):
 
 
 class MemoryTensorMethods:
+    def data_ptr(self):
+        """The address of the first element: a view's is its base's plus its offset times the
+        element size, as torch's (0 for a tensor without elements, as torch's)."""
+        return self._data.__array_interface__["data"][0] if self._data.size else 0
+
     def stride(self, dim=None):
         """The step (in elements) between neighbours along each dim."""
         array = self._data

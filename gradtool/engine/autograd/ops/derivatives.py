@@ -16,6 +16,7 @@ from .generic import (bmm, cat, conj, contiguous, cos, cosh, diagonal, exp, expa
                       sinh, slice, squeeze, stack, sum, sum_to, t, to, transpose, tril, triu,
                       unbind, unsqueeze, view_as_complex, view_as_real, where, zeros, zeros_like)
 from .generic import floor as _floor, index_select, sigmoid as _sigmoid, trunc as _trunc
+from .generic import exp2, isfinite, isnan
 from .registry import MANY, NON_DIFFERENTIABLE, OpSpec, no_forward_ad
 
 # ======================= elementwise, one input =======================
@@ -148,6 +149,11 @@ CLAMP = OpSpec("clamp", "ClampBackward1", kernels.clamp, function=True, jvp="ele
 CLAMP_MIN = OpSpec("clamp_min", "ClampMinBackward0", kernels.clamp, jvp="elementwise",
                    batches=True, args=("min", "max"),
                    self=lambda grad, self, min: formulas.clamp_backward(grad, self, min, None))
+# nan_to_num: NaN and the infinities replaced by numbers (by default 0 and the dtype's largest
+# and smallest); the replaced elements get no gradient; an integer tensor is itself
+NAN_TO_NUM = OpSpec("nan_to_num", "NanToNumBackward0", kernels.nan_to_num, jvp="elementwise",
+                    batches=True, args=("nan", "posinf", "neginf"),
+                    self=lambda grad, self: where(isfinite(self), grad, 0))
 CLONE = OpSpec("clone", "CloneBackward0", kernels.clone, function=True, jvp="linear", batches=True,
                args=("memory_format",), self=lambda grad: grad)
 # Ops that overwrite their input entirely (used in place): no gradient flows to what was there.
@@ -316,6 +322,65 @@ def _modulo_rows(name, kernel, rounded, node):
 REMAINDER, REMAINDER_SCALAR = _modulo_rows("remainder", np.remainder, _floor, "Remainder")
 FMOD, FMOD_SCALAR = _modulo_rows("fmod", np.fmod, _trunc, "Fmod")
 
+
+# logaddexp, logaddexp2, hypot and nextafter: torch has float kernels only (integers refused);
+# logaddexp's gradients are each input's softmax weight: 1 / (1 + e^(other - self))
+_FLOAT_KERNEL = dict(function=True, **_BROADCASTING)
+LOGADDEXP = OpSpec("logaddexp", "LogaddexpBackward0",
+                   kernels.floating_only("logaddexp", kernels.rounded_once(np.logaddexp)),
+                   **_FLOAT_KERNEL,
+                   self=lambda grad, self, other: grad / (1 + exp(other - self)),
+                   other=lambda grad, self, other: grad / (1 + exp(self - other)))
+LOGADDEXP2 = OpSpec("logaddexp2", "Logaddexp2Backward0",
+                    kernels.floating_only("logaddexp2", kernels.rounded_once(np.logaddexp2)),
+                    **_FLOAT_KERNEL,
+                    self=lambda grad, self, other: grad / (1 + exp((other - self) * _LN2)),
+                    other=lambda grad, self, other: grad / (1 + exp((self - other) * _LN2)))
+HYPOT = OpSpec("hypot", "HypotBackward0",
+               kernels.floating_only("hypot", kernels.rounded_once(np.hypot)), **_FLOAT_KERNEL,
+               self=lambda grad, self, result: grad * self / result,
+               other=lambda grad, other, result: grad * other / result)
+# the next float after self towards other: a step of one ulp, so torch passes the gradient
+# through to self and none to other (saving both)
+NEXTAFTER = OpSpec("nextafter", "NextafterBackward0",
+                   kernels.floating_only("nextafter", np.nextafter), **_FLOAT_KERNEL,
+                   self=lambda grad, self, other: grad,
+                   other=lambda grad, self, other: zeros_like(grad))
+# copysign: |self| with other's sign (an integer result is the default float); the gradient
+# to self is the sign flip result / self (0 where self is 0), none to other
+COPYSIGN = OpSpec("copysign", "CopysignBackward0", np.copysign, function=True, jvp="elementwise",
+                  batches=True, promotion="float", broadcasts=True,
+                  self=lambda grad, self, result: formulas.copysign_self_backward(grad, self,
+                                                                                  result),
+                  other=lambda grad: zeros_like(grad))
+COPYSIGN_SCALAR = OpSpec("copysign", "CopysignBackward1", np.copysign, jvp="elementwise",
+                         batches=True, args=("other",), promotion="float",
+                         self=lambda grad, self, result:
+                             formulas.copysign_self_backward(grad, self, result))
+# fmax and fmin ignore a NaN (maximum and minimum spread it); ties give all to self, as torch's
+FMAX = OpSpec("fmax", "FmaxBackward0", np.fmax, function=True, **_BROADCASTING,
+              self=lambda grad, self, other: where((self >= other) | isnan(other), grad, 0),
+              other=lambda grad, self, other: where((self >= other) | isnan(other), 0, grad))
+FMIN = OpSpec("fmin", "FminBackward0", np.fmin, function=True, **_BROADCASTING,
+              self=lambda grad, self, other: where((self <= other) | isnan(other), grad, 0),
+              other=lambda grad, self, other: where((self <= other) | isnan(other), 0, grad))
+# ldexp: self * 2^other (a float result); frexp: its inverse, mantissa in [0.5, 1) and an int32
+# exponent, the gradient scaled back by 2^-exponent
+LDEXP = OpSpec("ldexp", "LdexpBackward0", kernels.rounded_once(kernels.ldexp), function=True,
+               jvp="elementwise", batches=True, promotion="float", broadcasts=True,
+               self=lambda grad, other: grad * exp2(other),
+               other=lambda grad, result: grad * result * _LN2)
+FREXP = OpSpec("frexp", "FrexpBackward0", kernels.frexp, function=True,
+               jvp=lambda self_t, exponent: self_t * formulas.power_of_two(-exponent, self_t),
+               outputs=("mantissa", "exponent"), nondiff_outputs=("exponent",),
+               self=lambda grad, exponent: grad * formulas.power_of_two(-exponent, grad))
+# heaviside: a step, which torch does not differentiate (its node refuses at backward); out
+# of the table, whose rows all compute a derivative
+HEAVISIDE = OpSpec("heaviside", "NotImplemented", kernels.heaviside, jvp="elementwise",
+                   promotion="promote", broadcasts=True,
+                   self=formulas.not_implemented("heaviside"),
+                   values=formulas.not_implemented("heaviside"))
+HEAVISIDE.derivative_implemented = False
 
 # ======================= matrix products =======================
 # (the products' formulas conjugate the other factor: mm_mat1_backward's grad @ mat2^H)
@@ -618,6 +683,9 @@ DIAGONAL_COPY = OpSpec("diagonal_copy", "DiagonalBackward0_copy", kernels.diagon
                        jvp="linear", args=("offset", "dim1", "dim2"),
                        self=lambda grad, self_sym_sizes, offset, dim1, dim2:
                            formulas.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2))
+# trace: the diagonal's sum; its gradient is grad on the diagonal (trace_backward)
+TRACE = OpSpec("trace", "TraceBackward0", kernels.trace, jvp="linear",
+               self=lambda grad, self_sym_sizes: formulas.trace_backward(grad, self_sym_sizes))
 AS_STRIDED = OpSpec("as_strided", "AsStridedBackward0", kernels.take_flat, jvp="linear",
                     args=("size", "flat_indices"),
                     hidden=("self_sym_sizes", "self_sym_numel", "flat_indices"),
@@ -705,6 +773,29 @@ SCATTER_VALUE = OpSpec("scatter", "ScatterBackward1", kernels.scatter_value,
 SCATTER_ADD = OpSpec("scatter_add", "ScatterAddBackward0", kernels.scatter_add, function=True,
                      jvp="linear", args=("dim",), self=lambda grad: grad, index=NON_DIFFERENTIABLE,
                      src=lambda grad, dim, index: gather(grad, dim, index))
+# scatter_reduce: src reduced into self at index by sum, prod, mean, amax or amin (with or
+# without self's own values); torch's gradients for each (formulas.scatter_reduce_backward)
+SCATTER_REDUCE = OpSpec("scatter_reduce", "ScatterReduceBackward0", kernels.scatter_reduce,
+                        args=("dim", "reduce", "include_self"), jvp=formulas.scatter_reduce_jvp,
+                        self=lambda grad, self, index, src, dim, reduce, include_self, result:
+                            formulas.scatter_reduce_backward(
+                                grad, self, index, src, dim, reduce, include_self, result)[0],
+                        index=NON_DIFFERENTIABLE,
+                        src=lambda grad, self, index, src, dim, reduce, include_self, result:
+                            formulas.scatter_reduce_backward(
+                                grad, self, index, src, dim, reduce, include_self, result)[1])
+# index_reduce: source's slices along dim reduced into self's slices at a 1-d index by prod,
+# mean, amax or amin: scatter_reduce's gradients, the index spread over each slice
+INDEX_REDUCE = OpSpec("index_reduce", "IndexReduceBackward0", kernels.index_reduce,
+                      args=("dim", "reduce", "include_self"),
+                      jvp=no_forward_ad("index_reduce", "self"),
+                      self=lambda grad, self, index, source, dim, reduce, include_self, result:
+                          formulas.index_reduce_backward(
+                              grad, self, index, source, dim, reduce, include_self, result)[0],
+                      index=NON_DIFFERENTIABLE,
+                      source=lambda grad, self, index, source, dim, reduce, include_self, result:
+                          formulas.index_reduce_backward(
+                              grad, self, index, source, dim, reduce, include_self, result)[1])
 MASKED_SELECT = OpSpec("masked_select", "MaskedSelectBackward0", kernels.masked_select,
                        function=True, jvp="linear", self=formulas.masked_select_backward,
                        mask=NON_DIFFERENTIABLE)
@@ -747,6 +838,12 @@ CAT = OpSpec("cat", "CatBackward0", np.concatenate, jvp="linear", args=("dim",),
                  formulas.cat_backward(grad, tensors_args_sizes, dim))
 STACK = OpSpec("stack", "StackBackward0", np.stack, jvp="linear", args=("dim",), variadic=True,
                batches=True, promotion="promote", tensors=lambda grad, dim: unbind(grad, dim))
+# block_diag: the tensors (0-d as 1x1, 1-d as a row) down the diagonal of a matrix of zeros;
+# each gets its block of the gradient back
+BLOCK_DIAG = OpSpec("block_diag", "BlockDiagBackward0", kernels.block_diag, jvp="linear",
+                    variadic=True, promotion="promote",
+                    tensors=lambda grad, tensors_args_sizes:
+                        formulas.block_diag_backward(grad, tensors_args_sizes))
 UNBIND = OpSpec("unbind", "UnbindBackward0", kernels.unbind, function=True, jvp="linear", view=True,
                 args=("dim",), outputs=MANY, self=lambda grads, dim: stack(grads, dim))
 SPLIT = OpSpec("split", "SplitBackward0", kernels.split, function=True, jvp="linear", view=True,
@@ -1021,6 +1118,34 @@ CUMSUM = OpSpec("cumsum", "CumsumBackward0", kernels.cumsum, function=True, jvp=
 CUMPROD = OpSpec("cumprod", "CumprodBackward0", kernels.cumprod, function=True, args=("dim",),
                  jvp=formulas.cumprod_jvp,
                  self=formulas.cumprod_backward)
+# cummax / cummin: the running extreme and the index it came from (a later equal value takes
+# over; a NaN, once met, stays); each gradient goes back to the index it came from
+CUMMAX = OpSpec("cummax", "CummaxBackward0", kernels.cummax, args=("dim",),
+                outputs=("values", "indices"), nondiff_outputs=("indices",),
+                jvp=lambda self_t, dim, indices: gather(self_t, dim, indices),
+                self=formulas.cummaxmin_backward)
+CUMMIN = OpSpec("cummin", "CumminBackward0", kernels.cummin, args=("dim",),
+                outputs=("values", "indices"), nondiff_outputs=("indices",),
+                jvp=lambda self_t, dim, indices: gather(self_t, dim, indices),
+                self=formulas.cummaxmin_backward)
+# logcumsumexp: log of the running sum of exp, float only; its backward and jvp are torch's
+# (written with logcumsumexp itself, so that large inputs do not overflow)
+LOGCUMSUMEXP = OpSpec("logcumsumexp", "LogcumsumexpBackward0", kernels.logcumsumexp, args=("dim",),
+                      jvp=formulas.logcumsumexp_jvp, self=formulas.logcumsumexp_backward)
+# aminmax: the least and the greatest element (of all, or along dim) at once; each output's
+# gradient is spread over the elements equal to it, as amin's and amax's
+AMINMAX = OpSpec("aminmax", "AminmaxBackward0", kernels.aminmax, args=("dim", "keepdim"),
+                 outputs=("min", "max"), jvp=formulas.aminmax_jvp,
+                 self=formulas.aminmax_backward)
+# nanmedian: median of the elements that are not NaN (NaN only where all are), as median's
+NANMEDIAN = OpSpec("nanmedian", "NanmedianBackward0", kernels.nanmedian_all, jvp="reduction",
+                   self=formulas.evenly_distribute_backward)
+NANMEDIAN_DIM = OpSpec("nanmedian", "NanmedianBackward1", kernels.nanmedian_dim, jvp="reduction",
+                       args=("dim", "keepdim"), outputs=("result", "indices"),
+                       nondiff_outputs=("indices",),
+                       self=lambda grad, dim, indices, keepdim, self_sym_sizes:
+                           formulas.value_selecting_backward(grad, dim, indices, self_sym_sizes,
+                                                             keepdim))
 
 # ======================= reordering, repeating =======================
 FLIP = OpSpec("flip", "FlipBackward0", kernels.flip, function=True, jvp="linear", batches=True,
@@ -1474,7 +1599,8 @@ LINALG_MATRIX_EXP = OpSpec("linalg_matrix_exp", "LinalgMatrixExpBackward0",
                            self=formulas.linalg_matrix_exp_backward)
 
 TABLE = vars(rows.table)  # every row by name (the code below the table reads it there)
-TABLE.update({name: value for name, value in globals().items() if isinstance(value, OpSpec)})
+TABLE.update({name: value for name, value in globals().items()
+              if isinstance(value, OpSpec) and value.derivative_implemented})
 # (and the in-place twins that compute a gradient: tests/engine/test_api.py checks the others)
 TABLE.update({f"{name}_": spec.in_place for name, spec in list(TABLE.items())
               if spec.in_place and spec.in_place.derivative_implemented})

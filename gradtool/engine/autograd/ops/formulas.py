@@ -16,6 +16,7 @@ from .generic import (abs, addmm, any_true, cat, clamp, conj, constant, contiguo
                       select, sigmoid, sign, slice, squeeze, stack, sum, sum_to, t, tanh,
                       transpose, tril, triu,
                       unsqueeze, var, where, zeros, zeros_like)
+from .generic import scatter_add, to
 from .generic import index_put
 from .kernels import expanded, is_column_major
 
@@ -262,6 +263,179 @@ def cat_backward(grad, sizes, dim):
         grads.append(slice(grad, dim, start, start + shape[dim], 1))
         start += shape[dim]
     return grads
+
+
+def copysign_self_backward(grad, self, result):
+    """grad * result / self, 0 where self is 0 (torch's copysign_tensor_self_backward)."""
+    zero = self == 0
+    return where(zero, 0, grad * result / where(zero, 1, self))
+
+
+def power_of_two(exponent, like):
+    """2^exponent (exact: ldexp of 1) in like's dtype, a constant of the kind of `like`."""
+    data = exponent._data if hasattr(exponent, "_data") else np.asarray(exponent)
+    dtype = like._data.dtype if hasattr(like, "_data") else like.dtype
+    return constant(np.ldexp(np.ones((), dtype), data.astype(np.int64)), like)
+
+
+def not_implemented(op_name):
+    """The formula of an op torch does not differentiate: its error, at backward."""
+    def no_derivative(grad):
+        raise RuntimeError(f"derivative for aten::{op_name} is not implemented")
+    return no_derivative
+
+
+_logcumsumexp_row = row_function("LOGCUMSUMEXP")
+
+
+def _reverse_logcumsumexp(x, dim):
+    return flip(_logcumsumexp_row(flip(x, (dim,)), dim), (dim,))
+
+
+def _log_parts(t):
+    """log|t| where t > 0 and where t < 0, the dtype's lowest number elsewhere (not -inf, so
+    that gradients of what is built from them stay finite)."""
+    with np.errstate(divide="ignore"):
+        log_abs = log(abs(t))
+    lowest = float(np.finfo(t._data.dtype if hasattr(t, "_data") else t.dtype).min)
+    return where(t > 0, log_abs, lowest), where(t < 0, log_abs, lowest)
+
+
+def logcumsumexp_backward(grad, self, result, dim):
+    """sum over j >= i of grad_j exp(self_i - result_j), positive and negative gradients
+    apart, each summed in log space (torch's logcumsumexp_backward)."""
+    positive, negative = _log_parts(grad)
+    return (exp(_reverse_logcumsumexp(positive - result, dim) + self)
+            - exp(_reverse_logcumsumexp(negative - result, dim) + self))
+
+
+def logcumsumexp_jvp(self_t, self, result, dim):
+    """sum over i <= j of t_i exp(self_i - result_j), in log space as the backward."""
+    positive, negative = _log_parts(self_t)
+    return (exp(_logcumsumexp_row(self + positive, dim) - result)
+            - exp(_logcumsumexp_row(self + negative, dim) - result))
+
+
+def cummaxmin_backward(grad, self, dim, indices):
+    """Each running extreme's gradient added at the index it came from."""
+    if len(self.shape) == 0:  # (a 0-d input is its own extreme)
+        return grad
+    return scatter_add(zeros_like(self), dim, indices, grad)
+
+
+_scatter_reduce_row = row_function("SCATTER_REDUCE")
+
+
+def scatter_reduce_backward(grad, self, index, src, dim, reduce, include_self, result):
+    """(self's gradient, src's), as torch's scatter_reduce_backward: sum and mean pass the
+    gradient (mean divided by each target's count), amax and amin spread it evenly over the
+    values equal to the result, prod divides the result by each factor (a lone zero factor
+    gets the product of the others)."""
+    if reduce == "sum":
+        grad_self, grad_src = grad, gather(grad, dim, index)
+    elif reduce == "mean":
+        count = ones_like(grad) if include_self else zeros_like(grad)
+        count = scatter_add(count, dim, index, ones_like(src))
+        count = masked_fill(count, count == 0, 1)
+        grad_self = grad / count
+        grad_src = gather(grad_self, dim, index)
+    elif reduce in ("amax", "amin"):
+        value = gather(result, dim, index)
+        self_is_result = to(self == result, _dtype_of(grad))
+        src_is_result = to(src == value, _dtype_of(grad))
+        share = grad / scatter_add(self_is_result, dim, index, src_is_result)
+        grad_self = self_is_result * share
+        grad_src = src_is_result * gather(share, dim, index)
+    else:  # prod
+        masked_self = masked_fill(self, self == 0, 1)
+        masked_self_result = _scatter_reduce_row(masked_self, index, src, dim, reduce,
+                                                 include_self)
+        grad_self = grad * masked_self_result / masked_self
+        src_zero = src == 0
+        zeros_at_target = gather(scatter_add(zeros_like(self), dim, index,
+                                             to(src_zero, _dtype_of(grad))), dim, index)
+        single_zero = src_zero & (zeros_at_target == 1)
+        masked_src_result = _scatter_reduce_row(self, index, masked_fill(src, single_zero, 1),
+                                                dim, reduce, include_self)
+        grad_src = where(single_zero, gather(grad * masked_src_result, dim, index),
+                         gather(grad * result, dim, index) / masked_fill(src, src_zero, 1))
+    if not include_self:  # the targets' own values took no part
+        grad_self = scatter(grad_self, dim, index, 0)
+    return grad_self, grad_src
+
+
+def index_reduce_backward(grad, self, index, source, dim, reduce, include_self, result):
+    """(self's gradient, source's): scatter_reduce's, the index spread over source's slices."""
+    if hasattr(index, "_data"):  # (an index is never differentiated: a constant)
+        index = index._data
+    spread = constant(np.ascontiguousarray(kernels.index_along(index, tuple(source.shape),
+                                                               dim)), grad)
+    return scatter_reduce_backward(grad, self, spread, source, dim, reduce, include_self,
+                                   result)
+
+
+def _dtype_of(x):
+    return x._data.dtype if hasattr(x, "_data") else x.dtype
+
+
+def scatter_reduce_jvp(self_t, src_t, self, index, src, dim, reduce, include_self, result):
+    """scatter_reduce's jvp: sum and mean reduce the tangents as the values; amax and amin
+    average the tangents of the values equal to the result; prod's is the result times the
+    sum of each factor's relative tangent (torch's CPU gives prod no tangent)."""
+    if reduce in ("sum", "mean"):
+        return _scatter_reduce_row(self_t, index, src_t, dim, reduce, include_self)
+    if reduce == "prod":  # d(prod) = prod * sum(dx / x) (nonzero factors)
+        return result * _scatter_reduce_row(self_t / self, index, src_t / src, dim, "sum",
+                                            include_self)
+    value = gather(result, dim, index)
+    self_is_result = to(self == result, _dtype_of(self_t))
+    src_is_result = to(src == value, _dtype_of(self_t))
+    if not include_self:
+        self_is_result = scatter(self_is_result, dim, index, 0)
+    count = scatter_add(self_is_result, dim, index, src_is_result)
+    return scatter_add(self_t * self_is_result, dim, index, src_t * src_is_result) / count
+
+
+def _aminmax_dims(self, dim):
+    return tuple(range(self.ndim if hasattr(self, "ndim") else self.dim())) if dim is None \
+        else (dim,)
+
+
+def aminmax_backward(grads, self, dim, keepdim, min, max):
+    """Each defined output's gradient spread over the elements equal to it (amax's)."""
+    dims = _aminmax_dims(self, dim)
+    total = None
+    for grad, result in zip(grads, (min, max)):
+        if grad is not None:
+            part = amax_backward(grad, self, result, dims, keepdim)
+            total = part if total is None else total + part
+    return total
+
+
+def aminmax_jvp(self_t, self, dim, keepdim, min, max):
+    dims = _aminmax_dims(self, dim)
+    out = []
+    for result in (min, max):
+        mask = self == restore_reduced_dims(result, dims, keepdim)
+        picked = sum(self_t * mask, dims, keepdim) / sum(mask, dims, keepdim)
+        out.append(picked)
+    return out
+
+
+def block_diag_backward(grad, sizes):
+    """Each input's block of the gradient, in the input's own shape (0-d and 1-d ones were
+    laid as a row)."""
+    grads, row, col = [], 0, 0
+    for shape in sizes:
+        rows, cols = (shape[0], shape[1]) if len(shape) == 2 else (1, int(np.prod(shape)))
+        block = slice(slice(grad, 0, row, row + rows, 1), 1, col, col + cols, 1)
+        grads.append(reshape(block, shape) if len(shape) < 2 else block)
+        row, col = row + rows, col + cols
+    return grads
+
+
+def trace_backward(grad, sizes):
+    return diagonal_backward(expand(grad, (min(sizes),)), sizes, 0, 0, 1)
 
 
 # ---- activations ----

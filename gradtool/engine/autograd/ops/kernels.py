@@ -665,6 +665,46 @@ def scatter_add(self, index, src, dim):
     return out
 
 
+_SCATTER_REDUCTIONS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
+                       "amin": np.minimum}
+
+
+def scatter_reduce(self, index, src, dim, reduce, include_self):
+    """src's values reduced into self at index along dim; without include_self the targets'
+    own values take no part (they start from the reduction's identity)."""
+    out = self.copy()
+    where = _scatter_index(index, dim)
+    values = src[tuple(slice(0, n) for n in index.shape)]
+    if not include_self:
+        identity = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
+        if identity is None:  # amax / amin: the dtype's lowest / highest
+            info = np.finfo(out.dtype) if out.dtype.kind == "f" else np.iinfo(out.dtype)
+            identity = info.min if reduce == "amax" else info.max
+        out[where] = identity
+    _SCATTER_REDUCTIONS[reduce].at(out, where, values)
+    if reduce == "mean":
+        count = np.full(out.shape, 1 if include_self else 0, np.int64)
+        np.add.at(count, where, 1)
+        count = np.maximum(count, 1)
+        out = out // count if out.dtype.kind in "iu" else (out / count).astype(out.dtype)
+    return out
+
+
+def index_along(index, shape, dim):
+    """A 1-d index of positions along dim, as scatter's index: one per element of a tensor
+    of `shape`."""
+    along = [1] * len(shape)
+    along[dim] = -1
+    return np.broadcast_to(np.asarray(index).reshape(along), shape)
+
+
+def index_reduce(self, index, source, dim, reduce, include_self):
+    """source's slices along dim reduced into self's slices at index (scatter_reduce with
+    the index spread over each slice)."""
+    return scatter_reduce(self, index_along(index, source.shape, dim), source, dim, reduce,
+                          include_self)
+
+
 def split_with_sizes(self, split_sizes, dim):
     # basic slices (views), not np.split: its Python-level array_split costs 10x (the LSTM's
     # gates are split at every step)
@@ -943,6 +983,77 @@ def cumsum(self, dim):  # (torch's scans give contiguous results)
 
 def cumprod(self, dim):
     return _contiguous(np.cumprod(self, axis=dim))
+
+
+def _running_extreme(better):
+    """cummax / cummin along dim: values and the index each came from (torch's CPU loop: a
+    later value takes over when `better` or equal; a NaN takes over and stays)."""
+    def kernel(self, dim):
+        if self.ndim == 0:
+            return self.copy(), np.zeros((), np.int64)
+        x = np.moveaxis(self, dim, 0)
+        values, indices = np.empty_like(x), np.zeros(x.shape, np.int64)
+        if x.shape[0]:
+            best, where = x[0].copy(), np.zeros(x.shape[1:], np.int64)
+            floating = x.dtype.kind in "fc"
+            for i in range(x.shape[0]):
+                take = better(x[i], best) | (x[i] == best)
+                if floating:
+                    take = (take & ~np.isnan(best)) | np.isnan(x[i])
+                best, where = np.where(take, x[i], best), np.where(take, i, where)
+                values[i], indices[i] = best, where
+        return (_contiguous(np.moveaxis(values, 0, dim)),
+                _contiguous(np.moveaxis(indices, 0, dim)))
+    return kernel
+
+
+cummax = _running_extreme(np.greater)
+cummin = _running_extreme(np.less)
+
+
+@rounded_once
+def _logcumsumexp(self, dim):
+    return _contiguous(np.logaddexp.accumulate(self, axis=dim))
+
+
+def logcumsumexp(self, dim):
+    if self.dtype.kind not in "fc":
+        from ..dtypes import LEGACY_TYPE_NAMES
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
+                                  f"'{LEGACY_TYPE_NAMES[self.dtype.name]}'")
+    if self.ndim == 0:
+        return self.copy()
+    return _logcumsumexp(self, dim)
+
+
+def aminmax(self, dim, keepdim):
+    axis = None if dim is None else dim
+    low, high = np.min(self, axis=axis, keepdims=keepdim), np.max(self, axis=axis,
+                                                                  keepdims=keepdim)
+    return np.asarray(low), np.asarray(high)
+
+
+def nanmedian_all(self):
+    kept = self[~np.isnan(self)] if self.dtype.kind == "f" else self.reshape(-1)
+    if kept.size == 0:
+        return np.asarray(np.nan, self.dtype)
+    return np.asarray(np.sort(kept)[(kept.size - 1) // 2])
+
+
+def nanmedian_dim(self, dim, keepdim):
+    """Per slice, the lower middle of the non-NaN values, at its index (NaN sorts last, so
+    the (count - 1) // 2-th of the sorted slice; an all-NaN slice gives its first NaN)."""
+    if self.ndim == 0:
+        return self.copy(), np.zeros((), np.int64)
+    order = np.argsort(self, axis=dim, kind="stable")
+    count = (~np.isnan(self)).sum(axis=dim, keepdims=True) if self.dtype.kind == "f" else \
+        np.full(np.delete(self.shape, dim).tolist()[:dim] + [1] + list(self.shape[dim + 1:]),
+                self.shape[dim])
+    index = np.take_along_axis(order, np.maximum(count - 1, 0) // 2, axis=dim)
+    values = np.take_along_axis(self, index, axis=dim)
+    if not keepdim:
+        values, index = values.squeeze(dim), index.squeeze(dim)
+    return values, index.astype(np.int64)
 
 
 # ---- reordering ----
@@ -1688,6 +1799,55 @@ def diag_embed(self, offset, dim1, dim2):
     for d in sorted((dim1, dim2)):
         sizes.insert(d, n)
     return diagonal_backward(self, tuple(sizes), offset, dim1, dim2)
+
+
+def floating_only(name, kernel):
+    """A kernel torch has for floating types only: integers and bools refused in its words."""
+    def checked(*operands):
+        dtype = np.result_type(*operands)
+        if dtype.kind in "biu":
+            from ..dtypes import LEGACY_TYPE_NAMES
+            raise NotImplementedError(
+                f"\"{name}_cpu\" not implemented for '{LEGACY_TYPE_NAMES[dtype.name]}'")
+        return kernel(*operands)
+    checked.__name__ = name
+    return checked
+
+
+def nan_to_num(self, nan, posinf, neginf):
+    if self.dtype.kind not in "fc":
+        return self.copy()
+    return np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
+
+
+def ldexp(self, other):
+    """self * 2^other in floating point (numpy's ldexp wants an integer exponent)."""
+    return self * np.exp2(other)
+
+
+def frexp(self):
+    mantissa, exponent = np.frexp(self)
+    return mantissa, exponent.astype(np.int32)
+
+
+def heaviside(self, values):
+    return np.heaviside(self, values).astype(np.result_type(self, values))
+
+
+def trace(self):
+    return np.asarray(np.trace(self), np.result_type(self, np.int64) if self.dtype.kind in "biu"
+                      else self.dtype)  # (integers sum as int64, as torch's)
+
+
+def block_diag(tensors):
+    blocks = [t.reshape(1, -1) if t.ndim < 2 else t for t in tensors]
+    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)),
+                   np.result_type(*tensors))
+    row = col = 0
+    for b in blocks:
+        out[row:row + b.shape[0], col:col + b.shape[1]] = b
+        row, col = row + b.shape[0], col + b.shape[1]
+    return out
 
 
 def scatter_value(self, index, dim, value):
