@@ -31,6 +31,7 @@ globals().update(_api.FUNCTIONS)
 from . import (accelerator, amp, backends, cuda, distributions, jit, linalg, nn,  # noqa: E402
                optim, testing, utils)  # (they build on the engine above)
 from .amp import autocast  # noqa: E402
+from .nn.torch_level import *  # noqa: E402,F401,F403  (torch.conv2d, torch.batch_norm, ...)
 from . import library  # noqa: E402
 from .library import Tag, ops  # noqa: E402  (torch.ops.<namespace>.<op>)
 from . import fft, special  # noqa: E402  (torch.fft, torch.special)
