@@ -13,6 +13,8 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 from .autograd.einsum import einsum
 from .autograd.complex_numbers import complex, is_complex, polar, view_as_complex, view_as_real
 from .autograd.ops import api as _api
+from .autograd.ops import derivatives as _table
+from .autograd.dispatch import call as _call
 from .autograd.free_functions import (cat, concat, concatenate, is_inference, maximum, meshgrid,
                                       minimum, normal, stack, std_mean, var_mean, where)
 from .autograd.matmul import matmul
@@ -175,6 +177,33 @@ for _name in ("masked_select", "index_copy", "index_fill", "put", "take", "mode"
               "nansum", "nanmean", "movedim", "moveaxis", "logical_or", "logical_and",
               "logical_xor", "histc", "histogram"):
     globals().setdefault(_name, _method_as_function(_name))
+for _name in ("index_put", "index_put_"):
+    globals().setdefault(_name, _method_as_function(_name))
+
+
+def rsub(input, other, alpha=1):
+    """other - alpha * input: RsubBackward1 for a number other, RsubBackward0 for a tensor."""
+    _check_subtraction(input, other, alpha)
+    if isinstance(other, Tensor):
+        return _call(_table.RSUB_TENSOR, (input, other), (alpha,))
+    return _call(_table.RSUB, (input,), (other, alpha))
+
+
+def _is_bool(value):
+    return value.dtype == bool if isinstance(value, Tensor) else isinstance(value, _builtins.bool)
+
+
+def _check_subtraction(a, b, alpha):
+    """torch's refusals of a subtraction of bools."""
+    if _is_bool(a) and _is_bool(b):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    if isinstance(alpha, _builtins.bool):
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
 
 
 # ---- turns, products, distances, statistics

@@ -231,6 +231,8 @@ case("sub", "SUB", lambda x, y: x - y, normals((4,), (3, 1)),
 case("sub_alpha", "SUB", lambda x, y: gt.sub(x, y, alpha=3.0), normals(S, S),
      lambda v, x, y: [v, -3.0 * v], order2="square")
 case("rsub", "RSUB", lambda x: 2.0 - x, normal(*S), lambda v, x: [-v], order2="square")
+case("rsub_tensor", "RSUB_TENSOR", lambda x, y: gt.rsub(x, y, alpha=2.5), normals((4,), (3, 1)),
+     lambda v, x, y: [unbroadcast(-2.5 * v, x.shape), unbroadcast(v, y.shape)], order2="square")
 case("mul", "MUL", lambda x, y: x * y, normals((3, 1), (2, 1, 4)),
      lambda v, x, y: [unbroadcast(v * y, x.shape), unbroadcast(v * x, y.shape)])
 case("mul_scalar_op", "MUL_SCALAR", lambda x: call(D.MUL_SCALAR, (x,), (0.9,)),

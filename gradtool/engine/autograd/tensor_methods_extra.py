@@ -167,6 +167,48 @@ def _long_index(index, name):
     return index
 
 
+def _put_index(t, indices, values):
+    """index_put's tuple of index tensors as the numpy index the row takes, checked as torch
+    checks it (every entry a long, int, byte or bool tensor, in bounds; values of t's dtype,
+    broadcasting to what the index selects)."""
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put(): argument 'values' (position 2) must be Tensor, not "
+                        f"{type(values).__name__}")
+    for position, item in enumerate(indices):
+        if not isinstance(item, Tensor):
+            raise TypeError(f"expected Tensor as element {position} in argument 0, but got "
+                            f"{type(item).__name__}")
+        if item._data.dtype.kind not in "iub":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    covered = sum(item.dim() if item._data.dtype.kind in "bu" else 1 for item in indices)
+    if covered > t.dim():
+        raise IndexError(f"too many indices for tensor of dimension {t.dim()} (got {covered})")
+    index, dim = [], 0
+    for item in indices:
+        array = item._data.astype(bool) if item._data.dtype.kind in "bu" else item._data
+        if array.dtype != np.bool_:
+            size = t.shape[dim]
+            outside = array[(array >= size) | (array < -size)]
+            if outside.size:
+                raise IndexError(f"index {outside.flat[0]} is out of bounds for dimension {dim} "
+                                 f"with size {size}")
+        index.append(array)
+        dim += array.ndim if array.dtype == np.bool_ else 1
+    index = tuple(index)
+    if values._data.dtype != t._data.dtype:
+        names = dtypes.LEGACY_TYPE_NAMES
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{names.get(t._data.dtype.name)} for the destination and "
+                           f"{names.get(values._data.dtype.name)} for the source.")
+    selected = np.empty(t._data.shape, np.bool_)[index].shape
+    try:
+        np.broadcast_shapes(values._data.shape, selected)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot "
+                           f"be broadcast to indexing result of shape {list(selected)}") from None
+    return index
+
+
 class SelectingTensorMethods:
     """Selecting, writing by index, windows, modes and histograms (the census's Tensor
     ops): each a row of the table or made of the engine's ops."""
@@ -202,6 +244,15 @@ class SelectingTensorMethods:
     def put_(self, index, source, accumulate=False):
         _check_put(self, index, source)
         return call_inplace(table.PUT, (self, index, source), (accumulate,))
+
+    def index_put(self, indices, values, accumulate=False):
+        """self[indices] = values (or +=, accumulate) on a copy: IndexPutBackward0."""
+        return call(table.INDEX_PUT, (self, values), (_put_index(self, indices, values),
+                                                       accumulate))
+
+    def index_put_(self, indices, values, accumulate=False):
+        return call_inplace(table.INDEX_PUT, (self, values),
+                            (_put_index(self, indices, values), accumulate))
 
     def take(self, index):
         _check_put(self, index, None)

@@ -213,6 +213,9 @@ SUB = OpSpec("sub", "SubBackward0", kernels.sub, function=True, **_BROADCASTING,
 RSUB = OpSpec("rsub", "RsubBackward1", kernels.rsub, **_BROADCASTING, args=("other", "alpha"),
               promoted_args=("other",), complex=True,
               self=lambda grad, alpha: formulas.scale(grad, -conj(alpha)))
+RSUB_TENSOR = OpSpec("rsub", "RsubBackward0", kernels.rsub, **_BROADCASTING, args=("alpha",),
+                     complex=True, self=lambda grad, alpha: formulas.scale(grad, -conj(alpha)),
+                     other=lambda grad: grad)
 MUL = OpSpec("mul", "MulBackward0", kernels.mul, function=True, **_BROADCASTING, complex=True,
              self=lambda grad, other: grad * conj(other),
              other=lambda grad, self: grad * conj(self))

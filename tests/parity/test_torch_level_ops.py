@@ -1,0 +1,102 @@
+"""torch's top-level ops the engine added beyond its Tensor methods (torch.rsub, torch.index_put
+and index_put_, ...) against torch: values, gradients, the node recorded, dtypes and errors.
+Tests marked parity, skipped without torch."""
+import numpy as np
+import pytest
+
+import gradtool as gt
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.parity
+
+
+def _input(lib):
+    return lib.tensor(np.arange(-5.0, 7.0).reshape(3, 4) / 3, requires_grad=True)
+
+
+# name: f(lib, x) -> a tensor computed from x, a (3, 4) float64 leaf
+DIFFERENTIABLE = {
+    "rsub_number": lambda lib, x: lib.rsub(x, 2.0, 3),
+    "rsub_number_default_alpha": lambda lib, x: lib.rsub(x, 2),
+    "rsub_tensor": lambda lib, x: lib.rsub(x, x[0] * 2, alpha=0.5),
+    "rsub_tensor_broadcast": lambda lib, x: lib.rsub(x[:, :1], x[0].exp()),
+    "index_put": lambda lib, x: x.index_put((lib.tensor([0, 2]),), x[1] * 3),
+    "index_put_broadcast_value": lambda lib, x: lib.index_put(x, (lib.tensor([2, 0]),),
+                                                              x[1, :1].exp()),
+    "index_put_accumulate": lambda lib, x: lib.index_put(
+        x * 1, (lib.tensor([0, 0]), lib.tensor([1, -1])), x[2, :2] ** 2, True),
+    "index_put_bool": lambda lib, x: lib.index_put_(x * 1, (lib.tensor([True, False, True]),),
+                                                    x[1]),
+    "index_put_int32": lambda lib, x: (x * 1).index_put_(
+        (lib.tensor([1], dtype=lib.int32), lib.tensor([3])), x[0, 0] * 5),
+}
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+def test_values_gradients_and_node_match_torch(name):
+    seen = []
+    for lib in (gt, torch):
+        x = _input(lib)
+        out = DIFFERENTIABLE[name](lib, x)
+        (out * lib.arange(1.0, out.numel() + 1, dtype=lib.float64).view(out.shape)).sum() \
+            .backward()
+        seen.append((tuple(out.shape), type(out.grad_fn).__name__,
+                     out.detach().numpy().copy(), x.grad.numpy().copy()))
+    (shape, node, value, grad), (t_shape, t_node, t_value, t_grad) = seen
+    assert (shape, node) == (t_shape, t_node)
+    np.testing.assert_allclose(value, t_value, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grad, t_grad, rtol=1e-12, atol=1e-12)
+
+
+DTYPES = {
+    "rsub_int_number": lambda lib: lib.rsub(lib.tensor([1, 2], dtype=lib.int32), 2.5),
+    "rsub_int_int": lambda lib: lib.rsub(lib.tensor([1, 2], dtype=lib.int32), lib.tensor([5, 7])),
+    "rsub_half_alpha": lambda lib: lib.rsub(lib.ones(2, dtype=lib.float16), 1, alpha=0.5),
+    "index_put_ints": lambda lib: lib.zeros(3, dtype=lib.int64).index_put(
+        (lib.tensor([2]),), lib.tensor(7)),
+    "index_put_in_place_returns_self": lambda lib: (lambda t: lib.index_put_(
+        t, (lib.tensor([0]),), lib.tensor(1.0)) is t)(lib.zeros(2)),
+}
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_dtypes_and_values_match_torch(name):
+    mine, theirs = DTYPES[name](gt), DTYPES[name](torch)
+    if isinstance(mine, bool):
+        assert mine == theirs
+        return
+    assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+ERRORS = {
+    "rsub_bools": lambda lib: lib.rsub(lib.ones(2, dtype=lib.bool), lib.ones(2, dtype=lib.bool)),
+    "rsub_bool_int": lambda lib: lib.rsub(lib.tensor([True, False]), lib.tensor([5, 7])),
+    "rsub_int_bool": lambda lib: lib.rsub(lib.tensor([5, 7]), lib.tensor([True, False])),
+    "rsub_bool_number": lambda lib: lib.rsub(lib.tensor([True, False]), 1),
+    "rsub_bool_alpha": lambda lib: lib.rsub(lib.ones(2), lib.ones(2), alpha=True),
+    "rsub_bool_alpha_number": lambda lib: lib.rsub(lib.ones(2), 1, True),
+    "index_put_dtype": lambda lib: lib.zeros(3, 4).index_put((lib.tensor([0, 2]),),
+                                                             lib.ones(4, dtype=lib.float64)),
+    "index_put_float_index": lambda lib: lib.zeros(3, 4).index_put((lib.tensor([0.0, 2]),),
+                                                                   lib.ones(4)),
+    "index_put_shape": lambda lib: lib.zeros(3, 4).index_put((lib.tensor([0, 2]),), lib.ones(3)),
+    "index_put_bounds": lambda lib: lib.zeros(3, 4).index_put((lib.tensor([0, 5]),), lib.ones(4)),
+    "index_put_negative_bounds": lambda lib: lib.index_put_(
+        lib.zeros(3, 4), (lib.tensor([1]), lib.tensor([-5])), lib.ones(1)),
+    "index_put_number_values": lambda lib: lib.zeros(3).index_put((lib.tensor([0]),), 1.0),
+    "index_put_none": lambda lib: lib.zeros(3, 4).index_put((None, lib.tensor([1])),
+                                                            lib.ones(3)),
+    "index_put_too_many": lambda lib: lib.zeros(3, 4).index_put(
+        (lib.tensor([0]), lib.tensor([1]), lib.tensor([1])), lib.ones(1)),
+}
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_errors_match_torch(name):
+    raised = []
+    for lib in (gt, torch):
+        with pytest.raises(Exception) as info:
+            ERRORS[name](lib)
+        raised.append((type(info.value).__name__, str(info.value)))
+    assert raised[0] == raised[1]
