@@ -1041,6 +1041,22 @@ case("put_accumulate", "PUT", lambda x, s: (x * 1.0).put_(gt.tensor([1, 1, 4]), 
 case("take", "TAKE", lambda x: gt.take(x, gt.tensor([[3, -1], [3, 0]])), normal(*S),
      lambda v, x: [np.bincount([3, 11, 3, 0], v.reshape(-1), 12).reshape(S)],
      order2="square")
+case("select_scatter", "SELECT_SCATTER", lambda x, s: gt.select_scatter(x, s, 1, 2),
+     normals(S, (3,)), lambda v, x, s: [np.where(np.arange(4) == 2, 0.0, v), v[:, 2]],
+     order2="square")
+case("slice_scatter", "SLICE_SCATTER", lambda x, s: x.slice_scatter(s, 1, 1, None, 2),
+     normals(S, (3, 2)), lambda v, x, s: [np.where(np.arange(4) % 2 == 1, 0.0, v), v[:, 1::2]],
+     order2="square")
+case("diagonal_scatter", "DIAGONAL_SCATTER", lambda x, s: gt.diagonal_scatter(x, s, -1),
+     normals(S, (2,)), lambda v, x, s: [np.where(np.eye(3, 4, -1) == 1, 0.0, v),
+                                         v[[1, 2], [0, 1]]], order2="square")
+# a (3, 1) self broadcast with a (3, 4) mask of 9 ones: 9 of the 11 source values written
+_SCATTER_MASK = np.array([[True, False, True, True]] * 3)
+case("masked_scatter", "MASKED_SCATTER",
+     lambda x, s, m: x.masked_scatter(m, s) * 1.0,
+     lambda r: [r.standard_normal((3, 1)), r.standard_normal(11), Const(_SCATTER_MASK)],
+     lambda v, x, s, m: [np.where(m, 0.0, v).sum(1, keepdims=True),
+                         np.concatenate([v[m], np.zeros(2)])], order2="square")
 case("unfold", "UNFOLD", lambda x: x.unfold(1, 3, 2), normal(3, 7),
      lambda v, x: _unfold_vjp(v, x, 1, 3, 2), order2="square")
 case("unfold_overlapping", "UNFOLD", lambda x: x.unfold(0, 2, 1) ** 2, normal(4, 2),

@@ -27,6 +27,19 @@ DIFFERENTIABLE = {
         x * 1, (lib.tensor([0, 0]), lib.tensor([1, -1])), x[2, :2] ** 2, True),
     "index_put_bool": lambda lib, x: lib.index_put_(x * 1, (lib.tensor([True, False, True]),),
                                                     x[1]),
+    "select_scatter_negative": lambda lib, x: lib.select_scatter(x, x[:, 0] ** 2, -1, -1),
+    "select_scatter_method": lambda lib, x: x.select_scatter(x[0].exp(), 0, 2),
+    "slice_scatter_defaults": lambda lib, x: lib.slice_scatter(x, x[:1] * 3, end=1),
+    "slice_scatter_full": lambda lib, x: lib.slice_scatter(x, x.flip(1) * 3),
+    "slice_scatter_negative": lambda lib, x: x.slice_scatter(x[:, :3].sin(), -1, -3),
+    "diagonal_scatter": lambda lib, x: lib.diagonal_scatter(x, x[0, :3] * 2),
+    "diagonal_scatter_dims": lambda lib, x: x.diagonal_scatter(x[1, :1].exp(), 2, -1, -2),
+    "masked_scatter": lambda lib, x: x.masked_scatter(lib.tensor([True, False, True, True]),
+                                                      x.flip(0) * 2),
+    "masked_scatter_broadcast_self": lambda lib, x: lib.masked_scatter(
+        x[:, :1], lib.tensor([[True, False], [False, False], [True, True]]), x.exp()),
+    "masked_scatter_": lambda lib, x: (x * 1).masked_scatter_(lib.tensor([[True], [False],
+                                                                          [True]]), x[1:] ** 2),
     "index_put_int32": lambda lib, x: (x * 1).index_put_(
         (lib.tensor([1], dtype=lib.int32), lib.tensor([3])), x[0, 0] * 5),
 }
@@ -54,6 +67,14 @@ DTYPES = {
     "rsub_half_alpha": lambda lib: lib.rsub(lib.ones(2, dtype=lib.float16), 1, alpha=0.5),
     "index_put_ints": lambda lib: lib.zeros(3, dtype=lib.int64).index_put(
         (lib.tensor([2]),), lib.tensor(7)),
+    "select_scatter_ints_cast": lambda lib: lib.select_scatter(
+        lib.zeros(2, 3, dtype=lib.int32), lib.tensor([1.7, -2.2, 3.9]), 0, 1),
+    "slice_scatter_doubles_into_floats": lambda lib: lib.slice_scatter(
+        lib.zeros(4), lib.ones(2, dtype=lib.float64) / 3, 0, 1, 3),
+    "masked_scatter_ints": lambda lib: lib.zeros(4, dtype=lib.int64).masked_scatter(
+        lib.tensor([False, True, False, True]), lib.tensor([5, 6, 7])),
+    "masked_scatter_in_place_returns_self": lambda lib: (lambda t: t.masked_scatter_(
+        lib.tensor([True]), lib.ones(2)) is t)(lib.zeros(2)),
     "index_put_in_place_returns_self": lambda lib: (lambda t: lib.index_put_(
         t, (lib.tensor([0]),), lib.tensor(1.0)) is t)(lib.zeros(2)),
 }
@@ -76,6 +97,22 @@ ERRORS = {
     "rsub_bool_number": lambda lib: lib.rsub(lib.tensor([True, False]), 1),
     "rsub_bool_alpha": lambda lib: lib.rsub(lib.ones(2), lib.ones(2), alpha=True),
     "rsub_bool_alpha_number": lambda lib: lib.rsub(lib.ones(2), 1, True),
+    "select_scatter_size": lambda lib: lib.select_scatter(lib.zeros(3, 4), lib.ones(3), 0, 1),
+    "select_scatter_index": lambda lib: lib.select_scatter(lib.zeros(3, 4), lib.ones(4), 0, 3),
+    "select_scatter_dim": lambda lib: lib.select_scatter(lib.zeros(3, 4), lib.ones(4), 2, 0),
+    "slice_scatter_size": lambda lib: lib.slice_scatter(lib.zeros(3, 4), lib.ones(3, 3), 1, 0,
+                                                        4, 2),
+    "diagonal_scatter_size": lambda lib: lib.diagonal_scatter(lib.zeros(3, 4), lib.ones(4)),
+    "masked_scatter_few": lambda lib: lib.zeros(3, 4).masked_scatter(
+        lib.tensor([True, False, True, True]), lib.ones(5)),
+    "masked_scatter_dtype": lambda lib: lib.zeros(3, 4).masked_scatter(
+        lib.tensor([True, False, True, True]), lib.ones(20, dtype=lib.float64)),
+    "masked_scatter_int_mask": lambda lib: lib.zeros(3, 4).masked_scatter(
+        lib.tensor([1, 0, 1, 1], dtype=lib.int32), lib.ones(20)),
+    "masked_scatter_broadcast": lambda lib: lib.zeros(3, 4).masked_scatter(
+        lib.ones(2, 4, dtype=lib.bool), lib.ones(20)),
+    "masked_scatter_number": lambda lib: lib.zeros(3, 4).masked_scatter(
+        lib.ones(4, dtype=lib.bool), 3.0),
     "index_put_dtype": lambda lib: lib.zeros(3, 4).index_put((lib.tensor([0, 2]),),
                                                              lib.ones(4, dtype=lib.float64)),
     "index_put_float_index": lambda lib: lib.zeros(3, 4).index_put((lib.tensor([0.0, 2]),),

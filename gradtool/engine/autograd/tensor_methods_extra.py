@@ -8,7 +8,7 @@ import collections
 import numpy as np
 
 from . import creation, dtypes
-from .dispatch import call
+from .dispatch import broadcast_mismatch, call
 from .inplace import call_inplace
 from .ops import derivatives as table
 from .tensor import Tensor, _dim
@@ -167,6 +167,35 @@ def _long_index(index, name):
     return index
 
 
+def _check_scatter_src(view, src):
+    if tuple(src.shape) != tuple(view.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(view.shape)}")
+
+
+def _scatter_mask(t, mask, source):
+    """masked_scatter's checks, in torch's order: source a tensor of t's dtype, a bool mask
+    broadcasting with t, as many elements in source as the mask has ones."""
+    if not isinstance(source, Tensor):
+        raise TypeError(f"masked_scatter(): argument 'source' (position 2) must be Tensor, not "
+                        f"{type(source).__name__}")
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {dtypes.LEGACY_TYPE_NAMES.get(mask._data.dtype.name)}")
+    if source._data.dtype != t._data.dtype:
+        names = dtypes.LEGACY_TYPE_NAMES
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{names.get(t._data.dtype.name)} and "
+                           f"{names.get(source._data.dtype.name)}")
+    mismatch = broadcast_mismatch(mask._data.shape, t._data.shape)  # torch: a is the mask
+    if mismatch:
+        raise RuntimeError(mismatch)
+    shape = np.broadcast_shapes(mask._data.shape, t._data.shape)
+    if np.count_nonzero(np.broadcast_to(mask._data, shape)) > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    return mask
+
+
 def _put_index(t, indices, values):
     """index_put's tuple of index tensors as the numpy index the row takes, checked as torch
     checks it (every entry a long, int, byte or bool tensor, in bounds; values of t's dtype,
@@ -244,6 +273,29 @@ class SelectingTensorMethods:
     def put_(self, index, source, accumulate=False):
         _check_put(self, index, source)
         return call_inplace(table.PUT, (self, index, source), (accumulate,))
+
+    def select_scatter(self, src, dim, index):
+        dim = _dim(dim, self.dim())
+        index = index + self.shape[dim] if index < 0 else index
+        _check_scatter_src(self.detach().select(dim, index), src)
+        return call(table.SELECT_SCATTER, (self, src), (dim, index))
+
+    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+        dim = _dim(dim, self.dim())
+        _check_scatter_src(self.detach()[(slice(None),) * dim + (slice(start, end, step),)], src)
+        return call(table.SLICE_SCATTER, (self, src), (dim, start, end, step))
+
+    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+        dim1, dim2 = _dim(dim1, self.dim()), _dim(dim2, self.dim())
+        _check_scatter_src(self.detach().diagonal(offset, dim1, dim2), src)
+        return call(table.DIAGONAL_SCATTER, (self, src), (offset, dim1, dim2))
+
+    def masked_scatter(self, mask, source):
+        return call(table.MASKED_SCATTER, (self, _scatter_mask(self, mask, source), source))
+
+    def masked_scatter_(self, mask, source):
+        mask = _scatter_mask(self, mask, source).expand(self.shape)
+        return call_inplace(table.MASKED_SCATTER, (self, mask, source))
 
     def index_put(self, indices, values, accumulate=False):
         """self[indices] = values (or +=, accumulate) on a copy: IndexPutBackward0."""

@@ -690,6 +690,33 @@ PUT = OpSpec("put", "PutBackward0", kernels.put, function=True, jvp="linear",
 TAKE = OpSpec("take", "TakeBackward0", kernels.take, function=True, jvp="linear",
               self=lambda grad, self, index: formulas.put(zeros_like(self), index, grad, True),
               index=NON_DIFFERENTIABLE)
+# select_scatter, slice_scatter, diagonal_scatter: src written into a copy of self where the
+# view op (select, slice, diagonal) reads; src gets the view of the gradient, self the rest
+SELECT_SCATTER = OpSpec("select_scatter", "SelectScatterBackward0", kernels.select_scatter,
+                        function=True, jvp="linear", args=("dim", "index"),
+                        self=lambda grad, dim, index: formulas.select_scatter(
+                            grad, zeros_like(select(grad, dim, index)), dim, index),
+                        src=lambda grad, dim, index: select(grad, dim, index))
+SLICE_SCATTER = OpSpec("slice_scatter", "SliceScatterBackward0", kernels.slice_scatter,
+                       function=True, jvp="linear", args=("dim", "start", "end", "step"),
+                       self=lambda grad, dim, start, end, step: formulas.slice_scatter(
+                           grad, zeros_like(slice(grad, dim, start, end, step)), dim, start, end,
+                           step),
+                       src=lambda grad, dim, start, end, step: slice(grad, dim, start, end, step))
+DIAGONAL_SCATTER = OpSpec("diagonal_scatter", "DiagonalScatterBackward0",
+                          kernels.diagonal_scatter, function=True, jvp="linear",
+                          args=("offset", "dim1", "dim2"),
+                          self=lambda grad, offset, dim1, dim2: formulas.diagonal_scatter(
+                              grad, zeros_like(diagonal(grad, offset, dim1, dim2)), offset, dim1,
+                              dim2),
+                          src=lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2))
+# masked_scatter: source's leading elements, in order, where the (broadcast) mask is true
+MASKED_SCATTER = OpSpec("masked_scatter", "MaskedScatterBackward0", kernels.masked_scatter,
+                        function=True, jvp="linear", broadcasts=True,
+                        self=lambda grad, mask: masked_fill(grad, mask, 0),
+                        mask=NON_DIFFERENTIABLE,
+                        source=lambda grad, mask, source_sym_sizes:
+                            formulas.masked_scatter_backward(grad, mask, source_sym_sizes))
 # unfold: windows along a dim (a view); its backward adds each window back, an op of its own
 UNFOLD = OpSpec("unfold", "UnfoldBackward0", kernels.unfold, jvp="linear", view=True,
                 args=("dimension", "size", "step"),

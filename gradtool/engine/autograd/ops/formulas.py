@@ -14,7 +14,7 @@ from .generic import (abs, addmm, any_true, cat, clamp, conj, constant, contiguo
                       numel, ones_like, permute, prod, real, reshape, scatter, sigmoid, sign,
                       slice, squeeze, stack, sum, sum_to, t, tanh, transpose, tril, triu,
                       unsqueeze, var, where, zeros, zeros_like)
-from .generic import index_put
+from .generic import index, index_put
 from .kernels import expanded, is_column_major
 
 
@@ -1130,6 +1130,22 @@ def masked_select_backward(grad, self, mask):
     shape = np.broadcast_shapes(tuple(self.shape), mask.shape)
     where_true = np.nonzero(np.broadcast_to(mask, shape))
     return sum_to(index_put(zeros(shape, grad), where_true, grad), tuple(self.shape))
+
+
+def masked_scatter_backward(grad, mask, source_sizes):
+    """source's gradient: grad where the mask is true, in order, then zeros for the elements
+    of source the mask did not reach, in source's shape."""
+    where_true = np.nonzero(np.broadcast_to(_array_of(mask), tuple(grad.shape)))
+    selected = index(grad, where_true)
+    missing = int(np.prod(source_sizes)) - numel(selected)
+    if missing:
+        selected = cat([selected, zeros((missing,), grad)], 0)
+    return reshape(selected, source_sizes)
+
+
+select_scatter = row_function("SELECT_SCATTER")  # (self, src, dim, index)
+slice_scatter = row_function("SLICE_SCATTER")  # (self, src, dim, start, end, step)
+diagonal_scatter = row_function("DIAGONAL_SCATTER")  # (self, src, offset, dim1, dim2)
 
 
 def index_fill(x, dim, index, value):

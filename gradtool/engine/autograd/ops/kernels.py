@@ -601,6 +601,31 @@ slice_backward = _into_zeros(slice_)
 diagonal_backward = _into_zeros(diagonal)
 
 
+def _scatter_into(view_op):
+    """select_scatter, slice_scatter, diagonal_scatter: a copy of self with src written where
+    the view op reads (in self's dtype)."""
+    def scatter(self, src, *view_args):
+        out = self.copy()
+        view_op(out, *view_args)[...] = src
+        return out
+    return scatter
+
+
+select_scatter = _scatter_into(select)
+slice_scatter = _scatter_into(slice_)
+diagonal_scatter = _scatter_into(diagonal)
+
+
+def masked_scatter(self, mask, source):
+    """self (broadcast with mask) with source's leading elements written, in order, where the
+    mask is true."""
+    shape = np.broadcast_shapes(self.shape, mask.shape)
+    out = np.array(np.broadcast_to(self, shape))
+    where_true = np.broadcast_to(mask, shape)
+    out[where_true] = source.reshape(-1)[:np.count_nonzero(where_true)]
+    return out
+
+
 def index_backward(grad_output, input_sizes, indices):
     out = np.zeros(input_sizes, dtype=grad_output.dtype)
     np.add.at(out, indices, grad_output)  # repeated indices add up
