@@ -398,6 +398,27 @@ case("logsumexp", "LOGSUMEXP", lambda x: x.logsumexp(1), normal(*S3),
 case("logsumexp_dims", "LOGSUMEXP", lambda x: gt.logsumexp(x, (0, 2), keepdim=True),
      normal(*S3), lambda v, x: [v * np.exp(x - np_logsumexp(x, (0, 2)))])
 case("norm", "NORM", lambda x: x.norm(), normal(*S), lambda v, x: [v * x / np.sqrt((x * x).sum())])
+
+
+def _renorm_vjp(v, x, p, dim, maxnorm):
+    """d(x * maxnorm / (|x|_p + 1e-7))^T v on the slices whose norm exceeds maxnorm, v
+    elsewhere."""
+    dims = tuple(d for d in range(x.ndim) if d != dim)
+    norm = (np.abs(x) ** p).sum(dims, keepdims=True) ** (1 / p)
+    factor = maxnorm / (norm + 1e-7)
+    d_norm = np.sign(x) * np.abs(x) ** (p - 1) / norm ** (p - 1)
+    scaled = factor * v - factor / (norm + 1e-7) * (x * v).sum(dims, keepdims=True) * d_norm
+    return [np.where(norm > maxnorm, scaled, v)]
+
+
+# rows 0 and 2 below maxnorm, rows 1 and 3 above it
+_RENORM_SCALES = np.array([[0.1], [3.0], [0.2], [2.0]])
+case("renorm", "RENORM", lambda x: gt.renorm(x, 3, 0, 1.0),
+     lambda r: [r.standard_normal((4, 3)) * _RENORM_SCALES],
+     lambda v, x: _renorm_vjp(v, x, 3, 0, 1.0))
+case("renorm_2", "RENORM", lambda x: x.renorm(2, 1, 0.5),
+     lambda r: [r.standard_normal((3, 4)) * _RENORM_SCALES.T],
+     lambda v, x: _renorm_vjp(v, x, 2, 1, 0.5))
 case("norm_dim", "NORM", lambda x: x.norm(dim=1), normal(*S3),
      lambda v, x: [restore(v, x.shape, 1, False) * x / np.sqrt((x * x).sum(1, keepdims=True))])
 

@@ -40,6 +40,10 @@ DIFFERENTIABLE = {
         x[:, :1], lib.tensor([[True, False], [False, False], [True, True]]), x.exp()),
     "masked_scatter_": lambda lib, x: (x * 1).masked_scatter_(lib.tensor([[True], [False],
                                                                           [True]]), x[1:] ** 2),
+    "renorm": lambda lib, x: lib.renorm(x, 2, 0, 1.0),
+    "renorm_negative_dim_p1": lambda lib, x: x.renorm(1, -1, 2.0),
+    "renorm_inf": lambda lib, x: lib.renorm(x, float("inf"), 1, 1.0),
+    "renorm_": lambda lib, x: (x * 1).renorm_(3, 0, 0.5),
     "index_put_int32": lambda lib, x: (x * 1).index_put_(
         (lib.tensor([1], dtype=lib.int32), lib.tensor([3])), x[0, 0] * 5),
 }
@@ -75,6 +79,9 @@ DTYPES = {
         lib.tensor([False, True, False, True]), lib.tensor([5, 6, 7])),
     "masked_scatter_in_place_returns_self": lambda lib: (lambda t: t.masked_scatter_(
         lib.tensor([True]), lib.ones(2)) is t)(lib.zeros(2)),
+    "renorm_float32": lambda lib: lib.renorm(lib.arange(-6.0, 6.0).view(3, 4) / 7, 2.5, 1, 0.3),
+    "renorm_half": lambda lib: lib.renorm(lib.arange(-6.0, 6.0, dtype=lib.float16).view(3, 4),
+                                          2, 0, 1.0),
     "index_put_in_place_returns_self": lambda lib: (lambda t: lib.index_put_(
         t, (lib.tensor([0]),), lib.tensor(1.0)) is t)(lib.zeros(2)),
 }
@@ -111,8 +118,14 @@ ERRORS = {
         lib.tensor([1, 0, 1, 1], dtype=lib.int32), lib.ones(20)),
     "masked_scatter_broadcast": lambda lib: lib.zeros(3, 4).masked_scatter(
         lib.ones(2, 4, dtype=lib.bool), lib.ones(20)),
+    "masked_scatter_in_place_broadcast": lambda lib: lib.zeros(4).masked_scatter_(
+        lib.ones(3, dtype=lib.bool), lib.ones(20)),
     "masked_scatter_number": lambda lib: lib.zeros(3, 4).masked_scatter(
         lib.ones(4, dtype=lib.bool), 3.0),
+    "renorm_p": lambda lib: lib.renorm(lib.ones(2, 2), 0, 0, 1.0),
+    "renorm_maxnorm": lambda lib: lib.ones(2, 2).renorm(2, 0, -1.0),
+    "renorm_rank": lambda lib: lib.renorm(lib.ones(2), 2, 0, 1.0),
+    "renorm_dim": lambda lib: lib.renorm(lib.ones(2, 2), 2, 2, 1.0),
     "index_put_dtype": lambda lib: lib.zeros(3, 4).index_put((lib.tensor([0, 2]),),
                                                              lib.ones(4, dtype=lib.float64)),
     "index_put_float_index": lambda lib: lib.zeros(3, 4).index_put((lib.tensor([0.0, 2]),),

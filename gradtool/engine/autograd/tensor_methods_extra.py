@@ -167,6 +167,22 @@ def _long_index(index, name):
     return index
 
 
+def _renorm_args(t, p, dim, maxnorm):
+    """renorm's checks, in torch's order and words."""
+    if isinstance(p, complex):
+        raise RuntimeError("renorm: p must be real-valued")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if isinstance(maxnorm, complex):
+        raise RuntimeError("renorm: maxnorm must be real-valued")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    if t.dim() <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {t.dim()} "
+                           f"dimensions")
+    return p, _dim(dim, t.dim()), maxnorm
+
+
 def _check_scatter_src(view, src):
     if tuple(src.shape) != tuple(view.shape):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
@@ -274,6 +290,12 @@ class SelectingTensorMethods:
         _check_put(self, index, source)
         return call_inplace(table.PUT, (self, index, source), (accumulate,))
 
+    def renorm(self, p, dim, maxnorm):
+        return call(table.RENORM, (self,), _renorm_args(self, p, dim, maxnorm))
+
+    def renorm_(self, p, dim, maxnorm):
+        return call_inplace(table.RENORM, (self,), _renorm_args(self, p, dim, maxnorm))
+
     def select_scatter(self, src, dim, index):
         dim = _dim(dim, self.dim())
         index = index + self.shape[dim] if index < 0 else index
@@ -294,8 +316,10 @@ class SelectingTensorMethods:
         return call(table.MASKED_SCATTER, (self, _scatter_mask(self, mask, source), source))
 
     def masked_scatter_(self, mask, source):
-        mask = _scatter_mask(self, mask, source).expand(self.shape)
-        return call_inplace(table.MASKED_SCATTER, (self, mask, source))
+        if mask._data.dtype == np.bool_:  # in place, torch expands the mask to self first
+            mask = mask.expand(self.shape)
+        return call_inplace(table.MASKED_SCATTER, (self, _scatter_mask(self, mask, source),
+                                                   source))
 
     def index_put(self, indices, values, accumulate=False):
         """self[indices] = values (or +=, accumulate) on a copy: IndexPutBackward0."""

@@ -487,6 +487,10 @@ NORM = OpSpec("norm", "LinalgVectorNormBackward0", kernels.norm, function=True,
                   formulas.norm_jvp(self_t, self, result, ord, dim, keepdim),
               self=lambda grad, self, ord, dim, keepdim, result:
                   formulas.norm_backward(grad, self, result, ord, dim, keepdim))
+# renorm: the slices along dim whose p-norm exceeds maxnorm scaled down to it
+RENORM = OpSpec("renorm", "RenormBackward0", kernels.renorm, function=True,
+                args=("p", "dim", "maxnorm"), jvp=formulas.renorm_jvp,
+                self=formulas.renorm_backward)
 SOFTMAX = OpSpec("softmax", "SoftmaxBackward0", kernels.softmax, function=True, args=("dim",),
                  batches=True,
                  jvp=lambda self_t, result, dim:

@@ -107,6 +107,28 @@ def value_selecting_backward(grad, dim, indices, sizes, keepdim):
     return scatter(zeros(sizes, grad), dim, indices, grad)
 
 
+def _renorm_parts(self, p, dim, maxnorm):
+    """renorm's slices' norms (kept dims), the dims they reduce, and maxnorm / (norm + eps)."""
+    dims = tuple(d for d in range(len(self.shape)) if d != dim)
+    norms = table.NORM(self, p, dims, True)
+    inverse = 1 / (norms + 1e-7)
+    return norms, dims, inverse, inverse * maxnorm
+
+
+def renorm_backward(grad, self, p, dim, maxnorm):
+    """torch's renorm_backward: the slices renorm scaled get the derivative of
+    x * maxnorm / (|x|_p + eps), the others the gradient itself."""
+    norms, dims, inverse, factor = _renorm_parts(self, p, dim, maxnorm)
+    along_norm = norm_backward(sum(self * grad, dims, True), self, norms, p, dims, True)
+    return where(norms > maxnorm, factor * grad - (factor * inverse) * along_norm, grad)
+
+
+def renorm_jvp(self_t, self, p, dim, maxnorm):
+    norms, dims, inverse, factor = _renorm_parts(self, p, dim, maxnorm)
+    norm_t = norm_jvp(self_t, self, norms, p, dims, True)
+    return where(norms > maxnorm, factor * (self_t - self * inverse * norm_t), self_t)
+
+
 def logsumexp_backward(grad, self, result, dim, keepdim):
     grad = restore_reduced_dims(grad, dim, keepdim)
     result = restore_reduced_dims(result, dim, keepdim)

@@ -339,6 +339,14 @@ def norm(self, ord, dim, keepdim):
     return _contiguous(np.asarray(out, dtype=self.dtype))
 
 
+def renorm(self, p, dim, maxnorm):
+    """Each slice along dim whose p-norm (over the other dims) exceeds maxnorm scaled down to
+    maxnorm / (norm + 1e-7), as torch's."""
+    norms = norm(self, p, tuple(d for d in range(self.ndim) if d != dim), True)
+    factor = np.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0).astype(self.dtype)
+    return _contiguous(self * factor)
+
+
 # ---- shapes ----
 def view(self, size):
     try:
