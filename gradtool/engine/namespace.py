@@ -181,6 +181,13 @@ for _name in ("index_put", "index_put_"):
     globals().setdefault(_name, _method_as_function(_name))
 
 
+def split_with_sizes(input, split_sizes, dim=0):
+    if not isinstance(split_sizes, (list, tuple)):  # (torch counts input here: position 2)
+        raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be tuple "
+                        f"of ints, not {type(split_sizes).__name__}")
+    return input.split_with_sizes(split_sizes, dim)
+
+
 def rsub(input, other, alpha=1):
     """other - alpha * input: RsubBackward1 for a number other, RsubBackward0 for a tensor."""
     _check_subtraction(input, other, alpha)

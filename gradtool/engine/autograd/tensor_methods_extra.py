@@ -290,6 +290,13 @@ class SelectingTensorMethods:
         _check_put(self, index, source)
         return call_inplace(table.PUT, (self, index, source), (accumulate,))
 
+    def split_with_sizes(self, split_sizes, dim=0):
+        """split by a list of sizes (SplitWithSizesBackward0), a number refused as torch's."""
+        if not isinstance(split_sizes, (list, tuple)):
+            raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 1) must be "
+                            f"tuple of ints, not {type(split_sizes).__name__}")
+        return self.split(list(split_sizes), dim)
+
     def renorm(self, p, dim, maxnorm):
         return call(table.RENORM, (self,), _renorm_args(self, p, dim, maxnorm))
 
