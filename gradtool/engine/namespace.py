@@ -15,6 +15,7 @@ from .autograd.complex_numbers import complex, is_complex, polar, view_as_comple
 from .autograd.ops import api as _api
 from .autograd.ops import derivatives as _table
 from .autograd.dispatch import call as _call
+from .autograd.tensor import _dim
 from .autograd.free_functions import (cat, concat, concatenate, is_inference, maximum, meshgrid,
                                       minimum, normal, stack, std_mean, var_mean, where)
 from .autograd.matmul import matmul
@@ -179,6 +180,43 @@ for _name in ("masked_select", "index_copy", "index_fill", "put", "take", "mode"
     globals().setdefault(_name, _method_as_function(_name))
 for _name in ("index_put", "index_put_"):
     globals().setdefault(_name, _method_as_function(_name))
+
+
+_warned = set()
+
+
+def _warn_once(message):
+    """torch's TORCH_WARN_ONCE: the first call in the process warns, later ones do not."""
+    if message not in _warned:
+        _warned.add(message)
+        _warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def frobenius_norm(input, dim, keepdim=False):
+    """Deprecated in torch (with its warning): the 2-norm over at most 2 dims (NormBackward1)."""
+    _warn_once("at::frobenius_norm is deprecated and it is just left for JIT compatibility. "
+               "It will be removed in a future PyTorch release. Please use "
+               "`linalg.vector_norm(A, 2., dim, keepdim)` instead")
+    dims = [dim] if isinstance(dim, _builtins.int) else list(dim)
+    if len(dims) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions "
+                           f"instead.")
+    if not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {_dtypes.LEGACY_TYPE_NAMES[input._data.dtype.name]} instead.")
+    dims = tuple(_dim(d, input.dim()) for d in dims)
+    return _call(_table.NORM_DIM, (input,), (2.0, dims, keepdim))
+
+
+def nuclear_norm(input, dim=None, keepdim=False):
+    """Deprecated in torch (with its warning): linalg.matrix_norm(input, 'nuc', dim, keepdim),
+    whose nodes it records (SumBackward1 over LinalgSvdBackward0)."""
+    _warn_once("at::nuclear_norm is deprecated and it is just left for JIT compatibility. "
+               "It will be removed in a future PyTorch release. Please use "
+               "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
+    if isinstance(dim, _builtins.bool):  # nuclear_norm(input, keepdim): torch's first form
+        dim, keepdim = None, dim
+    return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
 
 
 def split_with_sizes(input, split_sizes, dim=0):

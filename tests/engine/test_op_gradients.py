@@ -398,6 +398,11 @@ case("logsumexp", "LOGSUMEXP", lambda x: x.logsumexp(1), normal(*S3),
 case("logsumexp_dims", "LOGSUMEXP", lambda x: gt.logsumexp(x, (0, 2), keepdim=True),
      normal(*S3), lambda v, x: [v * np.exp(x - np_logsumexp(x, (0, 2)))])
 case("norm", "NORM", lambda x: x.norm(), normal(*S), lambda v, x: [v * x / np.sqrt((x * x).sum())])
+# (torch.frobenius_norm warns of its deprecation, as torch's: tested in parity)
+case("frobenius_norm", "NORM_DIM", lambda x: gt.frobenius_norm(x, [1], True), normal(*S),
+     lambda v, x: [v * x / np.sqrt((x * x).sum(1, keepdims=True))])
+case("frobenius_norm_all", "NORM_DIM", lambda x: gt.frobenius_norm(x, (1, 0), False),
+     normal(*S), lambda v, x: [v * x / np.sqrt((x * x).sum())])
 
 
 def _renorm_vjp(v, x, p, dim, maxnorm):

@@ -1,6 +1,9 @@
 """torch's top-level ops the engine added beyond its Tensor methods (torch.rsub, torch.index_put
 and index_put_, ...) against torch: values, gradients, the node recorded, dtypes and errors.
 Tests marked parity, skipped without torch."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -42,6 +45,12 @@ DIFFERENTIABLE = {
                                                                           [True]]), x[1:] ** 2),
     "split_with_sizes": lambda lib, x: lib.split_with_sizes(x, [1, 3], 1)[1] * 2,
     "split_with_sizes_method": lambda lib, x: x.split_with_sizes((2, 1))[0].exp(),
+    "frobenius_norm": lambda lib, x: lib.frobenius_norm(x, [1], True),
+    "frobenius_norm_negative": lambda lib, x: lib.frobenius_norm(x, (-1, -2)),
+    "frobenius_norm_int_dim": lambda lib, x: lib.frobenius_norm(x, 0),
+    "nuclear_norm": lambda lib, x: lib.nuclear_norm(x.sin() + x * x),
+    "nuclear_norm_keepdim": lambda lib, x: lib.nuclear_norm(x.exp() - x, True),
+    "nuclear_norm_dims": lambda lib, x: lib.nuclear_norm(x.view(3, 2, 2), (0, 2), keepdim=True),
     "renorm": lambda lib, x: lib.renorm(x, 2, 0, 1.0),
     "renorm_negative_dim_p1": lambda lib, x: x.renorm(1, -1, 2.0),
     "renorm_inf": lambda lib, x: lib.renorm(x, float("inf"), 1, 1.0),
@@ -125,6 +134,10 @@ ERRORS = {
         lib.ones(3, dtype=lib.bool), lib.ones(20)),
     "masked_scatter_number": lambda lib: lib.zeros(3, 4).masked_scatter(
         lib.ones(4, dtype=lib.bool), 3.0),
+    "frobenius_norm_dims": lambda lib: lib.frobenius_norm(lib.ones(2, 2, 2), (0, 1, 2)),
+    "frobenius_norm_dim": lambda lib: lib.frobenius_norm(lib.ones(3), [0, 1]),
+    "frobenius_norm_ints": lambda lib: lib.frobenius_norm(lib.ones(2, 2, dtype=lib.int64), [0]),
+    "nuclear_norm_vector": lambda lib: lib.nuclear_norm(lib.ones(3)),
     "renorm_p": lambda lib: lib.renorm(lib.ones(2, 2), 0, 0, 1.0),
     "renorm_maxnorm": lambda lib: lib.ones(2, 2).renorm(2, 0, -1.0),
     "renorm_rank": lambda lib: lib.renorm(lib.ones(2), 2, 0, 1.0),
@@ -156,3 +169,25 @@ def test_errors_match_torch(name):
             ERRORS[name](lib)
         raised.append((type(info.value).__name__, str(info.value)))
     assert raised[0] == raised[1]
+
+
+_WARNINGS_SEEN = """
+import sys, warnings
+import {lib} as lib
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    for _ in range(2):
+        lib.frobenius_norm(lib.ones(2, 2), (0, 1))
+        lib.nuclear_norm(lib.ones(2, 2))
+for w in caught:
+    print(w.category.__name__, str(w.message).split(" (Triggered internally")[0])
+"""
+
+
+def test_deprecated_norms_warn_once_as_torch():
+    """A fresh process each: torch warns once per process."""
+    said = [subprocess.run([sys.executable, "-c", _WARNINGS_SEEN.format(lib=lib)],
+                           capture_output=True, text=True, timeout=120, check=True).stdout
+            for lib in ("gradtool", "torch")]
+    assert said[0] == said[1]
+    assert said[0].count("deprecated") == 2

@@ -487,6 +487,12 @@ NORM = OpSpec("norm", "LinalgVectorNormBackward0", kernels.norm, function=True,
                   formulas.norm_jvp(self_t, self, result, ord, dim, keepdim),
               self=lambda grad, self, ord, dim, keepdim, result:
                   formulas.norm_backward(grad, self, result, ord, dim, keepdim))
+# the older norm over dims (torch.frobenius_norm's node): vector_norm's formulas, p for ord
+NORM_DIM = OpSpec("norm", "NormBackward1", kernels.norm, args=("p", "dim", "keepdim"),
+                  jvp=lambda self_t, self, p, dim, keepdim, result:
+                      formulas.norm_jvp(self_t, self, result, p, dim, keepdim),
+                  self=lambda grad, self, p, dim, keepdim, result:
+                      formulas.norm_backward(grad, self, result, p, dim, keepdim))
 # renorm: the slices along dim whose p-norm exceeds maxnorm scaled down to it
 RENORM = OpSpec("renorm", "RenormBackward0", kernels.renorm, function=True,
                 args=("p", "dim", "maxnorm"), jvp=formulas.renorm_jvp,
