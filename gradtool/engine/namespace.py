@@ -13,6 +13,9 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 from .autograd.einsum import einsum
 from .autograd.complex_numbers import complex, is_complex, polar, view_as_complex, view_as_real
 from .autograd.ops import api as _api
+from .autograd.ops import derivatives as _table
+from .autograd.dispatch import call as _call
+from .autograd.tensor import _dim
 from .autograd.free_functions import (cat, concat, concatenate, is_inference, maximum, meshgrid,
                                       minimum, normal, stack, std_mean, var_mean, where)
 from .autograd.matmul import matmul
@@ -31,6 +34,7 @@ globals().update(_api.FUNCTIONS)
 from . import (accelerator, amp, backends, cuda, distributions, jit, linalg, nn,  # noqa: E402
                optim, testing, utils)  # (they build on the engine above)
 from .amp import autocast  # noqa: E402
+from .nn.torch_level import *  # noqa: E402,F401,F403  (torch.conv2d, torch.batch_norm, ...)
 from . import library  # noqa: E402
 from .library import Tag, ops  # noqa: E402  (torch.ops.<namespace>.<op>)
 from . import fft, special  # noqa: E402  (torch.fft, torch.special)
@@ -174,6 +178,77 @@ for _name in ("masked_select", "index_copy", "index_fill", "put", "take", "mode"
               "nansum", "nanmean", "movedim", "moveaxis", "logical_or", "logical_and",
               "logical_xor", "histc", "histogram"):
     globals().setdefault(_name, _method_as_function(_name))
+for _name in ("index_put", "index_put_"):
+    globals().setdefault(_name, _method_as_function(_name))
+
+
+_warned = set()
+
+
+def _warn_once(message):
+    """torch's TORCH_WARN_ONCE: the first call in the process warns, later ones do not."""
+    if message not in _warned:
+        _warned.add(message)
+        _warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def frobenius_norm(input, dim, keepdim=False):
+    """Deprecated in torch (with its warning): the 2-norm over at most 2 dims (NormBackward1)."""
+    _warn_once("at::frobenius_norm is deprecated and it is just left for JIT compatibility. "
+               "It will be removed in a future PyTorch release. Please use "
+               "`linalg.vector_norm(A, 2., dim, keepdim)` instead")
+    dims = [dim] if isinstance(dim, _builtins.int) else list(dim)
+    if len(dims) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions "
+                           f"instead.")
+    if not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {_dtypes.LEGACY_TYPE_NAMES[input._data.dtype.name]} instead.")
+    dims = tuple(_dim(d, input.dim()) for d in dims)
+    return _call(_table.NORM_SCALAROPT_DIM, (input,), (2.0, dims, keepdim))
+
+
+def nuclear_norm(input, dim=None, keepdim=False):
+    """Deprecated in torch (with its warning): linalg.matrix_norm(input, 'nuc', dim, keepdim),
+    whose nodes it records (SumBackward1 over LinalgSvdBackward0)."""
+    _warn_once("at::nuclear_norm is deprecated and it is just left for JIT compatibility. "
+               "It will be removed in a future PyTorch release. Please use "
+               "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
+    if isinstance(dim, _builtins.bool):  # nuclear_norm(input, keepdim): torch's first form
+        dim, keepdim = None, dim
+    return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    if not isinstance(split_sizes, (list, tuple)):  # (torch counts input here: position 2)
+        raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be tuple "
+                        f"of ints, not {type(split_sizes).__name__}")
+    return input.split_with_sizes(split_sizes, dim)
+
+
+def rsub(input, other, alpha=1):
+    """other - alpha * input: RsubBackward1 for a number other, RsubBackward0 for a tensor."""
+    _check_subtraction(input, other, alpha)
+    if isinstance(other, Tensor):
+        return _call(_table.RSUB_TENSOR, (input, other), (alpha,))
+    return _call(_table.RSUB, (input,), (other, alpha))
+
+
+def _is_bool(value):
+    return value.dtype == bool if isinstance(value, Tensor) else isinstance(value, _builtins.bool)
+
+
+def _check_subtraction(a, b, alpha):
+    """torch's refusals of a subtraction of bools."""
+    if _is_bool(a) and _is_bool(b):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    if isinstance(alpha, _builtins.bool):
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
 
 
 # ---- turns, products, distances, statistics

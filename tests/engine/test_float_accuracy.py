@@ -94,6 +94,7 @@ REFERENCE = {
     "SUB_SCALAR": ((REALS,), [(1.5, 1), (0.375, 2)], lambda a, other, alpha: a - other * alpha),
     "SUB": ((REALS, REALS), [(1,), (0.375,)], lambda a, b, alpha: a - b * alpha),
     "RSUB": ((REALS,), [(2.5, 1), (2.5, 0.375)], lambda x, other, alpha: other - x * alpha),
+    "RSUB_TENSOR": ((REALS, REALS), [(1,), (0.375,)], lambda a, b, alpha: b - a * alpha),
     "MUL": ((REALS, REALS), [()], lambda a, b: a * b),
     "MUL_SCALAR": ((REALS,), [(0.375,)], lambda x, other: x * other),
     "DIV": ((REALS, DIVISORS), [()], lambda a, b: a / b),

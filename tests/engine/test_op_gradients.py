@@ -231,6 +231,8 @@ case("sub", "SUB", lambda x, y: x - y, normals((4,), (3, 1)),
 case("sub_alpha", "SUB", lambda x, y: gt.sub(x, y, alpha=3.0), normals(S, S),
      lambda v, x, y: [v, -3.0 * v], order2="square")
 case("rsub", "RSUB", lambda x: 2.0 - x, normal(*S), lambda v, x: [-v], order2="square")
+case("rsub_tensor", "RSUB_TENSOR", lambda x, y: gt.rsub(x, y, alpha=2.5), normals((4,), (3, 1)),
+     lambda v, x, y: [unbroadcast(-2.5 * v, x.shape), unbroadcast(v, y.shape)], order2="square")
 case("mul", "MUL", lambda x, y: x * y, normals((3, 1), (2, 1, 4)),
      lambda v, x, y: [unbroadcast(v * y, x.shape), unbroadcast(v * x, y.shape)])
 case("mul_scalar_op", "MUL_SCALAR", lambda x: call(D.MUL_SCALAR, (x,), (0.9,)),
@@ -400,6 +402,32 @@ case("logsumexp", "LOGSUMEXP", lambda x: x.logsumexp(1), normal(*S3),
 case("logsumexp_dims", "LOGSUMEXP", lambda x: gt.logsumexp(x, (0, 2), keepdim=True),
      normal(*S3), lambda v, x: [v * np.exp(x - np_logsumexp(x, (0, 2)))])
 case("norm", "NORM", lambda x: x.norm(), normal(*S), lambda v, x: [v * x / np.sqrt((x * x).sum())])
+# (torch.frobenius_norm warns of its deprecation, as torch's: tested in parity)
+case("frobenius_norm", "NORM_SCALAROPT_DIM", lambda x: gt.frobenius_norm(x, [1], True), normal(*S),
+     lambda v, x: [v * x / np.sqrt((x * x).sum(1, keepdims=True))])
+case("frobenius_norm_all", "NORM_SCALAROPT_DIM", lambda x: gt.frobenius_norm(x, (1, 0), False),
+     normal(*S), lambda v, x: [v * x / np.sqrt((x * x).sum())])
+
+
+def _renorm_vjp(v, x, p, dim, maxnorm):
+    """d(x * maxnorm / (|x|_p + 1e-7))^T v on the slices whose norm exceeds maxnorm, v
+    elsewhere."""
+    dims = tuple(d for d in range(x.ndim) if d != dim)
+    norm = (np.abs(x) ** p).sum(dims, keepdims=True) ** (1 / p)
+    factor = maxnorm / (norm + 1e-7)
+    d_norm = np.sign(x) * np.abs(x) ** (p - 1) / norm ** (p - 1)
+    scaled = factor * v - factor / (norm + 1e-7) * (x * v).sum(dims, keepdims=True) * d_norm
+    return [np.where(norm > maxnorm, scaled, v)]
+
+
+# rows 0 and 2 below maxnorm, rows 1 and 3 above it
+_RENORM_SCALES = np.array([[0.1], [3.0], [0.2], [2.0]])
+case("renorm", "RENORM", lambda x: gt.renorm(x, 3, 0, 1.0),
+     lambda r: [r.standard_normal((4, 3)) * _RENORM_SCALES],
+     lambda v, x: _renorm_vjp(v, x, 3, 0, 1.0))
+case("renorm_2", "RENORM", lambda x: x.renorm(2, 1, 0.5),
+     lambda r: [r.standard_normal((3, 4)) * _RENORM_SCALES.T],
+     lambda v, x: _renorm_vjp(v, x, 2, 1, 0.5))
 case("norm_dim", "NORM", lambda x: x.norm(dim=1), normal(*S3),
      lambda v, x: [restore(v, x.shape, 1, False) * x / np.sqrt((x * x).sum(1, keepdims=True))])
 
@@ -1285,6 +1313,22 @@ case("put_accumulate", "PUT", lambda x, s: (x * 1.0).put_(gt.tensor([1, 1, 4]), 
 case("take", "TAKE", lambda x: gt.take(x, gt.tensor([[3, -1], [3, 0]])), normal(*S),
      lambda v, x: [np.bincount([3, 11, 3, 0], v.reshape(-1), 12).reshape(S)],
      order2="square")
+case("select_scatter", "SELECT_SCATTER", lambda x, s: gt.select_scatter(x, s, 1, 2),
+     normals(S, (3,)), lambda v, x, s: [np.where(np.arange(4) == 2, 0.0, v), v[:, 2]],
+     order2="square")
+case("slice_scatter", "SLICE_SCATTER", lambda x, s: x.slice_scatter(s, 1, 1, None, 2),
+     normals(S, (3, 2)), lambda v, x, s: [np.where(np.arange(4) % 2 == 1, 0.0, v), v[:, 1::2]],
+     order2="square")
+case("diagonal_scatter", "DIAGONAL_SCATTER", lambda x, s: gt.diagonal_scatter(x, s, -1),
+     normals(S, (2,)), lambda v, x, s: [np.where(np.eye(3, 4, -1) == 1, 0.0, v),
+                                         v[[1, 2], [0, 1]]], order2="square")
+# a (3, 1) self broadcast with a (3, 4) mask of 9 ones: 9 of the 11 source values written
+_SCATTER_MASK = np.array([[True, False, True, True]] * 3)
+case("masked_scatter", "MASKED_SCATTER",
+     lambda x, s, m: x.masked_scatter(m, s) * 1.0,
+     lambda r: [r.standard_normal((3, 1)), r.standard_normal(11), Const(_SCATTER_MASK)],
+     lambda v, x, s, m: [np.where(m, 0.0, v).sum(1, keepdims=True),
+                         np.concatenate([v[m], np.zeros(2)])], order2="square")
 case("unfold", "UNFOLD", lambda x: x.unfold(1, 3, 2), normal(3, 7),
      lambda v, x: _unfold_vjp(v, x, 1, 3, 2), order2="square")
 case("unfold_overlapping", "UNFOLD", lambda x: x.unfold(0, 2, 1) ** 2, normal(4, 2),

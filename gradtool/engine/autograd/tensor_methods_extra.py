@@ -8,7 +8,7 @@ import collections
 import numpy as np
 
 from . import creation, dtypes
-from .dispatch import call
+from .dispatch import broadcast_mismatch, call
 from .inplace import call_inplace
 from .ops import derivatives as table
 from .tensor import Tensor, _dim
@@ -167,6 +167,93 @@ def _long_index(index, name):
     return index
 
 
+def _renorm_args(t, p, dim, maxnorm):
+    """renorm's checks, in torch's order and words."""
+    if isinstance(p, complex):
+        raise RuntimeError("renorm: p must be real-valued")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if isinstance(maxnorm, complex):
+        raise RuntimeError("renorm: maxnorm must be real-valued")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    if t.dim() <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {t.dim()} "
+                           f"dimensions")
+    return p, _dim(dim, t.dim()), maxnorm
+
+
+def _check_scatter_src(view, src):
+    if tuple(src.shape) != tuple(view.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(view.shape)}")
+
+
+def _scatter_mask(t, mask, source):
+    """masked_scatter's checks, in torch's order: source a tensor of t's dtype, a bool mask
+    broadcasting with t, as many elements in source as the mask has ones."""
+    if not isinstance(source, Tensor):
+        raise TypeError(f"masked_scatter(): argument 'source' (position 2) must be Tensor, not "
+                        f"{type(source).__name__}")
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {dtypes.LEGACY_TYPE_NAMES.get(mask._data.dtype.name)}")
+    if source._data.dtype != t._data.dtype:
+        names = dtypes.LEGACY_TYPE_NAMES
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{names.get(t._data.dtype.name)} and "
+                           f"{names.get(source._data.dtype.name)}")
+    mismatch = broadcast_mismatch(mask._data.shape, t._data.shape)  # torch: a is the mask
+    if mismatch:
+        raise RuntimeError(mismatch)
+    shape = np.broadcast_shapes(mask._data.shape, t._data.shape)
+    if np.count_nonzero(np.broadcast_to(mask._data, shape)) > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    return mask
+
+
+def _put_index(t, indices, values):
+    """index_put's tuple of index tensors as the numpy index the row takes, checked as torch
+    checks it (every entry a long, int, byte or bool tensor, in bounds; values of t's dtype,
+    broadcasting to what the index selects)."""
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put(): argument 'values' (position 2) must be Tensor, not "
+                        f"{type(values).__name__}")
+    for position, item in enumerate(indices):
+        if not isinstance(item, Tensor):
+            raise TypeError(f"expected Tensor as element {position} in argument 0, but got "
+                            f"{type(item).__name__}")
+        if item._data.dtype.kind not in "iub":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    covered = sum(item.dim() if item._data.dtype.kind in "bu" else 1 for item in indices)
+    if covered > t.dim():
+        raise IndexError(f"too many indices for tensor of dimension {t.dim()} (got {covered})")
+    index, dim = [], 0
+    for item in indices:
+        array = item._data.astype(bool) if item._data.dtype.kind in "bu" else item._data
+        if array.dtype != np.bool_:
+            size = t.shape[dim]
+            outside = array[(array >= size) | (array < -size)]
+            if outside.size:
+                raise IndexError(f"index {outside.flat[0]} is out of bounds for dimension {dim} "
+                                 f"with size {size}")
+        index.append(array)
+        dim += array.ndim if array.dtype == np.bool_ else 1
+    index = tuple(index)
+    if values._data.dtype != t._data.dtype:
+        names = dtypes.LEGACY_TYPE_NAMES
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{names.get(t._data.dtype.name)} for the destination and "
+                           f"{names.get(values._data.dtype.name)} for the source.")
+    selected = np.empty(t._data.shape, np.bool_)[index].shape
+    try:
+        np.broadcast_shapes(values._data.shape, selected)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot "
+                           f"be broadcast to indexing result of shape {list(selected)}") from None
+    return index
+
+
 class SelectingTensorMethods:
     """Selecting, writing by index, windows, modes and histograms (the census's Tensor
     ops): each a row of the table or made of the engine's ops."""
@@ -202,6 +289,53 @@ class SelectingTensorMethods:
     def put_(self, index, source, accumulate=False):
         _check_put(self, index, source)
         return call_inplace(table.PUT, (self, index, source), (accumulate,))
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        """split by a list of sizes (SplitWithSizesBackward0), a number refused as torch's."""
+        if not isinstance(split_sizes, (list, tuple)):
+            raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 1) must be "
+                            f"tuple of ints, not {type(split_sizes).__name__}")
+        return self.split(list(split_sizes), dim)
+
+    def renorm(self, p, dim, maxnorm):
+        return call(table.RENORM, (self,), _renorm_args(self, p, dim, maxnorm))
+
+    def renorm_(self, p, dim, maxnorm):
+        return call_inplace(table.RENORM, (self,), _renorm_args(self, p, dim, maxnorm))
+
+    def select_scatter(self, src, dim, index):
+        dim = _dim(dim, self.dim())
+        index = index + self.shape[dim] if index < 0 else index
+        _check_scatter_src(self.detach().select(dim, index), src)
+        return call(table.SELECT_SCATTER, (self, src), (dim, index))
+
+    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+        dim = _dim(dim, self.dim())
+        _check_scatter_src(self.detach()[(slice(None),) * dim + (slice(start, end, step),)], src)
+        return call(table.SLICE_SCATTER, (self, src), (dim, start, end, step))
+
+    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+        dim1, dim2 = _dim(dim1, self.dim()), _dim(dim2, self.dim())
+        _check_scatter_src(self.detach().diagonal(offset, dim1, dim2), src)
+        return call(table.DIAGONAL_SCATTER, (self, src), (offset, dim1, dim2))
+
+    def masked_scatter(self, mask, source):
+        return call(table.MASKED_SCATTER, (self, _scatter_mask(self, mask, source), source))
+
+    def masked_scatter_(self, mask, source):
+        if mask._data.dtype == np.bool_:  # in place, torch expands the mask to self first
+            mask = mask.expand(self.shape)
+        return call_inplace(table.MASKED_SCATTER, (self, _scatter_mask(self, mask, source),
+                                                   source))
+
+    def index_put(self, indices, values, accumulate=False):
+        """self[indices] = values (or +=, accumulate) on a copy: IndexPutBackward0."""
+        return call(table.INDEX_PUT, (self, values), (_put_index(self, indices, values),
+                                                       accumulate))
+
+    def index_put_(self, indices, values, accumulate=False):
+        return call_inplace(table.INDEX_PUT, (self, values),
+                            (_put_index(self, indices, values), accumulate))
 
     def take(self, index):
         _check_put(self, index, None)

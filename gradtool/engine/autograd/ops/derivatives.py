@@ -219,6 +219,9 @@ SUB = OpSpec("sub", "SubBackward0", kernels.sub, function=True, **_BROADCASTING,
 RSUB = OpSpec("rsub", "RsubBackward1", kernels.rsub, **_BROADCASTING, args=("other", "alpha"),
               promoted_args=("other",), complex=True,
               self=lambda grad, alpha: formulas.scale(grad, -conj(alpha)))
+RSUB_TENSOR = OpSpec("rsub", "RsubBackward0", kernels.rsub, **_BROADCASTING, args=("alpha",),
+                     complex=True, self=lambda grad, alpha: formulas.scale(grad, -conj(alpha)),
+                     other=lambda grad: grad)
 # add.Scalar and sub.Scalar: a tensor and a number inside torch's C++ (the margin losses,
 # pairwise_distance's eps);
 # Python's tensor + 2.0 is ADD, the number wrapped in a tensor
@@ -577,6 +580,10 @@ NORM_SCALAROPT_DIM = OpSpec("norm", "NormBackward1", kernels.norm, args=("p", "d
                                 formulas.norm_jvp(self_t, self, result, p, dim, keepdim),
                             self=lambda grad, self, p, dim, keepdim, result:
                                 formulas.norm_backward(grad, self, result, p, dim, keepdim))
+# renorm: the slices along dim whose p-norm exceeds maxnorm scaled down to it
+RENORM = OpSpec("renorm", "RenormBackward0", kernels.renorm, function=True,
+                args=("p", "dim", "maxnorm"), jvp=formulas.renorm_jvp,
+                self=formulas.renorm_backward)
 SOFTMAX = OpSpec("softmax", "SoftmaxBackward0", kernels.softmax, function=True, args=("dim",),
                  batches=True,
                  jvp=lambda self_t, result, dim:
@@ -823,6 +830,33 @@ PUT = OpSpec("put", "PutBackward0", kernels.put, function=True, jvp="linear",
 TAKE = OpSpec("take", "TakeBackward0", kernels.take, function=True, jvp="linear",
               self=lambda grad, self, index: formulas.put(zeros_like(self), index, grad, True),
               index=NON_DIFFERENTIABLE)
+# select_scatter, slice_scatter, diagonal_scatter: src written into a copy of self where the
+# view op (select, slice, diagonal) reads; src gets the view of the gradient, self the rest
+SELECT_SCATTER = OpSpec("select_scatter", "SelectScatterBackward0", kernels.select_scatter,
+                        function=True, jvp="linear", args=("dim", "index"),
+                        self=lambda grad, dim, index: formulas.select_scatter(
+                            grad, zeros_like(select(grad, dim, index)), dim, index),
+                        src=lambda grad, dim, index: select(grad, dim, index))
+SLICE_SCATTER = OpSpec("slice_scatter", "SliceScatterBackward0", kernels.slice_scatter,
+                       function=True, jvp="linear", args=("dim", "start", "end", "step"),
+                       self=lambda grad, dim, start, end, step: formulas.slice_scatter(
+                           grad, zeros_like(slice(grad, dim, start, end, step)), dim, start, end,
+                           step),
+                       src=lambda grad, dim, start, end, step: slice(grad, dim, start, end, step))
+DIAGONAL_SCATTER = OpSpec("diagonal_scatter", "DiagonalScatterBackward0",
+                          kernels.diagonal_scatter, function=True, jvp="linear",
+                          args=("offset", "dim1", "dim2"),
+                          self=lambda grad, offset, dim1, dim2: formulas.diagonal_scatter(
+                              grad, zeros_like(diagonal(grad, offset, dim1, dim2)), offset, dim1,
+                              dim2),
+                          src=lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2))
+# masked_scatter: source's leading elements, in order, where the (broadcast) mask is true
+MASKED_SCATTER = OpSpec("masked_scatter", "MaskedScatterBackward0", kernels.masked_scatter,
+                        function=True, jvp="linear", broadcasts=True,
+                        self=lambda grad, mask: masked_fill(grad, mask, 0),
+                        mask=NON_DIFFERENTIABLE,
+                        source=lambda grad, mask, source_sym_sizes:
+                            formulas.masked_scatter_backward(grad, mask, source_sym_sizes))
 # unfold: windows along a dim (a view); its backward adds each window back, an op of its own
 UNFOLD = OpSpec("unfold", "UnfoldBackward0", kernels.unfold, jvp="linear", view=True,
                 args=("dimension", "size", "step"),

@@ -16,8 +16,7 @@ from .generic import (abs, addmm, any_true, cat, clamp, conj, constant, contiguo
                       select, sigmoid, sign, slice, squeeze, stack, sum, sum_to, t, tanh,
                       transpose, tril, triu,
                       unsqueeze, var, where, zeros, zeros_like)
-from .generic import scatter_add, to
-from .generic import index_put
+from .generic import index, index_put, scatter_add, to
 from .kernels import expanded, is_column_major
 
 
@@ -108,6 +107,28 @@ def value_selecting_backward(grad, dim, indices, sizes, keepdim):
     if not keepdim:
         grad, indices = unsqueeze(grad, dim), unsqueeze(indices, dim)
     return scatter(zeros(sizes, grad), dim, indices, grad)
+
+
+def _renorm_parts(self, p, dim, maxnorm):
+    """renorm's slices' norms (kept dims), the dims they reduce, and maxnorm / (norm + eps)."""
+    dims = tuple(d for d in range(len(self.shape)) if d != dim)
+    norms = table.NORM(self, p, dims, True)
+    inverse = 1 / (norms + 1e-7)
+    return norms, dims, inverse, inverse * maxnorm
+
+
+def renorm_backward(grad, self, p, dim, maxnorm):
+    """torch's renorm_backward: the slices renorm scaled get the derivative of
+    x * maxnorm / (|x|_p + eps), the others the gradient itself."""
+    norms, dims, inverse, factor = _renorm_parts(self, p, dim, maxnorm)
+    along_norm = norm_backward(sum(self * grad, dims, True), self, norms, p, dims, True)
+    return where(norms > maxnorm, factor * grad - (factor * inverse) * along_norm, grad)
+
+
+def renorm_jvp(self_t, self, p, dim, maxnorm):
+    norms, dims, inverse, factor = _renorm_parts(self, p, dim, maxnorm)
+    norm_t = norm_jvp(self_t, self, norms, p, dims, True)
+    return where(norms > maxnorm, factor * (self_t - self * inverse * norm_t), self_t)
 
 
 def logsumexp_backward(grad, self, result, dim, keepdim):
@@ -1729,6 +1750,22 @@ def masked_select_backward(grad, self, mask):
     shape = np.broadcast_shapes(tuple(self.shape), mask.shape)
     where_true = np.nonzero(np.broadcast_to(mask, shape))
     return sum_to(index_put(zeros(shape, grad), where_true, grad), tuple(self.shape))
+
+
+def masked_scatter_backward(grad, mask, source_sizes):
+    """source's gradient: grad where the mask is true, in order, then zeros for the elements
+    of source the mask did not reach, in source's shape."""
+    where_true = np.nonzero(np.broadcast_to(_array_of(mask), tuple(grad.shape)))
+    selected = index(grad, where_true)
+    missing = int(np.prod(source_sizes)) - numel(selected)
+    if missing:
+        selected = cat([selected, zeros((missing,), grad)], 0)
+    return reshape(selected, source_sizes)
+
+
+select_scatter = row_function("SELECT_SCATTER")  # (self, src, dim, index)
+slice_scatter = row_function("SLICE_SCATTER")  # (self, src, dim, start, end, step)
+diagonal_scatter = row_function("DIAGONAL_SCATTER")  # (self, src, offset, dim1, dim2)
 
 
 def index_fill(x, dim, index, value):

@@ -341,6 +341,14 @@ def norm(self, ord, dim, keepdim):
     return _contiguous(np.asarray(out, dtype=self.dtype))
 
 
+def renorm(self, p, dim, maxnorm):
+    """Each slice along dim whose p-norm (over the other dims) exceeds maxnorm scaled down to
+    maxnorm / (norm + 1e-7), as torch's."""
+    norms = norm(self, p, tuple(d for d in range(self.ndim) if d != dim), True)
+    factor = np.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0).astype(self.dtype)
+    return _contiguous(self * factor)
+
+
 # ---- shapes ----
 def view(self, size):
     try:
@@ -634,6 +642,31 @@ def _into_zeros(view_op):
 select_backward = _into_zeros(select)
 slice_backward = _into_zeros(slice_)
 diagonal_backward = _into_zeros(diagonal)
+
+
+def _scatter_into(view_op):
+    """select_scatter, slice_scatter, diagonal_scatter: a copy of self with src written where
+    the view op reads (in self's dtype)."""
+    def scatter(self, src, *view_args):
+        out = self.copy()
+        view_op(out, *view_args)[...] = src
+        return out
+    return scatter
+
+
+select_scatter = _scatter_into(select)
+slice_scatter = _scatter_into(slice_)
+diagonal_scatter = _scatter_into(diagonal)
+
+
+def masked_scatter(self, mask, source):
+    """self (broadcast with mask) with source's leading elements written, in order, where the
+    mask is true."""
+    shape = np.broadcast_shapes(self.shape, mask.shape)
+    out = np.array(np.broadcast_to(self, shape))
+    where_true = np.broadcast_to(mask, shape)
+    out[where_true] = source.reshape(-1)[:np.count_nonzero(where_true)]
+    return out
 
 
 def index_backward(grad_output, input_sizes, indices):
