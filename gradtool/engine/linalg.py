@@ -10,6 +10,7 @@ from .autograd.linalg import eig, eigvals  # noqa: F401
 from .autograd.linalg import (cond, diagonal, lstsq, matrix_exp, matrix_rank,  # noqa: F401
                               pinv, solve_ex, tensorinv, tensorsolve, vander)
 from .autograd.tensor_methods_extra import linalg_cross as cross  # noqa: F401
+from .autograd.matmul import matmul  # noqa: F401  (torch.linalg.matmul is torch.matmul)
 from .errors import missing_attribute
 
 
