@@ -10,6 +10,7 @@ from .autograd import dtypes
 from .autograd.creation import arange
 from .autograd.dispatch import call
 from .autograd.ops import derivatives as table
+from .autograd.out_argument import written_to
 from .autograd.tensor import _dim
 from .errors import missing_attribute
 
@@ -259,7 +260,8 @@ def fftfreq(n, d=1.0, *, dtype=None, device=None, layout=None, requires_grad=Fal
         result = arange(n, dtype=_float_dtype("fftfreq", dtype))
         result[(n + 1) // 2:] -= n
         result = result * (1.0 / (n * d))
-    return result.requires_grad_(requires_grad)
+    return written_to(_emptied_as_arange_does(out, result), result,
+                      "fft_fftfreq").requires_grad_(requires_grad)
 
 
 def rfftfreq(n, d=1.0, *, dtype=None, device=None, layout=None, requires_grad=False,
@@ -267,7 +269,22 @@ def rfftfreq(n, d=1.0, *, dtype=None, device=None, layout=None, requires_grad=Fa
     """The sample frequencies of rfft's n // 2 + 1 bins: [0, 1, ..., n // 2] / (d n)."""
     with _no_grad():
         result = arange(n // 2 + 1, dtype=_float_dtype("rfftfreq", dtype)) * (1.0 / (n * d))
-    return result.requires_grad_(requires_grad)
+    return written_to(_emptied_as_arange_does(out, result), result,
+                      "fft_rfftfreq").requires_grad_(requires_grad)
+
+
+def _emptied_as_arange_does(out, result):
+    """torch writes the frequencies through arange(out=): an out of another size is resized
+    with arange's own warning."""
+    if out is not None and out.numel() and out.numel() != result.numel():
+        import warnings
+        warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} is "
+                      f"{out.numel()} which does not match the computed number of elements "
+                      f"{result.numel()}. Note that this may occur as a result of rounding "
+                      f"error. The out tensor will be resized to a tensor of shape "
+                      f"({result.numel()},).", UserWarning, stacklevel=3)
+        out.resize_(0)
+    return out
 
 
 def fftshift(input, dim=None):

@@ -19,6 +19,7 @@ from .autograd.tensor import _dim
 from .autograd.free_functions import (cat, concat, concatenate, is_inference, maximum, meshgrid,
                                       minimum, normal, stack, std_mean, var_mean, where)
 from .autograd.matmul import matmul
+from .autograd.out_argument import written_to as _written_to
 from .autograd.tensor import Size, Tensor
 from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                      IntTensor, LongTensor, ShortTensor, finfo, iinfo, range)
@@ -367,8 +368,13 @@ def chain_matmul(*matrices, out=None):
         if m.dim() != 2:
             raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
     if len(matrices) == 1:
-        return matrices[0].clone()
-    return linalg.multi_dot(matrices)
+        return _written_to(out, matrices[0].clone(), "chain_matmul")
+    result = linalg.multi_dot(matrices)
+    if out is not None and out.dtype is not result.dtype:  # (multi_dot's out: the same dtype)
+        raise RuntimeError(f"multi_dot(): expected out tensor to have dtype "
+                           f"{_dtypes.C_TYPE_NAMES.get(result.dtype.name, result.dtype.name)} "
+                           f"but got {_dtypes.C_TYPE_NAMES.get(out.dtype.name, out.dtype.name)}")
+    return _written_to(out, result, "chain_matmul")
 
 
 # ---- the LU factorisation's older names

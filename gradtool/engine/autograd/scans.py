@@ -8,10 +8,10 @@ import warnings
 import numpy as np
 
 from . import dtypes
-from ..errors import NotInEngineError
 from .dispatch import call
 from .inplace import call_inplace
 from .ops import derivatives as table
+from .out_argument import written_to
 from .tensor import Tensor, _dim
 
 CummaxResult = collections.namedtuple("cummax", ["values", "indices"])
@@ -140,8 +140,6 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                  sorter=None):
     """Where each value of input would go in the sorted last dim of sorted_sequence (after
     equal values with right=True or side='right'); sorter orders an unsorted sequence."""
-    if out is not None:
-        raise NotInEngineError("torch.searchsorted(out=...)")
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
@@ -173,7 +171,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         flat = found.reshape(len(rows), -1)
         for r, (row, vals) in enumerate(zip(rows, values.reshape(len(rows), -1))):
             flat[r] = np.searchsorted(row, vals, where)
-    return Tensor._wrap(np.asarray(found, np.int32 if out_int32 else np.int64))
+    return written_to(out, Tensor._wrap(np.asarray(found, np.int32 if out_int32 else np.int64)),
+                      "searchsorted")
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):

@@ -2,6 +2,8 @@
 each a row of the op table (derivatives.py, "special functions") or torch's alias of one
 (special.expit is sigmoid, special.gammaln lgamma, ...); the functions torch gives no
 gradient (bessel_j0, bessel_j1) are values only, as torch's."""
+import functools
+import inspect
 import math
 import numbers
 
@@ -9,6 +11,7 @@ import numpy as np
 
 from . import creation, dtypes
 from .dispatch import call
+from .out_argument import written_to
 from .ops import derivatives as table
 from .ops.kernels import rounded_once
 from . import special_functions
@@ -240,3 +243,16 @@ class SpecialTensorMethods:
 
     def xlogy(self, other):
         return xlogy(self, other)
+
+
+def _writing_out(fn):
+    """fn with torch's out= (out_argument.written_to), one wrapper for every function here."""
+    @functools.wraps(fn)
+    def with_out(*args, out=None, **kwargs):
+        return written_to(out, fn(*args, **kwargs), fn.__name__)
+    return with_out
+
+
+for _name in __all__:
+    if "out" in inspect.signature(globals()[_name]).parameters:
+        globals()[_name] = _writing_out(globals()[_name])
