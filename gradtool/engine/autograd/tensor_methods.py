@@ -1183,7 +1183,7 @@ def _scatter_reduce(t, dim, index, src, reduce, dispatch):
     if _state.grad_enabled and any(isinstance(x, Tensor) and x._requires_grad
                                    for x in (t, src)):
         raise RuntimeError("the derivative for 'scatter' with reduce is not implemented (as "
-                           "in torch); use scatter_add, or scatter_reduce outside autograd")
+                           "in torch); use scatter_add, or scatter_reduce (differentiable)")
     out = t._data.copy()
     where = kernels._scatter_index(index._data, dim)
     values = src._data[tuple(slice(0, n) for n in index._data.shape)] if isinstance(
