@@ -9,6 +9,7 @@ float32s, the float64 computation may round to either side, and both count as ri
 vanishing fraction of inputs; none of these seeded ones). A result off by one ulp is 0.5
 more, far outside the bound. (`measure` gives the errors themselves, for a table of them.)"""
 import math
+import operator
 
 import numpy as np
 import pytest
@@ -27,6 +28,11 @@ ABOVE_ONE = ("uniform", 1.0, 100.0, (1.0, 1.5))
 EXPONENTS = ("uniform", -3.0, 3.0, (0.0, 1.0, -1.0, 2.0, 0.5))
 DIVISORS = ("uniform", -10.0, 10.0, (1e-3, -0.5, 1.0))
 BOOLS = ("bools",)
+
+
+# x.eq_(y) and its kin: exact by definition (1 or 0)
+_COMPARED = {"EQ": operator.eq, "NE": operator.ne, "LT": operator.lt, "LE": operator.le,
+             "GT": operator.gt, "GE": operator.ge}
 
 
 def _sigmoid(x):
@@ -117,6 +123,10 @@ REFERENCE = {
     "SILU": ((REALS,), [()], lambda x: x * _sigmoid(x)),
     "SOFTPLUS": ((REALS,), [(1.0, 20.0), (2.0, 5.0)], _softplus),
     "LEAKY_RELU": ((REALS,), [(0.375,)], lambda x, slope: x if x > 0 else x * slope),
+    **{f"{n}_": ((REALS,), [(0.5,)], lambda x, other, c=c: float(c(x, other)))
+       for n, c in _COMPARED.items()},
+    **{f"{n}_TENSOR_": ((REALS, REALS), [()], lambda x, y, c=c: float(c(x, y)))
+       for n, c in _COMPARED.items()},
     "HARDSHRINK": ((REALS,), [(0.5,)], lambda x, lambd: x if abs(x) > lambd else 0.0),
     "SOFTSHRINK": ((REALS,), [(0.5,)], lambda x, lambd: x - math.copysign(lambd, x)
                    if abs(x) > lambd else 0.0),

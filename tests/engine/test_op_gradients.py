@@ -2212,6 +2212,16 @@ for _name, _rounded in (("remainder", np.floor), ("fmod", np.trunc)):
          lambda v, x, y, _rounded=_rounded: [v, unbroadcast(-v * _rounded(x / y), y.shape)])
     case(f"{_name}_scalar", f"{_row}_SCALAR", lambda x, _name=_name: getattr(x, _name)(1.5),
          lambda r: [_quotients(r, 1.5)], lambda v, x: [v])
+# the comparisons written in place are flat: zero gradients (times x, to see them)
+for _name, _compare in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                        ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)):
+    case(f"{_name}_", f"{_name.upper()}_",
+         lambda x, _name=_name: getattr(x * 1.0, _name + "_")(0.25) * x, normal(*S),
+         lambda v, x, _compare=_compare: [v * _compare(x, 0.25)])
+    case(f"{_name}_tensor_", f"{_name.upper()}_TENSOR_",
+         lambda x, y, _name=_name: getattr(x * 1.0, _name + "_")(y) * x,
+         lambda r: [r.standard_normal(S), r.standard_normal((4,))],
+         lambda v, x, y, _compare=_compare: [v * _compare(x, y), np.zeros(y.shape)])
 # div with a rounding mode is flat between the jumps: zero gradients (times x, to see them)
 case("div_floor", "DIV_ROUNDED", lambda x, y: x.div(y, rounding_mode="floor") * x,
      lambda r: [_quotients(r, d := _divisors(r)), d],

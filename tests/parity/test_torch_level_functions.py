@@ -162,6 +162,8 @@ ERRORS = {
     "vdot_sizes": lambda lib: lib.vdot(lib.ones(3), lib.ones(4)),
     "vdot_dtypes": lambda lib: lib.vdot(lib.ones(3), lib.ones(3, dtype=lib.float64)),
     "rad2deg_complex": lambda lib: lib.rad2deg(lib.tensor([1j])),
+    "lt_complex": lambda lib: lib.tensor([1j], dtype=lib.complex128).lt_(1),
+    "eq_leaf": lambda lib: lib.ones(2, requires_grad=True).eq_(1),
     "deg2rad_complex": lambda lib: lib.ones(1, dtype=lib.complex64).deg2rad_(),
 }
 
@@ -232,6 +234,10 @@ IN_PLACE = {
     "swapdims_": lambda lib, y: y.swapdims_(0, 1),
     "mvlgamma_": lambda lib, y: (y.abs_() + 2).mvlgamma_(2),
     "igammac_": lambda lib, y: y.detach().abs().add_(0.5).igammac_(y.abs() + 1),
+    "eq_": lambda lib, y: y.eq_(y.detach()[0, 0].clone()),
+    "less_": lambda lib, y: y.less_(0.5),
+    "ge_tensor": lambda lib, y: y.ge_(y.detach()[0] * 0.5),
+    "not_equal_": lambda lib, y: y.not_equal_(y.detach().round()),
 }
 
 

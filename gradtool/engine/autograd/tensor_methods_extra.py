@@ -813,6 +813,30 @@ class InPlaceTwinMethods:
         return call_inplace(table.IGAMMAC, (self, other))
 
 
+def _compared_in_place(name, ordered):
+    """x.eq_(y), x.lt_(y), ...: the comparison written into x (its rows: ops/derivatives.py)."""
+    number, tensor = (getattr(table, f"{name.upper()}_"), getattr(table, f"{name.upper()}_TENSOR_"))
+
+    def method(self, other):
+        if ordered:
+            for data in (self._data, np.asarray(other._data if isinstance(other, Tensor)
+                                                else other)):
+                if data.dtype.kind == "c":
+                    raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                              f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
+        if isinstance(other, Tensor):
+            return call_inplace(tensor, (self, other))
+        return call_inplace(number, (self,), (other,))
+    return method
+
+
+class ComparedInPlaceMethods:
+    eq_, ne_ = _compared_in_place("eq", False), _compared_in_place("ne", False)
+    lt_, le_ = _compared_in_place("lt", True), _compared_in_place("le", True)
+    gt_, ge_ = _compared_in_place("gt", True), _compared_in_place("ge", True)
+    not_equal_, less_, less_equal_, greater_, greater_equal_ = ne_, lt_, le_, gt_, ge_
+
+
 class LayoutQuestionMethods:
     """What a CPU tensor answers about where and how it is stored, as torch's CPU build."""
 

@@ -326,6 +326,29 @@ REMAINDER, REMAINDER_SCALAR = _modulo_rows("remainder", np.remainder, _floor, "R
 FMOD, FMOD_SCALAR = _modulo_rows("fmod", np.fmod, _trunc, "Fmod")
 
 
+def _comparison_rows(name, compare, node):
+    """x.eq_(y) and its kin: the comparison written into x (1 or 0 in x's dtype). It is flat,
+    so torch's gradient is zero for x and y (...Backward0 for a number, ...Backward1 for a
+    tensor); the out-of-place comparisons record nothing."""
+    def written(self, other):  # (in self's dtype: 1 or 0)
+        return compare(self, other).astype(self.dtype)
+    written.__name__ = compare.__name__
+    number = OpSpec(name + "_", f"{node}Backward0", written, jvp="elementwise", batches=True,
+                    args=("other",), self=lambda grad: zeros_like(grad))
+    tensor = OpSpec(name + "_", f"{node}Backward1", written, jvp="elementwise", batches=True,
+                    broadcasts=True, self=lambda grad: zeros_like(grad),
+                    other=lambda grad: zeros_like(grad))
+    return number, tensor
+
+
+EQ_, EQ_TENSOR_ = _comparison_rows("eq", np.equal, "Eq")
+NE_, NE_TENSOR_ = _comparison_rows("ne", np.not_equal, "Ne")
+LT_, LT_TENSOR_ = _comparison_rows("lt", np.less, "Lt")
+LE_, LE_TENSOR_ = _comparison_rows("le", np.less_equal, "Le")
+GT_, GT_TENSOR_ = _comparison_rows("gt", np.greater, "Gt")
+GE_, GE_TENSOR_ = _comparison_rows("ge", np.greater_equal, "Ge")
+
+
 # logaddexp, logaddexp2, hypot and nextafter: torch has float kernels only (integers refused);
 # logaddexp's gradients are each input's softmax weight: 1 / (1 + e^(other - self))
 _FLOAT_KERNEL = dict(function=True, **_BROADCASTING)
