@@ -465,12 +465,10 @@ def result_type(tensor1, tensor2):
 
 
 def can_cast(from_, to):
-    """Whether torch's casting rule allows from_ -> to: never floating to integral, complex to
-    real, or anything but bool to bool."""
-    kinds = from_.numpy.kind if from_.numpy is not None else "f", \
-        to.numpy.kind if to.numpy is not None else "f"
-    rank = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
-    return rank[kinds[0]] <= rank[kinds[1]] and not (kinds[1] == "b" and kinds[0] != "b")
+    """Whether torch's casting rule allows from_ -> to (dtypes.can_cast)."""
+    def numpy_kind(d):  # (bfloat16 has no numpy dtype: a floating one stands for it)
+        return d.numpy if d.numpy is not None else _np.dtype(_np.float16)
+    return _dtypes.can_cast(numpy_kind(from_), numpy_kind(to))
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):

@@ -22,6 +22,7 @@ import numpy as np
 
 from .autograd import dtypes
 from .autograd.device import device
+from .autograd.memory import owning_array
 from .autograd.tensor import Size, Tensor, _rebuild as _rebuild_tensor
 from .errors import NotInEngineError
 from .nn.parameter import Parameter, _rebuild_parameter
@@ -226,9 +227,7 @@ class _TorchPickler(pickle._Pickler):
     def _storage_view(self, array):
         """(storage, offset, size, stride) in elements; a view of a contiguous base shares
         its base's storage, as the tensors shared it; anything else is copied."""
-        base = array
-        while isinstance(base.base, np.ndarray):
-            base = base.base
+        base = owning_array(array)
         itemsize = array.itemsize
         offset = (array.__array_interface__["data"][0] - base.__array_interface__["data"][0])
         if not (base.dtype == array.dtype and base.flags.c_contiguous and offset % itemsize == 0

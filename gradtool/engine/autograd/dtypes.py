@@ -76,6 +76,13 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _BOOL, _INT64 = np.dtype(np.bool_), np.dtype(np.int64)
 
 
+def can_cast(source, target):
+    """torch's casting rule on numpy dtypes: never floating to integral, complex to real, or
+    anything but bool to bool (out=, torch.can_cast)."""
+    return (_CATEGORY[source.kind] <= _CATEGORY[target.kind]
+            and not (target.kind == "b" and source.kind != "b"))
+
+
 def promote_types(a, b):
     """torch.promote_types on numpy dtypes: the smallest dtype both convert to safely, except
     that a float type absorbs any integer (int64 + float16 is float16)."""

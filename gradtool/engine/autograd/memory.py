@@ -50,6 +50,13 @@ channels_last_3d = memory_format("channels_last_3d", 5)
 strided, sparse_coo = layout("strided"), layout("sparse_coo")
 
 
+def owning_array(array):
+    """The array that owns the memory `array` views (itself if it owns its own)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
 def contiguous_strides(shape):
     """The strides (in elements) of a contiguous tensor of this shape: torch's (a dim of size
     0 or 1 counts as 1, so an empty tensor still has strides as if it held one element)."""

@@ -19,7 +19,7 @@ def written_to(out, result, op_name):
         raise RuntimeError(f"{op_name}(): functions with out=... arguments don't support "
                            f"automatic differentiation, but one of the arguments requires grad.")
     source, target = result._data.dtype, out._data.dtype
-    if not _casts(source, target):
+    if not dtypes.can_cast(source, target):
         names = dtypes.LEGACY_TYPE_NAMES
         raise RuntimeError(f"result type {names[source.name]} can't be cast to the desired "
                            f"output type {names[target.name]}")
@@ -37,9 +37,3 @@ def written_to(out, result, op_name):
         out.copy_(result)
     return out
 
-
-def _casts(source, target):
-    """torch's can_cast: never floating to integral, complex to real, or else to bool."""
-    rank = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
-    return rank[source.kind] <= rank[target.kind] and not (
-        target.kind == "b" and source.kind != "b")

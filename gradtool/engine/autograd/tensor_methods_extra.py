@@ -7,7 +7,7 @@ import collections
 
 import numpy as np
 
-from . import creation, dtypes
+from . import creation, dtypes, memory
 from .dispatch import broadcast_mismatch, call
 from .inplace import call_inplace
 from .ops import derivatives as table
@@ -849,9 +849,7 @@ class LayoutQuestionMethods:
 
     def storage_offset(self):
         """Where the tensor starts in the array it views, in elements (0 for its own)."""
-        base = self._data
-        while isinstance(base.base, np.ndarray):
-            base = base.base
+        base = memory.owning_array(self._data)
         start = self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]
         return start // self._data.itemsize if start >= 0 else 0
 
