@@ -136,13 +136,14 @@ def test_case_matches_torch(case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # torch's x.T-on-3-D deprecation
         mine, theirs = grads_both(case.fn, fn_torch, gt_inputs, torch_inputs, rng,
-                                  order=1 if case.id in TORCH_HAS_NO_SECOND_ORDER else 2)
+                                  order=1 if case.id in TORCH_HAS_NO_SECOND_ORDER
+                                  or sweep.differentiable_once(case) else 2)
     for k, (a, b) in enumerate(zip(mine[0], theirs[0])):
         assert_same(a, b, f"output {k}")
     for k, (a, b) in enumerate(zip(mine[1], theirs[1])):
         assert_same(a, b, f"grad of input {k}")
     assert mine[3] == theirs[3], f"grad dtypes {mine[3]} (gradtool) != {theirs[3]} (torch)"
-    if case.id in TORCH_HAS_NO_SECOND_ORDER:
+    if case.id in TORCH_HAS_NO_SECOND_ORDER or sweep.differentiable_once(case):
         return
     for k, (a, b) in enumerate(zip(mine[2], theirs[2])):
         assert_same(a, b, f"second-order grad of input {k}", rtol=1e-9, atol=1e-11)
@@ -340,6 +341,9 @@ KNOWN_SAVED_VALUE_FORMS = {
     ("matrix_norm_nuc_dims", "dim"), ("adaptive_avg_pool2d_to_1", "dim"),
     # in eval mode torch's rrelu saves an uninitialised noise tensor (never read)
     ("rrelu_eval", "noise"),
+    # torch leaves log_alpha uninitialised past each sample's frames and states
+    ("ctc_loss_padded_mean", "result1"), ("ctc_loss_concatenated_sum", "result1"),
+    ("ctc_loss_zero_infinity_none", "result1"),
     ("linalg_vander", "dim"), ("linalg_diagonal", "dim1"), ("linalg_diagonal", "dim2"),
     ("linalg_cond", "dim"),
     # torch's addcdiv saves tensor2 whichever inputs require grad; gradtool only for the

@@ -1673,6 +1673,118 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return call(table.MULTILABEL_MARGIN_LOSS, (input, target), (_REDUCTION_ENUM[reduction],))[0]
 
 
+
+# ---- CTC: torch's ctc_loss (aten's composite): _ctc_loss per sample (CtcLossBackward0), then
+# zero_infinity's where, and the mean over the batch of each loss / its target length
+_CTC_SIGNATURES = (
+    " * (Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints "
+    "target_lengths, int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = "
+    "False)\n * (Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, "
+    "int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)")
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """The Connectionist Temporal Classification loss: -log of the probability of `targets`
+    summed over its alignments with the (T, N, C) log_probs (or (T, C) for one sample);
+    targets padded (N, S) or concatenated (sum of target_lengths)."""
+    _check_reduction(reduction)
+    return _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                     _REDUCTION_ENUM[reduction], zero_infinity)
+
+
+def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction,
+              zero_infinity):
+    """torch.ctc_loss, whose reduction is aten's integer."""
+    lengths = _ctc_lengths(input_lengths, target_lengths)
+    if lengths is None or type(blank) is not int or type(zero_infinity) is not bool:
+        kinds = ", ".join(type(v).__name__ for v in (
+            log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity))
+        raise TypeError(f"ctc_loss() received an invalid combination of arguments - got "
+                        f"({kinds}), but expected one of:\n{_CTC_SIGNATURES}")
+    input_lengths, target_lengths = lengths
+    if log_probs.dtype not in (dtypes.float32, dtypes.float64):
+        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for "
+                                  f"'{dtypes.LEGACY_TYPE_NAMES[log_probs._data.dtype.name]}'")
+    batched = log_probs.dim() == 3
+    if not batched:
+        log_probs = log_probs.unsqueeze(1)
+    if targets.dtype is not dtypes.int64:
+        targets = targets.to(dtypes.int64)
+    _check_ctc_arguments(log_probs, targets, input_lengths, target_lengths, blank)
+    loss = call(table.CTC_LOSS, (log_probs, targets),
+                (input_lengths, target_lengths, blank, zero_infinity))[0]
+    if zero_infinity:
+        loss = where(loss == math.inf, creation.zeros((), dtype=loss.dtype), loss)
+    if reduction == 1:
+        lengths = creation.tensor(target_lengths, dtype=loss.dtype).clamp_min(1)
+        return (loss / lengths).mean()
+    if reduction == 2:
+        return loss.sum()
+    return loss if batched else loss.squeeze(0)
+
+
+def _ctc_lengths(input_lengths, target_lengths):
+    """Both lengths as tuples of ints, from tensors (of integers: torch's error otherwise) or
+    from sequences of ints; None where torch's binding takes neither (both of one kind)."""
+    from ..autograd.tensor import Tensor
+    if isinstance(input_lengths, Tensor) and isinstance(target_lengths, Tensor):
+        for name, lengths in (("input_lengths", input_lengths), ("target_lengths",
+                                                                  target_lengths)):
+            if lengths._data.dtype.kind not in "iu":
+                raise RuntimeError(f"{name} must be integral")
+        return (tuple(int(v) for v in input_lengths._data.reshape(-1)),
+                tuple(int(v) for v in target_lengths._data.reshape(-1)))
+    if all(isinstance(v, (tuple, list)) and all(type(x) is int for x in v)
+           for v in (input_lengths, target_lengths)):
+        return tuple(input_lengths), tuple(target_lengths)
+    return None
+
+
+def _check_ctc_arguments(log_probs, targets, input_lengths, target_lengths, blank):
+    """torch's checks (ctc_loss_allocate_outputs), in its order and words."""
+    where_from = " (while checking arguments for ctc_loss_allocate_outputs)"
+    if log_probs.dim() != 3:
+        raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.dim()}-dimensional "
+                           f"tensor for argument #1 'log_probs'{where_from}")
+    if not 1 <= targets.dim() <= 2:
+        raise RuntimeError(f"Expected 1 to 2 dimensions, but got {targets.dim()}-dimensional "
+                           f"tensor for argument #2 'targets'{where_from}")
+    batch_size, num_labels = log_probs.shape[1], log_probs.shape[2]
+    if not 0 <= blank < num_labels:
+        raise RuntimeError("blank must be in label range")
+    if len(input_lengths) != batch_size:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(target_lengths) != batch_size:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    for length in target_lengths:
+        if length < 0:
+            raise RuntimeError(f"Expected target_lengths to have value at least 0, but got "
+                               f"value {length}{where_from}")
+    size = sum(target_lengths) if targets.dim() == 1 else batch_size
+    if targets.shape[0] != size:
+        raise RuntimeError(f"Expected tensor to have size {size} at dimension 0, but got size "
+                           f"{targets.shape[0]} for argument #2 'targets'{where_from}")
+    longest = max(target_lengths, default=0)
+    if targets.dim() == 2 and targets.shape[1] < longest:
+        raise RuntimeError(f"Expected tensor to have size at least {longest} at dimension 1, "
+                           f"but got size {targets.shape[1]} for argument #2 'targets'"
+                           f"{where_from}")
+    for length in input_lengths:
+        if length < 0:
+            raise RuntimeError(f"Expected input_lengths to have value at least 0, but got "
+                               f"value {length}{where_from}")
+        if length > log_probs.shape[0]:
+            raise RuntimeError(f"Expected input_lengths to have value at most "
+                               f"{log_probs.shape[0]}, but got value {length}{where_from}")
+    labels = targets._data  # the labels read (padding past a target's length is not)
+    used = (labels if labels.ndim == 1 else
+            labels[np.arange(labels.shape[1]) < np.asarray(target_lengths)[:, None]])
+    bad = used[(used < 0) | (used >= num_labels)]
+    if bad.size:  # (torch's kernel reads out of bounds there: an error instead of its garbage)
+        raise IndexError(f"ctc_loss: target label {int(bad[0])} is out of range for "
+                         f"{num_labels} classes")
+
 # ---- the pooling, padding, dropout and sampling families' long tail: 3-d pools (the 2-d
 # kernels over (D, H, W), rows of their own as torch's), the dropouts as ATen's one
 # _dropout_impl, max unpooling and fractional max pooling (rows of their own), and the layers

@@ -153,3 +153,13 @@ def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return _CELLS["RNN_RELU"](input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+# the sequence ops: torch.ctc_loss (its binding passes reduction 0 by default, as kl_div's)
+__all__ += ["ctc_loss"]
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0,
+             reduction=_BINDING_DEFAULT_REDUCTION, zero_infinity=False):
+    return F._ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction,
+                       zero_infinity)

@@ -1132,6 +1132,27 @@ NLL_LOSS_BACKWARD = OpSpec("nll_loss_backward", "NllLossBackwardBackward0",
                            kernels.nll_loss_backward, **_NLL_LOSS_BACKWARD)
 NLL_LOSS2D_BACKWARD = OpSpec("nll_loss2d_backward", "NllLoss2DBackwardBackward0",
                              kernels.nll_loss_backward, **_NLL_LOSS_BACKWARD)
+# CTC: the loss per sample (result0) and log_alpha (result1, saved for the backward); torch
+# has no forward AD for it, and its backward is an op torch does not differentiate
+# (once_differentiable: a second order raises, at the second backward)
+CTC_LOSS = OpSpec(
+    "_ctc_loss", "CtcLossBackward0", kernels.ctc_loss,
+    args=("input_lengths", "target_lengths", "blank", "zero_infinity"),
+    outputs=("result0", "result1"), nondiff_outputs=("result1",), once_differentiable=True,
+    jvp=no_forward_ad("_ctc_loss", "log_probs"),
+    log_probs=lambda grad, log_probs, targets, input_lengths, target_lengths, result0, result1,
+    blank, zero_infinity: CTC_LOSS_BACKWARD(
+        grad, log_probs, targets, result0, result1, input_lengths, target_lengths, blank,
+        zero_infinity),
+    targets=NON_DIFFERENTIABLE)
+CTC_LOSS_BACKWARD = OpSpec(
+    "_ctc_loss_backward", "NotImplemented", kernels.ctc_loss_backward,
+    args=("input_lengths", "target_lengths", "blank", "zero_infinity"),
+    jvp=no_forward_ad("_ctc_loss_backward", "grad_output"),
+    grad_output=formulas.not_implemented("_ctc_loss_backward"),
+    log_probs=formulas.not_implemented("_ctc_loss_backward"), targets=NON_DIFFERENTIABLE,
+    neg_log_likelihood=NON_DIFFERENTIABLE, log_alpha=NON_DIFFERENTIABLE)
+CTC_LOSS_BACKWARD.derivative_implemented = False
 # mean (result1) and 1/std (result2) are outputs, saved; the formulas use them
 NATIVE_LAYER_NORM = OpSpec(
     "native_layer_norm", "NativeLayerNormBackward0", kernels.native_layer_norm,

@@ -987,6 +987,115 @@ def nll_loss_backward(grad_output, self, target, weight, total_weight, reduction
     return out
 
 
+# CTC (Graves et al. 2006) as torch's CPU kernels: the forward (alpha) and backward (beta)
+# recursions over the extended targets l' = (blank, l1, blank, l2, ..., blank), in log
+# space, vectorised over the batch; each sum of logs as torch's: log(sum exp(a - max)) + max
+# with a max of -inf taken as 0
+def _ctc_extended(targets, target_lengths, blank, n):
+    """l' per sample (N, 2 max(S) + 1), blank-padded past 2 S + 1; and where a label may
+    be reached by skipping the blank before it (it differs from the label two states back)."""
+    max_length = max(target_lengths, default=0)
+    extended = np.full((n, 2 * max_length + 1), blank, np.int64)
+    offsets = np.cumsum((0,) + tuple(target_lengths))
+    for b, length in enumerate(target_lengths):
+        labels = targets[b, :length] if targets.ndim == 2 else targets[offsets[b]:offsets[b + 1]]
+        extended[b, 1:2 * length:2] = labels
+    skip = np.zeros(extended.shape, bool)
+    skip[:, 3::2] = extended[:, 3::2] != extended[:, 1:-2:2]
+    return extended, skip
+
+
+def _ctc_log_add(*terms):
+    top = np.maximum.reduce(terms)
+    top = np.where(top == -np.inf, 0, top)
+    with np.errstate(divide="ignore"):
+        return np.log(sum(np.exp(t - top) for t in terms)) + top
+
+
+def _shifted(values, by):
+    """values[..., s - by] (by > 0) or values[..., s + |by|], -inf where there is none."""
+    out = np.full_like(values, -np.inf)
+    if by > 0:
+        out[..., by:] = values[..., :-by]
+    else:
+        out[..., :by] = values[..., -by:]
+    return out
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    """-log p(target | log_probs) per sample, and log_alpha (N, T, 2 max(S) + 1), torch's
+    saved second output (-inf where a state is out of reach or past a sample's lengths)."""
+    t_max, n = log_probs.shape[:2]
+    extended, skip = _ctc_extended(targets, target_lengths, blank, n)
+    emit = np.take_along_axis(log_probs, np.broadcast_to(extended, (t_max,) + extended.shape),
+                              2)  # (T, N, L): log p of each state's label
+    states = np.arange(extended.shape[1])
+    lengths, in_lengths = np.asarray(target_lengths, np.int64), np.asarray(input_lengths,
+                                                                            np.int64)
+    valid = states <= 2 * lengths[:, None]  # (N, L)
+    log_alpha = np.full((n, t_max, extended.shape[1]), -np.inf, log_probs.dtype)
+    if t_max:  # the first frame: the first blank, or the first label
+        first = np.where((states[:2] == 0) | (lengths[:, None] > 0), emit[0, :, :2], -np.inf)
+        log_alpha[:, 0, :2] = np.where((in_lengths > 0)[:, None], first, -np.inf)
+    for t in range(1, t_max):
+        previous = log_alpha[:, t - 1]
+        two_back = np.where(skip, _shifted(previous, 2), -np.inf)
+        step = _ctc_log_add(previous, _shifted(previous, 1), two_back) + emit[t]
+        log_alpha[:, t] = np.where(valid & (t < in_lengths)[:, None], step, -np.inf)
+    last = log_alpha[np.arange(n), np.maximum(in_lengths - 1, 0)]  # (N, L)
+    end = np.take_along_axis(last, 2 * lengths[:, None], 1)[:, 0]
+    before = np.where(lengths > 0, np.take_along_axis(
+        last, np.maximum(2 * lengths - 1, 0)[:, None], 1)[:, 0], -np.inf)
+    nll = -_ctc_log_add(end, before)
+    empty = in_lengths == 0  # no frames: certain for an empty target, impossible otherwise
+    nll = np.where(empty, np.where(lengths == 0, 0, np.inf), nll).astype(log_probs.dtype)
+    return nll, log_alpha
+
+
+def ctc_loss_backward(grad_output, log_probs, targets, neg_log_likelihood, log_alpha,
+                      input_lengths, target_lengths, blank, zero_infinity):
+    """torch's ctc_loss_backward_cpu: log_beta by the backward recursion, then for each frame
+    and class exp(log_probs) - exp(log sum of alpha beta over the class's states + nll -
+    log_probs), times the sample's gradient; 0 past a sample's frames, and for samples of
+    infinite loss under zero_infinity."""
+    t_max, n, classes = log_probs.shape
+    extended, skip = _ctc_extended(targets, target_lengths, blank, n)
+    emit = np.take_along_axis(log_probs, np.broadcast_to(extended, (t_max,) + extended.shape), 2)
+    lengths, in_lengths = np.asarray(target_lengths, np.int64), np.asarray(input_lengths,
+                                                                            np.int64)
+    states = np.arange(extended.shape[1])
+    # the last frame starts at the final blank and the last label
+    last_states = (states == 2 * lengths[:, None]) | (states == 2 * lengths[:, None] - 1)
+    log_beta = np.full(log_alpha.shape, -np.inf, log_alpha.dtype)
+    skip_from = _shifted(skip, -2)  # state s may skip to s + 2
+    for t in range(t_max - 1, -1, -1):
+        if t < t_max - 1:
+            following = log_beta[:, t + 1]
+            two_ahead = np.where(skip_from, _shifted(following, -2), -np.inf)
+            step = _ctc_log_add(following, _shifted(following, -1), two_ahead) + emit[t]
+        else:
+            step = np.full_like(emit[t], -np.inf)
+        first = np.where(last_states, emit[t], -np.inf)
+        log_beta[:, t] = np.where((t == in_lengths - 1)[:, None], first,
+                                  np.where((t < in_lengths - 1)[:, None], step, -np.inf))
+    # log sum over each class's states of alpha beta: (N, T, C)
+    alpha_beta = log_alpha + log_beta
+    top = np.max(alpha_beta, axis=2, keepdims=True, initial=-np.inf)
+    top = np.where(top == -np.inf, 0, top)
+    one_hot = extended[:, :, None] == np.arange(classes)  # (N, L, C)
+    with np.errstate(divide="ignore"):
+        log_class = np.log(np.matmul(np.exp(alpha_beta - top), one_hot)) + top
+    log_class = log_class.transpose(1, 0, 2)  # (T, N, C)
+    nll = neg_log_likelihood[None, :, None]
+    with np.errstate(invalid="ignore", over="ignore"):
+        grad = (np.exp(log_probs) - np.exp(log_class + nll - log_probs)) * grad_output[None, :,
+                                                                                       None]
+    keep = np.arange(t_max)[:, None] < in_lengths[None, :]  # (T, N)
+    if zero_infinity:
+        keep = keep & (neg_log_likelihood != np.inf)[None, :]
+    return np.where(keep[:, :, None], grad, 0).astype(log_probs.dtype)
+
+
 def native_layer_norm(input, weight, bias, normalized_shape, eps):
     dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
     mean = np.mean(input, axis=dims, keepdims=True)

@@ -209,8 +209,11 @@ class OpSpec:
                  promoted_args=(), promotion_always=False, broadcasts=False,
                  writes_overlapping=False, reads_no_overlap=False, method=False, method_aliases=(),
                  function=False, in_place_node=None, batched_jvp=None, complex=False,
-                 one_formula=False, **inputs):
+                 one_formula=False, once_differentiable=False, **inputs):
         spec.name = name
+        # its formulas run an op torch does not differentiate (a node NotImplemented): the
+        # first order works, a second one raises torch's error at that second backward
+        spec.once_differentiable = once_differentiable
         # its formulas are torch's for complex values too (the conjugates written in); a
         # linear op with real coefficients (shapes, sums) needs none; others refuse complex
         spec.complex = complex or jvp == "linear"
