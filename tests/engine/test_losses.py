@@ -199,3 +199,104 @@ def test_nll_loss_2d_is_nll_loss_under_its_old_name():
     loss = gt.nn.NLLLoss2d(ignore_index=1)
     assert isinstance(loss, gt.nn.NLLLoss) and loss.ignore_index == 1
     assert loss(logp, target).item() == gt.nn.NLLLoss(ignore_index=1)(logp, target).item()
+
+
+# ---- CTC: its gradients are sweep cases (tests/engine/test_op_gradients.py); here what the
+# loss means, its forms of targets and lengths, and torch's argument errors
+def _ctc_inputs(lib, t=5, n=2, classes=4, seed=0):
+    x = np.random.default_rng(seed).standard_normal((t, n, classes))
+    return lib.tensor(x, requires_grad=True).log_softmax(2)
+
+
+def test_ctc_loss_of_a_certain_alignment_is_zero_and_of_an_impossible_one_infinite():
+    """One frame per label, each certain: p(target) = 1; a target longer than the frames
+    has no alignment: infinite, or 0 with zero_infinity."""
+    certain = gt.full((3, 1, 3), -1e9, dtype=gt.float64)
+    for frame, label in enumerate([1, 0, 2]):
+        certain[frame, 0, label] = 0.0
+    loss = gt.nn.functional.ctc_loss(certain, gt.tensor([[1, 2]]), (3,), (2,), reduction="sum")
+    assert loss.item() == 0.0
+    log_probs = _ctc_inputs(gt)
+    impossible = gt.nn.functional.ctc_loss(log_probs, gt.tensor([[1, 1, 1], [2, 3, 1]]), (4, 5),
+                                           (3, 3), reduction="none")
+    assert impossible[0].item() == math.inf and math.isfinite(impossible[1].item())
+    zeroed = gt.nn.functional.ctc_loss(log_probs, gt.tensor([[1, 1, 1], [2, 3, 1]]), (4, 5),
+                                       (3, 3), reduction="none", zero_infinity=True)
+    assert zeroed[0].item() == 0.0 and zeroed[1].item() == impossible[1].item()
+
+
+def test_ctc_loss_takes_targets_padded_or_concatenated_and_lengths_as_tensors_or_tuples():
+    log_probs = _ctc_inputs(gt)
+    padded, concatenated = gt.tensor([[1, 2, 2], [3, 0, 0]]), gt.tensor([1, 2, 2, 3])
+    as_tuples, as_tensors = ((5, 4), (3, 1)), (gt.tensor([5, 4]), gt.tensor([3, 1], dtype=gt.int32))
+    losses = [gt.nn.functional.ctc_loss(log_probs, targets, *lengths, reduction="none")
+              for targets in (padded, concatenated) for lengths in (as_tuples, as_tensors)]
+    assert all(loss.equal(losses[0]) for loss in losses)
+    # the mean divides each loss by its target length, then averages over the batch
+    mean = gt.nn.functional.ctc_loss(log_probs, padded, (5, 4), (3, 1))
+    assert mean.item() == pytest.approx((losses[0][0] / 3 + losses[0][1] / 1).item() / 2)
+    # one sample without a batch dim is the batch of that one sample
+    alone = gt.nn.CTCLoss(reduction="none")(log_probs[:, 0], padded[0], (5,), (3,))
+    assert alone.dim() == 0 and alone.item() == losses[0][0].item()
+
+
+def ctc_errors(lib):
+    """(type, message) of each bad call of ctc_loss (None where it does not raise); of
+    torch's binding's TypeError, the first line (the types it got: the lines below show how
+    its parser matched them against each signature)."""
+    F = lib.nn.functional
+    log_probs = _ctc_inputs(lib)
+    targets, lengths = lib.tensor([[1, 2, 2], [3, 1, 1]]), (lib.tensor([5, 4]),
+                                                           lib.tensor([3, 2]))
+    calls = [
+        lambda: F.ctc_loss(log_probs, targets, *lengths, blank=4),
+        lambda: F.ctc_loss(log_probs, targets, *lengths, blank=-1),
+        lambda: F.ctc_loss(log_probs, targets, lib.tensor([5, 4, 3]), lengths[1]),
+        lambda: F.ctc_loss(log_probs, targets, lengths[0], lib.tensor([3])),
+        lambda: F.ctc_loss(log_probs, targets, lib.tensor([6, 4]), lengths[1]),
+        lambda: F.ctc_loss(log_probs, targets, lib.tensor([-1, 4]), lengths[1]),
+        lambda: F.ctc_loss(log_probs, targets, lengths[0], lib.tensor([4, 2])),
+        lambda: F.ctc_loss(log_probs, targets, lengths[0], lib.tensor([-1, 2])),
+        lambda: F.ctc_loss(log_probs, targets[0], *lengths),
+        lambda: F.ctc_loss(log_probs, targets[:1], *lengths),
+        lambda: F.ctc_loss(log_probs, targets[None], *lengths),
+        lambda: F.ctc_loss(log_probs[0, 0], targets, *lengths),
+        lambda: F.ctc_loss(log_probs[None], targets, *lengths),
+        lambda: F.ctc_loss(log_probs, targets, lengths[0].double(), lengths[1]),
+        lambda: F.ctc_loss(log_probs, targets, lengths[0], (3, 2)),
+        lambda: F.ctc_loss(log_probs, targets, (5.0, 4), (3, 2)),
+        lambda: F.ctc_loss(log_probs, targets, *lengths, blank=1.0),
+        lambda: F.ctc_loss(log_probs, targets, *lengths, zero_infinity=1),
+        lambda: F.ctc_loss(log_probs, targets, *lengths, reduction="average"),
+        lambda: F.ctc_loss(log_probs.detach().long(), targets, *lengths),
+        lambda: F.ctc_loss(log_probs.half(), targets, *lengths),
+    ]
+    errors = []
+    for call in calls:
+        try:
+            call()
+            errors.append(None)
+        except Exception as error:  # noqa: BLE001 (the error is what is compared)
+            errors.append((type(error).__name__, str(error).split("\n")[0]))
+    return errors
+
+
+def test_ctc_loss_argument_errors():
+    errors = ctc_errors(gt)
+    assert all(error is not None for error in errors)
+    assert errors[0] == ("RuntimeError", "blank must be in label range")
+    assert errors[4] == ("RuntimeError", "Expected input_lengths to have value at most 5, but "
+                         "got value 6 (while checking arguments for ctc_loss_allocate_outputs)")
+    assert errors[13] == ("RuntimeError", "input_lengths must be integral")
+    assert errors[19] == ("NotImplementedError", "\"ctc_loss_cpu\" not implemented for 'Long'")
+
+
+def test_ctc_loss_refuses_a_label_out_of_the_classes_past_none_of_the_padding():
+    """torch's kernel reads out of bounds for such a label (garbage): an error here instead;
+    padding past a target's length is never read, whatever it holds."""
+    log_probs = _ctc_inputs(gt)
+    with pytest.raises(IndexError, match="target label 7 is out of range for 4 classes"):
+        gt.nn.functional.ctc_loss(log_probs, gt.tensor([[1, 7], [2, 3]]), (5, 5), (2, 2))
+    padded = gt.nn.functional.ctc_loss(log_probs, gt.tensor([[1, -1], [2, 3]]), (5, 5), (1, 2))
+    assert padded.item() == gt.nn.functional.ctc_loss(
+        log_probs, gt.tensor([[1, 0], [2, 3]]), (5, 5), (1, 2)).item()

@@ -176,7 +176,8 @@ def no_forward_ad(op_name, first_input):
             f"Trying to use forward AD with {op_name} that does not support it because it "
             f"has not been implemented yet.\nPlease file an issue to PyTorch at https://github"
             f".com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can "
-            f"prioritize its implementation.")
+            f"prioritize its implementation or submit a PR adding the implementation to "
+            f"derivatives.yaml")
     no_jvp.__signature__ = inspect.Signature([inspect.Parameter(
         first_input + "_t", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
     return no_jvp
