@@ -184,6 +184,31 @@ def test_channel_shuffle_interleaves_the_groups():
     assert F.channel_shuffle(F.channel_shuffle(x, 2), 3).equal(x)
 
 
+def test_native_channel_shuffle_shuffles_as_channel_shuffle_and_refuses_backward():
+    """torch's kernel-level twin: the same values, and no derivative (its node refuses)."""
+    x = gt.arange(12.0).reshape(2, 6, 1).requires_grad_()
+    out = F.native_channel_shuffle(x, 3)
+    assert out.equal(F.channel_shuffle(x, 3)) and out.grad_fn.name() == "NotImplemented"
+    with pytest.raises(RuntimeError, match="derivative for aten::native_channel_shuffle is not "
+                                           "implemented"):
+        out.sum().backward()
+    with pytest.raises(RuntimeError, match="Number of channels must be divisible by groups"):
+        gt.native_channel_shuffle(x, 4)
+
+
+def test_conv_tbc_convolves_over_time_with_zero_frames_at_each_end():
+    """One input channel, one output channel, kernel (1, 2, 3), pad 1: each output frame is
+    the dot of the kernel with the window of frames it covers, zeros past the ends."""
+    frames = gt.tensor([1.0, 10.0, 100.0]).reshape(3, 1, 1)
+    kernel = gt.tensor([1.0, 2.0, 3.0]).reshape(3, 1, 1)
+    out = gt.conv_tbc(frames, kernel, gt.tensor([0.5]), 1)
+    assert out.flatten().tolist() == [0.5 + 2 + 30, 0.5 + 1 + 20 + 300, 0.5 + 10 + 200]
+    # a negative pad crops: the middle frame alone, by a kernel of one
+    assert gt.conv_tbc(frames, kernel[:1], gt.zeros(1), -1).flatten().tolist() == [10.0]
+    with pytest.raises(RuntimeError, match="Input dim 2 \\(input channels\\) is not == dim 1"):
+        gt.conv_tbc(frames, kernel.expand(3, 2, 1), gt.zeros(1))
+
+
 def test_affine_grid_of_the_identity_is_the_pixel_grid():
     """The identity map's grid: x across the width, y down the height, from -1 to 1 at the
     corner pixels' centres with align_corners, inside them (by (n - 1) / n) without."""

@@ -1637,6 +1637,26 @@ _conv_case("conv2d_groups_dilation", "CONVOLUTION",
            ((2, 4, 5, 6), (4, 2, 2, 3)), lambda x, w: conv_np(x, w, None, (1, 2), (2, 0), (2, 1), 2))
 _conv_case("conv1d", "CONVOLUTION", lambda x, w, b: gt.nn.functional.conv1d(x, w, b, 2, 1),
            ((2, 3, 7), (2, 3, 3), (2,)), lambda x, w, b: conv_np(x, w, b, (2,), (1,), (1,)))
+
+
+def conv_tbc_np(x, w, b, pad):
+    """out[o] = b + sum over k of x[o + k - pad] @ w[k], no frame outside x (the definition)."""
+    frames, kernel = x.shape[0], w.shape[0]
+    out = np.tile(b, (frames - kernel + 1 + 2 * pad, x.shape[1], 1))
+    for o in range(out.shape[0]):
+        for k in range(kernel):
+            if 0 <= o + k - pad < frames:
+                out[o] += x[o + k - pad] @ w[k]
+    return out
+
+
+# conv_tbc: padded, cropped (a negative pad), and padded past the kernel (its input's gradient
+# then a conv_tbc of negative pad); torch has no forward AD for it
+for _pad in (1, -1, 3):
+    _conv_case(f"conv_tbc_pad{_pad}", "CONV_TBC",
+               lambda x, w, b, _pad=_pad: gt.conv_tbc(x, w, b, _pad),
+               ((5, 2, 3), (3, 3, 4), (4,)),
+               lambda x, w, b, _pad=_pad: conv_tbc_np(x, w, b, _pad), forward_ad=False)
 # 'same' with an even kernel: padded one more on the right first (ConstantPadNdBackward0)
 _conv_case("conv2d_same_even_kernel", ("CONVOLUTION", "CONSTANT_PAD_ND"),
            lambda x, w: gt.nn.functional.conv2d(x, w, padding="same"),

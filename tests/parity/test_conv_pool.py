@@ -679,3 +679,66 @@ def test_grid_sample_warns_of_the_align_corners_default_as_torch():
             lib.nn.functional.grid_sample(lib.ones(1, 1, 2, 2), lib.zeros(1, 1, 1, 2))
         seen.append([str(w.message) for w in caught])
     assert seen[0] == seen[1] and len(seen[0]) == 1
+
+
+# ---- conv_tbc and native_channel_shuffle (their gradients: sweep cases for conv_tbc; torch
+# does not differentiate native_channel_shuffle)
+def _refusal(call):
+    with pytest.raises(Exception) as info:
+        call()
+    return type(info.value).__name__, str(info.value)
+
+
+TBC_ERRORS = {
+    "input_dims": lambda t, x, w, b: t.conv_tbc(x[0], w, b),
+    "weight_dims": lambda t, x, w, b: t.conv_tbc(x, w[0], b),
+    "bias_dims": lambda t, x, w, b: t.conv_tbc(x, w, b[None]),
+    "in_channels": lambda t, x, w, b: t.conv_tbc(x, w[:, :2], b),
+    "out_channels": lambda t, x, w, b: t.conv_tbc(x, w, b[:3]),
+    "negative_length": lambda t, x, w, b: t.conv_tbc(x, w, b, -2),
+    "kernel_longer_than_input": lambda t, x, w, b: t.conv_tbc(x, w[:1].expand(7, 3, 4), b),
+    "mixed_dtypes": lambda t, x, w, b: t.conv_tbc(x.float(), w, b),
+    "native_shuffle_groups": lambda t, x, w, b: t.native_channel_shuffle(x.reshape(1, 6, 5), 4),
+    "native_shuffle_dims": lambda t, x, w, b: t.nn.functional.native_channel_shuffle(x[0], 2),
+    "native_shuffle_zero_groups": lambda t, x, w, b: t.native_channel_shuffle(x, 0),
+}
+
+
+def _tbc_operands(lib, dtype="float64"):
+    rng = np.random.default_rng(4)
+    return [lib.tensor(rng.standard_normal(shape), dtype=getattr(lib, dtype))
+            for shape in ((5, 2, 3), (3, 3, 4), (4,))]
+
+
+@pytest.mark.parametrize("name", sorted(TBC_ERRORS))
+def test_conv_tbc_and_native_channel_shuffle_errors_are_torchs(name):
+    mine, theirs = (_refusal(lambda: TBC_ERRORS[name](lib, *_tbc_operands(lib)))
+                    for lib in (gt, torch))
+    assert mine == theirs
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_conv_tbc_of_float32_and_integers_is_torchs(dtype):
+    """(float32: its frames' products summed in another order: a few ulps)"""
+    mine, theirs = (lib.conv_tbc(*_tbc_operands(lib, dtype), 1) for lib in (gt, torch))
+    assert str(mine.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_native_channel_shuffle_is_channel_shuffle_that_torch_does_not_differentiate():
+    """The same values as channel_shuffle (torch.channel_shuffle and F's are one function);
+    its node is NotImplemented, whose backward raises, and forward AD is refused, in torch's
+    words."""
+    seen = []
+    for lib in (gt, torch):
+        x = lib.tensor(np.arange(24.0).reshape(2, 6, 2), requires_grad=True)
+        out = lib.native_channel_shuffle(x, 3)
+        assert out.equal(lib.nn.functional.channel_shuffle(x, 3))
+        assert lib.channel_shuffle(x, 3).grad_fn.name() == "ChannelShuffleBackward0"
+        with lib.autograd.forward_ad.dual_level():
+            dual = lib.autograd.forward_ad.make_dual(x.detach(), lib.ones(2, 6, 2))
+            forward = _refusal(lambda: lib.nn.functional.native_channel_shuffle(dual, 3))
+        seen.append((out.grad_fn.name().rpartition("::")[2], out.tolist(),
+                     _refusal(lambda: out.sum().backward()), forward,
+                     lib.native_channel_shuffle(lib.arange(12).reshape(1, 6, 2), 2).tolist()))
+    assert seen[0] == seen[1]

@@ -1962,6 +1962,18 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 def channel_shuffle(input, groups):
     """Channels (dim 1) split into `groups` groups and interleaved: channel g * (C / groups)
     + i moves to i * groups + g. One ChannelShuffleBackward0 node."""
+    _check_channel_shuffle(input, groups)
+    return call(table.CHANNEL_SHUFFLE, (input,), (int(groups),))
+
+
+def native_channel_shuffle(input, groups):
+    """channel_shuffle as torch's kernel-level op, which torch does not differentiate: its
+    node (NotImplemented) refuses at backward."""
+    _check_channel_shuffle(input, groups)
+    return call(table.NATIVE_CHANNEL_SHUFFLE, (input,), (int(groups),))
+
+
+def _check_channel_shuffle(input, groups):
     if input.dim() <= 2:
         raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
                            f"sizes {list(input.shape)}")
@@ -1971,7 +1983,27 @@ def channel_shuffle(input, groups):
     if input.shape[1] % groups:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got "
                            f"{input.shape[1]} channels and {groups} groups.")
-    return call(table.CHANNEL_SHUFFLE, (input,), (int(groups),))
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """A 1-d convolution over time of a (time, batch, in_channels) input by a (kernel_width,
+    in_channels, out_channels) weight, `pad` zero frames at each end: one ConvTbcBackward0."""
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.dtype is not weight.dtype:  # (torch's product of each frame by the weight)
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{dtypes.LEGACY_TYPE_NAMES[input._data.dtype.name]} and "
+                           f"{dtypes.LEGACY_TYPE_NAMES[weight._data.dtype.name]}")
+    return call(table.CONV_TBC, (input, weight, bias), (int(pad),))
 
 
 def upsample_nearest(input, size=None, scale_factor=None):

@@ -155,8 +155,10 @@ def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return _CELLS["RNN_RELU"](input, hx, w_ih, w_hh, b_ih, b_hh)
 
 
-# the sequence ops: torch.ctc_loss (its binding passes reduction 0 by default, as kl_div's)
-__all__ += ["ctc_loss"]
+# the sequence ops: torch.ctc_loss (its binding passes reduction 0 by default, as kl_div's),
+# conv_tbc and the channel shuffles (F's own)
+from .functional import channel_shuffle, conv_tbc, native_channel_shuffle  # noqa: E402,F401
+__all__ += ["ctc_loss", "conv_tbc", "channel_shuffle", "native_channel_shuffle"]
 
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0,

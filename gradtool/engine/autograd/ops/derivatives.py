@@ -1283,6 +1283,11 @@ CONVOLUTION = OpSpec(
     input=formulas.convolution_backward_input,
     weight=formulas.convolution_backward_weight,
     bias=lambda grad, input, weight, bias_sym_sizes_opt: formulas.channel_sum(grad))
+# conv_tbc: a 1-d convolution of (time, batch, channels) inputs by a (kernel, in, out)
+# weight; its gradients are conv_tbcs too (torch saves all three inputs: one formula)
+CONV_TBC = OpSpec("conv_tbc", "ConvTbcBackward0", kernels.conv_tbc, args=("pad",),
+                  jvp=no_forward_ad("conv_tbc", "self"), one_formula=True,
+                  **dict.fromkeys(("self", "weight", "bias"), formulas.conv_tbc_backward))
 # max pooling returns each max's index in the (H, W) plane (result1); its backward is an op
 # of its own (torch's), whose own gradient reads the gradient at those indices
 MAX_POOL2D_WITH_INDICES = OpSpec(
@@ -1554,6 +1559,13 @@ CHANNEL_SHUFFLE = OpSpec(
     "channel_shuffle", "ChannelShuffleBackward0", kernels.channel_shuffle, jvp="linear",
     args=("groups",),
     self=lambda grad, groups: formulas.channel_shuffle(grad, grad.shape[1] // groups))
+# native_channel_shuffle: the same kernel, an op torch does not differentiate (its node
+# NotImplemented refuses at backward; out of the table, as heaviside)
+NATIVE_CHANNEL_SHUFFLE = OpSpec(
+    "native_channel_shuffle", "NotImplemented", kernels.channel_shuffle, args=("groups",),
+    jvp=no_forward_ad("native_channel_shuffle", "self", listed=False),
+    self=formulas.not_implemented("native_channel_shuffle"))
+NATIVE_CHANNEL_SHUFFLE.derivative_implemented = False
 PIXEL_UNSHUFFLE = OpSpec(
     "pixel_unshuffle", "PixelUnshuffleBackward0", kernels.pixel_unshuffle, jvp="linear",
     args=("downscale_factor",),

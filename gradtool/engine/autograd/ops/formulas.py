@@ -1062,6 +1062,18 @@ def pixel_shuffle(self, upscale_factor):
     return table.PIXEL_SHUFFLE(self, upscale_factor)
 
 
+def conv_tbc_backward(grad, self, weight, bias, pad):
+    """conv_tbc's adjoints as conv_tbcs: the input's is grad convolved with the flipped,
+    transposed weight (padded to give back the input's frames); the weight's, the input
+    (batch as channels) convolved with grad; the bias's, grad summed over time and batch."""
+    kernel = weight.shape[0]
+    flipped = transpose(flip(weight, (0,)), 1, 2)
+    grad_self = table.CONV_TBC(grad, flipped, zeros((self.shape[2],), grad), kernel - 1 - pad)
+    grad_weight = table.CONV_TBC(transpose(self, 1, 2), grad, zeros((weight.shape[2],), grad),
+                                 pad)
+    return [grad_self, grad_weight, sum(grad, (0, 1))]
+
+
 def pixel_unshuffle(self, downscale_factor):
     return table.PIXEL_UNSHUFFLE(self, downscale_factor)
 

@@ -1341,6 +1341,23 @@ def _convolution_transpose(x, w, stride, padding, dilation, output_padding, grou
     return np.ascontiguousarray(out)
 
 
+def conv_tbc(self, weight, bias, pad):
+    """torch's conv_tbc: out[t] = bias + sum over k of self[t + k - pad] @ weight[k], the
+    frames outside self zero (a negative pad crops)."""
+    frames, batch = self.shape[:2]
+    kernel, out_channels = weight.shape[0], weight.shape[2]
+    out_frames = frames - kernel + 1 + 2 * pad
+    if out_frames < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {out_frames}: "
+                           f"[{out_frames}, {batch}, {out_channels}]")
+    out = np.empty((out_frames, batch, out_channels), self.dtype)
+    out[...] = bias
+    for k in range(kernel):
+        first, last = max(0, pad - k), min(out_frames, frames + pad - k)
+        if last > first:
+            out[first:last] += np.matmul(self[first + k - pad:last + k - pad], weight[k])
+    return out
+
 def pooling_output_size(size, kernel, pad, stride, dilation, ceil_mode):
     """torch's pooling_output_shape: the last window starts inside the input or its left
     padding."""

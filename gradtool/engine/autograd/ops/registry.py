@@ -169,9 +169,13 @@ def _in_place_twin(spec, node_name, jvp, batches, inputs):
     return twin
 
 
-def no_forward_ad(op_name, first_input):
-    """The jvp of a row torch gives none (its not_implemented), raising torch's error."""
+def no_forward_ad(op_name, first_input, listed=True):
+    """The jvp of a row torch gives none (its not_implemented), raising torch's error; of an
+    op torch's derivatives.yaml does not list at all (`listed=False`), its fallback's."""
     def no_jvp(tangent):
+        if not listed:
+            raise NotImplementedError(f"Trying to use forward AD with aten::{op_name} that "
+                                      f"does not support it.")
         raise NotImplementedError(
             f"Trying to use forward AD with {op_name} that does not support it because it "
             f"has not been implemented yet.\nPlease file an issue to PyTorch at https://github"
