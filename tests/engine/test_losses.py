@@ -300,3 +300,77 @@ def test_ctc_loss_refuses_a_label_out_of_the_classes_past_none_of_the_padding():
     padded = gt.nn.functional.ctc_loss(log_probs, gt.tensor([[1, -1], [2, 3]]), (5, 5), (1, 2))
     assert padded.item() == gt.nn.functional.ctc_loss(
         log_probs, gt.tensor([[1, 0], [2, 3]]), (5, 5), (1, 2)).item()
+
+
+# ---- linear_cross_entropy: torch's composition of linear and cross_entropy (their rows are
+# sweep cases); here its meaning, its K-dimensional weight, its gradients and its errors
+LCE_INPUT, LCE_WEIGHT = RNG.standard_normal((4, 3)), RNG.standard_normal((5, 2, 3))
+LCE_BIAS, LCE_TARGET = RNG.standard_normal((5, 2)), np.array([[1, 0], [4, 2], [0, 0], [3, 3]])
+
+
+def test_linear_cross_entropy_is_cross_entropy_of_the_linear_logits_per_position():
+    """A (C, d, in) weight: logits[n, c, j] = input[n] . weight[c, j] + bias[c, j]; the loss
+    of each (n, j) is cross entropy over c."""
+    x, w, b = (gt.tensor(a) for a in (LCE_INPUT, LCE_WEIGHT, LCE_BIAS))
+    loss = gt.nn.functional.linear_cross_entropy(x, w, gt.tensor(LCE_TARGET), linear_bias=b,
+                                                  reduction="none")
+    logits = np.einsum("ni,cji->ncj", LCE_INPUT, LCE_WEIGHT) + LCE_BIAS
+    log_softmax = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    expected = -np.take_along_axis(log_softmax, LCE_TARGET[:, None], 1)[:, 0]
+    np.testing.assert_allclose(loss.numpy(), expected, rtol=1e-12)
+
+
+def test_linear_cross_entropy_gradients_with_smoothing_weights_and_an_ignored_class():
+    def loss(x, w, b):
+        return gt.nn.functional.linear_cross_entropy(
+            x, w, gt.tensor(LCE_TARGET), linear_bias=b, weight=gt.tensor([0.5, 1, 2, 1, 1.5]),
+            ignore_index=3, label_smoothing=0.2)
+    check_grads(loss, [gt.tensor(a, requires_grad=True)
+                       for a in (LCE_INPUT, LCE_WEIGHT, LCE_BIAS)], order=2)
+
+
+def test_linear_cross_entropy_module_stores_its_weight_flat():
+    module = gt.nn.LinearCrossEntropyLoss(3, 5, out_features=(2,), bias=True)
+    assert tuple(module.linear.weight.shape) == (10, 3)
+    assert tuple(module.linear.bias.shape) == (10,)
+    x = gt.tensor(LCE_INPUT, dtype=gt.float32)
+    loss = module(x, gt.tensor(LCE_TARGET))
+    expected = gt.nn.functional.linear_cross_entropy(
+        x, module.linear.weight.reshape(5, 2, 3), gt.tensor(LCE_TARGET),
+        linear_bias=module.linear.bias.reshape(5, 2))
+    assert loss.item() == expected.item()
+
+
+def linear_cross_entropy_errors(lib):
+    """(type, message) of each bad call of linear_cross_entropy, its module and its options."""
+    F, x, w = lib.nn.functional, lib.tensor(LCE_INPUT), lib.tensor(LCE_WEIGHT)
+    target = lib.tensor(LCE_TARGET)
+    calls = [
+        lambda: F.linear_cross_entropy(x[None], w, target),
+        lambda: F.linear_cross_entropy(x, w[:, 0, 0], target),
+        lambda: F.linear_cross_entropy(x[:, :2], w, target),
+        lambda: F.linear_cross_entropy(x, w, target, linear_bias=lib.zeros(5)),
+        lambda: F.linear_cross_entropy(x[0], w, target[0]),
+        lambda: F.linear_cross_entropy(x, w, lib.ones(4, 5, 2) / 5, ignore_index=1),
+        lambda: lib.nn.LinearCrossEntropyLoss(3, 5, weight=lib.ones(4)),
+        lambda: lib.nn.LinearCrossEntropyLoss(3, 5, label_smoothing=1.5),
+        lambda: lib.nn.LinearCrossEntropyOptions(acc_policy="fast"),
+        lambda: lib.nn.LinearCrossEntropyOptions(chunking_method="aspect_ratio:0"),
+        lambda: lib.nn.LinearCrossEntropyOptions(batch_chunk_size=0),
+        lambda: lib.nn.LinearCrossEntropyOptions(acc_dtype=lib.int64),
+    ]
+    errors = []
+    for call in calls:
+        try:
+            call()
+            errors.append(None)
+        except Exception as error:  # noqa: BLE001 (the error is what is compared)
+            errors.append((type(error).__name__, str(error).replace("torch.", "gradtool.")))
+    return errors
+
+
+def test_linear_cross_entropy_argument_errors():
+    errors = linear_cross_entropy_errors(gt)
+    assert all(error is not None for error in errors)
+    assert errors[2] == ("RuntimeError", "expected equal input and linear_weight last dimensions "
+                                         "(in_features), got 2 and 3, respectively")

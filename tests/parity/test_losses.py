@@ -122,3 +122,65 @@ def test_new_loss_modules_reprs_and_state_dicts_are_torchs():
                    nn.MultiMarginLoss(p=2, margin=0.5, weight=lib.ones(3))]
         seen.append([(repr(m), list(m.state_dict()), m.reduction) for m in modules])
     assert seen[0] == seen[1]
+
+
+# ---- linear_cross_entropy (the reference path: linear then cross_entropy, torch's nodes)
+def _node_names(node, seen):
+    if node is None or node in seen:
+        return []
+    seen.add(node)
+    names = [node.name().rpartition("::")[2]]
+    for child, _ in node.next_functions:
+        names += _node_names(child, seen)
+    return names
+
+
+LINEAR_CROSS_ENTROPY = {
+    "bias": lambda F, t, x, w, w3, b, b3: F.linear_cross_entropy(x, w, t.tensor([1, 0, 4, 2]),
+                                                                 linear_bias=b),
+    "one_sample": lambda F, t, x, w, w3, b, b3: F.linear_cross_entropy(x[0], w, t.tensor(3)),
+    "k_dimensional": lambda F, t, x, w, w3, b, b3: F.linear_cross_entropy(
+        x, w3, t.tensor(engine_losses.LCE_TARGET), linear_bias=b3, reduction="none"),
+    "probabilities_smoothed": lambda F, t, x, w, w3, b, b3: F.linear_cross_entropy(
+        x, w, (x @ w.t()).detach().softmax(1), label_smoothing=0.1, reduction="sum"),
+    "weight_ignore_index_smoothed": lambda F, t, x, w, w3, b, b3: F.linear_cross_entropy(
+        x, w, t.tensor([1, 0, 4, 2]), weight=t.linspace(0.5, 2, 5, dtype=t.float64),
+        ignore_index=4, label_smoothing=0.2),
+    "ignore_index_none_is_minus_100": lambda F, t, x, w, w3, b, b3: F.linear_cross_entropy(
+        x, w, t.tensor([1, -100, 2, 3]), reduction="none"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINEAR_CROSS_ENTROPY))
+def test_linear_cross_entropy_values_gradients_and_graph_are_torchs(name):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal(s) for s in ((4, 3), (5, 3), (5, 2, 3), (5,), (5, 2))]
+    seen = []
+    for lib in (gt, torch):
+        inputs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        loss = LINEAR_CROSS_ENTROPY[name](lib.nn.functional, lib, *inputs)
+        grads = lib.autograd.grad(loss.sum(), inputs, allow_unused=True)
+        seen.append((loss.detach().numpy(), [None if g is None else g.numpy() for g in grads],
+                     _node_names(loss.grad_fn, set())))
+    np.testing.assert_allclose(seen[0][0], seen[1][0], rtol=1e-12)
+    for mine, theirs in zip(seen[0][1], seen[1][1]):
+        assert (mine is None) == (theirs is None)
+        if mine is not None:
+            np.testing.assert_allclose(mine, theirs, rtol=1e-11, atol=1e-14)
+    assert seen[0][2] == seen[1][2]
+
+
+def test_linear_cross_entropy_errors_module_and_options_are_torchs():
+    torch = pytest.importorskip("torch")
+    assert engine_losses.linear_cross_entropy_errors(gt) == \
+        engine_losses.linear_cross_entropy_errors(torch)
+    seen = []
+    for lib in (gt, torch):
+        module = lib.nn.LinearCrossEntropyLoss(3, 5, out_features=(2,), bias=True,
+                                               ignore_index=3, label_smoothing=0.1,
+                                               options=lib.nn.LinearCrossEntropyOptions(
+                                                   batch_chunk_size=4))
+        seen.append((repr(module).replace("torch.", "gradtool."), list(module.state_dict()),
+                     repr(lib.nn.LinearCrossEntropyOptions())))
+    assert seen[0] == seen[1]

@@ -61,6 +61,7 @@ __all__ += ["CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "Mar
             "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss2d",
             "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
             "TripletMarginWithDistanceLoss"]
-# the sequence losses
-from .loss import CTCLoss  # noqa: E402
-__all__ += ["CTCLoss"]
+# the sequence losses, and cross entropy of a linear layer's logits
+from .loss import CTCLoss, LinearCrossEntropyLoss  # noqa: E402
+from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: E402
+__all__ += ["CTCLoss", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]

@@ -1785,6 +1785,64 @@ def _check_ctc_arguments(log_probs, targets, input_lengths, target_lengths, blan
         raise IndexError(f"ctc_loss: target label {int(bad[0])} is out of range for "
                          f"{num_labels} classes")
 
+
+# ---- linear_cross_entropy: cross_entropy of linear's logits, composed as torch's reference
+# path (its nodes); a (C, d1, ..., dK, in_features) weight gives K-dimensional logits
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0,
+                         options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...), with
+    ignore_index None meaning -100 for class indices (and refused for probabilities)."""
+    if not 1 <= input.dim() <= 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.dim()}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {in_features} and {linear_weight.shape[-1]}, "
+                           f"respectively")
+    num_classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, (N, "
+                           f"{in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = (*batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains "
+                           "probabilities")
+    ignore_index = -100 if ignore_index is None else ignore_index
+    if options is not None:
+        _warn_if_not_chunked(out_features, reduction, label_smoothing, target, linear_bias)
+    if out_features:
+        rows = math.prod(out_features, start=num_classes)
+        linear_weight = linear_weight.reshape((rows, in_features))
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(rows)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=ignore_index, label_smoothing=label_smoothing)
+
+
+def _warn_if_not_chunked(out_features, reduction, label_smoothing, target, linear_bias):
+    """torch's warning where its chunked path cannot take the call (it then runs the
+    reference path). Where it can, torch computes the same loss in chunks of the batch, to
+    save memory; the engine runs the reference path (its values, other nodes)."""
+    if (not out_features and reduction in ("mean", "sum", "none") and label_smoothing == 0.0
+            and target.dtype is dtypes.int64):
+        return
+    warnings.warn(f"linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+                  f"{{'mean','sum','none'}}, label_smoothing == 0, target.dtype == int64, "
+                  f"out_features == (). Got reduction={reduction!r}, label_smoothing="
+                  f"{label_smoothing}, target.dtype={target.dtype}, out_features="
+                  f"{out_features}, tracing=False, linear_bias.shape="
+                  f"{None if linear_bias is None else tuple(linear_bias.shape)}.", stacklevel=3)
+
 # ---- the pooling, padding, dropout and sampling families' long tail: 3-d pools (the 2-d
 # kernels over (D, H, W), rows of their own as torch's), the dropouts as ATen's one
 # _dropout_impl, max unpooling and fractional max pooling (rows of their own), and the layers

@@ -1,4 +1,6 @@
 """Loss modules (see nn.functional for the formulas)."""
+import math
+
 from . import functional as F
 from .module import Module
 
@@ -248,3 +250,41 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """cross_entropy of a linear layer's logits (see F.linear_cross_entropy); the layer's
+    weight is stored flat, (C * prod(out_features), in_features), as torch's."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
+                 dtype=None, reduction="mean", weight=None, ignore_index=None,
+                 label_smoothing=0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes, self.out_features = num_classes, out_features
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        from .layers import Linear
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias,
+                             device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        weight = self.linear.weight.reshape((self.num_classes, *self.out_features,
+                                             self.linear.in_features))
+        bias = (None if self.linear.bias is None
+                else self.linear.bias.reshape((self.num_classes, *self.out_features)))
+        return F.linear_cross_entropy(input, weight, target, linear_bias=bias,
+                                      weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
