@@ -1,7 +1,9 @@
 """How tensors lie in memory, as torch says it: strides of contiguous tensors and of views,
 memory formats (contiguous(memory_format=), to(memory_format=), clone(memory_format=)), the
 layout, resize_/resize_as_/set_ and the deprecated resize, the conjugate transposes H and mH,
-pinned memory (torch's CPU build has none). The programs below run on either library: the
+pinned memory (torch's CPU build has none), shared memory (share_memory_, is_shared,
+Module.share_memory) and the moves to accelerators torch's CPU build refuses (ipu, xpu,
+mtia). The programs below run on either library: the
 parity tests (tests/parity/test_memory_layout.py) compare them with torch."""
 import numpy as np
 import pytest
@@ -164,3 +166,74 @@ def test_H_and_mH_are_conjugate_transposes_with_gradients():
 def test_refusals_raise_torchs_exceptions(name):
     with pytest.raises((RuntimeError, IndexError, TypeError)):
         ERRORS[name](gt)
+
+
+# ---- shared memory, and the accelerators torch's CPU build was not built for
+def _shared_after_a_view(lib):
+    t = lib.arange(6.0)
+    later = t.share_memory_()[2:]
+    return [t.is_shared(), later.is_shared(), t.share_memory_().is_shared()]
+
+
+def _module_shared(lib):
+    module = lib.nn.Linear(2, 2)
+    module.register_buffer("steps", lib.zeros(3))
+    module.weight.grad = lib.ones(2, 2)
+    shared = module.share_memory()
+    return [shared is module] + [t.is_shared() for t in (module.weight, module.bias,
+                                                         module.weight.grad, module.steps)]
+
+
+# (a view taken before share_memory_ keeps its memory on the engine: no torch program here)
+SHARING = {
+    "new_tensor": lambda lib: [lib.ones(2).is_shared(), lib.ones(2).share_memory_().tolist()],
+    "returns_itself": lambda lib: (lambda t: t.share_memory_() is t)(lib.ones(2)),
+    "whole_storage_and_views_after": _shared_after_a_view,
+    "transposed_keeps_strides": lambda lib: (lambda t: (t.share_memory_().stride(),
+                                                        t.is_shared(), t.tolist()))(
+        lib.arange(6.0).reshape(2, 3).t()),
+    "requires_grad_kept": lambda lib: lib.ones(2, requires_grad=True).share_memory_(
+        ).requires_grad,
+    "empty": lambda lib: lib.empty(0).share_memory_().is_shared(),
+    "module": _module_shared,
+    "module_without_tensors_moves": lambda lib: repr(lib.nn.ReLU().xpu()),
+}
+DEVICE_MOVES = {f"{kind}_{name}": (lambda lib, kind=kind, make=make, arg=arg: getattr(
+    make(lib), kind)(*arg))
+    for kind in ("ipu", "xpu", "mtia")
+    for name, make, arg in (("tensor", lambda lib: lib.ones(2), ()),
+                            ("tensor_index", lambda lib: lib.ones(2), (1,)),
+                            ("tensor_cpu", lambda lib: lib.ones(2), ("cpu",)),
+                            ("tensor_device", lambda lib, kind=kind: lib.ones(2),
+                             (kind,)),
+                            ("module", lambda lib: lib.nn.Linear(2, 2), ()))}
+
+
+def test_share_memory_moves_the_storage_into_memory_a_forked_process_shares():
+    import os
+    assert SHARING["whole_storage_and_views_after"](gt) == [True, True, True]
+    assert SHARING["module"](gt) == [True] * 5
+    shared, private = gt.zeros(3), gt.zeros(3)
+    before = shared[1:]  # (the engine cannot re-point a view taken before; torch's shares)
+    shared.share_memory_()
+    assert not before.is_shared() and shared.is_shared() and not private.is_shared()
+    child = os.fork()
+    if child == 0:  # the child writes into both, and exits
+        shared[1], private[1] = 7.0, 7.0
+        os._exit(0)
+    os.waitpid(child, 0)
+    assert shared.tolist() == [0.0, 7.0, 0.0] and private.tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("name", DEVICE_MOVES)
+def test_moves_to_accelerators_torchs_cpu_build_lacks_are_refused(name):
+    kind, _, form = name.partition("_")
+    expected = {"tensor_index": "Cannot access accelerator device when none is available.",
+                "tensor_cpu": f"Invalid device, must be {'MTIA' if kind == 'mtia' else kind} "
+                              f"device"}.get(form, {"ipu": "PyTorch is not linked with support "
+                                                           "for ipu devices",
+                                                    "xpu": "Torch not compiled with XPU enabled",
+                                                    "mtia": "Torch not compiled with MTIA "
+                                                            "enabled"}[kind])
+    with pytest.raises((RuntimeError, AssertionError), match=expected):
+        DEVICE_MOVES[name](gt)

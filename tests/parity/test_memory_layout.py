@@ -95,3 +95,18 @@ def test_resize_and_H_nodes_are_torchs():
         with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
             names = [x.resize(3, 2).grad_fn.name(), x.H.grad_fn.name(), x.mH.grad_fn.name()]
         assert names == ["ResizeBackward", "TransposeBackward0", "TransposeBackward0"]
+
+
+@pytest.mark.parametrize("name", programs.SHARING)
+def test_shared_memory_is_torchs(name):
+    assert programs.SHARING[name](gt) == programs.SHARING[name](torch)
+
+
+@pytest.mark.parametrize("name", programs.DEVICE_MOVES)
+def test_moves_to_accelerators_are_refused_as_torch(name):
+    errors = []
+    for lib in (torch, gt):
+        with pytest.raises(Exception) as error:
+            programs.DEVICE_MOVES[name](lib)
+        errors.append((type(error.value).__name__, str(error.value)))
+    assert errors[0] == errors[1]

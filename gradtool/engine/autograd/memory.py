@@ -1,11 +1,13 @@
 """How a tensor lies in memory, as torch says it: strides (counted in elements), memory formats
 (torch.contiguous_format, channels_last, ...), the layout (strided: every engine tensor is
 dense), resizing and re-pointing a tensor's storage (resize_, set_), and pinned memory (which
-needs an accelerator torch's CPU build does not have).
+needs an accelerator torch's CPU build does not have), shared memory, and the moves to the
+other accelerators torch's CPU build refuses (ipu, xpu, mtia).
 
 numpy arrays have strides too (in bytes), and the engine's views are numpy views of the same
 memory, so a transpose, an expand or a slice reports torch's strides; a channels_last tensor
 is an array whose channel dim is the innermost in memory, as torch's."""
+import mmap
 import warnings
 
 import numpy as np
@@ -136,6 +138,27 @@ class MemoryTensorMethods:
     def pin_memory(self, device=None):
         raise RuntimeError("Cannot access accelerator device when none is available.")
 
+    def share_memory_(self):
+        """This tensor's memory moved into shared memory (an anonymous shared mapping, which a
+        process forked afterwards reads and writes too), as torch's CPU tensors; already
+        shared, nothing moves. The whole storage moves, as torch's; views taken before keep
+        the memory they had (numpy cannot re-point an array)."""
+        if not self.is_shared():
+            self._data = _in_shared_memory(self._data)
+        return self
+
+    def is_shared(self):
+        return isinstance(owning_array(self._data).base, mmap.mmap)
+
+    def ipu(self, device=None, non_blocking=False, memory_format=preserve_format):
+        _no_accelerator("ipu", device)
+
+    def xpu(self, device=None, non_blocking=False, memory_format=preserve_format):
+        _no_accelerator("xpu", device)
+
+    def mtia(self, device=None, non_blocking=False, memory_format=preserve_format):
+        _no_accelerator("mtia", device)
+
     def resize(self, *sizes):
         """A reshape to as many elements, deprecated (torch's autograd Function, its
         ResizeBackward node)."""
@@ -193,6 +216,45 @@ class MemoryTensorMethods:
                             f"{type(source).__name__}")
         self._version_counter[0] += 1
         return self
+
+
+def _in_shared_memory(array):
+    """`array` viewed in a shared mapping holding a copy of the memory it views (all of its
+    owner's, laid out the same, so its offset and strides still hold)."""
+    owner = owning_array(array)
+    if not (owner.flags.c_contiguous or owner.flags.f_contiguous):  # (a copy of array alone)
+        owner = array = np.array(array, order="K")
+    buffer = mmap.mmap(-1, max(owner.nbytes, 1))
+    shared = np.ndarray(owner.shape, owner.dtype, buffer,
+                        order="C" if owner.flags.c_contiguous else "F")
+    shared[...] = owner
+    offset = (array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+              if array.size else 0)
+    return np.ndarray(array.shape, array.dtype, buffer, offset, array.strides)
+
+
+# torch's CPU build on a move to the accelerators it was not built for: (error, message)
+_NOT_BUILT = {
+    "ipu": (RuntimeError, "PyTorch is not linked with support for ipu devices"),
+    "xpu": (AssertionError, "Torch not compiled with XPU enabled"),
+    "mtia": (AssertionError, "Torch not compiled with MTIA enabled. Ensure you have `import "
+                             "mtia.host_runtime.torch_mtia.dynamic_library` in your python src "
+                             "file and include `//mtia/host_runtime/torch_mtia:torch_mtia` as "
+                             "your target dependency!"),
+}
+
+
+def _no_accelerator(kind, device):
+    """Tensor.ipu / xpu / mtia: torch's refusals (a device index asks the accelerator API;
+    a device of another type is refused first)."""
+    from .device import device as Device
+    if isinstance(device, int) and not isinstance(device, bool):
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    if device is not None and Device(device).type != kind:
+        raise RuntimeError(f"Invalid device, must be {'MTIA' if kind == 'mtia' else kind} "
+                           f"device")
+    error, message = _NOT_BUILT[kind]
+    raise error(message)
 
 
 def _resize_function():

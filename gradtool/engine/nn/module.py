@@ -444,6 +444,20 @@ class Module:
         check("cuda" if device is None else device)
         return self
 
+    # torch's CPU build refuses these moves for any parameter or buffer (Tensor.ipu, ...)
+    def ipu(self, device=None):
+        return self._apply(lambda t: t.ipu(device))
+
+    def xpu(self, device=None):
+        return self._apply(lambda t: t.xpu(device))
+
+    def mtia(self, device=None):
+        return self._apply(lambda t: t.mtia(device))
+
+    def share_memory(self):
+        """Every parameter, gradient and buffer moved into shared memory (Tensor.share_memory_)."""
+        return self._apply(lambda t: t.share_memory_())
+
     # ---------------- state_dict ----------------
     def get_extra_state(self):
         """Override it (with set_extra_state) to save any picklable value in the state_dict,
