@@ -59,10 +59,12 @@ def _jvp(spec):
 
 def _double_backward(spec):
     """Formulas are written with generic ops, which record when run on Tensors: a row whose
-    derivative is implemented is differentiable again."""
+    derivative is implemented is differentiable again, unless its formulas run an op torch
+    does not differentiate (once_differentiable)."""
     if not spec.diff_inputs:
         return "-"
-    return "yes" if spec.derivative_implemented else "no (as torch)"
+    implemented = spec.derivative_implemented and not spec.once_differentiable
+    return "yes" if implemented else "no (as torch)"
 
 
 def _inputs(spec):
@@ -100,7 +102,8 @@ def ops_page():
              "- **double backward**: the formulas are written with ops that record when they run "
              "on tensors, so a row whose derivative exists can be differentiated again. "
              "`tests/engine/test_op_gradients.py` checks every row to second order against "
-             "central differences.",
+             "central differences; `no (as torch)` where torch's backward is an op it does not "
+             "differentiate, whose error the second order raises (the sweep checks that).",
              "- **complex**: the row takes complex values: its formulas are torch's complex ones, "
              "or it is linear with real coefficients (shapes, sums); other rows refuse them.",
              "- **batched**: the row runs a batch of gradients at once "

@@ -31,7 +31,7 @@ class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys",
 # keeps the list current): named as torch's when asked for, where any other missing attribute
 # is the user's own (a misspelled layer) and torch's plain AttributeError.
 # share_memory: the engine's tensors are copied into another process, never shared.
-TORCH_METHODS_NOT_HERE = frozenset("ipu mtia share_memory xpu".split())
+TORCH_METHODS_NOT_HERE = frozenset()  # (none since share_memory, ipu, xpu and mtia)
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"  # get_extra_state's key in the state_dict, as torch's
 
