@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gradtool as gt
 from gradcheck_util import check_grads
@@ -374,3 +376,40 @@ def test_linear_cross_entropy_argument_errors():
     assert all(error is not None for error in errors)
     assert errors[2] == ("RuntimeError", "expected equal input and linear_weight last dimensions "
                                          "(in_features), got 2 and 3, respectively")
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(chunk=st.integers(1, 7), reduction=st.sampled_from(["mean", "sum", "none"]),
+       bias=st.booleans())
+def test_linear_cross_entropy_in_chunks_is_the_reference_path(chunk, reduction, bias):
+    """options: the loss a chunk of rows at a time (any size), the same values and
+    gradients as linear then cross_entropy; a class weight and an ignored row included."""
+    x, w = RNG.standard_normal((6, 3)), RNG.standard_normal((5, 3))
+    b, target = RNG.standard_normal(5), gt.tensor([1, 0, 4, 2, 1, -100])
+    results = []
+    for options in (None, gt.nn.LinearCrossEntropyOptions(batch_chunk_size=chunk)):
+        inputs = [gt.tensor(a, requires_grad=True) for a in (x, w, b)]
+        loss = gt.nn.functional.linear_cross_entropy(
+            inputs[0], inputs[1], target, linear_bias=inputs[2] if bias else None,
+            weight=gt.tensor([0.5, 1.0, 2.0, 1.0, 1.5]), reduction=reduction, options=options)
+        cotangent = gt.linspace(-1, 2, 6, dtype=gt.float64) if reduction == "none" else None
+        grads = gt.autograd.grad(loss, inputs[:3 if bias else 2], cotangent)
+        results.append([loss.detach().numpy()] + [g.numpy() for g in grads])
+    for chunked, reference in zip(*results[::-1]):
+        np.testing.assert_allclose(chunked, reference, rtol=1e-12, atol=1e-14)
+
+
+def test_linear_cross_entropy_in_chunks_backward_runs_once_unless_allowed():
+    x = gt.randn(4, 3, dtype=gt.float64, requires_grad=True)
+    w, target = gt.randn(5, 3, dtype=gt.float64, requires_grad=True), gt.tensor([1, 0, 4, 2])
+    loss = gt.nn.functional.linear_cross_entropy(x, w, target,
+                                                 options=gt.nn.LinearCrossEntropyOptions())
+    loss.backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="chunked backward called twice"):
+        loss.backward()
+    loss = gt.nn.functional.linear_cross_entropy(
+        x, w, target, options=gt.nn.LinearCrossEntropyOptions(allow_retain_graph=True))
+    loss.backward(retain_graph=True)
+    loss.backward()
+    grad, = gt.autograd.grad(loss, x, create_graph=True)  # (not differentiable again)
+    assert not grad.requires_grad

@@ -184,3 +184,58 @@ def test_linear_cross_entropy_errors_module_and_options_are_torchs():
         seen.append((repr(module).replace("torch.", "gradtool."), list(module.state_dict()),
                      repr(lib.nn.LinearCrossEntropyOptions())))
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("options", [{}, {"batch_chunk_size": 4},
+                                     {"chunking_method": "aspect_ratio:4"}],
+                         ids=["auto", "batch_chunk_size", "aspect_ratio"])
+def test_linear_cross_entropy_in_chunks_is_torchs(reduction, options):
+    """options: torch's chunked ops (their nodes, their inputs' edges), the reference path's
+    values and gradients; a batch of one row, its squeeze."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    arrays = [rng.standard_normal(s) for s in ((6, 3), (5, 3), (5,))]
+    cotangent = np.linspace(-1, 2, 6) if reduction == "none" else np.array(1.7)
+    seen = []
+    for lib in (gt, torch):
+        x, w, b = (lib.tensor(a, requires_grad=True) for a in arrays)
+        loss = lib.nn.functional.linear_cross_entropy(
+            x, w, lib.tensor([1, 0, 4, 2, 1, -100]), linear_bias=b,
+            weight=lib.tensor([0.5, 1.0, 2.0, 1.0, 1.5]), reduction=reduction,
+            options=lib.nn.LinearCrossEntropyOptions(**options))
+        grads = lib.autograd.grad(loss, (x, w, b), lib.tensor(cotangent))
+        one = lib.nn.functional.linear_cross_entropy(
+            x[0], w, lib.tensor(3), options=lib.nn.LinearCrossEntropyOptions())
+        seen.append(([loss.detach().numpy()] + [g.numpy() for g in grads],
+                     _node_names(loss.grad_fn, set()), _node_names(one.grad_fn, set()),
+                     one.item()))
+    for mine, theirs in zip(seen[0][0], seen[1][0]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-11, atol=1e-14)
+    assert seen[0][1:3] == seen[1][1:3]
+    assert seen[0][3] == pytest.approx(seen[1][3], rel=1e-12)
+
+
+def test_linear_cross_entropy_in_chunks_refusals_and_warning_are_torchs():
+    """A second backward, a chunk size and method that disagree, a call the chunked path
+    cannot take (its warning, then the reference path)."""
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (gt, torch):
+        x = lib.tensor(np.linspace(-1, 1, 12).reshape(4, 3), requires_grad=True)
+        w, target = lib.ones(5, 3, dtype=lib.float64), lib.tensor([1, 0, 4, 2])
+        options = lib.nn.LinearCrossEntropyOptions
+        loss = lib.nn.functional.linear_cross_entropy(x, w, target, options=options())
+        loss.backward()
+        with pytest.raises(RuntimeError) as twice:
+            loss.backward()
+        with pytest.raises(ValueError) as disagree:
+            lib.nn.functional.linear_cross_entropy(
+                x, w, target, options=options(batch_chunk_size=3, chunking_method="aspect_ratio"))
+        with pytest.warns(UserWarning) as warned:
+            smoothed = lib.nn.functional.linear_cross_entropy(x, w, target, label_smoothing=0.1,
+                                                              options=options())
+        seen.append((str(twice.value), str(disagree.value),
+                     str(warned[0].message).replace("torch.", "gradtool."),
+                     smoothed.grad_fn.name()))
+    assert seen[0] == seen[1]

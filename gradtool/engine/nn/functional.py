@@ -1817,8 +1817,13 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
         raise RuntimeError("ignore_index cannot be specified when target contains "
                            "probabilities")
     ignore_index = -100 if ignore_index is None else ignore_index
-    if options is not None:
-        _warn_if_not_chunked(out_features, reduction, label_smoothing, target, linear_bias)
+    if options is not None:  # the chunked path, where it takes the call
+        if (not out_features and reduction in ("mean", "sum", "none")
+                and label_smoothing == 0.0 and target.dtype is dtypes.int64):
+            from .linear_cross_entropy import chunked
+            return chunked(input, linear_weight, target, linear_bias, weight, reduction,
+                           ignore_index, options)
+        _warn_not_chunked(out_features, reduction, label_smoothing, target, linear_bias)
     if out_features:
         rows = math.prod(out_features, start=num_classes)
         linear_weight = linear_weight.reshape((rows, in_features))
@@ -1829,13 +1834,8 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
                          ignore_index=ignore_index, label_smoothing=label_smoothing)
 
 
-def _warn_if_not_chunked(out_features, reduction, label_smoothing, target, linear_bias):
-    """torch's warning where its chunked path cannot take the call (it then runs the
-    reference path). Where it can, torch computes the same loss in chunks of the batch, to
-    save memory; the engine runs the reference path (its values, other nodes)."""
-    if (not out_features and reduction in ("mean", "sum", "none") and label_smoothing == 0.0
-            and target.dtype is dtypes.int64):
-        return
+def _warn_not_chunked(out_features, reduction, label_smoothing, target, linear_bias):
+    """torch's warning where its chunked path cannot take the call (the reference path runs)."""
     warnings.warn(f"linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
                   f"{{'mean','sum','none'}}, label_smoothing == 0, target.dtype == int64, "
                   f"out_features == (). Got reduction={reduction!r}, label_smoothing="

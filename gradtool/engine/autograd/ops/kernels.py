@@ -363,7 +363,8 @@ def squeeze(self, dim):
     if dim is None:
         return np.squeeze(self)
     dim = (dim,) if isinstance(dim, int) else dim
-    dims = tuple(d for d in dim if self.shape[d] == 1)  # torch ignores dims of size != 1
+    # torch ignores dims of size != 1 (and a 0-d tensor's dim 0, which it has not)
+    dims = tuple(d for d in dim if self.ndim and self.shape[d] == 1)
     return np.squeeze(self, axis=dims) if dims else self.view()
 
 
