@@ -1673,7 +1673,6 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return call(table.MULTILABEL_MARGIN_LOSS, (input, target), (_REDUCTION_ENUM[reduction],))[0]
 
 
-
 # ---- CTC: torch's ctc_loss (aten's composite): _ctc_loss per sample (CtcLossBackward0), then
 # zero_infinity's where, and the mean over the batch of each loss / its target length
 _CTC_SIGNATURES = (
