@@ -1140,11 +1140,13 @@ CTC_LOSS = OpSpec(
     args=("input_lengths", "target_lengths", "blank", "zero_infinity"),
     outputs=("result0", "result1"), nondiff_outputs=("result1",), once_differentiable=True,
     jvp=no_forward_ad("_ctc_loss", "log_probs"),
-    log_probs=lambda grad, log_probs, targets, input_lengths, target_lengths, result0, result1,
-    blank, zero_infinity: CTC_LOSS_BACKWARD(
+    log_probs=lambda grad, log_probs, targets, input_lengths, target_lengths, result0,
+                     result1, blank, zero_infinity: CTC_LOSS_BACKWARD(
         grad, log_probs, targets, result0, result1, input_lengths, target_lengths, blank,
         zero_infinity),
     targets=NON_DIFFERENTIABLE)
+# torch's _ctc_loss_backward: out of the table (torch does not differentiate it), which is
+# why CTC_LOSS's formula runs it from here rather than from formulas.py
 CTC_LOSS_BACKWARD = OpSpec(
     "_ctc_loss_backward", "NotImplemented", kernels.ctc_loss_backward,
     args=("input_lengths", "target_lengths", "blank", "zero_infinity"),
