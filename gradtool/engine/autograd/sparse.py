@@ -89,8 +89,10 @@ class SparseCooTensor(Tensor):
         dense = self.clone()  # (a dense Tensor: ops' results are)
         return dense if dtype is None else dense.to(dtype)
 
-    def to_sparse(self, *args, **kwargs):
-        return self
+    def to_sparse(self, *args, layout=None, **kwargs):
+        if layout in (None, sparse_coo):
+            return self
+        return Tensor.to_sparse(self, layout=layout, **kwargs)  # (a compressed layout)
 
     def __repr__(self):
         indices, values, _ = _ENTRIES[self]
@@ -157,11 +159,6 @@ def to_sparse(dense, sparse_dim=None):
     indices = np.stack(np.nonzero(keep)) if data.ndim else np.zeros((0, 1), np.int64)
     values = dense[tuple(Tensor._wrap(i) for i in indices)] if data.ndim else dense.reshape(1)
     return _sparse(indices.astype(np.int64), values, tuple(dense.shape), coalesced=True)
-
-
-def mm(mat1, mat2):
-    """The product of a sparse (or dense) matrix and a dense one."""
-    return mat1 @ mat2
 
 
 def _legacy(dtype):
