@@ -1,6 +1,8 @@
 """Sparse COO tensors against torch's: values, indices, flags, products, gradients and
 refusals, with the programs of tests/engine/test_sparse.py. Tests marked parity, skipped
 without torch."""
+import re
+
 import numpy as np
 import pytest
 
@@ -34,4 +36,46 @@ def test_refusals_are_torchs(name):
         programs.ERRORS[name](torch)
     with pytest.raises(type(theirs.value)) as ours:
         programs.ERRORS[name](gt)
+    assert str(ours.value) == str(theirs.value)
+
+
+# ---- compressed layouts (CSR, CSC, BSR, BSC)
+def _torch_spelling(text):
+    """The engine's repr in torch's words, its line breaks aside ("gradtool.sparse_csr" is
+    longer than "torch.sparse_csr": a line can break a suffix earlier)."""
+    return re.sub(r",\s+", ", ", text.replace("gradtool.", "torch."))
+
+
+@pytest.mark.parametrize("name", programs.COMPRESSED)
+def test_compressed_tensors_are_torchs(name):
+    """Layout, shape, dtype, nnz, both indices, values, dense values and the repr."""
+    ours, theirs = programs.COMPRESSED[name](gt), programs.COMPRESSED[name](torch)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        a_parts, b_parts = programs.compressed_parts(a), programs.compressed_parts(b)
+        assert a_parts[:6] == b_parts[:6]
+        for x, y in zip(a_parts[6:], b_parts[6:]):
+            np.testing.assert_allclose(x, y, rtol=1e-6)
+        assert _torch_spelling(repr(a)) == _torch_spelling(repr(b))
+
+
+@pytest.mark.parametrize("name", programs.DENSE_RESULTS)
+def test_compressed_tensors_results_and_gradients_are_torchs(name):
+    ours = _plain(programs.DENSE_RESULTS[name](gt))
+    theirs = _plain(programs.DENSE_RESULTS[name](torch))
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        if isinstance(a, tuple) and len(a) == 3 and isinstance(a[2], np.ndarray):
+            assert a[:2] == b[:2]
+            np.testing.assert_allclose(a[2], b[2], rtol=1e-6)
+        else:
+            assert _torch_spelling(str(a)) == str(b)
+
+
+@pytest.mark.parametrize("name", programs.COMPRESSED_ERRORS)
+def test_compressed_refusals_are_torchs(name):
+    with pytest.raises(Exception) as theirs:
+        programs.COMPRESSED_ERRORS[name](torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        programs.COMPRESSED_ERRORS[name](gt)
     assert str(ours.value) == str(theirs.value)

@@ -108,9 +108,10 @@ class SparseCompressedTensor(Tensor):
     def to_dense(self, dtype=None, *, masked_grad=None):
         """Its values put into zeros: a dense Tensor whose gradient reaches only the
         specified elements, as torch's."""
-        dense = _compressed_from_mask(self, _pattern(self), self.layout, self._block())
-        dense = _dense_storage(dense)
-        return dense if dtype is None else dense.to(dtype)
+        if dtype is not None:
+            raise RuntimeError("dtype argument is not supported by sparse_csr_to_dense")
+        return _dense_storage(_compressed_from_mask(self, _pattern(self), self.layout,
+                                                    self._block()))
 
     def _block(self):
         return self._compressed[4]
@@ -125,10 +126,11 @@ class SparseCompressedTensor(Tensor):
             return _compressed_from_mask(Tensor.__mul__(self, other),
                                          _pattern(self) & _pattern(other), self.layout,
                                          self._block())
-        if isinstance(other, (numbers.Number, Tensor)) and not (
-                isinstance(other, Tensor) and other.dim()):
-            return self._same_pattern(Tensor.__mul__(self, other))
-        return Tensor.__mul__(self, other)
+        if isinstance(other, Tensor) and other.dim() and other.shape != self.shape:
+            raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has "
+                               f"size {list(other.shape)} but mask has size "
+                               f"{list(self.shape)}")
+        return self._same_pattern(Tensor.__mul__(self, other))
 
     __rmul__ = __mul__
 
@@ -161,7 +163,14 @@ class SparseCompressedTensor(Tensor):
         """Swapping the two sparse dims flips the layout (CSR <-> CSC), as torch's."""
         dims = sorted(d % self.dim() for d in (dim0, dim1))
         batch = self._batch_dim()
-        if dims != [batch, batch + 1]:
+        kinds = ["Batch" if d < batch else "Sparse" if d < batch + 2 else "Dense" for d in dims]
+        if kinds[0] != kinds[1]:
+            given = [d % self.dim() for d in (dim0, dim1)]
+            kinds = kinds if given == dims else kinds[::-1]
+            raise RuntimeError(f"transpose(): can only transpose dimensions of the same type "
+                               f"(Batch, Sparse, Dense), got {given[0]}({kinds[0]}) and "
+                               f"{given[1]}({kinds[1]})")
+        if kinds[0] != "Sparse":
             return Tensor.transpose(self, dim0, dim1)
         dense = Tensor.transpose(self, dim0, dim1)
         block = None if self._block() is None else self._block()[::-1]
@@ -169,10 +178,21 @@ class SparseCompressedTensor(Tensor):
                                      _TRANSPOSED[self.layout], block)
 
     def sum(self, dim=None, keepdim=False, *, dtype=None):
-        if dim is not None and not keepdim and self.layout is sparse_csr:
+        """All of it: a dense number. Along dims of a CSR matrix, with keepdim: a CSR
+        tensor specified wherever a summed row or column had a specified element."""
+        total = Tensor.sum(self, dim, keepdim, dtype=dtype)
+        if dim is None:
+            return total
+        if self.layout is not sparse_csr:
+            raise RuntimeError(f"Currently the only compressed sparse format supported for "
+                               f"sum.dim_IntList is CSR, but got layout "
+                               f"{layout_name(self.layout)}")
+        if not keepdim:
             raise RuntimeError("reduction operations on CSR tensors with keepdim=False is "
                                "unsupported")
-        return Tensor.sum(self, dim, keepdim, dtype=dtype)
+        dims = tuple(d % self.dim() for d in (dim if isinstance(dim, (tuple, list)) else (dim,)))
+        return _compressed_from_mask(total, _pattern(self).any(dims, keepdims=True),
+                                     sparse_csr, None)
 
     def to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
         return to_sparse(self, *args, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
@@ -322,13 +342,15 @@ def _positions(t):
         compressed._data, plain._data.astype(np.int64), lay, block))
 
 
-def _compressed_from_mask(dense, mask, lay, block):
+def _compressed_from_mask(dense, mask, lay, block, dense_gradient=False):
     """The compressed tensor of `dense`'s elements where mask (over batch and sparse dims,
-    per block) holds, in torch's order: values are picked from dense (differentiable)."""
+    per block) holds, in torch's order: values are picked from dense (differentiable). Its
+    gradient reaches dense at the specified elements only, or, with dense_gradient, whole (as
+    torch's conversions pass on the dense gradient a product gives a compressed operand)."""
     batch_dim = mask.ndim - 2
     rows_first = _KINDS[lay][3]
     ordered = mask if rows_first else np.swapaxes(mask, -1, -2)
-    flat = ordered.reshape((-1,) + ordered.shape[-2:])
+    flat = ordered.reshape((int(np.prod(ordered.shape[:-2])),) + ordered.shape[-2:])
     counts = {int(m.sum()) for m in flat}
     if len(counts) > 1:
         raise RuntimeError("Expect the same number of specified elements per batch.")
@@ -345,7 +367,11 @@ def _compressed_from_mask(dense, mask, lay, block):
     values = dense[tuple(Tensor._wrap(i) for i in _coordinates(compressed, plain, lay, block))]
     parts = (Tensor._wrap(compressed), Tensor._wrap(plain), values, lay,
              None if block is None else tuple(block))
-    return _build(parts, dense.shape)
+    built = _build(parts, dense.shape)
+    if not dense_gradient or not dense.requires_grad:
+        return built
+    masked = _dense_storage(built)  # (forward: the masked values; backward: the whole grad)
+    return _as_compressed(dense + (masked - dense).detach(), parts)
 
 
 # ---- torch.sparse_compressed_tensor and its four spellings
@@ -526,7 +552,7 @@ def to_compressed(t, lay, blocksize=None, dense_dim=None):
         mask = mask.reshape(shape[:-2] + (shape[-2] // block[0], block[0],
                                           shape[-1] // block[1], block[1])).any((-3, -1))
     dense = Tensor.clone(t) if t.layout is not strided else t
-    return _compressed_from_mask(dense, mask, lay, block)
+    return _compressed_from_mask(dense, mask, lay, block, dense_gradient=True)
 
 
 def to_sparse(t, *args, layout=None, blocksize=None, dense_dim=None):
