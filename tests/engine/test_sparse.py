@@ -46,12 +46,44 @@ PROGRAMS = {
     "values_grad": lambda lib: (lambda v: [lib.autograd.grad(
         lib.sparse.mm(_coo(lib, v), lib.tensor(MAT, dtype=lib.float32)).sum(), v)[0]])(
         lib.tensor(VALUES, requires_grad=True)),
+    "sparse_mask": lambda lib: (lambda m, c: [m._indices(), m._values(), m.is_coalesced(),
+                                              m.to_dense(), c.indices(), c.values()])(
+        (lib.arange(6.0).reshape(2, 3) + 1).sparse_mask(_coo(lib)),
+        (lib.arange(6.0).reshape(2, 3) + 1).sparse_mask(_coo(lib).coalesce())),
+    "spdiags": lambda lib: (lambda s: [s._indices(), s._values(), s.is_coalesced(),
+                                       s.to_dense()])(lib.sparse.spdiags(
+        lib.tensor([[1.0, 2, 3], [4, 5, 6]]), lib.tensor([0, -1]), (3, 3))),
+    "spdiags_wide": lambda lib: [lib.sparse.spdiags(lib.tensor([[1.0, 2, 3], [4, 5, 6]]),
+                                                    lib.tensor([0, 1]), (3, 4)).to_dense(),
+                                 lib.sparse.spdiags(lib.tensor([1.0, 2, 3]), lib.tensor([0]),
+                                                    (3, 3)).to_dense()],
+    "sparse_sum": lambda lib: [lib.sparse.sum(_coo(lib)), lib.sparse.sum(_coo(lib), 0).indices(),
+                               lib.sparse.sum(_coo(lib), 0).values(),
+                               lib.sparse.sum(_coo(lib), (0, 1))],
+    "sparse_addmm": lambda lib: [lib.sparse.addmm(lib.ones(2, 2), _coo(lib), lib.tensor(
+        MAT, dtype=lib.float32), beta=2, alpha=0.5)],
+    "softmax": lambda lib: [lib.sparse.softmax(_coo(lib), 1).values(),
+                            lib.sparse.log_softmax(_coo(lib), 0).values(),
+                            lib.sparse.softmax(_coo(lib), 1).indices()],
+    "softmax_and_mask_grads": lambda lib: (lambda v, x: list(lib.autograd.grad(
+        (lib.sparse.softmax(_coo(lib, v), 1).values() * lib.tensor([1.0, 2, 3])).sum()
+        + (x.sparse_mask(_coo(lib).coalesce()).to_dense() * 2).sum(), (v, x))))(
+        lib.tensor(VALUES, requires_grad=True), lib.ones(2, 3, requires_grad=True)),
 }
 ERRORS = {
     "uncoalesced_indices": lambda lib: _coo(lib).indices(),
     "uncoalesced_values": lambda lib: _coo(lib).values(),
     "index_beyond_size": lambda lib: _coo(lib, size=(2, 2), check_invariants=True),
     "nnz_mismatch": lambda lib: lib.sparse_coo_tensor(lib.tensor(INDICES), lib.tensor([1.0])),
+    "sparse_mask_sizes": lambda lib: lib.ones(1, 3).sparse_mask(_coo(lib)),
+    "spdiags_duplicate_offsets": lambda lib: lib.sparse.spdiags(lib.ones(2, 3), lib.tensor(
+        [0, 0]), (3, 3)),
+    "spdiags_offsets_count": lambda lib: lib.sparse.spdiags(lib.ones(2, 3), lib.tensor([0]),
+                                                            (3, 3)),
+    "spdiags_strided": lambda lib: lib.sparse.spdiags(lib.ones(1, 3), lib.tensor([0]), (3, 3),
+                                                      layout=lib.strided),
+    "sparse_sum_of_dense": lambda lib: lib.sparse.sum(lib.ones(2, 2)),
+    "sparse_sum_of_csr": lambda lib: lib.sparse.sum(lib.ones(2, 2).to_sparse_csr()),
 }
 
 
@@ -77,6 +109,25 @@ def test_products_give_the_dense_products_and_gradients_reach_the_values():
 def test_refusals(name):
     with pytest.raises(RuntimeError):
         ERRORS[name](gt)
+
+
+def test_torch_sparse_functions_of_coo_tensors():
+    """sparse_mask, spdiags, sparse.sum and sparse.softmax: values and gradients."""
+    np.testing.assert_array_equal(PROGRAMS["spdiags"](gt)[-1].numpy(),
+                                  [[1, 0, 0], [4, 2, 0], [0, 5, 3]])
+    total, indices, values, all_dims = PROGRAMS["sparse_sum"](gt)
+    assert (total.item(), indices.tolist(), values.tolist()) == (13.0, [[0, 2]], [4.0, 9.0])
+    np.testing.assert_allclose(PROGRAMS["softmax"](gt)[0].numpy(),  # rows (4) and (4, 5)
+                               [1, 1 / (1 + np.e), 1 / (1 + 1 / np.e)], rtol=1e-6)
+    values = gt.tensor(VALUES, dtype=gt.float64, requires_grad=True)
+    check_grads(lambda v: gt.sparse.softmax(_coo(gt, v), 1).values(), [values], order=2)
+    check_grads(lambda v: gt.sparse.log_softmax(_coo(gt, v), 0).values(), [values])
+    x = gt.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    check_grads(lambda x: x.sparse_mask(_coo(gt).coalesce()).values() ** 2, [x], order=2)
+    check_grads(lambda x: x.sparse_mask(_csr(gt)).to_dense() ** 2, [x])
+    diagonals = gt.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    check_grads(lambda d: gt.sparse.spdiags(d, gt.tensor([0, 1]), (3, 4)).to_dense() ** 2,
+                [diagonals])
 
 
 # ---- compressed layouts (CSR, CSC, BSR, BSC): gradtool/engine/autograd/sparse_compressed.py
@@ -169,6 +220,13 @@ COMPRESSED = {
     "casts": lambda lib: [_csr(lib).double(), _csr(lib).to(lib.float64), _csr(lib).clone(),
                           _csr(lib).detach()],
     "sum_keepdim": lambda lib: [_csr(lib).sum(0, keepdim=True), _csr(lib).sum(1, keepdim=True)],
+    "sparse_mask": lambda lib: [(lib.arange(6.0).reshape(2, 3) + 1).sparse_mask(_csr(lib)),
+                                (lib.arange(6.0).reshape(2, 3) + 1).sparse_mask(
+                                    lib.tensor(DENSE).to_sparse_csc())],
+    "spdiags": lambda lib: [lib.sparse.spdiags(lib.tensor([[1.0, 2, 3], [4, 5, 6]]), lib.tensor(
+        [0, 1]), (3, 4), layout=lib.sparse_csr), lib.sparse.spdiags(
+            lib.tensor([[1.0, 2, 3], [4, 5, 6]]), lib.tensor([0, -1]), (3, 3),
+            layout=lib.sparse_csc)],
     "sampled_addmm": lambda lib: [lib.sparse.sampled_addmm(
         _csr(lib, lib.tensor(CSR_VALUES, dtype=lib.float64)), _mat(lib, (2, 4)),
         _mat(lib, (4, 3)), beta=0.5, alpha=2)],

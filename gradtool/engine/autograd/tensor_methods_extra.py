@@ -652,6 +652,23 @@ class SparseTensorMethods:
         from . import sparse_compressed
         return sparse_compressed.to_compressed(self, memory.sparse_bsc, blocksize, dense_dim)
 
+    def sparse_mask(self, mask):
+        """self's elements where the sparse mask has specified ones, in mask's layout (the
+        gradient reaches those elements only)."""
+        from . import sparse, sparse_compressed
+        if mask.layout is memory.strided:
+            raise NotImplementedError("Could not run 'aten::sparse_mask' with arguments from "
+                                      "the 'CPU' backend.")
+        if tuple(self.shape) != tuple(mask.shape):
+            raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has "
+                               f"size {list(self.shape)} but mask has size {list(mask.shape)}")
+        if mask.layout is memory.sparse_coo:  # (mask's indices as they are, duplicates too)
+            indices = mask._indices()._data
+            return sparse._sparse(indices, self[tuple(Tensor._wrap(i) for i in indices)],
+                                  tuple(self.shape), coalesced=mask.is_coalesced())
+        return sparse_compressed._compressed_from_mask(
+            self, sparse_compressed._pattern(mask), mask.layout, mask._block())
+
 
 def _needs_layout(name, kind):
     """A sparse tensor's accessor asked of a tensor without that layout: torch's refusal."""
