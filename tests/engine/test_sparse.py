@@ -216,6 +216,8 @@ COMPRESSED = {
                                 lib.nn.functional.relu(_csr(lib)), _csr(lib).tanh(),
                                 _csr(lib).isnan(), _bsr(lib).sin(),
                                 _csr(lib) + lib.tensor(DENSE).to_sparse_csr()],
+    "in_place": lambda lib: [_csr(lib).mul_(2), _csr(lib).sin_(), _csr(lib).zero_(),
+                             _csr(lib).neg_(), _bsr(lib).abs_()],
     "transposes": lambda lib: [_csr(lib).t(), _csr(lib).transpose(0, 1), _bsr(lib).t()],
     "casts": lambda lib: [_csr(lib).double(), _csr(lib).to(lib.float64), _csr(lib).clone(),
                           _csr(lib).detach()],

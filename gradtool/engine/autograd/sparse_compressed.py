@@ -38,8 +38,9 @@ def layout_name(lay):
     return {strided: "Strided", sparse_coo: "Sparse"}.get(lay) or _KINDS[lay][0]
 
 
-# each compressed tensor's (compressed indices, plain indices, values, layout, blocksize), by
-# the tensor's id while it lives (a Tensor has no room for more attributes)
+# each compressed tensor's (compressed indices, plain indices, layout, blocksize), by the
+# tensor's id while it lives (a Tensor has no room for more attributes); its values are read
+# from its dense storage, so that an op in place on the tensor changes them too
 _PARTS = {}
 
 
@@ -54,7 +55,7 @@ class SparseCompressedTensor(Tensor):
 
     @property
     def layout(self):
-        return self._compressed[3]
+        return self._compressed[2]
 
     @property
     def is_sparse(self):  # (torch's is_sparse is for the COO layout alone)
@@ -86,12 +87,8 @@ class SparseCompressedTensor(Tensor):
         return self._indices_of(1, False)
 
     def values(self):
-        """The specified values; a compressed leaf that requires grad gives them as a
-        differentiable pick of itself (torch's ValuesBackward0), so gradients reach it."""
-        values = self._compressed[2]
-        if self.requires_grad and not values.requires_grad:
-            return self[_positions(self)].reshape(values.shape)
-        return values
+        """The specified values, picked from the dense storage (differentiable)."""
+        return Tensor.__getitem__(self, _positions(self))
 
     def _nnz(self):
         return self._compressed[1].shape[-1]
@@ -114,7 +111,7 @@ class SparseCompressedTensor(Tensor):
                                                     self._block()))
 
     def _block(self):
-        return self._compressed[4]
+        return self._compressed[3]
 
     # ---- the ops torch runs on compressed layouts, whose result stays compressed
     def _same_pattern(self, dense):
@@ -200,9 +197,16 @@ class SparseCompressedTensor(Tensor):
     def clone(self, *, memory_format=None):
         return self._same_pattern(Tensor.clone(self))
 
+    def zero_(self):
+        """Zeros in place, and no specified element left (as torch's)."""
+        Tensor.zero_(self)
+        empty = np.zeros_like(_pattern(self))
+        _PARTS[id(self)] = _compressed_from_mask(Tensor.detach(self), empty, self.layout,
+                                                 self._block())._compressed
+        return self
+
     def detach(self):
-        values = self._compressed[2].detach()
-        return _build(self._compressed[:2] + (values,) + self._compressed[3:], self.shape)
+        return _as_compressed(Tensor.detach(self), self._compressed)
 
     def to(self, *args, **kwargs):
         dense = Tensor.to(self, *args, **kwargs)
@@ -300,10 +304,10 @@ def _coordinates(compressed, plain, lay, block):
     return tuple(np.broadcast_arrays(*batch, rows, cols))
 
 
-def _build(parts, size):
-    """The compressed tensor of these (compressed, plain, values, layout, blocksize) whose
-    dense storage is the values put at their coordinates (differentiable in the values)."""
-    compressed, plain, values, lay, block = parts
+def _build(parts, values, size):
+    """The compressed tensor of these (compressed, plain, layout, blocksize) whose dense
+    storage is the values put at their coordinates (differentiable in the values)."""
+    compressed, plain, lay, block = parts
     coordinates = _coordinates(compressed._data, plain._data.astype(np.int64), lay, block)
     zeros = creation.zeros(tuple(size), dtype=values.dtype)
     dense = call(table.INDEX_PUT, (zeros, values), (coordinates, True))
@@ -326,7 +330,7 @@ def _dense_storage(t):
 def _pattern(t):
     """Where a compressed tensor has specified elements (a bool array over its batch and
     sparse dims, per block for blocked layouts)."""
-    compressed, plain, _, lay, block = t._compressed
+    compressed, plain, lay, block = t._compressed
     shape = tuple(t.shape[:t._batch_dim() + 2])
     if block is not None:
         shape = shape[:-2] + (shape[-2] // block[0], shape[-1] // block[1])
@@ -337,7 +341,7 @@ def _pattern(t):
 
 def _positions(t):
     """Index Tensors picking a compressed tensor's values out of its dense storage."""
-    compressed, plain, _, lay, block = t._compressed
+    compressed, plain, lay, block = t._compressed
     return tuple(Tensor._wrap(i) for i in _coordinates(
         compressed._data, plain._data.astype(np.int64), lay, block))
 
@@ -365,9 +369,9 @@ def _compressed_from_mask(dense, mask, lay, block, dense_gradient=False):
     compressed = compressed.reshape(batch_shape + compressed.shape[1:])
     plain = plain.reshape(batch_shape + (nnz,))
     values = dense[tuple(Tensor._wrap(i) for i in _coordinates(compressed, plain, lay, block))]
-    parts = (Tensor._wrap(compressed), Tensor._wrap(plain), values, lay,
+    parts = (Tensor._wrap(compressed), Tensor._wrap(plain), lay,
              None if block is None else tuple(block))
-    built = _build(parts, dense.shape)
+    built = _build(parts, values, dense.shape)
     if not dense_gradient or not dense.requires_grad:
         return built
     masked = _dense_storage(built)  # (forward: the masked values; backward: the whole grad)
@@ -485,7 +489,7 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
     block = _validate(compressed, plain, values, size, layout, check_invariants)
     if requires_grad:
         values = values.detach()
-    t = _build((compressed, plain, values, layout, block), size)
+    t = _build((compressed, plain, layout, block), values, size)
     if requires_grad:  # a leaf of its own, as torch's (its values do not require grad)
         t = _as_compressed(Tensor._wrap(t._data), t._compressed)
         t.requires_grad_()
@@ -593,7 +597,7 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
 
 # ---- how torch prints one
 def _repr(t):
-    compressed, plain, _, lay, _ = t._compressed
+    compressed, plain, lay, _ = t._compressed
     cname, pname = _KINDS[lay][1:3]
     indent = len("tensor(")
     parts = []
