@@ -30,7 +30,6 @@ _KINDS = {sparse_csr: ("SparseCsr", "crow_indices", "col_indices", True, False),
           sparse_bsc: ("SparseBsc", "ccol_indices", "row_indices", False, True)}
 _TRANSPOSED = {sparse_csr: sparse_csc, sparse_csc: sparse_csr,
                sparse_bsr: sparse_bsc, sparse_bsc: sparse_bsr}
-COMPRESSED_LAYOUTS = tuple(_KINDS)
 
 
 def layout_name(lay):
