@@ -373,8 +373,9 @@ def _compressed_from_mask(dense, mask, lay, block, dense_gradient=False):
     built = _build(parts, values, dense.shape)
     if not dense_gradient or not dense.requires_grad:
         return built
-    masked = _dense_storage(built)  # (forward: the masked values; backward: the whole grad)
-    return _as_compressed(dense + (masked - dense).detach(), parts)
+    # forward: the masked values; backward: the whole gradient (what masking takes away is
+    # added as a constant)
+    return _as_compressed(dense + Tensor._wrap(built._data - dense._data), parts)
 
 
 # ---- torch.sparse_compressed_tensor and its four spellings
