@@ -4,6 +4,8 @@ torch.sparse.mm and torch.spmm, with gradients reaching the values. The programs
 library: tests/parity/test_sparse.py compares them with torch."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gradtool as gt
 from gradcheck_util import check_grads
@@ -414,3 +416,41 @@ def test_a_compressed_leafs_gradient_reaches_only_what_torch_says():
     sparse_mm, dense_mm = (DENSE_RESULTS[f"leaf_gradient_{n}"](gt)[0].numpy()
                            for n in ("sparse_mm", "mm"))
     np.testing.assert_array_equal(sparse_mm, dense_mm * masked)
+
+
+@st.composite
+def sparse_matrices(draw):
+    """A small matrix with zeros in it (optionally a batch of them), a compressed layout and,
+    for the blocked ones, a blocksize that divides it."""
+    batch = draw(st.sampled_from([(), (2,)]))
+    rows, cols = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    cells = draw(st.lists(st.sampled_from([0.0, 0.0, 1.0, -2.5, 3.0]),
+                          min_size=rows * cols, max_size=rows * cols))
+    dense = np.broadcast_to(np.array(cells).reshape(rows, cols), batch + (rows, cols)).copy()
+    layout = draw(st.sampled_from(["csr", "csc", "bsr", "bsc"]))
+    divisors = [[d for d in range(1, n + 1) if n % d == 0] for n in (rows, cols)]
+    block = tuple(draw(st.sampled_from(d)) for d in divisors)
+    return dense, layout, block
+
+
+def converted(lib, dense, layout, block):
+    """dense in the layout, by to_sparse_<layout> (the blocked ones with block)."""
+    method = getattr(lib.tensor(dense), f"to_sparse_{layout}")
+    return method(block) if layout.startswith("b") else method()
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(sparse_matrices())
+def test_any_matrix_converts_and_rebuilds_and_multiplies_as_dense(case):
+    dense, layout, block = case
+    t = converted(gt, dense, layout, block)
+    name, shape, _, nnz, compressed, plain, values, back = compressed_parts(t)
+    np.testing.assert_array_equal(back, dense)
+    assert (name, shape) == (f"sparse_{layout}", dense.shape)
+    indices = [gt.tensor(i, dtype=gt.int64) for i in (compressed, plain)]
+    rebuilt = getattr(gt, f"sparse_{layout}_tensor")(*indices, t.values(), t.shape,
+                                                     check_invariants=True)
+    np.testing.assert_array_equal(rebuilt.to_dense().numpy(), dense)
+    if dense.ndim == 2:
+        mat = np.arange(dense.shape[1] * 2.0).reshape(-1, 2)
+        np.testing.assert_allclose((t @ gt.tensor(mat)).numpy(), dense @ mat)

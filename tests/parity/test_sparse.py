@@ -5,6 +5,7 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 import gradtool as gt
 from tests.engine import test_sparse as programs
@@ -79,3 +80,13 @@ def test_compressed_refusals_are_torchs(name):
     with pytest.raises(type(theirs.value)) as ours:
         programs.COMPRESSED_ERRORS[name](gt)
     assert str(ours.value) == str(theirs.value)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(programs.sparse_matrices())
+def test_any_matrix_converts_as_torchs(case):
+    ours, theirs = (programs.converted(lib, *case) for lib in (gt, torch))
+    a_parts, b_parts = programs.compressed_parts(ours), programs.compressed_parts(theirs)
+    assert a_parts[:6] == b_parts[:6]
+    for x, y in zip(a_parts[6:], b_parts[6:]):
+        np.testing.assert_array_equal(x, y)
