@@ -209,6 +209,8 @@ COMPRESSED = {
                                            lib.tensor(BATCHED).to_sparse_csc(),
                                            lib.ones(2, 3, 2).to_sparse_csr(dense_dim=1)],
     "between_layouts": lambda lib: [lib.tensor(DENSE).to_sparse().to_sparse_csr(),
+                                    _bsr(lib).to_sparse_bsc(2), _bsr(lib).to_sparse_bsr(2),
+                                    lib.tensor(DENSE).to_sparse_csc().to_sparse_bsr((2, 1)),
                                     lib.tensor(DENSE).to_sparse_csc().to_sparse_csr(),
                                     _csr(lib).to_sparse_csr(), _csr(lib).to_sparse_bsr(1),
                                     _csr(lib).to_sparse(layout=lib.sparse_csc)],
@@ -272,9 +274,26 @@ DENSE_RESULTS = {
         c, _mat(lib))),
     "leaf_gradient_to_dense": lambda lib: _leaf_grad(lib, lambda lib, c: c.to_dense() * 2),
     "leaf_gradient_sum": lambda lib: _leaf_grad(lib, lambda lib, c: c.sum()),
+    "to_coo": lambda lib: (lambda s: [s.indices(), s.values(), s.is_coalesced()])(
+        lib.sparse_csr_tensor(lib.tensor(CROW), lib.tensor(COL), lib.tensor([0.0, 2, 3]),
+                              (2, 3)).to_sparse_coo()),
+    "blocked_and_csc_to_coo": lambda lib: [
+        x for s in (_bsr(lib).to_sparse(), lib.tensor(DENSE).to_sparse_csc().to_sparse_coo())
+        for x in (s._indices(), s._values(), s.is_coalesced())],
     "indices_dtypes": lambda lib: [str(lib.tensor(DENSE).to_sparse_csr().crow_indices().dtype),
                                    str(COMPRESSED["csr_int32_indices"](lib)[0].col_indices()
                                        .dtype)],
+}
+# torch's dispatcher refuses these with a long message; its first sentence is the engine's
+NO_KERNEL = {
+    "softmax_of_csr": lambda lib: lib.sparse.softmax(_csr(lib), 1),
+    "log_softmax_of_csc": lambda lib: lib.sparse.log_softmax(_csr(lib).to_sparse_csc(), 1),
+    "softmax_of_dense": lambda lib: lib.sparse.softmax(lib.ones(2, 2), 1),
+    "sampled_addmm_of_dense": lambda lib: lib.sparse.sampled_addmm(lib.ones(2, 3),
+                                                                   lib.ones(2, 2), lib.ones(2, 3)),
+    "sampled_addmm_of_coo": lambda lib: lib.sparse.sampled_addmm(lib.ones(2, 3).to_sparse(),
+                                                                 lib.ones(2, 2), lib.ones(2, 3)),
+    "sparse_mask_of_dense": lambda lib: lib.ones(2, 3).sparse_mask(lib.ones(2, 3)),
 }
 COMPRESSED_ERRORS = {
     "crow_start": lambda lib: lib.sparse_csr_tensor(lib.tensor([1, 2, 3]), lib.tensor(COL),
@@ -347,6 +366,12 @@ COMPRESSED_ERRORS = {
     "sampled_addmm_shapes": lambda lib: lib.sparse.sampled_addmm(_csr(lib), lib.ones(2, 4),
                                                                  lib.ones(5, 3)),
     "to_dense_dtype": lambda lib: _csr(lib).to_dense(lib.float64),
+    "sampled_addmm_csc": lambda lib: lib.sparse.sampled_addmm(lib.tensor(DENSE).to_sparse_csc(),
+                                                              lib.ones(2, 2), lib.ones(2, 3)),
+    "bsr_to_csr": lambda lib: _bsr(lib).to_sparse_csr(),
+    "bsc_to_csc": lambda lib: _bsr(lib).to_sparse_bsc(2).to_sparse_csc(),
+    "bsr_blocksize_changed": lambda lib: _bsr(lib).to_sparse_bsr(1),
+    "csr_dense_dim_given": lambda lib: _csr(lib).to_sparse_csr(dense_dim=0),
     "to_sparse_both": lambda lib: lib.ones(2, 2).to_sparse(1, layout=lib.sparse_csr),
 }
 
@@ -386,6 +411,12 @@ def test_compressed_products_and_sums_are_the_dense_ones():
 def test_compressed_refusals(name):
     with pytest.raises((RuntimeError, TypeError, IndexError)):
         COMPRESSED_ERRORS[name](gt)
+
+
+@pytest.mark.parametrize("name", NO_KERNEL)
+def test_what_torch_has_no_kernel_for_is_refused(name):
+    with pytest.raises(NotImplementedError, match="^Could not run 'aten::"):
+        NO_KERNEL[name](gt)
 
 
 def test_gradients_reach_the_values_and_the_dense_operands():

@@ -82,6 +82,15 @@ def test_compressed_refusals_are_torchs(name):
     assert str(ours.value) == str(theirs.value)
 
 
+@pytest.mark.parametrize("name", programs.NO_KERNEL)
+def test_what_torch_has_no_kernel_for_is_refused_as_torch(name):
+    with pytest.raises(NotImplementedError) as theirs:
+        programs.NO_KERNEL[name](torch)
+    with pytest.raises(NotImplementedError) as ours:
+        programs.NO_KERNEL[name](gt)
+    assert str(theirs.value).startswith(str(ours.value))
+
+
 @settings(max_examples=30, deadline=None, derandomize=True)
 @given(programs.sparse_matrices())
 def test_any_matrix_converts_as_torchs(case):

@@ -201,9 +201,8 @@ def _softmax(input, dim, dtype, log):
     """softmax over the specified elements along dim (the others count as -inf), as a COO
     tensor of the same indices."""
     if not isinstance(input, SparseCooTensor):
-        raise NotImplementedError(f"Could not run 'aten::_sparse_{'log_' if log else ''}"
-                                  f"softmax' with arguments from the '{type(input).__name__}' "
-                                  f"backend.")
+        from .sparse_compressed import not_on_backend
+        raise not_on_backend(f"_sparse_{'log_' if log else ''}softmax", input)
     input = input.coalesce()
     indices = _ENTRIES[input][0]
     specified = np.zeros(tuple(input.shape[:input.sparse_dim()]), bool)

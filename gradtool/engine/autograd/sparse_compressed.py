@@ -37,6 +37,14 @@ def layout_name(lay):
     return {strided: "Strided", sparse_coo: "Sparse"}.get(lay) or _KINDS[lay][0]
 
 
+def not_on_backend(op, t):
+    """torch's refusal of an op its dispatcher has no kernel for at t's layout (the first
+    sentence of torch's message)."""
+    backend = {strided: "CPU", sparse_coo: "SparseCPU"}.get(t.layout, "SparseCsrCPU")
+    return NotImplementedError(f"Could not run 'aten::{op}' with arguments from the "
+                               f"'{backend}' backend.")
+
+
 # each compressed tensor's (compressed indices, plain indices, layout, blocksize), by the
 # tensor's id while it lives (a Tensor has no room for more attributes); its values are read
 # from its dense storage, so that an op in place on the tensor changes them too
@@ -528,6 +536,8 @@ def to_compressed(t, lay, blocksize=None, dense_dim=None):
     if t.layout is sparse_coo and t.sparse_dim() != 2:
         raise RuntimeError(f"coo_to_sparse_csr: conversion from Sparse to {layout_name(lay)} "
                            f"for input tensors with sparse_dim()!=2 is not supported")
+    if isinstance(t, SparseCompressedTensor):
+        _check_recompression(t, lay, _blocksize(blocksize), dense_dim)
     dense_dim = (t.dense_dim() if t.layout is not strided else 0) if dense_dim is None \
         else dense_dim
     if t.dim() - dense_dim < 2:
@@ -559,6 +569,22 @@ def to_compressed(t, lay, blocksize=None, dense_dim=None):
     return _compressed_from_mask(dense, mask, lay, block, dense_gradient=True)
 
 
+def _check_recompression(t, lay, block, dense_dim):
+    """torch's refusals of a compressed tensor's conversion to another compressed layout:
+    blocks do not unblock, nor change size, and dense dims stay as they are."""
+    op = f"to_{lay.name}"
+    if dense_dim is not None:
+        raise RuntimeError(f"{op}: conversion from {layout_name(t.layout)} to "
+                           f"{layout_name(lay)} with dense_dim argument given is not supported")
+    if t._block() is not None and not _KINDS[lay][4]:
+        raise RuntimeError(f"sparse_compressed_{op}: expected SparseCsr or SparseCsc layout "
+                           f"but got {layout_name(t.layout)}")
+    if t._block() is not None and block is not None and tuple(block) != t._block():
+        raise RuntimeError(f"{op}: conversion from {layout_name(t.layout)} to "
+                           f"{layout_name(lay)} with blocksize changed from "
+                           f"{list(t._block())} to {list(block)} is not supported")
+
+
 def to_sparse(t, *args, layout=None, blocksize=None, dense_dim=None):
     """Tensor.to_sparse: COO (sparse_dim positional) or the layout named."""
     if args and layout is not None:
@@ -566,8 +592,16 @@ def to_sparse(t, *args, layout=None, blocksize=None, dense_dim=None):
     if layout in _KINDS:
         return to_compressed(t, layout, blocksize, dense_dim)
     from . import sparse
-    source = t.to_dense() if isinstance(t, SparseCompressedTensor) else t
-    return sparse.to_sparse(source, *args)
+    if isinstance(t, SparseCompressedTensor) and layout in (None, sparse_coo):
+        # its specified elements, zeros too
+        points = np.stack([c.reshape(-1) for c in _coordinates(
+            t._compressed[0]._data, t._compressed[1]._data.astype(np.int64), t.layout,
+            t._block())])
+        values = Tensor.__getitem__(t, tuple(Tensor._wrap(i) for i in points))
+        # (in the layout's order: sorted, as torch's coalesced indices, for CSR alone)
+        return sparse._sparse(points, values, tuple(t.shape),
+                              coalesced=t.layout is sparse_csr)
+    return sparse.to_sparse(t, *args)
 
 
 # ---- torch.sparse's products on compressed tensors
@@ -582,10 +616,11 @@ def sparse_mm(mat1, mat2):
 def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     """beta * input + alpha * (mat1 @ mat2) at input's specified elements only (a CSR
     result with input's pattern)."""
-    if not isinstance(input, SparseCompressedTensor) or input.layout is not sparse_csr:
-        raise NotImplementedError(f"Could not run 'aten::sparse_sampled_addmm' with arguments "
-                                  f"from the '{'CPU' if input.layout is strided else input.layout}'"
-                                  f" backend.")
+    if not isinstance(input, SparseCompressedTensor):
+        raise not_on_backend("sparse_sampled_addmm", input)
+    if input.layout is not sparse_csr:
+        raise RuntimeError(f"sampled_addmm: Expected result to have sparse csr layout, but got "
+                           f"{layout_name(input.layout)}")
     if mat1.shape[-1] != mat2.shape[-2]:
         raise RuntimeError(f"sampled_addmm: mat1 and mat2 shapes cannot be multiplied "
                            f"({mat1.shape[-2]}x{mat1.shape[-1]} and {mat2.shape[-2]}x"

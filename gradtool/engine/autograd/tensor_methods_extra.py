@@ -657,8 +657,7 @@ class SparseTensorMethods:
         gradient reaches those elements only)."""
         from . import sparse, sparse_compressed
         if mask.layout is memory.strided:
-            raise NotImplementedError("Could not run 'aten::sparse_mask' with arguments from "
-                                      "the 'CPU' backend.")
+            raise sparse_compressed.not_on_backend("sparse_mask", self)
         if tuple(self.shape) != tuple(mask.shape):
             raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has "
                                f"size {list(self.shape)} but mask has size {list(mask.shape)}")
