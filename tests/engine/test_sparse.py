@@ -2,6 +2,9 @@
 the legacy torch.sparse.FloatTensor, Tensor.to_sparse, coalesce/indices/values/to_dense,
 torch.sparse.mm and torch.spmm, with gradients reaching the values. The programs run on either
 library: tests/parity/test_sparse.py compares them with torch."""
+import copy
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -223,6 +226,8 @@ COMPRESSED = {
     "in_place": lambda lib: [_csr(lib).mul_(2), _csr(lib).sin_(), _csr(lib).zero_(),
                              _csr(lib).neg_(), _bsr(lib).abs_()],
     "transposes": lambda lib: [_csr(lib).t(), _csr(lib).transpose(0, 1), _bsr(lib).t()],
+    "pickled": lambda lib: [pickle.loads(pickle.dumps(_bsr(lib))), pickle.loads(pickle.dumps(
+        _csr(lib, lib.tensor(CSR_VALUES, dtype=lib.float64)).to_sparse_csc()))],
     "casts": lambda lib: [_csr(lib).double(), _csr(lib).to(lib.float64), _csr(lib).clone(),
                           _csr(lib).detach()],
     "sum_keepdim": lambda lib: [_csr(lib).sum(0, keepdim=True), _csr(lib).sum(1, keepdim=True)],
@@ -349,6 +354,8 @@ COMPRESSED_ERRORS = {
     "csr_strides": lambda lib: _csr(lib).stride(),
     "bsr_strides": lambda lib: _bsr(lib).stride(),
     "csr_is_contiguous": lambda lib: _csr(lib).is_contiguous(),
+    "csc_contiguous": lambda lib: _csr(lib).to_sparse_csc().contiguous(),
+    "csr_deepcopy": lambda lib: copy.deepcopy(_csr(lib)),
     "csr_numpy": lambda lib: _csr(lib).numpy(),
     "csc_numpy": lambda lib: lib.eye(2).to_sparse_csc().numpy(),
     "csr_exp": lambda lib: _csr(lib).exp(),
@@ -387,7 +394,7 @@ def test_compressed_tensors_hold_their_dense_values():
     for t in [r for program in COMPRESSED.values() for r in program(gt)]:
         parts = compressed_parts(t)
         indices = [gt.tensor(p, dtype=gt.int64) for p in parts[4:6]]
-        back = getattr(gt, f"{parts[0]}_tensor")(*indices, t.values(), t.shape)
+        back = getattr(gt, f"{parts[0]}_tensor")(*indices, t.values().detach(), t.shape)
         np.testing.assert_array_equal(back.to_dense().numpy(), parts[-1])
 
 

@@ -237,6 +237,17 @@ class SparseCompressedTensor(Tensor):
     def _short_name(self):
         return layout_name(self.layout)[len("Sparse"):].upper()
 
+    def contiguous(self, memory_format=None):
+        return self.is_contiguous()
+
+    def __deepcopy__(self, memo):  # (torch's copies no storage of a compressed tensor either)
+        raise NotImplementedError(f"Cannot access storage of {layout_name(sparse_csr)}TensorImpl")
+
+    def __reduce__(self):  # pickling keeps the layout, as torch's
+        compressed, plain, lay, _ = self._compressed
+        return (_unpickled, (compressed, plain, self.values().detach(), tuple(self.shape),
+                             lay.name, self.requires_grad))
+
     def numpy(self, *, force=False):
         raise TypeError(f"can't convert {layout_name(self.layout)} layout tensor to numpy. "
                         f"Use Tensor.to_dense() first.")
@@ -502,6 +513,12 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
         t = _as_compressed(Tensor._wrap(t._data), t._compressed)
         t.requires_grad_()
     return t
+
+
+def _unpickled(compressed, plain, values, size, layout_name, requires_grad):
+    lay = next(lay for lay in _KINDS if lay.name == layout_name)
+    return sparse_compressed_tensor(compressed, plain, values, size, layout=lay,
+                                    requires_grad=requires_grad)
 
 
 def _spelling(lay):
