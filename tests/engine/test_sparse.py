@@ -274,6 +274,9 @@ DENSE_RESULTS = {
             CSR_VALUES, dtype=lib.float64)), a, b).values() * lib.tensor(
                 [1.0, -2, 3], dtype=lib.float64)).sum(),
         _mat(lib, (2, 4), requires_grad=True), _mat(lib, (4, 3), requires_grad=True)),
+    "values_gradient_with_requires_grad": lambda lib: _grads(
+        lib, lambda v: (_csr(lib, v, requires_grad=True) @ _mat(lib)).sum(), lib.tensor(
+            CSR_VALUES, dtype=lib.float64, requires_grad=True)),
     "leaf_gradient_mm": lambda lib: _leaf_grad(lib, lambda lib, c: c @ _mat(lib)),
     "leaf_gradient_sparse_mm": lambda lib: _leaf_grad(lib, lambda lib, c: lib.sparse.mm(
         c, _mat(lib))),

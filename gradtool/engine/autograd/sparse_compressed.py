@@ -506,10 +506,8 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
     size = _inferred_size(compressed, plain, values, layout) if size is None else \
         tuple(int(n) for n in size)
     block = _validate(compressed, plain, values, size, layout, check_invariants)
-    if requires_grad:
-        values = values.detach()
     t = _build((compressed, plain, layout, block), values, size)
-    if requires_grad:  # a leaf of its own, as torch's (its values do not require grad)
+    if requires_grad and not values.requires_grad:  # a leaf of its own, as torch's
         t = _as_compressed(Tensor._wrap(t._data), t._compressed)
         t.requires_grad_()
     return t
