@@ -126,7 +126,10 @@ class SparseCompressedTensor(Tensor):
 
     def __mul__(self, other):
         if isinstance(other, SparseCompressedTensor):
-            _check_same_shape("mul", self, other)
+            if tuple(self.shape) != tuple(other.shape):
+                raise RuntimeError("sparse_binary_op_intersection_cpu(): expects sparse inputs "
+                                   "with equal dimensionality, number of sparse dimensions, "
+                                   "and shape of sparse dimensions")
             return _compressed_from_mask(Tensor.__mul__(self, other),
                                          _pattern(self) & _pattern(other), self.layout,
                                          self._block())
@@ -145,7 +148,10 @@ class SparseCompressedTensor(Tensor):
         if isinstance(other, SparseCompressedTensor):
             if other.layout is not self.layout:
                 other._indices_of(0, _KINDS[self.layout][3])  # (torch's refusal)
-            _check_same_shape("add", self, other)
+            if tuple(self.shape) != tuple(other.shape):
+                raise RuntimeError(f"torch.add: Expected input tensors to have the same shape, "
+                                   f"but got tensor `self` with shape {list(self.shape)} and "
+                                   f"tensor `other` with shape {list(other.shape)}")
             return _compressed_from_mask(Tensor.__add__(self, other),
                                          _pattern(self) | _pattern(other), self.layout,
                                          self._block())
@@ -256,18 +262,11 @@ class SparseCompressedTensor(Tensor):
         return _repr(self)
 
 
-def _check_same_shape(op, a, b):
-    if tuple(a.shape) != tuple(b.shape):
-        raise RuntimeError(f"torch.{op}: Expected input tensors to have the same shape, but "
-                           f"got tensor `self` with shape {list(a.shape)} and tensor `other` "
-                           f"with shape {list(b.shape)}")
-
-
 # The zero-preserving elementwise ops torch runs on every compressed layout: their result keeps
 # the operand's pattern. (torch refuses the others, exp or cos, whose f(0) is not 0.)
 _ZERO_PRESERVING = ("abs", "neg", "negative", "sin", "sinh", "tan", "tanh", "asin", "asinh",
                     "atan", "atanh", "sqrt", "erf", "erfinv", "expm1", "log1p", "relu", "sign",
-                    "sgn", "signbit", "floor", "ceil", "trunc", "round", "frac",
+                    "sgn", "signbit", "floor", "ceil", "trunc", "fix", "round", "frac",
                     "deg2rad", "rad2deg", "conj_physical", "angle", "isnan", "isinf",
                     "isposinf", "isneginf")
 
@@ -280,8 +279,9 @@ def _keeps_pattern(name):
 
 
 # torch refuses these on compressed layouts (their result would be dense everywhere)
-_REFUSED = ("exp", "cos", "cosh", "sigmoid", "log", "square", "__sub__", "sub", "__truediv__",
-            "div", "__pow__", "pow", "__eq__", "eq", "reciprocal", "rsqrt")
+_REFUSED = ("exp", "exp2", "cos", "cosh", "sigmoid", "sinc", "log", "log2", "square",
+            "__sub__", "sub", "__truediv__", "div", "__pow__", "pow", "__eq__", "eq",
+            "reciprocal", "rsqrt", "bitwise_not")
 
 
 def _refused(name):
