@@ -138,6 +138,7 @@ def test_torch_sparse_functions_of_coo_tensors():
 # ---- compressed layouts (CSR, CSC, BSR, BSC): gradtool/engine/autograd/sparse_compressed.py
 CROW, COL, CSR_VALUES = [0, 2, 3], [0, 2, 2], [1.0, 2.0, 3.0]  # DENSE's
 DENSE = [[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]]
+MAT_B = [[1.0, 0.0], [0.0, 5.0], [0.0, 0.0]]  # (DENSE @ MAT_B: one structural element)
 BATCHED = [[[1.0, 0.0], [0.0, 2.0]], [[0.0, 3.0], [4.0, 0.0]]]
 
 
@@ -229,6 +230,11 @@ COMPRESSED = {
                                 _csr(lib).fix()],
     "in_place": lambda lib: [_csr(lib).mul_(2), _csr(lib).sin_(), _csr(lib).zero_(),
                              _csr(lib).neg_(), _bsr(lib).abs_()],
+    "sparse_products": lambda lib: [
+        lib.tensor(DENSE).to_sparse_csr() @ lib.tensor(MAT_B).to_sparse_csr(),
+        lib.mm(lib.tensor(DENSE).to_sparse_csc(), lib.tensor(MAT_B).to_sparse_csc()),
+        lib.sparse.mm(lib.tensor(DENSE).to_sparse_csr(), lib.tensor(MAT_B).to_sparse_csr()),
+        lib.tensor(DENSE).to_sparse_csc().matmul(lib.tensor(MAT_B).to_sparse_csr())],
     "transposes": lambda lib: [_csr(lib).t(), _csr(lib).transpose(0, 1), _bsr(lib).t()],
     "pickled": lambda lib: [pickle.loads(pickle.dumps(_bsr(lib))), pickle.loads(pickle.dumps(
         _csr(lib, lib.tensor(CSR_VALUES, dtype=lib.float64)).to_sparse_csc()))],
@@ -372,6 +378,8 @@ COMPRESSED_ERRORS = {
     "csr_pow": lambda lib: _csr(lib) ** 2,
     "csr_sigmoid": lambda lib: _csr(lib).sigmoid(),
     "csr_log2": lambda lib: lib.log2(_csr(lib)),
+    "blocked_product": lambda lib: _bsr(lib) @ _bsr(lib),
+    "product_with_coo": lambda lib: _csr(lib) @ lib.tensor(MAT_B).to_sparse(),
     "mul_shapes": lambda lib: _csr(lib) * lib.eye(2).to_sparse_csr(),
     "sum_dim": lambda lib: _csr(lib).sum(0),
     "add_shapes": lambda lib: _csr(lib) + lib.eye(2).to_sparse_csr(),

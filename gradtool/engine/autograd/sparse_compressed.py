@@ -163,6 +163,31 @@ class SparseCompressedTensor(Tensor):
     def __neg__(self):
         return self._same_pattern(Tensor.__neg__(self))
 
+    def _product(self, other, dense_product):
+        """self @ other: dense_product's (torch's) with a dense other; with a compressed one, a
+        CSR tensor specified where the patterns' product is (torch's structural product)."""
+        if getattr(other, "layout", None) is sparse_coo:
+            raise RuntimeError(f"addmm: computation on CPU is not implemented for "
+                               f"{layout_name(self.layout)} + {layout_name(self.layout)} @ "
+                               f"Sparse")
+        if not isinstance(other, SparseCompressedTensor):
+            return dense_product(self, other)
+        for t in (self, other):
+            if t._block() is not None:
+                raise RuntimeError(f"zeros_sparse_compressed expected sparse compressed "
+                                   f"(non-block) tensor layout but got {layout_name(t.layout)}")
+        structural = _pattern(self).astype(np.int64) @ _pattern(other).astype(np.int64) > 0
+        return _compressed_from_mask(dense_product(self, other), structural, sparse_csr, None)
+
+    def __matmul__(self, other):
+        return self._product(other, Tensor.__matmul__)
+
+    def matmul(self, other):
+        return self._product(other, Tensor.matmul)
+
+    def mm(self, mat2):
+        return self._product(mat2, Tensor.mm)
+
     def t(self):
         if self.dim() != 2 + self.dense_dim():
             raise RuntimeError("t() expects a tensor with <= 2 dimensions, but self is "
@@ -623,7 +648,8 @@ def to_sparse(t, *args, layout=None, blocksize=None, dense_dim=None):
 def sparse_mm(mat1, mat2):
     """torch.sparse.mm: a compressed mat1's gradient reaches only its specified elements (as
     torch's, whose gradient keeps mat1's layout); mat1 @ mat2 otherwise."""
-    if isinstance(mat1, SparseCompressedTensor):
+    if isinstance(mat1, SparseCompressedTensor) and not isinstance(
+            mat2, SparseCompressedTensor):
         return mat1.to_dense() @ mat2
     return mat1 @ mat2
 
