@@ -311,6 +311,12 @@ NO_KERNEL = {
                                                                    lib.ones(2, 2), lib.ones(2, 3)),
     "sampled_addmm_of_coo": lambda lib: lib.sparse.sampled_addmm(lib.ones(2, 3).to_sparse(),
                                                                  lib.ones(2, 2), lib.ones(2, 3)),
+    "mean_of_csr": lambda lib: _csr(lib).mean(),
+    "softmax_method_of_csc": lambda lib: _csr(lib).to_sparse_csc().softmax(1),
+    "functional_softmax_of_csr": lambda lib: lib.nn.functional.softmax(_csr(lib), 1),
+    "view_of_csr": lambda lib: _csr(lib).view(3, 2),
+    "norm_of_bsr": lambda lib: _bsr(lib).norm(),
+    "max_of_csr": lambda lib: lib.max(_csr(lib)),
     "sparse_mask_of_dense": lambda lib: lib.ones(2, 3).sparse_mask(lib.ones(2, 3)),
 }
 COMPRESSED_ERRORS = {
@@ -380,6 +386,10 @@ COMPRESSED_ERRORS = {
     "csr_log2": lambda lib: lib.log2(_csr(lib)),
     "blocked_product": lambda lib: _bsr(lib) @ _bsr(lib),
     "product_with_coo": lambda lib: _csr(lib) @ lib.tensor(MAT_B).to_sparse(),
+    "csr_clamp": lambda lib: _csr(lib).clamp(0, 1),
+    "csr_reshape": lambda lib: _csr(lib).reshape(3, 2),
+    "csc_flatten": lambda lib: _csr(lib).to_sparse_csc().flatten(),
+    "csr_unsqueeze": lambda lib: _csr(lib).unsqueeze(0),
     "mul_shapes": lambda lib: _csr(lib) * lib.eye(2).to_sparse_csr(),
     "sum_dim": lambda lib: _csr(lib).sum(0),
     "add_shapes": lambda lib: _csr(lib) + lib.eye(2).to_sparse_csr(),

@@ -306,7 +306,16 @@ def _keeps_pattern(name):
 # torch refuses these on compressed layouts (their result would be dense everywhere)
 _REFUSED = ("exp", "exp2", "cos", "cosh", "sigmoid", "sinc", "log", "log2", "square",
             "__sub__", "sub", "__truediv__", "div", "__pow__", "pow", "__eq__", "eq",
-            "reciprocal", "rsqrt", "bitwise_not")
+            "reciprocal", "rsqrt", "bitwise_not", "clamp")
+# and these torch's dispatcher has no compressed kernel for (the aten op it names)
+_NO_KERNEL = {"mean": "mean.out", "softmax": "_softmax.out", "log_softmax": "_log_softmax.out",
+              "nan_to_num": "nan_to_num.out", "logit": "logit", "view": "view", "max": "max",
+              "amax": "amax.out", "prod": "prod", "std": "std.correction", "norm": "norm.out",
+              "argmax": "argmax.out"}
+
+
+def _raise(error):
+    raise error
 
 
 def _refused(name):
@@ -321,6 +330,12 @@ for _name in _ZERO_PRESERVING:
         setattr(SparseCompressedTensor, _name, _keeps_pattern(_name))
 for _name in _REFUSED:
     setattr(SparseCompressedTensor, _name, _refused(_name))
+for _name, _op in _NO_KERNEL.items():
+    setattr(SparseCompressedTensor, _name,
+            lambda self, *args, _op=_op, **kwargs: _raise(not_on_backend(_op, self)))
+for _name in ("reshape", "flatten"):  # (torch asks for a contiguity they have not)
+    setattr(SparseCompressedTensor, _name, lambda self, *args, **kwargs: self.is_contiguous())
+SparseCompressedTensor.unsqueeze = lambda self, dim: self.stride()
 SparseCompressedTensor.__hash__ = Tensor.__hash__  # (defining __eq__ would drop it)
 
 
