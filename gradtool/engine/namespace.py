@@ -345,6 +345,14 @@ def spmm(input, mat2):
     return input @ mat2
 
 
+# ---- sparse compressed tensors (CSR, CSC, BSR, BSC), held densely
+# (gradtool/engine/autograd/sparse_compressed.py)
+from .autograd.memory import sparse_bsc, sparse_bsr, sparse_csc, sparse_csr  # noqa: E402
+from .autograd.sparse_compressed import (sparse_bsc_tensor, sparse_bsr_tensor,  # noqa: E402
+                                         sparse_compressed_tensor, sparse_csc_tensor,
+                                         sparse_csr_tensor)
+
+
 # ---- typed storages (torch.ByteStorage, ...: the legacy tensor constructors view them)
 from .autograd.creation import STORAGES as _STORAGES, TypedStorage  # noqa: E402
 

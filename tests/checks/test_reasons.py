@@ -583,3 +583,22 @@ def test_inspect_says_which_dims_vmap_batched():
         line = next(i for i, text in enumerate(f, 1) if "vmap(grad(" in text)
     assert d.location.endswith(f"func_per_sample_grads.py:{line}")
     assert d.details == {"function": "_per_example_loss", "size": 5, "in_dims": [None, 0, 0]}
+
+
+def test_a_sparse_conversion_is_no_cut_gradient(tmp_path):
+    """to_sparse_csr passes the dense gradient on (as torch's ToSparseCsrBackward0): inspect
+    finds nothing to say about it, no `.detach()` finding."""
+    from gradtool.capture.loader import load
+    from gradtool.checks.inspection import capture
+    path = tmp_path / "csr_file.py"
+    path.write_text(textwrap.dedent("""\
+        import torch
+        import gradtool
+
+
+        @gradtool.example((2, 3), (3, 2))
+        def csr_product(d, m):
+            return (d.to_sparse_csr() @ m).sum() + d.to_sparse_csc().sin().values().sum()
+        """))
+    [target] = load(str(path))
+    assert [d.kind for d in capture(target).diagnostics] == []

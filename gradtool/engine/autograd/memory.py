@@ -50,6 +50,9 @@ contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last", 4)
 channels_last_3d = memory_format("channels_last_3d", 5)
 strided, sparse_coo = layout("strided"), layout("sparse_coo")
+# the compressed layouts (autograd/sparse_compressed.py holds their tensors)
+sparse_csr, sparse_csc = layout("sparse_csr"), layout("sparse_csc")
+sparse_bsr, sparse_bsc = layout("sparse_bsr"), layout("sparse_bsc")
 
 
 def owning_array(array):

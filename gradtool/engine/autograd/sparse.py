@@ -89,8 +89,10 @@ class SparseCooTensor(Tensor):
         dense = self.clone()  # (a dense Tensor: ops' results are)
         return dense if dtype is None else dense.to(dtype)
 
-    def to_sparse(self, *args, **kwargs):
-        return self
+    def to_sparse(self, *args, layout=None, **kwargs):
+        if layout in (None, sparse_coo):
+            return self
+        return Tensor.to_sparse(self, layout=layout, **kwargs)  # (a compressed layout)
 
     def __repr__(self):
         indices, values, _ = _ENTRIES[self]
@@ -159,11 +161,6 @@ def to_sparse(dense, sparse_dim=None):
     return _sparse(indices.astype(np.int64), values, tuple(dense.shape), coalesced=True)
 
 
-def mm(mat1, mat2):
-    """The product of a sparse (or dense) matrix and a dense one."""
-    return mat1 @ mat2
-
-
 def _legacy(dtype):
     def constructor(*args, device=None):
         """The legacy sparse constructor: (indices, values, size), (indices, values) or a
@@ -181,3 +178,72 @@ def _legacy(dtype):
 
 FloatTensor, DoubleTensor, LongTensor = (_legacy(dtypes.float32), _legacy(dtypes.float64),
                                          _legacy(dtypes.int64))
+
+
+# ---- torch.sparse's functions of COO tensors
+def sparse_sum(input, dim=None, dtype=None):
+    """torch.sparse.sum: over every dim a number; over some sparse dims a COO tensor of the
+    rest, specified where a summed slice had a specified element."""
+    input = input.coalesce()  # (torch's refusal of other layouts comes from here)
+    total = Tensor.sum(input, dim, dtype=dtype) if dim is not None else \
+        Tensor.sum(input, dtype=dtype)
+    dims = () if dim is None else tuple(d % input.dim() for d in (
+        dim if isinstance(dim, (tuple, list)) else (dim,)))
+    kept = [d for d in range(input.sparse_dim()) if d not in dims]
+    if not dims or not kept:
+        return total
+    indices = np.unique(_ENTRIES[input][0][kept], axis=1)
+    values = total[tuple(Tensor._wrap(i) for i in indices)]
+    return _sparse(indices, values, tuple(total.shape), coalesced=True)
+
+
+def _softmax(input, dim, dtype, log):
+    """softmax over the specified elements along dim (the others count as -inf), as a COO
+    tensor of the same indices."""
+    if not isinstance(input, SparseCooTensor):
+        from .sparse_compressed import not_on_backend
+        raise not_on_backend(f"_sparse_{'log_' if log else ''}softmax", input)
+    input = input.coalesce()
+    indices = _ENTRIES[input][0]
+    specified = np.zeros(tuple(input.shape[:input.sparse_dim()]), bool)
+    specified[tuple(indices)] = True
+    specified = specified.reshape(specified.shape + (1,) * input.dense_dim())
+    dense = Tensor.masked_fill(input, Tensor._wrap(~specified), float("-inf"))
+    dense = dense if dtype is None else dense.to(dtype)
+    out = dense.log_softmax(dim) if log else dense.softmax(dim)
+    values = out[tuple(Tensor._wrap(i) for i in indices)]
+    return _sparse(indices, values, tuple(input.shape), coalesced=True)
+
+
+def softmax(input, dim, *, dtype=None):
+    return _softmax(input, dim, dtype, log=False)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    return _softmax(input, dim, dtype, log=True)
+
+
+def spdiags(diagonals, offsets, shape, layout=None):
+    """A sparse matrix of `shape` with diagonals[k, j] at (j - offsets[k], j): row k of
+    diagonals on the offsets[k]-th diagonal (COO unless layout says CSR or CSC)."""
+    from .memory import sparse_csc, sparse_csr
+    if layout not in (None, sparse_coo, sparse_csr, sparse_csc):
+        from .sparse_compressed import layout_name
+        raise RuntimeError(f"Only output layouts (Sparse, SparseCsc, SparseCsr) are supported, "
+                           f"got {layout_name(layout)}")
+    diagonals = diagonals.reshape(1, -1) if diagonals.dim() == 1 else diagonals
+    offsets = offsets._data.reshape(-1) if isinstance(offsets, Tensor) else \
+        np.asarray(offsets).reshape(-1)
+    if diagonals.shape[0] != len(offsets):
+        raise RuntimeError(f"Number of diagonals ({diagonals.shape[0]}) does not match the "
+                           f"number of offsets ({len(offsets)})")
+    if len(set(offsets.tolist())) != len(offsets):
+        raise RuntimeError("Offset tensor contains duplicate values")
+    rows, cols, picks = [], [], []
+    for k, offset in enumerate(offsets.tolist()):
+        j = np.arange(max(offset, 0), min(shape[1], diagonals.shape[1], shape[0] + offset))
+        rows.append(j - offset), cols.append(j), picks.append(np.full(len(j), k))
+    rows, cols, picks = (np.concatenate(a).astype(np.int64) for a in (rows, cols, picks))
+    values = diagonals[Tensor._wrap(picks), Tensor._wrap(cols)]
+    result = _sparse(np.stack([rows, cols]), values, tuple(shape), coalesced=len(rows) <= 1)
+    return result if layout in (None, sparse_coo) else result.to_sparse(layout=layout)

@@ -622,16 +622,70 @@ def _quantile(t, q, dim, keepdim, interpolation, ignore_nan):
 
 
 class SparseTensorMethods:
-    """A dense tensor's way to a sparse one (gradtool/engine/sparse.py holds them densely)."""
+    """A dense tensor's way to a sparse one (gradtool/engine/sparse.py holds them densely),
+    and what it answers when asked for a sparse tensor's parts (torch's refusals)."""
 
-    def to_sparse(self, sparse_dim=None):
-        from . import sparse
-        return sparse.to_sparse(self, sparse_dim)
+    def to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
+        from . import sparse_compressed
+        return sparse_compressed.to_sparse(self, *args, layout=layout, blocksize=blocksize,
+                                           dense_dim=dense_dim)
 
-    to_sparse_coo = to_sparse
+    def to_sparse_coo(self, sparse_dim=None):
+        return self.to_sparse(*(() if sparse_dim is None else (sparse_dim,)))
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         return self if dtype is None else self.to(dtype)
+
+    def to_sparse_csr(self, dense_dim=None):
+        from . import sparse_compressed
+        return sparse_compressed.to_compressed(self, memory.sparse_csr, None, dense_dim)
+
+    def to_sparse_csc(self, dense_dim=None):
+        from . import sparse_compressed
+        return sparse_compressed.to_compressed(self, memory.sparse_csc, None, dense_dim)
+
+    def to_sparse_bsr(self, blocksize, dense_dim=None):
+        from . import sparse_compressed
+        return sparse_compressed.to_compressed(self, memory.sparse_bsr, blocksize, dense_dim)
+
+    def to_sparse_bsc(self, blocksize, dense_dim=None):
+        from . import sparse_compressed
+        return sparse_compressed.to_compressed(self, memory.sparse_bsc, blocksize, dense_dim)
+
+    def sparse_mask(self, mask):
+        """self's elements where the sparse mask has specified ones, in mask's layout (the
+        gradient reaches those elements only)."""
+        from . import sparse, sparse_compressed
+        if mask.layout is memory.strided:
+            raise sparse_compressed.not_on_backend("sparse_mask", self)
+        if tuple(self.shape) != tuple(mask.shape):
+            raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has "
+                               f"size {list(self.shape)} but mask has size {list(mask.shape)}")
+        if mask.layout is memory.sparse_coo:  # (mask's indices as they are, duplicates too)
+            indices = mask._indices()._data
+            return sparse._sparse(indices, self[tuple(Tensor._wrap(i) for i in indices)],
+                                  tuple(self.shape), coalesced=mask.is_coalesced())
+        return sparse_compressed._compressed_from_mask(
+            self, sparse_compressed._pattern(mask), mask.layout, mask._block())
+
+
+def _needs_layout(name, kind):
+    """A sparse tensor's accessor asked of a tensor without that layout: torch's refusal."""
+    def accessor(self, *args):
+        from .sparse_compressed import layout_name
+        raise RuntimeError(f"{name} expected {kind} tensor layout but got "
+                           f"{layout_name(self.layout)}")
+    accessor.__name__ = name
+    return accessor
+
+
+for _name, _kind in (("indices", "sparse coordinate"), ("coalesce", "sparse coordinate"),
+                     ("is_coalesced", "sparse coordinate"), ("values", "sparse"),
+                     ("crow_indices", "sparse row compressed"),
+                     ("col_indices", "sparse row compressed"),
+                     ("ccol_indices", "sparse column compressed"),
+                     ("row_indices", "sparse column compressed")):
+    setattr(SparseTensorMethods, _name, _needs_layout(_name, _kind))
 
 
 class AliasTensorMethods:

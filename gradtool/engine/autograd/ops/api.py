@@ -15,6 +15,8 @@ def _function(name):
     method = getattr(Tensor, name)
 
     def fn(input, *args, **kwargs):
+        if type(input) is not Tensor:  # (a sparse tensor's class has methods of its own)
+            return getattr(type(input), name, method)(input, *args, **kwargs)
         return method(input, *args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"gradtool.{name}(input, ...) is input.{name}(...)."
