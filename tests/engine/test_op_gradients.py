@@ -162,6 +162,7 @@ class Case:
     eps: float = 1e-6
     cotangent_bits: Optional[int] = None
     forward_ad: bool = True  # False: torch's op has no jvp; its refusal is tested instead
+    order2_refused: bool = False  # torch's backward of the backward raises (tested in parity)
 
 
 CASES = []
@@ -2770,6 +2771,14 @@ case("igamma", "IGAMMA", lambda a, x: gt.special.gammainc(a, x),
 case("igammac", "IGAMMAC", lambda a, x: a.igammac(x),
      lambda r: [Const(r.uniform(0.5, 3.0, S)), r.uniform(0.5, 3.0, S)],
      lambda v, a, x: [-v * x ** (a - 1) * np.exp(-x) / np.vectorize(math.gamma)(a)])
+# _standard_gamma's draws move with the concentration at a fixed CDF value, not at fixed
+# noise: central differences of seeded draws cannot see that derivative, so this case adds
+# the input back to draws times zero (the row builds its node, saves, runs its backward and
+# keeps the dtype); the derivative itself is checked against the CDF in
+# tests/engine/test_distribution_families.py and against torch's in parity
+case("standard_gamma", "STANDARD_GAMMA", _seeded(lambda a: gt._standard_gamma(a) * 0.0 + a),
+     lambda r: [r.uniform(0.5, 3.0, S)], lambda v, a: [v], order2=None, forward_ad=False,
+     order2_refused=True)
 case("special_zeta_number_self", "SPECIAL_ZETA_SCALAR_SELF",
      lambda q: gt.special.zeta(2.5, q), lambda r: [r.uniform(0.5, 2.0, S)],
      lambda v, q: [-v * 2.5 * sf.zeta(3.5, q)])
@@ -2992,7 +3001,7 @@ def exercise(case):
             term = g.sin().sum()
             term = term.real if term.is_complex() else term  # (a real loss, for complex grads)
             total = term if total is None else total + term
-    if total is not None:
+    if total is not None and not case.order2_refused:
         gt.autograd.grad(total, diff, allow_unused=True)
 
 
@@ -3020,6 +3029,9 @@ def test_every_table_op_is_covered():
             created |= rec.created
             applied |= rec.applied
     assert not missing, "cases that do not reach what they claim:\n" + "\n".join(missing)
+    # (a row torch does not differentiate is built where a formula runs it, _standard_gamma's
+    # _standard_gamma_grad: its node refuses a backward, out of the table)
+    created = {s for s in created if s.derivative_implemented}
     assert created == table, f"never built: {sorted(s.name for s in table - created)}"
     assert applied == table, f"backward never ran: {sorted(repr(s) for s in table - applied)}"
 
