@@ -411,7 +411,91 @@ def kl(lib, name):
     return lib.distributions.kl_divergence(p, q)
 
 
-@pytest.mark.parametrize("name", KL_PAIRS)
+# one member of each family, with parameters where every pair below is finite (q's support
+# holds p's, the moments the formula needs exist), for the pairs of different families
+def _members(D, t):
+    return {
+        "Bernoulli": lambda: D.Bernoulli(t([0.3, 0.9])),
+        "Binomial": lambda: D.Binomial(10, t([0.3, 0.6])),
+        "Poisson": lambda: D.Poisson(t([0.5, 3.0])),
+        "Beta": lambda: D.Beta(t([0.5, 3.0]), t([1.5, 2.0])),
+        "ContinuousBernoulli": lambda: D.ContinuousBernoulli(t([0.2, 0.7])),
+        "Exponential": lambda: D.Exponential(t([0.5, 2.0])),
+        "Gamma": lambda: D.Gamma(t([1.5, 3.0]), t([1.0, 2.0])),
+        "Gumbel": lambda: D.Gumbel(t([0.5, -1.0]), t([1.0, 2.0])),
+        "Laplace": lambda: D.Laplace(t([0.5, -1.0]), t([1.0, 2.0])),
+        "Normal": lambda: D.Normal(t([0.5, -1.0]), t([1.0, 2.0])),
+        "Pareto": lambda: D.Pareto(t([0.5, 1.0]), t([3.5, 5.0])),
+        "Uniform": lambda: D.Uniform(t([0.2, 0.1]), t([0.7, 0.6])),
+        # (q: a Uniform around [0, 1], around the Pareto's support, above 0)
+        "WideUniform": lambda: D.Uniform(t([-0.5, -1.0]), t([1.5, 2.0])),
+        "UniformAboveScale": lambda: D.Uniform(t([1.2, 1.5]), t([2.0, 3.0])),
+    }
+
+
+CROSS_KL = [  # (p's family, q's family): finite closed forms
+    ("Bernoulli", "Poisson"), ("Beta", "ContinuousBernoulli"), ("Beta", "Exponential"),
+    ("Beta", "Gamma"), ("Beta", "Normal"), ("Beta", "WideUniform"),
+    ("ContinuousBernoulli", "Exponential"), ("ContinuousBernoulli", "Normal"),
+    ("ContinuousBernoulli", "WideUniform"), ("Exponential", "Gamma"),
+    ("Exponential", "Gumbel"), ("Exponential", "Normal"), ("Gamma", "Exponential"),
+    ("Gamma", "Gumbel"), ("Gamma", "Normal"), ("Gumbel", "Normal"), ("Laplace", "Normal"),
+    ("Normal", "Gumbel"), ("Normal", "Laplace"), ("Pareto", "Exponential"),
+    ("Pareto", "Gamma"), ("Pareto", "Normal"), ("Uniform", "Beta"),
+    ("Uniform", "ContinuousBernoulli"), ("Uniform", "Exponential"), ("Uniform", "Gamma"),
+    ("Uniform", "Gumbel"), ("Uniform", "Normal"), ("UniformAboveScale", "Pareto")]
+INFINITE_KL = [  # p puts mass where q has none
+    ("Beta", "Pareto"), ("ContinuousBernoulli", "Pareto"), ("Poisson", "Bernoulli"),
+    ("Poisson", "Binomial"), ("Beta", "Uniform"), ("ContinuousBernoulli", "Uniform"),
+    ("WideUniform", "ContinuousBernoulli"), ("WideUniform", "Beta"),
+    ("WideUniform", "Exponential"), ("WideUniform", "Gamma"), ("Uniform", "Pareto")] + [
+    (p, q) for p, qs in (("Exponential", ("Beta", "ContinuousBernoulli", "Pareto", "Uniform")),
+                         ("Gamma", ("Beta", "ContinuousBernoulli", "Pareto", "Uniform")),
+                         ("Gumbel", ("Beta", "ContinuousBernoulli", "Exponential", "Gamma",
+                                     "Pareto", "Uniform")),
+                         ("Laplace", ("Beta", "ContinuousBernoulli", "Exponential", "Gamma",
+                                      "Pareto", "Uniform")),
+                         ("Normal", ("Beta", "ContinuousBernoulli", "Exponential", "Gamma",
+                                     "Pareto", "Uniform")),
+                         ("Pareto", ("Beta", "ContinuousBernoulli", "Uniform")))
+    for q in qs]
+for _p, _q in CROSS_KL + INFINITE_KL:
+    KL_PAIRS[f"{_p}_{_q}"] = lambda D, t, _p=_p, _q=_q: (
+        _members(D, t)[_p](), _members(D, t)[_q]())
+KL_PAIRS.update({
+    "binomial": lambda D, t: (D.Binomial(10, t([0.3, 0.6])), D.Binomial(10, t([0.5, 0.2]))),
+    "binomial_fewer_trials": lambda D, t: (D.Binomial(10, t([0.3, 0.6])),
+                                           D.Binomial(t([10.0, 7.0]), t([0.5, 0.2]))),
+    "continuous_bernoulli": lambda D, t: (D.ContinuousBernoulli(t([0.2, 0.7, 0.5001])),
+                                          D.ContinuousBernoulli(t([0.6, 0.1, 0.3]))),
+    "cauchy": lambda D, t: (D.Cauchy(t([0.5, 1.0]), t([1.0, 2.0])),
+                            D.Cauchy(t([0.0, -1.0]), t([2.0, 0.5]))),
+    "pareto_heavy_exponential": lambda D, t: (D.Pareto(t([0.5, 1.0]), t([0.8, 3.0])),
+                                              D.Exponential(t([0.5, 2.0]))),
+    "lowrank_lowrank": lambda D, t: (_lowrank(D, t, 0), _lowrank(D, t, 1)),
+    "lowrank_mvn": lambda D, t: (_lowrank(D, t, 0), _mvn(D, t)),
+    "mvn_lowrank": lambda D, t: (_mvn(D, t), _lowrank(D, t, 1)),
+})
+# (Cauchy's log-ratio has no variance to speak of, p's draws of Binomial with more trials land
+# where q has none, a Pareto with alpha <= 1 has no mean: checked against torch only)
+MONTE_CARLO_KL = [n for n in KL_PAIRS if n not in (
+    "cauchy", "binomial_fewer_trials", "pareto_heavy_exponential") and tuple(
+        n.split("_", 1)) not in INFINITE_KL]
+
+
+def _lowrank(D, t, which):
+    loc, factor, diag = [([0.5, -1.0, 0.2], [[1.0, 0.5], [-0.3, 0.8], [0.2, -1.0]],
+                          [0.5, 1.5, 0.8]),
+                         ([0.0, 1.0, -0.5], [[0.3], [1.0], [-0.6]], [1.0, 0.7, 2.0])][which]
+    return D.LowRankMultivariateNormal(t(loc), t(factor), t(diag))
+
+
+def _mvn(D, t):
+    return D.MultivariateNormal(t([0.0, 1.0, -1.0]), t([[2.0, 0.3, 0.1], [0.3, 1.0, 0.2],
+                                                        [0.1, 0.2, 1.5]]))
+
+
+@pytest.mark.parametrize("name", MONTE_CARLO_KL)
 def test_kl_divergence_is_the_expected_log_ratio(name):
     """KL(p || q) = E_p[log p(X) - log q(X)], estimated from samples of p."""
     gt.manual_seed(1)
@@ -420,6 +504,27 @@ def test_kl_divergence_is_the_expected_log_ratio(name):
     ratio = (p.log_prob(x) - q.log_prob(x)).numpy()
     np.testing.assert_array_less(np.abs(ratio.mean(0) - kl(gt, name).numpy()),
                                  5 * ratio.std(0) / math.sqrt(len(ratio)) + 1e-9)
+
+
+@pytest.mark.parametrize("pair", INFINITE_KL)
+def test_kl_divergence_is_infinite_where_q_misses_ps_support(pair):
+    """(and p's draws do land where q's density is 0)"""
+    name = "_".join(pair)
+    assert bool(gt.isinf(kl(gt, name)).all())
+    gt.manual_seed(1)
+    p, q = KL_PAIRS[name](gt.distributions, lambda a: _t(gt, a))
+    x = p.sample((20000,))
+    outside = ~q.support.check(x) if not isinstance(q, gt.distributions.Binomial) else x > 10
+    assert bool(outside.any())
+
+
+def test_kl_divergence_is_infinite_where_its_formula_needs_a_moment_p_lacks():
+    """A Pareto with alpha <= 1 has no mean: KL to an Exponential is infinite there; a
+    Binomial with more trials than q's reaches counts q cannot."""
+    heavy = kl(gt, "pareto_heavy_exponential").tolist()
+    assert math.isinf(heavy[0]) and math.isfinite(heavy[1])
+    assert math.isinf(kl(gt, "binomial_fewer_trials").tolist()[1])
+    assert math.isfinite(kl(gt, "binomial_fewer_trials").tolist()[0])
 
 
 def _richardson(f, a, h):

@@ -126,9 +126,57 @@ def test_biject_to_and_transform_to_are_torchs():
     _assert_same(_registered(gt), _registered(torch))
 
 
+def _kl_and_gradients(lib, name):
+    """KL(p || q) and its gradients in every parameter of p and q."""
+    leaves = []
+
+    def leaf(a):
+        leaves.append(lib.tensor(np.asarray(a, dtype=np.float64), requires_grad=True))
+        return leaves[-1]
+    p, q = programs.KL_PAIRS[name](lib.distributions, leaf)
+    kl = lib.distributions.kl_divergence(p, q)
+    if not kl.requires_grad:  # (torch's infinite pairs: a constant)
+        return [kl]
+    finite = lib.where(kl.isfinite(), kl, lib.zeros_like(kl))
+    grads = lib.autograd.grad(finite.sum(), leaves, allow_unused=True)
+    return [kl] + [lib.zeros_like(x) if g is None else g for x, g in zip(leaves, grads)]
+
+
 @pytest.mark.parametrize("name", programs.KL_PAIRS)
-def test_kl_divergence_is_torchs(name):
-    _assert_same([programs.kl(gt, name)], [programs.kl(torch, name)])
+def test_kl_divergence_and_its_gradients_are_torchs(name):
+    _assert_same(_kl_and_gradients(gt, name), _kl_and_gradients(torch, name))
+
+
+KL_ERRORS = {
+    "binomial_more_trials_in_q": lambda D, t: (D.Binomial(t([5.0]), t([0.3])),
+                                              D.Binomial(t([10.0]), t([0.5]))),
+    "mvn_event_shapes": lambda D, t: (D.MultivariateNormal(t([0.0, 1.0]), t(np.eye(2))),
+                                      D.MultivariateNormal(t([0.0, 1.0, 2.0]), t(np.eye(3)))),
+    "lowrank_event_shapes": lambda D, t: (programs._lowrank(D, t, 0), D.LowRankMultivariateNormal(
+        t([0.0, 1.0]), t([[1.0], [0.5]]), t([1.0, 2.0]))),
+    "lowrank_mvn_event_shapes": lambda D, t: (programs._lowrank(D, t, 0), D.MultivariateNormal(
+        t([0.0, 1.0]), t(np.eye(2)))),
+    "mvn_lowrank_event_shapes": lambda D, t: (D.MultivariateNormal(t([0.0, 1.0]), t(np.eye(2))),
+                                              programs._lowrank(D, t, 0)),
+}
+
+
+@pytest.mark.parametrize("name", KL_ERRORS)
+def test_kl_divergence_refusals_are_torchs(name):
+    errors = []
+    for lib in (torch, gt):
+        p, q = KL_ERRORS[name](lib.distributions, lambda a: programs._t(lib, a))
+        with pytest.raises(Exception) as error:
+            lib.distributions.kl_divergence(p, q)
+        errors.append((type(error.value), str(error.value)))
+    assert errors[0] == errors[1]
+
+
+def test_kl_registry_is_torchs():
+    """Every pair torch registers, and no other."""
+    def names(lib):
+        return sorted((p.__name__, q.__name__) for p, q in lib.distributions.kl._KL_REGISTRY)
+    assert names(gt) == names(torch)
 
 
 def test_lowrank_matrices_are_torchs():
