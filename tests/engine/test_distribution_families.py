@@ -86,11 +86,23 @@ FAMILIES = {
                                        ([0.4995, 0.5004],), [0.3, 0.9], "mvr"),
     "inverse_gamma": (lambda D, concentration, rate: D.InverseGamma(concentration, rate),
                       ([2.5, 4.0], [1.0, 2.0]), [1.5, 0.3], "m"),
+    # (its mean and variance are circular ones: their own test below)
+    "von_mises": (lambda D, loc, concentration: D.VonMises(loc, concentration),
+                  ([0.5, -1.0], [1.0, 4.0]), [1.5, 0.3], ""),
+    "lkj_cholesky": (lambda D, concentration: D.LKJCholesky(3, concentration), ([0.5, 2.0],),
+                     np.linalg.cholesky([[[1.0, 0.3, -0.2], [0.3, 1.0, 0.5], [-0.2, 0.5, 1.0]],
+                                         [[1.0, -0.6, 0.1], [-0.6, 1.0, 0.2],
+                                          [0.1, 0.2, 1.0]]]).tolist(), ""),
+    # (the covariance a a^T of a free matrix: central differences keep it symmetric)
+    "wishart": (lambda D, df, a: D.Wishart(df, covariance_matrix=a @ a.mT),
+                ([4.0, 5.5], [[1.4, 0.3], [0.2, 0.9]]),
+                [[[1.5, 0.2], [0.2, 0.8]], [[3.0, -0.5], [-0.5, 2.0]]], "mv"),
 }
 # (torch's have none: Poisson's carrier measure has no closed-form mean; transformed ones
 # have no formula)
 NO_ENTROPY = {"poisson", "logistic_normal", "relaxed_bernoulli", "mixture_same_family",
-              "negative_binomial", "relaxed_one_hot_categorical", "fisher_snedecor"}
+              "negative_binomial", "relaxed_one_hot_categorical", "fisher_snedecor",
+              "von_mises", "lkj_cholesky"}
 QUANTILES = [0.2, 0.7]
 
 
@@ -227,6 +239,15 @@ ERRORS = {
         (2, 3), (4,)),
     "transform_cache_size": lambda lib: lib.distributions.transforms.ExpTransform(
         cache_size=2),
+    "von_mises_negative_concentration": lambda lib: lib.distributions.VonMises(
+        _t(lib, [0.0]), _t(lib, [-1.0])),
+    "lkj_cholesky_dim_1": lambda lib: lib.distributions.LKJCholesky(1, _t(lib, 1.0)),
+    "lkj_cholesky_value_not_a_correlation_factor": lambda lib: lib.distributions.LKJCholesky(
+        2, _t(lib, 1.0)).log_prob(_t(lib, [[2.0, 0.0], [0.5, 1.0]])),
+    "wishart_df_below_the_dimension": lambda lib: lib.distributions.Wishart(
+        _t(lib, 0.5), _t(lib, np.eye(2))),
+    "wishart_not_positive_definite": lambda lib: lib.distributions.Wishart(
+        _t(lib, 3.0), _t(lib, [[1.0, 2.0], [2.0, 1.0]])),
 }
 
 
@@ -525,6 +546,57 @@ def test_kl_divergence_is_infinite_where_its_formula_needs_a_moment_p_lacks():
     assert math.isinf(heavy[0]) and math.isfinite(heavy[1])
     assert math.isinf(kl(gt, "binomial_fewer_trials").tolist()[1])
     assert math.isfinite(kl(gt, "binomial_fewer_trials").tolist()[0])
+
+
+def test_von_mises_draws_have_the_circular_mean_and_variance():
+    """The mean direction of the draws is loc and 1 - their mean resultant length is the
+    circular variance, I1/I0 (also for a concentration near 0: torch's Taylor proposal)."""
+    gt.manual_seed(0)
+    d = gt.distributions.VonMises(_t(gt, [0.5, -3.0, 2.0]), _t(gt, [4.0, 0.7, 1e-6]))
+    x = d.sample((100_000,)).numpy()
+    assert x.min() >= -math.pi and x.max() <= math.pi
+    resultant = np.hypot(np.cos(x).mean(0), np.sin(x).mean(0))
+    np.testing.assert_allclose(1 - resultant, d.variance.numpy(), atol=0.01)
+    direction = np.arctan2(np.sin(x).mean(0), np.cos(x).mean(0))
+    np.testing.assert_allclose(direction[:2], [0.5, -3.0], atol=0.02)
+    assert not d.has_rsample
+
+
+def test_lkj_cholesky_draws_are_correlation_factors_with_the_lkj_marginals():
+    """L L^T has a unit diagonal, and the first correlation r of LKJ(eta) in d dims has
+    (r + 1) / 2 ~ Beta(eta - 1 + d / 2, the same): mean 0, variance 1 / (2 eta + d - 1)."""
+    gt.manual_seed(0)
+    eta, dim = np.array([0.5, 2.0, 8.0]), 4
+    L = gt.distributions.LKJCholesky(dim, _t(gt, eta)).sample((40_000,))
+    assert bool(gt.distributions.constraints.corr_cholesky.check(L).all())
+    corr = (L @ L.mT).numpy()
+    np.testing.assert_allclose(np.diagonal(corr, axis1=-2, axis2=-1), 1.0, rtol=1e-12)
+    r = corr[..., 1, 0]  # (torch's onion draws give the later rows other spreads: as torch's,
+    # which tests/parity compares)
+    np.testing.assert_allclose(r.mean(0), 0.0, atol=0.02)
+    np.testing.assert_allclose(r.var(0), 1 / (2 * eta + dim - 1), rtol=0.03)
+
+
+def test_wishart_rsample_is_differentiable_in_the_covariance():
+    """Bartlett's draws L A A^T L^T: at fixed noise, smooth in the covariance's factor (torch
+    2.13's own rsample raises at backward: it writes into a mask its graph saved)."""
+    a = _t(gt, [[1.4, 0.3], [0.2, 0.9]]).requires_grad_()
+
+    def drawn(a):
+        gt.manual_seed(3)
+        with pytest.warns(UserWarning, match="Singular sample detected"):  # (torch's, always)
+            return gt.distributions.Wishart(_t(gt, [4.0, 5.5]), a @ a.mT).rsample((2,))
+    check_grads(drawn, [a])
+
+
+def test_wishart_refuses_as_torch():
+    D = gt.distributions
+    with pytest.raises(ValueError, match="expected to be greater than ndim - 1 = 1"):
+        D.Wishart(_t(gt, 0.5), _t(gt, np.eye(2)))
+    with pytest.warns(UserWarning, match="Low df values detected"):
+        D.Wishart(_t(gt, 1.5), _t(gt, np.eye(2)))
+    with pytest.raises(AssertionError, match="Exactly one of"):
+        D.Wishart(_t(gt, 3.0))
 
 
 def _richardson(f, a, h):

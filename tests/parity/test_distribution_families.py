@@ -354,3 +354,26 @@ def test_the_draws_refuse_forward_ad_as_torch():
                     getattr(lib, name)(dual)
                 messages.append(str(error.value).split("\n")[0])
         assert messages[0] == messages[1]
+
+
+def _sample_statistics(lib):
+    """Moments of draws that depend on the sampler itself, not only on the distribution:
+    LKJCholesky's correlations (torch's onion draws spread its later rows otherwise than the
+    LKJ marginal), VonMises' circular moments, Wishart's entries."""
+    lib.manual_seed(0)
+    D = lib.distributions
+    L = D.LKJCholesky(4, programs._t(lib, [0.5, 2.0])).sample((40_000,))
+    corr = (L @ L.mT).numpy()
+    lower = np.tril_indices(4, -1)
+    angles = D.VonMises(programs._t(lib, [0.5, -3.0]), programs._t(lib, [4.0, 0.7])).sample(
+        (40_000,)).numpy()
+    with pytest.warns(UserWarning, match="Singular sample detected"):
+        W = D.Wishart(programs._t(lib, [4.0, 5.5]), programs._t(lib, [[2.0, 0.3], [0.3, 1.0]])
+                      ).sample((40_000,)).numpy()
+    return [corr[..., lower[0], lower[1]].var(0), np.cos(angles).mean(0),
+            np.sin(angles).mean(0), W.mean(0), W.var(0)]
+
+
+def test_draws_of_lkj_cholesky_von_mises_and_wishart_have_torchs_statistics():
+    for ours, theirs in zip(_sample_statistics(gt), _sample_statistics(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=0.05, atol=0.01)
