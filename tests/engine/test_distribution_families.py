@@ -765,3 +765,9 @@ def test_the_module_paths_hold_the_classes():
         gt.distributions.TransformedDistribution
     assert constraint_registry.biject_to is gt.distributions.biject_to
     assert ExpTransform is gt.distributions.ExpTransform
+    from gradtool.distributions.lkj_cholesky import LKJCholesky
+    from gradtool.distributions.von_mises import VonMises
+    from gradtool.distributions.wishart import Wishart
+    assert (LKJCholesky, VonMises, Wishart) == (gt.distributions.LKJCholesky,
+                                                gt.distributions.VonMises, gt.distributions.Wishart)
+    assert {"LKJCholesky", "VonMises", "Wishart"} <= set(gt.distributions.__all__)
