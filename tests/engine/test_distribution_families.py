@@ -589,6 +589,14 @@ def test_wishart_rsample_is_differentiable_in_the_covariance():
     check_grads(drawn, [a])
 
 
+def test_positive_definite_checks_each_matrix_of_a_batch():
+    """(the whole batch factorised at once, and matrix by matrix only when one fails)"""
+    check = gt.distributions.constraints.positive_definite.check
+    batch = np.stack([np.eye(2), -np.eye(2), [[2.0, 1.0], [1.0, 2.0]], [[1.0, 2.0], [2.0, 1.0]]])
+    assert check(_t(gt, batch)).tolist() == [True, False, True, False]
+    assert check(_t(gt, batch[[0, 2]])).tolist() == [True, True]
+
+
 def test_wishart_refuses_as_torch():
     D = gt.distributions
     with pytest.raises(ValueError, match="expected to be greater than ndim - 1 = 1"):
