@@ -1226,8 +1226,8 @@ gammaincc = np.vectorize(_igammac, otypes=[np.float64])
 # torch's ATen/native/Distributions.h (after Jankowiak and Obermeyer, "Pathwise derivatives
 # beyond the reparameterization trick", 2018): dx/dalpha = -(dF/dalpha) / (dF/dx) for a draw x
 # at fixed F(x), by a series, a saddle point expansion or a fitted rational function, each where
-# it is accurate. Vectorised here: every branch on every element, the right one kept. torch
-# compares with float32 constants (0.8f): so do these.
+# it is accurate (each branch runs on its own elements). torch compares with float32 constants
+# (0.8f): so do these.
 _F32_0_8, _F32_0_9, _F32_1_1 = (float(np.float32(c)) for c in (0.8, 0.9, 1.1))
 _GAMMA_GRAD_UV = np.array([
     [0.16009398, -0.094634809, 0.025146376, -0.0030648343, 1, 0.32668115, 0.10406089,
@@ -1236,6 +1236,20 @@ _GAMMA_GRAD_UV = np.array([
      -0.0035938915, -0.00058392623],
     [0.040121004, -0.0065914022, -0.0026286047, -0.0013441777, 0.017050642, -0.0021309326,
      0.00085092367, -1.5247877e-07]])
+
+
+def _digamma_of_positive(x):
+    """digamma (_digamma's steps) on an array of positive numbers at once."""
+    x, result = np.array(x, np.float64), np.zeros(np.shape(x))
+    below = x < 10
+    while below.any():
+        result[below] -= 1 / x[below]
+        x[below] += 1
+        below = x < 10
+    z = 1.0 / (x * x)
+    series = np.where(x < 1.0e17, z * _polevl(z, _PSI_A), 0.0)
+    return np.where(x == 10, result + 2.25175258906672110764,
+                    result + np.log(x) - 0.5 / x - series)
 
 
 def _gamma_grad_small_x(alpha, x):
@@ -1249,7 +1263,8 @@ def _gamma_grad_small_x(alpha, x):
         series2 = series2 + numer / (denom * denom)
     pow_x_alpha = x ** alpha
     pdf = x ** (alpha - 1) * np.exp(-x)
-    cdf_alpha = (np.log(x) - digamma(alpha)) * pow_x_alpha * series1 - pow_x_alpha * series2
+    cdf_alpha = (np.log(x) - _digamma_of_positive(alpha)) * pow_x_alpha * series1 \
+        - pow_x_alpha * series2
     result = -cdf_alpha / pdf
     return np.where(np.isnan(result), 0.0, result)
 
@@ -1281,13 +1296,23 @@ def _gamma_grad_rational(alpha, x):
     return np.exp(p / q)
 
 
+def _by_branch(conditions, branches, *arrays):
+    """branches[i] of the elements where conditions[i] holds first (the last: the rest)."""
+    out = np.empty(arrays[0].shape)
+    rest = np.ones(arrays[0].shape, bool)
+    with np.errstate(all="ignore"):
+        for condition, branch in zip(list(conditions) + [rest], branches):
+            where = rest & condition
+            out[where] = branch(*(a[where] for a in arrays))
+            rest &= ~where
+    return out
+
+
 def standard_gamma_grad(alpha, x):
     """d x / d alpha for a draw x of Gamma(alpha, 1) (torch's _standard_gamma_grad)."""
     alpha, x = np.broadcast_arrays(np.asarray(alpha, np.float64), np.asarray(x, np.float64))
-    with np.errstate(all="ignore"):
-        return np.where(x < _F32_0_8, _gamma_grad_small_x(alpha, x),
-                        np.where(alpha > 8, _gamma_grad_saddle(alpha, x),
-                                 _gamma_grad_rational(alpha, x)))
+    return _by_branch([x < _F32_0_8, alpha > 8], [
+        _gamma_grad_small_x, _gamma_grad_saddle, _gamma_grad_rational], alpha, x)
 
 
 _BETA_GRAD_RATIONAL = np.array([
@@ -1313,7 +1338,7 @@ _BETA_GRAD_RATIONAL = np.array([
 
 def _beta_grad_alpha_small(x, alpha, beta):
     """Taylor series in x, for x near 0."""
-    factor = digamma(alpha) - digamma(alpha + beta) - np.log(x)
+    factor = _digamma_of_positive(alpha) - _digamma_of_positive(alpha + beta) - np.log(x)
     numer = np.ones_like(x)
     series = numer / alpha * (factor + 1 / alpha)
     for i in range(1, 11):
@@ -1326,7 +1351,7 @@ def _beta_grad_alpha_small(x, alpha, beta):
 
 def _beta_grad_beta_small(x, alpha, beta):
     """The derivative in beta, by a Taylor series in x near 0 (used at 1 - x)."""
-    factor = digamma(alpha + beta) - digamma(beta)
+    factor = _digamma_of_positive(alpha + beta) - _digamma_of_positive(beta)
     numer, betas, dbetas = np.ones_like(x), np.ones_like(x), np.zeros_like(x)
     series = factor / alpha
     for i in range(1, 9):
@@ -1377,7 +1402,8 @@ def _beta_grad_rational(x, alpha, total):
             cp, cq = _BETA_GRAD_RATIONAL[0, i, j], _BETA_GRAD_RATIONAL[1, i, j]
             p = p + pow_u * pow_a * (cp[0] + b * (cp[1] + b * (cp[2] + b * cp[3])))
             q = q + pow_u * pow_a * (cq[0] + b * (cq[1] + b * (cq[2] + b * cq[3])))
-    return p / q * x * (digamma(total) - digamma(alpha)) / (total - alpha)
+    return p / q * x * (_digamma_of_positive(total) - _digamma_of_positive(alpha)) \
+        / (total - alpha)
 
 
 def dirichlet_grad(x, alpha, total):
@@ -1386,9 +1412,9 @@ def dirichlet_grad(x, alpha, total):
     x, alpha, total = np.broadcast_arrays(*(np.asarray(a, np.float64) for a in (x, alpha, total)))
     beta = total - alpha
     boundary = total * x * (1 - x)
-    with np.errstate(all="ignore"):
-        return np.where(
-            (x <= 0.5) & (boundary < 2.5), _beta_grad_alpha_small(x, alpha, beta),
-            np.where((x >= 0.5) & (boundary < 0.75), -_beta_grad_beta_small(1 - x, beta, alpha),
-                     np.where((alpha > 6) & (beta > 6), _beta_grad_alpha_mid(x, alpha, beta),
-                              _beta_grad_rational(x, alpha, total))))
+    return _by_branch(
+        [(x <= 0.5) & (boundary < 2.5), (x >= 0.5) & (boundary < 0.75), (alpha > 6) & (beta > 6)],
+        [lambda x, a, b, t: _beta_grad_alpha_small(x, a, b),
+         lambda x, a, b, t: -_beta_grad_beta_small(1 - x, b, a),
+         lambda x, a, b, t: _beta_grad_alpha_mid(x, a, b),
+         lambda x, a, b, t: _beta_grad_rational(x, a, t)], x, alpha, beta, total)
