@@ -18,6 +18,8 @@ from .autograd.dispatch import call as _call
 from .autograd.tensor import _dim
 from .autograd.free_functions import (cat, concat, concatenate, is_inference, maximum, meshgrid,
                                       minimum, normal, stack, std_mean, var_mean, where)
+from .autograd.draws import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,
+                             _standard_gamma_grad)
 from .autograd.matmul import matmul
 from .autograd.out_argument import written_to as _written_to
 from .autograd.tensor import Size, Tensor

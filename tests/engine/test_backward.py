@@ -460,6 +460,16 @@ def test_repr_matches_torchs_layout():
     assert repr(gt.zeros(2, 3).shape) == "gradtool.Size([2, 3])"
 
 
+def test_a_zero_dim_tensor_formats_as_its_number():
+    """f-strings and format() of a 0-d tensor give the number, with its format spec, as torch's
+    (messages that interpolate a parameter read "df=0.5"); other tensors print, and refuse a
+    spec."""
+    assert f"{gt.tensor(0.5)}" == "0.5" and f"{gt.tensor(2.0, dtype=gt.float64):.3f}" == "2.000"
+    assert f"{gt.tensor(3)}" == "3" and f"{gt.tensor([0.5])}" == "tensor([0.5000])"
+    with pytest.raises(TypeError, match="unsupported format string passed to Tensor.__format__"):
+        format(gt.tensor([2.5]), ".2f")
+
+
 def test_repr_of_values_spanning_the_whole_float_range_warns_nothing():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # (hi / lo overflowed: a RuntimeWarning)

@@ -42,6 +42,7 @@ TORCH_EQUIVALENTS = {
     "normal_tensor_float": lambda m: torch.normal(m, 2.0) * 0.0 + m,
     "normal_float_tensor": lambda s: torch.normal(1.0, s) * 0.0 + s,
     "normal_tensor_tensor": lambda m, s: torch.normal(m, s) * 0.0 + m * s,
+    "standard_gamma": lambda a: torch._standard_gamma(a) * 0.0 + a,
 }
 # normal_/uniform_ fill with random numbers: torch's generator draws other values.
 # torch's mkldnn_rnn_layer takes float32 only (oneDNN): tests/parity/test_recurrent_attention.py
@@ -157,7 +158,9 @@ TORCH_HAS_NO_SECOND_ORDER = {"hardsigmoid", "cdist_p2.0", "cdist_p1.0", "cdist_p
                              "pdist_p3.0", "pdist_pinf", "multi_margin_loss_p2_weight",
                              "multi_margin_loss_none", "multilabel_margin_loss",
                              # _embedding_bag_per_sample_weights_backward: torch raises
-                             "embedding_bag_sum_weighted"}
+                             "embedding_bag_sum_weighted",
+                             # the derivative for '_standard_gamma_grad' is not implemented
+                             "standard_gamma"}
 # The internal-dispatch cases call other ops in torch:
 KNOWN_NAME_DIFFERENCES = {"index_backward_op", "as_strided_op", "diagonal_backward_op",
                           # torch's C++ adds the 1 with add.Scalar (AddBackward1), a node

@@ -1220,3 +1220,201 @@ def _igamma(a, x):
 
 gammainc = np.vectorize(_igamma, otypes=[np.float64])
 gammaincc = np.vectorize(_igammac, otypes=[np.float64])
+
+
+# ---- the reparameterised gradients of Gamma and Beta draws (torch's approximations) ----
+# torch's ATen/native/Distributions.h (after Jankowiak and Obermeyer, "Pathwise derivatives
+# beyond the reparameterization trick", 2018): dx/dalpha = -(dF/dalpha) / (dF/dx) for a draw x
+# at fixed F(x), by a series, a saddle point expansion or a fitted rational function, each where
+# it is accurate (each branch runs on its own elements). torch compares with float32 constants
+# (0.8f): so do these.
+_F32_0_8, _F32_0_9, _F32_1_1 = (float(np.float32(c)) for c in (0.8, 0.9, 1.1))
+_GAMMA_GRAD_UV = np.array([
+    [0.16009398, -0.094634809, 0.025146376, -0.0030648343, 1, 0.32668115, 0.10406089,
+     0.0014179084],
+    [0.53487893, 0.1298071, 0.065735949, -0.0015649758, 0.16639465, 0.020070113,
+     -0.0035938915, -0.00058392623],
+    [0.040121004, -0.0065914022, -0.0026286047, -0.0013441777, 0.017050642, -0.0021309326,
+     0.00085092367, -1.5247877e-07]])
+
+
+def _digamma_of_positive(x):
+    """digamma (_digamma's steps) on an array of positive numbers at once."""
+    x, result = np.array(x, np.float64), np.zeros(np.shape(x))
+    below = x < 10
+    while below.any():
+        result[below] -= 1 / x[below]
+        x[below] += 1
+        below = x < 10
+    z = 1.0 / (x * x)
+    series = np.where(x < 1.0e17, z * _polevl(z, _PSI_A), 0.0)
+    return np.where(x == 10, result + 2.25175258906672110764,
+                    result + np.log(x) - 0.5 / x - series)
+
+
+def _gamma_grad_small_x(alpha, x):
+    """The CDF's Taylor series in x and its alpha-derivative, over the density."""
+    numer, denom = np.ones_like(x), alpha.copy()
+    series1, series2 = 1 / alpha, 1 / (alpha * alpha)
+    for i in range(1, 6):
+        numer = numer * (-x / i)
+        denom = denom + 1
+        series1 = series1 + numer / denom
+        series2 = series2 + numer / (denom * denom)
+    pow_x_alpha = x ** alpha
+    pdf = x ** (alpha - 1) * np.exp(-x)
+    cdf_alpha = (np.log(x) - _digamma_of_positive(alpha)) * pow_x_alpha * series1 \
+        - pow_x_alpha * series2
+    result = -cdf_alpha / pdf
+    return np.where(np.isnan(result), 0.0, result)
+
+
+def _gamma_grad_saddle(alpha, x):
+    """Rice's saddle point expansion for large alpha (a polynomial near x = alpha, where the
+    expansion's terms cancel)."""
+    near = (_F32_0_9 * alpha <= x) & (x <= _F32_1_1 * alpha)
+    numer_1 = 1 + 24 * alpha * (1 + 12 * alpha)
+    numer_2 = 1440 * alpha * alpha + 6 * x * (53 - 120 * x) - 65 * x * x / alpha \
+        + alpha * (107 + 3600 * x)
+    at_mean = numer_1 * numer_2 / (1244160 * alpha ** 4)
+    denom = np.sqrt(8 * alpha)
+    term2 = denom / (alpha - x)
+    term3 = (x - alpha - alpha * np.log(x / alpha)) ** -1.5
+    term1 = np.log(x / alpha) * np.where(x < alpha, term2 - term3, term2 + term3) \
+        - np.sqrt(2 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x))
+    stirling = 1 + 1 / (12 * alpha) * (1 + 1 / (24 * alpha))
+    return np.where(near, at_mean, -stirling * x * term1 / denom)
+
+
+def _gamma_grad_rational(alpha, x):
+    """A rational function of log(x / alpha) and log(alpha) fitted to the gradient."""
+    u, v = np.log(x / alpha), np.log(alpha)
+    c = [_GAMMA_GRAD_UV[0, i] + u * (_GAMMA_GRAD_UV[1, i] + u * _GAMMA_GRAD_UV[2, i])
+         for i in range(8)]
+    p = c[0] + v * (c[1] + v * (c[2] + v * c[3]))
+    q = c[4] + v * (c[5] + v * (c[6] + v * c[7]))
+    return np.exp(p / q)
+
+
+def _by_branch(conditions, branches, *arrays):
+    """branches[i] of the elements where conditions[i] holds first (the last: the rest)."""
+    out = np.empty(arrays[0].shape)
+    rest = np.ones(arrays[0].shape, bool)
+    with np.errstate(all="ignore"):
+        for condition, branch in zip(list(conditions) + [rest], branches):
+            where = rest & condition
+            out[where] = branch(*(a[where] for a in arrays))
+            rest &= ~where
+    return out
+
+
+def standard_gamma_grad(alpha, x):
+    """d x / d alpha for a draw x of Gamma(alpha, 1) (torch's _standard_gamma_grad)."""
+    alpha, x = np.broadcast_arrays(np.asarray(alpha, np.float64), np.asarray(x, np.float64))
+    return _by_branch([x < _F32_0_8, alpha > 8], [
+        _gamma_grad_small_x, _gamma_grad_saddle, _gamma_grad_rational], alpha, x)
+
+
+_BETA_GRAD_RATIONAL = np.array([
+    [[[1.003668233, -0.01061107488, -0.0657888334, 0.01201642863],
+      [0.6336835991, -0.3557432599, 0.05486251648, -0.001465281033],
+      [-0.03276231906, 0.004474107445, 0.002429354597, -0.0001557569013]],
+     [[0.221950385, -0.3187676331, 0.01799915743, 0.01074823814],
+      [-0.2951249643, 0.06219954479, 0.01535556598, 0.001550077057],
+      [0.02155310298, 0.004170831599, 0.001292462449, 6.976601077e-05]],
+     [[-0.05980841433, 0.008441916499, 0.01085618172, 0.002319392565],
+      [0.02911413504, 0.01400243777, -0.002721828457, 0.000751041181],
+      [0.005900514878, -0.001936558688, -9.495446725e-06, 5.385558597e-05]]],
+    [[[1, -0.02924021934, -0.04438342661, 0.007285809825],
+      [0.6357567472, -0.3473456711, 0.05454656494, -0.002407477521],
+      [-0.03301322327, 0.004845219414, 0.00231480583, -0.0002307248149]],
+     [[0.5925320577, -0.1757678135, 0.01505928619, 0.000564515273],
+      [0.1014815858, -0.06589186703, 0.01272886114, -0.0007316646956],
+      [-0.007258481865, 0.001096195486, 0.0003934994223, -4.12701925e-05]],
+     [[0.06469649321, -0.0236701437, 0.002902096474, -5.896963079e-05],
+      [0.001925008108, -0.002869809258, 0.0008000589141, -6.063713228e-05],
+      [-0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06]]]])
+
+
+def _beta_grad_alpha_small(x, alpha, beta):
+    """Taylor series in x, for x near 0."""
+    factor = _digamma_of_positive(alpha) - _digamma_of_positive(alpha + beta) - np.log(x)
+    numer = np.ones_like(x)
+    series = numer / alpha * (factor + 1 / alpha)
+    for i in range(1, 11):
+        numer = numer * ((i - beta) * x / i)
+        denom = alpha + i
+        series = series + numer / denom * (factor + 1 / denom)
+    result = x * (1 - x) ** -beta * series
+    return np.where(np.isnan(result), 0.0, result)
+
+
+def _beta_grad_beta_small(x, alpha, beta):
+    """The derivative in beta, by a Taylor series in x near 0 (used at 1 - x)."""
+    factor = _digamma_of_positive(alpha + beta) - _digamma_of_positive(beta)
+    numer, betas, dbetas = np.ones_like(x), np.ones_like(x), np.zeros_like(x)
+    series = factor / alpha
+    for i in range(1, 9):
+        numer = numer * (-x / i)
+        dbetas = dbetas * (beta - i) + betas
+        betas = betas * (beta - i)
+        series = series + numer / (alpha + i) * (dbetas + factor * betas)
+    result = -(1 - x) ** (1 - beta) * series
+    return np.where(np.isnan(result), 0.0, result)
+
+
+def _beta_grad_alpha_mid(x, alpha, beta):
+    """Rice's saddle point expansion for large alpha and beta (a polynomial near the mean)."""
+    total = alpha + beta
+    mean = alpha / total
+    std = np.sqrt(alpha * beta / (total + 1)) / total
+    poly = 47 * x * beta ** 4 + alpha * (
+        (43 + 20 * (16 + 27 * beta) * x) * beta ** 3 + alpha * (
+            3 * (59 + 180 * beta - 90 * x) * beta * beta + alpha * (
+                (453 + 1620 * beta * (1 - x) - 455 * x) * beta + alpha * (
+                    8 * (1 - x) * (135 * beta - 11)))))
+    prefactor_num = (1 + 12 * alpha) * (1 + 12 * beta) / (total * total)
+    prefactor_den = 12960 * alpha ** 3 * beta * beta * (1 + 12 * total)
+    at_mean = prefactor_num / (1 - x) * poly / prefactor_den
+    prefactor = -x / np.sqrt(2 * alpha * beta / total)
+    stirling = (1 + 1 / (12 * alpha) + 1 / (288 * alpha * alpha)) \
+        * (1 + 1 / (12 * beta) + 1 / (288 * beta * beta)) \
+        / (1 + 1 / (12 * total) + 1 / (288 * total * total))
+    axbx = alpha * (x - 1) + beta * x
+    term1 = (2 * alpha * alpha * (x - 1) + alpha * beta * (x - 1) - x * beta * beta) \
+        / (np.sqrt(2 * alpha / beta) * total ** 1.5 * axbx * axbx)
+    term2 = 0.5 * np.log(alpha / (total * x))
+    term3 = np.sqrt(8 * alpha * beta / total) / axbx
+    term4 = (beta * np.log(beta / (total * (1 - x)))
+             + alpha * np.log(alpha / (total * x))) ** -1.5
+    away = stirling * prefactor * (term1 + term2 * (term3 + np.where(x < mean, term4, -term4)))
+    return np.where((mean - 0.1 * std <= x) & (x <= mean + 0.1 * std), at_mean, away)
+
+
+def _beta_grad_rational(x, alpha, total):
+    """A rational correction, fitted, to x (psi(total) - psi(alpha)) / beta."""
+    u = np.log(x)
+    a = np.log(alpha) - u
+    b = np.log(total) - a
+    p, q = np.zeros_like(x), np.zeros_like(x)
+    for i, pow_u in enumerate((1.0, u, u * u)):
+        for j, pow_a in enumerate((1.0, a, a * a)):
+            cp, cq = _BETA_GRAD_RATIONAL[0, i, j], _BETA_GRAD_RATIONAL[1, i, j]
+            p = p + pow_u * pow_a * (cp[0] + b * (cp[1] + b * (cp[2] + b * cp[3])))
+            q = q + pow_u * pow_a * (cq[0] + b * (cq[1] + b * (cq[2] + b * cq[3])))
+    return p / q * x * (_digamma_of_positive(total) - _digamma_of_positive(alpha)) \
+        / (total - alpha)
+
+
+def dirichlet_grad(x, alpha, total):
+    """-(dF/dalpha) / (dF/dx) / (1 - x) for a draw x of Beta(alpha, total - alpha), beta
+    held fixed (torch's _dirichlet_grad, which Dirichlet's rsample builds on)."""
+    x, alpha, total = np.broadcast_arrays(*(np.asarray(a, np.float64) for a in (x, alpha, total)))
+    beta = total - alpha
+    boundary = total * x * (1 - x)
+    return _by_branch(
+        [(x <= 0.5) & (boundary < 2.5), (x >= 0.5) & (boundary < 0.75), (alpha > 6) & (beta > 6)],
+        [lambda x, a, b, t: _beta_grad_alpha_small(x, a, b),
+         lambda x, a, b, t: -_beta_grad_beta_small(1 - x, b, a),
+         lambda x, a, b, t: _beta_grad_alpha_mid(x, a, b),
+         lambda x, a, b, t: _beta_grad_rational(x, a, t)], x, alpha, beta, total)

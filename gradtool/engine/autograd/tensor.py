@@ -241,6 +241,13 @@ class Tensor(metaclass=_TensorType):
             observers.cut("item", ".item()", self, value)
         return value
 
+    def __format__(self, format_spec):
+        """f"{t}": a 0-d tensor formats as its number, as torch's (f"{t:.3f}" too); printing
+        is not a value leaving the graph, so no observer hears of it (as .item() does)."""
+        if self._data.ndim == 0 and type(self) is Tensor:
+            return self._data.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def tolist(self):
         values = self._data.tolist()
         if _subscribers:

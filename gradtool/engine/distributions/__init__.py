@@ -28,6 +28,7 @@ from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -45,7 +46,9 @@ from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403 (torch.distributions.ExpTransform...)
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
            "Dirichlet", "Distribution", "ExpRelaxedCategorical", "Exponential",
@@ -56,6 +59,7 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Co
            "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
            "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints",
            "kl_divergence", "register_kl", "transform_to", "transforms", *transforms.__all__]
+__all__ += ["LKJCholesky", "VonMises", "Wishart"]
 
 from ..errors import missing_attribute  # noqa: E402
 

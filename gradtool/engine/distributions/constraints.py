@@ -353,6 +353,8 @@ class _Stack(Constraint):
 def _has_cholesky_factor(value):
     """Per matrix, whether its Cholesky factorisation succeeds (cholesky_ex's info == 0)."""
     matrices = value.detach().numpy().reshape((-1,) + tuple(value.shape[-2:]))
+    if _factorises(matrices):  # (one call for the batch, when every matrix factorises)
+        return creation.ones(tuple(value.shape[:-2]), dtype=bool_)
     return creation.tensor([_factorises(m) for m in matrices],
                            dtype=bool_).reshape(tuple(value.shape[:-2]))
 

@@ -1,11 +1,36 @@
 """torch.distributions.dirichlet.Dirichlet."""
+from ..autograd.draws import _dirichlet_grad, _sample_dirichlet
+from ..autograd.function import Function, once_differentiable
 from ..autograd.tensor import Size
 from ..nn.functional import one_hot
 from . import constraints
 from .exp_family import ExponentialFamily
-from .gamma import _standard_gamma
 
 __all__ = ["Dirichlet"]
+
+
+def _Dirichlet_backward(x, concentration, grad_output):
+    """The draws' gradient: each coordinate's as a Beta(c_i, total - c_i) draw's, less the
+    part that keeps the draws on the simplex."""
+    total = concentration.sum(-1, True).expand_as(concentration)
+    grad = _dirichlet_grad(x, concentration, total)
+    return grad * (grad_output - (x * grad_output).sum(-1, True))
+
+
+class _Dirichlet(Function):
+    """Dirichlet draws with torch's reparameterised gradient (its node: _DirichletBackward)."""
+
+    @staticmethod
+    def forward(ctx, concentration):
+        x = _sample_dirichlet(concentration)
+        ctx.save_for_backward(x, concentration)
+        return x
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output):
+        x, concentration = ctx.saved_tensors
+        return _Dirichlet_backward(x, concentration, grad_output)
 
 
 class Dirichlet(ExponentialFamily):
@@ -23,9 +48,7 @@ class Dirichlet(ExponentialFamily):
                          validate_args=validate_args)
 
     def rsample(self, sample_shape=Size()):
-        """Normalised Gamma draws (without a reparameterised gradient on the engine)."""
-        gammas = _standard_gamma(self.concentration.expand(self._extended_shape(sample_shape)))
-        return gammas / gammas.sum(-1, True)
+        return _Dirichlet.apply(self.concentration.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -1,24 +1,15 @@
 """torch.distributions.gamma.Gamma."""
 from .. import special
 from ..autograd import creation
+from ..autograd.draws import _standard_gamma
 from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Size, Tensor
-from ..errors import NotInEngineError
 from ..legacy import finfo
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Gamma"]
-
-
-def _standard_gamma(concentration):
-    """Gamma(concentration, 1) draws, without a graph: the engine has no reparameterised
-    gradient of them (torch's _standard_gamma_grad) yet."""
-    if concentration.requires_grad:
-        raise NotInEngineError("torch._standard_gamma (its gradient, for rsample)")
-    draws = creation.generator().standard_gamma(concentration.detach().numpy())
-    return creation.tensor(draws, dtype=concentration.dtype)
 
 
 class Gamma(ExponentialFamily):

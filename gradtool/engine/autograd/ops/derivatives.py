@@ -1947,6 +1947,39 @@ IGAMMA = OpSpec("igamma", "IgammaBackward0", _rounded(_special.gammainc), **_BRO
 IGAMMAC = OpSpec("igammac", "IgammacBackward0", _rounded(_special.gammaincc), **_BROADCASTING,
                  promotion_always=True, self=_not_implemented("igammac: input"),
                  other=lambda grad, self, other: -_igamma_other_backward(grad, self, other))
+# torch._standard_gamma: Gamma(self, 1) draws, differentiable as Gamma's, Beta's and
+# Dirichlet's rsample need: a draw x moves with the concentration at a fixed CDF value,
+# dx/dself = -(dP/dself) / (dP/dx), torch's approximation of it in _standard_gamma_grad (which
+# torch does not differentiate further). _dirichlet_grad (Dirichlet's rsample) and
+# _sample_dirichlet are not differentiable at all: their nodes refuse, as torch's.
+def _refuse_forward_ad(op_name):
+    """A node torch refuses (NotImplemented) refuses forward AD too, in its words."""
+    raise NotImplementedError(f"Trying to use forward AD with aten::{op_name} that does not "
+                              f"support it.")
+
+
+STANDARD_GAMMA = OpSpec("_standard_gamma", "StandardGammaBackward0", kernels.standard_gamma,
+                        args=("generator",), promotes_dtype=False,
+                        jvp=no_forward_ad("_standard_gamma", "self"),
+                        self=lambda grad, self, result: grad * STANDARD_GAMMA_GRAD(self, result))
+STANDARD_GAMMA_GRAD = OpSpec(
+    "_standard_gamma_grad", "StandardGammaGradBackward0",
+    kernels.floating_only("_standard_gamma_grad", _rounded(_special.standard_gamma_grad)),
+    broadcasts=True, promotes_dtype=False, jvp=no_forward_ad("_standard_gamma_grad", "self"),
+    self=_not_implemented("_standard_gamma_grad"), output=_not_implemented("_standard_gamma_grad"))
+STANDARD_GAMMA_GRAD.derivative_implemented = False
+DIRICHLET_GRAD = OpSpec(
+    "_dirichlet_grad", "NotImplemented",
+    kernels.floating_only("_dirichlet_grad", _rounded(_special.dirichlet_grad)), broadcasts=True,
+    promotes_dtype=False, jvp=lambda x_t: _refuse_forward_ad("_dirichlet_grad"),
+    **dict.fromkeys(("x", "alpha", "total"), formulas.not_implemented("_dirichlet_grad")))
+DIRICHLET_GRAD.derivative_implemented = False
+SAMPLE_DIRICHLET = OpSpec("_sample_dirichlet", "NotImplemented", kernels.sample_dirichlet,
+                          args=("generator",), promotes_dtype=False,
+                          jvp=lambda self_t: _refuse_forward_ad("_sample_dirichlet"),
+                          self=formulas.not_implemented("_sample_dirichlet"))
+SAMPLE_DIRICHLET.derivative_implemented = False
+TABLE["STANDARD_GAMMA"] = STANDARD_GAMMA
 _SPECIALS = {
     "I0": I0, "SPECIAL_I0E": SPECIAL_I0E, "SPECIAL_I1": SPECIAL_I1, "SPECIAL_I1E": SPECIAL_I1E,
     "LGAMMA": LGAMMA, "DIGAMMA": DIGAMMA, "POLYGAMMA": POLYGAMMA, "MVLGAMMA": MVLGAMMA,

@@ -1946,6 +1946,27 @@ def normal_std_tensor(std, mean, generator):  # (the row's tensor input comes fi
     return normal_like(mean, std, generator)
 
 
+def standard_gamma(self, generator):
+    """Gamma(self, 1) draws, each at least the dtype's smallest normal number: torch's clamp,
+    which is also its answer to a concentration that is not positive (or NaN)."""
+    if self.dtype.kind in "biu":
+        raise NotImplementedError(f"\"gamma_cpu\" not implemented for "
+                                  f"'{LEGACY_TYPE_NAMES[self.dtype.name]}'")
+    positive = self > 0
+    draws = generator.standard_gamma(np.where(positive, self, 1.0)).astype(self.dtype)
+    tiny = np.finfo(self.dtype).tiny
+    return np.where(positive, np.maximum(draws, tiny), tiny).astype(self.dtype, copy=False)
+
+
+def sample_dirichlet(self, generator):
+    """Dirichlet(self) draws along the last dim: Gamma draws over their sum."""
+    if self.dtype.kind in "biu":
+        raise NotImplementedError(f"\"dirichlet\" not implemented for "
+                                  f"'{LEGACY_TYPE_NAMES[self.dtype.name]}'")
+    gammas = standard_gamma(self.astype(np.float64), generator)
+    return (gammas / gammas.sum(-1, keepdims=True)).astype(self.dtype)
+
+
 def diagonal_copy(self, offset, dim1, dim2):
     return np.diagonal(self, offset, dim1, dim2).copy()
 
