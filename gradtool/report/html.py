@@ -602,6 +602,7 @@ function draw(fit, focus) {
     cy.on("viewport", () => mapSoon());
     new ResizeObserver(() => { cy.resize(); mapSoon(); }).observe(document.getElementById("cy"));
     window.gradtool.cy = cy;
+    skipStyleCacheClearing();
   }
   cy.batch(() => { cy.elements().remove(); cy.add(els); });
   tm.cy = performance.now() - t0;
@@ -619,6 +620,15 @@ function draw(fit, focus) {
   tm.tree = performance.now() - t0;
   mapData(); drawMap();
   window.gradtool.drawMs = tm.map = performance.now() - t0;
+}
+
+// cytoscape clears the style cache of an element, of its frames, of all they hold and of
+// their edges, at every property it styles: with a frame of a thousand items, most of a
+// view's time. That cache holds whether an element is visible, takes up space and reacts to
+// the mouse, which no style of this page changes (nothing is hidden; faded is 25% opaque),
+// so the page never clears it.
+function skipStyleCacheClearing() {
+  Object.getPrototypeOf(cy.collection()).dirtyStyleCache = function () { return this; };
 }
 
 // Each open box is laid out on its own by dagre, from the innermost out, the boxes inside it
