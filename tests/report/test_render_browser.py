@@ -682,8 +682,19 @@ def test_expand_all_on_a_20000_node_model_finishes_and_says_where_it_stops(brows
         m = minimap_box(p)  # a tall graph's minimap: drawn, not a hairline or a broken image
         assert m is not None and m["w"] >= 40 and m["h"] >= 40 and m["inked"] > 200, m
         assert not overlaps(m, graph_box(p))
-        print(f"19,832 nodes: first paint {p.first_paint:.2f} s, expand all "
-              f"{p.js('gradtool.expandMs'):.0f} ms in the page")
+        assert overlapping_items(p) == []
+        expand_ms = p.js("gradtool.expandMs")
+        # a level further on demand: a click opens a chunk of 100 alike blocks
+        chunk = p.js("gradtool.cy.nodes('.folded').filter(n => / ×100$/.test("
+                     "n.data('label').split('\\n')[0]))[0].id()")
+        p.click(chunk)
+        p.wait(f"gradtool.cy.getElementById({chunk!r}).length === 0")
+        assert p.js("gradtool.cy.nodes('.folded').length") == boxes - 1 + 100
+        nodes, boxes, inside, in_sight, total = status_numbers(p)
+        assert nodes + inside == in_sight == total
+        assert overlapping_items(p) == []
+        print(f"19,832 nodes: first paint {p.first_paint:.2f} s, expand all {expand_ms:.0f} ms, "
+              f"a chunk opened {p.js('gradtool.drawMs'):.0f} ms in the page")
         assert p.errors == []
     finally:
         p.page.close()
