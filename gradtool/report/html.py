@@ -11,6 +11,7 @@ import itertools
 import json
 import os
 import re
+import types
 import uuid
 import zlib
 
@@ -30,9 +31,11 @@ def page(captures, show_saved=False, expand=False, depth=None):
 
 
 def data(captures, show_saved=False, expand=False, depth=None):
-    """What the page shows of these captures: its %DATA%, packed. Each target's nodes are
-    encoded and compressed one by one as they are made: a 20,000-node graph's data is 10 MB
-    of JSON and three times that as Python objects, none of which need be held at once."""
+    """What the page shows of these captures: its %DATA%, packed. Each target's boxes, edges
+    and nodes are encoded and compressed a few hundred at a time as they are made: a
+    20,000-node graph's data is 10 MB of JSON and three times that as Python objects (the
+    encoder's pieces of one call on the boxes and edges alone: 20 MB), none of which need be
+    held at once."""
     gz = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip stream, as DecompressionStream reads
     out = []
 
@@ -41,20 +44,22 @@ def data(captures, show_saved=False, expand=False, depth=None):
     emit('{"targets":[')
     for k, cap in enumerate(captures):
         target = _target(cap, show_saved, expand, depth)
-        nodes, target["nodes"] = target["nodes"], _NODES
-        head, tail = _dumps(target).split(json.dumps(_NODES), 1)
-        emit(("," if k else "") + head + "[")
-        # a few hundred at a time: one encoder call and one compression call for them
-        # (per node, those calls' own overhead was a third of the page's time)
-        for i, batch in enumerate(iter(lambda: list(itertools.islice(nodes, 500)), [])):
-            emit(("," if i else "") + _dumps(batch)[1:-1])
-        emit("]" + tail)
+        for i, (key, value) in enumerate(target.items()):
+            emit(("," if k and not i else "") + ("{" if not i else ",") + _dumps(key) + ":")
+            if not isinstance(value, (list, types.GeneratorType)):
+                emit(_dumps(value))
+                continue
+            # one encoder call and one compression call for a few hundred items (per item,
+            # those calls' own overhead was a third of the page's time)
+            emit("[")
+            items = iter(value)
+            for j, batch in enumerate(iter(lambda: list(itertools.islice(items, 500)), [])):
+                emit(("," if j else "") + _dumps(batch)[1:-1])
+            emit("]")
+        emit("}")
     emit("]}")
     out.append(gz.flush())
     return base64.b64encode(b"".join(out)).decode()
-
-
-_NODES = "\0nodes\0"  # where a target's nodes go in its JSON
 
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
