@@ -178,8 +178,12 @@ def node_kind(node):
 def edge_meta(node):
     """(shape, dtype name) of the tensor behind each next_functions edge (None where the
     forward input did not require grad)."""
-    return [None if meta is None else (tuple(meta[0]), _dtype_name(meta[1]))
-            for meta in node._input_meta]
+    return [None if meta is None else _meta(tuple(meta[0]), meta[1]) for meta in node._input_meta]
+
+
+@functools.lru_cache(maxsize=4096)
+def _meta(shape, dtype):  # the same few for thousands of edges: one tuple each
+    return shape, _dtype_name(dtype)
 
 
 def saved_values(node):
@@ -206,9 +210,9 @@ def _label(pattern, key):  # the same few names for thousands of nodes: each tex
 def saved_info(name, value):
     """SavedInfo of one saved value (a SavedTensor, or a plain value)."""
     if value is None:
-        return SavedInfo(name, False, value="None")
+        return _plain_saved(name, "None")
     if not isinstance(value, SavedTensor):
-        return SavedInfo(name, False, value=short_repr(value))
+        return _plain_saved(name, short_repr(value))
     info = SavedInfo(name, True, is_output=value.is_output,
                      version_saved=value.saved_version, version_now=value.version_now)
     if info.modified:
@@ -225,6 +229,13 @@ def saved_info(name, value):
     info.array_id = id(array.base if array.base is not None else array)
     info.min, info.mean, info.max = array_stats(array)
     return info
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_saved(name, text):
+    """A saved value that is no tensor (a dim, an exponent): the same few for thousands of
+    nodes, one record each (nothing changes such a record once made)."""
+    return SavedInfo(name, False, value=text)
 
 
 def metadata(node):

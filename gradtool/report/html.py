@@ -11,6 +11,7 @@ import itertools
 import json
 import os
 import re
+import types
 import uuid
 import zlib
 
@@ -30,9 +31,11 @@ def page(captures, show_saved=False, expand=False, depth=None):
 
 
 def data(captures, show_saved=False, expand=False, depth=None):
-    """What the page shows of these captures: its %DATA%, packed. Each target's nodes are
-    encoded and compressed one by one as they are made: a 20,000-node graph's data is 10 MB
-    of JSON and three times that as Python objects, none of which need be held at once."""
+    """What the page shows of these captures: its %DATA%, packed. Each target's boxes, edges
+    and nodes are encoded and compressed a few hundred at a time as they are made: a
+    20,000-node graph's data is 10 MB of JSON and three times that as Python objects (the
+    encoder's pieces of one call on the boxes and edges alone: 20 MB), none of which need be
+    held at once."""
     gz = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip stream, as DecompressionStream reads
     out = []
 
@@ -41,20 +44,22 @@ def data(captures, show_saved=False, expand=False, depth=None):
     emit('{"targets":[')
     for k, cap in enumerate(captures):
         target = _target(cap, show_saved, expand, depth)
-        nodes, target["nodes"] = target["nodes"], _NODES
-        head, tail = _dumps(target).split(json.dumps(_NODES), 1)
-        emit(("," if k else "") + head + "[")
-        # a few hundred at a time: one encoder call and one compression call for them
-        # (per node, those calls' own overhead was a third of the page's time)
-        for i, batch in enumerate(iter(lambda: list(itertools.islice(nodes, 500)), [])):
-            emit(("," if i else "") + _dumps(batch)[1:-1])
-        emit("]" + tail)
+        for i, (key, value) in enumerate(target.items()):
+            emit(("," if k and not i else "") + ("{" if not i else ",") + _dumps(key) + ":")
+            if not isinstance(value, (list, types.GeneratorType)):
+                emit(_dumps(value))
+                continue
+            # one encoder call and one compression call for a few hundred items (per item,
+            # those calls' own overhead was a third of the page's time)
+            emit("[")
+            items = iter(value)
+            for j, batch in enumerate(iter(lambda: list(itertools.islice(items, 500)), [])):
+                emit(("," if j else "") + _dumps(batch)[1:-1])
+            emit("]")
+        emit("}")
     emit("]}")
     out.append(gz.flush())
     return base64.b64encode(b"".join(out)).decode()
-
-
-_NODES = "\0nodes\0"  # where a target's nodes go in its JSON
 
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -454,8 +459,8 @@ async function unpack(text) {  // the data: base64 of gzipped JSON (see html.py'
 }
 const PAIR_COLUMNS = %PAIR_COLUMNS%;
 const MIN_TEXT_PX = 8, MIN_ZOOM = 0.8;  // labels are 10 px: never below 8 px at "fit"
-const EXPAND_LIMIT = 600;  // "expand all" stops opening boxes past this many items in sight (dagre:
-                          // a few seconds for 600 items in nested frames on a slow machine)
+const EXPAND_LIMIT = 600;  // "expand all" stops opening boxes past this many items in sight
+                          // (cytoscape's styles and dagre: 1-2 s for 600 on a loaded 2-core machine, 6-11 s for 1,800)
 const esc = s => String(s).replace(/[&<>"]/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})[c]);
 let T = null, t = 0, cy = null, selected = null;
 
@@ -602,6 +607,7 @@ function draw(fit, focus) {
     cy.on("viewport", () => mapSoon());
     new ResizeObserver(() => { cy.resize(); mapSoon(); }).observe(document.getElementById("cy"));
     window.gradtool.cy = cy;
+    skipStyleCacheClearing();
   }
   cy.batch(() => { cy.elements().remove(); cy.add(els); });
   tm.cy = performance.now() - t0;
@@ -621,64 +627,106 @@ function draw(fit, focus) {
   window.gradtool.drawMs = tm.map = performance.now() - t0;
 }
 
-// Each open frame is laid out on its own by dagre, the frames inside it standing as one node
-// of their laid-out size, from the innermost out: dagre's own nesting of clusters costs
-// ten times more, and a frame's inside does not move when something outside it changes.
-const FRAME_PAD = 12, FRAME_TITLE = 16, MAX_FAN_OUT = 3;
+// cytoscape clears the style cache of an element, of its frames, of all they hold and of
+// their edges, at every property it styles: with a frame of a thousand items, most of a
+// view's time. That cache holds whether an element is visible, takes up space and reacts to
+// the mouse, which no style of this page changes (nothing is hidden; faded is 25% opaque),
+// so the page never clears it.
+function skipStyleCacheClearing() {
+  Object.getPrototypeOf(cy.collection()).dirtyStyleCache = function () { return this; };
+}
+
+// Each open box is laid out on its own by dagre, from the innermost out, the boxes inside it
+// standing as one item of their laid-out size: a module as its frame, an open repeat or chunk
+// as a group without one (1,500 blocks in 15 chunks are 15 small layouts, not one large one:
+// dagre's time grows faster than its items). dagre's own nesting of clusters costs ten times
+// more, and a box's inside does not move when something outside it changes.
+// Boxes alike in structure (their items' kinds and sizes, the edges between them) share one
+// layout, kept across draws: dagre runs once for 1,500 alike blocks. Widths are rounded up to
+// SIZE_STEP so that labels a digit apart ("blocks.7", "blocks.1499") are alike too.
+const FRAME_PAD = 12, FRAME_TITLE = 16, MAX_FAN_OUT = 3, SIZE_STEP = 12;
+const layouts = new Map();  // a box's structure -> its items' places and its size
+function unitOf(id) {  // the box whose layout places the item `id`
+  const [kind, rest] = [id.slice(0, 2), id.slice(2)];
+  if (kind === "n:") return T.byId[rest].box;
+  if (kind === "s:") return T.byId[rest.slice(0, rest.lastIndexOf(":"))].box;
+  if (kind === "b:") return T.boxes[Number(rest)].parent;
+  return 0;  // outputs and cuts
+}
 function layOut() {
-  const top = {id: null, kids: []}, frames = {null: top};
-  cy.nodes().forEach(n => { if (n.isParent()) frames[n.id()] = {id: n.id(), kids: []}; });
-  cy.nodes().forEach(n => frames[n.isChild() ? n.parent().id() : null].kids.push(n));
-  const childOf = {};  // node id -> for each frame holding it, the child of that frame it is in
-  cy.nodes().forEach(n => {
-    const chain = {}; let child = n;
-    for (let p = n.parent(); p.length; child = p, p = p.parent()) chain[p.id()] = child.id();
-    chain[null] = child.id(); childOf[n.id()] = chain;
+  const units = new Map([[0, []]]);  // open box -> the ids of its items
+  const itemsOf = b => {
+    if (!units.has(b)) { units.set(b, []); itemsOf(T.boxes[b].parent).push("b:" + b); }
+    return units.get(b);
+  };
+  const up = {};  // item id -> the box it is laid out in
+  cy.nodes().forEach(n => { if (!n.isParent()) { const u = unitOf(n.id()); up[n.id()] = u; itemsOf(u).push(n.id()); } });
+  const chain = id => {  // [box, item of that box holding id], innermost first, up to the top
+    const out = [];
+    for (let b = up[id], item = id; ; item = "b:" + b, b = T.boxes[b].parent) { out.push([b, item]); if (b === 0) return out; }
+  };
+  const links = new Map();  // box -> its items' edges, as [tail item, head item]
+  cy.edges().forEach(e => {
+    const a = chain(e.source().id()), b = chain(e.target().id());
+    const inB = new Map(b);
+    for (const [box, item] of a) if (inB.has(box)) {
+      if (item !== inB.get(box)) { if (!links.has(box)) links.set(box, []); links.get(box).push([item, inB.get(box)]); }
+      break;
+    }
   });
-  const links = cy.edges().map(e => [e.source().id(), e.target().id()]);
   const size = {}, place = {};
-  const layFrame = f => {  // lays out f's children; returns f's inside size
-    for (const k of f.kids) if (frames[k.id()]) {
-      const inner = layFrame(frames[k.id()]);
-      size[k.id()] = {w: inner.w + 2 * FRAME_PAD, h: inner.h + 2 * FRAME_PAD + FRAME_TITLE};
-    } else {
-      const d = k.layoutDimensions({nodeDimensionsIncludeLabels: true});
-      size[k.id()] = {w: d.w, h: d.h};
+  const layBox = b => {  // places b's items; returns b's inside size
+    const items = units.get(b);
+    for (const id of items) {
+      if (id.startsWith("b:") && units.has(Number(id.slice(2)))) {
+        const inner = layBox(Number(id.slice(2))), framed = cy.getElementById(id).length;
+        size[id] = framed ? {w: inner.w + 2 * FRAME_PAD, h: inner.h + 2 * FRAME_PAD + FRAME_TITLE} : inner;
+      } else {
+        const d = cy.getElementById(id).layoutDimensions({nodeDimensionsIncludeLabels: true});
+        size[id] = {w: Math.ceil(d.w / SIZE_STEP) * SIZE_STEP, h: d.h};
+      }
     }
-    const g = new dagre.graphlib.Graph({multigraph: true});
-    g.setGraph({rankdir: "TB", nodesep: 18, ranksep: 28, edgesep: 8});
-    g.setDefaultEdgeLabel(() => ({}));
-    for (const k of f.kids) g.setNode(k.id(), {width: size[k.id()].w, height: size[k.id()].h});
-    const pairs = new Map(), fanOut = {}, fanIn = {};
-    for (const [a, b] of links) {
-      const ca = childOf[a][f.id], cb = childOf[b][f.id];
-      if (ca === undefined || cb === undefined || ca === cb || pairs.has(ca + ">" + cb)) continue;
-      pairs.set(ca + ">" + cb, [ca, cb]);
-      fanOut[ca] = (fanOut[ca] || 0) + 1; fanIn[cb] = (fanIn[cb] || 0) + 1;
-    }
-    // a weight shared by 80 calls of a cell: its first few edges place it; the others, into
-    // calls that other edges place, are drawn but not laid out (dagre would route each through
-    // a chain of dummy nodes: ten times slower)
-    const kept = {};
-    for (const [ca, cb] of pairs.values()) {
-      kept[ca] = (kept[ca] || 0) + 1;
-      if (fanOut[ca] <= MAX_FAN_OUT || kept[ca] <= MAX_FAN_OUT || fanIn[cb] === 1) g.setEdge(ca, cb);
-    }
-    dagre.layout(g);
-    const gw = g.graph().width || 0, gh = g.graph().height || 0;
-    for (const k of f.kids) { const v = g.node(k.id()); place[k.id()] = {x: v.x - gw / 2, y: v.y - gh / 2}; }
-    return {w: gw, h: gh};
+    const index = new Map(items.map((id, i) => [id, i])), pairs = new Set();
+    for (const [a, c] of links.get(b) || []) pairs.add(index.get(a) * items.length + index.get(c));
+    const edges = [...pairs].sort((p, q) => p - q).map(p => [Math.floor(p / items.length), p % items.length]);
+    const key = items.map(id => size[id].w + "x" + size[id].h).join(",") + "|" + edges.join(";");
+    let laid = layouts.get(key);
+    if (!laid) { laid = dagreLayout(items.map(id => size[id]), edges); layouts.set(key, laid); }
+    items.forEach((id, i) => { place[id] = laid.at[i]; });
+    return laid.size;
   };
-  layFrame(top);
+  if (layouts.size > 20000) layouts.clear();  // a long session's alike layouts: memory bounded
+  layBox(0);
   const at = {};
-  const settle = (f, cx, cy0) => {  // absolute places, a frame's inside below its title
-    for (const k of f.kids) {
-      const p = {x: cx + place[k.id()].x, y: cy0 + place[k.id()].y};
-      if (frames[k.id()]) settle(frames[k.id()], p.x, p.y + FRAME_TITLE / 2); else at[k.id()] = p;
+  const settle = (b, cx, cy0) => {  // absolute places, a frame's inside below its title
+    for (const id of units.get(b)) {
+      const p = {x: cx + place[id].x, y: cy0 + place[id].y}, inner = id.startsWith("b:") && Number(id.slice(2));
+      if (inner !== false && units.has(inner)) settle(inner, p.x, p.y + (cy.getElementById(id).length ? FRAME_TITLE / 2 : 0));
+      else at[id] = p;
     }
   };
-  settle(top, 0, 0);
+  settle(0, 0, 0);
   cy.nodes().not(":parent").positions(n => at[n.id()]);
+}
+function dagreLayout(sizes, edges) {  // items' centres about the middle, and the whole's size
+  window.gradtool.dagreRuns++;
+  const g = new dagre.graphlib.Graph({multigraph: true});
+  g.setGraph({rankdir: "TB", nodesep: 18, ranksep: 28, edgesep: 8});
+  g.setDefaultEdgeLabel(() => ({}));
+  sizes.forEach((s, i) => g.setNode(String(i), {width: s.w, height: s.h}));
+  // a weight shared by 80 calls of a cell: its first few edges place it; the others, into
+  // calls that other edges place, are drawn but not laid out (dagre would route each through
+  // a chain of dummy nodes: ten times slower)
+  const fanOut = {}, fanIn = {}, kept = {};
+  for (const [a, c] of edges) { fanOut[a] = (fanOut[a] || 0) + 1; fanIn[c] = (fanIn[c] || 0) + 1; }
+  for (const [a, c] of edges) {
+    kept[a] = (kept[a] || 0) + 1;
+    if (fanOut[a] <= MAX_FAN_OUT || kept[a] <= MAX_FAN_OUT || fanIn[c] === 1) g.setEdge(String(a), String(c));
+  }
+  dagre.layout(g);
+  const gw = g.graph().width || 0, gh = g.graph().height || 0;
+  return {at: sizes.map((s, i) => { const v = g.node(String(i)); return {x: v.x - gw / 2, y: v.y - gh / 2}; }),
+          size: {w: gw, h: gh}};
 }
 
 function fitView() {  // the whole view, unless its text would be smaller than 8 px: then its top
@@ -974,7 +1022,7 @@ results.addEventListener("click", ev => {
   results.hidden = true;
   if (d.dataset.b !== undefined) showBox(Number(d.dataset.b)); else showNode(T.byId[d.dataset.n]);
 });
-window.gradtool = {load, open, fold, showNode, showBox, fitView, expandAll, countsText,
+window.gradtool = {load, open, fold, showNode, showBox, fitView, expandAll, countsText, layouts, dagreRuns: 0,
                   get T() { return T; }, get D() { return D; }};
 unpack(document.getElementById("data").textContent).then(data => { D = data; load(0); });
 </script></body></html>

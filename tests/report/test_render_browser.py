@@ -682,8 +682,82 @@ def test_expand_all_on_a_20000_node_model_finishes_and_says_where_it_stops(brows
         m = minimap_box(p)  # a tall graph's minimap: drawn, not a hairline or a broken image
         assert m is not None and m["w"] >= 40 and m["h"] >= 40 and m["inked"] > 200, m
         assert not overlaps(m, graph_box(p))
-        print(f"19,832 nodes: first paint {p.first_paint:.2f} s, expand all "
-              f"{p.js('gradtool.expandMs'):.0f} ms in the page")
+        assert overlapping_items(p) == []
+        expand_ms = p.js("gradtool.expandMs")
+        # a level further on demand: a click opens a chunk of 100 alike blocks
+        chunk = p.js("gradtool.cy.nodes('.folded').filter(n => / ×100$/.test("
+                     "n.data('label').split('\\n')[0]))[0].id()")
+        p.click(chunk)
+        p.wait(f"gradtool.cy.getElementById({chunk!r}).length === 0")
+        assert p.js("gradtool.cy.nodes('.folded').length") == boxes - 1 + 100
+        nodes, boxes, inside, in_sight, total = status_numbers(p)
+        assert nodes + inside == in_sight == total
+        assert overlapping_items(p) == []
+        print(f"19,832 nodes: first paint {p.first_paint:.2f} s, expand all {expand_ms:.0f} ms, "
+              f"a chunk opened {p.js('gradtool.drawMs'):.0f} ms in the page")
         assert p.errors == []
     finally:
         p.page.close()
+
+
+def overlapping_items(p):
+    """Pairs of items in sight (nodes and folded boxes, and frames beside each other) whose
+    boxes overlap: none should."""
+    return p.js("""(() => {
+        const cy = gradtool.cy, bad = [];
+        const groups = new Map();  // items by the frame they are drawn in
+        cy.nodes().forEach(n => {
+            const k = n.isChild() ? n.parent().id() : '';
+            if (!groups.has(k)) groups.set(k, []);
+            groups.get(k).push([n.id(), n.boundingBox({includeLabels: false})]);
+        });
+        for (const items of groups.values()) {
+            items.sort((a, b) => a[1].y1 - b[1].y1);
+            for (let i = 0; i < items.length; i++) for (let j = i + 1; j < items.length; j++) {
+                const [a, p] = items[i], [b, q] = items[j];
+                if (q.y1 >= p.y2) break;
+                if (p.x1 < q.x2 && q.x1 < p.x2) bad.push([a, b]);
+            }
+        }
+        return bad.slice(0, 5);
+    })()""")
+
+
+def inside_relative(p, frame_id):
+    """A frame's items, as (label with digits dropped, x and y from the frame's top left)."""
+    return p.js(f"""(() => {{
+        const f = gradtool.cy.getElementById({frame_id!r}), b = f.boundingBox({{includeLabels: false}});
+        return f.descendants().not(':parent').map(n => [String(n.data('label')).replace(/[0-9]/g, ''),
+            Math.round((n.position('x') - b.x1) * 1000) / 1000, Math.round((n.position('y') - b.y1) * 1000) / 1000])
+            .sort();
+    }})()""")
+
+
+def test_alike_blocks_share_one_layout_that_a_fresh_layout_would_give_without_overlaps(page_of):
+    p = page_of("big")
+    box = "gradtool.T.boxes.findIndex(b => b.title === {!r})".format
+    p.js(f"gradtool.open({box('model.blocks.100–159 (Block) ×60')}, false)")
+    blocks = [p.js(box(f"model.blocks.{k} (Block)")) for k in (150, 151, 152, 153)]
+    for b in blocks:
+        p.js(f"gradtool.open({b}, false)")
+    frames = [f"b:{b}" for b in blocks]
+    assert all(p.js(f"gradtool.cy.getElementById({f!r}).hasClass('frame')") for f in frames)
+    # the blocks' insides: placed alike, and only one of them laid out by dagre
+    insides = [inside_relative(p, f) for f in frames]
+    assert len(insides[0]) > 10 and all(inside == insides[0] for inside in insides)
+    positions = "gradtool.cy.nodes().map(n => [n.id(), n.position('x'), n.position('y')])"
+    cached = p.js(positions)
+    runs = p.js("gradtool.dagreRuns")
+    p.js(f"gradtool.open({blocks[0]}, false)")  # the same view again: every layout kept
+    assert p.js("gradtool.dagreRuns") == runs and p.js(positions) == cached
+    p.js("gradtool.layouts.clear()")  # and laid out afresh: the same places
+    p.js(f"gradtool.open({blocks[0]}, false)")
+    assert p.js(positions) == cached
+    fresh_runs = p.js("gradtool.dagreRuns") - runs
+    frames_in_sight = p.js("gradtool.cy.nodes('.frame').length")
+    assert 0 < fresh_runs < frames_in_sight  # alike frames (and groups) shared their layouts
+    assert overlapping_items(p) == []
+    # every edge drawn between items in sight, and their counts still add up
+    assert p.js("gradtool.cy.edges().every(e => e.source().length && e.target().length)")
+    nodes, boxes, inside, in_sight, total = status_numbers(p)
+    assert nodes + inside == in_sight == total
