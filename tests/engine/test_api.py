@@ -583,6 +583,11 @@ LINALG_SOLVER_ERRORS = [
      "linalg.cond got an invalid norm type: 3"),
     (lambda: gt.linalg.cond(gt.ones(2, 2, dtype=gt.int64), 1), RuntimeError,
      "linalg.inv: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda: gt.linalg.eig(gt.tensor([[0.0, -1.0], [1.0, 0.0]], requires_grad=True))
+     .eigenvectors.real.sum().backward(), RuntimeError,
+     "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+     "multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
+     "is ill-defined."),
     (lambda: gt.linalg.eig(gt.ones(2, 3)), RuntimeError,
      "linalg.eig: A must be batches of square matrices, but they are 2 by 3 matrices"),
     (lambda: gt.linalg.eig(gt.ones(3)), RuntimeError,
@@ -709,9 +714,10 @@ def test_matrix_exp_of_a_rotation_generator_and_of_a_large_matrix():
                                np.linalg.matrix_power(gt.matrix_exp(a).numpy(), 2), rtol=1e-11)
 
 
-def test_eig_gives_complex_eigenpairs_and_refuses_gradients():
+def test_eig_gives_complex_eigenpairs_and_refuses_a_loss_of_their_phases():
     """A real matrix's eigenvalues are complex (a rotation's: e^(+-i t)); A V = V diag(L).
-    The engine has no gradient for eig yet: an A requiring grad is a clear refusal."""
+    Each eigenvector's phase is arbitrary: a loss that depends on it has no gradient, torch's
+    error; one that does not (|V|) has one."""
     t = 0.3
     rotation = gt.tensor([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]], dtype=gt.float64)
     L, V = gt.linalg.eig(rotation)
@@ -722,8 +728,14 @@ def test_eig_gives_complex_eigenpairs_and_refuses_gradients():
     np.testing.assert_allclose(a.numpy() @ V.numpy(), V.numpy() * L.numpy()[:, None, :],
                                atol=1e-12)
     assert gt.linalg.eigvals(a.float()).dtype == gt.complex64
-    with pytest.raises(NotInEngineError, match="linalg.eig"):
-        gt.linalg.eigvals(f64(3, 3))
+    a = rotation.clone().requires_grad_()  # (complex eigenvectors: their phases matter)
+    with pytest.raises(RuntimeError, match=r"linalg_eig_backward: The eigenvectors in the "
+                                           r"complex case are specified up to multiplication "
+                                           r"by e\^\{i phi\}\. The specified loss function "
+                                           r"depends on this quantity, so it is ill-defined\."):
+        gt.linalg.eig(a).eigenvectors.real.sum().backward()
+    gt.linalg.eig(a).eigenvectors.abs().sum().backward()
+    assert a.grad.dtype == gt.float64 and np.all(np.isfinite(a.grad.numpy()))
 
 
 @given(st.lists(st.integers(1, 4), min_size=3, max_size=7), st.booleans(), st.booleans())

@@ -3543,7 +3543,8 @@ def test_every_row_jvp_runs_in_the_sweep():
     # forward mode refuses complex tensors (test_forward_mode_refuses_complex_tensors): the
     # rows that only complex values reach have no jvp to run
     complex_only = {D.CONJ, D.CONJ_PHYSICAL, D.SGN, D.ANGLE, D.VIEW_AS_REAL, D.VIEW_AS_COMPLEX,
-                    D.COMPLEX, D.POLAR, D.FFT_R2C, D.FFT_C2C, D.FFT_C2R}
+                    D.COMPLEX, D.POLAR, D.FFT_R2C, D.FFT_C2C, D.FFT_C2R,
+                    D.LINALG_EIG}  # (eig's results are complex even for a real A)
     never = set(D.TABLE.values()) - reached - complex_only - _WITHOUT_FORWARD_AD
     assert not never, sorted(repr(s) for s in never)
 
@@ -3835,6 +3836,77 @@ complex_case("complex_addmv", "ADDMV", lambda c, a, x: c.addmv(a, x, beta=1j),
 complex_case("complex_addmm", "ADDMM", lambda c, a, b: c.addmm(a, b, alpha=1j),
              cnormal((3, 2), (3, 4), (4, 2)),
              lambda v, c, a, b: [v, -1j * v @ conj(b.T), -1j * conj(a.T) @ v])
+
+# eigenvalues of general matrices: complex even for a real A, whose gradient is the real part.
+# Each eigenvector's phase is arbitrary, so the cases look at V times the conjugate of its first
+# row (the same for every phase); the closed form is the adjoint of first-order perturbation
+# theory (dA = E_kl for each entry k, l, along 1 and i for a complex A).
+def _eig_gauged(a):
+    L, V = gt.linalg.eig(a)
+    return L, V * V[..., :1, :].conj()
+
+
+def _eig_perturbation(a, da):
+    """d(L, V conj(V[0])) along da: with P = V^{-1} dA V, dL = diag P, dV = V C for
+    C_ij = P_ij / (L_j - L_i) off the diagonal, less what changes the columns' norms."""
+    L, V = np.linalg.eig(a)
+    P = np.linalg.solve(V, da @ V)
+    C = P / (L[..., None, :] - L[..., :, None] + np.eye(L.shape[-1]))
+    C = C * (1 - np.eye(L.shape[-1]))
+    dV = V @ C
+    dV = dV - V * np.real(np.diagonal(conj(np.swapaxes(V, -1, -2)) @ dV, 0, -2, -1))[..., None, :]
+    return np.diagonal(P, 0, -2, -1), dV * conj(V[..., :1, :]) + V * conj(dV[..., :1, :])
+
+
+def _eig_vjp(*cotangents_and_a):
+    *vs, a = cotangents_and_a
+    g = np.zeros(a.shape, complex if np.iscomplexobj(a) else float)
+    for i in np.ndindex(a.shape):
+        for step in ((1, 1j) if np.iscomplexobj(a) else (1,)):
+            e = np.zeros(a.shape, complex)
+            e[i] = step
+            g[i] += step * sum(np.real(np.sum(conj(v) * d))
+                               for v, d in zip(vs, _eig_perturbation(a, e)))
+    return [g]
+
+
+def _eigvals_vjp(v, a):
+    """gA = V^{-H} diag(v) V^H."""
+    _, V = np.linalg.eig(a)
+    Vh = conj(np.swapaxes(V, -1, -2))
+    g = np.linalg.solve(Vh, v[..., :, None] * Vh)
+    return [g if np.iscomplexobj(a) else g.real]
+
+
+complex_case("linalg_eig_real", "LINALG_EIG", _eig_gauged, normal(3, 3), _eig_vjp)
+complex_case("linalg_eig_complex_batch", "LINALG_EIG", _eig_gauged, cnormal((2, 3, 3)),
+             _eig_vjp)
+complex_case("linalg_eigvals_real_batch", "LINALG_EIG", lambda a: gt.linalg.eigvals(a),
+             normal(2, 4, 4), _eigvals_vjp)
+complex_case("linalg_eigvals_complex", "LINALG_EIG", lambda a: gt.linalg.eigvals(a),
+             cnormal((3, 3)), _eigvals_vjp)
+
+
+
+def test_eig_jvp_matches_central_differences():
+    """Forward mode refuses complex values, so eig's jvp (torch's linalg_eig_jvp) is checked on
+    arrays: dL, and dV seen through the phase-free V conj(V[0]), against central differences."""
+    from gradtool.engine.autograd.ops import formulas
+    rng = np.random.default_rng(5)
+    a, da = rng.standard_normal((2, 3, 3)), rng.standard_normal((2, 3, 3))
+    L, V = np.linalg.eig(a)
+    dL, dV = formulas.linalg_eig_jvp(da, L, V)
+    eps = 1e-6
+
+    def gauged(x):
+        L, V = np.linalg.eig(x)
+        return L, V * conj(V[..., :1, :])
+
+    (L_hi, W_hi), (L_lo, W_lo) = gauged(a + eps * da), gauged(a - eps * da)
+    np.testing.assert_allclose(dL, (L_hi - L_lo) / (2 * eps), rtol=1e-6, atol=1e-8)
+    dW = dV * conj(V[..., :1, :]) + V * conj(dV[..., :1, :])
+    np.testing.assert_allclose(dW, (W_hi - W_lo) / (2 * eps), rtol=1e-6, atol=1e-8)
+
 
 # reductions and shapes: linear with real coefficients, the same formulas as for reals
 complex_case("complex_sum_mean", ("SUM", "MEAN_DIM"), lambda z: z.sum() + z.mean(1).sum(),

@@ -645,14 +645,13 @@ def cond(A, p=None):
     return result.masked_fill(result.isnan(), math.inf)  # (torch's nan_to_num_)
 
 
-# ---- eigenvalues of general matrices: forward only
+# ---- eigenvalues of general matrices
 EigResult = collections.namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 
 
 def eig(A):
     """Eigenvalues and unit eigenvectors (LAPACK's geev, as torch's: complex even for a real
-    A). No gradient in the engine yet: an A that requires grad is refused, not silently
-    detached."""
+    A), one LinalgEigBackward0 node."""
     if A.dim() < 2:
         raise RuntimeError("linalg.eig: The input tensor A must have at least 2 dimensions.")
     if A.shape[-1] != A.shape[-2]:
@@ -661,17 +660,9 @@ def eig(A):
     if A._data.dtype.kind not in "fc":
         raise RuntimeError(f"Unknown Complex ScalarType for "
                            f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
-    if A.requires_grad and grad_mode.state.grad_enabled:
-        raise NotInEngineError("gradients through torch.linalg.eig (eigvals)")
-    complex_dtype = np.result_type(A._data.dtype, np.complex64)
-    values, vectors = np.linalg.eig(A._data)
-    return EigResult(Tensor._wrap(values.astype(complex_dtype)),
-                     Tensor._wrap(_lapack_columns(vectors.astype(complex_dtype))))
-
-
-def _lapack_columns(x):
-    return np.swapaxes(np.swapaxes(x, -1, -2).copy(), -1, -2)
+    return EigResult(*call(table.LINALG_EIG, (A,)))
 
 
 def eigvals(A):
+    """The eigenvalues: eig's node (torch computes the eigenvectors when A requires grad)."""
     return eig(A).eigenvalues

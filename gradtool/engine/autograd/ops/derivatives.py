@@ -1565,6 +1565,7 @@ LINALG_INV_EX = OpSpec("linalg_inv_ex", "LinalgInvExBackward0", kernels.linalg_i
                        A=formulas.linalg_inv_backward)
 LINALG_SOLVE_EX = OpSpec(
     "linalg_solve_ex", "LinalgSolveExBackward0", kernels.linalg_solve_ex, args=("left",),
+    complex=True,  # (eig's gradient solves with complex eigenvectors)
     outputs=("result", "LU", "pivots", "info"), nondiff_outputs=("LU", "pivots", "info"),
     jvp=formulas.linalg_solve_jvp,
     A=formulas.linalg_solve_backward_A,
@@ -1615,6 +1616,10 @@ LINALG_EIGH = OpSpec("linalg_eigh", "LinalgEighBackward0", np.linalg.eigh, args=
                      outputs=("eigenvalues", "eigenvectors"), undefined_grads=True,
                      jvp=formulas.linalg_eigh_jvp,
                      A=formulas.linalg_eigh_backward)
+# eig: complex results even for a real A (whose gradient is then the real part, as torch's)
+LINALG_EIG = OpSpec("linalg_eig", "LinalgEigBackward0", kernels.linalg_eig,
+                    outputs=("eigenvalues", "eigenvectors"), undefined_grads=True, complex=True,
+                    jvp=formulas.linalg_eig_jvp, self=formulas.linalg_eig_backward)
 LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd, args=("full_matrices",),
                     outputs=("U", "S", "Vh"), undefined_grads=True, jvp=formulas.linalg_svd_jvp,
                     A=formulas.linalg_svd_backward)

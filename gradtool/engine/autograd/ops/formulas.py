@@ -1211,6 +1211,11 @@ def mT(x):
     return transpose(x, -1, -2)
 
 
+def mH(x):
+    """The conjugate transpose (mT for real values)."""
+    return conj(transpose(x, -1, -2))
+
+
 def _eye_like(x):
     """The identity, batched as the square matrix x, in its dtype."""
     return zeros_like(x) + constant(np.eye(x.shape[-1], dtype=bool), x)
@@ -1226,11 +1231,11 @@ def solve(A, B):
 
 
 def _solve_saved(A, LU, pivots, B, adjoint):
-    """A^{-1} B, or A^{-T} B: from the saved LU factors on arrays (torch's lu_solve, first
+    """A^{-1} B, or A^{-H} B: from the saved LU factors on arrays (torch's lu_solve, first
     order), by a recorded solve with A on Tensors (so gradients of gradients reach A)."""
     if type(B) is np.ndarray and type(A) is np.ndarray:
         return kernels.lu_solve(LU, pivots, B, adjoint)
-    return solve(mT(A) if adjoint else A, B)
+    return solve(mH(A) if adjoint else A, B)
 
 
 def _is_vector_rhs(A, B):
@@ -1243,11 +1248,11 @@ def linalg_inv_backward(grad, inverse):
 
 
 def _solve_grad_B(grad, A, LU, pivots, left):
-    """gB = A^{-T} gX (left) or gX A^{-T} (right), as a batch of matrices."""
+    """gB = A^{-H} gX (left) or gX A^{-H} (right), as a batch of matrices."""
     g = unsqueeze(grad, -1) if _is_vector_rhs(A, grad) else grad
     if left:
         return _solve_saved(A, LU, pivots, g, True)
-    return mT(_solve_saved(A, LU, pivots, mT(g), False))
+    return mH(_solve_saved(A, LU, pivots, mH(g), False))
 
 
 def linalg_solve_backward_B(grad, A, LU, pivots, left):
@@ -1256,10 +1261,10 @@ def linalg_solve_backward_B(grad, A, LU, pivots, left):
 
 
 def linalg_solve_backward_A(grad, A, LU, pivots, result, left):
-    """gA = -gB X^T (left) or -X^T gB (right), summed over B's batch by the engine."""
+    """gA = -gB X^H (left) or -X^H gB (right), summed over B's batch by the engine."""
     gB = _solve_grad_B(grad, A, LU, pivots, left)
     X = unsqueeze(result, -1) if _is_vector_rhs(A, result) else result
-    return -matmul(gB, mT(X)) if left else -matmul(mT(X), gB)
+    return -matmul(gB, mH(X)) if left else -matmul(mH(X), gB)
 
 
 def linalg_solve_jvp(A_t, B_t, A, result, left):
@@ -1406,6 +1411,41 @@ def linalg_eigh_jvp(A_t, eigenvalues, eigenvectors):
     E = unsqueeze(eigenvalues, -2) - unsqueeze(eigenvalues, -1)
     off = 1 - _eye_like(tmp)
     return [diagonal(tmp, 0, -2, -1), matmul(V, off * tmp / (E + _eye_like(tmp)))]
+
+
+def linalg_eig_backward(grads, eigenvalues, eigenvectors):
+    """torch's linalg_eig_backward, for A V = V diag(L) with V's columns of norm 1:
+    gA = V^{-H} (diag(gL) + P / conj(E)) V^H, E_ij = L_j - L_i, P = V^H gV less what only
+    changes the columns' norms. Each column's phase is arbitrary: a loss that depends on it
+    (Im diag(V^H gV) not near zero) is torch's error."""
+    gL, gV = grads
+    V, Vh = eigenvectors, mH(eigenvectors)
+    gA = zeros_like(V) if gL is None else _diag_embed(gL)
+    if gV is not None:
+        VhgV = matmul(Vh, gV)
+        diag = diagonal(VhgV, 0, -2, -1)
+        if not np.allclose(np.imag(_array(detach(diag))), 0, rtol=1e-2, atol=1e-2):
+            raise RuntimeError(
+                "linalg_eig_backward: The eigenvectors in the complex case are specified up "
+                "to multiplication by e^{i phi}. The specified loss function depends on this "
+                "quantity, so it is ill-defined.")
+        VhgV = VhgV - matmul(Vh, V * unsqueeze(real(diag), -2))
+        L = conj(eigenvalues)
+        off = VhgV / (unsqueeze(L, -2) - unsqueeze(L, -1) + _eye_like(VhgV))
+        gA = gA + off - _diag_embed(diagonal(off, 0, -2, -1))
+    return solve(Vh, matmul(gA, Vh))
+
+
+def linalg_eig_jvp(self_t, eigenvalues, eigenvectors):
+    """dL = diag(V^{-1} dA V); dV = V (V^{-1} dA V / E, zero on the diagonal), less its part
+    along V's columns that would change their norms."""
+    V = eigenvectors
+    dP = solve(V, matmul(self_t, V))
+    E = unsqueeze(eigenvalues, -2) - unsqueeze(eigenvalues, -1) + _eye_like(dP)
+    C = dP / E
+    dV = matmul(V, C - _diag_embed(diagonal(C, 0, -2, -1)))
+    dV = dV - V * unsqueeze(real(diagonal(matmul(mH(V), dV), 0, -2, -1)), -2)
+    return [diagonal(dP, 0, -2, -1), dV]
 
 
 def _first(x, dim, k):

@@ -1919,7 +1919,7 @@ def _row_permutation(pivots):
 
 
 def lu_solve(LU, pivots, B, adjoint):
-    """A X = B (or A^T X = B) for A = P L U given by lu_factor; B is (..., n, k)."""
+    """A X = B (or A^H X = B) for A = P L U given by lu_factor; B is (..., n, k)."""
     n = LU.shape[-1]
     L = np.tril(LU, -1) + np.eye(n, dtype=LU.dtype)
     U = np.triu(LU)
@@ -1928,7 +1928,10 @@ def lu_solve(LU, pivots, B, adjoint):
     if not adjoint:
         B = np.take_along_axis(np.broadcast_to(B, perm.shape[:-1] + B.shape[-1:]), perm, -2)
         return np.linalg.solve(U, np.linalg.solve(L, B))
-    Y = np.linalg.solve(np.swapaxes(L, -1, -2), np.linalg.solve(np.swapaxes(U, -1, -2), B))
+    L, U = np.swapaxes(L, -1, -2), np.swapaxes(U, -1, -2)
+    if LU.dtype.kind == "c":
+        L, U = L.conj(), U.conj()
+    Y = np.linalg.solve(L, np.linalg.solve(U, B))
     X = np.empty(np.broadcast_shapes(Y.shape, perm.shape[:-1] + Y.shape[-1:]), Y.dtype)
     np.put_along_axis(X, np.broadcast_to(perm, X.shape[:-1] + (1,)), Y, -2)
     return X
@@ -1977,8 +1980,9 @@ def linalg_solve_ex(A, B, left):
                            "singular.")
     if left:
         X = lu_solve(LU, pivots, matrix, False)
-    else:  # X A = B: A^T X^T = B^T
-        X = np.swapaxes(lu_solve(LU, pivots, np.swapaxes(matrix, -1, -2), True), -1, -2)
+    else:  # X A = B: A^H X^H = B^H
+        X = np.swapaxes(lu_solve(LU, pivots, np.swapaxes(matrix, -1, -2).conj(), True),
+                        -1, -2).conj()
     X = X[..., 0] if vector else X
     return X, LU, pivots, np.zeros(A.shape[:-2], dtype=np.int32)
 
@@ -2016,6 +2020,14 @@ def linalg_cholesky_ex(A, upper):
                            f"the input is not positive-definite (the leading minor of order "
                            f"{order} is not positive-definite).") from None
     return (np.swapaxes(L, -1, -2).copy() if upper else L), np.zeros(A.shape[:-2], np.int32)
+
+
+def linalg_eig(A):
+    """LAPACK's geev, as torch's: complex eigenvalues and unit eigenvectors (columns, in
+    LAPACK's layout) even for a real A."""
+    values, vectors = np.linalg.eig(A)
+    complex_dtype = np.result_type(A.dtype, np.complex64)
+    return values.astype(complex_dtype), lapack_layout(vectors.astype(complex_dtype))
 
 
 def solve_triangular(A, B, upper, left, unitriangular):
