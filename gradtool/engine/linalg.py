@@ -3,7 +3,7 @@
 from .autograd.linalg import (__all__, cholesky, cholesky_ex, det, eigh,  # noqa: F401
                               eigvalsh, inv, inv_ex, matrix_norm, norm, qr, slogdet, solve, svd,
                               svdvals, vector_norm)
-from .autograd.linalg import lu, lu_factor, lu_factor_ex  # noqa: F401
+from .autograd.linalg import lu, lu_factor, lu_factor_ex, lu_solve  # noqa: F401
 from .autograd.linalg import (LinAlgError, matrix_power, multi_dot,  # noqa: F401
                               solve_triangular)
 from .autograd.linalg import eig, eigvals  # noqa: F401

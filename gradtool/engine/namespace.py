@@ -355,6 +355,7 @@ globals().update({cls.__name__: cls for cls in _STORAGES.values()})
 from .autograd.linalg import (cholesky_inverse, cholesky_solve, matrix_power,  # noqa: E402
                               triangular_solve)
 from .autograd.linalg import matrix_exp, pinverse  # noqa: E402
+from .autograd.linalg import lu_solve_deprecated as lu_solve  # noqa: E402
 
 
 def chain_matmul(*matrices, out=None):

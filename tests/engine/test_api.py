@@ -486,6 +486,15 @@ def test_spectral_matrix_norms_are_the_singular_values(ord):
 
 
 # ---- matrix powers, chains of products, triangular and Cholesky solves ----
+def _lu_solve_args(lib, LU_dtype, B_dtype="float64", pivots_dtype="int32", LU_shape=(2, 3, 3),
+                   B_shape=(2, 3, 2), pivots_shape=None):
+    """lu_solve's arguments, each of the given dtype and shape (lib: gradtool or torch)."""
+    pivots_shape = LU_shape[:-1] if pivots_shape is None else pivots_shape
+    return (lib.ones(LU_shape, dtype=getattr(lib, LU_dtype)),
+            lib.ones(pivots_shape, dtype=getattr(lib, pivots_dtype)),
+            lib.ones(B_shape, dtype=getattr(lib, B_dtype)))
+
+
 LINALG_SOLVER_ERRORS = [
     (lambda: gt.linalg.matrix_power(gt.ones(3), 2), RuntimeError,
      "linalg.matrix_power: The input tensor A must have at least 2 dimensions."),
@@ -588,6 +597,48 @@ LINALG_SOLVER_ERRORS = [
      "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
      "multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
      "is ill-defined."),
+    *[(lambda args=args, kw=kw: gt.linalg.lu_solve(*_lu_solve_args(gt, *args), **kw),
+       RuntimeError,
+       message) for args, kw, message in [
+        (("int32",), {}, "torch.linalg.lu_solve: Expected a floating point or complex tensor as "
+                         "input. Got Int"),
+        (("float64", "float32"), {}, "linalg.lu_solve: Expected LU and B to have the same "
+                                     "dtype, but found LU of type Double and B of type Float "
+                                     "instead"),
+        (("float64", "float64", "int64"), {}, "linalg.lu_solve: pivots should be a Tensor of "
+                                              "scalar type torch.int32"),
+        (("float64", "float64", "int32", (3,)), {}, "torch.linalg.lu_solve: The input tensor A "
+                                                    "must have at least 2 dimensions."),
+        (("float64", "float64", "int32", (2, 3, 2)), {}, "torch.linalg.lu_solve: A must be "
+                                                         "batches of square matrices, but they "
+                                                         "are 3 by 2 matrices"),
+        (("float64", "float64", "int32", (2, 3, 3), (3,)), {}, "linalg.lu_solve: The input "
+                                                               "tensor B must have at least 2 "
+                                                               "dimensions."),
+        (("float64", "float64", "int32", (2, 3, 3), (2, 4)), {}, "linalg.lu_solve: Incompatible "
+                                                                 "shapes of A and B for the "
+                                                                 "equation AX = B (3x3 and "
+                                                                 "2x4)"),
+        (("float64", "float64", "int32", (2, 3, 3), (3, 4)), {"left": False},
+         "linalg.lu_solve: Incompatible shapes of A and B for the equation XA = B (3x3 and 3x4)"),
+        (("float64", "float64", "int32", (2, 3, 3), (3, 2), (2, 2)), {},
+         "linalg.lu_solve: Number of pivots per batch should be same as the dimension of the "
+         "matrix"),
+        (("float64", "float64", "int32", (2, 3, 3), (3, 2), (3, 3)), {},
+         "linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same, but got "
+         "pivots with shape [3, 3] instead"),
+        (("float64", "float64", "int32", (2, 3, 3), (3, 3, 2)), {},
+         "The size of tensor a (3) must match the size of tensor b (2) at non-singleton "
+         "dimension 0"),
+    ]],
+    (lambda: gt.linalg.lu_factor(gt.stack([gt.eye(3), gt.ones(3, 3)])), RuntimeError,
+     "torch.linalg.lu_factor: (Batch element 1): U[2,2] is zero and using it on lu_solve would "
+     "result in a division by zero. If you still want to perform the factorization, consider "
+     "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"),
+    (lambda: gt.linalg.lu_factor(gt.ones(3, 3)), RuntimeError,
+     "torch.linalg.lu_factor: U[2,2] is zero and using it on lu_solve would result in a "
+     "division by zero. If you still want to perform the factorization, consider calling "
+     "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"),
     (lambda: gt.linalg.eig(gt.ones(2, 3)), RuntimeError,
      "linalg.eig: A must be batches of square matrices, but they are 2 by 3 matrices"),
     (lambda: gt.linalg.eig(gt.ones(3)), RuntimeError,

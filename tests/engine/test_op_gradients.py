@@ -2614,6 +2614,55 @@ case("cholesky_inverse_upper", ("CHOLESKY_INVERSE", "TRIU"),
      lambda v, x: _cholesky_inverse_vjp(v, x, True))
 
 
+# linalg.lu_solve from a packed LU (any matrix with U's diagonal away from zero) and pivots:
+# the closed form is the gradient for A = P L U, taken to L's strict lower triangle and U's upper
+_PIVOTS = np.array([2, 3, 3], np.int32)
+
+
+def _lu_system(r, b_shape):
+    return [r.standard_normal((3, 3)) + 3 * np.eye(3), Const(_PIVOTS), r.standard_normal(b_shape)]
+
+
+def _lu_solve_vjp(left, adjoint):
+    def vjp(v, LU, pivots, b):
+        perm = np.arange(3)
+        for k, p in enumerate(pivots - 1):
+            perm[[k, p]] = perm[[p, k]]
+        P = np.eye(3)[perm].T
+        L, U = np.tril(LU, -1) + np.eye(3), np.triu(LU)
+        A = P @ L @ U
+        op = A.T if adjoint else A
+        X = np.linalg.solve(op, b) if left else b @ np.linalg.inv(op)
+        # the gradient for op(A) (-op^{-T} v X^T or -X^T v op^{-T}), then for A and B
+        g_op = -_inv_T(op) @ v @ X.T if left else -X.T @ v @ _inv_T(op)
+        gA = g_op.T if adjoint else g_op
+        gB = _inv_T(op) @ v if left else v @ _inv_T(op)
+        return [np.tril(P.T @ gA @ U.T, -1) + np.triu(L.T @ P.T @ gA), gB]
+    return vjp
+
+
+case("linalg_lu_solve", "LINALG_LU_SOLVE", lambda LU, p, b: gt.linalg.lu_solve(LU, p, b),
+     lambda r: _lu_system(r, (3, 2)), _lu_solve_vjp(True, False))
+case("linalg_lu_solve_adjoint", "LINALG_LU_SOLVE",
+     lambda LU, p, b: gt.linalg.lu_solve(LU, p, b, adjoint=True),
+     lambda r: _lu_system(r, (3, 2)), _lu_solve_vjp(True, True))
+case("linalg_lu_solve_right", "LINALG_LU_SOLVE",
+     lambda LU, p, b: gt.linalg.lu_solve(LU, p, b, left=False),
+     lambda r: _lu_system(r, (2, 3)), _lu_solve_vjp(False, False))
+case("linalg_lu_solve_right_adjoint", "LINALG_LU_SOLVE",
+     lambda LU, p, b: gt.linalg.lu_solve(LU, p, b, left=False, adjoint=True),
+     lambda r: _lu_system(r, (2, 3)), _lu_solve_vjp(False, True))
+# torch.lu_solve's (deprecated) order: b first; B's batch broadcast over one LU (each of B's
+# matrices its own system, LU's gradient summed over them)
+def _lu_solve_batch_vjp(v, b, LU, pivots):
+    parts = [_lu_solve_vjp(True, False)(v[i], LU, pivots, b[i]) for i in range(len(b))]
+    return [np.stack([gB for _, gB in parts]), sum(gLU for gLU, _ in parts)]
+
+
+case("lu_solve_deprecated_batch", "LINALG_LU_SOLVE", lambda b, LU, p: b.lu_solve(LU, p),
+     lambda r: [r.standard_normal((2, 3, 2))] + _lu_system(r, (3, 2))[:2],
+     _lu_solve_batch_vjp)
+
 # the pseudo-inverse of a full-rank matrix: (A^T A)^{-1} A^T (tall), its transpose's
 # transpose (wide); least squares through it
 def _pinv_vjp(v, a):

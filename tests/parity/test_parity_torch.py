@@ -3,6 +3,8 @@ gradtool and through torch on the same float64 inputs and cotangents, comparing 
 gradients and gradients of gradients; plus torch's conventions at kinks and domain edges, and
 random broadcasting/reduction/matmul shapes. Skipped when torch is not installed (it is not a
 dependency of gradtool)."""
+import subprocess
+import sys
 import types
 import warnings
 
@@ -544,6 +546,17 @@ LINALG_SOLVER_PROGRAMS = {
     "eig": lambda: (lambda L, V: (L, V.abs()))(*gt.linalg.eig(
         (gt.arange(18.0, dtype=gt.float64) ** 2 % 7).reshape(2, 3, 3))),
     "eigvals_float32": lambda: gt.linalg.eigvals(gt.tensor([[0.0, -1.0], [1.0, 0.0]])),
+    # lu_solve's results (column-major when left, row-major when not), B's batch broadcast
+    **{f"lu_solve_{left}_{adjoint}": (lambda left, adjoint: lambda: gt.linalg.lu_solve(
+        *gt.linalg.lu_factor((gt.arange(18.0, dtype=gt.float64) ** 2 % 7).reshape(2, 3, 3)),
+        gt.arange(24.0, dtype=gt.float64).reshape((4, 1, 3, 2) if left else (4, 1, 2, 3)).cos(),
+        left=left, adjoint=adjoint))(left, adjoint)
+       for left in (True, False) for adjoint in (True, False)},
+    "lu_solve_deprecated": lambda: gt.lu_solve(gt.ones(3, 1), *gt.linalg.lu_factor(
+        gt.tensor([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]]))),
+    # a zero on U's diagonal: inf and nan, no error (LAPACK's getrs)
+    "lu_solve_singular": lambda: gt.linalg.lu_solve(*gt.linalg.lu_factor_ex(gt.ones(3, 3))[:2],
+                                                    gt.ones(3, 1)),
     "cond_singular": lambda: tuple(gt.linalg.cond(gt.eye(2) * gt.tensor([1.0, 0.0]), p)
                                    for p in (None, 2, -2, 1, -1, "fro", "nuc", float("inf"))),
     "cond_batch": lambda: tuple(gt.linalg.cond((gt.arange(18.0) ** 2 % 7).reshape(2, 3, 3), p)
@@ -601,3 +614,21 @@ def test_nonzero_multinomial_and_scatter_reduce_match_torch():
         got = [lib.tensor(x).scatter(1, lib.tensor(index), lib.tensor(src), reduce=reduce).numpy()
                for lib in (gt, torch)]
         np.testing.assert_array_equal(*got)
+
+
+def test_lu_solve_warns_of_its_deprecation_in_torchs_words():
+    """torch.lu_solve and Tensor.lu_solve (b first) warn as torch's, naming linalg.lu_solve
+    (torch's C++ warns once per process: asked in a fresh one)."""
+    program = ("import warnings, torch\nwarnings.simplefilter('always')\n"
+               "LU, pivots = torch.linalg.lu_factor(torch.eye(2) * 2)\n"
+               "with warnings.catch_warnings(record=True) as caught:\n"
+               "    torch.lu_solve(torch.ones(2, 1), LU, pivots)\n"
+               "print(str(caught[0].message).split(' (Triggered internally')[0])")
+    theirs = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                            check=True, timeout=120).stdout.rstrip("\n")
+    LU, pivots = gt.linalg.lu_factor(gt.eye(2) * 2)
+    for call in (lambda: gt.lu_solve(gt.ones(2, 1), LU, pivots),
+                 lambda: gt.ones(2, 1).lu_solve(LU, pivots)):
+        with pytest.warns(UserWarning) as caught:
+            np.testing.assert_allclose(call().numpy(), [[0.5], [0.5]])
+        assert [str(w.message) for w in caught] == [theirs]

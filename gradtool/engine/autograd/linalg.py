@@ -15,7 +15,7 @@ __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "det"
            "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals",
            "matrix_power", "multi_dot", "solve_triangular", "LinAlgError", "lstsq", "pinv",
            "matrix_rank", "matrix_exp", "diagonal", "vander", "solve_ex", "tensorinv",
-           "tensorsolve", "cond", "eig", "eigvals"]
+           "tensorsolve", "cond", "eig", "eigvals", "lu_solve"]
 
 # torch.return_types' named tuples
 InvExResult = collections.namedtuple("linalg_inv_ex", ["inverse", "info"])
@@ -225,7 +225,17 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
 
 
 def lu_factor(A, *, pivot=True):
+    """lu_factor_ex's (LU, pivots); a zero on U's diagonal is torch's error (lu_solve would
+    divide by it)."""
     LU, pivots, info = lu_factor_ex(A, pivot=pivot)
+    failed = np.flatnonzero(info._data.reshape(-1))
+    if failed.size:
+        batch = f"(Batch element {failed[0]}): " if info.dim() else ""
+        k = int(info._data.reshape(-1)[failed[0]])
+        raise RuntimeError(f"torch.linalg.lu_factor: {batch}U[{k},{k}] is zero and using it on "
+                           f"lu_solve would result in a division by zero. If you still want to "
+                           f"perform the factorization, consider calling linalg.lu(A, pivot) or "
+                           f"linalg.lu_factor_ex(A, pivot)")
     return LuFactorResult(LU, pivots)
 
 
@@ -255,7 +265,61 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 
 def lu(A, *, pivot=True):
-    return LuResult(*lu_unpack(*lu_factor(A, pivot=pivot)))
+    return LuResult(*lu_unpack(*lu_factor_ex(A, pivot=pivot)[:2]))
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """X with A X = B (or X A = B with left=False; A^H for A with adjoint) from lu_factor's
+    (LU, pivots) of A: one LinalgLuSolveBackward0 node, differentiable in LU and B."""
+    kind = LU._data.dtype.kind
+    if kind not in "fc":
+        raise RuntimeError(f"torch.linalg.lu_solve: Expected a floating point or complex tensor "
+                           f"as input. Got {dtypes.LEGACY_TYPE_NAMES.get(LU._data.dtype.name)}")
+    if LU._data.dtype != B._data.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but "
+                           f"found LU of type {dtypes.LEGACY_TYPE_NAMES.get(LU._data.dtype.name)} "
+                           f"and B of type {dtypes.LEGACY_TYPE_NAMES.get(B._data.dtype.name)} "
+                           f"instead")
+    if pivots._data.dtype != np.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type "
+                           "torch.int32")
+    if LU.dim() < 2:
+        raise RuntimeError("torch.linalg.lu_solve: The input tensor A must have at least 2 "
+                           "dimensions.")
+    n = LU.shape[-1]
+    if LU.shape[-2] != n:
+        raise RuntimeError(f"torch.linalg.lu_solve: A must be batches of square matrices, but "
+                           f"they are {LU.shape[-2]} by {n} matrices")
+    if B.dim() < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 "
+                           "dimensions.")
+    if B.shape[-2 if left else -1] != n:
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
+    if pivots.dim() == 0 or pivots.shape[-1] != n:
+        raise RuntimeError("linalg.lu_solve: Number of pivots per batch should be same as the "
+                           "dimension of the matrix")
+    if tuple(pivots.shape) != tuple(LU.shape[:-1]):
+        raise RuntimeError(f"linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be "
+                           f"the same, but got pivots with shape {list(pivots.shape)} instead")
+    mismatch = broadcast_mismatch(tuple(B.shape[:-2]), tuple(LU.shape[:-2]))
+    if mismatch:
+        raise RuntimeError(mismatch)
+    if kind == "c":  # (the formulas here are real-only)
+        raise NotInEngineError("torch.linalg.lu_solve on complex tensors")
+    return call(table.LINALG_LU_SOLVE, (LU, pivots, B), (bool(left), bool(adjoint)))
+
+
+def lu_solve_deprecated(b, LU_data, LU_pivots):
+    """torch.lu_solve (deprecated, torch warns the same): linalg.lu_solve with its arguments
+    the other way round."""
+    warnings.warn(
+        "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
+        "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\n"
+        "X = torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = "
+        "torch.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
+    return lu_solve(LU_data, LU_pivots, b)
 
 
 # ---- powers and chains of products, triangular solves (torch.linalg's and older names)

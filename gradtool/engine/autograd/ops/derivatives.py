@@ -1636,6 +1636,14 @@ TRIANGULAR_SOLVE = OpSpec(
     args=("upper", "transpose", "unitriangular"), outputs=("solution", "cloned_coefficient"),
     undefined_grads=True, jvp=formulas.triangular_solve_jvp, one_formula=True,
     **dict.fromkeys(("self", "A"), formulas.triangular_solve_backward))
+# solves with lu_factor's packed LU and its pivots (op(A) A or A^H with adjoint); the
+# gradient reaches LU's two triangles, as torch's
+LINALG_LU_SOLVE = OpSpec(
+    "linalg_lu_solve", "LinalgLuSolveBackward0", kernels.linalg_lu_solve,
+    args=("left", "adjoint"), promotes_dtype=False, jvp=formulas.linalg_lu_solve_jvp,
+    LU=formulas.linalg_lu_solve_LU, pivots=NON_DIFFERENTIABLE,
+    B=lambda grad, LU, pivots, left, adjoint: LINALG_LU_SOLVE(LU, pivots, grad, left,
+                                                              not adjoint))
 # solves and inverses from a Cholesky factor L (A = L L^T, or U^T U when upper); their
 # gradients reach all of L, as torch's formulas give them
 CHOLESKY_SOLVE = OpSpec("cholesky_solve", "CholeskySolveBackward0", kernels.cholesky_solve,

@@ -1318,6 +1318,48 @@ def _inverse_transposed(A, LU, pivots):
     return _solve_saved(A, LU, pivots, _eye_like(A), adjoint=not factors_transposed)
 
 
+def _lu_unpacked(LU, pivots):
+    """L (unit lower), U and the permutation matrix P (a constant) with A = P L U."""
+    n = LU.shape[-1]
+    perm = kernels._row_permutation(np.asarray(_array(pivots)))
+    P = constant(np.swapaxes(np.eye(n, dtype=np.dtype(_array(detach(LU)).dtype))[perm], -1, -2),
+                 LU)
+    return P, tril(LU, -1) + _eye_like(LU), triu(LU, 0)
+
+
+def _triangular(A, B, upper, left=True, unitriangular=False):
+    return table.LINALG_SOLVE_TRIANGULAR(A, B, upper, left, unitriangular)
+
+
+def linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint):
+    """torch's linalg_lu_solve_LU, with op(A) X = B or X op(A) = B for A = P L U: where op
+    takes the system to A X' = B' (left != adjoint, X' = X or X^H), gR = -U^{-H} gX' X'^H,
+    gU = triu(gR), gL = tril(L^{-H} gR U^H, -1); else gR = -P^T X' gX'^H P L^{-H},
+    gL = tril(gR, -1), gU = triu(L^H gR U^{-H})."""
+    P, L, U = _lu_unpacked(LU, pivots)
+    X, gX = (result, grad) if left else (mH(result), mH(grad))
+    if left != adjoint:
+        gR = _triangular(mH(U), -matmul(gX, mH(X)), False)
+        gL = _triangular(mH(L), matmul(gR, mH(U)), True, unitriangular=True)
+        return tril(gL, -1) + triu(gR, 0)
+    gR = -matmul(matmul(mT(P), matmul(X, mH(gX))), P)
+    gR = _triangular(mH(L), gR, True, left=False, unitriangular=True)
+    gU = _triangular(mH(U), matmul(mH(L), gR), False, left=False)
+    return tril(gR, -1) + triu(gU, 0)
+
+
+def linalg_lu_solve_jvp(LU_t, B_t, LU, pivots, result, left, adjoint):
+    """dX = lu_solve(dB - op(dA) X) (left) or lu_solve(dB - X op(dA)), where
+    dA = P (dL U + L dU) for dL, dU the tangent's strict lower and upper triangles."""
+    rhs = 0 * result if _no_tangent(B_t) else B_t
+    if not _no_tangent(LU_t):
+        P, L, U = _lu_unpacked(LU, pivots)
+        dA = matmul(P, matmul(tril(LU_t, -1), U) + matmul(L, triu(LU_t, 0)))
+        dA = mH(dA) if adjoint else dA
+        rhs = rhs - (matmul(dA, result) if left else matmul(result, dA))
+    return table.LINALG_LU_SOLVE(LU, pivots, rhs, left, adjoint)
+
+
 def trace(x):
     return sum(diagonal(x, 0, -2, -1), -1)
 

@@ -2051,6 +2051,26 @@ def solve_triangular(A, B, upper, left, unitriangular):
     return lapack_layout(X)
 
 
+def linalg_lu_solve(LU, pivots, B, left, adjoint):
+    """X with op(A) X = B (left) or X op(A) = B, op(A) A or A^H (adjoint), A = P L U from
+    lu_factor's packed LU: LAPACK's getrs, a row permutation and two triangular solves (a zero
+    on U's diagonal gives inf / nan, as torch's). Column-major when left, as torch's."""
+    if not left:  # X op(A) = B is op(A)^H X^H = B^H
+        Xh = linalg_lu_solve(LU, pivots, np.swapaxes(B, -1, -2).conj(), True, not adjoint)
+        return np.ascontiguousarray(np.swapaxes(Xh, -1, -2).conj())
+    batch = np.broadcast_shapes(LU.shape[:-2], B.shape[:-2], pivots.shape[:-1])
+    B = np.broadcast_to(B, batch + B.shape[-2:])
+    perm = np.broadcast_to(_row_permutation(pivots), batch + pivots.shape[-1:])[..., None]
+    if not adjoint:  # U^{-1} L^{-1} P^T B
+        Y = solve_triangular(LU, np.take_along_axis(B, perm, -2), False, True, True)
+        return solve_triangular(LU, Y, True, True, False)
+    LUh = np.swapaxes(LU, -1, -2).conj()  # A^H = U^H L^H P^T: X = P L^{-H} U^{-H} B
+    Y = solve_triangular(LUh, solve_triangular(LUh, B, False, True, False), True, True, True)
+    X = np.empty_like(Y)
+    np.put_along_axis(X, np.broadcast_to(perm, Y.shape[:-1] + (1,)), Y, -2)
+    return lapack_layout(X)
+
+
 def triangular_solve(b, A, upper, transpose, unitriangular):
     """torch.triangular_solve: op(A) X = b (op: the transpose when asked), and a copy of A."""
     A_op = np.swapaxes(A, -1, -2) if transpose else A
