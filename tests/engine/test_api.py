@@ -639,6 +639,32 @@ LINALG_SOLVER_ERRORS = [
      "torch.linalg.lu_factor: U[2,2] is zero and using it on lu_solve would result in a "
      "division by zero. If you still want to perform the factorization, consider calling "
      "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"),
+    (lambda: gt.geqrf(gt.ones(3)), RuntimeError, "torch.geqrf: input must have at least 2 "
+                                                 "dimensions."),
+    (lambda: gt.geqrf(gt.ones(3, 3, dtype=gt.int64)), NotImplementedError,
+     "\"geqrf_cpu\" not implemented for 'Long'"),
+    (lambda: gt.geqrf(gt.ones(3, 2, requires_grad=True)).a.sum().backward(), NotImplementedError,
+     "the derivative for 'geqrf' is not implemented."),
+    *[(lambda A=A, tau=tau: gt.linalg.householder_product(
+        gt.ones(A[0], dtype=getattr(gt, A[1])), gt.ones(tau[0], dtype=getattr(gt, tau[1]))),
+       error, message) for A, tau, error, message in [
+        (((4, 3), "float32"), ((2,), "float64"), RuntimeError,
+         "torch.linalg.householder_product: tau dtype Double does not match input dtype Float"),
+        (((3, 4), "float32"), ((2,), "float32"), RuntimeError, "torch.linalg.householder_product: "
+         "input.shape[-2] must be greater than or equal to input.shape[-1]"),
+        (((4, 3), "float32"), ((4,), "float32"), RuntimeError, "torch.linalg.householder_product: "
+         "input.shape[-1] must be greater than or equal to tau.shape[-1]"),
+        (((4, 3), "float32"), ((1, 2), "float32"), RuntimeError,
+         "torch.linalg.householder_product: Expected tau to have one dimension less than input, "
+         "but got tau.ndim equal to 2 and input.ndim is equal to 2"),
+        (((3,), "float32"), ((2,), "float32"), RuntimeError,
+         "torch.linalg.householder_product: input must have at least 2 dimensions."),
+        (((2, 4, 3), "float32"), ((3, 2), "float32"), RuntimeError,
+         "torch.linalg.householder_product: Expected batch dimensions of tau to be equal to "
+         "input.shape[:-2], but got [3]"),
+        (((4, 3), "int32"), ((2,), "int32"), NotImplementedError,
+         "\"orgqr_cpu\" not implemented for 'Int'"),
+    ]],
     (lambda: gt.linalg.eig(gt.ones(2, 3)), RuntimeError,
      "linalg.eig: A must be batches of square matrices, but they are 2 by 3 matrices"),
     (lambda: gt.linalg.eig(gt.ones(3)), RuntimeError,
@@ -787,6 +813,24 @@ def test_eig_gives_complex_eigenpairs_and_refuses_a_loss_of_their_phases():
         gt.linalg.eig(a).eigenvectors.real.sum().backward()
     gt.linalg.eig(a).eigenvectors.abs().sum().backward()
     assert a.grad.dtype == gt.float64 and np.all(np.isfinite(a.grad.numpy()))
+
+
+def test_geqrf_keeps_q_as_reflectors_that_householder_product_multiplies_out():
+    """geqrf's R (on and above the diagonal) and reflectors (below it, with tau) give back A:
+    householder_product's Q times R, Q with orthonormal columns; a zero column below the
+    diagonal needs no reflector (tau 0), as LAPACK's."""
+    for shape in [(4, 3), (2, 3, 3), (2, 4)]:
+        A = f64(*shape, requires_grad=False)
+        a, tau = gt.geqrf(A)
+        k = min(shape[-2:])
+        Q = gt.linalg.householder_product(a[..., :, :k], tau)
+        R = a[..., :k, :].triu()
+        np.testing.assert_allclose((Q @ R).numpy(), A.numpy(), atol=1e-12)
+        np.testing.assert_allclose((Q.mT @ Q).numpy(), np.broadcast_to(np.eye(k), Q.shape[:-2]
+                                                                     + (k, k)), atol=1e-12)
+    a, tau = gt.geqrf(gt.tensor([[1.0, 2.0], [0.0, 3.0], [0.0, 4.0]]))
+    assert tau.tolist() == [0.0, pytest.approx(1.6)]
+    np.testing.assert_allclose(a.numpy(), [[1, 2], [0, -5], [0, 0.5]], atol=1e-6)
 
 
 @given(st.lists(st.integers(1, 4), min_size=3, max_size=7), st.booleans(), st.booleans())

@@ -18,6 +18,7 @@ backward ran, and each case must reach the rows it declares in `covers`.
 """
 import contextlib
 import dataclasses
+import functools
 import itertools
 import math
 import warnings
@@ -2662,6 +2663,52 @@ def _lu_solve_batch_vjp(v, b, LU, pivots):
 case("lu_solve_deprecated_batch", "LINALG_LU_SOLVE", lambda b, LU, p: b.lu_solve(LU, p),
      lambda r: [r.standard_normal((2, 3, 2))] + _lu_system(r, (3, 2))[:2],
      _lu_solve_batch_vjp)
+
+# householder_product (orgqr): Q = H_0 ... H_{k-1} I[:, :n], H_i = I - t_i v_i v_i^T with v_i
+# 1 at i and a's column i below it. With M_i = (H_0..H_{i-1})^T V (H_{i+1}..H_{k-1} I[:, :n])^T
+# for the cotangent V: a[r, i]'s gradient (r > i) is -t_i (M_i v_i + M_i^T v_i)[r], t_i's
+# -v_i^T M_i v_i
+def _reflectors(a, t):
+    m = a.shape[0]
+    vs = [np.where(np.arange(m) > i, a[:, i], 0.0) + (np.arange(m) == i)
+          for i in range(len(t))]
+    return vs, [np.eye(m) - ti * np.outer(v, v) for ti, v in zip(t, vs)]
+
+
+def _householder_vjp(V, a, t):
+    if a.ndim == 3:  # a batch: each matrix on its own
+        parts = [_householder_vjp(V[b], a[b], t[b]) for b in range(len(a))]
+        return [np.stack([p[0] for p in parts]), np.stack([p[1] for p in parts])]
+    m, n = a.shape
+    vs, Hs = _reflectors(a, t)
+    ga, gt_ = np.zeros_like(a), np.zeros_like(t)
+    for i, (ti, v) in enumerate(zip(t, vs)):
+        before = functools.reduce(np.matmul, Hs[:i], np.eye(m))
+        after = functools.reduce(np.matmul, Hs[i + 1:], np.eye(m)) @ np.eye(m, n)
+        M = before.T @ V @ after.T
+        ga[i + 1:, i] = -ti * (M @ v + M.T @ v)[i + 1:]
+        gt_[i] = -v @ M @ v
+    return [ga, gt_]
+
+
+def _reflector_scales(shape):
+    return lambda r: [r.standard_normal(shape), r.uniform(0.5, 1.5, shape[:-2] + (shape[-1],))]
+
+
+case("householder_product", "LINALG_HOUSEHOLDER_PRODUCT",
+     lambda a, t: gt.linalg.householder_product(a, t), _reflector_scales((4, 3)),
+     _householder_vjp)
+def _fewer_reflectors_vjp(V, a, t):
+    """k < n reflectors: the missing ones are the identity (a scale of 0)."""
+    ga, g_scales = _householder_vjp(V, a, np.append(t, np.zeros(a.shape[-1] - len(t))))
+    return [ga, g_scales[:len(t)]]
+
+
+case("householder_product_fewer_reflectors", "LINALG_HOUSEHOLDER_PRODUCT",
+     lambda a, t: gt.orgqr(a, t), lambda r: [r.standard_normal((4, 3)), r.uniform(0.5, 1.5, 2)],
+     _fewer_reflectors_vjp)
+case("householder_product_square_batch", "LINALG_HOUSEHOLDER_PRODUCT",
+     lambda a, t: a.orgqr(t), _reflector_scales((2, 3, 3)), _householder_vjp)
 
 # the pseudo-inverse of a full-rank matrix: (A^T A)^{-1} A^T (tall), its transpose's
 # transpose (wide); least squares through it

@@ -554,6 +554,13 @@ LINALG_SOLVER_PROGRAMS = {
        for left in (True, False) for adjoint in (True, False)},
     "lu_solve_deprecated": lambda: gt.lu_solve(gt.ones(3, 1), *gt.linalg.lu_factor(
         gt.tensor([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]]))),
+    "geqrf": lambda: tuple(gt.geqrf((gt.arange(24.0, dtype=gt.float64) ** 2 % 7).reshape(
+        2, 4, 3))),
+    "geqrf_wide_float32": lambda: tuple(gt.geqrf(gt.arange(8.0).reshape(2, 4).cos())),
+    "geqrf_zero_column": lambda: tuple(gt.geqrf(gt.tensor([[1.0, 2.0], [0.0, 3.0], [0.0, 4.0]]))),
+    "householder_product": lambda: gt.linalg.householder_product(
+        *gt.geqrf((gt.arange(24.0, dtype=gt.float64) ** 2 % 7).reshape(2, 4, 3))),
+    "orgqr_float32": lambda: gt.orgqr(gt.arange(12.0).reshape(4, 3).sin(), gt.ones(2)),
     # a zero on U's diagonal: inf and nan, no error (LAPACK's getrs)
     "lu_solve_singular": lambda: gt.linalg.lu_solve(*gt.linalg.lu_factor_ex(gt.ones(3, 3))[:2],
                                                     gt.ones(3, 1)),

@@ -15,7 +15,7 @@ __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "det"
            "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals",
            "matrix_power", "multi_dot", "solve_triangular", "LinAlgError", "lstsq", "pinv",
            "matrix_rank", "matrix_exp", "diagonal", "vander", "solve_ex", "tensorinv",
-           "tensorsolve", "cond", "eig", "eigvals", "lu_solve"]
+           "tensorsolve", "cond", "eig", "eigvals", "lu_solve", "householder_product"]
 
 # torch.return_types' named tuples
 InvExResult = collections.namedtuple("linalg_inv_ex", ["inverse", "info"])
@@ -320,6 +320,58 @@ def lu_solve_deprecated(b, LU_data, LU_pivots):
         "X = torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = "
         "torch.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
     return lu_solve(LU_data, LU_pivots, b)
+
+
+# ---- QR as LAPACK keeps it: geqrf's reflectors, their product (orgqr)
+GeqrfResult = collections.namedtuple("geqrf", ["a", "tau"])
+
+
+def _refuse_integers_and_complex(kernel, dtype):
+    if dtype.kind == "c":  # (the formulas here are real-only)
+        raise NotInEngineError(f"torch.{kernel.split('_')[0]} on complex tensors")
+    if dtype.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{dtypes.LEGACY_TYPE_NAMES.get(dtype.name)}'")
+
+
+def geqrf(input):
+    """(a, tau): R on and above a's diagonal, the Householder vectors below it and their
+    scales tau (LAPACK's geqrf); not differentiable, as torch's."""
+    if input.dim() < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _refuse_integers_and_complex("geqrf_cpu", input._data.dtype)
+    return GeqrfResult(*call(table.GEQRF, (input,)))
+
+
+def householder_product(A, tau):
+    """The first n columns of the product of the Householder reflectors I - tau_i v_i v_i^T
+    kept in A's columns below the diagonal (LAPACK's orgqr): one
+    LinalgHouseholderProductBackward0 node, differentiable in A and tau."""
+    name = "torch.linalg.householder_product"
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if A.shape[-2] < A.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
+                           f"input.shape[-1]")
+    if A.shape[-1] < tau.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
+                           f"tau.shape[-1]")
+    if A.dim() - tau.dim() != 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau.dim()} and input.ndim is equal to "
+                           f"{A.dim()}")
+    if A.dim() > 2 and tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(tau.shape[:-1])}")
+    if tau._data.dtype != A._data.dtype:
+        raise RuntimeError(f"{name}: tau dtype "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(tau._data.dtype.name)} does not "
+                           f"match input dtype {dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
+    _refuse_integers_and_complex("orgqr_cpu", A._data.dtype)
+    return call(table.LINALG_HOUSEHOLDER_PRODUCT, (A, tau))
+
+
+orgqr = householder_product  # (torch.orgqr: the same node)
 
 
 # ---- powers and chains of products, triangular solves (torch.linalg's and older names)

@@ -1644,6 +1644,16 @@ LINALG_LU_SOLVE = OpSpec(
     LU=formulas.linalg_lu_solve_LU, pivots=NON_DIFFERENTIABLE,
     B=lambda grad, LU, pivots, left, adjoint: LINALG_LU_SOLVE(LU, pivots, grad, left,
                                                               not adjoint))
+# QR as LAPACK keeps it: geqrf's reflectors below R (torch does not differentiate it) and
+# householder_product (orgqr), the product of the reflectors, whose gradient reaches the
+# reflectors' entries below the diagonal and tau
+GEQRF = OpSpec("geqrf", "GeqrfBackward0", kernels.geqrf, outputs=("a", "tau"),
+               jvp=no_forward_ad("geqrf", "self"), self=formulas.geqrf_backward)
+GEQRF.derivative_implemented = False
+LINALG_HOUSEHOLDER_PRODUCT = OpSpec(
+    "linalg_householder_product", "LinalgHouseholderProductBackward0",
+    kernels.householder_product, jvp=formulas.householder_product_jvp, one_formula=True,
+    **dict.fromkeys(("input", "tau"), formulas.householder_product_backward))
 # solves and inverses from a Cholesky factor L (A = L L^T, or U^T U when upper); their
 # gradients reach all of L, as torch's formulas give them
 CHOLESKY_SOLVE = OpSpec("cholesky_solve", "CholeskySolveBackward0", kernels.cholesky_solve,

@@ -1360,6 +1360,69 @@ def linalg_lu_solve_jvp(LU_t, B_t, LU, pivots, result, left, adjoint):
     return table.LINALG_LU_SOLVE(LU, pivots, rhs, left, adjoint)
 
 
+def geqrf_backward(grads):
+    raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+def _below(x, i):
+    """Column i of x below the diagonal (zeros on and above it), as a column (..., m, 1)."""
+    m = x.shape[-2]
+    return unsqueeze(select(x, len(x.shape) - 1, i) * constant(np.arange(m) > i, x), -1)
+
+
+def _reflector(input, tau, i):
+    """v_i = (0, ..., 0, 1, input[i+1:, i]) as a column (..., m, 1), and tau_i as (..., 1, 1)."""
+    e_i = np.eye(input.shape[-2], 1, -i, dtype=np.dtype(_array(detach(input)).dtype))
+    t = select(tau, len(tau.shape) - 1, i)
+    return _below(input, i) + constant(e_i, input), unsqueeze(unsqueeze(t, -1), -1)
+
+
+def _reflected(E, v, t):
+    """H E = E - tau v (v^T E)."""
+    return E - t * matmul(v, matmul(mT(v), E))
+
+
+def householder_product_backward(grad, input, tau, result):
+    """Q = E_0 with E_i = H_i E_{i+1}, E_k the identity's first n columns: going down the
+    chain with g (Q's gradient, then E_{i+1}'s: H_i g), H_i = I - tau v v^T gives
+    tau_i's -v^T g E^T v and v_i's -tau (g E^T v + E g^T v), kept below the diagonal."""
+    m, n = input.shape[-2:]
+    k = tau.shape[-1]
+    Es = [zeros_like(input) + constant(np.eye(m, n, dtype=bool), input)]
+    for i in reversed(range(1, k)):
+        Es.insert(0, _reflected(Es[0], *_reflector(input, tau, i)))
+    Es.insert(0, result)
+    g, g_columns, g_taus = grad, [], []
+    for i in range(k):
+        v, t = _reflector(input, tau, i)
+        w, u = matmul(mT(v), Es[i + 1]), matmul(mT(v), g)  # v^T E, v^T g: (..., 1, n)
+        g_taus.append(-sum(u * w, (-2, -1)))
+        g_v = -t * (matmul(g, mT(w)) + matmul(Es[i + 1], mT(u)))
+        g_columns.append(g_v * constant((np.arange(m) > i)[:, None], input))
+        g = _reflected(g, v, t)
+    columns = cat(g_columns + [zeros_like(slice(input, len(input.shape) - 1, k, n, 1))], -1)
+    return [columns, stack(g_taus, -1)]
+
+
+def householder_product_jvp(input_t, tau_t, input, tau):
+    """dE_i = dH_i E_{i+1} + H_i dE_{i+1}, dH_i = -(dtau v v^T + tau (dv v^T + v dv^T))."""
+    m, n = input.shape[-2:]
+    E = zeros_like(input) + constant(np.eye(m, n, dtype=bool), input)
+    dE = 0 * E
+    for i in reversed(range(tau.shape[-1])):
+        v, t = _reflector(input, tau, i)
+        vE = matmul(mT(v), E)
+        dE = _reflected(dE, v, t)
+        if not _no_tangent(input_t):
+            dv = _below(input_t, i)
+            dE = dE - t * (matmul(dv, vE) + matmul(v, matmul(mT(dv), E)))
+        if not _no_tangent(tau_t):
+            dt = unsqueeze(unsqueeze(select(tau_t, len(tau_t.shape) - 1, i), -1), -1)
+            dE = dE - dt * matmul(v, vE)
+        E = _reflected(E, v, t)
+    return dE
+
+
 def trace(x):
     return sum(diagonal(x, 0, -2, -1), -1)
 

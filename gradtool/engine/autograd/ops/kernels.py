@@ -2071,6 +2071,47 @@ def linalg_lu_solve(LU, pivots, B, left, adjoint):
     return lapack_layout(X)
 
 
+def geqrf(A):
+    """LAPACK's geqrf (real matrices): for each column j < min(m, n) a Householder reflector
+    H_j = I - tau_j v_j v_j^T (v_j: 1 at j, then its entries kept below the diagonal, as
+    dlarfg makes them) zeroes the column below the diagonal; R on and above the diagonal."""
+    a = np.array(A, dtype=A.dtype, copy=True)
+    m, n = A.shape[-2:]
+    tau = np.zeros(A.shape[:-2] + (min(m, n),), A.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for j in range(min(m, n)):
+            alpha, x = a[..., j, j].copy(), a[..., j + 1:, j]
+            xnorm = np.linalg.norm(x, axis=-1)
+            beta = -np.copysign(np.hypot(alpha, xnorm), alpha)
+            keep = xnorm == 0  # (H = I: tau 0, the column as it is)
+            tau[..., j] = np.where(keep, 0, (beta - alpha) / beta)
+            a[..., j + 1:, j] = np.where(keep[..., None], x, x / (alpha - beta)[..., None])
+            a[..., j, j] = np.where(keep, alpha, beta)
+            v = np.concatenate([np.ones(A.shape[:-2] + (1,), A.dtype), a[..., j + 1:, j]], -1)
+            a[..., j:, j + 1:] -= (tau[..., j, None, None] * v[..., :, None]
+                                   * (v[..., None, :] @ a[..., j:, j + 1:]))
+    return lapack_layout(a), tau
+
+
+def householder_reflector(input, tau, i):
+    """v_i (1 at i, input's column i below it, zeros above) and tau_i, each batched."""
+    m = input.shape[-2]
+    below = np.arange(m) > i
+    v = np.where(below, input[..., :, i], 0) + (np.arange(m) == i)
+    return v.astype(input.dtype, copy=False), tau[..., i]
+
+
+def householder_product(input, tau):
+    """The first n columns of H_0 H_1 ... H_{k-1} (LAPACK's orgqr): the reflectors applied
+    to the identity's first n columns, the last first."""
+    m, n = input.shape[-2:]
+    E = np.broadcast_to(np.eye(m, n, dtype=input.dtype), input.shape).copy()
+    for i in reversed(range(tau.shape[-1])):
+        v, t = householder_reflector(input, tau, i)
+        E -= t[..., None, None] * v[..., :, None] * (v[..., None, :] @ E)
+    return lapack_layout(E)
+
+
 def triangular_solve(b, A, upper, transpose, unitriangular):
     """torch.triangular_solve: op(A) X = b (op: the transpose when asked), and a copy of A."""
     A_op = np.swapaxes(A, -1, -2) if transpose else A
