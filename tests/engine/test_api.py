@@ -665,6 +665,43 @@ LINALG_SOLVER_ERRORS = [
         (((4, 3), "int32"), ((2,), "int32"), NotImplementedError,
          "\"orgqr_cpu\" not implemented for 'Int'"),
     ]],
+    (lambda: gt.linalg.ldl_factor(gt.ones(2, 3)), RuntimeError,
+     "torch.linalg.ldl_factor_ex: A must be batches of square matrices, but they are 2 by 3 "
+     "matrices"),
+    (lambda: gt.linalg.ldl_factor_ex(gt.ones(3)), RuntimeError,
+     "torch.linalg.ldl_factor_ex: The input tensor A must have at least 2 dimensions."),
+    (lambda: gt.linalg.ldl_factor(gt.ones(3, 3, dtype=gt.int64)), RuntimeError,
+     "torch.linalg.ldl_factor_ex: Expected a floating point or complex tensor as input. Got "
+     "Long"),
+    (lambda: gt.linalg.ldl_factor(gt.eye(3, requires_grad=True)).LD.sum().backward(),
+     RuntimeError, "derivative for aten::linalg_ldl_factor_ex is not implemented"),
+    *[(lambda LD=LD, pivots=pivots, B=B: gt.linalg.ldl_solve(
+        gt.eye(LD[0][-1]).expand(LD[0]).to(getattr(gt, LD[1])),
+        gt.ones(pivots[0], dtype=getattr(gt, pivots[1])), gt.ones(
+            B[0], dtype=getattr(gt, B[1]), requires_grad=B[1] != "int32")).sum().backward(),
+       error, message) for LD, pivots, B, error, message in [
+        (((3, 3), "float64"), ((3,), "int32"), ((3, 2), "float32"), RuntimeError,
+         "Expected b and A to have the same dtype, but found b of type Float and A of type "
+         "Double instead."),
+        (((3, 3), "float64"), ((3,), "int32"), ((3,), "float64"), IndexError,
+         "Dimension out of range (expected to be in range of [-1, 0], but got -2)"),
+        (((3, 3), "float64"), ((2,), "int32"), ((3, 2), "float64"), RuntimeError,
+         "torch.linalg.ldl_solve: Expected LD.shape[:-1] and pivots.shape to be the same, but "
+         "got pivots with shape [2] instead"),
+        (((3, 3), "float64"), ((3,), "float64"), ((3, 2), "float64"), RuntimeError,
+         "torch.linalg.ldl_solve: Expected pivots to be integers. Got Double"),
+        (((3, 3), "float64"), ((3,), "int32"), ((4, 2), "float64"), RuntimeError,
+         "Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is 3 by 3 but "
+         "each b matrix is 4 by 2"),
+        (((3, 3), "int32"), ((3,), "int32"), ((3, 2), "int32"), RuntimeError,
+         "torch.linalg.ldl_solve: Expected a floating point or complex tensor as input. Got "
+         "Int"),
+        (((2, 3, 3), "float64"), ((2, 3), "int32"), ((3, 3, 2), "float64"), RuntimeError,
+         "The size of tensor a (3) must match the size of tensor b (2) at non-singleton "
+         "dimension 0"),
+        (((3, 3), "float64"), ((3,), "int64"), ((3, 2), "float64"), RuntimeError,
+         "derivative for aten::linalg_ldl_solve is not implemented"),
+    ]],
     (lambda: gt.linalg.eig(gt.ones(2, 3)), RuntimeError,
      "linalg.eig: A must be batches of square matrices, but they are 2 by 3 matrices"),
     (lambda: gt.linalg.eig(gt.ones(3)), RuntimeError,
@@ -831,6 +868,25 @@ def test_geqrf_keeps_q_as_reflectors_that_householder_product_multiplies_out():
     a, tau = gt.geqrf(gt.tensor([[1.0, 2.0], [0.0, 3.0], [0.0, 4.0]]))
     assert tau.tolist() == [0.0, pytest.approx(1.6)]
     np.testing.assert_allclose(a.numpy(), [[1, 2], [0, -5], [0, 0.5]], atol=1e-6)
+
+
+def test_ldl_factor_pivots_as_bunch_kaufman_and_ldl_solve_solves():
+    """A symmetric A = P L D L^T P^T: a small diagonal entry next to a large one takes a 2x2
+    block of D (both pivots negative, naming the row swapped in), and ldl_solve's X solves
+    A X = B for every matrix of B's batch (broadcast); a zero column is info's first zero
+    pivot, and ldl_factor's error."""
+    A = gt.tensor([[1e-3, 2.0, 0.5], [2.0, 1e-3, 1.0], [0.5, 1.0, 3.0]], dtype=gt.float64)
+    LD, pivots, info = gt.linalg.ldl_factor_ex(A)
+    assert pivots.tolist() == [-2, -2, 3] and info.item() == 0 and pivots.dtype == gt.int32
+    assert np.all(np.triu(LD.numpy(), 1) == 0)
+    B = f64(4, 1, 3, 2, requires_grad=False)
+    X = gt.linalg.ldl_solve(LD, pivots, B)
+    assert X.shape == (4, 1, 3, 2)
+    np.testing.assert_allclose((A @ X).numpy(), B.numpy(), atol=1e-12)
+    singular = gt.tensor([[2.0, 0.0, 1.0], [0.0, 0.0, 0.0], [1.0, 0.0, 1.0]])
+    assert gt.linalg.ldl_factor_ex(singular).info.item() == 2
+    with pytest.raises(RuntimeError, match="torch.linalg.ldl_factor: Unknown error code: 2."):
+        gt.linalg.ldl_factor(singular)
 
 
 @given(st.lists(st.integers(1, 4), min_size=3, max_size=7), st.booleans(), st.booleans())

@@ -561,6 +561,18 @@ LINALG_SOLVER_PROGRAMS = {
     "householder_product": lambda: gt.linalg.householder_product(
         *gt.geqrf((gt.arange(24.0, dtype=gt.float64) ** 2 % 7).reshape(2, 4, 3))),
     "orgqr_float32": lambda: gt.orgqr(gt.arange(12.0).reshape(4, 3).sin(), gt.ones(2)),
+    "ldl_factor_ex": lambda: tuple(gt.linalg.ldl_factor_ex(gt.tensor(
+        [[[1e-3, 2.0, 0.5], [2.0, 1e-3, 1.0], [0.5, 1.0, 3.0]],
+         [[4.0, 1.0, 2.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]], dtype=gt.float64))),
+    "ldl_factor_float32": lambda: tuple(gt.linalg.ldl_factor(
+        (gt.arange(16.0).reshape(4, 4) ** 2 % 5).cos() + (gt.arange(16.0).reshape(4, 4) ** 2
+                                                          % 5).cos().mT)),
+    # (B's batch the same as LD's: torch 2.13's CPU ldl_solve crashes the process when B's
+    # batch broadcasts)
+    "ldl_solve": lambda: gt.linalg.ldl_solve(*gt.linalg.ldl_factor(gt.tensor(
+        [[[1e-3, 2.0, 0.5], [2.0, 1e-3, 1.0], [0.5, 1.0, 3.0]],
+         [[4.0, 1.0, 2.0], [1.0, -1.0, 0.0], [2.0, 0.0, 0.5]]], dtype=gt.float64)),
+        gt.arange(12.0, dtype=gt.float64).reshape(2, 3, 2).cos()),
     # a zero on U's diagonal: inf and nan, no error (LAPACK's getrs)
     "lu_solve_singular": lambda: gt.linalg.lu_solve(*gt.linalg.lu_factor_ex(gt.ones(3, 3))[:2],
                                                     gt.ones(3, 1)),
@@ -639,3 +651,34 @@ def test_lu_solve_warns_of_its_deprecation_in_torchs_words():
         with pytest.warns(UserWarning) as caught:
             np.testing.assert_allclose(call().numpy(), [[0.5], [0.5]])
         assert [str(w.message) for w in caught] == [theirs]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(n=st.integers(1, 6), seed=st.integers(0, 2 ** 16), small_diagonal=st.booleans(),
+       zero_row=st.booleans())
+def test_ldl_factor_pivots_as_torchs(n, seed, small_diagonal, zero_row):
+    """Bunch-Kaufman's choices (1x1 or 2x2 blocks, which row swapped in) are LAPACK's, so the
+    pivots are torch's exactly and LD and info too, singular matrices included."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((n, n))
+    a = a + a.T
+    if small_diagonal:  # (2x2 blocks)
+        a[np.diag_indices(n)] *= 1e-3
+    if zero_row:
+        a[n // 2], a[:, n // 2] = 0, 0
+    mine = gt.linalg.ldl_factor_ex(gt.tensor(a))
+    theirs = torch.linalg.ldl_factor_ex(torch.tensor(a))
+    assert mine.pivots.tolist() == theirs.pivots.tolist()
+    assert mine.info.item() == theirs.info.item()
+    np.testing.assert_allclose(mine.LD.numpy(), theirs.LD.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_ldl_factor_of_a_singular_matrix_raises_torchs_error():
+    """torch's CPU build words a zero pivot as an internal assert around LAPACK's code: the
+    engine raises the same RuntimeError, its message without the assert's preamble."""
+    messages = []
+    for lib in (gt, torch):
+        with pytest.raises(RuntimeError) as e:
+            lib.linalg.ldl_factor(lib.stack([lib.eye(3), lib.zeros(3, 3)]))
+        messages.append(str(e.value).split("\n")[0])
+    assert messages[1].endswith(" " + messages[0]), messages

@@ -15,7 +15,8 @@ __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "det"
            "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals",
            "matrix_power", "multi_dot", "solve_triangular", "LinAlgError", "lstsq", "pinv",
            "matrix_rank", "matrix_exp", "diagonal", "vander", "solve_ex", "tensorinv",
-           "tensorsolve", "cond", "eig", "eigvals", "lu_solve", "householder_product"]
+           "tensorsolve", "cond", "eig", "eigvals", "lu_solve", "householder_product",
+           "ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 # torch.return_types' named tuples
 InvExResult = collections.namedtuple("linalg_inv_ex", ["inverse", "info"])
@@ -372,6 +373,78 @@ def householder_product(A, tau):
 
 
 orgqr = householder_product  # (torch.orgqr: the same node)
+
+
+# ---- LDL^T of symmetric matrices (Bunch-Kaufman pivoting, LAPACK's sytrf): no gradient
+LdlFactorExResult = collections.namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+LdlFactorResult = collections.namedtuple("linalg_ldl_factor", ["LD", "pivots"])
+
+
+def _check_float_square(name, A):
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A._data.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
+    if A._data.dtype.kind == "c":  # (LAPACK's complex sytrf / hetrf are not ported)
+        raise NotInEngineError(f"{name} on complex tensors")
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+    """(LD, pivots, info): A = P L D L^T P^T with D of 1x1 and 2x2 blocks (LAPACK's sytrf,
+    lower: its pivots, negative for a 2x2 block). One node whose backward is torch's
+    refusal."""
+    _check_float_square("torch.linalg.ldl_factor_ex", A)
+    result = LdlFactorExResult(*call(table.LINALG_LDL_FACTOR_EX, (A,), (bool(hermitian),)))
+    if check_errors:
+        _raise_ldl_info(result.info)
+    return result
+
+
+def _raise_ldl_info(info):
+    """A zero pivot (info > 0): torch's CPU build reports LAPACK's code as unknown (its message
+    without the internal-assert preamble)."""
+    failed = info._data.reshape(-1)
+    if failed.any():
+        raise RuntimeError(f"torch.linalg.ldl_factor: Unknown error code: "
+                           f"{int(failed[np.flatnonzero(failed)[0]])}.")
+
+
+def ldl_factor(A, *, hermitian=False):
+    LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian)
+    _raise_ldl_info(info)
+    return LdlFactorResult(LD, pivots)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False):
+    """X with A X = B from ldl_factor's (LD, pivots) of A (LAPACK's sytrs); B's batch
+    broadcasts. No gradient, as torch's."""
+    name = "torch.linalg.ldl_solve"
+    _check_float_square(name, LD)
+    if B._data.dtype != LD._data.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(B._data.dtype.name)} and A of type "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(LD._data.dtype.name)} instead.")
+    if B.dim() < 2:  # (torch reads B's size(-2) first)
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(B.dim(), 1)}, {max(B.dim(), 1) - 1}], but got -2)")
+    n = LD.shape[-1]
+    if B.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {n} by {n} "
+                           f"but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
+    if tuple(pivots.shape) != tuple(LD.shape[:-1]):
+        raise RuntimeError(f"{name}: Expected LD.shape[:-1] and pivots.shape to be the same, "
+                           f"but got pivots with shape {list(pivots.shape)} instead")
+    if pivots._data.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}: Expected pivots to be integers. Got "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(pivots._data.dtype.name)}")
+    mismatch = broadcast_mismatch(tuple(B.shape[:-2]), tuple(LD.shape[:-2]))
+    if mismatch:
+        raise RuntimeError(mismatch)
+    return call(table.LINALG_LDL_SOLVE, (LD, pivots, B), (bool(hermitian),))
 
 
 # ---- powers and chains of products, triangular solves (torch.linalg's and older names)

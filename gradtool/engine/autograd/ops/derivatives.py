@@ -1654,6 +1654,19 @@ LINALG_HOUSEHOLDER_PRODUCT = OpSpec(
     "linalg_householder_product", "LinalgHouseholderProductBackward0",
     kernels.householder_product, jvp=formulas.householder_product_jvp, one_formula=True,
     **dict.fromkeys(("input", "tau"), formulas.householder_product_backward))
+# LDL^T with Bunch-Kaufman pivoting (LAPACK's sytrf / sytrs): torch differentiates neither
+LINALG_LDL_FACTOR_EX = OpSpec(
+    "linalg_ldl_factor_ex", "NotImplemented", kernels.linalg_ldl_factor_ex, args=("hermitian",),
+    outputs=("LD", "pivots", "info"), nondiff_outputs=("pivots", "info"),
+    jvp=no_forward_ad("linalg_ldl_factor_ex", "self"),
+    self=lambda grads: formulas.not_implemented("linalg_ldl_factor_ex")(grads))
+LINALG_LDL_FACTOR_EX.derivative_implemented = False
+LINALG_LDL_SOLVE = OpSpec(
+    "linalg_ldl_solve", "NotImplemented", kernels.linalg_ldl_solve, args=("hermitian",),
+    promotes_dtype=False, jvp=no_forward_ad("linalg_ldl_solve", "LD"),
+    LD=formulas.not_implemented("linalg_ldl_solve"), pivots=NON_DIFFERENTIABLE,
+    B=formulas.not_implemented("linalg_ldl_solve"))
+LINALG_LDL_SOLVE.derivative_implemented = False
 # solves and inverses from a Cholesky factor L (A = L L^T, or U^T U when upper); their
 # gradients reach all of L, as torch's formulas give them
 CHOLESKY_SOLVE = OpSpec("cholesky_solve", "CholeskySolveBackward0", kernels.cholesky_solve,

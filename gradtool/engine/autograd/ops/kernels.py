@@ -2112,6 +2112,123 @@ def householder_product(input, tau):
     return lapack_layout(E)
 
 
+_BUNCH_KAUFMAN_ALPHA = (1 + math.sqrt(17)) / 8
+
+
+def _sytf2_lower(A):
+    """LAPACK's dsytf2 on one symmetric matrix (its lower triangle): Bunch-Kaufman's
+    diagonal pivoting, 1x1 and 2x2 blocks of D, L's multipliers below them; pivots 1-based,
+    negative for a 2x2 block; info the first zero pivot (1-based), 0 if none."""
+    a = np.tril(A) + np.tril(A, -1).T  # (each step reads the lower triangle, mirrored)
+    n = a.shape[-1]
+    pivots = np.zeros(n, np.int32)
+    info = 0
+    k = 0
+    while k < n:
+        step, absakk = 1, abs(a[k, k])
+        imax = k + 1 + int(np.argmax(np.abs(a[k + 1:, k]))) if k + 1 < n else k
+        colmax = abs(a[imax, k]) if k + 1 < n else 0.0
+        zero_column = max(absakk, colmax) == 0 or np.isnan(absakk)
+        if zero_column:  # (no interchange, no update)
+            info = info or k + 1
+            kp = k
+        elif absakk >= _BUNCH_KAUFMAN_ALPHA * colmax:
+            kp = k
+        else:
+            row = np.abs(a[imax, k:imax])  # (the largest off-diagonal of row / column imax)
+            rowmax = row.max()
+            if imax + 1 < n:
+                rowmax = max(rowmax, np.abs(a[imax + 1:, imax]).max())
+            if absakk >= _BUNCH_KAUFMAN_ALPHA * colmax * (colmax / rowmax):
+                kp = k
+            elif abs(a[imax, imax]) >= _BUNCH_KAUFMAN_ALPHA * rowmax:
+                kp = imax
+            else:
+                kp, step = imax, 2
+        kk = k + step - 1
+        if kp != kk:  # rows and columns kk and kp swapped in the trailing block only (L's
+            order = np.arange(k, n)  # columns so far stay: the pivots record each swap)
+            order[[kk - k, kp - k]] = [kp, kk]
+            a[k:, k:] = a[k:, k:][order - k][:, order - k]
+        if step == 1 and not zero_column and k + 1 < n:
+            x = a[k + 1:, k].copy()
+            d11 = 1 / a[k, k]
+            a[k + 1:, k + 1:] += np.outer(x, -d11 * x)
+            a[k + 1:, k] = d11 * x
+        elif step == 2 and k + 2 < n:
+            d21 = a[k + 1, k]
+            d11, d22 = a[k + 1, k + 1] / d21, a[k, k] / d21
+            t = 1 / (d11 * d22 - 1)
+            d21 = t / d21
+            wk = d21 * (d11 * a[k + 2:, k] - a[k + 2:, k + 1])
+            wkp1 = d21 * (d22 * a[k + 2:, k + 1] - a[k + 2:, k])
+            a[k + 2:, k + 2:] -= (np.outer(a[k + 2:, k], wk) + np.outer(a[k + 2:, k + 1], wkp1))
+            a[k + 2:, k], a[k + 2:, k + 1] = wk, wkp1
+        a = np.tril(a) + np.tril(a, -1).T
+        pivots[k:k + step] = kp + 1 if step == 1 else -(kp + 1)
+        k += step
+    return np.tril(a), pivots, info
+
+
+def linalg_ldl_factor_ex(A, hermitian):  # (real matrices: hermitian is symmetric)
+    """(LD, pivots, info) of each matrix of the batch (dsytrf's lower form, as torch's: D and
+    L in LD's lower triangle, zeros above), LD column-major."""
+    batch = A.reshape((-1,) + A.shape[-2:])
+    parts = [_sytf2_lower(a) for a in batch]
+    LD = np.array([p[0] for p in parts], A.dtype).reshape(A.shape)
+    pivots = np.array([p[1] for p in parts], np.int32).reshape(A.shape[:-1])
+    info = np.array([p[2] for p in parts], np.int32).reshape(A.shape[:-2])
+    return lapack_layout(LD), pivots, info
+
+
+def _sytrs_lower(LD, pivots, B):
+    """LAPACK's dsytrs: A X = B from dsytrf's lower LD and pivots (L D L^T with the
+    pivots' row swaps), one matrix."""
+    b = np.array(B, copy=True)
+    n = LD.shape[-1]
+    k = 0
+    while k < n:  # L D Y = B
+        if pivots[k] > 0:
+            kp = pivots[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            b[k + 1:] -= np.outer(LD[k + 1:, k], b[k])
+            b[k] /= LD[k, k]
+            k += 1
+        else:
+            kp = -pivots[k] - 1
+            b[[k + 1, kp]] = b[[kp, k + 1]]
+            b[k + 2:] -= np.outer(LD[k + 2:, k], b[k]) + np.outer(LD[k + 2:, k + 1], b[k + 1])
+            akm1k = LD[k + 1, k]
+            akm1, ak = LD[k, k] / akm1k, LD[k + 1, k + 1] / akm1k
+            denom = akm1 * ak - 1
+            bkm1, bk = b[k] / akm1k, b[k + 1] / akm1k
+            b[k], b[k + 1] = (ak * bkm1 - bk) / denom, (akm1 * bk - bkm1) / denom
+            k += 2
+    k = n - 1
+    while k >= 0:  # L^T X = Y
+        if pivots[k] > 0:
+            b[k] -= LD[k + 1:, k] @ b[k + 1:]
+            kp = pivots[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            k -= 1
+        else:
+            b[k] -= LD[k + 1:, k] @ b[k + 1:]
+            b[k - 1] -= LD[k + 1:, k - 1] @ b[k + 1:]
+            kp = -pivots[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            k -= 2
+    return b
+
+
+def linalg_ldl_solve(LD, pivots, B, hermitian):
+    batch = np.broadcast_shapes(LD.shape[:-2], B.shape[:-2])
+    LDs = np.broadcast_to(LD, batch + LD.shape[-2:]).reshape((-1,) + LD.shape[-2:])
+    pivs = np.broadcast_to(pivots, batch + pivots.shape[-1:]).reshape(-1, pivots.shape[-1])
+    Bs = np.broadcast_to(B, batch + B.shape[-2:]).reshape((-1,) + B.shape[-2:])
+    X = np.array([_sytrs_lower(*parts) for parts in zip(LDs, pivs, Bs)], B.dtype)
+    return lapack_layout(X.reshape(batch + B.shape[-2:]))
+
+
 def triangular_solve(b, A, upper, transpose, unitriangular):
     """torch.triangular_solve: op(A) X = b (op: the transpose when asked), and a copy of A."""
     A_op = np.swapaxes(A, -1, -2) if transpose else A
