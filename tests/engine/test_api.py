@@ -665,6 +665,29 @@ LINALG_SOLVER_ERRORS = [
         (((4, 3), "int32"), ((2,), "int32"), NotImplementedError,
          "\"orgqr_cpu\" not implemented for 'Int'"),
     ]],
+    *[(lambda shapes=shapes, dtypes=dtypes, left=left: gt.ormqr(
+        *[gt.ones(shape, dtype=getattr(gt, dtype)) for shape, dtype in zip(shapes, dtypes)],
+        left=left), error, message) for shapes, dtypes, left, error, message in [
+        (((4, 3), (2,), (4, 2)), ("float64",) * 3, True, RuntimeError,
+         "torch.ormqr: tau.shape[-1] must be equal to min(other.shape[-2], input.shape[-1])"),
+        (((4, 3), (3,), (4, 2)), ("float64", "float64", "float32"), True, RuntimeError,
+         "torch.ormqr: Expected input and other to have the same dtype, but input has "
+         "dtypeDouble and other has dtype Float"),
+        (((4, 3), (3,), (4, 2)), ("float64", "float32", "float64"), True, RuntimeError,
+         "torch.ormqr: Expected input and tau to have the same dtype, but input has dtypeDouble "
+         "and tau has dtype Float"),
+        (((4, 3), (3,), (4, 2)), ("float64",) * 3, False, RuntimeError,
+         "torch.ormqr: other.shape[-1] must be equal to input.shape[-2]"),
+        (((4, 3), (3,), (3, 2)), ("float64",) * 3, True, RuntimeError,
+         "torch.ormqr: other.shape[-2] must be equal to input.shape[-2]"),
+        (((4, 3), (3,), (4,)), ("float64",) * 3, True, RuntimeError,
+         "torch.ormqr: other must have at least 2 dimensions."),
+        (((2, 4, 3), (2, 3), (3, 4, 2)), ("float64",) * 3, True, RuntimeError,
+         "torch.ormqr: Expected batch dimensions of other to be equal to input.shape[:-2], but "
+         "got [3]"),
+        (((4, 3), (3,), (4, 2)), ("int32",) * 3, True, NotImplementedError,
+         "\"ormqr_cpu\" not implemented for 'Int'"),
+    ]],
     (lambda: gt.linalg.ldl_factor(gt.ones(2, 3)), RuntimeError,
      "torch.linalg.ldl_factor_ex: A must be batches of square matrices, but they are 2 by 3 "
      "matrices"),

@@ -2710,6 +2710,35 @@ case("householder_product_fewer_reflectors", "LINALG_HOUSEHOLDER_PRODUCT",
 case("householder_product_square_batch", "LINALG_HOUSEHOLDER_PRODUCT",
      lambda a, t: a.orgqr(t), _reflector_scales((2, 3, 3)), _householder_vjp)
 
+
+# ormqr: op(Q) C or C op(Q) with Q = H_0 ... H_{k-1} (m x m); the gradient for Q (V C^T, ...)
+# then householder_product's for the reflectors (a's columns beyond m hold none)
+def _ormqr_vjp(left, transpose):
+    def vjp(V, a, t, c):
+        m, n = a.shape
+        square = np.pad(a, ((0, 0), (0, max(0, m - n))))[:, :m]
+        Q = functools.reduce(np.matmul, _reflectors(square, t)[1], np.eye(m))
+        op = Q.T if transpose else Q
+        gc, g_op = (op.T @ V, V @ c.T) if left else (V @ op.T, c.T @ V)
+        g_square, g_scales = _householder_vjp(g_op.T if transpose else g_op, square, t)
+        ga = np.zeros_like(a)
+        ga[:, :min(m, n)] = g_square[:, :min(m, n)]
+        return [ga, g_scales, gc]
+    return vjp
+
+
+for _id, _shapes, _left, _transpose in [
+    ("ormqr", ((4, 3), (3,), (4, 2)), True, False),
+    ("ormqr_transpose_wide", ((3, 5), (3,), (3, 2)), True, True),
+    ("ormqr_right", ((4, 3), (3,), (2, 4)), False, False),
+    ("ormqr_right_transpose", ((3, 2), (2,), (4, 3)), False, True),
+]:
+    case(_id, "ORMQR", lambda a, t, c, left=_left, transpose=_transpose: gt.ormqr(
+        a, t, c, left=left, transpose=transpose),
+         lambda r, shapes=_shapes: [r.standard_normal(shapes[0]), r.uniform(0.5, 1.5, shapes[1]),
+                                    r.standard_normal(shapes[2])],
+         _ormqr_vjp(_left, _transpose), forward_ad=False)
+
 # the pseudo-inverse of a full-rank matrix: (A^T A)^{-1} A^T (tall), its transpose's
 # transpose (wide); least squares through it
 def _pinv_vjp(v, a):

@@ -561,6 +561,14 @@ LINALG_SOLVER_PROGRAMS = {
     "householder_product": lambda: gt.linalg.householder_product(
         *gt.geqrf((gt.arange(24.0, dtype=gt.float64) ** 2 % 7).reshape(2, 4, 3))),
     "orgqr_float32": lambda: gt.orgqr(gt.arange(12.0).reshape(4, 3).sin(), gt.ones(2)),
+    "ormqr_batch": lambda: tuple(gt.ormqr(*gt.geqrf((gt.arange(24.0, dtype=gt.float64) ** 2 % 7)
+                                                    .reshape(2, 4, 3)),
+                                          gt.arange(16.0, dtype=gt.float64).reshape(2, 4, 2)
+                                          .cos(), transpose=transpose)
+                                 for transpose in (False, True)),
+    "ormqr_method_right": lambda: gt.arange(12.0, dtype=gt.float64).reshape(4, 3).sin().ormqr(
+        gt.ones(3, dtype=gt.float64), gt.arange(8.0, dtype=gt.float64).reshape(2, 4).cos(),
+        left=False),
     "ldl_factor_ex": lambda: tuple(gt.linalg.ldl_factor_ex(gt.tensor(
         [[[1e-3, 2.0, 0.5], [2.0, 1e-3, 1.0], [0.5, 1.0, 3.0]],
          [[4.0, 1.0, 2.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]], dtype=gt.float64))),

@@ -375,6 +375,51 @@ def householder_product(A, tau):
 orgqr = householder_product  # (torch.orgqr: the same node)
 
 
+def ormqr(input, input2, input3, left=True, transpose=False):
+    """op(Q) C (left) or C op(Q) for geqrf's (input, tau) = (input, input2) and C = input3,
+    op(Q) Q^T with transpose, Q never formed: one OrmqrBackward0 node, differentiable in all
+    three."""
+    tau, other = input2, input3
+    name = "torch.ormqr"
+    if input.dim() < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if other.dim() < 2:
+        raise RuntimeError(f"{name}: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if other.shape[side] != input.shape[-2]:
+        raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
+    if other.shape[side] < tau.shape[-1]:
+        raise RuntimeError(f"{name}: other.shape[{side}] must be greater than or equal to "
+                           f"tau.shape[-1]")
+    if tau.shape[-1] > input.shape[-1]:
+        raise RuntimeError(f"{name}: tau.shape[-1] must be less than or equal to "
+                           f"input.shape[-1]")
+    if input.dim() - tau.dim() != 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got "
+                           f"tau.ndim equal to {tau.dim()} and input.ndim is equal to "
+                           f"{input.dim()}")
+    if input.dim() != other.dim():
+        raise RuntimeError(f"{name}: Expected other to have the same number of dimensions as "
+                           f"input, but got other.ndim equal to {other.dim()} and input.ndim is "
+                           f"equal to {input.dim()}")
+    if input.dim() > 2:
+        for what, t in (("tau", tau.shape[:-1]), ("other", other.shape[:-2])):
+            if tuple(t) != tuple(input.shape[:-2]):
+                raise RuntimeError(f"{name}: Expected batch dimensions of {what} to be equal to "
+                                   f"input.shape[:-2], but got {list(t)}")
+    for what, t in (("tau", tau), ("other", other)):
+        if t._data.dtype != input._data.dtype:  # (torch's words run "dtype" into the name)
+            raise RuntimeError(
+                f"{name}: Expected input and {what} to have the same dtype, but input has dtype"
+                f"{dtypes.LEGACY_TYPE_NAMES.get(input._data.dtype.name)} and {what} has dtype "
+                f"{dtypes.LEGACY_TYPE_NAMES.get(t._data.dtype.name)}")
+    if tau.shape[-1] != min(other.shape[side], input.shape[-1]):
+        raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], "
+                           f"input.shape[-1])")
+    _refuse_integers_and_complex("ormqr_cpu", input._data.dtype)
+    return call(table.ORMQR, (input, tau, other), (bool(left), bool(transpose)))
+
+
 # ---- LDL^T of symmetric matrices (Bunch-Kaufman pivoting, LAPACK's sytrf): no gradient
 LdlFactorExResult = collections.namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
 LdlFactorResult = collections.namedtuple("linalg_ldl_factor", ["LD", "pivots"])

@@ -689,7 +689,7 @@ class TensorMethods:
     cholesky_solve, cholesky_inverse = linalg.cholesky_solve, linalg.cholesky_inverse
     matrix_exp, pinverse = linalg.matrix_exp, linalg.pinverse
     lu_solve = linalg.lu_solve_deprecated  # (b.lu_solve(LU, pivots): torch.lu_solve's order)
-    geqrf, orgqr = linalg.geqrf, linalg.orgqr
+    geqrf, orgqr, ormqr = linalg.geqrf, linalg.orgqr, linalg.ormqr
 
     def logdet(self):
         """log det: nan where the determinant is negative (a where over slogdet, as torch)."""

@@ -1654,6 +1654,9 @@ LINALG_HOUSEHOLDER_PRODUCT = OpSpec(
     "linalg_householder_product", "LinalgHouseholderProductBackward0",
     kernels.householder_product, jvp=formulas.householder_product_jvp, one_formula=True,
     **dict.fromkeys(("input", "tau"), formulas.householder_product_backward))
+ORMQR = OpSpec("ormqr", "OrmqrBackward0", kernels.ormqr, args=("left", "transpose"),
+               jvp=no_forward_ad("ormqr", "self"), one_formula=True,
+               **dict.fromkeys(("self", "input2", "input3"), formulas.ormqr_backward))
 # LDL^T with Bunch-Kaufman pivoting (LAPACK's sytrf / sytrs): torch differentiates neither
 LINALG_LDL_FACTOR_EX = OpSpec(
     "linalg_ldl_factor_ex", "NotImplemented", kernels.linalg_ldl_factor_ex, args=("hermitian",),

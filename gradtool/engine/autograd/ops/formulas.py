@@ -1382,26 +1382,51 @@ def _reflected(E, v, t):
     return E - t * matmul(v, matmul(mT(v), E))
 
 
-def householder_product_backward(grad, input, tau, result):
-    """Q = E_0 with E_i = H_i E_{i+1}, E_k the identity's first n columns: going down the
-    chain with g (Q's gradient, then E_{i+1}'s: H_i g), H_i = I - tau v v^T gives
-    tau_i's -v^T g E^T v and v_i's -tau (g E^T v + E g^T v), kept below the diagonal."""
-    m, n = input.shape[-2:]
-    k = tau.shape[-1]
-    Es = [zeros_like(input) + constant(np.eye(m, n, dtype=bool), input)]
-    for i in reversed(range(1, k)):
+def _reflector_chain_backward(grad, input, tau, order, start, result):
+    """result = H_{o_0} H_{o_1} ... H_{o_{k-1}} start (o: `order`), H_i = I - tau_i v_i v_i^T:
+    walking down the chain with g (result's gradient, then each partial product's: H_i g),
+    H_i gives tau_i's -v^T g E^T v and v_i's -tau (g E^T v + E g^T v), E the product below it,
+    kept below the diagonal; what reaches the bottom is start's gradient."""
+    m = input.shape[-2]
+    Es = [start]  # Es[j]: the product of the last k - j reflectors with start
+    for i in reversed(order[1:]):
         Es.insert(0, _reflected(Es[0], *_reflector(input, tau, i)))
     Es.insert(0, result)
-    g, g_columns, g_taus = grad, [], []
-    for i in range(k):
+    g, g_columns, g_taus = grad, {}, {}
+    for j, i in enumerate(order):
         v, t = _reflector(input, tau, i)
-        w, u = matmul(mT(v), Es[i + 1]), matmul(mT(v), g)  # v^T E, v^T g: (..., 1, n)
-        g_taus.append(-sum(u * w, (-2, -1)))
-        g_v = -t * (matmul(g, mT(w)) + matmul(Es[i + 1], mT(u)))
-        g_columns.append(g_v * constant((np.arange(m) > i)[:, None], input))
+        w, u = matmul(mT(v), Es[j + 1]), matmul(mT(v), g)  # v^T E, v^T g: (..., 1, n)
+        g_taus[i] = -sum(u * w, (-2, -1))
+        g_v = -t * (matmul(g, mT(w)) + matmul(Es[j + 1], mT(u)))
+        g_columns[i] = g_v * constant((np.arange(m) > i)[:, None], input)
         g = _reflected(g, v, t)
-    columns = cat(g_columns + [zeros_like(slice(input, len(input.shape) - 1, k, n, 1))], -1)
-    return [columns, stack(g_taus, -1)]
+    k, n = len(order), input.shape[-1]
+    columns = [g_columns[i] for i in range(k)]
+    if n > k:
+        columns.append(zeros_like(slice(input, len(input.shape) - 1, k, n, 1)))
+    return cat(columns, -1), stack([g_taus[i] for i in range(k)], -1), g
+
+
+def householder_product_backward(grad, input, tau, result):
+    """Q = H_0 ... H_{k-1} I[:, :n]: the chain's gradients for the reflectors and tau."""
+    m, n = input.shape[-2:]
+    identity = zeros_like(input) + constant(np.eye(m, n, dtype=bool), input)
+    return list(_reflector_chain_backward(grad, input, tau, range(tau.shape[-1]), identity,
+                                          result)[:2])
+
+
+def ormqr_backward(grad, self, input2, input3, left, transpose, result):
+    """op(Q) C (left) or C op(Q), Q = H_0 ... H_{k-1}: a chain of reflectors applied to C
+    (Q^T's chain in the other order; C op(Q) as op(Q)^T C^T); C's gradient is what reaches the
+    chain's bottom."""
+    order = range(input2.shape[-1])
+    if left == transpose:  # Q^T's chain: H_{k-1} first
+        order = order[::-1]
+    if left:
+        return list(_reflector_chain_backward(grad, self, input2, order, input3, result))
+    g_self, g_tau, g_other = _reflector_chain_backward(mT(grad), self, input2, order,
+                                                       mT(input3), mT(result))
+    return [g_self, g_tau, mT(g_other)]
 
 
 def householder_product_jvp(input_t, tau_t, input, tau):

@@ -2112,6 +2112,20 @@ def householder_product(input, tau):
     return lapack_layout(E)
 
 
+def ormqr(input, tau, other, left, transpose):
+    """op(Q) C (left) or C op(Q) for Q = H_0 ... H_{k-1} kept as geqrf's reflectors (LAPACK's
+    ormqr), op(Q) Q or Q^T: the reflectors applied to C one by one, column-major."""
+    if not left:  # C op(Q) = (op(Q)^T C^T)^T
+        return lapack_layout(np.swapaxes(ormqr(input, tau, np.swapaxes(other, -1, -2), True,
+                                               not transpose), -1, -2))
+    X = np.array(other, copy=True)
+    k = tau.shape[-1]
+    for i in (range(k) if transpose else reversed(range(k))):  # (the innermost first)
+        v, t = householder_reflector(input, tau, i)
+        X -= t[..., None, None] * v[..., :, None] * (v[..., None, :] @ X)
+    return lapack_layout(X)
+
+
 _BUNCH_KAUFMAN_ALPHA = (1 + math.sqrt(17)) / 8
 
 
