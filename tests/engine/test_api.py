@@ -688,6 +688,11 @@ LINALG_SOLVER_ERRORS = [
         (((4, 3), (3,), (4, 2)), ("int32",) * 3, True, NotImplementedError,
          "\"ormqr_cpu\" not implemented for 'Int'"),
     ]],
+    (lambda: gt.cholesky(gt.ones(2, 3)), RuntimeError,
+     "cholesky: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: gt.cholesky(-gt.eye(2)), gt.linalg.LinAlgError,
+     "cholesky: The factorization could not be completed because the input is not "
+     "positive-definite (the leading minor of order 1 is not positive-definite)."),
     (lambda: gt.linalg.ldl_factor(gt.ones(2, 3)), RuntimeError,
      "torch.linalg.ldl_factor_ex: A must be batches of square matrices, but they are 2 by 3 "
      "matrices"),

@@ -2457,6 +2457,10 @@ case("linalg_cholesky", "LINALG_CHOLESKY_EX", lambda x: gt.linalg.cholesky(_spd(
 case("linalg_cholesky_upper", "LINALG_CHOLESKY_EX",
      lambda x: gt.linalg.cholesky(_spd(x), upper=True), normal(*SQ),
      lambda v, x: _cholesky_vjp(v, x, upper=True))
+case("cholesky_deprecated", "CHOLESKY", lambda x: gt.cholesky(_spd(x)), normal(*SQ),
+     _cholesky_vjp)
+case("cholesky_deprecated_upper", "CHOLESKY", lambda x: _spd(x).cholesky(upper=True),
+     normal(*SQ), lambda v, x: _cholesky_vjp(v, x, upper=True))
 case("linalg_qr_tall", "LINALG_QR", lambda a: gt.linalg.qr(a), normal(4, 3), _qr_vjp)
 case("linalg_qr_wide", "LINALG_QR", lambda a: gt.linalg.qr(a), normal(3, 4), _qr_vjp)
 case("linalg_eigh", "LINALG_EIGH", _eigh_gauged, normal(*SQ), _eigh_vjp)

@@ -643,21 +643,30 @@ def test_nonzero_multinomial_and_scatter_reduce_match_torch():
         np.testing.assert_array_equal(*got)
 
 
-def test_lu_solve_warns_of_its_deprecation_in_torchs_words():
-    """torch.lu_solve and Tensor.lu_solve (b first) warn as torch's, naming linalg.lu_solve
-    (torch's C++ warns once per process: asked in a fresh one)."""
-    program = ("import warnings, torch\nwarnings.simplefilter('always')\n"
-               "LU, pivots = torch.linalg.lu_factor(torch.eye(2) * 2)\n"
-               "with warnings.catch_warnings(record=True) as caught:\n"
-               "    torch.lu_solve(torch.ones(2, 1), LU, pivots)\n"
-               "print(str(caught[0].message).split(' (Triggered internally')[0])")
+# deprecated functions, each called as torch.X and Tensor.X: (setup, the two calls)
+DEPRECATED_LINALG = {
+    "lu_solve": ("LU, pivots = gt.linalg.lu_factor(gt.eye(2) * 2)",
+                 "gt.lu_solve(gt.ones(2, 1), LU, pivots)", "gt.ones(2, 1).lu_solve(LU, pivots)"),
+    "cholesky": ("A = gt.eye(2) * 4", "gt.cholesky(A)", "A.cholesky(upper=True)"),
+}
+
+
+@pytest.mark.parametrize("name", DEPRECATED_LINALG)
+def test_deprecated_linalg_functions_warn_in_torchs_words(name):
+    """torch.lu_solve and torch.cholesky (and their methods) warn as torch's, naming the
+    linalg function that replaces them (torch's C++ warns once per process: asked in a fresh
+    one)."""
+    setup, *calls = DEPRECATED_LINALG[name]
+    program = (f"import warnings, torch as gt\nwarnings.simplefilter('always')\n{setup}\n"
+               f"with warnings.catch_warnings(record=True) as caught:\n    {calls[0]}\n"
+               f"print(str(caught[0].message).split(' (Triggered internally')[0])")
     theirs = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                             check=True, timeout=120).stdout.rstrip("\n")
-    LU, pivots = gt.linalg.lu_factor(gt.eye(2) * 2)
-    for call in (lambda: gt.lu_solve(gt.ones(2, 1), LU, pivots),
-                 lambda: gt.ones(2, 1).lu_solve(LU, pivots)):
+    scope = {"gt": gt}
+    exec(setup, scope)
+    for call in calls:
         with pytest.warns(UserWarning) as caught:
-            np.testing.assert_allclose(call().numpy(), [[0.5], [0.5]])
+            eval(call, scope)
         assert [str(w.message) for w in caught] == [theirs]
 
 

@@ -82,6 +82,19 @@ def cholesky(A, *, upper=False):
     return cholesky_ex(A, upper=upper).L
 
 
+def cholesky_deprecated(input, upper=False):
+    """torch.cholesky (deprecated, torch warns the same): linalg.cholesky's factor, U with
+    upper (A = U^T U), one CholeskyBackward0 node."""
+    warnings.warn(
+        "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+        "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = "
+        "torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced "
+        "with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent results "
+        "for all valid (symmetric positive definite) inputs.", UserWarning, stacklevel=2)
+    _check_square("cholesky", input)
+    return call(table.CHOLESKY, (input,), (bool(upper),))
+
+
 def qr(A, mode="reduced"):
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "

@@ -690,6 +690,7 @@ class TensorMethods:
     matrix_exp, pinverse = linalg.matrix_exp, linalg.pinverse
     lu_solve = linalg.lu_solve_deprecated  # (b.lu_solve(LU, pivots): torch.lu_solve's order)
     geqrf, orgqr, ormqr = linalg.geqrf, linalg.orgqr, linalg.ormqr
+    cholesky = linalg.cholesky_deprecated
 
     def logdet(self):
         """log det: nan where the determinant is negative (a where over slogdet, as torch)."""

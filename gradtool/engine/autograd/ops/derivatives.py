@@ -1586,6 +1586,10 @@ LINALG_CHOLESKY_EX = OpSpec("linalg_cholesky_ex", "LinalgCholeskyExBackward0",
                             kernels.linalg_cholesky_ex, args=("upper",), outputs=("L", "info"),
                             nondiff_outputs=("info",), jvp=formulas.cholesky_jvp,
                             A=formulas.cholesky_backward)
+# torch.cholesky (deprecated): the same factor and formulas, torch's older node
+CHOLESKY = OpSpec("cholesky", "CholeskyBackward0", kernels.cholesky, args=("upper",),
+                  jvp=lambda self_t, result, upper: formulas.cholesky_jvp(self_t, result, upper),
+                  self=lambda grad, upper, result: formulas.cholesky_backward(grad, upper, result))
 LINALG_QR = OpSpec("linalg_qr", "LinalgQrBackward0", kernels.linalg_qr, args=("mode",),
                    outputs=("Q", "R"), jvp=formulas.linalg_qr_jvp,
                    A=formulas.linalg_qr_backward)

@@ -2030,6 +2030,14 @@ def linalg_eig(A):
     return values.astype(complex_dtype), lapack_layout(vectors.astype(complex_dtype))
 
 
+def cholesky(A, upper):
+    """torch.cholesky's (deprecated): linalg.cholesky's factor, its error under the old name."""
+    try:
+        return linalg_cholesky_ex(A, upper)[0]
+    except _LinAlgError as e:
+        raise _LinAlgError(str(e).removeprefix("linalg.")) from None
+
+
 def solve_triangular(A, B, upper, left, unitriangular):
     """X with A X = B (left) or X A = B, A triangular: only its upper or lower triangle is
     read, its diagonal taken as ones when unitriangular; X has A's dtype, as torch's. Substitution row by row, as LAPACK's
