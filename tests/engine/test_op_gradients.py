@@ -2619,6 +2619,49 @@ case("cholesky_inverse_upper", ("CHOLESKY_INVERSE", "TRIU"),
      lambda v, x: _cholesky_inverse_vjp(v, x, True))
 
 
+# linalg.lu_factor: the closed form is the adjoint of first-order perturbation of P^T A = L U
+# (dA = E_ij for each entry): the square part's X = L^{-1} P^T dA U^{-1} splits into
+# dL = L tril(X, -1) and dU = triu(X) U; a wide A's last columns give dU2 = L^{-1}(P^T dA2 -
+# dL U2), a tall A's last rows dL2 = (P^T dA2 - L2 dU) U^{-1}
+def _lu_perturbation(LU, P, da):
+    m, n = LU.shape
+    k = min(m, n)
+    L, U = np.tril(LU[:, :k], -1) + np.eye(m, k), np.triu(LU[:k])
+    d = P.T @ da
+    X = np.linalg.solve(L[:k], d[:k, :k]) @ np.linalg.inv(U[:, :k])
+    dL, dU = L[:k] @ np.tril(X, -1), np.triu(X) @ U[:, :k]
+    out = np.zeros((m, n))
+    out[:k, :k] = dL + dU
+    if n > k:
+        out[:, k:] = np.linalg.solve(L, d[:, k:] - dL @ U[:, k:])
+    if m > k:
+        out[k:, :] = (d[k:] - L[k:] @ dU) @ np.linalg.inv(U)
+    return out
+
+
+def _lu_factor_vjp(v, a):
+    if a.ndim == 3:
+        return [np.stack([_lu_factor_vjp(v[b], a[b])[0] for b in range(len(a))])]
+    LU, pivots = (x.numpy() for x in gt.linalg.lu_factor(gt.tensor(a)))
+    perm = np.arange(a.shape[0])
+    for j, p in enumerate(pivots - 1):
+        perm[[j, p]] = perm[[p, j]]
+    P = np.eye(a.shape[0])[perm].T
+    g = np.zeros_like(a)
+    for i in np.ndindex(a.shape):
+        e = np.zeros_like(a)
+        e[i] = 1
+        g[i] = np.sum(v * _lu_perturbation(LU, P, e))
+    return [g]
+
+
+case("linalg_lu_factor", "LINALG_LU_FACTOR_EX", lambda a: gt.linalg.lu_factor(a).LU,
+     normal(3, 3), _lu_factor_vjp)
+case("linalg_lu_factor_ex_wide", "LINALG_LU_FACTOR_EX", lambda a: gt.linalg.lu_factor_ex(a).LU,
+     normal(3, 5), _lu_factor_vjp)
+case("lu_tall_batch", "LINALG_LU_FACTOR_EX", lambda a: a.lu()[0], normal(2, 4, 2),
+     _lu_factor_vjp)
+
 # linalg.lu_solve from a packed LU (any matrix with U's diagonal away from zero) and pivots:
 # the closed form is the gradient for A = P L U, taken to L's strict lower triangle and U's upper
 _PIVOTS = np.array([2, 3, 3], np.int32)

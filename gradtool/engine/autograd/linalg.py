@@ -188,10 +188,11 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 
 
 
-# ---- LU factorisation (torch.linalg.lu_factor, lu, torch.lu, lu_unpack): forward only
+# ---- LU factorisation (torch.linalg.lu_factor, lu, torch.lu, lu_unpack)
 import numpy as np  # noqa: E402
 
 from . import grad_mode  # noqa: E402
+from .ops import kernels  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 
 LuFactorExResult = collections.namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
@@ -200,42 +201,19 @@ LuUnpackResult = collections.namedtuple("lu_unpack", ["P", "L", "U"])
 LuResult = collections.namedtuple("linalg_lu", ["P", "L", "U"])
 
 
-def _lu_arrays(a):
-    """LAPACK's getrf: partial pivoting (the first largest |pivot|), L's multipliers below the
-    diagonal and U on and above it; pivots 1-based (int32); info the first zero pivot."""
-    m, n = a.shape[-2:]
-    k = min(m, n)
-    batch = a.reshape(-1, m, n).copy()
-    pivots = np.zeros((batch.shape[0], k), np.int32)
-    info = np.zeros(batch.shape[0], np.int32)
-    for b, A in enumerate(batch):
-        for j in range(k):
-            p = j + int(np.argmax(np.abs(A[j:, j])))
-            pivots[b, j] = p + 1
-            if p != j:
-                A[[j, p]] = A[[p, j]]
-            if A[j, j] != 0:
-                A[j + 1:, j] /= A[j, j]
-            elif not info[b]:
-                info[b] = j + 1
-            A[j + 1:, j + 1:] -= np.outer(A[j + 1:, j], A[j, j + 1:])
-    return (batch.reshape(a.shape), pivots.reshape(a.shape[:-2] + (k,)),
-            info.reshape(a.shape[:-2]))
-
-
 def lu_factor_ex(A, *, pivot=True, check_errors=False):
-    """(LU, pivots, info) of A (..., m, n). No gradient in the engine yet: an A that requires
-    grad is refused, not silently detached."""
+    """(LU, pivots, info) of A (..., m, n): one LinalgLuFactorExBackward0 node, differentiable
+    in A through LU."""
     if A.dim() < 2:
         raise RuntimeError(f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got "
                            f"size: {list(A.shape)} instead")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    if A.requires_grad and grad_mode.state.grad_enabled:
-        from ..errors import NotInEngineError, _LinAlgError as LinAlgError
-        raise NotInEngineError("gradients through torch.linalg.lu_factor (torch.lu)")
-    LU, pivots, info = _lu_arrays(A._data)
-    return LuFactorExResult(Tensor._wrap(LU), Tensor._wrap(pivots), Tensor._wrap(info))
+    if A._data.dtype.kind == "c":  # (the formulas here are real-only: values, no gradient)
+        if A.requires_grad and grad_mode.state.grad_enabled:
+            raise NotInEngineError("gradients through torch.linalg.lu_factor on complex tensors")
+        return LuFactorExResult(*map(Tensor._wrap, kernels.lu_factor_ex(A._data, pivot)))
+    return LuFactorExResult(*call(table.LINALG_LU_FACTOR_EX, (A,), (bool(pivot),)))
 
 
 def lu_factor(A, *, pivot=True):

@@ -1640,6 +1640,11 @@ TRIANGULAR_SOLVE = OpSpec(
     args=("upper", "transpose", "unitriangular"), outputs=("solution", "cloned_coefficient"),
     undefined_grads=True, jvp=formulas.triangular_solve_jvp, one_formula=True,
     **dict.fromkeys(("self", "A"), formulas.triangular_solve_backward))
+# getrf's packed LU (L's multipliers below the diagonal, U on and above it) and its pivots
+LINALG_LU_FACTOR_EX = OpSpec(
+    "linalg_lu_factor_ex", "LinalgLuFactorExBackward0", kernels.lu_factor_ex, args=("pivot",),
+    outputs=("LU", "pivots", "info"), nondiff_outputs=("pivots", "info"),
+    jvp=formulas.linalg_lu_factor_ex_jvp, A=formulas.linalg_lu_factor_ex_backward)
 # solves with lu_factor's packed LU and its pivots (op(A) A or A^H with adjoint); the
 # gradient reaches LU's two triangles, as torch's
 LINALG_LU_SOLVE = OpSpec(

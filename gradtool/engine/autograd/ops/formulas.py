@@ -1327,6 +1327,84 @@ def _lu_unpacked(LU, pivots):
     return P, tril(LU, -1) + _eye_like(LU), triu(LU, 0)
 
 
+def _pivots_matrix(pivots, m, like):
+    """P (m x m, a constant) with A = P L U from getrf's row swaps."""
+    swaps = np.asarray(_array(pivots)).astype(np.int64) - 1
+    perm = np.broadcast_to(np.arange(m), swaps.shape[:-1] + (m,)).copy()
+    for j in range(swaps.shape[-1]):
+        index = np.indices(swaps.shape[:-1])
+        p = swaps[..., j]
+        perm[(*index, j)], perm[(*index, p)] = perm[(*index, p)], perm[(*index, j)].copy()
+    eye = np.eye(m, dtype=np.dtype(_array(detach(like)).dtype))
+    return constant(np.swapaxes(eye[perm], -1, -2), like)
+
+
+def _lu_parts(LU, pivots):
+    """P, L (m x k, unit lower) and U (k x n) of a packed LU of A (m x n), k = min(m, n)."""
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    last = len(LU.shape) - 1
+    L = tril(slice(LU, last, 0, k, 1), -1) + constant(
+        np.eye(m, k, dtype=np.dtype(_array(detach(LU)).dtype)), LU)
+    U = triu(slice(LU, last - 1, 0, k, 1), 0)
+    return _pivots_matrix(pivots, m, LU), L, U
+
+
+def linalg_lu_factor_ex_backward(grad, LU, pivots, pivot):
+    """torch's linalg_lu_backward for A = P L U, from LU's gradient (gL below the diagonal,
+    gU on and above): square, gA = P L^{-H} phi U^{-H}, phi = tril(L^H gL, -1) + triu(gU U^H);
+    wide, U = [U1 U2] and the columns beyond gain P L^{-H} gU2 (phi less gU2 U2^H below the
+    diagonal); tall, L = [L1; L2] and the rows beyond gain P gL2 U^{-H} (phi less L2^H gL2 on
+    and above it)."""
+    P, L, U = _lu_parts(LU, pivots)
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    last = len(LU.shape) - 1
+    gL = tril(slice(grad, last, 0, k, 1), -1)
+    gU = triu(slice(grad, last - 1, 0, k, 1), 0)
+    if m < n:  # (..., m, m) and (..., m, n - m)
+        U, U2 = slice(U, last, 0, m, 1), slice(U, last, m, n, 1)
+        gU, gU2 = slice(gU, last, 0, m, 1), slice(gU, last, m, n, 1)
+        gL = gL - _triangular(mH(L), matmul(gU2, mH(U2)), True, unitriangular=True)
+    if m > n:
+        L, L2 = slice(L, last - 1, 0, n, 1), slice(L, last - 1, n, m, 1)
+        gL, gL2 = slice(gL, last - 1, 0, n, 1), slice(gL, last - 1, n, m, 1)
+        gU = gU - _triangular(mH(U), matmul(mH(L2), gL2), False, left=False)
+    phi = tril(matmul(mH(L), gL), -1) + triu(matmul(gU, mH(U)), 0)
+    gA = _triangular(mH(U), _triangular(mH(L), phi, True, unitriangular=True), False,
+                     left=False)
+    if m < n:
+        gA = cat([gA, _triangular(mH(L), gU2, True, unitriangular=True)], -1)
+    if m > n:
+        gA = cat([gA, _triangular(mH(U), gL2, False, left=False)], -2)
+    return matmul(P, gA)
+
+
+def linalg_lu_factor_ex_jvp(A_t, LU, pivots, pivot):
+    """dLU = dL + dU: with X = L^{-1} P^T dA U^{-1} (A's square part), dL = L tril(X, -1),
+    dU = triu(X) U; a wide A's last columns dU2 = L^{-1} (P^T dA2 - dL U2), a tall A's last
+    rows dL2 = (P^T dA2 - L2 dU) U^{-1}."""
+    P, L, U = _lu_parts(LU, pivots)
+    m, n = LU.shape[-2:]
+    last = len(LU.shape) - 1
+    dA = matmul(mT(P), A_t)
+    if m < n:
+        U, U2 = slice(U, last, 0, m, 1), slice(U, last, m, n, 1)
+        dA, dA2 = slice(dA, last, 0, m, 1), slice(dA, last, m, n, 1)
+    if m > n:
+        L, L2 = slice(L, last - 1, 0, n, 1), slice(L, last - 1, n, m, 1)
+        dA, dA2 = slice(dA, last - 1, 0, n, 1), slice(dA, last - 1, n, m, 1)
+    X = _triangular(U, _triangular(L, dA, False, unitriangular=True), True, left=False)
+    dL, dU = matmul(L, tril(X, -1)), matmul(triu(X, 0), U)
+    if m < n:
+        dU2 = _triangular(L, dA2 - matmul(dL, U2), False, unitriangular=True)
+        return [cat([dL + dU, dU2], -1), None, None]
+    if m > n:
+        dL2 = _triangular(U, dA2 - matmul(L2, dU), True, left=False)
+        return [cat([dL + dU, dL2], -2), None, None]
+    return [dL + dU, None, None]
+
+
 def _triangular(A, B, upper, left=True, unitriangular=False):
     return table.LINALG_SOLVE_TRIANGULAR(A, B, upper, left, unitriangular)
 

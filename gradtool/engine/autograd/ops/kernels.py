@@ -1906,6 +1906,29 @@ def lu_factor(A):
     return LU.reshape(A.shape), pivots.reshape(A.shape[:-1])
 
 
+def lu_factor_ex(a, pivot):
+    """LAPACK's getrf on (..., m, n): partial pivoting (the first largest |pivot|), L's multipliers below the
+    diagonal and U on and above it; pivots 1-based (int32); info the first zero pivot."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.reshape(-1, m, n).copy()
+    pivots = np.zeros((batch.shape[0], k), np.int32)
+    info = np.zeros(batch.shape[0], np.int32)
+    for b, A in enumerate(batch):
+        for j in range(k):
+            p = j + int(np.argmax(np.abs(A[j:, j])))
+            pivots[b, j] = p + 1
+            if p != j:
+                A[[j, p]] = A[[p, j]]
+            if A[j, j] != 0:
+                A[j + 1:, j] /= A[j, j]
+            elif not info[b]:
+                info[b] = j + 1
+            A[j + 1:, j + 1:] -= np.outer(A[j + 1:, j], A[j, j + 1:])
+    return (batch.reshape(a.shape), pivots.reshape(a.shape[:-2] + (k,)),
+            info.reshape(a.shape[:-2]))
+
+
 def _row_permutation(pivots):
     """perm with A[perm] = L U, from the pivots' sequence of row swaps."""
     n = pivots.shape[-1]
