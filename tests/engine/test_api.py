@@ -898,6 +898,30 @@ def test_geqrf_keeps_q_as_reflectors_that_householder_product_multiplies_out():
     np.testing.assert_allclose(a.numpy(), [[1, 2], [0, -5], [0, 0.5]], atol=1e-6)
 
 
+def test_svd_and_pca_lowrank_recover_a_low_rank_matrix():
+    """A rank-2 matrix: svd_lowrank's U diag(S) V^H is A, its leading singular values A's; M is
+    taken out first; pca_lowrank centres the columns; q and niter out of range are torch's
+    ValueErrors."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((7, 2)) @ rng.standard_normal((2, 5))
+    for A in (gt.tensor(a), gt.tensor(a.T.copy())):
+        U, S, V = gt.svd_lowrank(A, q=3)
+        assert U.shape == (A.shape[0], 3) and V.shape == (A.shape[1], 3)
+        np.testing.assert_allclose((U @ gt.diag(S) @ V.mT).numpy(), A.numpy(), atol=1e-12)
+        np.testing.assert_allclose(S[:2].numpy(), np.linalg.svd(a, compute_uv=False)[:2])
+    M = gt.ones(7, 5, dtype=gt.float64)
+    U, S, V = gt.svd_lowrank(gt.tensor(a) + M, q=2, M=M)
+    np.testing.assert_allclose((U @ gt.diag(S) @ V.mT).numpy(), a, atol=1e-12)
+    U, S, V = gt.pca_lowrank(gt.tensor(a))
+    assert S.shape == (5,)
+    np.testing.assert_allclose(S[:2].numpy(), np.linalg.svd(a - a.mean(0), compute_uv=False)[:2])
+    with pytest.raises(ValueError, match=r"q\(=6\) must be non-negative integer and not greater "
+                                         r"than min\(m, n\)=5"):
+        gt.pca_lowrank(gt.tensor(a), q=6)
+    with pytest.raises(ValueError, match=r"niter\(=-1\) must be non-negative integer"):
+        gt.pca_lowrank(gt.tensor(a), niter=-1)
+
+
 def test_ldl_factor_pivots_as_bunch_kaufman_and_ldl_solve_solves():
     """A symmetric A = P L D L^T P^T: a small diagonal entry next to a large one takes a 2x2
     block of D (both pivots negative, naming the row swapped in), and ldl_solve's X solves

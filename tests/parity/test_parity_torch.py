@@ -699,3 +699,22 @@ def test_ldl_factor_of_a_singular_matrix_raises_torchs_error():
             lib.linalg.ldl_factor(lib.stack([lib.eye(3), lib.zeros(3, 3)]))
         messages.append(str(e.value).split("\n")[0])
     assert messages[1].endswith(" " + messages[0]), messages
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_lowrank_singular_values_and_gradients_are_torchs(center):
+    """svd_lowrank and pca_lowrank of a rank-2 matrix (their random projection aside, exact):
+    the two singular values, their gradients, the nodes they record."""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((6, 2)) @ rng.standard_normal((2, 4))
+    results = []
+    for lib in (gt, torch):
+        A = lib.tensor(a, requires_grad=True)
+        S = lib.pca_lowrank(A, q=3, center=center)[1] if center else lib.svd_lowrank(
+            A.mT, q=3)[1]
+        grad, = lib.autograd.grad(S[:2].sum(), A)
+        results.append((S[:2].detach().numpy(), grad.numpy(), S.grad_fn.name()))
+    (s1, g1, n1), (s2, g2, n2) = results
+    np.testing.assert_allclose(s1, s2, rtol=1e-12)
+    np.testing.assert_allclose(g1, g2, rtol=1e-9, atol=1e-12)
+    assert n1 == n2

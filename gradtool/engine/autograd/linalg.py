@@ -891,3 +891,63 @@ def eig(A):
 def eigvals(A):
     """The eigenvalues: eig's node (torch computes the eigenvectors when A requires grad)."""
     return eig(A).eigenvalues
+
+
+# ---- randomized low-rank SVD and PCA (Halko et al. 2009, as torch/_lowrank.py composes them)
+def _floating_dtype(A):
+    """A's dtype if floating (float16/32/64), else float32, as torch's _linalg_utils."""
+    return A.dtype if A._data.dtype.kind == "f" else dtypes.float32
+
+
+def _approximate_basis(A, q, niter, M):
+    """Q (n x q, orthonormal columns) whose range approximates A's (minus M's): a random
+    projection, refined by niter power iterations with a QR after each product."""
+    from .creation import randn
+    R = randn(A.shape[-1], q, dtype=A.dtype if A.is_complex() else _floating_dtype(A))
+
+    def product(B, X):  # B X, less M X (or M^H X when B is A^H)
+        out = B.matmul(X)
+        return out if M is None else out - (M if B is A else M.mH).matmul(X)
+    Q = qr(product(A, R)).Q
+    for _ in range(niter):
+        Q = qr(product(A.mH, Q)).Q
+        Q = qr(product(A, Q)).Q
+    return Q
+
+
+def _svd_lowrank(A, q, niter, M):
+    q = 6 if q is None else q
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = M.broadcast_to(A.shape)
+    if m < n:  # (the basis of the taller side)
+        A, M = A.mH, None if M is None else M.mH
+    Q = _approximate_basis(A, q, 2 if niter is None else niter, M)
+    B = Q.mH.matmul(A)
+    if M is not None:
+        B = B - Q.mH.matmul(M)
+    U, S, Vh = svd(B, full_matrices=False)
+    U, V = Q.matmul(U), Vh.mH
+    return (V, S, U) if m < n else (U, S, V)
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """(U, S, V) with A - M ~ U diag(S) V^H of rank q, by random projections (torch's
+    torch.svd_lowrank; the projection draws from the default generator)."""
+    return _svd_lowrank(A, q, niter, M)
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """svd_lowrank of A with its columns' means taken out (center), q = min(6, m, n) by
+    default."""
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)="
+                         f"{min(m, n)}")
+    if not niter >= 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return _svd_lowrank(A, q, niter, None)
+    return _svd_lowrank(A - A.mean(dim=(-2,), keepdim=True), q, niter, None)
