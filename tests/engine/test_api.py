@@ -635,6 +635,8 @@ LINALG_SOLVER_ERRORS = [
      "torch.linalg.lu_factor: (Batch element 1): U[2,2] is zero and using it on lu_solve would "
      "result in a division by zero. If you still want to perform the factorization, consider "
      "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"),
+    (lambda: gt.linalg.lu_factor(gt.tensor([[1, 2], [3, 4]])), NotImplementedError,
+     "\"lu_cpu\" not implemented for 'Long'"),
     (lambda: gt.linalg.lu_factor(gt.ones(3, 3)), RuntimeError,
      "torch.linalg.lu_factor: U[2,2] is zero and using it on lu_solve would result in a "
      "division by zero. If you still want to perform the factorization, consider calling "

@@ -569,6 +569,8 @@ LINALG_SOLVER_PROGRAMS = {
     "ormqr_method_right": lambda: gt.arange(12.0, dtype=gt.float64).reshape(4, 3).sin().ormqr(
         gt.ones(3, dtype=gt.float64), gt.arange(8.0, dtype=gt.float64).reshape(2, 4).cos(),
         left=False),
+    "lu_factor_layout": lambda: tuple(gt.linalg.lu_factor(gt.arange(12.0).reshape(
+        2, 2, 3).cos())),
     "ldl_factor_ex": lambda: tuple(gt.linalg.ldl_factor_ex(gt.tensor(
         [[[1e-3, 2.0, 0.5], [2.0, 1e-3, 1.0], [0.5, 1.0, 3.0]],
          [[4.0, 1.0, 2.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]], dtype=gt.float64))),

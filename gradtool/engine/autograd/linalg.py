@@ -209,6 +209,9 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
                            f"size: {list(A.shape)} instead")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    if A._data.dtype.kind not in "fc":
+        raise NotImplementedError(f'"lu_cpu" not implemented for '
+                                  f"'{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}'")
     if A._data.dtype.kind == "c":  # (the formulas here are real-only: values, no gradient)
         if A.requires_grad and grad_mode.state.grad_enabled:
             raise NotInEngineError("gradients through torch.linalg.lu_factor on complex tensors")

@@ -1889,44 +1889,31 @@ def scatter_value(self, index, dim, value):
 
 # ---- linear algebra (torch.linalg) ----
 def lu_factor(A):
-    """LAPACK's getrf, as torch's: partial pivoting, L (unit lower, below the diagonal) and
-    U packed in one matrix, and the row swaps as 1-based pivots (int32)."""
-    n = A.shape[-1]
-    LU = np.array(A, copy=True).reshape((-1, n, n))
-    pivots = np.empty(LU.shape[:2], dtype=np.int32)
-    rows = np.arange(LU.shape[0])
-    for k in range(n):
-        p = k + np.argmax(np.abs(LU[:, k:, k]), axis=1)
-        pivots[:, k] = p + 1
-        LU[rows, k], LU[rows, p] = LU[rows, p], LU[rows, k].copy()
-        pivot = LU[:, k, k]
-        safe = np.where(pivot == 0, 1, pivot)  # a zero pivot leaves its column (LAPACK)
-        LU[:, k + 1:, k] /= safe[:, None]
-        LU[:, k + 1:, k + 1:] -= LU[:, k + 1:, k, None] * LU[:, k, None, k + 1:]
-    return LU.reshape(A.shape), pivots.reshape(A.shape[:-1])
+    """lu_factor_ex's LU and pivots of a batch of square matrices."""
+    return lu_factor_ex(A, True)[:2]
 
 
-def lu_factor_ex(a, pivot):
-    """LAPACK's getrf on (..., m, n): partial pivoting (the first largest |pivot|), L's multipliers below the
-    diagonal and U on and above it; pivots 1-based (int32); info the first zero pivot."""
-    m, n = a.shape[-2:]
+def lu_factor_ex(A, pivot):
+    """LAPACK's getrf, as torch's, on (..., m, n): partial pivoting (the first largest
+    |pivot|), L's multipliers below the diagonal and U on and above it, packed in one matrix;
+    the row swaps as 1-based pivots (int32); info the first zero pivot (1-based), 0 if none."""
+    m, n = A.shape[-2:]
     k = min(m, n)
-    batch = a.reshape(-1, m, n).copy()
-    pivots = np.zeros((batch.shape[0], k), np.int32)
-    info = np.zeros(batch.shape[0], np.int32)
-    for b, A in enumerate(batch):
-        for j in range(k):
-            p = j + int(np.argmax(np.abs(A[j:, j])))
-            pivots[b, j] = p + 1
-            if p != j:
-                A[[j, p]] = A[[p, j]]
-            if A[j, j] != 0:
-                A[j + 1:, j] /= A[j, j]
-            elif not info[b]:
-                info[b] = j + 1
-            A[j + 1:, j + 1:] -= np.outer(A[j + 1:, j], A[j, j + 1:])
-    return (batch.reshape(a.shape), pivots.reshape(a.shape[:-2] + (k,)),
-            info.reshape(a.shape[:-2]))
+    LU = np.array(A, copy=True).reshape((-1, m, n))
+    pivots = np.empty(LU.shape[:1] + (k,), dtype=np.int32)
+    info = np.zeros(LU.shape[:1], dtype=np.int32)
+    rows = np.arange(LU.shape[0])
+    for j in range(k):
+        p = j + np.argmax(np.abs(LU[:, j:, j]), axis=1)
+        pivots[:, j] = p + 1
+        LU[rows, j], LU[rows, p] = LU[rows, p], LU[rows, j].copy()
+        pivot = LU[:, j, j]
+        info = np.where((info == 0) & (pivot == 0), j + 1, info).astype(np.int32)
+        safe = np.where(pivot == 0, 1, pivot)  # a zero pivot leaves its column (LAPACK)
+        LU[:, j + 1:, j] /= safe[:, None]
+        LU[:, j + 1:, j + 1:] -= LU[:, j + 1:, j, None] * LU[:, j, None, j + 1:]
+    return (lapack_layout(LU.reshape(A.shape)), pivots.reshape(A.shape[:-2] + (k,)),
+            info.reshape(A.shape[:-2]))
 
 
 def _row_permutation(pivots):
