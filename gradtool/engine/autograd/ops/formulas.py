@@ -1318,15 +1318,6 @@ def _inverse_transposed(A, LU, pivots):
     return _solve_saved(A, LU, pivots, _eye_like(A), adjoint=not factors_transposed)
 
 
-def _lu_unpacked(LU, pivots):
-    """L (unit lower), U and the permutation matrix P (a constant) with A = P L U."""
-    n = LU.shape[-1]
-    perm = kernels._row_permutation(np.asarray(_array(pivots)))
-    P = constant(np.swapaxes(np.eye(n, dtype=np.dtype(_array(detach(LU)).dtype))[perm], -1, -2),
-                 LU)
-    return P, tril(LU, -1) + _eye_like(LU), triu(LU, 0)
-
-
 def _pivots_matrix(pivots, m, like):
     """P (m x m, a constant) with A = P L U from getrf's row swaps."""
     swaps = np.asarray(_array(pivots)).astype(np.int64) - 1
@@ -1348,6 +1339,10 @@ def _lu_parts(LU, pivots):
         np.eye(m, k, dtype=np.dtype(_array(detach(LU)).dtype)), LU)
     U = triu(slice(LU, last - 1, 0, k, 1), 0)
     return _pivots_matrix(pivots, m, LU), L, U
+
+
+def _triangular(A, B, upper, left=True, unitriangular=False):
+    return table.LINALG_SOLVE_TRIANGULAR(A, B, upper, left, unitriangular)
 
 
 def linalg_lu_factor_ex_backward(grad, LU, pivots, pivot):
@@ -1405,16 +1400,12 @@ def linalg_lu_factor_ex_jvp(A_t, LU, pivots, pivot):
     return [dL + dU, None, None]
 
 
-def _triangular(A, B, upper, left=True, unitriangular=False):
-    return table.LINALG_SOLVE_TRIANGULAR(A, B, upper, left, unitriangular)
-
-
 def linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint):
     """torch's linalg_lu_solve_LU, with op(A) X = B or X op(A) = B for A = P L U: where op
     takes the system to A X' = B' (left != adjoint, X' = X or X^H), gR = -U^{-H} gX' X'^H,
     gU = triu(gR), gL = tril(L^{-H} gR U^H, -1); else gR = -P^T X' gX'^H P L^{-H},
     gL = tril(gR, -1), gU = triu(L^H gR U^{-H})."""
-    P, L, U = _lu_unpacked(LU, pivots)
+    P, L, U = _lu_parts(LU, pivots)
     X, gX = (result, grad) if left else (mH(result), mH(grad))
     if left != adjoint:
         gR = _triangular(mH(U), -matmul(gX, mH(X)), False)
@@ -1431,7 +1422,7 @@ def linalg_lu_solve_jvp(LU_t, B_t, LU, pivots, result, left, adjoint):
     dA = P (dL U + L dU) for dL, dU the tangent's strict lower and upper triangles."""
     rhs = 0 * result if _no_tangent(B_t) else B_t
     if not _no_tangent(LU_t):
-        P, L, U = _lu_unpacked(LU, pivots)
+        P, L, U = _lu_parts(LU, pivots)
         dA = matmul(P, matmul(tril(LU_t, -1), U) + matmul(L, triu(LU_t, 0)))
         dA = mH(dA) if adjoint else dA
         rhs = rhs - (matmul(dA, result) if left else matmul(result, dA))
