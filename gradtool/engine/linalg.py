@@ -3,10 +3,12 @@
 from .autograd.linalg import (__all__, cholesky, cholesky_ex, det, eigh,  # noqa: F401
                               eigvalsh, inv, inv_ex, matrix_norm, norm, qr, slogdet, solve, svd,
                               svdvals, vector_norm)
-from .autograd.linalg import lu, lu_factor, lu_factor_ex  # noqa: F401
+from .autograd.linalg import lu, lu_factor, lu_factor_ex, lu_solve  # noqa: F401
 from .autograd.linalg import (LinAlgError, matrix_power, multi_dot,  # noqa: F401
                               solve_triangular)
 from .autograd.linalg import eig, eigvals  # noqa: F401
+from .autograd.linalg import householder_product  # noqa: F401
+from .autograd.linalg import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: F401
 from .autograd.linalg import (cond, diagonal, lstsq, matrix_exp, matrix_rank,  # noqa: F401
                               pinv, solve_ex, tensorinv, tensorsolve, vander)
 from .autograd.tensor_methods_extra import linalg_cross as cross  # noqa: F401

@@ -365,6 +365,10 @@ globals().update({cls.__name__: cls for cls in _STORAGES.values()})
 from .autograd.linalg import (cholesky_inverse, cholesky_solve, matrix_power,  # noqa: E402
                               triangular_solve)
 from .autograd.linalg import matrix_exp, pinverse  # noqa: E402
+from .autograd.linalg import lu_solve_deprecated as lu_solve  # noqa: E402
+from .autograd.linalg import geqrf, orgqr, ormqr  # noqa: E402
+from .autograd.linalg import cholesky_deprecated as cholesky  # noqa: E402
+from .autograd.linalg import pca_lowrank, svd_lowrank  # noqa: E402
 
 
 def chain_matmul(*matrices, out=None):

@@ -486,6 +486,15 @@ def test_spectral_matrix_norms_are_the_singular_values(ord):
 
 
 # ---- matrix powers, chains of products, triangular and Cholesky solves ----
+def _lu_solve_args(lib, LU_dtype, B_dtype="float64", pivots_dtype="int32", LU_shape=(2, 3, 3),
+                   B_shape=(2, 3, 2), pivots_shape=None):
+    """lu_solve's arguments, each of the given dtype and shape (lib: gradtool or torch)."""
+    pivots_shape = LU_shape[:-1] if pivots_shape is None else pivots_shape
+    return (lib.ones(LU_shape, dtype=getattr(lib, LU_dtype)),
+            lib.ones(pivots_shape, dtype=getattr(lib, pivots_dtype)),
+            lib.ones(B_shape, dtype=getattr(lib, B_dtype)))
+
+
 LINALG_SOLVER_ERRORS = [
     (lambda: gt.linalg.matrix_power(gt.ones(3), 2), RuntimeError,
      "linalg.matrix_power: The input tensor A must have at least 2 dimensions."),
@@ -583,6 +592,146 @@ LINALG_SOLVER_ERRORS = [
      "linalg.cond got an invalid norm type: 3"),
     (lambda: gt.linalg.cond(gt.ones(2, 2, dtype=gt.int64), 1), RuntimeError,
      "linalg.inv: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda: gt.linalg.eig(gt.tensor([[0.0, -1.0], [1.0, 0.0]], requires_grad=True))
+     .eigenvectors.real.sum().backward(), RuntimeError,
+     "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+     "multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
+     "is ill-defined."),
+    *[(lambda args=args, kw=kw: gt.linalg.lu_solve(*_lu_solve_args(gt, *args), **kw),
+       RuntimeError,
+       message) for args, kw, message in [
+        (("int32",), {}, "torch.linalg.lu_solve: Expected a floating point or complex tensor as "
+                         "input. Got Int"),
+        (("float64", "float32"), {}, "linalg.lu_solve: Expected LU and B to have the same "
+                                     "dtype, but found LU of type Double and B of type Float "
+                                     "instead"),
+        (("float64", "float64", "int64"), {}, "linalg.lu_solve: pivots should be a Tensor of "
+                                              "scalar type torch.int32"),
+        (("float64", "float64", "int32", (3,)), {}, "torch.linalg.lu_solve: The input tensor A "
+                                                    "must have at least 2 dimensions."),
+        (("float64", "float64", "int32", (2, 3, 2)), {}, "torch.linalg.lu_solve: A must be "
+                                                         "batches of square matrices, but they "
+                                                         "are 3 by 2 matrices"),
+        (("float64", "float64", "int32", (2, 3, 3), (3,)), {}, "linalg.lu_solve: The input "
+                                                               "tensor B must have at least 2 "
+                                                               "dimensions."),
+        (("float64", "float64", "int32", (2, 3, 3), (2, 4)), {}, "linalg.lu_solve: Incompatible "
+                                                                 "shapes of A and B for the "
+                                                                 "equation AX = B (3x3 and "
+                                                                 "2x4)"),
+        (("float64", "float64", "int32", (2, 3, 3), (3, 4)), {"left": False},
+         "linalg.lu_solve: Incompatible shapes of A and B for the equation XA = B (3x3 and 3x4)"),
+        (("float64", "float64", "int32", (2, 3, 3), (3, 2), (2, 2)), {},
+         "linalg.lu_solve: Number of pivots per batch should be same as the dimension of the "
+         "matrix"),
+        (("float64", "float64", "int32", (2, 3, 3), (3, 2), (3, 3)), {},
+         "linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same, but got "
+         "pivots with shape [3, 3] instead"),
+        (("float64", "float64", "int32", (2, 3, 3), (3, 3, 2)), {},
+         "The size of tensor a (3) must match the size of tensor b (2) at non-singleton "
+         "dimension 0"),
+    ]],
+    (lambda: gt.linalg.lu_factor(gt.stack([gt.eye(3), gt.ones(3, 3)])), RuntimeError,
+     "torch.linalg.lu_factor: (Batch element 1): U[2,2] is zero and using it on lu_solve would "
+     "result in a division by zero. If you still want to perform the factorization, consider "
+     "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"),
+    (lambda: gt.linalg.lu_factor(gt.tensor([[1, 2], [3, 4]])), NotImplementedError,
+     "\"lu_cpu\" not implemented for 'Long'"),
+    (lambda: gt.linalg.lu_factor(gt.ones(3, 3)), RuntimeError,
+     "torch.linalg.lu_factor: U[2,2] is zero and using it on lu_solve would result in a "
+     "division by zero. If you still want to perform the factorization, consider calling "
+     "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"),
+    (lambda: gt.geqrf(gt.ones(3)), RuntimeError, "torch.geqrf: input must have at least 2 "
+                                                 "dimensions."),
+    (lambda: gt.geqrf(gt.ones(3, 3, dtype=gt.int64)), NotImplementedError,
+     "\"geqrf_cpu\" not implemented for 'Long'"),
+    (lambda: gt.geqrf(gt.ones(3, 2, requires_grad=True)).a.sum().backward(), NotImplementedError,
+     "the derivative for 'geqrf' is not implemented."),
+    *[(lambda A=A, tau=tau: gt.linalg.householder_product(
+        gt.ones(A[0], dtype=getattr(gt, A[1])), gt.ones(tau[0], dtype=getattr(gt, tau[1]))),
+       error, message) for A, tau, error, message in [
+        (((4, 3), "float32"), ((2,), "float64"), RuntimeError,
+         "torch.linalg.householder_product: tau dtype Double does not match input dtype Float"),
+        (((3, 4), "float32"), ((2,), "float32"), RuntimeError, "torch.linalg.householder_product: "
+         "input.shape[-2] must be greater than or equal to input.shape[-1]"),
+        (((4, 3), "float32"), ((4,), "float32"), RuntimeError, "torch.linalg.householder_product: "
+         "input.shape[-1] must be greater than or equal to tau.shape[-1]"),
+        (((4, 3), "float32"), ((1, 2), "float32"), RuntimeError,
+         "torch.linalg.householder_product: Expected tau to have one dimension less than input, "
+         "but got tau.ndim equal to 2 and input.ndim is equal to 2"),
+        (((3,), "float32"), ((2,), "float32"), RuntimeError,
+         "torch.linalg.householder_product: input must have at least 2 dimensions."),
+        (((2, 4, 3), "float32"), ((3, 2), "float32"), RuntimeError,
+         "torch.linalg.householder_product: Expected batch dimensions of tau to be equal to "
+         "input.shape[:-2], but got [3]"),
+        (((4, 3), "int32"), ((2,), "int32"), NotImplementedError,
+         "\"orgqr_cpu\" not implemented for 'Int'"),
+    ]],
+    *[(lambda shapes=shapes, dtypes=dtypes, left=left: gt.ormqr(
+        *[gt.ones(shape, dtype=getattr(gt, dtype)) for shape, dtype in zip(shapes, dtypes)],
+        left=left), error, message) for shapes, dtypes, left, error, message in [
+        (((4, 3), (2,), (4, 2)), ("float64",) * 3, True, RuntimeError,
+         "torch.ormqr: tau.shape[-1] must be equal to min(other.shape[-2], input.shape[-1])"),
+        (((4, 3), (3,), (4, 2)), ("float64", "float64", "float32"), True, RuntimeError,
+         "torch.ormqr: Expected input and other to have the same dtype, but input has "
+         "dtypeDouble and other has dtype Float"),
+        (((4, 3), (3,), (4, 2)), ("float64", "float32", "float64"), True, RuntimeError,
+         "torch.ormqr: Expected input and tau to have the same dtype, but input has dtypeDouble "
+         "and tau has dtype Float"),
+        (((4, 3), (3,), (4, 2)), ("float64",) * 3, False, RuntimeError,
+         "torch.ormqr: other.shape[-1] must be equal to input.shape[-2]"),
+        (((4, 3), (3,), (3, 2)), ("float64",) * 3, True, RuntimeError,
+         "torch.ormqr: other.shape[-2] must be equal to input.shape[-2]"),
+        (((4, 3), (3,), (4,)), ("float64",) * 3, True, RuntimeError,
+         "torch.ormqr: other must have at least 2 dimensions."),
+        (((2, 4, 3), (2, 3), (3, 4, 2)), ("float64",) * 3, True, RuntimeError,
+         "torch.ormqr: Expected batch dimensions of other to be equal to input.shape[:-2], but "
+         "got [3]"),
+        (((4, 3), (3,), (4, 2)), ("int32",) * 3, True, NotImplementedError,
+         "\"ormqr_cpu\" not implemented for 'Int'"),
+    ]],
+    (lambda: gt.cholesky(gt.ones(2, 3)), RuntimeError,
+     "cholesky: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: gt.cholesky(-gt.eye(2)), gt.linalg.LinAlgError,
+     "cholesky: The factorization could not be completed because the input is not "
+     "positive-definite (the leading minor of order 1 is not positive-definite)."),
+    (lambda: gt.linalg.ldl_factor(gt.ones(2, 3)), RuntimeError,
+     "torch.linalg.ldl_factor_ex: A must be batches of square matrices, but they are 2 by 3 "
+     "matrices"),
+    (lambda: gt.linalg.ldl_factor_ex(gt.ones(3)), RuntimeError,
+     "torch.linalg.ldl_factor_ex: The input tensor A must have at least 2 dimensions."),
+    (lambda: gt.linalg.ldl_factor(gt.ones(3, 3, dtype=gt.int64)), RuntimeError,
+     "torch.linalg.ldl_factor_ex: Expected a floating point or complex tensor as input. Got "
+     "Long"),
+    (lambda: gt.linalg.ldl_factor(gt.eye(3, requires_grad=True)).LD.sum().backward(),
+     RuntimeError, "derivative for aten::linalg_ldl_factor_ex is not implemented"),
+    *[(lambda LD=LD, pivots=pivots, B=B: gt.linalg.ldl_solve(
+        gt.eye(LD[0][-1]).expand(LD[0]).to(getattr(gt, LD[1])),
+        gt.ones(pivots[0], dtype=getattr(gt, pivots[1])), gt.ones(
+            B[0], dtype=getattr(gt, B[1]), requires_grad=B[1] != "int32")).sum().backward(),
+       error, message) for LD, pivots, B, error, message in [
+        (((3, 3), "float64"), ((3,), "int32"), ((3, 2), "float32"), RuntimeError,
+         "Expected b and A to have the same dtype, but found b of type Float and A of type "
+         "Double instead."),
+        (((3, 3), "float64"), ((3,), "int32"), ((3,), "float64"), IndexError,
+         "Dimension out of range (expected to be in range of [-1, 0], but got -2)"),
+        (((3, 3), "float64"), ((2,), "int32"), ((3, 2), "float64"), RuntimeError,
+         "torch.linalg.ldl_solve: Expected LD.shape[:-1] and pivots.shape to be the same, but "
+         "got pivots with shape [2] instead"),
+        (((3, 3), "float64"), ((3,), "float64"), ((3, 2), "float64"), RuntimeError,
+         "torch.linalg.ldl_solve: Expected pivots to be integers. Got Double"),
+        (((3, 3), "float64"), ((3,), "int32"), ((4, 2), "float64"), RuntimeError,
+         "Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is 3 by 3 but "
+         "each b matrix is 4 by 2"),
+        (((3, 3), "int32"), ((3,), "int32"), ((3, 2), "int32"), RuntimeError,
+         "torch.linalg.ldl_solve: Expected a floating point or complex tensor as input. Got "
+         "Int"),
+        (((2, 3, 3), "float64"), ((2, 3), "int32"), ((3, 3, 2), "float64"), RuntimeError,
+         "The size of tensor a (3) must match the size of tensor b (2) at non-singleton "
+         "dimension 0"),
+        (((3, 3), "float64"), ((3,), "int64"), ((3, 2), "float64"), RuntimeError,
+         "derivative for aten::linalg_ldl_solve is not implemented"),
+    ]],
     (lambda: gt.linalg.eig(gt.ones(2, 3)), RuntimeError,
      "linalg.eig: A must be batches of square matrices, but they are 2 by 3 matrices"),
     (lambda: gt.linalg.eig(gt.ones(3)), RuntimeError,
@@ -709,9 +858,10 @@ def test_matrix_exp_of_a_rotation_generator_and_of_a_large_matrix():
                                np.linalg.matrix_power(gt.matrix_exp(a).numpy(), 2), rtol=1e-11)
 
 
-def test_eig_gives_complex_eigenpairs_and_refuses_gradients():
+def test_eig_gives_complex_eigenpairs_and_refuses_a_loss_of_their_phases():
     """A real matrix's eigenvalues are complex (a rotation's: e^(+-i t)); A V = V diag(L).
-    The engine has no gradient for eig yet: an A requiring grad is a clear refusal."""
+    Each eigenvector's phase is arbitrary: a loss that depends on it has no gradient, torch's
+    error; one that does not (|V|) has one."""
     t = 0.3
     rotation = gt.tensor([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]], dtype=gt.float64)
     L, V = gt.linalg.eig(rotation)
@@ -722,8 +872,75 @@ def test_eig_gives_complex_eigenpairs_and_refuses_gradients():
     np.testing.assert_allclose(a.numpy() @ V.numpy(), V.numpy() * L.numpy()[:, None, :],
                                atol=1e-12)
     assert gt.linalg.eigvals(a.float()).dtype == gt.complex64
-    with pytest.raises(NotInEngineError, match="linalg.eig"):
-        gt.linalg.eigvals(f64(3, 3))
+    a = rotation.clone().requires_grad_()  # (complex eigenvectors: their phases matter)
+    with pytest.raises(RuntimeError, match=r"linalg_eig_backward: The eigenvectors in the "
+                                           r"complex case are specified up to multiplication "
+                                           r"by e\^\{i phi\}\. The specified loss function "
+                                           r"depends on this quantity, so it is ill-defined\."):
+        gt.linalg.eig(a).eigenvectors.real.sum().backward()
+    gt.linalg.eig(a).eigenvectors.abs().sum().backward()
+    assert a.grad.dtype == gt.float64 and np.all(np.isfinite(a.grad.numpy()))
+
+
+def test_geqrf_keeps_q_as_reflectors_that_householder_product_multiplies_out():
+    """geqrf's R (on and above the diagonal) and reflectors (below it, with tau) give back A:
+    householder_product's Q times R, Q with orthonormal columns; a zero column below the
+    diagonal needs no reflector (tau 0), as LAPACK's."""
+    for shape in [(4, 3), (2, 3, 3), (2, 4)]:
+        A = f64(*shape, requires_grad=False)
+        a, tau = gt.geqrf(A)
+        k = min(shape[-2:])
+        Q = gt.linalg.householder_product(a[..., :, :k], tau)
+        R = a[..., :k, :].triu()
+        np.testing.assert_allclose((Q @ R).numpy(), A.numpy(), atol=1e-12)
+        np.testing.assert_allclose((Q.mT @ Q).numpy(), np.broadcast_to(np.eye(k), Q.shape[:-2]
+                                                                     + (k, k)), atol=1e-12)
+    a, tau = gt.geqrf(gt.tensor([[1.0, 2.0], [0.0, 3.0], [0.0, 4.0]]))
+    assert tau.tolist() == [0.0, pytest.approx(1.6)]
+    np.testing.assert_allclose(a.numpy(), [[1, 2], [0, -5], [0, 0.5]], atol=1e-6)
+
+
+def test_svd_and_pca_lowrank_recover_a_low_rank_matrix():
+    """A rank-2 matrix: svd_lowrank's U diag(S) V^H is A, its leading singular values A's; M is
+    taken out first; pca_lowrank centres the columns; q and niter out of range are torch's
+    ValueErrors."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((7, 2)) @ rng.standard_normal((2, 5))
+    for A in (gt.tensor(a), gt.tensor(a.T.copy())):
+        U, S, V = gt.svd_lowrank(A, q=3)
+        assert U.shape == (A.shape[0], 3) and V.shape == (A.shape[1], 3)
+        np.testing.assert_allclose((U @ gt.diag(S) @ V.mT).numpy(), A.numpy(), atol=1e-12)
+        np.testing.assert_allclose(S[:2].numpy(), np.linalg.svd(a, compute_uv=False)[:2])
+    M = gt.ones(7, 5, dtype=gt.float64)
+    U, S, V = gt.svd_lowrank(gt.tensor(a) + M, q=2, M=M)
+    np.testing.assert_allclose((U @ gt.diag(S) @ V.mT).numpy(), a, atol=1e-12)
+    U, S, V = gt.pca_lowrank(gt.tensor(a))
+    assert S.shape == (5,)
+    np.testing.assert_allclose(S[:2].numpy(), np.linalg.svd(a - a.mean(0), compute_uv=False)[:2])
+    with pytest.raises(ValueError, match=r"q\(=6\) must be non-negative integer and not greater "
+                                         r"than min\(m, n\)=5"):
+        gt.pca_lowrank(gt.tensor(a), q=6)
+    with pytest.raises(ValueError, match=r"niter\(=-1\) must be non-negative integer"):
+        gt.pca_lowrank(gt.tensor(a), niter=-1)
+
+
+def test_ldl_factor_pivots_as_bunch_kaufman_and_ldl_solve_solves():
+    """A symmetric A = P L D L^T P^T: a small diagonal entry next to a large one takes a 2x2
+    block of D (both pivots negative, naming the row swapped in), and ldl_solve's X solves
+    A X = B for every matrix of B's batch (broadcast); a zero column is info's first zero
+    pivot, and ldl_factor's error."""
+    A = gt.tensor([[1e-3, 2.0, 0.5], [2.0, 1e-3, 1.0], [0.5, 1.0, 3.0]], dtype=gt.float64)
+    LD, pivots, info = gt.linalg.ldl_factor_ex(A)
+    assert pivots.tolist() == [-2, -2, 3] and info.item() == 0 and pivots.dtype == gt.int32
+    assert np.all(np.triu(LD.numpy(), 1) == 0)
+    B = f64(4, 1, 3, 2, requires_grad=False)
+    X = gt.linalg.ldl_solve(LD, pivots, B)
+    assert X.shape == (4, 1, 3, 2)
+    np.testing.assert_allclose((A @ X).numpy(), B.numpy(), atol=1e-12)
+    singular = gt.tensor([[2.0, 0.0, 1.0], [0.0, 0.0, 0.0], [1.0, 0.0, 1.0]])
+    assert gt.linalg.ldl_factor_ex(singular).info.item() == 2
+    with pytest.raises(RuntimeError, match="torch.linalg.ldl_factor: Unknown error code: 2."):
+        gt.linalg.ldl_factor(singular)
 
 
 @given(st.lists(st.integers(1, 4), min_size=3, max_size=7), st.booleans(), st.booleans())

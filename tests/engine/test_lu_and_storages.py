@@ -20,6 +20,18 @@ def _quiet(fn):
         return fn()
 
 
+def _lu_gradients(lib):
+    """Gradients through linalg.lu's L and U (lu_factor's node and lu_unpack's here, torch's
+    one LinalgLuBackward0) and through lu_factor's LU: square, wide and tall."""
+    grads = []
+    for X in (A, WIDE, WIDE.T.copy()):
+        x = lib.tensor(X, requires_grad=True)
+        P, L, U = lib.linalg.lu(x)
+        grads.append(lib.autograd.grad((L * L).sum() + (U * U).sum(), x)[0])
+        grads.append(lib.autograd.grad((lib.linalg.lu_factor(x).LU ** 3).sum(), x)[0])
+    return grads
+
+
 PROGRAMS = {
     "torch_lu": lambda lib: list(_quiet(lambda: lib.lu(lib.tensor(A)))),
     "tensor_lu_infos": lambda lib: list(lib.tensor(A).lu(get_infos=True)),
@@ -33,6 +45,7 @@ PROGRAMS = {
     "lu_unpack_gradient": lambda lib: (lambda LU: list(lib.autograd.grad(
         sum((t * t).sum() for t in lib.lu_unpack(LU, lib.tensor(A).lu()[1])[1:]), LU)))(
         lib.tensor(A, requires_grad=True)),
+    "lu_gradients": lambda lib: _lu_gradients(lib),
     "byte_storage": lambda lib: [lib.ByteTensor(lib.ByteStorage.from_buffer(
         pickle.dumps([1, 2]))), list(lib.ByteStorage([1, 2, 3])), len(lib.ByteStorage(4)),
         lib.FloatStorage([1.5, 2.5]).tolist(),
@@ -58,10 +71,15 @@ def test_torch_lu_warns_that_it_is_deprecated():
         gt.lu(gt.tensor(A))
 
 
-def test_an_lu_that_needs_a_gradient_is_refused_clearly():
+def test_a_complex_lu_that_needs_a_gradient_is_refused_clearly():
+    """The gradient's formulas are real-only: a complex LU has its values, and a clear refusal
+    where it needs a gradient."""
     from gradtool.engine.errors import NotInEngineError
-    with pytest.raises(NotInEngineError, match="lu_factor"):
-        gt.tensor(A, requires_grad=True).lu()
+    LU, pivots = gt.tensor(A * (1 + 1j)).lu()
+    assert LU.dtype == gt.complex128 and pivots.tolist() == [2, 3, 3]
+    with pytest.raises(NotInEngineError, match="gradients through torch.linalg.lu_factor on "
+                                               "complex tensors"):
+        gt.tensor(A * (1 + 1j), requires_grad=True).lu()
 
 
 def test_a_byte_tensor_views_a_storage_of_a_buffer():

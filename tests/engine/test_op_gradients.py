@@ -18,6 +18,7 @@ backward ran, and each case must reach the rows it declares in `covers`.
 """
 import contextlib
 import dataclasses
+import functools
 import itertools
 import math
 import warnings
@@ -2537,6 +2538,10 @@ case("linalg_cholesky", "LINALG_CHOLESKY_EX", lambda x: gt.linalg.cholesky(_spd(
 case("linalg_cholesky_upper", "LINALG_CHOLESKY_EX",
      lambda x: gt.linalg.cholesky(_spd(x), upper=True), normal(*SQ),
      lambda v, x: _cholesky_vjp(v, x, upper=True))
+case("cholesky_deprecated", "CHOLESKY", lambda x: gt.cholesky(_spd(x)), normal(*SQ),
+     _cholesky_vjp)
+case("cholesky_deprecated_upper", "CHOLESKY", lambda x: _spd(x).cholesky(upper=True),
+     normal(*SQ), lambda v, x: _cholesky_vjp(v, x, upper=True))
 case("linalg_qr_tall", "LINALG_QR", lambda a: gt.linalg.qr(a), normal(4, 3), _qr_vjp)
 case("linalg_qr_wide", "LINALG_QR", lambda a: gt.linalg.qr(a), normal(3, 4), _qr_vjp)
 case("linalg_eigh", "LINALG_EIGH", _eigh_gauged, normal(*SQ), _eigh_vjp)
@@ -2694,6 +2699,173 @@ case("cholesky_inverse_upper", ("CHOLESKY_INVERSE", "TRIU"),
      lambda x: _factor(x, True).cholesky_inverse(upper=True), normal(3, 3),
      lambda v, x: _cholesky_inverse_vjp(v, x, True))
 
+
+# linalg.lu_factor: the closed form is the adjoint of first-order perturbation of P^T A = L U
+# (dA = E_ij for each entry): the square part's X = L^{-1} P^T dA U^{-1} splits into
+# dL = L tril(X, -1) and dU = triu(X) U; a wide A's last columns give dU2 = L^{-1}(P^T dA2 -
+# dL U2), a tall A's last rows dL2 = (P^T dA2 - L2 dU) U^{-1}
+def _lu_perturbation(LU, P, da):
+    m, n = LU.shape
+    k = min(m, n)
+    L, U = np.tril(LU[:, :k], -1) + np.eye(m, k), np.triu(LU[:k])
+    d = P.T @ da
+    X = np.linalg.solve(L[:k], d[:k, :k]) @ np.linalg.inv(U[:, :k])
+    dL, dU = L[:k] @ np.tril(X, -1), np.triu(X) @ U[:, :k]
+    out = np.zeros((m, n))
+    out[:k, :k] = dL + dU
+    if n > k:
+        out[:, k:] = np.linalg.solve(L, d[:, k:] - dL @ U[:, k:])
+    if m > k:
+        out[k:, :] = (d[k:] - L[k:] @ dU) @ np.linalg.inv(U)
+    return out
+
+
+def _lu_factor_vjp(v, a):
+    if a.ndim == 3:
+        return [np.stack([_lu_factor_vjp(v[b], a[b])[0] for b in range(len(a))])]
+    LU, pivots = (x.numpy() for x in gt.linalg.lu_factor(gt.tensor(a)))
+    perm = np.arange(a.shape[0])
+    for j, p in enumerate(pivots - 1):
+        perm[[j, p]] = perm[[p, j]]
+    P = np.eye(a.shape[0])[perm].T
+    g = np.zeros_like(a)
+    for i in np.ndindex(a.shape):
+        e = np.zeros_like(a)
+        e[i] = 1
+        g[i] = np.sum(v * _lu_perturbation(LU, P, e))
+    return [g]
+
+
+case("linalg_lu_factor", "LINALG_LU_FACTOR_EX", lambda a: gt.linalg.lu_factor(a).LU,
+     normal(3, 3), _lu_factor_vjp)
+case("linalg_lu_factor_ex_wide", "LINALG_LU_FACTOR_EX", lambda a: gt.linalg.lu_factor_ex(a).LU,
+     normal(3, 5), _lu_factor_vjp)
+case("lu_tall_batch", "LINALG_LU_FACTOR_EX", lambda a: a.lu()[0], normal(2, 4, 2),
+     _lu_factor_vjp)
+
+# linalg.lu_solve from a packed LU (any matrix with U's diagonal away from zero) and pivots:
+# the closed form is the gradient for A = P L U, taken to L's strict lower triangle and U's upper
+_PIVOTS = np.array([2, 3, 3], np.int32)
+
+
+def _lu_system(r, b_shape):
+    return [r.standard_normal((3, 3)) + 3 * np.eye(3), Const(_PIVOTS), r.standard_normal(b_shape)]
+
+
+def _lu_solve_vjp(left, adjoint):
+    def vjp(v, LU, pivots, b):
+        perm = np.arange(3)
+        for k, p in enumerate(pivots - 1):
+            perm[[k, p]] = perm[[p, k]]
+        P = np.eye(3)[perm].T
+        L, U = np.tril(LU, -1) + np.eye(3), np.triu(LU)
+        A = P @ L @ U
+        op = A.T if adjoint else A
+        X = np.linalg.solve(op, b) if left else b @ np.linalg.inv(op)
+        # the gradient for op(A) (-op^{-T} v X^T or -X^T v op^{-T}), then for A and B
+        g_op = -_inv_T(op) @ v @ X.T if left else -X.T @ v @ _inv_T(op)
+        gA = g_op.T if adjoint else g_op
+        gB = _inv_T(op) @ v if left else v @ _inv_T(op)
+        return [np.tril(P.T @ gA @ U.T, -1) + np.triu(L.T @ P.T @ gA), gB]
+    return vjp
+
+
+case("linalg_lu_solve", "LINALG_LU_SOLVE", lambda LU, p, b: gt.linalg.lu_solve(LU, p, b),
+     lambda r: _lu_system(r, (3, 2)), _lu_solve_vjp(True, False))
+case("linalg_lu_solve_adjoint", "LINALG_LU_SOLVE",
+     lambda LU, p, b: gt.linalg.lu_solve(LU, p, b, adjoint=True),
+     lambda r: _lu_system(r, (3, 2)), _lu_solve_vjp(True, True))
+case("linalg_lu_solve_right", "LINALG_LU_SOLVE",
+     lambda LU, p, b: gt.linalg.lu_solve(LU, p, b, left=False),
+     lambda r: _lu_system(r, (2, 3)), _lu_solve_vjp(False, False))
+case("linalg_lu_solve_right_adjoint", "LINALG_LU_SOLVE",
+     lambda LU, p, b: gt.linalg.lu_solve(LU, p, b, left=False, adjoint=True),
+     lambda r: _lu_system(r, (2, 3)), _lu_solve_vjp(False, True))
+# torch.lu_solve's (deprecated) order: b first; B's batch broadcast over one LU (each of B's
+# matrices its own system, LU's gradient summed over them)
+def _lu_solve_batch_vjp(v, b, LU, pivots):
+    parts = [_lu_solve_vjp(True, False)(v[i], LU, pivots, b[i]) for i in range(len(b))]
+    return [np.stack([gB for _, gB in parts]), sum(gLU for gLU, _ in parts)]
+
+
+case("lu_solve_deprecated_batch", "LINALG_LU_SOLVE", lambda b, LU, p: b.lu_solve(LU, p),
+     lambda r: [r.standard_normal((2, 3, 2))] + _lu_system(r, (3, 2))[:2],
+     _lu_solve_batch_vjp)
+
+# householder_product (orgqr): Q = H_0 ... H_{k-1} I[:, :n], H_i = I - t_i v_i v_i^T with v_i
+# 1 at i and a's column i below it. With M_i = (H_0..H_{i-1})^T V (H_{i+1}..H_{k-1} I[:, :n])^T
+# for the cotangent V: a[r, i]'s gradient (r > i) is -t_i (M_i v_i + M_i^T v_i)[r], t_i's
+# -v_i^T M_i v_i
+def _reflectors(a, t):
+    m = a.shape[0]
+    vs = [np.where(np.arange(m) > i, a[:, i], 0.0) + (np.arange(m) == i)
+          for i in range(len(t))]
+    return vs, [np.eye(m) - ti * np.outer(v, v) for ti, v in zip(t, vs)]
+
+
+def _householder_vjp(V, a, t):
+    if a.ndim == 3:  # a batch: each matrix on its own
+        parts = [_householder_vjp(V[b], a[b], t[b]) for b in range(len(a))]
+        return [np.stack([p[0] for p in parts]), np.stack([p[1] for p in parts])]
+    m, n = a.shape
+    vs, Hs = _reflectors(a, t)
+    ga, gt_ = np.zeros_like(a), np.zeros_like(t)
+    for i, (ti, v) in enumerate(zip(t, vs)):
+        before = functools.reduce(np.matmul, Hs[:i], np.eye(m))
+        after = functools.reduce(np.matmul, Hs[i + 1:], np.eye(m)) @ np.eye(m, n)
+        M = before.T @ V @ after.T
+        ga[i + 1:, i] = -ti * (M @ v + M.T @ v)[i + 1:]
+        gt_[i] = -v @ M @ v
+    return [ga, gt_]
+
+
+def _reflector_scales(shape):
+    return lambda r: [r.standard_normal(shape), r.uniform(0.5, 1.5, shape[:-2] + (shape[-1],))]
+
+
+case("householder_product", "LINALG_HOUSEHOLDER_PRODUCT",
+     lambda a, t: gt.linalg.householder_product(a, t), _reflector_scales((4, 3)),
+     _householder_vjp)
+def _fewer_reflectors_vjp(V, a, t):
+    """k < n reflectors: the missing ones are the identity (a scale of 0)."""
+    ga, g_scales = _householder_vjp(V, a, np.append(t, np.zeros(a.shape[-1] - len(t))))
+    return [ga, g_scales[:len(t)]]
+
+
+case("householder_product_fewer_reflectors", "LINALG_HOUSEHOLDER_PRODUCT",
+     lambda a, t: gt.orgqr(a, t), lambda r: [r.standard_normal((4, 3)), r.uniform(0.5, 1.5, 2)],
+     _fewer_reflectors_vjp)
+case("householder_product_square_batch", "LINALG_HOUSEHOLDER_PRODUCT",
+     lambda a, t: a.orgqr(t), _reflector_scales((2, 3, 3)), _householder_vjp)
+
+
+# ormqr: op(Q) C or C op(Q) with Q = H_0 ... H_{k-1} (m x m); the gradient for Q (V C^T, ...)
+# then householder_product's for the reflectors (a's columns beyond m hold none)
+def _ormqr_vjp(left, transpose):
+    def vjp(V, a, t, c):
+        m, n = a.shape
+        square = np.pad(a, ((0, 0), (0, max(0, m - n))))[:, :m]
+        Q = functools.reduce(np.matmul, _reflectors(square, t)[1], np.eye(m))
+        op = Q.T if transpose else Q
+        gc, g_op = (op.T @ V, V @ c.T) if left else (V @ op.T, c.T @ V)
+        g_square, g_scales = _householder_vjp(g_op.T if transpose else g_op, square, t)
+        ga = np.zeros_like(a)
+        ga[:, :min(m, n)] = g_square[:, :min(m, n)]
+        return [ga, g_scales, gc]
+    return vjp
+
+
+for _id, _shapes, _left, _transpose in [
+    ("ormqr", ((4, 3), (3,), (4, 2)), True, False),
+    ("ormqr_transpose_wide", ((3, 5), (3,), (3, 2)), True, True),
+    ("ormqr_right", ((4, 3), (3,), (2, 4)), False, False),
+    ("ormqr_right_transpose", ((3, 2), (2,), (4, 3)), False, True),
+]:
+    case(_id, "ORMQR", lambda a, t, c, left=_left, transpose=_transpose: gt.ormqr(
+        a, t, c, left=left, transpose=transpose),
+         lambda r, shapes=_shapes: [r.standard_normal(shapes[0]), r.uniform(0.5, 1.5, shapes[1]),
+                                    r.standard_normal(shapes[2])],
+         _ormqr_vjp(_left, _transpose), forward_ad=False)
 
 # the pseudo-inverse of a full-rank matrix: (A^T A)^{-1} A^T (tall), its transpose's
 # transpose (wide); least squares through it
@@ -3659,7 +3831,8 @@ def test_every_row_jvp_runs_in_the_sweep():
     # forward mode refuses complex tensors (test_forward_mode_refuses_complex_tensors): the
     # rows that only complex values reach have no jvp to run
     complex_only = {D.CONJ, D.CONJ_PHYSICAL, D.SGN, D.ANGLE, D.VIEW_AS_REAL, D.VIEW_AS_COMPLEX,
-                    D.COMPLEX, D.POLAR, D.FFT_R2C, D.FFT_C2C, D.FFT_C2R}
+                    D.COMPLEX, D.POLAR, D.FFT_R2C, D.FFT_C2C, D.FFT_C2R,
+                    D.LINALG_EIG}  # (eig's results are complex even for a real A)
     never = set(D.TABLE.values()) - reached - complex_only - _WITHOUT_FORWARD_AD
     assert not never, sorted(repr(s) for s in never)
 
@@ -3951,6 +4124,77 @@ complex_case("complex_addmv", "ADDMV", lambda c, a, x: c.addmv(a, x, beta=1j),
 complex_case("complex_addmm", "ADDMM", lambda c, a, b: c.addmm(a, b, alpha=1j),
              cnormal((3, 2), (3, 4), (4, 2)),
              lambda v, c, a, b: [v, -1j * v @ conj(b.T), -1j * conj(a.T) @ v])
+
+# eigenvalues of general matrices: complex even for a real A, whose gradient is the real part.
+# Each eigenvector's phase is arbitrary, so the cases look at V times the conjugate of its first
+# row (the same for every phase); the closed form is the adjoint of first-order perturbation
+# theory (dA = E_kl for each entry k, l, along 1 and i for a complex A).
+def _eig_gauged(a):
+    L, V = gt.linalg.eig(a)
+    return L, V * V[..., :1, :].conj()
+
+
+def _eig_perturbation(a, da):
+    """d(L, V conj(V[0])) along da: with P = V^{-1} dA V, dL = diag P, dV = V C for
+    C_ij = P_ij / (L_j - L_i) off the diagonal, less what changes the columns' norms."""
+    L, V = np.linalg.eig(a)
+    P = np.linalg.solve(V, da @ V)
+    C = P / (L[..., None, :] - L[..., :, None] + np.eye(L.shape[-1]))
+    C = C * (1 - np.eye(L.shape[-1]))
+    dV = V @ C
+    dV = dV - V * np.real(np.diagonal(conj(np.swapaxes(V, -1, -2)) @ dV, 0, -2, -1))[..., None, :]
+    return np.diagonal(P, 0, -2, -1), dV * conj(V[..., :1, :]) + V * conj(dV[..., :1, :])
+
+
+def _eig_vjp(*cotangents_and_a):
+    *vs, a = cotangents_and_a
+    g = np.zeros(a.shape, complex if np.iscomplexobj(a) else float)
+    for i in np.ndindex(a.shape):
+        for step in ((1, 1j) if np.iscomplexobj(a) else (1,)):
+            e = np.zeros(a.shape, complex)
+            e[i] = step
+            g[i] += step * sum(np.real(np.sum(conj(v) * d))
+                               for v, d in zip(vs, _eig_perturbation(a, e)))
+    return [g]
+
+
+def _eigvals_vjp(v, a):
+    """gA = V^{-H} diag(v) V^H."""
+    _, V = np.linalg.eig(a)
+    Vh = conj(np.swapaxes(V, -1, -2))
+    g = np.linalg.solve(Vh, v[..., :, None] * Vh)
+    return [g if np.iscomplexobj(a) else g.real]
+
+
+complex_case("linalg_eig_real", "LINALG_EIG", _eig_gauged, normal(3, 3), _eig_vjp)
+complex_case("linalg_eig_complex_batch", "LINALG_EIG", _eig_gauged, cnormal((2, 3, 3)),
+             _eig_vjp)
+complex_case("linalg_eigvals_real_batch", "LINALG_EIG", lambda a: gt.linalg.eigvals(a),
+             normal(2, 4, 4), _eigvals_vjp)
+complex_case("linalg_eigvals_complex", "LINALG_EIG", lambda a: gt.linalg.eigvals(a),
+             cnormal((3, 3)), _eigvals_vjp)
+
+
+
+def test_eig_jvp_matches_central_differences():
+    """Forward mode refuses complex values, so eig's jvp (torch's linalg_eig_jvp) is checked on
+    arrays: dL, and dV seen through the phase-free V conj(V[0]), against central differences."""
+    from gradtool.engine.autograd.ops import formulas
+    rng = np.random.default_rng(5)
+    a, da = rng.standard_normal((2, 3, 3)), rng.standard_normal((2, 3, 3))
+    L, V = np.linalg.eig(a)
+    dL, dV = formulas.linalg_eig_jvp(da, L, V)
+    eps = 1e-6
+
+    def gauged(x):
+        L, V = np.linalg.eig(x)
+        return L, V * conj(V[..., :1, :])
+
+    (L_hi, W_hi), (L_lo, W_lo) = gauged(a + eps * da), gauged(a - eps * da)
+    np.testing.assert_allclose(dL, (L_hi - L_lo) / (2 * eps), rtol=1e-6, atol=1e-8)
+    dW = dV * conj(V[..., :1, :]) + V * conj(dV[..., :1, :])
+    np.testing.assert_allclose(dW, (W_hi - W_lo) / (2 * eps), rtol=1e-6, atol=1e-8)
+
 
 # reductions and shapes: linear with real coefficients, the same formulas as for reals
 complex_case("complex_sum_mean", ("SUM", "MEAN_DIM"), lambda z: z.sum() + z.mean(1).sum(),

@@ -3,6 +3,8 @@ gradtool and through torch on the same float64 inputs and cotangents, comparing 
 gradients and gradients of gradients; plus torch's conventions at kinks and domain edges, and
 random broadcasting/reduction/matmul shapes. Skipped when torch is not installed (it is not a
 dependency of gradtool)."""
+import subprocess
+import sys
 import types
 import warnings
 
@@ -551,6 +553,46 @@ LINALG_SOLVER_PROGRAMS = {
     "eig": lambda: (lambda L, V: (L, V.abs()))(*gt.linalg.eig(
         (gt.arange(18.0, dtype=gt.float64) ** 2 % 7).reshape(2, 3, 3))),
     "eigvals_float32": lambda: gt.linalg.eigvals(gt.tensor([[0.0, -1.0], [1.0, 0.0]])),
+    # lu_solve's results (column-major when left, row-major when not), B's batch broadcast
+    **{f"lu_solve_{left}_{adjoint}": (lambda left, adjoint: lambda: gt.linalg.lu_solve(
+        *gt.linalg.lu_factor((gt.arange(18.0, dtype=gt.float64) ** 2 % 7).reshape(2, 3, 3)),
+        gt.arange(24.0, dtype=gt.float64).reshape((4, 1, 3, 2) if left else (4, 1, 2, 3)).cos(),
+        left=left, adjoint=adjoint))(left, adjoint)
+       for left in (True, False) for adjoint in (True, False)},
+    "lu_solve_deprecated": lambda: gt.lu_solve(gt.ones(3, 1), *gt.linalg.lu_factor(
+        gt.tensor([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]]))),
+    "geqrf": lambda: tuple(gt.geqrf((gt.arange(24.0, dtype=gt.float64) ** 2 % 7).reshape(
+        2, 4, 3))),
+    "geqrf_wide_float32": lambda: tuple(gt.geqrf(gt.arange(8.0).reshape(2, 4).cos())),
+    "geqrf_zero_column": lambda: tuple(gt.geqrf(gt.tensor([[1.0, 2.0], [0.0, 3.0], [0.0, 4.0]]))),
+    "householder_product": lambda: gt.linalg.householder_product(
+        *gt.geqrf((gt.arange(24.0, dtype=gt.float64) ** 2 % 7).reshape(2, 4, 3))),
+    "orgqr_float32": lambda: gt.orgqr(gt.arange(12.0).reshape(4, 3).sin(), gt.ones(2)),
+    "ormqr_batch": lambda: tuple(gt.ormqr(*gt.geqrf((gt.arange(24.0, dtype=gt.float64) ** 2 % 7)
+                                                    .reshape(2, 4, 3)),
+                                          gt.arange(16.0, dtype=gt.float64).reshape(2, 4, 2)
+                                          .cos(), transpose=transpose)
+                                 for transpose in (False, True)),
+    "ormqr_method_right": lambda: gt.arange(12.0, dtype=gt.float64).reshape(4, 3).sin().ormqr(
+        gt.ones(3, dtype=gt.float64), gt.arange(8.0, dtype=gt.float64).reshape(2, 4).cos(),
+        left=False),
+    "lu_factor_layout": lambda: tuple(gt.linalg.lu_factor(gt.arange(12.0).reshape(
+        2, 2, 3).cos())),
+    "ldl_factor_ex": lambda: tuple(gt.linalg.ldl_factor_ex(gt.tensor(
+        [[[1e-3, 2.0, 0.5], [2.0, 1e-3, 1.0], [0.5, 1.0, 3.0]],
+         [[4.0, 1.0, 2.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]], dtype=gt.float64))),
+    "ldl_factor_float32": lambda: tuple(gt.linalg.ldl_factor(
+        (gt.arange(16.0).reshape(4, 4) ** 2 % 5).cos() + (gt.arange(16.0).reshape(4, 4) ** 2
+                                                          % 5).cos().mT)),
+    # (B's batch the same as LD's: torch 2.13's CPU ldl_solve crashes the process when B's
+    # batch broadcasts)
+    "ldl_solve": lambda: gt.linalg.ldl_solve(*gt.linalg.ldl_factor(gt.tensor(
+        [[[1e-3, 2.0, 0.5], [2.0, 1e-3, 1.0], [0.5, 1.0, 3.0]],
+         [[4.0, 1.0, 2.0], [1.0, -1.0, 0.0], [2.0, 0.0, 0.5]]], dtype=gt.float64)),
+        gt.arange(12.0, dtype=gt.float64).reshape(2, 3, 2).cos()),
+    # a zero on U's diagonal: inf and nan, no error (LAPACK's getrs)
+    "lu_solve_singular": lambda: gt.linalg.lu_solve(*gt.linalg.lu_factor_ex(gt.ones(3, 3))[:2],
+                                                    gt.ones(3, 1)),
     "cond_singular": lambda: tuple(gt.linalg.cond(gt.eye(2) * gt.tensor([1.0, 0.0]), p)
                                    for p in (None, 2, -2, 1, -1, "fro", "nuc", float("inf"))),
     "cond_batch": lambda: tuple(gt.linalg.cond((gt.arange(18.0) ** 2 % 7).reshape(2, 3, 3), p)
@@ -608,3 +650,80 @@ def test_nonzero_multinomial_and_scatter_reduce_match_torch():
         got = [lib.tensor(x).scatter(1, lib.tensor(index), lib.tensor(src), reduce=reduce).numpy()
                for lib in (gt, torch)]
         np.testing.assert_array_equal(*got)
+
+
+# deprecated functions, each called as torch.X and Tensor.X: (setup, the two calls)
+DEPRECATED_LINALG = {
+    "lu_solve": ("LU, pivots = gt.linalg.lu_factor(gt.eye(2) * 2)",
+                 "gt.lu_solve(gt.ones(2, 1), LU, pivots)", "gt.ones(2, 1).lu_solve(LU, pivots)"),
+    "cholesky": ("A = gt.eye(2) * 4", "gt.cholesky(A)", "A.cholesky(upper=True)"),
+}
+
+
+@pytest.mark.parametrize("name", DEPRECATED_LINALG)
+def test_deprecated_linalg_functions_warn_in_torchs_words(name):
+    """torch.lu_solve and torch.cholesky (and their methods) warn as torch's, naming the
+    linalg function that replaces them (torch's C++ warns once per process: asked in a fresh
+    one)."""
+    setup, *calls = DEPRECATED_LINALG[name]
+    program = (f"import warnings, torch as gt\nwarnings.simplefilter('always')\n{setup}\n"
+               f"with warnings.catch_warnings(record=True) as caught:\n    {calls[0]}\n"
+               f"print(str(caught[0].message).split(' (Triggered internally')[0])")
+    theirs = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                            check=True, timeout=120).stdout.rstrip("\n")
+    scope = {"gt": gt}
+    exec(setup, scope)
+    for call in calls:
+        with pytest.warns(UserWarning) as caught:
+            eval(call, scope)
+        assert [str(w.message) for w in caught] == [theirs]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(n=st.integers(1, 6), seed=st.integers(0, 2 ** 16), small_diagonal=st.booleans(),
+       zero_row=st.booleans())
+def test_ldl_factor_pivots_as_torchs(n, seed, small_diagonal, zero_row):
+    """Bunch-Kaufman's choices (1x1 or 2x2 blocks, which row swapped in) are LAPACK's, so the
+    pivots are torch's exactly and LD and info too, singular matrices included."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((n, n))
+    a = a + a.T
+    if small_diagonal:  # (2x2 blocks)
+        a[np.diag_indices(n)] *= 1e-3
+    if zero_row:
+        a[n // 2], a[:, n // 2] = 0, 0
+    mine = gt.linalg.ldl_factor_ex(gt.tensor(a))
+    theirs = torch.linalg.ldl_factor_ex(torch.tensor(a))
+    assert mine.pivots.tolist() == theirs.pivots.tolist()
+    assert mine.info.item() == theirs.info.item()
+    np.testing.assert_allclose(mine.LD.numpy(), theirs.LD.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_ldl_factor_of_a_singular_matrix_raises_torchs_error():
+    """torch's CPU build words a zero pivot as an internal assert around LAPACK's code: the
+    engine raises the same RuntimeError, its message without the assert's preamble."""
+    messages = []
+    for lib in (gt, torch):
+        with pytest.raises(RuntimeError) as e:
+            lib.linalg.ldl_factor(lib.stack([lib.eye(3), lib.zeros(3, 3)]))
+        messages.append(str(e.value).split("\n")[0])
+    assert messages[1].endswith(" " + messages[0]), messages
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_lowrank_singular_values_and_gradients_are_torchs(center):
+    """svd_lowrank and pca_lowrank of a rank-2 matrix (their random projection aside, exact):
+    the two singular values, their gradients, the nodes they record."""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((6, 2)) @ rng.standard_normal((2, 4))
+    results = []
+    for lib in (gt, torch):
+        A = lib.tensor(a, requires_grad=True)
+        S = lib.pca_lowrank(A, q=3, center=center)[1] if center else lib.svd_lowrank(
+            A.mT, q=3)[1]
+        grad, = lib.autograd.grad(S[:2].sum(), A)
+        results.append((S[:2].detach().numpy(), grad.numpy(), S.grad_fn.name()))
+    (s1, g1, n1), (s2, g2, n2) = results
+    np.testing.assert_allclose(s1, s2, rtol=1e-12)
+    np.testing.assert_allclose(g1, g2, rtol=1e-9, atol=1e-12)
+    assert n1 == n2

@@ -15,7 +15,8 @@ __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "inv_ex", "solve", "det"
            "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals",
            "matrix_power", "multi_dot", "solve_triangular", "LinAlgError", "lstsq", "pinv",
            "matrix_rank", "matrix_exp", "diagonal", "vander", "solve_ex", "tensorinv",
-           "tensorsolve", "cond", "eig", "eigvals"]
+           "tensorsolve", "cond", "eig", "eigvals", "lu_solve", "householder_product",
+           "ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 # torch.return_types' named tuples
 InvExResult = collections.namedtuple("linalg_inv_ex", ["inverse", "info"])
@@ -79,6 +80,19 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 
 def cholesky(A, *, upper=False):
     return cholesky_ex(A, upper=upper).L
+
+
+def cholesky_deprecated(input, upper=False):
+    """torch.cholesky (deprecated, torch warns the same): linalg.cholesky's factor, U with
+    upper (A = U^T U), one CholeskyBackward0 node."""
+    warnings.warn(
+        "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+        "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = "
+        "torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced "
+        "with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent results "
+        "for all valid (symmetric positive definite) inputs.", UserWarning, stacklevel=2)
+    _check_square("cholesky", input)
+    return call(table.CHOLESKY, (input,), (bool(upper),))
 
 
 def qr(A, mode="reduced"):
@@ -174,10 +188,11 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 
 
 
-# ---- LU factorisation (torch.linalg.lu_factor, lu, torch.lu, lu_unpack): forward only
+# ---- LU factorisation (torch.linalg.lu_factor, lu, torch.lu, lu_unpack)
 import numpy as np  # noqa: E402
 
 from . import grad_mode  # noqa: E402
+from .ops import kernels  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 
 LuFactorExResult = collections.namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
@@ -186,46 +201,36 @@ LuUnpackResult = collections.namedtuple("lu_unpack", ["P", "L", "U"])
 LuResult = collections.namedtuple("linalg_lu", ["P", "L", "U"])
 
 
-def _lu_arrays(a):
-    """LAPACK's getrf: partial pivoting (the first largest |pivot|), L's multipliers below the
-    diagonal and U on and above it; pivots 1-based (int32); info the first zero pivot."""
-    m, n = a.shape[-2:]
-    k = min(m, n)
-    batch = a.reshape(-1, m, n).copy()
-    pivots = np.zeros((batch.shape[0], k), np.int32)
-    info = np.zeros(batch.shape[0], np.int32)
-    for b, A in enumerate(batch):
-        for j in range(k):
-            p = j + int(np.argmax(np.abs(A[j:, j])))
-            pivots[b, j] = p + 1
-            if p != j:
-                A[[j, p]] = A[[p, j]]
-            if A[j, j] != 0:
-                A[j + 1:, j] /= A[j, j]
-            elif not info[b]:
-                info[b] = j + 1
-            A[j + 1:, j + 1:] -= np.outer(A[j + 1:, j], A[j, j + 1:])
-    return (batch.reshape(a.shape), pivots.reshape(a.shape[:-2] + (k,)),
-            info.reshape(a.shape[:-2]))
-
-
 def lu_factor_ex(A, *, pivot=True, check_errors=False):
-    """(LU, pivots, info) of A (..., m, n). No gradient in the engine yet: an A that requires
-    grad is refused, not silently detached."""
+    """(LU, pivots, info) of A (..., m, n): one LinalgLuFactorExBackward0 node, differentiable
+    in A through LU."""
     if A.dim() < 2:
         raise RuntimeError(f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got "
                            f"size: {list(A.shape)} instead")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    if A.requires_grad and grad_mode.state.grad_enabled:
-        from ..errors import NotInEngineError, _LinAlgError as LinAlgError
-        raise NotInEngineError("gradients through torch.linalg.lu_factor (torch.lu)")
-    LU, pivots, info = _lu_arrays(A._data)
-    return LuFactorExResult(Tensor._wrap(LU), Tensor._wrap(pivots), Tensor._wrap(info))
+    if A._data.dtype.kind not in "fc":
+        raise NotImplementedError(f'"lu_cpu" not implemented for '
+                                  f"'{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}'")
+    if A._data.dtype.kind == "c":  # (the formulas here are real-only: values, no gradient)
+        if A.requires_grad and grad_mode.state.grad_enabled:
+            raise NotInEngineError("gradients through torch.linalg.lu_factor on complex tensors")
+        return LuFactorExResult(*map(Tensor._wrap, kernels.lu_factor_ex(A._data, pivot)))
+    return LuFactorExResult(*call(table.LINALG_LU_FACTOR_EX, (A,), (bool(pivot),)))
 
 
 def lu_factor(A, *, pivot=True):
+    """lu_factor_ex's (LU, pivots); a zero on U's diagonal is torch's error (lu_solve would
+    divide by it)."""
     LU, pivots, info = lu_factor_ex(A, pivot=pivot)
+    failed = np.flatnonzero(info._data.reshape(-1))
+    if failed.size:
+        batch = f"(Batch element {failed[0]}): " if info.dim() else ""
+        k = int(info._data.reshape(-1)[failed[0]])
+        raise RuntimeError(f"torch.linalg.lu_factor: {batch}U[{k},{k}] is zero and using it on "
+                           f"lu_solve would result in a division by zero. If you still want to "
+                           f"perform the factorization, consider calling linalg.lu(A, pivot) or "
+                           f"linalg.lu_factor_ex(A, pivot)")
     return LuFactorResult(LU, pivots)
 
 
@@ -255,7 +260,230 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 
 def lu(A, *, pivot=True):
-    return LuResult(*lu_unpack(*lu_factor(A, pivot=pivot)))
+    return LuResult(*lu_unpack(*lu_factor_ex(A, pivot=pivot)[:2]))
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """X with A X = B (or X A = B with left=False; A^H for A with adjoint) from lu_factor's
+    (LU, pivots) of A: one LinalgLuSolveBackward0 node, differentiable in LU and B."""
+    kind = LU._data.dtype.kind
+    if kind not in "fc":
+        raise RuntimeError(f"torch.linalg.lu_solve: Expected a floating point or complex tensor "
+                           f"as input. Got {dtypes.LEGACY_TYPE_NAMES.get(LU._data.dtype.name)}")
+    if LU._data.dtype != B._data.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but "
+                           f"found LU of type {dtypes.LEGACY_TYPE_NAMES.get(LU._data.dtype.name)} "
+                           f"and B of type {dtypes.LEGACY_TYPE_NAMES.get(B._data.dtype.name)} "
+                           f"instead")
+    if pivots._data.dtype != np.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type "
+                           "torch.int32")
+    if LU.dim() < 2:
+        raise RuntimeError("torch.linalg.lu_solve: The input tensor A must have at least 2 "
+                           "dimensions.")
+    n = LU.shape[-1]
+    if LU.shape[-2] != n:
+        raise RuntimeError(f"torch.linalg.lu_solve: A must be batches of square matrices, but "
+                           f"they are {LU.shape[-2]} by {n} matrices")
+    if B.dim() < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 "
+                           "dimensions.")
+    if B.shape[-2 if left else -1] != n:
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
+    if pivots.dim() == 0 or pivots.shape[-1] != n:
+        raise RuntimeError("linalg.lu_solve: Number of pivots per batch should be same as the "
+                           "dimension of the matrix")
+    if tuple(pivots.shape) != tuple(LU.shape[:-1]):
+        raise RuntimeError(f"linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be "
+                           f"the same, but got pivots with shape {list(pivots.shape)} instead")
+    mismatch = broadcast_mismatch(tuple(B.shape[:-2]), tuple(LU.shape[:-2]))
+    if mismatch:
+        raise RuntimeError(mismatch)
+    if kind == "c":  # (the formulas here are real-only)
+        raise NotInEngineError("torch.linalg.lu_solve on complex tensors")
+    return call(table.LINALG_LU_SOLVE, (LU, pivots, B), (bool(left), bool(adjoint)))
+
+
+def lu_solve_deprecated(b, LU_data, LU_pivots):
+    """torch.lu_solve (deprecated, torch warns the same): linalg.lu_solve with its arguments
+    the other way round."""
+    warnings.warn(
+        "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
+        "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\n"
+        "X = torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = "
+        "torch.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
+    return lu_solve(LU_data, LU_pivots, b)
+
+
+# ---- QR as LAPACK keeps it: geqrf's reflectors, their product (orgqr)
+GeqrfResult = collections.namedtuple("geqrf", ["a", "tau"])
+
+
+def _refuse_integers_and_complex(kernel, dtype):
+    if dtype.kind == "c":  # (the formulas here are real-only)
+        raise NotInEngineError(f"torch.{kernel.split('_')[0]} on complex tensors")
+    if dtype.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{dtypes.LEGACY_TYPE_NAMES.get(dtype.name)}'")
+
+
+def geqrf(input):
+    """(a, tau): R on and above a's diagonal, the Householder vectors below it and their
+    scales tau (LAPACK's geqrf); not differentiable, as torch's."""
+    if input.dim() < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _refuse_integers_and_complex("geqrf_cpu", input._data.dtype)
+    return GeqrfResult(*call(table.GEQRF, (input,)))
+
+
+def householder_product(A, tau):
+    """The first n columns of the product of the Householder reflectors I - tau_i v_i v_i^T
+    kept in A's columns below the diagonal (LAPACK's orgqr): one
+    LinalgHouseholderProductBackward0 node, differentiable in A and tau."""
+    name = "torch.linalg.householder_product"
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if A.shape[-2] < A.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
+                           f"input.shape[-1]")
+    if A.shape[-1] < tau.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
+                           f"tau.shape[-1]")
+    if A.dim() - tau.dim() != 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau.dim()} and input.ndim is equal to "
+                           f"{A.dim()}")
+    if A.dim() > 2 and tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(tau.shape[:-1])}")
+    if tau._data.dtype != A._data.dtype:
+        raise RuntimeError(f"{name}: tau dtype "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(tau._data.dtype.name)} does not "
+                           f"match input dtype {dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
+    _refuse_integers_and_complex("orgqr_cpu", A._data.dtype)
+    return call(table.LINALG_HOUSEHOLDER_PRODUCT, (A, tau))
+
+
+orgqr = householder_product  # (torch.orgqr: the same node)
+
+
+def ormqr(input, input2, input3, left=True, transpose=False):
+    """op(Q) C (left) or C op(Q) for geqrf's (input, tau) = (input, input2) and C = input3,
+    op(Q) Q^T with transpose, Q never formed: one OrmqrBackward0 node, differentiable in all
+    three."""
+    tau, other = input2, input3
+    name = "torch.ormqr"
+    if input.dim() < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if other.dim() < 2:
+        raise RuntimeError(f"{name}: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if other.shape[side] != input.shape[-2]:
+        raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
+    if other.shape[side] < tau.shape[-1]:
+        raise RuntimeError(f"{name}: other.shape[{side}] must be greater than or equal to "
+                           f"tau.shape[-1]")
+    if tau.shape[-1] > input.shape[-1]:
+        raise RuntimeError(f"{name}: tau.shape[-1] must be less than or equal to "
+                           f"input.shape[-1]")
+    if input.dim() - tau.dim() != 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got "
+                           f"tau.ndim equal to {tau.dim()} and input.ndim is equal to "
+                           f"{input.dim()}")
+    if input.dim() != other.dim():
+        raise RuntimeError(f"{name}: Expected other to have the same number of dimensions as "
+                           f"input, but got other.ndim equal to {other.dim()} and input.ndim is "
+                           f"equal to {input.dim()}")
+    if input.dim() > 2:
+        for what, t in (("tau", tau.shape[:-1]), ("other", other.shape[:-2])):
+            if tuple(t) != tuple(input.shape[:-2]):
+                raise RuntimeError(f"{name}: Expected batch dimensions of {what} to be equal to "
+                                   f"input.shape[:-2], but got {list(t)}")
+    for what, t in (("tau", tau), ("other", other)):
+        if t._data.dtype != input._data.dtype:  # (torch's words run "dtype" into the name)
+            raise RuntimeError(
+                f"{name}: Expected input and {what} to have the same dtype, but input has dtype"
+                f"{dtypes.LEGACY_TYPE_NAMES.get(input._data.dtype.name)} and {what} has dtype "
+                f"{dtypes.LEGACY_TYPE_NAMES.get(t._data.dtype.name)}")
+    if tau.shape[-1] != min(other.shape[side], input.shape[-1]):
+        raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], "
+                           f"input.shape[-1])")
+    _refuse_integers_and_complex("ormqr_cpu", input._data.dtype)
+    return call(table.ORMQR, (input, tau, other), (bool(left), bool(transpose)))
+
+
+# ---- LDL^T of symmetric matrices (Bunch-Kaufman pivoting, LAPACK's sytrf): no gradient
+LdlFactorExResult = collections.namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+LdlFactorResult = collections.namedtuple("linalg_ldl_factor", ["LD", "pivots"])
+
+
+def _check_float_square(name, A):
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A._data.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
+    if A._data.dtype.kind == "c":  # (LAPACK's complex sytrf / hetrf are not ported)
+        raise NotInEngineError(f"{name} on complex tensors")
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+    """(LD, pivots, info): A = P L D L^T P^T with D of 1x1 and 2x2 blocks (LAPACK's sytrf,
+    lower: its pivots, negative for a 2x2 block). One node whose backward is torch's
+    refusal."""
+    _check_float_square("torch.linalg.ldl_factor_ex", A)
+    result = LdlFactorExResult(*call(table.LINALG_LDL_FACTOR_EX, (A,), (bool(hermitian),)))
+    if check_errors:
+        _raise_ldl_info(result.info)
+    return result
+
+
+def _raise_ldl_info(info):
+    """A zero pivot (info > 0): torch's CPU build reports LAPACK's code as unknown (its message
+    without the internal-assert preamble)."""
+    failed = info._data.reshape(-1)
+    if failed.any():
+        raise RuntimeError(f"torch.linalg.ldl_factor: Unknown error code: "
+                           f"{int(failed[np.flatnonzero(failed)[0]])}.")
+
+
+def ldl_factor(A, *, hermitian=False):
+    LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian)
+    _raise_ldl_info(info)
+    return LdlFactorResult(LD, pivots)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False):
+    """X with A X = B from ldl_factor's (LD, pivots) of A (LAPACK's sytrs); B's batch
+    broadcasts. No gradient, as torch's."""
+    name = "torch.linalg.ldl_solve"
+    _check_float_square(name, LD)
+    if B._data.dtype != LD._data.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(B._data.dtype.name)} and A of type "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(LD._data.dtype.name)} instead.")
+    if B.dim() < 2:  # (torch reads B's size(-2) first)
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(B.dim(), 1)}, {max(B.dim(), 1) - 1}], but got -2)")
+    n = LD.shape[-1]
+    if B.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {n} by {n} "
+                           f"but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
+    if tuple(pivots.shape) != tuple(LD.shape[:-1]):
+        raise RuntimeError(f"{name}: Expected LD.shape[:-1] and pivots.shape to be the same, "
+                           f"but got pivots with shape {list(pivots.shape)} instead")
+    if pivots._data.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}: Expected pivots to be integers. Got "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(pivots._data.dtype.name)}")
+    mismatch = broadcast_mismatch(tuple(B.shape[:-2]), tuple(LD.shape[:-2]))
+    if mismatch:
+        raise RuntimeError(mismatch)
+    return call(table.LINALG_LDL_SOLVE, (LD, pivots, B), (bool(hermitian),))
 
 
 # ---- powers and chains of products, triangular solves (torch.linalg's and older names)
@@ -645,14 +873,13 @@ def cond(A, p=None):
     return result.masked_fill(result.isnan(), math.inf)  # (torch's nan_to_num_)
 
 
-# ---- eigenvalues of general matrices: forward only
+# ---- eigenvalues of general matrices
 EigResult = collections.namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 
 
 def eig(A):
     """Eigenvalues and unit eigenvectors (LAPACK's geev, as torch's: complex even for a real
-    A). No gradient in the engine yet: an A that requires grad is refused, not silently
-    detached."""
+    A), one LinalgEigBackward0 node."""
     if A.dim() < 2:
         raise RuntimeError("linalg.eig: The input tensor A must have at least 2 dimensions.")
     if A.shape[-1] != A.shape[-2]:
@@ -661,17 +888,69 @@ def eig(A):
     if A._data.dtype.kind not in "fc":
         raise RuntimeError(f"Unknown Complex ScalarType for "
                            f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
-    if A.requires_grad and grad_mode.state.grad_enabled:
-        raise NotInEngineError("gradients through torch.linalg.eig (eigvals)")
-    complex_dtype = np.result_type(A._data.dtype, np.complex64)
-    values, vectors = np.linalg.eig(A._data)
-    return EigResult(Tensor._wrap(values.astype(complex_dtype)),
-                     Tensor._wrap(_lapack_columns(vectors.astype(complex_dtype))))
-
-
-def _lapack_columns(x):
-    return np.swapaxes(np.swapaxes(x, -1, -2).copy(), -1, -2)
+    return EigResult(*call(table.LINALG_EIG, (A,)))
 
 
 def eigvals(A):
+    """The eigenvalues: eig's node (torch computes the eigenvectors when A requires grad)."""
     return eig(A).eigenvalues
+
+
+# ---- randomized low-rank SVD and PCA (Halko et al. 2009, as torch/_lowrank.py composes them)
+def _floating_dtype(A):
+    """A's dtype if floating (float16/32/64), else float32, as torch's _linalg_utils."""
+    return A.dtype if A._data.dtype.kind == "f" else dtypes.float32
+
+
+def _approximate_basis(A, q, niter, M):
+    """Q (n x q, orthonormal columns) whose range approximates A's (minus M's): a random
+    projection, refined by niter power iterations with a QR after each product."""
+    from .creation import randn
+    R = randn(A.shape[-1], q, dtype=A.dtype if A.is_complex() else _floating_dtype(A))
+
+    def product(B, X):  # B X, less M X (or M^H X when B is A^H)
+        out = B.matmul(X)
+        return out if M is None else out - (M if B is A else M.mH).matmul(X)
+    Q = qr(product(A, R)).Q
+    for _ in range(niter):
+        Q = qr(product(A.mH, Q)).Q
+        Q = qr(product(A, Q)).Q
+    return Q
+
+
+def _svd_lowrank(A, q, niter, M):
+    q = 6 if q is None else q
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = M.broadcast_to(A.shape)
+    if m < n:  # (the basis of the taller side)
+        A, M = A.mH, None if M is None else M.mH
+    Q = _approximate_basis(A, q, 2 if niter is None else niter, M)
+    B = Q.mH.matmul(A)
+    if M is not None:
+        B = B - Q.mH.matmul(M)
+    U, S, Vh = svd(B, full_matrices=False)
+    U, V = Q.matmul(U), Vh.mH
+    return (V, S, U) if m < n else (U, S, V)
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """(U, S, V) with A - M ~ U diag(S) V^H of rank q, by random projections (torch's
+    torch.svd_lowrank; the projection draws from the default generator)."""
+    return _svd_lowrank(A, q, niter, M)
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """svd_lowrank of A with its columns' means taken out (center), q = min(6, m, n) by
+    default."""
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)="
+                         f"{min(m, n)}")
+    if not niter >= 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return _svd_lowrank(A, q, niter, None)
+    return _svd_lowrank(A - A.mean(dim=(-2,), keepdim=True), q, niter, None)

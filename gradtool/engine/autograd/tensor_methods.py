@@ -688,6 +688,9 @@ class TensorMethods:
     matrix_power, triangular_solve = linalg.matrix_power, linalg.triangular_solve
     cholesky_solve, cholesky_inverse = linalg.cholesky_solve, linalg.cholesky_inverse
     matrix_exp, pinverse = linalg.matrix_exp, linalg.pinverse
+    lu_solve = linalg.lu_solve_deprecated  # (b.lu_solve(LU, pivots): torch.lu_solve's order)
+    geqrf, orgqr, ormqr = linalg.geqrf, linalg.orgqr, linalg.ormqr
+    cholesky = linalg.cholesky_deprecated
 
     def logdet(self):
         """log det: nan where the determinant is negative (a where over slogdet, as torch)."""

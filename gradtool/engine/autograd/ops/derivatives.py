@@ -1600,6 +1600,7 @@ LINALG_INV_EX = OpSpec("linalg_inv_ex", "LinalgInvExBackward0", kernels.linalg_i
                        A=formulas.linalg_inv_backward)
 LINALG_SOLVE_EX = OpSpec(
     "linalg_solve_ex", "LinalgSolveExBackward0", kernels.linalg_solve_ex, args=("left",),
+    complex=True,  # (eig's gradient solves with complex eigenvectors)
     outputs=("result", "LU", "pivots", "info"), nondiff_outputs=("LU", "pivots", "info"),
     jvp=formulas.linalg_solve_jvp,
     A=formulas.linalg_solve_backward_A,
@@ -1620,6 +1621,10 @@ LINALG_CHOLESKY_EX = OpSpec("linalg_cholesky_ex", "LinalgCholeskyExBackward0",
                             kernels.linalg_cholesky_ex, args=("upper",), outputs=("L", "info"),
                             nondiff_outputs=("info",), jvp=formulas.cholesky_jvp,
                             A=formulas.cholesky_backward)
+# torch.cholesky (deprecated): the same factor and formulas, torch's older node
+CHOLESKY = OpSpec("cholesky", "CholeskyBackward0", kernels.cholesky, args=("upper",),
+                  jvp=lambda self_t, result, upper: formulas.cholesky_jvp(self_t, result, upper),
+                  self=lambda grad, upper, result: formulas.cholesky_backward(grad, upper, result))
 LINALG_QR = OpSpec("linalg_qr", "LinalgQrBackward0", kernels.linalg_qr, args=("mode",),
                    outputs=("Q", "R"), jvp=formulas.linalg_qr_jvp,
                    A=formulas.linalg_qr_backward)
@@ -1650,6 +1655,10 @@ LINALG_EIGH = OpSpec("linalg_eigh", "LinalgEighBackward0", np.linalg.eigh, args=
                      outputs=("eigenvalues", "eigenvectors"), undefined_grads=True,
                      jvp=formulas.linalg_eigh_jvp,
                      A=formulas.linalg_eigh_backward)
+# eig: complex results even for a real A (whose gradient is then the real part, as torch's)
+LINALG_EIG = OpSpec("linalg_eig", "LinalgEigBackward0", kernels.linalg_eig,
+                    outputs=("eigenvalues", "eigenvectors"), undefined_grads=True, complex=True,
+                    jvp=formulas.linalg_eig_jvp, self=formulas.linalg_eig_backward)
 LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd, args=("full_matrices",),
                     outputs=("U", "S", "Vh"), undefined_grads=True, jvp=formulas.linalg_svd_jvp,
                     A=formulas.linalg_svd_backward)
@@ -1666,6 +1675,45 @@ TRIANGULAR_SOLVE = OpSpec(
     args=("upper", "transpose", "unitriangular"), outputs=("solution", "cloned_coefficient"),
     undefined_grads=True, jvp=formulas.triangular_solve_jvp, one_formula=True,
     **dict.fromkeys(("self", "A"), formulas.triangular_solve_backward))
+# getrf's packed LU (L's multipliers below the diagonal, U on and above it) and its pivots
+LINALG_LU_FACTOR_EX = OpSpec(
+    "linalg_lu_factor_ex", "LinalgLuFactorExBackward0", kernels.lu_factor_ex, args=("pivot",),
+    outputs=("LU", "pivots", "info"), nondiff_outputs=("pivots", "info"),
+    jvp=formulas.linalg_lu_factor_ex_jvp, A=formulas.linalg_lu_factor_ex_backward)
+# solves with lu_factor's packed LU and its pivots (op(A) A or A^H with adjoint); the
+# gradient reaches LU's two triangles, as torch's
+LINALG_LU_SOLVE = OpSpec(
+    "linalg_lu_solve", "LinalgLuSolveBackward0", kernels.linalg_lu_solve,
+    args=("left", "adjoint"), promotes_dtype=False, jvp=formulas.linalg_lu_solve_jvp,
+    LU=formulas.linalg_lu_solve_LU, pivots=NON_DIFFERENTIABLE,
+    B=lambda grad, LU, pivots, left, adjoint: LINALG_LU_SOLVE(LU, pivots, grad, left,
+                                                              not adjoint))
+# QR as LAPACK keeps it: geqrf's reflectors below R (torch does not differentiate it) and
+# householder_product (orgqr), the product of the reflectors, whose gradient reaches the
+# reflectors' entries below the diagonal and tau
+GEQRF = OpSpec("geqrf", "GeqrfBackward0", kernels.geqrf, outputs=("a", "tau"),
+               jvp=no_forward_ad("geqrf", "self"), self=formulas.geqrf_backward)
+GEQRF.derivative_implemented = False
+LINALG_HOUSEHOLDER_PRODUCT = OpSpec(
+    "linalg_householder_product", "LinalgHouseholderProductBackward0",
+    kernels.householder_product, jvp=formulas.householder_product_jvp, one_formula=True,
+    **dict.fromkeys(("input", "tau"), formulas.householder_product_backward))
+ORMQR = OpSpec("ormqr", "OrmqrBackward0", kernels.ormqr, args=("left", "transpose"),
+               jvp=no_forward_ad("ormqr", "self"), one_formula=True,
+               **dict.fromkeys(("self", "input2", "input3"), formulas.ormqr_backward))
+# LDL^T with Bunch-Kaufman pivoting (LAPACK's sytrf / sytrs): torch differentiates neither
+LINALG_LDL_FACTOR_EX = OpSpec(
+    "linalg_ldl_factor_ex", "NotImplemented", kernels.linalg_ldl_factor_ex, args=("hermitian",),
+    outputs=("LD", "pivots", "info"), nondiff_outputs=("pivots", "info"),
+    jvp=no_forward_ad("linalg_ldl_factor_ex", "self"),
+    self=lambda grads: formulas.not_implemented("linalg_ldl_factor_ex")(grads))
+LINALG_LDL_FACTOR_EX.derivative_implemented = False
+LINALG_LDL_SOLVE = OpSpec(
+    "linalg_ldl_solve", "NotImplemented", kernels.linalg_ldl_solve, args=("hermitian",),
+    promotes_dtype=False, jvp=no_forward_ad("linalg_ldl_solve", "LD"),
+    LD=formulas.not_implemented("linalg_ldl_solve"), pivots=NON_DIFFERENTIABLE,
+    B=formulas.not_implemented("linalg_ldl_solve"))
+LINALG_LDL_SOLVE.derivative_implemented = False
 # solves and inverses from a Cholesky factor L (A = L L^T, or U^T U when upper); their
 # gradients reach all of L, as torch's formulas give them
 CHOLESKY_SOLVE = OpSpec("cholesky_solve", "CholeskySolveBackward0", kernels.cholesky_solve,

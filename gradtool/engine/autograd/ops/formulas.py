@@ -1223,6 +1223,11 @@ def mT(x):
     return transpose(x, -1, -2)
 
 
+def mH(x):
+    """The conjugate transpose (mT for real values)."""
+    return conj(transpose(x, -1, -2))
+
+
 def _eye_like(x):
     """The identity, batched as the square matrix x, in its dtype."""
     return zeros_like(x) + constant(np.eye(x.shape[-1], dtype=bool), x)
@@ -1238,11 +1243,11 @@ def solve(A, B):
 
 
 def _solve_saved(A, LU, pivots, B, adjoint):
-    """A^{-1} B, or A^{-T} B: from the saved LU factors on arrays (torch's lu_solve, first
+    """A^{-1} B, or A^{-H} B: from the saved LU factors on arrays (torch's lu_solve, first
     order), by a recorded solve with A on Tensors (so gradients of gradients reach A)."""
     if type(B) is np.ndarray and type(A) is np.ndarray:
         return kernels.lu_solve(LU, pivots, B, adjoint)
-    return solve(mT(A) if adjoint else A, B)
+    return solve(mH(A) if adjoint else A, B)
 
 
 def _is_vector_rhs(A, B):
@@ -1255,11 +1260,11 @@ def linalg_inv_backward(grad, inverse):
 
 
 def _solve_grad_B(grad, A, LU, pivots, left):
-    """gB = A^{-T} gX (left) or gX A^{-T} (right), as a batch of matrices."""
+    """gB = A^{-H} gX (left) or gX A^{-H} (right), as a batch of matrices."""
     g = unsqueeze(grad, -1) if _is_vector_rhs(A, grad) else grad
     if left:
         return _solve_saved(A, LU, pivots, g, True)
-    return mT(_solve_saved(A, LU, pivots, mT(g), False))
+    return mH(_solve_saved(A, LU, pivots, mH(g), False))
 
 
 def linalg_solve_backward_B(grad, A, LU, pivots, left):
@@ -1268,10 +1273,10 @@ def linalg_solve_backward_B(grad, A, LU, pivots, left):
 
 
 def linalg_solve_backward_A(grad, A, LU, pivots, result, left):
-    """gA = -gB X^T (left) or -X^T gB (right), summed over B's batch by the engine."""
+    """gA = -gB X^H (left) or -X^H gB (right), summed over B's batch by the engine."""
     gB = _solve_grad_B(grad, A, LU, pivots, left)
     X = unsqueeze(result, -1) if _is_vector_rhs(A, result) else result
-    return -matmul(gB, mT(X)) if left else -matmul(mT(X), gB)
+    return -matmul(gB, mH(X)) if left else -matmul(mH(X), gB)
 
 
 def linalg_solve_jvp(A_t, B_t, A, result, left):
@@ -1323,6 +1328,205 @@ def _inverse_transposed(A, LU, pivots):
     """A^{-T}, from det's LU factors (of A^T or of A, see kernels.det_factors)."""
     factors_transposed = type(A) is np.ndarray and kernels.factors_transposed(A)
     return _solve_saved(A, LU, pivots, _eye_like(A), adjoint=not factors_transposed)
+
+
+def _pivots_matrix(pivots, m, like):
+    """P (m x m, a constant) with A = P L U from getrf's row swaps."""
+    swaps = np.asarray(_array(pivots)).astype(np.int64) - 1
+    perm = np.broadcast_to(np.arange(m), swaps.shape[:-1] + (m,)).copy()
+    for j in range(swaps.shape[-1]):
+        index = np.indices(swaps.shape[:-1])
+        p = swaps[..., j]
+        perm[(*index, j)], perm[(*index, p)] = perm[(*index, p)], perm[(*index, j)].copy()
+    eye = np.eye(m, dtype=np.dtype(_array(detach(like)).dtype))
+    return constant(np.swapaxes(eye[perm], -1, -2), like)
+
+
+def _lu_parts(LU, pivots):
+    """P, L (m x k, unit lower) and U (k x n) of a packed LU of A (m x n), k = min(m, n)."""
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    last = len(LU.shape) - 1
+    L = tril(slice(LU, last, 0, k, 1), -1) + constant(
+        np.eye(m, k, dtype=np.dtype(_array(detach(LU)).dtype)), LU)
+    U = triu(slice(LU, last - 1, 0, k, 1), 0)
+    return _pivots_matrix(pivots, m, LU), L, U
+
+
+def _triangular(A, B, upper, left=True, unitriangular=False):
+    return table.LINALG_SOLVE_TRIANGULAR(A, B, upper, left, unitriangular)
+
+
+def linalg_lu_factor_ex_backward(grad, LU, pivots, pivot):
+    """torch's linalg_lu_backward for A = P L U, from LU's gradient (gL below the diagonal,
+    gU on and above): square, gA = P L^{-H} phi U^{-H}, phi = tril(L^H gL, -1) + triu(gU U^H);
+    wide, U = [U1 U2] and the columns beyond gain P L^{-H} gU2 (phi less gU2 U2^H below the
+    diagonal); tall, L = [L1; L2] and the rows beyond gain P gL2 U^{-H} (phi less L2^H gL2 on
+    and above it)."""
+    P, L, U = _lu_parts(LU, pivots)
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    last = len(LU.shape) - 1
+    gL = tril(slice(grad, last, 0, k, 1), -1)
+    gU = triu(slice(grad, last - 1, 0, k, 1), 0)
+    if m < n:  # (..., m, m) and (..., m, n - m)
+        U, U2 = slice(U, last, 0, m, 1), slice(U, last, m, n, 1)
+        gU, gU2 = slice(gU, last, 0, m, 1), slice(gU, last, m, n, 1)
+        gL = gL - _triangular(mH(L), matmul(gU2, mH(U2)), True, unitriangular=True)
+    if m > n:
+        L, L2 = slice(L, last - 1, 0, n, 1), slice(L, last - 1, n, m, 1)
+        gL, gL2 = slice(gL, last - 1, 0, n, 1), slice(gL, last - 1, n, m, 1)
+        gU = gU - _triangular(mH(U), matmul(mH(L2), gL2), False, left=False)
+    phi = tril(matmul(mH(L), gL), -1) + triu(matmul(gU, mH(U)), 0)
+    gA = _triangular(mH(U), _triangular(mH(L), phi, True, unitriangular=True), False,
+                     left=False)
+    if m < n:
+        gA = cat([gA, _triangular(mH(L), gU2, True, unitriangular=True)], -1)
+    if m > n:
+        gA = cat([gA, _triangular(mH(U), gL2, False, left=False)], -2)
+    return matmul(P, gA)
+
+
+def linalg_lu_factor_ex_jvp(A_t, LU, pivots, pivot):
+    """dLU = dL + dU: with X = L^{-1} P^T dA U^{-1} (A's square part), dL = L tril(X, -1),
+    dU = triu(X) U; a wide A's last columns dU2 = L^{-1} (P^T dA2 - dL U2), a tall A's last
+    rows dL2 = (P^T dA2 - L2 dU) U^{-1}."""
+    P, L, U = _lu_parts(LU, pivots)
+    m, n = LU.shape[-2:]
+    last = len(LU.shape) - 1
+    dA = matmul(mT(P), A_t)
+    if m < n:
+        U, U2 = slice(U, last, 0, m, 1), slice(U, last, m, n, 1)
+        dA, dA2 = slice(dA, last, 0, m, 1), slice(dA, last, m, n, 1)
+    if m > n:
+        L, L2 = slice(L, last - 1, 0, n, 1), slice(L, last - 1, n, m, 1)
+        dA, dA2 = slice(dA, last - 1, 0, n, 1), slice(dA, last - 1, n, m, 1)
+    X = _triangular(U, _triangular(L, dA, False, unitriangular=True), True, left=False)
+    dL, dU = matmul(L, tril(X, -1)), matmul(triu(X, 0), U)
+    if m < n:
+        dU2 = _triangular(L, dA2 - matmul(dL, U2), False, unitriangular=True)
+        return [cat([dL + dU, dU2], -1), None, None]
+    if m > n:
+        dL2 = _triangular(U, dA2 - matmul(L2, dU), True, left=False)
+        return [cat([dL + dU, dL2], -2), None, None]
+    return [dL + dU, None, None]
+
+
+def linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint):
+    """torch's linalg_lu_solve_LU, with op(A) X = B or X op(A) = B for A = P L U: where op
+    takes the system to A X' = B' (left != adjoint, X' = X or X^H), gR = -U^{-H} gX' X'^H,
+    gU = triu(gR), gL = tril(L^{-H} gR U^H, -1); else gR = -P^T X' gX'^H P L^{-H},
+    gL = tril(gR, -1), gU = triu(L^H gR U^{-H})."""
+    P, L, U = _lu_parts(LU, pivots)
+    X, gX = (result, grad) if left else (mH(result), mH(grad))
+    if left != adjoint:
+        gR = _triangular(mH(U), -matmul(gX, mH(X)), False)
+        gL = _triangular(mH(L), matmul(gR, mH(U)), True, unitriangular=True)
+        return tril(gL, -1) + triu(gR, 0)
+    gR = -matmul(matmul(mT(P), matmul(X, mH(gX))), P)
+    gR = _triangular(mH(L), gR, True, left=False, unitriangular=True)
+    gU = _triangular(mH(U), matmul(mH(L), gR), False, left=False)
+    return tril(gR, -1) + triu(gU, 0)
+
+
+def linalg_lu_solve_jvp(LU_t, B_t, LU, pivots, result, left, adjoint):
+    """dX = lu_solve(dB - op(dA) X) (left) or lu_solve(dB - X op(dA)), where
+    dA = P (dL U + L dU) for dL, dU the tangent's strict lower and upper triangles."""
+    rhs = 0 * result if _no_tangent(B_t) else B_t
+    if not _no_tangent(LU_t):
+        P, L, U = _lu_parts(LU, pivots)
+        dA = matmul(P, matmul(tril(LU_t, -1), U) + matmul(L, triu(LU_t, 0)))
+        dA = mH(dA) if adjoint else dA
+        rhs = rhs - (matmul(dA, result) if left else matmul(result, dA))
+    return table.LINALG_LU_SOLVE(LU, pivots, rhs, left, adjoint)
+
+
+def geqrf_backward(grads):
+    raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+def _below(x, i):
+    """Column i of x below the diagonal (zeros on and above it), as a column (..., m, 1)."""
+    m = x.shape[-2]
+    return unsqueeze(select(x, len(x.shape) - 1, i) * constant(np.arange(m) > i, x), -1)
+
+
+def _reflector(input, tau, i):
+    """v_i = (0, ..., 0, 1, input[i+1:, i]) as a column (..., m, 1), and tau_i as (..., 1, 1)."""
+    e_i = np.eye(input.shape[-2], 1, -i, dtype=np.dtype(_array(detach(input)).dtype))
+    t = select(tau, len(tau.shape) - 1, i)
+    return _below(input, i) + constant(e_i, input), unsqueeze(unsqueeze(t, -1), -1)
+
+
+def _reflected(E, v, t):
+    """H E = E - tau v (v^T E)."""
+    return E - t * matmul(v, matmul(mT(v), E))
+
+
+def _reflector_chain_backward(grad, input, tau, order, start, result):
+    """result = H_{o_0} H_{o_1} ... H_{o_{k-1}} start (o: `order`), H_i = I - tau_i v_i v_i^T:
+    walking down the chain with g (result's gradient, then each partial product's: H_i g),
+    H_i gives tau_i's -v^T g E^T v and v_i's -tau (g E^T v + E g^T v), E the product below it,
+    kept below the diagonal; what reaches the bottom is start's gradient."""
+    m = input.shape[-2]
+    Es = [start]  # Es[j]: the product of the last k - j reflectors with start
+    for i in reversed(order[1:]):
+        Es.insert(0, _reflected(Es[0], *_reflector(input, tau, i)))
+    Es.insert(0, result)
+    g, g_columns, g_taus = grad, {}, {}
+    for j, i in enumerate(order):
+        v, t = _reflector(input, tau, i)
+        w, u = matmul(mT(v), Es[j + 1]), matmul(mT(v), g)  # v^T E, v^T g: (..., 1, n)
+        g_taus[i] = -sum(u * w, (-2, -1))
+        g_v = -t * (matmul(g, mT(w)) + matmul(Es[j + 1], mT(u)))
+        g_columns[i] = g_v * constant((np.arange(m) > i)[:, None], input)
+        g = _reflected(g, v, t)
+    k, n = len(order), input.shape[-1]
+    columns = [g_columns[i] for i in range(k)]
+    if n > k:
+        columns.append(zeros_like(slice(input, len(input.shape) - 1, k, n, 1)))
+    return cat(columns, -1), stack([g_taus[i] for i in range(k)], -1), g
+
+
+def householder_product_backward(grad, input, tau, result):
+    """Q = H_0 ... H_{k-1} I[:, :n]: the chain's gradients for the reflectors and tau."""
+    m, n = input.shape[-2:]
+    identity = zeros_like(input) + constant(np.eye(m, n, dtype=bool), input)
+    return list(_reflector_chain_backward(grad, input, tau, range(tau.shape[-1]), identity,
+                                          result)[:2])
+
+
+def ormqr_backward(grad, self, input2, input3, left, transpose, result):
+    """op(Q) C (left) or C op(Q), Q = H_0 ... H_{k-1}: a chain of reflectors applied to C
+    (Q^T's chain in the other order; C op(Q) as op(Q)^T C^T); C's gradient is what reaches the
+    chain's bottom."""
+    order = range(input2.shape[-1])
+    if left == transpose:  # Q^T's chain: H_{k-1} first
+        order = order[::-1]
+    if left:
+        return list(_reflector_chain_backward(grad, self, input2, order, input3, result))
+    g_self, g_tau, g_other = _reflector_chain_backward(mT(grad), self, input2, order,
+                                                       mT(input3), mT(result))
+    return [g_self, g_tau, mT(g_other)]
+
+
+def householder_product_jvp(input_t, tau_t, input, tau):
+    """dE_i = dH_i E_{i+1} + H_i dE_{i+1}, dH_i = -(dtau v v^T + tau (dv v^T + v dv^T))."""
+    m, n = input.shape[-2:]
+    E = zeros_like(input) + constant(np.eye(m, n, dtype=bool), input)
+    dE = 0 * E
+    for i in reversed(range(tau.shape[-1])):
+        v, t = _reflector(input, tau, i)
+        vE = matmul(mT(v), E)
+        dE = _reflected(dE, v, t)
+        if not _no_tangent(input_t):
+            dv = _below(input_t, i)
+            dE = dE - t * (matmul(dv, vE) + matmul(v, matmul(mT(dv), E)))
+        if not _no_tangent(tau_t):
+            dt = unsqueeze(unsqueeze(select(tau_t, len(tau_t.shape) - 1, i), -1), -1)
+            dE = dE - dt * matmul(v, vE)
+        E = _reflected(E, v, t)
+    return dE
 
 
 def trace(x):
@@ -1418,6 +1622,41 @@ def linalg_eigh_jvp(A_t, eigenvalues, eigenvectors):
     E = unsqueeze(eigenvalues, -2) - unsqueeze(eigenvalues, -1)
     off = 1 - _eye_like(tmp)
     return [diagonal(tmp, 0, -2, -1), matmul(V, off * tmp / (E + _eye_like(tmp)))]
+
+
+def linalg_eig_backward(grads, eigenvalues, eigenvectors):
+    """torch's linalg_eig_backward, for A V = V diag(L) with V's columns of norm 1:
+    gA = V^{-H} (diag(gL) + P / conj(E)) V^H, E_ij = L_j - L_i, P = V^H gV less what only
+    changes the columns' norms. Each column's phase is arbitrary: a loss that depends on it
+    (Im diag(V^H gV) not near zero) is torch's error."""
+    gL, gV = grads
+    V, Vh = eigenvectors, mH(eigenvectors)
+    gA = zeros_like(V) if gL is None else _diag_embed(gL)
+    if gV is not None:
+        VhgV = matmul(Vh, gV)
+        diag = diagonal(VhgV, 0, -2, -1)
+        if not np.allclose(np.imag(_array(detach(diag))), 0, rtol=1e-2, atol=1e-2):
+            raise RuntimeError(
+                "linalg_eig_backward: The eigenvectors in the complex case are specified up "
+                "to multiplication by e^{i phi}. The specified loss function depends on this "
+                "quantity, so it is ill-defined.")
+        VhgV = VhgV - matmul(Vh, V * unsqueeze(real(diag), -2))
+        L = conj(eigenvalues)
+        off = VhgV / (unsqueeze(L, -2) - unsqueeze(L, -1) + _eye_like(VhgV))
+        gA = gA + off - _diag_embed(diagonal(off, 0, -2, -1))
+    return solve(Vh, matmul(gA, Vh))
+
+
+def linalg_eig_jvp(self_t, eigenvalues, eigenvectors):
+    """dL = diag(V^{-1} dA V); dV = V (V^{-1} dA V / E, zero on the diagonal), less its part
+    along V's columns that would change their norms."""
+    V = eigenvectors
+    dP = solve(V, matmul(self_t, V))
+    E = unsqueeze(eigenvalues, -2) - unsqueeze(eigenvalues, -1) + _eye_like(dP)
+    C = dP / E
+    dV = matmul(V, C - _diag_embed(diagonal(C, 0, -2, -1)))
+    dV = dV - V * unsqueeze(real(diagonal(matmul(mH(V), dV), 0, -2, -1)), -2)
+    return [diagonal(dP, 0, -2, -1), dV]
 
 
 def _first(x, dim, k):

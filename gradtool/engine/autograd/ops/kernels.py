@@ -2037,21 +2037,31 @@ def scatter_value(self, index, dim, value):
 
 # ---- linear algebra (torch.linalg) ----
 def lu_factor(A):
-    """LAPACK's getrf, as torch's: partial pivoting, L (unit lower, below the diagonal) and
-    U packed in one matrix, and the row swaps as 1-based pivots (int32)."""
-    n = A.shape[-1]
-    LU = np.array(A, copy=True).reshape((-1, n, n))
-    pivots = np.empty(LU.shape[:2], dtype=np.int32)
+    """lu_factor_ex's LU and pivots of a batch of square matrices."""
+    return lu_factor_ex(A, True)[:2]
+
+
+def lu_factor_ex(A, pivot):
+    """LAPACK's getrf, as torch's, on (..., m, n): partial pivoting (the first largest
+    |pivot|), L's multipliers below the diagonal and U on and above it, packed in one matrix;
+    the row swaps as 1-based pivots (int32); info the first zero pivot (1-based), 0 if none."""
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    LU = np.array(A, copy=True).reshape((-1, m, n))
+    pivots = np.empty(LU.shape[:1] + (k,), dtype=np.int32)
+    info = np.zeros(LU.shape[:1], dtype=np.int32)
     rows = np.arange(LU.shape[0])
-    for k in range(n):
-        p = k + np.argmax(np.abs(LU[:, k:, k]), axis=1)
-        pivots[:, k] = p + 1
-        LU[rows, k], LU[rows, p] = LU[rows, p], LU[rows, k].copy()
-        pivot = LU[:, k, k]
+    for j in range(k):
+        p = j + np.argmax(np.abs(LU[:, j:, j]), axis=1)
+        pivots[:, j] = p + 1
+        LU[rows, j], LU[rows, p] = LU[rows, p], LU[rows, j].copy()
+        pivot = LU[:, j, j]
+        info = np.where((info == 0) & (pivot == 0), j + 1, info).astype(np.int32)
         safe = np.where(pivot == 0, 1, pivot)  # a zero pivot leaves its column (LAPACK)
-        LU[:, k + 1:, k] /= safe[:, None]
-        LU[:, k + 1:, k + 1:] -= LU[:, k + 1:, k, None] * LU[:, k, None, k + 1:]
-    return LU.reshape(A.shape), pivots.reshape(A.shape[:-1])
+        LU[:, j + 1:, j] /= safe[:, None]
+        LU[:, j + 1:, j + 1:] -= LU[:, j + 1:, j, None] * LU[:, j, None, j + 1:]
+    return (lapack_layout(LU.reshape(A.shape)), pivots.reshape(A.shape[:-2] + (k,)),
+            info.reshape(A.shape[:-2]))
 
 
 def _row_permutation(pivots):
@@ -2067,7 +2077,7 @@ def _row_permutation(pivots):
 
 
 def lu_solve(LU, pivots, B, adjoint):
-    """A X = B (or A^T X = B) for A = P L U given by lu_factor; B is (..., n, k)."""
+    """A X = B (or A^H X = B) for A = P L U given by lu_factor; B is (..., n, k)."""
     n = LU.shape[-1]
     L = np.tril(LU, -1) + np.eye(n, dtype=LU.dtype)
     U = np.triu(LU)
@@ -2076,7 +2086,10 @@ def lu_solve(LU, pivots, B, adjoint):
     if not adjoint:
         B = np.take_along_axis(np.broadcast_to(B, perm.shape[:-1] + B.shape[-1:]), perm, -2)
         return np.linalg.solve(U, np.linalg.solve(L, B))
-    Y = np.linalg.solve(np.swapaxes(L, -1, -2), np.linalg.solve(np.swapaxes(U, -1, -2), B))
+    L, U = np.swapaxes(L, -1, -2), np.swapaxes(U, -1, -2)
+    if LU.dtype.kind == "c":
+        L, U = L.conj(), U.conj()
+    Y = np.linalg.solve(L, np.linalg.solve(U, B))
     X = np.empty(np.broadcast_shapes(Y.shape, perm.shape[:-1] + Y.shape[-1:]), Y.dtype)
     np.put_along_axis(X, np.broadcast_to(perm, X.shape[:-1] + (1,)), Y, -2)
     return X
@@ -2125,8 +2138,9 @@ def linalg_solve_ex(A, B, left):
                            "singular.")
     if left:
         X = lu_solve(LU, pivots, matrix, False)
-    else:  # X A = B: A^T X^T = B^T
-        X = np.swapaxes(lu_solve(LU, pivots, np.swapaxes(matrix, -1, -2), True), -1, -2)
+    else:  # X A = B: A^H X^H = B^H
+        X = np.swapaxes(lu_solve(LU, pivots, np.swapaxes(matrix, -1, -2).conj(), True),
+                        -1, -2).conj()
     X = X[..., 0] if vector else X
     return X, LU, pivots, np.zeros(A.shape[:-2], dtype=np.int32)
 
@@ -2166,6 +2180,22 @@ def linalg_cholesky_ex(A, upper):
     return (np.swapaxes(L, -1, -2).copy() if upper else L), np.zeros(A.shape[:-2], np.int32)
 
 
+def linalg_eig(A):
+    """LAPACK's geev, as torch's: complex eigenvalues and unit eigenvectors (columns, in
+    LAPACK's layout) even for a real A."""
+    values, vectors = np.linalg.eig(A)
+    complex_dtype = np.result_type(A.dtype, np.complex64)
+    return values.astype(complex_dtype), lapack_layout(vectors.astype(complex_dtype))
+
+
+def cholesky(A, upper):
+    """torch.cholesky's (deprecated): linalg.cholesky's factor, its error under the old name."""
+    try:
+        return linalg_cholesky_ex(A, upper)[0]
+    except _LinAlgError as e:
+        raise _LinAlgError(str(e).removeprefix("linalg.")) from None
+
+
 def solve_triangular(A, B, upper, left, unitriangular):
     """X with A X = B (left) or X A = B, A triangular: only its upper or lower triangle is
     read, its diagonal taken as ones when unitriangular; X has A's dtype, as torch's. Substitution row by row, as LAPACK's
@@ -2185,6 +2215,198 @@ def solve_triangular(A, B, upper, left, unitriangular):
             if not unitriangular:
                 X[..., i, :] /= A[..., i, i, None]
     return lapack_layout(X)
+
+
+def linalg_lu_solve(LU, pivots, B, left, adjoint):
+    """X with op(A) X = B (left) or X op(A) = B, op(A) A or A^H (adjoint), A = P L U from
+    lu_factor's packed LU: LAPACK's getrs, a row permutation and two triangular solves (a zero
+    on U's diagonal gives inf / nan, as torch's). Column-major when left, as torch's."""
+    if not left:  # X op(A) = B is op(A)^H X^H = B^H
+        Xh = linalg_lu_solve(LU, pivots, np.swapaxes(B, -1, -2).conj(), True, not adjoint)
+        return np.ascontiguousarray(np.swapaxes(Xh, -1, -2).conj())
+    batch = np.broadcast_shapes(LU.shape[:-2], B.shape[:-2], pivots.shape[:-1])
+    B = np.broadcast_to(B, batch + B.shape[-2:])
+    perm = np.broadcast_to(_row_permutation(pivots), batch + pivots.shape[-1:])[..., None]
+    if not adjoint:  # U^{-1} L^{-1} P^T B
+        Y = solve_triangular(LU, np.take_along_axis(B, perm, -2), False, True, True)
+        return solve_triangular(LU, Y, True, True, False)
+    LUh = np.swapaxes(LU, -1, -2).conj()  # A^H = U^H L^H P^T: X = P L^{-H} U^{-H} B
+    Y = solve_triangular(LUh, solve_triangular(LUh, B, False, True, False), True, True, True)
+    X = np.empty_like(Y)
+    np.put_along_axis(X, np.broadcast_to(perm, Y.shape[:-1] + (1,)), Y, -2)
+    return lapack_layout(X)
+
+
+def geqrf(A):
+    """LAPACK's geqrf (real matrices): for each column j < min(m, n) a Householder reflector
+    H_j = I - tau_j v_j v_j^T (v_j: 1 at j, then its entries kept below the diagonal, as
+    dlarfg makes them) zeroes the column below the diagonal; R on and above the diagonal."""
+    a = np.array(A, dtype=A.dtype, copy=True)
+    m, n = A.shape[-2:]
+    tau = np.zeros(A.shape[:-2] + (min(m, n),), A.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for j in range(min(m, n)):
+            alpha, x = a[..., j, j].copy(), a[..., j + 1:, j]
+            xnorm = np.linalg.norm(x, axis=-1)
+            beta = -np.copysign(np.hypot(alpha, xnorm), alpha)
+            keep = xnorm == 0  # (H = I: tau 0, the column as it is)
+            tau[..., j] = np.where(keep, 0, (beta - alpha) / beta)
+            a[..., j + 1:, j] = np.where(keep[..., None], x, x / (alpha - beta)[..., None])
+            a[..., j, j] = np.where(keep, alpha, beta)
+            v = np.concatenate([np.ones(A.shape[:-2] + (1,), A.dtype), a[..., j + 1:, j]], -1)
+            a[..., j:, j + 1:] -= (tau[..., j, None, None] * v[..., :, None]
+                                   * (v[..., None, :] @ a[..., j:, j + 1:]))
+    return lapack_layout(a), tau
+
+
+def householder_reflector(input, tau, i):
+    """v_i (1 at i, input's column i below it, zeros above) and tau_i, each batched."""
+    m = input.shape[-2]
+    below = np.arange(m) > i
+    v = np.where(below, input[..., :, i], 0) + (np.arange(m) == i)
+    return v.astype(input.dtype, copy=False), tau[..., i]
+
+
+def householder_product(input, tau):
+    """The first n columns of H_0 H_1 ... H_{k-1} (LAPACK's orgqr): the reflectors applied
+    to the identity's first n columns, the last first."""
+    m, n = input.shape[-2:]
+    E = np.broadcast_to(np.eye(m, n, dtype=input.dtype), input.shape).copy()
+    for i in reversed(range(tau.shape[-1])):
+        v, t = householder_reflector(input, tau, i)
+        E -= t[..., None, None] * v[..., :, None] * (v[..., None, :] @ E)
+    return lapack_layout(E)
+
+
+def ormqr(input, tau, other, left, transpose):
+    """op(Q) C (left) or C op(Q) for Q = H_0 ... H_{k-1} kept as geqrf's reflectors (LAPACK's
+    ormqr), op(Q) Q or Q^T: the reflectors applied to C one by one, column-major."""
+    if not left:  # C op(Q) = (op(Q)^T C^T)^T
+        return lapack_layout(np.swapaxes(ormqr(input, tau, np.swapaxes(other, -1, -2), True,
+                                               not transpose), -1, -2))
+    X = np.array(other, copy=True)
+    k = tau.shape[-1]
+    for i in (range(k) if transpose else reversed(range(k))):  # (the innermost first)
+        v, t = householder_reflector(input, tau, i)
+        X -= t[..., None, None] * v[..., :, None] * (v[..., None, :] @ X)
+    return lapack_layout(X)
+
+
+_BUNCH_KAUFMAN_ALPHA = (1 + math.sqrt(17)) / 8
+
+
+def _sytf2_lower(A):
+    """LAPACK's dsytf2 on one symmetric matrix (its lower triangle): Bunch-Kaufman's
+    diagonal pivoting, 1x1 and 2x2 blocks of D, L's multipliers below them; pivots 1-based,
+    negative for a 2x2 block; info the first zero pivot (1-based), 0 if none."""
+    a = np.tril(A) + np.tril(A, -1).T  # (each step reads the lower triangle, mirrored)
+    n = a.shape[-1]
+    pivots = np.zeros(n, np.int32)
+    info = 0
+    k = 0
+    while k < n:
+        step, absakk = 1, abs(a[k, k])
+        imax = k + 1 + int(np.argmax(np.abs(a[k + 1:, k]))) if k + 1 < n else k
+        colmax = abs(a[imax, k]) if k + 1 < n else 0.0
+        zero_column = max(absakk, colmax) == 0 or np.isnan(absakk)
+        if zero_column:  # (no interchange, no update)
+            info = info or k + 1
+            kp = k
+        elif absakk >= _BUNCH_KAUFMAN_ALPHA * colmax:
+            kp = k
+        else:
+            row = np.abs(a[imax, k:imax])  # (the largest off-diagonal of row / column imax)
+            rowmax = row.max()
+            if imax + 1 < n:
+                rowmax = max(rowmax, np.abs(a[imax + 1:, imax]).max())
+            if absakk >= _BUNCH_KAUFMAN_ALPHA * colmax * (colmax / rowmax):
+                kp = k
+            elif abs(a[imax, imax]) >= _BUNCH_KAUFMAN_ALPHA * rowmax:
+                kp = imax
+            else:
+                kp, step = imax, 2
+        kk = k + step - 1
+        if kp != kk:  # rows and columns kk and kp swapped in the trailing block only (L's
+            order = np.arange(k, n)  # columns so far stay: the pivots record each swap)
+            order[[kk - k, kp - k]] = [kp, kk]
+            a[k:, k:] = a[k:, k:][order - k][:, order - k]
+        if step == 1 and not zero_column and k + 1 < n:
+            x = a[k + 1:, k].copy()
+            d11 = 1 / a[k, k]
+            a[k + 1:, k + 1:] += np.outer(x, -d11 * x)
+            a[k + 1:, k] = d11 * x
+        elif step == 2 and k + 2 < n:
+            d21 = a[k + 1, k]
+            d11, d22 = a[k + 1, k + 1] / d21, a[k, k] / d21
+            t = 1 / (d11 * d22 - 1)
+            d21 = t / d21
+            wk = d21 * (d11 * a[k + 2:, k] - a[k + 2:, k + 1])
+            wkp1 = d21 * (d22 * a[k + 2:, k + 1] - a[k + 2:, k])
+            a[k + 2:, k + 2:] -= (np.outer(a[k + 2:, k], wk) + np.outer(a[k + 2:, k + 1], wkp1))
+            a[k + 2:, k], a[k + 2:, k + 1] = wk, wkp1
+        a = np.tril(a) + np.tril(a, -1).T
+        pivots[k:k + step] = kp + 1 if step == 1 else -(kp + 1)
+        k += step
+    return np.tril(a), pivots, info
+
+
+def linalg_ldl_factor_ex(A, hermitian):  # (real matrices: hermitian is symmetric)
+    """(LD, pivots, info) of each matrix of the batch (dsytrf's lower form, as torch's: D and
+    L in LD's lower triangle, zeros above), LD column-major."""
+    batch = A.reshape((-1,) + A.shape[-2:])
+    parts = [_sytf2_lower(a) for a in batch]
+    LD = np.array([p[0] for p in parts], A.dtype).reshape(A.shape)
+    pivots = np.array([p[1] for p in parts], np.int32).reshape(A.shape[:-1])
+    info = np.array([p[2] for p in parts], np.int32).reshape(A.shape[:-2])
+    return lapack_layout(LD), pivots, info
+
+
+def _sytrs_lower(LD, pivots, B):
+    """LAPACK's dsytrs: A X = B from dsytrf's lower LD and pivots (L D L^T with the
+    pivots' row swaps), one matrix."""
+    b = np.array(B, copy=True)
+    n = LD.shape[-1]
+    k = 0
+    while k < n:  # L D Y = B
+        if pivots[k] > 0:
+            kp = pivots[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            b[k + 1:] -= np.outer(LD[k + 1:, k], b[k])
+            b[k] /= LD[k, k]
+            k += 1
+        else:
+            kp = -pivots[k] - 1
+            b[[k + 1, kp]] = b[[kp, k + 1]]
+            b[k + 2:] -= np.outer(LD[k + 2:, k], b[k]) + np.outer(LD[k + 2:, k + 1], b[k + 1])
+            akm1k = LD[k + 1, k]
+            akm1, ak = LD[k, k] / akm1k, LD[k + 1, k + 1] / akm1k
+            denom = akm1 * ak - 1
+            bkm1, bk = b[k] / akm1k, b[k + 1] / akm1k
+            b[k], b[k + 1] = (ak * bkm1 - bk) / denom, (akm1 * bk - bkm1) / denom
+            k += 2
+    k = n - 1
+    while k >= 0:  # L^T X = Y
+        if pivots[k] > 0:
+            b[k] -= LD[k + 1:, k] @ b[k + 1:]
+            kp = pivots[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            k -= 1
+        else:
+            b[k] -= LD[k + 1:, k] @ b[k + 1:]
+            b[k - 1] -= LD[k + 1:, k - 1] @ b[k + 1:]
+            kp = -pivots[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            k -= 2
+    return b
+
+
+def linalg_ldl_solve(LD, pivots, B, hermitian):
+    batch = np.broadcast_shapes(LD.shape[:-2], B.shape[:-2])
+    LDs = np.broadcast_to(LD, batch + LD.shape[-2:]).reshape((-1,) + LD.shape[-2:])
+    pivs = np.broadcast_to(pivots, batch + pivots.shape[-1:]).reshape(-1, pivots.shape[-1])
+    Bs = np.broadcast_to(B, batch + B.shape[-2:]).reshape((-1,) + B.shape[-2:])
+    X = np.array([_sytrs_lower(*parts) for parts in zip(LDs, pivs, Bs)], B.dtype)
+    return lapack_layout(X.reshape(batch + B.shape[-2:]))
 
 
 def triangular_solve(b, A, upper, transpose, unitriangular):
