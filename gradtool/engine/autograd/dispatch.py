@@ -95,7 +95,8 @@ def call(spec, inputs, args=(), _observed=False):
         _share_base(inputs[0], (result,))
     # integer and bool results (and declared non-differentiable ones) never require grad,
     # so their op records nothing
-    if _state.grad_enabled and spec.result_differentiable and (
+    if (not grad_mode.threads_off_default or _state.grad_enabled) and \
+            spec.result_differentiable and (
             dtype is _FLOAT32 or dtype.kind in "fc"):
         node, plan = make_node(spec, inputs, args)
         if node is not None:

@@ -60,7 +60,8 @@ def _new_tensor(cls, array):
     t._version_counter = [0, None]  # [version, where the last in-place op ran]
     t._base = None  # for views: the tensor that owns the memory
     t._base_grad_fn = None  # for views: the base's grad_fn when this view's history was set
-    t._is_inference = _state.inference
+    # (the thread-local state is read only when some thread's is not the default)
+    t._is_inference = _state.inference if grad_mode.threads_off_default else False
     return t
 
 
