@@ -109,8 +109,8 @@ UNSUPPORTED = {
                                 "    return x.sum()\n", 5, "torch.nn.utils.prune"),
     "import_in_a_target": ("import torch\n\n\ndef f(x):\n    import torch.export\n"
                            "    return x.sum()\n", 5, "torch.export"),
-    "missing_tensor_method": ("def f(x):\n    return x.some_missing_method()\n", 2,
-                              "torch.Tensor.some_missing_method"),
+    "missing_tensor_method": ("def f(x):\n    return x.int_repr()\n", 2,
+                              "torch.Tensor.int_repr"),
     "nn_layer_in_a_module": (textwrap.dedent("""\
         import torch
         from torch import nn

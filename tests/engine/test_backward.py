@@ -591,6 +591,55 @@ def test_grad_mode_is_thread_local_and_new_threads_start_enabled():
     assert seen == {"enabled": True, "recorded": True}
 
 
+def test_a_thread_under_no_grad_or_inference_mode_leaves_another_recording():
+    """The common path reads one count of threads whose grad mode is not the default, and
+    each thread's own state only while it is not 0: a thread held inside no_grad,
+    inference_mode and saved_tensors_hooks changes nothing for the thread that records."""
+    from gradtool.engine.autograd import grad_mode
+    entered, done = threading.Event(), threading.Event()
+    seen = {}
+
+    def worker():
+        with gt.no_grad(), gt.inference_mode(), gt.autograd.graph.saved_tensors_hooks(
+                lambda t: seen.setdefault("packed_by", "worker"), lambda t: t):
+            entered.set()
+            done.wait(30)
+            x = gt.ones(1, requires_grad=True)
+            seen["worker"] = ((x * 2).requires_grad, gt.ones(1).is_inference())
+    before = grad_mode.threads_off_default
+    t = threading.Thread(target=worker)
+    t.start()
+    assert entered.wait(30)
+    try:
+        assert grad_mode.threads_off_default == before + 1
+        x = gt.ones(3, requires_grad=True)
+        y = (x * 2).tanh()  # tanh saves its result: with the worker's hooks, were they shared
+        assert gt.is_grad_enabled() and not gt.is_inference_mode_enabled()
+        assert y.requires_grad and y.grad_fn.name() == "TanhBackward0"
+        assert not y.is_inference() and "packed_by" not in seen
+        y.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), 2 * (1 - np.tanh(2.0) ** 2), rtol=1e-6)
+    finally:
+        done.set()
+        t.join()
+    assert seen == {"worker": (False, True)}
+    assert grad_mode.threads_off_default == before
+
+
+def test_a_thread_that_ends_inside_no_grad_is_not_counted_after_it():
+    from gradtool.engine.autograd import grad_mode
+    before = grad_mode.threads_off_default
+    t = threading.Thread(target=lambda: gt.no_grad().__enter__())  # never exited
+    t.start()
+    t.join()
+    gc.collect()
+    assert grad_mode.threads_off_default == before
+    with gt.no_grad():
+        assert grad_mode.threads_off_default == before + 1 and not gt.is_grad_enabled()
+        assert not (gt.ones(1, requires_grad=True) * 2).requires_grad
+    assert grad_mode.threads_off_default == before and gt.is_grad_enabled()
+
+
 def test_grad_mode_restored_after_an_exception():
     with pytest.raises(ValueError):
         with gt.no_grad():

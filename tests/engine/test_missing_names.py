@@ -30,8 +30,7 @@ PATHS = [
     ("torch.quantization", "torch.quantization", AttributeError),
     ("torch.quantization.quantize_dynamic", "torch.quantization", AttributeError),
     ("import gradtool.quantization", "torch.quantization", ImportError),
-    ("torch.tensor([1.0]).some_missing_method()", "torch.Tensor.some_missing_method",
-     AttributeError),
+    ("torch.tensor([1.0]).q_scale()", "torch.Tensor.q_scale", AttributeError),
     ("torch.ones(2).to_mkldnn()", "torch.Tensor.to_mkldnn", AttributeError),
     ("torch.Tensor.to_mkldnn", "torch.Tensor.to_mkldnn", AttributeError),
 ]
@@ -76,6 +75,39 @@ def test_what_the_engine_has_under_torchs_paths_imports():
     assert gradtool.nn.modules.loss.MSELoss is torch.nn.MSELoss
     with pytest.raises(NotInEngineAttributeError, match="torch.distributions.normal.Foo"):
         torch.distributions.normal.Foo
+
+
+def test_a_name_torchs_tensor_lacks_too_is_a_plain_attribute_error_as_on_torch():
+    """Only torch's own Tensor names (torch_tensor_names.txt) get the message: a misspelling
+    is Python's error, worded as torch's."""
+    for owner, words in ((torch.ones(2), "'Tensor' object"), (torch.Tensor, "type object "
+                                                               "'Tensor'")):
+        with pytest.raises(AttributeError) as caught:
+            owner.some_missing_method
+        assert not isinstance(caught.value, NotInEngineError)
+        assert str(caught.value) == f"{words} has no attribute 'some_missing_method'"
+        assert not hasattr(owner, "some_missing_method") and not hasattr(owner, "q_scale")
+
+
+def test_every_torch_tensor_name_is_the_engines_or_named_as_missing():
+    """Each public name of torch's Tensor is gradtool's, or reading it (of a tensor or of the
+    class) raises the message naming it and hasattr() is False."""
+    import inspect
+    from pathlib import Path
+    import gradtool.engine.autograd.tensor as tensor_module
+    lines = (Path(tensor_module.__file__).parent / "torch_tensor_names.txt").read_text()
+    names = [n for n in lines.splitlines() if n and not n.startswith("#")]
+    assert len(names) > 500 and "view" in names
+    t = torch.ones(2)
+    missing = [n for n in names if isinstance(inspect.getattr_static(torch.Tensor, n),
+                                              tensor_module._MissingTorchAttribute)]
+    assert "to_mkldnn" in missing and "view" not in missing and len(missing) < len(names) / 4
+    for name in missing:
+        for owner in (t, torch.Tensor):
+            with pytest.raises(NotInEngineAttributeError) as caught:
+                getattr(owner, name)
+            assert caught.value.torch_name == f"torch.Tensor.{name}"
+            assert caught.value.name == name and not hasattr(owner, name)
 
 
 def test_a_private_or_dunder_tensor_attribute_is_a_plain_attribute_error():

@@ -22,9 +22,6 @@ _ndarray = np.ndarray
 _FLOAT32 = np.dtype(np.float32)
 _DOUBLES = (_FLOAT64, np.dtype(np.complex128))  # (abs of a complex128 tensor is float64)
 _NO_EDGE = (None, 0)
-# Numbers among an op's inputs (x * 0.9) are told apart by type before isinstance(x, Tensor):
-# Tensor's metaclass takes that check off CPython's fast path for every non-Tensor (~100 ns)
-_NUMBERS = frozenset((float, int, bool, complex))
 NO_NODE = (None, None)  # make_node's answer when no input requires grad
 _new_object = object.__new__
 
@@ -54,7 +51,7 @@ def call(spec, inputs, args=(), _observed=False):
     else:
         arrays = []
         for x in inputs:  # (a plain loop: a list comprehension is a function call in 3.11)
-            arrays.append(x if type(x) in _NUMBERS or not isinstance(x, Tensor) else x._data)
+            arrays.append(x._data if isinstance(x, Tensor) else x)
     # as torch, inf and nan are results, not warnings (log(0), 0/0, ...): forwards run QUIET
     forward = spec.forward
     if spec.as_is is not None and getattr(arrays[0], "dtype", None) is _FLOAT64:
@@ -95,7 +92,8 @@ def call(spec, inputs, args=(), _observed=False):
         _share_base(inputs[0], (result,))
     # integer and bool results (and declared non-differentiable ones) never require grad,
     # so their op records nothing
-    if _state.grad_enabled and spec.result_differentiable and (
+    if (not grad_mode.threads_off_default or _state.grad_enabled) and \
+            spec.result_differentiable and (
             dtype is _FLOAT32 or dtype.kind in "fc"):
         node, plan = make_node(spec, inputs, args)
         if node is not None:
@@ -158,7 +156,7 @@ def make_node(spec, inputs, args=()):
     edges = []
     metas = []
     for x in tensors:
-        if type(x) not in _NUMBERS and isinstance(x, Tensor):
+        if isinstance(x, Tensor):
             if x._base is not None and x._base_grad_fn is not x._base._grad_fn:
                 regenerate_view(x)
             if x._requires_grad:
@@ -221,8 +219,7 @@ def save_for_backward(plan, inputs, args, arrays, results):
     for name, kind, where in plan:
         if kind == "input":
             v = inputs[where]
-            saved[name] = (v if type(v) in _NUMBERS or not isinstance(v, Tensor)
-                           else SavedTensor(v))
+            saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
         elif kind == "output":
             saved[name] = saved_output(results[where])
         elif kind == "arg":

@@ -4,23 +4,57 @@ import inspect
 import threading
 
 
+# How many threads' states are not the default (grad mode on, no inference, no saved-tensor
+# hooks). While it is 0, the per-op path reads this one module attribute instead of the
+# thread-local `state` (an attribute of a threading.local costs CPython 3.11 a generic lookup
+# and a switch to the thread's dict; an op read it three times):
+#     grad_enabled = not threads_off_default or state.grad_enabled
+threads_off_default = 0
+_count_lock = threading.Lock()
+
+
+class _OffDefault:
+    """Held by a thread's state while it is not the default: counted in threads_off_default
+    from when it is made until it is dropped (back to the default, or the thread ended and
+    threading.local let go of its values)."""
+
+    def __init__(self):
+        global threads_off_default
+        with _count_lock:
+            threads_off_default += 1
+
+    def __del__(self):
+        global threads_off_default
+        with _count_lock:
+            threads_off_default -= 1
+
+
 class _ModeState(threading.local):
     # Class attributes are each new thread's starting values: grad mode on.
     grad_enabled = True
     inference = False
     saved_tensors_hooks = ()  # stack of (pack, unpack) pairs; the innermost applies
     saved_tensors_hooks_disabled = None  # an error message while disabled
+    off_default = None  # an _OffDefault while this thread's state is not the default
+
+    def __setattr__(self, name, value):
+        # every setter (the modes, backward's own grad mode, saved_tensors_hooks) comes here
+        super().__setattr__(name, value)
+        off = (not self.grad_enabled or self.inference or bool(self.saved_tensors_hooks)
+               or self.saved_tensors_hooks_disabled is not None)
+        if off != (self.off_default is not None):
+            super().__setattr__("off_default", _OffDefault() if off else None)
 
 
 state = _ModeState()
 
 
 def is_grad_enabled():
-    return state.grad_enabled
+    return not threads_off_default or state.grad_enabled
 
 
 def is_inference_mode_enabled():
-    return state.inference
+    return bool(threads_off_default) and state.inference
 
 
 class _ModeContext:

@@ -243,7 +243,7 @@ class SavedTensor:
         else:
             self._tensor = tensor
             self._data = None
-        hooks = _state.saved_tensors_hooks
+        hooks = _state.saved_tensors_hooks if grad_mode.threads_off_default else ()
         if hooks:  # the innermost saved_tensors_hooks pair packs every tensor saved inside it
             self.register_hooks(*hooks[-1])
 
@@ -364,9 +364,10 @@ def saved_output(tensor):
     saved._data = tensor._data
     saved._requires_grad = tensor._requires_grad
     saved._output_nr = tensor._output_nr
-    hooks = _state.saved_tensors_hooks
-    if hooks:
-        saved.register_hooks(*hooks[-1])
+    if grad_mode.threads_off_default:  # (else no thread has saved-tensor hooks)
+        hooks = _state.saved_tensors_hooks
+        if hooks:
+            saved.register_hooks(*hooks[-1])
     return saved
 
 

@@ -2,6 +2,7 @@
 grad_fn, views' base), below every other module of the engine; the methods that run ops are
 tensor_methods.py's, attached to the class when gradtool.autograd is imported."""
 import numbers
+import os
 import warnings
 import weakref
 
@@ -59,23 +60,12 @@ def _new_tensor(cls, array):
     t._version_counter = [0, None]  # [version, where the last in-place op ran]
     t._base = None  # for views: the tensor that owns the memory
     t._base_grad_fn = None  # for views: the base's grad_fn when this view's history was set
-    t._is_inference = _state.inference
+    # (the thread-local state is read only when some thread's is not the default)
+    t._is_inference = _state.inference if grad_mode.threads_off_default else False
     return t
 
 
-class _TensorType(type):
-    """Tensor's metaclass (torch's Tensor has one too, _TensorMeta): a torch method gradtool
-    lacks, asked of the class (`torch.Tensor.stft`), is named as when asked of a tensor."""
-
-    def __getattr__(cls, name):  # only reached when normal lookup fails
-        if name.startswith("_"):
-            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}",
-                                 name=name, obj=cls)
-        from ..errors import NotInEngineAttributeError
-        raise NotInEngineAttributeError(f"torch.Tensor.{name}", name=name, obj=cls)
-
-
-class Tensor(metaclass=_TensorType):
+class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
     __module__ = "gradtool"  # as torch.Tensor's is "torch": messages print <class 'gradtool.Tensor'>
 
@@ -84,13 +74,6 @@ class Tensor(metaclass=_TensorType):
                  "_is_inference", "_fw_grad", "__weakref__")
     __array_ufunc__ = None  # numpy defers to our reflected operators: np.float64(2) * t
     __hash__ = object.__hash__
-
-    def __getattr__(self, name):  # only reached when normal lookup fails: never per op
-        if name.startswith("_"):  # private and dunder names: Python's and numpy's probes
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}",
-                                 name=name, obj=self)
-        from ..errors import NotInEngineAttributeError
-        raise NotInEngineAttributeError(f"torch.Tensor.{name}", name=name, obj=self)
 
     def __reduce__(self):  # pickling (gradtool.save, copy.deepcopy) keeps data and the flag
         return (_rebuild, (self._data, self._requires_grad))
@@ -298,6 +281,40 @@ class Tensor(metaclass=_TensorType):
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return bool(np.allclose(self._data, _array(other), rtol, atol, equal_nan))
+
+
+class _MissingTorchAttribute:
+    """A public name of torch's Tensor that the engine lacks (`t.to_mkldnn`, and
+    `Tensor.to_mkldnn`): reading it raises the one message naming it, an AttributeError
+    still, so hasattr() is False as for any missing name. Set on the class for each such name
+    instead of a `__getattr__`: Python 3.11 cannot specialize the loads of any attribute of a
+    class with one, and every op reads several of a tensor's fields."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __get__(self, tensor, cls=None):
+        from ..errors import NotInEngineAttributeError
+        raise NotInEngineAttributeError(f"torch.Tensor.{self.name}", name=self.name,
+                                        obj=cls if tensor is None else tensor)
+
+
+def _name_missing_torch_attributes():
+    """Once, at import: torch Tensor's public names (torch_tensor_names.txt, written by
+    tools/torch_tensor_names.py) that Tensor lacks get a _MissingTorchAttribute. The op
+    methods attached later (tensor_methods.py) replace theirs; a name torch does not have
+    stays a plain AttributeError, as on torch."""
+    path = os.path.join(os.path.dirname(__file__), "torch_tensor_names.txt")
+    with open(path) as f:
+        names = [line.strip() for line in f if not line.startswith("#")]
+    for name in names:
+        if name and not hasattr(Tensor, name):
+            setattr(Tensor, name, _MissingTorchAttribute(name))
+
+
+_name_missing_torch_attributes()
 
 
 def _rebuild(data, requires_grad):
