@@ -649,6 +649,11 @@ def set_float32_matmul_precision(precision):
         return
     _float32_matmul_precision = precision
 
+# ---- the *_copy ops: a view's result in memory of its own (autograd/copies.py)
+from .autograd.copies import FUNCTIONS as _COPIES  # noqa: E402
+
+globals().update(_COPIES)
+
 # ---- out=: every function torch calls with out= takes it (after the last name above is made)
 from .autograd.out_argument import given_out as _given_out  # noqa: E402
 

@@ -85,7 +85,9 @@ _CASTING = ("cast", "result type {want} can't be cast to the desired output type
 # with _c), {short} the function's name, {dotted} its name as torch.linalg.X spells it.
 DTYPE_RULES = [
     ("same", 'Expected out tensor to have dtype {want_c}, but got {got_c} instead',
-     "argmax argmin argsort frobenius_norm index_add index_copy isin log_softmax scatter "
+     "alias_copy detach_copy diagonal_copy expand_copy permute_copy select_copy slice_copy "
+     "squeeze_copy t_copy transpose_copy unfold_copy unsqueeze_copy view_copy "
+     "view_as_real_copy view_as_complex_copy argmax argmin argsort frobenius_norm index_add index_copy isin log_softmax scatter "
      "scatter_add slice_scatter slogdet softmax addmm addmv aminmax baddbmm bmm cross diag gather inverse linalg_cholesky "
      "linalg_cholesky_ex linalg_cross linalg_det linalg_eigh linalg_eigvalsh "
      "linalg_inv linalg_inv_ex linalg_lu linalg_lu_factor linalg_lu_factor_ex "
@@ -177,30 +179,31 @@ _RULE_OF = {name: (kind, message) for kind, message, names in DTYPE_RULES
 TAKE_OUT = {
     "torch": """abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr alias_copy all amax
         amin aminmax angle any arange arccos arccosh arcsin arcsinh arctan arctan2 arctanh
-        argmax argmin argsort asin asinh atan atan2 atanh baddbmm bernoulli bitwise_and
-        bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor bmm bucketize
-        cat ccol_indices_copy ceil chain_matmul cholesky cholesky_inverse cholesky_solve clamp
-        clamp_max clamp_min clip col_indices_copy column_stack complex concat concatenate
-        conj_physical copysign cos cosh cross crow_indices_copy cummax cummin cumprod cumsum
-        deg2rad detach_copy diag diagonal_copy diff digamma div divide dot dsmm dstack empty eq
-        erf erfc erfinv exp exp2 expm1 eye fix float_power floor floor_divide fmax fmin fmod
-        frac frexp frobenius_norm full gather gcd ge geqrf ger greater greater_equal gt
-        hardshrink hash_tensor heaviside histc histogram histogramdd hsmm hspmm hstack hypot i0
-        igamma igammac index_add index_copy index_select indices_copy inner inverse isin
-        isneginf isposinf kron kthvalue lcm ldexp le lerp less less_equal lgamma linspace log
-        log10 log1p log2 log_softmax logaddexp logaddexp2 logcumsumexp logical_and logical_not
-        logical_or logical_xor logit logspace logsumexp lstsq lt lu lu_solve lu_unpack
-        masked_select matmul matrix_power matrix_rank max maximum mean median min minimum
-        mkldnn_adaptive_avg_pool2d mm mode msort mul multinomial multiply mv mvlgamma nan_to_num
-        nanmean nanmedian nanquantile nansum narrow_copy ne neg negative nextafter nonzero norm
-        normal not_equal nuclear_norm ones orgqr ormqr outer polar polygamma pow prod qr
-        quantile rad2deg rand randint randn randperm range reciprocal remainder renorm round
-        row_indices_copy row_stack rsqrt scatter scatter_add searchsorted sgn sigmoid sign
-        signbit sin sinc sinh slice_copy slice_scatter slogdet softmax solve sort split_copy
-        spmm sqrt square squeeze_copy sspaddmm stack std sub subtract sum svd symeig t_copy take
-        take_along_dim tan tanh tensordot topk triangular_solve tril triu true_divide trunc
-        unbind_copy unsqueeze_copy values_copy var vdot view_as_complex_copy view_as_real_copy
-        view_copy vstack where xlogy zeros""",
+        argmax argmin argsort as_strided_copy asin asinh atan atan2 atanh baddbmm bernoulli
+        bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor
+        bmm bucketize cat ccol_indices_copy ceil chain_matmul cholesky cholesky_inverse
+        cholesky_solve clamp clamp_max clamp_min clip col_indices_copy column_stack complex
+        concat concatenate conj_physical copysign cos cosh cross crow_indices_copy cummax cummin
+        cumprod cumsum deg2rad detach_copy diag diagonal_copy diff digamma div divide dot dsmm
+        dstack empty eq erf erfc erfinv exp exp2 expand_copy expm1 eye fix float_power floor
+        floor_divide fmax fmin fmod frac frexp frobenius_norm full gather gcd ge geqrf ger
+        greater greater_equal gt hardshrink hash_tensor heaviside histc histogram histogramdd
+        hsmm hspmm hstack hypot i0 igamma igammac index_add index_copy index_select indices_copy
+        inner inverse isin isneginf isposinf kron kthvalue lcm ldexp le lerp less less_equal
+        lgamma linspace log log10 log1p log2 log_softmax logaddexp logaddexp2 logcumsumexp
+        logical_and logical_not logical_or logical_xor logit logspace logsumexp lstsq lt lu
+        lu_solve lu_unpack masked_select matmul matrix_power matrix_rank max maximum mean median
+        min minimum mkldnn_adaptive_avg_pool2d mm mode msort mul multinomial multiply mv
+        mvlgamma nan_to_num nanmean nanmedian nanquantile nansum narrow_copy ne neg negative
+        nextafter nonzero norm normal not_equal nuclear_norm ones orgqr ormqr outer permute_copy
+        polar polygamma pow prod qr quantile rad2deg rand randint randn randperm range
+        reciprocal remainder renorm round row_indices_copy row_stack rsqrt scatter scatter_add
+        searchsorted select_copy sgn sigmoid sign signbit sin sinc sinh slice_copy slice_scatter
+        slogdet softmax solve sort split_copy split_with_sizes_copy spmm sqrt square
+        squeeze_copy sspaddmm stack std sub subtract sum svd symeig t_copy take take_along_dim
+        tan tanh tensordot threshold topk transpose_copy triangular_solve tril triu true_divide
+        trunc unbind_copy unfold_copy unsqueeze_copy values_copy var vdot view_as_complex_copy
+        view_as_real_copy view_copy vstack where xlogy zeros""",
     "torch.linalg": """cholesky cholesky_ex cond cross det eig eigh eigvals eigvalsh householder_product inv
         inv_ex ldl_factor ldl_factor_ex ldl_solve lstsq lu lu_factor lu_factor_ex lu_solve
         matmul matrix_norm matrix_power matrix_rank multi_dot norm pinv qr slogdet solve
@@ -213,6 +216,11 @@ TAKE_OUT = {
 _FACTORIES = frozenset("arange empty eye full linspace logspace ones rand randint randn randperm "
                        "range zeros".split())
 _DTYPE_OF_OUT = _FACTORIES | {"sum", "prod", "nansum", "cumsum", "cumprod"}
+# the view ops' copies, whose out torch writes by a recorded copy_ (never refused)
+_COPIED_WITH_HISTORY = frozenset("alias_copy detach_copy diagonal_copy expand_copy permute_copy "
+                                 "select_copy slice_copy squeeze_copy t_copy transpose_copy "
+                                 "unfold_copy unsqueeze_copy view_copy view_as_real_copy "
+                                 "view_as_complex_copy".split())
 # (out resized without torch's deprecation warning)
 _RESIZED_SILENTLY = (_FACTORIES - {"arange"}) | {"addbmm", "bernoulli", "multinomial", "lu",
                                                     "spmm"}
@@ -229,7 +237,8 @@ def given_out(namespace, module):
             continue
         op_name = prefix + name
         namespace[name] = _taking_out(fn, op_name, op_name in _DTYPE_OF_OUT, _RULE_OF.get(op_name),
-                                      op_name not in _RESIZED_SILENTLY)
+                                      op_name not in _RESIZED_SILENTLY,
+                                      op_name in _COPIED_WITH_HISTORY)
 
 
 def _parameters(fn):
@@ -237,12 +246,19 @@ def _parameters(fn):
     return () if code is None else code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
 
 
-def _taking_out(fn, op_name, dtype_of_out, rule, warn_resize):
+def _taking_out(fn, op_name, dtype_of_out, rule, warn_resize, copied_with_history=False):
     def with_out(*args, out=None, **kwargs):
         if out is None:  # (the common call costs this one frame, nothing else)
             return fn(*args, **kwargs)
         if dtype_of_out and isinstance(out, Tensor) and kwargs.get("dtype") is None:
             kwargs["dtype"] = out.dtype
+        if copied_with_history and isinstance(out, Tensor):  # (torch's view_copy & co.
+            # copy_ into out, recorded: differentiable, never refused)
+            result = fn(*args, **kwargs)
+            _check_dtype(out, result, op_name, rule)
+            if out.shape != result.shape:
+                _write(out, result.detach(), warn_resize)
+            return out.copy_(result)
         return _written_all(out, fn(*args, **kwargs), op_name, rule, warn_resize)
     with_out.__name__ = with_out.__qualname__ = fn.__name__
     with_out.__doc__ = fn.__doc__

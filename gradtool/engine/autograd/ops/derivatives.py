@@ -713,6 +713,10 @@ DIAGONAL_COPY = OpSpec("diagonal_copy", "DiagonalBackward0_copy", kernels.diagon
                        jvp="linear", args=("offset", "dim1", "dim2"),
                        self=lambda grad, self_sym_sizes, offset, dim1, dim2:
                            formulas.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2))
+# detach_copy: a copy that torch records under a node refusing backward (no derivative)
+DETACH_COPY = OpSpec("detach_copy", "NotImplemented", np.copy, jvp="elementwise",
+                     promotes_dtype=False, self=formulas.not_implemented("detach_copy"))
+DETACH_COPY.derivative_implemented = False
 # trace: the diagonal's sum; its gradient is grad on the diagonal (trace_backward)
 TRACE = OpSpec("trace", "TraceBackward0", kernels.trace, jvp="linear",
                self=lambda grad, self_sym_sizes: formulas.trace_backward(grad, self_sym_sizes))
