@@ -651,8 +651,10 @@ def set_float32_matmul_precision(precision):
 
 # ---- the *_copy ops: a view's result in memory of its own (autograd/copies.py)
 from .autograd.copies import FUNCTIONS as _COPIES  # noqa: E402
+from .autograd.strided import FUNCTIONS as _STRIDED  # noqa: E402 (as_strided over storage)
 
 globals().update(_COPIES)
+globals().update(_STRIDED)
 
 # ---- out=: every function torch calls with out= takes it (after the last name above is made)
 from .autograd.out_argument import given_out as _given_out  # noqa: E402

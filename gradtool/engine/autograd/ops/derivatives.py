@@ -726,6 +726,16 @@ AS_STRIDED = OpSpec("as_strided", "AsStridedBackward0", kernels.take_flat, jvp="
                     self=lambda grad, self_sym_sizes, self_sym_numel, flat_indices: reshape(
                         formulas.index_backward(grad, (self_sym_numel,), (flat_indices,)),
                         self_sym_sizes))
+# torch.as_strided: a view of the input's storage (strided.py); each element's gradient goes
+# to the input element on its memory, summed where windows overlap (as_strided_backward)
+AS_STRIDED_VIEW = OpSpec("as_strided", "AsStridedBackward0", kernels.as_strided, view=True,
+                         args=("size", "stride", "storage_offset", "flat_indices"),
+                         hidden=("self_sym_sizes", "self_sym_numel", "flat_indices"),
+                         jvp=lambda self_t, size, flat_indices: AS_STRIDED(self_t, size,
+                                                                           flat_indices),
+                         self=lambda grad, self_sym_sizes, self_sym_numel, flat_indices: reshape(
+                             formulas.index_backward(grad, (self_sym_numel,), (flat_indices,)),
+                             self_sym_sizes))
 INDEX = OpSpec("index", "IndexBackward0", kernels.index, jvp="linear", args=("indices",),
                self=lambda grad, self_sym_sizes, indices:
                    formulas.index_backward(grad, self_sym_sizes, indices))

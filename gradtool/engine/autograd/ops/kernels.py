@@ -7,6 +7,8 @@ import operator
 
 import numpy as np
 
+from .. import memory
+
 from ..dtypes import LEGACY_TYPE_NAMES
 from ...errors import _LinAlgError
 
@@ -489,6 +491,14 @@ def cauchy(self, median, sigma, generator):
 # ---- indexing ----
 def take_flat(self, size, flat_indices):
     return self.reshape(-1)[flat_indices]
+
+
+def as_strided(self, size, stride, storage_offset, flat_indices):
+    """The elements of self's storage (the array owning its memory, C order) at
+    storage_offset + sum(i * stride), as a view (strided.py checked the bounds)."""
+    storage = memory.owning_array(self).reshape(-1)
+    return np.lib.stride_tricks.as_strided(storage[storage_offset:], tuple(size),
+                                           [s * storage.itemsize for s in stride])
 
 
 def index_put(self, values, indices, accumulate):
