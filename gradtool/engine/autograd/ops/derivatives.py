@@ -733,9 +733,10 @@ AS_STRIDED_VIEW = OpSpec("as_strided", "AsStridedBackward0", kernels.as_strided,
                          hidden=("self_sym_sizes", "self_sym_numel", "flat_indices"),
                          jvp=lambda self_t, size, flat_indices: AS_STRIDED(self_t, size,
                                                                            flat_indices),
-                         self=lambda grad, self_sym_sizes, self_sym_numel, flat_indices: reshape(
-                             formulas.index_backward(grad, (self_sym_numel,), (flat_indices,)),
-                             self_sym_sizes))
+                         # (size, stride, storage_offset: saved, as torch's node shows them)
+                         self=lambda grad, self_sym_sizes, self_sym_numel, flat_indices, size,
+                         stride, storage_offset: reshape(formulas.index_backward(
+                             grad, (self_sym_numel,), (flat_indices,)), self_sym_sizes))
 INDEX = OpSpec("index", "IndexBackward0", kernels.index, jvp="linear", args=("indices",),
                self=lambda grad, self_sym_sizes, indices:
                    formulas.index_backward(grad, self_sym_sizes, indices))

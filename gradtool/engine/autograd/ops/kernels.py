@@ -437,7 +437,8 @@ def clone(self, memory_format=None):  # None: torch's preserve_format, the input
     if memory_format is None:
         return self.copy(order="K")
     from ..memory import laid_out
-    return laid_out(self, memory_format)
+    out = laid_out(self, memory_format)  # (the input itself when laid out so already: a clone
+    return out.copy(order="K") if np.may_share_memory(out, self) else out  # never shares)
 
 
 def copy(self, src):
