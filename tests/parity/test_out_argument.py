@@ -176,8 +176,10 @@ ALL_CALLS.update({
     "torch.histogram": lambda lib, t, **o: lib.histogram(t.x, 4, **o),
     "torch.searchsorted": lambda lib, t, **o: lib.searchsorted(t.sorted, t.x, **o),
     "torch.bucketize": lambda lib, t, **o: lib.bucketize(t.x, t.sorted, **o),
-    "torch.cholesky_inverse": lambda lib, t, **o: lib.cholesky_inverse(lib.linalg.cholesky(t.m), **o),
-    "torch.cholesky_solve": lambda lib, t, **o: lib.cholesky_solve(t.m, lib.linalg.cholesky(t.m), **o),
+    "torch.cholesky_inverse": lambda lib, t, **o: lib.cholesky_inverse(
+        lib.linalg.cholesky(t.m), **o),
+    "torch.cholesky_solve": lambda lib, t, **o: lib.cholesky_solve(
+        t.m, lib.linalg.cholesky(t.m), **o),
     "torch.triangular_solve": lambda lib, t, **o: lib.triangular_solve(t.m, lib.triu(t.m), **o),
     "torch.lu_unpack": lambda lib, t, **o: lib.lu_unpack(*lib.linalg.lu_factor(t.m), **o),
     "torch.qr": lambda lib, t, **o: lib.qr(t.m, **o),
@@ -191,7 +193,8 @@ ALL_CALLS.update({
     "torch.range": lambda lib, t, **o: lib.range(1, 4, **o),
     "torch.linspace": lambda lib, t, **o: lib.linspace(0, 2, 5, **o),
 })
-ALL_CALLS.update({f"torch.linalg.{n}": (lambda n: lambda lib, t, **o: getattr(lib.linalg, n)(t.m, **o))(n)
+ALL_CALLS.update({f"torch.linalg.{n}": (lambda n: lambda lib, t, **o: getattr(lib.linalg, n)(
+    t.m, **o))(n)
                   for n in """cholesky cholesky_ex det eigh eigvalsh inv inv_ex lu lu_factor
                   lu_factor_ex matrix_norm matrix_rank pinv qr slogdet svd svdvals cond
                   norm vector_norm""".split()})
@@ -257,6 +260,8 @@ ALL_CALLS.update({
     "torch.unsqueeze_copy": lambda lib, t, **o: lib.unsqueeze_copy(t.x, 1, **o),
     "torch.t_copy": lambda lib, t, **o: lib.t_copy(t.x, **o),
     "torch.alias_copy": lambda lib, t, **o: lib.alias_copy(t.x, **o),
+    "torch.as_strided_copy": lambda lib, t, **o: lib.as_strided_copy(t.x, (2, 2), (1, 2), 1,
+                                                                     **o),
     "torch.detach_copy": lambda lib, t, **o: lib.detach_copy(t.x, **o),
     "torch.unfold_copy": lambda lib, t, **o: lib.unfold_copy(t.x, 1, 2, 1, **o),
     "torch.unbind_copy": lambda lib, t, **o: lib.unbind_copy(t.x, 1, **o),

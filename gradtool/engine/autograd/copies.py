@@ -27,7 +27,8 @@ VIEWS = {
     "alias_copy": lambda input: call(table.ALIAS, (input,)), "unfold_copy": "unfold",
     "view_as_real_copy": complex_numbers.view_as_real,
     "view_as_complex_copy": complex_numbers.view_as_complex,
-    "narrow_copy": "narrow", "as_strided_copy": "as_strided", "indices_copy": lambda input: input.indices(),
+    "narrow_copy": "narrow", "as_strided_copy": "as_strided",
+    "indices_copy": lambda input: input.indices(),
     "values_copy": lambda input: input.values(),  # (of a sparse tensor)
 }
 # (narrow_copy is an op of torch's own, not a generated copy: its node has its own name)

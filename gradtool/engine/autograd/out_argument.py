@@ -85,18 +85,19 @@ _CASTING = ("cast", "result type {want} can't be cast to the desired output type
 # with _c), {short} the function's name, {dotted} its name as torch.linalg.X spells it.
 DTYPE_RULES = [
     ("same", 'Expected out tensor to have dtype {want_c}, but got {got_c} instead',
-     "alias_copy detach_copy diagonal_copy expand_copy permute_copy select_copy slice_copy "
-     "squeeze_copy t_copy transpose_copy unfold_copy unsqueeze_copy view_copy "
-     "view_as_real_copy view_as_complex_copy argmax argmin argsort frobenius_norm index_add index_copy isin log_softmax scatter "
-     "scatter_add slice_scatter slogdet softmax addmm addmv aminmax baddbmm bmm cross diag gather inverse linalg_cholesky "
-     "linalg_cholesky_ex linalg_cross linalg_det linalg_eigh linalg_eigvalsh "
-     "linalg_inv linalg_inv_ex linalg_lu linalg_lu_factor linalg_lu_factor_ex "
-     "linalg_matmul linalg_qr linalg_slogdet linalg_solve linalg_solve_ex linalg_svd "
-     "linalg_svdvals linalg_vector_norm lu_unpack matmul max min mm msort norm qr "
-     "renorm sort svd take_along_dim topk triangular_solve tril triu"),
+     "alias_copy as_strided_copy detach_copy diagonal_copy expand_copy permute_copy "
+     "select_copy slice_copy squeeze_copy t_copy transpose_copy unfold_copy unsqueeze_copy "
+     "view_copy view_as_real_copy view_as_complex_copy argmax argmin argsort "
+     "frobenius_norm index_add index_copy isin log_softmax scatter scatter_add "
+     "slice_scatter slogdet softmax addmm addmv aminmax baddbmm bmm cross diag gather "
+     "inverse linalg_cholesky linalg_cholesky_ex linalg_cross linalg_det linalg_eigh "
+     "linalg_eigvalsh linalg_inv linalg_inv_ex linalg_lu linalg_lu_factor "
+     "linalg_lu_factor_ex linalg_matmul linalg_qr linalg_slogdet linalg_solve "
+     "linalg_solve_ex linalg_svd linalg_svdvals linalg_vector_norm lu_unpack matmul max "
+     "min mm msort norm qr renorm sort svd take_along_dim topk triangular_solve tril triu"),
     ("same", 'Found dtype {got} but expected {want}',
-     "absolute clamp_max abs bitwise_not ceil clamp clip conj_physical fix floor frac neg negative round "
-     "sgn sign trunc"),
+     "absolute clamp_max abs bitwise_not ceil clamp clip conj_physical fix floor frac neg "
+     "negative round sgn sign trunc"),
     ("same", 'expected scalar_type {want} but found {got}',
      "cummax cummin logcumsumexp"),
     ("same", 'expected scalar type {want} but found {got}',
@@ -177,39 +178,40 @@ _RULE_OF = {name: (kind, message) for kind, message, names in DTYPE_RULES
 # torch 2.13's functions that take out= (their signatures, read from torch: a parity test
 # keeps this list whole); each namespace gives the keyword to those it has (given_out)
 TAKE_OUT = {
-    "torch": """abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr alias_copy all amax
-        amin aminmax angle any arange arccos arccosh arcsin arcsinh arctan arctan2 arctanh
-        argmax argmin argsort as_strided_copy asin asinh atan atan2 atanh baddbmm bernoulli
-        bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor
-        bmm bucketize cat ccol_indices_copy ceil chain_matmul cholesky cholesky_inverse
-        cholesky_solve clamp clamp_max clamp_min clip col_indices_copy column_stack complex
-        concat concatenate conj_physical copysign cos cosh cross crow_indices_copy cummax cummin
-        cumprod cumsum deg2rad detach_copy diag diagonal_copy diff digamma div divide dot dsmm
-        dstack empty eq erf erfc erfinv exp exp2 expand_copy expm1 eye fix float_power floor
-        floor_divide fmax fmin fmod frac frexp frobenius_norm full gather gcd ge geqrf ger
-        greater greater_equal gt hardshrink hash_tensor heaviside histc histogram histogramdd
-        hsmm hspmm hstack hypot i0 igamma igammac index_add index_copy index_select indices_copy
-        inner inverse isin isneginf isposinf kron kthvalue lcm ldexp le lerp less less_equal
-        lgamma linspace log log10 log1p log2 log_softmax logaddexp logaddexp2 logcumsumexp
-        logical_and logical_not logical_or logical_xor logit logspace logsumexp lstsq lt lu
-        lu_solve lu_unpack masked_select matmul matrix_power matrix_rank max maximum mean median
-        min minimum mkldnn_adaptive_avg_pool2d mm mode msort mul multinomial multiply mv
-        mvlgamma nan_to_num nanmean nanmedian nanquantile nansum narrow_copy ne neg negative
-        nextafter nonzero norm normal not_equal nuclear_norm ones orgqr ormqr outer permute_copy
-        polar polygamma pow prod qr quantile rad2deg rand randint randn randperm range
-        reciprocal remainder renorm round row_indices_copy row_stack rsqrt scatter scatter_add
-        searchsorted select_copy sgn sigmoid sign signbit sin sinc sinh slice_copy slice_scatter
-        slogdet softmax solve sort split_copy split_with_sizes_copy spmm sqrt square
-        squeeze_copy sspaddmm stack std sub subtract sum svd symeig t_copy take take_along_dim
-        tan tanh tensordot threshold topk transpose_copy triangular_solve tril triu true_divide
-        trunc unbind_copy unfold_copy unsqueeze_copy values_copy var vdot view_as_complex_copy
-        view_as_real_copy view_copy vstack where xlogy zeros""",
-    "torch.linalg": """cholesky cholesky_ex cond cross det eig eigh eigvals eigvalsh householder_product inv
-        inv_ex ldl_factor ldl_factor_ex ldl_solve lstsq lu lu_factor lu_factor_ex lu_solve
-        matmul matrix_norm matrix_power matrix_rank multi_dot norm pinv qr slogdet solve
+    "torch": """abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr alias_copy all
+        amax amin aminmax angle any arange arccos arccosh arcsin arcsinh arctan arctan2
+        arctanh argmax argmin argsort as_strided_copy asin asinh atan atan2 atanh baddbmm
+        bernoulli bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
+        bitwise_xor bmm bucketize cat ccol_indices_copy ceil chain_matmul cholesky
+        cholesky_inverse cholesky_solve clamp clamp_max clamp_min clip col_indices_copy
+        column_stack complex concat concatenate conj_physical copysign cos cosh cross
+        crow_indices_copy cummax cummin cumprod cumsum deg2rad detach_copy diag diagonal_copy
+        diff digamma div divide dot dsmm dstack empty eq erf erfc erfinv exp exp2 expand_copy
+        expm1 eye fix float_power floor floor_divide fmax fmin fmod frac frexp frobenius_norm
+        full gather gcd ge geqrf ger greater greater_equal gt hardshrink hash_tensor heaviside
+        histc histogram histogramdd hsmm hspmm hstack hypot i0 igamma igammac index_add
+        index_copy index_select indices_copy inner inverse isin isneginf isposinf kron
+        kthvalue lcm ldexp le lerp less less_equal lgamma linspace log log10 log1p log2
+        log_softmax logaddexp logaddexp2 logcumsumexp logical_and logical_not logical_or
+        logical_xor logit logspace logsumexp lstsq lt lu lu_solve lu_unpack masked_select
+        matmul matrix_power matrix_rank max maximum mean median min minimum
+        mkldnn_adaptive_avg_pool2d mm mode msort mul multinomial multiply mv mvlgamma
+        nan_to_num nanmean nanmedian nanquantile nansum narrow_copy ne neg negative nextafter
+        nonzero norm normal not_equal nuclear_norm ones orgqr ormqr outer permute_copy polar
+        polygamma pow prod qr quantile rad2deg rand randint randn randperm range reciprocal
+        remainder renorm round row_indices_copy row_stack rsqrt scatter scatter_add
+        searchsorted select_copy sgn sigmoid sign signbit sin sinc sinh slice_copy
+        slice_scatter slogdet softmax solve sort split_copy split_with_sizes_copy spmm sqrt
+        square squeeze_copy sspaddmm stack std sub subtract sum svd symeig t_copy take
+        take_along_dim tan tanh tensordot threshold topk transpose_copy triangular_solve tril
+        triu true_divide trunc unbind_copy unfold_copy unsqueeze_copy values_copy var vdot
+        view_as_complex_copy view_as_real_copy view_copy vstack where xlogy zeros""",
+    "torch.linalg": """cholesky cholesky_ex cond cross det eig eigh eigvals eigvalsh
+        householder_product inv inv_ex ldl_factor ldl_factor_ex ldl_solve lstsq lu lu_factor
+        lu_factor_ex lu_solve matmul matrix_norm matrix_power matrix_rank multi_dot norm pinv qr slogdet solve
         solve_ex solve_triangular svd svdvals tensorinv tensorsolve vecdot vector_norm""",
-    "torch.fft": """fft fft2 fftfreq fftn hfft hfft2 hfftn ifft ifft2 ifftn ihfft ihfft2 ihfftn irfft irfft2
-        irfftn rfft rfft2 rfftfreq rfftn""",
+    "torch.fft": """fft fft2 fftfreq fftn hfft hfft2 hfftn ifft ifft2 ifftn ihfft ihfft2 ihfftn
+        irfft irfft2 irfftn rfft rfft2 rfftfreq rfftn""",
 }
 # factories: with out= and no dtype, the result takes out's dtype (torch.arange(3, out=int64));
 # so do sums and products, which then sum in that dtype
@@ -217,10 +219,10 @@ _FACTORIES = frozenset("arange empty eye full linspace logspace ones rand randin
                        "range zeros".split())
 _DTYPE_OF_OUT = _FACTORIES | {"sum", "prod", "nansum", "cumsum", "cumprod"}
 # the view ops' copies, whose out torch writes by a recorded copy_ (never refused)
-_COPIED_WITH_HISTORY = frozenset("alias_copy detach_copy diagonal_copy expand_copy permute_copy "
-                                 "select_copy slice_copy squeeze_copy t_copy transpose_copy "
-                                 "unfold_copy unsqueeze_copy view_copy view_as_real_copy "
-                                 "view_as_complex_copy".split())
+_COPIED_WITH_HISTORY = frozenset("alias_copy as_strided_copy detach_copy diagonal_copy "
+                                 "expand_copy permute_copy select_copy slice_copy squeeze_copy "
+                                 "t_copy transpose_copy unfold_copy unsqueeze_copy view_copy "
+                                 "view_as_real_copy view_as_complex_copy".split())
 # (out resized without torch's deprecation warning)
 _RESIZED_SILENTLY = (_FACTORIES - {"arange"}) | {"addbmm", "bernoulli", "multinomial", "lu",
                                                     "spmm"}
