@@ -208,8 +208,9 @@ TAKE_OUT = {
         view_as_complex_copy view_as_real_copy view_copy vstack where xlogy zeros""",
     "torch.linalg": """cholesky cholesky_ex cond cross det eig eigh eigvals eigvalsh
         householder_product inv inv_ex ldl_factor ldl_factor_ex ldl_solve lstsq lu lu_factor
-        lu_factor_ex lu_solve matmul matrix_norm matrix_power matrix_rank multi_dot norm pinv qr slogdet solve
-        solve_ex solve_triangular svd svdvals tensorinv tensorsolve vecdot vector_norm""",
+        lu_factor_ex lu_solve matmul matrix_norm matrix_power matrix_rank multi_dot norm pinv
+        qr slogdet solve solve_ex solve_triangular svd svdvals tensorinv tensorsolve vecdot
+        vector_norm""",
     "torch.fft": """fft fft2 fftfreq fftn hfft hfft2 hfftn ifft ifft2 ifftn ihfft ihfft2 ihfftn
         irfft irfft2 irfftn rfft rfft2 rfftfreq rfftn""",
 }
