@@ -9,7 +9,7 @@ from ..errors import NotInEngineError
 from .dispatch import call
 from .grad_mode import no_grad
 from .ops import derivatives as table
-from .tensor import Tensor, _shape
+from .tensor import _shape
 
 
 def _storage_indices(input, size, stride, storage_offset):
@@ -17,7 +17,7 @@ def _storage_indices(input, size, stride, storage_offset):
     same memory; torch's refusal of a view past the end of the storage."""
     size, stride = tuple(_shape((size,))), tuple(_shape((stride,)))
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError("mismatch in length of strides and shape")
     offset = input.storage_offset() if storage_offset is None else storage_offset
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
