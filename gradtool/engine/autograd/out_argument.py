@@ -66,6 +66,7 @@ _KERNEL_NAMES = {
     "absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin",
     "arcsinh": "asinh", "arctan": "atan", "arctan2": "atan2", "arctanh": "atanh",
     "argsort": "sort", "true_divide": "div", "frobenius_norm": "norm",
+    "gammainc": "igamma", "gammaincc": "igammac", "multigammaln": "mvlgamma",
     "clip": "clamp", "column_stack": "cat", "concat": "cat", "concatenate": "cat",
     "cross": "linalg_cross", "diff": "sub", "divide": "div", "dstack": "cat", "fix": "trunc",
     "float_power": "pow", "hstack": "cat", "kron": "mul", "msort": "sort", "multiply": "mul",
