@@ -10,7 +10,7 @@ from .autograd import dtypes
 from .autograd.creation import arange
 from .autograd.dispatch import call
 from .autograd.ops import derivatives as table
-from .autograd.out_argument import written_to
+from .autograd.out_argument import given_out, written_to
 from .autograd.tensor import _dim
 from .errors import missing_attribute
 
@@ -314,4 +314,5 @@ def _no_grad():
     return no_grad()
 
 
+given_out(globals(), "torch.fft")  # out= for those torch takes it in
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

@@ -13,6 +13,7 @@ from .autograd.linalg import (cond, diagonal, lstsq, matrix_exp, matrix_rank,  #
                               pinv, solve_ex, tensorinv, tensorsolve, vander)
 from .autograd.tensor_methods_extra import linalg_cross as cross  # noqa: F401
 from .autograd.matmul import matmul  # noqa: F401  (torch.linalg.matmul is torch.matmul)
+from .autograd.out_argument import given_out
 from .errors import missing_attribute
 
 
@@ -21,4 +22,5 @@ def vecdot(x, y, *, dim=-1):
     product and a sum."""
     return (x.conj() * y).sum(dim)
 
+given_out(globals(), "torch.linalg")  # out= for those torch takes it in
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

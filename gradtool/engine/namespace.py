@@ -395,7 +395,7 @@ def chain_matmul(*matrices, out=None):
 from .autograd.linalg import lu_unpack  # noqa: E402
 
 
-def lu(A, pivot=True, get_infos=False, out=None):
+def lu(A, pivot=True, get_infos=False):
     """Deprecated (torch warns the same): linalg.lu_factor(_ex)'s results."""
     _warnings.warn(
         "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
@@ -662,3 +662,15 @@ def set_float32_matmul_precision(precision):
                        f"setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
         return
     _float32_matmul_precision = precision
+
+# ---- the *_copy ops: a view's result in memory of its own (autograd/copies.py)
+from .autograd.copies import FUNCTIONS as _COPIES  # noqa: E402
+from .autograd.strided import FUNCTIONS as _STRIDED  # noqa: E402 (as_strided over storage)
+
+globals().update(_COPIES)
+globals().update(_STRIDED)
+
+# ---- out=: every function torch calls with out= takes it (after the last name above is made)
+from .autograd.out_argument import given_out as _given_out  # noqa: E402
+
+_given_out(globals(), "torch")

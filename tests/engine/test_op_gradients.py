@@ -804,6 +804,11 @@ case("as_strided_op", "AS_STRIDED",
      lambda x: call(D.AS_STRIDED, (x,), ((2, 3), AS_STRIDED_INDICES)),
      normal(*S), lambda v, x: [_added((12,), AS_STRIDED_INDICES, v).reshape(x.shape)],
      order2="square")
+# torch.as_strided: overlapping windows of the storage (element (i, j) at 1 + i + 2 j), each
+# element's gradient summed over the windows that read it
+OVERLAPPING_WINDOWS = 1 + np.arange(3)[:, None] + 2 * np.arange(3)
+case("as_strided_view", "AS_STRIDED_VIEW", lambda x: x.as_strided((3, 3), (1, 2), 1), normal(*S),
+     lambda v, x: [_added((12,), OVERLAPPING_WINDOWS, v).reshape(x.shape)], order2="square")
 
 
 # ------------------------- activations (nn.functional's single nodes) -------------------------

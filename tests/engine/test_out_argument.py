@@ -1,5 +1,6 @@
 """out=: the result written into the caller's tensor (its dtype cast, its shape taken), as
 torch writes it; refused where an input requires grad."""
+import inspect
 import warnings
 
 import numpy as np
@@ -51,3 +52,65 @@ def test_searchsorted_writes_its_indices_into_out():
     out = gt.empty(0, dtype=gt.int64)
     gt.searchsorted(gt.tensor([1, 3, 5]), gt.tensor([2, 6]), out=out)
     assert out.tolist() == [1, 3]
+
+
+# ---- the functions torch calls with out= take it (out_argument.given_out)
+@pytest.mark.parametrize("call, dtype, expected", [
+    (lambda out: gt.exp(gt.tensor([0.0, 1.0], dtype=gt.float64), out=out), gt.float64,
+     [1.0, np.e]),
+    (lambda out: gt.add(gt.tensor([1.0]), gt.tensor([2.0]), alpha=3, out=out), gt.float32, [7.0]),
+    (lambda out: gt.sum(gt.ones(2, 3), 1, out=out), gt.float32, [3.0, 3.0]),
+    (lambda out: gt.cat([gt.ones(1), gt.zeros(2)], out=out), gt.float32, [1.0, 0.0, 0.0]),
+    (lambda out: gt.linalg.vector_norm(gt.tensor([3.0, 4.0]), out=out), gt.float32, 5.0),
+    (lambda out: gt.fft.rfft(gt.tensor([1.0, 0.0]), out=out), gt.complex64, [1.0, 1.0]),
+    (lambda out: gt.where(gt.tensor([True, False]), gt.ones(2), gt.tensor([5.0, 6.0]), out=out),
+     gt.float32, [1.0, 6.0]),
+])
+def test_torch_functions_write_into_out(call, dtype, expected):
+    out = gt.empty(0, dtype=dtype)
+    assert call(out) is out
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
+
+
+def test_a_tuple_of_results_is_written_into_a_tuple_of_outs_named_as_torchs():
+    values, indices = gt.empty(0), gt.empty(0, dtype=gt.int64)
+    returned = gt.max(gt.tensor([[1.0, 5.0], [7.0, 2.0]]), 1, out=(values, indices))
+    assert type(returned).__name__ == "max_out" and returned.values is values
+    assert returned.indices is indices and indices.tolist() == [1, 0]
+    assert values.tolist() == [5.0, 7.0]
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype long int, but "
+                                           "got float instead"):
+        gt.sort(gt.ones(3), out=(gt.empty(0), gt.empty(0)))
+
+
+def test_functions_whose_out_must_have_the_results_dtype_say_so_as_torch():
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got "
+                                           "double instead"):
+        gt.mm(gt.ones(2, 2), gt.ones(2, 2), out=gt.empty(0, dtype=gt.float64))
+    with pytest.raises(RuntimeError, match="Found dtype Double but expected Float"):
+        gt.abs(gt.ones(2), out=gt.empty(0, dtype=gt.float64))
+    # where the casting rule allows it, the result is cast into out (as torch's exp)
+    assert gt.exp(gt.zeros(2), out=gt.empty(0, dtype=gt.float64)).dtype is gt.float64
+
+
+def test_a_factory_with_out_makes_its_values_in_outs_dtype():
+    out = gt.empty(7, dtype=gt.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (a factory resizes out silently)
+        assert gt.zeros(2, 3, out=out) is out
+    assert out.dtype is gt.int64 and out.tolist() == [[0, 0, 0]] * 2
+
+
+def test_out_that_requires_grad_is_refused_in_grad_mode():
+    out = gt.empty(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"^exp\(\): functions with out=\.\.\. arguments"):
+        gt.exp(gt.ones(2), out=out)
+    with pytest.raises(RuntimeError, match=r"^clamp\(\): functions with out="):  # (torch's
+        gt.clip(gt.ones(2, requires_grad=True), 0, 1, out=gt.empty(2))  # kernel's name)
+
+
+def test_without_out_the_function_is_the_op_itself():
+    x = gt.ones(2, requires_grad=True)
+    assert gt.exp(x).grad_fn.name() == "ExpBackward0"
+    assert "out" in inspect.signature(gt.exp).parameters
+    assert "out" not in inspect.signature(gt.Tensor.exp).parameters

@@ -713,6 +713,10 @@ DIAGONAL_COPY = OpSpec("diagonal_copy", "DiagonalBackward0_copy", kernels.diagon
                        jvp="linear", args=("offset", "dim1", "dim2"),
                        self=lambda grad, self_sym_sizes, offset, dim1, dim2:
                            formulas.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2))
+# detach_copy: a copy that torch records under a node refusing backward (no derivative)
+DETACH_COPY = OpSpec("detach_copy", "NotImplemented", np.copy, jvp="elementwise",
+                     promotes_dtype=False, self=formulas.not_implemented("detach_copy"))
+DETACH_COPY.derivative_implemented = False
 # trace: the diagonal's sum; its gradient is grad on the diagonal (trace_backward)
 TRACE = OpSpec("trace", "TraceBackward0", kernels.trace, jvp="linear",
                self=lambda grad, self_sym_sizes: formulas.trace_backward(grad, self_sym_sizes))
@@ -722,6 +726,17 @@ AS_STRIDED = OpSpec("as_strided", "AsStridedBackward0", kernels.take_flat, jvp="
                     self=lambda grad, self_sym_sizes, self_sym_numel, flat_indices: reshape(
                         formulas.index_backward(grad, (self_sym_numel,), (flat_indices,)),
                         self_sym_sizes))
+# torch.as_strided: a view of the input's storage (strided.py); each element's gradient goes
+# to the input element on its memory, summed where windows overlap (as_strided_backward)
+AS_STRIDED_VIEW = OpSpec("as_strided", "AsStridedBackward0", kernels.as_strided, view=True,
+                         args=("size", "stride", "storage_offset", "flat_indices"),
+                         hidden=("self_sym_sizes", "self_sym_numel", "flat_indices"),
+                         jvp=lambda self_t, size, flat_indices: AS_STRIDED(self_t, size,
+                                                                           flat_indices),
+                         # (size, stride, storage_offset: saved, as torch's node shows them)
+                         self=lambda grad, self_sym_sizes, self_sym_numel, flat_indices, size,
+                         stride, storage_offset: reshape(formulas.index_backward(
+                             grad, (self_sym_numel,), (flat_indices,)), self_sym_sizes))
 INDEX = OpSpec("index", "IndexBackward0", kernels.index, jvp="linear", args=("indices",),
                self=lambda grad, self_sym_sizes, indices:
                    formulas.index_backward(grad, self_sym_sizes, indices))

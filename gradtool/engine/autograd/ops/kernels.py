@@ -7,6 +7,8 @@ import operator
 
 import numpy as np
 
+from .. import memory
+
 from ..dtypes import LEGACY_TYPE_NAMES
 from ...errors import _LinAlgError
 
@@ -436,7 +438,8 @@ def clone(self, memory_format=None):  # None: torch's preserve_format, the input
     if memory_format is None:
         return self.copy(order="K")
     from ..memory import laid_out
-    return laid_out(self, memory_format)
+    out = laid_out(self, memory_format)  # (the input itself when laid out so already: a clone
+    return out.copy(order="K") if np.may_share_memory(out, self) else out  # never shares)
 
 
 def copy(self, src):
@@ -490,6 +493,14 @@ def cauchy(self, median, sigma, generator):
 # ---- indexing ----
 def take_flat(self, size, flat_indices):
     return self.reshape(-1)[flat_indices]
+
+
+def as_strided(self, size, stride, storage_offset, flat_indices):
+    """The elements of self's storage (the array owning its memory, C order) at
+    storage_offset + sum(i * stride), as a view (strided.py checked the bounds)."""
+    storage = memory.owning_array(self).reshape(-1)
+    return np.lib.stride_tricks.as_strided(storage[storage_offset:], tuple(size),
+                                           [s * storage.itemsize for s in stride])
 
 
 def index_put(self, values, indices, accumulate):
