@@ -211,6 +211,21 @@ ALL_CALLS.update({
     "torch.linalg.tensorsolve": lambda lib, t, **o: lib.linalg.tensorsolve(t.m, t.v, **o),
     "torch.linalg.vecdot": lambda lib, t, **o: lib.linalg.vecdot(t.x, t.y, **o),
 })
+ALL_CALLS.update({
+    "torch.cholesky": lambda lib, t, **o: lib.cholesky(t.m, **o),
+    "torch.geqrf": lambda lib, t, **o: lib.geqrf(t.m, **o),
+    "torch.orgqr": lambda lib, t, **o: lib.orgqr(*lib.geqrf(t.m), **o),
+    "torch.ormqr": lambda lib, t, **o: lib.ormqr(*lib.geqrf(t.m), t.x.T, **o),
+    "torch.lu_solve": lambda lib, t, **o: lib.lu_solve(t.x.T, *lib.linalg.lu_factor(t.m), **o),
+    "torch.linalg.householder_product": lambda lib, t, **o: lib.linalg.householder_product(
+        *lib.geqrf(t.m), **o),
+    "torch.linalg.ldl_factor": lambda lib, t, **o: lib.linalg.ldl_factor(t.m, **o),
+    "torch.linalg.ldl_factor_ex": lambda lib, t, **o: lib.linalg.ldl_factor_ex(t.m, **o),
+    "torch.linalg.ldl_solve": lambda lib, t, **o: lib.linalg.ldl_solve(
+        *lib.linalg.ldl_factor(t.m), t.x.T, **o),
+    "torch.linalg.lu_solve": lambda lib, t, **o: lib.linalg.lu_solve(
+        *lib.linalg.lu_factor(t.m), t.x.T, **o),
+})
 ALL_CALLS.update({f"torch.fft.{n}": (lambda n: lambda lib, t, **o: getattr(lib.fft, n)(t.x, **o))(n)
                   for n in """fft fft2 fftn hfft ifft ifft2 ifftn ihfft ihfft2 ihfftn irfft rfft
                   rfft2 rfftn""".split()})
@@ -414,7 +429,7 @@ NOT_YET = {
     "grad": ("torch writes these composites' out with a history, or names another kernel, "
              "where the engine refuses", """conj_physical fft.ifft fft.ihfft heaviside inner
              nanquantile quantile tensordot softmax log_softmax
-             slice_scatter argsort"""),
+             slice_scatter argsort linalg.ldl_solve"""),
 }
 
 

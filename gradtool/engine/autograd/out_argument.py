@@ -73,7 +73,7 @@ _KERNEL_NAMES = {
     "nanmean": "nansum", "negative": "neg", "norm": "linalg_vector_norm", "row_stack": "cat",
     "square": "pow", "subtract": "sub", "take_along_dim": "gather", "vstack": "cat",
     "linalg_matmul": "matmul", "linalg_multi_dot": "mm", "linalg_solve": "_linalg_solve_ex",
-    "linalg_solve_ex": "_linalg_solve_ex", "linalg_vecdot": "sum",
+    "linalg_solve_ex": "_linalg_solve_ex", "linalg_vecdot": "sum", "lu_solve": "linalg_lu_solve",
     "fft_fft": "_fft_r2c", "fft_rfft": "_fft_r2c", "fft_rfft2": "_fft_r2c",
     "fft_rfftn": "_fft_r2c", "fft_hfft": "_fft_c2r", "fft_irfft": "_fft_c2r",
     "fft_fft2": "_fft_c2c", "fft_fftn": "_fft_c2c", "fft_ifft2": "_fft_c2c",
@@ -95,6 +95,7 @@ DTYPE_RULES = [
      "linalg_eigvalsh linalg_inv linalg_inv_ex linalg_lu linalg_lu_factor "
      "linalg_lu_factor_ex linalg_matmul linalg_qr linalg_slogdet linalg_solve "
      "linalg_solve_ex linalg_svd linalg_svdvals linalg_vector_norm lu_unpack matmul max "
+     "linalg_ldl_factor linalg_ldl_factor_ex linalg_ldl_solve linalg_lu_solve lu_solve "
      "min mm msort norm qr renorm sort svd take_along_dim topk triangular_solve tril triu"),
     ("same", 'Found dtype {got} but expected {want}',
      "absolute clamp_max abs bitwise_not ceil clamp clip conj_physical fix floor frac neg "
@@ -120,7 +121,13 @@ DTYPE_RULES = [
      "cholesky_inverse cholesky_solve linalg_cond linalg_pinv"),
     ("cast", '{short}: Expected result to be safely castable from {want} dtype, but got result '
      'with dtype {got}',
-     "linalg_tensorinv linalg_tensorsolve"),
+     "linalg_tensorinv linalg_tensorsolve cholesky"),
+    ("cast", "torch.geqrf: Expected a to be safely castable from {want} dtype, but got a with "
+     "dtype {got}", "geqrf"),
+    ("cast", "torch.linalg.householder_product: Expected result to be safely castable from "
+     "{want} dtype, but got result with dtype {got}", "linalg_householder_product orgqr"),
+    ("same", "torch.ormqr: Expected input and result to have the same dtype, but input has "
+     "dtype{want} and result has dtype {got}", "ormqr"),
     ("same", 'linalg.{short} expected out tensor dtype {want} but got: {got}',
      "linalg_matrix_norm linalg_norm"),
     ("same", 'multi_dot(): expected out tensor to have dtype {want_c} but got {got_c}',
