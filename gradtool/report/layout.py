@@ -171,10 +171,12 @@ def _forward_order(nodes, inputs, consumers, paths):
     before their first use."""
     index = {n.id: i for i, n in enumerate(nodes)}
     made = _creation_order(nodes, inputs)
-    key = {n.id: (made[n.id], -index[n.id]) for n in nodes}
+    # the heaps hold each node's rank in (made, -index) order: ints compare faster than tuples
+    by_rank = sorted(index, key=lambda nid: (made[nid], -index[nid]))
+    rank = {nid: r for r, nid in enumerate(by_rank)}
     waiting = {nid: len(tails) for nid, tails in inputs.items()}
     sources = [n.id for n in nodes if not inputs[n.id]]
-    ready = {}  # path prefix -> heap of (key, id) of ready nodes under it
+    ready = {}  # path prefix -> heap of the ranks of ready nodes under it
 
     prefixes = {}  # a path -> its prefixes, shortest first: the nodes of a call share them
 
@@ -188,23 +190,24 @@ def _forward_order(nodes, inputs, consumers, paths):
         for head in consumers[nid]:
             waiting[head] -= 1
             if waiting[head] == 0:
-                entry = (key[head], head)
+                r = rank[head]
                 for prefix in prefixes_of(paths[head]):
-                    heapq.heappush(ready.setdefault(prefix, []), entry)
+                    heapq.heappush(ready.setdefault(prefix, []), r)
     for s in sources:
         release(s)
-    order, done, current = [], set(), ()
+    order, done, current = [], bytearray(len(by_rank)), ()
     while True:
         for prefix in reversed(prefixes_of(current)):
             heap = ready.get(prefix)
-            while heap and heap[0][1] in done:
+            while heap and done[heap[0]]:
                 heapq.heappop(heap)
             if heap:
-                nid = heapq.heappop(heap)[1]
+                r = heapq.heappop(heap)
                 break
         else:
             break
-        done.add(nid)
+        done[r] = 1
+        nid = by_rank[r]
         order.append(nid)
         current = paths[nid]
         release(nid)
