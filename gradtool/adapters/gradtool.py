@@ -169,10 +169,17 @@ def node_name(node):
 
 
 def node_kind(node):
-    return ("leaf" if isinstance(node, AccumulateGrad) else
+    kind = _kinds.get(type(node))
+    if kind is None:
+        kind = _kinds[type(node)] = (
+            "leaf" if isinstance(node, AccumulateGrad) else
             "custom" if isinstance(node, BackwardCFunction) else
             "copy_slices" if isinstance(node, CopySlices) else
             "op" if hasattr(type(node), "spec") else "other")
+    return kind
+
+
+_kinds = {}  # a node's class -> its kind: a graph has thousands of nodes of a few classes
 
 
 def edge_meta(node):

@@ -193,11 +193,13 @@ def _node_info(E, node, node_id, ids, paths):
                         v.is_inference(), device=E.device_name(v))
         return NodeInfo(node_id, E.node_name(node), "leaf", edges, {}, [], leaf=leaf,
                         module=_module_name(meta), module_path=paths.of(meta))
-    saved = [E.saved_info(label, value) for label, value in E.saved_values(node).items()]
+    saved_info = E.saved_info
+    saved = [saved_info(label, value) for label, value in E.saved_values(node).items()]
     return NodeInfo(node_id, E.node_name(node), kind, edges, {}, saved, module=_module_name(meta),
                     module_path=paths.of(meta),
                     metadata={str(k): short_repr(v) for k, v in meta.items()
-                              if k not in _MODULE_KEYS})
+                              if k not in _MODULE_KEYS}
+                    if not _MODULE_KEYS_SET.issuperset(meta) else {})  # (most have nn's only)
 
 
 def _module_name(metadata):
@@ -219,6 +221,7 @@ def _module_label(name, kind):  # one text for the many nodes of a call
 
 
 _MODULE_KEYS = ("module", "module_type", "nn_module_stack", "module_calls")  # nn's, shown apart
+_MODULE_KEYS_SET = frozenset(_MODULE_KEYS)
 
 
 def _place_parameters(E, by_node):

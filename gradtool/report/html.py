@@ -330,10 +330,11 @@ def _node_data(node, fails):
         data["kind"] = node.kind
     saved = []
     for s in node.saved:
-        row = {"name": s.name}
         if not s.is_tensor:
-            row["value"] = s.value
-        elif s.state != "live":
+            saved.append(_plain_row(s.name, s.value))
+            continue
+        row = {"name": s.name}
+        if s.state != "live":
             row["value"] = s.state
         else:
             row.update(shape=_shape(s.shape, s.dtype), dtype=s.dtype,
@@ -363,6 +364,13 @@ def _node_data(node, fails):
         data["leaf"] = {"shape": _shape(leaf.shape, leaf.dtype),
                         "requires_grad": leaf.requires_grad, "grad norm": fmt_num(leaf.grad_norm)}
     return data
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_row(name, value):
+    """A saved value that is no tensor (a dim, an exponent): the same few rows for thousands
+    of nodes, each made once (the encoder only reads them)."""
+    return {"name": name, "value": value}
 
 
 def _wrong_node(located):

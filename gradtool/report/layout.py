@@ -42,7 +42,7 @@ class Box:
         while stack:
             box = stack.pop()
             yield box
-            stack.extend(i for i in reversed(box.items) if isinstance(i, Box))
+            stack += [i for i in reversed(box.items) if isinstance(i, Box)]
 
     def node_ids(self):
         """Every node inside, nested ones too, in order."""
@@ -108,8 +108,15 @@ def make_plan(snapshot, depth=None, expand=False, readable=READABLE):
     """Boxes for the snapshot's module calls; with `expand` all open, with `depth` those
     nested deeper than it collapsed, else collapsed as little as keeps the drawing readable."""
     nodes = snapshot.nodes
-    paths = {n.id: tuple(call for call, _, _ in n.module_path) for n in nodes}
-    names = {call: (name, kind) for n in nodes for call, name, kind in n.module_path}
+    # the nodes of one call share its module path: one tuple of its calls for them all
+    calls_of, paths, names = {}, {}, {}
+    for n in nodes:
+        calls = calls_of.get(id(n.module_path))
+        if calls is None:
+            names.update((call, (name, kind)) for call, name, kind in n.module_path)
+            calls = calls_of[id(n.module_path)] = (n.module_path, tuple(
+                call for call, _, _ in n.module_path))
+        paths[n.id] = calls[1]
     inputs = {n.id: list(dict.fromkeys(c for c, _ in n.edges if c is not None)) for n in nodes}
     consumers = {n.id: [] for n in nodes}
     for head, tails in inputs.items():
@@ -164,32 +171,43 @@ def _forward_order(nodes, inputs, consumers, paths):
     before their first use."""
     index = {n.id: i for i, n in enumerate(nodes)}
     made = _creation_order(nodes, inputs)
-    key = {n.id: (made[n.id], -index[n.id]) for n in nodes}
+    # the heaps hold each node's rank in (made, -index) order: ints compare faster than tuples
+    by_rank = sorted(index, key=lambda nid: (made[nid], -index[nid]))
+    rank = {nid: r for r, nid in enumerate(by_rank)}
     waiting = {nid: len(tails) for nid, tails in inputs.items()}
     sources = [n.id for n in nodes if not inputs[n.id]]
-    ready = {}  # path prefix -> heap of (key, id) of ready nodes under it
+    ready = {}  # path prefix -> heap of the ranks of ready nodes under it
+
+    prefixes = {}  # a path -> its prefixes, shortest first: the nodes of a call share them
+
+    def prefixes_of(path):
+        found = prefixes.get(path)
+        if found is None:
+            found = prefixes[path] = [path[:k] for k in range(len(path) + 1)]
+        return found
 
     def release(nid):
         for head in consumers[nid]:
             waiting[head] -= 1
             if waiting[head] == 0:
-                path = paths[head]
-                for k in range(len(path) + 1):
-                    heapq.heappush(ready.setdefault(path[:k], []), (key[head], head))
+                r = rank[head]
+                for prefix in prefixes_of(paths[head]):
+                    heapq.heappush(ready.setdefault(prefix, []), r)
     for s in sources:
         release(s)
-    order, done, current = [], set(), ()
+    order, done, current = [], bytearray(len(by_rank)), ()
     while True:
-        for k in range(len(current), -1, -1):
-            heap = ready.get(current[:k])
-            while heap and heap[0][1] in done:
+        for prefix in reversed(prefixes_of(current)):
+            heap = ready.get(prefix)
+            while heap and done[heap[0]]:
                 heapq.heappop(heap)
             if heap:
-                nid = heapq.heappop(heap)[1]
+                r = heapq.heappop(heap)
                 break
         else:
             break
-        done.add(nid)
+        done[r] = 1
+        nid = by_rank[r]
         order.append(nid)
         current = paths[nid]
         release(nid)
@@ -215,12 +233,19 @@ def _place_sources(order, sources, consumers, paths):
     shares with that user (a parameter inside its module's box, an input outside all)."""
     pos = {nid: i for i, nid in enumerate(order)}
     max_depth = max((len(paths[n]) for n in order), default=0)
+    # in_common[i]: how many calls the paths of order[i - 1] and order[i] share (a call's nodes
+    # share one path: most neighbours' are one object)
+    in_common, previous = [0], None
+    for nid in order:
+        path = paths[nid]
+        if previous is not None:
+            in_common.append(len(path) if path is previous else len(_common_prefix(path, previous)))
+        previous = path
     run_start = []  # run_start[k][i]: where the run of path[:k+1] holding position i starts
     for k in range(max_depth):
         starts = []
-        for i, nid in enumerate(order):
-            same = i and len(paths[nid]) > k and paths[order[i - 1]][:k + 1] == paths[nid][:k + 1]
-            starts.append(starts[-1] if same else i)
+        for i, n in enumerate(in_common):
+            starts.append(starts[-1] if n > k else i)
         run_start.append(starts)
     before = {}
     for s in sources:
@@ -256,21 +281,23 @@ def _box_tree(order, paths, names, by_id):
     root = Box("root", "root", "", 0)
     stack = [((), root)]
     runs = {}
+    previous, innermost = (), root
     for nid in order:
         path = paths[nid]
-        keep = 1
-        while keep < len(stack) and keep <= len(path) and stack[keep][0] == path[:keep]:
-            keep += 1
-        del stack[keep:]
-        for k in range(len(stack), len(path) + 1):
-            call = path[k - 1]
-            parent = stack[-1][1]
-            box = Box("", "module", "", k, parent=parent)
-            box.call = call
-            runs.setdefault(call, []).append(box)
-            parent.items.append(box)
-            stack.append((path[:k], box))
-        innermost = stack[-1][1]
+        if path is not previous:  # (most nodes are in the call of the node before them)
+            keep = 1
+            while keep < len(stack) and keep <= len(path) and stack[keep][0] == path[:keep]:
+                keep += 1
+            del stack[keep:]
+            for k in range(len(stack), len(path) + 1):
+                call = path[k - 1]
+                parent = stack[-1][1]
+                box = Box("", "module", "", k, parent=parent)
+                box.call = call
+                runs.setdefault(call, []).append(box)
+                parent.items.append(box)
+                stack.append((path[:k], box))
+            previous, innermost = path, stack[-1][1]
         innermost.items.append(nid)
         innermost.n_nodes += 1
         node = by_id[nid]
