@@ -93,9 +93,9 @@ UNSUPPORTED = {
                          2, "torch.onnx"),
     "from_torch_import": ("from torch import onnx\n\n\ndef f(x):\n    return x.sum()\n",
                           1, "torch.onnx"),
-    "from_module_import_function": ("from torch.nn.functional import scaled_grouped_mm\n"
+    "from_module_import_function": ("from torch.nn.functional import handle_torch_function\n"
                                     "\n\ndef f(x):\n    return x.sum()\n",
-                                    1, "torch.nn.functional.scaled_grouped_mm"),
+                                    1, "torch.nn.functional.handle_torch_function"),
     "from_utils_import": ("import torch\nfrom torch.nn.utils import prune\n\n\n"
                           "def f(x):\n    return x.sum()\n", 2, "torch.nn.utils.prune"),
     "from_missing_submodule_import": ("from torch.utils.mobile_optimizer import "

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import gradtool as gt
 
@@ -140,3 +141,35 @@ def test_sparse_init_and_the_old_spellings():
     assert warned[0] == ("`nn.init.eye` is now deprecated in favor of `nn.init.eye_`.",
                          "FutureWarning", "eye")
     assert results[0] == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] and results[2] == 4
+
+
+def rnn_helpers(lib, permutation):
+    """nn.utils.rnn.invert_permutation (of an int64 permutation, an int32 one, None, a float
+    one) and bind: values, dtypes, torch's scatter errors."""
+    R = lib.nn.utils.rnn
+
+    def outcome(call):
+        try:
+            out = call()
+        except RuntimeError as e:
+            return type(e).__name__, str(e)
+        return out if out is None else (out.tolist(), str(out.dtype).split(".")[-1])
+    p = lib.tensor(permutation)
+    return [outcome(lambda: R.invert_permutation(p)),
+            outcome(lambda: R.invert_permutation(p.int())),
+            outcome(lambda: R.invert_permutation(p.double())),
+            outcome(lambda: R.invert_permutation(None)),
+            R.bind(None, len), outcome(lambda: R.bind(p, lambda t: t * 2))]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.permutations(list(range(6))).flatmap(
+    lambda p: st.integers(1, 6).map(lambda n: [i for i in p if i < n])))
+def test_invert_permutation_inverts(permutation):
+    inverse, as_int32, as_float, none, bound_none, doubled = rnn_helpers(gt, permutation)
+    assert [permutation[i] for i in inverse[0]] == list(range(len(permutation)))
+    assert inverse[1] == "int64" and none is None and bound_none is None
+    assert as_int32 == ("RuntimeError", "scatter(): Expected self.dtype to be equal to "
+                                        "src.dtype")
+    assert as_float == ("RuntimeError", "scatter(): Expected dtype int32/int64 for index")
+    assert doubled == ([2 * i for i in permutation], "int64")

@@ -164,15 +164,119 @@ def spectral_norm(lib):
             m.weight.tolist() == m.weight.tolist())
 
 
-def test_orthogonal_is_the_engines_clear_error():
+ORTHOGONAL_MAPS = ["matrix_exp", "cayley", "householder"]
+ORTHOGONAL_SHAPES = [(4, 4), (5, 3), (3, 5), (2, 4, 3)]
+
+
+def orthogonal(lib, orthogonal_map, shape, use_trivialization):
+    """parametrizations.orthogonal on a weight of `shape`: its keys and repr, the weight, the
+    gradient of a weighted sum of it at the original, and the weight after assigning an
+    orthogonal matrix (right_inverse). A non-square trivialization completes its base with
+    torch.randn, so the base is set to the same orthogonal matrix in both libraries."""
+    rng = np.random.default_rng(5)
+    m = lib.nn.Module()
+    m.weight = lib.nn.Parameter(lib.tensor(rng.standard_normal(shape)))
+    lib.nn.utils.parametrizations.orthogonal(m, orthogonal_map=orthogonal_map,
+                                             use_trivialization=use_trivialization)
+    n, k = max(shape[-2:]), min(shape[-2:])
+    if use_trivialization and n != k:
+        base = np.linalg.qr(rng.standard_normal(shape[:-2] + (n, n)))[0]
+        m.parametrizations.weight[0].base = lib.tensor(base)
+    weight = m.weight
+    (weight * lib.tensor(rng.standard_normal(shape))).sum().backward()
+    seen = [list(m.state_dict()), repr(m), weight.tolist(),
+            m.parametrizations.weight.original.grad.tolist()]
+    square = lib.tensor(np.linalg.qr(rng.standard_normal(shape[:-2] + (n, n)))[0])
+    assigned = square[..., :k] if shape[-2] >= shape[-1] else square[..., :k, :]
+    try:
+        with lib.no_grad():
+            m.weight = assigned
+        seen.append(m.weight.tolist())
+    except NotImplementedError as e:  # exp and Cayley have no inverse without a base
+        seen.append(str(e))
+    return seen, assigned.tolist()
+
+
+def _max_off_identity(Q):
+    Q = np.asarray(Q)
+    gram = Q.swapaxes(-1, -2) @ Q if Q.shape[-2] >= Q.shape[-1] else Q @ Q.swapaxes(-1, -2)
+    return np.abs(gram - np.eye(gram.shape[-1])).max()
+
+
+@pytest.mark.parametrize("use_trivialization", [True, False])
+@pytest.mark.parametrize("shape", ORTHOGONAL_SHAPES)
+@pytest.mark.parametrize("orthogonal_map", ORTHOGONAL_MAPS)
+def test_orthogonal_weight_is_orthogonal(orthogonal_map, shape, use_trivialization):
+    (keys, text, weight, grad, reassigned), assigned = orthogonal(
+        gt, orthogonal_map, shape, use_trivialization)
+    assert _max_off_identity(weight) < 1e-12
+    base = ["parametrizations.weight.0.base"] if use_trivialization else []
+    assert keys == ["parametrizations.weight.original"] + base
+    assert "(0): _Orthogonal()" in text
+    assert np.asarray(grad).shape == shape
+    if use_trivialization or orthogonal_map == "householder":
+        # right_inverse: assigning an orthogonal matrix gives it back as the weight
+        np.testing.assert_allclose(reassigned, assigned, atol=1e-12)
+    else:
+        assert reassigned == ("It is not possible to assign to the matrix exponential or the "
+                              "Cayley parametrizations when use_trivialization=False.")
+
+
+@pytest.mark.parametrize("use_trivialization", [True, False])
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4)])
+@pytest.mark.parametrize("orthogonal_map", ORTHOGONAL_MAPS)
+def test_orthogonal_gradients_match_central_differences(orthogonal_map, shape,
+                                                        use_trivialization):
+    from tests.gradcheck_util import check_grads
+    m = gt.nn.Module()
+    m.weight = gt.nn.Parameter(gt.tensor(np.random.default_rng(2).standard_normal(shape)))
+    gt.nn.utils.parametrizations.orthogonal(m, orthogonal_map=orthogonal_map,
+                                            use_trivialization=use_trivialization)
+    orth = m.parametrizations.weight[0]
+    # a point off the initial one (-I with a base, the QR's reflectors without), so that
+    # every entry of the original matters; householder reads the diagonal's ±1 through an
+    # int cast (no gradient, as torch's): 1.5 keeps central differences off its steps
+    start = m.parametrizations.weight.original.detach().numpy()
+    start = start + 0.3 * np.tril(np.random.default_rng(3).standard_normal(shape), -1)
+    if orthogonal_map == "householder":
+        start[np.eye(*shape, dtype=bool)] *= 1.5
+    check_grads(orth, [gt.tensor(start, requires_grad=True)])
+
+
+def test_orthogonal_errors():
+    P = gt.nn.utils.parametrizations
+    with pytest.raises(ValueError, match="Expected a matrix or batch of matrices. Got a "
+                                         "tensor of 1 dimensions."):
+        P.orthogonal(gt.nn.Linear(2, 2), "bias")
+    with pytest.raises(ValueError, match="has no parameter or buffer with name 'w'"):
+        P.orthogonal(gt.nn.Linear(2, 2), "w")
+    with pytest.raises(ValueError, match='orthogonal_map has to be one of "matrix_exp", '
+                                         '"cayley", "householder". Got: qr'):
+        P.orthogonal(gt.nn.Linear(2, 2), orthogonal_map="qr")
+    m = gt.nn.Module()
+    m.weight = gt.nn.Parameter(gt.ones(3, 3, dtype=gt.complex128))
+    with pytest.raises(ValueError, match="householder parametrization does not support "
+                                         "complex"):
+        P.orthogonal(m, orthogonal_map="householder")
+    m = P.orthogonal(gt.nn.Linear(2, 3))
+    with pytest.raises(ValueError, match=r"Expected a matrix or batch of matrices of shape "):
+        m.weight = gt.eye(3)
+
+
+def test_orthogonal_of_a_complex_weight_is_the_engines_clear_error():
+    """The engine's linear algebra is real: a unitary parametrization names what it lacks."""
     from gradtool.engine.errors import NotInEngineError
-    with pytest.raises(NotInEngineError, match="torch.nn.utils.parametrizations.orthogonal"):
-        gt.nn.utils.parametrizations.orthogonal(gt.nn.Linear(2, 2))
+    rng = np.random.default_rng(4)
 
-
-def test_spectral_norm_parametrization():
-    keys, weight, grad, stable = spectral_norm(gt)
-    assert keys == ["bias", "parametrizations.weight.original", "parametrizations.weight.0._u",
-                    "parametrizations.weight.0._v"]
-    assert np.linalg.svd(np.array(weight), compute_uv=False)[0] == pytest.approx(1.0, abs=0.2)
-    assert stable
+    def module():
+        m = gt.nn.Module()
+        m.weight = gt.nn.Parameter(gt.tensor(rng.standard_normal((4, 3))
+                                             + 1j * rng.standard_normal((4, 3))))
+        return m
+    P = gt.nn.utils.parametrizations
+    with pytest.raises(NotInEngineError, match="geqrf on complex"):
+        P.orthogonal(module())
+    with pytest.raises(NotInEngineError, match="matrix_exp on complex"):
+        P.orthogonal(module(), use_trivialization=False).weight
+    with pytest.raises(NotInEngineError, match="linalg.solve on complex"):
+        P.orthogonal(module(), orthogonal_map="cayley", use_trivialization=False).weight

@@ -5,6 +5,7 @@ tests/parity/test_training_infrastructure.py)."""
 import collections
 import warnings
 
+import numpy as np
 import pytest
 
 import gradtool as gt
@@ -82,3 +83,119 @@ def test_checkpoint_device_states_and_stateless_call():
         out = gt.nn.utils.stateless.functional_call(
             layer, {"weight": gt.ones(1, 2), "bias": gt.zeros(1)}, (gt.ones(1, 2),))
     assert out.tolist() == [[2.0]]
+
+
+def checkpoint_program(lib):
+    """utils.checkpoint's names: the reentrant CheckpointFunction (its node, the dropout
+    mask of its rerun, gradients), the non-reentrant plain graph under a user's context_fn,
+    the argument errors, the helpers and the switches. Takes gradtool or torch."""
+    import contextlib
+    C = lib.utils.checkpoint
+    seen = []
+
+    def f(x):
+        return lib.nn.functional.dropout(x.tanh() * 3, 0.5)
+
+    x = lib.linspace(-1, 1, 6, dtype=lib.float64).requires_grad_()
+    lib.manual_seed(0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = C.checkpoint(f, x)  # use_reentrant unset: torch warns and runs reentrant
+    y.sum().backward()
+    seen += [[str(w.message) for w in caught], type(y.grad_fn).__name__, y.tolist(),
+             x.grad.tolist()]
+    x.grad = None
+    y = C.CheckpointFunction.apply(lib.sin, True, x)
+    y.sum().backward()
+    seen += [type(y.grad_fn).__name__, x.grad.tolist()]
+    entered = []
+
+    @contextlib.contextmanager
+    def record(name):
+        entered.append(name)
+        yield
+
+    y = C.checkpoint(lib.tanh, x, use_reentrant=False,
+                     context_fn=lambda: (record("forward"), record("recompute")))
+    seen += [type(y.grad_fn).__name__, list(entered), y.tolist()]
+
+    def error(call):
+        try:
+            call()
+        except Exception as e:
+            return type(e).__name__, str(e).split(" group ")[0]
+    seen += [error(lambda: C.checkpoint(lib.tanh, x, use_reentrant=True, other=1)),
+             error(lambda: C.checkpoint(lib.tanh, x, use_reentrant=True, debug=True)),
+             error(lambda: C.checkpoint(lib.tanh, x, use_reentrant=True,
+                                        context_fn=C.noop_context_fn)),  # (the default: fine)
+             error(lambda: C.checkpoint(lib.tanh, x, use_reentrant=True,
+                                        context_fn=lambda: C.noop_context_fn())),
+             error(lambda: C.checkpoint(lib.tanh, x, use_reentrant=False,
+                                        determinism_check="all")),
+             error(lambda: C.checkpoint(lib.tanh, x, use_reentrant=False, debug=True,
+                                        context_fn=lambda: C.noop_context_fn())),
+             error(lambda: C.detach_variable([x])),
+             error(lambda: C.create_selective_checkpoint_contexts(3)),
+             error(lambda: lib.autograd.grad(C.checkpoint(lib.sin, x, use_reentrant=True).sum(),
+                                             x)),
+             error(lambda: C.checkpoint(lib.sin, x, use_reentrant=True).sum().backward(
+                 inputs=[x]))]
+    with C.GraphExecGroup() as group:
+        seen.append(error(lambda: C.GraphExecGroup().__enter__()))
+        seen.append(C.GraphExecGroup._get_current_group() is group)
+    seen.append(C.GraphExecGroup._get_current_group())
+    detached = C.detach_variable((x, 2, lib.ones(1)))
+    seen += [[(type(d).__name__, getattr(d, "requires_grad", None),
+               getattr(d, "grad_fn", None)) for d in detached]]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        C.check_backward_validity((lib.ones(1), 3))
+        C.check_backward_validity((x,))
+    seen += [[str(w.message) for w in caught], issubclass(C.CheckpointError, RuntimeError),
+             [type(c).__name__ for c in C.noop_context_fn()],
+             C.DefaultDeviceType.get_device_type(),
+             [(p.name, p.value) for p in C.CheckpointPolicy]]
+    ctx = C.SelectiveCheckpointContext(is_recompute=False)
+    seen += [(ctx.is_recompute, ctx.op_output)]
+    with C.set_checkpoint_early_stop(False), C.set_checkpoint_debug_enabled(True):
+        seen += [C._enable_checkpoint_early_stop, C._checkpoint_debug_enabled]
+        y = C.checkpoint(lib.tanh, x, use_reentrant=False)  # debug on: no mismatch, no message
+        y.sum().backward()
+    seen += [C._enable_checkpoint_early_stop, C._checkpoint_debug_enabled]
+    return seen
+
+
+def test_checkpoint_names():
+    seen = checkpoint_program(gt)
+    warned, node, values, grad = seen[:4]
+    assert "use_reentrant parameter should be passed explicitly" in warned[0]
+    assert node == "CheckpointFunctionBackward" == seen[4]
+    # the rerun in backward draws the forward's dropout mask: gradient 0 where dropped
+    x = np.linspace(-1, 1, 6)
+    kept = np.asarray(values) != 0
+    np.testing.assert_allclose(grad, kept * 6 * (1 - np.tanh(x) ** 2), rtol=1e-12)
+    np.testing.assert_allclose(seen[5], np.cos(x), rtol=1e-12)
+    assert seen[6:8] == ["TanhBackward0", ["forward"]]  # no recomputation to enter
+    assert seen[9] == ("ValueError", "Unexpected keyword arguments: other")
+    assert seen[10] == seen[12] == ("ValueError", "Passing `context_fn` or `debug` is only "
+                                                  "supported when use_reentrant=False.")
+    assert seen[11] is None
+    assert seen[13][1].startswith("determinism_check should be one of ['default', 'none']")
+    assert seen[16] == ("TypeError", "policy_fn_or_list must be either a function or a "
+                                     "list of ops.")
+    assert seen[17] == seen[18] == ("RuntimeError", seen[17][1])
+    assert "incompatible with .grad() or passing an `inputs`" in seen[17][1]
+    assert seen[19] == ("RuntimeError", "GraphExecGroup contexts cannot be nested. Already inside")
+    assert seen[-2:] == [None, None] and seen[-4:-2] == [False, True]
+
+
+def test_selective_checkpointing_is_the_engines_clear_error():
+    import functools
+
+    from gradtool.engine.errors import NotInEngineError
+    C = gt.utils.checkpoint
+    policy = functools.partial(C.create_selective_checkpoint_contexts,
+                               lambda ctx, op, *args, **kwargs: C.CheckpointPolicy.MUST_SAVE)
+    with pytest.raises(NotInEngineError, match="create_selective_checkpoint_contexts"):
+        C.checkpoint(gt.tanh, gt.ones(2, requires_grad=True), use_reentrant=False,
+                     context_fn=policy)

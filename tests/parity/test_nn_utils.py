@@ -33,3 +33,9 @@ def test_init_spellings_are_torchs_but_for_the_draws():
     torch = pytest.importorskip("torch")
     mine, theirs = (programs.init_spellings(lib) for lib in (gt, torch))
     assert mine[0] == theirs[0] and mine[1:] == theirs[1:]
+
+
+@pytest.mark.parametrize("permutation", [[2, 0, 3, 1], [0], [4, 3, 2, 1, 0]])
+def test_rnn_helpers_are_torchs(permutation):
+    torch = pytest.importorskip("torch")
+    assert programs.rnn_helpers(gt, permutation) == programs.rnn_helpers(torch, permutation)

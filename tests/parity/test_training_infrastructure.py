@@ -168,3 +168,21 @@ def test_stateless_functional_call_is_torchs_deprecated_alias():
                 layer, {"weight": lib.ones(1, 2), "bias": lib.tensor([0.5])}, (lib.ones(3, 2),))
         seen.append(out.tolist())
     assert seen[0] == seen[1] == [[2.5]] * 3
+
+
+def test_checkpoint_names_are_torchs():
+    """Warnings, node names, messages, helpers and switches as torch's; the dropout masks
+    (each library's own generator) are compared through their gradients in the engine's test."""
+    torch = pytest.importorskip("torch")
+    import torch.utils.checkpoint  # noqa: F401
+    from tests.engine.test_training_infrastructure import checkpoint_program
+    mine, theirs = checkpoint_program(gt), checkpoint_program(torch)
+    skip = {2, 3}  # dropout's values and gradients: generators differ
+    for i, (a, b) in enumerate(zip(mine, theirs)):
+        if i in skip:
+            continue
+        if isinstance(a, list) and a and isinstance(a[0], float):
+            np.testing.assert_allclose(a, b, rtol=1e-12, err_msg=f"item {i}")
+        else:
+            assert a == b, f"item {i}"
+    assert len(mine) == len(theirs)

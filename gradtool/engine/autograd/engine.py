@@ -40,8 +40,11 @@ _running = _Running()
 class _Task:
     """One backward pass: what queue_callback adds runs when it finishes."""
 
-    def __init__(self):
+    def __init__(self, checkpoint_valid=True):
         self.callbacks = []
+        # a reentrant checkpoint's backward needs the whole graph run: not so for
+        # autograd.grad or backward(inputs=), which run only what leads to their inputs
+        self.checkpoint_valid = checkpoint_valid
 
 
 def current_task():
@@ -227,7 +230,7 @@ def run(outputs, root_grads, retain_graph, create_graph, inputs, accumulate, bat
         captures, needed, reached = _plan(root, inputs, dict(counts), accumulate)
     prev_mode = grad_mode.state.grad_enabled
     grad_mode.state.grad_enabled = create_graph  # backward formulas record only if asked
-    task = _Task()
+    task = _Task(checkpoint_valid=inputs is None)
     _running.tasks = _running.tasks + (task,)
     try:
         # Documented conventions such as sqrt'(0) = inf are results, not accidents: no warnings.

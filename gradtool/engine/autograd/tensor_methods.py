@@ -1168,8 +1168,10 @@ def _scatter(t, dim, index, src, value, reduce, dispatch):
     if (src is None) == (value is None):
         raise TypeError("scatter() expects one of src (a tensor or a number) or value")
     src = value if src is None else src
-    if index._data.dtype != np.int64:
-        raise RuntimeError("scatter(): Expected dtype int64 for index")
+    if index._data.dtype not in (np.int32, np.int64):
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    if isinstance(src, Tensor) and src._data.dtype != t._data.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     dim = _dim(dim, t._data.ndim)
     if reduce is not None:
         return _scatter_reduce(t, dim, index, src, reduce, dispatch)

@@ -935,6 +935,8 @@ __all__ = ["linear", "relu", "tanh", "sigmoid", "gelu", "silu", "softplus", "lea
            "cross_entropy"]
 
 
+from .low_precision_mm import (  # noqa: E402,F401  (float8 and grouped products)
+    ScalingType, SwizzleType, grouped_mm, scaled_grouped_mm, scaled_mm)
 from ..errors import missing_attribute  # noqa: E402
 
 __getattr__ = missing_attribute(__name__)  # a torch name gradtool lacks: a clear error

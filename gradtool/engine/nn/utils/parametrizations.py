@@ -1,7 +1,11 @@
-"""nn.utils.parametrizations: weight_norm and spectral_norm as parametrizations
+"""nn.utils.parametrizations: orthogonal, weight_norm and spectral_norm as parametrizations
 (nn.utils.parametrize), torch's newer spelling of nn.utils.weight_norm / spectral_norm:
 `module.parametrizations.weight.original0` (g) and `original1` (v) for weight_norm,
-`...weight.original` and the power iteration's `_u`, `_v` buffers for spectral_norm."""
+`...weight.original` and the power iteration's `_u`, `_v` buffers for spectral_norm,
+`...weight.original` and the trivialization's `base` buffer for orthogonal."""
+from enum import Enum, auto
+
+from .... import engine as _torch  # torch.cat, eye, matrix_exp, geqrf, linalg: loaded on use
 from ...autograd.grad_mode import no_grad
 from ...autograd.tensor import Tensor
 from .. import functional as F
@@ -9,7 +13,131 @@ from ..module import Module
 from . import parametrize
 from .weight_norm import norm_except_dim
 
-__all__ = ["spectral_norm", "weight_norm"]
+__all__ = ["orthogonal", "spectral_norm", "weight_norm"]
+
+
+def _is_orthogonal(Q):
+    n, k = Q.size(-2), Q.size(-1)
+    eps = 10.0 * n * _torch.finfo(Q.dtype).eps  # torch's tolerance: loose enough, not too loose
+    return _torch.allclose(Q.mH @ Q, _torch.eye(k, dtype=Q.dtype), atol=eps)
+
+
+def _make_orthogonal(A):
+    """The Q of A = QR (A tall, maybe complex) with diag(R) real and non-negative."""
+    X, tau = _torch.geqrf(A)
+    Q = _torch.linalg.householder_product(X, tau)
+    # X's diagonal is R's (always real): flip the columns whose R entry is negative
+    return Q * X.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
+
+
+class _OrthMaps(Enum):
+    matrix_exp = auto()
+    cayley = auto()
+    householder = auto()
+
+
+class _Orthogonal(Module):
+    """An orthogonal (unitary) matrix from an unconstrained one: exp or the Cayley map of
+    a skew-symmetric matrix built from its lower triangle, or a product of Householder
+    reflectors; with use_trivialization, times a stored orthogonal `base`, so that the
+    original starts at zero and the optimiser moves around the current point."""
+
+    def __init__(self, weight, orthogonal_map, *, use_trivialization=True):
+        super().__init__()
+        # complex or rectangular reflectors cannot give every unitary matrix (too few
+        # parameters), and their tau cannot be recovered from the reflectors alone
+        if weight.is_complex() and orthogonal_map == _OrthMaps.householder:
+            raise ValueError("The householder parametrization does not support complex tensors.")
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, X):
+        n, k = X.size(-2), X.size(-1)
+        transposed = n < k
+        if transposed:  # work on a tall matrix
+            X = X.mT
+            n, k = k, n
+        if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
+            X = X.tril()  # n*k - k(k-1)/2 parameters are enough
+            if n != k:  # embed into a square matrix
+                X = _torch.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+            A = X - X.mH  # skew-symmetric (skew-hermitian)
+            if self.orthogonal_map == _OrthMaps.matrix_exp:
+                Q = _torch.matrix_exp(A)
+            else:  # the Cayley retraction (I + A/2)(I - A/2)^-1
+                Id = _torch.eye(n, dtype=A.dtype)
+                Q = _torch.linalg.solve(_torch.add(Id, A, alpha=-0.5),
+                                        _torch.add(Id, A, alpha=0.5))
+            if n != k:
+                Q = Q[..., :k]
+        else:  # X is real: complex householder is refused above
+            A = X.tril(diagonal=-1)
+            tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
+            Q = _torch.linalg.householder_product(A, tau)
+            # X's diagonal holds the signs (1 or -1): not differentiated, hence the int cast
+            Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+        if hasattr(self, "base"):
+            Q = self.base @ Q
+        if transposed:
+            Q = Q.mT
+        return Q
+
+    @no_grad()
+    def right_inverse(self, Q):
+        if Q.shape != self.shape:
+            raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                             f"Got a tensor of shape {Q.shape}.")
+        Q_init = Q
+        n, k = Q.size(-2), Q.size(-1)
+        transpose = n < k
+        if transpose:
+            Q = Q.mT
+            n, k = k, n
+        if not hasattr(self, "base"):
+            # without a base only householder has an inverse: the reflectors of Q's QR
+            if self.orthogonal_map in (_OrthMaps.cayley, _OrthMaps.matrix_exp):
+                raise NotImplementedError(
+                    "It is not possible to assign to the matrix exponential "
+                    "or the Cayley parametrizations when use_trivialization=False.")
+            A, tau = _torch.geqrf(Q)
+            # diag(R) > 0 picks one of the QR decompositions (Q = (-Q)(-I) is another);
+            # LAPACK gives tau exactly 0 where it skips a reflection
+            A.diagonal(dim1=-2, dim2=-1).sign_()
+            A.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
+            return A.mT if transpose else A
+        if n == k:
+            Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
+        else:  # complete Q into a full n x n orthogonal matrix
+            N = _torch.randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype)
+            Q = _make_orthogonal(_torch.cat([Q, N], dim=-1))
+        self.base = Q
+        # -I, as householder(zeros) == eye reads the signs from the diagonal
+        neg_Id = _torch.zeros_like(Q_init)
+        neg_Id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
+        return neg_Id
+
+
+def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
+    """Reparametrize module.<name> (a matrix or a batch) as an orthogonal or unitary matrix;
+    the map defaults to matrix_exp for square or complex weights, householder otherwise."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError("Expected a matrix or batch of matrices. "
+                         f"Got a tensor of {weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        square_or_complex = weight.size(-2) == weight.size(-1) or weight.is_complex()
+        orthogonal_map = "matrix_exp" if square_or_complex else "householder"
+    orth_enum = getattr(_OrthMaps, orthogonal_map, None)
+    if orth_enum is None:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", '
+                         f'"householder". Got: {orthogonal_map}')
+    orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
+    return module
 
 
 class _WeightNorm(Module):
@@ -106,4 +234,4 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 
 from ...errors import missing_attribute  # noqa: E402
 
-__getattr__ = missing_attribute(__name__)  # orthogonal: a clear error, the engine lacks it
+__getattr__ = missing_attribute(__name__)  # a name torch has here and the engine lacks

@@ -28,7 +28,7 @@ class PackedSequence(collections.namedtuple(
 
     def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
         if unsorted_indices is None and sorted_indices is not None:
-            unsorted_indices = _invert_permutation(sorted_indices)
+            unsorted_indices = invert_permutation(sorted_indices)
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def _with_data(self, data):
@@ -55,9 +55,20 @@ class PackedSequence(collections.namedtuple(
         return False
 
 
-def _invert_permutation(permutation):
+def bind(optional, fn):
+    """fn(optional), or None for None."""
+    if optional is None:
+        return None
+    return fn(optional)
+
+
+def invert_permutation(permutation):
+    """The inverse of a 1-D permutation (sorted and unsorted indices of a PackedSequence);
+    None for None. A scatter of arange, as torch's: its dtype and shape errors are scatter_'s."""
+    if permutation is None:
+        return None
     output = creation.empty_like(permutation)
-    output[permutation] = creation.arange(permutation.numel(), dtype=permutation.dtype)
+    output.scatter_(0, permutation, creation.arange(0, permutation.numel()))
     return output
 
 
