@@ -458,15 +458,20 @@ def ldl_factor(A, *, hermitian=False):
     return LdlFactorResult(LD, pivots)
 
 
+def _check_b_dtype_is_As(B, A):
+    """torch's check of a solve's right-hand side against its factor, in its words."""
+    if B._data.dtype != A._data.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(B._data.dtype.name)} and A of type "
+                           f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)} instead.")
+
+
 def ldl_solve(LD, pivots, B, *, hermitian=False):
     """X with A X = B from ldl_factor's (LD, pivots) of A (LAPACK's sytrs); B's batch
     broadcasts. No gradient, as torch's."""
     name = "torch.linalg.ldl_solve"
     _check_float_square(name, LD)
-    if B._data.dtype != LD._data.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{dtypes.LEGACY_TYPE_NAMES.get(B._data.dtype.name)} and A of type "
-                           f"{dtypes.LEGACY_TYPE_NAMES.get(LD._data.dtype.name)} instead.")
+    _check_b_dtype_is_As(B, LD)
     if B.dim() < 2:  # (torch reads B's size(-2) first)
         raise IndexError(f"Dimension out of range (expected to be in range of "
                          f"[{-max(B.dim(), 1)}, {max(B.dim(), 1) - 1}], but got -2)")
@@ -668,10 +673,7 @@ def cholesky_solve(B, L, upper=False):
     if L.dim() < 2:
         raise RuntimeError(f"u should have at least 2 dimensions, but has {L.dim()} "
                            f"dimensions instead")
-    if B._data.dtype != L._data.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{dtypes.LEGACY_TYPE_NAMES.get(B._data.dtype.name)} and A of type "
-                           f"{dtypes.LEGACY_TYPE_NAMES.get(L._data.dtype.name)} instead.")
+    _check_b_dtype_is_As(B, L)
     if L.shape[-1] != L.shape[-2]:
         raise RuntimeError(f"A must be batches of square matrices, but they are "
                            f"{L.shape[-2]} by {L.shape[-1]} matrices")
