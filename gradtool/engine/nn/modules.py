@@ -53,7 +53,8 @@ def _namespace(name, values):
 
 
 def _class(name):
-    return next(getattr(source, name) for source in _SOURCES if hasattr(source, name))
+    # (looked up in the files' own names: a name a file lacks would build its clear error)
+    return next(vars(source)[name] for source in _SOURCES if name in vars(source))
 
 
 _SOURCES = (module, container, conv, layers, loss, normalization, pooling, rnn, transformer,
