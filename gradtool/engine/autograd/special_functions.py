@@ -4,6 +4,7 @@ gamma functions from SciPy's and Boost's, as torch's NOTICE credits): the same s
 coefficients here, in float64, one element at a time with Python's math module, so the
 values are torch's float64 values (to its last bit or so). numpy kernels of float64 arrays;
 the op table rounds a float32 input's result once (kernels.rounded_once)."""
+import functools
 import math
 
 import numpy as np
@@ -130,6 +131,7 @@ i0, i0e, i1, i1e = elementwise(_i0), elementwise(_i0e), elementwise(_i1), elemen
 
 
 # ---- the gamma function's logarithm and derivatives ----
+@functools.cache  # loaded at the first lgamma, not at import: finding the library runs ldconfig
 def _c_lgamma():
     """The C library's lgamma, which torch calls (std::lgamma): Python's math.lgamma loses
     relative accuracy near its zeros at 1 and 2 (hundreds of ulps); math's where there is
@@ -144,12 +146,10 @@ def _c_lgamma():
     return fn
 
 
-_C_LGAMMA = _c_lgamma()
-
-
 def _lgamma(x):
-    if _C_LGAMMA is not None:
-        return _C_LGAMMA(x)
+    c_lgamma = _c_lgamma()
+    if c_lgamma is not None:
+        return c_lgamma(x)
     try:
         return math.lgamma(x)
     except (ValueError, OverflowError):  # (a pole: 0, -1, -2, ...; or too large)
