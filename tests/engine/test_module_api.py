@@ -342,6 +342,46 @@ def dotted_paths(lib):
             lib.nn.Module.T_destination.__name__)
 
 
+def taken_names(lib):
+    """Registering a parameter, a buffer and a submodule under names the module already has
+    as something else (an attribute, a method, a property, one that raises AttributeError,
+    another store's entry), its own store's and a new one: what each registration says."""
+    class Probe(lib.nn.Module):
+        @property
+        def fine(self):
+            return 1
+
+        @property
+        def broken(self):
+            raise AttributeError("not now")
+
+    m = Probe()
+    m.plain = 3
+    m.register_buffer("buf", lib.zeros(1))
+    m.p = lib.nn.Parameter(lib.zeros(1))
+    said = []
+    for name in ("plain", "forward", "fine", "broken", "buf", "p", "new"):
+        for register in (m.register_parameter, m.register_buffer, m.add_module):
+            try:
+                register(name, None)
+                said.append("registered")
+            except KeyError as e:
+                said.append(str(e))
+    return said
+
+
+def test_a_name_the_module_already_has_is_refused_as_torch():
+    said = taken_names(gt)
+    taken = "\"attribute '{}' already exists\""
+    assert said[:3] == [taken.format("plain")] * 3
+    assert said[3:9] == [taken.format("forward")] * 3 + [taken.format("fine")] * 3
+    # a property raising AttributeError is no attribute, as hasattr says
+    assert said[9:12] == ["registered", taken.format("broken"), taken.format("broken")]
+    assert said[12:15] == [taken.format("buf"), "registered", taken.format("buf")]
+    assert said[15:18] == ["registered", taken.format("p"), taken.format("p")]
+    assert said[18:] == ["registered", taken.format("new"), taken.format("new")]
+
+
 def test_dotted_paths_super_init_and_to_empty():
     (found, messages, text, base_args, training, same, shape, dtype, dump_patches, version,
      destination) = dotted_paths(gt)

@@ -532,6 +532,31 @@ def test_each_call_of_a_module_is_its_own_instance_nested_in_its_callers_call():
     assert all(c[:1] in outer for c in calls)
 
 
+def test_a_forward_hook_anywhere_leaves_every_nodes_tags_as_they_are():
+    """Calls with no hook take a shorter way than calls with one: both tag each node alike
+    (its module's name and type, the stack of module calls, a dict of its own)."""
+    def tags(out):
+        order = nodes(out)
+        calls = sorted({c for n in order for c in n.metadata.get("module_calls", ())})
+        renumber = {c: i for i, c in enumerate(calls)}  # call ids go on increasing
+        return [(n.name(), n.metadata.get("module"), n.metadata.get("module_type"),
+                 [(name, type(m).__name__) for name, m in n.metadata.get("nn_module_stack", ())],
+                 [renumber[c] for c in n.metadata.get("module_calls", ())]) for n in order]
+
+    gt.manual_seed(0)
+    model = nn.Sequential(nn.Sequential(nn.Linear(3, 3), nn.ReLU()), nn.Tanh(), Model())
+    x = gt.randn(2, 3, requires_grad=True)
+    plain = tags(model(x))
+    handle = nn.modules.module.register_module_forward_hook(lambda module, args, out: None)
+    try:
+        hooked = tags(model(x))
+    finally:
+        handle.remove()
+    assert hooked == plain and len(plain) > 10
+    out = model(x)
+    assert len({id(n.metadata) for n in nodes(out)}) == len(nodes(out))
+
+
 def test_parameter_leaves_belong_to_their_module_and_input_leaves_to_none():
     model = Model()
     x = gt.randn(2, 3, requires_grad=True)

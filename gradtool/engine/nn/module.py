@@ -76,13 +76,22 @@ class Module:
                                   f'"forward" function')
 
     def __call__(self, *args, **kwargs):
-        frame = _calls.push(self)
+        d = self.__dict__
+        calls = _calls
+        frame = calls.top = _Frame(self, calls.top)
         try:
             # the inputs' history ends the walk that tags this call's nodes (see _tag_graph);
             # taken before forward, which may modify an input in place
-            boundary = {t.grad_fn for t in _tensors((args, kwargs))}
+            boundary = _grad_fns(args, kwargs)
+            if not (_global_forward_pre_hooks or _global_forward_hooks
+                    or _global_backward_pre_hooks or _global_backward_hooks
+                    or d.get("_forward_pre_hooks", True) or d.get("_forward_hooks", True)
+                    or d.get("_backward_pre_hooks", True) or d.get("_backward_hooks", True)):
+                result = self.forward(*args, **kwargs)  # no hook anywhere: the common case
+                _tag_graph(frame, result, boundary)
+                return result
             full_hooks, old_hooks = self._get_backward_hooks()
-            pre_hooks = _global_backward_pre_hooks + self.__dict__.get("_backward_pre_hooks", [])
+            pre_hooks = _global_backward_pre_hooks + d.get("_backward_pre_hooks", [])
             for hook, with_kwargs in _global_forward_pre_hooks + self._forward_pre_hooks:
                 if with_kwargs:
                     out = hook(self, args, kwargs)
@@ -112,7 +121,7 @@ class Module:
             _tag_graph(frame, result, boundary)
             return result
         finally:
-            _calls.pop()
+            calls.top = frame.parent
 
     # ---------------- registration ----------------
     def __getattr__(self, name):  # only reached when normal lookup fails
@@ -192,7 +201,7 @@ class Module:
             raise KeyError(f'{kind} name can\'t contain "."')
         if name == "":
             raise KeyError(f'{kind} name can\'t be empty string ""')
-        if hasattr(self, name) and name not in store:
+        if name not in store and _has_attribute(self, name):
             raise KeyError(f"attribute '{name}' already exists")
 
     def register_parameter(self, name, param):
@@ -380,6 +389,8 @@ class Module:
         buffers with fn."""
         for module in self.children() if recurse else ():
             module._apply(fn)
+        if not (self._parameters or self._buffers):
+            return self  # (most modules of a deep model hold only submodules)
         with no_grad():
             for p in self._parameters.values():
                 if p is not None:
@@ -962,6 +973,15 @@ def _add_hook(hooks, entry, prepend):
     return RemovableHandle(hooks, entry)
 
 
+def _has_attribute(module, name):
+    """hasattr(module, name) without its usual miss (a new name being registered) raising
+    and catching __getattr__'s AttributeError, which costs more than the registration."""
+    d = module.__dict__
+    if name in d or hasattr(type(module), name):
+        return hasattr(module, name)  # (a property may still raise AttributeError)
+    return any(name in (d.get(store) or ()) for store in ("_parameters", "_buffers", "_modules"))
+
+
 def _reset_grad(p, set_to_none):
     """torch's zero_grad for one tensor: drop .grad, or zero it in place, detached."""
     grad = p._grad
@@ -986,6 +1006,13 @@ def _tensors(obj):
     if isinstance(obj, dict):
         return [t for item in obj.values() for t in _tensors(item)]
     return []
+
+
+def _grad_fns(args, kwargs):
+    """The grad_fns of a call's input tensors (None for a leaf)."""
+    if not kwargs and len(args) == 1 and isinstance(args[0], Tensor):  # most calls: one tensor
+        return {args[0].grad_fn}
+    return {t.grad_fn for t in _tensors((args, kwargs))}
 
 
 # ---------------- which module made which graph node ----------------
@@ -1047,14 +1074,7 @@ _call_ids = itertools.count()
 
 class _CallStack(threading.local):
     def __init__(self):
-        self.top = None
-
-    def push(self, module):
-        self.top = _Frame(module, self.top)
-        return self.top
-
-    def pop(self):
-        self.top = self.top.parent
+        self.top = None  # the innermost module call in progress (a _Frame)
 
 
 _calls = _CallStack()
@@ -1069,8 +1089,12 @@ def _tag_graph(frame, result, boundary):
     module's own parameters (a user's input leaf belongs to no module).
     Cost: each node is visited by the one call that created it, plus one visit per inner
     call's output node; nothing outside the call is walked."""
-    roots = [n for n in (t.grad_fn for t in _tensors(result))
-             if n is not None and n not in boundary]
+    if isinstance(result, Tensor):  # most calls: one tensor
+        root = result.grad_fn
+        roots = [root] if root is not None and root not in boundary else ()
+    else:
+        roots = [n for n in (t.grad_fn for t in _tensors(result))
+                 if n is not None and n not in boundary]
     if not roots:
         return  # no graph (no_grad), or the module returned its input as it is
     jumps = frame.jumps or {}
@@ -1096,11 +1120,14 @@ def _tag_graph(frame, result, boundary):
             if id(node.variable) not in own:
                 stops.append(node)  # perhaps a parameter of an enclosing module
                 continue
-        meta = node.metadata
-        if "module" not in meta:
+        meta = node._metadata  # (Node.metadata's store, read without making one)
+        if meta is None or "module" not in meta:
             if tag is None:
                 tag = frame.tag()
-            meta.update(tag)
+            if meta is None:
+                node._metadata = dict(tag)  # each node its own dict, as torch's metadata
+            else:
+                meta.update(tag)
         for child, _ in node.next_functions:
             if child is not None:
                 stack.append(child)
