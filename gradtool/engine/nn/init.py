@@ -37,10 +37,11 @@ def _calculate_fan_in_and_fan_out(tensor):
     if tensor.dim() < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
                          "dimensions")
+    shape = tensor.shape  # (read once: every Linear's initialisation asks twice)
     receptive_field = 1
-    for s in tensor.shape[2:]:
+    for s in shape[2:]:
         receptive_field *= s
-    return tensor.size(1) * receptive_field, tensor.size(0) * receptive_field
+    return shape[1] * receptive_field, shape[0] * receptive_field
 
 
 def _calculate_correct_fan(tensor, mode):
