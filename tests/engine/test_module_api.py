@@ -342,6 +342,29 @@ def dotted_paths(lib):
             lib.nn.Module.T_destination.__name__)
 
 
+def late_hooks(lib):
+    """Forward hooks registered while forward runs: in a call that began with no hook
+    anywhere (torch's call then goes straight to forward and runs none), and in one that
+    began with a hook (the hooks are read after forward: both run)."""
+    log = []
+
+    class Late(lib.nn.Module):
+        def forward(self, x):
+            self.register_forward_hook(lambda module, args, out: log.append("hook"))
+            log.append("registered")
+            return x * 2
+
+    m = Late()
+    m(lib.ones(1))
+    log.append("second call")
+    m(lib.ones(1))
+    return log
+
+
+def test_a_hook_registered_during_a_call_without_hooks_runs_from_the_next_call():
+    assert late_hooks(gt) == ["registered", "second call", "registered", "hook", "hook"]
+
+
 def taken_names(lib):
     """Registering a parameter, a buffer and a submodule under names the module already has
     as something else (an attribute, a method, a property, one that raises AttributeError,

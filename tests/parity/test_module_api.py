@@ -12,7 +12,8 @@ pytestmark = pytest.mark.parity
 @pytest.mark.parametrize("program", [
     programs.full_backward_hooks, programs.hooks_without_input_grad,
     programs.backward_hook_errors, programs.global_hooks, programs.state_dict_hooks,
-    programs.dotted_paths, programs.overridden_save, programs.taken_names])
+    programs.dotted_paths, programs.overridden_save, programs.taken_names,
+    programs.late_hooks])
 def test_module_api_is_torchs(program):
     torch = pytest.importorskip("torch")
     assert program(gt) == program(torch)
