@@ -319,12 +319,14 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
-    return _finish(_draw(generator).random(_size(sizes, size)).astype(_np_dtype(dtype)),
+    np_dtype = _drawn_dtype("check_uniform_bounds", dtype)
+    return _finish(_draw(generator).random(_size(sizes, size)).astype(np_dtype),
                    requires_grad, device)
 
 
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
-    shape, np_dtype, rng = _size(sizes, size), _np_dtype(dtype), _draw(generator)
+    shape, rng = _size(sizes, size), _draw(generator)
+    np_dtype = _drawn_dtype("normal_kernel_cpu", dtype)
     if np_dtype.kind == "c":  # as torch: each part N(0, 1/2), so E|z|^2 = 1
         values = (rng.standard_normal(shape + (2,)) * np.sqrt(0.5)).view(np.complex128)
         return _finish(values[..., 0].astype(np_dtype), requires_grad, device)
@@ -342,6 +344,15 @@ def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None,
 def randperm(n, *, generator=None, dtype=None, device=None):
     return _finish(_draw(generator).permutation(n).astype(_np_dtype(dtype, np.dtype(np.int64))),
                    False, device)
+
+
+def _drawn_dtype(kernel, dtype):
+    """The dtype rand and randn draw in: torch's kernels refuse integers and bools."""
+    np_dtype = _np_dtype(dtype)
+    if np_dtype.kind in "biu":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{dtypes.LEGACY_TYPE_NAMES[np_dtype.name]}'")
+    return np_dtype
 
 
 def _draw(given):  # (the factories' argument generator= hides generator() inside them)
