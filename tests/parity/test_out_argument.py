@@ -556,11 +556,31 @@ def test_a_factorys_dtype_must_be_its_outs(name, dtype, out_dtype):
     assert seen[0] == seen[1]
 
 
-@pytest.mark.parametrize("name", ["rand", "randn"])
+@pytest.mark.parametrize("name", sorted(FACTORIES))
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool", "float16", "float64",
                                    "complex64"])
-def test_rand_and_randn_draw_floating_and_complex_values_only(name, dtype):
-    seen = [_made(lib, FACTORIES[name], dtype=getattr(lib, dtype)) for lib in (gt, torch)]
+def test_factories_make_the_dtypes_torchs_kernels_make(name, dtype):
+    """rand and randn draw no integers, arange and range count in no complex numbers (nor
+    bools); fftfreq's dtype is arange's, and out's when it is given."""
+    seen = [(_made(lib, FACTORIES[name], dtype=getattr(lib, dtype)),
+             _made(lib, FACTORIES[name], out=lib.empty(0, dtype=getattr(lib, dtype))))
+            for lib in (gt, torch)]
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("low, high", [(0, 256), (0, 257), (-1, 3), (-129, 0), (-128, 0),
+                                       (0, 2), (1, 3)])
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "bool", "int16", "float16"])
+def test_randint_refuses_bounds_its_dtype_cannot_hold_as_torch(low, high, dtype):
+    seen = [_made(lib, lambda lib: lib.randint(low, high, (2,), dtype=getattr(lib, dtype)))
+            for lib in (gt, torch)]
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float16", "float64", "complex64"])
+def test_bernoulli_draws_into_an_out_of_any_real_dtype(dtype):
+    seen = [_made(lib, lambda lib: lib.bernoulli(_inputs(lib).x, out=lib.empty(
+        0, dtype=getattr(lib, dtype)))) for lib in (gt, torch)]
     assert seen[0] == seen[1]
 
 

@@ -42,6 +42,7 @@ _ALLOWS = {
     "cast": lambda source, target: dtypes.can_cast(source, target),
     "float": lambda source, target: target.kind == "f" or source.kind != "f",
     "float_or_complex": lambda source, target: target.kind in "fc",
+    "real": lambda source, target: target.kind != "c",
     "any": lambda source, target: True,
 }
 _ERRORS = {"": RuntimeError, "TypeError": TypeError, "NotImplementedError": NotImplementedError}
@@ -133,12 +134,13 @@ _KERNEL_NAMES = {
 _CASTING = ("cast", "result type {want} can't be cast to the desired output type {got}")
 # torch's other checks of out's dtype, with its words, as (kind, message, functions): "same"
 # wants the result's dtype itself, "float" a floating one for a floating result,
-# "float_or_complex" either, "cast" the casting rule, "any" takes every dtype ("-TypeError",
-# "-NotImplementedError": raised as that, not as a RuntimeError). In the message, {want} and
-# {got} are the result's and out's dtypes (legacy names, C++ names with _c), {short} the
-# function's name, {dotted} its name as torch.linalg.X spells it. A function in several rows
-# meets each, in the rows' order; `name.field` is the rule of one result of a tuple (checked
-# before the others, in the rows' order: torch checks frexp's mantissa first, median's indices).
+# "float_or_complex" either, "real" no complex one, "cast" the casting rule, "any" takes every
+# dtype ("-TypeError", "-NotImplementedError": raised as that, not as a RuntimeError). In the
+# message, {want} and {got} are the result's and out's dtypes (legacy names, C++ names with
+# _c), {short} the function's name, {dotted} its name as torch.linalg.X spells it, {out_int32}
+# whether the result is int32. A function in several rows meets each, in the rows' order;
+# `name.field` is the rule of one result of a tuple (checked before the others, in the rows'
+# order: torch checks frexp's mantissa first, median's indices).
 DTYPE_RULES = [
     ("cast", "matrix_power: Expected result to be safely castable from {want} dtype, but got "
      "result with dtype {got}", "matrix_power linalg_matrix_power"),
@@ -266,8 +268,10 @@ DTYPE_RULES = [
     ("same", "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
      "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's "
      "dtype {got} and out_int32 flag is {out_int32}", "searchsorted"),
-    # draws and factorizations written in out's own dtype
-    ("any", "", "bernoulli lu"),
+    # a draw and a factorization written in out's own dtype
+    ("real-NotImplementedError", "\"bernoulli_tensor_cpu_self_\" not implemented for '{got}'",
+     "bernoulli"),
+    ("any", "", "lu"),
     # kernels run in out's dtype, which torch has no kernel for
     ("float_or_complex-NotImplementedError", "\"normal_kernel_cpu\" not implemented for '{got}'",
      "normal"),
