@@ -489,6 +489,22 @@ def test_out_written_with_a_history_is_torchs(name):
         np.testing.assert_allclose(my_outcome, their_outcome, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("grad_mode", [True, False])
+@pytest.mark.parametrize("name", """torch.inner torch.quantile torch.conj_physical torch.fft.ifft
+    torch.heaviside torch.softmax torch.slice_scatter torch.linalg.ldl_solve""".split())
+def test_an_out_that_requires_grad_is_refused_as_torch(name, grad_mode):
+    """In grad mode: a leaf written in place (a recorded copy_), or torch's fallback naming
+    the kernel (aten::softmax); without it, written."""
+    seen = []
+    for lib in (gt, torch):
+        t = _inputs(lib)
+        result = ALL_CALLS[name](lib, t)
+        out = lib.empty(result.shape, dtype=result.dtype).requires_grad_()
+        with lib.set_grad_enabled(grad_mode):
+            seen.append(_made(lib, lambda lib: ALL_CALLS[name](lib, t, out=out)))
+    assert seen[0] == seen[1]
+
+
 def _resize_warnings(lib, make, *outs):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

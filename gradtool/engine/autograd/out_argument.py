@@ -5,7 +5,6 @@ may require grad while grad mode is on (torch's out= functions are not different
 functions torch writes otherwise: see WRITTEN_BY."""
 import collections
 import functools
-import inspect
 import warnings
 
 import numpy as np
@@ -345,14 +344,16 @@ _RESIZE_ORDER = {"histogram": (1, 0), "linalg_eigh": (1, 0), "svd": (0, 2, 1),
 # argsort returns have no gradient
 _REFUSED_FOR_THE_INPUT = frozenset({"argsort"})
 
-# How torch writes out where it does not refuse inputs that require grad, or writes a list:
+# How torch writes out where it does not refuse inputs that require grad, writes a list, or
+# resizes out by its own rule:
 # "history": by a recorded copy_ of the result (the view ops' copies, composites);
 # "not_implemented": out gets the result's history under a node NotImplemented, whose backward
 #   raises torch's error naming the kernel (below) that torch's autograd does not implement;
 # "list": each of a list of outs resized to its result, the results' history not recorded
 #   (returns None, as torch);
 # "copied_into_list": each of a list of outs, kept as it is, takes its result by copy_ (its
-#   broadcasting and casting), recorded nowhere (returns None, as torch)
+#   broadcasting and casting), recorded nowhere (returns None, as torch);
+# "as_arange": see written_as_arange_writes
 WRITTEN_BY = {
     **dict.fromkeys("alias_copy as_strided_copy detach_copy diagonal_copy expand_copy "
                     "permute_copy select_copy slice_copy squeeze_copy t_copy transpose_copy "
@@ -360,7 +361,8 @@ WRITTEN_BY = {
                     "inner tensordot quantile nanquantile".split(), "history"),
     **dict.fromkeys("conj_physical fft_ifft fft_ihfft heaviside softmax log_softmax "
                     "slice_scatter linalg_ldl_solve".split(), "not_implemented"),
-    "split_with_sizes_copy": "list", "unbind_copy": "list", "split_copy": "copied_into_list"}
+    "split_with_sizes_copy": "list", "unbind_copy": "list", "split_copy": "copied_into_list",
+    "arange": "as_arange"}
 # the kernel whose derivative torch's NotImplemented node names, where it is not the function
 _NOT_IMPLEMENTED_KERNELS = {"fft_ifft": "conj_physical", "fft_ihfft": "conj_physical"}
 # torch's name for a list of outs of the wrong length
@@ -420,12 +422,16 @@ def _called_with_out(fn, op_name, args, kwargs, out):
         _check_dtype(out, result, op_name, rules)
         _resize(out, result, op_name not in _RESIZED_SILENTLY)
         return out.copy_(result)
-    if written_by == "not_implemented" and isinstance(out, Tensor) and result.requires_grad:
-        _check_dtype(out, result, op_name, rules)
-        _write(out, result.detach(), op_name not in _RESIZED_SILENTLY)
-        return _with_history_not_implemented(out, result, _NOT_IMPLEMENTED_KERNELS.get(
-            op_name, op_name))
-    if op_name == "arange" and isinstance(out, Tensor):
+    if written_by == "not_implemented" and isinstance(out, Tensor):
+        kernel = _NOT_IMPLEMENTED_KERNELS.get(op_name, op_name)
+        if is_grad_enabled() and out.requires_grad:  # (refused by torch's fallback, which
+            # names the kernel as the dispatcher does)
+            _refuse_grad(f"aten::{kernel}", (), (out,))
+        if result.requires_grad:
+            _check_dtype(out, result, op_name, rules)
+            _write(out, result.detach(), op_name not in _RESIZED_SILENTLY)
+            return _with_history_not_implemented(out, result, kernel)
+    if written_by == "as_arange" and isinstance(out, Tensor):
         _refuse_grad(op_name, (result,), (out,))
         _check_dtype(out, result, op_name, rules)
         return written_as_arange_writes(out, result)
