@@ -15,7 +15,7 @@ from .node import Node
 from .tensor import Tensor
 
 
-def written_to(out, result, op_name, rules=None, warn_resize=True):
+def written_to(out, result, op_name, rules=None):
     """out holding result (returned), or result itself when out is None. rules: the
     function's rows of DTYPE_RULES (rules_of), if it has any."""
     if out is None:
@@ -24,7 +24,7 @@ def written_to(out, result, op_name, rules=None, warn_resize=True):
         raise TypeError(f"{op_name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     _refuse_grad(op_name, (result,), (out,))
     _check_dtype(out, result, op_name, rules)
-    return _write(out, result, warn_resize)
+    return _write(out, result)
 
 
 def _refuse_grad(op_name, results, outs):
