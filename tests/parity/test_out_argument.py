@@ -593,6 +593,15 @@ def test_randint_refuses_bounds_its_dtype_cannot_hold_as_torch(low, high, dtype)
     assert seen[0] == seen[1]
 
 
+@pytest.mark.parametrize("n, dtype", [(256, "uint8"), (257, "uint8"), (128, "int8"),
+                                      (129, "int8"), (40000, "int16"), (2049, "float16"),
+                                      (2050, "float16")])
+def test_randperm_refuses_an_n_its_dtype_cannot_count_to_as_torch(n, dtype):
+    seen = [_made(lib, lambda lib: lib.randperm(n, dtype=getattr(lib, dtype)))
+            for lib in (gt, torch)]
+    assert seen[0] == seen[1]
+
+
 @pytest.mark.parametrize("dtype", ["bool", "int64", "float16", "float64", "complex64"])
 def test_bernoulli_draws_into_an_out_of_any_real_dtype(dtype):
     seen = [_made(lib, lambda lib: lib.bernoulli(_inputs(lib).x, out=lib.empty(

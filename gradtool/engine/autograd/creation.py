@@ -361,7 +361,18 @@ def _check_random_bounds(low, high, np_dtype):
 
 def randperm(n, *, generator=None, dtype=None, device=None):
     np_dtype = kernel_dtype("randperm", dtype, refused="bc", default=np.dtype(np.int64))
+    if np_dtype.kind in "iu" and n - 1 > np.iinfo(np_dtype).max:
+        raise RuntimeError(f"value cannot be converted to type {np_dtype.name}_t without "
+                           f"overflow")
+    if np_dtype.name in _RANDPERM_FLOAT_LIMITS and n > _RANDPERM_FLOAT_LIMITS[np_dtype.name][0]:
+        words, name = _RANDPERM_FLOAT_LIMITS[np_dtype.name][1:]
+        raise RuntimeError(f"n cannot be greater than {words} for {name} type.")
     return _finish(_draw(generator).permutation(n).astype(np_dtype), False, device)
+
+
+# the largest n whose permutation a floating dtype holds exactly, as torch's words give it
+_RANDPERM_FLOAT_LIMITS = {"float16": (2049, "2049", "Half"),
+                          "float32": (2 ** 24 + 1, "2^24+1", "Float")}
 
 
 def kernel_dtype(kernel, dtype, refused, default=None):
