@@ -444,6 +444,21 @@ def test_out_of_another_dtype_is_cast_or_refused_as_torch(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_out_of_any_other_dtype_is_cast_or_refused_as_torch(name):
+    """bool, int32, float16 and complex64 outs (an op the engine lacks for complex values
+    says so: a NotInEngineError, where torch computes)."""
+    for dtype in ("bool", "int32", "float16", "complex64"):
+        (mine_error, mine), (their_error, theirs) = (
+            _outcome(lib, name, lambda lib, r: lib.empty(r.shape, dtype=getattr(lib, dtype)))
+            for lib in (gt, torch))
+        if mine_error and mine_error[0] == "NotInEngineError" and dtype == "complex64":
+            continue
+        assert mine_error == their_error, dtype
+        if mine is not None:
+            assert mine[0] == theirs[0] and [p[:2] for p in mine[1]] == [p[:2] for p in theirs[1]]
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_out_of_another_shape_is_resized_with_torchs_warning(name):
     _same(name, lambda lib, r: lib.empty(7, dtype=r.dtype))
 
@@ -693,3 +708,23 @@ def test_copy_into_a_tensor_of_another_shape_broadcasts_or_refuses_as_torch(shap
         return target.numpy().tolist()
     seen = [_made(lib, lambda lib: lib.tensor(copied(lib))) for lib in (gt, torch)]
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int32", "float64"])
+@pytest.mark.parametrize("fn", ["sum", "prod", "cumsum", "cumprod", "nansum"])
+def test_sums_and_products_asked_for_in_a_dtype_keep_it_as_torch(fn, dtype):
+    """What out= asks of them (they compute in out's dtype): a bool sum is any, a product all,
+    an int32 sum stays int32; torch's scans have no bool kernel."""
+    def made(lib):
+        x = _inputs(lib).x * 4 - 2
+        result = getattr(lib, fn)(x, 1, dtype=getattr(lib, dtype))
+        return str(result.dtype).split(".")[-1], result.tolist()
+    seen = [_made_values(lib, made) for lib in (gt, torch)]
+    assert seen[0] == seen[1]
+
+
+def _made_values(lib, made):
+    try:
+        return made(lib)
+    except Exception as e:  # noqa: BLE001 (compared)
+        return _refusal(e)

@@ -42,6 +42,7 @@ _ALLOWS = {
     "float": lambda source, target: target.kind == "f" or source.kind != "f",
     "float_or_complex": lambda source, target: target.kind in "fc",
     "real": lambda source, target: target.kind != "c",
+    "bool": lambda source, target: target.kind == "b" or target == np.uint8,
     "any": lambda source, target: True,
 }
 _ERRORS = {"": RuntimeError, "TypeError": TypeError, "NotImplementedError": NotImplementedError}
@@ -58,7 +59,15 @@ def _check_dtype(out, result, op_name, rules):
         raise _ERRORS[error](message.format(
             want=names[source.name], got=names[target.name], want_c=c_names[source.name],
             got_c=c_names[target.name], short=short, dotted=op_name.replace("linalg_", "linalg."),
-            out_int32=source == np.int32))
+            out_int32=source == np.int32, want_t=_tensor_type(source),
+            got_t=_tensor_type(target)))
+
+
+def _tensor_type(dtype):
+    """A dtype as torch's older messages name tensors of it: torch.FloatTensor, where it has
+    such a class, or the type's name (CPUBoolType, CPUComplexFloatType)."""
+    name = dtypes.LEGACY_TYPE_NAMES[dtype.name]
+    return f"CPU{name}Type" if dtype.kind in "bc" else f"torch.{name}Tensor"
 
 
 _RESIZE_WARNING = (
@@ -133,10 +142,11 @@ _KERNEL_NAMES = {
 _CASTING = ("cast", "result type {want} can't be cast to the desired output type {got}")
 # torch's other checks of out's dtype, with its words, as (kind, message, functions): "same"
 # wants the result's dtype itself, "float" a floating one for a floating result,
-# "float_or_complex" either, "real" no complex one, "cast" the casting rule, "any" takes every
-# dtype ("-TypeError", "-NotImplementedError": raised as that, not as a RuntimeError). In the
-# message, {want} and {got} are the result's and out's dtypes (legacy names, C++ names with
-# _c), {short} the function's name, {dotted} its name as torch.linalg.X spells it, {out_int32}
+# "float_or_complex" either, "real" no complex one, "bool" a bool one (or torch's older
+# uint8), "cast" the casting rule, "any" takes every dtype ("-TypeError",
+# "-NotImplementedError": raised as that, not as a RuntimeError). In the message, {want} and
+# {got} are the result's and out's dtypes (legacy names, C++ names with _c, tensor types with
+# _t), {short} the function's name, {dotted} its name as torch.linalg.X spells it, {out_int32}
 # whether the result is int32. A function in several rows meets each, in the rows' order;
 # `name.field` is the rule of one result of a tuple (checked before the others, in the rows'
 # order: torch checks frexp's mantissa first, median's indices).
@@ -207,8 +217,7 @@ DTYPE_RULES = [
      "addbmm"),
     ("same", 'addmv input tensors must have the same dtype, but got {got}, {want}, and {want}',
      "mv"),
-    ("same", '{short} only supports bool tensor for result, got: {got}',
-     "all any"),
+    ("bool", '{short} only supports bool tensor for result, got: {got}', "all any"),
     ("same", '{short} does not support non-boolean outputs.',
      "isneginf isposinf signbit"),
     ("same", "Expected the dtype for input and out to match, but got {want} for input's dtype and "
@@ -221,8 +230,8 @@ DTYPE_RULES = [
     ("same", 'nonzero: Expected out tensor to have scalar type Long but got scalar type{got}',
      "nonzero"),
     ("same", "Expected out type to be {want} but got {got}", "where"),
-    ("float", "logsumexp(): Expected floating point type for result tensor, but got: {got}",
-     "logsumexp"),
+    ("float_or_complex", "logsumexp(): Expected floating point type for result tensor, but "
+     "got: {got}", "logsumexp"),
     ("same", "the output given to float_power has dtype {got} but the operation's result "
      "requires dtype {want}", "float_power"),
     ("cast", "torch.{dotted}: Expected eigenvalues to be safely castable from {want} dtype, "
@@ -243,6 +252,7 @@ DTYPE_RULES = [
     ("same", "Expected self.dtype() == output.dtype() to be true, but got false.  (Could this "
      "error message be improved?  If so, please report an enhancement request to PyTorch.)",
      "narrow_copy"),
+    ("real", "heaviside is not yet implemented for complex tensors.", "heaviside"),
     ("same", "heaviside is not yet implemented for tensors with different dtypes.", "heaviside"),
     ("cast", "torch.linalg.lstsq: Expected solution to be safely castable from {want} dtype, but "
      "got solution with dtype {got}", "linalg_lstsq"),
@@ -259,11 +269,11 @@ DTYPE_RULES = [
      "frexp.mantissa"),
     ("same", "torch.frexp() expects exponent to have int dtype but got {got_c}", "frexp.exponent"),
     ("same", "Expected tensor for argument #1 'indices' to have scalar type Long; but got "
-     "torch.{got}Tensor instead (while checking arguments for median)",
+     "{got_t} instead (while checking arguments for median)",
      "median.indices nanmedian.indices"),
     ("same", "Expected tensor for 'values' to have the same type as tensor for argument #2 "
-     "'self'; but type torch.{got}Tensor does not equal torch.{want}Tensor (while checking "
-     "arguments for median)", "median.values nanmedian.values"),
+     "'self'; but type {got_t} does not equal {want_t} (while checking arguments for median)",
+     "median.values nanmedian.values"),
     ("same", "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
      "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's "
      "dtype {got} and out_int32 flag is {out_int32}", "searchsorted"),
@@ -275,6 +285,10 @@ DTYPE_RULES = [
     ("float_or_complex-NotImplementedError", "\"normal_kernel_cpu\" not implemented for '{got}'",
      "normal"),
     ("float-NotImplementedError", "\"nansum_cpu\" not implemented for '{got}'", "nansum nanmean"),
+    (*_CASTING, "std var"),
+    ("real-NotImplementedError", "\"std_cpu\" not implemented for '{got}'", "std var"),
+    ("cast", "torch.{dotted}: Expected result to be safely castable from {want} dtype, but got "
+     "result with dtype {got}", "linalg_matrix_rank"),
 ]
 _RULES_OF = collections.defaultdict(list)
 for _kind, _message, _names in DTYPE_RULES:
