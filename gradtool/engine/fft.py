@@ -10,7 +10,8 @@ from .autograd import dtypes
 from .autograd.creation import arange
 from .autograd.dispatch import call
 from .autograd.ops import derivatives as table
-from .autograd.out_argument import given_out, written_to
+from .autograd.out_argument import (check_factory_dtype, given_out,
+                                     written_as_arange_writes)
 from .autograd.tensor import _dim
 from .errors import missing_attribute
 
@@ -257,34 +258,23 @@ def fftfreq(n, d=1.0, *, dtype=None, device=None, layout=None, requires_grad=Fal
             out=None):
     """The sample frequencies of an n-point transform: [0, 1, ..., -(n // 2), ..., -1] / (d n)."""
     with _no_grad():
-        result = arange(n, dtype=_float_dtype("fftfreq", dtype))
+        result = arange(n, dtype=_float_dtype("fftfreq", dtype, out))
         result[(n + 1) // 2:] -= n
         result = result * (1.0 / (n * d))
-    return written_to(_emptied_as_arange_does(out, result), result,
-                      "fft_fftfreq").requires_grad_(requires_grad)
+    return _written_as_arange_writes(out, result).requires_grad_(requires_grad)
 
 
 def rfftfreq(n, d=1.0, *, dtype=None, device=None, layout=None, requires_grad=False,
              out=None):
     """The sample frequencies of rfft's n // 2 + 1 bins: [0, 1, ..., n // 2] / (d n)."""
     with _no_grad():
-        result = arange(n // 2 + 1, dtype=_float_dtype("rfftfreq", dtype)) * (1.0 / (n * d))
-    return written_to(_emptied_as_arange_does(out, result), result,
-                      "fft_rfftfreq").requires_grad_(requires_grad)
+        result = arange(n // 2 + 1, dtype=_float_dtype("rfftfreq", dtype, out)) * (1.0 / (n * d))
+    return _written_as_arange_writes(out, result).requires_grad_(requires_grad)
 
 
-def _emptied_as_arange_does(out, result):
-    """torch writes the frequencies through arange(out=): an out of another size is resized
-    with arange's own warning."""
-    if out is not None and out.numel() and out.numel() != result.numel():
-        import warnings
-        warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} is "
-                      f"{out.numel()} which does not match the computed number of elements "
-                      f"{result.numel()}. Note that this may occur as a result of rounding "
-                      f"error. The out tensor will be resized to a tensor of shape "
-                      f"({result.numel()},).", UserWarning, stacklevel=3)
-        out.resize_(0)
-    return out
+def _written_as_arange_writes(out, result):
+    """torch writes the frequencies through arange(out=)."""
+    return result if out is None else written_as_arange_writes(out, result)
 
 
 def fftshift(input, dim=None):
@@ -301,7 +291,11 @@ def ifftshift(input, dim=None):
     return input.roll([(input.shape[d] + 1) // 2 for d in dims], dims)
 
 
-def _float_dtype(name, dtype):
+def _float_dtype(name, dtype, out=None):
+    """The frequencies' dtype: the one given, or out's (torch's arange(out=)), or the default."""
+    if out is not None:
+        check_factory_dtype(dtype, out)
+        dtype = out.dtype
     if dtype is None:
         return dtypes.from_numpy_dtype(dtypes.DEFAULT_FLOAT)
     if not (dtype.is_floating_point or dtype.is_complex):

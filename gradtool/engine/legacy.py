@@ -45,7 +45,8 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
         start, end = 0, start
     count = int(np.floor((end - start) / step)) + 1
     values = start + step * np.arange(max(count, 0))
-    return creation._finish(values.astype(creation._np_dtype(dtype)), requires_grad, device)
+    np_dtype = creation.kernel_dtype("range_cpu", dtype, refused="bc")
+    return creation._finish(values.astype(np_dtype), requires_grad, device)
 
 
 class finfo:

@@ -21,7 +21,7 @@ from .autograd.free_functions import (cat, concat, concatenate, is_inference, ma
 from .autograd.draws import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,
                              _standard_gamma_grad)
 from .autograd.matmul import matmul
-from .autograd.out_argument import written_to as _written_to
+from .autograd.out_argument import rules_of as _rules_of, written_to as _written_to
 from .autograd.tensor import Size, Tensor
 from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                      IntTensor, LongTensor, ShortTensor, finfo, iinfo, range)
@@ -383,12 +383,8 @@ def chain_matmul(*matrices, out=None):
             raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
     if len(matrices) == 1:
         return _written_to(out, matrices[0].clone(), "chain_matmul")
-    result = linalg.multi_dot(matrices)
-    if out is not None and out.dtype is not result.dtype:  # (multi_dot's out: the same dtype)
-        raise RuntimeError(f"multi_dot(): expected out tensor to have dtype "
-                           f"{_dtypes.C_TYPE_NAMES.get(result.dtype.name, result.dtype.name)} "
-                           f"but got {_dtypes.C_TYPE_NAMES.get(out.dtype.name, out.dtype.name)}")
-    return _written_to(out, result, "chain_matmul")
+    return _written_to(out, linalg.multi_dot(matrices), "chain_matmul",
+                       _rules_of("chain_matmul"))  # (multi_dot's out: the same dtype)
 
 
 # ---- the LU factorisation's older names

@@ -114,3 +114,50 @@ def test_without_out_the_function_is_the_op_itself():
     assert gt.exp(x).grad_fn.name() == "ExpBackward0"
     assert "out" in inspect.signature(gt.exp).parameters
     assert "out" not in inspect.signature(gt.Tensor.exp).parameters
+
+
+def test_an_out_whose_derivative_torch_lacks_is_recorded_and_raises_at_backward():
+    x = gt.tensor([[1.0, 2.0], [3.0, 0.5]], requires_grad=True)
+    out = gt.empty(0)
+    assert gt.softmax(x, 1, out=out) is out
+    assert out.grad_fn.name() == "NotImplemented" and out._version == 1
+    np.testing.assert_allclose(out.detach().numpy(), gt.softmax(x, 1).detach().numpy())
+    with pytest.raises(RuntimeError, match=r"^derivative for aten::softmax is not implemented$"):
+        out.sum().backward()
+
+
+def test_a_composite_writes_out_by_a_recorded_copy_whose_gradient_is_the_composites():
+    x = gt.tensor([[1.0, 2.0], [3.0, 0.5]], requires_grad=True)
+    y = gt.tensor([[0.5, -1.0], [2.0, 4.0], [1.0, 1.0]])
+    out = gt.empty(0)
+    gt.inner(x, y, out=out)
+    assert out.grad_fn.name() == "CopyBackwards"
+    out.sum().backward()
+    # d/dx_i of sum_j <x_i, y_j> is sum_j y_j, for every row i
+    np.testing.assert_allclose(x.grad.numpy(), np.tile(y.numpy().sum(0), (2, 1)))
+
+
+@pytest.mark.parametrize("call, shapes", [
+    (lambda x, out: gt.split_copy(x, 2, 1, out=out), [(3, 2), (3, 2)]),
+    (lambda x, out: gt.split_with_sizes_copy(x, [1, 3], 1, out=out), [(3, 1), (3, 3)]),
+    (lambda x, out: gt.unbind_copy(x, 1, out=out), [(3,)] * 4),
+])
+def test_the_copies_with_several_results_write_a_list_of_outs_and_return_none(call, shapes):
+    x = gt.arange(12.0).reshape(3, 4)
+    outs = [gt.zeros(s) for s in shapes]
+    assert call(x, outs) is None
+    np.testing.assert_array_equal(np.concatenate([o.numpy().reshape(3, -1) for o in outs], 1),
+                                  x.numpy())
+
+
+def test_arange_keeps_the_shape_of_an_out_of_as_many_elements():
+    out = gt.empty(2, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gt.arange(4, out=out)
+    assert out.shape == (2, 2) and out.numpy().tolist() == [[0, 1], [2, 3]]
+    with pytest.warns(UserWarning, match=r"^The number of elements in the out tensor of shape "
+                                         r"\[2, 2\] is 4 which does not match the computed "
+                                         r"number of elements 3\."):
+        gt.arange(3, out=out)
+    assert out.shape == (3,)

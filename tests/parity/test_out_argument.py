@@ -381,11 +381,24 @@ def _plain(value):
             for v in value]
 
 
+def _refusal(e):
+    """An exception as compared: its type and message (of a refusal by torch's dispatcher, the
+    first sentence, which names the op and the backend; the rest lists torch's build)."""
+    message = str(e)
+    if message.startswith("Could not run 'aten::"):
+        message = message[:message.index(" backend.") + len(" backend.")]
+    return type(e).__name__, message
+
+
 def _outcome(lib, name, make_out, requires_grad=False):
-    """(what was raised, or None), (type name of what came back, whether it is out, out's
-    values): ALL_CALLS[name] run with out=make_out(each result)."""
+    """(what was raised, or None), (what came back: whether it is out, or the type of the
+    tuple and whether it holds the outs, or None; out's values; the resize warnings):
+    ALL_CALLS[name] run with out=make_out(each result)."""
     t = _inputs(lib)
-    plain = ALL_CALLS[name](lib, t)
+    try:
+        plain = ALL_CALLS[name](lib, t)
+    except Exception as e:  # noqa: BLE001 (a call either library refuses, out or not)
+        return _refusal(e), None
     single = isinstance(plain, lib.Tensor)
     outs = tuple(make_out(lib, r) for r in ((plain,) if single else plain))
     if requires_grad:
@@ -395,10 +408,10 @@ def _outcome(lib, name, make_out, requires_grad=False):
         try:
             returned = ALL_CALLS[name](lib, t, out=outs[0] if single else outs)
         except Exception as e:  # noqa: BLE001 (either library's refusal, compared)
-            return (type(e).__name__, str(e)), None
+            return _refusal(e), None
     resized = [str(w.message).split(" (Triggered")[0] for w in caught if "resized" in
-               str(w.message)]
-    came_back = (returned is outs[0]) if single else (
+               str(w.message) or "number of elements in the out" in str(w.message)]
+    came_back = None if returned is None else (returned is outs[0]) if single else (
         type(returned).__name__, all(a is b for a, b in zip(returned, outs)))
     return None, (came_back, _plain(outs), resized)
 
@@ -416,56 +429,302 @@ def _same(name, make_out, requires_grad=False):
                 np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-6)
 
 
-# where the engine's out= still differs from torch's (each an expected failure: strict, so a
-# fix shows)
-NOT_YET = {
-    "dtype": ("torch's own check of out's dtype (random draws, searchsorted, frexp, median, "
-              "matrix_power, ...) is not the engine's",
-              """bernoulli bucketize fft.fftfreq fft.rfftfreq frexp heaviside ldexp
-              linalg.matrix_power lu matrix_power median mvlgamma nanmean nanmedian normal rand
-              randn searchsorted take linalg.lstsq nuclear_norm nansum"""),
-    "resize": ("torch warns of each resized out of a tuple in its own order, and arange in "
-               "words of its own", "arange histogram kthvalue linalg.eigh linalg.svd mode svd"),
-    "grad": ("torch writes these composites' out with a history, or names another kernel, "
-             "where the engine refuses", """conj_physical fft.ifft fft.ihfft heaviside inner
-             nanquantile quantile tensordot softmax log_softmax
-             slice_scatter argsort linalg.ldl_solve"""),
-}
-
-
-# the copies with several results (torch writes a list of outs of the right shapes, no
-# resizing), sparse tensors' copies, narrow_copy's words: not yet torch's out= in any check
-NOT_YET_AT_ALL = "split_copy split_with_sizes_copy unbind_copy indices_copy values_copy"
-NOT_YET_BUT_HELD = "narrow_copy"  # (its dtype and resize checks)
-
-
-def _names(check):
-    reason, names = NOT_YET.get(check, ("torch's out= for several results of a copy", ""))
-    names += " " + NOT_YET_AT_ALL + (" " + NOT_YET_BUT_HELD if check in ("dtype", "resize") else "")
-    known = {f"torch.{n}" for n in names.split()}
-    return [pytest.param(n, marks=pytest.mark.xfail(reason=reason, strict=True))
-            if n in known else n for n in NAMES]
-
-
 NAMES = sorted(ALL_CALLS)
 
 
-@pytest.mark.parametrize("name", _names(""))
+@pytest.mark.parametrize("name", NAMES)
 def test_out_holds_torchs_result(name):
     _same(name, lambda lib, r: lib.empty(0, dtype=r.dtype))
 
 
-@pytest.mark.parametrize("name", _names("dtype"))
+@pytest.mark.parametrize("name", NAMES)
 def test_out_of_another_dtype_is_cast_or_refused_as_torch(name):
     _same(name, lambda lib, r: lib.empty(r.shape, dtype=lib.float64))
     _same(name, lambda lib, r: lib.empty(r.shape, dtype=lib.int64))
 
 
-@pytest.mark.parametrize("name", _names("resize"))
+@pytest.mark.parametrize("name", NAMES)
+def test_out_of_any_other_dtype_is_cast_or_refused_as_torch(name):
+    """bool, int32, float16 and complex64 outs (an op the engine lacks for complex values
+    says so: a NotInEngineError, where torch computes)."""
+    for dtype in ("bool", "int32", "float16", "complex64"):
+        (mine_error, mine), (their_error, theirs) = (
+            _outcome(lib, name, lambda lib, r: lib.empty(r.shape, dtype=getattr(lib, dtype)))
+            for lib in (gt, torch))
+        if mine_error and mine_error[0] == "NotInEngineError" and dtype == "complex64":
+            continue
+        assert mine_error == their_error, dtype
+        if mine is not None:
+            assert mine[0] == theirs[0] and [p[:2] for p in mine[1]] == [p[:2] for p in theirs[1]]
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_out_of_another_shape_is_resized_with_torchs_warning(name):
     _same(name, lambda lib, r: lib.empty(7, dtype=r.dtype))
 
 
-@pytest.mark.parametrize("name", _names("grad"))
+@pytest.mark.parametrize("name", NAMES)
 def test_out_refuses_inputs_that_require_grad_as_torch(name):
     _same(name, lambda lib, r: lib.empty(0, dtype=r.dtype), requires_grad=True)
+
+
+# ---- how torch writes out beyond the four checks above
+def _history(lib, name):
+    """out's history after ALL_CALLS[name] with x requiring grad: its node's name, the names of
+    the nodes it leads to, out's version, and what its backward raises (or x's gradient)."""
+    t = _inputs(lib)
+    out = lib.empty(0, dtype=ALL_CALLS[name](lib, t).dtype)
+    t.x.requires_grad_()
+    ALL_CALLS[name](lib, t, out=out)
+    node = out.grad_fn
+    after = sorted(type(f).__name__ for f, _ in node.next_functions if f is not None)
+    try:
+        (out.abs() if out.is_complex() else out).sum().backward()
+        outcome = t.x.grad.numpy().copy()
+    except RuntimeError as e:
+        outcome = str(e)
+    return node.name().replace("torch::autograd::", ""), after, out._version, outcome
+
+
+@pytest.mark.parametrize("name", """torch.inner torch.tensordot torch.quantile torch.nanquantile
+    torch.conj_physical torch.fft.ifft torch.fft.ihfft torch.heaviside torch.softmax
+    torch.log_softmax torch.slice_scatter torch.linalg.ldl_solve""".split())
+def test_out_written_with_a_history_is_torchs(name):
+    """Composites torch writes by a recorded copy_ (CopyBackwards, differentiable), and outs
+    whose derivative torch's autograd lacks (NotImplemented, raising at backward)."""
+    (*mine, my_outcome), (*theirs, their_outcome) = (_history(lib, name) for lib in (gt, torch))
+    assert mine[0] == theirs[0] and mine[2] == theirs[2]
+    if theirs[0] == "NotImplemented":  # (the node torch's out= builds over the result's edges;
+        # the engine's may also name an input without grad, an edge to nothing, which torch's
+        # leaves out)
+        assert mine[1] == theirs[1]
+    if isinstance(their_outcome, str):
+        assert my_outcome == their_outcome
+    else:
+        np.testing.assert_allclose(my_outcome, their_outcome, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("grad_mode", [True, False])
+@pytest.mark.parametrize("name", """torch.inner torch.quantile torch.conj_physical torch.fft.ifft
+    torch.heaviside torch.softmax torch.slice_scatter torch.linalg.ldl_solve""".split())
+def test_an_out_that_requires_grad_is_refused_as_torch(name, grad_mode):
+    """In grad mode: a leaf written in place (a recorded copy_), or torch's fallback naming
+    the kernel (aten::softmax); without it, written."""
+    seen = []
+    for lib in (gt, torch):
+        t = _inputs(lib)
+        result = ALL_CALLS[name](lib, t)
+        out = lib.empty(result.shape, dtype=result.dtype).requires_grad_()
+        with lib.set_grad_enabled(grad_mode):
+            seen.append(_made(lib, lambda lib: ALL_CALLS[name](lib, t, out=out)))
+    assert seen[0] == seen[1]
+
+
+def _resize_warnings(lib, make, *outs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            returned = make(lib, *outs)
+        except Exception as e:  # noqa: BLE001 (compared)
+            return _refusal(e)
+    shapes = [tuple(o.shape) for o in outs]
+    return (returned is None, shapes, [str(w.message).split(" (Triggered")[0] for w in caught])
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("shape", [(7,), (7, 2), (2, 2, 2), (7, 1, 1, 1), (0,), (3, 5), (3, 1, 5)])
+@pytest.mark.parametrize("fn", ["kthvalue", "mode"])
+def test_kthvalue_and_mode_warn_of_outs_resized_as_torch(fn, shape, keepdim):
+    """torch resizes their outs to the shape with keepdim, inserting the reduced dim into an
+    out's shape first (mode always, kthvalue when out has one dim less than the input)."""
+    x = np.random.default_rng(0).integers(0, 3, (3, 4, 5)).astype(np.float32)
+    args = {"kthvalue": (2, 1, keepdim), "mode": (1, keepdim)}[fn]
+    seen = [_resize_warnings(
+        lib, lambda lib, *o: getattr(lib, fn)(lib.from_numpy(x), *args, out=o),
+        lib.empty(shape), lib.empty(shape, dtype=lib.int64)) for lib in (gt, torch)]
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("shape", [(3,), (3, 1), (1, 3), (4,), (2, 2), (0,), (0, 5)])
+@pytest.mark.parametrize("fn", ["arange", "fftfreq"])
+def test_arange_keeps_an_out_of_as_many_elements_and_warns_in_its_own_words(fn, shape):
+    make = {"arange": lambda lib, o: lib.arange(1, 7, 2, out=o),
+            "fftfreq": lambda lib, o: lib.fft.fftfreq(3, out=o)}[fn]
+    seen = [_resize_warnings(lib, make, lib.empty(shape)) for lib in (gt, torch)]
+    assert seen[0][1:] == seen[1][1:]
+
+
+FACTORIES = {
+    "arange": lambda lib, **o: lib.arange(2, **o), "empty": lambda lib, **o: lib.empty(2, **o),
+    "eye": lambda lib, **o: lib.eye(2, **o), "full": lambda lib, **o: lib.full((2,), 1.0, **o),
+    "linspace": lambda lib, **o: lib.linspace(0, 1, 2, **o),
+    "ones": lambda lib, **o: lib.ones(2, **o), "zeros": lambda lib, **o: lib.zeros(2, **o),
+    "rand": lambda lib, **o: lib.rand(2, **o), "randn": lambda lib, **o: lib.randn(2, **o),
+    "randint": lambda lib, **o: lib.randint(0, 3, (2,), **o),
+    "randperm": lambda lib, **o: lib.randperm(2, **o), "range": lambda lib, **o: lib.range(0, 1, **o),
+    "fft.fftfreq": lambda lib, **o: lib.fft.fftfreq(2, **o),
+    "fft.rfftfreq": lambda lib, **o: lib.fft.rfftfreq(2, **o),
+}
+
+
+def _made(lib, make, **kwargs):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = make(lib, **kwargs)
+        return str(result.dtype).split(".")[-1], tuple(result.shape)
+    except Exception as e:  # noqa: BLE001 (compared)
+        return _refusal(e)
+
+
+@pytest.mark.parametrize("name", FACTORIES)
+@pytest.mark.parametrize("dtype, out_dtype", [("float32", "float64"), ("int64", "float32"),
+                                              ("float64", "float64"), (None, "int32")])
+def test_a_factorys_dtype_must_be_its_outs(name, dtype, out_dtype):
+    seen = [_made(lib, FACTORIES[name], out=lib.empty(0, dtype=getattr(lib, out_dtype)),
+                  **({} if dtype is None else {"dtype": getattr(lib, dtype)}))
+            for lib in (gt, torch)]
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool", "float16", "float64",
+                                   "complex64"])
+def test_factories_make_the_dtypes_torchs_kernels_make(name, dtype):
+    """rand and randn draw no integers, arange and range count in no complex numbers (nor
+    bools); fftfreq's dtype is arange's, and out's when it is given."""
+    seen = [(_made(lib, FACTORIES[name], dtype=getattr(lib, dtype)),
+             _made(lib, FACTORIES[name], out=lib.empty(0, dtype=getattr(lib, dtype))))
+            for lib in (gt, torch)]
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("low, high", [(0, 256), (0, 257), (-1, 3), (-129, 0), (-128, 0),
+                                       (0, 2), (1, 3)])
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "bool", "int16", "float16"])
+def test_randint_refuses_bounds_its_dtype_cannot_hold_as_torch(low, high, dtype):
+    seen = [_made(lib, lambda lib: lib.randint(low, high, (2,), dtype=getattr(lib, dtype)))
+            for lib in (gt, torch)]
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("n, dtype", [(256, "uint8"), (257, "uint8"), (128, "int8"),
+                                      (129, "int8"), (40000, "int16"), (2049, "float16"),
+                                      (2050, "float16")])
+def test_randperm_refuses_an_n_its_dtype_cannot_count_to_as_torch(n, dtype):
+    seen = [_made(lib, lambda lib: lib.randperm(n, dtype=getattr(lib, dtype)))
+            for lib in (gt, torch)]
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float16", "float64", "complex64"])
+def test_bernoulli_draws_into_an_out_of_any_real_dtype(dtype):
+    seen = [_made(lib, lambda lib: lib.bernoulli(_inputs(lib).x, out=lib.empty(
+        0, dtype=getattr(lib, dtype)))) for lib in (gt, torch)]
+    assert seen[0] == seen[1]
+
+
+DTYPES = ["float32", "float64", "int32", "int64"]
+
+
+@pytest.mark.parametrize("second", DTYPES)
+@pytest.mark.parametrize("first", DTYPES)
+@pytest.mark.parametrize("name", ["frexp", "median", "nanmedian"])
+def test_the_outs_of_a_tuple_are_checked_in_torchs_order(name, first, second):
+    """frexp's mantissa is checked before its exponent, median's indices before its values."""
+    make = {"frexp": lambda lib, x, o: lib.frexp(x, out=o),
+            "median": lambda lib, x, o: lib.median(x, 1, out=o),
+            "nanmedian": lambda lib, x, o: lib.nanmedian(x, 1, out=o)}[name]
+    seen = []
+    for lib in (gt, torch):
+        outs = (lib.empty(0, dtype=getattr(lib, first)), lib.empty(0, dtype=getattr(lib, second)))
+        seen.append(_made(lib, lambda lib: make(lib, _inputs(lib).x, outs)[0]))
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("out_int32", [False, True])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])
+def test_searchsorted_wants_the_index_dtype_its_flag_names(dtype, out_int32):
+    seen = [_made(lib, lambda lib: lib.searchsorted(
+        _inputs(lib).sorted, _inputs(lib).x, out_int32=out_int32,
+        out=lib.empty(0, dtype=getattr(lib, dtype)))) for lib in (gt, torch)]
+    assert seen[0] == seen[1]
+
+
+LISTS = {"split_copy": lambda lib, x, **o: lib.split_copy(x, 2, 1, **o),
+         "split_with_sizes_copy": lambda lib, x, **o: lib.split_with_sizes_copy(x, [1, 3], 1,
+                                                                                **o),
+         "unbind_copy": lambda lib, x, **o: lib.unbind_copy(x, 1, **o)}
+
+
+@pytest.mark.parametrize("requires", ["nothing", "x", "out"])
+@pytest.mark.parametrize("count", [-1, 0, 1])
+@pytest.mark.parametrize("name", LISTS)
+def test_the_copies_with_several_results_write_a_list_of_outs_as_torch(name, count, requires):
+    """torch writes each result into its out (split_copy by copy_, keeping out's shape; the
+    others resized), returns None and records no history; a list of another length, or an
+    out that requires grad where torch checks it, is refused in torch's words."""
+    seen = []
+    for lib in (gt, torch):
+        x = _inputs(lib).x
+        shapes = [tuple(r.shape) for r in LISTS[name](lib, x)]
+        outs = [lib.empty(s) for s in shapes + shapes[:1]][:len(shapes) + count]
+        if requires == "x":
+            x.requires_grad_()
+        elif requires == "out":
+            outs[0].requires_grad_()
+        try:
+            returned = LISTS[name](lib, x, out=outs)
+            seen.append([returned] + [(tuple(o.shape), o.grad_fn is None, o.requires_grad,
+                                       o.detach().numpy().copy()) for o in outs])
+        except Exception as e:  # noqa: BLE001 (compared)
+            seen.append(_refusal(e))
+    (mine, theirs) = seen
+    if isinstance(theirs, tuple) or isinstance(mine, tuple):  # (refused)
+        assert mine == theirs
+        return
+    assert mine[0] is None and theirs[0] is None and len(mine) == len(theirs)
+    for (*written, values), (*their_written, their_values) in zip(mine[1:], theirs[1:]):
+        assert written == their_written
+        np.testing.assert_array_equal(values, their_values)
+
+
+@pytest.mark.parametrize("name", LISTS)
+def test_a_list_of_outs_is_not_a_tensor(name):
+    messages = []
+    for lib in (gt, torch):
+        with pytest.raises(TypeError) as info:
+            LISTS[name](lib, _inputs(lib).x, out=lib.empty(0))
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("shape", [(0,), (7,), (1,), (3, 2), (2, 3, 2), (3, 1), (2,)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_copy_into_a_tensor_of_another_shape_broadcasts_or_refuses_as_torch(shape, dtype):
+    def copied(lib):
+        target = lib.zeros(shape, dtype=getattr(lib, dtype))
+        target.copy_(lib.from_numpy(np.arange(1, 7, dtype=np.float32).reshape(3, 2)))
+        return target.numpy().tolist()
+    seen = [_made(lib, lambda lib: lib.tensor(copied(lib))) for lib in (gt, torch)]
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int32", "float64"])
+@pytest.mark.parametrize("fn", ["sum", "prod", "cumsum", "cumprod", "nansum"])
+def test_sums_and_products_asked_for_in_a_dtype_keep_it_as_torch(fn, dtype):
+    """What out= asks of them (they compute in out's dtype): a bool sum is any, a product all,
+    an int32 sum stays int32; torch's scans have no bool kernel."""
+    def made(lib):
+        x = _inputs(lib).x * 4 - 2
+        result = getattr(lib, fn)(x, 1, dtype=getattr(lib, dtype))
+        return str(result.dtype).split(".")[-1], result.tolist()
+    seen = [_made_values(lib, made) for lib in (gt, torch)]
+    assert seen[0] == seen[1]
+
+
+def _made_values(lib, made):
+    try:
+        return made(lib)
+    except Exception as e:  # noqa: BLE001 (compared)
+        return _refusal(e)

@@ -28,9 +28,19 @@ VIEWS = {
     "view_as_real_copy": complex_numbers.view_as_real,
     "view_as_complex_copy": complex_numbers.view_as_complex,
     "narrow_copy": "narrow", "as_strided_copy": "as_strided",
-    "indices_copy": lambda input: input.indices(),
-    "values_copy": lambda input: input.values(),  # (of a sparse tensor)
+    "indices_copy": lambda input: _refused_at_coo("indices_copy", input).indices(),
+    "values_copy": lambda input: _refused_at_coo("values_copy", input).values(),
 }
+def _refused_at_coo(op, input):
+    """torch registers indices_copy and values_copy for no sparse COO backend: refused there,
+    as torch's dispatcher refuses them (other layouts get indices() and values()'s errors)."""
+    from .sparse_compressed import not_on_backend
+    from .memory import sparse_coo
+    if input.layout is sparse_coo:
+        raise not_on_backend(op, input)
+    return input
+
+
 # (narrow_copy is an op of torch's own, not a generated copy: its node has its own name)
 _NODE_NAMES = {"narrow_copy": "NarrowCopyBackward0"}
 

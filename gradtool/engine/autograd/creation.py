@@ -310,21 +310,24 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         start, end = 0, start
     is_int = all(isinstance(v, numbers.Integral) for v in (start, end, step))
     default = np.dtype(np.int64) if is_int else dtypes.DEFAULT_FLOAT
-    return _finish(np.arange(start, end, step).astype(_np_dtype(dtype, default)),
-                   requires_grad, device)
+    np_dtype = kernel_dtype("arange_cpu", dtype, refused="bc", default=default)
+    return _finish(np.arange(start, end, step).astype(np_dtype), requires_grad, device)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
-    return _finish(np.linspace(start, end, steps).astype(_np_dtype(dtype)), requires_grad, device)
+    np_dtype = kernel_dtype("linspace_cpu", dtype, refused="b")
+    return _finish(np.linspace(start, end, steps).astype(np_dtype), requires_grad, device)
 
 
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
-    return _finish(_draw(generator).random(_size(sizes, size)).astype(_np_dtype(dtype)),
+    np_dtype = kernel_dtype("check_uniform_bounds", dtype, refused="biu")
+    return _finish(_draw(generator).random(_size(sizes, size)).astype(np_dtype),
                    requires_grad, device)
 
 
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
-    shape, np_dtype, rng = _size(sizes, size), _np_dtype(dtype), _draw(generator)
+    shape, rng = _size(sizes, size), _draw(generator)
+    np_dtype = kernel_dtype("normal_kernel_cpu", dtype, refused="biu")
     if np_dtype.kind == "c":  # as torch: each part N(0, 1/2), so E|z|^2 = 1
         values = (rng.standard_normal(shape + (2,)) * np.sqrt(0.5)).view(np.complex128)
         return _finish(values[..., 0].astype(np_dtype), requires_grad, device)
@@ -335,13 +338,51 @@ def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None,
             requires_grad=False):
     if high is None or isinstance(high, (tuple, list)):  # randint(high, size), as torch
         low, high, size = 0, low, size if high is None else high
+    np_dtype = _np_dtype(dtype, np.dtype(np.int64))
+    _check_random_bounds(low, high, np_dtype)
     array = _draw(generator).integers(low, high, _shape((size,)))
-    return _finish(array.astype(_np_dtype(dtype, np.dtype(np.int64))), requires_grad, device)
+    return _finish(array.astype(np_dtype), requires_grad, device)
+
+
+def _check_random_bounds(low, high, np_dtype):
+    """torch's check of randint's bounds: an integer dtype (bool too) must hold low and
+    high - 1; complex numbers are not drawn."""
+    if np_dtype.kind == "c":
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                           "boolean types")
+    if np_dtype.kind in "biu":
+        info = (0, 1) if np_dtype.kind == "b" else (np.iinfo(np_dtype).min,
+                                                    np.iinfo(np_dtype).max)
+        for name, value in (("from", low), ("to - 1", high - 1)):
+            if not info[0] <= value <= info[1]:
+                raise RuntimeError(f"{name} is out of bounds for "
+                                   f"{dtypes.C_TYPE_NAMES[np_dtype.name]}")
 
 
 def randperm(n, *, generator=None, dtype=None, device=None):
-    return _finish(_draw(generator).permutation(n).astype(_np_dtype(dtype, np.dtype(np.int64))),
-                   False, device)
+    np_dtype = kernel_dtype("randperm", dtype, refused="bc", default=np.dtype(np.int64))
+    if np_dtype.kind in "iu" and n - 1 > np.iinfo(np_dtype).max:
+        raise RuntimeError(f"value cannot be converted to type {np_dtype.name}_t without "
+                           f"overflow")
+    if np_dtype.name in _RANDPERM_FLOAT_LIMITS and n > _RANDPERM_FLOAT_LIMITS[np_dtype.name][0]:
+        words, name = _RANDPERM_FLOAT_LIMITS[np_dtype.name][1:]
+        raise RuntimeError(f"n cannot be greater than {words} for {name} type.")
+    return _finish(_draw(generator).permutation(n).astype(np_dtype), False, device)
+
+
+# the largest n whose permutation a floating dtype holds exactly, as torch's words give it
+_RANDPERM_FLOAT_LIMITS = {"float16": (2049, "2049", "Half"),
+                          "float32": (2 ** 24 + 1, "2^24+1", "Float")}
+
+
+def kernel_dtype(kernel, dtype, refused, default=None):
+    """dtype as numpy's, where torch's CPU kernel `kernel` has one: numpy kinds `refused`
+    raise torch's error (rand draws no integers, arange counts in no complex numbers)."""
+    np_dtype = _np_dtype(dtype, default)
+    if np_dtype.kind in refused:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{dtypes.LEGACY_TYPE_NAMES[np_dtype.name]}'")
+    return np_dtype
 
 
 def _draw(given):  # (the factories' argument generator= hides generator() inside them)

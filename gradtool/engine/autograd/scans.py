@@ -11,7 +11,7 @@ from . import dtypes
 from .dispatch import call
 from .inplace import call_inplace
 from .ops import derivatives as table
-from .out_argument import written_to
+from .out_argument import rules_of, written_to
 from .tensor import Tensor, _dim
 
 CummaxResult = collections.namedtuple("cummax", ["values", "indices"])
@@ -172,7 +172,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         for r, (row, vals) in enumerate(zip(rows, values.reshape(len(rows), -1))):
             flat[r] = np.searchsorted(row, vals, where)
     return written_to(out, Tensor._wrap(np.asarray(found, np.int32 if out_int32 else np.int64)),
-                      "searchsorted")
+                      "searchsorted", rules_of("searchsorted"))
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import creation, dtypes
 from .dispatch import call
-from .out_argument import written_to
+from .out_argument import rules_of, written_to
 from .ops import derivatives as table
 from .ops.kernels import rounded_once
 from . import special_functions
@@ -249,7 +249,7 @@ def _writing_out(fn):
     """fn with torch's out= (out_argument.written_to), one wrapper for every function here."""
     @functools.wraps(fn)
     def with_out(*args, out=None, **kwargs):
-        return written_to(out, fn(*args, **kwargs), fn.__name__)
+        return written_to(out, fn(*args, **kwargs), fn.__name__, rules_of(fn.__name__))
     return with_out
 
 

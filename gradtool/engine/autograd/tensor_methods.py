@@ -625,10 +625,11 @@ class TensorMethods:
 
     # ---------------- reductions ----------------
     def sum(self, dim=None, keepdim=False, *, dtype=None):
-        t = self if dtype is None else self.to(dtype)
+        if dtype is not None:
+            return _kept_in(dtype, self.to(dtype).sum(dim, keepdim))
         if dim is None:
-            return call(table.SUM, (t,))
-        return call(table.SUM_DIM, (t,), (_dims(dim, t._data.ndim), keepdim))
+            return call(table.SUM, (self,))
+        return call(table.SUM_DIM, (self,), (_dims(dim, self._data.ndim), keepdim))
 
     def mean(self, dim=None, keepdim=False, *, dtype=None):
         t = self if dtype is None else self.to(dtype)
@@ -647,10 +648,11 @@ class TensorMethods:
         return call(table.STD, (self,), _var_args(self, dim, unbiased, keepdim, correction))
 
     def prod(self, dim=None, keepdim=False, *, dtype=None):
-        t = self if dtype is None else self.to(dtype)
+        if dtype is not None:
+            return _kept_in(dtype, self.to(dtype).prod(dim, keepdim))
         if dim is None:
-            return call(table.PROD, (t,))
-        return call(table.PROD_DIM, (t,), (_dim(dim, t._data.ndim), keepdim))
+            return call(table.PROD, (self,))
+        return call(table.PROD_DIM, (self,), (_dim(dim, self._data.ndim), keepdim))
 
     max = _max_or_min("max", maximum, table.MAX, table.MAX_DIM)
     min = _max_or_min("min", minimum, table.MIN, table.MIN_DIM)
@@ -957,15 +959,16 @@ class TensorMethods:
 
     # ---------------- scans, reordering, repeating ----------------
     def cumsum(self, dim, *, dtype=None):
-        t = self if dtype is None else self.to(dtype)
-        if t._data.dtype.kind in "biu":  # as torch: integer sums are int64
-            t = t.to(dtypes.int64)
+        if dtype is not None:
+            return _kept_in(dtype, self.to(dtype).cumsum(dim), "cumsum_out_cpu")
+        t = self.to(dtypes.int64) if self._data.dtype.kind in "biu" else self  # (as torch:
+        # integer sums are int64)
         return call(table.CUMSUM, (t,), (_dim(dim, t._data.ndim),))
 
     def cumprod(self, dim, *, dtype=None):
-        t = self if dtype is None else self.to(dtype)
-        if t._data.dtype.kind in "biu":
-            t = t.to(dtypes.int64)
+        if dtype is not None:
+            return _kept_in(dtype, self.to(dtype).cumprod(dim), "cumprod_out_cpu")
+        t = self.to(dtypes.int64) if self._data.dtype.kind in "biu" else self
         return call(table.CUMPROD, (t,), (_dim(dim, t._data.ndim),))
 
     def flip(self, *dims, **by_name):
@@ -1047,6 +1050,17 @@ class TensorMethods:
     def _new(self, make, size, dtype, device, requires_grad):
         np_dtype = self._data.dtype if dtype is None else dtypes.to_numpy_dtype(dtype)
         return creation._finish(make(_shape(size), np_dtype), requires_grad, device)
+
+
+
+def _kept_in(dtype, result, scan=None):
+    """A sum or product asked for in `dtype` (the input cast to it first): torch's result
+    keeps dtype, an integer or bool one too (a bool sum is any, a product all), where
+    integers are otherwise summed in int64; torch's scans (`scan`: the kernel) have no bool
+    kernel."""
+    if scan is not None and dtype == dtypes.bool_:
+        raise NotImplementedError(f"\"{scan}\" not implemented for 'Bool'")
+    return result if result.dtype == dtype else result.to(dtype)
 
 
 def _like(x, ref):

@@ -158,7 +158,7 @@ CLONE = OpSpec("clone", "CloneBackward0", kernels.clone, function=True, jvp="lin
                args=("memory_format",), self=lambda grad: grad)
 # Ops that overwrite their input entirely (used in place): no gradient flows to what was there.
 COPY = OpSpec("copy_", "CopyBackwards", kernels.copy, jvp="elementwise", complex=True,
-              self=lambda grad: zeros_like(grad),
+              broadcasts=True, self=lambda grad: zeros_like(grad),
               src=lambda grad: grad)
 FILL = OpSpec("fill_", "FillBackward2", np.full_like, jvp="elementwise", args=("value",),
               writes_overlapping=True, self=lambda grad: zeros_like(grad))

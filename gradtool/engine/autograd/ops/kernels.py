@@ -443,7 +443,12 @@ def clone(self, memory_format=None):  # None: torch's preserve_format, the input
 
 
 def copy(self, src):
-    return np.broadcast_to(src, self.shape).astype(self.dtype)
+    try:
+        return np.broadcast_to(src, self.shape).astype(self.dtype)
+    except ValueError:  # (shapes that do not broadcast at all: the row's broadcast error)
+        shape = np.broadcast_shapes(self.shape, np.shape(src))
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}") from None
 
 
 def threshold_backward(grad_output, self, threshold):
