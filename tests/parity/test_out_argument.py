@@ -416,9 +416,21 @@ def _outcome(lib, name, make_out, requires_grad=False):
     return None, (came_back, _plain(outs), resized)
 
 
+def _torchs_own_bug(error):
+    """torch 2.13 fails its own internal assertion (ldexp into an out of a dtype it could cast
+    to): the engine writes the result cast to out's dtype, as torch does for every other op."""
+    return error is not None and "INTERNAL ASSERT FAILED" in error[1]
+
+
 def _same(name, make_out, requires_grad=False):
     (mine_error, mine), (their_error, theirs) = (
         _outcome(lib, name, make_out, requires_grad) for lib in (gt, torch))
+    if _torchs_own_bug(their_error):
+        assert mine_error is None and len(mine[1]) == 1
+        dtype, _, written = mine[1][0]
+        expected = ALL_CALLS[name](torch, _inputs(torch)).detach().numpy()
+        np.testing.assert_allclose(written, expected.astype(written.dtype), rtol=2e-5, atol=1e-6)
+        return
     assert mine_error == their_error
     if mine is None:
         return
@@ -452,6 +464,9 @@ def test_out_of_any_other_dtype_is_cast_or_refused_as_torch(name):
             _outcome(lib, name, lambda lib, r: lib.empty(r.shape, dtype=getattr(lib, dtype)))
             for lib in (gt, torch))
         if mine_error and mine_error[0] == "NotInEngineError" and dtype == "complex64":
+            continue
+        if _torchs_own_bug(their_error):
+            assert mine_error is None and mine[1][0][0] == dtype, dtype
             continue
         assert mine_error == their_error, dtype
         if mine is not None:
