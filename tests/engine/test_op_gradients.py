@@ -2716,7 +2716,7 @@ def _lu_perturbation(LU, P, da):
     d = P.T @ da
     X = np.linalg.solve(L[:k], d[:k, :k]) @ np.linalg.inv(U[:, :k])
     dL, dU = L[:k] @ np.tril(X, -1), np.triu(X) @ U[:, :k]
-    out = np.zeros((m, n))
+    out = np.zeros((m, n), np.result_type(LU, da))
     out[:k, :k] = dL + dU
     if n > k:
         out[:, k:] = np.linalg.solve(L, d[:, k:] - dL @ U[:, k:])
@@ -2734,11 +2734,22 @@ def _lu_factor_vjp(v, a):
         perm[[j, p]] = perm[[p, j]]
     P = np.eye(a.shape[0])[perm].T
     g = np.zeros_like(a)
-    for i in np.ndindex(a.shape):
-        e = np.zeros_like(a)
+    for i in np.ndindex(a.shape):  # (a complex A's: the conjugate Wirtinger gradient)
+        e = np.zeros(a.shape)
         e[i] = 1
-        g[i] = np.sum(v * _lu_perturbation(LU, P, e))
+        g[i] = np.sum(v * np.conj(_lu_perturbation(LU, P, e)))
     return [g]
+
+
+def _lu_vjp(*cotangents_and_a):
+    """linalg.lu's L and U are LU's two triangles: their cotangents packed as LU's."""
+    *vs, a = cotangents_and_a
+    vL, vU = vs[0] if len(vs) == 1 else vs  # (the real sweep passes them as a list)
+    k = min(a.shape[-2:])
+    packed = np.zeros(a.shape, np.result_type(vL, vU))
+    packed[..., :, :k] += np.tril(vL, -1)
+    packed[..., :k, :] += np.triu(vU)
+    return _lu_factor_vjp(packed, a)
 
 
 case("linalg_lu_factor", "LINALG_LU_FACTOR_EX", lambda a: gt.linalg.lu_factor(a).LU,
@@ -2747,6 +2758,12 @@ case("linalg_lu_factor_ex_wide", "LINALG_LU_FACTOR_EX", lambda a: gt.linalg.lu_f
      normal(3, 5), _lu_factor_vjp)
 case("lu_tall_batch", "LINALG_LU_FACTOR_EX", lambda a: a.lu()[0], normal(2, 4, 2),
      _lu_factor_vjp)
+# linalg.lu: one node for P, L and U (P has no gradient)
+case("linalg_lu", "LINALG_LU", lambda a: gt.linalg.lu(a)[1:], normal(3, 3), _lu_vjp)
+case("linalg_lu_wide", "LINALG_LU", lambda a: gt.linalg.lu(a).U, normal(3, 5),
+     lambda v, a: _lu_vjp([np.zeros((3, 3)), v], a))
+case("linalg_lu_tall_batch", "LINALG_LU", lambda a: gt.linalg.lu(a)[1:], normal(2, 5, 3),
+     _lu_vjp)
 
 # linalg.lu_solve from a packed LU (any matrix with U's diagonal away from zero) and pivots:
 # the closed form is the gradient for A = P L U, taken to L's strict lower triangle and U's upper
@@ -2765,13 +2782,15 @@ def _lu_solve_vjp(left, adjoint):
         P = np.eye(3)[perm].T
         L, U = np.tril(LU, -1) + np.eye(3), np.triu(LU)
         A = P @ L @ U
-        op = A.T if adjoint else A
+        H = lambda x: x.conj().T  # (complex values: conjugate Wirtinger, as torch's)
+        op = H(A) if adjoint else A
         X = np.linalg.solve(op, b) if left else b @ np.linalg.inv(op)
-        # the gradient for op(A) (-op^{-T} v X^T or -X^T v op^{-T}), then for A and B
-        g_op = -_inv_T(op) @ v @ X.T if left else -X.T @ v @ _inv_T(op)
-        gA = g_op.T if adjoint else g_op
-        gB = _inv_T(op) @ v if left else v @ _inv_T(op)
-        return [np.tril(P.T @ gA @ U.T, -1) + np.triu(L.T @ P.T @ gA), gB]
+        # the gradient for op(A) (-op^{-H} v X^H or -X^H v op^{-H}), then for A and B
+        op_inv_H = H(np.linalg.inv(op))
+        g_op = -op_inv_H @ v @ H(X) if left else -H(X) @ v @ op_inv_H
+        gA = H(g_op) if adjoint else g_op
+        gB = op_inv_H @ v if left else v @ op_inv_H
+        return [np.tril(P.T @ gA @ H(U), -1) + np.triu(H(L) @ P.T @ gA), gB]
     return vjp
 
 
@@ -4178,6 +4197,30 @@ complex_case("linalg_eigvals_real_batch", "LINALG_EIG", lambda a: gt.linalg.eigv
              normal(2, 4, 4), _eigvals_vjp)
 complex_case("linalg_eigvals_complex", "LINALG_EIG", lambda a: gt.linalg.eigvals(a),
              cnormal((3, 3)), _eigvals_vjp)
+
+
+# LU factors of complex matrices, and solves with them (the real cases' closed forms, with
+# conjugate transposes)
+complex_case("linalg_lu_complex", "LINALG_LU", lambda a: gt.linalg.lu(a)[1:], cnormal((3, 3)),
+             _lu_vjp)
+complex_case("linalg_lu_complex_wide", "LINALG_LU", lambda a: gt.linalg.lu(a)[1:],
+             cnormal((3, 4)), _lu_vjp)
+complex_case("linalg_lu_factor_complex_tall", "LINALG_LU_FACTOR_EX",
+             lambda a: gt.linalg.lu_factor(a).LU, cnormal((4, 3)), _lu_factor_vjp)
+
+
+def _complex_lu_system(r, b_shape):
+    LU, pivots, b = _lu_system(r, b_shape)
+    return [LU + 1j * r.standard_normal(LU.shape), pivots, b + 1j * r.standard_normal(b_shape)]
+
+
+for _left, _adjoint in itertools.product((True, False), repeat=2):
+    complex_case(f"linalg_lu_solve_complex{'' if _left else '_right'}"
+                 f"{'_adjoint' if _adjoint else ''}", "LINALG_LU_SOLVE",
+                 lambda LU, p, b, left=_left, adjoint=_adjoint: gt.linalg.lu_solve(
+                     LU, p, b, left=left, adjoint=adjoint),
+                 lambda r, left=_left: _complex_lu_system(r, (3, 2) if left else (2, 3)),
+                 _lu_solve_vjp(_left, _adjoint))
 
 
 

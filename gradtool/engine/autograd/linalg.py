@@ -212,10 +212,6 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
     if A._data.dtype.kind not in "fc":
         raise NotImplementedError(f'"lu_cpu" not implemented for '
                                   f"'{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}'")
-    if A._data.dtype.kind == "c":  # (the formulas here are real-only: values, no gradient)
-        if A.requires_grad and grad_mode.state.grad_enabled:
-            raise NotInEngineError("gradients through torch.linalg.lu_factor on complex tensors")
-        return LuFactorExResult(*map(Tensor._wrap, kernels.lu_factor_ex(A._data, pivot)))
     return LuFactorExResult(*call(table.LINALG_LU_FACTOR_EX, (A,), (bool(pivot),)))
 
 
@@ -260,7 +256,17 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 
 def lu(A, *, pivot=True):
-    return LuResult(*lu_unpack(*lu_factor_ex(A, pivot=pivot)[:2]))
+    """(P, L, U) with A = P L U: one LinalgLuBackward0 node, differentiable in A through L
+    and U."""
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.lu: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(A.shape)} instead")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    if A._data.dtype.kind not in "fc":
+        raise NotImplementedError(f'"lu_cpu" not implemented for '
+                                  f"'{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}'")
+    return LuResult(*call(table.LINALG_LU, (A,), (bool(pivot),)))
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
@@ -301,8 +307,6 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     mismatch = broadcast_mismatch(tuple(B.shape[:-2]), tuple(LU.shape[:-2]))
     if mismatch:
         raise RuntimeError(mismatch)
-    if kind == "c":  # (the formulas here are real-only)
-        raise NotInEngineError("torch.linalg.lu_solve on complex tensors")
     return call(table.LINALG_LU_SOLVE, (LU, pivots, B), (bool(left), bool(adjoint)))
 
 

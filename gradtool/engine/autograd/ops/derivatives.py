@@ -1682,7 +1682,7 @@ LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd, args=("fu
 # gradient lies on that triangle; torch.triangular_solve (deprecated) also returns a copy of A
 LINALG_SOLVE_TRIANGULAR = OpSpec(
     "linalg_solve_triangular", "LinalgSolveTriangularBackward0", kernels.solve_triangular,
-    args=("upper", "left", "unitriangular"), promotes_dtype=False,
+    args=("upper", "left", "unitriangular"), promotes_dtype=False, complex=True,
     jvp=formulas.linalg_solve_triangular_jvp, one_formula=True,
     **dict.fromkeys(("self", "B"), formulas.linalg_solve_triangular_backward))
 TRIANGULAR_SOLVE = OpSpec(
@@ -1693,13 +1693,20 @@ TRIANGULAR_SOLVE = OpSpec(
 # getrf's packed LU (L's multipliers below the diagonal, U on and above it) and its pivots
 LINALG_LU_FACTOR_EX = OpSpec(
     "linalg_lu_factor_ex", "LinalgLuFactorExBackward0", kernels.lu_factor_ex, args=("pivot",),
-    outputs=("LU", "pivots", "info"), nondiff_outputs=("pivots", "info"),
+    complex=True, outputs=("LU", "pivots", "info"), nondiff_outputs=("pivots", "info"),
     jvp=formulas.linalg_lu_factor_ex_jvp, A=formulas.linalg_lu_factor_ex_backward)
+# linalg.lu: the same factors unpacked, one node (P, a permutation, has no gradient)
+LINALG_LU = OpSpec(
+    "linalg_lu", "LinalgLuBackward0", kernels.linalg_lu, args=("pivot",), complex=True,
+    outputs=("P", "L", "U"), nondiff_outputs=("P",), undefined_grads=True,
+    jvp=formulas.linalg_lu_jvp,
+    A=lambda grads, P, L, U, pivot: formulas.linalg_lu_backward(grads[1], grads[2], P, L, U))
 # solves with lu_factor's packed LU and its pivots (op(A) A or A^H with adjoint); the
 # gradient reaches LU's two triangles, as torch's
 LINALG_LU_SOLVE = OpSpec(
     "linalg_lu_solve", "LinalgLuSolveBackward0", kernels.linalg_lu_solve,
-    args=("left", "adjoint"), promotes_dtype=False, jvp=formulas.linalg_lu_solve_jvp,
+    args=("left", "adjoint"), promotes_dtype=False, complex=True,
+    jvp=formulas.linalg_lu_solve_jvp,
     LU=formulas.linalg_lu_solve_LU, pivots=NON_DIFFERENTIABLE,
     B=lambda grad, LU, pivots, left, adjoint: LINALG_LU_SOLVE(LU, pivots, grad, left,
                                                               not adjoint))

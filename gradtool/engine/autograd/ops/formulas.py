@@ -1358,17 +1358,24 @@ def _triangular(A, B, upper, left=True, unitriangular=False):
 
 
 def linalg_lu_factor_ex_backward(grad, LU, pivots, pivot):
-    """torch's linalg_lu_backward for A = P L U, from LU's gradient (gL below the diagonal,
-    gU on and above): square, gA = P L^{-H} phi U^{-H}, phi = tril(L^H gL, -1) + triu(gU U^H);
+    """linalg_lu_backward with L's and U's gradients read from LU's (its strict lower
+    triangle and its upper one)."""
+    P, L, U = _lu_parts(LU, pivots)
+    k = min(LU.shape[-2:])
+    last = len(LU.shape) - 1
+    return linalg_lu_backward(slice(grad, last, 0, k, 1), slice(grad, last - 1, 0, k, 1), P, L, U)
+
+
+def linalg_lu_backward(gL, gU, P, L, U):
+    """torch's linalg_lu_backward for A = P L U (L m x k unit lower, U k x n, gradients None
+    where undefined): square, gA = P L^{-H} phi U^{-H}, phi = tril(L^H gL, -1) + triu(gU U^H);
     wide, U = [U1 U2] and the columns beyond gain P L^{-H} gU2 (phi less gU2 U2^H below the
     diagonal); tall, L = [L1; L2] and the rows beyond gain P gL2 U^{-H} (phi less L2^H gL2 on
     and above it)."""
-    P, L, U = _lu_parts(LU, pivots)
-    m, n = LU.shape[-2:]
-    k = min(m, n)
-    last = len(LU.shape) - 1
-    gL = tril(slice(grad, last, 0, k, 1), -1)
-    gU = triu(slice(grad, last - 1, 0, k, 1), 0)
+    m, n = L.shape[-2], U.shape[-1]
+    last = len(L.shape) - 1
+    gL = zeros_like(L) if gL is None else tril(gL, -1)
+    gU = zeros_like(U) if gU is None else triu(gU, 0)
     if m < n:  # (..., m, m) and (..., m, n - m)
         U, U2 = slice(U, last, 0, m, 1), slice(U, last, m, n, 1)
         gU, gU2 = slice(gU, last, 0, m, 1), slice(gU, last, m, n, 1)
@@ -1388,12 +1395,22 @@ def linalg_lu_factor_ex_backward(grad, LU, pivots, pivot):
 
 
 def linalg_lu_factor_ex_jvp(A_t, LU, pivots, pivot):
-    """dLU = dL + dU: with X = L^{-1} P^T dA U^{-1} (A's square part), dL = L tril(X, -1),
-    dU = triu(X) U; a wide A's last columns dU2 = L^{-1} (P^T dA2 - dL U2), a tall A's last
-    rows dL2 = (P^T dA2 - L2 dU) U^{-1}."""
-    P, L, U = _lu_parts(LU, pivots)
+    """dLU = dL + dU, the two tangents of linalg_lu_jvp packed as LU packs L and U."""
     m, n = LU.shape[-2:]
-    last = len(LU.shape) - 1
+    _, dL, dU = linalg_lu_jvp(A_t, *_lu_parts(LU, pivots), pivot)
+    if m < n:  # (dL: m x m beside dU's m x n)
+        dL = cat([dL, zeros_like(slice(dU, len(dU.shape) - 1, m, n, 1))], -1)
+    if m > n:  # (dU: n x n above dL's m x n)
+        dU = cat([dU, zeros_like(slice(dL, len(dL.shape) - 2, n, m, 1))], -2)
+    return [dL + dU, None, None]
+
+
+def linalg_lu_jvp(A_t, P, L, U, pivot):
+    """dL, dU: with X = L^{-1} P^T dA U^{-1} (A's square part), dL = L tril(X, -1),
+    dU = triu(X) U; a wide A's last columns dU2 = L^{-1} (P^T dA2 - dL U2), a tall A's last
+    rows dL2 = (P^T dA2 - L2 dU) U^{-1}. P has no tangent."""
+    m, n = L.shape[-2], U.shape[-1]
+    last = len(L.shape) - 1
     dA = matmul(mT(P), A_t)
     if m < n:
         U, U2 = slice(U, last, 0, m, 1), slice(U, last, m, n, 1)
@@ -1404,12 +1421,10 @@ def linalg_lu_factor_ex_jvp(A_t, LU, pivots, pivot):
     X = _triangular(U, _triangular(L, dA, False, unitriangular=True), True, left=False)
     dL, dU = matmul(L, tril(X, -1)), matmul(triu(X, 0), U)
     if m < n:
-        dU2 = _triangular(L, dA2 - matmul(dL, U2), False, unitriangular=True)
-        return [cat([dL + dU, dU2], -1), None, None]
+        dU = cat([dU, _triangular(L, dA2 - matmul(dL, U2), False, unitriangular=True)], -1)
     if m > n:
-        dL2 = _triangular(U, dA2 - matmul(L2, dU), True, left=False)
-        return [cat([dL + dU, dL2], -2), None, None]
-    return [dL + dU, None, None]
+        dL = cat([dL, _triangular(U, dA2 - matmul(L2, dU), True, left=False)], -2)
+    return [None, dL, dU]
 
 
 def linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint):
@@ -1733,9 +1748,9 @@ def solve_triangular(A, B, upper, left=True, unitriangular=False):
 
 
 def linalg_solve_triangular_backward(grad, self, result, upper, left, unitriangular):
-    """gB = A^{-T} gX (left) or gX A^{-T}; gA = -gB X^T (or -X^T gB) on A's triangle."""
-    gB = solve_triangular(mT(self), grad, not upper, left, unitriangular)
-    gA = -matmul(gB, mT(result)) if left else -matmul(mT(result), gB)
+    """gB = A^{-H} gX (left) or gX A^{-H}; gA = -gB X^H (or -X^H gB) on A's triangle."""
+    gB = solve_triangular(mH(self), grad, not upper, left, unitriangular)
+    gA = -matmul(gB, mH(result)) if left else -matmul(mH(result), gB)
     return [_triangle(gA, upper, unitriangular), gB]
 
 

@@ -2075,16 +2075,31 @@ def lu_factor_ex(A, pivot):
             info.reshape(A.shape[:-2]))
 
 
-def _row_permutation(pivots):
-    """perm with A[perm] = L U, from the pivots' sequence of row swaps."""
-    n = pivots.shape[-1]
-    perm = np.broadcast_to(np.arange(n), pivots.shape).reshape(-1, n).copy()
-    swaps = pivots.reshape(-1, n) - 1
+def linalg_lu(A, pivot):
+    """torch.linalg.lu's (P, L, U), A = P L U: getrf's packed factors unpacked (L unit lower
+    m x k, U upper k x n, P the pivots' permutation), each row-major as torch's."""
+    LU, pivots, _ = lu_factor_ex(A, pivot)
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    L = np.tril(LU[..., :, :k], -1) + np.eye(m, k, dtype=A.dtype)
+    U = np.triu(LU[..., :k, :])
+    perm = _row_permutation(pivots, m)
+    P = np.swapaxes(np.eye(m, dtype=A.dtype)[perm], -1, -2)
+    return np.ascontiguousarray(P), np.ascontiguousarray(L), np.ascontiguousarray(U)
+
+
+def _row_permutation(pivots, m=None):
+    """perm with A[perm] = L U, from the pivots' sequence of row swaps (k of them; A has m
+    rows, k unless told)."""
+    k = pivots.shape[-1]
+    m = k if m is None else m
+    perm = np.broadcast_to(np.arange(m), pivots.shape[:-1] + (m,)).reshape(-1, m).copy()
+    swaps = pivots.reshape(-1, k) - 1
     rows = np.arange(perm.shape[0])
-    for k in range(n):
-        p = swaps[:, k]
-        perm[rows, k], perm[rows, p] = perm[rows, p], perm[rows, k].copy()
-    return perm.reshape(pivots.shape)
+    for j in range(k):
+        p = swaps[:, j]
+        perm[rows, j], perm[rows, p] = perm[rows, p], perm[rows, j].copy()
+    return perm.reshape(pivots.shape[:-1] + (m,))
 
 
 def lu_solve(LU, pivots, B, adjoint):
