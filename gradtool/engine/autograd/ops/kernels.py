@@ -2054,7 +2054,7 @@ def lu_factor(A):
 
 def lu_factor_ex(A, pivot):
     """LAPACK's getrf, as torch's, on (..., m, n): partial pivoting (the first largest
-    |pivot|), L's multipliers below the diagonal and U on and above it, packed in one matrix;
+    |pivot|, |Re| + |Im| for complex values as LAPACK's izamax), L's multipliers below the diagonal and U on and above it, packed in one matrix;
     the row swaps as 1-based pivots (int32); info the first zero pivot (1-based), 0 if none."""
     m, n = A.shape[-2:]
     k = min(m, n)
@@ -2063,7 +2063,10 @@ def lu_factor_ex(A, pivot):
     info = np.zeros(LU.shape[:1], dtype=np.int32)
     rows = np.arange(LU.shape[0])
     for j in range(k):
-        p = j + np.argmax(np.abs(LU[:, j:, j]), axis=1)
+        column = LU[:, j:, j]
+        size = np.abs(column.real) + np.abs(column.imag) if LU.dtype.kind == "c" else \
+            np.abs(column)
+        p = j + np.argmax(size, axis=1)
         pivots[:, j] = p + 1
         LU[rows, j], LU[rows, p] = LU[rows, p], LU[rows, j].copy()
         pivot = LU[:, j, j]
