@@ -2816,15 +2816,19 @@ case("lu_solve_deprecated_batch", "LINALG_LU_SOLVE", lambda b, LU, p: b.lu_solve
      lambda r: [r.standard_normal((2, 3, 2))] + _lu_system(r, (3, 2))[:2],
      _lu_solve_batch_vjp)
 
-# householder_product (orgqr): Q = H_0 ... H_{k-1} I[:, :n], H_i = I - t_i v_i v_i^T with v_i
-# 1 at i and a's column i below it. With M_i = (H_0..H_{i-1})^T V (H_{i+1}..H_{k-1} I[:, :n])^T
-# for the cotangent V: a[r, i]'s gradient (r > i) is -t_i (M_i v_i + M_i^T v_i)[r], t_i's
-# -v_i^T M_i v_i
+# householder_product (orgqr): Q = H_0 ... H_{k-1} I[:, :n], H_i = I - t_i v_i v_i^H with v_i
+# 1 at i and a's column i below it. With M_i = (H_0..H_{i-1})^H V (H_{i+1}..H_{k-1} I[:, :n])^H
+# for the cotangent V: a[r, i]'s gradient (r > i) is -(conj(t_i) M_i v_i + t_i M_i^H v_i)[r],
+# t_i's -v_i^H M_i v_i (conjugate Wirtinger for complex values, as torch's)
 def _reflectors(a, t):
     m = a.shape[0]
     vs = [np.where(np.arange(m) > i, a[:, i], 0.0) + (np.arange(m) == i)
           for i in range(len(t))]
-    return vs, [np.eye(m) - ti * np.outer(v, v) for ti, v in zip(t, vs)]
+    return vs, [np.eye(m) - ti * np.outer(v, v.conj()) for ti, v in zip(t, vs)]
+
+
+def _H(x):
+    return np.conj(x).T
 
 
 def _householder_vjp(V, a, t):
@@ -2837,9 +2841,9 @@ def _householder_vjp(V, a, t):
     for i, (ti, v) in enumerate(zip(t, vs)):
         before = functools.reduce(np.matmul, Hs[:i], np.eye(m))
         after = functools.reduce(np.matmul, Hs[i + 1:], np.eye(m)) @ np.eye(m, n)
-        M = before.T @ V @ after.T
-        ga[i + 1:, i] = -ti * (M @ v + M.T @ v)[i + 1:]
-        gt_[i] = -v @ M @ v
+        M = _H(before) @ V @ _H(after)
+        ga[i + 1:, i] = -(np.conj(ti) * M @ v + ti * _H(M) @ v)[i + 1:]
+        gt_[i] = -v.conj() @ M @ v
     return [ga, gt_]
 
 
@@ -2870,9 +2874,9 @@ def _ormqr_vjp(left, transpose):
         m, n = a.shape
         square = np.pad(a, ((0, 0), (0, max(0, m - n))))[:, :m]
         Q = functools.reduce(np.matmul, _reflectors(square, t)[1], np.eye(m))
-        op = Q.T if transpose else Q
-        gc, g_op = (op.T @ V, V @ c.T) if left else (V @ op.T, c.T @ V)
-        g_square, g_scales = _householder_vjp(g_op.T if transpose else g_op, square, t)
+        op = _H(Q) if transpose else Q
+        gc, g_op = (_H(op) @ V, V @ _H(c)) if left else (V @ _H(op), _H(c) @ V)
+        g_square, g_scales = _householder_vjp(_H(g_op) if transpose else g_op, square, t)
         ga = np.zeros_like(a)
         ga[:, :min(m, n)] = g_square[:, :min(m, n)]
         return [ga, g_scales, gc]
@@ -4207,6 +4211,34 @@ complex_case("linalg_lu_complex_wide", "LINALG_LU", lambda a: gt.linalg.lu(a)[1:
              cnormal((3, 4)), _lu_vjp)
 complex_case("linalg_lu_factor_complex_tall", "LINALG_LU_FACTOR_EX",
              lambda a: gt.linalg.lu_factor(a).LU, cnormal((4, 3)), _lu_factor_vjp)
+
+
+# Householder reflectors of complex matrices (LAPACK's ungqr / unmqr): the real cases'
+# closed forms, with conjugate transposes
+def _complex_reflectors(shape, c_shape=None):
+    def make(r):
+        scales = r.uniform(0.5, 1.5, shape[:-2] + (min(shape[-2:]),))
+        made = [r.standard_normal(shape) + 1j * r.standard_normal(shape),
+                scales * np.exp(1j * r.uniform(-2, 2, scales.shape))]
+        return made + ([r.standard_normal(c_shape) + 1j * r.standard_normal(c_shape)]
+                       if c_shape else [])
+    return make
+
+
+complex_case("householder_product_complex", "LINALG_HOUSEHOLDER_PRODUCT",
+             lambda a, t: gt.linalg.householder_product(a, t), _complex_reflectors((4, 3)),
+             _householder_vjp)
+complex_case("orgqr_complex_square_batch", "LINALG_HOUSEHOLDER_PRODUCT",
+             lambda a, t: a.orgqr(t), _complex_reflectors((2, 3, 3)), _householder_vjp)
+for _id, _shapes, _left, _transpose in [
+    ("ormqr_complex", ((4, 3), (4, 2)), True, False),
+    ("ormqr_complex_transpose", ((4, 3), (4, 2)), True, True),
+    ("ormqr_complex_right", ((4, 3), (2, 4)), False, False),
+    ("ormqr_complex_right_transpose", ((3, 3), (4, 3)), False, True),
+]:
+    complex_case(_id, "ORMQR", lambda a, t, c, left=_left, transpose=_transpose: gt.ormqr(
+        a, t, c, left=left, transpose=transpose), _complex_reflectors(*_shapes),
+        _ormqr_vjp(_left, _transpose), forward_ad=False)
 
 
 def _complex_lu_system(r, b_shape):

@@ -507,6 +507,12 @@ def test_linalg_cond_backward_works_or_fails_as_torchs(p):
 
 
 # programs whose results (values, dtypes, strides, named tuples' fields) are compared
+def _complex_matrix(lib, *shape, dtype=None):
+    """A complex matrix (batch) of full rank, lib's: k^2 mod 7 + i cos(k) for its entries k."""
+    k = lib.arange(float(np.prod(shape)), dtype=dtype or lib.float64).reshape(shape)
+    return lib.complex(k ** 2 % 7, k.cos())
+
+
 LINALG_SOLVER_PROGRAMS = {
     "integer_power": lambda: gt.linalg.matrix_power(gt.tensor([[1, 1], [1, 0]]), 10),
     "zeroth_power": lambda: gt.matrix_power(gt.arange(8.0).reshape(2, 2, 2), 0),
@@ -576,6 +582,27 @@ LINALG_SOLVER_PROGRAMS = {
     "ormqr_method_right": lambda: gt.arange(12.0, dtype=gt.float64).reshape(4, 3).sin().ormqr(
         gt.ones(3, dtype=gt.float64), gt.arange(8.0, dtype=gt.float64).reshape(2, 4).cos(),
         left=False),
+    # complex matrices: LAPACK's zgeqrf / zungqr / zunmqr (op(Q) is Q^H), zgetrf's pivots on
+    # |Re| + |Im|, linalg.lu's three factors (row-major)
+    "geqrf_complex": lambda: tuple(gt.geqrf(_complex_matrix(gt, 2, 4, 3))),
+    "geqrf_complex_real_first_column": lambda: tuple(gt.geqrf(gt.tensor(
+        [[1 + 0j, 2j, 3], [0, 1 - 1j, 2], [0, 0.5, 1j]]))),
+    "householder_product_complex": lambda: gt.linalg.householder_product(
+        *gt.geqrf(_complex_matrix(gt, 4, 3))),
+    "ormqr_complex": lambda: tuple(gt.ormqr(*gt.geqrf(_complex_matrix(gt, 4, 3)),
+                                            _complex_matrix(gt, 4, 2).cos(), left=True,
+                                            transpose=transpose) for transpose in (False, True)),
+    "ormqr_complex_right": lambda: tuple(gt.ormqr(
+        *gt.geqrf(_complex_matrix(gt, 3, 3)), _complex_matrix(gt, 2, 3).sin(), left=False,
+        transpose=transpose)
+        for transpose in (False, True)),
+    "lu_complex": lambda: tuple(gt.linalg.lu(_complex_matrix(gt, 2, 3, 5))),
+    "lu_tall_float32": lambda: tuple(gt.linalg.lu(gt.arange(8.0).reshape(4, 2).cos())),
+    **{f"lu_solve_complex_{left}_{adjoint}": (lambda left, adjoint: lambda: gt.linalg.lu_solve(
+        *gt.linalg.lu_factor(_complex_matrix(gt, 3, 3)),
+        _complex_matrix(gt, *((3, 2) if left else (2, 3))).cos(), left=left,
+        adjoint=adjoint))(left, adjoint)
+       for left in (True, False) for adjoint in (True, False)},
     "lu_factor_layout": lambda: tuple(gt.linalg.lu_factor(gt.arange(12.0).reshape(
         2, 2, 3).cos())),
     "ldl_factor_ex": lambda: tuple(gt.linalg.ldl_factor_ex(gt.tensor(

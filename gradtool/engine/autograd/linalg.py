@@ -325,10 +325,8 @@ def lu_solve_deprecated(b, LU_data, LU_pivots):
 GeqrfResult = collections.namedtuple("geqrf", ["a", "tau"])
 
 
-def _refuse_integers_and_complex(kernel, dtype):
-    if dtype.kind == "c":  # (the formulas here are real-only)
-        raise NotInEngineError(f"torch.{kernel.split('_')[0]} on complex tensors")
-    if dtype.kind != "f":
+def _refuse_integers(kernel, dtype):
+    if dtype.kind not in "fc":
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{dtypes.LEGACY_TYPE_NAMES.get(dtype.name)}'")
 
@@ -338,7 +336,7 @@ def geqrf(input):
     scales tau (LAPACK's geqrf); not differentiable, as torch's."""
     if input.dim() < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
-    _refuse_integers_and_complex("geqrf_cpu", input._data.dtype)
+    _refuse_integers("geqrf_cpu", input._data.dtype)
     return GeqrfResult(*call(table.GEQRF, (input,)))
 
 
@@ -366,7 +364,7 @@ def householder_product(A, tau):
         raise RuntimeError(f"{name}: tau dtype "
                            f"{dtypes.LEGACY_TYPE_NAMES.get(tau._data.dtype.name)} does not "
                            f"match input dtype {dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
-    _refuse_integers_and_complex("orgqr_cpu", A._data.dtype)
+    _refuse_integers("orgqr_cpu", A._data.dtype)
     return call(table.LINALG_HOUSEHOLDER_PRODUCT, (A, tau))
 
 
@@ -414,7 +412,7 @@ def ormqr(input, input2, input3, left=True, transpose=False):
     if tau.shape[-1] != min(other.shape[side], input.shape[-1]):
         raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], "
                            f"input.shape[-1])")
-    _refuse_integers_and_complex("ormqr_cpu", input._data.dtype)
+    _refuse_integers("ormqr_cpu", input._data.dtype)
     return call(table.ORMQR, (input, tau, other), (bool(left), bool(transpose)))
 
 

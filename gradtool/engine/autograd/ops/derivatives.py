@@ -1713,14 +1713,16 @@ LINALG_LU_SOLVE = OpSpec(
 # QR as LAPACK keeps it: geqrf's reflectors below R (torch does not differentiate it) and
 # householder_product (orgqr), the product of the reflectors, whose gradient reaches the
 # reflectors' entries below the diagonal and tau
-GEQRF = OpSpec("geqrf", "GeqrfBackward0", kernels.geqrf, outputs=("a", "tau"),
+GEQRF = OpSpec("geqrf", "GeqrfBackward0", kernels.geqrf, outputs=("a", "tau"), complex=True,
                jvp=no_forward_ad("geqrf", "self"), self=formulas.geqrf_backward)
 GEQRF.derivative_implemented = False
 LINALG_HOUSEHOLDER_PRODUCT = OpSpec(
     "linalg_householder_product", "LinalgHouseholderProductBackward0",
     kernels.householder_product, jvp=formulas.householder_product_jvp, one_formula=True,
+    complex=True,
     **dict.fromkeys(("input", "tau"), formulas.householder_product_backward))
 ORMQR = OpSpec("ormqr", "OrmqrBackward0", kernels.ormqr, args=("left", "transpose"),
+               complex=True,
                jvp=no_forward_ad("ormqr", "self"), one_formula=True,
                **dict.fromkeys(("self", "input2", "input3"), formulas.ormqr_backward))
 # LDL^T with Bunch-Kaufman pivoting (LAPACK's sytrf / sytrs): torch differentiates neither

@@ -1474,15 +1474,16 @@ def _reflector(input, tau, i):
 
 
 def _reflected(E, v, t):
-    """H E = E - tau v (v^T E)."""
-    return E - t * matmul(v, matmul(mT(v), E))
+    """H E = E - tau v (v^H E)."""
+    return E - t * matmul(v, matmul(mH(v), E))
 
 
 def _reflector_chain_backward(grad, input, tau, order, start, result):
-    """result = H_{o_0} H_{o_1} ... H_{o_{k-1}} start (o: `order`), H_i = I - tau_i v_i v_i^T:
-    walking down the chain with g (result's gradient, then each partial product's: H_i g),
-    H_i gives tau_i's -v^T g E^T v and v_i's -tau (g E^T v + E g^T v), E the product below it,
-    kept below the diagonal; what reaches the bottom is start's gradient."""
+    """result = H_{o_0} H_{o_1} ... H_{o_{k-1}} start (o: `order`), H_i = I - tau_i v_i v_i^H:
+    walking down the chain with g (result's gradient, then each partial product's: H_i^H g),
+    H_i gives tau_i's -sum(v^H g o conj(v^H E)) and v_i's -(conj(tau) g E^H v + tau E g^H v)
+    (conjugate Wirtinger, as torch's), E the product below it, kept below the diagonal; what
+    reaches the bottom is start's gradient."""
     m = input.shape[-2]
     Es = [start]  # Es[j]: the product of the last k - j reflectors with start
     for i in reversed(order[1:]):
@@ -1491,11 +1492,11 @@ def _reflector_chain_backward(grad, input, tau, order, start, result):
     g, g_columns, g_taus = grad, {}, {}
     for j, i in enumerate(order):
         v, t = _reflector(input, tau, i)
-        w, u = matmul(mT(v), Es[j + 1]), matmul(mT(v), g)  # v^T E, v^T g: (..., 1, n)
-        g_taus[i] = -sum(u * w, (-2, -1))
-        g_v = -t * (matmul(g, mT(w)) + matmul(Es[j + 1], mT(u)))
+        w, u = matmul(mH(v), Es[j + 1]), matmul(mH(v), g)  # v^H E, v^H g: (..., 1, n)
+        g_taus[i] = -sum(u * conj(w), (-2, -1))
+        g_v = -(conj(t) * matmul(g, mH(w)) + t * matmul(Es[j + 1], mH(u)))
         g_columns[i] = g_v * constant((np.arange(m) > i)[:, None], input)
-        g = _reflected(g, v, t)
+        g = _reflected(g, v, conj(t))
     k, n = len(order), input.shape[-1]
     columns = [g_columns[i] for i in range(k)]
     if n > k:
@@ -1513,30 +1514,34 @@ def householder_product_backward(grad, input, tau, result):
 
 def ormqr_backward(grad, self, input2, input3, left, transpose, result):
     """op(Q) C (left) or C op(Q), Q = H_0 ... H_{k-1}: a chain of reflectors applied to C
-    (Q^T's chain in the other order; C op(Q) as op(Q)^T C^T); C's gradient is what reaches the
-    chain's bottom."""
+    (Q^H's chain in the other order, with conj(tau); C op(Q) as (op(Q)^H C^H)^H); C's gradient
+    is what reaches the chain's bottom."""
     order = range(input2.shape[-1])
-    if left == transpose:  # Q^T's chain: H_{k-1} first
-        order = order[::-1]
+    adjoint = left == transpose  # Q^H's chain: H_{k-1}^H first, H_i^H = I - conj(tau_i) v v^H
+    tau = conj(input2) if adjoint else input2
+    order = order[::-1] if adjoint else order
     if left:
-        return list(_reflector_chain_backward(grad, self, input2, order, input3, result))
-    g_self, g_tau, g_other = _reflector_chain_backward(mT(grad), self, input2, order,
-                                                       mT(input3), mT(result))
-    return [g_self, g_tau, mT(g_other)]
+        g_self, g_tau, g_other = _reflector_chain_backward(grad, self, tau, order, input3,
+                                                           result)
+    else:
+        g_self, g_tau, g_other = _reflector_chain_backward(mH(grad), self, tau, order,
+                                                           mH(input3), mH(result))
+        g_other = mH(g_other)
+    return [g_self, conj(g_tau) if adjoint else g_tau, g_other]
 
 
 def householder_product_jvp(input_t, tau_t, input, tau):
-    """dE_i = dH_i E_{i+1} + H_i dE_{i+1}, dH_i = -(dtau v v^T + tau (dv v^T + v dv^T))."""
+    """dE_i = dH_i E_{i+1} + H_i dE_{i+1}, dH_i = -(dtau v v^H + tau (dv v^H + v dv^H))."""
     m, n = input.shape[-2:]
     E = zeros_like(input) + constant(np.eye(m, n, dtype=bool), input)
     dE = 0 * E
     for i in reversed(range(tau.shape[-1])):
         v, t = _reflector(input, tau, i)
-        vE = matmul(mT(v), E)
+        vE = matmul(mH(v), E)
         dE = _reflected(dE, v, t)
         if not _no_tangent(input_t):
             dv = _below(input_t, i)
-            dE = dE - t * (matmul(dv, vE) + matmul(v, matmul(mT(dv), E)))
+            dE = dE - t * (matmul(dv, vE) + matmul(v, matmul(mH(dv), E)))
         if not _no_tangent(tau_t):
             dt = unsqueeze(unsqueeze(select(tau_t, len(tau_t.shape) - 1, i), -1), -1)
             dE = dE - dt * matmul(v, vE)

@@ -2267,9 +2267,10 @@ def linalg_lu_solve(LU, pivots, B, left, adjoint):
 
 
 def geqrf(A):
-    """LAPACK's geqrf (real matrices): for each column j < min(m, n) a Householder reflector
-    H_j = I - tau_j v_j v_j^T (v_j: 1 at j, then its entries kept below the diagonal, as
-    dlarfg makes them) zeroes the column below the diagonal; R on and above the diagonal."""
+    """LAPACK's geqrf: for each column j < min(m, n) a Householder reflector
+    H_j = I - tau_j v_j v_j^H (v_j: 1 at j, then its entries kept below the diagonal, as
+    dlarfg / zlarfg make them: beta = -sign(Re alpha) |(alpha, x)|, real) zeroes the column
+    below the diagonal, H_j^H applied to the columns beyond; R on and above the diagonal."""
     a = np.array(A, dtype=A.dtype, copy=True)
     m, n = A.shape[-2:]
     tau = np.zeros(A.shape[:-2] + (min(m, n),), A.dtype)
@@ -2277,14 +2278,15 @@ def geqrf(A):
         for j in range(min(m, n)):
             alpha, x = a[..., j, j].copy(), a[..., j + 1:, j]
             xnorm = np.linalg.norm(x, axis=-1)
-            beta = -np.copysign(np.hypot(alpha, xnorm), alpha)
-            keep = xnorm == 0  # (H = I: tau 0, the column as it is)
-            tau[..., j] = np.where(keep, 0, (beta - alpha) / beta)
+            beta = -np.copysign(np.hypot(np.abs(alpha), xnorm), alpha.real)
+            keep = (xnorm == 0) & (alpha.imag == 0)  # (H = I: tau 0, the column as it is)
+            tau[..., j] = np.where(keep, 0, (beta - alpha.real) / beta - 1j * alpha.imag / beta
+                                   if A.dtype.kind == "c" else (beta - alpha) / beta)
             a[..., j + 1:, j] = np.where(keep[..., None], x, x / (alpha - beta)[..., None])
             a[..., j, j] = np.where(keep, alpha, beta)
             v = np.concatenate([np.ones(A.shape[:-2] + (1,), A.dtype), a[..., j + 1:, j]], -1)
-            a[..., j:, j + 1:] -= (tau[..., j, None, None] * v[..., :, None]
-                                   * (v[..., None, :] @ a[..., j:, j + 1:]))
+            a[..., j:, j + 1:] -= (tau[..., j, None, None].conj() * v[..., :, None]
+                                   * (v[..., None, :].conj() @ a[..., j:, j + 1:]))
     return lapack_layout(a), tau
 
 
@@ -2297,27 +2299,28 @@ def householder_reflector(input, tau, i):
 
 
 def householder_product(input, tau):
-    """The first n columns of H_0 H_1 ... H_{k-1} (LAPACK's orgqr): the reflectors applied
-    to the identity's first n columns, the last first."""
+    """The first n columns of H_0 H_1 ... H_{k-1}, H_i = I - tau_i v_i v_i^H (LAPACK's
+    orgqr / ungqr): the reflectors applied to the identity's first n columns, the last first."""
     m, n = input.shape[-2:]
     E = np.broadcast_to(np.eye(m, n, dtype=input.dtype), input.shape).copy()
     for i in reversed(range(tau.shape[-1])):
         v, t = householder_reflector(input, tau, i)
-        E -= t[..., None, None] * v[..., :, None] * (v[..., None, :] @ E)
+        E -= t[..., None, None] * v[..., :, None] * (v[..., None, :].conj() @ E)
     return lapack_layout(E)
 
 
 def ormqr(input, tau, other, left, transpose):
     """op(Q) C (left) or C op(Q) for Q = H_0 ... H_{k-1} kept as geqrf's reflectors (LAPACK's
-    ormqr), op(Q) Q or Q^T: the reflectors applied to C one by one, column-major."""
-    if not left:  # C op(Q) = (op(Q)^T C^T)^T
-        return lapack_layout(np.swapaxes(ormqr(input, tau, np.swapaxes(other, -1, -2), True,
-                                               not transpose), -1, -2))
+    ormqr / unmqr), op(Q) Q or Q^H: the reflectors applied to C one by one, column-major."""
+    if not left:  # C op(Q) = (op(Q)^H C^H)^H
+        return lapack_layout(np.swapaxes(ormqr(input, tau, np.swapaxes(other, -1, -2).conj(),
+                                               True, not transpose), -1, -2).conj())
     X = np.array(other, copy=True)
     k = tau.shape[-1]
     for i in (range(k) if transpose else reversed(range(k))):  # (the innermost first)
         v, t = householder_reflector(input, tau, i)
-        X -= t[..., None, None] * v[..., :, None] * (v[..., None, :] @ X)
+        t = t.conj() if transpose else t  # (H_i^H = I - conj(tau_i) v_i v_i^H)
+        X -= t[..., None, None] * v[..., :, None] * (v[..., None, :].conj() @ X)
     return lapack_layout(X)
 
 
