@@ -706,24 +706,35 @@ def test_deprecated_linalg_functions_warn_in_torchs_words(name):
         assert [str(w.message) for w in caught] == [theirs]
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=120, deadline=None, derandomize=True)
 @given(n=st.integers(1, 6), seed=st.integers(0, 2 ** 16), small_diagonal=st.booleans(),
-       zero_row=st.booleans())
-def test_ldl_factor_pivots_as_torchs(n, seed, small_diagonal, zero_row):
+       zero_row=st.booleans(), kind=st.sampled_from(["real", "symmetric", "hermitian"]))
+def test_ldl_factor_pivots_as_torchs(n, seed, small_diagonal, zero_row, kind):
     """Bunch-Kaufman's choices (1x1 or 2x2 blocks, which row swapped in) are LAPACK's, so the
-    pivots are torch's exactly and LD and info too, singular matrices included."""
+    pivots are torch's exactly and LD and info too, singular matrices included; complex
+    matrices symmetric (zsytrf) or hermitian (zhetrf, hermitian=True); and ldl_solve's
+    solutions."""
     rng = np.random.default_rng(seed)
-    a = rng.standard_normal((n, n))
-    a = a + a.T
+    a = rng.standard_normal((n, n)) + (1j * rng.standard_normal((n, n)) if kind != "real"
+                                       else 0)
+    a = a + (a.conj().T if kind == "hermitian" else a.T)
     if small_diagonal:  # (2x2 blocks)
         a[np.diag_indices(n)] *= 1e-3
     if zero_row:
         a[n // 2], a[:, n // 2] = 0, 0
-    mine = gt.linalg.ldl_factor_ex(gt.tensor(a))
-    theirs = torch.linalg.ldl_factor_ex(torch.tensor(a))
+    hermitian = kind == "hermitian"
+    mine = gt.linalg.ldl_factor_ex(gt.tensor(a), hermitian=hermitian)
+    theirs = torch.linalg.ldl_factor_ex(torch.tensor(a), hermitian=hermitian)
     assert mine.pivots.tolist() == theirs.pivots.tolist()
     assert mine.info.item() == theirs.info.item()
     np.testing.assert_allclose(mine.LD.numpy(), theirs.LD.numpy(), rtol=1e-10, atol=1e-12)
+    if theirs.info.item() == 0:
+        b = rng.standard_normal((n, 2)) + (1j * rng.standard_normal((n, 2)) if kind != "real"
+                                           else 0)
+        solutions = [lib.linalg.ldl_solve(*factors[:2], lib.tensor(b), hermitian=hermitian)
+                     for lib, factors in ((gt, mine), (torch, theirs))]
+        np.testing.assert_allclose(solutions[0].numpy(), solutions[1].numpy(), rtol=1e-8,
+                                   atol=1e-10)
 
 
 def test_ldl_factor_of_a_singular_matrix_raises_torchs_error():

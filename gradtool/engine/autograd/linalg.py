@@ -191,7 +191,6 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 # ---- LU factorisation (torch.linalg.lu_factor, lu, torch.lu, lu_unpack)
 import numpy as np  # noqa: E402
 
-from . import grad_mode  # noqa: E402
 from .ops import kernels  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 
@@ -416,7 +415,8 @@ def ormqr(input, input2, input3, left=True, transpose=False):
     return call(table.ORMQR, (input, tau, other), (bool(left), bool(transpose)))
 
 
-# ---- LDL^T of symmetric matrices (Bunch-Kaufman pivoting, LAPACK's sytrf): no gradient
+# ---- LDL^T of symmetric matrices, LDL^H of hermitian ones (Bunch-Kaufman pivoting, LAPACK's
+# sytrf / hetrf): no gradient
 LdlFactorExResult = collections.namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
 LdlFactorResult = collections.namedtuple("linalg_ldl_factor", ["LD", "pivots"])
 
@@ -430,8 +430,6 @@ def _check_float_square(name, A):
     if A._data.dtype.kind not in "fc":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
-    if A._data.dtype.kind == "c":  # (LAPACK's complex sytrf / hetrf are not ported)
-        raise NotInEngineError(f"{name} on complex tensors")
 
 
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False):

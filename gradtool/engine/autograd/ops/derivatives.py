@@ -1725,15 +1725,18 @@ ORMQR = OpSpec("ormqr", "OrmqrBackward0", kernels.ormqr, args=("left", "transpos
                complex=True,
                jvp=no_forward_ad("ormqr", "self"), one_formula=True,
                **dict.fromkeys(("self", "input2", "input3"), formulas.ormqr_backward))
-# LDL^T with Bunch-Kaufman pivoting (LAPACK's sytrf / sytrs): torch differentiates neither
+# LDL^T (LDL^H when hermitian) with Bunch-Kaufman pivoting (LAPACK's sytrf / sytrs, hetrf /
+# hetrs): torch differentiates neither
 LINALG_LDL_FACTOR_EX = OpSpec(
     "linalg_ldl_factor_ex", "NotImplemented", kernels.linalg_ldl_factor_ex, args=("hermitian",),
+    complex=True,
     outputs=("LD", "pivots", "info"), nondiff_outputs=("pivots", "info"),
     jvp=no_forward_ad("linalg_ldl_factor_ex", "self"),
     self=lambda grads: formulas.not_implemented("linalg_ldl_factor_ex")(grads))
 LINALG_LDL_FACTOR_EX.derivative_implemented = False
 LINALG_LDL_SOLVE = OpSpec(
     "linalg_ldl_solve", "NotImplemented", kernels.linalg_ldl_solve, args=("hermitian",),
+    complex=True,
     promotes_dtype=False, jvp=no_forward_ad("linalg_ldl_solve", "LD"),
     LD=formulas.not_implemented("linalg_ldl_solve"), pivots=NON_DIFFERENTIABLE,
     B=formulas.not_implemented("linalg_ldl_solve"))

@@ -2327,19 +2327,30 @@ def ormqr(input, tau, other, left, transpose):
 _BUNCH_KAUFMAN_ALPHA = (1 + math.sqrt(17)) / 8
 
 
-def _sytf2_lower(A):
-    """LAPACK's dsytf2 on one symmetric matrix (its lower triangle): Bunch-Kaufman's
-    diagonal pivoting, 1x1 and 2x2 blocks of D, L's multipliers below them; pivots 1-based,
-    negative for a 2x2 block; info the first zero pivot (1-based), 0 if none."""
-    a = np.tril(A) + np.tril(A, -1).T  # (each step reads the lower triangle, mirrored)
+def _cabs1(x):
+    """LAPACK's measure of a complex entry's size, |Re| + |Im| (|x| for real values)."""
+    return np.abs(x.real) + np.abs(x.imag) if np.iscomplexobj(x) else np.abs(x)
+
+
+def _sytf2_lower(A, hermitian):
+    """LAPACK's dsytf2 / zsytf2 (zhetf2 when hermitian: A = L D L^H, D's diagonal real) on one
+    matrix (its lower triangle): Bunch-Kaufman's diagonal pivoting, 1x1 and 2x2 blocks of D,
+    L's multipliers below them; pivots 1-based, negative for a 2x2 block; info the first zero
+    pivot (1-based), 0 if none."""
+    hermitian = hermitian and np.iscomplexobj(A)
+    T = (lambda x: x.conj().T) if hermitian else (lambda x: x.T)
+    diagonal_size = (lambda x: np.abs(x.real)) if hermitian else _cabs1
+    a = np.tril(A) + T(np.tril(A, -1))  # (each step reads the lower triangle, mirrored)
+    if hermitian:
+        np.fill_diagonal(a, a.diagonal().real)
     n = a.shape[-1]
     pivots = np.zeros(n, np.int32)
     info = 0
     k = 0
     while k < n:
-        step, absakk = 1, abs(a[k, k])
-        imax = k + 1 + int(np.argmax(np.abs(a[k + 1:, k]))) if k + 1 < n else k
-        colmax = abs(a[imax, k]) if k + 1 < n else 0.0
+        step, absakk = 1, diagonal_size(a[k, k])
+        imax = k + 1 + int(np.argmax(_cabs1(a[k + 1:, k]))) if k + 1 < n else k
+        colmax = _cabs1(a[imax, k]) if k + 1 < n else 0.0
         zero_column = max(absakk, colmax) == 0 or np.isnan(absakk)
         if zero_column:  # (no interchange, no update)
             info = info or k + 1
@@ -2347,13 +2358,13 @@ def _sytf2_lower(A):
         elif absakk >= _BUNCH_KAUFMAN_ALPHA * colmax:
             kp = k
         else:
-            row = np.abs(a[imax, k:imax])  # (the largest off-diagonal of row / column imax)
+            row = _cabs1(a[imax, k:imax])  # (the largest off-diagonal of row / column imax)
             rowmax = row.max()
             if imax + 1 < n:
-                rowmax = max(rowmax, np.abs(a[imax + 1:, imax]).max())
+                rowmax = max(rowmax, _cabs1(a[imax + 1:, imax]).max())
             if absakk >= _BUNCH_KAUFMAN_ALPHA * colmax * (colmax / rowmax):
                 kp = k
-            elif abs(a[imax, imax]) >= _BUNCH_KAUFMAN_ALPHA * rowmax:
+            elif diagonal_size(a[imax, imax]) >= _BUNCH_KAUFMAN_ALPHA * rowmax:
                 kp = imax
             else:
                 kp, step = imax, 2
@@ -2364,9 +2375,19 @@ def _sytf2_lower(A):
             a[k:, k:] = a[k:, k:][order - k][:, order - k]
         if step == 1 and not zero_column and k + 1 < n:
             x = a[k + 1:, k].copy()
-            d11 = 1 / a[k, k]
-            a[k + 1:, k + 1:] += np.outer(x, -d11 * x)
+            d11 = 1 / (a[k, k].real if hermitian else a[k, k])
+            a[k + 1:, k + 1:] += np.outer(x, -d11 * (x.conj() if hermitian else x))
             a[k + 1:, k] = d11 * x
+        elif step == 2 and k + 2 < n and hermitian:  # (zhetf2's formulas)
+            d = abs(a[k + 1, k])
+            d11, d22 = a[k + 1, k + 1].real / d, a[k, k].real / d
+            d21 = a[k + 1, k] / d
+            d = 1 / (d11 * d22 - 1) / d
+            wk = d * (d11 * a[k + 2:, k] - d21 * a[k + 2:, k + 1])
+            wkp1 = d * (d22 * a[k + 2:, k + 1] - d21.conj() * a[k + 2:, k])
+            a[k + 2:, k + 2:] -= (np.outer(a[k + 2:, k], wk.conj())
+                                  + np.outer(a[k + 2:, k + 1], wkp1.conj()))
+            a[k + 2:, k], a[k + 2:, k + 1] = wk, wkp1
         elif step == 2 and k + 2 < n:
             d21 = a[k + 1, k]
             d11, d22 = a[k + 1, k + 1] / d21, a[k, k] / d21
@@ -2376,26 +2397,30 @@ def _sytf2_lower(A):
             wkp1 = d21 * (d22 * a[k + 2:, k + 1] - a[k + 2:, k])
             a[k + 2:, k + 2:] -= (np.outer(a[k + 2:, k], wk) + np.outer(a[k + 2:, k + 1], wkp1))
             a[k + 2:, k], a[k + 2:, k + 1] = wk, wkp1
-        a = np.tril(a) + np.tril(a, -1).T
+        a = np.tril(a) + T(np.tril(a, -1))
+        if hermitian:
+            np.fill_diagonal(a, a.diagonal().real)
         pivots[k:k + step] = kp + 1 if step == 1 else -(kp + 1)
         k += step
     return np.tril(a), pivots, info
 
 
-def linalg_ldl_factor_ex(A, hermitian):  # (real matrices: hermitian is symmetric)
-    """(LD, pivots, info) of each matrix of the batch (dsytrf's lower form, as torch's: D and
-    L in LD's lower triangle, zeros above), LD column-major."""
+def linalg_ldl_factor_ex(A, hermitian):
+    """(LD, pivots, info) of each matrix of the batch (?sytrf's lower form, ?hetrf's when
+    hermitian, as torch's: D and L in LD's lower triangle, zeros above), LD column-major."""
     batch = A.reshape((-1,) + A.shape[-2:])
-    parts = [_sytf2_lower(a) for a in batch]
+    parts = [_sytf2_lower(a, hermitian) for a in batch]
     LD = np.array([p[0] for p in parts], A.dtype).reshape(A.shape)
     pivots = np.array([p[1] for p in parts], np.int32).reshape(A.shape[:-1])
     info = np.array([p[2] for p in parts], np.int32).reshape(A.shape[:-2])
     return lapack_layout(LD), pivots, info
 
 
-def _sytrs_lower(LD, pivots, B):
-    """LAPACK's dsytrs: A X = B from dsytrf's lower LD and pivots (L D L^T with the
-    pivots' row swaps), one matrix."""
+def _sytrs_lower(LD, pivots, B, hermitian):
+    """LAPACK's dsytrs / zsytrs (zhetrs when hermitian): A X = B from ?sytrf's lower LD and
+    pivots (L D L^T, or L D L^H, with the pivots' row swaps), one matrix."""
+    hermitian = hermitian and np.iscomplexobj(LD)
+    conj = np.conj if hermitian else (lambda x: x)
     b = np.array(B, copy=True)
     n = LD.shape[-1]
     k = 0
@@ -2404,28 +2429,28 @@ def _sytrs_lower(LD, pivots, B):
             kp = pivots[k] - 1
             b[[k, kp]] = b[[kp, k]]
             b[k + 1:] -= np.outer(LD[k + 1:, k], b[k])
-            b[k] /= LD[k, k]
+            b[k] /= LD[k, k].real if hermitian else LD[k, k]
             k += 1
         else:
             kp = -pivots[k] - 1
             b[[k + 1, kp]] = b[[kp, k + 1]]
             b[k + 2:] -= np.outer(LD[k + 2:, k], b[k]) + np.outer(LD[k + 2:, k + 1], b[k + 1])
             akm1k = LD[k + 1, k]
-            akm1, ak = LD[k, k] / akm1k, LD[k + 1, k + 1] / akm1k
+            akm1, ak = LD[k, k] / conj(akm1k), LD[k + 1, k + 1] / akm1k
             denom = akm1 * ak - 1
-            bkm1, bk = b[k] / akm1k, b[k + 1] / akm1k
+            bkm1, bk = b[k] / conj(akm1k), b[k + 1] / akm1k
             b[k], b[k + 1] = (ak * bkm1 - bk) / denom, (akm1 * bk - bkm1) / denom
             k += 2
     k = n - 1
-    while k >= 0:  # L^T X = Y
+    while k >= 0:  # L^T X = Y (L^H X = Y)
         if pivots[k] > 0:
-            b[k] -= LD[k + 1:, k] @ b[k + 1:]
+            b[k] -= conj(LD[k + 1:, k]) @ b[k + 1:]
             kp = pivots[k] - 1
             b[[k, kp]] = b[[kp, k]]
             k -= 1
         else:
-            b[k] -= LD[k + 1:, k] @ b[k + 1:]
-            b[k - 1] -= LD[k + 1:, k - 1] @ b[k + 1:]
+            b[k] -= conj(LD[k + 1:, k]) @ b[k + 1:]
+            b[k - 1] -= conj(LD[k + 1:, k - 1]) @ b[k + 1:]
             kp = -pivots[k] - 1
             b[[k, kp]] = b[[kp, k]]
             k -= 2
@@ -2437,7 +2462,7 @@ def linalg_ldl_solve(LD, pivots, B, hermitian):
     LDs = np.broadcast_to(LD, batch + LD.shape[-2:]).reshape((-1,) + LD.shape[-2:])
     pivs = np.broadcast_to(pivots, batch + pivots.shape[-1:]).reshape(-1, pivots.shape[-1])
     Bs = np.broadcast_to(B, batch + B.shape[-2:]).reshape((-1,) + B.shape[-2:])
-    X = np.array([_sytrs_lower(*parts) for parts in zip(LDs, pivs, Bs)], B.dtype)
+    X = np.array([_sytrs_lower(*parts, hermitian) for parts in zip(LDs, pivs, Bs)], B.dtype)
     return lapack_layout(X.reshape(batch + B.shape[-2:]))
 
 
