@@ -191,7 +191,6 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 # ---- LU factorisation (torch.linalg.lu_factor, lu, torch.lu, lu_unpack)
 import numpy as np  # noqa: E402
 
-from .ops import kernels  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 
 LuFactorExResult = collections.namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
