@@ -799,6 +799,24 @@ case("index_put_accumulate_op", "INDEX_PUT",
      lambda x, z: call(D.INDEX_PUT, (x, z), ((np.array([1, 1, 0]),), True)),
      normals(S, (4,)), lambda v, x, z: [v, unbroadcast(v[[1, 1, 0]], z.shape)],
      order2="square")
+# compressed sparse layouts: a CSR tensor built from its values (rows 0, 1, 1; columns 2, 0,
+# 3), then its dense values (to_dense's gradient: the specified elements'); a dense matrix
+# converted (every element specified: no zeros), its values picked, or its dense values back
+SPARSE_ROWS, SPARSE_COLS = np.array([0, 1, 1]), np.array([2, 0, 3])
+case("sparse_csr_tensor_to_dense", ("SPARSE_COMPRESSED_TENSOR", "TO_DENSE"),
+     lambda v: gt.sparse_csr_tensor(gt.tensor([0, 1, 3]), gt.tensor(SPARSE_COLS), v,
+                                    (2, 4)).to_dense(),
+     normal(3), lambda V, v: [V[SPARSE_ROWS, SPARSE_COLS]], order2="square")
+case("to_sparse_csr_values", ("TO_SPARSE_CSR", "VALUES"), lambda x: x.to_sparse_csr().values(),
+     lambda r: [signed(r, S)], lambda v, x: [v.reshape(x.shape)], order2="square")
+case("to_sparse_csc_values", ("TO_SPARSE_CSC", "VALUES"), lambda x: x.to_sparse_csc().values(),
+     lambda r: [signed(r, S)], lambda v, x: [v.reshape(x.shape[::-1]).T], order2="square")
+case("to_sparse_bsr_to_dense", ("TO_SPARSE_BSR", "TO_DENSE"),
+     lambda x: x.to_sparse_bsr((1, 2)).to_dense(), lambda r: [signed(r, S)],
+     lambda v, x: [v], order2="square")
+case("to_sparse_bsc_to_dense", ("TO_SPARSE_BSC", "TO_DENSE"),
+     lambda x: x.to_sparse_bsc((3, 2)).to_dense(), lambda r: [signed(r, S)],
+     lambda v, x: [v], order2="square")
 AS_STRIDED_INDICES = np.array([[0, 5, 5], [11, 2, 0]])
 case("as_strided_op", "AS_STRIDED",
      lambda x: call(D.AS_STRIDED, (x,), ((2, 3), AS_STRIDED_INDICES)),

@@ -370,6 +370,9 @@ def _saved_form(v):
     """A saved value, comparable across the two libraries (tensors and index arrays as
     lists; torch's scalars wrapped as 0-d tensors as numbers)."""
     if isinstance(v, (gt.Tensor, torch.Tensor)):
+        if v.layout not in (gt.strided, torch.strided):  # (a compressed sparse tensor)
+            return (str(v.layout).split(".")[-1], _saved_form(v.values()),
+                    _saved_form(v.to_dense()))
         return np.asarray(v.detach().numpy()).tolist()
     if isinstance(v, np.ndarray):
         return v.tolist()

@@ -802,6 +802,26 @@ INDEX_PUT = OpSpec("index_put", "IndexPutBackward0", kernels.index_put, jvp="lin
                    self=lambda grad, indices, accumulate:
                        grad if accumulate else index_put(grad, indices, 0),
                    values=lambda grad, indices: index(grad, indices))
+# compressed sparse layouts (CSR, CSC, BSR, BSC), held densely: built from values at their
+# coordinates; to_dense passes on the gradient of the specified elements alone (torch's
+# sparse_mask), a conversion to a compressed layout the whole gradient; values() picks them
+SPARSE_COMPRESSED_TENSOR = OpSpec(
+    "_sparse_compressed_tensor_unsafe", "SparseCompressedTensorBackward0",
+    kernels.sparse_compressed_dense, args=("coordinates", "size"), jvp="linear",
+    hidden=("coordinates",),
+    values=lambda grad, values, result, coordinates: index(grad, coordinates))
+TO_DENSE = OpSpec("to_dense", "ToDenseBackward0", kernels.masked_dense, args=("mask",),
+                  jvp="linear", hidden=("mask",),
+                  self=lambda grad, self, mask: where(_constant(mask, grad), grad, 0))
+TO_SPARSE = {layout: OpSpec(f"to_sparse_{layout}", f"ToSparse{layout.capitalize()}Backward0",
+                            kernels.masked_dense, args=("mask",), jvp="linear",
+                            hidden=("mask",), self=lambda grad: grad)
+             for layout in ("csr", "csc", "bsr", "bsc")}
+TO_SPARSE_CSR, TO_SPARSE_CSC, TO_SPARSE_BSR, TO_SPARSE_BSC = TO_SPARSE.values()
+VALUES = OpSpec("values", "ValuesBackward0", kernels.index, args=("coordinates",),
+                jvp="linear", hidden=("coordinates",),
+                self=lambda grad, self, coordinates: index_put(zeros_like(self), coordinates,
+                                                               grad))
 GATHER = OpSpec("gather", "GatherBackward0", kernels.gather, function=True, jvp="linear",
                 args=("dim", "sparse_grad"),
                 self=lambda grad, self, dim, index, sparse_grad: scatter_add(

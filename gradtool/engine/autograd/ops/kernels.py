@@ -568,6 +568,20 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
     return out
 
 
+def sparse_compressed_dense(values, coordinates, size):
+    """A compressed sparse tensor's dense storage: its values at their coordinates, zeros
+    elsewhere."""
+    out = np.zeros(size, values.dtype)
+    out[coordinates] = values
+    return out
+
+
+def masked_dense(self, mask):
+    """self where mask holds, zeros elsewhere (to_dense of a compressed tensor's storage, a
+    conversion to a compressed layout)."""
+    return np.where(mask, self, np.zeros((), self.dtype))
+
+
 def index(self, indices):
     try:
         out = self[indices]
