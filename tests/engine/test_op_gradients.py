@@ -4259,6 +4259,33 @@ for _id, _shapes, _left, _transpose in [
         _ormqr_vjp(_left, _transpose), forward_ad=False)
 
 
+# complex solves and matrix exponentials (a unitary parametrization's): gB = A^{-H} v,
+# gA = -gB X^H; exp's adjoint is its derivative at A^H, the divided differences of exp on the
+# eigenvalues in A^H's eigenbasis
+def _complex_solve_vjp(v, a, b):
+    gb = np.linalg.solve(a.conj().T, v)
+    return [-gb @ np.linalg.solve(a, b).conj().T, gb]
+
+
+def _matrix_exp_vjp(v, a):
+    values, V = np.linalg.eig(a.conj().T)
+    exps = np.exp(values)
+    gaps = values[:, None] - values[None, :]
+    same = np.abs(gaps) < 1e-12
+    F = np.where(same, exps[:, None], (exps[:, None] - exps[None, :]) / np.where(same, 1, gaps))
+    V_inv = np.linalg.inv(V)
+    return [V @ (F * (V_inv @ v @ V)) @ V_inv]
+
+
+complex_case("linalg_solve_complex", "LINALG_SOLVE_EX", lambda a, b: gt.linalg.solve(a, b),
+             lambda r: [cnormal((3, 3))(r)[0] + 3 * np.eye(3), cnormal((3, 2))(r)[0]],
+             _complex_solve_vjp)
+complex_case("matrix_exp_complex", "LINALG_MATRIX_EXP", lambda a: gt.linalg.matrix_exp(a),
+             lambda r: [0.5 * cnormal((3, 3))(r)[0]], _matrix_exp_vjp)
+complex_case("fill_complex", "FILL", lambda z: z.clone().fill_(1j) + z, cnormal(S),
+             lambda v, z: [v], order2=None)  # (a constant gradient: nothing of second order)
+
+
 def _complex_lu_system(r, b_shape):
     LU, pivots, b = _lu_system(r, b_shape)
     return [LU + 1j * r.standard_normal(LU.shape), pivots, b + 1j * r.standard_normal(b_shape)]

@@ -27,13 +27,14 @@ EighResult = collections.namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors
 SvdResult = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
 
 
-def _check_square(name, A):
-    """torch's checks of a batch of square float matrices, in its words."""
+def _check_square(name, A, complex_ok=False):
+    """torch's checks of a batch of square float matrices (complex too where the formulas
+    are written for them), in its words."""
     if A.dim() < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if A._data.dtype.kind == "c":  # (the formulas here are real-only)
+    if A._data.dtype.kind == "c" and not complex_ok:
         raise NotInEngineError(f"torch.{name} on complex tensors")
-    if A._data.dtype.kind != "f":
+    if A._data.dtype.kind not in "fc":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
     rows, cols = A.shape[-2:]
@@ -54,7 +55,7 @@ def inv(A):
 
 def solve(A, B, *, left=True):
     """X with A X = B (or X A = B with left=False); B a vector or a batch of matrices."""
-    _check_square("linalg.solve", A)
+    _check_square("linalg.solve", A, complex_ok=True)
     if A._data.dtype != B._data.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
                            f"A of type {dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)} and B of "
@@ -785,8 +786,9 @@ def matrix_exp(A):
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they "
                            f"are {A.shape[-2]} by {A.shape[-1]} matrices")
-    _float_matrices("linalg.matrix_exp", A)
-    _check_square_or_float("linalg.matrix_exp", A)
+    if A._data.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
+                           f"input. Got {dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
     return call(table.LINALG_MATRIX_EXP, (A,))
 
 

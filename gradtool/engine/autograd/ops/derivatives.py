@@ -161,7 +161,7 @@ COPY = OpSpec("copy_", "CopyBackwards", kernels.copy, jvp="elementwise", complex
               self=lambda grad: zeros_like(grad),
               src=lambda grad: grad)
 FILL = OpSpec("fill_", "FillBackward2", np.full_like, jvp="elementwise", args=("value",),
-              writes_overlapping=True, self=lambda grad: zeros_like(grad))
+              writes_overlapping=True, complex=True, self=lambda grad: zeros_like(grad))
 FILL_TENSOR = OpSpec("fill_", "FillBackward3", np.full_like,
                      jvp=lambda value_t: value_t, self=lambda grad: zeros_like(grad),
                      value=lambda grad: sum(grad))
@@ -1783,7 +1783,7 @@ LINALG_LSTSQ = OpSpec(
     **dict.fromkeys(("self", "b"), formulas.linalg_lstsq_backward))
 LINALG_MATRIX_EXP = OpSpec("linalg_matrix_exp", "LinalgMatrixExpBackward0",
                            kernels.linalg_matrix_exp, jvp=formulas.linalg_matrix_exp_jvp,
-                           self=formulas.linalg_matrix_exp_backward)
+                           complex=True, self=formulas.linalg_matrix_exp_backward)
 
 TABLE = vars(rows.table)  # every row by name (the code below the table reads it there)
 TABLE.update({name: value for name, value in globals().items()

@@ -1891,9 +1891,9 @@ def linalg_lstsq_jvp(self_t, b_t, self, b, solution, residuals):
 
 
 def _matrix_exp_differential(A, E, adjoint):
-    """The derivative of e^A in the direction E (its adjoint: in A^T), the top right block of
+    """The derivative of e^A in the direction E (its adjoint: in A^H), the top right block of
     the exponential of [[A, E], [0, A]] (Mathias 1996), as torch's."""
-    A = mT(A) if adjoint else A
+    A = mH(A) if adjoint else A
     n = A.shape[-1]
     last = len(A.shape) - 1
     top = cat([A, E], -1)

@@ -2564,7 +2564,8 @@ def linalg_matrix_exp(A):
     until its 1-norm is below 5.37, the approximant, squared back."""
     b = _PADE13
     dtype = A.dtype
-    A = A.astype(np.float64)  # (float32 too: rounded once at the end)
+    A = A.astype(np.complex128 if A.dtype.kind == "c" else np.float64)  # (rounded once at the
+    # end)
     norm = np.abs(A).sum(-2).max(initial=0.0)
     s = max(0, int(np.ceil(np.log2(norm / 5.371920351148152)))) if norm > 0 else 0
     A = A / 2.0 ** s
