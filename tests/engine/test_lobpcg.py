@@ -73,6 +73,8 @@ def test_the_tracker_sees_each_step_and_can_stop():
     (lambda: gt.lobpcg(gt.ones(6, 5)), AssertionError, "A must be square, got shape"),
     (lambda: gt.lobpcg(gt.eye(6), B=gt.eye(7)), AssertionError,
      "A and B must have same shape, got"),
+    (lambda: gt.lobpcg(gt.eye(9, dtype=gt.complex128)), RuntimeError,
+     "expected m1 and m2 to have the same dtype, but got: c10::complex<double> != float"),
 ])
 def test_refusals_are_torchs(call, error, message):
     with pytest.raises(error) as caught:

@@ -62,6 +62,9 @@ def test_lobpcg_matches_torch(seed, m, k, largest, generalized, extra):
     "gt.lobpcg(gt.ones(5, 5), k=2)",
     "gt.lobpcg(gt.ones(6, 5))",
     "gt.lobpcg(gt.eye(6), B=gt.eye(7))",
+    "gt.lobpcg(gt.eye(9, dtype=gt.complex128), k=1)",
+    "gt.lobpcg(gt.eye(9, dtype=gt.int64), k=1)",
+    "gt.lobpcg(gt.eye(9), B=gt.eye(9, dtype=gt.float64), k=1)",
     "gt.lobpcg(gt.eye(6, dtype=gt.float64, requires_grad=True), B=gt.eye(6, dtype=gt.float64))"
     "[0].sum().backward()",
 ])

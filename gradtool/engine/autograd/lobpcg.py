@@ -19,6 +19,11 @@ from .tensor import Tensor
 
 # torch's default tolerance: the square root of each dtype's machine epsilon, as torch spells it
 _EPS = {dtypes.float32: 1.2e-07, dtypes.float64: 2.23e-16}
+# dtypes as torch's C++ messages name them
+_C_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}
 
 
 def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None,
@@ -98,6 +103,11 @@ def _lobpcg(A, k, B, X, n, iK, niter, tol, largest, method, tracker, ortho_ipara
     if B is not None and A.shape != B.shape:
         raise AssertionError(f"A and B must have same shape, got {A.shape} vs {B.shape}")
     dtype = _floating_dtype(A)
+    for t in (A, B):  # (torch's first product of A with its float start refuses other dtypes)
+        if t is not None and t.dtype is not dtype:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                               f"{_C_NAMES.get(t.dtype.name, t.dtype.name)} != "
+                               f"{_C_NAMES[dtype.name]}")
     tol = _EPS[dtype] ** 0.5 if tol is None else tol
     m = A.shape[-1]
     k = (1 if X is None else X.shape[-1]) if k is None else k
