@@ -50,14 +50,16 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
 
 
 class finfo:
-    """The limits of a floating dtype (default: float32), as torch.finfo."""
+    """The limits of a floating dtype (default: float32), as torch.finfo (a complex dtype's:
+    those of its real and imaginary parts)."""
 
     _BFLOAT16 = dict(bits=16, eps=0.0078125, max=3.3895313892515355e38,
                      tiny=1.1754943508222875e-38, resolution=0.01)
 
     def __init__(self, type=None):
         type = dtypes.float32 if type is None else type
-        if not isinstance(type, dtypes.dtype) or not type.is_floating_point:
+        if not isinstance(type, dtypes.dtype) or not (type.is_floating_point or
+                                                      type.is_complex):
             raise TypeError(f"torch.finfo() requires a floating point input type. Use "
                             f"torch.iinfo to handle '{type}'")
         if type is dtypes.bfloat16:
@@ -69,7 +71,7 @@ class finfo:
         self.bits, self.eps = values["bits"], values["eps"]
         self.max, self.tiny = values["max"], values["tiny"]
         self.min, self.smallest_normal, self.resolution = -self.max, self.tiny, values["resolution"]
-        self.dtype = type.name
+        self.dtype = type.name if not type.is_complex else np.finfo(type.numpy).dtype.name
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
@@ -86,7 +88,7 @@ class iinfo:
                             f"handle '{type}'")
         info = np.iinfo(np.int8 if type is dtypes.bool_ else type.numpy)
         self.bits, self.min, self.max = info.bits, int(info.min), int(info.max)
-        self.dtype = type.name
+        self.dtype = type.name if not type.is_complex else np.finfo(type.numpy).dtype.name
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

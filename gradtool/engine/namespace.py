@@ -369,6 +369,7 @@ from .autograd.linalg import lu_solve_deprecated as lu_solve  # noqa: E402
 from .autograd.linalg import geqrf, orgqr, ormqr  # noqa: E402
 from .autograd.linalg import cholesky_deprecated as cholesky  # noqa: E402
 from .autograd.linalg import pca_lowrank, svd_lowrank  # noqa: E402
+from .autograd.lobpcg import lobpcg  # noqa: E402
 
 
 def chain_matmul(*matrices, out=None):

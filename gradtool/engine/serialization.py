@@ -22,7 +22,8 @@ import numpy as np
 
 from .autograd import dtypes
 from .autograd.device import device
-from .autograd.memory import owning_array
+from .autograd.memory import owning_array, sparse_bsc, sparse_bsr, sparse_csc, sparse_csr
+from .autograd.sparse_compressed import SparseCompressedTensor, sparse_compressed_tensor
 from .autograd.tensor import Size, Tensor, _rebuild as _rebuild_tensor
 from .errors import NotInEngineError
 from .nn.parameter import Parameter, _rebuild_parameter
@@ -182,6 +183,9 @@ class _Reduced:
         return self.function, self.args
 
 
+_COMPRESSED_LAYOUTS = {lay.name: lay for lay in (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)}
+
+
 class _Storage:
     def __init__(self, key, array):
         self.key, self.array = key, array
@@ -215,6 +219,12 @@ class _TorchPickler(pickle._Pickler):
             return _Reduced(_torch_name("torch", "Size"), (tuple(obj),))
         if isinstance(obj, device):
             return _Reduced(_torch_name("torch", "device"), (str(obj),))
+        if isinstance(obj, SparseCompressedTensor):  # (its indices and values, as torch's)
+            compressed, plain, lay, _ = obj._compressed
+            layout = _Reduced(_torch_name("torch.serialization", "_get_layout"),
+                              (f"torch.{lay.name}",))
+            return _Reduced(_torch_name("torch._utils", "_rebuild_sparse_tensor"), (
+                layout, (compressed, plain, obj.values().detach(), Size(obj.shape))))
         tensor = _Reduced(_torch_name("torch._utils", "_rebuild_tensor_v2"),
                           self._storage_view(obj._data) + (
                               bool(obj._requires_grad) and type(obj) is not Parameter,
@@ -348,6 +358,28 @@ def _torch_device(name):
     return device(name)
 
 
+def _rebuild_sparse_tensor(layout, data):
+    """torch._utils._rebuild_sparse_tensor for the compressed layouts: their indices and
+    values, checked as torch's constructor checks them."""
+    if layout not in _COMPRESSED_LAYOUTS.values() or not isinstance(data, tuple) or \
+            len(data) != 4:
+        raise _Refused(f"_rebuild_sparse_tensor got layout {layout!r}: the engine rebuilds "
+                       f"the compressed layouts (sparse_csr, sparse_csc, sparse_bsr, "
+                       f"sparse_bsc)")
+    compressed, plain, values, size = data
+    if not all(isinstance(t, Tensor) for t in (compressed, plain, values)):
+        raise _Refused("_rebuild_sparse_tensor got indices or values that are not tensors")
+    return sparse_compressed_tensor(compressed, plain, values, size, layout=layout)
+
+
+def _get_layout(name):
+    """torch.serialization._get_layout: a layout by its name, torch.sparse_csr and friends."""
+    lay = _COMPRESSED_LAYOUTS.get(name.removeprefix("torch.")) if isinstance(name, str) else None
+    if lay is None:
+        raise _Refused(f"_get_layout got {name!r}: the engine rebuilds the compressed layouts")
+    return lay
+
+
 def _torch_size(sizes):
     if not (isinstance(sizes, tuple) and all(type(n) is int for n in sizes)):
         raise _Refused(f"torch.Size got {sizes!r}")
@@ -366,6 +398,8 @@ _TORCH_GLOBALS = {
     "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
     "torch._utils._rebuild_parameter": _rebuild_parameter_v2,
     "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_v2,
+    "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
+    "torch.serialization._get_layout": _get_layout,
     "torch.Size": _torch_size,
     "torch.device": _torch_device,
     "_codecs.encode": _encoded_bytes,

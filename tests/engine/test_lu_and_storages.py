@@ -71,15 +71,14 @@ def test_torch_lu_warns_that_it_is_deprecated():
         gt.lu(gt.tensor(A))
 
 
-def test_a_complex_lu_that_needs_a_gradient_is_refused_clearly():
-    """The gradient's formulas are real-only: a complex LU has its values, and a clear refusal
-    where it needs a gradient."""
-    from gradtool.engine.errors import NotInEngineError
-    LU, pivots = gt.tensor(A * (1 + 1j)).lu()
+def test_a_complex_lu_pivots_as_lapack_and_records_its_node():
+    """A complex LU pivots on |Re| + |Im| (LAPACK's izamax) and is differentiable (its
+    gradients are sweep cases)."""
+    LU, pivots = gt.tensor(A * (1 + 1j), requires_grad=True).lu()
     assert LU.dtype == gt.complex128 and pivots.tolist() == [2, 3, 3]
-    with pytest.raises(NotInEngineError, match="gradients through torch.linalg.lu_factor on "
-                                               "complex tensors"):
-        gt.tensor(A * (1 + 1j), requires_grad=True).lu()
+    assert LU.grad_fn.name() == "LinalgLuFactorExBackward0"
+    # |3 + 0j| = 3 > |2 + 2j| = 2.83, but LAPACK's measure gives 4 > 3: row 1 is the pivot
+    assert gt.linalg.lu_factor(gt.tensor([[3, 0], [2 + 2j, 1]])).pivots.tolist() == [2, 2]
 
 
 def test_a_byte_tensor_views_a_storage_of_a_buffer():

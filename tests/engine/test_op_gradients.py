@@ -799,6 +799,24 @@ case("index_put_accumulate_op", "INDEX_PUT",
      lambda x, z: call(D.INDEX_PUT, (x, z), ((np.array([1, 1, 0]),), True)),
      normals(S, (4,)), lambda v, x, z: [v, unbroadcast(v[[1, 1, 0]], z.shape)],
      order2="square")
+# compressed sparse layouts: a CSR tensor built from its values (rows 0, 1, 1; columns 2, 0,
+# 3), then its dense values (to_dense's gradient: the specified elements'); a dense matrix
+# converted (every element specified: no zeros), its values picked, or its dense values back
+SPARSE_ROWS, SPARSE_COLS = np.array([0, 1, 1]), np.array([2, 0, 3])
+case("sparse_csr_tensor_to_dense", ("SPARSE_COMPRESSED_TENSOR", "TO_DENSE"),
+     lambda v: gt.sparse_csr_tensor(gt.tensor([0, 1, 3]), gt.tensor(SPARSE_COLS), v,
+                                    (2, 4)).to_dense(),
+     normal(3), lambda V, v: [V[SPARSE_ROWS, SPARSE_COLS]], order2="square")
+case("to_sparse_csr_values", ("TO_SPARSE_CSR", "VALUES"), lambda x: x.to_sparse_csr().values(),
+     lambda r: [signed(r, S)], lambda v, x: [v.reshape(x.shape)], order2="square")
+case("to_sparse_csc_values", ("TO_SPARSE_CSC", "VALUES"), lambda x: x.to_sparse_csc().values(),
+     lambda r: [signed(r, S)], lambda v, x: [v.reshape(x.shape[::-1]).T], order2="square")
+case("to_sparse_bsr_to_dense", ("TO_SPARSE_BSR", "TO_DENSE"),
+     lambda x: x.to_sparse_bsr((1, 2)).to_dense(), lambda r: [signed(r, S)],
+     lambda v, x: [v], order2="square")
+case("to_sparse_bsc_to_dense", ("TO_SPARSE_BSC", "TO_DENSE"),
+     lambda x: x.to_sparse_bsc((3, 2)).to_dense(), lambda r: [signed(r, S)],
+     lambda v, x: [v], order2="square")
 AS_STRIDED_INDICES = np.array([[0, 5, 5], [11, 2, 0]])
 case("as_strided_op", "AS_STRIDED",
      lambda x: call(D.AS_STRIDED, (x,), ((2, 3), AS_STRIDED_INDICES)),
@@ -2716,7 +2734,7 @@ def _lu_perturbation(LU, P, da):
     d = P.T @ da
     X = np.linalg.solve(L[:k], d[:k, :k]) @ np.linalg.inv(U[:, :k])
     dL, dU = L[:k] @ np.tril(X, -1), np.triu(X) @ U[:, :k]
-    out = np.zeros((m, n))
+    out = np.zeros((m, n), np.result_type(LU, da))
     out[:k, :k] = dL + dU
     if n > k:
         out[:, k:] = np.linalg.solve(L, d[:, k:] - dL @ U[:, k:])
@@ -2734,11 +2752,22 @@ def _lu_factor_vjp(v, a):
         perm[[j, p]] = perm[[p, j]]
     P = np.eye(a.shape[0])[perm].T
     g = np.zeros_like(a)
-    for i in np.ndindex(a.shape):
-        e = np.zeros_like(a)
+    for i in np.ndindex(a.shape):  # (a complex A's: the conjugate Wirtinger gradient)
+        e = np.zeros(a.shape)
         e[i] = 1
-        g[i] = np.sum(v * _lu_perturbation(LU, P, e))
+        g[i] = np.sum(v * np.conj(_lu_perturbation(LU, P, e)))
     return [g]
+
+
+def _lu_vjp(*cotangents_and_a):
+    """linalg.lu's L and U are LU's two triangles: their cotangents packed as LU's."""
+    *vs, a = cotangents_and_a
+    vL, vU = vs[0] if len(vs) == 1 else vs  # (the real sweep passes them as a list)
+    k = min(a.shape[-2:])
+    packed = np.zeros(a.shape, np.result_type(vL, vU))
+    packed[..., :, :k] += np.tril(vL, -1)
+    packed[..., :k, :] += np.triu(vU)
+    return _lu_factor_vjp(packed, a)
 
 
 case("linalg_lu_factor", "LINALG_LU_FACTOR_EX", lambda a: gt.linalg.lu_factor(a).LU,
@@ -2747,6 +2776,12 @@ case("linalg_lu_factor_ex_wide", "LINALG_LU_FACTOR_EX", lambda a: gt.linalg.lu_f
      normal(3, 5), _lu_factor_vjp)
 case("lu_tall_batch", "LINALG_LU_FACTOR_EX", lambda a: a.lu()[0], normal(2, 4, 2),
      _lu_factor_vjp)
+# linalg.lu: one node for P, L and U (P has no gradient)
+case("linalg_lu", "LINALG_LU", lambda a: gt.linalg.lu(a)[1:], normal(3, 3), _lu_vjp)
+case("linalg_lu_wide", "LINALG_LU", lambda a: gt.linalg.lu(a).U, normal(3, 5),
+     lambda v, a: _lu_vjp([np.zeros((3, 3)), v], a))
+case("linalg_lu_tall_batch", "LINALG_LU", lambda a: gt.linalg.lu(a)[1:], normal(2, 5, 3),
+     _lu_vjp)
 
 # linalg.lu_solve from a packed LU (any matrix with U's diagonal away from zero) and pivots:
 # the closed form is the gradient for A = P L U, taken to L's strict lower triangle and U's upper
@@ -2765,13 +2800,15 @@ def _lu_solve_vjp(left, adjoint):
         P = np.eye(3)[perm].T
         L, U = np.tril(LU, -1) + np.eye(3), np.triu(LU)
         A = P @ L @ U
-        op = A.T if adjoint else A
+        H = lambda x: x.conj().T  # (complex values: conjugate Wirtinger, as torch's)
+        op = H(A) if adjoint else A
         X = np.linalg.solve(op, b) if left else b @ np.linalg.inv(op)
-        # the gradient for op(A) (-op^{-T} v X^T or -X^T v op^{-T}), then for A and B
-        g_op = -_inv_T(op) @ v @ X.T if left else -X.T @ v @ _inv_T(op)
-        gA = g_op.T if adjoint else g_op
-        gB = _inv_T(op) @ v if left else v @ _inv_T(op)
-        return [np.tril(P.T @ gA @ U.T, -1) + np.triu(L.T @ P.T @ gA), gB]
+        # the gradient for op(A) (-op^{-H} v X^H or -X^H v op^{-H}), then for A and B
+        op_inv_H = H(np.linalg.inv(op))
+        g_op = -op_inv_H @ v @ H(X) if left else -H(X) @ v @ op_inv_H
+        gA = H(g_op) if adjoint else g_op
+        gB = op_inv_H @ v if left else v @ op_inv_H
+        return [np.tril(P.T @ gA @ H(U), -1) + np.triu(H(L) @ P.T @ gA), gB]
     return vjp
 
 
@@ -2797,15 +2834,19 @@ case("lu_solve_deprecated_batch", "LINALG_LU_SOLVE", lambda b, LU, p: b.lu_solve
      lambda r: [r.standard_normal((2, 3, 2))] + _lu_system(r, (3, 2))[:2],
      _lu_solve_batch_vjp)
 
-# householder_product (orgqr): Q = H_0 ... H_{k-1} I[:, :n], H_i = I - t_i v_i v_i^T with v_i
-# 1 at i and a's column i below it. With M_i = (H_0..H_{i-1})^T V (H_{i+1}..H_{k-1} I[:, :n])^T
-# for the cotangent V: a[r, i]'s gradient (r > i) is -t_i (M_i v_i + M_i^T v_i)[r], t_i's
-# -v_i^T M_i v_i
+# householder_product (orgqr): Q = H_0 ... H_{k-1} I[:, :n], H_i = I - t_i v_i v_i^H with v_i
+# 1 at i and a's column i below it. With M_i = (H_0..H_{i-1})^H V (H_{i+1}..H_{k-1} I[:, :n])^H
+# for the cotangent V: a[r, i]'s gradient (r > i) is -(conj(t_i) M_i v_i + t_i M_i^H v_i)[r],
+# t_i's -v_i^H M_i v_i (conjugate Wirtinger for complex values, as torch's)
 def _reflectors(a, t):
     m = a.shape[0]
     vs = [np.where(np.arange(m) > i, a[:, i], 0.0) + (np.arange(m) == i)
           for i in range(len(t))]
-    return vs, [np.eye(m) - ti * np.outer(v, v) for ti, v in zip(t, vs)]
+    return vs, [np.eye(m) - ti * np.outer(v, v.conj()) for ti, v in zip(t, vs)]
+
+
+def _H(x):
+    return np.conj(x).T
 
 
 def _householder_vjp(V, a, t):
@@ -2818,9 +2859,9 @@ def _householder_vjp(V, a, t):
     for i, (ti, v) in enumerate(zip(t, vs)):
         before = functools.reduce(np.matmul, Hs[:i], np.eye(m))
         after = functools.reduce(np.matmul, Hs[i + 1:], np.eye(m)) @ np.eye(m, n)
-        M = before.T @ V @ after.T
-        ga[i + 1:, i] = -ti * (M @ v + M.T @ v)[i + 1:]
-        gt_[i] = -v @ M @ v
+        M = _H(before) @ V @ _H(after)
+        ga[i + 1:, i] = -(np.conj(ti) * M @ v + ti * _H(M) @ v)[i + 1:]
+        gt_[i] = -v.conj() @ M @ v
     return [ga, gt_]
 
 
@@ -2851,9 +2892,9 @@ def _ormqr_vjp(left, transpose):
         m, n = a.shape
         square = np.pad(a, ((0, 0), (0, max(0, m - n))))[:, :m]
         Q = functools.reduce(np.matmul, _reflectors(square, t)[1], np.eye(m))
-        op = Q.T if transpose else Q
-        gc, g_op = (op.T @ V, V @ c.T) if left else (V @ op.T, c.T @ V)
-        g_square, g_scales = _householder_vjp(g_op.T if transpose else g_op, square, t)
+        op = _H(Q) if transpose else Q
+        gc, g_op = (_H(op) @ V, V @ _H(c)) if left else (V @ _H(op), _H(c) @ V)
+        g_square, g_scales = _householder_vjp(_H(g_op) if transpose else g_op, square, t)
         ga = np.zeros_like(a)
         ga[:, :min(m, n)] = g_square[:, :min(m, n)]
         return [ga, g_scales, gc]
@@ -4178,6 +4219,85 @@ complex_case("linalg_eigvals_real_batch", "LINALG_EIG", lambda a: gt.linalg.eigv
              normal(2, 4, 4), _eigvals_vjp)
 complex_case("linalg_eigvals_complex", "LINALG_EIG", lambda a: gt.linalg.eigvals(a),
              cnormal((3, 3)), _eigvals_vjp)
+
+
+# LU factors of complex matrices, and solves with them (the real cases' closed forms, with
+# conjugate transposes)
+complex_case("linalg_lu_complex", "LINALG_LU", lambda a: gt.linalg.lu(a)[1:], cnormal((3, 3)),
+             _lu_vjp)
+complex_case("linalg_lu_complex_wide", "LINALG_LU", lambda a: gt.linalg.lu(a)[1:],
+             cnormal((3, 4)), _lu_vjp)
+complex_case("linalg_lu_factor_complex_tall", "LINALG_LU_FACTOR_EX",
+             lambda a: gt.linalg.lu_factor(a).LU, cnormal((4, 3)), _lu_factor_vjp)
+
+
+# Householder reflectors of complex matrices (LAPACK's ungqr / unmqr): the real cases'
+# closed forms, with conjugate transposes
+def _complex_reflectors(shape, c_shape=None):
+    def make(r):
+        scales = r.uniform(0.5, 1.5, shape[:-2] + (min(shape[-2:]),))
+        made = [r.standard_normal(shape) + 1j * r.standard_normal(shape),
+                scales * np.exp(1j * r.uniform(-2, 2, scales.shape))]
+        return made + ([r.standard_normal(c_shape) + 1j * r.standard_normal(c_shape)]
+                       if c_shape else [])
+    return make
+
+
+complex_case("householder_product_complex", "LINALG_HOUSEHOLDER_PRODUCT",
+             lambda a, t: gt.linalg.householder_product(a, t), _complex_reflectors((4, 3)),
+             _householder_vjp)
+complex_case("orgqr_complex_square_batch", "LINALG_HOUSEHOLDER_PRODUCT",
+             lambda a, t: a.orgqr(t), _complex_reflectors((2, 3, 3)), _householder_vjp)
+for _id, _shapes, _left, _transpose in [
+    ("ormqr_complex", ((4, 3), (4, 2)), True, False),
+    ("ormqr_complex_transpose", ((4, 3), (4, 2)), True, True),
+    ("ormqr_complex_right", ((4, 3), (2, 4)), False, False),
+    ("ormqr_complex_right_transpose", ((3, 3), (4, 3)), False, True),
+]:
+    complex_case(_id, "ORMQR", lambda a, t, c, left=_left, transpose=_transpose: gt.ormqr(
+        a, t, c, left=left, transpose=transpose), _complex_reflectors(*_shapes),
+        _ormqr_vjp(_left, _transpose), forward_ad=False)
+
+
+# complex solves and matrix exponentials (a unitary parametrization's): gB = A^{-H} v,
+# gA = -gB X^H; exp's adjoint is its derivative at A^H, the divided differences of exp on the
+# eigenvalues in A^H's eigenbasis
+def _complex_solve_vjp(v, a, b):
+    gb = np.linalg.solve(a.conj().T, v)
+    return [-gb @ np.linalg.solve(a, b).conj().T, gb]
+
+
+def _matrix_exp_vjp(v, a):
+    values, V = np.linalg.eig(a.conj().T)
+    exps = np.exp(values)
+    gaps = values[:, None] - values[None, :]
+    same = np.abs(gaps) < 1e-12
+    F = np.where(same, exps[:, None], (exps[:, None] - exps[None, :]) / np.where(same, 1, gaps))
+    V_inv = np.linalg.inv(V)
+    return [V @ (F * (V_inv @ v @ V)) @ V_inv]
+
+
+complex_case("linalg_solve_complex", "LINALG_SOLVE_EX", lambda a, b: gt.linalg.solve(a, b),
+             lambda r: [cnormal((3, 3))(r)[0] + 3 * np.eye(3), cnormal((3, 2))(r)[0]],
+             _complex_solve_vjp)
+complex_case("matrix_exp_complex", "LINALG_MATRIX_EXP", lambda a: gt.linalg.matrix_exp(a),
+             lambda r: [0.5 * cnormal((3, 3))(r)[0]], _matrix_exp_vjp)
+complex_case("fill_complex", "FILL", lambda z: z.clone().fill_(1j) + z, cnormal(S),
+             lambda v, z: [v], order2=None)  # (a constant gradient: nothing of second order)
+
+
+def _complex_lu_system(r, b_shape):
+    LU, pivots, b = _lu_system(r, b_shape)
+    return [LU + 1j * r.standard_normal(LU.shape), pivots, b + 1j * r.standard_normal(b_shape)]
+
+
+for _left, _adjoint in itertools.product((True, False), repeat=2):
+    complex_case(f"linalg_lu_solve_complex{'' if _left else '_right'}"
+                 f"{'_adjoint' if _adjoint else ''}", "LINALG_LU_SOLVE",
+                 lambda LU, p, b, left=_left, adjoint=_adjoint: gt.linalg.lu_solve(
+                     LU, p, b, left=left, adjoint=adjoint),
+                 lambda r, left=_left: _complex_lu_system(r, (3, 2) if left else (2, 3)),
+                 _lu_solve_vjp(_left, _adjoint))
 
 
 

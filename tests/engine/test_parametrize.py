@@ -168,25 +168,31 @@ ORTHOGONAL_MAPS = ["matrix_exp", "cayley", "householder"]
 ORTHOGONAL_SHAPES = [(4, 4), (5, 3), (3, 5), (2, 4, 3)]
 
 
-def orthogonal(lib, orthogonal_map, shape, use_trivialization):
-    """parametrizations.orthogonal on a weight of `shape`: its keys and repr, the weight, the
-    gradient of a weighted sum of it at the original, and the weight after assigning an
-    orthogonal matrix (right_inverse). A non-square trivialization completes its base with
-    torch.randn, so the base is set to the same orthogonal matrix in both libraries."""
+def orthogonal(lib, orthogonal_map, shape, use_trivialization, complex_weight=False):
+    """parametrizations.orthogonal on a weight of `shape` (complex: unitary): its keys and
+    repr, the weight, the gradient of a weighted sum of it (its real part) at the original,
+    and the weight after assigning an orthogonal matrix (right_inverse). A non-square
+    trivialization completes its base with torch.randn, so the base is set to the same
+    orthogonal matrix in both libraries."""
     rng = np.random.default_rng(5)
+
+    def normal(shape):
+        return rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if complex_weight
+                                             else 0)
     m = lib.nn.Module()
-    m.weight = lib.nn.Parameter(lib.tensor(rng.standard_normal(shape)))
+    m.weight = lib.nn.Parameter(lib.tensor(normal(shape)))
     lib.nn.utils.parametrizations.orthogonal(m, orthogonal_map=orthogonal_map,
                                              use_trivialization=use_trivialization)
     n, k = max(shape[-2:]), min(shape[-2:])
     if use_trivialization and n != k:
-        base = np.linalg.qr(rng.standard_normal(shape[:-2] + (n, n)))[0]
+        base = np.linalg.qr(normal(shape[:-2] + (n, n)))[0]
         m.parametrizations.weight[0].base = lib.tensor(base)
     weight = m.weight
-    (weight * lib.tensor(rng.standard_normal(shape))).sum().backward()
+    weighted = weight * lib.tensor(normal(shape))
+    (weighted.real if complex_weight else weighted).sum().backward()
     seen = [list(m.state_dict()), repr(m), weight.tolist(),
             m.parametrizations.weight.original.grad.tolist()]
-    square = lib.tensor(np.linalg.qr(rng.standard_normal(shape[:-2] + (n, n)))[0])
+    square = lib.tensor(np.linalg.qr(normal(shape[:-2] + (n, n)))[0])
     assigned = square[..., :k] if shape[-2] >= shape[-1] else square[..., :k, :]
     try:
         with lib.no_grad():
@@ -199,7 +205,8 @@ def orthogonal(lib, orthogonal_map, shape, use_trivialization):
 
 def _max_off_identity(Q):
     Q = np.asarray(Q)
-    gram = Q.swapaxes(-1, -2) @ Q if Q.shape[-2] >= Q.shape[-1] else Q @ Q.swapaxes(-1, -2)
+    Qh = Q.swapaxes(-1, -2).conj()
+    gram = Qh @ Q if Q.shape[-2] >= Q.shape[-1] else Q @ Qh
     return np.abs(gram - np.eye(gram.shape[-1])).max()
 
 
@@ -263,20 +270,15 @@ def test_orthogonal_errors():
         m.weight = gt.eye(3)
 
 
-def test_orthogonal_of_a_complex_weight_is_the_engines_clear_error():
-    """The engine's linear algebra is real: a unitary parametrization names what it lacks."""
-    from gradtool.engine.errors import NotInEngineError
-    rng = np.random.default_rng(4)
-
-    def module():
-        m = gt.nn.Module()
-        m.weight = gt.nn.Parameter(gt.tensor(rng.standard_normal((4, 3))
-                                             + 1j * rng.standard_normal((4, 3))))
-        return m
-    P = gt.nn.utils.parametrizations
-    with pytest.raises(NotInEngineError, match="geqrf on complex"):
-        P.orthogonal(module())
-    with pytest.raises(NotInEngineError, match="matrix_exp on complex"):
-        P.orthogonal(module(), use_trivialization=False).weight
-    with pytest.raises(NotInEngineError, match="linalg.solve on complex"):
-        P.orthogonal(module(), orthogonal_map="cayley", use_trivialization=False).weight
+@pytest.mark.parametrize("use_trivialization", [True, False])
+@pytest.mark.parametrize("shape", ORTHOGONAL_SHAPES)
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley"])
+def test_orthogonal_of_a_complex_weight_is_unitary(orthogonal_map, shape, use_trivialization):
+    """A complex weight's orthogonal parametrization is unitary (W^H W = I), as torch's (the
+    householder map refuses complex weights: tested with torch's words in parity)."""
+    (_, _, weight, grad, reassigned), assigned = orthogonal(
+        gt, orthogonal_map, shape, use_trivialization, complex_weight=True)
+    assert _max_off_identity(weight) < 1e-12
+    assert np.iscomplexobj(np.asarray(grad)) and np.asarray(grad).shape == shape
+    if use_trivialization:
+        np.testing.assert_allclose(reassigned, assigned, atol=1e-12)

@@ -519,3 +519,18 @@ def test_any_matrix_converts_and_rebuilds_and_multiplies_as_dense(case):
     if dense.ndim == 2:
         mat = np.arange(dense.shape[1] * 2.0).reshape(-1, 2)
         np.testing.assert_allclose((t @ gt.tensor(mat)).numpy(), dense @ mat)
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(sparse_matrices())
+def test_save_and_load_keep_the_compressed_layout(tmp_path_factory, case):
+    """gradtool.save writes a compressed tensor as torch does (its indices and values, rebuilt
+    by torch._utils._rebuild_sparse_tensor), and load (weights only) rebuilds it."""
+    t = converted(gt, *case)
+    path = tmp_path_factory.mktemp("saved") / "t.pt"
+    gt.save({"t": t}, path)
+    back = gt.load(path)["t"]
+    parts, back_parts = compressed_parts(t), compressed_parts(back)
+    assert back_parts[:6] == parts[:6]
+    for x, y in zip(back_parts[6:], parts[6:]):
+        np.testing.assert_array_equal(x, y)

@@ -97,7 +97,8 @@ def test_new_tensor_dtypes_match_torch():
         assert gt.ones(2).new_tensor([1.5]).dtype == gt.float32
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "bfloat16", "complex64",
+                                   "complex128"])
 def test_finfo_matches_torch(dtype):
     torch = pytest.importorskip("torch")
     mine, theirs = gt.finfo(getattr(gt, dtype)), torch.finfo(getattr(torch, dtype))

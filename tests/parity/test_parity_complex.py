@@ -27,11 +27,14 @@ KNOWN_SAVED_DIFFERENCES = {"complex_from_parts"}
 
 
 def build_both(case, rng):
+    """The case's inputs for each library: its constants (lu_solve's pivots) as tensors that
+    need no gradient."""
     mine, theirs = [], []
     for item in case.make(rng):
-        a = np.asarray(item)
-        mine.append(gt.tensor(a, requires_grad=True))
-        theirs.append(torch.tensor(a, requires_grad=True))
+        constant = isinstance(item, sweep.Const)
+        a = np.asarray(item.value if constant else item)
+        mine.append(gt.tensor(a, requires_grad=not constant))
+        theirs.append(torch.tensor(a, requires_grad=not constant))
     return mine, theirs
 
 
@@ -41,6 +44,7 @@ def run(lib, fn, inputs, seed):
     outs = [o for o in ((lambda r: r if isinstance(r, tuple) else (r,))(fn(*inputs)))]
     cots = [rng.standard_normal(tuple(o.shape)) + (1j * rng.standard_normal(tuple(o.shape))
                                                    if o.is_complex() else 0) for o in outs]
+    inputs = [x for x in inputs if x.requires_grad]
     grads = lib.autograd.grad(outs, inputs, [lib.tensor(c).to(o.dtype)
                                              for c, o in zip(cots, outs)], create_graph=True)
     total = sum((g.abs() ** 2).sum() for g in grads if g.requires_grad)

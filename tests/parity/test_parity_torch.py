@@ -370,6 +370,9 @@ def _saved_form(v):
     """A saved value, comparable across the two libraries (tensors and index arrays as
     lists; torch's scalars wrapped as 0-d tensors as numbers)."""
     if isinstance(v, (gt.Tensor, torch.Tensor)):
+        if v.layout not in (gt.strided, torch.strided):  # (a compressed sparse tensor)
+            return (str(v.layout).split(".")[-1], _saved_form(v.values()),
+                    _saved_form(v.to_dense()))
         return np.asarray(v.detach().numpy()).tolist()
     if isinstance(v, np.ndarray):
         return v.tolist()
@@ -507,6 +510,12 @@ def test_linalg_cond_backward_works_or_fails_as_torchs(p):
 
 
 # programs whose results (values, dtypes, strides, named tuples' fields) are compared
+def _complex_matrix(lib, *shape, dtype=None):
+    """A complex matrix (batch) of full rank, lib's: k^2 mod 7 + i cos(k) for its entries k."""
+    k = lib.arange(float(np.prod(shape)), dtype=dtype or lib.float64).reshape(shape)
+    return lib.complex(k ** 2 % 7, k.cos())
+
+
 LINALG_SOLVER_PROGRAMS = {
     "integer_power": lambda: gt.linalg.matrix_power(gt.tensor([[1, 1], [1, 0]]), 10),
     "zeroth_power": lambda: gt.matrix_power(gt.arange(8.0).reshape(2, 2, 2), 0),
@@ -576,6 +585,27 @@ LINALG_SOLVER_PROGRAMS = {
     "ormqr_method_right": lambda: gt.arange(12.0, dtype=gt.float64).reshape(4, 3).sin().ormqr(
         gt.ones(3, dtype=gt.float64), gt.arange(8.0, dtype=gt.float64).reshape(2, 4).cos(),
         left=False),
+    # complex matrices: LAPACK's zgeqrf / zungqr / zunmqr (op(Q) is Q^H), zgetrf's pivots on
+    # |Re| + |Im|, linalg.lu's three factors (row-major)
+    "geqrf_complex": lambda: tuple(gt.geqrf(_complex_matrix(gt, 2, 4, 3))),
+    "geqrf_complex_real_first_column": lambda: tuple(gt.geqrf(gt.tensor(
+        [[1 + 0j, 2j, 3], [0, 1 - 1j, 2], [0, 0.5, 1j]]))),
+    "householder_product_complex": lambda: gt.linalg.householder_product(
+        *gt.geqrf(_complex_matrix(gt, 4, 3))),
+    "ormqr_complex": lambda: tuple(gt.ormqr(*gt.geqrf(_complex_matrix(gt, 4, 3)),
+                                            _complex_matrix(gt, 4, 2).cos(), left=True,
+                                            transpose=transpose) for transpose in (False, True)),
+    "ormqr_complex_right": lambda: tuple(gt.ormqr(
+        *gt.geqrf(_complex_matrix(gt, 3, 3)), _complex_matrix(gt, 2, 3).sin(), left=False,
+        transpose=transpose)
+        for transpose in (False, True)),
+    "lu_complex": lambda: tuple(gt.linalg.lu(_complex_matrix(gt, 2, 3, 5))),
+    "lu_tall_float32": lambda: tuple(gt.linalg.lu(gt.arange(8.0).reshape(4, 2).cos())),
+    **{f"lu_solve_complex_{left}_{adjoint}": (lambda left, adjoint: lambda: gt.linalg.lu_solve(
+        *gt.linalg.lu_factor(_complex_matrix(gt, 3, 3)),
+        _complex_matrix(gt, *((3, 2) if left else (2, 3))).cos(), left=left,
+        adjoint=adjoint))(left, adjoint)
+       for left in (True, False) for adjoint in (True, False)},
     "lu_factor_layout": lambda: tuple(gt.linalg.lu_factor(gt.arange(12.0).reshape(
         2, 2, 3).cos())),
     "ldl_factor_ex": lambda: tuple(gt.linalg.ldl_factor_ex(gt.tensor(
@@ -679,24 +709,35 @@ def test_deprecated_linalg_functions_warn_in_torchs_words(name):
         assert [str(w.message) for w in caught] == [theirs]
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=120, deadline=None, derandomize=True)
 @given(n=st.integers(1, 6), seed=st.integers(0, 2 ** 16), small_diagonal=st.booleans(),
-       zero_row=st.booleans())
-def test_ldl_factor_pivots_as_torchs(n, seed, small_diagonal, zero_row):
+       zero_row=st.booleans(), kind=st.sampled_from(["real", "symmetric", "hermitian"]))
+def test_ldl_factor_pivots_as_torchs(n, seed, small_diagonal, zero_row, kind):
     """Bunch-Kaufman's choices (1x1 or 2x2 blocks, which row swapped in) are LAPACK's, so the
-    pivots are torch's exactly and LD and info too, singular matrices included."""
+    pivots are torch's exactly and LD and info too, singular matrices included; complex
+    matrices symmetric (zsytrf) or hermitian (zhetrf, hermitian=True); and ldl_solve's
+    solutions."""
     rng = np.random.default_rng(seed)
-    a = rng.standard_normal((n, n))
-    a = a + a.T
+    a = rng.standard_normal((n, n)) + (1j * rng.standard_normal((n, n)) if kind != "real"
+                                       else 0)
+    a = a + (a.conj().T if kind == "hermitian" else a.T)
     if small_diagonal:  # (2x2 blocks)
         a[np.diag_indices(n)] *= 1e-3
     if zero_row:
         a[n // 2], a[:, n // 2] = 0, 0
-    mine = gt.linalg.ldl_factor_ex(gt.tensor(a))
-    theirs = torch.linalg.ldl_factor_ex(torch.tensor(a))
+    hermitian = kind == "hermitian"
+    mine = gt.linalg.ldl_factor_ex(gt.tensor(a), hermitian=hermitian)
+    theirs = torch.linalg.ldl_factor_ex(torch.tensor(a), hermitian=hermitian)
     assert mine.pivots.tolist() == theirs.pivots.tolist()
     assert mine.info.item() == theirs.info.item()
     np.testing.assert_allclose(mine.LD.numpy(), theirs.LD.numpy(), rtol=1e-10, atol=1e-12)
+    if theirs.info.item() == 0:
+        b = rng.standard_normal((n, 2)) + (1j * rng.standard_normal((n, 2)) if kind != "real"
+                                           else 0)
+        solutions = [lib.linalg.ldl_solve(*factors[:2], lib.tensor(b), hermitian=hermitian)
+                     for lib, factors in ((gt, mine), (torch, theirs))]
+        np.testing.assert_allclose(solutions[0].numpy(), solutions[1].numpy(), rtol=1e-8,
+                                   atol=1e-10)
 
 
 def test_ldl_factor_of_a_singular_matrix_raises_torchs_error():

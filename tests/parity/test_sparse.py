@@ -99,3 +99,19 @@ def test_any_matrix_converts_as_torchs(case):
     assert a_parts[:6] == b_parts[:6]
     for x, y in zip(a_parts[6:], b_parts[6:]):
         np.testing.assert_array_equal(x, y)
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(programs.sparse_matrices())
+def test_saved_compressed_tensors_load_in_torch_and_back(tmp_path_factory, case):
+    """A compressed tensor gradtool saves loads in torch in its layout (weights only), and
+    one torch saves loads in gradtool the same."""
+    folder = tmp_path_factory.mktemp("saved")
+    for saver, loader in ((gt, torch), (torch, gt)):
+        t = programs.converted(saver, *case)
+        saver.save({"t": t}, folder / "t.pt")
+        back = loader.load(folder / "t.pt")["t"]
+        parts, back_parts = programs.compressed_parts(t), programs.compressed_parts(back)
+        assert back_parts[:6] == parts[:6]
+        for x, y in zip(back_parts[6:], parts[6:]):
+            np.testing.assert_array_equal(x, y)

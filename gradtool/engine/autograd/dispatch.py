@@ -119,7 +119,7 @@ def _multi_output(spec, inputs, args, arrays, outs):
     if node is not None:
         node._output_meta = [(r._data.shape, r._data.dtype) if r._grad_fn is node else None
                              for r in results]
-        if results[0]._grad_fn is node:
+        if any(node._output_meta):  # (linalg.lu's first output, P, has no gradient)
             node._for_backward = save_for_backward(plan, inputs, args, arrays, results)
     if forward_level.active is not None:
         forward_ad.propagate(spec, inputs, args, arrays, results)

@@ -27,13 +27,14 @@ EighResult = collections.namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors
 SvdResult = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
 
 
-def _check_square(name, A):
-    """torch's checks of a batch of square float matrices, in its words."""
+def _check_square(name, A, complex_ok=False):
+    """torch's checks of a batch of square float matrices (complex too where the formulas
+    are written for them), in its words."""
     if A.dim() < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if A._data.dtype.kind == "c":  # (the formulas here are real-only)
+    if A._data.dtype.kind == "c" and not complex_ok:
         raise NotInEngineError(f"torch.{name} on complex tensors")
-    if A._data.dtype.kind != "f":
+    if A._data.dtype.kind not in "fc":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
     rows, cols = A.shape[-2:]
@@ -54,7 +55,7 @@ def inv(A):
 
 def solve(A, B, *, left=True):
     """X with A X = B (or X A = B with left=False); B a vector or a batch of matrices."""
-    _check_square("linalg.solve", A)
+    _check_square("linalg.solve", A, complex_ok=True)
     if A._data.dtype != B._data.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
                            f"A of type {dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)} and B of "
@@ -191,8 +192,6 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 # ---- LU factorisation (torch.linalg.lu_factor, lu, torch.lu, lu_unpack)
 import numpy as np  # noqa: E402
 
-from . import grad_mode  # noqa: E402
-from .ops import kernels  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 
 LuFactorExResult = collections.namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
@@ -212,10 +211,6 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
     if A._data.dtype.kind not in "fc":
         raise NotImplementedError(f'"lu_cpu" not implemented for '
                                   f"'{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}'")
-    if A._data.dtype.kind == "c":  # (the formulas here are real-only: values, no gradient)
-        if A.requires_grad and grad_mode.state.grad_enabled:
-            raise NotInEngineError("gradients through torch.linalg.lu_factor on complex tensors")
-        return LuFactorExResult(*map(Tensor._wrap, kernels.lu_factor_ex(A._data, pivot)))
     return LuFactorExResult(*call(table.LINALG_LU_FACTOR_EX, (A,), (bool(pivot),)))
 
 
@@ -260,7 +255,17 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 
 def lu(A, *, pivot=True):
-    return LuResult(*lu_unpack(*lu_factor_ex(A, pivot=pivot)[:2]))
+    """(P, L, U) with A = P L U: one LinalgLuBackward0 node, differentiable in A through L
+    and U."""
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.lu: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(A.shape)} instead")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    if A._data.dtype.kind not in "fc":
+        raise NotImplementedError(f'"lu_cpu" not implemented for '
+                                  f"'{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}'")
+    return LuResult(*call(table.LINALG_LU, (A,), (bool(pivot),)))
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
@@ -301,8 +306,6 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     mismatch = broadcast_mismatch(tuple(B.shape[:-2]), tuple(LU.shape[:-2]))
     if mismatch:
         raise RuntimeError(mismatch)
-    if kind == "c":  # (the formulas here are real-only)
-        raise NotInEngineError("torch.linalg.lu_solve on complex tensors")
     return call(table.LINALG_LU_SOLVE, (LU, pivots, B), (bool(left), bool(adjoint)))
 
 
@@ -321,10 +324,8 @@ def lu_solve_deprecated(b, LU_data, LU_pivots):
 GeqrfResult = collections.namedtuple("geqrf", ["a", "tau"])
 
 
-def _refuse_integers_and_complex(kernel, dtype):
-    if dtype.kind == "c":  # (the formulas here are real-only)
-        raise NotInEngineError(f"torch.{kernel.split('_')[0]} on complex tensors")
-    if dtype.kind != "f":
+def _refuse_integers(kernel, dtype):
+    if dtype.kind not in "fc":
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{dtypes.LEGACY_TYPE_NAMES.get(dtype.name)}'")
 
@@ -334,7 +335,7 @@ def geqrf(input):
     scales tau (LAPACK's geqrf); not differentiable, as torch's."""
     if input.dim() < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
-    _refuse_integers_and_complex("geqrf_cpu", input._data.dtype)
+    _refuse_integers("geqrf_cpu", input._data.dtype)
     return GeqrfResult(*call(table.GEQRF, (input,)))
 
 
@@ -362,7 +363,7 @@ def householder_product(A, tau):
         raise RuntimeError(f"{name}: tau dtype "
                            f"{dtypes.LEGACY_TYPE_NAMES.get(tau._data.dtype.name)} does not "
                            f"match input dtype {dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
-    _refuse_integers_and_complex("orgqr_cpu", A._data.dtype)
+    _refuse_integers("orgqr_cpu", A._data.dtype)
     return call(table.LINALG_HOUSEHOLDER_PRODUCT, (A, tau))
 
 
@@ -410,11 +411,12 @@ def ormqr(input, input2, input3, left=True, transpose=False):
     if tau.shape[-1] != min(other.shape[side], input.shape[-1]):
         raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], "
                            f"input.shape[-1])")
-    _refuse_integers_and_complex("ormqr_cpu", input._data.dtype)
+    _refuse_integers("ormqr_cpu", input._data.dtype)
     return call(table.ORMQR, (input, tau, other), (bool(left), bool(transpose)))
 
 
-# ---- LDL^T of symmetric matrices (Bunch-Kaufman pivoting, LAPACK's sytrf): no gradient
+# ---- LDL^T of symmetric matrices, LDL^H of hermitian ones (Bunch-Kaufman pivoting, LAPACK's
+# sytrf / hetrf): no gradient
 LdlFactorExResult = collections.namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
 LdlFactorResult = collections.namedtuple("linalg_ldl_factor", ["LD", "pivots"])
 
@@ -428,8 +430,6 @@ def _check_float_square(name, A):
     if A._data.dtype.kind not in "fc":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
-    if A._data.dtype.kind == "c":  # (LAPACK's complex sytrf / hetrf are not ported)
-        raise NotInEngineError(f"{name} on complex tensors")
 
 
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
@@ -786,8 +786,9 @@ def matrix_exp(A):
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they "
                            f"are {A.shape[-2]} by {A.shape[-1]} matrices")
-    _float_matrices("linalg.matrix_exp", A)
-    _check_square_or_float("linalg.matrix_exp", A)
+    if A._data.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
+                           f"input. Got {dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}")
     return call(table.LINALG_MATRIX_EXP, (A,))
 
 

@@ -1,8 +1,8 @@
 """Sparse compressed tensors (torch's layouts sparse_csr, sparse_csc, sparse_bsr, sparse_bsc) on
 dense storage, as the COO tensors of sparse.py: a compressed tensor is a Tensor whose memory
 holds its dense values, beside the compressed indices, plain indices and values it was built
-from. Its dense values are its values put at their positions (IndexPutBackward0 where torch
-records SparseCompressedTensorBackward0), so gradients reach the values; the ops torch runs on
+from. Its dense values are its values put at their positions (one node, torch's
+SparseCompressedTensorBackward0), so gradients reach the values; the ops torch runs on
 these layouts (products with a dense matrix, sums, zero-preserving elementwise ops, sums and
 products of two compressed tensors, transposes, conversions) give torch's numbers, and those
 whose result torch keeps compressed keep the result compressed here too.
@@ -95,7 +95,7 @@ class SparseCompressedTensor(Tensor):
 
     def values(self):
         """The specified values, picked from the dense storage (differentiable)."""
-        return Tensor.__getitem__(self, _positions(self))
+        return call(table.VALUES, (self,), (_coordinates(*_index_arrays(self)),))
 
     def _nnz(self):
         return self._compressed[1].shape[-1]
@@ -114,15 +114,17 @@ class SparseCompressedTensor(Tensor):
         specified elements, as torch's."""
         if dtype is not None:
             raise RuntimeError("dtype argument is not supported by sparse_csr_to_dense")
-        return _dense_storage(_compressed_from_mask(self, _pattern(self), self.layout,
-                                                    self._block()))
+        return call(table.TO_DENSE, (self,), (_element_mask(self, _pattern(self),
+                                                            self._block()),))
 
     def _block(self):
         return self._compressed[3]
 
     # ---- the ops torch runs on compressed layouts, whose result stays compressed
     def _same_pattern(self, dense):
-        return _compressed_from_mask(dense, _pattern(self), self.layout, self._block())
+        """dense, the result of an op that keeps self's zeros, as a tensor of self's pattern
+        (the op's node is the result's, as torch's)."""
+        return _as_compressed(dense, self._compressed)
 
     def __mul__(self, other):
         if isinstance(other, SparseCompressedTensor):
@@ -130,9 +132,8 @@ class SparseCompressedTensor(Tensor):
                 raise RuntimeError("sparse_binary_op_intersection_cpu(): expects sparse inputs "
                                    "with equal dimensionality, number of sparse dimensions, "
                                    "and shape of sparse dimensions")
-            return _compressed_from_mask(Tensor.__mul__(self, other),
-                                         _pattern(self) & _pattern(other), self.layout,
-                                         self._block())
+            return _tagged(Tensor.__mul__(self, other), _pattern(self) & _pattern(other),
+                           self.layout, self._block())
         if isinstance(other, Tensor) and other.dim() and other.shape != self.shape:
             raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has "
                                f"size {list(other.shape)} but mask has size "
@@ -152,9 +153,8 @@ class SparseCompressedTensor(Tensor):
                 raise RuntimeError(f"torch.add: Expected input tensors to have the same shape, "
                                    f"but got tensor `self` with shape {list(self.shape)} and "
                                    f"tensor `other` with shape {list(other.shape)}")
-            return _compressed_from_mask(Tensor.__add__(self, other),
-                                         _pattern(self) | _pattern(other), self.layout,
-                                         self._block())
+            return _tagged(Tensor.__add__(self, other), _pattern(self) | _pattern(other),
+                           self.layout, self._block())
         return Tensor.__add__(self, other)
 
     def add(self, other, *, alpha=1):
@@ -177,7 +177,7 @@ class SparseCompressedTensor(Tensor):
                 raise RuntimeError(f"zeros_sparse_compressed expected sparse compressed "
                                    f"(non-block) tensor layout but got {layout_name(t.layout)}")
         structural = _pattern(self).astype(np.int64) @ _pattern(other).astype(np.int64) > 0
-        return _compressed_from_mask(dense_product(self, other), structural, sparse_csr, None)
+        return _tagged(dense_product(self, other), structural, sparse_csr, None)
 
     def __matmul__(self, other):
         return self._product(other, Tensor.__matmul__)
@@ -209,8 +209,8 @@ class SparseCompressedTensor(Tensor):
             return Tensor.transpose(self, dim0, dim1)
         dense = Tensor.transpose(self, dim0, dim1)
         block = None if self._block() is None else self._block()[::-1]
-        return _compressed_from_mask(dense, np.swapaxes(_pattern(self), -1, -2),
-                                     _TRANSPOSED[self.layout], block)
+        return _tagged(dense, np.swapaxes(_pattern(self), -1, -2), _TRANSPOSED[self.layout],
+                       block)
 
     def sum(self, dim=None, keepdim=False, *, dtype=None):
         """All of it: a dense number. Along dims of a CSR matrix, with keepdim: a CSR
@@ -226,8 +226,7 @@ class SparseCompressedTensor(Tensor):
             raise RuntimeError("reduction operations on CSR tensors with keepdim=False is "
                                "unsupported")
         dims = tuple(d % self.dim() for d in (dim if isinstance(dim, (tuple, list)) else (dim,)))
-        return _compressed_from_mask(total, _pattern(self).any(dims, keepdims=True),
-                                     sparse_csr, None)
+        return _tagged(total, _pattern(self).any(dims, keepdims=True), sparse_csr, None)
 
     def to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
         return to_sparse(self, *args, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
@@ -239,8 +238,7 @@ class SparseCompressedTensor(Tensor):
         """Zeros in place, and no specified element left (as torch's)."""
         Tensor.zero_(self)
         empty = np.zeros_like(_pattern(self))
-        _PARTS[id(self)] = _compressed_from_mask(Tensor.detach(self), empty, self.layout,
-                                                 self._block())._compressed
+        _PARTS[id(self)] = _parts_from_mask(empty, self.layout, self._block())
         return self
 
     def detach(self):
@@ -367,8 +365,7 @@ def _build(parts, values, size):
     storage is the values put at their coordinates (differentiable in the values)."""
     compressed, plain, lay, block = parts
     coordinates = _coordinates(compressed._data, plain._data.astype(np.int64), lay, block)
-    zeros = creation.zeros(tuple(size), dtype=values.dtype)
-    dense = call(table.INDEX_PUT, (zeros, values), (coordinates, True))
+    dense = call(table.SPARSE_COMPRESSED_TENSOR, (values,), (coordinates, tuple(size)))
     return _as_compressed(dense, parts)
 
 
@@ -377,12 +374,6 @@ def _as_compressed(dense, parts):
     _PARTS[id(dense)] = parts
     weakref.finalize(dense, _PARTS.pop, id(dense), None)
     return dense
-
-
-def _dense_storage(t):
-    """A compressed tensor's dense values as a plain Tensor (the same node)."""
-    t.__class__ = Tensor
-    return t
 
 
 def _pattern(t):
@@ -397,18 +388,28 @@ def _pattern(t):
     return mask
 
 
-def _positions(t):
-    """Index Tensors picking a compressed tensor's values out of its dense storage."""
+def _index_arrays(t):
+    """_coordinates' arguments for a compressed tensor: (compressed, plain, layout, block)."""
     compressed, plain, lay, block = t._compressed
-    return tuple(Tensor._wrap(i) for i in _coordinates(
-        compressed._data, plain._data.astype(np.int64), lay, block))
+    return compressed._data, plain._data.astype(np.int64), lay, block
 
 
-def _compressed_from_mask(dense, mask, lay, block, dense_gradient=False):
-    """The compressed tensor of `dense`'s elements where mask (over batch and sparse dims,
-    per block) holds, in torch's order: values are picked from dense (differentiable). Its
-    gradient reaches dense at the specified elements only, or, with dense_gradient, whole (as
-    torch's conversions pass on the dense gradient a product gives a compressed operand)."""
+def _element_mask(t, mask, block):
+    """mask (over batch and sparse dims, per block) over each of t's elements."""
+    if block is not None:
+        mask = np.repeat(np.repeat(mask, block[0], -2), block[1], -1)
+    return np.broadcast_to(mask.reshape(mask.shape + (1,) * (t.dim() - mask.ndim)), t.shape)
+
+
+def _tagged(dense, mask, lay, block):
+    """dense, zero outside mask, as the compressed tensor specified where mask holds (no node
+    of its own: the op's that made dense, as torch's)."""
+    return _as_compressed(dense, _parts_from_mask(mask, lay, block))
+
+
+def _parts_from_mask(mask, lay, block):
+    """(compressed, plain, layout, block) of the compressed tensor specified where mask (over
+    batch and sparse dims, per block) holds, in torch's order."""
     batch_dim = mask.ndim - 2
     rows_first = _KINDS[lay][3]
     ordered = mask if rows_first else np.swapaxes(mask, -1, -2)
@@ -426,15 +427,18 @@ def _compressed_from_mask(dense, mask, lay, block, dense_gradient=False):
     batch_shape = mask.shape[:batch_dim]
     compressed = compressed.reshape(batch_shape + compressed.shape[1:])
     plain = plain.reshape(batch_shape + (nnz,))
-    values = dense[tuple(Tensor._wrap(i) for i in _coordinates(compressed, plain, lay, block))]
-    parts = (Tensor._wrap(compressed), Tensor._wrap(plain), lay,
-             None if block is None else tuple(block))
-    built = _build(parts, values, dense.shape)
-    if not dense_gradient or not dense.requires_grad:
-        return built
-    # forward: the masked values; backward: the whole gradient (what masking takes away is
-    # added as a constant)
-    return _as_compressed(dense + Tensor._wrap(built._data - dense._data), parts)
+    return (Tensor._wrap(compressed), Tensor._wrap(plain), lay,
+            None if block is None else tuple(block))
+
+
+def _compressed_from_mask(dense, mask, lay, block):
+    """The compressed tensor of `dense`'s elements where mask (over batch and sparse dims,
+    per block) holds: its values picked from dense (differentiable), its gradient reaching
+    dense at the specified elements only."""
+    parts = _parts_from_mask(mask, lay, block)
+    values = dense[tuple(Tensor._wrap(i) for i in _coordinates(
+        parts[0]._data, parts[1]._data, lay, parts[3]))]
+    return _build(parts, values, dense.shape)
 
 
 # ---- torch.sparse_compressed_tensor and its four spellings
@@ -620,8 +624,10 @@ def to_compressed(t, lay, blocksize=None, dense_dim=None):
     if block is not None:  # a block is specified when any of its elements is
         mask = mask.reshape(shape[:-2] + (shape[-2] // block[0], block[0],
                                           shape[-1] // block[1], block[1])).any((-3, -1))
-    dense = Tensor.clone(t) if t.layout is not strided else t
-    return _compressed_from_mask(dense, mask, lay, block, dense_gradient=True)
+    # one node, torch's ToSparse<Layout>Backward0: the whole gradient passes, as torch's
+    converted = call(table.TO_SPARSE[lay.name[len("sparse_"):]], (t,),
+                     (_element_mask(t, mask, block),))
+    return _tagged(converted, mask, lay, block)
 
 
 def _check_recompression(t, lay, block, dense_dim):
@@ -682,8 +688,8 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
                            f"({mat1.shape[-2]}x{mat1.shape[-1]} and {mat2.shape[-2]}x"
                            f"{mat2.shape[-1]})")
     product = mat1 @ mat2
-    dense = _dense_storage(input.to_dense()) * beta + product * alpha
-    return input._same_pattern(dense)
+    dense = input.to_dense() * beta + product * alpha
+    return _compressed_from_mask(dense, _pattern(input), input.layout, input._block())
 
 
 # ---- how torch prints one

@@ -161,7 +161,7 @@ COPY = OpSpec("copy_", "CopyBackwards", kernels.copy, jvp="elementwise", complex
               broadcasts=True, self=lambda grad: zeros_like(grad),
               src=lambda grad: grad)
 FILL = OpSpec("fill_", "FillBackward2", np.full_like, jvp="elementwise", args=("value",),
-              writes_overlapping=True, self=lambda grad: zeros_like(grad))
+              writes_overlapping=True, complex=True, self=lambda grad: zeros_like(grad))
 FILL_TENSOR = OpSpec("fill_", "FillBackward3", np.full_like,
                      jvp=lambda value_t: value_t, self=lambda grad: zeros_like(grad),
                      value=lambda grad: sum(grad))
@@ -802,6 +802,26 @@ INDEX_PUT = OpSpec("index_put", "IndexPutBackward0", kernels.index_put, jvp="lin
                    self=lambda grad, indices, accumulate:
                        grad if accumulate else index_put(grad, indices, 0),
                    values=lambda grad, indices: index(grad, indices))
+# compressed sparse layouts (CSR, CSC, BSR, BSC), held densely: built from values at their
+# coordinates; to_dense passes on the gradient of the specified elements alone (torch's
+# sparse_mask), a conversion to a compressed layout the whole gradient; values() picks them
+SPARSE_COMPRESSED_TENSOR = OpSpec(
+    "_sparse_compressed_tensor_unsafe", "SparseCompressedTensorBackward0",
+    kernels.sparse_compressed_dense, args=("coordinates", "size"), jvp="linear",
+    hidden=("coordinates",),
+    values=lambda grad, values, result, coordinates: index(grad, coordinates))
+TO_DENSE = OpSpec("to_dense", "ToDenseBackward0", kernels.masked_dense, args=("mask",),
+                  jvp="linear", hidden=("mask",),
+                  self=lambda grad, self, mask: where(_constant(mask, grad), grad, 0))
+TO_SPARSE = {layout: OpSpec(f"to_sparse_{layout}", f"ToSparse{layout.capitalize()}Backward0",
+                            kernels.masked_dense, args=("mask",), jvp="linear",
+                            hidden=("mask",), self=lambda grad: grad)
+             for layout in ("csr", "csc", "bsr", "bsc")}
+TO_SPARSE_CSR, TO_SPARSE_CSC, TO_SPARSE_BSR, TO_SPARSE_BSC = TO_SPARSE.values()
+VALUES = OpSpec("values", "ValuesBackward0", kernels.index, args=("coordinates",),
+                jvp="linear", hidden=("coordinates",),
+                self=lambda grad, self, coordinates: index_put(zeros_like(self), coordinates,
+                                                               grad))
 GATHER = OpSpec("gather", "GatherBackward0", kernels.gather, function=True, jvp="linear",
                 args=("dim", "sparse_grad"),
                 self=lambda grad, self, dim, index, sparse_grad: scatter_add(
@@ -1682,7 +1702,7 @@ LINALG_SVD = OpSpec("linalg_svd", "LinalgSvdBackward0", np.linalg.svd, args=("fu
 # gradient lies on that triangle; torch.triangular_solve (deprecated) also returns a copy of A
 LINALG_SOLVE_TRIANGULAR = OpSpec(
     "linalg_solve_triangular", "LinalgSolveTriangularBackward0", kernels.solve_triangular,
-    args=("upper", "left", "unitriangular"), promotes_dtype=False,
+    args=("upper", "left", "unitriangular"), promotes_dtype=False, complex=True,
     jvp=formulas.linalg_solve_triangular_jvp, one_formula=True,
     **dict.fromkeys(("self", "B"), formulas.linalg_solve_triangular_backward))
 TRIANGULAR_SOLVE = OpSpec(
@@ -1693,38 +1713,50 @@ TRIANGULAR_SOLVE = OpSpec(
 # getrf's packed LU (L's multipliers below the diagonal, U on and above it) and its pivots
 LINALG_LU_FACTOR_EX = OpSpec(
     "linalg_lu_factor_ex", "LinalgLuFactorExBackward0", kernels.lu_factor_ex, args=("pivot",),
-    outputs=("LU", "pivots", "info"), nondiff_outputs=("pivots", "info"),
+    complex=True, outputs=("LU", "pivots", "info"), nondiff_outputs=("pivots", "info"),
     jvp=formulas.linalg_lu_factor_ex_jvp, A=formulas.linalg_lu_factor_ex_backward)
+# linalg.lu: the same factors unpacked, one node (P, a permutation, has no gradient)
+LINALG_LU = OpSpec(
+    "linalg_lu", "LinalgLuBackward0", kernels.linalg_lu, args=("pivot",), complex=True,
+    outputs=("P", "L", "U"), nondiff_outputs=("P",), undefined_grads=True,
+    jvp=formulas.linalg_lu_jvp,
+    A=lambda grads, P, L, U, pivot: formulas.linalg_lu_backward(grads[1], grads[2], P, L, U))
 # solves with lu_factor's packed LU and its pivots (op(A) A or A^H with adjoint); the
 # gradient reaches LU's two triangles, as torch's
 LINALG_LU_SOLVE = OpSpec(
     "linalg_lu_solve", "LinalgLuSolveBackward0", kernels.linalg_lu_solve,
-    args=("left", "adjoint"), promotes_dtype=False, jvp=formulas.linalg_lu_solve_jvp,
+    args=("left", "adjoint"), promotes_dtype=False, complex=True,
+    jvp=formulas.linalg_lu_solve_jvp,
     LU=formulas.linalg_lu_solve_LU, pivots=NON_DIFFERENTIABLE,
     B=lambda grad, LU, pivots, left, adjoint: LINALG_LU_SOLVE(LU, pivots, grad, left,
                                                               not adjoint))
 # QR as LAPACK keeps it: geqrf's reflectors below R (torch does not differentiate it) and
 # householder_product (orgqr), the product of the reflectors, whose gradient reaches the
 # reflectors' entries below the diagonal and tau
-GEQRF = OpSpec("geqrf", "GeqrfBackward0", kernels.geqrf, outputs=("a", "tau"),
+GEQRF = OpSpec("geqrf", "GeqrfBackward0", kernels.geqrf, outputs=("a", "tau"), complex=True,
                jvp=no_forward_ad("geqrf", "self"), self=formulas.geqrf_backward)
 GEQRF.derivative_implemented = False
 LINALG_HOUSEHOLDER_PRODUCT = OpSpec(
     "linalg_householder_product", "LinalgHouseholderProductBackward0",
     kernels.householder_product, jvp=formulas.householder_product_jvp, one_formula=True,
+    complex=True,
     **dict.fromkeys(("input", "tau"), formulas.householder_product_backward))
 ORMQR = OpSpec("ormqr", "OrmqrBackward0", kernels.ormqr, args=("left", "transpose"),
+               complex=True,
                jvp=no_forward_ad("ormqr", "self"), one_formula=True,
                **dict.fromkeys(("self", "input2", "input3"), formulas.ormqr_backward))
-# LDL^T with Bunch-Kaufman pivoting (LAPACK's sytrf / sytrs): torch differentiates neither
+# LDL^T (LDL^H when hermitian) with Bunch-Kaufman pivoting (LAPACK's sytrf / sytrs, hetrf /
+# hetrs): torch differentiates neither
 LINALG_LDL_FACTOR_EX = OpSpec(
     "linalg_ldl_factor_ex", "NotImplemented", kernels.linalg_ldl_factor_ex, args=("hermitian",),
+    complex=True,
     outputs=("LD", "pivots", "info"), nondiff_outputs=("pivots", "info"),
     jvp=no_forward_ad("linalg_ldl_factor_ex", "self"),
     self=lambda grads: formulas.not_implemented("linalg_ldl_factor_ex")(grads))
 LINALG_LDL_FACTOR_EX.derivative_implemented = False
 LINALG_LDL_SOLVE = OpSpec(
     "linalg_ldl_solve", "NotImplemented", kernels.linalg_ldl_solve, args=("hermitian",),
+    complex=True,
     promotes_dtype=False, jvp=no_forward_ad("linalg_ldl_solve", "LD"),
     LD=formulas.not_implemented("linalg_ldl_solve"), pivots=NON_DIFFERENTIABLE,
     B=formulas.not_implemented("linalg_ldl_solve"))
@@ -1751,7 +1783,7 @@ LINALG_LSTSQ = OpSpec(
     **dict.fromkeys(("self", "b"), formulas.linalg_lstsq_backward))
 LINALG_MATRIX_EXP = OpSpec("linalg_matrix_exp", "LinalgMatrixExpBackward0",
                            kernels.linalg_matrix_exp, jvp=formulas.linalg_matrix_exp_jvp,
-                           self=formulas.linalg_matrix_exp_backward)
+                           complex=True, self=formulas.linalg_matrix_exp_backward)
 
 TABLE = vars(rows.table)  # every row by name (the code below the table reads it there)
 TABLE.update({name: value for name, value in globals().items()

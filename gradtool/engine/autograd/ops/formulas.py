@@ -1358,17 +1358,24 @@ def _triangular(A, B, upper, left=True, unitriangular=False):
 
 
 def linalg_lu_factor_ex_backward(grad, LU, pivots, pivot):
-    """torch's linalg_lu_backward for A = P L U, from LU's gradient (gL below the diagonal,
-    gU on and above): square, gA = P L^{-H} phi U^{-H}, phi = tril(L^H gL, -1) + triu(gU U^H);
+    """linalg_lu_backward with L's and U's gradients read from LU's (its strict lower
+    triangle and its upper one)."""
+    P, L, U = _lu_parts(LU, pivots)
+    k = min(LU.shape[-2:])
+    last = len(LU.shape) - 1
+    return linalg_lu_backward(slice(grad, last, 0, k, 1), slice(grad, last - 1, 0, k, 1), P, L, U)
+
+
+def linalg_lu_backward(gL, gU, P, L, U):
+    """torch's linalg_lu_backward for A = P L U (L m x k unit lower, U k x n, gradients None
+    where undefined): square, gA = P L^{-H} phi U^{-H}, phi = tril(L^H gL, -1) + triu(gU U^H);
     wide, U = [U1 U2] and the columns beyond gain P L^{-H} gU2 (phi less gU2 U2^H below the
     diagonal); tall, L = [L1; L2] and the rows beyond gain P gL2 U^{-H} (phi less L2^H gL2 on
     and above it)."""
-    P, L, U = _lu_parts(LU, pivots)
-    m, n = LU.shape[-2:]
-    k = min(m, n)
-    last = len(LU.shape) - 1
-    gL = tril(slice(grad, last, 0, k, 1), -1)
-    gU = triu(slice(grad, last - 1, 0, k, 1), 0)
+    m, n = L.shape[-2], U.shape[-1]
+    last = len(L.shape) - 1
+    gL = zeros_like(L) if gL is None else tril(gL, -1)
+    gU = zeros_like(U) if gU is None else triu(gU, 0)
     if m < n:  # (..., m, m) and (..., m, n - m)
         U, U2 = slice(U, last, 0, m, 1), slice(U, last, m, n, 1)
         gU, gU2 = slice(gU, last, 0, m, 1), slice(gU, last, m, n, 1)
@@ -1388,12 +1395,22 @@ def linalg_lu_factor_ex_backward(grad, LU, pivots, pivot):
 
 
 def linalg_lu_factor_ex_jvp(A_t, LU, pivots, pivot):
-    """dLU = dL + dU: with X = L^{-1} P^T dA U^{-1} (A's square part), dL = L tril(X, -1),
-    dU = triu(X) U; a wide A's last columns dU2 = L^{-1} (P^T dA2 - dL U2), a tall A's last
-    rows dL2 = (P^T dA2 - L2 dU) U^{-1}."""
-    P, L, U = _lu_parts(LU, pivots)
+    """dLU = dL + dU, the two tangents of linalg_lu_jvp packed as LU packs L and U."""
     m, n = LU.shape[-2:]
-    last = len(LU.shape) - 1
+    _, dL, dU = linalg_lu_jvp(A_t, *_lu_parts(LU, pivots), pivot)
+    if m < n:  # (dL: m x m beside dU's m x n)
+        dL = cat([dL, zeros_like(slice(dU, len(dU.shape) - 1, m, n, 1))], -1)
+    if m > n:  # (dU: n x n above dL's m x n)
+        dU = cat([dU, zeros_like(slice(dL, len(dL.shape) - 2, n, m, 1))], -2)
+    return [dL + dU, None, None]
+
+
+def linalg_lu_jvp(A_t, P, L, U, pivot):
+    """dL, dU: with X = L^{-1} P^T dA U^{-1} (A's square part), dL = L tril(X, -1),
+    dU = triu(X) U; a wide A's last columns dU2 = L^{-1} (P^T dA2 - dL U2), a tall A's last
+    rows dL2 = (P^T dA2 - L2 dU) U^{-1}. P has no tangent."""
+    m, n = L.shape[-2], U.shape[-1]
+    last = len(L.shape) - 1
     dA = matmul(mT(P), A_t)
     if m < n:
         U, U2 = slice(U, last, 0, m, 1), slice(U, last, m, n, 1)
@@ -1404,12 +1421,10 @@ def linalg_lu_factor_ex_jvp(A_t, LU, pivots, pivot):
     X = _triangular(U, _triangular(L, dA, False, unitriangular=True), True, left=False)
     dL, dU = matmul(L, tril(X, -1)), matmul(triu(X, 0), U)
     if m < n:
-        dU2 = _triangular(L, dA2 - matmul(dL, U2), False, unitriangular=True)
-        return [cat([dL + dU, dU2], -1), None, None]
+        dU = cat([dU, _triangular(L, dA2 - matmul(dL, U2), False, unitriangular=True)], -1)
     if m > n:
-        dL2 = _triangular(U, dA2 - matmul(L2, dU), True, left=False)
-        return [cat([dL + dU, dL2], -2), None, None]
-    return [dL + dU, None, None]
+        dL = cat([dL, _triangular(U, dA2 - matmul(L2, dU), True, left=False)], -2)
+    return [None, dL, dU]
 
 
 def linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint):
@@ -1459,15 +1474,16 @@ def _reflector(input, tau, i):
 
 
 def _reflected(E, v, t):
-    """H E = E - tau v (v^T E)."""
-    return E - t * matmul(v, matmul(mT(v), E))
+    """H E = E - tau v (v^H E)."""
+    return E - t * matmul(v, matmul(mH(v), E))
 
 
 def _reflector_chain_backward(grad, input, tau, order, start, result):
-    """result = H_{o_0} H_{o_1} ... H_{o_{k-1}} start (o: `order`), H_i = I - tau_i v_i v_i^T:
-    walking down the chain with g (result's gradient, then each partial product's: H_i g),
-    H_i gives tau_i's -v^T g E^T v and v_i's -tau (g E^T v + E g^T v), E the product below it,
-    kept below the diagonal; what reaches the bottom is start's gradient."""
+    """result = H_{o_0} H_{o_1} ... H_{o_{k-1}} start (o: `order`), H_i = I - tau_i v_i v_i^H:
+    walking down the chain with g (result's gradient, then each partial product's: H_i^H g),
+    H_i gives tau_i's -sum(v^H g o conj(v^H E)) and v_i's -(conj(tau) g E^H v + tau E g^H v)
+    (conjugate Wirtinger, as torch's), E the product below it, kept below the diagonal; what
+    reaches the bottom is start's gradient."""
     m = input.shape[-2]
     Es = [start]  # Es[j]: the product of the last k - j reflectors with start
     for i in reversed(order[1:]):
@@ -1476,11 +1492,11 @@ def _reflector_chain_backward(grad, input, tau, order, start, result):
     g, g_columns, g_taus = grad, {}, {}
     for j, i in enumerate(order):
         v, t = _reflector(input, tau, i)
-        w, u = matmul(mT(v), Es[j + 1]), matmul(mT(v), g)  # v^T E, v^T g: (..., 1, n)
-        g_taus[i] = -sum(u * w, (-2, -1))
-        g_v = -t * (matmul(g, mT(w)) + matmul(Es[j + 1], mT(u)))
+        w, u = matmul(mH(v), Es[j + 1]), matmul(mH(v), g)  # v^H E, v^H g: (..., 1, n)
+        g_taus[i] = -sum(u * conj(w), (-2, -1))
+        g_v = -(conj(t) * matmul(g, mH(w)) + t * matmul(Es[j + 1], mH(u)))
         g_columns[i] = g_v * constant((np.arange(m) > i)[:, None], input)
-        g = _reflected(g, v, t)
+        g = _reflected(g, v, conj(t))
     k, n = len(order), input.shape[-1]
     columns = [g_columns[i] for i in range(k)]
     if n > k:
@@ -1498,30 +1514,34 @@ def householder_product_backward(grad, input, tau, result):
 
 def ormqr_backward(grad, self, input2, input3, left, transpose, result):
     """op(Q) C (left) or C op(Q), Q = H_0 ... H_{k-1}: a chain of reflectors applied to C
-    (Q^T's chain in the other order; C op(Q) as op(Q)^T C^T); C's gradient is what reaches the
-    chain's bottom."""
+    (Q^H's chain in the other order, with conj(tau); C op(Q) as (op(Q)^H C^H)^H); C's gradient
+    is what reaches the chain's bottom."""
     order = range(input2.shape[-1])
-    if left == transpose:  # Q^T's chain: H_{k-1} first
-        order = order[::-1]
+    adjoint = left == transpose  # Q^H's chain: H_{k-1}^H first, H_i^H = I - conj(tau_i) v v^H
+    tau = conj(input2) if adjoint else input2
+    order = order[::-1] if adjoint else order
     if left:
-        return list(_reflector_chain_backward(grad, self, input2, order, input3, result))
-    g_self, g_tau, g_other = _reflector_chain_backward(mT(grad), self, input2, order,
-                                                       mT(input3), mT(result))
-    return [g_self, g_tau, mT(g_other)]
+        g_self, g_tau, g_other = _reflector_chain_backward(grad, self, tau, order, input3,
+                                                           result)
+    else:
+        g_self, g_tau, g_other = _reflector_chain_backward(mH(grad), self, tau, order,
+                                                           mH(input3), mH(result))
+        g_other = mH(g_other)
+    return [g_self, conj(g_tau) if adjoint else g_tau, g_other]
 
 
 def householder_product_jvp(input_t, tau_t, input, tau):
-    """dE_i = dH_i E_{i+1} + H_i dE_{i+1}, dH_i = -(dtau v v^T + tau (dv v^T + v dv^T))."""
+    """dE_i = dH_i E_{i+1} + H_i dE_{i+1}, dH_i = -(dtau v v^H + tau (dv v^H + v dv^H))."""
     m, n = input.shape[-2:]
     E = zeros_like(input) + constant(np.eye(m, n, dtype=bool), input)
     dE = 0 * E
     for i in reversed(range(tau.shape[-1])):
         v, t = _reflector(input, tau, i)
-        vE = matmul(mT(v), E)
+        vE = matmul(mH(v), E)
         dE = _reflected(dE, v, t)
         if not _no_tangent(input_t):
             dv = _below(input_t, i)
-            dE = dE - t * (matmul(dv, vE) + matmul(v, matmul(mT(dv), E)))
+            dE = dE - t * (matmul(dv, vE) + matmul(v, matmul(mH(dv), E)))
         if not _no_tangent(tau_t):
             dt = unsqueeze(unsqueeze(select(tau_t, len(tau_t.shape) - 1, i), -1), -1)
             dE = dE - dt * matmul(v, vE)
@@ -1733,9 +1753,9 @@ def solve_triangular(A, B, upper, left=True, unitriangular=False):
 
 
 def linalg_solve_triangular_backward(grad, self, result, upper, left, unitriangular):
-    """gB = A^{-T} gX (left) or gX A^{-T}; gA = -gB X^T (or -X^T gB) on A's triangle."""
-    gB = solve_triangular(mT(self), grad, not upper, left, unitriangular)
-    gA = -matmul(gB, mT(result)) if left else -matmul(mT(result), gB)
+    """gB = A^{-H} gX (left) or gX A^{-H}; gA = -gB X^H (or -X^H gB) on A's triangle."""
+    gB = solve_triangular(mH(self), grad, not upper, left, unitriangular)
+    gA = -matmul(gB, mH(result)) if left else -matmul(mH(result), gB)
     return [_triangle(gA, upper, unitriangular), gB]
 
 
@@ -1871,9 +1891,9 @@ def linalg_lstsq_jvp(self_t, b_t, self, b, solution, residuals):
 
 
 def _matrix_exp_differential(A, E, adjoint):
-    """The derivative of e^A in the direction E (its adjoint: in A^T), the top right block of
+    """The derivative of e^A in the direction E (its adjoint: in A^H), the top right block of
     the exponential of [[A, E], [0, A]] (Mathias 1996), as torch's."""
-    A = mT(A) if adjoint else A
+    A = mH(A) if adjoint else A
     n = A.shape[-1]
     last = len(A.shape) - 1
     top = cat([A, E], -1)

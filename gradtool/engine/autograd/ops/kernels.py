@@ -573,6 +573,20 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
     return out
 
 
+def sparse_compressed_dense(values, coordinates, size):
+    """A compressed sparse tensor's dense storage: its values at their coordinates, zeros
+    elsewhere."""
+    out = np.zeros(size, values.dtype)
+    out[coordinates] = values
+    return out
+
+
+def masked_dense(self, mask):
+    """self where mask holds, zeros elsewhere (to_dense of a compressed tensor's storage, a
+    conversion to a compressed layout)."""
+    return np.where(mask, self, np.zeros((), self.dtype))
+
+
 def index(self, indices):
     try:
         out = self[indices]
@@ -2059,7 +2073,7 @@ def lu_factor(A):
 
 def lu_factor_ex(A, pivot):
     """LAPACK's getrf, as torch's, on (..., m, n): partial pivoting (the first largest
-    |pivot|), L's multipliers below the diagonal and U on and above it, packed in one matrix;
+    |pivot|, |Re| + |Im| for complex values as LAPACK's izamax), L's multipliers below the diagonal and U on and above it, packed in one matrix;
     the row swaps as 1-based pivots (int32); info the first zero pivot (1-based), 0 if none."""
     m, n = A.shape[-2:]
     k = min(m, n)
@@ -2068,7 +2082,10 @@ def lu_factor_ex(A, pivot):
     info = np.zeros(LU.shape[:1], dtype=np.int32)
     rows = np.arange(LU.shape[0])
     for j in range(k):
-        p = j + np.argmax(np.abs(LU[:, j:, j]), axis=1)
+        column = LU[:, j:, j]
+        size = np.abs(column.real) + np.abs(column.imag) if LU.dtype.kind == "c" else \
+            np.abs(column)
+        p = j + np.argmax(size, axis=1)
         pivots[:, j] = p + 1
         LU[rows, j], LU[rows, p] = LU[rows, p], LU[rows, j].copy()
         pivot = LU[:, j, j]
@@ -2080,16 +2097,31 @@ def lu_factor_ex(A, pivot):
             info.reshape(A.shape[:-2]))
 
 
-def _row_permutation(pivots):
-    """perm with A[perm] = L U, from the pivots' sequence of row swaps."""
-    n = pivots.shape[-1]
-    perm = np.broadcast_to(np.arange(n), pivots.shape).reshape(-1, n).copy()
-    swaps = pivots.reshape(-1, n) - 1
+def linalg_lu(A, pivot):
+    """torch.linalg.lu's (P, L, U), A = P L U: getrf's packed factors unpacked (L unit lower
+    m x k, U upper k x n, P the pivots' permutation), each row-major as torch's."""
+    LU, pivots, _ = lu_factor_ex(A, pivot)
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    L = np.tril(LU[..., :, :k], -1) + np.eye(m, k, dtype=A.dtype)
+    U = np.triu(LU[..., :k, :])
+    perm = _row_permutation(pivots, m)
+    P = np.swapaxes(np.eye(m, dtype=A.dtype)[perm], -1, -2)
+    return np.ascontiguousarray(P), np.ascontiguousarray(L), np.ascontiguousarray(U)
+
+
+def _row_permutation(pivots, m=None):
+    """perm with A[perm] = L U, from the pivots' sequence of row swaps (k of them; A has m
+    rows, k unless told)."""
+    k = pivots.shape[-1]
+    m = k if m is None else m
+    perm = np.broadcast_to(np.arange(m), pivots.shape[:-1] + (m,)).reshape(-1, m).copy()
+    swaps = pivots.reshape(-1, k) - 1
     rows = np.arange(perm.shape[0])
-    for k in range(n):
-        p = swaps[:, k]
-        perm[rows, k], perm[rows, p] = perm[rows, p], perm[rows, k].copy()
-    return perm.reshape(pivots.shape)
+    for j in range(k):
+        p = swaps[:, j]
+        perm[rows, j], perm[rows, p] = perm[rows, p], perm[rows, j].copy()
+    return perm.reshape(pivots.shape[:-1] + (m,))
 
 
 def lu_solve(LU, pivots, B, adjoint):
@@ -2254,9 +2286,10 @@ def linalg_lu_solve(LU, pivots, B, left, adjoint):
 
 
 def geqrf(A):
-    """LAPACK's geqrf (real matrices): for each column j < min(m, n) a Householder reflector
-    H_j = I - tau_j v_j v_j^T (v_j: 1 at j, then its entries kept below the diagonal, as
-    dlarfg makes them) zeroes the column below the diagonal; R on and above the diagonal."""
+    """LAPACK's geqrf: for each column j < min(m, n) a Householder reflector
+    H_j = I - tau_j v_j v_j^H (v_j: 1 at j, then its entries kept below the diagonal, as
+    dlarfg / zlarfg make them: beta = -sign(Re alpha) |(alpha, x)|, real) zeroes the column
+    below the diagonal, H_j^H applied to the columns beyond; R on and above the diagonal."""
     a = np.array(A, dtype=A.dtype, copy=True)
     m, n = A.shape[-2:]
     tau = np.zeros(A.shape[:-2] + (min(m, n),), A.dtype)
@@ -2264,14 +2297,15 @@ def geqrf(A):
         for j in range(min(m, n)):
             alpha, x = a[..., j, j].copy(), a[..., j + 1:, j]
             xnorm = np.linalg.norm(x, axis=-1)
-            beta = -np.copysign(np.hypot(alpha, xnorm), alpha)
-            keep = xnorm == 0  # (H = I: tau 0, the column as it is)
-            tau[..., j] = np.where(keep, 0, (beta - alpha) / beta)
+            beta = -np.copysign(np.hypot(np.abs(alpha), xnorm), alpha.real)
+            keep = (xnorm == 0) & (alpha.imag == 0)  # (H = I: tau 0, the column as it is)
+            tau[..., j] = np.where(keep, 0, (beta - alpha.real) / beta - 1j * alpha.imag / beta
+                                   if A.dtype.kind == "c" else (beta - alpha) / beta)
             a[..., j + 1:, j] = np.where(keep[..., None], x, x / (alpha - beta)[..., None])
             a[..., j, j] = np.where(keep, alpha, beta)
             v = np.concatenate([np.ones(A.shape[:-2] + (1,), A.dtype), a[..., j + 1:, j]], -1)
-            a[..., j:, j + 1:] -= (tau[..., j, None, None] * v[..., :, None]
-                                   * (v[..., None, :] @ a[..., j:, j + 1:]))
+            a[..., j:, j + 1:] -= (tau[..., j, None, None].conj() * v[..., :, None]
+                                   * (v[..., None, :].conj() @ a[..., j:, j + 1:]))
     return lapack_layout(a), tau
 
 
@@ -2284,46 +2318,58 @@ def householder_reflector(input, tau, i):
 
 
 def householder_product(input, tau):
-    """The first n columns of H_0 H_1 ... H_{k-1} (LAPACK's orgqr): the reflectors applied
-    to the identity's first n columns, the last first."""
+    """The first n columns of H_0 H_1 ... H_{k-1}, H_i = I - tau_i v_i v_i^H (LAPACK's
+    orgqr / ungqr): the reflectors applied to the identity's first n columns, the last first."""
     m, n = input.shape[-2:]
     E = np.broadcast_to(np.eye(m, n, dtype=input.dtype), input.shape).copy()
     for i in reversed(range(tau.shape[-1])):
         v, t = householder_reflector(input, tau, i)
-        E -= t[..., None, None] * v[..., :, None] * (v[..., None, :] @ E)
+        E -= t[..., None, None] * v[..., :, None] * (v[..., None, :].conj() @ E)
     return lapack_layout(E)
 
 
 def ormqr(input, tau, other, left, transpose):
     """op(Q) C (left) or C op(Q) for Q = H_0 ... H_{k-1} kept as geqrf's reflectors (LAPACK's
-    ormqr), op(Q) Q or Q^T: the reflectors applied to C one by one, column-major."""
-    if not left:  # C op(Q) = (op(Q)^T C^T)^T
-        return lapack_layout(np.swapaxes(ormqr(input, tau, np.swapaxes(other, -1, -2), True,
-                                               not transpose), -1, -2))
+    ormqr / unmqr), op(Q) Q or Q^H: the reflectors applied to C one by one, column-major."""
+    if not left:  # C op(Q) = (op(Q)^H C^H)^H
+        return lapack_layout(np.swapaxes(ormqr(input, tau, np.swapaxes(other, -1, -2).conj(),
+                                               True, not transpose), -1, -2).conj())
     X = np.array(other, copy=True)
     k = tau.shape[-1]
     for i in (range(k) if transpose else reversed(range(k))):  # (the innermost first)
         v, t = householder_reflector(input, tau, i)
-        X -= t[..., None, None] * v[..., :, None] * (v[..., None, :] @ X)
+        t = t.conj() if transpose else t  # (H_i^H = I - conj(tau_i) v_i v_i^H)
+        X -= t[..., None, None] * v[..., :, None] * (v[..., None, :].conj() @ X)
     return lapack_layout(X)
 
 
 _BUNCH_KAUFMAN_ALPHA = (1 + math.sqrt(17)) / 8
 
 
-def _sytf2_lower(A):
-    """LAPACK's dsytf2 on one symmetric matrix (its lower triangle): Bunch-Kaufman's
-    diagonal pivoting, 1x1 and 2x2 blocks of D, L's multipliers below them; pivots 1-based,
-    negative for a 2x2 block; info the first zero pivot (1-based), 0 if none."""
-    a = np.tril(A) + np.tril(A, -1).T  # (each step reads the lower triangle, mirrored)
+def _cabs1(x):
+    """LAPACK's measure of a complex entry's size, |Re| + |Im| (|x| for real values)."""
+    return np.abs(x.real) + np.abs(x.imag) if np.iscomplexobj(x) else np.abs(x)
+
+
+def _sytf2_lower(A, hermitian):
+    """LAPACK's dsytf2 / zsytf2 (zhetf2 when hermitian: A = L D L^H, D's diagonal real) on one
+    matrix (its lower triangle): Bunch-Kaufman's diagonal pivoting, 1x1 and 2x2 blocks of D,
+    L's multipliers below them; pivots 1-based, negative for a 2x2 block; info the first zero
+    pivot (1-based), 0 if none."""
+    hermitian = hermitian and np.iscomplexobj(A)
+    T = (lambda x: x.conj().T) if hermitian else (lambda x: x.T)
+    diagonal_size = (lambda x: np.abs(x.real)) if hermitian else _cabs1
+    a = np.tril(A) + T(np.tril(A, -1))  # (each step reads the lower triangle, mirrored)
+    if hermitian:
+        np.fill_diagonal(a, a.diagonal().real)
     n = a.shape[-1]
     pivots = np.zeros(n, np.int32)
     info = 0
     k = 0
     while k < n:
-        step, absakk = 1, abs(a[k, k])
-        imax = k + 1 + int(np.argmax(np.abs(a[k + 1:, k]))) if k + 1 < n else k
-        colmax = abs(a[imax, k]) if k + 1 < n else 0.0
+        step, absakk = 1, diagonal_size(a[k, k])
+        imax = k + 1 + int(np.argmax(_cabs1(a[k + 1:, k]))) if k + 1 < n else k
+        colmax = _cabs1(a[imax, k]) if k + 1 < n else 0.0
         zero_column = max(absakk, colmax) == 0 or np.isnan(absakk)
         if zero_column:  # (no interchange, no update)
             info = info or k + 1
@@ -2331,13 +2377,13 @@ def _sytf2_lower(A):
         elif absakk >= _BUNCH_KAUFMAN_ALPHA * colmax:
             kp = k
         else:
-            row = np.abs(a[imax, k:imax])  # (the largest off-diagonal of row / column imax)
+            row = _cabs1(a[imax, k:imax])  # (the largest off-diagonal of row / column imax)
             rowmax = row.max()
             if imax + 1 < n:
-                rowmax = max(rowmax, np.abs(a[imax + 1:, imax]).max())
+                rowmax = max(rowmax, _cabs1(a[imax + 1:, imax]).max())
             if absakk >= _BUNCH_KAUFMAN_ALPHA * colmax * (colmax / rowmax):
                 kp = k
-            elif abs(a[imax, imax]) >= _BUNCH_KAUFMAN_ALPHA * rowmax:
+            elif diagonal_size(a[imax, imax]) >= _BUNCH_KAUFMAN_ALPHA * rowmax:
                 kp = imax
             else:
                 kp, step = imax, 2
@@ -2348,9 +2394,19 @@ def _sytf2_lower(A):
             a[k:, k:] = a[k:, k:][order - k][:, order - k]
         if step == 1 and not zero_column and k + 1 < n:
             x = a[k + 1:, k].copy()
-            d11 = 1 / a[k, k]
-            a[k + 1:, k + 1:] += np.outer(x, -d11 * x)
+            d11 = 1 / (a[k, k].real if hermitian else a[k, k])
+            a[k + 1:, k + 1:] += np.outer(x, -d11 * (x.conj() if hermitian else x))
             a[k + 1:, k] = d11 * x
+        elif step == 2 and k + 2 < n and hermitian:  # (zhetf2's formulas)
+            d = abs(a[k + 1, k])
+            d11, d22 = a[k + 1, k + 1].real / d, a[k, k].real / d
+            d21 = a[k + 1, k] / d
+            d = 1 / (d11 * d22 - 1) / d
+            wk = d * (d11 * a[k + 2:, k] - d21 * a[k + 2:, k + 1])
+            wkp1 = d * (d22 * a[k + 2:, k + 1] - d21.conj() * a[k + 2:, k])
+            a[k + 2:, k + 2:] -= (np.outer(a[k + 2:, k], wk.conj())
+                                  + np.outer(a[k + 2:, k + 1], wkp1.conj()))
+            a[k + 2:, k], a[k + 2:, k + 1] = wk, wkp1
         elif step == 2 and k + 2 < n:
             d21 = a[k + 1, k]
             d11, d22 = a[k + 1, k + 1] / d21, a[k, k] / d21
@@ -2360,26 +2416,30 @@ def _sytf2_lower(A):
             wkp1 = d21 * (d22 * a[k + 2:, k + 1] - a[k + 2:, k])
             a[k + 2:, k + 2:] -= (np.outer(a[k + 2:, k], wk) + np.outer(a[k + 2:, k + 1], wkp1))
             a[k + 2:, k], a[k + 2:, k + 1] = wk, wkp1
-        a = np.tril(a) + np.tril(a, -1).T
+        a = np.tril(a) + T(np.tril(a, -1))
+        if hermitian:
+            np.fill_diagonal(a, a.diagonal().real)
         pivots[k:k + step] = kp + 1 if step == 1 else -(kp + 1)
         k += step
     return np.tril(a), pivots, info
 
 
-def linalg_ldl_factor_ex(A, hermitian):  # (real matrices: hermitian is symmetric)
-    """(LD, pivots, info) of each matrix of the batch (dsytrf's lower form, as torch's: D and
-    L in LD's lower triangle, zeros above), LD column-major."""
+def linalg_ldl_factor_ex(A, hermitian):
+    """(LD, pivots, info) of each matrix of the batch (?sytrf's lower form, ?hetrf's when
+    hermitian, as torch's: D and L in LD's lower triangle, zeros above), LD column-major."""
     batch = A.reshape((-1,) + A.shape[-2:])
-    parts = [_sytf2_lower(a) for a in batch]
+    parts = [_sytf2_lower(a, hermitian) for a in batch]
     LD = np.array([p[0] for p in parts], A.dtype).reshape(A.shape)
     pivots = np.array([p[1] for p in parts], np.int32).reshape(A.shape[:-1])
     info = np.array([p[2] for p in parts], np.int32).reshape(A.shape[:-2])
     return lapack_layout(LD), pivots, info
 
 
-def _sytrs_lower(LD, pivots, B):
-    """LAPACK's dsytrs: A X = B from dsytrf's lower LD and pivots (L D L^T with the
-    pivots' row swaps), one matrix."""
+def _sytrs_lower(LD, pivots, B, hermitian):
+    """LAPACK's dsytrs / zsytrs (zhetrs when hermitian): A X = B from ?sytrf's lower LD and
+    pivots (L D L^T, or L D L^H, with the pivots' row swaps), one matrix."""
+    hermitian = hermitian and np.iscomplexobj(LD)
+    conj = np.conj if hermitian else (lambda x: x)
     b = np.array(B, copy=True)
     n = LD.shape[-1]
     k = 0
@@ -2388,28 +2448,28 @@ def _sytrs_lower(LD, pivots, B):
             kp = pivots[k] - 1
             b[[k, kp]] = b[[kp, k]]
             b[k + 1:] -= np.outer(LD[k + 1:, k], b[k])
-            b[k] /= LD[k, k]
+            b[k] /= LD[k, k].real if hermitian else LD[k, k]
             k += 1
         else:
             kp = -pivots[k] - 1
             b[[k + 1, kp]] = b[[kp, k + 1]]
             b[k + 2:] -= np.outer(LD[k + 2:, k], b[k]) + np.outer(LD[k + 2:, k + 1], b[k + 1])
             akm1k = LD[k + 1, k]
-            akm1, ak = LD[k, k] / akm1k, LD[k + 1, k + 1] / akm1k
+            akm1, ak = LD[k, k] / conj(akm1k), LD[k + 1, k + 1] / akm1k
             denom = akm1 * ak - 1
-            bkm1, bk = b[k] / akm1k, b[k + 1] / akm1k
+            bkm1, bk = b[k] / conj(akm1k), b[k + 1] / akm1k
             b[k], b[k + 1] = (ak * bkm1 - bk) / denom, (akm1 * bk - bkm1) / denom
             k += 2
     k = n - 1
-    while k >= 0:  # L^T X = Y
+    while k >= 0:  # L^T X = Y (L^H X = Y)
         if pivots[k] > 0:
-            b[k] -= LD[k + 1:, k] @ b[k + 1:]
+            b[k] -= conj(LD[k + 1:, k]) @ b[k + 1:]
             kp = pivots[k] - 1
             b[[k, kp]] = b[[kp, k]]
             k -= 1
         else:
-            b[k] -= LD[k + 1:, k] @ b[k + 1:]
-            b[k - 1] -= LD[k + 1:, k - 1] @ b[k + 1:]
+            b[k] -= conj(LD[k + 1:, k]) @ b[k + 1:]
+            b[k - 1] -= conj(LD[k + 1:, k - 1]) @ b[k + 1:]
             kp = -pivots[k] - 1
             b[[k, kp]] = b[[kp, k]]
             k -= 2
@@ -2421,7 +2481,7 @@ def linalg_ldl_solve(LD, pivots, B, hermitian):
     LDs = np.broadcast_to(LD, batch + LD.shape[-2:]).reshape((-1,) + LD.shape[-2:])
     pivs = np.broadcast_to(pivots, batch + pivots.shape[-1:]).reshape(-1, pivots.shape[-1])
     Bs = np.broadcast_to(B, batch + B.shape[-2:]).reshape((-1,) + B.shape[-2:])
-    X = np.array([_sytrs_lower(*parts) for parts in zip(LDs, pivs, Bs)], B.dtype)
+    X = np.array([_sytrs_lower(*parts, hermitian) for parts in zip(LDs, pivs, Bs)], B.dtype)
     return lapack_layout(X.reshape(batch + B.shape[-2:]))
 
 
@@ -2509,7 +2569,8 @@ def linalg_matrix_exp(A):
     until its 1-norm is below 5.37, the approximant, squared back."""
     b = _PADE13
     dtype = A.dtype
-    A = A.astype(np.float64)  # (float32 too: rounded once at the end)
+    A = A.astype(np.complex128 if A.dtype.kind == "c" else np.float64)  # (rounded once at the
+    # end)
     norm = np.abs(A).sum(-2).max(initial=0.0)
     s = max(0, int(np.ceil(np.log2(norm / 5.371920351148152)))) if norm > 0 else 0
     A = A / 2.0 ** s
