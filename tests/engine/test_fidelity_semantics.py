@@ -2,8 +2,12 @@
 .numpy() under no_grad, views and inference tensors, and error messages. Each behaviour is
 tested against torch's documented rules; the same code runs through torch too in tests/parity
 (test_dtypes.py, test_autograd.py, test_errors.py)."""
+import operator
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gradtool as gt
 from gradtool.engine.autograd import Function
@@ -21,6 +25,29 @@ def test_a_dimensioned_tensor_wins_over_a_0d_tensor_of_its_category():
     assert (gt.ones(3, dtype=gt.int32) * gt.tensor(2.0, dtype=gt.float64)).dtype == gt.float64
     # computed in the result dtype, as torch (not in float64, then rounded)
     assert (x * gt.tensor(1 / 3, dtype=gt.float64)).tolist() == [np.float32(1) * np.float32(1 / 3)] * 3
+
+
+_ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+               "div": operator.truediv}
+
+
+@settings(max_examples=60, deadline=None)
+@given(dtype=st.sampled_from([np.float32, np.float64]), op=st.sampled_from(sorted(_ARITHMETIC)),
+       number=st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(
+           [0.0, -0.0, 0.9, -0.1, 1e300, -1e-320, 3.4e38, 1.0]),
+       values=st.lists(st.floats(width=32), min_size=1, max_size=6))
+def test_a_python_float_operand_is_cast_to_the_tensors_dtype_first(dtype, op, number, values):
+    """x * 0.9 computes x * float32(0.9) in float32 (torch's wrapped number, numpy's NEP 50):
+    the kernels hand numbers to numpy as cached 0-d arrays of the tensor's dtype, which
+    must give the same bits, -0.0 and nan included."""
+    a = np.array(values, dtype=dtype)
+    fn = _ARITHMETIC[op]
+    with np.errstate(all="ignore"):
+        expected = fn(a, number)
+        got = fn(gt.tensor(a), number)._data
+        again = fn(gt.tensor(a), number)._data  # (a cached number array, reused)
+    assert got.dtype == expected.dtype == dtype
+    assert got.tobytes() == expected.tobytes() == again.tobytes()
 
 
 def test_python_and_numpy_scalars_never_upcast():

@@ -22,6 +22,9 @@ from .tensor import Tensor
 from .walk import count_dependencies, topological_order
 
 
+_ndarray = np.ndarray
+
+
 def _as_tuple(x):
     if x is None:
         return ()
@@ -318,13 +321,14 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
                 _run_node_hooks(hooks.post, [], tuple(_as_tensors(grads)))
             continue
         edges = node.next_functions
+        takes_arrays = node.takes_arrays
         if grads is not None or node is root:
             grads = grads or []
             if batch is not None:
                 out = (node.apply_batched(grads) if node.batches else
                        _apply_per_element(node, grads, batch))
             else:
-                if on_arrays and not node.takes_arrays:
+                if on_arrays and not takes_arrays:
                     grads = _as_tensors(grads)
                 # (a partial, not a lambda: a closure would make this loop's locals cells)
                 out = (observers.backward_node(node, functools.partial(node.apply, grads))
@@ -344,14 +348,13 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
         if not retain_graph and node.saves_tensors and (saved or saved is None):
             node.release_saved()
         metas = node._input_meta
-        takes_arrays = node.takes_arrays
         for i, (child, nr) in enumerate(edges):
             if child is None:
                 continue
             g = out[i]
             if g is not None:
                 data = (g._data if type(g) is Tensor else
-                        g if takes_arrays and type(g) is np.ndarray else None)
+                        g if takes_arrays and type(g) is _ndarray else None)
                 shape, dtype = metas[i]
                 if batch is not None:
                     shape = (batch,) + shape
@@ -373,7 +376,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
                         np.add(held, g, out=held)
                     else:
                         held = buf[nr] = _add(held, g)
-                        if type(held) is np.ndarray:
+                        if type(held) is _ndarray:
                             sums[id(held)] = held
             left = counts[child] - 1
             counts[child] = left

@@ -247,12 +247,6 @@ class SavedTensor:
         if hooks:  # the innermost saved_tensors_hooks pair packs every tensor saved inside it
             self.register_hooks(*hooks[-1])
 
-    @staticmethod
-    def released():
-        """A saved value already freed: reading it raises the freed error. (One object for
-        all: nothing changes a freed value, and backward frees one per number an op saved.)"""
-        return _RELEASED
-
     def release(self):
         self._freed = True
         self._tensor = self._data = self._packed = None
@@ -348,7 +342,9 @@ def _released():
     return saved
 
 
-_RELEASED = _released()
+# A saved value already freed: reading it raises the freed error. (One object for all:
+# nothing changes a freed value, and backward frees one per number an op saved.)
+RELEASED = _released()
 _new_saved = SavedTensor.__new__
 
 

@@ -91,8 +91,8 @@ def conj(x):
     """The complex conjugate. Real values are their own, returned as they are (no copy, no
     node, as torch's conj), so one formula serves real and complex inputs at no cost."""
     kind = type(x)
-    if kind is _ndarray:
-        return x if x.dtype.kind != "c" else np.conjugate(x)
+    if kind is _ndarray:  # (numpy's conj of a real array is the array itself)
+        return x.conj()
     if kind is float or kind is int:  # (a number saved in a tensor's place: x * 0.9)
         return x
     return x.conj() if isinstance(x, Tensor) else x.conjugate()

@@ -37,7 +37,7 @@ import numpy as np
 from .. import grad_mode
 from ..dispatch import call, derived
 from ..free_functions import stack
-from ..node import Node, SavedTensor, exposed_attributes
+from ..node import RELEASED, Node, SavedTensor, exposed_attributes
 from ..tensor import Tensor
 from .generic import constant, ones_like, zeros_like
 
@@ -71,6 +71,9 @@ class OpNode(Node):
         for (child, _), (fn, names) in zip(self.next_functions, plain):
             if child is None:
                 out.append(None)
+                continue
+            if fn is None:  # (a formula handing the gradient on as it is: see _passes_grad)
+                out.append(grad)
                 continue
             if names:
                 args = [grad]
@@ -127,7 +130,7 @@ class OpNode(Node):
             if type(value) is SavedTensor:
                 value.release()
             elif name in inputs:
-                saved[name] = SavedTensor.released()
+                saved[name] = RELEASED
 
     def _evaluate(self, formula, grads, as_arrays, batch_size):
         fn, params = formula
@@ -147,6 +150,17 @@ class OpNode(Node):
                         v = v[None]
             args.append(v)
         return fn(*args)
+
+
+def _passes_grad(formula):
+    """Whether a formula is `lambda grad: grad` (add's self, clone's, ...): OpNode.apply's
+    lean path hands the gradient on without calling it (a Python call per node saved)."""
+    code = getattr(formula, "__code__", None)
+    return code is not None and code.co_code == _PASS.co_code and \
+        code.co_varnames == _PASS.co_varnames and not formula.__defaults__
+
+
+_PASS = (lambda grad: grad).__code__
 
 
 def _in_place_twin(spec, node_name, jvp, batches, inputs):
@@ -268,7 +282,8 @@ class OpSpec:
         # OpNode.apply's lean path
         spec.grad_first = None if spec.one_formula or spec.multi_output or any(
             params[0] != "grad" or "grads" in params for _, params in spec.formula_list
-        ) else tuple((fn, params[1:]) for fn, params in spec.formula_list)
+        ) else tuple((None if _passes_grad(fn) else fn, params[1:])
+                     for fn, params in spec.formula_list)
         if batches and spec.multi_output:
             raise TypeError(f"{node_name}: a batch of gradients runs through one output")
         spec.all_differentiable = spec.diff_inputs == spec.inputs
