@@ -22,6 +22,7 @@ from .autograd.dtypes import dtype as _dtype
 from .autograd.device import device as _device
 from .autograd.function import Function
 from .autograd.tensor import Tensor
+from .errors import NotInEngineError
 from .func import batched as batching, function as func_function, rules, tree
 
 __all__ = ["Library", "Tag", "custom_op", "triton_op", "wrap_triton", "register_autograd",
@@ -459,7 +460,7 @@ class OpOverloadPacket:
 class AtenOverload:
     """torch.ops.aten.<name>.<overload> for an op of the engine's table: what selective
     checkpointing's policy receives and compares with (one object per overload, so `is`,
-    `==` and `in [...]` all work). Calling it runs the engine's torch.<name>."""
+    `==` and `in [...]` all work). Calling it runs the engine's Tensor.<name>."""
 
     _made = {}
 
@@ -475,8 +476,11 @@ class AtenOverload:
                                           else f".{self._overloadname}")
 
     def __call__(self, *args, **kwargs):
-        from . import namespace
-        return getattr(namespace, self._opname)(*args, **kwargs)
+        method = getattr(args[0], self._opname, None) if args else None
+        if method is None:  # (torch's schemas are the engine's Tensor methods' where it has one)
+            raise NotInEngineError(f"calling torch.ops.aten.{self._opname} (the engine runs it "
+                                   f"as a Tensor method only)")
+        return method(*args[1:], **kwargs)
 
     def __str__(self):
         return f"aten.{self._opname}.{self._overloadname}"
