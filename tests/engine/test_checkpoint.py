@@ -357,3 +357,20 @@ def test_a_context_fn_enters_its_forward_context_then_its_recompute_context():
     assert entered == ["forward"]
     y.sum().backward()
     assert entered == ["forward", "recompute"]
+
+
+def test_the_recomputation_takes_a_saved_output_back_without_computing_it(monkeypatch):
+    from gradtool.engine.autograd.ops import derivatives as D
+    runs = []
+    kernel = D.MM.forward
+    monkeypatch.setattr(D.MM, "forward", lambda *a: runs.append(1) or kernel(*a))
+    C = gt.utils.checkpoint
+    a = gt.linspace(-1, 1, 9, dtype=gt.float64).reshape(3, 3).requires_grad_()
+    for saved, computed in (([gt.ops.aten.mm.default], 1), ([], 2)):
+        runs.clear()
+        contexts = functools.partial(C.create_selective_checkpoint_contexts, saved)
+        y = C.checkpoint(lambda a: gt.mm(a, a).sin().sum(), a, use_reentrant=False,
+                         context_fn=contexts)
+        y.backward()
+        assert len(runs) == computed  # the forward's, and the recomputation's unless saved
+
