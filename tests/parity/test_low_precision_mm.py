@@ -1,5 +1,6 @@
 """nn.functional's float8 and grouped products against torch's CPU build: grouped_mm's values
-and gradients, the errors and enums of tests/engine/test_low_precision_mm.py. Tests marked parity, skipped without torch."""
+and gradients, the errors and enums of tests/engine/test_low_precision_mm.py. Tests marked
+parity, skipped without torch."""
 import numpy as np
 import pytest
 
