@@ -374,3 +374,25 @@ def test_the_recomputation_takes_a_saved_output_back_without_computing_it(monkey
         y.backward()
         assert len(runs) == computed  # the forward's, and the recomputation's unless saved
 
+
+
+def suppressing_context_program(lib):
+    """A context_fn whose forward context swallows the function's exception: torch's error."""
+    C = lib.utils.checkpoint
+
+    def failing(x):
+        raise ValueError("inside")
+
+    x = lib.ones(2, requires_grad=True)
+    return [error(lambda: C.checkpoint(failing, x, use_reentrant=False, context_fn=lambda: (
+        contextlib.suppress(ValueError), contextlib.nullcontext()))),
+            error(lambda: C.checkpoint(failing, x, use_reentrant=False))]
+
+
+def test_a_forward_context_that_swallows_the_error_is_refused():
+    assert suppressing_context_program(gt) == [
+        ("RuntimeError", "torch.utils.checkpoint: the forward context provided by context_fn "
+                         "suppressed an exception raised during the checkpointed forward. This "
+                         "is not supported because checkpoint cannot return a value for a "
+                         "failed forward."),
+        ("ValueError", "inside")]

@@ -58,6 +58,11 @@ def test_selective_checkpointing_is_torchs(torch):
     assert_same(programs.selective_program(gt), programs.selective_program(torch))
 
 
+def test_a_swallowing_forward_context_is_torchs_error(torch):
+    assert programs.suppressing_context_program(gt) == \
+        programs.suppressing_context_program(torch)
+
+
 @pytest.mark.parametrize("use_reentrant", [False, True])
 def test_checkpoint_sequential_is_torchs(torch, use_reentrant):
     assert_same(programs.sequential_program(gt, use_reentrant),

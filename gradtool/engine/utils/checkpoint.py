@@ -198,8 +198,16 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
     if frame is None:  # grad mode off: nothing is saved, nothing to recompute
         return function(*args, **kwargs)
     frame, forward_context = frame
+    suppressed = True
     with _checkpoint_hook(frame), forward_context:
         out = function(*args, **kwargs)
+        suppressed = False
+    if suppressed:  # the forward raised and the context swallowed it: no value to return
+        raise RuntimeError(
+            "torch.utils.checkpoint: the forward context provided by "
+            "context_fn suppressed an exception raised during the "
+            "checkpointed forward. This is not supported because checkpoint "
+            "cannot return a value for a failed forward.")
     frame.forward_completed = True
     return out
 
