@@ -494,14 +494,19 @@ class AtenOverload:
 _ARITHMETIC = {"add", "sub", "mul", "div", "remainder", "fmod"}
 _COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 
+_OVER_DIMS = {"sum": "dim_IntList", "mean": "dim"}  # a reduction given its dims
 _OVERLOADS = {**{name: ("Tensor", "Scalar") for name in _ARITHMETIC | _COMPARISONS},
+              **{name: ("default", dim) for name, dim in _OVER_DIMS.items()},
               "pow": ("Tensor_Tensor", "Tensor_Scalar", "Scalar")}
 
 
-def aten_overload(name, inputs):
-    """The torch.ops.aten overload a run of the engine's op `name` on `inputs` stands for."""
+def aten_overload(name, inputs, args=()):
+    """The torch.ops.aten overload a run of the engine's op `name` on `inputs` (and its other
+    arguments `args`) stands for."""
     base = name[:-1] if name.endswith("_") and not name.startswith("_") else name
-    if base in _ARITHMETIC:
+    if base in _OVER_DIMS and args:
+        overload = _OVER_DIMS[base]
+    elif base in _ARITHMETIC:
         overload = "Tensor"
     elif base in _COMPARISONS or base == "pow":
         other_tensor = len(inputs) > 1 and hasattr(inputs[1], "_data")

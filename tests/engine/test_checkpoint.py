@@ -396,3 +396,28 @@ def test_a_forward_context_that_swallows_the_error_is_refused():
                          "is not supported because checkpoint cannot return a value for a "
                          "failed forward."),
         ("ValueError", "inside")]
+
+
+def shared_saved_program(lib):
+    """Ops whose formulas share a saved tensor (pow's self for both inputs, atan2's): its
+    unpack hook runs once per backward of the node, so checkpoint unpacks each holder once."""
+    unpacked = []
+    x = lib.linspace(0.5, 1.5, 4, dtype=lib.float64).requires_grad_()
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t,
+                                                lambda t: unpacked.append(1) or t):
+        y = x.pow(x).sum() + lib.atan2(x, x + 2).sum()
+    y.backward()
+    plain = x.grad.tolist()
+    x.grad = None
+    f = lambda x: x.pow(x).sum() + lib.atan2(x, x + 2).sum()  # noqa: E731
+    lib.utils.checkpoint.checkpoint(f, x, use_reentrant=False).backward()
+    return [len(unpacked), plain, x.grad.tolist()]
+
+
+def test_a_value_two_formulas_read_is_unpacked_once():
+    count, plain, checkpointed = shared_saved_program(gt)
+    x = np.linspace(0.5, 1.5, 4)
+    expected = x ** x * (np.log(x) + 1) + 2 / (x ** 2 + (x + 2) ** 2)
+    np.testing.assert_allclose(plain, expected, rtol=1e-12)
+    np.testing.assert_allclose(checkpointed, expected, rtol=1e-12)
+    assert count == 5  # pow: self, exponent, result; atan2: self, other

@@ -58,6 +58,10 @@ def test_selective_checkpointing_is_torchs(torch):
     assert_same(programs.selective_program(gt), programs.selective_program(torch))
 
 
+def test_saved_values_two_formulas_read_are_unpacked_as_torchs(torch):
+    assert_same(programs.shared_saved_program(gt), programs.shared_saved_program(torch))
+
+
 def test_a_swallowing_forward_context_is_torchs_error(torch):
     assert programs.suppressing_context_program(gt) == \
         programs.suppressing_context_program(torch)

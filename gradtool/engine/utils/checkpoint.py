@@ -535,7 +535,7 @@ class _OpLog(observers.Observer):
 
     def op(self, name, inputs, run):
         out = run()
-        overload = library.aten_overload(name, inputs)
+        overload = library.aten_overload(name, inputs, _other_arguments(run))
         results = out if isinstance(out, tuple) else (out,)
         shown = ", ".join(f"{_short(r)}" for r in results if isinstance(r, Tensor))
         self.logs.append(f"{shown} = {overload}({', '.join(_short(i) for i in inputs)})")
@@ -676,14 +676,15 @@ class _CachingMode(observers.Observer):
         self.func_counter = collections.defaultdict(int)
 
     def op(self, name, inputs, run):
-        func = library.aten_overload(name, inputs)
+        more = _other_arguments(run)
+        func = library.aten_overload(name, inputs, more)
         out = run()
         if func in SAC_IGNORED_OPS:
             return out
         idx = self.func_counter[func]
         self.func_counter[func] += 1
         policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False, op_output=out),
-                                func, *inputs)
+                                func, *inputs, *more)
         if isinstance(policy, bool):
             policy = _policy_from_bool(policy)
         if policy in (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE):
@@ -709,7 +710,7 @@ class _CachedMode(observers.Observer):
         return super().__enter__()
 
     def op(self, name, inputs, run):
-        func = library.aten_overload(name, inputs)
+        func = library.aten_overload(name, inputs, _other_arguments(run))
         if func in SAC_IGNORED_OPS:
             return run()
         idx = self.func_counter[func]
@@ -733,11 +734,24 @@ class _CachedMode(observers.Observer):
         return _run_with_result(run, cached)
 
 
+def _other_arguments(run):
+    """The op's arguments after its tensor inputs (dim, keepdim, ...) as torch's schema passes
+    them (lists, not tuples), where run() is dispatch's call that has them."""
+    if not _is_plain_call(run):
+        return ()
+    return tuple(list(a) if type(a) is tuple else a for a in run.args[2])
+
+
+def _is_plain_call(run):
+    """Whether run() is dispatch's call of one op (not in place, no other observer around)."""
+    return isinstance(run, functools.partial) and run.func is dispatch.call
+
+
 def _run_with_result(run, cached):
     """run() (dispatch's call of an op) with the op's kernel replaced by the cached result:
     the node and what it saves are recorded as in the forward, nothing is computed. A run
     that is not a plain call (an in-place op, another observer around it) runs as it is."""
-    if not (isinstance(run, functools.partial) and run.func is dispatch.call):
+    if not _is_plain_call(run):
         return run()
     spec, inputs, args = run.args[:3]
     arrays = _tree_map(lambda t: t._data if isinstance(t, Tensor) else t, cached)
