@@ -299,7 +299,8 @@ class OpSpec:
         ) else tuple((fn, params[1:]) for fn, params in spec.formula_list)
         # a saved value two formulas read: unpacked once per backward of the node (as torch's
         # generated code does), so a saved-tensor unpack hook runs once for it
-        read = [p for _, params in spec.formula_list for p in params if p not in ("grad", "grads")]
+        read = [p for _, params in spec.formula_list for p in params
+                if spec._source(p)[0] in ("input", "output")]
         spec.reads_saved_twice = len(read) != len(set(read))
         if batches and spec.multi_output:
             raise TypeError(f"{node_name}: a batch of gradients runs through one output")
