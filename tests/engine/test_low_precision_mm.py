@@ -83,6 +83,8 @@ def grouped_products(lib):
             out = out[:5]  # (torch leaves the row after the last group unwritten)
             grad = grad[:5].contiguous()
         ga, gb = lib.autograd.grad(out, (a, b), grad)
+        if a_shape == (6, 8):
+            ga = ga[:5]  # (torch's gradient of the row in no group is unwritten memory too)
         seen.append([out.tolist(), node, str(out.dtype), ga.tolist(),
                      gb.tolist()])
     a, b, offs = lib.ones(5, 8), lib.ones(2, 8, 4), lib.tensor([2, 5], dtype=lib.int32)

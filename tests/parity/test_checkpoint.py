@@ -45,13 +45,20 @@ def test_nested_checkpoints_and_no_grad_inside_are_torchs(torch):
                 programs.nested_and_no_grad_program(torch))
 
 
-def test_checkpoint_errors_are_torchs(torch, monkeypatch):
+def without_pytest_handlers():
     # torch's debug trace logs each op to its "LoggingTensor" logger with arguments only its
-    # own handler formats: pytest's capturing handlers, once they are on that logger, fail on it
+    # own handler formats: pytest's capturing handlers, once they are on that logger, fail on
+    # them (here and in any later test that turns checkpoint's debug on)
     logger = logging.getLogger("LoggingTensor")
-    monkeypatch.setattr(logger, "handlers", [h for h in logger.handlers
-                                             if type(h).__module__ != "_pytest.logging"])
-    assert_same(programs.mismatch_program(gt), programs.mismatch_program(torch))
+    logger.handlers = [h for h in logger.handlers if type(h).__module__ != "_pytest.logging"]
+
+
+def test_checkpoint_errors_are_torchs(torch):
+    without_pytest_handlers()
+    try:
+        assert_same(programs.mismatch_program(gt), programs.mismatch_program(torch))
+    finally:
+        without_pytest_handlers()
 
 
 def test_selective_checkpointing_is_torchs(torch):
