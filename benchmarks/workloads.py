@@ -488,6 +488,8 @@ def all_cases(quick=False, use_nn=False, deep=100_000):
     cases.extend(func_cases())
     from fft_workload import fft_cases  # W10: a spectral convolution (torch.fft)
     cases.extend(fft_cases())
+    from checkpoint_workload import checkpoint_cases  # W11: activation checkpointing
+    cases.extend(checkpoint_cases())
     if quick:
         for c in cases:
             c.budget /= 3

@@ -22,6 +22,7 @@ from .autograd.dtypes import dtype as _dtype
 from .autograd.device import device as _device
 from .autograd.function import Function
 from .autograd.tensor import Tensor
+from .errors import NotInEngineError
 from .func import batched as batching, function as func_function, rules, tree
 
 __all__ = ["Library", "Tag", "custom_op", "triton_op", "wrap_triton", "register_autograd",
@@ -456,8 +457,96 @@ class OpOverloadPacket:
     __repr__ = __str__
 
 
+class AtenOverload:
+    """torch.ops.aten.<name>.<overload> for an op of the engine's table: what selective
+    checkpointing's policy receives and compares with (one object per overload, so `is`,
+    `==` and `in [...]` all work). Calling it runs the engine's Tensor.<name>."""
+
+    _made = {}
+
+    def __new__(cls, name, overload):
+        made = cls._made.get((name, overload))
+        if made is None:
+            made = cls._made[(name, overload)] = super().__new__(cls)
+            made._opname, made._overloadname = name, overload
+        return made
+
+    def name(self):
+        return f"aten::{self._opname}" + ("" if self._overloadname == "default"
+                                          else f".{self._overloadname}")
+
+    def __call__(self, *args, **kwargs):
+        method = getattr(args[0], self._opname, None) if args else None
+        if method is None:  # (torch's schemas are the engine's Tensor methods' where it has one)
+            raise NotInEngineError(f"calling torch.ops.aten.{self._opname} (the engine runs it "
+                                   f"as a Tensor method only)")
+        return method(*args[1:], **kwargs)
+
+    def __str__(self):
+        return f"aten.{self._opname}.{self._overloadname}"
+
+    def __repr__(self):
+        return f"<OpOverload(op='aten.{self._opname}', overload='{self._overloadname}')>"
+
+
+# the overloads torch dispatches, where not `default`: binary arithmetic takes a Tensor
+# (torch wraps a Python number), comparisons a Tensor or a Scalar
+_ARITHMETIC = {"add", "sub", "mul", "div", "remainder", "fmod"}
+_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+_OVER_DIMS = {"sum": "dim_IntList", "mean": "dim"}  # a reduction given its dims
+_OVERLOADS = {**{name: ("Tensor", "Scalar") for name in _ARITHMETIC | _COMPARISONS},
+              **{name: ("default", dim) for name, dim in _OVER_DIMS.items()},
+              "pow": ("Tensor_Tensor", "Tensor_Scalar", "Scalar")}
+
+
+def aten_overload(name, inputs, args=()):
+    """The torch.ops.aten overload a run of the engine's op `name` on `inputs` (and its other
+    arguments `args`) stands for."""
+    base = name[:-1] if name.endswith("_") and not name.startswith("_") else name
+    if base in _OVER_DIMS and args:
+        overload = _OVER_DIMS[base]
+    elif base in _ARITHMETIC:
+        overload = "Tensor"
+    elif base in _COMPARISONS or base == "pow":
+        other_tensor = len(inputs) > 1 and hasattr(inputs[1], "_data")
+        if base == "pow":
+            overload = "Tensor_Tensor" if other_tensor else "Tensor_Scalar"
+        else:
+            overload = "Tensor" if other_tensor else "Scalar"
+    else:
+        overload = "default"
+    return AtenOverload(name, overload)
+
+
+class AtenPacket:
+    """torch.ops.aten.<name>: the engine's op, with its overloads as attributes."""
+
+    def __init__(self, name):
+        self._opname = name
+
+    def __getattr__(self, overload):
+        if overload.startswith("__"):
+            raise AttributeError(overload)
+        if overload not in _OVERLOADS.get(self._opname, ("default",)):
+            raise AttributeError(f"The underlying op of 'aten.{self._opname}' has no overload "
+                                 f"name '{overload}'")
+        return AtenOverload(self._opname, overload)
+
+    def __str__(self):
+        return f"aten.{self._opname}"
+
+    __repr__ = __str__
+
+
+def _engine_row_names():
+    from .autograd.ops.registry import OpSpec
+    from .autograd.ops.rows import table
+    return {s.name for s in vars(table).values() if isinstance(s, OpSpec)}
+
+
 class _Namespace:
-    """torch.ops.<ns>: its ops by name."""
+    """torch.ops.<ns>: its ops by name (and in `aten`, the engine's own ops)."""
 
     def __init__(self, name):
         self._name = name
@@ -466,6 +555,8 @@ class _Namespace:
         if name.startswith("__"):
             raise AttributeError(name)
         op = _OPS.get(f"{self._name}::{name}")
+        if op is None and self._name == "aten" and name in _engine_row_names():
+            return AtenPacket(name)
         if op is None:
             raise AttributeError(f"'_OpNamespace' '{self._name}' object has no attribute "
                                  f"'{name}'")

@@ -325,6 +325,40 @@ case("matmul_equal_batch", ("EXPAND", "VIEW", "BMM", "UNSAFE_VIEW"), lambda a, b
 case("matmul_batch_of_one_squeezed", ("SQUEEZE_DIM", "MM"), lambda a, b: a @ b,
      normals((2, 3, 4), (1, 4, 2)), matmul_vjp)
 
+
+def grouped_np(a, b, offs):
+    """grouped_mm's groups in numpy: (output slice, a's part, b's part) per group."""
+    starts = (0,) + tuple(offs[:-1])
+    if a.ndim == 2 and b.ndim == 3:
+        return [(np.s_[s:e], np.s_[s:e], np.s_[g]) for g, (s, e) in enumerate(zip(starts, offs))]
+    if a.ndim == 3:
+        return [(np.s_[:, s:e], np.s_[g], np.s_[:, s:e])
+                for g, (s, e) in enumerate(zip(starts, offs))]
+    return [(np.s_[g], np.s_[:, s:e], np.s_[s:e]) for g, (s, e) in enumerate(zip(starts, offs))]
+
+
+def grouped_mm_vjp(offs):
+    def vjp(v, a, b):
+        ga, gb = np.zeros_like(a), np.zeros_like(b)
+        for out, pa, pb in grouped_np(a, b, offs):
+            ga[pa] += v[out] @ b[pb].T
+            gb[pb] += a[pa].T @ v[out]
+        return [ga, gb]
+    return vjp
+
+
+# F.grouped_mm's four layouts (the row in float64: torch's public op takes float32 and less);
+# an empty group (2, 2) and rows past the last group get no gradient
+for layout, shapes, offs in [("2d_3d", ((6, 3), (3, 3, 2)), (2, 2, 5)),
+                             ("3d_2d", ((2, 3, 4), (4, 5)), (2, 5)),
+                             ("2d_2d", ((3, 5), (5, 2)), (1, 4)),
+                             ("3d_3d", ((2, 3, 4), (2, 4, 2)), None)]:
+    case(f"grouped_mm_{layout}", "GROUPED_MM",
+         functools.partial(lambda a, b, offs: D.GROUPED_MM(a, b, offs), offs=offs),
+         normals(*shapes),
+         (lambda v, a, b: [v @ np.swapaxes(b, 1, 2), np.swapaxes(a, 1, 2) @ v])
+         if offs is None else grouped_mm_vjp(offs))
+
 # ------------------------------ reductions ------------------------------
 S3 = (2, 3, 4)
 case("sum", "SUM", lambda x: x.sum(), normal(*S3), lambda v, x: [np.broadcast_to(v, x.shape)],

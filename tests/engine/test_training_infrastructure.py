@@ -87,7 +87,7 @@ def test_checkpoint_device_states_and_stateless_call():
 
 def checkpoint_program(lib):
     """utils.checkpoint's names: the reentrant CheckpointFunction (its node, the dropout
-    mask of its rerun, gradients), the non-reentrant plain graph under a user's context_fn,
+    mask of its rerun, gradients), the non-reentrant graph under a user's context_fn,
     the argument errors, the helpers and the switches. Takes gradtool or torch."""
     import contextlib
     C = lib.utils.checkpoint
@@ -175,7 +175,7 @@ def test_checkpoint_names():
     kept = np.asarray(values) != 0
     np.testing.assert_allclose(grad, kept * 6 * (1 - np.tanh(x) ** 2), rtol=1e-12)
     np.testing.assert_allclose(seen[5], np.cos(x), rtol=1e-12)
-    assert seen[6:8] == ["TanhBackward0", ["forward"]]  # no recomputation to enter
+    assert seen[6:8] == ["TanhBackward0", ["forward"]]  # no backward yet: no recomputation
     assert seen[9] == ("ValueError", "Unexpected keyword arguments: other")
     assert seen[10] == seen[12] == ("ValueError", "Passing `context_fn` or `debug` is only "
                                                   "supported when use_reentrant=False.")
@@ -187,15 +187,3 @@ def test_checkpoint_names():
     assert "incompatible with .grad() or passing an `inputs`" in seen[17][1]
     assert seen[19] == ("RuntimeError", "GraphExecGroup contexts cannot be nested. Already inside")
     assert seen[-2:] == [None, None] and seen[-4:-2] == [False, True]
-
-
-def test_selective_checkpointing_is_the_engines_clear_error():
-    import functools
-
-    from gradtool.engine.errors import NotInEngineError
-    C = gt.utils.checkpoint
-    policy = functools.partial(C.create_selective_checkpoint_contexts,
-                               lambda ctx, op, *args, **kwargs: C.CheckpointPolicy.MUST_SAVE)
-    with pytest.raises(NotInEngineError, match="create_selective_checkpoint_contexts"):
-        C.checkpoint(gt.tanh, gt.ones(2, requires_grad=True), use_reentrant=False,
-                     context_fn=policy)

@@ -176,6 +176,8 @@ def test_checkpoint_names_are_torchs():
     torch = pytest.importorskip("torch")
     import torch.utils.checkpoint  # noqa: F401
     from tests.engine.test_training_infrastructure import checkpoint_program
+    from tests.parity.test_checkpoint import without_pytest_handlers
+    without_pytest_handlers()  # (torch's debug trace logs what they cannot format)
     mine, theirs = checkpoint_program(gt), checkpoint_program(torch)
     skip = {2, 3}  # dropout's values and gradients: generators differ
     for i, (a, b) in enumerate(zip(mine, theirs)):

@@ -16,6 +16,7 @@ from .generic import (bmm, cat, conj, contiguous, cos, cosh, diagonal, exp, expa
                       sinh, slice, squeeze, stack, sum, sum_to, t, to, transpose, tril, triu,
                       unbind, unsqueeze, view_as_complex, view_as_real, where, zeros, zeros_like)
 from .generic import floor as _floor, index_select, sigmoid as _sigmoid, trunc as _trunc
+from .generic import grouped_mm
 from .generic import exp2, isfinite, isnan
 from .registry import MANY, NON_DIFFERENTIABLE, OpSpec, no_forward_ad
 
@@ -484,6 +485,13 @@ VDOT = OpSpec("vdot", "VdotBackward0", np.vdot, jvp="bilinear", complex=True,
 BMM = OpSpec("bmm", "BmmBackward0", np.matmul, function=True, jvp="bilinear", complex=True,
              self=lambda grad, mat2: bmm(grad, conj(transpose(mat2, 1, 2))),
              mat2=lambda grad, self: bmm(conj(transpose(self, 1, 2)), grad))
+# F.grouped_mm (mixture-of-experts layers): a product per group of a jagged operand (offs, as
+# Python ints, the ends of the groups); each input's gradient is grouped_mm again, with the
+# other operand transposed, over the same groups
+GROUPED_MM = OpSpec("_grouped_mm", "GroupedMmBackward0", kernels.grouped_mm, args=("offs",),
+                    jvp="bilinear",
+                    self=lambda grad, mat2, offs: grouped_mm(grad, transpose(mat2, -2, -1), offs),
+                    mat2=lambda grad, self, offs: grouped_mm(transpose(self, -2, -1), grad, offs))
 # _trilinear (nn.Bilinear's node): the three inputs unsqueezed at their expand dims,
 # multiplied and summed over sumdim; each input's gradient the product of the other two and
 # the gradient (unsqueezed at sumdim), summed over the input's expand dims

@@ -356,6 +356,12 @@ def bmm(a, b):
     return np.matmul(a, b)
 
 
+def grouped_mm(a, b, offs):
+    if _tensor(a) or _tensor(b):
+        return _table.GROUPED_MM(_as_tensor(a), _as_tensor(b), offs)
+    return _kernels.grouped_mm(a, b, offs)
+
+
 # ---- indexing ----
 def gather(x, dim, index):
     if not isinstance(x, Tensor):

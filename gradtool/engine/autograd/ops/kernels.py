@@ -826,6 +826,29 @@ def addbmm(self, batch1, batch2, beta, alpha):
     return _scaled_sum(np.matmul(batch1, batch2).sum(0), self, beta, alpha)
 
 
+def grouped_mm(a, b, offs):
+    """F.grouped_mm: one product per group. Both 3d: the batch is the groups. Else offs ends
+    each group's slice of a 2d operand's jagged dim: a's rows (2d @ 3d), b's columns (3d @ 2d),
+    or the contraction (2d @ 2d, one result per group). Outside every group: zeros (torch
+    leaves them unwritten). A group ending before it starts is empty."""
+    if offs is None:
+        return np.matmul(a, b)
+    starts = (0,) + tuple(offs[:-1])
+    if a.ndim == 2 and b.ndim == 3:
+        out = np.zeros((a.shape[0], b.shape[-1]), np.result_type(a, b))
+        for g, (start, end) in enumerate(zip(starts, offs)):
+            out[start:end] = a[start:end] @ b[g]
+    elif a.ndim == 3:
+        out = np.zeros((a.shape[1], b.shape[-1]), np.result_type(a, b))
+        for g, (start, end) in enumerate(zip(starts, offs)):
+            out[:, start:end] = a[g] @ b[:, start:end]
+    else:
+        out = np.zeros((len(offs), a.shape[0], b.shape[-1]), np.result_type(a, b))
+        for g, (start, end) in enumerate(zip(starts, offs)):
+            out[g] = a[:, start:end] @ b[start:end]
+    return out
+
+
 def addmm(self, mat1, mat2, beta, alpha):
     """beta * self + alpha * (mat1 @ mat2), adding into the product (no second buffer);
     beta = 0 ignores self, NaNs included, as torch. The result is C-ordered, as torch's."""

@@ -50,6 +50,22 @@ _UNEXPOSED = ("_scalar_type", "_args_sizes")  # facts torch's nodes keep without
 _state = grad_mode.state
 
 
+def _hooked(saved):
+    """Whether a saved-tensor hook packed any of these saved values."""
+    return any(type(v) is SavedTensor and v._unpack_hook is not None for v in saved.values())
+
+
+def _unpacked(saved, owner):
+    """A saved tensor unpacked (its hook run) into a SavedTensor that holds the result."""
+    tensor = saved.unpack(owner)
+    held = SavedTensor.__new__(SavedTensor)
+    held._tensor, held._data, held.is_output, held._freed = tensor, None, False, False
+    held._packed = held._unpack_hook = None
+    held._version_counter = tensor._version_counter
+    held.saved_version = tensor._version_counter[0]
+    return held
+
+
 class OpNode(Node):
     """The grad_fn of a built-in op: evaluates its spec's formulas on the saved values."""
 
@@ -61,6 +77,8 @@ class OpNode(Node):
         """The inputs' gradients from the outputs': Tensors from Tensors (recording if grad
         mode is on), or arrays from arrays (the engine's path when nothing records)."""
         spec = self.spec
+        if spec.reads_saved_twice and _hooked(self._for_backward):
+            return self._apply_unpacking_once(grads)
         plain = spec.grad_first
         grad = grads[0]
         if plain is None or type(grad) is not np.ndarray:
@@ -85,6 +103,16 @@ class OpNode(Node):
                 g = fn(grad)
             out.append(g if type(g) is np.ndarray or g is None else np.asarray(g))
         return out
+
+    def _apply_unpacking_once(self, grads):
+        """apply(), each saved tensor packed by a hook unpacked once for all its formulas."""
+        saved = self._for_backward
+        self._for_backward = {name: _unpacked(v, self) if type(v) is SavedTensor and
+                              v._unpack_hook is not None else v for name, v in saved.items()}
+        try:
+            return self.apply(grads)
+        finally:
+            self._for_backward = saved
 
     def apply_batched(self, grads):
         """apply() for a batch of gradients (arrays with a leading batch dim), recording
@@ -284,6 +312,11 @@ class OpSpec:
             params[0] != "grad" or "grads" in params for _, params in spec.formula_list
         ) else tuple((None if _passes_grad(fn) else fn, params[1:])
                      for fn, params in spec.formula_list)
+        # a saved value two formulas read: unpacked once per backward of the node (as torch's
+        # generated code does), so a saved-tensor unpack hook runs once for it
+        read = [p for _, params in spec.formula_list for p in params
+                if spec._source(p)[0] in ("input", "output")]
+        spec.reads_saved_twice = len(read) != len(set(read))
         if batches and spec.multi_output:
             raise TypeError(f"{node_name}: a batch of gradients runs through one output")
         spec.all_differentiable = spec.diff_inputs == spec.inputs
