@@ -20,6 +20,7 @@ _state = grad_mode.state
 _FLOAT64 = np.dtype(np.float64)
 _ndarray = np.ndarray
 _FLOAT32 = np.dtype(np.float32)
+_BFLOAT16 = dtypes.BFLOAT16
 _DOUBLES = (_FLOAT64, np.dtype(np.complex128))  # (abs of a complex128 tensor is float64)
 _NO_EDGE = (None, 0)
 NO_NODE = (None, None)  # make_node's answer when no input requires grad
@@ -56,6 +57,8 @@ def call(spec, inputs, args=(), _observed=False):
     forward = spec.forward
     if spec.as_is is not None and getattr(arrays[0], "dtype", None) is _FLOAT64:
         forward = spec.as_is  # (float64 needs no rounding: the kernel without its wrapper)
+    elif getattr(arrays[0], "dtype", None) is _BFLOAT16:
+        forward = functools.partial(bfloat16_forward, spec, len(arrays))
     try:
         out = _QUIET.run(forward, *arrays, *args) if args else _QUIET.run(forward, *arrays)
     except ValueError as e:
@@ -94,7 +97,7 @@ def call(spec, inputs, args=(), _observed=False):
     # so their op records nothing
     if (not grad_mode.threads_off_default or _state.grad_enabled) and \
             spec.result_differentiable and (
-            dtype is _FLOAT32 or dtype.kind in "fc"):
+            dtype is _FLOAT32 or dtype.kind in "fcV"):
         node, plan = make_node(spec, inputs, args)
         if node is not None:
             result._requires_grad = True
@@ -132,6 +135,8 @@ def run_forward(spec, arrays, args):
     (backward runs quiet, and so does a forward inside a forward)."""
     token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
     try:
+        if getattr(arrays[0], "dtype", None) is _BFLOAT16:  # (in-place ops come this way)
+            return bfloat16_forward(spec, len(arrays), *arrays, *args)
         return spec.forward(*arrays, *args)
     except ValueError as e:
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
@@ -206,7 +211,7 @@ def _shared_meta(shape, dtype):
 def _wrap_output(spec, array, node, i):
     r = Tensor._wrap(array)
     # integer and bool results (and declared non-differentiable outputs) never require grad
-    if node is not None and array.dtype.kind in "fc" and (
+    if node is not None and array.dtype.kind in "fcV" and (
             spec.outputs == "many" or spec.outputs[i] not in spec.nondiff_outputs):
         r._requires_grad, r._grad_fn, r._output_nr = True, node, i
     return r
@@ -310,6 +315,29 @@ def as_result(out, arrays, spec, args=()):
     return out
 
 
+def bfloat16_forward(spec, n, *values):
+    """spec.forward as torch's CPU kernels run it on bfloat16 tensors: in float32 inside (sums
+    and matmul accumulate in float32), the floating results rounded to bfloat16 once where the
+    op's dtype is bfloat16 (not where an argument names another dtype: x.float()). Views
+    share the input's memory: they run on it as it is."""
+    if spec.view:
+        return spec.forward(*values)
+    inputs = [v.astype(_FLOAT32) if type(v) is _ndarray and v.dtype is _BFLOAT16 else v
+              for v in values]
+    out = spec.forward(*inputs)
+    if any(isinstance(v, (np.dtype, dtypes.dtype)) for v in values[n:]):
+        return out
+    operands = [values[p] for p in spec.diff_positions] + [values[n + i]
+                                                            for i in spec.promoted_args]
+    if dtypes.result_type(*operands) is not _BFLOAT16:
+        return out
+
+    def rounded(o):
+        o = np.asarray(o)
+        return o.astype(_BFLOAT16) if o.dtype.kind == "f" else o
+    return tuple(map(rounded, out)) if spec.multi_output else rounded(out)
+
+
 def _promoted(out, arrays, spec, args):
     """The op's result in torch's dtype (dtypes.result_type of its operands): where numpy's
     promotion differs (0-d arrays and NumPy scalars count fully in numpy, integer true
@@ -317,19 +345,20 @@ def _promoted(out, arrays, spec, args):
     operands = list(arrays[0]) if spec.variadic else [arrays[p] for p in spec.diff_positions]
     operands += [args[i] for i in spec.promoted_args]
     want = dtypes.result_type(*operands)
-    if spec.promotion == "float" and want.kind not in "fc":
+    if spec.promotion == "float" and want.kind not in "fcV":
         want = dtypes.DEFAULT_FLOAT
     if out.dtype == want:
         return out
+    compute = _FLOAT32 if want is _BFLOAT16 else want  # (bfloat16: in float32, rounded once)
     if spec.variadic:
-        cast = ([a.astype(want, copy=False) for a in arrays[0]],)
+        cast = ([a.astype(compute, copy=False) for a in arrays[0]],)
     else:
         cast = list(arrays)
         for p in spec.diff_positions:
             if isinstance(cast[p], (np.ndarray, np.generic)):
-                cast[p] = cast[p].astype(want, copy=False)
-    args = tuple(want.type(a) if i in spec.promoted_args and isinstance(a, np.generic) else a
-                 for i, a in enumerate(args))
+                cast[p] = cast[p].astype(compute, copy=False)
+    args = tuple(compute.type(a) if i in spec.promoted_args and isinstance(a, np.generic)
+                 else a for i, a in enumerate(args))
     out = np.asarray(run_forward(spec, cast, args))
     return out if out.dtype == want else out.astype(want)
 

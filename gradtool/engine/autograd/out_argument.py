@@ -35,7 +35,7 @@ def _check_dtype(out, result, op_name, rule):
     source, target = result._data.dtype, out._data.dtype
     kind, message = rule or _CASTING
     kind, _, error = kind.partition("-")
-    if (target == source if kind == "same" else target.kind == "f" if kind == "float"
+    if (target == source if kind == "same" else target.kind in "fV" if kind == "float"
             else dtypes.can_cast(source, target)):
         return
     names, c_names = dtypes.LEGACY_TYPE_NAMES, dtypes.C_TYPE_NAMES
