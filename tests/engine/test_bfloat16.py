@@ -168,6 +168,15 @@ def test_factories_and_conversions():
     assert gt.typename(x.bfloat16()) == "torch.BFloat16Tensor"
 
 
+def test_cpu_autocast_is_refused_clearly():
+    """torch's CPU autocast casts per op (matmul in bfloat16, losses in float32): the engine
+    does not, and says so rather than compute in float32."""
+    from gradtool.engine.errors import NotInEngineError
+    with pytest.raises(NotInEngineError, match=r"torch.autocast on the CPU .*\.bfloat16\(\)"):
+        with gt.autocast("cpu", dtype=gt.bfloat16):
+            pass
+
+
 def test_module_bfloat16_and_save_load(tmp_path):
     model = gt.nn.Linear(3, 2).bfloat16()
     assert model.weight.dtype is gt.bfloat16 and model.weight.requires_grad
