@@ -55,10 +55,12 @@ def call(spec, inputs, args=(), _observed=False):
             arrays.append(x._data if isinstance(x, Tensor) else x)
     # as torch, inf and nan are results, not warnings (log(0), 0/0, ...): forwards run QUIET
     forward = spec.forward
-    if spec.as_is is not None and getattr(arrays[0], "dtype", None) is _FLOAT64:
-        forward = spec.as_is  # (float64 needs no rounding: the kernel without its wrapper)
-    elif getattr(arrays[0], "dtype", None) is _BFLOAT16:
-        forward = functools.partial(bfloat16_forward, spec, len(arrays))
+    if type(arrays[0]) is _ndarray:  # (the first input's dtype: one look, for two cases)
+        first_dtype = arrays[0].dtype
+        if first_dtype is _FLOAT64 and spec.as_is is not None:
+            forward = spec.as_is  # (float64 needs no rounding: the kernel without its wrapper)
+        elif first_dtype is _BFLOAT16:
+            forward = functools.partial(bfloat16_forward, spec, len(arrays))
     try:
         out = _QUIET.run(forward, *arrays, *args) if args else _QUIET.run(forward, *arrays)
     except ValueError as e:
