@@ -62,8 +62,14 @@ def test_binary_ops_with_tensors_and_python_scalars(values, scalar):
     assert_bitwise(x + y, a + b)
     assert_bitwise(x * y, a * b)
     assert_bitwise(x - 2 * y, a - rounded(2 * b).astype(np.float32))  # (2 * y rounds first)
-    # a Python float keeps bfloat16 (torch's promotion), and computes with its float32 value
+    # a Python float keeps bfloat16 (torch's promotion); it is a bfloat16 number, as torch's
+    # wrapped numbers, except in mul and div, whose kernels take it in float32
     assert_bitwise(x * scalar, a * np.float32(scalar))
+    assert_bitwise(x / scalar if scalar else x, a / np.float32(scalar) if scalar else a)
+    as_bfloat16 = rounded(scalar).astype(np.float32)
+    assert_bitwise(x + scalar, a + as_bfloat16)
+    assert_bitwise(scalar - x, as_bfloat16 - a)
+    assert (x > scalar).tolist() == (a > as_bfloat16).tolist()
     assert_bitwise(x / (y.abs() + 1), a / (rounded(np.abs(b) + 1).astype(np.float32)))
 
 

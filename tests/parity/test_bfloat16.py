@@ -57,7 +57,8 @@ ROUNDED_ONCE = {
     "relu": lambda t: t.relu(),
     "add": lambda t: t + t.flip(0), "mul": lambda t: t * t.flip(0),
     "div": lambda t: t / (t.flip(0).abs() + 1), "scalar": lambda t: t * 1.37 - 0.1,
-    "pow": lambda t: t.abs() ** 1.5, "sum": lambda t: t.sum(), "mean": lambda t: t.mean(),
+    "scalar_div": lambda t: t / 3.3 + 0.7, "rsub": lambda t: 0.3 - t,
+    "pow": lambda t: t.abs() ** 1.37, "sum": lambda t: t.sum(), "mean": lambda t: t.mean(),
     "amax": lambda t: t.amax(), "cumsum": lambda t: t.cumsum(0), "norm": lambda t: t.norm(),
     "clamp": lambda t: t.clamp(-1.5, 2.5), "where": lambda t: gt_or_torch(t).where(t > 0, t, 0.3),
 }
@@ -74,6 +75,17 @@ def test_values_are_torchs_bit_for_bit(name, data):
     mine, theirs = both(data)
     op = ROUNDED_ONCE[name]
     assert_same_bits(op(mine), op(theirs))
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=arrays, scalar=st.floats(-30, 30, width=32))
+def test_python_floats_are_bfloat16_numbers_but_in_mul_and_div(data, scalar):
+    mine, theirs = both(data)
+    for op in (lambda t: t > scalar, lambda t: t <= scalar, lambda t: t == scalar,
+               lambda t: t.clone().gt_(scalar), lambda t: t.clone().add_(scalar),
+               lambda t: t.clone().sub_(scalar, alpha=2), lambda t: t.clone().mul_(scalar),
+               lambda t: t > gt_or_torch(t).tensor(scalar)):
+        assert op(mine).tolist() == op(theirs).tolist()
 
 
 def test_large_sums_accumulate_in_float32_as_torchs():

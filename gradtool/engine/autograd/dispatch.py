@@ -318,26 +318,37 @@ def as_result(out, arrays, spec, args=()):
 
 
 def bfloat16_forward(spec, n, *values):
-    """spec.forward as torch's CPU kernels run it on bfloat16 tensors: in float32 inside (sums
-    and matmul accumulate in float32), the floating results rounded to bfloat16 once where the
-    op's dtype is bfloat16 (not where an argument names another dtype: x.float()). Views
-    share the input's memory: they run on it as it is."""
+    """spec.forward as torch's CPU kernels run it on bfloat16 tensors (values: the n inputs'
+    arrays, then the arguments): in float32 inside (sums and matmul accumulate in float32),
+    the floating results rounded to bfloat16 once where the op's dtype is bfloat16 (not where
+    an argument names another dtype: x.float()). Views share the input's memory: they run on
+    it as it is."""
     if spec.view:
         return spec.forward(*values)
-    inputs = [v.astype(_FLOAT32) if type(v) is _ndarray and v.dtype is _BFLOAT16 else v
-              for v in values]
+    explicit_dtype = any(isinstance(v, (np.dtype, dtypes.dtype)) for v in values[n:])
+    operands = list(values[:n]) + [values[n + i] for i in spec.promoted_args]
+    to_bfloat16 = not explicit_dtype and dtypes.result_type(*operands) is _BFLOAT16
+    # a Python float operand is a bfloat16 wrapped number to torch (x + 0.1 adds 0.10009765625),
+    # except in mul and div, whose CPU kernels take it in float32
+    round_scalars = to_bfloat16 and spec.name not in _SCALARS_IN_FLOAT32
+    inputs = list(values)
+    for i, v in enumerate(values):
+        if type(v) is _ndarray and v.dtype is _BFLOAT16:
+            inputs[i] = v.astype(_FLOAT32)
+        elif round_scalars and type(v) is float and (
+                i < n or i - n in spec.promoted_args or spec.args[i - n] == "other"):
+            inputs[i] = float(_FLOAT32.type(v).astype(_BFLOAT16))
     out = spec.forward(*inputs)
-    if any(isinstance(v, (np.dtype, dtypes.dtype)) for v in values[n:]):
-        return out
-    operands = [values[p] for p in spec.diff_positions] + [values[n + i]
-                                                            for i in spec.promoted_args]
-    if dtypes.result_type(*operands) is not _BFLOAT16:
+    if not to_bfloat16:
         return out
 
     def rounded(o):
         o = np.asarray(o)
         return o.astype(_BFLOAT16) if o.dtype.kind == "f" else o
     return tuple(map(rounded, out)) if spec.multi_output else rounded(out)
+
+
+_SCALARS_IN_FLOAT32 = frozenset(("mul", "div"))
 
 
 def _promoted(out, arrays, spec, args):

@@ -67,7 +67,12 @@ def _comparison(name, compare, ordered):
                 if data.dtype.kind == "c":
                     raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
                                               f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
-        return Tensor._wrap(np.asarray(compare(self._data, _array(other))))
+        mine, theirs = self._data, _array(other)
+        if mine.dtype is dtypes.BFLOAT16 or getattr(theirs, "dtype", None) is dtypes.BFLOAT16:
+            # torch compares in the common dtype: x > 0.1 compares with 0.1 in bfloat16
+            common = dtypes.result_type(mine, theirs)
+            mine, theirs = mine.astype(common), np.asarray(theirs).astype(common)
+        return Tensor._wrap(np.asarray(compare(mine, theirs)))
     return method
 
 
