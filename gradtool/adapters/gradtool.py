@@ -4,7 +4,7 @@ nodes keep their saved values in `_for_backward` and their forward inputs' metad
 import functools
 import numpy as np
 
-from ..engine.autograd import creation, forward_ad, grad_mode
+from ..engine.autograd import creation, dtypes, forward_ad, grad_mode
 from ..engine.autograd import engine as _engine
 from ..engine.autograd.creation import generator
 from ..engine.autograd.function import BackwardCFunction, Function, once_differentiable
@@ -61,11 +61,11 @@ def leaf(array, requires_grad, device=None, dtype=None):
     """A fresh leaf tensor holding a copy of array (in the dtype named `dtype`)."""
     array = np.array(array)
     if dtype is not None:
-        if dtype not in ("float16", "float32", "float64"):
+        if dtype not in ("float16", "bfloat16", "float32", "float64"):
             from .errors import NoDtype
             raise NoDtype(f"gradtool's engine has no {dtype} (its floats are float16, "
-                          f"float32 and float64): --engine torch checks {dtype}")
-        array = array.astype(dtype)
+                          f"bfloat16, float32 and float64): --engine torch checks {dtype}")
+        array = array.astype(dtypes.to_numpy_dtype(dtypes._by_name(dtype)))
     return creation.tensor(array, requires_grad=requires_grad)
 
 
@@ -114,7 +114,7 @@ def manual_seed(seed):
 
 def uniform_like(t, low, high):
     """Values drawn from the engine's seeded generator (torch.manual_seed's)."""
-    dtype = t._data.dtype if t._data.dtype.kind == "f" else np.dtype(np.float64)
+    dtype = t._data.dtype if t._data.dtype.kind in "fV" else np.dtype(np.float64)  # (V: bfloat16)
     return Tensor._wrap(generator().uniform(low, high, t.shape).astype(dtype))
 
 

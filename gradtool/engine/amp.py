@@ -18,12 +18,14 @@ def custom_bwd(bwd=None, *, device_type=None):
 
 
 class autocast(contextlib.ContextDecorator):
-    """Nothing to cast on a device gradtool lacks; on the CPU autocast would compute in
-    bfloat16, which gradtool's engine cannot (a clear error instead of float32 results)."""
+    """Nothing to cast on a device gradtool lacks. On the CPU torch casts per op (matmul,
+    linear, conv to bfloat16; losses, norms and linalg to float32): the engine has bfloat16
+    tensors but not those lists, so a clear error instead of float32 results."""
 
     def __init__(self, device_type="cuda", dtype=None, enabled=True, cache_enabled=None):
         if enabled and device_type == "cpu":
-            raise NotInEngineError("torch.autocast on the CPU (bfloat16 compute)")
+            raise NotInEngineError("torch.autocast on the CPU (its per-op casts; a model cast "
+                                   "with .bfloat16() runs)")
         if enabled:
             warnings.warn(f"User provided device_type of '{device_type}', but CUDA is not "
                           f"available. Disabling", UserWarning, stacklevel=2)

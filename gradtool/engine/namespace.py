@@ -477,9 +477,7 @@ def result_type(tensor1, tensor2):
 
 def can_cast(from_, to):
     """Whether torch's casting rule allows from_ -> to (dtypes.can_cast)."""
-    def numpy_kind(d):  # (bfloat16 has no numpy dtype: a floating one stands for it)
-        return d.numpy if d.numpy is not None else _np.dtype(_np.float16)
-    return _dtypes.can_cast(numpy_kind(from_), numpy_kind(to))
+    return _dtypes.can_cast(from_.numpy, to.numpy)
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):

@@ -308,7 +308,7 @@ class _StorageType:
         self.name, self.dtype_name = name, dtype_name
 
     def numpy_dtype(self):
-        return dtypes.to_numpy_dtype(dtypes._by_name(self.dtype_name))  # bfloat16: refused
+        return dtypes.to_numpy_dtype(dtypes._by_name(self.dtype_name))
 
 
 _STORAGE_TYPES = {f"{kind}Storage": dtype_name for kind, dtype_name in (
@@ -316,8 +316,7 @@ _STORAGE_TYPES = {f"{kind}Storage": dtype_name for kind, dtype_name in (
     ("Char", "int8"), ("Short", "int16"), ("Int", "int32"), ("Long", "int64"),
     ("Byte", "uint8"), ("Bool", "bool"), ("ComplexFloat", "complex64"),
     ("ComplexDouble", "complex128"))}
-_STORAGE_NAMES = {dtypes._by_name(d).numpy: name for name, d in _STORAGE_TYPES.items()
-                  if d != "bfloat16"}
+_STORAGE_NAMES = {dtypes._by_name(d).numpy: name for name, d in _STORAGE_TYPES.items()}
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks,
@@ -404,7 +403,7 @@ _TORCH_GLOBALS = {
     "torch.device": _torch_device,
     "_codecs.encode": _encoded_bytes,
     **{f"torch.{name}": _StorageType(name, d) for name, d in _STORAGE_TYPES.items()},
-    **{f"torch.{d.name}": d for d in dtypes.ALL + (dtypes.bfloat16,)},
+    **{f"torch.{d.name}": d for d in dtypes.ALL},
 }
 
 # What gradtool.save writes (and wrote) and torch's weights_only allows, by a pickle's name.

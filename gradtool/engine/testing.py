@@ -129,7 +129,7 @@ def _compare_tensors(actual, expected, path, opts):
             _fail(_scalar_message(a.item(), e.item(), rtol, atol), path)
         diff[close] = 0
         # torch divides in the floating dtype of the operands (float32 for integer tensors)
-        floating = common if common.kind == "f" else np.dtype(
+        floating = common if common.kind in "fV" else np.dtype(
             np.float64 if common.kind == "c" else np.float32)
         rel = diff.astype(floating) / np.abs(e).astype(floating)
         rel[close] = 0

@@ -423,13 +423,6 @@ def test_dotted_paths_super_init_and_to_empty():
     assert (dump_patches, version, destination) == (False, 1, "T_destination")
 
 
-def test_bfloat16_is_the_engines_clear_error():
-    from gradtool.engine.errors import NotInEngineError
-    with pytest.raises(NotInEngineError, match="torch.bfloat16 tensors"):
-        gt.nn.Linear(2, 2).bfloat16()
-    assert gt.nn.ReLU().bfloat16() is not None  # nothing to convert, nothing refused
-
-
 def overridden_save(lib):
     """A subclass's _save_to_state_dict is what state_dict calls, for the module and inside
     a container; it sees torch's _non_persistent_buffers_set."""

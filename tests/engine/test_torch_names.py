@@ -15,20 +15,10 @@ from cli_util import assert_exit
 TORCH_INSTALLED = importlib.util.find_spec("torch") is not None
 
 
-# ---------------------------------- torch.range, bfloat16 ----------------------------------
+# ---------------------------------- torch.range ----------------------------------
 def test_range_warns_as_torch():
     with pytest.warns(UserWarning, match="torch.range is deprecated"):
         gt.range(0, 2)
-
-
-def test_bfloat16_is_a_name_and_computing_in_it_is_a_clear_error():
-    from gradtool.engine.errors import NotInEngineError
-    assert repr(gt.bfloat16) == "gradtool.bfloat16" and gt.bfloat16.is_floating_point
-    assert gt.bfloat16.itemsize == 2 and gt.bfloat16 is not gt.float16
-    with pytest.raises(NotInEngineError, match="does not provide torch.bfloat16 tensors"):
-        gt.zeros(2, dtype=gt.bfloat16)
-    with pytest.raises(NotInEngineError, match="torch.bfloat16 tensors"):
-        gt.ones(2).to(gt.bfloat16)
 
 
 # ---------------------------------- decorators and probes ----------------------------------

@@ -42,7 +42,7 @@ def _name(dtype):
     return str(dtype).split(".")[-1]
 
 
-_DTYPES = ["float16", "float32", "float64", "int32", "int64", "bool"]
+_DTYPES = ["float16", "bfloat16", "float32", "float64", "int32", "int64", "bool"]
 _BINARY = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b,
            "maximum": lambda a, b: a.maximum(b), "pow": lambda a, b: a ** b}
 

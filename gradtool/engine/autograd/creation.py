@@ -104,7 +104,7 @@ def _finish(array, requires_grad, device=None):
     check_device(device)
     t = Tensor._wrap(array)
     if requires_grad:
-        if array.dtype.kind not in "fc":  # torch's factory wording (requires_grad_ has its own)
+        if array.dtype.kind not in "fcV":  # torch's factory wording (requires_grad_ has its own)
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t._requires_grad = True
@@ -127,7 +127,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     else:
         array = np.array(_unwrap_nested(data),
                          dtype=_inferred_dtype(data) if dtype is None else None)
-        if array.dtype.kind not in "iufcb":
+        if array.dtype.kind not in "iufcbV":
             raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     if dtype is not None:
         array = array.astype(dtypes.to_numpy_dtype(dtype))

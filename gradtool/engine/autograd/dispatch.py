@@ -20,6 +20,7 @@ _state = grad_mode.state
 _FLOAT64 = np.dtype(np.float64)
 _ndarray = np.ndarray
 _FLOAT32 = np.dtype(np.float32)
+_BFLOAT16 = dtypes.BFLOAT16
 _DOUBLES = (_FLOAT64, np.dtype(np.complex128))  # (abs of a complex128 tensor is float64)
 _NO_EDGE = (None, 0)
 NO_NODE = (None, None)  # make_node's answer when no input requires grad
@@ -54,8 +55,12 @@ def call(spec, inputs, args=(), _observed=False):
             arrays.append(x._data if isinstance(x, Tensor) else x)
     # as torch, inf and nan are results, not warnings (log(0), 0/0, ...): forwards run QUIET
     forward = spec.forward
-    if spec.as_is is not None and getattr(arrays[0], "dtype", None) is _FLOAT64:
-        forward = spec.as_is  # (float64 needs no rounding: the kernel without its wrapper)
+    if type(arrays[0]) is _ndarray:  # (the first input's dtype: one look, for two cases)
+        first_dtype = arrays[0].dtype
+        if first_dtype is _FLOAT64 and spec.as_is is not None:
+            forward = spec.as_is  # (float64 needs no rounding: the kernel without its wrapper)
+        elif first_dtype is _BFLOAT16:
+            forward = functools.partial(bfloat16_forward, spec, len(arrays))
     try:
         out = _QUIET.run(forward, *arrays, *args) if args else _QUIET.run(forward, *arrays)
     except ValueError as e:
@@ -94,7 +99,7 @@ def call(spec, inputs, args=(), _observed=False):
     # so their op records nothing
     if (not grad_mode.threads_off_default or _state.grad_enabled) and \
             spec.result_differentiable and (
-            dtype is _FLOAT32 or dtype.kind in "fc"):
+            dtype is _FLOAT32 or dtype.kind in "fcV"):
         node, plan = make_node(spec, inputs, args)
         if node is not None:
             result._requires_grad = True
@@ -132,6 +137,8 @@ def run_forward(spec, arrays, args):
     (backward runs quiet, and so does a forward inside a forward)."""
     token = None if ERRSTATE.get() is QUIET else ERRSTATE.set(QUIET)
     try:
+        if getattr(arrays[0], "dtype", None) is _BFLOAT16:  # (in-place ops come this way)
+            return bfloat16_forward(spec, len(arrays), *arrays, *args)
         return spec.forward(*arrays, *args)
     except ValueError as e:
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
@@ -206,7 +213,7 @@ def _shared_meta(shape, dtype):
 def _wrap_output(spec, array, node, i):
     r = Tensor._wrap(array)
     # integer and bool results (and declared non-differentiable outputs) never require grad
-    if node is not None and array.dtype.kind in "fc" and (
+    if node is not None and array.dtype.kind in "fcV" and (
             spec.outputs == "many" or spec.outputs[i] not in spec.nondiff_outputs):
         r._requires_grad, r._grad_fn, r._output_nr = True, node, i
     return r
@@ -310,6 +317,40 @@ def as_result(out, arrays, spec, args=()):
     return out
 
 
+def bfloat16_forward(spec, n, *values):
+    """spec.forward as torch's CPU kernels run it on bfloat16 tensors (values: the n inputs'
+    arrays, then the arguments): in float32 inside (sums and matmul accumulate in float32),
+    the floating results rounded to bfloat16 once where the op's dtype is bfloat16 (not where
+    an argument names another dtype: x.float()). Views share the input's memory: they run on
+    it as it is."""
+    if spec.view:
+        return spec.forward(*values)
+    explicit_dtype = any(isinstance(v, (np.dtype, dtypes.dtype)) for v in values[n:])
+    operands = list(values[:n]) + [values[n + i] for i in spec.promoted_args]
+    to_bfloat16 = not explicit_dtype and dtypes.result_type(*operands) is _BFLOAT16
+    # a Python float operand is a bfloat16 wrapped number to torch (x + 0.1 adds 0.10009765625),
+    # except in mul and div, whose CPU kernels take it in float32
+    round_scalars = to_bfloat16 and spec.name not in _SCALARS_IN_FLOAT32
+    inputs = list(values)
+    for i, v in enumerate(values):
+        if type(v) is _ndarray and v.dtype is _BFLOAT16:
+            inputs[i] = v.astype(_FLOAT32)
+        elif round_scalars and type(v) is float and (
+                i < n or i - n in spec.promoted_args or spec.args[i - n] == "other"):
+            inputs[i] = float(_FLOAT32.type(v).astype(_BFLOAT16))
+    out = spec.forward(*inputs)
+    if not to_bfloat16:
+        return out
+
+    def rounded(o):
+        o = np.asarray(o)
+        return o.astype(_BFLOAT16) if o.dtype.kind == "f" else o
+    return tuple(map(rounded, out)) if spec.multi_output else rounded(out)
+
+
+_SCALARS_IN_FLOAT32 = frozenset(("mul", "div"))
+
+
 def _promoted(out, arrays, spec, args):
     """The op's result in torch's dtype (dtypes.result_type of its operands): where numpy's
     promotion differs (0-d arrays and NumPy scalars count fully in numpy, integer true
@@ -317,19 +358,20 @@ def _promoted(out, arrays, spec, args):
     operands = list(arrays[0]) if spec.variadic else [arrays[p] for p in spec.diff_positions]
     operands += [args[i] for i in spec.promoted_args]
     want = dtypes.result_type(*operands)
-    if spec.promotion == "float" and want.kind not in "fc":
+    if spec.promotion == "float" and want.kind not in "fcV":
         want = dtypes.DEFAULT_FLOAT
     if out.dtype == want:
         return out
+    compute = _FLOAT32 if want is _BFLOAT16 else want  # (bfloat16: in float32, rounded once)
     if spec.variadic:
-        cast = ([a.astype(want, copy=False) for a in arrays[0]],)
+        cast = ([a.astype(compute, copy=False) for a in arrays[0]],)
     else:
         cast = list(arrays)
         for p in spec.diff_positions:
             if isinstance(cast[p], (np.ndarray, np.generic)):
-                cast[p] = cast[p].astype(want, copy=False)
-    args = tuple(want.type(a) if i in spec.promoted_args and isinstance(a, np.generic) else a
-                 for i, a in enumerate(args))
+                cast[p] = cast[p].astype(compute, copy=False)
+    args = tuple(compute.type(a) if i in spec.promoted_args and isinstance(a, np.generic)
+                 else a for i, a in enumerate(args))
     out = np.asarray(run_forward(spec, cast, args))
     return out if out.dtype == want else out.astype(want)
 

@@ -1,7 +1,14 @@
 """torch-style dtype objects over numpy dtypes."""
+import ml_dtypes
 import numpy as np
 
 from ..errors import NotInEngineError
+
+# ml_dtypes' bfloat16 is a numpy dtype of kind "V" (numpy knows no other floating kind for it):
+# the engine's checks of a floating dtype use FLOATING_KINDS, "V" included (no other "V" arrays
+# are ever made)
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+FLOATING_KINDS = "fV"
 
 
 class dtype:
@@ -12,7 +19,7 @@ class dtype:
     def __init__(self, name, numpy_dtype, itemsize=None):
         self.name = name
         self.numpy = None if numpy_dtype is None else np.dtype(numpy_dtype)
-        self.is_floating_point = self.numpy is None or self.numpy.kind == "f"
+        self.is_floating_point = self.numpy.kind in FLOATING_KINDS
         self.is_complex = self.numpy is not None and self.numpy.kind == "c"
         self.itemsize = itemsize or self.numpy.itemsize
 
@@ -34,17 +41,17 @@ uint8 = dtype("uint8", np.uint8)
 bool_ = dtype("bool", np.bool_)
 complex64 = dtype("complex64", np.complex64)
 complex128 = dtype("complex128", np.complex128)
-# a name only (`dtype = torch.bfloat16 if ... else torch.float16` runs); numpy cannot compute in it
-bfloat16 = dtype("bfloat16", None, itemsize=2)
+# ops on bfloat16 compute in float32 and round once, as torch's CPU kernels (dispatch.py)
+bfloat16 = dtype("bfloat16", BFLOAT16)
 
 ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, complex64,
-       complex128)
+       complex128, bfloat16)
 BY_NUMPY = {d.numpy: d for d in ALL}
 DEFAULT_FLOAT = np.dtype(np.float32)
 
 
 def _by_name(name):
-    return {d.name: d for d in ALL + (bfloat16,)}[name]
+    return {d.name: d for d in ALL}[name]
 
 
 def from_numpy_dtype(np_dtype):
@@ -72,7 +79,7 @@ def to_numpy_dtype(d):
 # Python (or NumPy) scalars: the result is the promotion of the highest-priority group, a lower
 # group counting only where it is of a higher category (so float32 tensor * 0-d float64 tensor
 # is float32, an int tensor * 2.5 the default float dtype, an int32 tensor + 7 int32).
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}
 _BOOL, _INT64 = np.dtype(np.bool_), np.dtype(np.int64)
 
 
@@ -92,6 +99,9 @@ def promote_types(a, b):
     ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
     if ca != cb and ca + cb != 5:  # (float and complex, 2 + 3: numpy's, below)
         return a if ca > cb else b
+    if BFLOAT16 in (a, b):  # (torch's: float16 with bfloat16 is float32; complex64 stays)
+        other = b if a == BFLOAT16 else a
+        return other if other.itemsize > 2 else np.dtype(np.float32)
     return np.promote_types(a, b)  # (float64 + complex64 is complex128)
 
 
@@ -108,10 +118,10 @@ def _combine(higher, lower):
     if lower is None or higher.kind == "c":
         return higher
     if lower.kind == "c":
-        return np.promote_types(higher, np.complex64) if higher.kind == "f" else lower
-    if higher.kind == "f":
+        return promote_types(higher, np.complex64) if higher.kind in FLOATING_KINDS else lower
+    if higher.kind in FLOATING_KINDS:
         return higher
-    if higher.kind == "b" or lower.kind == "f":
+    if higher.kind == "b" or lower.kind in FLOATING_KINDS:
         return promote_types(higher, lower)
     return higher
 
@@ -144,8 +154,9 @@ def result_type(*operands):
 C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
                  "int64": "long int", "int32": "int", "int16": "short int",
                  "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
-                 "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+                 "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+                 "bfloat16": "c10::BFloat16"}
 LEGACY_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
                       "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
                       "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-                      "complex128": "ComplexDouble"}
+                      "complex128": "ComplexDouble", "bfloat16": "BFloat16"}

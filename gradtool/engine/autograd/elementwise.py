@@ -74,7 +74,7 @@ class ElementwiseTensorMethods:
         return call_inplace(table.LDEXP, (self, _exponent(other)))
 
     def frexp(self):
-        if self._data.dtype.kind not in "f":
+        if self._data.dtype.kind not in "fV":
             raise RuntimeError("torch.frexp() only supports floating-point dtypes")
         return FrexpResult(*call(table.FREXP, (self,)))
 

@@ -462,7 +462,7 @@ def validate_gradient(node, i, g, batch=None):
         g = generic.sum_to(g, shape)
         data = g if on_array else g._data
     if data.dtype != dtype:
-        if dtype.kind not in "fc" or data.dtype.kind not in "fc":
+        if dtype.kind not in "fcV" or data.dtype.kind not in "fcV":
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
                                f"{i} - expected dtype {dtype} but got {data.dtype}")
         # (a real input's gradient is the real part of a complex one: torch's handle_r_to_c)

@@ -82,7 +82,7 @@ def make_dual(tensor, tangent, *, level=None):
     if tensor._data.dtype.kind == "c" or tangent._data.dtype.kind == "c":
         raise NotInEngineError("forward-mode AD (forward_ad, jvp) on complex tensors")
     for name, t in (("primal", tensor), ("tangent", tangent)):
-        if t._data.dtype.kind != "f":
+        if t._data.dtype.kind not in "fV":
             raise ValueError(f"Expected {name} to be floating point or complex, but got: "
                              f"{t.dtype}")
     check_size(tensor, tangent)
@@ -194,7 +194,7 @@ def propagate(spec, inputs, args, arrays, results):
     if spec.multi_output:
         out = out if isinstance(out, (list, tuple)) else [out]
         for r, t in zip(results, out):
-            if t is not None and r._data.dtype.kind == "f":
+            if t is not None and r._data.dtype.kind in "fV":
                 _give_tangent(r, t)
         return
     _give_tangent(results[0], out)

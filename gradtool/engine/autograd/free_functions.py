@@ -37,7 +37,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         x = x.to(dtype)
     if x._data.dtype.kind == "c":  # (norm_backward is real-only)
         raise NotInEngineError("torch.linalg.vector_norm on complex tensors")
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind not in "fV":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {dtypes.LEGACY_TYPE_NAMES.get(x._data.dtype.name)}")
     dims = None if dim is None else _dims(dim, x._data.ndim)

@@ -244,12 +244,12 @@ def _forward_tangents(cls, ctx, args, outputs, tangents):
         raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
                            f"(expected {len(outs)} but got {len(results)})")
     for i, (o, t) in enumerate(zip(outs, results)):
-        if t is None or not isinstance(o, Tensor) or o._data.dtype.kind != "f":
+        if t is None or not isinstance(o, Tensor) or o._data.dtype.kind not in "fV":
             continue
         if not isinstance(t, Tensor):
             raise RuntimeError(f"expected Variable or None (got {type(t).__name__}) for grad "
                                f"output {i}.")
-        if t._data.dtype.kind not in "fc":  # (torch's words: an internal assert's)
+        if t._data.dtype.kind not in "fcV":  # (torch's words: an internal assert's)
             raise RuntimeError("Expected both tensor and its forward grad to be floating point "
                                "or complex")
         forward_ad.check_size(o, t)
@@ -278,7 +278,7 @@ def _wire_outputs(ctx, args, outs):
         marked = any(o is n for n in ctx._non_differentiable)  # (before o is replaced)
         if not is_dirty and any(o is a for a in args):
             o = outs[i] = o.detach()  # an input returned as is: a new tensor, as in torch
-        differentiable = o._data.dtype.kind in "fc" and not marked
+        differentiable = o._data.dtype.kind in "fcV" and not marked
         if differentiable:
             o._requires_grad, o._grad_fn, o._output_nr = True, ctx, i
         meta.append((o._data.shape, o._data.dtype))
@@ -317,7 +317,7 @@ def once_differentiable(backward):
         stand_ins = []
         for r in results:
             leaf = None
-            if isinstance(r, Tensor) and r._data.dtype.kind in "fc":
+            if isinstance(r, Tensor) and r._data.dtype.kind in "fcV":
                 leaf = r.detach()
                 leaf._requires_grad = True
             stand_ins.append(leaf)

@@ -39,8 +39,8 @@ def _refuse_grad(op_name, results, outs):
 _ALLOWS = {
     "same": lambda source, target: target == source,
     "cast": lambda source, target: dtypes.can_cast(source, target),
-    "float": lambda source, target: target.kind == "f" or source.kind != "f",
-    "float_or_complex": lambda source, target: target.kind in "fc",
+    "float": lambda source, target: target.kind in "fV" or source.kind not in "fV",
+    "float_or_complex": lambda source, target: target.kind in "fcV",
     "real": lambda source, target: target.kind != "c",
     "bool": lambda source, target: target.kind == "b" or target == np.uint8,
     "any": lambda source, target: True,

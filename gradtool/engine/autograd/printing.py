@@ -33,7 +33,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 class _Formatter:
     def __init__(self, values):
-        self.floating = values.dtype.kind == "f"
+        self.floating = values.dtype.kind in "fV"
         self.int_mode, self.sci_mode, self.width = True, False, 1
         flat = values.ravel()
         if not self.floating:

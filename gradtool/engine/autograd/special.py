@@ -65,7 +65,7 @@ def multigammaln(input, p, *, out=None):
     """log of the multivariate gamma function of dimension p (torch.mvlgamma)."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    if input._data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fcV":
         raise RuntimeError("mvlgamma is not implemented for "
                            f"{dtypes.LEGACY_TYPE_NAMES[input._data.dtype.name]}")
     return call(table.MVLGAMMA, (input,), (int(p),))
@@ -74,7 +74,7 @@ def multigammaln(input, p, *, out=None):
 def ndtr(input, *, out=None):
     """The standard normal distribution function, (1 + erf(x / sqrt 2)) / 2 as torch composes
     it (its last node MulBackward1)."""
-    x = input if input._data.dtype.kind == "f" else input.to(
+    x = input if input._data.dtype.kind in "fV" else input.to(
         dtypes.from_numpy_dtype(dtypes.DEFAULT_FLOAT))
     return call(table.MUL_SCALAR, ((x * math.sqrt(0.5)).erf() + 1,), (0.5,))
 
@@ -122,7 +122,7 @@ def _without_gradient(kernel, name):
         if data.dtype.kind == "c":
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
                                       f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
-        if data.dtype.kind != "f":
+        if data.dtype.kind not in "fV":
             data = data.astype(dtypes.DEFAULT_FLOAT)
         with np.errstate(all="ignore"):  # (beyond float32's range: inf, as torch's)
             return creation.tensor(np.asarray(rounded(data)).astype(data.dtype, copy=False))
@@ -159,7 +159,7 @@ def _polynomial(name, degree_fn):
             raise TypeError(f"{name}() received an invalid combination of arguments - got "
                             f"({type(input).__name__}, {type(n).__name__})")
         dtype = dtypes.result_type(input, n)
-        dtype = dtype if dtype.kind == "f" else dtypes.DEFAULT_FLOAT
+        dtype = dtype if dtype.kind in "fV" else dtypes.DEFAULT_FLOAT
         x, degree = (np.asarray(v._data if isinstance(v, Tensor) else v, np.float64)
                      for v in (input, n))
         with np.errstate(invalid="ignore"):

@@ -105,7 +105,7 @@ class Tensor:
         return dtypes.from_numpy_dtype(self._data.dtype)
 
     def is_floating_point(self):
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in "fV"
 
     # ---------------- complex numbers ----------------
     def is_complex(self):
@@ -141,7 +141,7 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind not in "fc":
+        if requires_grad and self._data.dtype.kind not in "fcV":
             raise RuntimeError("only Tensors of floating point dtype can require "
                                "gradients")
         if requires_grad and self._is_inference and not _state.inference:
@@ -241,6 +241,8 @@ class Tensor:
         if self._requires_grad and not force and _state.grad_enabled:  # as torch
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if self._data.dtype is dtypes.BFLOAT16:  # (numpy has no bfloat16 of its own: torch's)
+            raise TypeError("Got unsupported ScalarType BFloat16")
         if _subscribers:
             observers.cut("numpy", ".numpy()", self, self._data)
         return self._data

@@ -67,7 +67,12 @@ def _comparison(name, compare, ordered):
                 if data.dtype.kind == "c":
                     raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
                                               f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
-        return Tensor._wrap(np.asarray(compare(self._data, _array(other))))
+        mine, theirs = self._data, _array(other)
+        if mine.dtype is dtypes.BFLOAT16 or getattr(theirs, "dtype", None) is dtypes.BFLOAT16:
+            # torch compares in the common dtype: x > 0.1 compares with 0.1 in bfloat16
+            common = dtypes.result_type(mine, theirs)
+            mine, theirs = mine.astype(common), np.asarray(theirs).astype(common)
+        return Tensor._wrap(np.asarray(compare(mine, theirs)))
     return method
 
 
@@ -220,6 +225,7 @@ class TensorMethods:
     float, double, half = _cast(dtypes.float32), _cast(dtypes.float64), _cast(dtypes.float16)
     long, int, bool = _cast(dtypes.int64), _cast(dtypes.int32), _cast(dtypes.bool_)
     cfloat, cdouble = _cast(dtypes.complex64), _cast(dtypes.complex128)
+    bfloat16 = _cast(dtypes.bfloat16)  # (computes in float32 inside, rounds once: dispatch)
 
     def cuda(self, device=None, non_blocking=False):
         check_device("cuda" if device is None else device)
@@ -633,7 +639,7 @@ class TensorMethods:
 
     def mean(self, dim=None, keepdim=False, *, dtype=None):
         t = self if dtype is None else self.to(dtype)
-        if t._data.dtype.kind not in "fc":
+        if t._data.dtype.kind not in "fcV":
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
                                f"either a floating point or complex dtype. Got: "
                                f"{dtypes.LEGACY_TYPE_NAMES.get(t._data.dtype.name)}")
@@ -1019,7 +1025,7 @@ class TensorMethods:
         """0/1 samples with this tensor's values as probabilities (p: one probability)."""
         if p is not None:
             return self.detach().clone().bernoulli_(p)
-        if self._data.dtype.kind != "f":
+        if self._data.dtype.kind not in "fV":
             raise RuntimeError("bernoulli: expected a floating point tensor of probabilities")
         if self._data.size and not ((self._data >= 0) & (self._data <= 1)).all():
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")

@@ -372,7 +372,7 @@ class SelectingTensorMethods:
 
     def nanmean(self, dim=None, keepdim=False, *, dtype=None):
         """The mean of the elements that are not NaN (torch's: nansum over their count)."""
-        if self._data.dtype.kind not in "fc":
+        if self._data.dtype.kind not in "fcV":
             raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
                                f"dtype but got {dtypes.LEGACY_TYPE_NAMES[self._data.dtype.name]}")
         count = self.isnan().logical_not().sum(dim, keepdim)
@@ -410,7 +410,7 @@ class SelectingTensorMethods:
         """Counts of the elements in `bins` equal bins over [min, max] (the data's range when
         both are 0); elements outside are left out. No gradient, as torch's."""
         data = self._data
-        if data.dtype.kind not in "f":
+        if data.dtype.kind not in "fV":
             raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
                                f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
         lo, hi = float(min), float(max)
@@ -571,7 +571,7 @@ def _quantile(t, q, dim, keepdim, interpolation, ignore_nan):
     `interpolation` says (a NaN in a row makes its quantiles NaN unless ignore_nan)."""
     from .creation import tensor as _tensor
     name = "nanquantile" if ignore_nan else "quantile"
-    if t._data.dtype.kind != "f":
+    if t._data.dtype.kind not in "fV":
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     scalar_q = not isinstance(q, Tensor)
     q = _tensor(q, dtype=t.dtype) if scalar_q else q
@@ -782,11 +782,11 @@ class AliasTensorMethods:
         return Tensor._wrap(np.asarray(np.count_nonzero(self._data, axis=dim), np.int64))
 
     def isposinf(self):
-        return Tensor._wrap(np.isposinf(self._data) if self._data.dtype.kind in "fc"
+        return Tensor._wrap(np.isposinf(self._data) if self._data.dtype.kind in "fcV"
                             else np.zeros(self._data.shape, np.bool_))
 
     def isneginf(self):
-        return Tensor._wrap(np.isneginf(self._data) if self._data.dtype.kind in "fc"
+        return Tensor._wrap(np.isneginf(self._data) if self._data.dtype.kind in "fcV"
                             else np.zeros(self._data.shape, np.bool_))
 
     def isreal(self):

@@ -40,7 +40,7 @@ def rounded_once(kernel):
             dtype = getattr(a, "dtype", None)
             if dtype is _F32 or dtype is _F16:
                 low = low or dtype
-            elif dtype is not None and dtype.kind in "fc":
+            elif dtype is not None and dtype.kind in "fcV":
                 return kernel(*operands)  # (float64 or complex: numpy's precision is the op's)
         if low is None:
             return kernel(*operands)
@@ -226,7 +226,7 @@ def relu(self):
 def sigmoid(self):
     # torch's 1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving 0 (forwards
     # and formulas run with numpy's warnings off)
-    x = self if self.dtype.kind in "fc" else self.astype(np.float64)  # (promotion casts after)
+    x = self if self.dtype.kind in "fcV" else self.astype(np.float64)  # (promotion casts after)
     out = np.exp(np.negative(x))
     out += 1
     return np.reciprocal(out, out=out) if type(out) is np.ndarray else 1 / out  # (0-d: a scalar)
@@ -429,7 +429,7 @@ def angle(self):
     if self.dtype.kind == "c":
         return np.angle(self)
     return np.where(self < 0, np.pi, np.where(np.isnan(self), self, 0)).astype(
-        self.dtype if self.dtype.kind == "f" else np.float32)
+        self.dtype if self.dtype.kind in "fV" else np.float32)
 
 
 def view_as_real(self):
@@ -490,7 +490,7 @@ def random_integers(self, low, high, generator):
     """Integers drawn uniformly from [low, high); high None: up to what the dtype holds
     exactly, as torch's random_() (2^mantissa bits for floats, the largest value for ints)."""
     if high is None:
-        if self.dtype.kind == "f":
+        if self.dtype.kind in "fV":
             high = 2 ** (np.finfo(self.dtype).nmant + 1) + 1
         elif self.dtype.kind == "b":
             high = 2
@@ -765,7 +765,7 @@ def scatter_reduce(self, index, src, dim, reduce, include_self):
     if not include_self:
         identity = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
         if identity is None:  # amax / amin: the dtype's lowest / highest
-            info = np.finfo(out.dtype) if out.dtype.kind == "f" else np.iinfo(out.dtype)
+            info = np.finfo(out.dtype) if out.dtype.kind in "fV" else np.iinfo(out.dtype)
             identity = info.min if reduce == "amax" else info.max
         out[where] = identity
     _SCATTER_REDUCTIONS[reduce].at(out, where, values)
@@ -891,7 +891,7 @@ _ERF, _ERFC = np.frompyfunc(math.erf, 1, 1), np.frompyfunc(math.erfc, 1, 1)
 
 def erf(self):
     out = np.asarray(_ERF(self), dtype=np.float64)  # (a 0-d input gives a Python float)
-    return out.astype(self.dtype) if self.dtype.kind == "f" else out
+    return out.astype(self.dtype) if self.dtype.kind in "fV" else out
 
 
 @rounded_once
@@ -1214,7 +1214,7 @@ def _running_extreme(better):
         values, indices = np.empty_like(x), np.zeros(x.shape, np.int64)
         if x.shape[0]:
             best, where = x[0].copy(), np.zeros(x.shape[1:], np.int64)
-            floating = x.dtype.kind in "fc"
+            floating = x.dtype.kind in "fcV"
             for i in range(x.shape[0]):
                 take = better(x[i], best) | (x[i] == best)
                 if floating:
@@ -1236,7 +1236,7 @@ def _logcumsumexp(self, dim):
 
 
 def logcumsumexp(self, dim):
-    if self.dtype.kind not in "fc":
+    if self.dtype.kind not in "fcV":
         from ..dtypes import LEGACY_TYPE_NAMES
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
                                   f"'{LEGACY_TYPE_NAMES[self.dtype.name]}'")
@@ -1253,7 +1253,7 @@ def aminmax(self, dim, keepdim):
 
 
 def nanmedian_all(self):
-    kept = self[~np.isnan(self)] if self.dtype.kind == "f" else self.reshape(-1)
+    kept = self[~np.isnan(self)] if self.dtype.kind in "fV" else self.reshape(-1)
     if kept.size == 0:
         return np.asarray(np.nan, self.dtype)
     return np.asarray(np.sort(kept)[(kept.size - 1) // 2])
@@ -1265,7 +1265,7 @@ def nanmedian_dim(self, dim, keepdim):
     if self.ndim == 0:
         return self.copy(), np.zeros((), np.int64)
     order = np.argsort(self, axis=dim, kind="stable")
-    count = (~np.isnan(self)).sum(axis=dim, keepdims=True) if self.dtype.kind == "f" else \
+    count = (~np.isnan(self)).sum(axis=dim, keepdims=True) if self.dtype.kind in "fV" else \
         np.full(np.delete(self.shape, dim).tolist()[:dim] + [1] + list(self.shape[dim + 1:]),
                 self.shape[dim])
     index = np.take_along_axis(order, np.maximum(count - 1, 0) // 2, axis=dim)
@@ -2072,7 +2072,7 @@ def floating_only(name, kernel):
 
 
 def nan_to_num(self, nan, posinf, neginf):
-    if self.dtype.kind not in "fc":
+    if self.dtype.kind not in "fcV":
         return self.copy()
     return np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
 

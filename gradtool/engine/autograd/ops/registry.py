@@ -35,6 +35,7 @@ import inspect
 import numpy as np
 
 from .. import grad_mode
+from ..dtypes import BFLOAT16
 from ..dispatch import call, derived
 from ..free_functions import stack
 from ..node import RELEASED, Node, SavedTensor, exposed_attributes
@@ -81,7 +82,7 @@ class OpNode(Node):
             return self._apply_unpacking_once(grads)
         plain = spec.grad_first
         grad = grads[0]
-        if plain is None or type(grad) is not np.ndarray:
+        if plain is None or type(grad) is not np.ndarray or grad.dtype is BFLOAT16:
             return self._apply(grads, None)
         # the engine's hot path (first order, one output): _apply's work, spelled lean
         saved = self._for_backward
@@ -131,6 +132,9 @@ class OpNode(Node):
         else:
             given = grads[0]
         as_arrays = type(given) is np.ndarray
+        if as_arrays and given.dtype is BFLOAT16:  # as torch's kernels: in float32 (sums of
+            # broadcast gradients too), each input's gradient rounded once (engine.py casts)
+            grads = [g if g is None else g.astype(np.float32) for g in grads]
         if spec.one_formula:  # it gives the gradients of every input (tensor in the list)
             out = self._evaluate(spec.formula_list[0], grads, as_arrays, batch_size)
             out = [g if child is not None else None
@@ -174,6 +178,8 @@ class OpNode(Node):
                     v = v.unpack(self)
                 else:
                     v = v.unpack_array(self)
+                    if v.dtype is BFLOAT16:  # (in float32, as the gradients: see _apply)
+                        v = v.astype(np.float32)
                     if batch_size is not None:  # a batch dim of size 1: see generic
                         v = v[None]
             args.append(v)
