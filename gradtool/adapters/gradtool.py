@@ -231,11 +231,16 @@ def saved_info(name, value):
         info.state = "packed"  # reading it would run the user's unpack hook: we do not
         return info
     array = value._array()
-    info.shape, info.dtype, info.nbytes = tuple(array.shape), _dtype_name(array.dtype), \
+    info.shape, info.dtype, info.nbytes = _shape(array.shape), _dtype_name(array.dtype), \
         array.nbytes
     info.array_id = id(array.base if array.base is not None else array)
     info.min, info.mean, info.max = array_stats(array)
     return info
+
+
+@functools.lru_cache(maxsize=4096)
+def _shape(shape):  # the same few for thousands of saved tensors: one tuple each
+    return shape
 
 
 @functools.lru_cache(maxsize=4096)

@@ -137,7 +137,12 @@ def _values(t):
 
 
 def _finite(t):
-    return t._data.dtype.kind != "f" or bool(np.isfinite(_values(t)).all())
+    # (counting is numpy's fast path: a reduction's `.all()` costs three times as much on the
+    # small tensors most ops make, and this runs for every op's result)
+    if t._data.dtype.kind != "f":
+        return True
+    values = _values(t)
+    return np.count_nonzero(np.isfinite(values)) == values.size
 
 
 def narrowing(tensors, outputs, precision):
@@ -164,6 +169,21 @@ def _precision(t):
 
 
 _precisions = {}  # numpy dtype -> _precision's answer: dtype.name runs numpy's Python code
+
+
+def _one_dtype(tensors, outputs):
+    """Whether an op's tensors, in and out, all have one dtype (most ops): then it narrowed
+    nothing, and `narrowing` need not weigh each one."""
+    if not outputs:
+        return True
+    dtype = outputs[0]._data.dtype
+    for t in tensors:
+        if t._data.dtype is not dtype:
+            return False
+    for t in outputs:
+        if t._data.dtype is not dtype:
+            return False
+    return True
 
 
 @dataclasses.dataclass
@@ -314,10 +334,11 @@ class ForwardTrace(TraceRecords, observers.Observer):
                         grad_mode.state.grad_enabled, grad_mode.state.inference,
                         any(x._requires_grad for x in tensors), anomaly.user_site(),
                         not all(map(_finite, outputs)) and all(map(_finite, tensors)),
+                        None if _one_dtype(tensors, outputs) else
                         narrowing(tensors, outputs, _precision))
         self._add_event(event, tensors, outputs, [o._grad_fn for o in outputs], _called_by_user)
-        batched = any(_values(x) is not x._data for x in tensors)  # (no replay after vmap)
-        if self.record_ops and isinstance(run, functools.partial) and not batched:
+        if self.record_ops and isinstance(run, functools.partial) and not any(
+                _values(x) is not x._data for x in tensors):  # (no replay after vmap)
             # run: dispatch's own call
             spec, op_inputs, op_args = run.args[:3]  # (in place: the same formulas, out of place)
             self._add_op_call(name, lambda i: dispatch_call(spec, i, op_args), (op_inputs,),

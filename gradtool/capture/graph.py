@@ -166,11 +166,26 @@ def _take_snapshot(outputs, named, sites, module_names, engine):
         output_infos.append(OutputInfo(i, name_of.get(id(t)), tuple(t.shape), E.dtype_name(t),
                                        t.requires_grad, t.is_inference(), node_id, nr, finite,
                                        _tangent_info(E, t), E.device_name(t)))
+    _share_alike(by_node.values())
     snapshot = GraphSnapshot(list(by_node.values()), output_infos)
     # the live leaf tensors, aligned with snapshot.leaves, so a runner can read their grads
     snapshot.leaf_tensors = [n.variable for n, info in by_node.items() if info.kind == "leaf"]
     snapshot.node_ids = ids  # live node -> its id, for what checks find about live nodes
     return snapshot
+
+
+def _share_alike(infos):
+    """Nodes whose outputs are alike (most have one, of one of a few shapes) share one dict of
+    them, and nodes without metadata of their own one empty dict: a dict each was 4 MB of a
+    20,000-node graph's records. Nothing changes a snapshot's records once it is taken."""
+    shared = {}
+    for info in infos:
+        info.outputs = shared.setdefault(tuple(info.outputs.items()), info.outputs)
+        if not info.metadata:
+            info.metadata = _NO_METADATA
+
+
+_NO_METADATA = {}
 
 
 def _tangent_info(E, t):
@@ -272,6 +287,7 @@ class _ModulePaths:
     def __init__(self, module_names):
         self.module_names = module_names
         self.made = {}  # the calls' ids -> their path
+        self.levels = {}  # (call id, module id, name) -> its level, shared by the paths inside it
 
     def of(self, metadata):
         stack, calls = metadata.get("nn_module_stack"), metadata.get("module_calls")
@@ -279,7 +295,15 @@ class _ModulePaths:
             return ()
         path = self.made.get(calls)
         if path is None:
-            path = self.made[calls] = tuple(
-                (call, self.module_names.get(id(module)) or name or type(module).__name__,
-                 type(module).__name__) for call, (name, module) in zip(calls, stack))
+            path = self.made[calls] = tuple(self._level(call, name, module)
+                                            for call, (name, module) in zip(calls, stack))
         return path
+
+    def _level(self, call, name, module):
+        key = (call, id(module), name)
+        level = self.levels.get(key)
+        if level is None:
+            level = self.levels[key] = (
+                call, self.module_names.get(id(module)) or name or type(module).__name__,
+                type(module).__name__)
+        return level
