@@ -59,3 +59,48 @@ def test_in_place_on_itself_and_empty_softmax_match_torch():
             out.append(tuple(lib.zeros(*shape).log_softmax(dim).shape))
         return out
     assert run(gt) == run(torch)
+
+
+# An index op's index or mask, written into after the forward: torch's SavedVariable notices.
+# (`i`: an int64 index, `m`: a bool mask, `x`: a float64 leaf of shape (3, 4))
+INDEX_WRITTEN = [
+    "x[i]", "x[m]", "x[i, 1:]", "x[:, i]", "x.index_select(0, i)", "x.take(i)",
+    "x.gather(0, i.view(2, 1).expand(2, 4))", "lib.take_along_dim(x, i.view(2, 1), 0)",
+    "lib.take_along_dim(x, i, None)", "x.masked_fill(m.view(3, 1), 0.0)",
+    "x[m].masked_select(m[:2].view(2, 1))", "lib.where(m.view(3, 1), x, 0.0)",
+    "lib.nn.functional.embedding(i, x)", "lib.zeros(3, 4, dtype=lib.float64).index_add(0, i, x[:2])",
+    "lib.zeros(3, 4, dtype=lib.float64).scatter(0, i.view(2, 1).expand(2, 4), x[:2])",
+    "x.index_put((i,), lib.tensor(1.0, dtype=lib.float64))",
+    "x.index_put((m,), x[0, 0], accumulate=True)",
+    "lib.nn.functional.nll_loss(x, i.repeat(2)[:3])", "set_index(x * 1, i)",
+    "set_index(x * 1, m)", "(x * 1).index_put_((i,), x[0])",
+]
+
+INT32_TOO = ("x[", "set_index", "x.index_select", "x.index_put", "(x * 1).index_put_")
+
+
+def _index_written(lib, code, index_dtype):
+    x = lib.arange(12.0, dtype=lib.float64).view(3, 4).requires_grad_()
+    i = lib.tensor([0, 2], dtype=index_dtype)
+    m = lib.tensor([True, False, True])
+
+    def set_index(y, index):
+        y[index] = 0.0
+        return y
+    out = eval(code, {"lib": lib, "x": x, "i": i, "m": m, "set_index": set_index})
+    i.add_(0)  # (a write: versions move, values stay)
+    m.logical_and_(m) if hasattr(m, "logical_and_") else m.copy_(m.clone())
+    try:
+        out.sum().backward()
+    except RuntimeError as e:
+        return str(e).split(" Hint:")[0].split(" It was saved")[0].replace("gradtool.", "torch.")
+    return x.grad.tolist()
+
+
+@pytest.mark.parametrize("code", INDEX_WRITTEN)
+def test_writing_into_an_index_after_the_forward_fails_the_backward_as_torch(code):
+    # (torch's indexing takes an int32 index too; its other index ops want int64)
+    for index_dtype in ("int64", "int32") if code.startswith(INT32_TOO) else ("int64",):
+        ours = _index_written(gt, code, getattr(gt, index_dtype))
+        theirs = _index_written(torch, code, getattr(torch, index_dtype))
+        assert ours == theirs, (index_dtype, ours, theirs)

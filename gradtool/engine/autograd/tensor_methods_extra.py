@@ -9,7 +9,9 @@ import numpy as np
 
 from . import creation, dtypes, memory
 from .dispatch import broadcast_mismatch, call
+from .indexing import records
 from .inplace import call_inplace
+from .node import SavedIndices
 from .ops import derivatives as table
 from .tensor import Tensor, _dim
 
@@ -251,7 +253,7 @@ def _put_index(t, indices, values):
     except ValueError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot "
                            f"be broadcast to indexing result of shape {list(selected)}") from None
-    return index
+    return SavedIndices(index, indices) if records(t, values) else index
 
 
 class SelectingTensorMethods:
@@ -718,7 +720,9 @@ class AliasTensorMethods:
         dim = _dim(dim, self.dim())
         sizes = list(self.shape)
         sizes[dim] = indices.shape[dim]
-        indices = indices.broadcast_to(np.broadcast_shapes(tuple(sizes), tuple(indices.shape)))
+        # (a copy, as torch's: its gather saves new memory, not the user's index)
+        indices = indices.broadcast_to(
+            np.broadcast_shapes(tuple(sizes), tuple(indices.shape))).clone()
         sizes = list(indices.shape)
         sizes[dim] = self.shape[dim]
         return self.broadcast_to(np.broadcast_shapes(tuple(sizes), tuple(self.shape))).gather(
