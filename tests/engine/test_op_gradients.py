@@ -893,8 +893,19 @@ case("rrelu_training", "RRELU_WITH_NOISE", _rrelu_training, lambda r: [away_from
 case("rrelu_", "RRELU_WITH_NOISE_", _seeded(
     lambda x: gt.nn.functional.rrelu_(x * 1.0, 0.1, 0.3, training=True)),
      lambda r: [away_from(r, S)], lambda v, x: [v * _rrelu_training(gt.tensor(x))._data / x])
+case("bernoulli_", "BERNOULLI_FILL", _seeded(lambda x: (x * 1).bernoulli_(0.3) * x), normal(*S),
+     lambda v, x: [v * _seeded(lambda: gt.zeros(S, dtype=gt.float64).bernoulli_(0.3))()._data])
+case("bernoulli_tensor", "BERNOULLI_FILL_TENSOR",
+     _seeded(lambda x, p: (x * 1).bernoulli_(p) * x), lambda r: [r.standard_normal(S),
+                                                                 r.uniform(0.1, 0.9, S)],
+     lambda v, x, p: [v * _seeded(lambda: gt.zeros(S, dtype=gt.float64).bernoulli_(
+         gt.tensor(p)))()._data, np.zeros(S)])
 case("clamp_min_method", "CLAMP_MIN", lambda x: x.clamp_min(0.1),
      lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x >= 0.1)])
+case("clamp_max_method", "CLAMP_MAX", lambda x: x.clamp_max(0.1),
+     lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x <= 0.1)])
+case("clamp_max_in_place", "CLAMP_MAX", lambda x: (x * 1).clamp_max_(0.1),
+     lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x <= 0.1)])
 case("bernoulli", "BERNOULLI", _seeded(lambda p: gt.bernoulli(p) * p),
      lambda r: [r.uniform(0.1, 0.9, S)],
      lambda v, p: [v * _seeded(lambda: gt.bernoulli(gt.tensor(p)))()._data])
@@ -2984,6 +2995,8 @@ case("digamma", "DIGAMMA", lambda x: gt.special.psi(x), lambda r: [r.uniform(0.5
      lambda v, x: [v * sf.polygamma(x, 1)])
 case("polygamma", "POLYGAMMA", lambda x: gt.polygamma(2, x), lambda r: [r.uniform(0.5, 4.0, S)],
      lambda v, x: [v * sf.polygamma(x, 3)])
+case("polygamma_", "POLYGAMMA_", lambda x: (x * 1).polygamma_(2),
+     lambda r: [r.uniform(0.5, 4.0, S)], lambda v, x: [v * sf.polygamma(x, 3)])
 case("mvlgamma", "MVLGAMMA", lambda x: x.mvlgamma(3), lambda r: [r.uniform(1.5, 4.0, S)],
      lambda v, x: [v * sum(sf.digamma(x - j / 2) for j in range(3))])
 case("erfc", "ERFC", lambda x: x.erfc(), normal(*S),

@@ -52,7 +52,7 @@ TORCH_EQUIVALENTS = {
 NOT_COMPARABLE = {"normal_", "uniform_", "bernoulli", "dropout2d", "mkldnn_rnn_layer",
                   "mkldnn_rnn_layer_reverse", "random_fill", "random_to_fill",
                   "random_from_to_fill", "log_normal_fill", "exponential_fill", "geometric_fill",
-                  "cauchy_fill", "rrelu_training", "rrelu_"}
+                  "cauchy_fill", "rrelu_training", "rrelu_", "bernoulli_", "bernoulli_tensor"}
 CASES = [c for c in sweep.CASES if c.id not in NOT_COMPARABLE]
 
 

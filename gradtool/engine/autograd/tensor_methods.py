@@ -423,7 +423,9 @@ class TensorMethods:
         return call(table.CLAMP_MIN, (self,), (min, None))
 
     def clamp_max(self, max):
-        return self.clamp(max=max)
+        if isinstance(max, Tensor):
+            return self.clamp(max=max)
+        return call(table.CLAMP_MAX, (self,), (None, max))
 
     maximum, minimum = maximum, minimum  # gradtool.maximum(input, other), as methods
 
@@ -525,9 +527,10 @@ class TensorMethods:
 
     def bernoulli_(self, p=0.5, *, generator=None):
         """Each element set to 1 with probability p (a number or a tensor), else 0."""
-        probs = p._data if isinstance(p, Tensor) else p
-        draws = creation.generator(generator).random(self._data.shape)
-        return self.copy_(Tensor._wrap((draws < probs).astype(self._data.dtype)))
+        if isinstance(p, Tensor):
+            return call_inplace(table.BERNOULLI_FILL_TENSOR, (self, p),
+                                (creation.generator(generator),))
+        return call_inplace(table.BERNOULLI_FILL, (self,), (p, creation.generator(generator)))
 
     def transpose_(self, dim0, dim1):
         """Transposes this tensor itself (its shape changes): a TransposeBackward1 node."""

@@ -506,7 +506,9 @@ class ComputingTensorMethods:
         return call_inplace(table.CLAMP_MIN, (self,), (min, None))  # (ClampMinBackward0)
 
     def clamp_max_(self, max):
-        return self.clamp_(max=max)
+        if isinstance(max, Tensor):
+            return self.clamp_(max=max)
+        return call_inplace(table.CLAMP_MAX, (self,), (None, max))  # (ClampMaxBackward0)
 
     def qr(self, some=True):
         """Deprecated: linalg.qr, with `some` for its mode (torch warns the same)."""

@@ -149,6 +149,9 @@ CLAMP = OpSpec("clamp", "ClampBackward1", kernels.clamp, function=True, jvp="ele
 CLAMP_MIN = OpSpec("clamp_min", "ClampMinBackward0", kernels.clamp, jvp="elementwise",
                    batches=True, args=("min", "max"),
                    self=lambda grad, self, min: formulas.clamp_backward(grad, self, min, None))
+CLAMP_MAX = OpSpec("clamp_max", "ClampMaxBackward0", kernels.clamp, jvp="elementwise",
+                   batches=True, args=("min", "max"),
+                   self=lambda grad, self, max: formulas.clamp_backward(grad, self, None, max))
 # nan_to_num: NaN and the infinities replaced by numbers (by default 0 and the dtype's largest
 # and smallest); the replaced elements get no gradient; an integer tensor is itself
 NAN_TO_NUM = OpSpec("nan_to_num", "NanToNumBackward0", kernels.nan_to_num, jvp="elementwise",
@@ -955,6 +958,15 @@ ELU = OpSpec("elu", "EluBackward0", kernels.elu, jvp="elementwise", batches=True
                  formulas.elu_backward(grad, alpha, scale, input_scale, self_is_result, self))
 BERNOULLI = OpSpec("bernoulli", "BernoulliBackward0", kernels.bernoulli, function=True,
                    jvp="elementwise", args=("generator",), self=lambda grad: zeros_like(grad))
+# Tensor.bernoulli_(p): self overwritten by draws of probability p, a number
+# (BernoulliBackward2) or a tensor (BernoulliBackward1); no gradient, as torch's
+BERNOULLI_FILL = OpSpec("bernoulli_", "BernoulliBackward2", kernels.bernoulli_fill,
+                        jvp="elementwise", args=("p", "generator"),
+                        self=lambda grad: zeros_like(grad))
+BERNOULLI_FILL_TENSOR = OpSpec("bernoulli_", "BernoulliBackward1", kernels.bernoulli_fill,
+                               jvp="elementwise", args=("generator",),
+                               self=lambda grad: zeros_like(grad),
+                               p=lambda grad, p: zeros_like(p))
 
 # more of nn's activations
 # torch's own nodes for nn's activations (hardtanh also serves relu6); each gradient is
@@ -1942,6 +1954,10 @@ DIGAMMA = OpSpec("digamma", "DigammaBackward0", _rounded(_special.digamma), **_S
                  method=True, self=lambda grad, self: grad * POLYGAMMA(self, 1))
 POLYGAMMA = OpSpec("polygamma", "PolygammaBackward0", _rounded(_special.polygamma), **_SPECIAL,
                    args=("n",), self=lambda grad, n, self: grad * POLYGAMMA(self, n + 1))
+# Tensor.polygamma_(n): torch's in-place overload (self first) has a node of its own, whose
+# formula reads the original self (call_inplace keeps it, as torch's codegen does)
+POLYGAMMA_ = OpSpec("polygamma_", "PolygammaBackward1", _rounded(_special.polygamma), **_SPECIAL,
+                    args=("n",), self=lambda grad, n, self: grad * POLYGAMMA(self, n + 1))
 MVLGAMMA = OpSpec("mvlgamma", "MvlgammaBackward0", _rounded(_mvlgamma), jvp="elementwise",
                   promotion="float", args=("p",), self=_mvlgamma_backward)
 ERFC = OpSpec("erfc", "ErfcBackward0", _rounded(_special.erfc), **_SPECIAL, method=True,
@@ -2045,7 +2061,8 @@ SAMPLE_DIRICHLET.derivative_implemented = False
 TABLE["STANDARD_GAMMA"] = STANDARD_GAMMA
 _SPECIALS = {
     "I0": I0, "SPECIAL_I0E": SPECIAL_I0E, "SPECIAL_I1": SPECIAL_I1, "SPECIAL_I1E": SPECIAL_I1E,
-    "LGAMMA": LGAMMA, "DIGAMMA": DIGAMMA, "POLYGAMMA": POLYGAMMA, "MVLGAMMA": MVLGAMMA,
+    "LGAMMA": LGAMMA, "DIGAMMA": DIGAMMA, "POLYGAMMA": POLYGAMMA, "POLYGAMMA_": POLYGAMMA_,
+    "MVLGAMMA": MVLGAMMA,
     "ERFC": ERFC, "ERFINV": ERFINV, "SPECIAL_ERFCX": SPECIAL_ERFCX,
     "SPECIAL_NDTRI": SPECIAL_NDTRI, "SPECIAL_LOG_NDTR": SPECIAL_LOG_NDTR, "SINC": SINC,
     "SPECIAL_ENTR": SPECIAL_ENTR, "XLOGY": XLOGY, "XLOGY_SCALAR_SELF": XLOGY_SCALAR_SELF,

@@ -1260,6 +1260,10 @@ def bernoulli(self, generator):
     return (generator.random(self.shape) < self).astype(self.dtype)
 
 
+def bernoulli_fill(self, p, generator):
+    return (generator.random(self.shape) < p).astype(self.dtype)
+
+
 # ---- convolutions and pooling: (N, C, *spatial) arrays, vectorised over pixels ----
 def expanded(values, n):
     """A per-dim argument of n spatial dims (torch expands a single value: padding (0,))."""
