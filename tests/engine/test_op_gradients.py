@@ -163,7 +163,6 @@ class Case:
     eps: float = 1e-6
     cotangent_bits: Optional[int] = None
     forward_ad: bool = True  # False: torch's op has no jvp; its refusal is tested instead
-    order2_refused: bool = False  # torch's backward of the backward raises (tested in parity)
 
 
 CASES = []
@@ -3047,8 +3046,7 @@ case("igammac", "IGAMMAC", lambda a, x: a.igammac(x),
 # keeps the dtype); the derivative itself is checked against the CDF in
 # tests/engine/test_distribution_families.py and against torch's in parity
 case("standard_gamma", "STANDARD_GAMMA", _seeded(lambda a: gt._standard_gamma(a) * 0.0 + a),
-     lambda r: [r.uniform(0.5, 3.0, S)], lambda v, a: [v], order2=None, forward_ad=False,
-     order2_refused=True)
+     lambda r: [r.uniform(0.5, 3.0, S)], lambda v, a: [v], order2=None, forward_ad=False)
 case("special_zeta_number_self", "SPECIAL_ZETA_SCALAR_SELF",
      lambda q: gt.special.zeta(2.5, q), lambda r: [r.uniform(0.5, 2.0, S)],
      lambda v, q: [-v * 2.5 * sf.zeta(3.5, q)])
@@ -3273,7 +3271,7 @@ def exercise(case):
             total = term if total is None else total + term
     if total is None:
         return
-    if differentiable_once(case) or case.order2_refused:  # its second order raises, as torch's
+    if differentiable_once(case):  # its second order raises, as torch's
         with pytest.raises(RuntimeError, match="derivative for .* is not implemented"):
             gt.autograd.grad(total, diff, allow_unused=True)
     else:
@@ -3285,19 +3283,49 @@ def differentiable_once(case):
     return any(D.TABLE[name].once_differentiable for name in case.covers)
 
 
+# torch's words when the gradient of a row differentiable once is differentiated
+SECOND_ORDER_REFUSALS = {
+    "CTC_LOSS": r"^derivative for aten::_ctc_loss_backward is not implemented$",
+    "EMBEDDING_BAG": r"^the derivative for '_embedding_bag_backward' is not implemented\.$",
+    "STANDARD_GAMMA": r"^the derivative for '_standard_gamma_grad' is not implemented\.$"}
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if differentiable_once(c)],
                          ids=[c.id for c in CASES if differentiable_once(c)])
 def test_rows_differentiable_once_refuse_the_second_backward_in_torchs_words(case):
     """A once_differentiable row's gradient is recorded (create_graph works, as in torch), by
-    a node NotImplemented that raises torch's error when the gradient is differentiated."""
+    a node that raises torch's error when the gradient is differentiated."""
     assert case.order2 is None, "a row differentiable once has no second order to check"
     inputs, _ = build(case, np.random.default_rng(5))
-    out = case.fn(*inputs)
-    grad, = gt.autograd.grad(out.sum(), diff_inputs(inputs), create_graph=True)
-    assert grad.requires_grad
-    with pytest.raises(RuntimeError, match=r"^derivative for aten::_ctc_loss_backward is not "
-                                           r"implemented$"):
-        grad.pow(2).sum().backward()
+    out = _outputs(case.fn(*inputs))[0]
+    grads = gt.autograd.grad((out * out).sum(), diff_inputs(inputs), create_graph=True)
+    assert all(g.requires_grad for g in grads)
+    row, = (name for name in case.covers if D.TABLE[name].once_differentiable)
+    with pytest.raises(RuntimeError, match=SECOND_ORDER_REFUSALS[row]):
+        grads[0].pow(2).sum().backward()
+
+
+def test_the_ops_page_says_double_backward_where_the_sweep_checks_it():
+    """docs/ops.md's double-backward column (docs/generate.py) says "yes" only for rows whose
+    second order a case checks (against central differences), and "no (as torch)" only for
+    rows whose cases the sweep expects to refuse it (exercise checks that they do)."""
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "generate.py")
+    spec = importlib.util.spec_from_file_location("docs_generate", path)
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    cases = {}
+    for c in CASES + COMPLEX_CASES:
+        for name in c.covers:
+            cases.setdefault(name, []).append(c)
+    for name, row in D.TABLE.items():
+        column = generate._double_backward(row)
+        if column == "yes":
+            assert any(c.order2 for c in cases[name]), f"{name}: no case checks its second order"
+        elif column.startswith("no"):
+            assert all(differentiable_once(c) for c in cases[name]), \
+                f"{name}: the page says no, and the sweep expects a second order"
 
 
 def test_every_table_op_is_covered():

@@ -757,22 +757,41 @@ EMBEDDING_DENSE_BACKWARD = OpSpec(
     jvp="linear", args=("num_weights", "padding_idx", "scale_grad_by_freq"),
     grad_output=formulas.embedding_dense_double_backward, indices=NON_DIFFERENTIABLE)
 # nn.EmbeddingBag's bags of rows summed, averaged or maxed (torch's _embedding_bag, with its
-# offset2bag, bag_size and max_indices outputs); its gradient is not differentiable, as torch's
+# offset2bag, bag_size and max_indices outputs); its gradients are ops torch does not
+# differentiate (once_differentiable: a second order raises, at the second backward).
+# (scale_grad_by_freq and sparse: saved, as torch's node does; nn.functional refuses them)
 EMBEDDING_BAG = OpSpec(
     "_embedding_bag", "EmbeddingBagBackward0", kernels.embedding_bag,
     args=("scale_grad_by_freq", "mode", "sparse", "include_last_offset", "padding_idx"),
     outputs=("result0", "result1", "result2", "result3"),
-    nondiff_outputs=("result1", "result2", "result3"),
+    nondiff_outputs=("result1", "result2", "result3"), once_differentiable=True,
     jvp=no_forward_ad("_embedding_bag", "weight"),
     weight=lambda grad, indices, offsets, per_sample_weights, result1, result2, result3,
-    weight_sym_argsize_0, scale_grad_by_freq, mode, sparse, padding_idx:
-        formulas.embedding_bag_backward(grad, indices, offsets, per_sample_weights, result1,
-                                        result2, result3, weight_sym_argsize_0,
-                                        scale_grad_by_freq, mode, padding_idx),
+    weight_sym_argsize_0, scale_grad_by_freq, mode, sparse, padding_idx: EMBEDDING_BAG_BACKWARD(
+        grad, per_sample_weights, indices, result1, result2, result3, weight_sym_argsize_0,
+        mode, padding_idx),
     indices=NON_DIFFERENTIABLE, offsets=NON_DIFFERENTIABLE,
     per_sample_weights=lambda grad, weight, indices, result1, padding_idx:
-        formulas.embedding_bag_per_sample_weights_backward(grad, weight, indices, result1,
-                                                           padding_idx))
+        EMBEDDING_BAG_PER_SAMPLE_WEIGHTS_BACKWARD(grad, weight, indices, result1, padding_idx))
+# torch's _embedding_bag_backward and _embedding_bag_per_sample_weights_backward: out of the
+# table (torch does not differentiate them), as CTC_LOSS_BACKWARD
+EMBEDDING_BAG_BACKWARD = OpSpec(
+    "_embedding_bag_backward", "EmbeddingBagBackwardBackward0", kernels.embedding_bag_backward,
+    args=("num_weights", "mode", "padding_idx"),
+    jvp=no_forward_ad("_embedding_bag_backward", "grad_output"),
+    grad_output=formulas.derivative_not_implemented("_embedding_bag_backward"),
+    per_sample_weights=formulas.derivative_not_implemented("_embedding_bag_backward"),
+    indices=NON_DIFFERENTIABLE, offset2bag=NON_DIFFERENTIABLE, bag_size=NON_DIFFERENTIABLE,
+    maximum_indices=NON_DIFFERENTIABLE)
+EMBEDDING_BAG_BACKWARD.derivative_implemented = False
+EMBEDDING_BAG_PER_SAMPLE_WEIGHTS_BACKWARD = OpSpec(
+    "_embedding_bag_per_sample_weights_backward", "NotImplemented",
+    kernels.embedding_bag_per_sample_weights_backward, args=("padding_idx",),
+    jvp=no_forward_ad("_embedding_bag_per_sample_weights_backward", "grad_output"),
+    grad_output=formulas.not_implemented("_embedding_bag_per_sample_weights_backward"),
+    weight=formulas.not_implemented("_embedding_bag_per_sample_weights_backward"),
+    indices=NON_DIFFERENTIABLE, offset2bag=NON_DIFFERENTIABLE)
+EMBEDDING_BAG_PER_SAMPLE_WEIGHTS_BACKWARD.derivative_implemented = False
 # leaky_relu's backward as an op of its own, as torch's: differentiable in `self` (with
 # derivative zero), so gradients of gradients require grad as torch's do
 LEAKY_RELU_BACKWARD = OpSpec("leaky_relu_backward", "LeakyReluBackwardBackward0",
@@ -2037,8 +2056,9 @@ def _refuse_forward_ad(op_name):
                               f"support it.")
 
 
+# (once_differentiable: its formula's _standard_gamma_grad is not differentiated, as torch's)
 STANDARD_GAMMA = OpSpec("_standard_gamma", "StandardGammaBackward0", kernels.standard_gamma,
-                        args=("generator",), promotes_dtype=False,
+                        args=("generator",), promotes_dtype=False, once_differentiable=True,
                         jvp=no_forward_ad("_standard_gamma", "self"),
                         self=lambda grad, self, result: grad * STANDARD_GAMMA_GRAD(self, result))
 STANDARD_GAMMA_GRAD = OpSpec(

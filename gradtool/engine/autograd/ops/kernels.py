@@ -557,6 +557,34 @@ def embedding_bag(weight, indices, offsets, per_sample_weights, scale_grad_by_fr
     return out, bag, np.zeros(n_bags, np.int64), np.zeros(n_bags, np.int64)
 
 
+def embedding_bag_backward(grad_output, per_sample_weights, indices, offset2bag, bag_size,
+                           maximum_indices, num_weights, mode, padding_idx):
+    """_embedding_bag's weight gradient: each index's row gets its bag's gradient (times its
+    per-sample weight, over the bag's size for means, per feature only where it was the
+    maximum), none for padding_idx."""
+    out = np.zeros((num_weights, grad_output.shape[1]), grad_output.dtype)
+    if mode == 2:
+        filled = bag_size > 0
+        np.add.at(out, (maximum_indices[filled], np.arange(grad_output.shape[1])),
+                  grad_output[filled])
+        return out
+    rows = grad_output[offset2bag]
+    if mode == 1:
+        rows = rows / np.maximum(bag_size, 1)[offset2bag][:, None]
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights[:, None]
+    kept = indices != padding_idx
+    np.add.at(out, indices[kept], rows[kept])
+    return out
+
+
+def embedding_bag_per_sample_weights_backward(grad_output, weight, indices, offset2bag,
+                                              padding_idx):
+    """d(out[bag]) / d(per_sample_weight[i]) = weight[index[i]]: their dot with the gradient."""
+    out = (grad_output[offset2bag] * weight[indices]).sum(-1) * (indices != padding_idx)
+    return out.astype(grad_output.dtype, copy=False)
+
+
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """Each index's rows of grad_output summed into its row of weight; padding_idx's row
     stays zero."""
