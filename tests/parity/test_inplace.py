@@ -119,7 +119,7 @@ INPLACE_ARGUMENTS = {
     "scatter_reduce_": "1, i.view(1, 2).expand(3, 2), o, 'amax'", "swapaxes_": "0, 1",
     "swapdims_": "0, 1", "transpose_": "0, 1",
     "clamp_": "0.75, 1.25", "clip_": "0.75, 1.25", "clamp_min_": "0.75", "clamp_max_": "1.25",
-    "polygamma_": "2", "scatter_": "1, i.view(1, 2).expand(3, 2), o[:, :2]",
+    "polygamma_": "2", "scatter_": "1, i.view(1, 2).expand(3, 2), o",
     "index_fill_": "0, i, 1.0", "index_copy_": "0, i, o[:2]", "index_add_": "0, i, o[:2]",
     "masked_fill_": "m, 1.0", "masked_scatter_": "m, o", "unsqueeze_": "0",
 }

@@ -9,7 +9,7 @@ from .dispatch import broadcast_mismatch, call
 from .inplace import call_inplace
 from .node import SavedIndices
 from .ops import derivatives as table
-from .tensor import Tensor, _as_tensor
+from .tensor import Tensor, _as_tensor, _dim
 
 # Any sequence of ints indexes as the int64 tensor it spells (torch: range included).
 _SEQUENCE_INDEX = (list, tuple, range, np.ndarray)
@@ -192,3 +192,44 @@ def _checked_mask(t, mask, in_place=False):
         raise RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the "
                            f"broadcast shape {list(shape)}")
     return mask
+
+
+def check_scatter_gather(name, t, dim, index, src=None):
+    """torch's checks of the index of gather (name "gather") and of the scatters ("scatter";
+    `src` a tensor or None): its dtype (and src's), as many dims as self (a 0-d tensor
+    counting as 1-d) and src, sizes no larger than self's apart from dim (and than src's),
+    every index inside dim (no wrapping of negatives). Returns dim made non-negative."""
+    if index._data.dtype not in (np.int32, np.int64):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    if isinstance(src, Tensor) and src._data.dtype != t._data.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+    dim = _dim(dim, t._data.ndim)
+    if isinstance(src, Tensor):
+        _dim(dim, src._data.ndim)
+    if not index._data.size:
+        return dim
+    self_shape, shape = t._data.shape, index._data.shape
+    if max(len(self_shape), 1) != max(len(shape), 1):
+        what = "input" if name == "gather" else "self"
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {what} "
+                           f"tensor")
+    src_shape = src._data.shape if isinstance(src, Tensor) else None
+    if src_shape is not None and max(len(src_shape), 1) != max(len(shape), 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    for d, n in enumerate(shape):
+        larger = d != dim and n > (self_shape[d] if self_shape else 1)
+        if name == "gather" and larger:
+            raise RuntimeError(f"Size does not match at dimension {d} expected index "
+                               f"{list(shape)} to be no larger than self {list(self_shape)} "
+                               f"apart from dimension {dim}")
+        if name != "gather" and (larger or src_shape and n > src_shape[d]):
+            raise RuntimeError(f"Expected index {list(shape)} to be no larger than self "
+                               f"{list(self_shape)} apart from dimension {dim}" + (
+                                   f" and to be no larger size than src {list(src_shape)}"
+                                   if src_shape is not None else ""))
+    size = self_shape[dim] if self_shape else 1
+    outside = index._data[(index._data < 0) | (index._data >= size)]
+    if outside.size:
+        raise RuntimeError(f"index {outside.flat[0]} is out of bounds for dimension {dim} with "
+                           f"size {size}")
+    return dim

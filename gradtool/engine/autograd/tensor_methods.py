@@ -15,7 +15,7 @@ from . import linalg
 from .dispatch import call, sync_view
 from .inplace import check_inplace, call_inplace
 from .free_functions import _var_args, maximum, minimum, vector_norm, where
-from .indexing import _checked_mask, _getitem, _setitem
+from .indexing import _checked_mask, _getitem, _setitem, check_scatter_gather
 from .matmul import matmul
 from .node import RemovableHandle
 from .ops import derivatives as table
@@ -918,9 +918,8 @@ class TensorMethods:
         return call(table.UNBIND, (self,), (_dim(dim, self._data.ndim),))
 
     def gather(self, dim, index, *, sparse_grad=False):
-        if index._data.dtype.kind not in "iu":
-            raise RuntimeError("gather(): Expected dtype int32/int64 for index")
-        return call(table.GATHER, (self, index), (_dim(dim, self._data.ndim), bool(sparse_grad)))
+        dim = check_scatter_gather("gather", self, dim, index)
+        return call(table.GATHER, (self, index), (dim, bool(sparse_grad)))
 
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
         """src (a tensor, ScatterBackward0) or value (a number, ScatterBackward1) written at
@@ -931,7 +930,8 @@ class TensorMethods:
         return _scatter(self, dim, index, src, value, reduce, call_inplace)
 
     def scatter_add(self, dim, index, src):
-        return call(table.SCATTER_ADD, (self, index, src), (_dim(dim, self._data.ndim),))
+        return call(table.SCATTER_ADD, (self, index, src),
+                    (check_scatter_gather("scatter", self, dim, index, src),))
 
     def index_select(self, dim, index):
         dim = _dim(dim, self._data.ndim)
@@ -1171,11 +1171,7 @@ def _scatter(t, dim, index, src, value, reduce, dispatch):
     if (src is None) == (value is None):
         raise TypeError("scatter() expects one of src (a tensor or a number) or value")
     src = value if src is None else src
-    if index._data.dtype not in (np.int32, np.int64):
-        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
-    if isinstance(src, Tensor) and src._data.dtype != t._data.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    dim = _dim(dim, t._data.ndim)
+    dim = check_scatter_gather("scatter", t, dim, index, src)
     if reduce is not None:
         return _scatter_reduce(t, dim, index, src, reduce, dispatch)
     if isinstance(src, Tensor):

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import creation, dtypes, memory
 from .dispatch import broadcast_mismatch, call
-from .indexing import records
+from .indexing import check_scatter_gather, records
 from .inplace import call_inplace
 from .node import SavedIndices
 from .ops import derivatives as table
@@ -59,7 +59,8 @@ class MoreTensorMethods:
 
     # the in-place twins of rows (the row's node, as torch's)
     def scatter_add_(self, dim, index, src):
-        return call_inplace(table.SCATTER_ADD, (self, index, src), (_dim(dim, self.dim()),))
+        return call_inplace(table.SCATTER_ADD, (self, index, src),
+                            (check_scatter_gather("scatter", self, dim, index, src),))
 
     def triu_(self, diagonal=0):
         return call_inplace(table.TRIU, (self,), (diagonal,))

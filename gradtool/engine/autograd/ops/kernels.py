@@ -716,11 +716,13 @@ def index_backward(grad_output, input_sizes, indices):
 
 
 def gather(self, index, dim, sparse_grad=False):
-    return np.take_along_axis(self, index, axis=dim)
+    return self[_scatter_index(index, dim)]  # (index may be smaller than self: no broadcast)
 
 
 def _scatter_index(index, dim):
     """Full index tuple addressing, for each element of `index`, its target along `dim`."""
+    if not index.ndim:  # (a 0-d index of a 1-d tensor: one element)
+        return (index,)
     grids = list(np.indices(index.shape, sparse=True))
     grids[dim] = index
     return tuple(grids)
@@ -728,12 +730,17 @@ def _scatter_index(index, dim):
 
 def scatter(self, index, src, dim):
     out = self.copy()
-    out[_scatter_index(index, dim)] = src
+    if not index.size:  # (torch checks nothing of an empty index, nor writes)
+        return out
+    out[_scatter_index(index, dim)] = (src[tuple(slice(0, n) for n in index.shape)]
+                                       if np.ndim(src) else src)  # (src may be larger)
     return out
 
 
 def scatter_add(self, index, src, dim):
     out = self.copy()
+    if not index.size:
+        return out
     np.add.at(out, _scatter_index(index, dim), src[tuple(slice(0, n) for n in index.shape)])
     return out
 
@@ -746,6 +753,8 @@ def scatter_reduce(self, index, src, dim, reduce, include_self):
     """src's values reduced into self at index along dim; without include_self the targets'
     own values take no part (they start from the reduction's identity)."""
     out = self.copy()
+    if not index.size:
+        return out
     where = _scatter_index(index, dim)
     values = src[tuple(slice(0, n) for n in index.shape)]
     if not include_self:
