@@ -405,8 +405,8 @@ def _as_array(unpacked, hook):
     return unpacked._data
 
 
-def _type_name(array):
-    """torch's name of a tensor's type in that message: its legacy tensor class where torch
+def type_name(array):
+    """torch's name of a tensor's type in its messages: its legacy tensor class where torch
     has one (torch.LongTensor), else the backend's type (CPUBoolType, CPUComplexFloatType)."""
     name = dtypes.LEGACY_TYPE_NAMES.get(array.dtype.name, "")
     if array.dtype.kind in "bc":
@@ -417,7 +417,7 @@ def _type_name(array):
 def version_error(saved, owner):
     """torch's in-place error, for a saved tensor whose version moved since it was saved."""
     array = saved._data if saved._tensor is None else saved._tensor._data
-    what = "[gradtool.Tensor]" if array is None else f"[{_type_name(array)} {list(array.shape)}]"
+    what = "[gradtool.Tensor]" if array is None else f"[{type_name(array)} {list(array.shape)}]"
     if saved.is_output and owner is not None:
         what += f", which is output {saved._output_nr} of {owner.name()},"
     elif saved._tensor is not None and saved._tensor._grad_fn is not None:

@@ -12,7 +12,7 @@ import numpy as np
 from . import creation, dtypes, engine, forward_level, grad_mode, memory
 from .device import CPU, check as check_device, parse_to
 from . import linalg
-from .dispatch import call, sync_view
+from .dispatch import broadcast_mismatch, call, sync_view
 from .inplace import check_inplace, call_inplace
 from .free_functions import _var_args, maximum, minimum, vector_norm, where
 from .indexing import _checked_mask, _getitem, _setitem, check_scatter_gather
@@ -593,6 +593,14 @@ class TensorMethods:
         return call_inplace(table.FILL, (self,), (value,))
 
     def copy_(self, src):
+        if isinstance(src, Tensor):  # (src broadcasts to self's shape, in torch's words)
+            mismatch = broadcast_mismatch(self._data.shape, src._data.shape)
+            if mismatch:
+                raise RuntimeError(mismatch)
+            shape = np.broadcast_shapes(self._data.shape, src._data.shape)
+            if shape != self._data.shape:
+                raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match "
+                                   f"the broadcast shape {list(shape)}")
         return call_inplace(table.COPY, (self, src))
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
