@@ -182,7 +182,23 @@ def _error_programs(lib):
         "chunk 0": lambda: lib.ones(4).chunk(0),
         "masked_fill mask": lambda: lib.ones(2).masked_fill(lib.ones(2), 0.0),
         "mixed matmul": lambda: lib.ones(2, 2) @ lib.ones(2, 2, dtype=lib.float64),
+        "hook resizes": lambda: _hooked(lib, x, lambda g: lib.ones(3)),
+        "hook retypes": lambda: _hooked(lib, x, lambda g: g.double()),
+        "grad of another size": lambda: setattr(lib.ones(2, 3, requires_grad=True), "grad",
+                                                lib.ones(5)),
+        "copy_ not broadcasting": lambda: lib.ones(2, 3).copy_(lib.ones(4)),
+        "copy_ into fewer dims": lambda: lib.ones(3).copy_(lib.ones(2, 3)),
+        "bce target size": lambda: lib.nn.functional.binary_cross_entropy(
+            lib.full((2, 3), 0.5), lib.ones(3)),
+        "state dict sizes": lambda: lib.nn.Linear(2, 3).load_state_dict(
+            {"weight": lib.ones(4, 4), "bias": lib.ones(3)}),
     }
+
+
+def _hooked(lib, x, hook):
+    y = x * 1
+    y.register_hook(hook)
+    y.sum().backward()
 
 
 def _message(fn):
@@ -202,6 +218,12 @@ def test_error_messages_carry_torchs_key_phrases():
         errors["expand"]
     assert errors["unused input"].startswith("RuntimeError: The differentiated Tensor at index 1 "
                                              "appears to not have been used in the graph.")
+    assert errors["hook resizes"] == "RuntimeError: hook '<lambda>' has changed the size of value"
+    assert errors["hook retypes"] == ("RuntimeError: hook '<lambda>' has changed the type of "
+                                      "value (was torch.FloatTensor got torch.DoubleTensor)")
+    assert errors["copy_ not broadcasting"] == ("RuntimeError: The size of tensor a (3) must "
+                                                "match the size of tensor b (4) at "
+                                                "non-singleton dimension 1")
     assert all(message is not None for message in errors.values())
 
 

@@ -92,6 +92,7 @@ REFERENCE = {
     "RELU": ((REALS,), [()], lambda x: max(x, 0.0)),
     "CLAMP": ((REALS,), [(-2.5, 3.5)], lambda x, lo, hi: min(max(x, lo), hi)),
     "CLAMP_MIN": ((REALS,), [(-2.5, None)], lambda x, lo, hi: max(x, lo)),
+    "CLAMP_MAX": ((REALS,), [(None, 2.5)], lambda x, lo, hi: min(x, hi)),
     "COPY": ((REALS, REALS), [()], lambda x, src: src),
     "FILL": ((REALS,), [(2.5,)], lambda x, value: value),
     "ZERO": ((REALS,), [()], lambda x: 0.0),
@@ -176,6 +177,7 @@ REFERENCE.update({
     "LGAMMA": ((POSITIVE,), [()], math.lgamma),
     "DIGAMMA": ((OFF_POLES,), [()], sf._digamma),
     "POLYGAMMA": ((POSITIVE,), [(1,), (2,)], lambda x, n: float(sf.polygamma(x, n))),
+    "POLYGAMMA_": ((POSITIVE,), [(1,)], lambda x, n: float(sf.polygamma(x, n))),
     "MVLGAMMA": ((ABOVE_ONE,), [(2,)], lambda x, p: sum(math.lgamma(x - j / 2) for j in range(
         p)) + p * (p - 1) / 4 * math.log(math.pi)),
     "ERFC": ((REALS,), [()], math.erfc),
@@ -215,6 +217,7 @@ NOT_FUNCTIONS = {
     "NORMAL": "random draws", "NORMAL_TENSOR_FLOAT": "random draws",
     "NORMAL_FLOAT_TENSOR": "random draws", "NORMAL_TENSOR_TENSOR": "random draws",
     "UNIFORM": "random draws", "BERNOULLI": "random draws", "RANDOM": "random draws",
+    "BERNOULLI_FILL": "random draws", "BERNOULLI_FILL_TENSOR": "random draws",
     "RANDOM_TO": "random draws", "RANDOM_FROM_TO": "random draws", "LOG_NORMAL": "random draws",
     "EXPONENTIAL": "random draws", "GEOMETRIC": "random draws", "CAUCHY": "random draws",
     "RRELU_WITH_NOISE": "random draws", "RRELU_WITH_NOISE_": "random draws",

@@ -3,6 +3,8 @@ correctness checks, with messages that also say where the in-place op ran; which
 overlapping memory (an expand, an input sharing the output's memory) torch refuses; and an
 in-place op refusing the broadcast shape its out-of-place form takes (masked_fill_). Their
 comparison with torch itself is in tests/parity/test_inplace.py."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -143,6 +145,81 @@ def test_modifying_a_saved_input_raises_too():
     y.add_(1)
     with pytest.raises(RuntimeError, match="is at version 1; expected version 0 instead"):
         z.sum().backward()
+
+
+def _index_writes(case):
+    """The sweep case's inputs, and for each integer or bool constant (an index, a mask) a
+    write into it that keeps it valid (its elements rolled, so a bool mask keeps its count)."""
+    from tests.engine.test_op_gradients import build
+    inputs, _ = build(case, np.random.default_rng(5))
+    writes = [functools.partial(lambda t: t.copy_(t.flatten().roll(1).view(t.shape)), x)
+              for x in inputs if isinstance(x, gt.Tensor) and not x.requires_grad
+              and not (x.dtype.is_floating_point or x.dtype.is_complex) and x.dim()]
+    return inputs, writes
+
+
+def _first_order(outs, inputs):
+    """The gradients for a cotangent of distinct values (a sum's ones would not tell a
+    permuted index from the original)."""
+    outs = [o for o in (outs if isinstance(outs, (tuple, list)) else (outs,))
+            if o.dtype.is_floating_point]
+    diff = [x for x in inputs if isinstance(x, gt.Tensor) and x.requires_grad]
+    cotangents = [gt.arange(o.numel(), dtype=o.dtype).view(o.shape) for o in outs]
+    return gt.autograd.grad(outs, diff, grad_outputs=cotangents, allow_unused=True)
+
+
+def _cases_with_an_index():
+    from tests.engine.test_op_gradients import CASES
+    return [c for c in CASES if _index_writes(c)[1]]
+
+
+@pytest.mark.parametrize("case", _cases_with_an_index(), ids=lambda c: c.id)
+def test_an_index_written_after_the_forward_fails_the_backward_or_is_not_read(case):
+    """Every sweep case taking an index or mask: writing into it after the forward makes the
+    backward raise torch's in-place error (the row saved it, with its version), or leaves the
+    gradient as it was (the row keeps nothing of it). Never a gradient of the new index."""
+    inputs, _ = _index_writes(case)
+    expected = _first_order(case.fn(*inputs), inputs)
+    inputs, writes = _index_writes(case)
+    outs = case.fn(*inputs)
+    for write in writes:
+        write()
+    try:
+        got = _first_order(outs, inputs)
+    except RuntimeError as e:
+        assert "has been modified by an inplace operation" in str(e), str(e)
+        assert "is at version 1; expected version 0 instead" in str(e)
+        return
+    for g, e in zip(got, expected):
+        assert (g is None) == (e is None)
+        if g is not None:
+            np.testing.assert_array_equal(g.numpy(), e.numpy())
+
+
+def test_an_index_written_after_the_forward_is_named_as_torch_names_it():
+    x = f64(3, 4)
+    index, mask = gt.tensor([0, 2]), gt.tensor([True, False, True])
+    picked, masked = x[index], x[mask]
+    index.add_(1)
+    mask.zero_()
+    with pytest.raises(RuntimeError, match=r"^one of the variables needed for gradient "
+                       r"computation has been modified by an inplace operation: "
+                       r"\[gradtool.LongTensor \[2\]\] is at version 1; expected version 0"):
+        picked.sum().backward()
+    with pytest.raises(RuntimeError, match=r"inplace operation: \[CPUBoolType \[3\]\] is at "
+                       r"version 1; expected version 0"):
+        masked.sum().backward()
+
+
+def test_an_index_is_freed_after_backward_as_the_other_saved_tensors():
+    x = f64(3)
+    y = x[gt.tensor([0, 1])]
+    y.sum().backward(retain_graph=True)
+    y.sum().backward()  # (retained once)
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.sum().backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.grad_fn._saved_indices
 
 
 def test_inplace_on_an_input_saved_by_its_own_op_is_safe():

@@ -163,7 +163,6 @@ class Case:
     eps: float = 1e-6
     cotangent_bits: Optional[int] = None
     forward_ad: bool = True  # False: torch's op has no jvp; its refusal is tested instead
-    order2_refused: bool = False  # torch's backward of the backward raises (tested in parity)
 
 
 CASES = []
@@ -945,8 +944,19 @@ case("rrelu_training", "RRELU_WITH_NOISE", _rrelu_training, lambda r: [away_from
 case("rrelu_", "RRELU_WITH_NOISE_", _seeded(
     lambda x: gt.nn.functional.rrelu_(x * 1.0, 0.1, 0.3, training=True)),
      lambda r: [away_from(r, S)], lambda v, x: [v * _rrelu_training(gt.tensor(x))._data / x])
+case("bernoulli_", "BERNOULLI_FILL", _seeded(lambda x: (x * 1).bernoulli_(0.3) * x), normal(*S),
+     lambda v, x: [v * _seeded(lambda: gt.zeros(S, dtype=gt.float64).bernoulli_(0.3))()._data])
+case("bernoulli_tensor", "BERNOULLI_FILL_TENSOR",
+     _seeded(lambda x, p: (x * 1).bernoulli_(p) * x), lambda r: [r.standard_normal(S),
+                                                                 r.uniform(0.1, 0.9, S)],
+     lambda v, x, p: [v * _seeded(lambda: gt.zeros(S, dtype=gt.float64).bernoulli_(
+         gt.tensor(p)))()._data, np.zeros(S)])
 case("clamp_min_method", "CLAMP_MIN", lambda x: x.clamp_min(0.1),
      lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x >= 0.1)])
+case("clamp_max_method", "CLAMP_MAX", lambda x: x.clamp_max(0.1),
+     lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x <= 0.1)])
+case("clamp_max_in_place", "CLAMP_MAX", lambda x: (x * 1).clamp_max_(0.1),
+     lambda r: [away_from(r, S, (0.1,), 0.1)], lambda v, x: [v * (x <= 0.1)])
 case("bernoulli", "BERNOULLI", _seeded(lambda p: gt.bernoulli(p) * p),
      lambda r: [r.uniform(0.1, 0.9, S)],
      lambda v, p: [v * _seeded(lambda: gt.bernoulli(gt.tensor(p)))()._data])
@@ -3059,6 +3069,8 @@ case("digamma", "DIGAMMA", lambda x: gt.special.psi(x), lambda r: [r.uniform(0.5
      lambda v, x: [v * sf.polygamma(x, 1)])
 case("polygamma", "POLYGAMMA", lambda x: gt.polygamma(2, x), lambda r: [r.uniform(0.5, 4.0, S)],
      lambda v, x: [v * sf.polygamma(x, 3)])
+case("polygamma_", "POLYGAMMA_", lambda x: (x * 1).polygamma_(2),
+     lambda r: [r.uniform(0.5, 4.0, S)], lambda v, x: [v * sf.polygamma(x, 3)])
 case("mvlgamma", "MVLGAMMA", lambda x: x.mvlgamma(3), lambda r: [r.uniform(1.5, 4.0, S)],
      lambda v, x: [v * sum(sf.digamma(x - j / 2) for j in range(3))])
 case("erfc", "ERFC", lambda x: x.erfc(), normal(*S),
@@ -3109,8 +3121,7 @@ case("igammac", "IGAMMAC", lambda a, x: a.igammac(x),
 # keeps the dtype); the derivative itself is checked against the CDF in
 # tests/engine/test_distribution_families.py and against torch's in parity
 case("standard_gamma", "STANDARD_GAMMA", _seeded(lambda a: gt._standard_gamma(a) * 0.0 + a),
-     lambda r: [r.uniform(0.5, 3.0, S)], lambda v, a: [v], order2=None, forward_ad=False,
-     order2_refused=True)
+     lambda r: [r.uniform(0.5, 3.0, S)], lambda v, a: [v], order2=None, forward_ad=False)
 case("special_zeta_number_self", "SPECIAL_ZETA_SCALAR_SELF",
      lambda q: gt.special.zeta(2.5, q), lambda r: [r.uniform(0.5, 2.0, S)],
      lambda v, q: [-v * 2.5 * sf.zeta(3.5, q)])
@@ -3335,7 +3346,7 @@ def exercise(case):
             total = term if total is None else total + term
     if total is None:
         return
-    if differentiable_once(case) or case.order2_refused:  # its second order raises, as torch's
+    if differentiable_once(case):  # its second order raises, as torch's
         with pytest.raises(RuntimeError, match="derivative for .* is not implemented"):
             gt.autograd.grad(total, diff, allow_unused=True)
     else:
@@ -3347,19 +3358,49 @@ def differentiable_once(case):
     return any(D.TABLE[name].once_differentiable for name in case.covers)
 
 
+# torch's words when the gradient of a row differentiable once is differentiated
+SECOND_ORDER_REFUSALS = {
+    "CTC_LOSS": r"^derivative for aten::_ctc_loss_backward is not implemented$",
+    "EMBEDDING_BAG": r"^the derivative for '_embedding_bag_backward' is not implemented\.$",
+    "STANDARD_GAMMA": r"^the derivative for '_standard_gamma_grad' is not implemented\.$"}
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if differentiable_once(c)],
                          ids=[c.id for c in CASES if differentiable_once(c)])
 def test_rows_differentiable_once_refuse_the_second_backward_in_torchs_words(case):
     """A once_differentiable row's gradient is recorded (create_graph works, as in torch), by
-    a node NotImplemented that raises torch's error when the gradient is differentiated."""
+    a node that raises torch's error when the gradient is differentiated."""
     assert case.order2 is None, "a row differentiable once has no second order to check"
     inputs, _ = build(case, np.random.default_rng(5))
-    out = case.fn(*inputs)
-    grad, = gt.autograd.grad(out.sum(), diff_inputs(inputs), create_graph=True)
-    assert grad.requires_grad
-    with pytest.raises(RuntimeError, match=r"^derivative for aten::_ctc_loss_backward is not "
-                                           r"implemented$"):
-        grad.pow(2).sum().backward()
+    out = _outputs(case.fn(*inputs))[0]
+    grads = gt.autograd.grad((out * out).sum(), diff_inputs(inputs), create_graph=True)
+    assert all(g.requires_grad for g in grads)
+    row, = (name for name in case.covers if D.TABLE[name].once_differentiable)
+    with pytest.raises(RuntimeError, match=SECOND_ORDER_REFUSALS[row]):
+        grads[0].pow(2).sum().backward()
+
+
+def test_the_ops_page_says_double_backward_where_the_sweep_checks_it():
+    """docs/ops.md's double-backward column (docs/generate.py) says "yes" only for rows whose
+    second order a case checks (against central differences), and "no (as torch)" only for
+    rows whose cases the sweep expects to refuse it (exercise checks that they do)."""
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "generate.py")
+    spec = importlib.util.spec_from_file_location("docs_generate", path)
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    cases = {}
+    for c in CASES + COMPLEX_CASES:
+        for name in c.covers:
+            cases.setdefault(name, []).append(c)
+    for name, row in D.TABLE.items():
+        column = generate._double_backward(row)
+        if column == "yes":
+            assert any(c.order2 for c in cases[name]), f"{name}: no case checks its second order"
+        elif column.startswith("no"):
+            assert all(differentiable_once(c) for c in cases[name]), \
+                f"{name}: the page says no, and the sweep expects a second order"
 
 
 def test_every_table_op_is_covered():

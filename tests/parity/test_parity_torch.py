@@ -52,7 +52,7 @@ TORCH_EQUIVALENTS = {
 NOT_COMPARABLE = {"normal_", "uniform_", "bernoulli", "dropout2d", "mkldnn_rnn_layer",
                   "mkldnn_rnn_layer_reverse", "random_fill", "random_to_fill",
                   "random_from_to_fill", "log_normal_fill", "exponential_fill", "geometric_fill",
-                  "cauchy_fill", "rrelu_training", "rrelu_"}
+                  "cauchy_fill", "rrelu_training", "rrelu_", "bernoulli_", "bernoulli_tensor"}
 # torch's grouped_mm takes float32 and narrower (the sweep's cases are float64): compared in
 # float32 in tests/parity/test_low_precision_mm.py
 NOT_COMPARABLE |= {c.id for c in sweep.CASES if c.id.startswith("grouped_mm_")}
@@ -771,3 +771,22 @@ def test_lowrank_singular_values_and_gradients_are_torchs(center):
     np.testing.assert_allclose(s1, s2, rtol=1e-12)
     np.testing.assert_allclose(g1, g2, rtol=1e-9, atol=1e-12)
     assert n1 == n2
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if sweep.differentiable_once(c)],
+                         ids=[c.id for c in CASES if sweep.differentiable_once(c)])
+def test_second_order_of_a_row_differentiable_once_is_refused_as_torch(case):
+    """The gradient is recorded, and differentiating it raises torch's error (type, words)."""
+    gt_inputs, torch_inputs = build_both(case, np.random.default_rng(11))
+    refusals = []
+    for lib, fn, inputs in ((gt, case.fn, gt_inputs),
+                            (torch, TORCH_EQUIVALENTS.get(case.id) or as_torch(case.fn),
+                             torch_inputs)):
+        out = [o for o in (lambda r: r if isinstance(r, (tuple, list)) else (r,))(fn(*inputs))
+               if o.dtype.is_floating_point][0]
+        diff = [x for x in inputs if isinstance(x, lib.Tensor) and x.requires_grad]
+        grads = lib.autograd.grad((out * out).sum(), diff, create_graph=True)
+        with pytest.raises(RuntimeError) as info:
+            grads[0].pow(2).sum().backward()
+        refusals.append((type(info.value).__name__, str(info.value)))
+    assert refusals[0] == refusals[1]

@@ -3,6 +3,8 @@ unfold, logit, nansum/nanmean against torch (values, dtypes, refusals), with the
 tests/engine/test_selecting_ops.py. Tests marked parity, skipped without torch."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gradtool as gt
 from tests.engine import test_selecting_ops as programs
@@ -53,3 +55,84 @@ def test_composites_gradients_are_torchs(name):
     arrays = [rng.standard_normal(s) for s in shapes]
     for a, b in zip(_grads(gt, fn, arrays), _grads(torch, fn, arrays)):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
+
+
+# gather and the scatters given a wrongly shaped, out-of-range or mistyped index (`x`, `src`:
+# float32 (3, 4)): torch's result, or its exception and words
+SCATTER_GATHER_CALLS = [
+    "x.gather(1, lib.tensor([[0], [1]]))", "x.gather(1, lib.tensor([0, 1]))",
+    "x.gather(1, lib.zeros(4, 1, dtype=lib.int64))",
+    "x.gather(1, lib.zeros(3, 5, dtype=lib.int64))",
+    "x.gather(1, lib.tensor([[4]]))", "x.gather(1, lib.tensor([[-1]]))",
+    "x.gather(1, lib.tensor([[0]], dtype=lib.int32))", "x.gather(1, lib.tensor([[0.0]]))",
+    "x.gather(2, lib.tensor([[0]]))", "x.gather(0, lib.tensor(0))",
+    "lib.arange(3.0).gather(0, lib.tensor([[0]]))", "lib.arange(3.0).gather(0, lib.tensor(2))",
+    "x.scatter(1, lib.tensor([[0], [1]]), src)",
+    "x.scatter(1, lib.tensor([[0, 1]] * 3), src[:2, :1])",
+    "x.scatter(1, lib.tensor([0, 1]), src)", "x.scatter(1, lib.zeros(4, 1, dtype=lib.int64), src)",
+    "x.scatter(1, lib.zeros(3, 5, dtype=lib.int64), lib.ones(3, 5))",
+    "x.scatter(1, lib.tensor([[4]]), src)", "x.scatter(1, lib.tensor([[-1]]), src)",
+    "x.scatter(1, lib.tensor([[0]], dtype=lib.int32), src)",
+    "x.scatter(1, lib.tensor([[0.0]]), src)",
+    "x.scatter(2, lib.tensor([[0]]), src)", "x.scatter(1, lib.tensor([[4]]), 1.0)",
+    "x.scatter(1, lib.tensor([0]), 1.0)", "x.scatter(1, lib.zeros(4, 1, dtype=lib.int64), 1.0)",
+    "x.scatter(1, lib.tensor([[0]]), src.double())", "x.scatter(1, lib.tensor([[0]]), src[0])",
+    "x.scatter(1, lib.zeros(0, 7, dtype=lib.int64), src)",
+    "x.scatter_add(1, lib.zeros(0, 7, dtype=lib.int64), src)",
+    "x.scatter_reduce(1, lib.zeros(0, 7, dtype=lib.int64), src, 'amin')",
+    "x.gather(1, lib.zeros(0, 7, dtype=lib.int64))",
+    "x.scatter_add(1, lib.tensor([[0, 1]] * 3), src[:, :3])",
+    "x.scatter_add(1, lib.tensor([0, 1]), src)",
+    "x.scatter_add(1, lib.zeros(4, 1, dtype=lib.int64), src)",
+    "x.scatter_add(1, lib.tensor([[4]]), src)",
+    "x.scatter_add(1, lib.tensor([[0]], dtype=lib.int32), src)",
+    "x.scatter_add(1, lib.tensor([[0.0]]), src)",
+    "x.scatter_add(1, lib.tensor([[0, 1]] * 3), src[:2, :1])",
+    "x.scatter_add(1, lib.tensor([[0]]), src.double())",
+    "x.scatter_reduce(1, lib.tensor([[0]]), src, 'amax')",
+    "x.scatter_reduce(1, lib.tensor([0]), src, 'amax')",
+    "x.scatter_reduce(1, lib.zeros(4, 1, dtype=lib.int64), src, 'sum')",
+    "x.scatter_reduce(1, lib.tensor([[4]]), src, 'sum')",
+    "x.scatter_reduce(1, lib.tensor([[0]], dtype=lib.int32), src, 'sum')",
+    "x.scatter_reduce(1, lib.tensor([[0.0]]), src, 'sum')",
+    "x.scatter_reduce(1, lib.tensor([[0, 1]] * 3), src[:2, :1], 'sum')",
+    "x.scatter_reduce(1, lib.tensor([[0]]), src.double(), 'sum')",
+    "x.clone().scatter_(1, lib.tensor([[4]]), src)",
+    "x.clone().scatter_(1, lib.tensor([[0]], dtype=lib.int32), src)",
+    "x.clone().scatter_add_(1, lib.tensor([0]), src)",
+    "x.clone().scatter_reduce_(1, lib.zeros(4, 1, dtype=lib.int64), src, 'prod')",
+]
+
+
+def _scatter_gather_outcome(lib, code, x=None, src=None):
+    x = lib.arange(12.0).view(3, 4) if x is None else x
+    src = lib.arange(12.0).view(3, 4) + 100 if src is None else src
+    try:
+        out = eval(code, {"lib": lib, "x": x, "src": src})
+    except Exception as e:  # noqa: BLE001 (the outcome compared: type and words)
+        return type(e).__name__, str(e).replace("gradtool.", "torch.")
+    return str(out.dtype).split(".")[-1], out.tolist()
+
+
+@pytest.mark.parametrize("code", SCATTER_GATHER_CALLS)
+def test_scatter_and_gather_check_the_index_as_torch(code):
+    assert _scatter_gather_outcome(gt, code) == _scatter_gather_outcome(torch, code)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.integers(0, 4), min_size=2, max_size=2),
+       st.integers(-1, 1), st.integers(-2, 5), st.sampled_from(["gather", "scatter",
+                                                                "scatter_add", "scatter_reduce"]))
+def test_scatter_and_gather_with_random_index_shapes_and_values_are_torchs(shape, dim, seed,
+                                                                           op):
+    """An index of a random shape (fitting or not) and values (some out of range)."""
+    values = np.random.default_rng(seed + 2).integers(-1, 5, size=shape)
+    call = {"gather": "x.gather({dim}, i)", "scatter": "x.scatter({dim}, i, src)",
+            "scatter_add": "x.scatter_add({dim}, i, src)",
+            "scatter_reduce": "x.scatter_reduce({dim}, i, src, 'prod')"}[op].format(dim=dim)
+    outcomes = []
+    for lib in (gt, torch):
+        code = call.replace("i", f"lib.tensor({values.tolist()}, dtype=lib.int64).view("
+                                 f"{shape[0]}, {shape[1]})", 1)
+        outcomes.append(_scatter_gather_outcome(lib, code))
+    assert outcomes[0] == outcomes[1]

@@ -16,7 +16,7 @@ from . import anomaly, grad_mode, observers
 from .dispatch import sync_view
 from .errstate import ERRSTATE, QUIET
 from .free_functions import stack
-from .node import AccumulateGrad, GraphRoot, accumulator_of
+from .node import AccumulateGrad, GraphRoot, accumulator_of, type_name
 from .ops import generic
 from .tensor import Tensor
 from .walk import count_dependencies, topological_order
@@ -552,8 +552,19 @@ def _through_hooks(fns, grad):
     for fn in list(fns):
         new = fn(grad)
         if new is not None:
+            _check_hook_result(fn, grad, new)
             grad = new
     return grad
+
+
+def _check_hook_result(fn, grad, new):
+    """torch's refusal of a hook's gradient of another size or type than the one it got."""
+    name = getattr(fn, "__name__", type(fn).__name__)
+    if isinstance(new, Tensor) and new._data.shape != grad._data.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if isinstance(new, Tensor) and new._data.dtype != grad._data.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was "
+                           f"{type_name(grad._data)} got {type_name(new._data)})")
 
 
 # id(leaf) -> [hook(leaf)] run after its .grad was accumulated

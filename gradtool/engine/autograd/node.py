@@ -141,6 +141,8 @@ class _SavedAttribute:
         kept = node._for_backward
         if kept and name in kept:
             value = kept[name]
+            if type(value) is SavedIndices:  # (numpy's index, once its tensors are checked)
+                value.check(node)
             return value.unpack(node) if type(value) is SavedTensor else value
         index = cls._arg_index.get(name)
         return cls._exposed[name] if index is None else node._args[index]
@@ -367,6 +369,31 @@ def saved_output(tensor):
     return saved
 
 
+class SavedIndices(tuple):
+    """An index op's numpy index (x[idx], x[idx] = v, index_put) that also keeps the index
+    tensors it was read from as torch saves them (SavedTensors, with their versions): the
+    formulas read the arrays, which are the tensors' own memory, so writing into an index
+    after the forward must make backward raise torch's in-place error, not read new values."""
+
+    def __new__(cls, index, tensors):
+        self = tuple.__new__(cls, index)
+        self.saved = tuple(SavedTensor(t) for t in tensors)
+        return self
+
+    def check(self, owner):
+        """Raise as unpack() would (modified in place, or freed) for any index tensor."""
+        for saved in self.saved:
+            saved.unpack_array(owner)
+
+    def released(self):
+        """The same index with its tensors freed (reading it raises the freed error)."""
+        return SavedIndices(self, ())._freed(len(self.saved))
+
+    def _freed(self, count):
+        self.saved = (_RELEASED,) * count
+        return self
+
+
 def _as_array(unpacked, hook):
     if not isinstance(unpacked, Tensor):
         raise TypeError(f"Output of saved tensor unpack_hook {getattr(hook, '__name__', hook)!r} "
@@ -374,12 +401,19 @@ def _as_array(unpacked, hook):
     return unpacked._data
 
 
+def type_name(array):
+    """torch's name of a tensor's type in its messages: its legacy tensor class where torch
+    has one (torch.LongTensor), else the backend's type (CPUBoolType, CPUComplexFloatType)."""
+    name = dtypes.LEGACY_TYPE_NAMES.get(array.dtype.name, "")
+    if array.dtype.kind in "bc":
+        return f"CPU{name}Type"
+    return f"gradtool.{name}Tensor"
+
+
 def version_error(saved, owner):
     """torch's in-place error, for a saved tensor whose version moved since it was saved."""
     array = saved._data if saved._tensor is None else saved._tensor._data
-    what = ("[gradtool.Tensor]" if array is None else
-            f"[gradtool.{dtypes.LEGACY_TYPE_NAMES.get(array.dtype.name, '')}Tensor "
-            f"{list(array.shape)}]")
+    what = "[gradtool.Tensor]" if array is None else f"[{type_name(array)} {list(array.shape)}]"
     if saved.is_output and owner is not None:
         what += f", which is output {saved._output_nr} of {owner.name()},"
     elif saved._tensor is not None and saved._tensor._grad_fn is not None:

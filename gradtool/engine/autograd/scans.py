@@ -11,6 +11,7 @@ from . import dtypes
 from .dispatch import call
 from .inplace import call_inplace
 from .ops import derivatives as table
+from .indexing import check_scatter_gather
 from .out_argument import rules_of, written_to
 from .tensor import Tensor, _dim
 
@@ -115,12 +116,9 @@ def _scatter_reduce_operands(self, dim, index, src, reduce, include_self):
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}")
-    if index._data.dtype.kind not in "iu":
-        raise RuntimeError("scatter_reduce(): Expected dtype int32/int64 for index")
-    if src._data.dtype != self._data.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    dim = check_scatter_gather("scatter", self, dim, index, src)
     index = index.to(dtypes.int64) if index._data.dtype != np.int64 else index
-    return (self, index, src), (_dim(dim, self.dim()), reduce, bool(include_self))
+    return (self, index, src), (dim, reduce, bool(include_self))
 
 
 def _index_reduce_operands(self, dim, index, source, reduce, include_self):

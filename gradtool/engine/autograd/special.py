@@ -11,6 +11,7 @@ import numpy as np
 
 from . import creation, dtypes
 from .dispatch import call
+from .inplace import call_inplace
 from .out_argument import rules_of, written_to
 from .ops import derivatives as table
 from .ops.kernels import rounded_once
@@ -237,6 +238,11 @@ class SpecialTensorMethods:
 
     def polygamma(self, n):
         return polygamma(n, self)
+
+    def polygamma_(self, n):
+        if n < 0:
+            raise RuntimeError("polygamma(n, x) does not support negative n.")
+        return call_inplace(table.POLYGAMMA_, (self,), (int(n),))
 
     def mvlgamma(self, p):
         return multigammaln(self, p)

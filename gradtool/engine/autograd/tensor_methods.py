@@ -12,10 +12,10 @@ import numpy as np
 from . import creation, dtypes, engine, forward_level, grad_mode, memory
 from .device import CPU, check as check_device, parse_to
 from . import linalg
-from .dispatch import call, sync_view
+from .dispatch import broadcast_mismatch, call, sync_view
 from .inplace import check_inplace, call_inplace
 from .free_functions import _var_args, maximum, minimum, vector_norm, where
-from .indexing import _checked_mask, _getitem, _setitem
+from .indexing import _checked_mask, _getitem, _setitem, check_scatter_gather
 from .matmul import matmul
 from .node import RemovableHandle
 from .ops import derivatives as table
@@ -429,7 +429,9 @@ class TensorMethods:
         return call(table.CLAMP_MIN, (self,), (min, None))
 
     def clamp_max(self, max):
-        return self.clamp(max=max)
+        if isinstance(max, Tensor):
+            return self.clamp(max=max)
+        return call(table.CLAMP_MAX, (self,), (None, max))
 
     maximum, minimum = maximum, minimum  # gradtool.maximum(input, other), as methods
 
@@ -531,9 +533,10 @@ class TensorMethods:
 
     def bernoulli_(self, p=0.5, *, generator=None):
         """Each element set to 1 with probability p (a number or a tensor), else 0."""
-        probs = p._data if isinstance(p, Tensor) else p
-        draws = creation.generator(generator).random(self._data.shape)
-        return self.copy_(Tensor._wrap((draws < probs).astype(self._data.dtype)))
+        if isinstance(p, Tensor):
+            return call_inplace(table.BERNOULLI_FILL_TENSOR, (self, p),
+                                (creation.generator(generator),))
+        return call_inplace(table.BERNOULLI_FILL, (self,), (p, creation.generator(generator)))
 
     def transpose_(self, dim0, dim1):
         """Transposes this tensor itself (its shape changes): a TransposeBackward1 node."""
@@ -596,6 +599,14 @@ class TensorMethods:
         return call_inplace(table.FILL, (self,), (value,))
 
     def copy_(self, src):
+        if isinstance(src, Tensor):  # (src broadcasts to self's shape, in torch's words)
+            mismatch = broadcast_mismatch(self._data.shape, src._data.shape)
+            if mismatch:
+                raise RuntimeError(mismatch)
+            shape = np.broadcast_shapes(self._data.shape, src._data.shape)
+            if shape != self._data.shape:
+                raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match "
+                                   f"the broadcast shape {list(shape)}")
         return call_inplace(table.COPY, (self, src))
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -923,9 +934,8 @@ class TensorMethods:
         return call(table.UNBIND, (self,), (_dim(dim, self._data.ndim),))
 
     def gather(self, dim, index, *, sparse_grad=False):
-        if index._data.dtype.kind not in "iu":
-            raise RuntimeError("gather(): Expected dtype int32/int64 for index")
-        return call(table.GATHER, (self, index), (_dim(dim, self._data.ndim), bool(sparse_grad)))
+        dim = check_scatter_gather("gather", self, dim, index)
+        return call(table.GATHER, (self, index), (dim, bool(sparse_grad)))
 
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
         """src (a tensor, ScatterBackward0) or value (a number, ScatterBackward1) written at
@@ -936,7 +946,8 @@ class TensorMethods:
         return _scatter(self, dim, index, src, value, reduce, call_inplace)
 
     def scatter_add(self, dim, index, src):
-        return call(table.SCATTER_ADD, (self, index, src), (_dim(dim, self._data.ndim),))
+        return call(table.SCATTER_ADD, (self, index, src),
+                    (check_scatter_gather("scatter", self, dim, index, src),))
 
     def index_select(self, dim, index):
         dim = _dim(dim, self._data.ndim)
@@ -1188,11 +1199,7 @@ def _scatter(t, dim, index, src, value, reduce, dispatch):
     if (src is None) == (value is None):
         raise TypeError("scatter() expects one of src (a tensor or a number) or value")
     src = value if src is None else src
-    if index._data.dtype not in (np.int32, np.int64):
-        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
-    if isinstance(src, Tensor) and src._data.dtype != t._data.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    dim = _dim(dim, t._data.ndim)
+    dim = check_scatter_gather("scatter", t, dim, index, src)
     if reduce is not None:
         return _scatter_reduce(t, dim, index, src, reduce, dispatch)
     if isinstance(src, Tensor):

@@ -9,7 +9,9 @@ import numpy as np
 
 from . import creation, dtypes, memory
 from .dispatch import broadcast_mismatch, call
+from .indexing import check_scatter_gather, records
 from .inplace import call_inplace
+from .node import SavedIndices
 from .ops import derivatives as table
 from .tensor import Tensor, _dim
 
@@ -57,7 +59,8 @@ class MoreTensorMethods:
 
     # the in-place twins of rows (the row's node, as torch's)
     def scatter_add_(self, dim, index, src):
-        return call_inplace(table.SCATTER_ADD, (self, index, src), (_dim(dim, self.dim()),))
+        return call_inplace(table.SCATTER_ADD, (self, index, src),
+                            (check_scatter_gather("scatter", self, dim, index, src),))
 
     def triu_(self, diagonal=0):
         return call_inplace(table.TRIU, (self,), (diagonal,))
@@ -251,7 +254,7 @@ def _put_index(t, indices, values):
     except ValueError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot "
                            f"be broadcast to indexing result of shape {list(selected)}") from None
-    return index
+    return SavedIndices(index, indices) if records(t, values) else index
 
 
 class SelectingTensorMethods:
@@ -504,7 +507,9 @@ class ComputingTensorMethods:
         return call_inplace(table.CLAMP_MIN, (self,), (min, None))  # (ClampMinBackward0)
 
     def clamp_max_(self, max):
-        return self.clamp_(max=max)
+        if isinstance(max, Tensor):
+            return self.clamp_(max=max)
+        return call_inplace(table.CLAMP_MAX, (self,), (None, max))  # (ClampMaxBackward0)
 
     def qr(self, some=True):
         """Deprecated: linalg.qr, with `some` for its mode (torch warns the same)."""
@@ -718,7 +723,9 @@ class AliasTensorMethods:
         dim = _dim(dim, self.dim())
         sizes = list(self.shape)
         sizes[dim] = indices.shape[dim]
-        indices = indices.broadcast_to(np.broadcast_shapes(tuple(sizes), tuple(indices.shape)))
+        # (a copy, as torch's: its gather saves new memory, not the user's index)
+        indices = indices.broadcast_to(
+            np.broadcast_shapes(tuple(sizes), tuple(indices.shape))).clone()
         sizes = list(indices.shape)
         sizes[dim] = self.shape[dim]
         return self.broadcast_to(np.broadcast_shapes(tuple(sizes), tuple(self.shape))).gather(

@@ -85,7 +85,7 @@ def batched_call_inplace(spec, inputs, args):
     return target
 
 
-_RANDOM_FILLS = ("normal_", "uniform_")
+_RANDOM_FILLS = ("normal_", "uniform_", "bernoulli_")
 
 
 def _wrap(out, index):

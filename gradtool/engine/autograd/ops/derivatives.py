@@ -150,6 +150,9 @@ CLAMP = OpSpec("clamp", "ClampBackward1", kernels.clamp, function=True, jvp="ele
 CLAMP_MIN = OpSpec("clamp_min", "ClampMinBackward0", kernels.clamp, jvp="elementwise",
                    batches=True, args=("min", "max"),
                    self=lambda grad, self, min: formulas.clamp_backward(grad, self, min, None))
+CLAMP_MAX = OpSpec("clamp_max", "ClampMaxBackward0", kernels.clamp, jvp="elementwise",
+                   batches=True, args=("min", "max"),
+                   self=lambda grad, self, max: formulas.clamp_backward(grad, self, None, max))
 # nan_to_num: NaN and the infinities replaced by numbers (by default 0 and the dtype's largest
 # and smallest); the replaced elements get no gradient; an integer tensor is itself
 NAN_TO_NUM = OpSpec("nan_to_num", "NanToNumBackward0", kernels.nan_to_num, jvp="elementwise",
@@ -762,22 +765,41 @@ EMBEDDING_DENSE_BACKWARD = OpSpec(
     jvp="linear", args=("num_weights", "padding_idx", "scale_grad_by_freq"),
     grad_output=formulas.embedding_dense_double_backward, indices=NON_DIFFERENTIABLE)
 # nn.EmbeddingBag's bags of rows summed, averaged or maxed (torch's _embedding_bag, with its
-# offset2bag, bag_size and max_indices outputs); its gradient is not differentiable, as torch's
+# offset2bag, bag_size and max_indices outputs); its gradients are ops torch does not
+# differentiate (once_differentiable: a second order raises, at the second backward).
+# (scale_grad_by_freq and sparse: saved, as torch's node does; nn.functional refuses them)
 EMBEDDING_BAG = OpSpec(
     "_embedding_bag", "EmbeddingBagBackward0", kernels.embedding_bag,
     args=("scale_grad_by_freq", "mode", "sparse", "include_last_offset", "padding_idx"),
     outputs=("result0", "result1", "result2", "result3"),
-    nondiff_outputs=("result1", "result2", "result3"),
+    nondiff_outputs=("result1", "result2", "result3"), once_differentiable=True,
     jvp=no_forward_ad("_embedding_bag", "weight"),
     weight=lambda grad, indices, offsets, per_sample_weights, result1, result2, result3,
-    weight_sym_argsize_0, scale_grad_by_freq, mode, sparse, padding_idx:
-        formulas.embedding_bag_backward(grad, indices, offsets, per_sample_weights, result1,
-                                        result2, result3, weight_sym_argsize_0,
-                                        scale_grad_by_freq, mode, padding_idx),
+    weight_sym_argsize_0, scale_grad_by_freq, mode, sparse, padding_idx: EMBEDDING_BAG_BACKWARD(
+        grad, per_sample_weights, indices, result1, result2, result3, weight_sym_argsize_0,
+        mode, padding_idx),
     indices=NON_DIFFERENTIABLE, offsets=NON_DIFFERENTIABLE,
     per_sample_weights=lambda grad, weight, indices, result1, padding_idx:
-        formulas.embedding_bag_per_sample_weights_backward(grad, weight, indices, result1,
-                                                           padding_idx))
+        EMBEDDING_BAG_PER_SAMPLE_WEIGHTS_BACKWARD(grad, weight, indices, result1, padding_idx))
+# torch's _embedding_bag_backward and _embedding_bag_per_sample_weights_backward: out of the
+# table (torch does not differentiate them), as CTC_LOSS_BACKWARD
+EMBEDDING_BAG_BACKWARD = OpSpec(
+    "_embedding_bag_backward", "EmbeddingBagBackwardBackward0", kernels.embedding_bag_backward,
+    args=("num_weights", "mode", "padding_idx"),
+    jvp=no_forward_ad("_embedding_bag_backward", "grad_output"),
+    grad_output=formulas.derivative_not_implemented("_embedding_bag_backward"),
+    per_sample_weights=formulas.derivative_not_implemented("_embedding_bag_backward"),
+    indices=NON_DIFFERENTIABLE, offset2bag=NON_DIFFERENTIABLE, bag_size=NON_DIFFERENTIABLE,
+    maximum_indices=NON_DIFFERENTIABLE)
+EMBEDDING_BAG_BACKWARD.derivative_implemented = False
+EMBEDDING_BAG_PER_SAMPLE_WEIGHTS_BACKWARD = OpSpec(
+    "_embedding_bag_per_sample_weights_backward", "NotImplemented",
+    kernels.embedding_bag_per_sample_weights_backward, args=("padding_idx",),
+    jvp=no_forward_ad("_embedding_bag_per_sample_weights_backward", "grad_output"),
+    grad_output=formulas.not_implemented("_embedding_bag_per_sample_weights_backward"),
+    weight=formulas.not_implemented("_embedding_bag_per_sample_weights_backward"),
+    indices=NON_DIFFERENTIABLE, offset2bag=NON_DIFFERENTIABLE)
+EMBEDDING_BAG_PER_SAMPLE_WEIGHTS_BACKWARD.derivative_implemented = False
 # leaky_relu's backward as an op of its own, as torch's: differentiable in `self` (with
 # derivative zero), so gradients of gradients require grad as torch's do
 LEAKY_RELU_BACKWARD = OpSpec("leaky_relu_backward", "LeakyReluBackwardBackward0",
@@ -983,6 +1005,15 @@ ELU = OpSpec("elu", "EluBackward0", kernels.elu, jvp="elementwise", batches=True
                  formulas.elu_backward(grad, alpha, scale, input_scale, self_is_result, self))
 BERNOULLI = OpSpec("bernoulli", "BernoulliBackward0", kernels.bernoulli, function=True,
                    jvp="elementwise", args=("generator",), self=lambda grad: zeros_like(grad))
+# Tensor.bernoulli_(p): self overwritten by draws of probability p, a number
+# (BernoulliBackward2) or a tensor (BernoulliBackward1); no gradient, as torch's
+BERNOULLI_FILL = OpSpec("bernoulli_", "BernoulliBackward2", kernels.bernoulli_fill,
+                        jvp="elementwise", args=("p", "generator"),
+                        self=lambda grad: zeros_like(grad))
+BERNOULLI_FILL_TENSOR = OpSpec("bernoulli_", "BernoulliBackward1", kernels.bernoulli_fill,
+                               jvp="elementwise", args=("generator",),
+                               self=lambda grad: zeros_like(grad),
+                               p=lambda grad, p: zeros_like(p))
 
 # more of nn's activations
 # torch's own nodes for nn's activations (hardtanh also serves relu6); each gradient is
@@ -1982,6 +2013,10 @@ DIGAMMA = OpSpec("digamma", "DigammaBackward0", _rounded(_special.digamma), **_S
                  method=True, self=lambda grad, self: grad * POLYGAMMA(self, 1))
 POLYGAMMA = OpSpec("polygamma", "PolygammaBackward0", _rounded(_special.polygamma), **_SPECIAL,
                    args=("n",), self=lambda grad, n, self: grad * POLYGAMMA(self, n + 1))
+# Tensor.polygamma_(n): torch's in-place overload (self first) has a node of its own, whose
+# formula reads the original self (call_inplace keeps it, as torch's codegen does)
+POLYGAMMA_ = OpSpec("polygamma_", "PolygammaBackward1", _rounded(_special.polygamma), **_SPECIAL,
+                    args=("n",), self=lambda grad, n, self: grad * POLYGAMMA(self, n + 1))
 MVLGAMMA = OpSpec("mvlgamma", "MvlgammaBackward0", _rounded(_mvlgamma), jvp="elementwise",
                   promotion="float", args=("p",), self=_mvlgamma_backward)
 ERFC = OpSpec("erfc", "ErfcBackward0", _rounded(_special.erfc), **_SPECIAL, method=True,
@@ -2061,8 +2096,9 @@ def _refuse_forward_ad(op_name):
                               f"support it.")
 
 
+# (once_differentiable: its formula's _standard_gamma_grad is not differentiated, as torch's)
 STANDARD_GAMMA = OpSpec("_standard_gamma", "StandardGammaBackward0", kernels.standard_gamma,
-                        args=("generator",), promotes_dtype=False,
+                        args=("generator",), promotes_dtype=False, once_differentiable=True,
                         jvp=no_forward_ad("_standard_gamma", "self"),
                         self=lambda grad, self, result: grad * STANDARD_GAMMA_GRAD(self, result))
 STANDARD_GAMMA_GRAD = OpSpec(
@@ -2085,7 +2121,8 @@ SAMPLE_DIRICHLET.derivative_implemented = False
 TABLE["STANDARD_GAMMA"] = STANDARD_GAMMA
 _SPECIALS = {
     "I0": I0, "SPECIAL_I0E": SPECIAL_I0E, "SPECIAL_I1": SPECIAL_I1, "SPECIAL_I1E": SPECIAL_I1E,
-    "LGAMMA": LGAMMA, "DIGAMMA": DIGAMMA, "POLYGAMMA": POLYGAMMA, "MVLGAMMA": MVLGAMMA,
+    "LGAMMA": LGAMMA, "DIGAMMA": DIGAMMA, "POLYGAMMA": POLYGAMMA, "POLYGAMMA_": POLYGAMMA_,
+    "MVLGAMMA": MVLGAMMA,
     "ERFC": ERFC, "ERFINV": ERFINV, "SPECIAL_ERFCX": SPECIAL_ERFCX,
     "SPECIAL_NDTRI": SPECIAL_NDTRI, "SPECIAL_LOG_NDTR": SPECIAL_LOG_NDTR, "SINC": SINC,
     "SPECIAL_ENTR": SPECIAL_ENTR, "XLOGY": XLOGY, "XLOGY_SCALAR_SELF": XLOGY_SCALAR_SELF,

@@ -240,36 +240,6 @@ def _array(x):
     return x._data if hasattr(x, "_data") else x
 
 
-def embedding_bag_backward(grad, indices, offsets, per_sample_weights, result1, result2,
-                           result3, weight_sym_argsize_0, scale_grad_by_freq, mode,
-                           padding_idx):
-    """Each index's row gets its bag's gradient (times its per-sample weight, over the bag's
-    size for means, per feature only where it was the maximum), none for padding_idx; as in
-    torch, the result is not differentiable again. (scale_grad_by_freq: saved, as torch's node
-    does; nn.functional refuses it.)"""
-    g, index, bag = _array(grad), _array(indices), _array(result1)
-    out = np.zeros((weight_sym_argsize_0, g.shape[1]), g.dtype)
-    if mode == 2:
-        filled = _array(result2) > 0
-        np.add.at(out, (_array(result3)[filled], np.arange(g.shape[1])), g[filled])
-        return constant(out, grad)
-    rows = g[bag]
-    if mode == 1:
-        rows = rows / np.maximum(_array(result2), 1)[bag][:, None]
-    if per_sample_weights is not None:
-        rows = rows * _array(per_sample_weights)[:, None]
-    kept = index != padding_idx
-    np.add.at(out, index[kept], rows[kept])
-    return constant(out, grad)
-
-
-def embedding_bag_per_sample_weights_backward(grad, weight, indices, result1, padding_idx):
-    """d(out[bag]) / d(per_sample_weight[i]) = weight[index[i]]: their dot with the gradient."""
-    g, w, index = _array(grad), _array(weight), _array(indices)
-    out = (g[_array(result1)] * w[index]).sum(-1) * (index != padding_idx)
-    return constant(out.astype(g.dtype, copy=False), grad)
-
-
 def embedding_dense_double_backward(grad, indices, padding_idx):
     """The rows of grad the indices pick, the padding_idx ones zero (torch's; it leaves
     scale_grad_by_freq out, as gradtool refuses that option)."""
@@ -303,6 +273,13 @@ def not_implemented(op_name):
     """The formula of an op torch does not differentiate: its error, at backward."""
     def no_derivative(grad):
         raise RuntimeError(f"derivative for aten::{op_name} is not implemented")
+    return no_derivative
+
+
+def derivative_not_implemented(op_name):
+    """The formula derivatives.yaml marks not_implemented(op_name): torch's error, at backward."""
+    def no_derivative(grad):
+        raise NotImplementedError(f"the derivative for '{op_name}' is not implemented.")
     return no_derivative
 
 

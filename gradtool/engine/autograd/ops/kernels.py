@@ -585,6 +585,34 @@ def embedding_bag(weight, indices, offsets, per_sample_weights, scale_grad_by_fr
     return out, bag, np.zeros(n_bags, np.int64), np.zeros(n_bags, np.int64)
 
 
+def embedding_bag_backward(grad_output, per_sample_weights, indices, offset2bag, bag_size,
+                           maximum_indices, num_weights, mode, padding_idx):
+    """_embedding_bag's weight gradient: each index's row gets its bag's gradient (times its
+    per-sample weight, over the bag's size for means, per feature only where it was the
+    maximum), none for padding_idx."""
+    out = np.zeros((num_weights, grad_output.shape[1]), grad_output.dtype)
+    if mode == 2:
+        filled = bag_size > 0
+        np.add.at(out, (maximum_indices[filled], np.arange(grad_output.shape[1])),
+                  grad_output[filled])
+        return out
+    rows = grad_output[offset2bag]
+    if mode == 1:
+        rows = rows / np.maximum(bag_size, 1)[offset2bag][:, None]
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights[:, None]
+    kept = indices != padding_idx
+    np.add.at(out, indices[kept], rows[kept])
+    return out
+
+
+def embedding_bag_per_sample_weights_backward(grad_output, weight, indices, offset2bag,
+                                              padding_idx):
+    """d(out[bag]) / d(per_sample_weight[i]) = weight[index[i]]: their dot with the gradient."""
+    out = (grad_output[offset2bag] * weight[indices]).sum(-1) * (indices != padding_idx)
+    return out.astype(grad_output.dtype, copy=False)
+
+
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """Each index's rows of grad_output summed into its row of weight; padding_idx's row
     stays zero."""
@@ -730,11 +758,13 @@ def index_backward(grad_output, input_sizes, indices):
 
 
 def gather(self, index, dim, sparse_grad=False):
-    return np.take_along_axis(self, index, axis=dim)
+    return self[_scatter_index(index, dim)]  # (index may be smaller than self: no broadcast)
 
 
 def _scatter_index(index, dim):
     """Full index tuple addressing, for each element of `index`, its target along `dim`."""
+    if not index.ndim:  # (a 0-d index of a 1-d tensor: one element)
+        return (index,)
     grids = list(np.indices(index.shape, sparse=True))
     grids[dim] = index
     return tuple(grids)
@@ -742,12 +772,17 @@ def _scatter_index(index, dim):
 
 def scatter(self, index, src, dim):
     out = self.copy()
-    out[_scatter_index(index, dim)] = src
+    if not index.size:  # (torch checks nothing of an empty index, nor writes)
+        return out
+    out[_scatter_index(index, dim)] = (src[tuple(slice(0, n) for n in index.shape)]
+                                       if np.ndim(src) else src)  # (src may be larger)
     return out
 
 
 def scatter_add(self, index, src, dim):
     out = self.copy()
+    if not index.size:
+        return out
     np.add.at(out, _scatter_index(index, dim), src[tuple(slice(0, n) for n in index.shape)])
     return out
 
@@ -760,6 +795,8 @@ def scatter_reduce(self, index, src, dim, reduce, include_self):
     """src's values reduced into self at index along dim; without include_self the targets'
     own values take no part (they start from the reduction's identity)."""
     out = self.copy()
+    if not index.size:
+        return out
     where = _scatter_index(index, dim)
     values = src[tuple(slice(0, n) for n in index.shape)]
     if not include_self:
@@ -1323,6 +1360,10 @@ def index_select(self, index, dim):
 
 def bernoulli(self, generator):
     return (generator.random(self.shape) < self).astype(self.dtype)
+
+
+def bernoulli_fill(self, p, generator):
+    return (generator.random(self.shape) < p).astype(self.dtype)
 
 
 # ---- convolutions and pooling: (N, C, *spatial) arrays, vectorised over pixels ----

@@ -38,7 +38,7 @@ from .. import grad_mode
 from ..dtypes import BFLOAT16
 from ..dispatch import call, derived
 from ..free_functions import stack
-from ..node import RELEASED, Node, SavedTensor, exposed_attributes
+from ..node import RELEASED, Node, SavedIndices, SavedTensor, exposed_attributes
 from ..tensor import Tensor
 from .generic import constant, ones_like, zeros_like
 
@@ -197,6 +197,36 @@ def _passes_grad(formula):
 _PASS = (lambda grad: grad).__code__
 
 
+class IndexOpNode(OpNode):
+    """The node of a row taking `indices` (x[idx], index_put): the index tensors saved with
+    them (node.SavedIndices) are checked before backward reads them, and freed after it."""
+
+    __slots__ = ()
+    saves_tensors = True
+
+    def _indices(self):
+        indices = (self._for_backward or {}).get("indices")
+        return indices if type(indices) is SavedIndices else None
+
+    def apply(self, grads):
+        indices = self._indices()
+        if indices is not None:
+            indices.check(self)
+        return OpNode.apply(self, grads)
+
+    def apply_batched(self, grads):
+        indices = self._indices()
+        if indices is not None:
+            indices.check(self)
+        return OpNode.apply_batched(self, grads)
+
+    def release_saved(self):
+        OpNode.release_saved(self)
+        indices = self._indices()
+        if indices is not None:  # (the nodes of its gradient share them: they keep theirs)
+            self._for_backward["indices"] = indices.released()
+
+
 def _in_place_twin(spec, node_name, jvp, batches, inputs):
     """The row's in-place form with a node of its own (in_place_node): its formulas are the
     row's given the result for `self` and told so (self_is_result=True); where a formula
@@ -336,10 +366,12 @@ class OpSpec:
         # (torch's nodes keep index ops' indices as a list of tensors)
         exposed_tensors = frozenset(n for n in exposed if n == "indices" or spec._source(
             n)[0] in ("input", "output"))
-        spec.node_class = type(node_name, (OpNode,), {
+        base = IndexOpNode if "indices" in spec.args else OpNode
+        spec.node_class = type(node_name, (base,), {
             "__slots__": (), "spec": spec, "_exposed": exposed,
             "_exposed_tensors": exposed_tensors,
-            "saves_tensors": any(spec._source(n)[0] in ("input", "output") for n in names),
+            "saves_tensors": base is IndexOpNode or any(
+                spec._source(n)[0] in ("input", "output") for n in names),
             "_arg_index": {n: i for i, n in enumerate(spec.args) if n in exposed},
             "batches": batches, **exposed_attributes(exposed, exposed_tensors)})
         spec.jvp = spec._jvp_formula(node_name, jvp)
