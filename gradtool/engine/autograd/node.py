@@ -390,7 +390,7 @@ class SavedIndices(tuple):
         return SavedIndices(self, ())._freed(len(self.saved))
 
     def _freed(self, count):
-        self.saved = (_RELEASED,) * count
+        self.saved = (RELEASED,) * count
         return self
 
 
