@@ -5,7 +5,7 @@ nearest even, as torch's). Comparisons with torch itself are in tests/parity/tes
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import gradtool as gt
 
@@ -38,20 +38,22 @@ arrays = st.integers(1, 40).flatmap(lambda n: st.lists(floats, min_size=n, max_s
 
 
 # ---------------------------------- elementwise ----------------------------------
-UNARY = {"exp": np.exp, "tanh": np.tanh, "sin": np.sin, "sqrt": lambda x: np.sqrt(np.abs(x)),
-         "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "neg": np.negative,
-         "log1p": lambda x: np.log1p(np.abs(x))}
+UNARY = ("exp", "tanh", "sin", "sqrt", "sigmoid", "neg", "log1p")
 ENGINE_UNARY = {"sqrt": lambda t: t.abs().sqrt(), "log1p": lambda t: t.abs().log1p()}
 
 
-@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("name", UNARY)
 @settings(max_examples=25, deadline=None)
 @given(values=arrays)
+@example(values=[6.84375])
 def test_one_input_ops_round_the_float32_result_once(name, values):
+    # the oracle is the engine's own float32 op (torch's float32 values, checked elsewhere),
+    # not numpy's: numpy's float32 exp(6.84375) is 938.0, a tie in bfloat16 that rounds to
+    # 936, where torch's is 938.00006, which rounds to 940 as torch's bfloat16 exp does
     x = bf16(values)
     op = ENGINE_UNARY.get(name, lambda t: getattr(t, name)())
     with np.errstate(all="ignore"):
-        assert_bitwise(op(x), UNARY[name](f32(x)))
+        assert_bitwise(op(x), op(gt.from_numpy(f32(x)))._data)
 
 
 @settings(max_examples=40, deadline=None)
