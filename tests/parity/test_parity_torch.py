@@ -769,7 +769,9 @@ def test_lowrank_singular_values_and_gradients_are_torchs(center):
         results.append((S[:2].detach().numpy(), grad.numpy(), S.grad_fn.name()))
     (s1, g1, n1), (s2, g2, n2) = results
     np.testing.assert_allclose(s1, s2, rtol=1e-12)
-    np.testing.assert_allclose(g1, g2, rtol=1e-9, atol=1e-12)
+    # (each library's random projection is its own draw: a gradient entry near zero comes
+    # out ~1e-10 apart, so the absolute tolerance is set at the gradients' scale, ~1)
+    np.testing.assert_allclose(g1, g2, rtol=1e-9, atol=1e-9)
     assert n1 == n2
 
 

@@ -200,17 +200,23 @@ LuUnpackResult = collections.namedtuple("lu_unpack", ["P", "L", "U"])
 LuResult = collections.namedtuple("linalg_lu", ["P", "L", "U"])
 
 
-def lu_factor_ex(A, *, pivot=True, check_errors=False):
-    """(LU, pivots, info) of A (..., m, n): one LinalgLuFactorExBackward0 node, differentiable
-    in A through LU."""
+def _check_lu(A, pivot, caller):
+    """torch's checks of an LU factorization's argument, in its words (caller: the name its
+    dimension error gives)."""
     if A.dim() < 2:
-        raise RuntimeError(f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got "
-                           f"size: {list(A.shape)} instead")
+        raise RuntimeError(f"{caller}: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(A.shape)} instead")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     if A._data.dtype.kind not in "fc":
         raise NotImplementedError(f'"lu_cpu" not implemented for '
                                   f"'{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}'")
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """(LU, pivots, info) of A (..., m, n): one LinalgLuFactorExBackward0 node, differentiable
+    in A through LU."""
+    _check_lu(A, pivot, "torch.lu_factor")
     return LuFactorExResult(*call(table.LINALG_LU_FACTOR_EX, (A,), (bool(pivot),)))
 
 
@@ -257,14 +263,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 def lu(A, *, pivot=True):
     """(P, L, U) with A = P L U: one LinalgLuBackward0 node, differentiable in A through L
     and U."""
-    if A.dim() < 2:
-        raise RuntimeError(f"linalg.lu: Expected tensor with 2 or more dimensions. Got size: "
-                           f"{list(A.shape)} instead")
-    if not pivot:
-        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    if A._data.dtype.kind not in "fc":
-        raise NotImplementedError(f'"lu_cpu" not implemented for '
-                                  f"'{dtypes.LEGACY_TYPE_NAMES.get(A._data.dtype.name)}'")
+    _check_lu(A, pivot, "linalg.lu")
     return LuResult(*call(table.LINALG_LU, (A,), (bool(pivot),)))
 
 
