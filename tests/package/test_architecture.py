@@ -2,6 +2,7 @@
 cycle between units. Every import counts: at module level, inside functions, relative,
 absolute, and importlib.import_module of a literal name."""
 import ast
+import functools
 import os
 import pathlib
 
@@ -22,11 +23,19 @@ def _module_name(path):
 MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py") if "vendor" not in p.parts}
 
 
+@functools.cache
+def _tree(name):
+    """The module's syntax tree, parsed once for every test of this file (and only when a test
+    runs: the runs that leave these tests out collect this file too)."""
+    path = MODULES[name]
+    return ast.parse(path.read_text(), str(path))
+
+
 def _imports(name, path):
     """(line, imported module) for every import in the file, resolved to gradtool's modules."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(_tree(name)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -43,7 +52,10 @@ def _imports(name, path):
             if target == "gradtool" or target.startswith("gradtool.")]
 
 
-IMPORTS = {name: _imports(name, path) for name, path in MODULES.items()}
+@functools.cache
+def imports():
+    """{module: its imports of gradtool's modules}."""
+    return {name: _imports(name, path) for name, path in MODULES.items()}
 
 
 def _layer(module):
@@ -60,11 +72,11 @@ def _unit(module):
 
 def test_imports_point_down_the_layers():
     wrong = []
-    for name, imports in IMPORTS.items():
+    for name, found in imports().items():
         mine = _layer(name)
         if mine is None:
             continue  # gradtool/__init__.py and __main__.py: the public front door, above all
-        for line, target in imports:
+        for line, target in found:
             theirs = _layer(target)
             if theirs is None or LAYERS.index(theirs) > LAYERS.index(mine):
                 wrong.append(f"{MODULES[name].relative_to(PACKAGE.parent)}:{line} ({mine}) "
@@ -78,7 +90,7 @@ def test_the_engine_imports_nothing_of_the_tool_nor_of_rich_and_graphviz():
     for name, path in MODULES.items():
         if _layer(name) not in ("engine", "adapters", "capture", "checks"):
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(name)):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
                      [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             wrong += [f"{name}:{node.lineno} imports {n}" for n in names
@@ -126,11 +138,11 @@ def _cycles(graph):
 
 def test_no_import_cycle_between_units():
     graph = {}
-    for name, imports in IMPORTS.items():
+    for name, found in imports().items():
         if _layer(name) is None:
             continue
         graph.setdefault(_unit(name), set()).update(
-            _unit(target) for _, target in imports
+            _unit(target) for _, target in found
             if _layer(target) is not None and _unit(target) != _unit(name))
     for targets in list(graph.values()):
         for target in targets:
