@@ -232,17 +232,31 @@ TORCH_COMMANDS = {
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    from gradtool.adapters import torch_installed
+def folder(tmp_path_factory):
+    """A folder holding FILES, for the commands of both fixtures below."""
     tmp = tmp_path_factory.mktemp("reasons")
     for name, source in FILES.items():
         (tmp / name).write_text(textwrap.dedent(source))
-    commands = dict(COMMANDS, **(TORCH_COMMANDS if torch_installed() else {}))
+    return tmp
+
+
+def _run_all(commands, tmp):
     keys = list(commands)
     results = cu.run_many([[a.format(tmp=tmp) for a in commands[k]] for k in keys])
-    out = dict(zip(keys, results))
-    out["tmp"] = tmp
-    return out
+    return dict(zip(keys, results), tmp=tmp)
+
+
+@pytest.fixture(scope="module")
+def runs(folder):
+    return _run_all(COMMANDS, folder)
+
+
+@pytest.fixture(scope="module")
+def torch_runs(folder):
+    """The torch commands apart: `make parity` runs only the tests that use them, and so none
+    of COMMANDS' two dozen processes, which `make test` runs."""
+    pytest.importorskip("torch")
+    return _run_all(TORCH_COMMANDS, folder)
 
 
 def diagnoses(doc, target=None):
@@ -546,9 +560,8 @@ def test_gradtool_no_grad_is_still_torchs():
 
 # ------------------------------------------------------------------ --against
 @pytest.mark.parity
-def test_against_reports_a_raising_backward_in_place(runs):
-    pytest.importorskip("torch")
-    r = runs["against_raising"]
+def test_against_reports_a_raising_backward_in_place(torch_runs):
+    r = torch_runs["against_raising"]
     assert_exit(r, 2)
     targets = {t["name"]: t for t in r.json()["targets"]}
     assert targets["Fine"]["agree"] is True  # still compared
@@ -559,9 +572,8 @@ def test_against_reports_a_raising_backward_in_place(runs):
 
 
 @pytest.mark.parity
-def test_surrogate_patterns_on_torch(runs):
-    pytest.importorskip("torch")
-    doc = runs["torch_ste"].json()
+def test_surrogate_patterns_on_torch(torch_runs):
+    doc = torch_runs["torch_ste"].json()
     found = {t["name"]: by_kind(doc, "surrogate_gradient", t["name"])["details"]
              for t in doc["targets"]}
     assert found["BinarySTE"]["pattern"] == "straight_through"
