@@ -26,8 +26,8 @@ demo: $(VENV)/.installed
 # Bytecode writing on for the test runs (PYTHONDONTWRITEBYTECODE empty), even where the machine
 # turns it off: pytest keeps the test modules it rewrites for its assert messages in
 # __pycache__ only then, else each worker of each run rewrites all of them again (collecting
-# the suite: 21 s of CPU, 6 s from the cache; the parity run's 40 s, 10 s). The first run
-# writes them; the others read them. The CLI still writes no bytecode for users' files.
+# the suite: 21 s of CPU, 6 s from the cache; make parity's two workers: 44 s, 22 s). The first
+# run writes them; the others read them. The CLI still writes no bytecode for users' files.
 WRITE_BYTECODE = PYTHONDONTWRITEBYTECODE=
 
 # -n auto --dist loadfile: one worker a core, each test file on one worker (its module
