@@ -414,23 +414,18 @@ class TensorMethods:
 
     # ---------------- elementwise math (one-input ops: generated from the table) -----------
     def clamp(self, min=None, max=None):
-        if min is None and max is None:
-            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-        if isinstance(min, Tensor) or isinstance(max, Tensor):
-            out = self if min is None else maximum(self, _like(min, self))
-            return out if max is None else minimum(out, _like(max, self))
-        return call(table.CLAMP, (self,), (min, max))
+        return _clamp(call, self, min, max)
 
     clip = clamp
 
     def clamp_min(self, min):
         if isinstance(min, Tensor):
-            return self.clamp(min=min)
+            return call(table.CLAMP_MIN_TENSOR, (self, min))
         return call(table.CLAMP_MIN, (self,), (min, None))
 
     def clamp_max(self, max):
         if isinstance(max, Tensor):
-            return self.clamp(max=max)
+            return call(table.CLAMP_MAX_TENSOR, (self, max))
         return call(table.CLAMP_MAX, (self,), (None, max))
 
     maximum, minimum = maximum, minimum  # gradtool.maximum(input, other), as methods
@@ -575,11 +570,7 @@ class TensorMethods:
         return self
 
     def clamp_(self, min=None, max=None):
-        if isinstance(min, Tensor) or isinstance(max, Tensor):
-            return self.copy_(self.clamp(min, max))
-        if min is None and max is None:
-            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-        return call_inplace(table.CLAMP, (self,), (min, max))
+        return _clamp(call_inplace, self, min, max)
 
     clip_ = clamp_
 
@@ -1080,8 +1071,28 @@ def _kept_in(dtype, result, scan=None):
     return result if result.dtype == dtype else result.to(dtype)
 
 
-def _like(x, ref):
-    return x if isinstance(x, Tensor) else Tensor._wrap(np.asarray(x, dtype=ref._data.dtype))
+def _clamp(run, self, min, max):
+    """clamp or clamp_ (`run`: call or call_inplace): torch's clamp.Tensor when a bound is a
+    tensor (ClampBackward0, gradients for the bounds too), else its clamp of numbers."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        if min is None or max is None or (isinstance(min, Tensor) and isinstance(max, Tensor)):
+            return run(table.CLAMP_TENSOR, (self, min, max))
+        # a tensor bound and a number: torch's overload of numbers, if the tensor is one
+        if (min if isinstance(min, Tensor) else max).dim():
+            raise TypeError(_clamp_overloads(self, min, max))
+        min, max = (b.item() if isinstance(b, Tensor) else b for b in (min, max))
+    return run(table.CLAMP, (self,), (min, max))
+
+
+def _clamp_overloads(self, min, max):
+    """torch's words for clamp's bounds a tensor and a number, a match for neither overload."""
+    given = ", ".join(type(a).__name__ for a in (self, min, max))
+    return (f"clamp() received an invalid combination of arguments - got ({given}), but "
+            f"expected one of:\n * (Tensor input, Tensor min = None, Tensor max = None, *, "
+            f"Tensor out = None)\n * (Tensor input, Number min = None, Number max = None, *, "
+            f"Tensor out = None)\n")
 
 
 def _broadcastable(shape, target):

@@ -503,12 +503,12 @@ class ComputingTensorMethods:
 
     def clamp_min_(self, min):
         if isinstance(min, Tensor):
-            return self.clamp_(min=min)
+            return call_inplace(table.CLAMP_MIN_TENSOR, (self, min))  # (ClampMinBackward1)
         return call_inplace(table.CLAMP_MIN, (self,), (min, None))  # (ClampMinBackward0)
 
     def clamp_max_(self, max):
         if isinstance(max, Tensor):
-            return self.clamp_(max=max)
+            return call_inplace(table.CLAMP_MAX_TENSOR, (self, max))  # (ClampMaxBackward1)
         return call_inplace(table.CLAMP_MAX, (self,), (None, max))  # (ClampMaxBackward0)
 
     def qr(self, some=True):

@@ -283,6 +283,18 @@ MINIMUM = OpSpec("minimum", "MinimumBackward0", kernels.minimum, **_BROADCASTING
                      formulas.tie_split(grad, self, other, self > other),
                  other=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self < other))
+# clamp with tensor bounds (either may be None), torch's clamp.Tensor: x's gradient where
+# min <= x <= max, min's where x < min < max, max's where x > max or max < min (the bounds
+# crossed, the result is max); clamp_min and clamp_max with a tensor bound are ops of their own
+CLAMP_TENSOR = OpSpec("clamp", "ClampBackward0", kernels.clamp_tensor, **_BROADCASTING,
+                      self=formulas.clamp_backward, min=formulas.clamp_backward_min,
+                      max=formulas.clamp_backward_max)
+CLAMP_MIN_TENSOR = OpSpec("clamp_min", "ClampMinBackward1", kernels.maximum, **_BROADCASTING,
+                          self=lambda grad, self, min: where(self >= min, grad, 0),
+                          min=lambda grad, self, min: where(self < min, grad, 0))
+CLAMP_MAX_TENSOR = OpSpec("clamp_max", "ClampMaxBackward1", kernels.minimum, **_BROADCASTING,
+                          self=lambda grad, self, max: where(self <= max, grad, 0),
+                          max=lambda grad, self, max: where(self > max, grad, 0))
 WHERE = OpSpec("where", "WhereBackward0", kernels.where, **_BROADCASTING, complex=True,
                condition=NON_DIFFERENTIABLE,
                self=lambda grad, condition: where(condition, grad, 0),

@@ -180,6 +180,16 @@ def clamp_backward(grad, self, min, max):
     return grad if mask is None else where(mask, grad, 0)
 
 
+def clamp_backward_min(grad, self, min, max):
+    below = self < min
+    return where(below if max is None else below & (min < max), grad, 0)
+
+
+def clamp_backward_max(grad, self, min, max):
+    above = self > max
+    return where(above if min is None else above | (max < min), grad, 0)
+
+
 def tie_split(grad, self, other, loses):
     """maximum/minimum: the full gradient to the winner, half to each at a tie."""
     return masked_fill(where(self == other, grad / 2, grad), loses, 0)

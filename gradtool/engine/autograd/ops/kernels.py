@@ -246,6 +246,11 @@ def clamp(self, min, max):
     return out.astype(self.dtype, copy=False)
 
 
+def clamp_tensor(self, min, max):  # (bounds: arrays or None; call promotes the dtype)
+    out = self if min is None else maximum(self, min)
+    return out if max is None else minimum(out, max)
+
+
 def masked_fill(self, mask, value):  # (contiguous, as torch's: a clone, then filled)
     return _contiguous(np.where(mask, np.asarray(value, dtype=self.dtype), self))
 
