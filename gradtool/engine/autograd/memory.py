@@ -199,8 +199,10 @@ class MemoryTensorMethods:
         return self.resize_(tuple(the_template.shape), memory_format=memory_format)
 
     def set_(self, source=None, storage_offset=0, size=None, stride=None):
-        """This tensor made to share `source`'s memory (its shape too); no source: empty."""
+        """This tensor made to share `source`'s memory (its shape too); no source: empty.
+        Recorded as torch's: a node whose backward raises (set_ has no derivative)."""
         from .inplace import check_inplace
+        from .out_argument import not_implemented_in_place
         check_inplace(self)
         if source is None:
             self._data = np.empty((0,), self._data.dtype)
@@ -218,7 +220,8 @@ class MemoryTensorMethods:
             raise TypeError(f"set_(): argument 'source' must be Tensor, not "
                             f"{type(source).__name__}")
         self._version_counter[0] += 1
-        return self
+        return not_implemented_in_place(self, (self,) if source is None else (self, source),
+                                        "set_")
 
 
 def _in_shared_memory(array):

@@ -468,6 +468,15 @@ class TensorMethods:
 
     __floordiv__ = floor_divide
 
+    def floor_divide_(self, other):
+        """self //= other; recorded as torch's: a node whose backward raises."""
+        from .out_argument import not_implemented_in_place
+        with grad_mode.no_grad():
+            self.copy_(self.floor_divide(other))
+        return not_implemented_in_place(self, (self,), "aten::floor_divide_")
+
+    __ifloordiv__ = floor_divide_
+
     def __rfloordiv__(self, other):
         return Tensor._wrap(np.asarray(np.floor_divide(other, self._data)))
 

@@ -409,6 +409,37 @@ class SelectingTensorMethods:
     def logical_xor(self, other):
         return _logical(np.logical_xor, self, other)
 
+    # in place: 0 or 1 in self's dtype, not recorded (self keeps its history, as torch's)
+    def logical_or_(self, other):
+        return _written(self, self.logical_or(other))
+
+    def logical_and_(self, other):
+        return _written(self, self.logical_and(other))
+
+    def logical_xor_(self, other):
+        return _written(self, self.logical_xor(other))
+
+    def logical_not_(self):
+        return _written(self, self.logical_not())
+
+    def fill_diagonal_(self, fill_value, wrap=False):
+        """The elements [i, i, ...] set to fill_value; with `wrap`, a matrix taller than wide
+        starts its diagonal again every width + 1 rows (torch's layout: as_strided views of
+        self, each filled: CopySlices)."""
+        shape = self.shape
+        if len(shape) < 2:
+            raise RuntimeError("dimensions must larger than 1")
+        if len(shape) > 2 and len(set(shape)) > 1:
+            raise RuntimeError("all dimensions of input must be of equal length")
+        height, width = shape[0], shape[1]
+        step = (sum(self.stride()),)
+        self.as_strided((min(height, width),), step, self.storage_offset()).fill_(fill_value)
+        if wrap and len(shape) == 2 and height > width + 1:
+            rest = -(-self.numel() // (width + 1)) - width
+            self.as_strided((rest,), step, self.storage_offset() + self.stride(0) * (width + 1)
+                            ).fill_(fill_value)
+        return self
+
     def histc(self, bins=100, min=0, max=0):
         """Counts of the elements in `bins` equal bins over [min, max] (the data's range when
         both are 0); elements outside are left out. No gradient, as torch's."""
@@ -442,6 +473,13 @@ class SelectingTensorMethods:
 def _logical(fn, a, b):
     b = b._data if isinstance(b, Tensor) else b
     return Tensor._wrap(np.asarray(fn(a._data, b)))
+
+
+def _written(self, result):
+    """result written into self, unrecorded (a value without a gradient: only the version)."""
+    from .grad_mode import no_grad
+    with no_grad():
+        return self.copy_(result)
 
 
 def _fill_value(value):
