@@ -4640,3 +4640,13 @@ def test_complex_randn_splits_the_variance_between_the_parts():
     assert z.dtype == gt.complex64 and z.shape == (20000,)
     for part in (z.real, z.imag):
         assert abs(float(part.var()) - 0.5) < 0.03
+
+
+@pytest.mark.parametrize("old, new", [("max", "amax"), ("min", "amin")])
+def test_scatter_reduce_takes_the_old_names_forward_only(old, new):
+    x = gt.tensor([1.0, 5.0, 3.0], requires_grad=True)
+    index, src = gt.tensor([0, 0, 2]), gt.tensor([4.0, 2.0, -1.0])
+    out = x.scatter_reduce(0, index, src, old, include_self=False)
+    assert out.tolist() == x.scatter_reduce(0, index, src, new, include_self=False).tolist()
+    with pytest.raises(RuntimeError, match=f"'amin' but got {old}\\.$"):
+        out.sum().backward()

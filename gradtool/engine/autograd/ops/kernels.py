@@ -793,7 +793,8 @@ def scatter_add(self, index, src, dim):
 
 
 _SCATTER_REDUCTIONS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
-                       "amin": np.minimum}
+                       "amin": np.minimum, "max": np.maximum, "min": np.minimum}  # (max, min:
+# torch's forward takes amax's and amin's old names; its backward refuses them)
 
 
 def scatter_reduce(self, index, src, dim, reduce, include_self):
@@ -808,7 +809,7 @@ def scatter_reduce(self, index, src, dim, reduce, include_self):
         identity = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
         if identity is None:  # amax / amin: the dtype's lowest / highest
             info = np.finfo(out.dtype) if out.dtype.kind in "fV" else np.iinfo(out.dtype)
-            identity = info.min if reduce == "amax" else info.max
+            identity = info.min if reduce in ("amax", "max") else info.max
         out[where] = identity
     _SCATTER_REDUCTIONS[reduce].at(out, where, values)
     if reduce == "mean":
