@@ -68,8 +68,13 @@ def _comparison(name, compare, ordered):
                     raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
                                               f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
         mine, theirs = self._data, _array(other)
-        if mine.dtype is dtypes.BFLOAT16 or getattr(theirs, "dtype", None) is dtypes.BFLOAT16:
-            # torch compares in the common dtype: x > 0.1 compares with 0.1 in bfloat16
+        their_dtype = getattr(theirs, "dtype", None)
+        if their_dtype is not mine.dtype and (their_dtype is not None or mine.dtype.kind in "biu"
+                                              or isinstance(theirs, complex)) or \
+                mine.dtype is dtypes.BFLOAT16:
+            # torch compares in the common dtype, numpy in its own: float32 with a 0-d float64
+            # tensor in float32, an integer with 0.5 in float32, x > 0.1 in bfloat16
+            # (numpy's is torch's for a number of the tensor's kind)
             common = dtypes.result_type(mine, theirs)
             mine, theirs = mine.astype(common), np.asarray(theirs).astype(common)
         return Tensor._wrap(np.asarray(compare(mine, theirs)))

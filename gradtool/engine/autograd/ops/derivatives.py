@@ -346,8 +346,11 @@ def _comparison_rows(name, compare, node):
     """x.eq_(y) and its kin: the comparison written into x (1 or 0 in x's dtype). It is flat,
     so torch's gradient is zero for x and y (...Backward0 for a number, ...Backward1 for a
     tensor); the out-of-place comparisons record nothing."""
-    def written(self, other):  # (in self's dtype: 1 or 0)
-        return compare(self, other).astype(self.dtype)
+    def written(self, other):  # (compared in torch's common dtype; in self's dtype: 1 or 0)
+        from ..dtypes import result_type
+        common = result_type(self, other)
+        return compare(self.astype(common, copy=False),
+                       np.asarray(other).astype(common, copy=False)).astype(self.dtype)
     written.__name__ = compare.__name__
     number = OpSpec(name + "_", f"{node}Backward0", written, jvp="elementwise", batches=True,
                     args=("other",), self=lambda grad: zeros_like(grad))
