@@ -72,6 +72,19 @@ def contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+def torch_strides(array):
+    """numpy's strides in elements (of a tensor with elements), where a dim of size 1 that
+    numpy left without one (0, after a reshape) gets torch's for an unsqueeze: the extent of
+    the dim inside it, size times stride (1 for the last)."""
+    steps = [s // array.itemsize for s in array.strides]
+    inner = 1
+    for d in reversed(range(array.ndim)):
+        if array.shape[d] == 1 and steps[d] == 0:
+            steps[d] = inner
+        inner = steps[d] * array.shape[d]
+    return tuple(steps)
+
+
 def _channels_last_order(ndim):
     """The dims of an (N, C, *spatial) tensor from outermost to innermost in channels_last."""
     return (0,) + tuple(range(2, ndim)) + (1,)
@@ -112,12 +125,14 @@ class MemoryTensorMethods:
         return self._data.__array_interface__["data"][0] if self._data.size else 0
 
     def stride(self, dim=None):
-        """The step (in elements) between neighbours along each dim."""
+        """The step (in elements) between neighbours along each dim: numpy's, which a
+        transpose, a slice or an expand gives as torch's, a size-1 dim's included (computed
+        when asked: torch_strides)."""
         array = self._data
-        if array.flags.c_contiguous:
+        if not array.size:  # (an empty tensor: numpy leaves its strides as they happen to be)
             strides = contiguous_strides(array.shape)
         else:
-            strides = tuple(s // array.itemsize for s in array.strides)
+            strides = torch_strides(array)
         return strides if dim is None else strides[_dim(dim, array.ndim)]
 
     def is_contiguous(self, memory_format=contiguous_format):
