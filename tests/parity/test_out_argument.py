@@ -192,6 +192,7 @@ ALL_CALLS.update({
     "torch.arange": lambda lib, t, **o: lib.arange(1, 7, 2, **o),
     "torch.range": lambda lib, t, **o: lib.range(1, 4, **o),
     "torch.linspace": lambda lib, t, **o: lib.linspace(0, 2, 5, **o),
+    "torch.logspace": lambda lib, t, **o: lib.logspace(0, 2, 5, base=3.0, **o),
 })
 ALL_CALLS.update({f"torch.linalg.{n}": (lambda n: lambda lib, t, **o: getattr(lib.linalg, n)(
     t.m, **o))(n)
