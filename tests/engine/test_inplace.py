@@ -498,3 +498,14 @@ def test_floor_divide_in_place_of_integers():
     x = gt.tensor([5, -7])
     x //= 2
     assert x.tolist() == [2, -4] and x.dtype == gt.int64 and not x.requires_grad
+
+
+@pytest.mark.parametrize("divide", [lambda x: x.floor_divide(2.0), lambda x: x // x.detach(),
+                                    lambda x: 5.0 // x, lambda x: gt.floor_divide(x, 2)])
+def test_floor_divide_records_a_node_that_refuses(divide):
+    y = divide(f64(3).abs() + 1)
+    assert y.requires_grad and y.grad_fn.name() == "NotImplemented"
+    with pytest.raises(RuntimeError, match="^derivative for aten::floor_divide is not "
+                                           "implemented$"):
+        y.sum().backward()
+    assert not gt.tensor([5, 7]).floor_divide(2).requires_grad

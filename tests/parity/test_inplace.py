@@ -226,3 +226,15 @@ def test_set_records_a_node_whose_backward_raises_as_torch():
         y = lib.zeros(2)
         y.set_(lib.ones(2, requires_grad=True) * 2)
         assert y.requires_grad and y.grad_fn.name().endswith("NotImplemented")
+
+
+@pytest.mark.parametrize("code", ["x.floor_divide(2.0)", "x // (x * 1)", "5.0 // x",
+                                  "lib.floor_divide(x, 2, out=lib.empty(3))"])
+def test_floor_divide_records_a_node_that_refuses_as_torch(code):
+    def run(lib):
+        x = lib.tensor([3.0, 5.0, -7.5], requires_grad=True)
+        y = eval(code, {"lib": lib, "x": x})
+        with pytest.raises(RuntimeError) as error:
+            y.sum().backward()
+        return y.tolist(), y.grad_fn.name().replace("torch::autograd::", ""), str(error.value)
+    assert run(gt) == run(torch)

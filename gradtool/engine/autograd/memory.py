@@ -217,7 +217,7 @@ class MemoryTensorMethods:
         """This tensor made to share `source`'s memory (its shape too); no source: empty.
         Recorded as torch's: a node whose backward raises (set_ has no derivative)."""
         from .inplace import check_inplace
-        from .out_argument import not_implemented_in_place
+        from .out_argument import recorded_not_implemented
         check_inplace(self)
         if source is None:
             self._data = np.empty((0,), self._data.dtype)
@@ -235,7 +235,7 @@ class MemoryTensorMethods:
             raise TypeError(f"set_(): argument 'source' must be Tensor, not "
                             f"{type(source).__name__}")
         self._version_counter[0] += 1
-        return not_implemented_in_place(self, (self,) if source is None else (self, source),
+        return recorded_not_implemented(self, (self,) if source is None else (self, source),
                                         "set_")
 
 

@@ -371,7 +371,7 @@ WRITTEN_BY = {
                     "unfold_copy unsqueeze_copy view_copy view_as_real_copy view_as_complex_copy "
                     "inner tensordot quantile nanquantile".split(), "history"),
     **dict.fromkeys("conj_physical fft_ifft fft_ihfft heaviside softmax log_softmax "
-                    "slice_scatter linalg_ldl_solve".split(), "not_implemented"),
+                    "slice_scatter linalg_ldl_solve floor_divide".split(), "not_implemented"),
     "split_with_sizes_copy": "list", "unbind_copy": "list", "split_copy": "copied_into_list",
     "arange": "as_arange"}
 # the kernel whose derivative torch's NotImplemented node names, where it is not the function
@@ -561,10 +561,10 @@ class _NotImplemented(Node):
 _NotImplemented.__name__ = _NotImplemented.__qualname__ = "NotImplemented"
 
 
-def not_implemented_in_place(target, inputs, what):
-    """target, just changed in place from `inputs` by an op torch does not differentiate
-    (set_, floor_divide_), recorded as torch's: under a NotImplemented node whose backward
-    raises, when an input requires grad; else nothing."""
+def recorded_not_implemented(target, inputs, what):
+    """target, just computed (or changed in place) from `inputs` by an op torch does not
+    differentiate (floor_divide, set_), recorded as torch's: under a NotImplemented node
+    whose backward raises, when an input requires grad; else nothing."""
     from .engine import gradient_edge
     from .inplace import rebase_history
     if not (is_grad_enabled() and any(t.requires_grad for t in inputs)):

@@ -466,24 +466,28 @@ class TensorMethods:
         return call(table.FMOD_SCALAR, (self,), (other,))
 
     def floor_divide(self, other):
-        """self // other, rounded toward negative infinity. It records no graph: torch's
-        records a node whose backward raises (floor_divide has no derivative)."""
-        other = other._data if isinstance(other, Tensor) else other
-        return Tensor._wrap(np.asarray(np.floor_divide(self._data, other)))
+        """self // other, rounded toward negative infinity; recorded as torch's: a node whose
+        backward raises (floor_divide has no derivative)."""
+        from .out_argument import recorded_not_implemented
+        out = Tensor._wrap(np.asarray(np.floor_divide(self._data, _array(other))))
+        return recorded_not_implemented(out, [t for t in (self, other) if isinstance(t, Tensor)],
+                                        "aten::floor_divide")
 
     __floordiv__ = floor_divide
 
     def floor_divide_(self, other):
         """self //= other; recorded as torch's: a node whose backward raises."""
-        from .out_argument import not_implemented_in_place
+        from .out_argument import recorded_not_implemented
         with grad_mode.no_grad():
             self.copy_(self.floor_divide(other))
-        return not_implemented_in_place(self, (self,), "aten::floor_divide_")
+        return recorded_not_implemented(self, (self,), "aten::floor_divide_")
 
     __ifloordiv__ = floor_divide_
 
     def __rfloordiv__(self, other):
-        return Tensor._wrap(np.asarray(np.floor_divide(other, self._data)))
+        from .out_argument import recorded_not_implemented
+        return recorded_not_implemented(Tensor._wrap(np.asarray(np.floor_divide(
+            other, self._data))), (self,), "aten::floor_divide")
 
     def atan2(self, other):
         return call(table.ATAN2, (self, _as_tensor(other)))
