@@ -1215,19 +1215,13 @@ def _test_faketensor(target, args, kwargs):
             raise MetadataMismatchError(f"{where}, found mismatched tensor metadata: {reason}")
 
 
-def strides(t):
-    """A tensor's strides in elements (torch's Tensor.stride())."""
-    size = t._data.itemsize
-    return tuple(s // size for s in t._data.strides)
-
-
 def _metadata_mismatch(real, fake):
     """torch's wording of the first difference of shape, dtype or (significant) strides."""
     if tuple(real.shape) != tuple(fake.shape):
         return f"Shapes {real.shape} and {fake.shape} are not equal!"
     if real.dtype != fake.dtype:
         return f"Dtypes {real.dtype} and {fake.dtype} are not equal!"
-    a, b = strides(real), strides(fake)
+    a, b = real.stride(), fake.stride()
     for i, n in enumerate(real.shape):
         if n > 1 and a[i] != b[i]:  # a dim of size 1 has no stride that matters (as torch)
             return f"Stride mismatch! Strides are {a} and {b} (mismatched at {i})!"

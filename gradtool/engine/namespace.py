@@ -3,7 +3,7 @@ factories, dtypes, grad modes, free functions, autograd, nn, optim. gradtool/eng
 serves it lazily."""
 from . import autograd
 from .autograd.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
-                                full_like, linspace, manual_seed, ones, ones_like, rand, rand_like,
+                                full_like, linspace, logspace, manual_seed, ones, ones_like, rand, rand_like,
                                 randint, randn, randn_like, randperm, tensor, zeros, zeros_like)
 from .autograd.device import device, get_default_device, set_default_device
 from .autograd.dtypes import (bfloat16, bool_ as bool, complex64, complex128, dtype, float16,

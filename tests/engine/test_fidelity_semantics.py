@@ -286,3 +286,15 @@ def test_erf_of_a_0d_tensor():
     x = gt.tensor(0.5, dtype=gt.float64, requires_grad=True)
     y = x.erf()
     assert y.shape == () and abs(y.item() - 0.5204998778130465) < 1e-15
+
+
+def test_comparisons_run_in_the_promoted_dtype():
+    # a 0-d float64 tensor does not promote a float32 one: 0.1 is compared in float32, as an
+    # integer tensor with a float is (2**24 + 1 is 2**24 in float32)
+    x = gt.tensor([0.1, 0.2], dtype=gt.float32)
+    assert (x == gt.tensor(0.1, dtype=gt.float64)).tolist() == [True, False]
+    assert (gt.tensor(0.1, dtype=gt.float64) >= x).tolist() == [True, False]
+    assert (gt.tensor([16777217]) > 16777216.0).tolist() == [False]
+    assert (gt.tensor([16777217]) == gt.tensor([16777216.0])).tolist() == [True]
+    assert (gt.tensor([16777217]) > 16777216).tolist() == [True]  # (integers: as they are)
+    assert x.eq_(gt.tensor(0.1, dtype=gt.float64)).tolist() == [1.0, 0.0]

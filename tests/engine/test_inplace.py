@@ -438,3 +438,74 @@ def test_masked_fill_takes_the_broadcast_shape_out_of_place_and_refuses_it_in_pl
     with pytest.raises(RuntimeError, match=r"output with shape \[2, 3\] doesn't match the "
                                            r"broadcast shape \[2, 2, 3\]"):
         x.detach().clone().masked_fill_(gt.tensor(mask), 1.0)
+
+
+@pytest.mark.parametrize("shape, wrap", [((3, 4), False), ((4, 3), False), ((7, 3), True),
+                                         ((7, 3), False), ((3, 3, 3), False), ((2, 5), True)])
+def test_fill_diagonal_writes_numpys_diagonal_and_cuts_its_gradient(shape, wrap):
+    x = f64(*shape)
+    y = x * 1
+    y.fill_diagonal_(7.0, wrap=wrap)
+    want = x.detach().numpy().copy()
+    np.fill_diagonal(want, 7.0, wrap=wrap)  # (numpy's wrap is torch's)
+    assert np.array_equal(y.detach().numpy(), want)
+    assert y.grad_fn.name() == "CopySlices"
+    y.sum().backward()
+    assert np.array_equal(x.grad.numpy(), (want != 7.0).astype(float))
+
+
+def test_fill_diagonal_refuses_a_vector_and_unequal_dims():
+    with pytest.raises(RuntimeError, match="dimensions must larger than 1"):
+        gt.zeros(3).fill_diagonal_(1)
+    with pytest.raises(RuntimeError, match="all dimensions of input must be of equal length"):
+        gt.zeros(2, 3, 2).fill_diagonal_(1)
+
+
+def test_logical_in_place_ops_write_zeros_and_ones_in_the_tensors_dtype():
+    x = gt.tensor([0.0, 1.5, -2.0])
+    assert x.logical_and_(gt.tensor([1, 0, 1])).tolist() == [0.0, 0.0, 1.0]
+    assert x.logical_or_(gt.tensor([True, False, False])).tolist() == [1.0, 0.0, 1.0]
+    assert x.logical_xor_(gt.tensor([1.0, 1.0, 0.0])).tolist() == [0.0, 1.0, 1.0]
+    assert x.logical_not_().tolist() == [1.0, 0.0, 0.0] and x.dtype == gt.float32
+    assert x._version == 4
+
+
+def test_xlogy_in_place_has_xlogys_gradient():
+    x, y = f64(3, 4), gt.tensor(np.random.default_rng(1).uniform(0.5, 2, (3, 4)),
+                                requires_grad=True)
+    out = (x * 1).xlogy_(y)
+    assert out.grad_fn.name() == "XlogyBackward0"
+    out.backward(gt.ones(3, 4, dtype=gt.float64))
+    np.testing.assert_allclose(x.grad.numpy(), np.log(y.detach().numpy()), rtol=1e-15)
+    np.testing.assert_allclose(y.grad.numpy(), (x / y).detach().numpy(), rtol=1e-15)
+    check_grads(lambda a, b: (a * 1).xlogy_(b), (x.detach(), y.detach()))
+
+
+@pytest.mark.parametrize("write, what", [
+    (lambda y: y.floor_divide_(2.0), "aten::floor_divide_"),
+    (lambda y: y.set_(gt.ones(2, dtype=gt.float64)), "set_"),
+    (lambda y: y.set_(), "set_"),
+])
+def test_in_place_ops_without_a_derivative_record_a_node_that_refuses(write, what):
+    y = f64(3) * 1
+    write(y)
+    assert y.requires_grad and y.grad_fn.name() == "NotImplemented"
+    with pytest.raises(RuntimeError, match=f"^derivative for {what} is not implemented$"):
+        y.sum().backward()
+
+
+def test_floor_divide_in_place_of_integers():
+    x = gt.tensor([5, -7])
+    x //= 2
+    assert x.tolist() == [2, -4] and x.dtype == gt.int64 and not x.requires_grad
+
+
+@pytest.mark.parametrize("divide", [lambda x: x.floor_divide(2.0), lambda x: x // x.detach(),
+                                    lambda x: 5.0 // x, lambda x: gt.floor_divide(x, 2)])
+def test_floor_divide_records_a_node_that_refuses(divide):
+    y = divide(f64(3).abs() + 1)
+    assert y.requires_grad and y.grad_fn.name() == "NotImplemented"
+    with pytest.raises(RuntimeError, match="^derivative for aten::floor_divide is not "
+                                           "implemented$"):
+        y.sum().backward()
+    assert not gt.tensor([5, 7]).floor_divide(2).requires_grad

@@ -15,6 +15,27 @@ from gradcheck_util import check_grads
 
 # programs of `lib` (gradtool or torch) whose results both libraries must agree on
 STRIDES = {
+    # a dim of size 1 keeps the stride it had before a transpose or a slice (numpy's flags
+    # call such a tensor contiguous whatever that stride is, as torch's is_contiguous does)
+    "size_one_transposed": lambda lib: lib.arange(2.0).reshape(1, 2).t().stride(),
+    "size_one_sliced": lambda lib: lib.arange(6.0).reshape(2, 3)[:, 1:2].stride(),
+    "size_one_sliced_transposed": lambda lib: lib.arange(6.0).reshape(2, 3)[1:2].t().stride(),
+    "permuted_then_sliced": lambda lib: lib.arange(6.0).reshape(2, 3).permute(1, 0)[:, :1]
+    .stride(),
+    "unsqueezed_transposed": lambda lib: lib.arange(3.0).unsqueeze(0).t().stride(),
+    "narrowed_transposed": lambda lib: lib.arange(6.0).reshape(3, 2).narrow(1, 1, 1).t()
+    .stride(),
+    "unsqueezed_before_a_transpose": lambda lib: lib.arange(6.0).reshape(2, 3).t()
+    .unsqueeze(0).stride(),
+    "unsqueezed_slice": lambda lib: lib.arange(6.0).reshape(2, 3)[:1].unsqueeze(1).stride(),
+    "size_one_permuted": lambda lib: lib.arange(6.0).reshape(2, 1, 3).permute(1, 2, 0)
+    .stride(),
+    "transposed_slice_of_one_row": lambda lib: lib.arange(6.0).reshape(2, 3).t()[:1].stride(),
+    "contiguous_keeps_a_size_one_stride": lambda lib: lib.arange(6.0).reshape(2, 3).t()[:, :1]
+    .contiguous().stride(),
+    "viewed_column_transposed": lambda lib: lib.arange(6.0).view(6, 1).t().stride(),
+    "squeezed_then_unsqueezed": lambda lib: lib.arange(6.0).reshape(2, 3)[:, :1].squeeze(1)
+    .unsqueeze(0).stride(),
     "contiguous": lambda lib: lib.zeros(2, 3, 4).stride(),
     "empty_dim": lambda lib: lib.zeros(2, 0, 3).stride(),
     "size_one_dims": lambda lib: lib.zeros(3, 1, 1).stride(),
@@ -86,6 +107,18 @@ ERRORS = {
     "pin_memory": lambda lib: lib.zeros(2).pin_memory(),
     "stride_dim_out_of_range": lambda lib: lib.zeros(2, 3).stride(2),
 }
+
+
+def test_a_size_one_dim_keeps_the_stride_torchs_view_rules_give_it():
+    # (the strides a transpose, a slice or an unsqueeze gives, by torch's view formulas:
+    # unsqueeze(d) takes size[d] * stride[d] of the dim it lands before)
+    assert STRIDES["size_one_transposed"](gt) == (1, 2)
+    assert STRIDES["size_one_sliced_transposed"](gt) == (1, 3)
+    assert STRIDES["unsqueezed_transposed"](gt) == (1, 3)
+    assert STRIDES["unsqueezed_before_a_transpose"](gt) == (3, 1, 3)
+    assert STRIDES["contiguous_keeps_a_size_one_stride"](gt) == (1, 3)
+    assert STRIDES["squeezed_then_unsqueezed"](gt) == (6, 3)
+    assert gt.arange(2.0).reshape(1, 2).t().is_contiguous()
 
 
 def test_strides_follow_the_layout():

@@ -266,6 +266,20 @@ case("maximum", "MAXIMUM", lambda x, y: gt.maximum(x, y), normals((3, 4), (4,)),
      lambda v, x, y: [unbroadcast(v * (x > y), x.shape), unbroadcast(v * (y > x), y.shape)])
 case("minimum", "MINIMUM", lambda x, y: x.minimum(y), normals((3, 1), (3, 4)),
      lambda v, x, y: [unbroadcast(v * (x < y), x.shape), unbroadcast(v * (y < x), y.shape)])
+# clamp with tensor bounds: min's gradient where x < min < max, max's where x > max or the
+# bounds cross (the result is then max); the bounds broadcast and sometimes cross here
+case("clamp_tensor_bounds", "CLAMP_TENSOR", lambda x, lo, hi: gt.clamp(x, lo, hi),
+     lambda r: [2 * r.standard_normal(S), r.standard_normal((4,)) - 0.5,
+                r.standard_normal((3, 1)) + 0.5],
+     lambda v, x, lo, hi: [v * ((x >= lo) & (x <= hi)),
+                           unbroadcast(v * ((x < lo) & (lo < hi)), lo.shape),
+                           unbroadcast(v * ((x > hi) | (hi < lo)), hi.shape)])
+case("clamp_tensor_min", "CLAMP_TENSOR", lambda x, lo: x.clamp(min=lo), normals(S, (4,)),
+     lambda v, x, lo: [v * (x >= lo), unbroadcast(v * (x < lo), lo.shape)])
+case("clamp_min_tensor", "CLAMP_MIN_TENSOR", lambda x, lo: x.clamp_min(lo), normals(S, (3, 1)),
+     lambda v, x, lo: [v * (x >= lo), unbroadcast(v * (x < lo), lo.shape)])
+case("clamp_max_tensor_in_place", "CLAMP_MAX_TENSOR", lambda x, hi: (x * 1).clamp_max_(hi),
+     normals(S, S), lambda v, x, hi: [v * (x <= hi), v * (x > hi)])
 case("where", "WHERE", lambda c, x, y: gt.where(c, x, y),
      lambda r: [Const(r.random(S) < 0.5), r.standard_normal((3, 1)), r.standard_normal((4,))],
      lambda v, c, x, y: [unbroadcast(v * c, x.shape), unbroadcast(v * ~c, y.shape)],
@@ -3644,6 +3658,19 @@ def test_clamp_passes_gradient_at_the_bounds():
     assert grad_of(lambda x: x.clamp(max=0.5), values) == [1.0, 1.0, 1.0, 1.0, 0.0]
 
 
+def test_clamp_with_tensor_bounds_gives_x_the_gradient_at_the_bounds():
+    x = gt.tensor([0.5, 1.0, 1.5, 2.0, 3.0, 1.0], requires_grad=True)
+    lo = gt.tensor([1.0, 1.0, 1.0, 1.0, 1.0, 2.0], requires_grad=True)
+    hi = gt.tensor([2.0, 2.0, 2.0, 2.0, 2.0, 1.0], requires_grad=True)  # (the last crossed)
+    out = gt.clamp(x, lo, hi)
+    assert type(out.grad_fn).__name__ == "ClampBackward0"
+    out.sum().backward()
+    assert out.tolist() == [1.0, 1.0, 1.5, 2.0, 2.0, 1.0]
+    assert x.grad.tolist() == [0.0, 1.0, 1.0, 1.0, 0.0, 0.0]
+    assert lo.grad.tolist() == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert hi.grad.tolist() == [0.0, 0.0, 0.0, 0.0, 1.0, 1.0]
+
+
 @pytest.mark.parametrize("reduce", [lambda x: x.max(), lambda x: x.amax(),
                                     lambda x: x.amax((0, 1))], ids=["max", "amax", "amax_dims"])
 def test_full_max_ties_split_evenly(reduce):
@@ -4613,3 +4640,13 @@ def test_complex_randn_splits_the_variance_between_the_parts():
     assert z.dtype == gt.complex64 and z.shape == (20000,)
     for part in (z.real, z.imag):
         assert abs(float(part.var()) - 0.5) < 0.03
+
+
+@pytest.mark.parametrize("old, new", [("max", "amax"), ("min", "amin")])
+def test_scatter_reduce_takes_the_old_names_forward_only(old, new):
+    x = gt.tensor([1.0, 5.0, 3.0], requires_grad=True)
+    index, src = gt.tensor([0, 0, 2]), gt.tensor([4.0, 2.0, -1.0])
+    out = x.scatter_reduce(0, index, src, old, include_self=False)
+    assert out.tolist() == x.scatter_reduce(0, index, src, new, include_self=False).tolist()
+    with pytest.raises(RuntimeError, match=f"'amin' but got {old}\\.$"):
+        out.sum().backward()

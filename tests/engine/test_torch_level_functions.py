@@ -184,3 +184,22 @@ def test_bitwise_ops_are_numpys_on_integers_and_refuse_floats():
         gt.ones(1).bitwise_and(1)
     with pytest.raises(TypeError, match="only implemented on integer and Boolean"):
         ~gt.ones(1)
+
+
+@pytest.mark.parametrize("start, end, steps, base", [(0, 2, 3, 10.0), (-1, 1, 4, 3.0),
+                                                     (3, -2, 7, 2.5), (0, 1, 1, 10.0),
+                                                     (0, 1, 0, 10.0)])
+def test_logspace_is_base_to_the_linspace(start, end, steps, base):
+    out = gt.logspace(start, end, steps, base=base, dtype=gt.float64)
+    np.testing.assert_allclose(out.numpy(), np.logspace(start, end, steps, base=base),
+                               rtol=1e-15)
+    if steps:  # both ends exact (one step: start's)
+        assert out[0].item() == base ** start
+        assert out[-1].item() == base ** (end if steps > 1 else start)
+
+
+def test_logspace_dtypes_and_refusals():
+    assert gt.logspace(0, 2, 3).dtype == gt.float32
+    assert gt.logspace(0, 2, 5, dtype=gt.int64).tolist() == [1, 3, 10, 31, 100]  # (truncated)
+    with pytest.raises(RuntimeError, match="number of steps must be non-negative"):
+        gt.logspace(0, 1, -1)

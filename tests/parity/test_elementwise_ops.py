@@ -134,3 +134,45 @@ def test_in_place_forms_as_torch(name):
 def test_gcd_lcm_in_place_as_torch():
     compare(lambda t, a, b: a.clone().gcd_(b), INTS, MORE_INTS)
     compare(lambda t, a, b: a.clone().lcm_(b), INTS, MORE_INTS)
+
+
+# clamp's tensor bounds at ties, crossed (min > max), equal, NaN, and broadcast: x at a bound
+# keeps its gradient, the bound gets none; crossed bounds give max (and max the gradient)
+TIE_X = np.array([[0.5, 1.0, 1.5, 2.0, 3.0, np.nan], [1.0, 2.0, 1.5, 0.0, 1.5, 1.0]])
+TIE_MIN = np.array([1.0, 1.0, 1.0, 2.0, 1.5, np.nan])
+TIE_MAX = np.array([[2.0], [1.0]])
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, x, lo, hi: t.clamp(x, lo, hi),
+    lambda t, x, lo, hi: x.clamp(min=lo),
+    lambda t, x, lo, hi: x.clip(max=hi),
+    lambda t, x, lo, hi: t.clamp_min(x, lo),
+    lambda t, x, lo, hi: x.clamp_max(hi),
+    lambda t, x, lo, hi: (x * 1).clamp_(lo, hi),
+    lambda t, x, lo, hi: (x * 1).clamp_min_(lo),
+], ids=["clamp", "min_only", "clip_max_only", "clamp_min", "clamp_max", "clamp_", "clamp_min_"])
+def test_clamp_with_tensor_bounds_as_torch(call):
+    compare(call, TIE_X, TIE_MIN, TIE_MAX)
+
+
+def test_clamp_saves_torchs_values():
+    mine, theirs = ([lib.tensor(a, requires_grad=True) for a in (TIE_X, TIE_MIN)]
+                    for lib in (gt, torch))
+    ours, torchs = gt.clamp(mine[0], min=mine[1]).grad_fn, torch.clamp(theirs[0], theirs[1]).grad_fn
+    assert ours._saved_max is None and torchs._saved_max is None
+    for name in ("_saved_self", "_saved_min"):
+        np.testing.assert_array_equal(getattr(ours, name).detach().numpy(),
+                                      getattr(torchs, name).detach().numpy())
+
+
+def test_clamp_of_a_tensor_and_a_number_bound_as_torch():
+    # a 0-d tensor is a number to torch's overload of numbers (ClampBackward1); another, refused
+    compare(lambda t, x, lo: t.clamp(x, lo, 2.0), TIE_X, np.array(1.0), graph=False)
+    refuses_as_torch(lambda t, x, lo: t.clamp(x, lo, 2.0), TIE_X, TIE_MIN)
+    # (the method's message lists the overloads without `input`, and why each did not match:
+    # the engine words it as the function's; the type and the first words agree)
+    for lib in (torch, gt):
+        with pytest.raises(TypeError, match=r"^clamp\(\) received an invalid combination of "
+                                            r"arguments - got \("):
+            lib.ones(3).clamp(1.0, lib.ones(3))

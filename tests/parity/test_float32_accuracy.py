@@ -104,3 +104,51 @@ def test_a_float32_diffusion_loss_is_as_accurate_as_torchs():
     ours = np.abs(grads(gt, gt.float32) - exact).max() / scale
     theirs = np.abs(grads(torch, torch.float32) - exact).max() / scale
     assert ours <= max(2 * theirs, 1e-5), (ours, theirs)
+
+
+# where torch's arithmetic is not the correctly rounded value's, the engine follows its steps
+GELU_INPUTS = np.concatenate([np.linspace(-40, 40, 4001), [0.0, -0.0, np.inf, -np.inf],
+                              np.random.default_rng(0).standard_normal(2000) * 3])
+
+
+def _same_bits(a, b):
+    """Where two results are the same number, with the same sign (NaNs alike)."""
+    return ((a == b) & (np.signbit(a) == np.signbit(b))) | (np.isnan(a) & np.isnan(b))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_follows_torchs_arithmetic(dtype, approximate):
+    def run(lib):
+        x = lib.tensor(GELU_INPUTS, dtype=getattr(lib, dtype))
+        return lib.nn.functional.gelu(x, approximate=approximate).numpy()
+    mine, theirs = run(gt), run(torch)
+    same = _same_bits(mine, theirs)
+    # where 1 + erf or 1 + tanh cancels to zero (x below -5.4 in float32), both give 0, signed
+    # as torch's: -0.0, or +0.0 from float32's fused x/2 + x/2 erf
+    tails = GELU_INPUTS < (-5.5 if dtype == "float32" else -8.5)
+    assert same[tails].all()
+    # elsewhere an ulp of torch's erf or tanh (Sleef's, or float32's erf polynomial) from the
+    # engine's, which 1 + erf or 1 + tanh magnifies where it nearly cancels
+    assert np.mean(~same) < 0.06
+    away = np.abs(theirs) > 1e-3
+    np.testing.assert_allclose(mine[away], theirs[away], rtol=4e-6 if dtype == "float32"
+                               else 1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_relu_and_cumsum_sign_zeros_as_torch(dtype):
+    x = np.array([-1.0, -0.0, 0.0, np.nan, -0.0, 2.0])
+    for fn in (lambda m, t: m.relu(t), lambda m, t: t.clamp(min=0.0), lambda m, t: t.clamp(
+            max=-0.0), lambda m, t: m.nn.functional.relu(t.clone(), inplace=True),
+               lambda m, t: m.cumsum(m.zeros_like(t) - 0.0, 0), lambda m, t: t.cumprod(0)):
+        mine, theirs = (fn(m, m.tensor(x, dtype=getattr(m, dtype))).numpy() for m in (gt, torch))
+        assert _same_bits(mine, theirs).all(), (mine, theirs)
+
+
+def test_float32_scans_accumulate_as_torchs():
+    x = np.random.default_rng(0).standard_normal((40, 300)).astype(np.float32)
+    for fn in (lambda m, t: m.cumsum(t, 1), lambda m, t: t.cumsum(0),
+               lambda m, t: (t / 2 + 0.75).cumprod(1)):
+        mine, theirs = (fn(m, m.tensor(x)).numpy() for m in (gt, torch))
+        np.testing.assert_array_equal(mine, theirs)

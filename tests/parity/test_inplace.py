@@ -131,8 +131,6 @@ INPLACE_WITHOUT_NODE = {
     "sparse_resize_", "sparse_resize_and_clear_", "bitwise_and_", "bitwise_or_",
     "bitwise_xor_", "bitwise_not_", "bitwise_left_shift_", "bitwise_right_shift_", "gcd_",
     "lcm_", "requires_grad_", "share_memory_", "detach_", "retain_grad_",
-    # (torch gives set_ a NotImplemented node; the engine keeps the tensor's node: not yet)
-    "set_",
     "as_strided_",  # (the engine refuses it on a tensor that requires grad: NotInEngineError)
 }
 
@@ -177,3 +175,66 @@ def test_the_node_of_every_inplace_method_is_torchs(name):
         assert _inplace_node(gt, name, arguments) == theirs, arguments
         return
     pytest.fail(f"no arguments in INPLACE_ARGUMENTS or FIRST_ARGUMENTS for {name}")
+
+
+IN_PLACE_WRITES = [
+    "x.fill_diagonal_(7.0)", "x.t().fill_diagonal_(7.0)", "x[:, 1:].fill_diagonal_(-1.0)",
+    "lib.zeros(7, 3).fill_diagonal_(1.0, wrap=True)", "lib.zeros(8, 2).fill_diagonal_(2, True)",
+    "lib.zeros(3, 7).fill_diagonal_(1.0, wrap=True)", "lib.zeros(3, 3, 3).fill_diagonal_(5)",
+    "lib.zeros(2, 3, 2).fill_diagonal_(5)", "lib.zeros(3).fill_diagonal_(5)",
+    "x.logical_and_(lib.tensor([1, 0, 1, 0]))", "x.logical_or_(x < 0.8)",
+    "lib.tensor([0, 3, -2]).logical_xor_(lib.tensor([1, 1, 0]))", "x.logical_not_()",
+    "x.xlogy_(x + 1)", "x.xlogy_(2.0)", "lib.tensor([0, 1, 2]).xlogy_(2)",
+    "x.floor_divide_(0.25)", "lib.tensor([5, -7]).floor_divide_(2)",
+]
+
+
+@pytest.mark.parametrize("code", IN_PLACE_WRITES)
+def test_in_place_writes_give_torchs_values_and_node(code):
+    def run(lib):
+        x = (lib.arange(12, dtype=lib.float64).view(3, 4) / 6 - 0.25).requires_grad_()
+        y = x * 1
+        try:
+            out = eval(code, {"lib": lib, "x": y})
+        except RuntimeError as e:
+            return str(e)
+        node = out.grad_fn and out.grad_fn.name().replace("torch::autograd::", "")
+        if out.requires_grad:
+            try:
+                out.sum().backward()
+            except RuntimeError as e:  # (a node that refuses: the same words)
+                return out.tolist(), node, str(e)
+            return out.tolist(), node, x.grad.tolist()
+        return out.tolist(), node, str(out.dtype).split(".")[1]
+    assert run(gt) == run(torch)
+
+
+def test_set_records_a_node_whose_backward_raises_as_torch():
+    def run(lib, source):
+        x = lib.ones(3, requires_grad=True)
+        y = x.clone()
+        y.set_(*source(lib))
+        names = [None if n is None else n.name().replace("torch::autograd::", "")
+                 for n, _ in y.grad_fn.next_functions]
+        with pytest.raises(RuntimeError) as error:
+            y.sum().backward()
+        return y.grad_fn.name().replace("torch::autograd::", ""), names, str(error.value)
+    for source in (lambda lib: (lib.ones(2) * 3,), lambda lib: (),
+                   lambda lib: (lib.ones(4, requires_grad=True) * 2,)):
+        assert run(gt, source) == run(torch, source)
+    for lib in (gt, torch):  # (a tensor without history, set to one with: recorded too)
+        y = lib.zeros(2)
+        y.set_(lib.ones(2, requires_grad=True) * 2)
+        assert y.requires_grad and y.grad_fn.name().endswith("NotImplemented")
+
+
+@pytest.mark.parametrize("code", ["x.floor_divide(2.0)", "x // (x * 1)", "5.0 // x",
+                                  "lib.floor_divide(x, 2, out=lib.empty(3))"])
+def test_floor_divide_records_a_node_that_refuses_as_torch(code):
+    def run(lib):
+        x = lib.tensor([3.0, 5.0, -7.5], requires_grad=True)
+        y = eval(code, {"lib": lib, "x": x})
+        with pytest.raises(RuntimeError) as error:
+            y.sum().backward()
+        return y.tolist(), y.grad_fn.name().replace("torch::autograd::", ""), str(error.value)
+    assert run(gt) == run(torch)

@@ -192,6 +192,7 @@ ALL_CALLS.update({
     "torch.arange": lambda lib, t, **o: lib.arange(1, 7, 2, **o),
     "torch.range": lambda lib, t, **o: lib.range(1, 4, **o),
     "torch.linspace": lambda lib, t, **o: lib.linspace(0, 2, 5, **o),
+    "torch.logspace": lambda lib, t, **o: lib.logspace(0, 2, 5, base=3.0, **o),
 })
 ALL_CALLS.update({f"torch.linalg.{n}": (lambda n: lambda lib, t, **o: getattr(lib.linalg, n)(
     t.m, **o))(n)
@@ -573,6 +574,7 @@ FACTORIES = {
     "arange": lambda lib, **o: lib.arange(2, **o), "empty": lambda lib, **o: lib.empty(2, **o),
     "eye": lambda lib, **o: lib.eye(2, **o), "full": lambda lib, **o: lib.full((2,), 1.0, **o),
     "linspace": lambda lib, **o: lib.linspace(0, 1, 2, **o),
+    "logspace": lambda lib, **o: lib.logspace(0, 1, 2, **o),
     "ones": lambda lib, **o: lib.ones(2, **o), "zeros": lambda lib, **o: lib.zeros(2, **o),
     "rand": lambda lib, **o: lib.rand(2, **o), "randn": lambda lib, **o: lib.randn(2, **o),
     "randint": lambda lib, **o: lib.randint(0, 3, (2,), **o),

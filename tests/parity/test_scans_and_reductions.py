@@ -118,6 +118,13 @@ INTEGER_RESULTS = {
     "scatter_reduce_int_amin_exclude_self": (lambda t, x, s: x.scatter_reduce(
         1, t.tensor([[0, 0], [1, 3]]).int(), s, "amin", include_self=False),
         np.arange(8).reshape(2, 4), np.array([[2, 4], [-3, 8]])),
+    # (max and min: torch's forward takes amax's and amin's old names)
+    "scatter_reduce_int_max": (lambda t, x, s: x.scatter_reduce(
+        1, t.tensor([[0, 0], [1, 3]]), s, "max"), np.arange(8).reshape(2, 4),
+        np.array([[2, 4], [-3, 8]])),
+    "scatter_reduce_int_min_exclude_self": (lambda t, x, s: x.scatter_reduce(
+        1, t.tensor([[0, 0], [1, 3]]), s, "min", include_self=False),
+        np.arange(8).reshape(2, 4), np.array([[2, 4], [-3, 8]])),
 }
 
 
@@ -168,3 +175,15 @@ def test_index_reduce_in_place_as_torch():
         x.index_reduce_(0, lib.tensor([1]), x[:1] * 2, "amax")
         results.append(x.tolist())
     assert results[0] == results[1] == [[1, 1, 1], [2, 2, 2]]
+
+
+@pytest.mark.parametrize("reduce", ["max", "min"])
+def test_scatter_reduce_old_names_reduce_forward_and_refuse_backward_as_torch(reduce):
+    def run(lib):
+        x = lib.tensor([1.0, 5.0, 3.0], requires_grad=True)
+        y = (x * 1).scatter_reduce_(0, lib.tensor([0, 0, 2]), lib.tensor([4.0, 2.0, -1.0]),
+                                    reduce, include_self=False)
+        with pytest.raises(RuntimeError) as error:
+            y.sum().backward()
+        return y.tolist(), y.grad_fn.name(), str(error.value)
+    assert run(gt) == run(torch)

@@ -136,3 +136,36 @@ def test_scatter_and_gather_with_random_index_shapes_and_values_are_torchs(shape
                                  f"{shape[0]}, {shape[1]})", 1)
         outcomes.append(_scatter_gather_outcome(lib, code))
     assert outcomes[0] == outcomes[1]
+
+
+def _graph_names(node):
+    """The names of the nodes behind `node`, depth first (torch's C++ prefix dropped)."""
+    names, stack = [], [node]
+    while stack:
+        node = stack.pop()
+        if node is not None:
+            names.append(node.name().replace("torch::autograd::", ""))
+            stack.extend(next_node for next_node, _ in node.next_functions)
+    return names
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("q", [0.3, [0.0, 0.25, 1.0]], ids=["scalar_q", "vector_q"])
+@pytest.mark.parametrize("dim", [None, 0, 1, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile_records_torchs_graph(name, q, dim, keepdim, interpolation):
+    a = np.random.default_rng(0).standard_normal((3, 4, 5))
+    a[1, 2, 3] = np.nan
+    results = []
+    for lib in (gt, torch):
+        x = lib.tensor(a, requires_grad=True)
+        q_arg = lib.tensor(q, dtype=lib.float64) if isinstance(q, list) else q
+        y = getattr(lib, name)(x, q_arg, dim=dim, keepdim=keepdim, interpolation=interpolation)
+        y.nansum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy(), _graph_names(y.grad_fn)))
+    (ours, our_grad, our_graph), (theirs, their_grad, their_graph) = results
+    assert our_graph == their_graph
+    # (torch's lerp kernel rounds some of the values a last bit apart)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-15, atol=1e-16, equal_nan=True)
+    np.testing.assert_array_equal(our_grad, their_grad)

@@ -347,3 +347,20 @@ def test_kthvalue_picks_torch_s_index_among_equal_values_and_nan():
     for dim, keepdim in ((0, False), (1, True), (-1, False)):
         mine, theirs = gt.tensor(x).kthvalue(2, dim, keepdim), torch.tensor(x).kthvalue(2, dim, keepdim)
         np.testing.assert_array_equal(mine.indices.numpy(), theirs.indices.numpy())
+
+
+@pytest.mark.parametrize("args", [
+    "0, 2, 3", "0, 2, 3, base=2", "-1, 1, 4, base=3, dtype=lib.float64", "0, 2, 5, dtype=lib.int64",
+    "0.1, 3.7, 11", "3, -2, 7, 2.5, dtype=lib.float64", "0, 1, 1", "0, 1, 0", "2, 2, 4",
+    "0, 1, 3, requires_grad=True", "0, 1, -1", "0, 1, 3, dtype=lib.bool",
+    "0.5, 2.7, 4, dtype=lib.int32", "-2.2, 3.1, 23, 2.5", "1.3, -0.4, 9, 0.5, dtype=lib.bfloat16",
+])
+def test_logspace_as_torch(args):
+    def run(lib):
+        try:
+            out = eval(f"lib.logspace({args})", {"lib": lib})
+        except (RuntimeError, NotImplementedError) as e:
+            return type(e).__name__, str(e)
+        values = out.detach().float() if out.dtype == lib.bfloat16 else out.detach()
+        return values.numpy().tobytes(), str(out.dtype).split(".")[1], out.requires_grad
+    assert run(gt) == run(torch)

@@ -319,6 +319,22 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     return _finish(np.linspace(start, end, steps).astype(np_dtype), requires_grad, device)
 
 
+def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False):
+    """base ** linspace(start, end, steps), as torch's CPU kernel: start, end and their
+    difference in the result's dtype, the rest in float64 (the first half stepped from
+    start, the second from end, so both ends are exact), rounded once to the dtype."""
+    np_dtype = kernel_dtype("logspace_cpu", dtype, refused="b")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    start, end = np_dtype.type(start), np_dtype.type(end)
+    index = np.arange(steps)
+    step = np.float64(end - start) / max(steps - 1, 1)
+    start, end = np.float64(start), np.float64(end)
+    exponents = np.where(index < max(steps // 2, 1), start + step * index,
+                         end - step * (steps - 1 - index))
+    return _finish(np.power(np.float64(base), exponents).astype(np_dtype), requires_grad, device)
+
+
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     np_dtype = kernel_dtype("check_uniform_bounds", dtype, refused="biu")
     return _finish(_draw(generator).random(_size(sizes, size)).astype(np_dtype),

@@ -335,7 +335,7 @@ def bfloat16_forward(spec, n, *values):
     for i, v in enumerate(values):
         if type(v) is _ndarray and v.dtype is _BFLOAT16:
             inputs[i] = v.astype(_FLOAT32)
-        elif round_scalars and type(v) is float and (
+        elif round_scalars and isinstance(v, float) and (  # (numpy float64 too)
                 i < n or i - n in spec.promoted_args or spec.args[i - n] == "other"):
             inputs[i] = float(_FLOAT32.type(v).astype(_BFLOAT16))
     out = spec.forward(*inputs)

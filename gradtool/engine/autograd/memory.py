@@ -72,6 +72,19 @@ def contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+def torch_strides(array):
+    """numpy's strides in elements (of a tensor with elements), where a dim of size 1 that
+    numpy left without one (0, after a reshape) gets torch's for an unsqueeze: the extent of
+    the dim inside it, size times stride (1 for the last)."""
+    steps = [s // array.itemsize for s in array.strides]
+    inner = 1
+    for d in reversed(range(array.ndim)):
+        if array.shape[d] == 1 and steps[d] == 0:
+            steps[d] = inner
+        inner = steps[d] * array.shape[d]
+    return tuple(steps)
+
+
 def _channels_last_order(ndim):
     """The dims of an (N, C, *spatial) tensor from outermost to innermost in channels_last."""
     return (0,) + tuple(range(2, ndim)) + (1,)
@@ -112,12 +125,14 @@ class MemoryTensorMethods:
         return self._data.__array_interface__["data"][0] if self._data.size else 0
 
     def stride(self, dim=None):
-        """The step (in elements) between neighbours along each dim."""
+        """The step (in elements) between neighbours along each dim: numpy's, which a
+        transpose, a slice or an expand gives as torch's, a size-1 dim's included (computed
+        when asked: torch_strides)."""
         array = self._data
-        if array.flags.c_contiguous:
+        if not array.size:  # (an empty tensor: numpy leaves its strides as they happen to be)
             strides = contiguous_strides(array.shape)
         else:
-            strides = tuple(s // array.itemsize for s in array.strides)
+            strides = torch_strides(array)
         return strides if dim is None else strides[_dim(dim, array.ndim)]
 
     def is_contiguous(self, memory_format=contiguous_format):
@@ -199,8 +214,10 @@ class MemoryTensorMethods:
         return self.resize_(tuple(the_template.shape), memory_format=memory_format)
 
     def set_(self, source=None, storage_offset=0, size=None, stride=None):
-        """This tensor made to share `source`'s memory (its shape too); no source: empty."""
+        """This tensor made to share `source`'s memory (its shape too); no source: empty.
+        Recorded as torch's: a node whose backward raises (set_ has no derivative)."""
         from .inplace import check_inplace
+        from .out_argument import recorded_not_implemented
         check_inplace(self)
         if source is None:
             self._data = np.empty((0,), self._data.dtype)
@@ -218,7 +235,8 @@ class MemoryTensorMethods:
             raise TypeError(f"set_(): argument 'source' must be Tensor, not "
                             f"{type(source).__name__}")
         self._version_counter[0] += 1
-        return self
+        return recorded_not_implemented(self, (self,) if source is None else (self, source),
+                                        "set_")
 
 
 def _in_shared_memory(array):

@@ -371,7 +371,7 @@ WRITTEN_BY = {
                     "unfold_copy unsqueeze_copy view_copy view_as_real_copy view_as_complex_copy "
                     "inner tensordot quantile nanquantile".split(), "history"),
     **dict.fromkeys("conj_physical fft_ifft fft_ihfft heaviside softmax log_softmax "
-                    "slice_scatter linalg_ldl_solve".split(), "not_implemented"),
+                    "slice_scatter linalg_ldl_solve floor_divide".split(), "not_implemented"),
     "split_with_sizes_copy": "list", "unbind_copy": "list", "split_copy": "copied_into_list",
     "arange": "as_arange"}
 # the kernel whose derivative torch's NotImplemented node names, where it is not the function
@@ -549,16 +549,32 @@ _SEEN_AS = {"kthvalue": _kthvalue_seen_as, "mode": _mode_seen_as}
 
 
 class _NotImplemented(Node):
-    """torch's node for an out= whose derivative its autograd does not implement: its
-    backward raises torch's error naming the kernel."""
+    """torch's node for an out= or an in-place op whose derivative its autograd does not
+    implement: its backward raises torch's error naming the op (`what`)."""
 
-    __slots__ = ("kernel",)
+    __slots__ = ("what",)
 
     def apply(self, grad_outputs):
-        raise RuntimeError(f"derivative for aten::{self.kernel} is not implemented")
+        raise RuntimeError(f"derivative for {self.what} is not implemented")
 
 
 _NotImplemented.__name__ = _NotImplemented.__qualname__ = "NotImplemented"
+
+
+def recorded_not_implemented(target, inputs, what):
+    """target, just computed (or changed in place) from `inputs` by an op torch does not
+    differentiate (floor_divide, set_), recorded as torch's: under a NotImplemented node
+    whose backward raises, when an input requires grad; else nothing."""
+    from .engine import gradient_edge
+    from .inplace import rebase_history
+    if not (is_grad_enabled() and any(t.requires_grad for t in inputs)):
+        return target
+    node = _NotImplemented(tuple(gradient_edge(t) if t.requires_grad else (None, 0)
+                                 for t in inputs),
+                           tuple((t._data.shape, t._data.dtype) for t in inputs))
+    node.what = what
+    rebase_history(target, node)
+    return target
 
 
 def _with_history_not_implemented(out, result, kernel):
@@ -572,7 +588,7 @@ def _with_history_not_implemented(out, result, kernel):
     else:
         edges, metas = (gradient_edge(result),), ((result._data.shape, result._data.dtype),)
     node = _NotImplemented(edges, metas)
-    node.kernel = kernel
+    node.what = f"aten::{kernel}"
     rebase_history(out, node)
     return out
 

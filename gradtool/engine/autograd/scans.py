@@ -113,7 +113,8 @@ class ScanTensorMethods:
 
 
 def _scatter_reduce_operands(self, dim, index, src, reduce, include_self):
-    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+    if reduce not in ("sum", "prod", "mean", "amax", "amin", "max", "min"):  # (max, min: see
+        # kernels.scatter_reduce)
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}")
     dim = check_scatter_gather("scatter", self, dim, index, src)

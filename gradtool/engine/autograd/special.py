@@ -250,6 +250,11 @@ class SpecialTensorMethods:
     def xlogy(self, other):
         return xlogy(self, other)
 
+    def xlogy_(self, other):
+        if isinstance(other, Tensor):
+            return call_inplace(table.XLOGY, (self, other))
+        return call_inplace(table.XLOGY_SCALAR_OTHER, (self,), (other,))
+
 
 def _writing_out(fn):
     """fn with torch's out= (out_argument.written_to), one wrapper for every function here."""

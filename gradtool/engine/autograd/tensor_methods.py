@@ -68,8 +68,13 @@ def _comparison(name, compare, ordered):
                     raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
                                               f"'{dtypes.LEGACY_TYPE_NAMES[data.dtype.name]}'")
         mine, theirs = self._data, _array(other)
-        if mine.dtype is dtypes.BFLOAT16 or getattr(theirs, "dtype", None) is dtypes.BFLOAT16:
-            # torch compares in the common dtype: x > 0.1 compares with 0.1 in bfloat16
+        their_dtype = getattr(theirs, "dtype", None)
+        if their_dtype is not mine.dtype and (their_dtype is not None or mine.dtype.kind in "biu"
+                                              or isinstance(theirs, complex)) or \
+                mine.dtype is dtypes.BFLOAT16:
+            # torch compares in the common dtype, numpy in its own: float32 with a 0-d float64
+            # tensor in float32, an integer with 0.5 in float32, x > 0.1 in bfloat16
+            # (numpy's is torch's for a number of the tensor's kind)
             common = dtypes.result_type(mine, theirs)
             mine, theirs = mine.astype(common), np.asarray(theirs).astype(common)
         return Tensor._wrap(np.asarray(compare(mine, theirs)))
@@ -414,23 +419,18 @@ class TensorMethods:
 
     # ---------------- elementwise math (one-input ops: generated from the table) -----------
     def clamp(self, min=None, max=None):
-        if min is None and max is None:
-            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-        if isinstance(min, Tensor) or isinstance(max, Tensor):
-            out = self if min is None else maximum(self, _like(min, self))
-            return out if max is None else minimum(out, _like(max, self))
-        return call(table.CLAMP, (self,), (min, max))
+        return _clamp(call, self, min, max)
 
     clip = clamp
 
     def clamp_min(self, min):
         if isinstance(min, Tensor):
-            return self.clamp(min=min)
+            return call(table.CLAMP_MIN_TENSOR, (self, min))
         return call(table.CLAMP_MIN, (self,), (min, None))
 
     def clamp_max(self, max):
         if isinstance(max, Tensor):
-            return self.clamp(max=max)
+            return call(table.CLAMP_MAX_TENSOR, (self, max))
         return call(table.CLAMP_MAX, (self,), (None, max))
 
     maximum, minimum = maximum, minimum  # gradtool.maximum(input, other), as methods
@@ -466,15 +466,28 @@ class TensorMethods:
         return call(table.FMOD_SCALAR, (self,), (other,))
 
     def floor_divide(self, other):
-        """self // other, rounded toward negative infinity. It records no graph: torch's
-        records a node whose backward raises (floor_divide has no derivative)."""
-        other = other._data if isinstance(other, Tensor) else other
-        return Tensor._wrap(np.asarray(np.floor_divide(self._data, other)))
+        """self // other, rounded toward negative infinity; recorded as torch's: a node whose
+        backward raises (floor_divide has no derivative)."""
+        from .out_argument import recorded_not_implemented
+        out = Tensor._wrap(np.asarray(np.floor_divide(self._data, _array(other))))
+        return recorded_not_implemented(out, [t for t in (self, other) if isinstance(t, Tensor)],
+                                        "aten::floor_divide")
 
     __floordiv__ = floor_divide
 
+    def floor_divide_(self, other):
+        """self //= other; recorded as torch's: a node whose backward raises."""
+        from .out_argument import recorded_not_implemented
+        with grad_mode.no_grad():
+            self.copy_(self.floor_divide(other))
+        return recorded_not_implemented(self, (self,), "aten::floor_divide_")
+
+    __ifloordiv__ = floor_divide_
+
     def __rfloordiv__(self, other):
-        return Tensor._wrap(np.asarray(np.floor_divide(other, self._data)))
+        from .out_argument import recorded_not_implemented
+        return recorded_not_implemented(Tensor._wrap(np.asarray(np.floor_divide(
+            other, self._data))), (self,), "aten::floor_divide")
 
     def atan2(self, other):
         return call(table.ATAN2, (self, _as_tensor(other)))
@@ -575,11 +588,7 @@ class TensorMethods:
         return self
 
     def clamp_(self, min=None, max=None):
-        if isinstance(min, Tensor) or isinstance(max, Tensor):
-            return self.copy_(self.clamp(min, max))
-        if min is None and max is None:
-            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-        return call_inplace(table.CLAMP, (self,), (min, max))
+        return _clamp(call_inplace, self, min, max)
 
     clip_ = clamp_
 
@@ -1080,8 +1089,28 @@ def _kept_in(dtype, result, scan=None):
     return result if result.dtype == dtype else result.to(dtype)
 
 
-def _like(x, ref):
-    return x if isinstance(x, Tensor) else Tensor._wrap(np.asarray(x, dtype=ref._data.dtype))
+def _clamp(run, self, min, max):
+    """clamp or clamp_ (`run`: call or call_inplace): torch's clamp.Tensor when a bound is a
+    tensor (ClampBackward0, gradients for the bounds too), else its clamp of numbers."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        if min is None or max is None or (isinstance(min, Tensor) and isinstance(max, Tensor)):
+            return run(table.CLAMP_TENSOR, (self, min, max))
+        # a tensor bound and a number: torch's overload of numbers, if the tensor is one
+        if (min if isinstance(min, Tensor) else max).dim():
+            raise TypeError(_clamp_overloads(self, min, max))
+        min, max = (b.item() if isinstance(b, Tensor) else b for b in (min, max))
+    return run(table.CLAMP, (self,), (min, max))
+
+
+def _clamp_overloads(self, min, max):
+    """torch's words for clamp's bounds a tensor and a number, a match for neither overload."""
+    given = ", ".join(type(a).__name__ for a in (self, min, max))
+    return (f"clamp() received an invalid combination of arguments - got ({given}), but "
+            f"expected one of:\n * (Tensor input, Tensor min = None, Tensor max = None, *, "
+            f"Tensor out = None)\n * (Tensor input, Number min = None, Number max = None, *, "
+            f"Tensor out = None)\n")
 
 
 def _broadcastable(shape, target):

@@ -409,6 +409,37 @@ class SelectingTensorMethods:
     def logical_xor(self, other):
         return _logical(np.logical_xor, self, other)
 
+    # in place: 0 or 1 in self's dtype, not recorded (self keeps its history, as torch's)
+    def logical_or_(self, other):
+        return _written(self, self.logical_or(other))
+
+    def logical_and_(self, other):
+        return _written(self, self.logical_and(other))
+
+    def logical_xor_(self, other):
+        return _written(self, self.logical_xor(other))
+
+    def logical_not_(self):
+        return _written(self, self.logical_not())
+
+    def fill_diagonal_(self, fill_value, wrap=False):
+        """The elements [i, i, ...] set to fill_value; with `wrap`, a matrix taller than wide
+        starts its diagonal again every width + 1 rows (torch's layout: as_strided views of
+        self, each filled: CopySlices)."""
+        shape = self.shape
+        if len(shape) < 2:
+            raise RuntimeError("dimensions must larger than 1")
+        if len(shape) > 2 and len(set(shape)) > 1:
+            raise RuntimeError("all dimensions of input must be of equal length")
+        height, width = shape[0], shape[1]
+        step = (sum(self.stride()),)
+        self.as_strided((min(height, width),), step, self.storage_offset()).fill_(fill_value)
+        if wrap and len(shape) == 2 and height > width + 1:
+            rest = -(-self.numel() // (width + 1)) - width
+            self.as_strided((rest,), step, self.storage_offset() + self.stride(0) * (width + 1)
+                            ).fill_(fill_value)
+        return self
+
     def histc(self, bins=100, min=0, max=0):
         """Counts of the elements in `bins` equal bins over [min, max] (the data's range when
         both are 0); elements outside are left out. No gradient, as torch's."""
@@ -442,6 +473,13 @@ class SelectingTensorMethods:
 def _logical(fn, a, b):
     b = b._data if isinstance(b, Tensor) else b
     return Tensor._wrap(np.asarray(fn(a._data, b)))
+
+
+def _written(self, result):
+    """result written into self, unrecorded (a value without a gradient: only the version)."""
+    from .grad_mode import no_grad
+    with no_grad():
+        return self.copy_(result)
 
 
 def _fill_value(value):
@@ -503,12 +541,12 @@ class ComputingTensorMethods:
 
     def clamp_min_(self, min):
         if isinstance(min, Tensor):
-            return self.clamp_(min=min)
+            return call_inplace(table.CLAMP_MIN_TENSOR, (self, min))  # (ClampMinBackward1)
         return call_inplace(table.CLAMP_MIN, (self,), (min, None))  # (ClampMinBackward0)
 
     def clamp_max_(self, max):
         if isinstance(max, Tensor):
-            return self.clamp_(max=max)
+            return call_inplace(table.CLAMP_MAX_TENSOR, (self, max))  # (ClampMaxBackward1)
         return call_inplace(table.CLAMP_MAX, (self,), (None, max))  # (ClampMaxBackward0)
 
     def qr(self, some=True):
@@ -574,6 +612,7 @@ def linalg_cross(input, other, dim=-1):
 def _quantile(t, q, dim, keepdim, interpolation, ignore_nan):
     """torch's quantile: the sorted values at rank q (n - 1), between neighbours as
     `interpolation` says (a NaN in a row makes its quantiles NaN unless ignore_nan)."""
+    from .composites import broadcast_tensors
     from .creation import tensor as _tensor
     name = "nanquantile" if ignore_nan else "quantile"
     if t._data.dtype.kind not in "fV":
@@ -588,42 +627,44 @@ def _quantile(t, q, dim, keepdim, interpolation, ignore_nan):
     if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
         raise ValueError(f"{name}() interpolation must be one of linear, lower, higher, "
                          f"midpoint or nearest. Got {interpolation}")
-    if dim is None:
-        values, dim_out = t.reshape(-1), None
+    # op for op as torch's (so the graph holds its nodes): the output's shape (the reduced
+    # input's), the sorted values viewed as its rows, the ranks in each row, two gathers and
+    # a lerp_ between them; q's dim moved first
+    if dim is not None and t.dim():
+        wrapped = _dim(dim, t.dim())
+        out_shape = list(t.shape)
+        out_shape[wrapped:wrapped + 1] = [1] if keepdim else []
     else:
-        dim_out = _dim(dim, max(t.dim(), 1))
-        values = t.movedim(dim_out, -1) if t.dim() else t.reshape(1)
-    sorted_values = values.sort(-1).values
-    n = values.shape[-1]
-    nan = values.isnan()
-    count = (n - nan.sum(-1, keepdim=True)) if ignore_nan else None
-    qs = q.reshape(-1)
-    ranks = qs * ((count - 1) if ignore_nan else (n - 1))  # (broadcast: rows by qs)
-    if not ignore_nan:
-        ranks = ranks.expand(tuple(values.shape[:-1]) + (qs.numel(),))
-        ranks = ranks.masked_fill(nan.any(-1, keepdim=True), n - 1)  # (the NaN sorted last)
-    ranks = ranks.clamp(min=0)
+        wrapped, out_shape = 0, [1] * t.dim() if keepdim else []
+    if dim is None:
+        values = t.flatten().sort().values
+    elif wrapped == t.dim() - 1:
+        values = t.sort().values
+    else:
+        values = t.unsqueeze(-1).transpose(wrapped, -1).sort().values
+    values = values.view(out_shape + [values.shape[-1]])
+    if ignore_nan:  # (from the values that are not NaN; none: rank 0, a NaN)
+        ranks = q * (values.isnan().logical_not_().sum(-1, True) - 1)
+        ranks.masked_fill_(ranks < 0, 0)
+    else:  # (a row with a NaN: its last, a NaN)
+        last = values.shape[-1] - 1
+        ranks, has_nan = broadcast_tensors(q * last, values.isnan().any(-1, True))
+        ranks = ranks.masked_fill(has_nan, last)
     if interpolation == "lower":
-        ranks = ranks.floor()
+        ranks.floor_()
     elif interpolation == "higher":
-        ranks = ranks.ceil()
+        ranks.ceil_()
     elif interpolation == "nearest":
-        ranks = ranks.round()
-    below = ranks.floor().long().clamp(max=n - 1)
-    above = ranks.ceil().long().clamp(max=n - 1)
-    low, high = sorted_values.gather(-1, below), sorted_values.gather(-1, above)
-    weights = ranks - below.to(ranks.dtype)
-    if interpolation == "midpoint":
-        weights = weights.masked_fill(weights > 0, 0.5)
-    out = low.lerp(high, weights.to(low.dtype))
-    if ignore_nan:
-        out = out.masked_fill(count.expand(out.shape) == 0, float("nan"))
-    out = out.movedim(-1, 0)  # (q's dim first, as torch's)
-    if dim_out is not None and keepdim:
-        out = out.unsqueeze(dim_out + 1)
-    elif dim is None and keepdim:
-        out = out.reshape((qs.numel(),) + (1,) * t.dim())
-    return out.squeeze(0) if scalar_q or q.dim() == 0 else out
+        ranks.round_()
+    ranks_below = ranks.long()
+    out = values.gather(-1, ranks_below)
+    if interpolation in ("linear", "midpoint"):
+        weights = ranks.new_full(ranks.shape, 0.5) if interpolation == "midpoint" else \
+            ranks - ranks_below
+        out.lerp_(values.gather(-1, ranks.ceil_().long()), weights)
+    if q.dim() == 0:
+        return out.squeeze_(-1)
+    return out.unsqueeze_(0).transpose_(0, -1).squeeze_(-1)
 
 
 class SparseTensorMethods:

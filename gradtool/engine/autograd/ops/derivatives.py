@@ -283,6 +283,18 @@ MINIMUM = OpSpec("minimum", "MinimumBackward0", kernels.minimum, **_BROADCASTING
                      formulas.tie_split(grad, self, other, self > other),
                  other=lambda grad, self, other:
                      formulas.tie_split(grad, self, other, self < other))
+# clamp with tensor bounds (either may be None), torch's clamp.Tensor: x's gradient where
+# min <= x <= max, min's where x < min < max, max's where x > max or max < min (the bounds
+# crossed, the result is max); clamp_min and clamp_max with a tensor bound are ops of their own
+CLAMP_TENSOR = OpSpec("clamp", "ClampBackward0", kernels.clamp_tensor, **_BROADCASTING,
+                      self=formulas.clamp_backward, min=formulas.clamp_backward_min,
+                      max=formulas.clamp_backward_max)
+CLAMP_MIN_TENSOR = OpSpec("clamp_min", "ClampMinBackward1", kernels.maximum, **_BROADCASTING,
+                          self=lambda grad, self, min: where(self >= min, grad, 0),
+                          min=lambda grad, self, min: where(self < min, grad, 0))
+CLAMP_MAX_TENSOR = OpSpec("clamp_max", "ClampMaxBackward1", kernels.minimum, **_BROADCASTING,
+                          self=lambda grad, self, max: where(self <= max, grad, 0),
+                          max=lambda grad, self, max: where(self > max, grad, 0))
 WHERE = OpSpec("where", "WhereBackward0", kernels.where, **_BROADCASTING, complex=True,
                condition=NON_DIFFERENTIABLE,
                self=lambda grad, condition: where(condition, grad, 0),
@@ -334,8 +346,11 @@ def _comparison_rows(name, compare, node):
     """x.eq_(y) and its kin: the comparison written into x (1 or 0 in x's dtype). It is flat,
     so torch's gradient is zero for x and y (...Backward0 for a number, ...Backward1 for a
     tensor); the out-of-place comparisons record nothing."""
-    def written(self, other):  # (in self's dtype: 1 or 0)
-        return compare(self, other).astype(self.dtype)
+    def written(self, other):  # (compared in torch's common dtype; in self's dtype: 1 or 0)
+        from ..dtypes import result_type
+        common = result_type(self, other)
+        return compare(self.astype(common, copy=False),
+                       np.asarray(other).astype(common, copy=False)).astype(self.dtype)
     written.__name__ = compare.__name__
     number = OpSpec(name + "_", f"{node}Backward0", written, jvp="elementwise", batches=True,
                     args=("other",), self=lambda grad: zeros_like(grad))

@@ -180,6 +180,16 @@ def clamp_backward(grad, self, min, max):
     return grad if mask is None else where(mask, grad, 0)
 
 
+def clamp_backward_min(grad, self, min, max):
+    below = self < min
+    return where(below if max is None else below & (min < max), grad, 0)
+
+
+def clamp_backward_max(grad, self, min, max):
+    above = self > max
+    return where(above if min is None else above | (max < min), grad, 0)
+
+
 def tie_split(grad, self, other, loses):
     """maximum/minimum: the full gradient to the winner, half to each at a tie."""
     return masked_fill(where(self == other, grad / 2, grad), loses, 0)
@@ -328,7 +338,10 @@ def scatter_reduce_backward(grad, self, index, src, dim, reduce, include_self, r
     """(self's gradient, src's), as torch's scatter_reduce_backward: sum and mean pass the
     gradient (mean divided by each target's count), amax and amin spread it evenly over the
     values equal to the result, prod divides the result by each factor (a lone zero factor
-    gets the product of the others)."""
+    gets the product of the others); the forward's old names max and min refused, as torch."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
+                           f"'amin' but got {reduce}.")
     if reduce == "sum":
         grad_self, grad_src = grad, gather(grad, dim, index)
     elif reduce == "mean":

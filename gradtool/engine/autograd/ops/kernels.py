@@ -218,8 +218,8 @@ def rsub(self, other, alpha):
     return other - self if alpha == 1 else _rsub_scaled(self, other, alpha)
 
 
-def relu(self):
-    return np.maximum(self, 0).astype(self.dtype, copy=False)
+def relu(self):  # (numpy's maximum returns its second operand at a tie: relu(-0.0) is -0.0)
+    return np.maximum(0, self).astype(self.dtype, copy=False)
 
 
 @rounded_once
@@ -237,13 +237,19 @@ def rsqrt(self):
     return 1 / np.sqrt(self)
 
 
-def clamp(self, min, max):
+def clamp(self, min, max):  # (x itself at a tie, as torch's: numpy's maximum and minimum
+    # return their second operand)
     out = self
     if min is not None:
-        out = np.maximum(out, min)
+        out = np.maximum(min, out)
     if max is not None:
-        out = np.minimum(out, max)
+        out = np.minimum(max, out)
     return out.astype(self.dtype, copy=False)
+
+
+def clamp_tensor(self, min, max):  # (bounds: arrays or None; call promotes the dtype)
+    out = self if min is None else maximum(self, min)
+    return out if max is None else minimum(out, max)
 
 
 def masked_fill(self, mask, value):  # (contiguous, as torch's: a clone, then filled)
@@ -788,7 +794,8 @@ def scatter_add(self, index, src, dim):
 
 
 _SCATTER_REDUCTIONS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
-                       "amin": np.minimum}
+                       "amin": np.minimum, "max": np.maximum, "min": np.minimum}  # (max, min:
+# torch's forward takes amax's and amin's old names; its backward refuses them)
 
 
 def scatter_reduce(self, index, src, dim, reduce, include_self):
@@ -803,7 +810,7 @@ def scatter_reduce(self, index, src, dim, reduce, include_self):
         identity = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
         if identity is None:  # amax / amin: the dtype's lowest / highest
             info = np.finfo(out.dtype) if out.dtype.kind in "fV" else np.iinfo(out.dtype)
-            identity = info.min if reduce == "amax" else info.max
+            identity = info.min if reduce in ("amax", "max") else info.max
         out[where] = identity
     _SCATTER_REDUCTIONS[reduce].at(out, where, values)
     if reduce == "mean":
@@ -931,15 +938,50 @@ def erf(self):
     return out.astype(self.dtype) if self.dtype.kind in "fV" else out
 
 
-@rounded_once
 def gelu(self, approximate):
-    # x Phi(x), with 1 + erf(-u) as erfc(u) and (1 + tanh(u)) / 2 as 1 / (1 + exp(-2u)): no
-    # cancellation where x is very negative
+    """torch's CPU formulas, step for step in the input's dtype (float32 for lower ones),
+    cancellation included (a very negative x gives 0, not the tiny x Phi(x)):
+    x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), or x/2 (1 + erf(x/sqrt2)), which float32
+    computes as x/2 + x/2 erf (one fused multiply-add) with torch's vectorised erf."""
+    work = self.dtype.type if self.dtype == np.float64 else np.float32
+    x, half, one = self.astype(work, copy=False), work(0.5), work(1)
     if approximate == "tanh":
-        inner = np.sqrt(2 / np.pi) * (self + 0.044715 * self ** 3)
-        return self / (1 + np.exp(-2 * inner))
-    out = 0.5 * self * np.asarray(_ERFC(self * -np.sqrt(0.5)), dtype=np.float64)
-    return out.astype(self.dtype, copy=False)
+        inner = work(_GELU_BETA) * (x + work(0.044715) * (x * x * x))
+        out = half * x * (one + _rounded(np.tanh, inner))
+    elif work is np.float32:
+        half_x = half * x
+        out = _fused(half_x, _vectorised_erf(x * work(np.sqrt(0.5))), half_x)
+    else:
+        out = x * half * (one + np.asarray(_ERF(x * np.sqrt(0.5)), dtype=np.float64))
+    return np.asarray(out).astype(self.dtype, copy=False)
+
+
+_GELU_BETA = np.sqrt(2) * (2 / np.sqrt(np.pi)) * 0.5  # (torch's M_SQRT2 * M_2_SQRTPI * 0.5)
+
+
+def _rounded(fn, x):
+    """fn of float32 values computed in float64, rounded once (as Sleef's are, nearly)."""
+    return fn(x.astype(np.float64)).astype(x.dtype) if x.dtype == np.float32 else fn(x)
+
+
+def _fused(a, b, c):
+    """a * b + c rounded once to float32 (a fused multiply-add: the product is exact in
+    float64)."""
+    return (a.astype(np.float64) * b + c).astype(np.float32)
+
+
+def _vectorised_erf(x):
+    """torch's Vectorized<float>::erf: sign(x) (1 - t r(t) exp(-x^2)), t = 1 / (1 + p|x|), r
+    a quartic (Abramowitz and Stegun 7.1.26, within 1.5e-7 of erf), with its fused
+    multiply-adds."""
+    f32 = np.float32
+    ax = np.abs(x)
+    t = f32(1) / _fused(np.full_like(ax, 0.3275911), ax, f32(1))
+    r = np.full_like(t, 1.061405429)
+    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        r = _fused(r, t, f32(c))
+    tail = -_rounded(np.exp, -(x * x)) * t
+    return np.copysign(_fused(tail, r, f32(1)), x)
 
 
 @rounded_once
@@ -1233,10 +1275,16 @@ def std_mean(self, dim, correction, keepdim):
             np.mean(self, axis=dim, keepdims=keepdim))
 
 
-def cumsum(self, dim):  # (torch's scans give contiguous results)
-    return _contiguous(np.cumsum(self, axis=dim))
+# torch's CPU scans accumulate float32 in float64 (rounded_once), from 0 for a sum: a sum of
+# -0.0s is +0.0 (numpy's starts from the first element); their results are contiguous
+@rounded_once
+def cumsum(self, dim):
+    out = np.cumsum(self, axis=dim)
+    out += 0
+    return _contiguous(out)
 
 
+@rounded_once
 def cumprod(self, dim):
     return _contiguous(np.cumprod(self, axis=dim))
 
