@@ -959,6 +959,19 @@ def gelu(self, approximate):
 _GELU_BETA = np.sqrt(2) * (2 / np.sqrt(np.pi)) * 0.5  # (torch's M_SQRT2 * M_2_SQRTPI * 0.5)
 
 
+def gelu_of_bfloat16(self, approximate):
+    """gelu as torch's CPU kernel runs it on bfloat16 values (`self`: their float32 values):
+    the float32 steps, but x/2 (1 + erf) without the float32 kernel's fused add (in the
+    tails, where 1 + erf cancels, -0.0 where the fused add gives +0.0)."""
+    if approximate == "tanh":
+        return gelu(self, approximate)
+    half, one = np.float32(0.5), np.float32(1)
+    return self * half * (one + _vectorised_erf(self * np.float32(np.sqrt(0.5))))
+
+
+gelu.in_bfloat16 = gelu_of_bfloat16  # (dispatch.bfloat16_forward's kernel for this row)
+
+
 def _rounded(fn, x):
     """fn of float32 values computed in float64, rounded once (as Sleef's are, nearly)."""
     return fn(x.astype(np.float64)).astype(x.dtype) if x.dtype == np.float32 else fn(x)
