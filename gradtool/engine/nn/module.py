@@ -1013,7 +1013,8 @@ def _has_attribute(module, name):
     d = module.__dict__
     if name in d or hasattr(type(module), name):
         return hasattr(module, name)  # (a property may still raise AttributeError)
-    return any(name in (d.get(store) or ()) for store in ("_parameters", "_buffers", "_modules"))
+    return (name in (d.get("_parameters") or ()) or name in (d.get("_buffers") or ())
+            or name in (d.get("_modules") or ()))
 
 
 def _reset_grad(p, set_to_none):
@@ -1112,6 +1113,7 @@ class _CallStack(threading.local):
 
 
 _calls = _CallStack()
+_NO_JUMPS = {}
 
 
 def _tag_graph(frame, result, boundary):
@@ -1125,13 +1127,13 @@ def _tag_graph(frame, result, boundary):
     call's output node; nothing outside the call is walked."""
     if isinstance(result, Tensor):  # most calls: one tensor
         root = result.grad_fn
-        roots = [root] if root is not None and root not in boundary else ()
+        roots = (root,) if root is not None and root not in boundary else ()
     else:
-        roots = [n for n in (t.grad_fn for t in _tensors(result))
-                 if n is not None and n not in boundary]
+        roots = tuple(n for n in (t.grad_fn for t in _tensors(result))
+                      if n is not None and n not in boundary)
     if not roots:
         return  # no graph (no_grad), or the module returned its input as it is
-    jumps = frame.jumps or {}
+    jumps = frame.jumps or _NO_JUMPS  # (only read: most calls have no inner call)
     seen = set()
     stops = []  # where this walk ended: the caller continues from here
     own = None
