@@ -414,7 +414,7 @@ class OpSpec:
         """The row's jvp as (fn or rule name, the names it reads), checked like formulas."""
         if jvp is None or jvp in JVP_RULES:
             return jvp and (jvp, ())
-        params = tuple(inspect.signature(jvp).parameters)
+        params = _required_parameters(jvp, with_defaults=True)
         for p in params:
             if p in ("grad", "grads") or (self._source(p) is None and not (
                     p.endswith("_t") and p[:-2] in self.diff_inputs)):
@@ -526,17 +526,19 @@ JVP_RULES = ("elementwise", "linear", "bilinear", "reduction")
 _PLAIN_ARGUMENTS = ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
 
 
-def _required_parameters(formula):
-    """The names of a formula's parameters without a default, in order: read off a plain
-    function's code (the table's 400 rows are built at every import, and inspect.signature
-    was a fifth of that), inspect.signature's answer for anything else."""
+def _required_parameters(formula, with_defaults=False):
+    """The names of a formula's parameters without a default (with_defaults: all of them),
+    in order: read off a plain function's code (the table's 400 rows are built at every
+    import, and inspect.signature was a fifth of that), inspect.signature's for anything
+    else."""
     code = getattr(formula, "__code__", None)
     if (type(formula) is not type(_required_parameters) or code.co_kwonlyargcount
             or code.co_flags & ~_PLAIN_ARGUMENTS or "__signature__" in vars(formula)
             or hasattr(formula, "__wrapped__")):
         return tuple(n for n, p in inspect.signature(formula).parameters.items()
-                     if p.default is p.empty)
-    return code.co_varnames[:code.co_argcount - len(formula.__defaults__ or ())]
+                     if with_defaults or p.default is p.empty)
+    defaults = 0 if with_defaults else len(formula.__defaults__ or ())
+    return code.co_varnames[:code.co_argcount - defaults]
 
 
 def _add(total, t):
