@@ -182,6 +182,26 @@ def test_forward_hooks_can_replace_inputs_and_outputs_and_be_removed():
     kw.remove()
 
 
+def test_each_modules_hooks_are_its_own_and_a_deepcopy_keeps_them():
+    """A module's hook lists are made at its first hook: hooks and state-dict hooks of one
+    module never reach another, a copy keeps its own, removing one leaves the other."""
+    a, b = nn.Linear(2, 2), nn.Linear(2, 2)
+    calls = []
+    handle = a.register_forward_hook(lambda m, args, out: calls.append(m))
+    a.register_state_dict_pre_hook(lambda m, prefix, keep_vars: calls.append(prefix))
+    x = gt.randn(1, 2)
+    b(x), b.state_dict()
+    assert calls == []
+    twin = copy.deepcopy(a)
+    a(x), twin(x), a.state_dict(prefix="a.")
+    assert calls[0] is a and calls[1] is twin and calls[2:] == ["a."]
+    handle.remove()
+    a(x), twin(x)
+    assert calls[3:] == [twin] and len(calls) == 4
+    for module in (b, nn.ReLU()):  # (no hook, so no list made)
+        assert not module._forward_hooks and not module._state_dict_pre_hooks
+
+
 def test_repr_is_torchs():
     model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Dropout(0.2), nn.BatchNorm1d(3),
                           nn.LayerNorm(3), nn.Embedding(4, 5, padding_idx=0),
@@ -251,6 +271,61 @@ def test_init_functions_work_in_place_on_parameters_without_recording():
     assert p._data.std() == pytest.approx(math.sqrt(2 / 40), rel=0.1)
     nn.init.trunc_normal_(p, std=1.0, a=-0.5, b=0.5)
     assert np.abs(p._data).max() <= 0.5
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("fill, method", [
+    (lambda t: nn.init.uniform_(t, -0.3, 0.7), lambda t: t.uniform_(-0.3, 0.7)),
+    (lambda t: nn.init.normal_(t, 0.2, 1.5), lambda t: t.normal_(0.2, 1.5)),
+    (lambda t: nn.init.kaiming_uniform_(t, a=math.sqrt(5)),
+     lambda t: t.uniform_(-1 / math.sqrt(7), 1 / math.sqrt(7)))])
+def test_init_fills_draw_and_count_as_the_in_place_methods(fill, method, dtype):
+    """nn.init writes a plain tensor's draw without the in-place dispatch: the values are the
+    Tensor method's under no_grad bit for bit, from the same generator state, and the version
+    moves and names the line as any in-place write."""
+    def filled(how, make):
+        gt.manual_seed(3)
+        t = make()
+        with gt.no_grad():
+            how(t)
+        return t
+    for make in (lambda: nn.Parameter(gt.empty(5, 7, dtype=getattr(gt, dtype))),
+                 lambda: gt.empty(5, 7, dtype=getattr(gt, dtype)),
+                 lambda: nn.Parameter(gt.empty(5, 14, dtype=getattr(gt, dtype))[:, ::2])):
+        ours, theirs = filled(fill, make), filled(method, make)
+        assert ours._data.tobytes() == theirs._data.tobytes()
+        assert ours._data.dtype == theirs._data.dtype and ours._version == theirs._version == 1
+        # the write is the user's: this file's lambda (the two lambdas are on two lines)
+        assert ours._version_counter[1][::2] == theirs._version_counter[1][::2] == (
+            __file__, "<lambda>")
+        assert ours.requires_grad == theirs.requires_grad and ours.grad_fn is None
+    gt.manual_seed(5)
+    a = gt.empty(4, 4)
+    fill(a)
+    after_ours = gt.rand(3)
+    gt.manual_seed(5)
+    b = gt.empty(4, 4)
+    method(b)
+    assert gt.rand(3).equal(after_ours)  # the generator moved on by the same draw
+
+
+def test_init_fills_are_seen_by_the_profiler_and_refuse_what_in_place_ops_refuse():
+    p = nn.Parameter(gt.empty(3, 4))
+
+    def profiled(uniform, normal):
+        with gt.autograd.profiler.profile() as prof:
+            uniform(p)
+            normal(p)
+        return [(e.key, e.count) for e in prof.key_averages()]
+    with gt.no_grad():
+        methods = profiled(lambda t: t.uniform_(), lambda t: t.normal_())
+    assert profiled(nn.init.uniform_, nn.init.normal_) == methods and len(methods) == 2
+    with gt.inference_mode():
+        frozen = gt.empty(3)
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
+        nn.init.uniform_(frozen)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        nn.init.normal_(gt.empty(1).expand(3))
 
 
 def test_calculate_gain_is_torchs_table():

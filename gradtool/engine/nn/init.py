@@ -6,8 +6,12 @@ import warnings
 
 import numpy as np
 
-from ..autograd import creation
+from ..autograd import anomaly, creation, forward_level, inplace, observers
+from ..autograd.dispatch import run_forward
 from ..autograd.grad_mode import no_grad
+from ..autograd.ops import derivatives as table
+from ..autograd.tensor import Tensor
+from .parameter import Parameter
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -54,14 +58,44 @@ def _calculate_correct_fan(tensor, mode):
 
 def uniform_(tensor, a=0.0, b=1.0):
     """Fill with values drawn from U(a, b)."""
+    if _plain(tensor):
+        return _draw_into(tensor, table.UNIFORM, (a, b, creation.generator(None)))
     with no_grad():
         return tensor.uniform_(a, b)
 
 
 def normal_(tensor, mean=0.0, std=1.0):
     """Fill with values drawn from N(mean, std**2)."""
+    if _plain(tensor):
+        return _draw_into(tensor, table.NORMAL, (mean, std, creation.generator(None)))
     with no_grad():
         return tensor.normal_(mean, std)
+
+
+# A model's construction fills each new parameter once (6,000 fills for 3,000 Linear layers):
+# where none of the in-place dispatch's cases can apply, the fill is written directly, as
+# that dispatch would under no_grad (the same draw, written in place, the version bumped).
+_FILLED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _plain(tensor):
+    """Whether a fill of `tensor` is its draw written in place and nothing else: a tensor or
+    parameter of its own writable memory, float32/64, not an inference tensor, with nothing
+    watching or transforming ops (observers, vmap, forward-mode AD)."""
+    if type(tensor) is not Tensor and type(tensor) is not Parameter:
+        return False
+    data = tensor._data
+    return (tensor._base is None and not tensor._is_inference and data.dtype in _FILLED_DTYPES
+            and data.flags.c_contiguous and data.flags.writeable and not observers.subscribers
+            and inplace.batching_hook is None and forward_level.active is None)
+
+
+def _draw_into(tensor, spec, args):
+    np.copyto(tensor._data, run_forward(spec, (tensor._data,), args), casting="same_kind")
+    counter = tensor._version_counter
+    counter[0] += 1
+    counter[1] = anomaly.user_site()  # (as every in-place write: named if it breaks a backward)
+    return tensor
 
 
 def constant_(tensor, val):

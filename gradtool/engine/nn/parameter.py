@@ -12,8 +12,8 @@ class Parameter(Tensor):
     __slots__ = ()
 
     def __new__(cls, data=None, requires_grad=True):
-        from ..autograd.creation import empty
         if data is None:
+            from ..autograd.creation import empty
             data = empty(0)
         p = cls._wrap(data._data)  # the same array: no copy, as torch
         p._version_counter = data._version_counter

@@ -333,11 +333,13 @@ class OpSpec:
         spec.diff_inputs = tuple(n for n, f in inputs.items() if f is not NON_DIFFERENTIABLE)
         spec.diff_positions = tuple(spec.inputs.index(n) for n in spec.diff_inputs)
         formula_list = []
+        sources = {}  # each name a formula reads -> _source's answer (asked once per name)
         for input_name in spec.diff_inputs:
-            params = tuple(n for n, p in inspect.signature(inputs[input_name]).parameters.items()
-                           if p.default is p.empty)  # (a default: in_place_node's flag)
+            params = _required_parameters(inputs[input_name])  # (a default: in_place_node's flag)
             for p in params:
-                if spec._source(p) is None:
+                if p not in sources:
+                    sources[p] = spec._source(p)
+                if sources[p] is None:
                     raise TypeError(f"{node_name}: formula for {input_name!r} uses unknown "
                                     f"name {p!r}")
             formula_list.append((inputs[input_name], params))
@@ -351,7 +353,7 @@ class OpSpec:
         # a saved value two formulas read: unpacked once per backward of the node (as torch's
         # generated code does), so a saved-tensor unpack hook runs once for it
         read = [p for _, params in spec.formula_list for p in params
-                if spec._source(p)[0] in ("input", "output")]
+                if sources[p][0] in ("input", "output")]
         spec.reads_saved_twice = len(read) != len(set(read))
         if batches and spec.multi_output:
             raise TypeError(f"{node_name}: a batch of gradients runs through one output")
@@ -364,14 +366,14 @@ class OpSpec:
         exposed = {n: () if n.endswith("_sym_strides") else None for n in names
                    if n not in hidden and not n.endswith(_UNEXPOSED)}
         # (torch's nodes keep index ops' indices as a list of tensors)
-        exposed_tensors = frozenset(n for n in exposed if n == "indices" or spec._source(
-            n)[0] in ("input", "output"))
+        exposed_tensors = frozenset(n for n in exposed if n == "indices" or sources[
+            n][0] in ("input", "output"))
         base = IndexOpNode if "indices" in spec.args else OpNode
         spec.node_class = type(node_name, (base,), {
             "__slots__": (), "spec": spec, "_exposed": exposed,
             "_exposed_tensors": exposed_tensors,
             "saves_tensors": base is IndexOpNode or any(
-                spec._source(n)[0] in ("input", "output") for n in names),
+                sources[n][0] in ("input", "output") for n in names),
             "_arg_index": {n: i for i, n in enumerate(spec.args) if n in exposed},
             "batches": batches, **exposed_attributes(exposed, exposed_tensors)})
         spec.jvp = spec._jvp_formula(node_name, jvp)
@@ -379,7 +381,7 @@ class OpSpec:
         # that cannot broadcast over the batch take one tangent at a time
         spec.batched_jvp = batched_jvp
         # what to save, for each mask of the differentiable inputs that require grad
-        spec.save_plans = tuple(spec._save_plan(mask)
+        spec.save_plans = tuple(spec._save_plan(mask, sources)
                                 for mask in range(1 << len(spec.formula_list)))
         spec.dtype_check = spec._dtype_check(promotion_always)
         # torch's in-place form of an op whose input is gone once overwritten (leaky_relu_,
@@ -412,7 +414,7 @@ class OpSpec:
         """The row's jvp as (fn or rule name, the names it reads), checked like formulas."""
         if jvp is None or jvp in JVP_RULES:
             return jvp and (jvp, ())
-        params = tuple(inspect.signature(jvp).parameters)
+        params = _required_parameters(jvp, with_defaults=True)
         for p in params:
             if p in ("grad", "grads") or (self._source(p) is None and not (
                     p.endswith("_t") and p[:-2] in self.diff_inputs)):
@@ -506,20 +508,37 @@ class OpSpec:
                 return ("derived", (self.inputs.index(name[:-len(suffix)]), suffix))
         return None
 
-    def _save_plan(self, mask):
+    def _save_plan(self, mask, sources):
         """(name, kind, where) of each value to save when the differentiable inputs flagged
         in `mask` require grad: what their formulas read, and (as torch) outputs and facts
         about the inputs other than strides whichever inputs require grad. (Arguments torch
-        saves always are read from the node's `_args` when not saved here.)"""
+        saves always are read from the node's `_args` when not saved here.) `sources`: each
+        name's _source."""
         names = []
         for bit, (fn, params) in enumerate(self.formula_list):
             names.extend(p for p in params if p not in ("grad", "grads") and (
-                mask >> bit & 1 or self._source(p)[0] == "output" or (
-                    self._source(p)[0] == "derived" and not p.endswith("_sym_strides"))))
-        return tuple((n,) + self._source(n) for n in dict.fromkeys(names))
+                mask >> bit & 1 or sources[p][0] == "output" or (
+                    sources[p][0] == "derived" and not p.endswith("_sym_strides"))))
+        return tuple((n,) + sources[n] for n in dict.fromkeys(names))
 
 
 JVP_RULES = ("elementwise", "linear", "bilinear", "reduction")
+_PLAIN_ARGUMENTS = ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+
+
+def _required_parameters(formula, with_defaults=False):
+    """The names of a formula's parameters without a default (with_defaults: all of them),
+    in order: read off a plain function's code (the table's 400 rows are built at every
+    import, and inspect.signature was a fifth of that), inspect.signature's for anything
+    else."""
+    code = getattr(formula, "__code__", None)
+    if (type(formula) is not type(_required_parameters) or code.co_kwonlyargcount
+            or code.co_flags & ~_PLAIN_ARGUMENTS or "__signature__" in vars(formula)
+            or hasattr(formula, "__wrapped__")):
+        return tuple(n for n, p in inspect.signature(formula).parameters.items()
+                     if with_defaults or p.default is p.empty)
+    defaults = 0 if with_defaults else len(formula.__defaults__ or ())
+    return code.co_varnames[:code.co_argcount - defaults]
 
 
 def _add(total, t):
