@@ -182,26 +182,6 @@ def test_forward_hooks_can_replace_inputs_and_outputs_and_be_removed():
     kw.remove()
 
 
-def test_each_modules_hooks_are_its_own_and_a_deepcopy_keeps_them():
-    """A module's hook lists are made at its first hook: hooks and state-dict hooks of one
-    module never reach another, a copy keeps its own, removing one leaves the other."""
-    a, b = nn.Linear(2, 2), nn.Linear(2, 2)
-    calls = []
-    handle = a.register_forward_hook(lambda m, args, out: calls.append(m))
-    a.register_state_dict_pre_hook(lambda m, prefix, keep_vars: calls.append(prefix))
-    x = gt.randn(1, 2)
-    b(x), b.state_dict()
-    assert calls == []
-    twin = copy.deepcopy(a)
-    a(x), twin(x), a.state_dict(prefix="a.")
-    assert calls[0] is a and calls[1] is twin and calls[2:] == ["a."]
-    handle.remove()
-    a(x), twin(x)
-    assert calls[3:] == [twin] and len(calls) == 4
-    for module in (b, nn.ReLU()):  # (no hook, so no list made)
-        assert not module._forward_hooks and not module._state_dict_pre_hooks
-
-
 def test_repr_is_torchs():
     model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Dropout(0.2), nn.BatchNorm1d(3),
                           nn.LayerNorm(3), nn.Embedding(4, 5, padding_idx=0),
