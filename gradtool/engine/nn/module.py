@@ -12,7 +12,7 @@ import weakref
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..autograd.node import AccumulateGrad
+from ..autograd.node import AccumulateGrad, RemovableHandle
 from ..autograd.tensor import Tensor
 from .parameter import Buffer, Parameter, is_lazy
 
@@ -59,17 +59,15 @@ class Module:
         d["_buffers"] = {}
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = {}
-        # the hook stores, {handle id: hook} as torch's: an empty dict is no work for the
-        # garbage collector (an empty list is: 6,000 modules' were a fifth of its work)
-        d["_forward_pre_hooks"] = {}
-        d["_forward_hooks"] = {}
-        d["_backward_pre_hooks"] = {}
-        d["_backward_hooks"] = {}
+        d["_forward_pre_hooks"] = []
+        d["_forward_hooks"] = []
+        d["_backward_pre_hooks"] = []
+        d["_backward_hooks"] = []
         d["_is_full_backward_hook"] = None  # which kind _backward_hooks holds (never both)
-        d["_state_dict_pre_hooks"] = {}
-        d["_state_dict_hooks"] = {}
-        d["_load_state_dict_pre_hooks"] = {}
-        d["_load_state_dict_post_hooks"] = {}
+        d["_state_dict_pre_hooks"] = []
+        d["_state_dict_hooks"] = []
+        d["_load_state_dict_pre_hooks"] = []
+        d["_load_state_dict_post_hooks"] = []
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
@@ -93,10 +91,8 @@ class Module:
                 _tag_graph(frame, result, boundary)
                 return result
             full_hooks, old_hooks = self._get_backward_hooks()
-            pre_hooks = [*_global_backward_pre_hooks.values(),
-                         *d.get("_backward_pre_hooks", {}).values()]
-            for hook, with_kwargs in [*_global_forward_pre_hooks.values(),
-                                      *self._forward_pre_hooks.values()]:
+            pre_hooks = _global_backward_pre_hooks + d.get("_backward_pre_hooks", [])
+            for hook, with_kwargs in _global_forward_pre_hooks + self._forward_pre_hooks:
                 if with_kwargs:
                     out = hook(self, args, kwargs)
                     if out is not None:
@@ -110,8 +106,7 @@ class Module:
                 full = _FullBackwardHook(self, full_hooks, pre_hooks)
                 args = full.wrap_inputs(args)
             result = self.forward(*args, **kwargs)
-            for hook, with_kwargs in [*_global_forward_hooks.values(),
-                                      *self._forward_hooks.values()]:
+            for hook, with_kwargs in _global_forward_hooks + self._forward_hooks:
                 out = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
                 if out is not None:
                     result = out
@@ -518,14 +513,14 @@ class Module:
         local_metadata = dict(version=self._version)
         if hasattr(destination, "_metadata"):
             destination._metadata[prefix[:-1]] = local_metadata
-        for hook in tuple(self._state_dict_pre_hooks.values()):
+        for hook in tuple(self._state_dict_pre_hooks):
             hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
                                   keep_vars=keep_vars)
-        for hook in tuple(self._state_dict_hooks.values()):
+        for hook in tuple(self._state_dict_hooks):
             result = hook(self, destination, prefix, local_metadata)
             if getattr(hook, "_from_public_api", False):
                 if result is not None:
@@ -539,7 +534,7 @@ class Module:
         """Copy this module's own entries (not its children's) from state_dict and record
         what is missing, unexpected or wrong; load_state_dict calls it on every module, and
         subclasses override it (e.g. to convert an older `version` in local_metadata)."""
-        for hook in tuple(self._load_state_dict_pre_hooks.values()):
+        for hook in tuple(self._load_state_dict_pre_hooks):
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                  error_msgs)
         local_state = {k: v for k, v in itertools.chain(
@@ -622,7 +617,7 @@ class Module:
                     load(child, {k: v for k, v in local_state_dict.items()
                                  if k.startswith(child_prefix)}, child_prefix)
             keys = _IncompatibleKeys(missing, unexpected)  # hooks may edit the lists in place
-            for hook in tuple(module._load_state_dict_post_hooks.values()):
+            for hook in tuple(module._load_state_dict_post_hooks):
                 if hook(module, keys) is not None:
                     raise AssertionError(
                         "Hooks registered with ``register_load_state_dict_post_hook`` are not "
@@ -711,12 +706,11 @@ class Module:
 
     def _get_backward_hooks(self):
         """(full hooks, old-style hooks) for a call: the module-global ones first."""
-        own = list(self.__dict__.get("_backward_hooks", {}).values())
+        own = self.__dict__.get("_backward_hooks", [])
         kind = self.__dict__.get("_is_full_backward_hook")
-        every = list(_global_backward_hooks.values())
-        full = ((every if _global_is_full_backward_hook is True else [])
+        full = ((_global_backward_hooks if _global_is_full_backward_hook is True else [])
                 + (own if kind is True else []))
-        old = ((every if _global_is_full_backward_hook is False else [])
+        old = ((_global_backward_hooks if _global_is_full_backward_hook is False else [])
                + (own if kind is False else []))
         return full, old
 
@@ -925,10 +919,10 @@ class _WrappedHook:
 
 
 # ---------------- hooks on every module (torch.nn.modules.module's) ----------------
-_global_forward_pre_hooks = {}
-_global_forward_hooks = {}
-_global_backward_pre_hooks = {}
-_global_backward_hooks = {}
+_global_forward_pre_hooks = []
+_global_forward_hooks = []
+_global_backward_pre_hooks = []
+_global_backward_hooks = []
 _global_is_full_backward_hook = None  # which kind _global_backward_hooks holds
 
 
@@ -975,36 +969,8 @@ def _overrides(module, method):
 
 
 def _add_hook(hooks, entry, prepend):
-    """Put `entry` in a hook store (a dict, in calling order), last or first."""
-    handle = _HookHandle(hooks)
-    if prepend:
-        rest = tuple(hooks.items())
-        hooks.clear()
-        hooks[handle.id] = entry
-        hooks.update(rest)
-    else:
-        hooks[handle.id] = entry
-    return handle
-
-
-class _HookHandle:
-    """What registering a module hook returns: remove() (or leaving a with block) takes its
-    own entry out of the store, as torch's RemovableHandle."""
-
-    __slots__ = ("_hooks", "id")
-    _ids = itertools.count()
-
-    def __init__(self, hooks):
-        self._hooks, self.id = hooks, next(self._ids)
-
-    def remove(self):
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
+    hooks.insert(0, entry) if prepend else hooks.append(entry)
+    return RemovableHandle(hooks, entry)
 
 
 def _has_attribute(module, name):
