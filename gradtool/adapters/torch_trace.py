@@ -194,8 +194,7 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
                 kind, op = _CUTTING[name]
                 self._cut(kind, op, args[0], out)
                 if name == "detach":
-                    self._keep.append(out)
-                    self.detached[id(out)] = user_site()
+                    self.detached[self.key(out)] = user_site()
             else:
                 self._record(name.strip("_") or str(func), _tensors((args, kwargs), []), out)
         return out
@@ -210,7 +209,7 @@ class TorchTrace(TraceRecords, TorchFunctionMode):
         if not outputs:
             return
         nonfinite = not _inside_functorch() and _made_nonfinite(tensors, outputs)
-        event = OpEvent(name, [id(x) for x in tensors], [id(o) for o in outputs],
+        event = OpEvent(name, [self.key(x) for x in tensors], [self.key(o) for o in outputs],
                         torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
                         any(x.requires_grad for x in tensors), user_site(), nonfinite,
                         narrowing(tensors, outputs, _precision))

@@ -3,6 +3,7 @@ which op made it, in which grad mode, at which line of the user's code, and whet
 detach() or an input without requires_grad cut it off."""
 import dataclasses
 import functools
+import itertools
 import os
 import sys
 
@@ -18,8 +19,8 @@ from ..engine.autograd.engine import current_task
 @dataclasses.dataclass(slots=True)  # one per op: no __dict__ for the GC to scan
 class OpEvent:
     op: str
-    inputs: tuple         # ids of the tensor inputs
-    outputs: tuple        # ids of the results
+    inputs: tuple         # keys (TraceRecords.key) of the tensor inputs
+    outputs: tuple        # keys of the results
     grad_enabled: bool
     inference: bool
     any_input_requires_grad: bool
@@ -61,8 +62,8 @@ class Cut:
     gradients do not flow back through it."""
     kind: str             # detach | data | item | tolist | numpy | no_grad
     op: str               # what the user called: "detach()", ".item()", "mul" (under no_grad)
-    source: int           # id of the tensor that required grad
-    result: object        # id of the tensor it made (None for a Python number or list)
+    source: int           # key (TraceRecords.key) of the tensor that required grad
+    result: object        # key of the tensor it made (None for a Python number or list)
     site: tuple
 
 
@@ -200,16 +201,16 @@ class Transform:
 class TraceRecords:
     """What a forward trace records, whichever engine it watches (ForwardTrace here,
     adapters/torch_trace.py on torch): the ops, the cuts, the site of each node and the target's
-    frame. Tensors it saw are kept alive while the trace lives, so their ids stay unique."""
+    frame. A tensor is known in them by its key (`key`), unique while the trace lives."""
 
     def __init__(self, target_code=None):
         self.events = []
-        self.made_by = {}     # id(tensor) -> OpEvent that produced it
-        self.detached = {}    # id(tensor) -> site of the detach() that made it
+        self.made_by = {}     # key(tensor) -> OpEvent that produced it
+        self.detached = {}    # key(tensor) -> site of the detach() that made it
         self.site_of_node = {}  # grad_fn -> site of the forward call that created it
         self.cuts = []        # Cut, in the order they happened
-        self.detached_from = {}  # id(tensor) -> the Cut that made it
-        self.written_through = {}  # id(tensor) -> ids of its `.data` aliases (copy_ into them)
+        self.detached_from = {}  # key(tensor) -> the Cut that made it
+        self.written_through = {}  # key(tensor) -> keys of its `.data` aliases (copy_ into them)
         self._keep = []
         self._target_code = target_code
         self.target_frame = None  # kept: a returned frame still holds its final locals
@@ -218,26 +219,30 @@ class TraceRecords:
         self.transforms = []  # Transform per torch.func transform run (vmap), in order
         self.record_ops = False
 
+    def key(self, tensor):
+        """The tensor's key in the records: its id, the tensor kept alive so that no tensor
+        made later takes that id (ForwardTrace keys gradtool's tensors without keeping them)."""
+        self._keep.append(tensor)
+        return id(tensor)
+
     def _add_cut(self, kind, op, tensor, result, site):
         """A value taken out of the graph (result: the tensor made, or None for a number)."""
-        source = self.detached_from.get(id(tensor))
+        source = self.detached_from.get(self.key(tensor))
         if kind == "numpy" and source is not None:  # x.detach().numpy(): one round-trip
             source.kind, source.op = "numpy", source.op + ".numpy()"
             return
         if not tensor.requires_grad:
             return
-        cut = Cut(kind, op, id(tensor), id(result) if result is not None else None, site)
+        cut = Cut(kind, op, self.key(tensor), self.key(result) if result is not None else None,
+                  site)
         self.cuts.append(cut)
-        self._keep.append(tensor)
         if result is not None:
-            self._keep.append(result)
-            self.detached_from[id(result)] = cut
+            self.detached_from[cut.result] = cut
 
     def _add_alias(self, tensor, alias):
         """`tensor.data`: what is written into the alias (data-dependent initialisation under
         no_grad) becomes tensor's value."""
-        self._keep.extend((tensor, alias))
-        self.written_through.setdefault(id(tensor), []).append(id(alias))
+        self.written_through.setdefault(self.key(tensor), []).append(self.key(alias))
 
     def _node_of(self, result):
         """The graph node of an op's outputs (None when nothing was recorded)."""
@@ -272,18 +277,20 @@ class TraceRecords:
         if not event.grad_enabled and not event.inference and event.any_input_requires_grad \
                 and called_by_user():
             source = next(x for x in tensors if x.requires_grad)
-            self.cuts.append(Cut("no_grad", event.op, id(source), id(outputs[0]), event.site))
+            self.cuts.append(Cut("no_grad", event.op, self.key(source), event.outputs[0],
+                                 event.site))
         if self.target_frame is None and self._target_code is not None:
             frame = sys._getframe(1)
             while frame is not None and frame.f_code is not self._target_code:
                 frame = frame.f_back
             self.target_frame = frame
-        self._keep.extend(tensors)
-        self._keep.extend(outputs)
-        for o, node in zip(outputs, nodes):
-            self.made_by[id(o)] = event
+        for k, node in zip(event.outputs, nodes):
+            self.made_by[k] = event
             if node is not None:
                 self.site_of_node.setdefault(node, event.site)
+
+
+_trace_keys = itertools.count(1)  # ForwardTrace.key's: one count for every trace of a process
 
 
 class ForwardTrace(TraceRecords, observers.Observer):
@@ -293,6 +300,17 @@ class ForwardTrace(TraceRecords, observers.Observer):
     @staticmethod
     def _is_tensor(value):
         return isinstance(value, tensor_module.Tensor)
+
+    @staticmethod
+    def key(tensor):
+        """A number written on the tensor the first time a trace sees it, never given twice:
+        the records need not keep the tensors alive to keep their keys apart (what the run
+        frees, backward's saved activations among it, is freed while the trace lives)."""
+        try:
+            return tensor._trace_key
+        except AttributeError:
+            key = tensor._trace_key = next(_trace_keys)
+            return key
 
     def function_call(self, cls, args, kwargs, result):
         if current_task() is None:  # (a Function applied inside backward is no forward)
@@ -311,8 +329,7 @@ class ForwardTrace(TraceRecords, observers.Observer):
 
     def cut(self, kind, name, tensor, result):
         if kind == "detach":
-            self._keep.append(result)
-            self.detached[id(result)] = anomaly.user_site()
+            self.detached[self.key(result)] = anomaly.user_site()
         elif kind == "data":
             self._add_alias(tensor, result)
         if current_task() is not None or not grad_mode.state.grad_enabled \
@@ -330,7 +347,8 @@ class ForwardTrace(TraceRecords, observers.Observer):
             inputs = inputs[0]
         tensors = [x for x in inputs if isinstance(x, Tensor)]
         outputs = list(result) if isinstance(result, tuple) else [result]
-        event = OpEvent(name, tuple(map(id, tensors)), tuple(map(id, outputs)),
+        key = self.key
+        event = OpEvent(name, tuple(map(key, tensors)), tuple(map(key, outputs)),
                         grad_mode.state.grad_enabled, grad_mode.state.inference,
                         any(x._requires_grad for x in tensors), anomaly.user_site(),
                         not all(map(_finite, outputs)) and all(map(_finite, tensors)),

@@ -186,6 +186,12 @@ def _share_alike(infos):
 
 
 _NO_METADATA = {}
+_NOTHING_SAVED = []  # a leaf's (one list for the thousands of parameters a model has)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shared(shape):  # the same few shapes for thousands of leaves: one tuple each
+    return shape
 
 
 def _tangent_info(E, t):
@@ -204,9 +210,9 @@ def _node_info(E, node, node_id, ids, paths):
     meta = E.metadata(node) or {}
     if kind == "leaf":
         v = node.variable
-        leaf = LeafInfo(None, tuple(v.shape), E.dtype_name(v), v.requires_grad,
+        leaf = LeafInfo(None, _shared(tuple(v.shape)), E.dtype_name(v), v.requires_grad,
                         v.is_inference(), device=E.device_name(v))
-        return NodeInfo(node_id, E.node_name(node), "leaf", edges, {}, [], leaf=leaf,
+        return NodeInfo(node_id, E.node_name(node), "leaf", edges, {}, _NOTHING_SAVED, leaf=leaf,
                         module=_module_name(meta), module_path=paths.of(meta))
     saved_info = E.saved_info
     saved = [saved_info(label, value) for label, value in E.saved_values(node).items()]

@@ -122,7 +122,9 @@ def gradient_cuts(capture):
     details {cut, op, inputs: the names whose path it cuts, partial: whether they still get
     a gradient by another path}. Cuts whose result never reaches an output are left out."""
     trace, names = capture.trace, capture.leaf_names
-    reaching = _ancestors(trace, [id(t) for t in capture.outputs])
+    if not trace.cuts:  # (the walk below holds a key per tensor of the run: none needed)
+        return []
+    reaching = _ancestors(trace, [trace.key(t) for t in capture.outputs])
     found = []
     for cut in trace.cuts:
         if cut.result is not None and cut.kind != "numpy" and cut.result not in reaching:
@@ -149,8 +151,8 @@ def gradient_cuts(capture):
 
 
 def _ancestors(trace, ids):
-    """ids of the tensors the given ones were computed from (themselves included), and of
-    what was written into them through `.data`."""
+    """Keys (the trace's) of the tensors the given ones were computed from (themselves
+    included), and of what was written into them through `.data`."""
     seen, stack = set(), list(ids)
     while stack:
         tid = stack.pop()
@@ -174,7 +176,7 @@ def saved_detached(E, trace, nodes):
     for node in nodes:
         for k, saved in enumerate(E.saved_values(node).values()):
             tensor = getattr(saved, "_tensor", saved)  # gradtool's SavedTensor, or torch's
-            site = trace.detached.get(id(tensor)) if tensor is not None else None
+            site = trace.detached.get(trace.key(tensor)) if trace._is_tensor(tensor) else None
             if site is None:
                 continue
             name = node._forward_cls.__name__
@@ -206,12 +208,12 @@ def _outputs_without_grad(capture):
 def _why_no_grad(capture, tensor, inputs_require_grad):
     trace = capture.trace
     if tensor.is_inference():
-        event = trace.made_by.get(id(tensor))
+        event = trace.made_by.get(trace.key(tensor))
         return ("it is an inference tensor, made under inference_mode()",
                 "compute it outside inference_mode() if you need its gradient",
                 site_location(event.site) if event else None)
     # walk back through the ops that made it, to the first place the graph was cut
-    stack, seen = [id(tensor)], set()
+    stack, seen = [trace.key(tensor)], set()
     while stack:
         tid = stack.pop()
         if tid in seen:
@@ -263,7 +265,8 @@ def _inputs_without_grad(capture):
     for name, value in capture.inputs:
         if getattr(value, "requires_grad", False) and value.is_leaf and value.grad is None \
                 and not capture.backward_error:
-            used_under = [e for e in capture.trace.events if id(value) in e.inputs]
+            key = capture.trace.key(value)
+            used_under = [e for e in capture.trace.events if key in e.inputs]
             cut = [e for e in used_under if not e.grad_enabled]
             if cut:
                 reason = f"it is only used with grad mode off (`{cut[0].op}`)"

@@ -82,7 +82,7 @@ def test_a_caller_that_imported_call_directly_is_traced_and_profiled():
         call_inplace(derivatives.MUL, (y, 2.0))
         y.sum().backward()
     assert [e.op for e in trace.events] == ["sin", "mul_", "sum"]
-    assert trace.made_by[id(y)].op == "mul_"
+    assert trace.made_by[trace.key(y)].op == "mul_"
     rows = {e.key: e.count for e in prof.key_averages()}
     assert rows["sin"] == 1 and rows["mul_"] == 1 and rows["SinBackward0"] == 1
 
@@ -211,3 +211,20 @@ def test_dispatch_and_the_engine_loop_keep_their_locals_out_of_closure_cells():
     from gradtool.engine.autograd import engine
     for fn in (dispatch_module.call, inplace_module.call_inplace, engine._execute):
         assert fn.__code__.co_cellvars == (), fn.__name__
+
+
+def test_the_trace_keeps_tensors_apart_without_keeping_them_alive():
+    """A freed tensor's id may be given to the next one: the trace's keys are not ids, so its
+    records of the two stay apart, and the tensor it saw is freed as the run drops it."""
+    import weakref
+    x = gt.tensor([1.0, 2.0], requires_grad=True)
+    with ForwardTrace() as trace:
+        y = x * 2
+        y_key, y_seen = trace.key(y), weakref.ref(y)
+        del y
+        z = x + 1
+    assert y_seen() is None
+    assert trace.key(z) != y_key
+    assert trace.made_by[y_key].op == "mul" and trace.made_by[trace.key(z)].op == "add"
+    assert trace.made_by[y_key].inputs == trace.made_by[trace.key(z)].inputs[:1] == (
+        trace.key(x),)

@@ -467,18 +467,22 @@ def test_page_of_a_20000_node_model_is_sane(tmp_path):
 def test_a_drawing_needs_nothing_of_the_live_run_and_letting_it_go_frees_it():
     """`gradtool render` lets each capture's run go before it draws, so that the drawing
     reuses that memory: the page and the SVG's graph are the same without it, and the
-    graph is freed at once (no reference cycle left for the cyclic GC)."""
+    graph is freed at once (no reference cycle left for the cyclic GC), and so are the
+    gradients backward left on the model's parameters, which outlive the run."""
     import gc
     import weakref
     cap = one_capture(ex("resnet_like.py"))
     page, digraph = html.page([cap]), dot.build(cap.snapshot, diagnoses=cap.diagnostics).source
     output_node = weakref.ref(cap.outputs[0].grad_fn)
+    parameters = [t for _, t in cap.parameters]
+    assert parameters and all(p.grad is not None for p in parameters)
     gc.disable()
     try:
         cap.let_run_go()
         assert output_node() is None
     finally:
         gc.enable()
+    assert all(p.grad is None for p in parameters)
     assert html.page([cap]) == page
     assert dot.build(cap.snapshot, diagnoses=cap.diagnostics).source == digraph
 

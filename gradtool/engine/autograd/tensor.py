@@ -71,7 +71,7 @@ class Tensor:
 
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad",
                  "_version_counter", "_accumulator", "_hooks", "_base", "_base_grad_fn",
-                 "_is_inference", "_fw_grad", "__weakref__")
+                 "_is_inference", "_fw_grad", "_trace_key", "__weakref__")
     __array_ufunc__ = None  # numpy defers to our reflected operators: np.float64(2) * t
     __hash__ = object.__hash__
 
