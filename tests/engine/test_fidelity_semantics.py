@@ -35,12 +35,15 @@ _ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
 @given(dtype=st.sampled_from([np.float32, np.float64]), op=st.sampled_from(sorted(_ARITHMETIC)),
        number=st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(
            [0.0, -0.0, 0.9, -0.1, 1e300, -1e-320, 3.4e38, 1.0]),
-       values=st.lists(st.floats(width=32), min_size=1, max_size=6))
-def test_a_python_float_operand_is_cast_to_the_tensors_dtype_first(dtype, op, number, values):
+       values=st.lists(st.floats(width=32), min_size=1, max_size=6),
+       shape=st.sampled_from(["vector", "0-d", "column"]))
+def test_a_python_float_operand_is_cast_to_the_tensors_dtype_first(dtype, op, number, values,
+                                                                   shape):
     """x * 0.9 computes x * float32(0.9) in float32 (torch's wrapped number, numpy's NEP 50):
-    the kernels hand numbers to numpy as cached 0-d arrays of the tensor's dtype, which
-    must give the same bits, -0.0 and nan included."""
+    the kernels hand numbers to numpy as cached 0-d arrays of the tensor's dtype, which must
+    give the same bits, -0.0 and nan included, whatever the tensor's dims."""
     a = np.array(values, dtype=dtype)
+    a = a[:1].reshape(()) if shape == "0-d" else a[:, None] if shape == "column" else a
     fn = _ARITHMETIC[op]
     with np.errstate(all="ignore"):
         expected = fn(a, number)

@@ -171,12 +171,13 @@ def make_node(spec, inputs, args=()):
                 fn = x._grad_fn
                 edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
                 data = x._data
-                if not spec.complex and data.dtype.kind == "c":  # (norm, var: real results)
-                    refuse_complex(spec, data.dtype)
+                dtype = data.dtype
+                if dtype is not _FLOAT32 and dtype.kind == "c" and not spec.complex:
+                    refuse_complex(spec, dtype)  # (norm, var: real results)
                 shape = data.shape
                 meta = _METAS.get(shape)
-                if meta is None or meta[1] is not data.dtype:
-                    meta = _shared_meta(shape, data.dtype)
+                if meta is None or meta[1] is not dtype:
+                    meta = _shared_meta(shape, dtype)
                 metas.append(meta)
                 bit <<= 1
                 continue
