@@ -7,6 +7,7 @@ one case in tests/engine/test_op_gradients.py; its Tensor method and gradtool.<n
 a `method=` away (tensor_methods.py reads it)."""
 import numpy as np
 
+from ..dtypes import BFLOAT16, result_type
 from . import formulas
 from . import kernels
 from . import rows
@@ -347,11 +348,12 @@ def _comparison_rows(name, compare, node):
     so torch's gradient is zero for x and y (...Backward0 for a number, ...Backward1 for a
     tensor); the out-of-place comparisons record nothing."""
     def written(self, other):  # (compared in torch's common dtype; in self's dtype: 1 or 0)
-        from ..dtypes import result_type
         common = result_type(self, other)
         return compare(self.astype(common, copy=False),
                        np.asarray(other).astype(common, copy=False)).astype(self.dtype)
     written.__name__ = compare.__name__
+    # (a bfloat16 x reaches the kernel as float32 values: compared in the dtype x really has)
+    written.in_bfloat16 = lambda self, other: written(self.astype(BFLOAT16), other)
     number = OpSpec(name + "_", f"{node}Backward0", written, jvp="elementwise", batches=True,
                     args=("other",), self=lambda grad: zeros_like(grad))
     tensor = OpSpec(name + "_", f"{node}Backward1", written, jvp="elementwise", batches=True,
