@@ -185,6 +185,16 @@ def test_profiler_counts_forward_and_backward_per_op():
     assert torch.autograd.dispatch.call.__name__ == "call"  # dispatch restored
 
 
+def test_profiler_names_in_place_ops_as_torch():
+    x = torch.zeros(3)
+    with torch.autograd.profiler.profile() as prof:
+        x.add_(1)
+        x.uniform_()  # (ops that exist only in place: their names end in _ already)
+        x.eq_(0)
+        torch.nn.init.normal_(x)
+    assert {e.key for e in prof.key_averages()} == {"add_", "uniform_", "eq_", "normal_"}
+
+
 def test_multi_grad_hook_all_and_any():
     a = torch.ones(2, requires_grad=True)
     b = torch.ones(2, requires_grad=True)

@@ -27,7 +27,9 @@ batching_hook = None  # vmap's, as dispatch's
 def call_inplace(spec, inputs, args=(), _observed=False):
     """Op `spec` writing its result into inputs[0], as above. (_observed: as call's.)"""
     if _subscribers and not _observed and observers.watching():
-        return observers.op(spec.name + "_", inputs,
+        # (add's in-place form is add_; uniform_ and eq_ are named so already)
+        name = spec.name if spec.name.endswith("_") else spec.name + "_"
+        return observers.op(name, inputs,
                             functools.partial(call_inplace, spec, inputs, args, True))
     if batching_hook is not None:
         out = batching_hook(spec, inputs, args)
