@@ -116,6 +116,14 @@ def _same_bits(a, b):
     return ((a == b) & (np.signbit(a) == np.signbit(b))) | (np.isnan(a) & np.isnan(b))
 
 
+def test_float16_gelu_is_torchs_bit_for_bit():
+    """float16's (and bfloat16's) kernel: x/2 (1 + erf) in float32, no fused add, whose tails
+    are -0.0 (float32's fused add gives +0.0)."""
+    x = GELU_INPUTS.astype(np.float16)
+    mine, theirs = (lib.nn.functional.gelu(lib.tensor(x)).numpy() for lib in (gt, torch))
+    assert _same_bits(mine, theirs).all()
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu_follows_torchs_arithmetic(dtype, approximate):

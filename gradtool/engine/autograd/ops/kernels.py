@@ -942,15 +942,19 @@ def gelu(self, approximate):
     """torch's CPU formulas, step for step in the input's dtype (float32 for lower ones),
     cancellation included (a very negative x gives 0, not the tiny x Phi(x)):
     x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), or x/2 (1 + erf(x/sqrt2)), which float32
-    computes as x/2 + x/2 erf (one fused multiply-add) with torch's vectorised erf."""
+    computes as x/2 + x/2 erf (one fused multiply-add) with torch's vectorised erf; float16
+    and bfloat16 (gelu_of_bfloat16) as x/2 (1 + erf), without the fused add (in the tails,
+    where 1 + erf cancels, that gives -0.0 where the fused add gives +0.0)."""
     work = self.dtype.type if self.dtype == np.float64 else np.float32
     x, half, one = self.astype(work, copy=False), work(0.5), work(1)
     if approximate == "tanh":
         inner = work(_GELU_BETA) * (x + work(0.044715) * (x * x * x))
         out = half * x * (one + _rounded(np.tanh, inner))
-    elif work is np.float32:
+    elif self.dtype == np.float32:
         half_x = half * x
         out = _fused(half_x, _vectorised_erf(x * work(np.sqrt(0.5))), half_x)
+    elif work is np.float32:  # (float16)
+        out = _gelu_of_reduced(x)
     else:
         out = x * half * (one + np.asarray(_ERF(x * np.sqrt(0.5)), dtype=np.float64))
     return np.asarray(out).astype(self.dtype, copy=False)
@@ -959,14 +963,15 @@ def gelu(self, approximate):
 _GELU_BETA = np.sqrt(2) * (2 / np.sqrt(np.pi)) * 0.5  # (torch's M_SQRT2 * M_2_SQRTPI * 0.5)
 
 
-def gelu_of_bfloat16(self, approximate):
-    """gelu as torch's CPU kernel runs it on bfloat16 values (`self`: their float32 values):
-    the float32 steps, but x/2 (1 + erf) without the float32 kernel's fused add (in the
-    tails, where 1 + erf cancels, -0.0 where the fused add gives +0.0)."""
-    if approximate == "tanh":
-        return gelu(self, approximate)
+def _gelu_of_reduced(x):
+    """x/2 (1 + erf(x/sqrt2)) on float32 values, no fused add: torch's kernel for float16 and
+    bfloat16."""
     half, one = np.float32(0.5), np.float32(1)
-    return self * half * (one + _vectorised_erf(self * np.float32(np.sqrt(0.5))))
+    return x * half * (one + _vectorised_erf(x * np.float32(np.sqrt(0.5))))
+
+
+def gelu_of_bfloat16(self, approximate):  # (self: a bfloat16 tensor's values, in float32)
+    return gelu(self, approximate) if approximate == "tanh" else _gelu_of_reduced(self)
 
 
 gelu.in_bfloat16 = gelu_of_bfloat16  # (dispatch.bfloat16_forward's kernel for this row)
