@@ -211,7 +211,7 @@ class TraceRecords:
         self.cuts = []        # Cut, in the order they happened
         self.detached_from = {}  # key(tensor) -> the Cut that made it
         self.written_through = {}  # key(tensor) -> keys of its `.data` aliases (copy_ into them)
-        self._keep = []
+        self._keep = {}  # id -> tensor: torch's tensors the records name, kept alive
         self._target_code = target_code
         self.target_frame = None  # kept: a returned frame still holds its final locals
         self.function_calls = []  # FunctionCall per custom Function applied, in order
@@ -222,7 +222,7 @@ class TraceRecords:
     def key(self, tensor):
         """The tensor's key in the records: its id, the tensor kept alive so that no tensor
         made later takes that id (ForwardTrace keys gradtool's tensors without keeping them)."""
-        self._keep.append(tensor)
+        self._keep[id(tensor)] = tensor  # (a dict: a tensor looked up again is not kept twice)
         return id(tensor)
 
     def _add_cut(self, kind, op, tensor, result, site):
