@@ -16,6 +16,15 @@ def spd(rng, m, spread=1.0):
     return Q @ np.diag(spread * np.arange(1.0, m + 1)) @ Q.T
 
 
+def problem(rng, m, generalized):
+    """A (an spd matrix) and B (another one, or None for a standard problem)."""
+    a = spd(rng, m)
+    if not generalized:
+        return a, None
+    c = rng.standard_normal((m, m))
+    return a, c @ c.T / m + np.eye(m)
+
+
 def generalized_eigh(a, b):
     """Eigenvalues (ascending) and B-orthonormal eigenvectors of A x = e B x."""
     L_inv = np.linalg.inv(np.linalg.cholesky(b))
@@ -27,12 +36,7 @@ def generalized_eigh(a, b):
 @given(seed=st.integers(0, 2 ** 16), m=st.integers(6, 14), k=st.integers(1, 2),
        largest=st.booleans(), generalized=st.booleans())
 def test_eigenpairs_are_eighs(seed, m, k, largest, generalized):
-    rng = np.random.default_rng(seed)
-    a = spd(rng, m)
-    b = None
-    if generalized:
-        c = rng.standard_normal((m, m))
-        b = c @ c.T / m + np.eye(m)
+    a, b = problem(np.random.default_rng(seed), m, generalized)
     E, X = gt.lobpcg(gt.tensor(a), k=k, B=None if b is None else gt.tensor(b),
                      largest=largest)
     values, vectors = generalized_eigh(a, np.eye(m) if b is None else b)

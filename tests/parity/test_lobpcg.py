@@ -12,7 +12,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import gradtool as gt  # noqa: E402
-from tests.engine.test_lobpcg import spd  # noqa: E402
+from tests.engine.test_lobpcg import problem  # noqa: E402
 
 pytestmark = pytest.mark.parity
 
@@ -39,12 +39,7 @@ def _run(lib, a, b, k, largest, n):
 @given(seed=st.integers(0, 2 ** 16), m=st.integers(9, 12), k=st.integers(1, 2),
        largest=st.booleans(), generalized=st.booleans(), extra=st.booleans())
 def test_lobpcg_matches_torch(seed, m, k, largest, generalized, extra):
-    rng = np.random.default_rng(seed)
-    a = spd(rng, m)
-    b = None
-    if generalized:
-        c = rng.standard_normal((m, m))
-        b = c @ c.T / m + np.eye(m)
+    a, b = problem(np.random.default_rng(seed), m, generalized)
     n = k + 1 if extra else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
