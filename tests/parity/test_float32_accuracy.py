@@ -160,3 +160,19 @@ def test_float32_scans_accumulate_as_torchs():
                lambda m, t: (t / 2 + 0.75).cumprod(1)):
         mine, theirs = (fn(m, m.tensor(x)).numpy() for m in (gt, torch))
         np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_scans_accumulate_in_float32_as_torchs(dtype):
+    # 1 + 2^-24 is 1 in float32 and exact in float64: the sum's last entry tells them apart
+    x = np.array([1.0, 2.0 ** -24, -1.0])
+    mine, theirs = (m.tensor(x, dtype=getattr(m, dtype)).cumsum(0).float().numpy()
+                    for m in (gt, torch))
+    np.testing.assert_array_equal(mine, [1.0, 1.0, 0.0])
+    np.testing.assert_array_equal(mine, theirs)
+    x = np.random.default_rng(0).standard_normal((40, 300)).astype(np.float32)
+    for fn in (lambda m, t: m.cumsum(t, 1), lambda m, t: t.cumsum(0),
+               lambda m, t: (t / 2 + 0.75).cumprod(1)):
+        mine, theirs = (fn(m, m.tensor(x).to(getattr(m, dtype))).float().numpy()
+                        for m in (gt, torch))
+        np.testing.assert_array_equal(mine, theirs)

@@ -1293,18 +1293,33 @@ def std_mean(self, dim, correction, keepdim):
             np.mean(self, axis=dim, keepdims=keepdim))
 
 
-# torch's CPU scans accumulate float32 in float64 (rounded_once), from 0 for a sum: a sum of
-# -0.0s is +0.0 (numpy's starts from the first element); their results are contiguous
-@rounded_once
+def _accumulated(scan):
+    """A scan as torch's CPU kernels run it: in the dtype's accumulate type (at::acc_type),
+    float32 in float64 and float16 in float32, the result rounded once to the dtype. A
+    bfloat16 tensor reaches the kernel as float32 (`in_bfloat16`): accumulated in float32."""
+    def kernel(self, dim):
+        wide = _SCAN_ACCUMULATE.get(self.dtype)
+        if wide is None:
+            return _contiguous(scan(self, dim))
+        return _contiguous(scan(self.astype(wide), dim).astype(self.dtype))
+    kernel.__name__ = scan.__name__
+    kernel.in_bfloat16 = lambda self, dim: _contiguous(scan(self, dim))
+    return kernel
+
+
+_SCAN_ACCUMULATE = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}
+
+
+@_accumulated
 def cumsum(self, dim):
     out = np.cumsum(self, axis=dim)
-    out += 0
-    return _contiguous(out)
+    out += 0  # torch's sum starts from 0: a sum of -0.0s is +0.0 (numpy's from the first)
+    return out
 
 
-@rounded_once
+@_accumulated
 def cumprod(self, dim):
-    return _contiguous(np.cumprod(self, axis=dim))
+    return np.cumprod(self, axis=dim)
 
 
 def _running_extreme(better):
