@@ -4,6 +4,7 @@ shared bases (and their history, regenerated when the base's changed), forward-m
 and the observers (profiler, forward trace). Its in-place twin, `call_inplace`, is
 inplace.py's, built on the same parts (run_forward, make_node, save_for_backward)."""
 import functools
+import types
 
 import numpy as np
 
@@ -100,7 +101,7 @@ def call(spec, inputs, args=(), _observed=False):
     if (not grad_mode.threads_off_default or _state.grad_enabled) and \
             spec.result_differentiable and (
             dtype is _FLOAT32 or dtype.kind in "fcV"):
-        node, plan = make_node(spec, inputs, args)
+        node, plan = spec.make_node(spec, inputs, args)
         if node is not None:
             result._requires_grad = True
             result._grad_fn = node
@@ -116,7 +117,7 @@ def _multi_output(spec, inputs, args, arrays, outs):
     for o in outs if not spec.complex else ():
         if o.dtype.kind == "c":
             refuse_complex(spec, o.dtype)
-    node, plan = make_node(spec, inputs, args) if _state.grad_enabled else NO_NODE
+    node, plan = spec.make_node(spec, inputs, args) if _state.grad_enabled else NO_NODE
     results = tuple(_wrap_output(spec, as_result(o, arrays, spec), node, i)
                     for i, o in enumerate(outs))
     if spec.view:
@@ -196,6 +197,15 @@ def make_node(spec, inputs, args=()):
     node._anomaly_trace = anomaly.user_site() if anomaly.enabled else None
     # (variadic: one formula gives the gradients of the whole list)
     return node, spec.save_plans[1 if variadic else mask]
+
+
+def own_code(function):
+    """A copy of `function` with a code object of its own. CPython 3.11 specializes a
+    function's attribute loads and stores per code object, for one class at a time: every
+    op has its own node class (torch's names), so one make_node shared by all ops misses
+    its caches on each store into a node; each row runs its own copy (spec.make_node)."""
+    return types.FunctionType(function.__code__.replace(), function.__globals__,
+                              function.__name__, function.__defaults__, function.__closure__)
 
 
 # The (shape, dtype) pairs of the nodes' _input_meta, one per shape (with the last dtype

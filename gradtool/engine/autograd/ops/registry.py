@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import grad_mode
 from ..dtypes import BFLOAT16
-from ..dispatch import call, derived
+from ..dispatch import call, derived, make_node, own_code
 from ..free_functions import stack
 from ..node import RELEASED, Node, SavedIndices, SavedTensor, exposed_attributes
 from ..tensor import Tensor
@@ -376,6 +376,7 @@ class OpSpec:
                 sources[n][0] in ("input", "output") for n in names),
             "_arg_index": {n: i for i, n in enumerate(spec.args) if n in exposed},
             "batches": batches, **exposed_attributes(exposed, exposed_tensors)})
+        spec.make_node = own_code(make_node)  # (its stores into nodes see this row's class)
         spec.jvp = spec._jvp_formula(node_name, jvp)
         # a batch of tangents through a shape op at once (formulas.batched_*); other rows
         # that cannot broadcast over the batch take one tangent at a time
