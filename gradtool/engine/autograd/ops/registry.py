@@ -369,7 +369,10 @@ class OpSpec:
         exposed_tensors = frozenset(n for n in exposed if n == "indices" or sources[
             n][0] in ("input", "output"))
         base = IndexOpNode if "indices" in spec.args else OpNode
-        spec.node_class = type(node_name, (base,), {
+        # (apply and release_saved: this class's own copies, as make_node below)
+        own = {} if base is IndexOpNode else {"apply": own_code(OpNode.apply),
+                                              "release_saved": own_code(OpNode.release_saved)}
+        spec.node_class = type(node_name, (base,), {**own,
             "__slots__": (), "spec": spec, "_exposed": exposed,
             "_exposed_tensors": exposed_tensors,
             "saves_tensors": base is IndexOpNode or any(
