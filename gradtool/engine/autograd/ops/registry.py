@@ -94,7 +94,10 @@ class OpNode(Node):
             if fn is None:  # (a formula handing the gradient on as it is: see _passes_grad)
                 out.append(grad)
                 continue
-            if names:
+            if len(names) == 1:  # (most formulas: a plain call, no list, no fn(*args))
+                v = saved[names[0]]
+                g = fn(grad, v.unpack_array(self) if type(v) is SavedTensor else v)
+            elif names:
                 args = [grad]
                 for name in names:
                     v = saved[name]
