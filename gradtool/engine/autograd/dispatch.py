@@ -63,7 +63,15 @@ def call(spec, inputs, args=(), _observed=False):
         elif first_dtype is _BFLOAT16:
             forward = functools.partial(bfloat16_forward, spec, len(arrays))
     try:
-        out = _QUIET.run(forward, *arrays, *args) if args else _QUIET.run(forward, *arrays)
+        # (positional calls for one or two inputs: f(*a) builds an argument list and a tuple)
+        if args:
+            out = _QUIET.run(forward, *arrays, *args)
+        elif len(arrays) == 1:
+            out = _QUIET.run(forward, arrays[0])
+        elif len(arrays) == 2:
+            out = _QUIET.run(forward, arrays[0], arrays[1])
+        else:
+            out = _QUIET.run(forward, *arrays)
     except ValueError as e:
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
     except TypeError:  # (a kernel of Python's math module, given complex values)
