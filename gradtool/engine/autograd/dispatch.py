@@ -56,12 +56,12 @@ def call(spec, inputs, args=(), _observed=False):
             arrays.append(x._data if isinstance(x, Tensor) else x)
     # as torch, inf and nan are results, not warnings (log(0), 0/0, ...): forwards run QUIET
     forward = spec.forward
-    if type(arrays[0]) is _ndarray:  # (the first input's dtype: one look, for two cases)
-        first_dtype = arrays[0].dtype
-        if first_dtype is _FLOAT64 and spec.as_is is not None:
-            forward = spec.as_is  # (float64 needs no rounding: the kernel without its wrapper)
-        elif first_dtype is _BFLOAT16:
-            forward = functools.partial(bfloat16_forward, spec, len(arrays))
+    # (the first input's dtype: one look, for three cases; None if it is no array)
+    first_dtype = arrays[0].dtype if type(arrays[0]) is _ndarray else None
+    if first_dtype is _FLOAT64 and spec.as_is is not None:
+        forward = spec.as_is  # (float64 needs no rounding: the kernel without its wrapper)
+    elif first_dtype is _BFLOAT16:
+        forward = functools.partial(bfloat16_forward, spec, len(arrays))
     try:
         # (positional calls for one or two inputs: f(*a) builds an argument list and a tuple)
         if args:
@@ -91,8 +91,7 @@ def call(spec, inputs, args=(), _observed=False):
     check = spec.dtype_check
     if check:
         # numpy's dtype is torch's when every tensor operand has it (scalars never upcast)
-        first = arrays[0]
-        if check == 3 or type(first) is not _ndarray or first.dtype is not dtype or (
+        if check == 3 or first_dtype is not dtype or (
                 check == 2 and type(arrays[1]) is _ndarray and arrays[1].dtype is not dtype):
             out = _promoted(out, arrays, spec, args)
             dtype = out.dtype
