@@ -3327,21 +3327,31 @@ class _SeesOps(observers.Observer):
 
 @contextlib.contextmanager
 def recording():
-    """Watch every op's dispatch (an observer) and wrap `OpNode.apply` (every op's
-    backward)."""
+    """Watch every op's dispatch (an observer) and wrap every op's backward: `OpNode.apply`
+    and the copies of it that the node classes have of their own."""
     rec = Recorder()
-    real_apply = registry.OpNode.apply
+    classes, found = [], [registry.OpNode]
+    while found:
+        cls = found.pop()
+        found.extend(cls.__subclasses__())
+        if "apply" in vars(cls):
+            classes.append(cls)
 
-    def apply(node, grads):
-        rec.applied.add(type(node).spec)
-        return real_apply(node, grads)
+    def wrapped(real_apply):
+        def apply(node, grads):
+            rec.applied.add(type(node).spec)
+            return real_apply(node, grads)
+        return apply
 
-    registry.OpNode.apply = apply
+    real = {cls: vars(cls)["apply"] for cls in classes}
+    for cls, real_apply in real.items():
+        cls.apply = wrapped(real_apply)
     try:
         with _SeesOps(rec):
             yield rec
     finally:
-        registry.OpNode.apply = real_apply
+        for cls, real_apply in real.items():
+            cls.apply = real_apply
 
 
 def exercise(case):

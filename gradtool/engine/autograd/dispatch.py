@@ -4,6 +4,7 @@ shared bases (and their history, regenerated when the base's changed), forward-m
 and the observers (profiler, forward trace). Its in-place twin, `call_inplace`, is
 inplace.py's, built on the same parts (run_forward, make_node, save_for_backward)."""
 import functools
+import types
 
 import numpy as np
 
@@ -55,14 +56,22 @@ def call(spec, inputs, args=(), _observed=False):
             arrays.append(x._data if isinstance(x, Tensor) else x)
     # as torch, inf and nan are results, not warnings (log(0), 0/0, ...): forwards run QUIET
     forward = spec.forward
-    if type(arrays[0]) is _ndarray:  # (the first input's dtype: one look, for two cases)
-        first_dtype = arrays[0].dtype
-        if first_dtype is _FLOAT64 and spec.as_is is not None:
-            forward = spec.as_is  # (float64 needs no rounding: the kernel without its wrapper)
-        elif first_dtype is _BFLOAT16:
-            forward = functools.partial(bfloat16_forward, spec, len(arrays))
+    # (the first input's dtype: one look, for three cases; None if it is no array)
+    first_dtype = arrays[0].dtype if type(arrays[0]) is _ndarray else None
+    if first_dtype is _FLOAT64 and spec.as_is is not None:
+        forward = spec.as_is  # (float64 needs no rounding: the kernel without its wrapper)
+    elif first_dtype is _BFLOAT16:
+        forward = functools.partial(bfloat16_forward, spec, len(arrays))
     try:
-        out = _QUIET.run(forward, *arrays, *args) if args else _QUIET.run(forward, *arrays)
+        # (positional calls for one or two inputs: f(*a) builds an argument list and a tuple)
+        if args:
+            out = _QUIET.run(forward, *arrays, *args)
+        elif len(arrays) == 1:
+            out = _QUIET.run(forward, arrays[0])
+        elif len(arrays) == 2:
+            out = _QUIET.run(forward, arrays[0], arrays[1])
+        else:
+            out = _QUIET.run(forward, *arrays)
     except ValueError as e:
         raise RuntimeError(_shape_error(spec, arrays, e)) from None
     except TypeError:  # (a kernel of Python's math module, given complex values)
@@ -82,8 +91,7 @@ def call(spec, inputs, args=(), _observed=False):
     check = spec.dtype_check
     if check:
         # numpy's dtype is torch's when every tensor operand has it (scalars never upcast)
-        first = arrays[0]
-        if check == 3 or type(first) is not _ndarray or first.dtype is not dtype or (
+        if check == 3 or first_dtype is not dtype or (
                 check == 2 and type(arrays[1]) is _ndarray and arrays[1].dtype is not dtype):
             out = _promoted(out, arrays, spec, args)
             dtype = out.dtype
@@ -100,7 +108,7 @@ def call(spec, inputs, args=(), _observed=False):
     if (not grad_mode.threads_off_default or _state.grad_enabled) and \
             spec.result_differentiable and (
             dtype is _FLOAT32 or dtype.kind in "fcV"):
-        node, plan = make_node(spec, inputs, args)
+        node, plan = spec.make_node(spec, inputs, args)
         if node is not None:
             result._requires_grad = True
             result._grad_fn = node
@@ -116,7 +124,7 @@ def _multi_output(spec, inputs, args, arrays, outs):
     for o in outs if not spec.complex else ():
         if o.dtype.kind == "c":
             refuse_complex(spec, o.dtype)
-    node, plan = make_node(spec, inputs, args) if _state.grad_enabled else NO_NODE
+    node, plan = spec.make_node(spec, inputs, args) if _state.grad_enabled else NO_NODE
     results = tuple(_wrap_output(spec, as_result(o, arrays, spec), node, i)
                     for i, o in enumerate(outs))
     if spec.view:
@@ -196,6 +204,15 @@ def make_node(spec, inputs, args=()):
     node._anomaly_trace = anomaly.user_site() if anomaly.enabled else None
     # (variadic: one formula gives the gradients of the whole list)
     return node, spec.save_plans[1 if variadic else mask]
+
+
+def own_code(function):
+    """A copy of `function` with a code object of its own. CPython 3.11 specializes a
+    function's attribute loads and stores per code object, for one class at a time: every
+    op has its own node class (torch's names), so one make_node shared by all ops misses
+    its caches on each store into a node; each row runs its own copy (spec.make_node)."""
+    return types.FunctionType(function.__code__.replace(), function.__globals__,
+                              function.__name__, function.__defaults__, function.__closure__)
 
 
 # The (shape, dtype) pairs of the nodes' _input_meta, one per shape (with the last dtype

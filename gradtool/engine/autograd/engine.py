@@ -345,7 +345,7 @@ def _execute(root, counts, needed, reached, captures, n_inputs, retain_graph, cr
         else:  # no gradient reached it: its inputs get none from it
             out = [None] * len(edges)
         saved = node._for_backward  # {}: nothing to free; None: a node may keep them elsewhere
-        if not retain_graph and node.saves_tensors and (saved or saved is None):
+        if not retain_graph and (saved or saved is None) and node.saves_tensors:
             node.release_saved()
         metas = node._input_meta
         for i, (child, nr) in enumerate(edges):

@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import grad_mode
 from ..dtypes import BFLOAT16
-from ..dispatch import call, derived
+from ..dispatch import call, derived, make_node, own_code
 from ..free_functions import stack
 from ..node import RELEASED, Node, SavedIndices, SavedTensor, exposed_attributes
 from ..tensor import Tensor
@@ -94,7 +94,10 @@ class OpNode(Node):
             if fn is None:  # (a formula handing the gradient on as it is: see _passes_grad)
                 out.append(grad)
                 continue
-            if names:
+            if len(names) == 1:  # (most formulas: a plain call, no list, no fn(*args))
+                v = saved[names[0]]
+                g = fn(grad, v.unpack_array(self) if type(v) is SavedTensor else v)
+            elif names:
                 args = [grad]
                 for name in names:
                     v = saved[name]
@@ -369,13 +372,17 @@ class OpSpec:
         exposed_tensors = frozenset(n for n in exposed if n == "indices" or sources[
             n][0] in ("input", "output"))
         base = IndexOpNode if "indices" in spec.args else OpNode
-        spec.node_class = type(node_name, (base,), {
+        # (apply and release_saved: this class's own copies, as make_node below)
+        own = {} if base is IndexOpNode else {"apply": own_code(OpNode.apply),
+                                              "release_saved": own_code(OpNode.release_saved)}
+        spec.node_class = type(node_name, (base,), {**own,
             "__slots__": (), "spec": spec, "_exposed": exposed,
             "_exposed_tensors": exposed_tensors,
             "saves_tensors": base is IndexOpNode or any(
                 sources[n][0] in ("input", "output") for n in names),
             "_arg_index": {n: i for i, n in enumerate(spec.args) if n in exposed},
             "batches": batches, **exposed_attributes(exposed, exposed_tensors)})
+        spec.make_node = own_code(make_node)  # (its stores into nodes see this row's class)
         spec.jvp = spec._jvp_formula(node_name, jvp)
         # a batch of tangents through a shape op at once (formulas.batched_*); other rows
         # that cannot broadcast over the batch take one tangent at a time
