@@ -487,6 +487,25 @@ def test_a_drawing_needs_nothing_of_the_live_run_and_letting_it_go_frees_it():
     assert dot.build(cap.snapshot, diagnoses=cap.diagnostics).source == digraph
 
 
+def test_the_page_leaves_the_garbage_collector_as_it_found_it():
+    """The page pauses the cyclic collector while it is made (what it makes is no garbage)
+    and leaves it on or off as it was, when the page fails too; the page is the same."""
+    import gc
+    cap = one_capture(ex("resnet_like.py"))
+    assert gc.isenabled()
+    page = html.page([cap])
+    assert gc.isenabled()
+    with pytest.raises(AttributeError):
+        html.data([object()])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert html.page([cap]) == page
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def _stack_capture(tmp_path, blocks, steps):
     """examples/resnet_like.py's model with `blocks` residual blocks and `steps` cell calls."""
     path = tmp_path / "stack.py"
