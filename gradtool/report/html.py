@@ -65,7 +65,8 @@ def _packed(captures, show_saved, expand, depth):
         out.append(gz.compress(text.encode()))
     emit('{"targets":[')
     for k, cap in enumerate(captures):
-        target = _target(cap, show_saved, expand, depth)
+        plan = layout.make_plan(cap.snapshot, depth, expand)
+        target = _target(cap, plan, show_saved)
         for i, (key, value) in enumerate(target.items()):
             emit(("," if k and not i else "") + ("{" if not i else ",") + _dumps(key) + ":")
             if not isinstance(value, (list, types.GeneratorType)):
@@ -79,6 +80,7 @@ def _packed(captures, show_saved, expand, depth):
                 emit(("," if j else "") + _dumps(batch)[1:-1])
             emit("]")
         emit("}")
+        plan.unlink()
     emit("]}")
     out.append(gz.flush())
     return base64.b64encode(b"".join(out)).decode()
@@ -226,10 +228,10 @@ def _vendor():
     return "\n".join(parts)
 
 
-def _target(cap, show_saved, expand, depth):
-    """One target's part of the page: boxes, nodes, edges, outputs, cuts."""
+def _target(cap, plan, show_saved):
+    """One target's part of the page, drawn as `plan` (layout.make_plan of its snapshot):
+    boxes, nodes, edges, outputs, cuts."""
     snap = cap.snapshot
-    plan = layout.make_plan(snap, depth, expand)
     boxes = [plan.root, *plan.root.boxes()]
     index = {b: i for i, b in enumerate(boxes)}
     inner_open = _inner_open(plan, index)  # read before the views change the flags
@@ -286,23 +288,20 @@ def _box_facts(plan, boxes, index, snap, edges):
     """Per box: parameter count (the elements of the leaves inside: a module's parameters
     sit in its box), and the shapes of what comes in and goes out (edge index lists)."""
     params = [0] * len(boxes)
-    chain = {}  # box -> the boxes holding it, itself included, innermost first
-
-    def holders(box):
-        if box not in chain:
-            chain[box] = [box] + (holders(box.parent) if box.parent is not None else [])
-        return chain[box]
+    holders = {}  # box -> the boxes holding it, itself included, innermost first
+    for box in boxes:  # (a box's parent comes before it)
+        holders[box] = [box] + (holders[box.parent] if box.parent is not None else [])
     for node in snap.nodes:
         if node.leaf is not None and node.leaf.requires_grad:
             n = 1
             for d in node.leaf.shape:
                 n *= d
-            for b in holders(plan.box_of[node.id]):
+            for b in holders[plan.box_of[node.id]]:
                 params[index[b]] += n
     ins, outs = [dict() for _ in boxes], [dict() for _ in boxes]
     for tail, head, shape in edges:
-        tails = holders(plan.box_of[tail])
-        heads = holders(plan.box_of[head])
+        tails = holders[plan.box_of[tail]]
+        heads = holders[plan.box_of[head]]
         inside_tail = set(tails)
         for b in heads:
             if b in inside_tail:

@@ -66,6 +66,14 @@ class Plan:
     inputs: dict             # node id -> ids of the nodes it takes input from
     consumers: dict          # node id -> ids of the nodes that take its output
 
+    def unlink(self):
+        """Take the boxes' links to their parents, the plan's only reference cycles, away (the
+        plan is no use after): a plan let go is then freed at once, not by the cyclic
+        collector's next pass, which would have to look at everything made with it (0.1 s
+        of a 20,000-node page)."""
+        for box in self.root.boxes():
+            box.parent = None
+
     def visible(self, node_id, within=None):
         """What stands for a node in the view of `within` (root by default): the node itself,
         or the outermost collapsed box (below `within`) holding it; None outside `within`."""
