@@ -66,6 +66,14 @@ class Plan:
     inputs: dict             # node id -> ids of the nodes it takes input from
     consumers: dict          # node id -> ids of the nodes that take its output
 
+    def unlink(self):
+        """Take the boxes' links to their parents, the plan's only reference cycles, away (the
+        plan is no use after): a plan let go is then freed at once, not by the cyclic
+        collector's next pass, which would have to look at everything made with it (0.1 s
+        of a 20,000-node page)."""
+        for box in self.root.boxes():
+            box.parent = None
+
     def visible(self, node_id, within=None):
         """What stands for a node in the view of `within` (root by default): the node itself,
         or the outermost collapsed box (below `within`) holding it; None outside `within`."""
@@ -145,9 +153,7 @@ def views(plan):
     while queue:
         box = queue.pop(0)
         if box is not plan.root:
-            for b in box.boxes():
-                b.collapsed = False
-            _collapse(box, None, READABLE)
+            _collapse(box, None, READABLE)  # (it sets every box inside)
         yield box
         queue.extend(collapsed_within(box))
 
@@ -174,8 +180,21 @@ def _forward_order(nodes, inputs, consumers, paths):
     # the heaps hold each node's rank in (made, -index) order: ints compare faster than tuples
     by_rank = sorted(index, key=lambda nid: (made[nid], -index[nid]))
     rank = {nid: r for r, nid in enumerate(by_rank)}
-    waiting = {nid: len(tails) for nid, tails in inputs.items()}
     sources = [n.id for n in nodes if not inputs[n.id]]
+    # the usual case: the forward ran each call's ops one after another, and then the order it
+    # made them in is the one Kahn's algorithm gives (each time, the next of that order is
+    # ready, and in the innermost call that has a ready node), without its heaps
+    order = [nid for nid in by_rank if inputs[nid]]
+    if not (_calls_kept_together(order, paths) and all(
+            rank[tail] < rank[nid] for nid in order for tail in inputs[nid] if inputs[tail])):
+        order = _ready_order(by_rank, rank, sources, inputs, consumers, paths)
+    return _place_sources(order, sources, consumers, paths)
+
+
+def _ready_order(by_rank, rank, sources, inputs, consumers, paths):
+    """Kahn's algorithm on the nodes with inputs: the next node is the first in `by_rank`
+    among those ready in the innermost call of the last one that has any."""
+    waiting = {nid: len(tails) for nid, tails in inputs.items()}
     ready = {}  # path prefix -> heap of the ranks of ready nodes under it
 
     prefixes = {}  # a path -> its prefixes, shortest first: the nodes of a call share them
@@ -211,7 +230,21 @@ def _forward_order(nodes, inputs, consumers, paths):
         order.append(nid)
         current = paths[nid]
         release(nid)
-    return _place_sources(order, sources, consumers, paths)
+    return order
+
+
+def _calls_kept_together(order, paths):
+    """Whether the nodes of each module call are one run of `order`."""
+    left, previous = set(), ()  # the calls the sweep has left
+    for nid in order:
+        path = paths[nid]
+        if path is not previous:  # (most nodes are in the call of the node before them)
+            shared = len(_common_prefix(path, previous))
+            left.update(previous[shared:])
+            if not left.isdisjoint(path[shared:]):
+                return False
+            previous = path
+    return True
 
 
 def _creation_order(nodes, inputs):

@@ -123,6 +123,30 @@ def test_every_view_of_the_page_is_a_dag_and_shows_each_node_once(snapshot):
     assert shown == {n.id: 1 for n in snapshot.nodes}
 
 
+@settings(max_examples=80, deadline=None)
+@given(random_graphs(), st.booleans())
+def test_the_order_the_forward_made_is_taken_when_it_keeps_each_call_together(snapshot, made):
+    """A forward that ran each module call's ops one after another (the usual case) made its
+    nodes in the order Kahn's algorithm over the calls gives: the plan takes it as it is.
+    With `made`, the graph is made so (each node after its inputs, each call's nodes side by
+    side); either way the order is the one the algorithm gives."""
+    import contextlib
+    import dataclasses
+    from unittest import mock
+    if made:  # the forward makes n(k-1) first, n0 (the output) last; calls side by side
+        n = len(snapshot.nodes)
+        paths = sorted((node.module_path for node in snapshot.nodes),
+                       key=lambda path: [call for call, _, _ in path])
+        snapshot = GraphSnapshot(
+            [dataclasses.replace(node, seq=n - i, module_path=paths[n - 1 - i])
+             for i, node in enumerate(snapshot.nodes)], snapshot.outputs)
+    unused = mock.patch.object(layout, "_ready_order", side_effect=AssertionError("not taken"))
+    with unused if made else contextlib.nullcontext():
+        order = layout.make_plan(snapshot).order
+    with mock.patch.object(layout, "_calls_kept_together", return_value=False):
+        assert layout.make_plan(snapshot).order == order
+
+
 def _levels(view):
     """The boxes in sight in a view (those whose every holder up to the view is open), with
     their level below it: [(level, box)]."""
@@ -485,6 +509,29 @@ def test_a_drawing_needs_nothing_of_the_live_run_and_letting_it_go_frees_it():
     assert all(p.grad is None for p in parameters)
     assert html.page([cap]) == page
     assert dot.build(cap.snapshot, diagnoses=cap.diagnostics).source == digraph
+
+
+def test_the_page_leaves_the_garbage_collector_as_it_found_it_with_nothing_to_collect():
+    """The page pauses the cyclic collector while it is made and leaves it on or off as it
+    was, when the page fails too; the page is the same either way. What it made is freed
+    when it is done, with no reference cycle left for the collector's next pass."""
+    import gc
+    cap = one_capture(ex("resnet_like.py"))
+    assert gc.isenabled()
+    page = html.page([cap])
+    assert gc.isenabled()
+    with pytest.raises(AttributeError):
+        html.data([object()])
+    assert gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        data = html.data([cap])
+        assert not gc.isenabled()
+        assert gc.collect() == 0
+        assert html.page([cap]) == page and html.unpack(data) == _page_data(page.decode())
+    finally:
+        gc.enable()
 
 
 def _stack_capture(tmp_path, blocks, steps):
