@@ -56,3 +56,26 @@ def test_batched_grads_match_torch():
         out = (m @ x.tanh()).softmax(0) * m.sum(1)
         results.append(T.autograd.grad(out, (m, x), T.tensor(vs), is_grads_batched=True))
     _assert_same(*results)
+
+
+def test_forward_mode_strategies_match_torch():
+    """jacobian(strategy="forward-mode") and hessian(outer_jacobian_strategy="forward-mode")
+    with tuple inputs and outputs, an empty input and an output no input reaches."""
+    torch = pytest.importorskip("torch")
+    results = {}
+    for T in (gt, torch):
+        f, s = _cases(T)
+        x, y = (T.tensor(a, dtype=T.float64) for a in (X, Y))
+        e, c = T.zeros(0, dtype=T.float64), T.tensor(Y, dtype=T.float64)
+        fn = T.autograd.functional
+        fwd = {"vectorize": True, "strategy": "forward-mode"}
+        outer = {"vectorize": True, "outer_jacobian_strategy": "forward-mode"}
+        results[T] = [
+            fn.jacobian(f, (x, y), **fwd), fn.jacobian(lambda x: f(x, y)[0], x, **fwd),
+            fn.jacobian(lambda x, e: (x.exp() * (e.sum() + 1), c), (x, e), **fwd),
+            # (values only: torch's forward-over-reverse result keeps a graph back to the
+            # dual inputs it made itself, requires_grad=True; gradtool's records none)
+            *(h.detach() for row in fn.hessian(s, (x, y), **outer) for h in row),
+            fn.hessian(lambda x: s(x, y), x, **outer).detach(),
+        ]
+    _assert_same(results[gt], results[torch])
