@@ -425,12 +425,26 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
         _check_requires_grad(jac, "jacobian", strict=strict)
         return jac
 
-    if vectorize or strict or create_graph or outer_jacobian_strategy == "forward-mode":
+    def gradient(*inp):
+        """jac_func where its graph is only a means (no strict, no create_graph): func gets
+        the inputs as the inner jacobian hands them over (views), and the gradients are not
+        viewed nor a 0-d output squeezed (nodes every row of the outer pass goes through)."""
+        with grad_mode.enable_grad():
+            inp = tuple(t.requires_grad_(True).view_as(t) for t in inp)
+            is_out_tuple, out = _outputs_of(func, inp, False, "hessian")
+            _single_output(out, is_out_tuple, "hessian")
+            out = out[0] if out[0].dim() == 0 else out[0].squeeze()
+            grads = _autograd_grad((out,), inp, create_graph=True)
+            return tuple(_zeros_like(t) if g is None else g for g, t in zip(grads, inp))
+
+    if strict or create_graph or (outer_jacobian_strategy == "forward-mode" and not vectorize):
         res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict,
                        vectorize=vectorize, strategy=outer_jacobian_strategy)
-    else:  # the rows by batched backward passes, not one pass each: the same Hessian, the
-        # fastest way (torch's vectorize=True's speed), in passes of bounded memory
-        res = _jacobian(jac_func, inputs, False, False, True, "reverse-mode", _ROWS_PER_PASS)
+    else:  # with no strategy asked for, the rows by batched backward passes, not one pass
+        # each: the same Hessian, the fastest way (torch's vectorize=True's speed), in passes
+        # of bounded memory
+        res = _jacobian(gradient, inputs, False, False, True, outer_jacobian_strategy,
+                        None if vectorize else _ROWS_PER_PASS)
     return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
 
 
