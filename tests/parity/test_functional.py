@@ -79,3 +79,25 @@ def test_forward_mode_strategies_match_torch():
             fn.hessian(lambda x: s(x, y), x, **outer).detach(),
         ]
     _assert_same(results[gt], results[torch])
+
+
+@pytest.mark.parametrize("kw", [{}, {"vectorize": True}, {"create_graph": True},
+                                {"strict": True},
+                                {"vectorize": True, "outer_jacobian_strategy": "forward-mode"}])
+def test_hessian_hands_func_what_torch_hands_it(kw):
+    """However hessian takes its rows, func gets what torch's gives it (a view of the input
+    that requires grad) and the Hessian is torch's."""
+    torch = pytest.importorskip("torch")
+    seen, results = {}, {}
+    for T in (gt, torch):
+        def s(x, y):
+            seen.setdefault(T, []).append([(t.is_leaf, t.requires_grad, t.grad_fn.name())
+                                           for t in (x, y)])
+            return (x.exp() * y).sum() * y.sum() + (x ** 3).sum()
+        inputs = tuple(T.tensor(a, dtype=T.float64) for a in (X, Y))
+        hess = T.autograd.functional.hessian(s, inputs, **kw)
+        if "outer_jacobian_strategy" in kw:  # (values only, as in the test above)
+            hess = [h.detach() for row in hess for h in row]
+        results[T] = hess
+    assert seen[gt] == seen[torch]
+    _assert_same(results[gt], results[torch])

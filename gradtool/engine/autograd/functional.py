@@ -425,27 +425,45 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
         _check_requires_grad(jac, "jacobian", strict=strict)
         return jac
 
-    def gradient(*inp):
-        """jac_func where its graph is only a means (no strict, no create_graph): func gets
-        the inputs as the inner jacobian hands them over (views), and the gradients are not
-        viewed nor a 0-d output squeezed (nodes every row of the outer pass goes through)."""
+    def gradient(*inp):  # forward over reverse's inner function
         with grad_mode.enable_grad():
-            inp = tuple(t.requires_grad_(True).view_as(t) for t in inp)
-            is_out_tuple, out = _outputs_of(func, inp, False, "hessian")
-            _single_output(out, is_out_tuple, "hessian")
-            out = out[0] if out[0].dim() == 0 else out[0].squeeze()
-            grads = _autograd_grad((out,), inp, create_graph=True)
-            return tuple(_zeros_like(t) if g is None else g for g, t in zip(grads, inp))
+            return _gradient(func, inp)[1]
 
     if strict or create_graph or (outer_jacobian_strategy == "forward-mode" and not vectorize):
         res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict,
                        vectorize=vectorize, strategy=outer_jacobian_strategy)
-    else:  # with no strategy asked for, the rows by batched backward passes, not one pass
-        # each: the same Hessian, the fastest way (torch's vectorize=True's speed), in passes
-        # of bounded memory
-        res = _jacobian(gradient, inputs, False, False, True, outer_jacobian_strategy,
-                        None if vectorize else _ROWS_PER_PASS)
+    elif outer_jacobian_strategy == "forward-mode":
+        res = _jacobian(gradient, inputs, False, False, True, "forward-mode")
+    else:  # with no strategy asked for, the rows by batched backward passes too, not one
+        # pass each: the same Hessian, the fastest way, in passes of bounded memory
+        res = _hessian_by_batched_rows(func, inputs, None if vectorize else _ROWS_PER_PASS)
     return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
+
+
+def _gradient(func, inputs):
+    """(the inputs as func got them, the recorded gradient of its single output with respect
+    to them): hessian's inner jacobian where its graph is only a means (no strict, no
+    create_graph), with func given the same views, and without the nodes that every row of
+    the outer pass would go through for nothing (a view of each gradient, a 0-d output's
+    squeeze)."""
+    views = tuple(t.requires_grad_(True).view_as(t) for t in inputs)
+    is_out_tuple, out = _outputs_of(func, views, False, "hessian")
+    _single_output(out, is_out_tuple, "hessian")
+    out = out[0] if out[0].dim() == 0 else out[0].squeeze()
+    grads = _autograd_grad((out,), views, create_graph=True)
+    return views, tuple(_zeros_like(v) if g is None else g for g, v in zip(grads, views))
+
+
+def _hessian_by_batched_rows(func, inputs, rows_per_pass):
+    """The Hessian by reverse over reverse, its rows by batched backward passes (at most
+    `rows_per_pass` row elements each; None: one pass), without strict or create_graph: the
+    gradient's rows are taken with respect to the views func got (their nodes not run)."""
+    with grad_mode.enable_grad():
+        inputs = _grad_preprocess(inputs, create_graph=False, need_graph=True)
+        views, grads = _gradient(func, inputs)
+        jac = tuple(_vectorized_jacobian_of_output(g, views, False, rows_per_pass)
+                    for g in grads)
+    return _grad_postprocess(jac, False)
 
 
 # A batched backward pass carries each of its rows through every node: passes of at most
