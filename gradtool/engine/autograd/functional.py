@@ -427,7 +427,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
     def gradient(*inp):  # forward over reverse's inner function
         with grad_mode.enable_grad():
-            return _gradient(func, inp)[1]
+            return _gradient(func, inp, record=False)[1]
 
     if strict or create_graph or (outer_jacobian_strategy == "forward-mode" and not vectorize):
         res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict,
@@ -440,17 +440,18 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
 
 
-def _gradient(func, inputs):
-    """(the inputs as func got them, the recorded gradient of its single output with respect
-    to them): hessian's inner jacobian where its graph is only a means (no strict, no
-    create_graph), with func given the same views, and without the nodes that every row of
-    the outer pass would go through for nothing (a view of each gradient, a 0-d output's
-    squeeze)."""
+def _gradient(func, inputs, record=True):
+    """(the inputs as func got them, the gradient of its single output with respect to them,
+    recorded if `record`): hessian's inner jacobian where its graph is only a means (no
+    strict, no create_graph), with func given the same views, and without the nodes that
+    every row of the outer pass would go through for nothing (a view of each gradient, a 0-d
+    output's squeeze). Forward over reverse needs only the gradient's tangents, which a
+    backward pass carries without recording."""
     views = tuple(t.requires_grad_(True).view_as(t) for t in inputs)
     is_out_tuple, out = _outputs_of(func, views, False, "hessian")
     _single_output(out, is_out_tuple, "hessian")
     out = out[0] if out[0].dim() == 0 else out[0].squeeze()
-    grads = _autograd_grad((out,), views, create_graph=True)
+    grads = _autograd_grad((out,), views, create_graph=record)
     return views, tuple(_zeros_like(v) if g is None else g for g, v in zip(grads, views))
 
 
