@@ -252,6 +252,50 @@ def test_hessian_asked_for_no_strategy_batches_its_rows_with_the_same_result(
           4 * s * np.eye(3) + 8 * np.outer(X, X) - np.diag(np.sin(X)))
 
 
+# ---------------- strategy="forward-mode": all the columns in one forward pass ----------------
+@pytest.mark.parametrize("name, f, inputs", [
+    ("tuples, an unused input", lambda x, y, z: (x * y, (x.sin() * y).sum()),
+     lambda: (t(X), t(Y), t(Y))),
+    ("matrices and reductions", lambda m, x: (m @ x).softmax(0) + m.mean(1) * x.sum(),
+     lambda: (t(A), t(X))),
+    ("an empty input", lambda x, e: x.exp() * (e.sum() + 1), lambda: (t(X), t(np.zeros(0)))),
+    # a 0-d tensor reduced: the batch of tangents stays whole (an empty dim list is every dim)
+    ("a reduced dot product", lambda x, y: (x @ y).sum() * x.sum(dim=[]) * x,
+     lambda: (t(X), t(Y))),
+    ("a constant output", lambda x: (x.sin(), t(Y)), lambda: t(X)),
+])
+def test_forward_mode_jacobian_runs_func_once_for_the_reverse_mode_result(name, f, inputs):
+    """Every input's one-hot tangents go through func in one forward pass (as torch's vmap
+    over its standard basis): func runs once, however many inputs, and the Jacobian is
+    reverse mode's, in the same structure."""
+    calls = []
+
+    def counted(*args):
+        calls.append(len(args))
+        return f(*args)
+    forward = F.jacobian(counted, inputs(), vectorize=True, strategy="forward-mode")
+    assert len(calls) == 1
+    _assert_same(forward, F.jacobian(f, inputs()))
+
+
+def test_forward_over_reverse_hessian_runs_func_once():
+    calls = []
+
+    def s(x, y):
+        calls.append(1)
+        return (x * x).sum() ** 2 * y.prod() + (x.sin() * y[:3]).sum()
+    inputs = (t(X), t(RNG.standard_normal(4)))
+    forward = F.hessian(s, inputs, vectorize=True, outer_jacobian_strategy="forward-mode")
+    assert len(calls) == 1
+    _assert_same(forward, F.hessian(s, inputs))
+    x0 = np.random.default_rng(5).standard_normal(50)
+    expected = (np.diag(-2 * np.sin(2 * x0)) + 4 * np.sum(x0 * x0) * np.eye(50)
+                + 8 * np.outer(x0, x0))
+    hess = F.hessian(lambda x: (x.sin() * x.cos()).sum() + (x * x).sum() ** 2, t(x0),
+                     vectorize=True, outer_jacobian_strategy="forward-mode")
+    np.testing.assert_allclose(hess.numpy(), expected, rtol=1e-10, atol=1e-10)
+
+
 # ---------------- autograd.grad(is_grads_batched=True) ----------------
 def test_batched_grads_are_one_vector_jacobian_product_per_row():
     m = t(A, requires_grad=True)

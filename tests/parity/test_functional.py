@@ -56,3 +56,48 @@ def test_batched_grads_match_torch():
         out = (m @ x.tanh()).softmax(0) * m.sum(1)
         results.append(T.autograd.grad(out, (m, x), T.tensor(vs), is_grads_batched=True))
     _assert_same(*results)
+
+
+def test_forward_mode_strategies_match_torch():
+    """jacobian(strategy="forward-mode") and hessian(outer_jacobian_strategy="forward-mode")
+    with tuple inputs and outputs, an empty input and an output no input reaches."""
+    torch = pytest.importorskip("torch")
+    results = {}
+    for T in (gt, torch):
+        f, s = _cases(T)
+        x, y = (T.tensor(a, dtype=T.float64) for a in (X, Y))
+        e, c = T.zeros(0, dtype=T.float64), T.tensor(Y, dtype=T.float64)
+        fn = T.autograd.functional
+        fwd = {"vectorize": True, "strategy": "forward-mode"}
+        outer = {"vectorize": True, "outer_jacobian_strategy": "forward-mode"}
+        results[T] = [
+            fn.jacobian(f, (x, y), **fwd), fn.jacobian(lambda x: f(x, y)[0], x, **fwd),
+            fn.jacobian(lambda x, e: (x.exp() * (e.sum() + 1), c), (x, e), **fwd),
+            # (values only: torch's forward-over-reverse result keeps a graph back to the
+            # dual inputs it made itself, requires_grad=True; gradtool's records none)
+            *(h.detach() for row in fn.hessian(s, (x, y), **outer) for h in row),
+            fn.hessian(lambda x: s(x, y), x, **outer).detach(),
+        ]
+    _assert_same(results[gt], results[torch])
+
+
+@pytest.mark.parametrize("kw", [{}, {"vectorize": True}, {"create_graph": True},
+                                {"strict": True},
+                                {"vectorize": True, "outer_jacobian_strategy": "forward-mode"}])
+def test_hessian_hands_func_what_torch_hands_it(kw):
+    """However hessian takes its rows, func gets what torch's gives it (a view of the input
+    that requires grad) and the Hessian is torch's."""
+    torch = pytest.importorskip("torch")
+    seen, results = {}, {}
+    for T in (gt, torch):
+        def s(x, y):
+            seen.setdefault(T, []).append([(t.is_leaf, t.requires_grad, t.grad_fn.name())
+                                           for t in (x, y)])
+            return (x.exp() * y).sum() * y.sum() + (x ** 3).sum()
+        inputs = tuple(T.tensor(a, dtype=T.float64) for a in (X, Y))
+        hess = T.autograd.functional.hessian(s, inputs, **kw)
+        if "outer_jacobian_strategy" in kw:  # (values only, as in the test above)
+            hess = [h.detach() for row in hess for h in row]
+        results[T] = hess
+    assert seen[gt] == seen[torch]
+    _assert_same(results[gt], results[torch])

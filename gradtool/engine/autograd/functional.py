@@ -6,7 +6,7 @@ forward mode (dual tensors; strict=True, or a dual level already active, takes t
 double-backward trick instead); hvp uses the double-backward trick, as torch's does.
 `vectorize=True` computes all the rows of a reverse-mode Jacobian in one backward pass
 (autograd.grad with is_grads_batched=True), and all the columns of a forward-mode one in one
-forward pass per input (forward_ad.batched: tangents with a batch dim, where torch uses vmap)."""
+forward pass (forward_ad.batched: tangents with a batch dim, where torch uses vmap)."""
 import numpy as np
 
 from . import forward_level
@@ -268,10 +268,10 @@ def _jacobian(func, inputs, create_graph, strict, vectorize, strategy, rows_per_
     with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        if strategy == "forward-mode":  # (func runs once, on the dual inputs, as torch's)
+            is_outputs_tuple, jac = _forward_jacobian(func, inputs)
+            return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
         is_outputs_tuple, outputs = _outputs_of(func, inputs, strict, "jacobian")
-        if strategy == "forward-mode":
-            return _tuple_postprocess(_forward_jacobian(func, inputs, outputs),
-                                      (is_outputs_tuple, is_inputs_tuple))
         if vectorize:
             jac = tuple(_vectorized_jacobian_of_output(out, inputs, create_graph, rows_per_pass)
                         for out in outputs)
@@ -345,40 +345,64 @@ def _rows_by_batched_backward(out, inputs, start, stop, create_graph):
             if g is None else g for g, inp in zip(vjs, inputs)]
 
 
-def _forward_jacobian(func, inputs, outputs):
-    """The Jacobian's columns by forward mode, one forward pass per input: its one-hot
-    tangents as one batch (forward_ad.batched), with no graph recorded (as torch,
-    create_graph is refused with forward mode)."""
+def _forward_jacobian(func, inputs):
+    """(whether func returned a tuple, its Jacobian's columns) by forward mode: one forward
+    pass with the one-hot tangents of every input as one batch (forward_ad.batched; each
+    input's block of the batch is zero for the others, as torch's vmap over its standard
+    basis), with no graph recorded (as torch, create_graph is refused with forward mode)."""
     inputs = tuple(inp.detach() for inp in inputs)
-    jac = [[None] * len(inputs) for _ in outputs]
+    numels = [inp.numel() for inp in inputs]
+    offsets = np.cumsum([0] + numels)
+    tangents = [np.zeros((offsets[-1],) + inp._data.shape, inp._data.dtype)
+                for inp in inputs]
+    for j, (tangent, n) in enumerate(zip(tangents, numels)):  # input j's block: its identity
+        tangent.reshape(offsets[-1], n)[offsets[j]:offsets[j + 1]] = np.eye(n)
     with grad_mode.no_grad():
-        for j, inp in enumerate(inputs):
-            n = inp.numel()
-            for i, cols in enumerate(batched_jvp(func, inputs, j, n and np.eye(
-                    n, dtype=inp._data.dtype).reshape((n,) + tuple(inp.shape)))):
-                out = outputs[i]._data
-                cols = np.zeros((0,) + out.shape, out.dtype) if cols is None else cols
-                jac[i][j] = Tensor._wrap(np.ascontiguousarray(np.moveaxis(
-                    cols.reshape((n,) + out.shape), 0, -1)).reshape(out.shape + inp._data.shape))
-    return tuple(tuple(row) for row in jac)
+        is_outputs_tuple, outputs, columns = _batched_jvp(func, inputs, tangents,
+                                                          _checked_outputs)
+    jac = []
+    for out, cols in zip(outputs, columns):
+        out = out._data
+        cols = cols.reshape((offsets[-1],) + out.shape)
+        jac.append(tuple(Tensor._wrap(np.ascontiguousarray(np.moveaxis(
+            cols[offsets[j]:offsets[j + 1]], 0, -1)).reshape(out.shape + inp._data.shape))
+            for j, inp in enumerate(inputs)))
+    return is_outputs_tuple, tuple(jac)
+
+
+def _checked_outputs(returned):
+    return _as_tuple(returned, "outputs of the user-provided function", "jacobian")
+
+
+def _as_outputs(returned):
+    is_tuple = isinstance(returned, tuple)
+    return is_tuple, returned if is_tuple else (returned,)
 
 
 def batched_jvp(func, inputs, j, tangents):
     """J v for each v in `tangents` (a batch along dim 0, of inputs[j]'s shape), by one
     forward pass with batched tangents: per output of func, an array (batch,) + its shape."""
-    if not len(tangents):
-        return [None] * len(_as_outputs(func(*inputs)))
-    with forward_ad.batched(len(tangents)):
-        duals = list(inputs)
-        duals[j] = forward_ad.make_dual(inputs[j], Tensor._wrap(tangents))
-        outputs = _as_outputs(func(*duals))
+    tangents = [tangents if i == j else None for i in range(len(inputs))]
+    return _batched_jvp(func, inputs, tangents, _as_outputs)[2]
+
+
+def _batched_jvp(func, inputs, tangents, outputs_of):
+    """(whether func returned a tuple, its outputs as one, J v for each v in the batch):
+    `tangents` per input, a batch along dim 0 or None (no tangent). One forward pass (a plain
+    call for an empty batch); `outputs_of` (_as_outputs, _checked_outputs) reads func's
+    result. J v: per output, an array (batch,) + its shape."""
+    size = len(next(t for t in tangents if t is not None))
+    if not size:
+        is_tuple, outputs = outputs_of(func(*inputs))
+        return is_tuple, outputs, [np.zeros((0,) + o._data.shape, o._data.dtype)
+                                   for o in outputs]
+    with forward_ad.batched(size):
+        duals = [inp if t is None else forward_ad.make_dual(inp, Tensor._wrap(t))
+                 for inp, t in zip(inputs, tangents)]
+        is_tuple, outputs = outputs_of(func(*duals))
         result = [forward_ad.tangent_of(o) for o in outputs]
-    return [np.zeros((len(tangents),) + o._data.shape, o._data.dtype) if t is None
-            else t._data for o, t in zip(outputs, result)]
-
-
-def _as_outputs(out):
-    return out if isinstance(out, tuple) else (out,)
+    return is_tuple, outputs, [np.zeros((size,) + o._data.shape, o._data.dtype) if t is None
+                               else t._data for o, t in zip(outputs, result)]
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
@@ -401,13 +425,46 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
         _check_requires_grad(jac, "jacobian", strict=strict)
         return jac
 
-    if vectorize or strict or create_graph or outer_jacobian_strategy == "forward-mode":
+    def gradient(*inp):  # forward over reverse's inner function
+        with grad_mode.enable_grad():
+            return _gradient(func, inp, record=False)[1]
+
+    if strict or create_graph or (outer_jacobian_strategy == "forward-mode" and not vectorize):
         res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict,
                        vectorize=vectorize, strategy=outer_jacobian_strategy)
-    else:  # the rows by batched backward passes, not one pass each: the same Hessian, the
-        # fastest way (torch's vectorize=True's speed), in passes of bounded memory
-        res = _jacobian(jac_func, inputs, False, False, True, "reverse-mode", _ROWS_PER_PASS)
+    elif outer_jacobian_strategy == "forward-mode":
+        res = _jacobian(gradient, inputs, False, False, True, "forward-mode")
+    else:  # with no strategy asked for, the rows by batched backward passes too, not one
+        # pass each: the same Hessian, the fastest way, in passes of bounded memory
+        res = _hessian_by_batched_rows(func, inputs, None if vectorize else _ROWS_PER_PASS)
     return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
+
+
+def _gradient(func, inputs, record=True):
+    """(the inputs as func got them, the gradient of its single output with respect to them,
+    recorded if `record`): hessian's inner jacobian where its graph is only a means (no
+    strict, no create_graph), with func given the same views, and without the nodes that
+    every row of the outer pass would go through for nothing (a view of each gradient, a 0-d
+    output's squeeze). Forward over reverse needs only the gradient's tangents, which a
+    backward pass carries without recording."""
+    views = tuple(t.requires_grad_(True).view_as(t) for t in inputs)
+    is_out_tuple, out = _outputs_of(func, views, False, "hessian")
+    _single_output(out, is_out_tuple, "hessian")
+    out = out[0] if out[0].dim() == 0 else out[0].squeeze()
+    grads = _autograd_grad((out,), views, create_graph=record)
+    return views, tuple(_zeros_like(v) if g is None else g for g, v in zip(grads, views))
+
+
+def _hessian_by_batched_rows(func, inputs, rows_per_pass):
+    """The Hessian by reverse over reverse, its rows by batched backward passes (at most
+    `rows_per_pass` row elements each; None: one pass), without strict or create_graph: the
+    gradient's rows are taken with respect to the views func got (their nodes not run)."""
+    with grad_mode.enable_grad():
+        inputs = _grad_preprocess(inputs, create_graph=False, need_graph=True)
+        views, grads = _gradient(func, inputs)
+        jac = tuple(_vectorized_jacobian_of_output(g, views, False, rows_per_pass)
+                    for g in grads)
+    return _grad_postprocess(jac, False)
 
 
 # A batched backward pass carries each of its rows through every node: passes of at most

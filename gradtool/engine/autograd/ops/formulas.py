@@ -740,7 +740,9 @@ def batched_reduction(method):
     """sum / mean over all dims, or over `dim`, counted from the end (after the batch dim)."""
     def batched(t, result, args):
         ndim = t.ndim - 1
-        dims = args[0] if args else range(ndim)
+        if not ndim:  # a 0-d input's tangents: nothing to reduce (no dims would mean all)
+            return t
+        dims = (args[0] if args else None) or range(ndim)  # an empty dim list: all, as torch
         return getattr(t, method)(tuple(d % ndim - ndim for d in dims),
                                   keepdim=bool(args and args[1]))
     return batched
