@@ -13,7 +13,7 @@ from ..engine.autograd.node import AccumulateGrad, SavedTensor
 from ..engine.autograd.tensor import Tensor
 from ..engine.autograd.inplace import CopySlices
 from ..engine.autograd.walk import topological_order
-from .records import SavedInfo, array_stats, short_repr
+from .records import SavedInfo, set_stats, short_repr
 
 _CTX_OWN_ATTRIBUTES = frozenset(vars(BackwardCFunction()))  # what gradtool keeps on ctx
 _dtype_names = {}  # numpy dtype -> its name: str(dtype) runs numpy's Python code (~5 µs)
@@ -214,8 +214,9 @@ def _label(pattern, key):  # the same few names for thousands of nodes: each tex
     return pattern.format(key)
 
 
-def saved_info(name, value):
-    """SavedInfo of one saved value (a SavedTensor, or a plain value)."""
+def saved_info(name, value, pending=None):
+    """SavedInfo of one saved value (a SavedTensor, or a plain value); its statistics at once,
+    or, given `pending`, when records.fill_stats(pending) computes them."""
     if value is None:
         return _plain_saved(name, "None")
     if not isinstance(value, SavedTensor):
@@ -234,7 +235,7 @@ def saved_info(name, value):
     info.shape, info.dtype, info.nbytes = _shape(array.shape), _dtype_name(array.dtype), \
         array.nbytes
     info.array_id = id(array.base if array.base is not None else array)
-    info.min, info.mean, info.max = array_stats(array)
+    set_stats(info, array, pending)
     return info
 
 

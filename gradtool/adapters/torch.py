@@ -14,7 +14,7 @@ import torch
 from torch.autograd import forward_ad
 from torch.autograd.function import BackwardCFunction
 
-from .records import SavedInfo, array_stats
+from .records import SavedInfo, set_stats
 from .errors import NoDevice, NoValues
 
 _VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
@@ -241,7 +241,8 @@ def saved_values(node):
     return values
 
 
-def saved_info(label, value):
+def saved_info(label, value, pending=None):
+    """As gradtool's adapter's (adapters/gradtool.py)."""
     if isinstance(value, _Unreadable):
         info = SavedInfo(label, True)
         found = _VERSIONS.search(value.message)
@@ -264,7 +265,7 @@ def saved_info(label, value):
                      nbytes=value.element_size() * value.numel(),
                      array_id=_storage_id(value))
     if values is not None:
-        info.min, info.mean, info.max = array_stats(values)
+        set_stats(info, values, pending)
     return info
 
 

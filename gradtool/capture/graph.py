@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 
 import gradtool.adapters as engines
-from ..adapters.records import short_repr
+from ..adapters.records import fill_stats, short_repr
 from ..engine.frames import site_location
 
 
@@ -127,7 +127,9 @@ def _take_snapshot(outputs, named, sites, module_names, engine):
     order = E.topological_order([edge[0] for edge in edges if edge is not None])
     ids = {node: f"n{i}" for i, node in enumerate(order)}
     paths = _ModulePaths(module_names or {})
-    by_node = {node: _node_info(E, node, ids[node], ids, paths) for node in order}
+    pending_stats = []  # (SavedInfo, array): the saved arrays' statistics, computed together
+    by_node = {node: _node_info(E, node, ids[node], ids, paths, pending_stats) for node in order}
+    fill_stats(pending_stats)
     _place_parameters(E, by_node)
     for node in order:
         for (child, nr), meta in zip(node.next_functions, E.edge_meta(node)):
@@ -203,7 +205,7 @@ def _tangent_info(E, t):
             "norm": float(np.linalg.norm(np.asarray(tangent, dtype=np.float64)))}
 
 
-def _node_info(E, node, node_id, ids, paths):
+def _node_info(E, node, node_id, ids, paths, pending_stats):
     edges = tuple([(ids.get(child) if child is not None else None, nr)
                    for child, nr in node.next_functions])
     kind = E.node_kind(node)
@@ -215,7 +217,8 @@ def _node_info(E, node, node_id, ids, paths):
         return NodeInfo(node_id, E.node_name(node), "leaf", edges, {}, _NOTHING_SAVED, leaf=leaf,
                         module=_module_name(meta), module_path=paths.of(meta))
     saved_info = E.saved_info
-    saved = [saved_info(label, value) for label, value in E.saved_values(node).items()]
+    saved = [saved_info(label, value, pending_stats)
+             for label, value in E.saved_values(node).items()]
     return NodeInfo(node_id, E.node_name(node), kind, edges, {}, saved, module=_module_name(meta),
                     module_path=paths.of(meta),
                     metadata={str(k): short_repr(v) for k, v in meta.items()

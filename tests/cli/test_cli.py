@@ -523,6 +523,45 @@ def test_render_png(tmp_path):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_render_collects_the_users_reference_cycles_while_the_users_code_runs(tmp_path):
+    """render keeps the collector from scanning gradtool's own long-lived objects, but the
+    cycles the user's file makes, as it loads and as its target runs, are still collected
+    then (each says so from a finalizer that does not run at exit)."""
+    (tmp_path / "cycles.py").write_text(textwrap.dedent("""\
+        import sys
+        import weakref
+
+        import gradtool
+
+
+        class Cycle:
+            def __init__(self, when):
+                self.me = self
+                weakref.finalize(self, print, "collected", when, file=sys.stderr).atexit = False
+
+
+        def churn():  # enough new objects for the young generations' collections to run
+            return [[] for _ in range(20_000)]
+
+
+        Cycle("at import")
+        churn()
+
+
+        @gradtool.example((3,))
+        def target(x):
+            Cycle("in the forward")
+            churn()
+            return (x * 2).sum()
+        """))
+    r, path = _render(tmp_path, str(tmp_path / "cycles.py"), "g.html")
+    assert_exit(r, 0)
+    said = r.stderr.splitlines()
+    wrote = next(i for i, line in enumerate(said) if line.startswith("wrote "))
+    assert said[:wrote] == ["collected at import", "collected in the forward"], r
+    assert path.stat().st_size > 0
+
+
 def test_render_several_targets_keeps_them_apart(tmp_path):
     """Several targets in one drawing: each target's boxes stay its own, and user names that
     look like node ids are left as they are."""

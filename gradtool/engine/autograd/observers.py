@@ -77,7 +77,10 @@ def watching():
 # Each of this thread's observers wraps run(), the first subscribed outermost.
 
 def op(name, inputs, run):
-    for observer in reversed(_this_thread.observers):
+    watching = _this_thread.observers
+    if len(watching) == 1:  # (the usual case, on every op: no partial to make)
+        return watching[0].op(name, inputs, run)
+    for observer in reversed(watching):
         run = functools.partial(observer.op, name, inputs, run)
     return run()
 
