@@ -4,9 +4,7 @@ network) and laid out by dagre, frame by frame, as the user folds and opens boxe
 of layout.py (boxes, which are open, which open together), every node with what inspect
 knows of it, and the edges with the shapes they carry; its script computes what is visible."""
 import base64
-import contextlib
 import functools
-import gc
 import gzip
 import html
 import itertools
@@ -17,6 +15,7 @@ import types
 import uuid
 import zlib
 
+from ..capture.graph import collector_paused
 from ..engine.frames import site_location
 from . import dot, layout
 from .numbers import fmt_num
@@ -38,23 +37,10 @@ def data(captures, show_saved=False, expand=False, depth=None):
     20,000-node graph's data is 10 MB of JSON and three times that as Python objects (the
     encoder's pieces of one call on the boxes and edges alone: 20 MB), none of which need be
     held at once."""
-    with _collector_paused():
+    # (its boxes, rows and the encoder's pieces live until it is written: the collector's
+    # passes over them, most of them full, were a third of a 20,000-node page's time)
+    with collector_paused():
         return _packed(captures, show_saved, expand, depth)
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """The page makes hundreds of thousands of small objects (boxes, rows, the encoder's
-    pieces) that live until it is written, and no garbage cycles: the cyclic collector's
-    passes over them meanwhile find nothing (a third of a 20,000-node page's time, most of it
-    in full passes). Paused for that while only, and left as it was."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _packed(captures, show_saved, expand, depth):

@@ -36,6 +36,7 @@ def render(
     """Draw the backward graph of the target(s): leaves blue, backward nodes grey, outputs
     green, saved tensors orange."""
     from ...engine.errors import GradtoolError
+    from ...capture.graph import collector_paused
     from ...capture.loader import load, parse_shape, split_spec
     from ...report import output as output_file
     try:
@@ -68,13 +69,10 @@ def render(
         # page's full collections found 9,000 objects in 0.5 s, its young ones none): no
         # collection while it runs.
         gc.freeze()
-        gc.disable()
-        try:
+        with collector_paused():
             drawing = formats.Drawing(captures, show_saved, expand, depth)
             output_file.write_atomically(output_path,
                                          fmt.content(drawing, renderer=renderer_path))
-        finally:
-            gc.enable()
     except GradtoolError as e:
         common.fail(e, no_color)
     from ...report.text import console
