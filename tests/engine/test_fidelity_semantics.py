@@ -272,6 +272,36 @@ def test_results_are_laid_out_in_memory_as_torchs():
         x.sort(0).values.view(-1)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([np.float16, np.float32, np.float64]),
+       st.lists(st.integers(1, 9), min_size=1, max_size=3), st.integers(1, 3),
+       st.booleans(), st.integers(0, 2 ** 32 - 1))
+def test_layer_norm_statistics_are_numpys_mean_and_var_bit_for_bit(dtype, shape, normalized,
+                                                                     transposed, seed):
+    """layer_norm's mean, 1/std and result are those of np.mean and np.var (biased), to the
+    bit, in every float dtype and memory layout: its kernel takes their steps itself for
+    float32/64, where their Python wrappers cost more than a small layer's sums."""
+    rng = np.random.default_rng(seed)
+    data = (rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 3) + rng.uniform(-100, 100))
+    x = data.astype(dtype)
+    x = x.T if transposed else x
+    normalized_shape = x.shape[len(x.shape) - min(normalized, x.ndim):]
+    weight = rng.standard_normal(normalized_shape).astype(dtype)
+    bias = rng.standard_normal(normalized_shape).astype(dtype)
+    out, mean, rstd = gt.engine.autograd.ops.kernels.native_layer_norm(x, weight, bias,
+                                                                       normalized_shape, 1e-5)
+    dims = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    with np.errstate(all="ignore"):
+        want_mean = np.mean(x, axis=dims, keepdims=True)
+        want_rstd = 1 / np.sqrt(np.var(x, axis=dims, keepdims=True) + 1e-5)
+        want_out = (x - want_mean) * want_rstd * weight + bias
+    for got, want in ((mean, want_mean), (rstd, want_rstd), (out, want_out)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
+                                      np.ascontiguousarray(want).view(np.uint8))
+    assert out.flags.c_contiguous
+
+
 def test_transpose_in_place_of_a_view_keeps_it_a_view_with_torchs_gradient():
     a = _f64(3, 2)
     b = a * 1
